@@ -1,0 +1,76 @@
+"""The backend interface: one small adapter per solver library.
+
+Every backend says whether it is available and what it can do, solves a
+:class:`~solver.model.LinearModel` with typed :class:`SolveOptions`, and returns
+a :class:`SolveResult` that keeps the termination apart from the numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+
+from solver.model import LinearModel
+
+
+class Termination(str, Enum):
+    """How a solve ended."""
+
+    OPTIMAL = "optimal"  # proven within the requested relative gap
+    FEASIBLE = "feasible"  # a plan, stopped by a limit; its gap is stated
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    NO_SOLUTION = "no_solution"  # stopped by a limit before any plan was found
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Options every backend understands, plus a per-backend dictionary that wins."""
+
+    time_limit_s: float | None = None
+    relative_gap: float = 1e-4
+    threads: int | None = None
+    seed: int = 0
+    backend_options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What a backend returns. ``values`` is None unless a plan was found."""
+
+    termination: Termination
+    solver: str
+    values: np.ndarray | None
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solve_seconds: float
+    message: str = ""
+    duals: dict[str, float] | None = None
+
+    @property
+    def has_solution(self) -> bool:
+        return self.values is not None and self.termination in (
+            Termination.OPTIMAL, Termination.FEASIBLE)
+
+
+class Backend(Protocol):
+    """A solver adapter."""
+
+    name: str
+    features: frozenset[str]  # e.g. {"integer", "duals", "time_limit", "gap"}
+
+    def available(self) -> bool: ...
+
+    def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult: ...
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """|objective - bound| / max(|objective|, 1e-9), or None when either is unknown."""
+    if objective is None or bound is None or not np.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(abs(objective), 1e-9)

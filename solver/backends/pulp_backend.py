@@ -1,0 +1,128 @@
+"""PuLP adapter driving HiGHS (through highspy, the default) or CBC."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from solver.backends.base import SolveOptions, SolveResult, Termination, relative_gap
+from solver.model import LinearModel
+
+_SENSE = {"<=": -1, ">=": 1, "==": 0}
+
+
+class PulpBackend:
+    """Solve through PuLP with HiGHS (``highs``) or CBC (``cbc``).
+
+    Parameters
+    ----------
+    engine
+        ``"highs"`` (highspy API, pinned to 1.12.0 beside OR-Tools) or ``"cbc"``
+        (the CBC binary bundled with PuLP).
+    """
+
+    def __init__(self, engine: str = "highs") -> None:
+        if engine not in {"highs", "cbc"}:
+            raise ValueError(f"unknown PuLP engine {engine!r}; use highs or cbc")
+        self.engine = engine
+        self.name = f"pulp-{engine}"
+        self.features = frozenset({"integer", "time_limit", "gap", "duals"})
+
+    def available(self) -> bool:
+        import pulp
+
+        solver = pulp.HiGHS(msg=False) if self.engine == "highs" else pulp.PULP_CBC_CMD(msg=False)
+        return bool(solver.available())
+
+    def _solver(self, options: SolveOptions):
+        import pulp
+
+        kwargs = {"msg": False, "gapRel": options.relative_gap, "timeLimit": options.time_limit_s}
+        if options.threads:
+            kwargs["threads"] = options.threads
+        if self.engine == "highs":
+            if options.seed:
+                kwargs["random_seed"] = options.seed
+            kwargs.update(options.backend_options)
+            return pulp.HiGHS(**kwargs)
+        extra = [f"randomS {options.seed}"] if options.seed else []
+        kwargs.update(options.backend_options)
+        return pulp.PULP_CBC_CMD(options=extra, **kwargs)
+
+    def build(self, model: LinearModel):
+        """Translate the neutral model into a ``pulp.LpProblem`` (variables in order)."""
+        import pulp
+
+        prob = pulp.LpProblem(model.stage, pulp.LpMinimize)
+        v = model.variables
+        xs = [
+            pulp.LpVariable(
+                f"v{i}", lowBound=lb, upBound=None if not np.isfinite(ub) else ub,
+                cat=pulp.LpInteger if integer else pulp.LpContinuous,
+            )
+            for i, (lb, ub, integer) in enumerate(
+                zip(v["lb"].to_numpy(), v["ub"].to_numpy(), v["integer"].to_numpy(), strict=True)
+            )
+        ]
+        prob.setObjective(pulp.LpAffineExpression(
+            [(xs[i], c) for i, c in model.objective.coefs.items()], constant=model.objective.constant
+        ))
+        for r, row in enumerate(model.rows):
+            expr = pulp.LpAffineExpression([(xs[i], c) for i, c in row.coefs.items()])
+            prob.addConstraint(pulp.LpConstraint(expr, _SENSE[row.sense], f"r{r}", row.rhs))
+        return prob, xs
+
+    def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
+        import pulp
+
+        # A row with no variables is decided here: PuLP would drop it silently.
+        for row in model.rows:
+            if not row.coefs:
+                lhs_ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9,
+                          "==": abs(row.rhs) <= 1e-9}[row.sense]
+                if not lhs_ok:
+                    return SolveResult(Termination.INFEASIBLE, self.name, None, None, None, None,
+                                       0.0, message=f"{row.name} cannot hold: nothing can serve it")
+        prob, xs = self.build(model)
+        solver = self._solver(options)
+        started = time.perf_counter()
+        try:
+            prob.solve(solver)
+        except pulp.PulpSolverError as exc:
+            return SolveResult(Termination.ERROR, self.name, None, None, None, None,
+                               time.perf_counter() - started, message=str(exc))
+        seconds = time.perf_counter() - started
+        status, sol_status = prob.status, prob.sol_status
+        if status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
+            return SolveResult(Termination.INFEASIBLE, self.name, None, None, None, None, seconds)
+        if status == pulp.LpStatusUnbounded or sol_status == pulp.LpSolutionUnbounded:
+            return SolveResult(Termination.UNBOUNDED, self.name, None, None, None, None, seconds)
+        highs = getattr(prob, "solverModel", None) if self.engine == "highs" else None
+        if highs is not None and highs.getInfo().primal_solution_status != 2:
+            sol_status = pulp.LpSolutionNoSolutionFound  # stopped by a limit without a plan
+        if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+            return SolveResult(Termination.NO_SOLUTION, self.name, None, None, None, None, seconds,
+                               message=pulp.LpStatus.get(status, str(status)))
+        values = np.array([x.varValue if x.varValue is not None else 0.0 for x in xs])
+        integer = model.variables["integer"].to_numpy()
+        values[integer] = np.round(values[integer])
+        objective = model.objective.value(values)
+        bound = None
+        if highs is not None:
+            info = highs.getInfo()
+            if model.n_integer:
+                bound = float(info.mip_dual_bound)
+            else:
+                bound = objective
+        elif sol_status == pulp.LpSolutionOptimal:
+            bound = objective  # CBC reached its gap tolerance; the bound is within it
+        gap = relative_gap(objective, bound)
+        if sol_status == pulp.LpSolutionOptimal:
+            term = Termination.OPTIMAL
+            if gap is None:
+                gap = 0.0
+            gap = min(gap, options.relative_gap) if gap <= options.relative_gap * 1.0001 else gap
+        else:
+            term = Termination.FEASIBLE
+        return SolveResult(term, self.name, values, objective, bound, gap, seconds)

@@ -1,0 +1,369 @@
+"""Load and validate the catalog (catalogs/*.csv) into typed tables.
+
+The catalog is six CSV files, one row per thing, units in the column names:
+
+``accelerators.csv``
+    one row per accelerator type (dense TFLOPS, memory, bandwidth, power, ...).
+``offerings.csv``
+    one row per cloud instance type in a region, prices per instance-hour.
+``regions.csv``
+    one row per (provider, region): residency zone, grid intensity, PUE.
+``servers.csv`` and ``sites.csv``
+    servers one can buy, and the sites that can host them.
+``models.csv``
+    model presets (shape of common open models).
+
+:func:`load_catalog` refuses a broken catalog with one :class:`ProcureError` that
+names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from solver.errors import ProcureError, suggestion
+
+DEFAULT_CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
+
+# column -> kind: "id" (unique key), "str", "float" (>= 0), "float?" (>= 0 or empty),
+# "pos" (> 0), "int" (integer >= 0), "int+" (integer > 0), "bool"
+SCHEMAS: dict[str, dict[str, str]] = {
+    "accelerators.csv": {
+        "accelerator_id": "id",
+        "name": "str",
+        "vendor": "str",
+        "aliases": "str?",
+        "device_class": "str",
+        "bf16_dense_tflops": "pos",
+        "fp8_dense_tflops": "float",
+        "int8_dense_tops": "float",
+        "memory_gb": "pos",
+        "mem_bandwidth_gbps": "pos",
+        "scaleup_link": "str?",
+        "scaleup_gbps": "float",
+        "tdp_w": "pos",
+        "ecc": "bool",
+        "frameworks": "str",
+        "purchase_price_usd": "float?",
+        "embodied_kgco2e": "float",
+        "source": "str",
+    },
+    "offerings.csv": {
+        "offering_id": "id",
+        "provider": "str",
+        "region": "str",
+        "instance_type": "str",
+        "accelerator_id": "str",
+        "accelerators_per_instance": "int+",
+        "on_demand_usd_per_hour": "pos",
+        "spot_usd_per_hour": "pos?",
+        "reserved_1y_usd_per_hour": "pos?",
+        "reserved_3y_usd_per_hour": "pos?",
+        "nvlink": "bool",
+        "network_gbps": "float?",
+        "availability_cap_instances": "int",
+        "price_date": "str",
+        "source": "str",
+    },
+    "regions.csv": {
+        "provider": "str",
+        "region": "str",
+        "country": "str",
+        "residency_zone": "str",
+        "grid_gco2_per_kwh": "float",
+        "grid_year": "str?",
+        "grid_source": "str",
+        "pue": "pos",
+        "electricity_usd_per_kwh": "float?",
+    },
+    "servers.csv": {
+        "server_id": "id",
+        "name": "str",
+        "accelerator_id": "str",
+        "accelerators_per_server": "int+",
+        "capex_usd": "pos",
+        "power_kw": "pos",
+        "lead_time_days": "float",
+        "lifetime_years": "pos",
+        "maintenance_usd_per_year": "float",
+        "nvlink": "bool",
+        "network_gbps": "float?",
+        "embodied_kgco2e": "float",
+        "source": "str",
+    },
+    "sites.csv": {
+        "site_id": "id",
+        "name": "str",
+        "kind": "str",
+        "country": "str",
+        "residency_zone": "str",
+        "grid_gco2_per_kwh": "float",
+        "pue": "pos",
+        "electricity_usd_per_kwh": "float",
+        "colocation_usd_per_kw_month": "float",
+        "power_cap_kw": "pos",
+        "source": "str",
+    },
+    "models.csv": {
+        "model_id": "id",
+        "name": "str",
+        "aliases": "str?",
+        "params_b": "pos",
+        "active_params_b": "pos",
+        "layers": "int+",
+        "hidden_size": "int+",
+        "attention_heads": "int+",
+        "kv_heads": "int+",
+        "head_dim": "int+",
+        "vocab_size": "int+",
+        "source": "str",
+    },
+}
+
+_TRUE = {"true", "yes", "1", "y", "t"}
+_FALSE = {"false", "no", "0", "n", "f", ""}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The validated catalog: one DataFrame per file, indexed by its key."""
+
+    accelerators: pd.DataFrame  # index accelerator_id
+    offerings: pd.DataFrame  # index offering_id
+    regions: pd.DataFrame  # index (provider, region)
+    servers: pd.DataFrame  # index server_id
+    sites: pd.DataFrame  # index site_id
+    models: pd.DataFrame  # index model_id
+    directory: str
+
+    def counts(self) -> dict[str, int]:
+        """Row counts and the number of providers and regions offered."""
+        return {
+            "accelerators": len(self.accelerators),
+            "offerings": len(self.offerings),
+            "providers": self.offerings["provider"].nunique(),
+            "regions": len(self.regions),
+            "servers": len(self.servers),
+            "sites": len(self.sites),
+            "models": len(self.models),
+        }
+
+    def resolve_accelerator(self, name: str) -> str:
+        """Map a forgiving accelerator name (``H100``, ``h100_sxm``, ...) to its id."""
+        return _resolve(name, self.accelerators, "accelerator", "catalogs/accelerators.csv")
+
+    def resolve_model(self, name: str) -> str:
+        """Map a model preset name (``Llama 3 70B``, ``llama3-70b``) to its id."""
+        return _resolve(name, self.models, "model preset", "catalogs/models.csv")
+
+
+def normalise_name(name: str) -> str:
+    """Lowercase and drop separators: 'H100 SXM5 80GB' -> 'h100sxm580gb'."""
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _alias_table(table: pd.DataFrame) -> dict[str, str]:
+    lookup: dict[str, str] = {}
+    for key, row in table.iterrows():
+        names = [str(key), str(row.get("name", ""))]
+        aliases = row.get("aliases")
+        if isinstance(aliases, str) and aliases:
+            names += aliases.split(";")
+        for alias in names:
+            norm = normalise_name(alias)
+            if norm:
+                lookup.setdefault(norm, str(key))
+    return lookup
+
+
+def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
+    if name in table.index:
+        return name
+    lookup = _alias_table(table)
+    norm = normalise_name(name)
+    if norm in lookup:
+        return lookup[norm]
+    candidates = list(table.index) + [str(n) for n in table.get("name", [])]
+    raise ProcureError(
+        f"unknown {what} {name!r}",
+        file=file,
+        fix=suggestion(name, candidates),
+    )
+
+
+def _parse_bool(value: object) -> bool | None:
+    text = str(value).strip().lower() if value is not None and value == value else ""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return None
+
+
+def _read_table(directory: Path, file: str) -> pd.DataFrame:
+    """Read one CSV as text and coerce each column to its declared kind."""
+    path = directory / file
+    if not path.is_file():
+        raise ProcureError(
+            "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
+        )
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, comment=None)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ProcureError(
+            f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
+        ) from None
+    schema = SCHEMAS[file]
+    missing = [c for c in schema if c not in raw.columns]
+    if missing:
+        raise ProcureError(
+            f"missing column(s) {missing}",
+            file=str(path),
+            field="line 1 (header)",
+            fix=f"the header must contain: {', '.join(schema)}",
+        )
+    out = raw.copy()
+    for column, kind in schema.items():
+        values = raw[column].str.strip()
+        optional = kind.endswith("?")
+        base = kind.rstrip("?")
+        if base in {"id", "str"}:
+            empty = values == ""
+            if empty.any() and not optional:
+                line = int(np.flatnonzero(empty.to_numpy())[0]) + 2
+                raise ProcureError(
+                    f"{column} is empty", file=str(path), field=f"line {line}, {column}",
+                    fix=f"fill in {column}",
+                )
+            out[column] = values
+            if base == "id":
+                dup = values[values.duplicated()]
+                if not dup.empty:
+                    line = int(dup.index[0]) + 2
+                    raise ProcureError(
+                        f"duplicate {column} {dup.iloc[0]!r}",
+                        file=str(path), field=f"line {line}, {column}",
+                        fix=f"each {column} must appear once; remove or rename the duplicate",
+                    )
+            continue
+        if base == "bool":
+            parsed = values.map(_parse_bool)
+            bad = parsed.isna()
+            if bad.any():
+                line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+                raise ProcureError(
+                    f"{column} must be true or false, got {values[bad].iloc[0]!r}",
+                    file=str(path), field=f"line {line}, {column}", fix="write true or false",
+                )
+            out[column] = parsed.astype(bool)
+            continue
+        numbers = pd.to_numeric(values.replace("", np.nan), errors="coerce")
+        unparsable = numbers.isna() & (values != "")
+        empty = values == ""
+        problem = None
+        if unparsable.any():
+            idx = int(np.flatnonzero(unparsable.to_numpy())[0])
+            problem = (idx, f"{column} is not a number: {values.iloc[idx]!r}", "write a plain number")
+        elif empty.any() and not optional:
+            idx = int(np.flatnonzero(empty.to_numpy())[0])
+            problem = (idx, f"{column} is missing", f"fill in {column}")
+        else:
+            if base in {"pos", "int+"}:
+                bad = numbers <= 0
+                need = "positive"
+            else:
+                bad = numbers < 0
+                need = "zero or more"
+            if bad.any():
+                idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
+                problem = (idx, f"{column} is {values.iloc[idx]}; it must be {need}",
+                           f"correct {column} (a price or quantity cannot be negative)")
+            elif base.startswith("int"):
+                frac = numbers.notna() & (numbers != numbers.round())
+                if frac.any():
+                    idx = int(np.flatnonzero(frac.to_numpy())[0])
+                    problem = (idx, f"{column} must be a whole number, got {values.iloc[idx]}",
+                               "write a whole number")
+        if problem:
+            idx, message, fix = problem
+            raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {column}", fix=fix)
+        out[column] = numbers.astype("Int64") if base.startswith("int") else numbers.astype(float)
+    return out
+
+
+def _check_reference(
+    table: pd.DataFrame, column: str, known: pd.Index, file: Path, target: str
+) -> None:
+    bad = ~table[column].isin(known)
+    if bad.any():
+        idx = int(np.flatnonzero(bad.to_numpy())[0])
+        value = table[column].iloc[idx]
+        raise ProcureError(
+            f"{column} {value!r} is not in {target}",
+            file=str(file), field=f"line {idx + 2}, {column}",
+            fix=f"add it to {target} or correct it: {suggestion(value, known)}",
+        )
+
+
+def load_catalog(directory: str | Path | None = None) -> Catalog:
+    """Load and validate every catalog file in ``directory``.
+
+    Parameters
+    ----------
+    directory
+        Folder with the six CSV files; default the catalogs/ shipped with the repo.
+
+    Raises
+    ------
+    ProcureError
+        Naming the file, line and column of the first problem found.
+    """
+    directory = Path(directory) if directory is not None else DEFAULT_CATALOG_DIR
+    if not directory.is_dir():
+        raise ProcureError(
+            "catalog folder not found", file=str(directory), fix="pass --catalog DIR with the CSVs"
+        )
+    tables = {file: _read_table(directory, file) for file in SCHEMAS}
+    acc = tables["accelerators.csv"]
+    off = tables["offerings.csv"]
+    reg = tables["regions.csv"]
+    srv = tables["servers.csv"]
+    sites = tables["sites.csv"]
+    _check_reference(off, "accelerator_id", pd.Index(acc["accelerator_id"]),
+                     directory / "offerings.csv", "accelerators.csv")
+    _check_reference(srv, "accelerator_id", pd.Index(acc["accelerator_id"]),
+                     directory / "servers.csv", "accelerators.csv")
+    reg_keys = reg["provider"] + "/" + reg["region"]
+    dup = reg_keys[reg_keys.duplicated()]
+    if not dup.empty:
+        raise ProcureError(
+            f"duplicate provider/region {dup.iloc[0]!r}", file=str(directory / "regions.csv"),
+            field=f"line {int(dup.index[0]) + 2}", fix="each provider/region must appear once",
+        )
+    off_keys = (off["provider"] + "/" + off["region"]).rename("provider_region")
+    _check_reference(off.assign(provider_region=off_keys), "provider_region", pd.Index(reg_keys),
+                     directory / "offerings.csv", "regions.csv")
+    # Prices must be ordered: a discount is never dearer than on-demand.
+    for column in ("spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
+        dearer = off[column] > off["on_demand_usd_per_hour"] * 1.0001
+        if dearer.any():
+            idx = int(np.flatnonzero(dearer.fillna(False).to_numpy())[0])
+            raise ProcureError(
+                f"{column} is above the on-demand price",
+                file=str(directory / "offerings.csv"), field=f"line {idx + 2}, {column}",
+                fix="check the price; discounted modes cost less than on-demand",
+            )
+    return Catalog(
+        accelerators=acc.set_index("accelerator_id", drop=False),
+        offerings=off.set_index("offering_id", drop=False),
+        regions=reg.set_index(["provider", "region"], drop=False),
+        servers=srv.set_index("server_id", drop=False),
+        sites=sites.set_index("site_id", drop=False),
+        models=tables["models.csv"].set_index("model_id", drop=False),
+        directory=str(directory),
+    )

@@ -1,0 +1,833 @@
+"""Compile: workloads x capacity pools -> the table of feasible options.
+
+A *pool* is where units come from: a cloud offering in one purchase mode
+(on-demand, spot, 1-/3-year reserved), or a server type bought and hosted at a
+site (owned). An *option* is one feasible way to run one workload on one pool:
+
+- inference: the replica shape (tensor-parallel degree d, batch) that gives the
+  most output tokens/s per unit, and that capacity (per traffic-mix bucket too);
+- training: a cluster of ``n_units`` units starting in a period, its hours and
+  the periods it occupies.
+
+Options that break a hard requirement are never generated; dominated ones are
+pruned. :class:`Compiled` carries every coefficient the MIP and the report need,
+and :class:`CompileReport` says how many were generated and pruned, and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from solver import physics
+from solver.catalog import Catalog
+from solver.errors import ProcureError, suggestion
+from solver.physics.constants import (
+    HOST_POWER_FRACTION,
+    IDLE_POWER_FRACTION,
+    INFERENCE_UTILISATION,
+    TRAINING_UTILISATION,
+)
+from solver.problem import (
+    HOURS_PER_MONTH,
+    BatchInferenceWorkload,
+    InferenceWorkload,
+    ModelShape,
+    Problem,
+    TrainingWorkload,
+)
+
+CLOUD_MODES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+RENTED_MODES = ("on_demand", "spot")
+RESERVED_TERM_MONTHS = {"reserved_1y": 12.0, "reserved_3y": 36.0}
+PRICE_COLUMN = {
+    "on_demand": "on_demand_usd_per_hour",
+    "spot": "spot_usd_per_hour",
+    "reserved_1y": "reserved_1y_usd_per_hour",
+    "reserved_3y": "reserved_3y_usd_per_hour",
+}
+DAYS_PER_MONTH = 365.0 / 12.0
+TP_DEGREES = (1, 2, 4, 8)
+MAX_TRAINING_UNITS = 512
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model: parameters and shape."""
+
+    model_id: str
+    params: float
+    active_params: float
+    layers: float | None
+    hidden_size: float | None
+    attention_heads: float | None
+    kv_heads: float | None
+    head_dim: float | None
+
+
+def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> ModelSpec:
+    """Turn a preset name or a shape into a :class:`ModelSpec`."""
+    if isinstance(model, str):
+        try:
+            model_id = catalog.resolve_model(model)
+        except ProcureError as exc:
+            raise ProcureError(exc.message, field=f"{where}.model", fix=exc.fix) from None
+        row = catalog.models.loc[model_id]
+        return ModelSpec(
+            model_id=model_id,
+            params=float(row["params_b"]) * 1e9,
+            active_params=float(row["active_params_b"]) * 1e9,
+            layers=float(row["layers"]),
+            hidden_size=float(row["hidden_size"]),
+            attention_heads=float(row["attention_heads"]),
+            kv_heads=float(row["kv_heads"]),
+            head_dim=float(row["head_dim"]),
+        )
+    head_dim = model.head_dim
+    if head_dim is None and model.hidden_size and model.attention_heads:
+        head_dim = model.hidden_size // model.attention_heads
+    return ModelSpec(
+        model_id="custom",
+        params=model.params_b * 1e9,
+        active_params=(model.active_params_b or model.params_b) * 1e9,
+        layers=model.layers,
+        hidden_size=model.hidden_size,
+        attention_heads=model.attention_heads,
+        kv_heads=model.kv_heads or model.attention_heads,
+        head_dim=head_dim,
+    )
+
+
+@dataclass
+class CompileReport:
+    """Counts of options generated and pruned, with reasons."""
+
+    pools: int = 0
+    generated: int = 0
+    kept: int = 0
+    infeasible: Counter = field(default_factory=Counter)  # reason -> pool-workload pairs
+    pruned: Counter = field(default_factory=Counter)  # reason -> options
+    per_workload: dict[str, int] = field(default_factory=dict)
+    why_not: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> best reason
+
+    def as_dict(self) -> dict:
+        return {
+            "pools": self.pools,
+            "options_generated": self.generated,
+            "options_kept": self.kept,
+            "excluded_by_requirement": dict(sorted(self.infeasible.items())),
+            "pruned_as_dominated": dict(sorted(self.pruned.items())),
+            "options_per_workload": self.per_workload,
+        }
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Everything the MIP needs, as plain tables.
+
+    Attributes
+    ----------
+    periods
+        name, months, hours, start_month, end_month (index = period number).
+    blocks
+        name, hours_per_day, fraction (of each period's hours), demand_factor.
+    pools
+        one row per capacity pool (cloud offering x mode, or server x site).
+    options
+        one row per option (see module docstring).
+    bucket_capacity
+        option_id, bucket, requests_per_s_per_unit (traffic-mix workloads).
+    demand
+        workload, period, block, bucket (-1 = whole), demand (tokens/s or requests/s).
+    """
+
+    problem: Problem
+    periods: pd.DataFrame
+    blocks: pd.DataFrame
+    pools: pd.DataFrame
+    options: pd.DataFrame
+    bucket_capacity: pd.DataFrame
+    demand: pd.DataFrame
+    models: dict[str, ModelSpec]
+    report: CompileReport
+
+
+# --------------------------------------------------------------------------- periods
+
+
+def build_periods(problem: Problem) -> pd.DataFrame:
+    """Periods with their hours and start/end month."""
+    months = np.array([p.months for p in problem.resolved_periods], dtype=float)
+    start = np.concatenate([[0.0], np.cumsum(months)[:-1]])
+    return pd.DataFrame(
+        {
+            "name": [p.name for p in problem.resolved_periods],
+            "months": months,
+            "hours": months * HOURS_PER_MONTH,
+            "start_month": start,
+            "end_month": start + months,
+        }
+    )
+
+
+def build_blocks(problem: Problem) -> pd.DataFrame:
+    blocks = problem.resolved_blocks
+    return pd.DataFrame(
+        {
+            "name": [b.name for b in blocks],
+            "hours_per_day": [b.hours_per_day for b in blocks],
+            "fraction": [b.hours_per_day / 24.0 for b in blocks],
+            "demand_factor": [np.nan if b.demand_factor is None else b.demand_factor for b in blocks],
+        }
+    )
+
+
+# --------------------------------------------------------------------------- pools
+
+
+def _check_names(problem: Problem, catalog: Catalog) -> None:
+    """Refuse names in the problem that the catalog does not know."""
+    providers = set(catalog.offerings["provider"]) | {"owned"}
+    regions = set(catalog.regions["region"])
+    zones = set(catalog.regions["residency_zone"]) | set(catalog.sites["residency_zone"])
+
+    def check(values: list[str] | None, known: set[str], field_path: str, what: str) -> None:
+        for value in values or []:
+            if value not in known:
+                raise ProcureError(
+                    f"unknown {what} {value!r}", field=field_path,
+                    fix=suggestion(value, known),
+                )
+
+    check(problem.providers, providers, "providers", "provider")
+    check(problem.regions, regions, "regions", "region")
+    check(problem.residency, zones, "residency", "residency zone")
+    check(problem.sites, set(catalog.sites.index), "sites", "site")
+    for i, w in enumerate(problem.workloads):
+        check(w.providers, providers, f"workloads[{i}].providers", "provider")
+        check(w.regions, regions, f"workloads[{i}].regions", "region")
+        check(w.residency, zones, f"workloads[{i}].residency", "residency zone")
+    for i, q in enumerate(problem.quotas):
+        check([q.provider], providers, f"quotas[{i}].provider", "provider")
+        if q.accelerator:
+            catalog.resolve_accelerator(q.accelerator)
+    for i, s in enumerate(problem.existing_fleet):
+        check([s.server], set(catalog.servers.index), f"existing_fleet[{i}].server", "server")
+        check([s.site], set(catalog.sites.index), f"existing_fleet[{i}].site", "site")
+    for i, r in enumerate(problem.existing_reservations):
+        check([r.offering], set(catalog.offerings.index), f"existing_reservations[{i}].offering",
+              "offering")
+    for key in problem.availability_caps:
+        check([key], set(catalog.offerings.index), "availability_caps", "offering")
+    for key in problem.provider_share_max:
+        check([key], providers, "provider_share_max", "provider")
+
+
+def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """Every (offering, mode) and (server, site) the problem allows, with its economics."""
+    _check_names(problem, catalog)
+    acc = catalog.accelerators
+    off = catalog.offerings.reset_index(drop=True)
+    reg = catalog.regions.reset_index(drop=True)
+    off = off.merge(
+        reg[["provider", "region", "residency_zone", "grid_gco2_per_kwh", "pue", "country"]],
+        on=["provider", "region"], how="left",
+    )
+    frames = []
+    for mode in CLOUD_MODES:
+        if mode not in problem.modes:
+            continue
+        price = off[PRICE_COLUMN[mode]]
+        sub = off[price.notna()].copy()
+        sub["mode"] = mode
+        sub["price_usd_per_hour"] = sub[PRICE_COLUMN[mode]]
+        frames.append(sub)
+    cloud = pd.concat(frames, ignore_index=True) if frames else off.iloc[0:0].assign(mode="")
+    if problem.providers is not None:
+        cloud = cloud[cloud["provider"].isin(problem.providers)]
+    if problem.regions is not None:
+        cloud = cloud[cloud["region"].isin(problem.regions)]
+    if problem.residency is not None:
+        cloud = cloud[cloud["residency_zone"].isin(problem.residency)]
+    existing_res = Counter()
+    for r in problem.existing_reservations:
+        existing_res[(r.offering, r.mode)] += r.units
+    a = acc.loc[cloud["accelerator_id"]]
+    cloud = pd.DataFrame(
+        {
+            "pool_id": cloud["offering_id"] + "#" + cloud["mode"],
+            "kind": "cloud",
+            "offering_id": cloud["offering_id"].to_numpy(),
+            "server_id": "",
+            "site_id": "",
+            "provider": cloud["provider"].to_numpy(),
+            "region": cloud["region"].to_numpy(),
+            "instance_type": cloud["instance_type"].to_numpy(),
+            "mode": cloud["mode"].to_numpy(),
+            "accelerator_id": cloud["accelerator_id"].to_numpy(),
+            "accels_per_unit": cloud["accelerators_per_instance"].astype(int).to_numpy(),
+            "nvlink": cloud["nvlink"].astype(bool).to_numpy(),
+            "network_gbps": cloud["network_gbps"].fillna(100.0).to_numpy(),
+            "price_usd_per_hour": cloud["price_usd_per_hour"].to_numpy(),
+            "term_months": cloud["mode"].map(RESERVED_TERM_MONTHS).fillna(0.0).to_numpy(),
+            "capex_usd": 0.0,
+            "lead_months": 0.0,
+            "lifetime_months": 0.0,
+            "hosting_usd_per_month": 0.0,
+            "power_kw_max": 0.0,
+            "embodied_kgco2e_unit": a["embodied_kgco2e"].to_numpy()
+            * cloud["accelerators_per_instance"].astype(int).to_numpy(),
+            "electricity_usd_per_kwh": 0.0,
+            "site_power_cap_kw": np.nan,
+            "availability_cap": [
+                problem.availability_caps.get(o, int(c))
+                for o, c in zip(cloud["offering_id"], cloud["availability_cap_instances"],
+                                strict=True)
+            ],
+            "residency_zone": cloud["residency_zone"].to_numpy(),
+            "grid_gco2_per_kwh": cloud["grid_gco2_per_kwh"].to_numpy(),
+            "pue": cloud["pue"].to_numpy(),
+            "existing_units": [
+                existing_res.get((o, m), 0)
+                for o, m in zip(cloud["offering_id"], cloud["mode"], strict=True)
+            ],
+        }
+    )
+    owned_frames = []
+    if "owned" in problem.modes or problem.existing_fleet:
+        existing = Counter()
+        for s in problem.existing_fleet:
+            existing[(s.server, s.site)] += s.units
+        sites = catalog.sites
+        if problem.sites is not None:
+            sites = sites[sites["site_id"].isin(problem.sites)]
+        if problem.residency is not None:
+            sites = sites[sites["residency_zone"].isin(problem.residency)]
+        if "owned" not in problem.modes:
+            keys = set(existing)
+        else:
+            keys = None
+        for server_id, server in catalog.servers.iterrows():
+            for site_id, site in sites.iterrows():
+                if keys is not None and (server_id, site_id) not in keys:
+                    continue
+                apu = int(server["accelerators_per_server"])
+                owned_frames.append(
+                    {
+                        "pool_id": f"{server_id}@{site_id}#owned",
+                        "kind": "owned",
+                        "offering_id": f"{server_id}@{site_id}",
+                        "server_id": server_id,
+                        "site_id": site_id,
+                        "provider": "owned",
+                        "region": site_id,
+                        "instance_type": server_id,
+                        "mode": "owned",
+                        "accelerator_id": server["accelerator_id"],
+                        "accels_per_unit": apu,
+                        "nvlink": bool(server["nvlink"]),
+                        "network_gbps": float(server["network_gbps"])
+                        if pd.notna(server["network_gbps"]) else 100.0,
+                        "price_usd_per_hour": 0.0,
+                        "term_months": 0.0,
+                        "capex_usd": float(server["capex_usd"]),
+                        "lead_months": float(server["lead_time_days"]) / DAYS_PER_MONTH,
+                        "lifetime_months": float(server["lifetime_years"]) * 12.0,
+                        "hosting_usd_per_month": float(site["colocation_usd_per_kw_month"])
+                        * float(server["power_kw"])
+                        + float(server["maintenance_usd_per_year"]) / 12.0,
+                        "power_kw_max": float(server["power_kw"]),
+                        "embodied_kgco2e_unit": float(server["embodied_kgco2e"]),
+                        "electricity_usd_per_kwh": float(site["electricity_usd_per_kwh"]),
+                        "availability_cap": int(
+                            math.floor(float(site["power_cap_kw"]) / float(server["power_kw"]))
+                        ),
+                        "site_power_cap_kw": float(site["power_cap_kw"]),
+                        "residency_zone": site["residency_zone"],
+                        "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
+                        "pue": float(site["pue"]),
+                        "existing_units": existing.get((server_id, site_id), 0),
+                    }
+                )
+    pools = pd.concat([cloud, pd.DataFrame(owned_frames)], ignore_index=True) if owned_frames else cloud
+    pools = pools.merge(
+        acc[["accelerator_id", "vendor", "device_class", "bf16_dense_tflops", "fp8_dense_tflops",
+             "int8_dense_tops", "memory_gb", "mem_bandwidth_gbps", "scaleup_gbps", "tdp_w", "ecc",
+             "frameworks"]].reset_index(drop=True),
+        on="accelerator_id", how="left",
+    )
+    return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
+
+
+def unit_power_kw(pools: pd.DataFrame, utilisation: float) -> np.ndarray:
+    """IT power of one unit at a utilisation, kW (owned: server power; cloud: GPUs + host)."""
+    frac = IDLE_POWER_FRACTION + (1.0 - IDLE_POWER_FRACTION) * utilisation
+    cloud_kw = (
+        pools["tdp_w"].to_numpy() * pools["accels_per_unit"].to_numpy() * frac
+        * (1.0 + HOST_POWER_FRACTION) / 1000.0
+    )
+    owned_kw = pools["power_kw_max"].to_numpy() * frac
+    return np.where(pools["kind"].to_numpy() == "owned", owned_kw, cloud_kw)
+
+
+def unit_hour_coefficients(pools: pd.DataFrame, utilisation: float) -> dict[str, np.ndarray]:
+    """Per unit-hour in use: energy (kWh), energy cost (USD, owned only), CO2e (kg).
+
+    Cloud units also carry amortised embodied CO2e per hour; owned units carry
+    theirs at purchase (or amortised by policy) on the purchase variable.
+    """
+    kwh = unit_power_kw(pools, utilisation) * pools["pue"].to_numpy()
+    co2 = kwh * pools["grid_gco2_per_kwh"].to_numpy() / 1000.0
+    cloud = pools["kind"].to_numpy() == "cloud"
+    co2 = co2 + np.where(
+        cloud, physics.embodied_kgco2e_per_hour(pools["embodied_kgco2e_unit"].to_numpy()), 0.0
+    )
+    energy_cost = np.where(cloud, 0.0, kwh * pools["electricity_usd_per_kwh"].to_numpy())
+    return {"kwh": kwh, "energy_usd": energy_cost, "kgco2e": co2}
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def _requirement_mask(
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload, pools: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pools a workload may use, and for the others the first requirement broken."""
+    ok = np.ones(len(pools), dtype=bool)
+    reason = np.full(len(pools), "", dtype=object)
+
+    def drop(mask: np.ndarray, why: str) -> None:
+        nonlocal ok
+        newly = ok & ~mask
+        reason[newly] = why
+        ok &= mask
+
+    if w.providers is not None:
+        drop(pools["provider"].isin(w.providers).to_numpy(), "provider not allowed")
+    if w.regions is not None:
+        drop(pools["region"].isin(w.regions).to_numpy() | (pools["kind"] == "owned").to_numpy(),
+             "region not allowed")
+    if w.residency is not None:
+        drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
+    frameworks = pools["frameworks"].astype(str).str.split(";")
+    drop(np.array([w.framework in f for f in frameworks]), f"framework ({w.framework})")
+    if w.require_ecc:
+        drop(pools["ecc"].astype(bool).to_numpy(), "no ECC memory")
+    if not w.interruptible:
+        drop((pools["mode"] != "spot").to_numpy(), "spot not allowed (job not interruptible)")
+    return ok, reason
+
+
+def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
+    bf16 = pools["bf16_dense_tflops"].to_numpy(dtype=float)
+    if precision == "fp8":
+        fp8 = pools["fp8_dense_tflops"].to_numpy(dtype=float)
+        return np.where(fp8 > 0, fp8, bf16)
+    if precision == "int8":
+        int8 = pools["int8_dense_tops"].to_numpy(dtype=float)
+        return np.where(int8 > 0, int8, bf16)
+    return bf16
+
+
+# --------------------------------------------------------------------------- inference
+
+
+def inference_capacity(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    memory_headroom: float,
+    prompt_tokens: float,
+    output_tokens: float,
+) -> pd.DataFrame:
+    """Best tensor-parallel degree per pool and its output tokens/s per unit.
+
+    Returns columns tp_degree, batch, replicas_per_unit, tokens_per_s_per_unit,
+    step_s, ttft_s, reason ('' when feasible).
+    """
+    if spec.layers is None or spec.kv_heads is None or spec.head_dim is None:
+        raise ProcureError(
+            f"workload {w.name!r}: inference needs the model's layers, kv_heads and head_dim",
+            field=f"{w.name}.model",
+            fix="use a preset (procure catalog list --models) or give the full shape",
+        )
+    is_online = isinstance(w, InferenceWorkload)
+    n = len(pools)
+    best_cap = np.zeros(n)
+    best = {
+        "tp_degree": np.zeros(n, dtype=int), "batch": np.zeros(n, dtype=int),
+        "replicas_per_unit": np.zeros(n, dtype=int), "step_s": np.full(n, np.nan),
+        "ttft_s": np.full(n, np.nan),
+    }
+    reason = np.full(n, "weights do not fit any replica shape", dtype=object)
+    apu = pools["accels_per_unit"].to_numpy()
+    nvlink = pools["nvlink"].to_numpy(dtype=bool)
+    peak = _peak_tflops(pools, w.weight_precision if w.weight_precision in {"fp8", "int8"} else "bf16")
+    allow_pcie = w.allow_tensor_parallel_over_pcie
+    for d in TP_DEGREES:
+        shape_ok = (apu >= d) & (apu % d == 0)
+        if d > 1 and not allow_pcie:
+            pcie_block = shape_ok & ~nvlink
+            reason = np.where(pcie_block & (best_cap == 0),
+                              "tensor parallelism needs NVLink (allow_tensor_parallel_over_pcie)",
+                              reason)
+            shape_ok &= nvlink
+        if not shape_ok.any():
+            continue
+        res = physics.best_decode(
+            params=spec.params, active_params=spec.active_params, layers=spec.layers,
+            kv_heads=spec.kv_heads, head_dim=spec.head_dim, hidden_size=spec.hidden_size or 0.0,
+            weight_bytes=physics.bytes_per_value(w.weight_precision),
+            kv_bytes=physics.bytes_per_value(w.kv_precision),
+            prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+            tpot_slo_s=w.tpot_slo_s if is_online else None,
+            ttft_slo_s=w.ttft_slo_s if is_online else None,
+            d=np.full(n, float(d)), memory_gb=pools["memory_gb"].to_numpy(dtype=float),
+            bandwidth_gbps=pools["mem_bandwidth_gbps"].to_numpy(dtype=float), peak_tflops=peak,
+            scaleup_gbps=pools["scaleup_gbps"].to_numpy(dtype=float), nvlink=nvlink,
+            memory_headroom=memory_headroom,
+        )
+        replicas = np.where(shape_ok, apu // d, 0)
+        cap = replicas * res.tokens_per_s
+        better = shape_ok & (cap > best_cap + 1e-9)
+        best_cap = np.where(better, cap, best_cap)
+        best["tp_degree"] = np.where(better, d, best["tp_degree"])
+        best["batch"] = np.where(better, res.batch, best["batch"])
+        best["replicas_per_unit"] = np.where(better, replicas, best["replicas_per_unit"])
+        best["step_s"] = np.where(better, res.step_s, best["step_s"])
+        best["ttft_s"] = np.where(better, res.ttft_s, best["ttft_s"])
+        # keep the most informative reason for pools still without a shape
+        reason = np.where((best_cap == 0) & shape_ok & (res.reason != ""), res.reason, reason)
+    reason = np.where(best_cap > 0, "", reason)
+    return pd.DataFrame({**best, "tokens_per_s_per_unit": best_cap, "reason": reason})
+
+
+def _average_requests_per_s(w: InferenceWorkload) -> float:
+    dem = w.demand
+    if dem.requests_per_s is not None:
+        return dem.requests_per_s
+    if dem.tokens_per_s is not None:
+        return dem.tokens_per_s / w.output_tokens
+    return dem.users * dem.requests_per_user_per_day / 86_400.0
+
+
+def average_tokens_per_s(w: InferenceWorkload) -> float:
+    """Average output tokens/s of an online workload."""
+    d = w.demand
+    return physics.demand_tokens_per_s(
+        users=d.users, requests_per_user_per_day=d.requests_per_user_per_day,
+        tokens_per_s=d.tokens_per_s, requests_per_s=d.requests_per_s,
+        output_tokens=w.output_tokens,
+    )
+
+
+def _workload_periods(w, periods: pd.DataFrame) -> list[int]:
+    names = list(periods["name"])
+    if w.periods is None:
+        return list(range(len(names)))
+    return [names.index(p) for p in w.periods]
+
+
+def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataFrame:
+    """Demand per (workload, period, block[, bucket]) with headroom applied.
+
+    Online: tokens/s (or requests/s per bucket) = average x block factor (the
+    workload's peak_to_average when the block gives none) x (1 + headroom).
+    Batch: output tokens spread evenly over the hours of its periods.
+    """
+    rows = []
+    for w in problem.workloads:
+        if isinstance(w, TrainingWorkload):
+            continue
+        tps = _workload_periods(w, periods)
+        for t in tps:
+            for b, block in blocks.iterrows():
+                if isinstance(w, InferenceWorkload):
+                    factor = w.peak_to_average if np.isnan(block["demand_factor"]) else float(
+                        block["demand_factor"])
+                    scale = factor * (1.0 + problem.demand_headroom)
+                    if w.traffic_mix:
+                        total_rps = _average_requests_per_s(w) * scale
+                        for j, bucket in enumerate(w.traffic_mix):
+                            rows.append((w.name, t, b, j, total_rps * bucket.share,
+                                         "requests_per_s", float(bucket.output_tokens)))
+                    else:
+                        rows.append((w.name, t, b, -1, average_tokens_per_s(w) * scale,
+                                     "tokens_per_s", 1.0))
+                else:
+                    hours = float(periods.loc[tps, "hours"].sum())
+                    rows.append((w.name, t, b, -1, w.output_tokens_total / (hours * 3600.0),
+                                 "tokens_per_s", 1.0))
+    return pd.DataFrame(rows, columns=["workload", "period", "block", "bucket", "demand", "unit",
+                                       "tokens_per_unit"])
+
+
+# --------------------------------------------------------------------------- training
+
+
+def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, int]:
+    names = list(periods["name"])
+    first = names.index(w.start_period) if w.start_period else 0
+    last = names.index(w.end_period) if w.end_period else len(names) - 1
+    if last < first:
+        raise ProcureError(
+            f"training workload {w.name!r} ends (end_period {w.end_period!r}) before it starts "
+            f"(start_period {w.start_period!r})",
+            field=f"{w.name}.end_period", fix="put end_period at or after start_period",
+        )
+    return first, last
+
+
+def training_setup(w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame,
+                   memory_headroom: float) -> dict[str, np.ndarray | float | str]:
+    """Memory-minimum cluster, FLOPs and per-device rate for every pool."""
+    recompute = w.recompute
+    act_sel = physics.activation_gb_per_device(
+        seq_len=w.seq_len, micro_batch=w.micro_batch, hidden_size=spec.hidden_size,
+        layers=spec.layers, attention_heads=spec.attention_heads, recompute=recompute,
+        params=spec.params,
+    )
+    mem = pools["memory_gb"].to_numpy(dtype=float)
+    n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
+    flops = physics.training_flops(spec.params, w.tokens, w.optimizer, recompute)
+    mfu = np.array([
+        w.mfu if w.mfu is not None else physics.default_mfu(v, c, s)
+        for v, c, s in zip(pools["vendor"], pools["device_class"], pools["scaleup_gbps"], strict=True)
+    ])
+    return {
+        "n_min_devices": n_min,
+        "flops": flops,
+        "activation_gb": act_sel,
+        "mfu": mfu,
+        "peak_tflops": _peak_tflops(pools, w.precision),
+    }
+
+
+def _training_options(
+    w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, periods: pd.DataFrame,
+    problem: Problem, report: CompileReport,
+) -> list[dict]:
+    first, last = training_window(w, periods)
+    setup = training_setup(w, spec, pools, problem.memory_headroom)
+    apu = pools["accels_per_unit"].to_numpy()
+    u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(int)
+    u_grid = np.arange(1, MAX_TRAINING_UNITS + 1)
+    devices = u_grid[None, :] * apu[:, None]
+    # one node per unit of 8 or fewer accelerators; scaling across units
+    eff = physics.scaling_efficiency(u_grid[None, :], pools["network_gbps"].to_numpy()[:, None])
+    spot = (pools["mode"].to_numpy() == "spot")[:, None]
+    hours = physics.training_hours(setup["flops"], devices, setup["peak_tflops"][:, None],
+                                   setup["mfu"][:, None], eff, spot)
+    cap_units = pools["availability_cap"].to_numpy()
+    if w.max_accelerators is not None:
+        cap_units = np.minimum(cap_units, w.max_accelerators // apu)
+    cap_units = np.minimum(cap_units, MAX_TRAINING_UNITS)
+    valid = (u_grid[None, :] >= np.maximum(u_min, 1)[:, None]) & (u_min[:, None] > 0) & (
+        u_grid[None, :] <= cap_units[:, None])
+    p_hours = periods["hours"].to_numpy()
+    deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
+    options: list[dict] = []
+    unit_coef = unit_hour_coefficients(pools, TRAINING_UTILISATION)
+    for i in np.flatnonzero(u_min > 0):
+        if not valid[i].any():
+            continue
+        for s in range(first, last + 1):
+            chosen_prev = None
+            for e in range(s, last + 1):
+                limit = min(float(p_hours[s:e + 1].sum()), deadline_h)
+                fits = valid[i] & (hours[i] <= limit + 1e-9)
+                if not fits.any():
+                    continue
+                j = int(np.argmax(fits))  # smallest cluster finishing by the end of period e
+                if chosen_prev is not None and j == chosen_prev:
+                    continue
+                chosen_prev = j
+                u = int(u_grid[j])
+                h = float(hours[i, j])
+                # periods actually spanned and the hours run in each
+                run = []
+                left = h
+                for t in range(s, e + 1):
+                    take = min(left, float(p_hours[t]))
+                    if take > 1e-9:
+                        run.append((t, take))
+                    left -= take
+                price = float(pools["price_usd_per_hour"].iat[i])
+                options.append({
+                    "pool_index": i, "n_units": u, "n_accelerators": u * int(apu[i]),
+                    "job_hours": h, "start_period": s, "end_period": run[-1][0],
+                    "hours_by_period": tuple(run),
+                    "mfu": float(setup["mfu"][i]), "scaling_efficiency": float(eff[i, j]),
+                    "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
+                    "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
+                    "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
+                    "rent_usd": price * u * h if pools["mode"].iat[i] in RENTED_MODES else 0.0,
+                })
+    report.generated += sum(1 for _ in options)
+    return options
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
+    """Score every workload against every pool; return the options table.
+
+    Raises
+    ------
+    ProcureError
+        When the problem names something the catalog does not know.
+    """
+    periods = build_periods(problem)
+    blocks = build_blocks(problem)
+    pools = build_pools(problem, catalog)
+    report = CompileReport(pools=len(pools))
+    models: dict[str, ModelSpec] = {}
+    option_rows: list[dict] = []
+    bucket_rows: list[tuple[int, int, float]] = []
+    inf_coef = unit_hour_coefficients(pools, INFERENCE_UTILISATION)
+    for wi, w in enumerate(problem.workloads):
+        spec = resolve_model(w.model, catalog, f"workloads[{wi}] ({w.name})")
+        models[w.name] = spec
+        allowed, why = _requirement_mask(w, pools)
+        local_reasons = Counter(why[~allowed])
+        report.infeasible.update(local_reasons)
+        sub = pools[allowed]
+        if isinstance(w, TrainingWorkload):
+            opts = _training_options(w, spec, sub, periods, problem, report)
+            no_fit = (training_setup(w, spec, sub, problem.memory_headroom)["n_min_devices"] == 0)
+            report.infeasible["training: activations alone exceed device memory"] += int(no_fit.sum())
+            local_reasons["activations alone exceed device memory"] += int(no_fit.sum())
+            if not opts:
+                local_reasons["no cluster finishes inside the window/deadline within caps"] += int(
+                    (~no_fit).sum())
+            kept = _prune_training(opts, sub, report)
+            for o in kept:
+                i = o.pop("pool_index")
+                option_rows.append({"workload": w.name, "workload_kind": "training",
+                                    "pool_id": sub["pool_id"].iat[i], **o})
+        else:
+            if isinstance(w, InferenceWorkload) and w.traffic_mix:
+                shapes = [(b.prompt_tokens, b.output_tokens) for b in w.traffic_mix]
+            else:
+                shapes = [(w.prompt_tokens, w.output_tokens)]
+            caps = [inference_capacity(w, spec, sub, problem.memory_headroom, p, o)
+                    for p, o in shapes]
+            measured = {}
+            if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+                for name, values in w.measured_throughput_rps.items():
+                    measured[catalog.resolve_accelerator(name)] = values
+            # main shape = the mean request (or the only one)
+            if len(shapes) > 1:
+                mean_p = sum(b.share * b.prompt_tokens for b in w.traffic_mix)
+                mean_o = sum(b.share * b.output_tokens for b in w.traffic_mix)
+                main = inference_capacity(w, spec, sub, problem.memory_headroom, mean_p, mean_o)
+            else:
+                main = caps[0]
+            report.generated += len(sub)
+            for pos in range(len(sub)):
+                pool = sub.iloc[pos]
+                acc_id = pool["accelerator_id"]
+                apu_here = int(pool["accels_per_unit"])
+                if acc_id in measured:
+                    rps = [v * apu_here for v in measured[acc_id]]
+                    tp, batch, source = 1, 0, "measured"
+                    reason = "" if any(v > 0 for v in rps) else "measured throughput is zero"
+                elif len(shapes) > 1:
+                    rps = [float(c["tokens_per_s_per_unit"].iat[pos]) / o
+                           for c, (_, o) in zip(caps, shapes, strict=True)]
+                    tp, batch, source = int(main["tp_degree"].iat[pos]), int(
+                        main["batch"].iat[pos]), "physics"
+                    reason = "" if any(v > 0 for v in rps) else (
+                        main["reason"].iat[pos] or "no request-size bucket fits")
+                else:
+                    rps = []
+                    tp, batch, source = int(main["tp_degree"].iat[pos]), int(
+                        main["batch"].iat[pos]), "physics"
+                    reason = main["reason"].iat[pos]
+                if reason:
+                    report.infeasible[f"inference: {reason}"] += 1
+                    local_reasons[reason] += 1
+                    continue
+                if rps:  # mix: tokens/s when the unit's time is split by the traffic shares
+                    out = sum(b.share * b.output_tokens for b in w.traffic_mix)
+                    cap_tokens = out / sum(
+                        b.share / v for b, v in zip(w.traffic_mix, rps, strict=True) if v > 0)
+                else:
+                    cap_tokens = float(main["tokens_per_s_per_unit"].iat[pos])
+                i = int(sub.index[pos])
+                option_rows.append({
+                    "workload": w.name, "workload_kind": w.kind, "pool_id": pool["pool_id"],
+                    "tp_degree": tp, "batch": batch,
+                    "replicas_per_unit": apu_here // tp,
+                    "tokens_per_s_per_unit": cap_tokens,
+                    "step_s": float(main["step_s"].iat[pos]) if source == "physics" else np.nan,
+                    "ttft_s": float(main["ttft_s"].iat[pos]) if source == "physics" else np.nan,
+                    "capacity_source": source,
+                    "kwh_per_unit_hour": float(inf_coef["kwh"][i]),
+                    "energy_usd_per_unit_hour": float(inf_coef["energy_usd"][i]),
+                    "kgco2e_per_unit_hour": float(inf_coef["kgco2e"][i]),
+                    "_rps": rps,
+                })
+        report.per_workload[w.name] = sum(1 for r in option_rows if r["workload"] == w.name)
+        if report.per_workload[w.name] == 0:
+            raise_for_no_option(w, local_reasons)
+    options = pd.DataFrame(option_rows)
+    options.insert(0, "option_id", np.arange(len(options)))
+    for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):
+        if isinstance(rps, list):
+            for j, v in enumerate(rps):
+                if v > 0:
+                    bucket_rows.append((k, j, float(v)))
+    options = options.drop(columns=["_rps"], errors="ignore")
+    options = options.merge(
+        pools[["pool_id", "kind", "mode", "provider", "region", "offering_id", "accelerator_id",
+               "accels_per_unit", "price_usd_per_hour"]], on="pool_id", how="left",
+    )
+    report.kept = len(options)
+    bucket_capacity = pd.DataFrame(bucket_rows, columns=["option_id", "bucket",
+                                                         "requests_per_s_per_unit"])
+    return Compiled(
+        problem=problem, periods=periods, blocks=blocks, pools=pools, options=options,
+        bucket_capacity=bucket_capacity, demand=build_demand(problem, periods, blocks),
+        models=models, report=report,
+    )
+
+
+def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileReport) -> list[dict]:
+    """Drop training options dominated within their pool.
+
+    For one pool and start period, an option is dominated when another ends no
+    later with no more units (fewer units cost less, hold less capacity and use
+    less energy): the generator already keeps only the smallest cluster per end
+    period, so what remains here are clusters that differ in span.
+    """
+    kept = []
+    by_key: dict[tuple[int, int], list[dict]] = {}
+    for o in options:
+        by_key.setdefault((o["pool_index"], o["start_period"]), []).append(o)
+    for group in by_key.values():
+        group.sort(key=lambda o: (o["n_units"], o["end_period"]))
+        best_end = None
+        for o in group:
+            if best_end is not None and o["end_period"] >= best_end:
+                report.pruned["training: larger cluster that finishes no sooner"] += 1
+                continue
+            best_end = o["end_period"]
+            kept.append(o)
+    return kept
+
+
+def raise_for_no_option(w, reasons: Counter) -> None:
+    """A workload that can run nowhere: say why, with the most common reasons."""
+    parts = [f"{why} ({n} offerings)" for why, n in reasons.most_common(4) if n]
+    detail = "; ".join(parts) or "no offering in the allowed providers, regions and modes"
+    raise ProcureError(
+        f"workload {w.name!r} cannot run on any offering: {detail}",
+        field=f"workloads ({w.name})",
+        fix="relax its SLOs, residency or regions, use a smaller precision, or allow more modes",
+    )

@@ -1,0 +1,508 @@
+"""Build the solver-neutral MIP of DESIGN.md section 5 from the compiled options.
+
+The model is plain data: a variables table (with what each variable means:
+kind, option, pool, period, block, bucket), rows with a stable family name and
+key, an objective, and named linear expressions (total cost, CO2e, cost per
+provider and period) that the report and the second stage of a lexicographic
+objective reuse. Backends translate it; nothing here imports a solver.
+
+Constraint families (the registry :data:`FAMILIES` gives each its meaning and
+the unit of its dual):
+
+demand, demand_bucket, mix_capacity, redundancy, train_once, owned_capacity,
+reserved_capacity, availability, quota, budget, capex_budget, period_budget,
+carbon_cap, provider_share, power_cap, objective_stage.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from solver.compile import RENTED_MODES, Compiled
+from solver.problem import HOURS_PER_MONTH, InferenceWorkload
+
+
+@dataclass(frozen=True)
+class Family:
+    """A constraint family: what it says and what its dual means."""
+
+    description: str
+    dual_unit: str
+
+
+FAMILIES: dict[str, Family] = {
+    "demand": Family("capacity x units + shortfall >= demand of a workload in a period/block",
+                     "USD per (token/s) over the block"),
+    "demand_bucket": Family("requests/s served in a traffic-mix bucket >= its demand",
+                            "USD per (request/s) over the block"),
+    "mix_capacity": Family("time shares of a unit across buckets <= units", "USD per unit"),
+    "redundancy": Family("serving units >= the workload's redundancy", "USD per unit"),
+    "train_once": Family("each training workload runs on exactly one cluster", "USD"),
+    "owned_capacity": Family("owned units in use <= existing + bought and delivered",
+                             "USD per server"),
+    "reserved_capacity": Family("reserved units in use <= active commitments", "USD per instance"),
+    "availability": Family("units of an offering and mode <= its availability cap",
+                           "USD per instance"),
+    "quota": Family("cloud accelerators of a provider/region/type <= quota",
+                    "USD per accelerator"),
+    "budget": Family("total cost <= budget", "USD per USD"),
+    "capex_budget": Family("purchases <= capex budget", "USD per USD"),
+    "period_budget": Family("cost attributed to a period <= its budget", "USD per USD"),
+    "carbon_cap": Family("total CO2e <= cap", "USD per tCO2e"),
+    "provider_share": Family("cost on a provider <= share x total cost", "USD per USD"),
+    "power_cap": Family("owned server power at a site <= its power cap", "USD per kW"),
+    "objective_stage": Family("first-stage objective kept (lexicographic)", "-"),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One linear constraint: sum(coefs[i] * x[i]) sense rhs."""
+
+    name: str
+    family: str
+    key: tuple
+    coefs: dict[int, float]
+    sense: str  # "<=", ">=", "=="
+    rhs: float
+
+
+@dataclass
+class Expression:
+    """A named linear expression: sum(coefs[i] * x[i]) + constant."""
+
+    coefs: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    constant: float = 0.0
+
+    def add(self, index: int, value: float) -> None:
+        if value:
+            self.coefs[index] += value
+
+    def value(self, x: np.ndarray) -> float:
+        return float(sum(c * x[i] for i, c in self.coefs.items()) + self.constant)
+
+
+@dataclass
+class LinearModel:
+    """A solver-neutral mixed-integer linear program (minimisation)."""
+
+    variables: pd.DataFrame
+    rows: list[Row]
+    objective: Expression
+    expressions: dict[str, Expression]
+    stage: str = "main"
+
+    @property
+    def n_integer(self) -> int:
+        return int(self.variables["integer"].sum())
+
+    def with_stage(self, objective: Expression, keep: Row | None, stage: str) -> LinearModel:
+        """The same model with a new objective and optionally one more row."""
+        rows = self.rows + ([keep] if keep is not None else [])
+        return LinearModel(self.variables, rows, objective, self.expressions, stage)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.vars: list[dict] = []
+        self.rows: list[Row] = []
+        self.names: set[str] = set()
+
+    def var(self, name: str, kind: str, *, integer: bool, lb: float = 0.0,
+            ub: float = np.inf, **meta) -> int:
+        self.vars.append({"name": name, "kind": kind, "integer": integer, "lb": lb, "ub": ub,
+                          **meta})
+        return len(self.vars) - 1
+
+    def row(self, family: str, key: tuple, coefs: dict[int, float], sense: str, rhs: float) -> None:
+        if not coefs:
+            return
+        name = family + "[" + ",".join(str(k) for k in key) + "]"
+        self.rows.append(Row(name, family, key, dict(coefs), sense, float(rhs)))
+
+
+def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: float) -> list[int]:
+    """Periods fully covered by a commitment starting at the start of period ``start``."""
+    begin = float(periods["start_month"].iat[start])
+    return [t for t in range(start, len(periods))
+            if periods["end_month"].iat[t] <= begin + term_months + 1e-9]
+
+
+def _delivered_periods(periods: pd.DataFrame, start: int, lead_months: float) -> list[int]:
+    """Periods in which a server ordered at the start of ``start`` is in service all along."""
+    arrival = float(periods["start_month"].iat[start]) + lead_months
+    return [t for t in range(start, len(periods)) if periods["start_month"].iat[t] >= arrival - 1e-9]
+
+
+def _overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
+    """Months of [begin, end) that fall in each period."""
+    s = periods["start_month"].to_numpy()
+    e = periods["end_month"].to_numpy()
+    return np.clip(np.minimum(e, end) - np.maximum(s, begin), 0.0, None)
+
+
+def build_model(compiled: Compiled) -> LinearModel:
+    """Build every variable and constraint family of DESIGN.md section 5.
+
+    Parameters
+    ----------
+    compiled
+        The options table and its context from :func:`solver.compile.compile_problem`.
+
+    Returns
+    -------
+    LinearModel
+        Minimisation model with the problem's (first-stage) objective.
+    """
+    problem = compiled.problem
+    periods, blocks, pools, options = (compiled.periods, compiled.blocks, compiled.pools,
+                                       compiled.options)
+    n_t, n_b = len(periods), len(blocks)
+    horizon_months = float(periods["end_month"].iat[-1])
+    p_hours = periods["hours"].to_numpy()
+    b_frac = blocks["fraction"].to_numpy()
+    pool_idx = {pid: i for i, pid in enumerate(pools["pool_id"])}
+    allow_shortfall = problem.objective == "max_served"
+    B = _Builder()
+
+    cost = Expression()
+    co2_kg = Expression()
+    capex = Expression()
+    cost_by_provider: dict[str, Expression] = defaultdict(Expression)
+    cost_by_period: list[Expression] = [Expression() for _ in range(n_t)]
+    shortfall_penalty = Expression()
+
+    def add_cost(i: int, usd: float, provider: str, by_period: dict[int, float]) -> None:
+        cost.add(i, usd)
+        cost_by_provider[provider].add(i, usd)
+        for t, share in by_period.items():
+            cost_by_period[t].add(i, share)
+
+    def add_const(usd: float, provider: str, by_period: dict[int, float]) -> None:
+        cost.constant += usd
+        cost_by_provider[provider].constant += usd
+        for t, share in by_period.items():
+            cost_by_period[t].constant += share
+
+    # usage[pool][(t, b)] -> {var: units}
+    usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(float)))
+    demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    demand = compiled.demand
+    workloads = {w.name: w for w in problem.workloads}
+    bucket_cap = compiled.bucket_capacity.groupby("option_id")
+
+    # ---- inference: x[k,t,b] (rented) or x[k,t] (owned/reserved), y for traffic mixes
+    inference = options[options["workload_kind"] != "training"]
+    periods_of = demand.groupby("workload")["period"].unique().to_dict()
+    for k in inference.itertuples(index=False):
+        w = workloads[k.workload]
+        p = pool_idx[k.pool_id]
+        rented = k.mode in RENTED_MODES
+        mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
+        rps = (dict(zip(bucket_cap.get_group(k.option_id)["bucket"],
+                        bucket_cap.get_group(k.option_id)["requests_per_s_per_unit"], strict=True))
+               if mix and k.option_id in bucket_cap.groups else {})
+        for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
+            shared_var = None
+            if not rented:
+                shared_var = B.var(f"x[{k.option_id},{t}]", "x", integer=True,
+                                   option_id=k.option_id, pool=p, period=t, block=-1,
+                                   workload=k.workload)
+                hours = p_hours[t]
+                add_cost(shared_var, k.energy_usd_per_unit_hour * hours, k.provider,
+                         {t: k.energy_usd_per_unit_hour * hours})
+                co2_kg.add(shared_var, k.kgco2e_per_unit_hour * hours)
+            for b in range(n_b):
+                if rented:
+                    v = B.var(f"x[{k.option_id},{t},{b}]", "x", integer=True,
+                              option_id=k.option_id, pool=p, period=t, block=b,
+                              workload=k.workload)
+                    hours = p_hours[t] * b_frac[b]
+                    usd = k.price_usd_per_hour * hours
+                    add_cost(v, usd, k.provider, {t: usd})
+                    co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
+                else:
+                    v = shared_var
+                usage[p][(t, b)][v] += 1.0
+                redundancy_rows[(k.workload, t, b)][v] += 1.0
+                if mix:
+                    share_row: dict[int, float] = {}
+                    for j, r in rps.items():
+                        y = B.var(f"y[{k.option_id},{j},{t},{b}]", "y", integer=False,
+                                  option_id=k.option_id, pool=p, period=t, block=b, bucket=j,
+                                  workload=k.workload)
+                        share_row[y] = 1.0 / r
+                        demand_rows[(k.workload, t, b, j)][y] += 1.0
+                    share_row[v] = -1.0
+                    B.row("mix_capacity", (k.option_id, t, b), share_row, "<=", 0.0)
+                else:
+                    demand_rows[(k.workload, t, b, -1)][v] += k.tokens_per_s_per_unit
+
+    for d in demand.itertuples(index=False):
+        key = (d.workload, int(d.period), int(d.block), int(d.bucket))
+        coefs = demand_rows.get(key, {})
+        if allow_shortfall:
+            s = B.var(f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]", "shortfall",
+                      integer=False, ub=d.demand, workload=d.workload, period=int(d.period),
+                      block=int(d.block), bucket=int(d.bucket))
+            coefs = dict(coefs)
+            coefs[s] = 1.0
+            hours = p_hours[int(d.period)] * b_frac[int(d.block)]
+            tokens = d.tokens_per_unit * hours * 3600.0
+            shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
+        family = "demand" if d.bucket < 0 else "demand_bucket"
+        rkey = key[:3] if d.bucket < 0 else key
+        if not coefs:
+            # nothing can serve it: an empty >= row with positive rhs is infeasible
+            coefs = {}
+            B.rows.append(Row(f"{family}[{','.join(map(str, rkey))}]", family, rkey, {}, ">=",
+                              float(d.demand)))
+            continue
+        B.row(family, rkey, coefs, ">=", float(d.demand))
+    for (wname, t, b), coefs in redundancy_rows.items():
+        w = workloads[wname]
+        need = getattr(w, "redundancy", 1)
+        if need > 1 and not allow_shortfall:
+            B.row("redundancy", (wname, t, b), coefs, ">=", float(need))
+
+    # ---- training: z[k] binary
+    training = options[options["workload_kind"] == "training"]
+    train_rows: dict[str, dict[int, float]] = defaultdict(dict)
+    for k in training.itertuples(index=False):
+        p = pool_idx[k.pool_id]
+        z = B.var(f"z[{k.option_id}]", "z", integer=True, ub=1.0, option_id=k.option_id, pool=p,
+                  period=int(k.start_period), block=-1, workload=k.workload)
+        train_rows[k.workload][z] = 1.0
+        usd = k.rent_usd + k.energy_usd
+        split = {t: usd * h / k.job_hours for t, h in k.hours_by_period}
+        add_cost(z, usd, k.provider, split)
+        co2_kg.add(z, k.kgco2e)
+        for t, _h in k.hours_by_period:
+            for b in range(n_b):
+                usage[p][(t, b)][z] += float(k.n_units)
+    for wname, coefs in train_rows.items():
+        B.row("train_once", (wname,), coefs, "==", 1.0)
+    for w in problem.workloads:
+        if w.kind == "training" and w.name not in train_rows:
+            B.rows.append(Row(f"train_once[{w.name}]", "train_once", (w.name,), {}, "==", 1.0))
+
+    # ---- fleet: buy (owned) and commit (reserved), their capacity rows, caps
+    fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    fleet_const_kw: dict[tuple[str, int], float] = defaultdict(float)
+    for p, pool in enumerate(pools.itertuples(index=False)):
+        used = usage.get(p)
+        if pool.kind == "owned":
+            buy_allowed = "owned" in problem.modes
+            delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
+            if buy_allowed and used is not None:
+                for tau in range(n_t):
+                    serves = _delivered_periods(periods, tau, pool.lead_months)
+                    if not serves:
+                        continue
+                    v = B.var(f"buy[{pool.pool_id},{tau}]", "buy", integer=True, pool=p,
+                              period=tau, block=-1)
+                    arrival = float(periods["start_month"].iat[tau]) + pool.lead_months
+                    in_service = max(0.0, horizon_months - arrival)
+                    if problem.owned_cost_policy == "amortised":
+                        frac = min(1.0, in_service / pool.lifetime_months)
+                    else:
+                        frac = 1.0
+                    months = _overlap_months(periods, arrival, horizon_months)
+                    split = {tau: pool.capex_usd * frac}
+                    for t in range(n_t):
+                        if months[t] > 0:
+                            split[t] = split.get(t, 0.0) + pool.hosting_usd_per_month * months[t]
+                    add_cost(v, pool.capex_usd * frac + pool.hosting_usd_per_month * in_service,
+                             "owned", split)
+                    capex.add(v, pool.capex_usd * frac)
+                    co2_kg.add(v, pool.embodied_kgco2e_unit * frac)
+                    for t in serves:
+                        delivered[t].append(v)
+                        fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
+            if pool.existing_units:
+                months = periods["months"].to_numpy()
+                add_const(pool.hosting_usd_per_month * horizon_months * pool.existing_units,
+                          "owned", {t: pool.hosting_usd_per_month * months[t] * pool.existing_units
+                                    for t in range(n_t)})
+                for t in range(n_t):
+                    fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units
+            if used is None:
+                continue
+            for t in range(n_t):
+                for b in range(n_b):
+                    units = used.get((t, b))
+                    if not units:
+                        continue
+                    coefs = dict(units)
+                    for v in delivered.get(t, []):
+                        coefs[v] = coefs.get(v, 0.0) - 1.0
+                    B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=",
+                          float(pool.existing_units))
+        elif pool.mode in ("reserved_1y", "reserved_3y"):
+            active: dict[int, list[int]] = defaultdict(list)
+            if used is not None:
+                for tau in range(n_t):
+                    covers = _active_commitment_periods(periods, tau, pool.term_months)
+                    if not covers:
+                        continue
+                    v = B.var(f"commit[{pool.pool_id},{tau}]", "commit", integer=True, pool=p,
+                              period=tau, block=-1)
+                    begin = float(periods["start_month"].iat[tau])
+                    total = pool.price_usd_per_hour * pool.term_months * HOURS_PER_MONTH
+                    months = _overlap_months(periods, begin, begin + pool.term_months)
+                    split = {t: pool.price_usd_per_hour * months[t] * HOURS_PER_MONTH
+                             for t in range(n_t) if months[t] > 0}
+                    tail = total - sum(split.values())
+                    split[n_t - 1] = split.get(n_t - 1, 0.0) + tail  # committed beyond horizon
+                    add_cost(v, total, pool.provider, split)
+                    for t in covers:
+                        active[t].append(v)
+            existing_active = {}
+            if pool.existing_units:
+                res = [r for r in problem.existing_reservations
+                       if r.offering == pool.offering_id and r.mode == pool.mode]
+                for r in res:
+                    months = _overlap_months(periods, 0.0, r.months_remaining)
+                    add_const(pool.price_usd_per_hour * r.units * months.sum() * HOURS_PER_MONTH,
+                              pool.provider,
+                              {t: pool.price_usd_per_hour * r.units * months[t] * HOURS_PER_MONTH
+                               for t in range(n_t) if months[t] > 0})
+                    for t in range(n_t):
+                        if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
+                            existing_active[t] = existing_active.get(t, 0) + r.units
+            if used is None:
+                continue
+            for t in range(n_t):
+                if active.get(t):
+                    B.row("availability", (pool.pool_id, t),
+                          {v: 1.0 for v in active[t]}, "<=",
+                          float(pool.availability_cap) - existing_active.get(t, 0))
+                for b in range(n_b):
+                    units = used.get((t, b))
+                    if not units:
+                        continue
+                    coefs = dict(units)
+                    for v in active.get(t, []):
+                        coefs[v] = coefs.get(v, 0.0) - 1.0
+                    B.row("reserved_capacity", (pool.pool_id, t, b), coefs, "<=",
+                          float(existing_active.get(t, 0)))
+        elif used is not None:  # rented on-demand / spot
+            for (t, b), units in used.items():
+                B.row("availability", (pool.pool_id, t, b), units, "<=",
+                      float(pool.availability_cap))
+
+    # ---- quotas on cloud accelerators in use
+    for qi, q in enumerate(problem.quotas):
+        match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
+        if q.region:
+            match &= pools["region"] == q.region
+        if q.accelerator:
+            from solver.catalog import normalise_name  # local: avoid a cycle at import
+
+            target = normalise_name(q.accelerator)
+            match &= pools["accelerator_id"].map(normalise_name) == target
+        for t in range(n_t):
+            for b in range(n_b):
+                coefs: dict[int, float] = defaultdict(float)
+                for p in np.flatnonzero(match.to_numpy()):
+                    for v, n in usage.get(p, {}).get((t, b), {}).items():
+                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])
+                B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
+
+    # ---- site power caps (owned fleet in service)
+    site_cap_kw = pools[pools["kind"] == "owned"].groupby("site_id")["site_power_cap_kw"].first()
+    for site_id, t in sorted(set(fleet_by_site) | set(fleet_const_kw)):
+        B.row("power_cap", (site_id, t), fleet_by_site.get((site_id, t), {}), "<=",
+              float(site_cap_kw[site_id]) - fleet_const_kw.get((site_id, t), 0.0))
+
+    # ---- global constraints
+    if problem.budget_usd is not None:
+        B.row("budget", (), cost.coefs, "<=", problem.budget_usd - cost.constant)
+    if problem.capex_budget_usd is not None:
+        B.row("capex_budget", (), capex.coefs, "<=", problem.capex_budget_usd)
+    names = list(periods["name"])
+    for pname, cap in problem.period_budget_usd.items():
+        t = names.index(pname)
+        e = cost_by_period[t]
+        B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
+    if problem.carbon_cap_tco2e is not None:
+        B.row("carbon_cap", (), {i: c / 1000.0 for i, c in co2_kg.coefs.items()}, "<=",
+              problem.carbon_cap_tco2e - co2_kg.constant / 1000.0)
+    for provider, share in problem.provider_share_max.items():
+        e = cost_by_provider.get(provider, Expression())
+        coefs = defaultdict(float)
+        for i, c in e.coefs.items():
+            coefs[i] += c
+        for i, c in cost.coefs.items():
+            coefs[i] -= share * c
+        B.row("provider_share", (provider,), {i: c for i, c in coefs.items() if c}, "<=",
+              share * cost.constant - e.constant)
+
+    co2_t = Expression({i: c / 1000.0 for i, c in co2_kg.coefs.items()}, co2_kg.constant / 1000.0)
+    expressions = {
+        "total_cost_usd": cost,
+        "total_co2e_t": co2_t,
+        "capex_usd": capex,
+        "shortfall_penalty_usd": shortfall_penalty,
+        **{f"cost_usd[provider={p}]": e for p, e in cost_by_provider.items()},
+        **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(cost_by_period)},
+    }
+    variables = pd.DataFrame(B.vars)
+    for column in ("option_id", "pool", "period", "block", "bucket"):
+        if column not in variables:
+            variables[column] = -1
+        variables[column] = variables[column].fillna(-1).astype(int)
+    if "workload" not in variables:
+        variables["workload"] = ""
+    variables["workload"] = variables["workload"].fillna("")
+    model = LinearModel(variables, B.rows, Expression(), expressions)
+    model.objective = stage_objective(model, problem, first=True)
+    return model
+
+
+def combine(*terms: tuple[float, Expression]) -> Expression:
+    """sum(weight * expression)."""
+    out = Expression()
+    for weight, e in terms:
+        for i, c in e.coefs.items():
+            out.coefs[i] += weight * c
+        out.constant += weight * e.constant
+    return out
+
+
+def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
+    """The objective of the first (or second) stage for the problem's objective kind."""
+    e = model.expressions
+    cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
+    kind = problem.objective
+    if kind == "min_cost":
+        return combine((1.0, cost))
+    if kind == "max_served":
+        return combine((1.0, cost), (1.0, penalty))
+    if kind == "cost_plus_carbon":
+        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2))
+    if kind == "min_carbon":
+        return combine((1.0, co2)) if first else combine((1.0, cost))
+    if kind == "lexicographic":
+        return combine((1.0, cost)) if first else combine((1.0, co2))
+    raise ValueError(f"unknown objective {kind!r}")
+
+
+def has_second_stage(problem) -> bool:
+    return problem.objective in {"min_carbon", "lexicographic"}
+
+
+def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel:
+    """Keep the first stage's optimum (within tolerance) and optimise the second criterion."""
+    first = stage_objective(model, problem, first=True)
+    tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
+    slack = abs(first_value) * max(tol, 1e-7) + 1e-6
+    keep = Row("objective_stage[first]", "objective_stage", ("first",), dict(first.coefs), "<=",
+               first_value + slack - first.constant)
+    return model.with_stage(stage_objective(model, problem, first=False), keep, "second")

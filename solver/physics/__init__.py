@@ -1,0 +1,56 @@
+"""Physics: pure, vectorised functions of DESIGN.md section 4.
+
+Every function takes numbers or numpy arrays (broadcasting) and returns the same;
+units are in the names. Nothing here reads files or knows about the MIP.
+"""
+
+from solver.physics.constants import BYTES_PER_VALUE, bytes_per_value
+from solver.physics.energy import (
+    embodied_kgco2e_per_hour,
+    energy_kwh,
+    operational_kgco2e,
+    power_w_at_utilisation,
+)
+from solver.physics.inference import (
+    DecodeResult,
+    best_decode,
+    decode_step_s,
+    demand_tokens_per_s,
+    kv_bytes_per_token,
+    max_batch,
+    prefill_s,
+)
+from solver.physics.training import (
+    default_mfu,
+    scaling_efficiency,
+    training_flops,
+    training_hours,
+    training_memory_per_device_gb,
+    training_min_devices,
+    training_state_bytes_per_param,
+    activation_gb_per_device,
+)
+
+__all__ = [
+    "BYTES_PER_VALUE",
+    "DecodeResult",
+    "activation_gb_per_device",
+    "best_decode",
+    "bytes_per_value",
+    "decode_step_s",
+    "default_mfu",
+    "demand_tokens_per_s",
+    "embodied_kgco2e_per_hour",
+    "energy_kwh",
+    "kv_bytes_per_token",
+    "max_batch",
+    "operational_kgco2e",
+    "power_w_at_utilisation",
+    "prefill_s",
+    "scaling_efficiency",
+    "training_flops",
+    "training_hours",
+    "training_memory_per_device_gb",
+    "training_min_devices",
+    "training_state_bytes_per_param",
+]

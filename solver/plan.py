@@ -1,0 +1,317 @@
+"""The Plan: line items and totals read from a solved model.
+
+A plan is plain data (pydantic), the stable JSON contract of ``procure solve``:
+``status``, ``objective``, ``total_cost_usd``, ``total_co2e_t``, ``verified``,
+``gap``, ``solver``, ``solve_seconds``, ``line_items[]`` and the totals.
+
+Line items, by ``item``:
+
+- ``rent``: rented (on-demand/spot) units serving a workload in a period and
+  load block; cost = price x units x hours.
+- ``reservation``: a 1-/3-year commitment starting in a period; cost = price x
+  units x term hours (used or not).
+- ``purchase``: servers bought in a period; cost = capex (or amortised) plus
+  hosting until the horizon ends; CO2e = embodied.
+- ``use``: owned or reserved units serving a workload (cost = owned electricity).
+- ``training``: a training job's cluster (cost = rent or owned electricity).
+- ``existing``: fixed costs of the existing fleet and reservations.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from solver.compile import RENTED_MODES, Compiled
+from solver.model import LinearModel, _overlap_months
+from solver.problem import HOURS_PER_MONTH
+
+
+class LineItem(BaseModel):
+    """One thing to pay for or run."""
+
+    item: str = Field(description="rent | reservation | purchase | use | training | existing")
+    period: str
+    block: str = Field("", description="Load block ('' = every block of the period)")
+    provider: str
+    region: str
+    offering: str = Field(description="offering_id, or server@site for owned")
+    instance_type: str = ""
+    accelerator: str
+    mode: str
+    units: float
+    accelerators: float
+    workload: str = ""
+    hours: float = Field(description="Hours the units run (or the term, for reservations)")
+    cost_usd: float
+    co2e_t: float
+    start_period: str = ""
+    tp_degree: int = 0
+    batch: int = 0
+    capacity_tokens_per_s: float = 0.0
+    bucket_requests_per_s: dict[int, float] = Field(default_factory=dict)
+    job_hours: float = 0.0
+
+
+class Totals(BaseModel):
+    by_period: dict[str, float]
+    by_provider: dict[str, float]
+    by_mode: dict[str, float]
+    by_workload: dict[str, float]
+    co2e_t_by_workload: dict[str, float]
+
+
+class Binding(BaseModel):
+    """A constraint that holds with (near) equality at the optimum."""
+
+    name: str
+    family: str
+    description: str
+    slack: float
+
+
+class Check(BaseModel):
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Plan(BaseModel):
+    """A solved plan. ``verified`` is set only by :func:`solver.verify.verify_plan`."""
+
+    problem: str
+    status: str
+    objective: float | None
+    objective_kind: str
+    total_cost_usd: float
+    total_co2e_t: float
+    verified: bool = False
+    gap: float | None
+    solver: str
+    solve_seconds: float
+    compile_seconds: float = 0.0
+    line_items: list[LineItem]
+    totals: Totals
+    owned_utilisation: dict[str, float] = Field(default_factory=dict)
+    binding: list[Binding] = Field(default_factory=list)
+    served_fraction: dict[str, float] = Field(default_factory=dict)
+    compile_report: dict = Field(default_factory=dict)
+    checks: list[Check] = Field(default_factory=list)
+
+
+def _pool_fields(pool) -> dict:
+    return {
+        "provider": pool.provider,
+        "region": pool.region,
+        "offering": pool.offering_id,
+        "instance_type": pool.instance_type,
+        "accelerator": pool.accelerator_id,
+        "mode": pool.mode,
+    }
+
+
+def extract_plan(
+    compiled: Compiled,
+    model: LinearModel,
+    values: np.ndarray,
+    *,
+    status: str,
+    objective: float | None,
+    gap: float | None,
+    solver: str,
+    solve_seconds: float,
+) -> Plan:
+    """Read line items from a solution; totals are sums of the line items."""
+    periods, blocks, pools, options = (compiled.periods, compiled.blocks, compiled.pools,
+                                       compiled.options.set_index("option_id"))
+    p_names = list(periods["name"])
+    b_names = list(blocks["name"])
+    p_hours = periods["hours"].to_numpy()
+    b_frac = blocks["fraction"].to_numpy()
+    horizon = float(periods["end_month"].iat[-1])
+    pool_rows = list(pools.itertuples(index=False))
+    var = model.variables.assign(value=values)
+    var = var[var["value"] > 1e-7]
+    items: list[LineItem] = []
+    mix_alloc: dict[tuple[int, int, int], dict[int, float]] = defaultdict(dict)
+    for r in var[var["kind"] == "y"].itertuples(index=False):
+        mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
+
+    for r in var.itertuples(index=False):
+        if r.kind == "x":
+            k = options.loc[r.option_id]
+            pool = pool_rows[r.pool]
+            units = float(r.value)
+            rented = k["mode"] in RENTED_MODES
+            blocks_here = [r.block] if r.block >= 0 else list(range(len(blocks)))
+            for b in blocks_here:
+                hours = p_hours[r.period] * b_frac[b]
+                if rented:
+                    cost = k["price_usd_per_hour"] * units * hours
+                else:
+                    cost = k["energy_usd_per_unit_hour"] * units * hours
+                items.append(LineItem(
+                    item="rent" if rented else "use", period=p_names[r.period],
+                    block=b_names[b], **_pool_fields(pool), units=units,
+                    accelerators=units * pool.accels_per_unit, workload=r.workload, hours=hours,
+                    cost_usd=cost, co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
+                    tp_degree=int(k["tp_degree"]), batch=int(k["batch"]),
+                    capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
+                    bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+                ))
+        elif r.kind == "z":
+            k = options.loc[r.option_id]
+            pool = pool_rows[r.pool]
+            for t, h in k["hours_by_period"]:
+                share = h / k["job_hours"]
+                items.append(LineItem(
+                    item="training", period=p_names[t], **_pool_fields(pool),
+                    units=float(k["n_units"]), accelerators=float(k["n_accelerators"]),
+                    workload=r.workload, hours=h,
+                    cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
+                    co2e_t=k["kgco2e"] * share / 1000.0, start_period=p_names[int(k["start_period"])],
+                    job_hours=float(k["job_hours"]),
+                ))
+        elif r.kind == "buy":
+            pool = pool_rows[r.pool]
+            units = float(r.value)
+            arrival = float(periods["start_month"].iat[r.period]) + pool.lead_months
+            in_service = max(0.0, horizon - arrival)
+            frac = (min(1.0, in_service / pool.lifetime_months)
+                    if compiled.problem.owned_cost_policy == "amortised" else 1.0)
+            items.append(LineItem(
+                item="purchase", period=p_names[r.period], **_pool_fields(pool), units=units,
+                accelerators=units * pool.accels_per_unit,
+                hours=in_service * HOURS_PER_MONTH,
+                cost_usd=units * (pool.capex_usd * frac + pool.hosting_usd_per_month * in_service),
+                co2e_t=units * pool.embodied_kgco2e_unit * frac / 1000.0,
+                start_period=p_names[r.period],
+            ))
+        elif r.kind == "commit":
+            pool = pool_rows[r.pool]
+            units = float(r.value)
+            hours = pool.term_months * HOURS_PER_MONTH
+            items.append(LineItem(
+                item="reservation", period=p_names[r.period], **_pool_fields(pool), units=units,
+                accelerators=units * pool.accels_per_unit, hours=hours,
+                cost_usd=pool.price_usd_per_hour * units * hours, co2e_t=0.0,
+                start_period=p_names[r.period],
+            ))
+    for pool in pools.itertuples(index=False):
+        if not pool.existing_units:
+            continue
+        if pool.kind == "owned":
+            cost = pool.hosting_usd_per_month * horizon * pool.existing_units
+            hours = horizon * HOURS_PER_MONTH
+        else:
+            cost, hours = 0.0, 0.0
+            for res in compiled.problem.existing_reservations:
+                if res.offering == pool.offering_id and res.mode == pool.mode:
+                    months = _overlap_months(periods, 0.0, res.months_remaining).sum()
+                    cost += pool.price_usd_per_hour * res.units * months * HOURS_PER_MONTH
+                    hours = max(hours, months * HOURS_PER_MONTH)
+        items.append(LineItem(
+            item="existing", period=p_names[0], **_pool_fields(pool),
+            units=float(pool.existing_units),
+            accelerators=float(pool.existing_units * pool.accels_per_unit), hours=hours,
+            cost_usd=cost, co2e_t=0.0,
+        ))
+    order = {name: i for i, name in enumerate(p_names)}
+    items.sort(key=lambda i: (order[i.period], i.provider, i.region, i.offering, i.mode, i.item,
+                              i.workload, i.block))
+    total_cost = sum(i.cost_usd for i in items)
+    total_co2 = sum(i.co2e_t for i in items)
+    return Plan(
+        problem=compiled.problem.name, status=status, objective=objective,
+        objective_kind=compiled.problem.objective, total_cost_usd=total_cost,
+        total_co2e_t=total_co2, gap=gap, solver=solver, solve_seconds=solve_seconds,
+        line_items=items, totals=totals_of(items, p_names),
+        owned_utilisation=owned_utilisation(items, compiled),
+        binding=binding_rows(model, values),
+        served_fraction=served_fraction(compiled, model, values),
+        compile_report=compiled.report.as_dict(),
+    )
+
+
+def totals_of(items: list[LineItem], period_names: list[str]) -> Totals:
+    """Sums of line-item costs by period, provider, mode and workload."""
+    by = {key: defaultdict(float) for key in ("period", "provider", "mode", "workload")}
+    co2_w: dict[str, float] = defaultdict(float)
+    for i in items:
+        by["period"][i.period] += i.cost_usd
+        by["provider"][i.provider] += i.cost_usd
+        by["mode"][i.mode] += i.cost_usd
+        by["workload"][i.workload or "(fleet)"] += i.cost_usd
+        co2_w[i.workload or "(fleet)"] += i.co2e_t
+    return Totals(
+        by_period={p: by["period"].get(p, 0.0) for p in period_names},
+        by_provider=dict(sorted(by["provider"].items())),
+        by_mode=dict(sorted(by["mode"].items())),
+        by_workload=dict(sorted(by["workload"].items())),
+        co2e_t_by_workload=dict(sorted(co2_w.items())),
+    )
+
+
+def owned_utilisation(items: list[LineItem], compiled: Compiled) -> dict[str, float]:
+    """Per owned server type and site: unit-hours in use / unit-hours owned."""
+    p_hours = dict(zip(compiled.periods["name"], compiled.periods["hours"], strict=True))
+    horizon_h = float(compiled.periods["hours"].sum())
+    owned: dict[str, float] = defaultdict(float)
+    used: dict[str, float] = defaultdict(float)
+    for i in items:
+        if i.mode != "owned":
+            continue
+        if i.item in {"purchase", "existing"}:
+            owned[i.offering] += i.units * (i.hours if i.item == "purchase" else horizon_h)
+        elif i.item == "use":
+            used[i.offering] += i.units * i.hours
+        elif i.item == "training":
+            used[i.offering] += i.units * p_hours[i.period]
+    # a server in use in several blocks is counted once per block's hours: that is its use
+    return {o: min(1.0, used[o] / owned[o]) for o in sorted(owned) if owned[o] > 0}
+
+
+def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> list[Binding]:
+    """Global and capacity constraints that hold with equality (what binds)."""
+    from solver.model import FAMILIES
+
+    out = []
+    for row in model.rows:
+        if row.family in {"demand", "demand_bucket", "mix_capacity", "train_once",
+                          "owned_capacity", "reserved_capacity", "objective_stage"}:
+            continue
+        lhs = sum(c * values[i] for i, c in row.coefs.items())
+        slack = row.rhs - lhs if row.sense == "<=" else lhs - row.rhs
+        if abs(slack) <= tol * max(1.0, abs(row.rhs)):
+            out.append(Binding(name=row.name, family=row.family,
+                               description=FAMILIES[row.family].description, slack=slack))
+    return out
+
+
+def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) -> dict[str, float]:
+    """Per online workload: served / demanded (1.0 unless shortfall is allowed)."""
+    var = model.variables.assign(value=values)
+    short = var[var["kind"] == "shortfall"]
+    out = {}
+    dem = compiled.demand.copy()
+    if dem.empty:
+        return out
+    hours = compiled.periods["hours"].to_numpy()[dem["period"].to_numpy()] * \
+        compiled.blocks["fraction"].to_numpy()[dem["block"].to_numpy()]
+    dem["tokens"] = dem["demand"] * dem["tokens_per_unit"] * hours
+    for w, group in dem.groupby("workload"):
+        total = float(group["tokens"].sum())
+        s = short[short["workload"] == w]
+        if s.empty:
+            out[w] = 1.0
+            continue
+        h = compiled.periods["hours"].to_numpy()[s["period"].to_numpy()] * \
+            compiled.blocks["fraction"].to_numpy()[s["block"].to_numpy()]
+        tok = compiled.demand.set_index(["workload", "period", "block", "bucket"])
+        per = [float(tok.loc[(w, p, b, j), "tokens_per_unit"]) for p, b, j in
+               zip(s["period"], s["block"], s["bucket"], strict=True)]
+        missing = float((s["value"].to_numpy() * np.array(per) * h).sum())
+        out[w] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
+    return out

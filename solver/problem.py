@@ -1,0 +1,436 @@
+"""Problem files: pydantic models of what a team asks (workloads and constraints).
+
+A problem file is YAML. :func:`load_problem` reads one and returns a validated
+:class:`Problem`; every mistake becomes one :class:`~solver.errors.ProcureError`
+that names the file, the field path and the fix. ``procure schema`` prints the
+JSON Schema generated from these models.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from solver.errors import ProcureError, closest
+
+HOURS_PER_MONTH = 730.0  # 8,760 h / 12
+HOURS_PER_DAY = 24.0
+SECONDS_PER_DAY = 86_400.0
+
+Mode = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "owned"]
+ALL_MODES: tuple[Mode, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y", "owned")
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+Framework = Literal["pytorch", "jax", "neuron"]
+
+_DURATION_UNITS_S = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
+_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµ]+)\s*$")
+
+
+def parse_duration_s(text: object) -> float:
+    """Parse a latency such as ``"50 ms"`` or ``"1 s"`` into seconds.
+
+    A bare number is refused: an SLO without a unit is ambiguous (ms or s?).
+    """
+    if isinstance(text, bool) or not isinstance(text, str):
+        raise ValueError(
+            f"{text!r} has no unit; write it with one, e.g. '50 ms' or '1 s'"
+        )
+    match = _DURATION_RE.match(text)
+    if not match or match.group(2) not in _DURATION_UNITS_S:
+        raise ValueError(f"{text!r} is not a duration; write e.g. '50 ms' or '1 s'")
+    value_s = float(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+    if value_s <= 0:
+        raise ValueError(f"{text!r} must be positive")
+    return value_s
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelShape(_Strict):
+    """A transformer's shape, for models without a preset."""
+
+    params_b: float = Field(gt=0, description="Total parameters, billions")
+    active_params_b: float | None = Field(
+        None, gt=0, description="Parameters active per token (MoE), billions; default = params_b"
+    )
+    layers: int | None = Field(None, gt=0)
+    hidden_size: int | None = Field(None, gt=0)
+    attention_heads: int | None = Field(None, gt=0)
+    kv_heads: int | None = Field(None, gt=0)
+    head_dim: int | None = Field(None, gt=0)
+    vocab_size: int | None = Field(None, gt=0)
+
+
+class Period(_Strict):
+    """A planning period (months)."""
+
+    name: str
+    months: float = Field(gt=0, description="Length of the period, months (730 h each)")
+
+
+class LoadBlock(_Strict):
+    """A block of hours within each day with its own demand level."""
+
+    name: str
+    hours_per_day: float = Field(gt=0, le=24, description="Hours per day in this block")
+    demand_factor: float | None = Field(
+        None, ge=0, description="Demand as a multiple of the daily average; omitted = each "
+        "workload's peak_to_average"
+    )
+
+
+class Demand(_Strict):
+    """Inference demand: users x requests, or tokens/s, or requests/s (exactly one)."""
+
+    users: float | None = Field(None, gt=0, description="Daily active users")
+    requests_per_user_per_day: float | None = Field(None, gt=0)
+    tokens_per_s: float | None = Field(None, gt=0, description="Average output tokens/s")
+    requests_per_s: float | None = Field(None, gt=0, description="Average requests/s")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Demand:
+        ways = [
+            self.users is not None or self.requests_per_user_per_day is not None,
+            self.tokens_per_s is not None,
+            self.requests_per_s is not None,
+        ]
+        if sum(ways) != 1:
+            raise ValueError(
+                "give exactly one of: users + requests_per_user_per_day, tokens_per_s, requests_per_s"
+            )
+        if ways[0] and (self.users is None or self.requests_per_user_per_day is None):
+            raise ValueError("users and requests_per_user_per_day go together; give both")
+        return self
+
+
+class TrafficBucket(_Strict):
+    """One request-size bucket of a traffic mix."""
+
+    prompt_tokens: int = Field(gt=0, description="Representative prompt length, tokens")
+    output_tokens: int = Field(gt=0, description="Representative output length, tokens")
+    share: float = Field(ge=0, le=1, description="Fraction of requests in this bucket")
+
+
+class _WorkloadBase(_Strict):
+    name: str = Field(description="Unique workload name")
+    model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
+    framework: Framework = "pytorch"
+    providers: list[str] | None = Field(None, description="Restrict to these providers")
+    regions: list[str] | None = Field(None, description="Restrict to these regions")
+    residency: list[str] | None = Field(None, description="Allowed residency zones (us, eu, ...)")
+    require_ecc: bool = False
+
+
+class TrainingWorkload(_WorkloadBase):
+    """Train (or fine-tune) a model on a number of tokens within a window."""
+
+    kind: Literal["training"]
+    tokens: float = Field(gt=0, description="Training tokens")
+    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
+    optimizer: Literal["adamw", "sgd", "lora", "qlora"] = "adamw"
+    seq_len: int = Field(4096, gt=0, description="Sequence length, tokens")
+    micro_batch: int = Field(1, gt=0, description="Sequences per device per step")
+    recompute: Literal["none", "selective", "full"] = "selective"
+    start_period: str | None = Field(None, description="First period the job may run in")
+    end_period: str | None = Field(None, description="Last period the job must finish in")
+    deadline_days: float | None = Field(None, gt=0, description="Wall-clock limit, days")
+    mfu: float | None = Field(None, gt=0, le=1, description="Model FLOPs utilisation override")
+    interruptible: bool = Field(False, description="Spot capacity allowed (checkpoint/restart)")
+    max_accelerators: int | None = Field(None, gt=0, description="Largest cluster to consider")
+
+
+class InferenceWorkload(_WorkloadBase):
+    """Serve a model online to a demand within latency SLOs."""
+
+    kind: Literal["inference"]
+    weight_precision: Precision = "bf16"
+    kv_precision: Precision = "bf16"
+    demand: Demand
+    prompt_tokens: int = Field(gt=0)
+    output_tokens: int = Field(gt=0)
+    ttft_slo: str = Field(description="Time to first token SLO with unit, e.g. '1 s'")
+    tpot_slo: str = Field(description="Time per output token SLO with unit, e.g. '50 ms'")
+    peak_to_average: float = Field(1.0, ge=1, description="Peak demand / average demand")
+    periods: list[str] | None = Field(None, description="Periods served; default all")
+    redundancy: int = Field(1, ge=1, description="At least this many serving units at all times")
+    interruptible: bool = Field(False, description="Spot capacity allowed")
+    allow_tensor_parallel_over_pcie: bool = False
+    traffic_mix: list[TrafficBucket] | None = None
+    measured_throughput_rps: dict[str, list[float]] | None = Field(
+        None,
+        description="Per accelerator: requests/s ONE accelerator sustains per traffic-mix bucket "
+        "at the SLO (e.g. vLLM measurements); replaces the physics estimate",
+    )
+
+    @field_validator("ttft_slo", "tpot_slo", mode="before")
+    @classmethod
+    def _has_unit(cls, value: object) -> str:
+        parse_duration_s(value)
+        return value  # type: ignore[return-value]
+
+    @property
+    def ttft_slo_s(self) -> float:
+        return parse_duration_s(self.ttft_slo)
+
+    @property
+    def tpot_slo_s(self) -> float:
+        return parse_duration_s(self.tpot_slo)
+
+    @model_validator(mode="after")
+    def _mix(self) -> InferenceWorkload:
+        if self.traffic_mix is not None:
+            total = sum(b.share for b in self.traffic_mix)
+            if abs(total - 1.0) > 0.01:
+                raise ValueError(f"traffic_mix shares sum to {total:.3f}; they must sum to 1")
+        if self.measured_throughput_rps is not None:
+            if self.traffic_mix is None:
+                raise ValueError("measured_throughput_rps needs a traffic_mix to refer to")
+            for acc, values in self.measured_throughput_rps.items():
+                if len(values) != len(self.traffic_mix):
+                    raise ValueError(
+                        f"measured_throughput_rps[{acc}] has {len(values)} values; "
+                        f"traffic_mix has {len(self.traffic_mix)} buckets"
+                    )
+                if any(v < 0 for v in values):
+                    raise ValueError(f"measured_throughput_rps[{acc}] has a negative value")
+        return self
+
+
+class BatchInferenceWorkload(_WorkloadBase):
+    """Generate a number of tokens offline before a deadline (no latency SLO)."""
+
+    kind: Literal["batch_inference"]
+    weight_precision: Precision = "bf16"
+    kv_precision: Precision = "bf16"
+    output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
+    prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")
+    output_tokens: int = Field(gt=0, description="Output length per request, tokens")
+    periods: list[str] | None = Field(None, description="Periods the job runs in; default all")
+    interruptible: bool = True
+    allow_tensor_parallel_over_pcie: bool = False
+
+
+Workload = Annotated[
+    TrainingWorkload | InferenceWorkload | BatchInferenceWorkload, Field(discriminator="kind")
+]
+
+
+class ExistingServer(_Strict):
+    """Servers already owned at the start of the horizon."""
+
+    server: str
+    site: str
+    units: int = Field(gt=0)
+
+
+class ExistingReservation(_Strict):
+    """A reservation already paid for, still running at the start of the horizon."""
+
+    offering: str
+    mode: Literal["reserved_1y", "reserved_3y"]
+    units: int = Field(gt=0)
+    months_remaining: float = Field(gt=0)
+
+
+class Quota(_Strict):
+    """A cap on cloud accelerators (rented and reserved) per provider, region, type."""
+
+    provider: str
+    region: str | None = None
+    accelerator: str | None = None
+    max_accelerators: int = Field(ge=0)
+
+
+class Problem(_Strict):
+    """A procurement question: workloads and the constraints around them."""
+
+    name: str
+    description: str = ""
+    horizon_months: float = Field(gt=0, description="Planning horizon, months")
+    periods: list[Period] | None = Field(None, description="Default: one period of the horizon")
+    load_blocks: list[LoadBlock] | None = Field(
+        None, description="Default: one block, 24 h/day at each workload's peak demand"
+    )
+    budget_usd: float | None = Field(None, gt=0, description="Total spend cap, USD")
+    capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
+    period_budget_usd: dict[str, float] = Field(default_factory=dict)
+    carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
+    objective: Literal["min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic"] = (
+        "min_cost"
+    )
+    carbon_price_usd_per_tco2e: float = Field(0.0, ge=0, description="For cost_plus_carbon")
+    shortfall_penalty_usd_per_mtoken: float = Field(
+        1000.0, gt=0, description="Penalty per 1M unserved output tokens (max_served)"
+    )
+    lexicographic_cost_tolerance: float = Field(0.0, ge=0, description="Cost slack for carbon stage")
+    providers: list[str] | None = Field(None, description="Allowed providers; default all")
+    regions: list[str] | None = Field(None, description="Allowed regions; default all")
+    residency: list[str] | None = Field(None, description="Allowed residency zones")
+    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
+    sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
+    owned_cost_policy: Literal["cash", "amortised"] = "cash"
+    existing_fleet: list[ExistingServer] = Field(default_factory=list)
+    existing_reservations: list[ExistingReservation] = Field(default_factory=list)
+    provider_share_max: dict[str, float] = Field(default_factory=dict)
+    quotas: list[Quota] = Field(default_factory=list)
+    availability_caps: dict[str, int] = Field(
+        default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
+    )
+    demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
+    memory_headroom: float = Field(0.10, ge=0, lt=1, description="Memory kept free per device")
+    workloads: list[Workload] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Problem:
+        names = [w.name for w in self.workloads]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"workload names must be unique; repeated: {dupes}")
+        total = sum(p.months for p in self.resolved_periods)
+        if abs(total - self.horizon_months) > 1e-6:
+            raise ValueError(
+                f"periods add up to {total:g} months but horizon_months is {self.horizon_months:g}"
+            )
+        period_names = [p.name for p in self.resolved_periods]
+        if len(set(period_names)) != len(period_names):
+            raise ValueError("period names must be unique")
+        if self.load_blocks is not None:
+            hours = sum(b.hours_per_day for b in self.load_blocks)
+            if abs(hours - 24.0) > 1e-6:
+                raise ValueError(f"load_blocks cover {hours:g} h/day; they must cover 24")
+        for key in self.period_budget_usd:
+            if key not in period_names:
+                raise ValueError(
+                    f"period_budget_usd names period {key!r}; periods are {period_names}"
+                )
+        for w in self.workloads:
+            refs: list[str | None] = []
+            if isinstance(w, TrainingWorkload):
+                refs = [w.start_period, w.end_period]
+            elif w.periods is not None:
+                refs = list(w.periods)
+            for ref in refs:
+                if ref is not None and ref not in period_names:
+                    hint = closest(ref, period_names)
+                    raise ValueError(
+                        f"workload {w.name!r} names period {ref!r}, which is not in periods "
+                        f"{period_names}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    )
+        return self
+
+    @property
+    def resolved_periods(self) -> list[Period]:
+        return self.periods or [Period(name="all", months=self.horizon_months)]
+
+    @property
+    def resolved_blocks(self) -> list[LoadBlock]:
+        """Load blocks; the default is one block of 24 h/day at each workload's peak."""
+        return self.load_blocks or [LoadBlock(name="peak", hours_per_day=24.0)]
+
+
+def _field_path(loc: tuple[object, ...], data: object) -> str:
+    """Turn a pydantic location into ``workloads[1].tokens``, naming workloads by name."""
+    parts: list[str] = []
+    node = data
+    for item in loc:
+        if isinstance(item, int):
+            label = f"[{item}]"
+            if isinstance(node, list) and item < len(node) and isinstance(node[item], dict):
+                wname = node[item].get("name")
+                if wname:
+                    label = f"[{item}] ({wname})"
+            parts.append(label)
+            node = node[item] if isinstance(node, list) and item < len(node) else None
+        else:
+            key = str(item)
+            if key in {"training", "inference", "batch_inference"} and isinstance(node, dict):
+                continue  # discriminator tag, not a field
+            if key.startswith("function-") or key in {"str", "ModelShape"}:
+                continue
+            parts.append(("." if parts else "") + key)
+            node = node.get(key) if isinstance(node, dict) else None
+    return "".join(parts) or "(top level)"
+
+
+def _fix_for(error: dict) -> str:
+    kind = error.get("type", "")
+    loc = error.get("loc", ())
+    field = str(loc[-1]) if loc else ""
+    if kind == "extra_forbidden":
+        model_fields: set[str] = set()
+        for cls in (Problem, TrainingWorkload, InferenceWorkload, BatchInferenceWorkload, Demand,
+                    Period, LoadBlock, ExistingServer, ExistingReservation, Quota, TrafficBucket,
+                    ModelShape):
+            model_fields |= set(cls.model_fields)
+        hint = closest(field, model_fields)
+        return f"remove {field!r}" + (f" or rename it to {hint[0]!r}" if hint else "")
+    if kind == "missing":
+        return f"add the required field {field!r}"
+    if kind == "union_tag_invalid" or kind == "union_tag_not_found":
+        return "set kind to one of: training, inference, batch_inference"
+    if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        return f"give {field!r} a value within the limit stated above"
+    if "type" in kind or kind.endswith("_parsing"):
+        return f"give {field!r} a value of the right type"
+    return "correct the value as the message says"
+
+
+def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
+    """Validate already-parsed YAML data into a :class:`Problem`.
+
+    Raises
+    ------
+    ProcureError
+        On the first validation error, naming the field path and the fix.
+    """
+    if not isinstance(data, dict):
+        raise ProcureError(
+            "the file does not hold a mapping of fields",
+            file=file,
+            fix="start the file with fields such as 'name:', 'horizon_months:', 'workloads:'",
+        )
+    try:
+        return Problem.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        msg = str(first.get("msg", "invalid value"))
+        msg = msg.removeprefix("Value error, ")
+        more = f" ({len(errors) - 1} more error(s) after fixing this)" if len(errors) > 1 else ""
+        raise ProcureError(
+            msg + more, file=file, field=_field_path(first["loc"], data), fix=_fix_for(first)
+        ) from None
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Read and validate a problem YAML file.
+
+    Raises
+    ------
+    ProcureError
+        File missing, YAML syntax error (with its line), or a validation error.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ProcureError(
+            "file not found", file=str(path), fix="check the path; examples are in problems/"
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = getattr(exc, "problem", None) or "YAML syntax error"
+        raise ProcureError(
+            f"YAML syntax error: {problem}",
+            file=str(path),
+            field=line,
+            fix="check indentation and quoting on that line (YAML uses spaces, not tabs)",
+        ) from None
+    return parse_problem(data, file=str(path))

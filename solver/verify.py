@@ -1,0 +1,483 @@
+"""The independent verifier: recompute every constraint of a plan.
+
+It reads only the plan's line items, the problem, the catalog and the physics;
+never the solver's matrices or the compiled option table. Capacities, memory
+fits, SLOs, training hours, costs and emissions are recomputed here from the
+catalog rows, and every constraint family of the MIP is checked again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from solver import physics
+from solver.catalog import Catalog, normalise_name
+from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
+from solver.physics.constants import (
+    HOST_POWER_FRACTION,
+    INFERENCE_UTILISATION,
+    TRAINING_UTILISATION,
+)
+from solver.plan import Check, Plan
+from solver.problem import (
+    HOURS_PER_MONTH,
+    InferenceWorkload,
+    Problem,
+    TrainingWorkload,
+)
+
+REL_TOL = 1e-6
+
+
+class _Checks:
+    def __init__(self) -> None:
+        self.items: list[Check] = []
+        self.failed: dict[str, list[str]] = defaultdict(list)
+        self.counts: dict[str, int] = defaultdict(int)
+
+    def check(self, name: str, ok: bool, detail: str = "") -> None:
+        self.counts[name] += 1
+        if not ok:
+            self.failed[name].append(detail)
+
+    def result(self) -> list[Check]:
+        out = []
+        for name, n in self.counts.items():
+            bad = self.failed.get(name, [])
+            out.append(Check(name=name, ok=not bad,
+                             detail=(f"{n} checked" if not bad else
+                                     f"{len(bad)} of {n} failed: " + "; ".join(bad[:3]))))
+        return out
+
+
+def _close(a: float, b: float, tol: float = REL_TOL) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def _le(a: float, b: float, tol: float = REL_TOL) -> bool:
+    return a <= b + tol * max(1.0, abs(b))
+
+
+class _Context:
+    """Catalog lookups for one plan (pure reads)."""
+
+    def __init__(self, problem: Problem, catalog: Catalog) -> None:
+        self.problem = problem
+        self.catalog = catalog
+        months = [p.months for p in problem.resolved_periods]
+        self.period_names = [p.name for p in problem.resolved_periods]
+        self.start_month = dict(zip(self.period_names, np.cumsum([0.0] + months[:-1]), strict=True))
+        self.months = dict(zip(self.period_names, months, strict=True))
+        self.horizon = float(sum(months))
+        self.blocks = {b.name: b for b in problem.resolved_blocks}
+        self.workloads = {w.name: w for w in problem.workloads}
+
+    def unit(self, item) -> dict:
+        """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
+        cat = self.catalog
+        if item.mode == "owned":
+            server_id, site_id = item.offering.split("@", 1)
+            srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
+            acc = cat.accelerators.loc[srv["accelerator_id"]]
+            return {"acc": acc, "apu": int(srv["accelerators_per_server"]),
+                    "nvlink": bool(srv["nvlink"]), "zone": site["residency_zone"],
+                    "pue": float(site["pue"]), "grid": float(site["grid_gco2_per_kwh"]),
+                    "usd_per_kwh": float(site["electricity_usd_per_kwh"]),
+                    "power_kw_max": float(srv["power_kw"]), "server": srv, "site": site,
+                    "network_gbps": float(srv["network_gbps"]) if srv["network_gbps"] == srv[
+                        "network_gbps"] else 100.0}
+        off = cat.offerings.loc[item.offering]
+        reg = cat.regions.loc[(off["provider"], off["region"])]
+        acc = cat.accelerators.loc[off["accelerator_id"]]
+        price_col = {"on_demand": "on_demand_usd_per_hour", "spot": "spot_usd_per_hour",
+                     "reserved_1y": "reserved_1y_usd_per_hour",
+                     "reserved_3y": "reserved_3y_usd_per_hour"}[item.mode]
+        return {"acc": acc, "apu": int(off["accelerators_per_instance"]),
+                "nvlink": bool(off["nvlink"]), "zone": reg["residency_zone"],
+                "pue": float(reg["pue"]), "grid": float(reg["grid_gco2_per_kwh"]),
+                "price": float(off[price_col]), "offering": off,
+                "network_gbps": float(off["network_gbps"]) if off["network_gbps"] == off[
+                    "network_gbps"] else 100.0}
+
+    def kg_per_unit_hour(self, u: dict, utilisation: float, owned: bool) -> tuple[float, float]:
+        """(kWh, kgCO2e) per unit-hour of use, recomputed from the catalog."""
+        if owned:
+            kw = float(physics.power_w_at_utilisation(u["power_kw_max"] * 1000.0, utilisation))
+            kw /= 1000.0
+        else:
+            kw = float(physics.power_w_at_utilisation(float(u["acc"]["tdp_w"]), utilisation))
+            kw = kw * u["apu"] * (1.0 + HOST_POWER_FRACTION) / 1000.0
+        kwh = float(physics.energy_kwh(kw * 1000.0, 1.0, u["pue"]))
+        kg = float(physics.operational_kgco2e(kwh, u["grid"]))
+        if not owned:
+            kg += float(physics.embodied_kgco2e_per_hour(float(u["acc"]["embodied_kgco2e"])))\
+                * u["apu"]
+        return kwh, kg
+
+
+def _peak(acc, precision: str) -> float:
+    if precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0:
+        return float(acc["fp8_dense_tflops"])
+    if precision == "int8" and float(acc["int8_dense_tops"]) > 0:
+        return float(acc["int8_dense_tops"])
+    return float(acc["bf16_dense_tflops"])
+
+
+def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, headroom: float):
+    acc = u["acc"]
+    online = isinstance(w, InferenceWorkload)
+    return physics.best_decode(
+        params=spec.params, active_params=spec.active_params, layers=spec.layers,
+        kv_heads=spec.kv_heads, head_dim=spec.head_dim, hidden_size=spec.hidden_size or 0.0,
+        weight_bytes=physics.bytes_per_value(w.weight_precision),
+        kv_bytes=physics.bytes_per_value(w.kv_precision), prompt_tokens=prompt,
+        output_tokens=output, tpot_slo_s=w.tpot_slo_s if online else None,
+        ttft_slo_s=w.ttft_slo_s if online else None, d=np.array([float(d)]),
+        memory_gb=np.array([float(acc["memory_gb"])]),
+        bandwidth_gbps=np.array([float(acc["mem_bandwidth_gbps"])]),
+        peak_tflops=np.array([_peak(acc, w.weight_precision)]),
+        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]), nvlink=np.array([u["nvlink"]]),
+        memory_headroom=headroom,
+    )
+
+
+def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
+    """Recompute every constraint and cost of ``plan``; return the checks.
+
+    The plan is valid when every check is ok.
+    """
+    ctx = _Context(problem, catalog)
+    c = _Checks()
+    specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
+    p = problem
+
+    allowed_modes = set(p.modes)
+    # capacity per (workload, period, block[, bucket])
+    served: dict[tuple, float] = defaultdict(float)
+    units_in_use: dict[tuple, float] = defaultdict(float)  # (offering, mode, period, block)
+    serving_units: dict[tuple, float] = defaultdict(float)
+    period_cost: dict[str, float] = defaultdict(float)
+    provider_cost: dict[str, float] = defaultdict(float)
+    total_cost = 0.0
+    total_kg = 0.0
+    capex = 0.0
+    bought: dict[tuple, list[tuple[str, float]]] = defaultdict(list)  # offering -> (period, units)
+    committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
+    trained: dict[str, int] = defaultdict(int)
+
+    for item in plan.line_items:
+        u = ctx.unit(item)
+        owned = item.mode == "owned"
+        c.check("unit counts are whole numbers", abs(item.units - round(item.units)) < 1e-6,
+                f"{item.offering} {item.units}")
+        if item.item != "existing":
+            c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
+        # requirements common to every workload line
+        w = ctx.workloads.get(item.workload)
+        if w is not None:
+            zones = [z for z in (p.residency, w.residency) if z is not None]
+            c.check("residency", all(u["zone"] in z for z in zones),
+                    f"{item.workload} on {item.offering} ({u['zone']})")
+            provs = [q for q in (p.providers, w.providers) if q is not None]
+            c.check("providers allowed", all(item.provider in q for q in provs),
+                    f"{item.workload} on {item.provider}")
+            if not owned:
+                regs = [q for q in (p.regions, w.regions) if q is not None]
+                c.check("regions allowed", all(item.region in q for q in regs),
+                        f"{item.workload} in {item.region}")
+            frameworks = str(u["acc"]["frameworks"]).split(";")
+            c.check("framework supported", w.framework in frameworks,
+                    f"{item.workload} ({w.framework}) on {item.accelerator}")
+            if w.require_ecc:
+                c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
+            c.check("spot only for interruptible work", item.mode != "spot" or w.interruptible,
+                    f"{item.workload} on spot")
+
+        hours_expected = None
+        if item.item in {"rent", "use"}:
+            block = ctx.blocks[item.block]
+            hours_expected = ctx.months[item.period] * HOURS_PER_MONTH * block.hours_per_day / 24.0
+            c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
+            units_in_use[(item.offering, item.mode, item.period, item.block)] += item.units
+            serving_units[(item.workload, item.period, item.block)] += item.units
+            spec = specs[item.workload]
+            if item.tp_degree > 1 and not getattr(w, "allow_tensor_parallel_over_pcie", False):
+                c.check("tensor parallelism over NVLink", u["nvlink"], f"{item.offering}")
+            c.check("replica shape fits the unit",
+                    item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0, f"{item.offering}")
+            measured = None
+            if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+                for name, vals in w.measured_throughput_rps.items():
+                    if catalog.resolve_accelerator(name) == item.accelerator:
+                        measured = vals
+            mix = isinstance(w, InferenceWorkload) and w.traffic_mix
+            if mix:
+                share_used = 0.0
+                for j, y in item.bucket_requests_per_s.items():
+                    bucket = w.traffic_mix[int(j)]
+                    if measured is not None:
+                        r = measured[int(j)] * u["apu"]
+                    else:
+                        res = _decode(w, spec, u, item.tp_degree, bucket.prompt_tokens,
+                                      bucket.output_tokens, p.memory_headroom)
+                        r = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) / \
+                            bucket.output_tokens
+                    c.check("bucket served only where it fits", r > 0 or y <= 1e-9,
+                            f"{item.offering} bucket {j}")
+                    share_used += y / r if r > 0 else 0.0
+                    served[(item.workload, item.period, item.block, int(j))] += y
+                c.check("unit time split across buckets", _le(share_used, item.units, 1e-5),
+                        f"{item.offering}: {share_used:.4f} > {item.units}")
+            else:
+                prompt, output = w.prompt_tokens, w.output_tokens
+                res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
+                ok = res.reason[0] == ""
+                c.check("memory and SLOs met (physics recomputed)", ok,
+                        f"{item.workload} on {item.offering}: {res.reason[0]}")
+                cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
+                served[(item.workload, item.period, item.block, -1)] += cap
+            # cost and CO2 of the line
+            if item.item == "rent":
+                cost = u["price"] * item.units * item.hours
+            else:
+                kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+                cost = kwh * u["usd_per_kwh"] * item.units * item.hours if owned else 0.0
+            _, kg = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
+                    f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}")
+            c.check("line CO2e recomputed", _close(kg * item.units * item.hours / 1000.0,
+                                                    item.co2e_t, 1e-5), f"{item.offering}")
+            total_cost += cost
+            total_kg += kg * item.units * item.hours
+            period_cost[item.period] += cost
+            provider_cost[item.provider] += cost
+        elif item.item == "training":
+            spec = specs[item.workload]
+            trained[item.workload] += 1 if item.period == item.start_period else 0
+            for b in ctx.blocks:
+                units_in_use[(item.offering, item.mode, item.period, b)] += item.units
+            n_acc = int(item.units) * u["apu"]
+            act = physics.activation_gb_per_device(
+                seq_len=w.seq_len, micro_batch=w.micro_batch, hidden_size=spec.hidden_size,
+                layers=spec.layers, attention_heads=spec.attention_heads, recompute=w.recompute,
+                params=spec.params)
+            mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc,
+                                                               act))
+            usable = float(u["acc"]["memory_gb"]) * (1 - p.memory_headroom)
+            c.check("training fits memory (ZeRO-3)", mem <= usable + 1e-9,
+                    f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}")
+            mfu = w.mfu if w.mfu is not None else physics.default_mfu(
+                u["acc"]["vendor"], u["acc"]["device_class"], float(u["acc"]["scaleup_gbps"]))
+            eff = float(physics.scaling_efficiency(int(item.units), u["network_gbps"]))
+            hours = float(physics.training_hours(
+                physics.training_flops(spec.params, w.tokens, w.optimizer, w.recompute), n_acc,
+                _peak(u["acc"], w.precision), mfu, eff, item.mode == "spot"))
+            c.check("training hours recomputed", _close(hours, item.job_hours, 1e-6),
+                    f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h")
+            names = ctx.period_names
+            first = names.index(w.start_period) if w.start_period else 0
+            last = names.index(w.end_period) if w.end_period else len(names) - 1
+            start = names.index(item.start_period)
+            window_h = sum(ctx.months[n] for n in names[start:last + 1]) * HOURS_PER_MONTH
+            c.check("training inside its window", first <= start <= last and hours <= window_h
+                    + 1e-6, f"{item.workload}")
+            if w.deadline_days:
+                c.check("training deadline", hours <= w.deadline_days * 24 + 1e-6,
+                        f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h")
+            share = item.hours / hours if hours > 0 else 0.0
+            kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
+            if owned:
+                cost = kwh * u["usd_per_kwh"] * item.units * item.hours
+            elif item.mode in ("on_demand", "spot"):
+                cost = u["price"] * item.units * hours * share
+            else:
+                cost = 0.0
+            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
+                    f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}")
+            total_cost += cost
+            total_kg += kg * item.units * item.hours
+            period_cost[item.period] += cost
+            provider_cost[item.provider] += cost
+        elif item.item == "purchase":
+            srv = u["server"]
+            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            arrival = ctx.start_month[item.period] + lead
+            in_service = max(0.0, ctx.horizon - arrival)
+            frac = min(1.0, in_service / (float(srv["lifetime_years"]) * 12)) \
+                if p.owned_cost_policy == "amortised" else 1.0
+            hosting = float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"]) + \
+                float(srv["maintenance_usd_per_year"]) / 12.0
+            cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service)
+            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
+                    f"purchase {item.offering}")
+            capex += item.units * float(srv["capex_usd"]) * frac
+            total_cost += cost
+            total_kg += item.units * float(srv["embodied_kgco2e"]) * frac
+            provider_cost["owned"] += cost
+            bought[item.offering].append((item.period, item.units))
+            for name in ctx.period_names:
+                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
+                overlap = max(0.0, min(e, ctx.horizon) - max(s, arrival))
+                period_cost[name] += item.units * hosting * overlap
+            period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
+        elif item.item == "reservation":
+            term = RESERVED_TERM_MONTHS[item.mode]
+            cost = u["price"] * item.units * term * HOURS_PER_MONTH
+            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
+                    f"reservation {item.offering}")
+            total_cost += cost
+            provider_cost[item.provider] += cost
+            committed[(item.offering, item.mode)].append((item.period, item.units))
+            begin = ctx.start_month[item.period]
+            spent = 0.0
+            for name in ctx.period_names:
+                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
+                overlap = max(0.0, min(e, begin + term) - max(s, begin))
+                part = u["price"] * item.units * overlap * HOURS_PER_MONTH
+                period_cost[name] += part
+                spent += part
+            period_cost[ctx.period_names[-1]] += cost - spent
+        elif item.item == "existing":
+            total_cost += item.cost_usd
+            provider_cost[item.provider] += item.cost_usd
+            # spread like the model: hosting/reservation month by month
+            for name in ctx.period_names:
+                period_cost[name] += item.cost_usd * ctx.months[name] / ctx.horizon \
+                    if item.mode == "owned" else 0.0
+            if item.mode != "owned":
+                for r in p.existing_reservations:
+                    if r.offering == item.offering and r.mode == item.mode:
+                        for name in ctx.period_names:
+                            s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
+                            overlap = max(0.0, min(e, r.months_remaining) - s)
+                            period_cost[name] += u["price"] * r.units * overlap * HOURS_PER_MONTH
+
+    # ---- demand met (recomputed from the problem, not from the model's rows)
+    for w in p.workloads:
+        if isinstance(w, TrainingWorkload):
+            c.check("each training job runs once", trained.get(w.name, 0) == 1,
+                    f"{w.name}: {trained.get(w.name, 0)} clusters")
+            continue
+        names = w.periods or ctx.period_names
+        for period in names:
+            for bname, block in ctx.blocks.items():
+                if isinstance(w, InferenceWorkload):
+                    dem = w.demand
+                    if dem.tokens_per_s is not None:
+                        avg_tps = dem.tokens_per_s
+                    elif dem.requests_per_s is not None:
+                        avg_tps = dem.requests_per_s * w.output_tokens
+                    else:
+                        avg_tps = dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
+                    factor = w.peak_to_average if block.demand_factor is None else block.demand_factor
+                    scale = factor * (1 + p.demand_headroom)
+                    if p.objective != "max_served":
+                        c.check("redundancy", serving_units[(w.name, period, bname)] >=
+                                w.redundancy - 1e-9, f"{w.name} {period}/{bname}")
+                    if w.traffic_mix:
+                        rps = avg_tps / w.output_tokens * scale
+                        for j, bucket in enumerate(w.traffic_mix):
+                            need = rps * bucket.share
+                            got = served[(w.name, period, bname, j)]
+                            if p.objective != "max_served":
+                                c.check("demand met", got >= need * (1 - 1e-6) - 1e-9,
+                                        f"{w.name} {period}/{bname} bucket {j}: {got:.3f} < "
+                                        f"{need:.3f} req/s")
+                        continue
+                    need = avg_tps * scale
+                else:
+                    hours = sum(ctx.months[n] for n in names) * HOURS_PER_MONTH
+                    need = w.output_tokens_total / (hours * 3600)
+                got = served[(w.name, period, bname, -1)]
+                if p.objective != "max_served":
+                    c.check("demand met", got >= need * (1 - 1e-6) - 1e-9,
+                            f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s")
+
+    # ---- fleet: owned and reserved units cover what is in use; availability caps
+    for (offering, mode, period, bname), units in units_in_use.items():
+        if mode == "owned":
+            server_id, site_id = offering.split("@", 1)
+            srv = catalog.servers.loc[server_id]
+            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            have = sum(e.units for e in p.existing_fleet if e.server == server_id
+                       and e.site == site_id)
+            have += sum(n for t, n in bought.get(offering, [])
+                        if ctx.start_month[t] + lead <= ctx.start_month[period] + 1e-9)
+            c.check("owned units cover use", units <= have + 1e-9,
+                    f"{offering} {period}: {units:g} in use, {have:g} delivered")
+        elif mode in RESERVED_TERM_MONTHS:
+            term = RESERVED_TERM_MONTHS[mode]
+            end = ctx.start_month[period] + ctx.months[period]
+            have = sum(n for t, n in committed.get((offering, mode), [])
+                       if ctx.start_month[t] <= ctx.start_month[period] and
+                       end <= ctx.start_month[t] + term + 1e-9)
+            have += sum(r.units for r in p.existing_reservations if r.offering == offering and
+                        r.mode == mode and end <= r.months_remaining + 1e-9)
+            c.check("reserved units cover use", units <= have + 1e-9,
+                    f"{offering} {mode} {period}: {units:g} in use, {have:g} reserved")
+            cap = p.availability_caps.get(offering, int(catalog.offerings.loc[offering,
+                                                        "availability_cap_instances"]))
+            c.check("availability", have <= cap + 1e-9, f"{offering} {mode}: {have:g} > {cap}")
+        else:
+            cap = p.availability_caps.get(offering, int(catalog.offerings.loc[offering,
+                                                        "availability_cap_instances"]))
+            c.check("availability", units <= cap + 1e-9,
+                    f"{offering} {mode} {period}/{bname}: {units:g} > {cap}")
+    # quotas on cloud accelerators in use
+    for q in p.quotas:
+        per_slot: dict[tuple, float] = defaultdict(float)
+        for (offering, mode, period, bname), units in units_in_use.items():
+            if mode == "owned":
+                continue
+            off = catalog.offerings.loc[offering]
+            if off["provider"] != q.provider or (q.region and off["region"] != q.region):
+                continue
+            if q.accelerator and normalise_name(off["accelerator_id"]) != normalise_name(
+                    q.accelerator):
+                continue
+            per_slot[(period, bname)] += units * int(off["accelerators_per_instance"])
+        for slot, n in per_slot.items():
+            c.check("quota", n <= q.max_accelerators + 1e-9,
+                    f"{q.provider}/{q.region or '*'}/{q.accelerator or '*'} {slot}: {n:g} > "
+                    f"{q.max_accelerators}")
+    # site power caps
+    fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
+    for name in ctx.period_names:
+        for e in p.existing_fleet:
+            fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
+        for offering, buys in bought.items():
+            server_id, site_id = offering.split("@", 1)
+            srv = catalog.servers.loc[server_id]
+            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            fleet_kw[(site_id, name)] += sum(
+                n * float(srv["power_kw"]) for t, n in buys
+                if ctx.start_month[t] + lead <= ctx.start_month[name] + 1e-9 and
+                ctx.start_month[t] <= ctx.start_month[name])
+    for (site_id, name), kw in fleet_kw.items():
+        cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
+        c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
+
+    # ---- money and carbon
+    c.check("total cost = sum of line items", _close(total_cost, plan.total_cost_usd, 1e-6),
+            f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}")
+    c.check("total CO2e recomputed", _close(total_kg / 1000.0, plan.total_co2e_t, 1e-6),
+            f"{plan.total_co2e_t:.3f} t vs {total_kg / 1000:.3f} t")
+    if p.budget_usd is not None:
+        c.check("budget", _le(total_cost, p.budget_usd),
+                f"${total_cost:,.0f} > ${p.budget_usd:,.0f}")
+    if p.capex_budget_usd is not None:
+        c.check("capex budget", _le(capex, p.capex_budget_usd),
+                f"${capex:,.0f} > ${p.capex_budget_usd:,.0f}")
+    for name, cap in p.period_budget_usd.items():
+        c.check("period budget", _le(period_cost[name], cap),
+                f"{name}: ${period_cost[name]:,.0f} > ${cap:,.0f}")
+    if p.carbon_cap_tco2e is not None:
+        c.check("carbon cap", _le(total_kg / 1000.0, p.carbon_cap_tco2e),
+                f"{total_kg / 1000:.2f} t > {p.carbon_cap_tco2e} t")
+    for provider, share in p.provider_share_max.items():
+        c.check("provider share", _le(provider_cost.get(provider, 0.0), share * total_cost),
+                f"{provider}: ${provider_cost.get(provider, 0):,.0f} > {share:.0%} of "
+                f"${total_cost:,.0f}")
+    return c.result()
