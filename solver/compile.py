@@ -154,6 +154,7 @@ class Compiled:
     demand: pd.DataFrame
     models: dict[str, ModelSpec]
     report: CompileReport
+    quota_accelerators: tuple[str | None, ...] = ()  # resolved accelerator id per quota
 
 
 # --------------------------------------------------------------------------- periods
@@ -795,6 +796,8 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
         problem=problem, periods=periods, blocks=blocks, pools=pools, options=options,
         bucket_capacity=bucket_capacity, demand=build_demand(problem, periods, blocks),
         models=models, report=report,
+        quota_accelerators=tuple(catalog.resolve_accelerator(q.accelerator) if q.accelerator
+                                 else None for q in problem.quotas),
     )
 
 

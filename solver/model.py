@@ -402,11 +402,8 @@ def build_model(compiled: Compiled) -> LinearModel:
         match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
         if q.region:
             match &= pools["region"] == q.region
-        if q.accelerator:
-            from solver.catalog import normalise_name  # local: avoid a cycle at import
-
-            target = normalise_name(q.accelerator)
-            match &= pools["accelerator_id"].map(normalise_name) == target
+        if compiled.quota_accelerators[qi]:
+            match &= pools["accelerator_id"] == compiled.quota_accelerators[qi]
         for t in range(n_t):
             for b in range(n_b):
                 coefs: dict[int, float] = defaultdict(float)

@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from solver import physics
-from solver.catalog import Catalog, normalise_name
+from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
@@ -434,7 +434,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             off = catalog.offerings.loc[offering]
             if off["provider"] != q.provider or (q.region and off["region"] != q.region):
                 continue
-            if q.accelerator and normalise_name(off["accelerator_id"]) != normalise_name(
+            if q.accelerator and off["accelerator_id"] != catalog.resolve_accelerator(
                     q.accelerator):
                 continue
             per_slot[(period, bname)] += units * int(off["accelerators_per_instance"])
