@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from solver.errors import ProcureError, suggestion
+from solver.errors import ProcureError, closest, suggestion
 
 DEFAULT_CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
 
@@ -188,12 +188,13 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
     norm = normalise_name(name)
     if norm in lookup:
         return lookup[norm]
-    candidates = list(table.index) + [str(n) for n in table.get("name", [])]
-    raise ProcureError(
-        f"unknown {what} {name!r}",
-        file=file,
-        fix=suggestion(name, candidates),
-    )
+    matches = []
+    for alias in closest(norm, lookup, n=6):
+        if lookup[alias] not in matches:
+            matches.append(lookup[alias])
+    fix = ("did you mean " + " or ".join(repr(m) for m in matches[:3]) + "?") if matches else (
+        suggestion(name, table.index))
+    raise ProcureError(f"unknown {what} {name!r}", file=file, fix=fix)
 
 
 def _parse_bool(value: object) -> bool | None:
