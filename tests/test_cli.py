@@ -1,0 +1,146 @@
+"""The CLI contract: commands, options, JSON fields, exit codes, atomic outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT, offering, write_catalog
+from solver.cli import app
+
+runner = CliRunner()
+
+PROBLEM = """\
+name: cli
+horizon_months: 1
+modes: [on_demand]
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {tokens_per_s: 1000}
+    prompt_tokens: 500
+    output_tokens: 200
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+"""
+
+
+@pytest.fixture
+def setup(tmp_path):
+    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0),
+                                            offering("l4", "l4", 1, 1.0, nvlink=False)])
+    prob = tmp_path / "p.yaml"
+    prob.write_text(PROBLEM)
+    return cat, prob, tmp_path
+
+
+def test_solve_json_contract(setup):
+    cat, prob, _ = setup
+    result = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    for field in ["status", "objective", "total_cost_usd", "total_co2e_t", "verified", "gap",
+                  "solver", "solve_seconds", "line_items"]:
+        assert field in plan
+    assert plan["status"] == "optimal" and plan["verified"] is True
+    assert plan["solver"] == "pulp-highs"
+    assert sum(i["cost_usd"] for i in plan["line_items"]) == pytest.approx(plan["total_cost_usd"])
+    for field in ["period", "provider", "region", "offering", "accelerator", "mode", "units",
+                  "workload", "hours", "cost_usd", "co2e_t"]:
+        assert field in plan["line_items"][0]
+
+
+def test_solve_table_csv_and_out_file(setup):
+    cat, prob, tmp = setup
+    table = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--solver", "cbc"])
+    assert table.exit_code == 0 and "verified=true" in table.stdout
+    out = tmp / "plan.csv"
+    res = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv",
+                              "--out", str(out)])
+    assert res.exit_code == 0 and out.read_text().startswith("item,period")
+    assert not list(tmp.glob(".plan.csv.*"))  # no temp file left behind
+
+
+def test_same_input_same_output_byte_for_byte(setup):
+    cat, prob, _ = setup
+    runs = [runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv"])
+            for _ in range(2)]
+    assert runs[0].stdout == runs[1].stdout
+
+
+def test_bad_input_exit_2_one_message_no_traceback(setup):
+    cat, prob, tmp = setup
+    bad = tmp / "bad.yaml"
+    bad.write_text(PROBLEM.replace("tpot_slo: 50 ms", "tpot_slo: 50"))
+    res = runner.invoke(app, ["solve", str(bad), "--catalog", str(cat)])
+    assert res.exit_code == 2
+    assert "tpot_slo" in res.output and "fix:" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--solver", "gurobi"])
+    assert res.exit_code == 2 and "unknown solver" in res.output
+
+
+def test_infeasible_exit_3(setup):
+    cat, prob, tmp = setup
+    inf = tmp / "inf.yaml"
+    inf.write_text(PROBLEM.replace("modes:", "budget_usd: 10\nmodes:"))
+    res = runner.invoke(app, ["solve", str(inf), "--catalog", str(cat)])
+    assert res.exit_code == 3 and "no feasible plan" in res.output
+
+
+def test_estimate_json_worked_figures(setup):
+    cat, _, _ = setup
+    # 13B on 1T tokens: 7.8e22 FLOPs = 54,745 H100-hours at 40% MFU of 989.4 dense TFLOPS
+    res = runner.invoke(app, ["estimate", "training", "--tokens", "1e12", "--model", "dense-13b",
+                              "--accelerator", "H100", "--catalog", str(cat), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["flops"] == pytest.approx(7.8e22)
+    assert out["accelerator_hours_at_mfu"] == pytest.approx(54_745, rel=1e-3)
+    assert out["assumptions"]
+    # 7B-class fp16 decode at batch 1 on H100: 14 GB / 3,350 GB/s = 4.18 ms (dense-7b, tiny KV)
+    res = runner.invoke(app, ["estimate", "inference", "--model", "dense-7b", "--accelerator",
+                              "h100_sxm", "--batch", "1", "--prompt-tokens", "1",
+                              "--output-tokens", "1", "--catalog", str(cat), "--json"])
+    out = json.loads(res.stdout)
+    assert out["decode_step_ms_roofline"] == pytest.approx(4.18, abs=0.01)
+    assert out["decode_step_ms_derated"] == pytest.approx(4.18 / 0.8, abs=0.02)
+
+
+def test_estimate_70b_on_two_h100_with_32_users_at_8k(setup):
+    # Llama 3 70B bf16 weights 141.1 GB; 2 x 80 x 0.9 = 144 GB usable: 2.9 GB left, and
+    # 32 x 8,192 tokens of KV need 85.9 GB -> it does not fit (max batch 1 short context).
+    cat, _, _ = setup
+    res = runner.invoke(app, ["estimate", "inference", "--model", "llama-3-70b", "--accelerator",
+                              "H100", "--tp", "2", "--batch", "32", "--prompt-tokens", "4096",
+                              "--output-tokens", "4096", "--catalog", str(cat), "--json"])
+    out = json.loads(res.stdout)
+    assert out["memory"]["kv_gb_at_batch"] == pytest.approx(85.9, abs=0.1)
+    assert out["fits"] is False and out["memory"]["max_batch_by_memory"] == 1
+
+
+def test_catalog_commands(setup):
+    cat, _, _ = setup
+    res = runner.invoke(app, ["catalog", "validate", "--catalog", str(cat)])
+    assert res.exit_code == 0 and "2 offerings" in res.stdout
+    res = runner.invoke(app, ["catalog", "show", "H100 SXM5 80GB", "--catalog", str(cat)])
+    assert res.exit_code == 0 and "989.4" in res.stdout
+    res = runner.invoke(app, ["catalog", "show", "H1OO", "--catalog", str(cat)])
+    assert res.exit_code == 2 and "h100-sxm" in res.output
+
+
+def test_schema_prints_json_schema():
+    res = runner.invoke(app, ["schema"])
+    schema = json.loads(res.stdout)
+    assert "workloads" in schema["properties"]
+
+
+def test_shipped_seed_solves_verified_optimal():
+    res = runner.invoke(app, ["solve", str(ROOT / "problems/seed-2m-13b.yaml"), "--format",
+                              "json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)
+    assert plan["status"] == "optimal" and plan["verified"] is True
+    assert plan["total_cost_usd"] <= 2_000_000
