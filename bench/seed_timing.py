@@ -30,8 +30,13 @@ def main() -> None:
     args = parser.parse_args()
     catalog = load_catalog()
     problem = load_problem(args.problem)
-    stages: dict[str, list[float]] = {"compile": [], "build": [], "solve": [], "verify": [],
-                                      "total": []}
+    stages: dict[str, list[float]] = {
+        "compile": [],
+        "build": [],
+        "solve": [],
+        "verify": [],
+        "total": [],
+    }
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         compiled = compile_problem(problem, catalog)
@@ -44,12 +49,16 @@ def main() -> None:
         t4 = time.perf_counter()
         for key, value in zip(stages, [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0], strict=True):
             stages[key].append(value)
-    print(f"problem {problem.name}: {len(compiled.options)} options, "
-          f"{len(model.variables)} variables ({model.n_integer} integer), {len(model.rows)} rows")
+    print(
+        f"problem {problem.name}: {len(compiled.options)} options, "
+        f"{len(model.variables)} variables ({model.n_integer} integer), {len(model.rows)} rows"
+    )
     print(f"plan: {plan.status}, cost ${plan.total_cost_usd:,.0f}, gap {plan.gap}")
     for key, values in stages.items():
-        print(f"{key:>8}: median {statistics.median(values):.3f} s over {len(values)} runs "
-              f"(min {min(values):.3f}, max {max(values):.3f})")
+        print(
+            f"{key:>8}: median {statistics.median(values):.3f} s over {len(values)} runs "
+            f"(min {min(values):.3f}, max {max(values):.3f})"
+        )
 
 
 if __name__ == "__main__":

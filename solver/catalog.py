@@ -192,8 +192,11 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
     for alias in closest(norm, lookup, n=6):
         if lookup[alias] not in matches:
             matches.append(lookup[alias])
-    fix = ("did you mean " + " or ".join(repr(m) for m in matches[:3]) + "?") if matches else (
-        suggestion(name, table.index))
+    fix = (
+        ("did you mean " + " or ".join(repr(m) for m in matches[:3]) + "?")
+        if matches
+        else (suggestion(name, table.index))
+    )
     raise ProcureError(f"unknown {what} {name!r}", file=file, fix=fix)
 
 
@@ -238,7 +241,9 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
             if empty.any() and not optional:
                 line = int(np.flatnonzero(empty.to_numpy())[0]) + 2
                 raise ProcureError(
-                    f"{column} is empty", file=str(path), field=f"line {line}, {column}",
+                    f"{column} is empty",
+                    file=str(path),
+                    field=f"line {line}, {column}",
                     fix=f"fill in {column}",
                 )
             out[column] = values
@@ -248,7 +253,8 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
                     line = int(dup.index[0]) + 2
                     raise ProcureError(
                         f"duplicate {column} {dup.iloc[0]!r}",
-                        file=str(path), field=f"line {line}, {column}",
+                        file=str(path),
+                        field=f"line {line}, {column}",
                         fix=f"each {column} must appear once; remove or rename the duplicate",
                     )
             continue
@@ -259,7 +265,9 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
                 line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
                 raise ProcureError(
                     f"{column} must be true or false, got {values[bad].iloc[0]!r}",
-                    file=str(path), field=f"line {line}, {column}", fix="write true or false",
+                    file=str(path),
+                    field=f"line {line}, {column}",
+                    fix="write true or false",
                 )
             out[column] = parsed.astype(bool)
             continue
@@ -269,7 +277,11 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
         problem = None
         if unparsable.any():
             idx = int(np.flatnonzero(unparsable.to_numpy())[0])
-            problem = (idx, f"{column} is not a number: {values.iloc[idx]!r}", "write a plain number")
+            problem = (
+                idx,
+                f"{column} is not a number: {values.iloc[idx]!r}",
+                "write a plain number",
+            )
         elif empty.any() and not optional:
             idx = int(np.flatnonzero(empty.to_numpy())[0])
             problem = (idx, f"{column} is missing", f"fill in {column}")
@@ -282,14 +294,20 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
                 need = "zero or more"
             if bad.any():
                 idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
-                problem = (idx, f"{column} is {values.iloc[idx]}; it must be {need}",
-                           f"correct {column} (a price or quantity cannot be negative)")
+                problem = (
+                    idx,
+                    f"{column} is {values.iloc[idx]}; it must be {need}",
+                    f"correct {column} (a price or quantity cannot be negative)",
+                )
             elif base.startswith("int"):
                 frac = numbers.notna() & (numbers != numbers.round())
                 if frac.any():
                     idx = int(np.flatnonzero(frac.to_numpy())[0])
-                    problem = (idx, f"{column} must be a whole number, got {values.iloc[idx]}",
-                               "write a whole number")
+                    problem = (
+                        idx,
+                        f"{column} must be a whole number, got {values.iloc[idx]}",
+                        "write a whole number",
+                    )
         if problem:
             idx, message, fix = problem
             raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {column}", fix=fix)
@@ -306,7 +324,8 @@ def _check_reference(
         value = table[column].iloc[idx]
         raise ProcureError(
             f"{column} {value!r} is not in {target}",
-            file=str(file), field=f"line {idx + 2}, {column}",
+            file=str(file),
+            field=f"line {idx + 2}, {column}",
             fix=f"add it to {target} or correct it: {suggestion(value, known)}",
         )
 
@@ -335,20 +354,37 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
     reg = tables["regions.csv"]
     srv = tables["servers.csv"]
     sites = tables["sites.csv"]
-    _check_reference(off, "accelerator_id", pd.Index(acc["accelerator_id"]),
-                     directory / "offerings.csv", "accelerators.csv")
-    _check_reference(srv, "accelerator_id", pd.Index(acc["accelerator_id"]),
-                     directory / "servers.csv", "accelerators.csv")
+    _check_reference(
+        off,
+        "accelerator_id",
+        pd.Index(acc["accelerator_id"]),
+        directory / "offerings.csv",
+        "accelerators.csv",
+    )
+    _check_reference(
+        srv,
+        "accelerator_id",
+        pd.Index(acc["accelerator_id"]),
+        directory / "servers.csv",
+        "accelerators.csv",
+    )
     reg_keys = reg["provider"] + "/" + reg["region"]
     dup = reg_keys[reg_keys.duplicated()]
     if not dup.empty:
         raise ProcureError(
-            f"duplicate provider/region {dup.iloc[0]!r}", file=str(directory / "regions.csv"),
-            field=f"line {int(dup.index[0]) + 2}", fix="each provider/region must appear once",
+            f"duplicate provider/region {dup.iloc[0]!r}",
+            file=str(directory / "regions.csv"),
+            field=f"line {int(dup.index[0]) + 2}",
+            fix="each provider/region must appear once",
         )
     off_keys = (off["provider"] + "/" + off["region"]).rename("provider_region")
-    _check_reference(off.assign(provider_region=off_keys), "provider_region", pd.Index(reg_keys),
-                     directory / "offerings.csv", "regions.csv")
+    _check_reference(
+        off.assign(provider_region=off_keys),
+        "provider_region",
+        pd.Index(reg_keys),
+        directory / "offerings.csv",
+        "regions.csv",
+    )
     # Prices must be ordered: a discount is never dearer than on-demand.
     for column in ("spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
         dearer = off[column] > off["on_demand_usd_per_hour"] * 1.0001
@@ -356,7 +392,8 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
             idx = int(np.flatnonzero(dearer.fillna(False).to_numpy())[0])
             raise ProcureError(
                 f"{column} is above the on-demand price",
-                file=str(directory / "offerings.csv"), field=f"line {idx + 2}, {column}",
+                file=str(directory / "offerings.csv"),
+                field=f"line {idx + 2}, {column}",
                 fix="check the price; discounted modes cost less than on-demand",
             )
     return Catalog(

@@ -22,8 +22,11 @@ from rich.table import Table
 
 from solver.errors import ProcureError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Optimisation-based procurement of AI accelerators.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Optimisation-based procurement of AI accelerators.",
+)
 catalog_app = typer.Typer(no_args_is_help=True, help="Inspect, validate and import catalogs.")
 estimate_app = typer.Typer(no_args_is_help=True, help="Back-of-envelope physics with assumptions.")
 app.add_typer(catalog_app, name="catalog")
@@ -32,8 +35,9 @@ app.add_typer(estimate_app, name="estimate")
 EXIT_USER_ERROR = 2
 EXIT_INFEASIBLE = 3
 
-CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="Catalog folder (default: "
-                                                  "the shipped catalogs/)")]
+CatalogOpt = Annotated[
+    Path | None, typer.Option("--catalog", help="Catalog folder (default: the shipped catalogs/)")
+]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks")]
 
 
@@ -47,12 +51,13 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
         if debug:
             raise
         typer.echo(f"error: {exc.render()}", err=True)
-        raise typer.Exit(EXIT_INFEASIBLE if isinstance(exc, InfeasibleError) else EXIT_USER_ERROR)
+        code = EXIT_INFEASIBLE if isinstance(exc, InfeasibleError) else EXIT_USER_ERROR
+        raise typer.Exit(code) from None
     except (OSError, ValueError) as exc:
         if debug:
             raise
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_USER_ERROR)
+        raise typer.Exit(EXIT_USER_ERROR) from None
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -93,20 +98,41 @@ def plan_table(plan) -> str:
         rows = [i for i in plan.line_items if i.period == period]
         if not rows:
             continue
-        table = Table(title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
-                      title_justify="left", show_lines=False)
-        for col, justify in [("provider", "left"), ("region", "left"), ("what", "left"),
-                             ("accelerator", "left"), ("mode", "left"), ("units", "right"),
-                             ("GPUs", "right"), ("workload", "left"), ("block", "left"),
-                             ("hours", "right"), ("cost $", "right"), ("tCO2e", "right")]:
+        table = Table(
+            title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
+            title_justify="left",
+            show_lines=False,
+        )
+        for col, justify in [
+            ("provider", "left"),
+            ("region", "left"),
+            ("what", "left"),
+            ("accelerator", "left"),
+            ("mode", "left"),
+            ("units", "right"),
+            ("GPUs", "right"),
+            ("workload", "left"),
+            ("block", "left"),
+            ("hours", "right"),
+            ("cost $", "right"),
+            ("tCO2e", "right"),
+        ]:
             table.add_column(col, justify=justify)
         last_provider = None
         for i in sorted(rows, key=lambda r: (r.provider, r.region, r.offering, r.item)):
             table.add_row(
-                i.provider if i.provider != last_provider else "", i.region,
-                f"{i.item}: {i.instance_type}", i.accelerator, i.mode, f"{i.units:g}",
-                f"{i.accelerators:g}", i.workload, i.block, f"{i.hours:,.0f}",
-                f"{i.cost_usd:,.0f}", f"{i.co2e_t:,.2f}",
+                i.provider if i.provider != last_provider else "",
+                i.region,
+                f"{i.item}: {i.instance_type}",
+                i.accelerator,
+                i.mode,
+                f"{i.units:g}",
+                f"{i.accelerators:g}",
+                i.workload,
+                i.block,
+                f"{i.hours:,.0f}",
+                f"{i.cost_usd:,.0f}",
+                f"{i.co2e_t:,.2f}",
             )
             last_provider = i.provider
         console.print(table)
@@ -114,24 +140,32 @@ def plan_table(plan) -> str:
     totals.add_column("by")
     totals.add_column("key")
     totals.add_column("cost $", justify="right")
-    for label, mapping in [("provider", plan.totals.by_provider), ("mode", plan.totals.by_mode),
-                           ("workload", plan.totals.by_workload)]:
+    for label, mapping in [
+        ("provider", plan.totals.by_provider),
+        ("mode", plan.totals.by_mode),
+        ("workload", plan.totals.by_workload),
+    ]:
         for key, value in mapping.items():
             totals.add_row(label, key, f"{value:,.0f}")
     console.print(totals)
     if plan.owned_utilisation:
-        console.print("owned fleet utilisation: " + ", ".join(
-            f"{k} {v:.0%}" for k, v in plan.owned_utilisation.items()))
+        console.print(
+            "owned fleet utilisation: "
+            + ", ".join(f"{k} {v:.0%}" for k, v in plan.owned_utilisation.items())
+        )
     if plan.binding:
         console.print("binds: " + "; ".join(f"{b.name} ({b.description})" for b in plan.binding))
     else:
-        console.print("binds: no budget, carbon, availability, quota or share limit binds; "
-                      "the plan is driven by demand and prices")
+        console.print(
+            "binds: no budget, carbon, availability, quota or share limit binds; "
+            "the plan is driven by demand and prices"
+        )
     rep = plan.compile_report
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
         f"kept from {rep.get('pools', 0)} pools; verifier: "
-        f"{sum(c.ok for c in plan.checks)}/{len(plan.checks)} checks passed")
+        f"{sum(c.ok for c in plan.checks)}/{len(plan.checks)} checks passed"
+    )
     return buffer.getvalue()
 
 
@@ -165,16 +199,24 @@ def solve(
         from solver.solve import solve_problem
 
         if format not in {"table", "json", "csv"}:
-            raise ProcureError(f"unknown format {format!r}", field="--format",
-                               fix="use table, json or csv")
+            raise ProcureError(
+                f"unknown format {format!r}", field="--format", fix="use table, json or csv"
+            )
         if gap < 0 or (time_limit is not None and time_limit <= 0):
-            raise ProcureError("gap must be >= 0 and time limit > 0", field="--gap/--time-limit",
-                               fix="e.g. --gap 0.001 --time-limit 60")
+            raise ProcureError(
+                "gap must be >= 0 and time limit > 0",
+                field="--gap/--time-limit",
+                fix="e.g. --gap 0.001 --time-limit 60",
+            )
         prob = load_problem(problem)
         cat = _load_catalog(catalog)
         try:
-            plan = solve_problem(prob, cat, solver=solver,
-                                 options=SolveOptions(time_limit_s=time_limit, relative_gap=gap))
+            plan = solve_problem(
+                prob,
+                cat,
+                solver=solver,
+                options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+            )
         except ProcureError as exc:
             if exc.file is None:
                 exc.file = str(problem)
@@ -239,12 +281,24 @@ def estimate_training_cmd(
         from solver.estimate import estimate_training
 
         if tokens <= 0:
-            raise ProcureError("tokens must be positive", field="--tokens", fix="e.g. --tokens 1e12")
+            raise ProcureError(
+                "tokens must be positive", field="--tokens", fix="e.g. --tokens 1e12"
+            )
         result = estimate_training(
-            _load_catalog(catalog), model=model, params_b=params_b, tokens=tokens,
-            optimizer=optimizer, precision=precision, seq_len=seq_len, recompute=recompute,
-            accelerator=accelerator, offering=offering, n_accelerators=n_accelerators, mfu=mfu,
-            spot=spot)
+            _load_catalog(catalog),
+            model=model,
+            params_b=params_b,
+            tokens=tokens,
+            optimizer=optimizer,
+            precision=precision,
+            seq_len=seq_len,
+            recompute=recompute,
+            accelerator=accelerator,
+            offering=offering,
+            n_accelerators=n_accelerators,
+            mfu=mfu,
+            spot=spot,
+        )
         _print_estimate(result, as_json)
 
     _run(debug, body)
@@ -276,11 +330,22 @@ def estimate_inference_cmd(
         from solver.estimate import estimate_inference
 
         result = estimate_inference(
-            _load_catalog(catalog), model=model, accelerator=accelerator, offering=offering,
-            tp_degree=tp, batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-            weight_precision=weight_precision, kv_precision=kv_precision, tpot_slo_ms=tpot_slo_ms,
-            ttft_slo_ms=ttft_slo_ms, demand_tokens_per_s=demand_tokens_per_s, server=server,
-            site=site)
+            _load_catalog(catalog),
+            model=model,
+            accelerator=accelerator,
+            offering=offering,
+            tp_degree=tp,
+            batch=batch,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            weight_precision=weight_precision,
+            kv_precision=kv_precision,
+            tpot_slo_ms=tpot_slo_ms,
+            ttft_slo_ms=ttft_slo_ms,
+            demand_tokens_per_s=demand_tokens_per_s,
+            server=server,
+            site=site,
+        )
         _print_estimate(result, as_json)
 
     _run(debug, body)
@@ -303,8 +368,9 @@ def catalog_validate(catalog: CatalogOpt = None, debug: DebugOpt = False) -> Non
 
 @catalog_app.command("list")
 def catalog_list(
-    what: Annotated[str, typer.Argument(help="accelerators | offerings | regions | servers | "
-                                        "sites | models")] = "accelerators",
+    what: Annotated[
+        str, typer.Argument(help="accelerators | offerings | regions | servers | sites | models")
+    ] = "accelerators",
     provider: Annotated[str | None, typer.Option(help="Filter offerings by provider")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -313,21 +379,46 @@ def catalog_list(
 
     def body() -> None:
         cat = _load_catalog(catalog)
-        tables = {"accelerators": (cat.accelerators, ["accelerator_id", "name", "bf16_dense_tflops",
-                                                      "memory_gb", "mem_bandwidth_gbps", "tdp_w"]),
-                  "offerings": (cat.offerings, ["offering_id", "accelerator_id",
-                                                "accelerators_per_instance",
-                                                "on_demand_usd_per_hour", "spot_usd_per_hour"]),
-                  "regions": (cat.regions, ["provider", "region", "residency_zone",
-                                            "grid_gco2_per_kwh", "pue"]),
-                  "servers": (cat.servers, ["server_id", "accelerator_id",
-                                            "accelerators_per_server", "capex_usd", "power_kw"]),
-                  "sites": (cat.sites, ["site_id", "residency_zone", "grid_gco2_per_kwh",
-                                        "power_cap_kw"]),
-                  "models": (cat.models, ["model_id", "params_b", "layers", "kv_heads"])}
+        tables = {
+            "accelerators": (
+                cat.accelerators,
+                [
+                    "accelerator_id",
+                    "name",
+                    "bf16_dense_tflops",
+                    "memory_gb",
+                    "mem_bandwidth_gbps",
+                    "tdp_w",
+                ],
+            ),
+            "offerings": (
+                cat.offerings,
+                [
+                    "offering_id",
+                    "accelerator_id",
+                    "accelerators_per_instance",
+                    "on_demand_usd_per_hour",
+                    "spot_usd_per_hour",
+                ],
+            ),
+            "regions": (
+                cat.regions,
+                ["provider", "region", "residency_zone", "grid_gco2_per_kwh", "pue"],
+            ),
+            "servers": (
+                cat.servers,
+                ["server_id", "accelerator_id", "accelerators_per_server", "capex_usd", "power_kw"],
+            ),
+            "sites": (
+                cat.sites,
+                ["site_id", "residency_zone", "grid_gco2_per_kwh", "power_cap_kw"],
+            ),
+            "models": (cat.models, ["model_id", "params_b", "layers", "kv_heads"]),
+        }
         if what not in tables:
-            raise ProcureError(f"unknown table {what!r}", field="WHAT",
-                               fix=f"use one of: {', '.join(tables)}")
+            raise ProcureError(
+                f"unknown table {what!r}", field="WHAT", fix=f"use one of: {', '.join(tables)}"
+            )
         frame, columns = tables[what]
         if provider and what == "offerings":
             frame = frame[frame["provider"] == provider]
@@ -338,8 +429,13 @@ def catalog_list(
 
 @catalog_app.command("show")
 def catalog_show(
-    item_id: Annotated[str, typer.Argument(metavar="ID", help="Accelerator, offering, server, "
-                                           "site or model id (names resolve forgivingly)")],
+    item_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID",
+            help="Accelerator, offering, server, site or model id (names resolve forgivingly)",
+        ),
+    ],
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -380,21 +476,28 @@ def catalog_import(
         from solver.importers.skypilot import read_skypilot_vms
 
         if format != "skypilot":
-            raise ProcureError(f"unknown import format {format!r}", field="--format",
-                               fix="use --format skypilot")
+            raise ProcureError(
+                f"unknown import format {format!r}", field="--format", fix="use --format skypilot"
+            )
         if not file.is_file():
             raise ProcureError("file not found", file=str(file), fix="check the path")
-        result = read_skypilot_vms(file, provider, price_date=price_date,
-                                   source=f"skypilot:{file.name}")
-        typer.echo(f"mapped {len(result.offerings)} offerings "
-                   f"({result.offerings['accelerator_id'].nunique() if len(result.offerings) else 0}"
-                   f" accelerator types) from {file}")
+        result = read_skypilot_vms(
+            file, provider, price_date=price_date, source=f"skypilot:{file.name}"
+        )
+        typer.echo(
+            f"mapped {len(result.offerings)} offerings "
+            f"({result.offerings['accelerator_id'].nunique() if len(result.offerings) else 0}"
+            f" accelerator types) from {file}"
+        )
         if result.unmapped:
-            typer.echo("could not map: " + ", ".join(
-                f"{name} ({n} rows)" for name, n in sorted(result.unmapped.items())))
+            typer.echo(
+                "could not map: "
+                + ", ".join(f"{name} ({n} rows)" for name, n in sorted(result.unmapped.items()))
+            )
         if result.skipped:
-            typer.echo("skipped: " + ", ".join(f"{why} ({n})" for why, n in
-                                               sorted(result.skipped.items())))
+            typer.echo(
+                "skipped: " + ", ".join(f"{why} ({n})" for why, n in sorted(result.skipped.items()))
+            )
         if out is not None:
             write_atomic(out, result.offerings.to_csv(index=False, lineterminator="\n"))
             typer.echo(f"wrote {out}")

@@ -182,7 +182,9 @@ def build_blocks(problem: Problem) -> pd.DataFrame:
             "name": [b.name for b in blocks],
             "hours_per_day": [b.hours_per_day for b in blocks],
             "fraction": [b.hours_per_day / 24.0 for b in blocks],
-            "demand_factor": [np.nan if b.demand_factor is None else b.demand_factor for b in blocks],
+            "demand_factor": [
+                np.nan if b.demand_factor is None else b.demand_factor for b in blocks
+            ],
         }
     )
 
@@ -200,7 +202,8 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         for value in values or []:
             if value not in known:
                 raise ProcureError(
-                    f"unknown {what} {value!r}", field=field_path,
+                    f"unknown {what} {value!r}",
+                    field=field_path,
                     fix=suggestion(value, known),
                 )
 
@@ -220,8 +223,12 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         check([s.server], set(catalog.servers.index), f"existing_fleet[{i}].server", "server")
         check([s.site], set(catalog.sites.index), f"existing_fleet[{i}].site", "site")
     for i, r in enumerate(problem.existing_reservations):
-        check([r.offering], set(catalog.offerings.index), f"existing_reservations[{i}].offering",
-              "offering")
+        check(
+            [r.offering],
+            set(catalog.offerings.index),
+            f"existing_reservations[{i}].offering",
+            "offering",
+        )
     for key in problem.availability_caps:
         check([key], set(catalog.offerings.index), "availability_caps", "offering")
     for key in problem.provider_share_max:
@@ -236,7 +243,8 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     reg = catalog.regions.reset_index(drop=True)
     off = off.merge(
         reg[["provider", "region", "residency_zone", "grid_gco2_per_kwh", "pue", "country"]],
-        on=["provider", "region"], how="left",
+        on=["provider", "region"],
+        how="left",
     )
     frames = []
     for mode in CLOUD_MODES:
@@ -286,8 +294,9 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "site_power_cap_kw": np.nan,
             "availability_cap": [
                 problem.availability_caps.get(o, int(c))
-                for o, c in zip(cloud["offering_id"], cloud["availability_cap_instances"],
-                                strict=True)
+                for o, c in zip(
+                    cloud["offering_id"], cloud["availability_cap_instances"], strict=True
+                )
             ],
             "residency_zone": cloud["residency_zone"].to_numpy(),
             "grid_gco2_per_kwh": cloud["grid_gco2_per_kwh"].to_numpy(),
@@ -332,7 +341,8 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                         "accels_per_unit": apu,
                         "nvlink": bool(server["nvlink"]),
                         "network_gbps": float(server["network_gbps"])
-                        if pd.notna(server["network_gbps"]) else 100.0,
+                        if pd.notna(server["network_gbps"])
+                        else 100.0,
                         "price_usd_per_hour": 0.0,
                         "term_months": 0.0,
                         "capex_usd": float(server["capex_usd"]),
@@ -354,12 +364,28 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                         "existing_units": existing.get((server_id, site_id), 0),
                     }
                 )
-    pools = pd.concat([cloud, pd.DataFrame(owned_frames)], ignore_index=True) if owned_frames else cloud
+    pools = (
+        pd.concat([cloud, pd.DataFrame(owned_frames)], ignore_index=True) if owned_frames else cloud
+    )
     pools = pools.merge(
-        acc[["accelerator_id", "vendor", "device_class", "bf16_dense_tflops", "fp8_dense_tflops",
-             "int8_dense_tops", "memory_gb", "mem_bandwidth_gbps", "scaleup_gbps", "tdp_w", "ecc",
-             "frameworks"]].reset_index(drop=True),
-        on="accelerator_id", how="left",
+        acc[
+            [
+                "accelerator_id",
+                "vendor",
+                "device_class",
+                "bf16_dense_tflops",
+                "fp8_dense_tflops",
+                "int8_dense_tops",
+                "memory_gb",
+                "mem_bandwidth_gbps",
+                "scaleup_gbps",
+                "tdp_w",
+                "ecc",
+                "frameworks",
+            ]
+        ].reset_index(drop=True),
+        on="accelerator_id",
+        how="left",
     )
     return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
 
@@ -368,8 +394,11 @@ def unit_power_kw(pools: pd.DataFrame, utilisation: float) -> np.ndarray:
     """IT power of one unit at a utilisation, kW (owned: server power; cloud: GPUs + host)."""
     frac = IDLE_POWER_FRACTION + (1.0 - IDLE_POWER_FRACTION) * utilisation
     cloud_kw = (
-        pools["tdp_w"].to_numpy() * pools["accels_per_unit"].to_numpy() * frac
-        * (1.0 + HOST_POWER_FRACTION) / 1000.0
+        pools["tdp_w"].to_numpy()
+        * pools["accels_per_unit"].to_numpy()
+        * frac
+        * (1.0 + HOST_POWER_FRACTION)
+        / 1000.0
     )
     owned_kw = pools["power_kw_max"].to_numpy() * frac
     return np.where(pools["kind"].to_numpy() == "owned", owned_kw, cloud_kw)
@@ -410,8 +439,10 @@ def _requirement_mask(
     if w.providers is not None:
         drop(pools["provider"].isin(w.providers).to_numpy(), "provider not allowed")
     if w.regions is not None:
-        drop(pools["region"].isin(w.regions).to_numpy() | (pools["kind"] == "owned").to_numpy(),
-             "region not allowed")
+        drop(
+            pools["region"].isin(w.regions).to_numpy() | (pools["kind"] == "owned").to_numpy(),
+            "region not allowed",
+        )
     if w.residency is not None:
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
     frameworks = pools["frameworks"].astype(str).str.split(";")
@@ -460,36 +491,50 @@ def inference_capacity(
     n = len(pools)
     best_cap = np.zeros(n)
     best = {
-        "tp_degree": np.zeros(n, dtype=int), "batch": np.zeros(n, dtype=int),
-        "replicas_per_unit": np.zeros(n, dtype=int), "step_s": np.full(n, np.nan),
+        "tp_degree": np.zeros(n, dtype=int),
+        "batch": np.zeros(n, dtype=int),
+        "replicas_per_unit": np.zeros(n, dtype=int),
+        "step_s": np.full(n, np.nan),
         "ttft_s": np.full(n, np.nan),
     }
     reason = np.full(n, "weights do not fit any replica shape", dtype=object)
     apu = pools["accels_per_unit"].to_numpy()
     nvlink = pools["nvlink"].to_numpy(dtype=bool)
-    peak = _peak_tflops(pools, w.weight_precision if w.weight_precision in {"fp8", "int8"} else "bf16")
+    peak = _peak_tflops(
+        pools, w.weight_precision if w.weight_precision in {"fp8", "int8"} else "bf16"
+    )
     allow_pcie = w.allow_tensor_parallel_over_pcie
     for d in TP_DEGREES:
         shape_ok = (apu >= d) & (apu % d == 0)
         if d > 1 and not allow_pcie:
             pcie_block = shape_ok & ~nvlink
-            reason = np.where(pcie_block & (best_cap == 0),
-                              "tensor parallelism needs NVLink (allow_tensor_parallel_over_pcie)",
-                              reason)
+            reason = np.where(
+                pcie_block & (best_cap == 0),
+                "tensor parallelism needs NVLink (allow_tensor_parallel_over_pcie)",
+                reason,
+            )
             shape_ok &= nvlink
         if not shape_ok.any():
             continue
         res = physics.best_decode(
-            params=spec.params, active_params=spec.active_params, layers=spec.layers,
-            kv_heads=spec.kv_heads, head_dim=spec.head_dim, hidden_size=spec.hidden_size or 0.0,
+            params=spec.params,
+            active_params=spec.active_params,
+            layers=spec.layers,
+            kv_heads=spec.kv_heads,
+            head_dim=spec.head_dim,
+            hidden_size=spec.hidden_size or 0.0,
             weight_bytes=physics.bytes_per_value(w.weight_precision),
             kv_bytes=physics.bytes_per_value(w.kv_precision),
-            prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
             tpot_slo_s=w.tpot_slo_s if is_online else None,
             ttft_slo_s=w.ttft_slo_s if is_online else None,
-            d=np.full(n, float(d)), memory_gb=pools["memory_gb"].to_numpy(dtype=float),
-            bandwidth_gbps=pools["mem_bandwidth_gbps"].to_numpy(dtype=float), peak_tflops=peak,
-            scaleup_gbps=pools["scaleup_gbps"].to_numpy(dtype=float), nvlink=nvlink,
+            d=np.full(n, float(d)),
+            memory_gb=pools["memory_gb"].to_numpy(dtype=float),
+            bandwidth_gbps=pools["mem_bandwidth_gbps"].to_numpy(dtype=float),
+            peak_tflops=peak,
+            scaleup_gbps=pools["scaleup_gbps"].to_numpy(dtype=float),
+            nvlink=nvlink,
             memory_headroom=memory_headroom,
         )
         replicas = np.where(shape_ok, apu // d, 0)
@@ -520,8 +565,10 @@ def average_tokens_per_s(w: InferenceWorkload) -> float:
     """Average output tokens/s of an online workload."""
     d = w.demand
     return physics.demand_tokens_per_s(
-        users=d.users, requests_per_user_per_day=d.requests_per_user_per_day,
-        tokens_per_s=d.tokens_per_s, requests_per_s=d.requests_per_s,
+        users=d.users,
+        requests_per_user_per_day=d.requests_per_user_per_day,
+        tokens_per_s=d.tokens_per_s,
+        requests_per_s=d.requests_per_s,
         output_tokens=w.output_tokens,
     )
 
@@ -548,23 +595,46 @@ def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) 
         for t in tps:
             for b, block in blocks.iterrows():
                 if isinstance(w, InferenceWorkload):
-                    factor = w.peak_to_average if np.isnan(block["demand_factor"]) else float(
-                        block["demand_factor"])
+                    factor = (
+                        w.peak_to_average
+                        if np.isnan(block["demand_factor"])
+                        else float(block["demand_factor"])
+                    )
                     scale = factor * (1.0 + problem.demand_headroom)
                     if w.traffic_mix:
                         total_rps = _average_requests_per_s(w) * scale
                         for j, bucket in enumerate(w.traffic_mix):
-                            rows.append((w.name, t, b, j, total_rps * bucket.share,
-                                         "requests_per_s", float(bucket.output_tokens)))
+                            rows.append(
+                                (
+                                    w.name,
+                                    t,
+                                    b,
+                                    j,
+                                    total_rps * bucket.share,
+                                    "requests_per_s",
+                                    float(bucket.output_tokens),
+                                )
+                            )
                     else:
-                        rows.append((w.name, t, b, -1, average_tokens_per_s(w) * scale,
-                                     "tokens_per_s", 1.0))
+                        rows.append(
+                            (w.name, t, b, -1, average_tokens_per_s(w) * scale, "tokens_per_s", 1.0)
+                        )
                 else:
                     hours = float(periods.loc[tps, "hours"].sum())
-                    rows.append((w.name, t, b, -1, w.output_tokens_total / (hours * 3600.0),
-                                 "tokens_per_s", 1.0))
-    return pd.DataFrame(rows, columns=["workload", "period", "block", "bucket", "demand", "unit",
-                                       "tokens_per_unit"])
+                    rows.append(
+                        (
+                            w.name,
+                            t,
+                            b,
+                            -1,
+                            w.output_tokens_total / (hours * 3600.0),
+                            "tokens_per_s",
+                            1.0,
+                        )
+                    )
+    return pd.DataFrame(
+        rows, columns=["workload", "period", "block", "bucket", "demand", "unit", "tokens_per_unit"]
+    )
 
 
 # --------------------------------------------------------------------------- training
@@ -578,27 +648,37 @@ def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, in
         raise ProcureError(
             f"training workload {w.name!r} ends (end_period {w.end_period!r}) before it starts "
             f"(start_period {w.start_period!r})",
-            field=f"{w.name}.end_period", fix="put end_period at or after start_period",
+            field=f"{w.name}.end_period",
+            fix="put end_period at or after start_period",
         )
     return first, last
 
 
-def training_setup(w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame,
-                   memory_headroom: float) -> dict[str, np.ndarray | float | str]:
+def training_setup(
+    w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, memory_headroom: float
+) -> dict[str, np.ndarray | float | str]:
     """Memory-minimum cluster, FLOPs and per-device rate for every pool."""
     recompute = w.recompute
     act_sel = physics.activation_gb_per_device(
-        seq_len=w.seq_len, micro_batch=w.micro_batch, hidden_size=spec.hidden_size,
-        layers=spec.layers, attention_heads=spec.attention_heads, recompute=recompute,
+        seq_len=w.seq_len,
+        micro_batch=w.micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=recompute,
         params=spec.params,
     )
     mem = pools["memory_gb"].to_numpy(dtype=float)
     n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
     flops = physics.training_flops(spec.params, w.tokens, w.optimizer, recompute)
-    mfu = np.array([
-        w.mfu if w.mfu is not None else physics.default_mfu(v, c, s)
-        for v, c, s in zip(pools["vendor"], pools["device_class"], pools["scaleup_gbps"], strict=True)
-    ])
+    mfu = np.array(
+        [
+            w.mfu if w.mfu is not None else physics.default_mfu(v, c, s)
+            for v, c, s in zip(
+                pools["vendor"], pools["device_class"], pools["scaleup_gbps"], strict=True
+            )
+        ]
+    )
     return {
         "n_min_devices": n_min,
         "flops": flops,
@@ -609,26 +689,36 @@ def training_setup(w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame,
 
 
 def _training_options(
-    w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, periods: pd.DataFrame,
-    problem: Problem, report: CompileReport,
+    w: TrainingWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    periods: pd.DataFrame,
+    problem: Problem,
+    report: CompileReport,
 ) -> list[dict]:
     first, last = training_window(w, periods)
     setup = training_setup(w, spec, pools, problem.memory_headroom)
     apu = pools["accels_per_unit"].to_numpy()
-    u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(int)
+    u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(
+        int
+    )
     u_grid = np.arange(1, MAX_TRAINING_UNITS + 1)
     devices = u_grid[None, :] * apu[:, None]
     # one node per unit of 8 or fewer accelerators; scaling across units
     eff = physics.scaling_efficiency(u_grid[None, :], pools["network_gbps"].to_numpy()[:, None])
     spot = (pools["mode"].to_numpy() == "spot")[:, None]
-    hours = physics.training_hours(setup["flops"], devices, setup["peak_tflops"][:, None],
-                                   setup["mfu"][:, None], eff, spot)
+    hours = physics.training_hours(
+        setup["flops"], devices, setup["peak_tflops"][:, None], setup["mfu"][:, None], eff, spot
+    )
     cap_units = pools["availability_cap"].to_numpy()
     if w.max_accelerators is not None:
         cap_units = np.minimum(cap_units, w.max_accelerators // apu)
     cap_units = np.minimum(cap_units, MAX_TRAINING_UNITS)
-    valid = (u_grid[None, :] >= np.maximum(u_min, 1)[:, None]) & (u_min[:, None] > 0) & (
-        u_grid[None, :] <= cap_units[:, None])
+    valid = (
+        (u_grid[None, :] >= np.maximum(u_min, 1)[:, None])
+        & (u_min[:, None] > 0)
+        & (u_grid[None, :] <= cap_units[:, None])
+    )
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     options: list[dict] = []
@@ -639,7 +729,7 @@ def _training_options(
         for s in range(first, last + 1):
             chosen_prev = None
             for e in range(s, last + 1):
-                limit = min(float(p_hours[s:e + 1].sum()), deadline_h)
+                limit = min(float(p_hours[s : e + 1].sum()), deadline_h)
                 fits = valid[i] & (hours[i] <= limit + 1e-9)
                 if not fits.any():
                     continue
@@ -658,16 +748,23 @@ def _training_options(
                         run.append((t, take))
                     left -= take
                 price = float(pools["price_usd_per_hour"].iat[i])
-                options.append({
-                    "pool_index": i, "n_units": u, "n_accelerators": u * int(apu[i]),
-                    "job_hours": h, "start_period": s, "end_period": run[-1][0],
-                    "hours_by_period": tuple(run),
-                    "mfu": float(setup["mfu"][i]), "scaling_efficiency": float(eff[i, j]),
-                    "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
-                    "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
-                    "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
-                    "rent_usd": price * u * h if pools["mode"].iat[i] in RENTED_MODES else 0.0,
-                })
+                options.append(
+                    {
+                        "pool_index": i,
+                        "n_units": u,
+                        "n_accelerators": u * int(apu[i]),
+                        "job_hours": h,
+                        "start_period": s,
+                        "end_period": run[-1][0],
+                        "hours_by_period": tuple(run),
+                        "mfu": float(setup["mfu"][i]),
+                        "scaling_efficiency": float(eff[i, j]),
+                        "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
+                        "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
+                        "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
+                        "rent_usd": price * u * h if pools["mode"].iat[i] in RENTED_MODES else 0.0,
+                    }
+                )
     report.generated += sum(1 for _ in options)
     return options
 
@@ -700,24 +797,34 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
         sub = pools[allowed]
         if isinstance(w, TrainingWorkload):
             opts = _training_options(w, spec, sub, periods, problem, report)
-            no_fit = (training_setup(w, spec, sub, problem.memory_headroom)["n_min_devices"] == 0)
-            report.infeasible["training: activations alone exceed device memory"] += int(no_fit.sum())
+            no_fit = training_setup(w, spec, sub, problem.memory_headroom)["n_min_devices"] == 0
+            report.infeasible["training: activations alone exceed device memory"] += int(
+                no_fit.sum()
+            )
             local_reasons["activations alone exceed device memory"] += int(no_fit.sum())
             if not opts:
                 local_reasons["no cluster finishes inside the window/deadline within caps"] += int(
-                    (~no_fit).sum())
+                    (~no_fit).sum()
+                )
             kept = _prune_training(opts, sub, report)
             for o in kept:
                 i = o.pop("pool_index")
-                option_rows.append({"workload": w.name, "workload_kind": "training",
-                                    "pool_id": sub["pool_id"].iat[i], **o})
+                option_rows.append(
+                    {
+                        "workload": w.name,
+                        "workload_kind": "training",
+                        "pool_id": sub["pool_id"].iat[i],
+                        **o,
+                    }
+                )
         else:
             if isinstance(w, InferenceWorkload) and w.traffic_mix:
                 shapes = [(b.prompt_tokens, b.output_tokens) for b in w.traffic_mix]
             else:
                 shapes = [(w.prompt_tokens, w.output_tokens)]
-            caps = [inference_capacity(w, spec, sub, problem.memory_headroom, p, o)
-                    for p, o in shapes]
+            caps = [
+                inference_capacity(w, spec, sub, problem.memory_headroom, p, o) for p, o in shapes
+            ]
             measured = {}
             if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
                 for name, values in w.measured_throughput_rps.items():
@@ -739,16 +846,27 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
                     tp, batch, source = 1, 0, "measured"
                     reason = "" if any(v > 0 for v in rps) else "measured throughput is zero"
                 elif len(shapes) > 1:
-                    rps = [float(c["tokens_per_s_per_unit"].iat[pos]) / o
-                           for c, (_, o) in zip(caps, shapes, strict=True)]
-                    tp, batch, source = int(main["tp_degree"].iat[pos]), int(
-                        main["batch"].iat[pos]), "physics"
-                    reason = "" if any(v > 0 for v in rps) else (
-                        main["reason"].iat[pos] or "no request-size bucket fits")
+                    rps = [
+                        float(c["tokens_per_s_per_unit"].iat[pos]) / o
+                        for c, (_, o) in zip(caps, shapes, strict=True)
+                    ]
+                    tp, batch, source = (
+                        int(main["tp_degree"].iat[pos]),
+                        int(main["batch"].iat[pos]),
+                        "physics",
+                    )
+                    reason = (
+                        ""
+                        if any(v > 0 for v in rps)
+                        else (main["reason"].iat[pos] or "no request-size bucket fits")
+                    )
                 else:
                     rps = []
-                    tp, batch, source = int(main["tp_degree"].iat[pos]), int(
-                        main["batch"].iat[pos]), "physics"
+                    tp, batch, source = (
+                        int(main["tp_degree"].iat[pos]),
+                        int(main["batch"].iat[pos]),
+                        "physics",
+                    )
                     reason = main["reason"].iat[pos]
                 if reason:
                     report.infeasible[f"inference: {reason}"] += 1
@@ -757,23 +875,29 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
                 if rps:  # mix: tokens/s when the unit's time is split by the traffic shares
                     out = sum(b.share * b.output_tokens for b in w.traffic_mix)
                     cap_tokens = out / sum(
-                        b.share / v for b, v in zip(w.traffic_mix, rps, strict=True) if v > 0)
+                        b.share / v for b, v in zip(w.traffic_mix, rps, strict=True) if v > 0
+                    )
                 else:
                     cap_tokens = float(main["tokens_per_s_per_unit"].iat[pos])
                 i = int(sub.index[pos])
-                option_rows.append({
-                    "workload": w.name, "workload_kind": w.kind, "pool_id": pool["pool_id"],
-                    "tp_degree": tp, "batch": batch,
-                    "replicas_per_unit": apu_here // tp,
-                    "tokens_per_s_per_unit": cap_tokens,
-                    "step_s": float(main["step_s"].iat[pos]) if source == "physics" else np.nan,
-                    "ttft_s": float(main["ttft_s"].iat[pos]) if source == "physics" else np.nan,
-                    "capacity_source": source,
-                    "kwh_per_unit_hour": float(inf_coef["kwh"][i]),
-                    "energy_usd_per_unit_hour": float(inf_coef["energy_usd"][i]),
-                    "kgco2e_per_unit_hour": float(inf_coef["kgco2e"][i]),
-                    "_rps": rps,
-                })
+                option_rows.append(
+                    {
+                        "workload": w.name,
+                        "workload_kind": w.kind,
+                        "pool_id": pool["pool_id"],
+                        "tp_degree": tp,
+                        "batch": batch,
+                        "replicas_per_unit": apu_here // tp,
+                        "tokens_per_s_per_unit": cap_tokens,
+                        "step_s": float(main["step_s"].iat[pos]) if source == "physics" else np.nan,
+                        "ttft_s": float(main["ttft_s"].iat[pos]) if source == "physics" else np.nan,
+                        "capacity_source": source,
+                        "kwh_per_unit_hour": float(inf_coef["kwh"][i]),
+                        "energy_usd_per_unit_hour": float(inf_coef["energy_usd"][i]),
+                        "kgco2e_per_unit_hour": float(inf_coef["kgco2e"][i]),
+                        "_rps": rps,
+                    }
+                )
         report.per_workload[w.name] = sum(1 for r in option_rows if r["workload"] == w.name)
         if report.per_workload[w.name] == 0:
             raise_for_no_option(w, local_reasons)
@@ -786,18 +910,40 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
                     bucket_rows.append((k, j, float(v)))
     options = options.drop(columns=["_rps"], errors="ignore")
     options = options.merge(
-        pools[["pool_id", "kind", "mode", "provider", "region", "offering_id", "accelerator_id",
-               "accels_per_unit", "price_usd_per_hour"]], on="pool_id", how="left",
+        pools[
+            [
+                "pool_id",
+                "kind",
+                "mode",
+                "provider",
+                "region",
+                "offering_id",
+                "accelerator_id",
+                "accels_per_unit",
+                "price_usd_per_hour",
+            ]
+        ],
+        on="pool_id",
+        how="left",
     )
     report.kept = len(options)
-    bucket_capacity = pd.DataFrame(bucket_rows, columns=["option_id", "bucket",
-                                                         "requests_per_s_per_unit"])
+    bucket_capacity = pd.DataFrame(
+        bucket_rows, columns=["option_id", "bucket", "requests_per_s_per_unit"]
+    )
     return Compiled(
-        problem=problem, periods=periods, blocks=blocks, pools=pools, options=options,
-        bucket_capacity=bucket_capacity, demand=build_demand(problem, periods, blocks),
-        models=models, report=report,
-        quota_accelerators=tuple(catalog.resolve_accelerator(q.accelerator) if q.accelerator
-                                 else None for q in problem.quotas),
+        problem=problem,
+        periods=periods,
+        blocks=blocks,
+        pools=pools,
+        options=options,
+        bucket_capacity=bucket_capacity,
+        demand=build_demand(problem, periods, blocks),
+        models=models,
+        report=report,
+        quota_accelerators=tuple(
+            catalog.resolve_accelerator(q.accelerator) if q.accelerator else None
+            for q in problem.quotas
+        ),
     )
 
 

@@ -39,18 +39,31 @@ def _offering(catalog: Catalog, offering: str | None, accelerator: str | None) -
         if offering not in catalog.offerings.index:
             from solver.errors import suggestion
 
-            raise ProcureError(f"unknown offering {offering!r}", field="--offering",
-                               fix=suggestion(offering, catalog.offerings.index))
+            raise ProcureError(
+                f"unknown offering {offering!r}",
+                field="--offering",
+                fix=suggestion(offering, catalog.offerings.index),
+            )
         off = catalog.offerings.loc[offering]
         acc = catalog.accelerators.loc[off["accelerator_id"]]
-        return {"acc": acc, "apu": int(off["accelerators_per_instance"]), "offering": off,
-                "nvlink": bool(off["nvlink"]),
-                "network_gbps": float(off["network_gbps"]) if off["network_gbps"] == off[
-                    "network_gbps"] else 100.0}
+        return {
+            "acc": acc,
+            "apu": int(off["accelerators_per_instance"]),
+            "offering": off,
+            "nvlink": bool(off["nvlink"]),
+            "network_gbps": float(off["network_gbps"])
+            if off["network_gbps"] == off["network_gbps"]
+            else 100.0,
+        }
     acc_id = catalog.resolve_accelerator(accelerator or "h100-sxm")
     acc = catalog.accelerators.loc[acc_id]
-    return {"acc": acc, "apu": 1, "offering": None, "nvlink": float(acc["scaleup_gbps"]) > 0,
-            "network_gbps": 400.0}
+    return {
+        "acc": acc,
+        "apu": 1,
+        "offering": None,
+        "nvlink": float(acc["scaleup_gbps"]) > 0,
+        "network_gbps": 400.0,
+    }
 
 
 def estimate_training(
@@ -77,20 +90,34 @@ def estimate_training(
     acc = where["acc"]
     state_bytes = physics.training_state_bytes_per_param(optimizer)
     act_gb = physics.activation_gb_per_device(
-        seq_len=seq_len, micro_batch=micro_batch, hidden_size=spec.hidden_size,
-        layers=spec.layers, attention_heads=spec.attention_heads, recompute=recompute,
-        params=spec.params)
-    n_min = int(physics.training_min_devices(spec.params, optimizer, act_gb,
-                                             float(acc["memory_gb"]), memory_headroom))
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=recompute,
+        params=spec.params,
+    )
+    n_min = int(
+        physics.training_min_devices(
+            spec.params, optimizer, act_gb, float(acc["memory_gb"]), memory_headroom
+        )
+    )
     n = n_accelerators or max(n_min, where["apu"])
     if where["offering"] is not None:
         n = int(math.ceil(n / where["apu"]) * where["apu"])
     nodes = max(1, math.ceil(n / max(where["apu"], 8)))
     flops = physics.training_flops(spec.params, tokens, optimizer, recompute)
-    peak = float(acc["fp8_dense_tflops"]) if precision == "fp8" and float(
-        acc["fp8_dense_tflops"]) > 0 else float(acc["bf16_dense_tflops"])
-    mfu_used = mfu if mfu is not None else physics.default_mfu(
-        acc["vendor"], acc["device_class"], float(acc["scaleup_gbps"]))
+    peak = (
+        float(acc["fp8_dense_tflops"])
+        if precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0
+        else float(acc["bf16_dense_tflops"])
+    )
+    mfu_used = (
+        mfu
+        if mfu is not None
+        else physics.default_mfu(acc["vendor"], acc["device_class"], float(acc["scaleup_gbps"]))
+    )
     eff = float(physics.scaling_efficiency(nodes, where["network_gbps"]))
     acc_hours_ideal = flops / (peak * 1e12 * mfu_used * 3600.0)
     hours = float(physics.training_hours(flops, n, peak, mfu_used, eff, spot))
@@ -103,8 +130,11 @@ def estimate_training(
             "states_bytes_per_param": state_bytes,
             "weights_grads_optimizer_gb": spec.params * state_bytes / 1e9,
             "activations_gb_per_device": act_gb,
-            "per_device_gb_at_n": float(physics.training_memory_per_device_gb(
-                spec.params, optimizer, n, act_gb)) if n_min else None,
+            "per_device_gb_at_n": float(
+                physics.training_memory_per_device_gb(spec.params, optimizer, n, act_gb)
+            )
+            if n_min
+            else None,
             "device_memory_gb": float(acc["memory_gb"]),
             "min_devices_zero3": n_min,
         },
@@ -126,7 +156,7 @@ def estimate_training(
         out["cost_usd"] = price * instances * hours
         out["price_usd_per_instance_hour"] = price
     out["assumptions"] = [
-        f"FLOPs = {'8' if recompute == 'full' else '6' if optimizer not in ('lora', 'qlora') else '4'}"
+        f"FLOPs = {flops / (spec.params * tokens):g} x N x D"
         f" x N x D ({optimizer}, recompute={recompute})",
         f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
         "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
@@ -162,37 +192,64 @@ def estimate_inference(
     acc = where["acc"]
     d = tp_degree
     weights_gb = spec.params * physics.bytes_per_value(weight_precision) / 1e9
-    kv_gb_tok = physics.kv_bytes_per_token(spec.layers, spec.kv_heads, spec.head_dim,
-                                           physics.bytes_per_value(kv_precision)) / 1e9
+    kv_gb_tok = (
+        physics.kv_bytes_per_token(
+            spec.layers, spec.kv_heads, spec.head_dim, physics.bytes_per_value(kv_precision)
+        )
+        / 1e9
+    )
     context = prompt_tokens + output_tokens
-    b_mem = int(physics.max_batch(weights_gb, kv_gb_tok, context, d, float(acc["memory_gb"]),
-                                  memory_headroom))
+    b_mem = int(
+        physics.max_batch(
+            weights_gb, kv_gb_tok, context, d, float(acc["memory_gb"]), memory_headroom
+        )
+    )
     peak = float(acc["bf16_dense_tflops"])
     if weight_precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0:
         peak = float(acc["fp8_dense_tflops"])
     res = physics.best_decode(
-        params=spec.params, active_params=spec.active_params, layers=spec.layers,
-        kv_heads=spec.kv_heads, head_dim=spec.head_dim, hidden_size=spec.hidden_size,
+        params=spec.params,
+        active_params=spec.active_params,
+        layers=spec.layers,
+        kv_heads=spec.kv_heads,
+        head_dim=spec.head_dim,
+        hidden_size=spec.hidden_size,
         weight_bytes=physics.bytes_per_value(weight_precision),
-        kv_bytes=physics.bytes_per_value(kv_precision), prompt_tokens=prompt_tokens,
+        kv_bytes=physics.bytes_per_value(kv_precision),
+        prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
         tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,
         ttft_slo_s=ttft_slo_ms / 1000.0 if ttft_slo_ms else None,
-        d=np.array([float(d)]), memory_gb=np.array([float(acc["memory_gb"])]),
+        d=np.array([float(d)]),
+        memory_gb=np.array([float(acc["memory_gb"])]),
         bandwidth_gbps=np.array([float(acc["mem_bandwidth_gbps"])]),
-        peak_tflops=np.array([peak]), scaleup_gbps=np.array([float(acc["scaleup_gbps"])]),
-        nvlink=np.array([where["nvlink"]]), memory_headroom=memory_headroom,
+        peak_tflops=np.array([peak]),
+        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]),
+        nvlink=np.array([where["nvlink"]]),
+        memory_headroom=memory_headroom,
     )
     b = batch if batch is not None else int(res.batch[0])
-    kw = dict(weights_gb=weights_gb, kv_gb_per_token=kv_gb_tok, context_tokens=context,
-              active_params=spec.active_params, d=d,
-              bandwidth_gbps=float(acc["mem_bandwidth_gbps"]), peak_tflops=peak)
+    kw = dict(
+        weights_gb=weights_gb,
+        kv_gb_per_token=kv_gb_tok,
+        context_tokens=context,
+        active_params=spec.active_params,
+        d=d,
+        bandwidth_gbps=float(acc["mem_bandwidth_gbps"]),
+        peak_tflops=peak,
+    )
     bound_s = float(physics.decode_step_s(max(b, 1), eta_bw=1.0, eta_c=1.0, **kw))
     derated_s = float(physics.decode_step_s(max(b, 1), **kw))
-    ttft = float(physics.prefill_s(prompt_tokens, active_params=spec.active_params,
-                                   weights_gb=weights_gb, d=d,
-                                   bandwidth_gbps=float(acc["mem_bandwidth_gbps"]),
-                                   peak_tflops=peak))
+    ttft = float(
+        physics.prefill_s(
+            prompt_tokens,
+            active_params=spec.active_params,
+            weights_gb=weights_gb,
+            d=d,
+            bandwidth_gbps=float(acc["mem_bandwidth_gbps"]),
+            peak_tflops=peak,
+        )
+    )
     per_request_s = ttft + output_tokens * derated_s / max(b, 1)
     replica_tps = output_tokens / per_request_s if b >= 1 and b <= b_mem else 0.0
     out: dict = {
@@ -224,8 +281,9 @@ def estimate_inference(
         off = where["offering"]
         per_instance_tps = replica_tps * (where["apu"] // d)
         out["offering"] = off["offering_id"]
-        out["rented_usd_per_mtoken"] = float(off["on_demand_usd_per_hour"]) / (
-            per_instance_tps * 3600) * 1e6
+        out["rented_usd_per_mtoken"] = (
+            float(off["on_demand_usd_per_hour"]) / (per_instance_tps * 3600) * 1e6
+        )
         if demand_tokens_per_s:
             out["instances_needed"] = math.ceil(demand_tokens_per_s / per_instance_tps)
     if server and replica_tps > 0:
@@ -241,42 +299,56 @@ def estimate_inference(
     return out
 
 
-def _owned_economics(catalog: Catalog, server: str, site: str | None, replica_tps: float, d: int,
-                     where: dict) -> dict:
+def _owned_economics(
+    catalog: Catalog, server: str, site: str | None, replica_tps: float, d: int, where: dict
+) -> dict:
     """Cost per 1M tokens on an owned server, and the buy-versus-rent break-even utilisation."""
     if server not in catalog.servers.index:
         from solver.errors import suggestion
 
-        raise ProcureError(f"unknown server {server!r}", field="--server",
-                           fix=suggestion(server, catalog.servers.index))
+        raise ProcureError(
+            f"unknown server {server!r}",
+            field="--server",
+            fix=suggestion(server, catalog.servers.index),
+        )
     srv = catalog.servers.loc[server]
     site_row = catalog.sites.loc[site] if site else catalog.sites.iloc[0]
     life_h = float(srv["lifetime_years"]) * 8760.0
-    hosting_usd_per_h = (float(site_row["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
-                         + float(srv["maintenance_usd_per_year"]) / 12.0) / HOURS_PER_MONTH
+    hosting_usd_per_h = (
+        float(site_row["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+        + float(srv["maintenance_usd_per_year"]) / 12.0
+    ) / HOURS_PER_MONTH
     fixed_usd_per_h = float(srv["capex_usd"]) / life_h + hosting_usd_per_h
     frac = IDLE_POWER_FRACTION + (1 - IDLE_POWER_FRACTION) * INFERENCE_UTILISATION
-    energy_usd_per_h = float(srv["power_kw"]) * frac * float(site_row["pue"]) * float(
-        site_row["electricity_usd_per_kwh"])
+    energy_usd_per_h = (
+        float(srv["power_kw"])
+        * frac
+        * float(site_row["pue"])
+        * float(site_row["electricity_usd_per_kwh"])
+    )
     server_tps = replica_tps * (int(srv["accelerators_per_server"]) // d)
     out = {
         "server": server,
         "site": site_row["site_id"],
         "owned_usd_per_hour_at_full_use": fixed_usd_per_h + energy_usd_per_h,
         "owned_usd_per_mtoken_at_full_use": (fixed_usd_per_h + energy_usd_per_h)
-        / (server_tps * 3600) * 1e6,
-        "owned_assumptions": f"capex over {srv['lifetime_years']:g} years, hosting and maintenance, "
+        / (server_tps * 3600)
+        * 1e6,
+        "owned_assumptions": f"capex over {srv['lifetime_years']:g} years, hosting, maintenance, "
         f"electricity at {frac:.0%} of max power; lead time "
         f"{float(srv['lead_time_days']) / DAYS_PER_MONTH:.1f} months",
     }
     off = where["offering"]
     if off is not None:
         # rent the same number of accelerators as the server holds
-        rent_usd_per_h = float(off["on_demand_usd_per_hour"]) * int(
-            srv["accelerators_per_server"]) / int(off["accelerators_per_instance"])
+        rent_usd_per_h = (
+            float(off["on_demand_usd_per_hour"])
+            * int(srv["accelerators_per_server"])
+            / int(off["accelerators_per_instance"])
+        )
         margin = rent_usd_per_h - energy_usd_per_h
         out["rent_usd_per_hour_same_accelerators"] = rent_usd_per_h
-        out["buy_vs_rent_break_even_utilisation"] = (fixed_usd_per_h / margin) if margin > 0 \
-            else None
+        out["buy_vs_rent_break_even_utilisation"] = (
+            (fixed_usd_per_h / margin) if margin > 0 else None
+        )
     return out
-

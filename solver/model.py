@@ -35,20 +35,25 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {
-    "demand": Family("capacity x units + shortfall >= demand of a workload in a period/block",
-                     "USD per (token/s) over the block"),
-    "demand_bucket": Family("requests/s served in a traffic-mix bucket >= its demand",
-                            "USD per (request/s) over the block"),
+    "demand": Family(
+        "capacity x units + shortfall >= demand of a workload in a period/block",
+        "USD per (token/s) over the block",
+    ),
+    "demand_bucket": Family(
+        "requests/s served in a traffic-mix bucket >= its demand",
+        "USD per (request/s) over the block",
+    ),
     "mix_capacity": Family("time shares of a unit across buckets <= units", "USD per unit"),
     "redundancy": Family("serving units >= the workload's redundancy", "USD per unit"),
     "train_once": Family("each training workload runs on exactly one cluster", "USD"),
-    "owned_capacity": Family("owned units in use <= existing + bought and delivered",
-                             "USD per server"),
+    "owned_capacity": Family(
+        "owned units in use <= existing + bought and delivered", "USD per server"
+    ),
     "reserved_capacity": Family("reserved units in use <= active commitments", "USD per instance"),
-    "availability": Family("units of an offering and mode <= its availability cap",
-                           "USD per instance"),
-    "quota": Family("cloud accelerators of a provider/region/type <= quota",
-                    "USD per accelerator"),
+    "availability": Family(
+        "units of an offering and mode <= its availability cap", "USD per instance"
+    ),
+    "quota": Family("cloud accelerators of a provider/region/type <= quota", "USD per accelerator"),
     "budget": Family("total cost <= budget", "USD per USD"),
     "capex_budget": Family("purchases <= capex budget", "USD per USD"),
     "period_budget": Family("cost attributed to a period <= its budget", "USD per USD"),
@@ -112,10 +117,12 @@ class _Builder:
         self.rows: list[Row] = []
         self.names: set[str] = set()
 
-    def var(self, name: str, kind: str, *, integer: bool, lb: float = 0.0,
-            ub: float = np.inf, **meta) -> int:
-        self.vars.append({"name": name, "kind": kind, "integer": integer, "lb": lb, "ub": ub,
-                          **meta})
+    def var(
+        self, name: str, kind: str, *, integer: bool, lb: float = 0.0, ub: float = np.inf, **meta
+    ) -> int:
+        self.vars.append(
+            {"name": name, "kind": kind, "integer": integer, "lb": lb, "ub": ub, **meta}
+        )
         return len(self.vars) - 1
 
     def row(self, family: str, key: tuple, coefs: dict[int, float], sense: str, rhs: float) -> None:
@@ -128,14 +135,19 @@ class _Builder:
 def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: float) -> list[int]:
     """Periods fully covered by a commitment starting at the start of period ``start``."""
     begin = float(periods["start_month"].iat[start])
-    return [t for t in range(start, len(periods))
-            if periods["end_month"].iat[t] <= begin + term_months + 1e-9]
+    return [
+        t
+        for t in range(start, len(periods))
+        if periods["end_month"].iat[t] <= begin + term_months + 1e-9
+    ]
 
 
 def _delivered_periods(periods: pd.DataFrame, start: int, lead_months: float) -> list[int]:
     """Periods in which a server ordered at the start of ``start`` is in service all along."""
     arrival = float(periods["start_month"].iat[start]) + lead_months
-    return [t for t in range(start, len(periods)) if periods["start_month"].iat[t] >= arrival - 1e-9]
+    return [
+        t for t in range(start, len(periods)) if periods["start_month"].iat[t] >= arrival - 1e-9
+    ]
 
 
 def _overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
@@ -159,8 +171,12 @@ def build_model(compiled: Compiled) -> LinearModel:
         Minimisation model with the problem's (first-stage) objective.
     """
     problem = compiled.problem
-    periods, blocks, pools, options = (compiled.periods, compiled.blocks, compiled.pools,
-                                       compiled.options)
+    periods, blocks, pools, options = (
+        compiled.periods,
+        compiled.blocks,
+        compiled.pools,
+        compiled.options,
+    )
     n_t, n_b = len(periods), len(blocks)
     horizon_months = float(periods["end_month"].iat[-1])
     p_hours = periods["hours"].to_numpy()
@@ -190,7 +206,8 @@ def build_model(compiled: Compiled) -> LinearModel:
 
     # usage[pool][(t, b)] -> {var: units}
     usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(float)))
+        lambda: defaultdict(lambda: defaultdict(float))
+    )
     demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     demand = compiled.demand
@@ -205,24 +222,50 @@ def build_model(compiled: Compiled) -> LinearModel:
         p = pool_idx[k.pool_id]
         rented = k.mode in RENTED_MODES
         mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
-        rps = (dict(zip(bucket_cap.get_group(k.option_id)["bucket"],
-                        bucket_cap.get_group(k.option_id)["requests_per_s_per_unit"], strict=True))
-               if mix and k.option_id in bucket_cap.groups else {})
+        rps = (
+            dict(
+                zip(
+                    bucket_cap.get_group(k.option_id)["bucket"],
+                    bucket_cap.get_group(k.option_id)["requests_per_s_per_unit"],
+                    strict=True,
+                )
+            )
+            if mix and k.option_id in bucket_cap.groups
+            else {}
+        )
         for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
             shared_var = None
             if not rented:
-                shared_var = B.var(f"x[{k.option_id},{t}]", "x", integer=True,
-                                   option_id=k.option_id, pool=p, period=t, block=-1,
-                                   workload=k.workload)
+                shared_var = B.var(
+                    f"x[{k.option_id},{t}]",
+                    "x",
+                    integer=True,
+                    option_id=k.option_id,
+                    pool=p,
+                    period=t,
+                    block=-1,
+                    workload=k.workload,
+                )
                 hours = p_hours[t]
-                add_cost(shared_var, k.energy_usd_per_unit_hour * hours, k.provider,
-                         {t: k.energy_usd_per_unit_hour * hours})
+                add_cost(
+                    shared_var,
+                    k.energy_usd_per_unit_hour * hours,
+                    k.provider,
+                    {t: k.energy_usd_per_unit_hour * hours},
+                )
                 co2_kg.add(shared_var, k.kgco2e_per_unit_hour * hours)
             for b in range(n_b):
                 if rented:
-                    v = B.var(f"x[{k.option_id},{t},{b}]", "x", integer=True,
-                              option_id=k.option_id, pool=p, period=t, block=b,
-                              workload=k.workload)
+                    v = B.var(
+                        f"x[{k.option_id},{t},{b}]",
+                        "x",
+                        integer=True,
+                        option_id=k.option_id,
+                        pool=p,
+                        period=t,
+                        block=b,
+                        workload=k.workload,
+                    )
                     hours = p_hours[t] * b_frac[b]
                     usd = k.price_usd_per_hour * hours
                     add_cost(v, usd, k.provider, {t: usd})
@@ -234,9 +277,17 @@ def build_model(compiled: Compiled) -> LinearModel:
                 if mix:
                     share_row: dict[int, float] = {}
                     for j, r in rps.items():
-                        y = B.var(f"y[{k.option_id},{j},{t},{b}]", "y", integer=False,
-                                  option_id=k.option_id, pool=p, period=t, block=b, bucket=j,
-                                  workload=k.workload)
+                        y = B.var(
+                            f"y[{k.option_id},{j},{t},{b}]",
+                            "y",
+                            integer=False,
+                            option_id=k.option_id,
+                            pool=p,
+                            period=t,
+                            block=b,
+                            bucket=j,
+                            workload=k.workload,
+                        )
                         share_row[y] = 1.0 / r
                         demand_rows[(k.workload, t, b, j)][y] += 1.0
                     share_row[v] = -1.0
@@ -248,9 +299,16 @@ def build_model(compiled: Compiled) -> LinearModel:
         key = (d.workload, int(d.period), int(d.block), int(d.bucket))
         coefs = demand_rows.get(key, {})
         if allow_shortfall:
-            s = B.var(f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]", "shortfall",
-                      integer=False, ub=d.demand, workload=d.workload, period=int(d.period),
-                      block=int(d.block), bucket=int(d.bucket))
+            s = B.var(
+                f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]",
+                "shortfall",
+                integer=False,
+                ub=d.demand,
+                workload=d.workload,
+                period=int(d.period),
+                block=int(d.block),
+                bucket=int(d.bucket),
+            )
             coefs = dict(coefs)
             coefs[s] = 1.0
             hours = p_hours[int(d.period)] * b_frac[int(d.block)]
@@ -261,8 +319,11 @@ def build_model(compiled: Compiled) -> LinearModel:
         if not coefs:
             # nothing can serve it: an empty >= row with positive rhs is infeasible
             coefs = {}
-            B.rows.append(Row(f"{family}[{','.join(map(str, rkey))}]", family, rkey, {}, ">=",
-                              float(d.demand)))
+            B.rows.append(
+                Row(
+                    f"{family}[{','.join(map(str, rkey))}]", family, rkey, {}, ">=", float(d.demand)
+                )
+            )
             continue
         B.row(family, rkey, coefs, ">=", float(d.demand))
     for (wname, t, b), coefs in redundancy_rows.items():
@@ -276,8 +337,17 @@ def build_model(compiled: Compiled) -> LinearModel:
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
     for k in training.itertuples(index=False):
         p = pool_idx[k.pool_id]
-        z = B.var(f"z[{k.option_id}]", "z", integer=True, ub=1.0, option_id=k.option_id, pool=p,
-                  period=int(k.start_period), block=-1, workload=k.workload)
+        z = B.var(
+            f"z[{k.option_id}]",
+            "z",
+            integer=True,
+            ub=1.0,
+            option_id=k.option_id,
+            pool=p,
+            period=int(k.start_period),
+            block=-1,
+            workload=k.workload,
+        )
         train_rows[k.workload][z] = 1.0
         usd = k.rent_usd + k.energy_usd
         split = {t: usd * h / k.job_hours for t, h in k.hours_by_period}
@@ -305,8 +375,14 @@ def build_model(compiled: Compiled) -> LinearModel:
                     serves = _delivered_periods(periods, tau, pool.lead_months)
                     if not serves:
                         continue
-                    v = B.var(f"buy[{pool.pool_id},{tau}]", "buy", integer=True, pool=p,
-                              period=tau, block=-1)
+                    v = B.var(
+                        f"buy[{pool.pool_id},{tau}]",
+                        "buy",
+                        integer=True,
+                        pool=p,
+                        period=tau,
+                        block=-1,
+                    )
                     arrival = float(periods["start_month"].iat[tau]) + pool.lead_months
                     in_service = max(0.0, horizon_months - arrival)
                     if problem.owned_cost_policy == "amortised":
@@ -318,8 +394,12 @@ def build_model(compiled: Compiled) -> LinearModel:
                     for t in range(n_t):
                         if months[t] > 0:
                             split[t] = split.get(t, 0.0) + pool.hosting_usd_per_month * months[t]
-                    add_cost(v, pool.capex_usd * frac + pool.hosting_usd_per_month * in_service,
-                             "owned", split)
+                    add_cost(
+                        v,
+                        pool.capex_usd * frac + pool.hosting_usd_per_month * in_service,
+                        "owned",
+                        split,
+                    )
                     capex.add(v, pool.capex_usd * frac)
                     co2_kg.add(v, pool.embodied_kgco2e_unit * frac)
                     for t in serves:
@@ -327,9 +407,14 @@ def build_model(compiled: Compiled) -> LinearModel:
                         fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
             if pool.existing_units:
                 months = periods["months"].to_numpy()
-                add_const(pool.hosting_usd_per_month * horizon_months * pool.existing_units,
-                          "owned", {t: pool.hosting_usd_per_month * months[t] * pool.existing_units
-                                    for t in range(n_t)})
+                add_const(
+                    pool.hosting_usd_per_month * horizon_months * pool.existing_units,
+                    "owned",
+                    {
+                        t: pool.hosting_usd_per_month * months[t] * pool.existing_units
+                        for t in range(n_t)
+                    },
+                )
                 for t in range(n_t):
                     fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units
             if used is None:
@@ -342,8 +427,13 @@ def build_model(compiled: Compiled) -> LinearModel:
                     coefs = dict(units)
                     for v in delivered.get(t, []):
                         coefs[v] = coefs.get(v, 0.0) - 1.0
-                    B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=",
-                          float(pool.existing_units))
+                    B.row(
+                        "owned_capacity",
+                        (pool.pool_id, t, b),
+                        coefs,
+                        "<=",
+                        float(pool.existing_units),
+                    )
         elif pool.mode in ("reserved_1y", "reserved_3y"):
             active: dict[int, list[int]] = defaultdict(list)
             if used is not None:
@@ -351,13 +441,22 @@ def build_model(compiled: Compiled) -> LinearModel:
                     covers = _active_commitment_periods(periods, tau, pool.term_months)
                     if not covers:
                         continue
-                    v = B.var(f"commit[{pool.pool_id},{tau}]", "commit", integer=True, pool=p,
-                              period=tau, block=-1)
+                    v = B.var(
+                        f"commit[{pool.pool_id},{tau}]",
+                        "commit",
+                        integer=True,
+                        pool=p,
+                        period=tau,
+                        block=-1,
+                    )
                     begin = float(periods["start_month"].iat[tau])
                     total = pool.price_usd_per_hour * pool.term_months * HOURS_PER_MONTH
                     months = _overlap_months(periods, begin, begin + pool.term_months)
-                    split = {t: pool.price_usd_per_hour * months[t] * HOURS_PER_MONTH
-                             for t in range(n_t) if months[t] > 0}
+                    split = {
+                        t: pool.price_usd_per_hour * months[t] * HOURS_PER_MONTH
+                        for t in range(n_t)
+                        if months[t] > 0
+                    }
                     tail = total - sum(split.values())
                     split[n_t - 1] = split.get(n_t - 1, 0.0) + tail  # committed beyond horizon
                     add_cost(v, total, pool.provider, split)
@@ -365,14 +464,22 @@ def build_model(compiled: Compiled) -> LinearModel:
                         active[t].append(v)
             existing_active = {}
             if pool.existing_units:
-                res = [r for r in problem.existing_reservations
-                       if r.offering == pool.offering_id and r.mode == pool.mode]
+                res = [
+                    r
+                    for r in problem.existing_reservations
+                    if r.offering == pool.offering_id and r.mode == pool.mode
+                ]
                 for r in res:
                     months = _overlap_months(periods, 0.0, r.months_remaining)
-                    add_const(pool.price_usd_per_hour * r.units * months.sum() * HOURS_PER_MONTH,
-                              pool.provider,
-                              {t: pool.price_usd_per_hour * r.units * months[t] * HOURS_PER_MONTH
-                               for t in range(n_t) if months[t] > 0})
+                    add_const(
+                        pool.price_usd_per_hour * r.units * months.sum() * HOURS_PER_MONTH,
+                        pool.provider,
+                        {
+                            t: pool.price_usd_per_hour * r.units * months[t] * HOURS_PER_MONTH
+                            for t in range(n_t)
+                            if months[t] > 0
+                        },
+                    )
                     for t in range(n_t):
                         if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
                             existing_active[t] = existing_active.get(t, 0) + r.units
@@ -380,9 +487,13 @@ def build_model(compiled: Compiled) -> LinearModel:
                 continue
             for t in range(n_t):
                 if active.get(t):
-                    B.row("availability", (pool.pool_id, t),
-                          {v: 1.0 for v in active[t]}, "<=",
-                          float(pool.availability_cap) - existing_active.get(t, 0))
+                    B.row(
+                        "availability",
+                        (pool.pool_id, t),
+                        {v: 1.0 for v in active[t]},
+                        "<=",
+                        float(pool.availability_cap) - existing_active.get(t, 0),
+                    )
                 for b in range(n_b):
                     units = used.get((t, b))
                     if not units:
@@ -390,12 +501,18 @@ def build_model(compiled: Compiled) -> LinearModel:
                     coefs = dict(units)
                     for v in active.get(t, []):
                         coefs[v] = coefs.get(v, 0.0) - 1.0
-                    B.row("reserved_capacity", (pool.pool_id, t, b), coefs, "<=",
-                          float(existing_active.get(t, 0)))
+                    B.row(
+                        "reserved_capacity",
+                        (pool.pool_id, t, b),
+                        coefs,
+                        "<=",
+                        float(existing_active.get(t, 0)),
+                    )
         elif used is not None:  # rented on-demand / spot
             for (t, b), units in used.items():
-                B.row("availability", (pool.pool_id, t, b), units, "<=",
-                      float(pool.availability_cap))
+                B.row(
+                    "availability", (pool.pool_id, t, b), units, "<=", float(pool.availability_cap)
+                )
 
     # ---- quotas on cloud accelerators in use
     for qi, q in enumerate(problem.quotas):
@@ -415,8 +532,13 @@ def build_model(compiled: Compiled) -> LinearModel:
     # ---- site power caps (owned fleet in service)
     site_cap_kw = pools[pools["kind"] == "owned"].groupby("site_id")["site_power_cap_kw"].first()
     for site_id, t in sorted(set(fleet_by_site) | set(fleet_const_kw)):
-        B.row("power_cap", (site_id, t), fleet_by_site.get((site_id, t), {}), "<=",
-              float(site_cap_kw[site_id]) - fleet_const_kw.get((site_id, t), 0.0))
+        B.row(
+            "power_cap",
+            (site_id, t),
+            fleet_by_site.get((site_id, t), {}),
+            "<=",
+            float(site_cap_kw[site_id]) - fleet_const_kw.get((site_id, t), 0.0),
+        )
 
     # ---- global constraints
     if problem.budget_usd is not None:
@@ -429,8 +551,13 @@ def build_model(compiled: Compiled) -> LinearModel:
         e = cost_by_period[t]
         B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
     if problem.carbon_cap_tco2e is not None:
-        B.row("carbon_cap", (), {i: c / 1000.0 for i, c in co2_kg.coefs.items()}, "<=",
-              problem.carbon_cap_tco2e - co2_kg.constant / 1000.0)
+        B.row(
+            "carbon_cap",
+            (),
+            {i: c / 1000.0 for i, c in co2_kg.coefs.items()},
+            "<=",
+            problem.carbon_cap_tco2e - co2_kg.constant / 1000.0,
+        )
     for provider, share in problem.provider_share_max.items():
         e = cost_by_provider.get(provider, Expression())
         coefs = defaultdict(float)
@@ -438,8 +565,13 @@ def build_model(compiled: Compiled) -> LinearModel:
             coefs[i] += c
         for i, c in cost.coefs.items():
             coefs[i] -= share * c
-        B.row("provider_share", (provider,), {i: c for i, c in coefs.items() if c}, "<=",
-              share * cost.constant - e.constant)
+        B.row(
+            "provider_share",
+            (provider,),
+            {i: c for i, c in coefs.items() if c},
+            "<=",
+            share * cost.constant - e.constant,
+        )
 
     co2_t = Expression({i: c / 1000.0 for i, c in co2_kg.coefs.items()}, co2_kg.constant / 1000.0)
     expressions = {
@@ -500,6 +632,12 @@ def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel
     first = stage_objective(model, problem, first=True)
     tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
     slack = abs(first_value) * max(tol, 1e-7) + 1e-6
-    keep = Row("objective_stage[first]", "objective_stage", ("first",), dict(first.coefs), "<=",
-               first_value + slack - first.constant)
+    keep = Row(
+        "objective_stage[first]",
+        "objective_stage",
+        ("first",),
+        dict(first.coefs),
+        "<=",
+        first_value + slack - first.constant,
+    )
     return model.with_stage(stage_objective(model, problem, first=False), keep, "second")

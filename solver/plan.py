@@ -124,8 +124,12 @@ def extract_plan(
     solve_seconds: float,
 ) -> Plan:
     """Read line items from a solution; totals are sums of the line items."""
-    periods, blocks, pools, options = (compiled.periods, compiled.blocks, compiled.pools,
-                                       compiled.options.set_index("option_id"))
+    periods, blocks, pools, options = (
+        compiled.periods,
+        compiled.blocks,
+        compiled.pools,
+        compiled.options.set_index("option_id"),
+    )
     p_names = list(periods["name"])
     b_names = list(blocks["name"])
     p_hours = periods["hours"].to_numpy()
@@ -152,53 +156,85 @@ def extract_plan(
                     cost = k["price_usd_per_hour"] * units * hours
                 else:
                     cost = k["energy_usd_per_unit_hour"] * units * hours
-                items.append(LineItem(
-                    item="rent" if rented else "use", period=p_names[r.period],
-                    block=b_names[b], **_pool_fields(pool), units=units,
-                    accelerators=units * pool.accels_per_unit, workload=r.workload, hours=hours,
-                    cost_usd=cost, co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
-                    tp_degree=int(k["tp_degree"]), batch=int(k["batch"]),
-                    capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
-                    bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
-                ))
+                items.append(
+                    LineItem(
+                        item="rent" if rented else "use",
+                        period=p_names[r.period],
+                        block=b_names[b],
+                        **_pool_fields(pool),
+                        units=units,
+                        accelerators=units * pool.accels_per_unit,
+                        workload=r.workload,
+                        hours=hours,
+                        cost_usd=cost,
+                        co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
+                        tp_degree=int(k["tp_degree"]),
+                        batch=int(k["batch"]),
+                        capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
+                        bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+                    )
+                )
         elif r.kind == "z":
             k = options.loc[r.option_id]
             pool = pool_rows[r.pool]
             for t, h in k["hours_by_period"]:
                 share = h / k["job_hours"]
-                items.append(LineItem(
-                    item="training", period=p_names[t], **_pool_fields(pool),
-                    units=float(k["n_units"]), accelerators=float(k["n_accelerators"]),
-                    workload=r.workload, hours=h,
-                    cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
-                    co2e_t=k["kgco2e"] * share / 1000.0, start_period=p_names[int(k["start_period"])],
-                    job_hours=float(k["job_hours"]),
-                ))
+                items.append(
+                    LineItem(
+                        item="training",
+                        period=p_names[t],
+                        **_pool_fields(pool),
+                        units=float(k["n_units"]),
+                        accelerators=float(k["n_accelerators"]),
+                        workload=r.workload,
+                        hours=h,
+                        cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
+                        co2e_t=k["kgco2e"] * share / 1000.0,
+                        start_period=p_names[int(k["start_period"])],
+                        job_hours=float(k["job_hours"]),
+                    )
+                )
         elif r.kind == "buy":
             pool = pool_rows[r.pool]
             units = float(r.value)
             arrival = float(periods["start_month"].iat[r.period]) + pool.lead_months
             in_service = max(0.0, horizon - arrival)
-            frac = (min(1.0, in_service / pool.lifetime_months)
-                    if compiled.problem.owned_cost_policy == "amortised" else 1.0)
-            items.append(LineItem(
-                item="purchase", period=p_names[r.period], **_pool_fields(pool), units=units,
-                accelerators=units * pool.accels_per_unit,
-                hours=in_service * HOURS_PER_MONTH,
-                cost_usd=units * (pool.capex_usd * frac + pool.hosting_usd_per_month * in_service),
-                co2e_t=units * pool.embodied_kgco2e_unit * frac / 1000.0,
-                start_period=p_names[r.period],
-            ))
+            frac = (
+                min(1.0, in_service / pool.lifetime_months)
+                if compiled.problem.owned_cost_policy == "amortised"
+                else 1.0
+            )
+            items.append(
+                LineItem(
+                    item="purchase",
+                    period=p_names[r.period],
+                    **_pool_fields(pool),
+                    units=units,
+                    accelerators=units * pool.accels_per_unit,
+                    hours=in_service * HOURS_PER_MONTH,
+                    cost_usd=units
+                    * (pool.capex_usd * frac + pool.hosting_usd_per_month * in_service),
+                    co2e_t=units * pool.embodied_kgco2e_unit * frac / 1000.0,
+                    start_period=p_names[r.period],
+                )
+            )
         elif r.kind == "commit":
             pool = pool_rows[r.pool]
             units = float(r.value)
             hours = pool.term_months * HOURS_PER_MONTH
-            items.append(LineItem(
-                item="reservation", period=p_names[r.period], **_pool_fields(pool), units=units,
-                accelerators=units * pool.accels_per_unit, hours=hours,
-                cost_usd=pool.price_usd_per_hour * units * hours, co2e_t=0.0,
-                start_period=p_names[r.period],
-            ))
+            items.append(
+                LineItem(
+                    item="reservation",
+                    period=p_names[r.period],
+                    **_pool_fields(pool),
+                    units=units,
+                    accelerators=units * pool.accels_per_unit,
+                    hours=hours,
+                    cost_usd=pool.price_usd_per_hour * units * hours,
+                    co2e_t=0.0,
+                    start_period=p_names[r.period],
+                )
+            )
     for pool in pools.itertuples(index=False):
         if not pool.existing_units:
             continue
@@ -212,22 +248,45 @@ def extract_plan(
                     months = _overlap_months(periods, 0.0, res.months_remaining).sum()
                     cost += pool.price_usd_per_hour * res.units * months * HOURS_PER_MONTH
                     hours = max(hours, months * HOURS_PER_MONTH)
-        items.append(LineItem(
-            item="existing", period=p_names[0], **_pool_fields(pool),
-            units=float(pool.existing_units),
-            accelerators=float(pool.existing_units * pool.accels_per_unit), hours=hours,
-            cost_usd=cost, co2e_t=0.0,
-        ))
+        items.append(
+            LineItem(
+                item="existing",
+                period=p_names[0],
+                **_pool_fields(pool),
+                units=float(pool.existing_units),
+                accelerators=float(pool.existing_units * pool.accels_per_unit),
+                hours=hours,
+                cost_usd=cost,
+                co2e_t=0.0,
+            )
+        )
     order = {name: i for i, name in enumerate(p_names)}
-    items.sort(key=lambda i: (order[i.period], i.provider, i.region, i.offering, i.mode, i.item,
-                              i.workload, i.block))
+    items.sort(
+        key=lambda i: (
+            order[i.period],
+            i.provider,
+            i.region,
+            i.offering,
+            i.mode,
+            i.item,
+            i.workload,
+            i.block,
+        )
+    )
     total_cost = sum(i.cost_usd for i in items)
     total_co2 = sum(i.co2e_t for i in items)
     return Plan(
-        problem=compiled.problem.name, status=status, objective=objective,
-        objective_kind=compiled.problem.objective, total_cost_usd=total_cost,
-        total_co2e_t=total_co2, gap=gap, solver=solver, solve_seconds=solve_seconds,
-        line_items=items, totals=totals_of(items, p_names),
+        problem=compiled.problem.name,
+        status=status,
+        objective=objective,
+        objective_kind=compiled.problem.objective,
+        total_cost_usd=total_cost,
+        total_co2e_t=total_co2,
+        gap=gap,
+        solver=solver,
+        solve_seconds=solve_seconds,
+        line_items=items,
+        totals=totals_of(items, p_names),
         owned_utilisation=owned_utilisation(items, compiled),
         binding=binding_rows(model, values),
         served_fraction=served_fraction(compiled, model, values),
@@ -279,14 +338,27 @@ def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> l
 
     out = []
     for row in model.rows:
-        if row.family in {"demand", "demand_bucket", "mix_capacity", "train_once",
-                          "owned_capacity", "reserved_capacity", "objective_stage"}:
+        if row.family in {
+            "demand",
+            "demand_bucket",
+            "mix_capacity",
+            "train_once",
+            "owned_capacity",
+            "reserved_capacity",
+            "objective_stage",
+        }:
             continue
         lhs = sum(c * values[i] for i, c in row.coefs.items())
         slack = row.rhs - lhs if row.sense == "<=" else lhs - row.rhs
         if abs(slack) <= tol * max(1.0, abs(row.rhs)):
-            out.append(Binding(name=row.name, family=row.family,
-                               description=FAMILIES[row.family].description, slack=slack))
+            out.append(
+                Binding(
+                    name=row.name,
+                    family=row.family,
+                    description=FAMILIES[row.family].description,
+                    slack=slack,
+                )
+            )
     return out
 
 
@@ -298,8 +370,10 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
     dem = compiled.demand.copy()
     if dem.empty:
         return out
-    hours = compiled.periods["hours"].to_numpy()[dem["period"].to_numpy()] * \
-        compiled.blocks["fraction"].to_numpy()[dem["block"].to_numpy()]
+    hours = (
+        compiled.periods["hours"].to_numpy()[dem["period"].to_numpy()]
+        * compiled.blocks["fraction"].to_numpy()[dem["block"].to_numpy()]
+    )
     dem["tokens"] = dem["demand"] * dem["tokens_per_unit"] * hours
     for w, group in dem.groupby("workload"):
         total = float(group["tokens"].sum())
@@ -307,11 +381,15 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
         if s.empty:
             out[w] = 1.0
             continue
-        h = compiled.periods["hours"].to_numpy()[s["period"].to_numpy()] * \
-            compiled.blocks["fraction"].to_numpy()[s["block"].to_numpy()]
+        h = (
+            compiled.periods["hours"].to_numpy()[s["period"].to_numpy()]
+            * compiled.blocks["fraction"].to_numpy()[s["block"].to_numpy()]
+        )
         tok = compiled.demand.set_index(["workload", "period", "block", "bucket"])
-        per = [float(tok.loc[(w, p, b, j), "tokens_per_unit"]) for p, b, j in
-               zip(s["period"], s["block"], s["bucket"], strict=True)]
+        per = [
+            float(tok.loc[(w, p, b, j), "tokens_per_unit"])
+            for p, b, j in zip(s["period"], s["block"], s["bucket"], strict=True)
+        ]
         missing = float((s["value"].to_numpy() * np.array(per) * h).sum())
         out[w] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
     return out

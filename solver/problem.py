@@ -36,9 +36,7 @@ def parse_duration_s(text: object) -> float:
     A bare number is refused: an SLO without a unit is ambiguous (ms or s?).
     """
     if isinstance(text, bool) or not isinstance(text, str):
-        raise ValueError(
-            f"{text!r} has no unit; write it with one, e.g. '50 ms' or '1 s'"
-        )
+        raise ValueError(f"{text!r} has no unit; write it with one, e.g. '50 ms' or '1 s'")
     match = _DURATION_RE.match(text)
     if not match or match.group(2) not in _DURATION_UNITS_S:
         raise ValueError(f"{text!r} is not a duration; write e.g. '50 ms' or '1 s'")
@@ -80,8 +78,10 @@ class LoadBlock(_Strict):
     name: str
     hours_per_day: float = Field(gt=0, le=24, description="Hours per day in this block")
     demand_factor: float | None = Field(
-        None, ge=0, description="Demand as a multiple of the daily average; omitted = each "
-        "workload's peak_to_average"
+        None,
+        ge=0,
+        description="Demand as a multiple of the daily average; omitted = each "
+        "workload's peak_to_average",
     )
 
 
@@ -102,7 +102,8 @@ class Demand(_Strict):
         ]
         if sum(ways) != 1:
             raise ValueError(
-                "give exactly one of: users + requests_per_user_per_day, tokens_per_s, requests_per_s"
+                "give exactly one of: users + requests_per_user_per_day, tokens_per_s, "
+                "requests_per_s"
             )
         if ways[0] and (self.users is None or self.requests_per_user_per_day is None):
             raise ValueError("users and requests_per_user_per_day go together; give both")
@@ -261,14 +262,16 @@ class Problem(_Strict):
     capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
     period_budget_usd: dict[str, float] = Field(default_factory=dict)
     carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
-    objective: Literal["min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic"] = (
-        "min_cost"
-    )
+    objective: Literal[
+        "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic"
+    ] = "min_cost"
     carbon_price_usd_per_tco2e: float = Field(0.0, ge=0, description="For cost_plus_carbon")
     shortfall_penalty_usd_per_mtoken: float = Field(
         1000.0, gt=0, description="Penalty per 1M unserved output tokens (max_served)"
     )
-    lexicographic_cost_tolerance: float = Field(0.0, ge=0, description="Cost slack for carbon stage")
+    lexicographic_cost_tolerance: float = Field(
+        0.0, ge=0, description="Cost slack for carbon stage"
+    )
     providers: list[str] | None = Field(None, description="Allowed providers; default all")
     regions: list[str] | None = Field(None, description="Allowed regions; default all")
     residency: list[str] | None = Field(None, description="Allowed residency zones")
@@ -364,9 +367,20 @@ def _fix_for(error: dict) -> str:
     field = str(loc[-1]) if loc else ""
     if kind == "extra_forbidden":
         model_fields: set[str] = set()
-        for cls in (Problem, TrainingWorkload, InferenceWorkload, BatchInferenceWorkload, Demand,
-                    Period, LoadBlock, ExistingServer, ExistingReservation, Quota, TrafficBucket,
-                    ModelShape):
+        for cls in (
+            Problem,
+            TrainingWorkload,
+            InferenceWorkload,
+            BatchInferenceWorkload,
+            Demand,
+            Period,
+            LoadBlock,
+            ExistingServer,
+            ExistingReservation,
+            Quota,
+            TrafficBucket,
+            ModelShape,
+        ):
             model_fields |= set(cls.model_fields)
         hint = closest(field, model_fields)
         return f"remove {field!r}" + (f" or rename it to {hint[0]!r}" if hint else "")

@@ -80,17 +80,26 @@ def solve_compiled(
             fix="relax the budget, carbon cap, quotas or deadlines (see the problem's constraints)",
         )
     if result.termination == Termination.UNBOUNDED:
-        raise ProcureError(f"problem {compiled.problem.name!r} is unbounded",
-                           fix="this is a modelling bug; report it with the problem file")
+        raise ProcureError(
+            f"problem {compiled.problem.name!r} is unbounded",
+            fix="this is a modelling bug; report it with the problem file",
+        )
     if not result.has_solution:
         raise ProcureError(
             f"the solver stopped without a plan ({result.termination.value}"
-            + (f": {result.message}" if result.message else "") + ")",
-            field="--time-limit", fix="give the solver more time (--time-limit S)",
+            + (f": {result.message}" if result.message else "")
+            + ")",
+            field="--time-limit",
+            fix="give the solver more time (--time-limit S)",
         )
     plan = extract_plan(
-        compiled, final_model, result.values, status=result.termination.value,
-        objective=result.objective, gap=result.gap, solver=result.solver,
+        compiled,
+        final_model,
+        result.values,
+        status=result.termination.value,
+        objective=result.objective,
+        gap=result.gap,
+        solver=result.solver,
         solve_seconds=seconds,
     )
     return plan, final_model

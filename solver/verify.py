@@ -46,9 +46,17 @@ class _Checks:
         out = []
         for name, n in self.counts.items():
             bad = self.failed.get(name, [])
-            out.append(Check(name=name, ok=not bad,
-                             detail=(f"{n} checked" if not bad else
-                                     f"{len(bad)} of {n} failed: " + "; ".join(bad[:3]))))
+            out.append(
+                Check(
+                    name=name,
+                    ok=not bad,
+                    detail=(
+                        f"{n} checked"
+                        if not bad
+                        else f"{len(bad)} of {n} failed: " + "; ".join(bad[:3])
+                    ),
+                )
+            )
         return out
 
 
@@ -81,25 +89,43 @@ class _Context:
             server_id, site_id = item.offering.split("@", 1)
             srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
             acc = cat.accelerators.loc[srv["accelerator_id"]]
-            return {"acc": acc, "apu": int(srv["accelerators_per_server"]),
-                    "nvlink": bool(srv["nvlink"]), "zone": site["residency_zone"],
-                    "pue": float(site["pue"]), "grid": float(site["grid_gco2_per_kwh"]),
-                    "usd_per_kwh": float(site["electricity_usd_per_kwh"]),
-                    "power_kw_max": float(srv["power_kw"]), "server": srv, "site": site,
-                    "network_gbps": float(srv["network_gbps"]) if srv["network_gbps"] == srv[
-                        "network_gbps"] else 100.0}
+            return {
+                "acc": acc,
+                "apu": int(srv["accelerators_per_server"]),
+                "nvlink": bool(srv["nvlink"]),
+                "zone": site["residency_zone"],
+                "pue": float(site["pue"]),
+                "grid": float(site["grid_gco2_per_kwh"]),
+                "usd_per_kwh": float(site["electricity_usd_per_kwh"]),
+                "power_kw_max": float(srv["power_kw"]),
+                "server": srv,
+                "site": site,
+                "network_gbps": float(srv["network_gbps"])
+                if srv["network_gbps"] == srv["network_gbps"]
+                else 100.0,
+            }
         off = cat.offerings.loc[item.offering]
         reg = cat.regions.loc[(off["provider"], off["region"])]
         acc = cat.accelerators.loc[off["accelerator_id"]]
-        price_col = {"on_demand": "on_demand_usd_per_hour", "spot": "spot_usd_per_hour",
-                     "reserved_1y": "reserved_1y_usd_per_hour",
-                     "reserved_3y": "reserved_3y_usd_per_hour"}[item.mode]
-        return {"acc": acc, "apu": int(off["accelerators_per_instance"]),
-                "nvlink": bool(off["nvlink"]), "zone": reg["residency_zone"],
-                "pue": float(reg["pue"]), "grid": float(reg["grid_gco2_per_kwh"]),
-                "price": float(off[price_col]), "offering": off,
-                "network_gbps": float(off["network_gbps"]) if off["network_gbps"] == off[
-                    "network_gbps"] else 100.0}
+        price_col = {
+            "on_demand": "on_demand_usd_per_hour",
+            "spot": "spot_usd_per_hour",
+            "reserved_1y": "reserved_1y_usd_per_hour",
+            "reserved_3y": "reserved_3y_usd_per_hour",
+        }[item.mode]
+        return {
+            "acc": acc,
+            "apu": int(off["accelerators_per_instance"]),
+            "nvlink": bool(off["nvlink"]),
+            "zone": reg["residency_zone"],
+            "pue": float(reg["pue"]),
+            "grid": float(reg["grid_gco2_per_kwh"]),
+            "price": float(off[price_col]),
+            "offering": off,
+            "network_gbps": float(off["network_gbps"])
+            if off["network_gbps"] == off["network_gbps"]
+            else 100.0,
+        }
 
     def kg_per_unit_hour(self, u: dict, utilisation: float, owned: bool) -> tuple[float, float]:
         """(kWh, kgCO2e) per unit-hour of use, recomputed from the catalog."""
@@ -112,8 +138,10 @@ class _Context:
         kwh = float(physics.energy_kwh(kw * 1000.0, 1.0, u["pue"]))
         kg = float(physics.operational_kgco2e(kwh, u["grid"]))
         if not owned:
-            kg += float(physics.embodied_kgco2e_per_hour(float(u["acc"]["embodied_kgco2e"])))\
+            kg += (
+                float(physics.embodied_kgco2e_per_hour(float(u["acc"]["embodied_kgco2e"])))
                 * u["apu"]
+            )
         return kwh, kg
 
 
@@ -129,16 +157,24 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
     acc = u["acc"]
     online = isinstance(w, InferenceWorkload)
     return physics.best_decode(
-        params=spec.params, active_params=spec.active_params, layers=spec.layers,
-        kv_heads=spec.kv_heads, head_dim=spec.head_dim, hidden_size=spec.hidden_size or 0.0,
+        params=spec.params,
+        active_params=spec.active_params,
+        layers=spec.layers,
+        kv_heads=spec.kv_heads,
+        head_dim=spec.head_dim,
+        hidden_size=spec.hidden_size or 0.0,
         weight_bytes=physics.bytes_per_value(w.weight_precision),
-        kv_bytes=physics.bytes_per_value(w.kv_precision), prompt_tokens=prompt,
-        output_tokens=output, tpot_slo_s=w.tpot_slo_s if online else None,
-        ttft_slo_s=w.ttft_slo_s if online else None, d=np.array([float(d)]),
+        kv_bytes=physics.bytes_per_value(w.kv_precision),
+        prompt_tokens=prompt,
+        output_tokens=output,
+        tpot_slo_s=w.tpot_slo_s if online else None,
+        ttft_slo_s=w.ttft_slo_s if online else None,
+        d=np.array([float(d)]),
         memory_gb=np.array([float(acc["memory_gb"])]),
         bandwidth_gbps=np.array([float(acc["mem_bandwidth_gbps"])]),
         peak_tflops=np.array([_peak(acc, w.weight_precision)]),
-        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]), nvlink=np.array([u["nvlink"]]),
+        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]),
+        nvlink=np.array([u["nvlink"]]),
         memory_headroom=headroom,
     )
 
@@ -170,30 +206,52 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     for item in plan.line_items:
         u = ctx.unit(item)
         owned = item.mode == "owned"
-        c.check("unit counts are whole numbers", abs(item.units - round(item.units)) < 1e-6,
-                f"{item.offering} {item.units}")
-        if item.item != "existing":
+        c.check(
+            "unit counts are whole numbers",
+            abs(item.units - round(item.units)) < 1e-6,
+            f"{item.offering} {item.units}",
+        )
+        if item.item in {"rent", "reservation", "purchase"} or (
+            item.item == "training" and item.mode != "owned"
+        ):
             c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
         # requirements common to every workload line
         w = ctx.workloads.get(item.workload)
         if w is not None:
             zones = [z for z in (p.residency, w.residency) if z is not None]
-            c.check("residency", all(u["zone"] in z for z in zones),
-                    f"{item.workload} on {item.offering} ({u['zone']})")
+            c.check(
+                "residency",
+                all(u["zone"] in z for z in zones),
+                f"{item.workload} on {item.offering} ({u['zone']})",
+            )
             provs = [q for q in (p.providers, w.providers) if q is not None]
-            c.check("providers allowed", all(item.provider in q for q in provs),
-                    f"{item.workload} on {item.provider}")
+            c.check(
+                "providers allowed",
+                all(item.provider in q for q in provs),
+                f"{item.workload} on {item.provider}",
+            )
             if not owned:
                 regs = [q for q in (p.regions, w.regions) if q is not None]
-                c.check("regions allowed", all(item.region in q for q in regs),
-                        f"{item.workload} in {item.region}")
+                c.check(
+                    "regions allowed",
+                    all(item.region in q for q in regs),
+                    f"{item.workload} in {item.region}",
+                )
             frameworks = str(u["acc"]["frameworks"]).split(";")
-            c.check("framework supported", w.framework in frameworks,
-                    f"{item.workload} ({w.framework}) on {item.accelerator}")
+            c.check(
+                "framework supported",
+                w.framework in frameworks,
+                f"{item.workload} ({w.framework}) on {item.accelerator}",
+            )
             if w.require_ecc:
-                c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
-            c.check("spot only for interruptible work", item.mode != "spot" or w.interruptible,
-                    f"{item.workload} on spot")
+                c.check(
+                    "ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}"
+                )
+            c.check(
+                "spot only for interruptible work",
+                item.mode != "spot" or w.interruptible,
+                f"{item.workload} on spot",
+            )
 
         hours_expected = None
         if item.item in {"rent", "use"}:
@@ -205,8 +263,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             spec = specs[item.workload]
             if item.tp_degree > 1 and not getattr(w, "allow_tensor_parallel_over_pcie", False):
                 c.check("tensor parallelism over NVLink", u["nvlink"], f"{item.offering}")
-            c.check("replica shape fits the unit",
-                    item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0, f"{item.offering}")
+            c.check(
+                "replica shape fits the unit",
+                item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0,
+                f"{item.offering}",
+            )
             measured = None
             if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
                 for name, vals in w.measured_throughput_rps.items():
@@ -220,22 +281,41 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                     if measured is not None:
                         r = measured[int(j)] * u["apu"]
                     else:
-                        res = _decode(w, spec, u, item.tp_degree, bucket.prompt_tokens,
-                                      bucket.output_tokens, p.memory_headroom)
-                        r = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) / \
-                            bucket.output_tokens
-                    c.check("bucket served only where it fits", r > 0 or y <= 1e-9,
-                            f"{item.offering} bucket {j}")
+                        res = _decode(
+                            w,
+                            spec,
+                            u,
+                            item.tp_degree,
+                            bucket.prompt_tokens,
+                            bucket.output_tokens,
+                            p.memory_headroom,
+                        )
+                        r = (
+                            float(res.tokens_per_s[0])
+                            * (u["apu"] // item.tp_degree)
+                            / bucket.output_tokens
+                        )
+                    c.check(
+                        "bucket served only where it fits",
+                        r > 0 or y <= 1e-9,
+                        f"{item.offering} bucket {j}",
+                    )
                     share_used += y / r if r > 0 else 0.0
                     served[(item.workload, item.period, item.block, int(j))] += y
-                c.check("unit time split across buckets", _le(share_used, item.units, 1e-5),
-                        f"{item.offering}: {share_used:.4f} > {item.units}")
+                c.check(
+                    "unit time split across buckets",
+                    _le(share_used, item.units, 1e-5),
+                    f"{item.offering}: {share_used:.4f} > {item.units}",
+                )
             else:
                 prompt, output = w.prompt_tokens, w.output_tokens
                 res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
                 ok = res.reason[0] == ""
-                c.check("memory and SLOs met (physics recomputed)", ok,
-                        f"{item.workload} on {item.offering}: {res.reason[0]}")
+                c.check(
+                    "memory and SLOs met (physics recomputed)",
+                    ok,
+                    f"{item.workload} on {item.offering}: {res.reason[0]}",
+                )
                 cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
                 served[(item.workload, item.period, item.block, -1)] += cap
             # cost and CO2 of the line
@@ -245,10 +325,16 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
                 cost = kwh * u["usd_per_kwh"] * item.units * item.hours if owned else 0.0
             _, kg = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
-            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
-                    f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}")
-            c.check("line CO2e recomputed", _close(kg * item.units * item.hours / 1000.0,
-                                                    item.co2e_t, 1e-5), f"{item.offering}")
+            c.check(
+                "line cost recomputed",
+                _close(cost, item.cost_usd, 1e-5),
+                f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+            )
+            c.check(
+                "line CO2e recomputed",
+                _close(kg * item.units * item.hours / 1000.0, item.co2e_t, 1e-5),
+                f"{item.offering}",
+            )
             total_cost += cost
             total_kg += kg * item.units * item.hours
             period_cost[item.period] += cost
@@ -260,32 +346,60 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 units_in_use[(item.offering, item.mode, item.period, b)] += item.units
             n_acc = int(item.units) * u["apu"]
             act = physics.activation_gb_per_device(
-                seq_len=w.seq_len, micro_batch=w.micro_batch, hidden_size=spec.hidden_size,
-                layers=spec.layers, attention_heads=spec.attention_heads, recompute=w.recompute,
-                params=spec.params)
-            mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc,
-                                                               act))
+                seq_len=w.seq_len,
+                micro_batch=w.micro_batch,
+                hidden_size=spec.hidden_size,
+                layers=spec.layers,
+                attention_heads=spec.attention_heads,
+                recompute=w.recompute,
+                params=spec.params,
+            )
+            mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc, act))
             usable = float(u["acc"]["memory_gb"]) * (1 - p.memory_headroom)
-            c.check("training fits memory (ZeRO-3)", mem <= usable + 1e-9,
-                    f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}")
-            mfu = w.mfu if w.mfu is not None else physics.default_mfu(
-                u["acc"]["vendor"], u["acc"]["device_class"], float(u["acc"]["scaleup_gbps"]))
+            c.check(
+                "training fits memory (ZeRO-3)",
+                mem <= usable + 1e-9,
+                f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}",
+            )
+            mfu = (
+                w.mfu
+                if w.mfu is not None
+                else physics.default_mfu(
+                    u["acc"]["vendor"], u["acc"]["device_class"], float(u["acc"]["scaleup_gbps"])
+                )
+            )
             eff = float(physics.scaling_efficiency(int(item.units), u["network_gbps"]))
-            hours = float(physics.training_hours(
-                physics.training_flops(spec.params, w.tokens, w.optimizer, w.recompute), n_acc,
-                _peak(u["acc"], w.precision), mfu, eff, item.mode == "spot"))
-            c.check("training hours recomputed", _close(hours, item.job_hours, 1e-6),
-                    f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h")
+            hours = float(
+                physics.training_hours(
+                    physics.training_flops(spec.params, w.tokens, w.optimizer, w.recompute),
+                    n_acc,
+                    _peak(u["acc"], w.precision),
+                    mfu,
+                    eff,
+                    item.mode == "spot",
+                )
+            )
+            c.check(
+                "training hours recomputed",
+                _close(hours, item.job_hours, 1e-6),
+                f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h",
+            )
             names = ctx.period_names
             first = names.index(w.start_period) if w.start_period else 0
             last = names.index(w.end_period) if w.end_period else len(names) - 1
             start = names.index(item.start_period)
-            window_h = sum(ctx.months[n] for n in names[start:last + 1]) * HOURS_PER_MONTH
-            c.check("training inside its window", first <= start <= last and hours <= window_h
-                    + 1e-6, f"{item.workload}")
+            window_h = sum(ctx.months[n] for n in names[start : last + 1]) * HOURS_PER_MONTH
+            c.check(
+                "training inside its window",
+                first <= start <= last and hours <= window_h + 1e-6,
+                f"{item.workload}",
+            )
             if w.deadline_days:
-                c.check("training deadline", hours <= w.deadline_days * 24 + 1e-6,
-                        f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h")
+                c.check(
+                    "training deadline",
+                    hours <= w.deadline_days * 24 + 1e-6,
+                    f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h",
+                )
             share = item.hours / hours if hours > 0 else 0.0
             kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
             if owned:
@@ -294,8 +408,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 cost = u["price"] * item.units * hours * share
             else:
                 cost = 0.0
-            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
-                    f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}")
+            c.check(
+                "line cost recomputed",
+                _close(cost, item.cost_usd, 1e-5),
+                f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
+            )
             total_cost += cost
             total_kg += kg * item.units * item.hours
             period_cost[item.period] += cost
@@ -305,13 +422,21 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             arrival = ctx.start_month[item.period] + lead
             in_service = max(0.0, ctx.horizon - arrival)
-            frac = min(1.0, in_service / (float(srv["lifetime_years"]) * 12)) \
-                if p.owned_cost_policy == "amortised" else 1.0
-            hosting = float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"]) + \
-                float(srv["maintenance_usd_per_year"]) / 12.0
+            frac = (
+                min(1.0, in_service / (float(srv["lifetime_years"]) * 12))
+                if p.owned_cost_policy == "amortised"
+                else 1.0
+            )
+            hosting = (
+                float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+                + float(srv["maintenance_usd_per_year"]) / 12.0
+            )
             cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service)
-            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
-                    f"purchase {item.offering}")
+            c.check(
+                "line cost recomputed",
+                _close(cost, item.cost_usd, 1e-5),
+                f"purchase {item.offering}",
+            )
             capex += item.units * float(srv["capex_usd"]) * frac
             total_cost += cost
             total_kg += item.units * float(srv["embodied_kgco2e"]) * frac
@@ -325,8 +450,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         elif item.item == "reservation":
             term = RESERVED_TERM_MONTHS[item.mode]
             cost = u["price"] * item.units * term * HOURS_PER_MONTH
-            c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5),
-                    f"reservation {item.offering}")
+            c.check(
+                "line cost recomputed",
+                _close(cost, item.cost_usd, 1e-5),
+                f"reservation {item.offering}",
+            )
             total_cost += cost
             provider_cost[item.provider] += cost
             committed[(item.offering, item.mode)].append((item.period, item.units))
@@ -344,8 +472,9 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             provider_cost[item.provider] += item.cost_usd
             # spread like the model: hosting/reservation month by month
             for name in ctx.period_names:
-                period_cost[name] += item.cost_usd * ctx.months[name] / ctx.horizon \
-                    if item.mode == "owned" else 0.0
+                period_cost[name] += (
+                    item.cost_usd * ctx.months[name] / ctx.horizon if item.mode == "owned" else 0.0
+                )
             if item.mode != "owned":
                 for r in p.existing_reservations:
                     if r.offering == item.offering and r.mode == item.mode:
@@ -357,8 +486,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     # ---- demand met (recomputed from the problem, not from the model's rows)
     for w in p.workloads:
         if isinstance(w, TrainingWorkload):
-            c.check("each training job runs once", trained.get(w.name, 0) == 1,
-                    f"{w.name}: {trained.get(w.name, 0)} clusters")
+            c.check(
+                "each training job runs once",
+                trained.get(w.name, 0) == 1,
+                f"{w.name}: {trained.get(w.name, 0)} clusters",
+            )
             continue
         names = w.periods or ctx.period_names
         for period in names:
@@ -370,21 +502,31 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                     elif dem.requests_per_s is not None:
                         avg_tps = dem.requests_per_s * w.output_tokens
                     else:
-                        avg_tps = dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
-                    factor = w.peak_to_average if block.demand_factor is None else block.demand_factor
+                        avg_tps = (
+                            dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
+                        )
+                    factor = (
+                        w.peak_to_average if block.demand_factor is None else block.demand_factor
+                    )
                     scale = factor * (1 + p.demand_headroom)
                     if p.objective != "max_served":
-                        c.check("redundancy", serving_units[(w.name, period, bname)] >=
-                                w.redundancy - 1e-9, f"{w.name} {period}/{bname}")
+                        c.check(
+                            "redundancy",
+                            serving_units[(w.name, period, bname)] >= w.redundancy - 1e-9,
+                            f"{w.name} {period}/{bname}",
+                        )
                     if w.traffic_mix:
                         rps = avg_tps / w.output_tokens * scale
                         for j, bucket in enumerate(w.traffic_mix):
                             need = rps * bucket.share
                             got = served[(w.name, period, bname, j)]
                             if p.objective != "max_served":
-                                c.check("demand met", got >= need * (1 - 1e-6) - 1e-9,
-                                        f"{w.name} {period}/{bname} bucket {j}: {got:.3f} < "
-                                        f"{need:.3f} req/s")
+                                c.check(
+                                    "demand met",
+                                    got >= need * (1 - 1e-6) - 1e-9,
+                                    f"{w.name} {period}/{bname} bucket {j}: {got:.3f} < "
+                                    f"{need:.3f} req/s",
+                                )
                         continue
                     need = avg_tps * scale
                 else:
@@ -392,8 +534,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                     need = w.output_tokens_total / (hours * 3600)
                 got = served[(w.name, period, bname, -1)]
                 if p.objective != "max_served":
-                    c.check("demand met", got >= need * (1 - 1e-6) - 1e-9,
-                            f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s")
+                    c.check(
+                        "demand met",
+                        got >= need * (1 - 1e-6) - 1e-9,
+                        f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s",
+                    )
 
     # ---- fleet: owned and reserved units cover what is in use; availability caps
     for (offering, mode, period, bname), units in units_in_use.items():
@@ -401,30 +546,51 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             server_id, site_id = offering.split("@", 1)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
-            have = sum(e.units for e in p.existing_fleet if e.server == server_id
-                       and e.site == site_id)
-            have += sum(n for t, n in bought.get(offering, [])
-                        if ctx.start_month[t] + lead <= ctx.start_month[period] + 1e-9)
-            c.check("owned units cover use", units <= have + 1e-9,
-                    f"{offering} {period}: {units:g} in use, {have:g} delivered")
+            have = sum(
+                e.units for e in p.existing_fleet if e.server == server_id and e.site == site_id
+            )
+            have += sum(
+                n
+                for t, n in bought.get(offering, [])
+                if ctx.start_month[t] + lead <= ctx.start_month[period] + 1e-9
+            )
+            c.check(
+                "owned units cover use",
+                units <= have + 1e-9,
+                f"{offering} {period}: {units:g} in use, {have:g} delivered",
+            )
         elif mode in RESERVED_TERM_MONTHS:
             term = RESERVED_TERM_MONTHS[mode]
             end = ctx.start_month[period] + ctx.months[period]
-            have = sum(n for t, n in committed.get((offering, mode), [])
-                       if ctx.start_month[t] <= ctx.start_month[period] and
-                       end <= ctx.start_month[t] + term + 1e-9)
-            have += sum(r.units for r in p.existing_reservations if r.offering == offering and
-                        r.mode == mode and end <= r.months_remaining + 1e-9)
-            c.check("reserved units cover use", units <= have + 1e-9,
-                    f"{offering} {mode} {period}: {units:g} in use, {have:g} reserved")
-            cap = p.availability_caps.get(offering, int(catalog.offerings.loc[offering,
-                                                        "availability_cap_instances"]))
+            have = sum(
+                n
+                for t, n in committed.get((offering, mode), [])
+                if ctx.start_month[t] <= ctx.start_month[period]
+                and end <= ctx.start_month[t] + term + 1e-9
+            )
+            have += sum(
+                r.units
+                for r in p.existing_reservations
+                if r.offering == offering and r.mode == mode and end <= r.months_remaining + 1e-9
+            )
+            c.check(
+                "reserved units cover use",
+                units <= have + 1e-9,
+                f"{offering} {mode} {period}: {units:g} in use, {have:g} reserved",
+            )
+            cap = p.availability_caps.get(
+                offering, int(catalog.offerings.loc[offering, "availability_cap_instances"])
+            )
             c.check("availability", have <= cap + 1e-9, f"{offering} {mode}: {have:g} > {cap}")
         else:
-            cap = p.availability_caps.get(offering, int(catalog.offerings.loc[offering,
-                                                        "availability_cap_instances"]))
-            c.check("availability", units <= cap + 1e-9,
-                    f"{offering} {mode} {period}/{bname}: {units:g} > {cap}")
+            cap = p.availability_caps.get(
+                offering, int(catalog.offerings.loc[offering, "availability_cap_instances"])
+            )
+            c.check(
+                "availability",
+                units <= cap + 1e-9,
+                f"{offering} {mode} {period}/{bname}: {units:g} > {cap}",
+            )
     # quotas on cloud accelerators in use
     for q in p.quotas:
         per_slot: dict[tuple, float] = defaultdict(float)
@@ -435,13 +601,17 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             if off["provider"] != q.provider or (q.region and off["region"] != q.region):
                 continue
             if q.accelerator and off["accelerator_id"] != catalog.resolve_accelerator(
-                    q.accelerator):
+                q.accelerator
+            ):
                 continue
             per_slot[(period, bname)] += units * int(off["accelerators_per_instance"])
         for slot, n in per_slot.items():
-            c.check("quota", n <= q.max_accelerators + 1e-9,
-                    f"{q.provider}/{q.region or '*'}/{q.accelerator or '*'} {slot}: {n:g} > "
-                    f"{q.max_accelerators}")
+            c.check(
+                "quota",
+                n <= q.max_accelerators + 1e-9,
+                f"{q.provider}/{q.region or '*'}/{q.accelerator or '*'} {slot}: {n:g} > "
+                f"{q.max_accelerators}",
+            )
     # site power caps
     fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
     for name in ctx.period_names:
@@ -452,32 +622,53 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             fleet_kw[(site_id, name)] += sum(
-                n * float(srv["power_kw"]) for t, n in buys
-                if ctx.start_month[t] + lead <= ctx.start_month[name] + 1e-9 and
-                ctx.start_month[t] <= ctx.start_month[name])
+                n * float(srv["power_kw"])
+                for t, n in buys
+                if ctx.start_month[t] + lead <= ctx.start_month[name] + 1e-9
+                and ctx.start_month[t] <= ctx.start_month[name]
+            )
     for (site_id, name), kw in fleet_kw.items():
         cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
         c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
 
     # ---- money and carbon
-    c.check("total cost = sum of line items", _close(total_cost, plan.total_cost_usd, 1e-6),
-            f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}")
-    c.check("total CO2e recomputed", _close(total_kg / 1000.0, plan.total_co2e_t, 1e-6),
-            f"{plan.total_co2e_t:.3f} t vs {total_kg / 1000:.3f} t")
+    c.check(
+        "total cost = sum of line items",
+        _close(total_cost, plan.total_cost_usd, 1e-6),
+        f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}",
+    )
+    c.check(
+        "total CO2e recomputed",
+        _close(total_kg / 1000.0, plan.total_co2e_t, 1e-6),
+        f"{plan.total_co2e_t:.3f} t vs {total_kg / 1000:.3f} t",
+    )
     if p.budget_usd is not None:
-        c.check("budget", _le(total_cost, p.budget_usd),
-                f"${total_cost:,.0f} > ${p.budget_usd:,.0f}")
+        c.check(
+            "budget", _le(total_cost, p.budget_usd), f"${total_cost:,.0f} > ${p.budget_usd:,.0f}"
+        )
     if p.capex_budget_usd is not None:
-        c.check("capex budget", _le(capex, p.capex_budget_usd),
-                f"${capex:,.0f} > ${p.capex_budget_usd:,.0f}")
+        c.check(
+            "capex budget",
+            _le(capex, p.capex_budget_usd),
+            f"${capex:,.0f} > ${p.capex_budget_usd:,.0f}",
+        )
     for name, cap in p.period_budget_usd.items():
-        c.check("period budget", _le(period_cost[name], cap),
-                f"{name}: ${period_cost[name]:,.0f} > ${cap:,.0f}")
+        c.check(
+            "period budget",
+            _le(period_cost[name], cap),
+            f"{name}: ${period_cost[name]:,.0f} > ${cap:,.0f}",
+        )
     if p.carbon_cap_tco2e is not None:
-        c.check("carbon cap", _le(total_kg / 1000.0, p.carbon_cap_tco2e),
-                f"{total_kg / 1000:.2f} t > {p.carbon_cap_tco2e} t")
+        c.check(
+            "carbon cap",
+            _le(total_kg / 1000.0, p.carbon_cap_tco2e),
+            f"{total_kg / 1000:.2f} t > {p.carbon_cap_tco2e} t",
+        )
     for provider, share in p.provider_share_max.items():
-        c.check("provider share", _le(provider_cost.get(provider, 0.0), share * total_cost),
-                f"{provider}: ${provider_cost.get(provider, 0):,.0f} > {share:.0%} of "
-                f"${total_cost:,.0f}")
+        c.check(
+            "provider share",
+            _le(provider_cost.get(provider, 0.0), share * total_cost),
+            f"{provider}: ${provider_cost.get(provider, 0):,.0f} > {share:.0%} of "
+            f"${total_cost:,.0f}",
+        )
     return c.result()

@@ -29,10 +29,31 @@ def test_shipped_catalog_is_valid_and_big_enough():
     assert counts["offerings"] >= 250
     assert counts["providers"] >= 8
     assert counts["regions"] >= 25
-    for required in ["h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "a10g",
-                     "l4", "l40s", "t4", "v100", "rtx-4090", "rtx-3090", "rtx-6000-ada",
-                     "mi300x", "mi250x", "tpu-v5e", "tpu-v5p", "trainium", "trainium2",
-                     "inferentia2", "gaudi2", "gaudi3"]:
+    for required in [
+        "h100-sxm",
+        "h100-pcie",
+        "h200",
+        "b200",
+        "a100-80gb",
+        "a100-40gb",
+        "a10g",
+        "l4",
+        "l40s",
+        "t4",
+        "v100",
+        "rtx-4090",
+        "rtx-3090",
+        "rtx-6000-ada",
+        "mi300x",
+        "mi250x",
+        "tpu-v5e",
+        "tpu-v5p",
+        "trainium",
+        "trainium2",
+        "inferentia2",
+        "gaudi2",
+        "gaudi3",
+    ]:
         assert required in cat.accelerators.index, required
     # dense, never sparse: the H100 SXM is 989 dense BF16 (1,979 is the 2:4 sparse figure)
     assert cat.accelerators.loc["h100-sxm", "bf16_dense_tflops"] == pytest.approx(989.4, abs=1)

@@ -30,8 +30,10 @@ workloads:
 
 @pytest.fixture
 def setup(tmp_path):
-    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0),
-                                            offering("l4", "l4", 1, 1.0, nvlink=False)])
+    cat = write_catalog(
+        tmp_path / "cat",
+        [offering("h1", "h100-sxm", 1, 4.0), offering("l4", "l4", 1, 1.0, nvlink=False)],
+    )
     prob = tmp_path / "p.yaml"
     prob.write_text(PROBLEM)
     return cat, prob, tmp_path
@@ -42,14 +44,34 @@ def test_solve_json_contract(setup):
     result = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "json"])
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    for field in ["status", "objective", "total_cost_usd", "total_co2e_t", "verified", "gap",
-                  "solver", "solve_seconds", "line_items"]:
+    for field in [
+        "status",
+        "objective",
+        "total_cost_usd",
+        "total_co2e_t",
+        "verified",
+        "gap",
+        "solver",
+        "solve_seconds",
+        "line_items",
+    ]:
         assert field in plan
     assert plan["status"] == "optimal" and plan["verified"] is True
     assert plan["solver"] == "pulp-highs"
     assert sum(i["cost_usd"] for i in plan["line_items"]) == pytest.approx(plan["total_cost_usd"])
-    for field in ["period", "provider", "region", "offering", "accelerator", "mode", "units",
-                  "workload", "hours", "cost_usd", "co2e_t"]:
+    for field in [
+        "period",
+        "provider",
+        "region",
+        "offering",
+        "accelerator",
+        "mode",
+        "units",
+        "workload",
+        "hours",
+        "cost_usd",
+        "co2e_t",
+    ]:
         assert field in plan["line_items"][0]
 
 
@@ -58,16 +80,19 @@ def test_solve_table_csv_and_out_file(setup):
     table = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--solver", "cbc"])
     assert table.exit_code == 0 and "verified=true" in table.stdout
     out = tmp / "plan.csv"
-    res = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv",
-                              "--out", str(out)])
+    res = runner.invoke(
+        app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv", "--out", str(out)]
+    )
     assert res.exit_code == 0 and out.read_text().startswith("item,period")
     assert not list(tmp.glob(".plan.csv.*"))  # no temp file left behind
 
 
 def test_same_input_same_output_byte_for_byte(setup):
     cat, prob, _ = setup
-    runs = [runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv"])
-            for _ in range(2)]
+    runs = [
+        runner.invoke(app, ["solve", str(prob), "--catalog", str(cat), "--format", "csv"])
+        for _ in range(2)
+    ]
     assert runs[0].stdout == runs[1].stdout
 
 
@@ -93,17 +118,48 @@ def test_infeasible_exit_3(setup):
 def test_estimate_json_worked_figures(setup):
     cat, _, _ = setup
     # 13B on 1T tokens: 7.8e22 FLOPs = 54,745 H100-hours at 40% MFU of 989.4 dense TFLOPS
-    res = runner.invoke(app, ["estimate", "training", "--tokens", "1e12", "--model", "dense-13b",
-                              "--accelerator", "H100", "--catalog", str(cat), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "estimate",
+            "training",
+            "--tokens",
+            "1e12",
+            "--model",
+            "dense-13b",
+            "--accelerator",
+            "H100",
+            "--catalog",
+            str(cat),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["flops"] == pytest.approx(7.8e22)
     assert out["accelerator_hours_at_mfu"] == pytest.approx(54_745, rel=1e-3)
     assert out["assumptions"]
     # 7B-class fp16 decode at batch 1 on H100: 14 GB / 3,350 GB/s = 4.18 ms (dense-7b, tiny KV)
-    res = runner.invoke(app, ["estimate", "inference", "--model", "dense-7b", "--accelerator",
-                              "h100_sxm", "--batch", "1", "--prompt-tokens", "1",
-                              "--output-tokens", "1", "--catalog", str(cat), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "estimate",
+            "inference",
+            "--model",
+            "dense-7b",
+            "--accelerator",
+            "h100_sxm",
+            "--batch",
+            "1",
+            "--prompt-tokens",
+            "1",
+            "--output-tokens",
+            "1",
+            "--catalog",
+            str(cat),
+            "--json",
+        ],
+    )
     out = json.loads(res.stdout)
     assert out["decode_step_ms_roofline"] == pytest.approx(4.18, abs=0.01)
     assert out["decode_step_ms_derated"] == pytest.approx(4.18 / 0.8, abs=0.02)
@@ -113,9 +169,28 @@ def test_estimate_70b_on_two_h100_with_32_users_at_8k(setup):
     # Llama 3 70B bf16 weights 141.1 GB; 2 x 80 x 0.9 = 144 GB usable: 2.9 GB left, and
     # 32 x 8,192 tokens of KV need 85.9 GB -> it does not fit (max batch 1 short context).
     cat, _, _ = setup
-    res = runner.invoke(app, ["estimate", "inference", "--model", "llama-3-70b", "--accelerator",
-                              "H100", "--tp", "2", "--batch", "32", "--prompt-tokens", "4096",
-                              "--output-tokens", "4096", "--catalog", str(cat), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "estimate",
+            "inference",
+            "--model",
+            "llama-3-70b",
+            "--accelerator",
+            "H100",
+            "--tp",
+            "2",
+            "--batch",
+            "32",
+            "--prompt-tokens",
+            "4096",
+            "--output-tokens",
+            "4096",
+            "--catalog",
+            str(cat),
+            "--json",
+        ],
+    )
     out = json.loads(res.stdout)
     assert out["memory"]["kv_gb_at_batch"] == pytest.approx(85.9, abs=0.1)
     assert out["fits"] is False and out["memory"]["max_batch_by_memory"] == 1
@@ -138,8 +213,7 @@ def test_schema_prints_json_schema():
 
 
 def test_shipped_seed_solves_verified_optimal():
-    res = runner.invoke(app, ["solve", str(ROOT / "problems/seed-2m-13b.yaml"), "--format",
-                              "json"])
+    res = runner.invoke(app, ["solve", str(ROOT / "problems/seed-2m-13b.yaml"), "--format", "json"])
     assert res.exit_code == 0, res.output
     plan = json.loads(res.stdout)
     assert plan["status"] == "optimal" and plan["verified"] is True

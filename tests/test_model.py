@@ -20,9 +20,14 @@ HOURS = 730.0
 def serve(rps: float, **extra) -> dict:
     """An online workload over one 100/100-token bucket with measured throughput."""
     w = {
-        "kind": "inference", "name": "chat", "model": "llama-3-8b",
-        "demand": {"requests_per_s": rps}, "prompt_tokens": 100, "output_tokens": 100,
-        "ttft_slo": "1 s", "tpot_slo": "50 ms",
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"requests_per_s": rps},
+        "prompt_tokens": 100,
+        "output_tokens": 100,
+        "ttft_slo": "1 s",
+        "tpot_slo": "50 ms",
         "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
         "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
     }
@@ -73,8 +78,9 @@ def test_availability_binds(tiny_catalog):
 
 def test_quota_binds(tiny_catalog):
     # Quota of 1 H100 on acme: same as the availability case, $12/h.
-    p = problem([serve(25)], quotas=[{"provider": "acme", "accelerator": "H100",
-                                      "max_accelerators": 1}])
+    p = problem(
+        [serve(25)], quotas=[{"provider": "acme", "accelerator": "H100", "max_accelerators": 1}]
+    )
     plan = solve_problem(p, tiny_catalog([H1, L4]))
     assert plan.total_cost_usd == pytest.approx(12 * HOURS)
     assert any(b.family == "quota" for b in plan.binding)
@@ -128,9 +134,20 @@ def test_provider_share_binds(tiny_catalog):
     # acme H100 $4/h, beta H100 $4.5/h; 40 req/s = 4 instances. At most 50% of cost on acme:
     # acme a x 4 <= 0.5 (4a + 4.5 b), a + b = 4 -> 2a <= 2.25 b -> a = 2, b = 2: $17/h = $12,410.
     beta = offering("hb", "h100-sxm", 1, 4.5, provider="beta")
-    regions = [dict(provider=p, region="us-east", country="US", residency_zone="us",
-                    grid_gco2_per_kwh=400, grid_year=2023, grid_source="t", pue=1.0,
-                    electricity_usd_per_kwh=0.1) for p in ("acme", "beta")]
+    regions = [
+        dict(
+            provider=p,
+            region="us-east",
+            country="US",
+            residency_zone="us",
+            grid_gco2_per_kwh=400,
+            grid_year=2023,
+            grid_source="t",
+            pue=1.0,
+            electricity_usd_per_kwh=0.1,
+        )
+        for p in ("acme", "beta")
+    ]
     cat = tiny_catalog([H1, beta], regions=regions)
     # Without the limit all four go to acme: $16/h.
     assert solve_problem(problem([serve(40)]), cat).total_cost_usd == pytest.approx(16 * HOURS)
@@ -166,8 +183,9 @@ def test_buy_versus_rent_decided_by_utilisation(tiny_catalog):
 
 def test_capex_budget_and_power_cap_bind(tiny_catalog):
     # As above (36 months, buying optimal), but capex budget $100k forbids the box: rent.
-    p = problem([serve(80)], horizon_months=36, modes=["on_demand", "owned"],
-                capex_budget_usd=100_000)
+    p = problem(
+        [serve(80)], horizon_months=36, modes=["on_demand", "owned"], capex_budget_usd=100_000
+    )
     plan = solve_problem(p, tiny_catalog([H1]))
     assert plan.total_cost_usd == pytest.approx(840_960)
     # A site of 15 kW holds one 10 kW box: 160 req/s needs 2 boxes -> 1 box + 8 rented.
@@ -184,12 +202,29 @@ def test_lead_time_delays_owned_capacity(tiny_catalog):
     # A 2-month lead time with monthly periods: a box ordered in month 1 serves from month 3.
     # 3 months at 80 req/s: rent months 1-2 (2 x 32 x 730 = $46,720) ... buying only helps
     # month 3 ($200,000 > 32 x 730), so the optimum rents all 3 months: $70,080.
-    servers = [dict(server_id="box-h100", name="b", accelerator_id="h100-sxm",
-                    accelerators_per_server=8, capex_usd=200000, power_kw=10, lead_time_days=60.8,
-                    lifetime_years=5, maintenance_usd_per_year=0, nvlink=True, network_gbps=3200,
-                    embodied_kgco2e=2000, source="t")]
-    p = problem([serve(80)], horizon_months=3, modes=["on_demand", "owned"],
-                periods=[{"name": f"m{i}", "months": 1} for i in range(1, 4)])
+    servers = [
+        dict(
+            server_id="box-h100",
+            name="b",
+            accelerator_id="h100-sxm",
+            accelerators_per_server=8,
+            capex_usd=200000,
+            power_kw=10,
+            lead_time_days=60.8,
+            lifetime_years=5,
+            maintenance_usd_per_year=0,
+            nvlink=True,
+            network_gbps=3200,
+            embodied_kgco2e=2000,
+            source="t",
+        )
+    ]
+    p = problem(
+        [serve(80)],
+        horizon_months=3,
+        modes=["on_demand", "owned"],
+        periods=[{"name": f"m{i}", "months": 1} for i in range(1, 4)],
+    )
     plan = solve_problem(p, tiny_catalog([H1], servers=servers))
     assert plan.total_cost_usd == pytest.approx(3 * 32 * HOURS)
 
@@ -199,18 +234,24 @@ def test_period_budget_binds(tiny_catalog):
     # month 2 cannot be met by renting -> infeasible; $3,000 is fine.
     periods = [{"name": "m1", "months": 1}, {"name": "m2", "months": 1}]
     with pytest.raises(InfeasibleError):
-        solve_problem(problem([serve(10)], horizon_months=2, periods=periods,
-                              period_budget_usd={"m2": 2000}), tiny_catalog([H1]))
-    plan = solve_problem(problem([serve(10)], horizon_months=2, periods=periods,
-                                 period_budget_usd={"m2": 3000}), tiny_catalog([H1]))
+        solve_problem(
+            problem([serve(10)], horizon_months=2, periods=periods, period_budget_usd={"m2": 2000}),
+            tiny_catalog([H1]),
+        )
+    plan = solve_problem(
+        problem([serve(10)], horizon_months=2, periods=periods, period_budget_usd={"m2": 3000}),
+        tiny_catalog([H1]),
+    )
     assert plan.totals.by_period == {"m1": pytest.approx(2920), "m2": pytest.approx(2920)}
 
 
 def test_load_blocks_rent_peaks(tiny_catalog):
     # 6 h/day at 30 req/s (3 H100) and 18 h/day at 10 req/s (1 H100), one month, on-demand:
     # 3 x 4 x 182.5 h + 1 x 4 x 547.5 h = 2,190 + 2,190 = $4,380 (vs 3 all day: $8,760).
-    blocks = [{"name": "peak", "hours_per_day": 6, "demand_factor": 3.0},
-              {"name": "base", "hours_per_day": 18, "demand_factor": 1.0}]
+    blocks = [
+        {"name": "peak", "hours_per_day": 6, "demand_factor": 3.0},
+        {"name": "base", "hours_per_day": 18, "demand_factor": 1.0},
+    ]
     plan = solve_problem(problem([serve(10)], load_blocks=blocks), tiny_catalog([H1]))
     assert plan.total_cost_usd == pytest.approx(4380)
 
@@ -221,4 +262,5 @@ def test_redundancy_binds(tiny_catalog):
     plan = solve_problem(problem([serve(5, redundancy=2)]), tiny_catalog([H1, L4]))
     assert plan.total_cost_usd == pytest.approx(3 * HOURS)
     assert any(b.family == "redundancy" for b in plan.binding) or units(plan) == {
-        "acme/us-east/l4": 3}
+        "acme/us-east/l4": 3
+    }

@@ -21,7 +21,9 @@ def test_adamw_mixed_precision_is_18_bytes_per_param_126_gb_for_7b():
 
 def test_zero3_shards_states_over_devices():
     # 126 GB of states over 4 devices = 31.5 GB each, plus 10 GB activations = 41.5 GB
-    assert float(physics.training_memory_per_device_gb(7e9, "adamw", 4, 10.0)) == pytest.approx(41.5)
+    assert float(physics.training_memory_per_device_gb(7e9, "adamw", 4, 10.0)) == pytest.approx(
+        41.5
+    )
     # on 80 GB devices with 10% headroom: 72 - 10 = 62 GB room; 126 / 62 = 2.03 -> 3 devices
     assert int(physics.training_min_devices(7e9, "adamw", 10.0, 80.0, 0.10)) == 3
     # activations alone bigger than the device: no group fits
@@ -38,15 +40,31 @@ def test_llama3_70b_kv_cache_32_sequences_of_8k_is_85_9_gb():
 
 def test_7b_fp16_decode_batch1_on_h100_is_4_18_ms():
     # weights 7e9 x 2 B = 14 GB; 14 GB / 3,350 GB/s = 4.179 ms per token -> 239 tokens/s
-    step = physics.decode_step_s(1, weights_gb=14.0, kv_gb_per_token=0.0, context_tokens=0,
-                                 active_params=7e9, d=1, bandwidth_gbps=H100_BW_GBPS,
-                                 peak_tflops=H100_BF16_DENSE_TFLOPS, eta_bw=1.0, eta_c=1.0)
+    step = physics.decode_step_s(
+        1,
+        weights_gb=14.0,
+        kv_gb_per_token=0.0,
+        context_tokens=0,
+        active_params=7e9,
+        d=1,
+        bandwidth_gbps=H100_BW_GBPS,
+        peak_tflops=H100_BF16_DENSE_TFLOPS,
+        eta_bw=1.0,
+        eta_c=1.0,
+    )
     assert float(step) * 1000 == pytest.approx(4.179, abs=0.001)
     assert 1 / float(step) == pytest.approx(239.3, abs=0.1)
     # derated at 80% of bandwidth: 4.179 / 0.8 = 5.224 ms -> 191 tokens/s
-    derated = physics.decode_step_s(1, weights_gb=14.0, kv_gb_per_token=0.0, context_tokens=0,
-                                    active_params=7e9, d=1, bandwidth_gbps=H100_BW_GBPS,
-                                    peak_tflops=H100_BF16_DENSE_TFLOPS)
+    derated = physics.decode_step_s(
+        1,
+        weights_gb=14.0,
+        kv_gb_per_token=0.0,
+        context_tokens=0,
+        active_params=7e9,
+        d=1,
+        bandwidth_gbps=H100_BW_GBPS,
+        peak_tflops=H100_BF16_DENSE_TFLOPS,
+    )
     assert float(derated) * 1000 == pytest.approx(5.224, abs=0.001)
 
 
@@ -59,13 +77,15 @@ def test_13b_on_1t_tokens_is_54800_h100_hours_at_40pct_mfu():
     assert float(hours) == pytest.approx(54_745, rel=1e-3)
     # spread over 64 devices it takes 1/64 of that; spot adds 10%
     assert float(physics.training_hours(flops, 64, 989.4, 0.40, 1.0, True)) == pytest.approx(
-        54_745 / 64 * 1.1, rel=1e-3)
+        54_745 / 64 * 1.1, rel=1e-3
+    )
 
 
 def test_7b_on_1t_tokens_is_about_30000_h100_hours():
     # the developers' guide: 6 x 7e9 x 1e12 / (989.4e12 x 0.4 x 3600) = 29,478 h, "about 30,000"
-    hours = physics.training_hours(physics.training_flops(7e9, 1e12, "adamw", "none"), 1,
-                                   989.4, 0.40)
+    hours = physics.training_hours(
+        physics.training_flops(7e9, 1e12, "adamw", "none"), 1, 989.4, 0.40
+    )
     assert float(hours) == pytest.approx(29_478, rel=1e-3)
 
 
@@ -78,14 +98,26 @@ def test_full_recompute_and_lora_flops():
 def test_activations_korthikanti():
     # selective: 34 s b h bytes per layer; s=4096, b=1, h=4096, 32 layers
     # = 34 x 4096 x 4096 x 32 = 18.25 GB
-    gb = physics.activation_gb_per_device(seq_len=4096, micro_batch=1, hidden_size=4096,
-                                          layers=32, attention_heads=32, recompute="selective",
-                                          params=7e9)
+    gb = physics.activation_gb_per_device(
+        seq_len=4096,
+        micro_batch=1,
+        hidden_size=4096,
+        layers=32,
+        attention_heads=32,
+        recompute="selective",
+        params=7e9,
+    )
     assert gb == pytest.approx(18.25, abs=0.01)
     # full recompute keeps 2 s b h per layer: 2 x 4096 x 4096 x 32 = 1.07 GB
-    full = physics.activation_gb_per_device(seq_len=4096, micro_batch=1, hidden_size=4096,
-                                            layers=32, attention_heads=32, recompute="full",
-                                            params=7e9)
+    full = physics.activation_gb_per_device(
+        seq_len=4096,
+        micro_batch=1,
+        hidden_size=4096,
+        layers=32,
+        attention_heads=32,
+        recompute="full",
+        params=7e9,
+    )
     assert full == pytest.approx(1.074, abs=0.001)
 
 
@@ -95,29 +127,56 @@ def test_max_batch_and_best_decode_meets_slo():
     b = physics.max_batch(16.06, 131_072 / 1e9, 1400, 1, 80.0, 0.10)
     assert int(b) == 304
     res = physics.best_decode(
-        params=8.03e9, active_params=8.03e9, layers=32, kv_heads=8, head_dim=128,
-        hidden_size=4096, weight_bytes=2, kv_bytes=2, prompt_tokens=1000, output_tokens=400,
-        tpot_slo_s=0.050, ttft_slo_s=1.0, d=np.array([1.0]), memory_gb=np.array([80.0]),
-        bandwidth_gbps=np.array([3350.0]), peak_tflops=np.array([989.4]),
-        scaleup_gbps=np.array([900.0]), nvlink=np.array([True]))
+        params=8.03e9,
+        active_params=8.03e9,
+        layers=32,
+        kv_heads=8,
+        head_dim=128,
+        hidden_size=4096,
+        weight_bytes=2,
+        kv_bytes=2,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.050,
+        ttft_slo_s=1.0,
+        d=np.array([1.0]),
+        memory_gb=np.array([80.0]),
+        bandwidth_gbps=np.array([3350.0]),
+        peak_tflops=np.array([989.4]),
+        scaleup_gbps=np.array([900.0]),
+        nvlink=np.array([True]),
+    )
     batch = int(res.batch[0])
     # memory term at b: (16.06 + b x 0.1835) / (3350 x 0.8) <= 0.050 -> b <= 642; memory caps it
     assert batch == 304
     assert float(res.step_s[0]) <= 0.050
     # a 5 ms SLO is below even the weight read (16.06 / 2680 = 6.0 ms): infeasible
     tight = physics.best_decode(
-        params=8.03e9, active_params=8.03e9, layers=32, kv_heads=8, head_dim=128,
-        hidden_size=4096, weight_bytes=2, kv_bytes=2, prompt_tokens=1000, output_tokens=400,
-        tpot_slo_s=0.005, ttft_slo_s=1.0, d=np.array([1.0]), memory_gb=np.array([80.0]),
-        bandwidth_gbps=np.array([3350.0]), peak_tflops=np.array([989.4]),
-        scaleup_gbps=np.array([900.0]), nvlink=np.array([True]))
+        params=8.03e9,
+        active_params=8.03e9,
+        layers=32,
+        kv_heads=8,
+        head_dim=128,
+        hidden_size=4096,
+        weight_bytes=2,
+        kv_bytes=2,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.005,
+        ttft_slo_s=1.0,
+        d=np.array([1.0]),
+        memory_gb=np.array([80.0]),
+        bandwidth_gbps=np.array([3350.0]),
+        peak_tflops=np.array([989.4]),
+        scaleup_gbps=np.array([900.0]),
+        nvlink=np.array([True]),
+    )
     assert int(tight.batch[0]) == 0 and "SLO" in tight.reason[0]
 
 
 def test_demand_from_users():
     # 50,000 users x 10 requests x 400 output tokens / 86,400 s = 2,314.8 tokens/s
-    tps = physics.demand_tokens_per_s(users=50_000, requests_per_user_per_day=10,
-                                      output_tokens=400)
+    tps = physics.demand_tokens_per_s(users=50_000, requests_per_user_per_day=10, output_tokens=400)
     assert tps == pytest.approx(2314.8, abs=0.1)
 
 

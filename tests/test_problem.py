@@ -54,22 +54,49 @@ def test_durations_need_units():
 
 CASES = [
     # (what, edit, expected field path fragment, expected message fragment)
-    ("slo without unit", ("tpot_slo: 50 ms", "tpot_slo: 50"), "workloads[0] (chat).tpot_slo",
-     "no unit"),
-    ("negative tokens",
-     ("workloads:", "workloads:\n  - {kind: training, name: tr, model: dense-7b, tokens: -5}"),
-     "workloads[0] (tr).tokens", "greater than 0"),
-    ("no demand", ("    demand: {users: 1000, requests_per_user_per_day: 10}\n", ""),
-     "workloads[0] (chat).demand", "Field required"),
-    ("typo in a field", ("horizon_months: 12", "horizon_months: 12\nbudget_usdd: 5"),
-     "budget_usdd", "budget_usd"),
+    (
+        "slo without unit",
+        ("tpot_slo: 50 ms", "tpot_slo: 50"),
+        "workloads[0] (chat).tpot_slo",
+        "no unit",
+    ),
+    (
+        "negative tokens",
+        ("workloads:", "workloads:\n  - {kind: training, name: tr, model: dense-7b, tokens: -5}"),
+        "workloads[0] (tr).tokens",
+        "greater than 0",
+    ),
+    (
+        "no demand",
+        ("    demand: {users: 1000, requests_per_user_per_day: 10}\n", ""),
+        "workloads[0] (chat).demand",
+        "Field required",
+    ),
+    (
+        "typo in a field",
+        ("horizon_months: 12", "horizon_months: 12\nbudget_usdd: 5"),
+        "budget_usdd",
+        "budget_usd",
+    ),
     ("unknown kind", ("kind: inference", "kind: inferense"), "workloads[0]", "kind"),
-    ("negative budget", ("horizon_months: 12", "horizon_months: 12\nbudget_usd: -1"),
-     "budget_usd", "greater than 0"),
-    ("period out of the horizon", ("tpot_slo: 50 ms", "tpot_slo: 50 ms\n    periods: [q9]"),
-     "(top level)", "q9"),
-    ("half a demand", ("{users: 1000, requests_per_user_per_day: 10}", "{users: 1000}"),
-     "workloads[0] (chat).demand", "requests_per_user_per_day"),
+    (
+        "negative budget",
+        ("horizon_months: 12", "horizon_months: 12\nbudget_usd: -1"),
+        "budget_usd",
+        "greater than 0",
+    ),
+    (
+        "period out of the horizon",
+        ("tpot_slo: 50 ms", "tpot_slo: 50 ms\n    periods: [q9]"),
+        "(top level)",
+        "q9",
+    ),
+    (
+        "half a demand",
+        ("{users: 1000, requests_per_user_per_day: 10}", "{users: 1000}"),
+        "workloads[0] (chat).demand",
+        "requests_per_user_per_day",
+    ),
 ]
 
 
@@ -96,11 +123,11 @@ def test_missing_file():
 
 
 def test_unknown_preset_refused_with_suggestion(tiny_catalog):
+    import yaml
+
     from conftest import offering
     from solver.compile import compile_problem
     from solver.problem import parse_problem
-
-    import yaml
 
     data = yaml.safe_load(BASE.replace("llama-3-8b", "llama-3-8bb"))
     cat = tiny_catalog([offering("h1", "h100-sxm", 1, 4.0)])

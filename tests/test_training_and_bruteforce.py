@@ -22,8 +22,12 @@ def train(**extra) -> dict:
 
 
 def problem(workloads, **extra):
-    data = {"name": "train", "horizon_months": 1, "modes": ["on_demand", "spot"],
-            "workloads": workloads}
+    data = {
+        "name": "train",
+        "horizon_months": 1,
+        "modes": ["on_demand", "spot"],
+        "workloads": workloads,
+    }
     data.update(extra)
     return parse_problem(data)
 
@@ -75,8 +79,12 @@ def _brute_force(cases, demand, hours):
 @pytest.mark.parametrize("seed", range(25))
 def test_mip_matches_brute_force(tiny_catalog, seed):
     rng = random.Random(seed)
-    shapes = [("h1", "h100-sxm", 1, 10.0), ("h2", "h100-sxm", 2, 20.0), ("l1", "l4", 1, 2.0),
-              ("l4x", "l4", 4, 8.0)]
+    shapes = [
+        ("h1", "h100-sxm", 1, 10.0),
+        ("h2", "h100-sxm", 2, 20.0),
+        ("l1", "l4", 1, 2.0),
+        ("l4x", "l4", 4, 8.0),
+    ]
     chosen = rng.sample(shapes, rng.randint(2, 4))
     cases, offerings = [], []
     for name, acc, n, rps in chosen:
@@ -86,13 +94,23 @@ def test_mip_matches_brute_force(tiny_catalog, seed):
         offerings.append(offering(name, acc, n, price, cap=cap, nvlink=acc != "l4"))
     demand = round(rng.uniform(1.0, 40.0), 1)
     expected = _brute_force(cases, demand, 730.0)
-    p = problem([{
-        "kind": "inference", "name": "chat", "model": "llama-3-8b",
-        "demand": {"requests_per_s": demand}, "prompt_tokens": 100, "output_tokens": 100,
-        "ttft_slo": "1 s", "tpot_slo": "50 ms",
-        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
-        "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
-    }], modes=["on_demand"])
+    p = problem(
+        [
+            {
+                "kind": "inference",
+                "name": "chat",
+                "model": "llama-3-8b",
+                "demand": {"requests_per_s": demand},
+                "prompt_tokens": 100,
+                "output_tokens": 100,
+                "ttft_slo": "1 s",
+                "tpot_slo": "50 ms",
+                "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
+                "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
+            }
+        ],
+        modes=["on_demand"],
+    )
     cat = tiny_catalog(offerings)
     if expected is None:
         with pytest.raises(InfeasibleError):

@@ -12,12 +12,16 @@ BACKENDS = {"highs": lambda: PulpBackend("highs"), "cbc": lambda: PulpBackend("c
 def get_backend(name: str) -> Backend:
     """The backend called ``name``; refuses unknown or unavailable ones."""
     if name not in BACKENDS:
-        raise ProcureError(f"unknown solver {name!r}", field="--solver",
-                           fix=f"use one of: {', '.join(BACKENDS)}")
+        raise ProcureError(
+            f"unknown solver {name!r}", field="--solver", fix=f"use one of: {', '.join(BACKENDS)}"
+        )
     backend = BACKENDS[name]()
     if not backend.available():
-        raise ProcureError(f"solver {name!r} is not available on this machine", field="--solver",
-                           fix="reinstall procure (pip install -e .) or pick another --solver")
+        raise ProcureError(
+            f"solver {name!r} is not available on this machine",
+            field="--solver",
+            fix="reinstall procure (pip install -e .) or pick another --solver",
+        )
     return backend
 
 

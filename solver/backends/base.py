@@ -8,7 +8,7 @@ a :class:`SolveResult` that keeps the termination apart from the numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 import numpy as np
@@ -16,7 +16,7 @@ import numpy as np
 from solver.model import LinearModel
 
 
-class Termination(str, Enum):
+class Termination(StrEnum):
     """How a solve ended."""
 
     OPTIMAL = "optimal"  # proven within the requested relative gap
@@ -55,7 +55,9 @@ class SolveResult:
     @property
     def has_solution(self) -> bool:
         return self.values is not None and self.termination in (
-            Termination.OPTIMAL, Termination.FEASIBLE)
+            Termination.OPTIMAL,
+            Termination.FEASIBLE,
+        )
 
 
 class Backend(Protocol):

@@ -58,16 +58,21 @@ class PulpBackend:
         v = model.variables
         xs = [
             pulp.LpVariable(
-                f"v{i}", lowBound=lb, upBound=None if not np.isfinite(ub) else ub,
+                f"v{i}",
+                lowBound=lb,
+                upBound=None if not np.isfinite(ub) else ub,
                 cat=pulp.LpInteger if integer else pulp.LpContinuous,
             )
             for i, (lb, ub, integer) in enumerate(
                 zip(v["lb"].to_numpy(), v["ub"].to_numpy(), v["integer"].to_numpy(), strict=True)
             )
         ]
-        prob.setObjective(pulp.LpAffineExpression(
-            [(xs[i], c) for i, c in model.objective.coefs.items()], constant=model.objective.constant
-        ))
+        prob.setObjective(
+            pulp.LpAffineExpression(
+                [(xs[i], c) for i, c in model.objective.coefs.items()],
+                constant=model.objective.constant,
+            )
+        )
         for r, row in enumerate(model.rows):
             expr = pulp.LpAffineExpression([(xs[i], c) for i, c in row.coefs.items()])
             prob.addConstraint(pulp.LpConstraint(expr, _SENSE[row.sense], f"r{r}", row.rhs))
@@ -79,19 +84,38 @@ class PulpBackend:
         # A row with no variables is decided here: PuLP would drop it silently.
         for row in model.rows:
             if not row.coefs:
-                lhs_ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9,
-                          "==": abs(row.rhs) <= 1e-9}[row.sense]
+                lhs_ok = {
+                    "<=": 0.0 <= row.rhs + 1e-9,
+                    ">=": 0.0 >= row.rhs - 1e-9,
+                    "==": abs(row.rhs) <= 1e-9,
+                }[row.sense]
                 if not lhs_ok:
-                    return SolveResult(Termination.INFEASIBLE, self.name, None, None, None, None,
-                                       0.0, message=f"{row.name} cannot hold: nothing can serve it")
+                    return SolveResult(
+                        Termination.INFEASIBLE,
+                        self.name,
+                        None,
+                        None,
+                        None,
+                        None,
+                        0.0,
+                        message=f"{row.name} cannot hold: nothing can serve it",
+                    )
         prob, xs = self.build(model)
         solver = self._solver(options)
         started = time.perf_counter()
         try:
             prob.solve(solver)
         except pulp.PulpSolverError as exc:
-            return SolveResult(Termination.ERROR, self.name, None, None, None, None,
-                               time.perf_counter() - started, message=str(exc))
+            return SolveResult(
+                Termination.ERROR,
+                self.name,
+                None,
+                None,
+                None,
+                None,
+                time.perf_counter() - started,
+                message=str(exc),
+            )
         seconds = time.perf_counter() - started
         status, sol_status = prob.status, prob.sol_status
         if status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
@@ -102,8 +126,16 @@ class PulpBackend:
         if highs is not None and highs.getInfo().primal_solution_status != 2:
             sol_status = pulp.LpSolutionNoSolutionFound  # stopped by a limit without a plan
         if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
-            return SolveResult(Termination.NO_SOLUTION, self.name, None, None, None, None, seconds,
-                               message=pulp.LpStatus.get(status, str(status)))
+            return SolveResult(
+                Termination.NO_SOLUTION,
+                self.name,
+                None,
+                None,
+                None,
+                None,
+                seconds,
+                message=pulp.LpStatus.get(status, str(status)),
+            )
         values = np.array([x.varValue if x.varValue is not None else 0.0 for x in xs])
         integer = model.variables["integer"].to_numpy()
         values[integer] = np.round(values[integer])

@@ -21,6 +21,7 @@ from solver.physics.inference import (
     prefill_s,
 )
 from solver.physics.training import (
+    activation_gb_per_device,
     default_mfu,
     scaling_efficiency,
     training_flops,
@@ -28,7 +29,6 @@ from solver.physics.training import (
     training_memory_per_device_gb,
     training_min_devices,
     training_state_bytes_per_param,
-    activation_gb_per_device,
 )
 
 __all__ = [

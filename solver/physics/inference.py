@@ -44,14 +44,19 @@ def max_batch(
     memory_headroom: float = 0.10,
 ) -> np.ndarray:
     """Largest number of concurrent sequences whose KV cache fits beside the weights."""
-    free_gb = np.asarray(d, dtype=float) * np.asarray(memory_gb, dtype=float) * (
-        1.0 - memory_headroom
-    ) - weights_gb
+    free_gb = (
+        np.asarray(d, dtype=float) * np.asarray(memory_gb, dtype=float) * (1.0 - memory_headroom)
+        - weights_gb
+    )
     return np.floor(np.maximum(free_gb, 0.0) / (kv_gb_per_token * context_tokens)).astype(int)
 
 
 def _allreduce_terms(
-    d: np.ndarray, hidden_size: float, layers: float, act_bytes: float, link_gbps_per_dir: np.ndarray,
+    d: np.ndarray,
+    hidden_size: float,
+    layers: float,
+    act_bytes: float,
+    link_gbps_per_dir: np.ndarray,
     nvlink: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """TP communication per decode step as (fixed_s, per_sequence_s).
@@ -105,8 +110,11 @@ def prefill_s(
 ) -> np.ndarray:
     """Prefill time of one prompt, seconds: compute-bound pass plus one weight read."""
     d = np.asarray(d, dtype=float)
-    compute_s = 2.0 * active_params * prompt_tokens / (
-        d * np.asarray(peak_tflops, dtype=float) * 1e12 * eta_c
+    compute_s = (
+        2.0
+        * active_params
+        * prompt_tokens
+        / (d * np.asarray(peak_tflops, dtype=float) * 1e12 * eta_c)
     )
     read_s = weights_gb / (d * np.asarray(bandwidth_gbps, dtype=float) * eta_bw)
     return compute_s + read_s
@@ -155,10 +163,14 @@ def best_decode(
     weights_gb = params * weight_bytes / 1e9
     kv_gb = kv_bytes_per_token(layers, kv_heads, head_dim, kv_bytes) / 1e9
     context = prompt_tokens + output_tokens
-    b_mem = np.minimum(max_batch(weights_gb, kv_gb, context, d, memory_gb, memory_headroom),
-                       max_batch_cap)
-    link = np.where(np.asarray(nvlink), np.asarray(scaleup_gbps, dtype=float) / 2.0,
-                    PCIE_GEN4_GBPS_PER_DIRECTION)
+    b_mem = np.minimum(
+        max_batch(weights_gb, kv_gb, context, d, memory_gb, memory_headroom), max_batch_cap
+    )
+    link = np.where(
+        np.asarray(nvlink),
+        np.asarray(scaleup_gbps, dtype=float) / 2.0,
+        PCIE_GEN4_GBPS_PER_DIRECTION,
+    )
     link = np.where(link > 0, link, PCIE_GEN4_GBPS_PER_DIRECTION)
     comm_fixed, comm_per_seq = _allreduce_terms(d, hidden_size, layers, 2.0, link, nvlink)
     bw = np.asarray(bandwidth_gbps, dtype=float) * ETA_BANDWIDTH * d
@@ -175,25 +187,44 @@ def best_decode(
             b2 = (tpot_slo_s - comm_fixed) / (c_s + comm_per_seq)
         b_slo = np.floor(np.minimum(b1, b2) + 1e-9)
     batch = np.maximum(np.minimum(b_mem, b_slo), 0).astype(int)
-    ttft = prefill_s(prompt_tokens, active_params=active_params, weights_gb=weights_gb, d=d,
-                     bandwidth_gbps=bandwidth_gbps, peak_tflops=peak_tflops)
-    step = decode_step_s(batch, weights_gb=weights_gb, kv_gb_per_token=kv_gb,
-                         context_tokens=context, active_params=active_params, d=d,
-                         bandwidth_gbps=bandwidth_gbps, peak_tflops=peak_tflops,
-                         comm_fixed_s=comm_fixed, comm_per_seq_s=comm_per_seq)
+    ttft = prefill_s(
+        prompt_tokens,
+        active_params=active_params,
+        weights_gb=weights_gb,
+        d=d,
+        bandwidth_gbps=bandwidth_gbps,
+        peak_tflops=peak_tflops,
+    )
+    step = decode_step_s(
+        batch,
+        weights_gb=weights_gb,
+        kv_gb_per_token=kv_gb,
+        context_tokens=context,
+        active_params=active_params,
+        d=d,
+        bandwidth_gbps=bandwidth_gbps,
+        peak_tflops=peak_tflops,
+        comm_fixed_s=comm_fixed,
+        comm_per_seq_s=comm_per_seq,
+    )
     reason = np.full(d.shape, "", dtype=object)
     reason = np.where(batch < 1, "time per output token above the SLO at batch 1", reason)
     reason = np.where(b_mem < 1, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
-        reason = np.where((reason == "") & (ttft > ttft_slo_s), "time to first token above the SLO",
-                          reason)
+        reason = np.where(
+            (reason == "") & (ttft > ttft_slo_s), "time to first token above the SLO", reason
+        )
     ok = reason == ""
     with np.errstate(divide="ignore", invalid="ignore"):
         per_request_s = ttft + output_tokens * step / np.maximum(batch, 1)
         tokens_per_s = np.where(ok, output_tokens / per_request_s, 0.0)
     return DecodeResult(
-        batch=np.where(ok, batch, 0), step_s=step, ttft_s=ttft, tokens_per_s=tokens_per_s,
-        b_max_memory=b_mem, reason=reason,
+        batch=np.where(ok, batch, 0),
+        step_s=step,
+        ttft_s=ttft,
+        tokens_per_s=tokens_per_s,
+        b_max_memory=b_mem,
+        reason=reason,
     )
 
 
