@@ -264,3 +264,62 @@ def test_redundancy_binds(tiny_catalog):
     assert any(b.family == "redundancy" for b in plan.binding) or units(plan) == {
         "acme/us-east/l4": 3
     }
+
+
+def test_traffic_mix_split_across_types(tiny_catalog):
+    # Two buckets of 10 req/s each. Measured req/s per unit: short bucket H100 10, L4 4;
+    # long bucket H100 4, L4 0.5. Cost per req/s-hour: short L4 $0.25 < H100 $0.40;
+    # long H100 $1.00 < L4 $2.00. Units' time may be split across buckets:
+    #   3 H100: 2.5 units serve the long 10 req/s, 0.5 unit serves 5 short; 2 L4 serve the other
+    #   5 short (capacity 8): $12 + $2 = $14/h.  2 H100 + 7 L4 = $15; 4 H100 = $16;
+    #   3 H100 + 1 L4 serves only 5 + 4 = 9 short.  Optimum $14/h x 730 = $10,220.
+    w = serve(
+        20,
+        traffic_mix=[
+            {"prompt_tokens": 100, "output_tokens": 100, "share": 0.5},
+            {"prompt_tokens": 1000, "output_tokens": 1000, "share": 0.5},
+        ],
+        measured_throughput_rps={"h100-sxm": [10.0, 4.0], "l4": [4.0, 0.5]},
+    )
+    plan = solve_problem(problem([w]), tiny_catalog([H1, L4]))
+    assert plan.total_cost_usd == pytest.approx(14 * HOURS)
+    assert units(plan) == {"acme/us-east/h1": 3, "acme/us-east/l4": 2}
+
+
+def test_existing_fleet_used_before_renting_or_buying(tiny_catalog):
+    # One 8x H100 box already owned (hosting $0 in the test site): 80 req/s costs nothing more.
+    # At 160 req/s the second 80 is cheaper bought ($200,000) than rented ($840,960).
+    fleet = [{"server": "box-h100", "site": "colo-us", "units": 1}]
+    p = problem([serve(80)], horizon_months=36, modes=["on_demand", "owned"], existing_fleet=fleet)
+    assert solve_problem(p, tiny_catalog([H1])).total_cost_usd == pytest.approx(0.0)
+    p2 = problem(
+        [serve(160)], horizon_months=36, modes=["on_demand", "owned"], existing_fleet=fleet
+    )
+    plan = solve_problem(p2, tiny_catalog([H1]))
+    assert plan.total_cost_usd == pytest.approx(200_000)
+    # Without buying allowed, the existing box is still used and the rest rented.
+    p3 = problem([serve(160)], horizon_months=36, modes=["on_demand"], existing_fleet=fleet)
+    assert solve_problem(p3, tiny_catalog([H1])).total_cost_usd == pytest.approx(840_960)
+
+
+def test_lexicographic_cost_then_carbon(tiny_catalog):
+    # Two offerings with the same price, different grids: cost ties, carbon decides.
+    eu = offering("h1eu", "h100-sxm", 1, 4.0, region="eu-north")
+    plan = solve_problem(problem([serve(20)], objective="lexicographic"), tiny_catalog([H1, eu]))
+    assert plan.total_cost_usd == pytest.approx(5840)
+    assert units(plan) == {"acme/eu-north/h1eu": 2}
+
+
+def test_cost_plus_carbon_price(tiny_catalog):
+    # eu costs $1/h more and saves 0.27216 kg/h (0.306144 - 0.033984). At $5,000/tCO2e that
+    # is worth $1.36/h > $1/h: eu wins; at $1,000/t ($0.27/h) us wins.
+    eu = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
+    cat = tiny_catalog([H1, eu])
+    high = solve_problem(
+        problem([serve(10)], objective="cost_plus_carbon", carbon_price_usd_per_tco2e=5000), cat
+    )
+    low = solve_problem(
+        problem([serve(10)], objective="cost_plus_carbon", carbon_price_usd_per_tco2e=1000), cat
+    )
+    assert units(high) == {"acme/eu-north/h1eu": 1}
+    assert units(low) == {"acme/us-east/h1": 1}
