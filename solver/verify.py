@@ -633,9 +633,15 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
 
     # ---- money and carbon
     c.check(
-        "total cost = sum of line items",
+        "total cost recomputed",
         _close(total_cost, plan.total_cost_usd, 1e-6),
         f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}",
+    )
+    listed = sum(i.cost_usd for i in plan.line_items)
+    c.check(
+        "total cost = sum of line items",
+        _close(listed, plan.total_cost_usd, 1e-6),
+        f"{plan.total_cost_usd:.2f} vs {listed:.2f}",
     )
     c.check(
         "total CO2e recomputed",
