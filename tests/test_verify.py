@@ -102,12 +102,13 @@ def test_slo_recomputed_from_physics(solved):
     assert "memory and SLOs met (physics recomputed)" in failed(plan, tight, cat)
 
 
-def test_availability_recomputed(solved, tiny_catalog):
-    plan, problem, _ = solved
-    biggest = max(it.units for it in plan.line_items)
-    if biggest < 2:
-        pytest.skip("plan uses single units")
-    cat = tiny_catalog(
+def test_availability_recomputed(tiny_catalog):
+    # 30,000 tokens/s needs several units; the same plan against caps of 1 fails.
+    w = dict(PROBLEM["workloads"][0], demand={"tokens_per_s": 30000})
+    problem = parse_problem(dict(PROBLEM, workloads=[w]))
+    plan = solve_problem(problem, tiny_catalog([H1, L4]))
+    assert max(it.units for it in plan.line_items) >= 2
+    capped = tiny_catalog(
         [dict(H1, availability_cap_instances=1), dict(L4, availability_cap_instances=1)]
     )
-    assert "availability" in failed(plan, problem, cat)
+    assert "availability" in failed(plan, problem, capped)
