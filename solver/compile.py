@@ -818,86 +818,9 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
                     }
                 )
         else:
-            if isinstance(w, InferenceWorkload) and w.traffic_mix:
-                shapes = [(b.prompt_tokens, b.output_tokens) for b in w.traffic_mix]
-            else:
-                shapes = [(w.prompt_tokens, w.output_tokens)]
-            caps = [
-                inference_capacity(w, spec, sub, problem.memory_headroom, p, o) for p, o in shapes
-            ]
-            measured = {}
-            if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
-                for name, values in w.measured_throughput_rps.items():
-                    measured[catalog.resolve_accelerator(name)] = values
-            # main shape = the mean request (or the only one)
-            if len(shapes) > 1:
-                mean_p = sum(b.share * b.prompt_tokens for b in w.traffic_mix)
-                mean_o = sum(b.share * b.output_tokens for b in w.traffic_mix)
-                main = inference_capacity(w, spec, sub, problem.memory_headroom, mean_p, mean_o)
-            else:
-                main = caps[0]
-            report.generated += len(sub)
-            for pos in range(len(sub)):
-                pool = sub.iloc[pos]
-                acc_id = pool["accelerator_id"]
-                apu_here = int(pool["accels_per_unit"])
-                if acc_id in measured:
-                    rps = [v * apu_here for v in measured[acc_id]]
-                    tp, batch, source = 1, 0, "measured"
-                    reason = "" if any(v > 0 for v in rps) else "measured throughput is zero"
-                elif len(shapes) > 1:
-                    rps = [
-                        float(c["tokens_per_s_per_unit"].iat[pos]) / o
-                        for c, (_, o) in zip(caps, shapes, strict=True)
-                    ]
-                    tp, batch, source = (
-                        int(main["tp_degree"].iat[pos]),
-                        int(main["batch"].iat[pos]),
-                        "physics",
-                    )
-                    reason = (
-                        ""
-                        if any(v > 0 for v in rps)
-                        else (main["reason"].iat[pos] or "no request-size bucket fits")
-                    )
-                else:
-                    rps = []
-                    tp, batch, source = (
-                        int(main["tp_degree"].iat[pos]),
-                        int(main["batch"].iat[pos]),
-                        "physics",
-                    )
-                    reason = main["reason"].iat[pos]
-                if reason:
-                    report.infeasible[f"inference: {reason}"] += 1
-                    local_reasons[reason] += 1
-                    continue
-                if rps:  # mix: tokens/s when the unit's time is split by the traffic shares
-                    out = sum(b.share * b.output_tokens for b in w.traffic_mix)
-                    cap_tokens = out / sum(
-                        b.share / v for b, v in zip(w.traffic_mix, rps, strict=True) if v > 0
-                    )
-                else:
-                    cap_tokens = float(main["tokens_per_s_per_unit"].iat[pos])
-                i = int(sub.index[pos])
-                option_rows.append(
-                    {
-                        "workload": w.name,
-                        "workload_kind": w.kind,
-                        "pool_id": pool["pool_id"],
-                        "tp_degree": tp,
-                        "batch": batch,
-                        "replicas_per_unit": apu_here // tp,
-                        "tokens_per_s_per_unit": cap_tokens,
-                        "step_s": float(main["step_s"].iat[pos]) if source == "physics" else np.nan,
-                        "ttft_s": float(main["ttft_s"].iat[pos]) if source == "physics" else np.nan,
-                        "capacity_source": source,
-                        "kwh_per_unit_hour": float(inf_coef["kwh"][i]),
-                        "energy_usd_per_unit_hour": float(inf_coef["energy_usd"][i]),
-                        "kgco2e_per_unit_hour": float(inf_coef["kgco2e"][i]),
-                        "_rps": rps,
-                    }
-                )
+            option_rows.extend(
+                _inference_rows(w, spec, sub, problem, catalog, inf_coef, report, local_reasons)
+            )
         report.per_workload[w.name] = sum(1 for r in option_rows if r["workload"] == w.name)
         if report.per_workload[w.name] == 0:
             raise_for_no_option(w, local_reasons)
@@ -945,6 +868,88 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
             for q in problem.quotas
         ),
     )
+
+
+def _inference_rows(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    sub: pd.DataFrame,
+    problem: Problem,
+    catalog: Catalog,
+    inf_coef: dict[str, np.ndarray],
+    report: CompileReport,
+    local_reasons: Counter,
+) -> list[dict]:
+    """Inference options for one workload over the allowed pools (vectorised per pool)."""
+    mix = list(w.traffic_mix or []) if isinstance(w, InferenceWorkload) else []
+    headroom = problem.memory_headroom
+    if mix:
+        mean_p = sum(b.share * b.prompt_tokens for b in mix)
+        mean_o = sum(b.share * b.output_tokens for b in mix)
+        main = inference_capacity(w, spec, sub, headroom, mean_p, mean_o)
+    else:
+        main = inference_capacity(w, spec, sub, headroom, w.prompt_tokens, w.output_tokens)
+    apu = sub["accels_per_unit"].to_numpy()
+    acc_ids = sub["accelerator_id"].to_numpy()
+    measured: dict[str, list[float]] = {}
+    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+        for name, values in w.measured_throughput_rps.items():
+            measured[catalog.resolve_accelerator(name)] = values
+    is_measured = np.isin(acc_ids, list(measured))
+    reason = main["reason"].to_numpy().astype(object)
+    tp = main["tp_degree"].to_numpy()
+    if mix:
+        rps = np.column_stack(
+            [
+                inference_capacity(w, spec, sub, headroom, b.prompt_tokens, b.output_tokens)[
+                    "tokens_per_s_per_unit"
+                ].to_numpy()
+                / b.output_tokens
+                for b in mix
+            ]
+        )
+        for acc, values in measured.items():
+            rows = acc_ids == acc
+            rps[rows] = np.asarray(values, dtype=float)[None, :] * apu[rows, None]
+        fits = (rps > 0).any(axis=1)
+        reason = np.where(fits, "", np.where(reason == "", "no request-size bucket fits", reason))
+        reason = np.where(is_measured & ~fits, "measured throughput is zero", reason)
+        shares = np.array([b.share for b in mix])
+        outs = np.array([b.output_tokens for b in mix], dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            time_per_request = np.where(rps > 0, shares[None, :] / rps, 0.0).sum(axis=1)
+            cap_tokens = np.where(fits, float((shares * outs).sum()) / time_per_request, 0.0)
+        tp = np.where(is_measured, 1, tp)
+    else:
+        rps = np.zeros((len(sub), 0))
+        cap_tokens = main["tokens_per_s_per_unit"].to_numpy()
+    report.generated += len(sub)
+    ok = reason == ""
+    for why, n in Counter(reason[~ok]).items():
+        report.infeasible[f"inference: {why}"] += n
+        local_reasons[why] += n
+    idx = sub.index.to_numpy()[ok]
+    physics_rows = ~is_measured[ok]
+    tp_ok = np.maximum(tp[ok], 1)
+    frame = pd.DataFrame(
+        {
+            "workload": w.name,
+            "workload_kind": w.kind,
+            "pool_id": sub["pool_id"].to_numpy()[ok],
+            "tp_degree": tp_ok,
+            "batch": np.where(physics_rows, main["batch"].to_numpy()[ok], 0),
+            "replicas_per_unit": apu[ok] // tp_ok,
+            "tokens_per_s_per_unit": cap_tokens[ok],
+            "step_s": np.where(physics_rows, main["step_s"].to_numpy()[ok], np.nan),
+            "ttft_s": np.where(physics_rows, main["ttft_s"].to_numpy()[ok], np.nan),
+            "capacity_source": np.where(physics_rows, "physics", "measured"),
+            "kwh_per_unit_hour": inf_coef["kwh"][idx],
+            "energy_usd_per_unit_hour": inf_coef["energy_usd"][idx],
+            "kgco2e_per_unit_hour": inf_coef["kgco2e"][idx],
+        }
+    )
+    frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
+    return frame.to_dict("records")
 
 
 def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileReport) -> list[dict]:
