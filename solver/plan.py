@@ -53,6 +53,10 @@ class LineItem(BaseModel):
     capacity_tokens_per_s: float = 0.0
     bucket_requests_per_s: dict[int, float] = Field(default_factory=dict)
     job_hours: float = 0.0
+    cost_by_period_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="When a cost spans periods (reservations, hosting): its part in each",
+    )
 
 
 class Totals(BaseModel):
@@ -216,12 +220,20 @@ def extract_plan(
                     * (pool.capex_usd * frac + pool.hosting_usd_per_month * in_service),
                     co2e_t=units * pool.embodied_kgco2e_unit * frac / 1000.0,
                     start_period=p_names[r.period],
+                    cost_by_period_usd=_spread(
+                        p_names,
+                        units
+                        * pool.hosting_usd_per_month
+                        * _overlap_months(periods, arrival, horizon),
+                        {p_names[r.period]: units * pool.capex_usd * frac},
+                    ),
                 )
             )
         elif r.kind == "commit":
             pool = pool_rows[r.pool]
             units = float(r.value)
             hours = pool.term_months * HOURS_PER_MONTH
+            begin = float(periods["start_month"].iat[r.period])
             items.append(
                 LineItem(
                     item="reservation",
@@ -233,21 +245,35 @@ def extract_plan(
                     cost_usd=pool.price_usd_per_hour * units * hours,
                     co2e_t=0.0,
                     start_period=p_names[r.period],
+                    cost_by_period_usd=_spread(
+                        p_names,
+                        pool.price_usd_per_hour
+                        * units
+                        * HOURS_PER_MONTH
+                        * _overlap_months(periods, begin, begin + pool.term_months),
+                        {},
+                        total=pool.price_usd_per_hour * units * hours,
+                    ),
                 )
             )
     for pool in pools.itertuples(index=False):
         if not pool.existing_units:
             continue
         if pool.kind == "owned":
-            cost = pool.hosting_usd_per_month * horizon * pool.existing_units
+            by_period = (
+                pool.hosting_usd_per_month * pool.existing_units * periods["months"].to_numpy()
+            )
             hours = horizon * HOURS_PER_MONTH
         else:
-            cost, hours = 0.0, 0.0
+            by_period, hours = np.zeros(len(periods)), 0.0
             for res in compiled.problem.existing_reservations:
                 if res.offering == pool.offering_id and res.mode == pool.mode:
-                    months = _overlap_months(periods, 0.0, res.months_remaining).sum()
-                    cost += pool.price_usd_per_hour * res.units * months * HOURS_PER_MONTH
-                    hours = max(hours, months * HOURS_PER_MONTH)
+                    months = _overlap_months(periods, 0.0, res.months_remaining)
+                    by_period = by_period + pool.price_usd_per_hour * res.units * months * (
+                        HOURS_PER_MONTH
+                    )
+                    hours = max(hours, months.sum() * HOURS_PER_MONTH)
+        cost = float(by_period.sum())
         items.append(
             LineItem(
                 item="existing",
@@ -258,6 +284,7 @@ def extract_plan(
                 hours=hours,
                 cost_usd=cost,
                 co2e_t=0.0,
+                cost_by_period_usd=_spread(p_names, by_period, {}),
             )
         )
     order = {name: i for i, name in enumerate(p_names)}
@@ -294,12 +321,25 @@ def extract_plan(
     )
 
 
+def _spread(
+    names: list[str], per_period: np.ndarray, extra: dict[str, float], total: float | None = None
+) -> dict[str, float]:
+    """Cost per period name; what ``total`` has beyond the periods goes to the last one."""
+    out = {n: float(v) for n, v in zip(names, per_period, strict=True) if v}
+    for name, usd in extra.items():
+        out[name] = out.get(name, 0.0) + usd
+    if total is not None:
+        out[names[-1]] = out.get(names[-1], 0.0) + total - float(np.sum(per_period))
+    return out
+
+
 def totals_of(items: list[LineItem], period_names: list[str]) -> Totals:
     """Sums of line-item costs by period, provider, mode and workload."""
     by = {key: defaultdict(float) for key in ("period", "provider", "mode", "workload")}
     co2_w: dict[str, float] = defaultdict(float)
     for i in items:
-        by["period"][i.period] += i.cost_usd
+        for period, usd in (i.cost_by_period_usd or {i.period: i.cost_usd}).items():
+            by["period"][period] += usd
         by["provider"][i.provider] += i.cost_usd
         by["mode"][i.mode] += i.cost_usd
         by["workload"][i.workload or "(fleet)"] += i.cost_usd
