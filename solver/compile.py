@@ -218,7 +218,12 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
     for i, q in enumerate(problem.quotas):
         check([q.provider], providers, f"quotas[{i}].provider", "provider")
         if q.accelerator:
-            catalog.resolve_accelerator(q.accelerator)
+            try:
+                catalog.resolve_accelerator(q.accelerator)
+            except ProcureError as exc:
+                raise ProcureError(
+                    exc.message, field=f"quotas[{i}].accelerator", fix=exc.fix
+                ) from None
     for i, s in enumerate(problem.existing_fleet):
         check([s.server], set(catalog.servers.index), f"existing_fleet[{i}].server", "server")
         check([s.site], set(catalog.sites.index), f"existing_fleet[{i}].site", "site")
@@ -894,7 +899,14 @@ def _inference_rows(
     measured: dict[str, list[float]] = {}
     if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
         for name, values in w.measured_throughput_rps.items():
-            measured[catalog.resolve_accelerator(name)] = values
+            try:
+                measured[catalog.resolve_accelerator(name)] = values
+            except ProcureError as exc:
+                raise ProcureError(
+                    exc.message,
+                    field=f"workloads ({w.name}).measured_throughput_rps",
+                    fix=exc.fix,
+                ) from None
     is_measured = np.isin(acc_ids, list(measured))
     reason = main["reason"].to_numpy().astype(object)
     tp = main["tp_degree"].to_numpy()
