@@ -1,4 +1,4 @@
-"""The command line: ``procure solve | estimate | catalog | schema``.
+"""The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``.
 
 The only place that reads arguments, prints and writes files. Every user error
 becomes one message naming the file, the field and the fix, and exit code 2;
@@ -60,14 +60,18 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
         raise typer.Exit(EXIT_USER_ERROR) from None
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that it is either whole or absent (temp file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -228,6 +232,155 @@ def solve(
             typer.echo(f"wrote {out}")
         else:
             sys.stdout.write(text)
+
+    _run(debug, body)
+
+
+def _solve_for_analysis(problem: Path, catalog: Path | None, solver: str):
+    """Load, solve and verify: the plan and the solution behind it."""
+    from solver.problem import load_problem
+    from solver.solve import solve_verified
+
+    prob = load_problem(problem)
+    cat = _load_catalog(catalog)
+    try:
+        return solve_verified(prob, cat, solver=solver)
+    except ProcureError as exc:
+        if exc.file is None:
+            exc.file = str(problem)
+            exc.args = (exc.render(),)
+        raise
+
+
+class _Progress:
+    """A progress bar on stderr for long sweeps (silent when stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        from rich.progress import Progress
+
+        self.bar = Progress(console=Console(stderr=True), transient=True)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.bar.add_task(stage, total=total)
+        self.bar.update(self.tasks[stage], completed=done)
+
+
+WorkersOpt = Annotated[int, typer.Option(help="Local processes for re-solves")]
+SchedulerOpt = Annotated[
+    str | None, typer.Option(help="Dask scheduler address (tcp://host:8786) for re-solves")
+]
+BreakEvenOpt = Annotated[
+    int,
+    typer.Option(
+        "--break-even",
+        help="Break-even prices for the plan's pools and this many closest others (-1: all)",
+    ),
+]
+
+
+@app.command()
+def sensitivity(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
+    catalog: CatalogOpt = None,
+    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    break_even: BreakEvenOpt = 12,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """What binds, what it is worth, and how far prices may move before the plan changes."""
+
+    def body() -> None:
+        from solver.report import sensitivity_text
+        from solver.sensitivity import sensitivity_report
+
+        if format not in {"table", "json"}:
+            raise ProcureError(
+                f"unknown format {format!r}", field="--format", fix="use table or json"
+            )
+        _, solution = _solve_for_analysis(problem, catalog, solver)
+        with _Progress() as bar:
+            report = sensitivity_report(
+                solution,
+                break_even_limit=None if break_even < 0 else break_even,
+                solver=solver,
+                workers=workers,
+                scheduler=scheduler,
+                progress=lambda done, total: bar("break-even prices", done, total),
+            )
+        if format == "json":
+            text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
+        else:
+            text = sensitivity_text(report)
+        if out is not None:
+            write_atomic(out, text)
+            typer.echo(f"wrote {out}")
+        else:
+            sys.stdout.write(text)
+
+    _run(debug, body)
+
+
+@app.command()
+def report(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
+    out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
+    catalog: CatalogOpt = None,
+    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    break_even: BreakEvenOpt = 12,
+    frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
+    scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
+    spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Write a self-contained HTML report and an XLSX workbook for finance."""
+
+    def body() -> None:
+        from solver.report import build_analysis, frontier_png, report_html, report_xlsx
+
+        if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
+            raise ProcureError(
+                "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",
+                field="--frontier-points/--scenarios/--spread",
+                fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
+            )
+        plan, solution = _solve_for_analysis(problem, catalog, solver)
+        with _Progress() as bar:
+            analysis = build_analysis(
+                plan,
+                solution,
+                solver=solver,
+                break_even_limit=None if break_even < 0 else break_even,
+                frontier_points=frontier_points,
+                scenarios=scenarios,
+                spread=spread,
+                workers=workers,
+                scheduler=scheduler,
+                progress=bar,
+            )
+        png = frontier_png(analysis)
+        files = {
+            "report.html": report_html(analysis, png),
+            "report.xlsx": report_xlsx(analysis),
+            "frontier.png": png,
+            "analysis.json": json.dumps(analysis.model_dump(mode="json"), indent=2) + "\n",
+        }
+        for name, content in files.items():
+            write_atomic(out / name, content)
+        typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")
 
     _run(debug, body)
 

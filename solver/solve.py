@@ -6,9 +6,9 @@ Pure data in, data out: no printing, no files. The CLI calls :func:`solve_proble
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from solver.backends import SolveOptions, Termination, get_backend
+from solver.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.catalog import Catalog
 from solver.compile import Compiled, compile_problem
 from solver.errors import InfeasibleError, ProcureError
@@ -40,13 +40,24 @@ def solve_problem(
     ProcureError
         Bad input, or the solver stopped without a plan.
     """
+    return solve_verified(problem, catalog, solver=solver, options=options)[0]
+
+
+def solve_verified(
+    problem: Problem,
+    catalog: Catalog,
+    *,
+    solver: str = "highs",
+    options: SolveOptions | None = None,
+) -> tuple[Plan, Solution]:
+    """:func:`solve_problem`, also returning the solution (model and values) behind the plan."""
     options = options or SolveOptions()
     started = time.perf_counter()
     compiled = compile_problem(problem, catalog)
     model = build_model(compiled)
     compile_seconds = time.perf_counter() - started
-    plan, _ = solve_compiled(compiled, model, solver=solver, options=options)
-    plan = plan.model_copy(update={"compile_seconds": compile_seconds})
+    solution = optimise(compiled, model, solver=solver, options=options)
+    plan = plan_of(solution).model_copy(update={"compile_seconds": compile_seconds})
     checks = verify_plan(plan, problem, catalog)
     plan = plan.model_copy(update={"checks": checks, "verified": all(c.ok for c in checks)})
     if not plan.verified:
@@ -55,13 +66,28 @@ def solve_problem(
             f"the solver's plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem file",
         )
-    return plan
+    return plan, solution
 
 
-def solve_compiled(
+@dataclass(frozen=True)
+class Solution:
+    """A solved model: the compiled problem, the model of the last stage, the result."""
+
+    compiled: Compiled
+    model: LinearModel
+    result: SolveResult
+
+
+def optimise(
     compiled: Compiled, model: LinearModel, *, solver: str, options: SolveOptions
-) -> tuple[Plan, LinearModel]:
-    """Solve a built model (with the second stage when the objective has one)."""
+) -> Solution:
+    """Solve a built model (with the second stage when the objective has one).
+
+    Raises
+    ------
+    InfeasibleError, ProcureError
+        No feasible plan; an unbounded model; the solver stopped without a plan.
+    """
     backend = get_backend(solver)
     result = backend.solve(model, options)
     seconds = result.solve_seconds
@@ -92,14 +118,27 @@ def solve_compiled(
             field="--time-limit",
             fix="give the solver more time (--time-limit S)",
         )
-    plan = extract_plan(
-        compiled,
-        final_model,
-        result.values,
-        status=result.termination.value,
-        objective=result.objective,
-        gap=result.gap,
-        solver=result.solver,
-        solve_seconds=seconds,
+    return Solution(compiled, final_model, result)
+
+
+def plan_of(solution: Solution) -> Plan:
+    """The (unverified) plan of a solution."""
+    r = solution.result
+    return extract_plan(
+        solution.compiled,
+        solution.model,
+        r.values,
+        status=r.termination.value,
+        objective=r.objective,
+        gap=r.gap,
+        solver=r.solver,
+        solve_seconds=r.solve_seconds,
     )
-    return plan, final_model
+
+
+def solve_compiled(
+    compiled: Compiled, model: LinearModel, *, solver: str, options: SolveOptions
+) -> tuple[Plan, LinearModel]:
+    """Solve a built model; return its (unverified) plan and the last stage's model."""
+    solution = optimise(compiled, model, solver=solver, options=options)
+    return plan_of(solution), solution.model

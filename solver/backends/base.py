@@ -50,7 +50,8 @@ class SolveResult:
     gap: float | None
     solve_seconds: float
     message: str = ""
-    duals: dict[str, float] | None = None
+    duals: dict[str, float] | None = None  # row name -> dual (LPs only; None for a MIP)
+    reduced_costs: np.ndarray | None = None  # per variable (LPs only)
 
     @property
     def has_solution(self) -> bool:

@@ -157,4 +157,25 @@ class PulpBackend:
             gap = min(gap, options.relative_gap) if gap <= options.relative_gap * 1.0001 else gap
         else:
             term = Termination.FEASIBLE
-        return SolveResult(term, self.name, values, objective, bound, gap, seconds)
+        duals = reduced = None
+        if not model.n_integer and term == Termination.OPTIMAL:
+            # Minimisation only (the model is always built as one): PuLP's signs are then
+            # right for both HiGHS and CBC (../shared/SOLVERS.md). Rows PuLP dropped
+            # (no variables) have no dual and are left out rather than shown as zero.
+            duals = {
+                row.name: float(prob.constraints[f"r{r}"].pi)
+                for r, row in enumerate(model.rows)
+                if f"r{r}" in prob.constraints and prob.constraints[f"r{r}"].pi is not None
+            }
+            reduced = np.array([x.dj if x.dj is not None else np.nan for x in xs])
+        return SolveResult(
+            term,
+            self.name,
+            values,
+            objective,
+            bound,
+            gap,
+            seconds,
+            duals=duals,
+            reduced_costs=reduced,
+        )

@@ -1,0 +1,734 @@
+"""Sensitivity: shadow prices, break-even prices, sweeps and frontiers (DESIGN.md section 6).
+
+Everything here takes a solved problem as plain data and returns plain data.
+
+Shadow prices
+    The duals of a mixed-integer program belong to a linear program, not to the
+    integer plan. We take the LP of the chosen plan: training clusters (binary
+    choices) fixed as chosen, every option the plan does not use fixed at zero,
+    and the unit counts of the options it does use made divisible. Its duals say
+    what one more dollar of budget, tonne of CO2e of cap, token/s of demand or
+    unit of quota is worth *for small changes around the chosen plan*; a row in
+    which nothing can move at this plan has no dual, and none is shown.
+
+Break-even prices
+    For an offering and mode (a *pool*) outside the plan, the optimal cost as a
+    function of its price is ``min(C_without, f(p))`` where ``C_without`` (the
+    optimum without the pool) does not depend on ``p`` and ``f(p)`` (the best
+    plan that uses the pool) is concave and piecewise linear in ``p``. The pool
+    enters below the price ``p*`` where ``f(p*) = C_without``; for a pool in the
+    plan, it leaves above the ``p*`` where ``f(p*)`` reaches the optimum without
+    it. ``p*`` is found exactly by Newton's method on ``f`` (each step re-solves
+    the MIP with the pool forced in at the trial price: ``p_next = (C_without -
+    f(p) + f'(p) p) / f'(p)`` with ``f'(p)`` the pool's price-weighted usage in
+    that plan), which converges in a few MIP solves; the result holds to the
+    solver's relative gap.
+
+Sweeps
+    Budget, carbon cap, demand growth and price scenarios, each a list of
+    independent solves run serially, across local processes, or on a Dask
+    cluster (:func:`run_tasks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from solver.backends import SolveOptions, get_backend
+from solver.compile import RENTED_MODES, Compiled
+from solver.model import (
+    FAMILIES,
+    LinearModel,
+    Row,
+    build_model,
+    has_second_stage,
+    stage_objective,
+)
+from solver.problem import InferenceWorkload
+from solver.solve import Solution, optimise
+
+# ------------------------------------------------------------------ results
+
+
+class Dual(BaseModel):
+    """The shadow price of one named constraint at the chosen plan."""
+
+    constraint: str
+    family: str
+    meaning: str
+    d_objective_d_rhs: float = Field(
+        description="Change of the objective per unit increase of the right-hand side"
+    )
+    unit: str
+    worth: float = Field(
+        description="What one more unit of the limit saves (positive: relaxing helps)"
+    )
+    usd_per_mtoken: float | None = Field(
+        None, description="demand rows: marginal cost of 1M more output tokens in that block"
+    )
+
+
+class ReducedCost(BaseModel):
+    """An option the plan does not use: how much dearer than worth it it is."""
+
+    option: str
+    pool_id: str
+    workload: str
+    mode: str
+    reduced_cost: float = Field(description="Objective units per unit of the option")
+    price_cut_usd_per_hour: float | None = Field(
+        None, description="Rented options: hourly price cut that makes it break even in the LP"
+    )
+
+
+class BreakEven(BaseModel):
+    """The price at which a pool would enter (or leave) the optimal plan."""
+
+    pool_id: str
+    provider: str
+    region: str
+    offering: str
+    accelerator: str
+    mode: str
+    in_plan: bool
+    price_unit: str
+    current_price: float
+    break_even_price: float | None = Field(
+        None, description="None: no price makes it change (see note)"
+    )
+    change_pct: float | None = None
+    direction: str = Field(description="'enters below' or 'leaves above'")
+    solves: int = 0
+    note: str = ""
+
+
+class SensitivityReport(BaseModel):
+    """Shadow prices and reduced costs at the chosen plan, and break-even prices."""
+
+    problem: str
+    objective_kind: str
+    objective: float
+    caveat: str
+    duals: list[Dual]
+    reduced_costs: list[ReducedCost]
+    break_even: list[BreakEven] = Field(default_factory=list)
+    break_even_tolerance: str = ""
+
+
+class SweepPoint(BaseModel):
+    """One solve of a sweep."""
+
+    sweep: str
+    value: float
+    status: str
+    objective: float | None = None
+    total_cost_usd: float | None = None
+    total_co2e_t: float | None = None
+    served_fraction: float | None = None
+    used: list[str] = Field(default_factory=list, description="pools in the plan")
+
+
+# ------------------------------------------------------------------ shadow prices
+
+_USE_KINDS = ("x", "z", "buy", "commit")
+
+
+def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
+    """The LP of the chosen plan (module docstring): a continuous copy of ``model``."""
+    v = model.variables.copy()
+    used = values > 1e-7
+    v["integer"] = False
+    fix_zero = v["kind"].isin(_USE_KINDS).to_numpy() & ~used
+    fix_value = (v["kind"] == "z").to_numpy()
+    v.loc[fix_zero, "ub"] = 0.0
+    v.loc[fix_value, "lb"] = values[fix_value]
+    v.loc[fix_value, "ub"] = values[fix_value]
+    return LinearModel(v, model.rows, model.objective, model.expressions, model.stage + "-lp")
+
+
+def _objective_unit(kind: str) -> str:
+    return "tCO2e" if kind == "min_carbon" else "USD"
+
+
+def shadow_prices(solution: Solution, *, solver: str = "highs") -> SensitivityReport:
+    """Duals of every named constraint and reduced costs of unused options.
+
+    Parameters
+    ----------
+    solution
+        A solved problem (:func:`solver.solve.optimise`).
+    solver
+        Backend for the LP (it must report duals: ``highs`` or ``cbc``).
+    """
+    compiled, model, values = solution.compiled, solution.model, solution.result.values
+    problem = compiled.problem
+    if has_second_stage(problem):  # the duals of the first criterion (cost, or carbon)
+        first = [r for r in model.rows if r.family != "objective_stage"]
+        model = LinearModel(
+            model.variables, first, stage_objective(model, problem, first=True), model.expressions
+        )
+    lp = support_lp(model, values)
+    result = get_backend(solver).solve(lp, SolveOptions())
+    if result.duals is None or result.reduced_costs is None:
+        raise RuntimeError(f"the LP of the plan did not solve to optimality ({result.message})")
+    fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
+    kind = compiled.problem.objective
+    unit = _objective_unit(kind)
+    hours = _block_hours(compiled)
+    duals: list[Dual] = []
+    for row in model.rows:
+        if row.family == "objective_stage" or row.name not in result.duals:
+            continue
+        if all(fixed[i] for i in row.coefs):
+            continue  # nothing in this row can move at the chosen plan: no dual exists
+        pi = float(result.duals[row.name])
+        worth = -pi if row.sense == "<=" else pi
+        per_mtoken = None
+        if row.family == "demand":
+            _, t, b = row.key
+            per_mtoken = pi / (hours[(int(t), int(b))] * 3600.0) * 1e6
+        duals.append(
+            Dual(
+                constraint=row.name,
+                family=row.family,
+                meaning=FAMILIES[row.family].description,
+                d_objective_d_rhs=pi,
+                unit=f"{unit} per unit ({FAMILIES[row.family].dual_unit})",
+                worth=worth,
+                usd_per_mtoken=per_mtoken,
+            )
+        )
+    duals.sort(key=lambda d: (-abs(d.d_objective_d_rhs), d.constraint))
+    reduced = _reduced_costs(compiled, lp, values, result.reduced_costs, hours)
+    return SensitivityReport(
+        problem=compiled.problem.name,
+        objective_kind=kind,
+        objective=float(solution.result.objective),
+        caveat=(
+            "Shadow prices are duals of the LP of the chosen plan (training clusters as "
+            "chosen, unused options at zero, unit counts divisible): they hold for small "
+            "changes around this integer plan, not for large ones. Rows in which nothing "
+            "can move at this plan have no dual and are not listed."
+        ),
+        duals=duals,
+        reduced_costs=reduced,
+    )
+
+
+def _block_hours(compiled: Compiled) -> dict[tuple[int, int], float]:
+    p = compiled.periods["hours"].to_numpy()
+    f = compiled.blocks["fraction"].to_numpy()
+    return {(t, b): float(p[t] * f[b]) for t in range(len(p)) for b in range(len(f))}
+
+
+def _reduced_costs(
+    compiled: Compiled,
+    lp: LinearModel,
+    values: np.ndarray,
+    dj: np.ndarray,
+    hours: dict[tuple[int, int], float],
+) -> list[ReducedCost]:
+    v = lp.variables.assign(dj=dj, value=values)
+    unused = v[v["kind"].isin(("x", "z")) & (v["value"] <= 1e-7) & np.isfinite(v["dj"])]
+    if unused.empty:
+        return []
+    options = compiled.options.set_index("option_id")
+    best = unused.loc[unused.groupby("option_id")["dj"].idxmin()]
+    out = []
+    for r in best.itertuples(index=False):
+        k = options.loc[r.option_id]
+        cut = None
+        if r.kind == "x" and k["mode"] in RENTED_MODES and r.block >= 0:
+            cut = max(0.0, float(r.dj)) / hours[(int(r.period), int(r.block))]
+        out.append(
+            ReducedCost(
+                option=f"{k['offering_id']} {k['mode']} -> {r.workload}",
+                pool_id=k["pool_id"],
+                workload=r.workload,
+                mode=k["mode"],
+                reduced_cost=float(r.dj),
+                price_cut_usd_per_hour=cut,
+            )
+        )
+    out.sort(key=lambda rc: (rc.reduced_cost, rc.option))
+    return out
+
+
+# ------------------------------------------------------------------ prices of pools
+
+
+def pool_price(compiled: Compiled, pool_id: str) -> tuple[float, str]:
+    """Current price of a pool and its unit (hourly per instance, or capex per server)."""
+    pool = compiled.pools.set_index("pool_id").loc[pool_id]
+    if pool["kind"] == "owned":
+        return float(pool["capex_usd"]), "USD per server"
+    return float(pool["price_usd_per_hour"]), "USD per instance-hour"
+
+
+def with_pool_prices(compiled: Compiled, factors: dict[str, float]) -> Compiled:
+    """A copy of ``compiled`` with each named pool's price multiplied by its factor."""
+    pools = compiled.pools.copy()
+    f_pool = pools["pool_id"].map(factors).fillna(1.0).to_numpy()
+    owned = (pools["kind"] == "owned").to_numpy()
+    pools["price_usd_per_hour"] = pools["price_usd_per_hour"] * np.where(owned, 1.0, f_pool)
+    pools["capex_usd"] = pools["capex_usd"] * np.where(owned, f_pool, 1.0)
+    options = compiled.options.copy()
+    f_opt = options["pool_id"].map(factors).fillna(1.0).to_numpy()
+    options["price_usd_per_hour"] = options["price_usd_per_hour"] * f_opt
+    if "rent_usd" in options:
+        options["rent_usd"] = options["rent_usd"] * f_opt
+    return replace(compiled, pools=pools, options=options)
+
+
+def with_pool_price(compiled: Compiled, pool_id: str, price: float) -> Compiled:
+    """A copy of ``compiled`` with one pool at ``price`` (in :func:`pool_price` units)."""
+    current, _ = pool_price(compiled, pool_id)
+    if current <= 0:
+        raise ValueError(f"pool {pool_id} has no price to scale")
+    return with_pool_prices(compiled, {pool_id: price / current})
+
+
+def pools_in_plan(model: LinearModel, values: np.ndarray, pools: pd.DataFrame) -> set[str]:
+    """Pool ids with any unit in use, bought or committed."""
+    v = model.variables
+    used = v["kind"].isin(_USE_KINDS).to_numpy() & (values > 1e-7)
+    return {pools["pool_id"].iat[int(p)] for p in v.loc[used, "pool"] if p >= 0}
+
+
+# ------------------------------------------------------------------ break-even prices
+
+
+def _pool_vars(model: LinearModel, pool_index: int, kinds=_USE_KINDS) -> np.ndarray:
+    v = model.variables
+    return np.flatnonzero((v["pool"] == pool_index).to_numpy() & v["kind"].isin(kinds).to_numpy())
+
+
+def _forced(model: LinearModel, pool_index: int) -> LinearModel:
+    idx = _pool_vars(model, pool_index, ("x", "z"))
+    row = Row(
+        f"force_use[{pool_index}]", "force_use", (pool_index,), dict.fromkeys(idx, 1.0), ">=", 1
+    )
+    return LinearModel(model.variables, [*model.rows, row], model.objective, model.expressions)
+
+
+def _excluded(model: LinearModel, pool_index: int) -> LinearModel:
+    v = model.variables.copy()
+    v.loc[_pool_vars(model, pool_index), "ub"] = 0.0
+    return LinearModel(v, model.rows, model.objective, model.expressions)
+
+
+def _solve_value(model: LinearModel, solver: str, options: SolveOptions):
+    r = get_backend(solver).solve(model, options)
+    return (r.objective, r.values) if r.has_solution else (None, None)
+
+
+def break_even_for_pool(
+    compiled: Compiled,
+    base_objective: float,
+    pool_id: str,
+    in_plan: bool,
+    *,
+    solver: str = "highs",
+    options: SolveOptions | None = None,
+    max_steps: int = 8,
+) -> BreakEven:
+    """Exact break-even price of one pool (module docstring: Newton on f(p)).
+
+    Parameters
+    ----------
+    compiled
+        The compiled problem at current prices.
+    base_objective
+        The optimal objective at current prices.
+    pool_id
+        The pool (offering and mode, or server at a site).
+    in_plan
+        Whether the optimal plan uses the pool (then the price where it leaves is sought).
+    """
+    options = options or SolveOptions(relative_gap=1e-6)
+    pools = compiled.pools
+    pi = int(np.flatnonzero((pools["pool_id"] == pool_id).to_numpy())[0])
+    pool = pools.iloc[pi]
+    p0, unit = pool_price(compiled, pool_id)
+    out = BreakEven(
+        pool_id=pool_id,
+        provider=pool["provider"],
+        region=pool["region"],
+        offering=pool["offering_id"],
+        accelerator=pool["accelerator_id"],
+        mode=pool["mode"],
+        in_plan=in_plan,
+        price_unit=unit,
+        current_price=p0,
+        direction="leaves above" if in_plan else "enters below",
+    )
+    base_model = build_model(compiled)
+    # d(objective)/d(price) per variable: the model is affine in the pool's price.
+    plus = build_model(with_pool_price(compiled, pool_id, p0 + 1.0))
+    slope = np.zeros(len(base_model.variables))
+    for i, c in plus.objective.coefs.items():
+        slope[i] += c
+    for i, c in base_model.objective.coefs.items():
+        slope[i] -= c
+    solves = 0
+    if in_plan:
+        target, _ = _solve_value(_excluded(base_model, pi), solver, options)
+        solves += 1
+        if target is None:
+            return out.model_copy(
+                update={"solves": solves, "note": "the plan is infeasible without it"}
+            )
+    else:
+        target = base_objective
+    price = p0
+    for _ in range(max_steps):
+        model = (
+            base_model if price == p0 else build_model(with_pool_price(compiled, pool_id, price))
+        )
+        value, x = _solve_value(_forced(model, pi), solver, options)
+        solves += 1
+        if value is None:
+            return out.model_copy(
+                update={"solves": solves, "note": "no feasible plan can use it at this price"}
+            )
+        u = float(slope @ x)
+        if u <= 1e-12:
+            return out.model_copy(
+                update={"solves": solves, "note": "its price does not enter the cost"}
+            )
+        a = value - u * price
+        new_price = (target - a) / u
+        converged = abs(new_price - price) <= 1e-6 * max(1.0, abs(price))
+        price = new_price
+        if converged:
+            break
+    if price <= 0 and not in_plan:
+        return out.model_copy(
+            update={"solves": solves, "note": "does not enter at any positive price"}
+        )
+    return out.model_copy(
+        update={
+            "break_even_price": price,
+            "change_pct": 100.0 * (price - p0) / p0,
+            "solves": solves,
+        }
+    )
+
+
+def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
+    """Pools that could serve a workload (those with options), and those in the plan."""
+    compiled = solution.compiled
+    in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
+    candidates = sorted(set(compiled.options["pool_id"]))
+    priced = {p for p in candidates if pool_price(compiled, p)[0] > 0}
+    return [p for p in candidates if p in priced], in_plan
+
+
+def _break_even_task(args: tuple) -> BreakEven:
+    compiled, base_objective, pool_id, in_plan, solver, options = args
+    return break_even_for_pool(
+        compiled, base_objective, pool_id, in_plan, solver=solver, options=options
+    )
+
+
+def break_even_prices(
+    solution: Solution,
+    *,
+    pools: Iterable[str] | None = None,
+    limit: int | None = None,
+    solver: str = "highs",
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[BreakEven]:
+    """Break-even prices for pools, sorted by how close each is to its current price.
+
+    Parameters
+    ----------
+    pools
+        Pool ids to analyse; default every pool that could serve a workload.
+    limit
+        Analyse the pools in the plan and, of the others, the ``limit`` cheapest per
+        unit of capacity (LP reduced cost order); None analyses all.
+    workers, scheduler
+        Parallelism (:func:`run_tasks`).
+    """
+    compiled = solution.compiled
+    if has_second_stage(compiled.problem):
+        return []  # prices do not enter a carbon-first objective's first stage
+    candidates, in_plan = break_even_candidates(solution)
+    if pools is not None:
+        wanted = set(pools)
+        candidates = [p for p in candidates if p in wanted]
+    if limit is not None:
+        outside = [p for p in candidates if p not in in_plan]
+        outside = _closest_outside(solution, outside)[:limit]
+        candidates = sorted(set(outside) | (in_plan & set(candidates)))
+    tasks = [
+        (
+            compiled,
+            float(solution.result.objective),
+            p,
+            p in in_plan,
+            solver,
+            SolveOptions(relative_gap=1e-6),
+        )
+        for p in candidates
+    ]
+    results = run_tasks(
+        _break_even_task, tasks, workers=workers, scheduler=scheduler, progress=progress
+    )
+    return sorted(
+        results,
+        key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
+    )
+
+
+def _closest_outside(solution: Solution, pools: list[str]) -> list[str]:
+    """Pools outside the plan ordered by their smallest LP reduced cost (closest first)."""
+    lp = support_lp(solution.model, solution.result.values)
+    # free the unused options so their reduced costs are those of the plan's LP
+    result = get_backend("highs").solve(lp, SolveOptions())
+    if result.reduced_costs is None:
+        return sorted(pools)
+    v = lp.variables.assign(dj=result.reduced_costs)
+    ids = solution.compiled.pools["pool_id"].to_numpy()
+    v = v[v["kind"].isin(("x", "z")) & (v["pool"] >= 0)]
+    rc = v.groupby("pool")["dj"].min()
+    rc.index = ids[rc.index.to_numpy()]
+    order = rc.reindex(pools).fillna(np.inf).sort_values(kind="stable")
+    return list(order.index)
+
+
+# ------------------------------------------------------------------ sweeps
+
+
+def run_tasks(
+    fn: Callable,
+    tasks: list,
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list:
+    """Run ``fn`` over ``tasks`` in order: serially, in local processes, or on Dask.
+
+    Parameters
+    ----------
+    workers
+        Local processes (1: in this process).
+    scheduler
+        A ``dask.distributed`` scheduler address (``tcp://host:8786``) or a Client;
+        when given, tasks run on that cluster.
+    progress
+        Called with (done, total) after each task finishes.
+    """
+    total = len(tasks)
+    out: list = [None] * total
+    if scheduler is not None:
+        from dask.distributed import Client, as_completed
+
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        try:
+            futures = client.map(fn, tasks, pure=False)
+            index = {f.key: i for i, f in enumerate(futures)}
+            for done, future in enumerate(as_completed(futures), start=1):
+                out[index[future.key]] = future.result()
+                if progress:
+                    progress(done, total)
+        finally:
+            if not isinstance(scheduler, Client):
+                client.close()
+        return out
+    if workers <= 1 or total <= 1:
+        for i, task in enumerate(tasks):
+            out[i] = fn(task)
+            if progress:
+                progress(i + 1, total)
+        return out
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for i, result in enumerate(pool.map(fn, tasks)):
+            out[i] = result
+            if progress:
+                progress(i + 1, total)
+    return out
+
+
+def _point(args: tuple) -> SweepPoint:
+    """Solve one variant of a compiled problem; summarise it."""
+    compiled, sweep, value, solver = args
+    try:
+        solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
+    except Exception as exc:  # infeasible or stopped: a point of the sweep, not an error
+        status = "infeasible" if "no feasible plan" in str(exc) else "no_solution"
+        return SweepPoint(sweep=sweep, value=value, status=status)
+    e = solution.model.expressions
+    x = solution.result.values
+    served = _served(solution)
+    return SweepPoint(
+        sweep=sweep,
+        value=value,
+        status=solution.result.termination.value,
+        objective=float(solution.result.objective),
+        total_cost_usd=e["total_cost_usd"].value(x),
+        total_co2e_t=e["total_co2e_t"].value(x),
+        served_fraction=served,
+        used=sorted(pools_in_plan(solution.model, x, solution.compiled.pools)),
+    )
+
+
+def _served(solution: Solution) -> float:
+    from solver.plan import served_fraction
+
+    fractions = served_fraction(solution.compiled, solution.model, solution.result.values)
+    return float(np.mean(list(fractions.values()))) if fractions else 1.0
+
+
+def _with_problem(compiled: Compiled, **update) -> Compiled:
+    return replace(compiled, problem=compiled.problem.model_copy(update=update))
+
+
+def carbon_frontier(
+    compiled: Compiled, *, points: int = 8, solver: str = "highs", **run
+) -> list[SweepPoint]:
+    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
+    base = {"objective": "min_cost", "carbon_cap_tco2e": None}
+    ends = run_tasks(
+        _point,
+        [
+            (_with_problem(compiled, **base), "carbon_cap_tco2e", np.inf, solver),
+            (
+                _with_problem(compiled, objective="min_carbon", carbon_cap_tco2e=None),
+                "carbon_cap_tco2e",
+                0.0,
+                solver,
+            ),
+        ],
+    )
+    high, low = ends
+    if high.total_co2e_t is None or low.total_co2e_t is None:
+        return [p for p in ends if p.total_co2e_t is not None]
+    caps = np.linspace(low.total_co2e_t, high.total_co2e_t, points)
+    caps[0] *= 1.0 + 1e-6  # the min-carbon value itself, with room for rounding
+    tasks = [
+        (
+            _with_problem(compiled, objective="min_cost", carbon_cap_tco2e=float(c)),
+            "carbon_cap_tco2e",
+            float(c),
+            solver,
+        )
+        for c in caps
+    ]
+    return run_tasks(_point, tasks, **run)
+
+
+def budget_sweep(
+    compiled: Compiled,
+    budgets_usd: Iterable[float],
+    *,
+    solver: str = "highs",
+    **run,
+) -> list[SweepPoint]:
+    """Served demand and cost versus budget (objective: max served within budget)."""
+    tasks = [
+        (
+            _with_problem(compiled, objective="max_served", budget_usd=float(b)),
+            "budget_usd",
+            float(b),
+            solver,
+        )
+        for b in budgets_usd
+    ]
+    return run_tasks(_point, tasks, **run)
+
+
+def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
+    """Online and batch demand scaled by ``factor`` (training unchanged)."""
+    demand = compiled.demand.copy()
+    demand["demand"] = demand["demand"] * factor
+    return replace(compiled, demand=demand)
+
+
+def demand_sweep(
+    compiled: Compiled, factors: Iterable[float], *, solver: str = "highs", **run
+) -> list[SweepPoint]:
+    """Cost versus demand growth (every inference demand scaled)."""
+    tasks = [
+        (with_demand_factor(compiled, float(f)), "demand_factor", float(f), solver) for f in factors
+    ]
+    return run_tasks(_point, tasks, **run)
+
+
+def price_scenarios(
+    compiled: Compiled,
+    *,
+    n: int = 20,
+    spread: float = 0.2,
+    seed: int = 0,
+    solver: str = "highs",
+    **run,
+) -> tuple[list[SweepPoint], dict[str, float]]:
+    """Every pool's price drawn uniformly within ±``spread``; how often each pool stays.
+
+    Returns the points and, per pool used in any scenario, the share of feasible
+    scenarios whose optimal plan uses it.
+    """
+    rng = np.random.default_rng(seed)
+    ids = list(compiled.pools["pool_id"])
+    tasks = []
+    for s in range(n):
+        draw = rng.uniform(1.0 - spread, 1.0 + spread, size=len(ids))
+        tasks.append(
+            (
+                with_pool_prices(compiled, dict(zip(ids, draw, strict=True))),
+                "scenario",
+                float(s),
+                solver,
+            )
+        )
+    points = run_tasks(_point, tasks, **run)
+    ok = [p for p in points if p.total_cost_usd is not None]
+    share: dict[str, float] = {}
+    for p in ok:
+        for pool in p.used:
+            share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
+    return points, dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def inference_workloads(compiled: Compiled) -> list[str]:
+    return [w.name for w in compiled.problem.workloads if isinstance(w, InferenceWorkload)]
+
+
+def sensitivity_report(
+    solution: Solution,
+    *,
+    break_even_limit: int | None = 12,
+    solver: str = "highs",
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SensitivityReport:
+    """Shadow prices, reduced costs and break-even prices of a solved problem."""
+    report = shadow_prices(solution, solver=solver)
+    rows = break_even_prices(
+        solution,
+        limit=break_even_limit,
+        solver=solver,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+    )
+    note = (
+        "exact (Newton on the optimal cost as a function of the price, each step a MIP "
+        "solved to a 1e-6 relative gap); pools in the plan and "
+        + ("all others" if break_even_limit is None else f"the {break_even_limit} closest others")
+    )
+    if has_second_stage(solution.compiled.problem):
+        note = "not computed: prices do not enter a carbon-first objective"
+    return report.model_copy(update={"break_even": rows, "break_even_tolerance": note})

@@ -1,0 +1,98 @@
+"""`procure sensitivity` and `procure report` on a tiny problem: files written, sums agree."""
+
+from __future__ import annotations
+
+import json
+
+import openpyxl
+import pytest
+from typer.testing import CliRunner
+
+from conftest import offering, write_catalog
+from solver.cli import app
+
+runner = CliRunner()
+
+# 25 req/s over one 100/100-token bucket: H1 serves 10 req/s for $4/h, L4 2 req/s for $1/h,
+# L4b (eu) 2 req/s for $1.20/h. Optimum 2 H1 + 3 L4 = $11/h x 730 h = $8,030.
+PROBLEM = """\
+name: tiny-report
+horizon_months: 1
+modes: [on_demand]
+carbon_cap_tco2e: 1.0
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {requests_per_s: 25}
+    prompt_tokens: 100
+    output_tokens: 100
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+    traffic_mix: [{prompt_tokens: 100, output_tokens: 100, share: 1.0}]
+    measured_throughput_rps: {h100-sxm: [10.0], l4: [2.0]}
+"""
+
+
+@pytest.fixture
+def setup(tmp_path):
+    cat = write_catalog(
+        tmp_path / "cat",
+        [
+            offering("h1", "h100-sxm", 1, 4.0),
+            offering("l4", "l4", 1, 1.0, nvlink=False),
+            offering("l4b", "l4", 1, 1.2, region="eu-north", nvlink=False),
+        ],
+    )
+    prob = tmp_path / "p.yaml"
+    prob.write_text(PROBLEM)
+    return cat, prob, tmp_path
+
+
+def test_sensitivity_json(setup):
+    cat, prob, _ = setup
+    res = runner.invoke(
+        app, ["sensitivity", str(prob), "--catalog", str(cat), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["objective"] == pytest.approx(8030)
+    # break-even prices worked out in test_sensitivity.test_break_even_prices_by_hand
+    prices = {b["offering"]: b["break_even_price"] for b in out["break_even"]}
+    assert prices["acme/us-east/h1"] == pytest.approx(5.0, rel=1e-6)
+    assert prices["acme/eu-north/l4b"] == pytest.approx(1.0, rel=1e-6)
+    table = runner.invoke(app, ["sensitivity", str(prob), "--catalog", str(cat)])
+    assert table.exit_code == 0 and "enters the plan below $1.00/h" in table.stdout
+
+
+def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
+    cat, prob, tmp = setup
+    out = tmp / "report"
+    res = runner.invoke(
+        app,
+        ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "4"],
+    )
+    assert res.exit_code == 0, res.output
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "Break-even prices" in html
+    book = openpyxl.load_workbook(out / "report.xlsx")
+    assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
+        book.sheetnames
+    )
+    sheet = book["plan"]
+    header = [c.value for c in sheet[1]]
+    col = header.index("cost_usd")
+    total = sum(row[col] for row in sheet.iter_rows(min_row=2, values_only=True))
+    assert total == pytest.approx(8030)
+    analysis = json.loads((out / "analysis.json").read_text())
+    assert analysis["plan"]["total_cost_usd"] == pytest.approx(8030)
+    assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_refuses_bad_options(setup):
+    cat, prob, tmp = setup
+    res = runner.invoke(
+        app,
+        ["report", str(prob), "--catalog", str(cat), "--out", str(tmp / "r"), "--spread", "2"],
+    )
+    assert res.exit_code == 2 and "--spread" in res.output and "Traceback" not in res.output
