@@ -1,0 +1,547 @@
+#!/usr/bin/env python
+"""Regenerate catalogs/offerings.csv and catalogs/regions.csv, deterministically.
+
+Usage::
+
+    python scripts/build_offerings.py [SNAPSHOT_DIR] [--out catalogs]
+
+SNAPSHOT_DIR defaults to ``../shared/data/external/skypilot-catalog`` relative to
+the repository root. The output is sorted and printed with fixed float
+formatting, so running the script twice gives byte-identical files.
+
+Where the rows come from
+------------------------
+1. SkyPilot-format price snapshots, read with
+   :func:`solver.importers.skypilot.read_skypilot_vms` (see ``SNAPSHOTS``):
+   GCP and Azure and Lambda and Vast (anycloud-sh/catalog HEAD, 2026-05-20),
+   Nebius (skypilot-catalog v8), RunPod (skypilot-catalog v6, newer than the
+   2023 runpod/pod-catalog file, which is therefore not used) and AWS
+   p4de/p5 (the skypilot-catalog v8 excerpt). Each snapshot is cut to a list of
+   regions (``REGIONS`` below) to keep the catalog a sensible size.
+2. ``LIST_PRICES`` below: hand-entered published list prices for what the
+   snapshots lack (AWS g4dn/g5/g6/g6e/p3/p4d/inf2/trn1, OCI, CoreWeave). Each
+   row cites its page in ``source``.
+3. ``RESERVED_RULES``: 1-year and 3-year committed prices as a fraction of
+   on-demand, by provider and instance family, each with its source or marked
+   as an assumption.
+
+Cleaning
+--------
+* GCP snapshot prices: some regions carry a GPU price far below the list price
+  of the same machine type elsewhere (e.g. a3-highgpu-8g at $43/h in us-central1
+  against $88/h in us-east4; Google's list price in us-central1 is about $88).
+  A GCP row whose on-demand price is below 0.7 x the 75th percentile of its
+  machine type across regions is dropped as implausible (counted on stdout).
+* Lambda lists every instance type in every region; RunPod v6 every type in
+  every country: only the regions in ``REGIONS`` are kept.
+* Vast regions (``"Michigan, US, NA"``) are cut to the country code (``us``);
+  offers of one instance type in one country keep the lowest price.
+* TPU slices are limited to v5e 1/4/8 chips and v5p-8 (4 chips).
+
+Assumptions (no public figure exists)
+-------------------------------------
+``availability_cap_instances`` (instances one buyer can obtain in one region):
+hyperscalers (aws, gcp, azure, oci) 16 of an 8-accelerator size and 64 of smaller
+sizes; neoclouds (lambda, coreweave, nebius) 8 and 32; marketplaces (runpod,
+vast) 4 and 16 (:func:`solver.importers.skypilot.default_availability_cap`).
+
+regions.csv: grid intensity is the location-based average for the region's grid
+(EPA eGRID2022 subregion for US regions, Ember 2023 country averages elsewhere),
+rounded to 5 g; PUE is the provider-reported fleet average where one is published
+(Google 1.10, AWS 1.15, Microsoft 1.18) and an assumption otherwise (Oracle 1.40,
+neoclouds 1.30-1.35, marketplaces 1.40); electricity is the EIA 2023 average
+industrial price by state (US) or the Eurostat 2023 non-household price by
+country (EU, converted at 1.08 USD/EUR), other countries approximate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from solver.importers.skypilot import (  # noqa: E402
+    OFFERING_COLUMNS,
+    default_availability_cap,
+    read_skypilot_vms,
+)
+
+DEFAULT_SNAPSHOTS = ROOT.parent / "shared" / "data" / "external" / "skypilot-catalog"
+ANYCLOUD_HEAD = "anycloud-sh-catalog/62ff0a987e0c257a89235415d2877812fb1aaf29"
+
+# (provider, path under the snapshot folder, price_date, source label)
+SNAPSHOTS: list[tuple[str, str, str, str]] = [
+    ("gcp", f"{ANYCLOUD_HEAD}/gcp/vms.csv", "2026-05-20",
+     "SkyPilot-format GCP catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
+    ("azure", f"{ANYCLOUD_HEAD}/azure/vms.csv", "2026-05-20",
+     "SkyPilot-format Azure catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
+    ("lambda", f"{ANYCLOUD_HEAD}/lambda/vms.csv", "2026-05-20",
+     "SkyPilot-format Lambda catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
+    ("vast", f"{ANYCLOUD_HEAD}/vast/vms.csv", "2026-05-20",
+     "SkyPilot-format Vast catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
+    ("nebius", "skypilot-catalog/catalogs/v8/nebius/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 nebius/vms.csv@0082b043"),
+    ("runpod", "skypilot-catalog/catalogs/v6/runpod/vms.csv", "unknown (v6, read 2026-11)",
+     "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7"),
+    ("aws", "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv", "after 2025-06 (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)"),
+]
+
+# ---------------------------------------------------------------------------
+# Regions: provider -> region -> (country, residency zone, grid key, electricity key)
+# ---------------------------------------------------------------------------
+REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
+    "aws": {
+        "us-east-1": ("US", "us", "SRVC", "VA"),
+        "us-east-2": ("US", "us", "RFCW", "OH"),
+        "us-west-1": ("US", "us", "CAMX", "CA"),
+        "us-west-2": ("US", "us", "NWPP", "OR"),
+        "ca-central-1": ("CA", "ca", "CA-QC", "CA-QC"),
+        "eu-central-1": ("DE", "eu", "DE", "DE"),
+        "eu-north-1": ("SE", "eu", "SE", "SE"),
+        "eu-west-1": ("IE", "eu", "IE", "IE"),
+        "eu-west-2": ("GB", "uk", "GB", "GB"),
+        "ap-northeast-1": ("JP", "apac", "JP", "JP"),
+        "ap-south-1": ("IN", "apac", "IN", "IN"),
+        "ap-southeast-1": ("SG", "apac", "SG", "SG"),
+        "ap-southeast-2": ("AU", "apac", "AU", "AU"),
+    },
+    "gcp": {
+        "us-central1": ("US", "us", "MROW", "IA"),
+        "us-east1": ("US", "us", "SRVC", "SC"),
+        "us-east4": ("US", "us", "SRVC", "VA"),
+        "us-east5": ("US", "us", "RFCW", "OH"),
+        "us-south1": ("US", "us", "ERCT", "TX"),
+        "us-west1": ("US", "us", "NWPP", "OR"),
+        "us-west4": ("US", "us", "AZNM", "NV"),
+        "europe-west1": ("BE", "eu", "BE", "BE"),
+        "europe-west2": ("GB", "uk", "GB", "GB"),
+        "europe-west3": ("DE", "eu", "DE", "DE"),
+        "europe-west4": ("NL", "eu", "NL", "NL"),
+        "europe-west9": ("FR", "eu", "FR", "FR"),
+        "europe-north1": ("FI", "eu", "FI", "FI"),
+        "asia-northeast1": ("JP", "apac", "JP", "JP"),
+        "asia-southeast1": ("SG", "apac", "SG", "SG"),
+        "asia-south1": ("IN", "apac", "IN", "IN"),
+        "australia-southeast1": ("AU", "apac", "AU", "AU"),
+    },
+    "azure": {
+        "eastus": ("US", "us", "SRVC", "VA"),
+        "eastus2": ("US", "us", "SRVC", "VA"),
+        "southcentralus": ("US", "us", "ERCT", "TX"),
+        "westus2": ("US", "us", "NWPP", "WA"),
+        "westus3": ("US", "us", "AZNM", "AZ"),
+        "westeurope": ("NL", "eu", "NL", "NL"),
+        "northeurope": ("IE", "eu", "IE", "IE"),
+        "swedencentral": ("SE", "eu", "SE", "SE"),
+        "francecentral": ("FR", "eu", "FR", "FR"),
+        "germanywestcentral": ("DE", "eu", "DE", "DE"),
+        "polandcentral": ("PL", "eu", "PL", "PL"),
+        "uksouth": ("GB", "uk", "GB", "GB"),
+        "canadacentral": ("CA", "ca", "CA-ON", "CA-ON"),
+        "japaneast": ("JP", "apac", "JP", "JP"),
+        "southeastasia": ("SG", "apac", "SG", "SG"),
+        "australiaeast": ("AU", "apac", "AU", "AU"),
+        "centralindia": ("IN", "apac", "IN", "IN"),
+        "koreacentral": ("KR", "apac", "KR", "KR"),
+    },
+    "lambda": {
+        "us-east-1": ("US", "us", "SRVC", "VA"),
+        "us-west-1": ("US", "us", "CAMX", "CA"),
+        "us-south-1": ("US", "us", "ERCT", "TX"),
+        "us-midwest-1": ("US", "us", "RFCW", "IL"),
+        "europe-central-1": ("DE", "eu", "DE", "DE"),
+        "asia-northeast-1": ("JP", "apac", "JP", "JP"),
+    },
+    "nebius": {
+        "eu-north1": ("FI", "eu", "FI", "FI"),
+        "eu-west1": ("FR", "eu", "FR", "FR"),
+        "us-central1": ("US", "us", "SPNO", "MO"),
+    },
+    "runpod": {
+        "US": ("US", "us", "US", "US"),
+        "CA": ("CA", "ca", "CA", "CA"),
+        "SE": ("SE", "eu", "SE", "SE"),
+        "NL": ("NL", "eu", "NL", "NL"),
+    },
+    "vast": {
+        "us": ("US", "us", "US", "US"),
+        "ca": ("CA", "ca", "CA", "CA"),
+        "fr": ("FR", "eu", "FR", "FR"),
+        "de": ("DE", "eu", "DE", "DE"),
+        "se": ("SE", "eu", "SE", "SE"),
+        "nl": ("NL", "eu", "NL", "NL"),
+        "no": ("NO", "eu", "NO", "NO"),
+        "cz": ("CZ", "eu", "CZ", "CZ"),
+        "pl": ("PL", "eu", "PL", "PL"),
+        "ro": ("RO", "eu", "RO", "RO"),
+        "jp": ("JP", "apac", "JP", "JP"),
+        "kr": ("KR", "apac", "KR", "KR"),
+        "tw": ("TW", "apac", "TW", "TW"),
+    },
+    "oci": {
+        "us-ashburn-1": ("US", "us", "SRVC", "VA"),
+        "us-chicago-1": ("US", "us", "RFCW", "IL"),
+        "us-phoenix-1": ("US", "us", "AZNM", "AZ"),
+        "eu-frankfurt-1": ("DE", "eu", "DE", "DE"),
+        "uk-london-1": ("GB", "uk", "GB", "GB"),
+        "ap-tokyo-1": ("JP", "apac", "JP", "JP"),
+    },
+    # CoreWeave region labels follow its public naming; list prices are uniform.
+    "coreweave": {
+        "US-EAST-04": ("US", "us", "SRVC", "VA"),
+        "US-CENTRAL-07": ("US", "us", "RFCW", "IL"),
+        "US-WEST-09": ("US", "us", "NWPP", "OR"),
+        "EU-NORTH-01": ("SE", "eu", "SE", "SE"),
+        "EU-SOUTH-03": ("ES", "eu", "ES", "ES"),
+        "UK-SOUTH-01": ("GB", "uk", "GB", "GB"),
+    },
+}
+
+EGRID = "EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid, read 2026-11)"
+EMBER = "Ember 2023 country carbon intensity (ember-energy.org data explorer, read 2026-11)"
+EEA = "EEA/Ember 2023 country average (eea.europa.eu greenhouse-gas intensity, read 2026-11)"
+
+#: grid key -> (gCO2e/kWh, year, source)
+GRID: dict[str, tuple[float, str, str]] = {
+    "SRVC": (295, "2022", EGRID + "; SRVC Virginia/Carolinas"),
+    "RFCW": (480, "2022", EGRID + "; RFCW Ohio/Illinois/Michigan"),
+    "NWPP": (285, "2022", EGRID + "; NWPP Northwest"),
+    "MROW": (430, "2022", EGRID + "; MROW Midwest (Iowa)"),
+    "ERCT": (370, "2022", EGRID + "; ERCT Texas"),
+    "AZNM": (350, "2022", EGRID + "; AZNM Arizona/New Mexico/S. Nevada"),
+    "CAMX": (225, "2022", EGRID + "; CAMX California"),
+    "SPNO": (430, "2022", EGRID + "; SPNO Kansas/Missouri"),
+    "US": (370, "2022", EGRID + "; US average"),
+    "CA": (130, "2023", EMBER + "; Canada average"),
+    "CA-QC": (5, "2023", "Canada NIR 2023, Quebec grid intensity (approx.)"),
+    "CA-ON": (35, "2023", "Canada NIR 2023, Ontario grid intensity (approx.)"),
+    "SE": (40, "2023", EEA),
+    "FR": (55, "2023", EEA),
+    "DE": (380, "2023", EEA),
+    "NL": (270, "2023", EEA),
+    "IE": (280, "2023", EEA),
+    "FI": (80, "2023", EEA),
+    "BE": (140, "2023", EEA),
+    "PL": (660, "2023", EEA),
+    "ES": (150, "2023", EEA),
+    "CZ": (410, "2023", EEA),
+    "RO": (250, "2023", EEA),
+    "NO": (30, "2023", EMBER),
+    "GB": (210, "2023", EMBER + "; Great Britain"),
+    "JP": (480, "2023", EMBER),
+    "SG": (470, "2023", EMBER),
+    "IN": (710, "2023", EMBER),
+    "AU": (550, "2023", EMBER),
+    "KR": (430, "2023", EMBER),
+    "TW": (560, "2023", EMBER),
+}
+
+EIA = "EIA Electric Power Monthly 2023 average industrial price by state (read 2026-11)"
+EUROSTAT = "Eurostat nrg_pc_205 2023 non-household price excl. VAT, 1.08 USD/EUR (read 2026-11)"
+APPROX = "approximate 2023 industrial tariff (assumption)"
+
+#: electricity key -> (USD/kWh, source)
+ELECTRICITY: dict[str, tuple[float, str]] = {
+    "VA": (0.088, EIA), "OH": (0.082, EIA), "OR": (0.078, EIA), "IA": (0.075, EIA),
+    "TX": (0.073, EIA), "AZ": (0.082, EIA), "CA": (0.213, EIA), "IL": (0.087, EIA),
+    "WA": (0.065, EIA), "SC": (0.073, EIA), "NV": (0.095, EIA), "MO": (0.085, EIA),
+    "US": (0.080, EIA + "; US average"),
+    "SE": (0.090, EUROSTAT), "FR": (0.150, EUROSTAT), "DE": (0.220, EUROSTAT),
+    "NL": (0.190, EUROSTAT), "IE": (0.270, EUROSTAT), "FI": (0.100, EUROSTAT),
+    "BE": (0.200, EUROSTAT), "PL": (0.200, EUROSTAT), "ES": (0.140, EUROSTAT),
+    "CZ": (0.210, EUROSTAT), "RO": (0.200, EUROSTAT), "NO": (0.080, APPROX),
+    "GB": (0.280, "UK DESNZ 2023 non-domestic price, large users (approx.)"),
+    "CA-QC": (0.060, APPROX), "CA-ON": (0.100, APPROX),
+    "JP": (0.200, APPROX), "SG": (0.220, APPROX), "IN": (0.100, APPROX),
+    "AU": (0.150, APPROX), "KR": (0.110, APPROX), "TW": (0.110, APPROX),
+}
+
+#: provider -> (PUE, source)
+PUE: dict[str, tuple[float, str]] = {
+    "gcp": (1.10, "Google 2023 Environmental Report, fleet trailing-12-month PUE"),
+    "aws": (1.15, "AWS 2023 sustainability report, global PUE"),
+    "azure": (1.18, "Microsoft 2023 environmental sustainability report, design PUE"),
+    "oci": (1.40, "assumption (Oracle publishes no fleet PUE)"),
+    "lambda": (1.35, "assumption (neocloud colocation)"),
+    "coreweave": (1.35, "assumption (neocloud colocation)"),
+    "nebius": (1.30, "assumption (neocloud; Nebius reports ~1.1 for Finland, not fleet-wide)"),
+    "runpod": (1.40, "assumption (marketplace, mixed colocation)"),
+    "vast": (1.40, "assumption (marketplace, mixed hosts)"),
+}
+
+# ---------------------------------------------------------------------------
+# Hand-entered list prices (USD per instance-hour, on-demand unless stated).
+# ---------------------------------------------------------------------------
+AWS_SRC = (
+    "aws.amazon.com/ec2/pricing/on-demand (Linux, us-east-1 = us-east-2 = us-west-2; g5.xlarge "
+    "$1.006 confirmed by factualminds.com EC2 pricing 2026; read 2026-11)"
+)
+AWS_SRC_CUT = (
+    "aws.amazon.com/ec2/pricing/on-demand after the June 2025 P4/P5 price cut "
+    "(matches SkyPilot v8 p4de/p5 rows; read 2026-11)"
+)
+OCI_SRC = (
+    "oracle.com/cloud/compute/pricing GPU shapes, per-GPU list price x GPUs (value as "
+    "published; page not re-read in this session, read 2026-11)"
+)
+OCI_SRC_3P = (
+    "oraclelicensingexperts.com/blog/oracle-cloud-gpu-skus-pricing (2026-04-14, quoting "
+    "Oracle's list; read 2026-11)"
+)
+CW_SRC = (
+    "coreweave.com/pricing GPU instances, on-demand list (value as published; page not "
+    "re-read in this session, read 2026-11)"
+)
+AWS_US = ("us-east-1", "us-east-2", "us-west-2")
+
+# provider, regions, instance_type, accelerator_id, n, vcpus, memory_gib,
+# on_demand, network_gbps, nvlink, source
+LIST_PRICES: list[tuple] = [
+    # AWS: A10G (g5)
+    ("aws", AWS_US, "g5.xlarge", "a10g", 1, 4, 16, 1.006, 10, False, AWS_SRC),
+    ("aws", AWS_US, "g5.2xlarge", "a10g", 1, 8, 32, 1.212, 10, False, AWS_SRC),
+    ("aws", AWS_US, "g5.4xlarge", "a10g", 1, 16, 64, 1.624, 25, False, AWS_SRC),
+    ("aws", AWS_US, "g5.12xlarge", "a10g", 4, 48, 192, 5.672, 40, False, AWS_SRC),
+    ("aws", AWS_US, "g5.48xlarge", "a10g", 8, 192, 768, 16.288, 100, False, AWS_SRC),
+    # AWS: L4 (g6)
+    ("aws", AWS_US, "g6.xlarge", "l4", 1, 4, 16, 0.8048, 10, False, AWS_SRC),
+    ("aws", AWS_US, "g6.2xlarge", "l4", 1, 8, 32, 0.9776, 10, False, AWS_SRC),
+    ("aws", AWS_US, "g6.12xlarge", "l4", 4, 48, 192, 4.6016, 40, False, AWS_SRC),
+    ("aws", AWS_US, "g6.48xlarge", "l4", 8, 192, 768, 13.3504, 100, False, AWS_SRC),
+    # AWS: L40S (g6e)
+    ("aws", AWS_US, "g6e.xlarge", "l40s", 1, 4, 32, 1.861, 20, False, AWS_SRC),
+    ("aws", AWS_US, "g6e.12xlarge", "l40s", 4, 48, 384, 10.49264, 100, False, AWS_SRC),
+    ("aws", AWS_US, "g6e.48xlarge", "l40s", 8, 192, 1536, 30.13118, 400, False, AWS_SRC),
+    # AWS: T4 (g4dn), V100 (p3)
+    ("aws", AWS_US, "g4dn.xlarge", "t4", 1, 4, 16, 0.526, 25, False, AWS_SRC),
+    ("aws", AWS_US, "g4dn.12xlarge", "t4", 4, 48, 192, 3.912, 50, False, AWS_SRC),
+    ("aws", ("us-east-1", "us-west-2"), "p3.2xlarge", "v100", 1, 8, 61, 3.06, 10, False, AWS_SRC),
+    ("aws", ("us-east-1", "us-west-2"), "p3.16xlarge", "v100", 8, 64, 488, 24.48, 25, True,
+     AWS_SRC),
+    # AWS: A100 (p4d) and H100 (p5) in regions the excerpt lacks
+    ("aws", AWS_US, "p4d.24xlarge", "a100-40gb", 8, 96, 1152, 21.96, 400, True, AWS_SRC_CUT),
+    # AWS silicon
+    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.xlarge", "inferentia2", 1, 4, 16,
+     0.7582, 15, False, AWS_SRC),
+    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.48xlarge", "inferentia2", 12, 192,
+     768, 12.9813, 100, False, AWS_SRC),
+    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.2xlarge", "trainium", 1, 8, 32,
+     1.34375, 12.5, False, AWS_SRC),
+    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.32xlarge", "trainium", 16, 128, 512,
+     21.50, 800, True, AWS_SRC),
+    # OCI: list prices are the same in every commercial region
+    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
+     "BM.GPU.H100.8", "h100-sxm", 8, 112, 2048, 80.00, 3200, True, OCI_SRC_3P),
+    ("oci", ("us-ashburn-1", "us-phoenix-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
+     "BM.GPU.A100-v2.8", "a100-80gb", 8, 128, 2048, 32.00, 1600, True, OCI_SRC_3P),
+    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
+     "BM.GPU.L40S.4", "l40s", 4, 112, 1024, 14.00, 800, False, OCI_SRC),
+    ("oci", ("us-chicago-1", "us-ashburn-1"), "BM.GPU.MI300X.8", "mi300x", 8, 112, 2048, 48.00,
+     3200, True, OCI_SRC),
+    ("oci", ("us-ashburn-1", "us-phoenix-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1",
+             "ap-tokyo-1"),
+     "VM.GPU.A10.1", "a10", 1, 30, 240, 2.00, 24, False, OCI_SRC),
+    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
+     "BM.GPU.H200.8", "h200", 8, 112, 3072, 98.00, 3200, True, OCI_SRC_3P),
+    # CoreWeave: per-instance list prices (8-GPU HGX nodes; L40S/A40/A6000 per GPU x count)
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03",
+                   "UK-SOUTH-01"),
+     "gd-8xh100ib-i128", "h100-sxm", 8, 128, 2048, 49.24, 3200, True, CW_SRC),
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "EU-NORTH-01", "EU-SOUTH-03"),
+     "gd-8xh200ib-i128", "h200", 8, 128, 2048, 50.44, 3200, True, CW_SRC),
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+     "gd-8xa100ib-i128", "a100-80gb", 8, 128, 2048, 21.60, 1600, True, CW_SRC),
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03",
+                   "UK-SOUTH-01"),
+     "gd-8xl40s-i128", "l40s", 8, 128, 1024, 18.00, 200, False, CW_SRC),
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+     "a40-1gpu", "a40", 1, 8, 48, 1.28, 10, False, CW_SRC),
+    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+     "rtx-a6000-1gpu", "rtx-a6000", 1, 8, 48, 1.28, 10, False, CW_SRC),
+]
+
+# (provider, instance-type regex, 1y fraction of on-demand, 3y fraction, source)
+RESERVED_RULES: list[tuple[str, str, float, float, str]] = [
+    ("aws", r"^(?:p4d|p4de|p5|g5|g6|g6e)\.", 0.65, 0.45,
+     "assumption: typical EC2 Instance Savings Plan no-upfront discount (35% 1y, 55% 3y); "
+     "published per-instance SP rates not retrieved"),
+    ("gcp", r"^(?:a2|a3|a4|g2)-", 0.63, 0.45,
+     "GCP resource-based committed use discount for GPUs/accelerator-optimized (37% 1y, "
+     "55% 3y), cloud.google.com/compute/docs/instances/committed-use-discounts-overview"),
+    ("azure", r"^Standard_(?:ND96isr_H100_v5|ND96isr_H200_v5|NC\d+ads_A100_v4|ND96amsr_A100_v4)$",
+     0.65, 0.45,
+     "assumption: Azure reserved VM instance discount (35% 1y, 55% 3y); per-SKU "
+     "reservation prices not retrieved"),
+]
+
+GCP_TPU_KEEP = {"tpu-v5litepod-1", "tpu-v5litepod-4", "tpu-v5litepod-8", "tpu-v5p-8"}
+
+
+def _gcp_plausible(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop GCP rows priced below 0.7 x the 75th percentile of their machine type."""
+    ref = frame.groupby("instance_type")["on_demand_usd_per_hour"].transform(
+        lambda s: s.quantile(0.75)
+    )
+    keep = frame["on_demand_usd_per_hour"] >= 0.7 * ref
+    dropped = frame.loc[~keep, "offering_id"].tolist()
+    if dropped:
+        print(f"gcp: dropped {len(dropped)} rows priced implausibly low: "
+              + ", ".join(dropped[:8]) + (" ..." if len(dropped) > 8 else ""))
+    return frame[keep]
+
+
+def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
+    """Import every snapshot in :data:`SNAPSHOTS` and apply the cuts described above."""
+    frames = []
+    for provider, rel, price_date, label in SNAPSHOTS:
+        path = snapshot_dir / rel
+        if not path.is_file():
+            print(f"warning: {path} missing, skipping {provider}")
+            continue
+        result = read_skypilot_vms(path, provider, price_date=price_date, source=label)
+        off = result.offerings
+        print(f"{provider}: {len(off)} offerings from {rel}; unmapped "
+              f"{sum(result.unmapped.values())} rows; skipped {result.skipped}")
+        if provider == "vast":
+            off = off.assign(region=off["region"].str.split(",").str[1].str.strip().str.lower())
+            off = (off.sort_values(["instance_type", "region", "on_demand_usd_per_hour"])
+                   .drop_duplicates(["instance_type", "region"], keep="first"))
+            off["offering_id"] = "vast/" + off["region"] + "/" + off["instance_type"]
+        if provider == "gcp":
+            tpu = off["instance_type"].str.startswith("tpu-")
+            off = off[~tpu | off["instance_type"].isin(GCP_TPU_KEEP)]
+            off = _gcp_plausible(off)
+        off = off[off["region"].isin(REGIONS[provider])]
+        frames.append(off)
+    return pd.concat(frames, ignore_index=True)
+
+
+def list_price_rows() -> pd.DataFrame:
+    """Expand :data:`LIST_PRICES` to one row per region."""
+    rows = []
+    for (provider, regions, itype, acc, n, vcpus, mem, price, net, nvlink, src) in LIST_PRICES:
+        for region in regions:
+            rows.append({
+                "offering_id": f"{provider}/{region}/{itype}",
+                "provider": provider,
+                "region": region,
+                "instance_type": itype,
+                "accelerator_id": acc,
+                "accelerators_per_instance": n,
+                "vcpus": float(vcpus),
+                "memory_gib": float(mem),
+                "on_demand_usd_per_hour": float(price),
+                "spot_usd_per_hour": np.nan,
+                "reserved_1y_usd_per_hour": np.nan,
+                "reserved_3y_usd_per_hour": np.nan,
+                "nvlink": bool(nvlink),
+                "network_gbps": float(net),
+                "availability_cap_instances": default_availability_cap(provider, n),
+                "price_date": "2026-11 (list)",
+                "source": src,
+            })
+    return pd.DataFrame(rows, columns=OFFERING_COLUMNS)
+
+
+def apply_reserved(off: pd.DataFrame) -> pd.DataFrame:
+    """Fill 1y/3y committed prices from :data:`RESERVED_RULES` (never above on-demand)."""
+    off = off.copy()
+    for provider, pattern, f1, f3, src in RESERVED_RULES:
+        hit = (off["provider"] == provider) & off["instance_type"].str.contains(pattern)
+        off.loc[hit, "reserved_1y_usd_per_hour"] = off.loc[hit, "on_demand_usd_per_hour"] * f1
+        off.loc[hit, "reserved_3y_usd_per_hour"] = off.loc[hit, "on_demand_usd_per_hour"] * f3
+        off.loc[hit, "source"] = off.loc[hit, "source"] + "; reserved: " + src
+    # A spot price must not beat a reservation's ordering rule: only spot <= on-demand
+    # is required by the loader, and reserved is a fraction < 1 of on-demand.
+    return off
+
+
+def build_regions(off: pd.DataFrame) -> pd.DataFrame:
+    """One regions.csv row per (provider, region) used in ``off``."""
+    rows = []
+    for provider, region in sorted(set(zip(off["provider"], off["region"], strict=True))):
+        country, zone, grid_key, elec_key = REGIONS[provider][region]
+        grid, year, grid_src = GRID[grid_key]
+        elec, elec_src = ELECTRICITY[elec_key]
+        pue, pue_src = PUE[provider]
+        rows.append({
+            "provider": provider,
+            "region": region,
+            "country": country,
+            "residency_zone": zone,
+            "grid_gco2_per_kwh": grid,
+            "grid_year": year,
+            "grid_source": grid_src,
+            "pue": pue,
+            "electricity_usd_per_kwh": elec,
+            "source": f"PUE: {pue_src}; electricity: {elec_src}",
+        })
+    return pd.DataFrame(rows)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, float):
+        if value != value:
+            return ""
+        text = f"{value:.5f}".rstrip("0").rstrip(".")
+        return text if text not in {"-0", ""} else "0"
+    return str(value)
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` with fixed formatting (LF endings, 5-decimal floats)."""
+    text = frame.astype(object).map(_fmt)
+    text.to_csv(path, index=False, lineterminator="\n")
+
+
+def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Build both tables and write them to ``out_dir``."""
+    snap = load_snapshots(snapshot_dir)
+    hand = list_price_rows()
+    # Hand-entered rows win over a snapshot row with the same id.
+    snap = snap[~snap["offering_id"].isin(hand["offering_id"])]
+    off = pd.concat([snap, hand], ignore_index=True)
+    off = apply_reserved(off)
+    for column in ("on_demand_usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour",
+                   "reserved_3y_usd_per_hour", "vcpus", "memory_gib", "network_gbps"):
+        off[column] = off[column].astype(float).round(5)
+    off["accelerators_per_instance"] = off["accelerators_per_instance"].astype(int)
+    off["availability_cap_instances"] = off["availability_cap_instances"].astype(int)
+    off["nvlink"] = off["nvlink"].astype(bool)
+    off = off[OFFERING_COLUMNS].sort_values("offering_id", kind="stable").reset_index(drop=True)
+    assert off["offering_id"].is_unique
+    assert (off["spot_usd_per_hour"].fillna(0) <= off["on_demand_usd_per_hour"]).all()
+    assert (off["reserved_1y_usd_per_hour"].fillna(0) <= off["on_demand_usd_per_hour"]).all()
+    regions = build_regions(off)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_csv(off, out_dir / "offerings.csv")
+    write_csv(regions, out_dir / "regions.csv")
+    return off, regions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("snapshots", nargs="?", type=Path, default=DEFAULT_SNAPSHOTS)
+    parser.add_argument("--out", type=Path, default=ROOT / "catalogs")
+    args = parser.parse_args(argv)
+    off, regions = build(args.snapshots, args.out)
+    per = off.groupby("provider").size().to_dict()
+    print(f"wrote {len(off)} offerings ({off['provider'].nunique()} providers: {per}), "
+          f"{len(regions)} regions ({regions['residency_zone'].value_counts().to_dict()}) "
+          f"to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
