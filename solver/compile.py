@@ -25,7 +25,7 @@ import pandas as pd
 
 from solver import physics
 from solver.catalog import Catalog
-from solver.errors import ProcureError, suggestion
+from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -503,6 +503,8 @@ def inference_capacity(
         "ttft_s": np.full(n, np.nan),
     }
     reason = np.full(n, "weights do not fit any replica shape", dtype=object)
+    best_tpot_s = np.full(n, np.inf)  # fastest decode step reachable where the weights fit
+    best_ttft_s = np.full(n, np.inf)
     apu = pools["accels_per_unit"].to_numpy()
     nvlink = pools["nvlink"].to_numpy(dtype=bool)
     peak = _peak_tflops(
@@ -553,8 +555,19 @@ def inference_capacity(
         best["ttft_s"] = np.where(better, res.ttft_s, best["ttft_s"])
         # keep the most informative reason for pools still without a shape
         reason = np.where((best_cap == 0) & shape_ok & (res.reason != ""), res.reason, reason)
+        fits = shape_ok & (res.b_max_memory >= 1)
+        best_tpot_s = np.where(fits, np.minimum(best_tpot_s, res.step_s), best_tpot_s)
+        best_ttft_s = np.where(fits, np.minimum(best_ttft_s, res.ttft_s), best_ttft_s)
     reason = np.where(best_cap > 0, "", reason)
-    return pd.DataFrame({**best, "tokens_per_s_per_unit": best_cap, "reason": reason})
+    return pd.DataFrame(
+        {
+            **best,
+            "tokens_per_s_per_unit": best_cap,
+            "reason": reason,
+            "best_tpot_s": best_tpot_s,
+            "best_ttft_s": best_ttft_s,
+        }
+    )
 
 
 def _average_requests_per_s(w: InferenceWorkload) -> float:
@@ -937,6 +950,20 @@ def _inference_rows(
         cap_tokens = main["tokens_per_s_per_unit"].to_numpy()
     report.generated += len(sub)
     ok = reason == ""
+    if isinstance(w, InferenceWorkload) and not ok.any() and len(sub):
+        # say how close the best accelerator comes to an SLO that nothing meets
+        tpot, ttft = main["best_tpot_s"].min(), main["best_ttft_s"].min()
+        slo_words = {
+            "time per output token above the SLO at batch 1": (
+                f"time per output token above the SLO at batch 1 (best reachable "
+                f"{tpot * 1e3:,.1f} ms against {w.tpot_slo_s * 1e3:,.1f} ms)"
+            ),
+            "time to first token above the SLO": (
+                f"time to first token above the SLO (best reachable {ttft:,.2f} s "
+                f"against {w.ttft_slo_s:,.2f} s)"
+            ),
+        }
+        reason = np.array([slo_words.get(r, r) for r in reason], dtype=object)
     for why, n in Counter(reason[~ok]).items():
         report.infeasible[f"inference: {why}"] += n
         local_reasons[why] += n
@@ -992,7 +1019,7 @@ def raise_for_no_option(w, reasons: Counter) -> None:
     """A workload that can run nowhere: say why, with the most common reasons."""
     parts = [f"{why} ({n} offerings)" for why, n in reasons.most_common(4) if n]
     detail = "; ".join(parts) or "no offering in the allowed providers, regions and modes"
-    raise ProcureError(
+    raise InfeasibleError(
         f"workload {w.name!r} cannot run on any offering: {detail}",
         field=f"workloads ({w.name})",
         fix="relax its SLOs, residency or regions, use a smaller precision, or allow more modes",

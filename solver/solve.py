@@ -53,10 +53,16 @@ def solve_verified(
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan."""
     options = options or SolveOptions()
     started = time.perf_counter()
-    compiled = compile_problem(problem, catalog)
+    try:
+        compiled = compile_problem(problem, catalog)
+    except InfeasibleError as exc:  # a workload that can run nowhere
+        raise explained(exc, problem, catalog, None) from None
     model = build_model(compiled)
     compile_seconds = time.perf_counter() - started
-    solution = optimise(compiled, model, solver=solver, options=options)
+    try:
+        solution = optimise(compiled, model, solver=solver, options=options)
+    except InfeasibleError as exc:
+        raise explained(exc, problem, catalog, compiled) from None
     plan = plan_of(solution).model_copy(update={"compile_seconds": compile_seconds})
     checks = verify_plan(plan, problem, catalog)
     plan = plan.model_copy(update={"checks": checks, "verified": all(c.ok for c in checks)})
@@ -67,6 +73,24 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     return plan, solution
+
+
+def explained(
+    exc: InfeasibleError, problem: Problem, catalog: Catalog, compiled: Compiled | None
+) -> InfeasibleError:
+    """The infeasibility error with the smallest relaxations that would make it feasible."""
+    from solver.infeasibility import explain_infeasibility
+
+    alternatives = explain_infeasibility(problem, catalog, compiled).sentences()
+    if not alternatives:
+        return exc
+    listing = "\n".join(f"  - {a}" for a in alternatives)
+    return InfeasibleError(
+        f"{exc.message}; any one of these makes it feasible:\n{listing}",
+        file=exc.file,
+        field=exc.field,
+        fix="apply one of the relaxations above to the problem file",
+    )
 
 
 @dataclass(frozen=True)

@@ -157,3 +157,19 @@ def test_demand_sweep_and_price_scenarios(tiny_catalog):
     assert len(points) == 6 and all(0 < s <= 1 for s in share.values())
     # H1 at $3.6-4.4 always beats L4 at $0.9-1.1 per 2 req/s for the bulk: always used
     assert share["acme/us-east/h1#on_demand"] == pytest.approx(1.0)
+
+
+def test_sweeps_in_local_processes_and_on_a_dask_cluster_agree(tiny_catalog):
+    # The same demand sweep serially, across 2 local processes, and on a Dask LocalCluster:
+    # 25 -> $11/h, 50 -> $20/h, 75 req/s -> 7 H1 + 3 L4 = $31/h (8 H1 = $32).
+    from dask.distributed import Client, LocalCluster
+
+    compiled = compile_problem(problem([serve(25)]), tiny_catalog([H1, L4]))
+    expected = [11 * HOURS, 20 * HOURS, 31 * HOURS]
+    serial = demand_sweep(compiled, [1.0, 2.0, 3.0])
+    local = demand_sweep(compiled, [1.0, 2.0, 3.0], workers=2)
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            remote = demand_sweep(compiled, [1.0, 2.0, 3.0], scheduler=client)
+    for points in (serial, local, remote):
+        assert [p.total_cost_usd for p in points] == pytest.approx(expected)

@@ -123,10 +123,19 @@ NAME_TABLE: dict[str, str] = {
 #: Families a2/a3/a4/g2 carry their GPUs (the machine type fixes the count);
 #: other GPUs (T4, V100, P100, P4) attach to an N1 host, see :func:`gcp_host`.
 GCP_HOSTS: dict[str, dict[int, str]] = {
-    "A100": {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g", 8: "a2-highgpu-8g",
-             16: "a2-megagpu-16g"},
-    "A100-80GB": {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g",
-                  8: "a2-ultragpu-8g"},
+    "A100": {
+        1: "a2-highgpu-1g",
+        2: "a2-highgpu-2g",
+        4: "a2-highgpu-4g",
+        8: "a2-highgpu-8g",
+        16: "a2-megagpu-16g",
+    },
+    "A100-80GB": {
+        1: "a2-ultragpu-1g",
+        2: "a2-ultragpu-2g",
+        4: "a2-ultragpu-4g",
+        8: "a2-ultragpu-8g",
+    },
     "H100": {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"},
     "H100-MEGA": {8: "a3-megagpu-8g"},
     "H200": {8: "a3-ultragpu-8g"},
@@ -137,9 +146,22 @@ GCP_HOSTS: dict[str, dict[int, str]] = {
 
 #: Accelerators that sit on an NVLink/ICI/OAM fabric when several share a host.
 _FABRIC_IDS = {
-    "h100-sxm", "h200", "b200", "a100-80gb", "a100-40gb", "v100", "v100-32gb",
-    "mi300x", "mi325x", "mi250x", "gaudi2", "gaudi3", "trainium", "trainium2",
-    "tpu-v5e", "tpu-v5p",
+    "h100-sxm",
+    "h200",
+    "b200",
+    "a100-80gb",
+    "a100-40gb",
+    "v100",
+    "v100-32gb",
+    "mi300x",
+    "mi325x",
+    "mi250x",
+    "gaudi2",
+    "gaudi3",
+    "trainium",
+    "trainium2",
+    "tpu-v5e",
+    "tpu-v5p",
 }
 
 _HYPERSCALERS = {"aws", "gcp", "azure", "oci"}
