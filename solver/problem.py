@@ -403,6 +403,12 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
     ProcureError
         On the first validation error, naming the field path and the fix.
     """
+    if data is None:
+        raise ProcureError(
+            "the problem file is empty",
+            file=file,
+            fix="start from an example in problems/ (procure schema prints every field)",
+        )
     if not isinstance(data, dict):
         raise ProcureError(
             "the file does not hold a mapping of fields",
@@ -413,7 +419,8 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
         return Problem.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors()
-        first = errors[0]
+        # an unknown field is most often a typo of a missing one: report it first
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         msg = str(first.get("msg", "invalid value"))
         msg = msg.removeprefix("Value error, ")
         more = f" ({len(errors) - 1} more error(s) after fixing this)" if len(errors) > 1 else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+import pandas as pd
 
 from solver import physics
 from solver.catalog import Catalog
@@ -107,12 +108,7 @@ class _Context:
         off = cat.offerings.loc[item.offering]
         reg = cat.regions.loc[(off["provider"], off["region"])]
         acc = cat.accelerators.loc[off["accelerator_id"]]
-        price_col = {
-            "on_demand": "on_demand_usd_per_hour",
-            "spot": "spot_usd_per_hour",
-            "reserved_1y": "reserved_1y_usd_per_hour",
-            "reserved_3y": "reserved_3y_usd_per_hour",
-        }[item.mode]
+        price_col = _PRICE_COLUMN[item.mode]
         return {
             "acc": acc,
             "apu": int(off["accelerators_per_instance"]),
@@ -179,6 +175,36 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
     )
 
 
+_PRICE_COLUMN = {
+    "on_demand": "on_demand_usd_per_hour",
+    "spot": "spot_usd_per_hour",
+    "reserved_1y": "reserved_1y_usd_per_hour",
+    "reserved_3y": "reserved_3y_usd_per_hour",
+}
+
+
+def _known(item, catalog: Catalog) -> bool:
+    """The line item names an offering (with a price in its mode) or a server@site we know."""
+    if item.mode == "owned":
+        server_id, _, site_id = item.offering.partition("@")
+        return server_id in catalog.servers.index and site_id in catalog.sites.index
+    if item.offering not in catalog.offerings.index or item.mode not in _PRICE_COLUMN:
+        return False
+    return bool(pd.notna(catalog.offerings.at[item.offering, _PRICE_COLUMN[item.mode]]))
+
+
+def _matches(item, u: dict) -> bool:
+    """Provider, region and accelerator of the item are those of its offering."""
+    if item.mode == "owned":
+        return item.accelerator == u["acc"].name and item.region == u["site"].name
+    off = u["offering"]
+    return (
+        item.provider == off["provider"]
+        and item.region == off["region"]
+        and item.accelerator == off["accelerator_id"]
+    )
+
+
 def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     """Recompute every constraint and cost of ``plan``; return the checks.
 
@@ -204,8 +230,17 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     trained: dict[str, int] = defaultdict(int)
 
     for item in plan.line_items:
+        known = _known(item, catalog)
+        c.check("offering in the catalog", known, f"{item.offering} {item.mode}")
+        if not known:
+            continue
         u = ctx.unit(item)
         owned = item.mode == "owned"
+        c.check(
+            "line item matches its offering",
+            _matches(item, u),
+            f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
+        )
         c.check(
             "unit counts are whole numbers",
             abs(item.units - round(item.units)) < 1e-6,

@@ -1,0 +1,176 @@
+"""The refusal table: every bad input a user can cause gets one clear message and an exit code.
+
+Each case is one bad input run through the CLI: the expected exit code (2 bad input,
+3 infeasible), fragments the message must contain (what is wrong, where, the fix), and
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from conftest import offering, write_catalog
+from solver.cli import app
+
+runner = CliRunner()
+
+GOOD = """\
+name: t
+horizon_months: 12
+budget_usd: 1000000
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {users: 1000, requests_per_user_per_day: 10}
+    prompt_tokens: 500
+    output_tokens: 200
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+"""
+TRAIN = "  - {kind: training, name: tr, model: dense-7b, tokens: 1.0e9}\n"
+
+
+def edit(old: str, new: str) -> str:
+    assert old in GOOD, old
+    return GOOD.replace(old, new, 1)
+
+
+# (id, problem text or None for GOOD, extra CLI args, catalog edit, exit code, fragments)
+CASES = [
+    ("yaml syntax", edit("prompt_tokens: 500", "prompt_tokens: [500"), [], None, 2,
+     ["YAML", "line"]),
+    ("not a mapping", "- just\n- a list\n", [], None, 2, ["mapping"]),
+    ("empty file", "", [], None, 2, ["empty"]),
+    ("typo top-level field", edit("budget_usd:", "budget_usdd:"), [], None, 2,
+     ["budget_usdd", "budget_usd"]),
+    ("typo workload field", edit("prompt_tokens:", "promt_tokens:"), [], None, 2,
+     ["promt_tokens", "prompt_tokens"]),
+    ("wrong type", edit("horizon_months: 12", "horizon_months: twelve"), [], None, 2,
+     ["horizon_months", "number"]),
+    ("negative budget", edit("budget_usd: 1000000", "budget_usd: -5"), [], None, 2,
+     ["budget_usd", "greater than 0"]),
+    ("zero horizon", edit("horizon_months: 12", "horizon_months: 0"), [], None, 2,
+     ["horizon_months", "greater than 0"]),
+    ("negative carbon cap", edit("budget_usd: 1000000", "carbon_cap_tco2e: -1"), [], None, 2,
+     ["carbon_cap_tco2e"]),
+    ("negative tokens", edit("workloads:\n", "workloads:\n" + TRAIN.replace("1.0e9", "-5")),
+     [], None, 2, ["tokens", "greater than 0"]),
+    ("slo without unit", edit("tpot_slo: 50 ms", "tpot_slo: 50"), [], None, 2,
+     ["tpot_slo", "no unit"]),
+    ("slo unknown unit", edit("tpot_slo: 50 ms", "tpot_slo: 50 parsecs"), [], None, 2,
+     ["tpot_slo", "not a duration"]),
+    ("impossible slo", edit("tpot_slo: 50 ms", "tpot_slo: 0.1 ms"), [], None, 3,
+     ["cannot run", "best reachable"]),
+    ("no demand", edit("    demand: {users: 1000, requests_per_user_per_day: 10}\n", ""),
+     [], None, 2, ["demand", "Field required"]),
+    ("half a demand", edit("{users: 1000, requests_per_user_per_day: 10}", "{users: 1000}"),
+     [], None, 2, ["requests_per_user_per_day"]),
+    ("two demands", edit("{users: 1000, requests_per_user_per_day: 10}",
+                         "{tokens_per_s: 5, requests_per_s: 1}"), [], None, 2,
+     ["exactly one"]),
+    ("unknown kind", edit("kind: inference", "kind: inferense"), [], None, 2, ["kind"]),
+    ("unknown preset", edit("llama-3-8b", "llama-3-8bb"), [], None, 2,
+     ["llama-3-8bb", "llama-3-8b"]),
+    ("unknown measured accelerator",
+     edit("    tpot_slo: 50 ms\n", "    tpot_slo: 50 ms\n    measured_throughput_rps: {H1OO: [1]}\n"
+          "    traffic_mix: [{prompt_tokens: 5, output_tokens: 5, share: 1}]\n"),
+     [], None, 2, ["H1OO", "h100-sxm"]),
+    ("unknown provider", edit("budget_usd:", "providers: [acmee]\nbudget_usd:"), [], None, 2,
+     ["acmee", "acme"]),
+    ("unknown region", edit("budget_usd:", "regions: [us-easst]\nbudget_usd:"), [], None, 2,
+     ["us-easst", "us-east"]),
+    ("unknown residency zone", edit("budget_usd:", "residency: [mars]\nbudget_usd:"), [], None,
+     2, ["mars", "residency"]),
+    ("unknown mode", edit("budget_usd:", "modes: [rented]\nbudget_usd:"), [], None, 2,
+     ["modes", "on_demand"]),
+    ("unknown objective", edit("budget_usd:", "objective: cheapest\nbudget_usd:"), [], None, 2,
+     ["objective", "min_cost"]),
+    ("period out of horizon", edit("tpot_slo: 50 ms", "tpot_slo: 50 ms\n    periods: [q9]"),
+     [], None, 2, ["q9"]),
+    ("periods do not fill horizon",
+     edit("budget_usd:", "periods: [{name: a, months: 5}]\nbudget_usd:"), [], None, 2,
+     ["periods", "horizon"]),
+    ("duplicate workload names", edit("workloads:\n", "workloads:\n" + TRAIN.replace("tr,", "chat,")),
+     [], None, 2, ["chat", "unique"]),
+    ("unknown quota accelerator",
+     edit("budget_usd:", "quotas: [{provider: acme, accelerator: H1OO, max_accelerators: 8}]\n"
+          "budget_usd:"), [], None, 2, ["quotas[0].accelerator", "h100-sxm"]),
+    ("unknown site", edit("budget_usd:", "sites: [colo-mars]\nbudget_usd:"), [], None, 2,
+     ["colo-mars", "colo-us"]),
+    ("unknown reserved offering",
+     edit("budget_usd:", "existing_reservations: [{offering: acme/us-east/h9, mode: reserved_1y,"
+          " units: 1, months_remaining: 3}]\nbudget_usd:"), [], None, 2,
+     ["acme/us-east/h9", "acme/us-east/h1"]),
+    ("training window reversed",
+     edit("horizon_months: 12\n", "horizon_months: 12\nperiods: [{name: a, months: 6}, "
+          "{name: b, months: 6}]\n").replace("workloads:\n", "workloads:\n" + TRAIN.replace(
+              "}", ", start_period: b, end_period: a}")), [], None, 2, ["end_period"]),
+    ("infeasible budget", edit("budget_usd: 1000000", "budget_usd: 10"), [], None, 3,
+     ["no feasible plan", "short by"]),
+    ("missing problem file", None, ["__missing__"], None, 2, ["not found"]),
+    ("unknown format", None, ["--format", "xml"], None, 2, ["--format", "table"]),
+    ("unknown solver", None, ["--solver", "gurobi"], None, 2, ["unknown solver", "highs"]),
+    ("negative gap", None, ["--gap", "-1"], None, 2, ["gap"]),
+    ("zero time limit", None, ["--time-limit", "0"], None, 2, ["time limit"]),
+    ("catalog folder missing", None, ["--catalog", "__nowhere__"], None, 2,
+     ["catalog folder not found"]),
+    ("catalog missing column", None, [], ("offerings.csv", "drop", "on_demand_usd_per_hour"), 2,
+     ["offerings.csv", "on_demand_usd_per_hour", "header"]),
+    ("catalog negative price", None, [], ("offerings.csv", "set", "on_demand_usd_per_hour", "-1"),
+     2, ["offerings.csv", "line 2", "positive"]),
+    ("catalog unknown accelerator", None, [], ("offerings.csv", "set", "accelerator_id", "h200x"),
+     2, ["h200x", "accelerators.csv"]),
+    ("catalog duplicate key", None, [], ("offerings.csv", "dup", "offering_id"), 2,
+     ["duplicate", "offering_id"]),
+    ("catalog bad boolean", None, [], ("offerings.csv", "set", "nvlink", "maybe"), 2,
+     ["nvlink", "true or false"]),
+    ("catalog spot above on-demand", None, [], ("offerings.csv", "set", "spot_usd_per_hour",
+                                                "99"), 2, ["spot_usd_per_hour", "on-demand"]),
+]
+
+
+def catalog_edit(directory, change) -> None:
+    file, action, column, *value = change
+    frame = pd.read_csv(directory / file, dtype=str, keep_default_na=False)
+    if action == "drop":
+        frame = frame.drop(columns=[column])
+    elif action == "set":
+        frame.loc[0, column] = value[0]
+    elif action == "dup":
+        frame.loc[1, column] = frame.loc[0, column]
+    frame.to_csv(directory / file, index=False)
+
+
+@pytest.mark.parametrize(
+    "case_id,text,args,cat_change,code,fragments", CASES, ids=[c[0] for c in CASES]
+)
+def test_refusal(tmp_path, case_id, text, args, cat_change, code, fragments):
+    cat = write_catalog(
+        tmp_path / "cat",
+        [offering("h1", "h100-sxm", 1, 4.0, spot=2.0), offering("l4", "l4", 1, 1.0, nvlink=False)],
+    )
+    if cat_change:
+        catalog_edit(cat, cat_change)
+    prob = tmp_path / "p.yaml"
+    prob.write_text(GOOD if text is None else text)
+    args = [str(tmp_path / a) if a.startswith("__") else a for a in args]
+    target = args.pop(0) if args and args[0].endswith("__missing__") else str(prob)
+    if "--catalog" not in args:
+        args += ["--catalog", str(cat)]
+    res = runner.invoke(app, ["solve", target, *args])
+    output = res.output.replace(str(tmp_path), "TMP")  # fragments must not match the path
+    assert res.exit_code == code, output
+    assert "Traceback" not in output and res.exception is None or isinstance(
+        res.exception, SystemExit
+    ), output
+    assert output.startswith("error: "), output
+    for fragment in fragments:
+        assert fragment in output, (fragment, output)
+    assert "fix:" in output, output
+
+
+def test_the_table_is_big_enough():
+    assert len(CASES) >= 30 and len({c[0] for c in CASES}) == len(CASES)
