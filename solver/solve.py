@@ -28,8 +28,11 @@ def solve_problem(
     *,
     solver: str = "highs",
     options: SolveOptions | None = None,
+    explain: bool = True,
 ) -> Plan:
     """Compile, model, solve, extract and verify; return a verified plan.
+
+    ``explain`` (default) re-solves an infeasible problem elastically to say what to relax.
 
     Raises
     ------
@@ -40,7 +43,7 @@ def solve_problem(
     ProcureError
         Bad input, or the solver stopped without a plan.
     """
-    return solve_verified(problem, catalog, solver=solver, options=options)[0]
+    return solve_verified(problem, catalog, solver=solver, options=options, explain=explain)[0]
 
 
 def solve_verified(
@@ -49,6 +52,7 @@ def solve_verified(
     *,
     solver: str = "highs",
     options: SolveOptions | None = None,
+    explain: bool = True,
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan."""
     options = options or SolveOptions()
@@ -56,13 +60,13 @@ def solve_verified(
     try:
         compiled = compile_problem(problem, catalog)
     except InfeasibleError as exc:  # a workload that can run nowhere
-        raise explained(exc, problem, catalog, None) from None
+        raise (explained(exc, problem, catalog, None) if explain else exc) from None
     model = build_model(compiled)
     compile_seconds = time.perf_counter() - started
     try:
         solution = optimise(compiled, model, solver=solver, options=options)
     except InfeasibleError as exc:
-        raise explained(exc, problem, catalog, compiled) from None
+        raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     plan = plan_of(solution).model_copy(update={"compile_seconds": compile_seconds})
     checks = verify_plan(plan, problem, catalog)
     plan = plan.model_copy(update={"checks": checks, "verified": all(c.ok for c in checks)})
