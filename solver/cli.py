@@ -34,6 +34,7 @@ app.add_typer(estimate_app, name="estimate")
 
 EXIT_USER_ERROR = 2
 EXIT_INFEASIBLE = 3
+EXIT_INTERRUPTED = 130
 
 CatalogOpt = Annotated[
     Path | None, typer.Option("--catalog", help="Catalog folder (default: the shipped catalogs/)")
@@ -58,6 +59,13 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
             raise
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USER_ERROR) from None
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        typer.echo(
+            "interrupted: no output was written (files are replaced whole or not at all)", err=True
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:
@@ -97,6 +105,11 @@ def plan_table(plan) -> str:
         f"verified={str(plan.verified).lower()}, solver {plan.solver}, gap {gap}, "
         f"compile {plan.compile_seconds:.2f} s, solve {plan.solve_seconds:.2f} s"
     )
+    if plan.status != "optimal":
+        console.print(
+            f"stopped at a limit: the best plan found, NOT proven optimal (gap {gap}); "
+            "give the solver more time (--time-limit) to prove it"
+        )
     console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
     for period in plan.totals.by_period:
         rows = [i for i in plan.line_items if i.period == period]
@@ -193,6 +206,14 @@ def solve(
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    reproducible: Annotated[
+        bool,
+        typer.Option(
+            "--reproducible",
+            help="Report solve_seconds and compile_seconds as 0 so that the same inputs "
+            "give byte-identical output",
+        ),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Solve a problem to proven optimality, verify the plan, and show it."""
@@ -226,6 +247,8 @@ def solve(
                 exc.file = str(problem)
                 exc.args = (exc.render(),)
             raise
+        if reproducible:
+            plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
         if out is not None:
             write_atomic(out, text)

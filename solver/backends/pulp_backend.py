@@ -78,6 +78,37 @@ class PulpBackend:
             prob.addConstraint(pulp.LpConstraint(expr, _SENSE[row.sense], f"r{r}", row.rhs))
         return prob, xs
 
+    def _limit_result(self, model: LinearModel, highs, xs, seconds: float) -> SolveResult:
+        """A HiGHS stop PuLP does not map: the incumbent (if any) and its gap."""
+        info = highs.getInfo()
+        if info.primal_solution_status != 2:
+            return SolveResult(
+                Termination.NO_SOLUTION,
+                self.name,
+                None,
+                None,
+                None,
+                None,
+                seconds,
+                message=str(highs.getModelStatus()),
+            )
+        col = highs.getSolution().col_value
+        values = np.array([col[x.index] for x in xs])
+        integer = model.variables["integer"].to_numpy()
+        values[integer] = np.round(values[integer])
+        objective = model.objective.value(values)
+        bound = float(info.mip_dual_bound)
+        return SolveResult(
+            Termination.FEASIBLE,
+            self.name,
+            values,
+            objective,
+            bound,
+            relative_gap(objective, bound),
+            seconds,
+            message=str(highs.getModelStatus()),
+        )
+
     def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
         import pulp
 
@@ -105,6 +136,13 @@ class PulpBackend:
         started = time.perf_counter()
         try:
             prob.solve(solver)
+        except KeyError:
+            # PuLP 3.3 maps only some HiGHS stops (not a solution or node limit): read the
+            # best plan found from HiGHS itself; it is feasible, not proven optimal.
+            highs = getattr(prob, "solverModel", None)
+            if self.engine != "highs" or highs is None:
+                raise
+            return self._limit_result(model, highs, xs, time.perf_counter() - started)
         except pulp.PulpSolverError as exc:
             return SolveResult(
                 Termination.ERROR,
