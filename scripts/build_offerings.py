@@ -204,9 +204,12 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
     },
 }
 
-EGRID = "EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid, read 2026-11)"
-EMBER = "Ember 2023 country carbon intensity (ember-energy.org data explorer, read 2026-11)"
-EEA = "EEA/Ember 2023 country average (eea.europa.eu greenhouse-gas intensity, read 2026-11)"
+EGRID = ("EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid); unverified (from "
+         "published list as recalled; EPA tables not found in the 2026-11 search)")
+EMBER = ("Ember 2023 country carbon intensity (ember-energy.org data explorer); unverified "
+         "(from published list as recalled; not re-read 2026-11)")
+EEA = ("EEA/Ember 2023 country average (eea.europa.eu greenhouse-gas intensity); unverified "
+       "(from published list as recalled; not re-read 2026-11)")
 
 #: grid key -> (gCO2e/kWh, year, source)
 GRID: dict[str, tuple[float, str, str]] = {
@@ -224,10 +227,12 @@ GRID: dict[str, tuple[float, str, str]] = {
     "CA-ON": (35, "2023", "Canada NIR 2023, Ontario grid intensity (approx.)"),
     "SE": (40, "2023", EEA),
     "FR": (55, "2023", EEA),
-    "DE": (380, "2023", EEA),
+    "DE": (380, "2023", "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
+                  "Germany 381 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)"),
     "NL": (270, "2023", EEA),
     "IE": (280, "2023", EEA),
-    "FI": (80, "2023", EEA),
+    "FI": (80, "2023", "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
+                 "Finland 79 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)"),
     "BE": (140, "2023", EEA),
     "PL": (660, "2023", EEA),
     "ES": (150, "2023", EEA),
@@ -265,9 +270,14 @@ ELECTRICITY: dict[str, tuple[float, str]] = {
 
 #: provider -> (PUE, source)
 PUE: dict[str, tuple[float, str]] = {
-    "gcp": (1.10, "Google 2023 Environmental Report, fleet trailing-12-month PUE"),
-    "aws": (1.15, "AWS 2023 sustainability report, global PUE"),
-    "azure": (1.18, "Microsoft 2023 environmental sustainability report, design PUE"),
+    "gcp": (1.10, "Google fleet PUE ~1.10 as reported by datacenterdynamics.com/en/news/"
+                "aws-global-data-centers-achieved-pue-of-115-in-2023 (Dec 2024; read 2026-11); "
+                "Google's own environmental report not re-read"),
+    "aws": (1.15, "AWS-reported global PUE 1.15 for 2023 (datacenterdynamics.com, re:Invent 2024) "
+                "and 2024 (aws.amazon.com/sustainability/data-centers); read 2026-11"),
+    "azure": (1.18, "Microsoft global fleet average PUE 1.18 (newest designs 1.12) as reported by "
+                  "datacenterdynamics.com (Dec 2024; read 2026-11); Microsoft's own report not "
+                  "re-read"),
     "oci": (1.40, "assumption (Oracle publishes no fleet PUE)"),
     "lambda": (1.35, "assumption (neocloud colocation)"),
     "coreweave": (1.35, "assumption (neocloud colocation)"),
@@ -279,25 +289,37 @@ PUE: dict[str, tuple[float, str]] = {
 # ---------------------------------------------------------------------------
 # Hand-entered list prices (USD per instance-hour, on-demand unless stated).
 # ---------------------------------------------------------------------------
+SKY_AWS = ("skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv"
+           "@00148f2af3672e2229b4f7bf8157d5a3f36e3c35, AWS Price List data, Linux on-demand")
 AWS_SRC = (
-    "aws.amazon.com/ec2/pricing/on-demand (Linux, us-east-1 = us-east-2 = us-west-2; g5.xlarge "
-    "$1.006 confirmed by factualminds.com EC2 pricing 2026; read 2026-11)"
+    "AWS on-demand list price as in " + SKY_AWS + " (read 2026-11; aws.amazon.com/ec2/pricing/"
+    "on-demand); verified for us-east-1, us-east-2 and us-west-2"
+)
+AWS_SRC_PART = (
+    "AWS on-demand list price as in " + SKY_AWS + " (read 2026-11); only the us-west-2 row was "
+    "read, the other regions assume the same price"
 )
 AWS_SRC_CUT = (
-    "aws.amazon.com/ec2/pricing/on-demand after the June 2025 P4/P5 price cut "
-    "(matches SkyPilot v8 p4de/p5 rows; read 2026-11)"
+    "AWS on-demand list price after the June 2025 P4/P5 price cut as in " + SKY_AWS
+    + " (us-east-1 21.957642, us-east-2/us-west-2 21.95764; read 2026-11; was 21.96)"
+)
+AWS_UNVERIFIED = (
+    "unverified (from published list as recalled): aws.amazon.com/ec2/pricing/on-demand, not "
+    "re-read; not found in the catalog rows read 2026-11"
 )
 OCI_SRC = (
-    "oracle.com/cloud/compute/pricing GPU shapes, per-GPU list price x GPUs (value as "
-    "published; page not re-read in this session, read 2026-11)"
-)
-OCI_SRC_3P = (
-    "oraclelicensingexperts.com/blog/oracle-cloud-gpu-skus-pricing (2026-04-14, quoting "
-    "Oracle's list; read 2026-11)"
+    "OCI list price as in skypilot-org/skypilot-catalog catalogs/v8/oci/vms.csv"
+    "@0588751183820cf2dab5c8a89447e8aac9f73fd5 (same price in every region; read 2026-11; "
+    "oracle.com/cloud/compute/pricing)"
 )
 CW_SRC = (
-    "coreweave.com/pricing GPU instances, on-demand list (value as published; page not "
-    "re-read in this session, read 2026-11)"
+    "coreweave.com/pricing North America and Europe on-demand list, as scraped on 2026-10-10 in "
+    "PrashantSedhain/coreweave-pricing-tracker data/2026-10-10.json"
+    "@b936d50a5ecd3644b5eca6a657cd4c7f4f1e8e69 (read 2026-11)"
+)
+CW_UNVERIFIED = (
+    "unverified (from published list as recalled): coreweave.com/pricing; not on the page as "
+    "scraped 2026-10-10 (PrashantSedhain/coreweave-pricing-tracker data/2026-10-10.json)"
 )
 AWS_US = ("us-east-1", "us-east-2", "us-west-2")
 
@@ -307,12 +329,12 @@ LIST_PRICES: list[tuple] = [
     # AWS: A10G (g5)
     ("aws", AWS_US, "g5.xlarge", "a10g", 1, 4, 16, 1.006, 10, False, AWS_SRC),
     ("aws", AWS_US, "g5.2xlarge", "a10g", 1, 8, 32, 1.212, 10, False, AWS_SRC),
-    ("aws", AWS_US, "g5.4xlarge", "a10g", 1, 16, 64, 1.624, 25, False, AWS_SRC),
+    ("aws", AWS_US, "g5.4xlarge", "a10g", 1, 16, 64, 1.624, 25, False, AWS_SRC_PART),
     ("aws", AWS_US, "g5.12xlarge", "a10g", 4, 48, 192, 5.672, 40, False, AWS_SRC),
     ("aws", AWS_US, "g5.48xlarge", "a10g", 8, 192, 768, 16.288, 100, False, AWS_SRC),
     # AWS: L4 (g6)
     ("aws", AWS_US, "g6.xlarge", "l4", 1, 4, 16, 0.8048, 10, False, AWS_SRC),
-    ("aws", AWS_US, "g6.2xlarge", "l4", 1, 8, 32, 0.9776, 10, False, AWS_SRC),
+    ("aws", AWS_US, "g6.2xlarge", "l4", 1, 8, 32, 0.9776, 10, False, AWS_SRC_PART),
     ("aws", AWS_US, "g6.12xlarge", "l4", 4, 48, 192, 4.6016, 40, False, AWS_SRC),
     ("aws", AWS_US, "g6.48xlarge", "l4", 8, 192, 768, 13.3504, 100, False, AWS_SRC),
     # AWS: L40S (g6e)
@@ -321,35 +343,37 @@ LIST_PRICES: list[tuple] = [
     ("aws", AWS_US, "g6e.48xlarge", "l40s", 8, 192, 1536, 30.13118, 400, False, AWS_SRC),
     # AWS: T4 (g4dn), V100 (p3)
     ("aws", AWS_US, "g4dn.xlarge", "t4", 1, 4, 16, 0.526, 25, False, AWS_SRC),
-    ("aws", AWS_US, "g4dn.12xlarge", "t4", 4, 48, 192, 3.912, 50, False, AWS_SRC),
+    ("aws", AWS_US, "g4dn.12xlarge", "t4", 4, 48, 192, 3.912, 50, False, AWS_UNVERIFIED),
     ("aws", ("us-east-1", "us-west-2"), "p3.2xlarge", "v100", 1, 8, 61, 3.06, 10, False, AWS_SRC),
     ("aws", ("us-east-1", "us-west-2"), "p3.16xlarge", "v100", 8, 64, 488, 24.48, 25, True,
      AWS_SRC),
-    # AWS: A100 (p4d) and H100 (p5) in regions the excerpt lacks
-    ("aws", AWS_US, "p4d.24xlarge", "a100-40gb", 8, 96, 1152, 21.96, 400, True, AWS_SRC_CUT),
+    # AWS: A100 (p4d) in regions the excerpt lacks
+    ("aws", AWS_US, "p4d.24xlarge", "a100-40gb", 8, 96, 1152, 21.95764, 400, True, AWS_SRC_CUT),
     # AWS silicon
     ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.xlarge", "inferentia2", 1, 4, 16,
-     0.7582, 15, False, AWS_SRC),
+     0.7582, 15, False, AWS_UNVERIFIED),
     ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.48xlarge", "inferentia2", 12, 192,
-     768, 12.9813, 100, False, AWS_SRC),
+     768, 12.9813, 100, False, AWS_UNVERIFIED),
     ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.2xlarge", "trainium", 1, 8, 32,
-     1.34375, 12.5, False, AWS_SRC),
+     1.34375, 12.5, False, AWS_UNVERIFIED),
     ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.32xlarge", "trainium", 16, 128, 512,
-     21.50, 800, True, AWS_SRC),
-    # OCI: list prices are the same in every commercial region
+     21.50, 800, True, AWS_UNVERIFIED),
+    # OCI: list prices are the same in every commercial region. vCPUs are 2 x OCPUs, as the
+    # SkyPilot catalog lists them (the table used to carry OCPU counts).
     ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
-     "BM.GPU.H100.8", "h100-sxm", 8, 112, 2048, 80.00, 3200, True, OCI_SRC_3P),
+     "BM.GPU.H100.8", "h100-sxm", 8, 224, 2048, 80.00, 3200, True, OCI_SRC),
     ("oci", ("us-ashburn-1", "us-phoenix-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
-     "BM.GPU.A100-v2.8", "a100-80gb", 8, 128, 2048, 32.00, 1600, True, OCI_SRC_3P),
+     "BM.GPU.A100-v2.8", "a100-80gb", 8, 256, 2048, 32.00, 1600, True, OCI_SRC),
     ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
-     "BM.GPU.L40S.4", "l40s", 4, 112, 1024, 14.00, 800, False, OCI_SRC),
-    ("oci", ("us-chicago-1", "us-ashburn-1"), "BM.GPU.MI300X.8", "mi300x", 8, 112, 2048, 48.00,
+     "BM.GPU.L40S.4", "l40s", 4, 224, 1024, 14.00, 800, False, OCI_SRC),
+    ("oci", ("us-chicago-1", "us-ashburn-1"), "BM.GPU.MI300X.8", "mi300x", 8, 224, 2048, 48.00,
      3200, True, OCI_SRC),
     ("oci", ("us-ashburn-1", "us-phoenix-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1",
              "ap-tokyo-1"),
      "VM.GPU.A10.1", "a10", 1, 30, 240, 2.00, 24, False, OCI_SRC),
     ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
-     "BM.GPU.H200.8", "h200", 8, 112, 3072, 98.00, 3200, True, OCI_SRC_3P),
+     "BM.GPU.H200.8", "h200", 8, 224, 3072, 80.00, 3200, True,
+     OCI_SRC + "; was 98.00 from a third-party page (oraclelicensingexperts.com)"),
     # CoreWeave: per-instance list prices (8-GPU HGX nodes; L40S/A40/A6000 per GPU x count)
     ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03",
                    "UK-SOUTH-01"),
@@ -362,23 +386,24 @@ LIST_PRICES: list[tuple] = [
                    "UK-SOUTH-01"),
      "gd-8xl40s-i128", "l40s", 8, 128, 1024, 18.00, 200, False, CW_SRC),
     ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-     "a40-1gpu", "a40", 1, 8, 48, 1.28, 10, False, CW_SRC),
+     "a40-1gpu", "a40", 1, 8, 48, 1.28, 10, False, CW_UNVERIFIED),
     ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-     "rtx-a6000-1gpu", "rtx-a6000", 1, 8, 48, 1.28, 10, False, CW_SRC),
+     "rtx-a6000-1gpu", "rtx-a6000", 1, 8, 48, 1.28, 10, False, CW_UNVERIFIED),
 ]
 
 # (provider, instance-type regex, 1y fraction of on-demand, 3y fraction, source)
 RESERVED_RULES: list[tuple[str, str, float, float, str]] = [
     ("aws", r"^(?:p4d|p4de|p5|g5|g6|g6e)\.", 0.65, 0.45,
      "assumption: typical EC2 Instance Savings Plan no-upfront discount (35% 1y, 55% 3y); "
-     "published per-instance SP rates not retrieved"),
+     "per-instance SP rates searched for 2026-11 and not found"),
     ("gcp", r"^(?:a2|a3|a4|g2)-", 0.63, 0.45,
      "GCP resource-based committed use discount for GPUs/accelerator-optimized (37% 1y, "
-     "55% 3y), cloud.google.com/compute/docs/instances/committed-use-discounts-overview"),
+     "55% 3y), cloud.google.com/compute/docs/instances/committed-use-discounts-overview "
+     "(percentages not re-read 2026-11)"),
     ("azure", r"^Standard_(?:ND96isr_H100_v5|ND96isr_H200_v5|NC\d+ads_A100_v4|ND96amsr_A100_v4)$",
      0.65, 0.45,
      "assumption: Azure reserved VM instance discount (35% 1y, 55% 3y); per-SKU "
-     "reservation prices not retrieved"),
+     "reservation prices searched for 2026-11 and not found"),
 ]
 
 GCP_TPU_KEEP = {"tpu-v5litepod-1", "tpu-v5litepod-4", "tpu-v5litepod-8", "tpu-v5p-8"}
