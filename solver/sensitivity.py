@@ -34,13 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from solver.backends import SolveOptions, get_backend
+from solver.backends import HighsSession, SolveOptions, get_backend
 from solver.compile import RENTED_MODES, Compiled
 from solver.model import (
     FAMILIES,
@@ -234,11 +234,18 @@ def _reduced_costs(
     dj: np.ndarray,
     hours: dict[tuple[int, int], float],
 ) -> list[ReducedCost]:
+    # Only options that carry their whole cost themselves (rented units, rented training
+    # clusters): a reserved or owned unit's cost sits on its commitment or purchase, which
+    # is fixed at zero here, so its reduced cost alone would mislead (break-even prices
+    # cover those pools).
+    options = compiled.options.set_index("option_id")
     v = lp.variables.assign(dj=dj, value=values)
-    unused = v[v["kind"].isin(("x", "z")) & (v["value"] <= 1e-7) & np.isfinite(v["dj"])]
+    rented = v["option_id"].map(options["mode"]).isin(RENTED_MODES)
+    unused = v[
+        v["kind"].isin(("x", "z")) & rented & (v["value"] <= 1e-7) & np.isfinite(v["dj"])
+    ]
     if unused.empty:
         return []
-    options = compiled.options.set_index("option_id")
     best = unused.loc[unused.groupby("option_id")["dj"].idxmin()]
     out = []
     for r in best.itertuples(index=False):
@@ -304,9 +311,86 @@ def pools_in_plan(model: LinearModel, values: np.ndarray, pools: pd.DataFrame) -
 # ------------------------------------------------------------------ break-even prices
 
 
+@dataclass(frozen=True)
+class PriceSlopes:
+    """How the model changes with pool prices: it is affine in each pool's price.
+
+    ``objective[j]`` is d(cost coefficient of variable j)/d(price of its pool);
+    ``rows[r]`` maps variable j to d(coefficient in row r)/d(price of j's pool) for the
+    rows that carry costs (budget, period budgets, provider shares).
+    """
+
+    objective: np.ndarray
+    rows: dict[int, dict[int, float]]
+    base_price: np.ndarray  # per pool
+
+
+def price_slopes(compiled: Compiled, model: LinearModel) -> PriceSlopes:
+    """Compare the model with every pool price doubled (two builds for all pools).
+
+    Every variable belongs to one pool and its coefficients are affine in that pool's
+    price alone, so one doubled build gives every slope at once.
+    """
+    pools = compiled.pools
+    owned = (pools["kind"] == "owned").to_numpy()
+    base_price = np.where(
+        owned, pools["capex_usd"].to_numpy(float), pools["price_usd_per_hour"].to_numpy(float)
+    )
+    doubled = build_model(with_pool_prices(compiled, dict.fromkeys(pools["pool_id"], 2.0)))
+    pool_of = model.variables["pool"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_var = np.where(pool_of >= 0, base_price[np.maximum(pool_of, 0)], np.nan)
+    dense = np.zeros(len(model.variables))
+    for j, c in doubled.objective.coefs.items():
+        dense[j] += c
+    for j, c in model.objective.coefs.items():
+        dense[j] -= c
+    objective = np.where(per_var > 0, dense / np.where(per_var > 0, per_var, 1.0), 0.0)
+    rows: dict[int, dict[int, float]] = {}
+    for r, (a, b) in enumerate(zip(model.rows, doubled.rows, strict=True)):
+        changed = {
+            j: (b.coefs.get(j, 0.0) - c) / per_var[j]
+            for j, c in a.coefs.items()
+            if per_var[j] > 0 and abs(b.coefs.get(j, 0.0) - c) > 1e-12 * max(1.0, abs(c))
+        }
+        if changed:
+            rows[r] = changed
+    return PriceSlopes(objective, rows, base_price)
+
+
 def _pool_vars(model: LinearModel, pool_index: int, kinds=_USE_KINDS) -> np.ndarray:
     v = model.variables
     return np.flatnonzero((v["pool"] == pool_index).to_numpy() & v["kind"].isin(kinds).to_numpy())
+
+
+class _PoolPricer:
+    """A warm HiGHS session of the model in which one pool's price can be set."""
+
+    def __init__(self, model: LinearModel, slopes: PriceSlopes, pool_index: int) -> None:
+        self.session = HighsSession(model)
+        self.model = model
+        self.cols = _pool_vars(model, pool_index)
+        self.slope = slopes.objective
+        self.cost0 = self.session.cost[self.cols].copy()
+        self.p0 = float(slopes.base_price[pool_index])
+        members = set(self.cols.tolist())
+        self.row_changes = [
+            (r, j, model.rows[r].coefs[j], d)
+            for r, changes in slopes.rows.items()
+            for j, d in changes.items()
+            if j in members
+        ]
+
+    def set_price(self, price: float) -> None:
+        delta = price - self.p0
+        self.session.set_costs(self.cols, self.cost0 + delta * self.slope[self.cols])
+        for r, j, a0, d in self.row_changes:
+            self.session.set_coefficient(r, j, a0 + delta * d)
+
+
+def _solve_cold(model: LinearModel, solver: str, options: SolveOptions):
+    r = get_backend(solver).solve(model, options)
+    return (r.objective, r.values) if r.has_solution else (None, None)
 
 
 def _forced(model: LinearModel, pool_index: int) -> LinearModel:
@@ -323,11 +407,6 @@ def _excluded(model: LinearModel, pool_index: int) -> LinearModel:
     return LinearModel(v, model.rows, model.objective, model.expressions)
 
 
-def _solve_value(model: LinearModel, solver: str, options: SolveOptions):
-    r = get_backend(solver).solve(model, options)
-    return (r.objective, r.values) if r.has_solution else (None, None)
-
-
 def break_even_for_pool(
     compiled: Compiled,
     base_objective: float,
@@ -336,6 +415,10 @@ def break_even_for_pool(
     *,
     solver: str = "highs",
     options: SolveOptions | None = None,
+    warm: bool = True,
+    model: LinearModel | None = None,
+    slopes: PriceSlopes | None = None,
+    start: np.ndarray | None = None,
     max_steps: int = 8,
 ) -> BreakEven:
     """Exact break-even price of one pool (module docstring: Newton on f(p)).
@@ -350,6 +433,12 @@ def break_even_for_pool(
         The pool (offering and mode, or server at a site).
     in_plan
         Whether the optimal plan uses the pool (then the price where it leaves is sought).
+    warm
+        Re-solve one HiGHS model changed in place, each solve starting from the last plan
+        (default); False rebuilds the model and solves it afresh each time with ``solver``.
+    model, slopes, start
+        The built model, its :func:`price_slopes` and the optimal plan, when the caller
+        has them (they are computed otherwise).
     """
     options = options or SolveOptions(relative_gap=1e-6)
     pools = compiled.pools
@@ -368,17 +457,38 @@ def break_even_for_pool(
         current_price=p0,
         direction="leaves above" if in_plan else "enters below",
     )
-    base_model = build_model(compiled)
-    # d(objective)/d(price) per variable: the model is affine in the pool's price.
-    plus = build_model(with_pool_price(compiled, pool_id, p0 + 1.0))
-    slope = np.zeros(len(base_model.variables))
-    for i, c in plus.objective.coefs.items():
-        slope[i] += c
-    for i, c in base_model.objective.coefs.items():
-        slope[i] -= c
+    model = model if model is not None else build_model(compiled)
+    slopes = slopes if slopes is not None else price_slopes(compiled, model)
+    members = _pool_vars(model, pi)
+    slope = np.zeros(len(model.variables))
+    slope[members] = slopes.objective[members]  # d(objective)/d(this pool's price)
     solves = 0
+    if warm:
+        pricer = _PoolPricer(model, slopes, pi)
+        session = pricer.session
+
+        def solve_at(price: float, x_start):
+            pricer.set_price(price)
+            r = session.solve(options, start=x_start)
+            return (r.objective, r.values) if r.has_solution else (None, None)
+
+    else:
+
+        def solve_at(price: float, x_start):
+            m = model if price == p0 else build_model(with_pool_price(compiled, pool_id, price))
+            return _solve_cold(_forced(m, pi), solver, options)
+
     if in_plan:
-        target, _ = _solve_value(_excluded(base_model, pi), solver, options)
+        if warm:
+            cols = pricer.cols
+            session.set_bounds(cols, np.zeros(len(cols)), np.zeros(len(cols)))
+            r = session.solve(options)
+            target = r.objective if r.has_solution else None
+            lower = model.variables["lb"].to_numpy(float)[cols]
+            upper = model.variables["ub"].to_numpy(float)[cols]
+            session.set_bounds(cols, lower, np.where(np.isfinite(upper), upper, 1e30))
+        else:
+            target, _ = _solve_cold(_excluded(model, pi), solver, options)
         solves += 1
         if target is None:
             return out.model_copy(
@@ -386,12 +496,11 @@ def break_even_for_pool(
             )
     else:
         target = base_objective
-    price = p0
+    if warm:
+        session.add_row(dict.fromkeys(_pool_vars(model, pi, ("x", "z")).tolist(), 1.0), 1.0, 1e30)
+    price, x = p0, (start if in_plan else None)
     for _ in range(max_steps):
-        model = (
-            base_model if price == p0 else build_model(with_pool_price(compiled, pool_id, price))
-        )
-        value, x = _solve_value(_forced(model, pi), solver, options)
+        value, x = solve_at(price, x)
         solves += 1
         if value is None:
             return out.model_copy(
@@ -430,11 +539,24 @@ def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     return [p for p in candidates if p in priced], in_plan
 
 
-def _break_even_task(args: tuple) -> BreakEven:
-    compiled, base_objective, pool_id, in_plan, solver, options = args
-    return break_even_for_pool(
-        compiled, base_objective, pool_id, in_plan, solver=solver, options=options
-    )
+def _break_even_task(args: tuple) -> list[BreakEven]:
+    compiled, model, slopes, base_objective, start, pool_ids, in_plan, solver, warm = args
+    options = SolveOptions(relative_gap=1e-6)
+    return [
+        break_even_for_pool(
+            compiled,
+            base_objective,
+            p,
+            p in in_plan,
+            solver=solver,
+            options=options,
+            warm=warm,
+            model=model,
+            slopes=slopes,
+            start=start,
+        )
+        for p in pool_ids
+    ]
 
 
 def break_even_prices(
@@ -443,6 +565,7 @@ def break_even_prices(
     pools: Iterable[str] | None = None,
     limit: int | None = None,
     solver: str = "highs",
+    warm: bool = True,
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -454,10 +577,12 @@ def break_even_prices(
     pools
         Pool ids to analyse; default every pool that could serve a workload.
     limit
-        Analyse the pools in the plan and, of the others, the ``limit`` cheapest per
-        unit of capacity (LP reduced cost order); None analyses all.
+        Analyse the pools in the plan and, of the others, the ``limit`` closest to
+        entering by the LP estimate (:func:`entry_estimates`); None analyses all.
+    warm
+        Warm re-solves (:func:`break_even_for_pool`).
     workers, scheduler
-        Parallelism (:func:`run_tasks`).
+        Parallelism (:func:`run_tasks`); pools are sent in chunks.
     """
     compiled = solution.compiled
     if has_second_stage(compiled.problem):
@@ -468,42 +593,83 @@ def break_even_prices(
         candidates = [p for p in candidates if p in wanted]
     if limit is not None:
         outside = [p for p in candidates if p not in in_plan]
-        outside = _closest_outside(solution, outside)[:limit]
+        estimate = entry_estimates(solution)
+        outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
         candidates = sorted(set(outside) | (in_plan & set(candidates)))
+    model = build_model(compiled)
+    slopes = price_slopes(compiled, model)
+    chunks = max(1, workers) * 4 if (workers > 1 or scheduler) else len(candidates)
+    groups = [candidates[i::chunks] for i in range(min(chunks, len(candidates)))]
     tasks = [
         (
             compiled,
+            model,
+            slopes,
             float(solution.result.objective),
-            p,
-            p in in_plan,
+            solution.result.values,
+            group,
+            in_plan,
             solver,
-            SolveOptions(relative_gap=1e-6),
+            warm,
         )
-        for p in candidates
+        for group in groups
     ]
     results = run_tasks(
         _break_even_task, tasks, workers=workers, scheduler=scheduler, progress=progress
     )
     return sorted(
-        results,
+        (b for group in results for b in group),
         key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
     )
 
 
-def _closest_outside(solution: Solution, pools: list[str]) -> list[str]:
-    """Pools outside the plan ordered by their smallest LP reduced cost (closest first)."""
-    lp = support_lp(solution.model, solution.result.values)
-    # free the unused options so their reduced costs are those of the plan's LP
-    result = get_backend("highs").solve(lp, SolveOptions())
+def entry_estimates(solution: Solution) -> dict[str, float]:
+    """Per pool outside the plan: the LP estimate of the price, as a fraction of today's,
+    at which it starts to pay (value of its capacity at the plan's duals / its cost).
+
+    Only an ordering for choosing which pools to search exactly; 1.0 or more means "about
+    to enter". Reserved and owned units are charged their commitment or capex per period.
+    """
+    compiled, model = solution.compiled, solution.model
+    lp = support_lp(model, solution.result.values)
+    result = get_backend("highspy").solve(lp, SolveOptions())
     if result.reduced_costs is None:
-        return sorted(pools)
-    v = lp.variables.assign(dj=result.reduced_costs)
-    ids = solution.compiled.pools["pool_id"].to_numpy()
-    v = v[v["kind"].isin(("x", "z")) & (v["pool"] >= 0)]
-    rc = v.groupby("pool")["dj"].min()
-    rc.index = ids[rc.index.to_numpy()]
-    order = rc.reindex(pools).fillna(np.inf).sort_values(kind="stable")
-    return list(order.index)
+        return {}
+    v = lp.variables
+    cost = np.zeros(len(v))
+    for j, c in lp.objective.coefs.items():
+        cost[j] += c
+    # What a unit's capacity is worth at the plan's duals, counting no more capacity than
+    # a demand row asks for (a big server is not worth more than the demand it can meet).
+    value = np.zeros(len(v))
+    duals = result.duals or {}
+    for row in lp.rows:
+        y = duals.get(row.name, 0.0)
+        if not y:
+            continue
+        capped = row.sense == ">=" and row.rhs > 0
+        for j, a in row.coefs.items():
+            value[j] += y * (min(a, row.rhs) if capped and a > 0 else a)
+    pools = compiled.pools
+    months = compiled.periods["months"].to_numpy()
+    hours = compiled.periods["hours"].to_numpy()
+    use = v["kind"].isin(("x", "z")).to_numpy() & (v["pool"].to_numpy() >= 0)
+    out: dict[str, float] = {}
+    for j in np.flatnonzero(use):
+        p = pools.iloc[int(v["pool"].iat[j])]
+        t = max(int(v["period"].iat[j]), 0)
+        if p["kind"] == "owned":
+            full = cost[j] + months[t] * (
+                p["capex_usd"] / p["lifetime_months"] + p["hosting_usd_per_month"]
+            )
+        elif p["mode"] in ("reserved_1y", "reserved_3y"):
+            full = cost[j] + p["price_usd_per_hour"] * hours[t]
+        else:
+            full = cost[j]
+        if full > 0:
+            ratio = float(value[j] / full)
+            out[p["pool_id"]] = max(out.get(p["pool_id"], -np.inf), ratio)
+    return out
 
 
 # ------------------------------------------------------------------ sweeps

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from solver.backends.base import Backend, SolveOptions, SolveResult, Termination
+from solver.backends.highs_backend import HighsBackend, HighsSession
 from solver.backends.pulp_backend import PulpBackend
 from solver.errors import ProcureError
 
-BACKENDS = {"highs": lambda: PulpBackend("highs"), "cbc": lambda: PulpBackend("cbc")}
+BACKENDS = {
+    "highs": lambda: PulpBackend("highs"),
+    "cbc": lambda: PulpBackend("cbc"),
+    "highspy": HighsBackend,
+}
 
 
 def get_backend(name: str) -> Backend:
@@ -25,4 +30,12 @@ def get_backend(name: str) -> Backend:
     return backend
 
 
-__all__ = ["BACKENDS", "Backend", "SolveOptions", "SolveResult", "Termination", "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "HighsSession",
+    "SolveOptions",
+    "SolveResult",
+    "Termination",
+    "get_backend",
+]
