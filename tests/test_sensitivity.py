@@ -110,9 +110,13 @@ def test_plan_changes_just_past_break_even_and_not_short_of_it(tiny_catalog):
     cat = tiny_catalog([H1, L4, l4b])
     sol = solved(problem([serve(25)]), cat)
     for b in break_even_prices(sol):
-        for factor, changes in ((0.99, False), (1.01, True)) if b.in_plan else (
-            (1.01, False),
-            (0.99, True),
+        for factor, changes in (
+            ((0.99, False), (1.01, True))
+            if b.in_plan
+            else (
+                (1.01, False),
+                (0.99, True),
+            )
         ):
             variant = with_pool_price(sol.compiled, b.pool_id, b.break_even_price * factor)
             other = optimise(variant, build_model(variant), solver="highs", options=SolveOptions())
@@ -173,3 +177,54 @@ def test_sweeps_in_local_processes_and_on_a_dask_cluster_agree(tiny_catalog):
             remote = demand_sweep(compiled, [1.0, 2.0, 3.0], scheduler=client)
     for points in (serial, local, remote):
         assert [p.total_cost_usd for p in points] == pytest.approx(expected)
+
+
+def _uses(solution, pool_id) -> bool:
+    pools = list(solution.compiled.pools["pool_id"])
+    v = solution.model.variables
+    used = v["kind"].isin(["x", "z", "buy", "commit"]).to_numpy() & (solution.result.values > 1e-7)
+    return pools.index(pool_id) in set(v.loc[used, "pool"])
+
+
+def _check_break_even_rows(sol, rows):
+    for b in rows:
+        assert b.break_even_price is not None, b
+        # just past the break-even the plan changes (the pool enters or leaves); just short
+        # of it, it does not
+        for factor in (1.002, 0.998):
+            variant = with_pool_price(sol.compiled, b.pool_id, b.break_even_price * factor)
+            other = optimise(
+                variant,
+                build_model(variant),
+                solver="highspy",
+                options=SolveOptions(relative_gap=1e-6),
+            )
+            changes = _uses(other, b.pool_id) != b.in_plan
+            # a pool in the plan leaves above its price, one outside enters below it
+            assert changes == ((factor > 1) == b.in_plan), (b.offering, b.mode, factor)
+
+
+@pytest.fixture(scope="module")
+def seed_solution():
+    from conftest import ROOT
+    from solver.catalog import load_catalog
+    from solver.problem import load_problem
+
+    p = load_problem(ROOT / "problems/seed-2m-13b.yaml")
+    compiled = compile_problem(p, load_catalog())
+    return optimise(compiled, build_model(compiled), solver="highspy", options=SolveOptions())
+
+
+def test_seed_break_even_rows_flip_the_plan_just_past_them(seed_solution):
+    rows = break_even_prices(seed_solution, limit=2)
+    priced = [b for b in rows if b.break_even_price is not None]
+    in_plan = [b for b in priced if b.in_plan][:2]
+    outside = [b for b in priced if not b.in_plan][:1]
+    assert in_plan and outside
+    _check_break_even_rows(seed_solution, in_plan + outside)
+
+
+@pytest.mark.slow
+def test_seed_every_break_even_row_flips_the_plan(seed_solution):
+    rows = break_even_prices(seed_solution, limit=40)
+    _check_break_even_rows(seed_solution, [b for b in rows if b.break_even_price is not None])
