@@ -68,6 +68,10 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that it is either whole or absent (temp file + rename)."""
     path = Path(path)
@@ -80,6 +84,7 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         else:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -201,7 +206,7 @@ def plan_json(plan) -> str:
 def solve(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    solver: Annotated[str, typer.Option(help="highs | cbc | highspy")] = "highs",
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
@@ -314,7 +319,7 @@ BreakEvenOpt = Annotated[
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    solver: Annotated[str, typer.Option(help="highspy | highs | cbc")] = "highspy",
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     break_even: BreakEvenOpt = 12,
     workers: WorkersOpt = 1,
@@ -360,7 +365,7 @@ def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    solver: Annotated[str, typer.Option(help="highspy | highs | cbc")] = "highspy",
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
@@ -687,6 +692,396 @@ def schema() -> None:
     from solver.problem import Problem
 
     typer.echo(json.dumps(Problem.model_json_schema(), indent=2))
+
+
+# --------------------------------------------------------------------------- resolve, diff, export
+
+
+def _load_plan(path: Path):
+    """Read a plan written by ``procure solve --format json``."""
+    from pydantic import ValidationError
+
+    from solver.plan import Plan
+
+    if not path.is_file():
+        raise ProcureError(
+            "plan file not found",
+            file=str(path),
+            fix="write one with: procure solve PROBLEM --format json --out PLAN.json",
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ProcureError(
+            f"not JSON: {exc.msg}",
+            file=str(path),
+            field=f"line {exc.lineno}",
+            fix="pass a plan written by procure solve --format json",
+        ) from None
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ProcureError(
+            f"not a procure plan: {first['msg']}",
+            file=str(path),
+            field=".".join(str(p) for p in first["loc"]) or None,
+            fix="pass a plan written by procure solve --format json",
+        ) from None
+
+
+def _blame(exc: ProcureError, by_field: dict[str, Path], default: Path) -> None:
+    """Name the file a located error belongs to (by its field), else ``default``."""
+    if exc.file is None:
+        field = exc.field or ""
+        exc.file = str(next((p for k, p in by_field.items() if field.startswith(k)), default))
+        exc.args = (exc.render(),)
+
+
+PricesFormatOpt = Annotated[
+    str, typer.Option("--prices-format", help="auto | csv | catalog | skypilot")
+]
+ProviderOpt = Annotated[
+    str | None, typer.Option(help="Cloud of a SkyPilot vms.csv (default: its folder name)")
+]
+PriceDateOpt = Annotated[
+    str | None, typer.Option("--price-date", help="Date the prices were read, if the file has none")
+]
+MaxFactorOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-factor", help="Prices moving by more than this factor are reported, not taken"
+    ),
+]
+AcceptOpt = Annotated[
+    bool,
+    typer.Option("--accept-suspicious", help="Take prices that move by more than --max-factor"),
+]
+
+
+def _apply_price_file(
+    cat, prices: Path, fmt: str, provider, price_date, max_factor, accept, add_new
+):
+    from solver.prices import apply_prices, read_price_update
+
+    update = read_price_update(
+        prices,
+        format=fmt,
+        provider=provider,
+        price_date=price_date,
+        known_providers=set(cat.offerings["provider"]),
+    )
+    return apply_prices(
+        cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new
+    )
+
+
+@app.command("resolve")
+def resolve_cmd(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML the baseline was solved from")],
+    baseline: Annotated[
+        Path, typer.Option("--baseline", help="The plan being executed (solve --format json)")
+    ],
+    prices: Annotated[
+        Path,
+        typer.Option(
+            "--prices", help="Price CSV, catalog folder or offerings.csv, or SkyPilot vms.csv"
+        ),
+    ],
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of", help="First period still open: purchases and reservations before it stay"
+        ),
+    ] = None,
+    max_changes: Annotated[
+        int | None,
+        typer.Option("--max-changes", help="At most N line items may differ from the baseline"),
+    ] = None,
+    switching_cost_usd: Annotated[
+        float | None,
+        typer.Option("--switching-cost-usd", help="USD per unit that differs from the baseline"),
+    ] = None,
+    catalog: CatalogOpt = None,
+    prices_format: PricesFormatOpt = "auto",
+    provider: ProviderOpt = None,
+    price_date: PriceDateOpt = None,
+    max_factor: MaxFactorOpt = 2.0,
+    accept_suspicious: AcceptOpt = False,
+    add_new: Annotated[
+        bool, typer.Option("--add-new", help="Add offerings the catalog lacks (catalog, SkyPilot)")
+    ] = False,
+    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
+    gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    plan_out: Annotated[
+        Path | None,
+        typer.Option("--plan-out", help="The new plan as solve --format json writes it"),
+    ] = None,
+    problem_out: Annotated[
+        Path | None,
+        typer.Option("--problem-out", help="The re-based problem YAML (for the next re-solve)"),
+    ] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Prices changed: re-solve from where we stand, and say what changed and why."""
+
+    def body() -> None:
+        import yaml
+
+        from solver.backends import SolveOptions
+        from solver.changes import resolve
+        from solver.problem import load_problem
+
+        if format not in {"table", "json"}:
+            raise ProcureError(
+                f"unknown format {format!r}", field="--format", fix="use table or json"
+            )
+        if gap < 0 or (time_limit is not None and time_limit <= 0):
+            raise ProcureError(
+                "gap must be >= 0 and time limit > 0",
+                field="--gap/--time-limit",
+                fix="e.g. --gap 0.001 --time-limit 60",
+            )
+        prob = load_problem(problem)
+        base = _load_plan(baseline)
+        old_cat = _load_catalog(catalog)
+        try:
+            repriced = _apply_price_file(
+                old_cat,
+                prices,
+                prices_format,
+                provider,
+                price_date,
+                max_factor,
+                accept_suspicious,
+                add_new,
+            )
+        except ProcureError as exc:
+            _blame(exc, {}, prices)
+            raise
+        try:
+            result = resolve(
+                prob,
+                base,
+                old_cat,
+                repriced.catalog,
+                as_of=as_of,
+                max_changes=max_changes,
+                switching_cost_usd=switching_cost_usd,
+                solver=solver,
+                options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+            )
+        except ProcureError as exc:
+            _blame(exc, {"--baseline": baseline}, problem)
+            raise
+        rb = result.rebased
+        if format == "json":
+            doc = {
+                "price_update": repriced.report.as_dict(),
+                "carried": {
+                    "as_of": rb.as_of,
+                    "servers": [s.model_dump() for s in rb.carried_servers],
+                    "reservations": [r.model_dump() for r in rb.carried_reservations],
+                    "dropped_workloads": rb.dropped_workloads,
+                    "spent_before_usd": rb.spent_before_usd,
+                    "co2e_before_t": rb.co2e_before_t,
+                    "notes": rb.notes,
+                },
+                "plan": result.plan.model_dump(mode="json"),
+                "diff": result.diff.model_dump(mode="json"),
+            }
+            text = json.dumps(doc, indent=2) + "\n"
+        else:
+            text = "\n".join(
+                [
+                    repriced.report.summary(),
+                    rb.summary(),
+                    plan_table(result.plan),
+                    result.diff.text(),
+                ]
+            )
+        if plan_out is not None:
+            write_atomic(plan_out, plan_json(result.plan))
+        if problem_out is not None:
+            data = rb.problem.model_dump(mode="json", exclude_defaults=True)
+            write_atomic(problem_out, yaml.safe_dump(data, sort_keys=False))
+        if out is not None:
+            write_atomic(out, text)
+            typer.echo(f"wrote {out}")
+        else:
+            sys.stdout.write(text)
+        for path in (plan_out, problem_out):
+            if path is not None:
+                typer.echo(f"wrote {path}", err=out is None)
+
+    _run(debug, body)
+
+
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[Path, typer.Argument(help="The old plan (solve --format json)")],
+    new: Annotated[Path, typer.Argument(help="The new plan")],
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="New prices (applied over --catalog) for the price effect"),
+    ] = None,
+    catalog: Annotated[
+        Path | None,
+        typer.Option("--catalog", help="Catalog the new prices apply over (default: shipped)"),
+    ] = None,
+    prices_format: PricesFormatOpt = "auto",
+    provider: ProviderOpt = None,
+    price_date: PriceDateOpt = None,
+    max_factor: MaxFactorOpt = 2.0,
+    accept_suspicious: AcceptOpt = False,
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Line items added, removed and changed; the cost change split into price and plan effect.
+
+    The price effect re-prices the old plan: at the new plan's own unit prices,
+    and with --prices (or --catalog) at that catalog's prices for the rest.
+    """
+
+    def body() -> None:
+        from solver.changes import diff_plans, prices_of_catalog
+
+        if format not in {"table", "json"}:
+            raise ProcureError(
+                f"unknown format {format!r}", field="--format", fix="use table or json"
+            )
+        before, after = _load_plan(old), _load_plan(new)
+        new_prices = None
+        if prices is not None:
+            try:
+                repriced = _apply_price_file(
+                    _load_catalog(catalog),
+                    prices,
+                    prices_format,
+                    provider,
+                    price_date,
+                    max_factor,
+                    accept_suspicious,
+                    False,
+                )
+            except ProcureError as exc:
+                _blame(exc, {}, prices)
+                raise
+            new_prices = prices_of_catalog(repriced.catalog)
+        elif catalog is not None:
+            new_prices = prices_of_catalog(_load_catalog(catalog))
+        diff = diff_plans(before, after, new_prices=new_prices)
+        if format == "json":
+            text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
+        else:
+            text = diff.text()
+        if out is not None:
+            write_atomic(out, text)
+            typer.echo(f"wrote {out}")
+        else:
+            sys.stdout.write(text)
+
+    _run(debug, body)
+
+
+@app.command("export")
+def export_cmd(
+    plan: Annotated[Path, typer.Argument(help="A plan (solve --format json)")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the files")],
+    by_provider: Annotated[
+        bool,
+        typer.Option("--by-provider/--combined", help="One order per provider, or one table"),
+    ] = True,
+    format: Annotated[str, typer.Option("--format", help="csv | xlsx | focus")] = "csv",
+    problem: Annotated[
+        Path | None,
+        typer.Option(help="Problem YAML of the plan (dates, delivery periods; focus needs it)"),
+    ] = None,
+    catalog: CatalogOpt = None,
+    start: Annotated[
+        str | None,
+        typer.Option(help="First day of the plan's first period, YYYY-MM-DD (focus needs it)"),
+    ] = None,
+    billing_account: Annotated[
+        str, typer.Option("--billing-account", help="BillingAccountId for FOCUS rows")
+    ] = "planned",
+    debug: DebugOpt = False,
+) -> None:
+    """Purchase orders per provider and for hardware (csv, xlsx), or FOCUS 1.2 rows (focus)."""
+
+    def body() -> None:
+        from datetime import date
+
+        from solver.export import (
+            focus_csv,
+            focus_frame,
+            hardware_order,
+            orders_combined,
+            orders_csv,
+            orders_xlsx,
+            validate_focus,
+        )
+        from solver.problem import load_problem
+
+        if format not in {"csv", "xlsx", "focus"}:
+            raise ProcureError(
+                f"unknown format {format!r}", field="--format", fix="use csv, xlsx or focus"
+            )
+        the_plan = _load_plan(plan)
+        cat = _load_catalog(catalog)
+        prob = load_problem(problem) if problem is not None else None
+        if prob is not None:
+            names = {p.name for p in prob.resolved_periods}
+            strays = sorted({i.period for i in the_plan.line_items} - names)
+            if strays:
+                raise ProcureError(
+                    f"the plan has periods {strays} that problem {prob.name!r} does not",
+                    file=str(problem),
+                    fix="pass the problem the plan was solved from",
+                )
+        files: dict[str, str | bytes] = {}
+        if format == "focus":
+            if prob is None or start is None:
+                raise ProcureError(
+                    "FOCUS rows need dates: the problem's periods and the start day",
+                    field="--problem/--start",
+                    fix="add --problem PROBLEM.yaml --start YYYY-MM-DD",
+                )
+            try:
+                day = date.fromisoformat(start)
+            except ValueError:
+                raise ProcureError(
+                    f"{start!r} is not a date", field="--start", fix="write it as YYYY-MM-DD"
+                ) from None
+            frame = focus_frame(the_plan, prob, cat, day, billing_account_id=billing_account)
+            problems = validate_focus(frame)
+            if problems:
+                raise ProcureError(
+                    "the FOCUS export does not conform: " + "; ".join(problems),
+                    fix="this is a bug in procure: report it with the plan",
+                )
+            files["focus.csv"] = focus_csv(frame)
+        elif format == "xlsx":
+            files["orders.xlsx"] = orders_xlsx(the_plan, cat, prob)
+        elif by_provider:
+            files.update(orders_csv(the_plan, cat, prob))
+        else:
+            files["orders.csv"] = orders_combined(the_plan).to_csv(index=False, lineterminator="\n")
+            hw = hardware_order(the_plan, cat, prob)
+            if not hw.empty:
+                files["hardware.csv"] = hw.to_csv(index=False, lineterminator="\n")
+        if not files:
+            typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
+            return
+        for name, content in files.items():
+            write_atomic(out / name, content)
+        typer.echo("wrote " + ", ".join(str(out / n) for n in files))
+
+    _run(debug, body)
 
 
 def main() -> None:  # pragma: no cover

@@ -61,6 +61,13 @@ FAMILIES: dict[str, Family] = {
     "provider_share": Family("cost on a provider <= share x total cost", "USD per USD"),
     "power_cap": Family("owned server power at a site <= its power cap", "USD per kW"),
     "objective_stage": Family("first-stage objective kept (lexicographic)", "-"),
+    # stability rows of a re-solve (solver/changes.py: add_stability)
+    "change_link": Family(
+        "a line item's units differ from the baseline only if its change indicator is 1",
+        "USD per unit",
+    ),
+    "max_changes": Family("line items changed from the baseline <= limit", "USD per change"),
+    "switching": Family("units switched >= |units - baseline units| (switching cost)", "USD"),
 }
 
 

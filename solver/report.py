@@ -120,7 +120,8 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
     table = Table(title="shadow prices (largest first)", title_justify="left")
     for col in ("constraint", "worth of one more unit", "unit", "$ per 1M tokens"):
         table.add_column(col)
-    for d in report.duals[:top]:
+    nonzero = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]
+    for d in nonzero[:top]:
         table.add_row(
             d.constraint,
             f"{d.worth:,.4g}",
@@ -128,6 +129,10 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
             "" if d.usd_per_mtoken is None else f"{d.usd_per_mtoken:,.4f}",
         )
     console.print(table)
+    console.print(
+        f"{len(report.duals) - len(nonzero)} other constraints have a zero shadow price "
+        "(they do not bind at this plan)"
+    )
     if report.reduced_costs:
         rc = Table(title="options not used: reduced cost (closest first)", title_justify="left")
         for col in ("option", "reduced cost", "hourly price cut to break even (LP)"):
@@ -188,6 +193,9 @@ def _table_html(frame: pd.DataFrame, money: Sequence[str] = ()) -> str:
     for col in money:
         if col in shown:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+    for col in shown.columns:
+        if col not in money and pd.api.types.is_float_dtype(shown[col]):
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4g}")
     return shown.to_html(index=False, escape=True, border=0, classes="t", na_rep="")
 
 
@@ -232,6 +240,11 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     ]
     binding = pd.DataFrame([b.model_dump() for b in plan.binding])
     duals = duals_frame(sens)
+    zero = 0
+    if not duals.empty:
+        keep = duals["d_objective_d_rhs"].abs() > 1e-9
+        zero = int((~keep).sum())
+        duals = duals[keep]
     be = [break_even_sentence(b) for b in sens.break_even]
     share = pd.DataFrame(
         {"pool": list(analysis.scenario_share), "share": list(analysis.scenario_share.values())}
@@ -259,6 +272,8 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         _table_html(duals[["constraint", "worth", "unit", "usd_per_mtoken"]])
         if not duals.empty
         else "<p><em>none</em></p>",
+        f"<p class='note'>{zero} other constraints have a zero shadow price "
+        "(they do not bind at this plan).</p>",
         "<h2>Break-even prices</h2>",
         f"<p class='note'>{esc(sens.break_even_tolerance)}</p>",
         "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in be) + "</ul>",
@@ -309,7 +324,7 @@ def build_analysis(
     plan: Plan,
     solution,
     *,
-    solver: str = "highs",
+    solver: str = "highspy",
     break_even_limit: int | None = 12,
     frontier_points: int = 8,
     budget_points: int = 6,

@@ -156,7 +156,7 @@ def _objective_unit(kind: str) -> str:
     return "tCO2e" if kind == "min_carbon" else "USD"
 
 
-def shadow_prices(solution: Solution, *, solver: str = "highs") -> SensitivityReport:
+def shadow_prices(solution: Solution, *, solver: str = "highspy") -> SensitivityReport:
     """Duals of every named constraint and reduced costs of unused options.
 
     Parameters
@@ -199,7 +199,7 @@ def shadow_prices(solution: Solution, *, solver: str = "highs") -> SensitivityRe
                 family=row.family,
                 meaning=FAMILIES[row.family].description,
                 d_objective_d_rhs=pi,
-                unit=f"{unit} per unit ({FAMILIES[row.family].dual_unit})",
+                unit=FAMILIES[row.family].dual_unit.replace("USD per", f"{unit} per", 1),
                 worth=worth,
                 usd_per_mtoken=per_mtoken,
             )
@@ -413,7 +413,7 @@ def break_even_for_pool(
     pool_id: str,
     in_plan: bool,
     *,
-    solver: str = "highs",
+    solver: str = "highspy",
     options: SolveOptions | None = None,
     warm: bool = True,
     model: LinearModel | None = None,
@@ -564,7 +564,7 @@ def break_even_prices(
     *,
     pools: Iterable[str] | None = None,
     limit: int | None = None,
-    solver: str = "highs",
+    solver: str = "highspy",
     warm: bool = True,
     workers: int = 1,
     scheduler: str | None = None,
@@ -761,7 +761,7 @@ def _with_problem(compiled: Compiled, **update) -> Compiled:
 
 
 def carbon_frontier(
-    compiled: Compiled, *, points: int = 8, solver: str = "highs", **run
+    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
     base = {"objective": "min_cost", "carbon_cap_tco2e": None}
@@ -798,7 +798,7 @@ def budget_sweep(
     compiled: Compiled,
     budgets_usd: Iterable[float],
     *,
-    solver: str = "highs",
+    solver: str = "highspy",
     **run,
 ) -> list[SweepPoint]:
     """Served demand and cost versus budget (objective: max served within budget)."""
@@ -822,7 +822,7 @@ def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
 
 
 def demand_sweep(
-    compiled: Compiled, factors: Iterable[float], *, solver: str = "highs", **run
+    compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus demand growth (every inference demand scaled)."""
     tasks = [
@@ -837,7 +837,7 @@ def price_scenarios(
     n: int = 20,
     spread: float = 0.2,
     seed: int = 0,
-    solver: str = "highs",
+    solver: str = "highspy",
     **run,
 ) -> tuple[list[SweepPoint], dict[str, float]]:
     """Every pool's price drawn uniformly within ±``spread``; how often each pool stays.
@@ -875,7 +875,7 @@ def sensitivity_report(
     solution: Solution,
     *,
     break_even_limit: int | None = 12,
-    solver: str = "highs",
+    solver: str = "highspy",
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,

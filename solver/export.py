@@ -1,0 +1,824 @@
+"""Purchase orders per provider, the hardware order, and FOCUS rows for finance.
+
+Pure functions from a plan (plus the catalog and the problem where dates or
+server data are needed) to DataFrames, CSV text or XLSX bytes; the CLI writes
+the files (``procure export``).
+
+**Orders** (:func:`provider_orders`, :func:`hardware_order`): one order per
+cloud provider (instances, regions, modes, terms, quantities, unit prices,
+totals per period) and one for servers to buy (SKU, quantity, site, lead time,
+delivery period).
+
+**FOCUS** (:func:`focus_frame`): the plan's forecast charges as rows of the
+FinOps Open Cost and Usage Specification, FOCUS 1.2 (https://focus.finops.org/
+focus-specification/v1-2/; normative column text in the FOCUS_Spec repository,
+``FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec``, ``specification/columns/*.md``
+and the v1.1 -> v1.2 "Column Normative Requirements Overview"). Every column the
+specification says MUST be present is written (:data:`FOCUS_REQUIRED`), with
+the conditional columns a cloud GPU bill carries (commitment discounts,
+pricing category, region, SKU, consumed quantity) and ``x_``-prefixed custom
+columns (the spec's rule for extensions) that tie each row to its plan line
+item. Values follow the spec's allowed values:
+
+- ``ChargeCategory``: ``Usage`` (rent, training, owned electricity and hosting,
+  use of a commitment) or ``Purchase`` (a reservation's recurring fee, a
+  server bought); ``ChargeFrequency``: ``Usage-Based``, ``Recurring`` or
+  ``One-Time`` (never ``Usage-Based`` for a purchase); ``ChargeClass`` null.
+- ``PricingCategory``: ``Standard`` (on-demand, owned), ``Dynamic`` (spot),
+  ``Committed`` (usage covered by a reservation); ``ServiceCategory``
+  ``Compute``.
+- Reservations: the recurring fee is a ``Purchase`` row with ``BilledCost`` =
+  the fee and ``EffectiveCost`` 0 ("MUST be 0 when ChargeCategory is Purchase
+  and the purchase is intended to cover future eligible charges"); the fee is
+  amortised onto ``Usage`` rows with ``CommitmentDiscountStatus`` ``Used``
+  (the share the plan uses) and ``Unused`` (the rest, including months a term
+  runs past the horizon), ``BilledCost`` 0.
+- Servers bought: a ``One-Time`` ``Purchase`` row; ``BilledCost`` the capex,
+  ``EffectiveCost`` the capex the plan counts (all of it, or the amortised
+  share under ``owned_cost_policy: amortised``); hosting as ``Recurring`` usage.
+
+Rows are monthly (calendar months from ``start`` when every period is a whole
+number of months; else 730-hour months). ``EffectiveCost`` sums to the plan's
+``total_cost_usd``; resource ids are left out (a plan has no resources yet).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import zipfile
+from collections import defaultdict
+from datetime import date, datetime
+
+import numpy as np
+import pandas as pd
+
+from solver.catalog import Catalog
+from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.plan import LineItem, Plan
+from solver.problem import HOURS_PER_MONTH, Problem
+
+# --------------------------------------------------------------------------- orders
+
+ORDER_ITEMS = ("rent", "reservation", "training")
+_TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
+
+
+def _term(item: LineItem) -> str:
+    if item.mode in RESERVED_TERM_MONTHS:
+        years = int(RESERVED_TERM_MONTHS[item.mode] / 12)
+        return f"{years} year{'s' if years > 1 else ''} from the start of {item.period}"
+    return _TERM.get(item.mode, item.mode)
+
+
+def _unit_price(item: LineItem) -> float:
+    return item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
+
+
+def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
+    """One order per cloud provider: what to run or reserve, where, how many, at what price.
+
+    Rows are the plan's rented units (per period and load block), reservations
+    and rented training clusters; columns ``usd_<period>`` give each row's cost
+    per plan period and a last ``TOTAL`` row sums them. Owned servers are in
+    :func:`hardware_order`; existing fleet and commitments need no order.
+    """
+    periods = list(plan.totals.by_period)
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for i in plan.line_items:
+        if i.mode == "owned" or i.item not in ORDER_ITEMS:
+            continue
+        if i.item == "training" and i.mode not in RENTED_MODES:
+            continue  # runs on reserved capacity: the reservation is the order
+        by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
+        rows[i.provider].append(
+            {
+                "item": i.item,
+                "region": i.region,
+                "instance_type": i.instance_type,
+                "offering": i.offering,
+                "accelerator": i.accelerator,
+                "accelerators_per_unit": i.accelerators / i.units if i.units else 0.0,
+                "mode": i.mode,
+                "term": _term(i),
+                "period": i.period,
+                "block": i.block,
+                "workload": i.workload,
+                "quantity": i.units,
+                "hours_per_unit": i.hours,
+                "unit_price_usd_per_hour": _unit_price(i),
+                "total_usd": i.cost_usd,
+                **{f"usd_{p}": float(by_period.get(p, 0.0)) for p in periods},
+            }
+        )
+    out = {}
+    for provider in sorted(rows):
+        frame = pd.DataFrame(rows[provider])
+        frame = frame.sort_values(
+            ["period", "region", "instance_type", "mode", "item", "block", "workload"],
+            kind="stable",
+        ).reset_index(drop=True)
+        total = {c: "" for c in frame.columns}
+        total["item"] = "TOTAL"
+        for c in ["total_usd", *[f"usd_{p}" for p in periods]]:
+            total[c] = float(frame[c].sum())
+        out[provider] = pd.concat([frame, pd.DataFrame([total])], ignore_index=True)
+    return out
+
+
+def _period_months(problem: Problem) -> tuple[dict[str, float], dict[str, float], float]:
+    periods = problem.resolved_periods
+    starts = np.concatenate([[0.0], np.cumsum([p.months for p in periods])[:-1]])
+    start = {p.name: float(s) for p, s in zip(periods, starts, strict=True)}
+    months = {p.name: float(p.months) for p in periods}
+    return start, months, float(sum(months.values()))
+
+
+def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> pd.DataFrame:
+    """Servers to buy: SKU, quantity, site, order period, lead time, delivery.
+
+    With the problem, ``delivery_month`` (months from the start of the plan) and
+    ``in_service_from`` (the first period the servers serve in full) are given;
+    without it only the lead time after the start of the order period.
+    """
+    rows = []
+    start, _, _ = _period_months(problem) if problem is not None else ({}, {}, 0.0)
+    names = list(start)
+    for i in plan.line_items:
+        if i.item != "purchase":
+            continue
+        server = (
+            catalog.servers.loc[i.instance_type]
+            if i.instance_type in catalog.servers.index
+            else None
+        )
+        site = catalog.sites.loc[i.region] if i.region in catalog.sites.index else None
+        lead_days = float(server["lead_time_days"]) if server is not None else float("nan")
+        row = {
+            "server": i.instance_type,
+            "server_name": server["name"] if server is not None else "",
+            "accelerator": i.accelerator,
+            "accelerators_per_server": i.accelerators / i.units if i.units else 0.0,
+            "quantity": i.units,
+            "site": i.region,
+            "site_name": site["name"] if site is not None else "",
+            "order_period": i.period,
+            "lead_time_days": lead_days,
+            "capex_usd_per_server": float(server["capex_usd"]) if server is not None else np.nan,
+            "capex_usd": i.units * float(server["capex_usd"]) if server is not None else np.nan,
+            "plan_cost_usd": i.cost_usd,
+            "delivery": f"{lead_days:g} days after the start of {i.period}"
+            if lead_days == lead_days
+            else "",
+        }
+        if problem is not None and lead_days == lead_days:
+            arrival = start[i.period] + lead_days / DAYS_PER_MONTH
+            row["delivery_month"] = round(arrival, 2)
+            after = [p for p in names if start[p] >= arrival - 1e-9]
+            row["in_service_from"] = after[0] if after else "after the horizon"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> dict[str, str]:
+    """File name -> CSV text: ``orders-<provider>.csv`` each, and ``hardware.csv``."""
+    files = {
+        f"orders-{_safe(p)}.csv": frame.to_csv(index=False, lineterminator="\n")
+        for p, frame in provider_orders(plan).items()
+    }
+    hw = hardware_order(plan, catalog, problem)
+    if not hw.empty:
+        files["hardware.csv"] = hw.to_csv(index=False, lineterminator="\n")
+    return files
+
+
+def orders_combined(plan: Plan) -> pd.DataFrame:
+    """All providers' orders in one table (a ``provider`` column first, no TOTAL rows)."""
+    frames = []
+    for provider, frame in provider_orders(plan).items():
+        body = frame[frame["item"] != "TOTAL"].copy()
+        body.insert(0, "provider", provider)
+        frames.append(body)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"provider": []})
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "provider"
+
+
+def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> bytes:
+    """One workbook: a summary sheet, one sheet per provider, and ``hardware``."""
+    orders = provider_orders(plan)
+    hw = hardware_order(plan, catalog, problem)
+    summary_rows = [
+        {
+            "order": p,
+            "lines": int((f["item"] != "TOTAL").sum()),
+            "total_usd": f["total_usd"].iat[-1],
+        }
+        for p, f in orders.items()
+    ]
+    if not hw.empty:
+        summary_rows.append(
+            {"order": "hardware", "lines": len(hw), "total_usd": float(hw["plan_cost_usd"].sum())}
+        )
+    summary = pd.DataFrame(summary_rows, columns=["order", "lines", "total_usd"])
+    out = io.BytesIO()
+    with pd.ExcelWriter(out, engine="openpyxl") as writer:
+        summary.to_excel(writer, sheet_name="summary", index=False)
+        for provider, frame in orders.items():
+            frame.to_excel(writer, sheet_name=_safe(provider)[:31], index=False)
+        if not hw.empty:
+            hw.to_excel(writer, sheet_name="hardware", index=False)
+        fixed = datetime(2000, 1, 1)
+        writer.book.properties.created = fixed
+        writer.book.properties.modified = fixed
+    return _stable_zip(out.getvalue())
+
+
+def _stable_zip(data: bytes) -> bytes:
+    """The same archive with fixed member timestamps: equal input, equal bytes."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = info.external_attr
+            dst.writestr(fixed, src.read(info.filename))
+    return out.getvalue()
+
+
+# --------------------------------------------------------------------------- FOCUS
+
+#: Columns FOCUS 1.2 says MUST be present in every dataset.
+FOCUS_REQUIRED: tuple[str, ...] = (
+    "BilledCost",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "ContractedCost",
+    "EffectiveCost",
+    "InvoiceIssuerName",
+    "ListCost",
+    "PricingQuantity",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "ServiceCategory",
+    "ServiceName",
+)
+#: Conditional and recommended columns written as well (the provider supports them).
+FOCUS_CONDITIONAL: tuple[str, ...] = (
+    "ChargeFrequency",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ContractedUnitPrice",
+    "ListUnitPrice",
+    "PricingCategory",
+    "RegionId",
+    "RegionName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuPriceId",
+)
+FOCUS_CUSTOM: tuple[str, ...] = (
+    "x_PlanItem",
+    "x_PlanPeriod",
+    "x_Workload",
+    "x_LoadBlock",
+    "x_Offering",
+    "x_Mode",
+    "x_Accelerator",
+    "x_Units",
+)
+FOCUS_COLUMNS = FOCUS_REQUIRED + FOCUS_CONDITIONAL + FOCUS_CUSTOM
+
+#: Allowed values (FOCUS 1.2).
+CHARGE_CATEGORIES = ("Adjustment", "Credit", "Purchase", "Tax", "Usage")
+CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
+COMMITMENT_STATUSES = ("Used", "Unused")
+COMMITMENT_CATEGORIES = ("Spend", "Usage")
+SERVICE_CATEGORIES = (
+    "AI and Machine Learning",
+    "Analytics",
+    "Business Applications",
+    "Compute",
+    "Databases",
+    "Developer Tools",
+    "Multicloud",
+    "Identity",
+    "Integration",
+    "Internet of Things",
+    "Management and Governance",
+    "Media",
+    "Migration",
+    "Mobile",
+    "Networking",
+    "Security",
+    "Storage",
+    "Web",
+    "Other",
+)
+_PROVIDER_NAMES = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Microsoft", "oci": "Oracle"}
+_SERVICE_NAMES = {
+    "aws": "Amazon Elastic Compute Cloud",
+    "gcp": "Compute Engine",
+    "azure": "Virtual Machines",
+    "oci": "Compute",
+}
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+class _Clock:
+    """Plan months -> timestamps: calendar months when every period is whole months."""
+
+    def __init__(self, problem: Problem, start: date) -> None:
+        self.start = pd.Timestamp(start)
+        self.calendar = all(float(p.months).is_integer() for p in problem.resolved_periods)
+
+    def at(self, month: float) -> pd.Timestamp:
+        if not self.calendar:
+            return self.start + pd.Timedelta(hours=month * HOURS_PER_MONTH)
+        whole = math.floor(month + 1e-9)
+        first = self.start + pd.DateOffset(months=whole)
+        if abs(month - whole) <= 1e-9:
+            return first
+        nxt = self.start + pd.DateOffset(months=whole + 1)
+        return first + (nxt - first) * (month - whole)  # within its calendar month
+
+    def text(self, month: float) -> str:
+        return self.at(month).round("s").strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def slices(self, begin: float, end: float) -> list[tuple[float, float]]:
+        """[begin, end) cut at whole months."""
+        out, m = [], begin
+        while m < end - 1e-6:
+            nxt = min(end, math.floor(m + 1e-9) + 1.0)
+            out.append((m, nxt))
+            m = nxt
+        return out
+
+
+def focus_frame(
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    start: date,
+    *,
+    billing_account_id: str = "planned",
+) -> pd.DataFrame:
+    """The plan's forecast charges as FOCUS 1.2 rows (see the module docstring).
+
+    Parameters
+    ----------
+    problem
+        The problem the plan was solved from (period lengths, owned cost policy).
+    catalog
+        On-demand list prices of reserved offerings, servers' capex.
+    start
+        The first day of the plan's first period (UTC).
+    """
+    clock = _Clock(problem, start)
+    p_start, p_months, horizon = _period_months(problem)
+    account_name = f"procure plan: {plan.problem}"
+    rows: list[dict] = []
+
+    def emit(item: LineItem, m0: float, m1: float, **values) -> None:
+        provider = item.provider
+        display = _PROVIDER_NAMES.get(provider, provider)
+        owned = item.mode == "owned"
+        billing_start = math.floor(m0 + 1e-9)
+        billing_end = billing_start + 1.0
+        quantity = values.pop("quantity")
+        list_price = values.pop("list_price")
+        row = {
+            "BillingAccountId": billing_account_id,
+            "BillingAccountName": account_name,
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": clock.text(billing_start),
+            "BillingPeriodEnd": clock.text(billing_end),
+            "ChargePeriodStart": clock.text(m0),
+            "ChargePeriodEnd": clock.text(m1),
+            "ChargeClass": None,
+            "ProviderName": display,
+            "PublisherName": display,
+            "InvoiceIssuerName": display,
+            "ServiceCategory": "Compute",
+            "ServiceSubcategory": "Other (Compute)" if owned else "Virtual Machines",
+            "ServiceName": "Owned servers"
+            if owned
+            else _SERVICE_NAMES.get(provider, "GPU instances"),
+            "RegionId": item.region,
+            "RegionName": item.region,
+            "PricingQuantity": quantity,
+            "ListUnitPrice": list_price,
+            "ContractedUnitPrice": list_price,
+            "ListCost": list_price * quantity,
+            "ContractedCost": list_price * quantity,
+            "CommitmentDiscountCategory": None,
+            "CommitmentDiscountId": None,
+            "CommitmentDiscountName": None,
+            "CommitmentDiscountQuantity": None,
+            "CommitmentDiscountStatus": None,
+            "CommitmentDiscountType": None,
+            "CommitmentDiscountUnit": None,
+            "ConsumedQuantity": None,
+            "ConsumedUnit": None,
+            "x_PlanItem": item.item,
+            "x_PlanPeriod": item.period,
+            "x_Workload": item.workload or None,
+            "x_LoadBlock": item.block or None,
+            "x_Offering": item.offering,
+            "x_Mode": item.mode,
+            "x_Accelerator": item.accelerator,
+            "x_Units": item.units,
+        }
+        row.update(values)
+        rows.append(row)
+
+    def usage_slices(item: LineItem, period: str, usd: float) -> list[tuple[float, float, float]]:
+        """(m0, m1, share) of a period's cost, uniform over the period's months."""
+        s, months = p_start[period], p_months[period]
+        return [(a, b, usd * (b - a) / months) for a, b in clock.slices(s, s + months)]
+
+    used = _commitment_use(plan, p_start, p_months)
+    for item in plan.line_items:
+        if item.cost_usd == 0.0 and item.item in ("use", "training"):
+            continue
+        what = (
+            f"{item.units:g} x {item.instance_type} ({item.accelerator}) {item.mode} "
+            f"in {item.region}"
+        )
+        if item.workload:
+            what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
+        if item.item in ("rent", "use", "training") or (
+            item.item == "existing" and item.mode == "owned"
+        ):
+            price_category = {"spot": "Dynamic"}.get(item.mode, "Standard")
+            frequency = "Recurring" if item.item == "existing" else "Usage-Based"
+            if item.item == "training":
+                pieces = _training_slices(item, p_start[item.period], clock)
+            else:
+                by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
+                pieces = [x for p, usd in by_period.items() for x in usage_slices(item, p, usd)]
+            unit_hours = item.units * item.hours if item.hours else 0.0
+            for m0, m1, usd in pieces:
+                if usd == 0.0:
+                    continue
+                share = usd / item.cost_usd if item.cost_usd else 0.0
+                quantity = unit_hours * share if unit_hours else item.units
+                emit(
+                    item,
+                    m0,
+                    m1,
+                    quantity=quantity,
+                    list_price=usd / quantity if quantity else 0.0,
+                    ChargeCategory="Usage",
+                    ChargeFrequency=frequency,
+                    ChargeDescription=("hosting of " if item.item == "existing" else "")
+                    + what
+                    + ("" if item.mode != "owned" else " (electricity, hosting)"),
+                    PricingUnit="Hours",
+                    PricingCategory=price_category,
+                    BilledCost=usd,
+                    EffectiveCost=usd,
+                    ConsumedQuantity=quantity,
+                    ConsumedUnit="Hours",
+                    SkuId=item.offering,
+                    SkuPriceId=f"{item.offering}#{item.mode}",
+                )
+        elif item.item in ("reservation", "existing"):
+            _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog)
+        elif item.item == "purchase":
+            _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon)
+    frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
+    return frame.sort_values(
+        ["ChargePeriodStart", "ProviderName", "x_Offering", "ChargeCategory", "x_PlanItem"],
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+def _training_slices(
+    item: LineItem, begin: float, clock: _Clock
+) -> list[tuple[float, float, float]]:
+    """A training job's cost by month: it runs ``item.hours`` from the start of its period."""
+    months = item.hours / HOURS_PER_MONTH
+    return [
+        (a, b, item.cost_usd * (b - a) / months) for a, b in clock.slices(begin, begin + months)
+    ]
+
+
+def _commitment_use(
+    plan: Plan, p_start: dict[str, float], p_months: dict[str, float]
+) -> dict[tuple[str, str, str], float]:
+    """(offering, mode, period) -> share of committed instance-hours the plan uses (0..1)."""
+    committed: dict[tuple[str, str, str], float] = defaultdict(float)
+    in_use: dict[tuple[str, str, str], float] = defaultdict(float)
+    for i in plan.line_items:
+        if i.mode not in RESERVED_TERM_MONTHS:
+            continue
+        if i.item == "reservation":
+            begin = p_start[i.period]
+            for p, s in p_start.items():
+                overlap = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode]) - max(s, begin)
+                if overlap > 1e-9:
+                    committed[(i.offering, i.mode, p)] += i.units * overlap * HOURS_PER_MONTH
+        elif i.item == "existing":
+            for p, usd in i.cost_by_period_usd.items():
+                price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
+                if price > 0:
+                    committed[(i.offering, i.mode, p)] += usd / price
+        elif i.item in ("use", "training"):
+            in_use[(i.offering, i.mode, i.period)] += i.units * i.hours
+    return {k: min(1.0, in_use.get(k, 0.0) / v) for k, v in committed.items() if v > 0}
+
+
+def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog) -> None:
+    """A commitment's recurring fee (Purchase) amortised onto Used/Unused usage rows."""
+    mode = item.mode
+    price = item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
+    years = int(RESERVED_TERM_MONTHS[mode] / 12)
+    if item.item == "reservation":
+        begin = p_start[item.period]
+        spans = clock.slices(begin, begin + RESERVED_TERM_MONTHS[mode])
+        cid = f"planned:{item.offering}#{mode}@{item.period}"
+        pieces = [(a, b, price * item.units * (b - a) * HOURS_PER_MONTH) for a, b in spans]
+    else:  # existing commitment: its cost per plan period, uniform over the months
+        cid = f"existing:{item.offering}#{mode}"
+        pieces = []
+        for p, usd in item.cost_by_period_usd.items():
+            s, months = p_start[p], p_months[p]
+            pieces += [(a, b, usd * (b - a) / months) for a, b in clock.slices(s, s + months)]
+    on_demand = np.nan
+    if item.offering in catalog.offerings.index:
+        on_demand = float(catalog.offerings.at[item.offering, "on_demand_usd_per_hour"])
+    list_price = on_demand if on_demand == on_demand else price
+    commitment = {
+        "CommitmentDiscountCategory": "Usage",
+        "CommitmentDiscountId": cid,
+        "CommitmentDiscountName": f"{item.units:g} x {item.instance_type} {years}-year reservation",
+        "CommitmentDiscountType": f"Reservation ({years} year{'s' if years > 1 else ''})",
+        "CommitmentDiscountUnit": "Hours",
+        "SkuId": item.offering,
+    }
+    for m0, m1, fee in pieces:
+        hours = fee / price if price else 0.0
+        emit(
+            item,
+            m0,
+            m1,
+            quantity=hours,
+            list_price=price,
+            ChargeCategory="Purchase",
+            ChargeFrequency="Recurring",
+            ChargeDescription=f"{years}-year reservation fee: {what}",
+            PricingUnit="Hours",
+            PricingCategory="Standard",
+            BilledCost=fee,
+            EffectiveCost=0.0,
+            CommitmentDiscountQuantity=hours,
+            SkuPriceId=f"{item.offering}#{mode}",
+            **commitment,
+        )
+        period = _period_at(m0, p_start, p_months, horizon)
+        share_used = used.get((item.offering, mode, period), 0.0) if period else 0.0
+        for status, share in (("Used", share_used), ("Unused", 1.0 - share_used)):
+            if share <= 1e-12:
+                continue
+            emit(
+                item,
+                m0,
+                m1,
+                quantity=hours * share,
+                list_price=list_price,
+                ChargeCategory="Usage",
+                ChargeFrequency="Usage-Based" if status == "Used" else "Recurring",
+                ChargeDescription=f"{status.lower()} reservation hours: {what}",
+                PricingUnit="Hours",
+                PricingCategory="Committed",
+                BilledCost=0.0,
+                EffectiveCost=fee * share,
+                CommitmentDiscountQuantity=hours * share,
+                CommitmentDiscountStatus=status,
+                ConsumedQuantity=hours * share if status == "Used" else None,
+                ConsumedUnit="Hours" if status == "Used" else None,
+                SkuPriceId=f"{item.offering}#on_demand",
+                **commitment,
+            )
+
+
+def _period_at(month: float, p_start, p_months, horizon: float) -> str | None:
+    if month >= horizon - 1e-9:
+        return None
+    for p, s in p_start.items():
+        if s - 1e-9 <= month < s + p_months[p] - 1e-9:
+            return p
+    return None
+
+
+def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) -> None:
+    """A server purchase: one-time capex in the order month, then hosting until the horizon."""
+    in_service = item.hours / HOURS_PER_MONTH
+    capex = np.nan
+    if item.instance_type in catalog.servers.index:
+        srv = catalog.servers.loc[item.instance_type]
+        frac = 1.0
+        if problem.owned_cost_policy == "amortised":
+            frac = min(1.0, in_service / (float(srv["lifetime_years"]) * 12.0))
+        capex = float(srv["capex_usd"])
+        counted = item.units * capex * frac
+    else:
+        counted = item.cost_usd
+    m0, m1 = clock.slices(p_start[item.period], p_start[item.period] + 1.0)[0]
+    emit(
+        item,
+        m0,
+        m1,
+        quantity=item.units,
+        list_price=capex if capex == capex else counted / item.units,
+        ChargeCategory="Purchase",
+        ChargeFrequency="One-Time",
+        ChargeDescription=f"purchase: {what}",
+        PricingUnit="Units",
+        PricingCategory="Standard",
+        BilledCost=item.units * capex if capex == capex else counted,
+        EffectiveCost=counted,
+        SkuId=item.instance_type,
+        SkuPriceId=f"{item.instance_type}#capex",
+    )
+    hosting = item.cost_usd - counted
+    if abs(hosting) <= 1e-9 or in_service <= 0:
+        return
+    begin = horizon - in_service
+    for a, b in clock.slices(begin, horizon):
+        usd = hosting * (b - a) / in_service
+        hours = item.units * (b - a) * HOURS_PER_MONTH
+        emit(
+            item,
+            a,
+            b,
+            quantity=hours,
+            list_price=usd / hours if hours else 0.0,
+            ChargeCategory="Usage",
+            ChargeFrequency="Recurring",
+            ChargeDescription=f"hosting and maintenance: {what}",
+            PricingUnit="Hours",
+            PricingCategory="Standard",
+            BilledCost=usd,
+            EffectiveCost=usd,
+            ConsumedQuantity=hours,
+            ConsumedUnit="Hours",
+            SkuId=item.instance_type,
+            SkuPriceId=f"{item.offering}#hosting",
+        )
+
+
+def validate_focus(frame: pd.DataFrame) -> list[str]:
+    """Problems with a FOCUS frame against the FOCUS 1.2 rules this export relies on.
+
+    Checks presence of every required column, nulls where the spec forbids
+    them, allowed values, date format (``YYYY-MM-DDTHH:MM:SSZ``, end after
+    start, charge period inside its billing period), ListCost = ListUnitPrice x
+    PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity,
+    EffectiveCost 0 on commitment purchases, and ``x_`` custom column names.
+    Returns an empty list when the frame conforms.
+    """
+    problems: list[str] = []
+    missing = [c for c in FOCUS_REQUIRED if c not in frame.columns]
+    if missing:
+        return [f"missing required column(s): {missing}"]
+    known = set(FOCUS_REQUIRED) | set(FOCUS_CONDITIONAL)
+    problems += [
+        f"custom column {c!r} lacks the x_ prefix"
+        for c in frame.columns
+        if c not in known and not c.startswith("x_")
+    ]
+    not_null = [
+        "BilledCost",
+        "BillingAccountId",
+        "BillingCurrency",
+        "BillingPeriodEnd",
+        "BillingPeriodStart",
+        "ChargeCategory",
+        "ChargePeriodEnd",
+        "ChargePeriodStart",
+        "ContractedCost",
+        "EffectiveCost",
+        "InvoiceIssuerName",
+        "ListCost",
+        "ProviderName",
+        "PublisherName",
+        "ServiceCategory",
+        "ServiceName",
+    ]
+    for c in not_null + [c for c in ("ChargeFrequency",) if c in frame]:
+        if frame[c].isna().any():
+            problems.append(f"{c} has nulls")
+
+    def allowed(column: str, values: tuple[str, ...], rows=None) -> None:
+        if column not in frame:
+            return
+        series = frame[column] if rows is None else frame.loc[rows, column]
+        bad = sorted(set(series.dropna()) - set(values))
+        if bad:
+            problems.append(f"{column} has values outside the allowed list: {bad}")
+
+    allowed("ChargeCategory", CHARGE_CATEGORIES)
+    allowed("ChargeFrequency", CHARGE_FREQUENCIES)
+    allowed("ChargeClass", ("Correction",))
+    allowed("PricingCategory", PRICING_CATEGORIES)
+    allowed("CommitmentDiscountStatus", COMMITMENT_STATUSES)
+    allowed("CommitmentDiscountCategory", COMMITMENT_CATEGORIES)
+    allowed("ServiceCategory", SERVICE_CATEGORIES)
+    if not frame["BillingCurrency"].dropna().str.fullmatch(r"[A-Z]{3}").all():
+        problems.append("BillingCurrency is not an ISO 4217 code")
+    purchase = frame["ChargeCategory"] == "Purchase"
+    usage = frame["ChargeCategory"] == "Usage"
+    priced = purchase | usage
+    if (
+        "ChargeFrequency" in frame
+        and (purchase & (frame["ChargeFrequency"] == "Usage-Based")).any()
+    ):
+        problems.append("a Purchase row has ChargeFrequency Usage-Based")
+    for c in (
+        "PricingQuantity",
+        "PricingUnit",
+        "ListUnitPrice",
+        "ContractedUnitPrice",
+        "PricingCategory",
+        "SkuId",
+        "SkuPriceId",
+    ):
+        if c in frame and frame.loc[priced, c].isna().any():
+            problems.append(f"{c} is null on a Usage or Purchase row")
+    if "CommitmentDiscountId" in frame:
+        has_cd = frame["CommitmentDiscountId"].notna()
+        for c in (
+            "CommitmentDiscountCategory",
+            "CommitmentDiscountType",
+            "CommitmentDiscountStatus",
+        ):
+            if c not in frame:
+                continue
+            if frame.loc[~has_cd, c].notna().any():
+                problems.append(f"{c} is set on a row without CommitmentDiscountId")
+        for c in ("CommitmentDiscountCategory", "CommitmentDiscountType"):
+            if c in frame and frame.loc[has_cd, c].isna().any():
+                problems.append(f"{c} is null on a commitment row")
+        if frame.loc[has_cd & usage, "CommitmentDiscountStatus"].isna().any():
+            problems.append("CommitmentDiscountStatus is null on a commitment Usage row")
+        if (frame.loc[has_cd & purchase, "EffectiveCost"].abs() > 1e-9).any():
+            problems.append("EffectiveCost is not 0 on a commitment purchase")
+        if (has_cd & usage & (frame["PricingCategory"] != "Committed")).any():
+            problems.append("PricingCategory is not Committed on commitment usage")
+    if "ConsumedQuantity" in frame:
+        unused = frame.get("CommitmentDiscountStatus") == "Unused"
+        if frame.loc[~usage | unused, "ConsumedQuantity"].notna().any():
+            problems.append("ConsumedQuantity is set on a row that is not used usage")
+    for c in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
+        if not frame[c].astype(str).str.match(_DATE_RE).all():
+            problems.append(f"{c} is not YYYY-MM-DDTHH:MM:SSZ")
+    if not problems:
+        cs, ce = (
+            pd.to_datetime(frame["ChargePeriodStart"]),
+            pd.to_datetime(frame["ChargePeriodEnd"]),
+        )
+        bs, be = (
+            pd.to_datetime(frame["BillingPeriodStart"]),
+            pd.to_datetime(frame["BillingPeriodEnd"]),
+        )
+        if (ce <= cs).any():
+            problems.append("a charge period ends before it starts")
+        if ((cs < bs) | (ce > be)).any():
+            problems.append("a charge period lies outside its billing period")
+    for cost, price in (("ListCost", "ListUnitPrice"), ("ContractedCost", "ContractedUnitPrice")):
+        if price in frame:
+            rows = frame[price].notna() & frame["PricingQuantity"].notna()
+            product = frame.loc[rows, price].astype(float) * frame.loc[
+                rows, "PricingQuantity"
+            ].astype(float)
+            if not np.allclose(product, frame.loc[rows, cost].astype(float), rtol=1e-9, atol=1e-6):
+                problems.append(f"{cost} != {price} x PricingQuantity")
+    return problems
+
+
+def focus_csv(frame: pd.DataFrame) -> str:
+    """CSV text of a FOCUS frame (empty cells for nulls)."""
+    return frame.to_csv(index=False, lineterminator="\n", float_format="%.10g")
