@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field
 
 from solver.backends import HighsSession, SolveOptions, get_backend
 from solver.compile import RENTED_MODES, Compiled
+from solver.errors import InfeasibleError, ProcureError
 from solver.model import (
     FAMILIES,
     LinearModel,
@@ -241,9 +242,7 @@ def _reduced_costs(
     options = compiled.options.set_index("option_id")
     v = lp.variables.assign(dj=dj, value=values)
     rented = v["option_id"].map(options["mode"]).isin(RENTED_MODES)
-    unused = v[
-        v["kind"].isin(("x", "z")) & rented & (v["value"] <= 1e-7) & np.isfinite(v["dj"])
-    ]
+    unused = v[v["kind"].isin(("x", "z")) & rented & (v["value"] <= 1e-7) & np.isfinite(v["dj"])]
     if unused.empty:
         return []
     best = unused.loc[unused.groupby("option_id")["dj"].idxmin()]
@@ -539,8 +538,8 @@ def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     return [p for p in candidates if p in priced], in_plan
 
 
-def _break_even_task(args: tuple) -> list[BreakEven]:
-    compiled, model, slopes, base_objective, start, pool_ids, in_plan, solver, warm = args
+def _break_even_task(shared: tuple, pool_ids: list[str]) -> list[BreakEven]:
+    compiled, model, slopes, base_objective, start, in_plan, solver, warm = shared
     options = SolveOptions(relative_gap=1e-6)
     return [
         break_even_for_pool(
@@ -600,22 +599,23 @@ def break_even_prices(
     slopes = price_slopes(compiled, model)
     chunks = max(1, workers) * 4 if (workers > 1 or scheduler) else len(candidates)
     groups = [candidates[i::chunks] for i in range(min(chunks, len(candidates)))]
-    tasks = [
-        (
-            compiled,
-            model,
-            slopes,
-            float(solution.result.objective),
-            solution.result.values,
-            group,
-            in_plan,
-            solver,
-            warm,
-        )
-        for group in groups
-    ]
+    shared = (
+        compiled,
+        model,
+        slopes,
+        float(solution.result.objective),
+        solution.result.values,
+        in_plan,
+        solver,
+        warm,
+    )
     results = run_tasks(
-        _break_even_task, tasks, workers=workers, scheduler=scheduler, progress=progress
+        _break_even_task,
+        groups,
+        shared=shared,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
     )
     return sorted(
         (b for group in results for b in group),
@@ -675,15 +675,36 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
 # ------------------------------------------------------------------ sweeps
 
 
+_SHARED: object = None  # what every task of a local process pool reads (see run_tasks)
+
+
+def _set_shared(shared: object) -> None:
+    global _SHARED
+    _SHARED = shared
+
+
+def _with_shared(args: tuple):
+    fn, task = args
+    return fn(_SHARED, task)
+
+
+def _apply(fn: Callable, shared: object, task: object):
+    return fn(shared, task)
+
+
 def run_tasks(
     fn: Callable,
     tasks: list,
     *,
+    shared: object = None,
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list:
-    """Run ``fn`` over ``tasks`` in order: serially, in local processes, or on Dask.
+    """Run ``fn(shared, task)`` over ``tasks``: serially, in local processes, or on Dask.
+
+    ``shared`` (the compiled problem, say) is sent to each process or Dask worker once;
+    each task carries only what differs.
 
     Parameters
     ----------
@@ -694,6 +715,11 @@ def run_tasks(
         when given, tasks run on that cluster.
     progress
         Called with (done, total) after each task finishes.
+
+    Returns
+    -------
+    list
+        The results in the order of ``tasks``, whatever the order they finished in.
     """
     total = len(tasks)
     out: list = [None] * total
@@ -702,7 +728,8 @@ def run_tasks(
 
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
         try:
-            futures = client.map(fn, tasks, pure=False)
+            on_workers = client.scatter(shared, broadcast=True)
+            futures = [client.submit(_apply, fn, on_workers, t, pure=False) for t in tasks]
             index = {f.key: i for i, f in enumerate(futures)}
             for done, future in enumerate(as_completed(futures), start=1):
                 out[index[future.key]] = future.result()
@@ -714,25 +741,41 @@ def run_tasks(
         return out
     if workers <= 1 or total <= 1:
         for i, task in enumerate(tasks):
-            out[i] = fn(task)
+            out[i] = fn(shared, task)
             if progress:
                 progress(i + 1, total)
         return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for i, result in enumerate(pool.map(fn, tasks)):
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_set_shared, initargs=(shared,)
+    ) as pool:
+        for i, result in enumerate(pool.map(_with_shared, [(fn, t) for t in tasks])):
             out[i] = result
             if progress:
                 progress(i + 1, total)
     return out
 
 
-def _point(args: tuple) -> SweepPoint:
+def variant(compiled: Compiled, change: tuple) -> Compiled:
+    """The compiled problem with one change: ("problem", {field: value}),
+    ("demand", factor) or ("prices", per-pool factors in pool order)."""
+    kind, what = change
+    if kind == "problem":
+        return replace(compiled, problem=compiled.problem.model_copy(update=what))
+    if kind == "demand":
+        return with_demand_factor(compiled, what)
+    if kind == "prices":
+        return with_pool_prices(compiled, dict(zip(compiled.pools["pool_id"], what, strict=True)))
+    raise ValueError(f"unknown change {kind!r}")
+
+
+def _point(compiled: Compiled, task: tuple) -> SweepPoint:
     """Solve one variant of a compiled problem; summarise it."""
-    compiled, sweep, value, solver = args
+    change, sweep, value, solver = task
+    compiled = variant(compiled, change)
     try:
         solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
-    except Exception as exc:  # infeasible or stopped: a point of the sweep, not an error
-        status = "infeasible" if "no feasible plan" in str(exc) else "no_solution"
+    except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
+        status = "infeasible" if isinstance(exc, InfeasibleError) else "no_solution"
         return SweepPoint(sweep=sweep, value=value, status=status)
     e = solution.model.expressions
     x = solution.result.values
@@ -756,26 +799,27 @@ def _served(solution: Solution) -> float:
     return float(np.mean(list(fractions.values()))) if fractions else 1.0
 
 
-def _with_problem(compiled: Compiled, **update) -> Compiled:
-    return replace(compiled, problem=compiled.problem.model_copy(update=update))
-
-
 def carbon_frontier(
     compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
-    base = {"objective": "min_cost", "carbon_cap_tco2e": None}
     ends = run_tasks(
         _point,
         [
-            (_with_problem(compiled, **base), "carbon_cap_tco2e", np.inf, solver),
             (
-                _with_problem(compiled, objective="min_carbon", carbon_cap_tco2e=None),
+                ("problem", {"objective": "min_cost", "carbon_cap_tco2e": None}),
+                "carbon_cap_tco2e",
+                np.inf,
+                solver,
+            ),
+            (
+                ("problem", {"objective": "min_carbon", "carbon_cap_tco2e": None}),
                 "carbon_cap_tco2e",
                 0.0,
                 solver,
             ),
         ],
+        shared=compiled,
     )
     high, low = ends
     if high.total_co2e_t is None or low.total_co2e_t is None:
@@ -784,14 +828,14 @@ def carbon_frontier(
     caps[0] *= 1.0 + 1e-6  # the min-carbon value itself, with room for rounding
     tasks = [
         (
-            _with_problem(compiled, objective="min_cost", carbon_cap_tco2e=float(c)),
+            ("problem", {"objective": "min_cost", "carbon_cap_tco2e": float(c)}),
             "carbon_cap_tco2e",
             float(c),
             solver,
         )
         for c in caps
     ]
-    return run_tasks(_point, tasks, **run)
+    return run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def budget_sweep(
@@ -804,14 +848,14 @@ def budget_sweep(
     """Served demand and cost versus budget (objective: max served within budget)."""
     tasks = [
         (
-            _with_problem(compiled, objective="max_served", budget_usd=float(b)),
+            ("problem", {"objective": "max_served", "budget_usd": float(b)}),
             "budget_usd",
             float(b),
             solver,
         )
         for b in budgets_usd
     ]
-    return run_tasks(_point, tasks, **run)
+    return run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
@@ -825,10 +869,8 @@ def demand_sweep(
     compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus demand growth (every inference demand scaled)."""
-    tasks = [
-        (with_demand_factor(compiled, float(f)), "demand_factor", float(f), solver) for f in factors
-    ]
-    return run_tasks(_point, tasks, **run)
+    tasks = [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
+    return run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def price_scenarios(
@@ -846,19 +888,12 @@ def price_scenarios(
     scenarios whose optimal plan uses it.
     """
     rng = np.random.default_rng(seed)
-    ids = list(compiled.pools["pool_id"])
-    tasks = []
-    for s in range(n):
-        draw = rng.uniform(1.0 - spread, 1.0 + spread, size=len(ids))
-        tasks.append(
-            (
-                with_pool_prices(compiled, dict(zip(ids, draw, strict=True))),
-                "scenario",
-                float(s),
-                solver,
-            )
-        )
-    points = run_tasks(_point, tasks, **run)
+    k = len(compiled.pools)
+    tasks = [
+        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
+        for s in range(n)
+    ]
+    points = run_tasks(_point, tasks, shared=compiled, **run)
     ok = [p for p in points if p.total_cost_usd is not None]
     share: dict[str, float] = {}
     for p in ok:

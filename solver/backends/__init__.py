@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from solver.backends.base import Backend, SolveOptions, SolveResult, Termination
 from solver.backends.highs_backend import HighsBackend, HighsSession
+from solver.backends.ortools_backend import OrtoolsBackend
 from solver.backends.pulp_backend import PulpBackend
 from solver.errors import ProcureError
 
@@ -11,6 +12,8 @@ BACKENDS = {
     "highs": lambda: PulpBackend("highs"),
     "cbc": lambda: PulpBackend("cbc"),
     "highspy": HighsBackend,
+    "scip": lambda: OrtoolsBackend("scip"),
+    "cpsat": lambda: OrtoolsBackend("cpsat"),
 }
 
 
