@@ -156,8 +156,7 @@ def estimate_training(
         out["cost_usd"] = price * instances * hours
         out["price_usd_per_instance_hour"] = price
     out["assumptions"] = [
-        f"FLOPs = {flops / (spec.params * tokens):g} x N x D"
-        f" x N x D ({optimizer}, recompute={recompute})",
+        f"FLOPs = {flops / (spec.params * tokens):g} x N x D ({optimizer}, recompute={recompute})",
         f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
         "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
         f"ZeRO-3: states sharded over n devices, {memory_headroom:.0%} memory headroom",
