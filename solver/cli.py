@@ -1,4 +1,5 @@
-"""The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``.
+"""The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``,
+``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS).
 
 The only place that reads arguments, prints and writes files. Every user error
 becomes one message naming the file, the field and the fix, and exit code 2;
@@ -206,7 +207,7 @@ def plan_json(plan) -> str:
 def solve(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highs | cbc | highspy")] = "highs",
+    solver: Annotated[str, typer.Option(help="highs | cbc | highspy | scip | cpsat")] = "highs",
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",

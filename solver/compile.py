@@ -441,8 +441,11 @@ def _requirement_mask(
         reason[newly] = why
         ok &= mask
 
-    if w.providers is not None:
-        drop(pools["provider"].isin(w.providers).to_numpy(), "provider not allowed")
+    if w.providers is not None:  # cloud providers; owned servers are governed by modes
+        drop(
+            pools["provider"].isin(w.providers).to_numpy() | (pools["kind"] == "owned").to_numpy(),
+            "provider not allowed",
+        )
     if w.regions is not None:
         drop(
             pools["region"].isin(w.regions).to_numpy() | (pools["kind"] == "owned").to_numpy(),
@@ -706,6 +709,22 @@ def training_setup(
     }
 
 
+def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) -> np.ndarray:
+    """Per pool, the fewest units in [lo, hi] whose job finishes within ``limit_h`` (0: none).
+
+    Hours fall as units grow (scaling efficiency f ** log2(n) with f >= 0.8 keeps
+    n x efficiency increasing), so a vectorised bisection over all pools finds it.
+    """
+    fits_hi = (hi >= lo) & (hours_at(np.maximum(hi, 1)) <= limit_h + 1e-9)
+    lo, hi = lo.copy(), np.where(fits_hi, hi, lo)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        ok = hours_at(np.maximum(mid, 1)) <= limit_h + 1e-9
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid + 1)
+    return np.where(fits_hi, lo, 0)
+
+
 def _training_options(
     w: TrainingWorkload,
     spec: ModelSpec,
@@ -720,43 +739,41 @@ def _training_options(
     u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(
         int
     )
-    u_grid = np.arange(1, MAX_TRAINING_UNITS + 1)
-    devices = u_grid[None, :] * apu[:, None]
-    # one node per unit of 8 or fewer accelerators; scaling across units
-    eff = physics.scaling_efficiency(u_grid[None, :], pools["network_gbps"].to_numpy()[:, None])
-    spot = (pools["mode"].to_numpy() == "spot")[:, None]
-    hours = physics.training_hours(
-        setup["flops"], devices, setup["peak_tflops"][:, None], setup["mfu"][:, None], eff, spot
-    )
-    cap_units = pools["availability_cap"].to_numpy()
+    network = pools["network_gbps"].to_numpy(dtype=float)
+    spot = pools["mode"].to_numpy() == "spot"
+    rented = np.isin(pools["mode"].to_numpy(), RENTED_MODES)
+    price = pools["price_usd_per_hour"].to_numpy(dtype=float)
+
+    def hours_at(units: np.ndarray) -> np.ndarray:
+        # one node per unit of 8 or fewer accelerators; scaling across units
+        eff = physics.scaling_efficiency(units, network)
+        return physics.training_hours(
+            setup["flops"], units * apu, setup["peak_tflops"], setup["mfu"], eff, spot
+        )
+
+    cap_units = pools["availability_cap"].to_numpy().astype(int)
     if w.max_accelerators is not None:
         cap_units = np.minimum(cap_units, w.max_accelerators // apu)
     cap_units = np.minimum(cap_units, MAX_TRAINING_UNITS)
-    valid = (
-        (u_grid[None, :] >= np.maximum(u_min, 1)[:, None])
-        & (u_min[:, None] > 0)
-        & (u_grid[None, :] <= cap_units[:, None])
-    )
+    lo = np.maximum(u_min, 1)
+    hi = np.where(u_min > 0, cap_units, 0)
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     options: list[dict] = []
     unit_coef = unit_hour_coefficients(pools, TRAINING_UTILISATION)
-    for i in np.flatnonzero(u_min > 0):
-        if not valid[i].any():
-            continue
-        for s in range(first, last + 1):
-            chosen_prev = None
-            for e in range(s, last + 1):
-                limit = min(float(p_hours[s : e + 1].sum()), deadline_h)
-                fits = valid[i] & (hours[i] <= limit + 1e-9)
-                if not fits.any():
-                    continue
-                j = int(np.argmax(fits))  # smallest cluster finishing by the end of period e
-                if chosen_prev is not None and j == chosen_prev:
-                    continue
-                chosen_prev = j
-                u = int(u_grid[j])
-                h = float(hours[i, j])
+    for s in range(first, last + 1):
+        chosen_prev = np.zeros(len(pools), dtype=int)
+        for e in range(s, last + 1):
+            limit = min(float(p_hours[s : e + 1].sum()), deadline_h)
+            units = _smallest_cluster(hours_at, lo, hi, limit)
+            new = (units > 0) & (units != chosen_prev)
+            chosen_prev = np.where(units > 0, units, chosen_prev)
+            if not new.any():
+                continue
+            job_h = hours_at(np.maximum(units, 1))
+            eff = physics.scaling_efficiency(np.maximum(units, 1), network)
+            for i in np.flatnonzero(new):
+                u, h = int(units[i]), float(job_h[i])
                 # periods actually spanned and the hours run in each
                 run = []
                 left = h
@@ -765,10 +782,9 @@ def _training_options(
                     if take > 1e-9:
                         run.append((t, take))
                     left -= take
-                price = float(pools["price_usd_per_hour"].iat[i])
                 options.append(
                     {
-                        "pool_index": i,
+                        "pool_index": int(i),
                         "n_units": u,
                         "n_accelerators": u * int(apu[i]),
                         "job_hours": h,
@@ -776,14 +792,14 @@ def _training_options(
                         "end_period": run[-1][0],
                         "hours_by_period": tuple(run),
                         "mfu": float(setup["mfu"][i]),
-                        "scaling_efficiency": float(eff[i, j]),
+                        "scaling_efficiency": float(eff[i]),
                         "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
                         "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
                         "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
-                        "rent_usd": price * u * h if pools["mode"].iat[i] in RENTED_MODES else 0.0,
+                        "rent_usd": float(price[i]) * u * h if rented[i] else 0.0,
                     }
                 )
-    report.generated += sum(1 for _ in options)
+    report.generated += len(options)
     return options
 
 

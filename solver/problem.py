@@ -122,7 +122,9 @@ class _WorkloadBase(_Strict):
     name: str = Field(description="Unique workload name")
     model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
     framework: Framework = "pytorch"
-    providers: list[str] | None = Field(None, description="Restrict to these providers")
+    providers: list[str] | None = Field(
+        None, description="Restrict to these cloud providers (owned servers: see modes)"
+    )
     regions: list[str] | None = Field(None, description="Restrict to these regions")
     residency: list[str] | None = Field(None, description="Allowed residency zones (us, eu, ...)")
     require_ecc: bool = False
@@ -272,7 +274,10 @@ class Problem(_Strict):
     lexicographic_cost_tolerance: float = Field(
         0.0, ge=0, description="Cost slack for carbon stage"
     )
-    providers: list[str] | None = Field(None, description="Allowed providers; default all")
+    providers: list[str] | None = Field(
+        None,
+        description="Allowed cloud providers; default all (owned servers are allowed by modes)",
+    )
     regions: list[str] | None = Field(None, description="Allowed regions; default all")
     residency: list[str] | None = Field(None, description="Allowed residency zones")
     modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))

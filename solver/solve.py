@@ -138,6 +138,13 @@ def optimise(
             f"problem {compiled.problem.name!r} is unbounded",
             fix="this is a modelling bug; report it with the problem file",
         )
+    if result.termination == Termination.ERROR:  # e.g. CP-SAT refusing a non-integer model
+        raise ProcureError(
+            f"solver {result.solver} could not solve {compiled.problem.name!r}"
+            + (f": {result.message}" if result.message else ""),
+            field="--solver",
+            fix="pick another --solver (highs, highspy, cbc or scip)",
+        )
     if not result.has_solution:
         raise ProcureError(
             f"the solver stopped without a plan ({result.termination.value}"

@@ -262,7 +262,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             provs = [q for q in (p.providers, w.providers) if q is not None]
             c.check(
                 "providers allowed",
-                all(item.provider in q for q in provs),
+                owned or all(item.provider in q for q in provs),
                 f"{item.workload} on {item.provider}",
             )
             if not owned:

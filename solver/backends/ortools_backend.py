@@ -277,8 +277,8 @@ def _less_equal(model: LinearModel) -> _LessEqual:
     rows, cols, vals, rhs = [], [], [], []
     for row in model.rows:
         coefs = {i: c for i, c in row.coefs.items() if c}
-        if not coefs:
-            continue
+        if not coefs or row.rhs == {"<=": np.inf, ">=": -np.inf, "==": None}[row.sense]:
+            continue  # nothing to say (an empty row is decided before the solve)
         keys = np.fromiter(coefs.keys(), dtype=np.int64, count=len(coefs))
         data = np.fromiter(coefs.values(), dtype=float, count=len(coefs))
         for sign in {"<=": (1.0,), ">=": (-1.0,), "==": (1.0, -1.0)}[row.sense]:
@@ -330,7 +330,8 @@ def _tolerant_ceil(x: np.ndarray) -> np.ndarray:
 def integer_bounds(model: LinearModel, passes: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """Finite bounds for the integer variables where the rows or dominance give them.
 
-    Bound propagation (valid for every plan) and dominance caps (valid for at least one
+    Every variable is taken to be integer (bounds are rounded inwards). Bound
+    propagation (valid for every plan) and dominance caps (valid for at least one
     optimal plan: see the module docstring) alternate until nothing changes. A bound
     that stays infinite means the variable cannot be bounded this way.
 
@@ -359,22 +360,24 @@ def integer_bounds(model: LinearModel, passes: int = 50) -> tuple[np.ndarray, np
         at_min = np.where(up, lower[le.col], upper[le.col])
         with np.errstate(invalid="ignore", divide="ignore"):
             limit = (le.rhs[le.row] - _activity_of_others(le, at_min)) / le.val
-        np.minimum.at(upper, le.col[up], _tolerant_floor(limit[up]))
-        np.maximum.at(lower, le.col[down], _tolerant_ceil(limit[down]))
+        np.fmin.at(upper, le.col[up], _tolerant_floor(limit[up]))
+        np.fmax.at(lower, le.col[down], _tolerant_ceil(limit[down]))
         # dominance: the value of x_i that holds each row whatever the others do
         at_max = np.where(up, upper[le.col], lower[le.col])
         with np.errstate(invalid="ignore", divide="ignore"):
             need = (le.rhs[le.row] - _activity_of_others(le, at_max)) / le.val
         cap = np.full(n, -np.inf)
-        np.maximum.at(cap, le.col[down], _tolerant_ceil(need[down]))
+        np.fmax.at(cap, le.col[down], _tolerant_ceil(need[down]))
         cap = np.maximum(cap, lower)
         fill = may_cap & np.isinf(upper) & np.isfinite(cap)
         upper[fill] = cap[fill]
         floor = np.full(n, np.inf)
-        np.minimum.at(floor, le.col[up], _tolerant_floor(need[up]))
+        np.fmin.at(floor, le.col[up], _tolerant_floor(need[up]))
         floor = np.minimum(floor, upper)
         fill = may_floor & np.isinf(lower) & np.isfinite(floor)
         lower[fill] = floor[fill]
+        if np.any(lower > upper):
+            break  # no plan: bounds of an infeasible model can creep on for ever
         if np.array_equal(before[0], lower) and np.array_equal(before[1], upper):
             break
     return lower, upper
@@ -395,10 +398,17 @@ class _IntegerModel:
 
     lower: np.ndarray
     upper: np.ndarray
-    rows: list[tuple[str, list[int], list[int], int | None, int | None]]  # name, vars, coefs, lo, hi
+    # per row: name, variables, integer coefficients, lower and upper side (None: none)
+    rows: list[tuple[str, list[int], list[int], int | None, int | None]]
     objective_vars: list[int]
     objective_coefs: list[int]
     objective_scale: int
+
+
+def _least_integral(values: np.ndarray) -> float:
+    """The value furthest from an integer after scaling by the largest power of ten."""
+    scaled = values * 10.0**MAX_SCALE_EXPONENT
+    return float(values[np.argmax(np.abs(scaled - np.round(scaled)))])
 
 
 def _variable_names(model: LinearModel, index: np.ndarray, limit: int = 3) -> str:
@@ -407,69 +417,85 @@ def _variable_names(model: LinearModel, index: np.ndarray, limit: int = 3) -> st
     return ", ".join(str(x) for x in names) + more
 
 
-def integer_model(model: LinearModel) -> _IntegerModel | str:
-    """The integer form of ``model`` for CP-SAT, or the reason it has none."""
+@dataclass(frozen=True)
+class _Refusal:
+    """Why a model gets no CP-SAT solve: refused (ERROR), or already shown INFEASIBLE."""
+
+    termination: Termination
+    message: str
+
+
+def _refuse(message: str) -> _Refusal:
+    return _Refusal(Termination.ERROR, message)
+
+
+def integer_model(model: LinearModel) -> _IntegerModel | _Refusal:
+    """The integer form of ``model`` for CP-SAT, or why there is none to solve."""
     v = model.variables
     continuous = np.flatnonzero(~v["integer"].to_numpy(dtype=bool))
     if len(continuous):
-        return (
+        return _refuse(
             f"CP-SAT solves integer models only: {len(continuous)} continuous variable(s) "
             f"({_variable_names(model, continuous)}); use --solver scip or highs"
         )
     lower, upper = integer_bounds(model)
+    empty = np.flatnonzero(lower > upper)
+    if len(empty):
+        return _Refusal(
+            Termination.INFEASIBLE,
+            f"the rows leave no integer value for {_variable_names(model, empty)}",
+        )
     unbounded = np.flatnonzero(~np.isfinite(lower) | ~np.isfinite(upper))
     if len(unbounded):
-        return (
+        return _refuse(
             f"CP-SAT needs finite bounds: {len(unbounded)} variable(s) cannot be bounded "
             f"by their rows or costs ({_variable_names(model, unbounded)}); use --solver scip"
         )
     big = np.flatnonzero(np.maximum(np.abs(lower), np.abs(upper)) > _SAFE_INT)
     if len(big):
-        return f"CP-SAT: bounds too large for exact integers ({_variable_names(model, big)})"
+        return _refuse(
+            f"CP-SAT: bounds too large for exact integers ({_variable_names(model, big)})"
+        )
     magnitude = np.maximum(np.abs(lower), np.abs(upper))
     rows = []
     for row in model.rows:
         coefs = {i: c for i, c in row.coefs.items() if c}
-        if not coefs:
+        if not coefs or row.rhs == {"<=": np.inf, ">=": -np.inf, "==": None}[row.sense]:
             continue
+        if not np.isfinite(row.rhs):
+            return _Refusal(Termination.INFEASIBLE, f"{row.name} cannot hold (rhs {row.rhs})")
         keys = list(coefs)
         data = np.fromiter(coefs.values(), dtype=float, count=len(coefs))
         scale = integral_scale(data)
         if scale is None:
-            return (
+            return _refuse(
                 f"CP-SAT needs coefficients that are integral after scaling by at most "
-                f"1e{MAX_SCALE_EXPONENT}: row {row.name} has "
-                f"{float(data[np.argmax(np.abs(data * 1e6 - np.round(data * 1e6)))])!r}; "
+                f"1e{MAX_SCALE_EXPONENT}: row {row.name} has {_least_integral(data)!r}; "
                 "use --solver scip or highs"
             )
         ints = np.round(data * scale)
         if float(np.abs(ints) @ magnitude[keys]) > _SAFE_INT:
-            return f"CP-SAT: row {row.name} could overflow 64-bit integers after scaling"
+            return _refuse(f"CP-SAT: row {row.name} could overflow 64-bit integers after scaling")
         rhs = row.rhs * scale
         lo = int(_tolerant_ceil(np.array([rhs]))[0]) if row.sense in (">=", "==") else None
         hi = int(_tolerant_floor(np.array([rhs]))[0]) if row.sense in ("<=", "==") else None
+        if lo is not None and hi is not None and lo > hi:
+            return _Refusal(Termination.INFEASIBLE, f"{row.name} cannot hold with integers")
         rows.append((row.name, keys, [int(c) for c in ints], lo, hi))
     objective = {i: c for i, c in model.objective.coefs.items() if c}
     keys = list(objective)
     data = np.fromiter(objective.values(), dtype=float, count=len(objective))
     scale = integral_scale(data) if len(data) else 1
     if scale is None:
-        return (
+        return _refuse(
             f"CP-SAT needs objective coefficients that are integral after scaling by at most "
-            f"1e{MAX_SCALE_EXPONENT}; use --solver scip or highs"
+            f"1e{MAX_SCALE_EXPONENT}: the objective has {_least_integral(data)!r}; "
+            "use --solver scip or highs"
         )
     ints = np.round(data * scale)
     if float(np.abs(ints) @ magnitude[keys]) > _SAFE_INT:
-        return "CP-SAT: the objective could overflow 64-bit integers after scaling"
+        return _refuse("CP-SAT: the objective could overflow 64-bit integers after scaling")
     return _IntegerModel(lower, upper, rows, keys, [int(c) for c in ints], scale)
-
-
-_CPSAT_PARAMETERS = {
-    "time_limit_s": "max_time_in_seconds",
-    "relative_gap": "relative_gap_limit",
-    "threads": "num_workers",
-    "seed": "random_seed",
-}
 
 
 def _solve_cpsat(model: LinearModel, options: SolveOptions, name: str) -> SolveResult:
@@ -478,24 +504,8 @@ def _solve_cpsat(model: LinearModel, options: SolveOptions, name: str) -> SolveR
 
     started = time.perf_counter()
     im = integer_model(model)
-    if isinstance(im, str):
-        return _no_plan(Termination.ERROR, name, 0.0, im)
-    bad = np.flatnonzero(im.lower > im.upper)
-    if len(bad):
-        return _no_plan(
-            Termination.INFEASIBLE,
-            name,
-            time.perf_counter() - started,
-            f"the rows leave no integer value for {_variable_names(model, bad)}",
-        )
-    for row_name, _keys, _coefs, lo, hi in im.rows:
-        if lo is not None and hi is not None and lo > hi:
-            return _no_plan(
-                Termination.INFEASIBLE,
-                name,
-                time.perf_counter() - started,
-                f"{row_name} cannot hold with integer variables",
-            )
+    if isinstance(im, _Refusal):
+        return _no_plan(im.termination, name, time.perf_counter() - started, im.message)
     cp = cp_model.CpModel()
     index = pd.RangeIndex(len(im.lower))
     xs = cp.new_int_var_series(
@@ -525,7 +535,7 @@ def _solve_cpsat(model: LinearModel, options: SolveOptions, name: str) -> SolveR
         p.num_workers = int(options.threads)
     p.random_seed = int(options.seed)
     for key, value in options.backend_options.items():
-        setattr(p, _CPSAT_PARAMETERS.get(key, key), value)
+        setattr(p, key, value)
     began = time.perf_counter()
     status = solver.solve(cp)
     seconds = time.perf_counter() - began
