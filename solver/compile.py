@@ -454,12 +454,34 @@ def _requirement_mask(
     if w.residency is not None:
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
     frameworks = pools["frameworks"].astype(str).str.split(";")
-    drop(np.array([w.framework in f for f in frameworks]), f"framework ({w.framework})")
+    drop(np.array([w.framework in f for f in frameworks], dtype=bool), f"framework ({w.framework})")
     if w.require_ecc:
         drop(pools["ecc"].astype(bool).to_numpy(), "no ECC memory")
+    for precision in _hardware_precisions(w):
+        drop(supports_precision(pools, precision), f"no {precision.upper()} support")
     if not w.interruptible:
         drop((pools["mode"] != "spot").to_numpy(), "spot not allowed (job not interruptible)")
     return ok, reason
+
+
+def _hardware_precisions(w) -> list[str]:
+    """8-bit formats a workload computes or stores in, which the hardware must support.
+
+    FP8 needs FP8 tensor cores (Hopper, Ada, Blackwell, MI300, Gaudi...); INT8 needs INT8
+    ones. 4-bit weight-only formats dequantise in kernels that run on any recent GPU.
+    """
+    used = {
+        getattr(w, "precision", None),
+        getattr(w, "weight_precision", None),
+        getattr(w, "kv_precision", None),
+    }
+    return sorted(p for p in used if p in ("fp8", "int8"))
+
+
+def supports_precision(table: pd.DataFrame, precision: str) -> np.ndarray:
+    """Rows (pools or accelerators) whose accelerator has tensor throughput in ``precision``."""
+    column = {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}[precision]
+    return table[column].to_numpy(dtype=float) > 0
 
 
 def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
@@ -483,8 +505,10 @@ def inference_capacity(
     memory_headroom: float,
     prompt_tokens: float,
     output_tokens: float,
+    degrees: tuple[int, ...] = TP_DEGREES,
 ) -> pd.DataFrame:
-    """Best tensor-parallel degree per pool and its output tokens/s per unit.
+    """Best tensor-parallel degree per pool (among ``degrees``) and its output tokens/s
+    per unit.
 
     Returns columns tp_degree, batch, replicas_per_unit, tokens_per_s_per_unit,
     step_s, ttft_s, reason ('' when feasible).
@@ -514,7 +538,7 @@ def inference_capacity(
         pools, w.weight_precision if w.weight_precision in {"fp8", "int8"} else "bf16"
     )
     allow_pcie = w.allow_tensor_parallel_over_pcie
-    for d in TP_DEGREES:
+    for d in degrees:
         shape_ok = (apu >= d) & (apu % d == 0)
         if d > 1 and not allow_pcie:
             pcie_block = shape_ok & ~nvlink
@@ -940,23 +964,38 @@ def _inference_rows(
     reason = main["reason"].to_numpy().astype(object)
     tp = main["tp_degree"].to_numpy()
     if mix:
-        rps = np.column_stack(
-            [
-                inference_capacity(w, spec, sub, headroom, b.prompt_tokens, b.output_tokens)[
-                    "tokens_per_s_per_unit"
-                ].to_numpy()
-                / b.output_tokens
-                for b in mix
-            ]
-        )
+        # Every bucket is served at one tensor-parallel degree per unit (a unit is set up
+        # once): take, per pool, the degree whose time-shared capacity over the mix is best.
+        shares = np.array([b.share for b in mix])
+        outs = np.array([b.output_tokens for b in mix], dtype=float)
+        best_mix = np.zeros(len(sub))
+        rps = np.zeros((len(sub), len(mix)))
+        tp = np.zeros(len(sub), dtype=int)
+        for d in TP_DEGREES:
+            rps_d = np.column_stack(
+                [
+                    inference_capacity(
+                        w, spec, sub, headroom, b.prompt_tokens, b.output_tokens, (d,)
+                    )["tokens_per_s_per_unit"].to_numpy()
+                    / b.output_tokens
+                    for b in mix
+                ]
+            )
+            with np.errstate(divide="ignore", invalid="ignore"):
+                per_request = np.where(rps_d > 0, shares[None, :] / rps_d, 0.0).sum(axis=1)
+                mixed = np.where(
+                    (rps_d > 0).any(axis=1), float((shares * outs).sum()) / per_request, 0.0
+                )
+            better = mixed > best_mix + 1e-12
+            best_mix = np.where(better, mixed, best_mix)
+            rps = np.where(better[:, None], rps_d, rps)
+            tp = np.where(better, d, tp)
         for acc, values in measured.items():
             rows = acc_ids == acc
             rps[rows] = np.asarray(values, dtype=float)[None, :] * apu[rows, None]
         fits = (rps > 0).any(axis=1)
         reason = np.where(fits, "", np.where(reason == "", "no request-size bucket fits", reason))
         reason = np.where(is_measured & ~fits, "measured throughput is zero", reason)
-        shares = np.array([b.share for b in mix])
-        outs = np.array([b.output_tokens for b in mix], dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             time_per_request = np.where(rps > 0, shares[None, :] / rps, 0.0).sum(axis=1)
             cap_tokens = np.where(fits, float((shares * outs).sum()) / time_per_request, 0.0)

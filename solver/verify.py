@@ -282,6 +282,18 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 c.check(
                     "ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}"
                 )
+            for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
+                name, column = precision
+                if name in {
+                    getattr(w, "precision", None),
+                    getattr(w, "weight_precision", None),
+                    getattr(w, "kv_precision", None),
+                }:
+                    c.check(
+                        "precision supported by the hardware",
+                        float(u["acc"][column]) > 0,
+                        f"{item.workload} in {name} on {item.accelerator}",
+                    )
             c.check(
                 "spot only for interruptible work",
                 item.mode != "spot" or w.interruptible,

@@ -160,13 +160,6 @@ def test_a_free_variable(name, integer, request):
     backend = backend_or_skip(name)
     if name == "cpsat" and not integer:
         pytest.skip("CP-SAT refuses continuous variables (tested below)")
-    if name in PULP_BACKENDS:
-        import pulp
-
-        # PulpBackend passes lb=-inf to pulp.LpVariable, which wants None for "no bound".
-        request.applymarker(
-            pytest.mark.xfail(raises=pulp.PulpError, strict=True, reason="PuLP adapter: lb=-inf")
-        )
     result = backend.solve(free_variable(integer), OPTIONS)
     assert_optimal(result, -3.0 if integer else -3.5)
     if not integer:
@@ -180,12 +173,6 @@ def test_unbounded_is_a_termination_not_a_number(name, integer, request):
     backend = backend_or_skip(name)
     if name == "cpsat":
         pytest.skip("CP-SAT refuses a model it cannot bound (tested below)")
-    if integer and name in HIGHS_BACKENDS:
-        # HiGHS's MIP presolve says "unbounded or infeasible"; both HiGHS adapters map that
-        # to INFEASIBLE (the OR-Tools adapter re-solves with a zero objective to decide).
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="HiGHS adapters: unbounded MIP -> infeasible")
-        )
     result = backend.solve(unbounded(integer), OPTIONS)
     assert_no_number(result)
     assert result.termination == Termination.UNBOUNDED

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from test_model import H1, HOURS, problem, serve
+from test_training_and_bruteforce import H8, train
+from test_training_and_bruteforce import problem as train_problem
 
 from conftest import ROOT, offering
 from solver.catalog import load_catalog
@@ -11,9 +14,6 @@ from solver.errors import InfeasibleError
 from solver.infeasibility import apply, explain_infeasibility
 from solver.problem import load_problem
 from solver.solve import solve_problem
-from test_model import H1, HOURS, problem, serve
-from test_training_and_bruteforce import H8, train
-from test_training_and_bruteforce import problem as train_problem
 
 EU = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
 

@@ -51,9 +51,7 @@ def setup(tmp_path):
 
 def test_sensitivity_json(setup):
     cat, prob, _ = setup
-    res = runner.invoke(
-        app, ["sensitivity", str(prob), "--catalog", str(cat), "--format", "json"]
-    )
+    res = runner.invoke(app, ["sensitivity", str(prob), "--catalog", str(cat), "--format", "json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["objective"] == pytest.approx(8030)

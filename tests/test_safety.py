@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from test_cli import PROBLEM
 from typer.testing import CliRunner
 
 from conftest import offering, write_catalog
@@ -14,7 +15,6 @@ from solver.backends import SolveOptions
 from solver.cli import app, plan_table, write_atomic
 from solver.problem import parse_problem
 from solver.solve import solve_problem
-from test_cli import PROBLEM
 
 runner = CliRunner()
 

@@ -7,6 +7,7 @@ instance 2 requests/s; one period of 1 month = 730 hours.
 from __future__ import annotations
 
 import pytest
+from test_model import H1, HOURS, L4, problem, serve
 
 from conftest import offering
 from solver.backends import SolveOptions
@@ -22,7 +23,6 @@ from solver.sensitivity import (
     with_pool_price,
 )
 from solver.solve import optimise
-from test_model import H1, HOURS, L4, problem, serve
 
 # Carbon per instance-hour (test_model.test_carbon_cap_binds): us-east 0.306144 kg,
 # eu-north 0.033984 kg. Moving one instance-hour from us to eu saves 0.27216 kg for $1.

@@ -77,3 +77,16 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None or not np.isfinite(bound):
         return None
     return abs(objective - bound) / max(abs(objective), 1e-9)
+
+
+def feasible_without_objective(model: LinearModel, solve) -> bool:
+    """Whether ``model`` has a feasible point: solve it with a zero objective.
+
+    Used to tell "unbounded" from "infeasible" when a solver says only "one of them".
+    """
+    from solver.model import Expression
+
+    if not model.objective.coefs:
+        return False  # already the zero objective: the solver's "infeasible" stands
+    zero = LinearModel(model.variables, model.rows, Expression(), model.expressions, model.stage)
+    return solve(zero).has_solution

@@ -13,7 +13,13 @@ import time
 
 import numpy as np
 
-from solver.backends.base import SolveOptions, SolveResult, Termination, relative_gap
+from solver.backends.base import (
+    SolveOptions,
+    SolveResult,
+    Termination,
+    feasible_without_objective,
+    relative_gap,
+)
 from solver.model import LinearModel
 
 _LIMITS = {
@@ -157,6 +163,10 @@ class HighsSession:
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
         info = h.getInfo()
         if status_name in {"kInfeasible", "kUnboundedOrInfeasible"}:
+            if status_name == "kUnboundedOrInfeasible" and feasible_without_objective(
+                self.model, lambda m: HighsSession(m).solve(options)
+            ):
+                return SolveResult(Termination.UNBOUNDED, name, None, None, None, None, seconds)
             return SolveResult(Termination.INFEASIBLE, name, None, None, None, None, seconds)
         if status_name == "kUnbounded":
             return SolveResult(Termination.UNBOUNDED, name, None, None, None, None, seconds)

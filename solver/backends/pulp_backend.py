@@ -6,7 +6,13 @@ import time
 
 import numpy as np
 
-from solver.backends.base import SolveOptions, SolveResult, Termination, relative_gap
+from solver.backends.base import (
+    SolveOptions,
+    SolveResult,
+    Termination,
+    feasible_without_objective,
+    relative_gap,
+)
 from solver.model import LinearModel
 
 _SENSE = {"<=": -1, ">=": 1, "==": 0}
@@ -59,7 +65,7 @@ class PulpBackend:
         xs = [
             pulp.LpVariable(
                 f"v{i}",
-                lowBound=lb,
+                lowBound=lb if np.isfinite(lb) else None,
                 upBound=None if not np.isfinite(ub) else ub,
                 cat=pulp.LpInteger if integer else pulp.LpContinuous,
             )
@@ -157,6 +163,14 @@ class PulpBackend:
         seconds = time.perf_counter() - started
         status, sol_status = prob.status, prob.sol_status
         if status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
+            if (
+                model.n_integer
+                and self.engine == "highs"
+                and feasible_without_objective(model, lambda m: self.solve(m, options))
+            ):  # HiGHS's MIP presolve says "infeasible" for "unbounded or infeasible"
+                return SolveResult(
+                    Termination.UNBOUNDED, self.name, None, None, None, None, seconds
+                )
             return SolveResult(Termination.INFEASIBLE, self.name, None, None, None, None, seconds)
         if status == pulp.LpStatusUnbounded or sol_status == pulp.LpSolutionUnbounded:
             return SolveResult(Termination.UNBOUNDED, self.name, None, None, None, None, seconds)

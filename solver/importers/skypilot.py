@@ -246,6 +246,16 @@ def _gpu_mem_gib(gpu_info: str, count: float) -> float | None:
     if size <= 0:
         return None
     gib = size if size < 1024 else size / 1024.0
+    try:
+        total = float(blob.get("TotalGpuMemoryInMiB") or 0.0)
+    except (TypeError, ValueError):
+        total = 0.0
+    if count and count > 1 and total > 0:
+        # AWS-style: Size is per GPU and Total = Count x Size. Vast/PrimeIntellect: Size is
+        # already the total (Size == Total), e.g. 2x V100 with 32,768 MiB = 16 GiB each.
+        if abs(total - size) < 1e-6:
+            return gib / count
+        return gib
     if gib > 100 and count and count > 1:
         gib /= count
     return gib
@@ -316,6 +326,8 @@ def _nvlink(acc: str, count: int, instance_type: str, name: str, provider: str) 
         return False  # NC-series (A100 v4, V100 v3) are PCIe cards
     if provider == "runpod" and acc == "a100-80gb" and "sxm" not in hint:
         return False  # RunPod's plain A100-80GB is the PCIe card
+    if provider == "vast" and "sxm" not in hint:
+        return False  # a marketplace box says nothing of its links unless the card is SXM
     return True
 
 
