@@ -530,6 +530,42 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     text.to_csv(path, index=False, lineterminator="\n")
 
 
+# Scale-out network per instance, Gbit/s, where the vendor documents the fabric between
+# instances (the training model's scaling efficiency depends on it; rows left empty are
+# read as 100 Gbit/s Ethernet). (provider, instance-type regex, Gbit/s, source)
+NETWORK_GBPS = [
+    ("aws", r"^p5e?n?\.48xlarge$", 3200, "AWS EC2 P5 instances page: 3,200 Gbps EFAv2"),
+    ("aws", r"^p4de?\.24xlarge$", 400, "AWS EC2 P4 instances page: 400 Gbps EFA"),
+    ("aws", r"^trn1n\.32xlarge$", 1600, "AWS Trn1 page: trn1n 1,600 Gbps EFA"),
+    ("aws", r"^trn1\.32xlarge$", 800, "AWS Trn1 page: 800 Gbps EFA"),
+    ("aws", r"^g6e\.48xlarge$", 400, "AWS G6e page: 400 Gbps"),
+    ("gcp", r"^a3-highgpu-8g", 1000, "GCP A3 machine series docs: 1,000 Gbps"),
+    ("gcp", r"^a3-megagpu-8g", 1800, "GCP A3 Mega docs: 1,800 Gbps (GPUDirect-TCPXO)"),
+    ("gcp", r"^a3-ultragpu-8g", 3200, "GCP A3 Ultra docs: 3,200 Gbps RDMA"),
+    ("gcp", r"^a4-highgpu-8g", 3200, "GCP A4 docs: 3,200 Gbps RDMA"),
+    ("azure", r"^Standard_ND96isr_H[12]00_v5$", 3200, "Azure ND H100/H200 v5 docs: 8x400 Gb/s IB"),
+    ("azure", r"^Standard_ND96am?sr_A100_v4$", 1600, "Azure ND A100 v4 docs: 8x200 Gb/s IB"),
+    ("azure", r"^Standard_ND96asr_v4$", 1600, "Azure ND A100 v4 docs: 8x200 Gb/s IB"),
+    ("oci", r"^BM\.GPU\.(H100|H200)\.8$", 3200, "OCI GPU shapes docs: 3,200 Gbps RDMA"),
+    ("oci", r"^BM\.GPU\.MI300X\.8$", 3200, "OCI GPU shapes docs: 3,200 Gbps RDMA"),
+    ("oci", r"^BM\.GPU\.A100-v2\.8$", 1600, "OCI GPU shapes docs: 1,600 Gbps RDMA"),
+    ("coreweave", r"^gd-8x(h100|h200)", 3200, "CoreWeave HGX docs: 8x400 Gb/s NDR IB"),
+    ("coreweave", r"^gd-8xa100", 1600, "CoreWeave HGX A100 docs: 8x200 Gb/s HDR IB"),
+    ("nebius", r"^gpu-(h100|h200|b200)-sxm_8gpu", 3200, "Nebius docs: 3.2 Tbit/s InfiniBand"),
+]
+
+
+def apply_network(off: pd.DataFrame) -> pd.DataFrame:
+    """Fill ``network_gbps`` from :data:`NETWORK_GBPS` where the row has none."""
+    off = off.copy()
+    net = off["network_gbps"].astype(float)
+    for provider, pattern, gbps, _source in NETWORK_GBPS:
+        match = (off["provider"] == provider) & off["instance_type"].str.contains(pattern)
+        net = net.where(~(match & net.isna()), float(gbps))
+    off["network_gbps"] = net
+    return off
+
+
 def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Build both tables and write them to ``out_dir``."""
     snap = load_snapshots(snapshot_dir)
@@ -538,6 +574,7 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     snap = snap[~snap["offering_id"].isin(hand["offering_id"])]
     off = pd.concat([snap, hand], ignore_index=True)
     off = apply_reserved(off)
+    off = apply_network(off)
     for column in ("on_demand_usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour",
                    "reserved_3y_usd_per_hour", "vcpus", "memory_gib", "network_gbps"):
         off[column] = off[column].astype(float).round(5)
