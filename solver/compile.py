@@ -879,10 +879,12 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
             option_rows.extend(
                 _inference_rows(w, spec, sub, problem, catalog, inf_coef, report, local_reasons)
             )
-        report.per_workload[w.name] = sum(1 for r in option_rows if r["workload"] == w.name)
+        report.per_workload[w.name] = len(option_rows) - sum(report.per_workload.values())
         if report.per_workload[w.name] == 0:
             raise_for_no_option(w, local_reasons)
     options = pd.DataFrame(option_rows)
+    demand = build_demand(problem, periods, blocks)
+    options = prune_dominated_pools(options, pools, demand, problem, report)
     options.insert(0, "option_id", np.arange(len(options)))
     for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):
         if isinstance(rps, list):
@@ -918,7 +920,7 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
         pools=pools,
         options=options,
         bucket_capacity=bucket_capacity,
-        demand=build_demand(problem, periods, blocks),
+        demand=demand,
         models=models,
         report=report,
         quota_accelerators=tuple(
@@ -926,6 +928,136 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
             for q in problem.quotas
         ),
     )
+
+
+def prune_dominated_pools(
+    options: pd.DataFrame,
+    pools: pd.DataFrame,
+    demand: pd.DataFrame,
+    problem: Problem,
+    report: CompileReport,
+) -> pd.DataFrame:
+    """Drop cloud pools that a cheaper pool of the same kind makes useless.
+
+    Two cloud pools of one purchase mode have the same *signature* when every workload
+    gets the same capacity from a unit of either (tokens/s, requests/s per bucket, the
+    same training clusters), emits the same or less per unit-hour when carbon counts,
+    and they fall under the same quotas and provider shares. Within a signature, units
+    are interchangeable, so an optimal plan never needs more of them in all than
+    ``L`` = the sum over workloads of the units each would need to be served by this
+    signature alone (its peak demand over a unit's capacity, at least its redundancy;
+    plus, per training job, its largest cluster). Take the pools of a signature by
+    price (then CO2e): once the cheaper pools kept hold ``L`` units of availability
+    between them, a dearer pool is never needed (any plan using it can move those
+    units to a cheaper pool with room, at no more cost, CO2e or anything else), so it
+    is pruned with its options. Owned pools are kept (site power caps and purchases).
+    """
+    if options.empty:
+        return options
+    carbon = problem.carbon_cap_tco2e is not None or problem.objective in {
+        "min_carbon",
+        "lexicographic",
+        "cost_plus_carbon",
+    }
+    p = pools.set_index("pool_id")
+    opt = options.join(p[["kind", "mode", "availability_cap"]], on="pool_id")
+    cloud = opt["kind"] == "cloud"
+    # units each workload needs from one pool to be served by it alone
+    peak = demand.groupby(["workload", "bucket"])["demand"].max()
+    need = np.zeros(len(opt))
+    signature_parts: list[pd.Series] = []
+    workloads = {w.name: w for w in problem.workloads}
+    for w_name, rows in opt.groupby("workload").groups.items():
+        w = workloads[w_name]
+        sub = opt.loc[rows]
+        if isinstance(w, TrainingWorkload):
+            need[opt.index.get_indexer(rows)] = sub.groupby("pool_id")["n_units"].transform("max")
+            shape = (
+                sub["start_period"].astype(str)
+                + "-"
+                + sub["end_period"].astype(str)
+                + "x"
+                + sub["n_units"].astype(str)
+                + "/"
+                + sub["job_hours"].round(6).astype(str)
+            )
+            sig = (
+                "T"
+                + w_name
+                + ":"
+                + shape.groupby(sub["pool_id"]).transform(lambda x: ";".join(sorted(x)))
+            )
+        else:
+            mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
+            if mix:
+                rps = np.array([r if isinstance(r, list) else [] for r in sub["_rps"]], dtype=float)
+                d = np.array([peak.get((w_name, j), 0.0) for j in range(rps.shape[1])])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    units = np.where(rps > 0, d[None, :] / rps, 0.0).sum(axis=1)
+                cap_text = pd.Series(
+                    [",".join(f"{v:.6g}" for v in r) for r in rps], index=sub.index
+                )
+            else:
+                d = peak.get((w_name, -1), 0.0)
+                cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
+                units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
+                cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
+            redundancy = getattr(w, "redundancy", 1)
+            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9), redundancy)
+            sig = "I" + w_name + ":" + cap_text
+        signature_parts.append(sig)
+    opt["need"] = need
+    opt["sig_part"] = pd.concat(signature_parts).reindex(opt.index)
+    cl = opt[cloud]
+    if cl.empty:
+        return options
+    pool_sig = cl.sort_values(["pool_id", "workload"]).groupby("pool_id")["sig_part"].agg("|".join)
+    pool_need = cl.groupby("pool_id")["need"].sum()
+    info = p.loc[pool_sig.index]
+    key = info["mode"] + "|" + pool_sig
+    # a pool holding existing reservations is never pruned (its own key)
+    key = key.where(info["existing_units"] == 0, "existing|" + info.index.to_series())
+    if problem.quotas or problem.provider_share_max:
+        key = key + "|" + info["provider"]
+    if problem.quotas:
+        key = key + "|" + info["region"] + "|" + info["accelerator_id"]
+        key = key + "|" + info["accels_per_unit"].astype(str)
+    unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
+        "pue"
+    ].to_numpy(float) * info["grid_gco2_per_kwh"].to_numpy(float) + info[
+        "embodied_kgco2e_unit"
+    ].to_numpy(float)
+    frame = pd.DataFrame(
+        {
+            "key": key.to_numpy(),
+            "price": info["price_usd_per_hour"].to_numpy(float),
+            "co2": unit_co2 if carbon else 0.0,
+            "cap": info["availability_cap"].to_numpy(float),
+            "load": pool_need.reindex(pool_sig.index).to_numpy(float),
+        },
+        index=pool_sig.index,
+    ).sort_values(["key", "price", "co2"], kind="stable")
+    pruned: list[str] = []
+    for _, g in frame.groupby("key", sort=False):
+        if len(g) < 2:
+            continue
+        load = float(g["load"].iloc[0])
+        kept_cap: list[float] = []
+        kept_co2: list[float] = []
+        for pool_id, row in zip(g.index, g.itertuples(index=False), strict=True):
+            room = sum(c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= row.co2)
+            if room >= load:
+                pruned.append(pool_id)
+            else:
+                kept_cap.append(row.cap)
+                kept_co2.append(row.co2)
+    if pruned:
+        drop = options["pool_id"].isin(pruned)
+        report.pruned["cloud pool: cheaper pools of the same capacity have room for all"] += int(
+            drop.sum()
+        )
+        options = options[~drop].reset_index(drop=True)
+    return options
 
 
 def _inference_rows(

@@ -168,3 +168,42 @@ def test_highs_and_cbc_agree(world):
     assert (a is None) == (b is None)
     if a is not None:
         assert b == pytest.approx(a, rel=1e-4)
+
+
+@st.composite
+def crowded_worlds(draw):
+    """Several copies of the same instance shapes at different prices, caps and regions."""
+    offers = []
+    for k in range(draw(st.integers(3, 8))):
+        name, acc, n, rps = SHAPES[draw(st.integers(0, 3))]
+        region = draw(st.sampled_from(["us-east", "eu-north"]))
+        price = draw(st.integers(50, 1000)) / 100.0
+        cap = draw(st.integers(1, 4))
+        row = offering(f"{name}-{k}", acc, n, price, cap=cap, region=region, nvlink=acc != "l4")
+        offers.append({"row": row, "price": price, "rps": rps, "cap": cap})
+    demand = draw(st.integers(10, 400)) / 10.0
+    carbon = draw(st.one_of(st.none(), st.integers(1, 200).map(lambda v: v / 100.0)))
+    redundancy = draw(st.integers(1, 3))
+    return offers, demand, carbon, redundancy
+
+
+@SETTINGS
+@given(crowded_worlds())
+def test_pruning_dominated_pools_keeps_the_optimum(world):
+    # compile.prune_dominated_pools must never change the optimal cost
+    import solver.compile as compile_module
+
+    offers, demand, carbon, redundancy = world
+    problem, cat = build(offers, demand, None, carbon)
+    w = problem.workloads[0].model_copy(update={"redundancy": redundancy})
+    problem = problem.model_copy(update={"workloads": [w]})
+    pruned = cost(problem, cat)
+    original = compile_module.prune_dominated_pools
+    compile_module.prune_dominated_pools = lambda options, *args, **kwargs: options
+    try:
+        full = cost(problem, cat)
+    finally:
+        compile_module.prune_dominated_pools = original
+    assert (pruned is None) == (full is None)
+    if full is not None:
+        assert pruned == pytest.approx(full, rel=1e-6)
