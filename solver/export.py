@@ -246,7 +246,15 @@ def _stable_zip(data: bytes) -> bytes:
             fixed = zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0))
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = info.external_attr
-            dst.writestr(fixed, src.read(info.filename))
+            body = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                # openpyxl stamps the save time into dcterms:modified whatever we set
+                body = re.sub(
+                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:)",
+                    rb"\g<1>2000-01-01T00:00:00Z\g<3>",
+                    body,
+                )
+            dst.writestr(fixed, body)
     return out.getvalue()
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from solver.export import _stable_zip
 from solver.plan import Plan
 from solver.sensitivity import BreakEven, SensitivityReport, SweepPoint
 
@@ -317,7 +318,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
         duals_frame(sens).to_excel(writer, sheet_name="sensitivity", index=False)
         break_even_frame(sens.break_even).to_excel(writer, sheet_name="break-even", index=False)
         frontier.to_excel(writer, sheet_name="frontier", index=False)
-    return out.getvalue()
+    return _stable_zip(out.getvalue())
 
 
 def build_analysis(
