@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--pools", type=int, default=0, help="0: every pool")
     parser.add_argument("--cold-solver", default="highs")
     args = parser.parse_args()
-    compiled = compile_problem(load_problem(args.problem), load_catalog())
+    compiled = compile_problem(load_problem(args.problem), load_catalog(), prune_dominated=False)
     solution = optimise(compiled, build_model(compiled), solver="highspy", options=SolveOptions())
     pools, _ = break_even_candidates(solution)
     if args.pools:

@@ -53,8 +53,9 @@ def scaled_catalog(n_offerings: int, seed: int = 0, base: Catalog | None = None)
     offerings = pd.concat(offers, ignore_index=True).iloc[:n_offerings]
     used = set(zip(offerings["provider"], offerings["region"], strict=True))
     regions_all = pd.concat(regions, ignore_index=True)
-    keep = [(p, r) in used for p, r in zip(regions_all["provider"], regions_all["region"],
-                                           strict=True)]
+    keep = [
+        (p, r) in used for p, r in zip(regions_all["provider"], regions_all["region"], strict=True)
+    ]
     regions_all = regions_all[keep]
     return replace(
         base,

@@ -49,14 +49,17 @@ def main() -> None:
     parser.add_argument("--spread", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    compiled = compile_problem(load_problem(args.problem), load_catalog())
+    compiled = compile_problem(load_problem(args.problem), load_catalog(), prune_dominated=False)
 
     local, share, _ = run(compiled, args, "local processes", workers=args.workers)
     from dask.distributed import Client, LocalCluster
 
-    with LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, dashboard_address=None
-    ) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         remote, share_remote, _ = run(compiled, args, "dask LocalCluster", scheduler=client)
     same = [a.model_dump() for a in local] == [b.model_dump() for b in remote]
     print(f"identical results locally and on Dask: {same}")

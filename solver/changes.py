@@ -1138,9 +1138,9 @@ def resolve(
     options = options or SolveOptions()
     started = time.perf_counter()
     rebased = rebase(problem, baseline, old_catalog, as_of)
-    compiled = compile_problem(rebased.problem, new_catalog)
+    compiled = compile_problem(rebased.problem, new_catalog, prune_dominated=False)
     model = build_model(compiled)
-    compiled_old = compile_problem(rebased.problem, old_catalog)
+    compiled_old = compile_problem(rebased.problem, old_catalog, prune_dominated=False)
     old_view, unplaced = evaluate_decisions(
         compiled_old, build_model(compiled_old), rebased.future_items, label="baseline"
     )

@@ -273,7 +273,7 @@ def _solve_for_analysis(problem: Path, catalog: Path | None, solver: str):
     prob = load_problem(problem)
     cat = _load_catalog(catalog)
     try:
-        return solve_verified(prob, cat, solver=solver)
+        return solve_verified(prob, cat, solver=solver, prune_dominated=False)
     except ProcureError as exc:
         if exc.file is None:
             exc.file = str(problem)

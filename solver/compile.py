@@ -155,6 +155,7 @@ class Compiled:
     models: dict[str, ModelSpec]
     report: CompileReport
     quota_accelerators: tuple[str | None, ...] = ()  # resolved accelerator id per quota
+    pruned_dominated: bool = False  # options valid only at these prices and demands
 
 
 # --------------------------------------------------------------------------- periods
@@ -453,8 +454,11 @@ def _requirement_mask(
         )
     if w.residency is not None:
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
-    frameworks = pools["frameworks"].astype(str).str.split(";")
-    drop(np.array([w.framework in f for f in frameworks], dtype=bool), f"framework ({w.framework})")
+    frameworks = ";" + pools["frameworks"].astype(str) + ";"
+    drop(
+        frameworks.str.contains(f";{w.framework};", regex=False).to_numpy(dtype=bool),
+        f"framework ({w.framework})",
+    )
     if w.require_ecc:
         drop(pools["ecc"].astype(bool).to_numpy(), "no ECC memory")
     for precision in _hardware_precisions(w):
@@ -830,8 +834,15 @@ def _training_options(
 # --------------------------------------------------------------------------- compile
 
 
-def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
+def compile_problem(
+    problem: Problem, catalog: Catalog, *, prune_dominated: bool = True
+) -> Compiled:
     """Score every workload against every pool; return the options table.
+
+    ``prune_dominated`` drops cloud pools that cheaper pools of the same capacity make
+    useless at *these* prices and demands (:func:`prune_dominated_pools`); analyses that
+    change prices, demand or limits (break-even prices, sweeps, re-pricing a plan)
+    compile with False.
 
     Raises
     ------
@@ -843,7 +854,7 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
     pools = build_pools(problem, catalog)
     report = CompileReport(pools=len(pools))
     models: dict[str, ModelSpec] = {}
-    option_rows: list[dict] = []
+    frames: list[pd.DataFrame] = []
     bucket_rows: list[tuple[int, int, float]] = []
     inf_coef = unit_hour_coefficients(pools, INFERENCE_UTILISATION)
     for wi, w in enumerate(problem.workloads):
@@ -864,27 +875,22 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
                 local_reasons["no cluster finishes inside the window/deadline within caps"] += int(
                     (~no_fit).sum()
                 )
-            kept = _prune_training(opts, sub, report)
-            for o in kept:
-                i = o.pop("pool_index")
-                option_rows.append(
-                    {
-                        "workload": w.name,
-                        "workload_kind": "training",
-                        "pool_id": sub["pool_id"].iat[i],
-                        **o,
-                    }
-                )
+            kept = pd.DataFrame(_prune_training(opts, sub, report))
+            if not kept.empty:
+                kept.insert(0, "pool_id", sub["pool_id"].to_numpy()[kept.pop("pool_index")])
+                kept.insert(0, "workload_kind", "training")
+                kept.insert(0, "workload", w.name)
+            frame = kept
         else:
-            option_rows.extend(
-                _inference_rows(w, spec, sub, problem, catalog, inf_coef, report, local_reasons)
-            )
-        report.per_workload[w.name] = len(option_rows) - sum(report.per_workload.values())
-        if report.per_workload[w.name] == 0:
+            frame = _inference_rows(w, spec, sub, problem, catalog, inf_coef, report, local_reasons)
+        report.per_workload[w.name] = len(frame)
+        if len(frame) == 0:
             raise_for_no_option(w, local_reasons)
-    options = pd.DataFrame(option_rows)
+        frames.append(frame)
+    options = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     demand = build_demand(problem, periods, blocks)
-    options = prune_dominated_pools(options, pools, demand, problem, report)
+    if prune_dominated:
+        options = prune_dominated_pools(options, pools, demand, problem, report)
     options.insert(0, "option_id", np.arange(len(options)))
     for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):
         if isinstance(rps, list):
@@ -923,6 +929,7 @@ def compile_problem(problem: Problem, catalog: Catalog) -> Compiled:
         demand=demand,
         models=models,
         report=report,
+        pruned_dominated=prune_dominated,
         quota_accelerators=tuple(
             catalog.resolve_accelerator(q.accelerator) if q.accelerator else None
             for q in problem.quotas
@@ -971,7 +978,9 @@ def prune_dominated_pools(
         w = workloads[w_name]
         sub = opt.loc[rows]
         if isinstance(w, TrainingWorkload):
-            need[opt.index.get_indexer(rows)] = sub.groupby("pool_id")["n_units"].transform("max")
+            need[opt.index.get_indexer(rows)] = sub["pool_id"].map(
+                sub.groupby("pool_id")["n_units"].max()
+            )
             shape = (
                 sub["start_period"].astype(str)
                 + "-"
@@ -981,12 +990,13 @@ def prune_dominated_pools(
                 + "/"
                 + sub["job_hours"].round(6).astype(str)
             )
-            sig = (
-                "T"
-                + w_name
-                + ":"
-                + shape.groupby(sub["pool_id"]).transform(lambda x: ";".join(sorted(x)))
+            per_pool = (
+                pd.DataFrame({"pool_id": sub["pool_id"], "shape": shape})
+                .sort_values(["pool_id", "shape"], kind="stable")
+                .groupby("pool_id")["shape"]
+                .agg(";".join)
             )
+            sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
         else:
             mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
             if mix:
@@ -1175,7 +1185,7 @@ def _inference_rows(
         }
     )
     frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
-    return frame.to_dict("records")
+    return frame
 
 
 def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileReport) -> list[dict]:

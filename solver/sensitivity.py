@@ -529,9 +529,18 @@ def break_even_for_pool(
     )
 
 
+def _unpruned(compiled: Compiled) -> None:
+    if compiled.pruned_dominated:
+        raise ValueError(
+            "price, demand and limit analyses need every option: compile with "
+            "compile_problem(..., prune_dominated=False)"
+        )
+
+
 def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     """Pools that could serve a workload (those with options), and those in the plan."""
     compiled = solution.compiled
+    _unpruned(compiled)
     in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
     candidates = sorted(set(compiled.options["pool_id"]))
     priced = {p for p in candidates if pool_price(compiled, p)[0] > 0}
@@ -721,6 +730,8 @@ def run_tasks(
     list
         The results in the order of ``tasks``, whatever the order they finished in.
     """
+    if isinstance(shared, Compiled):
+        _unpruned(shared)
     total = len(tasks)
     out: list = [None] * total
     if scheduler is not None:

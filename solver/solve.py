@@ -53,12 +53,16 @@ def solve_verified(
     solver: str = "highs",
     options: SolveOptions | None = None,
     explain: bool = True,
+    prune_dominated: bool = True,
 ) -> tuple[Plan, Solution]:
-    """:func:`solve_problem`, also returning the solution (model and values) behind the plan."""
+    """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
+
+    ``prune_dominated=False`` keeps every option (for analyses that move prices).
+    """
     options = options or SolveOptions()
     started = time.perf_counter()
     try:
-        compiled = compile_problem(problem, catalog)
+        compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
     model = build_model(compiled)

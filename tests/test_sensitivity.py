@@ -31,7 +31,7 @@ EU = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
 
 
 def solved(p, cat):
-    compiled = compile_problem(p, cat)
+    compiled = compile_problem(p, cat, prune_dominated=False)
     return optimise(compiled, build_model(compiled), solver="highs", options=SolveOptions())
 
 
@@ -144,7 +144,7 @@ def test_carbon_frontier_is_monotone(tiny_catalog):
     # From the min-carbon plan (20 eu: 0.4962 t, $73,000) to the min-cost plan
     # (20 us: 4.4697 t, $58,400): cost falls as the cap rises.
     cat = tiny_catalog([H1, EU])
-    compiled = compile_problem(problem([serve(200)]), cat)
+    compiled = compile_problem(problem([serve(200)]), cat, prune_dominated=False)
     points = carbon_frontier(compiled, points=5)
     costs = [p.total_cost_usd for p in points]
     assert costs[0] == pytest.approx(73_000, rel=1e-6)
@@ -153,7 +153,7 @@ def test_carbon_frontier_is_monotone(tiny_catalog):
 
 
 def test_demand_sweep_and_price_scenarios(tiny_catalog):
-    compiled = compile_problem(problem([serve(25)]), tiny_catalog([H1, L4]))
+    compiled = compile_problem(problem([serve(25)]), tiny_catalog([H1, L4]), prune_dominated=False)
     # 25 -> $11/h; 50 req/s -> 5 H1 = $20/h (4 H1 + 5 L4 = $21).
     points = demand_sweep(compiled, [1.0, 2.0])
     assert [p.total_cost_usd for p in points] == pytest.approx([11 * HOURS, 20 * HOURS])
@@ -168,7 +168,7 @@ def test_sweeps_in_local_processes_and_on_a_dask_cluster_agree(tiny_catalog):
     # 25 -> $11/h, 50 -> $20/h, 75 req/s -> 7 H1 + 3 L4 = $31/h (8 H1 = $32).
     from dask.distributed import Client, LocalCluster
 
-    compiled = compile_problem(problem([serve(25)]), tiny_catalog([H1, L4]))
+    compiled = compile_problem(problem([serve(25)]), tiny_catalog([H1, L4]), prune_dominated=False)
     expected = [11 * HOURS, 20 * HOURS, 31 * HOURS]
     serial = demand_sweep(compiled, [1.0, 2.0, 3.0])
     local = demand_sweep(compiled, [1.0, 2.0, 3.0], workers=2)
@@ -211,7 +211,7 @@ def seed_solution():
     from solver.problem import load_problem
 
     p = load_problem(ROOT / "problems/seed-2m-13b.yaml")
-    compiled = compile_problem(p, load_catalog())
+    compiled = compile_problem(p, load_catalog(), prune_dominated=False)
     return optimise(compiled, build_model(compiled), solver="highspy", options=SolveOptions())
 
 
