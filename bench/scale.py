@@ -1,0 +1,157 @@
+"""Scale benchmark: compile, build and solve generated instances; the LP relaxation beside.
+
+Run: python bench/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005] [--grid target|default|all]
+
+Each (offerings, workloads, periods) case runs in its own process (so its peak memory
+is its own), ``--repeat`` times; the script prints the median of each figure and a
+markdown table. Instances come from bench/generate.py (the shipped catalog grown to
+the offering count; a seeded mix of inference, batch and training workloads over
+monthly periods), solved by HiGHS (``highspy``) to the relative gap within the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+GRIDS = {
+    "target": [(10_000, 50, 12)],
+    "default": [
+        (1_000, 10, 1),
+        (1_000, 50, 12),
+        (10_000, 10, 1),
+        (10_000, 50, 12),
+        (10_000, 50, 36),
+        (10_000, 200, 12),
+        (50_000, 50, 12),
+    ],
+    "all": [(o, w, p) for o in (1_000, 10_000, 50_000) for w in (10, 50, 200) for p in (1, 12, 36)],
+}
+
+
+def one_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, gap: float) -> dict:
+    """One case in this process: figures as a dict (run inside a child process)."""
+    import resource
+
+    sys.path.insert(0, str(HERE))
+    from generate import generated_problem, scaled_catalog
+
+    from solver.backends import SolveOptions, get_backend
+    from solver.compile import compile_problem
+    from solver.model import build_model
+
+    catalog = scaled_catalog(n_offerings)
+    problem = generated_problem(n_workloads, n_periods)
+    t0 = time.perf_counter()
+    compiled = compile_problem(problem, catalog)
+    t1 = time.perf_counter()
+    model = build_model(compiled)
+    t2 = time.perf_counter()
+    result = get_backend("highspy").solve(model, SolveOptions(time_limit_s=limit, relative_gap=gap))
+    t3 = time.perf_counter()
+    relaxed = model.variables.copy()
+    relaxed["integer"] = False
+    from solver.model import LinearModel
+
+    lp = LinearModel(relaxed, model.rows, model.objective, model.expressions)
+    t4 = time.perf_counter()
+    lp_result = get_backend("highspy").solve(lp, SolveOptions(time_limit_s=limit))
+    t5 = time.perf_counter()
+    report = compiled.report.as_dict()
+    return {
+        "offerings": n_offerings,
+        "workloads": n_workloads,
+        "periods": n_periods,
+        "compile_s": t1 - t0,
+        "build_s": t2 - t1,
+        "solve_s": t3 - t2,
+        "lp_s": t5 - t4,
+        "status": result.termination.value,
+        "gap": result.gap,
+        "objective": result.objective,
+        "lp_objective": lp_result.objective,
+        "options_generated": report["options_generated"],
+        "options_kept": report["options_kept"],
+        "pruned": sum(report["pruned_as_dominated"].values()),
+        "variables": len(model.variables),
+        "rows": len(model.rows),
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+    }
+
+
+def run_case(case: tuple[int, int, int], limit: float, gap: float) -> dict:
+    n_offerings, n_workloads, n_periods = case
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from scale import one_run; "
+        f"print(json.dumps(one_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, "
+        f"{gap!r})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=limit * 4 + 600
+    )
+    if out.returncode != 0:
+        return {
+            "offerings": case[0],
+            "workloads": case[1],
+            "periods": case[2],
+            "status": "error: " + out.stderr.strip().splitlines()[-1],
+        }
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def median(rows: list[dict], key: str):
+    values = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
+    return statistics.median(values) if values else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--gap", type=float, default=0.005)
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="default")
+    args = parser.parse_args()
+    lines = [
+        "| offerings x workloads x periods | options generated / kept (pruned) | variables | rows "
+        "| compile s | build s | solve s | LP relaxation s | status, gap | peak RSS GB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in GRIDS[args.grid]:
+        rows = [run_case(case, args.time_limit, args.gap) for _ in range(args.repeat)]
+        ok = [r for r in rows if "compile_s" in r]
+        if not ok:
+            print(case, rows[0]["status"], flush=True)
+            lines.append(f"| {case[0]:,} x {case[1]} x {case[2]} | {rows[0]['status']} |")
+            continue
+        r = ok[0]
+        gaps = [x["gap"] for x in ok if x["gap"] is not None]
+        statuses = sorted({x["status"] for x in ok})
+        fig = {k: median(ok, k) for k in ("compile_s", "build_s", "solve_s", "lp_s", "peak_rss_gb")}
+        gap_text = f"{max(gaps):.2%}" if gaps else "n/a"
+        print(
+            f"{case}: {len(ok)} runs, compile {fig['compile_s']:.2f} s, build "
+            f"{fig['build_s']:.2f} s, solve {fig['solve_s']:.2f} s, LP {fig['lp_s']:.2f} s, "
+            f"{'/'.join(statuses)} gap <= {gap_text}, {r['variables']:,} vars, "
+            f"{r['rows']:,} rows, peak {fig['peak_rss_gb']:.2f} GB",
+            flush=True,
+        )
+        lines.append(
+            f"| {case[0]:,} x {case[1]} x {case[2]} | {r['options_generated']:,} / "
+            f"{r['options_kept']:,} ({r['pruned']:,}) | {r['variables']:,} | {r['rows']:,} | "
+            f"{fig['compile_s']:.2f} | {fig['build_s']:.2f} | {fig['solve_s']:.2f} | "
+            f"{fig['lp_s']:.2f} | {'/'.join(statuses)}, {gap_text} | {fig['peak_rss_gb']:.2f} |"
+        )
+    print()
+    print(f"medians of {args.repeat} runs; time limit {args.time_limit:g} s, gap {args.gap:g}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
