@@ -1,6 +1,6 @@
 """Break-even search on the seed problem: warm re-solves against cold ones.
 
-Run: python bench/break_even_warm.py [--pools N] [--cold-solver highs]
+Run: python bench/break_even_warm.py [--pools N] [--cold-solver highs] [--workers W]
 
 Warm: one HiGHS model per pool changed in place (costs, the cost rows, a forcing
 row), each solve starting from the last plan. Cold: the model rebuilt from the
@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("problem", nargs="?", default=str(ROOT / "problems/seed-2m-13b.yaml"))
     parser.add_argument("--pools", type=int, default=0, help="0: every pool")
     parser.add_argument("--cold-solver", default="highs")
+    parser.add_argument("--workers", type=int, default=1, help="local processes, both runs")
     args = parser.parse_args()
     compiled = compile_problem(load_problem(args.problem), load_catalog(), prune_dominated=False)
     solution = optimise(compiled, build_model(compiled), solver="highspy", options=SolveOptions())
@@ -44,7 +45,9 @@ def main() -> None:
     results = {}
     for label, warm in (("warm", True), ("cold", False)):
         started = time.perf_counter()
-        rows = break_even_prices(solution, pools=pools, warm=warm, solver=args.cold_solver)
+        rows = break_even_prices(
+            solution, pools=pools, warm=warm, solver=args.cold_solver, workers=args.workers
+        )
         seconds = time.perf_counter() - started
         solves = sum(b.solves for b in rows)
         results[label] = (rows, seconds)
