@@ -9,6 +9,9 @@ from the previous plan (a MIP start). Break-even searches and sweeps use it.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 
 import numpy as np
@@ -32,6 +35,30 @@ _LIMITS = {
     "kMemoryLimit",
     "kHighsInterrupt",
 }
+
+
+@contextlib.contextmanager
+def _native_stdout_silenced():
+    """Send file descriptor 1 to /dev/null while HiGHS runs.
+
+    HiGHS 1.12 prints a debug line from C++ when it repairs a MIP start
+    ("transformNewIntegerFeasibleSolution"), whatever ``output_flag`` says; on stdout it
+    would corrupt ``--format json`` output.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real stdout (embedded, some test runners)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _empty_row_infeasible(model: LinearModel) -> str | None:
@@ -157,7 +184,8 @@ class HighsSession:
             sol.value_valid = True
             h.setSolution(sol)
         began = time.perf_counter()
-        h.run()
+        with _native_stdout_silenced():
+            h.run()
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
