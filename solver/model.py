@@ -11,7 +11,9 @@ the unit of its dual):
 
 demand, demand_bucket, mix_capacity, redundancy, train_once, owned_capacity,
 reserved_capacity, availability, quota, budget, capex_budget, period_budget,
-carbon_cap, provider_share, power_cap, objective_stage.
+carbon_cap, provider_share, power_cap, objective_stage; and, added by
+:mod:`solver.changes` when re-solving against a baseline, change_link, max_changes,
+switching.
 """
 
 from __future__ import annotations

@@ -51,7 +51,6 @@ from solver.model import (
     has_second_stage,
     stage_objective,
 )
-from solver.problem import InferenceWorkload
 from solver.solve import Solution, optimise
 
 # ------------------------------------------------------------------ results
@@ -911,10 +910,6 @@ def price_scenarios(
         for pool in p.used:
             share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
     return points, dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def inference_workloads(compiled: Compiled) -> list[str]:
-    return [w.name for w in compiled.problem.workloads if isinstance(w, InferenceWorkload)]
 
 
 def sensitivity_report(
