@@ -320,7 +320,7 @@ BreakEvenOpt = Annotated[
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highspy | highs | cbc")] = "highspy",
+    solver: Annotated[str, typer.Option(help="highspy | highs | cbc | scip")] = "highspy",
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     break_even: BreakEvenOpt = 12,
     workers: WorkersOpt = 1,
@@ -366,7 +366,7 @@ def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highspy | highs | cbc")] = "highspy",
+    solver: Annotated[str, typer.Option(help="highspy | highs | cbc | scip")] = "highspy",
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
@@ -812,7 +812,7 @@ def resolve_cmd(
     add_new: Annotated[
         bool, typer.Option("--add-new", help="Add offerings the catalog lacks (catalog, SkyPilot)")
     ] = False,
-    solver: Annotated[str, typer.Option(help="highs | cbc")] = "highs",
+    solver: Annotated[str, typer.Option(help="highs | cbc | highspy | scip")] = "highs",
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
