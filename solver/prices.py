@@ -661,6 +661,13 @@ def apply_prices(
                 record(offering_id, r["provider"], r["region"], "", None, None, "missing", False,
                        "not in the update; old prices kept")  # fmt: skip
 
+    if rows and all(r["status"] in ("unknown", "missing") for r in rows):
+        raise ProcureError(
+            f"the price update names nothing in the catalog ({len(update.prices)} prices, "
+            "every offering unknown)",
+            file=str(update.source),
+            fix="check the provider and region names, or pass --add-new to add its offerings",
+        )
     report = PriceReport(
         rows=pd.DataFrame(rows, columns=_REPORT_COLUMNS),
         source=update.source,

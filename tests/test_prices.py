@@ -93,6 +93,7 @@ def test_unknown_offerings_reported_with_reason(tiny_catalog, tmp_path):
             tmp_path,
             "acme,us-east,h9,on_demand,3,2026-12-01",  # instance not in the catalog
             "acme,mars-1,h1,on_demand,3,2026-12-01",  # region not in regions.csv
+            "acme,us-east,h1,on_demand,3.5,2026-12-01",  # known: $4 -> $3.50
         ),
     )
     unknown = out.report.with_status("unknown").set_index("offering_id")["note"]
@@ -101,6 +102,17 @@ def test_unknown_offerings_reported_with_reason(tiny_catalog, tmp_path):
         "acme/us-east/h9": "offering not in offerings.csv",
     }
     assert len(out.catalog.offerings) == 2
+    assert out.catalog.offerings.loc["acme/us-east/h1", "on_demand_usd_per_hour"] == 3.5
+
+
+def test_price_file_naming_nothing_in_the_catalog_is_refused(tiny_catalog, tmp_path):
+    # every row unknown: a wrong file (another provider's, a typo in every region) is
+    # refused with one message rather than applied as "no change"
+    with pytest.raises(ProcureError, match="names nothing in the catalog"):
+        apply(
+            tiny_catalog([H1, L4]),
+            price_file(tmp_path, "acmee,us-east,h1,on_demand,3,2026-12-01"),
+        )
 
 
 def test_inconsistent_update_rejected_as_a_whole(tiny_catalog, tmp_path):
