@@ -943,8 +943,16 @@ def prune_dominated_pools(
     demand: pd.DataFrame,
     problem: Problem,
     report: CompileReport,
+    *,
+    keep: frozenset[str] = frozenset(),
+    bucket_capacity: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Drop cloud pools that a cheaper pool of the same kind makes useless.
+
+    Pools in ``keep`` are never pruned and never count as room for others: pruning stays
+    exact while their prices move (a break-even search varies one pool's price).
+    ``bucket_capacity`` gives traffic-mix capacities when ``options`` is a compiled table
+    (without the ``_rps`` column).
 
     Two cloud pools of one purchase mode have the same *signature* when every workload
     gets the same capacity from a unit of either (tokens/s, requests/s per bucket, the
@@ -967,7 +975,19 @@ def prune_dominated_pools(
         "cost_plus_carbon",
     }
     p = pools.set_index("pool_id")
-    opt = options.join(p[["kind", "mode", "availability_cap"]], on="pool_id")
+    opt = options.drop(columns=["kind", "mode"], errors="ignore").join(
+        p[["kind", "mode", "availability_cap"]], on="pool_id"
+    )
+    if "_rps" not in opt and bucket_capacity is not None and "option_id" in opt:
+        n_buckets = int(bucket_capacity["bucket"].max()) + 1 if len(bucket_capacity) else 0
+        by_option = {
+            k: dict(zip(g["bucket"], g["requests_per_s_per_unit"], strict=True))
+            for k, g in bucket_capacity.groupby("option_id")
+        }
+        opt["_rps"] = [
+            [by_option.get(k, {}).get(j, 0.0) for j in range(n_buckets)] if k in by_option else []
+            for k in opt["option_id"]
+        ]
     cloud = opt["kind"] == "cloud"
     # units each workload needs from one pool to be served by it alone
     peak = demand.groupby(["workload", "bucket"])["demand"].max()
@@ -1025,8 +1045,9 @@ def prune_dominated_pools(
     pool_need = cl.groupby("pool_id")["need"].sum()
     info = p.loc[pool_sig.index]
     key = info["mode"] + "|" + pool_sig
-    # a pool holding existing reservations is never pruned (its own key)
-    key = key.where(info["existing_units"] == 0, "existing|" + info.index.to_series())
+    # a pool holding existing reservations, or one the caller keeps, is its own group
+    own = (info["existing_units"] > 0) | info.index.isin(list(keep))
+    key = key.where(~own, "own|" + info.index.to_series())
     if problem.quotas or problem.provider_share_max:
         key = key + "|" + info["provider"]
     if problem.quotas:

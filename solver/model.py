@@ -141,28 +141,31 @@ class _Builder:
         self.rows.append(Row(name, family, key, dict(coefs), sense, float(rhs)))
 
 
+def _bounds(periods: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(start month, end month) of each period as arrays."""
+    return (
+        periods["start_month"].to_numpy(dtype=float),
+        periods["end_month"].to_numpy(dtype=float),
+    )
+
+
 def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: float) -> list[int]:
     """Periods fully covered by a commitment starting at the start of period ``start``."""
-    begin = float(periods["start_month"].iat[start])
-    return [
-        t
-        for t in range(start, len(periods))
-        if periods["end_month"].iat[t] <= begin + term_months + 1e-9
-    ]
+    s, e = _bounds(periods)
+    t = np.arange(start, len(s))
+    return t[e[start:] <= s[start] + term_months + 1e-9].tolist()
 
 
 def _delivered_periods(periods: pd.DataFrame, start: int, lead_months: float) -> list[int]:
     """Periods in which a server ordered at the start of ``start`` is in service all along."""
-    arrival = float(periods["start_month"].iat[start]) + lead_months
-    return [
-        t for t in range(start, len(periods)) if periods["start_month"].iat[t] >= arrival - 1e-9
-    ]
+    s, _ = _bounds(periods)
+    t = np.arange(start, len(s))
+    return t[s[start:] >= s[start] + lead_months - 1e-9].tolist()
 
 
 def _overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
     """Months of [begin, end) that fall in each period."""
-    s = periods["start_month"].to_numpy()
-    e = periods["end_month"].to_numpy()
+    s, e = _bounds(periods)
     return np.clip(np.minimum(e, end) - np.maximum(s, begin), 0.0, None)
 
 

@@ -386,6 +386,54 @@ class _PoolPricer:
             self.session.set_coefficient(r, j, a0 + delta * d)
 
 
+def _pruned_keeping(compiled: Compiled, pool_id: str) -> Compiled:
+    """``compiled`` with other pools pruned by dominance, ``pool_id`` kept apart."""
+    from solver.compile import CompileReport, prune_dominated_pools
+
+    options = prune_dominated_pools(
+        compiled.options,
+        compiled.pools,
+        compiled.demand,
+        compiled.problem,
+        CompileReport(),
+        keep=frozenset({pool_id}),
+        bucket_capacity=compiled.bucket_capacity,
+    )
+    kept = compiled.bucket_capacity["option_id"].isin(options["option_id"])
+    return replace(
+        compiled,
+        options=options.drop(columns=["_rps"], errors="ignore"),
+        bucket_capacity=compiled.bucket_capacity[kept],
+    )
+
+
+def _slopes_by_name(model: LinearModel, slopes: PriceSlopes, other: LinearModel) -> PriceSlopes:
+    """``slopes`` of ``model`` carried over to ``other`` (same names, fewer options)."""
+    names = model.variables["name"].to_numpy()
+    position = {n: j for j, n in enumerate(other.variables["name"])}
+    objective = np.zeros(len(other.variables))
+    for j, n in enumerate(names):
+        k = position.get(n)
+        if k is not None:
+            objective[k] = slopes.objective[j]
+    row_index = {row.name: r for r, row in enumerate(other.rows)}
+    rows: dict[int, dict[int, float]] = {}
+    for r, changes in slopes.rows.items():
+        target = row_index.get(model.rows[r].name)
+        if target is None:
+            continue
+        mapped = {position[names[j]]: d for j, d in changes.items() if names[j] in position}
+        if mapped:
+            rows[target] = mapped
+    return PriceSlopes(objective, rows, slopes.base_price)
+
+
+def _start_by_name(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.ndarray:
+    """A plan of ``model`` as values of ``other``'s variables (matched by name, else 0)."""
+    by_name = dict(zip(model.variables["name"], values, strict=True))
+    return np.array([by_name.get(n, 0.0) for n in other.variables["name"]])
+
+
 def _solve_cold(model: LinearModel, solver: str, options: SolveOptions):
     r = get_backend(solver).solve(model, options)
     return (r.objective, r.values) if r.has_solution else (None, None)
@@ -455,8 +503,19 @@ def break_even_for_pool(
         current_price=p0,
         direction="leaves above" if in_plan else "enters below",
     )
-    model = model if model is not None else build_model(compiled)
-    slopes = slopes if slopes is not None else price_slopes(compiled, model)
+    if warm:
+        # Prune the other pools by dominance, this one kept and not counted as room for
+        # others: exact while only its price moves, and a much smaller MIP to re-solve.
+        full_model = model if model is not None else build_model(compiled)
+        full_slopes = slopes if slopes is not None else price_slopes(compiled, full_model)
+        compiled = _pruned_keeping(compiled, pool_id)
+        model = build_model(compiled)
+        slopes = _slopes_by_name(full_model, full_slopes, model)
+        if start is not None:
+            start = _start_by_name(full_model, start, model)
+    else:
+        model = model if model is not None else build_model(compiled)
+        slopes = slopes if slopes is not None else price_slopes(compiled, model)
     members = _pool_vars(model, pi)
     slope = np.zeros(len(model.variables))
     slope[members] = slopes.objective[members]  # d(objective)/d(this pool's price)
