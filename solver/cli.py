@@ -92,6 +92,13 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         raise
 
 
+def _check_format(format: str, *allowed: str) -> None:
+    """Refuse a --format value the command does not write."""
+    if format not in allowed:
+        choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise ProcureError(f"unknown format {format!r}", field="--format", fix=f"use {choices}")
+
+
 def _load_catalog(directory: Path | None):
     from solver.catalog import load_catalog
 
@@ -229,10 +236,7 @@ def solve(
         from solver.problem import load_problem
         from solver.solve import solve_problem
 
-        if format not in {"table", "json", "csv"}:
-            raise ProcureError(
-                f"unknown format {format!r}", field="--format", fix="use table, json or csv"
-            )
+        _check_format(format, "table", "json", "csv")
         if gap < 0 or (time_limit is not None and time_limit <= 0):
             raise ProcureError(
                 "gap must be >= 0 and time limit > 0",
@@ -334,10 +338,7 @@ def sensitivity(
         from solver.report import sensitivity_text
         from solver.sensitivity import sensitivity_report
 
-        if format not in {"table", "json"}:
-            raise ProcureError(
-                f"unknown format {format!r}", field="--format", fix="use table or json"
-            )
+        _check_format(format, "table", "json")
         _, solution = _solve_for_analysis(problem, catalog, solver)
         with _Progress() as bar:
             report = sensitivity_report(
@@ -836,10 +837,7 @@ def resolve_cmd(
         from solver.changes import resolve
         from solver.problem import load_problem
 
-        if format not in {"table", "json"}:
-            raise ProcureError(
-                f"unknown format {format!r}", field="--format", fix="use table or json"
-            )
+        _check_format(format, "table", "json")
         if gap < 0 or (time_limit is not None and time_limit <= 0):
             raise ProcureError(
                 "gap must be >= 0 and time limit > 0",
@@ -951,10 +949,7 @@ def diff_cmd(
     def body() -> None:
         from solver.changes import diff_plans, prices_of_catalog
 
-        if format not in {"table", "json"}:
-            raise ProcureError(
-                f"unknown format {format!r}", field="--format", fix="use table or json"
-            )
+        _check_format(format, "table", "json")
         before, after = _load_plan(old), _load_plan(new)
         new_prices = None
         if prices is not None:
@@ -1028,10 +1023,7 @@ def export_cmd(
         )
         from solver.problem import load_problem
 
-        if format not in {"csv", "xlsx", "focus"}:
-            raise ProcureError(
-                f"unknown format {format!r}", field="--format", fix="use csv, xlsx or focus"
-            )
+        _check_format(format, "csv", "xlsx", "focus")
         the_plan = _load_plan(plan)
         cat = _load_catalog(catalog)
         prob = load_problem(problem) if problem is not None else None

@@ -13,6 +13,7 @@ import json
 
 import pytest
 import yaml
+from test_model import problem, serve
 from typer.testing import CliRunner
 
 from conftest import ROOT, SHARED_DATA, offering
@@ -34,29 +35,6 @@ L4_NEW = dict(L4, on_demand_usd_per_hour=0.7)
 SNAPSHOTS = SHARED_DATA / "external" / "skypilot-catalog" / "anycloud-sh-catalog"
 GCP_OLD = SNAPSHOTS / "69b86f0bec0f152ed452516e6fac70ff53106a5a" / "gcp" / "vms.csv"
 GCP_NEW = SNAPSHOTS / "62ff0a987e0c257a89235415d2877812fb1aaf29" / "gcp" / "vms.csv"
-
-
-def serve(rps: float, **extra) -> dict:
-    w = {
-        "kind": "inference",
-        "name": "chat",
-        "model": "llama-3-8b",
-        "demand": {"requests_per_s": rps},
-        "prompt_tokens": 100,
-        "output_tokens": 100,
-        "ttft_slo": "1 s",
-        "tpot_slo": "50 ms",
-        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
-        "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
-    }
-    w.update(extra)
-    return w
-
-
-def problem(workloads, **extra):
-    data = {"name": "tiny", "horizon_months": 1, "modes": ["on_demand"], "workloads": workloads}
-    data.update(extra)
-    return parse_problem(data)
 
 
 def monthly(n: int, months: float = 1.0) -> dict:

@@ -14,6 +14,7 @@ import openpyxl
 import pandas as pd
 import pytest
 import yaml
+from test_model import serve
 from typer.testing import CliRunner
 
 from conftest import ROOT, offering
@@ -33,21 +34,6 @@ from solver.solve import solve_problem
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)
 START = date(2027, 1, 1)
-
-
-def serve(rps: float) -> dict:
-    return {
-        "kind": "inference",
-        "name": "chat",
-        "model": "llama-3-8b",
-        "demand": {"requests_per_s": rps},
-        "prompt_tokens": 100,
-        "output_tokens": 100,
-        "ttft_slo": "1 s",
-        "tpot_slo": "50 ms",
-        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
-        "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
-    }
 
 
 def yearly_problem():
