@@ -42,7 +42,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "bf16_dense_tflops": "pos",
         "fp8_dense_tflops": "float",
         "int8_dense_tops": "float",
+        "fp4_dense_tflops": "float",
         "memory_gb": "pos",
+        "memory_unit": "str?",
         "mem_bandwidth_gbps": "pos",
         "scaleup_link": "str?",
         "scaleup_gbps": "float",
@@ -200,6 +202,42 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
     raise ProcureError(f"unknown {what} {name!r}", file=file, fix=fix)
 
 
+# Columns added after the first catalogs: a catalog without them still loads, with
+# these values (no FP4 tensor path; memory in decimal GB as written).
+DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
+    "accelerators.csv": {"fp4_dense_tflops": "0", "memory_unit": "GB"},
+}
+
+# Bytes per unit of the vendor's memory figure. HBM parts quote GiB under the name "GB"
+# (an "80 GB" H100 or A100 reports 81,920 MiB in nvidia-smi; AWS Neuron and Google TPU
+# documents say GiB), GDDR datacenter cards with ECC on report about the decimal figure
+# (an L4 "24 GB" reports 23,034 MiB = 24.15e9 bytes): DESIGN.md section 3.
+MEMORY_UNIT_BYTES: dict[str, float] = {"GB": 1e9, "GiB": 2.0**30}
+
+
+def _memory_in_decimal_gb(acc: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Replace the vendor's memory figure by the real capacity in 1e9 bytes.
+
+    The figure as the vendor writes it stays in ``memory_label_gb``; ``memory_gb`` is what
+    every consumer (training memory, KV cache) reads.
+    """
+    unit = acc["memory_unit"].replace("", "GB")
+    bad = ~unit.isin(list(MEMORY_UNIT_BYTES))
+    if bad.any():
+        idx = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ProcureError(
+            f"memory_unit must be GB or GiB, got {unit.iloc[idx]!r}",
+            file=str(path),
+            field=f"line {idx + 2}, memory_unit",
+            fix="write GiB for HBM parts whose 'GB' is binary (nvidia-smi MiB / 1024), else GB",
+        )
+    out = acc.copy()
+    out["memory_unit"] = unit
+    out["memory_label_gb"] = acc["memory_gb"]
+    out["memory_gb"] = acc["memory_gb"] * unit.map(MEMORY_UNIT_BYTES).astype(float) / 1e9
+    return out
+
+
 def _parse_bool(value: object) -> bool | None:
     text = str(value).strip().lower() if value is not None and value == value else ""
     if text in _TRUE:
@@ -223,6 +261,9 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
             f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
         ) from None
     schema = SCHEMAS[file]
+    for column, default in DEFAULTED_COLUMNS.get(file, {}).items():
+        if column not in raw.columns:
+            raw[column] = default
     missing = [c for c in schema if c not in raw.columns]
     if missing:
         raise ProcureError(
@@ -349,7 +390,7 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
             "catalog folder not found", file=str(directory), fix="pass --catalog DIR with the CSVs"
         )
     tables = {file: _read_table(directory, file) for file in SCHEMAS}
-    acc = tables["accelerators.csv"]
+    acc = _memory_in_decimal_gb(tables["accelerators.csv"], directory / "accelerators.csv")
     off = tables["offerings.csv"]
     reg = tables["regions.csv"]
     srv = tables["servers.csv"]

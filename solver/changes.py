@@ -54,6 +54,7 @@ from solver.problem import (
     BatchInferenceWorkload,
     ExistingReservation,
     ExistingServer,
+    InferenceWorkload,
     Problem,
     TrainingWorkload,
     parse_problem,
@@ -406,10 +407,10 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
     """Per variable, the most units any optimal plan needs (inf where unknown).
 
     For units of an inference option: enough to serve its workload's demand in
-    the period and block alone (or its redundancy), and never above the pool's
-    availability cap plus existing units. More units only add cost, so an
-    optimum exists within these bounds; they make the stability rows' big-M
-    tight. For ``buy`` and ``commit``: the pool's useful units in its busiest
+    the period and block alone (plus one under N+1; at least its minimum serving
+    units), and never above the pool's availability cap plus existing units. More
+    units only add cost, so an optimum exists within these bounds; they make the
+    stability rows' big-M tight. For ``buy`` and ``commit``: the pool's useful units in its busiest
     period (capped likewise); for ``z``: 1.
     """
     v = model.variables
@@ -426,7 +427,9 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
     rps: dict[int, dict[int, float]] = defaultdict(dict)
     for r in compiled.bucket_capacity.itertuples(index=False):
         rps[int(r.option_id)][int(r.bucket)] = float(r.requests_per_s_per_unit)
-    redundancy = {w.name: float(getattr(w, "redundancy", 1)) for w in compiled.problem.workloads}
+    online = [w for w in compiled.problem.workloads if isinstance(w, InferenceWorkload)]
+    fewest = {w.name: float(w.min_serving_units) for w in online}
+    spare = {w.name: 1.0 for w in online if w.n_plus_1}  # N+1: one unit over the peak's need
     upper = np.full(len(v), np.inf)
     pool_need: dict[tuple[int, int], float] = defaultdict(float)
     training_units: dict[int, float] = defaultdict(float)
@@ -452,7 +455,7 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
                 d = demand.get((r.workload, r.period, b, -1), 0.0)
                 units = d / per_unit[k] if per_unit.get(k, 0.0) > 0 else np.inf
             need = max(need, math.ceil(units - 1e-9) if np.isfinite(units) else np.inf)
-        need = max(need, redundancy.get(r.workload, 1.0))
+        need = max(need + spare.get(r.workload, 0.0), fewest.get(r.workload, 1.0))
         upper[i] = min(max(cap[int(r.pool)], 0.0), need)
         pool_need[(int(r.pool), int(r.period))] += upper[i]
     busiest: dict[int, float] = defaultdict(float)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -141,6 +142,7 @@ def plan_table(plan) -> str:
             ("mode", "left"),
             ("units", "right"),
             ("GPUs", "right"),
+            ("tok/s (source)", "right"),
             ("workload", "left"),
             ("block", "left"),
             ("hours", "right"),
@@ -158,6 +160,7 @@ def plan_table(plan) -> str:
                 i.mode,
                 f"{i.units:g}",
                 f"{i.accelerators:g}",
+                f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})" if i.capacity_source else "",
                 i.workload,
                 i.block,
                 f"{i.hours:,.0f}",
@@ -191,6 +194,12 @@ def plan_table(plan) -> str:
             "the plan is driven by demand and prices"
         )
     rep = plan.compile_report
+    for workload, fit in rep.get("calibration", {}).items():
+        console.print(
+            f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "
+            f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
+            f"{', '.join(fit['measured_on'])}; worst point off by x{math.exp(fit['spread_log_ratio']):.2f})"
+        )
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
         f"kept from {rep.get('pools', 0)} pools; verifier: "
@@ -1073,6 +1082,111 @@ def export_cmd(
         for name, content in files.items():
             write_atomic(out / name, content)
         typer.echo("wrote " + ", ".join(str(out / n) for n in files))
+
+    _run(debug, body)
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def _calibration_table(calibration) -> str:
+    """Per-bucket requests/s per accelerator (c = calibrated, p = physics), then the factors."""
+    import pandas as pd
+
+    parts = []
+    for profile in calibration.profiles:
+        frame = pd.DataFrame(profile["buckets"])
+        for acc, values in profile["measured_throughput_rps"].items():
+            basis = profile["basis"][acc]
+            kinds = [basis] * len(values) if isinstance(basis, str) else basis
+            frame[acc] = [
+                f"{v:.4g}" + {"measured": "", "calibrated": " c", "physics": " p"}[k]
+                for v, k in zip(values, kinds, strict=True)
+            ]
+        parts.append(
+            f"requests/s per accelerator, {profile['model']} on {profile['runtime']} "
+            "(c = calibrated physics, p = physics: not measured)\n" + frame.to_string(index=False)
+        )
+    factors = calibration.factors.copy()
+    parts.append(
+        "fitted factors (measured = factor x physics; error = |ln(measured / fitted)|)\n"
+        + factors.to_string(index=False, float_format=lambda x: f"{x:.4g}")
+    )
+    if calibration.notes:
+        parts.append("notes:\n" + "\n".join(f"  - {n}" for n in calibration.notes))
+    return "\n\n".join(parts)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="vLLM benchmark_serving result JSON, CSV of measurements, or Mélange profile JSON"
+        ),
+    ],
+    accelerator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accelerator",
+            help="ID: the accelerator of vLLM results; NAME=ID: map a name in a file (repeatable)",
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model preset (default: each file's)")] = None,
+    runtime: Annotated[
+        str | None, typer.Option(help="vllm | sglang | tensorrt-llm | tgi | ... (default: file's)")
+    ] = None,
+    tpot_slo_ms: Annotated[
+        float | None, typer.Option(help="Runs over this mean TPOT are no bucket's figure, ms")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for profiles.yaml and factors.csv")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Per-bucket profiles and fitted efficiency factors from your own measurements."""
+
+    def body() -> None:
+        from solver.calibrate import (
+            calibrate,
+            calibration_json,
+            factors_csv,
+            parse_accelerator_options,
+            profiles_yaml,
+        )
+
+        _check_format(format, "table", "json")
+        default_acc, names = parse_accelerator_options(accelerator)
+        texts = []
+        for path in files:
+            try:
+                texts.append((str(path), path.read_text(encoding="utf-8")))
+            except UnicodeDecodeError:
+                raise ProcureError(
+                    "not a text file", file=str(path), fix="pass a JSON or CSV file"
+                ) from None
+            except OSError as exc:
+                raise ProcureError(
+                    f"cannot read it ({exc.strerror})", file=str(path), fix="check the path"
+                ) from None
+        result = calibrate(
+            texts,
+            _load_catalog(catalog),
+            accelerator=default_acc,
+            accelerator_names=names,
+            model=model,
+            runtime=runtime,
+            tpot_slo_ms=tpot_slo_ms,
+        )
+        if out is not None:
+            write_atomic(out / "profiles.yaml", profiles_yaml(result, [t[0] for t in texts]))
+            write_atomic(out / "factors.csv", factors_csv(result))
+        typer.echo(calibration_json(result) if format == "json" else _calibration_table(result))
+        if out is not None:
+            wrote = f"wrote {out / 'profiles.yaml'}, {out / 'factors.csv'}"
+            typer.echo(wrote, err=format == "json")  # stdout stays one JSON document
 
     _run(debug, body)
 

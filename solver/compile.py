@@ -113,9 +113,12 @@ class CompileReport:
     pruned: Counter = field(default_factory=Counter)  # reason -> options
     per_workload: dict[str, int] = field(default_factory=dict)
     why_not: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> best reason
+    # workload -> {factor, points, spread, measured_on}: physics scaled to measurements
+    calibration: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
+            "calibration": self.calibration,
             "pools": self.pools,
             "options_generated": self.generated,
             "options_kept": self.kept,
@@ -382,6 +385,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                 "bf16_dense_tflops",
                 "fp8_dense_tflops",
                 "int8_dense_tops",
+                "fp4_dense_tflops",
                 "memory_gb",
                 "mem_bandwidth_gbps",
                 "scaleup_gbps",
@@ -489,14 +493,7 @@ def supports_precision(table: pd.DataFrame, precision: str) -> np.ndarray:
 
 
 def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
-    bf16 = pools["bf16_dense_tflops"].to_numpy(dtype=float)
-    if precision == "fp8":
-        fp8 = pools["fp8_dense_tflops"].to_numpy(dtype=float)
-        return np.where(fp8 > 0, fp8, bf16)
-    if precision == "int8":
-        int8 = pools["int8_dense_tops"].to_numpy(dtype=float)
-        return np.where(int8 > 0, int8, bf16)
-    return bf16
+    return physics.compute_peak_tflops(pools, precision)
 
 
 # --------------------------------------------------------------------------- inference
@@ -538,9 +535,8 @@ def inference_capacity(
     best_ttft_s = np.full(n, np.inf)
     apu = pools["accels_per_unit"].to_numpy()
     nvlink = pools["nvlink"].to_numpy(dtype=bool)
-    peak = _peak_tflops(
-        pools, w.weight_precision if w.weight_precision in {"fp8", "int8"} else "bf16"
-    )
+    model = physics.served_model(spec, w.weight_precision, w.kv_precision)
+    dev = physics.device_figures(pools, w.weight_precision, nvlink)
     allow_pcie = w.allow_tensor_parallel_over_pcie
     for d in degrees:
         shape_ok = (apu >= d) & (apu % d == 0)
@@ -555,24 +551,13 @@ def inference_capacity(
         if not shape_ok.any():
             continue
         res = physics.best_decode(
-            params=spec.params,
-            active_params=spec.active_params,
-            layers=spec.layers,
-            kv_heads=spec.kv_heads,
-            head_dim=spec.head_dim,
-            hidden_size=spec.hidden_size or 0.0,
-            weight_bytes=physics.bytes_per_value(w.weight_precision),
-            kv_bytes=physics.bytes_per_value(w.kv_precision),
+            model,
             prompt_tokens=prompt_tokens,
             output_tokens=output_tokens,
             tpot_slo_s=w.tpot_slo_s if is_online else None,
             ttft_slo_s=w.ttft_slo_s if is_online else None,
             d=np.full(n, float(d)),
-            memory_gb=pools["memory_gb"].to_numpy(dtype=float),
-            bandwidth_gbps=pools["mem_bandwidth_gbps"].to_numpy(dtype=float),
-            peak_tflops=peak,
-            scaleup_gbps=pools["scaleup_gbps"].to_numpy(dtype=float),
-            nvlink=nvlink,
+            dev=dev,
             memory_headroom=memory_headroom,
         )
         replicas = np.where(shape_ok, apu // d, 0)
@@ -630,11 +615,13 @@ def _workload_periods(w, periods: pd.DataFrame) -> list[int]:
 
 
 def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataFrame:
-    """Demand per (workload, period, block[, bucket]) with headroom applied.
+    """Capacity to provide per (workload, period, block[, bucket]), headroom applied.
 
     Online: tokens/s (or requests/s per bucket) = average x block factor (the
-    workload's peak_to_average when the block gives none) x (1 + headroom).
-    Batch: output tokens spread evenly over the hours of its periods.
+    workload's peak_to_average when the block gives none) x (1 + demand_headroom)
+    / max_utilisation: the capacity at which the block's demand keeps the units at
+    the workload's utilisation target. Batch: output tokens spread evenly over the
+    hours of its periods (no utilisation target: a batch job may run flat out).
     """
     rows = []
     for w in problem.workloads:
@@ -649,7 +636,7 @@ def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) 
                         if np.isnan(block["demand_factor"])
                         else float(block["demand_factor"])
                     )
-                    scale = factor * (1.0 + problem.demand_headroom)
+                    scale = factor * (1.0 + problem.demand_headroom) / w.max_utilisation
                     if w.traffic_mix:
                         total_rps = _average_requests_per_s(w) * scale
                         for j, bucket in enumerate(w.traffic_mix):
@@ -960,12 +947,13 @@ def prune_dominated_pools(
     and they fall under the same quotas and provider shares. Within a signature, units
     are interchangeable, so an optimal plan never needs more of them in all than
     ``L`` = the sum over workloads of the units each would need to be served by this
-    signature alone (its peak demand over a unit's capacity, at least its redundancy;
-    plus, per training job, its largest cluster). Take the pools of a signature by
-    price (then CO2e): once the cheaper pools kept hold ``L`` units of availability
-    between them, a dearer pool is never needed (any plan using it can move those
-    units to a cheaper pool with room, at no more cost, CO2e or anything else), so it
-    is pruned with its options. Owned pools are kept (site power caps and purchases).
+    signature alone (its peak demand over a unit's capacity, plus one under N+1, at
+    least its minimum serving units; plus, per training job, its largest cluster).
+    Take the pools of a signature by price (then CO2e): once the cheaper pools kept
+    hold ``L`` units of availability between them, a dearer pool is never needed (any
+    plan using it can move those units to a cheaper pool with room, at no more cost,
+    CO2e or anything else; under N+1 the largest unit keeps its capacity), so it is
+    pruned with its options. Owned pools are kept (site power caps and purchases).
     """
     if options.empty:
         return options
@@ -1032,8 +1020,11 @@ def prune_dominated_pools(
                 cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
                 units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
                 cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
-            redundancy = getattr(w, "redundancy", 1)
-            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9), redundancy)
+            # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
+            online = isinstance(w, InferenceWorkload)
+            spare = 1.0 if online and w.n_plus_1 else 0.0
+            fewest = w.min_serving_units if online else 1
+            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
             sig = "I" + w_name + ":" + cap_text
         signature_parts.append(sig)
     opt["need"] = need
@@ -1153,6 +1144,10 @@ def _inference_rows(
             best_mix = np.where(better, mixed, best_mix)
             rps = np.where(better[:, None], rps_d, rps)
             tp = np.where(better, d, tp)
+        if measured:
+            fit = calibrate_to_measured(w, spec, catalog, headroom, measured)
+            report.calibration[w.name] = fit
+            rps = np.where(is_measured[:, None], rps, rps * fit["factor"])
         for acc, values in measured.items():
             rows = acc_ids == acc
             rps[rows] = np.asarray(values, dtype=float)[None, :] * apu[rows, None]
@@ -1199,7 +1194,9 @@ def _inference_rows(
             "tokens_per_s_per_unit": cap_tokens[ok],
             "step_s": np.where(physics_rows, main["step_s"].to_numpy()[ok], np.nan),
             "ttft_s": np.where(physics_rows, main["ttft_s"].to_numpy()[ok], np.nan),
-            "capacity_source": np.where(physics_rows, "physics", "measured"),
+            "capacity_source": np.where(
+                physics_rows, "calibrated" if measured else "physics", "measured"
+            ),
             "kwh_per_unit_hour": inf_coef["kwh"][idx],
             "energy_usd_per_unit_hour": inf_coef["energy_usd"][idx],
             "kgco2e_per_unit_hour": inf_coef["kgco2e"][idx],
@@ -1207,6 +1204,49 @@ def _inference_rows(
     )
     frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
     return frame
+
+
+def calibrate_to_measured(
+    w: InferenceWorkload,
+    spec: ModelSpec,
+    catalog: Catalog,
+    memory_headroom: float,
+    measured: dict[str, list[float]],
+) -> dict:
+    """Factor that scales the physics to a workload's measured per-bucket throughput.
+
+    For every measured accelerator (one device per replica, as the profiles are taken)
+    and bucket, the physics requests/s under the workload's SLOs is set beside the
+    measured figure; the factor is the geometric mean of measured / physics over the
+    points where both are positive (:func:`solver.physics.calibration_factor`). Cards
+    without a profile then compete on physics x factor, not on physics alone.
+    """
+    accs = catalog.accelerators.loc[list(measured)]
+    model = physics.served_model(spec, w.weight_precision, w.kv_precision)
+    dev = physics.device_figures(accs, w.weight_precision, False)
+    measured_rps, physics_rps = [], []
+    for j, bucket in enumerate(w.traffic_mix or []):
+        res = physics.best_decode(
+            model,
+            prompt_tokens=bucket.prompt_tokens,
+            output_tokens=bucket.output_tokens,
+            tpot_slo_s=w.tpot_slo_s,
+            ttft_slo_s=w.ttft_slo_s,
+            d=np.ones(len(accs)),
+            dev=dev,
+            memory_headroom=memory_headroom,
+        )
+        measured_rps += [float(measured[a][j]) for a in accs.index]
+        physics_rps += list(res.tokens_per_s / bucket.output_tokens)
+    factor, points, spread = physics.calibration_factor(
+        np.array(measured_rps), np.array(physics_rps)
+    )
+    return {
+        "factor": factor,
+        "points": points,
+        "spread_log_ratio": spread,
+        "measured_on": sorted(measured),
+    }
 
 
 def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileReport) -> list[dict]:

@@ -16,9 +16,8 @@ from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, ModelSpec, resolve_model
 from solver.errors import ProcureError
 from solver.physics.constants import (
-    ETA_BANDWIDTH,
-    ETA_COMPUTE,
     IDLE_POWER_FRACTION,
+    RUNTIME_EFFICIENCY,
     INFERENCE_UTILISATION,
     SPOT_TRAINING_OVERHEAD,
 )
@@ -166,6 +165,65 @@ def estimate_training(
     return out
 
 
+DEVICE_COLUMNS = (
+    "vendor",
+    "memory_gb",
+    "mem_bandwidth_gbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "int8_dense_tops",
+    "fp4_dense_tflops",
+    "scaleup_gbps",
+)
+
+
+def _what_would_fit(
+    catalog: Catalog,
+    spec: ModelSpec,
+    acc,
+    where: dict,
+    weight_precision: str,
+    kv_precision: str,
+    context_tokens: float,
+    batch: int,
+    memory_headroom: float,
+) -> list[str]:
+    """Ways to make a model that does not fit fit: more devices, fewer bytes, shorter context.
+
+    ``context_tokens`` is what one sequence holds (the mean context when a batch is
+    asked for, the full one otherwise) and ``batch`` how many must fit together.
+    """
+    memory_gb = float(acc["memory_gb"]) * (1 - memory_headroom)
+    ideas = []
+    for precision in ("bf16", "fp8", "int4"):
+        if physics.bytes_per_value(precision) > physics.bytes_per_value(weight_precision):
+            continue
+        served = physics.served_model(spec, precision, kv_precision)
+        kv_gb = served.kv_gb_per_token * context_tokens * batch
+        devices = math.ceil((served.weights_gb + kv_gb) / memory_gb)
+        if devices <= 8:
+            ideas.append(
+                f"{precision} weights {served.weights_gb:.1f} GB + KV of {batch} sequence(s) "
+                f"{kv_gb:.2f} GB fit on {devices} x {acc['accelerator_id']} "
+                f"(--tp {2 ** math.ceil(math.log2(devices))})"
+            )
+    context = context_tokens
+    served = physics.served_model(spec, weight_precision, kv_precision)
+    room_gb = memory_gb - served.weights_gb
+    if room_gb > 0:
+        ideas.append(
+            f"one device holds the weights; the KV cache fits "
+            f"{int(room_gb / served.kv_gb_per_token):,} tokens of context"
+        )
+    bigger = catalog.accelerators[
+        catalog.accelerators["memory_gb"] * (1 - memory_headroom)
+        >= served.weights_gb + served.kv_gb_per_token * context * batch
+    ]
+    if len(bigger):
+        ideas.append("fits on one: " + ", ".join(sorted(bigger.index)[:6]))
+    return ideas
+
+
 def estimate_inference(
     catalog: Catalog,
     *,
@@ -190,90 +248,71 @@ def estimate_inference(
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
     d = tp_degree
-    weights_gb = spec.params * physics.bytes_per_value(weight_precision) / 1e9
-    kv_gb_tok = (
-        physics.kv_bytes_per_token(
-            spec.layers, spec.kv_heads, spec.head_dim, physics.bytes_per_value(kv_precision)
-        )
-        / 1e9
-    )
-    context = prompt_tokens + output_tokens
-    b_mem = int(
-        physics.max_batch(
-            weights_gb, kv_gb_tok, context, d, float(acc["memory_gb"]), memory_headroom
-        )
-    )
-    peak = float(acc["bf16_dense_tflops"])
-    if weight_precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0:
-        peak = float(acc["fp8_dense_tflops"])
-    res = physics.best_decode(
-        params=spec.params,
-        active_params=spec.active_params,
-        layers=spec.layers,
-        kv_heads=spec.kv_heads,
-        head_dim=spec.head_dim,
-        hidden_size=spec.hidden_size,
-        weight_bytes=physics.bytes_per_value(weight_precision),
-        kv_bytes=physics.bytes_per_value(kv_precision),
-        prompt_tokens=prompt_tokens,
-        output_tokens=output_tokens,
+    served = physics.served_model(spec, weight_precision, kv_precision)
+    table = {c: np.array([acc[c]]) for c in DEVICE_COLUMNS if c in acc.index}
+    dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]))
+    slo = dict(
         tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,
         ttft_slo_s=ttft_slo_ms / 1000.0 if ttft_slo_ms else None,
+    )
+    common = dict(
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
         d=np.array([float(d)]),
-        memory_gb=np.array([float(acc["memory_gb"])]),
-        bandwidth_gbps=np.array([float(acc["mem_bandwidth_gbps"])]),
-        peak_tflops=np.array([peak]),
-        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]),
-        nvlink=np.array([where["nvlink"]]),
+        dev=dev,
         memory_headroom=memory_headroom,
     )
-    b = batch if batch is not None else int(res.batch[0])
-    kw = dict(
-        weights_gb=weights_gb,
-        kv_gb_per_token=kv_gb_tok,
-        context_tokens=context,
-        active_params=spec.active_params,
-        d=d,
-        bandwidth_gbps=float(acc["mem_bandwidth_gbps"]),
-        peak_tflops=peak,
-    )
-    bound_s = float(physics.decode_step_s(max(b, 1), eta_bw=1.0, eta_c=1.0, **kw))
-    derated_s = float(physics.decode_step_s(max(b, 1), **kw))
-    ttft = float(
-        physics.prefill_s(
-            prompt_tokens,
-            active_params=spec.active_params,
-            weights_gb=weights_gb,
-            d=d,
-            bandwidth_gbps=float(acc["mem_bandwidth_gbps"]),
-            peak_tflops=peak,
-        )
-    )
-    per_request_s = ttft + output_tokens * derated_s / max(b, 1)
-    replica_tps = output_tokens / per_request_s if b >= 1 and b <= b_mem else 0.0
+    best = physics.best_decode(served, **slo, **common)
+    res = best if batch is None else physics.best_decode(served, **slo, **common, batch=batch)
+    b = int(res.batch[0]) if batch is None else batch
+    b_mem = int(res.b_max_memory[0])
+    replica_tps = float(res.tokens_per_s[0])
+    context = prompt_tokens + output_tokens
+    kv_gb_tok = served.kv_gb_per_token
+    usable_gb = d * float(acc["memory_gb"]) * (1 - memory_headroom)
     out: dict = {
         "model": spec.model_id,
         "accelerator": acc["accelerator_id"],
         "tp_degree": d,
+        "runtime": str(dev.runtime[0]),
+        "link": str(dev.link[0]) if d > 1 else None,
         "memory": {
-            "weights_gb": weights_gb,
+            "device_memory_gb": float(acc["memory_gb"]),
+            "device_memory_as_labelled": f"{float(acc['memory_label_gb']):g} "
+            f"{acc['memory_unit']}"
+            if "memory_label_gb" in acc.index
+            else None,
+            "weights_gb": served.weights_gb,
             "kv_bytes_per_token": kv_gb_tok * 1e9,
             "kv_gb_per_sequence": kv_gb_tok * context,
-            "kv_gb_at_batch": kv_gb_tok * context * b,
-            "usable_gb": d * float(acc["memory_gb"]) * (1 - memory_headroom),
+            "kv_gb_at_batch": kv_gb_tok * (prompt_tokens + output_tokens / 2) * max(b, 0),
+            "usable_gb": usable_gb,
             "max_batch_by_memory": b_mem,
         },
         "batch": b,
-        "fits": 1 <= b <= b_mem,
-        "decode_step_ms_roofline": bound_s * 1000.0,
-        "decode_step_ms_derated": derated_s * 1000.0,
-        "tokens_per_s_per_sequence_roofline": 1.0 / bound_s,
-        "tokens_per_s_per_sequence_derated": 1.0 / derated_s,
-        "ttft_ms": ttft * 1000.0,
+        "fits": b_mem >= max(b, 1),
+        "decode_step_ms_roofline": float(res.roofline_step_s[0]) * 1000.0,
+        "decode_step_ms_derated": float(res.step_s[0]) * 1000.0,
+        "tokens_per_s_per_sequence_roofline": 1.0 / float(res.roofline_step_s[0]),
+        "tokens_per_s_per_sequence_derated": 1.0 / float(res.step_s[0]),
+        "ttft_ms": float(res.ttft_s[0]) * 1000.0,
         "replica_output_tokens_per_s": replica_tps,
-        "best_batch_within_slo": int(res.batch[0]),
+        "best_batch_within_slo": int(best.batch[0]),
         "slo_limit": res.reason[0] or None,
+        "capacity_source": "physics",
     }
+    if not out["fits"]:
+        out["what_would_fit"] = _what_would_fit(
+            catalog,
+            spec,
+            acc,
+            where,
+            weight_precision,
+            kv_precision,
+            prompt_tokens + output_tokens / 2 if batch else context,
+            max(batch or 1, 1),
+            memory_headroom,
+        )
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
     if where["offering"] is not None and replica_tps > 0:
@@ -287,14 +326,27 @@ def estimate_inference(
             out["instances_needed"] = math.ceil(demand_tokens_per_s / per_instance_tps)
     if server and replica_tps > 0:
         out.update(_owned_economics(catalog, server, site, replica_tps, d, where))
+    eff = RUNTIME_EFFICIENCY[str(dev.runtime[0])]
     out["assumptions"] = [
         f"weights {weight_precision} ({physics.bytes_per_value(weight_precision):g} B/param), "
-        f"KV cache {kv_precision}, context {context} tokens (prompt + output)",
-        f"{memory_headroom:.0%} of device memory kept free",
-        f"roofline step = max(bytes / bandwidth, FLOPs / peak); derated figure uses "
-        f"{ETA_BANDWIDTH:.0%} of bandwidth and {ETA_COMPUTE:.0%} of dense peak",
-        "throughput counts each request's prefill time against the replica",
-    ]
+        f"KV cache {kv_precision}, read at the mean context {prompt_tokens + output_tokens / 2:g} "
+        f"tokens (prompt + half the output); one sequence of {context} tokens must fit",
+        f"{memory_headroom:.0%} of device memory kept free (vLLM gpu_memory_utilization "
+        f"{1 - memory_headroom:.2f}); memory as the vendor means it "
+        f"({out['memory']['device_memory_as_labelled']} = {float(acc['memory_gb']):.1f} GB)",
+        "continuous batching with chunked prefill: each step also prefills "
+        f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
+        f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
+        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step "
+        f"({eff.source})",
+    ] + (
+        [
+            f"tensor parallel over {dev.link[0]}: {dev.allreduce_latency_s[0] * 1e6:g} us per "
+            f"all-reduce, 2 per layer"
+        ]
+        if d > 1
+        else []
+    )
     return out
 
 

@@ -33,7 +33,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "budget": ("budget", "capex_budget", "period_budget"),
     "carbon cap": ("carbon_cap",),
     "availability and quotas": ("availability", "quota", "power_cap"),
-    "demand": ("demand", "demand_bucket", "redundancy"),
+    "demand": ("demand", "demand_bucket", "redundancy", "n_plus_1"),
 }
 
 
@@ -169,7 +169,7 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
             "kW",
             {},
         )
-    # demand, demand_bucket, redundancy
+    # demand, demand_bucket, redundancy, n_plus_1
     workload = row.key[0]
     share = 100.0 * amount / row.rhs if row.rhs else 0.0
     return (

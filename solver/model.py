@@ -9,8 +9,9 @@ objective reuse. Backends translate it; nothing here imports a solver.
 Constraint families (the registry :data:`FAMILIES` gives each its meaning and
 the unit of its dual):
 
-demand, demand_bucket, mix_capacity, redundancy, train_once, owned_capacity,
-reserved_capacity, availability, quota, budget, capex_budget, period_budget,
+demand, demand_bucket, mix_capacity, redundancy, n_plus_1, largest_unit, unit_used,
+train_once, owned_capacity, reserved_capacity, availability, quota, budget,
+capex_budget, period_budget,
 carbon_cap, provider_share, power_cap, objective_stage; and, added by
 :mod:`solver.changes` when re-solving against a baseline, change_link, max_changes,
 switching.
@@ -46,7 +47,18 @@ FAMILIES: dict[str, Family] = {
         "USD per (request/s) over the block",
     ),
     "mix_capacity": Family("time shares of a unit across buckets <= units", "USD per unit"),
-    "redundancy": Family("serving units >= the workload's redundancy", "USD per unit"),
+    "redundancy": Family("serving units >= the workload's minimum serving units", "USD per unit"),
+    "n_plus_1": Family(
+        "serving capacity - its largest unit in use >= peak demand / max_utilisation (N+1)",
+        "USD per (token/s) over the block",
+    ),
+    "largest_unit": Family(
+        "largest unit in use (N+1) >= capacity of each option in use", "USD per (token/s)"
+    ),
+    "unit_used": Family(
+        "an option is in use (N+1) exactly when it has units: used <= units <= bound x used",
+        "USD per unit",
+    ),
     "train_once": Family("each training workload runs on exactly one cluster", "USD"),
     "owned_capacity": Family(
         "owned units in use <= existing + bought and delivered", "USD per server"
@@ -169,6 +181,95 @@ def _overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarr
     return np.clip(np.minimum(e, end) - np.maximum(s, begin), 0.0, None)
 
 
+def add_n_plus_1(
+    B: _Builder, compiled: Compiled, unit_capacity: dict[tuple, dict[int, float]]
+) -> None:
+    """N+1: serving capacity with its largest unit lost still meets the peak (exact MILP).
+
+    For an online workload with ``redundancy: n_plus_1``, in every period t and load
+    block b, with c_k the tokens/s of one unit of option k, x_k its units and D the
+    block's demand in output tokens/s (already x (1 + demand_headroom) /
+    max_utilisation, from :func:`solver.compile.build_demand`):
+
+        sum_k c_k x_k - c_j [x_j >= 1] >= D        for every option j.
+
+    Linearised exactly with a binary u_j = [x_j >= 1] per units variable and one
+    continuous L (the largest unit in use) per (workload, t, b), which keeps the rows
+    linear in the number of options instead of quadratic:
+
+    - ``unit_used``: u_j <= x_j and x_j <= M_j u_j, with M_j a bound no plan exceeds
+      (the pool's availability cap plus existing units; or, if larger, the units
+      that alone meet N+1 in the busiest block or the minimum serving units, so that
+      elastic copies with availability relaxed stay exact);
+    - ``largest_unit``: L - c_j u_j >= 0 for every option j;
+    - ``n_plus_1``: sum_k c_k x_k - L >= D.
+
+    At an optimum L = max_j c_j u_j, so the rows say exactly the inequality above.
+    Only options that can serve the workload in that period appear. For a traffic
+    mix (capacity in requests/s per bucket, split by time shares y) the rows use each
+    option's mix-weighted ``tokens_per_s_per_unit`` against the demand's total
+    output tokens/s (sum over buckets of requests/s x output tokens): losing a unit
+    loses its share of every bucket. Owned and reserved units (one variable for all
+    blocks of a period) get one indicator shared by the blocks. Callers skip this
+    when shortfall is allowed (max_served), as they skip ``redundancy``.
+    """
+    workloads = {
+        w.name: w
+        for w in compiled.problem.workloads
+        if isinstance(w, InferenceWorkload) and w.n_plus_1
+    }
+    if not workloads:
+        return
+    d = compiled.demand[compiled.demand["workload"].isin(list(workloads))]
+    need_tps = (
+        (d["demand"] * d["tokens_per_unit"]).groupby([d["workload"], d["period"], d["block"]]).sum()
+    )
+    pools = compiled.pools
+    hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
+    peak_tps = need_tps.groupby(level=[0, 1]).max()
+    used: dict[int, int] = {}
+    for (wname, t, b), caps in unit_capacity.items():
+        if wname not in workloads or (wname, t, b) not in need_tps.index:
+            continue
+        largest = B.var(
+            f"largest[{wname},{t},{b}]",
+            "largest",
+            integer=False,
+            ub=max(caps.values()),
+            workload=wname,
+            period=t,
+            block=b,
+        )
+        for v, cap in caps.items():
+            if v not in used:
+                meta = B.vars[v]
+                alone = np.ceil(peak_tps[(wname, t)] / cap - 1e-9) + 1 if cap > 0 else 0.0
+                fewest = workloads[wname].min_serving_units
+                bound = max(hard_bound[meta["pool"]], alone, fewest, 1.0)
+                u = B.var(
+                    "used" + meta["name"][1:],
+                    "used",
+                    integer=True,
+                    ub=1.0,
+                    option_id=meta["option_id"],
+                    pool=meta["pool"],
+                    period=t,
+                    block=meta["block"],
+                    workload=wname,
+                )
+                used[v] = u
+                key = (meta["option_id"], t, meta["block"])
+                B.row("unit_used", (*key, "low"), {u: 1.0, v: -1.0}, "<=", 0.0)
+                B.row("unit_used", (*key, "high"), {v: 1.0, u: -float(bound)}, "<=", 0.0)
+            option_id = int(B.vars[v]["option_id"])
+            B.row(
+                "largest_unit", (wname, t, b, option_id), {largest: 1.0, used[v]: -cap}, ">=", 0.0
+            )
+        coefs = {v: cap for v, cap in caps.items() if cap}
+        coefs[largest] = -1.0
+        B.row("n_plus_1", (wname, t, b), coefs, ">=", float(need_tps[(wname, t, b)]))
+
+
 def build_model(compiled: Compiled) -> LinearModel:
     """Build every variable and constraint family of DESIGN.md section 5.
 
@@ -222,6 +323,8 @@ def build_model(compiled: Compiled) -> LinearModel:
     )
     demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    # (workload, t, b) -> {x var: tokens/s per unit} for the N+1 rows
+    unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
     demand = compiled.demand
     workloads = {w.name: w for w in problem.workloads}
     bucket_cap = compiled.bucket_capacity.groupby("option_id")
@@ -286,6 +389,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                     v = shared_var
                 usage[p][(t, b)][v] += 1.0
                 redundancy_rows[(k.workload, t, b)][v] += 1.0
+                unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
                 if mix:
                     share_row: dict[int, float] = {}
                     for j, r in rps.items():
@@ -340,9 +444,11 @@ def build_model(compiled: Compiled) -> LinearModel:
         B.row(family, rkey, coefs, ">=", float(d.demand))
     for (wname, t, b), coefs in redundancy_rows.items():
         w = workloads[wname]
-        need = getattr(w, "redundancy", 1)
+        need = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
         if need > 1 and not allow_shortfall:
             B.row("redundancy", (wname, t, b), coefs, ">=", float(need))
+    if not allow_shortfall:
+        add_n_plus_1(B, compiled, unit_capacity)
 
     # ---- training: z[k] binary
     training = options[options["workload_kind"] == "training"]

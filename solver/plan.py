@@ -51,6 +51,11 @@ class LineItem(BaseModel):
     tp_degree: int = 0
     batch: int = 0
     capacity_tokens_per_s: float = 0.0
+    capacity_source: str = Field(
+        "",
+        description="Where the serving capacity comes from: measured (the workload's profile), "
+        "calibrated (physics x the factor fitted on the measured cards) or physics",
+    )
     bucket_requests_per_s: dict[int, float] = Field(default_factory=dict)
     job_hours: float = 0.0
     cost_by_period_usd: dict[str, float] = Field(
@@ -175,6 +180,7 @@ def extract_plan(
                         tp_degree=int(k["tp_degree"]),
                         batch=int(k["batch"]),
                         capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
+                        capacity_source=str(k["capacity_source"]),
                         bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
                     )
                 )
@@ -382,6 +388,8 @@ def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> l
             "demand",
             "demand_bucket",
             "mix_capacity",
+            "largest_unit",
+            "unit_used",
             "train_once",
             "owned_capacity",
             "reserved_capacity",

@@ -20,6 +20,15 @@ from solver.errors import ProcureError, closest
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 HOURS_PER_DAY = 24.0
 SECONDS_PER_DAY = 86_400.0
+# Serving capacity is planned for peak demand at this utilisation, not at 100%: Google
+# Compute Engine's autoscaler keeps backends at 0.8 of their load-balancing capacity unless
+# told otherwise (AutoscalingPolicyLoadBalancingUtilization.utilization_target, "If not
+# defined, the default is 0.8", cloud.google.com/python/docs/reference/compute/latest/
+# google.cloud.compute_v1.types.AutoscalingPolicyLoadBalancingUtilization).
+DEFAULT_MAX_UTILISATION = 0.8
+# Traffic-mix shares split one request stream: a sum off 1 by more than this silently drops
+# or invents demand (a sum of 0.99 loses 1% of it), so it is refused, not renormalised.
+MIX_SHARE_TOLERANCE = 1e-6
 
 Mode = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "owned"]
 ALL_MODES: tuple[Mode, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y", "owned")
@@ -161,7 +170,27 @@ class InferenceWorkload(_WorkloadBase):
     tpot_slo: str = Field(description="Time per output token SLO with unit, e.g. '50 ms'")
     peak_to_average: float = Field(1.0, ge=1, description="Peak demand / average demand")
     periods: list[str] | None = Field(None, description="Periods served; default all")
-    redundancy: int = Field(1, ge=1, description="At least this many serving units at all times")
+    max_utilisation: float = Field(
+        DEFAULT_MAX_UTILISATION,
+        gt=0,
+        le=1,
+        description="Highest fraction of serving capacity (tokens/s or requests/s) in use at "
+        "peak: capacity >= peak demand x (1 + demand_headroom) / max_utilisation. Default 0.8, "
+        "the utilisation target a capacity planner keeps (Compute Engine's load-balancing "
+        "autoscaler default); 1 plans capacity to run flat out at peak",
+    )
+    redundancy: int | Literal["n_plus_1"] = Field(
+        1,
+        description="Either a whole number >= 1: at least this many serving units at all "
+        "times; or 'n_plus_1': in every period and load block, serving capacity with its "
+        "largest unit lost still meets peak demand / max_utilisation",
+    )
+    min_units: int | None = Field(
+        None,
+        ge=1,
+        description="At least this many serving units at all times, for use with "
+        "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
+    )
     interruptible: bool = Field(False, description="Spot capacity allowed")
     allow_tensor_parallel_over_pcie: bool = False
     traffic_mix: list[TrafficBucket] | None = None
@@ -177,6 +206,31 @@ class InferenceWorkload(_WorkloadBase):
         parse_duration_s(value)
         return value  # type: ignore[return-value]
 
+    @field_validator("redundancy", mode="before")
+    @classmethod
+    def _redundancy_kind(cls, value: object) -> object:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if (whole and value >= 1) or value == "n_plus_1":
+            return value
+        raise ValueError(
+            f"redundancy is {value!r}; give a whole number of serving units >= 1 (e.g. 2) "
+            "or 'n_plus_1' (capacity with the largest unit lost still meets peak)"
+        )
+
+    @property
+    def min_serving_units(self) -> int:
+        """Fewest serving units in every period and block (``min_units`` or ``redundancy: n``)."""
+        if self.min_units is not None:
+            return self.min_units
+        return self.redundancy if isinstance(self.redundancy, int) else 1
+
+    @property
+    def n_plus_1(self) -> bool:
+        """Serving capacity must survive the loss of its largest unit."""
+        return self.redundancy == "n_plus_1"
+
     @property
     def ttft_slo_s(self) -> float:
         return parse_duration_s(self.ttft_slo)
@@ -187,10 +241,24 @@ class InferenceWorkload(_WorkloadBase):
 
     @model_validator(mode="after")
     def _mix(self) -> InferenceWorkload:
+        if self.min_units is not None and isinstance(self.redundancy, int) and self.redundancy > 1:
+            raise ValueError(
+                f"redundancy: {self.redundancy} and min_units: {self.min_units} both set the "
+                "fewest serving units; keep min_units and set redundancy to 1 or 'n_plus_1'"
+            )
         if self.traffic_mix is not None:
             total = sum(b.share for b in self.traffic_mix)
-            if abs(total - 1.0) > 0.01:
-                raise ValueError(f"traffic_mix shares sum to {total:.3f}; they must sum to 1")
+            if abs(total - 1.0) > MIX_SHARE_TOLERANCE:
+                effect = (
+                    f"{(1.0 - total) * 100:.4g}% of the demand would go unserved"
+                    if total < 1.0
+                    else f"{(total - 1.0) * 100:.4g}% more demand than given would be planned"
+                )
+                raise ValueError(
+                    f"traffic_mix shares sum to {total:.9g}, not 1 (within "
+                    f"{MIX_SHARE_TOLERANCE:g}): {effect}; correct the shares so they sum to 1 "
+                    f"(e.g. change the largest bucket's share by {1.0 - total:+.9g})"
+                )
         if self.measured_throughput_rps is not None:
             if self.traffic_mix is None:
                 raise ValueError("measured_throughput_rps needs a traffic_mix to refer to")
@@ -291,7 +359,13 @@ class Problem(_Strict):
         default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
     )
     demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
-    memory_headroom: float = Field(0.10, ge=0, lt=1, description="Memory kept free per device")
+    memory_headroom: float = Field(
+        0.10,
+        ge=0,
+        lt=1,
+        description="Fraction of each device's memory kept out of use: 1 - vLLM's "
+        "gpu_memory_utilization (0.90 by default, so 0.10)",
+    )
     workloads: list[Workload] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -141,38 +141,59 @@ class _Context:
         return kwh, kg
 
 
+_ACC_COLUMNS = (
+    "vendor",
+    "memory_gb",
+    "mem_bandwidth_gbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "int8_dense_tops",
+    "fp4_dense_tflops",
+    "scaleup_gbps",
+)
+
+
 def _peak(acc, precision: str) -> float:
-    if precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0:
-        return float(acc["fp8_dense_tflops"])
-    if precision == "int8" and float(acc["int8_dense_tops"]) > 0:
-        return float(acc["int8_dense_tops"])
-    return float(acc["bf16_dense_tflops"])
+    """Dense peak of one catalog accelerator row at a precision."""
+    table = {c: np.array([acc[c]]) for c in _ACC_COLUMNS if c in acc.index}
+    return float(physics.compute_peak_tflops(table, precision)[0])
 
 
 def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, headroom: float):
     acc = u["acc"]
     online = isinstance(w, InferenceWorkload)
+    table = {c: np.array([acc[c]]) for c in _ACC_COLUMNS if c in acc.index}
     return physics.best_decode(
-        params=spec.params,
-        active_params=spec.active_params,
-        layers=spec.layers,
-        kv_heads=spec.kv_heads,
-        head_dim=spec.head_dim,
-        hidden_size=spec.hidden_size or 0.0,
-        weight_bytes=physics.bytes_per_value(w.weight_precision),
-        kv_bytes=physics.bytes_per_value(w.kv_precision),
+        physics.served_model(spec, w.weight_precision, w.kv_precision),
         prompt_tokens=prompt,
         output_tokens=output,
         tpot_slo_s=w.tpot_slo_s if online else None,
         ttft_slo_s=w.ttft_slo_s if online else None,
         d=np.array([float(d)]),
-        memory_gb=np.array([float(acc["memory_gb"])]),
-        bandwidth_gbps=np.array([float(acc["mem_bandwidth_gbps"])]),
-        peak_tflops=np.array([_peak(acc, w.weight_precision)]),
-        scaleup_gbps=np.array([float(acc["scaleup_gbps"])]),
-        nvlink=np.array([u["nvlink"]]),
+        dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]])),
         memory_headroom=headroom,
     )
+
+
+def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float:
+    """Factor scaling physics to the workload's measured profiles, recomputed here.
+
+    Geometric mean of measured / physics requests/s over every measured accelerator
+    (one device per replica, no NVLink) and bucket where both are positive; 1.0 when
+    the workload has no profile.
+    """
+    if not isinstance(w, InferenceWorkload) or not w.measured_throughput_rps:
+        return 1.0
+    logs = []
+    for name, values in w.measured_throughput_rps.items():
+        acc = catalog.accelerators.loc[catalog.resolve_accelerator(name)]
+        unit = {"acc": acc, "nvlink": False}
+        for j, bucket in enumerate(w.traffic_mix or []):
+            res = _decode(w, spec, unit, 1, bucket.prompt_tokens, bucket.output_tokens, headroom)
+            physics_rps = float(res.tokens_per_s[0]) / bucket.output_tokens
+            if values[j] > 0 and physics_rps > 0:
+                logs.append(np.log(values[j] / physics_rps))
+    return float(np.exp(np.mean(logs))) if logs else 1.0
 
 
 _PRICE_COLUMN = {
@@ -205,6 +226,46 @@ def _matches(item, u: dict) -> bool:
     )
 
 
+def _unit_tokens_per_s(
+    w: InferenceWorkload,
+    spec: ModelSpec,
+    u: dict,
+    item,
+    catalog: Catalog,
+    headroom: float,
+    *,
+    calibration: float,
+) -> float:
+    """Output tokens/s one unit of a serving line item sustains, recomputed (for N+1).
+
+    Without a traffic mix: the physics throughput of one replica x replicas per unit.
+    With one: the unit time-shared over the mix in its shares, sum(share x output
+    tokens) / sum(share / requests/s) over the buckets the unit can serve, with
+    requests/s measured (x accelerators per unit) or from physics x ``calibration``.
+    """
+    replicas = u["apu"] // item.tp_degree
+    if not w.traffic_mix:
+        res = _decode(w, spec, u, item.tp_degree, w.prompt_tokens, w.output_tokens, headroom)
+        return float(res.tokens_per_s[0]) * replicas
+    measured = None
+    for name, values in (w.measured_throughput_rps or {}).items():
+        if catalog.resolve_accelerator(name) == item.accelerator:
+            measured = values
+    tokens_per_request = 0.0
+    s_per_request = 0.0
+    for j, bucket in enumerate(w.traffic_mix):
+        if measured is not None:
+            rps = measured[j] * u["apu"]
+        else:
+            res = _decode(
+                w, spec, u, item.tp_degree, bucket.prompt_tokens, bucket.output_tokens, headroom
+            )
+            rps = float(res.tokens_per_s[0]) * replicas / bucket.output_tokens * calibration
+        tokens_per_request += bucket.share * bucket.output_tokens
+        s_per_request += bucket.share / rps if rps > 0 else 0.0
+    return tokens_per_request / s_per_request if s_per_request > 0 else 0.0
+
+
 def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     """Recompute every constraint and cost of ``plan``; return the checks.
 
@@ -213,6 +274,13 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     ctx = _Context(problem, catalog)
     c = _Checks()
     specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
+    factors: dict[str, float] = {}
+
+    def calibration_of(w, spec: ModelSpec) -> float:
+        if w.name not in factors:
+            factors[w.name] = _calibration(w, spec, catalog, problem.memory_headroom)
+        return factors[w.name]
+
     p = problem
 
     allowed_modes = set(p.modes)
@@ -341,6 +409,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                             float(res.tokens_per_s[0])
                             * (u["apu"] // item.tp_degree)
                             / bucket.output_tokens
+                            * calibration_of(w, spec)
                         )
                     c.check(
                         "bucket served only where it fits",
@@ -531,6 +600,27 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                             period_cost[name] += u["price"] * r.units * overlap * HOURS_PER_MONTH
 
     # ---- demand met (recomputed from the problem, not from the model's rows)
+    # N+1: per (workload, period, block), (tokens/s of one unit, units) of every serving line
+    unit_capacity: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    for item in plan.line_items:
+        w = ctx.workloads.get(item.workload)
+        if (
+            item.item in {"rent", "use"}
+            and isinstance(w, InferenceWorkload)
+            and w.n_plus_1
+            and item.units > 0.5
+            and _known(item, catalog)
+        ):
+            cap = _unit_tokens_per_s(
+                w,
+                specs[w.name],
+                ctx.unit(item),
+                item,
+                catalog,
+                p.memory_headroom,
+                calibration=calibration_of(w, specs[w.name]),
+            )
+            unit_capacity[(w.name, item.period, item.block)].append((cap, item.units))
     for w in p.workloads:
         if isinstance(w, TrainingWorkload):
             c.check(
@@ -555,12 +645,30 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                     factor = (
                         w.peak_to_average if block.demand_factor is None else block.demand_factor
                     )
-                    scale = factor * (1 + p.demand_headroom)
+                    # capacity for the peak at the utilisation target, not flat out
+                    scale = factor * (1 + p.demand_headroom) / w.max_utilisation
                     if p.objective != "max_served":
                         c.check(
                             "redundancy",
-                            serving_units[(w.name, period, bname)] >= w.redundancy - 1e-9,
+                            serving_units[(w.name, period, bname)] >= w.min_serving_units - 1e-9,
                             f"{w.name} {period}/{bname}",
+                        )
+                    if w.n_plus_1 and p.objective != "max_served":
+                        # output tokens/s of the whole mix (or the one request size)
+                        need_tps = avg_tps * scale
+                        if w.traffic_mix:
+                            need_tps = sum(
+                                avg_tps / w.output_tokens * scale * b.share * b.output_tokens
+                                for b in w.traffic_mix
+                            )
+                        units = unit_capacity.get((w.name, period, bname), [])
+                        total = sum(cap * n for cap, n in units)
+                        largest = max((cap for cap, _ in units), default=0.0)
+                        c.check(
+                            "N+1 (capacity without the largest unit meets peak)",
+                            total - largest >= need_tps * (1 - 1e-6) - 1e-9,
+                            f"{w.name} {period}/{bname}: {total:.1f} - {largest:.1f} < "
+                            f"{need_tps:.1f} tokens/s",
                         )
                     if w.traffic_mix:
                         rps = avg_tps / w.output_tokens * scale

@@ -38,36 +38,6 @@ def test_llama3_70b_kv_cache_32_sequences_of_8k_is_85_9_gb():
     assert per_token * 32 * 8192 / 1e9 == pytest.approx(85.9, abs=0.05)
 
 
-def test_7b_fp16_decode_batch1_on_h100_is_4_18_ms():
-    # weights 7e9 x 2 B = 14 GB; 14 GB / 3,350 GB/s = 4.179 ms per token -> 239 tokens/s
-    step = physics.decode_step_s(
-        1,
-        weights_gb=14.0,
-        kv_gb_per_token=0.0,
-        context_tokens=0,
-        active_params=7e9,
-        d=1,
-        bandwidth_gbps=H100_BW_GBPS,
-        peak_tflops=H100_BF16_DENSE_TFLOPS,
-        eta_bw=1.0,
-        eta_c=1.0,
-    )
-    assert float(step) * 1000 == pytest.approx(4.179, abs=0.001)
-    assert 1 / float(step) == pytest.approx(239.3, abs=0.1)
-    # derated at 80% of bandwidth: 4.179 / 0.8 = 5.224 ms -> 191 tokens/s
-    derated = physics.decode_step_s(
-        1,
-        weights_gb=14.0,
-        kv_gb_per_token=0.0,
-        context_tokens=0,
-        active_params=7e9,
-        d=1,
-        bandwidth_gbps=H100_BW_GBPS,
-        peak_tflops=H100_BF16_DENSE_TFLOPS,
-    )
-    assert float(derated) * 1000 == pytest.approx(5.224, abs=0.001)
-
-
 def test_13b_on_1t_tokens_is_54800_h100_hours_at_40pct_mfu():
     # 6 x 13e9 x 1e12 = 7.8e22 FLOPs
     flops = physics.training_flops(13e9, 1e12, "adamw", "selective")
@@ -119,59 +89,6 @@ def test_activations_korthikanti():
         params=7e9,
     )
     assert full == pytest.approx(1.074, abs=0.001)
-
-
-def test_max_batch_and_best_decode_meets_slo():
-    # 8B bf16 on one H100: weights 16.06 GB; KV 2x32x8x128x2 = 131,072 B/token; context 1,400
-    # free = 80 x 0.9 - 16.06 = 55.94 GB; per sequence 0.1835 GB -> floor(304.8) = 304
-    b = physics.max_batch(16.06, 131_072 / 1e9, 1400, 1, 80.0, 0.10)
-    assert int(b) == 304
-    res = physics.best_decode(
-        params=8.03e9,
-        active_params=8.03e9,
-        layers=32,
-        kv_heads=8,
-        head_dim=128,
-        hidden_size=4096,
-        weight_bytes=2,
-        kv_bytes=2,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=0.050,
-        ttft_slo_s=1.0,
-        d=np.array([1.0]),
-        memory_gb=np.array([80.0]),
-        bandwidth_gbps=np.array([3350.0]),
-        peak_tflops=np.array([989.4]),
-        scaleup_gbps=np.array([900.0]),
-        nvlink=np.array([True]),
-    )
-    batch = int(res.batch[0])
-    # memory term at b: (16.06 + b x 0.1835) / (3350 x 0.8) <= 0.050 -> b <= 642; memory caps it
-    assert batch == 304
-    assert float(res.step_s[0]) <= 0.050
-    # a 5 ms SLO is below even the weight read (16.06 / 2680 = 6.0 ms): infeasible
-    tight = physics.best_decode(
-        params=8.03e9,
-        active_params=8.03e9,
-        layers=32,
-        kv_heads=8,
-        head_dim=128,
-        hidden_size=4096,
-        weight_bytes=2,
-        kv_bytes=2,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=0.005,
-        ttft_slo_s=1.0,
-        d=np.array([1.0]),
-        memory_gb=np.array([80.0]),
-        bandwidth_gbps=np.array([3350.0]),
-        peak_tflops=np.array([989.4]),
-        scaleup_gbps=np.array([900.0]),
-        nvlink=np.array([True]),
-    )
-    assert int(tight.batch[0]) == 0 and "SLO" in tight.reason[0]
 
 
 def test_demand_from_users():

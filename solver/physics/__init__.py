@@ -11,14 +11,19 @@ from solver.physics.energy import (
     operational_kgco2e,
     power_w_at_utilisation,
 )
+from solver.physics.hardware import Device, compute_peak_tflops, device_figures
 from solver.physics.inference import (
     DecodeResult,
+    ServedModel,
+    StepModel,
     best_decode,
-    decode_step_s,
+    calibration_factor,
     demand_tokens_per_s,
     kv_bytes_per_token,
     max_batch,
     prefill_s,
+    served_model,
+    step_model,
 )
 from solver.physics.training import (
     activation_gb_per_device,
@@ -34,10 +39,15 @@ from solver.physics.training import (
 __all__ = [
     "BYTES_PER_VALUE",
     "DecodeResult",
+    "Device",
+    "ServedModel",
+    "StepModel",
     "activation_gb_per_device",
     "best_decode",
+    "calibration_factor",
     "bytes_per_value",
-    "decode_step_s",
+    "compute_peak_tflops",
+    "device_figures",
     "default_mfu",
     "demand_tokens_per_s",
     "embodied_kgco2e_per_hour",
@@ -47,6 +57,8 @@ __all__ = [
     "operational_kgco2e",
     "power_w_at_utilisation",
     "prefill_s",
+    "served_model",
+    "step_model",
     "scaling_efficiency",
     "training_flops",
     "training_hours",

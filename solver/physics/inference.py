@@ -1,16 +1,33 @@
-"""Inference: KV cache, batch limit, decode roofline, prefill, demand.
+"""Serving: KV cache, batch limit, the step of a continuously batched engine, demand.
 
-Per replica of d accelerators (tensor parallel within one node):
+The engine modelled is vLLM / TensorRT-LLM with continuous batching and chunked
+prefill. Per replica of d devices (tensor parallel within one node), in steady state
+with b sequences decoding, each request of P prompt and O output tokens:
 
-- weights = N * bytes(weight precision)
-- KV per token = 2 * layers * kv_heads * head_dim * bytes(kv precision)
-- b_max = floor((d * memory * (1 - headroom) - weights) / (KV per token * context))
-- decode step t(b) = max((weights + b * context * KV) / (d * bw * eta_bw),
-                         2 * N_active * b / (d * peak * eta_c)) + TP all-reduce time
-- prefill (TTFT) = 2 * N_active * prompt / (d * peak * eta_c) + one weight read
+- every step emits b output tokens and, because each request's P prompt tokens are
+  prefilled in chunks over its O steps, also processes b * P / O prompt tokens;
+- a step reads the weights once for the whole batch and each sequence's KV cache at
+  the mean context c = P + O / 2 (a sequence is between 0 and O tokens into its
+  answer, uniformly in steady state);
+- the KV cache is paged, so memory holds b sequences at the mean context, and one
+  sequence at its full context must fit.
 
-t(b) is piecewise linear in b, so the largest batch meeting the time-per-token
-SLO has a closed form; throughput b / t(b) rises with b, so that batch is the best.
+With W the weight bytes, kv the KV bytes per token, N the active parameters, L layers
+and h the attention width (query heads x head dim):
+
+- bytes(b) = W + b * c * kv
+- flops(b) = b * [2 N (1 + P/O) + 4 L h c + 2 L h P^2 / O]
+  (linear layers on output and prompt tokens; attention of each output token over its
+  context; causal attention of the prompt, 2 L h P^2 per request, spread over O steps)
+- t(b) = max(bytes / (d bw eta_bw), flops / (d peak eta_c))
+  + 2 L [latency + b (1 + P/O) h a 2(d-1)/d / link]   (two all-reduces per layer)
+  + step overhead of the runtime
+- time per output token = t(b); throughput = b / t(b) output tokens/s;
+- TTFT = the prompt's prefill (2 N P + 2 L h P^2 FLOPs at eta_c, one weight read,
+  2 L all-reduces) plus one step.
+
+t(b) is piecewise linear in b, so the largest batch meeting the time-per-token SLO has
+a closed form, and b / t(b) rises with b, so that batch is the best.
 """
 
 from __future__ import annotations
@@ -19,15 +36,61 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.physics.constants import (
-    ALLREDUCE_LATENCY_S_NVLINK,
-    ALLREDUCE_LATENCY_S_PCIE,
-    ETA_BANDWIDTH,
-    ETA_COMPUTE,
-    ETA_LINK,
-    PCIE_GEN4_GBPS_PER_DIRECTION,
-)
-from solver.problem import SECONDS_PER_DAY
+from solver.physics.constants import ETA_LINK, MAX_NUM_SEQS_DEFAULT, bytes_per_value
+from solver.physics.hardware import Device
+
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """Shape and precisions of a served model (parameters as counts, bytes per value)."""
+
+    params: float
+    active_params: float
+    layers: float
+    kv_heads: float
+    head_dim: float
+    hidden_size: float
+    attention_heads: float
+    weight_bytes: float
+    kv_bytes: float
+
+    @property
+    def weights_gb(self) -> float:
+        """Weight bytes in GB (1e9)."""
+        return self.params * self.weight_bytes / 1e9
+
+    @property
+    def kv_gb_per_token(self) -> float:
+        """KV-cache GB per token (K and V, every layer)."""
+        return kv_bytes_per_token(self.layers, self.kv_heads, self.head_dim, self.kv_bytes) / 1e9
+
+    @property
+    def attention_width(self) -> float:
+        """Query heads x head dim (the hidden size for most dense models)."""
+        if self.attention_heads and self.head_dim:
+            return self.attention_heads * self.head_dim
+        return self.hidden_size
+
+
+def served_model(shape, weight_precision: str, kv_precision: str) -> ServedModel:
+    """A :class:`ServedModel` from any object with the model-shape attributes.
+
+    ``shape`` has ``params``, ``active_params``, ``layers``, ``kv_heads``, ``head_dim``,
+    ``hidden_size`` and ``attention_heads`` (a compiled ModelSpec, a catalog row).
+    """
+    return ServedModel(
+        params=float(shape.params),
+        active_params=float(shape.active_params),
+        layers=float(shape.layers),
+        kv_heads=float(shape.kv_heads),
+        head_dim=float(shape.head_dim),
+        hidden_size=float(shape.hidden_size or 0.0),
+        attention_heads=float(shape.attention_heads or 0.0),
+        weight_bytes=bytes_per_value(weight_precision),
+        kv_bytes=bytes_per_value(kv_precision),
+    )
 
 
 def kv_bytes_per_token(layers: float, kv_heads: float, head_dim: float, kv_bytes: float) -> float:
@@ -43,7 +106,11 @@ def max_batch(
     memory_gb: np.ndarray | float,
     memory_headroom: float = 0.10,
 ) -> np.ndarray:
-    """Largest number of concurrent sequences whose KV cache fits beside the weights."""
+    """Largest number of sequences of ``context_tokens`` whose KV cache fits beside the weights.
+
+    ``memory_headroom`` is the part of each device kept out of use (1 - vLLM's
+    gpu_memory_utilization).
+    """
     free_gb = (
         np.asarray(d, dtype=float) * np.asarray(memory_gb, dtype=float) * (1.0 - memory_headroom)
         - weights_gb
@@ -51,179 +118,167 @@ def max_batch(
     return np.floor(np.maximum(free_gb, 0.0) / (kv_gb_per_token * context_tokens)).astype(int)
 
 
-def _allreduce_terms(
-    d: np.ndarray,
-    hidden_size: float,
-    layers: float,
-    act_bytes: float,
-    link_gbps_per_dir: np.ndarray,
-    nvlink: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """TP communication per decode step as (fixed_s, per_sequence_s).
+@dataclass(frozen=True)
+class StepModel:
+    """Step time as t(b) = max(a + kv b, c b) + fixed + comm b, seconds (arrays)."""
 
-    Two all-reduces per layer of b x hidden x bytes each; ring all-reduce moves
-    2(d-1)/d of the message over each link.
-    """
+    weights_s: np.ndarray  # a: one read of the weights
+    kv_s_per_seq: np.ndarray  # KV read per sequence at the mean context
+    compute_s_per_seq: np.ndarray  # c: FLOPs per sequence-step at the runtime's peak
+    fixed_s: np.ndarray  # all-reduce latencies + runtime overhead per step
+    comm_s_per_seq: np.ndarray  # all-reduce bytes per sequence-step
+    weights_s_bound: np.ndarray  # the same terms at the data-sheet figures
+    kv_s_per_seq_bound: np.ndarray
+    compute_s_per_seq_bound: np.ndarray
+
+    def step_s(self, batch: np.ndarray | float) -> np.ndarray:
+        """Derated step time at a batch (the time per output token)."""
+        b = np.asarray(batch, dtype=float)
+        memory = self.weights_s + b * self.kv_s_per_seq
+        return np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
+
+    def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
+        """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
+        b = np.asarray(batch, dtype=float)
+        memory = self.weights_s_bound + b * self.kv_s_per_seq_bound
+        return np.maximum(memory, b * self.compute_s_per_seq_bound)
+
+
+def step_model(
+    model: ServedModel, prompt_tokens: float, output_tokens: float, d: np.ndarray, dev: Device
+) -> StepModel:
+    """Coefficients of the continuous-batching step for each candidate (see module doc)."""
     d = np.asarray(d, dtype=float)
-    ring = np.where(d > 1, 2.0 * (d - 1.0) / d, 0.0)
-    per_seq_s = 2.0 * layers * ring * hidden_size * act_bytes / (link_gbps_per_dir * 1e9 * ETA_LINK)
-    latency = np.where(np.asarray(nvlink), ALLREDUCE_LATENCY_S_NVLINK, ALLREDUCE_LATENCY_S_PCIE)
-    fixed_s = np.where(d > 1, 2.0 * layers * latency, 0.0)
-    return fixed_s, per_seq_s
-
-
-def decode_step_s(
-    batch: np.ndarray | float,
-    *,
-    weights_gb: float,
-    kv_gb_per_token: float,
-    context_tokens: float,
-    active_params: float,
-    d: np.ndarray | int,
-    bandwidth_gbps: np.ndarray | float,
-    peak_tflops: np.ndarray | float,
-    eta_bw: float = ETA_BANDWIDTH,
-    eta_c: float = ETA_COMPUTE,
-    comm_fixed_s: np.ndarray | float = 0.0,
-    comm_per_seq_s: np.ndarray | float = 0.0,
-) -> np.ndarray:
-    """Time of one decode step at a batch, seconds (roofline; eta=1 gives the bound)."""
-    d = np.asarray(d, dtype=float)
-    b = np.asarray(batch, dtype=float)
-    memory_s = (weights_gb + b * context_tokens * kv_gb_per_token) / (
-        d * np.asarray(bandwidth_gbps, dtype=float) * eta_bw
+    p, o = float(prompt_tokens), float(output_tokens)
+    mean_context = p + o / 2.0
+    h = model.attention_width
+    flops_per_seq = (
+        2.0 * model.active_params * (1.0 + p / o)
+        + 4.0 * model.layers * h * mean_context
+        + 2.0 * model.layers * h * p * p / o
     )
-    compute_s = 2.0 * active_params * b / (d * np.asarray(peak_tflops, dtype=float) * 1e12 * eta_c)
-    return np.maximum(memory_s, compute_s) + comm_fixed_s + b * np.asarray(comm_per_seq_s)
+    bw = d * dev.bandwidth_gbps * 1e9
+    pk = d * dev.peak_tflops * 1e12
+    weights_b = model.weights_gb * 1e9
+    kv_b = mean_context * model.kv_gb_per_token * 1e9
+    ring = np.where(d > 1, 2.0 * (d - 1.0) / d, 0.0)
+    act_bytes = 2.0  # all-reduced activations are bf16
+    comm_per_seq = (
+        2.0 * model.layers * (1.0 + p / o) * ring * h * act_bytes
+        / (dev.link_gbps_per_direction * 1e9 * ETA_LINK)
+    )
+    fixed = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0) + dev.step_overhead_s
+    return StepModel(
+        weights_s=weights_b / (bw * dev.eta_bandwidth),
+        kv_s_per_seq=kv_b / (bw * dev.eta_bandwidth),
+        compute_s_per_seq=flops_per_seq / (pk * dev.eta_compute),
+        fixed_s=fixed,
+        comm_s_per_seq=comm_per_seq,
+        weights_s_bound=weights_b / bw,
+        kv_s_per_seq_bound=kv_b / bw,
+        compute_s_per_seq_bound=flops_per_seq / pk,
+    )
 
 
 def prefill_s(
-    prompt_tokens: float,
-    *,
-    active_params: float,
-    weights_gb: float,
-    d: np.ndarray | int,
-    bandwidth_gbps: np.ndarray | float,
-    peak_tflops: np.ndarray | float,
-    eta_bw: float = ETA_BANDWIDTH,
-    eta_c: float = ETA_COMPUTE,
+    model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Device
 ) -> np.ndarray:
-    """Prefill time of one prompt, seconds: compute-bound pass plus one weight read."""
+    """Prefill of one prompt alone, seconds: its FLOPs at eta_c, one weight read, all-reduces."""
     d = np.asarray(d, dtype=float)
-    compute_s = (
-        2.0
-        * active_params
-        * prompt_tokens
-        / (d * np.asarray(peak_tflops, dtype=float) * 1e12 * eta_c)
-    )
-    read_s = weights_gb / (d * np.asarray(bandwidth_gbps, dtype=float) * eta_bw)
-    return compute_s + read_s
+    p = float(prompt_tokens)
+    flops = 2.0 * model.active_params * p + 2.0 * model.layers * model.attention_width * p * p
+    compute_s = flops / (d * dev.peak_tflops * 1e12 * dev.eta_compute)
+    read_s = model.weights_gb * 1e9 / (d * dev.bandwidth_gbps * 1e9 * dev.eta_bandwidth)
+    comm_s = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0)
+    return compute_s + read_s + comm_s
 
 
 @dataclass(frozen=True)
 class DecodeResult:
-    """Best operating point per replica shape (arrays, one entry per candidate)."""
+    """Operating point per replica shape (arrays, one entry per candidate)."""
 
     batch: np.ndarray  # sequences decoded together (0 = infeasible)
-    step_s: np.ndarray  # time per output token at that batch
-    ttft_s: np.ndarray  # prefill time of one prompt
-    tokens_per_s: np.ndarray  # output tokens/s per replica, prefill time included
-    b_max_memory: np.ndarray  # the memory limit on the batch
+    step_s: np.ndarray  # time per output token at that batch (prefill chunks included)
+    roofline_step_s: np.ndarray  # the same step at data-sheet figures, no overheads
+    ttft_s: np.ndarray  # time to first token: the prompt's prefill plus one step
+    tokens_per_s: np.ndarray  # output tokens/s per replica (0 where infeasible)
+    b_max_memory: np.ndarray  # the memory limit on the batch (at the mean context)
+    free_gb: np.ndarray  # replica memory left for the KV cache after the weights
     reason: np.ndarray  # "" when feasible, else why not (memory, tpot, ttft)
 
 
 def best_decode(
+    model: ServedModel,
     *,
-    params: float,
-    active_params: float,
-    layers: float,
-    kv_heads: float,
-    head_dim: float,
-    hidden_size: float,
-    weight_bytes: float,
-    kv_bytes: float,
     prompt_tokens: float,
     output_tokens: float,
     tpot_slo_s: float | None,
     ttft_slo_s: float | None,
     d: np.ndarray,
-    memory_gb: np.ndarray,
-    bandwidth_gbps: np.ndarray,
-    peak_tflops: np.ndarray,
-    scaleup_gbps: np.ndarray,
-    nvlink: np.ndarray,
+    dev: Device,
     memory_headroom: float = 0.10,
-    max_batch_cap: int = 1024,
+    max_batch_cap: int = MAX_NUM_SEQS_DEFAULT,
+    batch: int | None = None,
 ) -> DecodeResult:
     """Largest batch per replica that fits memory and meets the SLOs, and its throughput.
 
-    ``tpot_slo_s``/``ttft_slo_s`` None means no SLO (batch inference).
+    ``tpot_slo_s``/``ttft_slo_s`` None means no SLO (batch inference). ``batch`` fixes
+    the batch instead of searching (the estimator's ``--batch``); it is still checked
+    against memory and the SLOs.
     """
     d = np.asarray(d, dtype=float)
-    weights_gb = params * weight_bytes / 1e9
-    kv_gb = kv_bytes_per_token(layers, kv_heads, head_dim, kv_bytes) / 1e9
-    context = prompt_tokens + output_tokens
-    b_mem = np.minimum(
-        max_batch(weights_gb, kv_gb, context, d, memory_gb, memory_headroom), max_batch_cap
+    p, o = float(prompt_tokens), float(output_tokens)
+    free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
+    kv_tok = model.kv_gb_per_token
+    one_fits = free_gb >= kv_tok * (p + o)
+    b_mem = np.where(
+        one_fits, np.floor(np.maximum(free_gb, 0.0) / (kv_tok * (p + o / 2.0))).astype(int), 0
     )
-    link = np.where(
-        np.asarray(nvlink),
-        np.asarray(scaleup_gbps, dtype=float) / 2.0,
-        PCIE_GEN4_GBPS_PER_DIRECTION,
-    )
-    link = np.where(link > 0, link, PCIE_GEN4_GBPS_PER_DIRECTION)
-    comm_fixed, comm_per_seq = _allreduce_terms(d, hidden_size, layers, 2.0, link, nvlink)
-    bw = np.asarray(bandwidth_gbps, dtype=float) * ETA_BANDWIDTH * d
-    pk = np.asarray(peak_tflops, dtype=float) * 1e12 * ETA_COMPUTE * d
-    # t(b) = max(A + B b, C b) + F + E b  <= slo  <=>  b <= both bounds below
-    a_s = weights_gb / bw
-    b_s = context * kv_gb / bw
-    c_s = 2.0 * active_params / pk
+    sm = step_model(model, p, o, d, dev)
+    # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
     if tpot_slo_s is None:
         b_slo = np.full(d.shape, float(max_batch_cap))
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            b1 = (tpot_slo_s - a_s - comm_fixed) / (b_s + comm_per_seq)
-            b2 = (tpot_slo_s - comm_fixed) / (c_s + comm_per_seq)
+            b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
+            b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
         b_slo = np.floor(np.minimum(b1, b2) + 1e-9)
-    batch = np.maximum(np.minimum(b_mem, b_slo), 0).astype(int)
-    ttft = prefill_s(
-        prompt_tokens,
-        active_params=active_params,
-        weights_gb=weights_gb,
-        d=d,
-        bandwidth_gbps=bandwidth_gbps,
-        peak_tflops=peak_tflops,
-    )
-    step = decode_step_s(
-        batch,
-        weights_gb=weights_gb,
-        kv_gb_per_token=kv_gb,
-        context_tokens=context,
-        active_params=active_params,
-        d=d,
-        bandwidth_gbps=bandwidth_gbps,
-        peak_tflops=peak_tflops,
-        comm_fixed_s=comm_fixed,
-        comm_per_seq_s=comm_per_seq,
-    )
+    if batch is None:
+        chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), max_batch_cap), 0).astype(int)
+    else:
+        chosen = np.full(d.shape, int(batch))
+    step = sm.step_s(np.maximum(chosen, 1))
+    ttft = prefill_s(model, p, d, dev) + step
     reason = np.full(d.shape, "", dtype=object)
-    reason = np.where(batch < 1, "time per output token above the SLO at batch 1", reason)
-    reason = np.where(b_mem < 1, "weights and one sequence's KV cache do not fit memory", reason)
+    reason = np.where(
+        (tpot_slo_s is not None) & (np.maximum(chosen, 1) > b_slo),
+        "time per output token above the SLO at batch 1"
+        if batch is None
+        else "time per output token above the SLO at this batch",
+        reason,
+    )
+    reason = np.where(chosen < 1, "time per output token above the SLO at batch 1", reason)
+    reason = np.where(
+        (batch is not None) & (chosen > b_mem) & one_fits,
+        "this batch's KV cache does not fit memory",
+        reason,
+    )
+    reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
             (reason == "") & (ttft > ttft_slo_s), "time to first token above the SLO", reason
         )
     ok = reason == ""
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_request_s = ttft + output_tokens * step / np.maximum(batch, 1)
-        tokens_per_s = np.where(ok, output_tokens / per_request_s, 0.0)
+        tokens_per_s = np.where(ok, chosen / step, 0.0)
     return DecodeResult(
-        batch=np.where(ok, batch, 0),
+        batch=np.where(ok, chosen, 0),
         step_s=step,
+        roofline_step_s=sm.roofline_s(np.maximum(chosen, 1)),
         ttft_s=ttft,
         tokens_per_s=tokens_per_s,
         b_max_memory=b_mem,
+        free_gb=free_gb,
         reason=reason,
     )
 
@@ -244,3 +299,22 @@ def demand_tokens_per_s(
     if users is None or requests_per_user_per_day is None:
         raise ValueError("demand needs users and requests_per_user_per_day")
     return users * requests_per_user_per_day * output_tokens / SECONDS_PER_DAY
+
+
+def calibration_factor(
+    measured: np.ndarray, predicted: np.ndarray
+) -> tuple[float, int, float]:
+    """Geometric mean of measured / predicted over points where both are positive.
+
+    Returns (factor, points used, spread), the spread being the largest
+    |ln(ratio / factor)|: 0 when one factor explains every point, ln 2 when some point
+    is off by 2x after scaling. No usable point gives factor 1.0 and 0 points.
+    """
+    measured = np.asarray(measured, dtype=float)
+    predicted = np.asarray(predicted, dtype=float)
+    ok = (measured > 0) & (predicted > 0) & np.isfinite(measured) & np.isfinite(predicted)
+    if not ok.any():
+        return 1.0, 0, 0.0
+    log_ratio = np.log(measured[ok] / predicted[ok])
+    centre = float(log_ratio.mean())
+    return float(np.exp(centre)), int(ok.sum()), float(np.abs(log_ratio - centre).max())

@@ -1,0 +1,105 @@
+"""What the serving physics needs to know about a device, from catalog columns.
+
+One function, :func:`device_figures`, turns accelerator columns (vendor, memory,
+bandwidth, dense peaks, scale-up link) into the arrays the roofline uses: real memory,
+bandwidth, the dense peak at the precision the matrix multiplies run in, the runtime's
+achieved fractions of bandwidth and peak, and the link's all-reduce bandwidth and
+latency. Compile, the estimator and the verifier all call it, so the same case gives the
+same number everywhere.
+
+Nothing here reads files; the efficiency and latency tables are in
+:mod:`solver.physics.constants` with their sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.physics.constants import (
+    ALLREDUCE_LATENCY_S,
+    LINK_BY_VENDOR,
+    PCIE_GBPS_PER_DIRECTION,
+    RUNTIME_BY_VENDOR,
+    RUNTIME_EFFICIENCY,
+)
+
+# Weight precisions whose matrix multiplies run on a tensor path of their own; others
+# (int4 weight-only, bf16/fp16) multiply at the BF16 peak after dequantisation.
+_PEAK_COLUMN = {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops", "fp4": "fp4_dense_tflops"}
+
+
+@dataclass(frozen=True)
+class Device:
+    """Per-candidate figures (arrays of one length) the serving physics reads."""
+
+    memory_gb: np.ndarray  # real capacity per device, 1e9 bytes
+    bandwidth_gbps: np.ndarray  # data-sheet memory bandwidth, GB/s
+    peak_tflops: np.ndarray  # dense peak at the compute precision
+    eta_bandwidth: np.ndarray  # achieved fraction of bandwidth in decode (runtime)
+    eta_compute: np.ndarray  # achieved fraction of dense peak in prefill GEMMs (runtime)
+    step_overhead_s: np.ndarray  # per engine step outside the kernels (runtime)
+    link_gbps_per_direction: np.ndarray  # tensor-parallel link, per direction
+    allreduce_latency_s: np.ndarray  # one small all-reduce across the replica
+    runtime: np.ndarray  # runtime name (for reports)
+    link: np.ndarray  # link kind (for reports)
+
+
+def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
+    """Dense peak at which a model with ``precision`` weights multiplies.
+
+    FP8, INT8 and FP4 use their own tensor path where the hardware has one (compile
+    refuses them where it does not); everything else runs at the BF16 peak.
+    """
+    bf16 = np.asarray(table["bf16_dense_tflops"], dtype=float)
+    column = _PEAK_COLUMN.get(precision)
+    if column is None or column not in table:
+        return bf16
+    own = np.asarray(table[column], dtype=float)
+    return np.where(own > 0, own, bf16)
+
+
+def link_kind(vendor: np.ndarray, nvlink: np.ndarray) -> np.ndarray:
+    """Scale-up link class per device: NVIDIA NVLink or PCIe, else the vendor's fabric."""
+    vendor = np.asarray(vendor, dtype=object)
+    by_vendor = np.array([LINK_BY_VENDOR.get(v, "pcie") for v in vendor], dtype=object)
+    return np.where(vendor == "nvidia", np.where(np.asarray(nvlink), "nvlink", "pcie"), by_vendor)
+
+
+def device_figures(table: Mapping, precision: str, nvlink: np.ndarray | bool) -> Device:
+    """Serving figures for every row of an accelerator-shaped table.
+
+    Parameters
+    ----------
+    table
+        Columns (arrays or Series) ``vendor``, ``memory_gb`` (real, 1e9 bytes),
+        ``mem_bandwidth_gbps``, ``bf16_dense_tflops``, ``fp8_dense_tflops``,
+        ``int8_dense_tops``, ``fp4_dense_tflops`` (optional), ``scaleup_gbps``.
+    precision
+        Weight precision of the served model (decides the tensor path).
+    nvlink
+        Whether the devices of one replica talk over NVLink (per row or one flag).
+    """
+    vendor = np.asarray(table["vendor"], dtype=object)
+    n = len(vendor)
+    runtime = np.array([RUNTIME_BY_VENDOR.get(v, "vllm-cuda") for v in vendor], dtype=object)
+    eff = [RUNTIME_EFFICIENCY[r] for r in runtime]
+    nv = np.broadcast_to(np.asarray(nvlink, dtype=bool), (n,))
+    link = link_kind(vendor, nv)
+    scaleup = np.asarray(table["scaleup_gbps"], dtype=float)
+    # scale-up figures are totals over both directions; PCIe when the device has none
+    link_gbps = np.where((link != "pcie") & (scaleup > 0), scaleup / 2.0, PCIE_GBPS_PER_DIRECTION)
+    return Device(
+        memory_gb=np.asarray(table["memory_gb"], dtype=float),
+        bandwidth_gbps=np.asarray(table["mem_bandwidth_gbps"], dtype=float),
+        peak_tflops=compute_peak_tflops(table, precision),
+        eta_bandwidth=np.array([e.eta_bandwidth for e in eff], dtype=float),
+        eta_compute=np.array([e.eta_compute for e in eff], dtype=float),
+        step_overhead_s=np.array([e.step_overhead_s for e in eff], dtype=float),
+        link_gbps_per_direction=link_gbps,
+        allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
+        runtime=runtime,
+        link=link,
+    )

@@ -1,0 +1,174 @@
+"""Worked checks of the serving physics (DESIGN.md sections 4 and 7), arithmetic in comments.
+
+The device is built by hand (round efficiencies) so these checks hold whatever the
+runtime table in solver/physics/constants.py says; the table's own figures are checked
+against published measurements by bench/accuracy.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver import physics
+from solver.catalog import load_catalog
+
+GIB = 2**30
+
+# A 7B dense model (Llama-2-7B-like: 32 layers, 32 KV heads of 128, hidden 4096), BF16.
+MODEL_7B = physics.ServedModel(
+    params=7e9,
+    active_params=7e9,
+    layers=32,
+    kv_heads=32,
+    head_dim=128,
+    hidden_size=4096,
+    attention_heads=32,
+    weight_bytes=2,
+    kv_bytes=2,
+)
+
+
+def h100(eta_bw: float = 0.6, eta_c: float = 0.45, overhead_s: float = 0.0) -> physics.Device:
+    """One H100 SXM: 80 GiB, 3,350 GB/s, 989.4 dense BF16 TFLOPS (NVIDIA data sheet)."""
+    return physics.Device(
+        memory_gb=np.array([80 * GIB / 1e9]),
+        bandwidth_gbps=np.array([3350.0]),
+        peak_tflops=np.array([989.4]),
+        eta_bandwidth=np.array([eta_bw]),
+        eta_compute=np.array([eta_c]),
+        step_overhead_s=np.array([overhead_s]),
+        link_gbps_per_direction=np.array([450.0]),
+        allreduce_latency_s=np.array([12e-6]),
+        runtime=np.array(["test"], dtype=object),
+        link=np.array(["nvlink"], dtype=object),
+    )
+
+
+def test_step_reads_weights_once_and_kv_at_the_mean_context():
+    # KV per token 2 x 32 x 32 x 128 x 2 B = 524,288 B; prompt 1,000, output 400: the mean
+    # context is 1,000 + 400/2 = 1,200 tokens -> 0.6291 GB per sequence.
+    # Batch 1 at the data sheet: (14 + 0.6291) GB / 3,350 GB/s = 4.367 ms (memory-bound;
+    # compute is 5.03e10 FLOPs / 989.4e12 = 0.05 ms).
+    sm = physics.step_model(MODEL_7B, 1000, 400, np.array([1.0]), h100())
+    assert float(sm.roofline_s(1)[0]) * 1e3 == pytest.approx(4.367, abs=0.001)
+    # Derated at 60% of bandwidth: 4.367 / 0.6 = 7.278 ms.
+    assert float(sm.step_s(1)[0]) * 1e3 == pytest.approx(7.278, abs=0.001)
+    # Batch 64: weights once + 64 KV reads = (14 + 64 x 0.6291) / (3,350 x 0.6) = 26.998 ms;
+    # compute 64 x 5.028e10 / (989.4e12 x 0.45) = 7.23 ms, so memory-bound:
+    # 64 / 26.998 ms = 2,370.6 output tokens/s.
+    assert float(sm.step_s(64)[0]) * 1e3 == pytest.approx(26.998, abs=0.001)
+    assert 64 / float(sm.step_s(64)[0]) == pytest.approx(2370.6, abs=0.1)
+
+
+def test_chunked_prefill_puts_the_prompt_in_the_steps():
+    # FLOPs per sequence-step: linear layers on 1 output + 1000/400 = 2.5 prompt tokens,
+    # 2 x 7e9 x 3.5 = 4.9e10; attention of the output token over 1,200 tokens,
+    # 4 x 32 x 4,096 x 1,200 = 6.29e8; causal prompt attention 2 x 32 x 4,096 x 1000^2 / 400
+    # = 6.55e8. Total 5.0284e10 -> at 989.4e12 x 0.45 = 4.4523e14: 0.11294 ms per sequence.
+    sm = physics.step_model(MODEL_7B, 1000, 400, np.array([1.0]), h100())
+    assert float(sm.compute_s_per_seq[0]) * 1e3 == pytest.approx(0.11294, abs=1e-5)
+    # Without a prompt the same step does 2 x 7e9 + 4 x 32 x 4096 x 200 = 1.4105e10 FLOPs:
+    # prefill work shared with the decode steps is 3.56x the decode work here.
+    bare = physics.step_model(MODEL_7B, 0, 400, np.array([1.0]), h100())
+    assert float(sm.compute_s_per_seq[0] / bare.compute_s_per_seq[0]) == pytest.approx(
+        5.0284e10 / 1.4105e10, rel=1e-3
+    )
+
+
+def test_batch_limits_memory_then_slo():
+    # Memory: 80 GiB = 85.899 GB x 0.9 - 14 GB weights = 63.309 GB free; 0.6291 GB per
+    # sequence at the mean context -> floor(100.6) = 100 sequences.
+    free = physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=None,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+    assert float(free.free_gb[0]) == pytest.approx(63.309, abs=0.001)
+    assert int(free.b_max_memory[0]) == 100 and int(free.batch[0]) == 100
+    # A 20 ms time per output token: weights 14 / 2,010 = 6.965 ms, each sequence adds
+    # 0.6291 / 2,010 = 0.3130 ms -> b <= (20 - 6.965) / 0.3130 = 41.6 -> 41.
+    slo = physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.020,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+    assert int(slo.batch[0]) == 41
+    assert float(slo.step_s[0]) <= 0.020
+    # A 5 ms SLO is below the weight read alone: infeasible, and said so.
+    tight = physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.005,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+    assert int(tight.batch[0]) == 0 and "SLO" in tight.reason[0]
+    assert float(tight.tokens_per_s[0]) == 0.0
+
+
+def test_tensor_parallel_all_reduce_latency_per_layer():
+    # Two all-reduces per layer: 2 x 32 x 12 us = 0.768 ms per step at TP2.
+    # Bytes: (1 + 2.5) tokens x 4,096 x 2 B x ring 2(2-1)/2 = 1 per layer pair, 2 x 32 layers,
+    # over 450 GB/s x 0.7 -> 2 x 32 x 3.5 x 8,192 / 315e9 = 5.825 us per sequence.
+    sm = physics.step_model(MODEL_7B, 1000, 400, np.array([2.0]), h100())
+    assert float(sm.fixed_s[0]) * 1e6 == pytest.approx(768.0)
+    assert float(sm.comm_s_per_seq[0]) * 1e6 == pytest.approx(5.825, abs=0.001)
+    # One device: no all-reduce.
+    assert float(physics.step_model(MODEL_7B, 1000, 400, np.array([1.0]), h100()).fixed_s[0]) == 0
+
+
+def test_weights_that_do_not_fit_are_reported_not_zeroed():
+    # 70B in BF16 = 140 GB > 85.9 GB x 0.9 on one H100: no batch, with the reason.
+    big = physics.ServedModel(70e9, 70e9, 80, 8, 128, 8192, 64, 2, 2)
+    res = physics.best_decode(
+        big,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=None,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+    assert int(res.batch[0]) == 0
+    assert "do not fit" in res.reason[0]
+
+
+def test_hbm_memory_is_gib_and_gddr_is_gb():
+    # An "80 GB" H100 holds 80 GiB = 85.899e9 bytes (nvidia-smi: 81,559 MiB usable of
+    # 81,920); an L4 "24 GB" (GDDR6, ECC on) reports about 24e9 bytes.
+    cat = load_catalog()
+    assert cat.accelerators.at["h100-sxm", "memory_gb"] == pytest.approx(85.899, abs=0.001)
+    assert cat.accelerators.at["h100-sxm", "memory_label_gb"] == 80
+    assert cat.accelerators.at["l4", "memory_gb"] == pytest.approx(24.0)
+
+
+def test_fp4_runs_on_the_fp4_peak_where_the_hardware_has_one():
+    # B200: 9,000 dense FP4 TFLOPS (NVIDIA HGX B200 data sheet, 18,000 sparse / 2);
+    # an H100 has no FP4 path: FP4 weights dequantise and multiply at BF16 (989.4).
+    cat = load_catalog()
+    acc = cat.accelerators.loc[["b200", "h100-sxm"]]
+    peaks = physics.compute_peak_tflops(acc, "fp4")
+    assert list(peaks) == [9000.0, 989.4]
+    assert list(physics.compute_peak_tflops(acc, "int4")) == [2250.0, 989.4]
+
+
+def test_calibration_factor_is_the_geometric_mean():
+    # measured / physics = 0.5 and 0.8 -> sqrt(0.4) = 0.63246; spread |ln(0.5/0.63246)| =
+    # 0.2350; a zero point is left out.
+    factor, points, spread = physics.calibration_factor(
+        np.array([1.0, 4.0, 0.0]), np.array([2.0, 5.0, 3.0])
+    )
+    assert factor == pytest.approx(0.63246, abs=1e-5)
+    assert points == 2
+    assert spread == pytest.approx(0.2350, abs=1e-4)
