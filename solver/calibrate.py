@@ -224,17 +224,16 @@ def _number(
     return number
 
 
-def _accelerator(name: str, catalog: Catalog, mapping: dict[str, str], file: str, at: str) -> str:
-    target = mapping.get(name, mapping.get(name.strip(), name))
+def _accelerator(
+    name: str, catalog: Catalog, mapping: dict[str, str] | None, file: str, at: str
+) -> str:
+    """Resolve a name (through ``mapping`` when given: names in files) to a catalog id."""
+    target = (mapping or {}).get(name.strip(), name)
     try:
         return catalog.resolve_accelerator(target)
     except ProcureError as exc:
-        raise _bad(
-            file,
-            at,
-            exc.message,
-            f"{exc.fix}; or map it with --accelerator {name}=ID".lstrip("; "),
-        ) from None
+        also = f"or map it with --accelerator {name}=ID" if mapping is not None else ""
+        raise _bad(file, at, exc.message, "; ".join(p for p in (exc.fix, also) if p)) from None
 
 
 def _model_candidates(name: str) -> list[str]:
@@ -327,7 +326,7 @@ def read_vllm_result(
             "a vLLM benchmark_serving result does not say which accelerator it ran on",
             "pass --accelerator ID (e.g. --accelerator h100-sxm)",
         )
-    acc = _accelerator(accelerator, catalog, {}, file, "--accelerator")
+    acc = _accelerator(accelerator, catalog, None, file, "--accelerator")
     model_id = (
         catalog_model(model, catalog)
         if model
@@ -881,8 +880,7 @@ def calibrate(
     duplicated = points.duplicated(subset=same)
     if duplicated.any():
         notes.append(
-            f"{int(duplicated.sum())} point(s) repeat another file's figures exactly: "
-            "counted once"
+            f"{int(duplicated.sum())} point(s) repeat another file's figures exactly: counted once"
         )
         points = points[~duplicated].reset_index(drop=True)
     points = predict(points, catalog)

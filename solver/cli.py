@@ -160,7 +160,9 @@ def plan_table(plan) -> str:
                 i.mode,
                 f"{i.units:g}",
                 f"{i.accelerators:g}",
-                f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})" if i.capacity_source else "",
+                f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})"
+                if i.capacity_source
+                else "",
                 i.workload,
                 i.block,
                 f"{i.hours:,.0f}",
@@ -198,7 +200,8 @@ def plan_table(plan) -> str:
         console.print(
             f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "
             f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
-            f"{', '.join(fit['measured_on'])}; worst point off by x{math.exp(fit['spread_log_ratio']):.2f})"
+            f"{', '.join(fit['measured_on'])}; worst point off by "
+            f"x{math.exp(fit['spread_log_ratio']):.2f})"
         )
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
@@ -512,6 +515,13 @@ def estimate_inference_cmd(
     demand_tokens_per_s: Annotated[float | None, typer.Option(help="Output tokens/s")] = None,
     server: Annotated[str | None, typer.Option(help="Owned server id (owned $/1M tokens)")] = None,
     site: Annotated[str | None, typer.Option(help="Site id for the owned server")] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(
+            help="Serving runtime: vllm-cuda, tensorrt-llm, vllm-rocm, neuron, gaudi, tpu "
+            "(default: the vendor's)"
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
     debug: DebugOpt = False,
@@ -520,7 +530,14 @@ def estimate_inference_cmd(
 
     def body() -> None:
         from solver.estimate import estimate_inference
+        from solver.physics.constants import RUNTIME_EFFICIENCY
 
+        if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
+            raise ProcureError(
+                f"unknown runtime {runtime!r}",
+                field="--runtime",
+                fix=f"use one of {', '.join(sorted(RUNTIME_EFFICIENCY))}",
+            )
         result = estimate_inference(
             _load_catalog(catalog),
             model=model,
@@ -537,6 +554,7 @@ def estimate_inference_cmd(
             demand_tokens_per_s=demand_tokens_per_s,
             server=server,
             site=site,
+            runtime=runtime,
         )
         _print_estimate(result, as_json)
 
@@ -578,6 +596,8 @@ def catalog_list(
                     "accelerator_id",
                     "name",
                     "bf16_dense_tflops",
+                    "memory_label_gb",
+                    "memory_unit",
                     "memory_gb",
                     "mem_bandwidth_gbps",
                     "tdp_w",

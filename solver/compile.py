@@ -536,7 +536,7 @@ def inference_capacity(
     apu = pools["accels_per_unit"].to_numpy()
     nvlink = pools["nvlink"].to_numpy(dtype=bool)
     model = physics.served_model(spec, w.weight_precision, w.kv_precision)
-    dev = physics.device_figures(pools, w.weight_precision, nvlink)
+    dev = physics.device_figures(pools, w.weight_precision, nvlink, w.runtime)
     allow_pcie = w.allow_tensor_parallel_over_pcie
     for d in degrees:
         shape_ok = (apu >= d) & (apu % d == 0)
@@ -693,7 +693,14 @@ def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, in
 def training_setup(
     w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, memory_headroom: float
 ) -> dict[str, np.ndarray | float | str]:
-    """Memory-minimum cluster, FLOPs and per-device rate for every pool."""
+    """Memory-minimum cluster, FLOPs, per-device rate and spot preemptions for every pool.
+
+    FLOPs include attention when the model's shape is known (``physics.training_flops``).
+    The MFU is the family's published figure at the run's precision, against the same
+    dense peak (``physics.default_mfu``), with the cluster size it was measured at; a
+    workload's own ``mfu`` is taken at the job's scale (``mfu_measured_at`` = inf: no
+    scaling loss). Spot pools carry their provider's preemptions per instance-hour.
+    """
     recompute = w.recompute
     act_sel = physics.activation_gb_per_device(
         seq_len=w.seq_len,
@@ -706,29 +713,74 @@ def training_setup(
     )
     mem = pools["memory_gb"].to_numpy(dtype=float)
     n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
-    flops = physics.training_flops(spec.params, w.tokens, w.optimizer, recompute)
-    mfu = np.array(
+    flops = physics.training_flops(
+        spec.params,
+        w.tokens,
+        w.optimizer,
+        recompute,
+        layers=spec.layers,
+        hidden_size=spec.hidden_size,
+        seq_len=w.seq_len,
+    )
+    peak = _peak_tflops(pools, w.precision)
+    accel = zip(
+        pools["accelerator_id"],
+        pools["vendor"],
+        pools["device_class"],
+        pools["scaleup_gbps"],
+        pools["bf16_dense_tflops"],
+        peak,
+        strict=True,
+    )
+    measured = [
+        physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
+        for a, v, c, s, b, p in accel
+    ]
+    if w.mfu is not None:
+        mfu = np.full(len(pools), float(w.mfu))
+        measured_at = np.full(len(pools), np.inf)
+    else:
+        mfu = np.array([m.mfu for m in measured], dtype=float)
+        measured_at = np.array([m.measured_at_accelerators for m in measured], dtype=float)
+    joins = np.array(
         [
-            w.mfu if w.mfu is not None else physics.default_mfu(v, c, s)
-            for v, c, s in zip(
-                pools["vendor"], pools["device_class"], pools["scaleup_gbps"], strict=True
+            physics.scaleup_joins_units(a, v, c, float(s))
+            for a, v, c, s in zip(
+                pools["accelerator_id"],
+                pools["vendor"],
+                pools["device_class"],
+                pools["scaleup_gbps"],
+                strict=True,
             )
-        ]
+        ],
+        dtype=bool,
+    )
+    preemptions = np.array(
+        [
+            physics.spot_preemptions_per_instance_hour(p) if m == "spot" else 0.0
+            for p, m in zip(pools["provider"], pools["mode"], strict=True)
+        ],
+        dtype=float,
     )
     return {
         "n_min_devices": n_min,
         "flops": flops,
         "activation_gb": act_sel,
         "mfu": mfu,
-        "peak_tflops": _peak_tflops(pools, w.precision),
+        "mfu_measured_at": measured_at,
+        "joins_by_scaleup": joins,
+        "preemptions_per_unit_hour": preemptions,
+        "peak_tflops": peak,
     }
 
 
 def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) -> np.ndarray:
     """Per pool, the fewest units in [lo, hi] whose job finishes within ``limit_h`` (0: none).
 
-    Hours fall as units grow (scaling efficiency f ** log2(n) with f >= 0.8 keeps
-    n x efficiency increasing), so a vectorised bisection over all pools finds it.
+    Hours fall as units grow up to ``hi`` (scaling efficiency f ** log2(n) with
+    f >= 0.8 keeps n x efficiency increasing; spot pools have ``hi`` capped at their
+    fastest cluster, beyond which preemptions of more instances cost more than they
+    add), so a vectorised bisection over all pools finds it.
     """
     fits_hi = (hi >= lo) & (hours_at(np.maximum(hi, 1)) <= limit_h + 1e-9)
     lo, hi = lo.copy(), np.where(fits_hi, hi, lo)
@@ -759,12 +811,22 @@ def _training_options(
     rented = np.isin(pools["mode"].to_numpy(), RENTED_MODES)
     price = pools["price_usd_per_hour"].to_numpy(dtype=float)
 
-    def hours_at(units: np.ndarray) -> np.ndarray:
-        # one node per unit of 8 or fewer accelerators; scaling across units
-        eff = physics.scaling_efficiency(units, network)
-        return physics.training_hours(
-            setup["flops"], units * apu, setup["peak_tflops"], setup["mfu"], eff, spot
+    def cluster(units: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # one node per unit (instance or server); the same function the estimator uses
+        return physics.cluster_training_hours(
+            setup["flops"],
+            units * apu,
+            apu,
+            setup["peak_tflops"],
+            setup["mfu"],
+            setup["mfu_measured_at"],
+            network,
+            setup["joins_by_scaleup"],
+            setup["preemptions_per_unit_hour"],
         )
+
+    def hours_at(units: np.ndarray) -> np.ndarray:
+        return cluster(units)[0]
 
     cap_units = pools["availability_cap"].to_numpy().astype(int)
     if w.max_accelerators is not None:
@@ -772,6 +834,11 @@ def _training_options(
     cap_units = np.minimum(cap_units, MAX_TRAINING_UNITS)
     lo = np.maximum(u_min, 1)
     hi = np.where(u_min > 0, cap_units, 0)
+    if spot.any() and hi.max() > 1:
+        # spot: hours stop falling once more instances add more preemptions than speed
+        grid = np.arange(1, int(hi.max()) + 1)[:, None]
+        fastest = np.argmin(hours_at(grid), axis=0) + 1
+        hi = np.where(spot, np.minimum(hi, fastest), hi)
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     options: list[dict] = []
@@ -785,8 +852,7 @@ def _training_options(
             chosen_prev = np.where(units > 0, units, chosen_prev)
             if not new.any():
                 continue
-            job_h = hours_at(np.maximum(units, 1))
-            eff = physics.scaling_efficiency(np.maximum(units, 1), network)
+            job_h, eff, lost = cluster(np.maximum(units, 1))
             for i in np.flatnonzero(new):
                 u, h = int(units[i]), float(job_h[i])
                 # periods actually spanned and the hours run in each
@@ -807,7 +873,11 @@ def _training_options(
                         "end_period": run[-1][0],
                         "hours_by_period": tuple(run),
                         "mfu": float(setup["mfu"][i]),
+                        "mfu_measured_at_accelerators": float(setup["mfu_measured_at"][i])
+                        if np.isfinite(setup["mfu_measured_at"][i])
+                        else np.nan,
                         "scaling_efficiency": float(eff[i]),
+                        "spot_lost_fraction": float(lost[i]),
                         "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
                         "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
                         "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
@@ -1223,7 +1293,7 @@ def calibrate_to_measured(
     """
     accs = catalog.accelerators.loc[list(measured)]
     model = physics.served_model(spec, w.weight_precision, w.kv_precision)
-    dev = physics.device_figures(accs, w.weight_precision, False)
+    dev = physics.device_figures(accs, w.weight_precision, False, w.runtime)
     measured_rps, physics_rps = [], []
     for j, bucket in enumerate(w.traffic_mix or []):
         res = physics.best_decode(

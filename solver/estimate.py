@@ -17,11 +17,17 @@ from solver.compile import DAYS_PER_MONTH, ModelSpec, resolve_model
 from solver.errors import ProcureError
 from solver.physics.constants import (
     IDLE_POWER_FRACTION,
-    RUNTIME_EFFICIENCY,
     INFERENCE_UTILISATION,
-    SPOT_TRAINING_OVERHEAD,
+    RUNTIME_EFFICIENCY,
+    SPOT_CHECKPOINT_INTERVAL_H,
+    SPOT_RESTART_H,
+    TRAINING_ACCELERATORS_PER_BARE_NODE,
+    TRAINING_FAST_FABRIC_GBPS_PER_NODE,
 )
 from solver.problem import HOURS_PER_MONTH
+
+# Training precisions (problem.TrainingWorkload.precision); FP4 is not one.
+TRAINING_PRECISIONS = ("bf16", "fp16", "fp8")
 
 
 def _spec(model: str, catalog: Catalog, params_b: float | None) -> ModelSpec:
@@ -83,7 +89,23 @@ def estimate_training(
     spot: bool = False,
     memory_headroom: float = 0.10,
 ) -> dict:
-    """Training memory per component, FLOPs, accelerator-hours, wall-clock and cost."""
+    """Training memory per component, FLOPs, accelerator-hours, wall-clock and cost.
+
+    Hours come from ``physics.cluster_training_hours``, the function compile uses, with
+    nodes counted the same way (instances of the offering; 8 accelerators per node for a
+    bare accelerator), so the same pool and cluster give the same hours.
+    """
+    for name, value, allowed in (
+        ("--precision", precision, TRAINING_PRECISIONS),
+        ("--optimizer", optimizer, ("adamw", "sgd", "lora", "qlora")),
+        ("--recompute", recompute, ("none", "selective", "full")),
+    ):
+        if value not in allowed:
+            raise ProcureError(
+                f"{name} {value!r} is not a training choice",
+                field=name,
+                fix="use one of " + ", ".join(allowed),
+            )
     spec = _spec(model, catalog, params_b)
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
@@ -103,23 +125,48 @@ def estimate_training(
         )
     )
     n = n_accelerators or max(n_min, where["apu"])
-    if where["offering"] is not None:
+    off = where["offering"]
+    if off is not None:
         n = int(math.ceil(n / where["apu"]) * where["apu"])
-    nodes = max(1, math.ceil(n / max(where["apu"], 8)))
-    flops = physics.training_flops(spec.params, tokens, optimizer, recompute)
-    peak = (
-        float(acc["fp8_dense_tflops"])
-        if precision == "fp8" and float(acc["fp8_dense_tflops"]) > 0
-        else float(acc["bf16_dense_tflops"])
+    # nodes as compile counts them: instances of the offering, or 8 per bare-accelerator node
+    per_node = where["apu"] if off is not None else TRAINING_ACCELERATORS_PER_BARE_NODE
+    # a bare accelerator is taken on a fabric like the published runs' (InfiniBand class);
+    # an offering brings its own network figure
+    network_gbps = where["network_gbps"] if off is not None else TRAINING_FAST_FABRIC_GBPS_PER_NODE
+    nodes = int(physics.training_nodes(n, per_node))
+    flops = physics.training_flops(
+        spec.params,
+        tokens,
+        optimizer,
+        recompute,
+        layers=spec.layers,
+        hidden_size=spec.hidden_size,
+        seq_len=seq_len,
     )
-    mfu_used = (
-        mfu
-        if mfu is not None
-        else physics.default_mfu(acc["vendor"], acc["device_class"], float(acc["scaleup_gbps"]))
+    table = {c: np.array([acc[c]]) for c in DEVICE_COLUMNS if c in acc.index}
+    peak = float(physics.compute_peak_tflops(table, precision)[0])
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    scaleup = float(acc["scaleup_gbps"])
+    published = physics.default_mfu(
+        *family, scaleup, precision, float(acc["bf16_dense_tflops"]), peak
     )
-    eff = float(physics.scaling_efficiency(nodes, where["network_gbps"]))
+    mfu_used = mfu if mfu is not None else published.mfu
+    measured_at = np.inf if mfu is not None else published.measured_at_accelerators
+    provider = off["provider"] if off is not None else None
+    rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
+    hours_a, eff_a, lost_a = physics.cluster_training_hours(
+        flops,
+        n,
+        per_node,
+        peak,
+        mfu_used,
+        measured_at,
+        network_gbps,
+        physics.scaleup_joins_units(*family, scaleup),
+        rate,
+    )
+    hours, eff, lost = float(hours_a), float(eff_a), float(lost_a)
     acc_hours_ideal = flops / (peak * 1e12 * mfu_used * 3600.0)
-    hours = float(physics.training_hours(flops, n, peak, mfu_used, eff, spot))
     out = {
         "model": spec.model_id,
         "params": spec.params,
@@ -141,27 +188,55 @@ def estimate_training(
         "accelerator": acc["accelerator_id"],
         "peak_dense_tflops": peak,
         "mfu": mfu_used,
+        "mfu_measured_at_accelerators": None if mfu is not None else measured_at,
         "accelerator_hours_at_mfu": acc_hours_ideal,
         "n_accelerators": n,
+        "nodes": nodes,
         "scaling_efficiency": eff,
+        "spot_lost_fraction": lost,
         "wall_clock_hours": hours,
         "wall_clock_days": hours / 24.0,
     }
-    if where["offering"] is not None:
-        off = where["offering"]
+    if off is not None:
         price = float(off["spot_usd_per_hour"] if spot else off["on_demand_usd_per_hour"])
-        instances = n // where["apu"]
+        if price != price:
+            raise ProcureError(
+                f"offering {off['offering_id']!r} has no spot price",
+                field="--spot",
+                fix="drop --spot or pick an offering with a spot price",
+            )
         out["offering"] = off["offering_id"]
-        out["cost_usd"] = price * instances * hours
+        out["cost_usd"] = price * nodes * hours
         out["price_usd_per_instance_hour"] = price
+    attention = (
+        f"12 x {spec.layers:g} layers x {spec.hidden_size:g} x {seq_len} attention"
+        if spec.layers and spec.hidden_size
+        else "no attention term (model shape unknown)"
+    )
+    mfu_basis = (
+        "your --mfu, taken at this cluster size (no scaling loss)"
+        if mfu is not None
+        else f"{published.source}; measured at {measured_at:,.0f} accelerators"
+    )
     out["assumptions"] = [
-        f"FLOPs = {flops / (spec.params * tokens):g} x N x D ({optimizer}, recompute={recompute})",
+        f"FLOPs = {flops / (spec.params * tokens):.4g} x N x D ({optimizer}, "
+        f"recompute={recompute}; 6ND-style weight term plus {attention})",
         f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
         "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
         f"ZeRO-3: states sharded over n devices, {memory_headroom:.0%} memory headroom",
-        f"dense {precision} peak {peak:g} TFLOPS (never the 2:4 sparse figure), MFU {mfu_used:.2f}",
-        f"scaling efficiency {eff:.3f} over {nodes} node(s)",
-    ] + ([f"spot: +{SPOT_TRAINING_OVERHEAD:.0%} checkpoint/restart overhead"] if spot else [])
+        f"dense {precision} peak {peak:g} TFLOPS (never the 2:4 sparse figure), "
+        f"MFU {mfu_used:.2f} ({mfu_basis})",
+        f"scaling efficiency {eff:.3f}: loss only beyond the MFU's measured cluster "
+        f"({nodes} node(s), {network_gbps:g} Gbit/s per node"
+        + ("" if off is not None else ", assumed for a bare accelerator; --offering for a real one")
+        + ")",
+    ]
+    if spot:
+        out["assumptions"].append(
+            f"spot: {rate:.3g} preemptions per instance-hour x {nodes} instance(s) x "
+            f"(checkpoint interval {SPOT_CHECKPOINT_INTERVAL_H:g} h / 2 + restart "
+            f"{SPOT_RESTART_H:.3g} h) = {lost:.1%} of wall-clock lost (Young 1974)"
+        )
     return out
 
 
@@ -242,15 +317,20 @@ def estimate_inference(
     server: str | None = None,
     site: str | None = None,
     memory_headroom: float = 0.10,
+    runtime: str | None = None,
 ) -> dict:
-    """Inference memory, latency and throughput at a batch; replicas; $/1M tokens."""
+    """Inference memory, latency and throughput at a batch; replicas; $/1M tokens.
+
+    ``runtime`` picks the serving runtime's efficiencies and batch limit (default the
+    vendor's vLLM stack); the same figures compile uses for the same case.
+    """
     spec = resolve_model(model, catalog, "--model")
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
     d = tp_degree
     served = physics.served_model(spec, weight_precision, kv_precision)
     table = {c: np.array([acc[c]]) for c in DEVICE_COLUMNS if c in acc.index}
-    dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]))
+    dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]), runtime)
     slo = dict(
         tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,
         ttft_slo_s=ttft_slo_ms / 1000.0 if ttft_slo_ms else None,
@@ -263,9 +343,12 @@ def estimate_inference(
         memory_headroom=memory_headroom,
     )
     best = physics.best_decode(served, **slo, **common)
-    res = best if batch is None else physics.best_decode(served, **slo, **common, batch=batch)
+    b_mem = int(best.b_max_memory[0])
+    # A batch beyond memory is not run by the engine: the KV cache holds b_mem sequences
+    # and the rest wait in the queue, so the replica works at b_mem (flagged below).
+    running = batch if batch is None or batch <= b_mem or b_mem < 1 else b_mem
+    res = best if batch is None else physics.best_decode(served, **slo, **common, batch=running)
     b = int(res.batch[0]) if batch is None else batch
-    b_mem = int(res.b_max_memory[0])
     replica_tps = float(res.tokens_per_s[0])
     context = prompt_tokens + output_tokens
     kv_gb_tok = served.kv_gb_per_token
@@ -290,6 +373,7 @@ def estimate_inference(
             "max_batch_by_memory": b_mem,
         },
         "batch": b,
+        "batch_running": int(res.batch[0]) if batch is None else running,
         "fits": b_mem >= max(b, 1),
         "decode_step_ms_roofline": float(res.roofline_step_s[0]) * 1000.0,
         "decode_step_ms_derated": float(res.step_s[0]) * 1000.0,
@@ -298,7 +382,12 @@ def estimate_inference(
         "ttft_ms": float(res.ttft_s[0]) * 1000.0,
         "replica_output_tokens_per_s": replica_tps,
         "best_batch_within_slo": int(best.batch[0]),
-        "slo_limit": res.reason[0] or None,
+        "slo_limit": res.reason[0]
+        or (
+            f"the KV cache holds {b_mem} of the {batch} sequences; the rest queue"
+            if batch is not None and running != batch
+            else None
+        ),
         "capacity_source": "physics",
     }
     if not out["fits"]:

@@ -127,6 +127,9 @@ class TrafficBucket(_Strict):
     share: float = Field(ge=0, le=1, description="Fraction of requests in this bucket")
 
 
+Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu"]
+
+
 class _WorkloadBase(_Strict):
     name: str = Field(description="Unique workload name")
     model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
@@ -163,6 +166,11 @@ class InferenceWorkload(_WorkloadBase):
     kind: Literal["inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
+    runtime: Runtime | None = Field(
+        None,
+        description="Serving runtime (efficiencies and batch limit per runtime, "
+        "solver/physics/constants.py); default: vLLM on each vendor's stack",
+    )
     demand: Demand
     prompt_tokens: int = Field(gt=0)
     output_tokens: int = Field(gt=0)
@@ -279,6 +287,11 @@ class BatchInferenceWorkload(_WorkloadBase):
     kind: Literal["batch_inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
+    runtime: Runtime | None = Field(
+        None,
+        description="Serving runtime (efficiencies and batch limit per runtime, "
+        "solver/physics/constants.py); default: vLLM on each vendor's stack",
+    )
     output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
     prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")
     output_tokens: int = Field(gt=0, description="Output length per request, tokens")

@@ -170,7 +170,9 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
         tpot_slo_s=w.tpot_slo_s if online else None,
         ttft_slo_s=w.ttft_slo_s if online else None,
         d=np.array([float(d)]),
-        dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]])),
+        dev=physics.device_figures(
+            table, w.weight_precision, np.array([u["nvlink"]]), w.runtime
+        ),
         memory_headroom=headroom,
     )
 
@@ -477,23 +479,36 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 mem <= usable + 1e-9,
                 f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}",
             )
-            mfu = (
-                w.mfu
-                if w.mfu is not None
-                else physics.default_mfu(
-                    u["acc"]["vendor"], u["acc"]["device_class"], float(u["acc"]["scaleup_gbps"])
-                )
+            acc = u["acc"]
+            peak = _peak(acc, w.precision)
+            family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+            scaleup = float(acc["scaleup_gbps"])
+            published = physics.default_mfu(
+                *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
             )
-            eff = float(physics.scaling_efficiency(int(item.units), u["network_gbps"]))
+            own_mfu = w.mfu is not None
             hours = float(
-                physics.training_hours(
-                    physics.training_flops(spec.params, w.tokens, w.optimizer, w.recompute),
+                physics.cluster_training_hours(
+                    physics.training_flops(
+                        spec.params,
+                        w.tokens,
+                        w.optimizer,
+                        w.recompute,
+                        layers=spec.layers,
+                        hidden_size=spec.hidden_size,
+                        seq_len=w.seq_len,
+                    ),
                     n_acc,
-                    _peak(u["acc"], w.precision),
-                    mfu,
-                    eff,
-                    item.mode == "spot",
-                )
+                    u["apu"],
+                    peak,
+                    w.mfu if own_mfu else published.mfu,
+                    np.inf if own_mfu else published.measured_at_accelerators,
+                    u["network_gbps"],
+                    physics.scaleup_joins_units(*family, scaleup),
+                    physics.spot_preemptions_per_instance_hour(item.provider)
+                    if item.mode == "spot"
+                    else 0.0,
+                )[0]
             )
             c.check(
                 "training hours recomputed",

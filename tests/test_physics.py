@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from solver import physics
@@ -39,16 +38,39 @@ def test_llama3_70b_kv_cache_32_sequences_of_8k_is_85_9_gb():
 
 
 def test_13b_on_1t_tokens_is_54800_h100_hours_at_40pct_mfu():
-    # 6 x 13e9 x 1e12 = 7.8e22 FLOPs
+    # shape unknown: 6 x 13e9 x 1e12 = 7.8e22 FLOPs (no attention term)
     flops = physics.training_flops(13e9, 1e12, "adamw", "selective")
     assert flops == pytest.approx(7.8e22)
-    # 7.8e22 / (989.4e12 x 0.40 x 3600) = 54,745 H100-hours (one device, no scaling loss)
+    # 7.8e22 / (989.4e12 x 0.40 x 3600) = 54,747 H100-hours (one device, no scaling loss)
     hours = physics.training_hours(flops, 1, H100_BF16_DENSE_TFLOPS, 0.40)
-    assert float(hours) == pytest.approx(54_745, rel=1e-3)
-    # spread over 64 devices it takes 1/64 of that; spot adds 10%
-    assert float(physics.training_hours(flops, 64, 989.4, 0.40, 1.0, True)) == pytest.approx(
-        54_745 / 64 * 1.1, rel=1e-3
+    assert float(hours) == pytest.approx(54_747, rel=1e-3)
+    # 64 devices: 54,747 / 64 = 855.4 h; losing 6.94% of the wall clock to spot
+    # preemptions (see test_spot_lost_fraction_worked_case): 855.4 / (1 - 0.0694) = 919.3 h
+    lost = 4 / 24 * (0.5 / 2 + 10 / 60)
+    assert float(physics.training_hours(flops, 64, 989.4, 0.40, 1.0, lost)) == pytest.approx(
+        919.3, rel=1e-3
     )
+    # a job that would lose all its wall clock never finishes
+    assert float(physics.training_hours(flops, 64, 989.4, 0.40, 1.0, 1.0)) == float("inf")
+
+
+def test_13b_flops_with_attention_at_4k_context_is_12_9_pct_more():
+    # attention: 12 x L x d x s per token = 12 x 40 x 5120 x 4096 = 10,066,329,600
+    # (Narayanan et al. 2021 eq. 3 / PaLM appendix B); weights 6N = 7.8e10 per token
+    flops = physics.training_flops(
+        13e9, 1e12, "adamw", "selective", layers=40, hidden_size=5120, seq_len=4096
+    )
+    assert flops == pytest.approx((7.8e10 + 10_066_329_600) * 1e12)
+    # 1.0066e10 / 7.8e10 = +12.9%
+    assert flops / 7.8e22 == pytest.approx(1.129, abs=5e-4)
+    # full recompute: one more forward of both terms, 8N + 16 L d s
+    # = 1.04e11 + 16 x 40 x 5120 x 4096 (1.3422e10) = 1.17422e11 per token
+    full = physics.training_flops(13e9, 1.0, "adamw", "full", 40, 5120, 4096)
+    assert full == pytest.approx(117_421_772_800)
+    # LoRA skips the frozen weights' gradients (4N) but back-propagates through attention:
+    # 5.2e10 + 1.0066e10 = 6.2066e10 per token
+    lora = physics.training_flops(13e9, 1.0, "lora", "selective", 40, 5120, 4096)
+    assert lora == pytest.approx(62_066_329_600)
 
 
 def test_7b_on_1t_tokens_is_about_30000_h100_hours():
@@ -63,6 +85,66 @@ def test_full_recompute_and_lora_flops():
     assert physics.training_flops(1e9, 1e9, "adamw", "full") == 8e18  # 8ND
     assert physics.training_flops(1e9, 1e9, "lora", "selective") == 4e18  # 4ND
     assert physics.training_state_bytes_per_param("qlora") == pytest.approx(0.5 + 0.18)
+
+
+def test_default_mfu_is_the_published_run_with_its_scale():
+    # H100 BF16: Llama 3 405B at 8k context, 400 TFLOPs/GPU on 16,384 H100 = 41%
+    # (Dubey et al. 2024, arXiv 2407.21783, Table 4)
+    h100 = physics.default_mfu("h100-sxm", "nvidia", "datacenter", 900.0, "bf16", 989.4, 989.4)
+    assert (h100.mfu, h100.measured_at_accelerators) == (0.41, 16_384)
+    # H100 FP8 against the FP8 peak: NeMo 24.07's lowest Llama row, 697 / 1,979 = 35%,
+    # in a table running to 512 GPUs
+    fp8 = physics.default_mfu("h100-sxm", "nvidia", "datacenter", 900.0, "fp8", 989.4, 1978.9)
+    assert (fp8.mfu, fp8.measured_at_accelerators) == (0.35, 512)
+    # TPU v5p: MaxText's lowest, 63.99%, up to 6,144 chips
+    assert physics.default_mfu("tpu-v5p", "google", "datacenter", 1200.0).mfu == 0.64
+    # L4 has an FP8 peak but no published FP8 run: FP8 at the BF16 TFLOP/s,
+    # 0.35 x 121 / 242.5 = 0.1746 of the FP8 peak
+    l4 = physics.default_mfu("l4", "nvidia", "datacenter", 0.0, "fp8", 121.0, 242.5)
+    assert l4.mfu == pytest.approx(0.35 * 121.0 / 242.5)
+    # consumer cards and unknown PCIe-only NVIDIA cards take the lower stated defaults
+    assert physics.default_mfu("rtx-4090", "nvidia", "consumer", 0.0).mfu == 0.30
+    assert physics.default_mfu("new-pcie-card", "nvidia", "datacenter", 0.0).mfu == 0.35
+
+
+def test_scaling_loss_only_beyond_the_measured_scale():
+    # H100 measured at 16,384: no loss at 16,384 on a 3,200 Gbit/s fabric (the old rule
+    # gave 0.95 ** log2(2,048 nodes) = 0.57 on top of a figure already measured there)
+    assert float(physics.scaling_efficiency(16_384, 16_384, 3200.0, 8)) == 1.0
+    # one doubling beyond it: 0.95
+    assert float(physics.scaling_efficiency(32_768, 16_384, 3200.0, 8)) == pytest.approx(0.95)
+    # a 100 Gbit/s network is not what was measured: loss beyond one node of 8,
+    # 32 accelerators = 2 doublings: 0.80 ** 2 = 0.64
+    assert float(physics.scaling_efficiency(32, 16_384, 100.0, 8)) == pytest.approx(0.64)
+    # 400 Gbit/s: 0.90 ** 2 = 0.81
+    assert float(physics.scaling_efficiency(32, 16_384, 400.0, 8)) == pytest.approx(0.81)
+    # TPU units join one slice over ICI: the MaxText scale counts whatever the DCN figure
+    assert float(physics.scaling_efficiency(1_024, 6_144, 100.0, 4, True)) == 1.0
+    # the user's own MFU is taken at the job's scale: no loss, whatever the network
+    assert float(physics.scaling_efficiency(4_096, float("inf"), 100.0, 8)) == 1.0
+
+
+def test_spot_lost_fraction_worked_case():
+    # provider without a published rate: 1 preemption per instance-day; 4 instances
+    # -> 4/24 per job-hour; each loses half a 30-minute checkpoint interval plus a
+    # 10-minute restart: 4/24 x (0.25 + 0.1667) = 0.0694 of the wall clock (Young 1974)
+    rate = physics.spot_preemptions_per_instance_hour("acme")
+    assert rate == pytest.approx(1 / 24)
+    assert float(physics.spot_lost_fraction(4, rate)) == pytest.approx(0.06944, abs=1e-5)
+    # AWS: Spot Instance Advisor's top band, 20% per instance-month = 0.2 / 730 per hour;
+    # 16 instances: 16 x 2.740e-4 x 0.4167 = 0.18%
+    aws = physics.spot_preemptions_per_instance_hour("aws")
+    assert float(physics.spot_lost_fraction(16, aws)) == pytest.approx(0.001826, abs=1e-6)
+    # the rate grows with the instances of the job: twice the instances, twice the loss
+    assert float(physics.spot_lost_fraction(8, rate)) == pytest.approx(2 * 0.06944, abs=1e-5)
+
+
+def test_nodes_count_instances_or_eight_per_bare_node():
+    # 17 bare accelerators in nodes of 8 -> 3 nodes; 16 on 8-GPU instances -> 2
+    assert float(physics.training_nodes(17, 8)) == 3
+    assert float(physics.training_nodes(16, 8)) == 2
+    # one-GPU instances: one node per accelerator
+    assert float(physics.training_nodes(5, 1)) == 5
 
 
 def test_activations_korthikanti():

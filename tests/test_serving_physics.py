@@ -38,6 +38,7 @@ def h100(eta_bw: float = 0.6, eta_c: float = 0.45, overhead_s: float = 0.0) -> p
         eta_bandwidth=np.array([eta_bw]),
         eta_compute=np.array([eta_c]),
         step_overhead_s=np.array([overhead_s]),
+        max_batch=np.array([256]),
         link_gbps_per_direction=np.array([450.0]),
         allreduce_latency_s=np.array([12e-6]),
         runtime=np.array(["test"], dtype=object),

@@ -27,12 +27,18 @@ from solver.physics.inference import (
 )
 from solver.physics.training import (
     activation_gb_per_device,
+    cluster_training_hours,
     default_mfu,
+    mfu_family,
+    scaleup_joins_units,
     scaling_efficiency,
+    spot_lost_fraction,
+    spot_preemptions_per_instance_hour,
     training_flops,
     training_hours,
     training_memory_per_device_gb,
     training_min_devices,
+    training_nodes,
     training_state_bytes_per_param,
 )
 
@@ -60,8 +66,14 @@ __all__ = [
     "served_model",
     "step_model",
     "scaling_efficiency",
+    "cluster_training_hours",
+    "mfu_family",
+    "scaleup_joins_units",
+    "spot_lost_fraction",
+    "spot_preemptions_per_instance_hour",
     "training_flops",
     "training_hours",
+    "training_nodes",
     "training_memory_per_device_gb",
     "training_min_devices",
     "training_state_bytes_per_param",

@@ -26,6 +26,12 @@ from solver.physics.constants import (
     RUNTIME_EFFICIENCY,
 )
 
+# The vendor each runtime runs on (TensorRT-LLM is NVIDIA's; the others are defaults).
+RUNTIME_BY_VENDOR_OF: dict[str, str] = {
+    **{r: v for v, r in RUNTIME_BY_VENDOR.items()},
+    "tensorrt-llm": "nvidia",
+}
+
 # Weight precisions whose matrix multiplies run on a tensor path of their own; others
 # (int4 weight-only, bf16/fp16) multiply at the BF16 peak after dequantisation.
 _PEAK_COLUMN = {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops", "fp4": "fp4_dense_tflops"}
@@ -43,6 +49,7 @@ class Device:
     step_overhead_s: np.ndarray  # per engine step outside the kernels (runtime)
     link_gbps_per_direction: np.ndarray  # tensor-parallel link, per direction
     allreduce_latency_s: np.ndarray  # one small all-reduce across the replica
+    max_batch: np.ndarray  # most sequences per replica (the runtime's max_num_seqs)
     runtime: np.ndarray  # runtime name (for reports)
     link: np.ndarray  # link kind (for reports)
 
@@ -68,7 +75,22 @@ def link_kind(vendor: np.ndarray, nvlink: np.ndarray) -> np.ndarray:
     return np.where(vendor == "nvidia", np.where(np.asarray(nvlink), "nvlink", "pcie"), by_vendor)
 
 
-def device_figures(table: Mapping, precision: str, nvlink: np.ndarray | bool) -> Device:
+def runtime_of(vendor: np.ndarray, runtime: str | None = None) -> np.ndarray:
+    """Serving runtime per device: the one asked for where it runs on that vendor's
+    hardware (TensorRT-LLM only on NVIDIA), else the vendor's default."""
+    vendor = np.asarray(vendor, dtype=object)
+    default = np.array([RUNTIME_BY_VENDOR.get(v, "vllm-cuda") for v in vendor], dtype=object)
+    if runtime is None:
+        return default
+    if runtime not in RUNTIME_EFFICIENCY:
+        raise ValueError(f"unknown runtime {runtime!r}; use one of {sorted(RUNTIME_EFFICIENCY)}")
+    home = RUNTIME_BY_VENDOR_OF.get(runtime)
+    return np.where(vendor == home, runtime, default) if home else default
+
+
+def device_figures(
+    table: Mapping, precision: str, nvlink: np.ndarray | bool, runtime: str | None = None
+) -> Device:
     """Serving figures for every row of an accelerator-shaped table.
 
     Parameters
@@ -81,11 +103,13 @@ def device_figures(table: Mapping, precision: str, nvlink: np.ndarray | bool) ->
         Weight precision of the served model (decides the tensor path).
     nvlink
         Whether the devices of one replica talk over NVLink (per row or one flag).
+    runtime
+        Serving runtime asked for (``tensorrt-llm``, ...); None takes the vendor's default.
     """
     vendor = np.asarray(table["vendor"], dtype=object)
     n = len(vendor)
-    runtime = np.array([RUNTIME_BY_VENDOR.get(v, "vllm-cuda") for v in vendor], dtype=object)
-    eff = [RUNTIME_EFFICIENCY[r] for r in runtime]
+    runtimes = runtime_of(vendor, runtime)
+    eff = [RUNTIME_EFFICIENCY[r] for r in runtimes]
     nv = np.broadcast_to(np.asarray(nvlink, dtype=bool), (n,))
     link = link_kind(vendor, nv)
     scaleup = np.asarray(table["scaleup_gbps"], dtype=float)
@@ -100,6 +124,7 @@ def device_figures(table: Mapping, precision: str, nvlink: np.ndarray | bool) ->
         step_overhead_s=np.array([e.step_overhead_s for e in eff], dtype=float),
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
-        runtime=runtime,
+        max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
+        runtime=runtimes,
         link=link,
     )

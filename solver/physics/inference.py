@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.physics.constants import ETA_LINK, MAX_NUM_SEQS_DEFAULT, bytes_per_value
+from solver.physics.constants import ETA_LINK, bytes_per_value
 from solver.physics.hardware import Device
 
 SECONDS_PER_DAY = 86_400.0
@@ -135,7 +135,9 @@ class StepModel:
         """Derated step time at a batch (the time per output token)."""
         b = np.asarray(batch, dtype=float)
         memory = self.weights_s + b * self.kv_s_per_seq
-        return np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
+        return (
+            np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
+        )
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
@@ -164,7 +166,12 @@ def step_model(
     ring = np.where(d > 1, 2.0 * (d - 1.0) / d, 0.0)
     act_bytes = 2.0  # all-reduced activations are bf16
     comm_per_seq = (
-        2.0 * model.layers * (1.0 + p / o) * ring * h * act_bytes
+        2.0
+        * model.layers
+        * (1.0 + p / o)
+        * ring
+        * h
+        * act_bytes
         / (dev.link_gbps_per_direction * 1e9 * ETA_LINK)
     )
     fixed = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0) + dev.step_overhead_s
@@ -180,9 +187,7 @@ def step_model(
     )
 
 
-def prefill_s(
-    model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Device
-) -> np.ndarray:
+def prefill_s(model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Device) -> np.ndarray:
     """Prefill of one prompt alone, seconds: its FLOPs at eta_c, one weight read, all-reduces."""
     d = np.asarray(d, dtype=float)
     p = float(prompt_tokens)
@@ -217,16 +222,18 @@ def best_decode(
     d: np.ndarray,
     dev: Device,
     memory_headroom: float = 0.10,
-    max_batch_cap: int = MAX_NUM_SEQS_DEFAULT,
+    max_batch_cap: int | None = None,
     batch: int | None = None,
 ) -> DecodeResult:
     """Largest batch per replica that fits memory and meets the SLOs, and its throughput.
 
     ``tpot_slo_s``/``ttft_slo_s`` None means no SLO (batch inference). ``batch`` fixes
     the batch instead of searching (the estimator's ``--batch``); it is still checked
-    against memory and the SLOs.
+    against memory and the SLOs. ``max_batch_cap`` None takes the runtime's
+    ``max_num_seqs`` (``dev.max_batch``).
     """
     d = np.asarray(d, dtype=float)
+    cap = dev.max_batch if max_batch_cap is None else np.full(d.shape, max_batch_cap)
     p, o = float(prompt_tokens), float(output_tokens)
     free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
     kv_tok = model.kv_gb_per_token
@@ -237,14 +244,14 @@ def best_decode(
     sm = step_model(model, p, o, d, dev)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
     if tpot_slo_s is None:
-        b_slo = np.full(d.shape, float(max_batch_cap))
+        b_slo = cap.astype(float)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
             b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
         b_slo = np.floor(np.minimum(b1, b2) + 1e-9)
     if batch is None:
-        chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), max_batch_cap), 0).astype(int)
+        chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
     else:
         chosen = np.full(d.shape, int(batch))
     step = sm.step_s(np.maximum(chosen, 1))
@@ -301,9 +308,7 @@ def demand_tokens_per_s(
     return users * requests_per_user_per_day * output_tokens / SECONDS_PER_DAY
 
 
-def calibration_factor(
-    measured: np.ndarray, predicted: np.ndarray
-) -> tuple[float, int, float]:
+def calibration_factor(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, int, float]:
     """Geometric mean of measured / predicted over points where both are positive.
 
     Returns (factor, points used, spread), the spread being the largest

@@ -1,4 +1,4 @@
-"""Training: memory per device (ZeRO-3), FLOPs, time on a cluster.
+"""Training: memory per device (ZeRO-3), FLOPs, time on a cluster, spot restarts.
 
 References
 ----------
@@ -9,8 +9,15 @@ References
   s*b*h*(34 + 5*a*s/h) bytes without recomputation, 34*s*b*h with selective
   recomputation, 2*s*b*h with full recomputation: Korthikanti et al.,
   "Reducing Activation Recomputation in Large Transformer Models", 2022, eq. 1-2.
-- FLOPs = 6*N*D (8*N*D with full recomputation): Kaplan et al. 2020;
-  Narayanan et al. 2021. LoRA skips weight gradients of the frozen base: 4*N*D.
+- FLOPs = 6*N*D + 12*L*d*s*D (weights plus attention): Narayanan et al., "Efficient
+  Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, eq. 3
+  (derived in :func:`training_flops`); the same attention term is PaLM's 12*L*H*Q*T
+  (Chowdhery et al. 2022, appendix B).
+- MFU defaults from published runs with the cluster size they were measured at:
+  ``constants.TRAINING_MFU``.
+- Spot restarts: Young, "A first order approximation to the optimum checkpoint
+  interval", CACM 17(9), 1974; Daly, "A higher order estimate of the optimum
+  checkpoint interval for restart dumps", FGCS 22(3), 2006.
 """
 
 from __future__ import annotations
@@ -20,7 +27,19 @@ import numpy as np
 from solver.physics.constants import (
     ACTIVATION_FALLBACK_X_WEIGHTS,
     LORA_TRAINABLE_FRACTION,
-    SPOT_TRAINING_OVERHEAD,
+    SPOT_CHECKPOINT_INTERVAL_H,
+    SPOT_PREEMPTIONS_PER_INSTANCE_HOUR,
+    SPOT_PREEMPTIONS_PER_INSTANCE_HOUR_DEFAULT,
+    SPOT_RESTART_H,
+    TRAINING_FAST_FABRIC_GBPS_PER_NODE,
+    TRAINING_MFU,
+    TRAINING_MFU_FAMILY_BY_VENDOR,
+    TRAINING_MFU_FAMILY_OF,
+    TRAINING_SCALEUP_JOINS_UNITS,
+    TRAINING_SCALING_PER_DOUBLING_400G,
+    TRAINING_SCALING_PER_DOUBLING_FAST,
+    TRAINING_SCALING_PER_DOUBLING_SLOW,
+    MfuMeasurement,
 )
 
 _ADAMW_STATE_BYTES = 2 + 4 + 4 + 4 + 4  # bf16 weights, fp32 master, grads, m, v
@@ -99,41 +118,214 @@ def training_min_devices(
     return np.where(room_gb > 0, np.maximum(n, 1), 0).astype(int)
 
 
-def training_flops(params: float, tokens: float, optimizer: str, recompute: str) -> float:
-    """Training FLOPs: 6ND (8ND with full recomputation); 4ND (6ND) for LoRA/QLoRA."""
-    per_token_param = 4.0 if optimizer in {"lora", "qlora"} else 6.0
+def training_flops(
+    params: float,
+    tokens: float,
+    optimizer: str,
+    recompute: str,
+    layers: float | None = None,
+    hidden_size: float | None = None,
+    seq_len: float | None = None,
+) -> float:
+    """Training FLOPs: weight matrix multiplies (6ND) plus attention (12 L d s D).
+
+    Per token, every weight is used in one multiply-add forward (2N FLOPs) and two
+    backward (activation and weight gradients, 4N): 6N. Attention has no weights but
+    two matrix multiplies per layer: the scores Q K^T (each query against ``s`` keys of
+    width ``d``: 2 s d FLOPs per token) and scores x V (2 s d), so 4 L s d per token
+    forward; the backward pass costs twice the forward, giving 12 L d s per token and
+    12 L d s D in all. This is Narayanan et al. 2021, eq. 3, whose attention part
+    96 B s l h^2 x s / (6h) = 16 B s^2 l h counts four passes (with full recomputation)
+    of 4 l h s per token, and PaLM's 12 L H Q T (Chowdhery et al. 2022, appendix B). The
+    full s x s score matrix is counted, as both papers do. For dense-13b (L = 40,
+    d = 5120) at s = 4096: 12 x 40 x 5120 x 4096 = 1.007e10 per token against
+    6 x 13e9 = 7.8e10, i.e. +12.9%.
+
+    Full recomputation runs one more forward pass of both terms (+2ND + 4 L d s D);
+    selective recomputation (Korthikanti et al.) recomputes only cheap element-wise
+    work and adds nothing here. LoRA/QLoRA skip the weight gradients of the frozen base
+    (4ND for the weights; the adapter's ~1% is ignored) but still back-propagate through
+    attention (12 L d s D).
+
+    When the shape (``layers``, ``hidden_size``, ``seq_len``) is unknown the attention
+    term is left out: 6ND (8ND with full recomputation), as before.
+
+    Parameters
+    ----------
+    params
+        Parameters N (all of them, embeddings included).
+    tokens
+        Training tokens D.
+    optimizer
+        ``adamw``, ``sgd``, ``lora`` or ``qlora``.
+    recompute
+        ``none``, ``selective`` or ``full``.
+    layers, hidden_size, seq_len
+        Transformer layers L, hidden size d and sequence length s, tokens.
+
+    Returns
+    -------
+    float
+        FLOPs for the whole run.
+    """
+    weight_passes = 4.0 if optimizer in {"lora", "qlora"} else 6.0  # 2N per pass
+    attention_passes = 12.0  # forward 4 L d s, backward 8 L d s
     if recompute == "full":
-        per_token_param += 2.0  # one more forward pass
-    return per_token_param * params * tokens
+        weight_passes += 2.0  # one more forward pass
+        attention_passes += 4.0
+    per_token = weight_passes * params
+    if layers and hidden_size and seq_len:
+        per_token += attention_passes * float(layers) * float(hidden_size) * float(seq_len)
+    return per_token * tokens
 
 
-def default_mfu(vendor: str, device_class: str, scaleup_gbps: float) -> float:
-    """Stated default model-FLOPs utilisation by accelerator class.
+def mfu_family(accelerator_id: str, vendor: str, device_class: str, scaleup_gbps: float) -> str:
+    """Family whose published MFU an accelerator takes (``constants.TRAINING_MFU``).
 
-    Datacenter NVIDIA with NVLink 0.40 (Megatron-LM and MosaicML report 0.38-0.55
-    on H100/A100 for 7B-70B models); TPU 0.45 (MaxText reports 0.5-0.6 on v5p);
-    AMD, Gaudi and Trainium 0.35 (less mature software stacks); PCIe-only
-    datacenter cards 0.35; consumer cards 0.30.
+    Consumer cards are ``consumer``; listed ids take their family
+    (``TRAINING_MFU_FAMILY_OF``); other devices without a scale-up link are ``pcie``,
+    and the rest take their vendor's family.
     """
     if device_class == "consumer":
-        return 0.30
-    if vendor == "google":
-        return 0.45
-    if vendor in {"amd", "intel", "aws"}:
-        return 0.35
-    return 0.40 if scaleup_gbps > 0 else 0.35
+        return "consumer"
+    if accelerator_id in TRAINING_MFU_FAMILY_OF:
+        return TRAINING_MFU_FAMILY_OF[accelerator_id]
+    if scaleup_gbps <= 0:
+        return "pcie"
+    return TRAINING_MFU_FAMILY_BY_VENDOR.get(vendor, "pcie")
 
 
-def scaling_efficiency(n_nodes: np.ndarray | int, network_gbps: np.ndarray | float) -> np.ndarray:
-    """Efficiency of data parallelism across nodes: f ** log2(nodes).
+def default_mfu(
+    accelerator_id: str,
+    vendor: str,
+    device_class: str,
+    scaleup_gbps: float,
+    precision: str = "bf16",
+    bf16_tflops: float | None = None,
+    peak_tflops: float | None = None,
+) -> MfuMeasurement:
+    """Published MFU for an accelerator at a training precision, and where it was measured.
 
-    f = 0.95 with >= 1,600 Gbit/s per node (InfiniBand/EFA class), 0.90 with
-    >= 400 Gbit/s, 0.80 below (stated assumption; one node is 1.0).
+    The figure is a fraction of the dense peak the run uses (``peak_tflops``, e.g. the
+    FP8 peak for an ``fp8`` run). A family with a published FP8 run uses it; without
+    one, an FP8 run is assumed to reach the BF16 run's TFLOP/s (no speed-up without
+    evidence): MFU = bf16 MFU x bf16 peak / peak. ``fp16`` is treated as ``bf16``.
+
+    Returns
+    -------
+    MfuMeasurement
+        ``mfu``, ``measured_at_accelerators`` (scaling loss applies only beyond it) and
+        ``source``.
     """
-    n_nodes = np.asarray(n_nodes, dtype=float)
+    family = mfu_family(accelerator_id, vendor, device_class, scaleup_gbps)
+    table = TRAINING_MFU[family]
+    if precision == "fp8" and "fp8" in table:
+        return table["fp8"]
+    base = table["bf16"]
+    if precision == "fp8" and bf16_tflops and peak_tflops and peak_tflops != bf16_tflops:
+        return MfuMeasurement(
+            base.mfu * bf16_tflops / peak_tflops,
+            base.measured_at_accelerators,
+            base.source + "; FP8 assumed at the BF16 TFLOP/s",
+        )
+    return base
+
+
+def scaleup_joins_units(
+    accelerator_id: str, vendor: str, device_class: str, scaleup_gbps: float
+) -> bool:
+    """Whether units of this accelerator join one cluster over its scale-up fabric (TPU ICI)."""
+    return mfu_family(accelerator_id, vendor, device_class, scaleup_gbps) in (
+        TRAINING_SCALEUP_JOINS_UNITS
+    )
+
+
+def training_nodes(
+    n_accelerators: np.ndarray | int, accelerators_per_node: np.ndarray | int
+) -> np.ndarray:
+    """Nodes (instances, servers) a cluster occupies: ceil(n / accelerators per node).
+
+    Compile passes the offering's accelerators per unit (so nodes = units); the
+    estimator does the same for an offering and ``TRAINING_ACCELERATORS_PER_BARE_NODE``
+    (8) for a bare accelerator.
+    """
+    n = np.asarray(n_accelerators, dtype=float)
+    per = np.asarray(accelerators_per_node, dtype=float)
+    return np.maximum(np.ceil(n / per - 1e-9), 1.0)
+
+
+def scaling_efficiency(
+    n_accelerators: np.ndarray | float,
+    measured_at_accelerators: np.ndarray | float,
+    network_gbps: np.ndarray | float,
+    accelerators_per_node: np.ndarray | float,
+    joins_by_scaleup: np.ndarray | bool = False,
+) -> np.ndarray:
+    """Efficiency beyond the cluster size at which the MFU was measured.
+
+    ``f ** log2(n / reference)`` for ``n`` above the reference, 1.0 at or below it. The
+    reference is the measured cluster when the nodes have a fabric like the measured
+    runs' (>= ``TRAINING_FAST_FABRIC_GBPS_PER_NODE`` per node, or units joined by TPU
+    ICI); on slower networks it is one node (the published runs say nothing about
+    them). f per doubling: 0.95 on a fast fabric, 0.90 from 400 Gbit/s, 0.80 below
+    (``constants``). A user-given MFU is passed with ``measured_at_accelerators = inf``:
+    taken at the job's own scale, no loss.
+
+    Parameters
+    ----------
+    n_accelerators
+        Accelerators in the cluster.
+    measured_at_accelerators
+        Cluster size of the published MFU (``MfuMeasurement``), or ``inf``.
+    network_gbps
+        Scale-out network per node, Gbit/s.
+    accelerators_per_node
+        Accelerators per node (per unit).
+    joins_by_scaleup
+        Units join one slice over the scale-up fabric (TPU).
+    """
+    n = np.asarray(n_accelerators, dtype=float)
+    measured = np.asarray(measured_at_accelerators, dtype=float)
     net = np.asarray(network_gbps, dtype=float)
-    factor = np.where(net >= 1600, 0.95, np.where(net >= 400, 0.90, 0.80))
-    return np.power(factor, np.log2(np.maximum(n_nodes, 1.0)))
+    node = np.asarray(accelerators_per_node, dtype=float)
+    fast = (net >= TRAINING_FAST_FABRIC_GBPS_PER_NODE) | np.asarray(joins_by_scaleup)
+    per_doubling = np.where(
+        fast,
+        TRAINING_SCALING_PER_DOUBLING_FAST,
+        np.where(
+            net >= 400, TRAINING_SCALING_PER_DOUBLING_400G, TRAINING_SCALING_PER_DOUBLING_SLOW
+        ),
+    )
+    reference = np.where(fast | np.isinf(measured), measured, np.minimum(node, measured))
+    doublings = np.log2(np.maximum(n / reference, 1.0))
+    return np.power(per_doubling, doublings)
+
+
+def spot_preemptions_per_instance_hour(provider: str) -> float:
+    """Published (or assumed) spot preemptions per instance-hour for a provider."""
+    return SPOT_PREEMPTIONS_PER_INSTANCE_HOUR.get(
+        provider, SPOT_PREEMPTIONS_PER_INSTANCE_HOUR_DEFAULT
+    )
+
+
+def spot_lost_fraction(
+    n_instances: np.ndarray | float,
+    preemptions_per_instance_hour: np.ndarray | float,
+    checkpoint_interval_h: float = SPOT_CHECKPOINT_INTERVAL_H,
+    restart_h: float = SPOT_RESTART_H,
+) -> np.ndarray:
+    """Fraction of a spot job's wall-clock hours lost to preemptions (Young 1974; Daly 2006).
+
+    A synchronous job stops when any of its ``n`` instances is preempted, so the job
+    sees ``n x rate`` preemptions per hour; each loses on average half a checkpoint
+    interval of work plus the restart: lost = n x rate x (interval / 2 + restart).
+    Checkpoint writes are taken as asynchronous (not counted). Zero for ``rate = 0``
+    (on-demand, reserved, owned).
+    """
+    rate = np.asarray(n_instances, dtype=float) * np.asarray(
+        preemptions_per_instance_hour, dtype=float
+    )
+    return rate * (checkpoint_interval_h / 2.0 + restart_h)
 
 
 def training_hours(
@@ -142,9 +334,14 @@ def training_hours(
     peak_tflops: np.ndarray | float,
     mfu: np.ndarray | float,
     scaling: np.ndarray | float = 1.0,
-    spot: np.ndarray | bool = False,
+    lost_fraction: np.ndarray | float = 0.0,
 ) -> np.ndarray:
-    """Wall-clock hours: FLOPs / (n * peak * 1e12 * MFU * scaling * 3600), +10% on spot."""
+    """Wall-clock hours: FLOPs / (n x peak x 1e12 x MFU x scaling x 3600) / (1 - lost).
+
+    ``lost_fraction`` is the share of wall-clock time lost to spot preemptions
+    (:func:`spot_lost_fraction`): useful hours are (1 - lost) of the wall clock. A
+    job that loses all of it never finishes (``inf``).
+    """
     rate = (
         np.asarray(n_devices, dtype=float)
         * np.asarray(peak_tflops, dtype=float)
@@ -152,6 +349,42 @@ def training_hours(
         * np.asarray(mfu, dtype=float)
         * np.asarray(scaling, dtype=float)
     )
-    with np.errstate(divide="ignore"):
+    useful = 1.0 - np.asarray(lost_fraction, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
         hours = flops / (rate * 3600.0)
-    return hours * np.where(np.asarray(spot), 1.0 + SPOT_TRAINING_OVERHEAD, 1.0)
+        return np.where(useful > 0, hours / np.where(useful > 0, useful, 1.0), np.inf)
+
+
+def cluster_training_hours(
+    flops: float,
+    n_accelerators: np.ndarray | float,
+    accelerators_per_node: np.ndarray | float,
+    peak_tflops: np.ndarray | float,
+    mfu: np.ndarray | float,
+    measured_at_accelerators: np.ndarray | float,
+    network_gbps: np.ndarray | float,
+    joins_by_scaleup: np.ndarray | bool = False,
+    preemptions_per_instance_hour: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hours of a training job on a cluster, the one function compile, estimate and verify call.
+
+    Nodes = ceil(n / accelerators per node) (:func:`training_nodes`); scaling loss beyond
+    the MFU's measured cluster (:func:`scaling_efficiency`); spot preemptions across the
+    nodes (:func:`spot_lost_fraction`, rate 0 off spot); hours (:func:`training_hours`).
+
+    Returns
+    -------
+    tuple of arrays
+        ``(hours, scaling_efficiency, lost_fraction)``.
+    """
+    nodes = training_nodes(n_accelerators, accelerators_per_node)
+    eff = scaling_efficiency(
+        n_accelerators,
+        measured_at_accelerators,
+        network_gbps,
+        accelerators_per_node,
+        joins_by_scaleup,
+    )
+    lost = spot_lost_fraction(nodes, preemptions_per_instance_hour)
+    hours = training_hours(flops, n_accelerators, peak_tflops, mfu, eff, lost)
+    return hours, eff, lost

@@ -1,0 +1,389 @@
+"""Accuracy: ``procure estimate`` against published measurements.
+
+Run: python bench/accuracy.py [--set main|holdout|all] [--csv OUT]
+
+Data: ``bench/accuracy_cases.csv``, one published measurement per row (MLPerf
+Inference and vendor performance tables for serving; papers and vendor training
+tables for training), cited in ``bench/ACCURACY_SOURCES.md``. ``main`` and
+``holdout`` rows come from different source documents.
+
+Each row is run through ``solver.estimate.estimate_inference`` or
+``estimate_training`` with the catalog's DEFAULT efficiencies (nothing is tuned
+per row) and compared with the measurement:
+
+- ``output_tokens_per_s_per_accelerator``: the replica's output tokens/s divided
+  by its tensor-parallel degree. Rows with a stated batch pass it; max-throughput
+  rows (MLPerf Offline, trtllm-bench) leave the batch to the estimator and set no
+  SLO; MLPerf Server rows pass the scenario's TTFT/TPOT limits (``slo_ttft_ms=``,
+  ``slo_tpot_ms=`` in the row's notes).
+- ``tpot_ms`` / ``ttft_ms``: the derated decode step / time to first token at
+  the stated batch.
+- ``mfu``: the utilisation the estimate effectively uses at that cluster size,
+  FLOPs / (n x peak x wall-clock), i.e. default MFU x scaling efficiency.
+- ``tokens_per_s_per_accelerator`` (training): tokens / (wall-clock x n).
+
+Output: a table (case, set, predicted, measured, ratio = predicted/measured,
+|error| = |predicted - measured| / measured), then per set the median |error|,
+the number of rows within 2x and the five worst rows (by |log ratio|). Exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+CASES_CSV = Path(__file__).with_name("accuracy_cases.csv")
+COLUMNS = [
+    "case_id",
+    "set",
+    "kind",
+    "accelerator",
+    "n_accelerators",
+    "model",
+    "params_b",
+    "precision",
+    "tp_degree",
+    "prompt_tokens",
+    "output_tokens",
+    "batch",
+    "seq_len",
+    "tokens",
+    "measured_value",
+    "measured_unit",
+    "source",
+    "notes",
+]
+INFERENCE_UNITS = {"output_tokens_per_s_per_accelerator", "tpot_ms", "ttft_ms"}
+TRAINING_UNITS = {"mfu", "tokens_per_s_per_accelerator"}
+# Tokens of a training run when the row gives none: rate comparisons do not depend on it.
+DEFAULT_TRAINING_TOKENS = 1e11
+
+# Strings that identify each source document where a default cites it. A row whose
+# source is cited by a default (in solver/ or catalogs/SOURCES.md) checks that the
+# default reproduces its own basis; it is not independent evidence, and the summary
+# reports the rows independent of the defaults separately.
+SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
+    # MLPerf: only a citation of the Llama 2 70B results counts (catalogs/SOURCES.md cites
+    # the same rounds' system-description JSONs for data-sheet figures, not efficiencies)
+    "MLPINF41_AMD": ("llama2-70b", "MLPerf Llama 2 70B", "MLPINF41_LLAMA"),
+    "MLPINF41_NVIDIA": ("llama2-70b", "MLPerf Llama 2 70B", "MLPINF41_LLAMA"),
+    "TRTLLM_PERF_V1": ("perf-overview", "Performance Overview", "TRTLLM_PERF", "trtllm-bench"),
+    "INTEL_G2_INF": (
+        "model-performance-gaudi2-inference",
+        "Gaudi 2 inference table",
+        "GAUDI2_INFERENCE",
+    ),
+    "OPTNEURON_TGI_PERF": ("optimum-neuron", "tgi-results", "TGI-neuron"),
+    "LLAMA3_PAPER": ("2407.21783",),
+    "MAXTEXT_TIERING": ("tiering.md",),
+    "MAXTEXT_README": ("MaxText README", "configs/v5e/README", "MAXTEXT_V5E"),
+    "INTEL_G2_TRAIN": ("model-performance-gaudi2-training", "64 Gaudi 2 (Intel perf page)"),
+    "NEURON_TRN1_TRAIN": ("training_data_decoder",),
+    "MEGASCALE": ("MegaScale", "2402.15627"),
+    "MLPINF40_GOOGLE_H100": ("llama2-70b", "MLPerf Llama 2 70B", "MLPINF40_LLAMA"),
+    "MLPINF40_INTEL": ("llama2-70b", "MLPerf Llama 2 70B", "MLPINF40_LLAMA"),
+    "NIM_BENCH": ("NIM 1.8.0", "nim/benchmarking", "NIM_H100"),
+    "AMD_ROCM_PERF": ("rocm-hub/dev-ai/performance-results", "AMD_ROCM_PERF", "vllm_0.8.5"),
+    "ORACLE_MI300X_405B": ("ORACLE_MI300X", "Oracle"),
+    "MBRIDGE_PERF_25_11": ("Megatron Bridge", "Megatron-Bridge"),
+    "DATABRICKS_GAUDI2": ("Databricks",),
+}
+
+
+def defaults_text(root: Path = ROOT) -> str:
+    """The text the defaults cite their sources in: solver/**/*.py and catalogs/SOURCES.md."""
+    parts = [p.read_text(errors="replace") for p in sorted((root / "solver").rglob("*.py"))]
+    sources_md = root / "catalogs" / "SOURCES.md"
+    if sources_md.exists():
+        parts.append(sources_md.read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+def sources_used_by_defaults(text: str) -> set[str]:
+    """Source keys whose document a default cites (see SOURCE_MARKERS)."""
+    return {key for key, marks in SOURCE_MARKERS.items() if any(m in text for m in marks)}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row's prediction against its measurement."""
+
+    case_id: str
+    set_name: str
+    kind: str
+    unit: str
+    predicted: float | None
+    measured: float
+    error: str = ""
+    calibration: bool = False  # the row's source is a basis of a default
+
+    @property
+    def ratio(self) -> float | None:
+        """Predicted / measured (None when the estimate failed)."""
+        if self.predicted is None or self.measured == 0:
+            return None
+        return self.predicted / self.measured
+
+    @property
+    def abs_error(self) -> float | None:
+        """|predicted - measured| / measured."""
+        r = self.ratio
+        return None if r is None else abs(r - 1.0)
+
+    @property
+    def log_error(self) -> float:
+        """|ln(ratio)|, infinite when the estimate failed or predicted zero."""
+        r = self.ratio
+        return math.inf if r is None or r <= 0 else abs(math.log(r))
+
+
+def read_cases(path: Path = CASES_CSV) -> list[dict[str, str]]:
+    """Rows of the accuracy table as dicts of strings (header checked)."""
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != COLUMNS:
+            raise ValueError(f"{path}: header must be {','.join(COLUMNS)}")
+        return list(reader)
+
+
+def _opt_int(text: str) -> int | None:
+    return int(float(text)) if text.strip() else None
+
+
+def _opt_float(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def note_value(notes: str, key: str) -> str | None:
+    """A ``key=value`` token from a row's notes (e.g. ``slo_tpot_ms=200``, ``kv=fp8``)."""
+    m = re.search(rf"\b{re.escape(key)}=([A-Za-z0-9.-]+)", notes)
+    return m.group(1) if m else None
+
+
+# Serving runtime of the measurement, by source: NVIDIA's MLPerf Llama-2-70B submissions
+# (and Google's H100 one, built on NVIDIA's code), the TensorRT-LLM performance tables and
+# NIM all ran TensorRT-LLM; every other row ran its vendor's default stack. A row may also
+# say ``runtime=...`` in its notes.
+RUNTIME_BY_SOURCE = {
+    "TRTLLM_PERF_V1": "tensorrt-llm",
+    "MLPINF41_NVIDIA": "tensorrt-llm",
+    "MLPINF40_GOOGLE_H100": "tensorrt-llm",
+    "NIM_BENCH": "tensorrt-llm",
+}
+
+
+def predict_inference(catalog, row: dict[str, str]) -> float:
+    """The estimate's figure in the row's unit (see module doc)."""
+    from solver.estimate import estimate_inference
+
+    notes = row["notes"]
+    tp = _opt_int(row["tp_degree"]) or 1
+    tpot_slo = note_value(notes, "slo_tpot_ms")
+    ttft_slo = note_value(notes, "slo_ttft_ms")
+    est = estimate_inference(
+        catalog,
+        model=row["model"],
+        weight_precision=row["precision"],
+        kv_precision=note_value(notes, "kv") or "bf16",
+        accelerator=row["accelerator"],
+        tp_degree=tp,
+        batch=_opt_int(row["batch"]),
+        prompt_tokens=int(float(row["prompt_tokens"])),
+        output_tokens=int(float(row["output_tokens"])),
+        tpot_slo_ms=float(tpot_slo) if tpot_slo else None,
+        ttft_slo_ms=float(ttft_slo) if ttft_slo else None,
+        runtime=note_value(notes, "runtime") or RUNTIME_BY_SOURCE.get(row["source"]),
+    )
+    unit = row["measured_unit"]
+    if unit == "tpot_ms":
+        return float(est["decode_step_ms_derated"])
+    if unit == "ttft_ms":
+        return float(est["ttft_ms"])
+    return float(est["replica_output_tokens_per_s"]) / tp
+
+
+def predict_training(catalog, row: dict[str, str]) -> float:
+    """The estimate's MFU at that scale, or tokens/s per accelerator."""
+    from solver.estimate import estimate_training
+
+    n = int(float(row["n_accelerators"]))
+    tokens = _opt_float(row["tokens"]) or DEFAULT_TRAINING_TOKENS
+    params_b = _opt_float(row["params_b"])
+    kwargs = dict(
+        tokens=tokens,
+        precision=row["precision"],
+        seq_len=_opt_int(row["seq_len"]) or 4096,
+        recompute="selective",
+        accelerator=row["accelerator"],
+        n_accelerators=n,
+    )
+    if row["model"].strip():
+        kwargs["model"] = row["model"]
+    else:
+        kwargs["params_b"] = params_b
+    est = estimate_training(catalog, **kwargs)
+    seconds = float(est["wall_clock_hours"]) * 3600.0
+    n_used = int(est["n_accelerators"])
+    if row["measured_unit"] == "mfu":
+        peak = float(est["peak_dense_tflops"]) * 1e12
+        return float(est["flops"]) / (n_used * peak * seconds)
+    return tokens / (seconds * n_used)
+
+
+def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparison:
+    """Run one row; an estimate that raises is reported, not fatal."""
+    measured = float(row["measured_value"])
+    try:
+        if row["kind"] == "inference":
+            predicted = predict_inference(catalog, row)
+        else:
+            predicted = predict_training(catalog, row)
+        error = ""
+    except Exception as exc:  # noqa: BLE001 - a failing row is a finding, not a crash
+        predicted, error = None, f"{type(exc).__name__}: {exc}"
+    return Comparison(
+        row["case_id"],
+        row["set"],
+        row["kind"],
+        row["measured_unit"],
+        predicted,
+        measured,
+        error,
+        calibration,
+    )
+
+
+def summary_lines(results: list[Comparison], set_name: str, worst: int = 5) -> list[str]:
+    """Median |error|, rows within 2x and the worst rows of one set."""
+    rows = [c for c in results if c.set_name == set_name]
+    if not rows:
+        return []
+    ok = [c for c in rows if c.abs_error is not None]
+    median = statistics.median(c.abs_error for c in ok) if ok else math.nan
+    within = sum(1 for c in rows if c.ratio is not None and 0.5 <= c.ratio <= 2.0)
+    lines = [
+        f"{set_name}: {len(rows)} rows ({sum(c.kind == 'inference' for c in rows)} inference, "
+        f"{sum(c.kind == 'training' for c in rows)} training); median |error| {median:.1%}; "
+        f"within 2x: {within}/{len(rows)}"
+        + (f"; failed: {len(rows) - len(ok)}" if len(ok) < len(rows) else "")
+    ]
+    for kind in ("inference", "training"):
+        sub = [c.abs_error for c in ok if c.kind == kind]
+        if sub:
+            lines.append(f"  {kind}: median |error| {statistics.median(sub):.1%} over {len(sub)}")
+    independent = [c for c in rows if not c.calibration]
+    ind_ok = [c.abs_error for c in independent if c.abs_error is not None]
+    ind_within = sum(1 for c in independent if c.ratio is not None and 0.5 <= c.ratio <= 2.0)
+    lines.append(
+        f"  independent of the defaults (source not cited by a default): {len(independent)} rows, "
+        + (
+            f"median |error| {statistics.median(ind_ok):.1%}, "
+            f"within 2x: {ind_within}/{len(independent)}"
+            if ind_ok
+            else "none"
+        )
+    )
+    lines.append(f"  worst {worst}:")
+    for c in sorted(rows, key=lambda c: c.log_error, reverse=True)[:worst]:
+        ratio = "failed: " + c.error if c.ratio is None else f"ratio {c.ratio:.2f}"
+        lines.append(f"    {c.case_id}: {ratio}")
+    return lines
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.4g}" if abs(x) < 10 else f"{x:,.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the comparison table and the per-set summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=["main", "holdout", "all"], default="all")
+    parser.add_argument("--csv", type=Path, help="write the compared rows to this CSV")
+    parser.add_argument("--cases", type=Path, default=CASES_CSV, help="the measurement table")
+    parser.add_argument("--catalog", type=Path, default=None, help="catalog directory")
+    args = parser.parse_args(argv)
+
+    try:
+        from solver.catalog import load_catalog
+        from solver.estimate import estimate_inference, estimate_training  # noqa: F401
+    except ImportError as exc:
+        print(f"cannot import the estimator: {exc}", file=sys.stderr)
+        return 1
+    catalog = load_catalog(args.catalog)
+    rows = [r for r in read_cases(args.cases) if args.set in ("all", r["set"])]
+    used = sources_used_by_defaults(defaults_text())
+    results = [compare(catalog, r, r["source"] in used) for r in rows]
+
+    header = (
+        f"{'case_id':44} {'set':7} {'unit':36} {'predicted':>11} {'measured':>11} "
+        f"{'ratio':>6} {'|err|':>6} cal"
+    )
+    print(header)
+    print("-" * len(header))
+    for c in results:
+        ratio = "-" if c.ratio is None else f"{c.ratio:.2f}"
+        err = "-" if c.abs_error is None else f"{c.abs_error:.0%}"
+        print(
+            f"{c.case_id:44} {c.set_name:7} {c.unit:36} {_fmt(c.predicted):>11} "
+            f"{_fmt(c.measured):>11} {ratio:>6} {err:>6} {'*' if c.calibration else ''}"
+        )
+        if c.error:
+            print(f"    ! {c.error}")
+    print()
+    print(
+        "cal * = the row's source document is also the basis of a default (cited in solver/ or "
+        "catalogs/SOURCES.md): " + (", ".join(sorted(used)) or "none")
+    )
+    for set_name in ("main", "holdout"):
+        for line in summary_lines(results, set_name):
+            print(line)
+
+    if args.csv:
+        with args.csv.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(
+                [
+                    "case_id",
+                    "set",
+                    "kind",
+                    "unit",
+                    "predicted",
+                    "measured",
+                    "ratio",
+                    "abs_error",
+                    "calibration_source",
+                    "error",
+                ]
+            )
+            for c in results:
+                w.writerow(
+                    [
+                        c.case_id,
+                        c.set_name,
+                        c.kind,
+                        c.unit,
+                        c.predicted,
+                        c.measured,
+                        c.ratio,
+                        c.abs_error,
+                        c.calibration,
+                        c.error,
+                    ]
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""The accuracy table (bench/accuracy_cases.csv) is well formed.
+
+These tests check the table, not the error figures (those are bench output, see
+bench/RESULTS.md): every id resolves in the shipped catalog, units match the row
+kind, every row cites a source listed in bench/ACCURACY_SOURCES.md, the sets have
+the sizes the accuracy requirement names, and main and holdout rows come from
+different source documents.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from solver.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+
+
+def _accuracy_module():
+    spec = importlib.util.spec_from_file_location("bench_accuracy", BENCH / "accuracy.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look the module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+ACC = _accuracy_module()
+ROWS = ACC.read_cases(BENCH / "accuracy_cases.csv")  # also checks the header
+SOURCES_MD = (BENCH / "ACCURACY_SOURCES.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def test_case_ids_unique_and_sets_known():
+    ids = [r["case_id"] for r in ROWS]
+    assert len(ids) == len(set(ids)), "duplicate case_id"
+    assert {r["set"] for r in ROWS} <= {"main", "holdout"}
+    assert {r["kind"] for r in ROWS} <= {"inference", "training"}
+
+
+def test_set_sizes_meet_the_requirement():
+    # The requirement: >= 25 main rows with >= 10 inference and >= 8 training, and
+    # >= 10 holdout rows.
+    main = [r for r in ROWS if r["set"] == "main"]
+    holdout = [r for r in ROWS if r["set"] == "holdout"]
+    assert len(main) >= 25
+    assert sum(r["kind"] == "inference" for r in main) >= 10
+    assert sum(r["kind"] == "training" for r in main) >= 8
+    assert len(holdout) >= 10
+
+
+def test_main_set_spans_four_vendors(catalog):
+    # NVIDIA, AMD, Google TPU, Intel Gaudi and AWS rows are in main: >= 4 vendors.
+    vendors = {
+        catalog.accelerators.loc[catalog.resolve_accelerator(r["accelerator"]), "vendor"]
+        for r in ROWS
+        if r["set"] == "main"
+    }
+    assert len(vendors) >= 4, vendors
+
+
+def test_accelerators_and_models_resolve(catalog):
+    for r in ROWS:
+        assert r["accelerator"] in catalog.accelerators.index, r["case_id"]
+        if r["model"].strip():
+            assert r["model"] in catalog.models.index, r["case_id"]
+        else:
+            # a model not in the catalog is given by its parameter count
+            assert float(r["params_b"]) > 0, r["case_id"]
+
+
+def test_units_match_kind_and_values_are_positive():
+    for r in ROWS:
+        allowed = ACC.INFERENCE_UNITS if r["kind"] == "inference" else ACC.TRAINING_UNITS
+        assert r["measured_unit"] in allowed, r["case_id"]
+        value = float(r["measured_value"])
+        assert value > 0, r["case_id"]
+        if r["measured_unit"] == "mfu":
+            assert value <= 1.0, f"{r['case_id']}: MFU is a fraction"
+        assert int(float(r["n_accelerators"])) >= 1, r["case_id"]
+
+
+def test_inference_rows_have_lengths_and_tp_dividing_the_accelerators():
+    for r in ROWS:
+        if r["kind"] != "inference":
+            continue
+        assert int(r["prompt_tokens"]) > 0 and int(r["output_tokens"]) > 0, r["case_id"]
+        tp = int(r["tp_degree"])
+        # per-accelerator figures divide a replica's output by its tp degree, so the
+        # accelerators counted must be whole replicas
+        assert int(r["n_accelerators"]) % tp == 0, r["case_id"]
+        if r["measured_unit"] in {"tpot_ms", "ttft_ms"}:
+            assert r["batch"].strip(), f"{r['case_id']}: latency rows state their batch"
+
+
+def test_server_rows_carry_both_slo_limits():
+    # MLPerf Server rows are compared under the scenario's TTFT and TPOT limits.
+    for r in ROWS:
+        if "_server" in r["case_id"]:
+            assert ACC.note_value(r["notes"], "slo_tpot_ms") == "200", r["case_id"]
+            assert ACC.note_value(r["notes"], "slo_ttft_ms") == "2000", r["case_id"]
+
+
+def test_every_source_is_cited_and_holdout_sources_differ_from_main():
+    keys = set(re.findall(r"\*\*([A-Z0-9_]+)\*\*", SOURCES_MD))
+    for r in ROWS:
+        assert r["source"] in keys, f"{r['case_id']}: source {r['source']!r} not cited"
+    main_sources = {r["source"] for r in ROWS if r["set"] == "main"}
+    holdout_sources = {r["source"] for r in ROWS if r["set"] == "holdout"}
+    assert not main_sources & holdout_sources
+
+
+def test_note_value_reads_key_value_tokens():
+    # the script reads SLOs and the KV precision from the notes column
+    notes = "Server ...; slo_tpot_ms=200 slo_ttft_ms=2000; kv=fp8; prompt 500"
+    assert ACC.note_value(notes, "slo_tpot_ms") == "200"
+    assert ACC.note_value(notes, "kv") == "fp8"
+    assert ACC.note_value(notes, "slo_ttft") is None
+
+
+def test_every_source_has_markers_to_detect_its_use_by_a_default():
+    # The script flags rows whose source also sets a default; a source without markers
+    # would silently count as independent.
+    for r in ROWS:
+        assert ACC.SOURCE_MARKERS.get(r["source"]), r["source"]
+    text = "TRAINING_MFU ... Dubey et al., arXiv 2407.21783, Table 4 ... Databricks"
+    assert ACC.sources_used_by_defaults(text) == {"LLAMA3_PAPER", "DATABRICKS_GAUDI2"}
