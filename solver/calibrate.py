@@ -640,6 +640,12 @@ def read_measurements(
 # --------------------------------------------------------------------------- physics and fit
 
 
+def physics_runtime(runtime: str | None) -> str | None:
+    """The physics' runtime for a measured one: TensorRT-LLM has its own batch limit;
+    every other engine runs on its vendor's default stack (solver/physics/constants.py)."""
+    return "tensorrt-llm" if runtime == "tensorrt-llm" else None
+
+
 def predict(points: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     """Add the physics' ``predicted`` output tokens/s of one replica and ``predicted_rps``.
 
@@ -656,7 +662,8 @@ def predict(points: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
         output = max(1, int(round(float(row["output_tokens"]))))
         conc = row["concurrency"]
         batch = None if conc is None or pd.isna(conc) else max(1, int(round(float(conc))))
-        key = (row["model"], row["accelerator"], prompt, output, batch)
+        runtime = physics_runtime(row.get("runtime"))
+        key = (row["model"], row["accelerator"], prompt, output, batch, runtime)
         if key not in cache:
             tps = float(
                 estimate_inference(
@@ -666,6 +673,7 @@ def predict(points: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
                     prompt_tokens=prompt,
                     output_tokens=output,
                     batch=batch,
+                    runtime=runtime,
                 )["replica_output_tokens_per_s"]
             )
             if tps <= 0 and batch is not None:
@@ -677,6 +685,7 @@ def predict(points: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
                         prompt_tokens=prompt,
                         output_tokens=output,
                         batch=None,
+                        runtime=runtime,
                     )["replica_output_tokens_per_s"]
                 )
             cache[key] = tps
@@ -804,6 +813,7 @@ def build_profiles(
                         prompt_tokens=mids[i],
                         output_tokens=mids[j],
                         batch=None,
+                        runtime=physics_runtime(run),
                     )["replica_output_tokens_per_s"]
                 )
                 factor = factor_of.get((acc, run), math.nan)

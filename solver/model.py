@@ -9,7 +9,7 @@ objective reuse. Backends translate it; nothing here imports a solver.
 Constraint families (the registry :data:`FAMILIES` gives each its meaning and
 the unit of its dual):
 
-demand, demand_bucket, mix_capacity, redundancy, n_plus_1, largest_unit, unit_used,
+demand, demand_bucket, mix_capacity, redundancy, n_plus_1, largest_unit, unit_class,
 train_once, owned_capacity, reserved_capacity, availability, quota, budget,
 capex_budget, period_budget,
 carbon_cap, provider_share, power_cap, objective_stage; and, added by
@@ -53,10 +53,10 @@ FAMILIES: dict[str, Family] = {
         "USD per (token/s) over the block",
     ),
     "largest_unit": Family(
-        "largest unit in use (N+1) >= capacity of each option in use", "USD per (token/s)"
+        "exactly one capacity class is taken as the largest serving unit (N+1)", "USD"
     ),
-    "unit_used": Family(
-        "an option is in use (N+1) exactly when it has units: used <= units <= bound x used",
+    "unit_class": Family(
+        "units of a capacity class only if the class taken as largest is as large (N+1)",
         "USD per unit",
     ),
     "train_once": Family("each training workload runs on exactly one cluster", "USD"),
@@ -191,26 +191,27 @@ def add_n_plus_1(
     block's demand in output tokens/s (already x (1 + demand_headroom) /
     max_utilisation, from :func:`solver.compile.build_demand`):
 
-        sum_k c_k x_k - c_j [x_j >= 1] >= D        for every option j.
+        sum_k c_k x_k - max{c_k : x_k >= 1} >= D.
 
-    Linearised exactly with a binary u_j = [x_j >= 1] per units variable and one
-    continuous L (the largest unit in use) per (workload, t, b), which keeps the rows
-    linear in the number of options instead of quadratic:
+    Options are grouped into capacity classes g (options whose units have the same
+    c_g; one class per accelerator shape, however many providers sell it). A binary
+    top_g per (workload, t, b, class) says which class is taken as the largest unit:
 
-    - ``unit_used``: u_j <= x_j and x_j <= M_j u_j, with M_j a bound no plan exceeds
-      (the pool's availability cap plus existing units; or, if larger, the units
-      that alone meet N+1 in the busiest block or the minimum serving units, so that
-      elastic copies with availability relaxed stay exact);
-    - ``largest_unit``: L - c_j u_j >= 0 for every option j;
-    - ``n_plus_1``: sum_k c_k x_k - L >= D.
+    - ``largest_unit``: sum_g top_g = 1;
+    - ``unit_class``: sum_{k in g} x_k <= M_g sum_{h: c_h >= c_g} top_h (units of a
+      class only if the class taken as largest is at least as large), M_g a bound no
+      plan exceeds: the class's availability caps plus existing units, or, if larger,
+      the units that alone meet N+1 in the busiest block (elastic copies stay exact);
+    - ``n_plus_1``: sum_k c_k x_k - sum_g c_g top_g >= D.
 
-    At an optimum L = max_j c_j u_j, so the rows say exactly the inequality above.
-    Only options that can serve the workload in that period appear. For a traffic
-    mix (capacity in requests/s per bucket, split by time shares y) the rows use each
-    option's mix-weighted ``tokens_per_s_per_unit`` against the demand's total
-    output tokens/s (sum over buckets of requests/s x output tokens): losing a unit
-    loses its share of every bucket. Owned and reserved units (one variable for all
-    blocks of a period) get one indicator shared by the blocks. Callers skip this
+    This is exact: a plan meets the rows with some top class iff it meets them with its
+    real largest class (a larger one only asks more). Choosing one class among few,
+    rather than one indicator per option, gives a tighter relaxation and a model
+    that grows with the options, not their square. Only options that can serve the
+    workload in that period appear. For a traffic mix (requests/s per bucket, split
+    by time shares y) the rows use each option's mix-weighted ``tokens_per_s_per_unit``
+    against the demand's total output tokens/s (requests/s x output tokens, summed
+    over buckets): losing a unit loses its share of every bucket. Callers skip this
     when shortfall is allowed (max_served), as they skip ``redundancy``.
     """
     workloads = {
@@ -224,49 +225,38 @@ def add_n_plus_1(
     need_tps = (
         (d["demand"] * d["tokens_per_unit"]).groupby([d["workload"], d["period"], d["block"]]).sum()
     )
+    peak_tps = need_tps.groupby(level=[0, 1]).max()
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
-    peak_tps = need_tps.groupby(level=[0, 1]).max()
-    used: dict[int, int] = {}
     for (wname, t, b), caps in unit_capacity.items():
         if wname not in workloads or (wname, t, b) not in need_tps.index:
             continue
-        largest = B.var(
-            f"largest[{wname},{t},{b}]",
-            "largest",
-            integer=False,
-            ub=max(caps.values()),
-            workload=wname,
-            period=t,
-            block=b,
-        )
+        classes: dict[float, list[int]] = defaultdict(list)
         for v, cap in caps.items():
-            if v not in used:
-                meta = B.vars[v]
-                alone = np.ceil(peak_tps[(wname, t)] / cap - 1e-9) + 1 if cap > 0 else 0.0
-                fewest = workloads[wname].min_serving_units
-                bound = max(hard_bound[meta["pool"]], alone, fewest, 1.0)
-                u = B.var(
-                    "used" + meta["name"][1:],
-                    "used",
-                    integer=True,
-                    ub=1.0,
-                    option_id=meta["option_id"],
-                    pool=meta["pool"],
-                    period=t,
-                    block=meta["block"],
-                    workload=wname,
-                )
-                used[v] = u
-                key = (meta["option_id"], t, meta["block"])
-                B.row("unit_used", (*key, "low"), {u: 1.0, v: -1.0}, "<=", 0.0)
-                B.row("unit_used", (*key, "high"), {v: 1.0, u: -float(bound)}, "<=", 0.0)
-            option_id = int(B.vars[v]["option_id"])
-            B.row(
-                "largest_unit", (wname, t, b, option_id), {largest: 1.0, used[v]: -cap}, ">=", 0.0
+            if cap > 0:
+                classes[float(f"{cap:.12g}")].append(v)
+        coefs = {v: cap for v, cap in caps.items() if cap > 0}
+        tops: list[int] = []
+        for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
+            top = B.var(
+                f"top[{wname},{t},{b},{g}]",
+                "top",
+                integer=True,
+                ub=1.0,
+                workload=wname,
+                period=t,
+                block=b,
             )
-        coefs = {v: cap for v, cap in caps.items() if cap}
-        coefs[largest] = -1.0
+            tops.append(top)
+            coefs[top] = -cap
+            alone = np.ceil(peak_tps[(wname, t)] / cap - 1e-9) + 1
+            fewest = workloads[wname].min_serving_units
+            bound = max(sum(hard_bound[B.vars[v]["pool"]] for v in members), alone, fewest)
+            row = {v: 1.0 for v in members}
+            for h in tops:
+                row[h] = -float(bound)
+            B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
+        B.row("largest_unit", (wname, t, b), {h: 1.0 for h in tops}, "==", 1.0)
         B.row("n_plus_1", (wname, t, b), coefs, ">=", float(need_tps[(wname, t, b)]))
 
 

@@ -389,7 +389,7 @@ def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> l
             "demand_bucket",
             "mix_capacity",
             "largest_unit",
-            "unit_used",
+            "unit_class",
             "train_once",
             "owned_capacity",
             "reserved_capacity",

@@ -145,7 +145,7 @@ def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
     used = values > 1e-7
     v["integer"] = False
     fix_zero = v["kind"].isin(_USE_KINDS).to_numpy() & ~used
-    fix_value = v["kind"].isin(("z", "used")).to_numpy()  # binary choices as chosen
+    fix_value = v["kind"].isin(("z", "top")).to_numpy()  # binary choices as chosen
     v.loc[fix_zero, "ub"] = 0.0
     v.loc[fix_value, "lb"] = values[fix_value]
     v.loc[fix_value, "ub"] = values[fix_value]

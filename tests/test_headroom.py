@@ -152,6 +152,7 @@ def test_verifier_rejects_a_plan_that_violates_n_plus_1(tiny_catalog):
             "cost_usd": item.cost_usd * 2 / 3,
             "co2e_t": item.co2e_t * 2 / 3,
             "capacity_tokens_per_s": item.capacity_tokens_per_s * 2 / 3,
+            "bucket_requests_per_s": {0: 20.0},  # both units busy on the 20 req/s
         }
     )
     bad = plan.model_copy(
@@ -171,7 +172,7 @@ def test_max_served_skips_n_plus_1(tiny_catalog):
     cat = tiny_catalog([H1, l4_at(1.5)])
     p = problem([serve(20, redundancy="n_plus_1")], budget_usd=2920, objective="max_served")
     model = build_model(compile_problem(p, cat))
-    assert not any(r.family in {"n_plus_1", "largest_unit", "unit_used"} for r in model.rows)
+    assert not any(r.family in {"n_plus_1", "largest_unit", "unit_class"} for r in model.rows)
     plan = solve_problem(p, cat)
     assert units(plan) == {"acme/us-east/h1": 1}
 
@@ -207,7 +208,7 @@ def test_n_plus_1_matches_brute_force(tiny_catalog, seed):
 
 
 def test_n_plus_1_families_are_registered():
-    for family in ("n_plus_1", "largest_unit", "unit_used"):
+    for family in ("n_plus_1", "largest_unit", "unit_class"):
         assert FAMILIES[family].dual_unit
 
 

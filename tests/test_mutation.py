@@ -122,6 +122,7 @@ def mutations(plan, problem):
                     "training hours recomputed",
                     "unit time split across buckets",
                     "redundancy",
+                    "N+1 (capacity without the largest unit meets peak)",
                 },
                 put(scaled(item, item.units - 1)),
             )

@@ -31,6 +31,7 @@ workloads:
     tpot_slo: 50 ms
     traffic_mix: [{prompt_tokens: 100, output_tokens: 100, share: 1.0}]
     measured_throughput_rps: {h100-sxm: [10.0], l4: [2.0]}
+    max_utilisation: 1  # capacity = demand, as in test_sensitivity's hand-worked break-evens
 """
 
 
