@@ -676,18 +676,6 @@ def predict(points: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
                     runtime=runtime,
                 )["replica_output_tokens_per_s"]
             )
-            if tps <= 0 and batch is not None:
-                tps = float(
-                    estimate_inference(
-                        catalog,
-                        model=row["model"],
-                        accelerator=row["accelerator"],
-                        prompt_tokens=prompt,
-                        output_tokens=output,
-                        batch=None,
-                        runtime=runtime,
-                    )["replica_output_tokens_per_s"]
-                )
             cache[key] = tps
         return cache[key]
 

@@ -143,7 +143,7 @@ def estimate_training(
         hidden_size=spec.hidden_size,
         seq_len=seq_len,
     )
-    table = {c: np.array([acc[c]]) for c in DEVICE_COLUMNS if c in acc.index}
+    table = physics.one_row_table(acc)
     peak = float(physics.compute_peak_tflops(table, precision)[0])
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
@@ -240,18 +240,6 @@ def estimate_training(
     return out
 
 
-DEVICE_COLUMNS = (
-    "vendor",
-    "memory_gb",
-    "mem_bandwidth_gbps",
-    "bf16_dense_tflops",
-    "fp8_dense_tflops",
-    "int8_dense_tops",
-    "fp4_dense_tflops",
-    "scaleup_gbps",
-)
-
-
 def _what_would_fit(
     catalog: Catalog,
     spec: ModelSpec,
@@ -329,7 +317,7 @@ def estimate_inference(
     acc = where["acc"]
     d = tp_degree
     served = physics.served_model(spec, weight_precision, kv_precision)
-    table = {c: np.array([acc[c]]) for c in DEVICE_COLUMNS if c in acc.index}
+    table = physics.one_row_table(acc)
     dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]), runtime)
     slo = dict(
         tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,

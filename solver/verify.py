@@ -141,28 +141,16 @@ class _Context:
         return kwh, kg
 
 
-_ACC_COLUMNS = (
-    "vendor",
-    "memory_gb",
-    "mem_bandwidth_gbps",
-    "bf16_dense_tflops",
-    "fp8_dense_tflops",
-    "int8_dense_tops",
-    "fp4_dense_tflops",
-    "scaleup_gbps",
-)
-
-
 def _peak(acc, precision: str) -> float:
     """Dense peak of one catalog accelerator row at a precision."""
-    table = {c: np.array([acc[c]]) for c in _ACC_COLUMNS if c in acc.index}
+    table = physics.one_row_table(acc)
     return float(physics.compute_peak_tflops(table, precision)[0])
 
 
 def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, headroom: float):
     acc = u["acc"]
     online = isinstance(w, InferenceWorkload)
-    table = {c: np.array([acc[c]]) for c in _ACC_COLUMNS if c in acc.index}
+    table = physics.one_row_table(acc)
     return physics.best_decode(
         physics.served_model(spec, w.weight_precision, w.kv_precision),
         prompt_tokens=prompt,

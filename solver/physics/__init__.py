@@ -11,7 +11,13 @@ from solver.physics.energy import (
     operational_kgco2e,
     power_w_at_utilisation,
 )
-from solver.physics.hardware import Device, compute_peak_tflops, device_figures
+from solver.physics.hardware import (
+    DEVICE_COLUMNS,
+    Device,
+    compute_peak_tflops,
+    device_figures,
+    one_row_table,
+)
 from solver.physics.inference import (
     DecodeResult,
     ServedModel,
@@ -44,6 +50,7 @@ from solver.physics.training import (
 
 __all__ = [
     "BYTES_PER_VALUE",
+    "DEVICE_COLUMNS",
     "DecodeResult",
     "Device",
     "ServedModel",
@@ -58,6 +65,7 @@ __all__ = [
     "demand_tokens_per_s",
     "embodied_kgco2e_per_hour",
     "energy_kwh",
+    "one_row_table",
     "kv_bytes_per_token",
     "max_batch",
     "operational_kgco2e",

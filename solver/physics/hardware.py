@@ -37,6 +37,24 @@ RUNTIME_BY_VENDOR_OF: dict[str, str] = {
 _PEAK_COLUMN = {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops", "fp4": "fp4_dense_tflops"}
 
 
+# Accelerator columns device_figures reads (catalogs/accelerators.csv names).
+DEVICE_COLUMNS: tuple[str, ...] = (
+    "vendor",
+    "memory_gb",
+    "mem_bandwidth_gbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "int8_dense_tops",
+    "fp4_dense_tflops",
+    "scaleup_gbps",
+)
+
+
+def one_row_table(row: Mapping) -> dict[str, np.ndarray]:
+    """The :data:`DEVICE_COLUMNS` of one accelerator row as one-element arrays."""
+    return {c: np.array([row[c]]) for c in DEVICE_COLUMNS if c in row}
+
+
 @dataclass(frozen=True)
 class Device:
     """Per-candidate figures (arrays of one length) the serving physics reads."""
