@@ -244,7 +244,6 @@ def _what_would_fit(
     catalog: Catalog,
     spec: ModelSpec,
     acc,
-    where: dict,
     weight_precision: str,
     kv_precision: str,
     context_tokens: float,
@@ -270,7 +269,6 @@ def _what_would_fit(
                 f"{kv_gb:.2f} GB fit on {devices} x {acc['accelerator_id']} "
                 f"(--tp {2 ** math.ceil(math.log2(devices))})"
             )
-    context = context_tokens
     served = physics.served_model(spec, weight_precision, kv_precision)
     room_gb = memory_gb - served.weights_gb
     if room_gb > 0:
@@ -280,7 +278,7 @@ def _what_would_fit(
         )
     bigger = catalog.accelerators[
         catalog.accelerators["memory_gb"] * (1 - memory_headroom)
-        >= served.weights_gb + served.kv_gb_per_token * context * batch
+        >= served.weights_gb + served.kv_gb_per_token * context_tokens * batch
     ]
     if len(bigger):
         ideas.append("fits on one: " + ", ".join(sorted(bigger.index)[:6]))
@@ -383,7 +381,6 @@ def estimate_inference(
             catalog,
             spec,
             acc,
-            where,
             weight_precision,
             kv_precision,
             prompt_tokens + output_tokens / 2 if batch else context,

@@ -257,19 +257,14 @@ def best_decode(
     step = sm.step_s(np.maximum(chosen, 1))
     ttft = prefill_s(model, p, d, dev) + step
     reason = np.full(d.shape, "", dtype=object)
-    reason = np.where(
-        (tpot_slo_s is not None) & (np.maximum(chosen, 1) > b_slo),
-        "time per output token above the SLO at batch 1"
-        if batch is None
-        else "time per output token above the SLO at this batch",
-        reason,
-    )
-    reason = np.where(chosen < 1, "time per output token above the SLO at batch 1", reason)
-    reason = np.where(
-        (batch is not None) & (chosen > b_mem) & one_fits,
-        "this batch's KV cache does not fit memory",
-        reason,
-    )
+    if tpot_slo_s is not None:
+        at = "batch 1" if batch is None else "this batch"
+        too_slow = np.maximum(chosen, 1) > b_slo
+        reason = np.where(too_slow, f"time per output token above the SLO at {at}", reason)
+    if batch is not None:
+        reason = np.where(
+            (chosen > b_mem) & one_fits, "this batch's KV cache does not fit memory", reason
+        )
     reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
