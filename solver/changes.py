@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, computed_field
 
+from solver import ledger
 from solver.backends import SolveOptions
 from solver.catalog import Catalog
 from solver.compile import RENTED_MODES, RESERVED_TERM_MONTHS, Compiled, compile_problem
@@ -232,10 +233,11 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
                         f"{arrival - now:.1f} months after {as_of}; treated as in service "
                         "from the start"
                     )
-                frac = 1.0
-                if problem.owned_cost_policy == "amortised":
-                    in_service = item.hours / HOURS_PER_MONTH
-                    frac = min(1.0, in_service / (float(srv["lifetime_years"]) * 12.0))
+                frac = ledger.capex_fraction(
+                    problem.owned_cost_policy,
+                    item.hours / HOURS_PER_MONTH,
+                    float(srv["lifetime_years"]) * 12.0,
+                )
                 capex_before += units * float(srv["capex_usd"]) * frac
         elif item.item == "reservation" and units > 0:
             left = start[item.period] + RESERVED_TERM_MONTHS[item.mode] - now

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from solver import physics
+from solver import ledger, physics
 from solver.catalog import Catalog
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.physics.constants import (
@@ -44,12 +44,6 @@ from solver.problem import (
 CLOUD_MODES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 RENTED_MODES = ("on_demand", "spot")
 RESERVED_TERM_MONTHS = {"reserved_1y": 12.0, "reserved_3y": 36.0}
-PRICE_COLUMN = {
-    "on_demand": "on_demand_usd_per_hour",
-    "spot": "spot_usd_per_hour",
-    "reserved_1y": "reserved_1y_usd_per_hour",
-    "reserved_3y": "reserved_3y_usd_per_hour",
-}
 DAYS_PER_MONTH = 365.0 / 12.0
 TP_DEGREES = (1, 2, 4, 8)
 MAX_TRAINING_UNITS = 512
@@ -259,10 +253,10 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     for mode in CLOUD_MODES:
         if mode not in problem.modes:
             continue
-        price = off[PRICE_COLUMN[mode]]
+        price = off[ledger.PRICE_COLUMN[mode]]
         sub = off[price.notna()].copy()
         sub["mode"] = mode
-        sub["price_usd_per_hour"] = sub[PRICE_COLUMN[mode]]
+        sub["price_usd_per_hour"] = sub[ledger.PRICE_COLUMN[mode]]
         frames.append(sub)
     cloud = pd.concat(frames, ignore_index=True) if frames else off.iloc[0:0].assign(mode="")
     if problem.providers is not None:
@@ -881,7 +875,7 @@ def _training_options(
                         "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
                         "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
                         "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
-                        "rent_usd": float(price[i]) * u * h if rented[i] else 0.0,
+                        "rent_usd": ledger.rent_usd(float(price[i]), u, h) if rented[i] else 0.0,
                     }
                 )
     report.generated += len(options)

@@ -54,6 +54,7 @@ from datetime import date, datetime
 import numpy as np
 import pandas as pd
 
+from solver import ledger
 from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
 from solver.plan import LineItem, Plan
@@ -647,9 +648,9 @@ def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) 
     capex = np.nan
     if item.instance_type in catalog.servers.index:
         srv = catalog.servers.loc[item.instance_type]
-        frac = 1.0
-        if problem.owned_cost_policy == "amortised":
-            frac = min(1.0, in_service / (float(srv["lifetime_years"]) * 12.0))
+        frac = ledger.capex_fraction(
+            problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
+        )
         capex = float(srv["capex_usd"])
         counted = item.units * capex * frac
     else:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from solver import ledger
 from solver.compile import RENTED_MODES, Compiled
-from solver.problem import HOURS_PER_MONTH, InferenceWorkload
+from solver.problem import InferenceWorkload
 
 
 @dataclass(frozen=True)
@@ -173,12 +174,6 @@ def _delivered_periods(periods: pd.DataFrame, start: int, lead_months: float) ->
     s, _ = _bounds(periods)
     t = np.arange(start, len(s))
     return t[s[start:] >= s[start] + lead_months - 1e-9].tolist()
-
-
-def _overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
-    """Months of [begin, end) that fall in each period."""
-    s, e = _bounds(periods)
-    return np.clip(np.minimum(e, end) - np.maximum(s, begin), 0.0, None)
 
 
 def add_n_plus_1(
@@ -372,7 +367,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         workload=k.workload,
                     )
                     hours = p_hours[t] * b_frac[b]
-                    usd = k.price_usd_per_hour * hours
+                    usd = ledger.rent_usd(k.price_usd_per_hour, 1.0, hours)
                     add_cost(v, usd, k.provider, {t: usd})
                     co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
@@ -491,37 +486,30 @@ def build_model(compiled: Compiled) -> LinearModel:
                         period=tau,
                         block=-1,
                     )
-                    arrival = float(periods["start_month"].iat[tau]) + pool.lead_months
-                    in_service = max(0.0, horizon_months - arrival)
-                    if problem.owned_cost_policy == "amortised":
-                        frac = min(1.0, in_service / pool.lifetime_months)
-                    else:
-                        frac = 1.0
-                    months = _overlap_months(periods, arrival, horizon_months)
-                    split = {tau: pool.capex_usd * frac}
-                    for t in range(n_t):
-                        if months[t] > 0:
-                            split[t] = split.get(t, 0.0) + pool.hosting_usd_per_month * months[t]
-                    add_cost(
-                        v,
-                        pool.capex_usd * frac + pool.hosting_usd_per_month * in_service,
-                        "owned",
-                        split,
+                    charge = ledger.purchase(
+                        capex_usd=pool.capex_usd,
+                        hosting_usd_per_month=pool.hosting_usd_per_month,
+                        lifetime_months=pool.lifetime_months,
+                        lead_months=pool.lead_months,
+                        bought_in=tau,
+                        periods=periods,
+                        horizon_months=horizon_months,
+                        policy=problem.owned_cost_policy,
                     )
-                    capex.add(v, pool.capex_usd * frac)
-                    co2_kg.add(v, pool.embodied_kgco2e_unit * frac)
+                    add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
+                    capex.add(v, charge.capex_usd)
+                    co2_kg.add(v, pool.embodied_kgco2e_unit * charge.capex_fraction)
                     for t in serves:
                         delivered[t].append(v)
                         fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
             if pool.existing_units:
-                months = periods["months"].to_numpy()
+                charge = ledger.existing_server(
+                    hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
+                )
                 add_const(
-                    pool.hosting_usd_per_month * horizon_months * pool.existing_units,
+                    charge.total_usd * pool.existing_units,
                     "owned",
-                    {
-                        t: pool.hosting_usd_per_month * months[t] * pool.existing_units
-                        for t in range(n_t)
-                    },
+                    {t: usd * pool.existing_units for t, usd in charge.by_period_usd.items()},
                 )
                 for t in range(n_t):
                     fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units
@@ -557,17 +545,13 @@ def build_model(compiled: Compiled) -> LinearModel:
                         period=tau,
                         block=-1,
                     )
-                    begin = float(periods["start_month"].iat[tau])
-                    total = pool.price_usd_per_hour * pool.term_months * HOURS_PER_MONTH
-                    months = _overlap_months(periods, begin, begin + pool.term_months)
-                    split = {
-                        t: pool.price_usd_per_hour * months[t] * HOURS_PER_MONTH
-                        for t in range(n_t)
-                        if months[t] > 0
-                    }
-                    tail = total - sum(split.values())
-                    split[n_t - 1] = split.get(n_t - 1, 0.0) + tail  # committed beyond horizon
-                    add_cost(v, total, pool.provider, split)
+                    charge = ledger.reservation(
+                        price_usd_per_hour=pool.price_usd_per_hour,
+                        term_months=pool.term_months,
+                        begins_in=tau,
+                        periods=periods,
+                    )
+                    add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
                     for t in covers:
                         active[t].append(v)
             existing_active = {}
@@ -578,15 +562,15 @@ def build_model(compiled: Compiled) -> LinearModel:
                     if r.offering == pool.offering_id and r.mode == pool.mode
                 ]
                 for r in res:
-                    months = _overlap_months(periods, 0.0, r.months_remaining)
+                    charge = ledger.existing_reservation(
+                        price_usd_per_hour=pool.price_usd_per_hour,
+                        months_remaining=r.months_remaining,
+                        periods=periods,
+                    )
                     add_const(
-                        pool.price_usd_per_hour * r.units * months.sum() * HOURS_PER_MONTH,
+                        charge.total_usd * r.units,
                         pool.provider,
-                        {
-                            t: pool.price_usd_per_hour * r.units * months[t] * HOURS_PER_MONTH
-                            for t in range(n_t)
-                            if months[t] > 0
-                        },
+                        {t: usd * r.units for t, usd in charge.by_period_usd.items()},
                     )
                     for t in range(n_t):
                         if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:

@@ -24,8 +24,9 @@ from collections import defaultdict
 import numpy as np
 from pydantic import BaseModel, Field
 
+from solver import ledger
 from solver.compile import RENTED_MODES, Compiled
-from solver.model import LinearModel, _overlap_months
+from solver.model import LinearModel
 from solver.problem import HOURS_PER_MONTH
 
 
@@ -162,7 +163,7 @@ def extract_plan(
             for b in blocks_here:
                 hours = p_hours[r.period] * b_frac[b]
                 if rented:
-                    cost = k["price_usd_per_hour"] * units * hours
+                    cost = ledger.rent_usd(k["price_usd_per_hour"], units, hours)
                 else:
                     cost = k["energy_usd_per_unit_hour"] * units * hours
                 items.append(
@@ -207,12 +208,15 @@ def extract_plan(
         elif r.kind == "buy":
             pool = pool_rows[r.pool]
             units = float(r.value)
-            arrival = float(periods["start_month"].iat[r.period]) + pool.lead_months
-            in_service = max(0.0, horizon - arrival)
-            frac = (
-                min(1.0, in_service / pool.lifetime_months)
-                if compiled.problem.owned_cost_policy == "amortised"
-                else 1.0
+            charge = ledger.purchase(
+                capex_usd=pool.capex_usd,
+                hosting_usd_per_month=pool.hosting_usd_per_month,
+                lifetime_months=pool.lifetime_months,
+                lead_months=pool.lead_months,
+                bought_in=r.period,
+                periods=periods,
+                horizon_months=horizon,
+                policy=compiled.problem.owned_cost_policy,
             )
             items.append(
                 LineItem(
@@ -221,25 +225,22 @@ def extract_plan(
                     **_pool_fields(pool),
                     units=units,
                     accelerators=units * pool.accels_per_unit,
-                    hours=in_service * HOURS_PER_MONTH,
-                    cost_usd=units
-                    * (pool.capex_usd * frac + pool.hosting_usd_per_month * in_service),
-                    co2e_t=units * pool.embodied_kgco2e_unit * frac / 1000.0,
+                    hours=charge.in_service_months * HOURS_PER_MONTH,
+                    cost_usd=units * charge.total_usd,
+                    co2e_t=units * pool.embodied_kgco2e_unit * charge.capex_fraction / 1000.0,
                     start_period=p_names[r.period],
-                    cost_by_period_usd=_spread(
-                        p_names,
-                        units
-                        * pool.hosting_usd_per_month
-                        * _overlap_months(periods, arrival, horizon),
-                        {p_names[r.period]: units * pool.capex_usd * frac},
-                    ),
+                    cost_by_period_usd=_by_name(p_names, charge, units),
                 )
             )
         elif r.kind == "commit":
             pool = pool_rows[r.pool]
             units = float(r.value)
-            hours = pool.term_months * HOURS_PER_MONTH
-            begin = float(periods["start_month"].iat[r.period])
+            charge = ledger.reservation(
+                price_usd_per_hour=pool.price_usd_per_hour,
+                term_months=pool.term_months,
+                begins_in=r.period,
+                periods=periods,
+            )
             items.append(
                 LineItem(
                     item="reservation",
@@ -247,39 +248,35 @@ def extract_plan(
                     **_pool_fields(pool),
                     units=units,
                     accelerators=units * pool.accels_per_unit,
-                    hours=hours,
-                    cost_usd=pool.price_usd_per_hour * units * hours,
+                    hours=pool.term_months * HOURS_PER_MONTH,
+                    cost_usd=units * charge.total_usd,
                     co2e_t=0.0,
                     start_period=p_names[r.period],
-                    cost_by_period_usd=_spread(
-                        p_names,
-                        pool.price_usd_per_hour
-                        * units
-                        * HOURS_PER_MONTH
-                        * _overlap_months(periods, begin, begin + pool.term_months),
-                        {},
-                        total=pool.price_usd_per_hour * units * hours,
-                    ),
+                    cost_by_period_usd=_by_name(p_names, charge, units),
                 )
             )
     for pool in pools.itertuples(index=False):
         if not pool.existing_units:
             continue
         if pool.kind == "owned":
-            by_period = (
-                pool.hosting_usd_per_month * pool.existing_units * periods["months"].to_numpy()
+            charge = ledger.existing_server(
+                hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
             )
+            by_period = _by_name(p_names, charge, float(pool.existing_units))
             hours = horizon * HOURS_PER_MONTH
         else:
-            by_period, hours = np.zeros(len(periods)), 0.0
+            by_period, hours = {}, 0.0
             for res in compiled.problem.existing_reservations:
                 if res.offering == pool.offering_id and res.mode == pool.mode:
-                    months = _overlap_months(periods, 0.0, res.months_remaining)
-                    by_period = by_period + pool.price_usd_per_hour * res.units * months * (
-                        HOURS_PER_MONTH
+                    charge = ledger.existing_reservation(
+                        price_usd_per_hour=pool.price_usd_per_hour,
+                        months_remaining=res.months_remaining,
+                        periods=periods,
                     )
-                    hours = max(hours, months.sum() * HOURS_PER_MONTH)
-        cost = float(by_period.sum())
+                    for name, usd in _by_name(p_names, charge, float(res.units)).items():
+                        by_period[name] = by_period.get(name, 0.0) + usd
+                    months = min(res.months_remaining, horizon)
+                    hours = max(hours, months * HOURS_PER_MONTH)
         items.append(
             LineItem(
                 item="existing",
@@ -288,9 +285,9 @@ def extract_plan(
                 units=float(pool.existing_units),
                 accelerators=float(pool.existing_units * pool.accels_per_unit),
                 hours=hours,
-                cost_usd=cost,
+                cost_usd=float(sum(by_period.values())),
                 co2e_t=0.0,
-                cost_by_period_usd=_spread(p_names, by_period, {}),
+                cost_by_period_usd=by_period,
             )
         )
     order = {name: i for i, name in enumerate(p_names)}
@@ -327,16 +324,9 @@ def extract_plan(
     )
 
 
-def _spread(
-    names: list[str], per_period: np.ndarray, extra: dict[str, float], total: float | None = None
-) -> dict[str, float]:
-    """Cost per period name; what ``total`` has beyond the periods goes to the last one."""
-    out = {n: float(v) for n, v in zip(names, per_period, strict=True) if v}
-    for name, usd in extra.items():
-        out[name] = out.get(name, 0.0) + usd
-    if total is not None:
-        out[names[-1]] = out.get(names[-1], 0.0) + total - float(np.sum(per_period))
-    return out
+def _by_name(names: list[str], charge: ledger.Charge, units: float) -> dict[str, float]:
+    """A ledger charge for ``units`` units as cost per period name (zero periods left out)."""
+    return {names[t]: usd * units for t, usd in sorted(charge.by_period_usd.items()) if usd}
 
 
 def totals_of(items: list[LineItem], period_names: list[str]) -> Totals:

@@ -60,14 +60,10 @@ import pandas as pd
 
 from solver.catalog import SCHEMAS, Catalog, load_catalog
 from solver.errors import ProcureError
+from solver.ledger import PRICE_COLUMN
 
 #: Cloud price modes and their catalog column (USD per instance-hour).
-PRICE_COLUMNS: dict[str, str] = {
-    "on_demand": "on_demand_usd_per_hour",
-    "spot": "spot_usd_per_hour",
-    "reserved_1y": "reserved_1y_usd_per_hour",
-    "reserved_3y": "reserved_3y_usd_per_hour",
-}
+PRICE_COLUMNS: dict[str, str] = PRICE_COLUMN
 OWNED = "owned"
 DEFAULT_MAX_FACTOR = 2.0
 _RESERVED = ("reserved_1y", "reserved_3y")

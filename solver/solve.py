@@ -161,9 +161,16 @@ def optimise(
 
 
 def plan_of(solution: Solution) -> Plan:
-    """The (unverified) plan of a solution."""
+    """The (unverified) plan of a solution.
+
+    Raises
+    ------
+    VerificationError
+        The line items do not add up to the model's cost expression at the solution: the
+        plan and the model priced something differently (a bug in procure).
+    """
     r = solution.result
-    return extract_plan(
+    plan = extract_plan(
         solution.compiled,
         solution.model,
         r.values,
@@ -173,6 +180,15 @@ def plan_of(solution: Solution) -> Plan:
         solver=r.solver,
         solve_seconds=r.solve_seconds,
     )
+    model_usd = solution.model.expressions["total_cost_usd"].value(r.values)
+    if abs(plan.total_cost_usd - model_usd) > 1e-6 * max(1.0, abs(model_usd)) + 0.01:
+        raise VerificationError(
+            f"the plan's line items total ${plan.total_cost_usd:,.2f} but the model's cost is "
+            f"${model_usd:,.2f} at the same solution",
+            fix="this is a bug in procure (the cost ledger and the model disagree); report it "
+            "with the problem file",
+        )
+    return plan
 
 
 def solve_compiled(

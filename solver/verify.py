@@ -16,6 +16,7 @@ import pandas as pd
 from solver import physics
 from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
+from solver.ledger import PRICE_COLUMN
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     INFERENCE_UTILISATION,
@@ -186,12 +187,7 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
     return float(np.exp(np.mean(logs))) if logs else 1.0
 
 
-_PRICE_COLUMN = {
-    "on_demand": "on_demand_usd_per_hour",
-    "spot": "spot_usd_per_hour",
-    "reserved_1y": "reserved_1y_usd_per_hour",
-    "reserved_3y": "reserved_3y_usd_per_hour",
-}
+_PRICE_COLUMN = PRICE_COLUMN  # column names only: every charge is recomputed here
 
 
 def _known(item, catalog: Catalog) -> bool:

@@ -1,0 +1,143 @@
+"""The cost ledger: every charge the plan can incur, computed in one place.
+
+Model (the objective's coefficients and per-period splits), plan (line-item costs), the
+re-solve (capex already spent) and the exports read their money from here, so the same
+purchase or reservation is charged the same everywhere. The verifier does NOT import
+this module: it recomputes every charge from the catalog on its own (solver/verify.py),
+which is what makes its check independent.
+
+Charges are per unit (one instance, one server) and split over the problem's periods
+(a DataFrame with ``start_month``, ``end_month`` and ``months`` per period, as
+:func:`solver.compile.build_periods` makes it). Money in USD, time in months of
+``HOURS_PER_MONTH`` hours.
+
+- Rent (on-demand, spot): price x units x hours, in the period it runs.
+- Reservation: price x term hours, used or not; each period pays the months of the term
+  it holds; what the term runs past the horizon is still owed and is charged to the last
+  period (``beyond_horizon_usd`` says how much).
+- Purchase (owned server): capex, counted whole (``cash``) or as the fraction of its life
+  in service before the horizon (``amortised``), in the period it is bought; hosting per
+  month from delivery (after the lead time) to the horizon.
+- Existing fleet: hosting of servers owned at the start, and the remaining months of
+  reservations held at the start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from solver.problem import HOURS_PER_MONTH
+
+# Price column of the catalog's offerings table per rented or reserved mode.
+PRICE_COLUMN: dict[str, str] = {
+    "on_demand": "on_demand_usd_per_hour",
+    "spot": "spot_usd_per_hour",
+    "reserved_1y": "reserved_1y_usd_per_hour",
+    "reserved_3y": "reserved_3y_usd_per_hour",
+}
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One charge per unit: the total, its split by period index, and its parts."""
+
+    total_usd: float
+    by_period_usd: dict[int, float] = field(default_factory=dict)
+    capex_usd: float = 0.0  # the part that is a purchase (capex budget, cash flow)
+    capex_fraction: float = 0.0  # share of a server's capex (and embodied CO2e) counted
+    beyond_horizon_usd: float = 0.0  # owed for months after the horizon (reservations)
+    in_service_months: float = 0.0  # months a server serves before the horizon
+
+
+def overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
+    """Months of [begin, end) that fall in each period (array over periods)."""
+    s = periods["start_month"].to_numpy(dtype=float)
+    e = periods["end_month"].to_numpy(dtype=float)
+    return np.clip(np.minimum(e, end) - np.maximum(s, begin), 0.0, None)
+
+
+def rent_usd(price_usd_per_hour: float, units: float, hours: float) -> float:
+    """Pay-per-use: price x units x hours."""
+    return price_usd_per_hour * units * hours
+
+
+def capex_fraction(policy: str, in_service_months: float, lifetime_months: float) -> float:
+    """Share of a server's capex counted inside the horizon.
+
+    ``cash``: all of it when bought. ``amortised``: straight-line over its life, the
+    months in service before the horizon over the lifetime (at most 1).
+    """
+    if policy == "amortised":
+        return min(1.0, max(0.0, in_service_months) / lifetime_months) if lifetime_months else 1.0
+    return 1.0
+
+
+def purchase(
+    *,
+    capex_usd: float,
+    hosting_usd_per_month: float,
+    lifetime_months: float,
+    lead_months: float,
+    bought_in: int,
+    periods: pd.DataFrame,
+    horizon_months: float,
+    policy: str,
+) -> Charge:
+    """One server bought in period ``bought_in``: its capex share and hosting to the horizon."""
+    arrival = float(periods["start_month"].iat[bought_in]) + lead_months
+    in_service = max(0.0, horizon_months - arrival)
+    frac = capex_fraction(policy, in_service, lifetime_months)
+    split = {bought_in: capex_usd * frac}
+    months = overlap_months(periods, arrival, horizon_months)
+    for t in np.flatnonzero(months > 0):
+        split[int(t)] = split.get(int(t), 0.0) + hosting_usd_per_month * float(months[t])
+    return Charge(
+        total_usd=capex_usd * frac + hosting_usd_per_month * in_service,
+        by_period_usd=split,
+        capex_usd=capex_usd * frac,
+        capex_fraction=frac,
+        in_service_months=in_service,
+    )
+
+
+def reservation(
+    *, price_usd_per_hour: float, term_months: float, begins_in: int, periods: pd.DataFrame
+) -> Charge:
+    """One instance reserved from the start of period ``begins_in`` for its whole term.
+
+    Each period pays the months of the term it holds; the months past the horizon are
+    still owed and are charged to the last period.
+    """
+    begin = float(periods["start_month"].iat[begins_in])
+    total = price_usd_per_hour * term_months * HOURS_PER_MONTH
+    months = overlap_months(periods, begin, begin + term_months)
+    split = {
+        int(t): price_usd_per_hour * float(months[t]) * HOURS_PER_MONTH
+        for t in np.flatnonzero(months > 0)
+    }
+    beyond = total - sum(split.values())
+    last = len(periods) - 1
+    split[last] = split.get(last, 0.0) + beyond
+    return Charge(total_usd=total, by_period_usd=split, beyond_horizon_usd=beyond)
+
+
+def existing_reservation(
+    *, price_usd_per_hour: float, months_remaining: float, periods: pd.DataFrame
+) -> Charge:
+    """One instance reserved before the start, for the months of its term still inside."""
+    months = overlap_months(periods, 0.0, months_remaining)
+    split = {
+        int(t): price_usd_per_hour * float(months[t]) * HOURS_PER_MONTH
+        for t in np.flatnonzero(months > 0)
+    }
+    return Charge(total_usd=sum(split.values()), by_period_usd=split)
+
+
+def existing_server(*, hosting_usd_per_month: float, periods: pd.DataFrame) -> Charge:
+    """One server owned at the start: its hosting for every month of the horizon."""
+    months = periods["months"].to_numpy(dtype=float)
+    split = {int(t): hosting_usd_per_month * float(months[t]) for t in range(len(months))}
+    return Charge(total_usd=sum(split.values()), by_period_usd=split)
