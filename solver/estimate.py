@@ -476,4 +476,17 @@ def _owned_economics(
         out["buy_vs_rent_break_even_utilisation"] = (
             (fixed_usd_per_h / margin) if margin > 0 else None
         )
+        # Months of round-the-clock use after which buying beats renting (cash policy, no
+        # residual value, the way solve counts it): rent the lead time, then
+        # capex + owning x (T - lead) = rent x T  ->  T* = lead + capex / (rent - owning),
+        # owning = hosting + electricity per month.
+        saving_usd_per_month = (
+            rent_usd_per_h - energy_usd_per_h - hosting_usd_per_h
+        ) * HOURS_PER_MONTH
+        lead_months = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+        out["buy_vs_rent_break_even_months"] = (
+            lead_months + float(srv["capex_usd"]) / saving_usd_per_month
+            if saving_usd_per_month > 0
+            else None
+        )
     return out

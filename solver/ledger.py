@@ -15,9 +15,14 @@ Charges are per unit (one instance, one server) and split over the problem's per
 - Reservation: price x term hours, used or not; each period pays the months of the term
   it holds; what the term runs past the horizon is still owed and is charged to the last
   period (``beyond_horizon_usd`` says how much).
-- Purchase (owned server): capex, counted whole (``cash``) or as the fraction of its life
-  in service before the horizon (``amortised``), in the period it is bought; hosting per
-  month from delivery (after the lead time) to the horizon.
+- Purchase (owned server): capex, counted whole (``cash``, less the straight-line value of
+  its remaining life at the horizon when ``residual_value`` asks for it) or as the
+  fraction of its life in service before the horizon (``amortised``), in the period it
+  is bought; hosting per month from delivery (after the lead time) to the end of its
+  life or the horizon. A server serves only until its life ends: later periods need a
+  new purchase.
+- Present value: each period's charges discounted at its middle month
+  (:func:`discount_factors`) when the problem has a ``discount_rate``.
 - Existing fleet: hosting of servers owned at the start, and the remaining months of
   reservations held at the start.
 """
@@ -50,6 +55,7 @@ class Charge:
     capex_fraction: float = 0.0  # share of a server's capex (and embodied CO2e) counted
     beyond_horizon_usd: float = 0.0  # owed for months after the horizon (reservations)
     in_service_months: float = 0.0  # months a server serves before the horizon
+    residual_usd: float = 0.0  # credited at the horizon for a server's remaining life
 
 
 def overlap_months(periods: pd.DataFrame, begin: float, end: float) -> np.ndarray:
@@ -75,6 +81,15 @@ def capex_fraction(policy: str, in_service_months: float, lifetime_months: float
     return 1.0
 
 
+def residual_value_usd(
+    residual: str, capex_usd: float, life_left_months: float, lifetime_months: float
+) -> float:
+    """What a server is worth at the horizon: straight-line, capex x life left / life."""
+    if residual != "straight_line" or not lifetime_months:
+        return 0.0
+    return capex_usd * min(1.0, max(0.0, life_left_months) / lifetime_months)
+
+
 def purchase(
     *,
     capex_usd: float,
@@ -85,22 +100,46 @@ def purchase(
     periods: pd.DataFrame,
     horizon_months: float,
     policy: str,
+    residual: str = "none",
 ) -> Charge:
-    """One server bought in period ``bought_in``: its capex share and hosting to the horizon."""
+    """One server bought in period ``bought_in``.
+
+    It is delivered ``lead_months`` after the period starts and serves until the end of
+    its life or the horizon, whichever comes first (a server that wears out inside the
+    horizon is replaced by another purchase). Charges: the capex share of ``policy`` in
+    the period it is bought; hosting for every month in service; under the cash policy
+    with ``residual`` straight_line, a credit at the horizon of what its remaining life
+    is worth (the amortised policy already counts only the life used).
+    """
     arrival = float(periods["start_month"].iat[bought_in]) + lead_months
-    in_service = max(0.0, horizon_months - arrival)
+    retired = arrival + lifetime_months if lifetime_months else np.inf
+    in_service = max(0.0, min(horizon_months, retired) - arrival)
     frac = capex_fraction(policy, in_service, lifetime_months)
     split = {bought_in: capex_usd * frac}
-    months = overlap_months(periods, arrival, horizon_months)
+    months = overlap_months(periods, arrival, min(horizon_months, retired))
     for t in np.flatnonzero(months > 0):
         split[int(t)] = split.get(int(t), 0.0) + hosting_usd_per_month * float(months[t])
+    credit = 0.0
+    if policy == "cash":
+        credit = residual_value_usd(residual, capex_usd, retired - horizon_months, lifetime_months)
+        last = len(periods) - 1
+        split[last] = split.get(last, 0.0) - credit
     return Charge(
-        total_usd=capex_usd * frac + hosting_usd_per_month * in_service,
+        total_usd=capex_usd * frac + hosting_usd_per_month * in_service - credit,
         by_period_usd=split,
         capex_usd=capex_usd * frac,
         capex_fraction=frac,
         in_service_months=in_service,
+        residual_usd=credit,
     )
+
+
+def discount_factors(periods: pd.DataFrame, annual_rate: float | None) -> np.ndarray:
+    """Present-value factor per period, at its middle month: (1 + r) ** -(month / 12)."""
+    if not annual_rate:
+        return np.ones(len(periods))
+    mid = periods["start_month"].to_numpy(dtype=float) + periods["months"].to_numpy(dtype=float) / 2
+    return (1.0 + annual_rate) ** (-mid / 12.0)
 
 
 def reservation(

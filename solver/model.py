@@ -169,11 +169,18 @@ def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: f
     return t[e[start:] <= s[start] + term_months + 1e-9].tolist()
 
 
-def _delivered_periods(periods: pd.DataFrame, start: int, lead_months: float) -> list[int]:
-    """Periods in which a server ordered at the start of ``start`` is in service all along."""
-    s, _ = _bounds(periods)
+def _delivered_periods(
+    periods: pd.DataFrame, start: int, lead_months: float, lifetime_months: float = 0.0
+) -> list[int]:
+    """Periods in which a server ordered at the start of ``start`` is in service all along:
+    delivered after the lead time, not yet at the end of its life (0 = no end)."""
+    s, e = _bounds(periods)
     t = np.arange(start, len(s))
-    return t[s[start:] >= s[start] + lead_months - 1e-9].tolist()
+    arrival = s[start] + lead_months
+    ok = s[start:] >= arrival - 1e-9
+    if lifetime_months:
+        ok &= e[start:] <= arrival + lifetime_months + 1e-9
+    return t[ok].tolist()
 
 
 def add_n_plus_1(
@@ -475,7 +482,9 @@ def build_model(compiled: Compiled) -> LinearModel:
             delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
             if buy_allowed and used is not None:
                 for tau in range(n_t):
-                    serves = _delivered_periods(periods, tau, pool.lead_months)
+                    serves = _delivered_periods(
+                        periods, tau, pool.lead_months, pool.lifetime_months
+                    )
                     if not serves:
                         continue
                     v = B.var(
@@ -495,6 +504,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         periods=periods,
                         horizon_months=horizon_months,
                         policy=problem.owned_cost_policy,
+                        residual=problem.residual_value,
                     )
                     add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
                     capex.add(v, charge.capex_usd)
@@ -666,8 +676,11 @@ def build_model(compiled: Compiled) -> LinearModel:
         )
 
     co2_t = Expression({i: c / 1000.0 for i, c in co2_kg.coefs.items()}, co2_kg.constant / 1000.0)
+    discount = ledger.discount_factors(periods, problem.discount_rate)
+    npv = combine(*((float(discount[t]), cost_by_period[t]) for t in range(n_t)))
     expressions = {
         "total_cost_usd": cost,
+        "npv_usd": npv,
         "total_co2e_t": co2_t,
         "capex_usd": capex,
         "shortfall_penalty_usd": shortfall_penalty,
@@ -704,6 +717,8 @@ def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
     kind = problem.objective
     if kind == "min_cost":
         return combine((1.0, cost))
+    if kind == "min_npv":
+        return combine((1.0, e["npv_usd"]))
     if kind == "max_served":
         return combine((1.0, cost), (1.0, penalty))
     if kind == "cost_plus_carbon":

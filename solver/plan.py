@@ -59,6 +59,9 @@ class LineItem(BaseModel):
     )
     bucket_requests_per_s: dict[int, float] = Field(default_factory=dict)
     job_hours: float = 0.0
+    residual_value_usd: float = Field(
+        0.0, description="Purchases: value of the servers' remaining life credited at the horizon"
+    )
     cost_by_period_usd: dict[str, float] = Field(
         default_factory=dict,
         description="When a cost spans periods (reservations, hosting): its part in each",
@@ -97,6 +100,9 @@ class Plan(BaseModel):
     objective_kind: str
     total_cost_usd: float
     total_co2e_t: float
+    npv_usd: float | None = Field(
+        None, description="Net present value of the costs at the problem's discount_rate"
+    )
     verified: bool = False
     gap: float | None
     solver: str
@@ -217,6 +223,7 @@ def extract_plan(
                 periods=periods,
                 horizon_months=horizon,
                 policy=compiled.problem.owned_cost_policy,
+                residual=compiled.problem.residual_value,
             )
             items.append(
                 LineItem(
@@ -230,6 +237,7 @@ def extract_plan(
                     co2e_t=units * pool.embodied_kgco2e_unit * charge.capex_fraction / 1000.0,
                     start_period=p_names[r.period],
                     cost_by_period_usd=_by_name(p_names, charge, units),
+                    residual_value_usd=units * charge.residual_usd,
                 )
             )
         elif r.kind == "commit":
@@ -305,6 +313,13 @@ def extract_plan(
     )
     total_cost = sum(i.cost_usd for i in items)
     total_co2 = sum(i.co2e_t for i in items)
+    totals = totals_of(items, p_names)
+    npv = None
+    if compiled.problem.discount_rate is not None:
+        factors = ledger.discount_factors(periods, compiled.problem.discount_rate)
+        npv = float(
+            sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, p_names, strict=True))
+        )
     return Plan(
         problem=compiled.problem.name,
         status=status,
@@ -312,11 +327,12 @@ def extract_plan(
         objective_kind=compiled.problem.objective,
         total_cost_usd=total_cost,
         total_co2e_t=total_co2,
+        npv_usd=npv,
         gap=gap,
         solver=solver,
         solve_seconds=solve_seconds,
         line_items=items,
-        totals=totals_of(items, p_names),
+        totals=totals,
         owned_utilisation=owned_utilisation(items, compiled),
         binding=binding_rows(model, values),
         served_fraction=served_fraction(compiled, model, values),

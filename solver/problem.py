@@ -346,7 +346,7 @@ class Problem(_Strict):
     period_budget_usd: dict[str, float] = Field(default_factory=dict)
     carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
     objective: Literal[
-        "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic"
+        "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic", "min_npv"
     ] = "min_cost"
     carbon_price_usd_per_tco2e: float = Field(0.0, ge=0, description="For cost_plus_carbon")
     shortfall_penalty_usd_per_mtoken: float = Field(
@@ -363,7 +363,23 @@ class Problem(_Strict):
     residency: list[str] | None = Field(None, description="Allowed residency zones")
     modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
     sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
-    owned_cost_policy: Literal["cash", "amortised"] = "cash"
+    owned_cost_policy: Literal["cash", "amortised"] = Field(
+        "cash",
+        description="cash: a server's capex counts when bought; amortised: straight-line over "
+        "its life, the months in service before the horizon",
+    )
+    residual_value: Literal["none", "straight_line"] = Field(
+        "none",
+        description="Under the cash policy, credit at the horizon what a server bought inside "
+        "it is still worth: none, or straight_line (capex x remaining life / life)",
+    )
+    discount_rate: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Annual discount rate for the plan's net present value (npv_usd) and the "
+        "min_npv objective; e.g. 0.08",
+    )
     existing_fleet: list[ExistingServer] = Field(default_factory=list)
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)
     provider_share_max: dict[str, float] = Field(default_factory=dict)
@@ -387,6 +403,8 @@ class Problem(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"workload names must be unique; repeated: {dupes}")
+        if self.objective == "min_npv" and self.discount_rate is None:
+            raise ValueError("objective min_npv needs a discount_rate (annual, e.g. 0.08)")
         total = sum(p.months for p in self.resolved_periods)
         if abs(total - self.horizon_months) > 1e-6:
             raise ValueError(

@@ -535,18 +535,24 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         elif item.item == "purchase":
             srv = u["server"]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            life = float(srv["lifetime_years"]) * 12
             arrival = ctx.start_month[item.period] + lead
-            in_service = max(0.0, ctx.horizon - arrival)
-            frac = (
-                min(1.0, in_service / (float(srv["lifetime_years"]) * 12))
-                if p.owned_cost_policy == "amortised"
-                else 1.0
+            retired = arrival + life
+            in_service = max(0.0, min(ctx.horizon, retired) - arrival)
+            frac = min(1.0, in_service / life) if p.owned_cost_policy == "amortised" else 1.0
+            # cash policy with a straight-line residual: the life left at the horizon
+            residual = (
+                float(srv["capex_usd"]) * min(1.0, max(0.0, retired - ctx.horizon) / life)
+                if p.owned_cost_policy == "cash" and p.residual_value == "straight_line"
+                else 0.0
             )
             hosting = (
                 float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
                 + float(srv["maintenance_usd_per_year"]) / 12.0
             )
-            cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service)
+            cost = item.units * (
+                float(srv["capex_usd"]) * frac + hosting * in_service - residual
+            )
             c.check(
                 "line cost recomputed",
                 _close(cost, item.cost_usd, 1e-5),
@@ -559,9 +565,10 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             bought[item.offering].append((item.period, item.units))
             for name in ctx.period_names:
                 s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
-                overlap = max(0.0, min(e, ctx.horizon) - max(s, arrival))
+                overlap = max(0.0, min(e, ctx.horizon, retired) - max(s, arrival))
                 period_cost[name] += item.units * hosting * overlap
             period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
+            period_cost[ctx.period_names[-1]] -= item.units * residual
         elif item.item == "reservation":
             term = RESERVED_TERM_MONTHS[item.mode]
             cost = u["price"] * item.units * term * HOURS_PER_MONTH
@@ -583,20 +590,35 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 spent += part
             period_cost[ctx.period_names[-1]] += cost - spent
         elif item.item == "existing":
-            total_cost += item.cost_usd
-            provider_cost[item.provider] += item.cost_usd
-            # spread like the model: hosting/reservation month by month
-            for name in ctx.period_names:
-                period_cost[name] += (
-                    item.cost_usd * ctx.months[name] / ctx.horizon if item.mode == "owned" else 0.0
+            # recomputed from the catalog: hosting of servers owned at the start for the
+            # whole horizon; the months of existing reservations still inside it
+            cost = 0.0
+            if item.mode == "owned":
+                srv = u["server"]
+                hosting = (
+                    float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+                    + float(srv["maintenance_usd_per_year"]) / 12.0
                 )
-            if item.mode != "owned":
+                for name in ctx.period_names:
+                    part = hosting * item.units * ctx.months[name]
+                    period_cost[name] += part
+                    cost += part
+            else:
                 for r in p.existing_reservations:
                     if r.offering == item.offering and r.mode == item.mode:
                         for name in ctx.period_names:
                             s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
                             overlap = max(0.0, min(e, r.months_remaining) - s)
-                            period_cost[name] += u["price"] * r.units * overlap * HOURS_PER_MONTH
+                            part = u["price"] * r.units * overlap * HOURS_PER_MONTH
+                            period_cost[name] += part
+                            cost += part
+            c.check(
+                "line cost recomputed",
+                _close(cost, item.cost_usd, 1e-5),
+                f"existing {item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+            )
+            total_cost += cost
+            provider_cost[item.provider] += cost
 
     # ---- demand met (recomputed from the problem, not from the model's rows)
     # N+1: per (workload, period, block), (tokens/s of one unit, units) of every serving line
@@ -700,13 +722,16 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             server_id, site_id = offering.split("@", 1)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            life = float(srv["lifetime_years"]) * 12
             have = sum(
                 e.units for e in p.existing_fleet if e.server == server_id and e.site == site_id
             )
+            end = ctx.start_month[period] + ctx.months[period]
             have += sum(
                 n
                 for t, n in bought.get(offering, [])
                 if ctx.start_month[t] + lead <= ctx.start_month[period] + 1e-9
+                and end <= ctx.start_month[t] + lead + life + 1e-9
             )
             c.check(
                 "owned units cover use",
@@ -775,11 +800,14 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             server_id, site_id = offering.split("@", 1)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            life = float(srv["lifetime_years"]) * 12
+            end = ctx.start_month[name] + ctx.months[name]
             fleet_kw[(site_id, name)] += sum(
                 n * float(srv["power_kw"])
                 for t, n in buys
                 if ctx.start_month[t] + lead <= ctx.start_month[name] + 1e-9
                 and ctx.start_month[t] <= ctx.start_month[name]
+                and end <= ctx.start_month[t] + lead + life + 1e-9
             )
     for (site_id, name), kw in fleet_kw.items():
         cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
@@ -791,6 +819,17 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         _close(total_cost, plan.total_cost_usd, 1e-6),
         f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}",
     )
+    if p.discount_rate is not None:
+        npv = sum(
+            period_cost[name]
+            * (1.0 + p.discount_rate) ** (-(ctx.start_month[name] + ctx.months[name] / 2) / 12)
+            for name in ctx.period_names
+        )
+        c.check(
+            "net present value recomputed",
+            plan.npv_usd is not None and _close(npv, plan.npv_usd, 1e-6),
+            f"{plan.npv_usd} vs recomputed {npv:.2f}",
+        )
     listed = sum(i.cost_usd for i in plan.line_items)
     c.check(
         "total cost = sum of line items",
