@@ -108,6 +108,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "pue": "pos",
         "electricity_usd_per_kwh": "float",
         "colocation_usd_per_kw_month": "float",
+        "staff_usd_per_server_year": "float",
         "power_cap_kw": "pos",
         "source": "str",
     },
@@ -206,6 +207,7 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
 # these values (no FP4 tensor path; memory in decimal GB as written).
 DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
     "accelerators.csv": {"fp4_dense_tflops": "0", "memory_unit": "GB"},
+    "sites.csv": {"staff_usd_per_server_year": "0"},
 }
 
 # Bytes per unit of the vendor's memory figure. HBM parts quote GiB under the name "GB"

@@ -290,6 +290,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "lead_months": 0.0,
             "lifetime_months": 0.0,
             "hosting_usd_per_month": 0.0,
+            "idle_kgco2e_per_month": 0.0,
             "power_kw_max": 0.0,
             "embodied_kgco2e_unit": a["embodied_kgco2e"].to_numpy()
             * cloud["accelerators_per_instance"].astype(int).to_numpy(),
@@ -351,9 +352,10 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                         "capex_usd": float(server["capex_usd"]),
                         "lead_months": float(server["lead_time_days"]) / DAYS_PER_MONTH,
                         "lifetime_months": float(server["lifetime_years"]) * 12.0,
-                        "hosting_usd_per_month": float(site["colocation_usd_per_kw_month"])
-                        * float(server["power_kw"])
-                        + float(server["maintenance_usd_per_year"]) / 12.0,
+                        "hosting_usd_per_month": owned_hosting_usd_per_month(server, site),
+                        "idle_kgco2e_per_month": owned_idle_kwh_per_month(server, site)
+                        * float(site["grid_gco2_per_kwh"])
+                        / 1000.0,
                         "power_kw_max": float(server["power_kw"]),
                         "embodied_kgco2e_unit": float(server["embodied_kgco2e"]),
                         "electricity_usd_per_kwh": float(site["electricity_usd_per_kwh"]),
@@ -394,8 +396,28 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
 
 
+def owned_idle_kwh_per_month(server, site) -> float:
+    """Energy an owned server draws idle for a month in service (kWh, PUE included)."""
+    return IDLE_POWER_FRACTION * float(server["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
+
+
+def owned_hosting_usd_per_month(server, site) -> float:
+    """Everything an owned server costs per month in service, used or not: colocation
+    (USD per kW-month of its maximum power), maintenance, staff and its idle power."""
+    return (
+        float(site["colocation_usd_per_kw_month"]) * float(server["power_kw"])
+        + float(server["maintenance_usd_per_year"]) / 12.0
+        + float(site.get("staff_usd_per_server_year", 0.0)) / 12.0
+        + owned_idle_kwh_per_month(server, site) * float(site["electricity_usd_per_kwh"])
+    )
+
+
 def unit_power_kw(pools: pd.DataFrame, utilisation: float) -> np.ndarray:
-    """IT power of one unit at a utilisation, kW (owned: server power; cloud: GPUs + host)."""
+    """Power of one unit in use at a utilisation, kW.
+
+    Cloud: GPUs + host, all of it (the price covers idle time). Owned: only the power
+    above idle, as the idle draw is charged with the hosting for every month in service.
+    """
     frac = IDLE_POWER_FRACTION + (1.0 - IDLE_POWER_FRACTION) * utilisation
     cloud_kw = (
         pools["tdp_w"].to_numpy()
@@ -404,7 +426,7 @@ def unit_power_kw(pools: pd.DataFrame, utilisation: float) -> np.ndarray:
         * (1.0 + HOST_POWER_FRACTION)
         / 1000.0
     )
-    owned_kw = pools["power_kw_max"].to_numpy() * frac
+    owned_kw = pools["power_kw_max"].to_numpy() * (1.0 - IDLE_POWER_FRACTION) * utilisation
     return np.where(pools["kind"].to_numpy() == "owned", owned_kw, cloud_kw)
 
 

@@ -439,9 +439,11 @@ def _owned_economics(
     srv = catalog.servers.loc[server]
     site_row = catalog.sites.loc[site] if site else catalog.sites.iloc[0]
     life_h = float(srv["lifetime_years"]) * 8760.0
+    staff = site_row["staff_usd_per_server_year"] if "staff_usd_per_server_year" in site_row else 0
     hosting_usd_per_h = (
         float(site_row["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
         + float(srv["maintenance_usd_per_year"]) / 12.0
+        + float(staff) / 12.0
     ) / HOURS_PER_MONTH
     fixed_usd_per_h = float(srv["capex_usd"]) / life_h + hosting_usd_per_h
     frac = IDLE_POWER_FRACTION + (1 - IDLE_POWER_FRACTION) * INFERENCE_UTILISATION

@@ -672,11 +672,32 @@ def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) 
         SkuId=item.instance_type,
         SkuPriceId=f"{item.instance_type}#capex",
     )
-    hosting = item.cost_usd - counted
+    hosting = item.cost_usd - counted + item.residual_value_usd
+    if item.residual_value_usd:
+        m0, m1 = clock.slices(horizon - 1.0, horizon)[-1]
+        emit(
+            item,
+            m0,
+            m1,
+            quantity=item.units,
+            list_price=-item.residual_value_usd / item.units,
+            ChargeCategory="Credit",
+            ChargeFrequency="One-Time",
+            ChargeDescription=f"residual value at the horizon (straight-line): {what}",
+            PricingUnit="Units",
+            PricingCategory="Standard",
+            BilledCost=0.0,
+            EffectiveCost=-item.residual_value_usd,
+            SkuId=item.instance_type,
+            SkuPriceId=f"{item.instance_type}#residual",
+        )
     if abs(hosting) <= 1e-9 or in_service <= 0:
         return
-    begin = horizon - in_service
-    for a, b in clock.slices(begin, horizon):
+    begin = horizon - in_service  # in service from delivery to its end of life or the horizon
+    if item.instance_type in catalog.servers.index:
+        lead = float(catalog.servers.at[item.instance_type, "lead_time_days"]) / (365.0 / 12.0)
+        begin = p_start[item.period] + lead
+    for a, b in clock.slices(begin, begin + in_service):
         usd = hosting * (b - a) / in_service
         hours = item.units * (b - a) * HOURS_PER_MONTH
         emit(

@@ -508,7 +508,11 @@ def build_model(compiled: Compiled) -> LinearModel:
                     )
                     add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
                     capex.add(v, charge.capex_usd)
-                    co2_kg.add(v, pool.embodied_kgco2e_unit * charge.capex_fraction)
+                    co2_kg.add(
+                        v,
+                        pool.embodied_kgco2e_unit * charge.capex_fraction
+                        + pool.idle_kgco2e_per_month * charge.in_service_months,
+                    )
                     for t in serves:
                         delivered[t].append(v)
                         fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
@@ -520,6 +524,9 @@ def build_model(compiled: Compiled) -> LinearModel:
                     charge.total_usd * pool.existing_units,
                     "owned",
                     {t: usd * pool.existing_units for t, usd in charge.by_period_usd.items()},
+                )
+                co2_kg.constant += (
+                    pool.idle_kgco2e_per_month * horizon_months * pool.existing_units
                 )
                 for t in range(n_t):
                     fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units

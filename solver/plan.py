@@ -234,7 +234,12 @@ def extract_plan(
                     accelerators=units * pool.accels_per_unit,
                     hours=charge.in_service_months * HOURS_PER_MONTH,
                     cost_usd=units * charge.total_usd,
-                    co2e_t=units * pool.embodied_kgco2e_unit * charge.capex_fraction / 1000.0,
+                    co2e_t=units
+                    * (
+                        pool.embodied_kgco2e_unit * charge.capex_fraction
+                        + pool.idle_kgco2e_per_month * charge.in_service_months
+                    )
+                    / 1000.0,
                     start_period=p_names[r.period],
                     cost_by_period_usd=_by_name(p_names, charge, units),
                     residual_value_usd=units * charge.residual_usd,
@@ -272,8 +277,9 @@ def extract_plan(
             )
             by_period = _by_name(p_names, charge, float(pool.existing_units))
             hours = horizon * HOURS_PER_MONTH
+            idle_t = pool.idle_kgco2e_per_month * horizon * pool.existing_units / 1000.0
         else:
-            by_period, hours = {}, 0.0
+            by_period, hours, idle_t = {}, 0.0, 0.0
             for res in compiled.problem.existing_reservations:
                 if res.offering == pool.offering_id and res.mode == pool.mode:
                     charge = ledger.existing_reservation(
@@ -294,7 +300,7 @@ def extract_plan(
                 accelerators=float(pool.existing_units * pool.accels_per_unit),
                 hours=hours,
                 cost_usd=float(sum(by_period.values())),
-                co2e_t=0.0,
+                co2e_t=idle_t,
                 cost_by_period_usd=by_period,
             )
         )

@@ -19,6 +19,7 @@ from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, reso
 from solver.ledger import PRICE_COLUMN
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
+    IDLE_POWER_FRACTION,
     INFERENCE_UTILISATION,
     TRAINING_UTILISATION,
 )
@@ -126,9 +127,8 @@ class _Context:
 
     def kg_per_unit_hour(self, u: dict, utilisation: float, owned: bool) -> tuple[float, float]:
         """(kWh, kgCO2e) per unit-hour of use, recomputed from the catalog."""
-        if owned:
-            kw = float(physics.power_w_at_utilisation(u["power_kw_max"] * 1000.0, utilisation))
-            kw /= 1000.0
+        if owned:  # above idle: the idle draw is charged with the hosting
+            kw = u["power_kw_max"] * (1.0 - IDLE_POWER_FRACTION) * utilisation
         else:
             kw = float(physics.power_w_at_utilisation(float(u["acc"]["tdp_w"]), utilisation))
             kw = kw * u["apu"] * (1.0 + HOST_POWER_FRACTION) / 1000.0
@@ -140,6 +140,20 @@ class _Context:
                 * u["apu"]
             )
         return kwh, kg
+
+
+def _owned_month(srv, site) -> tuple[float, float]:
+    """(USD, kgCO2e) an owned server costs per month in service, used or not: colocation,
+    maintenance, staff and the idle draw (30% of its maximum power), from the catalog."""
+    idle_kwh = IDLE_POWER_FRACTION * float(srv["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
+    staff = float(site["staff_usd_per_server_year"]) if "staff_usd_per_server_year" in site else 0
+    usd = (
+        float(site["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+        + float(srv["maintenance_usd_per_year"]) / 12.0
+        + staff / 12.0
+        + idle_kwh * float(site["electricity_usd_per_kwh"])
+    )
+    return usd, idle_kwh * float(site["grid_gco2_per_kwh"]) / 1000.0
 
 
 def _peak(acc, precision: str) -> float:
@@ -546,10 +560,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 if p.owned_cost_policy == "cash" and p.residual_value == "straight_line"
                 else 0.0
             )
-            hosting = (
-                float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
-                + float(srv["maintenance_usd_per_year"]) / 12.0
-            )
+            hosting, idle_kg = _owned_month(srv, u["site"])
             cost = item.units * (
                 float(srv["capex_usd"]) * frac + hosting * in_service - residual
             )
@@ -560,7 +571,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             )
             capex += item.units * float(srv["capex_usd"]) * frac
             total_cost += cost
-            total_kg += item.units * float(srv["embodied_kgco2e"]) * frac
+            total_kg += item.units * (float(srv["embodied_kgco2e"]) * frac + idle_kg * in_service)
             provider_cost["owned"] += cost
             bought[item.offering].append((item.period, item.units))
             for name in ctx.period_names:
@@ -594,11 +605,8 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             # whole horizon; the months of existing reservations still inside it
             cost = 0.0
             if item.mode == "owned":
-                srv = u["server"]
-                hosting = (
-                    float(u["site"]["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
-                    + float(srv["maintenance_usd_per_year"]) / 12.0
-                )
+                hosting, idle_kg = _owned_month(u["server"], u["site"])
+                total_kg += idle_kg * item.units * ctx.horizon
                 for name in ctx.period_names:
                     part = hosting * item.units * ctx.months[name]
                     period_cost[name] += part
