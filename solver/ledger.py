@@ -143,12 +143,19 @@ def discount_factors(periods: pd.DataFrame, annual_rate: float | None) -> np.nda
 
 
 def reservation(
-    *, price_usd_per_hour: float, term_months: float, begins_in: int, periods: pd.DataFrame
+    *,
+    price_usd_per_hour: float,
+    term_months: float,
+    begins_in: int,
+    periods: pd.DataFrame,
+    policy: str = "cash",
 ) -> Charge:
     """One instance reserved from the start of period ``begins_in`` for its whole term.
 
-    Each period pays the months of the term it holds; the months past the horizon are
-    still owed and are charged to the last period.
+    Each period pays the months of the term it holds. The months past the horizon are
+    still owed (``beyond_horizon_usd``): the cash policy charges them to the last period,
+    as it charges a server's whole capex; the amortised policy counts only the months
+    inside the horizon, as it counts only the part of a server's life used inside it.
     """
     begin = float(periods["start_month"].iat[begins_in])
     total = price_usd_per_hour * term_months * HOURS_PER_MONTH
@@ -158,6 +165,8 @@ def reservation(
         for t in np.flatnonzero(months > 0)
     }
     beyond = total - sum(split.values())
+    if policy == "amortised":
+        return Charge(total_usd=total - beyond, by_period_usd=split, beyond_horizon_usd=beyond)
     last = len(periods) - 1
     split[last] = split.get(last, 0.0) + beyond
     return Charge(total_usd=total, by_period_usd=split, beyond_horizon_usd=beyond)

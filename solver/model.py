@@ -567,6 +567,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         term_months=pool.term_months,
                         begins_in=tau,
                         periods=periods,
+                        policy=problem.owned_cost_policy,
                     )
                     add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
                     for t in covers:

@@ -253,6 +253,7 @@ def extract_plan(
                 term_months=pool.term_months,
                 begins_in=r.period,
                 periods=periods,
+                policy=compiled.problem.owned_cost_policy,
             )
             items.append(
                 LineItem(

@@ -365,8 +365,9 @@ class Problem(_Strict):
     sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
-        description="cash: a server's capex counts when bought; amortised: straight-line over "
-        "its life, the months in service before the horizon",
+        description="cash: a server's capex counts when bought and a reservation's whole term "
+        "is owed; amortised: straight-line over a server's life and a reservation's term, only "
+        "the months before the horizon (the rest is shown as remaining liability)",
     )
     residual_value: Literal["none", "straight_line"] = Field(
         "none",

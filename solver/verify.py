@@ -581,8 +581,20 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
             period_cost[ctx.period_names[-1]] -= item.units * residual
         elif item.item == "reservation":
+            # the whole term is owed (cash); amortised counts the months inside the horizon
             term = RESERVED_TERM_MONTHS[item.mode]
+            begin = ctx.start_month[item.period]
+            inside = 0.0
+            for name in ctx.period_names:
+                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
+                overlap = max(0.0, min(e, begin + term) - max(s, begin))
+                part = u["price"] * item.units * overlap * HOURS_PER_MONTH
+                period_cost[name] += part
+                inside += part
             cost = u["price"] * item.units * term * HOURS_PER_MONTH
+            if p.owned_cost_policy == "amortised":
+                cost = inside
+            period_cost[ctx.period_names[-1]] += cost - inside
             c.check(
                 "line cost recomputed",
                 _close(cost, item.cost_usd, 1e-5),
@@ -591,15 +603,6 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             total_cost += cost
             provider_cost[item.provider] += cost
             committed[(item.offering, item.mode)].append((item.period, item.units))
-            begin = ctx.start_month[item.period]
-            spent = 0.0
-            for name in ctx.period_names:
-                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
-                overlap = max(0.0, min(e, begin + term) - max(s, begin))
-                part = u["price"] * item.units * overlap * HOURS_PER_MONTH
-                period_cost[name] += part
-                spent += part
-            period_cost[ctx.period_names[-1]] += cost - spent
         elif item.item == "existing":
             # recomputed from the catalog: hosting of servers owned at the start for the
             # whole horizon; the months of existing reservations still inside it

@@ -80,3 +80,22 @@ def test_rent_and_price_columns():
     # 3 instances at $4.10/h for 730 h = $8,979
     assert ledger.rent_usd(4.10, 3, 730.0) == pytest.approx(8_979.0)
     assert ledger.PRICE_COLUMN["reserved_3y"] == "reserved_3y_usd_per_hour"
+
+
+def test_amortised_reservation_counts_only_the_months_inside():
+    # the same reservation under the amortised policy: 9 months inside = $13,140 charged;
+    # the 3 months after the horizon ($4,380) are still reported as owed
+    c = ledger.reservation(
+        price_usd_per_hour=2.0, term_months=12.0, begins_in=2, periods=PERIODS, policy="amortised"
+    )
+    assert c.total_usd == pytest.approx(13_140.0)
+    assert c.beyond_horizon_usd == pytest.approx(4_380.0)
+    assert c.by_period_usd == {2: pytest.approx(13_140.0)}
+
+
+def test_discount_factors_at_the_middle_of_each_period():
+    # 10%/year: q1 middle 1.5 months -> 1.1 ** -0.125 = 0.98816; y1 middle 9 months ->
+    # 1.1 ** -0.75 = 0.93103; rest middle 19.5 months -> 1.1 ** -1.625 = 0.85645
+    f = ledger.discount_factors(PERIODS, 0.10)
+    assert list(f) == pytest.approx([0.98816, 0.93103, 0.85645], abs=1e-5)
+    assert list(ledger.discount_factors(PERIODS, None)) == [1.0, 1.0, 1.0]
