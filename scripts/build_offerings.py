@@ -16,14 +16,18 @@ Where the rows come from
    GCP and Azure and Lambda and Vast (anycloud-sh/catalog HEAD, 2026-05-20),
    Nebius (skypilot-catalog v8), RunPod (skypilot-catalog v6, newer than the
    2023 runpod/pod-catalog file, which is therefore not used) and AWS
-   p4de/p5 (the skypilot-catalog v8 excerpt). Each snapshot is cut to a list of
-   regions (``REGIONS`` below) to keep the catalog a sensible size.
+   p4de/p5 (the skypilot-catalog v8 excerpt); Hyperstack, Verda, JarvisLabs,
+   Seeweb, Hyperbolic (v8), FluidStack, Paperspace, DigitalOcean (v6) whole; and
+   the Shadeform and Prime Intellect aggregator files, whose rows are attributed to
+   the cloud that runs the machine (``AGGREGATOR_UPSTREAM``). Each snapshot is cut
+   to the regions with grid and price data (``REGIONS``, ``SMALL_CLOUD_REGIONS``).
 2. ``LIST_PRICES`` below: hand-entered published list prices for what the
    snapshots lack (AWS g4dn/g5/g6/g6e/p3/p4d/inf2/trn1, OCI, CoreWeave). Each
    row cites its page in ``source``.
 3. ``RESERVED_RULES``: 1-year and 3-year committed prices as a fraction of
-   on-demand, by provider and instance family, each with its source or marked
-   as an assumption.
+   on-demand, by provider and instance family, each with its published source and
+   read date ("discount only, upper bound" where only "up to X%" is published;
+   empty where nothing is published).
 
 Cleaning
 --------
@@ -36,14 +40,18 @@ Cleaning
   every country: only the regions in ``REGIONS`` are kept.
 * Vast regions (``"Michigan, US, NA"``) are cut to the country code (``us``);
   offers of one instance type in one country keep the lowest price.
-* TPU slices are limited to v5e 1/4/8 chips and v5p-8 (4 chips).
+* TPU slices are limited to v5e and v6e 1-256 chips and v5p-8 to v5p-128.
+* Spot quotes equal to on-demand, or more than 80% off on 8-accelerator instances,
+  are dropped (:func:`clean_spot`).
 
 Assumptions (no public figure exists)
 -------------------------------------
 ``availability_cap_instances`` (instances one buyer can obtain in one region):
 hyperscalers (aws, gcp, azure, oci) 16 of an 8-accelerator size and 64 of smaller
 sizes; neoclouds (lambda, coreweave, nebius) 8 and 32; marketplaces (runpod,
-vast) 4 and 16 (:func:`solver.importers.skypilot.default_availability_cap`).
+vast) 4 and 16 (:func:`solver.importers.skypilot.default_availability_cap`). Vast
+rows instead take the number of listings of the type in the country (one listing is
+one host offering the configuration once).
 
 regions.csv: grid intensity is the location-based average for the region's grid
 (EPA eGRID2022 subregion for US regions, Ember 2023 country averages elsewhere),
@@ -91,7 +99,42 @@ SNAPSHOTS: list[tuple[str, str, str, str]] = [
      "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7"),
     ("aws", "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv", "after 2025-06 (v8, read 2026-11)",
      "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)"),
+    ("hyperstack", "skypilot-catalog/catalogs/v8/hyperstack/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 hyperstack/vms.csv@fdc9d908"),
+    ("verda", "skypilot-catalog/catalogs/v8/verda/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 verda/vms.csv@000c1d0b (Verda = DataCrunch)"),
+    ("jarvislabs", "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781"),
+    ("seeweb", "skypilot-catalog/catalogs/v8/seeweb/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef"),
+    ("hyperbolic", "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043"),
+    ("fluidstack", "skypilot-catalog/catalogs/v6/fluidstack/vms.csv", "unknown (v6, read 2026-11)",
+     "skypilot-org/skypilot-catalog v6 fluidstack/vms.csv@002403bc"),
+    ("paperspace", "skypilot-catalog/catalogs/v6/paperspace/vms.csv", "unknown (v6, read 2026-11)",
+     "skypilot-org/skypilot-catalog v6 paperspace/vms.csv@e5200541"),
+    ("digitalocean", "skypilot-catalog/catalogs/v6/do/vms.csv", "unknown (v6, read 2026-11)",
+     "skypilot-org/skypilot-catalog v6 do/vms.csv@1fbe7331"),
+    # Aggregators: rows are re-attributed to the cloud that runs the machine (the prefix of
+    # the instance type), see AGGREGATOR_UPSTREAM.
+    ("shadeform", "skypilot-catalog/catalogs/v8/shadeform/vms.csv", "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 shadeform/vms.csv@002363da (listed via Shadeform)"),
+    ("primeintellect", "skypilot-catalog/catalogs/v8/primeintellect/vms.csv",
+     "unknown (v8, read 2026-11)",
+     "skypilot-org/skypilot-catalog v8 primeintellect/vms.csv@d9a304ea "
+     "(listed via Prime Intellect)"),
 ]
+# Not imported: skypilot-catalog v8 mithril/vms.csv (4 rows) quotes 1.00 USD per GPU-hour as both
+# on-demand and spot for H100/H200, the auction's floor rather than a price one pays.
+
+#: aggregator upstream prefix -> our provider, or None to leave the row out (the cloud is
+#: imported directly from its own snapshot, or the upstream is not identifiable).
+AGGREGATOR_UPSTREAM: dict[str, str | None] = {
+    "crusoe": "crusoe", "crusoecloud": "crusoe", "massedcompute": "massedcompute",
+    "scaleway": "scaleway", "denvr": "denvr", "oblivus": "oblivus", "latitude": "latitude",
+    "lambdalabs": None, "hyperstack": None, "paperspace": None, "datacrunch": None,
+    "nebius": None, "excesssupply": None, "dc": None, "primecompute": None,
+}
 
 # ---------------------------------------------------------------------------
 # Regions: provider -> region -> (country, residency zone, grid key, electricity key)
@@ -126,6 +169,9 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "europe-west4": ("NL", "eu", "NL", "NL"),
         "europe-west9": ("FR", "eu", "FR", "FR"),
         "europe-north1": ("FI", "eu", "FI", "FI"),
+        "northamerica-northeast1": ("CA", "ca", "CA-QC", "CA-QC"),
+        "asia-east1": ("TW", "apac", "TW", "TW"),
+        "asia-northeast3": ("KR", "apac", "KR", "KR"),
         "asia-northeast1": ("JP", "apac", "JP", "JP"),
         "asia-southeast1": ("SG", "apac", "SG", "SG"),
         "asia-south1": ("IN", "apac", "IN", "IN"),
@@ -150,6 +196,15 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "australiaeast": ("AU", "apac", "AU", "AU"),
         "centralindia": ("IN", "apac", "IN", "IN"),
         "koreacentral": ("KR", "apac", "KR", "KR"),
+        "centralus": ("US", "us", "MROW", "IA"),
+        "westus": ("US", "us", "CAMX", "CA"),
+        "northcentralus": ("US", "us", "RFCW", "IL"),
+        "spaincentral": ("ES", "eu", "ES", "ES"),
+        "italynorth": ("IT", "eu", "IT", "IT"),
+        "japanwest": ("JP", "apac", "JP", "JP"),
+        "koreasouth": ("KR", "apac", "KR", "KR"),
+        "southindia": ("IN", "apac", "IN", "IN"),
+        "australiacentral": ("AU", "apac", "AU", "AU"),
     },
     "lambda": {
         "us-east-1": ("US", "us", "SRVC", "VA"),
@@ -158,6 +213,16 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "us-midwest-1": ("US", "us", "RFCW", "IL"),
         "europe-central-1": ("DE", "eu", "DE", "DE"),
         "asia-northeast-1": ("JP", "apac", "JP", "JP"),
+        "asia-northeast-2": ("KR", "apac", "KR", "KR"),
+        "asia-south-1": ("IN", "apac", "IN", "IN"),
+        "australia-east-1": ("AU", "apac", "AU", "AU"),
+        "europe-south-1": ("IT", "eu", "IT", "IT"),
+        "us-east-2": ("US", "us", "US", "US"),
+        "us-east-3": ("US", "us", "US", "US"),
+        "us-south-2": ("US", "us", "ERCT", "TX"),
+        "us-south-3": ("US", "us", "ERCT", "TX"),
+        "us-west-2": ("US", "us", "US", "US"),
+        "us-west-3": ("US", "us", "US", "US"),
     },
     "nebius": {
         "eu-north1": ("FI", "eu", "FI", "FI"),
@@ -169,6 +234,9 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "CA": ("CA", "ca", "CA", "CA"),
         "SE": ("SE", "eu", "SE", "SE"),
         "NL": ("NL", "eu", "NL", "NL"),
+        "CZ": ("CZ", "eu", "CZ", "CZ"),
+        "NO": ("NO", "eu", "NO", "NO"),
+        "RO": ("RO", "eu", "RO", "RO"),
     },
     "vast": {
         "us": ("US", "us", "US", "US"),
@@ -204,6 +272,43 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
     },
 }
 
+#: country -> (residency zone, grid key, electricity key), for the smaller clouds whose regions
+#: are named by city or country; US sites use the US averages.
+COUNTRY: dict[str, tuple[str, str, str]] = {
+    "US": ("us", "US", "US"), "CA": ("ca", "CA", "CA"), "FI": ("eu", "FI", "FI"),
+    "FR": ("eu", "FR", "FR"), "DE": ("eu", "DE", "DE"), "PL": ("eu", "PL", "PL"),
+    "IT": ("eu", "IT", "IT"), "NL": ("eu", "NL", "NL"), "SE": ("eu", "SE", "SE"),
+    "NO": ("eu", "NO", "NO"), "JP": ("apac", "JP", "JP"), "IN": ("apac", "IN", "IN"),
+    "AU": ("apac", "AU", "AU"),
+}
+#: provider -> region -> country, for the providers imported in 2026-11 (issue 11).
+SMALL_CLOUD_REGIONS: dict[str, dict[str, str]] = {
+    "hyperstack": {"CANADA-1": "CA", "US-1": "US"},
+    "verda": {"FIN-01": "FI", "FIN-02": "FI", "FIN-03": "FI"},
+    "jarvislabs": {"IN2": "IN"},
+    "seeweb": {"it-fr2": "IT"},
+    "hyperbolic": {"default": "US"},  # assumption: Hyperbolic lists no region; hosts mostly US
+    "fluidstack": {"ARIZONA_USA": "US", "CANADA": "CA", "FINLAND": "FI",
+                   "NORTH_DAKOTA_USA": "US", "UTAH_USA": "US"},
+    "paperspace": {"East Coast (NY2)": "US"},
+    "digitalocean": {"tor1": "CA"},
+    "tensorwave": {"US": "US"},  # TensorWave's datacenters are in the US (Las Vegas)
+}
+_SHADEFORM_COUNTRY = {"usa": "US", "canada": "CA", "france": "FR", "japan": "JP", "poland": "PL"}
+
+
+def _small_region(provider: str, region: str) -> str | None:
+    """Country of a small cloud's region (direct table, Shadeform city names, or a code)."""
+    if region in SMALL_CLOUD_REGIONS.get(provider, {}):
+        return SMALL_CLOUD_REGIONS[provider][region]
+    parts = region.split("-")
+    if len(parts) == 3 and parts[1] in _SHADEFORM_COUNTRY:  # e.g. dallas-usa-3
+        return _SHADEFORM_COUNTRY[parts[1]]
+    if region in COUNTRY:  # Prime Intellect lists a country code
+        return region
+    return None
+
+
 EGRID = ("EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid); unverified (from "
          "published list as recalled; EPA tables not found in the 2026-11 search)")
 EMBER = ("Ember 2023 country carbon intensity (ember-energy.org data explorer); unverified "
@@ -236,6 +341,7 @@ GRID: dict[str, tuple[float, str, str]] = {
     "BE": (140, "2023", EEA),
     "PL": (660, "2023", EEA),
     "ES": (150, "2023", EEA),
+    "IT": (260, "2023", EEA),
     "CZ": (410, "2023", EEA),
     "RO": (250, "2023", EEA),
     "NO": (30, "2023", EMBER),
@@ -261,6 +367,7 @@ ELECTRICITY: dict[str, tuple[float, str]] = {
     "SE": (0.090, EUROSTAT), "FR": (0.150, EUROSTAT), "DE": (0.220, EUROSTAT),
     "NL": (0.190, EUROSTAT), "IE": (0.270, EUROSTAT), "FI": (0.100, EUROSTAT),
     "BE": (0.200, EUROSTAT), "PL": (0.200, EUROSTAT), "ES": (0.140, EUROSTAT),
+    "IT": (0.220, EUROSTAT),
     "CZ": (0.210, EUROSTAT), "RO": (0.200, EUROSTAT), "NO": (0.080, APPROX),
     "GB": (0.280, "UK DESNZ 2023 non-domestic price, large users (approx.)"),
     "CA-QC": (0.060, APPROX), "CA-ON": (0.100, APPROX),
@@ -284,6 +391,13 @@ PUE: dict[str, tuple[float, str]] = {
     "nebius": (1.30, "assumption (neocloud; Nebius reports ~1.1 for Finland, not fleet-wide)"),
     "runpod": (1.40, "assumption (marketplace, mixed colocation)"),
     "vast": (1.40, "assumption (marketplace, mixed hosts)"),
+    **dict.fromkeys(
+        ("hyperstack", "verda", "jarvislabs", "seeweb", "fluidstack", "paperspace",
+         "digitalocean", "crusoe", "massedcompute", "scaleway", "denvr", "oblivus", "latitude",
+         "tensorwave"),
+        (1.35, "assumption (neocloud colocation)"),
+    ),
+    "hyperbolic": (1.40, "assumption (marketplace, mixed hosts)"),
 }
 
 # ---------------------------------------------------------------------------
@@ -321,6 +435,18 @@ CW_UNVERIFIED = (
     "unverified (from published list as recalled): coreweave.com/pricing; not on the page as "
     "scraped 2026-10-10 (PrashantSedhain/coreweave-pricing-tracker data/2026-10-10.json)"
 )
+AWS_VANTAGE = (
+    "unverified: us-east-1 Linux on-demand as quoted from instances.vantage.sh (AWS Price List "
+    "data) in a public test fixture read 2026-11 (p5en 63.296, p6-b200 113.9328), matching a "
+    "second public table (7.91 and 14.24 USD per GPU-hour, last verified 2026-04); us-east-2 and "
+    "us-west-2 assume the us-east-1 price (AWS prices these US regions alike, as for p5); "
+    "aws.amazon.com/ec2/pricing/on-demand not re-read"
+)
+TENSORWAVE_SRC = (
+    "unverified: TensorWave MI325X at 1.95 USD per GPU-hour as quoted in cliffcenter.com/research/"
+    "amd-inference-economics (2026-05-18, read 2026-11); tensorwave.com/pricing not re-read; "
+    "vCPUs, memory and network are assumptions for an 8 x MI325X node"
+)
 AWS_US = ("us-east-1", "us-east-2", "us-west-2")
 
 # provider, regions, instance_type, accelerator_id, n, vcpus, memory_gib,
@@ -349,6 +475,13 @@ LIST_PRICES: list[tuple] = [
      AWS_SRC),
     # AWS: A100 (p4d) in regions the excerpt lacks
     ("aws", AWS_US, "p4d.24xlarge", "a100-40gb", 8, 96, 1152, 21.95764, 400, True, AWS_SRC_CUT),
+    # AWS: H200 (p5en) and B200 (p6-b200) in the US regions that offer them
+    ("aws", AWS_US, "p5en.48xlarge", "h200", 8, 192, 2048, 63.296, 3200, True, AWS_VANTAGE),
+    ("aws", AWS_US, "p6-b200.48xlarge", "b200", 8, 192, 2048, 113.9328, 3200, True,
+     AWS_VANTAGE),
+    # TensorWave: AMD MI325X, 8-GPU nodes at the per-GPU list price x 8
+    ("tensorwave", ("US",), "mi325x-8x", "mi325x", 8, 128, 2048, 8 * 1.95, 3200, True,
+     TENSORWAVE_SRC),
     # AWS silicon
     ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.xlarge", "inferentia2", 1, 4, 16,
      0.7582, 15, False, AWS_UNVERIFIED),
@@ -391,22 +524,52 @@ LIST_PRICES: list[tuple] = [
      "rtx-a6000-1gpu", "rtx-a6000", 1, 8, 48, 1.28, 10, False, CW_UNVERIFIED),
 ]
 
-# (provider, instance-type regex, 1y fraction of on-demand, 3y fraction, source)
-RESERVED_RULES: list[tuple[str, str, float, float, str]] = [
-    ("aws", r"^(?:p4d|p4de|p5|g5|g6|g6e)\.", 0.65, 0.45,
-     "assumption: typical EC2 Instance Savings Plan no-upfront discount (35% 1y, 55% 3y); "
-     "per-instance SP rates searched for 2026-11 and not found"),
+# Commitments as sold (SOURCES.md, "Commitments"): (provider, instance-type regex, 1-year
+# price as a fraction of on-demand, 3-year fraction, source with the page and its read date).
+# None = nothing published for that term: the column stays empty (no invented factor).
+# Where a provider publishes only "up to X% off", X is used and the source says "discount
+# only, upper bound": such a rate is the best case the provider advertises, not a quote.
+# All pages below were read 2026-11-24 from stored copies (search tool), not live.
+RESERVED_RULES: list[tuple[str, str, float | None, float | None, str]] = [
+    ("aws", r"^(?:p4d|p4de|p5|g5|g6|g6e)\.", None, None,
+     "none per instance published: EC2 Instance Savings Plans advertise 'savings up to 72%' "
+     "(term and payment option not stated), https://aws.amazon.com/savingsplans/faqs read "
+     "2026-11-24; an upper bound is not a price, so 1y and 3y are left empty"),
     ("gcp", r"^(?:a2|a3|a4|g2)-", 0.63, 0.45,
-     "GCP resource-based committed use discount for GPUs/accelerator-optimized (37% 1y, "
-     "55% 3y), cloud.google.com/compute/docs/instances/committed-use-discounts-overview "
-     "(percentages not re-read 2026-11)"),
+     "resource-based CUD 37% (1y) / 55% (3y), third-party table "
+     "https://lillytechsystems.com/ai-school/gcp-ai-cost/cuds.html read 2026-11-24, within "
+     "Google's 'up to 57% for most resources like machine types or GPUs', "
+     "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts "
+     "read 2026-11-24; Google's per-GPU commitment price table not found"),
     ("azure", r"^Standard_(?:ND96isr_H100_v5|ND96isr_H200_v5|NC\d+ads_A100_v4|ND96amsr_A100_v4)$",
-     0.65, 0.45,
-     "assumption: Azure reserved VM instance discount (35% 1y, 55% 3y); per-SKU "
-     "reservation prices searched for 2026-11 and not found"),
+     None, None,
+     "none per SKU published: Azure Reserved VM Instances advertise 'up to 72 percent' "
+     "(footnote: a 3-year reservation of one M32ts VM), "
+     "https://azure.microsoft.com/en-us/pricing/reserved-vm-instances/ read 2026-11-24; an "
+     "upper bound is not a price, so 1y and 3y are left empty"),
+    ("lambda", r".", None, None,
+     "none published: 1-Click Cluster reservations are priced per GPU-hour by the terms of "
+     "each reservation (https://docs.lambda.ai/public-cloud/billing read 2026-11-24); the "
+     "1CC price table was not found"),
+    ("coreweave", r".", None, None,
+     "none published: Reserved Instances and Flex Reservations are term contracts through "
+     "an account executive, https://docs.coreweave.com/platform/capacity-plans read "
+     "2026-11-24"),
+    ("nebius", r".", None, None,
+     "none published: commitment discounts are agreed with Nebius sales (companies only), "
+     "https://docs.nebius.com/signup-billing/billing-models/committed-usage read 2026-11-24"),
+    ("oci", r".", None, None,
+     "none published: Annual Universal Credits discounts follow a discount schedule that was "
+     "not found, https://docs.oracle.com/en/cloud/get-started/subscriptions-cloud/ocpib/"
+     "frequently-asked-questions.html read 2026-11-24"),
 ]
 
-GCP_TPU_KEEP = {"tpu-v5litepod-1", "tpu-v5litepod-4", "tpu-v5litepod-8", "tpu-v5p-8"}
+#: TPU slices kept: v5e and v6e up to a full 256-chip pod, v5p up to v5p-128 (64 chips).
+GCP_TPU_KEEP = {
+    *(f"tpu-v5litepod-{n}" for n in (1, 4, 8, 16, 32, 64, 128, 256)),
+    *(f"tpu-v6e-{n}" for n in (1, 4, 8, 16, 32, 64, 128, 256)),
+    *(f"tpu-v5p-{n}" for n in (8, 16, 32, 64, 128)),
+}
 
 
 def _gcp_plausible(frame: pd.DataFrame) -> pd.DataFrame:
@@ -436,16 +599,74 @@ def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
               f"{sum(result.unmapped.values())} rows; skipped {result.skipped}")
         if provider == "vast":
             off = off.assign(region=off["region"].str.split(",").str[1].str.strip().str.lower())
+            # Marketplace availability: each listing (one line of the raw file) is one host
+            # offering this configuration once, so one buyer can get at most as many
+            # instances as there are listings of the type in the country (not a flat default).
+            # Both Vast snapshots hold one listing per type and region (SkyPilot's fetcher
+            # keeps one offer each), so today every cap is the 1 listing seen.
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            country = raw["Region"].str.split(",").str[1].str.strip().str.lower()
+            listings = raw.groupby([raw["InstanceType"], country]).size()
+            off = off.assign(availability_cap_instances=[
+                int(listings.get((t, r), 1))
+                for t, r in zip(off["instance_type"], off["region"], strict=True)
+            ])
             off = (off.sort_values(["instance_type", "region", "on_demand_usd_per_hour"])
                    .drop_duplicates(["instance_type", "region"], keep="first"))
             off["offering_id"] = "vast/" + off["region"] + "/" + off["instance_type"]
+        if provider in {"shadeform", "primeintellect"}:
+            upstream = off["instance_type"].str.split("_").str[0].map(AGGREGATOR_UPSTREAM)
+            off = off.assign(provider=upstream)[upstream.notna()].copy()
+            off["offering_id"] = off["provider"] + "/" + off["region"] + "/" + off["instance_type"]
+            off["availability_cap_instances"] = [
+                default_availability_cap(p, int(n))
+                for p, n in zip(off["provider"], off["accelerators_per_instance"], strict=True)
+            ]
+            # One upstream type listed twice (e.g. by both aggregators) keeps the lower price.
+            off = (off.sort_values(["offering_id", "on_demand_usd_per_hour"])
+                   .drop_duplicates("offering_id", keep="first"))
         if provider == "gcp":
             tpu = off["instance_type"].str.startswith("tpu-")
             off = off[~tpu | off["instance_type"].isin(GCP_TPU_KEEP)]
             off = _gcp_plausible(off)
-        off = off[off["region"].isin(REGIONS[provider])]
+        known = [_region_info(p, r) is not None
+                 for p, r in zip(off["provider"], off["region"], strict=True)]
+        off = off[np.array(known, dtype=bool)]
         frames.append(off)
     return pd.concat(frames, ignore_index=True)
+
+
+def _region_info(provider: str, region: str) -> tuple[str, str, str, str] | None:
+    """(country, residency zone, grid key, electricity key) of a kept region, else None."""
+    if provider in REGIONS:
+        return REGIONS[provider].get(region)
+    country = _small_region(provider, region)
+    if country is None or country not in COUNTRY:
+        return None
+    return (country, *COUNTRY[country])
+
+
+#: Spot quotes dropped as not being spot prices. (1) A spot price equal to on-demand (within
+#: 1%) is the feed repeating on-demand (e.g. all 12 Azure ND H200 v5 rows, AWS p5 in
+#: ap-southeast-2 and ca-central-1), not a quoted discount. (2) On 8-accelerator instances a
+#: discount above 80% sits outside the range the other snapshot rows of the same class show
+#: (AWS p4de/p5, GCP a2/a3/a4, Nebius: 20% to 79% off in these files); Azure's uniform
+#: 0.1848 x on-demand on ND H100 v5 / ND MI300X v5 / ND40rs v2 in every region (81.5% off)
+#: is one constant ratio, not a market quote. Assumption documented in SOURCES.md.
+SPOT_EQUAL_RATIO = 0.99
+SPOT_MAX_DISCOUNT_8X = 0.80
+
+
+def clean_spot(off: pd.DataFrame) -> pd.DataFrame:
+    """Drop spot prices that equal on-demand or sit outside the published spot range."""
+    off = off.copy()
+    ratio = off["spot_usd_per_hour"] / off["on_demand_usd_per_hour"]
+    equal = ratio >= SPOT_EQUAL_RATIO
+    deep = (ratio < 1.0 - SPOT_MAX_DISCOUNT_8X) & (off["accelerators_per_instance"] >= 8)
+    print(f"spot: dropped {int(equal.sum())} quotes equal to on-demand and {int(deep.sum())} "
+          f"8-accelerator quotes more than {SPOT_MAX_DISCOUNT_8X:.0%} off")
+    off.loc[equal | deep, "spot_usd_per_hour"] = np.nan
+    return off
 
 
 def list_price_rows() -> pd.DataFrame:
@@ -476,15 +697,24 @@ def list_price_rows() -> pd.DataFrame:
 
 
 def apply_reserved(off: pd.DataFrame) -> pd.DataFrame:
-    """Fill 1y/3y committed prices from :data:`RESERVED_RULES` (never above on-demand)."""
+    """Fill 1y/3y committed prices from :data:`RESERVED_RULES`.
+
+    A rule's fraction multiplies the row's on-demand price; a None fraction leaves the
+    column empty. A matched row gets the rule's source appended after "reserved: " (a rule
+    with no rate at all appends a pointer to SOURCES.md, to keep the catalog small).
+    A fraction outside (0, 1] is a table error (a commitment is never dearer than
+    on-demand) and stops the build.
+    """
     off = off.copy()
     for provider, pattern, f1, f3, src in RESERVED_RULES:
+        for f in (f1, f3):
+            if f is not None and not 0.0 < f <= 1.0:
+                raise ValueError(f"RESERVED_RULES {provider} {pattern}: fraction {f} not in (0, 1]")
         hit = (off["provider"] == provider) & off["instance_type"].str.contains(pattern)
-        off.loc[hit, "reserved_1y_usd_per_hour"] = off.loc[hit, "on_demand_usd_per_hour"] * f1
-        off.loc[hit, "reserved_3y_usd_per_hour"] = off.loc[hit, "on_demand_usd_per_hour"] * f3
-        off.loc[hit, "source"] = off.loc[hit, "source"] + "; reserved: " + src
-    # A spot price must not beat a reservation's ordering rule: only spot <= on-demand
-    # is required by the loader, and reserved is a fraction < 1 of on-demand.
+        for col, f in (("reserved_1y_usd_per_hour", f1), ("reserved_3y_usd_per_hour", f3)):
+            off.loc[hit, col] = off.loc[hit, "on_demand_usd_per_hour"] * f if f else np.nan
+        note = src if (f1 or f3) else "none published (catalogs/SOURCES.md, Commitments)"
+        off.loc[hit, "source"] = off.loc[hit, "source"] + "; reserved: " + note
     return off
 
 
@@ -492,7 +722,7 @@ def build_regions(off: pd.DataFrame) -> pd.DataFrame:
     """One regions.csv row per (provider, region) used in ``off``."""
     rows = []
     for provider, region in sorted(set(zip(off["provider"], off["region"], strict=True))):
-        country, zone, grid_key, elec_key = REGIONS[provider][region]
+        country, zone, grid_key, elec_key = _region_info(provider, region)
         grid, year, grid_src = GRID[grid_key]
         elec, elec_src = ELECTRICITY[elec_key]
         pue, pue_src = PUE[provider]
@@ -575,6 +805,7 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     off = pd.concat([snap, hand], ignore_index=True)
     off = apply_reserved(off)
     off = apply_network(off)
+    off = clean_spot(off)
     for column in ("on_demand_usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour",
                    "reserved_3y_usd_per_hour", "vcpus", "memory_gib", "network_gbps"):
         off[column] = off[column].astype(float).round(5)

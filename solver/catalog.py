@@ -12,6 +12,9 @@ The catalog is six CSV files, one row per thing, units in the column names:
     servers one can buy, and the sites that can host them.
 ``models.csv``
     model presets (shape of common open models).
+``providers.csv`` (optional)
+    one row per provider: tier (marketplace < neocloud < hyperscaler), SLA, data
+    terms, hosts, source. When present, every offering's provider must be in it.
 
 :func:`load_catalog` refuses a broken catalog with one :class:`ProcureError` that
 names the file, the line and the field.
@@ -126,7 +129,29 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "vocab_size": "int+",
         "source": "str",
     },
+    "providers.csv": {
+        "provider": "id",
+        "tier": "str",
+        "sla": "str",
+        "data_terms": "str",
+        "hosts": "str",
+        "source": "str",
+        "read_date": "str",
+    },
 }
+
+#: Catalog files a folder may leave out (then every provider's tier is "unknown").
+OPTIONAL_FILES = {"providers.csv"}
+
+#: Provider tiers, lowest first (issue 11): a marketplace of third-party hosts, a neocloud
+#: running its own datacenters, a hyperscaler. ``min_tier`` admits its tier and those above.
+TIERS: tuple[str, ...] = ("marketplace", "neocloud", "hyperscaler")
+UNKNOWN_TIER = "unknown"
+
+
+def tier_rank(tier: str) -> int:
+    """Rank of a tier: 0 for unknown, 1 marketplace, 2 neocloud, 3 hyperscaler."""
+    return TIERS.index(tier) + 1 if tier in TIERS else 0
 
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f", ""}
@@ -143,6 +168,15 @@ class Catalog:
     sites: pd.DataFrame  # index site_id
     models: pd.DataFrame  # index model_id
     directory: str
+    providers: pd.DataFrame | None = None  # index provider; None without providers.csv
+
+    def tier_of(self, provider: str) -> str:
+        """A provider's tier from providers.csv; ``"owned"`` for owned servers, else unknown."""
+        if provider == "owned":
+            return "owned"
+        if self.providers is None or provider not in self.providers.index:
+            return UNKNOWN_TIER
+        return str(self.providers.at[provider, "tier"])
 
     def counts(self) -> dict[str, int]:
         """Row counts and the number of providers and regions offered."""
@@ -391,7 +425,11 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
         raise ProcureError(
             "catalog folder not found", file=str(directory), fix="pass --catalog DIR with the CSVs"
         )
-    tables = {file: _read_table(directory, file) for file in SCHEMAS}
+    tables = {
+        file: _read_table(directory, file)
+        for file in SCHEMAS
+        if file not in OPTIONAL_FILES or (directory / file).is_file()
+    }
     acc = _memory_in_decimal_gb(tables["accelerators.csv"], directory / "accelerators.csv")
     off = tables["offerings.csv"]
     reg = tables["regions.csv"]
@@ -439,6 +477,22 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
                 field=f"line {idx + 2}, {column}",
                 fix="check the price; discounted modes cost less than on-demand",
             )
+    prov = tables.get("providers.csv")
+    if prov is not None:
+        bad_tier = ~prov["tier"].isin(TIERS)
+        if bad_tier.any():
+            idx = int(np.flatnonzero(bad_tier.to_numpy())[0])
+            raise ProcureError(
+                f"unknown tier {prov['tier'].iloc[idx]!r} for provider "
+                f"{prov['provider'].iloc[idx]!r}",
+                file=str(directory / "providers.csv"),
+                field=f"line {idx + 2}, tier",
+                fix=f"write one of: {', '.join(TIERS)}",
+            )
+        _check_reference(
+            off, "provider", pd.Index(prov["provider"]), directory / "offerings.csv",
+            "providers.csv",
+        )
     return Catalog(
         accelerators=acc.set_index("accelerator_id", drop=False),
         offerings=off.set_index("offering_id", drop=False),
@@ -447,4 +501,5 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
         sites=sites.set_index("site_id", drop=False),
         models=tables["models.csv"].set_index("model_id", drop=False),
         directory=str(directory),
+        providers=prov.set_index("provider", drop=False) if prov is not None else None,
     )

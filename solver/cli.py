@@ -183,6 +183,18 @@ def plan_table(plan) -> str:
         for key, value in mapping.items():
             totals.add_row(label, key, f"{value:,.0f}")
     console.print(totals)
+    past = [i for i in plan.line_items if i.item == "reservation" and i.months_after_horizon > 0]
+    if past:
+        console.print(
+            "commitments running past the horizon: "
+            + "; ".join(
+                f"{i.units:g} x {i.offering} {i.mode} from {i.start_period}, term ends month "
+                f"{i.term_end_month:g}: {i.months_after_horizon:g} months and "
+                f"${i.liability_after_horizon_usd:,.0f} still owed after the horizon"
+                for i in past
+            )
+            + f" (total ${sum(i.liability_after_horizon_usd for i in past):,.0f})"
+        )
     if plan.owned_utilisation:
         console.print(
             "owned fleet utilisation: "
@@ -202,6 +214,16 @@ def plan_table(plan) -> str:
             f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
             f"{', '.join(fit['measured_on'])}; worst point off by "
             f"x{math.exp(fit['spread_log_ratio']):.2f})"
+        )
+    curve = rep.get("load_curve") or {}
+    if curve.get("blocks"):
+        blocks = ", ".join(f"{b['name']} {b['hours_per_day']:g} h" for b in curve["blocks"])
+        factors = "; ".join(
+            f"{w} " + "/".join(f"{x:.2f}" for x in f) for w, f in curve["factors"].items()
+        )
+        console.print(
+            f"load curve: blocks {blocks} ({curve['source']}); demand factors, x the daily "
+            f"average (profiles normalised to mean 1): {factors}"
         )
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "

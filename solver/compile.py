@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from solver import ledger, physics
-from solver.catalog import Catalog
+from solver.catalog import Catalog, tier_rank
 from solver.errors import InfeasibleError, ProcureError, suggestion
+from solver.load import resolve_load
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -109,10 +110,13 @@ class CompileReport:
     why_not: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> best reason
     # workload -> {factor, points, spread, measured_on}: physics scaled to measurements
     calibration: dict[str, dict] = field(default_factory=dict)
+    # the daily load curve's blocks and per-workload factors (solver.load.LoadBlocks.as_dict)
+    load_curve: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
             "calibration": self.calibration,
+            "load_curve": self.load_curve,
             "pools": self.pools,
             "options_generated": self.generated,
             "options_kept": self.kept,
@@ -174,15 +178,24 @@ def build_periods(problem: Problem) -> pd.DataFrame:
 
 
 def build_blocks(problem: Problem) -> pd.DataFrame:
-    blocks = problem.resolved_blocks
+    """The model's load blocks (:func:`solver.load.resolve_load`): common to all workloads.
+
+    Columns name, hours_per_day, fraction (of each period's hours) and demand_factor:
+    the block's factor when it is common to every online workload (explicit
+    ``load_blocks``), NaN otherwise; :func:`build_demand` applies each workload's own.
+    """
+    load = resolve_load(problem)
+    explicit = problem.load_blocks
     return pd.DataFrame(
         {
-            "name": [b.name for b in blocks],
-            "hours_per_day": [b.hours_per_day for b in blocks],
-            "fraction": [b.hours_per_day / 24.0 for b in blocks],
+            "name": list(load.names),
+            "hours_per_day": list(load.hours_per_day),
+            "fraction": [h / 24.0 for h in load.hours_per_day],
             "demand_factor": [
-                np.nan if b.demand_factor is None else b.demand_factor for b in blocks
-            ],
+                np.nan if b.demand_factor is None else b.demand_factor for b in explicit
+            ]
+            if explicit is not None
+            else [np.nan] * len(load.names),
         }
     )
 
@@ -265,6 +278,9 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         cloud = cloud[cloud["region"].isin(problem.regions)]
     if problem.residency is not None:
         cloud = cloud[cloud["residency_zone"].isin(problem.residency)]
+    cloud = cloud.assign(tier=[catalog.tier_of(p) for p in cloud["provider"]])
+    if problem.min_tier is not None:
+        cloud = cloud[cloud["tier"].map(tier_rank) >= tier_rank(problem.min_tier)]
     existing_res = Counter()
     for r in problem.existing_reservations:
         existing_res[(r.offering, r.mode)] += r.units
@@ -303,6 +319,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                 )
             ],
             "residency_zone": cloud["residency_zone"].to_numpy(),
+            "tier": cloud["tier"].to_numpy(),
             "grid_gco2_per_kwh": cloud["grid_gco2_per_kwh"].to_numpy(),
             "pue": cloud["pue"].to_numpy(),
             "existing_units": [
@@ -364,6 +381,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                         ),
                         "site_power_cap_kw": float(site["power_cap_kw"]),
                         "residency_zone": site["residency_zone"],
+                        "tier": "owned",
                         "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
                         "pue": float(site["pue"]),
                         "existing_units": existing.get((server_id, site_id), 0),
@@ -474,6 +492,13 @@ def _requirement_mask(
         )
     if w.residency is not None:
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
+    if w.min_tier is not None:  # owned servers sit in the buyer's own datacenter: they qualify
+        tiers = pools.get("tier", pd.Series("unknown", index=pools.index)).astype(str)
+        drop(
+            (tiers.map(tier_rank) >= tier_rank(w.min_tier)).to_numpy()
+            | (tiers == "owned").to_numpy(),
+            f"provider tier below {w.min_tier}",
+        )
     frameworks = ";" + pools["frameworks"].astype(str) + ";"
     drop(
         frameworks.str.contains(f";{w.framework};", regex=False).to_numpy(dtype=bool),
@@ -633,25 +658,24 @@ def _workload_periods(w, periods: pd.DataFrame) -> list[int]:
 def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataFrame:
     """Capacity to provide per (workload, period, block[, bucket]), headroom applied.
 
-    Online: tokens/s (or requests/s per bucket) = average x block factor (the
+    Online: tokens/s (or requests/s per bucket) = average x the workload's factor in
+    the block (:func:`solver.load.resolve_load`: the max of its hourly factors over the
+    block's hours; with explicit load_blocks the block's demand_factor, or the
     workload's peak_to_average when the block gives none) x (1 + demand_headroom)
     / max_utilisation: the capacity at which the block's demand keeps the units at
     the workload's utilisation target. Batch: output tokens spread evenly over the
     hours of its periods (no utilisation target: a batch job may run flat out).
     """
+    load_factors = resolve_load(problem).factors
     rows = []
     for w in problem.workloads:
         if isinstance(w, TrainingWorkload):
             continue
         tps = _workload_periods(w, periods)
         for t in tps:
-            for b, block in blocks.iterrows():
+            for b in range(len(blocks)):
                 if isinstance(w, InferenceWorkload):
-                    factor = (
-                        w.peak_to_average
-                        if np.isnan(block["demand_factor"])
-                        else float(block["demand_factor"])
-                    )
+                    factor = load_factors[w.name][b]
                     scale = factor * (1.0 + problem.demand_headroom) / w.max_utilisation
                     if w.traffic_mix:
                         total_rps = _average_requests_per_s(w) * scale
@@ -925,7 +949,7 @@ def compile_problem(
     periods = build_periods(problem)
     blocks = build_blocks(problem)
     pools = build_pools(problem, catalog)
-    report = CompileReport(pools=len(pools))
+    report = CompileReport(pools=len(pools), load_curve=resolve_load(problem).as_dict())
     models: dict[str, ModelSpec] = {}
     frames: list[pd.DataFrame] = []
     bucket_rows: list[tuple[int, int, float]] = []

@@ -62,6 +62,17 @@ class LineItem(BaseModel):
     residual_value_usd: float = Field(
         0.0, description="Purchases: value of the servers' remaining life credited at the horizon"
     )
+    term_end_month: float = Field(
+        0.0, description="Reservations: month (from the start) when the term ends; 0 otherwise"
+    )
+    months_after_horizon: float = Field(
+        0.0, description="Reservations: months of the term that run past the horizon"
+    )
+    liability_after_horizon_usd: float = Field(
+        0.0,
+        description="Reservations: USD still owed for the months after the horizon (charged "
+        "to the last period under the cash policy, not counted under amortised)",
+    )
     cost_by_period_usd: dict[str, float] = Field(
         default_factory=dict,
         description="When a cost spans periods (reservations, hosting): its part in each",
@@ -255,6 +266,7 @@ def extract_plan(
                 periods=periods,
                 policy=compiled.problem.owned_cost_policy,
             )
+            term_end = float(periods["start_month"].iat[r.period]) + float(pool.term_months)
             items.append(
                 LineItem(
                     item="reservation",
@@ -267,6 +279,9 @@ def extract_plan(
                     co2e_t=0.0,
                     start_period=p_names[r.period],
                     cost_by_period_usd=_by_name(p_names, charge, units),
+                    term_end_month=term_end,
+                    months_after_horizon=max(0.0, term_end - horizon),
+                    liability_after_horizon_usd=units * charge.beyond_horizon_usd,
                 )
             )
     for pool in pools.itertuples(index=False):

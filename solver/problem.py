@@ -94,6 +94,60 @@ class LoadBlock(_Strict):
     )
 
 
+class ProfileBlock(_Strict):
+    """A named block of whole hours in a daily load profile."""
+
+    name: str
+    hours_per_day: int = Field(gt=0, le=24, description="Whole hours per day in this block")
+    factor: float = Field(
+        ge=0,
+        allow_inf_nan=False,
+        description="Demand relative to the daily average (the blocks are rescaled so "
+        "their hour-weighted mean is 1)",
+    )
+
+
+class LoadProfile(_Strict):
+    """A daily load curve: 24 hourly factors, or named blocks (exactly one).
+
+    Factors are relative to the daily average and are normalised so that their
+    (hour-weighted) mean is 1; the workload's demand gives the average.
+    """
+
+    hourly: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = Field(
+        None,
+        description="24 demand factors, hour 0 to 23 (normalised so their mean is 1)",
+    )
+    blocks: list[ProfileBlock] | None = Field(
+        None,
+        description="Named blocks of whole hours covering 24 h, each with a factor "
+        "(normalised so the hour-weighted mean is 1)",
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> LoadProfile:
+        if (self.hourly is None) == (self.blocks is None):
+            raise ValueError("load_profile needs exactly one of 'hourly' (24 factors) or 'blocks'")
+        if self.hourly is not None:
+            if len(self.hourly) != 24:
+                raise ValueError(
+                    f"load_profile.hourly has {len(self.hourly)} values; give 24, one per "
+                    "hour from 0 to 23"
+                )
+            if not any(f > 0 for f in self.hourly):
+                raise ValueError("load_profile.hourly is all zeros; give at least one factor > 0")
+        if self.blocks is not None:
+            hours = sum(b.hours_per_day for b in self.blocks)
+            if hours != 24:
+                raise ValueError(f"load_profile.blocks cover {hours} h/day; they must cover 24")
+            names = [b.name for b in self.blocks]
+            if len(set(names)) != len(names):
+                raise ValueError(f"load_profile.blocks names must be unique: {names}")
+            if not any(b.factor > 0 for b in self.blocks):
+                raise ValueError("load_profile.blocks factors are all zero; give one > 0")
+        return self
+
+
 class Demand(_Strict):
     """Inference demand: users x requests, or tokens/s, or requests/s (exactly one)."""
 
@@ -130,6 +184,9 @@ class TrafficBucket(_Strict):
 Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu"]
 
 
+Tier = Literal["marketplace", "neocloud", "hyperscaler"]
+
+
 class _WorkloadBase(_Strict):
     name: str = Field(description="Unique workload name")
     model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
@@ -139,6 +196,11 @@ class _WorkloadBase(_Strict):
     )
     regions: list[str] | None = Field(None, description="Restrict to these regions")
     residency: list[str] | None = Field(None, description="Allowed residency zones (us, eu, ...)")
+    min_tier: Tier | None = Field(
+        None,
+        description="Lowest provider tier allowed (marketplace < neocloud < hyperscaler; "
+        "see catalogs/providers.csv); owned servers always qualify",
+    )
     require_ecc: bool = False
 
 
@@ -176,7 +238,17 @@ class InferenceWorkload(_WorkloadBase):
     output_tokens: int = Field(gt=0)
     ttft_slo: str = Field(description="Time to first token SLO with unit, e.g. '1 s'")
     tpot_slo: str = Field(description="Time per output token SLO with unit, e.g. '50 ms'")
-    peak_to_average: float = Field(1.0, ge=1, description="Peak demand / average demand")
+    peak_to_average: float = Field(
+        1.0,
+        ge=1,
+        description="Peak demand / average demand; without a load_profile it shapes the "
+        "default day (24 hourly factors, max = this, mean 1; solver/load.py)",
+    )
+    load_profile: LoadProfile | None = Field(
+        None,
+        description="This workload's daily load curve (wins over the problem's): "
+        "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}",
+    )
     periods: list[str] | None = Field(None, description="Periods served; default all")
     max_utilisation: float = Field(
         DEFAULT_MAX_UTILISATION,
@@ -339,7 +411,15 @@ class Problem(_Strict):
     horizon_months: float = Field(gt=0, description="Planning horizon, months")
     periods: list[Period] | None = Field(None, description="Default: one period of the horizon")
     load_blocks: list[LoadBlock] | None = Field(
-        None, description="Default: one block, 24 h/day at each workload's peak demand"
+        None,
+        description="Explicit model blocks (older form; wins over the derived ones). Default: "
+        "blocks derived from each workload's daily load curve (load_profile)",
+    )
+    load_profile: LoadProfile | None = Field(
+        None,
+        description="Daily load curve for every online workload without its own: "
+        "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}. Default: a "
+        "diurnal shape from each workload's peak_to_average (solver/load.py)",
     )
     budget_usd: float | None = Field(None, gt=0, description="Total spend cap, USD")
     capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
@@ -361,6 +441,10 @@ class Problem(_Strict):
     )
     regions: list[str] | None = Field(None, description="Allowed regions; default all")
     residency: list[str] | None = Field(None, description="Allowed residency zones")
+    min_tier: Tier | None = Field(
+        None, description="Lowest provider tier for every workload (marketplace < neocloud < "
+        "hyperscaler)"
+    )
     modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
     sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
     owned_cost_policy: Literal["cash", "amortised"] = Field(
@@ -418,6 +502,12 @@ class Problem(_Strict):
             hours = sum(b.hours_per_day for b in self.load_blocks)
             if abs(hours - 24.0) > 1e-6:
                 raise ValueError(f"load_blocks cover {hours:g} h/day; they must cover 24")
+            profiled = [w.name for w in self.workloads if getattr(w, "load_profile", None)]
+            if self.load_profile is not None or profiled:
+                where = "load_profile" if self.load_profile is not None else str(profiled)
+                raise ValueError(
+                    f"load_blocks and a load_profile ({where}) both shape the day; give one"
+                )
         for key in self.period_budget_usd:
             if key not in period_names:
                 raise ValueError(
@@ -444,7 +534,7 @@ class Problem(_Strict):
 
     @property
     def resolved_blocks(self) -> list[LoadBlock]:
-        """Load blocks; the default is one block of 24 h/day at each workload's peak."""
+        """Explicit load_blocks, else one 24 h block (the model's blocks: solver.load)."""
         return self.load_blocks or [LoadBlock(name="peak", hours_per_day=24.0)]
 
 
@@ -486,6 +576,8 @@ def _fix_for(error: dict) -> str:
             Demand,
             Period,
             LoadBlock,
+            LoadProfile,
+            ProfileBlock,
             ExistingServer,
             ExistingReservation,
             Quota,

@@ -9,14 +9,16 @@ catalog rows, and every constraint family of the MIP is checked again.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from solver import physics
-from solver.catalog import Catalog
+from solver.catalog import Catalog, tier_rank
 from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
 from solver.ledger import PRICE_COLUMN
+from solver.load import resolve_load
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -71,6 +73,13 @@ def _le(a: float, b: float, tol: float = REL_TOL) -> bool:
     return a <= b + tol * max(1.0, abs(b))
 
 
+@dataclass(frozen=True)
+class _Block:
+    name: str
+    hours_per_day: float
+    index: int
+
+
 class _Context:
     """Catalog lookups for one plan (pure reads)."""
 
@@ -82,8 +91,33 @@ class _Context:
         self.start_month = dict(zip(self.period_names, np.cumsum([0.0] + months[:-1]), strict=True))
         self.months = dict(zip(self.period_names, months, strict=True))
         self.horizon = float(sum(months))
-        self.blocks = {b.name: b for b in problem.resolved_blocks}
+        self.load = resolve_load(problem)
+        self.blocks = {
+            name: _Block(name, hours, i)
+            for i, (name, hours) in enumerate(
+                zip(self.load.names, self.load.hours_per_day, strict=True)
+            )
+        }
         self.workloads = {w.name: w for w in problem.workloads}
+
+    def demand_factor(self, w: InferenceWorkload, block: _Block) -> float:
+        """The workload's demand factor in a block, re-derived from the problem.
+
+        Explicit load_blocks: the block's demand_factor (or peak_to_average). A
+        problem-level blocks profile: the block's factor over the profile's
+        hour-weighted mean. Otherwise the max of the workload's hourly curve over the
+        block's clock hours (capacity holds the block's worst hour).
+        """
+        p = self.problem
+        if p.load_blocks is not None:
+            given = p.load_blocks[block.index].demand_factor
+            return w.peak_to_average if given is None else given
+        if not self.load.hours:
+            prof = p.load_profile.blocks
+            mean = sum(b.hours_per_day * b.factor for b in prof) / 24.0
+            return prof[block.index].factor / mean
+        curve = self.load.hourly[w.name]
+        return max(curve[h] for h in self.load.hours[block.index])
 
     def unit(self, item) -> dict:
         """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
@@ -333,6 +367,15 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 owned or all(item.provider in q for q in provs),
                 f"{item.workload} on {item.provider}",
             )
+            min_tiers = [t for t in (p.min_tier, w.min_tier) if t is not None]
+            if min_tiers:
+                tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
+                c.check(
+                    "provider tier",
+                    owned or all(tier_rank(tier) >= tier_rank(t) for t in min_tiers),
+                    f"{item.workload} on {item.offering} ({tier}; needs "
+                    f"{max(min_tiers, key=tier_rank)})",
+                )
             if not owned:
                 regs = [q for q in (p.regions, w.regions) if q is not None]
                 c.check(
@@ -653,6 +696,24 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 calibration=calibration_of(w, specs[w.name]),
             )
             unit_capacity[(w.name, item.period, item.block)].append((cap, item.units))
+    # the daily load curve: blocks cover the day once; each curve has mean 1 and, when it
+    # is the default shape, its maximum is the workload's peak_to_average
+    c.check(
+        "load blocks cover 24 h",
+        _close(sum(b.hours_per_day for b in ctx.blocks.values()), 24.0)
+        and (
+            not ctx.load.hours
+            or sorted(h for hs in ctx.load.hours for h in hs) == list(range(24))
+        ),
+        f"{[(b.name, b.hours_per_day) for b in ctx.blocks.values()]}",
+    )
+    for name, curve in ctx.load.hourly.items():
+        w = ctx.workloads[name]
+        c.check("load curve mean 1", _close(sum(curve) / 24.0, 1.0), name)
+        if w.load_profile is None and p.load_profile is None:
+            c.check(
+                "load curve peak = peak_to_average", _close(max(curve), w.peak_to_average), name
+            )
     for w in p.workloads:
         if isinstance(w, TrainingWorkload):
             c.check(
@@ -674,9 +735,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                         avg_tps = (
                             dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
                         )
-                    factor = (
-                        w.peak_to_average if block.demand_factor is None else block.demand_factor
-                    )
+                    factor = ctx.demand_factor(w, block)
                     # capacity for the peak at the utilisation target, not flat out
                     scale = factor * (1 + p.demand_headroom) / w.max_utilisation
                     if p.objective != "max_served":

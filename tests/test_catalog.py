@@ -135,3 +135,139 @@ def test_region_missing_from_regions(tmp_path):
 
     err = broken(tmp_path, "offerings.csv", edit)
     assert "regions.csv" in err.message and err.field.startswith("line 2")
+
+
+# --------------------------------------------------------------- providers.csv and tiers
+
+PROVIDER_ROWS = [
+    dict(provider="acme", tier="marketplace", sla="none", data_terms="host sees data",
+         hosts="third-party hosts", source="test", read_date="2026-11"),
+    dict(provider="bigco", tier="neocloud", sla="99.9%", data_terms="DPA",
+         hosts="own datacenters", source="test", read_date="2026-11"),
+]
+BIGCO_REGION = dict(
+    provider="bigco", region="us-east", country="US", residency_zone="us",
+    grid_gco2_per_kwh=400, grid_year=2023, grid_source="test", pue=1.0,
+    electricity_usd_per_kwh=0.1, source="test",
+)
+# acme's L4 is the cheaper one (1.0 vs 1.5 USD/h), so only a tier rule keeps it out.
+TIER_OFFERINGS = [
+    offering("l4", "l4", 1, 1.0, nvlink=False),
+    offering("l4", "l4", 1, 1.5, nvlink=False, provider="bigco"),
+]
+TIER_PROBLEM = {
+    "name": "tiers",
+    "horizon_months": 1,
+    "modes": ["on_demand"],
+    "workloads": [
+        {
+            "kind": "inference",
+            "name": "chat",
+            "model": "llama-3-8b",
+            "demand": {"tokens_per_s": 500},
+            "prompt_tokens": 500,
+            "output_tokens": 200,
+            "ttft_slo": "2 s",
+            "tpot_slo": "150 ms",  # an L4 reaches ~90 ms per token on this 8B model
+            "min_tier": "neocloud",
+        }
+    ],
+}
+
+
+def tier_catalog(tmp_path, providers=PROVIDER_ROWS):
+    from conftest import TINY_REGIONS
+
+    directory = write_catalog(
+        tmp_path / "cat", TIER_OFFERINGS, regions=[*TINY_REGIONS, BIGCO_REGION]
+    )
+    if providers is not None:
+        pd.DataFrame(providers).to_csv(directory / "providers.csv", index=False)
+    return directory
+
+
+def test_providers_csv_loads_and_gives_tiers(tmp_path):
+    cat = load_catalog(tier_catalog(tmp_path))
+    assert cat.tier_of("acme") == "marketplace"
+    assert cat.tier_of("bigco") == "neocloud"
+    assert cat.tier_of("owned") == "owned"
+
+
+def test_catalog_without_providers_csv_still_loads(tmp_path):
+    cat = load_catalog(tier_catalog(tmp_path, providers=None))
+    assert cat.providers is None
+    assert cat.tier_of("acme") == "unknown"
+
+
+def test_unknown_tier_in_providers_csv_is_refused(tmp_path):
+    rows = [dict(PROVIDER_ROWS[0], tier="datacentre"), PROVIDER_ROWS[1]]
+    with pytest.raises(ProcureError) as err:
+        load_catalog(tier_catalog(tmp_path, providers=rows))
+    text = str(err.value)
+    assert "unknown tier 'datacentre'" in text and "providers.csv" in text
+    assert "line 2, tier" in text and "marketplace, neocloud, hyperscaler" in text
+
+
+def test_offering_provider_missing_from_providers_csv_is_refused(tmp_path):
+    with pytest.raises(ProcureError) as err:
+        load_catalog(tier_catalog(tmp_path, providers=PROVIDER_ROWS[:1]))
+    assert "'bigco' is not in providers.csv" in str(err.value)
+
+
+def test_unknown_min_tier_in_a_problem_is_refused():
+    from solver.problem import parse_problem
+
+    data = dict(TIER_PROBLEM, min_tier="datacentre")
+    with pytest.raises(ProcureError) as err:
+        parse_problem(data)
+    assert "min_tier" in str(err.value) and "'neocloud'" in str(err.value)
+
+
+def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
+    from solver.compile import _requirement_mask, build_pools
+    from solver.problem import parse_problem
+    from solver.solve import solve_problem
+    from solver.verify import verify_plan
+
+    cat = load_catalog(tier_catalog(tmp_path))
+    problem = parse_problem(TIER_PROBLEM)
+    pools = build_pools(problem, cat)
+    ok, why = _requirement_mask(problem.workloads[0], pools)
+    by_provider = dict(zip(pools["provider"], ok, strict=True))
+    assert by_provider == {"acme": False, "bigco": True}
+    assert set(why[~ok]) == {"provider tier below neocloud"}
+    # Problem-level min_tier drops the pool before any workload sees it.
+    top = parse_problem(dict(TIER_PROBLEM, min_tier="neocloud"))
+    assert set(build_pools(top, cat)["provider"]) == {"bigco"}
+    # The solver then buys the dearer bigco L4 (1.5 > 1.0 USD/h) and the verifier's
+    # "provider tier" check passes; moving the line to acme breaks it.
+    plan = solve_problem(problem, cat)
+    assert plan.verified
+    assert {i.provider for i in plan.line_items} == {"bigco"}
+    items = [i.model_copy(update={"offering": "acme/us-east/l4", "provider": "acme"})
+             for i in plan.line_items]
+    bad = plan.model_copy(update={"line_items": items})
+    failed = {c.name for c in verify_plan(bad, problem, cat) if not c.ok}
+    assert "provider tier" in failed
+
+
+def test_shipped_catalog_breadth_issue_11():
+    """Issue 11: >= 1,500 offerings across >= 14 providers, every provider tiered."""
+    cat = load_catalog(ROOT / "catalogs")
+    counts = cat.counts()
+    assert counts["offerings"] >= 1500
+    assert counts["providers"] >= 14
+    assert cat.providers is not None
+    assert set(cat.offerings["provider"]) <= set(cat.providers.index)
+    assert cat.tier_of("vast") == "marketplace" and cat.tier_of("aws") == "hyperscaler"
+    # RunPod's plain "H100"/"A100-80GB" pods are PCIe cards (SXM ones say "-SXM").
+    off = cat.offerings
+    assert off.loc["runpod/US/1x_H100_SECURE", "accelerator_id"] == "h100-pcie"
+    assert off.loc["runpod/US/1x_A100-80GB_SECURE", "accelerator_id"] == "a100-80gb-pcie"
+    assert off.loc["runpod/US/1x_H100-SXM_SECURE", "accelerator_id"] == "h100-sxm"
+    # No spot quote equals on-demand (the Azure ND H200 v5 rows used to).
+    spot = off["spot_usd_per_hour"].dropna()
+    assert (spot < 0.99 * off.loc[spot.index, "on_demand_usd_per_hour"]).all()
+    # Every accelerator has an offering except those the catalog says are not offered.
+    bare = set(cat.accelerators.index) - set(off["accelerator_id"])
+    assert bare <= {"mi250x", "trainium2", "gaudi3"}, bare

@@ -134,7 +134,8 @@ def test_azure_unquoted_generation_and_fractional_counts(tmp_path: Path) -> None
     result = read_skypilot_vms(_write(tmp_path, "azure.csv", AZURE, crlf=True), "azure")
     # The V1,V2 row has 11 fields: prices must still come from the right columns.
     a100 = _row(result, "azure/eastus/Standard_NC24ads_A100_v4")
-    assert a100["accelerator_id"] == "a100-80gb"
+    # NC A100 v4 carries the A100 80GB PCIe card (Azure NC A100 v4-series docs), not SXM4.
+    assert a100["accelerator_id"] == "a100-80gb-pcie"
     assert a100["on_demand_usd_per_hour"] == pytest.approx(3.673)
     assert a100["spot_usd_per_hour"] == pytest.approx(0.9)
     assert bool(a100["nvlink"]) is False
@@ -184,6 +185,42 @@ def test_name_table_examples() -> None:
     assert map_accelerator("RTX6000-Ada", "", "runpod")[0] == "rtx-6000-ada"
     assert map_accelerator("Inferentia2", "inf2.xlarge", "aws")[0] == "inferentia2"
     assert map_accelerator("RTX6000", "gpu_1x_rtx6000", "lambda") == (None, None)
+
+
+# RunPod v6 rows as in skypilot-catalog v6 runpod/vms.csv@098741e7 (prices shortened): the
+# plain "H100" and "A100-80GB" pods are the PCIe cards; the SXM parts are named "-SXM".
+RUNPOD = """
+InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Region,SpotPrice,Price
+1x_H100_SECURE,H100,1,16,80,H100,US,,4.49
+2x_H100_SECURE,H100,2,32,160,H100,US,,8.98
+1x_H100-SXM_SECURE,H100-SXM,1,16,80,H100-SXM,US,,4.69
+1x_A100-80GB_SECURE,A100-80GB,1,8,80,A100-80GB,US,,1.99
+2x_A100-80GB-SXM_SECURE,A100-80GB-SXM,2,16,160,A100-80GB-SXM,US,,4.58
+"""
+
+
+def test_runpod_pcie_cards_are_not_sxm(tmp_path: Path) -> None:
+    result = read_skypilot_vms(_write(tmp_path, "runpod.csv", RUNPOD), "runpod")
+    expect = {
+        "runpod/US/1x_H100_SECURE": ("h100-pcie", False),
+        "runpod/US/2x_H100_SECURE": ("h100-pcie", False),  # PCIe pair: no NVLink fabric
+        "runpod/US/1x_H100-SXM_SECURE": ("h100-sxm", False),
+        "runpod/US/1x_A100-80GB_SECURE": ("a100-80gb-pcie", False),
+        "runpod/US/2x_A100-80GB-SXM_SECURE": ("a100-80gb", True),
+    }
+    for offering_id, (acc, nvlink) in expect.items():
+        row = _row(result, offering_id)
+        assert (row["accelerator_id"], bool(row["nvlink"])) == (acc, nvlink), offering_id
+    # The same name on another provider keeps SkyPilot's meaning (SXM, e.g. GCP a3).
+    assert map_accelerator("H100", "a3-highgpu-8g", "gcp")[0] == "h100-sxm"
+    assert map_accelerator("A100-80G-PCIe", "n3-A100x1", "hyperstack")[0] == "a100-80gb-pcie"
+
+
+def test_tpu_v6e_slices_count_chips() -> None:
+    # cloud.google.com/tpu/docs/v6e: one TensorCore per v6e chip, so tpu-v6e-N is N chips
+    # (v5p counts 2 TensorCores per chip: tpu-v5p-128 is 64 chips).
+    assert map_accelerator("tpu-v6e-8", "", "gcp", count=1) == ("tpu-v6e", 8)
+    assert map_accelerator("tpu-v5p-128", "", "gcp", count=1) == ("tpu-v5p", 64)
 
 
 def test_not_a_skypilot_file(tmp_path: Path) -> None:

@@ -211,6 +211,14 @@ def seed_solution():
     from solver.problem import load_problem
 
     p = load_problem(ROOT / "problems/seed-2m-13b.yaml")
+    # The seed's workloads and every pool (no pruning), without the N+1 rows: their
+    # binaries make each of the dozens of re-solves a break-even search runs about 10x
+    # slower, and N+1 has its own tests (tests/test_headroom.py).
+    serving = [
+        w.model_copy(update={"redundancy": 1}) if w.kind == "inference" else w
+        for w in p.workloads
+    ]
+    p = p.model_copy(update={"workloads": serving})
     compiled = compile_problem(p, load_catalog(), prune_dominated=False)
     return optimise(compiled, build_model(compiled), solver="highspy", options=SolveOptions())
 

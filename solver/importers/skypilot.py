@@ -86,8 +86,9 @@ NAME_TABLE: dict[str, str] = {
     "A10080GB": "a100-80gb",
     "A10080GBSXM": "a100-80gb",
     "A10080GBSXM4": "a100-80gb",
-    "A10080GPCIE": "a100-80gb",
-    "A10080GPCIENVLINK": "a100-80gb",
+    "A10080GPCIE": "a100-80gb-pcie",
+    "A10080GPCIENVLINK": "a100-80gb-pcie",
+    "A10080GBPCIE": "a100-80gb-pcie",
     "A10G": "a10g",
     "A10": "a10",
     "A40": "a40",
@@ -162,10 +163,15 @@ _FABRIC_IDS = {
     "trainium2",
     "tpu-v5e",
     "tpu-v5p",
+    "tpu-v6e",
 }
 
 _HYPERSCALERS = {"aws", "gcp", "azure", "oci"}
-_NEOCLOUDS = {"lambda", "coreweave", "nebius", "crusoe", "together", "mithril"}
+_NEOCLOUDS = {
+    "lambda", "coreweave", "nebius", "crusoe", "together", "mithril", "hyperstack", "verda",
+    "fluidstack", "paperspace", "digitalocean", "jarvislabs", "seeweb", "scaleway", "denvr",
+    "massedcompute", "oblivus", "latitude", "tensorwave",
+}
 
 _NUMERIC = ["AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice"]
 _TEXT = ["InstanceType", "AcceleratorName", "GpuInfo", "Region", "AvailabilityZone"]
@@ -284,15 +290,18 @@ def map_accelerator(
     tuple
         ``(accelerator_id, accelerators_per_instance)``; ``(None, None)`` when the
         name is not in :data:`NAME_TABLE`. TPU slices return the chip count:
-        ``tpu-v5litepod-N`` is N v5e chips; ``tpu-v5p-N`` counts TensorCores
-        (2 per chip), so N/2 chips.
+        ``tpu-v5litepod-N`` is N v5e chips and ``tpu-v6e-N`` N v6e chips (one
+        TensorCore per chip); ``tpu-v5p-N`` counts TensorCores (2 per chip), so
+        N/2 chips (cloud.google.com/tpu/docs/v5p, /v5e, /v6e).
     """
     raw = str(name).strip()
-    m = re.fullmatch(r"tpu-v5(litepod|p)-(\d+)", raw.lower())
+    m = re.fullmatch(r"tpu-(v5litepod|v5p|v6e)-(\d+)", raw.lower())
     if m:
         n = int(m.group(2))
-        if m.group(1) == "litepod":
+        if m.group(1) == "v5litepod":
             return "tpu-v5e", n
+        if m.group(1) == "v6e":
+            return "tpu-v6e", n
         return "tpu-v5p", max(n // 2, 1)
     acc = NAME_TABLE.get(_norm(raw))
     if acc is None:
@@ -306,12 +315,25 @@ def map_accelerator(
             provider == "azure" and str(instance_type).startswith("Standard_NC")
         ):
             acc = "h100-nvl"  # Azure NCads H100 v5 carries H100 NVL 94 GB
+        elif provider == "runpod" and "sxm" not in hint:
+            acc = "h100-pcie"  # RunPod's plain "H100" is the PCIe card; SXM says "H100-SXM"
     elif acc in {"a100-40gb", "v100"}:
         mem = _gpu_mem_gib(gpu_info, count)
         if acc == "a100-40gb" and ("80gb" in hint or (mem is not None and mem >= 60)):
             acc = "a100-80gb"
+            if ("pcie" in hint and "sxm" not in hint) or (
+                provider == "runpod" and "sxm" not in hint
+            ):
+                acc = "a100-80gb-pcie"  # RunPod's plain "A100-80GB" is the PCIe card
         elif acc == "v100" and ("32gb" in hint or (mem is not None and mem >= 30)):
             acc = "v100-32gb"
+    elif acc == "a100-80gb" and "sxm" not in hint and (
+        "pcie" in hint
+        or provider == "runpod"
+        or (provider == "azure" and str(instance_type).startswith("Standard_NC"))
+    ):
+        # RunPod's plain "A100-80GB" and Azure's NC A100 v4 are the PCIe card.
+        acc = "a100-80gb-pcie"
     return acc, n_int
 
 

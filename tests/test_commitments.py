@@ -1,0 +1,202 @@
+"""Commitments as sold (issue 11, item 3): the published-rate table and the liability shown
+for a reservation whose term runs past the horizon.
+
+The worked cases use the tiny catalog of tests/conftest.py: one H100 instance serves 10
+requests/s, on-demand $4/h, 1-year reserved $3/h, 3-year reserved $2/h, 730 h a month.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT, offering
+from solver.cli import plan_table
+from solver.problem import parse_problem
+from solver.solve import solve_problem
+
+HOURS = 730.0
+
+
+def _build_script():
+    """scripts/build_offerings.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location(
+        "build_offerings", ROOT / "scripts" / "build_offerings.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _build_script()
+
+
+# ---------------------------------------------------------------------------- the table
+
+
+def test_every_rule_has_a_page_and_a_read_date(build):
+    for provider, _pattern, f1, f3, src in build.RESERVED_RULES:
+        assert "https://" in src and "2026-11-24" in src, (provider, src)
+        for f in (f1, f3):
+            assert f is None or 0.0 < f <= 1.0, (provider, f)
+        if f1 is not None and f3 is not None:
+            # a 3-year commitment is never dearer per hour than a 1-year one
+            assert f3 <= f1, provider
+
+
+def test_upper_bounds_are_not_prices_and_unpublished_terms_stay_empty(build):
+    # one rule per provider in the table
+    by_provider = {p: (f1, f3, src) for p, _, f1, f3, src in build.RESERVED_RULES}
+    assert len(by_provider) == len(build.RESERVED_RULES)
+    # AWS and Azure advertise only "up to 72%" for GPU instances: a best case, not the
+    # price of a p5 or ND H100 commitment, so both terms stay empty and the source says why.
+    for provider in ("aws", "azure"):
+        f1, f3, src = by_provider[provider]
+        assert f1 is None and f3 is None
+        assert "an upper bound is not a price" in src
+    # Neoclouds publish no rate: both columns empty, never a made-up factor.
+    for provider in ("lambda", "coreweave", "nebius", "oci"):
+        f1, f3, src = by_provider[provider]
+        assert f1 is None and f3 is None and "none published" in src
+
+
+def test_apply_reserved_worked_rows(build):
+    rows = pd.DataFrame(
+        {
+            "provider": ["aws", "gcp", "lambda"],
+            "instance_type": ["p5.48xlarge", "a3-highgpu-8g", "gpu_8x_h100_sxm5"],
+            "on_demand_usd_per_hour": [100.0, 100.0, 100.0],
+            "reserved_1y_usd_per_hour": [np.nan] * 3,
+            "reserved_3y_usd_per_hour": [np.nan] * 3,
+            "source": ["list", "list", "list"],
+        }
+    )
+    out = build.apply_reserved(rows).set_index("provider")
+    # aws p5: only an advertised upper bound, so no commitment price at all.
+    assert out.loc["aws", ["reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"]].isna().all()
+    # gcp a3: 1y = 100 x (1 - 0.37) = $63/h, 3y = 100 x (1 - 0.55) = $45/h.
+    assert out.loc["gcp", "reserved_1y_usd_per_hour"] == pytest.approx(63.0)
+    assert out.loc["gcp", "reserved_3y_usd_per_hour"] == pytest.approx(45.0)
+    # lambda: nothing published, both empty, the source says so.
+    assert out.loc["lambda", ["reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"]].isna().all()
+    assert "reserved: none published" in out.loc["lambda", "source"]
+    assert "reserved: none published" in out.loc["aws", "source"]
+
+
+def test_a_fraction_above_one_stops_the_build(build, monkeypatch):
+    # A commitment dearer than on-demand is a table error, not a price.
+    monkeypatch.setattr(build, "RESERVED_RULES", [("aws", r"^p5\.", 1.2, None, "bad")])
+    rows = pd.DataFrame(
+        {
+            "provider": ["aws"],
+            "instance_type": ["p5.48xlarge"],
+            "on_demand_usd_per_hour": [100.0],
+            "reserved_1y_usd_per_hour": [np.nan],
+            "reserved_3y_usd_per_hour": [np.nan],
+            "source": ["list"],
+        }
+    )
+    with pytest.raises(ValueError, match="not in"):
+        build.apply_reserved(rows)
+
+
+def test_shipped_catalog_no_reserved_price_above_on_demand():
+    off = pd.read_csv(ROOT / "catalogs" / "offerings.csv")
+    od = off["on_demand_usd_per_hour"]
+    for col in ("reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
+        priced = off[col].notna()
+        assert (off.loc[priced, col] <= od[priced] + 1e-9).all(), col
+        # every committed price carries its source
+        assert off.loc[priced, "source"].str.contains("reserved: ").all(), col
+    both = off["reserved_1y_usd_per_hour"].notna() & off["reserved_3y_usd_per_hour"].notna()
+    assert (
+        off.loc[both, "reserved_3y_usd_per_hour"] <= off.loc[both, "reserved_1y_usd_per_hour"]
+    ).all()
+
+
+# ------------------------------------------------------------- liability past the horizon
+
+H1 = offering("h1", "h100-sxm", 1, 4.0, r1=3.0, r3=2.0)
+
+
+def _serve_10_rps() -> dict:
+    return {
+        "max_utilisation": 1.0,
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"requests_per_s": 10.0},
+        "prompt_tokens": 100,
+        "output_tokens": 100,
+        "ttft_slo": "1 s",
+        "tpot_slo": "50 ms",
+        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
+        "measured_throughput_rps": {"h100-sxm": [10.0]},
+    }
+
+
+def _problem(horizon_months: int, modes: list[str], **extra):
+    data = {
+        "name": "tiny",
+        "horizon_months": horizon_months,
+        "modes": modes,
+        "workloads": [_serve_10_rps()],
+    }
+    data.update(extra)
+    return parse_problem(data)
+
+
+def _reservations(plan):
+    return [i for i in plan.line_items if i.item == "reservation"]
+
+
+def test_three_year_reservation_past_a_two_year_horizon_shows_its_liability(tiny_catalog):
+    # One H100 for 24 months. On-demand: $4 x 730 x 24 = $70,080. A 3-year reservation
+    # costs $2 x 730 x 36 = $52,560 for the whole term (cash policy: the 12 months after
+    # the horizon are owed and charged to the last period), so it wins. What runs past
+    # the horizon: term ends month 36, 36 - 24 = 12 months, $2 x 730 x 12 = $17,520.
+    plan = solve_problem(_problem(24, ["on_demand", "reserved_3y"]), tiny_catalog([H1]))
+    assert plan.total_cost_usd == pytest.approx(52_560)
+    (res,) = _reservations(plan)
+    assert res.units == 1
+    assert res.term_end_month == pytest.approx(36)
+    assert res.months_after_horizon == pytest.approx(12)
+    assert res.liability_after_horizon_usd == pytest.approx(17_520)
+    text = plan_table(plan)
+    assert "commitments running past the horizon" in text
+    assert "12 months and $17,520 still owed after the horizon" in text
+
+
+def test_amortised_policy_still_shows_what_is_owed_after_the_horizon(tiny_catalog):
+    # Amortised: only the 24 months inside count, $2 x 730 x 24 = $35,040 (cheaper than
+    # on-demand's $70,080); the $17,520 for months 25-36 is still owed and still shown.
+    p = _problem(24, ["on_demand", "reserved_3y"], owned_cost_policy="amortised")
+    plan = solve_problem(p, tiny_catalog([H1]))
+    assert plan.total_cost_usd == pytest.approx(35_040)
+    (res,) = _reservations(plan)
+    assert res.liability_after_horizon_usd == pytest.approx(17_520)
+
+
+def test_reservation_inside_the_horizon_has_no_liability_line(tiny_catalog):
+    # 12 months, 1-year reservation $3 x 730 x 12 = $26,280 < on-demand $35,040; the term
+    # ends at month 12 = the horizon: nothing owed after it and no line in the table.
+    plan = solve_problem(_problem(12, ["on_demand", "reserved_1y"]), tiny_catalog([H1]))
+    assert plan.total_cost_usd == pytest.approx(26_280)
+    (res,) = _reservations(plan)
+    assert res.term_end_month == pytest.approx(12)
+    assert res.months_after_horizon == 0 and res.liability_after_horizon_usd == 0
+    assert "commitments running past the horizon" not in plan_table(plan)
+
+
+def test_reserved_price_column_empty_means_no_commitment_offered(tiny_catalog):
+    # An offering with no published 3-year rate (empty column) cannot be reserved for
+    # 3 years: 24 months of one H100 then stay on demand, $4 x 730 x 24 = $70,080.
+    no_r3 = offering("h1", "h100-sxm", 1, 4.0, r1=None, r3=None)
+    plan = solve_problem(_problem(24, ["on_demand", "reserved_3y"]), tiny_catalog([no_r3]))
+    assert plan.total_cost_usd == pytest.approx(70_080)
+    assert _reservations(plan) == []
