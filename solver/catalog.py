@@ -153,6 +153,7 @@ def tier_rank(tier: str) -> int:
     """Rank of a tier: 0 for unknown, 1 marketplace, 2 neocloud, 3 hyperscaler."""
     return TIERS.index(tier) + 1 if tier in TIERS else 0
 
+
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f", ""}
 
@@ -490,7 +491,10 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
                 fix=f"write one of: {', '.join(TIERS)}",
             )
         _check_reference(
-            off, "provider", pd.Index(prov["provider"]), directory / "offerings.csv",
+            off,
+            "provider",
+            pd.Index(prov["provider"]),
+            directory / "offerings.csv",
             "providers.csv",
         )
     return Catalog(

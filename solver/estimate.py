@@ -347,8 +347,7 @@ def estimate_inference(
         "link": str(dev.link[0]) if d > 1 else None,
         "memory": {
             "device_memory_gb": float(acc["memory_gb"]),
-            "device_memory_as_labelled": f"{float(acc['memory_label_gb']):g} "
-            f"{acc['memory_unit']}"
+            "device_memory_as_labelled": f"{float(acc['memory_label_gb']):g} {acc['memory_unit']}"
             if "memory_label_gb" in acc.index
             else None,
             "weights_gb": served.weights_gb,

@@ -134,6 +134,24 @@ def purchase(
     )
 
 
+def pool_purchase(
+    pool, bought_in: int, periods: pd.DataFrame, horizon_months: float, problem
+) -> Charge:
+    """:func:`purchase` for one server of an owned pool (a compiled pools-table row) under
+    the problem's cost policy and residual value."""
+    return purchase(
+        capex_usd=pool.capex_usd,
+        hosting_usd_per_month=pool.hosting_usd_per_month,
+        lifetime_months=pool.lifetime_months,
+        lead_months=pool.lead_months,
+        bought_in=bought_in,
+        periods=periods,
+        horizon_months=horizon_months,
+        policy=problem.owned_cost_policy,
+        residual=problem.residual_value,
+    )
+
+
 def discount_factors(periods: pd.DataFrame, annual_rate: float | None) -> np.ndarray:
     """Present-value factor per period, at its middle month: (1 + r) ** -(month / 12)."""
     if not annual_rate:

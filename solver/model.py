@@ -495,17 +495,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         period=tau,
                         block=-1,
                     )
-                    charge = ledger.purchase(
-                        capex_usd=pool.capex_usd,
-                        hosting_usd_per_month=pool.hosting_usd_per_month,
-                        lifetime_months=pool.lifetime_months,
-                        lead_months=pool.lead_months,
-                        bought_in=tau,
-                        periods=periods,
-                        horizon_months=horizon_months,
-                        policy=problem.owned_cost_policy,
-                        residual=problem.residual_value,
-                    )
+                    charge = ledger.pool_purchase(pool, tau, periods, horizon_months, problem)
                     add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
                     capex.add(v, charge.capex_usd)
                     co2_kg.add(
@@ -525,9 +515,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                     "owned",
                     {t: usd * pool.existing_units for t, usd in charge.by_period_usd.items()},
                 )
-                co2_kg.constant += (
-                    pool.idle_kgco2e_per_month * horizon_months * pool.existing_units
-                )
+                co2_kg.constant += pool.idle_kgco2e_per_month * horizon_months * pool.existing_units
                 for t in range(n_t):
                     fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units
             if used is None:

@@ -225,17 +225,7 @@ def extract_plan(
         elif r.kind == "buy":
             pool = pool_rows[r.pool]
             units = float(r.value)
-            charge = ledger.purchase(
-                capex_usd=pool.capex_usd,
-                hosting_usd_per_month=pool.hosting_usd_per_month,
-                lifetime_months=pool.lifetime_months,
-                lead_months=pool.lead_months,
-                bought_in=r.period,
-                periods=periods,
-                horizon_months=horizon,
-                policy=compiled.problem.owned_cost_policy,
-                residual=compiled.problem.residual_value,
-            )
+            charge = ledger.pool_purchase(pool, r.period, periods, horizon, compiled.problem)
             items.append(
                 LineItem(
                     item="purchase",

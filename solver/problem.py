@@ -442,8 +442,9 @@ class Problem(_Strict):
     regions: list[str] | None = Field(None, description="Allowed regions; default all")
     residency: list[str] | None = Field(None, description="Allowed residency zones")
     min_tier: Tier | None = Field(
-        None, description="Lowest provider tier for every workload (marketplace < neocloud < "
-        "hyperscaler)"
+        None,
+        description="Lowest provider tier for every workload (marketplace < neocloud < "
+        "hyperscaler)",
     )
     modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
     sites: list[str] | None = Field(None, description="Allowed sites for owned servers")

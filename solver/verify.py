@@ -207,9 +207,7 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
         tpot_slo_s=w.tpot_slo_s if online else None,
         ttft_slo_s=w.ttft_slo_s if online else None,
         d=np.array([float(d)]),
-        dev=physics.device_figures(
-            table, w.weight_precision, np.array([u["nvlink"]]), w.runtime
-        ),
+        dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
         memory_headroom=headroom,
     )
 
@@ -604,9 +602,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 else 0.0
             )
             hosting, idle_kg = _owned_month(srv, u["site"])
-            cost = item.units * (
-                float(srv["capex_usd"]) * frac + hosting * in_service - residual
-            )
+            cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service - residual)
             c.check(
                 "line cost recomputed",
                 _close(cost, item.cost_usd, 1e-5),
@@ -702,8 +698,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         "load blocks cover 24 h",
         _close(sum(b.hours_per_day for b in ctx.blocks.values()), 24.0)
         and (
-            not ctx.load.hours
-            or sorted(h for hs in ctx.load.hours for h in hs) == list(range(24))
+            not ctx.load.hours or sorted(h for hs in ctx.load.hours for h in hs) == list(range(24))
         ),
         f"{[(b.name, b.hours_per_day) for b in ctx.blocks.values()]}",
     )

@@ -140,15 +140,36 @@ def test_region_missing_from_regions(tmp_path):
 # --------------------------------------------------------------- providers.csv and tiers
 
 PROVIDER_ROWS = [
-    dict(provider="acme", tier="marketplace", sla="none", data_terms="host sees data",
-         hosts="third-party hosts", source="test", read_date="2026-11"),
-    dict(provider="bigco", tier="neocloud", sla="99.9%", data_terms="DPA",
-         hosts="own datacenters", source="test", read_date="2026-11"),
+    dict(
+        provider="acme",
+        tier="marketplace",
+        sla="none",
+        data_terms="host sees data",
+        hosts="third-party hosts",
+        source="test",
+        read_date="2026-11",
+    ),
+    dict(
+        provider="bigco",
+        tier="neocloud",
+        sla="99.9%",
+        data_terms="DPA",
+        hosts="own datacenters",
+        source="test",
+        read_date="2026-11",
+    ),
 ]
 BIGCO_REGION = dict(
-    provider="bigco", region="us-east", country="US", residency_zone="us",
-    grid_gco2_per_kwh=400, grid_year=2023, grid_source="test", pue=1.0,
-    electricity_usd_per_kwh=0.1, source="test",
+    provider="bigco",
+    region="us-east",
+    country="US",
+    residency_zone="us",
+    grid_gco2_per_kwh=400,
+    grid_year=2023,
+    grid_source="test",
+    pue=1.0,
+    electricity_usd_per_kwh=0.1,
+    source="test",
 )
 # acme's L4 is the cheaper one (1.0 vs 1.5 USD/h), so only a tier rule keeps it out.
 TIER_OFFERINGS = [
@@ -244,8 +265,10 @@ def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
     plan = solve_problem(problem, cat)
     assert plan.verified
     assert {i.provider for i in plan.line_items} == {"bigco"}
-    items = [i.model_copy(update={"offering": "acme/us-east/l4", "provider": "acme"})
-             for i in plan.line_items]
+    items = [
+        i.model_copy(update={"offering": "acme/us-east/l4", "provider": "acme"})
+        for i in plan.line_items
+    ]
     bad = plan.model_copy(update={"line_items": items})
     failed = {c.name for c in verify_plan(bad, problem, cat) if not c.ok}
     assert "provider tier" in failed

@@ -215,8 +215,7 @@ def seed_solution():
     # binaries make each of the dozens of re-solves a break-even search runs about 10x
     # slower, and N+1 has its own tests (tests/test_headroom.py).
     serving = [
-        w.model_copy(update={"redundancy": 1}) if w.kind == "inference" else w
-        for w in p.workloads
+        w.model_copy(update={"redundancy": 1}) if w.kind == "inference" else w for w in p.workloads
     ]
     p = p.model_copy(update={"workloads": serving})
     compiled = compile_problem(p, load_catalog(), prune_dominated=False)

@@ -168,9 +168,25 @@ _FABRIC_IDS = {
 
 _HYPERSCALERS = {"aws", "gcp", "azure", "oci"}
 _NEOCLOUDS = {
-    "lambda", "coreweave", "nebius", "crusoe", "together", "mithril", "hyperstack", "verda",
-    "fluidstack", "paperspace", "digitalocean", "jarvislabs", "seeweb", "scaleway", "denvr",
-    "massedcompute", "oblivus", "latitude", "tensorwave",
+    "lambda",
+    "coreweave",
+    "nebius",
+    "crusoe",
+    "together",
+    "mithril",
+    "hyperstack",
+    "verda",
+    "fluidstack",
+    "paperspace",
+    "digitalocean",
+    "jarvislabs",
+    "seeweb",
+    "scaleway",
+    "denvr",
+    "massedcompute",
+    "oblivus",
+    "latitude",
+    "tensorwave",
 }
 
 _NUMERIC = ["AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice"]
@@ -327,10 +343,14 @@ def map_accelerator(
                 acc = "a100-80gb-pcie"  # RunPod's plain "A100-80GB" is the PCIe card
         elif acc == "v100" and ("32gb" in hint or (mem is not None and mem >= 30)):
             acc = "v100-32gb"
-    elif acc == "a100-80gb" and "sxm" not in hint and (
-        "pcie" in hint
-        or provider == "runpod"
-        or (provider == "azure" and str(instance_type).startswith("Standard_NC"))
+    elif (
+        acc == "a100-80gb"
+        and "sxm" not in hint
+        and (
+            "pcie" in hint
+            or provider == "runpod"
+            or (provider == "azure" and str(instance_type).startswith("Standard_NC"))
+        )
     ):
         # RunPod's plain "A100-80GB" and Azure's NC A100 v4 are the PCIe card.
         acc = "a100-80gb-pcie"
