@@ -37,6 +37,7 @@ import yaml
 
 from solver.catalog import Catalog
 from solver.errors import ProcureError
+from solver.physics import calibration_factor
 
 # Request-size buckets (tokens): the edges Mélange profiles on (Griggs et al. 2024,
 # litone01/melange-release lb/lb_policies.py get_size_bucket_idx: a size belongs to the
@@ -717,30 +718,26 @@ def fit_factors(
     largest ``|ln(measured / (factor x predicted))|`` (0.1 is about 10% off).
     """
     by = list(by)
-    measured = points["measured"].astype(float).to_numpy()
-    predicted = points["predicted"].astype(float).to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ok = np.isfinite(measured) & np.isfinite(predicted) & (measured > 0) & (predicted > 0)
-        log_ratio = np.where(
-            ok, np.log(np.where(ok, measured, 1.0) / np.where(ok, predicted, 1.0)), np.nan
-        )
-    frame = points.assign(_ok=ok, _log_ratio=log_ratio)
-    groups = [((), frame)] if not by else list(frame.groupby(by, sort=True, dropna=False))
+    groups = [((), points)] if not by else list(points.groupby(by, sort=True, dropna=False))
     rows = []
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
-        used = group.loc[group["_ok"], "_log_ratio"].to_numpy(dtype=float)
-        centre = float(used.mean()) if len(used) else math.nan
-        residual = np.abs(used - centre)
+        measured = group["measured"].astype(float).to_numpy()
+        predicted = group["predicted"].astype(float).to_numpy()
+        # the same fit compile uses for a workload's unprofiled cards
+        factor, n, max_residual = calibration_factor(measured, predicted)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            residual = np.abs(np.log(measured / (factor * predicted)))
+        residual = residual[np.isfinite(residual) & (measured > 0) & (predicted > 0)]
         row = dict(zip(by, key, strict=True))
         row["model"] = (
             ";".join(sorted({str(m) for m in group["model"]})) if "model" in group else ""
         )
-        row["n_points"] = int(len(used))
-        row["n_excluded"] = int(len(group) - len(used))
-        row["factor"] = math.exp(centre) if len(used) else math.nan
-        row["median_abs_log_ratio"] = float(np.median(residual)) if len(used) else math.nan
-        row["max_abs_log_ratio"] = float(residual.max()) if len(used) else math.nan
+        row["n_points"] = n
+        row["n_excluded"] = int(len(group) - n)
+        row["factor"] = factor if n else math.nan
+        row["median_abs_log_ratio"] = float(np.median(residual)) if n else math.nan
+        row["max_abs_log_ratio"] = max_residual if n else math.nan
         rows.append(row)
     return pd.DataFrame(rows, columns=[*by, *FACTOR_COLUMNS])
 

@@ -17,7 +17,7 @@ import pandas as pd
 from solver import physics
 from solver.catalog import Catalog, tier_rank
 from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
-from solver.ledger import PRICE_COLUMN
+from solver.ledger import PRICE_COLUMN  # column names only: charges are recomputed here
 from solver.load import resolve_load
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
@@ -144,7 +144,7 @@ class _Context:
         off = cat.offerings.loc[item.offering]
         reg = cat.regions.loc[(off["provider"], off["region"])]
         acc = cat.accelerators.loc[off["accelerator_id"]]
-        price_col = _PRICE_COLUMN[item.mode]
+        price_col = PRICE_COLUMN[item.mode]
         return {
             "acc": acc,
             "apu": int(off["accelerators_per_instance"]),
@@ -158,6 +158,11 @@ class _Context:
             if off["network_gbps"] == off["network_gbps"]
             else 100.0,
         }
+
+    def overlap_months(self, name: str, begin: float, end: float) -> float:
+        """Months of [begin, end) inside period ``name``."""
+        s = self.start_month[name]
+        return max(0.0, min(s + self.months[name], end) - max(s, begin))
 
     def kg_per_unit_hour(self, u: dict, utilisation: float, owned: bool) -> tuple[float, float]:
         """(kWh, kgCO2e) per unit-hour of use, recomputed from the catalog."""
@@ -233,17 +238,14 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
     return float(np.exp(np.mean(logs))) if logs else 1.0
 
 
-_PRICE_COLUMN = PRICE_COLUMN  # column names only: every charge is recomputed here
-
-
 def _known(item, catalog: Catalog) -> bool:
     """The line item names an offering (with a price in its mode) or a server@site we know."""
     if item.mode == "owned":
         server_id, _, site_id = item.offering.partition("@")
         return server_id in catalog.servers.index and site_id in catalog.sites.index
-    if item.offering not in catalog.offerings.index or item.mode not in _PRICE_COLUMN:
+    if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
         return False
-    return bool(pd.notna(catalog.offerings.at[item.offering, _PRICE_COLUMN[item.mode]]))
+    return bool(pd.notna(catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]]))
 
 
 def _matches(item, u: dict) -> bool:
@@ -614,8 +616,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             provider_cost["owned"] += cost
             bought[item.offering].append((item.period, item.units))
             for name in ctx.period_names:
-                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
-                overlap = max(0.0, min(e, ctx.horizon, retired) - max(s, arrival))
+                overlap = ctx.overlap_months(name, arrival, min(ctx.horizon, retired))
                 period_cost[name] += item.units * hosting * overlap
             period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
             period_cost[ctx.period_names[-1]] -= item.units * residual
@@ -625,8 +626,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             begin = ctx.start_month[item.period]
             inside = 0.0
             for name in ctx.period_names:
-                s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
-                overlap = max(0.0, min(e, begin + term) - max(s, begin))
+                overlap = ctx.overlap_months(name, begin, begin + term)
                 part = u["price"] * item.units * overlap * HOURS_PER_MONTH
                 period_cost[name] += part
                 inside += part
@@ -657,8 +657,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 for r in p.existing_reservations:
                     if r.offering == item.offering and r.mode == item.mode:
                         for name in ctx.period_names:
-                            s, e = ctx.start_month[name], ctx.start_month[name] + ctx.months[name]
-                            overlap = max(0.0, min(e, r.months_remaining) - s)
+                            overlap = ctx.overlap_months(name, 0.0, r.months_remaining)
                             part = u["price"] * r.units * overlap * HOURS_PER_MONTH
                             period_cost[name] += part
                             cost += part

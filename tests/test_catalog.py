@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import ROOT, offering, write_catalog
+from conftest import ROOT, TINY_REGIONS, offering, write_catalog
 from solver.catalog import load_catalog
 from solver.errors import ProcureError
 
@@ -159,18 +159,7 @@ PROVIDER_ROWS = [
         read_date="2026-11",
     ),
 ]
-BIGCO_REGION = dict(
-    provider="bigco",
-    region="us-east",
-    country="US",
-    residency_zone="us",
-    grid_gco2_per_kwh=400,
-    grid_year=2023,
-    grid_source="test",
-    pue=1.0,
-    electricity_usd_per_kwh=0.1,
-    source="test",
-)
+BIGCO_REGION = dict(TINY_REGIONS[0], provider="bigco")
 # acme's L4 is the cheaper one (1.0 vs 1.5 USD/h), so only a tier rule keeps it out.
 TIER_OFFERINGS = [
     offering("l4", "l4", 1, 1.0, nvlink=False),
@@ -197,8 +186,6 @@ TIER_PROBLEM = {
 
 
 def tier_catalog(tmp_path, providers=PROVIDER_ROWS):
-    from conftest import TINY_REGIONS
-
     directory = write_catalog(
         tmp_path / "cat", TIER_OFFERINGS, regions=[*TINY_REGIONS, BIGCO_REGION]
     )

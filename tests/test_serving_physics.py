@@ -46,6 +46,19 @@ def h100(eta_bw: float = 0.6, eta_c: float = 0.45, overhead_s: float = 0.0) -> p
     )
 
 
+def decode_1000_400(model=MODEL_7B, tpot_slo_s=None):
+    """best_decode of 1,000 prompt / 400 output tokens on one H100 (no TTFT SLO)."""
+    return physics.best_decode(
+        model,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=tpot_slo_s,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+
+
 def test_step_reads_weights_once_and_kv_at_the_mean_context():
     # KV per token 2 x 32 x 32 x 128 x 2 B = 524,288 B; prompt 1,000, output 400: the mean
     # context is 1,000 + 400/2 = 1,200 tokens -> 0.6291 GB per sequence.
@@ -80,40 +93,16 @@ def test_chunked_prefill_puts_the_prompt_in_the_steps():
 def test_batch_limits_memory_then_slo():
     # Memory: 80 GiB = 85.899 GB x 0.9 - 14 GB weights = 63.309 GB free; 0.6291 GB per
     # sequence at the mean context -> floor(100.6) = 100 sequences.
-    free = physics.best_decode(
-        MODEL_7B,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=None,
-        ttft_slo_s=None,
-        d=np.array([1.0]),
-        dev=h100(),
-    )
+    free = decode_1000_400()
     assert float(free.free_gb[0]) == pytest.approx(63.309, abs=0.001)
     assert int(free.b_max_memory[0]) == 100 and int(free.batch[0]) == 100
     # A 20 ms time per output token: weights 14 / 2,010 = 6.965 ms, each sequence adds
     # 0.6291 / 2,010 = 0.3130 ms -> b <= (20 - 6.965) / 0.3130 = 41.6 -> 41.
-    slo = physics.best_decode(
-        MODEL_7B,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=0.020,
-        ttft_slo_s=None,
-        d=np.array([1.0]),
-        dev=h100(),
-    )
+    slo = decode_1000_400(tpot_slo_s=0.020)
     assert int(slo.batch[0]) == 41
     assert float(slo.step_s[0]) <= 0.020
     # A 5 ms SLO is below the weight read alone: infeasible, and said so.
-    tight = physics.best_decode(
-        MODEL_7B,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=0.005,
-        ttft_slo_s=None,
-        d=np.array([1.0]),
-        dev=h100(),
-    )
+    tight = decode_1000_400(tpot_slo_s=0.005)
     assert int(tight.batch[0]) == 0 and "SLO" in tight.reason[0]
     assert float(tight.tokens_per_s[0]) == 0.0
 
@@ -132,15 +121,7 @@ def test_tensor_parallel_all_reduce_latency_per_layer():
 def test_weights_that_do_not_fit_are_reported_not_zeroed():
     # 70B in BF16 = 140 GB > 85.9 GB x 0.9 on one H100: no batch, with the reason.
     big = physics.ServedModel(70e9, 70e9, 80, 8, 128, 8192, 64, 2, 2)
-    res = physics.best_decode(
-        big,
-        prompt_tokens=1000,
-        output_tokens=400,
-        tpot_slo_s=None,
-        ttft_slo_s=None,
-        d=np.array([1.0]),
-        dev=h100(),
-    )
+    res = decode_1000_400(big)
     assert int(res.batch[0]) == 0
     assert "do not fit" in res.reason[0]
 

@@ -238,9 +238,8 @@ def best_decode(
     free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
     kv_tok = model.kv_gb_per_token
     one_fits = free_gb >= kv_tok * (p + o)
-    b_mem = np.where(
-        one_fits, np.floor(np.maximum(free_gb, 0.0) / (kv_tok * (p + o / 2.0))).astype(int), 0
-    )
+    held = max_batch(model.weights_gb, kv_tok, p + o / 2.0, d, dev.memory_gb, memory_headroom)
+    b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
     if tpot_slo_s is None:
