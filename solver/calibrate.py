@@ -37,6 +37,7 @@ import yaml
 
 from solver.catalog import Catalog
 from solver.errors import ProcureError
+from solver.outputs import csv_text
 from solver.physics import calibration_factor
 
 # Request-size buckets (tokens): the edges Mélange profiles on (Griggs et al. 2024,
@@ -911,7 +912,7 @@ def profiles_yaml(calibration: Calibration, sources: Sequence[str]) -> str:
 
 def factors_csv(calibration: Calibration) -> str:
     """``factors.csv``: one row per accelerator and runtime."""
-    return calibration.factors.to_csv(index=False, lineterminator="\n")
+    return csv_text(calibration.factors)
 
 
 def calibration_json(calibration: Calibration) -> str:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +21,14 @@ from rich.console import Console
 from rich.table import Table
 
 from solver.errors import ProcureError
+from solver.outputs import (
+    check_output_dir,
+    check_output_file,
+    csv_text,
+    write_atomic,
+    write_files_together,
+    write_paths_together,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -42,6 +48,13 @@ CatalogOpt = Annotated[
     Path | None, typer.Option("--catalog", help="Catalog folder (default: the shipped catalogs/)")
 ]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks")]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace a symbolic link at an output path (the link, never what it points to)",
+    ),
+]
 
 
 def _run(debug: bool, body: Callable[[], None]) -> None:
@@ -68,29 +81,6 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
             "interrupted: no output was written (files are replaced whole or not at all)", err=True
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write a file so that it is either whole or absent (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _check_format(format: str, *allowed: str) -> None:
@@ -236,8 +226,7 @@ def plan_table(plan) -> str:
 def plan_csv(plan) -> str:
     import pandas as pd
 
-    frame = pd.DataFrame([i.model_dump() for i in plan.line_items])
-    return frame.to_csv(index=False, lineterminator="\n")
+    return csv_text(pd.DataFrame([i.model_dump() for i in plan.line_items]))
 
 
 def plan_json(plan) -> str:
@@ -253,6 +242,7 @@ def solve(
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
     reproducible: Annotated[
         bool,
         typer.Option(
@@ -271,6 +261,8 @@ def solve(
         from solver.solve import solve_problem
 
         _check_format(format, "table", "json", "csv")
+        if out is not None:
+            check_output_file(out, force=force)
         if gap < 0 or (time_limit is not None and time_limit <= 0):
             raise ProcureError(
                 "gap must be >= 0 and time limit > 0",
@@ -295,6 +287,7 @@ def solve(
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
         if out is not None:
+            check_output_file(out, force=force)
             write_atomic(out, text)
             typer.echo(f"wrote {out}")
         else:
@@ -364,6 +357,7 @@ def sensitivity(
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """What binds, what it is worth, and how far prices may move before the plan changes."""
@@ -373,6 +367,8 @@ def sensitivity(
         from solver.sensitivity import sensitivity_report
 
         _check_format(format, "table", "json")
+        if out is not None:
+            check_output_file(out, force=force)
         _, solution = _solve_for_analysis(problem, catalog, solver)
         with _Progress() as bar:
             report = sensitivity_report(
@@ -388,6 +384,7 @@ def sensitivity(
         else:
             text = sensitivity_text(report)
         if out is not None:
+            check_output_file(out, force=force)
             write_atomic(out, text)
             typer.echo(f"wrote {out}")
         else:
@@ -408,6 +405,7 @@ def report(
     spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Write a self-contained HTML report and an XLSX workbook for finance."""
@@ -415,6 +413,8 @@ def report(
     def body() -> None:
         from solver.report import build_analysis, frontier_png, report_html, report_xlsx
 
+        names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
+        check_output_dir(out, names, force=force)
         if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
             raise ProcureError(
                 "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",
@@ -442,8 +442,8 @@ def report(
             "frontier.png": png,
             "analysis.json": json.dumps(analysis.model_dump(mode="json"), indent=2) + "\n",
         }
-        for name, content in files.items():
-            write_atomic(out / name, content)
+        check_output_dir(out, names, force=force)
+        write_files_together(out, files)
         typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")
 
     _run(debug, body)
@@ -702,6 +702,7 @@ def catalog_import(
     format: Annotated[str, typer.Option("--format", help="skypilot")] = "skypilot",
     out: Annotated[Path | None, typer.Option(help="Write offerings CSV here")] = None,
     price_date: Annotated[str, typer.Option(help="Date the prices were read")] = "unknown",
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Read a SkyPilot vms.csv into offerings; report what could not be mapped."""
@@ -733,7 +734,8 @@ def catalog_import(
                 "skipped: " + ", ".join(f"{why} ({n})" for why, n in sorted(result.skipped.items()))
             )
         if out is not None:
-            write_atomic(out, result.offerings.to_csv(index=False, lineterminator="\n"))
+            check_output_file(out, force=force)
+            write_atomic(out, csv_text(result.offerings))
             typer.echo(f"wrote {out}")
 
     _run(debug, body)
@@ -869,6 +871,7 @@ def resolve_cmd(
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
     plan_out: Annotated[
         Path | None,
         typer.Option("--plan-out", help="The new plan as solve --format json writes it"),
@@ -953,13 +956,18 @@ def resolve_cmd(
                     result.diff.text(),
                 ]
             )
+        outputs: dict[Path, str] = {}
         if plan_out is not None:
-            write_atomic(plan_out, plan_json(result.plan))
+            outputs[plan_out] = plan_json(result.plan)
         if problem_out is not None:
             data = rb.problem.model_dump(mode="json", exclude_defaults=True)
-            write_atomic(problem_out, yaml.safe_dump(data, sort_keys=False))
+            outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
         if out is not None:
-            write_atomic(out, text)
+            outputs[out] = text
+        for path in outputs:
+            check_output_file(path, force=force)
+        write_paths_together(outputs)
+        if out is not None:
             typer.echo(f"wrote {out}")
         else:
             sys.stdout.write(text)
@@ -989,6 +997,7 @@ def diff_cmd(
     accept_suspicious: AcceptOpt = False,
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Line items added, removed and changed; the cost change split into price and plan effect.
@@ -1027,6 +1036,7 @@ def diff_cmd(
         else:
             text = diff.text()
         if out is not None:
+            check_output_file(out, force=force)
             write_atomic(out, text)
             typer.echo(f"wrote {out}")
         else:
@@ -1056,6 +1066,7 @@ def export_cmd(
     billing_account: Annotated[
         str, typer.Option("--billing-account", help="BillingAccountId for FOCUS rows")
     ] = "planned",
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Purchase orders per provider and for hardware (csv, xlsx), or FOCUS 1.2 rows (focus)."""
@@ -1075,6 +1086,7 @@ def export_cmd(
         from solver.problem import load_problem
 
         _check_format(format, "csv", "xlsx", "focus")
+        check_output_dir(out, force=force)
         the_plan = _load_plan(plan)
         cat = _load_catalog(catalog)
         prob = load_problem(problem) if problem is not None else None
@@ -1114,15 +1126,15 @@ def export_cmd(
         elif by_provider:
             files.update(orders_csv(the_plan, cat, prob))
         else:
-            files["orders.csv"] = orders_combined(the_plan).to_csv(index=False, lineterminator="\n")
+            files["orders.csv"] = csv_text(orders_combined(the_plan))
             hw = hardware_order(the_plan, cat, prob)
             if not hw.empty:
-                files["hardware.csv"] = hw.to_csv(index=False, lineterminator="\n")
+                files["hardware.csv"] = csv_text(hw)
         if not files:
             typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
             return
-        for name, content in files.items():
-            write_atomic(out / name, content)
+        check_output_dir(out, list(files), force=force)
+        write_files_together(out, files)
         typer.echo("wrote " + ", ".join(str(out / n) for n in files))
 
     _run(debug, body)
@@ -1186,6 +1198,7 @@ def calibrate_cmd(
     ] = None,
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     catalog: CatalogOpt = None,
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Per-bucket profiles and fitted efficiency factors from your own measurements."""
@@ -1223,8 +1236,12 @@ def calibrate_cmd(
             tpot_slo_ms=tpot_slo_ms,
         )
         if out is not None:
-            write_atomic(out / "profiles.yaml", profiles_yaml(result, [t[0] for t in texts]))
-            write_atomic(out / "factors.csv", factors_csv(result))
+            written = {
+                "profiles.yaml": profiles_yaml(result, [t[0] for t in texts]),
+                "factors.csv": factors_csv(result),
+            }
+            check_output_dir(out, list(written), force=force)
+            write_files_together(out, written)
         typer.echo(calibration_json(result) if format == "json" else _calibration_table(result))
         if out is not None:
             wrote = f"wrote {out / 'profiles.yaml'}, {out / 'factors.csv'}"

@@ -57,6 +57,7 @@ import pandas as pd
 from solver import ledger
 from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.outputs import csv_text, neutralise_frame
 from solver.plan import LineItem, Plan
 from solver.problem import HOURS_PER_MONTH, Problem
 
@@ -185,12 +186,12 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
 def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> dict[str, str]:
     """File name -> CSV text: ``orders-<provider>.csv`` each, and ``hardware.csv``."""
     files = {
-        f"orders-{_safe(p)}.csv": frame.to_csv(index=False, lineterminator="\n")
+        f"orders-{_safe(p)}.csv": csv_text(frame)
         for p, frame in provider_orders(plan).items()
     }
     hw = hardware_order(plan, catalog, problem)
     if not hw.empty:
-        files["hardware.csv"] = hw.to_csv(index=False, lineterminator="\n")
+        files["hardware.csv"] = csv_text(hw)
     return files
 
 
@@ -227,11 +228,11 @@ def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) ->
     summary = pd.DataFrame(summary_rows, columns=["order", "lines", "total_usd"])
     out = io.BytesIO()
     with pd.ExcelWriter(out, engine="openpyxl") as writer:
-        summary.to_excel(writer, sheet_name="summary", index=False)
+        neutralise_frame(summary).to_excel(writer, sheet_name="summary", index=False)
         for provider, frame in orders.items():
-            frame.to_excel(writer, sheet_name=_safe(provider)[:31], index=False)
+            neutralise_frame(frame).to_excel(writer, sheet_name=_safe(provider)[:31], index=False)
         if not hw.empty:
-            hw.to_excel(writer, sheet_name="hardware", index=False)
+            neutralise_frame(hw).to_excel(writer, sheet_name="hardware", index=False)
         fixed = datetime(2000, 1, 1)
         writer.book.properties.created = fixed
         writer.book.properties.modified = fixed
@@ -851,4 +852,4 @@ def validate_focus(frame: pd.DataFrame) -> list[str]:
 
 def focus_csv(frame: pd.DataFrame) -> str:
     """CSV text of a FOCUS frame (empty cells for nulls)."""
-    return frame.to_csv(index=False, lineterminator="\n", float_format="%.10g")
+    return csv_text(frame, float_format="%.10g")

@@ -16,6 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.export import _stable_zip
+from solver.outputs import neutralise_frame
 from solver.plan import Plan
 from solver.sensitivity import BreakEven, SensitivityReport, SweepPoint
 
@@ -311,13 +312,15 @@ def report_xlsx(analysis: Analysis) -> bytes:
     )
     out = io.BytesIO()
     with pd.ExcelWriter(out, engine="openpyxl") as writer:
-        items.to_excel(writer, sheet_name="plan", index=False)
-        (orders if not orders.empty else pd.DataFrame({"provider": []})).to_excel(
-            writer, sheet_name="purchase plan", index=False
-        )
-        duals_frame(sens).to_excel(writer, sheet_name="sensitivity", index=False)
-        break_even_frame(sens.break_even).to_excel(writer, sheet_name="break-even", index=False)
-        frontier.to_excel(writer, sheet_name="frontier", index=False)
+        sheets = {
+            "plan": items,
+            "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
+            "sensitivity": duals_frame(sens),
+            "break-even": break_even_frame(sens.break_even),
+            "frontier": frontier,
+        }
+        for name, frame in sheets.items():
+            neutralise_frame(frame).to_excel(writer, sheet_name=name, index=False)
     return _stable_zip(out.getvalue())
 
 

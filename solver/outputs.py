@@ -1,0 +1,184 @@
+"""Outputs that cannot be abused: spreadsheet cells neutralised, output paths checked,
+files replaced whole or not at all.
+
+Plain functions used by the export and report stages (cells) and by the CLI (paths
+and writes). Nothing here decides what a plan says; it only makes sure that what is
+written is what was meant, and is written where the user meant.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from solver.errors import ProcureError
+
+# OWASP, "CSV Injection" (https://owasp.org/www-community/attacks/CSV_Injection): a
+# cell that begins with one of these is read as a formula by Excel, LibreOffice or
+# Google Sheets; prefix it with a single quote so it is shown as text. Full-width
+# forms are included because some spreadsheets normalise them.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")
+
+
+def neutralise_cell(value: object) -> object:
+    """A cell value a spreadsheet will show, never execute.
+
+    Strings that begin with a formula trigger (``= + - @``, tab, carriage return,
+    line feed, or their full-width forms) get a leading ``'``; numbers, booleans,
+    dates and None pass through unchanged, so numeric columns stay numeric (a
+    negative number is a number, not the text ``-5``).
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        return "'" + value
+    return value
+
+
+def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with every text cell and column name neutralised."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(neutralise_cell)
+    out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in out.columns]
+    return out
+
+
+def csv_text(frame: pd.DataFrame, **options) -> str:
+    """CSV text of a frame with its text cells neutralised (``\\n`` line ends)."""
+    return neutralise_frame(frame).to_csv(index=False, lineterminator="\n", **options)
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_output_file(path: Path, *, force: bool = False, option: str = "--out") -> None:
+    """Refuse an output path that is anything but a regular file or absent.
+
+    A symlink is refused unless ``force`` (then the link itself is replaced by a
+    regular file; what it points to is never touched). A directory, FIFO, device
+    or socket is refused even with ``force``: writing there would block, destroy
+    something that is not ours, or write where nobody asked.
+    """
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise ProcureError(
+                f"the folder {str(parent)!r} is not a directory",
+                file=str(path),
+                field=option,
+                fix="choose a path in an existing folder",
+            ) from None
+        return
+    if stat.S_ISLNK(info.st_mode):
+        if force:
+            return
+        raise ProcureError(
+            "the output path is a symbolic link; procure does not write through links",
+            file=str(path),
+            field=option,
+            fix="choose another path, or add --force to replace the link (not its target)",
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise ProcureError(
+            f"the output path is {_kind(info.st_mode)}, not a file",
+            file=str(path),
+            field=option,
+            fix="choose a path to a regular file (or one that does not exist yet)",
+        )
+
+
+def check_output_dir(
+    folder: Path, names: list[str] | None = None, *, force: bool = False, option: str = "--out"
+) -> None:
+    """Refuse an output folder that is not a directory (or absent), and any file in it
+    that would be replaced but is not a regular file (see :func:`check_output_file`)."""
+    folder = Path(folder)
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) and not force:
+        raise ProcureError(
+            "the output folder is a symbolic link; procure does not write through links",
+            file=str(folder),
+            field=option,
+            fix="choose another folder, or add --force to write into the folder it points to",
+        )
+    if not folder.is_dir():
+        raise ProcureError(
+            f"the output folder is {_kind(os.stat(folder).st_mode)}",
+            file=str(folder),
+            field=option,
+            fix="choose a folder (or a path that does not exist yet)",
+        )
+    for name in names or []:
+        check_output_file(folder / name, force=force, option=option)
+
+
+# --------------------------------------------------------------------------- writes
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def _write(handle_fd: int, content: str | bytes) -> None:
+    if isinstance(content, bytes):
+        with os.fdopen(handle_fd, "wb") as handle:
+            handle.write(content)
+    else:
+        with os.fdopen(handle_fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+
+
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write a file so that it is either whole or absent (temp file + rename)."""
+    write_paths_together({Path(path): text})
+
+
+def write_paths_together(files: dict[Path, str | bytes]) -> None:
+    """Write several files as one set: all of them, or none.
+
+    Every file is first written whole to a temporary file beside its target; only
+    when all are written are they renamed into place (an atomic rename each). An
+    error or Ctrl-C while writing leaves every target as it was. The renames take
+    microseconds; only a crash inside that loop could leave old and new side by side.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, content in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((tmp, path))
+            _write(fd, content)
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def write_files_together(folder: Path, files: dict[str, str | bytes]) -> None:
+    """Write ``files`` (name -> content) into ``folder`` as one set (see
+    :func:`write_paths_together`)."""
+    write_paths_together({Path(folder) / name: content for name, content in files.items()})
