@@ -49,7 +49,7 @@ from solver.catalog import Catalog
 from solver.compile import RENTED_MODES, RESERVED_TERM_MONTHS, Compiled, compile_problem
 from solver.errors import ProcureError
 from solver.model import Expression, LinearModel, Row, build_model, has_second_stage
-from solver.plan import LineItem, Plan, extract_plan, totals_of
+from solver.plan import LineItem, Plan, extract_plan, input_digests, totals_of
 from solver.problem import (
     HOURS_PER_MONTH,
     BatchInferenceWorkload,
@@ -1184,7 +1184,13 @@ def resolve(
         }
     )
     checks = verify_plan(plan, rebased.problem, new_catalog)
-    plan = plan.model_copy(update={"checks": checks, "verified": all(c.ok for c in checks)})
+    plan = plan.model_copy(
+        update={
+            "checks": checks,
+            "verified": all(c.ok for c in checks),
+            "inputs": input_digests(rebased.problem, new_catalog),
+        }
+    )
     if not plan.verified:
         failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
         raise VerificationError(

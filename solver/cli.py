@@ -283,6 +283,7 @@ def solve(
                 exc.file = str(problem)
                 exc.args = (exc.render(),)
             raise
+        plan = _with_paths(plan, problem, catalog)
         if reproducible:
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
@@ -752,37 +753,165 @@ def schema() -> None:
 # --------------------------------------------------------------------------- resolve, diff, export
 
 
-def _load_plan(path: Path):
-    """Read a plan written by ``procure solve --format json``."""
+_PLAN_FIX = "use a plan written by procure solve --format json (or resolve --plan-out), unedited"
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not a number a plan may hold")
+
+
+def _load_plan(
+    path: Path,
+    *,
+    problem: Path | None = None,
+    catalog: Path | None = None,
+):
+    """Read a plan and re-verify it against the problem and catalog it was solved for.
+
+    A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
+    verified, was solved to a plan (optimal or feasible), carries the digests of its
+    inputs, those match the problem and catalog (``problem``/``catalog`` when given,
+    else the problem the plan carries and the catalog folder it names), and the
+    independent verifier passes it again. Anything else is refused.
+
+    Returns
+    -------
+    (Plan, Problem, Catalog)
+    """
     from pydantic import ValidationError
 
-    from solver.plan import Plan
+    from solver.plan import Check, Plan, input_digests
+    from solver.problem import load_problem, parse_problem
+    from solver.verify import verify_plan
 
+    where = str(path)
     if not path.is_file():
         raise ProcureError(
-            "plan file not found",
-            file=str(path),
+            "plan file not found" if not path.exists() else "the plan path is not a file",
+            file=where,
             fix="write one with: procure solve PROBLEM --format json --out PLAN.json",
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            parse_float=_finite_float,
+            parse_constant=_no_constant,
+        )
+    except UnicodeDecodeError:
+        raise ProcureError("not a text file", file=where, fix=_PLAN_FIX) from None
     except json.JSONDecodeError as exc:
         raise ProcureError(
-            f"not JSON: {exc.msg}",
-            file=str(path),
-            field=f"line {exc.lineno}",
-            fix="pass a plan written by procure solve --format json",
+            f"not JSON: {exc.msg}", file=where, field=f"line {exc.lineno}", fix=_PLAN_FIX
         ) from None
+    except (ValueError, RecursionError) as exc:
+        raise ProcureError(f"not a plan: {exc}", file=where, fix=_PLAN_FIX) from None
     try:
-        return Plan.model_validate(data)
+        plan = Plan.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ProcureError(
             f"not a procure plan: {first['msg']}",
-            file=str(path),
+            file=where,
             field=".".join(str(p) for p in first["loc"]) or None,
-            fix="pass a plan written by procure solve --format json",
+            fix=_PLAN_FIX,
         ) from None
+    if plan.status not in ("optimal", "feasible"):
+        raise ProcureError(
+            f"the plan's status is {plan.status!r}: there is nothing to act on",
+            file=where,
+            field="status",
+            fix="solve the problem until it has a plan (optimal or feasible)",
+        )
+    if not plan.verified:
+        raise ProcureError(
+            "the plan is not verified (verified: false); procure acts only on verified plans",
+            file=where,
+            field="verified",
+            fix=_PLAN_FIX,
+        )
+    if plan.inputs is None:
+        raise ProcureError(
+            "the plan does not say what problem and catalog it was solved for (no inputs)",
+            file=where,
+            field="inputs",
+            fix="re-solve it with this version: procure solve PROBLEM --format json --out PLAN",
+        )
+    inputs = plan.inputs
+    if problem is not None:
+        prob = load_problem(problem)
+        wrong_problem = f"the plan was solved for another problem than {problem}"
+    else:
+        try:
+            prob = parse_problem(inputs.problem, file=f"{where} (inputs.problem)")
+        except ProcureError:
+            raise ProcureError(
+                "the problem the plan carries is not a valid problem",
+                file=where,
+                field="inputs.problem",
+                fix=_PLAN_FIX,
+            ) from None
+        wrong_problem = "the problem the plan carries was edited (its digest does not match)"
+    recorded = None if inputs.catalog_dir is None else Path(inputs.catalog_dir)
+    cat = _load_catalog(catalog if catalog is not None else recorded)
+    if _recorded_catalog(catalog, inputs):
+        for applied in inputs.prices:  # a re-solved plan: the price files, in order
+            cat = _apply_price_file(cat, **{**applied, "prices": Path(applied["prices"])}).catalog
+    digests = input_digests(prob, cat)
+    if digests.problem_sha256 != inputs.problem_sha256:
+        raise ProcureError(
+            wrong_problem,
+            file=where,
+            field="inputs.problem_sha256",
+            fix="pass the problem the plan was solved for (--problem), or re-solve this one",
+        )
+    if digests.catalog_sha256 != inputs.catalog_sha256:
+        raise ProcureError(
+            "the plan was solved with another catalog (or its prices changed since)",
+            file=where,
+            field="inputs.catalog_sha256",
+            fix="pass the catalog folder it was solved with (--catalog), or re-solve the plan",
+        )
+    try:
+        checks = verify_plan(plan, prob, cat)
+    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:
+        # an edited plan can hold what a solved one never does; it is refused, not shown
+        checks = [Check(name="plan readable", ok=False, detail=str(exc))]
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        first = failed[0]
+        raise ProcureError(
+            f"the plan does not verify against its problem and catalog ({len(failed)} "
+            f"failed checks; first: {first.name}: {first.detail})",
+            file=where,
+            fix=_PLAN_FIX,
+        )
+    return plan, prob, cat
+
+
+def _recorded_catalog(catalog: Path | None, inputs) -> bool:
+    """Whether ``--catalog`` (None = not given) names the folder a plan was solved over."""
+    if catalog is None:
+        return True
+    return inputs.catalog_dir is not None and catalog.resolve() == Path(inputs.catalog_dir)
+
+
+def _with_paths(plan, problem_file: Path | None, catalog, prices: list[dict] | None = None):
+    """The plan with the files it was solved from recorded beside its digests."""
+    inputs = plan.inputs.model_copy(
+        update={
+            "problem_file": None if problem_file is None else str(Path(problem_file).resolve()),
+            "catalog_dir": None if catalog is None else str(Path(catalog).resolve()),
+            "prices": prices or [],
+        }
+    )
+    return plan.model_copy(update={"inputs": inputs})
 
 
 def _blame(exc: ProcureError, by_field: dict[str, Path], default: Path) -> None:
@@ -817,6 +946,7 @@ AcceptOpt = Annotated[
 def _apply_price_file(
     cat, prices: Path, fmt: str, provider, price_date, max_factor, accept, add_new
 ):
+    """The catalog with a price file applied (and the report of what moved)."""
     from solver.prices import apply_prices, read_price_update
 
     update = read_price_update(
@@ -885,11 +1015,12 @@ def resolve_cmd(
     """Prices changed: re-solve from where we stand, and say what changed and why."""
 
     def body() -> None:
+        from dataclasses import replace
+
         import yaml
 
         from solver.backends import SolveOptions
         from solver.changes import resolve
-        from solver.problem import load_problem
 
         _check_format(format, "table", "json")
         if gap < 0 or (time_limit is not None and time_limit <= 0):
@@ -898,9 +1029,7 @@ def resolve_cmd(
                 field="--gap/--time-limit",
                 fix="e.g. --gap 0.001 --time-limit 60",
             )
-        prob = load_problem(problem)
-        base = _load_plan(baseline)
-        old_cat = _load_catalog(catalog)
+        base, prob, old_cat = _load_plan(baseline, problem=problem, catalog=catalog)
         try:
             repriced = _apply_price_file(
                 old_cat,
@@ -931,6 +1060,24 @@ def resolve_cmd(
             _blame(exc, {"--baseline": baseline}, problem)
             raise
         rb = result.rebased
+        applied = {
+            "prices": str(prices.resolve()),
+            "fmt": prices_format,
+            "provider": provider,
+            "price_date": price_date,
+            "max_factor": max_factor,
+            "accept": accept_suspicious,
+            "add_new": add_new,
+        }
+        result = replace(
+            result,
+            plan=_with_paths(
+                result.plan,
+                problem_out,
+                catalog if catalog is not None else base.inputs.catalog_dir,
+                [*(base.inputs.prices if _recorded_catalog(catalog, base.inputs) else []), applied],
+            ),
+        )
         if format == "json":
             doc = {
                 "price_update": repriced.report.as_dict(),
@@ -1010,7 +1157,14 @@ def diff_cmd(
         from solver.changes import diff_plans, prices_of_catalog
 
         _check_format(format, "table", "json")
-        before, after = _load_plan(old), _load_plan(new)
+        before, after = _load_plan(old)[0], _load_plan(new)[0]
+        if before.problem != after.problem:
+            raise ProcureError(
+                f"the plans are for different problems ({before.problem!r} and "
+                f"{after.problem!r}): a diff would compare unrelated things",
+                file=str(new),
+                fix="diff two plans of the same problem (a plan and its re-solve)",
+            )
         new_prices = None
         if prices is not None:
             try:
@@ -1083,29 +1237,17 @@ def export_cmd(
             orders_xlsx,
             validate_focus,
         )
-        from solver.problem import load_problem
 
         _check_format(format, "csv", "xlsx", "focus")
         check_output_dir(out, force=force)
-        the_plan = _load_plan(plan)
-        cat = _load_catalog(catalog)
-        prob = load_problem(problem) if problem is not None else None
-        if prob is not None:
-            names = {p.name for p in prob.resolved_periods}
-            strays = sorted({i.period for i in the_plan.line_items} - names)
-            if strays:
-                raise ProcureError(
-                    f"the plan has periods {strays} that problem {prob.name!r} does not",
-                    file=str(problem),
-                    fix="pass the problem the plan was solved from",
-                )
+        the_plan, prob, cat = _load_plan(plan, problem=problem, catalog=catalog)
         files: dict[str, str | bytes] = {}
         if format == "focus":
-            if prob is None or start is None:
+            if start is None:
                 raise ProcureError(
-                    "FOCUS rows need dates: the problem's periods and the start day",
-                    field="--problem/--start",
-                    fix="add --problem PROBLEM.yaml --start YYYY-MM-DD",
+                    "FOCUS rows need dates: the start day of the plan's first period",
+                    field="--start",
+                    fix="add --start YYYY-MM-DD",
                 )
             try:
                 day = date.fromisoformat(start)

@@ -19,15 +19,19 @@ Line items, by ``item``:
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 
 import numpy as np
+import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver import ledger
+from solver.catalog import Catalog
 from solver.compile import RENTED_MODES, Compiled
 from solver.model import LinearModel
-from solver.problem import HOURS_PER_MONTH
+from solver.problem import HOURS_PER_MONTH, Problem
 
 
 class LineItem(BaseModel):
@@ -102,6 +106,62 @@ class Check(BaseModel):
     detail: str = ""
 
 
+class PlanInputs(BaseModel):
+    """What a plan was solved for: digests of the problem and catalog, and where they are.
+
+    ``export``, ``diff`` and ``resolve`` reload the problem and catalog, check the digests
+    and re-verify the plan before using it: an edited, foreign or stale plan is refused.
+    """
+
+    problem_sha256: str = Field(description="SHA-256 of the parsed problem (canonical JSON)")
+    catalog_sha256: str = Field(description="SHA-256 of the catalog tables (canonical CSV)")
+    problem: dict = Field(
+        default_factory=dict,
+        description="The parsed problem itself (after re-basing, for a re-solved plan), so "
+        "that the plan can be re-verified without its YAML",
+    )
+    problem_file: str | None = Field(None, description="The problem file, when it is on disk")
+    catalog_dir: str | None = Field(None, description="The catalog folder; None = shipped")
+    prices: list[dict] = Field(
+        default_factory=list,
+        description="A re-solved plan: the price files applied over catalog_dir, in order, "
+        "with their options",
+    )
+
+
+def problem_json(problem: Problem) -> str:
+    """The canonical JSON of a parsed problem (what its digest is taken of)."""
+    return json.dumps(problem.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
+    """The digests of a problem and a catalog (no paths: the CLI adds those).
+
+    The problem is hashed as its parsed model in JSON, so comments, key order and
+    whitespace in the YAML do not matter; the catalog as each table's CSV in a fixed
+    order, so the same figures give the same digest wherever the folder is.
+    """
+    problem_text = problem_json(problem)
+    tables = [
+        catalog.accelerators,
+        catalog.offerings,
+        catalog.regions,
+        catalog.servers,
+        catalog.sites,
+        catalog.models,
+        catalog.providers if catalog.providers is not None else pd.DataFrame(),
+    ]
+    digest = hashlib.sha256()
+    for table in tables:
+        digest.update(table.to_csv(lineterminator="\n", float_format="%.12g").encode())
+        digest.update(b"\x00")
+    return PlanInputs(
+        problem_sha256=hashlib.sha256(problem_text.encode()).hexdigest(),
+        problem=json.loads(problem_text),
+        catalog_sha256=digest.hexdigest(),
+    )
+
+
 class Plan(BaseModel):
     """A solved plan. ``verified`` is set only by :func:`solver.verify.verify_plan`."""
 
@@ -126,6 +186,9 @@ class Plan(BaseModel):
     served_fraction: dict[str, float] = Field(default_factory=dict)
     compile_report: dict = Field(default_factory=dict)
     checks: list[Check] = Field(default_factory=list)
+    inputs: PlanInputs | None = Field(
+        None, description="Digests of the problem and catalog the plan was solved for"
+    )
 
 
 def _pool_fields(pool) -> dict:

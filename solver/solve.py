@@ -13,7 +13,7 @@ from solver.catalog import Catalog
 from solver.compile import Compiled, compile_problem
 from solver.errors import InfeasibleError, ProcureError
 from solver.model import LinearModel, build_model, has_second_stage, second_stage
-from solver.plan import Plan, extract_plan
+from solver.plan import Plan, extract_plan, input_digests
 from solver.problem import Problem
 from solver.verify import verify_plan
 
@@ -73,7 +73,13 @@ def solve_verified(
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     plan = plan_of(solution).model_copy(update={"compile_seconds": compile_seconds})
     checks = verify_plan(plan, problem, catalog)
-    plan = plan.model_copy(update={"checks": checks, "verified": all(c.ok for c in checks)})
+    plan = plan.model_copy(
+        update={
+            "checks": checks,
+            "verified": all(c.ok for c in checks),
+            "inputs": input_digests(problem, catalog),
+        }
+    )
     if not plan.verified:
         failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
         raise VerificationError(

@@ -8,6 +8,7 @@ catalog rows, and every constraint family of the MIP is checked again.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -343,6 +344,17 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             _matches(item, u),
             f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
         )
+        c.check(
+            "numbers are finite and not negative",
+            all(
+                math.isfinite(v) and v >= 0
+                for v in (item.units, item.accelerators, item.hours, item.co2e_t)
+            )
+            and math.isfinite(item.cost_usd),
+            f"{item.offering}: units {item.units}, hours {item.hours}, cost {item.cost_usd}",
+        )
+        if not math.isfinite(item.units):
+            continue
         c.check(
             "unit counts are whole numbers",
             abs(item.units - round(item.units)) < 1e-6,
