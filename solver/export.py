@@ -44,6 +44,7 @@ number of months; else 730-hour months). ``EffectiveCost`` sums to the plan's
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -185,10 +186,9 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
 
 def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> dict[str, str]:
     """File name -> CSV text: ``orders-<provider>.csv`` each, and ``hardware.csv``."""
-    files = {
-        f"orders-{_safe(p)}.csv": csv_text(frame)
-        for p, frame in provider_orders(plan).items()
-    }
+    orders = provider_orders(plan)
+    names = _file_names(list(orders))
+    files = {f"orders-{names[p]}.csv": csv_text(frame) for p, frame in orders.items()}
     hw = hardware_order(plan, catalog, problem)
     if not hw.empty:
         files["hardware.csv"] = csv_text(hw)
@@ -206,7 +206,28 @@ def orders_combined(plan: Plan) -> pd.DataFrame:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "provider"
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "provider"
+
+
+def _file_names(providers: list[str], limit: int = 200) -> dict[str, str]:
+    """A file (or sheet) name per provider, unique even where case does not count.
+
+    Names that collide once punctuation is replaced and case folded (``Acme`` and
+    ``acme.``) each get a short hash of the full provider name, so no order overwrites
+    another on any file system or in a workbook.
+    """
+    slugs = {p: _safe(p)[:limit] for p in providers}
+    counts = defaultdict(int)
+    for slug in slugs.values():
+        counts[slug.lower()] += 1
+    return {
+        p: s if counts[s.lower()] == 1 else f"{s[: limit - 9]}-{_digest(p)}"
+        for p, s in slugs.items()
+    }
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> bytes:
@@ -229,8 +250,9 @@ def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) ->
     out = io.BytesIO()
     with pd.ExcelWriter(out, engine="openpyxl") as writer:
         neutralise_frame(summary).to_excel(writer, sheet_name="summary", index=False)
+        sheets = _file_names(list(orders), limit=31)
         for provider, frame in orders.items():
-            neutralise_frame(frame).to_excel(writer, sheet_name=_safe(provider)[:31], index=False)
+            neutralise_frame(frame).to_excel(writer, sheet_name=sheets[provider], index=False)
         if not hw.empty:
             neutralise_frame(hw).to_excel(writer, sheet_name="hardware", index=False)
         fixed = datetime(2000, 1, 1)
