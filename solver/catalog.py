@@ -22,6 +22,8 @@ names the file, the line and the field.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +32,15 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError, closest, suggestion
+from solver.yamlio import read_text_file
 
 DEFAULT_CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
 
 # column -> kind: "id" (unique key), "str", "float" (>= 0), "float?" (>= 0 or empty),
 # "pos" (> 0), "int" (integer >= 0), "int+" (integer > 0), "bool"
+# No catalog figure (TFLOPS, USD, kW, instances) comes near this; a larger one is a typo
+# or an attack, and would overflow the model's arithmetic.
+MAX_VALUE = 1e12
 SCHEMAS: dict[str, dict[str, str]] = {
     "accelerators.csv": {
         "accelerator_id": "id",
@@ -291,9 +297,28 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
         raise ProcureError(
             "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
         )
+    text = read_text_file(path, what="catalog CSV", fix=f"{file} must be a CSV file")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise ProcureError(
+            "the file is empty (no header line)",
+            file=str(path),
+            fix=f"start with the header: {', '.join(SCHEMAS[file])}",
+        )
+    width = len(rows[0])
+    for number, row in enumerate(rows[1:], start=2):
+        if row and len(row) != width:
+            raise ProcureError(
+                f"the row has {len(row)} fields but the header has {width}",
+                file=str(path),
+                field=f"line {number}",
+                fix="remove the extra (or add the missing) commas; quote text that has commas",
+            )
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, comment=None)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raw = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, comment=None, index_col=False
+        )
+    except pd.errors.ParserError as exc:
         raise ProcureError(
             f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
         ) from None
@@ -363,6 +388,13 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
         elif empty.any() and not optional:
             idx = int(np.flatnonzero(empty.to_numpy())[0])
             problem = (idx, f"{column} is missing", f"fill in {column}")
+        elif not np.isfinite(numbers.fillna(0.0)).all() or (numbers.abs() > MAX_VALUE).any():
+            idx = int(np.flatnonzero(~(numbers.fillna(0.0).abs() <= MAX_VALUE))[0])
+            problem = (
+                idx,
+                f"{column} is {values.iloc[idx]}, beyond any real figure",
+                f"write the vendor's figure for {column} (a finite number)",
+            )
         else:
             if base in {"pos", "int+"}:
                 bad = numbers <= 0

@@ -42,6 +42,8 @@ app.add_typer(estimate_app, name="estimate")
 
 EXIT_USER_ERROR = 2
 EXIT_INFEASIBLE = 3
+EXIT_NO_PLAN = 4
+EXIT_BUG = 70  # EX_SOFTWARE (sysexits.h): an internal error, a bug in procure
 EXIT_INTERRUPTED = 130
 
 CatalogOpt = Annotated[
@@ -59,21 +61,43 @@ ForceOpt = Annotated[
 
 def _run(debug: bool, body: Callable[[], None]) -> None:
     """Run a command body; turn user errors into one message and a non-zero exit."""
-    from solver.errors import InfeasibleError
+    from solver.errors import InfeasibleError, NoPlanError
+    from solver.solve import VerificationError
 
     try:
         body()
     except ProcureError as exc:
         if debug:
             raise
+        if isinstance(exc, VerificationError):
+            typer.echo(f"internal error (a bug in procure): {exc.render()}", err=True)
+            raise typer.Exit(EXIT_BUG) from None
         typer.echo(f"error: {exc.render()}", err=True)
-        code = EXIT_INFEASIBLE if isinstance(exc, InfeasibleError) else EXIT_USER_ERROR
+        code = (
+            EXIT_INFEASIBLE
+            if isinstance(exc, InfeasibleError)
+            else EXIT_NO_PLAN
+            if isinstance(exc, NoPlanError)
+            else EXIT_USER_ERROR
+        )
         raise typer.Exit(code) from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         if debug:
             raise
-        typer.echo(f"error: {exc}", err=True)
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
         raise typer.Exit(EXIT_USER_ERROR) from None
+    except typer.Exit:
+        raise
+    except Exception as exc:  # anything else is a bug: say so, never a bare traceback
+        if debug:
+            raise
+        typer.echo(
+            f"internal error (a bug in procure): {type(exc).__name__}: {exc}\n"
+            "  fix: report it with the command and its input files; --debug shows where",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BUG) from None
     except KeyboardInterrupt:
         if debug:
             raise
@@ -453,6 +477,17 @@ def report(
 # --------------------------------------------------------------------------- estimate
 
 
+def _positive(option: str, value: float | None, fix: str, at_most: float = 1e15) -> None:
+    """Refuse an option that is given but is not a finite number in (0, at_most]."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= at_most):
+        limit = f" and at most {at_most:g}" if at_most < 1e15 else ""
+        raise ProcureError(
+            f"{option} is {value}; it must be a finite number above 0{limit}",
+            field=option,
+            fix=fix,
+        )
+
+
 def _print_estimate(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=float))
@@ -498,10 +533,11 @@ def estimate_training_cmd(
     def body() -> None:
         from solver.estimate import estimate_training
 
-        if tokens <= 0:
-            raise ProcureError(
-                "tokens must be positive", field="--tokens", fix="e.g. --tokens 1e12"
-            )
+        _positive("--tokens", tokens, "e.g. --tokens 1e12")
+        _positive("--params-b", params_b, "e.g. --params-b 13")
+        _positive("--seq-len", seq_len, "e.g. --seq-len 4096")
+        _positive("--n-accelerators", n_accelerators, "e.g. --n-accelerators 64")
+        _positive("--mfu", mfu, "a fraction, e.g. --mfu 0.4", at_most=1.0)
         result = estimate_training(
             _load_catalog(catalog),
             model=model,
@@ -555,6 +591,13 @@ def estimate_inference_cmd(
         from solver.estimate import estimate_inference
         from solver.physics.constants import RUNTIME_EFFICIENCY
 
+        _positive("--tp", tp, "accelerators per replica, e.g. --tp 2")
+        _positive("--batch", batch, "e.g. --batch 32")
+        _positive("--prompt-tokens", prompt_tokens, "e.g. --prompt-tokens 1000")
+        _positive("--output-tokens", output_tokens, "e.g. --output-tokens 400")
+        _positive("--tpot-slo-ms", tpot_slo_ms, "e.g. --tpot-slo-ms 50")
+        _positive("--ttft-slo-ms", ttft_slo_ms, "e.g. --ttft-slo-ms 1000")
+        _positive("--demand-tokens-per-s", demand_tokens_per_s, "e.g. --demand-tokens-per-s 5000")
         if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",

@@ -251,6 +251,40 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         check([key], providers, "provider_share_max", "provider")
 
 
+def _check_existing_reservations(problem: Problem, catalog: Catalog, cloud: pd.DataFrame) -> None:
+    """Refuse an existing reservation the model could neither charge nor use.
+
+    Its pool must survive the problem's filters: never silently dropped (it is paid
+    for, so dropping it would understate the cost and waste the capacity).
+    """
+    kept = set(zip(cloud["offering_id"], cloud["mode"], strict=True))
+    for i, r in enumerate(problem.existing_reservations):
+        if (r.offering, r.mode) in kept:
+            continue
+        field = f"existing_reservations[{i}]"
+        if pd.isna(catalog.offerings.at[r.offering, ledger.PRICE_COLUMN[r.mode]]):
+            raise ProcureError(
+                f"the catalog sells {r.offering} with no {r.mode} price, so the reservation "
+                "can be neither charged nor used",
+                field=f"{field}.mode",
+                fix=f"add the rate you pay as {ledger.PRICE_COLUMN[r.mode]} for {r.offering} "
+                "in the catalog's offerings.csv, or correct the mode",
+            )
+        if r.mode not in problem.modes:
+            raise ProcureError(
+                f"modes leaves out {r.mode}, which this reservation is",
+                field=f"{field}.mode",
+                fix=f"add {r.mode} to modes (a reservation already held is used whatever the "
+                "plan buys)",
+            )
+        raise ProcureError(
+            f"{r.offering} is excluded by the problem's providers, regions, residency or "
+            "min_tier, but a reservation of it is already held",
+            field=f"{field}.offering",
+            fix="allow its provider and region, or remove the reservation",
+        )
+
+
 def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     """Every (offering, mode) and (server, site) the problem allows, with its economics."""
     _check_names(problem, catalog)
@@ -271,7 +305,11 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         sub["mode"] = mode
         sub["price_usd_per_hour"] = sub[ledger.PRICE_COLUMN[mode]]
         frames.append(sub)
-    cloud = pd.concat(frames, ignore_index=True) if frames else off.iloc[0:0].assign(mode="")
+    cloud = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else off.iloc[0:0].assign(mode="", price_usd_per_hour=0.0)  # owned servers only
+    )
     if problem.providers is not None:
         cloud = cloud[cloud["provider"].isin(problem.providers)]
     if problem.regions is not None:
@@ -281,6 +319,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     cloud = cloud.assign(tier=[catalog.tier_of(p) for p in cloud["provider"]])
     if problem.min_tier is not None:
         cloud = cloud[cloud["tier"].map(tier_rank) >= tier_rank(problem.min_tier)]
+    _check_existing_reservations(problem, catalog, cloud)
     existing_res = Counter()
     for r in problem.existing_reservations:
         existing_res[(r.offering, r.mode)] += r.units

@@ -45,6 +45,10 @@ class InfeasibleError(ProcureError):
     """The problem has no feasible plan."""
 
 
+class NoPlanError(ProcureError):
+    """A limit (time) stopped the work before any plan was found: not a proof of anything."""
+
+
 def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Return up to ``n`` candidates closest to ``name`` (case-insensitive)."""
     pool = {c.lower(): c for c in candidates}

@@ -8,15 +8,22 @@ JSON Schema generated from these models.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from solver.errors import ProcureError, closest
+from solver.yamlio import load_yaml, read_text_file
 
+MAX_HORIZON_MONTHS = 600.0  # 50 years: longer than any hardware or contract plan
+# No quantity in a problem (USD, tokens, users, hours) comes near this; a larger number is
+# a typo, and would overflow to inf in the model's arithmetic.
+MAX_MAGNITUDE = 1e15
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 HOURS_PER_DAY = 24.0
 SECONDS_PER_DAY = 86_400.0
@@ -56,7 +63,8 @@ def parse_duration_s(text: object) -> float:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # finite numbers only: .inf or .nan anywhere is refused with the field's name
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ModelShape(_Strict):
@@ -249,7 +257,9 @@ class InferenceWorkload(_WorkloadBase):
         description="This workload's daily load curve (wins over the problem's): "
         "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}",
     )
-    periods: list[str] | None = Field(None, description="Periods served; default all")
+    periods: list[str] | None = Field(
+        None, min_length=1, description="Periods served (at least one); default all"
+    )
     max_utilisation: float = Field(
         DEFAULT_MAX_UTILISATION,
         gt=0,
@@ -367,7 +377,9 @@ class BatchInferenceWorkload(_WorkloadBase):
     output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
     prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")
     output_tokens: int = Field(gt=0, description="Output length per request, tokens")
-    periods: list[str] | None = Field(None, description="Periods the job runs in; default all")
+    periods: list[str] | None = Field(
+        None, min_length=1, description="Periods the job runs in (at least one); default all"
+    )
     interruptible: bool = True
     allow_tensor_parallel_over_pcie: bool = False
 
@@ -408,7 +420,9 @@ class Problem(_Strict):
 
     name: str
     description: str = ""
-    horizon_months: float = Field(gt=0, description="Planning horizon, months")
+    horizon_months: float = Field(
+        gt=0, le=MAX_HORIZON_MONTHS, description="Planning horizon, months (at most 50 years)"
+    )
     periods: list[Period] | None = Field(None, description="Default: one period of the horizon")
     load_blocks: list[LoadBlock] | None = Field(
         None,
@@ -423,7 +437,7 @@ class Problem(_Strict):
     )
     budget_usd: float | None = Field(None, gt=0, description="Total spend cap, USD")
     capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
-    period_budget_usd: dict[str, float] = Field(default_factory=dict)
+    period_budget_usd: dict[str, NonNegative] = Field(default_factory=dict)
     carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
     objective: Literal[
         "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic", "min_npv"
@@ -446,7 +460,7 @@ class Problem(_Strict):
         description="Lowest provider tier for every workload (marketplace < neocloud < "
         "hyperscaler)",
     )
-    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
+    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
     sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
@@ -468,9 +482,9 @@ class Problem(_Strict):
     )
     existing_fleet: list[ExistingServer] = Field(default_factory=list)
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)
-    provider_share_max: dict[str, float] = Field(default_factory=dict)
+    provider_share_max: dict[str, Fraction] = Field(default_factory=dict)
     quotas: list[Quota] = Field(default_factory=list)
-    availability_caps: dict[str, int] = Field(
+    availability_caps: dict[str, Annotated[int, Field(ge=0)]] = Field(
         default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
     )
     demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
@@ -558,15 +572,24 @@ def _field_path(loc: tuple[object, ...], data: object) -> str:
                 continue  # discriminator tag, not a field
             if key.startswith("function-") or key in {"str", "ModelShape"}:
                 continue
-            parts.append(("." if parts else "") + key)
-            node = node.get(key) if isinstance(node, dict) else None
+            node = node.get(item) if isinstance(node, dict) else None
+            parts.append(("." if parts else "") + _shown_key(key))
     return "".join(parts) or "(top level)"
+
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+
+def _shown_key(key: str) -> str:
+    """A key as it may be echoed: field names are, anything else (a line of some other
+    file read as YAML, a secret) is not."""
+    return key if _NAME_RE.match(key) else "<unrecognised key>"
 
 
 def _fix_for(error: dict) -> str:
     kind = error.get("type", "")
     loc = error.get("loc", ())
-    field = str(loc[-1]) if loc else ""
+    field = _shown_key(str(loc[-1])) if loc else ""
     if kind == "extra_forbidden":
         model_fields: set[str] = set()
         for cls in (
@@ -588,6 +611,13 @@ def _fix_for(error: dict) -> str:
             model_fields |= set(cls.model_fields)
         hint = closest(field, model_fields)
         return f"remove {field!r}" + (f" or rename it to {hint[0]!r}" if hint else "")
+    if kind == "too_short" and field in ("periods", "modes", "workloads"):
+        what = {
+            "periods": "periods (or remove the key to mean all)",
+            "modes": "modes (on_demand, spot, reserved_1y, reserved_3y, owned)",
+            "workloads": "workloads",
+        }
+        return f"list at least one of the {what[field]}"
     if kind == "missing":
         return f"add the required field {field!r}"
     if kind == "union_tag_invalid" or kind == "union_tag_not_found":
@@ -597,6 +627,28 @@ def _fix_for(error: dict) -> str:
     if "type" in kind or kind.endswith("_parsing"):
         return f"give {field!r} a value of the right type"
     return "correct the value as the message says"
+
+
+def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, float] | None:
+    """The location and value of the first finite number larger than MAX_MAGNITUDE."""
+    if isinstance(node, bool):
+        return None
+    if isinstance(node, int | float):
+        if math.isfinite(node) and abs(node) > MAX_MAGNITUDE:
+            return loc, float(node)
+        return None
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, child in children:
+        found = _first_huge_number(child, (*loc, key))
+        if found is not None:
+            return found
+    return None
 
 
 def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
@@ -618,6 +670,15 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
             "the file does not hold a mapping of fields",
             file=file,
             fix="start the file with fields such as 'name:', 'horizon_months:', 'workloads:'",
+        )
+    huge = _first_huge_number(data)
+    if huge is not None:
+        loc, value = huge
+        raise ProcureError(
+            f"{value:g} is beyond any plausible value (more than {MAX_MAGNITUDE:g})",
+            file=file,
+            field=_field_path(loc, data),
+            fix="check the number for a typo (units: USD, tokens, months, as the schema says)",
         )
     try:
         return Problem.model_validate(data)
@@ -642,20 +703,7 @@ def load_problem(path: str | Path) -> Problem:
         File missing, YAML syntax error (with its line), or a validation error.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ProcureError(
-            "file not found", file=str(path), fix="check the path; examples are in problems/"
-        )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or "YAML syntax error"
-        raise ProcureError(
-            f"YAML syntax error: {problem}",
-            file=str(path),
-            field=line,
-            fix="check indentation and quoting on that line (YAML uses spaces, not tabs)",
-        ) from None
+    fix = "check the path; examples are in problems/"
+    text = read_text_file(path, what="problem file", fix=fix)
+    data = load_yaml(text, file=str(path))
     return parse_problem(data, file=str(path))

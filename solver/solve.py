@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from solver.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.catalog import Catalog
 from solver.compile import Compiled, compile_problem
-from solver.errors import InfeasibleError, ProcureError
+from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.model import LinearModel, build_model, has_second_stage, second_stage
 from solver.plan import Plan, extract_plan, input_digests
 from solver.problem import Problem
@@ -67,6 +67,7 @@ def solve_verified(
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
     model = build_model(compiled)
     compile_seconds = time.perf_counter() - started
+    options = remaining_time(options, compile_seconds, "compiling and building the model")
     try:
         solution = optimise(compiled, model, solver=solver, options=options)
     except InfeasibleError as exc:
@@ -107,6 +108,28 @@ def explained(
     )
 
 
+def remaining_time(options: SolveOptions, spent_s: float, doing: str) -> SolveOptions:
+    """The options with the time limit less what was already spent (the limit holds end
+    to end: compile, build and solve).
+
+    Raises
+    ------
+    NoPlanError
+        The limit was used up before the solver could start.
+    """
+    if options.time_limit_s is None:
+        return options
+    left = options.time_limit_s - spent_s
+    if left <= 0:
+        raise NoPlanError(
+            f"the time limit ({options.time_limit_s:g} s) ran out while {doing} "
+            f"({spent_s:.1f} s), before any plan was found",
+            field="--time-limit",
+            fix="give it more time (--time-limit S), or make the problem smaller",
+        )
+    return replace(options, time_limit_s=left)
+
+
 @dataclass(frozen=True)
 class Solution:
     """A solved model: the compiled problem, the model of the last stage, the result."""
@@ -132,7 +155,11 @@ def optimise(
     final_model = model
     if result.has_solution and has_second_stage(compiled.problem):
         stage2 = second_stage(model, compiled.problem, result.objective)
-        second = backend.solve(stage2, options)
+        if options.time_limit_s is not None and options.time_limit_s - seconds <= 0:
+            second = replace(result, values=None)  # no time left: keep the first stage's plan
+        else:
+            left = None if options.time_limit_s is None else options.time_limit_s - seconds
+            second = backend.solve(stage2, replace(options, time_limit_s=left))
         seconds += second.solve_seconds
         if second.has_solution:
             result = replace(second, solve_seconds=seconds)
@@ -156,10 +183,10 @@ def optimise(
             fix="pick another --solver (highs, highspy, cbc or scip)",
         )
     if not result.has_solution:
-        raise ProcureError(
+        raise NoPlanError(
             f"the solver stopped without a plan ({result.termination.value}"
             + (f": {result.message}" if result.message else "")
-            + ")",
+            + "); this says nothing about whether a plan exists",
             field="--time-limit",
             fix="give the solver more time (--time-limit S)",
         )

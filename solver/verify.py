@@ -744,7 +744,9 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                     factor = ctx.demand_factor(w, block)
                     # capacity for the peak at the utilisation target, not flat out
                     scale = factor * (1 + p.demand_headroom) / w.max_utilisation
-                    if p.objective != "max_served":
+                    # one unit is what any demand needs; the rule binds from two (as the
+                    # model's redundancy rows do), so a block without demand may have none
+                    if p.objective != "max_served" and w.min_serving_units > 1:
                         c.check(
                             "redundancy",
                             serving_units[(w.name, period, bname)] >= w.min_serving_units - 1e-9,

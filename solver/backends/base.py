@@ -7,6 +7,12 @@ a :class:`SolveResult` that keeps the termination apart from the numbers.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -90,3 +96,47 @@ def feasible_without_objective(model: LinearModel, solve) -> bool:
         return False  # already the zero objective: the solver's "infeasible" stands
     zero = LinearModel(model.variables, model.rows, Expression(), model.expressions, model.stage)
     return solve(zero).has_solution
+
+
+_QUIET_LOCK = threading.Lock()
+_quiet_depth = 0
+_saved_stdout_fd: int | None = None
+
+
+@contextlib.contextmanager
+def native_output_to_stderr() -> Iterator[None]:
+    """Send what native solver code prints to file descriptor 1 to stderr instead.
+
+    HiGHS prints a debug line on some MIPs even with its output switched off, which
+    would corrupt ``procure solve --format json`` on stdout. Python-level writes are
+    flushed first; nested and concurrent uses (threads) share one redirection.
+    """
+    global _quiet_depth, _saved_stdout_fd
+    with _QUIET_LOCK:
+        if _quiet_depth == 0:
+            try:
+                sys.stdout.flush()
+                if sys.__stdout__ is not None:
+                    sys.__stdout__.flush()
+                _flush_c_stdio()
+                _saved_stdout_fd = os.dup(1)
+                os.dup2(2, 1)
+            except OSError:  # no fd 1 or 2 (embedded): nothing to protect
+                _saved_stdout_fd = None
+        _quiet_depth += 1
+    try:
+        yield
+    finally:
+        with _QUIET_LOCK:
+            _quiet_depth -= 1
+            if _quiet_depth == 0 and _saved_stdout_fd is not None:
+                _flush_c_stdio()  # C-buffered output goes where it was written: stderr
+                os.dup2(_saved_stdout_fd, 1)
+                os.close(_saved_stdout_fd)
+                _saved_stdout_fd = None
+
+
+def _flush_c_stdio() -> None:
+    """fflush(NULL): write out every C stdio buffer (a no-op where libc is not found)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)

@@ -21,6 +21,7 @@ from solver.backends.base import (
     SolveResult,
     Termination,
     feasible_without_objective,
+    native_output_to_stderr,
     relative_gap,
 )
 from solver.model import LinearModel
@@ -185,7 +186,8 @@ class HighsSession:
             h.setSolution(sol)
         began = time.perf_counter()
         with _native_stdout_silenced():
-            h.run()
+            with native_output_to_stderr():
+                h.run()
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]

@@ -34,7 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.backends.base import SolveOptions, SolveResult, Termination, relative_gap
+from solver.backends.base import (
+    SolveOptions,
+    SolveResult,
+    Termination,
+    native_output_to_stderr,
+    relative_gap,
+)
 from solver.backends.highs_backend import _empty_row_infeasible
 from solver.model import LinearModel
 
@@ -187,7 +193,8 @@ def _solve_mp(model: LinearModel, options: SolveOptions) -> SolveResult:
     except ValueError as exc:
         return _no_plan(Termination.ERROR, name, 0.0, str(exc))
     began = time.perf_counter()
-    status = solver.Solve(params)
+    with native_output_to_stderr():
+        status = solver.Solve(params)
     seconds = time.perf_counter() - began
     if status == pywraplp.Solver.INFEASIBLE:
         # GLOP says INFEASIBLE for an unbounded LP, and SCIP's "infeasible or unbounded"
@@ -249,7 +256,8 @@ def _infeasible_or_unbounded(
     left = None if options.time_limit_s is None else max(options.time_limit_s - seconds, 0.001)
     params = _mp_parameters(solver, engine, options, left)
     began = time.perf_counter()
-    status = solver.Solve(params)
+    with native_output_to_stderr():
+        status = solver.Solve(params)
     seconds += time.perf_counter() - began
     if status in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
         return _no_plan(Termination.UNBOUNDED, name, seconds)
@@ -537,7 +545,8 @@ def _solve_cpsat(model: LinearModel, options: SolveOptions, name: str) -> SolveR
     for key, value in options.backend_options.items():
         setattr(p, key, value)
     began = time.perf_counter()
-    status = solver.solve(cp)
+    with native_output_to_stderr():
+        status = solver.solve(cp)
     seconds = time.perf_counter() - began
     if status == cp_model.INFEASIBLE:
         return _no_plan(Termination.INFEASIBLE, name, seconds)

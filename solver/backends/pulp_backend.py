@@ -11,6 +11,7 @@ from solver.backends.base import (
     SolveResult,
     Termination,
     feasible_without_objective,
+    native_output_to_stderr,
     relative_gap,
 )
 from solver.model import LinearModel
@@ -103,7 +104,7 @@ class PulpBackend:
         integer = model.variables["integer"].to_numpy()
         values[integer] = np.round(values[integer])
         objective = model.objective.value(values)
-        bound = float(info.mip_dual_bound)
+        bound = _bound_with_constant(info, objective)
         return SolveResult(
             Termination.FEASIBLE,
             self.name,
@@ -141,7 +142,8 @@ class PulpBackend:
         solver = self._solver(options)
         started = time.perf_counter()
         try:
-            prob.solve(solver)
+            with native_output_to_stderr():
+                prob.solve(solver)
         except KeyError:
             # PuLP 3.3 maps only some HiGHS stops (not a solution or node limit): read the
             # best plan found from HiGHS itself; it is feasible, not proven optimal.
@@ -196,7 +198,7 @@ class PulpBackend:
         if highs is not None:
             info = highs.getInfo()
             if model.n_integer:
-                bound = float(info.mip_dual_bound)
+                bound = _bound_with_constant(info, objective)
             else:
                 bound = objective
         elif sol_status == pulp.LpSolutionOptimal:
@@ -231,3 +233,15 @@ class PulpBackend:
             duals=duals,
             reduced_costs=reduced,
         )
+
+
+def _bound_with_constant(info, objective: float) -> float:
+    """HiGHS's dual bound on the same footing as ``objective`` (constant included).
+
+    PuLP does not hand the objective's constant to HiGHS, so HiGHS's objective and
+    bound both lack it (an existing fleet's fixed cost made an optimal plan read a
+    46.7% gap). The constant is the difference between our objective at the incumbent
+    and HiGHS's objective value at the same point.
+    """
+    offset = objective - float(info.objective_function_value)
+    return float(info.mip_dual_bound) + offset

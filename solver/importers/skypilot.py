@@ -420,7 +420,9 @@ def _read_rows(path: Path) -> pd.DataFrame:
             frame[column] = ""
         frame[column] = frame[column].fillna("").str.strip()
     for column in _NUMERIC:
-        frame[column] = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")
+        numbers = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")
+        # inf, nan and absurd magnitudes count as missing: the row is skipped and reported
+        frame[column] = numbers.where(np.isfinite(numbers) & (numbers.abs() <= 1e12))
     return frame
 
 
