@@ -372,6 +372,15 @@ BreakEvenOpt = Annotated[
 ]
 
 
+def _break_even_limit(n: int) -> int | None:
+    """--break-even: N >= 0 pools beyond the plan's, or -1 for all (None)."""
+    if n < -1:
+        raise ProcureError(
+            f"--break-even is {n}", field="--break-even", fix="give 0 or more, or -1 for all"
+        )
+    return None if n == -1 else n
+
+
 @app.command()
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
@@ -398,7 +407,7 @@ def sensitivity(
         with _Progress() as bar:
             report = sensitivity_report(
                 solution,
-                break_even_limit=None if break_even < 0 else break_even,
+                break_even_limit=_break_even_limit(break_even),
                 solver=solver,
                 workers=workers,
                 scheduler=scheduler,
@@ -452,7 +461,7 @@ def report(
                 plan,
                 solution,
                 solver=solver,
-                break_even_limit=None if break_even < 0 else break_even,
+                break_even_limit=_break_even_limit(break_even),
                 frontier_points=frontier_points,
                 scenarios=scenarios,
                 spread=spread,
