@@ -629,13 +629,13 @@ def _fix_for(error: dict) -> str:
     return "correct the value as the message says"
 
 
-def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, float] | None:
+def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, int | float] | None:
     """The location and value of the first finite number larger than MAX_MAGNITUDE."""
     if isinstance(node, bool):
         return None
     if isinstance(node, int | float):
-        if math.isfinite(node) and abs(node) > MAX_MAGNITUDE:
-            return loc, float(node)
+        if abs(node) > MAX_MAGNITUDE and (isinstance(node, int) or math.isfinite(node)):
+            return loc, node
         return None
     children = (
         node.items()
@@ -675,7 +675,8 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
     if huge is not None:
         loc, value = huge
         raise ProcureError(
-            f"{value:g} is beyond any plausible value (more than {MAX_MAGNITUDE:g})",
+            f"{str(value)[:24]}{'...' if len(str(value)) > 24 else ''} is beyond any plausible "
+            f"value (more than {MAX_MAGNITUDE:g})",
             file=file,
             field=_field_path(loc, data),
             fix="check the number for a typo (units: USD, tokens, months, as the schema says)",

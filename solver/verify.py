@@ -765,7 +765,8 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                         largest = max((cap for cap, _ in units), default=0.0)
                         c.check(
                             "N+1 (capacity without the largest unit meets peak)",
-                            total - largest >= need_tps * (1 - 1e-6) - 1e-9,
+                            # tolerance relative to the row's largest term, as the solver's
+                            need_tps <= total - largest + REL_TOL * max(1.0, total),
                             f"{w.name} {period}/{bname}: {total:.1f} - {largest:.1f} < "
                             f"{need_tps:.1f} tokens/s",
                         )
@@ -777,7 +778,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                             if p.objective != "max_served":
                                 c.check(
                                     "demand met",
-                                    got >= need * (1 - 1e-6) - 1e-9,
+                                    _le(need, got),
                                     f"{w.name} {period}/{bname} bucket {j}: {got:.3f} < "
                                     f"{need:.3f} req/s",
                                 )
@@ -790,7 +791,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 if p.objective != "max_served":
                     c.check(
                         "demand met",
-                        got >= need * (1 - 1e-6) - 1e-9,
+                        _le(need, got),
                         f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s",
                     )
 
