@@ -12,6 +12,7 @@ import io
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -321,15 +322,24 @@ def solve(
     _run(debug, body)
 
 
-def _solve_for_analysis(problem: Path, catalog: Path | None, solver: str):
+def _solve_for_analysis(
+    problem: Path, catalog: Path | None, solver: str, time_limit: float | None = None
+):
     """Load, solve and verify: the plan and the solution behind it."""
+    from solver.backends import SolveOptions
     from solver.problem import load_problem
     from solver.solve import solve_verified
 
     prob = load_problem(problem)
     cat = _load_catalog(catalog)
     try:
-        return solve_verified(prob, cat, solver=solver, prune_dominated=False)
+        return solve_verified(
+            prob,
+            cat,
+            solver=solver,
+            prune_dominated=False,
+            options=SolveOptions(time_limit_s=time_limit),
+        )
     except ProcureError as exc:
         if exc.file is None:
             exc.file = str(problem)
@@ -390,6 +400,14 @@ def sensitivity(
     break_even: BreakEvenOpt = 12,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds for the whole analysis: the solve gets them first, the break-even "
+            "search what is left (pools not reached are left out, and the output says so)",
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
     debug: DebugOpt = False,
@@ -403,10 +421,16 @@ def sensitivity(
         _check_format(format, "table", "json")
         if out is not None:
             check_output_file(out, force=force)
-        _, solution = _solve_for_analysis(problem, catalog, solver)
+        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+            raise ProcureError(
+                f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
+            )
+        started = time.perf_counter()
+        _, solution = _solve_for_analysis(problem, catalog, solver, time_limit)
         with _Progress() as bar:
             report = sensitivity_report(
                 solution,
+                deadline=None if time_limit is None else started + time_limit,
                 break_even_limit=_break_even_limit(break_even),
                 solver=solver,
                 workers=workers,

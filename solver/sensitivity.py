@@ -32,6 +32,7 @@ Sweeps
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -635,6 +636,7 @@ def break_even_prices(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> list[BreakEven]:
     """Break-even prices for pools, sorted by how close each is to its current price.
 
@@ -649,6 +651,9 @@ def break_even_prices(
         Warm re-solves (:func:`break_even_for_pool`).
     workers, scheduler
         Parallelism (:func:`run_tasks`); pools are sent in chunks.
+    deadline
+        A ``time.perf_counter()`` time: pools not started by then are left out (in the
+        order of their closeness to entering, so the nearest are done first).
     """
     compiled = solution.compiled
     if has_second_stage(compiled.problem):
@@ -683,9 +688,10 @@ def break_even_prices(
         workers=workers,
         scheduler=scheduler,
         progress=progress,
+        deadline=deadline,
     )
     return sorted(
-        (b for group in results for b in group),
+        (b for group in results if group is not None for b in group),
         key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
     )
 
@@ -767,6 +773,7 @@ def run_tasks(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> list:
     """Run ``fn(shared, task)`` over ``tasks``: serially, in local processes, or on Dask.
 
@@ -782,6 +789,9 @@ def run_tasks(
         when given, tasks run on that cluster.
     progress
         Called with (done, total) after each task finishes.
+    deadline
+        A ``time.perf_counter()`` time after which no further task starts (in this
+        process; a pool or cluster runs what it was given): those results are None.
 
     Returns
     -------
@@ -810,6 +820,8 @@ def run_tasks(
         return out
     if workers <= 1 or total <= 1:
         for i, task in enumerate(tasks):
+            if deadline is not None and time.perf_counter() > deadline:
+                break
             out[i] = fn(shared, task)
             if progress:
                 progress(i + 1, total)
@@ -979,8 +991,13 @@ def sensitivity_report(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> SensitivityReport:
-    """Shadow prices, reduced costs and break-even prices of a solved problem."""
+    """Shadow prices, reduced costs and break-even prices of a solved problem.
+
+    ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search: pools
+    not reached by then are left out, and the note says how many were done.
+    """
     report = shadow_prices(solution, solver=solver)
     rows = break_even_prices(
         solution,
@@ -989,12 +1006,15 @@ def sensitivity_report(
         workers=workers,
         scheduler=scheduler,
         progress=progress,
+        deadline=deadline,
     )
     note = (
         "exact (Newton on the optimal cost as a function of the price, each step a MIP "
         "solved to a 1e-6 relative gap); pools in the plan and "
         + ("all others" if break_even_limit is None else f"the {break_even_limit} closest others")
     )
+    if deadline is not None and time.perf_counter() > deadline:
+        note += f"; stopped at the time limit with {len(rows)} pools done"
     if has_second_stage(solution.compiled.problem):
         note = "not computed: prices do not enter a carbon-first objective"
     return report.model_copy(update={"break_even": rows, "break_even_tolerance": note})
