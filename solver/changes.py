@@ -729,7 +729,7 @@ def count_changes(
 class ItemChange(BaseModel):
     """One line item added, removed or changed between two plans."""
 
-    change: Literal["added", "removed", "changed"]
+    change: Literal["added", "removed", "changed", "repriced"]
     fields: list[str] = Field(default_factory=list, description="units, mode, region, offering")
     item: str
     period: str
@@ -748,6 +748,16 @@ class ItemChange(BaseModel):
     new_units: float = 0.0
     old_cost_usd: float = 0.0
     new_cost_usd: float = 0.0
+    old_unit_price_usd_per_hour: float | None = Field(
+        None, description="USD per instance-hour (cloud rent, reservations, rented training)"
+    )
+    new_unit_price_usd_per_hour: float | None = None
+
+    @computed_field
+    @property
+    def delta_usd(self) -> float:
+        """New cost minus old cost."""
+        return self.new_cost_usd - self.old_cost_usd
 
     @property
     def offering(self) -> str:
@@ -765,6 +775,13 @@ class ItemChange(BaseModel):
             return (
                 f"- {self.item} {self.old_offering} {self.old_mode} x{self.old_units:g} "
                 f"({where}{who}): ${self.old_cost_usd:,.0f}"
+            )
+        if self.change == "repriced":
+            return (
+                f"$ {self.item} {self.offering} {self.new_mode} x{self.new_units:g} "
+                f"({where}{who}): {_price(self.old_unit_price_usd_per_hour)} -> "
+                f"{_price(self.new_unit_price_usd_per_hour)}/h; "
+                f"${self.old_cost_usd:,.2f} -> ${self.new_cost_usd:,.2f} ({_usd(self.delta_usd)})"
             )
         parts = []
         if "units" in self.fields:
@@ -799,6 +816,11 @@ class PlanDiff(BaseModel):
     added: list[ItemChange] = Field(default_factory=list)
     removed: list[ItemChange] = Field(default_factory=list)
     changed: list[ItemChange] = Field(default_factory=list)
+    repriced: list[ItemChange] = Field(
+        default_factory=list,
+        description="Same line item, same units, another unit price: the price effect line by "
+        "line (counted in unchanged, not in n_changes)",
+    )
     unchanged: int = 0
     old_by_period: dict[str, float] = Field(default_factory=dict)
     new_by_period: dict[str, float] = Field(default_factory=dict)
@@ -822,6 +844,13 @@ class PlanDiff(BaseModel):
         ]
         for c in self.added + self.removed + self.changed:
             lines.append("  " + c.sentence())
+        if self.repriced:
+            delta = sum(c.delta_usd for c in self.repriced)
+            lines.append(
+                f"re-priced: {len(self.repriced)} line item(s) kept with a new unit price "
+                f"({_usd(delta)})"
+            )
+            lines += ["  " + c.sentence() for c in self.repriced]
         lines += [
             f"total cost: before ${self.old_total_usd:,.2f}, after ${self.new_total_usd:,.2f}, "
             f"change {_usd(self.total_change_usd)}{pct}",
@@ -840,10 +869,76 @@ class PlanDiff(BaseModel):
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
+    def markdown(self) -> str:
+        """The diff as Markdown, to paste into a review: summary, the cost bridge, and one
+        table of every line added, removed, changed or re-priced."""
+        pct = f" ({self.total_change_usd / self.old_total_usd:+.1%})" if self.old_total_usd else ""
+        out = [
+            f"### Plan diff: {self.old_problem}",
+            "",
+            f"**Total** ${self.old_total_usd:,.2f} -> ${self.new_total_usd:,.2f}: "
+            f"{_usd(self.total_change_usd)}{pct}",
+            "",
+            "| step | USD |",
+            "|---|---:|",
+            f"| old plan, old prices | {self.old_total_usd:,.2f} |",
+            f"| price effect | {_usd(self.price_effect_usd)} |",
+            f"| plan effect | {_usd(self.plan_effect_usd)} |",
+            f"| new plan, new prices | {self.new_total_usd:,.2f} |",
+            "",
+            f"{self.n_changes} line item(s) added, removed or changed; {len(self.repriced)} "
+            f"re-priced; {self.unchanged} kept ({self.price_basis}).",
+            "",
+        ]
+        rows = self.added + self.removed + self.changed + self.repriced
+        if rows:
+            out += [
+                "| change | item | offering | mode | period | block | workload | units | "
+                "unit price $/h | cost $ | delta $ |",
+                "|---|---|---|---|---|---|---|---|---|---:|---:|",
+            ]
+            for c in rows:
+                units = (
+                    f"{c.old_units:g} -> {c.new_units:g}"
+                    if c.change == "changed"
+                    else f"{c.new_units or c.old_units:g}"
+                )
+                price = (
+                    f"{_price(c.old_unit_price_usd_per_hour)} -> "
+                    f"{_price(c.new_unit_price_usd_per_hour)}"
+                    if c.change == "repriced"
+                    else _price(c.new_unit_price_usd_per_hour or c.old_unit_price_usd_per_hour)
+                )
+                cells = [
+                    c.change,
+                    c.item,
+                    c.offering,
+                    c.new_mode or c.old_mode,
+                    c.period,
+                    c.block,
+                    c.workload,
+                    units,
+                    price,
+                    f"{c.old_cost_usd:,.2f} -> {c.new_cost_usd:,.2f}",
+                    _usd(c.delta_usd),
+                ]
+                out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+        out += [f"- note: {_md_cell(n)}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
     def _pair(self, key: str, by: str) -> str:
         old = getattr(self, f"old_by_{by}").get(key, 0.0)
         new = getattr(self, f"new_by_{by}").get(key, 0.0)
         return f"{key} ${old:,.0f} -> ${new:,.0f}"
+
+
+def _price(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def _md_cell(value: object) -> str:
+    """Text safe in a Markdown table cell (pipes escaped, no line breaks)."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _usd(value: float) -> str:
@@ -966,7 +1061,7 @@ def diff_plans(
     new_items = [i for i in new.line_items if i.units > _UNITS_TOL]
     old_by_key = _by_key(old_items)
     new_by_key = _by_key(new_items)
-    added, removed, changed = [], [], []
+    added, removed, changed, repriced = [], [], [], []
     unchanged = 0
     left_old, left_new = [], []
     for key in sorted(set(old_by_key) | set(new_by_key)):
@@ -976,6 +1071,8 @@ def diff_plans(
                 changed.append(_change("changed", a, b, ["units"]))
             else:
                 unchanged += 1
+                if abs(a.cost_usd - b.cost_usd) > 0.005:  # more than half a cent
+                    repriced.append(_change("repriced", a, b, ["unit price"]))
         elif a is not None:
             left_old.append(a)
         else:
@@ -1017,6 +1114,7 @@ def diff_plans(
         added=sorted(added, key=_order),
         removed=sorted(removed, key=_order),
         changed=sorted(changed, key=_order),
+        repriced=sorted(repriced, key=_order),
         unchanged=unchanged,
         old_by_period=dict(old.totals.by_period),
         new_by_period=dict(new.totals.by_period),
@@ -1070,6 +1168,8 @@ def _change(kind: str, a: LineItem | None, b: LineItem | None, fields: list[str]
         new_units=b.units if b else 0.0,
         old_cost_usd=a.cost_usd if a else 0.0,
         new_cost_usd=b.cost_usd if b else 0.0,
+        old_unit_price_usd_per_hour=unit_price(a) if a else None,
+        new_unit_price_usd_per_hour=unit_price(b) if b else None,
     )
 
 

@@ -1218,7 +1218,7 @@ def diff_cmd(
     price_date: PriceDateOpt = None,
     max_factor: MaxFactorOpt = 2.0,
     accept_suspicious: AcceptOpt = False,
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    format: Annotated[str, typer.Option("--format", help="table | json | markdown")] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
     debug: DebugOpt = False,
@@ -1232,7 +1232,7 @@ def diff_cmd(
     def body() -> None:
         from solver.changes import diff_plans, prices_of_catalog
 
-        _check_format(format, "table", "json")
+        _check_format(format, "table", "json", "markdown")
         before, after = _load_plan(old)[0], _load_plan(new)[0]
         if before.problem != after.problem:
             raise ProcureError(
@@ -1263,6 +1263,8 @@ def diff_cmd(
         diff = diff_plans(before, after, new_prices=new_prices)
         if format == "json":
             text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
+        elif format == "markdown":
+            text = diff.markdown()
         else:
             text = diff.text()
         if out is not None:
