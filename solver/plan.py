@@ -106,6 +106,30 @@ class Check(BaseModel):
     detail: str = ""
 
 
+class CashFlowMonth(BaseModel):
+    """One calendar month of the plan (USD; costs as the plan counts them)."""
+
+    month: str = Field(description="YYYY-MM")
+    period: str = Field(description="The plan period the month falls in")
+    rented_usd: float = Field(description="On-demand and spot instances, training included")
+    owned_opex_usd: float = Field(description="Owned servers' hosting, power, staff")
+    commitments_usd: float = Field(
+        description="Reservation fees for the month (used or not), under the problem's policy"
+    )
+    capex_usd: float = Field(description="Servers bought (less residual value at the horizon)")
+    total_usd: float = Field(description="Everything the plan counts in this month")
+    billed_usd: float = Field(
+        description="What is invoiced in the month (a purchase in full when bought)"
+    )
+    cumulative_usd: float
+    budget_headroom_usd: float | None = Field(
+        None, description="budget_usd minus cumulative_usd (no budget: null)"
+    )
+    new_commitments: list[str] = Field(
+        default_factory=list, description="Reservations and purchases made this month, with end"
+    )
+
+
 class PlanInputs(BaseModel):
     """What a plan was solved for: digests of the problem and catalog, and where they are.
 
@@ -188,6 +212,11 @@ class Plan(BaseModel):
     checks: list[Check] = Field(default_factory=list)
     inputs: PlanInputs | None = Field(
         None, description="Digests of the problem and catalog the plan was solved for"
+    )
+    start_date: str | None = Field(None, description="First day of the plan, YYYY-MM-DD")
+    cash_flow: list[CashFlowMonth] = Field(
+        default_factory=list,
+        description="Money by calendar month from start_date (sums to total_cost_usd)",
     )
 
 

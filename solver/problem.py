@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -423,6 +424,11 @@ class Problem(_Strict):
     horizon_months: float = Field(
         gt=0, le=MAX_HORIZON_MONTHS, description="Planning horizon, months (at most 50 years)"
     )
+    start: date | None = Field(
+        None,
+        description="First day of the plan (YYYY-MM for the first of a month, or YYYY-MM-DD): "
+        "dates the cash flow, orders and FOCUS rows. Default: the first of next month",
+    )
     periods: list[Period] | None = Field(None, description="Default: one period of the horizon")
     load_blocks: list[LoadBlock] | None = Field(
         None,
@@ -496,6 +502,13 @@ class Problem(_Strict):
         "gpu_memory_utilization (0.90 by default, so 0.10)",
     )
     workloads: list[Workload] = Field(min_length=1)
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _month(cls, value: object) -> object:
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}", value.strip()):
+            return value.strip() + "-01"  # a month means its first day
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Problem:

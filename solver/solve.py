@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from datetime import date
 
 from solver.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.catalog import Catalog
@@ -72,7 +73,11 @@ def solve_verified(
         solution = optimise(compiled, model, solver=solver, options=options)
     except InfeasibleError as exc:
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
-    plan = plan_of(solution).model_copy(update={"compile_seconds": compile_seconds})
+    plan = with_cash_flow(
+        plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
+        problem,
+        catalog,
+    )
     checks = verify_plan(plan, problem, catalog)
     plan = plan.model_copy(
         update={
@@ -88,6 +93,20 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     return plan, solution
+
+
+def with_cash_flow(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
+    """The plan with its calendar: ``start_date`` (the problem's ``start``, else the first
+    of next month) and the monthly ``cash_flow``."""
+    from solver.cashflow import cash_flow, first_of_next_month
+
+    start = problem.start or first_of_next_month(date.today())
+    return plan.model_copy(
+        update={
+            "start_date": start.isoformat(),
+            "cash_flow": cash_flow(plan, problem, catalog, start),
+        }
+    )
 
 
 def explained(

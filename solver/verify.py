@@ -915,6 +915,18 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         _close(listed, plan.total_cost_usd, 1e-6),
         f"{plan.total_cost_usd:.2f} vs {listed:.2f}",
     )
+    if plan.cash_flow:
+        months = [m.total_usd for m in plan.cash_flow]
+        parts_ok = all(
+            _close(m.rented_usd + m.owned_opex_usd + m.commitments_usd + m.capex_usd, m.total_usd)
+            for m in plan.cash_flow
+        )
+        c.check(
+            "cash flow sums to the total (to the cent)",
+            abs(sum(months) - plan.total_cost_usd) <= 0.005 + 1e-9 * abs(plan.total_cost_usd)
+            and parts_ok,
+            f"${sum(months):,.2f} over {len(months)} months vs ${plan.total_cost_usd:,.2f}",
+        )
     c.check(
         "total CO2e recomputed",
         _close(total_kg / 1000.0, plan.total_co2e_t, 1e-6),
