@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Literal
 
 import numpy as np
@@ -307,6 +308,14 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     data["workloads"] = workloads
     data["horizon_months"] = float(sum(months[p] for p in future_names))
     data["periods"] = [{"name": p, "months": months[p]} for p in future_names]
+    start = problem.start or (
+        date.fromisoformat(baseline.start_date) if baseline.start_date else None
+    )
+    if start is not None:  # the re-based plan begins where the open periods begin
+        past = float(sum(months[p] for p in past_names))
+        moved = pd.Timestamp(start) + pd.DateOffset(months=int(past))
+        moved += pd.Timedelta(days=(past - int(past)) * 365.25 / 12)
+        data["start"] = moved.date()
     data["existing_fleet"] = [
         {"server": s, "site": site, "units": u} for (s, site), u in sorted(fleet.items())
     ]
@@ -1231,7 +1240,7 @@ def resolve(
     """
     import time
 
-    from solver.solve import VerificationError, optimise, plan_of
+    from solver.solve import VerificationError, optimise, plan_of, with_cash_flow
     from solver.verify import verify_plan
 
     if max_changes is not None and switching_cost_usd is not None:
@@ -1283,6 +1292,7 @@ def resolve(
             "binding": [b for b in plan.binding if b.family not in _LINK_FAMILIES],
         }
     )
+    plan = with_cash_flow(plan, rebased.problem, new_catalog)
     checks = verify_plan(plan, rebased.problem, new_catalog)
     plan = plan.model_copy(
         update={

@@ -124,6 +124,35 @@ def _load_catalog(directory: Path | None):
 # --------------------------------------------------------------------------- solve
 
 
+def cash_flow_table(plan) -> Table:
+    """The plan's cash flow by calendar quarter (the JSON has it by month)."""
+    quarters: dict[str, list] = {}
+    for m in plan.cash_flow:
+        year, month = m.month.split("-")
+        quarters.setdefault(f"{year}-Q{(int(month) - 1) // 3 + 1}", []).append(m)
+    table = Table(
+        title=f"cash flow by quarter from {plan.start_date} (USD)",
+        title_justify="left",
+        show_lines=False,
+    )
+    for column in ("quarter", "rented", "owned opex", "commitments", "capex", "total"):
+        table.add_column(column, justify="left" if column == "quarter" else "right")
+    table.add_column("cumulative", justify="right")
+    budgeted = plan.cash_flow[0].budget_headroom_usd is not None
+    if budgeted:
+        table.add_column("budget headroom", justify="right")
+    for name, months in quarters.items():
+        sums = [
+            sum(getattr(m, f) for m in months)
+            for f in ("rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd")
+        ]
+        cells = [name, *(f"{v:,.0f}" for v in sums), f"{months[-1].cumulative_usd:,.0f}"]
+        if budgeted:
+            cells.append(f"{months[-1].budget_headroom_usd:,.0f}")
+        table.add_row(*cells)
+    return table
+
+
 def plan_table(plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
@@ -140,6 +169,8 @@ def plan_table(plan) -> str:
             "give the solver more time (--time-limit) to prove it"
         )
     console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    if plan.cash_flow:
+        console.print(cash_flow_table(plan))
     for period in plan.totals.by_period:
         rows = [i for i in plan.line_items if i.period == period]
         if not rows:
@@ -971,6 +1002,38 @@ def _load_plan(
     return plan, prob, cat
 
 
+def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | None:
+    """--as-of as a period name: a name is kept; a date (YYYY-MM or YYYY-MM-DD) names the
+    period its month falls in, counting calendar months from the plan's start_date."""
+    import re
+    from datetime import date
+
+    names = [p.name for p in problem.resolved_periods]
+    if as_of is None or as_of in names:
+        return as_of
+    match = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", as_of.strip())
+    if match is None:
+        return as_of  # not a date: rebase names the periods there are
+    start = problem.start or (date.fromisoformat(start_date) if start_date else None)
+    if start is None:
+        raise ProcureError(
+            "--as-of is a date but the plan has no start date",
+            field="--as-of",
+            fix=f"give a period name ({', '.join(names)}) or add start: YYYY-MM to the problem",
+        )
+    month = (int(match[1]) - start.year) * 12 + int(match[2]) - start.month
+    running = 0.0
+    for p in problem.resolved_periods:
+        if running <= month < running + p.months:
+            return p.name
+        running += p.months
+    raise ProcureError(
+        f"{as_of} is outside the plan ({start:%Y-%m} for {running:g} months)",
+        field="--as-of",
+        fix="give a month inside the plan, or a period name",
+    )
+
+
 def _recorded_catalog(catalog: Path | None, inputs) -> bool:
     """Whether ``--catalog`` (None = not given) names the folder a plan was solved over."""
     if catalog is None:
@@ -1052,7 +1115,9 @@ def resolve_cmd(
     as_of: Annotated[
         str | None,
         typer.Option(
-            "--as-of", help="First period still open: purchases and reservations before it stay"
+            "--as-of",
+            help="First period still open (a period name, or a date YYYY-MM[-DD] in it): "
+            "purchases and reservations before it stay",
         ),
     ] = None,
     max_changes: Annotated[
@@ -1126,7 +1191,7 @@ def resolve_cmd(
                 base,
                 old_cat,
                 repriced.catalog,
-                as_of=as_of,
+                as_of=_as_of_period(as_of, prob, base.start_date),
                 max_changes=max_changes,
                 switching_cost_usd=switching_cost_usd,
                 solver=solver,
@@ -1293,7 +1358,7 @@ def export_cmd(
     catalog: CatalogOpt = None,
     start: Annotated[
         str | None,
-        typer.Option(help="First day of the plan's first period, YYYY-MM-DD (focus needs it)"),
+        typer.Option(help="First day of the plan, YYYY-MM-DD (default: the plan's start_date)"),
     ] = None,
     billing_account: Annotated[
         str, typer.Option("--billing-account", help="BillingAccountId for FOCUS rows")
@@ -1321,17 +1386,13 @@ def export_cmd(
         the_plan, prob, cat = _load_plan(plan, problem=problem, catalog=catalog)
         files: dict[str, str | bytes] = {}
         if format == "focus":
-            if start is None:
-                raise ProcureError(
-                    "FOCUS rows need dates: the start day of the plan's first period",
-                    field="--start",
-                    fix="add --start YYYY-MM-DD",
-                )
             try:
-                day = date.fromisoformat(start)
+                day = date.fromisoformat(start or the_plan.start_date or "")
             except ValueError:
                 raise ProcureError(
-                    f"{start!r} is not a date", field="--start", fix="write it as YYYY-MM-DD"
+                    f"{start!r} is not a date" if start else "the plan has no start_date",
+                    field="--start",
+                    fix="write it as --start YYYY-MM-DD",
                 ) from None
             frame = focus_frame(the_plan, prob, cat, day, billing_account_id=billing_account)
             problems = validate_focus(frame)

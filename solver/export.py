@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import math
 import re
 import zipfile
@@ -327,6 +328,8 @@ FOCUS_CONDITIONAL: tuple[str, ...] = (
     "RegionName",
     "ServiceSubcategory",
     "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
     "SkuPriceId",
 )
 FOCUS_CUSTOM: tuple[str, ...] = (
@@ -368,7 +371,57 @@ SERVICE_CATEGORIES = (
     "Web",
     "Other",
 )
-_PROVIDER_NAMES = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Microsoft", "oci": "Oracle"}
+#: Provider ids -> the names on their invoices (FOCUS ProviderName, PublisherName and
+#: InvoiceIssuerName are display names, not ids).
+_PROVIDER_NAMES = {
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Microsoft",
+    "oci": "Oracle",
+    "coreweave": "CoreWeave",
+    "lambda": "Lambda",
+    "nebius": "Nebius",
+    "crusoe": "Crusoe",
+    "hyperstack": "Hyperstack",
+    "verda": "Verda",
+    "fluidstack": "Fluidstack",
+    "paperspace": "Paperspace",
+    "digitalocean": "DigitalOcean",
+    "jarvislabs": "JarvisLabs",
+    "seeweb": "Seeweb",
+    "scaleway": "Scaleway",
+    "denvr": "Denvr Dataworks",
+    "massedcompute": "Massed Compute",
+    "oblivus": "Oblivus",
+    "latitude": "Latitude.sh",
+    "tensorwave": "TensorWave",
+    "runpod": "RunPod",
+    "vast": "Vast.ai",
+    "hyperbolic": "Hyperbolic",
+}
+
+
+def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
+    """(ProviderName, PublisherName, InvoiceIssuerName) of a line item.
+
+    Cloud: the provider for all three. A server owned: the site that hosts it provides
+    it; its publisher is the accelerator's vendor (who made it) and the invoice comes
+    from whoever sells the server (unknown to a plan: "server seller").
+    """
+    if item.mode != "owned":
+        name = _PROVIDER_NAMES.get(item.provider, item.provider)
+        return name, name, name
+    site = (
+        str(catalog.sites.at[item.region, "name"])
+        if item.region in catalog.sites.index
+        else item.region
+    )
+    vendor = (
+        str(catalog.accelerators.at[item.accelerator, "vendor"])
+        if item.accelerator in catalog.accelerators.index
+        else "server vendor"
+    )
+    return site, vendor, "server seller" if item.item == "purchase" else site
 _SERVICE_NAMES = {
     "aws": "Amazon Elastic Compute Cloud",
     "gcp": "Compute Engine",
@@ -434,7 +487,7 @@ def focus_frame(
 
     def emit(item: LineItem, m0: float, m1: float, **values) -> None:
         provider = item.provider
-        display = _PROVIDER_NAMES.get(provider, provider)
+        display, publisher, issuer = _names(item, catalog)
         owned = item.mode == "owned"
         billing_start = math.floor(m0 + 1e-9)
         billing_end = billing_start + 1.0
@@ -450,8 +503,8 @@ def focus_frame(
             "ChargePeriodEnd": clock.text(m1),
             "ChargeClass": None,
             "ProviderName": display,
-            "PublisherName": display,
-            "InvoiceIssuerName": display,
+            "PublisherName": publisher,
+            "InvoiceIssuerName": issuer,
             "ServiceCategory": "Compute",
             "ServiceSubcategory": "Other (Compute)" if owned else "Virtual Machines",
             "ServiceName": "Owned servers"
@@ -473,6 +526,18 @@ def focus_frame(
             "CommitmentDiscountUnit": None,
             "ConsumedQuantity": None,
             "ConsumedUnit": None,
+            "SkuMeter": "Server purchase"
+            if item.item == "purchase"
+            else f"{item.instance_type or item.offering} instance-hours",
+            "SkuPriceDetails": json.dumps(
+                {
+                    "InstanceType": item.instance_type,
+                    "Accelerator": item.accelerator,
+                    "AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
+                    "PurchaseOption": item.mode,
+                },
+                sort_keys=True,
+            ),
             "x_PlanItem": item.item,
             "x_PlanPeriod": item.period,
             "x_Workload": item.workload or None,
@@ -869,6 +934,23 @@ def validate_focus(frame: pd.DataFrame) -> list[str]:
             ].astype(float)
             if not np.allclose(product, frame.loc[rows, cost].astype(float), rtol=1e-9, atol=1e-6):
                 problems.append(f"{cost} != {price} x PricingQuantity")
+    # display names, not ids (ProviderName "vast" is an id; "Vast.ai" the name)
+    for column in ("ProviderName", "PublisherName", "InvoiceIssuerName"):
+        raw = sorted(set(frame[column]) & set(_PROVIDER_NAMES))
+        if raw:
+            problems.append(f"{column} holds provider ids, not names: {raw}")
+    if "SkuPriceId" in frame:
+        priced = frame["SkuPriceId"].notna()
+        if "SkuMeter" not in frame or frame.loc[priced, "SkuMeter"].isna().any():
+            problems.append("SkuMeter missing where SkuPriceId is given")
+        for text in frame.loc[priced, "SkuPriceDetails"] if "SkuPriceDetails" in frame else []:
+            try:
+                ok = isinstance(json.loads(text), dict)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                problems.append(f"SkuPriceDetails is not a JSON object: {text!r}")
+                break
     return problems
 
 

@@ -160,6 +160,7 @@ def test_verifier_rejects_a_plan_that_violates_n_plus_1(tiny_catalog):
             "line_items": [fewer],
             "total_cost_usd": fewer.cost_usd,
             "total_co2e_t": fewer.co2e_t,
+            "cash_flow": [],  # the edit leaves only N+1 to catch, not the monthly sums
         }
     )
     failed = {c.name for c in verify_plan(bad, p, cat) if not c.ok}

@@ -1,0 +1,123 @@
+"""The calendar and the monthly cash flow (issue 12, items 1-2): months from the
+problem's start, opex / commitments / capex, cumulative spend against the budget; the
+months sum to the plan total to the cent and equal the FOCUS rows month by month."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from conftest import offering, write_catalog
+from solver.cashflow import first_of_next_month
+from solver.cli import app
+
+runner = CliRunner()
+
+PROBLEM = """\
+name: calendar
+horizon_months: 12
+start: 2027-01
+budget_usd: 100000
+periods:
+  - {name: q1, months: 3}
+  - {name: q2, months: 3}
+  - {name: q3, months: 3}
+  - {name: q4, months: 3}
+modes: [MODES]
+load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {tokens_per_s: 1000}
+    prompt_tokens: 500
+    output_tokens: 200
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+"""
+
+
+def _solve(tmp_path, modes: str, budget: str = "100000"):
+    # one H100 serves the demand all year: $4.00/h on demand, $2.00/h reserved for a year
+    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    prob = tmp_path / "p.yaml"
+    prob.write_text(PROBLEM.replace("MODES", modes).replace("100000", budget))
+    plan = tmp_path / "plan.json"
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(plan)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(plan.read_text()), plan, tmp_path
+
+
+def _focus_by_month(plan_path, tmp_path) -> pd.Series:
+    out = tmp_path / "focus"
+    result = runner.invoke(app, ["export", str(plan_path), "--out", str(out), "--format", "focus"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(io.StringIO((out / "focus.csv").read_text()))
+    return rows.groupby(rows["BillingPeriodStart"].str.slice(0, 7))["EffectiveCost"].sum()
+
+
+def test_a_reservation_month_by_month(tmp_path):
+    plan, path, tmp = _solve(tmp_path, "on_demand, reserved_1y")
+    flow = plan["cash_flow"]
+    assert plan["start_date"] == "2027-01-01"
+    assert [m["month"] for m in flow] == [f"2027-{k:02d}" for k in range(1, 13)]
+    # a 1-year reservation at $2.00/h from January: $2.00 x 730 h = $1,460 every month,
+    # $17,520 in the year; nothing rented
+    assert all(m["commitments_usd"] == pytest.approx(1460.0) for m in flow)
+    assert all(m["rented_usd"] == 0 and m["capex_usd"] == 0 for m in flow)
+    assert plan["total_cost_usd"] == pytest.approx(17_520.0)
+    assert flow[0]["new_commitments"] == ["reserve 1 x acme/us-east/h1 (reserved_1y) to 2028-01"]
+    # cumulative spend against the $100,000 budget: $82,480 left at the end
+    assert flow[-1]["cumulative_usd"] == pytest.approx(17_520.0)
+    assert flow[-1]["budget_headroom_usd"] == pytest.approx(82_480.0)
+    # to the cent, in total and month by month against the FOCUS rows
+    assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)
+    focus = _focus_by_month(path, tmp)
+    for m in flow:
+        assert round(m["total_usd"], 2) == round(float(focus[m["month"]]), 2)
+
+
+def test_a_bought_server_is_capex_in_its_month(tmp_path):
+    plan, path, tmp = _solve(tmp_path, "owned", budget="1000000")
+    flow = plan["cash_flow"]
+    bought = [i for i in plan["line_items"] if i["item"] == "purchase"]
+    assert bought and bought[0]["period"] == "q1"
+    # the server is paid in January (cash policy); hosting and power are owned opex
+    assert flow[0]["capex_usd"] > 0 and all(m["capex_usd"] == 0 for m in flow[1:])
+    assert flow[0]["new_commitments"][0].startswith("buy 1 x")
+    capex = flow[0]["capex_usd"]
+    assert sum(m["owned_opex_usd"] for m in flow) == pytest.approx(plan["total_cost_usd"] - capex)
+    assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)
+    focus = _focus_by_month(path, tmp)
+    for m in flow:
+        assert round(m["total_usd"], 2) == round(float(focus.get(m["month"], 0.0)), 2)
+
+
+def test_default_start_is_the_first_of_next_month():
+    from datetime import date
+
+    assert first_of_next_month(date(2026, 11, 24)) == date(2026, 12, 1)
+    assert first_of_next_month(date(2026, 12, 31)) == date(2027, 1, 1)
+
+
+def test_as_of_accepts_a_date(tmp_path):
+    plan, path, tmp = _solve(tmp_path, "on_demand, reserved_1y")
+    prices = tmp / "prices.csv"
+    prices.write_text("provider,region,offering,mode,price,date\nacme,us-east,h1,on_demand,3.0,x\n")
+    args = ["resolve", str(tmp / "p.yaml"), "--baseline", str(path), "--prices", str(prices)]
+    args += ["--catalog", str(tmp / "cat"), "--format", "json"]
+    by_date = runner.invoke(app, [*args, "--as-of", "2027-05-15"])
+    by_name = runner.invoke(app, [*args, "--as-of", "q2"])
+    assert by_date.exit_code == 0, by_date.output
+    # May 2027 is in q2 (April-June): the same re-solve as naming q2
+    assert json.loads(by_date.stdout)["carried"]["as_of"] == "q2"
+    one, other = json.loads(by_date.stdout)["plan"], json.loads(by_name.stdout)["plan"]
+    assert one["line_items"] == other["line_items"]
+    assert one["total_cost_usd"] == other["total_cost_usd"]
+    # the re-based plan starts in April
+    assert json.loads(by_date.stdout)["plan"]["start_date"] == "2027-04-01"
