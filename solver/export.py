@@ -51,7 +51,7 @@ import math
 import re
 import zipfile
 from collections import defaultdict
-from datetime import date, datetime
+from datetime import date
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,7 @@ import pandas as pd
 from solver import ledger
 from solver.catalog import Catalog
 from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
-from solver.outputs import csv_text, neutralise_frame
+from solver.outputs import csv_text, workbook
 from solver.plan import LineItem, Plan
 from solver.problem import HOURS_PER_MONTH, Problem
 
@@ -85,7 +85,7 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
 
     Rows are the plan's rented units (per period and load block), reservations
     and rented training clusters; columns ``usd_<period>`` give each row's cost
-    per plan period and a last ``TOTAL`` row sums them. Owned servers are in
+    per plan period (data only: totals go below the data in the workbook). Owned servers are in
     :func:`hardware_order`; existing fleet and commitments need no order.
     """
     periods = list(plan.totals.by_period)
@@ -123,11 +123,7 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
             ["period", "region", "instance_type", "mode", "item", "block", "workload"],
             kind="stable",
         ).reset_index(drop=True)
-        total = {c: "" for c in frame.columns}
-        total["item"] = "TOTAL"
-        for c in ["total_usd", *[f"usd_{p}" for p in periods]]:
-            total[c] = float(frame[c].sum())
-        out[provider] = pd.concat([frame, pd.DataFrame([total])], ignore_index=True)
+        out[provider] = frame
     return out
 
 
@@ -197,10 +193,10 @@ def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> 
 
 
 def orders_combined(plan: Plan) -> pd.DataFrame:
-    """All providers' orders in one table (a ``provider`` column first, no TOTAL rows)."""
+    """All providers' orders in one table (a ``provider`` column first)."""
     frames = []
     for provider, frame in provider_orders(plan).items():
-        body = frame[frame["item"] != "TOTAL"].copy()
+        body = frame.copy()
         body.insert(0, "provider", provider)
         frames.append(body)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"provider": []})
@@ -232,15 +228,12 @@ def _digest(text: str) -> str:
 
 
 def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> bytes:
-    """One workbook: a summary sheet, one sheet per provider, and ``hardware``."""
+    """One workbook: a summary sheet first, one sheet per provider, and ``hardware``;
+    totals below each order's data."""
     orders = provider_orders(plan)
     hw = hardware_order(plan, catalog, problem)
     summary_rows = [
-        {
-            "order": p,
-            "lines": int((f["item"] != "TOTAL").sum()),
-            "total_usd": f["total_usd"].iat[-1],
-        }
+        {"order": p, "lines": len(f), "total_usd": float(f["total_usd"].sum())}
         for p, f in orders.items()
     ]
     if not hw.empty:
@@ -248,18 +241,19 @@ def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) ->
             {"order": "hardware", "lines": len(hw), "total_usd": float(hw["plan_cost_usd"].sum())}
         )
     summary = pd.DataFrame(summary_rows, columns=["order", "lines", "total_usd"])
-    out = io.BytesIO()
-    with pd.ExcelWriter(out, engine="openpyxl") as writer:
-        neutralise_frame(summary).to_excel(writer, sheet_name="summary", index=False)
-        sheets = _file_names(list(orders), limit=31)
-        for provider, frame in orders.items():
-            neutralise_frame(frame).to_excel(writer, sheet_name=sheets[provider], index=False)
-        if not hw.empty:
-            neutralise_frame(hw).to_excel(writer, sheet_name="hardware", index=False)
-        fixed = datetime(2000, 1, 1)
-        writer.book.properties.created = fixed
-        writer.book.properties.modified = fixed
-    return _stable_zip(out.getvalue())
+    names = _file_names(list(orders), limit=31)
+    sheets = {"summary": summary, **{names[p]: f for p, f in orders.items()}}
+    totals = {
+        "summary": ["lines", "total_usd"],
+        **{
+            names[p]: [c for c in f.columns if c.startswith("usd_") or c == "total_usd"]
+            for p, f in orders.items()
+        },
+    }
+    if not hw.empty:
+        sheets["hardware"] = hw
+        totals["hardware"] = ["quantity", "capex_usd", "plan_cost_usd"]
+    return _stable_zip(workbook(sheets, totals))
 
 
 def _stable_zip(data: bytes) -> bytes:
@@ -422,6 +416,8 @@ def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
         else "server vendor"
     )
     return site, vendor, "server seller" if item.item == "purchase" else site
+
+
 _SERVICE_NAMES = {
     "aws": "Amazon Elastic Compute Cloud",
     "gcp": "Compute Engine",

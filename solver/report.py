@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.export import _stable_zip
-from solver.outputs import neutralise_frame
+from solver.outputs import workbook
 from solver.plan import Plan
 from solver.sensitivity import BreakEven, SensitivityReport, SweepPoint
 
@@ -34,6 +34,7 @@ class Analysis(BaseModel):
     )
     scenario_spread: float = 0.0
     scenarios: int = 0
+    budget_usd: float | None = Field(None, description="The problem's total budget")
 
 
 # ------------------------------------------------------------------ tables
@@ -296,8 +297,27 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     return "\n".join(parts) + "\n"
 
 
+def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
+    """The workbook's first sheet: the headline figures, one per row."""
+    capex = sum(m.capex_usd for m in plan.cash_flow)
+    rows = [
+        ("plan", plan.problem),
+        ("status", f"{plan.status}, verified={str(plan.verified).lower()}"),
+        ("first month", plan.start_date or ""),
+        ("total cost (USD)", plan.total_cost_usd),
+        ("budget (USD)", budget_usd),
+        ("budget headroom (USD)", None if budget_usd is None else budget_usd - plan.total_cost_usd),
+        ("capex (USD)", capex),
+        ("opex and commitments (USD)", plan.total_cost_usd - capex),
+        ("total CO2e (t)", plan.total_co2e_t),
+        ("net present value (USD)", plan.npv_usd),
+    ]
+    return pd.DataFrame(rows, columns=["what", "value"])
+
+
 def report_xlsx(analysis: Analysis) -> bytes:
-    """The workbook: plan, purchase orders per provider, sensitivity, frontier."""
+    """The workbook: summary and monthly cash flow first, then the plan, purchase orders,
+    sensitivity, break-even prices and the frontier."""
     plan, sens = analysis.plan, analysis.sensitivity
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
     items = items.drop(columns=["bucket_requests_per_s", "cost_by_period_usd"], errors="ignore")
@@ -310,18 +330,21 @@ def report_xlsx(analysis: Analysis) -> bytes:
         ],
         ignore_index=True,
     )
-    out = io.BytesIO()
-    with pd.ExcelWriter(out, engine="openpyxl") as writer:
-        sheets = {
-            "plan": items,
-            "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
-            "sensitivity": duals_frame(sens),
-            "break-even": break_even_frame(sens.break_even),
-            "frontier": frontier,
-        }
-        for name, frame in sheets.items():
-            neutralise_frame(frame).to_excel(writer, sheet_name=name, index=False)
-    return _stable_zip(out.getvalue())
+    monthly = pd.DataFrame([m.model_dump() for m in plan.cash_flow])
+    if not monthly.empty:
+        monthly["new_commitments"] = monthly["new_commitments"].map("; ".join)
+    sheets = {
+        "summary": summary_frame(plan, analysis.budget_usd),
+        "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
+        "plan": items,
+        "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
+        "sensitivity": duals_frame(sens),
+        "break-even": break_even_frame(sens.break_even),
+        "frontier": frontier,
+    }
+    money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
+    totals = {"monthly": [*money, "billed_usd"], "plan": ["cost_usd", "co2e_t"]}
+    return _stable_zip(workbook(sheets, totals))
 
 
 def build_analysis(
@@ -390,4 +413,5 @@ def build_analysis(
         scenario_share=share,
         scenario_spread=spread,
         scenarios=scenarios,
+        budget_usd=compiled.problem.budget_usd,
     )

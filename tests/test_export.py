@@ -154,20 +154,21 @@ def test_validate_focus_catches_mistakes(yearly):
 
 def test_orders_per_provider_and_hardware(yearly):
     # acme's order: three 1-year reservations of one h1, one per year, $26,280 each, at
-    # $3/instance-hour; the TOTAL row has $78,840 and $26,280 in each year's column.
+    # $3/instance-hour; $78,840 in all and $26,280 in each year's column (no TOTAL row in
+    # the data: totals are the workbook's summary, below the data).
     # The hardware order: 1 x box-h100 at colo-us, ordered in y1, lead time 0 days, in
     # service from y1, $200,000.
     plan, p, cat = yearly
     orders = provider_orders(plan)
     assert list(orders) == ["acme"]
     acme = orders["acme"]
-    lines = acme[acme["item"] != "TOTAL"]
+    lines = acme
+    assert "TOTAL" not in set(acme["item"])
     assert list(lines["period"]) == ["y1", "y2", "y3"]
     assert list(lines["term"]) == [f"1 year from the start of y{i}" for i in (1, 2, 3)]
     assert lines["unit_price_usd_per_hour"].to_numpy() == pytest.approx([3.0] * 3)
-    total = acme.iloc[-1]
-    assert total["item"] == "TOTAL" and total["total_usd"] == pytest.approx(78_840)
-    assert [total[f"usd_y{i}"] for i in (1, 2, 3)] == pytest.approx([26_280] * 3)
+    assert acme["total_usd"].sum() == pytest.approx(78_840)
+    assert [acme[f"usd_y{i}"].sum() for i in (1, 2, 3)] == pytest.approx([26_280] * 3)
     hw = hardware_order(plan, cat, p)
     row = hw.iloc[0]
     assert (row["server"], row["quantity"], row["site"], row["order_period"]) == (
@@ -186,10 +187,13 @@ def test_xlsx_orders_are_readable_and_byte_stable(yearly):
     assert data == orders_xlsx(plan, cat, p)  # same input, same bytes
     book = openpyxl.load_workbook(io.BytesIO(data))
     assert book.sheetnames == ["summary", "acme", "hardware"]
-    summary = pd.read_excel(io.BytesIO(data), sheet_name="summary")
+    summary = pd.read_excel(io.BytesIO(data), sheet_name="summary", nrows=2)
     assert summary.set_index("order")["total_usd"].to_dict() == pytest.approx(
         {"acme": 78_840, "hardware": 200_000}
     )
+    # the total sits below the data after a blank row: 78,840 + 200,000
+    last = list(book["summary"].iter_rows(values_only=True))[-1]
+    assert last[0] == "total" and last[2] == pytest.approx(278_840)
 
 
 runner = CliRunner()

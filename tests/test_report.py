@@ -78,11 +78,21 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames
     )
+    assert book.sheetnames[:2] == ["summary", "monthly"]  # finance's sheets first
     sheet = book["plan"]
     header = [c.value for c in sheet[1]]
     col = header.index("cost_usd")
-    total = sum(row[col] for row in sheet.iter_rows(min_row=2, values_only=True))
-    assert total == pytest.approx(8030)
+    rows = list(sheet.iter_rows(min_row=2, values_only=True))
+    blank = rows.index(tuple([None] * len(header)))  # the data, a blank row, then the total
+    assert sum(row[col] for row in rows[:blank]) == pytest.approx(8030)
+    assert rows[blank + 1][0] == "total" and rows[blank + 1][col] == pytest.approx(8030)
+    assert sheet.freeze_panes == "A2" and sheet.auto_filter.ref.startswith("A1:")
+    assert sheet.cell(row=2, column=col + 1).number_format.startswith('"$"#,##0.00')
+    assert sheet.cell(row=1, column=1).font.bold
+    monthly = book["monthly"]
+    months = [r for r in monthly.iter_rows(min_row=2, values_only=True) if r[0] and r[0] != "total"]
+    total_col = [c.value for c in monthly[1]].index("total_usd")
+    assert sum(r[total_col] for r in months) == pytest.approx(8030, abs=0.01)
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["plan"]["total_cost_usd"] == pytest.approx(8030)
     assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
