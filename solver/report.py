@@ -8,10 +8,10 @@ the CLI writes them to files.
 from __future__ import annotations
 
 import base64
-import html
 import io
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -160,12 +160,20 @@ def frontier_png(analysis: Analysis) -> bytes:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
+    dollars = FuncFormatter(lambda v, _: f"${v:,.0f}")
+    plan = analysis.plan
     panels = [
-        ("carbon_frontier", "total CO2e, t", "total cost, $", "total_co2e_t", "total_cost_usd"),
-        ("budget_sweep", "budget, $", "share of demand served", "value", "served_fraction"),
-        ("demand_sweep", "demand x today", "total cost, $", "value", "total_cost_usd"),
+        ("carbon_frontier", "total CO2e, t", "total cost", "total_co2e_t", "total_cost_usd"),
+        ("budget_sweep", "budget", "share of demand served", "value", "served_fraction"),
+        ("demand_sweep", "demand x today", "total cost", "value", "total_cost_usd"),
     ]
+    chosen = {  # where the chosen plan sits on each panel
+        "carbon_frontier": (plan.total_co2e_t, plan.total_cost_usd),
+        "budget_sweep": (plan.total_cost_usd, 1.0),
+        "demand_sweep": (1.0, plan.total_cost_usd),
+    }
     panels = [p for p in panels if getattr(analysis, p[0])]
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.2 * max(1, len(panels)), 4))
     axes = [axes] if not hasattr(axes, "__len__") else list(axes)
@@ -173,11 +181,33 @@ def frontier_png(analysis: Analysis) -> bytes:
         pts = [p for p in getattr(analysis, name) if getattr(p, ycol) is not None]
         xs = [getattr(p, xcol) for p in pts]
         ys = [getattr(p, ycol) for p in pts]
-        ax.plot(xs, ys, marker="o")
+        ax.plot(xs, ys, marker="o", label="optimal plans")
+        ax.plot(
+            *chosen[name],
+            marker="*",
+            markersize=14,
+            color="#c00000",
+            linestyle="",
+            label="the chosen plan",
+        )
+        if name == "budget_sweep":
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v / 1e3:,.0f}k"))
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        else:
+            ax.yaxis.set_major_formatter(dollars)
+        if name == "budget_sweep" and analysis.budget_usd is not None:
+            if analysis.budget_usd <= 1.5 * max(xs + [plan.total_cost_usd]):
+                ax.axvline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
+            else:
+                ax.set_title(f"budget sweep (budget {_usd(analysis.budget_usd)} is off the chart)")
+        elif analysis.budget_usd is not None and ycol == "total_cost_usd":
+            if analysis.budget_usd <= 1.5 * max(ys + [plan.total_cost_usd]):
+                ax.axhline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(name.replace("_", " "))
         ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     fig.suptitle(f"{analysis.plan.problem}: frontiers")
     fig.tight_layout()
     out = io.BytesIO()
@@ -202,99 +232,164 @@ def _table_html(frame: pd.DataFrame, money: Sequence[str] = ()) -> str:
     return shown.to_html(index=False, escape=True, border=0, classes="t", na_rep="")
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
-h1{font-size:1.5em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
-table.t{border-collapse:collapse;font-size:0.85em;margin:0.5em 0}
-table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
-table.t th{background:#f4f4f4} .note{color:#555;font-size:0.9em}
-.kpi{display:inline-block;margin-right:2em;font-size:1.1em} img{max-width:100%}
-"""
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"{'-' if value < 0 else ''}${abs(value):,.0f}"
+
+
+def _sentence_of(d) -> str:
+    """A shadow price in words: 'one more tonne of CO2e is worth $1,234'."""
+    if d.usd_per_mtoken is not None:
+        return f"{d.meaning}: ${d.usd_per_mtoken:,.2f} per 1M tokens"
+    return f"{d.meaning}: one more {d.unit.removeprefix('USD per ')} is worth {_usd(d.worth)}"
+
+
+def cost_by_month_png(plan: Plan) -> bytes:
+    """Stacked monthly cost (rented, owned opex, commitments, capex) with a $ axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    months = [m.month for m in plan.cash_flow]
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    bottom = np.zeros(len(months))
+    for field, label, color in (
+        ("rented_usd", "rented", "#4472c4"),
+        ("owned_opex_usd", "owned opex", "#70ad47"),
+        ("commitments_usd", "commitments", "#ffc000"),
+        ("capex_usd", "capex", "#c00000"),
+    ):
+        values = np.array([getattr(m, field) for m in plan.cash_flow])
+        if values.any():
+            ax.bar(months, values, bottom=bottom, label=label, color=color)
+            bottom += values
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}"))
+    ax.set_ylabel("cost per month")
+    step = max(1, len(months) // 12)
+    ax.set_xticks(range(0, len(months), step), months[::step], rotation=45, ha="right")
+    ax.legend(loc="upper right")
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
 
 
 def report_html(analysis: Analysis, png: bytes) -> str:
-    """A self-contained HTML page (the plot is embedded as a data URI)."""
+    """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
+    summary in words and numbers, cost by month, capex and opex, commitments, the plan by
+    workload, then the sensitivity in words and the frontiers (plots embedded)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
     plan, sens = analysis.plan, analysis.sensitivity
-    esc = html.escape
+    budget = analysis.budget_usd
+    capex = sum(m.capex_usd for m in plan.cash_flow)
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
-    cols = [
-        "period",
-        "provider",
-        "region",
-        "item",
-        "instance_type",
-        "accelerator",
-        "mode",
-        "units",
-        "workload",
-        "block",
-        "hours",
-        "cost_usd",
-        "co2e_t",
-    ]
-    totals = [
-        (name, pd.DataFrame({"key": list(m), "cost_usd": list(m.values())}))
-        for name, m in (
-            ("period", plan.totals.by_period),
-            ("provider", plan.totals.by_provider),
-            ("mode", plan.totals.by_mode),
-            ("workload", plan.totals.by_workload),
-        )
-    ]
-    binding = pd.DataFrame([b.model_dump() for b in plan.binding])
-    duals = duals_frame(sens)
-    zero = 0
-    if not duals.empty:
-        keep = duals["d_objective_d_rhs"].abs() > 1e-9
-        zero = int((~keep).sum())
-        duals = duals[keep]
-    be = [break_even_sentence(b) for b in sens.break_even]
-    share = pd.DataFrame(
-        {"pool": list(analysis.scenario_share), "share": list(analysis.scenario_share.values())}
+    cols = ["period", "block", "provider", "region", "item", "instance_type", "accelerator"]
+    cols += ["mode", "units", "hours", "cost_usd", "co2e_t"]
+    by_workload = []
+    if not items.empty:
+        items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
+        for name, rows in items.groupby("workload", sort=True):
+            by_workload.append(
+                (name, _table_html(rows[cols], money=["cost_usd"]), float(rows["cost_usd"].sum()))
+            )
+    duals = sorted(
+        (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
+        key=lambda d: -abs(d.worth),
     )
-    img = base64.b64encode(png).decode("ascii")
-    parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        f"<title>procure report: {esc(plan.problem)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Procurement plan: {esc(plan.problem)}</h1>",
-        f"<p><span class='kpi'>total cost <b>${plan.total_cost_usd:,.0f}</b></span>"
-        f"<span class='kpi'>CO2e <b>{plan.total_co2e_t:,.1f} t</b></span>"
-        f"<span class='kpi'>status <b>{esc(plan.status)}</b>, verified "
-        f"<b>{str(plan.verified).lower()}</b></span>"
-        f"<span class='kpi'>gap {'n/a' if plan.gap is None else f'{plan.gap:.4%}'}</span></p>",
-        "<h2>Plan</h2>",
-        _table_html(items[cols] if not items.empty else items, money=["cost_usd"]),
-        "<h2>Totals</h2>",
-        *[f"<h3>by {n}</h3>" + _table_html(f, money=["cost_usd"]) for n, f in totals],
-        "<h2>What binds</h2>",
-        _table_html(binding)
-        if not binding.empty
-        else "<p>No budget, carbon, availability, quota or share limit binds.</p>",
-        "<h2>Shadow prices</h2>",
-        f"<p class='note'>{esc(sens.caveat)}</p>",
-        _table_html(duals[["constraint", "worth", "unit", "usd_per_mtoken"]])
-        if not duals.empty
-        else "<p><em>none</em></p>",
-        f"<p class='note'>{zero} other constraints have a zero shadow price "
-        "(they do not bind at this plan).</p>",
-        "<h2>Break-even prices</h2>",
-        f"<p class='note'>{esc(sens.break_even_tolerance)}</p>",
-        "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in be) + "</ul>",
-        "<h2>Frontiers</h2>",
-        f"<img alt='frontier plot' src='data:image/png;base64,{img}'>",
-        "<h3>Cost versus CO2e</h3>",
-        _table_html(points_frame(analysis.carbon_frontier), money=["total_cost_usd", "objective"]),
-        "<h3>Budget sweep</h3>",
-        _table_html(points_frame(analysis.budget_sweep), money=["total_cost_usd", "objective"]),
-        "<h3>Demand growth</h3>",
-        _table_html(points_frame(analysis.demand_sweep), money=["total_cost_usd", "objective"]),
-        f"<h2>Price scenarios ({analysis.scenarios} draws, prices within "
-        f"&plusmn;{analysis.scenario_spread:.0%})</h2>",
-        "<p class='note'>How often each offering and mode is in the optimal plan.</p>",
-        _table_html(share),
-        "</body></html>",
-    ]
-    return "\n".join(parts) + "\n"
+    closest = [b for b in sens.break_even if b.change_pct is not None]
+    closest = sorted(closest, key=lambda b: abs(b.change_pct))
+    movers = [break_even_sentence(b) for b in closest[:3]]
+    movers += [_sentence_of(d) for d in duals[: max(0, 3 - len(movers))]]
+    carbon = next((d for d in duals if d.family == "carbon"), None)
+    quarters = pd.DataFrame(
+        [
+            {
+                "quarter": f"{m.month[:4]}-Q{(int(m.month[5:]) - 1) // 3 + 1}",
+                "rented_usd": m.rented_usd,
+                "owned_opex_usd": m.owned_opex_usd,
+                "commitments_usd": m.commitments_usd,
+                "capex_usd": m.capex_usd,
+                "total_usd": m.total_usd,
+            }
+            for m in plan.cash_flow
+        ]
+    )
+    money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
+    if not quarters.empty:
+        quarters = quarters.groupby("quarter", sort=True)[money].sum().reset_index()
+    spend = f"The plan costs {_usd(plan.total_cost_usd)}"
+    if budget is not None:
+        spend += (
+            f", {plan.total_cost_usd / budget:.0%} of the {_usd(budget)} budget, leaving "
+            f"{_usd(budget - plan.total_cost_usd)}"
+        )
+    spend += f"; {_usd(capex)} of it is capex and {_usd(plan.total_cost_usd - capex)} opex."
+    binds = "; ".join(b.description for b in plan.binding[:5]) or (
+        "no budget, carbon, availability, quota or share limit: demand and prices decide"
+    )
+    env = Environment(
+        loader=PackageLoader("solver", "templates"), autoescape=select_autoescape(["j2"])
+    )
+    return env.get_template("report.html.j2").render(
+        plan=plan,
+        gap="n/a" if plan.gap is None else f"{plan.gap:.4%}",
+        usd=_usd,
+        pct=lambda v: f"{v:.0%}",
+        budget=budget,
+        capex=capex,
+        spend_sentence=spend,
+        binds_sentence=binds,
+        carbon_sentence=_sentence_of(carbon) if carbon is not None else "",
+        movers=movers,
+        monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
+        if plan.cash_flow
+        else "",
+        quarters=_table_html(quarters, money=money),
+        capex_opex=_table_html(
+            pd.DataFrame(
+                {
+                    "kind": ["capex (servers bought)", "commitments", "rented", "owned opex"],
+                    "cost_usd": [
+                        capex,
+                        sum(m.commitments_usd for m in plan.cash_flow),
+                        sum(m.rented_usd for m in plan.cash_flow),
+                        sum(m.owned_opex_usd for m in plan.cash_flow),
+                    ],
+                }
+            ),
+            money=["cost_usd"],
+        ),
+        commitments=[(m.month, t) for m in plan.cash_flow for t in m.new_commitments],
+        by_workload=by_workload,
+        caveat=sens.caveat,
+        dual_sentences=[_sentence_of(d) for d in duals[:15]],
+        break_even_note=sens.break_even_tolerance,
+        break_even=[break_even_sentence(b) for b in sens.break_even],
+        frontier_png=base64.b64encode(png).decode("ascii"),
+        carbon_table=_table_html(
+            points_frame(analysis.carbon_frontier), money=["total_cost_usd", "objective"]
+        ),
+        budget_table=_table_html(
+            points_frame(analysis.budget_sweep), money=["total_cost_usd", "objective"]
+        ),
+        demand_table=_table_html(
+            points_frame(analysis.demand_sweep), money=["total_cost_usd", "objective"]
+        ),
+        scenarios=analysis.scenarios,
+        spread=analysis.scenario_spread,
+        share_table=_table_html(
+            pd.DataFrame(
+                {
+                    "pool": list(analysis.scenario_share),
+                    "share": list(analysis.scenario_share.values()),
+                }
+            )
+        ),
+    )
 
 
 def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
