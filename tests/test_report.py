@@ -74,6 +74,10 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "Break-even prices" in html
+    # finance first: the summary, then money by month, then the sensitivity detail
+    order = [html.index(h) for h in ("<h2>Summary", "<h2>Cost by month", "<h2>Sensitivity")]
+    assert order == sorted(order)
+    assert "What moves the plan most" in html and "$8,030" in html
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames
@@ -105,3 +109,38 @@ def test_report_refuses_bad_options(setup):
         ["report", str(prob), "--catalog", str(cat), "--out", str(tmp / "r"), "--spread", "2"],
     )
     assert res.exit_code == 2 and "--spread" in res.output and "Traceback" not in res.output
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    names = ("chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell")
+    return next((path for path in map(shutil.which, names) if path), None)
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium on this machine")
+def test_report_screenshot_in_headless_chromium(setup):
+    # the report renders in a real browser: a screenshot is written and is not blank
+    import subprocess
+
+    cat, prob, tmp = setup
+    out = tmp / "report"
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "2"]
+    assert runner.invoke(app, args).exit_code == 0
+    html = out / "report.html"
+    shot = tmp / "shot.png"
+    subprocess.run(
+        [
+            _chromium(),
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            f"--screenshot={shot}",
+            "--window-size=1200,900",
+            html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 2000
