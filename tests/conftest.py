@@ -15,6 +15,19 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 # Two real accelerators (figures from catalogs/accelerators.csv sources), one fictional
 # provider "acme" with round prices so optima can be worked out by hand.
+# One online workload the tiny catalog serves (an H100 holds 1,000 tok/s of Llama 3 8B at a
+# 50 ms TPOT): the body of many test problems' ``workloads:`` list.
+CHAT_WORKLOAD = """\
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {tokens_per_s: 1000}
+    prompt_tokens: 500
+    output_tokens: 200
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+"""
+
 TINY_ACCELERATORS = [
     dict(
         accelerator_id="h100-sxm",

@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cashflow import first_of_next_month
 from solver.cli import app
 
 runner = CliRunner()
 
-PROBLEM = """\
+PROBLEM = (
+    """\
 name: calendar
 horizon_months: 12
 start: 2027-01
@@ -30,15 +31,9 @@ periods:
 modes: [MODES]
 load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
 workloads:
-  - kind: inference
-    name: chat
-    model: llama-3-8b
-    demand: {tokens_per_s: 1000}
-    prompt_tokens: 500
-    output_tokens: 200
-    ttft_slo: 1 s
-    tpot_slo: 50 ms
 """
+    + CHAT_WORKLOAD
+)
 
 
 def _solve(tmp_path, modes: str, budget: str = "100000"):

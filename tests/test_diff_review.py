@@ -8,12 +8,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cli import app
 
 runner = CliRunner()
 
-PROBLEM = """\
+PROBLEM = (
+    """\
 name: review
 horizon_months: 2
 periods:
@@ -22,15 +23,9 @@ periods:
 modes: [on_demand]
 load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
 workloads:
-  - kind: inference
-    name: chat
-    model: llama-3-8b
-    demand: {tokens_per_s: 1000}
-    prompt_tokens: 500
-    output_tokens: 200
-    ttft_slo: 1 s
-    tpot_slo: 50 ms
 """
+    + CHAT_WORKLOAD
+)
 
 
 @pytest.fixture

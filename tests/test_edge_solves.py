@@ -12,27 +12,22 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cli import EXIT_NO_PLAN, app
 
 runner = CliRunner()
 
-PROBLEM = """\
+PROBLEM = (
+    """\
 name: edge
 horizon_months: 2
 periods:
   - {name: m1, months: 1}
   - {name: m2, months: 1}
 workloads:
-  - kind: inference
-    name: chat
-    model: llama-3-8b
-    demand: {tokens_per_s: 1000}
-    prompt_tokens: 500
-    output_tokens: 200
-    ttft_slo: 1 s
-    tpot_slo: 50 ms
 """
+    + CHAT_WORKLOAD
+)
 # Two 12-hour blocks: the day at twice the average, the night at none
 DAY_NIGHT = (
     "load_blocks: [{name: day, hours_per_day: 12, demand_factor: 2},"

@@ -8,12 +8,13 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cli import app
 
 runner = CliRunner()
 
-PROBLEM = """\
+PROBLEM = (
+    """\
 name: hostile-input
 horizon_months: 2
 periods:
@@ -21,15 +22,9 @@ periods:
   - {name: m2, months: 1}
 modes: [on_demand]
 workloads:
-  - kind: inference
-    name: chat
-    model: llama-3-8b
-    demand: {tokens_per_s: 1000}
-    prompt_tokens: 500
-    output_tokens: 200
-    ttft_slo: 1 s
-    tpot_slo: 50 ms
 """
+    + CHAT_WORKLOAD
+)
 
 
 @pytest.fixture
