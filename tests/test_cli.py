@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, offering, write_catalog
+from conftest import CHAT_WORKLOAD, ROOT, offering, write_catalog
 from solver.cli import app
 
 runner = CliRunner()
@@ -17,15 +17,7 @@ name: cli
 horizon_months: 1
 modes: [on_demand]
 workloads:
-  - kind: inference
-    name: chat
-    model: llama-3-8b
-    demand: {tokens_per_s: 1000}
-    prompt_tokens: 500
-    output_tokens: 200
-    ttft_slo: 1 s
-    tpot_slo: 50 ms
-"""
+""" + CHAT_WORKLOAD
 
 
 @pytest.fixture

@@ -7,16 +7,16 @@ import json
 import os
 
 import pytest
-from test_cli import PROBLEM
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.backends import SolveOptions
 from solver.cli import app, plan_table, write_atomic
 from solver.problem import parse_problem
 from solver.solve import solve_problem
 
 runner = CliRunner()
+PROBLEM = "name: cli\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 
 
 def test_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
