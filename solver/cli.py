@@ -32,10 +32,33 @@ from solver.outputs import (
 )
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     help="Optimisation-based procurement of AI accelerators.",
 )
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"procure {version('procure')}")
+        except PackageNotFoundError:  # run from a source tree without installing
+            from solver import __version__
+
+            typer.echo(f"procure {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version"),
+    ] = False,
+) -> None:
+    """Optimisation-based procurement of AI accelerators."""
+
+
 catalog_app = typer.Typer(no_args_is_help=True, help="Inspect, validate and import catalogs.")
 estimate_app = typer.Typer(no_args_is_help=True, help="Back-of-envelope physics with assumptions.")
 app.add_typer(catalog_app, name="catalog")
@@ -712,10 +735,24 @@ def catalog_list(
         str, typer.Argument(help="accelerators | offerings | regions | servers | sites | models")
     ] = "accelerators",
     provider: Annotated[str | None, typer.Option(help="Filter offerings by provider")] = None,
+    accelerator: Annotated[
+        str | None, typer.Option(help="Offerings of one accelerator (name or id: H100, l4)")
+    ] = None,
+    region: Annotated[
+        str | None,
+        typer.Option(help="Offerings in regions starting with this (us-east) or in a zone (EU)"),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="Offerings sold in this mode: on_demand, spot, reserved_1y, reserved_3y"),
+    ] = None,
+    sort: Annotated[
+        str | None, typer.Option(help="Sort offerings: price ($/GPU-hour), provider or region")
+    ] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """List a catalog table."""
+    """List a catalog table (offerings: filtered and sorted, with $ per GPU-hour)."""
 
     def body() -> None:
         cat = _load_catalog(catalog)
@@ -762,9 +799,30 @@ def catalog_list(
                 f"unknown table {what!r}", field="WHAT", fix=f"use one of: {', '.join(tables)}"
             )
         frame, columns = tables[what]
-        if provider and what == "offerings":
-            frame = frame[frame["provider"] == provider]
+        if what == "offerings":
+            from solver.catalog import offerings_view
+
+            frame, columns = offerings_view(
+                cat, provider=provider, accelerator=accelerator, region=region, mode=mode, sort=sort
+            )
+        if frame.empty:
+            typer.echo("no rows match")
+            return
         typer.echo(frame[columns].to_string(index=False))
+
+    _run(debug, body)
+
+
+@catalog_app.command("summary")
+def catalog_summary(catalog: CatalogOpt = None, debug: DebugOpt = False) -> None:
+    """Cheapest $ per GPU-hour per accelerator and mode, with the provider (like
+    ``sky show-gpus``)."""
+
+    def body() -> None:
+        from solver.catalog import accelerator_summary
+
+        frame = accelerator_summary(_load_catalog(catalog))
+        typer.echo(frame.to_string(index=False))
 
     _run(debug, body)
 
@@ -806,7 +864,10 @@ def catalog_show(
 @catalog_app.command("import")
 def catalog_import(
     file: Annotated[Path, typer.Argument(help="A SkyPilot-format vms.csv")],
-    provider: Annotated[str, typer.Option(help="Provider name for the rows (aws, gcp, ...)")],
+    provider: Annotated[
+        str | None,
+        typer.Option(help="Provider name for the rows (aws, gcp, ...); default: the file's folder"),
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="skypilot")] = "skypilot",
     out: Annotated[Path | None, typer.Option(help="Write offerings CSV here")] = None,
     price_date: Annotated[str, typer.Option(help="Date the prices were read")] = "unknown",
@@ -824,8 +885,20 @@ def catalog_import(
             )
         if not file.is_file():
             raise ProcureError("file not found", file=str(file), fix="check the path")
+        name = provider or file.resolve().parent.name.lower()  # SkyPilot: <cloud>/vms.csv
+        known = _load_catalog(None).providers
+        if provider is None and (known is None or name not in known.index):
+            raise ProcureError(
+                f"which cloud is this SkyPilot file for? its folder {name!r} is not a provider",
+                file=str(file),
+                field="--provider",
+                fix="pass --provider NAME (aws, gcp, azure, lambda, ...)",
+            )
         result = read_skypilot_vms(
-            file, provider, price_date=price_date, source=f"skypilot:{file.name}"
+            file,
+            name,
+            price_date=price_date,
+            source=f"skypilot:{file.name}",
         )
         typer.echo(
             f"mapped {len(result.offerings)} offerings "

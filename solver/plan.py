@@ -219,6 +219,25 @@ class Plan(BaseModel):
         description="Money by calendar month from start_date (sums to total_cost_usd)",
     )
 
+    def to_frame(self) -> pd.DataFrame:
+        """The line items as a DataFrame, one row each, columns as in the JSON."""
+        return pd.DataFrame([i.model_dump() for i in self.line_items])
+
+    def _repr_html_(self) -> str:
+        """A compact view for notebooks: the headline, then the line items."""
+        import html
+
+        columns = ["period", "block", "provider", "offering", "mode", "units", "workload"]
+        columns += ["hours", "cost_usd", "co2e_t"]
+        frame = self.to_frame()
+        table = frame[columns].to_html(index=False, border=0) if not frame.empty else ""
+        gap = "n/a" if self.gap is None else f"{self.gap:.4%}"
+        return (
+            f"<p><b>{html.escape(self.problem)}</b>: {html.escape(self.status)}, verified "
+            f"{str(self.verified).lower()}, total <b>${self.total_cost_usd:,.0f}</b>, "
+            f"{self.total_co2e_t:,.1f} tCO2e, gap {gap}</p>{table}"
+        )
+
 
 def _pool_fields(pool) -> dict:
     return {
