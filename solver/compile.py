@@ -942,6 +942,7 @@ def _training_options(
                     if take > 1e-9:
                         run.append((t, take))
                     left -= take
+                run = run or [(s, h)]  # a job of (almost) no hours still starts in s
                 options.append(
                     {
                         "pool_index": int(i),

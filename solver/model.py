@@ -53,6 +53,9 @@ FAMILIES: dict[str, Family] = {
         "serving capacity - its largest unit in use >= peak demand / max_utilisation (N+1)",
         "USD per (token/s) over the block",
     ),
+    "n_plus_1_units": Family(
+        "at least two serving units wherever there is demand (implied by N+1)", "USD per unit"
+    ),
     "largest_unit": Family(
         "exactly one capacity class is taken as the largest serving unit (N+1)", "USD"
     ),
@@ -260,6 +263,12 @@ def add_n_plus_1(
             B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
         B.row("largest_unit", (wname, t, b), {h: 1.0 for h in tops}, "==", 1.0)
         B.row("n_plus_1", (wname, t, b), coefs, ">=", float(need_tps[(wname, t, b)]))
+        if need_tps[(wname, t, b)] > 0:
+            # implied, and exact: with one unit, capacity less the largest unit is 0. It
+            # keeps a demand far below a unit's capacity from passing the N+1 row inside
+            # the solver's feasibility tolerance with a single unit.
+            members = [v for v, cap in caps.items() if cap > 0]
+            B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in members}, ">=", 2.0)
 
 
 def build_model(compiled: Compiled) -> LinearModel:
