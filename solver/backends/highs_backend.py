@@ -20,6 +20,7 @@ from solver.backends.base import (
     SolveOptions,
     SolveResult,
     Termination,
+    deadline_interrupt,
     feasible_without_objective,
     native_output_to_stderr,
     relative_gap,
@@ -184,6 +185,11 @@ class HighsSession:
             sol.col_value = list(np.asarray(start, dtype=float))
             sol.value_valid = True
             h.setSolution(sol)
+        interrupt = deadline_interrupt(options.time_limit_s)
+        if interrupt is not None:
+            h.setCallback(interrupt[0], None)
+            for kind in interrupt[1]:
+                h.startCallback(kind)
         began = time.perf_counter()
         with _native_stdout_silenced():
             with native_output_to_stderr():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -10,6 +11,7 @@ from solver.backends.base import (
     SolveOptions,
     SolveResult,
     Termination,
+    deadline_interrupt,
     feasible_without_objective,
     native_output_to_stderr,
     relative_gap,
@@ -51,6 +53,10 @@ class PulpBackend:
         if self.engine == "highs":
             if options.seed:
                 kwargs["random_seed"] = options.seed
+            interrupt = deadline_interrupt(options.time_limit_s)
+            if interrupt is not None:
+                kwargs["callbackTuple"] = (interrupt[0], None)
+                kwargs["callbacksToActivate"] = interrupt[1]
             kwargs.update(options.backend_options)
             return pulp.HiGHS(**kwargs)
         extra = [f"randomS {options.seed}"] if options.seed else []
@@ -138,7 +144,11 @@ class PulpBackend:
                         0.0,
                         message=f"{row.name} cannot hold: nothing can serve it",
                     )
+        began = time.perf_counter()
         prob, xs = self.build(model)
+        if options.time_limit_s is not None:  # building the PuLP model counts against it
+            left = max(0.1, options.time_limit_s - (time.perf_counter() - began))
+            options = replace(options, time_limit_s=left)
         solver = self._solver(options)
         started = time.perf_counter()
         try:
