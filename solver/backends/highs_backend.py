@@ -9,9 +9,6 @@ from the previous plan (a MIP start). Break-even searches and sweeps use it.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 import time
 
 import numpy as np
@@ -37,30 +34,6 @@ _LIMITS = {
     "kMemoryLimit",
     "kHighsInterrupt",
 }
-
-
-@contextlib.contextmanager
-def _native_stdout_silenced():
-    """Send file descriptor 1 to /dev/null while HiGHS runs.
-
-    HiGHS 1.12 prints a debug line from C++ when it repairs a MIP start
-    ("transformNewIntegerFeasibleSolution"), whatever ``output_flag`` says; on stdout it
-    would corrupt ``--format json`` output.
-    """
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):  # no real stdout (embedded, some test runners)
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
 
 
 def _empty_row_infeasible(model: LinearModel) -> str | None:
@@ -191,9 +164,8 @@ class HighsSession:
             for kind in interrupt[1]:
                 h.startCallback(kind)
         began = time.perf_counter()
-        with _native_stdout_silenced():
-            with native_output_to_stderr():
-                h.run()
+        with native_output_to_stderr():  # HiGHS 1.12 prints a MIP-start repair line to fd 1
+            h.run()
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
