@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,22 @@ import pandas as pd
 from solver.errors import ProcureError, closest, suggestion
 from solver.yamlio import read_text_file
 
-DEFAULT_CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
+
+def _shipped_catalog_dir() -> Path:
+    """The shipped catalog: ``catalogs/`` beside the package in a source checkout (or an
+    editable install), else where a wheel installs it (``<prefix>/share/procure/catalogs``,
+    pyproject's data-files)."""
+    source = Path(__file__).resolve().parent.parent / "catalogs"
+    if (source / "offerings.csv").is_file():
+        return source
+    for prefix in (sys.prefix, sys.base_prefix):
+        installed = Path(prefix) / "share" / "procure" / "catalogs"
+        if (installed / "offerings.csv").is_file():
+            return installed
+    return source  # absent: load_catalog says which file is missing
+
+
+DEFAULT_CATALOG_DIR = _shipped_catalog_dir()
 
 # column -> kind: "id" (unique key), "str", "float" (>= 0), "float?" (>= 0 or empty),
 # "pos" (> 0), "int" (integer >= 0), "int+" (integer > 0), "bool"
