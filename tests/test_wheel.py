@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_the_seed_solves_from_the_wheel(tmp_path):
+    # build from a copy, so that no build/ or egg-info is left in the checkout
+    src = tmp_path / "src"
+    for part in ("solver", "catalogs"):
+        shutil.copytree(ROOT / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, src / part)
     wheels = tmp_path / "wheels"
     subprocess.run(
         [
@@ -28,7 +37,7 @@ def test_the_seed_solves_from_the_wheel(tmp_path):
             "-m",
             "pip",
             "wheel",
-            str(ROOT),
+            str(src),
             "--no-deps",
             "--no-build-isolation",
             "-w",
@@ -42,22 +51,6 @@ def test_the_seed_solves_from_the_wheel(tmp_path):
     (wheel,) = wheels.glob("procure-*.whl")
     env = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--prefix",
-            str(env),
-            "-q",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
     python = env / "bin" / "python"
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -65,11 +58,18 @@ def test_the_seed_solves_from_the_wheel(tmp_path):
         capture_output=True,
         text=True,
     ).stdout.strip()
+    # Install the wheel as an installer would, by unpacking it: the package into the new
+    # environment's site-packages, its data (the catalog) under the environment's prefix.
+    # (`pip install --prefix` would first uninstall the editable procure of this one.)
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            data = name.split(".data/data/", 1)
+            target = env / data[1] if len(data) == 2 else Path(site) / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(name))
     # the dependencies (pandas, HiGHS, ...) from this interpreter; its .pth files, and so
     # the editable install of the source tree, are not read from a path added this way
-    (tmp_path / "venv" / site.split(str(env) + "/", 1)[1] / "deps.pth").write_text(
-        sysconfig.get_paths()["purelib"] + "\n"
-    )
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     code = (
         "import json, solver, solver.catalog as c; from solver.api import solve; "
         f"p = solve({str(ROOT / 'problems' / 'seed-2m-13b.yaml')!r}); "
