@@ -1325,6 +1325,12 @@ def resolve_cmd(
             outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
         if out is not None:
             outputs[out] = text
+        if len({p.resolve() for p in outputs}) < len(outputs):
+            raise ProcureError(
+                "two outputs name the same file: one would overwrite the other",
+                field="--out/--plan-out/--problem-out",
+                fix="give each output its own file",
+            )
         for path in outputs:
             check_output_file(path, force=force)
         write_paths_together(outputs)

@@ -206,15 +206,17 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "provider"
 
 
-def _file_names(providers: list[str], limit: int = 200) -> dict[str, str]:
+def _file_names(
+    providers: list[str], limit: int = 200, reserved: tuple[str, ...] = ()
+) -> dict[str, str]:
     """A file (or sheet) name per provider, unique even where case does not count.
 
     Names that collide once punctuation is replaced and case folded (``Acme`` and
-    ``acme.``) each get a short hash of the full provider name, so no order overwrites
-    another on any file system or in a workbook.
+    ``acme.``), or with a ``reserved`` name (the workbook's ``summary`` sheet), each get a
+    short hash of the full provider name, so no order overwrites another anywhere.
     """
     slugs = {p: _safe(p)[:limit] for p in providers}
-    counts = defaultdict(int)
+    counts = defaultdict(int, {name.lower(): 1 for name in reserved})
     for slug in slugs.values():
         counts[slug.lower()] += 1
     return {
@@ -241,7 +243,7 @@ def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) ->
             {"order": "hardware", "lines": len(hw), "total_usd": float(hw["plan_cost_usd"].sum())}
         )
     summary = pd.DataFrame(summary_rows, columns=["order", "lines", "total_usd"])
-    names = _file_names(list(orders), limit=31)
+    names = _file_names(list(orders), limit=31, reserved=("summary", "hardware"))
     sheets = {"summary": summary, **{names[p]: f for p, f in orders.items()}}
     totals = {
         "summary": ["lines", "total_usd"],

@@ -18,7 +18,7 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from conftest import offering, write_catalog
+from conftest import TINY_REGIONS, offering, write_catalog
 from solver.cli import app
 from solver.outputs import neutralise_cell, write_files_together
 
@@ -259,3 +259,20 @@ def test_xlsx_written_whole(hostile):
         == 0
     )
     assert zipfile.ZipFile(out / "orders.xlsx").testzip() is None
+
+
+def test_a_provider_named_summary_keeps_its_own_sheet(tmp_path):
+    # a provider called "summary" must not replace the workbook's summary sheet
+    from solver.catalog import load_catalog
+    from solver.export import orders_xlsx
+    from solver.problem import parse_problem
+    from solver.solve import solve_problem
+    from solver.yamlio import load_yaml
+
+    rows = [offering("h1", "h100-sxm", 1, 4.0, provider="summary")]
+    regions = [{**TINY_REGIONS[0], "provider": "summary"}]
+    cat = load_catalog(write_catalog(tmp_path / "cat", rows, regions=regions))
+    plan = solve_problem(parse_problem(load_yaml(PROBLEM, file="p")), cat)
+    book = openpyxl.load_workbook(io.BytesIO(orders_xlsx(plan, cat)))
+    assert book.sheetnames[0] == "summary" and len(book.sheetnames) == 2
+    assert book["summary"]["A1"].value == "order"  # still the summary, not the order

@@ -239,3 +239,14 @@ def test_order_files_of_providers_differing_in_case_do_not_overwrite(tmp_path):
     names = [n for n in files if n.startswith("orders-")]
     # two files whose names differ even on a case-insensitive file system (macOS, Windows)
     assert len({n.lower() for n in names}) == 2, names
+
+
+def test_resolve_refuses_one_file_for_two_outputs(solved):
+    cat, prob, plan, tmp = solved
+    prices = tmp / "prices.csv"
+    prices.write_text("provider,region,offering,mode,price,date\nacme,us-east,l4,on_demand,0.9,x\n")
+    same = tmp / "same.json"
+    args = ["resolve", str(prob), "--baseline", str(plan), "--prices", str(prices)]
+    args += ["--catalog", str(cat), "--plan-out", str(same), "--out", str(same)]
+    _refused(args, None, "same file")
+    assert not same.exists()
