@@ -1243,6 +1243,15 @@ def resolve_cmd(
                 field="--gap/--time-limit",
                 fix="e.g. --gap 0.001 --time-limit 60",
             )
+        named = [p for p in (plan_out, problem_out, out) if p is not None]
+        if len({p.resolve() for p in named}) < len(named):
+            raise ProcureError(
+                "two outputs name the same file: one would overwrite the other",
+                field="--out/--plan-out/--problem-out",
+                fix="give each output its own file",
+            )
+        for path in named:
+            check_output_file(path, force=force)
         base, prob, old_cat = _load_plan(baseline, problem=problem, catalog=catalog)
         try:
             repriced = _apply_price_file(
@@ -1325,12 +1334,6 @@ def resolve_cmd(
             outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
         if out is not None:
             outputs[out] = text
-        if len({p.resolve() for p in outputs}) < len(outputs):
-            raise ProcureError(
-                "two outputs name the same file: one would overwrite the other",
-                field="--out/--plan-out/--problem-out",
-                fix="give each output its own file",
-            )
         for path in outputs:
             check_output_file(path, force=force)
         write_paths_together(outputs)
