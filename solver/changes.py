@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from datetime import date
 from typing import Literal
 
 import numpy as np
@@ -47,12 +46,12 @@ from pydantic import BaseModel, Field, computed_field
 from solver import ledger
 from solver.backends import SolveOptions
 from solver.catalog import Catalog
+from solver.clock import DAYS_PER_MONTH, Clock
 from solver.compile import RENTED_MODES, RESERVED_TERM_MONTHS, Compiled, compile_problem
 from solver.errors import ProcureError
 from solver.model import Expression, LinearModel, Row, build_model, has_second_stage
 from solver.plan import LineItem, Plan, extract_plan, input_digests, totals_of
 from solver.problem import (
-    HOURS_PER_MONTH,
     BatchInferenceWorkload,
     ExistingReservation,
     ExistingServer,
@@ -202,6 +201,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     cut = names.index(as_of)
     past_names, future_names = set(names[:cut]), names[cut:]
     now = start[as_of]
+    clock = Clock(problem.start)
     notes: list[str] = []
 
     # ---- purchases and reservations made before as-of become existing
@@ -226,18 +226,16 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
             carried_servers.append(ExistingServer(server=server, site=site, units=units))
             if server in catalog.servers.index:
                 srv = catalog.servers.loc[server]
-                lead = float(srv["lead_time_days"]) / (365.0 / 12.0)
-                arrival = start[item.period] + lead
+                arrival = start[item.period] + float(srv["lead_time_days"]) / DAYS_PER_MONTH
                 if arrival > now + 1e-9:
                     notes.append(
                         f"{units} x {server} at {site} ordered in {item.period} arrive "
                         f"{arrival - now:.1f} months after {as_of}; treated as in service "
                         "from the start"
                     )
+                in_service = clock.month_at(clock.hours_at(arrival) + item.hours) - arrival
                 frac = ledger.capex_fraction(
-                    problem.owned_cost_policy,
-                    item.hours / HOURS_PER_MONTH,
-                    float(srv["lifetime_years"]) * 12.0,
+                    problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
                 )
                 capex_before += units * float(srv["capex_usd"]) * frac
         elif item.item == "reservation" and units > 0:
@@ -308,14 +306,8 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     data["workloads"] = workloads
     data["horizon_months"] = float(sum(months[p] for p in future_names))
     data["periods"] = [{"name": p, "months": months[p]} for p in future_names]
-    start = problem.start or (
-        date.fromisoformat(baseline.start_date) if baseline.start_date else None
-    )
-    if start is not None:  # the re-based plan begins where the open periods begin
-        past = float(sum(months[p] for p in past_names))
-        moved = pd.Timestamp(start) + pd.DateOffset(months=int(past))
-        moved += pd.Timedelta(days=(past - int(past)) * 365.25 / 12)
-        data["start"] = moved.date()
+    if problem.start is not None:  # the re-based plan begins where the open periods begin
+        data["start"] = clock.timestamp(now, problem.start).date()
     data["existing_fleet"] = [
         {"server": s, "site": site, "units": u} for (s, site), u in sorted(fleet.items())
     ]

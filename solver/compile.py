@@ -25,6 +25,7 @@ import pandas as pd
 
 from solver import ledger, physics
 from solver.catalog import Catalog, tier_rank
+from solver.clock import DAYS_PER_MONTH, HOURS_PER_MONTH, Clock
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.load import resolve_load
 from solver.physics.constants import (
@@ -34,7 +35,6 @@ from solver.physics.constants import (
     TRAINING_UTILISATION,
 )
 from solver.problem import (
-    HOURS_PER_MONTH,
     BatchInferenceWorkload,
     InferenceWorkload,
     ModelShape,
@@ -45,7 +45,6 @@ from solver.problem import (
 CLOUD_MODES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 RENTED_MODES = ("on_demand", "spot")
 RESERVED_TERM_MONTHS = {"reserved_1y": 12.0, "reserved_3y": 36.0}
-DAYS_PER_MONTH = 365.0 / 12.0
 TP_DEGREES = (1, 2, 4, 8)
 MAX_TRAINING_UNITS = 512
 
@@ -158,19 +157,26 @@ class Compiled:
     quota_accelerators: tuple[str | None, ...] = ()  # resolved accelerator id per quota
     pruned_dominated: bool = False  # options valid only at these prices and demands
 
+    @property
+    def clock(self) -> Clock:
+        """Months -> hours for this problem (:mod:`solver.clock`)."""
+        return Clock(self.problem.start)
+
 
 # --------------------------------------------------------------------------- periods
 
 
 def build_periods(problem: Problem) -> pd.DataFrame:
-    """Periods with their hours and start/end month."""
+    """Periods with their start/end month and their hours on the problem's clock
+    (:mod:`solver.clock`: calendar hours when the problem states its start)."""
     months = np.array([p.months for p in problem.resolved_periods], dtype=float)
     start = np.concatenate([[0.0], np.cumsum(months)[:-1]])
+    clock = Clock(problem.start)
     return pd.DataFrame(
         {
             "name": [p.name for p in problem.resolved_periods],
             "months": months,
-            "hours": months * HOURS_PER_MONTH,
+            "hours": [clock.hours(a, a + m) for a, m in zip(start, months, strict=True)],
             "start_month": start,
             "end_month": start + months,
         }

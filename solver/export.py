@@ -58,10 +58,11 @@ import pandas as pd
 
 from solver import ledger
 from solver.catalog import Catalog
+from solver.clock import Clock
 from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
 from solver.outputs import csv_text, workbook
 from solver.plan import LineItem, Plan
-from solver.problem import HOURS_PER_MONTH, Problem
+from solver.problem import Problem
 
 # --------------------------------------------------------------------------- orders
 
@@ -430,21 +431,24 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 class _Clock:
-    """Plan months -> timestamps: calendar months when every period is whole months."""
+    """Plan months -> timestamps and hours, cut at whole months.
+
+    Hours come from the problem's :class:`solver.clock.Clock` (calendar hours when the
+    problem states its start, else 730-hour months, as the plan was costed); the months
+    are dated from ``start`` on the calendar either way.
+    """
 
     def __init__(self, problem: Problem, start: date) -> None:
-        self.start = pd.Timestamp(start)
-        self.calendar = all(float(p.months).is_integer() for p in problem.resolved_periods)
+        self._hours = Clock(problem.start)
+        self.hours = self._hours.hours
+        self._dates = Clock(problem.start or start)
+
+    def month_after(self, begin: float, hours: float) -> float:
+        """The month ``hours`` after month ``begin``."""
+        return self._hours.month_at(self._hours.hours_at(begin) + hours)
 
     def at(self, month: float) -> pd.Timestamp:
-        if not self.calendar:
-            return self.start + pd.Timedelta(hours=month * HOURS_PER_MONTH)
-        whole = math.floor(month + 1e-9)
-        first = self.start + pd.DateOffset(months=whole)
-        if abs(month - whole) <= 1e-9:
-            return first
-        nxt = self.start + pd.DateOffset(months=whole + 1)
-        return first + (nxt - first) * (month - whole)  # within its calendar month
+        return pd.Timestamp(self._dates.timestamp(month, self._dates.start))
 
     def text(self, month: float) -> str:
         return self.at(month).round("s").strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -457,6 +461,11 @@ class _Clock:
             out.append((m, nxt))
             m = nxt
         return out
+
+    def spread(self, usd: float, begin: float, end: float) -> list[tuple[float, float, float]]:
+        """``usd`` over [begin, end) by month, in proportion to each month's hours."""
+        total = self.hours(begin, end)
+        return [(a, b, usd * self.hours(a, b) / total) for a, b in self.slices(begin, end)]
 
 
 def focus_frame(
@@ -549,11 +558,10 @@ def focus_frame(
         rows.append(row)
 
     def usage_slices(item: LineItem, period: str, usd: float) -> list[tuple[float, float, float]]:
-        """(m0, m1, share) of a period's cost, uniform over the period's months."""
-        s, months = p_start[period], p_months[period]
-        return [(a, b, usd * (b - a) / months) for a, b in clock.slices(s, s + months)]
+        """(m0, m1, usd) of a period's cost by month, in proportion to its hours."""
+        return clock.spread(usd, p_start[period], p_start[period] + p_months[period])
 
-    used = _commitment_use(plan, p_start, p_months)
+    used = _commitment_use(plan, p_start, p_months, clock)
     for item in plan.line_items:
         if item.cost_usd == 0.0 and item.item in ("use", "training"):
             continue
@@ -614,14 +622,12 @@ def _training_slices(
     item: LineItem, begin: float, clock: _Clock
 ) -> list[tuple[float, float, float]]:
     """A training job's cost by month: it runs ``item.hours`` from the start of its period."""
-    months = item.hours / HOURS_PER_MONTH
-    return [
-        (a, b, item.cost_usd * (b - a) / months) for a, b in clock.slices(begin, begin + months)
-    ]
+    end = clock.month_after(begin, item.hours)
+    return clock.spread(item.cost_usd, begin, end) if end > begin else []
 
 
 def _commitment_use(
-    plan: Plan, p_start: dict[str, float], p_months: dict[str, float]
+    plan: Plan, p_start: dict[str, float], p_months: dict[str, float], clock: _Clock
 ) -> dict[tuple[str, str, str], float]:
     """(offering, mode, period) -> share of committed instance-hours the plan uses (0..1)."""
     committed: dict[tuple[str, str, str], float] = defaultdict(float)
@@ -632,9 +638,9 @@ def _commitment_use(
         if i.item == "reservation":
             begin = p_start[i.period]
             for p, s in p_start.items():
-                overlap = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode]) - max(s, begin)
-                if overlap > 1e-9:
-                    committed[(i.offering, i.mode, p)] += i.units * overlap * HOURS_PER_MONTH
+                end = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode])
+                if end - max(s, begin) > 1e-9:
+                    committed[(i.offering, i.mode, p)] += i.units * clock.hours(max(s, begin), end)
         elif i.item == "existing":
             for p, usd in i.cost_by_period_usd.items():
                 price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
@@ -654,13 +660,12 @@ def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used,
         begin = p_start[item.period]
         spans = clock.slices(begin, begin + RESERVED_TERM_MONTHS[mode])
         cid = f"planned:{item.offering}#{mode}@{item.period}"
-        pieces = [(a, b, price * item.units * (b - a) * HOURS_PER_MONTH) for a, b in spans]
-    else:  # existing commitment: its cost per plan period, uniform over the months
+        pieces = [(a, b, price * item.units * clock.hours(a, b)) for a, b in spans]
+    else:  # existing commitment: its cost per plan period, spread by the months' hours
         cid = f"existing:{item.offering}#{mode}"
         pieces = []
         for p, usd in item.cost_by_period_usd.items():
-            s, months = p_start[p], p_months[p]
-            pieces += [(a, b, usd * (b - a) / months) for a, b in clock.slices(s, s + months)]
+            pieces += clock.spread(usd, p_start[p], p_start[p] + p_months[p])
     on_demand = np.nan
     if item.offering in catalog.offerings.index:
         on_demand = float(catalog.offerings.at[item.offering, "on_demand_usd_per_hour"])
@@ -730,7 +735,12 @@ def _period_at(month: float, p_start, p_months, horizon: float) -> str | None:
 
 def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) -> None:
     """A server purchase: one-time capex in the order month, then hosting until the horizon."""
-    in_service = item.hours / HOURS_PER_MONTH
+    if item.instance_type in catalog.servers.index:  # in service from delivery, item.hours
+        lead = float(catalog.servers.at[item.instance_type, "lead_time_days"]) / DAYS_PER_MONTH
+        begin = p_start[item.period] + lead
+    else:  # a server no longer in the catalog: in service until the horizon
+        begin = clock.month_after(horizon, -item.hours)
+    in_service = clock.month_after(begin, item.hours) - begin
     capex = np.nan
     if item.instance_type in catalog.servers.index:
         srv = catalog.servers.loc[item.instance_type]
@@ -779,13 +789,9 @@ def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) 
         )
     if abs(hosting) <= 1e-9 or in_service <= 0:
         return
-    begin = horizon - in_service  # in service from delivery to its end of life or the horizon
-    if item.instance_type in catalog.servers.index:
-        lead = float(catalog.servers.at[item.instance_type, "lead_time_days"]) / (365.0 / 12.0)
-        begin = p_start[item.period] + lead
     for a, b in clock.slices(begin, begin + in_service):
-        usd = hosting * (b - a) / in_service
-        hours = item.units * (b - a) * HOURS_PER_MONTH
+        usd = hosting * (b - a) / in_service  # hosting is a monthly fee
+        hours = item.units * clock.hours(a, b)
         emit(
             item,
             a,

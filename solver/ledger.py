@@ -8,8 +8,9 @@ which is what makes its check independent.
 
 Charges are per unit (one instance, one server) and split over the problem's periods
 (a DataFrame with ``start_month``, ``end_month`` and ``months`` per period, as
-:func:`solver.compile.build_periods` makes it). Money in USD, time in months of
-``HOURS_PER_MONTH`` hours.
+:func:`solver.compile.build_periods` makes it). Money in USD, time in months from the
+plan's start; hours of a span of months come from the problem's :class:`solver.clock.Clock`
+(calendar hours when the problem states its start, else 730-hour months).
 
 - Rent (on-demand, spot): price x units x hours, in the period it runs.
 - Reservation: price x term hours, used or not; each period pays the months of the term
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from solver.problem import HOURS_PER_MONTH
+from solver.clock import Clock
 
 # Price column of the catalog's offerings table per rented or reserved mode.
 PRICE_COLUMN: dict[str, str] = {
@@ -160,12 +161,25 @@ def discount_factors(periods: pd.DataFrame, annual_rate: float | None) -> np.nda
     return (1.0 + annual_rate) ** (-mid / 12.0)
 
 
+def _hours_by_period(periods: pd.DataFrame, begin: float, end: float, clock: Clock) -> dict:
+    """Period index -> hours of [begin, end) inside it (periods it does not reach left out)."""
+    s = periods["start_month"].to_numpy(dtype=float)
+    e = periods["end_month"].to_numpy(dtype=float)
+    out = {}
+    for t in range(len(periods)):
+        hours = clock.hours(max(s[t], begin), min(e[t], end))
+        if hours > 0:
+            out[t] = hours
+    return out
+
+
 def reservation(
     *,
     price_usd_per_hour: float,
     term_months: float,
     begins_in: int,
     periods: pd.DataFrame,
+    clock: Clock,
     policy: str = "cash",
 ) -> Charge:
     """One instance reserved from the start of period ``begins_in`` for its whole term.
@@ -176,11 +190,10 @@ def reservation(
     inside the horizon, as it counts only the part of a server's life used inside it.
     """
     begin = float(periods["start_month"].iat[begins_in])
-    total = price_usd_per_hour * term_months * HOURS_PER_MONTH
-    months = overlap_months(periods, begin, begin + term_months)
+    total = price_usd_per_hour * clock.hours(begin, begin + term_months)
     split = {
-        int(t): price_usd_per_hour * float(months[t]) * HOURS_PER_MONTH
-        for t in np.flatnonzero(months > 0)
+        t: price_usd_per_hour * hours
+        for t, hours in _hours_by_period(periods, begin, begin + term_months, clock).items()
     }
     beyond = total - sum(split.values())
     if policy == "amortised":
@@ -191,13 +204,12 @@ def reservation(
 
 
 def existing_reservation(
-    *, price_usd_per_hour: float, months_remaining: float, periods: pd.DataFrame
+    *, price_usd_per_hour: float, months_remaining: float, periods: pd.DataFrame, clock: Clock
 ) -> Charge:
     """One instance reserved before the start, for the months of its term still inside."""
-    months = overlap_months(periods, 0.0, months_remaining)
     split = {
-        int(t): price_usd_per_hour * float(months[t]) * HOURS_PER_MONTH
-        for t in np.flatnonzero(months > 0)
+        t: price_usd_per_hour * hours
+        for t, hours in _hours_by_period(periods, 0.0, months_remaining, clock).items()
     }
     return Charge(total_usd=sum(split.values()), by_period_usd=split)
 

@@ -564,6 +564,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         term_months=pool.term_months,
                         begins_in=tau,
                         periods=periods,
+                        clock=compiled.clock,
                         policy=problem.owned_cost_policy,
                     )
                     add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
@@ -581,6 +582,7 @@ def build_model(compiled: Compiled) -> LinearModel:
                         price_usd_per_hour=pool.price_usd_per_hour,
                         months_remaining=r.months_remaining,
                         periods=periods,
+                        clock=compiled.clock,
                     )
                     add_const(
                         charge.total_usd * r.units,

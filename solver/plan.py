@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ from solver import ledger
 from solver.catalog import Catalog
 from solver.compile import RENTED_MODES, Compiled
 from solver.model import LinearModel
-from solver.problem import HOURS_PER_MONTH, Problem
+from solver.problem import Problem
 
 
 class LineItem(BaseModel):
@@ -214,6 +215,11 @@ class Plan(BaseModel):
         None, description="Digests of the problem and catalog the plan was solved for"
     )
     start_date: str | None = Field(None, description="First day of the plan, YYYY-MM-DD")
+    month_hours: Literal["calendar", "average_730"] = Field(
+        "average_730",
+        description="How hours were counted: calendar (the problem states its start: each "
+        "month has its real hours, 672-744) or average_730 (no start: 730-hour months)",
+    )
     cash_flow: list[CashFlowMonth] = Field(
         default_factory=list,
         description="Money by calendar month from start_date (sums to total_cost_usd)",
@@ -273,6 +279,7 @@ def extract_plan(
     p_hours = periods["hours"].to_numpy()
     b_frac = blocks["fraction"].to_numpy()
     horizon = float(periods["end_month"].iat[-1])
+    clock = compiled.clock
     pool_rows = list(pools.itertuples(index=False))
     var = model.variables.assign(value=values)
     var = var[var["value"] > 1e-7]
@@ -337,6 +344,7 @@ def extract_plan(
             pool = pool_rows[r.pool]
             units = float(r.value)
             charge = ledger.pool_purchase(pool, r.period, periods, horizon, compiled.problem)
+            arrival = float(periods["start_month"].iat[r.period]) + pool.lead_months
             items.append(
                 LineItem(
                     item="purchase",
@@ -344,7 +352,7 @@ def extract_plan(
                     **_pool_fields(pool),
                     units=units,
                     accelerators=units * pool.accels_per_unit,
-                    hours=charge.in_service_months * HOURS_PER_MONTH,
+                    hours=clock.hours(arrival, arrival + charge.in_service_months),
                     cost_usd=units * charge.total_usd,
                     co2e_t=units
                     * (
@@ -365,9 +373,11 @@ def extract_plan(
                 term_months=pool.term_months,
                 begins_in=r.period,
                 periods=periods,
+                clock=clock,
                 policy=compiled.problem.owned_cost_policy,
             )
-            term_end = float(periods["start_month"].iat[r.period]) + float(pool.term_months)
+            begin = float(periods["start_month"].iat[r.period])
+            term_end = begin + float(pool.term_months)
             items.append(
                 LineItem(
                     item="reservation",
@@ -375,7 +385,7 @@ def extract_plan(
                     **_pool_fields(pool),
                     units=units,
                     accelerators=units * pool.accels_per_unit,
-                    hours=pool.term_months * HOURS_PER_MONTH,
+                    hours=clock.hours(begin, term_end),
                     cost_usd=units * charge.total_usd,
                     co2e_t=0.0,
                     start_period=p_names[r.period],
@@ -393,7 +403,7 @@ def extract_plan(
                 hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
             )
             by_period = _by_name(p_names, charge, float(pool.existing_units))
-            hours = horizon * HOURS_PER_MONTH
+            hours = clock.hours(0.0, horizon)
             idle_t = pool.idle_kgco2e_per_month * horizon * pool.existing_units / 1000.0
         else:
             by_period, hours, idle_t = {}, 0.0, 0.0
@@ -403,11 +413,11 @@ def extract_plan(
                         price_usd_per_hour=pool.price_usd_per_hour,
                         months_remaining=res.months_remaining,
                         periods=periods,
+                        clock=clock,
                     )
                     for name, usd in _by_name(p_names, charge, float(res.units)).items():
                         by_period[name] = by_period.get(name, 0.0) + usd
-                    months = min(res.months_remaining, horizon)
-                    hours = max(hours, months * HOURS_PER_MONTH)
+                    hours = max(hours, clock.hours(0.0, min(res.months_remaining, horizon)))
         items.append(
             LineItem(
                 item="existing",

@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from solver.clock import HOURS_PER_MONTH  # noqa: F401  (re-exported: older imports)
 from solver.errors import ProcureError, closest
 from solver.yamlio import load_yaml, read_text_file
 
@@ -25,7 +26,6 @@ MAX_HORIZON_MONTHS = 600.0  # 50 years: longer than any hardware or contract pla
 MAX_MAGNITUDE = 1e15
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-HOURS_PER_MONTH = 730.0  # 8,760 h / 12
 HOURS_PER_DAY = 24.0
 SECONDS_PER_DAY = 86_400.0
 # Serving capacity is planned for peak demand at this utilisation, not at 100%: Google

@@ -104,6 +104,7 @@ def with_cash_flow(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
     return plan.model_copy(
         update={
             "start_date": start.isoformat(),
+            "month_hours": "calendar" if problem.start else "average_730",
             "cash_flow": cash_flow(plan, problem, catalog, start),
         }
     )

@@ -160,6 +160,28 @@ class _Context:
             else 100.0,
         }
 
+    def hours_at(self, month: float) -> float:
+        """Hours from the plan's start to ``month`` months after it: calendar months with
+        their real hours when the problem states its start, else 730-hour months."""
+        if self.problem.start is None:
+            return month * HOURS_PER_MONTH
+        base = pd.Timestamp(self.problem.start)
+        whole = math.floor(month + 1e-9)
+        a = base + pd.DateOffset(months=whole)
+        b = base + pd.DateOffset(months=whole + 1)
+        hour = pd.Timedelta(hours=1)
+        return (a - base) / hour + (month - whole) * ((b - a) / hour)
+
+    def overlap_hours(self, name: str, begin: float, end: float) -> float:
+        """Hours of [begin, end) inside period ``name``."""
+        s = self.start_month[name]
+        lo, hi = max(s, begin), min(s + self.months[name], end)
+        return self.hours_at(hi) - self.hours_at(lo) if hi > lo else 0.0
+
+    def period_hours(self, name: str) -> float:
+        s = self.start_month[name]
+        return self.hours_at(s + self.months[name]) - self.hours_at(s)
+
     def overlap_months(self, name: str, begin: float, end: float) -> float:
         """Months of [begin, end) inside period ``name``."""
         s = self.start_month[name]
@@ -426,7 +448,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         hours_expected = None
         if item.item in {"rent", "use"}:
             block = ctx.blocks[item.block]
-            hours_expected = ctx.months[item.period] * HOURS_PER_MONTH * block.hours_per_day / 24.0
+            hours_expected = ctx.period_hours(item.period) * block.hours_per_day / 24.0
             c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
             units_in_use[(item.offering, item.mode, item.period, item.block)] += item.units
             serving_units[(item.workload, item.period, item.block)] += item.units
@@ -572,7 +594,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             first = names.index(w.start_period) if w.start_period else 0
             last = names.index(w.end_period) if w.end_period else len(names) - 1
             start = names.index(item.start_period)
-            window_h = sum(ctx.months[n] for n in names[start : last + 1]) * HOURS_PER_MONTH
+            window_h = sum(ctx.period_hours(n) for n in names[start : last + 1])
             c.check(
                 "training inside its window",
                 first <= start <= last and hours <= window_h + 1e-6,
@@ -616,6 +638,11 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 else 0.0
             )
             hosting, idle_kg = _owned_month(srv, u["site"])
+            c.check(
+                "line hours",
+                _close(item.hours, ctx.hours_at(arrival + in_service) - ctx.hours_at(arrival)),
+                f"purchase {item.offering}",
+            )
             cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service - residual)
             c.check(
                 "line cost recomputed",
@@ -638,11 +665,12 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             begin = ctx.start_month[item.period]
             inside = 0.0
             for name in ctx.period_names:
-                overlap = ctx.overlap_months(name, begin, begin + term)
-                part = u["price"] * item.units * overlap * HOURS_PER_MONTH
+                part = u["price"] * item.units * ctx.overlap_hours(name, begin, begin + term)
                 period_cost[name] += part
                 inside += part
-            cost = u["price"] * item.units * term * HOURS_PER_MONTH
+            term_h = ctx.hours_at(begin + term) - ctx.hours_at(begin)
+            c.check("line hours", _close(item.hours, term_h), f"reservation {item.offering}")
+            cost = u["price"] * item.units * term_h
             if p.owned_cost_policy == "amortised":
                 cost = inside
             period_cost[ctx.period_names[-1]] += cost - inside
@@ -669,8 +697,8 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 for r in p.existing_reservations:
                     if r.offering == item.offering and r.mode == item.mode:
                         for name in ctx.period_names:
-                            overlap = ctx.overlap_months(name, 0.0, r.months_remaining)
-                            part = u["price"] * r.units * overlap * HOURS_PER_MONTH
+                            hours = ctx.overlap_hours(name, 0.0, r.months_remaining)
+                            part = u["price"] * r.units * hours
                             period_cost[name] += part
                             cost += part
             c.check(
@@ -785,7 +813,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                         continue
                     need = avg_tps * scale
                 else:
-                    hours = sum(ctx.months[n] for n in names) * HOURS_PER_MONTH
+                    hours = sum(ctx.period_hours(n) for n in names)
                     need = w.output_tokens_total / (hours * 3600)
                 got = served[(w.name, period, bname, -1)]
                 if p.objective != "max_served":
