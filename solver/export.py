@@ -37,8 +37,9 @@ item. Values follow the spec's allowed values:
   ``EffectiveCost`` the capex the plan counts (all of it, or the amortised
   share under ``owned_cost_policy: amortised``); hosting as ``Recurring`` usage.
 
-Rows are monthly (calendar months from ``start`` when every period is a whole
-number of months; else 730-hour months). ``EffectiveCost`` sums to the plan's
+Rows are monthly: calendar months from ``start``, their quantities in the hours the plan
+was costed in (:mod:`solver.clock`: real calendar hours when the problem states its
+start, else 730-hour months). ``EffectiveCost`` sums to the plan's
 ``total_cost_usd``; resource ids are left out (a plan has no resources yet).
 """
 

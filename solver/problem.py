@@ -87,7 +87,11 @@ class Period(_Strict):
     """A planning period (months)."""
 
     name: str
-    months: float = Field(gt=0, description="Length of the period, months (730 h each)")
+    months: float = Field(
+        gt=0,
+        description="Length of the period, months (calendar months from "
+        "start with their real hours; 730 h each when the problem has no start)",
+    )
 
 
 class LoadBlock(_Strict):

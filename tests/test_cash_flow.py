@@ -61,9 +61,11 @@ def test_a_reservation_month_by_month(tmp_path):
     flow = plan["cash_flow"]
     assert plan["start_date"] == "2027-01-01"
     assert [m["month"] for m in flow] == [f"2027-{k:02d}" for k in range(1, 13)]
-    # a 1-year reservation at $2.00/h from January: $2.00 x 730 h = $1,460 every month,
-    # $17,520 in the year; nothing rented
-    assert all(m["commitments_usd"] == pytest.approx(1460.0) for m in flow)
+    # a 1-year reservation at $2.00/h from 2027-01: each month pays its real hours,
+    # $2.00 x 744 h = $1,488 in January, x 672 h = $1,344 in February, x 720 h = $1,440 in
+    # April; $2.00 x 8,760 h = $17,520 in the year; nothing rented
+    days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    assert [m["commitments_usd"] for m in flow] == pytest.approx([2.0 * 24 * d for d in days])
     assert all(m["rented_usd"] == 0 and m["capex_usd"] == 0 for m in flow)
     assert plan["total_cost_usd"] == pytest.approx(17_520.0)
     assert flow[0]["new_commitments"] == ["reserve 1 x acme/us-east/h1 (reserved_1y) to 2028-01"]
@@ -135,3 +137,67 @@ def test_the_seed_cash_flow_matches_its_focus_export(tmp_path):
     assert [round(float(focus[m["month"]]), 2) for m in flow] == [
         round(m["total_usd"], 2) for m in flow
     ]
+
+
+FEBRUARY = (
+    """\
+name: february
+horizon_months: 1
+START
+modes: [on_demand]
+load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
+workloads:
+"""
+    + CHAT_WORKLOAD
+)
+
+
+def _february(tmp_path, start: str):
+    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0)])
+    prob = tmp_path / "p.yaml"
+    prob.write_text(FEBRUARY.replace("START", start))
+    path = tmp_path / "plan.json"
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(path.read_text()), path, prob, cat
+
+
+def test_a_month_on_the_calendar_bills_its_real_hours(tmp_path):
+    # one H100 at $4.00/h for February 2027 (28 days = 672 h): $2,688; the FOCUS rows
+    # bill the same 672 h
+    plan, path, _, _ = _february(tmp_path, "start: 2027-02")
+    assert plan["month_hours"] == "calendar"
+    assert plan["total_cost_usd"] == pytest.approx(2_688.0)
+    assert [i["hours"] for i in plan["line_items"]] == [672.0]
+    out = tmp_path / "focus"
+    result = runner.invoke(app, ["export", str(path), "--out", str(out), "--format", "focus"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(io.StringIO((out / "focus.csv").read_text()))
+    assert rows["ConsumedQuantity"].sum() == pytest.approx(672.0)
+    assert rows["ChargePeriodEnd"].tolist() == ["2027-03-01T00:00:00Z"]
+
+
+def test_without_a_start_a_month_is_730_hours(tmp_path):
+    # no start: an average month of 8,760 / 12 = 730 h, $2,920, whatever day it is solved
+    plan, _, _, _ = _february(tmp_path, "")
+    assert plan["month_hours"] == "average_730"
+    assert plan["total_cost_usd"] == pytest.approx(2_920.0)
+
+
+def test_the_verifier_counts_the_calendar_on_its_own(tmp_path):
+    # a plan billed at 730 h for February 2027 is refused: the verifier's own calendar
+    # says 672 h
+    from solver.catalog import load_catalog
+    from solver.plan import Plan
+    from solver.problem import load_problem
+    from solver.verify import verify_plan
+
+    data, _, prob, cat = _february(tmp_path, "start: 2027-02")
+    plan = Plan.model_validate(data)
+    problem, catalog = load_problem(prob), load_catalog(cat)
+    assert all(c.ok for c in verify_plan(plan, problem, catalog))
+    item = plan.line_items[0].model_copy(update={"hours": 730.0, "cost_usd": 2_920.0})
+    tampered = plan.model_copy(update={"line_items": [item], "total_cost_usd": 2_920.0})
+    failed = {c.name for c in verify_plan(tampered, problem, catalog) if not c.ok}
+    assert "line hours" in failed
