@@ -36,6 +36,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Optimisation-based procurement of AI accelerators.",
 )
+
+
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import PackageNotFoundError, version
@@ -136,6 +138,16 @@ def _check_format(format: str, *allowed: str) -> None:
     if format not in allowed:
         choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
         raise ProcureError(f"unknown format {format!r}", field="--format", fix=f"use {choices}")
+
+
+def _choices(*values: str) -> dict:
+    """typer.Option arguments for an option with fixed values: listed in --help and
+    completed by the shell. The command refuses any other value itself, with an
+    ``error:``/``fix:`` message (exit 2)."""
+    return {
+        "metavar": "[" + "|".join(values) + "]",
+        "autocompletion": lambda incomplete: [v for v in values if v.startswith(incomplete)],
+    }
 
 
 def _load_catalog(directory: Path | None):
@@ -316,10 +328,19 @@ def plan_json(plan) -> str:
 def solve(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highs | cbc | highspy | scip | cpsat")] = "highs",
+    solver: Annotated[
+        str,
+        typer.Option(
+            help="MIP solver",
+            **_choices("highs", "cbc", "highspy", "scip", "cpsat"),
+        ),
+    ] = "highs",
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
-    format: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json", "csv")),
+    ] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
     reproducible: Annotated[
@@ -449,8 +470,14 @@ def _break_even_limit(n: int) -> int | None:
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highspy | highs | cbc | scip")] = "highspy",
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
+    ] = "highspy",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json")),
+    ] = "table",
     break_even: BreakEvenOpt = 12,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
@@ -510,7 +537,10 @@ def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="highspy | highs | cbc | scip")] = "highspy",
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
+    ] = "highspy",
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
@@ -602,10 +632,21 @@ def estimate_training_cmd(
     tokens: Annotated[float, typer.Option(help="Training tokens, e.g. 1e12")],
     model: Annotated[str, typer.Option(help="Model preset")] = "dense-13b",
     params_b: Annotated[float | None, typer.Option(help="Or just a size, billions")] = None,
-    optimizer: Annotated[str, typer.Option(help="adamw | sgd | lora | qlora")] = "adamw",
-    precision: Annotated[str, typer.Option(help="bf16 | fp8")] = "bf16",
+    optimizer: Annotated[
+        str,
+        typer.Option(help="Optimizer", **_choices("adamw", "sgd", "lora", "qlora")),
+    ] = "adamw",
+    precision: Annotated[
+        str, typer.Option(help="Training precision", **_choices("bf16", "fp16", "fp8"))
+    ] = "bf16",
     seq_len: int = 4096,
-    recompute: Annotated[str, typer.Option(help="none | selective | full")] = "selective",
+    recompute: Annotated[
+        str,
+        typer.Option(
+            help="Activation recomputation",
+            **_choices("none", "selective", "full"),
+        ),
+    ] = "selective",
     accelerator: Annotated[str | None, typer.Option(help="Accelerator name")] = None,
     offering: Annotated[str | None, typer.Option(help="Offering id (prices the run)")] = None,
     n_accelerators: Annotated[int | None, typer.Option(help="Cluster size")] = None,
@@ -732,7 +773,11 @@ def catalog_validate(catalog: CatalogOpt = None, debug: DebugOpt = False) -> Non
 @catalog_app.command("list")
 def catalog_list(
     what: Annotated[
-        str, typer.Argument(help="accelerators | offerings | regions | servers | sites | models")
+        str,
+        typer.Argument(
+            help="Catalog table",
+            **_choices("accelerators", "offerings", "regions", "servers", "sites", "models"),
+        ),
     ] = "accelerators",
     provider: Annotated[str | None, typer.Option(help="Filter offerings by provider")] = None,
     accelerator: Annotated[
@@ -744,10 +789,17 @@ def catalog_list(
     ] = None,
     mode: Annotated[
         str | None,
-        typer.Option(help="Offerings sold in this mode: on_demand, spot, reserved_1y, reserved_3y"),
+        typer.Option(
+            help="Offerings sold in this mode",
+            **_choices("on_demand", "spot", "reserved_1y", "reserved_3y"),
+        ),
     ] = None,
     sort: Annotated[
-        str | None, typer.Option(help="Sort offerings: price ($/GPU-hour), provider or region")
+        str | None,
+        typer.Option(
+            help="Sort offerings: price ($/GPU-hour), provider or region",
+            **_choices("price", "provider", "region"),
+        ),
     ] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -1135,7 +1187,12 @@ def _blame(exc: ProcureError, by_field: dict[str, Path], default: Path) -> None:
 
 
 PricesFormatOpt = Annotated[
-    str, typer.Option("--prices-format", help="auto | csv | catalog | skypilot")
+    str,
+    typer.Option(
+        "--prices-format",
+        help="Prices file format",
+        **_choices("auto", "csv", "catalog", "skypilot"),
+    ),
 ]
 ProviderOpt = Annotated[
     str | None, typer.Option(help="Cloud of a SkyPilot vms.csv (default: its folder name)")
@@ -1210,10 +1267,16 @@ def resolve_cmd(
     add_new: Annotated[
         bool, typer.Option("--add-new", help="Add offerings the catalog lacks (catalog, SkyPilot)")
     ] = False,
-    solver: Annotated[str, typer.Option(help="highs | cbc | highspy | scip")] = "highs",
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highs", "cbc", "highspy", "scip")),
+    ] = "highs",
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json")),
+    ] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
     plan_out: Annotated[
@@ -1365,7 +1428,14 @@ def diff_cmd(
     price_date: PriceDateOpt = None,
     max_factor: MaxFactorOpt = 2.0,
     accept_suspicious: AcceptOpt = False,
-    format: Annotated[str, typer.Option("--format", help="table | json | markdown")] = "table",
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Output format",
+            **_choices("table", "json", "markdown"),
+        ),
+    ] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
     debug: DebugOpt = False,
@@ -1432,7 +1502,10 @@ def export_cmd(
         bool,
         typer.Option("--by-provider/--combined", help="One order per provider, or one table"),
     ] = True,
-    format: Annotated[str, typer.Option("--format", help="csv | xlsx | focus")] = "csv",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("csv", "xlsx", "focus")),
+    ] = "csv",
     problem: Annotated[
         Path | None,
         typer.Option(help="Problem YAML of the plan (dates, delivery periods; focus needs it)"),
@@ -1559,7 +1632,10 @@ def calibrate_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for profiles.yaml and factors.csv")
     ] = None,
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json")),
+    ] = "table",
     catalog: CatalogOpt = None,
     force: ForceOpt = False,
     debug: DebugOpt = False,

@@ -48,6 +48,20 @@ def test_version():
     assert result.exit_code == 0 and result.stdout.startswith("procure ")
 
 
+def test_help_lists_the_values_an_option_takes():
+    # option values are listed in --help (and completed by the shell), e.g. the formats
+    # solve writes and the solvers it drives
+    wide = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
+    solve = runner.invoke(app, ["solve", "--help"], env=wide).output
+    assert "[table|json|csv]" in solve
+    assert "[highs|cbc|highspy|scip|cpsat]" in solve
+    listing = runner.invoke(app, ["catalog", "list", "--help"], env=wide).output
+    assert "[on_demand|spot|reserved_1y|reserved_3y]" in listing
+    assert "[price|provider|region]" in listing
+    export = runner.invoke(app, ["export", "--help"], env=wide).output
+    assert "[csv|xlsx|focus]" in export
+
+
 def test_import_takes_the_provider_from_the_folder(tmp_path):
     folder = tmp_path / "lambda"
     folder.mkdir()
