@@ -271,8 +271,68 @@ def add_n_plus_1(
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in members}, ">=", 2.0)
 
 
+class _State:
+    """What the constraint families build together: the variables and rows (``B``), the
+    cost, CO2e and capex expressions, and what later families need from earlier ones
+    (units of each pool in use, demand coefficients, serving capacity per unit, owned
+    power per site)."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        self.compiled = compiled
+        self.problem = compiled.problem
+        self.periods, self.blocks = compiled.periods, compiled.blocks
+        self.pools, self.options = compiled.pools, compiled.options
+        self.n_t, self.n_b = len(self.periods), len(self.blocks)
+        self.horizon_months = float(self.periods["end_month"].iat[-1])
+        self.p_hours = self.periods["hours"].to_numpy()
+        self.b_frac = self.blocks["fraction"].to_numpy()
+        self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"])}
+        self.allow_shortfall = self.problem.objective == "max_served"
+        self.workloads = {w.name: w for w in self.problem.workloads}
+        self.B = _Builder()
+        self.cost = Expression()
+        self.co2_kg = Expression()
+        self.capex = Expression()
+        self.cost_by_provider: dict[str, Expression] = defaultdict(Expression)
+        self.cost_by_period = [Expression() for _ in range(self.n_t)]
+        self.shortfall_penalty = Expression()
+        # pool -> (t, b) -> {var: units of the pool it uses}
+        self.usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(float))
+        )
+        # (workload, t, b, bucket) -> {var: tokens/s or requests/s it serves}
+        self.demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+        # (workload, t, b) -> {var: 1} serving units; {x var: tokens/s per unit} for N+1
+        self.redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(
+            lambda: defaultdict(float)
+        )
+        self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (site, t) -> {buy var: kW}; kW of servers owned at the start
+        self.fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(
+            lambda: defaultdict(float)
+        )
+        self.fleet_const_kw: dict[tuple[str, int], float] = defaultdict(float)
+
+    def add_cost(self, i: int, usd: float, provider: str, by_period: dict[int, float]) -> None:
+        """Charge ``usd`` per unit of variable ``i`` to the provider and the periods."""
+        self.cost.add(i, usd)
+        self.cost_by_provider[provider].add(i, usd)
+        for t, share in by_period.items():
+            self.cost_by_period[t].add(i, share)
+
+    def add_const(self, usd: float, provider: str, by_period: dict[int, float]) -> None:
+        """A fixed charge (the fleet held at the start)."""
+        self.cost.constant += usd
+        self.cost_by_provider[provider].constant += usd
+        for t, share in by_period.items():
+            self.cost_by_period[t].constant += share
+
+
 def build_model(compiled: Compiled) -> LinearModel:
     """Build every variable and constraint family of DESIGN.md section 5.
+
+    The families are added in a fixed order, one function each (a new family is one
+    more function here); :data:`FAMILIES` gives each row family's meaning and dual unit.
 
     Parameters
     ----------
@@ -284,71 +344,38 @@ def build_model(compiled: Compiled) -> LinearModel:
     LinearModel
         Minimisation model with the problem's (first-stage) objective.
     """
-    problem = compiled.problem
-    periods, blocks, pools, options = (
-        compiled.periods,
-        compiled.blocks,
-        compiled.pools,
-        compiled.options,
-    )
-    n_t, n_b = len(periods), len(blocks)
-    horizon_months = float(periods["end_month"].iat[-1])
-    p_hours = periods["hours"].to_numpy()
-    b_frac = blocks["fraction"].to_numpy()
-    pool_idx = {pid: i for i, pid in enumerate(pools["pool_id"])}
-    allow_shortfall = problem.objective == "max_served"
-    B = _Builder()
+    m = _State(compiled)
+    add_inference_capacity(m)
+    add_demand(m)
+    if not m.allow_shortfall:
+        add_n_plus_1(m.B, compiled, m.unit_capacity)
+    add_training(m)
+    add_fleet(m)
+    add_quotas(m)
+    add_power_caps(m)
+    add_budgets(m)
+    add_carbon_cap(m)
+    add_provider_shares(m)
+    return _assemble(m)
 
-    cost = Expression()
-    co2_kg = Expression()
-    capex = Expression()
-    cost_by_provider: dict[str, Expression] = defaultdict(Expression)
-    cost_by_period: list[Expression] = [Expression() for _ in range(n_t)]
-    shortfall_penalty = Expression()
 
-    def add_cost(i: int, usd: float, provider: str, by_period: dict[int, float]) -> None:
-        cost.add(i, usd)
-        cost_by_provider[provider].add(i, usd)
-        for t, share in by_period.items():
-            cost_by_period[t].add(i, share)
-
-    def add_const(usd: float, provider: str, by_period: dict[int, float]) -> None:
-        cost.constant += usd
-        cost_by_provider[provider].constant += usd
-        for t, share in by_period.items():
-            cost_by_period[t].constant += share
-
-    # usage[pool][(t, b)] -> {var: units}
-    usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(float))
-    )
-    demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    # (workload, t, b) -> {x var: tokens/s per unit} for the N+1 rows
-    unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
-    demand = compiled.demand
-    workloads = {w.name: w for w in problem.workloads}
-    bucket_cap = compiled.bucket_capacity.groupby("option_id")
-
-    # ---- inference: x[k,t,b] (rented) or x[k,t] (owned/reserved), y for traffic mixes
-    inference = options[options["workload_kind"] != "training"]
+def add_inference_capacity(m: _State) -> None:
+    """x[k,t,b] (rented: per load block) or x[k,t] (owned, reserved: flat over the day)
+    for every serving option and period of its workload, their rent or energy cost and
+    CO2e; for a traffic mix, y (time share per bucket) and ``mix_capacity`` rows."""
+    B, demand = m.B, m.compiled.demand
+    bucket_cap = m.compiled.bucket_capacity.groupby("option_id")
+    inference = m.options[m.options["workload_kind"] != "training"]
     periods_of = demand.groupby("workload")["period"].unique().to_dict()
     for k in inference.itertuples(index=False):
-        w = workloads[k.workload]
-        p = pool_idx[k.pool_id]
+        w = m.workloads[k.workload]
+        p = m.pool_idx[k.pool_id]
         rented = k.mode in RENTED_MODES
         mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
-        rps = (
-            dict(
-                zip(
-                    bucket_cap.get_group(k.option_id)["bucket"],
-                    bucket_cap.get_group(k.option_id)["requests_per_s_per_unit"],
-                    strict=True,
-                )
-            )
-            if mix and k.option_id in bucket_cap.groups
-            else {}
-        )
+        rps = {}
+        if mix and k.option_id in bucket_cap.groups:
+            group = bucket_cap.get_group(k.option_id)
+            rps = dict(zip(group["bucket"], group["requests_per_s_per_unit"], strict=True))
         for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
             shared_var = None
             if not rented:
@@ -362,15 +389,10 @@ def build_model(compiled: Compiled) -> LinearModel:
                     block=-1,
                     workload=k.workload,
                 )
-                hours = p_hours[t]
-                add_cost(
-                    shared_var,
-                    k.energy_usd_per_unit_hour * hours,
-                    k.provider,
-                    {t: k.energy_usd_per_unit_hour * hours},
-                )
-                co2_kg.add(shared_var, k.kgco2e_per_unit_hour * hours)
-            for b in range(n_b):
+                usd = k.energy_usd_per_unit_hour * m.p_hours[t]
+                m.add_cost(shared_var, usd, k.provider, {t: usd})
+                m.co2_kg.add(shared_var, k.kgco2e_per_unit_hour * m.p_hours[t])
+            for b in range(m.n_b):
                 if rented:
                     v = B.var(
                         f"x[{k.option_id},{t},{b}]",
@@ -382,40 +404,51 @@ def build_model(compiled: Compiled) -> LinearModel:
                         block=b,
                         workload=k.workload,
                     )
-                    hours = p_hours[t] * b_frac[b]
+                    hours = m.p_hours[t] * m.b_frac[b]
                     usd = ledger.rent_usd(k.price_usd_per_hour, 1.0, hours)
-                    add_cost(v, usd, k.provider, {t: usd})
-                    co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
+                    m.add_cost(v, usd, k.provider, {t: usd})
+                    m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
                     v = shared_var
-                usage[p][(t, b)][v] += 1.0
-                redundancy_rows[(k.workload, t, b)][v] += 1.0
-                unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
+                m.usage[p][(t, b)][v] += 1.0
+                m.redundancy_rows[(k.workload, t, b)][v] += 1.0
+                m.unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
                 if mix:
-                    share_row: dict[int, float] = {}
-                    for j, r in rps.items():
-                        y = B.var(
-                            f"y[{k.option_id},{j},{t},{b}]",
-                            "y",
-                            integer=False,
-                            option_id=k.option_id,
-                            pool=p,
-                            period=t,
-                            block=b,
-                            bucket=j,
-                            workload=k.workload,
-                        )
-                        share_row[y] = 1.0 / r
-                        demand_rows[(k.workload, t, b, j)][y] += 1.0
-                    share_row[v] = -1.0
-                    B.row("mix_capacity", (k.option_id, t, b), share_row, "<=", 0.0)
+                    _add_mix_shares(m, k, p, t, b, v, rps)
                 else:
-                    demand_rows[(k.workload, t, b, -1)][v] += k.tokens_per_s_per_unit
+                    m.demand_rows[(k.workload, t, b, -1)][v] += k.tokens_per_s_per_unit
 
-    for d in demand.itertuples(index=False):
+
+def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:
+    """y[k,j,t,b]: the time share of option k's units on bucket j; sum_j y / rps_j <= x."""
+    share_row: dict[int, float] = {}
+    for j, r in rps.items():
+        y = m.B.var(
+            f"y[{k.option_id},{j},{t},{b}]",
+            "y",
+            integer=False,
+            option_id=k.option_id,
+            pool=p,
+            period=t,
+            block=b,
+            bucket=j,
+            workload=k.workload,
+        )
+        share_row[y] = 1.0 / r
+        m.demand_rows[(k.workload, t, b, j)][y] += 1.0
+    share_row[v] = -1.0
+    m.B.row("mix_capacity", (k.option_id, t, b), share_row, "<=", 0.0)
+
+
+def add_demand(m: _State) -> None:
+    """``demand`` (tokens/s) and ``demand_bucket`` (requests/s) rows per workload, period
+    and block, with a priced shortfall under max_served; ``redundancy`` (minimum serving
+    units)."""
+    B, problem = m.B, m.problem
+    for d in m.compiled.demand.itertuples(index=False):
         key = (d.workload, int(d.period), int(d.block), int(d.bucket))
-        coefs = demand_rows.get(key, {})
-        if allow_shortfall:
+        coefs = m.demand_rows.get(key, {})
+        if m.allow_shortfall:
             s = B.var(
                 f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]",
                 "shortfall",
@@ -428,34 +461,32 @@ def build_model(compiled: Compiled) -> LinearModel:
             )
             coefs = dict(coefs)
             coefs[s] = 1.0
-            hours = p_hours[int(d.period)] * b_frac[int(d.block)]
+            hours = m.p_hours[int(d.period)] * m.b_frac[int(d.block)]
             tokens = d.tokens_per_unit * hours * 3600.0
-            shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
+            m.shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
         family = "demand" if d.bucket < 0 else "demand_bucket"
         rkey = key[:3] if d.bucket < 0 else key
         if not coefs:
             # nothing can serve it: an empty >= row with positive rhs is infeasible
-            coefs = {}
-            B.rows.append(
-                Row(
-                    f"{family}[{','.join(map(str, rkey))}]", family, rkey, {}, ">=", float(d.demand)
-                )
-            )
+            name = f"{family}[{','.join(map(str, rkey))}]"
+            B.rows.append(Row(name, family, rkey, {}, ">=", float(d.demand)))
             continue
         B.row(family, rkey, coefs, ">=", float(d.demand))
-    for (wname, t, b), coefs in redundancy_rows.items():
-        w = workloads[wname]
+    for (wname, t, b), coefs in m.redundancy_rows.items():
+        w = m.workloads[wname]
         need = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
-        if need > 1 and not allow_shortfall:
+        if need > 1 and not m.allow_shortfall:
             B.row("redundancy", (wname, t, b), coefs, ">=", float(need))
-    if not allow_shortfall:
-        add_n_plus_1(B, compiled, unit_capacity)
 
-    # ---- training: z[k] binary
-    training = options[options["workload_kind"] == "training"]
+
+def add_training(m: _State) -> None:
+    """z[k] (binary): training workload runs on cluster option k; its cost split over the
+    periods it runs in, its units in use; ``train_once`` per training workload."""
+    B = m.B
+    training = m.options[m.options["workload_kind"] == "training"]
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
     for k in training.itertuples(index=False):
-        p = pool_idx[k.pool_id]
+        p = m.pool_idx[k.pool_id]
         z = B.var(
             f"z[{k.option_id}]",
             "z",
@@ -469,232 +500,244 @@ def build_model(compiled: Compiled) -> LinearModel:
         )
         train_rows[k.workload][z] = 1.0
         usd = k.rent_usd + k.energy_usd
-        split = {t: usd * h / k.job_hours for t, h in k.hours_by_period}
-        add_cost(z, usd, k.provider, split)
-        co2_kg.add(z, k.kgco2e)
+        m.add_cost(z, usd, k.provider, {t: usd * h / k.job_hours for t, h in k.hours_by_period})
+        m.co2_kg.add(z, k.kgco2e)
         for t, _h in k.hours_by_period:
-            for b in range(n_b):
-                usage[p][(t, b)][z] += float(k.n_units)
+            for b in range(m.n_b):
+                m.usage[p][(t, b)][z] += float(k.n_units)
     for wname, coefs in train_rows.items():
         B.row("train_once", (wname,), coefs, "==", 1.0)
-    for w in problem.workloads:
+    for w in m.problem.workloads:
         if w.kind == "training" and w.name not in train_rows:
             B.rows.append(Row(f"train_once[{w.name}]", "train_once", (w.name,), {}, "==", 1.0))
 
-    # ---- fleet: buy (owned) and commit (reserved), their capacity rows, caps
-    fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    fleet_const_kw: dict[tuple[str, int], float] = defaultdict(float)
-    for p, pool in enumerate(pools.itertuples(index=False)):
-        used = usage.get(p)
+
+def add_fleet(m: _State) -> None:
+    """Per capacity pool, in pool order: owned servers (:func:`add_owned_fleet`),
+    reservations (:func:`add_reservations`) or rented availability caps."""
+    for p, pool in enumerate(m.pools.itertuples(index=False)):
+        used = m.usage.get(p)
         if pool.kind == "owned":
-            buy_allowed = "owned" in problem.modes
-            delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
-            if buy_allowed and used is not None:
-                for tau in range(n_t):
-                    serves = _delivered_periods(
-                        periods, tau, pool.lead_months, pool.lifetime_months
-                    )
-                    if not serves:
-                        continue
-                    v = B.var(
-                        f"buy[{pool.pool_id},{tau}]",
-                        "buy",
-                        integer=True,
-                        pool=p,
-                        period=tau,
-                        block=-1,
-                    )
-                    charge = ledger.pool_purchase(pool, tau, periods, horizon_months, problem)
-                    add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
-                    capex.add(v, charge.capex_usd)
-                    co2_kg.add(
-                        v,
-                        pool.embodied_kgco2e_unit * charge.capex_fraction
-                        + pool.idle_kgco2e_per_month * charge.in_service_months,
-                    )
-                    for t in serves:
-                        delivered[t].append(v)
-                        fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
-            if pool.existing_units:
-                charge = ledger.existing_server(
-                    hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
-                )
-                add_const(
-                    charge.total_usd * pool.existing_units,
-                    "owned",
-                    {t: usd * pool.existing_units for t, usd in charge.by_period_usd.items()},
-                )
-                co2_kg.constant += pool.idle_kgco2e_per_month * horizon_months * pool.existing_units
-                for t in range(n_t):
-                    fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * pool.existing_units
-            if used is None:
-                continue
-            for t in range(n_t):
-                for b in range(n_b):
-                    units = used.get((t, b))
-                    if not units:
-                        continue
-                    coefs = dict(units)
-                    for v in delivered.get(t, []):
-                        coefs[v] = coefs.get(v, 0.0) - 1.0
-                    B.row(
-                        "owned_capacity",
-                        (pool.pool_id, t, b),
-                        coefs,
-                        "<=",
-                        float(pool.existing_units),
-                    )
+            add_owned_fleet(m, p, pool, used)
         elif pool.mode in ("reserved_1y", "reserved_3y"):
-            active: dict[int, list[int]] = defaultdict(list)
-            if used is not None:
-                for tau in range(n_t):
-                    covers = _active_commitment_periods(periods, tau, pool.term_months)
-                    if not covers:
-                        continue
-                    v = B.var(
-                        f"commit[{pool.pool_id},{tau}]",
-                        "commit",
-                        integer=True,
-                        pool=p,
-                        period=tau,
-                        block=-1,
-                    )
-                    charge = ledger.reservation(
-                        price_usd_per_hour=pool.price_usd_per_hour,
-                        term_months=pool.term_months,
-                        begins_in=tau,
-                        periods=periods,
-                        clock=compiled.clock,
-                        policy=problem.owned_cost_policy,
-                    )
-                    add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
-                    for t in covers:
-                        active[t].append(v)
-            existing_active = {}
-            if pool.existing_units:
-                res = [
-                    r
-                    for r in problem.existing_reservations
-                    if r.offering == pool.offering_id and r.mode == pool.mode
-                ]
-                for r in res:
-                    charge = ledger.existing_reservation(
-                        price_usd_per_hour=pool.price_usd_per_hour,
-                        months_remaining=r.months_remaining,
-                        periods=periods,
-                        clock=compiled.clock,
-                    )
-                    add_const(
-                        charge.total_usd * r.units,
-                        pool.provider,
-                        {t: usd * r.units for t, usd in charge.by_period_usd.items()},
-                    )
-                    for t in range(n_t):
-                        if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
-                            existing_active[t] = existing_active.get(t, 0) + r.units
-            if used is None:
-                continue
-            for t in range(n_t):
-                if active.get(t):
-                    B.row(
-                        "availability",
-                        (pool.pool_id, t),
-                        {v: 1.0 for v in active[t]},
-                        "<=",
-                        float(pool.availability_cap) - existing_active.get(t, 0),
-                    )
-                for b in range(n_b):
-                    units = used.get((t, b))
-                    if not units:
-                        continue
-                    coefs = dict(units)
-                    for v in active.get(t, []):
-                        coefs[v] = coefs.get(v, 0.0) - 1.0
-                    B.row(
-                        "reserved_capacity",
-                        (pool.pool_id, t, b),
-                        coefs,
-                        "<=",
-                        float(existing_active.get(t, 0)),
-                    )
+            add_reservations(m, p, pool, used)
         elif used is not None:  # rented on-demand / spot
             for (t, b), units in used.items():
-                B.row(
+                m.B.row(
                     "availability", (pool.pool_id, t, b), units, "<=", float(pool.availability_cap)
                 )
 
-    # ---- quotas on cloud accelerators in use
-    for qi, q in enumerate(problem.quotas):
+
+def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
+    """buy[pool,tau]: servers bought in period tau (cost from the ledger), in service from
+    delivery to the end of their life; servers owned at the start; ``owned_capacity``:
+    units in use <= existing + delivered, per period and block."""
+    B, problem, periods = m.B, m.problem, m.periods
+    delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
+    if "owned" in problem.modes and used is not None:
+        for tau in range(m.n_t):
+            serves = _delivered_periods(periods, tau, pool.lead_months, pool.lifetime_months)
+            if not serves:
+                continue
+            v = B.var(
+                f"buy[{pool.pool_id},{tau}]", "buy", integer=True, pool=p, period=tau, block=-1
+            )
+            charge = ledger.pool_purchase(pool, tau, periods, m.horizon_months, problem)
+            m.add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
+            m.capex.add(v, charge.capex_usd)
+            m.co2_kg.add(
+                v,
+                pool.embodied_kgco2e_unit * charge.capex_fraction
+                + pool.idle_kgco2e_per_month * charge.in_service_months,
+            )
+            for t in serves:
+                delivered[t].append(v)
+                m.fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
+    if pool.existing_units:
+        units = pool.existing_units
+        charge = ledger.existing_server(
+            hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
+        )
+        by_period = {t: usd * units for t, usd in charge.by_period_usd.items()}
+        m.add_const(charge.total_usd * units, "owned", by_period)
+        m.co2_kg.constant += pool.idle_kgco2e_per_month * m.horizon_months * units
+        for t in range(m.n_t):
+            m.fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * units
+    if used is None:
+        return
+    for t in range(m.n_t):
+        for b in range(m.n_b):
+            units_in_use = used.get((t, b))
+            if not units_in_use:
+                continue
+            coefs = dict(units_in_use)
+            for v in delivered.get(t, []):
+                coefs[v] = coefs.get(v, 0.0) - 1.0
+            B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=", float(pool.existing_units))
+
+
+def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
+    """commit[pool,tau]: instances reserved from period tau for the term (cost from the
+    ledger); reservations held at the start; ``availability`` of commitments and
+    ``reserved_capacity``: units in use <= active commitments, per period and block."""
+    B, periods = m.B, m.periods
+    active: dict[int, list[int]] = defaultdict(list)
+    if used is not None:
+        for tau in range(m.n_t):
+            covers = _active_commitment_periods(periods, tau, pool.term_months)
+            if not covers:
+                continue
+            v = B.var(
+                f"commit[{pool.pool_id},{tau}]",
+                "commit",
+                integer=True,
+                pool=p,
+                period=tau,
+                block=-1,
+            )
+            charge = ledger.reservation(
+                price_usd_per_hour=pool.price_usd_per_hour,
+                term_months=pool.term_months,
+                begins_in=tau,
+                periods=periods,
+                clock=m.compiled.clock,
+                policy=m.problem.owned_cost_policy,
+            )
+            m.add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
+            for t in covers:
+                active[t].append(v)
+    existing_active: dict[int, int] = {}
+    if pool.existing_units:
+        for r in m.problem.existing_reservations:
+            if r.offering != pool.offering_id or r.mode != pool.mode:
+                continue
+            charge = ledger.existing_reservation(
+                price_usd_per_hour=pool.price_usd_per_hour,
+                months_remaining=r.months_remaining,
+                periods=periods,
+                clock=m.compiled.clock,
+            )
+            by_period = {t: usd * r.units for t, usd in charge.by_period_usd.items()}
+            m.add_const(charge.total_usd * r.units, pool.provider, by_period)
+            for t in range(m.n_t):
+                if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
+                    existing_active[t] = existing_active.get(t, 0) + r.units
+    if used is None:
+        return
+    for t in range(m.n_t):
+        if active.get(t):
+            B.row(
+                "availability",
+                (pool.pool_id, t),
+                {v: 1.0 for v in active[t]},
+                "<=",
+                float(pool.availability_cap) - existing_active.get(t, 0),
+            )
+        for b in range(m.n_b):
+            units = used.get((t, b))
+            if not units:
+                continue
+            coefs = dict(units)
+            for v in active.get(t, []):
+                coefs[v] = coefs.get(v, 0.0) - 1.0
+            B.row(
+                "reserved_capacity",
+                (pool.pool_id, t, b),
+                coefs,
+                "<=",
+                float(existing_active.get(t, 0)),
+            )
+
+
+def add_quotas(m: _State) -> None:
+    """``quota``: cloud accelerators of a provider (region, type) in use <= the quota."""
+    pools = m.pools
+    for qi, q in enumerate(m.problem.quotas):
         match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
         if q.region:
             match &= pools["region"] == q.region
-        if compiled.quota_accelerators[qi]:
-            match &= pools["accelerator_id"] == compiled.quota_accelerators[qi]
-        for t in range(n_t):
-            for b in range(n_b):
+        if m.compiled.quota_accelerators[qi]:
+            match &= pools["accelerator_id"] == m.compiled.quota_accelerators[qi]
+        for t in range(m.n_t):
+            for b in range(m.n_b):
                 coefs: dict[int, float] = defaultdict(float)
                 for p in np.flatnonzero(match.to_numpy()):
-                    for v, n in usage.get(p, {}).get((t, b), {}).items():
+                    for v, n in m.usage.get(p, {}).get((t, b), {}).items():
                         coefs[v] += n * float(pools["accels_per_unit"].iat[p])
-                B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
+                m.B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
 
-    # ---- site power caps (owned fleet in service)
-    site_cap_kw = pools[pools["kind"] == "owned"].groupby("site_id")["site_power_cap_kw"].first()
-    for site_id, t in sorted(set(fleet_by_site) | set(fleet_const_kw)):
-        B.row(
+
+def add_power_caps(m: _State) -> None:
+    """``power_cap``: kW of owned servers in service at a site <= its power cap."""
+    owned = m.pools[m.pools["kind"] == "owned"]
+    site_cap_kw = owned.groupby("site_id")["site_power_cap_kw"].first()
+    for site_id, t in sorted(set(m.fleet_by_site) | set(m.fleet_const_kw)):
+        m.B.row(
             "power_cap",
             (site_id, t),
-            fleet_by_site.get((site_id, t), {}),
+            m.fleet_by_site.get((site_id, t), {}),
             "<=",
-            float(site_cap_kw[site_id]) - fleet_const_kw.get((site_id, t), 0.0),
+            float(site_cap_kw[site_id]) - m.fleet_const_kw.get((site_id, t), 0.0),
         )
 
-    # ---- global constraints
+
+def add_budgets(m: _State) -> None:
+    """``budget`` (total cost), ``capex_budget`` (purchases), ``period_budget``."""
+    problem, cost = m.problem, m.cost
     if problem.budget_usd is not None:
-        B.row("budget", (), cost.coefs, "<=", problem.budget_usd - cost.constant)
+        m.B.row("budget", (), cost.coefs, "<=", problem.budget_usd - cost.constant)
     if problem.capex_budget_usd is not None:
-        B.row("capex_budget", (), capex.coefs, "<=", problem.capex_budget_usd)
-    names = list(periods["name"])
+        m.B.row("capex_budget", (), m.capex.coefs, "<=", problem.capex_budget_usd)
+    names = list(m.periods["name"])
     for pname, cap in problem.period_budget_usd.items():
-        t = names.index(pname)
-        e = cost_by_period[t]
-        B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
-    if problem.carbon_cap_tco2e is not None:
-        B.row(
-            "carbon_cap",
-            (),
-            {i: c / 1000.0 for i, c in co2_kg.coefs.items()},
-            "<=",
-            problem.carbon_cap_tco2e - co2_kg.constant / 1000.0,
-        )
-    for provider, share in problem.provider_share_max.items():
-        e = cost_by_provider.get(provider, Expression())
-        coefs = defaultdict(float)
+        e = m.cost_by_period[names.index(pname)]
+        m.B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
+
+
+def add_carbon_cap(m: _State) -> None:
+    """``carbon_cap``: total tCO2e (operational and embodied) <= the cap."""
+    cap = m.problem.carbon_cap_tco2e
+    if cap is not None:
+        coefs = {i: c / 1000.0 for i, c in m.co2_kg.coefs.items()}
+        m.B.row("carbon_cap", (), coefs, "<=", cap - m.co2_kg.constant / 1000.0)
+
+
+def add_provider_shares(m: _State) -> None:
+    """``provider_share``: cost on a provider <= share x total cost."""
+    for provider, share in m.problem.provider_share_max.items():
+        e = m.cost_by_provider.get(provider, Expression())
+        coefs: dict[int, float] = defaultdict(float)
         for i, c in e.coefs.items():
             coefs[i] += c
-        for i, c in cost.coefs.items():
+        for i, c in m.cost.coefs.items():
             coefs[i] -= share * c
-        B.row(
+        m.B.row(
             "provider_share",
             (provider,),
             {i: c for i, c in coefs.items() if c},
             "<=",
-            share * cost.constant - e.constant,
+            share * m.cost.constant - e.constant,
         )
 
-    co2_t = Expression({i: c / 1000.0 for i, c in co2_kg.coefs.items()}, co2_kg.constant / 1000.0)
-    discount = ledger.discount_factors(periods, problem.discount_rate)
-    npv = combine(*((float(discount[t]), cost_by_period[t]) for t in range(n_t)))
+
+def _assemble(m: _State) -> LinearModel:
+    """The variables table, rows, named expressions and the first-stage objective."""
+    co2_t = Expression(
+        {i: c / 1000.0 for i, c in m.co2_kg.coefs.items()}, m.co2_kg.constant / 1000.0
+    )
+    discount = ledger.discount_factors(m.periods, m.problem.discount_rate)
+    npv = combine(*((float(discount[t]), m.cost_by_period[t]) for t in range(m.n_t)))
+    names = list(m.periods["name"])
     expressions = {
-        "total_cost_usd": cost,
+        "total_cost_usd": m.cost,
         "npv_usd": npv,
         "total_co2e_t": co2_t,
-        "capex_usd": capex,
-        "shortfall_penalty_usd": shortfall_penalty,
-        **{f"cost_usd[provider={p}]": e for p, e in cost_by_provider.items()},
-        **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(cost_by_period)},
+        "capex_usd": m.capex,
+        "shortfall_penalty_usd": m.shortfall_penalty,
+        **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
+        **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
-    variables = pd.DataFrame(B.vars)
+    variables = pd.DataFrame(m.B.vars)
     for column in ("option_id", "pool", "period", "block", "bucket"):
         if column not in variables:
             variables[column] = -1
@@ -702,8 +745,8 @@ def build_model(compiled: Compiled) -> LinearModel:
     if "workload" not in variables:
         variables["workload"] = ""
     variables["workload"] = variables["workload"].fillna("")
-    model = LinearModel(variables, B.rows, Expression(), expressions)
-    model.objective = stage_objective(model, problem, first=True)
+    model = LinearModel(variables, m.B.rows, Expression(), expressions)
+    model.objective = stage_objective(model, m.problem, first=True)
     return model
 
 
