@@ -323,394 +323,492 @@ def _unit_tokens_per_s(
     return tokens_per_request / s_per_request if s_per_request > 0 else 0.0
 
 
+class _Run:
+    """One verification: the checks so far and what the line items add up to."""
+
+    def __init__(self, plan: Plan, problem: Problem, catalog: Catalog) -> None:
+        self.plan, self.p, self.catalog = plan, problem, catalog
+        self.ctx = _Context(problem, catalog)
+        self.c = _Checks()
+        self.specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
+        self.factors: dict[str, float] = {}
+        self.allowed_modes = set(problem.modes)
+        # capacity served per (workload, period, block, bucket or -1)
+        self.served: dict[tuple, float] = defaultdict(float)
+        self.units_in_use: dict[tuple, float] = defaultdict(
+            float
+        )  # (offering, mode, period, block)
+        self.serving_units: dict[tuple, float] = defaultdict(float)
+        self.period_cost: dict[str, float] = defaultdict(float)
+        self.provider_cost: dict[str, float] = defaultdict(float)
+        self.total_cost = 0.0
+        self.total_kg = 0.0
+        self.capex = 0.0
+        self.bought: dict[str, list[tuple[str, float]]] = defaultdict(list)  # -> (period, units)
+        self.committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
+        self.trained: dict[str, int] = defaultdict(int)
+        self.unit_capacity: dict[tuple, list[tuple[float, float]]] = {}
+
+    def calibration_of(self, w, spec: ModelSpec) -> float:
+        """The workload's calibration factor (computed once)."""
+        if w.name not in self.factors:
+            self.factors[w.name] = _calibration(w, spec, self.catalog, self.p.memory_headroom)
+        return self.factors[w.name]
+
+
 def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     """Recompute every constraint and cost of ``plan``; return the checks.
 
-    The plan is valid when every check is ok.
+    The plan is valid when every check is ok. Each line item is checked by its kind
+    (serving, training, purchase, reservation, fleet held at the start), then what the
+    lines add up to: demand, fleet, quotas, power, money.
     """
-    ctx = _Context(problem, catalog)
-    c = _Checks()
-    specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
-    factors: dict[str, float] = {}
-
-    def calibration_of(w, spec: ModelSpec) -> float:
-        if w.name not in factors:
-            factors[w.name] = _calibration(w, spec, catalog, problem.memory_headroom)
-        return factors[w.name]
-
-    p = problem
-
-    allowed_modes = set(p.modes)
-    # capacity per (workload, period, block[, bucket])
-    served: dict[tuple, float] = defaultdict(float)
-    units_in_use: dict[tuple, float] = defaultdict(float)  # (offering, mode, period, block)
-    serving_units: dict[tuple, float] = defaultdict(float)
-    period_cost: dict[str, float] = defaultdict(float)
-    provider_cost: dict[str, float] = defaultdict(float)
-    total_cost = 0.0
-    total_kg = 0.0
-    capex = 0.0
-    bought: dict[tuple, list[tuple[str, float]]] = defaultdict(list)  # offering -> (period, units)
-    committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
-    trained: dict[str, int] = defaultdict(int)
-
+    run = _Run(plan, problem, catalog)
+    by_kind = {
+        "rent": _check_serving,
+        "use": _check_serving,
+        "training": _check_training,
+        "purchase": _check_purchase,
+        "reservation": _check_reservation,
+        "existing": _check_existing,
+    }
     for item in plan.line_items:
-        known = _known(item, catalog)
-        c.check("offering in the catalog", known, f"{item.offering} {item.mode}")
-        if not known:
-            continue
-        u = ctx.unit(item)
-        owned = item.mode == "owned"
-        c.check(
-            "line item matches its offering",
-            _matches(item, u),
-            f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
-        )
-        c.check(
-            "numbers are finite and not negative",
-            all(
-                math.isfinite(v) and v >= 0
-                for v in (item.units, item.accelerators, item.hours, item.co2e_t)
-            )
-            and math.isfinite(item.cost_usd),
-            f"{item.offering}: units {item.units}, hours {item.hours}, cost {item.cost_usd}",
-        )
-        if not math.isfinite(item.units):
-            continue
-        c.check(
-            "unit counts are whole numbers",
-            abs(item.units - round(item.units)) < 1e-6,
-            f"{item.offering} {item.units}",
-        )
-        if item.item in {"rent", "reservation", "purchase"} or (
-            item.item == "training" and item.mode != "owned"
-        ):
-            c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
-        # requirements common to every workload line
-        w = ctx.workloads.get(item.workload)
-        if w is not None:
-            zones = [z for z in (p.residency, w.residency) if z is not None]
-            c.check(
-                "residency",
-                all(u["zone"] in z for z in zones),
-                f"{item.workload} on {item.offering} ({u['zone']})",
-            )
-            provs = [q for q in (p.providers, w.providers) if q is not None]
-            c.check(
-                "providers allowed",
-                owned or all(item.provider in q for q in provs),
-                f"{item.workload} on {item.provider}",
-            )
-            min_tiers = [t for t in (p.min_tier, w.min_tier) if t is not None]
-            if min_tiers:
-                tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
-                c.check(
-                    "provider tier",
-                    owned or all(tier_rank(tier) >= tier_rank(t) for t in min_tiers),
-                    f"{item.workload} on {item.offering} ({tier}; needs "
-                    f"{max(min_tiers, key=tier_rank)})",
-                )
-            if not owned:
-                regs = [q for q in (p.regions, w.regions) if q is not None]
-                c.check(
-                    "regions allowed",
-                    all(item.region in q for q in regs),
-                    f"{item.workload} in {item.region}",
-                )
-            frameworks = str(u["acc"]["frameworks"]).split(";")
-            c.check(
-                "framework supported",
-                w.framework in frameworks,
-                f"{item.workload} ({w.framework}) on {item.accelerator}",
-            )
-            if w.require_ecc:
-                c.check(
-                    "ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}"
-                )
-            for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
-                name, column = precision
-                if name in {
-                    getattr(w, "precision", None),
-                    getattr(w, "weight_precision", None),
-                    getattr(w, "kv_precision", None),
-                }:
-                    c.check(
-                        "precision supported by the hardware",
-                        float(u["acc"][column]) > 0,
-                        f"{item.workload} in {name} on {item.accelerator}",
-                    )
-            c.check(
-                "spot only for interruptible work",
-                item.mode != "spot" or w.interruptible,
-                f"{item.workload} on spot",
-            )
+        facts = _check_line(run, item)
+        if facts is not None and item.item in by_kind:
+            by_kind[item.item](run, item, *facts)
+    run.unit_capacity = _n_plus_1_units(run)
+    _check_load_curves(run)
+    _check_demand(run)
+    _check_fleet(run)
+    _check_quotas(run)
+    _check_power(run)
+    _check_money(run)
+    return run.c.result()
 
-        hours_expected = None
-        if item.item in {"rent", "use"}:
-            block = ctx.blocks[item.block]
-            hours_expected = ctx.period_hours(item.period) * block.hours_per_day / 24.0
-            c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
-            units_in_use[(item.offering, item.mode, item.period, item.block)] += item.units
-            serving_units[(item.workload, item.period, item.block)] += item.units
-            spec = specs[item.workload]
-            if item.tp_degree > 1 and not getattr(w, "allow_tensor_parallel_over_pcie", False):
-                c.check("tensor parallelism over NVLink", u["nvlink"], f"{item.offering}")
+
+def _check_line(run: _Run, item) -> tuple | None:
+    """Checks every line item takes: in the catalog, finite whole numbers, allowed mode,
+    the workload's requirements. Returns (unit facts, owned, workload), or None when the
+    rest cannot be checked."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    allowed_modes = run.allowed_modes
+    known = _known(item, catalog)
+    c.check("offering in the catalog", known, f"{item.offering} {item.mode}")
+    if not known:
+        return None
+    u = ctx.unit(item)
+    owned = item.mode == "owned"
+    c.check(
+        "line item matches its offering",
+        _matches(item, u),
+        f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
+    )
+    c.check(
+        "numbers are finite and not negative",
+        all(
+            math.isfinite(v) and v >= 0
+            for v in (item.units, item.accelerators, item.hours, item.co2e_t)
+        )
+        and math.isfinite(item.cost_usd),
+        f"{item.offering}: units {item.units}, hours {item.hours}, cost {item.cost_usd}",
+    )
+    if not math.isfinite(item.units):
+        return None
+    c.check(
+        "unit counts are whole numbers",
+        abs(item.units - round(item.units)) < 1e-6,
+        f"{item.offering} {item.units}",
+    )
+    if item.item in {"rent", "reservation", "purchase"} or (
+        item.item == "training" and item.mode != "owned"
+    ):
+        c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
+    # requirements common to every workload line
+    w = ctx.workloads.get(item.workload)
+    if w is not None:
+        zones = [z for z in (p.residency, w.residency) if z is not None]
+        c.check(
+            "residency",
+            all(u["zone"] in z for z in zones),
+            f"{item.workload} on {item.offering} ({u['zone']})",
+        )
+        provs = [q for q in (p.providers, w.providers) if q is not None]
+        c.check(
+            "providers allowed",
+            owned or all(item.provider in q for q in provs),
+            f"{item.workload} on {item.provider}",
+        )
+        min_tiers = [t for t in (p.min_tier, w.min_tier) if t is not None]
+        if min_tiers:
+            tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
             c.check(
-                "replica shape fits the unit",
-                item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0,
-                f"{item.offering}",
+                "provider tier",
+                owned or all(tier_rank(tier) >= tier_rank(t) for t in min_tiers),
+                f"{item.workload} on {item.offering} ({tier}; needs "
+                f"{max(min_tiers, key=tier_rank)})",
             )
-            measured = None
-            if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
-                for name, vals in w.measured_throughput_rps.items():
-                    if catalog.resolve_accelerator(name) == item.accelerator:
-                        measured = vals
-            mix = isinstance(w, InferenceWorkload) and w.traffic_mix
-            if mix:
-                share_used = 0.0
-                for j, y in item.bucket_requests_per_s.items():
-                    bucket = w.traffic_mix[int(j)]
-                    if measured is not None:
-                        r = measured[int(j)] * u["apu"]
-                    else:
-                        res = _decode(
-                            w,
-                            spec,
-                            u,
-                            item.tp_degree,
-                            bucket.prompt_tokens,
-                            bucket.output_tokens,
-                            p.memory_headroom,
-                        )
-                        r = (
-                            float(res.tokens_per_s[0])
-                            * (u["apu"] // item.tp_degree)
-                            / bucket.output_tokens
-                            * calibration_of(w, spec)
-                        )
-                    c.check(
-                        "bucket served only where it fits",
-                        r > 0 or y <= 1e-9,
-                        f"{item.offering} bucket {j}",
-                    )
-                    share_used += y / r if r > 0 else 0.0
-                    served[(item.workload, item.period, item.block, int(j))] += y
+        if not owned:
+            regs = [q for q in (p.regions, w.regions) if q is not None]
+            c.check(
+                "regions allowed",
+                all(item.region in q for q in regs),
+                f"{item.workload} in {item.region}",
+            )
+        frameworks = str(u["acc"]["frameworks"]).split(";")
+        c.check(
+            "framework supported",
+            w.framework in frameworks,
+            f"{item.workload} ({w.framework}) on {item.accelerator}",
+        )
+        if w.require_ecc:
+            c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
+        for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
+            name, column = precision
+            if name in {
+                getattr(w, "precision", None),
+                getattr(w, "weight_precision", None),
+                getattr(w, "kv_precision", None),
+            }:
                 c.check(
-                    "unit time split across buckets",
-                    _le(share_used, item.units, 1e-5),
-                    f"{item.offering}: {share_used:.4f} > {item.units}",
+                    "precision supported by the hardware",
+                    float(u["acc"][column]) > 0,
+                    f"{item.workload} in {name} on {item.accelerator}",
                 )
+        c.check(
+            "spot only for interruptible work",
+            item.mode != "spot" or w.interruptible,
+            f"{item.workload} on spot",
+        )
+
+    return u, owned, w
+
+
+def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A serving line (rent, use): hours, shape, memory and SLOs recomputed, capacity
+    served, cost and CO2e."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    specs = run.specs
+    calibration_of = run.calibration_of
+    served = run.served
+    units_in_use = run.units_in_use
+    serving_units = run.serving_units
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    block = ctx.blocks[item.block]
+    hours_expected = ctx.period_hours(item.period) * block.hours_per_day / 24.0
+    c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
+    units_in_use[(item.offering, item.mode, item.period, item.block)] += item.units
+    serving_units[(item.workload, item.period, item.block)] += item.units
+    spec = specs[item.workload]
+    if item.tp_degree > 1 and not getattr(w, "allow_tensor_parallel_over_pcie", False):
+        c.check("tensor parallelism over NVLink", u["nvlink"], f"{item.offering}")
+    c.check(
+        "replica shape fits the unit",
+        item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0,
+        f"{item.offering}",
+    )
+    measured = None
+    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+        for name, vals in w.measured_throughput_rps.items():
+            if catalog.resolve_accelerator(name) == item.accelerator:
+                measured = vals
+    mix = isinstance(w, InferenceWorkload) and w.traffic_mix
+    if mix:
+        share_used = 0.0
+        for j, y in item.bucket_requests_per_s.items():
+            bucket = w.traffic_mix[int(j)]
+            if measured is not None:
+                r = measured[int(j)] * u["apu"]
             else:
-                prompt, output = w.prompt_tokens, w.output_tokens
-                res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
-                ok = res.reason[0] == ""
-                c.check(
-                    "memory and SLOs met (physics recomputed)",
-                    ok,
-                    f"{item.workload} on {item.offering}: {res.reason[0]}",
+                res = _decode(
+                    w,
+                    spec,
+                    u,
+                    item.tp_degree,
+                    bucket.prompt_tokens,
+                    bucket.output_tokens,
+                    p.memory_headroom,
                 )
-                cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
-                served[(item.workload, item.period, item.block, -1)] += cap
-            # cost and CO2 of the line
-            if item.item == "rent":
-                cost = u["price"] * item.units * item.hours
-            else:
-                kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
-                cost = kwh * u["usd_per_kwh"] * item.units * item.hours if owned else 0.0
-            _, kg = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+                r = (
+                    float(res.tokens_per_s[0])
+                    * (u["apu"] // item.tp_degree)
+                    / bucket.output_tokens
+                    * calibration_of(w, spec)
+                )
             c.check(
-                "line cost recomputed",
-                _close(cost, item.cost_usd, 1e-5),
-                f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+                "bucket served only where it fits",
+                r > 0 or y <= 1e-9,
+                f"{item.offering} bucket {j}",
             )
-            c.check(
-                "line CO2e recomputed",
-                _close(kg * item.units * item.hours / 1000.0, item.co2e_t, 1e-5),
-                f"{item.offering}",
-            )
-            total_cost += cost
-            total_kg += kg * item.units * item.hours
-            period_cost[item.period] += cost
-            provider_cost[item.provider] += cost
-        elif item.item == "training":
-            spec = specs[item.workload]
-            trained[item.workload] += 1 if item.period == item.start_period else 0
-            for b in ctx.blocks:
-                units_in_use[(item.offering, item.mode, item.period, b)] += item.units
-            n_acc = int(item.units) * u["apu"]
-            act = physics.activation_gb_per_device(
-                seq_len=w.seq_len,
-                micro_batch=w.micro_batch,
-                hidden_size=spec.hidden_size,
+            share_used += y / r if r > 0 else 0.0
+            served[(item.workload, item.period, item.block, int(j))] += y
+        c.check(
+            "unit time split across buckets",
+            _le(share_used, item.units, 1e-5),
+            f"{item.offering}: {share_used:.4f} > {item.units}",
+        )
+    else:
+        prompt, output = w.prompt_tokens, w.output_tokens
+        res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
+        ok = res.reason[0] == ""
+        c.check(
+            "memory and SLOs met (physics recomputed)",
+            ok,
+            f"{item.workload} on {item.offering}: {res.reason[0]}",
+        )
+        cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
+        served[(item.workload, item.period, item.block, -1)] += cap
+    # cost and CO2 of the line
+    if item.item == "rent":
+        cost = u["price"] * item.units * item.hours
+    else:
+        kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+        cost = kwh * u["usd_per_kwh"] * item.units * item.hours if owned else 0.0
+    _, kg = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    c.check(
+        "line CO2e recomputed",
+        _close(kg * item.units * item.hours / 1000.0, item.co2e_t, 1e-5),
+        f"{item.offering}",
+    )
+    run.total_cost += cost
+    run.total_kg += kg * item.units * item.hours
+    period_cost[item.period] += cost
+    provider_cost[item.provider] += cost
+
+
+def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A training line: memory (ZeRO-3), hours recomputed, window and deadline, cost and CO2e."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    specs = run.specs
+    units_in_use = run.units_in_use
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    trained = run.trained
+    spec = specs[item.workload]
+    trained[item.workload] += 1 if item.period == item.start_period else 0
+    for b in ctx.blocks:
+        units_in_use[(item.offering, item.mode, item.period, b)] += item.units
+    n_acc = int(item.units) * u["apu"]
+    act = physics.activation_gb_per_device(
+        seq_len=w.seq_len,
+        micro_batch=w.micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=w.recompute,
+        params=spec.params,
+    )
+    mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc, act))
+    usable = float(u["acc"]["memory_gb"]) * (1 - p.memory_headroom)
+    c.check(
+        "training fits memory (ZeRO-3)",
+        mem <= usable + 1e-9,
+        f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}",
+    )
+    acc = u["acc"]
+    peak = _peak(acc, w.precision)
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    scaleup = float(acc["scaleup_gbps"])
+    published = physics.default_mfu(
+        *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+    )
+    own_mfu = w.mfu is not None
+    hours = float(
+        physics.cluster_training_hours(
+            physics.training_flops(
+                spec.params,
+                w.tokens,
+                w.optimizer,
+                w.recompute,
                 layers=spec.layers,
-                attention_heads=spec.attention_heads,
-                recompute=w.recompute,
-                params=spec.params,
-            )
-            mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc, act))
-            usable = float(u["acc"]["memory_gb"]) * (1 - p.memory_headroom)
-            c.check(
-                "training fits memory (ZeRO-3)",
-                mem <= usable + 1e-9,
-                f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}",
-            )
-            acc = u["acc"]
-            peak = _peak(acc, w.precision)
-            family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
-            scaleup = float(acc["scaleup_gbps"])
-            published = physics.default_mfu(
-                *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
-            )
-            own_mfu = w.mfu is not None
-            hours = float(
-                physics.cluster_training_hours(
-                    physics.training_flops(
-                        spec.params,
-                        w.tokens,
-                        w.optimizer,
-                        w.recompute,
-                        layers=spec.layers,
-                        hidden_size=spec.hidden_size,
-                        seq_len=w.seq_len,
-                    ),
-                    n_acc,
-                    u["apu"],
-                    peak,
-                    w.mfu if own_mfu else published.mfu,
-                    np.inf if own_mfu else published.measured_at_accelerators,
-                    u["network_gbps"],
-                    physics.scaleup_joins_units(*family, scaleup),
-                    physics.spot_preemptions_per_instance_hour(item.provider)
-                    if item.mode == "spot"
-                    else 0.0,
-                )[0]
-            )
-            c.check(
-                "training hours recomputed",
-                _close(hours, item.job_hours, 1e-6),
-                f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h",
-            )
-            names = ctx.period_names
-            first = names.index(w.start_period) if w.start_period else 0
-            last = names.index(w.end_period) if w.end_period else len(names) - 1
-            start = names.index(item.start_period)
-            window_h = sum(ctx.period_hours(n) for n in names[start : last + 1])
-            c.check(
-                "training inside its window",
-                first <= start <= last and hours <= window_h + 1e-6,
-                f"{item.workload}",
-            )
-            if w.deadline_days:
-                c.check(
-                    "training deadline",
-                    hours <= w.deadline_days * 24 + 1e-6,
-                    f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h",
-                )
-            share = item.hours / hours if hours > 0 else 0.0
-            kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
-            if owned:
-                cost = kwh * u["usd_per_kwh"] * item.units * item.hours
-            elif item.mode in ("on_demand", "spot"):
-                cost = u["price"] * item.units * hours * share
-            else:
-                cost = 0.0
-            c.check(
-                "line cost recomputed",
-                _close(cost, item.cost_usd, 1e-5),
-                f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
-            )
-            total_cost += cost
-            total_kg += kg * item.units * item.hours
-            period_cost[item.period] += cost
-            provider_cost[item.provider] += cost
-        elif item.item == "purchase":
-            srv = u["server"]
-            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
-            life = float(srv["lifetime_years"]) * 12
-            arrival = ctx.start_month[item.period] + lead
-            retired = arrival + life
-            in_service = max(0.0, min(ctx.horizon, retired) - arrival)
-            frac = min(1.0, in_service / life) if p.owned_cost_policy == "amortised" else 1.0
-            # cash policy with a straight-line residual: the life left at the horizon
-            residual = (
-                float(srv["capex_usd"]) * min(1.0, max(0.0, retired - ctx.horizon) / life)
-                if p.owned_cost_policy == "cash" and p.residual_value == "straight_line"
-                else 0.0
-            )
-            hosting, idle_kg = _owned_month(srv, u["site"])
-            c.check(
-                "line hours",
-                _close(item.hours, ctx.hours_at(arrival + in_service) - ctx.hours_at(arrival)),
-                f"purchase {item.offering}",
-            )
-            cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service - residual)
-            c.check(
-                "line cost recomputed",
-                _close(cost, item.cost_usd, 1e-5),
-                f"purchase {item.offering}",
-            )
-            capex += item.units * float(srv["capex_usd"]) * frac
-            total_cost += cost
-            total_kg += item.units * (float(srv["embodied_kgco2e"]) * frac + idle_kg * in_service)
-            provider_cost["owned"] += cost
-            bought[item.offering].append((item.period, item.units))
-            for name in ctx.period_names:
-                overlap = ctx.overlap_months(name, arrival, min(ctx.horizon, retired))
-                period_cost[name] += item.units * hosting * overlap
-            period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
-            period_cost[ctx.period_names[-1]] -= item.units * residual
-        elif item.item == "reservation":
-            # the whole term is owed (cash); amortised counts the months inside the horizon
-            term = RESERVED_TERM_MONTHS[item.mode]
-            begin = ctx.start_month[item.period]
-            inside = 0.0
-            for name in ctx.period_names:
-                part = u["price"] * item.units * ctx.overlap_hours(name, begin, begin + term)
-                period_cost[name] += part
-                inside += part
-            term_h = ctx.hours_at(begin + term) - ctx.hours_at(begin)
-            c.check("line hours", _close(item.hours, term_h), f"reservation {item.offering}")
-            cost = u["price"] * item.units * term_h
-            if p.owned_cost_policy == "amortised":
-                cost = inside
-            period_cost[ctx.period_names[-1]] += cost - inside
-            c.check(
-                "line cost recomputed",
-                _close(cost, item.cost_usd, 1e-5),
-                f"reservation {item.offering}",
-            )
-            total_cost += cost
-            provider_cost[item.provider] += cost
-            committed[(item.offering, item.mode)].append((item.period, item.units))
-        elif item.item == "existing":
-            # recomputed from the catalog: hosting of servers owned at the start for the
-            # whole horizon; the months of existing reservations still inside it
-            cost = 0.0
-            if item.mode == "owned":
-                hosting, idle_kg = _owned_month(u["server"], u["site"])
-                total_kg += idle_kg * item.units * ctx.horizon
+                hidden_size=spec.hidden_size,
+                seq_len=w.seq_len,
+            ),
+            n_acc,
+            u["apu"],
+            peak,
+            w.mfu if own_mfu else published.mfu,
+            np.inf if own_mfu else published.measured_at_accelerators,
+            u["network_gbps"],
+            physics.scaleup_joins_units(*family, scaleup),
+            physics.spot_preemptions_per_instance_hour(item.provider)
+            if item.mode == "spot"
+            else 0.0,
+        )[0]
+    )
+    c.check(
+        "training hours recomputed",
+        _close(hours, item.job_hours, 1e-6),
+        f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h",
+    )
+    names = ctx.period_names
+    first = names.index(w.start_period) if w.start_period else 0
+    last = names.index(w.end_period) if w.end_period else len(names) - 1
+    start = names.index(item.start_period)
+    window_h = sum(ctx.period_hours(n) for n in names[start : last + 1])
+    c.check(
+        "training inside its window",
+        first <= start <= last and hours <= window_h + 1e-6,
+        f"{item.workload}",
+    )
+    if w.deadline_days:
+        c.check(
+            "training deadline",
+            hours <= w.deadline_days * 24 + 1e-6,
+            f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h",
+        )
+    share = item.hours / hours if hours > 0 else 0.0
+    kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
+    if owned:
+        cost = kwh * u["usd_per_kwh"] * item.units * item.hours
+    elif item.mode in ("on_demand", "spot"):
+        cost = u["price"] * item.units * hours * share
+    else:
+        cost = 0.0
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    run.total_cost += cost
+    run.total_kg += kg * item.units * item.hours
+    period_cost[item.period] += cost
+    provider_cost[item.provider] += cost
+
+
+def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A server bought: capex share, hosting over its life in service, residual value, hours."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    bought = run.bought
+    srv = u["server"]
+    lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+    life = float(srv["lifetime_years"]) * 12
+    arrival = ctx.start_month[item.period] + lead
+    retired = arrival + life
+    in_service = max(0.0, min(ctx.horizon, retired) - arrival)
+    frac = min(1.0, in_service / life) if p.owned_cost_policy == "amortised" else 1.0
+    # cash policy with a straight-line residual: the life left at the horizon
+    residual = (
+        float(srv["capex_usd"]) * min(1.0, max(0.0, retired - ctx.horizon) / life)
+        if p.owned_cost_policy == "cash" and p.residual_value == "straight_line"
+        else 0.0
+    )
+    hosting, idle_kg = _owned_month(srv, u["site"])
+    c.check(
+        "line hours",
+        _close(item.hours, ctx.hours_at(arrival + in_service) - ctx.hours_at(arrival)),
+        f"purchase {item.offering}",
+    )
+    cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service - residual)
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"purchase {item.offering}",
+    )
+    run.capex += item.units * float(srv["capex_usd"]) * frac
+    run.total_cost += cost
+    run.total_kg += item.units * (float(srv["embodied_kgco2e"]) * frac + idle_kg * in_service)
+    provider_cost["owned"] += cost
+    bought[item.offering].append((item.period, item.units))
+    for name in ctx.period_names:
+        overlap = ctx.overlap_months(name, arrival, min(ctx.horizon, retired))
+        period_cost[name] += item.units * hosting * overlap
+    period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
+    period_cost[ctx.period_names[-1]] -= item.units * residual
+
+
+def _check_reservation(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A reservation: its whole term's hours at the reserved price (amortised: the part inside)."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    committed = run.committed
+    # the whole term is owed (cash); amortised counts the months inside the horizon
+    term = RESERVED_TERM_MONTHS[item.mode]
+    begin = ctx.start_month[item.period]
+    inside = 0.0
+    for name in ctx.period_names:
+        part = u["price"] * item.units * ctx.overlap_hours(name, begin, begin + term)
+        period_cost[name] += part
+        inside += part
+    term_h = ctx.hours_at(begin + term) - ctx.hours_at(begin)
+    c.check("line hours", _close(item.hours, term_h), f"reservation {item.offering}")
+    cost = u["price"] * item.units * term_h
+    if p.owned_cost_policy == "amortised":
+        cost = inside
+    period_cost[ctx.period_names[-1]] += cost - inside
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"reservation {item.offering}",
+    )
+    run.total_cost += cost
+    provider_cost[item.provider] += cost
+    committed[(item.offering, item.mode)].append((item.period, item.units))
+
+
+def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """The fleet held at the start: hosting of owned servers, the rest of reservations."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    # recomputed from the catalog: hosting of servers owned at the start for the
+    # whole horizon; the months of existing reservations still inside it
+    cost = 0.0
+    if item.mode == "owned":
+        hosting, idle_kg = _owned_month(u["server"], u["site"])
+        run.total_kg += idle_kg * item.units * ctx.horizon
+        for name in ctx.period_names:
+            part = hosting * item.units * ctx.months[name]
+            period_cost[name] += part
+            cost += part
+    else:
+        for r in p.existing_reservations:
+            if r.offering == item.offering and r.mode == item.mode:
                 for name in ctx.period_names:
-                    part = hosting * item.units * ctx.months[name]
+                    hours = ctx.overlap_hours(name, 0.0, r.months_remaining)
+                    part = u["price"] * r.units * hours
                     period_cost[name] += part
                     cost += part
-            else:
-                for r in p.existing_reservations:
-                    if r.offering == item.offering and r.mode == item.mode:
-                        for name in ctx.period_names:
-                            hours = ctx.overlap_hours(name, 0.0, r.months_remaining)
-                            part = u["price"] * r.units * hours
-                            period_cost[name] += part
-                            cost += part
-            c.check(
-                "line cost recomputed",
-                _close(cost, item.cost_usd, 1e-5),
-                f"existing {item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
-            )
-            total_cost += cost
-            provider_cost[item.provider] += cost
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"existing {item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    run.total_cost += cost
+    provider_cost[item.provider] += cost
 
-    # ---- demand met (recomputed from the problem, not from the model's rows)
-    # N+1: per (workload, period, block), (tokens/s of one unit, units) of every serving line
+
+def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float]]]:
+    """For N+1: per (workload, period, block), (tokens/s of one unit, units) of every
+    serving line."""
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    specs = run.specs
+    calibration_of = run.calibration_of
+    plan = run.plan
     unit_capacity: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
     for item in plan.line_items:
         w = ctx.workloads.get(item.workload)
@@ -731,8 +829,15 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 calibration=calibration_of(w, specs[w.name]),
             )
             unit_capacity[(w.name, item.period, item.block)].append((cap, item.units))
-    # the daily load curve: blocks cover the day once; each curve has mean 1 and, when it
-    # is the default shape, its maximum is the workload's peak_to_average
+    return unit_capacity
+
+
+def _check_load_curves(run: _Run) -> None:
+    """The daily load curve: blocks cover the day once; each curve has mean 1 and, when it
+    is the default shape, its maximum is the workload's peak_to_average."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
     c.check(
         "load blocks cover 24 h",
         _close(sum(b.hours_per_day for b in ctx.blocks.values()), 24.0)
@@ -748,6 +853,18 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             c.check(
                 "load curve peak = peak_to_average", _close(max(curve), w.peak_to_average), name
             )
+
+
+def _check_demand(run: _Run) -> None:
+    """Training runs once; demand, redundancy and N+1 met in every period and block
+    (recomputed from the problem, not from the model's rows)."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    served = run.served
+    serving_units = run.serving_units
+    trained = run.trained
+    unit_capacity = run.unit_capacity
     for w in p.workloads:
         if isinstance(w, TrainingWorkload):
             c.check(
@@ -823,7 +940,16 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                         f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s",
                     )
 
-    # ---- fleet: owned and reserved units cover what is in use; availability caps
+
+def _check_fleet(run: _Run) -> None:
+    """Owned and reserved units cover what is in use; availability caps."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    units_in_use = run.units_in_use
+    bought = run.bought
+    committed = run.committed
     for (offering, mode, period, bname), units in units_in_use.items():
         if mode == "owned":
             server_id, site_id = offering.split("@", 1)
@@ -877,7 +1003,14 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 units <= cap + 1e-9,
                 f"{offering} {mode} {period}/{bname}: {units:g} > {cap}",
             )
-    # quotas on cloud accelerators in use
+
+
+def _check_quotas(run: _Run) -> None:
+    """Cloud accelerators in use within each quota."""
+    c = run.c
+    p = run.p
+    catalog = run.catalog
+    units_in_use = run.units_in_use
     for q in p.quotas:
         per_slot: dict[tuple, float] = defaultdict(float)
         for (offering, mode, period, bname), units in units_in_use.items():
@@ -898,7 +1031,15 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
                 f"{q.provider}/{q.region or '*'}/{q.accelerator or '*'} {slot}: {n:g} > "
                 f"{q.max_accelerators}",
             )
-    # site power caps
+
+
+def _check_power(run: _Run) -> None:
+    """Owned servers in service at a site within its power cap."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    bought = run.bought
     fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
     for name in ctx.period_names:
         for e in p.existing_fleet:
@@ -920,7 +1061,16 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
         cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
         c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
 
-    # ---- money and carbon
+
+def _check_money(run: _Run) -> None:
+    """Totals, NPV, cash flow, CO2e, budgets, carbon cap and provider shares recomputed."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    plan = run.plan
+    total_cost, total_kg, capex = run.total_cost, run.total_kg, run.capex
     c.check(
         "total cost recomputed",
         _close(total_cost, plan.total_cost_usd, 1e-6),
@@ -989,4 +1139,3 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
             f"{provider}: ${provider_cost.get(provider, 0):,.0f} > {share:.0%} of "
             f"${total_cost:,.0f}",
         )
-    return c.result()
