@@ -75,7 +75,7 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
 
 def _new_commitments(plan: Plan, problem: Problem, start: date) -> dict[str, list[str]]:
     """Month -> the reservations and purchases that start then, in words with their end."""
-    from solver.compile import RESERVED_TERM_MONTHS
+    from solver.units import RESERVED_TERM_MONTHS
 
     first_month: dict[str, float] = {}
     running = 0.0

@@ -571,7 +571,7 @@ def offerings_view(
 
     Returns the frame and the columns to show.
     """
-    from solver.ledger import PRICE_COLUMN
+    from solver.units import PRICE_COLUMN
 
     off = catalog.offerings.reset_index(drop="offering_id" in catalog.offerings.columns)
     if provider is not None:
@@ -614,7 +614,7 @@ def offerings_view(
 def accelerator_summary(catalog: Catalog) -> pd.DataFrame:
     """Per accelerator: the cheapest USD per GPU-hour on demand, spot and reserved, each
     with the provider that sells it (like ``sky show-gpus``)."""
-    from solver.ledger import PRICE_COLUMN
+    from solver.units import PRICE_COLUMN
 
     off = catalog.offerings.reset_index(drop="offering_id" in catalog.offerings.columns)
     rows = []

@@ -46,8 +46,8 @@ from pydantic import BaseModel, Field, computed_field
 from solver import ledger
 from solver.backends import SolveOptions
 from solver.catalog import Catalog
-from solver.clock import DAYS_PER_MONTH, Clock
-from solver.compile import RENTED_MODES, RESERVED_TERM_MONTHS, Compiled, compile_problem
+from solver.clock import Clock
+from solver.compile import Compiled, compile_problem
 from solver.errors import ProcureError
 from solver.model import Expression, LinearModel, Row, build_model, has_second_stage
 from solver.plan import LineItem, Plan, extract_plan, input_digests, totals_of
@@ -60,6 +60,7 @@ from solver.problem import (
     TrainingWorkload,
     parse_problem,
 )
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
 
 Key = tuple[str, str, str, str, str, str]  # item, period, block, workload, offering, mode
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")

@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-HOURS_PER_MONTH = 730.0  # an average month: 8,760 h / 12
-DAYS_PER_MONTH = 365.0 / 12.0  # lead times in days -> months
+from solver.units import HOURS_PER_MONTH
+
 _EPS = 1e-9
 
 

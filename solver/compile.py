@@ -25,7 +25,7 @@ import pandas as pd
 
 from solver import ledger, physics
 from solver.catalog import Catalog, tier_rank
-from solver.clock import DAYS_PER_MONTH, HOURS_PER_MONTH, Clock
+from solver.clock import Clock
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.load import resolve_load
 from solver.physics.constants import (
@@ -34,66 +34,23 @@ from solver.physics.constants import (
     INFERENCE_UTILISATION,
     TRAINING_UTILISATION,
 )
+from solver.presets import ModelSpec, resolve_model
 from solver.problem import (
     BatchInferenceWorkload,
     InferenceWorkload,
-    ModelShape,
     Problem,
     TrainingWorkload,
 )
+from solver.units import (
+    CLOUD_MODES,
+    DAYS_PER_MONTH,
+    HOURS_PER_MONTH,
+    RENTED_MODES,
+    RESERVED_TERM_MONTHS,
+)
 
-CLOUD_MODES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
-RENTED_MODES = ("on_demand", "spot")
-RESERVED_TERM_MONTHS = {"reserved_1y": 12.0, "reserved_3y": 36.0}
 TP_DEGREES = (1, 2, 4, 8)
 MAX_TRAINING_UNITS = 512
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A resolved model: parameters and shape."""
-
-    model_id: str
-    params: float
-    active_params: float
-    layers: float | None
-    hidden_size: float | None
-    attention_heads: float | None
-    kv_heads: float | None
-    head_dim: float | None
-
-
-def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> ModelSpec:
-    """Turn a preset name or a shape into a :class:`ModelSpec`."""
-    if isinstance(model, str):
-        try:
-            model_id = catalog.resolve_model(model)
-        except ProcureError as exc:
-            raise ProcureError(exc.message, field=f"{where}.model", fix=exc.fix) from None
-        row = catalog.models.loc[model_id]
-        return ModelSpec(
-            model_id=model_id,
-            params=float(row["params_b"]) * 1e9,
-            active_params=float(row["active_params_b"]) * 1e9,
-            layers=float(row["layers"]),
-            hidden_size=float(row["hidden_size"]),
-            attention_heads=float(row["attention_heads"]),
-            kv_heads=float(row["kv_heads"]),
-            head_dim=float(row["head_dim"]),
-        )
-    head_dim = model.head_dim
-    if head_dim is None and model.hidden_size and model.attention_heads:
-        head_dim = model.hidden_size // model.attention_heads
-    return ModelSpec(
-        model_id="custom",
-        params=model.params_b * 1e9,
-        active_params=(model.active_params_b or model.params_b) * 1e9,
-        layers=model.layers,
-        hidden_size=model.hidden_size,
-        attention_heads=model.attention_heads,
-        kv_heads=model.kv_heads or model.attention_heads,
-        head_dim=head_dim,
-    )
 
 
 @dataclass

@@ -13,7 +13,6 @@ import numpy as np
 
 from solver import physics
 from solver.catalog import Catalog
-from solver.compile import DAYS_PER_MONTH, ModelSpec, resolve_model
 from solver.errors import ProcureError
 from solver.physics.constants import (
     IDLE_POWER_FRACTION,
@@ -24,7 +23,8 @@ from solver.physics.constants import (
     TRAINING_ACCELERATORS_PER_BARE_NODE,
     TRAINING_FAST_FABRIC_GBPS_PER_NODE,
 )
-from solver.problem import HOURS_PER_MONTH
+from solver.presets import ModelSpec, resolve_model
+from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 # Training precisions (problem.TrainingWorkload.precision); FP4 is not one.
 TRAINING_PRECISIONS = ("bf16", "fp16", "fp8")

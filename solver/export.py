@@ -60,10 +60,10 @@ import pandas as pd
 from solver import ledger
 from solver.catalog import Catalog
 from solver.clock import Clock
-from solver.compile import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
 from solver.outputs import csv_text, workbook
 from solver.plan import LineItem, Plan
 from solver.problem import Problem
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
 
 # --------------------------------------------------------------------------- orders
 

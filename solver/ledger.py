@@ -36,14 +36,7 @@ import numpy as np
 import pandas as pd
 
 from solver.clock import Clock
-
-# Price column of the catalog's offerings table per rented or reserved mode.
-PRICE_COLUMN: dict[str, str] = {
-    "on_demand": "on_demand_usd_per_hour",
-    "spot": "spot_usd_per_hour",
-    "reserved_1y": "reserved_1y_usd_per_hour",
-    "reserved_3y": "reserved_3y_usd_per_hour",
-}
+from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from solver import ledger
-from solver.compile import RENTED_MODES, Compiled
+from solver.compile import Compiled
 from solver.problem import InferenceWorkload
+from solver.units import RENTED_MODES
 
 
 @dataclass(frozen=True)

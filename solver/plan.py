@@ -30,9 +30,10 @@ from pydantic import BaseModel, Field
 
 from solver import ledger
 from solver.catalog import Catalog
-from solver.compile import RENTED_MODES, Compiled
+from solver.compile import Compiled
 from solver.model import LinearModel
 from solver.problem import Problem
+from solver.units import RENTED_MODES
 
 
 class LineItem(BaseModel):

@@ -60,7 +60,7 @@ import pandas as pd
 
 from solver.catalog import SCHEMAS, Catalog, load_catalog
 from solver.errors import ProcureError
-from solver.ledger import PRICE_COLUMN
+from solver.units import PRICE_COLUMN
 
 #: Cloud price modes and their catalog column (USD per instance-hour).
 PRICE_COLUMNS: dict[str, str] = PRICE_COLUMN

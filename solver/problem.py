@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from solver.clock import HOURS_PER_MONTH  # noqa: F401  (re-exported: older imports)
 from solver.errors import ProcureError, closest
+from solver.units import HOURS_PER_MONTH  # noqa: F401  (re-exported: older imports)
 from solver.yamlio import load_yaml, read_text_file
 
 MAX_HORIZON_MONTHS = 600.0  # 50 years: longer than any hardware or contract plan

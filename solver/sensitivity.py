@@ -42,7 +42,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.backends import HighsSession, SolveOptions, get_backend
-from solver.compile import RENTED_MODES, Compiled
+from solver.compile import Compiled
 from solver.errors import InfeasibleError, ProcureError
 from solver.model import (
     FAMILIES,
@@ -53,6 +53,7 @@ from solver.model import (
     stage_objective,
 )
 from solver.solve import Solution, optimise
+from solver.units import RENTED_MODES
 
 # ------------------------------------------------------------------ results
 

@@ -17,8 +17,6 @@ import pandas as pd
 
 from solver import physics
 from solver.catalog import Catalog, tier_rank
-from solver.compile import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, ModelSpec, resolve_model
-from solver.ledger import PRICE_COLUMN  # column names only: charges are recomputed here
 from solver.load import resolve_load
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
@@ -27,12 +25,13 @@ from solver.physics.constants import (
     TRAINING_UTILISATION,
 )
 from solver.plan import Check, Plan
+from solver.presets import ModelSpec, resolve_model
 from solver.problem import (
-    HOURS_PER_MONTH,
     InferenceWorkload,
     Problem,
     TrainingWorkload,
 )
+from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, PRICE_COLUMN, RESERVED_TERM_MONTHS
 
 REL_TOL = 1e-6
 
