@@ -257,6 +257,22 @@ def _pool_fields(pool) -> dict:
     }
 
 
+class _Reading:
+    """The compiled tables a solution is read against, looked up once."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        self.compiled = compiled
+        self.periods, self.blocks = compiled.periods, compiled.blocks
+        self.options = compiled.options.set_index("option_id")
+        self.p_names = list(self.periods["name"])
+        self.b_names = list(self.blocks["name"])
+        self.p_hours = self.periods["hours"].to_numpy()
+        self.b_frac = self.blocks["fraction"].to_numpy()
+        self.horizon = float(self.periods["end_month"].iat[-1])
+        self.clock = compiled.clock
+        self.pool_rows = list(compiled.pools.itertuples(index=False))
+
+
 def extract_plan(
     compiled: Compiled,
     model: LinearModel,
@@ -268,171 +284,29 @@ def extract_plan(
     solver: str,
     solve_seconds: float,
 ) -> Plan:
-    """Read line items from a solution; totals are sums of the line items."""
-    periods, blocks, pools, options = (
-        compiled.periods,
-        compiled.blocks,
-        compiled.pools,
-        compiled.options.set_index("option_id"),
-    )
-    p_names = list(periods["name"])
-    b_names = list(blocks["name"])
-    p_hours = periods["hours"].to_numpy()
-    b_frac = blocks["fraction"].to_numpy()
-    horizon = float(periods["end_month"].iat[-1])
-    clock = compiled.clock
-    pool_rows = list(pools.itertuples(index=False))
+    """Read line items from a solution; totals are sums of the line items.
+
+    One reader per variable kind (x: serving, z: training, buy: purchase, commit:
+    reservation) and one for the fleet held at the start; costs come from the ledger.
+    """
+    rd = _Reading(compiled)
     var = model.variables.assign(value=values)
     var = var[var["value"] > 1e-7]
-    items: list[LineItem] = []
     mix_alloc: dict[tuple[int, int, int], dict[int, float]] = defaultdict(dict)
     for r in var[var["kind"] == "y"].itertuples(index=False):
         mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
-
+    items: list[LineItem] = []
     for r in var.itertuples(index=False):
         if r.kind == "x":
-            k = options.loc[r.option_id]
-            pool = pool_rows[r.pool]
-            units = float(r.value)
-            rented = k["mode"] in RENTED_MODES
-            blocks_here = [r.block] if r.block >= 0 else list(range(len(blocks)))
-            for b in blocks_here:
-                hours = p_hours[r.period] * b_frac[b]
-                if rented:
-                    cost = ledger.rent_usd(k["price_usd_per_hour"], units, hours)
-                else:
-                    cost = k["energy_usd_per_unit_hour"] * units * hours
-                items.append(
-                    LineItem(
-                        item="rent" if rented else "use",
-                        period=p_names[r.period],
-                        block=b_names[b],
-                        **_pool_fields(pool),
-                        units=units,
-                        accelerators=units * pool.accels_per_unit,
-                        workload=r.workload,
-                        hours=hours,
-                        cost_usd=cost,
-                        co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
-                        tp_degree=int(k["tp_degree"]),
-                        batch=int(k["batch"]),
-                        capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
-                        capacity_source=str(k["capacity_source"]),
-                        bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
-                    )
-                )
+            items += _serving_items(rd, r, mix_alloc)
         elif r.kind == "z":
-            k = options.loc[r.option_id]
-            pool = pool_rows[r.pool]
-            for t, h in k["hours_by_period"]:
-                share = h / k["job_hours"]
-                items.append(
-                    LineItem(
-                        item="training",
-                        period=p_names[t],
-                        **_pool_fields(pool),
-                        units=float(k["n_units"]),
-                        accelerators=float(k["n_accelerators"]),
-                        workload=r.workload,
-                        hours=h,
-                        cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
-                        co2e_t=k["kgco2e"] * share / 1000.0,
-                        start_period=p_names[int(k["start_period"])],
-                        job_hours=float(k["job_hours"]),
-                    )
-                )
+            items += _training_items(rd, r)
         elif r.kind == "buy":
-            pool = pool_rows[r.pool]
-            units = float(r.value)
-            charge = ledger.pool_purchase(pool, r.period, periods, horizon, compiled.problem)
-            arrival = float(periods["start_month"].iat[r.period]) + pool.lead_months
-            items.append(
-                LineItem(
-                    item="purchase",
-                    period=p_names[r.period],
-                    **_pool_fields(pool),
-                    units=units,
-                    accelerators=units * pool.accels_per_unit,
-                    hours=clock.hours(arrival, arrival + charge.in_service_months),
-                    cost_usd=units * charge.total_usd,
-                    co2e_t=units
-                    * (
-                        pool.embodied_kgco2e_unit * charge.capex_fraction
-                        + pool.idle_kgco2e_per_month * charge.in_service_months
-                    )
-                    / 1000.0,
-                    start_period=p_names[r.period],
-                    cost_by_period_usd=_by_name(p_names, charge, units),
-                    residual_value_usd=units * charge.residual_usd,
-                )
-            )
+            items.append(_purchase_item(rd, r))
         elif r.kind == "commit":
-            pool = pool_rows[r.pool]
-            units = float(r.value)
-            charge = ledger.reservation(
-                price_usd_per_hour=pool.price_usd_per_hour,
-                term_months=pool.term_months,
-                begins_in=r.period,
-                periods=periods,
-                clock=clock,
-                policy=compiled.problem.owned_cost_policy,
-            )
-            begin = float(periods["start_month"].iat[r.period])
-            term_end = begin + float(pool.term_months)
-            items.append(
-                LineItem(
-                    item="reservation",
-                    period=p_names[r.period],
-                    **_pool_fields(pool),
-                    units=units,
-                    accelerators=units * pool.accels_per_unit,
-                    hours=clock.hours(begin, term_end),
-                    cost_usd=units * charge.total_usd,
-                    co2e_t=0.0,
-                    start_period=p_names[r.period],
-                    cost_by_period_usd=_by_name(p_names, charge, units),
-                    term_end_month=term_end,
-                    months_after_horizon=max(0.0, term_end - horizon),
-                    liability_after_horizon_usd=units * charge.beyond_horizon_usd,
-                )
-            )
-    for pool in pools.itertuples(index=False):
-        if not pool.existing_units:
-            continue
-        if pool.kind == "owned":
-            charge = ledger.existing_server(
-                hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
-            )
-            by_period = _by_name(p_names, charge, float(pool.existing_units))
-            hours = clock.hours(0.0, horizon)
-            idle_t = pool.idle_kgco2e_per_month * horizon * pool.existing_units / 1000.0
-        else:
-            by_period, hours, idle_t = {}, 0.0, 0.0
-            for res in compiled.problem.existing_reservations:
-                if res.offering == pool.offering_id and res.mode == pool.mode:
-                    charge = ledger.existing_reservation(
-                        price_usd_per_hour=pool.price_usd_per_hour,
-                        months_remaining=res.months_remaining,
-                        periods=periods,
-                        clock=clock,
-                    )
-                    for name, usd in _by_name(p_names, charge, float(res.units)).items():
-                        by_period[name] = by_period.get(name, 0.0) + usd
-                    hours = max(hours, clock.hours(0.0, min(res.months_remaining, horizon)))
-        items.append(
-            LineItem(
-                item="existing",
-                period=p_names[0],
-                **_pool_fields(pool),
-                units=float(pool.existing_units),
-                accelerators=float(pool.existing_units * pool.accels_per_unit),
-                hours=hours,
-                cost_usd=float(sum(by_period.values())),
-                co2e_t=idle_t,
-                cost_by_period_usd=by_period,
-            )
-        )
-    order = {name: i for i, name in enumerate(p_names)}
+            items.append(_reservation_item(rd, r))
+    items += _existing_items(rd)
+    order = {name: i for i, name in enumerate(rd.p_names)}
     items.sort(
         key=lambda i: (
             order[i.period],
@@ -445,22 +319,20 @@ def extract_plan(
             i.block,
         )
     )
-    total_cost = sum(i.cost_usd for i in items)
-    total_co2 = sum(i.co2e_t for i in items)
-    totals = totals_of(items, p_names)
+    totals = totals_of(items, rd.p_names)
     npv = None
     if compiled.problem.discount_rate is not None:
-        factors = ledger.discount_factors(periods, compiled.problem.discount_rate)
+        factors = ledger.discount_factors(rd.periods, compiled.problem.discount_rate)
         npv = float(
-            sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, p_names, strict=True))
+            sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, rd.p_names, strict=True))
         )
     return Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
         objective_kind=compiled.problem.objective,
-        total_cost_usd=total_cost,
-        total_co2e_t=total_co2,
+        total_cost_usd=sum(i.cost_usd for i in items),
+        total_co2e_t=sum(i.co2e_t for i in items),
         npv_usd=npv,
         gap=gap,
         solver=solver,
@@ -472,6 +344,168 @@ def extract_plan(
         served_fraction=served_fraction(compiled, model, values),
         compile_report=compiled.report.as_dict(),
     )
+
+
+def _serving_items(rd: _Reading, r, mix_alloc: dict) -> list[LineItem]:
+    """x: serving units of an option in a period, one line per load block it covers
+    (rented: its own block; owned and reserved: every block of the day)."""
+    k = rd.options.loc[r.option_id]
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    rented = k["mode"] in RENTED_MODES
+    out = []
+    for b in [r.block] if r.block >= 0 else list(range(len(rd.b_names))):
+        hours = rd.p_hours[r.period] * rd.b_frac[b]
+        if rented:
+            cost = ledger.rent_usd(k["price_usd_per_hour"], units, hours)
+        else:
+            cost = k["energy_usd_per_unit_hour"] * units * hours
+        out.append(
+            LineItem(
+                item="rent" if rented else "use",
+                period=rd.p_names[r.period],
+                block=rd.b_names[b],
+                **_pool_fields(pool),
+                units=units,
+                accelerators=units * pool.accels_per_unit,
+                workload=r.workload,
+                hours=hours,
+                cost_usd=cost,
+                co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
+                tp_degree=int(k["tp_degree"]),
+                batch=int(k["batch"]),
+                capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
+                capacity_source=str(k["capacity_source"]),
+                bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+            )
+        )
+    return out
+
+
+def _training_items(rd: _Reading, r) -> list[LineItem]:
+    """z: a training cluster, one line per period the job runs in."""
+    k = rd.options.loc[r.option_id]
+    pool = rd.pool_rows[r.pool]
+    out = []
+    for t, h in k["hours_by_period"]:
+        share = h / k["job_hours"]
+        out.append(
+            LineItem(
+                item="training",
+                period=rd.p_names[t],
+                **_pool_fields(pool),
+                units=float(k["n_units"]),
+                accelerators=float(k["n_accelerators"]),
+                workload=r.workload,
+                hours=h,
+                cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
+                co2e_t=k["kgco2e"] * share / 1000.0,
+                start_period=rd.p_names[int(k["start_period"])],
+                job_hours=float(k["job_hours"]),
+            )
+        )
+    return out
+
+
+def _purchase_item(rd: _Reading, r) -> LineItem:
+    """buy: servers bought in a period; hours in service from delivery."""
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    charge = ledger.pool_purchase(pool, r.period, rd.periods, rd.horizon, rd.compiled.problem)
+    arrival = float(rd.periods["start_month"].iat[r.period]) + pool.lead_months
+    return LineItem(
+        item="purchase",
+        period=rd.p_names[r.period],
+        **_pool_fields(pool),
+        units=units,
+        accelerators=units * pool.accels_per_unit,
+        hours=rd.clock.hours(arrival, arrival + charge.in_service_months),
+        cost_usd=units * charge.total_usd,
+        co2e_t=units
+        * (
+            pool.embodied_kgco2e_unit * charge.capex_fraction
+            + pool.idle_kgco2e_per_month * charge.in_service_months
+        )
+        / 1000.0,
+        start_period=rd.p_names[r.period],
+        cost_by_period_usd=_by_name(rd.p_names, charge, units),
+        residual_value_usd=units * charge.residual_usd,
+    )
+
+
+def _reservation_item(rd: _Reading, r) -> LineItem:
+    """commit: instances reserved from a period for the term; what runs past the horizon."""
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    charge = ledger.reservation(
+        price_usd_per_hour=pool.price_usd_per_hour,
+        term_months=pool.term_months,
+        begins_in=r.period,
+        periods=rd.periods,
+        clock=rd.clock,
+        policy=rd.compiled.problem.owned_cost_policy,
+    )
+    begin = float(rd.periods["start_month"].iat[r.period])
+    term_end = begin + float(pool.term_months)
+    return LineItem(
+        item="reservation",
+        period=rd.p_names[r.period],
+        **_pool_fields(pool),
+        units=units,
+        accelerators=units * pool.accels_per_unit,
+        hours=rd.clock.hours(begin, term_end),
+        cost_usd=units * charge.total_usd,
+        co2e_t=0.0,
+        start_period=rd.p_names[r.period],
+        cost_by_period_usd=_by_name(rd.p_names, charge, units),
+        term_end_month=term_end,
+        months_after_horizon=max(0.0, term_end - rd.horizon),
+        liability_after_horizon_usd=units * charge.beyond_horizon_usd,
+    )
+
+
+def _existing_items(rd: _Reading) -> list[LineItem]:
+    """The fleet held at the start: servers' hosting over the horizon, the rest of each
+    reservation's term inside it."""
+    out = []
+    clock, horizon, p_names = rd.clock, rd.horizon, rd.p_names
+    for pool in rd.compiled.pools.itertuples(index=False):
+        if not pool.existing_units:
+            continue
+        if pool.kind == "owned":
+            charge = ledger.existing_server(
+                hosting_usd_per_month=pool.hosting_usd_per_month, periods=rd.periods
+            )
+            by_period = _by_name(p_names, charge, float(pool.existing_units))
+            hours = clock.hours(0.0, horizon)
+            idle_t = pool.idle_kgco2e_per_month * horizon * pool.existing_units / 1000.0
+        else:
+            by_period, hours, idle_t = {}, 0.0, 0.0
+            for res in rd.compiled.problem.existing_reservations:
+                if res.offering == pool.offering_id and res.mode == pool.mode:
+                    charge = ledger.existing_reservation(
+                        price_usd_per_hour=pool.price_usd_per_hour,
+                        months_remaining=res.months_remaining,
+                        periods=rd.periods,
+                        clock=clock,
+                    )
+                    for name, usd in _by_name(p_names, charge, float(res.units)).items():
+                        by_period[name] = by_period.get(name, 0.0) + usd
+                    hours = max(hours, clock.hours(0.0, min(res.months_remaining, horizon)))
+        out.append(
+            LineItem(
+                item="existing",
+                period=p_names[0],
+                **_pool_fields(pool),
+                units=float(pool.existing_units),
+                accelerators=float(pool.existing_units * pool.accels_per_unit),
+                hours=hours,
+                cost_usd=float(sum(by_period.values())),
+                co2e_t=idle_t,
+                cost_by_period_usd=by_period,
+            )
+        )
+    return out
 
 
 def _by_name(names: list[str], charge: ledger.Charge, units: float) -> dict[str, float]:

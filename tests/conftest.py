@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from solver.catalog import SCHEMAS, load_catalog
+from solver.model import Expression, LinearModel, Row
+from solver.problem import parse_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -201,3 +205,119 @@ def tiny_catalog(tmp_path):
         return load_catalog(write_catalog(tmp_path / "catalog", offerings, **tables))
 
     return make
+
+
+# --------------------------------------------------------------------------- serving
+# Tiny serving problems whose optimum is plain arithmetic (tests/test_model.py): an H100
+# instance serves 10 requests/s of a 100/100-token bucket, an L4 instance 2; one period of
+# one month = 730 hours.
+
+HOURS = 730.0
+
+
+def serve(rps: float, **extra) -> dict:
+    """An online workload over one 100/100-token bucket with measured throughput.
+
+    ``max_utilisation`` is 1 (capacity = peak demand) so that the optima of the tests
+    built on it stay plain arithmetic about the family each test is about; the 0.8
+    default and N+1 are worked by hand in tests/test_headroom.py.
+    """
+    w = {
+        "max_utilisation": 1.0,
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"requests_per_s": rps},
+        "prompt_tokens": 100,
+        "output_tokens": 100,
+        "ttft_slo": "1 s",
+        "tpot_slo": "50 ms",
+        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
+        "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
+    }
+    w.update(extra)
+    return w
+
+
+def problem(workloads, **extra):
+    """A one-month problem of these workloads, on demand unless ``modes`` says."""
+    data = {"name": "tiny", "horizon_months": 1, "modes": ["on_demand"], "workloads": workloads}
+    data.update(extra)
+    return parse_problem(data)
+
+
+H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)
+L4 = offering("l4", "l4", 1, 1.0, spot=0.4, nvlink=False)
+
+
+def units(plan, item="rent"):
+    """Offering -> units of the plan's line items of one kind."""
+    out = {}
+    for i in plan.line_items:
+        if i.item == item:
+            out[i.offering] = out.get(i.offering, 0) + i.units
+    return out
+
+
+# --------------------------------------------------------------------------- training
+
+H8 = offering("h8", "h100-sxm", 8, 32.0, spot=16.0)
+
+
+def train(**extra) -> dict:
+    w = {"kind": "training", "name": "pretrain", "model": "dense-7b", "tokens": 1e11}
+    w.update(extra)
+    return w
+
+
+def training_problem(workloads, **extra):
+    """A one-month training problem, on demand or spot."""
+    data = {
+        "name": "train",
+        "horizon_months": 1,
+        "modes": ["on_demand", "spot"],
+        "workloads": workloads,
+    }
+    data.update(extra)
+    return parse_problem(data)
+
+
+def brute_force(cases, demand, hours, *, n_plus_1=False):
+    """Min cost over every unit vector within caps; capacity >= demand and >= 1 unit.
+
+    With ``n_plus_1``, capacity minus the largest unit in use must meet the demand.
+    """
+    best = None
+    ranges = [range(c["cap"] + 1) for c in cases]
+    for counts in itertools.product(*ranges):
+        if sum(counts) < 1:
+            continue
+        capacity = sum(n * c["rps"] for n, c in zip(counts, cases, strict=True))
+        if n_plus_1:
+            capacity -= max(c["rps"] for n, c in zip(counts, cases, strict=True) if n > 0)
+        if capacity < demand - 1e-9:
+            continue
+        cost = sum(n * c["price"] * hours for n, c in zip(counts, cases, strict=True))
+        best = cost if best is None or cost < best else best
+    return best
+
+
+# --------------------------------------------------------------------------- backends
+
+
+def knapsack_cover() -> LinearModel:
+    # min 3a + 5b  s.t. 2a + 4b >= 7, a, b integer >= 0.
+    # a=4,b=0 -> 12; a=2,b=1 -> 11; a=0,b=2 -> 10 (8 >= 7); a=1,b=2 -> 13. Optimum 10.
+    variables = pd.DataFrame(
+        {
+            "name": ["a", "b"],
+            "kind": ["x", "x"],
+            "integer": [True, True],
+            "lb": [0.0, 0.0],
+            "ub": [np.inf, np.inf],
+        }
+    )
+    rows = [Row("cover[]", "demand", (), {0: 2.0, 1: 4.0}, ">=", 7.0)]
+    objective = Expression()
+    objective.coefs.update({0: 3.0, 1: 5.0})
+    return LinearModel(variables, rows, objective, {})

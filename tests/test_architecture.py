@@ -31,7 +31,6 @@ TOO_LONG_TODAY = {
     "solver/cli.py:plan_table",
     "solver/compile.py:_inference_rows",
     "solver/backends/pulp_backend.py:solve",
-    "solver/plan.py:extract_plan",
 }
 
 

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from conftest import knapsack_cover
 from solver.backends import SolveOptions, Termination, get_backend
 from solver.errors import ProcureError
-from solver.model import Expression, LinearModel, Row
-
-
-def knapsack_cover() -> LinearModel:
-    # min 3a + 5b  s.t. 2a + 4b >= 7, a, b integer >= 0.
-    # a=4,b=0 -> 12; a=2,b=1 -> 11; a=0,b=2 -> 10 (8 >= 7); a=1,b=2 -> 13. Optimum 10.
-    variables = pd.DataFrame(
-        {
-            "name": ["a", "b"],
-            "kind": ["x", "x"],
-            "integer": [True, True],
-            "lb": [0.0, 0.0],
-            "ub": [np.inf, np.inf],
-        }
-    )
-    rows = [Row("cover[]", "demand", (), {0: 2.0, 1: 4.0}, ">=", 7.0)]
-    objective = Expression()
-    objective.coefs.update({0: 3.0, 1: 5.0})
-    return LinearModel(variables, rows, objective, {})
+from solver.model import Row
 
 
 @pytest.mark.parametrize("name", ["highs", "cbc", "highspy"])

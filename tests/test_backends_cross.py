@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_backends import knapsack_cover
 
+from conftest import knapsack_cover
 from solver.backends import BACKENDS, SolveOptions, SolveResult, Termination
 from solver.backends.ortools_backend import OrtoolsBackend, integer_bounds
 from solver.model import Expression, LinearModel, Row

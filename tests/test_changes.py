@@ -13,10 +13,9 @@ import json
 
 import pytest
 import yaml
-from test_model import problem, serve
 from typer.testing import CliRunner
 
-from conftest import ROOT, SHARED_DATA, offering
+from conftest import ROOT, SHARED_DATA, offering, problem, serve
 from solver.catalog import load_catalog
 from solver.changes import diff_plans, prices_of_catalog, rebase, resolve
 from solver.cli import app

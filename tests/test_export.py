@@ -14,10 +14,9 @@ import openpyxl
 import pandas as pd
 import pytest
 import yaml
-from test_model import serve
 from typer.testing import CliRunner
 
-from conftest import ROOT, offering
+from conftest import ROOT, offering, serve
 from solver.catalog import load_catalog
 from solver.cli import app, plan_json
 from solver.export import (

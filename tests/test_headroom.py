@@ -12,11 +12,10 @@ import random
 from pathlib import Path
 
 import pytest
-from test_model import H1, HOURS, problem, serve, units
-from test_training_and_bruteforce import _brute_force
 from typer.testing import CliRunner
 
-from conftest import offering
+from conftest import H1, HOURS, offering, problem, serve, units
+from conftest import brute_force as _brute_force
 from solver.catalog import DEFAULT_CATALOG_DIR, load_catalog
 from solver.cli import app
 from solver.compile import compile_problem

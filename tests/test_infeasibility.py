@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from test_model import H1, HOURS, problem, serve
-from test_training_and_bruteforce import H8, train
-from test_training_and_bruteforce import problem as train_problem
 
-from conftest import ROOT, offering
+from conftest import H1, H8, HOURS, ROOT, offering, problem, serve, train
+from conftest import training_problem as train_problem
 from solver.catalog import load_catalog
 from solver.compile import compile_problem
 from solver.errors import InfeasibleError

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 import pytest
-from test_model import H1, serve, units
 from typer.testing import CliRunner
 
+from conftest import H1, serve, units
 from solver.cli import app
 from solver.errors import ProcureError
 from solver.load import diurnal_factors, resolve_load

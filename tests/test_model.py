@@ -9,54 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TINY_SITES, offering
+from conftest import H1, HOURS, L4, TINY_SITES, offering, problem, serve, units
 from solver.errors import InfeasibleError
-from solver.problem import parse_problem
 from solver.solve import solve_problem
-
-HOURS = 730.0
-
-
-def serve(rps: float, **extra) -> dict:
-    """An online workload over one 100/100-token bucket with measured throughput.
-
-    ``max_utilisation`` is 1 (capacity = peak demand) so that the optima of the tests
-    built on it stay plain arithmetic about the family each test is about; the 0.8
-    default and N+1 are worked by hand in tests/test_headroom.py.
-    """
-    w = {
-        "max_utilisation": 1.0,
-        "kind": "inference",
-        "name": "chat",
-        "model": "llama-3-8b",
-        "demand": {"requests_per_s": rps},
-        "prompt_tokens": 100,
-        "output_tokens": 100,
-        "ttft_slo": "1 s",
-        "tpot_slo": "50 ms",
-        "traffic_mix": [{"prompt_tokens": 100, "output_tokens": 100, "share": 1.0}],
-        "measured_throughput_rps": {"h100-sxm": [10.0], "l4": [2.0]},
-    }
-    w.update(extra)
-    return w
-
-
-def problem(workloads, **extra):
-    data = {"name": "tiny", "horizon_months": 1, "modes": ["on_demand"], "workloads": workloads}
-    data.update(extra)
-    return parse_problem(data)
-
-
-H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)
-L4 = offering("l4", "l4", 1, 1.0, spot=0.4, nvlink=False)
-
-
-def units(plan, item="rent"):
-    out = {}
-    for i in plan.line_items:
-        if i.item == item:
-            out[i.offering] = out.get(i.offering, 0) + i.units
-    return out
 
 
 def test_cheapest_mix_by_hand(tiny_catalog):

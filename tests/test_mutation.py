@@ -172,15 +172,14 @@ def test_every_corrupted_plan_is_rejected_naming_the_constraint(tiny_catalog, ca
     problem = parse_problem(case)
     plan = solve_problem(problem, cat)
     assert plan.verified
-    seen, caught = 0, 0
+    seen = 0
     kinds = set()
     for kind, expected, bad in mutations(plan, problem):
         failed = {c.name for c in verify_plan(bad, problem, cat) if not c.ok}
         seen += 1
         kinds.add(kind)
         assert failed & expected, (kind, failed)
-        caught += 1
-    assert seen == caught and seen >= 3
+    assert seen >= 3  # every mutation above was rejected naming its constraint
     # every plan gets the unit and price mutations; each kind below appears somewhere
     assert {"one unit fewer", "price changed"} <= kinds
 

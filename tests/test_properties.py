@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_training_and_bruteforce import _brute_force
 
+from conftest import brute_force as _brute_force
 from conftest import offering, write_catalog
 from solver.catalog import load_catalog
 from solver.errors import InfeasibleError

@@ -7,9 +7,8 @@ instance 2 requests/s; one period of 1 month = 730 hours.
 from __future__ import annotations
 
 import pytest
-from test_model import H1, HOURS, L4, problem, serve
 
-from conftest import offering
+from conftest import H1, HOURS, L4, offering, problem, serve
 from solver.backends import SolveOptions
 from solver.compile import compile_problem
 from solver.model import build_model

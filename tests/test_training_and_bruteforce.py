@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import numpy as np
 import pytest
 
-from conftest import TINY_REGIONS, offering
+from conftest import H8, TINY_REGIONS, offering, train
+from conftest import brute_force as _brute_force
+from conftest import training_problem as problem
 from solver.errors import InfeasibleError
-from solver.problem import parse_problem
 from solver.solve import solve_problem
-
-H8 = offering("h8", "h100-sxm", 8, 32.0, spot=16.0)
-
-
-def train(**extra) -> dict:
-    w = {"kind": "training", "name": "pretrain", "model": "dense-7b", "tokens": 1e11}
-    w.update(extra)
-    return w
-
-
-def problem(workloads, **extra):
-    data = {
-        "name": "train",
-        "horizon_months": 1,
-        "modes": ["on_demand", "spot"],
-        "workloads": workloads,
-    }
-    data.update(extra)
-    return parse_problem(data)
 
 
 def test_training_smallest_cluster_by_hand(tiny_catalog):
@@ -165,26 +146,6 @@ def test_spot_cluster_is_the_smallest_that_meets_the_deadline(tiny_catalog):
         4.8442450944e21, n * 8, 8, 989.4, 0.41, 16_384, 400.0, False, 1 / 24
     )[0]
     assert int(n[np.flatnonzero(hours <= 48.0)[0]]) == 25
-
-
-def _brute_force(cases, demand, hours, *, n_plus_1=False):
-    """Min cost over every unit vector within caps; capacity >= demand and >= 1 unit.
-
-    With ``n_plus_1``, capacity minus the largest unit in use must meet the demand.
-    """
-    best = None
-    ranges = [range(c["cap"] + 1) for c in cases]
-    for counts in itertools.product(*ranges):
-        if sum(counts) < 1:
-            continue
-        capacity = sum(n * c["rps"] for n, c in zip(counts, cases, strict=True))
-        if n_plus_1:
-            capacity -= max(c["rps"] for n, c in zip(counts, cases, strict=True) if n > 0)
-        if capacity < demand - 1e-9:
-            continue
-        cost = sum(n * c["price"] * hours for n, c in zip(counts, cases, strict=True))
-        best = cost if best is None or cost < best else best
-    return best
 
 
 @pytest.mark.parametrize("seed", range(25))
