@@ -188,6 +188,50 @@ def cash_flow_table(plan) -> Table:
     return table
 
 
+def _period_table(plan, period: str, rows: list) -> Table:
+    """One period's line items, grouped by provider."""
+    table = Table(
+        title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
+        title_justify="left",
+        show_lines=False,
+    )
+    for col, justify in [
+        ("provider", "left"),
+        ("region", "left"),
+        ("what", "left"),
+        ("accelerator", "left"),
+        ("mode", "left"),
+        ("units", "right"),
+        ("GPUs", "right"),
+        ("tok/s (source)", "right"),
+        ("workload", "left"),
+        ("block", "left"),
+        ("hours", "right"),
+        ("cost $", "right"),
+        ("tCO2e", "right"),
+    ]:
+        table.add_column(col, justify=justify)
+    last_provider = None
+    for i in sorted(rows, key=lambda r: (r.provider, r.region, r.offering, r.item)):
+        table.add_row(
+            i.provider if i.provider != last_provider else "",
+            i.region,
+            f"{i.item}: {i.instance_type}",
+            i.accelerator,
+            i.mode,
+            f"{i.units:g}",
+            f"{i.accelerators:g}",
+            f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})" if i.capacity_source else "",
+            i.workload,
+            i.block,
+            f"{i.hours:,.0f}",
+            f"{i.cost_usd:,.0f}",
+            f"{i.co2e_t:,.2f}",
+        )
+        last_provider = i.provider
+    return table
+
+
 def plan_table(plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
@@ -208,50 +252,8 @@ def plan_table(plan) -> str:
         console.print(cash_flow_table(plan))
     for period in plan.totals.by_period:
         rows = [i for i in plan.line_items if i.period == period]
-        if not rows:
-            continue
-        table = Table(
-            title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
-            title_justify="left",
-            show_lines=False,
-        )
-        for col, justify in [
-            ("provider", "left"),
-            ("region", "left"),
-            ("what", "left"),
-            ("accelerator", "left"),
-            ("mode", "left"),
-            ("units", "right"),
-            ("GPUs", "right"),
-            ("tok/s (source)", "right"),
-            ("workload", "left"),
-            ("block", "left"),
-            ("hours", "right"),
-            ("cost $", "right"),
-            ("tCO2e", "right"),
-        ]:
-            table.add_column(col, justify=justify)
-        last_provider = None
-        for i in sorted(rows, key=lambda r: (r.provider, r.region, r.offering, r.item)):
-            table.add_row(
-                i.provider if i.provider != last_provider else "",
-                i.region,
-                f"{i.item}: {i.instance_type}",
-                i.accelerator,
-                i.mode,
-                f"{i.units:g}",
-                f"{i.accelerators:g}",
-                f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})"
-                if i.capacity_source
-                else "",
-                i.workload,
-                i.block,
-                f"{i.hours:,.0f}",
-                f"{i.cost_usd:,.0f}",
-                f"{i.co2e_t:,.2f}",
-            )
-            last_provider = i.provider
-        console.print(table)
+        if rows:
+            console.print(_period_table(plan, period, rows))
     totals = Table(title="totals", title_justify="left")
     totals.add_column("by")
     totals.add_column("key")
@@ -999,29 +1001,12 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is not a number a plan may hold")
 
 
-def _load_plan(
-    path: Path,
-    *,
-    problem: Path | None = None,
-    catalog: Path | None = None,
-):
-    """Read a plan and re-verify it against the problem and catalog it was solved for.
-
-    A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
-    verified, was solved to a plan (optimal or feasible), carries the digests of its
-    inputs, those match the problem and catalog (``problem``/``catalog`` when given,
-    else the problem the plan carries and the catalog folder it names), and the
-    independent verifier passes it again. Anything else is refused.
-
-    Returns
-    -------
-    (Plan, Problem, Catalog)
-    """
+def _read_plan_file(path: Path):
+    """The plan in a JSON file, refused unless it is a plan procure can act on: solved to
+    a plan, verified, and carrying the inputs it was solved for."""
     from pydantic import ValidationError
 
-    from solver.plan import Check, Plan, input_digests
-    from solver.problem import load_problem, parse_problem
-    from solver.verify import verify_plan
+    from solver.plan import Plan
 
     where = str(path)
     if not path.is_file():
@@ -1075,6 +1060,33 @@ def _load_plan(
             field="inputs",
             fix="re-solve it with this version: procure solve PROBLEM --format json --out PLAN",
         )
+    return plan
+
+
+def _load_plan(
+    path: Path,
+    *,
+    problem: Path | None = None,
+    catalog: Path | None = None,
+):
+    """Read a plan and re-verify it against the problem and catalog it was solved for.
+
+    A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
+    verified, was solved to a plan (optimal or feasible), carries the digests of its
+    inputs, those match the problem and catalog (``problem``/``catalog`` when given,
+    else the problem the plan carries and the catalog folder it names), and the
+    independent verifier passes it again. Anything else is refused.
+
+    Returns
+    -------
+    (Plan, Problem, Catalog)
+    """
+    from solver.plan import Check, input_digests
+    from solver.problem import load_problem, parse_problem
+    from solver.verify import verify_plan
+
+    where = str(path)
+    plan = _read_plan_file(path)
     inputs = plan.inputs
     if problem is not None:
         prob = load_problem(problem)

@@ -1216,47 +1216,14 @@ def _inference_rows(
         main = inference_capacity(w, spec, sub, headroom, w.prompt_tokens, w.output_tokens)
     apu = sub["accels_per_unit"].to_numpy()
     acc_ids = sub["accelerator_id"].to_numpy()
-    measured: dict[str, list[float]] = {}
-    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
-        for name, values in w.measured_throughput_rps.items():
-            try:
-                measured[catalog.resolve_accelerator(name)] = values
-            except ProcureError as exc:
-                raise ProcureError(
-                    exc.message,
-                    field=f"workloads ({w.name}).measured_throughput_rps",
-                    fix=exc.fix,
-                ) from None
+    measured = _measured_rps(w, catalog)
     is_measured = np.isin(acc_ids, list(measured))
     reason = main["reason"].to_numpy().astype(object)
     tp = main["tp_degree"].to_numpy()
     if mix:
-        # Every bucket is served at one tensor-parallel degree per unit (a unit is set up
-        # once): take, per pool, the degree whose time-shared capacity over the mix is best.
         shares = np.array([b.share for b in mix])
         outs = np.array([b.output_tokens for b in mix], dtype=float)
-        best_mix = np.zeros(len(sub))
-        rps = np.zeros((len(sub), len(mix)))
-        tp = np.zeros(len(sub), dtype=int)
-        for d in TP_DEGREES:
-            rps_d = np.column_stack(
-                [
-                    inference_capacity(
-                        w, spec, sub, headroom, b.prompt_tokens, b.output_tokens, (d,)
-                    )["tokens_per_s_per_unit"].to_numpy()
-                    / b.output_tokens
-                    for b in mix
-                ]
-            )
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per_request = np.where(rps_d > 0, shares[None, :] / rps_d, 0.0).sum(axis=1)
-                mixed = np.where(
-                    (rps_d > 0).any(axis=1), float((shares * outs).sum()) / per_request, 0.0
-                )
-            better = mixed > best_mix + 1e-12
-            best_mix = np.where(better, mixed, best_mix)
-            rps = np.where(better[:, None], rps_d, rps)
-            tp = np.where(better, d, tp)
+        rps, tp = _best_mix_degree(w, spec, sub, headroom, mix)
         if measured:
             fit = calibrate_to_measured(w, spec, catalog, headroom, measured)
             report.calibration[w.name] = fit
@@ -1317,6 +1284,56 @@ def _inference_rows(
     )
     frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
     return frame
+
+
+def _measured_rps(w, catalog: Catalog) -> dict[str, list[float]]:
+    """The workload's measured requests/s per accelerator id (per bucket)."""
+    measured: dict[str, list[float]] = {}
+    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+        for name, values in w.measured_throughput_rps.items():
+            try:
+                measured[catalog.resolve_accelerator(name)] = values
+            except ProcureError as exc:
+                raise ProcureError(
+                    exc.message,
+                    field=f"workloads ({w.name}).measured_throughput_rps",
+                    fix=exc.fix,
+                ) from None
+    return measured
+
+
+def _best_mix_degree(
+    w, spec: ModelSpec, sub: pd.DataFrame, headroom: float, mix: list
+) -> tuple[np.ndarray, np.ndarray]:
+    """(requests/s per unit per bucket, tensor-parallel degree) per pool for a traffic mix.
+
+    Every bucket is served at one degree per unit (a unit is set up once): per pool, the
+    degree whose time-shared capacity over the mix is best."""
+    shares = np.array([b.share for b in mix])
+    outs = np.array([b.output_tokens for b in mix], dtype=float)
+    best_mix = np.zeros(len(sub))
+    rps = np.zeros((len(sub), len(mix)))
+    tp = np.zeros(len(sub), dtype=int)
+    for d in TP_DEGREES:
+        rps_d = np.column_stack(
+            [
+                inference_capacity(w, spec, sub, headroom, b.prompt_tokens, b.output_tokens, (d,))[
+                    "tokens_per_s_per_unit"
+                ].to_numpy()
+                / b.output_tokens
+                for b in mix
+            ]
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_request = np.where(rps_d > 0, shares[None, :] / rps_d, 0.0).sum(axis=1)
+            mixed = np.where(
+                (rps_d > 0).any(axis=1), float((shares * outs).sum()) / per_request, 0.0
+            )
+        better = mixed > best_mix + 1e-12
+        best_mix = np.where(better, mixed, best_mix)
+        rps = np.where(better[:, None], rps_d, rps)
+        tp = np.where(better, d, tp)
+    return rps, tp
 
 
 def calibrate_to_measured(

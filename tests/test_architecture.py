@@ -27,10 +27,6 @@ TOO_LONG_TODAY = {
     "solver/catalog.py:_read_table",
     "solver/sensitivity.py:break_even_for_pool",
     "solver/changes.py:resolve",
-    "solver/cli.py:_load_plan",
-    "solver/cli.py:plan_table",
-    "solver/compile.py:_inference_rows",
-    "solver/backends/pulp_backend.py:solve",
 }
 
 

@@ -125,25 +125,18 @@ class PulpBackend:
     def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
         import pulp
 
-        # A row with no variables is decided here: PuLP would drop it silently.
-        for row in model.rows:
-            if not row.coefs:
-                lhs_ok = {
-                    "<=": 0.0 <= row.rhs + 1e-9,
-                    ">=": 0.0 >= row.rhs - 1e-9,
-                    "==": abs(row.rhs) <= 1e-9,
-                }[row.sense]
-                if not lhs_ok:
-                    return SolveResult(
-                        Termination.INFEASIBLE,
-                        self.name,
-                        None,
-                        None,
-                        None,
-                        None,
-                        0.0,
-                        message=f"{row.name} cannot hold: nothing can serve it",
-                    )
+        empty = _empty_row_that_fails(model)
+        if empty is not None:  # PuLP would drop a row with no variables silently
+            return SolveResult(
+                Termination.INFEASIBLE,
+                self.name,
+                None,
+                None,
+                None,
+                None,
+                0.0,
+                message=f"{empty} cannot hold: nothing can serve it",
+            )
         began = time.perf_counter()
         prob, xs = self.build(model)
         if options.time_limit_s is not None:  # building the PuLP model counts against it
@@ -243,6 +236,20 @@ class PulpBackend:
             duals=duals,
             reduced_costs=reduced,
         )
+
+
+def _empty_row_that_fails(model: LinearModel) -> str | None:
+    """The name of a row with no variables that 0 cannot satisfy, if any."""
+    for row in model.rows:
+        if not row.coefs:
+            holds = {
+                "<=": 0.0 <= row.rhs + 1e-9,
+                ">=": 0.0 >= row.rhs - 1e-9,
+                "==": abs(row.rhs) <= 1e-9,
+            }[row.sense]
+            if not holds:
+                return row.name
+    return None
 
 
 def _bound_with_constant(info, objective: float) -> float:
