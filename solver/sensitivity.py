@@ -455,6 +455,67 @@ def _excluded(model: LinearModel, pool_index: int) -> LinearModel:
     return LinearModel(v, model.rows, model.objective, model.expressions)
 
 
+class _Warm:
+    """Break-even re-solves of one HiGHS model changed in place, each starting from the
+    last plan. The other pools are pruned by dominance (this one kept and not counted as
+    room for others): exact while only its price moves, and a much smaller MIP."""
+
+    def __init__(self, compiled, pool_id, pi, model, slopes, start, options) -> None:
+        full_model = model if model is not None else build_model(compiled)
+        full_slopes = slopes if slopes is not None else price_slopes(compiled, full_model)
+        self.model = build_model(_pruned_keeping(compiled, pool_id))
+        self.slopes = _slopes_by_name(full_model, full_slopes, self.model)
+        self.start = None if start is None else _start_by_name(full_model, start, self.model)
+        self.pi, self.options = pi, options
+        self.pricer = _PoolPricer(self.model, self.slopes, pi)
+        self.session = self.pricer.session
+
+    def objective_without_pool(self) -> float | None:
+        """The optimum with the pool's variables fixed at 0 (bounds restored after)."""
+        cols, session = self.pricer.cols, self.session
+        session.set_bounds(cols, np.zeros(len(cols)), np.zeros(len(cols)))
+        r = session.solve(self.options)
+        lower = self.model.variables["lb"].to_numpy(float)[cols]
+        upper = self.model.variables["ub"].to_numpy(float)[cols]
+        session.set_bounds(cols, lower, np.where(np.isfinite(upper), upper, 1e30))
+        return r.objective if r.has_solution else None
+
+    def require_pool(self) -> None:
+        """From now on every plan uses at least one unit of the pool."""
+        units = _pool_vars(self.model, self.pi, ("x", "z")).tolist()
+        self.session.add_row(dict.fromkeys(units, 1.0), 1.0, 1e30)
+
+    def solve_at(self, price: float, x_start):
+        self.pricer.set_price(price)
+        r = self.session.solve(self.options, start=x_start)
+        return (r.objective, r.values) if r.has_solution else (None, None)
+
+
+class _Cold:
+    """Break-even re-solves that rebuild the model at each price and solve it afresh."""
+
+    def __init__(self, compiled, pool_id, pi, model, slopes, start, options, solver, p0) -> None:
+        self.compiled, self.pool_id, self.pi, self.p0 = compiled, pool_id, pi, p0
+        self.model = model if model is not None else build_model(compiled)
+        self.slopes = slopes if slopes is not None else price_slopes(compiled, self.model)
+        self.start, self.options, self.solver = start, options, solver
+
+    def objective_without_pool(self) -> float | None:
+        target, _ = _solve_cold(_excluded(self.model, self.pi), self.solver, self.options)
+        return target
+
+    def require_pool(self) -> None:
+        """Each solve forces the pool in (:func:`_forced`)."""
+
+    def solve_at(self, price: float, x_start):
+        m = (
+            self.model
+            if price == self.p0
+            else build_model(with_pool_price(self.compiled, self.pool_id, price))
+        )
+        return _solve_cold(_forced(m, self.pi), self.solver, self.options)
+
+
 def break_even_for_pool(
     compiled: Compiled,
     base_objective: float,
@@ -505,49 +566,17 @@ def break_even_for_pool(
         current_price=p0,
         direction="leaves above" if in_plan else "enters below",
     )
-    if warm:
-        # Prune the other pools by dominance, this one kept and not counted as room for
-        # others: exact while only its price moves, and a much smaller MIP to re-solve.
-        full_model = model if model is not None else build_model(compiled)
-        full_slopes = slopes if slopes is not None else price_slopes(compiled, full_model)
-        compiled = _pruned_keeping(compiled, pool_id)
-        model = build_model(compiled)
-        slopes = _slopes_by_name(full_model, full_slopes, model)
-        if start is not None:
-            start = _start_by_name(full_model, start, model)
-    else:
-        model = model if model is not None else build_model(compiled)
-        slopes = slopes if slopes is not None else price_slopes(compiled, model)
-    members = _pool_vars(model, pi)
-    slope = np.zeros(len(model.variables))
-    slope[members] = slopes.objective[members]  # d(objective)/d(this pool's price)
+    way = (
+        _Warm(compiled, pool_id, pi, model, slopes, start, options)
+        if warm
+        else _Cold(compiled, pool_id, pi, model, slopes, start, options, solver, p0)
+    )
+    members = _pool_vars(way.model, pi)
+    slope = np.zeros(len(way.model.variables))
+    slope[members] = way.slopes.objective[members]  # d(objective)/d(this pool's price)
     solves = 0
-    if warm:
-        pricer = _PoolPricer(model, slopes, pi)
-        session = pricer.session
-
-        def solve_at(price: float, x_start):
-            pricer.set_price(price)
-            r = session.solve(options, start=x_start)
-            return (r.objective, r.values) if r.has_solution else (None, None)
-
-    else:
-
-        def solve_at(price: float, x_start):
-            m = model if price == p0 else build_model(with_pool_price(compiled, pool_id, price))
-            return _solve_cold(_forced(m, pi), solver, options)
-
     if in_plan:
-        if warm:
-            cols = pricer.cols
-            session.set_bounds(cols, np.zeros(len(cols)), np.zeros(len(cols)))
-            r = session.solve(options)
-            target = r.objective if r.has_solution else None
-            lower = model.variables["lb"].to_numpy(float)[cols]
-            upper = model.variables["ub"].to_numpy(float)[cols]
-            session.set_bounds(cols, lower, np.where(np.isfinite(upper), upper, 1e30))
-        else:
-            target, _ = _solve_cold(_excluded(model, pi), solver, options)
+        target = way.objective_without_pool()
         solves += 1
         if target is None:
             return out.model_copy(
@@ -555,11 +584,10 @@ def break_even_for_pool(
             )
     else:
         target = base_objective
-    if warm:
-        session.add_row(dict.fromkeys(_pool_vars(model, pi, ("x", "z")).tolist(), 1.0), 1.0, 1e30)
-    price, x = p0, (start if in_plan else None)
+    way.require_pool()
+    price, x = p0, (way.start if in_plan else None)
     for _ in range(max_steps):
-        value, x = solve_at(price, x)
+        value, x = way.solve_at(price, x)
         solves += 1
         if value is None:
             return out.model_copy(
