@@ -1208,98 +1208,41 @@ class Resolution:
     stability: StabilityInfo | None
 
 
-def resolve(
-    problem: Problem,
-    baseline: Plan,
-    old_catalog: Catalog,
-    new_catalog: Catalog,
-    *,
-    as_of: str | None = None,
-    max_changes: int | None = None,
-    switching_cost_usd: float | None = None,
-    solver: str = "highs",
-    options: SolveOptions | None = None,
-) -> Resolution:
-    """Re-solve ``problem`` from ``as_of`` at the new prices, keeping what is done.
+def _stable_solution(
+    compiled, model, future_items, max_changes, switching_cost_usd, solver, options
+):
+    """The re-solve's optimum, with the stability rows the user asked for (if any), and
+    what they cost (a :class:`StabilityInfo`, or None)."""
+    from solver.solve import optimise
 
-    Raises
-    ------
-    ProcureError
-        See :func:`rebase` and :func:`add_stability`; bad input.
-    InfeasibleError
-        Nothing satisfies the rebased problem (and the stability rows).
-    VerificationError
-        The new plan failed the independent verifier.
-    """
-    import time
-
-    from solver.solve import VerificationError, optimise, plan_of, with_cash_flow
-    from solver.verify import verify_plan
-
-    if max_changes is not None and switching_cost_usd is not None:
-        raise ProcureError(
-            "give --max-changes or --switching-cost-usd, not both",
-            field="--max-changes/--switching-cost-usd",
-            fix="pick one way to keep the plan stable",
-        )
-    options = options or SolveOptions()
-    started = time.perf_counter()
-    rebased = rebase(problem, baseline, old_catalog, as_of)
-    compiled = compile_problem(rebased.problem, new_catalog, prune_dominated=False)
-    model = build_model(compiled)
-    compiled_old = compile_problem(rebased.problem, old_catalog, prune_dominated=False)
-    old_view, unplaced = evaluate_decisions(
-        compiled_old, build_model(compiled_old), rebased.future_items, label="baseline"
-    )
-    at_new, _ = evaluate_decisions(compiled, model, rebased.future_items, label="baseline")
-    compile_seconds = time.perf_counter() - started
     stability = None
     if max_changes is not None:
         # The unconstrained optimum first: when it already keeps the limit it is also the
         # constrained optimum (and the MIP with change indicators is not needed).
         free = optimise(compiled, model, solver=solver, options=options)
         free_cost = free.model.expressions["total_cost_usd"].value(free.result.values)
-        free_changes = count_changes(compiled, model, free.result.values, rebased.future_items)
+        free_changes = count_changes(compiled, model, free.result.values, future_items)
         if free_changes <= max_changes:
             solution = free
             stability = StabilityInfo(max_changes, None, 0, 0, [], free_cost, free_changes, False)
         else:
-            extended, info = add_stability(
-                compiled, model, rebased.future_items, max_changes=max_changes
-            )
+            extended, info = add_stability(compiled, model, future_items, max_changes=max_changes)
             solution = optimise(compiled, extended, solver=solver, options=options)
             stability = replace(
                 info, unconstrained_cost_usd=free_cost, unconstrained_changes=free_changes
             )
     elif switching_cost_usd is not None:
         extended, stability = add_stability(
-            compiled, model, rebased.future_items, switching_cost_usd=switching_cost_usd
+            compiled, model, future_items, switching_cost_usd=switching_cost_usd
         )
         solution = optimise(compiled, extended, solver=solver, options=options)
     else:
         solution = optimise(compiled, model, solver=solver, options=options)
-    plan = plan_of(solution)
-    plan = plan.model_copy(
-        update={
-            "compile_seconds": compile_seconds,
-            "binding": [b for b in plan.binding if b.family not in _LINK_FAMILIES],
-        }
-    )
-    plan = with_cash_flow(plan, rebased.problem, new_catalog)
-    checks = verify_plan(plan, rebased.problem, new_catalog)
-    plan = plan.model_copy(
-        update={
-            "checks": checks,
-            "verified": all(c.ok for c in checks),
-            "inputs": input_digests(rebased.problem, new_catalog),
-        }
-    )
-    if not plan.verified:
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"the re-solved plan failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem, baseline and prices",
-        )
+    return solution, stability
+
+
+def _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of) -> list[str]:
+    """What the diff of a re-solve should say besides the line items."""
     notes = []
     if unplaced:
         notes.append(
@@ -1329,6 +1272,80 @@ def resolve(
             f"item(s) and costs ${stability.unconstrained_cost_usd:,.2f}; the limit of "
             f"{stability.max_changes} costs {_usd(extra)}"
         )
+    return notes
+
+
+def resolve(
+    problem: Problem,
+    baseline: Plan,
+    old_catalog: Catalog,
+    new_catalog: Catalog,
+    *,
+    as_of: str | None = None,
+    max_changes: int | None = None,
+    switching_cost_usd: float | None = None,
+    solver: str = "highs",
+    options: SolveOptions | None = None,
+) -> Resolution:
+    """Re-solve ``problem`` from ``as_of`` at the new prices, keeping what is done.
+
+    Raises
+    ------
+    ProcureError
+        See :func:`rebase` and :func:`add_stability`; bad input.
+    InfeasibleError
+        Nothing satisfies the rebased problem (and the stability rows).
+    VerificationError
+        The new plan failed the independent verifier.
+    """
+    import time
+
+    from solver.solve import VerificationError, plan_of, with_cash_flow
+    from solver.verify import verify_plan
+
+    if max_changes is not None and switching_cost_usd is not None:
+        raise ProcureError(
+            "give --max-changes or --switching-cost-usd, not both",
+            field="--max-changes/--switching-cost-usd",
+            fix="pick one way to keep the plan stable",
+        )
+    options = options or SolveOptions()
+    started = time.perf_counter()
+    rebased = rebase(problem, baseline, old_catalog, as_of)
+    compiled = compile_problem(rebased.problem, new_catalog, prune_dominated=False)
+    model = build_model(compiled)
+    compiled_old = compile_problem(rebased.problem, old_catalog, prune_dominated=False)
+    old_view, unplaced = evaluate_decisions(
+        compiled_old, build_model(compiled_old), rebased.future_items, label="baseline"
+    )
+    at_new, _ = evaluate_decisions(compiled, model, rebased.future_items, label="baseline")
+    compile_seconds = time.perf_counter() - started
+    solution, stability = _stable_solution(
+        compiled, model, rebased.future_items, max_changes, switching_cost_usd, solver, options
+    )
+    plan = plan_of(solution)
+    plan = plan.model_copy(
+        update={
+            "compile_seconds": compile_seconds,
+            "binding": [b for b in plan.binding if b.family not in _LINK_FAMILIES],
+        }
+    )
+    plan = with_cash_flow(plan, rebased.problem, new_catalog)
+    checks = verify_plan(plan, rebased.problem, new_catalog)
+    plan = plan.model_copy(
+        update={
+            "checks": checks,
+            "verified": all(c.ok for c in checks),
+            "inputs": input_digests(rebased.problem, new_catalog),
+        }
+    )
+    if not plan.verified:
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
+        raise VerificationError(
+            f"the re-solved plan failed independent verification ({failed})",
+            fix="this is a bug in procure: report it with the problem, baseline and prices",
+        )
+    notes = _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of)
     diff = diff_plans(old_view, plan, old_at_new_prices=at_new, notes=notes)
     return Resolution(
         rebased=rebased,

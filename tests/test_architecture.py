@@ -25,7 +25,6 @@ TOO_LONG_TODAY = {
     "solver/changes.py:add_stability",
     "solver/estimate.py:estimate_inference",
     "solver/catalog.py:_read_table",
-    "solver/changes.py:resolve",
 }
 
 
