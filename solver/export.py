@@ -469,6 +469,81 @@ class _Clock:
         return [(a, b, usd * self.hours(a, b) / total) for a, b in self.slices(begin, end)]
 
 
+def _focus_row(
+    item: LineItem,
+    m0: float,
+    m1: float,
+    clock: _Clock,
+    catalog: Catalog,
+    account: tuple[str, str],
+    values: dict,
+) -> dict:
+    """One FOCUS row of a line item's charge over months [m0, m1): the columns every row
+    has, then ``values`` (quantity and list_price popped, the rest as given)."""
+    billing_account_id, account_name = account
+    provider = item.provider
+    display, publisher, issuer = _names(item, catalog)
+    owned = item.mode == "owned"
+    billing_start = math.floor(m0 + 1e-9)
+    billing_end = billing_start + 1.0
+    quantity = values.pop("quantity")
+    list_price = values.pop("list_price")
+    row = {
+        "BillingAccountId": billing_account_id,
+        "BillingAccountName": account_name,
+        "BillingCurrency": "USD",
+        "BillingPeriodStart": clock.text(billing_start),
+        "BillingPeriodEnd": clock.text(billing_end),
+        "ChargePeriodStart": clock.text(m0),
+        "ChargePeriodEnd": clock.text(m1),
+        "ChargeClass": None,
+        "ProviderName": display,
+        "PublisherName": publisher,
+        "InvoiceIssuerName": issuer,
+        "ServiceCategory": "Compute",
+        "ServiceSubcategory": "Other (Compute)" if owned else "Virtual Machines",
+        "ServiceName": "Owned servers" if owned else _SERVICE_NAMES.get(provider, "GPU instances"),
+        "RegionId": item.region,
+        "RegionName": item.region,
+        "PricingQuantity": quantity,
+        "ListUnitPrice": list_price,
+        "ContractedUnitPrice": list_price,
+        "ListCost": list_price * quantity,
+        "ContractedCost": list_price * quantity,
+        "CommitmentDiscountCategory": None,
+        "CommitmentDiscountId": None,
+        "CommitmentDiscountName": None,
+        "CommitmentDiscountQuantity": None,
+        "CommitmentDiscountStatus": None,
+        "CommitmentDiscountType": None,
+        "CommitmentDiscountUnit": None,
+        "ConsumedQuantity": None,
+        "ConsumedUnit": None,
+        "SkuMeter": "Server purchase"
+        if item.item == "purchase"
+        else f"{item.instance_type or item.offering} instance-hours",
+        "SkuPriceDetails": json.dumps(
+            {
+                "InstanceType": item.instance_type,
+                "Accelerator": item.accelerator,
+                "AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
+                "PurchaseOption": item.mode,
+            },
+            sort_keys=True,
+        ),
+        "x_PlanItem": item.item,
+        "x_PlanPeriod": item.period,
+        "x_Workload": item.workload or None,
+        "x_LoadBlock": item.block or None,
+        "x_Offering": item.offering,
+        "x_Mode": item.mode,
+        "x_Accelerator": item.accelerator,
+        "x_Units": item.units,
+    }
+    row.update(values)
+    return row
+
+
 def focus_frame(
     plan: Plan,
     problem: Problem,
@@ -494,69 +569,8 @@ def focus_frame(
     rows: list[dict] = []
 
     def emit(item: LineItem, m0: float, m1: float, **values) -> None:
-        provider = item.provider
-        display, publisher, issuer = _names(item, catalog)
-        owned = item.mode == "owned"
-        billing_start = math.floor(m0 + 1e-9)
-        billing_end = billing_start + 1.0
-        quantity = values.pop("quantity")
-        list_price = values.pop("list_price")
-        row = {
-            "BillingAccountId": billing_account_id,
-            "BillingAccountName": account_name,
-            "BillingCurrency": "USD",
-            "BillingPeriodStart": clock.text(billing_start),
-            "BillingPeriodEnd": clock.text(billing_end),
-            "ChargePeriodStart": clock.text(m0),
-            "ChargePeriodEnd": clock.text(m1),
-            "ChargeClass": None,
-            "ProviderName": display,
-            "PublisherName": publisher,
-            "InvoiceIssuerName": issuer,
-            "ServiceCategory": "Compute",
-            "ServiceSubcategory": "Other (Compute)" if owned else "Virtual Machines",
-            "ServiceName": "Owned servers"
-            if owned
-            else _SERVICE_NAMES.get(provider, "GPU instances"),
-            "RegionId": item.region,
-            "RegionName": item.region,
-            "PricingQuantity": quantity,
-            "ListUnitPrice": list_price,
-            "ContractedUnitPrice": list_price,
-            "ListCost": list_price * quantity,
-            "ContractedCost": list_price * quantity,
-            "CommitmentDiscountCategory": None,
-            "CommitmentDiscountId": None,
-            "CommitmentDiscountName": None,
-            "CommitmentDiscountQuantity": None,
-            "CommitmentDiscountStatus": None,
-            "CommitmentDiscountType": None,
-            "CommitmentDiscountUnit": None,
-            "ConsumedQuantity": None,
-            "ConsumedUnit": None,
-            "SkuMeter": "Server purchase"
-            if item.item == "purchase"
-            else f"{item.instance_type or item.offering} instance-hours",
-            "SkuPriceDetails": json.dumps(
-                {
-                    "InstanceType": item.instance_type,
-                    "Accelerator": item.accelerator,
-                    "AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
-                    "PurchaseOption": item.mode,
-                },
-                sort_keys=True,
-            ),
-            "x_PlanItem": item.item,
-            "x_PlanPeriod": item.period,
-            "x_Workload": item.workload or None,
-            "x_LoadBlock": item.block or None,
-            "x_Offering": item.offering,
-            "x_Mode": item.mode,
-            "x_Accelerator": item.accelerator,
-            "x_Units": item.units,
-        }
-        row.update(values)
-        rows.append(row)
+        account = (billing_account_id, account_name)
+        rows.append(_focus_row(item, m0, m1, clock, catalog, account, values))
 
     def usage_slices(item: LineItem, period: str, usd: float) -> list[tuple[float, float, float]]:
         """(m0, m1, usd) of a period's cost by month, in proportion to its hours."""
@@ -891,6 +905,15 @@ def validate_focus(frame: pd.DataFrame) -> list[str]:
     ):
         if c in frame and frame.loc[priced, c].isna().any():
             problems.append(f"{c} is null on a Usage or Purchase row")
+    problems += _focus_commitment_problems(frame, usage, purchase)
+    problems += _focus_date_problems(frame, problems)
+    problems += _focus_price_and_name_problems(frame)
+    return problems
+
+
+def _focus_commitment_problems(frame: pd.DataFrame, usage, purchase) -> list[str]:
+    """Commitment columns set together, purchases at EffectiveCost 0, consumed quantities."""
+    problems: list[str] = []
     if "CommitmentDiscountId" in frame:
         has_cd = frame["CommitmentDiscountId"].notna()
         for c in (
@@ -915,10 +938,17 @@ def validate_focus(frame: pd.DataFrame) -> list[str]:
         unused = frame.get("CommitmentDiscountStatus") == "Unused"
         if frame.loc[~usage | unused, "ConsumedQuantity"].notna().any():
             problems.append("ConsumedQuantity is set on a row that is not used usage")
+    return problems
+
+
+def _focus_date_problems(frame: pd.DataFrame, problems_so_far: list[str]) -> list[str]:
+    """Date format; charge periods that end after they start, inside their billing period
+    (checked only when nothing else is wrong, as the dates must parse)."""
+    problems: list[str] = []
     for c in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
         if not frame[c].astype(str).str.match(_DATE_RE).all():
             problems.append(f"{c} is not YYYY-MM-DDTHH:MM:SSZ")
-    if not problems:
+    if not problems and not problems_so_far:
         cs, ce = (
             pd.to_datetime(frame["ChargePeriodStart"]),
             pd.to_datetime(frame["ChargePeriodEnd"]),
@@ -931,6 +961,12 @@ def validate_focus(frame: pd.DataFrame) -> list[str]:
             problems.append("a charge period ends before it starts")
         if ((cs < bs) | (ce > be)).any():
             problems.append("a charge period lies outside its billing period")
+    return problems
+
+
+def _focus_price_and_name_problems(frame: pd.DataFrame) -> list[str]:
+    """Costs = unit price x quantity; display names, not ids; SkuMeter and SkuPriceDetails."""
+    problems: list[str] = []
     for cost, price in (("ListCost", "ListUnitPrice"), ("ContractedCost", "ContractedUnitPrice")):
         if price in frame:
             rows = frame[price].notna() & frame["PricingQuantity"].notna()

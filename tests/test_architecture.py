@@ -20,8 +20,6 @@ TOO_LONG_TODAY = {
     "solver/estimate.py:estimate_training",
     "solver/compile.py:build_pools",
     "solver/compile.py:prune_dominated_pools",
-    "solver/export.py:focus_frame",
-    "solver/export.py:validate_focus",
     "solver/changes.py:add_stability",
     "solver/estimate.py:estimate_inference",
     "solver/catalog.py:_read_table",
