@@ -306,13 +306,58 @@ def _parse_bool(value: object) -> bool | None:
     return None
 
 
-def _read_table(directory: Path, file: str) -> pd.DataFrame:
-    """Read one CSV as text and coerce each column to its declared kind."""
-    path = directory / file
-    if not path.is_file():
-        raise ProcureError(
-            "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
+def _number_problem(
+    column: str, values: pd.Series, numbers: pd.Series, base: str, optional: bool
+) -> tuple[int, str, str] | None:
+    """The first bad cell of a numeric column: (row index, message, fix), or None."""
+    unparsable = numbers.isna() & (values != "")
+    empty = values == ""
+    problem = None
+    if unparsable.any():
+        idx = int(np.flatnonzero(unparsable.to_numpy())[0])
+        problem = (
+            idx,
+            f"{column} is not a number: {values.iloc[idx]!r}",
+            "write a plain number",
         )
+    elif empty.any() and not optional:
+        idx = int(np.flatnonzero(empty.to_numpy())[0])
+        problem = (idx, f"{column} is missing", f"fill in {column}")
+    elif not np.isfinite(numbers.fillna(0.0)).all() or (numbers.abs() > MAX_VALUE).any():
+        idx = int(np.flatnonzero(~(numbers.fillna(0.0).abs() <= MAX_VALUE))[0])
+        problem = (
+            idx,
+            f"{column} is {values.iloc[idx]}, beyond any real figure",
+            f"write the vendor's figure for {column} (a finite number)",
+        )
+    else:
+        if base in {"pos", "int+"}:
+            bad = numbers <= 0
+            need = "positive"
+        else:
+            bad = numbers < 0
+            need = "zero or more"
+        if bad.any():
+            idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
+            problem = (
+                idx,
+                f"{column} is {values.iloc[idx]}; it must be {need}",
+                f"correct {column} (a price or quantity cannot be negative)",
+            )
+        elif base.startswith("int"):
+            frac = numbers.notna() & (numbers != numbers.round())
+            if frac.any():
+                idx = int(np.flatnonzero(frac.to_numpy())[0])
+                problem = (
+                    idx,
+                    f"{column} must be a whole number, got {values.iloc[idx]}",
+                    "write a whole number",
+                )
+    return problem
+
+
+def _csv_text(path: Path, file: str) -> str:
+    """The CSV's text, refused when it has no header or a row of another width."""
     text = read_text_file(path, what="catalog CSV", fix=f"{file} must be a CSV file")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or not any(cell.strip() for cell in rows[0]):
@@ -330,6 +375,17 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
                 field=f"line {number}",
                 fix="remove the extra (or add the missing) commas; quote text that has commas",
             )
+    return text
+
+
+def _read_table(directory: Path, file: str) -> pd.DataFrame:
+    """Read one CSV as text and coerce each column to its declared kind."""
+    path = directory / file
+    if not path.is_file():
+        raise ProcureError(
+            "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
+        )
+    text = _csv_text(path, file)
     try:
         raw = pd.read_csv(
             io.StringIO(text), dtype=str, keep_default_na=False, comment=None, index_col=False
@@ -391,49 +447,7 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
             out[column] = parsed.astype(bool)
             continue
         numbers = pd.to_numeric(values.replace("", np.nan), errors="coerce")
-        unparsable = numbers.isna() & (values != "")
-        empty = values == ""
-        problem = None
-        if unparsable.any():
-            idx = int(np.flatnonzero(unparsable.to_numpy())[0])
-            problem = (
-                idx,
-                f"{column} is not a number: {values.iloc[idx]!r}",
-                "write a plain number",
-            )
-        elif empty.any() and not optional:
-            idx = int(np.flatnonzero(empty.to_numpy())[0])
-            problem = (idx, f"{column} is missing", f"fill in {column}")
-        elif not np.isfinite(numbers.fillna(0.0)).all() or (numbers.abs() > MAX_VALUE).any():
-            idx = int(np.flatnonzero(~(numbers.fillna(0.0).abs() <= MAX_VALUE))[0])
-            problem = (
-                idx,
-                f"{column} is {values.iloc[idx]}, beyond any real figure",
-                f"write the vendor's figure for {column} (a finite number)",
-            )
-        else:
-            if base in {"pos", "int+"}:
-                bad = numbers <= 0
-                need = "positive"
-            else:
-                bad = numbers < 0
-                need = "zero or more"
-            if bad.any():
-                idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
-                problem = (
-                    idx,
-                    f"{column} is {values.iloc[idx]}; it must be {need}",
-                    f"correct {column} (a price or quantity cannot be negative)",
-                )
-            elif base.startswith("int"):
-                frac = numbers.notna() & (numbers != numbers.round())
-                if frac.any():
-                    idx = int(np.flatnonzero(frac.to_numpy())[0])
-                    problem = (
-                        idx,
-                        f"{column} must be a whole number, got {values.iloc[idx]}",
-                        "write a whole number",
-                    )
+        problem = _number_problem(column, values, numbers, base, optional)
         if problem:
             idx, message, fix = problem
             raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {column}", fix=fix)

@@ -22,7 +22,6 @@ TOO_LONG_TODAY = {
     "solver/compile.py:prune_dominated_pools",
     "solver/changes.py:add_stability",
     "solver/estimate.py:estimate_inference",
-    "solver/catalog.py:_read_table",
 }
 
 
