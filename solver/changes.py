@@ -570,6 +570,46 @@ class StabilityInfo:
     rows_needed: bool = True  # False: the unconstrained optimum already kept the limit
 
 
+def _check_stability_options(
+    compiled: Compiled, max_changes: int | None, switching_cost_usd: float | None
+) -> None:
+    """Refuse limits a re-solve cannot keep (negative, or a switching cost on a two-stage
+    objective)."""
+    if max_changes is None and switching_cost_usd is None:
+        raise ValueError("add_stability needs max_changes or switching_cost_usd")
+    if max_changes is not None and max_changes < 0:
+        raise ProcureError(
+            "--max-changes must be 0 or more", field="--max-changes", fix="e.g. --max-changes 2"
+        )
+    if switching_cost_usd is not None:
+        if switching_cost_usd < 0:
+            raise ProcureError(
+                "--switching-cost-usd must be 0 or more",
+                field="--switching-cost-usd",
+                fix="e.g. --switching-cost-usd 5000",
+            )
+        if has_second_stage(compiled.problem):
+            raise ProcureError(
+                f"a switching cost needs a one-stage objective, not {compiled.problem.objective}",
+                field="--switching-cost-usd",
+                fix="use --max-changes, or objective min_cost / cost_plus_carbon / max_served",
+            )
+
+
+def _room_for_changes(max_changes: int, unavoidable: list) -> int:
+    """Changes left to choose after the baseline items the model cannot reproduce."""
+    room = max_changes - len(unavoidable)
+    if room < 0:
+        shown = ", ".join(f"{k[0]} {k[4]} {k[5]} in {k[1]}" for k in unavoidable[:3])
+        raise ProcureError(
+            f"{len(unavoidable)} baseline line items cannot be kept ({shown}...): "
+            f"more than --max-changes {max_changes}",
+            field="--max-changes",
+            fix=f"allow at least {len(unavoidable)} changes",
+        )
+    return room
+
+
 def add_stability(
     compiled: Compiled,
     model: LinearModel,
@@ -599,25 +639,7 @@ def add_stability(
         Bad limits; a switching cost with a two-stage objective; more
         unavoidable changes than ``max_changes``.
     """
-    if max_changes is None and switching_cost_usd is None:
-        raise ValueError("add_stability needs max_changes or switching_cost_usd")
-    if max_changes is not None and max_changes < 0:
-        raise ProcureError(
-            "--max-changes must be 0 or more", field="--max-changes", fix="e.g. --max-changes 2"
-        )
-    if switching_cost_usd is not None:
-        if switching_cost_usd < 0:
-            raise ProcureError(
-                "--switching-cost-usd must be 0 or more",
-                field="--switching-cost-usd",
-                fix="e.g. --switching-cost-usd 5000",
-            )
-        if has_second_stage(compiled.problem):
-            raise ProcureError(
-                f"a switching cost needs a one-stage objective, not {compiled.problem.objective}",
-                field="--switching-cost-usd",
-                fix="use --max-changes, or objective min_cost / cost_plus_carbon / max_served",
-            )
+    _check_stability_options(compiled, max_changes, switching_cost_usd)
     index = decision_index(compiled, model)
     base = baseline_units(baseline_items)
     keys = sorted(set(index) | {k for k, u in base.items() if u > _UNITS_TOL})
@@ -686,15 +708,7 @@ def add_stability(
                 for v, c in units.items():
                     objective.coefs[v] += switching_cost_usd * weight * c
     if max_changes is not None:
-        room = max_changes - len(unavoidable)
-        if room < 0:
-            shown = ", ".join(f"{k[0]} {k[4]} {k[5]} in {k[1]}" for k in unavoidable[:3])
-            raise ProcureError(
-                f"{len(unavoidable)} baseline line items cannot be kept ({shown}...): "
-                f"more than --max-changes {max_changes}",
-                field="--max-changes",
-                fix=f"allow at least {len(unavoidable)} changes",
-            )
+        room = _room_for_changes(max_changes, unavoidable)
         if count:
             rows.append(Row("max_changes[]", "max_changes", (), count, "<=", float(room)))
     if new_vars:
