@@ -399,14 +399,30 @@ def estimate_inference(
             out["instances_needed"] = math.ceil(demand_tokens_per_s / per_instance_tps)
     if server and replica_tps > 0:
         out.update(_owned_economics(catalog, server, site, replica_tps, d, where))
+    out["assumptions"] = _inference_assumptions(
+        weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
+    )
+    return out
+
+
+def _inference_assumptions(
+    weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
+) -> list[str]:
+    """What an inference estimate assumed, in words."""
+    context = prompt_tokens + output_tokens
+    labelled = (
+        f"{float(acc['memory_label_gb']):g} {acc['memory_unit']}"
+        if "memory_label_gb" in acc.index
+        else None
+    )
     eff = RUNTIME_EFFICIENCY[str(dev.runtime[0])]
-    out["assumptions"] = [
+    return [
         f"weights {weight_precision} ({physics.bytes_per_value(weight_precision):g} B/param), "
         f"KV cache {kv_precision}, read at the mean context {prompt_tokens + output_tokens / 2:g} "
         f"tokens (prompt + half the output); one sequence of {context} tokens must fit",
         f"{memory_headroom:.0%} of device memory kept free (vLLM gpu_memory_utilization "
         f"{1 - memory_headroom:.2f}); memory as the vendor means it "
-        f"({out['memory']['device_memory_as_labelled']} = {float(acc['memory_gb']):.1f} GB)",
+        f"({labelled} = {float(acc['memory_gb']):.1f} GB)",
         "continuous batching with chunked prefill: each step also prefills "
         f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
@@ -420,7 +436,6 @@ def estimate_inference(
         if d > 1
         else []
     )
-    return out
 
 
 def _owned_economics(

@@ -20,7 +20,6 @@ TOO_LONG_TODAY = {
     "solver/estimate.py:estimate_training",
     "solver/compile.py:build_pools",
     "solver/compile.py:prune_dominated_pools",
-    "solver/estimate.py:estimate_inference",
 }
 
 
