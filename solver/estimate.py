@@ -95,17 +95,7 @@ def estimate_training(
     nodes counted the same way (instances of the offering; 8 accelerators per node for a
     bare accelerator), so the same pool and cluster give the same hours.
     """
-    for name, value, allowed in (
-        ("--precision", precision, TRAINING_PRECISIONS),
-        ("--optimizer", optimizer, ("adamw", "sgd", "lora", "qlora")),
-        ("--recompute", recompute, ("none", "selective", "full")),
-    ):
-        if value not in allowed:
-            raise ProcureError(
-                f"{name} {value!r} is not a training choice",
-                field=name,
-                fix="use one of " + ", ".join(allowed),
-            )
+    _check_training_choices(precision, optimizer, recompute)
     spec = _spec(model, catalog, params_b)
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
@@ -171,19 +161,7 @@ def estimate_training(
         "model": spec.model_id,
         "params": spec.params,
         "tokens": tokens,
-        "memory": {
-            "weights_gb": spec.params * 2 / 1e9,
-            "states_bytes_per_param": state_bytes,
-            "weights_grads_optimizer_gb": spec.params * state_bytes / 1e9,
-            "activations_gb_per_device": act_gb,
-            "per_device_gb_at_n": float(
-                physics.training_memory_per_device_gb(spec.params, optimizer, n, act_gb)
-            )
-            if n_min
-            else None,
-            "device_memory_gb": float(acc["memory_gb"]),
-            "min_devices_zero3": n_min,
-        },
+        "memory": _training_memory(spec, optimizer, act_gb, n, n_min, acc),
         "flops": flops,
         "accelerator": acc["accelerator_id"],
         "peak_dense_tflops": peak,
@@ -198,16 +176,96 @@ def estimate_training(
         "wall_clock_days": hours / 24.0,
     }
     if off is not None:
-        price = float(off["spot_usd_per_hour"] if spot else off["on_demand_usd_per_hour"])
-        if price != price:
+        out.update(_training_cost(off, spot, nodes, hours))
+    out["assumptions"] = _training_assumptions(
+        out,
+        spec,
+        published,
+        mfu,
+        optimizer,
+        recompute,
+        state_bytes,
+        memory_headroom,
+        precision,
+        seq_len,
+        network_gbps,
+        rate,
+        spot,
+        off,
+    )
+    return out
+
+
+def _training_memory(spec, optimizer: str, act_gb: float, n: int, n_min: int, acc) -> dict:
+    """Training memory by component (GB) and the fewest devices ZeRO-3 needs."""
+    state_bytes = physics.training_state_bytes_per_param(optimizer)
+    return {
+        "weights_gb": spec.params * 2 / 1e9,
+        "states_bytes_per_param": state_bytes,
+        "weights_grads_optimizer_gb": spec.params * state_bytes / 1e9,
+        "activations_gb_per_device": act_gb,
+        "per_device_gb_at_n": float(
+            physics.training_memory_per_device_gb(spec.params, optimizer, n, act_gb)
+        )
+        if n_min
+        else None,
+        "device_memory_gb": float(acc["memory_gb"]),
+        "min_devices_zero3": n_min,
+    }
+
+
+def _training_cost(off, spot: bool, nodes: int, hours: float) -> dict:
+    """The run's cost on an offering: price x instances x wall-clock hours."""
+    price = float(off["spot_usd_per_hour"] if spot else off["on_demand_usd_per_hour"])
+    if price != price:
+        raise ProcureError(
+            f"offering {off['offering_id']!r} has no spot price",
+            field="--spot",
+            fix="drop --spot or pick an offering with a spot price",
+        )
+    return {
+        "offering": off["offering_id"],
+        "cost_usd": price * nodes * hours,
+        "price_usd_per_instance_hour": price,
+    }
+
+
+def _check_training_choices(precision: str, optimizer: str, recompute: str) -> None:
+    """Refuse a precision, optimizer or recomputation the estimate does not know."""
+    for name, value, allowed in (
+        ("--precision", precision, TRAINING_PRECISIONS),
+        ("--optimizer", optimizer, ("adamw", "sgd", "lora", "qlora")),
+        ("--recompute", recompute, ("none", "selective", "full")),
+    ):
+        if value not in allowed:
             raise ProcureError(
-                f"offering {off['offering_id']!r} has no spot price",
-                field="--spot",
-                fix="drop --spot or pick an offering with a spot price",
+                f"{name} {value!r} is not a training choice",
+                field=name,
+                fix="use one of " + ", ".join(allowed),
             )
-        out["offering"] = off["offering_id"]
-        out["cost_usd"] = price * nodes * hours
-        out["price_usd_per_instance_hour"] = price
+
+
+def _training_assumptions(
+    out: dict,
+    spec,
+    published,
+    mfu,
+    optimizer,
+    recompute,
+    state_bytes,
+    memory_headroom,
+    precision,
+    seq_len,
+    network_gbps,
+    rate,
+    spot,
+    off,
+) -> list[str]:
+    """What a training estimate assumed, in words (figures from ``out``)."""
+    flops, tokens, peak = out["flops"], out["tokens"], out["peak_dense_tflops"]
+    mfu_used, eff, nodes = out["mfu"], out["scaling_efficiency"], out["nodes"]
+    lost = out["spot_lost_fraction"]
+    measured_at = published.measured_at_accelerators
     attention = (
         f"12 x {spec.layers:g} layers x {spec.hidden_size:g} x {seq_len} attention"
         if spec.layers and spec.hidden_size
@@ -218,7 +276,7 @@ def estimate_training(
         if mfu is not None
         else f"{published.source}; measured at {measured_at:,.0f} accelerators"
     )
-    out["assumptions"] = [
+    notes = [
         f"FLOPs = {flops / (spec.params * tokens):.4g} x N x D ({optimizer}, "
         f"recompute={recompute}; 6ND-style weight term plus {attention})",
         f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
@@ -232,12 +290,12 @@ def estimate_training(
         + ")",
     ]
     if spot:
-        out["assumptions"].append(
+        notes.append(
             f"spot: {rate:.3g} preemptions per instance-hour x {nodes} instance(s) x "
             f"(checkpoint interval {SPOT_CHECKPOINT_INTERVAL_H:g} h / 2 + restart "
             f"{SPOT_RESTART_H:.3g} h) = {lost:.1%} of wall-clock lost (Young 1974)"
         )
-    return out
+    return notes
 
 
 def _what_would_fit(

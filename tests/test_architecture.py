@@ -17,7 +17,6 @@ TOO_LONG_TODAY = {
     "solver/prices.py:apply_prices",
     "solver/cli.py:resolve_cmd",
     "solver/importers/skypilot.py:read_skypilot_vms",
-    "solver/estimate.py:estimate_training",
     "solver/compile.py:build_pools",
     "solver/compile.py:prune_dominated_pools",
 }
