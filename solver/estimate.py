@@ -100,19 +100,8 @@ def estimate_training(
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
     state_bytes = physics.training_state_bytes_per_param(optimizer)
-    act_gb = physics.activation_gb_per_device(
-        seq_len=seq_len,
-        micro_batch=micro_batch,
-        hidden_size=spec.hidden_size,
-        layers=spec.layers,
-        attention_heads=spec.attention_heads,
-        recompute=recompute,
-        params=spec.params,
-    )
-    n_min = int(
-        physics.training_min_devices(
-            spec.params, optimizer, act_gb, float(acc["memory_gb"]), memory_headroom
-        )
+    act_gb, n_min = _zero3_devices(
+        spec, optimizer, seq_len, micro_batch, recompute, acc, memory_headroom
     )
     n = n_accelerators or max(n_min, where["apu"])
     off = where["offering"]
@@ -194,6 +183,25 @@ def estimate_training(
         off,
     )
     return out
+
+
+def _zero3_devices(
+    spec, optimizer, seq_len, micro_batch, recompute, acc, memory_headroom
+) -> tuple[float, int]:
+    """(activation GB per device, fewest devices whose memory holds the sharded states)."""
+    act_gb = physics.activation_gb_per_device(
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=recompute,
+        params=spec.params,
+    )
+    n_min = physics.training_min_devices(
+        spec.params, optimizer, act_gb, float(acc["memory_gb"]), memory_headroom
+    )
+    return act_gb, int(n_min)
 
 
 def _training_memory(spec, optimizer: str, act_gb: float, n: int, n_min: int, acc) -> dict:
