@@ -167,6 +167,93 @@ def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
             )
 
 
+def _remaining_workloads(
+    problem: Problem, decisions: list[LineItem], names: list[str], cut: int, as_of: str
+) -> tuple[list[dict], list[str]]:
+    """The workloads left from period ``as_of`` (problem data) and those already done.
+
+    Refuses a training or batch job that runs across ``as_of``, and a training job the
+    baseline never ran whose window closed before it."""
+    past_names, future_names = set(names[:cut]), names[cut:]
+    ran: dict[str, set[str]] = defaultdict(set)
+    for item in decisions:
+        if item.item == "training":
+            ran[item.workload].add(item.period)
+    workloads, dropped = [], []
+    for w in problem.workloads:
+        data = w.model_dump()
+        if isinstance(w, TrainingWorkload):
+            periods_run = ran.get(w.name, set())
+            before = periods_run & past_names
+            if before and before == periods_run:
+                dropped.append(w.name)
+                continue
+            if before:
+                raise ProcureError(
+                    f"training {w.name!r} runs across {as_of} (periods "
+                    f"{sorted(periods_run, key=names.index)})",
+                    field="--as-of",
+                    fix="re-solve as of a period before it starts or after it ends",
+                )
+            last = w.end_period or names[-1]
+            if names.index(last) < cut:
+                raise ProcureError(
+                    f"training {w.name!r} had to finish by {last}, before {as_of}, but the "
+                    "baseline never ran it",
+                    field="--as-of",
+                    fix="re-solve as of an earlier period, or move its end_period",
+                )
+            if w.start_period is None or names.index(w.start_period) < cut:
+                data["start_period"] = as_of
+        else:
+            served = w.periods if w.periods is not None else names
+            left = [p for p in served if p in future_names]
+            if not left:
+                dropped.append(w.name)
+                continue
+            if isinstance(w, BatchInferenceWorkload) and len(left) < len(served):
+                raise ProcureError(
+                    f"batch job {w.name!r} runs across {as_of}",
+                    field="--as-of",
+                    fix="re-solve as of a period before it starts or after it ends",
+                )
+            data["periods"] = None if w.periods is None else left
+        workloads.append(data)
+    return workloads, dropped
+
+
+def _caps_left(
+    problem: Problem, spent: float, co2: float, capex_before: float, as_of: str, notes: list
+) -> dict:
+    """Budget, capex budget and carbon cap left after what the baseline spent and emitted
+    before ``as_of`` (problem fields); refuses a cap already used up."""
+    out: dict = {}
+    if problem.budget_usd is not None:
+        left = problem.budget_usd - spent
+        if left <= 0:
+            raise ProcureError(
+                f"the baseline spent ${spent:,.0f} before {as_of}: the budget of "
+                f"${problem.budget_usd:,.0f} is used up",
+                field="budget_usd",
+                fix="raise budget_usd in the problem file",
+            )
+        out["budget_usd"] = left
+        notes.append(f"budget left ${left:,.0f} of ${problem.budget_usd:,.0f}")
+    if problem.capex_budget_usd is not None:
+        out["capex_budget_usd"] = max(0.0, problem.capex_budget_usd - capex_before)
+    if problem.carbon_cap_tco2e is not None:
+        left = problem.carbon_cap_tco2e - co2
+        if left <= 0:
+            raise ProcureError(
+                f"the baseline emitted {co2:,.1f} tCO2e before {as_of}: the carbon cap of "
+                f"{problem.carbon_cap_tco2e:,.1f} t is used up",
+                field="carbon_cap_tco2e",
+                fix="raise carbon_cap_tco2e in the problem file",
+            )
+        out["carbon_cap_tco2e"] = left
+    return out
+
+
 def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None = None) -> Rebased:
     """The problem from the start of period ``as_of``, given the baseline plan so far.
 
@@ -248,51 +335,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
                 reservations.append(r)
                 carried_reservations.append(r)
 
-    # ---- workloads: finished, running across as-of, or still ahead
-    ran: dict[str, set[str]] = defaultdict(set)
-    for item in decisions:
-        if item.item == "training":
-            ran[item.workload].add(item.period)
-    workloads, dropped = [], []
-    for w in problem.workloads:
-        data = w.model_dump()
-        if isinstance(w, TrainingWorkload):
-            periods_run = ran.get(w.name, set())
-            before = periods_run & past_names
-            if before and before == periods_run:
-                dropped.append(w.name)
-                continue
-            if before:
-                raise ProcureError(
-                    f"training {w.name!r} runs across {as_of} (periods "
-                    f"{sorted(periods_run, key=names.index)})",
-                    field="--as-of",
-                    fix="re-solve as of a period before it starts or after it ends",
-                )
-            last = w.end_period or names[-1]
-            if names.index(last) < cut:
-                raise ProcureError(
-                    f"training {w.name!r} had to finish by {last}, before {as_of}, but the "
-                    "baseline never ran it",
-                    field="--as-of",
-                    fix="re-solve as of an earlier period, or move its end_period",
-                )
-            if w.start_period is None or names.index(w.start_period) < cut:
-                data["start_period"] = as_of
-        else:
-            served = w.periods if w.periods is not None else names
-            left = [p for p in served if p in future_names]
-            if not left:
-                dropped.append(w.name)
-                continue
-            if isinstance(w, BatchInferenceWorkload) and len(left) < len(served):
-                raise ProcureError(
-                    f"batch job {w.name!r} runs across {as_of}",
-                    field="--as-of",
-                    fix="re-solve as of a period before it starts or after it ends",
-                )
-            data["periods"] = None if w.periods is None else left
-        workloads.append(data)
+    workloads, dropped = _remaining_workloads(problem, decisions, names, cut, as_of)
     if not workloads:
         raise ProcureError(
             f"every workload of {problem.name!r} is done before {as_of}: nothing to re-solve",
@@ -316,29 +359,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     data["period_budget_usd"] = {
         p: v for p, v in problem.period_budget_usd.items() if p in future_names
     }
-    if problem.budget_usd is not None:
-        left = problem.budget_usd - spent
-        if left <= 0:
-            raise ProcureError(
-                f"the baseline spent ${spent:,.0f} before {as_of}: the budget of "
-                f"${problem.budget_usd:,.0f} is used up",
-                field="budget_usd",
-                fix="raise budget_usd in the problem file",
-            )
-        data["budget_usd"] = left
-        notes.append(f"budget left ${left:,.0f} of ${problem.budget_usd:,.0f}")
-    if problem.capex_budget_usd is not None:
-        data["capex_budget_usd"] = max(0.0, problem.capex_budget_usd - capex_before)
-    if problem.carbon_cap_tco2e is not None:
-        left = problem.carbon_cap_tco2e - co2
-        if left <= 0:
-            raise ProcureError(
-                f"the baseline emitted {co2:,.1f} tCO2e before {as_of}: the carbon cap of "
-                f"{problem.carbon_cap_tco2e:,.1f} t is used up",
-                field="carbon_cap_tco2e",
-                fix="raise carbon_cap_tco2e in the problem file",
-            )
-        data["carbon_cap_tco2e"] = left
+    data.update(_caps_left(problem, spent, co2, capex_before, as_of, notes))
     new_problem = parse_problem(data, file=f"{problem.name} as of {as_of}")
     return Rebased(
         problem=new_problem,
