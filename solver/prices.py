@@ -554,18 +554,7 @@ def apply_prices(
             return "suspicious", ""
         return "changed", ""
 
-    # --- owned servers (capex per server)
-    for r in prices[prices["mode"] == OWNED].itertuples(index=False):
-        if r.offering_id not in srv.index:
-            record(r.offering_id, OWNED, "", OWNED, None, r.price_usd, "unknown", False,
-                   "server not in servers.csv", r.line)  # fmt: skip
-            continue
-        old = float(srv.at[r.offering_id, "capex_usd"])
-        status, note = judge(old, r.price_usd)
-        applied = status in APPLIED_STATUSES
-        if applied:
-            srv.at[r.offering_id, "capex_usd"] = float(r.price_usd)
-        record(r.offering_id, OWNED, "", OWNED, old, r.price_usd, status, applied, note, r.line)
+    _decide_servers(prices[prices["mode"] == OWNED], srv, judge, record)
 
     # --- cloud offerings
     cloud = prices[prices["mode"] != OWNED]
@@ -584,62 +573,8 @@ def apply_prices(
                 record(offering_id, r.provider, r.region, r.mode, None, r.price_usd, "unknown",
                        False, where, r.line)  # fmt: skip
             continue
-        base = off.loc[offering_id]
-        given = {r.mode: r for r in group.itertuples(index=False)}
-        decided: dict[str, tuple[float, float, str, str, int]] = {}
-        for mode, r in given.items():
-            old = float(base[PRICE_COLUMNS[mode]]) if pd.notna(base[PRICE_COLUMNS[mode]]) else None
-            status, note = judge(old if old is not None else float("nan"), r.price_usd)
-            decided[mode] = (
-                old if old is not None else float("nan"),
-                r.price_usd,
-                status,
-                note,
-                r.line,
-            )
-        # reserved prices not in the update move with on-demand
-        od = decided.get("on_demand")
-        if od is not None and od[2] == "changed":
-            factor = od[1] / od[0]
-            for mode in _RESERVED:
-                old = base[PRICE_COLUMNS[mode]]
-                if mode not in decided and pd.notna(old):
-                    decided[mode] = (
-                        float(old),
-                        float(old) * factor,
-                        "derived",
-                        "moved with on-demand (discount kept)",
-                        0,
-                    )
-        # consistency: discounted modes never above on-demand
-        final = {m: float(base[c]) if pd.notna(base[c]) else None for m, c in PRICE_COLUMNS.items()}
-        for mode, (_, new, status, _, _) in decided.items():
-            if status in APPLIED_STATUSES:
-                final[mode] = new
-        dearer = [
-            m
-            for m in _DISCOUNTED
-            if final[m] is not None and final[m] > final["on_demand"] * 1.0001
-        ]
-        inconsistent = bool(dearer) and any(
-            decided.get(m, (0, 0, "unchanged"))[2] in APPLIED_STATUSES
-            for m in ("on_demand", *dearer)
-        )
-        date = None
-        for mode, (old, new, status, note, line) in sorted(decided.items()):
-            applied = status in APPLIED_STATUSES
-            if inconsistent and applied:
-                status, applied = "inconsistent", False
-                note = (
-                    f"{dearer[0]} ${final[dearer[0]]:,.4g}/h would exceed on-demand "
-                    f"${final['on_demand']:,.4g}/h"
-                )
-            if applied:
-                new_values[(offering_id, PRICE_COLUMNS[mode])] = new
-                if mode in given:
-                    date = given[mode].price_date
-            record(offering_id, base["provider"], base["region"], mode, old, new, status,
-                   applied, note, line)  # fmt: skip
+        values, date = _decide_offering(offering_id, off.loc[offering_id], group, judge, record)
+        new_values.update(values)
         if date is not None:
             new_dates[offering_id] = date
     for (offering_id, column), value in new_values.items():
@@ -673,6 +608,82 @@ def apply_prices(
     )
     new_catalog = replace(catalog, offerings=off, servers=srv)
     return Repriced(catalog=new_catalog, report=report)
+
+
+def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> None:
+    """Owned servers' capex: each price judged, applied to ``srv`` in place, recorded."""
+    for r in prices.itertuples(index=False):
+        if r.offering_id not in srv.index:
+            record(r.offering_id, OWNED, "", OWNED, None, r.price_usd, "unknown", False,
+                   "server not in servers.csv", r.line)  # fmt: skip
+            continue
+        old = float(srv.at[r.offering_id, "capex_usd"])
+        status, note = judge(old, r.price_usd)
+        applied = status in APPLIED_STATUSES
+        if applied:
+            srv.at[r.offering_id, "capex_usd"] = float(r.price_usd)
+        record(r.offering_id, OWNED, "", OWNED, old, r.price_usd, status, applied, note, r.line)
+
+
+def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record):
+    """The prices of one catalog offering the update moves: each given mode judged;
+    reserved prices not given move with on-demand; nothing applied that would put a
+    discounted mode above on-demand. Returns ((offering, column) -> new price, the
+    price date of what was applied or None); every decision is ``record``-ed."""
+    values: dict[tuple[str, str], float] = {}
+    given = {r.mode: r for r in group.itertuples(index=False)}
+    decided: dict[str, tuple[float, float, str, str, int]] = {}
+    for mode, r in given.items():
+        old = float(base[PRICE_COLUMNS[mode]]) if pd.notna(base[PRICE_COLUMNS[mode]]) else None
+        status, note = judge(old if old is not None else float("nan"), r.price_usd)
+        decided[mode] = (
+            old if old is not None else float("nan"),
+            r.price_usd,
+            status,
+            note,
+            r.line,
+        )
+    # reserved prices not in the update move with on-demand
+    od = decided.get("on_demand")
+    if od is not None and od[2] == "changed":
+        factor = od[1] / od[0]
+        for mode in _RESERVED:
+            old = base[PRICE_COLUMNS[mode]]
+            if mode not in decided and pd.notna(old):
+                decided[mode] = (
+                    float(old),
+                    float(old) * factor,
+                    "derived",
+                    "moved with on-demand (discount kept)",
+                    0,
+                )
+    # consistency: discounted modes never above on-demand
+    final = {m: float(base[c]) if pd.notna(base[c]) else None for m, c in PRICE_COLUMNS.items()}
+    for mode, (_, new, status, _, _) in decided.items():
+        if status in APPLIED_STATUSES:
+            final[mode] = new
+    dearer = [
+        m for m in _DISCOUNTED if final[m] is not None and final[m] > final["on_demand"] * 1.0001
+    ]
+    inconsistent = bool(dearer) and any(
+        decided.get(m, (0, 0, "unchanged"))[2] in APPLIED_STATUSES for m in ("on_demand", *dearer)
+    )
+    date = None
+    for mode, (old, new, status, note, line) in sorted(decided.items()):
+        applied = status in APPLIED_STATUSES
+        if inconsistent and applied:
+            status, applied = "inconsistent", False
+            note = (
+                f"{dearer[0]} ${final[dearer[0]]:,.4g}/h would exceed on-demand "
+                f"${final['on_demand']:,.4g}/h"
+            )
+        if applied:
+            values[(offering_id, PRICE_COLUMNS[mode])] = new
+            if mode in given:
+                date = given[mode].price_date
+        record(offering_id, base["provider"], base["region"], mode, old, new, status,
+               applied, note, line)  # fmt: skip
+    return values, date
 
 
 def _add_offerings(
