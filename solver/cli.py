@@ -365,12 +365,7 @@ def solve(
         _check_format(format, "table", "json", "csv")
         if out is not None:
             check_output_file(out, force=force)
-        if gap < 0 or (time_limit is not None and time_limit <= 0):
-            raise ProcureError(
-                "gap must be >= 0 and time limit > 0",
-                field="--gap/--time-limit",
-                fix="e.g. --gap 0.001 --time-limit 60",
-            )
+        _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
         cat = _load_catalog(catalog)
         try:
@@ -1304,29 +1299,12 @@ def resolve_cmd(
     """Prices changed: re-solve from where we stand, and say what changed and why."""
 
     def body() -> None:
-        from dataclasses import replace
-
-        import yaml
-
         from solver.backends import SolveOptions
         from solver.changes import resolve
 
         _check_format(format, "table", "json")
-        if gap < 0 or (time_limit is not None and time_limit <= 0):
-            raise ProcureError(
-                "gap must be >= 0 and time limit > 0",
-                field="--gap/--time-limit",
-                fix="e.g. --gap 0.001 --time-limit 60",
-            )
-        named = [p for p in (plan_out, problem_out, out) if p is not None]
-        if len({p.resolve() for p in named}) < len(named):
-            raise ProcureError(
-                "two outputs name the same file: one would overwrite the other",
-                field="--out/--plan-out/--problem-out",
-                fix="give each output its own file",
-            )
-        for path in named:
-            check_output_file(path, force=force)
+        _check_gap_and_limit(gap, time_limit)
+        _check_distinct_outputs([plan_out, problem_out, out], force)
         base, prob, old_cat = _load_plan(baseline, problem=problem, catalog=catalog)
         try:
             repriced = _apply_price_file(
@@ -1357,7 +1335,6 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {"--baseline": baseline}, problem)
             raise
-        rb = result.rebased
         applied = {
             "prices": str(prices.resolve()),
             "fmt": prices_format,
@@ -1367,60 +1344,98 @@ def resolve_cmd(
             "accept": accept_suspicious,
             "add_new": add_new,
         }
-        result = replace(
-            result,
-            plan=_with_paths(
-                result.plan,
-                problem_out,
-                catalog if catalog is not None else base.inputs.catalog_dir,
-                [*(base.inputs.prices if _recorded_catalog(catalog, base.inputs) else []), applied],
-            ),
-        )
-        if format == "json":
-            doc = {
-                "price_update": repriced.report.as_dict(),
-                "carried": {
-                    "as_of": rb.as_of,
-                    "servers": [s.model_dump() for s in rb.carried_servers],
-                    "reservations": [r.model_dump() for r in rb.carried_reservations],
-                    "dropped_workloads": rb.dropped_workloads,
-                    "spent_before_usd": rb.spent_before_usd,
-                    "co2e_before_t": rb.co2e_before_t,
-                    "notes": rb.notes,
-                },
-                "plan": result.plan.model_dump(mode="json"),
-                "diff": result.diff.model_dump(mode="json"),
-            }
-            text = json.dumps(doc, indent=2) + "\n"
-        else:
-            text = "\n".join(
-                [
-                    repriced.report.summary(),
-                    rb.summary(),
-                    plan_table(result.plan),
-                    result.diff.text(),
-                ]
-            )
-        outputs: dict[Path, str] = {}
-        if plan_out is not None:
-            outputs[plan_out] = plan_json(result.plan)
-        if problem_out is not None:
-            data = rb.problem.model_dump(mode="json", exclude_defaults=True)
-            outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
-        if out is not None:
-            outputs[out] = text
-        for path in outputs:
-            check_output_file(path, force=force)
-        write_paths_together(outputs)
-        if out is not None:
-            typer.echo(f"wrote {out}")
-        else:
-            sys.stdout.write(text)
-        for path in (plan_out, problem_out):
-            if path is not None:
-                typer.echo(f"wrote {path}", err=out is None)
+        result = _with_price_trail(result, base, catalog, problem_out, applied)
+        text = _resolution_text(repriced, result, format)
+        _write_resolution(text, result, out, plan_out, problem_out, force)
 
     _run(debug, body)
+
+
+def _check_gap_and_limit(gap: float, time_limit: float | None) -> None:
+    if gap < 0 or (time_limit is not None and time_limit <= 0):
+        raise ProcureError(
+            "gap must be >= 0 and time limit > 0",
+            field="--gap/--time-limit",
+            fix="e.g. --gap 0.001 --time-limit 60",
+        )
+
+
+def _check_distinct_outputs(paths: list[Path | None], force: bool) -> None:
+    """Refuse two outputs naming one file, and outputs that may not be written."""
+    named = [p for p in paths if p is not None]
+    if len({p.resolve() for p in named}) < len(named):
+        raise ProcureError(
+            "two outputs name the same file: one would overwrite the other",
+            field="--out/--plan-out/--problem-out",
+            fix="give each output its own file",
+        )
+    for path in named:
+        check_output_file(path, force=force)
+
+
+def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool) -> None:
+    """Write the re-solve's text (or print it), its plan and its re-based problem."""
+    import yaml
+
+    outputs: dict[Path, str] = {}
+    if plan_out is not None:
+        outputs[plan_out] = plan_json(result.plan)
+    if problem_out is not None:
+        data = result.rebased.problem.model_dump(mode="json", exclude_defaults=True)
+        outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
+    if out is not None:
+        outputs[out] = text
+    for path in outputs:
+        check_output_file(path, force=force)
+    write_paths_together(outputs)
+    if out is not None:
+        typer.echo(f"wrote {out}")
+    else:
+        sys.stdout.write(text)
+    for path in (plan_out, problem_out):
+        if path is not None:
+            typer.echo(f"wrote {path}", err=out is None)
+
+
+def _with_price_trail(result, base, catalog: Path | None, problem_out: Path | None, applied):
+    """The re-solve with its plan's inputs: the problem written, the catalog, and every
+    price file applied to it in order (the baseline's, then this one)."""
+    from dataclasses import replace
+
+    trail = [*(base.inputs.prices if _recorded_catalog(catalog, base.inputs) else []), applied]
+    catalog_dir = catalog if catalog is not None else base.inputs.catalog_dir
+    return replace(result, plan=_with_paths(result.plan, problem_out, catalog_dir, trail))
+
+
+def _resolution_text(repriced, result, format: str) -> str:
+    """What ``resolve`` prints: the price update, what was carried, the plan and the diff
+    (a table, or one JSON document)."""
+    if format == "json":
+        doc = {
+            "price_update": repriced.report.as_dict(),
+            "carried": {
+                "as_of": result.rebased.as_of,
+                "servers": [s.model_dump() for s in result.rebased.carried_servers],
+                "reservations": [r.model_dump() for r in result.rebased.carried_reservations],
+                "dropped_workloads": result.rebased.dropped_workloads,
+                "spent_before_usd": result.rebased.spent_before_usd,
+                "co2e_before_t": result.rebased.co2e_before_t,
+                "notes": result.rebased.notes,
+            },
+            "plan": result.plan.model_dump(mode="json"),
+            "diff": result.diff.model_dump(mode="json"),
+        }
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        text = "\n".join(
+            [
+                repriced.report.summary(),
+                result.rebased.summary(),
+                plan_table(result.plan),
+                result.diff.text(),
+            ]
+        )
+    return text
 
 
 @app.command("diff")
