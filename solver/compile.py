@@ -248,9 +248,9 @@ def _check_existing_reservations(problem: Problem, catalog: Catalog, cloud: pd.D
         )
 
 
-def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
-    """Every (offering, mode) and (server, site) the problem allows, with its economics."""
-    _check_names(problem, catalog)
+def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """One pool per (offering, mode) the problem allows: providers, regions, residency,
+    tier; its price, caps and reservations already held."""
     acc = catalog.accelerators
     off = catalog.offerings.reset_index(drop=True)
     reg = catalog.regions.reset_index(drop=True)
@@ -330,6 +330,12 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             ],
         }
     )
+    return cloud
+
+
+def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
+    """One pool per (server, site) the problem allows (or holds at the start): capex,
+    lead time, life, hosting per month, idle CO2e, power cap."""
     owned_frames = []
     if "owned" in problem.modes or problem.existing_fleet:
         existing = Counter()
@@ -389,6 +395,15 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
                         "existing_units": existing.get((server_id, site_id), 0),
                     }
                 )
+    return owned_frames
+
+
+def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """Every (offering, mode) and (server, site) the problem allows, with its economics."""
+    _check_names(problem, catalog)
+    acc = catalog.accelerators
+    cloud = _cloud_pools(problem, catalog)
+    owned_frames = _owned_pools(problem, catalog)
     pools = (
         pd.concat([cloud, pd.DataFrame(owned_frames)], ignore_index=True) if owned_frames else cloud
     )
