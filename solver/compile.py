@@ -1052,6 +1052,65 @@ def compile_problem(
     )
 
 
+def _signature_parts(
+    opt: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+) -> tuple[np.ndarray, list[pd.Series]]:
+    """Per option: the units its workload needs from its pool alone (peak demand over a
+    unit's capacity, + 1 under N+1, at least the minimum serving units; a training job's
+    largest cluster), and its workload's part of the pool's signature (the capacities or
+    clusters a unit gives that workload)."""
+    peak = demand.groupby(["workload", "bucket"])["demand"].max()
+    need = np.zeros(len(opt))
+    signature_parts: list[pd.Series] = []
+    workloads = {w.name: w for w in problem.workloads}
+    for w_name, rows in opt.groupby("workload").groups.items():
+        w = workloads[w_name]
+        sub = opt.loc[rows]
+        if isinstance(w, TrainingWorkload):
+            need[opt.index.get_indexer(rows)] = sub["pool_id"].map(
+                sub.groupby("pool_id")["n_units"].max()
+            )
+            shape = (
+                sub["start_period"].astype(str)
+                + "-"
+                + sub["end_period"].astype(str)
+                + "x"
+                + sub["n_units"].astype(str)
+                + "/"
+                + sub["job_hours"].round(6).astype(str)
+            )
+            per_pool = (
+                pd.DataFrame({"pool_id": sub["pool_id"], "shape": shape})
+                .sort_values(["pool_id", "shape"], kind="stable")
+                .groupby("pool_id")["shape"]
+                .agg(";".join)
+            )
+            sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
+        else:
+            mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
+            if mix:
+                rps = np.array([r if isinstance(r, list) else [] for r in sub["_rps"]], dtype=float)
+                d = np.array([peak.get((w_name, j), 0.0) for j in range(rps.shape[1])])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    units = np.where(rps > 0, d[None, :] / rps, 0.0).sum(axis=1)
+                cap_text = pd.Series(
+                    [",".join(f"{v:.6g}" for v in r) for r in rps], index=sub.index
+                )
+            else:
+                d = peak.get((w_name, -1), 0.0)
+                cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
+                units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
+                cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
+            # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
+            online = isinstance(w, InferenceWorkload)
+            spare = 1.0 if online and w.n_plus_1 else 0.0
+            fewest = w.min_serving_units if online else 1
+            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
+            sig = "I" + w_name + ":" + cap_text
+        signature_parts.append(sig)
+    return need, signature_parts
+
+
 def prune_dominated_pools(
     options: pd.DataFrame,
     pools: pd.DataFrame,
@@ -1105,56 +1164,7 @@ def prune_dominated_pools(
             for k in opt["option_id"]
         ]
     cloud = opt["kind"] == "cloud"
-    # units each workload needs from one pool to be served by it alone
-    peak = demand.groupby(["workload", "bucket"])["demand"].max()
-    need = np.zeros(len(opt))
-    signature_parts: list[pd.Series] = []
-    workloads = {w.name: w for w in problem.workloads}
-    for w_name, rows in opt.groupby("workload").groups.items():
-        w = workloads[w_name]
-        sub = opt.loc[rows]
-        if isinstance(w, TrainingWorkload):
-            need[opt.index.get_indexer(rows)] = sub["pool_id"].map(
-                sub.groupby("pool_id")["n_units"].max()
-            )
-            shape = (
-                sub["start_period"].astype(str)
-                + "-"
-                + sub["end_period"].astype(str)
-                + "x"
-                + sub["n_units"].astype(str)
-                + "/"
-                + sub["job_hours"].round(6).astype(str)
-            )
-            per_pool = (
-                pd.DataFrame({"pool_id": sub["pool_id"], "shape": shape})
-                .sort_values(["pool_id", "shape"], kind="stable")
-                .groupby("pool_id")["shape"]
-                .agg(";".join)
-            )
-            sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
-        else:
-            mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
-            if mix:
-                rps = np.array([r if isinstance(r, list) else [] for r in sub["_rps"]], dtype=float)
-                d = np.array([peak.get((w_name, j), 0.0) for j in range(rps.shape[1])])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    units = np.where(rps > 0, d[None, :] / rps, 0.0).sum(axis=1)
-                cap_text = pd.Series(
-                    [",".join(f"{v:.6g}" for v in r) for r in rps], index=sub.index
-                )
-            else:
-                d = peak.get((w_name, -1), 0.0)
-                cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
-                units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
-                cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
-            # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
-            online = isinstance(w, InferenceWorkload)
-            spare = 1.0 if online and w.n_plus_1 else 0.0
-            fewest = w.min_serving_units if online else 1
-            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
-            sig = "I" + w_name + ":" + cap_text
-        signature_parts.append(sig)
+    need, signature_parts = _signature_parts(opt, demand, problem)
     opt["need"] = need
     opt["sig_part"] = pd.concat(signature_parts).reindex(opt.index)
     cl = opt[cloud]
