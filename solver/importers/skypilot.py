@@ -431,6 +431,79 @@ def _bump(counter: dict[str, int], key: str, n: int) -> None:
         counter[key] = counter.get(key, 0) + int(n)
 
 
+def _with_gcp_hosts(
+    df: pd.DataFrame, split: pd.Series, hosts: pd.DataFrame, skipped: dict[str, int]
+) -> pd.DataFrame:
+    """GCP lists GPUs apart from their host VM: give each GPU row without an instance type
+    the host SkyPilot would start (price, vCPUs, memory added; rows without one skipped)."""
+    gpu = df[split].copy()
+    host_info = [
+        gcp_host(n, int(c))
+        for n, c in zip(gpu["AcceleratorName"], gpu["AcceleratorCount"], strict=True)
+    ]
+    gpu["host"] = [h for h, _ in host_info]
+    carries = np.array([c for _, c in host_info], dtype=bool)
+    gpu["new_type"] = np.where(
+        carries,
+        gpu["host"].fillna(""),
+        gpu["host"].fillna("")
+        + "+"
+        + gpu["AcceleratorCount"].round().astype(int).astype(str)
+        + "x"
+        + gpu["AcceleratorName"],
+    )
+    host_prices = (
+        hosts.groupby(["InstanceType", "Region", "AvailabilityZone"], sort=False)
+        .agg(
+            host_price=("Price", "min"),
+            host_spot=("SpotPrice", "min"),
+            host_vcpus=("vCPUs", "first"),
+            host_mem=("MemoryGiB", "first"),
+        )
+        .reset_index()
+        .rename(columns={"InstanceType": "host"})
+    )
+    gpu = gpu.merge(host_prices, on=["host", "Region", "AvailabilityZone"], how="left")
+    no_host = gpu["host_price"].isna()
+    _bump(skipped, SKIP_NO_HOST, int(no_host.sum()))
+    gpu = gpu[~no_host]
+    gpu["Price"] = gpu["Price"] + gpu["host_price"]
+    gpu["SpotPrice"] = gpu["SpotPrice"] + gpu["host_spot"]
+    gpu["InstanceType"] = gpu["new_type"]
+    gpu["vCPUs"] = gpu["host_vcpus"]
+    gpu["MemoryGiB"] = gpu["host_mem"]
+    df = pd.concat([df[~split], gpu[df.columns]], ignore_index=True)
+    return df
+
+
+def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str) -> pd.DataFrame:
+    """Per (instance type, region) prices as catalog offerings rows: ids, NVLink, default
+    availability caps, no reserved prices (SkyPilot has none), date and source."""
+    out["provider"] = provider
+    out["offering_id"] = provider + "/" + out["region"] + "/" + out["instance_type"]
+    out["accelerators_per_instance"] = out["accelerators_per_instance"].astype(int)
+    out["reserved_1y_usd_per_hour"] = np.nan
+    out["reserved_3y_usd_per_hour"] = np.nan
+    out["nvlink"] = [
+        _nvlink(a, int(c), t, n, provider)
+        for a, c, t, n in zip(
+            out["accelerator_id"],
+            out["accelerators_per_instance"],
+            out["instance_type"],
+            out["name"],
+            strict=True,
+        )
+    ]
+    out["network_gbps"] = np.nan
+    out["availability_cap_instances"] = [
+        default_availability_cap(provider, int(c)) for c in out["accelerators_per_instance"]
+    ]
+    out["price_date"] = price_date
+    out["source"] = source
+    out = out[OFFERING_COLUMNS].sort_values("offering_id", kind="stable").reset_index(drop=True)
+    return out
+
+
 def read_skypilot_vms(
     path: str | Path,
     provider: str,
@@ -510,43 +583,7 @@ def read_skypilot_vms(
     tpu = (df["InstanceType"] == "") & ~split
     df.loc[tpu, "InstanceType"] = df.loc[tpu, "AcceleratorName"]
     if split.any():
-        gpu = df[split].copy()
-        host_info = [
-            gcp_host(n, int(c))
-            for n, c in zip(gpu["AcceleratorName"], gpu["AcceleratorCount"], strict=True)
-        ]
-        gpu["host"] = [h for h, _ in host_info]
-        carries = np.array([c for _, c in host_info], dtype=bool)
-        gpu["new_type"] = np.where(
-            carries,
-            gpu["host"].fillna(""),
-            gpu["host"].fillna("")
-            + "+"
-            + gpu["AcceleratorCount"].round().astype(int).astype(str)
-            + "x"
-            + gpu["AcceleratorName"],
-        )
-        host_prices = (
-            hosts.groupby(["InstanceType", "Region", "AvailabilityZone"], sort=False)
-            .agg(
-                host_price=("Price", "min"),
-                host_spot=("SpotPrice", "min"),
-                host_vcpus=("vCPUs", "first"),
-                host_mem=("MemoryGiB", "first"),
-            )
-            .reset_index()
-            .rename(columns={"InstanceType": "host"})
-        )
-        gpu = gpu.merge(host_prices, on=["host", "Region", "AvailabilityZone"], how="left")
-        no_host = gpu["host_price"].isna()
-        _bump(skipped, SKIP_NO_HOST, int(no_host.sum()))
-        gpu = gpu[~no_host]
-        gpu["Price"] = gpu["Price"] + gpu["host_price"]
-        gpu["SpotPrice"] = gpu["SpotPrice"] + gpu["host_spot"]
-        gpu["InstanceType"] = gpu["new_type"]
-        gpu["vCPUs"] = gpu["host_vcpus"]
-        gpu["MemoryGiB"] = gpu["host_mem"]
-        df = pd.concat([df[~split], gpu[df.columns]], ignore_index=True)
+        df = _with_gcp_hosts(df, split, hosts, skipped)
 
     no_region = df["Region"] == ""
     _bump(skipped, SKIP_REGION, int(no_region.sum()))
@@ -575,26 +612,5 @@ def read_skypilot_vms(
     _bump(skipped, SKIP_SPOT, int(dearer.sum()))
     out.loc[dearer, "spot_usd_per_hour"] = np.nan
 
-    out["provider"] = provider
-    out["offering_id"] = provider + "/" + out["region"] + "/" + out["instance_type"]
-    out["accelerators_per_instance"] = out["accelerators_per_instance"].astype(int)
-    out["reserved_1y_usd_per_hour"] = np.nan
-    out["reserved_3y_usd_per_hour"] = np.nan
-    out["nvlink"] = [
-        _nvlink(a, int(c), t, n, provider)
-        for a, c, t, n in zip(
-            out["accelerator_id"],
-            out["accelerators_per_instance"],
-            out["instance_type"],
-            out["name"],
-            strict=True,
-        )
-    ]
-    out["network_gbps"] = np.nan
-    out["availability_cap_instances"] = [
-        default_availability_cap(provider, int(c)) for c in out["accelerators_per_instance"]
-    ]
-    out["price_date"] = price_date
-    out["source"] = source
-    out = out[OFFERING_COLUMNS].sort_values("offering_id", kind="stable").reset_index(drop=True)
+    out = _as_offerings(out, provider, price_date, source)
     return SkyPilotImport(offerings=out, unmapped=dict(sorted(unmapped.items())), skipped=skipped)
