@@ -43,14 +43,6 @@ def monthly(n: int, months: float = 1.0) -> dict:
     }
 
 
-def units(plan, item="rent"):
-    out = {}
-    for i in plan.line_items:
-        if i.item == item:
-            out[i.offering] = out.get(i.offering, 0) + i.units
-    return out
-
-
 def test_price_cut_brings_l4_into_the_plan(tiny_catalog, tmp_path):
     # 20 requests/s for one month. Old prices: 2 H100 = $8/h beats 10 L4 = $10/h:
     # baseline 2 x $4 x 730 h = $5,840.
