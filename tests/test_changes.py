@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import ROOT, SHARED_DATA, offering, problem, serve
+from conftest import ROOT, SHARED_DATA, offering, problem, serve, units
 from solver.catalog import load_catalog
 from solver.changes import diff_plans, prices_of_catalog, rebase, resolve
 from solver.cli import app
