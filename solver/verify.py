@@ -348,6 +348,14 @@ class _Run:
         self.trained: dict[str, int] = defaultdict(int)
         self.unit_capacity: dict[tuple, list[tuple[float, float]]] = {}
 
+    def add_line(self, item, cost_usd: float, kgco2e: float) -> None:
+        """Count a usage line's recomputed cost and CO2e in the totals, its period and its
+        provider."""
+        self.total_cost += cost_usd
+        self.total_kg += kgco2e
+        self.period_cost[item.period] += cost_usd
+        self.provider_cost[item.provider] += cost_usd
+
     def calibration_of(self, w, spec: ModelSpec) -> float:
         """The workload's calibration factor (computed once)."""
         if w.name not in self.factors:
@@ -497,8 +505,6 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
     served = run.served
     units_in_use = run.units_in_use
     serving_units = run.serving_units
-    period_cost = run.period_cost
-    provider_cost = run.provider_cost
     block = ctx.blocks[item.block]
     hours_expected = ctx.period_hours(item.period) * block.hours_per_day / 24.0
     c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
@@ -580,10 +586,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
         _close(kg * item.units * item.hours / 1000.0, item.co2e_t, 1e-5),
         f"{item.offering}",
     )
-    run.total_cost += cost
-    run.total_kg += kg * item.units * item.hours
-    period_cost[item.period] += cost
-    provider_cost[item.provider] += cost
+    run.add_line(item, cost, kg * item.units * item.hours)
 
 
 def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
@@ -593,8 +596,6 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
     p = run.p
     specs = run.specs
     units_in_use = run.units_in_use
-    period_cost = run.period_cost
-    provider_cost = run.provider_cost
     trained = run.trained
     spec = specs[item.workload]
     trained[item.workload] += 1 if item.period == item.start_period else 0
@@ -682,10 +683,7 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
         _close(cost, item.cost_usd, 1e-5),
         f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
     )
-    run.total_cost += cost
-    run.total_kg += kg * item.units * item.hours
-    period_cost[item.period] += cost
-    provider_cost[item.provider] += cost
+    run.add_line(item, cost, kg * item.units * item.hours)
 
 
 def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:
