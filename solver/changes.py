@@ -60,7 +60,7 @@ from solver.problem import (
     TrainingWorkload,
     parse_problem,
 )
-from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS, owned_offering_id
 
 Key = tuple[str, str, str, str, str, str]  # item, period, block, workload, offering, mode
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
@@ -149,7 +149,7 @@ def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
             )
     explained: dict[tuple[str, str], float] = defaultdict(float)
     for s in problem.existing_fleet:
-        explained[(f"{s.server}@{s.site}", "owned")] += s.units
+        explained[(owned_offering_id(s.server, s.site), "owned")] += s.units
     for r in problem.existing_reservations:
         explained[(r.offering, r.mode)] += r.units
     held: dict[tuple[str, str], float] = defaultdict(float)

@@ -47,6 +47,7 @@ from solver.units import (
     HOURS_PER_MONTH,
     RENTED_MODES,
     RESERVED_TERM_MONTHS,
+    owned_offering_id,
 )
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -357,9 +358,9 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                 apu = int(server["accelerators_per_server"])
                 owned_frames.append(
                     {
-                        "pool_id": f"{server_id}@{site_id}#owned",
+                        "pool_id": owned_offering_id(server_id, site_id) + "#owned",
                         "kind": "owned",
-                        "offering_id": f"{server_id}@{site_id}",
+                        "offering_id": owned_offering_id(server_id, site_id),
                         "server_id": server_id,
                         "site_id": site_id,
                         "provider": "owned",

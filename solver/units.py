@@ -21,3 +21,15 @@ PRICE_COLUMN: dict[str, str] = {
     "reserved_1y": "reserved_1y_usd_per_hour",
     "reserved_3y": "reserved_3y_usd_per_hour",
 }
+
+
+def owned_offering_id(server_id: str, site_id: str) -> str:
+    """The offering id of a server bought and hosted at a site: ``server@site``."""
+    return f"{server_id}@{site_id}"
+
+
+def server_and_site(offering_id: str) -> tuple[str, str]:
+    """(server, site) of an owned offering id (the inverse of :func:`owned_offering_id`);
+    ("", "") parts when the id has no ``@``."""
+    server_id, _, site_id = offering_id.partition("@")
+    return server_id, site_id

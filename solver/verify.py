@@ -31,7 +31,13 @@ from solver.problem import (
     Problem,
     TrainingWorkload,
 )
-from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, PRICE_COLUMN, RESERVED_TERM_MONTHS
+from solver.units import (
+    DAYS_PER_MONTH,
+    HOURS_PER_MONTH,
+    PRICE_COLUMN,
+    RESERVED_TERM_MONTHS,
+    server_and_site,
+)
 
 REL_TOL = 1e-6
 
@@ -123,7 +129,7 @@ class _Context:
         """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
         cat = self.catalog
         if item.mode == "owned":
-            server_id, site_id = item.offering.split("@", 1)
+            server_id, site_id = server_and_site(item.offering)
             srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
             acc = cat.accelerators.loc[srv["accelerator_id"]]
             return {
@@ -263,7 +269,7 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
 def _known(item, catalog: Catalog) -> bool:
     """The line item names an offering (with a price in its mode) or a server@site we know."""
     if item.mode == "owned":
-        server_id, _, site_id = item.offering.partition("@")
+        server_id, site_id = server_and_site(item.offering)
         return server_id in catalog.servers.index and site_id in catalog.sites.index
     if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
         return False
@@ -949,7 +955,7 @@ def _check_fleet(run: _Run) -> None:
     committed = run.committed
     for (offering, mode, period, bname), units in units_in_use.items():
         if mode == "owned":
-            server_id, site_id = offering.split("@", 1)
+            server_id, site_id = server_and_site(offering)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
@@ -1042,7 +1048,7 @@ def _check_power(run: _Run) -> None:
         for e in p.existing_fleet:
             fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
         for offering, buys in bought.items():
-            server_id, site_id = offering.split("@", 1)
+            server_id, site_id = server_and_site(offering)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
