@@ -85,7 +85,8 @@ class CompileReport:
 
 @dataclass(frozen=True)
 class Compiled:
-    """Everything the MIP needs, as plain tables.
+    """Everything the MIP needs, as plain tables (every column with its unit and meaning
+    in :mod:`solver.tables`).
 
     Attributes
     ----------

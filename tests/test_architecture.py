@@ -60,3 +60,22 @@ def test_no_function_over_120_lines():
     # the model builder is one function per constraint family, the verifier one per
     # line-item kind; every other stage is split the same way
     assert not _long_functions(), _long_functions()
+
+
+def test_compiled_tables_have_their_declared_columns():
+    # solver/tables.py declares every column of the compiled tables with its unit and
+    # meaning; compile makes exactly those on the seed (training, serving, owned and
+    # reserved pools) and no others on a traffic mix (serving only, bucket capacities)
+    from solver.catalog import load_catalog
+    from solver.compile import compile_problem
+    from solver.problem import load_problem
+    from solver.tables import COMPILED_TABLES
+
+    catalog = load_catalog(None)
+    for name in ("seed-2m-13b", "traffic-mix-measured"):
+        compiled = compile_problem(load_problem(ROOT / "problems" / f"{name}.yaml"), catalog)
+        for table, schema in COMPILED_TABLES.items():
+            columns = set(getattr(compiled, table).columns)
+            if name == "seed-2m-13b":
+                assert columns == set(schema), (name, table, columns ^ set(schema))
+            assert columns <= set(schema), (name, table, columns - set(schema))
