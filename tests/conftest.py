@@ -197,6 +197,39 @@ def write_catalog(
     return directory
 
 
+@pytest.fixture(scope="session")
+def seed_solved() -> tuple[int, str]:
+    """The shipped seed solved once per test run, as ``procure solve
+    problems/seed-2m-13b.yaml --format json --reproducible`` prints it from the project
+    root: (exit code, output)."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from solver.cli import app
+
+    here = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        args = ["solve", "problems/seed-2m-13b.yaml", "--format", "json", "--reproducible"]
+        result = CliRunner().invoke(app, args)
+    finally:
+        os.chdir(here)
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="session")
+def seed_plan(seed_solved):
+    """The shipped seed's verified plan (a :class:`solver.plan.Plan`), solved once."""
+    import json
+
+    from solver.plan import Plan
+
+    code, output = seed_solved
+    assert code == 0, output
+    return Plan.model_validate(json.loads(output))
+
+
 @pytest.fixture
 def tiny_catalog(tmp_path):
     """A loader: tiny_catalog(offerings, **tables) -> Catalog."""

@@ -120,16 +120,14 @@ def test_as_of_accepts_a_date(tmp_path):
     assert json.loads(by_date.stdout)["plan"]["start_date"] == "2027-04-01"
 
 
-def test_the_seed_cash_flow_matches_its_focus_export(tmp_path):
+def test_the_seed_cash_flow_matches_its_focus_export(tmp_path, seed_solved):
     # the shipped seed (start 2027-01, 36 months): focus rows pass the encoded FOCUS 1.2
     # rules (export refuses otherwise) and equal the cash flow month by month
-    from conftest import ROOT
-
+    code, output = seed_solved
+    assert code == 0, output
     plan_path = tmp_path / "seed.json"
-    args = ["solve", str(ROOT / "problems" / "seed-2m-13b.yaml"), "--format", "json"]
-    result = runner.invoke(app, [*args, "--out", str(plan_path)])
-    assert result.exit_code == 0, result.output
-    plan = json.loads(plan_path.read_text())
+    plan_path.write_text(output)
+    plan = json.loads(output)
     flow = plan["cash_flow"]
     assert flow[0]["month"] == "2027-01" and flow[-1]["month"] == "2029-12"
     assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)

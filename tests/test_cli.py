@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CHAT_WORKLOAD, ROOT, offering, write_catalog
+from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cli import app
 
 runner = CliRunner()
@@ -213,9 +213,9 @@ def test_schema_prints_json_schema():
     assert "workloads" in schema["properties"]
 
 
-def test_shipped_seed_solves_verified_optimal():
-    res = runner.invoke(app, ["solve", str(ROOT / "problems/seed-2m-13b.yaml"), "--format", "json"])
-    assert res.exit_code == 0, res.output
-    plan = json.loads(res.stdout)
+def test_shipped_seed_solves_verified_optimal(seed_solved):
+    code, output = seed_solved
+    assert code == 0, output
+    plan = json.loads(output)
     assert plan["status"] == "optimal" and plan["verified"] is True
     assert plan["total_cost_usd"] <= 2_000_000

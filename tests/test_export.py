@@ -59,12 +59,12 @@ def yearly(tiny_catalog):
     return plan, p, cat
 
 
-def test_focus_of_the_seed_plan_conforms_and_adds_up():
+def test_focus_of_the_seed_plan_conforms_and_adds_up(seed_plan):
     # The seed plan's forecast as FOCUS 1.2 rows: every required column, allowed values
     # only, and EffectiveCost summing to the plan's total cost.
     cat = load_catalog()
     p = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
-    plan = solve_problem(p, cat)
+    plan = seed_plan
     frame = focus_frame(plan, p, cat, START)
     assert set(FOCUS_REQUIRED) <= set(frame.columns)
     assert validate_focus(frame) == []

@@ -69,10 +69,13 @@ def _same(a, b, path: str = "") -> list[str]:
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=[p.stem for p in PROBLEMS])
-def test_shipped_problem_matches_its_golden_file(problem, monkeypatch):
+def test_shipped_problem_matches_its_golden_file(problem, monkeypatch, request):
     monkeypatch.chdir(ROOT)
     golden = json.loads((GOLDEN / f"{problem.stem}.json").read_text())
-    code, output = solve_shipped(problem)
+    if problem.stem == "seed-2m-13b":  # solved once per run for every test that needs it
+        code, output = request.getfixturevalue("seed_solved")
+    else:
+        code, output = solve_shipped(problem)
     assert code == golden["exit_code"], output
     differences = _same(normalised(output, code), golden["output"])
     assert not differences, "\n".join(differences[:20])

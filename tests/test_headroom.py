@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 
 from conftest import H1, HOURS, offering, problem, serve, units
 from conftest import brute_force as _brute_force
-from solver.catalog import DEFAULT_CATALOG_DIR, load_catalog
 from solver.cli import app
 from solver.compile import compile_problem
 from solver.errors import InfeasibleError, ProcureError
@@ -217,15 +216,14 @@ def test_n_plus_1_families_are_registered():
 SEED = ROOT / "problems" / "seed-2m-13b.yaml"
 
 
-def test_seed_serving_meets_peak_over_max_utilisation_with_n_plus_1():
+def test_seed_serving_meets_peak_over_max_utilisation_with_n_plus_1(seed_plan):
     # 50,000 users x 10 requests x 400 output tokens / 86,400 s = 2,314.8 tokens/s on
     # average, x 3 peak = 6,944.4, / 0.8 = 8,680.6 tokens/s: in every serving period the
     # plan's capacity without its largest unit must reach it.
     p = load_problem(SEED)
     w = next(w for w in p.workloads if w.name == "chat-13b")
     assert w.n_plus_1 and w.max_utilisation == 0.8
-    cat = load_catalog(DEFAULT_CATALOG_DIR)
-    plan = solve_problem(p, cat)
+    plan = seed_plan
     assert plan.verified
     need_tps = 50_000 * 10 * 400 / 86_400 * 3 / 0.8
     assert need_tps == pytest.approx(8680.56, abs=0.01)
