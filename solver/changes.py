@@ -401,6 +401,7 @@ def decision_index(compiled: Compiled, model: LinearModel) -> dict[Key, list[Dec
     pools = compiled.pools
     offerings, modes = pools["offering_id"].to_numpy(), pools["mode"].to_numpy()
     options = compiled.options.set_index("option_id")
+    runs = compiled.training_runs()
     upper = useful_units(compiled, model)
     v = model.variables
     out: dict[Key, list[Decision]] = defaultdict(list)
@@ -418,7 +419,7 @@ def decision_index(compiled: Compiled, model: LinearModel) -> dict[Key, list[Dec
                     out[key].append(Decision(i, 1.0, upper[i], int(r.option_id)))
         elif r.kind == "z":
             k = options.loc[int(r.option_id)]
-            for t, _h in k["hours_by_period"]:
+            for t, _h in runs[int(r.option_id)]:
                 key = ("training", periods[int(t)], "", r.workload, offering, mode)
                 out[key].append(Decision(i, float(k["n_units"]), 1.0, int(r.option_id)))
         else:

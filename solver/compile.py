@@ -17,7 +17,7 @@ and :class:`CompileReport` says how many were generated and pruned, and why.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,6 +102,8 @@ class Compiled:
         option_id, bucket, requests_per_s_per_unit (traffic-mix workloads).
     demand
         workload, period, block, bucket (-1 = whole), demand (tokens/s or requests/s).
+    training_hours
+        option_id, period, hours: the periods each training option runs in.
     """
 
     problem: Problem
@@ -114,7 +116,17 @@ class Compiled:
     models: dict[str, ModelSpec]
     report: CompileReport
     quota_accelerators: tuple[str | None, ...] = ()  # resolved accelerator id per quota
+    training_hours: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["option_id", "period", "hours"])
+    )  # option_id, period, hours: the periods a training option runs in
     pruned_dominated: bool = False  # options valid only at these prices and demands
+
+    def training_runs(self) -> dict[int, list[tuple[int, float]]]:
+        """Training option id -> [(period index, hours run in it)], in period order."""
+        runs: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        for k, t, h in self.training_hours.itertuples(index=False):
+            runs[int(k)].append((int(t), float(h)))
+        return runs
 
     @property
     def clock(self) -> Clock:
@@ -1014,7 +1026,8 @@ def compile_problem(
             for j, v in enumerate(rps):
                 if v > 0:
                     bucket_rows.append((k, j, float(v)))
-    options = options.drop(columns=["_rps"], errors="ignore")
+    training_hours = _training_hours(options)
+    options = options.drop(columns=["_rps", "hours_by_period"], errors="ignore")
     options = options.merge(
         pools[
             [
@@ -1046,12 +1059,26 @@ def compile_problem(
         demand=demand,
         models=models,
         report=report,
+        training_hours=training_hours,
         pruned_dominated=prune_dominated,
         quota_accelerators=tuple(
             catalog.resolve_accelerator(q.accelerator) if q.accelerator else None
             for q in problem.quotas
         ),
     )
+
+
+def _training_hours(options: pd.DataFrame) -> pd.DataFrame:
+    """One row per (training option, period it runs in): option_id, period, hours."""
+    rows = [
+        (int(k), int(t), float(h))
+        for k, run in zip(
+            options["option_id"], options.get("hours_by_period", [None] * len(options)), strict=True
+        )
+        if isinstance(run, tuple | list)
+        for t, h in run
+    ]
+    return pd.DataFrame(rows, columns=["option_id", "period", "hours"])
 
 
 def _signature_parts(

@@ -486,6 +486,7 @@ def add_training(m: _State) -> None:
     B = m.B
     training = m.options[m.options["workload_kind"] == "training"]
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
+    runs = m.compiled.training_runs()
     for k in training.itertuples(index=False):
         p = m.pool_idx[k.pool_id]
         z = B.var(
@@ -501,9 +502,10 @@ def add_training(m: _State) -> None:
         )
         train_rows[k.workload][z] = 1.0
         usd = k.rent_usd + k.energy_usd
-        m.add_cost(z, usd, k.provider, {t: usd * h / k.job_hours for t, h in k.hours_by_period})
+        run = runs[int(k.option_id)]
+        m.add_cost(z, usd, k.provider, {t: usd * h / k.job_hours for t, h in run})
         m.co2_kg.add(z, k.kgco2e)
-        for t, _h in k.hours_by_period:
+        for t, _h in run:
             for b in range(m.n_b):
                 m.usage[p][(t, b)][z] += float(k.n_units)
     for wname, coefs in train_rows.items():

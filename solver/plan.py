@@ -271,6 +271,7 @@ class _Reading:
         self.horizon = float(self.periods["end_month"].iat[-1])
         self.clock = compiled.clock
         self.pool_rows = list(compiled.pools.itertuples(index=False))
+        self.training_runs = compiled.training_runs()
 
 
 def extract_plan(
@@ -387,7 +388,7 @@ def _training_items(rd: _Reading, r) -> list[LineItem]:
     k = rd.options.loc[r.option_id]
     pool = rd.pool_rows[r.pool]
     out = []
-    for t, h in k["hours_by_period"]:
+    for t, h in rd.training_runs[int(r.option_id)]:
         share = h / k["job_hours"]
         out.append(
             LineItem(

@@ -98,7 +98,6 @@ OPTIONS = {
     "job_hours": "h: wall-clock hours of the job",
     "start_period": "-: period index the job starts in",
     "end_period": "-: period index it ends in",
-    "hours_by_period": "h: [(period index, hours run in it)]",
     "mfu": "-: model FLOPs utilisation used",
     "mfu_measured_at_accelerators": "-: cluster size the MFU was measured at",
     "scaling_efficiency": "-: loss beyond the measured cluster (1 = none)",
@@ -119,6 +118,12 @@ DEMAND = {
     "tokens_per_unit": "tokens: output tokens per unit of demand (1, or per request)",
 }
 
+TRAINING_HOURS = {
+    "option_id": "-: a training option",
+    "period": "-: period index the job runs in",
+    "hours": "h: wall-clock hours it runs in that period",
+}
+
 BUCKET_CAPACITY = {
     "option_id": "-: a serving option of a traffic-mix workload",
     "bucket": "-: the bucket",
@@ -132,4 +137,5 @@ COMPILED_TABLES = {
     "options": OPTIONS,
     "demand": DEMAND,
     "bucket_capacity": BUCKET_CAPACITY,
+    "training_hours": TRAINING_HOURS,
 }
