@@ -49,7 +49,7 @@ from solver.catalog import Catalog
 from solver.clock import Clock
 from solver.compile import Compiled, compile_problem
 from solver.errors import ProcureError
-from solver.model import Expression, LinearModel, Row, build_model, has_second_stage
+from solver.model import Expression, LinearModel, Row, VarKind, build_model, has_second_stage
 from solver.plan import LineItem, Plan, extract_plan, input_digests, totals_of
 from solver.problem import (
     BatchInferenceWorkload,
@@ -679,11 +679,11 @@ def add_stability(
     new_vars: list[dict] = []
     count: dict[int, float] = {}
 
-    def var(name: str, kind: str, integer: bool, ub: float) -> int:
+    def var(name: str, kind: VarKind, integer: bool, ub: float) -> int:
         new_vars.append(
             {
                 "name": name,
-                "kind": kind,
+                "kind": VarKind(kind).value,
                 "integer": integer,
                 "lb": 0.0,
                 "ub": ub,
@@ -705,7 +705,7 @@ def add_stability(
         )
         big_m = max(b, upper, 1.0)
         if max_changes is not None:
-            d = var(f"changed[{g}]", "change", True, 1.0)
+            d = var(f"changed[{g}]", VarKind.CHANGE, True, 1.0)
             count[d] = float(weight)
             up = dict(units)
             up[d] = -big_m
@@ -718,7 +718,7 @@ def add_stability(
                 )
         if switching_cost_usd:
             if b > 0:
-                s = var(f"switched[{g}]", "switch", False, np.inf)
+                s = var(f"switched[{g}]", VarKind.SWITCH, False, np.inf)
                 up = dict(units)
                 up[s] = -1.0
                 down = {v: -c for v, c in units.items()}

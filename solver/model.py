@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 import pandas as pd
@@ -90,6 +91,20 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+class VarKind(StrEnum):
+    """What a variable of the model decides (the variables table's ``kind``)."""
+
+    X = "x"  # serving units of an option in a period (and block, when rented)
+    Y = "y"  # time share of an option's units on one traffic-mix bucket
+    Z = "z"  # 1 when a training job runs on this cluster option
+    BUY = "buy"  # servers bought in a period
+    COMMIT = "commit"  # instances reserved from a period for the term
+    TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
+    SHORTFALL = "shortfall"  # demand left unserved (max_served)
+    CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
+    SWITCH = "switch"  # units switched from the baseline (re-solve)
+
+
 @dataclass(frozen=True)
 class Row:
     """One linear constraint: sum(coefs[i] * x[i]) sense rhs."""
@@ -144,10 +159,24 @@ class _Builder:
         self.names: set[str] = set()
 
     def var(
-        self, name: str, kind: str, *, integer: bool, lb: float = 0.0, ub: float = np.inf, **meta
+        self,
+        name: str,
+        kind: VarKind,
+        *,
+        integer: bool,
+        lb: float = 0.0,
+        ub: float = np.inf,
+        **meta,
     ) -> int:
         self.vars.append(
-            {"name": name, "kind": kind, "integer": integer, "lb": lb, "ub": ub, **meta}
+            {
+                "name": name,
+                "kind": VarKind(kind).value,
+                "integer": integer,
+                "lb": lb,
+                "ub": ub,
+                **meta,
+            }
         )
         return len(self.vars) - 1
 
@@ -246,7 +275,7 @@ def add_n_plus_1(
         for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
             top = B.var(
                 f"top[{wname},{t},{b},{g}]",
-                "top",
+                VarKind.TOP,
                 integer=True,
                 ub=1.0,
                 workload=wname,
@@ -382,7 +411,7 @@ def add_inference_capacity(m: _State) -> None:
             if not rented:
                 shared_var = B.var(
                     f"x[{k.option_id},{t}]",
-                    "x",
+                    VarKind.X,
                     integer=True,
                     option_id=k.option_id,
                     pool=p,
@@ -397,7 +426,7 @@ def add_inference_capacity(m: _State) -> None:
                 if rented:
                     v = B.var(
                         f"x[{k.option_id},{t},{b}]",
-                        "x",
+                        VarKind.X,
                         integer=True,
                         option_id=k.option_id,
                         pool=p,
@@ -426,7 +455,7 @@ def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> 
     for j, r in rps.items():
         y = m.B.var(
             f"y[{k.option_id},{j},{t},{b}]",
-            "y",
+            VarKind.Y,
             integer=False,
             option_id=k.option_id,
             pool=p,
@@ -452,7 +481,7 @@ def add_demand(m: _State) -> None:
         if m.allow_shortfall:
             s = B.var(
                 f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]",
-                "shortfall",
+                VarKind.SHORTFALL,
                 integer=False,
                 ub=d.demand,
                 workload=d.workload,
@@ -491,7 +520,7 @@ def add_training(m: _State) -> None:
         p = m.pool_idx[k.pool_id]
         z = B.var(
             f"z[{k.option_id}]",
-            "z",
+            VarKind.Z,
             integer=True,
             ub=1.0,
             option_id=k.option_id,
@@ -543,7 +572,12 @@ def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
             if not serves:
                 continue
             v = B.var(
-                f"buy[{pool.pool_id},{tau}]", "buy", integer=True, pool=p, period=tau, block=-1
+                f"buy[{pool.pool_id},{tau}]",
+                VarKind.BUY,
+                integer=True,
+                pool=p,
+                period=tau,
+                block=-1,
             )
             charge = ledger.pool_purchase(pool, tau, periods, m.horizon_months, problem)
             m.add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
@@ -592,7 +626,7 @@ def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
                 continue
             v = B.var(
                 f"commit[{pool.pool_id},{tau}]",
-                "commit",
+                VarKind.COMMIT,
                 integer=True,
                 pool=p,
                 period=tau,
