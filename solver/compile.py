@@ -694,7 +694,8 @@ def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) 
     block's hours; with explicit load_blocks the block's demand_factor, or the
     workload's peak_to_average when the block gives none) x (1 + demand_headroom)
     / max_utilisation: the capacity at which the block's demand keeps the units at
-    the workload's utilisation target. Batch: output tokens spread evenly over the
+    the workload's utilisation target, x its ``demand_by_period`` factor in the period.
+    Batch: output tokens spread evenly over the
     hours of its periods (no utilisation target: a batch job may run flat out).
     """
     load_factors = resolve_load(problem).factors
@@ -707,6 +708,7 @@ def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) 
             for b in range(len(blocks)):
                 if isinstance(w, InferenceWorkload):
                     factor = load_factors[w.name][b]
+                    factor *= w.demand_by_period.get(str(periods.at[t, "name"]), 1.0)
                     scale = factor * (1.0 + problem.demand_headroom) / w.max_utilisation
                     if w.traffic_mix:
                         total_rps = _average_requests_per_s(w) * scale

@@ -265,6 +265,11 @@ class InferenceWorkload(_WorkloadBase):
     periods: list[str] | None = Field(
         None, min_length=1, description="Periods served (at least one); default all"
     )
+    demand_by_period: dict[str, Annotated[float, Field(gt=0, le=1e3)]] = Field(
+        default_factory=dict,
+        description="Demand in a named period as a multiple of ``demand`` (growth: "
+        "{y2: 1.5, y3: 2}); periods not named keep 1",
+    )
     max_utilisation: float = Field(
         DEFAULT_MAX_UTILISATION,
         gt=0,
@@ -420,6 +425,81 @@ class Quota(_Strict):
     max_accelerators: int = Field(ge=0)
 
 
+class PriceMultiplier(_Strict):
+    """Rented prices in a scenario: on-demand and spot prices of the matching offerings
+    times ``factor`` (commitments and purchases are signed now, at today's prices)."""
+
+    provider: str | None = Field(None, description="Only this provider; default all")
+    accelerator: str | None = Field(None, description="Only this accelerator; default all")
+    mode: Literal["on_demand", "spot"] | None = Field(
+        None, description="Only this rented mode; default both"
+    )
+    factor: float = Field(gt=0, le=1e3, description="Price multiplier, e.g. 1.2 for +20%")
+
+
+class DemandMultiplier(_Strict):
+    """Online demand in a scenario: the matching workloads' demand times ``factor``."""
+
+    workload: str | None = Field(None, description="Only this online workload; default all")
+    period: str | None = Field(None, description="Only this period; default all")
+    factor: float = Field(gt=0, le=1e3, description="Demand multiplier, e.g. 0.8")
+
+
+class Scenario(_Strict):
+    """One way the future may go, with its probability."""
+
+    name: str = Field(min_length=1, max_length=64)
+    probability: float = Field(gt=0, le=1)
+    prices: list[PriceMultiplier] = Field(default_factory=list)
+    demand: list[DemandMultiplier] = Field(default_factory=list)
+
+
+class Uncertainty(_Strict):
+    """Scenarios for two-stage planning (solver/stochastic.py): given, or drawn."""
+
+    scenarios: list[Scenario] | None = Field(
+        None, min_length=1, description="Scenarios with probabilities summing to 1"
+    )
+    n_scenarios: int | None = Field(
+        None, ge=1, le=1000, description="Or draw this many equally likely scenarios"
+    )
+    seed: int = Field(0, ge=0, description="Random seed of the drawn scenarios")
+    price_sigma: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="Drawn: each provider's rented prices x exp(N(0, sigma)) (lognormal)",
+    )
+    demand_range: tuple[
+        Annotated[float, Field(gt=0, le=1e3)], Annotated[float, Field(gt=0, le=1e3)]
+    ] = Field((1.0, 1.0), description="Drawn: online demand x uniform(low, high)")
+    caps: Literal["every_scenario", "expectation"] = Field(
+        "every_scenario",
+        description="Budget and carbon cap hold in every scenario, or in expectation",
+    )
+    max_scenario_cost_usd: float | None = Field(
+        None, gt=0, le=MAX_MAGNITUDE, description="Cap on any one scenario's cost (worst case)"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Uncertainty:
+        if (self.scenarios is None) == (self.n_scenarios is None):
+            raise ValueError("give either scenarios (a list) or n_scenarios (to draw them)")
+        if self.scenarios is not None:
+            total = sum(s.probability for s in self.scenarios)
+            if abs(total - 1.0) > 1e-6:
+                raise ValueError(
+                    f"scenario probabilities add up to {total:g}, not 1; scale them so they do"
+                )
+            names = [s.name for s in self.scenarios]
+            if len(set(names)) != len(names):
+                raise ValueError("scenario names must be unique")
+        low, high = self.demand_range
+        if low > high:
+            raise ValueError(f"demand_range low {low:g} is above high {high:g}")
+        return self
+
+
 class Problem(_Strict):
     """A procurement question: workloads and the constraints around them."""
 
@@ -506,6 +586,11 @@ class Problem(_Strict):
         "gpu_memory_utilization (0.90 by default, so 0.10)",
     )
     workloads: list[Workload] = Field(min_length=1)
+    uncertainty: Uncertainty | None = Field(
+        None,
+        description="Scenarios of prices and demand: solve plans commitments now and "
+        "rentals per scenario (two-stage, solver/stochastic.py)",
+    )
 
     @field_validator("start", mode="before")
     @classmethod
@@ -551,6 +636,7 @@ class Problem(_Strict):
                 refs = [w.start_period, w.end_period]
             elif w.periods is not None:
                 refs = list(w.periods)
+            refs += list(getattr(w, "demand_by_period", {}))
             for ref in refs:
                 if ref is not None and ref not in period_names:
                     hint = closest(ref, period_names)
@@ -558,7 +644,28 @@ class Problem(_Strict):
                         f"workload {w.name!r} names period {ref!r}, which is not in periods "
                         f"{period_names}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                     )
+        self._check_scenario_names(period_names)
         return self
+
+    def _check_scenario_names(self, period_names: list[str]) -> None:
+        """Scenario demand multipliers name online workloads and periods that exist."""
+        if self.uncertainty is None or self.uncertainty.scenarios is None:
+            return
+        online = [w.name for w in self.workloads if isinstance(w, InferenceWorkload)]
+        for s in self.uncertainty.scenarios:
+            for d in s.demand:
+                if d.workload is not None and d.workload not in online:
+                    hint = closest(d.workload, online)
+                    raise ValueError(
+                        f"scenario {s.name!r} scales workload {d.workload!r}, which is not an "
+                        f"online workload of the problem {online}"
+                        + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    )
+                if d.period is not None and d.period not in period_names:
+                    raise ValueError(
+                        f"scenario {s.name!r} scales period {d.period!r}, which is not in "
+                        f"periods {period_names}"
+                    )
 
     @property
     def resolved_periods(self) -> list[Period]:

@@ -889,7 +889,7 @@ def _check_demand(run: _Run) -> None:
                         avg_tps = (
                             dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
                         )
-                    factor = ctx.demand_factor(w, block)
+                    factor = ctx.demand_factor(w, block) * w.demand_by_period.get(period, 1.0)
                     # capacity for the peak at the utilisation target, not flat out
                     scale = factor * (1 + p.demand_headroom) / w.max_utilisation
                     # one unit is what any demand needs; the rule binds from two (as the
