@@ -353,6 +353,14 @@ def solve(
             "give byte-identical output",
         ),
     ] = False,
+    stochastic: Annotated[
+        bool,
+        typer.Option(
+            "--stochastic",
+            help="Two-stage plan over the problem's uncertainty: scenarios (the default "
+            "when the problem has one)",
+        ),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Solve a problem to proven optimality, verify the plan, and show it."""
@@ -368,6 +376,10 @@ def solve(
         _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
         cat = _load_catalog(catalog)
+        if stochastic or prob.uncertainty is not None:
+            text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format)
+            _write_or_print(text, out, force)
+            return
         try:
             plan = solve_problem(
                 prob,
@@ -1349,6 +1361,43 @@ def resolve_cmd(
         _write_resolution(text, result, out, plan_out, problem_out, force)
 
     _run(debug, body)
+
+
+def _stochastic_text(prob, cat, path: Path, solver: str, time_limit, gap, format: str) -> str:
+    """The two-stage plan of a problem with ``uncertainty:`` as a table or JSON."""
+    from solver.backends import SolveOptions
+    from solver.stochastic import solve_stochastic, stochastic_table
+
+    if format == "csv":
+        raise ProcureError(
+            "a two-stage plan has no single line-item table",
+            field="--format",
+            fix="use --format table or --format json",
+        )
+    try:
+        sp = solve_stochastic(
+            prob,
+            cat,
+            solver=solver,
+            options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+        )
+    except ProcureError as exc:
+        if exc.file is None:
+            exc.file = str(path)
+            exc.args = (exc.render(),)
+        raise
+    if format == "json":
+        return json.dumps(sp.model_dump(mode="json"), indent=2) + "\n"
+    return stochastic_table(sp)
+
+
+def _write_or_print(text: str, out: Path | None, force: bool) -> None:
+    if out is not None:
+        check_output_file(out, force=force)
+        write_atomic(out, text)
+        typer.echo(f"wrote {out}")
+    else:
+        sys.stdout.write(text)
 
 
 def _check_gap_and_limit(gap: float, time_limit: float | None) -> None:

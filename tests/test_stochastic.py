@@ -1,0 +1,188 @@
+"""Two-stage planning under price and demand uncertainty (issue 15, solver/stochastic.py),
+worked by hand.
+
+One H100 offering serves 10 requests/s per instance: $4.00/h on demand, $2.00/h reserved
+for a year (the whole 12-month horizon, 8,760 h). Base demand 20 requests/s (2 units).
+Two equally likely scenarios:
+
+- low:  demand x 0.5 = 1 unit; on demand x 0.375 = $1.50/h;
+- high: demand x 1.5 = 3 units; on demand x 0.75 = $3.00/h.
+
+Reserving R units now costs $2R/h in both; the rest is rented in each scenario.
+The k-th reserved unit saves the on-demand price in every scenario that needs k units:
+unit 1 saves 0.5 x 1.50 + 0.5 x 3.00 = $2.25/h > $2 (reserve it); units 2 and 3 save
+0.5 x 3.00 = $1.50/h < $2 (rent them). So R = 1, where low alone would reserve 0 (1.50 <
+2) and high alone 3 (3.00 > 2).
+
+- RP  = 2 x 1 + 0.5 x 0 + 0.5 x (2 x 3.00) = $5.00/h x 8,760 = $43,800;
+- EV: expected demand 2 units at 0.5 x 1.50 + 0.5 x 3.00 = $2.25/h > $2: reserve 2;
+  EEV = 2 x 2 + 0.5 x 0 + 0.5 x (1 x 3.00) = $5.50/h = $48,180; VSS = EEV - RP = $4,380;
+- WS = 0.5 x 1.50 + 0.5 x (3 x 2) = $3.75/h = $32,850; EVPI = RP - WS = $10,950.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import offering, serve, write_catalog
+from solver.catalog import load_catalog
+from solver.cli import app
+from solver.problem import parse_problem
+from solver.solve import solve_problem
+from solver.stochastic import (
+    demand_factors,
+    price_factors,
+    scenario_catalog,
+    scenario_problem,
+    scenarios_of,
+    solve_stochastic,
+)
+
+runner = CliRunner()
+HOURS = 8_760.0
+
+LOW = {
+    "name": "low",
+    "probability": 0.5,
+    "prices": [{"mode": "on_demand", "factor": 0.375}],
+    "demand": [{"factor": 0.5}],
+}
+HIGH = {
+    "name": "high",
+    "probability": 0.5,
+    "prices": [{"mode": "on_demand", "factor": 0.75}],
+    "demand": [{"factor": 1.5}],
+}
+
+
+def _problem(**uncertainty) -> dict:
+    return {
+        "name": "reserve-or-rent",
+        "horizon_months": 12,
+        "modes": ["on_demand", "reserved_1y"],
+        "load_blocks": [{"name": "all-day", "hours_per_day": 24, "demand_factor": 1}],
+        "workloads": [serve(20)],
+        "uncertainty": {"scenarios": [LOW, HIGH], **uncertainty},
+    }
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    return load_catalog(
+        write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    )
+
+
+def _reserved(items) -> float:
+    return sum(i.units for i in items if i.item == "reservation")
+
+
+def test_the_stochastic_plan_reserves_what_neither_scenario_would(catalog):
+    problem = parse_problem(_problem())
+    sp = solve_stochastic(problem, catalog)
+    assert sp.verified and all(o.verified for o in sp.scenarios)
+    assert _reserved(sp.commitments) == 1
+    assert sp.expected_cost_usd == pytest.approx(5.00 * HOURS)  # $43,800
+    assert [o.total_cost_usd for o in sp.scenarios] == [
+        pytest.approx(2.0 * HOURS),  # low: the reserved unit serves it all
+        pytest.approx((2.0 + 2 * 3.0) * HOURS),  # high: 1 reserved + 2 rented at $3
+    ]
+    assert _reserved(sp.deterministic_commitments) == 2
+    assert sp.deterministic_expected_cost_usd == pytest.approx(5.50 * HOURS)  # $48,180
+    assert sp.value_of_stochastic_solution_usd == pytest.approx(0.50 * HOURS)  # $4,380
+    assert sp.wait_and_see_usd == pytest.approx(3.75 * HOURS)  # $32,850
+    assert sp.expected_value_of_perfect_information_usd == pytest.approx(1.25 * HOURS)
+    assert sp.worst_scenario == "high" and sp.worst_case_usd == pytest.approx(8.0 * HOURS)
+    # each scenario's own optimum, solved alone as a deterministic problem: 0 and 3
+    for scenario, own in zip(scenarios_of(problem, catalog), (0, 3), strict=True):
+        p_s = scenario_problem(problem, demand_factors(problem, scenario), "every_scenario")
+        c_s = scenario_catalog(catalog, price_factors(catalog, scenario))
+        plan = solve_problem(p_s, c_s)
+        assert _reserved(plan.line_items) == own
+
+
+def test_caps_hold_in_every_scenario_or_in_expectation(catalog, tmp_path):
+    # A $50,000 budget: in every scenario it is infeasible (high needs at least
+    # 3 x $2 x 8,760 = $52,560); in expectation the plan above ($43,800) keeps it.
+    every = _problem()
+    every["budget_usd"] = 50_000
+    path = tmp_path / "every.yaml"
+    path.write_text(yaml.safe_dump(every))
+    cat = tmp_path / "cat"
+    result = runner.invoke(app, ["solve", str(path), "--catalog", str(cat)])
+    assert result.exit_code == 3, result.output
+    expectation = _problem(caps="expectation")
+    expectation["budget_usd"] = 50_000
+    sp = solve_stochastic(parse_problem(expectation), catalog)
+    assert sp.expected_cost_usd == pytest.approx(43_800.0)
+    assert sp.worst_case_usd > 50_000  # one scenario spends more; the expectation holds
+
+
+def test_a_worst_case_cap_buys_insurance(catalog):
+    # No scenario may cost more than $60,000: R = 1 leaves high at $70,080 and R = 2 at
+    # (2 x 2 + 3) x 8,760 = $61,320, so R = 3: $6/h in both = $52,560
+    sp = solve_stochastic(parse_problem(_problem(max_scenario_cost_usd=60_000)), catalog)
+    assert _reserved(sp.commitments) == 3
+    assert sp.worst_case_usd == pytest.approx(52_560.0)
+    assert sp.expected_cost_usd == pytest.approx(52_560.0)
+
+
+def test_the_cli_writes_the_two_stage_plan(tmp_path):
+    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(_problem()))
+    args = ["solve", str(path), "--catalog", str(tmp_path / "cat")]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    assert "value of the stochastic solution (VSS) $4,380" in table.output
+    doc = json.loads(runner.invoke(app, [*args, "--format", "json"]).output)
+    assert doc["expected_value_of_perfect_information_usd"] == pytest.approx(10_950.0)
+    assert runner.invoke(app, [*args, "--format", "csv"]).exit_code == 2
+
+
+def test_drawn_scenarios_are_reproducible(catalog):
+    drawn = _problem()
+    drawn["uncertainty"] = {"n_scenarios": 6, "seed": 7, "price_sigma": 0.3,
+                            "demand_range": [0.5, 1.5]}  # fmt: skip
+    problem = parse_problem(drawn)
+    first = scenarios_of(problem, catalog)
+    assert [s.model_dump() for s in first] == [
+        s.model_dump() for s in scenarios_of(problem, catalog)
+    ]
+    assert sum(s.probability for s in first) == pytest.approx(1.0)
+    sp = solve_stochastic(problem, catalog)
+    assert sp.verified and len(sp.scenarios) == 6
+    assert sp.value_of_stochastic_solution_usd >= -1e-6
+    assert sp.expected_value_of_perfect_information_usd >= -1e-6
+
+
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        ({"scenarios": [dict(LOW, probability=0.4), HIGH]}, ["add up to 0.9", "uncertainty"]),
+        ({"scenarios": [dict(LOW, prices=[{"factor": 0}]), HIGH]}, ["factor", "greater than 0"]),
+        ({"scenarios": [dict(LOW, prices=[{"mode": "reserved_1y", "factor": 2}]), HIGH]},
+         ["mode", "on_demand"]),
+        ({"scenarios": [dict(LOW, demand=[{"workload": "nope", "factor": 2}]), HIGH]},
+         ["workload 'nope'"]),
+        ({"scenarios": [dict(LOW, prices=[{"provider": "acmee", "factor": 2}]), HIGH]},
+         ["provider 'acmee'", "prices[0].provider", "did you mean 'acme'"]),
+        ({"scenarios": [LOW, HIGH], "n_scenarios": 4}, ["either scenarios"]),
+    ],
+)  # fmt: skip
+def test_bad_scenarios_get_one_clear_message(tmp_path, change, fragments):
+    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    data = _problem()
+    data["uncertainty"] = change
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["solve", str(path), "--catalog", str(tmp_path / "cat")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and "fix:" in result.output
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.output, (fragment, result.output)
