@@ -361,6 +361,21 @@ def solve(
             "when the problem has one)",
         ),
     ] = False,
+    stochastic_method: Annotated[
+        str,
+        typer.Option(
+            "--stochastic-method",
+            help="Two-stage: one extensive model (proven optimal) or a scenario "
+            "decomposition with a bound (auto: extensive up to 10 scenarios)",
+            **_choices("auto", "extensive", "decomposition"),
+        ),
+    ] = "auto",
+    workers: Annotated[
+        int, typer.Option(help="Local processes for the decomposition's scenario solves")
+    ] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler (tcp://host:8786) for the decomposition")
+    ] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Solve a problem to proven optimality, verify the plan, and show it."""
@@ -377,7 +392,8 @@ def solve(
         prob = load_problem(problem)
         cat = _load_catalog(catalog)
         if stochastic or prob.uncertainty is not None:
-            text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format)
+            method = (stochastic_method, workers, scheduler)
+            text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, method)
             _write_or_print(text, out, force)
             return
         try:
@@ -1363,7 +1379,9 @@ def resolve_cmd(
     _run(debug, body)
 
 
-def _stochastic_text(prob, cat, path: Path, solver: str, time_limit, gap, format: str) -> str:
+def _stochastic_text(
+    prob, cat, path: Path, solver: str, time_limit, gap, format: str, method: tuple
+) -> str:
     """The two-stage plan of a problem with ``uncertainty:`` as a table or JSON."""
     from solver.backends import SolveOptions
     from solver.stochastic import solve_stochastic, stochastic_table
@@ -1374,12 +1392,18 @@ def _stochastic_text(prob, cat, path: Path, solver: str, time_limit, gap, format
             field="--format",
             fix="use --format table or --format json",
         )
+    name, workers, scheduler = method
+    if workers < 1:
+        raise ProcureError("--workers must be 1 or more", field="--workers", fix="e.g. 2")
     try:
         sp = solve_stochastic(
             prob,
             cat,
             solver=solver,
             options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+            method=name,
+            workers=workers,
+            scheduler=scheduler,
         )
     except ProcureError as exc:
         if exc.file is None:

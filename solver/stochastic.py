@@ -38,6 +38,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.backends import SolveOptions
+from solver.backends.base import relative_gap
 from solver.catalog import Catalog
 from solver.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
 from solver.errors import InfeasibleError, ProcureError, closest
@@ -66,9 +67,16 @@ class StochasticPlan(BaseModel):
     """The two-stage plan: commitments now, and what they lead to in each scenario."""
 
     problem: str
-    status: str
+    status: str = Field(
+        description="optimal (extensive form, proven) or feasible (decomposition: the best "
+        "candidate commitments, with their gap to the lower bound)"
+    )
+    method: str = Field(description="extensive_form or decomposition")
     solver: str
-    gap: float | None
+    gap: float | None = Field(description="(expected cost - lower bound) / expected cost")
+    lower_bound_usd: float | None = Field(
+        None, description="A proven lower bound on the expected cost of any commitments"
+    )
     caps: str = Field(description="every_scenario or expectation (budget and carbon cap)")
     expected_cost_usd: float = Field(description="RP: sum over scenarios of p x cost")
     commitments: list[LineItem] = Field(description="Reservations and purchases, signed now")
@@ -377,15 +385,51 @@ def extensive_form(
 # ------------------------------------------------------------------ solve
 
 
+class _Setup:
+    """The problem's scenarios compiled and built, pools kept if any scenario needs them."""
+
+    def __init__(self, problem: Problem, catalog: Catalog) -> None:
+        if problem.objective != "min_cost":
+            raise ProcureError(
+                f"two-stage planning minimises expected cost; the objective is {problem.objective}",
+                field="objective",
+                fix="use objective: min_cost with uncertainty:",
+            )
+        started = time.perf_counter()
+        self.problem, self.catalog = problem, catalog
+        self.caps = problem.uncertainty.caps
+        self.scenarios = scenarios_of(problem, catalog)
+        self.names = [s.name for s in self.scenarios]
+        self.probs = [s.probability for s in self.scenarios]
+        self.base = compile_problem(problem, catalog, prune_dominated=False)
+        self.inputs, compiled = [], []
+        for s in self.scenarios:
+            pf, df = price_factors(catalog, s), demand_factors(problem, s)
+            problem_s = scenario_problem(problem, df, self.caps)
+            self.inputs.append((problem_s, scenario_catalog(catalog, pf)))
+            compiled.append(scenario_compiled(self.base, problem_s, pf, df))
+        self.kept = pools_kept_in_any(compiled)
+        self.compiled = keep_pools(compiled, self.kept)
+        self.models = [build_model(c) for c in self.compiled]
+        self.seconds = {"compile_and_build": time.perf_counter() - started}
+
+
 def solve_stochastic(
     problem: Problem,
     catalog: Catalog,
     *,
     solver: str = "highspy",
     options: SolveOptions | None = None,
-    hindsight: bool = True,
+    method: str = "auto",
+    workers: int = 1,
+    scheduler: str | None = None,
 ) -> StochasticPlan:
     """The two-stage plan of a problem with ``uncertainty:`` (module docstring).
+
+    ``method``: ``extensive`` (one model of every scenario, proven optimal),
+    ``decomposition`` (scenario subproblems, in parallel on ``workers`` processes or a
+    Dask ``scheduler``: :func:`_decomposition`), or ``auto`` (extensive up to 10
+    scenarios).
 
     Raises
     ------
@@ -396,74 +440,181 @@ def solve_stochastic(
     VerificationError
         A scenario's plan failed the independent verifier (a bug in procure).
     """
-    from solver.solve import optimise
-
-    if problem.objective != "min_cost":
+    if method not in ("auto", "extensive", "decomposition"):
         raise ProcureError(
-            f"two-stage planning minimises expected cost; the objective is {problem.objective}",
-            field="objective",
-            fix="use objective: min_cost with uncertainty:",
+            f"unknown method {method!r}",
+            field="--stochastic-method",
+            fix="use auto, extensive or decomposition",
         )
     options = options or SolveOptions()
-    u = problem.uncertainty
-    scenarios = scenarios_of(problem, catalog)
-    names = [s.name for s in scenarios]
-    probs = [s.probability for s in scenarios]
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    base = compile_problem(problem, catalog, prune_dominated=False)
-    inputs = []
-    for s in scenarios:
-        pf, df = price_factors(catalog, s), demand_factors(problem, s)
-        problem_s = scenario_problem(problem, df, u.caps)
-        inputs.append(
-            (problem_s, scenario_catalog(catalog, pf), scenario_compiled(base, problem_s, pf, df))
-        )
-    compiled = [c for _, _, c in inputs]
-    kept = pools_kept_in_any(compiled)
-    compiled = keep_pools(compiled, kept)
-    models = [build_model(c) for c in compiled]
+    setup = _Setup(problem, catalog)
+    if method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
+        return _decomposition(setup, solver, options, workers, scheduler)
+    return _extensive(setup, solver, options, workers, scheduler)
+
+
+def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, scheduler):
+    from solver.solve import optimise
+
+    u = setup.problem.uncertainty
     ef, maps = extensive_form(
-        models, probs, names, caps=u.caps, budget_usd=problem.budget_usd,
-        carbon_cap_tco2e=problem.carbon_cap_tco2e,
+        setup.models, setup.probs, setup.names, caps=setup.caps,
+        budget_usd=setup.problem.budget_usd, carbon_cap_tco2e=setup.problem.carbon_cap_tco2e,
         max_scenario_cost_usd=u.max_scenario_cost_usd,
     )  # fmt: skip
-    seconds["compile_and_build"] = time.perf_counter() - started
-    solution = optimise(compiled[0], ef, solver=solver, options=options)
-    seconds["extensive_form"] = solution.result.solve_seconds
-    values = solution.result.values
+    solution = optimise(setup.compiled[0], ef, solver=solver, options=options)
+    r = solution.result
+    setup.seconds["extensive_form"] = r.solve_seconds
     plans = [
-        _scenario_plan(compiled[s], models[s], values[maps[s]], inputs[s], solution, solver)
-        for s in range(len(scenarios))
+        _scenario_plan(setup, s, r.values[maps[s]], r, solver) for s in range(len(setup.names))
     ]
-    # the deterministic plan: expected prices and demands, its commitments on every scenario
-    ev_commitments, eev, ev_notes = _deterministic(
-        base, problem, catalog, scenarios, kept, ef, models, maps, solver, options, seconds
+    ev = _ev_first_stage(setup, solver, options)
+    t0 = time.perf_counter()
+    fixed = _fix_first_stage(ef, ev.first)
+    try:
+        eev = float(
+            optimise(setup.compiled[0], fixed, solver=solver, options=options).result.objective
+        )
+    except InfeasibleError:
+        eev = None
+    setup.seconds["eev"] = time.perf_counter() - t0
+    alone = _alone(setup, solver, options, workers, scheduler)
+    return _summary(setup, r, plans, ev, eev, alone, "extensive_form", r.bound)
+
+
+def _fix_first_stage(model: LinearModel, first: dict[str, float]) -> LinearModel:
+    """``model`` with its first-stage variables fixed at ``first`` (by name; others 0)."""
+    v = model.variables.copy()
+    is_first = v["kind"].isin(FIRST_STAGE).to_numpy()
+    chosen = v.loc[is_first, "name"].map(first).fillna(0.0).to_numpy()
+    v.loc[is_first, "lb"] = chosen
+    v.loc[is_first, "ub"] = chosen
+    return replace(model, variables=v)
+
+
+def _first_stage(model: LinearModel, values: np.ndarray) -> dict[str, float]:
+    v = model.variables
+    first = v["kind"].isin(FIRST_STAGE).to_numpy()
+    return {n: float(round(x)) for n, x in zip(v["name"][first], values[first], strict=True)}
+
+
+def _scenario_task(shared, task):
+    """Solve one scenario alone, its first stage fixed or free: (cost, bound, values), or
+    None when it has no feasible plan."""
+    from solver.solve import optimise
+
+    compiled, models, solver, options = shared
+    s, first = task
+    model = models[s] if first is None else _fix_first_stage(models[s], first)
+    try:
+        r = optimise(compiled[s], model, solver=solver, options=options).result
+    except InfeasibleError:
+        return None
+    cost = models[s].expressions["total_cost_usd"].value(r.values)
+    bound = r.bound if r.bound is not None and np.isfinite(r.bound) else r.objective
+    return cost, float(bound), r.values
+
+
+def _run(setup: _Setup, tasks: list, solver, options, workers, scheduler) -> list:
+    from solver.sensitivity import run_tasks
+
+    shared = (setup.compiled, setup.models, solver, options)
+    return run_tasks(_scenario_task, tasks, shared=shared, workers=workers, scheduler=scheduler)
+
+
+def _alone(setup: _Setup, solver, options, workers, scheduler) -> list:
+    """Each scenario solved alone with hindsight (wait and see)."""
+    t0 = time.perf_counter()
+    out = _run(
+        setup, [(s, None) for s in range(len(setup.names))], solver, options, workers, scheduler
     )
-    hindsight_costs = None
-    if hindsight:
-        t0 = time.perf_counter()
-        hindsight_costs = [
-            optimise(c, m, solver=solver, options=options).result.objective
-            for c, m in zip(compiled, models, strict=True)
-        ]
-        seconds["wait_and_see"] = time.perf_counter() - t0
-    return _summary(
-        problem, solution, plans, scenarios, ev_commitments, eev, hindsight_costs, u.caps,
-        seconds, ev_notes,
-    )  # fmt: skip
+    setup.seconds["wait_and_see"] = time.perf_counter() - t0
+    if any(x is None for x in out):
+        raise InfeasibleError(
+            f"scenario {setup.names[out.index(None)]!r} has no feasible plan even with hindsight",
+            field="uncertainty",
+            fix="relax the budget, carbon cap or demand of that scenario",
+        )
+    return out
 
 
-def _scenario_plan(compiled, model, values, inputs, solution, solver):
-    """One scenario's plan, checked against its own problem and catalog."""
+def _decomposition(setup: _Setup, solver, options, workers, scheduler):
+    """Scenario decomposition with a proven bound.
+
+    Each scenario is solved alone (in parallel): their expected dual bound is a lower
+    bound on the expected cost of any commitments (no shared plan beats hindsight).
+    Candidate commitments: each scenario's own, the deterministic plan's (expected
+    prices and demand), and the probability-weighted consensus of the scenarios' own
+    rounded down and up. Each candidate is priced exactly: its commitments fixed, every
+    scenario re-planned (in parallel); the cheapest in expectation is the plan, its gap
+    against the lower bound reported.
+    """
+    alone = _alone(setup, solver, options, workers, scheduler)
+    lower = float(sum(p * b for p, (_, b, _) in zip(setup.probs, alone, strict=True)))
+    own = [_first_stage(m, x) for m, (_, _, x) in zip(setup.models, alone, strict=True)]
+    ev = _ev_first_stage(setup, solver, options)
+    keys = sorted(set().union(*own)) if own else []
+    mean = {k: sum(p * o.get(k, 0.0) for p, o in zip(setup.probs, own, strict=True)) for k in keys}
+    candidates = [*own, ev.first, {k: float(np.floor(v + 1e-9)) for k, v in mean.items()},
+                  {k: float(np.ceil(v - 1e-9)) for k, v in mean.items()}]  # fmt: skip
+    unique: list[dict] = []
+    for c in candidates:
+        if not any(_same_first(c, u) for u in unique):
+            unique.append(c)
+    t0 = time.perf_counter()
+    n = len(setup.names)
+    tasks = [(s, c) for c in unique for s in range(n)]
+    results = _run(setup, tasks, solver, options, workers, scheduler)
+    setup.seconds["candidates"] = time.perf_counter() - t0
+    best, best_cost, eev = None, np.inf, None
+    for k, c in enumerate(unique):
+        part = results[k * n : (k + 1) * n]
+        if any(x is None for x in part):
+            continue
+        expected = float(sum(p * x[0] for p, x in zip(setup.probs, part, strict=True)))
+        if not _within_caps(setup, [x[0] for x in part], expected):
+            continue
+        if _same_first(c, ev.first):
+            eev = expected
+        if expected < best_cost - 1e-6:
+            best, best_cost = k, expected
+    if best is None:
+        raise InfeasibleError(
+            "no candidate commitments give every scenario a feasible plan",
+            field="uncertainty",
+            fix="relax the budget or carbon cap, or use the extensive form (fewer scenarios)",
+        )
+    part = results[best * n : (best + 1) * n]
+    plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
+    return _summary(setup, None, plans, ev, eev, alone, "decomposition", lower)
+
+
+def _same_first(a: dict, b: dict) -> bool:
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-6 for k in set(a) | set(b))
+
+
+def _within_caps(setup: _Setup, costs: list[float], expected: float) -> bool:
+    """Caps the scenario subproblems do not see: the expected budget, the worst case."""
+    u, p = setup.problem.uncertainty, setup.problem
+    if u.max_scenario_cost_usd is not None and max(costs) > u.max_scenario_cost_usd * (1 + 1e-9):
+        return False
+    if setup.caps == "expectation" and p.budget_usd is not None:
+        return expected <= p.budget_usd * (1 + 1e-9)
+    return True
+
+
+def _scenario_plan(setup: _Setup, s: int, values: np.ndarray, result, solver: str):
+    """Scenario ``s``'s plan, checked against its own problem and catalog."""
     from solver.solve import VerificationError
     from solver.verify import verify_plan
 
-    problem_s, catalog_s, _ = inputs
-    r = solution.result
+    problem_s, catalog_s = setup.inputs[s]
+    model = setup.models[s]
     plan = extract_plan(
-        compiled, model, values, status=r.termination.value, objective=None, gap=r.gap,
-        solver=solver, solve_seconds=r.solve_seconds,
+        setup.compiled[s], model, values,
+        status="optimal" if result is None else result.termination.value,
+        objective=None, gap=None if result is None else result.gap, solver=solver,
+        solve_seconds=0.0 if result is None else result.solve_seconds,
     )  # fmt: skip
     model_usd = model.expressions["total_cost_usd"].value(values)
     if abs(plan.total_cost_usd - model_usd) > 1e-6 * max(1.0, abs(model_usd)) + 0.01:
@@ -475,7 +626,7 @@ def _scenario_plan(compiled, model, values, inputs, solution, solver):
     failed = [c for c in checks if not c.ok]
     if failed:
         raise VerificationError(
-            "a scenario's plan failed independent verification ("
+            f"scenario {setup.names[s]!r}'s plan failed independent verification ("
             + "; ".join(f"{c.name}: {c.detail}" for c in failed)
             + ")",
             fix="this is a bug in procure: report it with the problem file",
@@ -483,76 +634,67 @@ def _scenario_plan(compiled, model, values, inputs, solution, solver):
     return plan.model_copy(update={"checks": checks, "verified": True})
 
 
-def _deterministic(
-    base, problem, catalog, scenarios, kept, ef, models, maps, solver, options, seconds
-):
-    """(EV commitments, EEV or None, notes): the plan at expected prices and demands; its
-    commitments fixed in the extensive form, rentals re-planned per scenario."""
+class _EV:
+    """The deterministic plan at expected prices and demands: its first stage."""
+
+    def __init__(self, first: dict[str, float], commitments: list[LineItem]) -> None:
+        self.first, self.commitments = first, commitments
+
+
+def _ev_first_stage(setup: _Setup, solver: str, options: SolveOptions) -> _EV:
     from solver.solve import optimise
 
     t0 = time.perf_counter()
-    probs = np.array([s.probability for s in scenarios])
-    pf = sum(p * price_factors(catalog, s) for p, s in zip(probs, scenarios, strict=True))
-    dfs = [demand_factors(problem, s) for s in scenarios]
+    problem, catalog = setup.problem, setup.catalog
+    probs = setup.probs
+    pf = sum(p * price_factors(catalog, s) for p, s in zip(probs, setup.scenarios, strict=True))
+    dfs = [demand_factors(problem, s) for s in setup.scenarios]
     df = {k: float(sum(p * d[k] for p, d in zip(probs, dfs, strict=True))) for k in dfs[0]}
-    caps = problem.uncertainty.caps if problem.uncertainty else "every_scenario"
     problem_ev = scenario_problem(problem, df, "every_scenario")
-    (ev,) = keep_pools([scenario_compiled(base, problem_ev, pf, df)], kept)
-    ev_model = build_model(ev)
-    ev_solution = optimise(ev, ev_model, solver=solver, options=options)
-    ev_plan = extract_plan(
-        ev, ev_model, ev_solution.result.values, status="optimal", objective=None, gap=None,
-        solver=solver, solve_seconds=0.0,
+    (ev,) = keep_pools([scenario_compiled(setup.base, problem_ev, pf, df)], setup.kept)
+    model = build_model(ev)
+    values = optimise(ev, model, solver=solver, options=options).result.values
+    plan = extract_plan(
+        ev, model, values, status="optimal", objective=None, gap=None, solver=solver,
+        solve_seconds=0.0,
     )  # fmt: skip
-    seconds["deterministic"] = time.perf_counter() - t0
-    first = dict(zip(ev_model.variables["name"], ev_solution.result.values, strict=True))
-    fixed = ef.variables.copy()
-    is_first = fixed["kind"].isin(FIRST_STAGE).to_numpy()
-    chosen = fixed.loc[is_first, "name"].map(first).fillna(0.0).to_numpy()
-    fixed.loc[is_first, "lb"] = chosen
-    fixed.loc[is_first, "ub"] = chosen
-    notes = []
-    t0 = time.perf_counter()
-    try:
-        eev_solution = optimise(
-            replace(base, problem=problem), replace(ef, variables=fixed), solver=solver,
-            options=options,
-        )  # fmt: skip
-        eev = float(eev_solution.result.objective)
-    except InfeasibleError:
-        eev = None
-        notes.append(
-            "the deterministic plan's commitments leave some scenario without a feasible "
-            f"plan under the caps ({caps}): its VSS is unbounded"
-        )
-    seconds["eev"] = time.perf_counter() - t0
-    commitments = [i for i in ev_plan.line_items if i.item in ("reservation", "purchase")]
-    return commitments, eev, notes
+    setup.seconds["deterministic"] = time.perf_counter() - t0
+    commitments = [i for i in plan.line_items if i.item in ("reservation", "purchase")]
+    return _EV(_first_stage(model, values), commitments)
 
 
 def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     order = np.argsort(costs, kind="stable")
     cum = np.cumsum(probs[order])
-    return float(costs[order][np.searchsorted(cum, q - 1e-12)])
+    return float(costs[order][min(len(costs) - 1, np.searchsorted(cum, q - 1e-12))])
 
 
-def _summary(
-    problem, solution, plans, scenarios, ev_commitments, eev, hindsight, caps, seconds, notes
-):
+def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, lower):
     costs = np.array([p.total_cost_usd for p in plans])
-    probs = np.array([s.probability for s in scenarios])
+    probs = np.array(setup.probs)
     rp = float(probs @ costs)
-    ws = None if hindsight is None else float(probs @ np.array(hindsight))
+    hindsight = [x[0] for x in alone]
+    ws = float(probs @ np.array(hindsight))
     worst = int(np.argmax(costs))
-    commitments = [i for i in plans[0].line_items if i.item in ("reservation", "purchase")]
+    notes = []
+    if eev is None:
+        notes.append(
+            "the deterministic plan's commitments leave some scenario without a feasible "
+            f"plan under the caps ({setup.caps}): its VSS is unbounded"
+        )
+    gap = relative_gap(rp, lower)
     return StochasticPlan(
-        problem=problem.name,
-        status=solution.result.termination.value,
-        solver=solution.result.solver,
-        gap=solution.result.gap,
-        caps=caps,
+        problem=setup.problem.name,
+        status="optimal"
+        if result is not None and result.termination.value == "optimal"
+        else "feasible",
+        method=method,
+        solver=plans[0].solver,
+        gap=gap,
+        lower_bound_usd=lower,
+        caps=setup.caps,
         expected_cost_usd=rp,
-        commitments=commitments,
+        commitments=[i for i in plans[0].line_items if i.item in ("reservation", "purchase")],
         scenarios=[
             ScenarioOutcome(
                 name=s.name,
@@ -560,22 +702,22 @@ def _summary(
                 total_cost_usd=p.total_cost_usd,
                 total_co2e_t=p.total_co2e_t,
                 verified=p.verified,
-                hindsight_cost_usd=None if hindsight is None else float(hindsight[k]),
+                hindsight_cost_usd=float(hindsight[k]),
             )
-            for k, (s, p) in enumerate(zip(scenarios, plans, strict=True))
+            for k, (s, p) in enumerate(zip(setup.scenarios, plans, strict=True))
         ],
         cost_percentiles_usd={
             f"p{q}": _weighted_quantile(costs, probs, q / 100) for q in (5, 50, 95)
         },
         worst_case_usd=float(costs[worst]),
-        worst_scenario=scenarios[worst].name,
-        deterministic_commitments=ev_commitments,
+        worst_scenario=setup.names[worst],
+        deterministic_commitments=ev.commitments,
         deterministic_expected_cost_usd=eev,
         value_of_stochastic_solution_usd=None if eev is None else eev - rp,
         wait_and_see_usd=ws,
-        expected_value_of_perfect_information_usd=None if ws is None else rp - ws,
+        expected_value_of_perfect_information_usd=rp - ws,
         verified=all(p.verified for p in plans),
-        seconds=seconds,
+        seconds=setup.seconds,
         notes=notes,
     )
 
@@ -587,8 +729,10 @@ def stochastic_table(sp: StochasticPlan) -> str:
         return "n/a" if v is None else f"${v:,.0f}"
 
     lines = [
-        f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios, {sp.status}, "
-        f"verified={str(sp.verified).lower()}, solver {sp.solver}, caps {sp.caps}",
+        f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "
+        f"{sp.status}, verified={str(sp.verified).lower()}, solver {sp.solver}, caps {sp.caps}",
+        f"lower bound {usd(sp.lower_bound_usd)}, gap "
+        + ("n/a" if sp.gap is None else f"{sp.gap:.2%}"),
         f"expected cost {usd(sp.expected_cost_usd)}; p5 {usd(sp.cost_percentiles_usd['p5'])}, "
         f"median {usd(sp.cost_percentiles_usd['p50'])}, p95 "
         f"{usd(sp.cost_percentiles_usd['p95'])}; worst {usd(sp.worst_case_usd)} "

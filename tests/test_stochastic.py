@@ -186,3 +186,23 @@ def test_bad_scenarios_get_one_clear_message(tmp_path, change, fragments):
     assert "Traceback" not in result.output
     for fragment in fragments:
         assert fragment in result.output, (fragment, result.output)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_decomposition_agrees_with_the_extensive_form(catalog, workers):
+    # Scenario decomposition on the same case: each scenario alone gives the lower bound
+    # WS = $32,850; the candidates (low's R = 0, high's R = 3, the deterministic R = 2 and
+    # the consensus 1.5 rounded to 1 and 2) priced exactly: R = 1 at $43,800 is the best,
+    # the extensive form's optimum; gap (43,800 - 32,850) / 43,800 = 25%
+    sp = solve_stochastic(
+        parse_problem(_problem()), catalog, method="decomposition", workers=workers
+    )
+    assert sp.method == "decomposition" and sp.verified
+    assert _reserved(sp.commitments) == 1
+    assert sp.expected_cost_usd == pytest.approx(43_800.0)
+    assert sp.lower_bound_usd == pytest.approx(32_850.0)
+    assert sp.gap == pytest.approx(0.25)
+    assert sp.deterministic_expected_cost_usd == pytest.approx(48_180.0)
+    extensive = solve_stochastic(parse_problem(_problem()), catalog, method="extensive")
+    assert extensive.gap == pytest.approx(0.0, abs=1e-6)
+    assert extensive.expected_cost_usd == pytest.approx(sp.expected_cost_usd)
