@@ -48,6 +48,7 @@ from solver.problem import DemandMultiplier, InferenceWorkload, PriceMultiplier,
 from solver.units import PRICE_COLUMN, RENTED_MODES
 
 FIRST_STAGE = (VarKind.BUY.value, VarKind.COMMIT.value)
+MAX_OWN_CANDIDATES = 5  # decomposition: scenarios whose own commitments are tried
 
 
 class ScenarioOutcome(BaseModel):
@@ -543,9 +544,10 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
 
     Each scenario is solved alone (in parallel): their expected dual bound is a lower
     bound on the expected cost of any commitments (no shared plan beats hindsight).
-    Candidate commitments: each scenario's own, the deterministic plan's (expected
-    prices and demand), and the probability-weighted consensus of the scenarios' own
-    rounded down and up. Each candidate is priced exactly: its commitments fixed, every
+    Candidate commitments: each scenario's own (at most five, at spread percentiles of
+    hindsight cost), the deterministic plan's (expected prices and demand), and the
+    probability-weighted consensus of the scenarios' own rounded down and up. This is a
+    heuristic for the plan (progressive hedging would refine it) with an exact bound. Each candidate is priced exactly: its commitments fixed, every
     scenario re-planned (in parallel); the cheapest in expectation is the plan, its gap
     against the lower bound reported.
     """
@@ -555,7 +557,14 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     ev = _ev_first_stage(setup, solver, options)
     keys = sorted(set().union(*own)) if own else []
     mean = {k: sum(p * o.get(k, 0.0) for p, o in zip(setup.probs, own, strict=True)) for k in keys}
-    candidates = [*own, ev.first, {k: float(np.floor(v + 1e-9)) for k, v in mean.items()},
+    # every scenario's own commitments when there are few; else those of the scenarios at
+    # the 10th, 30th, 50th, 70th and 90th percentiles of hindsight cost
+    picked = range(len(own))
+    if len(own) > MAX_OWN_CANDIDATES:
+        order = np.argsort([x[0] for x in alone], kind="stable")
+        picked = sorted({int(order[int(q * (len(own) - 1))]) for q in (0.1, 0.3, 0.5, 0.7, 0.9)})
+    candidates = [*(own[k] for k in picked), ev.first,
+                  {k: float(np.floor(v + 1e-9)) for k, v in mean.items()},
                   {k: float(np.ceil(v - 1e-9)) for k, v in mean.items()}]  # fmt: skip
     unique: list[dict] = []
     for c in candidates:
