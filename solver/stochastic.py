@@ -547,9 +547,10 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     Candidate commitments: each scenario's own (at most five, at spread percentiles of
     hindsight cost), the deterministic plan's (expected prices and demand), and the
     probability-weighted consensus of the scenarios' own rounded down and up. This is a
-    heuristic for the plan (progressive hedging would refine it) with an exact bound. Each candidate is priced exactly: its commitments fixed, every
-    scenario re-planned (in parallel); the cheapest in expectation is the plan, its gap
-    against the lower bound reported.
+    heuristic for the plan (progressive hedging would refine it) with an exact bound.
+    Each candidate is priced exactly: its commitments fixed, every scenario re-planned
+    (in parallel); the cheapest in expectation is the plan, its gap against the lower
+    bound reported.
     """
     alone = _alone(setup, solver, options, workers, scheduler)
     lower = float(sum(p * b for p, (_, b, _) in zip(setup.probs, alone, strict=True)))
