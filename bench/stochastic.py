@@ -1,6 +1,7 @@
 """Two-stage planning on the seed (issue 15): N drawn price-and-demand scenarios.
 
-    python bench/stochastic.py [N] [--sigma 0.25] [--demand 0.7 1.4]
+    python bench/stochastic.py [N] [--sigma 0.25] [--demand 0.7 1.4] [--method extensive]
+        [--gap 0.01] [--workers 2]
 
 Prints the commitments chosen, the expected cost, VSS and EVPI, and the time of each
 part (compile and build, extensive form, the deterministic plan and its evaluation, the
@@ -13,6 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
+from solver.backends import SolveOptions
 from solver.catalog import load_catalog
 from solver.problem import Uncertainty, load_problem
 from solver.stochastic import solve_stochastic
@@ -26,6 +28,9 @@ def main() -> None:
     ap.add_argument("--sigma", type=float, default=0.25)
     ap.add_argument("--demand", type=float, nargs=2, default=(0.7, 1.4))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--method", default="auto", choices=["auto", "extensive", "decomposition"])
+    ap.add_argument("--gap", type=float, default=1e-4, help="relative MIP gap of each solve")
+    ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
     problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
     problem = problem.model_copy(
@@ -40,10 +45,17 @@ def main() -> None:
     )
     catalog = load_catalog()
     started = time.perf_counter()
-    sp = solve_stochastic(problem, catalog)
+    sp = solve_stochastic(
+        problem,
+        catalog,
+        options=SolveOptions(relative_gap=args.gap),
+        method=args.method,
+        workers=args.workers,
+    )
     wall = time.perf_counter() - started
     print(f"seed, {args.n} scenarios (price sigma {args.sigma}, demand x {args.demand}), "
-          f"seed {args.seed}: {sp.status}, verified {sp.verified}")  # fmt: skip
+          f"seed {args.seed}, {sp.method}, MIP gap {args.gap}: {sp.status}, verified "
+          f"{sp.verified}; lower bound ${sp.lower_bound_usd:,.0f}, gap {sp.gap:.2%}")  # fmt: skip
     print(f"expected cost ${sp.expected_cost_usd:,.0f}; p5 ${sp.cost_percentiles_usd['p5']:,.0f} "
           f"p50 ${sp.cost_percentiles_usd['p50']:,.0f} p95 ${sp.cost_percentiles_usd['p95']:,.0f}; "
           f"worst ${sp.worst_case_usd:,.0f}")  # fmt: skip
