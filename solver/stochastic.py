@@ -512,8 +512,9 @@ def _scenario_task(shared, task):
     except InfeasibleError:
         return None
     cost = models[s].expressions["total_cost_usd"].value(r.values)
+    co2 = models[s].expressions["total_co2e_t"].value(r.values)
     bound = r.bound if r.bound is not None and np.isfinite(r.bound) else r.objective
-    return cost, float(bound), r.values
+    return cost, float(bound), r.values, co2
 
 
 def _run(setup: _Setup, tasks: list, solver, options, workers, scheduler) -> list:
@@ -553,8 +554,8 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     bound reported.
     """
     alone = _alone(setup, solver, options, workers, scheduler)
-    lower = float(sum(p * b for p, (_, b, _) in zip(setup.probs, alone, strict=True)))
-    own = [_first_stage(m, x) for m, (_, _, x) in zip(setup.models, alone, strict=True)]
+    lower = float(sum(p * x[1] for p, x in zip(setup.probs, alone, strict=True)))
+    own = [_first_stage(m, x[2]) for m, x in zip(setup.models, alone, strict=True)]
     ev = _ev_first_stage(setup, solver, options)
     keys = sorted(set().union(*own)) if own else []
     mean = {k: sum(p * o.get(k, 0.0) for p, o in zip(setup.probs, own, strict=True)) for k in keys}
@@ -582,7 +583,8 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
         if any(x is None for x in part):
             continue
         expected = float(sum(p * x[0] for p, x in zip(setup.probs, part, strict=True)))
-        if not _within_caps(setup, [x[0] for x in part], expected):
+        co2 = float(sum(p * x[3] for p, x in zip(setup.probs, part, strict=True)))
+        if not _within_caps(setup, [x[0] for x in part], expected, co2):
             continue
         if _same_first(c, ev.first):
             eev = expected
@@ -603,13 +605,17 @@ def _same_first(a: dict, b: dict) -> bool:
     return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-6 for k in set(a) | set(b))
 
 
-def _within_caps(setup: _Setup, costs: list[float], expected: float) -> bool:
-    """Caps the scenario subproblems do not see: the expected budget, the worst case."""
+def _within_caps(setup: _Setup, costs: list[float], expected: float, co2_t: float) -> bool:
+    """Caps the scenario subproblems do not see: the worst case; the budget and carbon
+    cap in expectation."""
     u, p = setup.problem.uncertainty, setup.problem
     if u.max_scenario_cost_usd is not None and max(costs) > u.max_scenario_cost_usd * (1 + 1e-9):
         return False
-    if setup.caps == "expectation" and p.budget_usd is not None:
-        return expected <= p.budget_usd * (1 + 1e-9)
+    if setup.caps == "expectation":
+        if p.budget_usd is not None and expected > p.budget_usd * (1 + 1e-9):
+            return False
+        if p.carbon_cap_tco2e is not None and co2_t > p.carbon_cap_tco2e * (1 + 1e-9):
+            return False
     return True
 
 

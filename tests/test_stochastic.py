@@ -31,6 +31,7 @@ from typer.testing import CliRunner
 from conftest import offering, serve, write_catalog
 from solver.catalog import load_catalog
 from solver.cli import app
+from solver.errors import InfeasibleError
 from solver.problem import parse_problem
 from solver.solve import solve_problem
 from solver.stochastic import (
@@ -206,3 +207,15 @@ def test_the_decomposition_agrees_with_the_extensive_form(catalog, workers):
     extensive = solve_stochastic(parse_problem(_problem()), catalog, method="extensive")
     assert extensive.gap == pytest.approx(0.0, abs=1e-6)
     assert extensive.expected_cost_usd == pytest.approx(sp.expected_cost_usd)
+
+
+def test_the_decomposition_keeps_caps_in_expectation(catalog):
+    # the $50,000 budget in expectation: R = 1 ($43,800) keeps it; with a $40,000 budget
+    # no commitments do (the cheapest expectation is $43,800): infeasible
+    data = _problem(caps="expectation")
+    data["budget_usd"] = 50_000
+    sp = solve_stochastic(parse_problem(data), catalog, method="decomposition")
+    assert sp.expected_cost_usd == pytest.approx(43_800.0)
+    data["budget_usd"] = 40_000
+    with pytest.raises(InfeasibleError):
+        solve_stochastic(parse_problem(data), catalog, method="decomposition")
