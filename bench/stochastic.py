@@ -65,10 +65,12 @@ def main() -> None:
         print("  commit: nothing")
     for i in sp.deterministic_commitments:
         print(f"  deterministic would commit: {i.item} {i.units:g} x {i.offering} ({i.mode})")
-    eev = sp.deterministic_expected_cost_usd
-    print(f"EEV {'n/a' if eev is None else f'${eev:,.0f}'}; VSS "
-          f"{sp.value_of_stochastic_solution_usd}; WS ${sp.wait_and_see_usd:,.0f}; "
-          f"EVPI ${sp.expected_value_of_perfect_information_usd:,.0f}")  # fmt: skip
+    def usd(v):
+        return "n/a" if v is None else f"${round(v):,}"  # round: no "-0"
+
+    print(f"EEV {usd(sp.deterministic_expected_cost_usd)}; VSS "
+          f"{usd(sp.value_of_stochastic_solution_usd)}; WS {usd(sp.wait_and_see_usd)}; "
+          f"EVPI {usd(sp.expected_value_of_perfect_information_usd)}")  # fmt: skip
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in sp.seconds.items())
           + f"; wall {wall:.1f}")  # fmt: skip
 

@@ -742,7 +742,7 @@ def stochastic_table(sp: StochasticPlan) -> str:
     """The two-stage plan for people."""
 
     def usd(v: float | None) -> str:
-        return "n/a" if v is None else f"${v:,.0f}"
+        return "n/a" if v is None else f"${round(v):,}"  # round: a rounding error is not "-0"
 
     lines = [
         f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "
