@@ -412,12 +412,7 @@ def solve(
         if reproducible:
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
-        if out is not None:
-            check_output_file(out, force=force)
-            write_atomic(out, text)
-            typer.echo(f"wrote {out}")
-        else:
-            sys.stdout.write(text)
+        _write_or_print(text, out, force)
 
     _run(debug, body)
 
