@@ -398,8 +398,8 @@ class _Setup:
             )
         started = time.perf_counter()
         self.problem, self.catalog = problem, catalog
+        self.scenarios = scenarios_of(problem, catalog)  # refuses a problem without any
         self.caps = problem.uncertainty.caps
-        self.scenarios = scenarios_of(problem, catalog)
         self.names = [s.name for s in self.scenarios]
         self.probs = [s.probability for s in self.scenarios]
         self.base = compile_problem(problem, catalog, prune_dominated=False)

@@ -219,3 +219,15 @@ def test_the_decomposition_keeps_caps_in_expectation(catalog):
     data["budget_usd"] = 40_000
     with pytest.raises(InfeasibleError):
         solve_stochastic(parse_problem(data), catalog, method="decomposition")
+
+
+def test_stochastic_without_uncertainty_is_refused(tmp_path):
+    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    data = _problem()
+    del data["uncertainty"]
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    args = ["solve", str(path), "--catalog", str(tmp_path / "cat"), "--stochastic"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "no uncertainty: section" in result.output and "fix:" in result.output
