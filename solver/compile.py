@@ -69,9 +69,13 @@ class CompileReport:
     calibration: dict[str, dict] = field(default_factory=dict)
     # the daily load curve's blocks and per-workload factors (solver.load.LoadBlocks.as_dict)
     load_curve: dict = field(default_factory=dict)
+    # how a column-generation solve went (solver.columns.ColumnReport.as_dict), if one ran
+    columns: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        extra = {"columns": self.columns} if self.columns else {}
         return {
+            **extra,
             "calibration": self.calibration,
             "load_curve": self.load_curve,
             "pools": self.pools,

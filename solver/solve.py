@@ -11,6 +11,7 @@ from datetime import date
 
 from solver.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.catalog import Catalog
+from solver.columns import solve_by_columns, use_columns
 from solver.compile import Compiled, compile_problem
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.model import LinearModel, build_model, has_second_stage, second_stage
@@ -55,10 +56,15 @@ def solve_verified(
     options: SolveOptions | None = None,
     explain: bool = True,
     prune_dominated: bool = True,
+    method: str = "auto",
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
     ``prune_dominated=False`` keeps every option (for analyses that move prices).
+    ``method``: ``full`` builds every option into one MIP; ``columns`` solves by column
+    generation and a restricted MIP with its gap against the full LP bound
+    (:mod:`solver.columns`); ``auto`` (default) takes ``columns`` on large problems
+    with the HiGHS solvers.
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -66,13 +72,24 @@ def solve_verified(
         compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
-    model = build_model(compiled)
-    compile_seconds = time.perf_counter() - started
-    options = remaining_time(options, compile_seconds, "compiling and building the model")
-    try:
-        solution = optimise(compiled, model, solver=solver, options=options)
-    except InfeasibleError as exc:
-        raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
+    solution = None
+    if solver in ("highs", "highspy") and use_columns(compiled, method):
+        remaining_time(options, time.perf_counter() - started, "compiling the problem")
+        by_columns = solve_by_columns(compiled, options, started)
+        if by_columns is not None:
+            sub, model, result, report = by_columns
+            compiled.report.columns = report.as_dict()
+            compile_seconds = time.perf_counter() - started - result.solve_seconds
+            if result.termination != Termination.INFEASIBLE:  # else: the full model says why
+                solution = Solution(sub, model, checked(result, compiled))
+    if solution is None:
+        model = build_model(compiled)
+        compile_seconds = time.perf_counter() - started
+        options = remaining_time(options, compile_seconds, "compiling and building the model")
+        try:
+            solution = optimise(compiled, model, solver=solver, options=options)
+        except InfeasibleError as exc:
+            raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     plan = with_cash_flow(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
         problem,
@@ -184,6 +201,17 @@ def optimise(
         if second.has_solution:
             result = replace(second, solve_seconds=seconds)
             final_model = stage2
+    return Solution(compiled, final_model, checked(result, compiled))
+
+
+def checked(result: SolveResult, compiled: Compiled) -> SolveResult:
+    """The result if it holds a plan.
+
+    Raises
+    ------
+    InfeasibleError, ProcureError, NoPlanError
+        No feasible plan; an unbounded model; a solver error; stopped without a plan.
+    """
     if result.termination == Termination.INFEASIBLE:
         raise InfeasibleError(
             f"problem {compiled.problem.name!r} has no feasible plan"
@@ -210,7 +238,7 @@ def optimise(
             field="--time-limit",
             fix="give the solver more time (--time-limit S)",
         )
-    return Solution(compiled, final_model, result)
+    return result
 
 
 def plan_of(solution: Solution) -> Plan:

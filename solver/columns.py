@@ -1,0 +1,544 @@
+"""Large problems: column generation over the options, a restricted MIP, a proven gap.
+
+A problem with many offerings, workloads and monthly periods has millions of
+(option, period, block) columns, and most of them can never pay: an option whose
+units cost more per token/s than options with room to spare. Building them all costs
+more time than solving. Here (issue 14):
+
+1. **Restricted master.** The model is built over a few options per workload (the
+   cheapest per unit of service, enough of them that their availability covers the
+   workload's peak twice), plus every option that is not *priced* (below).
+2. **Pricing.** Its LP relaxation is solved; from the row duals y, the reduced cost
+   c_j - a_j^T y of every column left out is computed at once from the compiled tables
+   (:class:`_Pricing`: rent, CO2e, demand, availability, quota, budget, period budget,
+   carbon cap, provider share, redundancy, train_once), never by building it. Options
+   with a negative reduced cost join the master; repeat until none is left: the
+   restricted LP is then the full LP, a proven lower bound.
+3. **Bound before convergence.** At any iteration, LP_restricted + sum over the columns
+   left out of min(0, rc_j) x u_j is a valid lower bound on the full LP (Lagrangian
+   relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a rented
+   column, implied by its ``availability`` row, or 1 for a training choice).
+4. **Restricted MIP.** The MIP over the master's options gives a plan that is feasible
+   for the full problem (the columns left out are at 0); its gap is stated against the
+   full lower bound, never against the restricted MIP's own bound.
+
+Priced options are rented cloud options (on-demand, spot) of inference and batch
+workloads without N+1 or a traffic mix, and training options on rented pools; every
+other option (reserved, owned, N+1, traffic mix) is always in the master. Objectives
+with a second stage (min_carbon, lexicographic) are solved on the full model.
+
+The pricing formula is checked against HiGHS's own reduced costs on the columns in
+the master at every iteration: a mismatch is a bug in procure and stops the solve.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from solver.backends import SolveOptions, SolveResult, Termination
+from solver.backends.base import relative_gap
+from solver.backends.highs_backend import HighsSession
+from solver.compile import Compiled
+from solver.errors import ProcureError
+from solver.ledger import discount_factors
+from solver.model import LinearModel, build_model
+from solver.problem import InferenceWorkload
+from solver.units import RENTED_MODES
+
+#: Objectives whose column costs the pricing knows (one stage).
+PRICED_OBJECTIVES = ("min_cost", "min_npv", "cost_plus_carbon", "max_served")
+#: ``auto`` uses column generation from this many priced columns on.
+AUTO_COLUMNS = 150_000
+#: Options per workload in the first master (the cheapest per unit of service).
+FIRST_OPTIONS_PER_WORKLOAD = 8
+#: ... and until their availability covers this many times the workload's peak.
+FIRST_ROOM_FACTOR = 2.0
+#: Options added per workload per pricing round (the most negative reduced costs).
+ADDED_PER_WORKLOAD = 25
+
+
+@dataclass
+class ColumnReport:
+    """How the column generation went (kept in the plan's compile report)."""
+
+    options_total: int = 0
+    options_priced: int = 0
+    options_in_master: int = 0
+    rounds: int = 0
+    converged: bool = False
+    lp_bound: float | None = None
+    lp_seconds: float = 0.0
+    pricing_seconds: float = 0.0
+    mip_seconds: float = 0.0
+    build_seconds: float = 0.0
+    history: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "method": "columns",
+            "options_total": self.options_total,
+            "options_priced": self.options_priced,
+            "options_in_master": self.options_in_master,
+            "rounds": self.rounds,
+            "converged": self.converged,
+            "lp_bound": self.lp_bound,
+            "lp_seconds": round(self.lp_seconds, 3),
+            "pricing_seconds": round(self.pricing_seconds, 3),
+            "build_seconds": round(self.build_seconds, 3),
+            "mip_seconds": round(self.mip_seconds, 3),
+            "history": self.history,
+        }
+
+
+def priced_mask(compiled: Compiled) -> np.ndarray:
+    """Options that may be left out of the master and priced (see the module docstring)."""
+    opt = compiled.options
+    if compiled.problem.objective not in PRICED_OBJECTIVES or opt.empty:
+        return np.zeros(len(opt), dtype=bool)
+    pools = compiled.pools.set_index("pool_id")
+    kind = opt["pool_id"].map(pools["kind"])
+    existing = opt["pool_id"].map(pools["existing_units"]).fillna(0)
+    plain = {
+        w.name
+        for w in compiled.problem.workloads
+        if not (isinstance(w, InferenceWorkload) and (w.n_plus_1 or w.traffic_mix))
+    }
+    return (
+        (kind == "cloud")
+        & opt["mode"].isin(RENTED_MODES)
+        & (existing == 0)
+        & opt["workload"].isin(plain)
+    ).to_numpy()
+
+
+def priced_columns(compiled: Compiled) -> int:
+    """How many model columns the priced options make (decides ``auto``)."""
+    mask = priced_mask(compiled)
+    if not mask.any():
+        return 0
+    opt = compiled.options[mask]
+    serving = opt[opt["workload_kind"] != "training"]
+    d = compiled.demand[compiled.demand["bucket"] < 0]
+    per_workload = d.groupby("workload").size()
+    return int(serving["workload"].map(per_workload).fillna(0).sum()) + int(
+        (opt["workload_kind"] == "training").sum()
+    )
+
+
+def use_columns(compiled: Compiled, method: str) -> bool:
+    """Whether to solve by column generation: ``columns`` when it can, ``auto`` on large
+    problems, ``full`` never."""
+    if method == "full" or compiled.problem.objective not in PRICED_OBJECTIVES:
+        return False
+    n = priced_columns(compiled)
+    return n > 0 if method == "columns" else n >= AUTO_COLUMNS
+
+
+class _Pricing:
+    """Reduced costs of every priced column from the row duals, without building them.
+
+    Serving columns are (option, period, block) of rented options; training columns are
+    the option's z. Each column's objective coefficient and its coefficient in every row
+    family it enters are those :mod:`solver.model` builds (the check against HiGHS's
+    reduced costs keeps the two in step).
+    """
+
+    def __init__(self, compiled: Compiled, mask: np.ndarray) -> None:
+        problem = compiled.problem
+        self.compiled = compiled
+        opt = compiled.options[mask]
+        pools = compiled.pools.set_index("pool_id")
+        p_hours = compiled.periods["hours"].to_numpy(float)
+        b_frac = compiled.blocks["fraction"].to_numpy(float)
+        n_b = len(b_frac)
+        disc = discount_factors(compiled.periods, problem.discount_rate)
+        carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
+        d = compiled.demand[compiled.demand["bucket"] < 0][["workload", "period", "block"]]
+        serving = opt[opt["workload_kind"] != "training"]
+        cols = serving[["option_id", "workload", "pool_id", "provider", "price_usd_per_hour",
+                        "tokens_per_s_per_unit", "kgco2e_per_unit_hour"]].merge(d, on="workload")
+        t = cols["period"].to_numpy(int)
+        b = cols["block"].to_numpy(int)
+        hours = p_hours[t] * b_frac[b]
+        cost = cols["price_usd_per_hour"].to_numpy(float) * hours  # ledger.rent_usd
+        co2_t = cols["kgco2e_per_unit_hour"].to_numpy(float) * hours / 1000.0
+        obj = {"min_npv": disc[t] * cost, "cost_plus_carbon": cost + carbon_price * co2_t}
+        self.serving = pd.DataFrame(
+            {
+                "option_id": cols["option_id"].to_numpy(int),
+                "workload": cols["workload"].to_numpy(object),
+                "pool_id": cols["pool_id"].to_numpy(object),
+                "provider": cols["provider"].to_numpy(object),
+                "period": t,
+                "block": b,
+                "cost": cost,
+                "co2_t": co2_t,
+                "obj": obj.get(problem.objective, cost),
+                "tps": cols["tokens_per_s_per_unit"].to_numpy(float),
+                "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
+                "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+            }
+        )
+        train = opt[opt["workload_kind"] == "training"]
+        th = compiled.training_hours.merge(
+            train[["option_id", "job_hours", "rent_usd", "energy_usd"]], on="option_id"
+        )
+        share = th["hours"].to_numpy(float) / th["job_hours"].to_numpy(float)
+        usd = (th["rent_usd"] + th["energy_usd"]).to_numpy(float)
+        th = th.assign(cost_share=usd * share, disc_share=disc[th["period"].to_numpy(int)] * usd * share)
+        self.train_periods = th[["option_id", "period", "cost_share", "disc_share"]]
+        cost_z = (train["rent_usd"] + train["energy_usd"]).to_numpy(float)
+        co2_z = train["kgco2e"].to_numpy(float) / 1000.0
+        npv_z = self.train_periods.groupby("option_id")["disc_share"].sum()
+        obj_z = {
+            "min_npv": train["option_id"].map(npv_z).fillna(0.0).to_numpy(float),
+            "cost_plus_carbon": cost_z + carbon_price * co2_z,
+        }
+        self.training = pd.DataFrame(
+            {
+                "option_id": train["option_id"].to_numpy(int),
+                "workload": train["workload"].to_numpy(object),
+                "pool_id": train["pool_id"].to_numpy(object),
+                "provider": train["provider"].to_numpy(object),
+                "cost": cost_z,
+                "co2_t": co2_z,
+                "obj": obj_z.get(problem.objective, cost_z),
+                "n_units": train["n_units"].to_numpy(float),
+                "accels": train["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+            }
+        )
+        # a training option's units in use: (option, period, block) for each period it runs
+        self.train_usage = pd.DataFrame(
+            {
+                "option_id": np.repeat(th["option_id"].to_numpy(int), n_b),
+                "period": np.repeat(th["period"].to_numpy(int), n_b),
+                "block": np.tile(np.arange(n_b), len(th)),
+            }
+        ).merge(self.training[["option_id", "pool_id", "n_units", "accels"]], on="option_id")
+        self.quota_pools = _quota_pools(compiled)
+
+    # ---- duals by family
+    @staticmethod
+    def duals(model: LinearModel, row_dual: np.ndarray) -> dict[str, pd.DataFrame | dict]:
+        out: dict[str, dict] = {}
+        for r, row in enumerate(model.rows):
+            if row.coefs:
+                out.setdefault(row.family, {})[row.key] = float(row_dual[r])
+        return out
+
+    def reduced_costs(self, duals: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(reduced cost per serving column, per training column), HiGHS's sign: c - A^T y."""
+        s, z = self.serving, self.training
+        scalar = _scalar_terms(duals, self.compiled.problem)
+        rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
+        rc_s -= s["tps"].to_numpy() * _lookup(duals.get("demand"), s, ["workload", "period", "block"])
+        rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
+        rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
+        rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
+        rc_z = z["obj"].to_numpy() - scalar(z, None)
+        pb = duals.get("period_budget")
+        if pb:
+            names = list(self.compiled.periods["name"])
+            by_t = np.array([pb.get((n,), 0.0) for n in names])
+            tp = self.train_periods
+            extra = pd.Series(tp["cost_share"].to_numpy() * by_t[tp["period"].to_numpy(int)])
+            rc_z -= extra.groupby(tp["option_id"].to_numpy()).sum().reindex(z["option_id"]).fillna(
+                0.0
+            ).to_numpy()
+        rc_z -= _lookup(duals.get("train_once"), z, ["workload"])
+        u = self.train_usage
+        per_row = u["n_units"].to_numpy() * (
+            _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
+            + u["accels"].to_numpy() * self._quota(duals, u)
+        )
+        rc_z -= pd.Series(per_row).groupby(u["option_id"].to_numpy()).sum().reindex(
+            z["option_id"]
+        ).fillna(0.0).to_numpy()
+        return rc_s, rc_z
+
+    def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
+        """sum over quotas the column's pool falls under of the quota row's dual."""
+        q = duals.get("quota")
+        out = np.zeros(len(frame))
+        if not q:
+            return out
+        for qi, pool_ids in self.quota_pools.items():
+            hit = frame["pool_id"].isin(pool_ids).to_numpy()
+            if hit.any():
+                keys = zip(frame["period"].to_numpy(int)[hit], frame["block"].to_numpy(int)[hit])
+                out[hit] += np.array([q.get((qi, t, b), 0.0) for t, b in keys])
+        return out
+
+
+def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:
+    """Quota index -> the cloud pools it counts (as :func:`solver.model.add_quotas`)."""
+    pools = compiled.pools
+    out = {}
+    for qi, q in enumerate(compiled.problem.quotas):
+        match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
+        if q.region:
+            match &= pools["region"] == q.region
+        if compiled.quota_accelerators[qi]:
+            match &= pools["accelerator_id"] == compiled.quota_accelerators[qi]
+        out[qi] = set(pools.loc[match, "pool_id"])
+    return out
+
+
+def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The dual of the row keyed by ``columns`` of each frame row (0 where no row)."""
+    if not by_key:
+        return np.zeros(len(frame))
+    keys = pd.MultiIndex.from_tuples(list(by_key)) if len(columns) > 1 else pd.Index(
+        [k[0] for k in by_key]
+    )
+    values = np.fromiter(by_key.values(), dtype=float, count=len(by_key))
+    if len(columns) > 1:
+        where = keys.get_indexer(pd.MultiIndex.from_frame(frame[columns]))
+    else:
+        where = keys.get_indexer(frame[columns[0]])
+    return np.where(where >= 0, values[where], 0.0)
+
+
+def _scalar_terms(duals: dict, problem):
+    """A function (columns, period or None) -> sum of cost-row duals x their coefficients:
+    budget, period budget (serving columns), carbon cap, provider shares."""
+    budget = duals.get("budget", {}).get((), 0.0)
+    carbon = duals.get("carbon_cap", {}).get((), 0.0)
+    shares = duals.get("provider_share", {})
+    pb = duals.get("period_budget", {})
+
+    def terms(frame: pd.DataFrame, period: np.ndarray | None) -> np.ndarray:
+        cost = frame["cost"].to_numpy()
+        out = cost * budget + frame["co2_t"].to_numpy() * carbon
+        for (provider,), y in shares.items():
+            own = (frame["provider"] == provider).to_numpy(float)
+            out += y * cost * (own - problem.provider_share_max[provider])
+        if pb and period is not None:
+            names = [p.name for p in problem.resolved_periods]
+            by_t = np.array([pb.get((n,), 0.0) for n in names])
+            out += cost * by_t[period]
+        return out
+
+    return terms
+
+
+def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
+    """Options of the first master: every option not priced, and per workload the
+    cheapest priced ones per unit of service (USD per token/s, or per training run)
+    until their availability covers twice the workload's peak, at least
+    :data:`FIRST_OPTIONS_PER_WORKLOAD` of them."""
+    opt = compiled.options
+    keep = ~mask
+    pools = compiled.pools.set_index("pool_id")
+    cand = opt[mask]
+    serving = cand[cand["workload_kind"] != "training"]
+    score = serving["price_usd_per_hour"] / serving["tokens_per_s_per_unit"].clip(lower=1e-12)
+    room = serving["pool_id"].map(pools["availability_cap"]) * serving["tokens_per_s_per_unit"]
+    peak = compiled.demand[compiled.demand["bucket"] < 0].groupby("workload")["demand"].max()
+    # whole units: the cost of the peak served by this option alone (small workloads)
+    units = np.ceil(serving["workload"].map(peak) / serving["tokens_per_s_per_unit"] - 1e-9)
+    alone = units.clip(lower=1) * serving["price_usd_per_hour"]
+    frame = pd.DataFrame({"w": serving["workload"], "score": score, "room": room}).sort_values(
+        ["w", "score"], kind="stable"
+    )
+    before = frame.groupby("w")["room"].cumsum() - frame["room"]
+    rank = frame.groupby("w").cumcount()
+    chosen = frame.index[(rank < FIRST_OPTIONS_PER_WORKLOAD) | (before < FIRST_ROOM_FACTOR * frame["w"].map(peak))]
+    a_rank = alone.groupby(serving["workload"]).rank(method="first")
+    chosen = chosen.union(a_rank.index[a_rank <= FIRST_OPTIONS_PER_WORKLOAD])
+    train = cand[cand["workload_kind"] == "training"]
+    usd = (train["rent_usd"] + train["energy_usd"]).rename("usd")
+    t_rank = usd.groupby(train["workload"]).rank(method="first")
+    chosen = chosen.union(t_rank.index[t_rank <= FIRST_OPTIONS_PER_WORKLOAD])
+    keep = keep.copy()
+    keep[opt.index.get_indexer(chosen)] = True
+    return keep
+
+
+def restricted(compiled: Compiled, keep: np.ndarray) -> Compiled:
+    """The compiled problem with only the options in ``keep`` (ids unchanged)."""
+    options = compiled.options[keep]
+    ids = set(options["option_id"])
+    th = compiled.training_hours
+    bc = compiled.bucket_capacity
+    return replace(
+        compiled,
+        options=options,
+        training_hours=th[th["option_id"].isin(ids)],
+        bucket_capacity=bc[bc["option_id"].isin(ids)],
+    )
+
+
+@dataclass
+class _LP:
+    objective: float
+    row_dual: np.ndarray
+    col_dual: np.ndarray
+
+
+def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | None:
+    """The LP relaxation of ``model`` with HiGHS; None unless solved to optimality."""
+    import highspy
+
+    session = HighsSession(model)
+    n = len(model.variables)
+    if n:
+        session.h.changeColsIntegrality(
+            n, np.arange(n, dtype=np.int32), [highspy.HighsVarType.kContinuous] * n
+        )
+    if time_limit_s is not None:
+        session.h.setOptionValue("time_limit", max(float(time_limit_s), 0.01))
+    if session.infeasible_row:
+        return None
+    session.h.run()
+    status = session.h.getModelStatus()
+    if (status.name if hasattr(status, "name") else str(status)).split(".")[-1] != "kOptimal":
+        return None
+    sol = session.h.getSolution()
+    return _LP(
+        objective=float(session.h.getInfo().objective_function_value),
+        row_dual=np.asarray(sol.row_dual, dtype=float),
+        col_dual=np.asarray(sol.col_dual, dtype=float),
+    )
+
+
+def _check_pricing(
+    model: LinearModel, col_dual: np.ndarray, pricing: _Pricing, rc_s: np.ndarray, rc_z: np.ndarray
+) -> float:
+    """Largest gap between the pricing's reduced costs and HiGHS's on the master's priced
+    columns, relative to the column's cost; above 1e-6 it is a bug and stops the solve."""
+    v = model.variables
+    s = pricing.serving.assign(rc=rc_s)
+    x = v[(v["kind"] == "x") & (v["block"] >= 0)].reset_index()
+    x = x.merge(
+        s[["option_id", "period", "block", "rc", "obj"]],
+        left_on=["option_id", "period", "block"],
+        right_on=["option_id", "period", "block"],
+    )
+    z = v[v["kind"] == "z"].reset_index().merge(
+        pricing.training.assign(rc=rc_z)[["option_id", "rc", "obj"]], on="option_id"
+    )
+    worst = 0.0
+    for frame in (x, z):
+        if len(frame):
+            got = col_dual[frame["index"].to_numpy(int)]
+            scale = np.maximum(1.0, np.abs(frame["obj"].to_numpy(float)))
+            worst = max(worst, float(np.max(np.abs(got - frame["rc"].to_numpy()) / scale)))
+    if worst > 1e-6:
+        raise ProcureError(
+            f"column generation: the pricing's reduced costs differ from the solver's by "
+            f"{worst:.3g} of a column's cost",
+            fix="this is a bug in procure; solve with --method full and report the problem",
+        )
+    return worst
+
+
+def solve_by_columns(
+    compiled: Compiled, options: SolveOptions, started: float
+) -> tuple[Compiled, LinearModel, SolveResult, ColumnReport] | None:
+    """Column generation then the restricted MIP (module docstring).
+
+    ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
+    holds from there. Returns None when the first master's LP is not feasible (the caller
+    then solves the full model, which says why).
+    """
+    limit = options.time_limit_s
+
+    def left() -> float | None:
+        return None if limit is None else limit - (time.perf_counter() - started)
+
+    mask = priced_mask(compiled)
+    report = ColumnReport(options_total=len(compiled.options), options_priced=int(mask.sum()))
+    pricing = _Pricing(compiled, mask)
+    keep = first_master(compiled, mask)
+    pos = pd.Series(np.arange(len(compiled.options)), index=compiled.options["option_id"])
+    s_pos = pos.reindex(pricing.serving["option_id"]).to_numpy()
+    z_pos = pos.reindex(pricing.training["option_id"]).to_numpy()
+    scale = 1e-7 * max(1.0, float(pricing.serving["obj"].abs().max() if len(s_pos) else 1.0))
+    while True:
+        t0 = time.perf_counter()
+        sub = restricted(compiled, keep)
+        model = build_model(sub)
+        t1 = time.perf_counter()
+        remaining = left()
+        lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
+        t2 = time.perf_counter()
+        report.build_seconds += t1 - t0
+        report.lp_seconds += t2 - t1
+        if lp is None:
+            if report.rounds == 0:
+                return None
+            raise ProcureError(
+                "column generation: a master LP stopped before optimality",
+                field="--time-limit",
+                fix="give it more time (--time-limit S), or --method full",
+            )
+        duals = pricing.duals(model, lp.row_dual)
+        rc_s, rc_z = pricing.reduced_costs(duals)
+        _check_pricing(model, lp.col_dual, pricing, rc_s, rc_z)
+        out_s, out_z = ~keep[s_pos], ~keep[z_pos]
+        neg_s = out_s & (rc_s < -scale)
+        neg_z = out_z & (rc_z < -scale)
+        bound = lp.objective + float(
+            np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.serving["ub"].to_numpy()[out_s])
+            + np.sum(np.minimum(rc_z[out_z], 0.0))
+        )
+        report.pricing_seconds += time.perf_counter() - t2
+        report.rounds += 1
+        report.lp_bound = bound if report.lp_bound is None else max(report.lp_bound, bound)
+        report.history.append(
+            {
+                "round": report.rounds,
+                "options_in_master": int(keep.sum()),
+                "lp_usd": lp.objective,
+                "bound_usd": bound,
+                "columns_priced_negative": int(neg_s.sum() + neg_z.sum()),
+            }
+        )
+        if not neg_s.any() and not neg_z.any():
+            report.converged = True
+            break
+        keep = keep.copy()
+        for frame, rc, neg, where in (
+            (pricing.serving, rc_s, neg_s, s_pos),
+            (pricing.training, rc_z, neg_z, z_pos),
+        ):
+            if not neg.any():
+                continue
+            best = (
+                pd.DataFrame({"w": frame["workload"].to_numpy()[neg], "rc": rc[neg], "p": where[neg]})
+                .groupby(["w", "p"])["rc"].min().reset_index()
+                .sort_values("rc").groupby("w").head(ADDED_PER_WORKLOAD)
+            )
+            keep[best["p"].to_numpy(int)] = True
+        remaining = left()
+        if remaining is not None and remaining < (limit or 0) * 0.4:
+            break  # keep the rest of the time for the MIP: the bound above stays valid
+    report.options_in_master = int(keep.sum())
+    remaining = left()
+    t3 = time.perf_counter()
+    mip = HighsSession(model).solve(
+        replace(options, time_limit_s=None if remaining is None else max(remaining * 0.9, 0.5))
+    )
+    report.mip_seconds = time.perf_counter() - t3
+    return sub, model, _with_full_bound(mip, report.lp_bound, options.relative_gap), report
+
+
+def _with_full_bound(mip: SolveResult, bound: float | None, wanted_gap: float) -> SolveResult:
+    """The restricted MIP's result with the gap against the full problem's lower bound."""
+    if not mip.has_solution or bound is None:
+        return mip
+    best_bound = bound
+    gap = relative_gap(mip.objective, best_bound)
+    proven = gap is not None and gap <= wanted_gap * 1.0001
+    return replace(
+        mip,
+        bound=best_bound,
+        gap=gap,
+        termination=Termination.OPTIMAL if proven else Termination.FEASIBLE,
+        message="" if proven else "gap against the full LP bound",
+    )
