@@ -45,7 +45,7 @@ from solver.backends.highs_backend import HighsSession
 from solver.compile import Compiled
 from solver.errors import ProcureError
 from solver.ledger import discount_factors
-from solver.model import LinearModel, build_model
+from solver.model import LinearModel, Row, build_model
 from solver.problem import InferenceWorkload
 from solver.units import RENTED_MODES
 
@@ -57,6 +57,8 @@ AUTO_COLUMNS = 150_000
 FIRST_OPTIONS_PER_WORKLOAD = 8
 #: ... and until their availability covers this many times the workload's peak.
 FIRST_ROOM_FACTOR = 2.0
+#: Rounds of rounding cuts (each after the pricing finds nothing).
+MAX_CUT_ROUNDS = 8
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 25
 
@@ -69,6 +71,7 @@ class ColumnReport:
     options_priced: int = 0
     options_in_master: int = 0
     rounds: int = 0
+    cut_rounds: int = 0
     converged: bool = False
     lp_bound: float | None = None
     lp_seconds: float = 0.0
@@ -84,6 +87,7 @@ class ColumnReport:
             "options_priced": self.options_priced,
             "options_in_master": self.options_in_master,
             "rounds": self.rounds,
+            "cut_rounds": self.cut_rounds,
             "converged": self.converged,
             "lp_bound": self.lp_bound,
             "lp_seconds": round(self.lp_seconds, 3),
@@ -239,6 +243,7 @@ class _Pricing:
         rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
         rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
+        rc_s -= self._cuts(duals.get("_cuts"))
         rc_z = z["obj"].to_numpy() - scalar(z, None)
         pb = duals.get("period_budget")
         if pb:
@@ -259,6 +264,17 @@ class _Pricing:
             z["option_id"]
         ).fillna(0.0).to_numpy()
         return rc_s, rc_z
+
+    def _cuts(self, cuts: pd.DataFrame | None) -> np.ndarray:
+        """sum over the rounding cuts of a serving column's row: ceil(a_k / a) x dual."""
+        out = np.zeros(len(self.serving))
+        if cuts is None or cuts.empty:
+            return out
+        s = self.serving[["workload", "period", "block", "tps"]].reset_index()
+        m = s.merge(cuts, on=["workload", "period", "block"])
+        np.add.at(out, m["index"].to_numpy(int),
+                  np.ceil(m["tps"].to_numpy() / m["cap"].to_numpy()) * m["dual"].to_numpy())
+        return out
 
     def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
         """sum over quotas the column's pool falls under of the quota row's dual."""
@@ -378,6 +394,7 @@ class _LP:
     objective: float
     row_dual: np.ndarray
     col_dual: np.ndarray
+    values: np.ndarray
 
 
 def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | None:
@@ -403,7 +420,72 @@ def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | None:
         objective=float(session.h.getInfo().objective_function_value),
         row_dual=np.asarray(sol.row_dual, dtype=float),
         col_dual=np.asarray(sol.col_dual, dtype=float),
+        values=np.asarray(sol.col_value, dtype=float),
     )
+
+
+class Cuts:
+    """Integer rounding cuts on the demand rows (Chvatal-Gomory), kept across masters.
+
+    A demand row sum_k a_k x_k >= D over whole units x_k (a_k tokens/s per unit) implies,
+    for any lambda > 0, sum_k ceil(lambda a_k) x_k >= ceil(lambda D): the left side is a
+    whole number at least lambda D. With lambda = 1/a for the capacity a of a unit the LP
+    buys a fraction of, the LP must pay for ceil(D/a) such units (or larger ones), which
+    the plain LP does not: this is what lifts the bound toward the MIP's on workloads of a
+    few units. The cuts hold for every integer plan, so the bound stays valid; a column
+    left out enters cut (w, t, b, lambda) with coefficient ceil(lambda a_k), which the
+    pricing charges with the cut's dual.
+    """
+
+    FAMILY = "demand_rounding"
+
+    def __init__(self) -> None:
+        self.pool: dict[tuple, set[float]] = {}  # (workload, period, block) -> {a}
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.pool.values())
+
+    def add_to(self, model: LinearModel) -> LinearModel:
+        """The model with a row per cut of the pool (coefficients from its demand rows)."""
+        rows = list(model.rows)
+        for row in model.rows:
+            if row.family != "demand" or row.key not in self.pool:
+                continue
+            for a in sorted(self.pool[row.key]):
+                coefs = {v: float(np.ceil(c / a)) for v, c in row.coefs.items()}
+                rhs = float(np.ceil(row.rhs / a - 1e-9))
+                name = f"{self.FAMILY}[{','.join(map(str, row.key))},{a:.9g}]"
+                rows.append(Row(name, self.FAMILY, (*row.key, a), coefs, ">=", rhs))
+        return LinearModel(model.variables, rows, model.objective, model.expressions)
+
+    def separate(self, model: LinearModel, values: np.ndarray) -> int:
+        """Add the cuts the LP values violate; returns how many were added."""
+        integer = model.variables["integer"].to_numpy(bool)
+        added = 0
+        for row in model.rows:
+            if row.family != "demand" or row.rhs <= 0 or not row.coefs:
+                continue
+            idx = np.fromiter(row.coefs, dtype=int, count=len(row.coefs))
+            if not integer[idx].all():
+                continue
+            a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
+            x = values[idx]
+            frac = (x > 1e-7) & (np.abs(x - np.round(x)) > 1e-6)
+            have = self.pool.setdefault(row.key, set())
+            for cap in sorted(set(a[frac]) | {float(row.rhs)}):
+                if cap in have or cap <= 0:
+                    continue
+                lhs = float(np.ceil(a / cap) @ x)
+                if lhs < np.ceil(row.rhs / cap - 1e-9) - 1e-6:
+                    have.add(cap)
+                    added += 1
+        return added
+
+    def frame(self, duals: dict) -> pd.DataFrame:
+        """The cuts with their duals: workload, period, block, cap, dual."""
+        by_key = duals.get(self.FAMILY, {})
+        rows = [(*k[:3], k[3], y) for k, y in by_key.items() if y]
+        return pd.DataFrame(rows, columns=["workload", "period", "block", "cap", "dual"])
 
 
 def _check_pricing(
@@ -459,10 +541,11 @@ def solve_by_columns(
     s_pos = pos.reindex(pricing.serving["option_id"]).to_numpy()
     z_pos = pos.reindex(pricing.training["option_id"]).to_numpy()
     scale = 1e-7 * max(1.0, float(pricing.serving["obj"].abs().max() if len(s_pos) else 1.0))
+    cuts = Cuts()
     while True:
         t0 = time.perf_counter()
         sub = restricted(compiled, keep)
-        model = build_model(sub)
+        model = cuts.add_to(build_model(sub))
         t1 = time.perf_counter()
         remaining = left()
         lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
@@ -478,6 +561,7 @@ def solve_by_columns(
                 fix="give it more time (--time-limit S), or --method full",
             )
         duals = pricing.duals(model, lp.row_dual)
+        duals["_cuts"] = cuts.frame(duals)
         rc_s, rc_z = pricing.reduced_costs(duals)
         _check_pricing(model, lp.col_dual, pricing, rc_s, rc_z)
         out_s, out_z = ~keep[s_pos], ~keep[z_pos]
@@ -497,11 +581,15 @@ def solve_by_columns(
                 "lp_usd": lp.objective,
                 "bound_usd": bound,
                 "columns_priced_negative": int(neg_s.sum() + neg_z.sum()),
+                "cuts": len(cuts),
             }
         )
         if not neg_s.any() and not neg_z.any():
-            report.converged = True
-            break
+            new_cuts = cuts.separate(model, lp.values) if report.cut_rounds < MAX_CUT_ROUNDS else 0
+            report.cut_rounds += 1
+            if not new_cuts:
+                report.converged = True
+                break
         keep = keep.copy()
         for frame, rc, neg, where in (
             (pricing.serving, rc_s, neg_s, s_pos),

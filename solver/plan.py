@@ -561,6 +561,7 @@ def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> l
     for row in model.rows:
         if row.family in {
             "demand",
+            "demand_rounding",
             "demand_bucket",
             "mix_capacity",
             "largest_unit",

@@ -86,15 +86,31 @@ def test_a_dear_first_master_is_priced_up_to_the_full_lp(case, monkeypatch):
     assert first["columns_priced_negative"] > 0
     assert first["bound_usd"] <= full_lp * (1 + 1e-9)
     assert report["converged"]
-    # converged: the restricted LP is the full LP (same optimum to 1e-7)
-    assert report["history"][-1]["lp_usd"] == pytest.approx(full_lp, rel=1e-7)
-    assert report["lp_bound"] == pytest.approx(full_lp, rel=1e-7)
+    # priced out before any cut: the restricted LP is the full LP (same optimum to 1e-7)
+    before_cuts = [h for h in report["history"] if h["cuts"] == 0]
+    assert before_cuts[-1]["columns_priced_negative"] == 0
+    assert before_cuts[-1]["lp_usd"] == pytest.approx(full_lp, rel=1e-7)
     assert plan.verified
+
+
+def test_rounding_cuts_lift_the_bound_but_never_above_the_optimum(case):
+    # the cuts hold for every integer plan: the bound rises above the plain LP and stays
+    # at or below the full MIP's optimum (solved to a 1e-6 gap beside)
+    problem, catalog, _, full_lp, best = case
+    _, solution = solve_verified(
+        problem, catalog, solver="highspy", options=SolveOptions(relative_gap=1e-6),
+        method="columns",
+    )
+    report = solution.compiled.report.columns
+    assert report["cut_rounds"] >= 1 and report["history"][-1]["cuts"] > 0
+    assert report["lp_bound"] > full_lp * (1 + 1e-6)
+    assert report["lp_bound"] <= best.total_cost_usd * (1 + 1e-6)
 
 
 def test_the_plan_is_feasible_and_its_gap_is_against_the_full_bound(case):
     # the restricted MIP's plan costs at least the full MIP's optimum (it is a plan of the
-    # full problem) and its stated gap is (cost - full LP bound) / cost
+    # full problem) and its stated gap is (cost - bound) / cost, the bound being the full
+    # LP with rounding cuts: between the plain LP and the optimum
     problem, catalog, _, full_lp, best = case
     plan, solution = solve_verified(
         problem, catalog, solver="highspy", options=SolveOptions(relative_gap=1e-6),
@@ -102,7 +118,9 @@ def test_the_plan_is_feasible_and_its_gap_is_against_the_full_bound(case):
     )
     assert plan.verified
     assert plan.total_cost_usd >= best.total_cost_usd * (1 - 1e-6)
-    assert plan.gap == pytest.approx((plan.total_cost_usd - full_lp) / plan.total_cost_usd, rel=1e-6)
+    bound = solution.compiled.report.columns["lp_bound"]
+    assert full_lp * (1 - 1e-9) <= bound <= best.total_cost_usd * (1 + 1e-6)
+    assert plan.gap == pytest.approx((plan.total_cost_usd - bound) / plan.total_cost_usd, rel=1e-6)
     assert plan.status == ("optimal" if plan.gap <= 1e-6 else "feasible")
     assert solution.compiled.report.columns["options_in_master"] < len(
         compile_problem(problem, catalog).options
