@@ -62,6 +62,21 @@ class ScenarioOutcome(BaseModel):
     hindsight_cost_usd: float | None = Field(
         None, description="The best plan had this scenario been known (wait and see)"
     )
+    deterministic_cost_usd: float | None = Field(
+        None,
+        description="The deterministic (EV) plan's commitments with this scenario's rentals "
+        "re-planned; None when they leave it no feasible plan",
+    )
+    all_rented_cost_usd: float | None = Field(
+        None,
+        description="No new commitments, everything rented in this scenario; None when "
+        "renting alone has no feasible plan",
+    )
+    saved_vs_all_rented_usd: float | None = Field(
+        None,
+        description="all_rented_cost_usd - total_cost_usd: what the commitments save in this "
+        "scenario (negative: what they cost against renting everything)",
+    )
 
 
 class StochasticPlan(BaseModel):
@@ -92,6 +107,9 @@ class StochasticPlan(BaseModel):
         None, description="EEV: the EV commitments, rentals re-planned in each scenario"
     )
     value_of_stochastic_solution_usd: float | None = Field(None, description="VSS = EEV - RP")
+    all_rented_expected_cost_usd: float | None = Field(
+        None, description="No new commitments: sum of p x all-rented cost (None if one fails)"
+    )
     wait_and_see_usd: float | None = Field(None, description="WS: sum of p x hindsight cost")
     expected_value_of_perfect_information_usd: float | None = Field(
         None, description="EVPI = RP - WS"
@@ -480,7 +498,8 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
         eev = None
     setup.seconds["eev"] = time.perf_counter() - t0
     alone = _alone(setup, solver, options, workers, scheduler)
-    return _summary(setup, r, plans, ev, eev, alone, "extensive_form", r.bound)
+    compared = _compared(setup, ev, solver, options, workers, scheduler)
+    return _summary(setup, r, plans, ev, eev, alone, compared, "extensive_form", r.bound)
 
 
 def _fix_first_stage(model: LinearModel, first: dict[str, float]) -> LinearModel:
@@ -598,7 +617,40 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
         )
     part = results[best * n : (best + 1) * n]
     plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
-    return _summary(setup, None, plans, ev, eev, alone, "decomposition", lower)
+    known = [(c, results[k * n : (k + 1) * n]) for k, c in enumerate(unique)]
+    compared = _compared(setup, ev, solver, options, workers, scheduler, known)
+    return _summary(setup, None, plans, ev, eev, alone, compared, "decomposition", lower)
+
+
+def _compared(setup: _Setup, ev: _EV, solver, options, workers, scheduler, known=()) -> tuple:
+    """Per scenario, what the deterministic plan's commitments and no new commitments
+    (everything rented) cost, rentals re-planned in that scenario (in parallel).
+
+    Returns
+    -------
+    tuple of two lists
+        (deterministic, all rented) cost per scenario in USD; None where that scenario
+        has no feasible plan under those commitments. ``known``: (first stage, results of
+        :func:`_scenario_task` per scenario) already solved, not solved again.
+    """
+    n = len(setup.names)
+    wanted = [ev.first, {}]
+    found = [next((part for c, part in known if _same_first(c, f)), None) for f in wanted]
+    todo: list[dict] = []
+    for f, part in zip(wanted, found, strict=True):
+        if part is None and not any(_same_first(f, t) for t in todo):
+            todo.append(f)
+    t0 = time.perf_counter()
+    results = _run(setup, [(s, f) for f in todo for s in range(n)], solver, options, workers,
+                   scheduler)  # fmt: skip
+    setup.seconds["compared"] = time.perf_counter() - t0
+    out = []
+    for f, part in zip(wanted, found, strict=True):
+        if part is None:
+            j = next(j for j, t in enumerate(todo) if _same_first(f, t))
+            part = results[j * n : (j + 1) * n]
+        out.append([None if x is None else float(x[0]) for x in part])
+    return out[0], out[1]
 
 
 def _same_first(a: dict, b: dict) -> bool:
@@ -685,8 +737,9 @@ def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     return float(costs[order][min(len(costs) - 1, np.searchsorted(cum, q - 1e-12))])
 
 
-def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, lower):
+def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower):
     costs = np.array([p.total_cost_usd for p in plans])
+    ev_costs, rented = compared
     probs = np.array(setup.probs)
     rp = float(probs @ costs)
     hindsight = [x[0] for x in alone]
@@ -719,6 +772,9 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, low
                 total_co2e_t=p.total_co2e_t,
                 verified=p.verified,
                 hindsight_cost_usd=float(hindsight[k]),
+                deterministic_cost_usd=ev_costs[k],
+                all_rented_cost_usd=rented[k],
+                saved_vs_all_rented_usd=None if rented[k] is None else float(rented[k] - costs[k]),
             )
             for k, (s, p) in enumerate(zip(setup.scenarios, plans, strict=True))
         ],
@@ -730,6 +786,9 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, low
         deterministic_commitments=ev.commitments,
         deterministic_expected_cost_usd=eev,
         value_of_stochastic_solution_usd=None if eev is None else eev - rp,
+        all_rented_expected_cost_usd=None
+        if any(x is None for x in rented)
+        else float(probs @ np.array(rented)),
         wait_and_see_usd=ws,
         expected_value_of_perfect_information_usd=rp - ws,
         verified=all(p.verified for p in plans),
@@ -771,6 +830,8 @@ def stochastic_table(sp: StochasticPlan) -> str:
         f"expected value of perfect information (EVPI) "
         f"{usd(sp.expected_value_of_perfect_information_usd)}: with hindsight "
         f"{usd(sp.wait_and_see_usd)}",
+        f"no new commitments (everything rented) would cost "
+        f"{usd(sp.all_rented_expected_cost_usd)} in expectation",
         "scenarios:",
     ]
     lines += [

@@ -204,6 +204,13 @@ def test_the_decomposition_agrees_with_the_extensive_form(catalog, workers):
     assert sp.lower_bound_usd == pytest.approx(32_850.0)
     assert sp.gap == pytest.approx(0.25)
     assert sp.deterministic_expected_cost_usd == pytest.approx(48_180.0)
+    # nothing reserved (low's own candidate, reused): low 1 x $1.50/h = $13,140, high
+    # 3 x $3.00/h = $78,840; expected $45,990
+    assert [o.all_rented_cost_usd for o in sp.scenarios] == [
+        pytest.approx(13_140.0),
+        pytest.approx(78_840.0),
+    ]
+    assert sp.all_rented_expected_cost_usd == pytest.approx(45_990.0)
     extensive = solve_stochastic(parse_problem(_problem()), catalog, method="extensive")
     assert extensive.gap == pytest.approx(0.0, abs=1e-6)
     assert extensive.expected_cost_usd == pytest.approx(sp.expected_cost_usd)
