@@ -316,6 +316,12 @@ def two_stage_sentences(sp: StochasticPlan) -> list[str]:
             f"{_usd(sp.value_of_stochastic_solution_usd)} (VSS): the deterministic plan's "
             f"commitments cost {_usd(sp.deterministic_expected_cost_usd)} in expectation."
         )
+    if sp.risk_weight is not None:
+        out.append(
+            f"The plan minimises expected cost + {sp.risk_weight:g} x CVaR at "
+            f"{sp.cvar_level:.0%} (the mean cost of the worst {1 - sp.cvar_level:.0%} of "
+            f"scenarios): CVaR {_usd(sp.cvar_usd)}, objective {_usd(sp.objective_usd)}."
+        )
     out.append(
         f"Knowing the future would be worth {_usd(sp.expected_value_of_perfect_information_usd)}"
         f" (EVPI): with hindsight every scenario would cost {_usd(sp.wait_and_see_usd)} in "
@@ -406,7 +412,10 @@ def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
         ("two-stage: cost median (USD)", sp.cost_percentiles_usd["p50"]),
         ("two-stage: cost p95 (USD)", sp.cost_percentiles_usd["p95"]),
         (f"two-stage: worst case, {sp.worst_scenario} (USD)", sp.worst_case_usd),
-    ]  # fmt: skip
+    ] + ([] if sp.risk_weight is None else [
+        (f"two-stage: CVaR at {sp.cvar_level:g} (USD)", sp.cvar_usd),
+        (f"two-stage: objective, expected + {sp.risk_weight:g} x CVaR (USD)", sp.objective_usd),
+    ])  # fmt: skip
 
 
 # ------------------------------------------------------------------ HTML and XLSX

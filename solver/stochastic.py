@@ -5,7 +5,9 @@ The decision finance signs is the part that cannot be undone: reservations and p
 rented or used (serving units, training clusters, shortfall) is the second stage, one
 copy per scenario, chosen after the scenario is known. The objective is the expected
 cost, sum_s p_s cost_s; budget and carbon cap hold in every scenario or in expectation
-(``uncertainty.caps``), and ``max_scenario_cost_usd`` caps the worst scenario.
+(``uncertainty.caps``), and ``max_scenario_cost_usd`` caps the worst scenario. With
+``uncertainty.risk`` the objective is the expected cost + weight x CVaR at a level
+(:func:`add_cvar`, Rockafellar and Uryasev's linearisation).
 
 A scenario multiplies rented prices (on-demand and spot, by provider, accelerator and
 mode: commitments and purchases are signed now, at today's prices) and online demand (by
@@ -89,12 +91,22 @@ class StochasticPlan(BaseModel):
     )
     method: str = Field(description="extensive_form or decomposition")
     solver: str
-    gap: float | None = Field(description="(expected cost - lower bound) / expected cost")
+    gap: float | None = Field(description="(objective - lower bound) / objective")
     lower_bound_usd: float | None = Field(
-        None, description="A proven lower bound on the expected cost of any commitments"
+        None,
+        description="A proven lower bound on the objective (the expected cost; with risk:, "
+        "plus weight x CVaR) of any commitments",
     )
     caps: str = Field(description="every_scenario or expectation (budget and carbon cap)")
     expected_cost_usd: float = Field(description="RP: sum over scenarios of p x cost")
+    objective_usd: float | None = Field(
+        None, description="What was minimised: expected cost, plus weight x CVaR with risk:"
+    )
+    cvar_level: float | None = Field(None, description="risk: alpha of the CVaR")
+    risk_weight: float | None = Field(None, description="risk: weight of the CVaR")
+    cvar_usd: float | None = Field(
+        None, description="CVaR at cvar_level of the cost: mean of the worst 1 - alpha"
+    )
     commitments: list[LineItem] = Field(description="Reservations and purchases, signed now")
     scenarios: list[ScenarioOutcome]
     cost_percentiles_usd: dict[str, float] = Field(description="p5, p50, p95 of the cost")
@@ -401,6 +413,64 @@ def extensive_form(
     return LinearModel(variables, rows, objective, expressions), maps
 
 
+def add_cvar(
+    model: LinearModel, probabilities: list[float], names: list[str], level: float, weight: float
+) -> LinearModel:
+    """The extensive form with ``weight`` x CVaR at ``level`` of the scenario cost added to
+    its objective (Rockafellar and Uryasev's linearisation).
+
+    CVaR_alpha = min over eta of eta + 1/(1 - alpha) sum_s p_s max(cost_s - eta, 0): one
+    free variable ``eta`` (at the optimum, the value at risk) and one ``excess[s] >= 0``
+    per scenario with the row ``cvar_excess[s]``: excess[s] >= cost_s - eta. Minimising
+    the objective minimises over eta too, so the added term is exactly weight x CVaR.
+    ``expressions["cvar_usd"]`` is eta + 1/(1 - alpha) sum_s p_s excess[s].
+    """
+    n = len(model.variables)
+    extra = pd.DataFrame(
+        {
+            "name": ["cvar_eta", *(f"cvar_excess@{x}" for x in names)],
+            "kind": VarKind.RISK.value,
+            "integer": False,
+            "lb": [-np.inf] + [0.0] * len(names),
+            "ub": np.inf,
+        }
+    )
+    cvar = Expression()
+    cvar.add(n, 1.0)
+    rows = list(model.rows)
+    for s, (p, name) in enumerate(zip(probabilities, names, strict=True)):
+        cost = model.expressions[f"total_cost_usd@{name}"]
+        cvar.add(n + 1 + s, p / (1.0 - level))
+        coefs = {i: -c for i, c in cost.coefs.items()} | {n: 1.0, n + 1 + s: 1.0}
+        rows.append(Row(f"cvar_excess[{name}]", "cvar_excess", (name,), coefs, ">=",
+                        cost.constant))  # fmt: skip
+    objective = Expression()
+    _add(objective, model.objective)
+    _add(objective, _remap(cvar, np.arange(n + 1 + len(names)), weight))
+    variables = pd.concat([model.variables, extra], ignore_index=True)
+    return LinearModel(variables, rows, objective, model.expressions | {"cvar_usd": cvar})
+
+
+def cvar_of(costs_usd: np.ndarray, probabilities: np.ndarray, level: float) -> float:
+    """CVaR at ``level`` of a discrete cost distribution: min over eta of eta + 1/(1 -
+    level) sum p max(cost - eta, 0), exact (the minimum is at one of the costs)."""
+    return float(
+        min(
+            eta + probabilities @ np.maximum(costs_usd - eta, 0.0) / (1.0 - level)
+            for eta in costs_usd
+        )
+    )
+
+
+def risk_objective(costs_usd, probabilities, risk) -> float:
+    """Expected cost, plus weight x CVaR when the problem has ``risk:``."""
+    costs, probs = np.asarray(costs_usd, dtype=float), np.asarray(probabilities, dtype=float)
+    expected = float(probs @ costs)
+    if risk is None:
+        return expected
+    return expected + risk.weight * cvar_of(costs, probs, risk.cvar_level)
+
+
 # ------------------------------------------------------------------ solve
 
 
@@ -481,6 +551,8 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
         budget_usd=setup.problem.budget_usd, carbon_cap_tco2e=setup.problem.carbon_cap_tco2e,
         max_scenario_cost_usd=u.max_scenario_cost_usd,
     )  # fmt: skip
+    if u.risk is not None:
+        ef = add_cvar(ef, setup.probs, setup.names, u.risk.cvar_level, u.risk.weight)
     solution = optimise(setup.compiled[0], ef, solver=solver, options=options)
     r = solution.result
     setup.seconds["extensive_form"] = r.solve_seconds
@@ -491,9 +563,8 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
     t0 = time.perf_counter()
     fixed = _fix_first_stage(ef, ev.first)
     try:
-        eev = float(
-            optimise(setup.compiled[0], fixed, solver=solver, options=options).result.objective
-        )
+        values = optimise(setup.compiled[0], fixed, solver=solver, options=options).result.values
+        eev = ef.expressions["total_cost_usd"].value(values)
     except InfeasibleError:
         eev = None
     setup.seconds["eev"] = time.perf_counter() - t0
@@ -573,7 +644,9 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     bound reported.
     """
     alone = _alone(setup, solver, options, workers, scheduler)
-    lower = float(sum(p * x[1] for p, x in zip(setup.probs, alone, strict=True)))
+    risk = setup.problem.uncertainty.risk
+    # the objective is non-decreasing in each scenario's cost, none below its hindsight bound
+    lower = risk_objective([x[1] for x in alone], setup.probs, risk)
     own = [_first_stage(m, x[2]) for m, x in zip(setup.models, alone, strict=True)]
     ev = _ev_first_stage(setup, solver, options)
     keys = sorted(set().union(*own)) if own else []
@@ -607,8 +680,9 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
             continue
         if _same_first(c, ev.first):
             eev = expected
-        if expected < best_cost - 1e-6:
-            best, best_cost = k, expected
+        objective = risk_objective([x[0] for x in part], setup.probs, risk)
+        if objective < best_cost - 1e-6:
+            best, best_cost = k, objective
     if best is None:
         raise InfeasibleError(
             "no candidate commitments give every scenario a feasible plan",
@@ -745,13 +819,20 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method
     hindsight = [x[0] for x in alone]
     ws = float(probs @ np.array(hindsight))
     worst = int(np.argmax(costs))
+    risk = setup.problem.uncertainty.risk
+    objective = risk_objective(costs, probs, risk)
     notes = []
+    if risk is not None:
+        notes.append(
+            f"the plan minimises expected cost + {risk.weight:g} x CVaR at {risk.cvar_level:g}; "
+            "VSS and EVPI compare expected costs (VSS may be negative)"
+        )
     if eev is None:
         notes.append(
             "the deterministic plan's commitments leave some scenario without a feasible "
             f"plan under the caps ({setup.caps}): its VSS is unbounded"
         )
-    gap = relative_gap(rp, lower)
+    gap = relative_gap(objective, lower)
     return StochasticPlan(
         problem=setup.problem.name,
         status="optimal"
@@ -763,6 +844,10 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method
         lower_bound_usd=lower,
         caps=setup.caps,
         expected_cost_usd=rp,
+        objective_usd=objective,
+        cvar_level=None if risk is None else risk.cvar_level,
+        risk_weight=None if risk is None else risk.weight,
+        cvar_usd=None if risk is None else cvar_of(costs, probs, risk.cvar_level),
         commitments=[i for i in plans[0].line_items if i.item in ("reservation", "purchase")],
         scenarios=[
             ScenarioOutcome(
@@ -814,6 +899,12 @@ def stochastic_table(sp: StochasticPlan) -> str:
         f"({sp.worst_scenario})",
         "commitments signed now:",
     ]
+    if sp.risk_weight is not None:
+        lines.insert(
+            3,
+            f"risk: minimises expected cost + {sp.risk_weight:g} x CVaR at {sp.cvar_level:g} = "
+            f"{usd(sp.objective_usd)}; CVaR {usd(sp.cvar_usd)}",
+        )
     lines += [
         f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}: {usd(i.cost_usd)}"
         for i in sp.commitments

@@ -223,3 +223,22 @@ def test_report_without_uncertainty_has_no_two_stage_section(setup):
     assert "Commit now" not in (out / "report.html").read_text()
     assert "two_stage" not in json.loads((out / "analysis.json").read_text())
     assert not {"two-stage"} & set(openpyxl.load_workbook(out / "report.xlsx").sheetnames)
+
+
+def test_report_of_a_risk_averse_plan_states_its_cvar(tmp_path):
+    # risk: {cvar_level: 0.9, weight: 1} on the case above reserves 3 (worked in
+    # tests/test_stochastic.py): $6/h in both scenarios, expected = CVaR = $52,560, objective
+    # $105,120; against renting everything it costs $39,420 more in low (52,560 - 13,140)
+    # and saves $26,280 in high (78,840 - 52,560)
+    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    prob = tmp_path / "p.yaml"
+    prob.write_text(TWO_STAGE + "  risk: {cvar_level: 0.9, weight: 1}\n")
+    out = tmp_path / "report"
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "2"]
+    assert runner.invoke(app, [*args, "--frontier-points", "2"]).exit_code == 0
+    html = (out / "report.html").read_text()
+    assert "1 x CVaR at 90%" in html and "CVaR $52,560, objective $105,120" in html
+    assert "up to $26,280 in &#39;high&#39;" in html and "up to $39,420 in &#39;low&#39;" in html
+    summary = dict(openpyxl.load_workbook(out / "report.xlsx")["summary"].iter_rows(
+        min_row=2, values_only=True))  # fmt: skip
+    assert summary["two-stage: CVaR at 0.9 (USD)"] == pytest.approx(52_560)

@@ -238,3 +238,70 @@ def test_stochastic_without_uncertainty_is_refused(tmp_path):
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "no uncertainty: section" in result.output and "fix:" in result.output
+
+
+@pytest.mark.parametrize("method", ["extensive", "decomposition"])
+def test_a_cvar_weight_buys_more_reservations(catalog, method):
+    # Expected cost + w x CVaR at 0.9. With two equally likely scenarios the worst 10% lies
+    # in high, so CVaR_0.9 = high's cost. Per hour, for R reserved (table of the module doc):
+    #   R   low            high                 E      CVaR
+    #   0   1 x 1.50       3 x 3.00 = 9         5.25   9
+    #   1   2              2 + 2 x 3.00 = 8     5.00   8
+    #   2   4              4 + 1 x 3.00 = 7     5.50   7
+    #   3   6              6                    6.00   6
+    # (R >= 4: E = CVaR = 2R >= 8). w = 0.25: 7.50, 7.00, 7.25, 7.50: R = 1 as risk-neutral.
+    # w = 1: 14.25, 13, 12.5, 12: R = 3, objective 12 x 8,760 = $105,120, expected $52,560,
+    # CVaR $52,560 (high with 3 reserved). Decomposition lower bound: hindsight costs
+    # low $13,140, high $52,560: E $32,850 + 1 x CVaR $52,560 = $85,410; gap
+    # (105,120 - 85,410) / 105,120 = 18.75%.
+    mild = solve_stochastic(
+        parse_problem(_problem(risk={"cvar_level": 0.9, "weight": 0.25})), catalog, method=method
+    )
+    assert _reserved(mild.commitments) == 1
+    assert mild.objective_usd == pytest.approx(7.0 * HOURS)  # $61,320
+    assert mild.cvar_usd == pytest.approx(8.0 * HOURS)  # $70,080
+    averse = solve_stochastic(
+        parse_problem(_problem(risk={"cvar_level": 0.9, "weight": 1.0})), catalog, method=method
+    )
+    assert averse.verified and _reserved(averse.commitments) == 3
+    assert averse.objective_usd == pytest.approx(105_120.0)
+    assert averse.expected_cost_usd == pytest.approx(52_560.0)
+    assert averse.cvar_usd == pytest.approx(52_560.0)
+    assert averse.cvar_level == 0.9 and averse.risk_weight == 1.0
+    # the deterministic plan (R = 2, $48,180) is cheaper in expectation: VSS -$4,380
+    assert averse.value_of_stochastic_solution_usd == pytest.approx(-4_380.0)
+    if method == "extensive":
+        assert averse.gap == pytest.approx(0.0, abs=1e-6)
+        assert averse.lower_bound_usd == pytest.approx(105_120.0, rel=1e-6)
+    else:
+        assert averse.lower_bound_usd == pytest.approx(85_410.0)
+        assert averse.gap == pytest.approx(0.1875)
+
+
+def test_no_risk_weight_is_the_expected_cost(catalog):
+    # weight 0: the objective is the expected cost, R = 1 at $43,800 as without risk:
+    sp = solve_stochastic(parse_problem(_problem(risk={"cvar_level": 0.5, "weight": 0})), catalog)
+    assert _reserved(sp.commitments) == 1
+    assert sp.objective_usd == pytest.approx(43_800.0)
+
+
+@pytest.mark.parametrize(
+    ("risk", "fragments"),
+    [
+        ({"cvar_level": 1.0, "weight": 0.5}, ["uncertainty.risk.cvar_level", "less than 1"]),
+        ({"cvar_level": 0, "weight": 0.5}, ["uncertainty.risk.cvar_level", "greater than 0"]),
+        ({"cvar_level": 0.9, "weight": -1}, ["uncertainty.risk.weight", "greater than or equal"]),
+        ({"cvar_level": 0.9}, ["uncertainty.risk.weight"]),
+        ({"cvar_level": 0.9, "weight": 1, "wieght": 2}, ["wieght"]),
+    ],
+)
+def test_bad_risk_gets_one_clear_message(tmp_path, risk, fragments):
+    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(_problem(risk=risk)))
+    result = runner.invoke(app, ["solve", str(path), "--catalog", str(tmp_path / "cat")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and "fix:" in result.output
+    assert str(path) in result.output and "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.output, (fragment, result.output)
