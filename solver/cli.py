@@ -365,9 +365,10 @@ def solve(
         str,
         typer.Option(
             "--stochastic-method",
-            help="Two-stage: one extensive model (proven optimal) or a scenario "
-            "decomposition with a bound (auto: extensive up to 10 scenarios)",
-            **_choices("auto", "extensive", "decomposition"),
+            help="Two-stage: one extensive model (proven optimal), a scenario "
+            "decomposition with a bound, or the L-shaped method (benders: LP cuts, a bound "
+            "and a gap) (auto: extensive up to 10 scenarios)",
+            **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
     workers: Annotated[
@@ -572,7 +573,7 @@ def report(
         typer.Option(
             "--stochastic-method",
             help="Problems with uncertainty: how the two-stage section is solved (as solve)",
-            **_choices("auto", "extensive", "decomposition"),
+            **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
     force: ForceOpt = False,

@@ -51,6 +51,7 @@ from solver.units import PRICE_COLUMN, RENTED_MODES
 
 FIRST_STAGE = (VarKind.BUY.value, VarKind.COMMIT.value)
 MAX_OWN_CANDIDATES = 5  # decomposition: scenarios whose own commitments are tried
+MAX_BENDERS_ITERATIONS = 50  # L-shaped method: master solves at most
 
 
 class ScenarioOutcome(BaseModel):
@@ -517,8 +518,9 @@ def solve_stochastic(
 
     ``method``: ``extensive`` (one model of every scenario, proven optimal),
     ``decomposition`` (scenario subproblems, in parallel on ``workers`` processes or a
-    Dask ``scheduler``: :func:`_decomposition`), or ``auto`` (extensive up to 10
-    scenarios).
+    Dask ``scheduler``: :func:`_decomposition`), ``benders`` (the L-shaped method, its
+    scenario solves in parallel the same way: :func:`_benders`), or ``auto`` (extensive up
+    to 10 scenarios).
 
     Raises
     ------
@@ -529,14 +531,16 @@ def solve_stochastic(
     VerificationError
         A scenario's plan failed the independent verifier (a bug in procure).
     """
-    if method not in ("auto", "extensive", "decomposition"):
+    if method not in ("auto", "extensive", "decomposition", "benders"):
         raise ProcureError(
             f"unknown method {method!r}",
             field="--stochastic-method",
-            fix="use auto, extensive or decomposition",
+            fix="use auto, extensive, decomposition or benders",
         )
     options = options or SolveOptions()
     setup = _Setup(problem, catalog)
+    if method == "benders":
+        return _benders(setup, solver, options, workers, scheduler)
     if method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
         return _decomposition(setup, solver, options, workers, scheduler)
     return _extensive(setup, solver, options, workers, scheduler)
@@ -727,6 +731,175 @@ def _compared(setup: _Setup, ev: _EV, solver, options, workers, scheduler, known
     return out[0], out[1]
 
 
+# ------------------------------------------------------------------ the L-shaped method
+
+
+def _cut_task(shared, task):
+    """Benders: scenario ``s`` with its first stage fixed at ``first``: the exact cost
+    (integer recourse, as :func:`_scenario_task`) and a cut from the LP relaxation.
+
+    The cut is (kind, value, gradient by first-stage name): ``optimality`` when the LP is
+    feasible (its optimal value; the reduced costs of the fixed first-stage variables are a
+    subgradient of that value in the first stage), ``feasibility`` when it is not (the
+    same from the LP that minimises the total violation of the scenario's rows).
+    """
+    from solver.backends import get_backend
+
+    compiled, models, solver, options = shared
+    s, first = task
+    exact = _scenario_task(shared, task)
+    lp = _fix_first_stage(models[s], first)
+    lp = replace(lp, variables=lp.variables.assign(integer=False))
+    backend = get_backend(solver if "duals" in get_backend(solver).features else "highspy")
+    kind, r = "optimality", backend.solve(lp, replace(options, time_limit_s=None))
+    if not r.has_solution:
+        kind, r = "feasibility", backend.solve(_elastic(lp), replace(options, time_limit_s=None))
+    first_rows = lp.variables["kind"].isin(FIRST_STAGE).to_numpy()
+    names = lp.variables["name"][first_rows]
+    gradient = dict(zip(names, r.reduced_costs[: len(first_rows)][first_rows], strict=True))
+    return exact, (kind, float(r.objective), {k: float(g) for k, g in gradient.items()})
+
+
+def _elastic(model: LinearModel) -> LinearModel:
+    """``model`` with a slack on every row, minimising their sum: zero where the rows can
+    hold, else how far they are from holding (feasibility cuts)."""
+    n, rows, objective = len(model.variables), [], Expression()
+    slacks = []
+    for r in model.rows:
+        coefs = dict(r.coefs)
+        for sign in {"<=": (-1.0,), ">=": (1.0,), "==": (-1.0, 1.0)}[r.sense]:
+            coefs[n + len(slacks)] = sign
+            objective.add(n + len(slacks), 1.0)
+            slacks.append(f"slack[{r.name},{sign:+g}]")
+        rows.append(replace(r, coefs=coefs))
+    extra = pd.DataFrame({"name": slacks, "kind": VarKind.RISK.value, "integer": False,
+                          "lb": 0.0, "ub": np.inf})  # fmt: skip
+    variables = pd.concat([model.variables, extra], ignore_index=True)
+    return LinearModel(variables, rows, objective, model.expressions)
+
+
+def _benders_master(setup: _Setup, floors_usd: list[float], cuts: list) -> LinearModel:
+    """The master of the L-shaped method: the first-stage variables, their own rows, and
+    per scenario theta_s >= its hindsight bound (``floors_usd``) and every cut so far
+    (``cuts``: (scenario, kind, value, gradient, first stage it was taken at)).
+    Objective sum_s p_s theta_s (+ weight x CVaR of the thetas with risk:); with caps in
+    expectation, sum_s p_s theta_s <= budget; theta_s <= max_scenario_cost_usd."""
+    base = setup.models[0].variables
+    is_first = base["kind"].isin(FIRST_STAGE).to_numpy()
+    first = base[is_first].reset_index(drop=True)
+    pos = {n: i for i, n in enumerate(first["name"])}
+    old = {int(i): pos[n] for i, n in zip(np.flatnonzero(is_first), first["name"], strict=True)}
+    n_first, names = len(first), setup.names
+    thetas = pd.DataFrame({"name": [f"theta@{x}" for x in names], "kind": VarKind.RECOURSE.value,
+                           "integer": False, "lb": floors_usd, "ub": np.inf})  # fmt: skip
+    rows = [
+        replace(r, coefs={old[i]: c for i, c in r.coefs.items()})
+        for r in setup.models[0].rows
+        if r.coefs and all(i in old for i in r.coefs)
+    ]
+    for k, (s, kind, value, gradient, at) in enumerate(cuts):
+        coefs = {pos[n]: -g for n, g in gradient.items() if g}
+        rhs = value - sum(g * at.get(n, 0.0) for n, g in gradient.items())
+        if kind == "optimality":  # theta_s >= value + g (x - at)
+            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,),
+                            coefs | {n_first + s: 1.0}, ">=", rhs))  # fmt: skip
+        else:  # value + g (x - at) <= 0
+            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,), coefs, ">=", rhs))
+    u, p = setup.problem.uncertainty, setup.problem
+    expected = Expression()
+    for s, prob in enumerate(setup.probs):
+        expected.add(n_first + s, prob)
+        if u.max_scenario_cost_usd is not None:
+            rows.append(Row(f"scenario_cost_cap[{names[s]}]", "scenario_cost_cap", (names[s],),
+                            {n_first + s: 1.0}, "<=", u.max_scenario_cost_usd))  # fmt: skip
+    if setup.caps == "expectation" and p.budget_usd is not None:
+        rows.append(Row("budget[]", "budget", (), dict(expected.coefs), "<=", p.budget_usd))
+    per_scenario = {}
+    for s, x in enumerate(names):
+        per_scenario[f"total_cost_usd@{x}"] = Expression()
+        per_scenario[f"total_cost_usd@{x}"].add(n_first + s, 1.0)
+    variables = pd.concat([first, thetas], ignore_index=True)
+    master = LinearModel(variables, rows, expected, per_scenario | {"total_cost_usd": expected})
+    if u.risk is not None:
+        master = add_cvar(master, setup.probs, names, u.risk.cvar_level, u.risk.weight)
+    return master
+
+
+def _benders(setup: _Setup, solver, options, workers, scheduler):
+    """The L-shaped method (Van Slyke and Wets; Birge and Louveaux, chapter 5).
+
+    The master (:func:`_benders_master`) chooses the commitments; each scenario with them
+    fixed is solved twice, in parallel (``workers`` processes or a Dask ``scheduler``,
+    :func:`_cut_task`): with integer recourse, for the exact cost of the candidate (the
+    upper bound: the best candidate within the caps is the plan), and as an LP, for a cut.
+    The LP recourse is never above the integer one, so its cuts under-estimate the true
+    scenario cost and the master's bound is a proven lower bound; each theta_s also starts
+    at the scenario's hindsight bound, so the bound is never weaker than wait-and-see.
+    The first candidate is the deterministic plan's commitments. Stops when the gap is
+    within ``options.relative_gap``, when the master proposes a candidate already priced
+    (the LP cuts are exact there; what gap is left is the integrality of the recourse),
+    or after MAX_BENDERS_ITERATIONS.
+    """
+    from solver.solve import optimise
+
+    alone = _alone(setup, solver, options, workers, scheduler)
+    risk, n = setup.problem.uncertainty.risk, len(setup.names)
+    floors = [x[1] for x in alone]
+    lower = risk_objective(floors, setup.probs, risk)
+    ev = _ev_first_stage(setup, solver, options)
+    t0, candidate, cuts, priced = time.perf_counter(), ev.first, [], []
+    best, best_cost, eev, iterations = None, np.inf, None, 0
+    shared = (setup.compiled, setup.models, solver, options)
+    from solver.sensitivity import run_tasks
+
+    while candidate is not None and iterations < MAX_BENDERS_ITERATIONS:
+        iterations += 1
+        results = run_tasks(_cut_task, [(s, candidate) for s in range(n)], shared=shared,
+                            workers=workers, scheduler=scheduler)  # fmt: skip
+        part = [exact for exact, _ in results]
+        priced.append((candidate, part))
+        cuts += [(s, *cut, candidate) for s, (_, cut) in enumerate(results)]
+        if all(x is not None for x in part):
+            costs = [x[0] for x in part]
+            expected = float(np.dot(setup.probs, costs))
+            co2 = float(np.dot(setup.probs, [x[3] for x in part]))
+            if _same_first(candidate, ev.first) and _within_caps(setup, costs, expected, co2):
+                eev = expected
+            objective = risk_objective(costs, setup.probs, risk)
+            if _within_caps(setup, costs, expected, co2) and objective < best_cost - 1e-6:
+                best, best_cost = len(priced) - 1, objective
+        master = _benders_master(setup, floors, cuts)
+        try:
+            r = optimise(setup.compiled[0], master, solver=solver, options=options).result
+        except InfeasibleError:
+            break  # no commitments satisfy the cuts: none is feasible in every scenario
+        bound = r.bound if r.bound is not None and np.isfinite(r.bound) else r.objective
+        lower = max(lower, float(bound))
+        nxt = _first_stage(master, r.values)
+        gap = relative_gap(best_cost, lower) if best is not None else None
+        done = gap is not None and gap <= options.relative_gap
+        candidate = None if done or any(_same_first(nxt, c) for c, _ in priced) else nxt
+    setup.seconds["benders"] = time.perf_counter() - t0
+    if best is None:
+        raise InfeasibleError(
+            "no commitments the L-shaped method tried give every scenario a feasible plan",
+            field="uncertainty",
+            fix="relax the budget or carbon cap, or use --stochastic-method extensive",
+        )
+    part = priced[best][1]
+    plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
+    compared = _compared(setup, ev, solver, options, workers, scheduler, priced)
+    lower = min(lower, best_cost)  # a bound within the solver's tolerance of the plan
+    proven = relative_gap(best_cost, lower) <= options.relative_gap
+    sp = _summary(setup, None, plans, ev, eev, alone, compared, "benders", lower, proven)
+    sp.notes.append(
+        f"L-shaped method: {iterations} master solves, {len(cuts)} cuts "
+        f"({sum(c[1] == 'feasibility' for c in cuts)} feasibility), {len(priced)} candidates "
+        "priced exactly"
+    )
+    return sp
+
+
 def _same_first(a: dict, b: dict) -> bool:
     return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-6 for k in set(a) | set(b))
 
@@ -811,7 +984,10 @@ def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     return float(costs[order][min(len(costs) - 1, np.searchsorted(cum, q - 1e-12))])
 
 
-def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower):
+def _summary(
+    setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower,
+    proven: bool = False,
+):  # fmt: skip
     costs = np.array([p.total_cost_usd for p in plans])
     ev_costs, rented = compared
     probs = np.array(setup.probs)
@@ -836,7 +1012,7 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method
     return StochasticPlan(
         problem=setup.problem.name,
         status="optimal"
-        if result is not None and result.termination.value == "optimal"
+        if proven or (result is not None and result.termination.value == "optimal")
         else "feasible",
         method=method,
         solver=plans[0].solver,
