@@ -365,9 +365,10 @@ def solve(
         str,
         typer.Option(
             "--stochastic-method",
-            help="Two-stage: one extensive model (proven optimal) or a scenario "
-            "decomposition with a bound (auto: extensive up to 10 scenarios)",
-            **_choices("auto", "extensive", "decomposition"),
+            help="Two-stage: one extensive model (proven optimal), a scenario "
+            "decomposition with a bound, or the L-shaped method (benders: LP cuts, a bound "
+            "and a gap) (auto: extensive up to 10 scenarios)",
+            **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
     workers: Annotated[
@@ -567,13 +568,29 @@ def report(
     spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
+    stochastic_method: Annotated[
+        str,
+        typer.Option(
+            "--stochastic-method",
+            help="Problems with uncertainty: how the two-stage section is solved (as solve)",
+            **_choices("auto", "extensive", "decomposition", "benders"),
+        ),
+    ] = "auto",
     force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Write a self-contained HTML report and an XLSX workbook for finance."""
+    """Write a self-contained HTML report and an XLSX workbook for finance (with a
+    two-stage section when the problem has ``uncertainty:``)."""
 
     def body() -> None:
-        from solver.report import build_analysis, frontier_png, report_html, report_xlsx
+        from solver.problem import load_problem
+        from solver.report import (
+            analysis_json,
+            build_analysis,
+            frontier_png,
+            report_html,
+            report_xlsx,
+        )
 
         names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
         check_output_dir(out, names, force=force)
@@ -584,6 +601,13 @@ def report(
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
         plan, solution = _solve_for_analysis(problem, catalog, solver)
+        prob = load_problem(problem)
+        two_stage = None
+        if prob.uncertainty is not None:
+            method = (stochastic_method, workers, scheduler)
+            two_stage = _two_stage(
+                prob, _load_catalog(catalog), problem, solver, None, 1e-4, method
+            )
         with _Progress() as bar:
             analysis = build_analysis(
                 plan,
@@ -596,13 +620,14 @@ def report(
                 workers=workers,
                 scheduler=scheduler,
                 progress=bar,
+                two_stage=two_stage,
             )
         png = frontier_png(analysis)
         files = {
             "report.html": report_html(analysis, png),
             "report.xlsx": report_xlsx(analysis),
             "frontier.png": png,
-            "analysis.json": json.dumps(analysis.model_dump(mode="json"), indent=2) + "\n",
+            "analysis.json": analysis_json(analysis),
         }
         check_output_dir(out, names, force=force)
         write_files_together(out, files)
@@ -1378,8 +1403,7 @@ def _stochastic_text(
     prob, cat, path: Path, solver: str, time_limit, gap, format: str, method: tuple
 ) -> str:
     """The two-stage plan of a problem with ``uncertainty:`` as a table or JSON."""
-    from solver.backends import SolveOptions
-    from solver.stochastic import solve_stochastic, stochastic_table
+    from solver.stochastic import stochastic_table
 
     if format == "csv":
         raise ProcureError(
@@ -1387,11 +1411,22 @@ def _stochastic_text(
             field="--format",
             fix="use --format table or --format json",
         )
+    sp = _two_stage(prob, cat, path, solver, time_limit, gap, method)
+    if format == "json":
+        return json.dumps(sp.model_dump(mode="json"), indent=2) + "\n"
+    return stochastic_table(sp)
+
+
+def _two_stage(prob, cat, path: Path, solver: str, time_limit, gap, method: tuple):
+    """Solve the two-stage plan; errors name the problem file."""
+    from solver.backends import SolveOptions
+    from solver.stochastic import solve_stochastic
+
     name, workers, scheduler = method
     if workers < 1:
         raise ProcureError("--workers must be 1 or more", field="--workers", fix="e.g. 2")
     try:
-        sp = solve_stochastic(
+        return solve_stochastic(
             prob,
             cat,
             solver=solver,
@@ -1405,9 +1440,6 @@ def _stochastic_text(
             exc.file = str(path)
             exc.args = (exc.render(),)
         raise
-    if format == "json":
-        return json.dumps(sp.model_dump(mode="json"), indent=2) + "\n"
-    return stochastic_table(sp)
 
 
 def _write_or_print(text: str, out: Path | None, force: bool) -> None:

@@ -108,6 +108,8 @@ class VarKind(StrEnum):
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
     CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
     SWITCH = "switch"  # units switched from the baseline (re-solve)
+    RISK = "risk"  # CVaR of a two-stage plan: its threshold and each scenario's excess
+    RECOURSE = "recourse"  # Benders master: a scenario's cost as its cuts bound it
 
 
 @dataclass(frozen=True)

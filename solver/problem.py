@@ -454,6 +454,21 @@ class Scenario(_Strict):
     demand: list[DemandMultiplier] = Field(default_factory=list)
 
 
+class Risk(_Strict):
+    """Risk aversion of a two-stage plan: minimise expected cost + weight x CVaR.
+
+    CVaR at ``cvar_level`` (alpha) is the expected cost of the worst 1 - alpha of the
+    scenarios by probability (Rockafellar and Uryasev, 2000).
+    """
+
+    cvar_level: float = Field(
+        gt=0, lt=1, description="alpha in (0, 1): 0.9 averages the worst 10% of scenarios"
+    )
+    weight: float = Field(
+        ge=0, le=1e3, description="USD of objective per USD of CVaR (0: expected cost only)"
+    )
+
+
 class Uncertainty(_Strict):
     """Scenarios for two-stage planning (solver/stochastic.py): given, or drawn."""
 
@@ -479,6 +494,11 @@ class Uncertainty(_Strict):
     )
     max_scenario_cost_usd: float | None = Field(
         None, gt=0, le=MAX_MAGNITUDE, description="Cap on any one scenario's cost (worst case)"
+    )
+    risk: Risk | None = Field(
+        None,
+        description="Minimise expected cost + weight x CVaR at cvar_level instead of the "
+        "expected cost (e.g. {cvar_level: 0.9, weight: 0.5})",
     )
 
     @model_validator(mode="after")

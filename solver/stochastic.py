@@ -5,7 +5,9 @@ The decision finance signs is the part that cannot be undone: reservations and p
 rented or used (serving units, training clusters, shortfall) is the second stage, one
 copy per scenario, chosen after the scenario is known. The objective is the expected
 cost, sum_s p_s cost_s; budget and carbon cap hold in every scenario or in expectation
-(``uncertainty.caps``), and ``max_scenario_cost_usd`` caps the worst scenario.
+(``uncertainty.caps``), and ``max_scenario_cost_usd`` caps the worst scenario. With
+``uncertainty.risk`` the objective is the expected cost + weight x CVaR at a level
+(:func:`add_cvar`, Rockafellar and Uryasev's linearisation).
 
 A scenario multiplies rented prices (on-demand and spot, by provider, accelerator and
 mode: commitments and purchases are signed now, at today's prices) and online demand (by
@@ -49,6 +51,7 @@ from solver.units import PRICE_COLUMN, RENTED_MODES
 
 FIRST_STAGE = (VarKind.BUY.value, VarKind.COMMIT.value)
 MAX_OWN_CANDIDATES = 5  # decomposition: scenarios whose own commitments are tried
+MAX_BENDERS_ITERATIONS = 50  # L-shaped method: master solves at most
 
 
 class ScenarioOutcome(BaseModel):
@@ -62,6 +65,21 @@ class ScenarioOutcome(BaseModel):
     hindsight_cost_usd: float | None = Field(
         None, description="The best plan had this scenario been known (wait and see)"
     )
+    deterministic_cost_usd: float | None = Field(
+        None,
+        description="The deterministic (EV) plan's commitments with this scenario's rentals "
+        "re-planned; None when they leave it no feasible plan",
+    )
+    all_rented_cost_usd: float | None = Field(
+        None,
+        description="No new commitments, everything rented in this scenario; None when "
+        "renting alone has no feasible plan",
+    )
+    saved_vs_all_rented_usd: float | None = Field(
+        None,
+        description="all_rented_cost_usd - total_cost_usd: what the commitments save in this "
+        "scenario (negative: what they cost against renting everything)",
+    )
 
 
 class StochasticPlan(BaseModel):
@@ -74,12 +92,22 @@ class StochasticPlan(BaseModel):
     )
     method: str = Field(description="extensive_form or decomposition")
     solver: str
-    gap: float | None = Field(description="(expected cost - lower bound) / expected cost")
+    gap: float | None = Field(description="(objective - lower bound) / objective")
     lower_bound_usd: float | None = Field(
-        None, description="A proven lower bound on the expected cost of any commitments"
+        None,
+        description="A proven lower bound on the objective (the expected cost; with risk:, "
+        "plus weight x CVaR) of any commitments",
     )
     caps: str = Field(description="every_scenario or expectation (budget and carbon cap)")
     expected_cost_usd: float = Field(description="RP: sum over scenarios of p x cost")
+    objective_usd: float | None = Field(
+        None, description="What was minimised: expected cost, plus weight x CVaR with risk:"
+    )
+    cvar_level: float | None = Field(None, description="risk: alpha of the CVaR")
+    risk_weight: float | None = Field(None, description="risk: weight of the CVaR")
+    cvar_usd: float | None = Field(
+        None, description="CVaR at cvar_level of the cost: mean of the worst 1 - alpha"
+    )
     commitments: list[LineItem] = Field(description="Reservations and purchases, signed now")
     scenarios: list[ScenarioOutcome]
     cost_percentiles_usd: dict[str, float] = Field(description="p5, p50, p95 of the cost")
@@ -92,6 +120,9 @@ class StochasticPlan(BaseModel):
         None, description="EEV: the EV commitments, rentals re-planned in each scenario"
     )
     value_of_stochastic_solution_usd: float | None = Field(None, description="VSS = EEV - RP")
+    all_rented_expected_cost_usd: float | None = Field(
+        None, description="No new commitments: sum of p x all-rented cost (None if one fails)"
+    )
     wait_and_see_usd: float | None = Field(None, description="WS: sum of p x hindsight cost")
     expected_value_of_perfect_information_usd: float | None = Field(
         None, description="EVPI = RP - WS"
@@ -383,6 +414,64 @@ def extensive_form(
     return LinearModel(variables, rows, objective, expressions), maps
 
 
+def add_cvar(
+    model: LinearModel, probabilities: list[float], names: list[str], level: float, weight: float
+) -> LinearModel:
+    """The extensive form with ``weight`` x CVaR at ``level`` of the scenario cost added to
+    its objective (Rockafellar and Uryasev's linearisation).
+
+    CVaR_alpha = min over eta of eta + 1/(1 - alpha) sum_s p_s max(cost_s - eta, 0): one
+    free variable ``eta`` (at the optimum, the value at risk) and one ``excess[s] >= 0``
+    per scenario with the row ``cvar_excess[s]``: excess[s] >= cost_s - eta. Minimising
+    the objective minimises over eta too, so the added term is exactly weight x CVaR.
+    ``expressions["cvar_usd"]`` is eta + 1/(1 - alpha) sum_s p_s excess[s].
+    """
+    n = len(model.variables)
+    extra = pd.DataFrame(
+        {
+            "name": ["cvar_eta", *(f"cvar_excess@{x}" for x in names)],
+            "kind": VarKind.RISK.value,
+            "integer": False,
+            "lb": [-np.inf] + [0.0] * len(names),
+            "ub": np.inf,
+        }
+    )
+    cvar = Expression()
+    cvar.add(n, 1.0)
+    rows = list(model.rows)
+    for s, (p, name) in enumerate(zip(probabilities, names, strict=True)):
+        cost = model.expressions[f"total_cost_usd@{name}"]
+        cvar.add(n + 1 + s, p / (1.0 - level))
+        coefs = {i: -c for i, c in cost.coefs.items()} | {n: 1.0, n + 1 + s: 1.0}
+        rows.append(Row(f"cvar_excess[{name}]", "cvar_excess", (name,), coefs, ">=",
+                        cost.constant))  # fmt: skip
+    objective = Expression()
+    _add(objective, model.objective)
+    _add(objective, _remap(cvar, np.arange(n + 1 + len(names)), weight))
+    variables = pd.concat([model.variables, extra], ignore_index=True)
+    return LinearModel(variables, rows, objective, model.expressions | {"cvar_usd": cvar})
+
+
+def cvar_of(costs_usd: np.ndarray, probabilities: np.ndarray, level: float) -> float:
+    """CVaR at ``level`` of a discrete cost distribution: min over eta of eta + 1/(1 -
+    level) sum p max(cost - eta, 0), exact (the minimum is at one of the costs)."""
+    return float(
+        min(
+            eta + probabilities @ np.maximum(costs_usd - eta, 0.0) / (1.0 - level)
+            for eta in costs_usd
+        )
+    )
+
+
+def risk_objective(costs_usd, probabilities, risk) -> float:
+    """Expected cost, plus weight x CVaR when the problem has ``risk:``."""
+    costs, probs = np.asarray(costs_usd, dtype=float), np.asarray(probabilities, dtype=float)
+    expected = float(probs @ costs)
+    if risk is None:
+        return expected
+    return expected + risk.weight * cvar_of(costs, probs, risk.cvar_level)
+
+
 # ------------------------------------------------------------------ solve
 
 
@@ -429,8 +518,9 @@ def solve_stochastic(
 
     ``method``: ``extensive`` (one model of every scenario, proven optimal),
     ``decomposition`` (scenario subproblems, in parallel on ``workers`` processes or a
-    Dask ``scheduler``: :func:`_decomposition`), or ``auto`` (extensive up to 10
-    scenarios).
+    Dask ``scheduler``: :func:`_decomposition`), ``benders`` (the L-shaped method, its
+    scenario solves in parallel the same way: :func:`_benders`), or ``auto`` (extensive up
+    to 10 scenarios).
 
     Raises
     ------
@@ -441,14 +531,16 @@ def solve_stochastic(
     VerificationError
         A scenario's plan failed the independent verifier (a bug in procure).
     """
-    if method not in ("auto", "extensive", "decomposition"):
+    if method not in ("auto", "extensive", "decomposition", "benders"):
         raise ProcureError(
             f"unknown method {method!r}",
             field="--stochastic-method",
-            fix="use auto, extensive or decomposition",
+            fix="use auto, extensive, decomposition or benders",
         )
     options = options or SolveOptions()
     setup = _Setup(problem, catalog)
+    if method == "benders":
+        return _benders(setup, solver, options, workers, scheduler)
     if method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
         return _decomposition(setup, solver, options, workers, scheduler)
     return _extensive(setup, solver, options, workers, scheduler)
@@ -463,6 +555,8 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
         budget_usd=setup.problem.budget_usd, carbon_cap_tco2e=setup.problem.carbon_cap_tco2e,
         max_scenario_cost_usd=u.max_scenario_cost_usd,
     )  # fmt: skip
+    if u.risk is not None:
+        ef = add_cvar(ef, setup.probs, setup.names, u.risk.cvar_level, u.risk.weight)
     solution = optimise(setup.compiled[0], ef, solver=solver, options=options)
     r = solution.result
     setup.seconds["extensive_form"] = r.solve_seconds
@@ -473,14 +567,14 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
     t0 = time.perf_counter()
     fixed = _fix_first_stage(ef, ev.first)
     try:
-        eev = float(
-            optimise(setup.compiled[0], fixed, solver=solver, options=options).result.objective
-        )
+        values = optimise(setup.compiled[0], fixed, solver=solver, options=options).result.values
+        eev = ef.expressions["total_cost_usd"].value(values)
     except InfeasibleError:
         eev = None
     setup.seconds["eev"] = time.perf_counter() - t0
     alone = _alone(setup, solver, options, workers, scheduler)
-    return _summary(setup, r, plans, ev, eev, alone, "extensive_form", r.bound)
+    compared = _compared(setup, ev, solver, options, workers, scheduler)
+    return _summary(setup, r, plans, ev, eev, alone, compared, "extensive_form", r.bound)
 
 
 def _fix_first_stage(model: LinearModel, first: dict[str, float]) -> LinearModel:
@@ -554,7 +648,9 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     bound reported.
     """
     alone = _alone(setup, solver, options, workers, scheduler)
-    lower = float(sum(p * x[1] for p, x in zip(setup.probs, alone, strict=True)))
+    risk = setup.problem.uncertainty.risk
+    # the objective is non-decreasing in each scenario's cost, none below its hindsight bound
+    lower = risk_objective([x[1] for x in alone], setup.probs, risk)
     own = [_first_stage(m, x[2]) for m, x in zip(setup.models, alone, strict=True)]
     ev = _ev_first_stage(setup, solver, options)
     keys = sorted(set().union(*own)) if own else []
@@ -588,8 +684,9 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
             continue
         if _same_first(c, ev.first):
             eev = expected
-        if expected < best_cost - 1e-6:
-            best, best_cost = k, expected
+        objective = risk_objective([x[0] for x in part], setup.probs, risk)
+        if objective < best_cost - 1e-6:
+            best, best_cost = k, objective
     if best is None:
         raise InfeasibleError(
             "no candidate commitments give every scenario a feasible plan",
@@ -598,7 +695,209 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
         )
     part = results[best * n : (best + 1) * n]
     plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
-    return _summary(setup, None, plans, ev, eev, alone, "decomposition", lower)
+    known = [(c, results[k * n : (k + 1) * n]) for k, c in enumerate(unique)]
+    compared = _compared(setup, ev, solver, options, workers, scheduler, known)
+    return _summary(setup, None, plans, ev, eev, alone, compared, "decomposition", lower)
+
+
+def _compared(setup: _Setup, ev: _EV, solver, options, workers, scheduler, known=()) -> tuple:
+    """Per scenario, what the deterministic plan's commitments and no new commitments
+    (everything rented) cost, rentals re-planned in that scenario (in parallel).
+
+    Returns
+    -------
+    tuple of two lists
+        (deterministic, all rented) cost per scenario in USD; None where that scenario
+        has no feasible plan under those commitments. ``known``: (first stage, results of
+        :func:`_scenario_task` per scenario) already solved, not solved again.
+    """
+    n = len(setup.names)
+    wanted = [ev.first, {}]
+    found = [next((part for c, part in known if _same_first(c, f)), None) for f in wanted]
+    todo: list[dict] = []
+    for f, part in zip(wanted, found, strict=True):
+        if part is None and not any(_same_first(f, t) for t in todo):
+            todo.append(f)
+    t0 = time.perf_counter()
+    results = _run(setup, [(s, f) for f in todo for s in range(n)], solver, options, workers,
+                   scheduler)  # fmt: skip
+    setup.seconds["compared"] = time.perf_counter() - t0
+    out = []
+    for f, part in zip(wanted, found, strict=True):
+        if part is None:
+            j = next(j for j, t in enumerate(todo) if _same_first(f, t))
+            part = results[j * n : (j + 1) * n]
+        out.append([None if x is None else float(x[0]) for x in part])
+    return out[0], out[1]
+
+
+# ------------------------------------------------------------------ the L-shaped method
+
+
+def _cut_task(shared, task):
+    """Benders: scenario ``s`` with its first stage fixed at ``first``: the exact cost
+    (integer recourse, as :func:`_scenario_task`) and a cut from the LP relaxation.
+
+    The cut is (kind, value, gradient by first-stage name): ``optimality`` when the LP is
+    feasible (its optimal value; the reduced costs of the fixed first-stage variables are a
+    subgradient of that value in the first stage), ``feasibility`` when it is not (the
+    same from the LP that minimises the total violation of the scenario's rows).
+    """
+    from solver.backends import get_backend
+
+    compiled, models, solver, options = shared
+    s, first = task
+    exact = _scenario_task(shared, task)
+    lp = _fix_first_stage(models[s], first)
+    lp = replace(lp, variables=lp.variables.assign(integer=False))
+    backend = get_backend(solver if "duals" in get_backend(solver).features else "highspy")
+    kind, r = "optimality", backend.solve(lp, replace(options, time_limit_s=None))
+    if not r.has_solution:
+        kind, r = "feasibility", backend.solve(_elastic(lp), replace(options, time_limit_s=None))
+    first_rows = lp.variables["kind"].isin(FIRST_STAGE).to_numpy()
+    names = lp.variables["name"][first_rows]
+    gradient = dict(zip(names, r.reduced_costs[: len(first_rows)][first_rows], strict=True))
+    return exact, (kind, float(r.objective), {k: float(g) for k, g in gradient.items()})
+
+
+def _elastic(model: LinearModel) -> LinearModel:
+    """``model`` with a slack on every row, minimising their sum: zero where the rows can
+    hold, else how far they are from holding (feasibility cuts)."""
+    n, rows, objective = len(model.variables), [], Expression()
+    slacks = []
+    for r in model.rows:
+        coefs = dict(r.coefs)
+        for sign in {"<=": (-1.0,), ">=": (1.0,), "==": (-1.0, 1.0)}[r.sense]:
+            coefs[n + len(slacks)] = sign
+            objective.add(n + len(slacks), 1.0)
+            slacks.append(f"slack[{r.name},{sign:+g}]")
+        rows.append(replace(r, coefs=coefs))
+    extra = pd.DataFrame({"name": slacks, "kind": VarKind.RISK.value, "integer": False,
+                          "lb": 0.0, "ub": np.inf})  # fmt: skip
+    variables = pd.concat([model.variables, extra], ignore_index=True)
+    return LinearModel(variables, rows, objective, model.expressions)
+
+
+def _benders_master(setup: _Setup, floors_usd: list[float], cuts: list) -> LinearModel:
+    """The master of the L-shaped method: the first-stage variables, their own rows, and
+    per scenario theta_s >= its hindsight bound (``floors_usd``) and every cut so far
+    (``cuts``: (scenario, kind, value, gradient, first stage it was taken at)).
+    Objective sum_s p_s theta_s (+ weight x CVaR of the thetas with risk:); with caps in
+    expectation, sum_s p_s theta_s <= budget; theta_s <= max_scenario_cost_usd."""
+    base = setup.models[0].variables
+    is_first = base["kind"].isin(FIRST_STAGE).to_numpy()
+    first = base[is_first].reset_index(drop=True)
+    pos = {n: i for i, n in enumerate(first["name"])}
+    old = {int(i): pos[n] for i, n in zip(np.flatnonzero(is_first), first["name"], strict=True)}
+    n_first, names = len(first), setup.names
+    thetas = pd.DataFrame({"name": [f"theta@{x}" for x in names], "kind": VarKind.RECOURSE.value,
+                           "integer": False, "lb": floors_usd, "ub": np.inf})  # fmt: skip
+    rows = [
+        replace(r, coefs={old[i]: c for i, c in r.coefs.items()})
+        for r in setup.models[0].rows
+        if r.coefs and all(i in old for i in r.coefs)
+    ]
+    for k, (s, kind, value, gradient, at) in enumerate(cuts):
+        coefs = {pos[n]: -g for n, g in gradient.items() if g}
+        rhs = value - sum(g * at.get(n, 0.0) for n, g in gradient.items())
+        if kind == "optimality":  # theta_s >= value + g (x - at)
+            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,),
+                            coefs | {n_first + s: 1.0}, ">=", rhs))  # fmt: skip
+        else:  # value + g (x - at) <= 0
+            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,), coefs, ">=", rhs))
+    u, p = setup.problem.uncertainty, setup.problem
+    expected = Expression()
+    for s, prob in enumerate(setup.probs):
+        expected.add(n_first + s, prob)
+        if u.max_scenario_cost_usd is not None:
+            rows.append(Row(f"scenario_cost_cap[{names[s]}]", "scenario_cost_cap", (names[s],),
+                            {n_first + s: 1.0}, "<=", u.max_scenario_cost_usd))  # fmt: skip
+    if setup.caps == "expectation" and p.budget_usd is not None:
+        rows.append(Row("budget[]", "budget", (), dict(expected.coefs), "<=", p.budget_usd))
+    per_scenario = {}
+    for s, x in enumerate(names):
+        per_scenario[f"total_cost_usd@{x}"] = Expression()
+        per_scenario[f"total_cost_usd@{x}"].add(n_first + s, 1.0)
+    variables = pd.concat([first, thetas], ignore_index=True)
+    master = LinearModel(variables, rows, expected, per_scenario | {"total_cost_usd": expected})
+    if u.risk is not None:
+        master = add_cvar(master, setup.probs, names, u.risk.cvar_level, u.risk.weight)
+    return master
+
+
+def _benders(setup: _Setup, solver, options, workers, scheduler):
+    """The L-shaped method (Van Slyke and Wets; Birge and Louveaux, chapter 5).
+
+    The master (:func:`_benders_master`) chooses the commitments; each scenario with them
+    fixed is solved twice, in parallel (``workers`` processes or a Dask ``scheduler``,
+    :func:`_cut_task`): with integer recourse, for the exact cost of the candidate (the
+    upper bound: the best candidate within the caps is the plan), and as an LP, for a cut.
+    The LP recourse is never above the integer one, so its cuts under-estimate the true
+    scenario cost and the master's bound is a proven lower bound; each theta_s also starts
+    at the scenario's hindsight bound, so the bound is never weaker than wait-and-see.
+    The first candidate is the deterministic plan's commitments. Stops when the gap is
+    within ``options.relative_gap``, when the master proposes a candidate already priced
+    (the LP cuts are exact there; what gap is left is the integrality of the recourse),
+    or after MAX_BENDERS_ITERATIONS.
+    """
+    from solver.solve import optimise
+
+    alone = _alone(setup, solver, options, workers, scheduler)
+    risk, n = setup.problem.uncertainty.risk, len(setup.names)
+    floors = [x[1] for x in alone]
+    lower = risk_objective(floors, setup.probs, risk)
+    ev = _ev_first_stage(setup, solver, options)
+    t0, candidate, cuts, priced = time.perf_counter(), ev.first, [], []
+    best, best_cost, eev, iterations = None, np.inf, None, 0
+    shared = (setup.compiled, setup.models, solver, options)
+    from solver.sensitivity import run_tasks
+
+    while candidate is not None and iterations < MAX_BENDERS_ITERATIONS:
+        iterations += 1
+        results = run_tasks(_cut_task, [(s, candidate) for s in range(n)], shared=shared,
+                            workers=workers, scheduler=scheduler)  # fmt: skip
+        part = [exact for exact, _ in results]
+        priced.append((candidate, part))
+        cuts += [(s, *cut, candidate) for s, (_, cut) in enumerate(results)]
+        if all(x is not None for x in part):
+            costs = [x[0] for x in part]
+            expected = float(np.dot(setup.probs, costs))
+            co2 = float(np.dot(setup.probs, [x[3] for x in part]))
+            if _same_first(candidate, ev.first) and _within_caps(setup, costs, expected, co2):
+                eev = expected
+            objective = risk_objective(costs, setup.probs, risk)
+            if _within_caps(setup, costs, expected, co2) and objective < best_cost - 1e-6:
+                best, best_cost = len(priced) - 1, objective
+        master = _benders_master(setup, floors, cuts)
+        try:
+            r = optimise(setup.compiled[0], master, solver=solver, options=options).result
+        except InfeasibleError:
+            break  # no commitments satisfy the cuts: none is feasible in every scenario
+        bound = r.bound if r.bound is not None and np.isfinite(r.bound) else r.objective
+        lower = max(lower, float(bound))
+        nxt = _first_stage(master, r.values)
+        gap = relative_gap(best_cost, lower) if best is not None else None
+        done = gap is not None and gap <= options.relative_gap
+        candidate = None if done or any(_same_first(nxt, c) for c, _ in priced) else nxt
+    setup.seconds["benders"] = time.perf_counter() - t0
+    if best is None:
+        raise InfeasibleError(
+            "no commitments the L-shaped method tried give every scenario a feasible plan",
+            field="uncertainty",
+            fix="relax the budget or carbon cap, or use --stochastic-method extensive",
+        )
+    part = priced[best][1]
+    plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
+    compared = _compared(setup, ev, solver, options, workers, scheduler, priced)
+    lower = min(lower, best_cost)  # a bound within the solver's tolerance of the plan
+    proven = relative_gap(best_cost, lower) <= options.relative_gap
+    sp = _summary(setup, None, plans, ev, eev, alone, compared, "benders", lower, proven)
+    sp.notes.append(
+        f"L-shaped method: {iterations} master solves, {len(cuts)} cuts "
+        f"({sum(c[1] == 'feasibility' for c in cuts)} feasibility), {len(priced)} candidates "
+        "priced exactly"
+    )
+    return sp
 
 
 def _same_first(a: dict, b: dict) -> bool:
@@ -685,24 +984,35 @@ def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     return float(costs[order][min(len(costs) - 1, np.searchsorted(cum, q - 1e-12))])
 
 
-def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, lower):
+def _summary(
+    setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower,
+    proven: bool = False,
+):  # fmt: skip
     costs = np.array([p.total_cost_usd for p in plans])
+    ev_costs, rented = compared
     probs = np.array(setup.probs)
     rp = float(probs @ costs)
     hindsight = [x[0] for x in alone]
     ws = float(probs @ np.array(hindsight))
     worst = int(np.argmax(costs))
+    risk = setup.problem.uncertainty.risk
+    objective = risk_objective(costs, probs, risk)
     notes = []
+    if risk is not None:
+        notes.append(
+            f"the plan minimises expected cost + {risk.weight:g} x CVaR at {risk.cvar_level:g}; "
+            "VSS and EVPI compare expected costs (VSS may be negative)"
+        )
     if eev is None:
         notes.append(
             "the deterministic plan's commitments leave some scenario without a feasible "
             f"plan under the caps ({setup.caps}): its VSS is unbounded"
         )
-    gap = relative_gap(rp, lower)
+    gap = relative_gap(objective, lower)
     return StochasticPlan(
         problem=setup.problem.name,
         status="optimal"
-        if result is not None and result.termination.value == "optimal"
+        if proven or (result is not None and result.termination.value == "optimal")
         else "feasible",
         method=method,
         solver=plans[0].solver,
@@ -710,6 +1020,10 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, low
         lower_bound_usd=lower,
         caps=setup.caps,
         expected_cost_usd=rp,
+        objective_usd=objective,
+        cvar_level=None if risk is None else risk.cvar_level,
+        risk_weight=None if risk is None else risk.weight,
+        cvar_usd=None if risk is None else cvar_of(costs, probs, risk.cvar_level),
         commitments=[i for i in plans[0].line_items if i.item in ("reservation", "purchase")],
         scenarios=[
             ScenarioOutcome(
@@ -719,6 +1033,9 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, low
                 total_co2e_t=p.total_co2e_t,
                 verified=p.verified,
                 hindsight_cost_usd=float(hindsight[k]),
+                deterministic_cost_usd=ev_costs[k],
+                all_rented_cost_usd=rented[k],
+                saved_vs_all_rented_usd=None if rented[k] is None else float(rented[k] - costs[k]),
             )
             for k, (s, p) in enumerate(zip(setup.scenarios, plans, strict=True))
         ],
@@ -730,6 +1047,9 @@ def _summary(setup: _Setup, result, plans, ev: _EV, eev, alone, method: str, low
         deterministic_commitments=ev.commitments,
         deterministic_expected_cost_usd=eev,
         value_of_stochastic_solution_usd=None if eev is None else eev - rp,
+        all_rented_expected_cost_usd=None
+        if any(x is None for x in rented)
+        else float(probs @ np.array(rented)),
         wait_and_see_usd=ws,
         expected_value_of_perfect_information_usd=rp - ws,
         verified=all(p.verified for p in plans),
@@ -755,6 +1075,12 @@ def stochastic_table(sp: StochasticPlan) -> str:
         f"({sp.worst_scenario})",
         "commitments signed now:",
     ]
+    if sp.risk_weight is not None:
+        lines.insert(
+            3,
+            f"risk: minimises expected cost + {sp.risk_weight:g} x CVaR at {sp.cvar_level:g} = "
+            f"{usd(sp.objective_usd)}; CVaR {usd(sp.cvar_usd)}",
+        )
     lines += [
         f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}: {usd(i.cost_usd)}"
         for i in sp.commitments
@@ -771,6 +1097,8 @@ def stochastic_table(sp: StochasticPlan) -> str:
         f"expected value of perfect information (EVPI) "
         f"{usd(sp.expected_value_of_perfect_information_usd)}: with hindsight "
         f"{usd(sp.wait_and_see_usd)}",
+        f"no new commitments (everything rented) would cost "
+        f"{usd(sp.all_rented_expected_cost_usd)} in expectation",
         "scenarios:",
     ]
     lines += [

@@ -204,6 +204,13 @@ def test_the_decomposition_agrees_with_the_extensive_form(catalog, workers):
     assert sp.lower_bound_usd == pytest.approx(32_850.0)
     assert sp.gap == pytest.approx(0.25)
     assert sp.deterministic_expected_cost_usd == pytest.approx(48_180.0)
+    # nothing reserved (low's own candidate, reused): low 1 x $1.50/h = $13,140, high
+    # 3 x $3.00/h = $78,840; expected $45,990
+    assert [o.all_rented_cost_usd for o in sp.scenarios] == [
+        pytest.approx(13_140.0),
+        pytest.approx(78_840.0),
+    ]
+    assert sp.all_rented_expected_cost_usd == pytest.approx(45_990.0)
     extensive = solve_stochastic(parse_problem(_problem()), catalog, method="extensive")
     assert extensive.gap == pytest.approx(0.0, abs=1e-6)
     assert extensive.expected_cost_usd == pytest.approx(sp.expected_cost_usd)
@@ -231,3 +238,128 @@ def test_stochastic_without_uncertainty_is_refused(tmp_path):
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "no uncertainty: section" in result.output and "fix:" in result.output
+
+
+@pytest.mark.parametrize("method", ["extensive", "decomposition", "benders"])
+def test_a_cvar_weight_buys_more_reservations(catalog, method):
+    # Expected cost + w x CVaR at 0.9. With two equally likely scenarios the worst 10% lies
+    # in high, so CVaR_0.9 = high's cost. Per hour, for R reserved (table of the module doc):
+    #   R   low            high                 E      CVaR
+    #   0   1 x 1.50       3 x 3.00 = 9         5.25   9
+    #   1   2              2 + 2 x 3.00 = 8     5.00   8
+    #   2   4              4 + 1 x 3.00 = 7     5.50   7
+    #   3   6              6                    6.00   6
+    # (R >= 4: E = CVaR = 2R >= 8). w = 0.25: 7.50, 7.00, 7.25, 7.50: R = 1 as risk-neutral.
+    # w = 1: 14.25, 13, 12.5, 12: R = 3, objective 12 x 8,760 = $105,120, expected $52,560,
+    # CVaR $52,560 (high with 3 reserved). Decomposition lower bound: hindsight costs
+    # low $13,140, high $52,560: E $32,850 + 1 x CVaR $52,560 = $85,410; gap
+    # (105,120 - 85,410) / 105,120 = 18.75%.
+    mild = solve_stochastic(
+        parse_problem(_problem(risk={"cvar_level": 0.9, "weight": 0.25})), catalog, method=method
+    )
+    assert _reserved(mild.commitments) == 1
+    assert mild.objective_usd == pytest.approx(7.0 * HOURS)  # $61,320
+    assert mild.cvar_usd == pytest.approx(8.0 * HOURS)  # $70,080
+    averse = solve_stochastic(
+        parse_problem(_problem(risk={"cvar_level": 0.9, "weight": 1.0})), catalog, method=method
+    )
+    assert averse.verified and _reserved(averse.commitments) == 3
+    assert averse.objective_usd == pytest.approx(105_120.0)
+    assert averse.expected_cost_usd == pytest.approx(52_560.0)
+    assert averse.cvar_usd == pytest.approx(52_560.0)
+    assert averse.cvar_level == 0.9 and averse.risk_weight == 1.0
+    # the deterministic plan (R = 2, $48,180) is cheaper in expectation: VSS -$4,380
+    assert averse.value_of_stochastic_solution_usd == pytest.approx(-4_380.0)
+    # Benders: the cuts are exact at whole R (see the L-shaped test below), so the master
+    # proves R = 3 as the extensive form does
+    if method in ("extensive", "benders"):
+        assert averse.gap == pytest.approx(0.0, abs=1e-6)
+        assert averse.lower_bound_usd == pytest.approx(105_120.0, rel=1e-6)
+    else:
+        assert averse.lower_bound_usd == pytest.approx(85_410.0)
+        assert averse.gap == pytest.approx(0.1875)
+
+
+def test_no_risk_weight_is_the_expected_cost(catalog):
+    # weight 0: the objective is the expected cost, R = 1 at $43,800 as without risk:
+    sp = solve_stochastic(parse_problem(_problem(risk={"cvar_level": 0.5, "weight": 0})), catalog)
+    assert _reserved(sp.commitments) == 1
+    assert sp.objective_usd == pytest.approx(43_800.0)
+
+
+@pytest.mark.parametrize(
+    ("risk", "fragments"),
+    [
+        ({"cvar_level": 1.0, "weight": 0.5}, ["uncertainty.risk.cvar_level", "less than 1"]),
+        ({"cvar_level": 0, "weight": 0.5}, ["uncertainty.risk.cvar_level", "greater than 0"]),
+        ({"cvar_level": 0.9, "weight": -1}, ["uncertainty.risk.weight", "greater than or equal"]),
+        ({"cvar_level": 0.9}, ["uncertainty.risk.weight"]),
+        ({"cvar_level": 0.9, "weight": 1, "wieght": 2}, ["wieght"]),
+    ],
+)
+def test_bad_risk_gets_one_clear_message(tmp_path, risk, fragments):
+    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(_problem(risk=risk)))
+    result = runner.invoke(app, ["solve", str(path), "--catalog", str(tmp_path / "cat")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and "fix:" in result.output
+    assert str(path) in result.output and "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.output, (fragment, result.output)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_l_shaped_method_agrees_with_the_extensive_form(catalog, workers):
+    # Benders on the hand case. Per hour, with R reserved, the scenario costs are
+    # low 2R + 1.50 max(1 - R, 0) and high 2R + 3.00 max(3 - R, 0); their LP relaxation is
+    # the same at whole R (rented units follow R), so the cuts are exact.
+    # 1. the first candidate is the deterministic R = 2 ($48,180): cuts theta_low >= 2R
+    #    (slope 2 at R = 2) and theta_high >= 9 - R (slope 2 - 3), thetas at least their
+    #    hindsight costs 1.50 and 6.00;
+    # 2. the master: R = 0: 0.5 (1.5 + 9) = 5.25, R = 1: 0.5 (2 + 8) = 5.00, R = 2: 5.50,
+    #    R = 3: 6.00: R = 1, bound 5.00 x 8,760 = $43,800; priced exactly: $43,800, gap 0;
+    #    the bound beats wait-and-see ($32,850).
+    sp = solve_stochastic(parse_problem(_problem()), catalog, method="benders", workers=workers)
+    assert sp.method == "benders" and sp.verified and sp.status == "optimal"
+    assert _reserved(sp.commitments) == 1
+    assert sp.expected_cost_usd == pytest.approx(43_800.0)
+    assert sp.lower_bound_usd == pytest.approx(43_800.0)
+    assert sp.lower_bound_usd >= sp.wait_and_see_usd  # $32,850
+    assert sp.gap == pytest.approx(0.0, abs=1e-6)
+    assert sp.deterministic_expected_cost_usd == pytest.approx(48_180.0)
+    assert "2 master solves, 4 cuts (0 feasibility), 2 candidates" in sp.notes[-1]
+
+
+def test_the_l_shaped_method_cuts_off_infeasible_commitments(catalog):
+    # A $65,000 budget in every scenario: R = 1 leaves high at $70,080 (infeasible), R = 2
+    # costs $61,320 there, so the optimum is R = 2 at $48,180 (R = 3: $52,560). Benders:
+    # R = 2 first (as above); the master proposes R = 1; high's LP at R = 1 is infeasible
+    # and the LP of its least violation (demand short by (78,840 - 8,760 R - 65,000) /
+    # 26,280 units, slope -1/3 per reserved unit) cuts R < 1.58 off; the master returns to
+    # R = 2, already priced: stop with bound $48,180 (the cuts at R = 2 are exact).
+    data = _problem()
+    data["budget_usd"] = 65_000
+    sp = solve_stochastic(parse_problem(data), catalog, method="benders")
+    assert _reserved(sp.commitments) == 2
+    assert sp.expected_cost_usd == pytest.approx(48_180.0)
+    assert sp.lower_bound_usd == pytest.approx(48_180.0)
+    assert "(1 feasibility)" in sp.notes[-1]
+    extensive = solve_stochastic(parse_problem(data), catalog, method="extensive")
+    assert extensive.expected_cost_usd == pytest.approx(48_180.0)
+
+
+def test_the_l_shaped_method_bounds_drawn_scenarios(catalog):
+    # Six drawn scenarios: the bound lies between wait-and-see and the extensive form's
+    # optimum, and the plan costs at least that optimum (no hand figure: a property)
+    drawn = _problem()
+    drawn["uncertainty"] = {"n_scenarios": 6, "seed": 7, "price_sigma": 0.3,
+                            "demand_range": [0.5, 1.5]}  # fmt: skip
+    problem = parse_problem(drawn)
+    sp = solve_stochastic(problem, catalog, method="benders")
+    best = solve_stochastic(problem, catalog, method="extensive").expected_cost_usd
+    assert sp.verified
+    assert sp.wait_and_see_usd - 1e-6 <= sp.lower_bound_usd <= best * (1 + 1e-6)
+    assert sp.expected_cost_usd >= best * (1 - 1e-6)
+    assert sp.gap == pytest.approx((sp.expected_cost_usd - sp.lower_bound_usd)
+                                   / sp.expected_cost_usd)  # fmt: skip
