@@ -564,6 +564,50 @@ RESERVED_RULES: list[tuple[str, str, float | None, float | None, str]] = [
      "frequently-asked-questions.html read 2026-11-24"),
 ]
 
+#: Published per-SKU commitment prices (read 2026-11-24 from stored copies; one row per
+#: provider, instance type, region and term, with the payment option, source and its date):
+#: GCP resource-based CUDs from Google's billing catalog (Cyclenerd/google-cloud-pricing-
+#: cost-calculator pricing.yml), AWS 1-year Standard RIs, no upfront, from the AWS Price
+#: List through ec2instances.info (tsaol/aws-gpu). They win over RESERVED_RULES for the
+#: rows they name; see catalogs/SOURCES.md, "Commitments".
+COMMITMENT_PRICES = ROOT / "scripts" / "commitment_prices.csv"
+#: A published commitment price is used only when the source's own on-demand price for the
+#: row agrees with the catalog's within this fraction (else the two sources price different
+#: things, e.g. another host shape or another date).
+COMMITMENT_ON_DEMAND_TOLERANCE = 0.10
+
+
+def apply_commitment_prices(off: pd.DataFrame, path: Path = COMMITMENT_PRICES) -> pd.DataFrame:
+    """Set 1y/3y prices from :data:`COMMITMENT_PRICES` where a row names the offering.
+
+    The row's price replaces the rule's (or fills an empty column) and its source is
+    appended to the offering's; a row whose source on-demand price disagrees with the
+    catalog's by more than :data:`COMMITMENT_ON_DEMAND_TOLERANCE` is skipped and counted.
+    """
+    table = pd.read_csv(path)
+    off = off.copy()
+    key = off["provider"] + "|" + off["instance_type"] + "|" + off["region"]
+    where = pd.Series(off.index, index=key)
+    used = skipped = 0
+    for r in table.itertuples(index=False):
+        k = f"{r.provider}|{r.instance_type}|{r.region}"
+        if k not in where.index:
+            continue
+        i = where[k]
+        od = float(off.at[i, "on_demand_usd_per_hour"])
+        if abs(float(r.source_on_demand_usd_per_hour) - od) > COMMITMENT_ON_DEMAND_TOLERANCE * od:
+            skipped += 1
+            continue
+        column = f"reserved_{r.term}_usd_per_hour"
+        off.at[i, column] = float(r.price_usd_per_hour)
+        note = f"; {r.term} price: {r.payment_option}, {r.source_url} ({r.source_date})"
+        off.at[i, "source"] = off.at[i, "source"] + note
+        used += 1
+    print(f"commitments: {used} published prices applied, {skipped} skipped (on-demand differs "
+          f"by more than {COMMITMENT_ON_DEMAND_TOLERANCE:.0%})")
+    return off
+
+
 #: TPU slices kept: v5e and v6e up to a full 256-chip pod, v5p up to v5p-128 (64 chips).
 GCP_TPU_KEEP = {
     *(f"tpu-v5litepod-{n}" for n in (1, 4, 8, 16, 32, 64, 128, 256)),
@@ -804,6 +848,7 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     snap = snap[~snap["offering_id"].isin(hand["offering_id"])]
     off = pd.concat([snap, hand], ignore_index=True)
     off = apply_reserved(off)
+    off = apply_commitment_prices(off)
     off = apply_network(off)
     off = clean_spot(off)
     for column in ("on_demand_usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour",

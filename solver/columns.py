@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from solver.backends import SolveOptions, SolveResult, Termination
-from solver.backends.base import relative_gap
+from solver.backends.base import native_output_to_stderr, relative_gap
 from solver.backends.highs_backend import HighsSession
 from solver.compile import Compiled
 from solver.errors import ProcureError
@@ -59,6 +59,8 @@ FIRST_OPTIONS_PER_WORKLOAD = 8
 FIRST_ROOM_FACTOR = 2.0
 #: Rounds of rounding cuts (each after the pricing finds nothing).
 MAX_CUT_ROUNDS = 8
+#: Seconds at most for the whole-unit knapsacks of the bound (knapsack_bound).
+KNAPSACK_SECONDS = 20.0
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 25
 
@@ -79,6 +81,7 @@ class ColumnReport:
     mip_seconds: float = 0.0
     build_seconds: float = 0.0
     history: list[dict] = field(default_factory=list)
+    knapsack: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -94,6 +97,7 @@ class ColumnReport:
             "pricing_seconds": round(self.pricing_seconds, 3),
             "build_seconds": round(self.build_seconds, 3),
             "mip_seconds": round(self.mip_seconds, 3),
+            "knapsack": self.knapsack,
             "history": self.history,
         }
 
@@ -488,6 +492,140 @@ class Cuts:
         return pd.DataFrame(rows, columns=["workload", "period", "block", "cap", "dual"])
 
 
+@dataclass
+class _Knapsacks:
+    """The Lagrangian bound with whole units on every demand row (:func:`knapsack_bound`)."""
+
+    bound: float  # valid lower bound of the whole problem
+    rows: int  # demand rows treated as integer knapsacks
+    items: int  # knapsack items after the Pareto filter
+    options: np.ndarray  # option ids a knapsack's optimum buys (good columns for the MIP)
+    seconds: float
+
+
+def knapsack_bound(
+    model: LinearModel,
+    lp: _LP,
+    duals: dict,
+    pricing: _Pricing,
+    rc_s: np.ndarray,
+    out_s: np.ndarray,
+    base_bound: float,
+    time_limit_s: float,
+) -> _Knapsacks | None:
+    """Lift the Lagrangian bound by solving each demand row in whole units.
+
+    With the master LP's row duals y, relax every row except the demand rows whose
+    columns are all whole units. What is left splits by demand row r into
+
+        KS_r = min sum_j c'_j x_j  s.t.  sum_j a_j x_j >= D_r,  x_j in {0, 1, ..., u_j},
+
+    with c'_j = rc_j + a_j y_r (a column in several such rows, a reserved or owned unit
+    shared by the day's blocks, is split into copies carrying rc_j / n each: a
+    relaxation). The base bound counted y_r D_r + sum_j min(rc_j x_j) for the same row,
+    the LP value of KS_r at the multiplier y_r; replacing it by a lower bound of KS_r
+    keeps the bound valid and lifts it by the rounding the LP skipped. Columns with
+    c'_j < 0 are taken at u_j; the others' boxes are relaxed to [0, inf) and dominated
+    items (dearer and smaller) dropped; the knapsacks are one HiGHS MIP whose dual bound
+    (stopped at ``time_limit_s`` or not) is a lower bound of sum_r KS_r.
+    """
+    import highspy
+
+    began = time.perf_counter()
+    v = model.variables
+    integer = v["integer"].to_numpy(bool)
+    ub_var = v["ub"].to_numpy(float)
+    dem = duals.get("demand", {})
+    treated = [
+        row for row in model.rows
+        if row.family == "demand" and row.rhs > 0 and row.coefs
+        and integer[np.fromiter(row.coefs, dtype=int, count=len(row.coefs))].all()
+    ]
+    if not treated:
+        return None
+    n_rows_of = np.zeros(len(v))
+    for row in treated:
+        n_rows_of[np.fromiter(row.coefs, dtype=int, count=len(row.coefs))] += 1
+    parts = []  # (row, a, c', rc share, ub, option id)
+    opt_of = v["option_id"].to_numpy(int)
+    for r, row in enumerate(treated):
+        idx = np.fromiter(row.coefs, dtype=int, count=len(row.coefs))
+        a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
+        share = lp.col_dual[idx] / n_rows_of[idx]
+        y = dem.get(row.key, 0.0)
+        parts.append(pd.DataFrame({"row": r, "a": a, "rc": share, "c": share + a * y,
+                                   "ub": ub_var[idx], "option_id": opt_of[idx]}))
+    keys = pd.DataFrame([(*row.key, r, dem.get(row.key, 0.0)) for r, row in enumerate(treated)],
+                        columns=["workload", "period", "block", "row", "y"])
+    out = pricing.serving[out_s].assign(rc=rc_s[out_s]).merge(
+        keys, on=["workload", "period", "block"]
+    )
+    parts.append(pd.DataFrame({"row": out["row"], "a": out["tps"], "rc": out["rc"],
+                               "c": out["rc"] + out["tps"] * out["y"], "ub": out["ub"],
+                               "option_id": out["option_id"]}))
+    items = pd.concat(parts, ignore_index=True)
+    demand = np.array([row.rhs for row in treated])
+    y_r = keys["y"].to_numpy()
+    # the base bound's part for these rows: y_r D_r + sum min over the box of rc x
+    low = np.where(items["rc"] < 0, items["rc"] * items["ub"], 0.0)
+    if not np.isfinite(low).all():
+        return None
+    lp_part = float(y_r @ demand + low.sum())
+    # items with c' < 0 at their upper bound; the rest with the box relaxed
+    neg = items["c"].to_numpy() < 0
+    if not np.isfinite(items["ub"].to_numpy()[neg]).all():
+        return None
+    fixed = items[neg]
+    const = float((fixed["c"] * fixed["ub"]).sum())
+    left_d = demand - np.bincount(fixed["row"], weights=fixed["a"] * fixed["ub"], minlength=len(demand))
+    free = items[~neg & (items["a"] > 0)]
+    zero_cost = np.zeros(len(demand), dtype=bool)
+    zero_cost[free.loc[free["c"] <= 1e-12, "row"].to_numpy(int)] = True
+    need = (left_d > 1e-9) & ~zero_cost
+    free = free[need[free["row"].to_numpy(int)]]
+    # Pareto filter: within a row, keep an item only if cheaper than every larger one
+    free = free.sort_values(["row", "a", "c"], ascending=[True, False, True], kind="stable")
+    prev_min = free.groupby("row")["c"].cummin().groupby(free["row"]).shift(fill_value=np.inf)
+    free = free[free["c"].to_numpy() < prev_min.to_numpy() - 1e-12]
+    rows_used = np.flatnonzero(need)
+    if len(free) == 0:
+        bound = base_bound - lp_part + const
+        return _Knapsacks(bound, len(treated), 0, np.array([], int), time.perf_counter() - began)
+    pos = {r: i for i, r in enumerate(rows_used)}
+    row_index = free["row"].map(pos).to_numpy(int)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    lp_k = highspy.HighsLp()
+    n = len(free)
+    lp_k.num_col_, lp_k.num_row_ = n, len(rows_used)
+    lp_k.col_cost_ = free["c"].to_numpy(float)
+    lp_k.col_lower_ = np.zeros(n)
+    lp_k.col_upper_ = np.full(n, highspy.kHighsInf)
+    lp_k.row_lower_ = left_d[rows_used]
+    lp_k.row_upper_ = np.full(len(rows_used), highspy.kHighsInf)
+    order = np.argsort(row_index, kind="stable")
+    lp_k.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp_k.a_matrix_.start_ = np.searchsorted(row_index[order], np.arange(len(rows_used) + 1)).astype(np.int32)
+    lp_k.a_matrix_.index_ = order.astype(np.int32)
+    lp_k.a_matrix_.value_ = free["a"].to_numpy(float)[order]
+    lp_k.integrality_ = [highspy.HighsVarType.kInteger] * n
+    h.passModel(lp_k)
+    h.setOptionValue("time_limit", max(float(time_limit_s), 0.5))
+    h.setOptionValue("mip_rel_gap", 1e-6)
+    with native_output_to_stderr():
+        h.run()
+    info = h.getInfo()
+    ks = float(info.mip_dual_bound)
+    if not np.isfinite(ks):
+        return None
+    chosen = np.array([], int)
+    if info.primal_solution_status == 2:
+        x = np.asarray(h.getSolution().col_value)
+        chosen = np.unique(free["option_id"].to_numpy(int)[x > 0.5])
+    bound = base_bound - lp_part + const + ks
+    return _Knapsacks(bound, len(treated), n, chosen, time.perf_counter() - began)
+
+
 def _check_pricing(
     model: LinearModel, col_dual: np.ndarray, pricing: _Pricing, rc_s: np.ndarray, rc_z: np.ndarray
 ) -> float:
@@ -606,6 +744,20 @@ def solve_by_columns(
         remaining = left()
         if remaining is not None and remaining < (limit or 0) * 0.4:
             break  # keep the rest of the time for the MIP: the bound above stays valid
+    remaining = left()
+    ks = knapsack_bound(
+        model, lp, duals, pricing, rc_s, out_s, bound,
+        KNAPSACK_SECONDS if remaining is None else min(KNAPSACK_SECONDS, 0.15 * remaining),
+    )
+    if ks is not None:
+        report.knapsack = {"bound_usd": ks.bound, "rows": ks.rows, "items": ks.items,
+                           "seconds": round(ks.seconds, 3)}
+        report.lp_bound = max(report.lp_bound, ks.bound)
+        new = np.isin(compiled.options["option_id"].to_numpy(), ks.options) & ~keep
+        if new.any():  # the knapsacks' whole-unit choices: good columns for the MIP
+            keep = keep | new
+            sub = restricted(compiled, keep)
+            model = cuts.add_to(build_model(sub))
     report.options_in_master = int(keep.sum())
     remaining = left()
     t3 = time.perf_counter()

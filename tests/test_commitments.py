@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, offering
+from solver.catalog import load_catalog
 from solver.cli import plan_table
 from solver.problem import parse_problem
 from solver.solve import solve_problem
@@ -105,14 +106,64 @@ def test_a_fraction_above_one_stops_the_build(build, monkeypatch):
         build.apply_reserved(rows)
 
 
+def test_published_per_sku_prices_win_over_the_rules(build, tmp_path):
+    # one GCP row with a published price (1y $63.50, 3y $40), one AWS row with a 1y RI
+    # ($13.921094 for p4d.24xlarge in us-east-1: the AWS Price List via ec2instances.info),
+    # one whose source prices on-demand 20% above the catalog (skipped: another thing)
+    table = tmp_path / "prices.csv"
+    table.write_text(
+        "provider,instance_type,region,term,price_usd_per_hour,source_on_demand_usd_per_hour,"
+        "payment_option,source_url,source_date\n"
+        "gcp,a3-highgpu-8g,us-central1,1y,63.5,100,CUD,https://x,2026-07-30\n"
+        "gcp,a3-highgpu-8g,us-central1,3y,40,100,CUD,https://x,2026-07-30\n"
+        "aws,p4d.24xlarge,us-east-1,1y,13.921094,21.957642,RI no upfront,https://y,2026-01-21\n"
+        "aws,p4d.24xlarge,us-west-2,1y,13.921094,26.35,RI no upfront,https://y,2026-01-21\n"
+    )
+    rows = pd.DataFrame(
+        {
+            "provider": ["gcp", "aws", "aws"],
+            "instance_type": ["a3-highgpu-8g", "p4d.24xlarge", "p4d.24xlarge"],
+            "region": ["us-central1", "us-east-1", "us-west-2"],
+            "on_demand_usd_per_hour": [100.0, 21.957642, 21.957642],
+            "reserved_1y_usd_per_hour": [np.nan] * 3,
+            "reserved_3y_usd_per_hour": [np.nan] * 3,
+            "source": ["list"] * 3,
+        }
+    )
+    out = build.apply_commitment_prices(build.apply_reserved(rows), table)
+    # the rule alone would give 63.0 and 45.0 (0.63 x, 0.45 x): the published prices win
+    assert out.loc[0, "reserved_1y_usd_per_hour"] == 63.5
+    assert out.loc[0, "reserved_3y_usd_per_hour"] == 40.0
+    assert "1y price: CUD, https://x (2026-07-30)" in out.loc[0, "source"]
+    # AWS: 1y from the RI (0.634 of on-demand), 3y still empty (nothing published)
+    assert out.loc[1, "reserved_1y_usd_per_hour"] == pytest.approx(13.921094)
+    assert np.isnan(out.loc[1, "reserved_3y_usd_per_hour"])
+    # source on-demand $26.35 vs catalog $21.96: 20% apart, > 10%: not used
+    assert np.isnan(out.loc[2, "reserved_1y_usd_per_hour"])
+
+
+def test_shipped_catalog_carries_the_published_commitments():
+    # scripts/commitment_prices.csv, applied by scripts/build_offerings.py
+    off = load_catalog().offerings.set_index("offering_id")
+    p4d = off.loc["aws/us-east-1/p4d.24xlarge"]
+    assert p4d["reserved_1y_usd_per_hour"] == pytest.approx(13.92109, abs=1e-5)
+    assert "Standard RI, no upfront" in p4d["source"]
+    a2 = off.loc["gcp/us-central1/a2-highgpu-1g"]
+    # Google's billing catalog: $2.31421 (1y) and $1.28571 (3y) against $3.67339 on demand
+    assert a2["reserved_1y_usd_per_hour"] == pytest.approx(2.31421, abs=1e-5)
+    assert a2["reserved_3y_usd_per_hour"] == pytest.approx(1.28571, abs=1e-5)
+
+
 def test_shipped_catalog_no_reserved_price_above_on_demand():
     off = pd.read_csv(ROOT / "catalogs" / "offerings.csv")
     od = off["on_demand_usd_per_hour"]
     for col in ("reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
         priced = off[col].notna()
         assert (off.loc[priced, col] <= od[priced] + 1e-9).all(), col
-        # every committed price carries its source
-        assert off.loc[priced, "source"].str.contains("reserved: ").all(), col
+        # every committed price carries its source: a rule's or the published price's
+        term = col.split("_")[1]  # 1y or 3y
+        cited = off.loc[priced, "source"].str.contains(f"reserved: |{term} price: ")
+        assert cited.all(), col
     both = off["reserved_1y_usd_per_hour"].notna() & off["reserved_3y_usd_per_hour"].notna()
     assert (
         off.loc[both, "reserved_3y_usd_per_hour"] <= off.loc[both, "reserved_1y_usd_per_hour"]
