@@ -140,6 +140,13 @@ def _check_format(format: str, *allowed: str) -> None:
         raise ProcureError(f"unknown format {format!r}", field="--format", fix=f"use {choices}")
 
 
+def _check_choice(value: str, option: str, *allowed: str) -> None:
+    """Refuse a value of a fixed-value option that the command does not know."""
+    if value not in allowed:
+        choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise ProcureError(f"unknown {option} {value!r}", field=option, fix=f"use {choices}")
+
+
 def _choices(*values: str) -> dict:
     """typer.Option arguments for an option with fixed values: listed in --help and
     completed by the shell. The command refuses any other value itself, with an
@@ -377,6 +384,16 @@ def solve(
     scheduler: Annotated[
         str | None, typer.Option(help="Dask scheduler (tcp://host:8786) for the decomposition")
     ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="full: every option in one MIP; columns: column generation, a restricted "
+            "MIP and its gap against the full LP with rounding cuts (highs, highspy); auto: "
+            "columns from 150,000 priced columns on",
+            **_choices("auto", "full", "columns"),
+        ),
+    ] = "auto",
     debug: DebugOpt = False,
 ) -> None:
     """Solve a problem to proven optimality, verify the plan, and show it."""
@@ -387,14 +404,15 @@ def solve(
         from solver.solve import solve_problem
 
         _check_format(format, "table", "json", "csv")
+        _check_choice(method, "--method", "auto", "full", "columns")
         if out is not None:
             check_output_file(out, force=force)
         _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
         cat = _load_catalog(catalog)
         if stochastic or prob.uncertainty is not None:
-            method = (stochastic_method, workers, scheduler)
-            text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, method)
+            two_stage = (stochastic_method, workers, scheduler)
+            text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, two_stage)
             _write_or_print(text, out, force)
             return
         try:
@@ -403,6 +421,7 @@ def solve(
                 cat,
                 solver=solver,
                 options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+                method=method,
             )
         except ProcureError as exc:
             if exc.file is None:

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from solver.backends import SolveOptions, SolveResult, Termination
-from solver.backends.base import native_output_to_stderr, relative_gap
+from solver.backends.base import relative_gap
 from solver.backends.highs_backend import HighsSession
 from solver.compile import Compiled
 from solver.errors import ProcureError
@@ -59,8 +59,6 @@ FIRST_OPTIONS_PER_WORKLOAD = 8
 FIRST_ROOM_FACTOR = 2.0
 #: Rounds of rounding cuts (each after the pricing finds nothing).
 MAX_CUT_ROUNDS = 8
-#: Seconds at most for the whole-unit knapsacks of the bound (knapsack_bound).
-KNAPSACK_SECONDS = 20.0
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 25
 
@@ -81,7 +79,6 @@ class ColumnReport:
     mip_seconds: float = 0.0
     build_seconds: float = 0.0
     history: list[dict] = field(default_factory=list)
-    knapsack: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -97,9 +94,27 @@ class ColumnReport:
             "pricing_seconds": round(self.pricing_seconds, 3),
             "build_seconds": round(self.build_seconds, 3),
             "mip_seconds": round(self.mip_seconds, 3),
-            "knapsack": self.knapsack,
             "history": self.history,
         }
+
+
+#: Option columns the pricing reads (absent when no workload of that kind exists).
+_NEEDED = (
+    "tokens_per_s_per_unit",
+    "kgco2e_per_unit_hour",
+    "rent_usd",
+    "energy_usd",
+    "kgco2e",
+    "n_units",
+    "job_hours",
+)
+
+
+def _options(compiled: Compiled) -> pd.DataFrame:
+    """The options table with every column the pricing reads (NaN where absent)."""
+    opt = compiled.options
+    missing = [c for c in _NEEDED if c not in opt]
+    return opt.assign(**{c: np.nan for c in missing}) if missing else opt
 
 
 def priced_mask(compiled: Compiled) -> np.ndarray:
@@ -158,7 +173,7 @@ class _Pricing:
     def __init__(self, compiled: Compiled, mask: np.ndarray) -> None:
         problem = compiled.problem
         self.compiled = compiled
-        opt = compiled.options[mask]
+        opt = _options(compiled)[mask]
         pools = compiled.pools.set_index("pool_id")
         p_hours = compiled.periods["hours"].to_numpy(float)
         b_frac = compiled.blocks["fraction"].to_numpy(float)
@@ -167,8 +182,17 @@ class _Pricing:
         carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
         d = compiled.demand[compiled.demand["bucket"] < 0][["workload", "period", "block"]]
         serving = opt[opt["workload_kind"] != "training"]
-        cols = serving[["option_id", "workload", "pool_id", "provider", "price_usd_per_hour",
-                        "tokens_per_s_per_unit", "kgco2e_per_unit_hour"]].merge(d, on="workload")
+        cols = serving[
+            [
+                "option_id",
+                "workload",
+                "pool_id",
+                "provider",
+                "price_usd_per_hour",
+                "tokens_per_s_per_unit",
+                "kgco2e_per_unit_hour",
+            ]
+        ].merge(d, on="workload")
         t = cols["period"].to_numpy(int)
         b = cols["block"].to_numpy(int)
         hours = p_hours[t] * b_frac[b]
@@ -197,7 +221,9 @@ class _Pricing:
         )
         share = th["hours"].to_numpy(float) / th["job_hours"].to_numpy(float)
         usd = (th["rent_usd"] + th["energy_usd"]).to_numpy(float)
-        th = th.assign(cost_share=usd * share, disc_share=disc[th["period"].to_numpy(int)] * usd * share)
+        th = th.assign(
+            cost_share=usd * share, disc_share=disc[th["period"].to_numpy(int)] * usd * share
+        )
         self.train_periods = th[["option_id", "period", "cost_share", "disc_share"]]
         cost_z = (train["rent_usd"] + train["energy_usd"]).to_numpy(float)
         co2_z = train["kgco2e"].to_numpy(float) / 1000.0
@@ -243,7 +269,9 @@ class _Pricing:
         s, z = self.serving, self.training
         scalar = _scalar_terms(duals, self.compiled.problem)
         rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
-        rc_s -= s["tps"].to_numpy() * _lookup(duals.get("demand"), s, ["workload", "period", "block"])
+        rc_s -= s["tps"].to_numpy() * _lookup(
+            duals.get("demand"), s, ["workload", "period", "block"]
+        )
         rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
         rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
@@ -255,18 +283,27 @@ class _Pricing:
             by_t = np.array([pb.get((n,), 0.0) for n in names])
             tp = self.train_periods
             extra = pd.Series(tp["cost_share"].to_numpy() * by_t[tp["period"].to_numpy(int)])
-            rc_z -= extra.groupby(tp["option_id"].to_numpy()).sum().reindex(z["option_id"]).fillna(
-                0.0
-            ).to_numpy()
+            rc_z -= (
+                extra.groupby(tp["option_id"].to_numpy())
+                .sum()
+                .reindex(z["option_id"])
+                .fillna(0.0)
+                .to_numpy()
+            )
         rc_z -= _lookup(duals.get("train_once"), z, ["workload"])
         u = self.train_usage
         per_row = u["n_units"].to_numpy() * (
             _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
             + u["accels"].to_numpy() * self._quota(duals, u)
         )
-        rc_z -= pd.Series(per_row).groupby(u["option_id"].to_numpy()).sum().reindex(
-            z["option_id"]
-        ).fillna(0.0).to_numpy()
+        rc_z -= (
+            pd.Series(per_row)
+            .groupby(u["option_id"].to_numpy())
+            .sum()
+            .reindex(z["option_id"])
+            .fillna(0.0)
+            .to_numpy()
+        )
         return rc_s, rc_z
 
     def _cuts(self, cuts: pd.DataFrame | None) -> np.ndarray:
@@ -276,8 +313,11 @@ class _Pricing:
             return out
         s = self.serving[["workload", "period", "block", "tps"]].reset_index()
         m = s.merge(cuts, on=["workload", "period", "block"])
-        np.add.at(out, m["index"].to_numpy(int),
-                  np.ceil(m["tps"].to_numpy() / m["cap"].to_numpy()) * m["dual"].to_numpy())
+        np.add.at(
+            out,
+            m["index"].to_numpy(int),
+            np.ceil(m["tps"].to_numpy() / m["cap"].to_numpy()) * m["dual"].to_numpy(),
+        )
         return out
 
     def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
@@ -289,7 +329,11 @@ class _Pricing:
         for qi, pool_ids in self.quota_pools.items():
             hit = frame["pool_id"].isin(pool_ids).to_numpy()
             if hit.any():
-                keys = zip(frame["period"].to_numpy(int)[hit], frame["block"].to_numpy(int)[hit])
+                keys = zip(
+                    frame["period"].to_numpy(int)[hit],
+                    frame["block"].to_numpy(int)[hit],
+                    strict=True,
+                )
                 out[hit] += np.array([q.get((qi, t, b), 0.0) for t, b in keys])
         return out
 
@@ -312,8 +356,10 @@ def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str]) -> np.
     """The dual of the row keyed by ``columns`` of each frame row (0 where no row)."""
     if not by_key:
         return np.zeros(len(frame))
-    keys = pd.MultiIndex.from_tuples(list(by_key)) if len(columns) > 1 else pd.Index(
-        [k[0] for k in by_key]
+    keys = (
+        pd.MultiIndex.from_tuples(list(by_key))
+        if len(columns) > 1
+        else pd.Index([k[0] for k in by_key])
     )
     values = np.fromiter(by_key.values(), dtype=float, count=len(by_key))
     if len(columns) > 1:
@@ -351,27 +397,30 @@ def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
     cheapest priced ones per unit of service (USD per token/s, or per training run)
     until their availability covers twice the workload's peak, at least
     :data:`FIRST_OPTIONS_PER_WORKLOAD` of them."""
-    opt = compiled.options
+    opt = _options(compiled)
     keep = ~mask
     pools = compiled.pools.set_index("pool_id")
     cand = opt[mask]
     serving = cand[cand["workload_kind"] != "training"]
-    score = serving["price_usd_per_hour"] / serving["tokens_per_s_per_unit"].clip(lower=1e-12)
-    room = serving["pool_id"].map(pools["availability_cap"]) * serving["tokens_per_s_per_unit"]
+    tps = serving["tokens_per_s_per_unit"].astype(float)
+    score = serving["price_usd_per_hour"].astype(float) / tps.clip(lower=1e-12)
+    room = serving["pool_id"].map(pools["availability_cap"]).astype(float) * tps
     peak = compiled.demand[compiled.demand["bucket"] < 0].groupby("workload")["demand"].max()
     # whole units: the cost of the peak served by this option alone (small workloads)
-    units = np.ceil(serving["workload"].map(peak) / serving["tokens_per_s_per_unit"] - 1e-9)
-    alone = units.clip(lower=1) * serving["price_usd_per_hour"]
+    units = np.ceil(serving["workload"].map(peak).astype(float) / tps - 1e-9)
+    alone = units.clip(lower=1) * serving["price_usd_per_hour"].astype(float)
     frame = pd.DataFrame({"w": serving["workload"], "score": score, "room": room}).sort_values(
         ["w", "score"], kind="stable"
     )
     before = frame.groupby("w")["room"].cumsum() - frame["room"]
     rank = frame.groupby("w").cumcount()
-    chosen = frame.index[(rank < FIRST_OPTIONS_PER_WORKLOAD) | (before < FIRST_ROOM_FACTOR * frame["w"].map(peak))]
+    chosen = frame.index[
+        (rank < FIRST_OPTIONS_PER_WORKLOAD) | (before < FIRST_ROOM_FACTOR * frame["w"].map(peak))
+    ]
     a_rank = alone.groupby(serving["workload"]).rank(method="first")
     chosen = chosen.union(a_rank.index[a_rank <= FIRST_OPTIONS_PER_WORKLOAD])
     train = cand[cand["workload_kind"] == "training"]
-    usd = (train["rent_usd"] + train["energy_usd"]).rename("usd")
+    usd = (train["rent_usd"].astype(float) + train["energy_usd"].astype(float)).rename("usd")
     t_rank = usd.groupby(train["workload"]).rank(method="first")
     chosen = chosen.union(t_rank.index[t_rank <= FIRST_OPTIONS_PER_WORKLOAD])
     keep = keep.copy()
@@ -492,140 +541,6 @@ class Cuts:
         return pd.DataFrame(rows, columns=["workload", "period", "block", "cap", "dual"])
 
 
-@dataclass
-class _Knapsacks:
-    """The Lagrangian bound with whole units on every demand row (:func:`knapsack_bound`)."""
-
-    bound: float  # valid lower bound of the whole problem
-    rows: int  # demand rows treated as integer knapsacks
-    items: int  # knapsack items after the Pareto filter
-    options: np.ndarray  # option ids a knapsack's optimum buys (good columns for the MIP)
-    seconds: float
-
-
-def knapsack_bound(
-    model: LinearModel,
-    lp: _LP,
-    duals: dict,
-    pricing: _Pricing,
-    rc_s: np.ndarray,
-    out_s: np.ndarray,
-    base_bound: float,
-    time_limit_s: float,
-) -> _Knapsacks | None:
-    """Lift the Lagrangian bound by solving each demand row in whole units.
-
-    With the master LP's row duals y, relax every row except the demand rows whose
-    columns are all whole units. What is left splits by demand row r into
-
-        KS_r = min sum_j c'_j x_j  s.t.  sum_j a_j x_j >= D_r,  x_j in {0, 1, ..., u_j},
-
-    with c'_j = rc_j + a_j y_r (a column in several such rows, a reserved or owned unit
-    shared by the day's blocks, is split into copies carrying rc_j / n each: a
-    relaxation). The base bound counted y_r D_r + sum_j min(rc_j x_j) for the same row,
-    the LP value of KS_r at the multiplier y_r; replacing it by a lower bound of KS_r
-    keeps the bound valid and lifts it by the rounding the LP skipped. Columns with
-    c'_j < 0 are taken at u_j; the others' boxes are relaxed to [0, inf) and dominated
-    items (dearer and smaller) dropped; the knapsacks are one HiGHS MIP whose dual bound
-    (stopped at ``time_limit_s`` or not) is a lower bound of sum_r KS_r.
-    """
-    import highspy
-
-    began = time.perf_counter()
-    v = model.variables
-    integer = v["integer"].to_numpy(bool)
-    ub_var = v["ub"].to_numpy(float)
-    dem = duals.get("demand", {})
-    treated = [
-        row for row in model.rows
-        if row.family == "demand" and row.rhs > 0 and row.coefs
-        and integer[np.fromiter(row.coefs, dtype=int, count=len(row.coefs))].all()
-    ]
-    if not treated:
-        return None
-    n_rows_of = np.zeros(len(v))
-    for row in treated:
-        n_rows_of[np.fromiter(row.coefs, dtype=int, count=len(row.coefs))] += 1
-    parts = []  # (row, a, c', rc share, ub, option id)
-    opt_of = v["option_id"].to_numpy(int)
-    for r, row in enumerate(treated):
-        idx = np.fromiter(row.coefs, dtype=int, count=len(row.coefs))
-        a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
-        share = lp.col_dual[idx] / n_rows_of[idx]
-        y = dem.get(row.key, 0.0)
-        parts.append(pd.DataFrame({"row": r, "a": a, "rc": share, "c": share + a * y,
-                                   "ub": ub_var[idx], "option_id": opt_of[idx]}))
-    keys = pd.DataFrame([(*row.key, r, dem.get(row.key, 0.0)) for r, row in enumerate(treated)],
-                        columns=["workload", "period", "block", "row", "y"])
-    out = pricing.serving[out_s].assign(rc=rc_s[out_s]).merge(
-        keys, on=["workload", "period", "block"]
-    )
-    parts.append(pd.DataFrame({"row": out["row"], "a": out["tps"], "rc": out["rc"],
-                               "c": out["rc"] + out["tps"] * out["y"], "ub": out["ub"],
-                               "option_id": out["option_id"]}))
-    items = pd.concat(parts, ignore_index=True)
-    demand = np.array([row.rhs for row in treated])
-    y_r = keys["y"].to_numpy()
-    # the base bound's part for these rows: y_r D_r + sum min over the box of rc x
-    low = np.where(items["rc"] < 0, items["rc"] * items["ub"], 0.0)
-    if not np.isfinite(low).all():
-        return None
-    lp_part = float(y_r @ demand + low.sum())
-    # items with c' < 0 at their upper bound; the rest with the box relaxed
-    neg = items["c"].to_numpy() < 0
-    if not np.isfinite(items["ub"].to_numpy()[neg]).all():
-        return None
-    fixed = items[neg]
-    const = float((fixed["c"] * fixed["ub"]).sum())
-    left_d = demand - np.bincount(fixed["row"], weights=fixed["a"] * fixed["ub"], minlength=len(demand))
-    free = items[~neg & (items["a"] > 0)]
-    zero_cost = np.zeros(len(demand), dtype=bool)
-    zero_cost[free.loc[free["c"] <= 1e-12, "row"].to_numpy(int)] = True
-    need = (left_d > 1e-9) & ~zero_cost
-    free = free[need[free["row"].to_numpy(int)]]
-    # Pareto filter: within a row, keep an item only if cheaper than every larger one
-    free = free.sort_values(["row", "a", "c"], ascending=[True, False, True], kind="stable")
-    prev_min = free.groupby("row")["c"].cummin().groupby(free["row"]).shift(fill_value=np.inf)
-    free = free[free["c"].to_numpy() < prev_min.to_numpy() - 1e-12]
-    rows_used = np.flatnonzero(need)
-    if len(free) == 0:
-        bound = base_bound - lp_part + const
-        return _Knapsacks(bound, len(treated), 0, np.array([], int), time.perf_counter() - began)
-    pos = {r: i for i, r in enumerate(rows_used)}
-    row_index = free["row"].map(pos).to_numpy(int)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    lp_k = highspy.HighsLp()
-    n = len(free)
-    lp_k.num_col_, lp_k.num_row_ = n, len(rows_used)
-    lp_k.col_cost_ = free["c"].to_numpy(float)
-    lp_k.col_lower_ = np.zeros(n)
-    lp_k.col_upper_ = np.full(n, highspy.kHighsInf)
-    lp_k.row_lower_ = left_d[rows_used]
-    lp_k.row_upper_ = np.full(len(rows_used), highspy.kHighsInf)
-    order = np.argsort(row_index, kind="stable")
-    lp_k.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp_k.a_matrix_.start_ = np.searchsorted(row_index[order], np.arange(len(rows_used) + 1)).astype(np.int32)
-    lp_k.a_matrix_.index_ = order.astype(np.int32)
-    lp_k.a_matrix_.value_ = free["a"].to_numpy(float)[order]
-    lp_k.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp_k)
-    h.setOptionValue("time_limit", max(float(time_limit_s), 0.5))
-    h.setOptionValue("mip_rel_gap", 1e-6)
-    with native_output_to_stderr():
-        h.run()
-    info = h.getInfo()
-    ks = float(info.mip_dual_bound)
-    if not np.isfinite(ks):
-        return None
-    chosen = np.array([], int)
-    if info.primal_solution_status == 2:
-        x = np.asarray(h.getSolution().col_value)
-        chosen = np.unique(free["option_id"].to_numpy(int)[x > 0.5])
-    bound = base_bound - lp_part + const + ks
-    return _Knapsacks(bound, len(treated), n, chosen, time.perf_counter() - began)
-
-
 def _check_pricing(
     model: LinearModel, col_dual: np.ndarray, pricing: _Pricing, rc_s: np.ndarray, rc_z: np.ndarray
 ) -> float:
@@ -639,8 +554,10 @@ def _check_pricing(
         left_on=["option_id", "period", "block"],
         right_on=["option_id", "period", "block"],
     )
-    z = v[v["kind"] == "z"].reset_index().merge(
-        pricing.training.assign(rc=rc_z)[["option_id", "rc", "obj"]], on="option_id"
+    z = (
+        v[v["kind"] == "z"]
+        .reset_index()
+        .merge(pricing.training.assign(rc=rc_z)[["option_id", "rc", "obj"]], on="option_id")
     )
     worst = 0.0
     for frame in (x, z):
@@ -736,28 +653,20 @@ def solve_by_columns(
             if not neg.any():
                 continue
             best = (
-                pd.DataFrame({"w": frame["workload"].to_numpy()[neg], "rc": rc[neg], "p": where[neg]})
-                .groupby(["w", "p"])["rc"].min().reset_index()
-                .sort_values("rc").groupby("w").head(ADDED_PER_WORKLOAD)
+                pd.DataFrame(
+                    {"w": frame["workload"].to_numpy()[neg], "rc": rc[neg], "p": where[neg]}
+                )
+                .groupby(["w", "p"])["rc"]
+                .min()
+                .reset_index()
+                .sort_values("rc")
+                .groupby("w")
+                .head(ADDED_PER_WORKLOAD)
             )
             keep[best["p"].to_numpy(int)] = True
         remaining = left()
         if remaining is not None and remaining < (limit or 0) * 0.4:
             break  # keep the rest of the time for the MIP: the bound above stays valid
-    remaining = left()
-    ks = knapsack_bound(
-        model, lp, duals, pricing, rc_s, out_s, bound,
-        KNAPSACK_SECONDS if remaining is None else min(KNAPSACK_SECONDS, 0.15 * remaining),
-    )
-    if ks is not None:
-        report.knapsack = {"bound_usd": ks.bound, "rows": ks.rows, "items": ks.items,
-                           "seconds": round(ks.seconds, 3)}
-        report.lp_bound = max(report.lp_bound, ks.bound)
-        new = np.isin(compiled.options["option_id"].to_numpy(), ks.options) & ~keep
-        if new.any():  # the knapsacks' whole-unit choices: good columns for the MIP
-            keep = keep | new
-            sub = restricted(compiled, keep)
-            model = cuts.add_to(build_model(sub))
     report.options_in_master = int(keep.sum())
     remaining = left()
     t3 = time.perf_counter()

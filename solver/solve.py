@@ -31,10 +31,12 @@ def solve_problem(
     solver: str = "highs",
     options: SolveOptions | None = None,
     explain: bool = True,
+    method: str = "auto",
 ) -> Plan:
     """Compile, model, solve, extract and verify; return a verified plan.
 
-    ``explain`` (default) re-solves an infeasible problem elastically to say what to relax.
+    ``explain`` (default) re-solves an infeasible problem elastically to say what to relax;
+    ``method`` as in :func:`solve_verified`.
 
     Raises
     ------
@@ -45,7 +47,9 @@ def solve_problem(
     ProcureError
         Bad input, or the solver stopped without a plan.
     """
-    return solve_verified(problem, catalog, solver=solver, options=options, explain=explain)[0]
+    return solve_verified(
+        problem, catalog, solver=solver, options=options, explain=explain, method=method
+    )[0]
 
 
 def solve_verified(
