@@ -43,7 +43,7 @@ from solver.backends import SolveOptions, SolveResult, Termination
 from solver.backends.base import relative_gap
 from solver.backends.highs_backend import HighsSession
 from solver.compile import Compiled
-from solver.errors import ProcureError
+from solver.errors import NoPlanError, ProcureError
 from solver.ledger import discount_factors
 from solver.model import LinearModel, Row, build_model
 from solver.problem import InferenceWorkload
@@ -450,8 +450,8 @@ class _LP:
     values: np.ndarray
 
 
-def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | None:
-    """The LP relaxation of ``model`` with HiGHS; None unless solved to optimality."""
+def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | str:
+    """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal."""
     import highspy
 
     session = HighsSession(model)
@@ -463,11 +463,12 @@ def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | None:
     if time_limit_s is not None:
         session.h.setOptionValue("time_limit", max(float(time_limit_s), 0.01))
     if session.infeasible_row:
-        return None
+        return "kInfeasible"
     session.h.run()
     status = session.h.getModelStatus()
-    if (status.name if hasattr(status, "name") else str(status)).split(".")[-1] != "kOptimal":
-        return None
+    name = (status.name if hasattr(status, "name") else str(status)).split(".")[-1]
+    if name != "kOptimal":
+        return name
     sol = session.h.getSolution()
     return _LP(
         objective=float(session.h.getInfo().objective_function_value),
@@ -597,6 +598,7 @@ def solve_by_columns(
     z_pos = pos.reindex(pricing.training["option_id"]).to_numpy()
     scale = 1e-7 * max(1.0, float(pricing.serving["obj"].abs().max() if len(s_pos) else 1.0))
     cuts = Cuts()
+    last = None  # the last master whose LP was solved: (compiled, model, options kept)
     while True:
         t0 = time.perf_counter()
         sub = restricted(compiled, keep)
@@ -607,14 +609,18 @@ def solve_by_columns(
         t2 = time.perf_counter()
         report.build_seconds += t1 - t0
         report.lp_seconds += t2 - t1
-        if lp is None:
-            if report.rounds == 0:
-                return None
-            raise ProcureError(
-                "column generation: a master LP stopped before optimality",
+        if isinstance(lp, str):
+            if last is not None:  # out of time: the last master and its bound stand
+                sub, model, keep = last
+                break
+            if lp in ("kInfeasible", "kUnboundedOrInfeasible"):
+                return None  # the full model says why
+            raise NoPlanError(
+                f"column generation: the first master LP stopped ({lp}) before any plan",
                 field="--time-limit",
-                fix="give it more time (--time-limit S), or --method full",
+                fix="give it more time (--time-limit S)",
             )
+        last = (sub, model, keep)
         duals = pricing.duals(model, lp.row_dual)
         duals["_cuts"] = cuts.frame(duals)
         rc_s, rc_z = pricing.reduced_costs(duals)
@@ -645,6 +651,9 @@ def solve_by_columns(
             if not new_cuts:
                 report.converged = True
                 break
+        remaining = left()
+        if remaining is not None and remaining < (limit or 0) * 0.4:
+            break  # keep the rest of the time for the MIP: the bound above stays valid
         keep = keep.copy()
         for frame, rc, neg, where in (
             (pricing.serving, rc_s, neg_s, s_pos),
@@ -664,9 +673,6 @@ def solve_by_columns(
                 .head(ADDED_PER_WORKLOAD)
             )
             keep[best["p"].to_numpy(int)] = True
-        remaining = left()
-        if remaining is not None and remaining < (limit or 0) * 0.4:
-            break  # keep the rest of the time for the MIP: the bound above stays valid
     report.options_in_master = int(keep.sum())
     remaining = left()
     t3 = time.perf_counter()

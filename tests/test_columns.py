@@ -34,6 +34,7 @@ def case():
     compiled = compile_problem(problem, catalog)
     full = build_model(compiled)
     lp = columns._solve_lp(full, None)
+    assert not isinstance(lp, str), lp
     plan, _ = solve_verified(
         problem, catalog, solver="highspy", options=SolveOptions(relative_gap=1e-6), method="full"
     )
@@ -153,6 +154,7 @@ def test_pricing_matches_the_solver_on_every_column_of_the_full_model(case):
     pricing = columns._Pricing(compiled, mask)
     model = build_model(compiled)
     lp = columns._solve_lp(model, None)
+    assert not isinstance(lp, str), lp
     rc_s, rc_z = pricing.reduced_costs(pricing.duals(model, lp.row_dual))
     assert columns._check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
     # at the full LP's optimum no column has a negative reduced cost
@@ -191,3 +193,14 @@ def test_the_infeasible_problem_by_columns_still_says_what_to_relax():
     path = Path(__file__).resolve().parents[1] / "problems" / "infeasible-budget.yaml"
     with pytest.raises(InfeasibleError, match="raise budget_usd to"):
         solve_verified(load_problem(path), load_catalog(), method="columns")
+
+
+def test_a_time_limit_spent_compiling_says_so(case):
+    # the limit holds from compile on: 1 ms is gone before the first master's LP
+    from solver.errors import NoPlanError
+
+    problem, catalog, _, _, _ = case
+    with pytest.raises(NoPlanError, match="time limit"):
+        solve_verified(
+            problem, catalog, options=SolveOptions(time_limit_s=0.001), method="columns"
+        )
