@@ -33,6 +33,7 @@ the master at every iteration: a mismatch is a bug in procure and stops the solv
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 
@@ -48,6 +49,10 @@ from solver.ledger import discount_factors
 from solver.model import LinearModel, Row, build_model
 from solver.problem import InferenceWorkload
 from solver.units import RENTED_MODES
+
+RESERVED_MODES = ("reserved_1y", "reserved_3y")
+
+log = logging.getLogger(__name__)
 
 #: Objectives whose column costs the pricing knows (one stage).
 PRICED_OBJECTIVES = ("min_cost", "min_npv", "cost_plus_carbon", "max_served")
@@ -101,6 +106,7 @@ class ColumnReport:
 #: Option columns the pricing reads (absent when no workload of that kind exists).
 _NEEDED = (
     "tokens_per_s_per_unit",
+    "energy_usd_per_unit_hour",
     "kgco2e_per_unit_hour",
     "rent_usd",
     "energy_usd",
@@ -132,7 +138,7 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
     }
     return (
         (kind == "cloud")
-        & opt["mode"].isin(RENTED_MODES)
+        & opt["mode"].isin((*RENTED_MODES, *RESERVED_MODES))
         & (existing == 0)
         & opt["workload"].isin(plain)
     ).to_numpy()
@@ -146,10 +152,11 @@ def priced_columns(compiled: Compiled) -> int:
     opt = compiled.options[mask]
     serving = opt[opt["workload_kind"] != "training"]
     d = compiled.demand[compiled.demand["bucket"] < 0]
-    per_workload = d.groupby("workload").size()
-    return int(serving["workload"].map(per_workload).fillna(0).sum()) + int(
-        (opt["workload_kind"] == "training").sum()
-    )
+    per_workload = d.groupby("workload").size()  # periods x blocks
+    n_b = max(len(compiled.blocks), 1)
+    per_option = serving["workload"].map(per_workload).fillna(0)
+    per_option = per_option.where(serving["mode"].isin(RENTED_MODES), per_option / n_b)
+    return int(per_option.sum()) + int((opt["workload_kind"] == "training").sum())
 
 
 def use_columns(compiled: Compiled, method: str) -> bool:
@@ -188,19 +195,34 @@ class _Pricing:
                 "workload",
                 "pool_id",
                 "provider",
+                "mode",
                 "price_usd_per_hour",
+                "energy_usd_per_unit_hour",
                 "tokens_per_s_per_unit",
                 "kgco2e_per_unit_hour",
             ]
         ].merge(d, on="workload")
         t = cols["period"].to_numpy(int)
         b = cols["block"].to_numpy(int)
-        hours = p_hours[t] * b_frac[b]
-        cost = cols["price_usd_per_hour"].to_numpy(float) * hours  # ledger.rent_usd
+        rented = cols["mode"].isin(RENTED_MODES).to_numpy()
+        # a rented column is (option, period, block), paid for the block's hours; a
+        # reserved one is (option, period), flat over the day: its pieces (one per block,
+        # for the rows) share one column, which pays energy for the period's hours
+        hours = np.where(rented, p_hours[t] * b_frac[b], np.where(b == 0, p_hours[t], 0.0))
+        price = np.where(
+            rented,
+            cols["price_usd_per_hour"].to_numpy(float),
+            cols["energy_usd_per_unit_hour"].astype(float).fillna(0.0).to_numpy(),
+        )
+        cost = price * hours  # ledger.rent_usd for rented units
         co2_t = cols["kgco2e_per_unit_hour"].to_numpy(float) * hours / 1000.0
         obj = {"min_npv": disc[t] * cost, "cost_plus_carbon": cost + carbon_price * co2_t}
+        col_block = np.where(rented, b, -1)
+        key = pd.MultiIndex.from_arrays([cols["option_id"].to_numpy(int), t, col_block])
+        col_id, uniques = pd.factorize(key)
         self.serving = pd.DataFrame(
             {
+                "col": col_id,
                 "option_id": cols["option_id"].to_numpy(int),
                 "workload": cols["workload"].to_numpy(object),
                 "pool_id": cols["pool_id"].to_numpy(object),
@@ -213,6 +235,17 @@ class _Pricing:
                 "tps": cols["tokens_per_s_per_unit"].to_numpy(float),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+            }
+        )
+        first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
+        self.columns = pd.DataFrame(
+            {
+                "option_id": self.serving["option_id"].to_numpy()[first],
+                "workload": self.serving["workload"].to_numpy()[first],
+                "period": self.serving["period"].to_numpy()[first],
+                "block": col_block[first],
+                "obj": np.bincount(col_id, weights=self.serving["obj"].to_numpy()),
+                "ub": self.serving["ub"].to_numpy()[first],
             }
         )
         train = opt[opt["workload_kind"] == "training"]
@@ -265,7 +298,8 @@ class _Pricing:
         return out
 
     def reduced_costs(self, duals: dict) -> tuple[np.ndarray, np.ndarray]:
-        """(reduced cost per serving column, per training column), HiGHS's sign: c - A^T y."""
+        """(reduced cost per serving column (rows of :attr:`columns`), per training column),
+        HiGHS's sign: c - A^T y."""
         s, z = self.serving, self.training
         scalar = _scalar_terms(duals, self.compiled.problem)
         rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
@@ -274,8 +308,10 @@ class _Pricing:
         )
         rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
         rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
+        rc_s -= _lookup(duals.get("reserved_capacity"), s, ["pool_id", "period", "block"])
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
         rc_s -= self._cuts(duals.get("_cuts"))
+        rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
         rc_z = z["obj"].to_numpy() - scalar(z, None)
         pb = duals.get("period_budget")
         if pb:
@@ -294,6 +330,7 @@ class _Pricing:
         u = self.train_usage
         per_row = u["n_units"].to_numpy() * (
             _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
+            + _lookup(duals.get("reserved_capacity"), u, ["pool_id", "period", "block"])
             + u["accels"].to_numpy() * self._quota(duals, u)
         )
         rc_z -= (
@@ -548,12 +585,10 @@ def _check_pricing(
     """Largest gap between the pricing's reduced costs and HiGHS's on the master's priced
     columns, relative to the column's cost; above 1e-6 it is a bug and stops the solve."""
     v = model.variables
-    s = pricing.serving.assign(rc=rc_s)
-    x = v[(v["kind"] == "x") & (v["block"] >= 0)].reset_index()
+    s = pricing.columns.assign(rc=rc_s)
+    x = v[v["kind"] == "x"].reset_index()
     x = x.merge(
-        s[["option_id", "period", "block", "rc", "obj"]],
-        left_on=["option_id", "period", "block"],
-        right_on=["option_id", "period", "block"],
+        s[["option_id", "period", "block", "rc", "obj"]], on=["option_id", "period", "block"]
     )
     z = (
         v[v["kind"] == "z"]
@@ -594,9 +629,9 @@ def solve_by_columns(
     pricing = _Pricing(compiled, mask)
     keep = first_master(compiled, mask)
     pos = pd.Series(np.arange(len(compiled.options)), index=compiled.options["option_id"])
-    s_pos = pos.reindex(pricing.serving["option_id"]).to_numpy()
+    s_pos = pos.reindex(pricing.columns["option_id"]).to_numpy()
     z_pos = pos.reindex(pricing.training["option_id"]).to_numpy()
-    scale = 1e-7 * max(1.0, float(pricing.serving["obj"].abs().max() if len(s_pos) else 1.0))
+    scale = 1e-7 * max(1.0, float(pricing.columns["obj"].abs().max() if len(s_pos) else 1.0))
     cuts = Cuts()
     last = None  # the last master whose LP was solved: (compiled, model, options kept)
     while True:
@@ -629,12 +664,26 @@ def solve_by_columns(
         neg_s = out_s & (rc_s < -scale)
         neg_z = out_z & (rc_z < -scale)
         bound = lp.objective + float(
-            np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.serving["ub"].to_numpy()[out_s])
+            np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
             + np.sum(np.minimum(rc_z[out_z], 0.0))
         )
         report.pricing_seconds += time.perf_counter() - t2
         report.rounds += 1
         report.lp_bound = bound if report.lp_bound is None else max(report.lp_bound, bound)
+        log.info(
+            "round %d: %d options, %d columns, %d rows, build %.1f s, LP %.1f s, $%.0f, bound "
+            "$%.0f, %d negative, %d cuts",
+            report.rounds,
+            keep.sum(),
+            len(model.variables),
+            len(model.rows),
+            t1 - t0,
+            t2 - t1,
+            lp.objective,
+            bound,
+            neg_s.sum() + neg_z.sum(),
+            len(cuts),
+        )
         report.history.append(
             {
                 "round": report.rounds,
@@ -656,7 +705,7 @@ def solve_by_columns(
             break  # keep the rest of the time for the MIP: the bound above stays valid
         keep = keep.copy()
         for frame, rc, neg, where in (
-            (pricing.serving, rc_s, neg_s, s_pos),
+            (pricing.columns, rc_s, neg_s, s_pos),
             (pricing.training, rc_z, neg_z, z_pos),
         ):
             if not neg.any():

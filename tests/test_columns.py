@@ -46,7 +46,7 @@ def test_every_priced_option_has_a_column_table_row(case):
     mask = columns.priced_mask(compiled)
     pricing = columns._Pricing(compiled, mask)
     # serving columns: every (option, period, block) of a priced serving option
-    assert len(pricing.serving) + len(pricing.training) == columns.priced_columns(compiled)
+    assert len(pricing.columns) + len(pricing.training) == columns.priced_columns(compiled)
     assert mask.sum() > 0
 
 
@@ -158,7 +158,7 @@ def test_pricing_matches_the_solver_on_every_column_of_the_full_model(case):
     rc_s, rc_z = pricing.reduced_costs(pricing.duals(model, lp.row_dual))
     assert columns._check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
     # at the full LP's optimum no column has a negative reduced cost
-    assert np.min(rc_s) >= -1e-6 * max(1.0, np.abs(pricing.serving["obj"]).max())
+    assert np.min(rc_s) >= -1e-6 * max(1.0, np.abs(pricing.columns["obj"]).max())
 
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
