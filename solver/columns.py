@@ -65,7 +65,7 @@ FIRST_ROOM_FACTOR = 2.0
 #: Rounds of rounding cuts (each after the pricing finds nothing).
 MAX_CUT_ROUNDS = 8
 #: Options added per workload per pricing round (the most negative reduced costs).
-ADDED_PER_WORKLOAD = 25
+ADDED_PER_WORKLOAD = 50
 
 
 @dataclass
@@ -131,16 +131,17 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
     pools = compiled.pools.set_index("pool_id")
     kind = opt["pool_id"].map(pools["kind"])
     existing = opt["pool_id"].map(pools["existing_units"]).fillna(0)
+    # reservations are priced at their hourly rate where their pool is not in the master
+    # (_Pricing); a provider share would make that rate too low a bound: keep them in then
+    shares = bool(compiled.problem.provider_share_max)
+    modes = RENTED_MODES if shares else (*RENTED_MODES, *RESERVED_MODES)
     plain = {
         w.name
         for w in compiled.problem.workloads
         if not (isinstance(w, InferenceWorkload) and (w.n_plus_1 or w.traffic_mix))
     }
     return (
-        (kind == "cloud")
-        & opt["mode"].isin((*RENTED_MODES, *RESERVED_MODES))
-        & (existing == 0)
-        & opt["workload"].isin(plain)
+        (kind == "cloud") & opt["mode"].isin(modes) & (existing == 0) & opt["workload"].isin(plain)
     ).to_numpy()
 
 
@@ -235,6 +236,11 @@ class _Pricing:
                 "tps": cols["tokens_per_s_per_unit"].to_numpy(float),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+                "absent_dual": np.where(
+                    rented,
+                    0.0,
+                    -cols["price_usd_per_hour"].to_numpy(float) * p_hours[t] * b_frac[b],
+                ),
             }
         )
         first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
@@ -276,6 +282,10 @@ class _Pricing:
                 "obj": obj_z.get(problem.objective, cost_z),
                 "n_units": train["n_units"].to_numpy(float),
                 "accels": train["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+                # reserved pools: the hourly rate a unit's reservation costs (0 if rented)
+                "unit_usd_per_hour": np.where(
+                    train["mode"].isin(RENTED_MODES), 0.0, train["price_usd_per_hour"].astype(float)
+                ),
             }
         )
         # a training option's units in use: (option, period, block) for each period it runs
@@ -285,7 +295,14 @@ class _Pricing:
                 "period": np.repeat(th["period"].to_numpy(int), n_b),
                 "block": np.tile(np.arange(n_b), len(th)),
             }
-        ).merge(self.training[["option_id", "pool_id", "n_units", "accels"]], on="option_id")
+        ).merge(
+            self.training[["option_id", "pool_id", "n_units", "accels", "unit_usd_per_hour"]],
+            on="option_id",
+        )
+        t_u, b_u = self.train_usage["period"].to_numpy(int), self.train_usage["block"].to_numpy(int)
+        self.train_usage["absent_dual"] = (
+            -self.train_usage["unit_usd_per_hour"].to_numpy() * p_hours[t_u] * b_frac[b_u]
+        )
         self.quota_pools = _quota_pools(compiled)
 
     # ---- duals by family
@@ -308,7 +325,12 @@ class _Pricing:
         )
         rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
         rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
-        rc_s -= _lookup(duals.get("reserved_capacity"), s, ["pool_id", "period", "block"])
+        rc_s -= _lookup(
+            duals.get("reserved_capacity"),
+            s,
+            ["pool_id", "period", "block"],
+            _absent_pool(duals, s),
+        )
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
         rc_s -= self._cuts(duals.get("_cuts"))
         rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
@@ -330,7 +352,12 @@ class _Pricing:
         u = self.train_usage
         per_row = u["n_units"].to_numpy() * (
             _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
-            + _lookup(duals.get("reserved_capacity"), u, ["pool_id", "period", "block"])
+            + _lookup(
+                duals.get("reserved_capacity"),
+                u,
+                ["pool_id", "period", "block"],
+                _absent_pool(duals, u),
+            )
             + u["accels"].to_numpy() * self._quota(duals, u)
         )
         rc_z -= (
@@ -389,10 +416,26 @@ def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:
     return out
 
 
-def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """The dual of the row keyed by ``columns`` of each frame row (0 where no row)."""
+def _absent_pool(duals: dict, frame: pd.DataFrame) -> np.ndarray:
+    """The dual taken for a reserved-capacity row the master lacks: the reservation's hourly
+    rate for the row's hours (``absent_dual``) when the pool is not in the master at all,
+    so that its commitments left out keep a reduced cost >= 0 (a commitment costs at least
+    its rate for the periods it covers); 0 when the pool is in the master (its commitment
+    columns there were priced without the row)."""
+    present = {k[0] for k in duals.get("reserved_capacity", {})}
+    return np.where(frame["pool_id"].isin(present).to_numpy(), 0.0, frame["absent_dual"])
+
+
+def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str], absent=0.0) -> np.ndarray:
+    """The dual of the row keyed by ``columns`` of each frame row; ``absent`` (a number or
+    one per frame row) where the master has no such row.
+
+    A row the master lacks may take any dual of the right sign in the Lagrangian bound
+    (its right-hand side times the dual is 0 for the rows given a non-zero ``absent``:
+    reserved capacity of a pool with no existing units)."""
+    fill = np.broadcast_to(np.asarray(absent, dtype=float), (len(frame),))
     if not by_key:
-        return np.zeros(len(frame))
+        return fill.copy()
     keys = (
         pd.MultiIndex.from_tuples(list(by_key))
         if len(columns) > 1
@@ -403,7 +446,7 @@ def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str]) -> np.
         where = keys.get_indexer(pd.MultiIndex.from_frame(frame[columns]))
     else:
         where = keys.get_indexer(frame[columns[0]])
-    return np.where(where >= 0, values[where], 0.0)
+    return np.where(where >= 0, values[where], fill)
 
 
 def _scalar_terms(duals: dict, problem):
@@ -446,19 +489,29 @@ def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
     # whole units: the cost of the peak served by this option alone (small workloads)
     units = np.ceil(serving["workload"].map(peak).astype(float) / tps - 1e-9)
     alone = units.clip(lower=1) * serving["price_usd_per_hour"].astype(float)
-    frame = pd.DataFrame({"w": serving["workload"], "score": score, "room": room}).sort_values(
+    # ranked apart: rented options, and reservations (paid for their whole term)
+    group = serving["workload"] + np.where(serving["mode"].isin(RENTED_MODES), "|r", "|c")
+    frame = pd.DataFrame({"w": group, "score": score, "room": room}).sort_values(
         ["w", "score"], kind="stable"
     )
     before = frame.groupby("w")["room"].cumsum() - frame["room"]
     rank = frame.groupby("w").cumcount()
-    chosen = frame.index[
-        (rank < FIRST_OPTIONS_PER_WORKLOAD) | (before < FIRST_ROOM_FACTOR * frame["w"].map(peak))
-    ]
-    a_rank = alone.groupby(serving["workload"]).rank(method="first")
+    need = FIRST_ROOM_FACTOR * serving["workload"].map(peak).reindex(frame.index)
+    chosen = frame.index[(rank < FIRST_OPTIONS_PER_WORKLOAD) | (before < need)]
+    a_rank = alone.groupby(group).rank(method="first")
     chosen = chosen.union(a_rank.index[a_rank <= FIRST_OPTIONS_PER_WORKLOAD])
     train = cand[cand["workload_kind"] == "training"]
-    usd = (train["rent_usd"].astype(float) + train["energy_usd"].astype(float)).rename("usd")
-    t_rank = usd.groupby(train["workload"]).rank(method="first")
+    # a job on reserved units pays nothing itself (the commitment does): rank it at its
+    # units' reserved price for the job's hours, and apart from the rented ones
+    reserved = ~train["mode"].isin(RENTED_MODES)
+    usd = train["rent_usd"].astype(float) + train["energy_usd"].astype(float)
+    usd = usd + reserved * (
+        train["n_units"].astype(float)
+        * train["price_usd_per_hour"].astype(float)
+        * train["job_hours"].astype(float)
+    )
+    t_group = train["workload"] + np.where(reserved, "|c", "|r")
+    t_rank = usd.groupby(t_group).rank(method="first")
     chosen = chosen.union(t_rank.index[t_rank <= FIRST_OPTIONS_PER_WORKLOAD])
     keep = keep.copy()
     keep[opt.index.get_indexer(chosen)] = True
@@ -610,126 +663,162 @@ def _check_pricing(
     return worst
 
 
-def solve_by_columns(
-    compiled: Compiled, options: SolveOptions, started: float
-) -> tuple[Compiled, LinearModel, SolveResult, ColumnReport] | None:
-    """Column generation then the restricted MIP (module docstring).
+class _Generation:
+    """The column generation's state: the options kept, the cuts, the last master solved."""
 
-    ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
-    holds from there. Returns None when the first master's LP is not feasible (the caller
-    then solves the full model, which says why).
-    """
-    limit = options.time_limit_s
+    def __init__(self, compiled: Compiled, options: SolveOptions, started: float) -> None:
+        self.compiled, self.limit, self.started = compiled, options.time_limit_s, started
+        mask = priced_mask(compiled)
+        self.report = ColumnReport(
+            options_total=len(compiled.options), options_priced=int(mask.sum())
+        )
+        self.pricing = _Pricing(compiled, mask)
+        self.keep = first_master(compiled, mask)
+        pos = pd.Series(np.arange(len(compiled.options)), index=compiled.options["option_id"])
+        self.s_pos = pos.reindex(self.pricing.columns["option_id"]).to_numpy()
+        self.z_pos = pos.reindex(self.pricing.training["option_id"]).to_numpy()
+        obj = self.pricing.columns["obj"].abs()
+        self.tol = 1e-7 * max(1.0, float(obj.max()) if len(obj) else 1.0)
+        self.cuts = Cuts()
+        self.last = None  # (compiled, model without cuts, LP) of the last master solved
 
-    def left() -> float | None:
-        return None if limit is None else limit - (time.perf_counter() - started)
+    def left(self) -> float | None:
+        """Seconds left of the time limit (None: no limit)."""
+        return None if self.limit is None else self.limit - (time.perf_counter() - self.started)
 
-    mask = priced_mask(compiled)
-    report = ColumnReport(options_total=len(compiled.options), options_priced=int(mask.sum()))
-    pricing = _Pricing(compiled, mask)
-    keep = first_master(compiled, mask)
-    pos = pd.Series(np.arange(len(compiled.options)), index=compiled.options["option_id"])
-    s_pos = pos.reindex(pricing.columns["option_id"]).to_numpy()
-    z_pos = pos.reindex(pricing.training["option_id"]).to_numpy()
-    scale = 1e-7 * max(1.0, float(pricing.columns["obj"].abs().max() if len(s_pos) else 1.0))
-    cuts = Cuts()
-    last = None  # the last master whose LP was solved: (compiled, model, options kept)
-    while True:
-        t0 = time.perf_counter()
-        sub = restricted(compiled, keep)
-        model = cuts.add_to(build_model(sub))
-        t1 = time.perf_counter()
-        remaining = left()
-        lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
-        t2 = time.perf_counter()
-        report.build_seconds += t1 - t0
-        report.lp_seconds += t2 - t1
-        if isinstance(lp, str):
-            if last is not None:  # out of time: the last master and its bound stand
-                sub, model, keep = last
-                break
-            if lp in ("kInfeasible", "kUnboundedOrInfeasible"):
-                return None  # the full model says why
-            raise NoPlanError(
-                f"column generation: the first master LP stopped ({lp}) before any plan",
-                field="--time-limit",
-                fix="give it more time (--time-limit S)",
-            )
-        last = (sub, model, keep)
+    def run(self, *, cut_rounds: int, until: float) -> bool:
+        """Price (and, up to ``cut_rounds`` times, cut) until nothing is left to add or
+        ``until`` (a share of the time limit) is used; False when the first master's LP is
+        infeasible (the full model then says why)."""
+        r = self.report
+        while True:
+            t0 = time.perf_counter()
+            sub = restricted(self.compiled, self.keep)
+            base = build_model(sub)
+            model = self.cuts.add_to(base)
+            t1 = time.perf_counter()
+            remaining = self.left()
+            lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
+            t2 = time.perf_counter()
+            r.build_seconds += t1 - t0
+            r.lp_seconds += t2 - t1
+            if isinstance(lp, str):
+                if self.last is not None:  # out of time: the last master and its bound stand
+                    return True
+                if lp in ("kInfeasible", "kUnboundedOrInfeasible"):
+                    return False
+                raise NoPlanError(
+                    f"column generation: the first master LP stopped ({lp}) before any plan",
+                    field="--time-limit",
+                    fix="give it more time (--time-limit S)",
+                )
+            if not len(self.cuts):
+                self.last = (sub, base, lp)
+            negative = self._price(model, lp, t0, t1, t2)
+            if not negative:
+                if r.cut_rounds >= cut_rounds or not self.cuts.separate(model, lp.values):
+                    r.converged = True
+                    return True
+                r.cut_rounds += 1
+            remaining = self.left()
+            if remaining is not None and remaining < self.limit * (1.0 - until):
+                return True  # the bound found so far stays valid
+
+    def _price(self, model: LinearModel, lp: _LP, t0: float, t1: float, t2: float) -> bool:
+        """Reduced costs of the options left out, the bound, and the options to add; True
+        when some column has a negative reduced cost."""
+        pricing, r, keep = self.pricing, self.report, self.keep
         duals = pricing.duals(model, lp.row_dual)
-        duals["_cuts"] = cuts.frame(duals)
+        duals["_cuts"] = self.cuts.frame(duals)
         rc_s, rc_z = pricing.reduced_costs(duals)
         _check_pricing(model, lp.col_dual, pricing, rc_s, rc_z)
-        out_s, out_z = ~keep[s_pos], ~keep[z_pos]
-        neg_s = out_s & (rc_s < -scale)
-        neg_z = out_z & (rc_z < -scale)
+        out_s, out_z = ~keep[self.s_pos], ~keep[self.z_pos]
+        neg_s = out_s & (rc_s < -self.tol)
+        neg_z = out_z & (rc_z < -self.tol)
         bound = lp.objective + float(
             np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
             + np.sum(np.minimum(rc_z[out_z], 0.0))
         )
-        report.pricing_seconds += time.perf_counter() - t2
-        report.rounds += 1
-        report.lp_bound = bound if report.lp_bound is None else max(report.lp_bound, bound)
+        r.pricing_seconds += time.perf_counter() - t2
+        r.rounds += 1
+        r.lp_bound = bound if r.lp_bound is None else max(r.lp_bound, bound)
+        n_neg = int(neg_s.sum() + neg_z.sum())
         log.info(
-            "round %d: %d options, %d columns, %d rows, build %.1f s, LP %.1f s, $%.0f, bound "
-            "$%.0f, %d negative, %d cuts",
-            report.rounds,
-            keep.sum(),
-            len(model.variables),
-            len(model.rows),
-            t1 - t0,
-            t2 - t1,
-            lp.objective,
-            bound,
-            neg_s.sum() + neg_z.sum(),
-            len(cuts),
-        )
-        report.history.append(
+            "round %d: %d options, %d columns, %d rows, build %.1f s, LP %.1f s, $%.0f, "
+            "bound $%.0f, %d negative, %d cuts", r.rounds, keep.sum(), len(model.variables),
+            len(model.rows), t1 - t0, t2 - t1, lp.objective, bound, n_neg, len(self.cuts),
+        )  # fmt: skip
+        r.history.append(
             {
-                "round": report.rounds,
+                "round": r.rounds,
                 "options_in_master": int(keep.sum()),
                 "lp_usd": lp.objective,
                 "bound_usd": bound,
-                "columns_priced_negative": int(neg_s.sum() + neg_z.sum()),
-                "cuts": len(cuts),
+                "columns_priced_negative": n_neg,
+                "cuts": len(self.cuts),
             }
         )
-        if not neg_s.any() and not neg_z.any():
-            new_cuts = cuts.separate(model, lp.values) if report.cut_rounds < MAX_CUT_ROUNDS else 0
-            report.cut_rounds += 1
-            if not new_cuts:
-                report.converged = True
-                break
-        remaining = left()
-        if remaining is not None and remaining < (limit or 0) * 0.4:
-            break  # keep the rest of the time for the MIP: the bound above stays valid
-        keep = keep.copy()
+        if not n_neg:
+            return False
+        self.keep = keep = keep.copy()
         for frame, rc, neg, where in (
-            (pricing.columns, rc_s, neg_s, s_pos),
-            (pricing.training, rc_z, neg_z, z_pos),
+            (pricing.columns, rc_s, neg_s, self.s_pos),
+            (pricing.training, rc_z, neg_z, self.z_pos),
         ):
-            if not neg.any():
-                continue
-            best = (
-                pd.DataFrame(
-                    {"w": frame["workload"].to_numpy()[neg], "rc": rc[neg], "p": where[neg]}
-                )
-                .groupby(["w", "p"])["rc"]
-                .min()
-                .reset_index()
-                .sort_values("rc")
-                .groupby("w")
-                .head(ADDED_PER_WORKLOAD)
-            )
-            keep[best["p"].to_numpy(int)] = True
-    report.options_in_master = int(keep.sum())
-    remaining = left()
+            if neg.any():
+                best = (
+                    pd.DataFrame(
+                        {"w": frame["workload"].to_numpy()[neg], "rc": rc[neg], "p": where[neg]}
+                    )
+                    .groupby(["w", "p"])["rc"].min().reset_index()
+                    .sort_values("rc").groupby("w").head(ADDED_PER_WORKLOAD)
+                )  # fmt: skip
+                keep[best["p"].to_numpy(int)] = True
+        return True
+
+
+def solve_by_columns(
+    compiled: Compiled, options: SolveOptions, started: float
+) -> tuple[Compiled, LinearModel, SolveResult, ColumnReport] | None:
+    """Column generation, the restricted MIP, then rounding cuts for the bound (module
+    docstring).
+
+    ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
+    holds from there (the pricing may use 40% of it, the MIP until 80%, the cuts until
+    90%; the rest is for the plan and the verifier). Returns None when the first master's
+    LP is not feasible (the caller then solves the full model, which says why).
+    """
+    g = _Generation(compiled, options, started)
+    if not g.run(cut_rounds=0, until=0.4):
+        return None
+    sub, base, lp = g.last
+    g.report.options_in_master = len(sub.options)
+    remaining = g.left()
+    mip_limit = None if remaining is None else max(remaining - 0.2 * g.limit, 0.1 * g.limit)
     t3 = time.perf_counter()
-    mip = HighsSession(model).solve(
-        replace(options, time_limit_s=None if remaining is None else max(remaining * 0.9, 0.5))
+    mip = HighsSession(base).solve(
+        replace(options, time_limit_s=mip_limit), start=rounded(base, lp.values)
     )
-    report.mip_seconds = time.perf_counter() - t3
-    return sub, model, _with_full_bound(mip, report.lp_bound, options.relative_gap), report
+    g.report.mip_seconds = time.perf_counter() - t3
+    if mip.has_solution and (g.left() is None or g.left() > 0.1 * g.limit):
+        g.run(cut_rounds=MAX_CUT_ROUNDS, until=0.9)  # lifts the bound only
+    return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
+
+
+def rounded(model: LinearModel, values: np.ndarray) -> np.ndarray:
+    """A MIP start from the master LP: every whole-unit count rounded up (more units never
+    break a demand row), each training job on its cluster with the largest share, binaries
+    of N+1 as they come. HiGHS repairs what the rounding breaks (availability, budgets)."""
+    v = model.variables
+    start = values.copy()
+    integer = v["integer"].to_numpy(bool)
+    start[integer] = np.ceil(values[integer] - 1e-6)
+    z = np.flatnonzero((v["kind"] == "z").to_numpy())
+    if len(z):
+        start[z] = 0.0
+        best = pd.Series(values[z], index=z).groupby(v["workload"].to_numpy()[z]).idxmax()
+        start[best.to_numpy(int)] = 1.0
+    return np.maximum(start, v["lb"].to_numpy(float))
 
 
 def _with_full_bound(mip: SolveResult, bound: float | None, wanted_gap: float) -> SolveResult:
