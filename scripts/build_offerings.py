@@ -448,6 +448,14 @@ TENSORWAVE_SRC = (
     "vCPUs, memory and network are assumptions for an 8 x MI325X node"
 )
 AWS_US = ("us-east-1", "us-east-2", "us-west-2")
+AWS_CAPACITY_BLOCK = (
+    "unverified: EC2 Capacity Blocks for ML rate (blocks of 1-182 days, paid up front), the "
+    "only published per-hour price of this instance (no on-demand or RI rate published), "
+    "used as its pay-per-use price (one block per month); monthly scrape of "
+    "aws.amazon.com/ec2/capacityblocks/pricing in koyakimu/ec2-capacity-blocks-for-ml-"
+    "pricing-json data/pricing.json@b3a54aee (metadata.last_updated 2026-07-22), read "
+    "2026-11-24 (p5e 47.76, trn2 35.7608 USD per instance-hour)"
+)
 
 # provider, regions, instance_type, accelerator_id, n, vcpus, memory_gib,
 # on_demand, network_gbps, nvlink, source
@@ -479,6 +487,11 @@ LIST_PRICES: list[tuple] = [
     ("aws", AWS_US, "p5en.48xlarge", "h200", 8, 192, 2048, 63.296, 3200, True, AWS_VANTAGE),
     ("aws", AWS_US, "p6-b200.48xlarge", "b200", 8, 192, 2048, 113.9328, 3200, True,
      AWS_VANTAGE),
+    # AWS: H200 (p5e) and Trainium2 (trn2), sold by Capacity Block only at a published rate
+    ("aws", ("us-east-2", "us-west-2"), "p5e.48xlarge", "h200", 8, 192, 2048, 47.76, 3200,
+     True, AWS_CAPACITY_BLOCK),
+    ("aws", ("us-east-2",), "trn2.48xlarge", "trainium2", 16, 192, 2048, 35.7608, 3200, True,
+     AWS_CAPACITY_BLOCK),
     # TensorWave: AMD MI325X, 8-GPU nodes at the per-GPU list price x 8
     ("tensorwave", ("US",), "mi325x-8x", "mi325x", 8, 128, 2048, 8 * 1.95, 3200, True,
      TENSORWAVE_SRC),

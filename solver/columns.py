@@ -6,26 +6,35 @@ units cost more per token/s than options with room to spare. Building them all c
 more time than solving. Here (issue 14):
 
 1. **Restricted master.** The model is built over a few options per workload (the
-   cheapest per unit of service, enough of them that their availability covers the
-   workload's peak twice), plus every option that is not *priced* (below).
+   cheapest per unit of service, rented and reserved ranked apart, enough of them that
+   their availability covers the workload's peak twice, and the cheapest in whole units
+   for the peak), plus every option that is not *priced* (below).
 2. **Pricing.** Its LP relaxation is solved; from the row duals y, the reduced cost
    c_j - a_j^T y of every column left out is computed at once from the compiled tables
-   (:class:`_Pricing`: rent, CO2e, demand, availability, quota, budget, period budget,
-   carbon cap, provider share, redundancy, train_once), never by building it. Options
-   with a negative reduced cost join the master; repeat until none is left: the
-   restricted LP is then the full LP, a proven lower bound.
+   (:class:`_Pricing`: rent, CO2e, demand, availability, reserved capacity, quota, budget,
+   period budget, carbon cap, provider share, redundancy, train_once, cuts), never by
+   building it. Options with a negative reduced cost join the master; repeat until none
+   is left: the restricted LP is then the full LP, a proven lower bound.
 3. **Bound before convergence.** At any iteration, LP_restricted + sum over the columns
    left out of min(0, rc_j) x u_j is a valid lower bound on the full LP (Lagrangian
-   relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a rented
-   column, implied by its ``availability`` row, or 1 for a training choice).
-4. **Restricted MIP.** The MIP over the master's options gives a plan that is feasible
-   for the full problem (the columns left out are at 0); its gap is stated against the
-   full lower bound, never against the restricted MIP's own bound.
+   relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a column,
+   implied by its ``availability`` rows, or 1 for a training choice). A row the master
+   lacks takes dual 0, except the reserved capacity of a pool with nothing in the
+   master, which takes minus the reservation's hourly rate for the row's hours: its
+   commitments left out then keep a reduced cost >= 0 (a commitment costs at least its
+   rate for the periods it covers; with provider shares, reservations are not priced).
+4. **Restricted MIP.** The MIP over the converged master's options, started from the
+   LP rounded up, gives a plan that is feasible for the full problem (the columns left
+   out are at 0).
+5. **Rounding cuts** (:class:`Cuts`) on the demand rows, priced like any row, then lift
+   the bound with the time left. The plan's gap is against that bound, never against
+   the restricted MIP's own bound.
 
-Priced options are rented cloud options (on-demand, spot) of inference and batch
-workloads without N+1 or a traffic mix, and training options on rented pools; every
-other option (reserved, owned, N+1, traffic mix) is always in the master. Objectives
-with a second stage (min_carbon, lexicographic) are solved on the full model.
+Priced options are cloud options without existing units (on-demand, spot and, without
+provider shares, reserved) of inference and batch workloads without N+1 or a traffic
+mix, and training options on those pools; every other option (owned, existing
+reservations, N+1, traffic mix) is always in the master. Objectives with a second stage
+(min_carbon, lexicographic) are solved on the full model.
 
 The pricing formula is checked against HiGHS's own reduced costs on the columns in
 the master at every iteration: a mismatch is a bug in procure and stops the solve.
