@@ -197,6 +197,7 @@ class _Pricing:
         n_b = len(b_frac)
         disc = discount_factors(compiled.periods, problem.discount_rate)
         carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
+        rate_factor = disc if problem.objective == "min_npv" else np.ones(len(p_hours))
         d = compiled.demand[compiled.demand["bucket"] < 0][["workload", "period", "block"]]
         serving = opt[opt["workload_kind"] != "training"]
         cols = serving[
@@ -245,11 +246,12 @@ class _Pricing:
                 "tps": cols["tokens_per_s_per_unit"].to_numpy(float),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
-                "absent_dual": np.where(
-                    rented,
-                    0.0,
-                    -cols["price_usd_per_hour"].to_numpy(float) * p_hours[t] * b_frac[b],
-                ),
+                # (a commitment's objective counts its charge in each period at that
+                # period's discount under min_npv: so does this rate)
+                "absent_dual": np.where(rented, 0.0, -cols["price_usd_per_hour"].to_numpy(float))
+                * p_hours[t]
+                * b_frac[b]
+                * rate_factor[t],
             }
         )
         first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
@@ -310,7 +312,10 @@ class _Pricing:
         )
         t_u, b_u = self.train_usage["period"].to_numpy(int), self.train_usage["block"].to_numpy(int)
         self.train_usage["absent_dual"] = (
-            -self.train_usage["unit_usd_per_hour"].to_numpy() * p_hours[t_u] * b_frac[b_u]
+            -self.train_usage["unit_usd_per_hour"].to_numpy()
+            * p_hours[t_u]
+            * b_frac[b_u]
+            * rate_factor[t_u]
         )
         self.quota_pools = _quota_pools(compiled)
 
