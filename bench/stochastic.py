@@ -1,7 +1,7 @@
 """Two-stage planning on the seed (issue 15): N drawn price-and-demand scenarios.
 
     python bench/stochastic.py [N] [--sigma 0.25] [--demand 0.7 1.4] [--method extensive]
-        [--gap 0.01] [--workers 2]
+        [--gap 0.01] [--workers 2] [--time-limit S]
 
 Prints the commitments chosen, the expected cost, VSS and EVPI, and the time of each
 part (compile and build, extensive form, the deterministic plan and its evaluation, the
@@ -31,6 +31,7 @@ def main() -> None:
     ap.add_argument("--method", default="auto", choices=["auto", "extensive", "decomposition", "benders"])
     ap.add_argument("--gap", type=float, default=1e-4, help="relative MIP gap of each solve")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds for the whole solve")
     args = ap.parse_args()
     problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
     problem = problem.model_copy(
@@ -48,7 +49,7 @@ def main() -> None:
     sp = solve_stochastic(
         problem,
         catalog,
-        options=SolveOptions(relative_gap=args.gap),
+        options=SolveOptions(relative_gap=args.gap, time_limit_s=args.time_limit),
         method=args.method,
         workers=args.workers,
     )
