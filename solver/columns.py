@@ -194,7 +194,6 @@ class _Pricing:
         pools = compiled.pools.set_index("pool_id")
         p_hours = compiled.periods["hours"].to_numpy(float)
         b_frac = compiled.blocks["fraction"].to_numpy(float)
-        n_b = len(b_frac)
         disc = discount_factors(compiled.periods, problem.discount_rate)
         carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
         rate_factor = disc if problem.objective == "min_npv" else np.ones(len(p_hours))
@@ -265,8 +264,17 @@ class _Pricing:
                 "ub": self.serving["ub"].to_numpy()[first],
             }
         )
+        self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
+        self.quota_pools = _quota_pools(compiled)
+
+    def _training_tables(self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor):
+        """The training columns (one z per option), their cost by period and their units
+        in use by period and block (:attr:`training`, :attr:`train_periods`,
+        :attr:`train_usage`)."""
+        problem = self.compiled.problem
+        n_b = len(b_frac)
         train = opt[opt["workload_kind"] == "training"]
-        th = compiled.training_hours.merge(
+        th = self.compiled.training_hours.merge(
             train[["option_id", "job_hours", "rent_usd", "energy_usd"]], on="option_id"
         )
         share = th["hours"].to_numpy(float) / th["job_hours"].to_numpy(float)
@@ -317,7 +325,6 @@ class _Pricing:
             * b_frac[b_u]
             * rate_factor[t_u]
         )
-        self.quota_pools = _quota_pools(compiled)
 
     # ---- duals by family
     @staticmethod
