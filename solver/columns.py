@@ -57,9 +57,7 @@ from solver.errors import NoPlanError, ProcureError
 from solver.ledger import discount_factors
 from solver.model import LinearModel, Row, build_model
 from solver.problem import InferenceWorkload
-from solver.units import RENTED_MODES
-
-RESERVED_MODES = ("reserved_1y", "reserved_3y")
+from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +141,7 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
     # reservations are priced at their hourly rate where their pool is not in the master
     # (_Pricing); a provider share would make that rate too low a bound: keep them in then
     shares = bool(compiled.problem.provider_share_max)
-    modes = RENTED_MODES if shares else (*RENTED_MODES, *RESERVED_MODES)
+    modes = RENTED_MODES if shares else (*RENTED_MODES, *RESERVED_TERM_MONTHS)
     plain = {
         w.name
         for w in compiled.problem.workloads
@@ -229,7 +227,7 @@ class _Pricing:
         obj = {"min_npv": disc[t] * cost, "cost_plus_carbon": cost + carbon_price * co2_t}
         col_block = np.where(rented, b, -1)
         key = pd.MultiIndex.from_arrays([cols["option_id"].to_numpy(int), t, col_block])
-        col_id, uniques = pd.factorize(key)
+        col_id, _ = pd.factorize(key)
         self.serving = pd.DataFrame(
             {
                 "col": col_id,
@@ -339,7 +337,7 @@ class _Pricing:
         """(reduced cost per serving column (rows of :attr:`columns`), per training column),
         HiGHS's sign: c - A^T y."""
         s, z = self.serving, self.training
-        scalar = _scalar_terms(duals, self.compiled.problem)
+        scalar = _scalar_terms(duals, self.compiled)
         rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
         rc_s -= s["tps"].to_numpy() * _lookup(
             duals.get("demand"), s, ["workload", "period", "block"]
@@ -356,10 +354,8 @@ class _Pricing:
         rc_s -= self._cuts(duals.get("_cuts"))
         rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
         rc_z = z["obj"].to_numpy() - scalar(z, None)
-        pb = duals.get("period_budget")
-        if pb:
-            names = list(self.compiled.periods["name"])
-            by_t = np.array([pb.get((n,), 0.0) for n in names])
+        by_t = _period_budget_duals(duals, self.compiled.periods["name"])
+        if by_t.any():
             tp = self.train_periods
             extra = pd.Series(tp["cost_share"].to_numpy() * by_t[tp["period"].to_numpy(int)])
             rc_z -= (
@@ -470,13 +466,20 @@ def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str], absent
     return np.where(where >= 0, values[where], fill)
 
 
-def _scalar_terms(duals: dict, problem):
+def _period_budget_duals(duals: dict, names) -> np.ndarray:
+    """The ``period_budget`` row's dual of each period (0 where it has none)."""
+    pb = duals.get("period_budget", {})
+    return np.array([pb.get((n,), 0.0) for n in names])
+
+
+def _scalar_terms(duals: dict, compiled: Compiled):
     """A function (columns, period or None) -> sum of cost-row duals x their coefficients:
     budget, period budget (serving columns), carbon cap, provider shares."""
+    problem = compiled.problem
     budget = duals.get("budget", {}).get((), 0.0)
     carbon = duals.get("carbon_cap", {}).get((), 0.0)
     shares = duals.get("provider_share", {})
-    pb = duals.get("period_budget", {})
+    by_t = _period_budget_duals(duals, compiled.periods["name"])
 
     def terms(frame: pd.DataFrame, period: np.ndarray | None) -> np.ndarray:
         cost = frame["cost"].to_numpy()
@@ -484,9 +487,7 @@ def _scalar_terms(duals: dict, problem):
         for (provider,), y in shares.items():
             own = (frame["provider"] == provider).to_numpy(float)
             out += y * cost * (own - problem.provider_share_max[provider])
-        if pb and period is not None:
-            names = [p.name for p in problem.resolved_periods]
-            by_t = np.array([pb.get((n,), 0.0) for n in names])
+        if period is not None:
             out += cost * by_t[period]
         return out
 
@@ -649,7 +650,7 @@ class Cuts:
     def frame(self, duals: dict) -> pd.DataFrame:
         """The cuts with their duals: workload, period, block, cap, dual."""
         by_key = duals.get(self.FAMILY, {})
-        rows = [(*k[:3], k[3], y) for k, y in by_key.items() if y]
+        rows = [(*k, y) for k, y in by_key.items() if y]
         return pd.DataFrame(rows, columns=["workload", "period", "block", "cap", "dual"])
 
 

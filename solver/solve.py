@@ -68,7 +68,7 @@ def solve_verified(
     ``method``: ``full`` builds every option into one MIP; ``columns`` solves by column
     generation and a restricted MIP with its gap against the full LP bound
     (:mod:`solver.columns`); ``auto`` (default) takes ``columns`` on large problems
-    with the HiGHS solvers.
+    with the HiGHS solvers, except for analyses (``prune_dominated=False``).
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -77,7 +77,8 @@ def solve_verified(
     except InfeasibleError as exc:  # a workload that can run nowhere
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
     solution = None
-    if solver in ("highs", "highspy") and use_columns(compiled, method):
+    # analyses that move prices (prune_dominated=False) need every option in the model
+    if solver in ("highs", "highspy") and prune_dominated and use_columns(compiled, method):
         remaining_time(options, time.perf_counter() - started, "compiling the problem")
         by_columns = solve_by_columns(compiled, options, started)
         if by_columns is not None:

@@ -41,6 +41,19 @@ def case():
     return problem, catalog, compiled, lp.objective, plan
 
 
+@pytest.fixture(scope="module")
+def by_columns(case):
+    """The same case solved by column generation: (plan, solution)."""
+    problem, catalog, _, _, _ = case
+    return solve_verified(
+        problem,
+        catalog,
+        solver="highspy",
+        options=SolveOptions(relative_gap=1e-6),
+        method="columns",
+    )
+
+
 def test_every_priced_option_has_a_column_table_row(case):
     _, _, compiled, _, _ = case
     mask = columns.priced_mask(compiled)
@@ -98,35 +111,23 @@ def test_a_dear_first_master_is_priced_up_to_the_full_lp(case, monkeypatch):
     assert plan.verified
 
 
-def test_rounding_cuts_lift_the_bound_but_never_above_the_optimum(case):
+def test_rounding_cuts_lift_the_bound_but_never_above_the_optimum(case, by_columns):
     # the cuts hold for every integer plan: the bound rises above the plain LP and stays
     # at or below the full MIP's optimum (solved to a 1e-6 gap beside)
-    problem, catalog, _, full_lp, best = case
-    _, solution = solve_verified(
-        problem,
-        catalog,
-        solver="highspy",
-        options=SolveOptions(relative_gap=1e-6),
-        method="columns",
-    )
+    _, _, _, full_lp, best = case
+    _, solution = by_columns
     report = solution.compiled.report.columns
     assert report["cut_rounds"] >= 1 and report["history"][-1]["cuts"] > 0
     assert report["lp_bound"] > full_lp * (1 + 1e-6)
     assert report["lp_bound"] <= best.total_cost_usd * (1 + 1e-6)
 
 
-def test_the_plan_is_feasible_and_its_gap_is_against_the_full_bound(case):
+def test_the_plan_is_feasible_and_its_gap_is_against_the_full_bound(case, by_columns):
     # the restricted MIP's plan costs at least the full MIP's optimum (it is a plan of the
     # full problem) and its stated gap is (cost - bound) / cost, the bound being the full
     # LP with rounding cuts: between the plain LP and the optimum
     problem, catalog, _, full_lp, best = case
-    plan, solution = solve_verified(
-        problem,
-        catalog,
-        solver="highspy",
-        options=SolveOptions(relative_gap=1e-6),
-        method="columns",
-    )
+    plan, solution = by_columns
     assert plan.verified
     assert plan.total_cost_usd >= best.total_cost_usd * (1 - 1e-6)
     bound = solution.compiled.report.columns["lp_bound"]
@@ -201,9 +202,7 @@ def test_a_time_limit_spent_compiling_says_so(case):
 
     problem, catalog, _, _, _ = case
     with pytest.raises(NoPlanError, match="time limit"):
-        solve_verified(
-            problem, catalog, options=SolveOptions(time_limit_s=0.001), method="columns"
-        )
+        solve_verified(problem, catalog, options=SolveOptions(time_limit_s=0.001), method="columns")
 
 
 def test_npv_objective_bound_stays_below_the_optimum():
