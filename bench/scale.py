@@ -1,13 +1,15 @@
 """Scale benchmark: compile, build and solve generated instances; the LP relaxation beside.
 
 Run: python bench/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005] [--grid target|default|all]
-                           [--method full|columns]
+                           [--method full|columns|auto]
 
 ``--method full`` (default) builds the full model and solves it with HiGHS (highspy), then
 its LP relaxation. ``--method columns`` runs ``solve_verified`` end to end (compile, column
 generation, restricted MIP, plan, verifier) under the time limit (solver/columns.py); the
 "LP" column is then the time of the master LPs, and the gap is against the full LP with
-rounding cuts (a valid bound of the whole problem).
+rounding cuts (a valid bound of the whole problem). ``--method auto`` runs it end to end as
+``procure solve`` does (the full model below ``solver.columns.AUTO_COLUMNS`` priced columns,
+its LP relaxation timed after the run; column generation above).
 
 Each (offerings, workloads, periods) case runs in its own process (so its peak memory
 is its own), ``--repeat`` times; the script prints the median of each figure and a
@@ -31,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 GRIDS = {
     "target": [(10_000, 50, 12)],
     "issue14": [(10_000, 50, 12), (10_000, 50, 36), (10_000, 200, 12), (50_000, 200, 36)],
+    "issue14-60s": [(10_000, 50, 12), (10_000, 50, 36), (10_000, 200, 12)],
     "default": [
         (1_000, 10, 1),
         (1_000, 50, 12),
@@ -46,8 +49,16 @@ GRIDS = {
 CASE_LIMIT_S = {(50_000, 200, 36): 300.0}
 
 
-def columns_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, gap: float):
-    """One case by column generation, end to end (compile to verified plan)."""
+def columns_run(
+    n_offerings: int,
+    n_workloads: int,
+    n_periods: int,
+    limit: float,
+    gap: float,
+    method: str = "columns",
+):
+    """One case end to end (compile to verified plan) by ``solve_verified`` with ``method``
+    (columns or auto); when it takes the full model, its LP relaxation is timed after."""
     import resource
 
     sys.path.insert(0, str(HERE))
@@ -60,17 +71,38 @@ def columns_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float
     problem = generated_problem(n_workloads, n_periods)
     t0 = time.perf_counter()
     plan, solution = solve_verified(
-        problem, catalog, solver="highspy",
-        options=SolveOptions(time_limit_s=limit, relative_gap=gap), method="columns",
+        problem,
+        catalog,
+        solver="highspy",
+        options=SolveOptions(time_limit_s=limit, relative_gap=gap),
+        method=method,
     )
     wall = time.perf_counter() - t0
-    c = solution.compiled.report.columns
     report = solution.compiled.report.as_dict()
+    c = solution.compiled.report.columns
+    path = "full" if c is None else "columns"
+    if c is None:  # the full model: its LP relaxation, timed after the run
+        from solver.columns import _solve_lp
+
+        t1 = time.perf_counter()
+        lp = _solve_lp(solution.model, limit)
+        c = {
+            "lp_seconds": time.perf_counter() - t1,
+            "build_seconds": 0.0,
+            "mip_seconds": plan.solve_seconds,
+            "lp_bound": getattr(lp, "objective", None),
+            "options_in_master": len(solution.compiled.options),
+            "options_total": len(solution.compiled.options),
+        }
+        compile_s = plan.compile_seconds
+    else:
+        compile_s = plan.compile_seconds - c["lp_seconds"] - c["build_seconds"]
     return {
         "offerings": n_offerings,
         "workloads": n_workloads,
         "periods": n_periods,
-        "compile_s": plan.compile_seconds - c["lp_seconds"] - c["build_seconds"],
+        "path": path,
+        "compile_s": compile_s,
         "build_s": c["build_seconds"],
         "solve_s": c["mip_seconds"],
         "lp_s": c["lp_seconds"],
@@ -140,11 +172,15 @@ def one_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, ga
 
 def run_case(case: tuple[int, int, int], limit: float, gap: float, method: str = "full") -> dict:
     n_offerings, n_workloads, n_periods = case
-    fn = "columns_run" if method == "columns" else "one_run"
+    call = (
+        f"one_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, {gap!r})"
+        if method == "full"
+        else f"columns_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, {gap!r}, "
+        f"{method!r})"
+    )
     code = (
-        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from scale import {fn}; "
-        f"print(json.dumps({fn}({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, "
-        f"{gap!r})))"
+        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); "
+        f"from scale import columns_run, one_run; print(json.dumps({call}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=limit * 4 + 600
@@ -170,7 +206,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--gap", type=float, default=0.005)
     parser.add_argument("--grid", choices=sorted(GRIDS), default="default")
-    parser.add_argument("--method", choices=["full", "columns"], default="full")
+    parser.add_argument("--method", choices=["full", "columns", "auto"], default="full")
     args = parser.parse_args()
     lines = [
         "| offerings x workloads x periods | options generated / kept (pruned) | variables | rows "
@@ -198,8 +234,12 @@ def main() -> None:
             f"{fig['build_s']:.2f} s, solve {fig['solve_s']:.2f} s, LP {fig['lp_s']:.2f} s, "
             f"{'/'.join(statuses)} gap <= {gap_text}, {r['variables']:,} vars, "
             f"{r['rows']:,} rows, peak {fig['peak_rss_gb']:.2f} GB"
-            + (f", wall {fig['wall_s']:.1f} s, ${r['objective']:,.0f} >= ${r['lp_objective']:,.0f}"
-               if fig["wall_s"] is not None else ""),
+            + (
+                f", wall {fig['wall_s']:.1f} s, ${r['objective']:,.0f}, "
+                f"LP ${r['lp_objective']:,.0f}, path {r['path']}"
+                if fig["wall_s"] is not None
+                else ""
+            ),
             flush=True,
         )
         lines.append(

@@ -28,7 +28,9 @@ def main() -> None:
     ap.add_argument("--sigma", type=float, default=0.25)
     ap.add_argument("--demand", type=float, nargs=2, default=(0.7, 1.4))
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--method", default="auto", choices=["auto", "extensive", "decomposition", "benders"])
+    ap.add_argument(
+        "--method", default="auto", choices=["auto", "extensive", "decomposition", "benders"]
+    )
     ap.add_argument("--gap", type=float, default=1e-4, help="relative MIP gap of each solve")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--time-limit", type=float, default=None, help="seconds for the whole solve")
@@ -66,6 +68,7 @@ def main() -> None:
         print("  commit: nothing")
     for i in sp.deterministic_commitments:
         print(f"  deterministic would commit: {i.item} {i.units:g} x {i.offering} ({i.mode})")
+
     def usd(v):
         return "n/a" if v is None else f"${round(v):,}"  # round: no "-0"
 
