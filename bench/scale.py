@@ -80,8 +80,8 @@ def columns_run(
     wall = time.perf_counter() - t0
     report = solution.compiled.report.as_dict()
     c = solution.compiled.report.columns
-    path = "full" if c is None else "columns"
-    if c is None:  # the full model: its LP relaxation, timed after the run
+    path = "columns" if c else "full"
+    if not c:  # the full model: its LP relaxation, timed after the run
         from solver.columns import _solve_lp
 
         t1 = time.perf_counter()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from solver import ledger, physics
+from solver import dominance, ledger, physics
 from solver.catalog import Catalog, tier_rank
 from solver.clock import Clock
 from solver.errors import InfeasibleError, ProcureError, suggestion
@@ -975,7 +975,9 @@ def compile_problem(
     """Score every workload against every pool; return the options table.
 
     ``prune_dominated`` drops cloud pools that cheaper pools of the same capacity make
-    useless at *these* prices and demands (:func:`prune_dominated_pools`); analyses that
+    useless at *these* prices and demands (:func:`prune_dominated_pools`), and rented
+    options that cheaper, larger options with room replace
+    (:func:`solver.dominance.prune_dominated_options`); analyses that
     change prices, demand or limits (break-even prices, sweeps, re-pricing a plan)
     compile with False.
 
@@ -1026,6 +1028,10 @@ def compile_problem(
     demand = build_demand(problem, periods, blocks)
     if prune_dominated:
         options = prune_dominated_pools(options, pools, demand, problem, report)
+        options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
+        if dropped:
+            report.pruned[dominance.REASON] += dropped
+        options = options.reset_index(drop=True)
     options.insert(0, "option_id", np.arange(len(options)))
     for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):
         if isinstance(rps, list):

@@ -1,0 +1,205 @@
+"""Rented options that cheaper, larger options with room replace (solver/dominance.py):
+pruned by hand-worked rules, and never at the cost of the optimum."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import SETTINGS, SHAPES, cost
+
+from conftest import offering, write_catalog
+from solver import dominance
+from solver.catalog import load_catalog
+from solver.problem import parse_problem
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+
+def _problem(**extra) -> object:
+    data = {
+        "name": "dominance",
+        "horizon_months": 1,
+        "modes": ["on_demand"],
+        "workloads": [
+            {
+                "kind": "inference",
+                "name": "chat",
+                "model": "llama-3-8b",
+                "demand": {"requests_per_s": 5},
+                "prompt_tokens": 100,
+                "output_tokens": 100,
+                "ttft_slo": "1 s",
+                "tpot_slo": "50 ms",
+            }
+        ],
+    }
+    data.update(extra)
+    return parse_problem(data)
+
+
+def _tables(avail_a: int = 10, training_units: int = 0):
+    """Three rented pools for one workload, one period and one block, 2,500 tok/s:
+    A $2/h, 1,000 tok/s a unit; B $3/h, 800 tok/s; C $1/h, 500 tok/s with 2 units."""
+    pools = pd.DataFrame(
+        {
+            "pool_id": ["A", "B", "C"],
+            "kind": "cloud",
+            "mode": "on_demand",
+            "provider": "acme",
+            "price_usd_per_hour": [2.0, 3.0, 1.0],
+            "availability_cap": [avail_a, 10, 2],
+        }
+    )
+    options = pd.DataFrame(
+        {
+            "workload": "chat",
+            "workload_kind": "inference",
+            "pool_id": ["A", "B", "C"],
+            "tokens_per_s_per_unit": [1000.0, 800.0, 500.0],
+        }
+    )
+    if training_units:
+        job = {
+            "workload": "train",
+            "workload_kind": "training",
+            "pool_id": "A",
+            "n_units": training_units,
+            "hours_by_period": ((0, 100.0),),
+        }
+        options = pd.concat([options, pd.DataFrame([job])], ignore_index=True)
+    demand = pd.DataFrame(
+        {"workload": ["chat"], "period": [0], "block": [0], "bucket": [-1], "demand": [2500.0]}
+    )
+    return options, pools, demand
+
+
+def test_a_dearer_smaller_option_goes_when_a_cheaper_larger_pool_has_room():
+    # Bounds: A ceil(2500/1000) = 3 units <= 10 available (room); B 4 <= 10; C 5 > 2 (no
+    # room). By price: C ($1, 500 tok/s) has nothing before it; A ($2, 1,000) only C,
+    # without room; B ($3, 800) has A before it, with room and 1,000 >= 800: B goes.
+    options, pools, demand = _tables()
+    kept, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == 1
+    assert list(kept["pool_id"]) == ["A", "C"]
+
+
+def test_no_room_no_pruning():
+    # A with 2 units available cannot hold its bound of 3: B may be needed beside it.
+    options, pools, demand = _tables(avail_a=2)
+    _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == 0
+
+
+def test_a_training_job_takes_room():
+    # A training job that may run on 8 units of A: 3 + 8 = 11 > 10, no room in A.
+    options, pools, demand = _tables(training_units=8)
+    _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == 0
+    # ... with 7 units, 3 + 7 = 10 <= 10: room again, B goes.
+    options, pools, demand = _tables(training_units=7)
+    _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == 1
+
+
+def test_nothing_under_carbon_or_n_plus_1():
+    options, pools, demand = _tables()
+    assert (
+        dominance.prune_dominated_options(options, pools, demand, _problem(carbon_cap_tco2e=10.0))[
+            1
+        ]
+        == 0
+    )
+    n_plus_1 = _problem()
+    w = n_plus_1.workloads[0].model_copy(update={"redundancy": "n_plus_1"})
+    n_plus_1 = n_plus_1.model_copy(update={"workloads": [w]})
+    assert dominance.prune_dominated_options(options, pools, demand, n_plus_1)[1] == 0
+
+
+@st.composite
+def crowded(draw):
+    """Copies of the instance shapes at different prices and caps; tokens/s demand."""
+    rows = []
+    for k in range(draw(st.integers(3, 8))):
+        name, acc, n, _ = SHAPES[draw(st.integers(0, 3))]
+        price = draw(st.integers(50, 1000)) / 100.0
+        cap = draw(st.integers(1, 6))
+        region = draw(st.sampled_from(["us-east", "eu-north"]))
+        rows.append(offering(f"{name}-{k}", acc, n, price, cap=cap, region=region))
+    users = draw(st.integers(1_000, 400_000))
+    budget = draw(st.one_of(st.none(), st.integers(2_000, 60_000).map(float)))
+    units = draw(st.sampled_from([1, 2, 3]))
+    return rows, users, budget, units
+
+
+@SETTINGS
+@given(crowded())
+def test_pruning_dominated_options_keeps_the_optimum(world):
+    import tempfile
+
+    import solver.compile as compile_module
+
+    rows, users, budget, units = world
+    cat = load_catalog(write_catalog(Path(tempfile.mkdtemp(prefix="procure-dom-")), rows))
+    w = {
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"users": users, "requests_per_user_per_day": 10},
+        "prompt_tokens": 500,
+        "output_tokens": 200,
+        "ttft_slo": "2 s",
+        "tpot_slo": "80 ms",
+        "redundancy": units,
+    }
+    extra = {"budget_usd": budget} if budget is not None else {}
+    problem = parse_problem(
+        {"name": "dom", "horizon_months": 1, "modes": ["on_demand"], "workloads": [w], **extra}
+    )
+    pruned = cost(problem, cat)
+    original = compile_module.dominance.prune_dominated_options
+    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, 0)
+    try:
+        full = cost(problem, cat)
+    finally:
+        compile_module.dominance.prune_dominated_options = original
+    assert (pruned is None) == (full is None)
+    if full is not None:
+        assert pruned == pytest.approx(full, rel=1e-6)
+
+
+def test_generated_portfolio_same_lp_and_optimum():
+    # bench/generate.py's 1,000 offerings x 20 workloads x 4 months (inference, batch and
+    # training sharing pools): the pruning drops options (counted in the compile report)
+    # and leaves the LP relaxation and the MIP optimum as they were (it is exact for both:
+    # a dominated column is dearer per token/s too).
+    from generate import generated_problem, scaled_catalog
+
+    import solver.compile as compile_module
+    from solver.backends import SolveOptions, get_backend
+    from solver.columns import _solve_lp
+    from solver.model import build_model
+
+    problem, catalog = generated_problem(20, 4, seed=3), scaled_catalog(1_000)
+    figures = []
+    original = compile_module.dominance.prune_dominated_options
+    for prune in (True, False):
+        if not prune:
+            compile_module.dominance.prune_dominated_options = lambda options, *a: (options, 0)
+        try:
+            compiled = compile_module.compile_problem(problem, catalog)
+        finally:
+            compile_module.dominance.prune_dominated_options = original
+        model = build_model(compiled)
+        mip = get_backend("highspy").solve(model, SolveOptions(relative_gap=1e-7))
+        figures.append(
+            (len(compiled.options), _solve_lp(model, None).objective, mip.objective, compiled)
+        )
+    (n_pruned, lp_pruned, mip_pruned, c), (n_all, lp_all, mip_all, _) = figures
+    assert c.report.pruned[dominance.REASON] == n_all - n_pruned > 0
+    assert lp_pruned == pytest.approx(lp_all, rel=1e-9)
+    assert mip_pruned == pytest.approx(mip_all, rel=1e-6)
