@@ -77,6 +77,8 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     ).isin(RENTED_MODES)
     serving = options["workload_kind"] != "training"
     mine = options[rented & serving & options["workload"].isin(plain)]
+    if mine.empty:
+        return pd.DataFrame(), rented & serving & ~options["workload"].isin(plain)
     key = pd.Series("", index=mine.index)
     if problem.quotas or problem.provider_share_max:
         key = mine["pool_id"].map(p["provider"])
