@@ -390,7 +390,7 @@ def solve(
             "--method",
             help="full: every option in one MIP; columns: column generation, a restricted "
             "MIP and its gap against the full LP with rounding cuts (highs, highspy); auto: "
-            "columns from 500,000 priced columns on",
+            "columns from 400,000 priced columns on",
             **_choices("auto", "full", "columns"),
         ),
     ] = "auto",

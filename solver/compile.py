@@ -1185,11 +1185,7 @@ def prune_dominated_pools(
     """
     if options.empty:
         return options
-    carbon = problem.carbon_cap_tco2e is not None or problem.objective in {
-        "min_carbon",
-        "lexicographic",
-        "cost_plus_carbon",
-    }
+    carbon = dominance.carbon_counts(problem)
     p = pools.set_index("pool_id")
     opt = options.drop(columns=["kind", "mode"], errors="ignore").join(
         p[["kind", "mode", "availability_cap"]], on="pool_id"

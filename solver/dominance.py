@@ -40,7 +40,8 @@ from solver.units import RENTED_MODES
 REASON = "rented option: cheaper, larger options with room serve every period and block"
 
 
-def _carbon_counts(problem: Problem) -> bool:
+def carbon_counts(problem: Problem) -> bool:
+    """Whether CO2e is a cost or a limit (then pruning must keep CO2e no higher too)."""
     return problem.carbon_cap_tco2e is not None or problem.objective in {
         "min_carbon",
         "lexicographic",
@@ -146,7 +147,7 @@ def prune_dominated_options(
     """The options without the rented ones no optimal plan needs (module docstring), and
     how many were dropped. ``options`` is compile's table before option ids are given
     (its index is the option's position)."""
-    if options.empty or _carbon_counts(problem):
+    if options.empty or carbon_counts(problem):
         return options, 0
     cols, others = _columns(options, pools, demand, problem)
     if cols.empty:
