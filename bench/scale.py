@@ -49,7 +49,7 @@ GRIDS = {
 CASE_LIMIT_S = {(50_000, 200, 36): 300.0}
 
 
-def columns_run(
+def end_to_end_run(
     n_offerings: int,
     n_workloads: int,
     n_periods: int,
@@ -175,12 +175,12 @@ def run_case(case: tuple[int, int, int], limit: float, gap: float, method: str =
     call = (
         f"one_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, {gap!r})"
         if method == "full"
-        else f"columns_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, {gap!r}, "
+        else f"end_to_end_run({n_offerings}, {n_workloads}, {n_periods}, {limit!r}, {gap!r}, "
         f"{method!r})"
     )
     code = (
         f"import json, sys; sys.path.insert(0, {str(HERE)!r}); "
-        f"from scale import columns_run, one_run; print(json.dumps({call}))"
+        f"from scale import end_to_end_run, one_run; print(json.dumps({call}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=limit * 4 + 600
@@ -236,7 +236,8 @@ def main() -> None:
             f"{r['rows']:,} rows, peak {fig['peak_rss_gb']:.2f} GB"
             + (
                 f", wall {fig['wall_s']:.1f} s, ${r['objective']:,.0f}, "
-                f"LP ${r['lp_objective']:,.0f}, path {r['path']}"
+                f"{'LP' if r['path'] == 'full' else 'bound'} ${r['lp_objective']:,.0f}, "
+                f"path {r['path']}"
                 if fig["wall_s"] is not None
                 else ""
             ),
