@@ -77,9 +77,11 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
         p["mode"]
     ).isin(RENTED_MODES)
     serving = options["workload_kind"] != "training"
-    mine = options[rented & serving & options["workload"].isin(plain)]
+    is_plain = options["workload"].isin(plain)
+    others = rented & serving & ~is_plain
+    mine = options[rented & serving & is_plain]
     if mine.empty:
-        return pd.DataFrame(), rented & serving & ~options["workload"].isin(plain)
+        return pd.DataFrame(), others
     key = pd.Series("", index=mine.index)
     if problem.quotas or problem.provider_share_max:
         key = mine["pool_id"].map(p["provider"])
@@ -108,7 +110,7 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
         kind="stable",
     ).reset_index(drop=True)
     cols["group"] = cols.groupby(["workload", "period", "block", "key"], sort=False).ngroup()
-    return cols, rented & serving & ~options["workload"].isin(plain)
+    return cols, others
 
 
 def _fixed_load(options: pd.DataFrame, others: pd.Series) -> tuple[pd.Series, set]:
@@ -159,10 +161,10 @@ def prune_dominated_options(
     fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
     base = fixed.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(fixed) else 0.0
     row = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup().to_numpy()
-    group, size = cols["group"].to_numpy(), cols["cap"].to_numpy(float)
+    group, size, ub = cols["group"].to_numpy(), cols["cap"].to_numpy(float), cols["ub"].to_numpy()
     alive = np.ones(len(cols), dtype=bool)
     while True:
-        load = np.bincount(row, weights=np.where(alive, cols["ub"].to_numpy(float), 0.0))
+        load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
         offer = pd.Series(np.where(alive & room, size, -np.inf))
         best_before = offer.groupby(group).shift(1, fill_value=-np.inf).groupby(group).cummax()

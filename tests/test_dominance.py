@@ -3,7 +3,9 @@ pruned by hand-worked rules, and never at the cost of the optimum."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -12,12 +14,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import SETTINGS, SHAPES, cost
 
+import solver.compile as compile_module
 from conftest import offering, write_catalog
 from solver import dominance
 from solver.catalog import load_catalog
 from solver.problem import parse_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+
+@contextlib.contextmanager
+def _without_pruning():
+    """Compile with the option pruning switched off (the reference to compare with)."""
+    original = compile_module.dominance.prune_dominated_options
+    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, 0)
+    try:
+        yield
+    finally:
+        compile_module.dominance.prune_dominated_options = original
 
 
 def _problem(**extra) -> object:
@@ -139,10 +153,6 @@ def crowded(draw):
 @SETTINGS
 @given(crowded())
 def test_pruning_dominated_options_keeps_the_optimum(world):
-    import tempfile
-
-    import solver.compile as compile_module
-
     rows, users, budget, units = world
     cat = load_catalog(write_catalog(Path(tempfile.mkdtemp(prefix="procure-dom-")), rows))
     w = {
@@ -161,12 +171,8 @@ def test_pruning_dominated_options_keeps_the_optimum(world):
         {"name": "dom", "horizon_months": 1, "modes": ["on_demand"], "workloads": [w], **extra}
     )
     pruned = cost(problem, cat)
-    original = compile_module.dominance.prune_dominated_options
-    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, 0)
-    try:
+    with _without_pruning():
         full = cost(problem, cat)
-    finally:
-        compile_module.dominance.prune_dominated_options = original
     assert (pruned is None) == (full is None)
     if full is not None:
         assert pruned == pytest.approx(full, rel=1e-6)
@@ -179,21 +185,15 @@ def test_generated_portfolio_same_lp_and_optimum():
     # a dominated column is dearer per token/s too).
     from generate import generated_problem, scaled_catalog
 
-    import solver.compile as compile_module
     from solver.backends import SolveOptions, get_backend
     from solver.columns import _solve_lp
     from solver.model import build_model
 
     problem, catalog = generated_problem(20, 4, seed=3), scaled_catalog(1_000)
     figures = []
-    original = compile_module.dominance.prune_dominated_options
     for prune in (True, False):
-        if not prune:
-            compile_module.dominance.prune_dominated_options = lambda options, *a: (options, 0)
-        try:
+        with contextlib.nullcontext() if prune else _without_pruning():
             compiled = compile_module.compile_problem(problem, catalog)
-        finally:
-            compile_module.dominance.prune_dominated_options = original
         model = build_model(compiled)
         mip = get_backend("highspy").solve(model, SolveOptions(relative_gap=1e-7))
         figures.append(
