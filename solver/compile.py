@@ -1172,7 +1172,7 @@ def prune_dominated_pools(
     Two cloud pools of one purchase mode have the same *signature* when every workload
     gets the same capacity from a unit of either (tokens/s, requests/s per bucket, the
     same training clusters), emits the same or less per unit-hour when carbon counts,
-    and they fall under the same quotas and provider shares. Within a signature, units
+    and they fall under the same quotas. Within a signature, units
     are interchangeable, so an optimal plan never needs more of them in all than
     ``L`` = the sum over workloads of the units each would need to be served by this
     signature alone (its peak demand over a unit's capacity, plus one under N+1, at
@@ -1182,8 +1182,9 @@ def prune_dominated_pools(
     plan using it can move those units to a cheaper pool with room, at no more cost,
     CO2e or anything else; under N+1 the largest unit keeps its capacity), so it is
     pruned with its options. Owned pools are kept (site power caps and purchases).
+    Nothing is pruned under provider shares (:func:`solver.dominance.prunable`).
     """
-    if options.empty:
+    if options.empty or not dominance.prunable(problem):
         return options
     carbon = dominance.carbon_counts(problem)
     p = pools.set_index("pool_id")
@@ -1214,10 +1215,8 @@ def prune_dominated_pools(
     # a pool holding existing reservations, or one the caller keeps, is its own group
     own = (info["existing_units"] > 0) | info.index.isin(list(keep))
     key = key.where(~own, "own|" + info.index.to_series())
-    if problem.quotas or problem.provider_share_max:
-        key = key + "|" + info["provider"]
     if problem.quotas:
-        key = key + "|" + info["region"] + "|" + info["accelerator_id"]
+        key = key + "|" + info["provider"] + "|" + info["region"] + "|" + info["accelerator_id"]
         key = key + "|" + info["accels_per_unit"].astype(str)
     unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
         "pue"

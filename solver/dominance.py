@@ -16,16 +16,16 @@ plan:
    more than the pool's availability: the pool has *room* there.
 2. **Dominance.** In one demand row, a column ``k`` is useless next to a column ``j``
    whose pool has room, with ``price_j <= price_k`` and ``a_j >= a_k`` (in the same
-   quota groups and provider when the problem has quotas or provider shares): move
-   ``k``'s units to ``j`` and cut ``j`` back to its bound. Demand, redundancy,
-   availability, quotas, budgets and provider shares still hold and the cost does not
-   rise.
+   quota groups and provider when the problem has quotas): move ``k``'s units to ``j``
+   and cut ``j`` back to its bound. Demand, redundancy, availability, quotas and budgets
+   still hold and the cost does not rise.
 
 Dropping columns only lowers the sums, so both repeat until nothing changes; an option
 whose every column drops is pruned from the options table. Workloads under N+1 or a
 traffic mix (their rows count units differently) are left alone, and their rented
 columns give their pools no room. Under a carbon cap or a carbon objective nothing is
-pruned here (a second order, CO2e per unit-hour, would have to hold as well).
+pruned here (a second order, CO2e per unit-hour, would have to hold as well), nor under
+provider shares (:func:`prunable`).
 """
 
 from __future__ import annotations
@@ -47,6 +47,14 @@ def carbon_counts(problem: Problem) -> bool:
         "lexicographic",
         "cost_plus_carbon",
     }
+
+
+def prunable(problem: Problem) -> bool:
+    """Whether a cheaper unit can always stand in for a dearer one. Not under provider
+    shares (cost on a provider <= share x total cost): a cheaper unit lowers the total,
+    so another provider's share can rise past its cap, and an optimal plan may need the
+    dearer unit to keep it down (tests/test_dominance.py works a case by hand)."""
+    return not problem.provider_share_max
 
 
 def _plain(problem: Problem) -> tuple[set[str], dict[str, int]]:
@@ -83,9 +91,8 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     if mine.empty:
         return pd.DataFrame(), others
     key = pd.Series("", index=mine.index)
-    if problem.quotas or problem.provider_share_max:
-        key = mine["pool_id"].map(p["provider"])
     if problem.quotas:
+        key = mine["pool_id"].map(p["provider"])
         for col in ("region", "accelerator_id", "accels_per_unit"):
             key = key + "|" + mine["pool_id"].map(p[col]).astype(str)
     frame = pd.DataFrame(
@@ -149,7 +156,7 @@ def prune_dominated_options(
     """The options without the rented ones no optimal plan needs (module docstring), and
     how many were dropped. ``options`` is compile's table before option ids are given
     (its index is the option's position)."""
-    if options.empty or carbon_counts(problem):
+    if options.empty or carbon_counts(problem) or not prunable(problem):
         return options, 0
     cols, others = _columns(options, pools, demand, problem)
     if cols.empty:

@@ -203,3 +203,45 @@ def test_generated_portfolio_same_lp_and_optimum():
     assert c.report.pruned[dominance.REASON] == n_all - n_pruned > 0
     assert lp_pruned == pytest.approx(lp_all, rel=1e-9)
     assert mip_pruned == pytest.approx(mip_all, rel=1e-6)
+
+
+def test_nothing_under_provider_shares():
+    # Workload "a" runs only in us-east (acme's H100, $1/h, one unit); "b" only in
+    # eu-north, on beta's L4s: l1 $0.6/h or l1b $1.0/h, same shape, one unit each.
+    # acme may take at most half the cost. b on l1: acme 1/1.6 = 62.5% > 50%; b on l1b:
+    # 1/2 = 50%, $2.0/h x 730 h = $1,460; b on two l1: 1/2.2, $2.2/h = $1,606. l1b is
+    # dearer than l1 with room to spare, yet the optimum needs it: nothing may be pruned.
+    from conftest import TINY_REGIONS
+
+    from solver.solve import solve_problem
+
+    rows = [
+        offering("h1", "h100-sxm", 1, 1.0, region="us-east"),
+        offering("l1", "l4", 1, 0.6, region="eu-north", provider="beta", nvlink=False),
+        offering("l1b", "l4", 1, 1.0, region="eu-north", provider="beta", nvlink=False),
+    ]
+    regions = [*TINY_REGIONS, {**TINY_REGIONS[1], "provider": "beta"}]
+    directory = Path(tempfile.mkdtemp(prefix="procure-share-"))
+    cat = load_catalog(write_catalog(directory, rows, regions=regions))
+
+    def chat(name: str, region: str) -> dict:
+        return {
+            "kind": "inference",
+            "name": name,
+            "model": "llama-3-8b",
+            "demand": {"tokens_per_s": 50},
+            "prompt_tokens": 100,
+            "output_tokens": 100,
+            "ttft_slo": "2 s",
+            "tpot_slo": "100 ms",
+            "regions": [region],
+        }
+
+    problem = _problem(
+        workloads=[chat("a", "us-east"), chat("b", "eu-north")],
+        provider_share_max={"acme": 0.5},
+    )
+    plan = solve_problem(problem, cat, explain=False)
+    assert plan.verified
+    assert plan.total_cost_usd == pytest.approx(1_460.0)
+    assert not dominance.prunable(problem)
