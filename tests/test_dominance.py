@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 from test_properties import SETTINGS, SHAPES, cost
 
 import solver.compile as compile_module
-from conftest import offering, write_catalog
+from conftest import TINY_REGIONS, offering, write_catalog
 from solver import dominance
 from solver.catalog import load_catalog
 from solver.problem import parse_problem
+from solver.solve import solve_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -211,10 +212,6 @@ def test_nothing_under_provider_shares():
     # acme may take at most half the cost. b on l1: acme 1/1.6 = 62.5% > 50%; b on l1b:
     # 1/2 = 50%, $2.0/h x 730 h = $1,460; b on two l1: 1/2.2, $2.2/h = $1,606. l1b is
     # dearer than l1 with room to spare, yet the optimum needs it: nothing may be pruned.
-    from conftest import TINY_REGIONS
-
-    from solver.solve import solve_problem
-
     rows = [
         offering("h1", "h100-sxm", 1, 1.0, region="us-east"),
         offering("l1", "l4", 1, 0.6, region="eu-north", provider="beta", nvlink=False),
