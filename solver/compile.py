@@ -1029,8 +1029,7 @@ def compile_problem(
     if prune_dominated:
         options = prune_dominated_pools(options, pools, demand, problem, report)
         options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
-        if dropped:
-            report.pruned[dominance.REASON] += dropped
+        report.pruned.update(dropped)
         options = options.reset_index(drop=True)
     options.insert(0, "option_id", np.arange(len(options)))
     for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):

@@ -38,6 +38,7 @@ from solver.units import RENTED_MODES
 
 #: Why an option was pruned (the compile report's key).
 REASON = "rented option: cheaper, larger options with room serve every period and block"
+TRAINING_REASON = "training: a cheaper rented cluster of the job has room in every period"
 
 
 def carbon_counts(problem: Problem) -> bool:
@@ -120,56 +121,65 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     return cols, others
 
 
-def _fixed_load(options: pd.DataFrame, others: pd.Series) -> tuple[pd.Series, set]:
-    """Units in rented pools' availability rows that this module does not bound per
-    column: per (pool, period), each training job's largest cluster there; and the pools
-    that unbounded columns (N+1, traffic mix) use, which never have room."""
+def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
+    """One row per (training option, period it runs in): ``opt``, ``workload``,
+    ``pool_id``, ``period``, ``units`` (its cluster), ``usd`` (the job's cost on it) and
+    ``rented``."""
     training = options[options["workload_kind"] == "training"]
-    never = set(options.loc[others, "pool_id"])
-    if training.empty:
-        return pd.Series(dtype=float), never
+    names = ["opt", "workload", "pool_id", "period", "units", "usd"]
+    if training.empty or "hours_by_period" not in training:
+        return pd.DataFrame(columns=[*names, "rented"])
+    usd = training["rent_usd"].to_numpy(float) + training["energy_usd"].to_numpy(float)
     rows = [
-        (pool, w, int(t), float(n))
-        for pool, w, n, run in zip(
-            training["pool_id"],
+        (k, w, pool, int(t), float(n), cost)
+        for k, w, pool, n, cost, run in zip(
+            training.index,
             training["workload"],
+            training["pool_id"],
             training["n_units"],
-            training.get("hours_by_period", pd.Series([None] * len(training))),
+            usd,
+            training["hours_by_period"],
             strict=True,
         )
         if isinstance(run, tuple | list)
         for t, _h in run
     ]
-    jobs = pd.DataFrame(rows, columns=["pool_id", "workload", "period", "units"])
-    load = (
-        jobs.groupby(["pool_id", "workload", "period"])["units"]
+    runs = pd.DataFrame(rows, columns=names)
+    p = pools.set_index("pool_id")
+    mode = runs["pool_id"].map(p["mode"])
+    runs["rented"] = (runs["pool_id"].map(p["kind"]) == "cloud") & mode.isin(RENTED_MODES)
+    return runs
+
+
+def _training_prunable(problem: Problem) -> bool:
+    """Whether a cheaper cluster can stand in for a dearer one of the same job: its cost
+    counts once in the objective and the budget (not per period: no period budgets, no
+    discounting) and no quota counts its accelerators."""
+    return (
+        problem.objective in {"min_cost", "max_served"}
+        and not problem.period_budget_usd
+        and not problem.quotas
+    )
+
+
+def _training_load(runs: pd.DataFrame) -> pd.Series:
+    """Per (pool, period): the sum over training jobs of each one's largest cluster there
+    (what the jobs can hold of the pool's availability at once)."""
+    if runs.empty:
+        return pd.Series(dtype=float)
+    return (
+        runs.groupby(["pool_id", "workload", "period"])["units"]
         .max()
         .groupby(level=["pool_id", "period"])
         .sum()
     )
-    return load, never
 
 
-def prune_dominated_options(
-    options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem: Problem
-) -> tuple[pd.DataFrame, int]:
-    """The options without the rented ones no optimal plan needs (module docstring), and
-    how many were dropped. ``options`` is compile's table before option ids are given
-    (its index is the option's position)."""
-    if options.empty or carbon_counts(problem) or not prunable(problem):
-        return options, 0
-    cols, others = _columns(options, pools, demand, problem)
-    if cols.empty:
-        return options, 0
-    fixed, never = _fixed_load(options, others)
-    cap = pools.set_index("pool_id")["availability_cap"]
-    avail = cols["pool_id"].map(cap).to_numpy(float)
-    blocked = cols["pool_id"].isin(never).to_numpy()
-    fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
-    base = fixed.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(fixed) else 0.0
-    row = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup().to_numpy()
+def _serving_fixpoint(cols, alive, base, avail, blocked) -> np.ndarray:
+    """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
+    column's availability row's training load."""
+    row = cols["row"].to_numpy()
     group, size, ub = cols["group"].to_numpy(), cols["cap"].to_numpy(float), cols["ub"].to_numpy()
-    alive = np.ones(len(cols), dtype=bool)
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
@@ -177,10 +187,81 @@ def prune_dominated_options(
         best_before = offer.groupby(group).shift(1, fill_value=-np.inf).groupby(group).cummax()
         dominated = alive & (best_before.to_numpy() >= size)
         if not dominated.any():
+            return alive
+        alive = alive & ~dominated
+
+
+def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:
+    """Rule 3: a job's rented clusters dearer than its cheapest rented cluster whose pool
+    has room in every period it runs (serving bounds in the fullest block, plus the jobs'
+    largest clusters); clusters of equal cost are all kept. Returns the runs' mask."""
+    at = pd.MultiIndex.from_arrays([runs["pool_id"], runs["period"]])
+    used = serving_peak.reindex(at).fillna(0.0).to_numpy(float)
+    held = base.reindex(at).fillna(0.0).to_numpy(float)
+    avail = runs["pool_id"].map(cap).to_numpy(float)
+    ok = runs["rented"].to_numpy() & ~runs["pool_id"].isin(never).to_numpy()
+    ok &= alive & (used + held <= avail + 1e-9)
+    room = pd.Series(ok).groupby(runs["opt"].to_numpy()).all()
+    usd = runs.groupby("opt")["usd"].first()
+    job = runs.groupby("opt")["workload"].first()
+    cheapest = usd[room.reindex(usd.index).to_numpy()].groupby(job).min()
+    bar = job.map(cheapest).to_numpy(float)  # NaN where no cluster has room
+    dearer = usd.index[usd.to_numpy() > bar * (1 + 1e-9)]
+    return runs["opt"].isin(dearer).to_numpy() & runs["rented"].to_numpy()
+
+
+def prune_dominated_options(
+    options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The options without the rented ones no optimal plan needs (module docstring), and
+    how many were dropped per reason. ``options`` is compile's table before option ids
+    are given (its index is the option's position)."""
+    if options.empty or carbon_counts(problem) or not prunable(problem):
+        return options, {}
+    cols, others = _columns(options, pools, demand, problem)
+    runs = _training_runs(options, pools)
+    if not _training_prunable(problem):
+        runs = runs.iloc[0:0]
+    if cols.empty and runs.empty:
+        return options, {}
+    never = set(options.loc[others, "pool_id"])
+    cap = pools.set_index("pool_id")["availability_cap"]
+    all_runs = _training_runs(options, pools)
+    alive_runs = np.ones(len(runs), dtype=bool)
+    alive = np.ones(len(cols), dtype=bool)
+    if len(cols):
+        cols["row"] = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup()
+        fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
+        avail = cols["pool_id"].map(cap).to_numpy(float)
+        blocked = cols["pool_id"].isin(never).to_numpy()
+    while True:
+        # the jobs' load: every cluster of the jobs this module does not prune, and the
+        # clusters still alive of those it does
+        kept_runs = all_runs[~all_runs["opt"].isin(runs.loc[~alive_runs, "opt"])]
+        base = _training_load(kept_runs)
+        peak = pd.Series(dtype=float)
+        if len(cols):
+            held = base.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(base) else 0.0
+            alive = _serving_fixpoint(cols, alive, held, avail, blocked)
+            load = pd.Series(np.where(alive, cols["ub"].to_numpy(float), 0.0))
+            per_row = load.groupby([cols["pool_id"], cols["period"], cols["block"]]).sum()
+            peak = per_row.groupby(level=[0, 1]).max()
+        if runs.empty:
             break
-        alive &= ~dominated
-    survives = pd.Series(alive).groupby(cols["opt"].to_numpy()).any()
-    drop = survives.index[~survives.to_numpy()]
-    if len(drop) == 0:
-        return options, 0
-    return options.drop(index=drop), len(drop)
+        dominated = alive_runs & _dominated_training(runs, alive_runs, peak, base, cap, never)
+        if not dominated.any():
+            break
+        alive_runs &= ~dominated
+    dropped: dict[str, int] = {}
+    drop = []
+    if len(cols):
+        survives = pd.Series(alive).groupby(cols["opt"].to_numpy()).any()
+        drop = list(survives.index[~survives.to_numpy()])
+        if drop:
+            dropped[REASON] = len(drop)
+    gone = sorted(set(runs.loc[~alive_runs, "opt"]))
+    if gone:
+        dropped[TRAINING_REASON] = len(gone)
+    if not drop and not gone:
+        return options, {}
+    return options.drop(index=drop + gone), dropped

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 def _without_pruning():
     """Compile with the option pruning switched off (the reference to compare with)."""
     original = compile_module.dominance.prune_dominated_options
-    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, 0)
+    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, {})
     try:
         yield
     finally:
@@ -85,6 +85,8 @@ def _tables(avail_a: int = 10, training_units: int = 0):
             "pool_id": "A",
             "n_units": training_units,
             "hours_by_period": ((0, 100.0),),
+            "rent_usd": 200.0 * training_units,
+            "energy_usd": 0.0,
         }
         options = pd.concat([options, pd.DataFrame([job])], ignore_index=True)
     demand = pd.DataFrame(
@@ -99,7 +101,7 @@ def test_a_dearer_smaller_option_goes_when_a_cheaper_larger_pool_has_room():
     # without room; B ($3, 800) has A before it, with room and 1,000 >= 800: B goes.
     options, pools, demand = _tables()
     kept, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
-    assert dropped == 1
+    assert dropped == {dominance.REASON: 1}
     assert list(kept["pool_id"]) == ["A", "C"]
 
 
@@ -107,18 +109,18 @@ def test_no_room_no_pruning():
     # A with 2 units available cannot hold its bound of 3: B may be needed beside it.
     options, pools, demand = _tables(avail_a=2)
     _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
-    assert dropped == 0
+    assert dropped == {}
 
 
 def test_a_training_job_takes_room():
     # A training job that may run on 8 units of A: 3 + 8 = 11 > 10, no room in A.
     options, pools, demand = _tables(training_units=8)
     _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
-    assert dropped == 0
+    assert dropped == {}
     # ... with 7 units, 3 + 7 = 10 <= 10: room again, B goes.
     options, pools, demand = _tables(training_units=7)
     _, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
-    assert dropped == 1
+    assert dropped == {dominance.REASON: 1}
 
 
 def test_nothing_under_carbon_or_n_plus_1():
@@ -127,12 +129,12 @@ def test_nothing_under_carbon_or_n_plus_1():
         dominance.prune_dominated_options(options, pools, demand, _problem(carbon_cap_tco2e=10.0))[
             1
         ]
-        == 0
+        == {}
     )
     n_plus_1 = _problem()
     w = n_plus_1.workloads[0].model_copy(update={"redundancy": "n_plus_1"})
     n_plus_1 = n_plus_1.model_copy(update={"workloads": [w]})
-    assert dominance.prune_dominated_options(options, pools, demand, n_plus_1)[1] == 0
+    assert dominance.prune_dominated_options(options, pools, demand, n_plus_1)[1] == {}
 
 
 @st.composite
@@ -201,7 +203,9 @@ def test_generated_portfolio_same_lp_and_optimum():
             (len(compiled.options), _solve_lp(model, None).objective, mip.objective, compiled)
         )
     (n_pruned, lp_pruned, mip_pruned, c), (n_all, lp_all, mip_all, _) = figures
-    assert c.report.pruned[dominance.REASON] == n_all - n_pruned > 0
+    pruned = c.report.pruned[dominance.REASON] + c.report.pruned[dominance.TRAINING_REASON]
+    assert pruned == n_all - n_pruned > 0
+    assert c.report.pruned[dominance.TRAINING_REASON] > 0
     assert lp_pruned == pytest.approx(lp_all, rel=1e-9)
     assert mip_pruned == pytest.approx(mip_all, rel=1e-6)
 
