@@ -200,7 +200,9 @@ class _Pricing:
         disc = discount_factors(compiled.periods, problem.discount_rate)
         carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
         rate_factor = disc if problem.objective == "min_npv" else np.ones(len(p_hours))
-        d = compiled.demand[compiled.demand["bucket"] < 0][["workload", "period", "block"]]
+        d = compiled.demand[compiled.demand["bucket"] < 0][
+            ["workload", "period", "block", "demand"]
+        ]
         serving = opt[opt["workload_kind"] != "training"]
         cols = serving[
             [
@@ -245,7 +247,12 @@ class _Pricing:
                 "cost": cost,
                 "co2_t": co2_t,
                 "obj": obj.get(problem.objective, cost),
-                "tps": cols["tokens_per_s_per_unit"].to_numpy(float),
+                # the demand row's coefficient: a unit's tokens/s, at most the demand
+                "tps": np.where(
+                    cols["demand"].to_numpy(float) > 0,
+                    np.minimum(cols["tokens_per_s_per_unit"], cols["demand"]).to_numpy(float),
+                    cols["tokens_per_s_per_unit"].to_numpy(float),
+                ),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
                 # (a commitment's objective counts its charge in each period at that

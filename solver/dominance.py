@@ -15,10 +15,12 @@ plan:
    columns in it (plus, per training job, its largest cluster in the pool) add up to no
    more than the pool's availability: the pool has *room* there.
 2. **Dominance.** In one demand row, a column ``k`` is useless next to a column ``j``
-   whose pool has room, with ``price_j <= price_k`` and ``a_j >= a_k`` (in the same
-   quota groups and provider when the problem has quotas): move ``k``'s units to ``j``
-   and cut ``j`` back to its bound. Demand, redundancy, availability, quotas and budgets
-   still hold and the cost does not rise.
+   whose pool has room, with ``price_j <= price_k`` and ``min(a_j, D) >= min(a_k, D)``
+   (a unit serves at most the demand; the model caps the demand row's coefficients
+   alike, so this holds for its LP relaxation too), in the same quota groups and
+   provider when the problem has quotas: move ``k``'s units to ``j`` and cut ``j`` back
+   to its bound. Demand, redundancy, availability, quotas and budgets still hold and the
+   cost does not rise.
 
 Dropping columns only lowers the sums, so both repeat until nothing changes; an option
 whose every column drops is pruned from the options table. Workloads under N+1 or a
@@ -179,7 +181,10 @@ def _serving_fixpoint(cols, alive, base, avail, blocked) -> np.ndarray:
     """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
     column's availability row's training load."""
     row = cols["row"].to_numpy()
-    group, size, ub = cols["group"].to_numpy(), cols["cap"].to_numpy(float), cols["ub"].to_numpy()
+    group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
+    # a unit serves at most the row's demand (the model's coefficient, solver/model.py)
+    d = cols["demand"].to_numpy(float)
+    size = np.where(d > 0, np.minimum(cols["cap"].to_numpy(float), d), cols["cap"].to_numpy(float))
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)

@@ -503,6 +503,8 @@ def add_demand(m: _State) -> None:
             m.shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
         family = "demand" if d.bucket < 0 else "demand_bucket"
         rkey = key[:3] if d.bucket < 0 else key
+        if d.bucket < 0 and d.demand > 0:
+            coefs = {j: _capped(a, d.demand, B.vars[j]["integer"]) for j, a in coefs.items()}
         if not coefs:
             # nothing can serve it: an empty >= row with positive rhs is infeasible
             name = f"{family}[{','.join(map(str, rkey))}]"
@@ -514,6 +516,14 @@ def add_demand(m: _State) -> None:
         need = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
         if need > 1 and not m.allow_shortfall:
             B.row("redundancy", (wname, t, b), coefs, ">=", float(need))
+
+
+def _capped(a: float, demand: float, integer: bool) -> float:
+    """A whole unit's coefficient in a demand row, at most the demand: capacity beyond the
+    demand serves nothing, so ``sum min(a, D) x >= D`` holds for exactly the same whole
+    plans as ``sum a x >= D`` (one unit of ``a >= D`` meets both), and its LP relaxation
+    is tighter (no plan buys a third of a unit larger than the demand)."""
+    return min(a, demand) if integer else a
 
 
 def add_training(m: _State) -> None:

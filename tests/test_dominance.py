@@ -123,6 +123,44 @@ def test_a_training_job_takes_room():
     assert dropped == {dominance.REASON: 1}
 
 
+def _with_training(avail_a: int):
+    """_tables() plus one training job "train" with a 4-unit cluster in A ($800), B
+    ($1,200) and a 2-unit one in C ($400), each running in period 0."""
+    options, pools, demand = _tables(avail_a=avail_a)
+    jobs = pd.DataFrame(
+        {
+            "workload": "train",
+            "workload_kind": "training",
+            "pool_id": ["A", "B", "C"],
+            "n_units": [4, 4, 2],
+            "hours_by_period": [((0, 100.0),)] * 3,
+            "rent_usd": [800.0, 1200.0, 400.0],
+            "energy_usd": 0.0,
+        }
+    )
+    return pd.concat([options, jobs], ignore_index=True), pools, demand
+
+
+def test_a_dearer_training_cluster_goes_when_a_cheaper_one_has_room():
+    # Room per pool (serving bound + each job's largest cluster there): A 3 + 4 = 7 <= 10;
+    # B 4 + 4 = 8 <= 10; C 5 + 2 = 7 > 2. The job's cheapest cluster with room is A ($800):
+    # B ($1,200) goes; C ($400) is cheaper and stays. Serving B goes as before.
+    options, pools, demand = _with_training(avail_a=10)
+    kept, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == {dominance.REASON: 1, dominance.TRAINING_REASON: 1}
+    training = kept[kept["workload_kind"] == "training"]
+    assert list(training["pool_id"]) == ["A", "C"]
+    # A with 6 units available: 3 + 4 = 7 > 6, no room: every cluster and option stays
+    options, pools, demand = _with_training(avail_a=6)
+    assert dominance.prune_dominated_options(options, pools, demand, _problem())[1] == {}
+    # min_npv weighs a cluster's cost by its periods' discounts: nothing is pruned
+    npv = _problem(objective="min_npv", discount_rate=0.08)
+    options, pools, demand = _with_training(avail_a=10)
+    assert dominance.prune_dominated_options(options, pools, demand, npv)[1] == {
+        dominance.REASON: 1
+    }
+
+
 def test_nothing_under_carbon_or_n_plus_1():
     options, pools, demand = _tables()
     assert (
