@@ -1,11 +1,11 @@
-"""Exact pruning of rented serving options that cheaper, larger options with room replace.
+"""Exact pruning of rented options that cheaper options with room replace.
 
 Pool pruning (:func:`solver.compile.prune_dominated_pools`) drops pools whose units are
 interchangeable with cheaper ones. Most of a large catalog's options are not like that:
 a workload can rent hundreds of instance types, of different sizes, from pools whose
 availability caps could bind. This module drops the ones no optimal plan needs, column
-by column (option, period, load block), with two reductions that each keep some optimal
-plan:
+by column (option, period, load block), and training clusters, with reductions that each
+keep some optimal plan:
 
 1. **Bound.** A plan never needs more units of one rented column than ``ceil(D / a)``
    (``D`` the block's demand, ``a`` the tokens/s of a unit), or the workload's minimum
@@ -21,11 +21,16 @@ plan:
    provider when the problem has quotas: move ``k``'s units to ``j`` and cut ``j`` back
    to its bound. Demand, redundancy, availability, quotas and budgets still hold and the
    cost does not rise.
+3. **Training clusters.** A job uses at most its largest cluster of a pool in a period,
+   so that bound counts toward the room too. Of one job's rented clusters, those dearer
+   than its cheapest rented cluster with room in every period it runs are useless: move
+   the job there. Only where a cluster's cost counts once, in total (min_cost or
+   max_served, no period budgets) and no quota counts its accelerators.
 
-Dropping columns only lowers the sums, so both repeat until nothing changes; an option
-whose every column drops is pruned from the options table. Workloads under N+1 or a
-traffic mix (their rows count units differently) are left alone, and their rented
-columns give their pools no room. Under a carbon cap or a carbon objective nothing is
+Dropping columns or clusters only lowers the sums, so all three repeat until nothing
+changes; an option whose every column drops is pruned from the options table. Workloads
+under N+1 or a traffic mix (their rows count units differently) are left alone, and
+their rented columns give their pools no room. Under a carbon cap or a carbon objective nothing is
 pruned here (a second order, CO2e per unit-hour, would have to hold as well), nor under
 provider shares (:func:`prunable`).
 """
@@ -224,14 +229,12 @@ def prune_dominated_options(
     if options.empty or carbon_counts(problem) or not prunable(problem):
         return options, {}
     cols, others = _columns(options, pools, demand, problem)
-    runs = _training_runs(options, pools)
-    if not _training_prunable(problem):
-        runs = runs.iloc[0:0]
+    all_runs = _training_runs(options, pools)
+    runs = all_runs if _training_prunable(problem) else all_runs.iloc[0:0]
     if cols.empty and runs.empty:
         return options, {}
     never = set(options.loc[others, "pool_id"])
     cap = pools.set_index("pool_id")["availability_cap"]
-    all_runs = _training_runs(options, pools)
     alive_runs = np.ones(len(runs), dtype=bool)
     alive = np.ones(len(cols), dtype=bool)
     if len(cols):
