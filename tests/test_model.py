@@ -284,3 +284,31 @@ def test_cost_plus_carbon_price(tiny_catalog):
     )
     assert units(high) == {"acme/eu-north/h1eu": 1}
     assert units(low) == {"acme/us-east/h1": 1}
+
+
+def test_a_demand_row_counts_a_unit_for_at_most_the_demand(tiny_catalog):
+    # 100 tok/s of Llama 3 8B on H100s only ($4/h; a unit holds 1,000 tok/s at a 50 ms
+    # TPOT, conftest): every load block needs a fraction of one unit, so the plan rents one
+    # all month: $4 x 730 h = $2,920. The demand rows count a unit for at most the demand
+    # (min(a, D)), so the LP relaxation must buy that whole unit too: LP = MIP = $2,920.
+    # Counting a unit's full capacity, the LP would buy about a tenth of a unit.
+    from solver.columns import _solve_lp
+    from solver.compile import compile_problem
+    from solver.model import build_model
+
+    chat = {
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"tokens_per_s": 100},
+        "prompt_tokens": 500,
+        "output_tokens": 200,
+        "ttft_slo": "1 s",
+        "tpot_slo": "50 ms",
+    }
+    p, cat = problem([chat]), tiny_catalog([H1])
+    model = build_model(compile_problem(p, cat))
+    rows = [row for row in model.rows if row.family == "demand"]
+    assert rows and all(max(row.coefs.values()) == pytest.approx(row.rhs) for row in rows)
+    assert _solve_lp(model, None).objective == pytest.approx(4 * HOURS)
+    assert solve_problem(p, cat).total_cost_usd == pytest.approx(4 * HOURS)
