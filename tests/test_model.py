@@ -287,11 +287,11 @@ def test_cost_plus_carbon_price(tiny_catalog):
 
 
 def test_a_demand_row_counts_a_unit_for_at_most_the_demand(tiny_catalog):
-    # 100 tok/s of Llama 3 8B on H100s only ($4/h; a unit holds 1,000 tok/s at a 50 ms
-    # TPOT, conftest): every load block needs a fraction of one unit, so the plan rents one
-    # all month: $4 x 730 h = $2,920. The demand rows count a unit for at most the demand
-    # (min(a, D)), so the LP relaxation must buy that whole unit too: LP = MIP = $2,920.
-    # Counting a unit's full capacity, the LP would buy about a tenth of a unit.
+    # 100 tok/s of Llama 3 8B on H100s only ($4/h): a block's row asks 125 tok/s at most
+    # (100 / 0.8 max utilisation x its load factor), a unit holds thousands, so the plan
+    # rents one all month: $4 x 730 h = $2,920. The demand rows count a unit for at most
+    # the demand (min(a, D)), so the LP relaxation must buy that whole unit too: LP = MIP
+    # = $2,920. Counting a unit's full capacity, the LP would buy a few hundredths of one.
     from solver.columns import _solve_lp
     from solver.compile import compile_problem
     from solver.model import build_model
