@@ -247,7 +247,7 @@ class _Pricing:
                 "cost": cost,
                 "co2_t": co2_t,
                 "obj": obj.get(problem.objective, cost),
-                # the demand row's coefficient: a unit's tokens/s, at most the demand
+                # the masters' demand row coefficient: a unit's tokens/s, at most the demand
                 "tps": np.where(
                     cols["demand"].to_numpy(float) > 0,
                     np.minimum(cols["tokens_per_s_per_unit"], cols["demand"]).to_numpy(float),
@@ -728,7 +728,7 @@ class _Generation:
         while True:
             t0 = time.perf_counter()
             sub = restricted(self.compiled, self.keep)
-            base = build_model(sub)
+            base = build_model(sub, cap_demand_rows=True)
             model = self.cuts.add_to(base)
             t1 = time.perf_counter()
             remaining = self.left()

@@ -16,11 +16,12 @@ keep some optimal plan:
    more than the pool's availability: the pool has *room* there.
 2. **Dominance.** In one demand row, a column ``k`` is useless next to a column ``j``
    whose pool has room, with ``price_j <= price_k`` and ``min(a_j, D) >= min(a_k, D)``
-   (a unit serves at most the demand; the model caps the demand row's coefficients
-   alike, so this holds for its LP relaxation too), in the same quota groups and
+   (one unit of ``a >= D`` meets the demand alone), in the same quota groups and
    provider when the problem has quotas: move ``k``'s units to ``j`` and cut ``j`` back
    to its bound. Demand, redundancy, availability, quotas and budgets still hold and the
-   cost does not rise.
+   cost does not rise. The LP relaxation keeps its value where the demand rows count a
+   unit for at most the demand (column generation's masters), and can only rise in the
+   full model.
 3. **Training clusters.** A job uses at most its largest cluster of a pool in a period,
    so that bound counts toward the room too. Of one job's rented clusters, those dearer
    than its cheapest rented cluster with room in every period it runs are useless: move
@@ -187,7 +188,7 @@ def _serving_fixpoint(cols, alive, base, avail, blocked) -> np.ndarray:
     column's availability row's training load."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
-    # a unit serves at most the row's demand (the model's coefficient, solver/model.py)
+    # a unit serves at most the row's demand (rule 2)
     d = cols["demand"].to_numpy(float)
     size = np.where(d > 0, np.minimum(cols["cap"].to_numpy(float), d), cols["cap"].to_numpy(float))
     while True:

@@ -314,8 +314,9 @@ class _State:
     (units of each pool in use, demand coefficients, serving capacity per unit, owned
     power per site)."""
 
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, cap_demand_rows: bool = False) -> None:
         self.compiled = compiled
+        self.cap_demand_rows = cap_demand_rows
         self.problem = compiled.problem
         self.periods, self.blocks = compiled.periods, compiled.blocks
         self.pools, self.options = compiled.pools, compiled.options
@@ -365,7 +366,7 @@ class _State:
             self.cost_by_period[t].constant += share
 
 
-def build_model(compiled: Compiled) -> LinearModel:
+def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearModel:
     """Build every variable and constraint family of DESIGN.md section 5.
 
     The families are added in a fixed order, one function each (a new family is one
@@ -375,13 +376,19 @@ def build_model(compiled: Compiled) -> LinearModel:
     ----------
     compiled
         The options table and its context from :func:`solver.compile.compile_problem`.
+    cap_demand_rows
+        Count a whole unit for at most the demand in the demand rows (:func:`_capped`):
+        the same integer plans, a tighter LP relaxation. Column generation's masters use
+        it (their LP is the bound); the full model does not, since HiGHS's presolve
+        tightens those rows itself and its branch and bound took 70% longer on the seed's
+        carbon frontier with them capped (bench/RESULTS.md).
 
     Returns
     -------
     LinearModel
         Minimisation model with the problem's (first-stage) objective.
     """
-    m = _State(compiled)
+    m = _State(compiled, cap_demand_rows)
     add_inference_capacity(m)
     add_demand(m)
     if not m.allow_shortfall:
@@ -503,7 +510,7 @@ def add_demand(m: _State) -> None:
             m.shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
         family = "demand" if d.bucket < 0 else "demand_bucket"
         rkey = key[:3] if d.bucket < 0 else key
-        if d.bucket < 0 and d.demand > 0:
+        if m.cap_demand_rows and d.bucket < 0 and d.demand > 0:
             coefs = {j: _capped(a, d.demand, B.vars[j]["integer"]) for j, a in coefs.items()}
         if not coefs:
             # nothing can serve it: an empty >= row with positive rhs is infeasible

@@ -28,11 +28,12 @@ from solver.solve import solve_verified  # noqa: E402
 @pytest.fixture(scope="module")
 def case():
     """1,000 offerings x 10 workloads x 3 monthly periods: its compiled problem and the
-    full model's LP relaxation and MIP optimum (the reference)."""
+    full model's LP relaxation (demand rows capped, as the masters' are) and MIP optimum
+    (the reference)."""
     problem = generated_problem(10, 3, seed=2)
     catalog = scaled_catalog(1_000)
     compiled = compile_problem(problem, catalog)
-    full = build_model(compiled)
+    full = build_model(compiled, cap_demand_rows=True)
     lp = columns._solve_lp(full, None)
     assert not isinstance(lp, str), lp
     plan, _ = solve_verified(
@@ -153,7 +154,7 @@ def test_pricing_matches_the_solver_on_every_column_of_the_full_model(case):
     _, _, compiled, _, _ = case
     mask = columns.priced_mask(compiled)
     pricing = columns._Pricing(compiled, mask)
-    model = build_model(compiled)
+    model = build_model(compiled, cap_demand_rows=True)
     lp = columns._solve_lp(model, None)
     assert not isinstance(lp, str), lp
     rc_s, rc_z = pricing.reduced_costs(pricing.duals(model, lp.row_dual))

@@ -290,8 +290,9 @@ def test_a_demand_row_counts_a_unit_for_at_most_the_demand(tiny_catalog):
     # 100 tok/s of Llama 3 8B on H100s only ($4/h): a block's row asks 125 tok/s at most
     # (100 / 0.8 max utilisation x its load factor), a unit holds thousands, so the plan
     # rents one all month: $4 x 730 h = $2,920. The demand rows count a unit for at most
-    # the demand (min(a, D)), so the LP relaxation must buy that whole unit too: LP = MIP
-    # = $2,920. Counting a unit's full capacity, the LP would buy a few hundredths of one.
+    # the demand (min(a, D), column generation's masters), so the LP relaxation must buy
+    # that whole unit too: LP = MIP = $2,920. Counting a unit's full capacity, the LP buys
+    # a few hundredths of one.
     from solver.columns import _solve_lp
     from solver.compile import compile_problem
     from solver.model import build_model
@@ -307,8 +308,11 @@ def test_a_demand_row_counts_a_unit_for_at_most_the_demand(tiny_catalog):
         "tpot_slo": "50 ms",
     }
     p, cat = problem([chat]), tiny_catalog([H1])
-    model = build_model(compile_problem(p, cat))
+    compiled = compile_problem(p, cat)
+    model = build_model(compiled, cap_demand_rows=True)
     rows = [row for row in model.rows if row.family == "demand"]
     assert rows and all(max(row.coefs.values()) == pytest.approx(row.rhs) for row in rows)
     assert _solve_lp(model, None).objective == pytest.approx(4 * HOURS)
     assert solve_problem(p, cat).total_cost_usd == pytest.approx(4 * HOURS)
+    # the full model (HiGHS tightens the rows in its own presolve) keeps a unit's capacity
+    assert _solve_lp(build_model(compiled), None).objective < 0.1 * 4 * HOURS
