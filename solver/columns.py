@@ -818,7 +818,7 @@ def solve_by_columns(
     docstring).
 
     ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
-    holds from there (the pricing may use 40% of it, the MIP until 80%, the cuts until
+    holds from there (the pricing may use 40% of it, the MIP until 75%, the cuts until
     90%; the rest is for the plan and the verifier). Returns None when the first master's
     LP is not feasible (the caller then solves the full model, which says why).
     """
@@ -828,7 +828,7 @@ def solve_by_columns(
     sub, base, lp = g.last
     g.report.options_in_master = len(sub.options)
     remaining = g.left()
-    mip_limit = None if remaining is None else max(remaining - 0.2 * g.limit, 0.1 * g.limit)
+    mip_limit = None if remaining is None else max(remaining - 0.25 * g.limit, 0.1 * g.limit)
     t3 = time.perf_counter()
     mip = HighsSession(base).solve(
         replace(options, time_limit_s=mip_limit), start=rounded(base, lp.values)
