@@ -53,6 +53,7 @@ from solver.backends import SolveOptions, SolveResult, Termination
 from solver.backends.base import relative_gap
 from solver.backends.highs_backend import HighsSession
 from solver.compile import Compiled
+from solver.dominance import served_capacity
 from solver.errors import NoPlanError, ProcureError
 from solver.ledger import discount_factors
 from solver.model import LinearModel, Row, build_model
@@ -247,12 +248,8 @@ class _Pricing:
                 "cost": cost,
                 "co2_t": co2_t,
                 "obj": obj.get(problem.objective, cost),
-                # the masters' demand row coefficient: a unit's tokens/s, at most the demand
-                "tps": np.where(
-                    cols["demand"].to_numpy(float) > 0,
-                    np.minimum(cols["tokens_per_s_per_unit"], cols["demand"]).to_numpy(float),
-                    cols["tokens_per_s_per_unit"].to_numpy(float),
-                ),
+                # the masters' demand row coefficient
+                "tps": served_capacity(cols["tokens_per_s_per_unit"], cols["demand"]),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
                 # (a commitment's objective counts its charge in each period at that

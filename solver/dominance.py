@@ -31,9 +31,9 @@ keep some optimal plan:
 Dropping columns or clusters only lowers the sums, so all three repeat until nothing
 changes; an option whose every column drops is pruned from the options table. Workloads
 under N+1 or a traffic mix (their rows count units differently) are left alone, and
-their rented columns give their pools no room. Under a carbon cap or a carbon objective nothing is
-pruned here (a second order, CO2e per unit-hour, would have to hold as well), nor under
-provider shares (:func:`prunable`).
+their rented columns give their pools no room. Under a carbon cap or a carbon objective
+nothing is pruned here (a second order, CO2e per unit-hour, would have to hold as well),
+nor under provider shares (:func:`prunable`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,14 @@ def prunable(problem: Problem) -> bool:
     so another provider's share can rise past its cap, and an optimal plan may need the
     dearer unit to keep it down (tests/test_dominance.py works a case by hand)."""
     return not problem.provider_share_max
+
+
+def served_capacity(capacity, demand) -> np.ndarray:
+    """What a whole unit counts for in a demand row: its tokens/s, at most the row's
+    demand where there is one (a unit of ``a >= D`` meets ``D`` alone). Rule 2 compares
+    this; column generation's masters use it as the demand row's coefficient."""
+    capacity, demand = np.asarray(capacity, float), np.asarray(demand, float)
+    return np.where(demand > 0, np.minimum(capacity, demand), capacity)
 
 
 def _plain(problem: Problem) -> tuple[set[str], dict[str, int]]:
@@ -188,9 +196,7 @@ def _serving_fixpoint(cols, alive, base, avail, blocked) -> np.ndarray:
     column's availability row's training load."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
-    # a unit serves at most the row's demand (rule 2)
-    d = cols["demand"].to_numpy(float)
-    size = np.where(d > 0, np.minimum(cols["cap"].to_numpy(float), d), cols["cap"].to_numpy(float))
+    size = served_capacity(cols["cap"], cols["demand"])
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
@@ -271,6 +277,4 @@ def prune_dominated_options(
     gone = sorted(set(runs.loc[~alive_runs, "opt"]))
     if gone:
         dropped[TRAINING_REASON] = len(gone)
-    if not drop and not gone:
-        return options, {}
     return options.drop(index=drop + gone), dropped

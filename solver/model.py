@@ -529,7 +529,8 @@ def _capped(a: float, demand: float, integer: bool) -> float:
     """A whole unit's coefficient in a demand row, at most the demand: capacity beyond the
     demand serves nothing, so ``sum min(a, D) x >= D`` holds for exactly the same whole
     plans as ``sum a x >= D`` (one unit of ``a >= D`` meets both), and its LP relaxation
-    is tighter (no plan buys a third of a unit larger than the demand)."""
+    is tighter (no plan buys a third of a unit larger than the demand). The rule of
+    :func:`solver.dominance.served_capacity`, per coefficient."""
     return min(a, demand) if integer else a
 
 
