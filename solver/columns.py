@@ -75,8 +75,12 @@ AUTO_COLUMNS = 400_000
 FIRST_OPTIONS_PER_WORKLOAD = 8
 #: ... and until their availability covers this many times the workload's peak.
 FIRST_ROOM_FACTOR = 2.0
-#: Rounds of rounding cuts (each after the pricing finds nothing).
+#: Rounds of MIR cuts before the MIP (and as many again after it, time allowing).
 MAX_CUT_ROUNDS = 8
+#: Shares of the time limit (from the start of the solve, compile included) at which the
+#: pricing, then the cuts, stop (the MIP runs until 90%).
+PRICING_UNTIL = 0.5
+CUTS_UNTIL = 0.65
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 50
 
@@ -248,8 +252,9 @@ class _Pricing:
                 "cost": cost,
                 "co2_t": co2_t,
                 "obj": obj.get(problem.objective, cost),
-                # the masters' demand row coefficient
+                # the masters' demand row coefficient, and the row's demand
                 "tps": served_capacity(cols["tokens_per_s_per_unit"], cols["demand"]),
+                "demand": cols["demand"].to_numpy(float),
                 "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
                 "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
                 # (a commitment's objective counts its charge in each period at that
@@ -397,17 +402,14 @@ class _Pricing:
         return rc_s, rc_z
 
     def _cuts(self, cuts: pd.DataFrame | None) -> np.ndarray:
-        """sum over the rounding cuts of a serving column's row: ceil(a_k / a) x dual."""
+        """sum over the MIR cuts of a serving column's row: its coefficient x dual."""
         out = np.zeros(len(self.serving))
         if cuts is None or cuts.empty:
             return out
-        s = self.serving[["workload", "period", "block", "tps"]].reset_index()
+        s = self.serving[["workload", "period", "block", "tps", "demand"]].reset_index()
         m = s.merge(cuts, on=["workload", "period", "block"])
-        np.add.at(
-            out,
-            m["index"].to_numpy(int),
-            np.ceil(m["tps"].to_numpy() / m["cap"].to_numpy()) * m["dual"].to_numpy(),
-        )
+        coef = mir_coefficients(m["tps"].to_numpy(), m["demand"].to_numpy(), m["cap"].to_numpy())
+        np.add.at(out, m["index"].to_numpy(int), coef * m["dual"].to_numpy())
         return out
 
     def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
@@ -599,23 +601,53 @@ def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | str:
     )
 
 
+def mir_coefficients(a, demand, divisor) -> np.ndarray:
+    """Coefficients of the mixed-integer rounding (MIR) cut of the demand row
+    ``sum a_k x_k >= D`` (whole units x_k >= 0) with divisor ``d``: with ``f`` the
+    fractional part of ``D / d`` and ``f_k`` that of ``a_k / d``, every integer plan has
+    ``sum (floor(a_k / d) + min(f_k, f) / f) x_k >= ceil(D / d)`` (Nemhauser and Wolsey,
+    Integer and Combinatorial Optimization, 1988, II.1.7, turned from <= to >=). Each
+    coefficient is at most ``ceil(a_k / d)``, the Chvatal-Gomory rounding's, so the cut is
+    at least as strong. Where ``D / d`` is whole, the rounding cut (no MIR exists).
+    Arrays broadcast (one coefficient per column, each with its row's D and d)."""
+    q = np.asarray(a, dtype=float) / divisor
+    whole = np.floor(q + 1e-9)
+    frac_q = np.maximum(q - whole, 0.0)
+    ratio = np.asarray(demand, dtype=float) / divisor
+    f = ratio - np.floor(ratio)
+    mir = (f >= 1e-6) & (f <= 1.0 - 1e-6)
+    return np.where(mir, whole + np.minimum(frac_q, f) / np.where(mir, f, 1.0), np.ceil(q - 1e-9))
+
+
+#: The divisors of the MIR cuts: a unit's capacity (or the demand) over 1, 2, 3 and 4.
+#: Halves to quarters find what whole units miss (10k x 50 x 12: bound $411,282 with the
+#: units and the demand alone, $412,805 with their halves to quarters; bench/RESULTS.md).
+DIVIDED_BY = (1, 2, 3, 4)
+
+
+def divisors(bought: np.ndarray, demand: float) -> set[float]:
+    """The MIR divisors tried on a demand row: the capacity of each unit the LP buys and
+    the demand, each over :data:`DIVIDED_BY`."""
+    return {float(v) / k for v in {*bought.tolist(), float(demand)} for k in DIVIDED_BY}
+
+
 class Cuts:
-    """Integer rounding cuts on the demand rows (Chvatal-Gomory), kept across masters.
+    """Mixed-integer rounding cuts on the demand rows, kept across masters.
 
     A demand row sum_k a_k x_k >= D over whole units x_k (a_k tokens/s per unit) implies,
-    for any lambda > 0, sum_k ceil(lambda a_k) x_k >= ceil(lambda D): the left side is a
-    whole number at least lambda D. With lambda = 1/a for the capacity a of a unit the LP
-    buys a fraction of, the LP must pay for ceil(D/a) such units (or larger ones), which
-    the plain LP does not: this is what lifts the bound toward the MIP's on workloads of a
-    few units. The cuts hold for every integer plan, so the bound stays valid; a column
-    left out enters cut (w, t, b, lambda) with coefficient ceil(lambda a_k), which the
-    pricing charges with the cut's dual.
+    for any divisor d > 0, the MIR cut of :func:`mir_coefficients`. With d the capacity of
+    a unit the LP buys (or D), the LP must pay for whole units of that size (or larger
+    ones) where the plain LP buys fractions: this is what lifts the bound toward the MIP's
+    (on 10k x 50 x 12, LP $381,484: to $411,282 with MIR cuts, $400,056 with the
+    Chvatal-Gomory rounding ceil(a_k / d), optimum $413,555; bench/RESULTS.md). The cuts
+    hold for every integer plan, so the bound stays valid; a column left out enters cut
+    (w, t, b, d) with its MIR coefficient, which the pricing charges with the cut's dual.
     """
 
     FAMILY = "demand_rounding"
 
     def __init__(self) -> None:
-        self.pool: dict[tuple, set[float]] = {}  # (workload, period, block) -> {a}
+        self.pool: dict[tuple, set[float]] = {}  # (workload, period, block) -> {d}
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.pool.values())
@@ -626,15 +658,18 @@ class Cuts:
         for row in model.rows:
             if row.family != "demand" or row.key not in self.pool:
                 continue
-            for a in sorted(self.pool[row.key]):
-                coefs = {v: float(np.ceil(c / a)) for v, c in row.coefs.items()}
-                rhs = float(np.ceil(row.rhs / a - 1e-9))
-                name = f"{self.FAMILY}[{','.join(map(str, row.key))},{a:.9g}]"
-                rows.append(Row(name, self.FAMILY, (*row.key, a), coefs, ">=", rhs))
+            idx = list(row.coefs)
+            a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
+            for d in sorted(self.pool[row.key]):
+                coefs = dict(zip(idx, mir_coefficients(a, row.rhs, d).tolist(), strict=True))
+                rhs = float(np.ceil(row.rhs / d - 1e-9))
+                name = f"{self.FAMILY}[{','.join(map(str, row.key))},{d:.9g}]"
+                rows.append(Row(name, self.FAMILY, (*row.key, d), coefs, ">=", rhs))
         return LinearModel(model.variables, rows, model.objective, model.expressions)
 
     def separate(self, model: LinearModel, values: np.ndarray) -> int:
-        """Add the cuts the LP values violate; returns how many were added."""
+        """Add the cuts the LP values violate (divisors: :func:`divisors`); returns how
+        many were added."""
         integer = model.variables["integer"].to_numpy(bool)
         added = 0
         for row in model.rows:
@@ -645,19 +680,20 @@ class Cuts:
                 continue
             a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
             x = values[idx]
-            frac = (x > 1e-7) & (np.abs(x - np.round(x)) > 1e-6)
+            if np.all(np.abs(x - np.round(x)) <= 1e-6):
+                continue
             have = self.pool.setdefault(row.key, set())
-            for cap in sorted(set(a[frac]) | {float(row.rhs)}):
-                if cap in have or cap <= 0:
+            for d in sorted(divisors(a[x > 1e-7], row.rhs)):
+                if d in have or d <= 0:
                     continue
-                lhs = float(np.ceil(a / cap) @ x)
-                if lhs < np.ceil(row.rhs / cap - 1e-9) - 1e-6:
-                    have.add(cap)
+                lhs = float(mir_coefficients(a, row.rhs, d) @ x)
+                if lhs < np.ceil(row.rhs / d - 1e-9) - 1e-6:
+                    have.add(d)
                     added += 1
         return added
 
     def frame(self, duals: dict) -> pd.DataFrame:
-        """The cuts with their duals: workload, period, block, cap, dual."""
+        """The cuts with their duals: workload, period, block, cap (the divisor), dual."""
         by_key = duals.get(self.FAMILY, {})
         rows = [(*k, y) for k, y in by_key.items() if y]
         return pd.DataFrame(rows, columns=["workload", "period", "block", "cap", "dual"])
@@ -711,7 +747,10 @@ class _Generation:
         obj = self.pricing.columns["obj"].abs()
         self.tol = 1e-7 * max(1.0, float(obj.max()) if len(obj) else 1.0)
         self.cuts = Cuts()
-        self.last = None  # (compiled, model without cuts, LP) of the last master solved
+        # the last master solved: (compiled, model without cuts, with them, its LP), and
+        # whether its pricing found columns to add (None: the master changed since)
+        self.last: tuple[Compiled, LinearModel, LinearModel, _LP] | None = None
+        self.fresh: bool | None = None
 
     def left(self) -> float | None:
         """Seconds left of the time limit (None: no limit)."""
@@ -720,37 +759,43 @@ class _Generation:
     def run(self, *, cut_rounds: int, until: float) -> bool:
         """Price (and, up to ``cut_rounds`` times, cut) until nothing is left to add or
         ``until`` (a share of the time limit) is used; False when the first master's LP is
-        infeasible (the full model then says why)."""
+        infeasible (the full model then says why). A round separates cuts from its LP
+        while it also adds columns (both hold whatever the LP); a master already solved
+        is not solved again."""
         r = self.report
         while True:
-            t0 = time.perf_counter()
-            sub = restricted(self.compiled, self.keep)
-            base = build_model(sub, cap_demand_rows=True)
-            model = self.cuts.add_to(base)
-            t1 = time.perf_counter()
-            remaining = self.left()
-            lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
-            t2 = time.perf_counter()
-            r.build_seconds += t1 - t0
-            r.lp_seconds += t2 - t1
-            if isinstance(lp, str):
-                if self.last is not None:  # out of time: the last master and its bound stand
-                    return True
-                if lp in ("kInfeasible", "kUnboundedOrInfeasible"):
-                    return False
-                raise NoPlanError(
-                    f"column generation: the first master LP stopped ({lp}) before any plan",
-                    field="--time-limit",
-                    fix="give it more time (--time-limit S)",
-                )
-            if not len(self.cuts):
-                self.last = (sub, base, lp)
-            negative = self._price(model, lp, t0, t1, t2)
-            if not negative:
-                if r.cut_rounds >= cut_rounds or not self.cuts.separate(model, lp.values):
-                    r.converged = True
-                    return True
-                r.cut_rounds += 1
+            if self.fresh is None:
+                t0 = time.perf_counter()
+                sub = restricted(self.compiled, self.keep)
+                base = build_model(sub, cap_demand_rows=True)
+                model = self.cuts.add_to(base)
+                t1 = time.perf_counter()
+                remaining = self.left()
+                lp = _solve_lp(model, None if remaining is None else remaining * 0.5)
+                t2 = time.perf_counter()
+                r.build_seconds += t1 - t0
+                r.lp_seconds += t2 - t1
+                if isinstance(lp, str):
+                    if self.last is not None:  # out of time: the last master and bound stand
+                        return True
+                    if lp in ("kInfeasible", "kUnboundedOrInfeasible"):
+                        return False
+                    raise NoPlanError(
+                        f"column generation: the first master LP stopped ({lp}) before any plan",
+                        field="--time-limit",
+                        fix="give it more time (--time-limit S)",
+                    )
+                self.last = (sub, base, model, lp)
+                self.fresh = self._price(model, lp, t0, t1, t2)
+            sub, base, model, lp = self.last
+            negative = self.fresh
+            cut = r.cut_rounds < cut_rounds and self.cuts.separate(model, lp.values) > 0
+            r.cut_rounds += cut
+            if not negative and not cut:
+                r.converged = True
+                return True
+            self.fresh = None  # columns or cuts were added: the master changes
+            r.converged = False
             remaining = self.left()
             if remaining is not None and remaining < self.limit * (1.0 - until):
                 return True  # the bound found so far stays valid
@@ -811,28 +856,32 @@ class _Generation:
 def solve_by_columns(
     compiled: Compiled, options: SolveOptions, started: float
 ) -> tuple[Compiled, LinearModel, SolveResult, ColumnReport] | None:
-    """Column generation, the restricted MIP, then rounding cuts for the bound (module
+    """Column generation, MIR cuts, then the MIP over the master with its cuts (module
     docstring).
 
     ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
-    holds from there (the pricing may use 40% of it, the MIP until 75%, the cuts until
-    90%; the rest is for the plan and the verifier). Returns None when the first master's
-    LP is not feasible (the caller then solves the full model, which says why).
+    holds from there (the pricing may use 50% of it, the cuts until 65%, the MIP until
+    90%, more cuts until 92% if the MIP ends early; the rest is for the plan and the
+    verifier). Returns None when the first master's LP is not feasible (the caller then
+    solves the full model, which says why).
     """
     g = _Generation(compiled, options, started)
-    if not g.run(cut_rounds=0, until=0.4):
+    if not g.run(cut_rounds=0, until=PRICING_UNTIL):
         return None
-    sub, base, lp = g.last
+    g.run(cut_rounds=MAX_CUT_ROUNDS, until=CUTS_UNTIL)
+    sub, base, model, lp = g.last
     g.report.options_in_master = len(sub.options)
     remaining = g.left()
-    mip_limit = None if remaining is None else max(remaining - 0.25 * g.limit, 0.1 * g.limit)
+    mip_limit = None if remaining is None else max(remaining - 0.1 * g.limit, 0.1 * g.limit)
     t3 = time.perf_counter()
-    mip = HighsSession(base).solve(
-        replace(options, time_limit_s=mip_limit), start=rounded(base, lp.values)
+    # the cuts hold for every integer plan: the master's MIP keeps its plans and gains
+    # their bound (10k x 200 x 12, 15 s: $1,841,294 with them, $1,979,629 without)
+    mip = HighsSession(model).solve(
+        replace(options, time_limit_s=mip_limit), start=rounded(model, lp.values)
     )
     g.report.mip_seconds = time.perf_counter() - t3
     if mip.has_solution and (g.left() is None or g.left() > 0.1 * g.limit):
-        g.run(cut_rounds=MAX_CUT_ROUNDS, until=0.9)  # lifts the bound only
+        g.run(cut_rounds=2 * MAX_CUT_ROUNDS, until=0.92)  # lifts the bound only
     return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
 
 

@@ -191,21 +191,45 @@ def _training_load(runs: pd.DataFrame) -> pd.Series:
     )
 
 
-def _serving_fixpoint(cols, alive, base, avail, blocked) -> np.ndarray:
+def _serving_fixpoint(cols, alive, base, avail, blocked, whole_multiples) -> np.ndarray:
     """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
-    column's availability row's training load."""
+    column's availability row's training load; ``whole_multiples``: whether ``m > 1``
+    units may stand in for one (not under quotas)."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
     size = served_capacity(cols["cap"], cols["demand"])
+    price = cols["price"].to_numpy(float)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
-        offer = pd.Series(np.where(alive & room, size, -np.inf))
-        best_before = offer.groupby(group).shift(1, fill_value=-np.inf).groupby(group).cummax()
-        dominated = alive & (best_before.to_numpy() >= size)
+        dominated = np.zeros(len(cols), dtype=bool)
+        for lo, hi in bounds:
+            dominated[lo:hi] = _dominated_in_row(
+                size[lo:hi], price[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
+            )
         if not dominated.any():
             return alive
         alive = alive & ~dominated
+
+
+def _dominated_in_row(size, price, alive, room, whole_multiples) -> np.ndarray:
+    """Columns of one demand row (sorted by price, then size, largest first) that ``m``
+    units of a column with room replace at no more cost: ``m = ceil(size_k / size_j)``,
+    ``m x price_j <= price_k`` (``m = 1``: ``size_j >= size_k``, when not
+    ``whole_multiples``); of equal ones, the first stays."""
+    by = np.flatnonzero(alive & room & (size > 0))
+    if not len(by):
+        return np.zeros(len(size), dtype=bool)
+    units = np.ceil(size[None, :] / size[by, None] - 1e-9)  # [dominator, column]
+    if not whole_multiples:
+        units = np.where(units <= 1, 1.0, np.inf)
+    usd = units * price[by, None]
+    tol = 1e-9 * np.maximum(price, 1e-12)
+    earlier = by[:, None] < np.arange(len(size))[None, :]
+    beats = (usd < price - tol) | ((usd <= price + tol) & earlier)
+    return alive & beats.any(axis=0)
 
 
 def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:
@@ -257,7 +281,9 @@ def prune_dominated_options(
         peak = pd.Series(dtype=float)
         if len(cols):
             held = base.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(base) else 0.0
-            alive = _serving_fixpoint(cols, alive, held, avail, blocked)
+            alive = _serving_fixpoint(
+                cols, alive, held, avail, blocked, whole_multiples=not problem.quotas
+            )
             load = pd.Series(np.where(alive, cols["ub"].to_numpy(float), 0.0))
             per_row = load.groupby([cols["pool_id"], cols["period"], cols["block"]]).sum()
             peak = per_row.groupby(level=[0, 1]).max()

@@ -81,9 +81,9 @@ FAMILIES: dict[str, Family] = {
     "provider_share": Family("cost on a provider <= share x total cost", "USD per USD"),
     "power_cap": Family("owned server power at a site <= its power cap", "USD per kW"),
     "objective_stage": Family("first-stage objective kept (lexicographic)", "-"),
-    # integer rounding cuts of a column-generation master (solver/columns.py: Cuts)
+    # mixed-integer rounding cuts of a column-generation master (solver/columns.py: Cuts)
     "demand_rounding": Family(
-        "sum ceil(capacity / a) x units >= ceil(demand / a): whole units of size a (a cut)",
+        "MIR of a demand row with divisor d: whole units of size d, >= ceil(demand / d) (a cut)",
         "USD per unit",
     ),
     # stability rows of a re-solve (solver/changes.py: add_stability)

@@ -7,12 +7,15 @@ workloads over monthly periods), small enough for the full model to be solved be
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -221,3 +224,33 @@ def test_npv_objective_bound_stays_below_the_optimum():
     assert plan.verified
     assert solution.compiled.report.columns["lp_bound"] <= best.objective * (1 + 1e-6)
     assert plan.objective >= best.objective * (1 - 1e-6)
+
+
+def test_mir_coefficients_by_hand():
+    # Demand 2,500 tok/s; units of 1,000, 800, 500 and 300 tok/s; divisor 1,000:
+    # D/d = 2.5, f = 0.5. 1,000: 1. 800: 0.8 -> 0 + min(0.8, 0.5)/0.5 = 1. 500: 0.5 -> 1.
+    # 300: 0.3 -> 0.3/0.5 = 0.6 (the Chvatal-Gomory rounding would give ceil(0.3) = 1).
+    # Right-hand side ceil(2.5) = 3: the LP's 2.5 units of 1,000 are cut off.
+    coef = columns.mir_coefficients([1000.0, 800.0, 500.0, 300.0], 2500.0, 1000.0)
+    assert coef == pytest.approx([1.0, 1.0, 1.0, 0.6])
+    # a whole D/d has no MIR: the rounding ceil(a/d) (2,000 / 1,000 = 2, f = 0)
+    assert columns.mir_coefficients([300.0, 1500.0], 2000.0, 1000.0) == pytest.approx([1, 2])
+
+
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=3),
+    st.integers(1, 100),
+    st.integers(1, 40),
+)
+@settings(max_examples=200, deadline=None)
+def test_mir_cut_holds_for_every_whole_plan(sizes, demand, divisor):
+    # every integer point of sum a_k x_k >= D (x_k up to ceil(D / a_k) + 1, which is
+    # enough: the coefficients are >= 0) satisfies the cut
+    a = np.array(sizes, dtype=float)
+    coef = columns.mir_coefficients(a, float(demand), float(divisor))
+    rhs = np.ceil(demand / divisor - 1e-9)
+    ranges = [range(int(np.ceil(demand / k)) + 2) for k in sizes]
+    for x in itertools.product(*ranges):
+        x = np.array(x, dtype=float)
+        if a @ x >= demand:
+            assert coef @ x >= rhs - 1e-9
