@@ -800,44 +800,28 @@ def training_setup(
         seq_len=w.seq_len,
     )
     peak = _peak_tflops(pools, w.precision)
-    accel = zip(
-        pools["accelerator_id"],
-        pools["vendor"],
-        pools["device_class"],
-        pools["scaleup_gbps"],
-        pools["bf16_dense_tflops"],
-        peak,
-        strict=True,
+    # the MFU and the fabric depend on the accelerator alone: once per distinct one
+    accel = pools[["accelerator_id", "vendor", "device_class", "scaleup_gbps"]].assign(
+        bf16=pools["bf16_dense_tflops"].to_numpy(float), peak=peak
     )
+    where, distinct = pd.factorize(pd.MultiIndex.from_frame(accel))
     measured = [
         physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
-        for a, v, c, s, b, p in accel
+        for a, v, c, s, b, p in distinct
     ]
     if w.mfu is not None:
         mfu = np.full(len(pools), float(w.mfu))
         measured_at = np.full(len(pools), np.inf)
     else:
-        mfu = np.array([m.mfu for m in measured], dtype=float)
-        measured_at = np.array([m.measured_at_accelerators for m in measured], dtype=float)
+        mfu = np.array([m.mfu for m in measured], dtype=float)[where]
+        measured_at = np.array([m.measured_at_accelerators for m in measured], dtype=float)[where]
     joins = np.array(
-        [
-            physics.scaleup_joins_units(a, v, c, float(s))
-            for a, v, c, s in zip(
-                pools["accelerator_id"],
-                pools["vendor"],
-                pools["device_class"],
-                pools["scaleup_gbps"],
-                strict=True,
-            )
-        ],
+        [physics.scaleup_joins_units(a, v, c, float(s)) for a, v, c, s, _, _ in distinct],
         dtype=bool,
-    )
-    preemptions = np.array(
-        [
-            physics.spot_preemptions_per_instance_hour(p) if m == "spot" else 0.0
-            for p, m in zip(pools["provider"], pools["mode"], strict=True)
-        ],
-        dtype=float,
+    )[where]
+    rate = {p: physics.spot_preemptions_per_instance_hour(p) for p in pools["provider"].unique()}
+    preemptions = np.where(
+        pools["mode"].to_numpy() == "spot", pools["provider"].map(rate).to_numpy(float), 0.0
     )
     return {
         "n_min_devices": n_min,
@@ -867,6 +851,41 @@ def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) 
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid + 1)
     return np.where(fits_hi, lo, 0)
+
+
+def _fastest_spot_cluster(setup: dict, apu: np.ndarray, network: np.ndarray, spot, hi):
+    """Per pool, the units (1 to ``hi.max()``) at which a spot job finishes soonest (0
+    off spot). Hours are FLOPs / (units x peak x MFU x scaling x (1 - lost)): the FLOPs,
+    peak and MFU only scale them, so the fastest size depends on the units' shape,
+    network, the MFU's measured scale and the preemption rate alone, computed once per
+    distinct pool of those."""
+    out = np.zeros(len(apu), dtype=int)
+    idx = np.flatnonzero(spot)
+    shape = np.stack(
+        [
+            apu[idx].astype(float),
+            network[idx],
+            setup["mfu_measured_at"][idx],
+            setup["joins_by_scaleup"][idx].astype(float),
+            setup["preemptions_per_unit_hour"][idx],
+        ],
+        axis=1,
+    )
+    distinct, where = np.unique(shape, axis=0, return_inverse=True)
+    units = np.arange(1, int(hi.max()) + 1)[:, None]
+    hours = physics.cluster_training_hours(
+        setup["flops"],
+        units * distinct[:, 0],
+        distinct[:, 0],
+        1.0,
+        1.0,
+        distinct[:, 2],
+        distinct[:, 1],
+        distinct[:, 3].astype(bool),
+        distinct[:, 4],
+    )[0]
+    out[idx] = (np.argmin(hours, axis=0) + 1)[where.ravel()]
+    return out
 
 
 def _training_options(
@@ -913,9 +932,7 @@ def _training_options(
     hi = np.where(u_min > 0, cap_units, 0)
     if spot.any() and hi.max() > 1:
         # spot: hours stop falling once more instances add more preemptions than speed
-        grid = np.arange(1, int(hi.max()) + 1)[:, None]
-        fastest = np.argmin(hours_at(grid), axis=0) + 1
-        hi = np.where(spot, np.minimum(hi, fastest), hi)
+        hi = np.where(spot, np.minimum(hi, _fastest_spot_cluster(setup, apu, network, spot, hi)), hi)
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     options: list[dict] = []
