@@ -23,12 +23,14 @@ more time than solving. Here (issue 14):
    master, which takes minus the reservation's hourly rate for the row's hours: its
    commitments left out then keep a reduced cost >= 0 (a commitment costs at least its
    rate for the periods it covers; with provider shares, reservations are not priced).
-4. **Restricted MIP.** The MIP over the converged master's options, started from the
-   LP rounded up, gives a plan that is feasible for the full problem (the columns left
-   out are at 0).
-5. **Rounding cuts** (:class:`Cuts`) on the demand rows, priced like any row, then lift
-   the bound with the time left. The plan's gap is against that bound, never against
-   the restricted MIP's own bound.
+4. **MIR cuts** (:class:`Cuts`) on the demand rows, separated from each master LP once
+   the pricing has converged (and while it goes on adding columns), priced like any
+   row: the LP must then pay for whole units, which lifts the bound toward the MIP's.
+5. **Restricted MIP.** The MIP over the last master's options, with its cuts (they hold
+   for every integer plan), started from its LP rounded up, gives a plan that is
+   feasible for the full problem (the columns left out are at 0). With time left, more
+   cut rounds lift the bound only. The plan's gap is against that bound, never against
+   the restricted MIP's own.
 
 Priced options are cloud options without existing units (on-demand, spot and, without
 provider shares, reserved) of inference and batch workloads without N+1 or a traffic
