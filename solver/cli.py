@@ -389,7 +389,7 @@ def solve(
         typer.Option(
             "--method",
             help="full: every option in one MIP; columns: column generation, a restricted "
-            "MIP and its gap against the full LP with rounding cuts (highs, highspy); auto: "
+            "MIP and its gap against the full LP with MIR cuts (highs, highspy); auto: "
             "columns from 400,000 priced columns on",
             **_choices("auto", "full", "columns"),
         ),

@@ -15,13 +15,15 @@ keep some optimal plan:
    columns in it (plus, per training job, its largest cluster in the pool) add up to no
    more than the pool's availability: the pool has *room* there.
 2. **Dominance.** In one demand row, a column ``k`` is useless next to a column ``j``
-   whose pool has room, with ``price_j <= price_k`` and ``min(a_j, D) >= min(a_k, D)``
-   (one unit of ``a >= D`` meets the demand alone), in the same quota groups and
-   provider when the problem has quotas: move ``k``'s units to ``j`` and cut ``j`` back
-   to its bound. Demand, redundancy, availability, quotas and budgets still hold and the
-   cost does not rise. The LP relaxation keeps its value where the demand rows count a
-   unit for at most the demand (column generation's masters), and can only rise in the
-   full model.
+   whose pool has room when ``m = ceil(min(a_k, D) / min(a_j, D))`` units of ``j`` cost
+   no more than one of ``k`` (``m x price_j <= price_k``; one unit of ``a >= D`` meets
+   the demand alone), in the same quota groups and provider, and then only with
+   ``m = 1``, when the problem has quotas (``m`` units hold more accelerators): move each
+   of ``k``'s units to ``m`` of ``j`` and cut ``j`` back to its bound. Demand,
+   redundancy, availability, quotas and budgets still hold and the cost does not rise.
+   ``j`` is at least as cheap per token/s served, so the LP relaxation keeps its value
+   where the demand rows count a unit for at most the demand (column generation's
+   masters), and can only rise in the full model.
 3. **Training clusters.** A job uses at most its largest cluster of a pool in a period,
    so that bound counts toward the room too. Of one job's rented clusters, those dearer
    than its cheapest rented cluster with room in every period it runs are useless: move

@@ -112,6 +112,27 @@ def test_no_room_no_pruning():
     assert dropped == {}
 
 
+def test_two_small_units_replace_a_larger_dearer_one():
+    # C with room now (10 units >= its bound 5). One unit of A ($2, 1,000 tok/s) is
+    # replaced by ceil(1,000/500) = 2 of C at 2 x $1 = $2 (no dearer), one of B ($3, 800
+    # tok/s) by 2 of C at $2: both go, C alone stays. The optimum is unchanged: 2,500 tok/s
+    # = 5 C = $5/h (2 A + 1 C is $5/h too; 3 A $6/h).
+    options, pools, demand = _tables()
+    pools.loc[pools["pool_id"] == "C", "availability_cap"] = 10
+    kept, dropped = dominance.prune_dominated_options(options, pools, demand, _problem())
+    assert dropped == {dominance.REASON: 2}
+    assert list(kept["pool_id"]) == ["C"]
+    # Under a quota, m units hold m times the accelerators: only m = 1 (a larger unit at
+    # no higher price) stands in, within one quota group. All three pools in one group
+    # (acme, us, h100, 1 accelerator a unit): B goes for A as before, A stays.
+    pools = pools.assign(region="us", accelerator_id="h100", accels_per_unit=1)
+    quota = [{"provider": "acme", "max_accelerators": 100}]
+    kept, dropped = dominance.prune_dominated_options(
+        options, pools, demand, _problem(quotas=quota)
+    )
+    assert list(kept["pool_id"]) == ["A", "C"]
+
+
 def test_a_training_job_takes_room():
     # A training job that may run on 8 units of A: 3 + 8 = 11 > 10, no room in A.
     options, pools, demand = _tables(training_units=8)
