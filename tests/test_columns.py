@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -254,3 +255,18 @@ def test_mir_cut_holds_for_every_whole_plan(sizes, demand, divisor):
         x = np.array(x, dtype=float)
         if a @ x >= demand:
             assert coef @ x >= rhs - 1e-9
+
+
+def test_large_masters_keep_only_the_tight_cuts():
+    # x = 2.5 units of 1,000 tok/s: the cut x >= 3 (divisor 1,000, 2,500 tok/s) is met with
+    # equality once the LP holds x = 3, and is kept; a cut x >= 2 is slack and goes. The
+    # demand row itself always stays.
+    from solver.model import Expression, LinearModel, Row
+
+    variables = pd.DataFrame({"name": ["x"], "kind": ["x"], "integer": [True], "lb": [0.0]})
+    demand = Row("demand[w]", "demand", ("w", 0, 0), {0: 1000.0}, ">=", 2500.0)
+    tight = Row("cut[3]", columns.Cuts.FAMILY, ("w", 0, 0, 1000.0), {0: 1.0}, ">=", 3.0)
+    slack = Row("cut[2]", columns.Cuts.FAMILY, ("w", 0, 0, 1250.0), {0: 1.0}, ">=", 2.0)
+    model = LinearModel(variables, [demand, tight, slack], Expression(), {})
+    kept = columns._tight_cuts(model, np.array([3.0]))
+    assert [r.name for r in kept.rows] == ["demand[w]", "cut[3]"]
