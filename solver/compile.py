@@ -932,7 +932,9 @@ def _training_options(
     hi = np.where(u_min > 0, cap_units, 0)
     if spot.any() and hi.max() > 1:
         # spot: hours stop falling once more instances add more preemptions than speed
-        hi = np.where(spot, np.minimum(hi, _fastest_spot_cluster(setup, apu, network, spot, hi)), hi)
+        hi = np.where(
+            spot, np.minimum(hi, _fastest_spot_cluster(setup, apu, network, spot, hi)), hi
+        )
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     options: list[dict] = []
