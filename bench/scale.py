@@ -1,15 +1,18 @@
 """Scale benchmark: compile, build and solve generated instances; the LP relaxation beside.
 
 Run: python bench/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005] [--grid target|default|all]
-                           [--method full|columns|auto]
+                           [--method full|root|columns|auto]
 
 ``--method full`` (default) builds the full model and solves it with HiGHS (highspy), then
 its LP relaxation. ``--method columns`` runs ``solve_verified`` end to end (compile, column
 generation, restricted MIP, plan, verifier) under the time limit (solver/columns.py); the
 "LP" column is then the time of the master LPs, and the gap is against the full LP with
-rounding cuts (a valid bound of the whole problem). ``--method auto`` runs it end to end as
-``procure solve`` does (the full model below ``solver.columns.AUTO_COLUMNS`` priced columns,
-its LP relaxation timed after the run; column generation above).
+rounding cuts (a valid bound of the whole problem). ``--method root`` runs it end to end
+by the full LP with MIR cuts, the MIP over its support and reduced-cost fixing
+(solver/root.py); "solve" is then everything from the LP's start to the plan, and "LP"
+the full model's LP relaxation timed after the run. ``--method auto`` runs it end to end
+as ``procure solve`` does (one MIP below ``solver.root.ROOT_COLUMNS`` priced columns, the
+root up to ``solver.columns.AUTO_COLUMNS``, column generation above).
 
 Each (offerings, workloads, periods) case runs in its own process (so its peak memory
 is its own), ``--repeat`` times; the script prints the median of each figure and a
@@ -36,6 +39,9 @@ GRIDS = {
     "issue14-60s": [(10_000, 50, 12), (10_000, 50, 36), (10_000, 200, 12)],
     "issue14-5min": [(50_000, 200, 36)],
     "issue14-200": [(10_000, 200, 12)],
+    # where auto starts solving at the root (solver.root.ROOT_COLUMNS): priced columns
+    # 1,936 / 3,461 / 5,995 / 15,446 (solver.columns.priced_columns)
+    "root-threshold": [(1_000, 20, 12), (10_000, 20, 12), (1_000, 50, 12), (10_000, 50, 12)],
     "default": [
         (1_000, 10, 1),
         (1_000, 50, 12),
@@ -60,7 +66,8 @@ def end_to_end_run(
     method: str = "columns",
 ):
     """One case end to end (compile to verified plan) by ``solve_verified`` with ``method``
-    (columns or auto); when it takes the full model, its LP relaxation is timed after."""
+    (root, columns or auto); when it takes the full model (one MIP or the root), its LP
+    relaxation is timed after."""
     import resource
 
     sys.path.insert(0, str(HERE))
@@ -82,7 +89,8 @@ def end_to_end_run(
     wall = time.perf_counter() - t0
     report = solution.compiled.report.as_dict()
     c = solution.compiled.report.columns
-    path = "columns" if c else "full"
+    root = solution.compiled.report.root
+    path = "columns" if c else "root" if root else "full"
     if not c:  # the full model: its LP relaxation, timed after the run
         from solver.columns import _solve_lp
 
@@ -92,7 +100,7 @@ def end_to_end_run(
             "lp_seconds": time.perf_counter() - t1,
             "build_seconds": 0.0,
             "mip_seconds": plan.solve_seconds,
-            "lp_bound": getattr(lp, "objective", None),
+            "lp_bound": root["final_bound_usd"] if root else getattr(lp, "objective", None),
             "options_in_master": len(solution.compiled.options),
             "options_total": len(solution.compiled.options),
         }
@@ -208,7 +216,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--gap", type=float, default=0.005)
     parser.add_argument("--grid", choices=sorted(GRIDS), default="default")
-    parser.add_argument("--method", choices=["full", "columns", "auto"], default="full")
+    parser.add_argument("--method", choices=["full", "root", "columns", "auto"], default="full")
     args = parser.parse_args()
     lines = [
         "| offerings x workloads x periods | options generated / kept (pruned) | variables | rows "
@@ -230,10 +238,12 @@ def main() -> None:
             k: median(ok, k)
             for k in ("compile_s", "build_s", "solve_s", "lp_s", "peak_rss_gb", "wall_s")
         }
+        ratio = statistics.median(x["solve_s"] / x["lp_s"] for x in ok)  # each run's own
         gap_text = f"{max(gaps):.2%}" if gaps else "n/a"
         print(
             f"{case}: {len(ok)} runs, compile {fig['compile_s']:.2f} s, build "
-            f"{fig['build_s']:.2f} s, solve {fig['solve_s']:.2f} s, LP {fig['lp_s']:.2f} s, "
+            f"{fig['build_s']:.2f} s, solve {fig['solve_s']:.2f} s, LP {fig['lp_s']:.2f} s "
+            f"(solve / LP {ratio:.1f}x), "
             f"{'/'.join(statuses)} gap <= {gap_text}, {r['variables']:,} vars, "
             f"{r['rows']:,} rows, peak {fig['peak_rss_gb']:.2f} GB"
             + (

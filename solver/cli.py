@@ -388,10 +388,11 @@ def solve(
         str,
         typer.Option(
             "--method",
-            help="full: every option in one MIP; columns: column generation, a restricted "
-            "MIP and its gap against the full LP with MIR cuts (highs, highspy); auto: "
-            "columns from 400,000 priced columns on",
-            **_choices("auto", "full", "columns"),
+            help="full: every option in one MIP; root: the full LP with MIR cuts, a plan "
+            "from its support, then reduced-cost fixing (highs, highspy); columns: column "
+            "generation, a restricted MIP and its gap against the full LP with MIR cuts "
+            "(highs, highspy); auto: root from 10,000 priced columns, columns from 400,000",
+            **_choices("auto", "full", "root", "columns"),
         ),
     ] = "auto",
     debug: DebugOpt = False,
@@ -404,7 +405,7 @@ def solve(
         from solver.solve import solve_problem
 
         _check_format(format, "table", "json", "csv")
-        _check_choice(method, "--method", "auto", "full", "columns")
+        _check_choice(method, "--method", "auto", "full", "root", "columns")
         if out is not None:
             check_output_file(out, force=force)
         _check_gap_and_limit(gap, time_limit)

@@ -188,8 +188,8 @@ def priced_columns(compiled: Compiled) -> int:
 
 def use_columns(compiled: Compiled, method: str) -> bool:
     """Whether to solve by column generation: ``columns`` when it can, ``auto`` on large
-    problems, ``full`` never."""
-    if method == "full" or compiled.problem.objective not in PRICED_OBJECTIVES:
+    problems, ``full`` and ``root`` never."""
+    if method not in ("columns", "auto") or compiled.problem.objective not in PRICED_OBJECTIVES:
         return False
     n = priced_columns(compiled)
     return n > 0 if method == "columns" else n >= AUTO_COLUMNS
@@ -661,26 +661,29 @@ class Cuts:
     def __len__(self) -> int:
         return sum(len(v) for v in self.pool.values())
 
+    @classmethod
+    def row(cls, demand: Row, divisor: float) -> Row:
+        """The MIR cut of the demand row ``demand`` with ``divisor``, as a row."""
+        idx = list(demand.coefs)
+        a = np.fromiter(demand.coefs.values(), dtype=float, count=len(idx))
+        coefs = dict(zip(idx, mir_coefficients(a, demand.rhs, divisor).tolist(), strict=True))
+        rhs = float(np.ceil(demand.rhs / divisor - 1e-9))
+        name = f"{cls.FAMILY}[{','.join(map(str, demand.key))},{divisor:.9g}]"
+        return Row(name, cls.FAMILY, (*demand.key, divisor), coefs, ">=", rhs)
+
     def add_to(self, model: LinearModel) -> LinearModel:
         """The model with a row per cut of the pool (coefficients from its demand rows)."""
         rows = list(model.rows)
         for row in model.rows:
-            if row.family != "demand" or row.key not in self.pool:
-                continue
-            idx = list(row.coefs)
-            a = np.fromiter(row.coefs.values(), dtype=float, count=len(idx))
-            for d in sorted(self.pool[row.key]):
-                coefs = dict(zip(idx, mir_coefficients(a, row.rhs, d).tolist(), strict=True))
-                rhs = float(np.ceil(row.rhs / d - 1e-9))
-                name = f"{self.FAMILY}[{','.join(map(str, row.key))},{d:.9g}]"
-                rows.append(Row(name, self.FAMILY, (*row.key, d), coefs, ">=", rhs))
+            if row.family == "demand" and row.key in self.pool:
+                rows.extend(self.row(row, d) for d in sorted(self.pool[row.key]))
         return LinearModel(model.variables, rows, model.objective, model.expressions)
 
-    def separate(self, model: LinearModel, values: np.ndarray) -> int:
-        """Add the cuts the LP values violate (divisors: :func:`divisors`); returns how
-        many were added."""
+    def separate(self, model: LinearModel, values: np.ndarray) -> list[Row]:
+        """Add the cuts the LP values violate (divisors: :func:`divisors`) to the pool;
+        returns them as rows."""
         integer = model.variables["integer"].to_numpy(bool)
-        added = 0
+        added = []
         for row in model.rows:
             if row.family != "demand" or row.rhs <= 0 or not row.coefs:
                 continue
@@ -698,7 +701,7 @@ class Cuts:
                 lhs = float(mir_coefficients(a, row.rhs, d) @ x)
                 if lhs < np.ceil(row.rhs / d - 1e-9) - 1e-6:
                     have.add(d)
-                    added += 1
+                    added.append(self.row(row, d))
         return added
 
     def frame(self, duals: dict) -> pd.DataFrame:
@@ -798,7 +801,7 @@ class _Generation:
                 self.fresh = self._price(model, lp, t0, t1, t2)
             sub, base, model, lp = self.last
             negative = self.fresh
-            cut = r.cut_rounds < cut_rounds and self.cuts.separate(model, lp.values) > 0
+            cut = r.cut_rounds < cut_rounds and bool(self.cuts.separate(model, lp.values))
             r.cut_rounds += cut
             if not negative and not cut:
                 r.converged = True

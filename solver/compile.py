@@ -71,9 +71,12 @@ class CompileReport:
     load_curve: dict = field(default_factory=dict)
     # how a column-generation solve went (solver.columns.ColumnReport.as_dict), if one ran
     columns: dict = field(default_factory=dict)
+    # how a root solve went (solver.root.RootReport.as_dict), if one ran
+    root: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         extra = {"columns": self.columns} if self.columns else {}
+        extra |= {"root": self.root} if self.root else {}
         return {
             **extra,
             "calibration": self.calibration,

@@ -17,6 +17,7 @@ from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.model import LinearModel, build_model, has_second_stage, second_stage
 from solver.plan import Plan, extract_plan, input_digests
 from solver.problem import Problem
+from solver.root import solve_at_root, use_root
 from solver.verify import verify_plan
 
 
@@ -65,10 +66,12 @@ def solve_verified(
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
     ``prune_dominated=False`` keeps every option (for analyses that move prices).
-    ``method``: ``full`` builds every option into one MIP; ``columns`` solves by column
-    generation and a restricted MIP with its gap against the full LP bound
-    (:mod:`solver.columns`); ``auto`` (default) takes ``columns`` on large problems
-    with the HiGHS solvers, except for analyses (``prune_dominated=False``).
+    ``method``: ``full`` builds every option into one MIP; ``root`` solves the full LP
+    with MIR cuts, a MIP over its support and one after reduced-cost fixing
+    (:mod:`solver.root`); ``columns`` solves by column generation and a restricted MIP
+    with its gap against the full LP bound (:mod:`solver.columns`); ``auto`` (default)
+    takes ``root`` on large problems and ``columns`` on the largest with the HiGHS
+    solvers, except for analyses (``prune_dominated=False``).
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -87,6 +90,15 @@ def solve_verified(
             compile_seconds = time.perf_counter() - started - result.solve_seconds
             if result.termination != Termination.INFEASIBLE:  # else: the full model says why
                 solution = Solution(sub, model, checked(result, compiled))
+    elif solver in ("highs", "highspy") and prune_dominated and use_root(compiled, method):
+        remaining_time(options, time.perf_counter() - started, "compiling the problem")
+        at_root = solve_at_root(compiled, options, started)
+        if at_root is not None:
+            model, result, report = at_root
+            compiled.report.root = report.as_dict()
+            compile_seconds = time.perf_counter() - started - result.solve_seconds
+            if result.termination != Termination.INFEASIBLE:  # else: the full model says why
+                solution = Solution(compiled, model, checked(result, compiled))
     if solution is None:
         model = build_model(compiled)
         compile_seconds = time.perf_counter() - started
