@@ -239,12 +239,12 @@ def main() -> None:
             for k in ("compile_s", "build_s", "solve_s", "lp_s", "peak_rss_gb", "wall_s")
         }
         ratio = statistics.median(x["solve_s"] / x["lp_s"] for x in ok)  # each run's own
-        gap_text = f"{max(gaps):.2%}" if gaps else "n/a"
+        gap_text = f"{statistics.median(gaps):.2%} (max {max(gaps):.2%})" if gaps else "n/a"
         print(
             f"{case}: {len(ok)} runs, compile {fig['compile_s']:.2f} s, build "
             f"{fig['build_s']:.2f} s, solve {fig['solve_s']:.2f} s, LP {fig['lp_s']:.2f} s "
             f"(solve / LP {ratio:.1f}x), "
-            f"{'/'.join(statuses)} gap <= {gap_text}, {r['variables']:,} vars, "
+            f"{'/'.join(statuses)} gap {gap_text}, {r['variables']:,} vars, "
             f"{r['rows']:,} rows, peak {fig['peak_rss_gb']:.2f} GB"
             + (
                 f", wall {fig['wall_s']:.1f} s, ${r['objective']:,.0f}, "

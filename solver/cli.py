@@ -391,7 +391,7 @@ def solve(
             help="full: every option in one MIP; root: the full LP with MIR cuts, a plan "
             "from its support, then reduced-cost fixing (highs, highspy); columns: column "
             "generation, a restricted MIP and its gap against the full LP with MIR cuts "
-            "(highs, highspy); auto: root from 10,000 priced columns, columns from 400,000",
+            "(highs, highspy); auto: root from 2,000 priced columns, columns from 400,000",
             **_choices("auto", "full", "root", "columns"),
         ),
     ] = "auto",

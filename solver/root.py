@@ -43,12 +43,14 @@ from solver.model import LinearModel, build_model
 log = logging.getLogger(__name__)
 
 #: Priced columns (:func:`solver.columns.priced_columns`) from which ``auto`` solves at
-#: the root (below: one HiGHS MIP, as every shipped problem). Measured with
-#: ``bench/scale.py --grid root-threshold`` (bench/RESULTS.md).
-ROOT_COLUMNS = 10_000
+#: the root; below, one HiGHS MIP (every shipped problem: at most 130). With
+#: ``bench/scale.py --grid root-threshold`` (medians of 3, bench/RESULTS.md) the root was
+#: as fast as HiGHS's MIP at 1,936 priced columns (0.17 s) and faster above (15,446:
+#: 0.80 s against 2.55 s at a 0.5% gap; 2.01 s against 3.00 s at 1e-4).
+ROOT_COLUMNS = 2_000
 #: Cut rounds at most, and the share of the time limit they may use.
 MAX_ROOT_ROUNDS = 10
-ROOT_CUTS_UNTIL = 0.3
+ROOT_CUTS_UNTIL = 0.65
 #: The support's MIP stops at this share of the gap asked for (its own gap is against its
 #: own bound, above LB: the plan needs room below the gap against LB).
 SUPPORT_GAP_SHARE = 0.5
@@ -191,6 +193,7 @@ def solve_at_root(
     best = mip(0.5, rounded(model, values), options.relative_gap * SUPPORT_GAP_SHARE)
     r.support_mip_seconds = best.solve_seconds
     r.support_plan_usd = best.objective if best.has_solution else None
+    log.info("root: support MIP over %d columns: %s", r.support_columns, best.termination.value)
     final_bound = bound
     if not best.has_solution or relative_gap(best.objective, bound) > options.relative_gap:
         # step 4: fix what no plan cheaper than the support's uses (without one: nothing)
@@ -201,6 +204,7 @@ def solve_at_root(
         start = best.values if best.has_solution else rounded(model, values)
         result = mip(1.0, start, options.relative_gap)
         r.mip_seconds = result.solve_seconds
+        log.info("root: MIP with %d columns fixed: %s", r.fixed_by_reduced_cost, result.termination.value)
         if result.has_solution and (not best.has_solution or result.objective <= best.objective):
             beyond = bound + float(reduced[fixed].min()) if fixed.any() else np.inf
             final_bound = max(bound, min(result.bound, beyond))
