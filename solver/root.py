@@ -13,8 +13,9 @@ it at the root. So, on one HiGHS session (issue 14):
 3. **A plan from the LP's support**: the MIP over the whole-unit columns the cut LP uses
    (or that cost nothing more at its duals), with the cuts. Its plan (``UB``) is
    feasible for the full problem; its gap is against ``LB``.
-4. **Reduced-cost fixing** (Nemhauser and Wolsey, Integer and Combinatorial
-   Optimization, 1988, I.2.1, prop. 2.1): with ``d_j`` the cut LP's reduced cost of a
+4. **Reduced-cost fixing** (Crowder, Johnson and Padberg, Operations Research 31(5),
+   1983; Atamturk, Nemhauser and Savelsbergh, J. Heuristics 1, 1996, for integer
+   variables): with ``d_j`` the cut LP's reduced cost of a
    whole-unit column at its lower bound, every plan with one more unit of ``j`` costs at
    least ``LB + d_j``. Columns with ``d_j > UB - LB`` are fixed at their lower bound
    (no plan cheaper than UB uses them), and the MIP over the rest, started from UB,
@@ -204,7 +205,7 @@ def solve_at_root(
         start = best.values if best.has_solution else rounded(model, values)
         result = mip(1.0, start, options.relative_gap)
         r.mip_seconds = result.solve_seconds
-        log.info("root: MIP with %d columns fixed: %s", r.fixed_by_reduced_cost, result.termination.value)
+        log.info("root: MIP, %d columns fixed: %s", r.fixed_by_reduced_cost, result.termination)
         if result.has_solution and (not best.has_solution or result.objective <= best.objective):
             beyond = bound + float(reduced[fixed].min()) if fixed.any() else np.inf
             final_bound = max(bound, min(result.bound, beyond))
