@@ -584,18 +584,29 @@ class _LP:
 
 def _solve_lp(model: LinearModel, time_limit_s: float | None) -> _LP | str:
     """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal."""
+    session = HighsSession(model)
+    if session.infeasible_row:
+        return "kInfeasible"
+    relax(session)
+    return run_lp(session, time_limit_s)
+
+
+def relax(session: HighsSession) -> None:
+    """Make every column of the session continuous (its LP relaxation)."""
     import highspy
 
-    session = HighsSession(model)
-    n = len(model.variables)
+    n = len(session.model.variables)
     if n:
         session.h.changeColsIntegrality(
             n, np.arange(n, dtype=np.int32), [highspy.HighsVarType.kContinuous] * n
         )
+
+
+def run_lp(session: HighsSession, time_limit_s: float | None) -> _LP | str:
+    """Solve the session's (relaxed) model as it stands, or HiGHS's status when not
+    optimal."""
     if time_limit_s is not None:
         session.h.setOptionValue("time_limit", max(float(time_limit_s), 0.01))
-    if session.infeasible_row:
-        return "kInfeasible"
     session.h.run()
     status = session.h.getModelStatus()
     name = (status.name if hasattr(status, "name") else str(status)).split(".")[-1]

@@ -37,7 +37,16 @@ import numpy as np
 from solver.backends import SolveOptions, SolveResult, Termination
 from solver.backends.base import relative_gap
 from solver.backends.highs_backend import HighsSession
-from solver.columns import AUTO_COLUMNS, PRICED_OBJECTIVES, Cuts, priced_columns, rounded
+from solver.columns import (
+    _LP,
+    AUTO_COLUMNS,
+    PRICED_OBJECTIVES,
+    Cuts,
+    priced_columns,
+    relax,
+    rounded,
+    run_lp,
+)
 from solver.compile import Compiled
 from solver.model import LinearModel, build_model
 
@@ -89,68 +98,50 @@ def use_root(compiled: Compiled, method: str) -> bool:
     return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
 
 
-def _lp(session: HighsSession, seconds: float | None) -> tuple | None:
-    """Run the session's LP: (objective, values, reduced costs), or None if not optimal."""
-    if seconds is not None:
-        session.h.setOptionValue("time_limit", max(seconds, 0.01))
-    session.h.run()
-    status = session.h.getModelStatus()
-    if (status.name if hasattr(status, "name") else str(status)).split(".")[-1] != "kOptimal":
-        return None
-    sol = session.h.getSolution()
-    return (
-        float(session.h.getInfo().objective_function_value),
-        np.asarray(sol.col_value, dtype=float),
-        np.asarray(sol.col_dual, dtype=float),
-    )
-
-
 def _cut_lp(
     session: HighsSession, model: LinearModel, r: RootReport, left, stop_at: float | None
-) -> tuple | None:
+) -> _LP | None:
     """Steps 1 and 2: the LP relaxation, then MIR cut rounds on it (in place, warm) until
-    none is violated or only ``stop_at`` seconds are ``left()``; the last LP solved
-    (objective, values, reduced costs), or None when the first is not optimal."""
+    none is violated or only ``stop_at`` seconds are ``left()``; the last LP solved, or
+    None when the first is not optimal."""
     import highspy
 
-    n = len(model.variables)
-    session.h.changeColsIntegrality(
-        n, np.arange(n, dtype=np.int32), [highspy.HighsVarType.kContinuous] * n
-    )
+    relax(session)
     t0 = time.perf_counter()
-    lp = _lp(session, left())
+    lp = run_lp(session, left())
     r.lp_seconds = time.perf_counter() - t0
-    if lp is None:
+    if isinstance(lp, str):
         return None
-    r.lp_usd = lp[0]
+    r.lp_usd = lp.objective
     cuts = Cuts()
     while r.cut_rounds < MAX_ROOT_ROUNDS and (stop_at is None or left() > stop_at):
-        added = cuts.separate(model, lp[1])
+        added = cuts.separate(model, lp.values)
         if not added:
             break
         for row in added:
             session.add_row(row.coefs, row.rhs, highspy.kHighsInf)
-        again = _lp(session, left())
-        if again is None:  # out of time: the last LP's bound and duals stand
+        again = run_lp(session, left())
+        if isinstance(again, str):  # out of time: the last LP's bound and duals stand
             break
         lp = again
         r.cut_rounds += 1
     r.cut_seconds = time.perf_counter() - t0 - r.lp_seconds
-    r.cuts, r.bound_usd = len(cuts), lp[0]
+    r.cuts, r.bound_usd = len(cuts), lp.objective
     log.info("root: LP $%.0f, %d cuts, bound $%.0f", r.lp_usd, r.cuts, r.bound_usd)
     return lp
 
 
 def solve_at_root(
     compiled: Compiled, options: SolveOptions, started: float
-) -> tuple[LinearModel, SolveResult, RootReport] | None:
+) -> tuple[Compiled, LinearModel, SolveResult, RootReport] | None:
     """Steps 1-4 of the module docstring on the full model.
 
     ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
     holds from there (cuts until :data:`ROOT_CUTS_UNTIL` of it, the support's MIP half of
-    what is then left, :data:`RESERVE` kept for the plan and the verifier). Returns the
-    model (without its cuts: the plan's values are per column), the result with its gap
-    against the bound above, and the report; None when the LP relaxation is not solved to
+    what is then left, :data:`RESERVE` kept for the plan and the verifier). Returns, as
+    :func:`solver.columns.solve_by_columns` does, the compiled problem, the model (without
+    its cuts: the plan's values are per column), the result with its gap against the
+    bound above, and the report; None when the LP relaxation is not solved to
     optimality (the caller then solves the full MIP, which says why).
     """
     import highspy
@@ -169,7 +160,7 @@ def solve_at_root(
     lp = _cut_lp(session, model, r, left, None if limit is None else limit * (1 - ROOT_CUTS_UNTIL))
     if lp is None:
         return None
-    bound, values, reduced = lp
+    bound, values, reduced = lp.objective, lp.values, lp.col_dual
     v = model.variables
     cols = np.arange(len(v), dtype=np.int32)
     integer = session.integer
@@ -213,7 +204,7 @@ def solve_at_root(
         elif not best.has_solution:
             best = result
     if not best.has_solution:
-        return model, replace(best, solve_seconds=time.perf_counter() - t0), r
+        return compiled, model, replace(best, solve_seconds=time.perf_counter() - t0), r
     r.final_bound_usd = final_bound
     gap = relative_gap(best.objective, final_bound)
     proven = gap is not None and gap <= options.relative_gap * 1.0001
@@ -225,4 +216,4 @@ def solve_at_root(
         message="" if proven else "gap against the root LP bound with cuts",
         solve_seconds=time.perf_counter() - t0,
     )
-    return model, result, r
+    return compiled, model, result, r

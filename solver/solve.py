@@ -81,24 +81,21 @@ def solve_verified(
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
     solution = None
     # analyses that move prices (prune_dominated=False) need every option in the model
-    if solver in ("highs", "highspy") and prune_dominated and use_columns(compiled, method):
+    large = None
+    if solver in ("highs", "highspy") and prune_dominated:
+        if use_columns(compiled, method):
+            large = ("columns", solve_by_columns)
+        elif use_root(compiled, method):
+            large = ("root", solve_at_root)
+    if large is not None:
         remaining_time(options, time.perf_counter() - started, "compiling the problem")
-        by_columns = solve_by_columns(compiled, options, started)
-        if by_columns is not None:
-            sub, model, result, report = by_columns
-            compiled.report.columns = report.as_dict()
+        solved = large[1](compiled, options, started)
+        if solved is not None:
+            sub, model, result, report = solved
+            setattr(compiled.report, large[0], report.as_dict())
             compile_seconds = time.perf_counter() - started - result.solve_seconds
             if result.termination != Termination.INFEASIBLE:  # else: the full model says why
                 solution = Solution(sub, model, checked(result, compiled))
-    elif solver in ("highs", "highspy") and prune_dominated and use_root(compiled, method):
-        remaining_time(options, time.perf_counter() - started, "compiling the problem")
-        at_root = solve_at_root(compiled, options, started)
-        if at_root is not None:
-            model, result, report = at_root
-            compiled.report.root = report.as_dict()
-            compile_seconds = time.perf_counter() - started - result.solve_seconds
-            if result.termination != Termination.INFEASIBLE:  # else: the full model says why
-                solution = Solution(compiled, model, checked(result, compiled))
     if solution is None:
         model = build_model(compiled)
         compile_seconds = time.perf_counter() - started
