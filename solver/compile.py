@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -1098,6 +1098,33 @@ def compile_problem(
             catalog.resolve_accelerator(q.accelerator) if q.accelerator else None
             for q in problem.quotas
         ),
+    )
+
+
+def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled:
+    """``compiled`` with the cloud pools pruned that its own problem, prices and demand make
+    useless (:func:`prune_dominated_pools`), option ids unchanged.
+
+    Exact for that problem alone: an analysis that changes a price, a limit or the demand
+    compiles every option once, then prunes each variant it solves for itself. Pools in
+    ``keep`` are never pruned and never count as room (their price is about to move).
+    """
+    options = prune_dominated_pools(
+        compiled.options,
+        compiled.pools,
+        compiled.demand,
+        compiled.problem,
+        CompileReport(),
+        keep=keep,
+        bucket_capacity=compiled.bucket_capacity,
+    ).drop(columns=["_rps"], errors="ignore")
+    ids = options["option_id"]
+    th, bc = compiled.training_hours, compiled.bucket_capacity
+    return replace(
+        compiled,
+        options=options,
+        training_hours=th[th["option_id"].isin(ids)],
+        bucket_capacity=bc[bc["option_id"].isin(ids)],
     )
 
 

@@ -42,7 +42,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.backends import HighsSession, SolveOptions, get_backend
-from solver.compile import Compiled
+from solver.compile import Compiled, repruned
 from solver.errors import InfeasibleError, ProcureError
 from solver.model import (
     FAMILIES,
@@ -390,23 +390,7 @@ class _PoolPricer:
 
 def _pruned_keeping(compiled: Compiled, pool_id: str) -> Compiled:
     """``compiled`` with other pools pruned by dominance, ``pool_id`` kept apart."""
-    from solver.compile import CompileReport, prune_dominated_pools
-
-    options = prune_dominated_pools(
-        compiled.options,
-        compiled.pools,
-        compiled.demand,
-        compiled.problem,
-        CompileReport(),
-        keep=frozenset({pool_id}),
-        bucket_capacity=compiled.bucket_capacity,
-    )
-    kept = compiled.bucket_capacity["option_id"].isin(options["option_id"])
-    return replace(
-        compiled,
-        options=options.drop(columns=["_rps"], errors="ignore"),
-        bucket_capacity=compiled.bucket_capacity[kept],
-    )
+    return repruned(compiled, keep=frozenset({pool_id}))
 
 
 def _slopes_by_name(model: LinearModel, slopes: PriceSlopes, other: LinearModel) -> PriceSlopes:
@@ -881,7 +865,7 @@ def variant(compiled: Compiled, change: tuple) -> Compiled:
 def _point(compiled: Compiled, task: tuple) -> SweepPoint:
     """Solve one variant of a compiled problem; summarise it."""
     change, sweep, value, solver = task
-    compiled = variant(compiled, change)
+    compiled = repruned(variant(compiled, change))
     try:
         solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
     except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
