@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solver.catalog import Catalog, load_catalog
+from solver.inputs.catalog import Catalog, load_catalog
+from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.plan import Plan
-from solver.problem import Problem, load_problem, parse_problem
 
 
 def solve(
@@ -39,7 +39,7 @@ def solve(
         Bad input (file, field and fix), an infeasible problem (InfeasibleError, with the
         relaxations that would make it feasible) or no plan within the limit (NoPlanError).
     """
-    from solver.backends import SolveOptions
+    from solver.core.backends import SolveOptions
     from solver.solve import solve_problem
 
     if isinstance(problem, str | Path):

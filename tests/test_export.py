@@ -17,9 +17,10 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, offering, serve
-from solver.catalog import load_catalog
 from solver.cli import app, plan_json
-from solver.export import (
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem, parse_problem
+from solver.outputs.export import (
     CHARGE_CATEGORIES,
     FOCUS_REQUIRED,
     focus_frame,
@@ -28,7 +29,6 @@ from solver.export import (
     provider_orders,
     validate_focus,
 )
-from solver.problem import load_problem, parse_problem
 from solver.solve import solve_problem
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)
