@@ -52,7 +52,7 @@ OLD_PATHS: dict[str, str | tuple[str, ...]] = {
     "solver.stochastic": "solver.analyses.stochastic",
     "solver.estimate": "solver.analyses.estimate",
     "solver.calibrate": "solver.analyses.calibrate",
-    "solver.changes": "solver.analyses.changes",
+    "solver.changes": ("solver.analyses.resolve", "solver.analyses.diff"),
     "solver.report": "solver.outputs.report",
     "solver.export": "solver.outputs.export",
     "solver.notebook": "solver.outputs.notebook",

@@ -16,7 +16,8 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, SHARED_DATA, offering, problem, serve, units
-from solver.analyses.changes import diff_plans, prices_of_catalog, rebase, resolve
+from solver.analyses.diff import diff_plans, prices_of_catalog
+from solver.analyses.resolve import rebase, resolve
 from solver.cli import app
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog

@@ -1367,7 +1367,7 @@ def resolve_cmd(
     """Prices changed: re-solve from where we stand, and say what changed and why."""
 
     def body() -> None:
-        from solver.analyses.changes import resolve
+        from solver.analyses.resolve import resolve
         from solver.core.backends import SolveOptions
 
         _check_format(format, "table", "json")
@@ -1594,7 +1594,7 @@ def diff_cmd(
     """
 
     def body() -> None:
-        from solver.analyses.changes import diff_plans, prices_of_catalog
+        from solver.analyses.diff import diff_plans, prices_of_catalog
 
         _check_format(format, "table", "json", "markdown")
         before, after = _load_plan(old)[0], _load_plan(new)[0]
