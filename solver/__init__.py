@@ -54,7 +54,7 @@ OLD_PATHS: dict[str, str | tuple[str, ...]] = {
     "solver.calibrate": "solver.analyses.calibrate",
     "solver.changes": ("solver.analyses.resolve", "solver.analyses.diff"),
     "solver.report": "solver.outputs.report",
-    "solver.export": "solver.outputs.export",
+    "solver.export": ("solver.outputs.orders", "solver.outputs.focus"),
     "solver.notebook": "solver.outputs.notebook",
 }
 

@@ -266,7 +266,7 @@ def test_a_provider_named_summary_keeps_its_own_sheet(tmp_path):
     from solver.inputs.catalog import load_catalog
     from solver.inputs.problem import parse_problem
     from solver.inputs.yamlio import load_yaml
-    from solver.outputs.export import orders_xlsx
+    from solver.outputs.orders import orders_xlsx
     from solver.solve import solve_problem
 
     rows = [offering("h1", "h100-sxm", 1, 4.0, provider="summary")]

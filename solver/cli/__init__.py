@@ -1673,15 +1673,8 @@ def export_cmd(
     def body() -> None:
         from datetime import date
 
-        from solver.outputs.export import (
-            focus_csv,
-            focus_frame,
-            hardware_order,
-            orders_combined,
-            orders_csv,
-            orders_xlsx,
-            validate_focus,
-        )
+        from solver.outputs.focus import focus_csv, focus_frame, validate_focus
+        from solver.outputs.orders import hardware_order, orders_combined, orders_csv, orders_xlsx
 
         _check_format(format, "csv", "xlsx", "focus")
         check_output_dir(out, force=force)

@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 
 from solver.analyses.sensitivity import BreakEven, SensitivityReport, SweepPoint
 from solver.analyses.stochastic import StochasticPlan
-from solver.outputs.export import _stable_zip
 from solver.outputs.files import workbook
+from solver.outputs.orders import _stable_zip
 from solver.plan import Plan
 
 

@@ -28,7 +28,7 @@ def first_of_next_month(today: date) -> date:
 
 def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> list[CashFlowMonth]:
     """The plan's cash flow by calendar month from ``start`` (see the module docstring)."""
-    from solver.outputs.export import focus_frame
+    from solver.outputs.focus import focus_frame
 
     frame = focus_frame(plan, problem, catalog, start)
     if frame.empty:
