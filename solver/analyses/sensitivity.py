@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from solver.analyses.runner import run_tasks
 from solver.core.backends import HighsSession, SolveOptions, get_backend
 from solver.core.compile import Compiled
 from solver.core.model import (
@@ -710,7 +710,7 @@ def break_even_prices(
         solver,
         warm,
     )
-    results = run_tasks(
+    results = _run_tasks(
         _break_even_task,
         groups,
         shared=shared,
@@ -777,92 +777,12 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
 # ------------------------------------------------------------------ sweeps
 
 
-_SHARED: object = None  # what every task of a local process pool reads (see run_tasks)
-
-
-def _set_shared(shared: object) -> None:
-    global _SHARED
-    _SHARED = shared
-
-
-def _with_shared(args: tuple):
-    fn, task = args
-    return fn(_SHARED, task)
-
-
-def _apply(fn: Callable, shared: object, task: object):
-    return fn(shared, task)
-
-
-def run_tasks(
-    fn: Callable,
-    tasks: list,
-    *,
-    shared: object = None,
-    workers: int = 1,
-    scheduler: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    deadline: float | None = None,
-) -> list:
-    """Run ``fn(shared, task)`` over ``tasks``: serially, in local processes, or on Dask.
-
-    ``shared`` (the compiled problem, say) is sent to each process or Dask worker once;
-    each task carries only what differs.
-
-    Parameters
-    ----------
-    workers
-        Local processes (1: in this process).
-    scheduler
-        A ``dask.distributed`` scheduler address (``tcp://host:8786``) or a Client;
-        when given, tasks run on that cluster.
-    progress
-        Called with (done, total) after each task finishes.
-    deadline
-        A ``time.perf_counter()`` time after which no further task starts (in this
-        process; a pool or cluster runs what it was given): those results are None.
-
-    Returns
-    -------
-    list
-        The results in the order of ``tasks``, whatever the order they finished in.
-    """
+def _run_tasks(fn: Callable, tasks: list, *, shared: object = None, **run) -> list:
+    """:func:`solver.analyses.runner.run_tasks`, refusing a compiled problem pruned of
+    its dominated options (price, demand and limit analyses need every option)."""
     if isinstance(shared, Compiled):
         _unpruned(shared)
-    total = len(tasks)
-    out: list = [None] * total
-    if scheduler is not None:
-        from dask.distributed import Client, as_completed
-
-        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-        try:
-            on_workers = client.scatter(shared, broadcast=True)
-            futures = [client.submit(_apply, fn, on_workers, t, pure=False) for t in tasks]
-            index = {f.key: i for i, f in enumerate(futures)}
-            for done, future in enumerate(as_completed(futures), start=1):
-                out[index[future.key]] = future.result()
-                if progress:
-                    progress(done, total)
-        finally:
-            if not isinstance(scheduler, Client):
-                client.close()
-        return out
-    if workers <= 1 or total <= 1:
-        for i, task in enumerate(tasks):
-            if deadline is not None and time.perf_counter() > deadline:
-                break
-            out[i] = fn(shared, task)
-            if progress:
-                progress(i + 1, total)
-        return out
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_set_shared, initargs=(shared,)
-    ) as pool:
-        for i, result in enumerate(pool.map(_with_shared, [(fn, t) for t in tasks])):
-            out[i] = result
-            if progress:
-                progress(i + 1, total)
-    return out
+    return run_tasks(fn, tasks, shared=shared, **run)
 
 
 def variant(compiled: Compiled, change: tuple) -> Compiled:
@@ -913,7 +833,7 @@ def carbon_frontier(
     compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
-    ends = run_tasks(
+    ends = _run_tasks(
         _point,
         [
             (
@@ -945,7 +865,7 @@ def carbon_frontier(
         )
         for c in caps
     ]
-    return run_tasks(_point, tasks, shared=compiled, **run)
+    return _run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def budget_sweep(
@@ -965,7 +885,7 @@ def budget_sweep(
         )
         for b in budgets_usd
     ]
-    return run_tasks(_point, tasks, shared=compiled, **run)
+    return _run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
@@ -980,7 +900,7 @@ def demand_sweep(
 ) -> list[SweepPoint]:
     """Cost versus demand growth (every inference demand scaled)."""
     tasks = [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
-    return run_tasks(_point, tasks, shared=compiled, **run)
+    return _run_tasks(_point, tasks, shared=compiled, **run)
 
 
 def price_scenarios(
@@ -1003,7 +923,7 @@ def price_scenarios(
         (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
         for s in range(n)
     ]
-    points = run_tasks(_point, tasks, shared=compiled, **run)
+    points = _run_tasks(_point, tasks, shared=compiled, **run)
     ok = [p for p in points if p.total_cost_usd is not None]
     share: dict[str, float] = {}
     for p in ok:

@@ -618,7 +618,7 @@ def _scenario_task(shared, task):
 
 
 def _run(setup: _Setup, tasks: list, solver, options, workers, scheduler) -> list:
-    from solver.analyses.sensitivity import run_tasks
+    from solver.analyses.runner import run_tasks
 
     shared = (setup.compiled, setup.models, solver, options)
     return run_tasks(_scenario_task, tasks, shared=shared, workers=workers, scheduler=scheduler)
@@ -856,7 +856,7 @@ def _benders(setup: _Setup, solver, options, workers, scheduler):
     t0, candidate, cuts, priced = time.perf_counter(), ev.first, [], []
     best, best_cost, eev, iterations = None, np.inf, None, 0
     shared = (setup.compiled, setup.models, solver, options)
-    from solver.analyses.sensitivity import run_tasks
+    from solver.analyses.runner import run_tasks
 
     while candidate is not None and iterations < MAX_BENDERS_ITERATIONS:
         iterations += 1
