@@ -1,4 +1,5 @@
-"""One-line entry point for notebooks and scripts: ``from solver.api import solve``.
+"""One-line entry point for notebooks and scripts: ``from solver.api import solve``
+(and ``load_plan``: a saved plan file, re-verified against its problem and catalog).
 
 The same path as ``procure solve``: load (or take) the problem and the catalog,
 compile, solve, verify, and return the verified :class:`~solver.plan.Plan` (with its
@@ -12,6 +13,9 @@ from pathlib import Path
 from solver.inputs.catalog import Catalog, load_catalog
 from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.plan import Plan
+from solver.trust.planfile import load_plan
+
+__all__ = ["load_plan", "solve"]
 
 
 def solve(

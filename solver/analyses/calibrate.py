@@ -37,7 +37,6 @@ import yaml
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
-from solver.outputs.files import csv_text
 from solver.physics import calibration_factor
 
 # Request-size buckets (tokens): the edges Mélange profiles on (Griggs et al. 2024,
@@ -908,11 +907,6 @@ def profiles_yaml(calibration: Calibration, sources: Sequence[str]) -> str:
         width=100_000,
     )
     return head + body
-
-
-def factors_csv(calibration: Calibration) -> str:
-    """``factors.csv``: one row per accelerator and runtime."""
-    return csv_text(calibration.factors)
 
 
 def calibration_json(calibration: Calibration) -> str:

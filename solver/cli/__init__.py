@@ -1050,157 +1050,6 @@ def schema() -> None:
 # --------------------------------------------------------------------------- resolve, diff, export
 
 
-_PLAN_FIX = "use a plan written by procure solve --format json (or resolve --plan-out), unedited"
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text} is out of range")
-    return value
-
-
-def _no_constant(text: str) -> float:
-    raise ValueError(f"{text} is not a number a plan may hold")
-
-
-def _read_plan_file(path: Path):
-    """The plan in a JSON file, refused unless it is a plan procure can act on: solved to
-    a plan, verified, and carrying the inputs it was solved for."""
-    from pydantic import ValidationError
-
-    from solver.plan import Plan
-
-    where = str(path)
-    if not path.is_file():
-        raise ProcureError(
-            "plan file not found" if not path.exists() else "the plan path is not a file",
-            file=where,
-            fix="write one with: procure solve PROBLEM --format json --out PLAN.json",
-        )
-    try:
-        data = json.loads(
-            path.read_text(encoding="utf-8"),
-            parse_float=_finite_float,
-            parse_constant=_no_constant,
-        )
-    except UnicodeDecodeError:
-        raise ProcureError("not a text file", file=where, fix=_PLAN_FIX) from None
-    except json.JSONDecodeError as exc:
-        raise ProcureError(
-            f"not JSON: {exc.msg}", file=where, field=f"line {exc.lineno}", fix=_PLAN_FIX
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        raise ProcureError(f"not a plan: {exc}", file=where, fix=_PLAN_FIX) from None
-    try:
-        plan = Plan.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ProcureError(
-            f"not a procure plan: {first['msg']}",
-            file=where,
-            field=".".join(str(p) for p in first["loc"]) or None,
-            fix=_PLAN_FIX,
-        ) from None
-    if plan.status not in ("optimal", "feasible"):
-        raise ProcureError(
-            f"the plan's status is {plan.status!r}: there is nothing to act on",
-            file=where,
-            field="status",
-            fix="solve the problem until it has a plan (optimal or feasible)",
-        )
-    if not plan.verified:
-        raise ProcureError(
-            "the plan is not verified (verified: false); procure acts only on verified plans",
-            file=where,
-            field="verified",
-            fix=_PLAN_FIX,
-        )
-    if plan.inputs is None:
-        raise ProcureError(
-            "the plan does not say what problem and catalog it was solved for (no inputs)",
-            file=where,
-            field="inputs",
-            fix="re-solve it with this version: procure solve PROBLEM --format json --out PLAN",
-        )
-    return plan
-
-
-def _load_plan(
-    path: Path,
-    *,
-    problem: Path | None = None,
-    catalog: Path | None = None,
-):
-    """Read a plan and re-verify it against the problem and catalog it was solved for.
-
-    A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
-    verified, was solved to a plan (optimal or feasible), carries the digests of its
-    inputs, those match the problem and catalog (``problem``/``catalog`` when given,
-    else the problem the plan carries and the catalog folder it names), and the
-    independent verifier passes it again. Anything else is refused.
-
-    Returns
-    -------
-    (Plan, Problem, Catalog)
-    """
-    from solver.inputs.problem import load_problem, parse_problem
-    from solver.plan import Check, input_digests
-    from solver.trust.verify import verify_plan
-
-    where = str(path)
-    plan = _read_plan_file(path)
-    inputs = plan.inputs
-    if problem is not None:
-        prob = load_problem(problem)
-        wrong_problem = f"the plan was solved for another problem than {problem}"
-    else:
-        try:
-            prob = parse_problem(inputs.problem, file=f"{where} (inputs.problem)")
-        except ProcureError:
-            raise ProcureError(
-                "the problem the plan carries is not a valid problem",
-                file=where,
-                field="inputs.problem",
-                fix=_PLAN_FIX,
-            ) from None
-        wrong_problem = "the problem the plan carries was edited (its digest does not match)"
-    recorded = None if inputs.catalog_dir is None else Path(inputs.catalog_dir)
-    cat = _load_catalog(catalog if catalog is not None else recorded)
-    if _recorded_catalog(catalog, inputs):
-        for applied in inputs.prices:  # a re-solved plan: the price files, in order
-            cat = _apply_price_file(cat, **{**applied, "prices": Path(applied["prices"])}).catalog
-    digests = input_digests(prob, cat)
-    if digests.problem_sha256 != inputs.problem_sha256:
-        raise ProcureError(
-            wrong_problem,
-            file=where,
-            field="inputs.problem_sha256",
-            fix="pass the problem the plan was solved for (--problem), or re-solve this one",
-        )
-    if digests.catalog_sha256 != inputs.catalog_sha256:
-        raise ProcureError(
-            "the plan was solved with another catalog (or its prices changed since)",
-            file=where,
-            field="inputs.catalog_sha256",
-            fix="pass the catalog folder it was solved with (--catalog), or re-solve the plan",
-        )
-    try:
-        checks = verify_plan(plan, prob, cat)
-    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:
-        # an edited plan can hold what a solved one never does; it is refused, not shown
-        checks = [Check(name="plan readable", ok=False, detail=str(exc))]
-    failed = [c for c in checks if not c.ok]
-    if failed:
-        first = failed[0]
-        raise ProcureError(
-            f"the plan does not verify against its problem and catalog ({len(failed)} "
-            f"failed checks; first: {first.name}: {first.detail})",
-            file=where,
-            fix=_PLAN_FIX,
-        )
-    return plan, prob, cat
-
 
 def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | None:
     """--as-of as a period name: a name is kept; a date (YYYY-MM or YYYY-MM-DD) names the
@@ -1232,13 +1081,6 @@ def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | N
         field="--as-of",
         fix="give a month inside the plan, or a period name",
     )
-
-
-def _recorded_catalog(catalog: Path | None, inputs) -> bool:
-    """Whether ``--catalog`` (None = not given) names the folder a plan was solved over."""
-    if catalog is None:
-        return True
-    return inputs.catalog_dir is not None and catalog.resolve() == Path(inputs.catalog_dir)
 
 
 def _with_paths(plan, problem_file: Path | None, catalog, prices: list[dict] | None = None):
@@ -1285,24 +1127,6 @@ AcceptOpt = Annotated[
     bool,
     typer.Option("--accept-suspicious", help="Take prices that move by more than --max-factor"),
 ]
-
-
-def _apply_price_file(
-    cat, prices: Path, fmt: str, provider, price_date, max_factor, accept, add_new
-):
-    """The catalog with a price file applied (and the report of what moved)."""
-    from solver.inputs.prices import apply_prices, read_price_update
-
-    update = read_price_update(
-        prices,
-        format=fmt,
-        provider=provider,
-        price_date=price_date,
-        known_providers=set(cat.offerings["provider"]),
-    )
-    return apply_prices(
-        cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new
-    )
 
 
 @app.command("resolve")
@@ -1369,13 +1193,14 @@ def resolve_cmd(
     def body() -> None:
         from solver.analyses.resolve import resolve
         from solver.core.backends import SolveOptions
+        from solver.trust.planfile import apply_price_file, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
         _check_distinct_outputs([plan_out, problem_out, out], force)
-        base, prob, old_cat = _load_plan(baseline, problem=problem, catalog=catalog)
+        base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
         try:
-            repriced = _apply_price_file(
+            repriced = apply_price_file(
                 old_cat,
                 prices,
                 prices_format,
@@ -1522,7 +1347,9 @@ def _with_price_trail(result, base, catalog: Path | None, problem_out: Path | No
     price file applied to it in order (the baseline's, then this one)."""
     from dataclasses import replace
 
-    trail = [*(base.inputs.prices if _recorded_catalog(catalog, base.inputs) else []), applied]
+    from solver.trust.planfile import recorded_catalog
+
+    trail = [*(base.inputs.prices if recorded_catalog(catalog, base.inputs) else []), applied]
     catalog_dir = catalog if catalog is not None else base.inputs.catalog_dir
     return replace(result, plan=_with_paths(result.plan, problem_out, catalog_dir, trail))
 
@@ -1595,9 +1422,10 @@ def diff_cmd(
 
     def body() -> None:
         from solver.analyses.diff import diff_plans, prices_of_catalog
+        from solver.trust.planfile import apply_price_file, load_plan
 
         _check_format(format, "table", "json", "markdown")
-        before, after = _load_plan(old)[0], _load_plan(new)[0]
+        before, after = load_plan(old)[0], load_plan(new)[0]
         if before.problem != after.problem:
             raise ProcureError(
                 f"the plans are for different problems ({before.problem!r} and "
@@ -1608,7 +1436,7 @@ def diff_cmd(
         new_prices = None
         if prices is not None:
             try:
-                repriced = _apply_price_file(
+                repriced = apply_price_file(
                     _load_catalog(catalog),
                     prices,
                     prices_format,
@@ -1675,10 +1503,11 @@ def export_cmd(
 
         from solver.outputs.focus import focus_csv, focus_frame, validate_focus
         from solver.outputs.orders import hardware_order, orders_combined, orders_csv, orders_xlsx
+        from solver.trust.planfile import load_plan
 
         _check_format(format, "csv", "xlsx", "focus")
         check_output_dir(out, force=force)
-        the_plan, prob, cat = _load_plan(plan, problem=problem, catalog=catalog)
+        the_plan, prob, cat = load_plan(plan, problem=problem, catalog=catalog)
         files: dict[str, str | bytes] = {}
         if format == "focus":
             try:
@@ -1786,7 +1615,6 @@ def calibrate_cmd(
         from solver.analyses.calibrate import (
             calibrate,
             calibration_json,
-            factors_csv,
             parse_accelerator_options,
             profiles_yaml,
         )
@@ -1817,7 +1645,7 @@ def calibrate_cmd(
         if out is not None:
             written = {
                 "profiles.yaml": profiles_yaml(result, [t[0] for t in texts]),
-                "factors.csv": factors_csv(result),
+                "factors.csv": csv_text(result.factors),  # neutralised cells
             }
             check_output_dir(out, list(written), force=force)
             write_files_together(out, written)
