@@ -17,7 +17,8 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, offering, serve
-from solver.cli import app, plan_json
+from solver.cli import app
+from solver.cli.solve import plan_json
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem, parse_problem
 from solver.outputs.focus import CHARGE_CATEGORIES, FOCUS_REQUIRED, focus_frame, validate_focus
