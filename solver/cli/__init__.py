@@ -22,6 +22,7 @@ from solver.cli import catalog  # noqa: F401
 from solver.cli import changes  # noqa: F401
 from solver.cli import export  # noqa: F401
 from solver.cli import calibrate  # noqa: F401
+
 # isort: on
 from solver.cli.common import (
     EXIT_BUG,

@@ -66,7 +66,6 @@ def _period_months(problem: Problem) -> tuple[dict[str, float], dict[str, float]
     return start, months, float(sum(months.values()))
 
 
-
 # --------------------------------------------------------------------------- FOCUS
 
 #: Columns FOCUS 1.2 says MUST be present in every dataset.
