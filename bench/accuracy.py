@@ -184,7 +184,7 @@ RUNTIME_BY_SOURCE = {
 
 def predict_inference(catalog, row: dict[str, str]) -> float:
     """The estimate's figure in the row's unit (see module doc)."""
-    from solver.estimate import estimate_inference
+    from solver.analyses.estimate import estimate_inference
 
     notes = row["notes"]
     tp = _opt_int(row["tp_degree"]) or 1
@@ -214,7 +214,7 @@ def predict_inference(catalog, row: dict[str, str]) -> float:
 
 def predict_training(catalog, row: dict[str, str]) -> float:
     """The estimate's MFU at that scale, or tokens/s per accelerator."""
-    from solver.estimate import estimate_training
+    from solver.analyses.estimate import estimate_training
 
     n = int(float(row["n_accelerators"]))
     tokens = _opt_float(row["tokens"]) or DEFAULT_TRAINING_TOKENS
@@ -316,8 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        from solver.catalog import load_catalog
-        from solver.estimate import estimate_inference, estimate_training  # noqa: F401
+        from solver.analyses.estimate import estimate_inference, estimate_training  # noqa: F401
+        from solver.inputs.catalog import load_catalog
     except ImportError as exc:
         print(f"cannot import the estimator: {exc}", file=sys.stderr)
         return 1

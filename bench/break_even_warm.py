@@ -17,12 +17,12 @@ import random
 import time
 from pathlib import Path
 
-from solver.backends import SolveOptions
-from solver.catalog import load_catalog
-from solver.compile import compile_problem
-from solver.model import build_model
-from solver.problem import load_problem
-from solver.sensitivity import break_even_candidates, break_even_prices
+from solver.analyses.sensitivity import break_even_candidates, break_even_prices
+from solver.core.backends import SolveOptions
+from solver.core.compile import compile_problem
+from solver.core.model import build_model
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem
 from solver.solve import optimise
 
 ROOT = Path(__file__).resolve().parents[1]

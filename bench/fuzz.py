@@ -280,10 +280,10 @@ def run_one(family: str, rng: random.Random, work: Path, base_cat: Path, tally: 
 
 
 def _run_plan_case(rng: random.Random, work: Path, cat: Path, text: str, tally: Tally) -> None:
-    from solver.catalog import load_catalog
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import parse_problem
     from solver.plan import Plan
-    from solver.problem import parse_problem
-    from solver.verify import verify_plan
+    from solver.trust.verify import verify_plan
 
     prob = work / "p.yaml"
     prob.write_text(text)

@@ -17,8 +17,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from solver.catalog import Catalog, load_catalog
-from solver.problem import Problem, parse_problem
+from solver.inputs.catalog import Catalog, load_catalog
+from solver.inputs.problem import Problem, parse_problem
 
 PRICE_COLUMNS = [
     "on_demand_usd_per_hour",

@@ -16,10 +16,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
-from solver.catalog import load_catalog
-from solver.compile import compile_problem
-from solver.problem import load_problem
-from solver.sensitivity import price_scenarios
+from solver.analyses.sensitivity import price_scenarios
+from solver.core.compile import compile_problem
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

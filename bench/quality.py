@@ -46,12 +46,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from solver.backends import SolveOptions
-from solver.catalog import Catalog, load_catalog
-from solver.compile import build_pools
+from solver.core.backends import SolveOptions
+from solver.core.compile import build_pools
 from solver.errors import InfeasibleError, ProcureError
-from solver.plan import Plan
-from solver.problem import (
+from solver.inputs.catalog import Catalog, load_catalog
+from solver.inputs.problem import (
     BatchInferenceWorkload,
     InferenceWorkload,
     Problem,
@@ -59,6 +58,7 @@ from solver.problem import (
     load_problem,
     parse_problem,
 )
+from solver.plan import Plan
 from solver.solve import solve_problem
 
 ROOT = Path(__file__).resolve().parents[1]

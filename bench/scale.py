@@ -73,7 +73,7 @@ def end_to_end_run(
     sys.path.insert(0, str(HERE))
     from generate import generated_problem, scaled_catalog
 
-    from solver.backends import SolveOptions
+    from solver.core.backends import SolveOptions
     from solver.solve import solve_verified
 
     catalog = scaled_catalog(n_offerings)
@@ -92,7 +92,7 @@ def end_to_end_run(
     root = solution.compiled.report.root
     path = "columns" if c else "root" if root else "full"
     if not c:  # the full model: its LP relaxation, timed after the run
-        from solver.columns import _solve_lp
+        from solver.core.columns import _solve_lp
 
         t1 = time.perf_counter()
         lp = _solve_lp(solution.model, limit)
@@ -137,9 +137,9 @@ def one_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, ga
     sys.path.insert(0, str(HERE))
     from generate import generated_problem, scaled_catalog
 
-    from solver.backends import SolveOptions, get_backend
-    from solver.compile import compile_problem
-    from solver.model import build_model
+    from solver.core.backends import SolveOptions, get_backend
+    from solver.core.compile import compile_problem
+    from solver.core.model import build_model
 
     catalog = scaled_catalog(n_offerings)
     problem = generated_problem(n_workloads, n_periods)
@@ -152,7 +152,7 @@ def one_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, ga
     t3 = time.perf_counter()
     relaxed = model.variables.copy()
     relaxed["integer"] = False
-    from solver.model import LinearModel
+    from solver.core.model import LinearModel
 
     lp = LinearModel(relaxed, model.rows, model.objective, model.expressions)
     t4 = time.perf_counter()

@@ -11,13 +11,13 @@ import statistics
 import time
 from pathlib import Path
 
-from solver.backends import SolveOptions
-from solver.catalog import load_catalog
-from solver.compile import compile_problem
-from solver.model import build_model
-from solver.problem import load_problem
+from solver.core.backends import SolveOptions
+from solver.core.compile import compile_problem
+from solver.core.model import build_model
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem
 from solver.solve import solve_compiled
-from solver.verify import verify_plan
+from solver.trust.verify import verify_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

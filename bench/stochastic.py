@@ -14,10 +14,10 @@ import argparse
 import time
 from pathlib import Path
 
-from solver.backends import SolveOptions
-from solver.catalog import load_catalog
-from solver.problem import Uncertainty, load_problem
-from solver.stochastic import solve_stochastic
+from solver.analyses.stochastic import solve_stochastic
+from solver.core.backends import SolveOptions
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import Uncertainty, load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

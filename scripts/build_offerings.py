@@ -74,7 +74,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solver.importers.skypilot import (  # noqa: E402
+from solver.inputs.importers.skypilot import (  # noqa: E402
     OFFERING_COLUMNS,
     default_availability_cap,
     read_skypilot_vms,

@@ -1,4 +1,5 @@
-"""One-line entry point for notebooks and scripts: ``from solver.api import solve``.
+"""One-line entry point for notebooks and scripts: ``from solver.api import solve``
+(and ``load_plan``: a saved plan file, re-verified against its problem and catalog).
 
 The same path as ``procure solve``: load (or take) the problem and the catalog,
 compile, solve, verify, and return the verified :class:`~solver.plan.Plan` (with its
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solver.catalog import Catalog, load_catalog
+from solver.inputs.catalog import Catalog, load_catalog
+from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.plan import Plan
-from solver.problem import Problem, load_problem, parse_problem
+from solver.trust.planfile import load_plan
+
+__all__ = ["load_plan", "solve"]
 
 
 def solve(
@@ -39,7 +43,7 @@ def solve(
         Bad input (file, field and fix), an infeasible problem (InfeasibleError, with the
         relaxations that would make it feasible) or no plan within the limit (NoPlanError).
     """
-    from solver.backends import SolveOptions
+    from solver.core.backends import SolveOptions
     from solver.solve import solve_problem
 
     if isinstance(problem, str | Path):

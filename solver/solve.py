@@ -9,16 +9,16 @@ import time
 from dataclasses import dataclass, replace
 from datetime import date
 
-from solver.backends import SolveOptions, SolveResult, Termination, get_backend
-from solver.catalog import Catalog
-from solver.columns import solve_by_columns, use_columns
-from solver.compile import Compiled, compile_problem
+from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
+from solver.core.columns import solve_by_columns, use_columns
+from solver.core.compile import Compiled, compile_problem
+from solver.core.model import LinearModel, build_model, has_second_stage, second_stage
+from solver.core.root import solve_at_root, use_root
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
-from solver.model import LinearModel, build_model, has_second_stage, second_stage
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
-from solver.problem import Problem
-from solver.root import solve_at_root, use_root
-from solver.verify import verify_plan
+from solver.trust.verify import verify_plan
 
 
 class VerificationError(ProcureError):
@@ -129,7 +129,7 @@ def solve_verified(
 def with_cash_flow(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
     """The plan with its calendar: ``start_date`` (the problem's ``start``, else the first
     of next month) and the monthly ``cash_flow``."""
-    from solver.cashflow import cash_flow, first_of_next_month
+    from solver.plan.cashflow import cash_flow, first_of_next_month
 
     start = problem.start or first_of_next_month(date.today())
     return plan.model_copy(
@@ -145,7 +145,7 @@ def explained(
     exc: InfeasibleError, problem: Problem, catalog: Catalog, compiled: Compiled | None
 ) -> InfeasibleError:
     """The infeasibility error with the smallest relaxations that would make it feasible."""
-    from solver.infeasibility import explain_infeasibility
+    from solver.trust.infeasibility import explain_infeasibility
 
     alternatives = explain_infeasibility(problem, catalog, compiled).sentences()
     if not alternatives:

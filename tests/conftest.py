@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from solver.catalog import SCHEMAS, load_catalog
-from solver.model import Expression, LinearModel, Row
-from solver.problem import parse_problem
+from solver.core.model import Expression, LinearModel, Row
+from solver.inputs.catalog import SCHEMAS, load_catalog
+from solver.inputs.problem import parse_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

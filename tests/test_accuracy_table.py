@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.catalog import load_catalog
+from solver.inputs.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"

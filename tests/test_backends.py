@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import knapsack_cover
-from solver.backends import SolveOptions, Termination, get_backend
+from solver.core.backends import SolveOptions, Termination, get_backend
+from solver.core.model import Row
 from solver.errors import ProcureError
-from solver.model import Row
 
 
 @pytest.mark.parametrize("name", ["highs", "cbc", "highspy"])
@@ -69,7 +69,7 @@ def test_a_mip_has_no_duals():
 
 
 def test_warm_session_changes_costs_and_starts_from_a_plan():
-    from solver.backends import HighsSession
+    from solver.core.backends import HighsSession
 
     session = HighsSession(knapsack_cover())
     first = session.solve(SolveOptions())

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from conftest import knapsack_cover
-from solver.backends import BACKENDS, SolveOptions, SolveResult, Termination
-from solver.backends.ortools_backend import OrtoolsBackend, integer_bounds
-from solver.model import Expression, LinearModel, Row
+from solver.core.backends import BACKENDS, SolveOptions, SolveResult, Termination
+from solver.core.backends.ortools_backend import OrtoolsBackend, integer_bounds
+from solver.core.model import Expression, LinearModel, Row
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = SolveOptions()  # relative gap 1e-4: "the same optimum" means within it
@@ -279,10 +279,10 @@ SEED_BACKENDS = ["highs", "highspy", "cbc", "scip"]
 
 @pytest.fixture(scope="module")
 def seed_model() -> LinearModel:
-    from solver.catalog import load_catalog
-    from solver.compile import compile_problem
-    from solver.model import build_model
-    from solver.problem import LoadBlock, load_problem
+    from solver.core.compile import compile_problem
+    from solver.core.model import build_model
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import LoadBlock, load_problem
 
     problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
     # The point here is backend agreement, not the daily load curve: one 24 h block at the

@@ -21,7 +21,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, SHARED_DATA
-from solver.calibrate import (
+from solver.analyses.calibrate import (
     BUCKET_EDGES_TOKENS,
     bucket_index,
     bucket_midpoints,
@@ -31,11 +31,11 @@ from solver.calibrate import (
     parse_accelerator_options,
     read_measurements,
 )
-from solver.catalog import load_catalog
+from solver.analyses.estimate import estimate_inference
 from solver.cli import app
 from solver.errors import ProcureError
-from solver.estimate import estimate_inference
-from solver.problem import InferenceWorkload
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import InferenceWorkload
 
 DATA = Path(__file__).resolve().parent / "data"
 VLLM_RESULT = DATA / "vllm-infqps-concurrency4-Llama-2-7b-hf-20250301-120000.json"

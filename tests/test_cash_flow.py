@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import CHAT_WORKLOAD, offering, write_catalog
-from solver.cashflow import first_of_next_month
 from solver.cli import app
+from solver.plan.cashflow import first_of_next_month
 
 runner = CliRunner()
 
@@ -186,10 +186,10 @@ def test_without_a_start_a_month_is_730_hours(tmp_path):
 def test_the_verifier_counts_the_calendar_on_its_own(tmp_path):
     # a plan billed at 730 h for February 2027 is refused: the verifier's own calendar
     # says 672 h
-    from solver.catalog import load_catalog
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import load_problem
     from solver.plan import Plan
-    from solver.problem import load_problem
-    from solver.verify import verify_plan
+    from solver.trust.verify import verify_plan
 
     data, _, prob, cat = _february(tmp_path, "start: 2027-02")
     plan = Plan.model_validate(data)

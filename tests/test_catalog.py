@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, TINY_REGIONS, offering, write_catalog
-from solver.catalog import load_catalog
 from solver.errors import ProcureError
+from solver.inputs.catalog import load_catalog
 
 OFFERINGS = [offering("h1", "h100-sxm", 1, 4.0, spot=2.0), offering("l4", "l4", 1, 1.0)]
 
@@ -223,7 +223,7 @@ def test_offering_provider_missing_from_providers_csv_is_refused(tmp_path):
 
 
 def test_unknown_min_tier_in_a_problem_is_refused():
-    from solver.problem import parse_problem
+    from solver.inputs.problem import parse_problem
 
     data = dict(TIER_PROBLEM, min_tier="datacentre")
     with pytest.raises(ProcureError) as err:
@@ -232,10 +232,10 @@ def test_unknown_min_tier_in_a_problem_is_refused():
 
 
 def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
-    from solver.compile import _requirement_mask, build_pools
-    from solver.problem import parse_problem
+    from solver.core.compile import _requirement_mask, build_pools
+    from solver.inputs.problem import parse_problem
     from solver.solve import solve_problem
-    from solver.verify import verify_plan
+    from solver.trust.verify import verify_plan
 
     cat = load_catalog(tier_catalog(tmp_path))
     problem = parse_problem(TIER_PROBLEM)

@@ -16,13 +16,14 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, SHARED_DATA, offering, problem, serve, units
-from solver.catalog import load_catalog
-from solver.changes import diff_plans, prices_of_catalog, rebase, resolve
+from solver.analyses.diff import diff_plans, prices_of_catalog
+from solver.analyses.resolve import rebase, resolve
 from solver.cli import app
 from solver.errors import ProcureError
+from solver.inputs.catalog import load_catalog
+from solver.inputs.prices import apply_prices, read_price_update
+from solver.inputs.problem import parse_problem
 from solver.plan import LineItem, Plan, Totals
-from solver.prices import apply_prices, read_price_update
-from solver.problem import parse_problem
 from solver.solve import solve_problem
 
 HOURS = 730.0

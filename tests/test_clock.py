@@ -7,7 +7,7 @@ from datetime import date, datetime
 
 import pytest
 
-from solver.clock import Clock, add_months
+from solver.core.clock import Clock, add_months
 
 
 def test_average_months_are_730_hours():

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
-from solver import columns  # noqa: E402
-from solver.backends import SolveOptions  # noqa: E402
-from solver.compile import compile_problem  # noqa: E402
-from solver.model import build_model  # noqa: E402
+from solver.core import columns  # noqa: E402
+from solver.core.backends import SolveOptions  # noqa: E402
+from solver.core.compile import compile_problem  # noqa: E402
+from solver.core.model import build_model  # noqa: E402
 from solver.solve import solve_verified  # noqa: E402
 
 
@@ -180,8 +180,8 @@ def test_every_shipped_problem_by_columns_costs_its_full_optimum(path):
     # the restricted MIP over the priced-in options reaches the same optimal cost as the
     # full model (tests/golden, solved to a 1e-4 gap) on every shipped problem: the first
     # master and the pricing leave out nothing the optimum needs; the plan is verified
-    from solver.catalog import load_catalog
-    from solver.problem import load_problem
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import load_problem
 
     golden = json.loads((GOLDEN / f"{path.stem}.json").read_text())["output"]
     plan = solve_verified(load_problem(path), load_catalog(), method="columns")[0]
@@ -192,9 +192,9 @@ def test_every_shipped_problem_by_columns_costs_its_full_optimum(path):
 
 def test_the_infeasible_problem_by_columns_still_says_what_to_relax():
     # the restricted master is infeasible: the full model is solved and explains it
-    from solver.catalog import load_catalog
     from solver.errors import InfeasibleError
-    from solver.problem import load_problem
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import load_problem
 
     path = Path(__file__).resolve().parents[1] / "problems" / "infeasible-budget.yaml"
     with pytest.raises(InfeasibleError, match="raise budget_usd to"):
@@ -261,7 +261,7 @@ def test_large_masters_keep_only_the_tight_cuts():
     # x = 2.5 units of 1,000 tok/s: the cut x >= 3 (divisor 1,000, 2,500 tok/s) is met with
     # equality once the LP holds x = 3, and is kept; a cut x >= 2 is slack and goes. The
     # demand row itself always stays.
-    from solver.model import Expression, LinearModel, Row
+    from solver.core.model import Expression, LinearModel, Row
 
     variables = pd.DataFrame({"name": ["x"], "kind": ["x"], "integer": [True], "lb": [0.0]})
     demand = Row("demand[w]", "demand", ("w", 0, 0), {0: 1000.0}, ">=", 2500.0)

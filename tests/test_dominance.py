@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import SETTINGS, SHAPES, cost
 
-import solver.compile as compile_module
+import solver.core.compile as compile_module
 from conftest import TINY_REGIONS, offering, write_catalog
-from solver import dominance
-from solver.catalog import load_catalog
-from solver.problem import parse_problem
+from solver.core import dominance
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -248,9 +248,9 @@ def test_generated_portfolio_same_lp_and_optimum():
     # column is dearer per token/s served there). In the full model the LP can only rise.
     from generate import generated_problem, scaled_catalog
 
-    from solver.backends import SolveOptions, get_backend
-    from solver.columns import _solve_lp
-    from solver.model import build_model
+    from solver.core.backends import SolveOptions, get_backend
+    from solver.core.columns import _solve_lp
+    from solver.core.model import build_model
 
     problem, catalog = generated_problem(20, 4, seed=3), scaled_catalog(1_000)
     figures = []

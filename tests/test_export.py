@@ -17,18 +17,12 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, offering, serve
-from solver.catalog import load_catalog
-from solver.cli import app, plan_json
-from solver.export import (
-    CHARGE_CATEGORIES,
-    FOCUS_REQUIRED,
-    focus_frame,
-    hardware_order,
-    orders_xlsx,
-    provider_orders,
-    validate_focus,
-)
-from solver.problem import load_problem, parse_problem
+from solver.cli import app
+from solver.cli.solve import plan_json
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem, parse_problem
+from solver.outputs.focus import CHARGE_CATEGORIES, FOCUS_REQUIRED, focus_frame, validate_focus
+from solver.outputs.orders import hardware_order, orders_xlsx, provider_orders
 from solver.solve import solve_problem
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)

@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 from conftest import H1, HOURS, offering, problem, serve, units
 from conftest import brute_force as _brute_force
 from solver.cli import app
-from solver.compile import compile_problem
+from solver.core.compile import compile_problem
+from solver.core.model import FAMILIES, build_model
 from solver.errors import InfeasibleError, ProcureError
-from solver.model import FAMILIES, build_model
-from solver.problem import load_problem
+from solver.inputs.problem import load_problem
 from solver.solve import solve_problem
-from solver.verify import verify_plan
+from solver.trust.verify import verify_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 N_PLUS_1_CHECK = "N+1 (capacity without the largest unit meets peak)"

@@ -61,7 +61,7 @@ def test_duplicate_keys_are_refused_with_both_lines(tmp_path, cat):
 def test_yaml_1_2_numbers_and_booleans(tmp_path, cat):
     # YAML 1.1 reads 0500 as octal 320, 1:30 as 90 and `yes` as true; YAML 1.2 (and
     # procure) reads 500, the string "1:30" and the string "yes"
-    from solver.yamlio import load_yaml
+    from solver.inputs.yamlio import load_yaml
 
     assert load_yaml("a: 0500\nb: 1:30\nc: yes\nd: true\ne: 1e3\n", file="x") == {
         "a": 500,

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from conftest import TINY_REGIONS, offering, write_catalog
 from solver.cli import app
-from solver.outputs import neutralise_cell, write_files_together
+from solver.outputs.files import neutralise_cell, write_files_together
 
 runner = CliRunner()
 
@@ -263,11 +263,11 @@ def test_xlsx_written_whole(hostile):
 
 def test_a_provider_named_summary_keeps_its_own_sheet(tmp_path):
     # a provider called "summary" must not replace the workbook's summary sheet
-    from solver.catalog import load_catalog
-    from solver.export import orders_xlsx
-    from solver.problem import parse_problem
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import parse_problem
+    from solver.inputs.yamlio import load_yaml
+    from solver.outputs.orders import orders_xlsx
     from solver.solve import solve_problem
-    from solver.yamlio import load_yaml
 
     rows = [offering("h1", "h100-sxm", 1, 4.0, provider="summary")]
     regions = [{**TINY_REGIONS[0], "provider": "summary"}]

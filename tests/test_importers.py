@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from solver.catalog import SCHEMAS
 from solver.errors import ProcureError
-from solver.importers.skypilot import (
+from solver.inputs.catalog import SCHEMAS
+from solver.inputs.importers.skypilot import (
     OFFERING_COLUMNS,
     SKIP_CPU,
     SKIP_FRACTION,

@@ -6,12 +6,12 @@ import pytest
 
 from conftest import H1, H8, HOURS, ROOT, offering, problem, serve, train
 from conftest import training_problem as train_problem
-from solver.catalog import load_catalog
-from solver.compile import compile_problem
+from solver.core.compile import compile_problem
 from solver.errors import InfeasibleError
-from solver.infeasibility import apply, explain_infeasibility
-from solver.problem import load_problem
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem
 from solver.solve import solve_problem
+from solver.trust.infeasibility import apply, explain_infeasibility
 
 EU = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
 

@@ -10,8 +10,8 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from solver import ledger
-from solver.clock import Clock
+from solver.core import ledger
+from solver.core.clock import Clock
 
 AVERAGE = Clock()  # no start: 730-hour months
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from conftest import H1, serve, units
 from solver.cli import app
 from solver.errors import ProcureError
-from solver.load import diurnal_factors, resolve_load
-from solver.problem import parse_problem
+from solver.inputs.load import diurnal_factors, resolve_load
+from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
 
 

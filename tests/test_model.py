@@ -293,9 +293,9 @@ def test_a_demand_row_counts_a_unit_for_at_most_the_demand(tiny_catalog):
     # the demand (min(a, D), column generation's masters), so the LP relaxation must buy
     # that whole unit too: LP = MIP = $2,920. Counting a unit's full capacity, the LP buys
     # a few hundredths of one.
-    from solver.columns import _solve_lp
-    from solver.compile import compile_problem
-    from solver.model import build_model
+    from solver.core.columns import _solve_lp
+    from solver.core.compile import compile_problem
+    from solver.core.model import build_model
 
     chat = {
         "kind": "inference",

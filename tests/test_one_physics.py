@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from solver import estimate
-from solver.catalog import load_catalog
-from solver.compile import build_pools, inference_capacity, resolve_model
-from solver.problem import parse_problem
+from solver.analyses import estimate
+from solver.core.compile import build_pools, inference_capacity, resolve_model
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
 
 CATALOG = load_catalog()
 

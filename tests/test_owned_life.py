@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import TINY_SITES, offering
-from solver import estimate
-from solver.problem import parse_problem
+from solver.analyses import estimate
+from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
 
 RENT = offering("p5", "h100-sxm", 8, 10.0)

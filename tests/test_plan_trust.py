@@ -196,7 +196,7 @@ def test_diff_refuses_plans_of_different_problems_and_nan_totals(solved):
 
 
 def test_order_files_of_providers_differing_in_case_do_not_overwrite(tmp_path):
-    from solver.export import orders_csv
+    from solver.outputs.orders import orders_csv
     from solver.plan import LineItem, Plan, Totals
 
     def rent(provider):

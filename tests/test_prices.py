@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA, offering, write_catalog
-from solver.catalog import load_catalog
 from solver.errors import ProcureError
-from solver.prices import apply_prices, detect_format, read_price_update
+from solver.inputs.catalog import load_catalog
+from solver.inputs.prices import apply_prices, detect_format, read_price_update
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)
 L4 = offering("l4", "l4", 1, 1.0, spot=0.4, nvlink=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from solver.errors import ProcureError
-from solver.problem import load_problem, parse_duration_s
+from solver.inputs.problem import load_problem, parse_duration_s
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,8 +126,8 @@ def test_unknown_preset_refused_with_suggestion(tiny_catalog):
     import yaml
 
     from conftest import offering
-    from solver.compile import compile_problem
-    from solver.problem import parse_problem
+    from solver.core.compile import compile_problem
+    from solver.inputs.problem import parse_problem
 
     data = yaml.safe_load(BASE.replace("llama-3-8b", "llama-3-8bb"))
     cat = tiny_catalog([offering("h1", "h100-sxm", 1, 4.0)])

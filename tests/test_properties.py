@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from conftest import brute_force as _brute_force
 from conftest import offering, write_catalog
-from solver.catalog import load_catalog
 from solver.errors import InfeasibleError
-from solver.problem import parse_problem
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
 
 EXAMPLES = int(os.environ.get("PROCURE_PROPERTY_EXAMPLES", "25"))
@@ -191,7 +191,7 @@ def crowded_worlds(draw):
 @given(crowded_worlds())
 def test_pruning_dominated_pools_keeps_the_optimum(world):
     # compile.prune_dominated_pools must never change the optimal cost
-    import solver.compile as compile_module
+    import solver.core.compile as compile_module
 
     offers, demand, carbon, redundancy = world
     problem, cat = build(offers, demand, None, carbon)

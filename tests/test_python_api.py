@@ -8,7 +8,7 @@ import pytest
 from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.api import solve
 from solver.errors import ProcureError
-from solver.yamlio import load_yaml
+from solver.inputs.yamlio import load_yaml
 
 PROBLEM = "name: api\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 

@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
-from solver import columns, root  # noqa: E402
-from solver.backends import SolveOptions  # noqa: E402
-from solver.catalog import load_catalog  # noqa: E402
-from solver.compile import compile_problem  # noqa: E402
-from solver.model import build_model  # noqa: E402
-from solver.problem import load_problem  # noqa: E402
+from solver.core import columns, root  # noqa: E402
+from solver.core.backends import SolveOptions  # noqa: E402
+from solver.core.compile import compile_problem  # noqa: E402
+from solver.core.model import build_model  # noqa: E402
+from solver.inputs.catalog import load_catalog  # noqa: E402
+from solver.inputs.problem import load_problem  # noqa: E402
 from solver.solve import solve_verified  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,9 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import CHAT_WORKLOAD, offering, write_catalog
-from solver.backends import SolveOptions
-from solver.cli import app, plan_table, write_atomic
-from solver.problem import parse_problem
+from solver.cli import app
+from solver.cli.solve import plan_table
+from solver.core.backends import SolveOptions
+from solver.inputs.problem import parse_problem
+from solver.outputs.files import write_atomic
 from solver.solve import solve_problem
 
 runner = CliRunner()

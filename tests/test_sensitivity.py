@@ -9,10 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import H1, HOURS, L4, offering, problem, serve
-from solver.backends import SolveOptions
-from solver.compile import compile_problem
-from solver.model import build_model
-from solver.sensitivity import (
+from solver.analyses.sensitivity import (
     break_even_for_pool,
     break_even_prices,
     carbon_frontier,
@@ -21,6 +18,9 @@ from solver.sensitivity import (
     shadow_prices,
     with_pool_price,
 )
+from solver.core.backends import SolveOptions
+from solver.core.compile import compile_problem
+from solver.core.model import build_model
 from solver.solve import optimise
 
 # Carbon per instance-hour (test_model.test_carbon_cap_binds): us-east 0.306144 kg,
@@ -206,8 +206,8 @@ def _check_break_even_rows(sol, rows):
 @pytest.fixture(scope="module")
 def seed_solution():
     from conftest import ROOT
-    from solver.catalog import load_catalog
-    from solver.problem import load_problem
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import load_problem
 
     p = load_problem(ROOT / "problems/seed-2m-13b.yaml")
     # The seed's workloads and every pool (no pruning), without the N+1 rows: their

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from solver import physics
-from solver.catalog import load_catalog
+from solver.inputs.catalog import load_catalog
 
 GIB = 2**30
 

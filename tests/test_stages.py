@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from conftest import H1, HOURS, L4, TINY_SERVERS, TINY_SITES, problem, serve
-from solver.compile import compile_problem
-from solver.model import build_model
+from solver.analyses.sensitivity import budget_sweep
+from solver.core.compile import compile_problem
+from solver.core.model import build_model
+from solver.inputs.problem import parse_problem
 from solver.plan import extract_plan
-from solver.problem import parse_problem
-from solver.sensitivity import budget_sweep
 from solver.solve import solve_problem
 
 ALL_DAY = [{"name": "all-day", "hours_per_day": 24, "demand_factor": 1}]

@@ -29,12 +29,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import offering, serve, write_catalog
-from solver.catalog import load_catalog
-from solver.cli import app
-from solver.errors import InfeasibleError
-from solver.problem import parse_problem
-from solver.solve import solve_problem
-from solver.stochastic import (
+from solver.analyses.stochastic import (
     demand_factors,
     price_factors,
     scenario_catalog,
@@ -42,6 +37,11 @@ from solver.stochastic import (
     scenarios_of,
     solve_stochastic,
 )
+from solver.cli import app
+from solver.errors import InfeasibleError
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
+from solver.solve import solve_problem
 
 runner = CliRunner()
 HOURS = 8_760.0

@@ -80,8 +80,8 @@ def test_estimate_equals_compile_on_the_same_pool_and_cluster(tiny_catalog, offe
     # every training option compile generates has the hours the estimator gives for the
     # same offering, mode and cluster: both call physics.cluster_training_hours with
     # nodes = instances of the offering
-    from solver.compile import compile_problem
-    from solver.estimate import estimate_training
+    from solver.analyses.estimate import estimate_training
+    from solver.core.compile import compile_problem
 
     cat = tiny_catalog([offer], regions=[*TINY_REGIONS, AWS_REGION])
     compiled = compile_problem(problem([train(**extra)]), cat, prune_dominated=False)
@@ -109,7 +109,7 @@ def test_estimate_on_a_400g_cluster_by_hand(tiny_catalog):
     # 3,200 Gbit/s per node) holds within one node only; 32 / 8 = 4 nodes = 2 doublings
     # at 0.90 -> 0.81. FLOPs 4.8442e21 (see above); hours = 4.8442e21 /
     # (32 x 989.4e12 x 0.41 x 0.81 x 3600) = 4.8442e21 / 3.7852e19 = 128.0 h
-    from solver.estimate import estimate_training
+    from solver.analyses.estimate import estimate_training
 
     est = estimate_training(
         tiny_catalog([H8_400G]),
@@ -133,7 +133,7 @@ def test_spot_cluster_is_the_smallest_that_meets_the_deadline(tiny_catalog):
     # beyond which more instances lose more than they add (n = 100 loses it all).
     # Compile must find 25 although the pool's cap (100) never finishes.
     from solver import physics
-    from solver.compile import compile_problem
+    from solver.core.compile import compile_problem
 
     p = problem([train(deadline_days=2, interruptible=True)])
     compiled = compile_problem(p, tiny_catalog([H8_400G]), prune_dominated=False)

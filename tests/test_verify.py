@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import offering
-from solver.problem import parse_problem
+from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
-from solver.verify import verify_plan
+from solver.trust.verify import verify_plan
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0)
 L4 = offering("l4", "l4", 1, 1.0, nvlink=False)

@@ -1,0 +1,491 @@
+"""The diff of two plans: line items added, removed and changed (units, mode, region),
+totals before and after, and the change split into the **price effect** (old plan at
+new prices minus old plan at old prices) and the **plan effect** (the rest: new plan
+minus old plan at new prices). The two add up to the total change by construction;
+without stability rows the plan effect is never positive (the old plan is feasible in
+the new problem, so the optimum costs no more).
+
+A line item's *key* is (item, period, block, workload, offering, mode): the
+units of one key are what the stability rows (:mod:`solver.analyses.resolve`) and the
+diff compare.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+from solver.inputs.catalog import Catalog
+from solver.plan import LineItem, Plan, totals_of
+from solver.units import RENTED_MODES
+
+Key = tuple[str, str, str, str, str, str]  # item, period, block, workload, offering, mode
+_UNITS_TOL = 1e-6
+
+
+def item_key(item: LineItem) -> Key:
+    """The key of a line item: what stability rows and the diff compare by."""
+    return (item.item, item.period, item.block, item.workload, item.offering, item.mode)
+
+
+def _with_items(plan: Plan, items: list[LineItem], period_names: list[str]) -> Plan:
+    return plan.model_copy(
+        update={
+            "line_items": items,
+            "total_cost_usd": float(sum(i.cost_usd for i in items)),
+            "total_co2e_t": float(sum(i.co2e_t for i in items)),
+            "totals": totals_of(items, period_names),
+        }
+    )
+
+
+# --------------------------------------------------------------------------- diff
+
+
+class ItemChange(BaseModel):
+    """One line item added, removed or changed between two plans."""
+
+    change: Literal["added", "removed", "changed", "repriced"]
+    fields: list[str] = Field(default_factory=list, description="units, mode, region, offering")
+    item: str
+    period: str
+    block: str = ""
+    workload: str = ""
+    provider: str
+    instance_type: str = ""
+    accelerator: str = ""
+    old_offering: str = ""
+    new_offering: str = ""
+    old_region: str = ""
+    new_region: str = ""
+    old_mode: str = ""
+    new_mode: str = ""
+    old_units: float = 0.0
+    new_units: float = 0.0
+    old_cost_usd: float = 0.0
+    new_cost_usd: float = 0.0
+    old_unit_price_usd_per_hour: float | None = Field(
+        None, description="USD per instance-hour (cloud rent, reservations, rented training)"
+    )
+    new_unit_price_usd_per_hour: float | None = None
+
+    @computed_field
+    @property
+    def delta_usd(self) -> float:
+        """New cost minus old cost."""
+        return self.new_cost_usd - self.old_cost_usd
+
+    @property
+    def offering(self) -> str:
+        return self.new_offering or self.old_offering
+
+    def sentence(self) -> str:
+        where = f"{self.period}" + (f" {self.block}" if self.block else "")
+        who = f", {self.workload}" if self.workload else ""
+        if self.change == "added":
+            return (
+                f"+ {self.item} {self.new_offering} {self.new_mode} x{self.new_units:g} "
+                f"({where}{who}): ${self.new_cost_usd:,.0f}"
+            )
+        if self.change == "removed":
+            return (
+                f"- {self.item} {self.old_offering} {self.old_mode} x{self.old_units:g} "
+                f"({where}{who}): ${self.old_cost_usd:,.0f}"
+            )
+        if self.change == "repriced":
+            return (
+                f"$ {self.item} {self.offering} {self.new_mode} x{self.new_units:g} "
+                f"({where}{who}): {_price(self.old_unit_price_usd_per_hour)} -> "
+                f"{_price(self.new_unit_price_usd_per_hour)}/h; "
+                f"${self.old_cost_usd:,.2f} -> ${self.new_cost_usd:,.2f} ({_usd(self.delta_usd)})"
+            )
+        parts = []
+        if "units" in self.fields:
+            parts.append(f"units {self.old_units:g} -> {self.new_units:g}")
+        if "mode" in self.fields:
+            parts.append(f"mode {self.old_mode} -> {self.new_mode}")
+        if "region" in self.fields:
+            parts.append(f"region {self.old_region} -> {self.new_region}")
+        return (
+            f"~ {self.item} {self.offering} ({where}{who}): {', '.join(parts)}; "
+            f"${self.old_cost_usd:,.0f} -> ${self.new_cost_usd:,.0f}"
+        )
+
+
+class PlanDiff(BaseModel):
+    """Two plans compared: line items, totals, and the cost change split in two.
+
+    ``price_effect_usd`` = old plan at new prices - old plan at old prices;
+    ``plan_effect_usd`` = new plan - old plan at new prices; they sum to
+    ``total_change_usd`` = new total - old total.
+    """
+
+    old_problem: str
+    new_problem: str
+    old_total_usd: float
+    new_total_usd: float
+    total_change_usd: float
+    old_at_new_prices_usd: float
+    price_effect_usd: float
+    plan_effect_usd: float
+    price_basis: str
+    added: list[ItemChange] = Field(default_factory=list)
+    removed: list[ItemChange] = Field(default_factory=list)
+    changed: list[ItemChange] = Field(default_factory=list)
+    repriced: list[ItemChange] = Field(
+        default_factory=list,
+        description="Same line item, same units, another unit price: the price effect line by "
+        "line (counted in unchanged, not in n_changes)",
+    )
+    unchanged: int = 0
+    old_by_period: dict[str, float] = Field(default_factory=dict)
+    new_by_period: dict[str, float] = Field(default_factory=dict)
+    old_by_provider: dict[str, float] = Field(default_factory=dict)
+    new_by_provider: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    @computed_field
+    @property
+    def n_changes(self) -> int:
+        """Line items added, removed or changed."""
+        return len(self.added) + len(self.removed) + len(self.changed)
+
+    def text(self) -> str:
+        """The diff for people."""
+        pct = f" ({self.total_change_usd / self.old_total_usd:+.1%})" if self.old_total_usd else ""
+        lines = [
+            f"what changed: {self.n_changes} line item(s) "
+            f"({len(self.added)} added, {len(self.removed)} removed, {len(self.changed)} changed, "
+            f"{self.unchanged} unchanged)"
+        ]
+        for c in self.added + self.removed + self.changed:
+            lines.append("  " + c.sentence())
+        if self.repriced:
+            delta = sum(c.delta_usd for c in self.repriced)
+            lines.append(
+                f"re-priced: {len(self.repriced)} line item(s) kept with a new unit price "
+                f"({_usd(delta)})"
+            )
+            lines += ["  " + c.sentence() for c in self.repriced]
+        lines += [
+            f"total cost: before ${self.old_total_usd:,.2f}, after ${self.new_total_usd:,.2f}, "
+            f"change {_usd(self.total_change_usd)}{pct}",
+            f"  price effect {_usd(self.price_effect_usd)}: the old plan at new prices "
+            f"(${self.old_at_new_prices_usd:,.2f}) minus at old prices",
+            f"  plan effect  {_usd(self.plan_effect_usd)}: the new plan minus the old plan at "
+            "new prices",
+            f"  ({self.price_basis})",
+        ]
+        periods = list(dict.fromkeys([*self.old_by_period, *self.new_by_period]))
+        if periods:
+            lines.append("by period: " + "; ".join(self._pair(p, "period") for p in periods))
+        providers = sorted(set(self.old_by_provider) | set(self.new_by_provider))
+        if providers:
+            lines.append("by provider: " + "; ".join(self._pair(p, "provider") for p in providers))
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines) + "\n"
+
+    def markdown(self) -> str:
+        """The diff as Markdown, to paste into a review: summary, the cost bridge, and one
+        table of every line added, removed, changed or re-priced."""
+        pct = f" ({self.total_change_usd / self.old_total_usd:+.1%})" if self.old_total_usd else ""
+        out = [
+            f"### Plan diff: {self.old_problem}",
+            "",
+            f"**Total** ${self.old_total_usd:,.2f} -> ${self.new_total_usd:,.2f}: "
+            f"{_usd(self.total_change_usd)}{pct}",
+            "",
+            "| step | USD |",
+            "|---|---:|",
+            f"| old plan, old prices | {self.old_total_usd:,.2f} |",
+            f"| price effect | {_usd(self.price_effect_usd)} |",
+            f"| plan effect | {_usd(self.plan_effect_usd)} |",
+            f"| new plan, new prices | {self.new_total_usd:,.2f} |",
+            "",
+            f"{self.n_changes} line item(s) added, removed or changed; {len(self.repriced)} "
+            f"re-priced; {self.unchanged} kept ({self.price_basis}).",
+            "",
+        ]
+        rows = self.added + self.removed + self.changed + self.repriced
+        if rows:
+            out += [
+                "| change | item | offering | mode | period | block | workload | units | "
+                "unit price $/h | cost $ | delta $ |",
+                "|---|---|---|---|---|---|---|---|---|---:|---:|",
+            ]
+            for c in rows:
+                units = (
+                    f"{c.old_units:g} -> {c.new_units:g}"
+                    if c.change == "changed"
+                    else f"{c.new_units or c.old_units:g}"
+                )
+                price = (
+                    f"{_price(c.old_unit_price_usd_per_hour)} -> "
+                    f"{_price(c.new_unit_price_usd_per_hour)}"
+                    if c.change == "repriced"
+                    else _price(c.new_unit_price_usd_per_hour or c.old_unit_price_usd_per_hour)
+                )
+                cells = [
+                    c.change,
+                    c.item,
+                    c.offering,
+                    c.new_mode or c.old_mode,
+                    c.period,
+                    c.block,
+                    c.workload,
+                    units,
+                    price,
+                    f"{c.old_cost_usd:,.2f} -> {c.new_cost_usd:,.2f}",
+                    _usd(c.delta_usd),
+                ]
+                out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+        out += [f"- note: {_md_cell(n)}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+    def _pair(self, key: str, by: str) -> str:
+        old = getattr(self, f"old_by_{by}").get(key, 0.0)
+        new = getattr(self, f"new_by_{by}").get(key, 0.0)
+        return f"{key} ${old:,.0f} -> ${new:,.0f}"
+
+
+def _price(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def _md_cell(value: object) -> str:
+    """Text safe in a Markdown table cell (pipes escaped, no line breaks)."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _usd(value: float) -> str:
+    return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+
+
+def _role(item: LineItem) -> str:
+    return "run" if item.item in ("rent", "use", "training") else item.item
+
+
+def unit_price(item: LineItem) -> float | None:
+    """USD per instance-hour behind a cloud line item, when its cost is price x units x hours."""
+    priced = item.item in ("rent", "reservation") or (
+        item.item == "training" and item.mode in RENTED_MODES
+    )
+    if not priced or item.units <= 0 or item.hours <= 0:
+        return None
+    return item.cost_usd / (item.units * item.hours)
+
+
+def reprice(
+    plan: Plan,
+    new_price: dict[tuple[str, str], float],
+    *,
+    period_names: list[str] | None = None,
+) -> tuple[Plan, int]:
+    """The plan with cloud items re-priced: cost x new/old unit price per (offering, mode).
+
+    ``new_price`` maps (offering, mode) to USD per instance-hour. The old unit
+    price of an (offering, mode) is read from the plan's own priced items (rent,
+    reservation, rented training); ``existing`` commitments follow the same
+    factor. Owned items and pairs without both prices keep their cost.
+    Returns the plan and the number of (offering, mode) pairs re-priced.
+    """
+    old_price: dict[tuple[str, str], float] = {}
+    for i in plan.line_items:
+        p = unit_price(i)
+        if p is not None:
+            old_price.setdefault((i.offering, i.mode), p)
+    factor = {k: new_price[k] / p for k, p in old_price.items() if k in new_price and p > 0}
+    items = []
+    for i in plan.line_items:
+        f = factor.get((i.offering, i.mode))
+        cloud = i.mode != "owned" and (i.cost_usd > 0)
+        if f is None or not cloud or i.item == "use":
+            items.append(i)
+            continue
+        items.append(
+            i.model_copy(
+                update={
+                    "cost_usd": i.cost_usd * f,
+                    "cost_by_period_usd": {p: v * f for p, v in i.cost_by_period_usd.items()},
+                }
+            )
+        )
+    names = period_names or list(plan.totals.by_period)
+    return _with_items(plan, items, names), len(factor)
+
+
+def prices_of_plan(plan: Plan) -> dict[tuple[str, str], float]:
+    """(offering, mode) -> USD per instance-hour, as the plan's priced items show them."""
+    out: dict[tuple[str, str], float] = {}
+    for i in plan.line_items:
+        p = unit_price(i)
+        if p is not None:
+            out.setdefault((i.offering, i.mode), p)
+    return out
+
+
+def prices_of_catalog(catalog: Catalog) -> dict[tuple[str, str], float]:
+    """(offering, mode) -> USD per instance-hour from a catalog's offerings."""
+    from solver.inputs.prices import PRICE_COLUMNS
+
+    out: dict[tuple[str, str], float] = {}
+    off = catalog.offerings
+    for mode, column in PRICE_COLUMNS.items():
+        for offering, price in off[column].dropna().items():
+            out[(str(offering), mode)] = float(price)
+    return out
+
+
+def diff_plans(
+    old: Plan,
+    new: Plan,
+    *,
+    old_at_new_prices: Plan | None = None,
+    new_prices: dict[tuple[str, str], float] | None = None,
+    notes: list[str] | None = None,
+) -> PlanDiff:
+    """Compare two plans line by line and split the cost change.
+
+    Parameters
+    ----------
+    old_at_new_prices
+        The old plan's decisions priced at the new prices (exact, from
+        :func:`evaluate_decisions`). When absent the old plan is re-priced with
+        :func:`reprice`: unit prices from ``new_prices`` (e.g.
+        :func:`prices_of_catalog` of the new catalog) or else from the new
+        plan's own priced items; (offering, mode) pairs priced by neither keep
+        their old cost, and owned servers are not re-priced.
+    """
+    notes = list(notes or [])
+    if old_at_new_prices is not None:
+        at_new = old_at_new_prices.total_cost_usd
+        basis = "exact: the old plan's decisions priced by the model at the new prices"
+    else:
+        table = dict(prices_of_plan(new))
+        source = "the new plan's own unit prices"
+        if new_prices is not None:
+            table.update(new_prices)
+            source = "the new catalog's prices"
+        repriced, n = reprice(old, table)
+        at_new = repriced.total_cost_usd
+        priced = {(i.offering, i.mode) for i in old.line_items if unit_price(i) is not None}
+        basis = (
+            f"re-priced with {source}: {n} of {len(priced)} cloud offering/mode pairs of the "
+            "old plan; owned servers at their old cost"
+        )
+    old_items = [i for i in old.line_items if i.units > _UNITS_TOL]
+    new_items = [i for i in new.line_items if i.units > _UNITS_TOL]
+    old_by_key = _by_key(old_items)
+    new_by_key = _by_key(new_items)
+    added, removed, changed, repriced = [], [], [], []
+    unchanged = 0
+    left_old, left_new = [], []
+    for key in sorted(set(old_by_key) | set(new_by_key)):
+        a, b = old_by_key.get(key), new_by_key.get(key)
+        if a is not None and b is not None:
+            if abs(a.units - b.units) > _UNITS_TOL:
+                changed.append(_change("changed", a, b, ["units"]))
+            else:
+                unchanged += 1
+                if abs(a.cost_usd - b.cost_usd) > 0.005:  # more than half a cent
+                    repriced.append(_change("repriced", a, b, ["unit price"]))
+        elif a is not None:
+            left_old.append(a)
+        else:
+            left_new.append(b)
+    # pair what is left: same role, period, block, workload, provider, instance type
+    pool: dict[tuple, list[LineItem]] = defaultdict(list)
+    for b in left_new:
+        pool[_pair_key(b)].append(b)
+    for a in left_old:
+        candidates = pool.get(_pair_key(a))
+        if candidates:
+            b = candidates.pop(0)
+            fields = [
+                f
+                for f, x, y in (
+                    ("units", a.units, b.units),
+                    ("mode", a.mode, b.mode),
+                    ("region", a.region, b.region),
+                )
+                if (abs(x - y) > _UNITS_TOL if f == "units" else x != y)
+            ]
+            changed.append(_change("changed", a, b, fields))
+        else:
+            removed.append(_change("removed", a, None, []))
+    for rest in pool.values():
+        added.extend(_change("added", None, b, []) for b in rest)
+    total_change = new.total_cost_usd - old.total_cost_usd
+    price_effect = at_new - old.total_cost_usd
+    return PlanDiff(
+        old_problem=old.problem,
+        new_problem=new.problem,
+        old_total_usd=old.total_cost_usd,
+        new_total_usd=new.total_cost_usd,
+        total_change_usd=total_change,
+        old_at_new_prices_usd=at_new,
+        price_effect_usd=price_effect,
+        plan_effect_usd=total_change - price_effect,
+        price_basis=basis,
+        added=sorted(added, key=_order),
+        removed=sorted(removed, key=_order),
+        changed=sorted(changed, key=_order),
+        repriced=sorted(repriced, key=_order),
+        unchanged=unchanged,
+        old_by_period=dict(old.totals.by_period),
+        new_by_period=dict(new.totals.by_period),
+        old_by_provider=dict(old.totals.by_provider),
+        new_by_provider=dict(new.totals.by_provider),
+        notes=notes,
+    )
+
+
+def _by_key(items: list[LineItem]) -> dict[Key, LineItem]:
+    out: dict[Key, LineItem] = {}
+    for i in items:
+        key = item_key(i)
+        if key in out:  # merge duplicates (should not happen in a plan)
+            prev = out[key]
+            out[key] = prev.model_copy(
+                update={"units": prev.units + i.units, "cost_usd": prev.cost_usd + i.cost_usd}
+            )
+        else:
+            out[key] = i
+    return out
+
+
+def _pair_key(i: LineItem) -> tuple:
+    return (_role(i), i.period, i.block, i.workload, i.provider, i.instance_type)
+
+
+def _order(c: ItemChange) -> tuple:
+    return (c.period, c.provider, c.offering, c.item, c.workload, c.block)
+
+
+def _change(kind: str, a: LineItem | None, b: LineItem | None, fields: list[str]) -> ItemChange:
+    ref = b if b is not None else a
+    return ItemChange(
+        change=kind,
+        fields=fields,
+        item=ref.item if b is None or a is None or a.item == b.item else f"{a.item}->{b.item}",
+        period=ref.period,
+        block=ref.block,
+        workload=ref.workload,
+        provider=ref.provider,
+        instance_type=ref.instance_type,
+        accelerator=ref.accelerator,
+        old_offering=a.offering if a else "",
+        new_offering=b.offering if b else "",
+        old_region=a.region if a else "",
+        new_region=b.region if b else "",
+        old_mode=a.mode if a else "",
+        new_mode=b.mode if b else "",
+        old_units=a.units if a else 0.0,
+        new_units=b.units if b else 0.0,
+        old_cost_usd=a.cost_usd if a else 0.0,
+        new_cost_usd=b.cost_usd if b else 0.0,
+        old_unit_price_usd_per_hour=unit_price(a) if a else None,
+        new_unit_price_usd_per_hour=unit_price(b) if b else None,
+    )

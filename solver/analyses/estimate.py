@@ -1,0 +1,574 @@
+"""Back-of-envelope answers from the physics, with the assumptions they used.
+
+``procure estimate training`` and ``procure estimate inference`` call these;
+each returns a plain dict of figures (units in the keys) and an ``assumptions``
+list that the CLI prints beside them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solver import physics
+from solver.errors import ProcureError
+from solver.inputs.catalog import Catalog
+from solver.inputs.presets import ModelSpec, resolve_model
+from solver.physics.constants import (
+    IDLE_POWER_FRACTION,
+    INFERENCE_UTILISATION,
+    RUNTIME_EFFICIENCY,
+    SPOT_CHECKPOINT_INTERVAL_H,
+    SPOT_RESTART_H,
+    TRAINING_ACCELERATORS_PER_BARE_NODE,
+    TRAINING_FAST_FABRIC_GBPS_PER_NODE,
+)
+from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH
+
+# Training precisions (problem.TrainingWorkload.precision); FP4 is not one.
+TRAINING_PRECISIONS = ("bf16", "fp16", "fp8")
+
+
+def _spec(model: str, catalog: Catalog, params_b: float | None) -> ModelSpec:
+    if params_b is not None:
+        from solver.inputs.problem import ModelShape
+
+        return resolve_model(ModelShape(params_b=params_b), catalog, "--params-b")
+    return resolve_model(model, catalog, "--model")
+
+
+def _offering(catalog: Catalog, offering: str | None, accelerator: str | None) -> dict:
+    """The offering row (or a bare accelerator) the estimate runs on."""
+    if offering:
+        if offering not in catalog.offerings.index:
+            from solver.errors import suggestion
+
+            raise ProcureError(
+                f"unknown offering {offering!r}",
+                field="--offering",
+                fix=suggestion(offering, catalog.offerings.index),
+            )
+        off = catalog.offerings.loc[offering]
+        acc = catalog.accelerators.loc[off["accelerator_id"]]
+        return {
+            "acc": acc,
+            "apu": int(off["accelerators_per_instance"]),
+            "offering": off,
+            "nvlink": bool(off["nvlink"]),
+            "network_gbps": float(off["network_gbps"])
+            if off["network_gbps"] == off["network_gbps"]
+            else 100.0,
+        }
+    acc_id = catalog.resolve_accelerator(accelerator or "h100-sxm")
+    acc = catalog.accelerators.loc[acc_id]
+    return {
+        "acc": acc,
+        "apu": 1,
+        "offering": None,
+        "nvlink": float(acc["scaleup_gbps"]) > 0,
+        "network_gbps": 400.0,
+    }
+
+
+def estimate_training(
+    catalog: Catalog,
+    *,
+    model: str = "dense-13b",
+    params_b: float | None = None,
+    tokens: float,
+    optimizer: str = "adamw",
+    precision: str = "bf16",
+    seq_len: int = 4096,
+    micro_batch: int = 1,
+    recompute: str = "selective",
+    accelerator: str | None = None,
+    offering: str | None = None,
+    n_accelerators: int | None = None,
+    mfu: float | None = None,
+    spot: bool = False,
+    memory_headroom: float = 0.10,
+) -> dict:
+    """Training memory per component, FLOPs, accelerator-hours, wall-clock and cost.
+
+    Hours come from ``physics.cluster_training_hours``, the function compile uses, with
+    nodes counted the same way (instances of the offering; 8 accelerators per node for a
+    bare accelerator), so the same pool and cluster give the same hours.
+    """
+    _check_training_choices(precision, optimizer, recompute)
+    spec = _spec(model, catalog, params_b)
+    where = _offering(catalog, offering, accelerator)
+    acc = where["acc"]
+    state_bytes = physics.training_state_bytes_per_param(optimizer)
+    act_gb, n_min = _zero3_devices(
+        spec, optimizer, seq_len, micro_batch, recompute, acc, memory_headroom
+    )
+    n = n_accelerators or max(n_min, where["apu"])
+    off = where["offering"]
+    if off is not None:
+        n = int(math.ceil(n / where["apu"]) * where["apu"])
+    # nodes as compile counts them: instances of the offering, or 8 per bare-accelerator node
+    per_node = where["apu"] if off is not None else TRAINING_ACCELERATORS_PER_BARE_NODE
+    # a bare accelerator is taken on a fabric like the published runs' (InfiniBand class);
+    # an offering brings its own network figure
+    network_gbps = where["network_gbps"] if off is not None else TRAINING_FAST_FABRIC_GBPS_PER_NODE
+    nodes = int(physics.training_nodes(n, per_node))
+    flops = physics.training_flops(
+        spec.params,
+        tokens,
+        optimizer,
+        recompute,
+        layers=spec.layers,
+        hidden_size=spec.hidden_size,
+        seq_len=seq_len,
+    )
+    table = physics.one_row_table(acc)
+    peak = float(physics.compute_peak_tflops(table, precision)[0])
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    scaleup = float(acc["scaleup_gbps"])
+    published = physics.default_mfu(
+        *family, scaleup, precision, float(acc["bf16_dense_tflops"]), peak
+    )
+    mfu_used = mfu if mfu is not None else published.mfu
+    measured_at = np.inf if mfu is not None else published.measured_at_accelerators
+    provider = off["provider"] if off is not None else None
+    rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
+    hours_a, eff_a, lost_a = physics.cluster_training_hours(
+        flops,
+        n,
+        per_node,
+        peak,
+        mfu_used,
+        measured_at,
+        network_gbps,
+        physics.scaleup_joins_units(*family, scaleup),
+        rate,
+    )
+    hours, eff, lost = float(hours_a), float(eff_a), float(lost_a)
+    acc_hours_ideal = flops / (peak * 1e12 * mfu_used * 3600.0)
+    out = {
+        "model": spec.model_id,
+        "params": spec.params,
+        "tokens": tokens,
+        "memory": _training_memory(spec, optimizer, act_gb, n, n_min, acc),
+        "flops": flops,
+        "accelerator": acc["accelerator_id"],
+        "peak_dense_tflops": peak,
+        "mfu": mfu_used,
+        "mfu_measured_at_accelerators": None if mfu is not None else measured_at,
+        "accelerator_hours_at_mfu": acc_hours_ideal,
+        "n_accelerators": n,
+        "nodes": nodes,
+        "scaling_efficiency": eff,
+        "spot_lost_fraction": lost,
+        "wall_clock_hours": hours,
+        "wall_clock_days": hours / 24.0,
+    }
+    if off is not None:
+        out.update(_training_cost(off, spot, nodes, hours))
+    out["assumptions"] = _training_assumptions(
+        out,
+        spec,
+        published,
+        mfu,
+        optimizer,
+        recompute,
+        state_bytes,
+        memory_headroom,
+        precision,
+        seq_len,
+        network_gbps,
+        rate,
+        spot,
+        off,
+    )
+    return out
+
+
+def _zero3_devices(
+    spec, optimizer, seq_len, micro_batch, recompute, acc, memory_headroom
+) -> tuple[float, int]:
+    """(activation GB per device, fewest devices whose memory holds the sharded states)."""
+    act_gb = physics.activation_gb_per_device(
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=recompute,
+        params=spec.params,
+    )
+    n_min = physics.training_min_devices(
+        spec.params, optimizer, act_gb, float(acc["memory_gb"]), memory_headroom
+    )
+    return act_gb, int(n_min)
+
+
+def _training_memory(spec, optimizer: str, act_gb: float, n: int, n_min: int, acc) -> dict:
+    """Training memory by component (GB) and the fewest devices ZeRO-3 needs."""
+    state_bytes = physics.training_state_bytes_per_param(optimizer)
+    return {
+        "weights_gb": spec.params * 2 / 1e9,
+        "states_bytes_per_param": state_bytes,
+        "weights_grads_optimizer_gb": spec.params * state_bytes / 1e9,
+        "activations_gb_per_device": act_gb,
+        "per_device_gb_at_n": float(
+            physics.training_memory_per_device_gb(spec.params, optimizer, n, act_gb)
+        )
+        if n_min
+        else None,
+        "device_memory_gb": float(acc["memory_gb"]),
+        "min_devices_zero3": n_min,
+    }
+
+
+def _training_cost(off, spot: bool, nodes: int, hours: float) -> dict:
+    """The run's cost on an offering: price x instances x wall-clock hours."""
+    price = float(off["spot_usd_per_hour"] if spot else off["on_demand_usd_per_hour"])
+    if price != price:
+        raise ProcureError(
+            f"offering {off['offering_id']!r} has no spot price",
+            field="--spot",
+            fix="drop --spot or pick an offering with a spot price",
+        )
+    return {
+        "offering": off["offering_id"],
+        "cost_usd": price * nodes * hours,
+        "price_usd_per_instance_hour": price,
+    }
+
+
+def _check_training_choices(precision: str, optimizer: str, recompute: str) -> None:
+    """Refuse a precision, optimizer or recomputation the estimate does not know."""
+    for name, value, allowed in (
+        ("--precision", precision, TRAINING_PRECISIONS),
+        ("--optimizer", optimizer, ("adamw", "sgd", "lora", "qlora")),
+        ("--recompute", recompute, ("none", "selective", "full")),
+    ):
+        if value not in allowed:
+            raise ProcureError(
+                f"{name} {value!r} is not a training choice",
+                field=name,
+                fix="use one of " + ", ".join(allowed),
+            )
+
+
+def _training_assumptions(
+    out: dict,
+    spec,
+    published,
+    mfu,
+    optimizer,
+    recompute,
+    state_bytes,
+    memory_headroom,
+    precision,
+    seq_len,
+    network_gbps,
+    rate,
+    spot,
+    off,
+) -> list[str]:
+    """What a training estimate assumed, in words (figures from ``out``)."""
+    flops, tokens, peak = out["flops"], out["tokens"], out["peak_dense_tflops"]
+    mfu_used, eff, nodes = out["mfu"], out["scaling_efficiency"], out["nodes"]
+    lost = out["spot_lost_fraction"]
+    measured_at = published.measured_at_accelerators
+    attention = (
+        f"12 x {spec.layers:g} layers x {spec.hidden_size:g} x {seq_len} attention"
+        if spec.layers and spec.hidden_size
+        else "no attention term (model shape unknown)"
+    )
+    mfu_basis = (
+        "your --mfu, taken at this cluster size (no scaling loss)"
+        if mfu is not None
+        else f"{published.source}; measured at {measured_at:,.0f} accelerators"
+    )
+    notes = [
+        f"FLOPs = {flops / (spec.params * tokens):.4g} x N x D ({optimizer}, "
+        f"recompute={recompute}; 6ND-style weight term plus {attention})",
+        f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
+        "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
+        f"ZeRO-3: states sharded over n devices, {memory_headroom:.0%} memory headroom",
+        f"dense {precision} peak {peak:g} TFLOPS (never the 2:4 sparse figure), "
+        f"MFU {mfu_used:.2f} ({mfu_basis})",
+        f"scaling efficiency {eff:.3f}: loss only beyond the MFU's measured cluster "
+        f"({nodes} node(s), {network_gbps:g} Gbit/s per node"
+        + ("" if off is not None else ", assumed for a bare accelerator; --offering for a real one")
+        + ")",
+    ]
+    if spot:
+        notes.append(
+            f"spot: {rate:.3g} preemptions per instance-hour x {nodes} instance(s) x "
+            f"(checkpoint interval {SPOT_CHECKPOINT_INTERVAL_H:g} h / 2 + restart "
+            f"{SPOT_RESTART_H:.3g} h) = {lost:.1%} of wall-clock lost (Young 1974)"
+        )
+    return notes
+
+
+def _what_would_fit(
+    catalog: Catalog,
+    spec: ModelSpec,
+    acc,
+    weight_precision: str,
+    kv_precision: str,
+    context_tokens: float,
+    batch: int,
+    memory_headroom: float,
+) -> list[str]:
+    """Ways to make a model that does not fit fit: more devices, fewer bytes, shorter context.
+
+    ``context_tokens`` is what one sequence holds (the mean context when a batch is
+    asked for, the full one otherwise) and ``batch`` how many must fit together.
+    """
+    memory_gb = float(acc["memory_gb"]) * (1 - memory_headroom)
+    ideas = []
+    for precision in ("bf16", "fp8", "int4"):
+        if physics.bytes_per_value(precision) > physics.bytes_per_value(weight_precision):
+            continue
+        served = physics.served_model(spec, precision, kv_precision)
+        kv_gb = served.kv_gb_per_token * context_tokens * batch
+        devices = math.ceil((served.weights_gb + kv_gb) / memory_gb)
+        if devices <= 8:
+            ideas.append(
+                f"{precision} weights {served.weights_gb:.1f} GB + KV of {batch} sequence(s) "
+                f"{kv_gb:.2f} GB fit on {devices} x {acc['accelerator_id']} "
+                f"(--tp {2 ** math.ceil(math.log2(devices))})"
+            )
+    served = physics.served_model(spec, weight_precision, kv_precision)
+    room_gb = memory_gb - served.weights_gb
+    if room_gb > 0:
+        ideas.append(
+            f"one device holds the weights; the KV cache fits "
+            f"{int(room_gb / served.kv_gb_per_token):,} tokens of context"
+        )
+    bigger = catalog.accelerators[
+        catalog.accelerators["memory_gb"] * (1 - memory_headroom)
+        >= served.weights_gb + served.kv_gb_per_token * context_tokens * batch
+    ]
+    if len(bigger):
+        ideas.append("fits on one: " + ", ".join(sorted(bigger.index)[:6]))
+    return ideas
+
+
+def estimate_inference(
+    catalog: Catalog,
+    *,
+    model: str = "llama-3-8b",
+    weight_precision: str = "bf16",
+    kv_precision: str = "bf16",
+    accelerator: str | None = None,
+    offering: str | None = None,
+    tp_degree: int = 1,
+    batch: int | None = None,
+    prompt_tokens: int = 1000,
+    output_tokens: int = 400,
+    tpot_slo_ms: float | None = None,
+    ttft_slo_ms: float | None = None,
+    demand_tokens_per_s: float | None = None,
+    server: str | None = None,
+    site: str | None = None,
+    memory_headroom: float = 0.10,
+    runtime: str | None = None,
+) -> dict:
+    """Inference memory, latency and throughput at a batch; replicas; $/1M tokens.
+
+    ``runtime`` picks the serving runtime's efficiencies and batch limit (default the
+    vendor's vLLM stack); the same figures compile uses for the same case.
+    """
+    spec = resolve_model(model, catalog, "--model")
+    where = _offering(catalog, offering, accelerator)
+    acc = where["acc"]
+    d = tp_degree
+    served = physics.served_model(spec, weight_precision, kv_precision)
+    table = physics.one_row_table(acc)
+    dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]), runtime)
+    slo = dict(
+        tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,
+        ttft_slo_s=ttft_slo_ms / 1000.0 if ttft_slo_ms else None,
+    )
+    common = dict(
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        d=np.array([float(d)]),
+        dev=dev,
+        memory_headroom=memory_headroom,
+    )
+    best = physics.best_decode(served, **slo, **common)
+    b_mem = int(best.b_max_memory[0])
+    # A batch beyond memory is not run by the engine: the KV cache holds b_mem sequences
+    # and the rest wait in the queue, so the replica works at b_mem (flagged below).
+    running = batch if batch is None or batch <= b_mem or b_mem < 1 else b_mem
+    res = best if batch is None else physics.best_decode(served, **slo, **common, batch=running)
+    b = int(res.batch[0]) if batch is None else batch
+    replica_tps = float(res.tokens_per_s[0])
+    context = prompt_tokens + output_tokens
+    kv_gb_tok = served.kv_gb_per_token
+    usable_gb = d * float(acc["memory_gb"]) * (1 - memory_headroom)
+    out: dict = {
+        "model": spec.model_id,
+        "accelerator": acc["accelerator_id"],
+        "tp_degree": d,
+        "runtime": str(dev.runtime[0]),
+        "link": str(dev.link[0]) if d > 1 else None,
+        "memory": {
+            "device_memory_gb": float(acc["memory_gb"]),
+            "device_memory_as_labelled": f"{float(acc['memory_label_gb']):g} {acc['memory_unit']}"
+            if "memory_label_gb" in acc.index
+            else None,
+            "weights_gb": served.weights_gb,
+            "kv_bytes_per_token": kv_gb_tok * 1e9,
+            "kv_gb_per_sequence": kv_gb_tok * context,
+            "kv_gb_at_batch": kv_gb_tok * (prompt_tokens + output_tokens / 2) * max(b, 0),
+            "usable_gb": usable_gb,
+            "max_batch_by_memory": b_mem,
+        },
+        "batch": b,
+        "batch_running": int(res.batch[0]) if batch is None else running,
+        "fits": b_mem >= max(b, 1),
+        "decode_step_ms_roofline": float(res.roofline_step_s[0]) * 1000.0,
+        "decode_step_ms_derated": float(res.step_s[0]) * 1000.0,
+        "tokens_per_s_per_sequence_roofline": 1.0 / float(res.roofline_step_s[0]),
+        "tokens_per_s_per_sequence_derated": 1.0 / float(res.step_s[0]),
+        "ttft_ms": float(res.ttft_s[0]) * 1000.0,
+        "replica_output_tokens_per_s": replica_tps,
+        "best_batch_within_slo": int(best.batch[0]),
+        "slo_limit": res.reason[0]
+        or (
+            f"the KV cache holds {b_mem} of the {batch} sequences; the rest queue"
+            if batch is not None and running != batch
+            else None
+        ),
+        "capacity_source": "physics",
+    }
+    if not out["fits"]:
+        out["what_would_fit"] = _what_would_fit(
+            catalog,
+            spec,
+            acc,
+            weight_precision,
+            kv_precision,
+            prompt_tokens + output_tokens / 2 if batch else context,
+            max(batch or 1, 1),
+            memory_headroom,
+        )
+    if demand_tokens_per_s and replica_tps > 0:
+        out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
+    if where["offering"] is not None and replica_tps > 0:
+        off = where["offering"]
+        per_instance_tps = replica_tps * (where["apu"] // d)
+        out["offering"] = off["offering_id"]
+        out["rented_usd_per_mtoken"] = (
+            float(off["on_demand_usd_per_hour"]) / (per_instance_tps * 3600) * 1e6
+        )
+        if demand_tokens_per_s:
+            out["instances_needed"] = math.ceil(demand_tokens_per_s / per_instance_tps)
+    if server and replica_tps > 0:
+        out.update(_owned_economics(catalog, server, site, replica_tps, d, where))
+    out["assumptions"] = _inference_assumptions(
+        weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
+    )
+    return out
+
+
+def _inference_assumptions(
+    weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
+) -> list[str]:
+    """What an inference estimate assumed, in words."""
+    context = prompt_tokens + output_tokens
+    labelled = (
+        f"{float(acc['memory_label_gb']):g} {acc['memory_unit']}"
+        if "memory_label_gb" in acc.index
+        else None
+    )
+    eff = RUNTIME_EFFICIENCY[str(dev.runtime[0])]
+    return [
+        f"weights {weight_precision} ({physics.bytes_per_value(weight_precision):g} B/param), "
+        f"KV cache {kv_precision}, read at the mean context {prompt_tokens + output_tokens / 2:g} "
+        f"tokens (prompt + half the output); one sequence of {context} tokens must fit",
+        f"{memory_headroom:.0%} of device memory kept free (vLLM gpu_memory_utilization "
+        f"{1 - memory_headroom:.2f}); memory as the vendor means it "
+        f"({labelled} = {float(acc['memory_gb']):.1f} GB)",
+        "continuous batching with chunked prefill: each step also prefills "
+        f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
+        f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
+        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step "
+        f"({eff.source})",
+    ] + (
+        [
+            f"tensor parallel over {dev.link[0]}: {dev.allreduce_latency_s[0] * 1e6:g} us per "
+            f"all-reduce, 2 per layer"
+        ]
+        if d > 1
+        else []
+    )
+
+
+def _owned_economics(
+    catalog: Catalog, server: str, site: str | None, replica_tps: float, d: int, where: dict
+) -> dict:
+    """Cost per 1M tokens on an owned server, and the buy-versus-rent break-even utilisation."""
+    if server not in catalog.servers.index:
+        from solver.errors import suggestion
+
+        raise ProcureError(
+            f"unknown server {server!r}",
+            field="--server",
+            fix=suggestion(server, catalog.servers.index),
+        )
+    srv = catalog.servers.loc[server]
+    site_row = catalog.sites.loc[site] if site else catalog.sites.iloc[0]
+    life_h = float(srv["lifetime_years"]) * 8760.0
+    staff = site_row["staff_usd_per_server_year"] if "staff_usd_per_server_year" in site_row else 0
+    hosting_usd_per_h = (
+        float(site_row["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+        + float(srv["maintenance_usd_per_year"]) / 12.0
+        + float(staff) / 12.0
+    ) / HOURS_PER_MONTH
+    fixed_usd_per_h = float(srv["capex_usd"]) / life_h + hosting_usd_per_h
+    frac = IDLE_POWER_FRACTION + (1 - IDLE_POWER_FRACTION) * INFERENCE_UTILISATION
+    energy_usd_per_h = (
+        float(srv["power_kw"])
+        * frac
+        * float(site_row["pue"])
+        * float(site_row["electricity_usd_per_kwh"])
+    )
+    server_tps = replica_tps * (int(srv["accelerators_per_server"]) // d)
+    out = {
+        "server": server,
+        "site": site_row["site_id"],
+        "owned_usd_per_hour_at_full_use": fixed_usd_per_h + energy_usd_per_h,
+        "owned_usd_per_mtoken_at_full_use": (fixed_usd_per_h + energy_usd_per_h)
+        / (server_tps * 3600)
+        * 1e6,
+        "owned_assumptions": f"capex over {srv['lifetime_years']:g} years, hosting, maintenance, "
+        f"electricity at {frac:.0%} of max power; lead time "
+        f"{float(srv['lead_time_days']) / DAYS_PER_MONTH:.1f} months",
+    }
+    off = where["offering"]
+    if off is not None:
+        # rent the same number of accelerators as the server holds
+        rent_usd_per_h = (
+            float(off["on_demand_usd_per_hour"])
+            * int(srv["accelerators_per_server"])
+            / int(off["accelerators_per_instance"])
+        )
+        margin = rent_usd_per_h - energy_usd_per_h
+        out["rent_usd_per_hour_same_accelerators"] = rent_usd_per_h
+        out["buy_vs_rent_break_even_utilisation"] = (
+            (fixed_usd_per_h / margin) if margin > 0 else None
+        )
+        # Months of round-the-clock use after which buying beats renting (cash policy, no
+        # residual value, the way solve counts it): rent the lead time, then
+        # capex + owning x (T - lead) = rent x T  ->  T* = lead + capex / (rent - owning),
+        # owning = hosting + electricity per month.
+        saving_usd_per_month = (
+            rent_usd_per_h - energy_usd_per_h - hosting_usd_per_h
+        ) * HOURS_PER_MONTH
+        lead_months = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+        out["buy_vs_rent_break_even_months"] = (
+            lead_months + float(srv["capex_usd"]) / saving_usd_per_month
+            if saving_usd_per_month > 0
+            else None
+        )
+    return out

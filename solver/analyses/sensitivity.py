@@ -1,0 +1,953 @@
+"""Sensitivity: shadow prices, break-even prices, sweeps and frontiers (DESIGN.md section 6).
+
+Everything here takes a solved problem as plain data and returns plain data.
+
+Shadow prices
+    The duals of a mixed-integer program belong to a linear program, not to the
+    integer plan. We take the LP of the chosen plan: training clusters (binary
+    choices) fixed as chosen, every option the plan does not use fixed at zero,
+    and the unit counts of the options it does use made divisible. Its duals say
+    what one more dollar of budget, tonne of CO2e of cap, token/s of demand or
+    unit of quota is worth *for small changes around the chosen plan*; a row in
+    which nothing can move at this plan has no dual, and none is shown.
+
+Break-even prices
+    For an offering and mode (a *pool*) outside the plan, the optimal cost as a
+    function of its price is ``min(C_without, f(p))`` where ``C_without`` (the
+    optimum without the pool) does not depend on ``p`` and ``f(p)`` (the best
+    plan that uses the pool) is concave and piecewise linear in ``p``. The pool
+    enters below the price ``p*`` where ``f(p*) = C_without``; for a pool in the
+    plan, it leaves above the ``p*`` where ``f(p*)`` reaches the optimum without
+    it. ``p*`` is found exactly by Newton's method on ``f`` (each step re-solves
+    the MIP with the pool forced in at the trial price: ``p_next = (C_without -
+    f(p) + f'(p) p) / f'(p)`` with ``f'(p)`` the pool's price-weighted usage in
+    that plan), which converges in a few MIP solves; the result holds to the
+    solver's relative gap.
+
+Sweeps
+    Budget, carbon cap, demand growth and price scenarios, each a list of
+    independent solves run serially, across local processes, or on a Dask
+    cluster (:func:`run_tasks`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from solver.analyses.runner import run_tasks
+from solver.core.backends import HighsSession, SolveOptions, get_backend
+from solver.core.compile import Compiled, repruned
+from solver.core.model import (
+    FAMILIES,
+    LinearModel,
+    Row,
+    build_model,
+    has_second_stage,
+    stage_objective,
+)
+from solver.errors import InfeasibleError, ProcureError
+from solver.solve import Solution, optimise
+from solver.units import RENTED_MODES
+
+# ------------------------------------------------------------------ results
+
+
+class Dual(BaseModel):
+    """The shadow price of one named constraint at the chosen plan."""
+
+    constraint: str
+    family: str
+    meaning: str
+    d_objective_d_rhs: float = Field(
+        description="Change of the objective per unit increase of the right-hand side"
+    )
+    unit: str
+    worth: float = Field(
+        description="What one more unit of the limit saves (positive: relaxing helps)"
+    )
+    usd_per_mtoken: float | None = Field(
+        None, description="demand rows: marginal cost of 1M more output tokens in that block"
+    )
+
+
+class ReducedCost(BaseModel):
+    """An option the plan does not use: how much dearer than worth it it is."""
+
+    option: str
+    pool_id: str
+    workload: str
+    mode: str
+    reduced_cost: float = Field(description="Objective units per unit of the option")
+    price_cut_usd_per_hour: float | None = Field(
+        None, description="Rented options: hourly price cut that makes it break even in the LP"
+    )
+
+
+class BreakEven(BaseModel):
+    """The price at which a pool would enter (or leave) the optimal plan."""
+
+    pool_id: str
+    provider: str
+    region: str
+    offering: str
+    accelerator: str
+    mode: str
+    in_plan: bool
+    price_unit: str
+    current_price: float
+    break_even_price: float | None = Field(
+        None, description="None: no price makes it change (see note)"
+    )
+    change_pct: float | None = None
+    direction: str = Field(description="'enters below' or 'leaves above'")
+    solves: int = 0
+    note: str = ""
+
+
+class SensitivityReport(BaseModel):
+    """Shadow prices and reduced costs at the chosen plan, and break-even prices."""
+
+    problem: str
+    objective_kind: str
+    objective: float
+    caveat: str
+    duals: list[Dual]
+    reduced_costs: list[ReducedCost]
+    break_even: list[BreakEven] = Field(default_factory=list)
+    break_even_tolerance: str = ""
+
+
+class SweepPoint(BaseModel):
+    """One solve of a sweep."""
+
+    sweep: str
+    value: float
+    status: str
+    objective: float | None = None
+    total_cost_usd: float | None = None
+    total_co2e_t: float | None = None
+    served_fraction: float | None = None
+    used: list[str] = Field(default_factory=list, description="pools in the plan")
+
+
+# ------------------------------------------------------------------ shadow prices
+
+_USE_KINDS = ("x", "z", "buy", "commit")
+
+
+def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
+    """The LP of the chosen plan (module docstring): a continuous copy of ``model``."""
+    v = model.variables.copy()
+    used = values > 1e-7
+    v["integer"] = False
+    fix_zero = v["kind"].isin(_USE_KINDS).to_numpy() & ~used
+    fix_value = v["kind"].isin(("z", "top")).to_numpy()  # binary choices as chosen
+    v.loc[fix_zero, "ub"] = 0.0
+    v.loc[fix_value, "lb"] = values[fix_value]
+    v.loc[fix_value, "ub"] = values[fix_value]
+    return LinearModel(v, model.rows, model.objective, model.expressions, model.stage + "-lp")
+
+
+def _objective_unit(kind: str) -> str:
+    return "tCO2e" if kind == "min_carbon" else "USD"
+
+
+def shadow_prices(solution: Solution, *, solver: str = "highspy") -> SensitivityReport:
+    """Duals of every named constraint and reduced costs of unused options.
+
+    Parameters
+    ----------
+    solution
+        A solved problem (:func:`solver.solve.optimise`).
+    solver
+        Backend for the LP (it must report duals: ``highs`` or ``cbc``).
+    """
+    compiled, model, values = solution.compiled, solution.model, solution.result.values
+    problem = compiled.problem
+    if has_second_stage(problem):  # the duals of the first criterion (cost, or carbon)
+        first = [r for r in model.rows if r.family != "objective_stage"]
+        model = LinearModel(
+            model.variables, first, stage_objective(model, problem, first=True), model.expressions
+        )
+    lp = support_lp(model, values)
+    result = get_backend(solver).solve(lp, SolveOptions())
+    if result.duals is None or result.reduced_costs is None:
+        raise RuntimeError(f"the LP of the plan did not solve to optimality ({result.message})")
+    fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
+    kind = compiled.problem.objective
+    unit = _objective_unit(kind)
+    hours = _block_hours(compiled)
+    duals: list[Dual] = []
+    for row in model.rows:
+        if row.family == "objective_stage" or row.name not in result.duals:
+            continue
+        if all(fixed[i] for i in row.coefs):
+            continue  # nothing in this row can move at the chosen plan: no dual exists
+        pi = float(result.duals[row.name])
+        worth = -pi if row.sense == "<=" else pi
+        per_mtoken = None
+        if row.family == "demand":
+            _, t, b = row.key
+            per_mtoken = pi / (hours[(int(t), int(b))] * 3600.0) * 1e6
+        duals.append(
+            Dual(
+                constraint=row.name,
+                family=row.family,
+                meaning=FAMILIES[row.family].description,
+                d_objective_d_rhs=pi,
+                unit=FAMILIES[row.family].dual_unit.replace("USD per", f"{unit} per", 1),
+                worth=worth,
+                usd_per_mtoken=per_mtoken,
+            )
+        )
+    duals.sort(key=lambda d: (-abs(d.d_objective_d_rhs), d.constraint))
+    reduced = _reduced_costs(compiled, lp, values, result.reduced_costs, hours)
+    return SensitivityReport(
+        problem=compiled.problem.name,
+        objective_kind=kind,
+        objective=float(solution.result.objective),
+        caveat=(
+            "Shadow prices are duals of the LP of the chosen plan (training clusters as "
+            "chosen, unused options at zero, unit counts divisible): they hold for small "
+            "changes around this integer plan, not for large ones. Rows in which nothing "
+            "can move at this plan have no dual and are not listed."
+        ),
+        duals=duals,
+        reduced_costs=reduced,
+    )
+
+
+def _block_hours(compiled: Compiled) -> dict[tuple[int, int], float]:
+    p = compiled.periods["hours"].to_numpy()
+    f = compiled.blocks["fraction"].to_numpy()
+    return {(t, b): float(p[t] * f[b]) for t in range(len(p)) for b in range(len(f))}
+
+
+def _reduced_costs(
+    compiled: Compiled,
+    lp: LinearModel,
+    values: np.ndarray,
+    dj: np.ndarray,
+    hours: dict[tuple[int, int], float],
+) -> list[ReducedCost]:
+    # Only options that carry their whole cost themselves (rented units, rented training
+    # clusters): a reserved or owned unit's cost sits on its commitment or purchase, which
+    # is fixed at zero here, so its reduced cost alone would mislead (break-even prices
+    # cover those pools).
+    options = compiled.options.set_index("option_id")
+    v = lp.variables.assign(dj=dj, value=values)
+    rented = v["option_id"].map(options["mode"]).isin(RENTED_MODES)
+    unused = v[v["kind"].isin(("x", "z")) & rented & (v["value"] <= 1e-7) & np.isfinite(v["dj"])]
+    if unused.empty:
+        return []
+    best = unused.loc[unused.groupby("option_id")["dj"].idxmin()]
+    out = []
+    for r in best.itertuples(index=False):
+        k = options.loc[r.option_id]
+        cut = None
+        if r.kind == "x" and k["mode"] in RENTED_MODES and r.block >= 0:
+            cut = max(0.0, float(r.dj)) / hours[(int(r.period), int(r.block))]
+        out.append(
+            ReducedCost(
+                option=f"{k['offering_id']} {k['mode']} -> {r.workload}",
+                pool_id=k["pool_id"],
+                workload=r.workload,
+                mode=k["mode"],
+                reduced_cost=float(r.dj),
+                price_cut_usd_per_hour=cut,
+            )
+        )
+    out.sort(key=lambda rc: (rc.reduced_cost, rc.option))
+    return out
+
+
+# ------------------------------------------------------------------ prices of pools
+
+
+def pool_price(compiled: Compiled, pool_id: str) -> tuple[float, str]:
+    """Current price of a pool and its unit (hourly per instance, or capex per server)."""
+    pool = compiled.pools.set_index("pool_id").loc[pool_id]
+    if pool["kind"] == "owned":
+        return float(pool["capex_usd"]), "USD per server"
+    return float(pool["price_usd_per_hour"]), "USD per instance-hour"
+
+
+def with_pool_prices(compiled: Compiled, factors: dict[str, float]) -> Compiled:
+    """A copy of ``compiled`` with each named pool's price multiplied by its factor."""
+    pools = compiled.pools.copy()
+    f_pool = pools["pool_id"].map(factors).fillna(1.0).to_numpy()
+    owned = (pools["kind"] == "owned").to_numpy()
+    pools["price_usd_per_hour"] = pools["price_usd_per_hour"] * np.where(owned, 1.0, f_pool)
+    pools["capex_usd"] = pools["capex_usd"] * np.where(owned, f_pool, 1.0)
+    options = compiled.options.copy()
+    f_opt = options["pool_id"].map(factors).fillna(1.0).to_numpy()
+    options["price_usd_per_hour"] = options["price_usd_per_hour"] * f_opt
+    if "rent_usd" in options:
+        options["rent_usd"] = options["rent_usd"] * f_opt
+    return replace(compiled, pools=pools, options=options)
+
+
+def with_pool_price(compiled: Compiled, pool_id: str, price: float) -> Compiled:
+    """A copy of ``compiled`` with one pool at ``price`` (in :func:`pool_price` units)."""
+    current, _ = pool_price(compiled, pool_id)
+    if current <= 0:
+        raise ValueError(f"pool {pool_id} has no price to scale")
+    return with_pool_prices(compiled, {pool_id: price / current})
+
+
+def pools_in_plan(model: LinearModel, values: np.ndarray, pools: pd.DataFrame) -> set[str]:
+    """Pool ids with any unit in use, bought or committed."""
+    v = model.variables
+    used = v["kind"].isin(_USE_KINDS).to_numpy() & (values > 1e-7)
+    return {pools["pool_id"].iat[int(p)] for p in v.loc[used, "pool"] if p >= 0}
+
+
+# ------------------------------------------------------------------ break-even prices
+
+
+@dataclass(frozen=True)
+class PriceSlopes:
+    """How the model changes with pool prices: it is affine in each pool's price.
+
+    ``objective[j]`` is d(cost coefficient of variable j)/d(price of its pool);
+    ``rows[r]`` maps variable j to d(coefficient in row r)/d(price of j's pool) for the
+    rows that carry costs (budget, period budgets, provider shares).
+    """
+
+    objective: np.ndarray
+    rows: dict[int, dict[int, float]]
+    base_price: np.ndarray  # per pool
+
+
+def price_slopes(compiled: Compiled, model: LinearModel) -> PriceSlopes:
+    """Compare the model with every pool price doubled (two builds for all pools).
+
+    Every variable belongs to one pool and its coefficients are affine in that pool's
+    price alone, so one doubled build gives every slope at once.
+    """
+    pools = compiled.pools
+    owned = (pools["kind"] == "owned").to_numpy()
+    base_price = np.where(
+        owned, pools["capex_usd"].to_numpy(float), pools["price_usd_per_hour"].to_numpy(float)
+    )
+    doubled = build_model(with_pool_prices(compiled, dict.fromkeys(pools["pool_id"], 2.0)))
+    pool_of = model.variables["pool"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_var = np.where(pool_of >= 0, base_price[np.maximum(pool_of, 0)], np.nan)
+    dense = np.zeros(len(model.variables))
+    for j, c in doubled.objective.coefs.items():
+        dense[j] += c
+    for j, c in model.objective.coefs.items():
+        dense[j] -= c
+    objective = np.where(per_var > 0, dense / np.where(per_var > 0, per_var, 1.0), 0.0)
+    rows: dict[int, dict[int, float]] = {}
+    for r, (a, b) in enumerate(zip(model.rows, doubled.rows, strict=True)):
+        changed = {
+            j: (b.coefs.get(j, 0.0) - c) / per_var[j]
+            for j, c in a.coefs.items()
+            if per_var[j] > 0 and abs(b.coefs.get(j, 0.0) - c) > 1e-12 * max(1.0, abs(c))
+        }
+        if changed:
+            rows[r] = changed
+    return PriceSlopes(objective, rows, base_price)
+
+
+def _pool_vars(model: LinearModel, pool_index: int, kinds=_USE_KINDS) -> np.ndarray:
+    v = model.variables
+    return np.flatnonzero((v["pool"] == pool_index).to_numpy() & v["kind"].isin(kinds).to_numpy())
+
+
+class _PoolPricer:
+    """A warm HiGHS session of the model in which one pool's price can be set."""
+
+    def __init__(self, model: LinearModel, slopes: PriceSlopes, pool_index: int) -> None:
+        self.session = HighsSession(model)
+        self.model = model
+        self.cols = _pool_vars(model, pool_index)
+        self.slope = slopes.objective
+        self.cost0 = self.session.cost[self.cols].copy()
+        self.p0 = float(slopes.base_price[pool_index])
+        members = set(self.cols.tolist())
+        self.row_changes = [
+            (r, j, model.rows[r].coefs[j], d)
+            for r, changes in slopes.rows.items()
+            for j, d in changes.items()
+            if j in members
+        ]
+
+    def set_price(self, price: float) -> None:
+        delta = price - self.p0
+        self.session.set_costs(self.cols, self.cost0 + delta * self.slope[self.cols])
+        for r, j, a0, d in self.row_changes:
+            self.session.set_coefficient(r, j, a0 + delta * d)
+
+
+def _pruned_keeping(compiled: Compiled, pool_id: str) -> Compiled:
+    """``compiled`` with other pools pruned by dominance, ``pool_id`` kept apart."""
+    return repruned(compiled, keep=frozenset({pool_id}))
+
+
+def _slopes_by_name(model: LinearModel, slopes: PriceSlopes, other: LinearModel) -> PriceSlopes:
+    """``slopes`` of ``model`` carried over to ``other`` (same names, fewer options)."""
+    names = model.variables["name"].to_numpy()
+    position = {n: j for j, n in enumerate(other.variables["name"])}
+    objective = np.zeros(len(other.variables))
+    for j, n in enumerate(names):
+        k = position.get(n)
+        if k is not None:
+            objective[k] = slopes.objective[j]
+    row_index = {row.name: r for r, row in enumerate(other.rows)}
+    rows: dict[int, dict[int, float]] = {}
+    for r, changes in slopes.rows.items():
+        target = row_index.get(model.rows[r].name)
+        if target is None:
+            continue
+        mapped = {position[names[j]]: d for j, d in changes.items() if names[j] in position}
+        if mapped:
+            rows[target] = mapped
+    return PriceSlopes(objective, rows, slopes.base_price)
+
+
+def _start_by_name(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.ndarray:
+    """A plan of ``model`` as values of ``other``'s variables (matched by name, else 0)."""
+    by_name = dict(zip(model.variables["name"], values, strict=True))
+    return np.array([by_name.get(n, 0.0) for n in other.variables["name"]])
+
+
+def _solve_cold(model: LinearModel, solver: str, options: SolveOptions):
+    r = get_backend(solver).solve(model, options)
+    return (r.objective, r.values) if r.has_solution else (None, None)
+
+
+def _forced(model: LinearModel, pool_index: int) -> LinearModel:
+    idx = _pool_vars(model, pool_index, ("x", "z"))
+    row = Row(
+        f"force_use[{pool_index}]", "force_use", (pool_index,), dict.fromkeys(idx, 1.0), ">=", 1
+    )
+    return LinearModel(model.variables, [*model.rows, row], model.objective, model.expressions)
+
+
+def _excluded(model: LinearModel, pool_index: int) -> LinearModel:
+    v = model.variables.copy()
+    v.loc[_pool_vars(model, pool_index), "ub"] = 0.0
+    return LinearModel(v, model.rows, model.objective, model.expressions)
+
+
+class _Warm:
+    """Break-even re-solves of one HiGHS model changed in place, each starting from the
+    last plan. The other pools are pruned by dominance (this one kept and not counted as
+    room for others): exact while only its price moves, and a much smaller MIP."""
+
+    def __init__(self, compiled, pool_id, pi, model, slopes, start, options) -> None:
+        full_model = model if model is not None else build_model(compiled)
+        full_slopes = slopes if slopes is not None else price_slopes(compiled, full_model)
+        self.model = build_model(_pruned_keeping(compiled, pool_id))
+        self.slopes = _slopes_by_name(full_model, full_slopes, self.model)
+        self.start = None if start is None else _start_by_name(full_model, start, self.model)
+        self.pi, self.options = pi, options
+        self.pricer = _PoolPricer(self.model, self.slopes, pi)
+        self.session = self.pricer.session
+
+    def objective_without_pool(self) -> float | None:
+        """The optimum with the pool's variables fixed at 0 (bounds restored after)."""
+        cols, session = self.pricer.cols, self.session
+        session.set_bounds(cols, np.zeros(len(cols)), np.zeros(len(cols)))
+        r = session.solve(self.options)
+        lower = self.model.variables["lb"].to_numpy(float)[cols]
+        upper = self.model.variables["ub"].to_numpy(float)[cols]
+        session.set_bounds(cols, lower, np.where(np.isfinite(upper), upper, 1e30))
+        return r.objective if r.has_solution else None
+
+    def require_pool(self) -> None:
+        """From now on every plan uses at least one unit of the pool."""
+        units = _pool_vars(self.model, self.pi, ("x", "z")).tolist()
+        self.session.add_row(dict.fromkeys(units, 1.0), 1.0, 1e30)
+
+    def solve_at(self, price: float, x_start):
+        self.pricer.set_price(price)
+        r = self.session.solve(self.options, start=x_start)
+        return (r.objective, r.values) if r.has_solution else (None, None)
+
+
+class _Cold:
+    """Break-even re-solves that rebuild the model at each price and solve it afresh."""
+
+    def __init__(self, compiled, pool_id, pi, model, slopes, start, options, solver, p0) -> None:
+        self.compiled, self.pool_id, self.pi, self.p0 = compiled, pool_id, pi, p0
+        self.model = model if model is not None else build_model(compiled)
+        self.slopes = slopes if slopes is not None else price_slopes(compiled, self.model)
+        self.start, self.options, self.solver = start, options, solver
+
+    def objective_without_pool(self) -> float | None:
+        target, _ = _solve_cold(_excluded(self.model, self.pi), self.solver, self.options)
+        return target
+
+    def require_pool(self) -> None:
+        """Each solve forces the pool in (:func:`_forced`)."""
+
+    def solve_at(self, price: float, x_start):
+        m = (
+            self.model
+            if price == self.p0
+            else build_model(with_pool_price(self.compiled, self.pool_id, price))
+        )
+        return _solve_cold(_forced(m, self.pi), self.solver, self.options)
+
+
+def break_even_for_pool(
+    compiled: Compiled,
+    base_objective: float,
+    pool_id: str,
+    in_plan: bool,
+    *,
+    solver: str = "highspy",
+    options: SolveOptions | None = None,
+    warm: bool = True,
+    model: LinearModel | None = None,
+    slopes: PriceSlopes | None = None,
+    start: np.ndarray | None = None,
+    max_steps: int = 8,
+) -> BreakEven:
+    """Exact break-even price of one pool (module docstring: Newton on f(p)).
+
+    Parameters
+    ----------
+    compiled
+        The compiled problem at current prices.
+    base_objective
+        The optimal objective at current prices.
+    pool_id
+        The pool (offering and mode, or server at a site).
+    in_plan
+        Whether the optimal plan uses the pool (then the price where it leaves is sought).
+    warm
+        Re-solve one HiGHS model changed in place, each solve starting from the last plan
+        (default); False rebuilds the model and solves it afresh each time with ``solver``.
+    model, slopes, start
+        The built model, its :func:`price_slopes` and the optimal plan, when the caller
+        has them (they are computed otherwise).
+    """
+    options = options or SolveOptions(relative_gap=1e-6)
+    pools = compiled.pools
+    pi = int(np.flatnonzero((pools["pool_id"] == pool_id).to_numpy())[0])
+    pool = pools.iloc[pi]
+    p0, unit = pool_price(compiled, pool_id)
+    out = BreakEven(
+        pool_id=pool_id,
+        provider=pool["provider"],
+        region=pool["region"],
+        offering=pool["offering_id"],
+        accelerator=pool["accelerator_id"],
+        mode=pool["mode"],
+        in_plan=in_plan,
+        price_unit=unit,
+        current_price=p0,
+        direction="leaves above" if in_plan else "enters below",
+    )
+    way = (
+        _Warm(compiled, pool_id, pi, model, slopes, start, options)
+        if warm
+        else _Cold(compiled, pool_id, pi, model, slopes, start, options, solver, p0)
+    )
+    members = _pool_vars(way.model, pi)
+    slope = np.zeros(len(way.model.variables))
+    slope[members] = way.slopes.objective[members]  # d(objective)/d(this pool's price)
+    solves = 0
+    if in_plan:
+        target = way.objective_without_pool()
+        solves += 1
+        if target is None:
+            return out.model_copy(
+                update={"solves": solves, "note": "the plan is infeasible without it"}
+            )
+    else:
+        target = base_objective
+    way.require_pool()
+    price, x = p0, (way.start if in_plan else None)
+    for _ in range(max_steps):
+        value, x = way.solve_at(price, x)
+        solves += 1
+        if value is None:
+            return out.model_copy(
+                update={"solves": solves, "note": "no feasible plan can use it at this price"}
+            )
+        u = float(slope @ x)
+        if u <= 1e-12:
+            return out.model_copy(
+                update={"solves": solves, "note": "its price does not enter the cost"}
+            )
+        a = value - u * price
+        new_price = (target - a) / u
+        converged = abs(new_price - price) <= 1e-6 * max(1.0, abs(price))
+        price = new_price
+        if converged:
+            break
+    if price <= 0 and not in_plan:
+        return out.model_copy(
+            update={"solves": solves, "note": "does not enter at any positive price"}
+        )
+    return out.model_copy(
+        update={
+            "break_even_price": price,
+            "change_pct": 100.0 * (price - p0) / p0,
+            "solves": solves,
+        }
+    )
+
+
+def _unpruned(compiled: Compiled) -> None:
+    if compiled.pruned_dominated:
+        raise ValueError(
+            "price, demand and limit analyses need every option: compile with "
+            "compile_problem(..., prune_dominated=False)"
+        )
+
+
+def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
+    """Pools that could serve a workload (those with options), and those in the plan."""
+    compiled = solution.compiled
+    _unpruned(compiled)
+    in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
+    candidates = sorted(set(compiled.options["pool_id"]))
+    priced = {p for p in candidates if pool_price(compiled, p)[0] > 0}
+    return [p for p in candidates if p in priced], in_plan
+
+
+def _break_even_task(shared: tuple, pool_ids: list[str]) -> list[BreakEven]:
+    compiled, model, slopes, base_objective, start, in_plan, solver, warm = shared
+    options = SolveOptions(relative_gap=1e-6)
+    return [
+        break_even_for_pool(
+            compiled,
+            base_objective,
+            p,
+            p in in_plan,
+            solver=solver,
+            options=options,
+            warm=warm,
+            model=model,
+            slopes=slopes,
+            start=start,
+        )
+        for p in pool_ids
+    ]
+
+
+def break_even_prices(
+    solution: Solution,
+    *,
+    pools: Iterable[str] | None = None,
+    limit: int | None = None,
+    solver: str = "highspy",
+    warm: bool = True,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
+) -> list[BreakEven]:
+    """Break-even prices for pools, sorted by how close each is to its current price.
+
+    Parameters
+    ----------
+    pools
+        Pool ids to analyse; default every pool that could serve a workload.
+    limit
+        Analyse the pools in the plan and, of the others, the ``limit`` closest to
+        entering by the LP estimate (:func:`entry_estimates`); None analyses all.
+    warm
+        Warm re-solves (:func:`break_even_for_pool`).
+    workers, scheduler
+        Parallelism (:func:`run_tasks`); pools are sent in chunks.
+    deadline
+        A ``time.perf_counter()`` time: pools not started by then are left out (in the
+        order of their closeness to entering, so the nearest are done first).
+    """
+    compiled = solution.compiled
+    if has_second_stage(compiled.problem):
+        return []  # prices do not enter a carbon-first objective's first stage
+    candidates, in_plan = break_even_candidates(solution)
+    if pools is not None:
+        wanted = set(pools)
+        candidates = [p for p in candidates if p in wanted]
+    if limit is not None:
+        outside = [p for p in candidates if p not in in_plan]
+        estimate = entry_estimates(solution)
+        outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
+        candidates = sorted(set(outside) | (in_plan & set(candidates)))
+    model = build_model(compiled)
+    slopes = price_slopes(compiled, model)
+    chunks = max(1, workers) * 4 if (workers > 1 or scheduler) else len(candidates)
+    groups = [candidates[i::chunks] for i in range(min(chunks, len(candidates)))]
+    shared = (
+        compiled,
+        model,
+        slopes,
+        float(solution.result.objective),
+        solution.result.values,
+        in_plan,
+        solver,
+        warm,
+    )
+    results = _run_tasks(
+        _break_even_task,
+        groups,
+        shared=shared,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        deadline=deadline,
+    )
+    return sorted(
+        (b for group in results if group is not None for b in group),
+        key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
+    )
+
+
+def entry_estimates(solution: Solution) -> dict[str, float]:
+    """Per pool outside the plan: the LP estimate of the price, as a fraction of today's,
+    at which it starts to pay (value of its capacity at the plan's duals / its cost).
+
+    Only an ordering for choosing which pools to search exactly; 1.0 or more means "about
+    to enter". Reserved and owned units are charged their commitment or capex per period.
+    """
+    compiled, model = solution.compiled, solution.model
+    lp = support_lp(model, solution.result.values)
+    result = get_backend("highspy").solve(lp, SolveOptions())
+    if result.reduced_costs is None:
+        return {}
+    v = lp.variables
+    cost = np.zeros(len(v))
+    for j, c in lp.objective.coefs.items():
+        cost[j] += c
+    # What a unit's capacity is worth at the plan's duals, counting no more capacity than
+    # a demand row asks for (a big server is not worth more than the demand it can meet).
+    value = np.zeros(len(v))
+    duals = result.duals or {}
+    for row in lp.rows:
+        y = duals.get(row.name, 0.0)
+        if not y:
+            continue
+        capped = row.sense == ">=" and row.rhs > 0
+        for j, a in row.coefs.items():
+            value[j] += y * (min(a, row.rhs) if capped and a > 0 else a)
+    pools = compiled.pools
+    months = compiled.periods["months"].to_numpy()
+    hours = compiled.periods["hours"].to_numpy()
+    use = v["kind"].isin(("x", "z")).to_numpy() & (v["pool"].to_numpy() >= 0)
+    out: dict[str, float] = {}
+    for j in np.flatnonzero(use):
+        p = pools.iloc[int(v["pool"].iat[j])]
+        t = max(int(v["period"].iat[j]), 0)
+        if p["kind"] == "owned":
+            full = cost[j] + months[t] * (
+                p["capex_usd"] / p["lifetime_months"] + p["hosting_usd_per_month"]
+            )
+        elif p["mode"] in ("reserved_1y", "reserved_3y"):
+            full = cost[j] + p["price_usd_per_hour"] * hours[t]
+        else:
+            full = cost[j]
+        if full > 0:
+            ratio = float(value[j] / full)
+            out[p["pool_id"]] = max(out.get(p["pool_id"], -np.inf), ratio)
+    return out
+
+
+# ------------------------------------------------------------------ sweeps
+
+
+def _run_tasks(fn: Callable, tasks: list, *, shared: object = None, **run) -> list:
+    """:func:`solver.analyses.runner.run_tasks`, refusing a compiled problem pruned of
+    its dominated options (price, demand and limit analyses need every option)."""
+    if isinstance(shared, Compiled):
+        _unpruned(shared)
+    return run_tasks(fn, tasks, shared=shared, **run)
+
+
+def variant(compiled: Compiled, change: tuple) -> Compiled:
+    """The compiled problem with one change: ("problem", {field: value}),
+    ("demand", factor) or ("prices", per-pool factors in pool order)."""
+    kind, what = change
+    if kind == "problem":
+        return replace(compiled, problem=compiled.problem.model_copy(update=what))
+    if kind == "demand":
+        return with_demand_factor(compiled, what)
+    if kind == "prices":
+        return with_pool_prices(compiled, dict(zip(compiled.pools["pool_id"], what, strict=True)))
+    raise ValueError(f"unknown change {kind!r}")
+
+
+def _point(compiled: Compiled, task: tuple) -> SweepPoint:
+    """Solve one variant of a compiled problem; summarise it."""
+    change, sweep, value, solver = task
+    compiled = repruned(variant(compiled, change))
+    try:
+        solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
+    except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
+        status = "infeasible" if isinstance(exc, InfeasibleError) else "no_solution"
+        return SweepPoint(sweep=sweep, value=value, status=status)
+    e = solution.model.expressions
+    x = solution.result.values
+    served = _served(solution)
+    return SweepPoint(
+        sweep=sweep,
+        value=value,
+        status=solution.result.termination.value,
+        objective=float(solution.result.objective),
+        total_cost_usd=e["total_cost_usd"].value(x),
+        total_co2e_t=e["total_co2e_t"].value(x),
+        served_fraction=served,
+        used=sorted(pools_in_plan(solution.model, x, solution.compiled.pools)),
+    )
+
+
+def _served(solution: Solution) -> float:
+    from solver.plan import served_fraction
+
+    fractions = served_fraction(solution.compiled, solution.model, solution.result.values)
+    return float(np.mean(list(fractions.values()))) if fractions else 1.0
+
+
+def carbon_frontier(
+    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
+) -> list[SweepPoint]:
+    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
+    ends = _run_tasks(
+        _point,
+        [
+            (
+                ("problem", {"objective": "min_cost", "carbon_cap_tco2e": None}),
+                "carbon_cap_tco2e",
+                np.inf,
+                solver,
+            ),
+            (
+                ("problem", {"objective": "min_carbon", "carbon_cap_tco2e": None}),
+                "carbon_cap_tco2e",
+                0.0,
+                solver,
+            ),
+        ],
+        shared=compiled,
+    )
+    high, low = ends
+    if high.total_co2e_t is None or low.total_co2e_t is None:
+        return [p for p in ends if p.total_co2e_t is not None]
+    caps = np.linspace(low.total_co2e_t, high.total_co2e_t, points)
+    caps[0] *= 1.0 + 1e-6  # the min-carbon value itself, with room for rounding
+    tasks = [
+        (
+            ("problem", {"objective": "min_cost", "carbon_cap_tco2e": float(c)}),
+            "carbon_cap_tco2e",
+            float(c),
+            solver,
+        )
+        for c in caps
+    ]
+    return _run_tasks(_point, tasks, shared=compiled, **run)
+
+
+def budget_sweep(
+    compiled: Compiled,
+    budgets_usd: Iterable[float],
+    *,
+    solver: str = "highspy",
+    **run,
+) -> list[SweepPoint]:
+    """Served demand and cost versus budget (objective: max served within budget)."""
+    tasks = [
+        (
+            ("problem", {"objective": "max_served", "budget_usd": float(b)}),
+            "budget_usd",
+            float(b),
+            solver,
+        )
+        for b in budgets_usd
+    ]
+    return _run_tasks(_point, tasks, shared=compiled, **run)
+
+
+def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
+    """Online and batch demand scaled by ``factor`` (training unchanged)."""
+    demand = compiled.demand.copy()
+    demand["demand"] = demand["demand"] * factor
+    return replace(compiled, demand=demand)
+
+
+def demand_sweep(
+    compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
+) -> list[SweepPoint]:
+    """Cost versus demand growth (every inference demand scaled)."""
+    tasks = [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
+    return _run_tasks(_point, tasks, shared=compiled, **run)
+
+
+def price_scenarios(
+    compiled: Compiled,
+    *,
+    n: int = 20,
+    spread: float = 0.2,
+    seed: int = 0,
+    solver: str = "highspy",
+    **run,
+) -> tuple[list[SweepPoint], dict[str, float]]:
+    """Every pool's price drawn uniformly within ±``spread``; how often each pool stays.
+
+    Returns the points and, per pool used in any scenario, the share of feasible
+    scenarios whose optimal plan uses it.
+    """
+    rng = np.random.default_rng(seed)
+    k = len(compiled.pools)
+    tasks = [
+        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
+        for s in range(n)
+    ]
+    points = _run_tasks(_point, tasks, shared=compiled, **run)
+    ok = [p for p in points if p.total_cost_usd is not None]
+    share: dict[str, float] = {}
+    for p in ok:
+        for pool in p.used:
+            share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
+    return points, dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def sensitivity_report(
+    solution: Solution,
+    *,
+    break_even_limit: int | None = 12,
+    solver: str = "highspy",
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
+) -> SensitivityReport:
+    """Shadow prices, reduced costs and break-even prices of a solved problem.
+
+    ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search: pools
+    not reached by then are left out, and the note says how many were done.
+    """
+    report = shadow_prices(solution, solver=solver)
+    rows = break_even_prices(
+        solution,
+        limit=break_even_limit,
+        solver=solver,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        deadline=deadline,
+    )
+    note = (
+        "exact (Newton on the optimal cost as a function of the price, each step a MIP "
+        "solved to a 1e-6 relative gap); pools in the plan and "
+        + ("all others" if break_even_limit is None else f"the {break_even_limit} closest others")
+    )
+    if deadline is not None and time.perf_counter() > deadline:
+        note += f"; stopped at the time limit with {len(rows)} pools done"
+    if has_second_stage(solution.compiled.problem):
+        note = "not computed: prices do not enter a carbon-first objective"
+    return report.model_copy(update={"break_even": rows, "break_even_tolerance": note})

@@ -1,0 +1,52 @@
+"""The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``,
+``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS).
+
+The only place that reads arguments, prints and writes files. Every user error
+becomes one message naming the file, the field and the fix, and exit code 2;
+``--debug`` shows the traceback instead.
+
+One module per command group (``solve``, ``analyses``: sensitivity and report,
+``estimate``, ``catalog``, ``changes``: resolve and diff, ``export``, ``calibrate``);
+:mod:`solver.cli.common` holds the app, the exit codes and what the commands share.
+Importing a group registers its commands, in the order ``procure --help`` lists them.
+"""
+
+from __future__ import annotations
+
+# isort: off
+# importing a group registers its commands: this order is the order of ``procure --help``
+from solver.cli import solve  # noqa: F401
+from solver.cli import analyses  # noqa: F401
+from solver.cli import estimate  # noqa: F401
+from solver.cli import catalog  # noqa: F401
+from solver.cli import changes  # noqa: F401
+from solver.cli import export  # noqa: F401
+from solver.cli import calibrate  # noqa: F401
+
+# isort: on
+from solver.cli.common import (
+    EXIT_BUG,
+    EXIT_INFEASIBLE,
+    EXIT_INTERRUPTED,
+    EXIT_NO_PLAN,
+    EXIT_USER_ERROR,
+    app,
+)
+
+__all__ = [
+    "EXIT_BUG",
+    "EXIT_INFEASIBLE",
+    "EXIT_INTERRUPTED",
+    "EXIT_NO_PLAN",
+    "EXIT_USER_ERROR",
+    "app",
+    "main",
+]
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,254 @@
+"""``procure sensitivity`` and ``procure report``: analyses of a solved plan."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    ForceOpt,
+    _check_format,
+    _choices,
+    _load_catalog,
+    _run,
+    app,
+)
+from solver.cli.solve import _two_stage
+from solver.errors import ProcureError
+from solver.outputs.files import (
+    check_output_dir,
+    check_output_file,
+    write_atomic,
+    write_files_together,
+)
+
+
+def _solve_for_analysis(
+    problem: Path, catalog: Path | None, solver: str, time_limit: float | None = None
+):
+    """Load, solve and verify: the plan and the solution behind it."""
+    from solver.core.backends import SolveOptions
+    from solver.inputs.problem import load_problem
+    from solver.solve import solve_verified
+
+    prob = load_problem(problem)
+    cat = _load_catalog(catalog)
+    try:
+        return solve_verified(
+            prob,
+            cat,
+            solver=solver,
+            prune_dominated=False,
+            options=SolveOptions(time_limit_s=time_limit),
+        )
+    except ProcureError as exc:
+        if exc.file is None:
+            exc.file = str(problem)
+            exc.args = (exc.render(),)
+        raise
+
+
+class _Progress:
+    """A progress bar on stderr for long sweeps (silent when stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        from rich.progress import Progress
+
+        self.bar = Progress(console=Console(stderr=True), transient=True)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.bar.add_task(stage, total=total)
+        self.bar.update(self.tasks[stage], completed=done)
+
+
+WorkersOpt = Annotated[int, typer.Option(help="Local processes for re-solves")]
+
+
+SchedulerOpt = Annotated[
+    str | None, typer.Option(help="Dask scheduler address (tcp://host:8786) for re-solves")
+]
+
+
+BreakEvenOpt = Annotated[
+    int,
+    typer.Option(
+        "--break-even",
+        help="Break-even prices for the plan's pools and this many closest others (-1: all)",
+    ),
+]
+
+
+def _break_even_limit(n: int) -> int | None:
+    """--break-even: N >= 0 pools beyond the plan's, or -1 for all (None)."""
+    if n < -1:
+        raise ProcureError(
+            f"--break-even is {n}", field="--break-even", fix="give 0 or more, or -1 for all"
+        )
+    return None if n == -1 else n
+
+
+@app.command()
+def sensitivity(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
+    catalog: CatalogOpt = None,
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
+    ] = "highspy",
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json")),
+    ] = "table",
+    break_even: BreakEvenOpt = 12,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds for the whole analysis: the solve gets them first, the break-even "
+            "search what is left (pools not reached are left out, and the output says so)",
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What binds, what it is worth, and how far prices may move before the plan changes."""
+
+    def body() -> None:
+        from solver.analyses.sensitivity import sensitivity_report
+        from solver.outputs.report import sensitivity_text
+
+        _check_format(format, "table", "json")
+        if out is not None:
+            check_output_file(out, force=force)
+        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+            raise ProcureError(
+                f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
+            )
+        started = time.perf_counter()
+        _, solution = _solve_for_analysis(problem, catalog, solver, time_limit)
+        with _Progress() as bar:
+            report = sensitivity_report(
+                solution,
+                deadline=None if time_limit is None else started + time_limit,
+                break_even_limit=_break_even_limit(break_even),
+                solver=solver,
+                workers=workers,
+                scheduler=scheduler,
+                progress=lambda done, total: bar("break-even prices", done, total),
+            )
+        if format == "json":
+            text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
+        else:
+            text = sensitivity_text(report)
+        if out is not None:
+            check_output_file(out, force=force)
+            write_atomic(out, text)
+            typer.echo(f"wrote {out}")
+        else:
+            sys.stdout.write(text)
+
+    _run(debug, body)
+
+
+@app.command()
+def report(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
+    out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
+    catalog: CatalogOpt = None,
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
+    ] = "highspy",
+    break_even: BreakEvenOpt = 12,
+    frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
+    scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
+    spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    stochastic_method: Annotated[
+        str,
+        typer.Option(
+            "--stochastic-method",
+            help="Problems with uncertainty: how the two-stage section is solved (as solve)",
+            **_choices("auto", "extensive", "decomposition", "benders"),
+        ),
+    ] = "auto",
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Write a self-contained HTML report and an XLSX workbook for finance (with a
+    two-stage section when the problem has ``uncertainty:``)."""
+
+    def body() -> None:
+        from solver.inputs.problem import load_problem
+        from solver.outputs.report import (
+            analysis_json,
+            build_analysis,
+            frontier_png,
+            report_html,
+            report_xlsx,
+        )
+
+        names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
+        check_output_dir(out, names, force=force)
+        if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
+            raise ProcureError(
+                "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",
+                field="--frontier-points/--scenarios/--spread",
+                fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
+            )
+        plan, solution = _solve_for_analysis(problem, catalog, solver)
+        prob = load_problem(problem)
+        two_stage = None
+        if prob.uncertainty is not None:
+            method = (stochastic_method, workers, scheduler)
+            two_stage = _two_stage(
+                prob, _load_catalog(catalog), problem, solver, None, 1e-4, method
+            )
+        with _Progress() as bar:
+            analysis = build_analysis(
+                plan,
+                solution,
+                solver=solver,
+                break_even_limit=_break_even_limit(break_even),
+                frontier_points=frontier_points,
+                scenarios=scenarios,
+                spread=spread,
+                workers=workers,
+                scheduler=scheduler,
+                progress=bar,
+                two_stage=two_stage,
+            )
+        png = frontier_png(analysis)
+        files = {
+            "report.html": report_html(analysis, png),
+            "report.xlsx": report_xlsx(analysis),
+            "frontier.png": png,
+            "analysis.json": analysis_json(analysis),
+        }
+        check_output_dir(out, names, force=force)
+        write_files_together(out, files)
+        typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")
+
+    _run(debug, body)

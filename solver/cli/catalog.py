@@ -1,0 +1,246 @@
+"""``procure catalog validate | list | summary | show | import`` and ``procure schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    ForceOpt,
+    _choices,
+    _load_catalog,
+    _run,
+    app,
+    catalog_app,
+)
+from solver.errors import ProcureError
+from solver.outputs.files import check_output_file, csv_text, write_atomic
+
+
+@catalog_app.command("validate")
+def catalog_validate(catalog: CatalogOpt = None, debug: DebugOpt = False) -> None:
+    """Validate every catalog file; print the counts."""
+
+    def body() -> None:
+        cat = _load_catalog(catalog)
+        counts = ", ".join(f"{v} {k}" for k, v in cat.counts().items())
+        typer.echo(f"catalog {cat.directory} is valid: {counts}")
+
+    _run(debug, body)
+
+
+@catalog_app.command("list")
+def catalog_list(
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="Catalog table",
+            **_choices("accelerators", "offerings", "regions", "servers", "sites", "models"),
+        ),
+    ] = "accelerators",
+    provider: Annotated[str | None, typer.Option(help="Filter offerings by provider")] = None,
+    accelerator: Annotated[
+        str | None, typer.Option(help="Offerings of one accelerator (name or id: H100, l4)")
+    ] = None,
+    region: Annotated[
+        str | None,
+        typer.Option(help="Offerings in regions starting with this (us-east) or in a zone (EU)"),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="Offerings sold in this mode",
+            **_choices("on_demand", "spot", "reserved_1y", "reserved_3y"),
+        ),
+    ] = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            help="Sort offerings: price ($/GPU-hour), provider or region",
+            **_choices("price", "provider", "region"),
+        ),
+    ] = None,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """List a catalog table (offerings: filtered and sorted, with $ per GPU-hour)."""
+
+    def body() -> None:
+        cat = _load_catalog(catalog)
+        tables = {
+            "accelerators": (
+                cat.accelerators,
+                [
+                    "accelerator_id",
+                    "name",
+                    "bf16_dense_tflops",
+                    "memory_label_gb",
+                    "memory_unit",
+                    "memory_gb",
+                    "mem_bandwidth_gbps",
+                    "tdp_w",
+                ],
+            ),
+            "offerings": (
+                cat.offerings,
+                [
+                    "offering_id",
+                    "accelerator_id",
+                    "accelerators_per_instance",
+                    "on_demand_usd_per_hour",
+                    "spot_usd_per_hour",
+                ],
+            ),
+            "regions": (
+                cat.regions,
+                ["provider", "region", "residency_zone", "grid_gco2_per_kwh", "pue"],
+            ),
+            "servers": (
+                cat.servers,
+                ["server_id", "accelerator_id", "accelerators_per_server", "capex_usd", "power_kw"],
+            ),
+            "sites": (
+                cat.sites,
+                ["site_id", "residency_zone", "grid_gco2_per_kwh", "power_cap_kw"],
+            ),
+            "models": (cat.models, ["model_id", "params_b", "layers", "kv_heads"]),
+        }
+        if what not in tables:
+            raise ProcureError(
+                f"unknown table {what!r}", field="WHAT", fix=f"use one of: {', '.join(tables)}"
+            )
+        frame, columns = tables[what]
+        if what == "offerings":
+            from solver.inputs.catalog import offerings_view
+
+            frame, columns = offerings_view(
+                cat, provider=provider, accelerator=accelerator, region=region, mode=mode, sort=sort
+            )
+        if frame.empty:
+            typer.echo("no rows match")
+            return
+        typer.echo(frame[columns].to_string(index=False))
+
+    _run(debug, body)
+
+
+@catalog_app.command("summary")
+def catalog_summary(catalog: CatalogOpt = None, debug: DebugOpt = False) -> None:
+    """Cheapest $ per GPU-hour per accelerator and mode, with the provider (like
+    ``sky show-gpus``)."""
+
+    def body() -> None:
+        from solver.inputs.catalog import accelerator_summary
+
+        frame = accelerator_summary(_load_catalog(catalog))
+        typer.echo(frame.to_string(index=False))
+
+    _run(debug, body)
+
+
+@catalog_app.command("show")
+def catalog_show(
+    item_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID",
+            help="Accelerator, offering, server, site or model id (names resolve forgivingly)",
+        ),
+    ],
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Show one catalog row with its source."""
+
+    def body() -> None:
+        cat = _load_catalog(catalog)
+        for table in (cat.offerings, cat.servers, cat.sites, cat.models, cat.accelerators):
+            if item_id in table.index:
+                typer.echo(table.loc[item_id].to_string())
+                return
+        try:
+            acc = cat.resolve_accelerator(item_id)
+        except ProcureError:
+            try:
+                typer.echo(cat.models.loc[cat.resolve_model(item_id)].to_string())
+                return
+            except ProcureError:
+                pass
+            raise
+        typer.echo(cat.accelerators.loc[acc].to_string())
+
+    _run(debug, body)
+
+
+@catalog_app.command("import")
+def catalog_import(
+    file: Annotated[Path, typer.Argument(help="A SkyPilot-format vms.csv")],
+    provider: Annotated[
+        str | None,
+        typer.Option(help="Provider name for the rows (aws, gcp, ...); default: the file's folder"),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="skypilot")] = "skypilot",
+    out: Annotated[Path | None, typer.Option(help="Write offerings CSV here")] = None,
+    price_date: Annotated[str, typer.Option(help="Date the prices were read")] = "unknown",
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Read a SkyPilot vms.csv into offerings; report what could not be mapped."""
+
+    def body() -> None:
+        from solver.inputs.importers.skypilot import read_skypilot_vms
+
+        if format != "skypilot":
+            raise ProcureError(
+                f"unknown import format {format!r}", field="--format", fix="use --format skypilot"
+            )
+        if not file.is_file():
+            raise ProcureError("file not found", file=str(file), fix="check the path")
+        name = provider or file.resolve().parent.name.lower()  # SkyPilot: <cloud>/vms.csv
+        known = _load_catalog(None).providers
+        if provider is None and (known is None or name not in known.index):
+            raise ProcureError(
+                f"which cloud is this SkyPilot file for? its folder {name!r} is not a provider",
+                file=str(file),
+                field="--provider",
+                fix="pass --provider NAME (aws, gcp, azure, lambda, ...)",
+            )
+        result = read_skypilot_vms(
+            file,
+            name,
+            price_date=price_date,
+            source=f"skypilot:{file.name}",
+        )
+        typer.echo(
+            f"mapped {len(result.offerings)} offerings "
+            f"({result.offerings['accelerator_id'].nunique() if len(result.offerings) else 0}"
+            f" accelerator types) from {file}"
+        )
+        if result.unmapped:
+            typer.echo(
+                "could not map: "
+                + ", ".join(f"{name} ({n} rows)" for name, n in sorted(result.unmapped.items()))
+            )
+        if result.skipped:
+            typer.echo(
+                "skipped: " + ", ".join(f"{why} ({n})" for why, n in sorted(result.skipped.items()))
+            )
+        if out is not None:
+            check_output_file(out, force=force)
+            write_atomic(out, csv_text(result.offerings))
+            typer.echo(f"wrote {out}")
+
+    _run(debug, body)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of problem files."""
+    from solver.inputs.problem import Problem
+
+    typer.echo(json.dumps(Problem.model_json_schema(), indent=2))

@@ -1,0 +1,379 @@
+"""``procure resolve`` (re-solve after a price change or a month) and ``procure diff``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    ForceOpt,
+    _check_format,
+    _check_gap_and_limit,
+    _choices,
+    _load_catalog,
+    _run,
+    _with_paths,
+    app,
+)
+from solver.cli.solve import plan_json, plan_table
+from solver.errors import ProcureError
+from solver.outputs.files import check_output_file, write_atomic, write_paths_together
+
+
+def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | None:
+    """--as-of as a period name: a name is kept; a date (YYYY-MM or YYYY-MM-DD) names the
+    period its month falls in, counting calendar months from the plan's start_date."""
+    import re
+    from datetime import date
+
+    names = [p.name for p in problem.resolved_periods]
+    if as_of is None or as_of in names:
+        return as_of
+    match = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", as_of.strip())
+    if match is None:
+        return as_of  # not a date: rebase names the periods there are
+    start = problem.start or (date.fromisoformat(start_date) if start_date else None)
+    if start is None:
+        raise ProcureError(
+            "--as-of is a date but the plan has no start date",
+            field="--as-of",
+            fix=f"give a period name ({', '.join(names)}) or add start: YYYY-MM to the problem",
+        )
+    month = (int(match[1]) - start.year) * 12 + int(match[2]) - start.month
+    running = 0.0
+    for p in problem.resolved_periods:
+        if running <= month < running + p.months:
+            return p.name
+        running += p.months
+    raise ProcureError(
+        f"{as_of} is outside the plan ({start:%Y-%m} for {running:g} months)",
+        field="--as-of",
+        fix="give a month inside the plan, or a period name",
+    )
+
+
+def _blame(exc: ProcureError, by_field: dict[str, Path], default: Path) -> None:
+    """Name the file a located error belongs to (by its field), else ``default``."""
+    if exc.file is None:
+        field = exc.field or ""
+        exc.file = str(next((p for k, p in by_field.items() if field.startswith(k)), default))
+        exc.args = (exc.render(),)
+
+
+PricesFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--prices-format",
+        help="Prices file format",
+        **_choices("auto", "csv", "catalog", "skypilot"),
+    ),
+]
+
+
+ProviderOpt = Annotated[
+    str | None, typer.Option(help="Cloud of a SkyPilot vms.csv (default: its folder name)")
+]
+
+
+PriceDateOpt = Annotated[
+    str | None, typer.Option("--price-date", help="Date the prices were read, if the file has none")
+]
+
+
+MaxFactorOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-factor", help="Prices moving by more than this factor are reported, not taken"
+    ),
+]
+
+
+AcceptOpt = Annotated[
+    bool,
+    typer.Option("--accept-suspicious", help="Take prices that move by more than --max-factor"),
+]
+
+
+@app.command("resolve")
+def resolve_cmd(
+    problem: Annotated[Path, typer.Argument(help="Problem YAML the baseline was solved from")],
+    baseline: Annotated[
+        Path, typer.Option("--baseline", help="The plan being executed (solve --format json)")
+    ],
+    prices: Annotated[
+        Path,
+        typer.Option(
+            "--prices", help="Price CSV, catalog folder or offerings.csv, or SkyPilot vms.csv"
+        ),
+    ],
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="First period still open (a period name, or a date YYYY-MM[-DD] in it): "
+            "purchases and reservations before it stay",
+        ),
+    ] = None,
+    max_changes: Annotated[
+        int | None,
+        typer.Option("--max-changes", help="At most N line items may differ from the baseline"),
+    ] = None,
+    switching_cost_usd: Annotated[
+        float | None,
+        typer.Option("--switching-cost-usd", help="USD per unit that differs from the baseline"),
+    ] = None,
+    catalog: CatalogOpt = None,
+    prices_format: PricesFormatOpt = "auto",
+    provider: ProviderOpt = None,
+    price_date: PriceDateOpt = None,
+    max_factor: MaxFactorOpt = 2.0,
+    accept_suspicious: AcceptOpt = False,
+    add_new: Annotated[
+        bool, typer.Option("--add-new", help="Add offerings the catalog lacks (catalog, SkyPilot)")
+    ] = False,
+    solver: Annotated[
+        str,
+        typer.Option(help="MIP solver", **_choices("highs", "cbc", "highspy", "scip")),
+    ] = "highs",
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
+    gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
+    format: Annotated[
+        str,
+        typer.Option("--format", help="Output format", **_choices("table", "json")),
+    ] = "table",
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
+    plan_out: Annotated[
+        Path | None,
+        typer.Option("--plan-out", help="The new plan as solve --format json writes it"),
+    ] = None,
+    problem_out: Annotated[
+        Path | None,
+        typer.Option("--problem-out", help="The re-based problem YAML (for the next re-solve)"),
+    ] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Prices changed: re-solve from where we stand, and say what changed and why."""
+
+    def body() -> None:
+        from solver.analyses.resolve import resolve
+        from solver.core.backends import SolveOptions
+        from solver.trust.planfile import apply_price_file, load_plan
+
+        _check_format(format, "table", "json")
+        _check_gap_and_limit(gap, time_limit)
+        _check_distinct_outputs([plan_out, problem_out, out], force)
+        base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
+        try:
+            repriced = apply_price_file(
+                old_cat,
+                prices,
+                prices_format,
+                provider,
+                price_date,
+                max_factor,
+                accept_suspicious,
+                add_new,
+            )
+        except ProcureError as exc:
+            _blame(exc, {}, prices)
+            raise
+        try:
+            result = resolve(
+                prob,
+                base,
+                old_cat,
+                repriced.catalog,
+                as_of=_as_of_period(as_of, prob, base.start_date),
+                max_changes=max_changes,
+                switching_cost_usd=switching_cost_usd,
+                solver=solver,
+                options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+            )
+        except ProcureError as exc:
+            _blame(exc, {"--baseline": baseline}, problem)
+            raise
+        applied = {
+            "prices": str(prices.resolve()),
+            "fmt": prices_format,
+            "provider": provider,
+            "price_date": price_date,
+            "max_factor": max_factor,
+            "accept": accept_suspicious,
+            "add_new": add_new,
+        }
+        result = _with_price_trail(result, base, catalog, problem_out, applied)
+        text = _resolution_text(repriced, result, format)
+        _write_resolution(text, result, out, plan_out, problem_out, force)
+
+    _run(debug, body)
+
+
+def _check_distinct_outputs(paths: list[Path | None], force: bool) -> None:
+    """Refuse two outputs naming one file, and outputs that may not be written."""
+    named = [p for p in paths if p is not None]
+    if len({p.resolve() for p in named}) < len(named):
+        raise ProcureError(
+            "two outputs name the same file: one would overwrite the other",
+            field="--out/--plan-out/--problem-out",
+            fix="give each output its own file",
+        )
+    for path in named:
+        check_output_file(path, force=force)
+
+
+def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool) -> None:
+    """Write the re-solve's text (or print it), its plan and its re-based problem."""
+    import yaml
+
+    outputs: dict[Path, str] = {}
+    if plan_out is not None:
+        outputs[plan_out] = plan_json(result.plan)
+    if problem_out is not None:
+        data = result.rebased.problem.model_dump(mode="json", exclude_defaults=True)
+        outputs[problem_out] = yaml.safe_dump(data, sort_keys=False)
+    if out is not None:
+        outputs[out] = text
+    for path in outputs:
+        check_output_file(path, force=force)
+    write_paths_together(outputs)
+    if out is not None:
+        typer.echo(f"wrote {out}")
+    else:
+        sys.stdout.write(text)
+    for path in (plan_out, problem_out):
+        if path is not None:
+            typer.echo(f"wrote {path}", err=out is None)
+
+
+def _with_price_trail(result, base, catalog: Path | None, problem_out: Path | None, applied):
+    """The re-solve with its plan's inputs: the problem written, the catalog, and every
+    price file applied to it in order (the baseline's, then this one)."""
+    from dataclasses import replace
+
+    from solver.trust.planfile import recorded_catalog
+
+    trail = [*(base.inputs.prices if recorded_catalog(catalog, base.inputs) else []), applied]
+    catalog_dir = catalog if catalog is not None else base.inputs.catalog_dir
+    return replace(result, plan=_with_paths(result.plan, problem_out, catalog_dir, trail))
+
+
+def _resolution_text(repriced, result, format: str) -> str:
+    """What ``resolve`` prints: the price update, what was carried, the plan and the diff
+    (a table, or one JSON document)."""
+    if format == "json":
+        doc = {
+            "price_update": repriced.report.as_dict(),
+            "carried": {
+                "as_of": result.rebased.as_of,
+                "servers": [s.model_dump() for s in result.rebased.carried_servers],
+                "reservations": [r.model_dump() for r in result.rebased.carried_reservations],
+                "dropped_workloads": result.rebased.dropped_workloads,
+                "spent_before_usd": result.rebased.spent_before_usd,
+                "co2e_before_t": result.rebased.co2e_before_t,
+                "notes": result.rebased.notes,
+            },
+            "plan": result.plan.model_dump(mode="json"),
+            "diff": result.diff.model_dump(mode="json"),
+        }
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        text = "\n".join(
+            [
+                repriced.report.summary(),
+                result.rebased.summary(),
+                plan_table(result.plan),
+                result.diff.text(),
+            ]
+        )
+    return text
+
+
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[Path, typer.Argument(help="The old plan (solve --format json)")],
+    new: Annotated[Path, typer.Argument(help="The new plan")],
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="New prices (applied over --catalog) for the price effect"),
+    ] = None,
+    catalog: Annotated[
+        Path | None,
+        typer.Option("--catalog", help="Catalog the new prices apply over (default: shipped)"),
+    ] = None,
+    prices_format: PricesFormatOpt = "auto",
+    provider: ProviderOpt = None,
+    price_date: PriceDateOpt = None,
+    max_factor: MaxFactorOpt = 2.0,
+    accept_suspicious: AcceptOpt = False,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Output format",
+            **_choices("table", "json", "markdown"),
+        ),
+    ] = "table",
+    out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Line items added, removed and changed; the cost change split into price and plan effect.
+
+    The price effect re-prices the old plan: at the new plan's own unit prices,
+    and with --prices (or --catalog) at that catalog's prices for the rest.
+    """
+
+    def body() -> None:
+        from solver.analyses.diff import diff_plans, prices_of_catalog
+        from solver.trust.planfile import apply_price_file, load_plan
+
+        _check_format(format, "table", "json", "markdown")
+        before, after = load_plan(old)[0], load_plan(new)[0]
+        if before.problem != after.problem:
+            raise ProcureError(
+                f"the plans are for different problems ({before.problem!r} and "
+                f"{after.problem!r}): a diff would compare unrelated things",
+                file=str(new),
+                fix="diff two plans of the same problem (a plan and its re-solve)",
+            )
+        new_prices = None
+        if prices is not None:
+            try:
+                repriced = apply_price_file(
+                    _load_catalog(catalog),
+                    prices,
+                    prices_format,
+                    provider,
+                    price_date,
+                    max_factor,
+                    accept_suspicious,
+                    False,
+                )
+            except ProcureError as exc:
+                _blame(exc, {}, prices)
+                raise
+            new_prices = prices_of_catalog(repriced.catalog)
+        elif catalog is not None:
+            new_prices = prices_of_catalog(_load_catalog(catalog))
+        diff = diff_plans(before, after, new_prices=new_prices)
+        if format == "json":
+            text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
+        elif format == "markdown":
+            text = diff.markdown()
+        else:
+            text = diff.text()
+        if out is not None:
+            check_output_file(out, force=force)
+            write_atomic(out, text)
+            typer.echo(f"wrote {out}")
+        else:
+            sys.stdout.write(text)
+
+    _run(debug, body)

@@ -1,0 +1,184 @@
+"""What every command shares: the Typer app and its groups, exit codes, common options,
+and ``_run`` (user errors -> one message and exit 2; bugs -> exit 70)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.errors import ProcureError
+
+app = typer.Typer(
+    add_completion=True,
+    no_args_is_help=True,
+    help="Optimisation-based procurement of AI accelerators.",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"procure {version('procure')}")
+        except PackageNotFoundError:  # run from a source tree without installing
+            from solver import __version__
+
+            typer.echo(f"procure {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version"),
+    ] = False,
+) -> None:
+    """Optimisation-based procurement of AI accelerators."""
+
+
+catalog_app = typer.Typer(no_args_is_help=True, help="Inspect, validate and import catalogs.")
+
+
+estimate_app = typer.Typer(no_args_is_help=True, help="Back-of-envelope physics with assumptions.")
+
+
+app.add_typer(catalog_app, name="catalog")
+
+
+app.add_typer(estimate_app, name="estimate")
+
+
+EXIT_USER_ERROR = 2
+
+
+EXIT_INFEASIBLE = 3
+
+
+EXIT_NO_PLAN = 4
+
+
+EXIT_BUG = 70  # EX_SOFTWARE (sysexits.h): an internal error, a bug in procure
+
+
+EXIT_INTERRUPTED = 130
+
+
+CatalogOpt = Annotated[
+    Path | None, typer.Option("--catalog", help="Catalog folder (default: the shipped catalogs/)")
+]
+
+
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks")]
+
+
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace a symbolic link at an output path (the link, never what it points to)",
+    ),
+]
+
+
+def _run(debug: bool, body: Callable[[], None]) -> None:
+    """Run a command body; turn user errors into one message and a non-zero exit."""
+    from solver.errors import InfeasibleError, NoPlanError
+    from solver.solve import VerificationError
+
+    try:
+        body()
+    except ProcureError as exc:
+        if debug:
+            raise
+        if isinstance(exc, VerificationError):
+            typer.echo(f"internal error (a bug in procure): {exc.render()}", err=True)
+            raise typer.Exit(EXIT_BUG) from None
+        typer.echo(f"error: {exc.render()}", err=True)
+        code = (
+            EXIT_INFEASIBLE
+            if isinstance(exc, InfeasibleError)
+            else EXIT_NO_PLAN
+            if isinstance(exc, NoPlanError)
+            else EXIT_USER_ERROR
+        )
+        raise typer.Exit(code) from None
+    except OSError as exc:
+        if debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    except typer.Exit:
+        raise
+    except Exception as exc:  # anything else is a bug: say so, never a bare traceback
+        if debug:
+            raise
+        typer.echo(
+            f"internal error (a bug in procure): {type(exc).__name__}: {exc}\n"
+            "  fix: report it with the command and its input files; --debug shows where",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BUG) from None
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        typer.echo(
+            "interrupted: no output was written (files are replaced whole or not at all)", err=True
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _check_format(format: str, *allowed: str) -> None:
+    """Refuse a --format value the command does not write."""
+    if format not in allowed:
+        choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise ProcureError(f"unknown format {format!r}", field="--format", fix=f"use {choices}")
+
+
+def _check_choice(value: str, option: str, *allowed: str) -> None:
+    """Refuse a value of a fixed-value option that the command does not know."""
+    if value not in allowed:
+        choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise ProcureError(f"unknown {option} {value!r}", field=option, fix=f"use {choices}")
+
+
+def _choices(*values: str) -> dict:
+    """typer.Option arguments for an option with fixed values: listed in --help and
+    completed by the shell. The command refuses any other value itself, with an
+    ``error:``/``fix:`` message (exit 2)."""
+    return {
+        "metavar": "[" + "|".join(values) + "]",
+        "autocompletion": lambda incomplete: [v for v in values if v.startswith(incomplete)],
+    }
+
+
+def _load_catalog(directory: Path | None):
+    from solver.inputs.catalog import load_catalog
+
+    return load_catalog(directory)
+
+
+def _with_paths(plan, problem_file: Path | None, catalog, prices: list[dict] | None = None):
+    """The plan with the files it was solved from recorded beside its digests."""
+    inputs = plan.inputs.model_copy(
+        update={
+            "problem_file": None if problem_file is None else str(Path(problem_file).resolve()),
+            "catalog_dir": None if catalog is None else str(Path(catalog).resolve()),
+            "prices": prices or [],
+        }
+    )
+    return plan.model_copy(update={"inputs": inputs})
+
+
+def _check_gap_and_limit(gap: float, time_limit: float | None) -> None:
+    if gap < 0 or (time_limit is not None and time_limit <= 0):
+        raise ProcureError(
+            "gap must be >= 0 and time limit > 0",
+            field="--gap/--time-limit",
+            fix="e.g. --gap 0.001 --time-limit 60",
+        )

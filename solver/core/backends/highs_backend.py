@@ -1,0 +1,236 @@
+"""HiGHS through highspy directly: the model passed as arrays, kept for warm re-solves.
+
+PuLP builds one Python object per variable and per coefficient and re-creates the
+HiGHS model on every solve; here the constraint matrix goes to HiGHS in one call
+(``passModel`` with row-wise arrays) and a :class:`HighsSession` keeps it, so a
+re-solve after a price change touches only the changed coefficients and starts
+from the previous plan (a MIP start). Break-even searches and sweeps use it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from solver.core.backends.base import (
+    SolveOptions,
+    SolveResult,
+    Termination,
+    deadline_interrupt,
+    feasible_without_objective,
+    native_output_to_stderr,
+    relative_gap,
+)
+from solver.core.model import LinearModel
+
+_LIMITS = {
+    "kTimeLimit",
+    "kIterationLimit",
+    "kSolutionLimit",
+    "kInterrupt",
+    "kObjectiveBound",
+    "kObjectiveTarget",
+    "kMemoryLimit",
+    "kHighsInterrupt",
+}
+
+
+def _empty_row_infeasible(model: LinearModel) -> str | None:
+    """A row with no variables that cannot hold (HiGHS would drop it silently)."""
+    for row in model.rows:
+        if row.coefs:
+            continue
+        ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9, "==": abs(row.rhs) <= 1e-9}
+        if not ok[row.sense]:
+            return f"{row.name} cannot hold: nothing can serve it"
+    return None
+
+
+class HighsSession:
+    """One HiGHS model built from a :class:`LinearModel`, changed in place between solves.
+
+    Row ``i`` of the HiGHS model is ``model.rows[i]`` (rows with no variables included,
+    as empty rows); column ``j`` is variable ``j``.
+    """
+
+    def __init__(self, model: LinearModel) -> None:
+        import highspy
+
+        self.model = model
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        v = model.variables
+        n = len(v)
+        inf = highspy.kHighsInf
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = len(model.rows)
+        cost = np.zeros(n)
+        for i, c in model.objective.coefs.items():
+            cost[i] += c
+        lp.col_cost_ = cost
+        lp.offset_ = float(model.objective.constant)
+        lp.col_lower_ = v["lb"].to_numpy(dtype=float)
+        lp.col_upper_ = np.where(np.isfinite(v["ub"].to_numpy(dtype=float)), v["ub"], inf)
+        lower = np.empty(len(model.rows))
+        upper = np.empty(len(model.rows))
+        starts, index, value = [0], [], []
+        for r, row in enumerate(model.rows):
+            lower[r] = row.rhs if row.sense in (">=", "==") else -inf
+            upper[r] = row.rhs if row.sense in ("<=", "==") else inf
+            index.extend(row.coefs.keys())
+            value.extend(row.coefs.values())
+            starts.append(len(index))
+        lp.row_lower_ = lower
+        lp.row_upper_ = upper
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.asarray(starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
+        lp.a_matrix_.value_ = np.asarray(value, dtype=float)
+        lp.a_matrix_.num_col_ = n
+        lp.a_matrix_.num_row_ = len(model.rows)
+        self.integer = v["integer"].to_numpy(dtype=bool)
+        if self.integer.any():
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if k else highspy.HighsVarType.kContinuous
+                for k in self.integer
+            ]
+        self.h.passModel(lp)
+        self.cost = cost
+        self.n_rows = len(model.rows)
+        self.infeasible_row = _empty_row_infeasible(model)
+
+    # ---- changes in place
+    def set_costs(self, columns: np.ndarray, costs: np.ndarray) -> None:
+        self.h.changeColsCost(len(columns), np.asarray(columns, np.int32), np.asarray(costs, float))
+        self.cost[columns] = costs
+
+    def set_coefficient(self, row: int, column: int, value: float) -> None:
+        self.h.changeCoeff(int(row), int(column), float(value))
+
+    def set_bounds(self, columns: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        self.h.changeColsBounds(
+            len(columns),
+            np.asarray(columns, np.int32),
+            np.asarray(lower, float),
+            np.asarray(upper, float),
+        )
+
+    def add_row(self, coefs: dict[int, float], lower: float, upper: float) -> int:
+        cols = np.fromiter(coefs.keys(), dtype=np.int32)
+        vals = np.fromiter(coefs.values(), dtype=float)
+        self.h.addRow(float(lower), float(upper), len(cols), cols, vals)
+        self.n_rows += 1
+        return self.n_rows - 1
+
+    def delete_row(self, row: int) -> None:
+        self.h.deleteRows(1, np.array([row], dtype=np.int32))
+        self.n_rows -= 1
+
+    # ---- solve
+    def solve(self, options: SolveOptions, start: np.ndarray | None = None) -> SolveResult:
+        """Solve as the model stands; ``start`` is a plan to try first (a MIP start)."""
+        import highspy
+
+        name = "highspy"
+        if self.infeasible_row:
+            return SolveResult(
+                Termination.INFEASIBLE,
+                name,
+                None,
+                None,
+                None,
+                None,
+                0.0,
+                message=self.infeasible_row,
+            )
+        h = self.h
+        h.setOptionValue("mip_rel_gap", float(options.relative_gap))
+        h.setOptionValue("time_limit", float(options.time_limit_s or highspy.kHighsInf))
+        h.setOptionValue("random_seed", int(options.seed))
+        if options.threads:
+            h.setOptionValue("threads", int(options.threads))
+        for key, value in options.backend_options.items():
+            h.setOptionValue(key, value)
+        if start is not None:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(np.asarray(start, dtype=float))
+            sol.value_valid = True
+            h.setSolution(sol)
+        interrupt = deadline_interrupt(options.time_limit_s)
+        if interrupt is not None:
+            h.setCallback(interrupt[0], None)
+            for kind in interrupt[1]:
+                h.startCallback(kind)
+        began = time.perf_counter()
+        with native_output_to_stderr():  # HiGHS 1.12 prints a MIP-start repair line to fd 1
+            h.run()
+        seconds = time.perf_counter() - began
+        status = h.getModelStatus()
+        status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
+        info = h.getInfo()
+        if status_name in {"kInfeasible", "kUnboundedOrInfeasible"}:
+            if status_name == "kUnboundedOrInfeasible" and feasible_without_objective(
+                self.model, lambda m: HighsSession(m).solve(options)
+            ):
+                return SolveResult(Termination.UNBOUNDED, name, None, None, None, None, seconds)
+            return SolveResult(Termination.INFEASIBLE, name, None, None, None, None, seconds)
+        if status_name == "kUnbounded":
+            return SolveResult(Termination.UNBOUNDED, name, None, None, None, None, seconds)
+        has_plan = info.primal_solution_status == 2
+        if status_name != "kOptimal" and not (status_name in _LIMITS and has_plan):
+            term = Termination.NO_SOLUTION if status_name in _LIMITS else Termination.ERROR
+            return SolveResult(term, name, None, None, None, None, seconds, message=status_name)
+        solution = h.getSolution()
+        values = np.asarray(solution.col_value, dtype=float)
+        values[self.integer] = np.round(values[self.integer])
+        objective = float(self.cost @ values + self.model.objective.constant)
+        mip = bool(self.integer.any())
+        bound = float(info.mip_dual_bound) if mip else objective
+        gap = relative_gap(objective, bound) if mip else 0.0
+        if status_name == "kOptimal":
+            term = Termination.OPTIMAL
+            gap = (
+                min(gap or 0.0, options.relative_gap)
+                if (gap or 0.0) <= options.relative_gap * 1.0001
+                else gap
+            )
+        else:
+            term = Termination.FEASIBLE
+        duals = reduced = None
+        if not mip and term == Termination.OPTIMAL:
+            row_dual = np.asarray(solution.row_dual, dtype=float)
+            duals = {
+                row.name: float(row_dual[r]) for r, row in enumerate(self.model.rows) if row.coefs
+            }
+            reduced = np.asarray(solution.col_dual, dtype=float)
+        return SolveResult(
+            term,
+            name,
+            values,
+            objective,
+            bound,
+            gap,
+            seconds,
+            message="" if term == Termination.OPTIMAL else status_name,
+            duals=duals,
+            reduced_costs=reduced,
+        )
+
+
+class HighsBackend:
+    """Solve with HiGHS through highspy, the model passed as arrays (no PuLP)."""
+
+    name = "highspy"
+    features = frozenset({"integer", "time_limit", "gap", "duals", "warm_start"})
+
+    def available(self) -> bool:
+        try:
+            import highspy  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
+        return HighsSession(model).solve(options)

@@ -1,0 +1,308 @@
+"""Exact pruning of rented options that cheaper options with room replace.
+
+Pool pruning (:func:`solver.compile.prune_dominated_pools`) drops pools whose units are
+interchangeable with cheaper ones. Most of a large catalog's options are not like that:
+a workload can rent hundreds of instance types, of different sizes, from pools whose
+availability caps could bind. This module drops the ones no optimal plan needs, column
+by column (option, period, load block), and training clusters, with reductions that each
+keep some optimal plan:
+
+1. **Bound.** A plan never needs more units of one rented column than ``ceil(D / a)``
+   (``D`` the block's demand, ``a`` the tokens/s of a unit), or the workload's minimum
+   serving units: those alone meet its demand and redundancy rows, and every unit costs
+   money, so any plan can be cut back to these bounds at no more cost. A rented pool's
+   availability row at (period, block) therefore cannot bind when the bounds of the
+   columns in it (plus, per training job, its largest cluster in the pool) add up to no
+   more than the pool's availability: the pool has *room* there.
+2. **Dominance.** In one demand row, a column ``k`` is useless next to a column ``j``
+   whose pool has room when ``m = ceil(min(a_k, D) / min(a_j, D))`` units of ``j`` cost
+   no more than one of ``k`` (``m x price_j <= price_k``; one unit of ``a >= D`` meets
+   the demand alone), in the same quota groups and provider, and then only with
+   ``m = 1``, when the problem has quotas (``m`` units hold more accelerators): move each
+   of ``k``'s units to ``m`` of ``j`` and cut ``j`` back to its bound. Demand,
+   redundancy, availability, quotas and budgets still hold and the cost does not rise.
+   ``j`` is at least as cheap per token/s served, so the LP relaxation keeps its value
+   where the demand rows count a unit for at most the demand (column generation's
+   masters), and can only rise in the full model.
+3. **Training clusters.** A job uses at most its largest cluster of a pool in a period,
+   so that bound counts toward the room too. Of one job's rented clusters, those dearer
+   than its cheapest rented cluster with room in every period it runs are useless: move
+   the job there. Only where a cluster's cost counts once, in total (min_cost or
+   max_served, no period budgets) and no quota counts its accelerators.
+
+Dropping columns or clusters only lowers the sums, so all three repeat until nothing
+changes; an option whose every column drops is pruned from the options table. Workloads
+under N+1 or a traffic mix (their rows count units differently) are left alone, and
+their rented columns give their pools no room. Under a carbon cap or a carbon objective
+nothing is pruned here (a second order, CO2e per unit-hour, would have to hold as well),
+nor under provider shares (:func:`prunable`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from solver.inputs.problem import InferenceWorkload, Problem
+from solver.units import RENTED_MODES
+
+#: Why an option was pruned (the compile report's key).
+REASON = "rented option: cheaper, larger options with room serve every period and block"
+TRAINING_REASON = "training: a cheaper rented cluster of the job has room in every period"
+
+
+def carbon_counts(problem: Problem) -> bool:
+    """Whether CO2e is a cost or a limit (then pruning must keep CO2e no higher too)."""
+    return problem.carbon_cap_tco2e is not None or problem.objective in {
+        "min_carbon",
+        "lexicographic",
+        "cost_plus_carbon",
+    }
+
+
+def prunable(problem: Problem) -> bool:
+    """Whether a cheaper unit can always stand in for a dearer one. Not under provider
+    shares (cost on a provider <= share x total cost): a cheaper unit lowers the total,
+    so another provider's share can rise past its cap, and an optimal plan may need the
+    dearer unit to keep it down (tests/test_dominance.py works a case by hand)."""
+    return not problem.provider_share_max
+
+
+def served_capacity(capacity, demand) -> np.ndarray:
+    """What a whole unit counts for in a demand row: its tokens/s, at most the row's
+    demand where there is one (a unit of ``a >= D`` meets ``D`` alone). Rule 2 compares
+    this; column generation's masters use it as the demand row's coefficient."""
+    capacity, demand = np.asarray(capacity, float), np.asarray(demand, float)
+    return np.where(demand > 0, np.minimum(capacity, demand), capacity)
+
+
+def _plain(problem: Problem) -> tuple[set[str], dict[str, int]]:
+    """Serving workloads with plain demand rows, and each one's minimum serving units
+    where a redundancy row holds it (0 where none does)."""
+    plain: set[str] = set()
+    fewest: dict[str, int] = {}
+    for w in problem.workloads:
+        if w.kind == "training":
+            continue
+        online = isinstance(w, InferenceWorkload)
+        if online and (w.n_plus_1 or w.traffic_mix):
+            continue
+        plain.add(w.name)
+        need = w.min_serving_units if online else 1
+        fewest[w.name] = need if need > 1 and problem.objective != "max_served" else 0
+    return plain, fewest
+
+
+def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem):
+    """One row per rented column (option, period, block) of a plain workload, sorted by
+    demand row, comparison key, price, then capacity (largest first): ``opt`` (the
+    option's position), ``pool_id``, ``period``, ``block``, ``cap``, ``ub`` (its unit
+    bound) and ``group`` (its demand row and key)."""
+    plain, fewest = _plain(problem)
+    p = pools.set_index("pool_id")
+    rented = (options["pool_id"].map(p["kind"]) == "cloud") & options["pool_id"].map(
+        p["mode"]
+    ).isin(RENTED_MODES)
+    serving = options["workload_kind"] != "training"
+    is_plain = options["workload"].isin(plain)
+    others = rented & serving & ~is_plain
+    mine = options[rented & serving & is_plain]
+    if mine.empty:
+        return pd.DataFrame(), others
+    key = pd.Series("", index=mine.index)
+    if problem.quotas:
+        key = mine["pool_id"].map(p["provider"])
+        for col in ("region", "accelerator_id", "accels_per_unit"):
+            key = key + "|" + mine["pool_id"].map(p[col]).astype(str)
+    frame = pd.DataFrame(
+        {
+            "opt": mine.index.to_numpy(),
+            "workload": mine["workload"].to_numpy(),
+            "pool_id": mine["pool_id"].to_numpy(),
+            "key": key.to_numpy(),
+            "cap": mine["tokens_per_s_per_unit"].to_numpy(float),
+            "price": mine["pool_id"].map(p["price_usd_per_hour"]).to_numpy(float),
+        }
+    )
+    d = demand[demand["bucket"] < 0][["workload", "period", "block", "demand"]]
+    cols = frame.merge(d, on="workload", how="inner")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        units = np.ceil(cols["demand"].to_numpy(float) / cols["cap"].to_numpy(float) - 1e-9)
+    units = np.where(cols["cap"].to_numpy(float) > 0, units, np.inf)
+    cols["ub"] = np.maximum(units, cols["workload"].map(fewest).to_numpy(float))
+    cols = cols.sort_values(
+        ["workload", "period", "block", "key", "price", "cap", "opt"],
+        ascending=[True, True, True, True, True, False, True],
+        kind="stable",
+    ).reset_index(drop=True)
+    cols["group"] = cols.groupby(["workload", "period", "block", "key"], sort=False).ngroup()
+    return cols, others
+
+
+def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
+    """One row per (training option, period it runs in): ``opt``, ``workload``,
+    ``pool_id``, ``period``, ``units`` (its cluster), ``usd`` (the job's cost on it) and
+    ``rented``."""
+    training = options[options["workload_kind"] == "training"]
+    names = ["opt", "workload", "pool_id", "period", "units", "usd"]
+    if training.empty or "hours_by_period" not in training:
+        return pd.DataFrame(columns=[*names, "rented"])
+    usd = training["rent_usd"].to_numpy(float) + training["energy_usd"].to_numpy(float)
+    rows = [
+        (k, w, pool, int(t), float(n), cost)
+        for k, w, pool, n, cost, run in zip(
+            training.index,
+            training["workload"],
+            training["pool_id"],
+            training["n_units"],
+            usd,
+            training["hours_by_period"],
+            strict=True,
+        )
+        if isinstance(run, tuple | list)
+        for t, _h in run
+    ]
+    runs = pd.DataFrame(rows, columns=names)
+    p = pools.set_index("pool_id")
+    mode = runs["pool_id"].map(p["mode"])
+    runs["rented"] = (runs["pool_id"].map(p["kind"]) == "cloud") & mode.isin(RENTED_MODES)
+    return runs
+
+
+def _training_prunable(problem: Problem) -> bool:
+    """Whether a cheaper cluster can stand in for a dearer one of the same job: its cost
+    counts once in the objective and the budget (not per period: no period budgets, no
+    discounting) and no quota counts its accelerators."""
+    return (
+        problem.objective in {"min_cost", "max_served"}
+        and not problem.period_budget_usd
+        and not problem.quotas
+    )
+
+
+def _training_load(runs: pd.DataFrame) -> pd.Series:
+    """Per (pool, period): the sum over training jobs of each one's largest cluster there
+    (what the jobs can hold of the pool's availability at once)."""
+    if runs.empty:
+        return pd.Series(dtype=float)
+    return (
+        runs.groupby(["pool_id", "workload", "period"])["units"]
+        .max()
+        .groupby(level=["pool_id", "period"])
+        .sum()
+    )
+
+
+def _serving_fixpoint(cols, alive, base, avail, blocked, whole_multiples) -> np.ndarray:
+    """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
+    column's availability row's training load; ``whole_multiples``: whether ``m > 1``
+    units may stand in for one (not under quotas)."""
+    row = cols["row"].to_numpy()
+    group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
+    size = served_capacity(cols["cap"], cols["demand"])
+    price = cols["price"].to_numpy(float)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
+    while True:
+        load = np.bincount(row, weights=np.where(alive, ub, 0.0))
+        room = ~blocked & (load[row] + base <= avail + 1e-9)
+        dominated = np.zeros(len(cols), dtype=bool)
+        for lo, hi in bounds:
+            dominated[lo:hi] = _dominated_in_row(
+                size[lo:hi], price[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
+            )
+        if not dominated.any():
+            return alive
+        alive = alive & ~dominated
+
+
+def _dominated_in_row(size, price, alive, room, whole_multiples) -> np.ndarray:
+    """Columns of one demand row (sorted by price, then size, largest first) that ``m``
+    units of a column with room replace at no more cost: ``m = ceil(size_k / size_j)``,
+    ``m x price_j <= price_k`` (``m = 1``: ``size_j >= size_k``, when not
+    ``whole_multiples``); of equal ones, the first stays."""
+    by = np.flatnonzero(alive & room & (size > 0))
+    if not len(by):
+        return np.zeros(len(size), dtype=bool)
+    units = np.ceil(size[None, :] / size[by, None] - 1e-9)  # [dominator, column]
+    if not whole_multiples:
+        units = np.where(units <= 1, 1.0, np.inf)
+    usd = units * price[by, None]
+    tol = 1e-9 * np.maximum(price, 1e-12)
+    earlier = by[:, None] < np.arange(len(size))[None, :]
+    beats = (usd < price - tol) | ((usd <= price + tol) & earlier)
+    return alive & beats.any(axis=0)
+
+
+def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:
+    """Rule 3: a job's rented clusters dearer than its cheapest rented cluster whose pool
+    has room in every period it runs (serving bounds in the fullest block, plus the jobs'
+    largest clusters); clusters of equal cost are all kept. Returns the runs' mask."""
+    at = pd.MultiIndex.from_arrays([runs["pool_id"], runs["period"]])
+    used = serving_peak.reindex(at).fillna(0.0).to_numpy(float)
+    held = base.reindex(at).fillna(0.0).to_numpy(float)
+    avail = runs["pool_id"].map(cap).to_numpy(float)
+    ok = runs["rented"].to_numpy() & ~runs["pool_id"].isin(never).to_numpy()
+    ok &= alive & (used + held <= avail + 1e-9)
+    room = pd.Series(ok).groupby(runs["opt"].to_numpy()).all()
+    usd = runs.groupby("opt")["usd"].first()
+    job = runs.groupby("opt")["workload"].first()
+    cheapest = usd[room.reindex(usd.index).to_numpy()].groupby(job).min()
+    bar = job.map(cheapest).to_numpy(float)  # NaN where no cluster has room
+    dearer = usd.index[usd.to_numpy() > bar * (1 + 1e-9)]
+    return runs["opt"].isin(dearer).to_numpy() & runs["rented"].to_numpy()
+
+
+def prune_dominated_options(
+    options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The options without the rented ones no optimal plan needs (module docstring), and
+    how many were dropped per reason. ``options`` is compile's table before option ids
+    are given (its index is the option's position)."""
+    if options.empty or carbon_counts(problem) or not prunable(problem):
+        return options, {}
+    cols, others = _columns(options, pools, demand, problem)
+    all_runs = _training_runs(options, pools)
+    runs = all_runs if _training_prunable(problem) else all_runs.iloc[0:0]
+    if cols.empty and runs.empty:
+        return options, {}
+    never = set(options.loc[others, "pool_id"])
+    cap = pools.set_index("pool_id")["availability_cap"]
+    alive_runs = np.ones(len(runs), dtype=bool)
+    alive = np.ones(len(cols), dtype=bool)
+    if len(cols):
+        cols["row"] = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup()
+        fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
+        avail = cols["pool_id"].map(cap).to_numpy(float)
+        blocked = cols["pool_id"].isin(never).to_numpy()
+    while True:
+        # the jobs' load: every cluster of the jobs this module does not prune, and the
+        # clusters still alive of those it does
+        kept_runs = all_runs[~all_runs["opt"].isin(runs.loc[~alive_runs, "opt"])]
+        base = _training_load(kept_runs)
+        peak = pd.Series(dtype=float)
+        if len(cols):
+            held = base.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(base) else 0.0
+            alive = _serving_fixpoint(
+                cols, alive, held, avail, blocked, whole_multiples=not problem.quotas
+            )
+            load = pd.Series(np.where(alive, cols["ub"].to_numpy(float), 0.0))
+            per_row = load.groupby([cols["pool_id"], cols["period"], cols["block"]]).sum()
+            peak = per_row.groupby(level=[0, 1]).max()
+        if runs.empty:
+            break
+        dominated = alive_runs & _dominated_training(runs, alive_runs, peak, base, cap, never)
+        if not dominated.any():
+            break
+        alive_runs &= ~dominated
+    dropped: dict[str, int] = {}
+    drop = []
+    if len(cols):
+        survives = pd.Series(alive).groupby(cols["opt"].to_numpy()).any()
+        drop = list(survives.index[~survives.to_numpy()])
+        if drop:
+            dropped[REASON] = len(drop)
+    gone = sorted(set(runs.loc[~alive_runs, "opt"]))
+    if gone:
+        dropped[TRAINING_REASON] = len(gone)
+    return options.drop(index=drop + gone), dropped

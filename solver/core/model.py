@@ -1,0 +1,877 @@
+"""Build the solver-neutral MIP of DESIGN.md section 5 from the compiled options.
+
+The model is plain data: a variables table (with what each variable means:
+kind, option, pool, period, block, bucket), rows with a stable family name and
+key, an objective, and named linear expressions (total cost, CO2e, cost per
+provider and period) that the report and the second stage of a lexicographic
+objective reuse. Backends translate it; nothing here imports a solver.
+
+Constraint families (the registry :data:`FAMILIES` gives each its meaning and
+the unit of its dual):
+
+demand, demand_bucket, mix_capacity, redundancy, n_plus_1, largest_unit, unit_class,
+train_once, owned_capacity, reserved_capacity, availability, quota, budget,
+capex_budget, period_budget,
+carbon_cap, provider_share, power_cap, objective_stage; and, added by
+:mod:`solver.changes` when re-solving against a baseline, change_link, max_changes,
+switching.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import pandas as pd
+
+from solver.core import ledger
+from solver.core.compile import Compiled
+from solver.inputs.problem import InferenceWorkload
+from solver.units import RENTED_MODES
+
+
+@dataclass(frozen=True)
+class Family:
+    """A constraint family: what it says and what its dual means."""
+
+    description: str
+    dual_unit: str
+
+
+FAMILIES: dict[str, Family] = {
+    "demand": Family(
+        "capacity x units + shortfall >= demand of a workload in a period/block",
+        "USD per (token/s) over the block",
+    ),
+    "demand_bucket": Family(
+        "requests/s served in a traffic-mix bucket >= its demand",
+        "USD per (request/s) over the block",
+    ),
+    "mix_capacity": Family("time shares of a unit across buckets <= units", "USD per unit"),
+    "redundancy": Family("serving units >= the workload's minimum serving units", "USD per unit"),
+    "n_plus_1": Family(
+        "serving capacity - its largest unit in use >= peak demand / max_utilisation (N+1)",
+        "USD per (token/s) over the block",
+    ),
+    "n_plus_1_units": Family(
+        "at least two serving units wherever there is demand (implied by N+1)", "USD per unit"
+    ),
+    "largest_unit": Family(
+        "exactly one capacity class is taken as the largest serving unit (N+1)", "USD"
+    ),
+    "unit_class": Family(
+        "units of a capacity class only if the class taken as largest is as large (N+1)",
+        "USD per unit",
+    ),
+    "train_once": Family("each training workload runs on exactly one cluster", "USD"),
+    "owned_capacity": Family(
+        "owned units in use <= existing + bought and delivered", "USD per server"
+    ),
+    "reserved_capacity": Family("reserved units in use <= active commitments", "USD per instance"),
+    "availability": Family(
+        "units of an offering and mode <= its availability cap", "USD per instance"
+    ),
+    "quota": Family("cloud accelerators of a provider/region/type <= quota", "USD per accelerator"),
+    "budget": Family("total cost <= budget", "USD per USD"),
+    "capex_budget": Family("purchases <= capex budget", "USD per USD"),
+    "period_budget": Family("cost attributed to a period <= its budget", "USD per USD"),
+    "carbon_cap": Family("total CO2e <= cap", "USD per tCO2e"),
+    "provider_share": Family("cost on a provider <= share x total cost", "USD per USD"),
+    "power_cap": Family("owned server power at a site <= its power cap", "USD per kW"),
+    "objective_stage": Family("first-stage objective kept (lexicographic)", "-"),
+    # mixed-integer rounding cuts of a column-generation master (solver/columns.py: Cuts)
+    "demand_rounding": Family(
+        "MIR of a demand row with divisor d: whole units of size d, >= ceil(demand / d) (a cut)",
+        "USD per unit",
+    ),
+    # stability rows of a re-solve (solver/changes.py: add_stability)
+    "change_link": Family(
+        "a line item's units differ from the baseline only if its change indicator is 1",
+        "USD per unit",
+    ),
+    "max_changes": Family("line items changed from the baseline <= limit", "USD per change"),
+    "switching": Family("units switched >= |units - baseline units| (switching cost)", "USD"),
+}
+
+
+class VarKind(StrEnum):
+    """What a variable of the model decides (the variables table's ``kind``)."""
+
+    X = "x"  # serving units of an option in a period (and block, when rented)
+    Y = "y"  # time share of an option's units on one traffic-mix bucket
+    Z = "z"  # 1 when a training job runs on this cluster option
+    BUY = "buy"  # servers bought in a period
+    COMMIT = "commit"  # instances reserved from a period for the term
+    TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
+    SHORTFALL = "shortfall"  # demand left unserved (max_served)
+    CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
+    SWITCH = "switch"  # units switched from the baseline (re-solve)
+    RISK = "risk"  # CVaR of a two-stage plan: its threshold and each scenario's excess
+    RECOURSE = "recourse"  # Benders master: a scenario's cost as its cuts bound it
+
+
+@dataclass(frozen=True)
+class Row:
+    """One linear constraint: sum(coefs[i] * x[i]) sense rhs."""
+
+    name: str
+    family: str
+    key: tuple
+    coefs: dict[int, float]
+    sense: str  # "<=", ">=", "=="
+    rhs: float
+
+
+@dataclass
+class Expression:
+    """A named linear expression: sum(coefs[i] * x[i]) + constant."""
+
+    coefs: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    constant: float = 0.0
+
+    def add(self, index: int, value: float) -> None:
+        if value:
+            self.coefs[index] += value
+
+    def value(self, x: np.ndarray) -> float:
+        return float(sum(c * x[i] for i, c in self.coefs.items()) + self.constant)
+
+
+@dataclass
+class LinearModel:
+    """A solver-neutral mixed-integer linear program (minimisation)."""
+
+    variables: pd.DataFrame
+    rows: list[Row]
+    objective: Expression
+    expressions: dict[str, Expression]
+    stage: str = "main"
+
+    @property
+    def n_integer(self) -> int:
+        return int(self.variables["integer"].sum())
+
+    def with_stage(self, objective: Expression, keep: Row | None, stage: str) -> LinearModel:
+        """The same model with a new objective and optionally one more row."""
+        rows = self.rows + ([keep] if keep is not None else [])
+        return LinearModel(self.variables, rows, objective, self.expressions, stage)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.vars: list[dict] = []
+        self.rows: list[Row] = []
+        self.names: set[str] = set()
+
+    def var(
+        self,
+        name: str,
+        kind: VarKind,
+        *,
+        integer: bool,
+        lb: float = 0.0,
+        ub: float = np.inf,
+        **meta,
+    ) -> int:
+        self.vars.append(
+            {
+                "name": name,
+                "kind": VarKind(kind).value,
+                "integer": integer,
+                "lb": lb,
+                "ub": ub,
+                **meta,
+            }
+        )
+        return len(self.vars) - 1
+
+    def row(self, family: str, key: tuple, coefs: dict[int, float], sense: str, rhs: float) -> None:
+        if not coefs:
+            return
+        name = family + "[" + ",".join(str(k) for k in key) + "]"
+        self.rows.append(Row(name, family, key, dict(coefs), sense, float(rhs)))
+
+
+def _bounds(periods: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(start month, end month) of each period as arrays."""
+    return (
+        periods["start_month"].to_numpy(dtype=float),
+        periods["end_month"].to_numpy(dtype=float),
+    )
+
+
+def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: float) -> list[int]:
+    """Periods fully covered by a commitment starting at the start of period ``start``."""
+    s, e = _bounds(periods)
+    t = np.arange(start, len(s))
+    return t[e[start:] <= s[start] + term_months + 1e-9].tolist()
+
+
+def _delivered_periods(
+    periods: pd.DataFrame, start: int, lead_months: float, lifetime_months: float = 0.0
+) -> list[int]:
+    """Periods in which a server ordered at the start of ``start`` is in service all along:
+    delivered after the lead time, not yet at the end of its life (0 = no end)."""
+    s, e = _bounds(periods)
+    t = np.arange(start, len(s))
+    arrival = s[start] + lead_months
+    ok = s[start:] >= arrival - 1e-9
+    if lifetime_months:
+        ok &= e[start:] <= arrival + lifetime_months + 1e-9
+    return t[ok].tolist()
+
+
+def add_n_plus_1(
+    B: _Builder, compiled: Compiled, unit_capacity: dict[tuple, dict[int, float]]
+) -> None:
+    """N+1: serving capacity with its largest unit lost still meets the peak (exact MILP).
+
+    For an online workload with ``redundancy: n_plus_1``, in every period t and load
+    block b, with c_k the tokens/s of one unit of option k, x_k its units and D the
+    block's demand in output tokens/s (already x (1 + demand_headroom) /
+    max_utilisation, from :func:`solver.compile.build_demand`):
+
+        sum_k c_k x_k - max{c_k : x_k >= 1} >= D.
+
+    Options are grouped into capacity classes g (options whose units have the same
+    c_g; one class per accelerator shape, however many providers sell it). A binary
+    top_g per (workload, t, b, class) says which class is taken as the largest unit:
+
+    - ``largest_unit``: sum_g top_g = 1;
+    - ``unit_class``: sum_{k in g} x_k <= M_g sum_{h: c_h >= c_g} top_h (units of a
+      class only if the class taken as largest is at least as large), M_g the units of
+      the class that alone meet N+1 in the period's busiest block (at least the
+      workload's minimum serving units): a plan with more units of a class can drop the
+      excess at no more cost, CO2e or use of any cap, and still meets N+1 (the class
+      alone does, whichever unit is lost). Under provider shares (dropping units changes
+      the shares) or a traffic mix (bucket rows the aggregate does not bound), M_g is at
+      least the class's availability caps plus existing units, a bound no plan exceeds;
+    - ``n_plus_1``: sum_k c_k x_k - sum_g c_g top_g >= D.
+
+    Capacities count for at most D in these rows: sum_k min(c_k, D) x_k - min(c_top, D)
+    >= D holds for exactly the whole plans that meet the row with c_k (with one unit of
+    c >= D and any other units, both hold iff the others hold D; with two or more such
+    units both hold), as in :func:`_capped`; units larger than the demand fall into one
+    class, and the relaxation is tighter (on the seed, with the bound M_g above: the root
+    LP gap falls from 16.7% to 11.5% and the MIP solves about 5x faster).
+
+    This is exact: a plan meets the rows with some top class iff it meets them with its
+    real largest class (a larger one only asks more). Choosing one class among few,
+    rather than one indicator per option, gives a tighter relaxation and a model
+    that grows with the options, not their square. Only options that can serve the
+    workload in that period appear. For a traffic mix (requests/s per bucket, split
+    by time shares y) the rows use each option's mix-weighted ``tokens_per_s_per_unit``
+    against the demand's total output tokens/s (requests/s x output tokens, summed
+    over buckets): losing a unit loses its share of every bucket. Callers skip this
+    when shortfall is allowed (max_served), as they skip ``redundancy``.
+    """
+    workloads = {
+        w.name: w
+        for w in compiled.problem.workloads
+        if isinstance(w, InferenceWorkload) and w.n_plus_1
+    }
+    if not workloads:
+        return
+    d = compiled.demand[compiled.demand["workload"].isin(list(workloads))]
+    need_tps = (
+        (d["demand"] * d["tokens_per_unit"]).groupby([d["workload"], d["period"], d["block"]]).sum()
+    )
+    peak_tps = need_tps.groupby(level=[0, 1]).max()
+    pools = compiled.pools
+    hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
+    for (wname, t, b), caps in unit_capacity.items():
+        if wname not in workloads or (wname, t, b) not in need_tps.index:
+            continue
+        need = float(need_tps[(wname, t, b)])
+        real = {v: cap for v, cap in caps.items() if cap > 0}
+        coefs = {v: min(cap, need) if need > 0 else cap for v, cap in real.items()}
+        classes: dict[float, list[int]] = defaultdict(list)
+        for v, cap in coefs.items():
+            classes[float(f"{cap:.12g}")].append(v)
+        w = workloads[wname]
+        exact_alone = not compiled.problem.provider_share_max and not w.traffic_mix
+        tops: list[int] = []
+        for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
+            top = B.var(
+                f"top[{wname},{t},{b},{g}]",
+                VarKind.TOP,
+                integer=True,
+                ub=1.0,
+                workload=wname,
+                period=t,
+                block=b,
+            )
+            tops.append(top)
+            coefs[top] = -cap
+            smallest = min(real[v] for v in members)
+            alone = np.ceil(peak_tps[(wname, t)] / smallest - 1e-9) + 1
+            bound = max(alone, w.min_serving_units)
+            if not exact_alone:
+                bound = max(bound, sum(hard_bound[B.vars[v]["pool"]] for v in members))
+            row = {v: 1.0 for v in members}
+            for h in tops:
+                row[h] = -float(bound)
+            B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
+        B.row("largest_unit", (wname, t, b), {h: 1.0 for h in tops}, "==", 1.0)
+        B.row("n_plus_1", (wname, t, b), coefs, ">=", need)
+        if need > 0:
+            # implied, and exact: with one unit, capacity less the largest unit is 0. It
+            # keeps a demand far below a unit's capacity from passing the N+1 row inside
+            # the solver's feasibility tolerance with a single unit.
+            B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
+
+
+class _State:
+    """What the constraint families build together: the variables and rows (``B``), the
+    cost, CO2e and capex expressions, and what later families need from earlier ones
+    (units of each pool in use, demand coefficients, serving capacity per unit, owned
+    power per site)."""
+
+    def __init__(self, compiled: Compiled, cap_demand_rows: bool = False) -> None:
+        self.compiled = compiled
+        self.cap_demand_rows = cap_demand_rows
+        self.problem = compiled.problem
+        self.periods, self.blocks = compiled.periods, compiled.blocks
+        self.pools, self.options = compiled.pools, compiled.options
+        self.n_t, self.n_b = len(self.periods), len(self.blocks)
+        self.horizon_months = float(self.periods["end_month"].iat[-1])
+        self.p_hours = self.periods["hours"].to_numpy()
+        self.b_frac = self.blocks["fraction"].to_numpy()
+        self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"])}
+        self.allow_shortfall = self.problem.objective == "max_served"
+        self.workloads = {w.name: w for w in self.problem.workloads}
+        self.B = _Builder()
+        self.cost = Expression()
+        self.co2_kg = Expression()
+        self.capex = Expression()
+        self.cost_by_provider: dict[str, Expression] = defaultdict(Expression)
+        self.cost_by_period = [Expression() for _ in range(self.n_t)]
+        self.shortfall_penalty = Expression()
+        # pool -> (t, b) -> {var: units of the pool it uses}
+        self.usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(float))
+        )
+        # (workload, t, b, bucket) -> {var: tokens/s or requests/s it serves}
+        self.demand_rows: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+        # (workload, t, b) -> {var: 1} serving units; {x var: tokens/s per unit} for N+1
+        self.redundancy_rows: dict[tuple, dict[int, float]] = defaultdict(
+            lambda: defaultdict(float)
+        )
+        self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (site, t) -> {buy var: kW}; kW of servers owned at the start
+        self.fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(
+            lambda: defaultdict(float)
+        )
+        self.fleet_const_kw: dict[tuple[str, int], float] = defaultdict(float)
+
+    def add_cost(self, i: int, usd: float, provider: str, by_period: dict[int, float]) -> None:
+        """Charge ``usd`` per unit of variable ``i`` to the provider and the periods."""
+        self.cost.add(i, usd)
+        self.cost_by_provider[provider].add(i, usd)
+        for t, share in by_period.items():
+            self.cost_by_period[t].add(i, share)
+
+    def add_const(self, usd: float, provider: str, by_period: dict[int, float]) -> None:
+        """A fixed charge (the fleet held at the start)."""
+        self.cost.constant += usd
+        self.cost_by_provider[provider].constant += usd
+        for t, share in by_period.items():
+            self.cost_by_period[t].constant += share
+
+
+def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearModel:
+    """Build every variable and constraint family of DESIGN.md section 5.
+
+    The families are added in a fixed order, one function each (a new family is one
+    more function here); :data:`FAMILIES` gives each row family's meaning and dual unit.
+
+    Parameters
+    ----------
+    compiled
+        The options table and its context from :func:`solver.compile.compile_problem`.
+    cap_demand_rows
+        Count a whole unit for at most the demand in the demand rows (:func:`_capped`):
+        the same integer plans, a tighter LP relaxation. Column generation's masters use
+        it (their LP is the bound); the full model does not, since HiGHS's presolve
+        tightens those rows itself and its branch and bound took 70% longer on the seed's
+        carbon frontier with them capped (bench/RESULTS.md).
+
+    Returns
+    -------
+    LinearModel
+        Minimisation model with the problem's (first-stage) objective.
+    """
+    m = _State(compiled, cap_demand_rows)
+    add_inference_capacity(m)
+    add_demand(m)
+    if not m.allow_shortfall:
+        add_n_plus_1(m.B, compiled, m.unit_capacity)
+    add_training(m)
+    add_fleet(m)
+    add_quotas(m)
+    add_power_caps(m)
+    add_budgets(m)
+    add_carbon_cap(m)
+    add_provider_shares(m)
+    return _assemble(m)
+
+
+def add_inference_capacity(m: _State) -> None:
+    """x[k,t,b] (rented: per load block) or x[k,t] (owned, reserved: flat over the day)
+    for every serving option and period of its workload, their rent or energy cost and
+    CO2e; for a traffic mix, y (time share per bucket) and ``mix_capacity`` rows."""
+    B, demand = m.B, m.compiled.demand
+    bucket_cap = m.compiled.bucket_capacity.groupby("option_id")
+    inference = m.options[m.options["workload_kind"] != "training"]
+    periods_of = demand.groupby("workload")["period"].unique().to_dict()
+    for k in inference.itertuples(index=False):
+        w = m.workloads[k.workload]
+        p = m.pool_idx[k.pool_id]
+        rented = k.mode in RENTED_MODES
+        mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
+        rps = {}
+        if mix and k.option_id in bucket_cap.groups:
+            group = bucket_cap.get_group(k.option_id)
+            rps = dict(zip(group["bucket"], group["requests_per_s_per_unit"], strict=True))
+        for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
+            shared_var = None
+            if not rented:
+                shared_var = B.var(
+                    f"x[{k.option_id},{t}]",
+                    VarKind.X,
+                    integer=True,
+                    option_id=k.option_id,
+                    pool=p,
+                    period=t,
+                    block=-1,
+                    workload=k.workload,
+                )
+                usd = k.energy_usd_per_unit_hour * m.p_hours[t]
+                m.add_cost(shared_var, usd, k.provider, {t: usd})
+                m.co2_kg.add(shared_var, k.kgco2e_per_unit_hour * m.p_hours[t])
+            for b in range(m.n_b):
+                if rented:
+                    v = B.var(
+                        f"x[{k.option_id},{t},{b}]",
+                        VarKind.X,
+                        integer=True,
+                        option_id=k.option_id,
+                        pool=p,
+                        period=t,
+                        block=b,
+                        workload=k.workload,
+                    )
+                    hours = m.p_hours[t] * m.b_frac[b]
+                    usd = ledger.rent_usd(k.price_usd_per_hour, 1.0, hours)
+                    m.add_cost(v, usd, k.provider, {t: usd})
+                    m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
+                else:
+                    v = shared_var
+                m.usage[p][(t, b)][v] += 1.0
+                m.redundancy_rows[(k.workload, t, b)][v] += 1.0
+                m.unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
+                if mix:
+                    _add_mix_shares(m, k, p, t, b, v, rps)
+                else:
+                    m.demand_rows[(k.workload, t, b, -1)][v] += k.tokens_per_s_per_unit
+
+
+def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:
+    """y[k,j,t,b]: the time share of option k's units on bucket j; sum_j y / rps_j <= x."""
+    share_row: dict[int, float] = {}
+    for j, r in rps.items():
+        y = m.B.var(
+            f"y[{k.option_id},{j},{t},{b}]",
+            VarKind.Y,
+            integer=False,
+            option_id=k.option_id,
+            pool=p,
+            period=t,
+            block=b,
+            bucket=j,
+            workload=k.workload,
+        )
+        share_row[y] = 1.0 / r
+        m.demand_rows[(k.workload, t, b, j)][y] += 1.0
+    share_row[v] = -1.0
+    m.B.row("mix_capacity", (k.option_id, t, b), share_row, "<=", 0.0)
+
+
+def add_demand(m: _State) -> None:
+    """``demand`` (tokens/s) and ``demand_bucket`` (requests/s) rows per workload, period
+    and block, with a priced shortfall under max_served; ``redundancy`` (minimum serving
+    units)."""
+    B, problem = m.B, m.problem
+    for d in m.compiled.demand.itertuples(index=False):
+        key = (d.workload, int(d.period), int(d.block), int(d.bucket))
+        coefs = m.demand_rows.get(key, {})
+        if m.allow_shortfall:
+            s = B.var(
+                f"shortfall[{d.workload},{d.period},{d.block},{d.bucket}]",
+                VarKind.SHORTFALL,
+                integer=False,
+                ub=d.demand,
+                workload=d.workload,
+                period=int(d.period),
+                block=int(d.block),
+                bucket=int(d.bucket),
+            )
+            coefs = dict(coefs)
+            coefs[s] = 1.0
+            hours = m.p_hours[int(d.period)] * m.b_frac[int(d.block)]
+            tokens = d.tokens_per_unit * hours * 3600.0
+            m.shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)
+        family = "demand" if d.bucket < 0 else "demand_bucket"
+        rkey = key[:3] if d.bucket < 0 else key
+        if m.cap_demand_rows and d.bucket < 0 and d.demand > 0:
+            coefs = {j: _capped(a, d.demand, B.vars[j]["integer"]) for j, a in coefs.items()}
+        if not coefs:
+            # nothing can serve it: an empty >= row with positive rhs is infeasible
+            name = f"{family}[{','.join(map(str, rkey))}]"
+            B.rows.append(Row(name, family, rkey, {}, ">=", float(d.demand)))
+            continue
+        B.row(family, rkey, coefs, ">=", float(d.demand))
+    for (wname, t, b), coefs in m.redundancy_rows.items():
+        w = m.workloads[wname]
+        need = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
+        if need > 1 and not m.allow_shortfall:
+            B.row("redundancy", (wname, t, b), coefs, ">=", float(need))
+
+
+def _capped(a: float, demand: float, integer: bool) -> float:
+    """A whole unit's coefficient in a demand row, at most the demand: capacity beyond the
+    demand serves nothing, so ``sum min(a, D) x >= D`` holds for exactly the same whole
+    plans as ``sum a x >= D`` (one unit of ``a >= D`` meets both), and its LP relaxation
+    is tighter (no plan buys a third of a unit larger than the demand). The rule of
+    :func:`solver.dominance.served_capacity`, per coefficient."""
+    return min(a, demand) if integer else a
+
+
+def add_training(m: _State) -> None:
+    """z[k] (binary): training workload runs on cluster option k; its cost split over the
+    periods it runs in, its units in use; ``train_once`` per training workload."""
+    B = m.B
+    training = m.options[m.options["workload_kind"] == "training"]
+    train_rows: dict[str, dict[int, float]] = defaultdict(dict)
+    runs = m.compiled.training_runs()
+    for k in training.itertuples(index=False):
+        p = m.pool_idx[k.pool_id]
+        z = B.var(
+            f"z[{k.option_id}]",
+            VarKind.Z,
+            integer=True,
+            ub=1.0,
+            option_id=k.option_id,
+            pool=p,
+            period=int(k.start_period),
+            block=-1,
+            workload=k.workload,
+        )
+        train_rows[k.workload][z] = 1.0
+        usd = k.rent_usd + k.energy_usd
+        run = runs[int(k.option_id)]
+        m.add_cost(z, usd, k.provider, {t: usd * h / k.job_hours for t, h in run})
+        m.co2_kg.add(z, k.kgco2e)
+        for t, _h in run:
+            for b in range(m.n_b):
+                m.usage[p][(t, b)][z] += float(k.n_units)
+    for wname, coefs in train_rows.items():
+        B.row("train_once", (wname,), coefs, "==", 1.0)
+    for w in m.problem.workloads:
+        if w.kind == "training" and w.name not in train_rows:
+            B.rows.append(Row(f"train_once[{w.name}]", "train_once", (w.name,), {}, "==", 1.0))
+
+
+def add_fleet(m: _State) -> None:
+    """Per capacity pool, in pool order: owned servers (:func:`add_owned_fleet`),
+    reservations (:func:`add_reservations`) or rented availability caps."""
+    for p, pool in enumerate(m.pools.itertuples(index=False)):
+        used = m.usage.get(p)
+        if pool.kind == "owned":
+            add_owned_fleet(m, p, pool, used)
+        elif pool.mode in ("reserved_1y", "reserved_3y"):
+            add_reservations(m, p, pool, used)
+        elif used is not None:  # rented on-demand / spot
+            for (t, b), units in used.items():
+                m.B.row(
+                    "availability", (pool.pool_id, t, b), units, "<=", float(pool.availability_cap)
+                )
+
+
+def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
+    """buy[pool,tau]: servers bought in period tau (cost from the ledger), in service from
+    delivery to the end of their life; servers owned at the start; ``owned_capacity``:
+    units in use <= existing + delivered, per period and block."""
+    B, problem, periods = m.B, m.problem, m.periods
+    delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
+    if "owned" in problem.modes and used is not None:
+        for tau in range(m.n_t):
+            serves = _delivered_periods(periods, tau, pool.lead_months, pool.lifetime_months)
+            if not serves:
+                continue
+            v = B.var(
+                f"buy[{pool.pool_id},{tau}]",
+                VarKind.BUY,
+                integer=True,
+                pool=p,
+                period=tau,
+                block=-1,
+            )
+            charge = ledger.pool_purchase(pool, tau, periods, m.horizon_months, problem)
+            m.add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
+            m.capex.add(v, charge.capex_usd)
+            m.co2_kg.add(
+                v,
+                pool.embodied_kgco2e_unit * charge.capex_fraction
+                + pool.idle_kgco2e_per_month * charge.in_service_months,
+            )
+            for t in serves:
+                delivered[t].append(v)
+                m.fleet_by_site[(pool.site_id, t)][v] += pool.power_kw_max
+    if pool.existing_units:
+        units = pool.existing_units
+        charge = ledger.existing_server(
+            hosting_usd_per_month=pool.hosting_usd_per_month, periods=periods
+        )
+        by_period = {t: usd * units for t, usd in charge.by_period_usd.items()}
+        m.add_const(charge.total_usd * units, "owned", by_period)
+        m.co2_kg.constant += pool.idle_kgco2e_per_month * m.horizon_months * units
+        for t in range(m.n_t):
+            m.fleet_const_kw[(pool.site_id, t)] += pool.power_kw_max * units
+    if used is None:
+        return
+    for t in range(m.n_t):
+        for b in range(m.n_b):
+            units_in_use = used.get((t, b))
+            if not units_in_use:
+                continue
+            coefs = dict(units_in_use)
+            for v in delivered.get(t, []):
+                coefs[v] = coefs.get(v, 0.0) - 1.0
+            B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=", float(pool.existing_units))
+
+
+def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
+    """commit[pool,tau]: instances reserved from period tau for the term (cost from the
+    ledger); reservations held at the start; ``availability`` of commitments and
+    ``reserved_capacity``: units in use <= active commitments, per period and block."""
+    B, periods = m.B, m.periods
+    active: dict[int, list[int]] = defaultdict(list)
+    if used is not None:
+        for tau in range(m.n_t):
+            covers = _active_commitment_periods(periods, tau, pool.term_months)
+            if not covers:
+                continue
+            v = B.var(
+                f"commit[{pool.pool_id},{tau}]",
+                VarKind.COMMIT,
+                integer=True,
+                pool=p,
+                period=tau,
+                block=-1,
+            )
+            charge = ledger.reservation(
+                price_usd_per_hour=pool.price_usd_per_hour,
+                term_months=pool.term_months,
+                begins_in=tau,
+                periods=periods,
+                clock=m.compiled.clock,
+                policy=m.problem.owned_cost_policy,
+            )
+            m.add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
+            for t in covers:
+                active[t].append(v)
+    existing_active: dict[int, int] = {}
+    if pool.existing_units:
+        for r in m.problem.existing_reservations:
+            if r.offering != pool.offering_id or r.mode != pool.mode:
+                continue
+            charge = ledger.existing_reservation(
+                price_usd_per_hour=pool.price_usd_per_hour,
+                months_remaining=r.months_remaining,
+                periods=periods,
+                clock=m.compiled.clock,
+            )
+            by_period = {t: usd * r.units for t, usd in charge.by_period_usd.items()}
+            m.add_const(charge.total_usd * r.units, pool.provider, by_period)
+            for t in range(m.n_t):
+                if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
+                    existing_active[t] = existing_active.get(t, 0) + r.units
+    if used is None:
+        return
+    for t in range(m.n_t):
+        if active.get(t):
+            B.row(
+                "availability",
+                (pool.pool_id, t),
+                {v: 1.0 for v in active[t]},
+                "<=",
+                float(pool.availability_cap) - existing_active.get(t, 0),
+            )
+        for b in range(m.n_b):
+            units = used.get((t, b))
+            if not units:
+                continue
+            coefs = dict(units)
+            for v in active.get(t, []):
+                coefs[v] = coefs.get(v, 0.0) - 1.0
+            B.row(
+                "reserved_capacity",
+                (pool.pool_id, t, b),
+                coefs,
+                "<=",
+                float(existing_active.get(t, 0)),
+            )
+
+
+def add_quotas(m: _State) -> None:
+    """``quota``: cloud accelerators of a provider (region, type) in use <= the quota."""
+    pools = m.pools
+    for qi, q in enumerate(m.problem.quotas):
+        match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
+        if q.region:
+            match &= pools["region"] == q.region
+        if m.compiled.quota_accelerators[qi]:
+            match &= pools["accelerator_id"] == m.compiled.quota_accelerators[qi]
+        for t in range(m.n_t):
+            for b in range(m.n_b):
+                coefs: dict[int, float] = defaultdict(float)
+                for p in np.flatnonzero(match.to_numpy()):
+                    for v, n in m.usage.get(p, {}).get((t, b), {}).items():
+                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])
+                m.B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
+
+
+def add_power_caps(m: _State) -> None:
+    """``power_cap``: kW of owned servers in service at a site <= its power cap."""
+    owned = m.pools[m.pools["kind"] == "owned"]
+    site_cap_kw = owned.groupby("site_id")["site_power_cap_kw"].first()
+    for site_id, t in sorted(set(m.fleet_by_site) | set(m.fleet_const_kw)):
+        m.B.row(
+            "power_cap",
+            (site_id, t),
+            m.fleet_by_site.get((site_id, t), {}),
+            "<=",
+            float(site_cap_kw[site_id]) - m.fleet_const_kw.get((site_id, t), 0.0),
+        )
+
+
+def add_budgets(m: _State) -> None:
+    """``budget`` (total cost), ``capex_budget`` (purchases), ``period_budget``."""
+    problem, cost = m.problem, m.cost
+    if problem.budget_usd is not None:
+        m.B.row("budget", (), cost.coefs, "<=", problem.budget_usd - cost.constant)
+    if problem.capex_budget_usd is not None:
+        m.B.row("capex_budget", (), m.capex.coefs, "<=", problem.capex_budget_usd)
+    names = list(m.periods["name"])
+    for pname, cap in problem.period_budget_usd.items():
+        e = m.cost_by_period[names.index(pname)]
+        m.B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
+
+
+def add_carbon_cap(m: _State) -> None:
+    """``carbon_cap``: total tCO2e (operational and embodied) <= the cap."""
+    cap = m.problem.carbon_cap_tco2e
+    if cap is not None:
+        coefs = {i: c / 1000.0 for i, c in m.co2_kg.coefs.items()}
+        m.B.row("carbon_cap", (), coefs, "<=", cap - m.co2_kg.constant / 1000.0)
+
+
+def add_provider_shares(m: _State) -> None:
+    """``provider_share``: cost on a provider <= share x total cost."""
+    for provider, share in m.problem.provider_share_max.items():
+        e = m.cost_by_provider.get(provider, Expression())
+        coefs: dict[int, float] = defaultdict(float)
+        for i, c in e.coefs.items():
+            coefs[i] += c
+        for i, c in m.cost.coefs.items():
+            coefs[i] -= share * c
+        m.B.row(
+            "provider_share",
+            (provider,),
+            {i: c for i, c in coefs.items() if c},
+            "<=",
+            share * m.cost.constant - e.constant,
+        )
+
+
+def _assemble(m: _State) -> LinearModel:
+    """The variables table, rows, named expressions and the first-stage objective."""
+    co2_t = Expression(
+        {i: c / 1000.0 for i, c in m.co2_kg.coefs.items()}, m.co2_kg.constant / 1000.0
+    )
+    discount = ledger.discount_factors(m.periods, m.problem.discount_rate)
+    npv = combine(*((float(discount[t]), m.cost_by_period[t]) for t in range(m.n_t)))
+    names = list(m.periods["name"])
+    expressions = {
+        "total_cost_usd": m.cost,
+        "npv_usd": npv,
+        "total_co2e_t": co2_t,
+        "capex_usd": m.capex,
+        "shortfall_penalty_usd": m.shortfall_penalty,
+        **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
+        **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
+    }
+    variables = pd.DataFrame(m.B.vars)
+    for column in ("option_id", "pool", "period", "block", "bucket"):
+        if column not in variables:
+            variables[column] = -1
+        variables[column] = variables[column].fillna(-1).astype(int)
+    if "workload" not in variables:
+        variables["workload"] = ""
+    variables["workload"] = variables["workload"].fillna("")
+    model = LinearModel(variables, m.B.rows, Expression(), expressions)
+    model.objective = stage_objective(model, m.problem, first=True)
+    return model
+
+
+def combine(*terms: tuple[float, Expression]) -> Expression:
+    """sum(weight * expression)."""
+    out = Expression()
+    for weight, e in terms:
+        for i, c in e.coefs.items():
+            out.coefs[i] += weight * c
+        out.constant += weight * e.constant
+    return out
+
+
+def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
+    """The objective of the first (or second) stage for the problem's objective kind."""
+    e = model.expressions
+    cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
+    kind = problem.objective
+    if kind == "min_cost":
+        return combine((1.0, cost))
+    if kind == "min_npv":
+        return combine((1.0, e["npv_usd"]))
+    if kind == "max_served":
+        return combine((1.0, cost), (1.0, penalty))
+    if kind == "cost_plus_carbon":
+        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2))
+    if kind == "min_carbon":
+        return combine((1.0, co2)) if first else combine((1.0, cost))
+    if kind == "lexicographic":
+        return combine((1.0, cost)) if first else combine((1.0, co2))
+    raise ValueError(f"unknown objective {kind!r}")
+
+
+def has_second_stage(problem) -> bool:
+    return problem.objective in {"min_carbon", "lexicographic"}
+
+
+def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel:
+    """Keep the first stage's optimum (within tolerance) and optimise the second criterion."""
+    first = stage_objective(model, problem, first=True)
+    tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
+    slack = abs(first_value) * max(tol, 1e-7) + 1e-6
+    keep = Row(
+        "objective_stage[first]",
+        "objective_stage",
+        ("first",),
+        dict(first.coefs),
+        "<=",
+        first_value + slack - first.constant,
+    )
+    return model.with_stage(stage_objective(model, problem, first=False), keep, "second")

@@ -1,0 +1,645 @@
+"""Load and validate the catalog (catalogs/*.csv) into typed tables.
+
+The catalog is six CSV files, one row per thing, units in the column names:
+
+``accelerators.csv``
+    one row per accelerator type (dense TFLOPS, memory, bandwidth, power, ...).
+``offerings.csv``
+    one row per cloud instance type in a region, prices per instance-hour.
+``regions.csv``
+    one row per (provider, region): residency zone, grid intensity, PUE.
+``servers.csv`` and ``sites.csv``
+    servers one can buy, and the sites that can host them.
+``models.csv``
+    model presets (shape of common open models).
+``providers.csv`` (optional)
+    one row per provider: tier (marketplace < neocloud < hyperscaler), SLA, data
+    terms, hosts, source. When present, every offering's provider must be in it.
+
+:func:`load_catalog` refuses a broken catalog with one :class:`ProcureError` that
+names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from solver.errors import ProcureError, closest, suggestion
+from solver.inputs.yamlio import read_text_file
+
+
+def _shipped_catalog_dir() -> Path:
+    """The shipped catalog: ``catalogs/`` beside the package in a source checkout (or an
+    editable install), else where a wheel installs it (``<prefix>/share/procure/catalogs``,
+    pyproject's data-files)."""
+    source = Path(__file__).resolve().parents[2] / "catalogs"
+    if (source / "offerings.csv").is_file():
+        return source
+    for prefix in (sys.prefix, sys.base_prefix):
+        installed = Path(prefix) / "share" / "procure" / "catalogs"
+        if (installed / "offerings.csv").is_file():
+            return installed
+    return source  # absent: load_catalog says which file is missing
+
+
+DEFAULT_CATALOG_DIR = _shipped_catalog_dir()
+
+# column -> kind: "id" (unique key), "str", "float" (>= 0), "float?" (>= 0 or empty),
+# "pos" (> 0), "int" (integer >= 0), "int+" (integer > 0), "bool"
+# No catalog figure (TFLOPS, USD, kW, instances) comes near this; a larger one is a typo
+# or an attack, and would overflow the model's arithmetic.
+MAX_VALUE = 1e12
+SCHEMAS: dict[str, dict[str, str]] = {
+    "accelerators.csv": {
+        "accelerator_id": "id",
+        "name": "str",
+        "vendor": "str",
+        "aliases": "str?",
+        "device_class": "str",
+        "bf16_dense_tflops": "pos",
+        "fp8_dense_tflops": "float",
+        "int8_dense_tops": "float",
+        "fp4_dense_tflops": "float",
+        "memory_gb": "pos",
+        "memory_unit": "str?",
+        "mem_bandwidth_gbps": "pos",
+        "scaleup_link": "str?",
+        "scaleup_gbps": "float",
+        "tdp_w": "pos",
+        "ecc": "bool",
+        "frameworks": "str",
+        "purchase_price_usd": "float?",
+        "embodied_kgco2e": "float",
+        "source": "str",
+    },
+    "offerings.csv": {
+        "offering_id": "id",
+        "provider": "str",
+        "region": "str",
+        "instance_type": "str",
+        "accelerator_id": "str",
+        "accelerators_per_instance": "int+",
+        "on_demand_usd_per_hour": "pos",
+        "spot_usd_per_hour": "pos?",
+        "reserved_1y_usd_per_hour": "pos?",
+        "reserved_3y_usd_per_hour": "pos?",
+        "nvlink": "bool",
+        "network_gbps": "float?",
+        "availability_cap_instances": "int",
+        "price_date": "str",
+        "source": "str",
+    },
+    "regions.csv": {
+        "provider": "str",
+        "region": "str",
+        "country": "str",
+        "residency_zone": "str",
+        "grid_gco2_per_kwh": "float",
+        "grid_year": "str?",
+        "grid_source": "str",
+        "pue": "pos",
+        "electricity_usd_per_kwh": "float?",
+    },
+    "servers.csv": {
+        "server_id": "id",
+        "name": "str",
+        "accelerator_id": "str",
+        "accelerators_per_server": "int+",
+        "capex_usd": "pos",
+        "power_kw": "pos",
+        "lead_time_days": "float",
+        "lifetime_years": "pos",
+        "maintenance_usd_per_year": "float",
+        "nvlink": "bool",
+        "network_gbps": "float?",
+        "embodied_kgco2e": "float",
+        "source": "str",
+    },
+    "sites.csv": {
+        "site_id": "id",
+        "name": "str",
+        "kind": "str",
+        "country": "str",
+        "residency_zone": "str",
+        "grid_gco2_per_kwh": "float",
+        "pue": "pos",
+        "electricity_usd_per_kwh": "float",
+        "colocation_usd_per_kw_month": "float",
+        "staff_usd_per_server_year": "float",
+        "power_cap_kw": "pos",
+        "source": "str",
+    },
+    "models.csv": {
+        "model_id": "id",
+        "name": "str",
+        "aliases": "str?",
+        "params_b": "pos",
+        "active_params_b": "pos",
+        "layers": "int+",
+        "hidden_size": "int+",
+        "attention_heads": "int+",
+        "kv_heads": "int+",
+        "head_dim": "int+",
+        "vocab_size": "int+",
+        "source": "str",
+    },
+    "providers.csv": {
+        "provider": "id",
+        "tier": "str",
+        "sla": "str",
+        "data_terms": "str",
+        "hosts": "str",
+        "source": "str",
+        "read_date": "str",
+    },
+}
+
+#: Catalog files a folder may leave out (then every provider's tier is "unknown").
+OPTIONAL_FILES = {"providers.csv"}
+
+#: Provider tiers, lowest first (issue 11): a marketplace of third-party hosts, a neocloud
+#: running its own datacenters, a hyperscaler. ``min_tier`` admits its tier and those above.
+TIERS: tuple[str, ...] = ("marketplace", "neocloud", "hyperscaler")
+UNKNOWN_TIER = "unknown"
+
+
+def tier_rank(tier: str) -> int:
+    """Rank of a tier: 0 for unknown, 1 marketplace, 2 neocloud, 3 hyperscaler."""
+    return TIERS.index(tier) + 1 if tier in TIERS else 0
+
+
+_TRUE = {"true", "yes", "1", "y", "t"}
+_FALSE = {"false", "no", "0", "n", "f", ""}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The validated catalog: one DataFrame per file, indexed by its key."""
+
+    accelerators: pd.DataFrame  # index accelerator_id
+    offerings: pd.DataFrame  # index offering_id
+    regions: pd.DataFrame  # index (provider, region)
+    servers: pd.DataFrame  # index server_id
+    sites: pd.DataFrame  # index site_id
+    models: pd.DataFrame  # index model_id
+    directory: str
+    providers: pd.DataFrame | None = None  # index provider; None without providers.csv
+
+    def tier_of(self, provider: str) -> str:
+        """A provider's tier from providers.csv; ``"owned"`` for owned servers, else unknown."""
+        if provider == "owned":
+            return "owned"
+        if self.providers is None or provider not in self.providers.index:
+            return UNKNOWN_TIER
+        return str(self.providers.at[provider, "tier"])
+
+    def counts(self) -> dict[str, int]:
+        """Row counts and the number of providers and regions offered."""
+        return {
+            "accelerators": len(self.accelerators),
+            "offerings": len(self.offerings),
+            "providers": self.offerings["provider"].nunique(),
+            "regions": len(self.regions),
+            "servers": len(self.servers),
+            "sites": len(self.sites),
+            "models": len(self.models),
+        }
+
+    def resolve_accelerator(self, name: str) -> str:
+        """Map a forgiving accelerator name (``H100``, ``h100_sxm``, ...) to its id."""
+        return _resolve(name, self.accelerators, "accelerator", "catalogs/accelerators.csv")
+
+    def resolve_model(self, name: str) -> str:
+        """Map a model preset name (``Llama 3 70B``, ``llama3-70b``) to its id."""
+        return _resolve(name, self.models, "model preset", "catalogs/models.csv")
+
+
+def normalise_name(name: str) -> str:
+    """Lowercase and drop separators: 'H100 SXM5 80GB' -> 'h100sxm580gb'."""
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _alias_table(table: pd.DataFrame) -> dict[str, str]:
+    lookup: dict[str, str] = {}
+    for key, row in table.iterrows():
+        names = [str(key), str(row.get("name", ""))]
+        aliases = row.get("aliases")
+        if isinstance(aliases, str) and aliases:
+            names += aliases.split(";")
+        for alias in names:
+            norm = normalise_name(alias)
+            if norm:
+                lookup.setdefault(norm, str(key))
+    return lookup
+
+
+def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
+    if name in table.index:
+        return name
+    lookup = _alias_table(table)
+    norm = normalise_name(name)
+    if norm in lookup:
+        return lookup[norm]
+    matches = []
+    for alias in closest(norm, lookup, n=6):
+        if lookup[alias] not in matches:
+            matches.append(lookup[alias])
+    fix = (
+        ("did you mean " + " or ".join(repr(m) for m in matches[:3]) + "?")
+        if matches
+        else (suggestion(name, table.index))
+    )
+    raise ProcureError(f"unknown {what} {name!r}", file=file, fix=fix)
+
+
+# Columns added after the first catalogs: a catalog without them still loads, with
+# these values (no FP4 tensor path; memory in decimal GB as written).
+DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
+    "accelerators.csv": {"fp4_dense_tflops": "0", "memory_unit": "GB"},
+    "sites.csv": {"staff_usd_per_server_year": "0"},
+}
+
+# Bytes per unit of the vendor's memory figure. HBM parts quote GiB under the name "GB"
+# (an "80 GB" H100 or A100 reports 81,920 MiB in nvidia-smi; AWS Neuron and Google TPU
+# documents say GiB), GDDR datacenter cards with ECC on report about the decimal figure
+# (an L4 "24 GB" reports 23,034 MiB = 24.15e9 bytes): DESIGN.md section 3.
+MEMORY_UNIT_BYTES: dict[str, float] = {"GB": 1e9, "GiB": 2.0**30}
+
+
+def _memory_in_decimal_gb(acc: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Replace the vendor's memory figure by the real capacity in 1e9 bytes.
+
+    The figure as the vendor writes it stays in ``memory_label_gb``; ``memory_gb`` is what
+    every consumer (training memory, KV cache) reads.
+    """
+    unit = acc["memory_unit"].replace("", "GB")
+    bad = ~unit.isin(list(MEMORY_UNIT_BYTES))
+    if bad.any():
+        idx = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ProcureError(
+            f"memory_unit must be GB or GiB, got {unit.iloc[idx]!r}",
+            file=str(path),
+            field=f"line {idx + 2}, memory_unit",
+            fix="write GiB for HBM parts whose 'GB' is binary (nvidia-smi MiB / 1024), else GB",
+        )
+    out = acc.copy()
+    out["memory_unit"] = unit
+    out["memory_label_gb"] = acc["memory_gb"]
+    out["memory_gb"] = acc["memory_gb"] * unit.map(MEMORY_UNIT_BYTES).astype(float) / 1e9
+    return out
+
+
+def _parse_bool(value: object) -> bool | None:
+    text = str(value).strip().lower() if value is not None and value == value else ""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return None
+
+
+def _number_problem(
+    column: str, values: pd.Series, numbers: pd.Series, base: str, optional: bool
+) -> tuple[int, str, str] | None:
+    """The first bad cell of a numeric column: (row index, message, fix), or None."""
+    unparsable = numbers.isna() & (values != "")
+    empty = values == ""
+    problem = None
+    if unparsable.any():
+        idx = int(np.flatnonzero(unparsable.to_numpy())[0])
+        problem = (
+            idx,
+            f"{column} is not a number: {values.iloc[idx]!r}",
+            "write a plain number",
+        )
+    elif empty.any() and not optional:
+        idx = int(np.flatnonzero(empty.to_numpy())[0])
+        problem = (idx, f"{column} is missing", f"fill in {column}")
+    elif not np.isfinite(numbers.fillna(0.0)).all() or (numbers.abs() > MAX_VALUE).any():
+        idx = int(np.flatnonzero(~(numbers.fillna(0.0).abs() <= MAX_VALUE))[0])
+        problem = (
+            idx,
+            f"{column} is {values.iloc[idx]}, beyond any real figure",
+            f"write the vendor's figure for {column} (a finite number)",
+        )
+    else:
+        if base in {"pos", "int+"}:
+            bad = numbers <= 0
+            need = "positive"
+        else:
+            bad = numbers < 0
+            need = "zero or more"
+        if bad.any():
+            idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
+            problem = (
+                idx,
+                f"{column} is {values.iloc[idx]}; it must be {need}",
+                f"correct {column} (a price or quantity cannot be negative)",
+            )
+        elif base.startswith("int"):
+            frac = numbers.notna() & (numbers != numbers.round())
+            if frac.any():
+                idx = int(np.flatnonzero(frac.to_numpy())[0])
+                problem = (
+                    idx,
+                    f"{column} must be a whole number, got {values.iloc[idx]}",
+                    "write a whole number",
+                )
+    return problem
+
+
+def _csv_text(path: Path, file: str) -> str:
+    """The CSV's text, refused when it has no header or a row of another width."""
+    text = read_text_file(path, what="catalog CSV", fix=f"{file} must be a CSV file")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise ProcureError(
+            "the file is empty (no header line)",
+            file=str(path),
+            fix=f"start with the header: {', '.join(SCHEMAS[file])}",
+        )
+    width = len(rows[0])
+    for number, row in enumerate(rows[1:], start=2):
+        if row and len(row) != width:
+            raise ProcureError(
+                f"the row has {len(row)} fields but the header has {width}",
+                file=str(path),
+                field=f"line {number}",
+                fix="remove the extra (or add the missing) commas; quote text that has commas",
+            )
+    return text
+
+
+def _read_table(directory: Path, file: str) -> pd.DataFrame:
+    """Read one CSV as text and coerce each column to its declared kind."""
+    path = directory / file
+    if not path.is_file():
+        raise ProcureError(
+            "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
+        )
+    text = _csv_text(path, file)
+    try:
+        raw = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, comment=None, index_col=False
+        )
+    except pd.errors.ParserError as exc:
+        raise ProcureError(
+            f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
+        ) from None
+    schema = SCHEMAS[file]
+    for column, default in DEFAULTED_COLUMNS.get(file, {}).items():
+        if column not in raw.columns:
+            raw[column] = default
+    missing = [c for c in schema if c not in raw.columns]
+    if missing:
+        raise ProcureError(
+            f"missing column(s) {missing}",
+            file=str(path),
+            field="line 1 (header)",
+            fix=f"the header must contain: {', '.join(schema)}",
+        )
+    out = raw.copy()
+    for column, kind in schema.items():
+        values = raw[column].str.strip()
+        optional = kind.endswith("?")
+        base = kind.rstrip("?")
+        if base in {"id", "str"}:
+            empty = values == ""
+            if empty.any() and not optional:
+                line = int(np.flatnonzero(empty.to_numpy())[0]) + 2
+                raise ProcureError(
+                    f"{column} is empty",
+                    file=str(path),
+                    field=f"line {line}, {column}",
+                    fix=f"fill in {column}",
+                )
+            out[column] = values
+            if base == "id":
+                dup = values[values.duplicated()]
+                if not dup.empty:
+                    line = int(dup.index[0]) + 2
+                    raise ProcureError(
+                        f"duplicate {column} {dup.iloc[0]!r}",
+                        file=str(path),
+                        field=f"line {line}, {column}",
+                        fix=f"each {column} must appear once; remove or rename the duplicate",
+                    )
+            continue
+        if base == "bool":
+            parsed = values.map(_parse_bool)
+            bad = parsed.isna()
+            if bad.any():
+                line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+                raise ProcureError(
+                    f"{column} must be true or false, got {values[bad].iloc[0]!r}",
+                    file=str(path),
+                    field=f"line {line}, {column}",
+                    fix="write true or false",
+                )
+            out[column] = parsed.astype(bool)
+            continue
+        numbers = pd.to_numeric(values.replace("", np.nan), errors="coerce")
+        problem = _number_problem(column, values, numbers, base, optional)
+        if problem:
+            idx, message, fix = problem
+            raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {column}", fix=fix)
+        out[column] = numbers.astype("Int64") if base.startswith("int") else numbers.astype(float)
+    return out
+
+
+def _check_reference(
+    table: pd.DataFrame, column: str, known: pd.Index, file: Path, target: str
+) -> None:
+    bad = ~table[column].isin(known)
+    if bad.any():
+        idx = int(np.flatnonzero(bad.to_numpy())[0])
+        value = table[column].iloc[idx]
+        raise ProcureError(
+            f"{column} {value!r} is not in {target}",
+            file=str(file),
+            field=f"line {idx + 2}, {column}",
+            fix=f"add it to {target} or correct it: {suggestion(value, known)}",
+        )
+
+
+def load_catalog(directory: str | Path | None = None) -> Catalog:
+    """Load and validate every catalog file in ``directory``.
+
+    Parameters
+    ----------
+    directory
+        Folder with the six CSV files; default the catalogs/ shipped with the repo.
+
+    Raises
+    ------
+    ProcureError
+        Naming the file, line and column of the first problem found.
+    """
+    directory = Path(directory) if directory is not None else DEFAULT_CATALOG_DIR
+    if not directory.is_dir():
+        raise ProcureError(
+            "catalog folder not found", file=str(directory), fix="pass --catalog DIR with the CSVs"
+        )
+    tables = {
+        file: _read_table(directory, file)
+        for file in SCHEMAS
+        if file not in OPTIONAL_FILES or (directory / file).is_file()
+    }
+    acc = _memory_in_decimal_gb(tables["accelerators.csv"], directory / "accelerators.csv")
+    off = tables["offerings.csv"]
+    reg = tables["regions.csv"]
+    srv = tables["servers.csv"]
+    sites = tables["sites.csv"]
+    _check_reference(
+        off,
+        "accelerator_id",
+        pd.Index(acc["accelerator_id"]),
+        directory / "offerings.csv",
+        "accelerators.csv",
+    )
+    _check_reference(
+        srv,
+        "accelerator_id",
+        pd.Index(acc["accelerator_id"]),
+        directory / "servers.csv",
+        "accelerators.csv",
+    )
+    reg_keys = reg["provider"] + "/" + reg["region"]
+    dup = reg_keys[reg_keys.duplicated()]
+    if not dup.empty:
+        raise ProcureError(
+            f"duplicate provider/region {dup.iloc[0]!r}",
+            file=str(directory / "regions.csv"),
+            field=f"line {int(dup.index[0]) + 2}",
+            fix="each provider/region must appear once",
+        )
+    off_keys = (off["provider"] + "/" + off["region"]).rename("provider_region")
+    _check_reference(
+        off.assign(provider_region=off_keys),
+        "provider_region",
+        pd.Index(reg_keys),
+        directory / "offerings.csv",
+        "regions.csv",
+    )
+    # Prices must be ordered: a discount is never dearer than on-demand.
+    for column in ("spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
+        dearer = off[column] > off["on_demand_usd_per_hour"] * 1.0001
+        if dearer.any():
+            idx = int(np.flatnonzero(dearer.fillna(False).to_numpy())[0])
+            raise ProcureError(
+                f"{column} is above the on-demand price",
+                file=str(directory / "offerings.csv"),
+                field=f"line {idx + 2}, {column}",
+                fix="check the price; discounted modes cost less than on-demand",
+            )
+    prov = tables.get("providers.csv")
+    if prov is not None:
+        bad_tier = ~prov["tier"].isin(TIERS)
+        if bad_tier.any():
+            idx = int(np.flatnonzero(bad_tier.to_numpy())[0])
+            raise ProcureError(
+                f"unknown tier {prov['tier'].iloc[idx]!r} for provider "
+                f"{prov['provider'].iloc[idx]!r}",
+                file=str(directory / "providers.csv"),
+                field=f"line {idx + 2}, tier",
+                fix=f"write one of: {', '.join(TIERS)}",
+            )
+        _check_reference(
+            off,
+            "provider",
+            pd.Index(prov["provider"]),
+            directory / "offerings.csv",
+            "providers.csv",
+        )
+    return Catalog(
+        accelerators=acc.set_index("accelerator_id", drop=False),
+        offerings=off.set_index("offering_id", drop=False),
+        regions=reg.set_index(["provider", "region"], drop=False),
+        servers=srv.set_index("server_id", drop=False),
+        sites=sites.set_index("site_id", drop=False),
+        models=tables["models.csv"].set_index("model_id", drop=False),
+        directory=str(directory),
+        providers=prov.set_index("provider", drop=False) if prov is not None else None,
+    )
+
+
+def offerings_view(
+    catalog: Catalog,
+    *,
+    provider: str | None = None,
+    accelerator: str | None = None,
+    region: str | None = None,
+    mode: str | None = None,
+    sort: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Offerings filtered for people: by provider, accelerator (any name the catalog
+    knows), region prefix or residency zone, and mode; with USD per GPU-hour.
+
+    Returns the frame and the columns to show.
+    """
+    from solver.units import PRICE_COLUMN
+
+    off = catalog.offerings.reset_index(drop="offering_id" in catalog.offerings.columns)
+    if provider is not None:
+        off = off[off["provider"].str.lower() == provider.lower()]
+    if accelerator is not None:
+        off = off[off["accelerator_id"] == catalog.resolve_accelerator(accelerator)]
+    if region is not None:
+        regions = catalog.regions
+        zones = regions.reset_index(drop="region" in regions.columns)
+        zones = zones[["provider", "region", "residency_zone"]]
+        off = off.merge(zones, on=["provider", "region"], how="left")
+        key = region.lower()
+        off = off[
+            off["region"].str.lower().str.startswith(key)
+            | (off["residency_zone"].fillna("").str.lower() == key)
+        ]
+    shown = "on_demand" if mode is None else mode
+    if shown not in PRICE_COLUMN or shown == "owned":
+        raise ProcureError(
+            f"unknown mode {mode!r}",
+            field="--mode",
+            fix="use on_demand, spot, reserved_1y or reserved_3y",
+        )
+    column = PRICE_COLUMN[shown]
+    off = off[off[column].notna()].copy()
+    gpu_price = f"{shown}_usd_per_gpu_hour"
+    off[gpu_price] = off[column] / off["accelerators_per_instance"]
+    orders = {"price": [gpu_price, "offering_id"], "provider": ["provider", gpu_price]}
+    orders["region"] = ["region", gpu_price]
+    if sort is not None:
+        if sort not in orders:
+            raise ProcureError(
+                f"unknown sort {sort!r}", field="--sort", fix="use price, provider or region"
+            )
+        off = off.sort_values(orders[sort], kind="stable")
+    columns = ["offering_id", "accelerator_id", "accelerators_per_instance", column, gpu_price]
+    return off, columns
+
+
+def accelerator_summary(catalog: Catalog) -> pd.DataFrame:
+    """Per accelerator: the cheapest USD per GPU-hour on demand, spot and reserved, each
+    with the provider that sells it (like ``sky show-gpus``)."""
+    from solver.units import PRICE_COLUMN
+
+    off = catalog.offerings.reset_index(drop="offering_id" in catalog.offerings.columns)
+    rows = []
+    for acc, group in off.groupby("accelerator_id", sort=True):
+        row: dict[str, object] = {"accelerator": acc, "offerings": len(group)}
+        for mode in ("on_demand", "spot", "reserved_1y", "reserved_3y"):
+            per_gpu = group[PRICE_COLUMN[mode]] / group["accelerators_per_instance"]
+            if per_gpu.notna().any():
+                best = per_gpu.idxmin()
+                row[f"{mode} $/GPU-h"] = f"{per_gpu[best]:.2f} ({group.at[best, 'provider']})"
+            else:
+                row[f"{mode} $/GPU-h"] = "-"
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,726 @@
+"""Price updates: read new prices and apply them over a catalog, reporting what was not taken.
+
+Three sources are understood (:func:`read_price_update` tells them apart):
+
+``price CSV`` (ours)
+    one row per price: ``provider, region, offering, mode, price, date``.
+    ``offering`` is an instance type (with ``provider`` and ``region``) or a
+    whole offering id (``aws/us-east-1/p5.48xlarge``). ``mode`` is
+    ``on_demand | spot | reserved_1y | reserved_3y`` (price in USD per
+    instance-hour) or ``owned`` (``offering`` is a server id, price in USD of
+    capex per server). ``date`` is when the price was read (optional).
+``a whole catalog``
+    a folder with the six catalog CSVs (validated by
+    :func:`solver.catalog.load_catalog`), or just an ``offerings.csv``: its four
+    price columns, and for a folder the servers' ``capex_usd``.
+``SkyPilot vms.csv``
+    read by :func:`solver.importers.skypilot.read_skypilot_vms` (on-demand and
+    spot prices; SkyPilot has no reserved prices).
+
+:func:`apply_prices` returns a new :class:`~solver.catalog.Catalog` and a
+:class:`PriceReport`, one row per price considered, with a ``status``:
+
+``changed`` / ``new_mode``
+    applied (``new_mode``: the catalog had no price in that mode).
+``derived``
+    a reserved price the update does not give, moved by the same factor as
+    the offering's on-demand price (the catalog's discount is kept: its
+    reserved prices are stated discounts off on-demand, catalogs/SOURCES.md).
+``unchanged``
+    the same price (within 1e-9, relative).
+``suspicious``
+    the price moves by more than ``max_factor`` either way (new/old above
+    ``max_factor`` or below ``1/max_factor``): **not applied** unless
+    ``accept_suspicious``; a typo (an hourly price given per month, a missing
+    decimal point) should not move a plan silently.
+``unknown``
+    the offering (or server) is not in the catalog: not applied (a whole
+    catalog or a SkyPilot file may add it with ``add_new``: status ``added``).
+``inconsistent``
+    after the update a discounted mode (spot, reserved) would cost more than
+    on-demand: **none** of that offering's prices are applied.
+``missing``
+    (catalog and SkyPilot sources only) an offering of a provider the update
+    covers that the update does not mention: kept at its old price.
+
+A price the update leaves empty means "no information": the old price is kept.
+Withdrawing a mode or an offering is an edit to ``catalogs/``, not a price update.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from solver.errors import ProcureError
+from solver.inputs.catalog import SCHEMAS, Catalog, load_catalog
+from solver.units import PRICE_COLUMN
+
+#: Cloud price modes and their catalog column (USD per instance-hour).
+PRICE_COLUMNS: dict[str, str] = PRICE_COLUMN
+OWNED = "owned"
+DEFAULT_MAX_FACTOR = 2.0
+_RESERVED = ("reserved_1y", "reserved_3y")
+_DISCOUNTED = ("spot", "reserved_1y", "reserved_3y")
+_SAME = 1e-9
+
+#: Status values of :class:`PriceReport` rows that change the catalog.
+APPLIED_STATUSES = ("changed", "new_mode", "derived", "added")
+
+_REPORT_COLUMNS = [
+    "offering_id",
+    "provider",
+    "region",
+    "mode",
+    "old_usd",
+    "new_usd",
+    "ratio",
+    "status",
+    "applied",
+    "note",
+    "line",
+]
+
+
+@dataclass(frozen=True)
+class PriceUpdate:
+    """New prices as read from a file, before they are checked against a catalog.
+
+    Attributes
+    ----------
+    prices
+        One row per price: ``offering_id, provider, region, mode, price_usd,
+        price_date, line`` (USD per instance-hour; per server for ``owned``;
+        ``line`` is the source line, 0 when not from our CSV).
+    kind
+        ``csv``, ``catalog`` or ``skypilot``.
+    source
+        The file or folder read.
+    offerings
+        Whole offering rows (catalog and SkyPilot sources), for ``add_new``.
+    covers
+        Providers the update speaks for in full (catalog and SkyPilot), for the
+        ``missing`` report; empty for our CSV (a partial update by design).
+    skipped
+        SkyPilot rows left out by the importer, by reason.
+    """
+
+    prices: pd.DataFrame
+    kind: str
+    source: str
+    offerings: pd.DataFrame | None = None
+    covers: frozenset[str] = frozenset()
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PriceReport:
+    """What an update did to the catalog: one row per price considered.
+
+    ``rows`` columns: ``offering_id, provider, region, mode, old_usd, new_usd,
+    ratio (new/old), status, applied, note, line``. Prices in USD per
+    instance-hour (per server for ``mode == "owned"``).
+    """
+
+    rows: pd.DataFrame
+    source: str
+    kind: str
+    max_factor: float
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def with_status(self, *statuses: str) -> pd.DataFrame:
+        """The rows with one of ``statuses``."""
+        return self.rows[self.rows["status"].isin(statuses)]
+
+    @property
+    def applied(self) -> pd.DataFrame:
+        return self.rows[self.rows["applied"]]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per status (every status present)."""
+        return {str(k): int(v) for k, v in self.rows["status"].value_counts().sort_index().items()}
+
+    def summary(self, top: int = 10) -> str:
+        """The report for people: counts, the largest changes, what was not taken and why."""
+        lines = [f"price update from {self.source} ({self.kind}):"]
+        counts = self.counts()
+        lines.append(
+            "  " + ", ".join(f"{n} {status}" for status, n in counts.items())
+            if counts
+            else "  none"
+        )
+        moved = self.with_status("changed", "new_mode", "derived")
+        if not moved.empty:
+            order = (moved["ratio"].fillna(1.0) - 1.0).abs().sort_values(ascending=False).index
+            lines.append(f"  largest applied changes (of {len(moved)}):")
+            for _, r in moved.loc[order[:top]].iterrows():
+                lines.append("    " + _price_sentence(r))
+        for status, why in (
+            ("suspicious", f"moved by more than x{self.max_factor:g}; not applied"),
+            ("inconsistent", "a discounted mode would cost more than on-demand; not applied"),
+            ("unknown", "not in the catalog; not applied"),
+            ("added", "new offerings added to the catalog"),
+            ("missing", "in the catalog but not in the update; kept"),
+        ):
+            rows = self.with_status(status)
+            if rows.empty:
+                continue
+            lines.append(f"  {status} ({len(rows)}): {why}")
+            if status == "unknown" and rows["note"].nunique() > 1:
+                lines.append(
+                    "    by reason: "
+                    + ", ".join(f"{n} {note}" for note, n in rows["note"].value_counts().items())
+                )
+            for _, r in rows.head(top).iterrows():
+                lines.append("    " + _price_sentence(r))
+            if len(rows) > top:
+                lines.append(f"    ... and {len(rows) - top} more")
+        if self.skipped:
+            lines.append(
+                "  rows the importer left out: "
+                + ", ".join(f"{why} ({n})" for why, n in sorted(self.skipped.items()))
+            )
+        return "\n".join(lines) + "\n"
+
+    def as_dict(self) -> dict:
+        """JSON-able: counts and every row that is not ``unchanged``."""
+        rows = self.rows[self.rows["status"] != "unchanged"]
+        return {
+            "source": self.source,
+            "kind": self.kind,
+            "max_factor": self.max_factor,
+            "counts": self.counts(),
+            "skipped": dict(self.skipped),
+            "rows": [
+                {k: (None if _isnan(v) else v) for k, v in r.items()}
+                for r in rows.to_dict("records")
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Repriced:
+    """A catalog with an update applied, and the report of what was (not) taken."""
+
+    catalog: Catalog
+    report: PriceReport
+
+
+def _isnan(value: object) -> bool:
+    return isinstance(value, float) and value != value
+
+
+def _price_sentence(r: pd.Series) -> str:
+    unit = "" if r["mode"] == OWNED else "/h"
+    old = "-" if _isnan(r["old_usd"]) else f"${r['old_usd']:,.4g}{unit}"
+    new = "-" if _isnan(r["new_usd"]) else f"${r['new_usd']:,.4g}{unit}"
+    change = "" if _isnan(r["ratio"]) else f" ({(r['ratio'] - 1.0) * 100:+.1f}%)"
+    note = f"; {r['note']}" if r["note"] else ""
+    line = f" [line {int(r['line'])}]" if r["line"] else ""
+    return f"{r['offering_id']} {r['mode']}: {old} -> {new}{change}{note}{line}"
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _normalise_mode(text: str) -> str:
+    mode = re.sub(r"[\s\-]+", "_", str(text).strip().lower())
+    return {
+        "ondemand": "on_demand",
+        "od": "on_demand",
+        "1y": "reserved_1y",
+        "3y": "reserved_3y",
+    }.get(mode, mode)
+
+
+def read_price_csv(path: str | Path, *, price_date: str | None = None) -> PriceUpdate:
+    """Read our price CSV (``provider, region, offering, mode, price, date``).
+
+    Raises
+    ------
+    ProcureError
+        Missing columns, an unknown mode, a price that is not a positive number,
+        or the same (offering, mode) priced twice; naming the line.
+    """
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise ProcureError(
+            f"not a readable CSV: {exc}", file=str(path), fix="write one price per row"
+        ) from None
+    frame.columns = [c.strip().lower() for c in frame.columns]
+    missing = [c for c in ("offering", "mode", "price") if c not in frame.columns]
+    if missing:
+        raise ProcureError(
+            f"missing column(s) {missing}",
+            file=str(path),
+            field="line 1 (header)",
+            fix="the header must be: provider,region,offering,mode,price,date",
+        )
+    for column in ("provider", "region", "date"):
+        if column not in frame.columns:
+            frame[column] = ""
+    rows = []
+    seen: dict[tuple[str, str], int] = {}
+    valid = (*PRICE_COLUMNS, OWNED)
+    for i, r in enumerate(frame.itertuples(index=False), start=2):
+        offering, mode = str(r.offering).strip(), _normalise_mode(r.mode)
+        provider, region = str(r.provider).strip(), str(r.region).strip()
+        if not offering:
+            raise ProcureError(
+                "offering is empty", file=str(path), field=f"line {i}, offering", fix="fill it in"
+            )
+        if mode not in valid:
+            raise ProcureError(
+                f"unknown mode {r.mode!r}",
+                file=str(path),
+                field=f"line {i}, mode",
+                fix=f"use one of: {', '.join(valid)}",
+            )
+        try:
+            price = float(str(r.price).replace("$", "").replace(",", "").strip())
+        except ValueError:
+            price = float("nan")
+        if not price > 0 or not np.isfinite(price):
+            raise ProcureError(
+                f"price {r.price!r} is not a positive number",
+                file=str(path),
+                field=f"line {i}, price",
+                fix="write the price in USD per instance-hour (per server for mode owned)",
+            )
+        if mode == OWNED or "/" in offering:
+            offering_id = offering
+            if "/" in offering and not provider:
+                provider = offering.split("/")[0]
+            if "/" in offering and not region and offering.count("/") >= 2:
+                region = offering.split("/")[1]
+        else:
+            if not provider or not region:
+                raise ProcureError(
+                    f"offering {offering!r} needs its provider and region",
+                    file=str(path),
+                    field=f"line {i}, provider/region",
+                    fix="fill in provider and region, or give the offering id "
+                    "(provider/region/instance_type)",
+                )
+            offering_id = f"{provider}/{region}/{offering}"
+        key = (offering_id, mode)
+        if key in seen:
+            raise ProcureError(
+                f"{offering_id} {mode} is priced twice (lines {seen[key]} and {i})",
+                file=str(path),
+                field=f"line {i}",
+                fix="keep one price per offering and mode",
+            )
+        seen[key] = i
+        rows.append(
+            {
+                "offering_id": offering_id,
+                "provider": provider,
+                "region": region,
+                "mode": mode,
+                "price_usd": price,
+                "price_date": str(r.date).strip() or price_date or "unknown",
+                "line": i,
+            }
+        )
+    return PriceUpdate(prices=_price_frame(rows), kind="csv", source=str(path))
+
+
+def _price_frame(rows: list[dict]) -> pd.DataFrame:
+    columns = ["offering_id", "provider", "region", "mode", "price_usd", "price_date", "line"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _prices_from_offerings(offerings: pd.DataFrame, price_date: str | None) -> pd.DataFrame:
+    """Long format (one row per offering and mode with a price) from offering rows."""
+    rows = []
+    for r in offerings.to_dict("records"):
+        for mode, column in PRICE_COLUMNS.items():
+            value = pd.to_numeric(r.get(column), errors="coerce")
+            if pd.notna(value) and value > 0:
+                rows.append(
+                    {
+                        "offering_id": r["offering_id"],
+                        "provider": r["provider"],
+                        "region": r["region"],
+                        "mode": mode,
+                        "price_usd": float(value),
+                        "price_date": price_date or str(r.get("price_date") or "unknown"),
+                        "line": 0,
+                    }
+                )
+    return _price_frame(rows)
+
+
+def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> PriceUpdate:
+    """Prices from a whole catalog folder (validated) or a bare ``offerings.csv``."""
+    path = Path(path)
+    if path.is_dir():
+        new = load_catalog(path)
+        offerings = new.offerings.reset_index(drop=True)
+        prices = _prices_from_offerings(offerings, price_date)
+        servers = [
+            {
+                "offering_id": sid,
+                "provider": OWNED,
+                "region": "",
+                "mode": OWNED,
+                "price_usd": float(capex),
+                "price_date": price_date or "unknown",
+                "line": 0,
+            }
+            for sid, capex in new.servers["capex_usd"].items()
+        ]
+        prices = pd.concat([prices, _price_frame(servers)], ignore_index=True)
+    else:
+        offerings = pd.read_csv(path, dtype={"offering_id": str})
+        missing = [c for c in ("offering_id", "provider", "region", *PRICE_COLUMNS.values())]
+        missing = [c for c in missing if c not in offerings.columns]
+        if missing:
+            raise ProcureError(
+                f"missing column(s) {missing}",
+                file=str(path),
+                field="line 1 (header)",
+                fix="pass an offerings.csv in the catalog schema (catalogs/offerings.csv)",
+            )
+        prices = _prices_from_offerings(offerings, price_date)
+    return PriceUpdate(
+        prices=prices,
+        kind="catalog",
+        source=str(path),
+        offerings=offerings,
+        covers=frozenset(offerings["provider"].astype(str)),
+    )
+
+
+def read_skypilot_prices(
+    path: str | Path, provider: str, *, price_date: str | None = None
+) -> PriceUpdate:
+    """On-demand and spot prices from a SkyPilot ``vms.csv`` (see the importer)."""
+    from solver.inputs.importers.skypilot import read_skypilot_vms
+
+    path = Path(path)
+    result = read_skypilot_vms(
+        path, provider, price_date=price_date or "unknown", source=f"skypilot:{path}"
+    )
+    offerings = result.offerings
+    skipped = dict(result.skipped)
+    if result.unmapped:
+        names = sorted(result.unmapped)
+        shown = ", ".join(names[:4]) + (f", ... {len(names)} names" if len(names) > 4 else "")
+        skipped[f"accelerator name not mapped ({shown})"] = int(sum(result.unmapped.values()))
+    return PriceUpdate(
+        prices=_prices_from_offerings(offerings, price_date),
+        kind="skypilot",
+        source=str(path),
+        offerings=offerings,
+        covers=frozenset([str(provider).strip().lower()]),
+        skipped=skipped,
+    )
+
+
+def detect_format(path: str | Path) -> str:
+    """``catalog`` (a folder or an offerings.csv), ``skypilot`` or ``csv`` (ours), by header."""
+    path = Path(path)
+    if path.is_dir():
+        return "catalog"
+    if not path.is_file():
+        raise ProcureError("price file not found", file=str(path), fix="check the path")
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        header = next(csv.reader(io.StringIO(handle.readline())), [])
+    names = {h.strip().lower() for h in header}
+    if {"instancetype", "price"} <= names:
+        return "skypilot"
+    if "offering_id" in names and PRICE_COLUMNS["on_demand"] in names:
+        return "catalog"
+    if {"offering", "mode", "price"} <= names:
+        return "csv"
+    raise ProcureError(
+        "not a price file procure knows",
+        file=str(path),
+        field="line 1 (header)",
+        fix="give a price CSV (provider,region,offering,mode,price,date), a catalog folder or "
+        "offerings.csv, or a SkyPilot vms.csv",
+    )
+
+
+def read_price_update(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    provider: str | None = None,
+    price_date: str | None = None,
+    known_providers: set[str] | None = None,
+) -> PriceUpdate:
+    """Read any supported price source (``format``: auto | csv | catalog | skypilot).
+
+    For SkyPilot files ``provider`` names the cloud; by default it is the name of
+    the folder holding the file (``.../gcp/vms.csv``) when that is a provider in
+    ``known_providers``.
+    """
+    path = Path(path)
+    kind = detect_format(path) if format == "auto" else format
+    if kind == "csv":
+        return read_price_csv(path, price_date=price_date)
+    if kind == "catalog":
+        return read_catalog_prices(path, price_date=price_date)
+    if kind == "skypilot":
+        name = provider or path.parent.name.lower()
+        if not provider and known_providers is not None and name not in known_providers:
+            raise ProcureError(
+                "which cloud is this SkyPilot file for?",
+                file=str(path),
+                field="--provider",
+                fix="pass --provider NAME (aws, gcp, azure, lambda, ...)",
+            )
+        return read_skypilot_prices(path, name, price_date=price_date)
+    raise ProcureError(
+        f"unknown price format {format!r}",
+        field="--prices-format",
+        fix="use auto, csv, catalog or skypilot",
+    )
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def apply_prices(
+    catalog: Catalog,
+    update: PriceUpdate,
+    *,
+    max_factor: float = DEFAULT_MAX_FACTOR,
+    accept_suspicious: bool = False,
+    add_new: bool = False,
+) -> Repriced:
+    """Apply ``update`` over ``catalog``; return the new catalog and the report.
+
+    Parameters
+    ----------
+    max_factor
+        A price moving by more than this factor (either way) is ``suspicious``
+        and not applied unless ``accept_suspicious``. Must be > 1.
+    add_new
+        Add offerings the catalog does not have (catalog and SkyPilot sources;
+        only those whose provider/region and accelerator the catalog knows).
+    """
+    if not max_factor > 1.0:
+        raise ProcureError(
+            f"max factor {max_factor:g} must be above 1",
+            field="--max-factor",
+            fix="e.g. --max-factor 2 (a price may halve or double)",
+        )
+    off = catalog.offerings.copy()
+    srv = catalog.servers.copy()
+    prices = update.prices
+    rows: list[dict] = []
+    new_values: dict[tuple[str, str], float] = {}  # (offering, column) -> price
+    new_dates: dict[str, str] = {}
+
+    def record(key, provider, region, mode, old, new, status, applied, note="", line=0) -> None:
+        ratio = new / old if old and old == old and new == new else float("nan")
+        rows.append(
+            {
+                "offering_id": key,
+                "provider": provider,
+                "region": region,
+                "mode": mode,
+                "old_usd": float(old) if old is not None else float("nan"),
+                "new_usd": float(new) if new is not None else float("nan"),
+                "ratio": ratio,
+                "status": status,
+                "applied": applied,
+                "note": note,
+                "line": int(line),
+            }
+        )
+
+    def judge(old: float, new: float) -> tuple[str, str]:
+        if old != old:
+            return "new_mode", ""
+        ratio = new / old
+        if abs(ratio - 1.0) <= _SAME:
+            return "unchanged", ""
+        if ratio > max_factor or ratio < 1.0 / max_factor:
+            if accept_suspicious:
+                return "changed", f"moved by more than x{max_factor:g}; accepted"
+            return "suspicious", ""
+        return "changed", ""
+
+    _decide_servers(prices[prices["mode"] == OWNED], srv, judge, record)
+
+    # --- cloud offerings
+    cloud = prices[prices["mode"] != OWNED]
+    known_regions = set(zip(catalog.regions["provider"], catalog.regions["region"], strict=True))
+    unknown_ids: list[str] = []
+    for offering_id, group in cloud.groupby("offering_id", sort=True):
+        if offering_id not in off.index:
+            unknown_ids.append(str(offering_id))
+            first = group.iloc[0]
+            where = (
+                "region not in regions.csv"
+                if (first["provider"], first["region"]) not in known_regions
+                else "offering not in offerings.csv"
+            )
+            for r in group.itertuples(index=False):
+                record(offering_id, r.provider, r.region, r.mode, None, r.price_usd, "unknown",
+                       False, where, r.line)  # fmt: skip
+            continue
+        values, date = _decide_offering(offering_id, off.loc[offering_id], group, judge, record)
+        new_values.update(values)
+        if date is not None:
+            new_dates[offering_id] = date
+    for (offering_id, column), value in new_values.items():
+        off.at[offering_id, column] = value
+    for offering_id, date in new_dates.items():
+        off.at[offering_id, "price_date"] = date
+
+    # --- offerings the update adds, or does not mention
+    if add_new and update.offerings is not None and unknown_ids:
+        off = _add_offerings(off, update.offerings, unknown_ids, catalog, rows)
+    if update.covers:
+        mentioned = set(cloud["offering_id"])
+        for offering_id, r in catalog.offerings.iterrows():
+            if r["provider"] in update.covers and offering_id not in mentioned:
+                record(offering_id, r["provider"], r["region"], "", None, None, "missing", False,
+                       "not in the update; old prices kept")  # fmt: skip
+
+    if rows and all(r["status"] in ("unknown", "missing") for r in rows):
+        raise ProcureError(
+            f"the price update names nothing in the catalog ({len(update.prices)} prices, "
+            "every offering unknown)",
+            file=str(update.source),
+            fix="check the provider and region names, or pass --add-new to add its offerings",
+        )
+    report = PriceReport(
+        rows=pd.DataFrame(rows, columns=_REPORT_COLUMNS),
+        source=update.source,
+        kind=update.kind,
+        max_factor=max_factor,
+        skipped=dict(update.skipped),
+    )
+    new_catalog = replace(catalog, offerings=off, servers=srv)
+    return Repriced(catalog=new_catalog, report=report)
+
+
+def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> None:
+    """Owned servers' capex: each price judged, applied to ``srv`` in place, recorded."""
+    for r in prices.itertuples(index=False):
+        if r.offering_id not in srv.index:
+            record(r.offering_id, OWNED, "", OWNED, None, r.price_usd, "unknown", False,
+                   "server not in servers.csv", r.line)  # fmt: skip
+            continue
+        old = float(srv.at[r.offering_id, "capex_usd"])
+        status, note = judge(old, r.price_usd)
+        applied = status in APPLIED_STATUSES
+        if applied:
+            srv.at[r.offering_id, "capex_usd"] = float(r.price_usd)
+        record(r.offering_id, OWNED, "", OWNED, old, r.price_usd, status, applied, note, r.line)
+
+
+def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record):
+    """The prices of one catalog offering the update moves: each given mode judged;
+    reserved prices not given move with on-demand; nothing applied that would put a
+    discounted mode above on-demand. Returns ((offering, column) -> new price, the
+    price date of what was applied or None); every decision is ``record``-ed."""
+    values: dict[tuple[str, str], float] = {}
+    given = {r.mode: r for r in group.itertuples(index=False)}
+    decided: dict[str, tuple[float, float, str, str, int]] = {}
+    for mode, r in given.items():
+        old = float(base[PRICE_COLUMNS[mode]]) if pd.notna(base[PRICE_COLUMNS[mode]]) else None
+        status, note = judge(old if old is not None else float("nan"), r.price_usd)
+        decided[mode] = (
+            old if old is not None else float("nan"),
+            r.price_usd,
+            status,
+            note,
+            r.line,
+        )
+    # reserved prices not in the update move with on-demand
+    od = decided.get("on_demand")
+    if od is not None and od[2] == "changed":
+        factor = od[1] / od[0]
+        for mode in _RESERVED:
+            old = base[PRICE_COLUMNS[mode]]
+            if mode not in decided and pd.notna(old):
+                decided[mode] = (
+                    float(old),
+                    float(old) * factor,
+                    "derived",
+                    "moved with on-demand (discount kept)",
+                    0,
+                )
+    # consistency: discounted modes never above on-demand
+    final = {m: float(base[c]) if pd.notna(base[c]) else None for m, c in PRICE_COLUMNS.items()}
+    for mode, (_, new, status, _, _) in decided.items():
+        if status in APPLIED_STATUSES:
+            final[mode] = new
+    dearer = [
+        m for m in _DISCOUNTED if final[m] is not None and final[m] > final["on_demand"] * 1.0001
+    ]
+    inconsistent = bool(dearer) and any(
+        decided.get(m, (0, 0, "unchanged"))[2] in APPLIED_STATUSES for m in ("on_demand", *dearer)
+    )
+    date = None
+    for mode, (old, new, status, note, line) in sorted(decided.items()):
+        applied = status in APPLIED_STATUSES
+        if inconsistent and applied:
+            status, applied = "inconsistent", False
+            note = (
+                f"{dearer[0]} ${final[dearer[0]]:,.4g}/h would exceed on-demand "
+                f"${final['on_demand']:,.4g}/h"
+            )
+        if applied:
+            values[(offering_id, PRICE_COLUMNS[mode])] = new
+            if mode in given:
+                date = given[mode].price_date
+        record(offering_id, base["provider"], base["region"], mode, old, new, status,
+               applied, note, line)  # fmt: skip
+    return values, date
+
+
+def _add_offerings(
+    off: pd.DataFrame,
+    offerings: pd.DataFrame,
+    ids: list[str],
+    catalog: Catalog,
+    rows: list[dict],
+) -> pd.DataFrame:
+    """Append unknown offerings whose region and accelerator the catalog knows."""
+    known_regions = set(zip(catalog.regions["provider"], catalog.regions["region"], strict=True))
+    new = offerings[offerings["offering_id"].isin(ids)].copy()
+    ok = np.array(
+        [
+            (p, r) in known_regions and a in catalog.accelerators.index
+            for p, r, a in zip(new["provider"], new["region"], new["accelerator_id"], strict=True)
+        ],
+        dtype=bool,
+    )
+    new = new[ok]
+    if new.empty:
+        return off
+    for column in off.columns:
+        if column not in new.columns:
+            new[column] = np.nan
+    new = new[list(off.columns)]
+    for column, kind in SCHEMAS["offerings.csv"].items():
+        base = kind.rstrip("?")
+        if base == "bool":
+            new[column] = new[column].astype(bool)
+        elif base.startswith("int"):
+            new[column] = pd.to_numeric(new[column], errors="coerce").astype("Int64")
+        elif base in {"pos", "float"}:
+            new[column] = pd.to_numeric(new[column], errors="coerce").astype(float)
+    added = set(new["offering_id"])
+    for r in rows:
+        if r["status"] == "unknown" and r["offering_id"] in added:
+            r["status"], r["applied"], r["note"] = "added", True, "new offering added"
+    new.index = pd.Index(new["offering_id"], name=off.index.name)
+    return pd.concat([off, new]).sort_index(kind="stable")

@@ -1,0 +1,854 @@
+"""Problem files: pydantic models of what a team asks (workloads and constraints).
+
+A problem file is YAML. :func:`load_problem` reads one and returns a validated
+:class:`Problem`; every mistake becomes one :class:`~solver.errors.ProcureError`
+that names the file, the field path and the fix. ``procure schema`` prints the
+JSON Schema generated from these models.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from solver.errors import ProcureError, closest
+from solver.inputs.yamlio import load_yaml, read_text_file
+from solver.units import HOURS_PER_MONTH  # noqa: F401  (re-exported: older imports)
+
+MAX_HORIZON_MONTHS = 600.0  # 50 years: longer than any hardware or contract plan
+# No quantity in a problem (USD, tokens, users, hours) comes near this; a larger number is
+# a typo, and would overflow to inf in the model's arithmetic.
+MAX_MAGNITUDE = 1e15
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+HOURS_PER_DAY = 24.0
+SECONDS_PER_DAY = 86_400.0
+# Serving capacity is planned for peak demand at this utilisation, not at 100%: Google
+# Compute Engine's autoscaler keeps backends at 0.8 of their load-balancing capacity unless
+# told otherwise (AutoscalingPolicyLoadBalancingUtilization.utilization_target, "If not
+# defined, the default is 0.8", cloud.google.com/python/docs/reference/compute/latest/
+# google.cloud.compute_v1.types.AutoscalingPolicyLoadBalancingUtilization).
+DEFAULT_MAX_UTILISATION = 0.8
+# Traffic-mix shares split one request stream: a sum off 1 by more than this silently drops
+# or invents demand (a sum of 0.99 loses 1% of it), so it is refused, not renormalised.
+MIX_SHARE_TOLERANCE = 1e-6
+
+Mode = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "owned"]
+ALL_MODES: tuple[Mode, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y", "owned")
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+Framework = Literal["pytorch", "jax", "neuron"]
+
+_DURATION_UNITS_S = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
+_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµ]+)\s*$")
+
+
+def parse_duration_s(text: object) -> float:
+    """Parse a latency such as ``"50 ms"`` or ``"1 s"`` into seconds.
+
+    A bare number is refused: an SLO without a unit is ambiguous (ms or s?).
+    """
+    if isinstance(text, bool) or not isinstance(text, str):
+        raise ValueError(f"{text!r} has no unit; write it with one, e.g. '50 ms' or '1 s'")
+    match = _DURATION_RE.match(text)
+    if not match or match.group(2) not in _DURATION_UNITS_S:
+        raise ValueError(f"{text!r} is not a duration; write e.g. '50 ms' or '1 s'")
+    value_s = float(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+    if value_s <= 0:
+        raise ValueError(f"{text!r} must be positive")
+    return value_s
+
+
+class _Strict(BaseModel):
+    # finite numbers only: .inf or .nan anywhere is refused with the field's name
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ModelShape(_Strict):
+    """A transformer's shape, for models without a preset."""
+
+    params_b: float = Field(gt=0, description="Total parameters, billions")
+    active_params_b: float | None = Field(
+        None, gt=0, description="Parameters active per token (MoE), billions; default = params_b"
+    )
+    layers: int | None = Field(None, gt=0)
+    hidden_size: int | None = Field(None, gt=0)
+    attention_heads: int | None = Field(None, gt=0)
+    kv_heads: int | None = Field(None, gt=0)
+    head_dim: int | None = Field(None, gt=0)
+    vocab_size: int | None = Field(None, gt=0)
+
+
+class Period(_Strict):
+    """A planning period (months)."""
+
+    name: str
+    months: float = Field(
+        gt=0,
+        description="Length of the period, months (calendar months from "
+        "start with their real hours; 730 h each when the problem has no start)",
+    )
+
+
+class LoadBlock(_Strict):
+    """A block of hours within each day with its own demand level."""
+
+    name: str
+    hours_per_day: float = Field(gt=0, le=24, description="Hours per day in this block")
+    demand_factor: float | None = Field(
+        None,
+        ge=0,
+        description="Demand as a multiple of the daily average; omitted = each "
+        "workload's peak_to_average",
+    )
+
+
+class ProfileBlock(_Strict):
+    """A named block of whole hours in a daily load profile."""
+
+    name: str
+    hours_per_day: int = Field(gt=0, le=24, description="Whole hours per day in this block")
+    factor: float = Field(
+        ge=0,
+        allow_inf_nan=False,
+        description="Demand relative to the daily average (the blocks are rescaled so "
+        "their hour-weighted mean is 1)",
+    )
+
+
+class LoadProfile(_Strict):
+    """A daily load curve: 24 hourly factors, or named blocks (exactly one).
+
+    Factors are relative to the daily average and are normalised so that their
+    (hour-weighted) mean is 1; the workload's demand gives the average.
+    """
+
+    hourly: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = Field(
+        None,
+        description="24 demand factors, hour 0 to 23 (normalised so their mean is 1)",
+    )
+    blocks: list[ProfileBlock] | None = Field(
+        None,
+        description="Named blocks of whole hours covering 24 h, each with a factor "
+        "(normalised so the hour-weighted mean is 1)",
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> LoadProfile:
+        if (self.hourly is None) == (self.blocks is None):
+            raise ValueError("load_profile needs exactly one of 'hourly' (24 factors) or 'blocks'")
+        if self.hourly is not None:
+            if len(self.hourly) != 24:
+                raise ValueError(
+                    f"load_profile.hourly has {len(self.hourly)} values; give 24, one per "
+                    "hour from 0 to 23"
+                )
+            if not any(f > 0 for f in self.hourly):
+                raise ValueError("load_profile.hourly is all zeros; give at least one factor > 0")
+        if self.blocks is not None:
+            hours = sum(b.hours_per_day for b in self.blocks)
+            if hours != 24:
+                raise ValueError(f"load_profile.blocks cover {hours} h/day; they must cover 24")
+            names = [b.name for b in self.blocks]
+            if len(set(names)) != len(names):
+                raise ValueError(f"load_profile.blocks names must be unique: {names}")
+            if not any(b.factor > 0 for b in self.blocks):
+                raise ValueError("load_profile.blocks factors are all zero; give one > 0")
+        return self
+
+
+class Demand(_Strict):
+    """Inference demand: users x requests, or tokens/s, or requests/s (exactly one)."""
+
+    users: float | None = Field(None, gt=0, description="Daily active users")
+    requests_per_user_per_day: float | None = Field(None, gt=0)
+    tokens_per_s: float | None = Field(None, gt=0, description="Average output tokens/s")
+    requests_per_s: float | None = Field(None, gt=0, description="Average requests/s")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Demand:
+        ways = [
+            self.users is not None or self.requests_per_user_per_day is not None,
+            self.tokens_per_s is not None,
+            self.requests_per_s is not None,
+        ]
+        if sum(ways) != 1:
+            raise ValueError(
+                "give exactly one of: users + requests_per_user_per_day, tokens_per_s, "
+                "requests_per_s"
+            )
+        if ways[0] and (self.users is None or self.requests_per_user_per_day is None):
+            raise ValueError("users and requests_per_user_per_day go together; give both")
+        return self
+
+
+class TrafficBucket(_Strict):
+    """One request-size bucket of a traffic mix."""
+
+    prompt_tokens: int = Field(gt=0, description="Representative prompt length, tokens")
+    output_tokens: int = Field(gt=0, description="Representative output length, tokens")
+    share: float = Field(ge=0, le=1, description="Fraction of requests in this bucket")
+
+
+Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu"]
+
+
+Tier = Literal["marketplace", "neocloud", "hyperscaler"]
+
+
+class _WorkloadBase(_Strict):
+    name: str = Field(description="Unique workload name")
+    model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
+    framework: Framework = "pytorch"
+    providers: list[str] | None = Field(
+        None, description="Restrict to these cloud providers (owned servers: see modes)"
+    )
+    regions: list[str] | None = Field(None, description="Restrict to these regions")
+    residency: list[str] | None = Field(None, description="Allowed residency zones (us, eu, ...)")
+    min_tier: Tier | None = Field(
+        None,
+        description="Lowest provider tier allowed (marketplace < neocloud < hyperscaler; "
+        "see catalogs/providers.csv); owned servers always qualify",
+    )
+    require_ecc: bool = False
+
+
+class TrainingWorkload(_WorkloadBase):
+    """Train (or fine-tune) a model on a number of tokens within a window."""
+
+    kind: Literal["training"]
+    tokens: float = Field(gt=0, description="Training tokens")
+    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
+    optimizer: Literal["adamw", "sgd", "lora", "qlora"] = "adamw"
+    seq_len: int = Field(4096, gt=0, description="Sequence length, tokens")
+    micro_batch: int = Field(1, gt=0, description="Sequences per device per step")
+    recompute: Literal["none", "selective", "full"] = "selective"
+    start_period: str | None = Field(None, description="First period the job may run in")
+    end_period: str | None = Field(None, description="Last period the job must finish in")
+    deadline_days: float | None = Field(None, gt=0, description="Wall-clock limit, days")
+    mfu: float | None = Field(None, gt=0, le=1, description="Model FLOPs utilisation override")
+    interruptible: bool = Field(False, description="Spot capacity allowed (checkpoint/restart)")
+    max_accelerators: int | None = Field(None, gt=0, description="Largest cluster to consider")
+
+
+class InferenceWorkload(_WorkloadBase):
+    """Serve a model online to a demand within latency SLOs."""
+
+    kind: Literal["inference"]
+    weight_precision: Precision = "bf16"
+    kv_precision: Precision = "bf16"
+    runtime: Runtime | None = Field(
+        None,
+        description="Serving runtime (efficiencies and batch limit per runtime, "
+        "solver/physics/constants.py); default: vLLM on each vendor's stack",
+    )
+    demand: Demand
+    prompt_tokens: int = Field(gt=0)
+    output_tokens: int = Field(gt=0)
+    ttft_slo: str = Field(description="Time to first token SLO with unit, e.g. '1 s'")
+    tpot_slo: str = Field(description="Time per output token SLO with unit, e.g. '50 ms'")
+    peak_to_average: float = Field(
+        1.0,
+        ge=1,
+        description="Peak demand / average demand; without a load_profile it shapes the "
+        "default day (24 hourly factors, max = this, mean 1; solver/load.py)",
+    )
+    load_profile: LoadProfile | None = Field(
+        None,
+        description="This workload's daily load curve (wins over the problem's): "
+        "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}",
+    )
+    periods: list[str] | None = Field(
+        None, min_length=1, description="Periods served (at least one); default all"
+    )
+    demand_by_period: dict[str, Annotated[float, Field(gt=0, le=1e3)]] = Field(
+        default_factory=dict,
+        description="Demand in a named period as a multiple of ``demand`` (growth: "
+        "{y2: 1.5, y3: 2}); periods not named keep 1",
+    )
+    max_utilisation: float = Field(
+        DEFAULT_MAX_UTILISATION,
+        gt=0,
+        le=1,
+        description="Highest fraction of serving capacity (tokens/s or requests/s) in use at "
+        "peak: capacity >= peak demand x (1 + demand_headroom) / max_utilisation. Default 0.8, "
+        "the utilisation target a capacity planner keeps (Compute Engine's load-balancing "
+        "autoscaler default); 1 plans capacity to run flat out at peak",
+    )
+    redundancy: int | Literal["n_plus_1"] = Field(
+        1,
+        description="Either a whole number >= 1: at least this many serving units at all "
+        "times; or 'n_plus_1': in every period and load block, serving capacity with its "
+        "largest unit lost still meets peak demand / max_utilisation",
+    )
+    min_units: int | None = Field(
+        None,
+        ge=1,
+        description="At least this many serving units at all times, for use with "
+        "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
+    )
+    interruptible: bool = Field(False, description="Spot capacity allowed")
+    allow_tensor_parallel_over_pcie: bool = False
+    traffic_mix: list[TrafficBucket] | None = None
+    measured_throughput_rps: dict[str, list[float]] | None = Field(
+        None,
+        description="Per accelerator: requests/s ONE accelerator sustains per traffic-mix bucket "
+        "at the SLO (e.g. vLLM measurements); replaces the physics estimate",
+    )
+
+    @field_validator("ttft_slo", "tpot_slo", mode="before")
+    @classmethod
+    def _has_unit(cls, value: object) -> str:
+        parse_duration_s(value)
+        return value  # type: ignore[return-value]
+
+    @field_validator("redundancy", mode="before")
+    @classmethod
+    def _redundancy_kind(cls, value: object) -> object:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if (whole and value >= 1) or value == "n_plus_1":
+            return value
+        raise ValueError(
+            f"redundancy is {value!r}; give a whole number of serving units >= 1 (e.g. 2) "
+            "or 'n_plus_1' (capacity with the largest unit lost still meets peak)"
+        )
+
+    @property
+    def min_serving_units(self) -> int:
+        """Fewest serving units in every period and block (``min_units`` or ``redundancy: n``)."""
+        if self.min_units is not None:
+            return self.min_units
+        return self.redundancy if isinstance(self.redundancy, int) else 1
+
+    @property
+    def n_plus_1(self) -> bool:
+        """Serving capacity must survive the loss of its largest unit."""
+        return self.redundancy == "n_plus_1"
+
+    @property
+    def ttft_slo_s(self) -> float:
+        return parse_duration_s(self.ttft_slo)
+
+    @property
+    def tpot_slo_s(self) -> float:
+        return parse_duration_s(self.tpot_slo)
+
+    @model_validator(mode="after")
+    def _mix(self) -> InferenceWorkload:
+        if self.min_units is not None and isinstance(self.redundancy, int) and self.redundancy > 1:
+            raise ValueError(
+                f"redundancy: {self.redundancy} and min_units: {self.min_units} both set the "
+                "fewest serving units; keep min_units and set redundancy to 1 or 'n_plus_1'"
+            )
+        if self.traffic_mix is not None:
+            total = sum(b.share for b in self.traffic_mix)
+            if abs(total - 1.0) > MIX_SHARE_TOLERANCE:
+                effect = (
+                    f"{(1.0 - total) * 100:.4g}% of the demand would go unserved"
+                    if total < 1.0
+                    else f"{(total - 1.0) * 100:.4g}% more demand than given would be planned"
+                )
+                raise ValueError(
+                    f"traffic_mix shares sum to {total:.9g}, not 1 (within "
+                    f"{MIX_SHARE_TOLERANCE:g}): {effect}; correct the shares so they sum to 1 "
+                    f"(e.g. change the largest bucket's share by {1.0 - total:+.9g})"
+                )
+        if self.measured_throughput_rps is not None:
+            if self.traffic_mix is None:
+                raise ValueError("measured_throughput_rps needs a traffic_mix to refer to")
+            for acc, values in self.measured_throughput_rps.items():
+                if len(values) != len(self.traffic_mix):
+                    raise ValueError(
+                        f"measured_throughput_rps[{acc}] has {len(values)} values; "
+                        f"traffic_mix has {len(self.traffic_mix)} buckets"
+                    )
+                if any(v < 0 for v in values):
+                    raise ValueError(f"measured_throughput_rps[{acc}] has a negative value")
+        return self
+
+
+class BatchInferenceWorkload(_WorkloadBase):
+    """Generate a number of tokens offline before a deadline (no latency SLO)."""
+
+    kind: Literal["batch_inference"]
+    weight_precision: Precision = "bf16"
+    kv_precision: Precision = "bf16"
+    runtime: Runtime | None = Field(
+        None,
+        description="Serving runtime (efficiencies and batch limit per runtime, "
+        "solver/physics/constants.py); default: vLLM on each vendor's stack",
+    )
+    output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
+    prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")
+    output_tokens: int = Field(gt=0, description="Output length per request, tokens")
+    periods: list[str] | None = Field(
+        None, min_length=1, description="Periods the job runs in (at least one); default all"
+    )
+    interruptible: bool = True
+    allow_tensor_parallel_over_pcie: bool = False
+
+
+Workload = Annotated[
+    TrainingWorkload | InferenceWorkload | BatchInferenceWorkload, Field(discriminator="kind")
+]
+
+
+class ExistingServer(_Strict):
+    """Servers already owned at the start of the horizon."""
+
+    server: str
+    site: str
+    units: int = Field(gt=0)
+
+
+class ExistingReservation(_Strict):
+    """A reservation already paid for, still running at the start of the horizon."""
+
+    offering: str
+    mode: Literal["reserved_1y", "reserved_3y"]
+    units: int = Field(gt=0)
+    months_remaining: float = Field(gt=0)
+
+
+class Quota(_Strict):
+    """A cap on cloud accelerators (rented and reserved) per provider, region, type."""
+
+    provider: str
+    region: str | None = None
+    accelerator: str | None = None
+    max_accelerators: int = Field(ge=0)
+
+
+class PriceMultiplier(_Strict):
+    """Rented prices in a scenario: on-demand and spot prices of the matching offerings
+    times ``factor`` (commitments and purchases are signed now, at today's prices)."""
+
+    provider: str | None = Field(None, description="Only this provider; default all")
+    accelerator: str | None = Field(None, description="Only this accelerator; default all")
+    mode: Literal["on_demand", "spot"] | None = Field(
+        None, description="Only this rented mode; default both"
+    )
+    factor: float = Field(gt=0, le=1e3, description="Price multiplier, e.g. 1.2 for +20%")
+
+
+class DemandMultiplier(_Strict):
+    """Online demand in a scenario: the matching workloads' demand times ``factor``."""
+
+    workload: str | None = Field(None, description="Only this online workload; default all")
+    period: str | None = Field(None, description="Only this period; default all")
+    factor: float = Field(gt=0, le=1e3, description="Demand multiplier, e.g. 0.8")
+
+
+class Scenario(_Strict):
+    """One way the future may go, with its probability."""
+
+    name: str = Field(min_length=1, max_length=64)
+    probability: float = Field(gt=0, le=1)
+    prices: list[PriceMultiplier] = Field(default_factory=list)
+    demand: list[DemandMultiplier] = Field(default_factory=list)
+
+
+class Risk(_Strict):
+    """Risk aversion of a two-stage plan: minimise expected cost + weight x CVaR.
+
+    CVaR at ``cvar_level`` (alpha) is the expected cost of the worst 1 - alpha of the
+    scenarios by probability (Rockafellar and Uryasev, 2000).
+    """
+
+    cvar_level: float = Field(
+        gt=0, lt=1, description="alpha in (0, 1): 0.9 averages the worst 10% of scenarios"
+    )
+    weight: float = Field(
+        ge=0, le=1e3, description="USD of objective per USD of CVaR (0: expected cost only)"
+    )
+
+
+class Uncertainty(_Strict):
+    """Scenarios for two-stage planning (solver/stochastic.py): given, or drawn."""
+
+    scenarios: list[Scenario] | None = Field(
+        None, min_length=1, description="Scenarios with probabilities summing to 1"
+    )
+    n_scenarios: int | None = Field(
+        None, ge=1, le=1000, description="Or draw this many equally likely scenarios"
+    )
+    seed: int = Field(0, ge=0, description="Random seed of the drawn scenarios")
+    price_sigma: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="Drawn: each provider's rented prices x exp(N(0, sigma)) (lognormal)",
+    )
+    demand_range: tuple[
+        Annotated[float, Field(gt=0, le=1e3)], Annotated[float, Field(gt=0, le=1e3)]
+    ] = Field((1.0, 1.0), description="Drawn: online demand x uniform(low, high)")
+    caps: Literal["every_scenario", "expectation"] = Field(
+        "every_scenario",
+        description="Budget and carbon cap hold in every scenario, or in expectation",
+    )
+    max_scenario_cost_usd: float | None = Field(
+        None, gt=0, le=MAX_MAGNITUDE, description="Cap on any one scenario's cost (worst case)"
+    )
+    risk: Risk | None = Field(
+        None,
+        description="Minimise expected cost + weight x CVaR at cvar_level instead of the "
+        "expected cost (e.g. {cvar_level: 0.9, weight: 0.5})",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Uncertainty:
+        if (self.scenarios is None) == (self.n_scenarios is None):
+            raise ValueError("give either scenarios (a list) or n_scenarios (to draw them)")
+        if self.scenarios is not None:
+            total = sum(s.probability for s in self.scenarios)
+            if abs(total - 1.0) > 1e-6:
+                raise ValueError(
+                    f"scenario probabilities add up to {total:g}, not 1; scale them so they do"
+                )
+            names = [s.name for s in self.scenarios]
+            if len(set(names)) != len(names):
+                raise ValueError("scenario names must be unique")
+        low, high = self.demand_range
+        if low > high:
+            raise ValueError(f"demand_range low {low:g} is above high {high:g}")
+        return self
+
+
+class Problem(_Strict):
+    """A procurement question: workloads and the constraints around them."""
+
+    name: str
+    description: str = ""
+    horizon_months: float = Field(
+        gt=0, le=MAX_HORIZON_MONTHS, description="Planning horizon, months (at most 50 years)"
+    )
+    start: date | None = Field(
+        None,
+        description="First day of the plan (YYYY-MM for the first of a month, or YYYY-MM-DD): "
+        "dates the cash flow, orders and FOCUS rows. Default: the first of next month",
+    )
+    periods: list[Period] | None = Field(None, description="Default: one period of the horizon")
+    load_blocks: list[LoadBlock] | None = Field(
+        None,
+        description="Explicit model blocks (older form; wins over the derived ones). Default: "
+        "blocks derived from each workload's daily load curve (load_profile)",
+    )
+    load_profile: LoadProfile | None = Field(
+        None,
+        description="Daily load curve for every online workload without its own: "
+        "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}. Default: a "
+        "diurnal shape from each workload's peak_to_average (solver/load.py)",
+    )
+    budget_usd: float | None = Field(None, gt=0, description="Total spend cap, USD")
+    capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
+    period_budget_usd: dict[str, NonNegative] = Field(default_factory=dict)
+    carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
+    objective: Literal[
+        "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic", "min_npv"
+    ] = "min_cost"
+    carbon_price_usd_per_tco2e: float = Field(0.0, ge=0, description="For cost_plus_carbon")
+    shortfall_penalty_usd_per_mtoken: float = Field(
+        1000.0, gt=0, description="Penalty per 1M unserved output tokens (max_served)"
+    )
+    lexicographic_cost_tolerance: float = Field(
+        0.0, ge=0, description="Cost slack for carbon stage"
+    )
+    providers: list[str] | None = Field(
+        None,
+        description="Allowed cloud providers; default all (owned servers are allowed by modes)",
+    )
+    regions: list[str] | None = Field(None, description="Allowed regions; default all")
+    residency: list[str] | None = Field(None, description="Allowed residency zones")
+    min_tier: Tier | None = Field(
+        None,
+        description="Lowest provider tier for every workload (marketplace < neocloud < "
+        "hyperscaler)",
+    )
+    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
+    sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
+    owned_cost_policy: Literal["cash", "amortised"] = Field(
+        "cash",
+        description="cash: a server's capex counts when bought and a reservation's whole term "
+        "is owed; amortised: straight-line over a server's life and a reservation's term, only "
+        "the months before the horizon (the rest is shown as remaining liability)",
+    )
+    residual_value: Literal["none", "straight_line"] = Field(
+        "none",
+        description="Under the cash policy, credit at the horizon what a server bought inside "
+        "it is still worth: none, or straight_line (capex x remaining life / life)",
+    )
+    discount_rate: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Annual discount rate for the plan's net present value (npv_usd) and the "
+        "min_npv objective; e.g. 0.08",
+    )
+    existing_fleet: list[ExistingServer] = Field(default_factory=list)
+    existing_reservations: list[ExistingReservation] = Field(default_factory=list)
+    provider_share_max: dict[str, Fraction] = Field(default_factory=dict)
+    quotas: list[Quota] = Field(default_factory=list)
+    availability_caps: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
+    )
+    demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
+    memory_headroom: float = Field(
+        0.10,
+        ge=0,
+        lt=1,
+        description="Fraction of each device's memory kept out of use: 1 - vLLM's "
+        "gpu_memory_utilization (0.90 by default, so 0.10)",
+    )
+    workloads: list[Workload] = Field(min_length=1)
+    uncertainty: Uncertainty | None = Field(
+        None,
+        description="Scenarios of prices and demand: solve plans commitments now and "
+        "rentals per scenario (two-stage, solver/stochastic.py)",
+    )
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _month(cls, value: object) -> object:
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}", value.strip()):
+            return value.strip() + "-01"  # a month means its first day
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Problem:
+        names = [w.name for w in self.workloads]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"workload names must be unique; repeated: {dupes}")
+        if self.objective == "min_npv" and self.discount_rate is None:
+            raise ValueError("objective min_npv needs a discount_rate (annual, e.g. 0.08)")
+        total = sum(p.months for p in self.resolved_periods)
+        if abs(total - self.horizon_months) > 1e-6:
+            raise ValueError(
+                f"periods add up to {total:g} months but horizon_months is {self.horizon_months:g}"
+            )
+        period_names = [p.name for p in self.resolved_periods]
+        if len(set(period_names)) != len(period_names):
+            raise ValueError("period names must be unique")
+        if self.load_blocks is not None:
+            hours = sum(b.hours_per_day for b in self.load_blocks)
+            if abs(hours - 24.0) > 1e-6:
+                raise ValueError(f"load_blocks cover {hours:g} h/day; they must cover 24")
+            profiled = [w.name for w in self.workloads if getattr(w, "load_profile", None)]
+            if self.load_profile is not None or profiled:
+                where = "load_profile" if self.load_profile is not None else str(profiled)
+                raise ValueError(
+                    f"load_blocks and a load_profile ({where}) both shape the day; give one"
+                )
+        for key in self.period_budget_usd:
+            if key not in period_names:
+                raise ValueError(
+                    f"period_budget_usd names period {key!r}; periods are {period_names}"
+                )
+        for w in self.workloads:
+            refs: list[str | None] = []
+            if isinstance(w, TrainingWorkload):
+                refs = [w.start_period, w.end_period]
+            elif w.periods is not None:
+                refs = list(w.periods)
+            refs += list(getattr(w, "demand_by_period", {}))
+            for ref in refs:
+                if ref is not None and ref not in period_names:
+                    hint = closest(ref, period_names)
+                    raise ValueError(
+                        f"workload {w.name!r} names period {ref!r}, which is not in periods "
+                        f"{period_names}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    )
+        self._check_scenario_names(period_names)
+        return self
+
+    def _check_scenario_names(self, period_names: list[str]) -> None:
+        """Scenario demand multipliers name online workloads and periods that exist."""
+        if self.uncertainty is None or self.uncertainty.scenarios is None:
+            return
+        online = [w.name for w in self.workloads if isinstance(w, InferenceWorkload)]
+        for s in self.uncertainty.scenarios:
+            for d in s.demand:
+                if d.workload is not None and d.workload not in online:
+                    hint = closest(d.workload, online)
+                    raise ValueError(
+                        f"scenario {s.name!r} scales workload {d.workload!r}, which is not an "
+                        f"online workload of the problem {online}"
+                        + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    )
+                if d.period is not None and d.period not in period_names:
+                    raise ValueError(
+                        f"scenario {s.name!r} scales period {d.period!r}, which is not in "
+                        f"periods {period_names}"
+                    )
+
+    @property
+    def resolved_periods(self) -> list[Period]:
+        return self.periods or [Period(name="all", months=self.horizon_months)]
+
+    @property
+    def resolved_blocks(self) -> list[LoadBlock]:
+        """Explicit load_blocks, else one 24 h block (the model's blocks: solver.load)."""
+        return self.load_blocks or [LoadBlock(name="peak", hours_per_day=24.0)]
+
+
+def _field_path(loc: tuple[object, ...], data: object) -> str:
+    """Turn a pydantic location into ``workloads[1].tokens``, naming workloads by name."""
+    parts: list[str] = []
+    node = data
+    for item in loc:
+        if isinstance(item, int):
+            label = f"[{item}]"
+            if isinstance(node, list) and item < len(node) and isinstance(node[item], dict):
+                wname = node[item].get("name")
+                if wname:
+                    label = f"[{item}] ({wname})"
+            parts.append(label)
+            node = node[item] if isinstance(node, list) and item < len(node) else None
+        else:
+            key = str(item)
+            if key in {"training", "inference", "batch_inference"} and isinstance(node, dict):
+                continue  # discriminator tag, not a field
+            if key.startswith("function-") or key in {"str", "ModelShape"}:
+                continue
+            node = node.get(item) if isinstance(node, dict) else None
+            parts.append(("." if parts else "") + _shown_key(key))
+    return "".join(parts) or "(top level)"
+
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+
+def _shown_key(key: str) -> str:
+    """A key as it may be echoed: field names are, anything else (a line of some other
+    file read as YAML, a secret) is not."""
+    return key if _NAME_RE.match(key) else "<unrecognised key>"
+
+
+def _fix_for(error: dict) -> str:
+    kind = error.get("type", "")
+    loc = error.get("loc", ())
+    field = _shown_key(str(loc[-1])) if loc else ""
+    if kind == "extra_forbidden":
+        model_fields: set[str] = set()
+        for cls in (
+            Problem,
+            TrainingWorkload,
+            InferenceWorkload,
+            BatchInferenceWorkload,
+            Demand,
+            Period,
+            LoadBlock,
+            LoadProfile,
+            ProfileBlock,
+            ExistingServer,
+            ExistingReservation,
+            Quota,
+            TrafficBucket,
+            ModelShape,
+        ):
+            model_fields |= set(cls.model_fields)
+        hint = closest(field, model_fields)
+        return f"remove {field!r}" + (f" or rename it to {hint[0]!r}" if hint else "")
+    if kind == "too_short" and field in ("periods", "modes", "workloads"):
+        what = {
+            "periods": "periods (or remove the key to mean all)",
+            "modes": "modes (on_demand, spot, reserved_1y, reserved_3y, owned)",
+            "workloads": "workloads",
+        }
+        return f"list at least one of the {what[field]}"
+    if kind == "missing":
+        return f"add the required field {field!r}"
+    if kind == "union_tag_invalid" or kind == "union_tag_not_found":
+        return "set kind to one of: training, inference, batch_inference"
+    if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        return f"give {field!r} a value within the limit stated above"
+    if "type" in kind or kind.endswith("_parsing"):
+        return f"give {field!r} a value of the right type"
+    return "correct the value as the message says"
+
+
+def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, int | float] | None:
+    """The location and value of the first finite number larger than MAX_MAGNITUDE."""
+    if isinstance(node, bool):
+        return None
+    if isinstance(node, int | float):
+        if abs(node) > MAX_MAGNITUDE and (isinstance(node, int) or math.isfinite(node)):
+            return loc, node
+        return None
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, child in children:
+        found = _first_huge_number(child, (*loc, key))
+        if found is not None:
+            return found
+    return None
+
+
+def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
+    """Validate already-parsed YAML data into a :class:`Problem`.
+
+    Raises
+    ------
+    ProcureError
+        On the first validation error, naming the field path and the fix.
+    """
+    if data is None:
+        raise ProcureError(
+            "the problem file is empty",
+            file=file,
+            fix="start from an example in problems/ (procure schema prints every field)",
+        )
+    if not isinstance(data, dict):
+        raise ProcureError(
+            "the file does not hold a mapping of fields",
+            file=file,
+            fix="start the file with fields such as 'name:', 'horizon_months:', 'workloads:'",
+        )
+    huge = _first_huge_number(data)
+    if huge is not None:
+        loc, value = huge
+        raise ProcureError(
+            f"{str(value)[:24]}{'...' if len(str(value)) > 24 else ''} is beyond any plausible "
+            f"value (more than {MAX_MAGNITUDE:g})",
+            file=file,
+            field=_field_path(loc, data),
+            fix="check the number for a typo (units: USD, tokens, months, as the schema says)",
+        )
+    try:
+        return Problem.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        # an unknown field is most often a typo of a missing one: report it first
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        msg = str(first.get("msg", "invalid value"))
+        msg = msg.removeprefix("Value error, ")
+        more = f" ({len(errors) - 1} more error(s) after fixing this)" if len(errors) > 1 else ""
+        raise ProcureError(
+            msg + more, file=file, field=_field_path(first["loc"], data), fix=_fix_for(first)
+        ) from None
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Read and validate a problem YAML file.
+
+    Raises
+    ------
+    ProcureError
+        File missing, YAML syntax error (with its line), or a validation error.
+    """
+    path = Path(path)
+    fix = "check the path; examples are in problems/"
+    text = read_text_file(path, what="problem file", fix=fix)
+    data = load_yaml(text, file=str(path))
+    return parse_problem(data, file=str(path))

@@ -1,0 +1,785 @@
+"""FOCUS rows for finance: the plan's forecast charges.
+
+Pure functions from a plan (plus the catalog and the problem where dates or
+server data are needed) to DataFrames, CSV text or XLSX bytes; the CLI writes
+the files (``procure export``).
+
+**FOCUS** (:func:`focus_frame`): the plan's forecast charges as rows of the
+FinOps Open Cost and Usage Specification, FOCUS 1.2 (https://focus.finops.org/
+focus-specification/v1-2/; normative column text in the FOCUS_Spec repository,
+``FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec``, ``specification/columns/*.md``
+and the v1.1 -> v1.2 "Column Normative Requirements Overview"). Every column the
+specification says MUST be present is written (:data:`FOCUS_REQUIRED`), with
+the conditional columns a cloud GPU bill carries (commitment discounts,
+pricing category, region, SKU, consumed quantity) and ``x_``-prefixed custom
+columns (the spec's rule for extensions) that tie each row to its plan line
+item. Values follow the spec's allowed values:
+
+- ``ChargeCategory``: ``Usage`` (rent, training, owned electricity and hosting,
+  use of a commitment) or ``Purchase`` (a reservation's recurring fee, a
+  server bought); ``ChargeFrequency``: ``Usage-Based``, ``Recurring`` or
+  ``One-Time`` (never ``Usage-Based`` for a purchase); ``ChargeClass`` null.
+- ``PricingCategory``: ``Standard`` (on-demand, owned), ``Dynamic`` (spot),
+  ``Committed`` (usage covered by a reservation); ``ServiceCategory``
+  ``Compute``.
+- Reservations: the recurring fee is a ``Purchase`` row with ``BilledCost`` =
+  the fee and ``EffectiveCost`` 0 ("MUST be 0 when ChargeCategory is Purchase
+  and the purchase is intended to cover future eligible charges"); the fee is
+  amortised onto ``Usage`` rows with ``CommitmentDiscountStatus`` ``Used``
+  (the share the plan uses) and ``Unused`` (the rest, including months a term
+  runs past the horizon), ``BilledCost`` 0.
+- Servers bought: a ``One-Time`` ``Purchase`` row; ``BilledCost`` the capex,
+  ``EffectiveCost`` the capex the plan counts (all of it, or the amortised
+  share under ``owned_cost_policy: amortised``); hosting as ``Recurring`` usage.
+
+Rows are monthly: calendar months from ``start``, their quantities in the hours the plan
+was costed in (:mod:`solver.clock`: real calendar hours when the problem states its
+start, else 730-hour months). ``EffectiveCost`` sums to the plan's
+``total_cost_usd``; resource ids are left out (a plan has no resources yet).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from datetime import date
+
+import numpy as np
+import pandas as pd
+
+from solver.core import ledger
+from solver.core.clock import Clock
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
+from solver.outputs.files import csv_text
+from solver.plan import LineItem, Plan
+from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS
+
+
+def _period_months(problem: Problem) -> tuple[dict[str, float], dict[str, float], float]:
+    periods = problem.resolved_periods
+    starts = np.concatenate([[0.0], np.cumsum([p.months for p in periods])[:-1]])
+    start = {p.name: float(s) for p, s in zip(periods, starts, strict=True)}
+    months = {p.name: float(p.months) for p in periods}
+    return start, months, float(sum(months.values()))
+
+
+# --------------------------------------------------------------------------- FOCUS
+
+#: Columns FOCUS 1.2 says MUST be present in every dataset.
+FOCUS_REQUIRED: tuple[str, ...] = (
+    "BilledCost",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "ContractedCost",
+    "EffectiveCost",
+    "InvoiceIssuerName",
+    "ListCost",
+    "PricingQuantity",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "ServiceCategory",
+    "ServiceName",
+)
+#: Conditional and recommended columns written as well (the provider supports them).
+FOCUS_CONDITIONAL: tuple[str, ...] = (
+    "ChargeFrequency",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ContractedUnitPrice",
+    "ListUnitPrice",
+    "PricingCategory",
+    "RegionId",
+    "RegionName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+)
+FOCUS_CUSTOM: tuple[str, ...] = (
+    "x_PlanItem",
+    "x_PlanPeriod",
+    "x_Workload",
+    "x_LoadBlock",
+    "x_Offering",
+    "x_Mode",
+    "x_Accelerator",
+    "x_Units",
+)
+FOCUS_COLUMNS = FOCUS_REQUIRED + FOCUS_CONDITIONAL + FOCUS_CUSTOM
+
+#: Allowed values (FOCUS 1.2).
+CHARGE_CATEGORIES = ("Adjustment", "Credit", "Purchase", "Tax", "Usage")
+CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
+COMMITMENT_STATUSES = ("Used", "Unused")
+COMMITMENT_CATEGORIES = ("Spend", "Usage")
+SERVICE_CATEGORIES = (
+    "AI and Machine Learning",
+    "Analytics",
+    "Business Applications",
+    "Compute",
+    "Databases",
+    "Developer Tools",
+    "Multicloud",
+    "Identity",
+    "Integration",
+    "Internet of Things",
+    "Management and Governance",
+    "Media",
+    "Migration",
+    "Mobile",
+    "Networking",
+    "Security",
+    "Storage",
+    "Web",
+    "Other",
+)
+#: Provider ids -> the names on their invoices (FOCUS ProviderName, PublisherName and
+#: InvoiceIssuerName are display names, not ids).
+_PROVIDER_NAMES = {
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Microsoft",
+    "oci": "Oracle",
+    "coreweave": "CoreWeave",
+    "lambda": "Lambda",
+    "nebius": "Nebius",
+    "crusoe": "Crusoe",
+    "hyperstack": "Hyperstack",
+    "verda": "Verda",
+    "fluidstack": "Fluidstack",
+    "paperspace": "Paperspace",
+    "digitalocean": "DigitalOcean",
+    "jarvislabs": "JarvisLabs",
+    "seeweb": "Seeweb",
+    "scaleway": "Scaleway",
+    "denvr": "Denvr Dataworks",
+    "massedcompute": "Massed Compute",
+    "oblivus": "Oblivus",
+    "latitude": "Latitude.sh",
+    "tensorwave": "TensorWave",
+    "runpod": "RunPod",
+    "vast": "Vast.ai",
+    "hyperbolic": "Hyperbolic",
+}
+
+
+def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
+    """(ProviderName, PublisherName, InvoiceIssuerName) of a line item.
+
+    Cloud: the provider for all three. A server owned: the site that hosts it provides
+    it; its publisher is the accelerator's vendor (who made it) and the invoice comes
+    from whoever sells the server (unknown to a plan: "server seller").
+    """
+    if item.mode != "owned":
+        name = _PROVIDER_NAMES.get(item.provider, item.provider)
+        return name, name, name
+    site = (
+        str(catalog.sites.at[item.region, "name"])
+        if item.region in catalog.sites.index
+        else item.region
+    )
+    vendor = (
+        str(catalog.accelerators.at[item.accelerator, "vendor"])
+        if item.accelerator in catalog.accelerators.index
+        else "server vendor"
+    )
+    return site, vendor, "server seller" if item.item == "purchase" else site
+
+
+_SERVICE_NAMES = {
+    "aws": "Amazon Elastic Compute Cloud",
+    "gcp": "Compute Engine",
+    "azure": "Virtual Machines",
+    "oci": "Compute",
+}
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+class _Clock:
+    """Plan months -> timestamps and hours, cut at whole months.
+
+    Hours come from the problem's :class:`solver.clock.Clock` (calendar hours when the
+    problem states its start, else 730-hour months, as the plan was costed); the months
+    are dated from ``start`` on the calendar either way.
+    """
+
+    def __init__(self, problem: Problem, start: date) -> None:
+        self._hours = Clock(problem.start)
+        self.hours = self._hours.hours
+        self._dates = Clock(problem.start or start)
+
+    def month_after(self, begin: float, hours: float) -> float:
+        """The month ``hours`` after month ``begin``."""
+        return self._hours.month_at(self._hours.hours_at(begin) + hours)
+
+    def at(self, month: float) -> pd.Timestamp:
+        return pd.Timestamp(self._dates.timestamp(month, self._dates.start))
+
+    def text(self, month: float) -> str:
+        return self.at(month).round("s").strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def slices(self, begin: float, end: float) -> list[tuple[float, float]]:
+        """[begin, end) cut at whole months."""
+        out, m = [], begin
+        while m < end - 1e-6:
+            nxt = min(end, math.floor(m + 1e-9) + 1.0)
+            out.append((m, nxt))
+            m = nxt
+        return out
+
+    def spread(self, usd: float, begin: float, end: float) -> list[tuple[float, float, float]]:
+        """``usd`` over [begin, end) by month, in proportion to each month's hours."""
+        total = self.hours(begin, end)
+        return [(a, b, usd * self.hours(a, b) / total) for a, b in self.slices(begin, end)]
+
+
+def _focus_row(
+    item: LineItem,
+    m0: float,
+    m1: float,
+    clock: _Clock,
+    catalog: Catalog,
+    account: tuple[str, str],
+    values: dict,
+) -> dict:
+    """One FOCUS row of a line item's charge over months [m0, m1): the columns every row
+    has, then ``values`` (quantity and list_price popped, the rest as given)."""
+    billing_account_id, account_name = account
+    provider = item.provider
+    display, publisher, issuer = _names(item, catalog)
+    owned = item.mode == "owned"
+    billing_start = math.floor(m0 + 1e-9)
+    billing_end = billing_start + 1.0
+    quantity = values.pop("quantity")
+    list_price = values.pop("list_price")
+    row = {
+        "BillingAccountId": billing_account_id,
+        "BillingAccountName": account_name,
+        "BillingCurrency": "USD",
+        "BillingPeriodStart": clock.text(billing_start),
+        "BillingPeriodEnd": clock.text(billing_end),
+        "ChargePeriodStart": clock.text(m0),
+        "ChargePeriodEnd": clock.text(m1),
+        "ChargeClass": None,
+        "ProviderName": display,
+        "PublisherName": publisher,
+        "InvoiceIssuerName": issuer,
+        "ServiceCategory": "Compute",
+        "ServiceSubcategory": "Other (Compute)" if owned else "Virtual Machines",
+        "ServiceName": "Owned servers" if owned else _SERVICE_NAMES.get(provider, "GPU instances"),
+        "RegionId": item.region,
+        "RegionName": item.region,
+        "PricingQuantity": quantity,
+        "ListUnitPrice": list_price,
+        "ContractedUnitPrice": list_price,
+        "ListCost": list_price * quantity,
+        "ContractedCost": list_price * quantity,
+        "CommitmentDiscountCategory": None,
+        "CommitmentDiscountId": None,
+        "CommitmentDiscountName": None,
+        "CommitmentDiscountQuantity": None,
+        "CommitmentDiscountStatus": None,
+        "CommitmentDiscountType": None,
+        "CommitmentDiscountUnit": None,
+        "ConsumedQuantity": None,
+        "ConsumedUnit": None,
+        "SkuMeter": "Server purchase"
+        if item.item == "purchase"
+        else f"{item.instance_type or item.offering} instance-hours",
+        "SkuPriceDetails": json.dumps(
+            {
+                "InstanceType": item.instance_type,
+                "Accelerator": item.accelerator,
+                "AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
+                "PurchaseOption": item.mode,
+            },
+            sort_keys=True,
+        ),
+        "x_PlanItem": item.item,
+        "x_PlanPeriod": item.period,
+        "x_Workload": item.workload or None,
+        "x_LoadBlock": item.block or None,
+        "x_Offering": item.offering,
+        "x_Mode": item.mode,
+        "x_Accelerator": item.accelerator,
+        "x_Units": item.units,
+    }
+    row.update(values)
+    return row
+
+
+def focus_frame(
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    start: date,
+    *,
+    billing_account_id: str = "planned",
+) -> pd.DataFrame:
+    """The plan's forecast charges as FOCUS 1.2 rows (see the module docstring).
+
+    Parameters
+    ----------
+    problem
+        The problem the plan was solved from (period lengths, owned cost policy).
+    catalog
+        On-demand list prices of reserved offerings, servers' capex.
+    start
+        The first day of the plan's first period (UTC).
+    """
+    clock = _Clock(problem, start)
+    p_start, p_months, horizon = _period_months(problem)
+    account_name = f"procure plan: {plan.problem}"
+    rows: list[dict] = []
+
+    def emit(item: LineItem, m0: float, m1: float, **values) -> None:
+        account = (billing_account_id, account_name)
+        rows.append(_focus_row(item, m0, m1, clock, catalog, account, values))
+
+    def usage_slices(item: LineItem, period: str, usd: float) -> list[tuple[float, float, float]]:
+        """(m0, m1, usd) of a period's cost by month, in proportion to its hours."""
+        return clock.spread(usd, p_start[period], p_start[period] + p_months[period])
+
+    used = _commitment_use(plan, p_start, p_months, clock)
+    for item in plan.line_items:
+        if item.cost_usd == 0.0 and item.item in ("use", "training"):
+            continue
+        what = (
+            f"{item.units:g} x {item.instance_type} ({item.accelerator}) {item.mode} "
+            f"in {item.region}"
+        )
+        if item.workload:
+            what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
+        if item.item in ("rent", "use", "training") or (
+            item.item == "existing" and item.mode == "owned"
+        ):
+            price_category = {"spot": "Dynamic"}.get(item.mode, "Standard")
+            frequency = "Recurring" if item.item == "existing" else "Usage-Based"
+            if item.item == "training":
+                pieces = _training_slices(item, p_start[item.period], clock)
+            else:
+                by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
+                pieces = [x for p, usd in by_period.items() for x in usage_slices(item, p, usd)]
+            unit_hours = item.units * item.hours if item.hours else 0.0
+            for m0, m1, usd in pieces:
+                if usd == 0.0:
+                    continue
+                share = usd / item.cost_usd if item.cost_usd else 0.0
+                quantity = unit_hours * share if unit_hours else item.units
+                emit(
+                    item,
+                    m0,
+                    m1,
+                    quantity=quantity,
+                    list_price=usd / quantity if quantity else 0.0,
+                    ChargeCategory="Usage",
+                    ChargeFrequency=frequency,
+                    ChargeDescription=("hosting of " if item.item == "existing" else "")
+                    + what
+                    + ("" if item.mode != "owned" else " (electricity, hosting)"),
+                    PricingUnit="Hours",
+                    PricingCategory=price_category,
+                    BilledCost=usd,
+                    EffectiveCost=usd,
+                    ConsumedQuantity=quantity,
+                    ConsumedUnit="Hours",
+                    SkuId=item.offering,
+                    SkuPriceId=f"{item.offering}#{item.mode}",
+                )
+        elif item.item in ("reservation", "existing"):
+            _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog)
+        elif item.item == "purchase":
+            _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon)
+    frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
+    return frame.sort_values(
+        ["ChargePeriodStart", "ProviderName", "x_Offering", "ChargeCategory", "x_PlanItem"],
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+def _training_slices(
+    item: LineItem, begin: float, clock: _Clock
+) -> list[tuple[float, float, float]]:
+    """A training job's cost by month: it runs ``item.hours`` from the start of its period."""
+    end = clock.month_after(begin, item.hours)
+    return clock.spread(item.cost_usd, begin, end) if end > begin else []
+
+
+def _commitment_use(
+    plan: Plan, p_start: dict[str, float], p_months: dict[str, float], clock: _Clock
+) -> dict[tuple[str, str, str], float]:
+    """(offering, mode, period) -> share of committed instance-hours the plan uses (0..1)."""
+    committed: dict[tuple[str, str, str], float] = defaultdict(float)
+    in_use: dict[tuple[str, str, str], float] = defaultdict(float)
+    for i in plan.line_items:
+        if i.mode not in RESERVED_TERM_MONTHS:
+            continue
+        if i.item == "reservation":
+            begin = p_start[i.period]
+            for p, s in p_start.items():
+                end = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode])
+                if end - max(s, begin) > 1e-9:
+                    committed[(i.offering, i.mode, p)] += i.units * clock.hours(max(s, begin), end)
+        elif i.item == "existing":
+            for p, usd in i.cost_by_period_usd.items():
+                price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
+                if price > 0:
+                    committed[(i.offering, i.mode, p)] += usd / price
+        elif i.item in ("use", "training"):
+            in_use[(i.offering, i.mode, i.period)] += i.units * i.hours
+    return {k: min(1.0, in_use.get(k, 0.0) / v) for k, v in committed.items() if v > 0}
+
+
+def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog) -> None:
+    """A commitment's recurring fee (Purchase) amortised onto Used/Unused usage rows."""
+    mode = item.mode
+    price = item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
+    years = int(RESERVED_TERM_MONTHS[mode] / 12)
+    if item.item == "reservation":
+        begin = p_start[item.period]
+        spans = clock.slices(begin, begin + RESERVED_TERM_MONTHS[mode])
+        cid = f"planned:{item.offering}#{mode}@{item.period}"
+        pieces = [(a, b, price * item.units * clock.hours(a, b)) for a, b in spans]
+    else:  # existing commitment: its cost per plan period, spread by the months' hours
+        cid = f"existing:{item.offering}#{mode}"
+        pieces = []
+        for p, usd in item.cost_by_period_usd.items():
+            pieces += clock.spread(usd, p_start[p], p_start[p] + p_months[p])
+    on_demand = np.nan
+    if item.offering in catalog.offerings.index:
+        on_demand = float(catalog.offerings.at[item.offering, "on_demand_usd_per_hour"])
+    list_price = on_demand if on_demand == on_demand else price
+    commitment = {
+        "CommitmentDiscountCategory": "Usage",
+        "CommitmentDiscountId": cid,
+        "CommitmentDiscountName": f"{item.units:g} x {item.instance_type} {years}-year reservation",
+        "CommitmentDiscountType": f"Reservation ({years} year{'s' if years > 1 else ''})",
+        "CommitmentDiscountUnit": "Hours",
+        "SkuId": item.offering,
+    }
+    for m0, m1, fee in pieces:
+        hours = fee / price if price else 0.0
+        emit(
+            item,
+            m0,
+            m1,
+            quantity=hours,
+            list_price=price,
+            ChargeCategory="Purchase",
+            ChargeFrequency="Recurring",
+            ChargeDescription=f"{years}-year reservation fee: {what}",
+            PricingUnit="Hours",
+            PricingCategory="Standard",
+            BilledCost=fee,
+            EffectiveCost=0.0,
+            CommitmentDiscountQuantity=hours,
+            SkuPriceId=f"{item.offering}#{mode}",
+            **commitment,
+        )
+        period = _period_at(m0, p_start, p_months, horizon)
+        share_used = used.get((item.offering, mode, period), 0.0) if period else 0.0
+        for status, share in (("Used", share_used), ("Unused", 1.0 - share_used)):
+            if share <= 1e-12:
+                continue
+            emit(
+                item,
+                m0,
+                m1,
+                quantity=hours * share,
+                list_price=list_price,
+                ChargeCategory="Usage",
+                ChargeFrequency="Usage-Based" if status == "Used" else "Recurring",
+                ChargeDescription=f"{status.lower()} reservation hours: {what}",
+                PricingUnit="Hours",
+                PricingCategory="Committed",
+                BilledCost=0.0,
+                EffectiveCost=fee * share,
+                CommitmentDiscountQuantity=hours * share,
+                CommitmentDiscountStatus=status,
+                ConsumedQuantity=hours * share if status == "Used" else None,
+                ConsumedUnit="Hours" if status == "Used" else None,
+                SkuPriceId=f"{item.offering}#on_demand",
+                **commitment,
+            )
+
+
+def _period_at(month: float, p_start, p_months, horizon: float) -> str | None:
+    if month >= horizon - 1e-9:
+        return None
+    for p, s in p_start.items():
+        if s - 1e-9 <= month < s + p_months[p] - 1e-9:
+            return p
+    return None
+
+
+def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) -> None:
+    """A server purchase: one-time capex in the order month, then hosting until the horizon."""
+    if item.instance_type in catalog.servers.index:  # in service from delivery, item.hours
+        lead = float(catalog.servers.at[item.instance_type, "lead_time_days"]) / DAYS_PER_MONTH
+        begin = p_start[item.period] + lead
+    else:  # a server no longer in the catalog: in service until the horizon
+        begin = clock.month_after(horizon, -item.hours)
+    in_service = clock.month_after(begin, item.hours) - begin
+    capex = np.nan
+    if item.instance_type in catalog.servers.index:
+        srv = catalog.servers.loc[item.instance_type]
+        frac = ledger.capex_fraction(
+            problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
+        )
+        capex = float(srv["capex_usd"])
+        counted = item.units * capex * frac
+    else:
+        counted = item.cost_usd
+    m0, m1 = clock.slices(p_start[item.period], p_start[item.period] + 1.0)[0]
+    emit(
+        item,
+        m0,
+        m1,
+        quantity=item.units,
+        list_price=capex if capex == capex else counted / item.units,
+        ChargeCategory="Purchase",
+        ChargeFrequency="One-Time",
+        ChargeDescription=f"purchase: {what}",
+        PricingUnit="Units",
+        PricingCategory="Standard",
+        BilledCost=item.units * capex if capex == capex else counted,
+        EffectiveCost=counted,
+        SkuId=item.instance_type,
+        SkuPriceId=f"{item.instance_type}#capex",
+    )
+    hosting = item.cost_usd - counted + item.residual_value_usd
+    if item.residual_value_usd:
+        m0, m1 = clock.slices(horizon - 1.0, horizon)[-1]
+        emit(
+            item,
+            m0,
+            m1,
+            quantity=item.units,
+            list_price=-item.residual_value_usd / item.units,
+            ChargeCategory="Credit",
+            ChargeFrequency="One-Time",
+            ChargeDescription=f"residual value at the horizon (straight-line): {what}",
+            PricingUnit="Units",
+            PricingCategory="Standard",
+            BilledCost=0.0,
+            EffectiveCost=-item.residual_value_usd,
+            SkuId=item.instance_type,
+            SkuPriceId=f"{item.instance_type}#residual",
+        )
+    if abs(hosting) <= 1e-9 or in_service <= 0:
+        return
+    for a, b in clock.slices(begin, begin + in_service):
+        usd = hosting * (b - a) / in_service  # hosting is a monthly fee
+        hours = item.units * clock.hours(a, b)
+        emit(
+            item,
+            a,
+            b,
+            quantity=hours,
+            list_price=usd / hours if hours else 0.0,
+            ChargeCategory="Usage",
+            ChargeFrequency="Recurring",
+            ChargeDescription=f"hosting and maintenance: {what}",
+            PricingUnit="Hours",
+            PricingCategory="Standard",
+            BilledCost=usd,
+            EffectiveCost=usd,
+            ConsumedQuantity=hours,
+            ConsumedUnit="Hours",
+            SkuId=item.instance_type,
+            SkuPriceId=f"{item.offering}#hosting",
+        )
+
+
+def validate_focus(frame: pd.DataFrame) -> list[str]:
+    """Problems with a FOCUS frame against the FOCUS 1.2 rules this export relies on.
+
+    Checks presence of every required column, nulls where the spec forbids
+    them, allowed values, date format (``YYYY-MM-DDTHH:MM:SSZ``, end after
+    start, charge period inside its billing period), ListCost = ListUnitPrice x
+    PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity,
+    EffectiveCost 0 on commitment purchases, and ``x_`` custom column names.
+    Returns an empty list when the frame conforms.
+    """
+    problems: list[str] = []
+    missing = [c for c in FOCUS_REQUIRED if c not in frame.columns]
+    if missing:
+        return [f"missing required column(s): {missing}"]
+    known = set(FOCUS_REQUIRED) | set(FOCUS_CONDITIONAL)
+    problems += [
+        f"custom column {c!r} lacks the x_ prefix"
+        for c in frame.columns
+        if c not in known and not c.startswith("x_")
+    ]
+    not_null = [
+        "BilledCost",
+        "BillingAccountId",
+        "BillingCurrency",
+        "BillingPeriodEnd",
+        "BillingPeriodStart",
+        "ChargeCategory",
+        "ChargePeriodEnd",
+        "ChargePeriodStart",
+        "ContractedCost",
+        "EffectiveCost",
+        "InvoiceIssuerName",
+        "ListCost",
+        "ProviderName",
+        "PublisherName",
+        "ServiceCategory",
+        "ServiceName",
+    ]
+    for c in not_null + [c for c in ("ChargeFrequency",) if c in frame]:
+        if frame[c].isna().any():
+            problems.append(f"{c} has nulls")
+
+    def allowed(column: str, values: tuple[str, ...], rows=None) -> None:
+        if column not in frame:
+            return
+        series = frame[column] if rows is None else frame.loc[rows, column]
+        bad = sorted(set(series.dropna()) - set(values))
+        if bad:
+            problems.append(f"{column} has values outside the allowed list: {bad}")
+
+    allowed("ChargeCategory", CHARGE_CATEGORIES)
+    allowed("ChargeFrequency", CHARGE_FREQUENCIES)
+    allowed("ChargeClass", ("Correction",))
+    allowed("PricingCategory", PRICING_CATEGORIES)
+    allowed("CommitmentDiscountStatus", COMMITMENT_STATUSES)
+    allowed("CommitmentDiscountCategory", COMMITMENT_CATEGORIES)
+    allowed("ServiceCategory", SERVICE_CATEGORIES)
+    if not frame["BillingCurrency"].dropna().str.fullmatch(r"[A-Z]{3}").all():
+        problems.append("BillingCurrency is not an ISO 4217 code")
+    purchase = frame["ChargeCategory"] == "Purchase"
+    usage = frame["ChargeCategory"] == "Usage"
+    priced = purchase | usage
+    if (
+        "ChargeFrequency" in frame
+        and (purchase & (frame["ChargeFrequency"] == "Usage-Based")).any()
+    ):
+        problems.append("a Purchase row has ChargeFrequency Usage-Based")
+    for c in (
+        "PricingQuantity",
+        "PricingUnit",
+        "ListUnitPrice",
+        "ContractedUnitPrice",
+        "PricingCategory",
+        "SkuId",
+        "SkuPriceId",
+    ):
+        if c in frame and frame.loc[priced, c].isna().any():
+            problems.append(f"{c} is null on a Usage or Purchase row")
+    problems += _focus_commitment_problems(frame, usage, purchase)
+    problems += _focus_date_problems(frame, problems)
+    problems += _focus_price_and_name_problems(frame)
+    return problems
+
+
+def _focus_commitment_problems(frame: pd.DataFrame, usage, purchase) -> list[str]:
+    """Commitment columns set together, purchases at EffectiveCost 0, consumed quantities."""
+    problems: list[str] = []
+    if "CommitmentDiscountId" in frame:
+        has_cd = frame["CommitmentDiscountId"].notna()
+        for c in (
+            "CommitmentDiscountCategory",
+            "CommitmentDiscountType",
+            "CommitmentDiscountStatus",
+        ):
+            if c not in frame:
+                continue
+            if frame.loc[~has_cd, c].notna().any():
+                problems.append(f"{c} is set on a row without CommitmentDiscountId")
+        for c in ("CommitmentDiscountCategory", "CommitmentDiscountType"):
+            if c in frame and frame.loc[has_cd, c].isna().any():
+                problems.append(f"{c} is null on a commitment row")
+        if frame.loc[has_cd & usage, "CommitmentDiscountStatus"].isna().any():
+            problems.append("CommitmentDiscountStatus is null on a commitment Usage row")
+        if (frame.loc[has_cd & purchase, "EffectiveCost"].abs() > 1e-9).any():
+            problems.append("EffectiveCost is not 0 on a commitment purchase")
+        if (has_cd & usage & (frame["PricingCategory"] != "Committed")).any():
+            problems.append("PricingCategory is not Committed on commitment usage")
+    if "ConsumedQuantity" in frame:
+        unused = frame.get("CommitmentDiscountStatus") == "Unused"
+        if frame.loc[~usage | unused, "ConsumedQuantity"].notna().any():
+            problems.append("ConsumedQuantity is set on a row that is not used usage")
+    return problems
+
+
+def _focus_date_problems(frame: pd.DataFrame, problems_so_far: list[str]) -> list[str]:
+    """Date format; charge periods that end after they start, inside their billing period
+    (checked only when nothing else is wrong, as the dates must parse)."""
+    problems: list[str] = []
+    for c in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
+        if not frame[c].astype(str).str.match(_DATE_RE).all():
+            problems.append(f"{c} is not YYYY-MM-DDTHH:MM:SSZ")
+    if not problems and not problems_so_far:
+        cs, ce = (
+            pd.to_datetime(frame["ChargePeriodStart"]),
+            pd.to_datetime(frame["ChargePeriodEnd"]),
+        )
+        bs, be = (
+            pd.to_datetime(frame["BillingPeriodStart"]),
+            pd.to_datetime(frame["BillingPeriodEnd"]),
+        )
+        if (ce <= cs).any():
+            problems.append("a charge period ends before it starts")
+        if ((cs < bs) | (ce > be)).any():
+            problems.append("a charge period lies outside its billing period")
+    return problems
+
+
+def _focus_price_and_name_problems(frame: pd.DataFrame) -> list[str]:
+    """Costs = unit price x quantity; display names, not ids; SkuMeter and SkuPriceDetails."""
+    problems: list[str] = []
+    for cost, price in (("ListCost", "ListUnitPrice"), ("ContractedCost", "ContractedUnitPrice")):
+        if price in frame:
+            rows = frame[price].notna() & frame["PricingQuantity"].notna()
+            product = frame.loc[rows, price].astype(float) * frame.loc[
+                rows, "PricingQuantity"
+            ].astype(float)
+            if not np.allclose(product, frame.loc[rows, cost].astype(float), rtol=1e-9, atol=1e-6):
+                problems.append(f"{cost} != {price} x PricingQuantity")
+    # display names, not ids (ProviderName "vast" is an id; "Vast.ai" the name)
+    for column in ("ProviderName", "PublisherName", "InvoiceIssuerName"):
+        raw = sorted(set(frame[column]) & set(_PROVIDER_NAMES))
+        if raw:
+            problems.append(f"{column} holds provider ids, not names: {raw}")
+    if "SkuPriceId" in frame:
+        priced = frame["SkuPriceId"].notna()
+        if "SkuMeter" not in frame or frame.loc[priced, "SkuMeter"].isna().any():
+            problems.append("SkuMeter missing where SkuPriceId is given")
+        for text in frame.loc[priced, "SkuPriceDetails"] if "SkuPriceDetails" in frame else []:
+            try:
+                ok = isinstance(json.loads(text), dict)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                problems.append(f"SkuPriceDetails is not a JSON object: {text!r}")
+                break
+    return problems
+
+
+def focus_csv(frame: pd.DataFrame) -> str:
+    """CSV text of a FOCUS frame (empty cells for nulls)."""
+    return csv_text(frame, float_format="%.10g")

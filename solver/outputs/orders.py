@@ -1,0 +1,236 @@
+"""Purchase orders per provider and the hardware order.
+
+Pure functions from a plan (plus the catalog and the problem where dates or
+server data are needed) to DataFrames, CSV text or XLSX bytes; the CLI writes
+the files (``procure export``).
+
+**Orders** (:func:`provider_orders`, :func:`hardware_order`): one order per
+cloud provider (instances, regions, modes, terms, quantities, unit prices,
+totals per period) and one for servers to buy (SKU, quantity, site, lead time,
+delivery period).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import zipfile
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
+from solver.outputs.files import csv_text, workbook
+from solver.outputs.focus import _period_months
+from solver.plan import LineItem, Plan
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+
+# --------------------------------------------------------------------------- orders
+
+ORDER_ITEMS = ("rent", "reservation", "training")
+_TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
+
+
+def _term(item: LineItem) -> str:
+    if item.mode in RESERVED_TERM_MONTHS:
+        years = int(RESERVED_TERM_MONTHS[item.mode] / 12)
+        return f"{years} year{'s' if years > 1 else ''} from the start of {item.period}"
+    return _TERM.get(item.mode, item.mode)
+
+
+def _unit_price(item: LineItem) -> float:
+    return item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
+
+
+def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
+    """One order per cloud provider: what to run or reserve, where, how many, at what price.
+
+    Rows are the plan's rented units (per period and load block), reservations
+    and rented training clusters; columns ``usd_<period>`` give each row's cost
+    per plan period (data only: totals go below the data in the workbook). Owned servers are in
+    :func:`hardware_order`; existing fleet and commitments need no order.
+    """
+    periods = list(plan.totals.by_period)
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for i in plan.line_items:
+        if i.mode == "owned" or i.item not in ORDER_ITEMS:
+            continue
+        if i.item == "training" and i.mode not in RENTED_MODES:
+            continue  # runs on reserved capacity: the reservation is the order
+        by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
+        rows[i.provider].append(
+            {
+                "item": i.item,
+                "region": i.region,
+                "instance_type": i.instance_type,
+                "offering": i.offering,
+                "accelerator": i.accelerator,
+                "accelerators_per_unit": i.accelerators / i.units if i.units else 0.0,
+                "mode": i.mode,
+                "term": _term(i),
+                "period": i.period,
+                "block": i.block,
+                "workload": i.workload,
+                "quantity": i.units,
+                "hours_per_unit": i.hours,
+                "unit_price_usd_per_hour": _unit_price(i),
+                "total_usd": i.cost_usd,
+                **{f"usd_{p}": float(by_period.get(p, 0.0)) for p in periods},
+            }
+        )
+    out = {}
+    for provider in sorted(rows):
+        frame = pd.DataFrame(rows[provider])
+        frame = frame.sort_values(
+            ["period", "region", "instance_type", "mode", "item", "block", "workload"],
+            kind="stable",
+        ).reset_index(drop=True)
+        out[provider] = frame
+    return out
+
+
+def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> pd.DataFrame:
+    """Servers to buy: SKU, quantity, site, order period, lead time, delivery.
+
+    With the problem, ``delivery_month`` (months from the start of the plan) and
+    ``in_service_from`` (the first period the servers serve in full) are given;
+    without it only the lead time after the start of the order period.
+    """
+    rows = []
+    start, _, _ = _period_months(problem) if problem is not None else ({}, {}, 0.0)
+    names = list(start)
+    for i in plan.line_items:
+        if i.item != "purchase":
+            continue
+        server = (
+            catalog.servers.loc[i.instance_type]
+            if i.instance_type in catalog.servers.index
+            else None
+        )
+        site = catalog.sites.loc[i.region] if i.region in catalog.sites.index else None
+        lead_days = float(server["lead_time_days"]) if server is not None else float("nan")
+        row = {
+            "server": i.instance_type,
+            "server_name": server["name"] if server is not None else "",
+            "accelerator": i.accelerator,
+            "accelerators_per_server": i.accelerators / i.units if i.units else 0.0,
+            "quantity": i.units,
+            "site": i.region,
+            "site_name": site["name"] if site is not None else "",
+            "order_period": i.period,
+            "lead_time_days": lead_days,
+            "capex_usd_per_server": float(server["capex_usd"]) if server is not None else np.nan,
+            "capex_usd": i.units * float(server["capex_usd"]) if server is not None else np.nan,
+            "plan_cost_usd": i.cost_usd,
+            "delivery": f"{lead_days:g} days after the start of {i.period}"
+            if lead_days == lead_days
+            else "",
+        }
+        if problem is not None and lead_days == lead_days:
+            arrival = start[i.period] + lead_days / DAYS_PER_MONTH
+            row["delivery_month"] = round(arrival, 2)
+            after = [p for p in names if start[p] >= arrival - 1e-9]
+            row["in_service_from"] = after[0] if after else "after the horizon"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> dict[str, str]:
+    """File name -> CSV text: ``orders-<provider>.csv`` each, and ``hardware.csv``."""
+    orders = provider_orders(plan)
+    names = _file_names(list(orders))
+    files = {f"orders-{names[p]}.csv": csv_text(frame) for p, frame in orders.items()}
+    hw = hardware_order(plan, catalog, problem)
+    if not hw.empty:
+        files["hardware.csv"] = csv_text(hw)
+    return files
+
+
+def orders_combined(plan: Plan) -> pd.DataFrame:
+    """All providers' orders in one table (a ``provider`` column first)."""
+    frames = []
+    for provider, frame in provider_orders(plan).items():
+        body = frame.copy()
+        body.insert(0, "provider", provider)
+        frames.append(body)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"provider": []})
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "provider"
+
+
+def _file_names(
+    providers: list[str], limit: int = 200, reserved: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """A file (or sheet) name per provider, unique even where case does not count.
+
+    Names that collide once punctuation is replaced and case folded (``Acme`` and
+    ``acme.``), or with a ``reserved`` name (the workbook's ``summary`` sheet), each get a
+    short hash of the full provider name, so no order overwrites another anywhere.
+    """
+    slugs = {p: _safe(p)[:limit] for p in providers}
+    counts = defaultdict(int, {name.lower(): 1 for name in reserved})
+    for slug in slugs.values():
+        counts[slug.lower()] += 1
+    return {
+        p: s if counts[s.lower()] == 1 else f"{s[: limit - 9]}-{_digest(p)}"
+        for p, s in slugs.items()
+    }
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> bytes:
+    """One workbook: a summary sheet first, one sheet per provider, and ``hardware``;
+    totals below each order's data."""
+    orders = provider_orders(plan)
+    hw = hardware_order(plan, catalog, problem)
+    summary_rows = [
+        {"order": p, "lines": len(f), "total_usd": float(f["total_usd"].sum())}
+        for p, f in orders.items()
+    ]
+    if not hw.empty:
+        summary_rows.append(
+            {"order": "hardware", "lines": len(hw), "total_usd": float(hw["plan_cost_usd"].sum())}
+        )
+    summary = pd.DataFrame(summary_rows, columns=["order", "lines", "total_usd"])
+    names = _file_names(list(orders), limit=31, reserved=("summary", "hardware"))
+    sheets = {"summary": summary, **{names[p]: f for p, f in orders.items()}}
+    totals = {
+        "summary": ["lines", "total_usd"],
+        **{
+            names[p]: [c for c in f.columns if c.startswith("usd_") or c == "total_usd"]
+            for p, f in orders.items()
+        },
+    }
+    if not hw.empty:
+        sheets["hardware"] = hw
+        totals["hardware"] = ["quantity", "capex_usd", "plan_cost_usd"]
+    return _stable_zip(workbook(sheets, totals))
+
+
+def _stable_zip(data: bytes) -> bytes:
+    """The same archive with fixed member timestamps: equal input, equal bytes."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = info.external_attr
+            body = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                # openpyxl stamps the save time into dcterms:modified whatever we set
+                body = re.sub(
+                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:)",
+                    rb"\g<1>2000-01-01T00:00:00Z\g<3>",
+                    body,
+                )
+            dst.writestr(fixed, body)
+    return out.getvalue()

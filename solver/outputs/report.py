@@ -1,0 +1,726 @@
+"""Reports: sensitivity tables, purchase orders, frontier plots, HTML and XLSX.
+
+Pure functions from plain data (a verified :class:`~solver.plan.Plan`, a
+:class:`~solver.sensitivity.SensitivityReport`, sweep points) to text or bytes;
+the CLI writes them to files.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from solver.analyses.sensitivity import BreakEven, SensitivityReport, SweepPoint
+from solver.analyses.stochastic import StochasticPlan
+from solver.outputs.files import workbook
+from solver.outputs.orders import _stable_zip
+from solver.plan import Plan
+
+
+class Analysis(BaseModel):
+    """Everything ``procure report`` shows, as one JSON-able object."""
+
+    plan: Plan
+    sensitivity: SensitivityReport
+    carbon_frontier: list[SweepPoint] = Field(default_factory=list)
+    budget_sweep: list[SweepPoint] = Field(default_factory=list)
+    demand_sweep: list[SweepPoint] = Field(default_factory=list)
+    scenario_share: dict[str, float] = Field(
+        default_factory=dict, description="pool -> share of price scenarios whose plan uses it"
+    )
+    scenario_spread: float = 0.0
+    scenarios: int = 0
+    budget_usd: float | None = Field(None, description="The problem's total budget")
+    two_stage: StochasticPlan | None = Field(
+        None,
+        description="Problems with uncertainty: the two-stage plan, every scenario's cost "
+        "under it, under the deterministic plan's commitments and with everything rented",
+    )
+
+
+def analysis_json(analysis: Analysis) -> str:
+    """``analysis.json``: the analysis as JSON (``two_stage`` only when there is one, so a
+    problem without uncertainty gives the same file as before)."""
+    exclude = {"two_stage"} if analysis.two_stage is None else None
+    return json.dumps(analysis.model_dump(mode="json", exclude=exclude), indent=2) + "\n"
+
+
+# ------------------------------------------------------------------ tables
+
+
+def purchase_orders(plan: Plan) -> pd.DataFrame:
+    """One row per thing to order from a provider: what, where, mode, quantity, unit price.
+
+    Rented units are summarised at their peak count per period (what to have
+    running); reservations and purchases are orders as they stand.
+    """
+    rows = []
+    for i in plan.line_items:
+        if i.item in {"use", "existing"}:
+            continue
+        unit_price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
+        if i.item == "purchase":
+            unit_price = i.cost_usd / i.units if i.units else 0.0
+        rows.append(
+            {
+                "provider": i.provider,
+                "region": i.region,
+                "item": i.item,
+                "offering": i.offering,
+                "instance_type": i.instance_type,
+                "accelerator": i.accelerator,
+                "mode": i.mode,
+                "period": i.period,
+                "block": i.block,
+                "workload": i.workload,
+                "units": i.units,
+                "accelerators": i.accelerators,
+                "hours": i.hours,
+                "unit_price_usd": unit_price,
+                "unit_price_basis": "per server (capex + hosting)"
+                if i.item == "purchase"
+                else "per instance-hour",
+                "cost_usd": i.cost_usd,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.sort_values(["provider", "period", "region", "offering", "mode"], kind="stable")
+
+
+def duals_frame(report: SensitivityReport) -> pd.DataFrame:
+    return pd.DataFrame([d.model_dump() for d in report.duals])
+
+
+def break_even_frame(rows: Sequence[BreakEven]) -> pd.DataFrame:
+    return pd.DataFrame([b.model_dump() for b in rows])
+
+
+def points_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
+    frame = pd.DataFrame([p.model_dump() for p in points])
+    if not frame.empty:
+        frame["used"] = frame["used"].map(lambda u: "; ".join(u))
+    return frame
+
+
+def break_even_sentence(b: BreakEven) -> str:
+    """'aws/us-east-1/p5.48xlarge on_demand enters the plan below $81.20/h (now $98.32, -17%)'."""
+    unit = "/h" if "hour" in b.price_unit else " per server"
+    if b.break_even_price is None:
+        return f"{b.offering} {b.mode}: no price change moves it ({b.note})"
+    verb = "leaves the plan above" if b.in_plan else "enters the plan below"
+    return (
+        f"{b.offering} {b.mode} {verb} ${b.break_even_price:,.2f}{unit} "
+        f"(now ${b.current_price:,.2f}, {b.change_pct:+.1f}%)"
+    )
+
+
+def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
+    """The sensitivity report for people."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=150, force_terminal=False, color_system=None)
+    console.print(
+        f"[bold]{report.problem}[/bold]: objective {report.objective_kind} = "
+        f"{report.objective:,.2f}"
+    )
+    console.print(report.caveat)
+    table = Table(title="shadow prices (largest first)", title_justify="left")
+    for col in ("constraint", "worth of one more unit", "unit", "$ per 1M tokens"):
+        table.add_column(col)
+    nonzero = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]
+    for d in nonzero[:top]:
+        table.add_row(
+            d.constraint,
+            f"{d.worth:,.4g}",
+            d.unit,
+            "" if d.usd_per_mtoken is None else f"{d.usd_per_mtoken:,.4f}",
+        )
+    console.print(table)
+    console.print(
+        f"{len(report.duals) - len(nonzero)} other constraints have a zero shadow price "
+        "(they do not bind at this plan)"
+    )
+    if report.reduced_costs:
+        rc = Table(title="options not used: reduced cost (closest first)", title_justify="left")
+        for col in ("option", "reduced cost", "hourly price cut to break even (LP)"):
+            rc.add_column(col)
+        for r in report.reduced_costs[:top]:
+            cut = "" if r.price_cut_usd_per_hour is None else f"${r.price_cut_usd_per_hour:,.3f}"
+            rc.add_row(r.option, f"{r.reduced_cost:,.2f}", cut)
+        console.print(rc)
+    if report.break_even:
+        console.print(f"break-even prices ({report.break_even_tolerance}):")
+        for b in report.break_even[:top]:
+            console.print("  " + break_even_sentence(b))
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------ plots
+
+
+def frontier_png(analysis: Analysis) -> bytes:
+    """The cost-versus-CO2e frontier and the budget and demand sweeps, as one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+    dollars = FuncFormatter(lambda v, _: f"${v:,.0f}")
+    plan = analysis.plan
+    panels = [
+        ("carbon_frontier", "total CO2e, t", "total cost", "total_co2e_t", "total_cost_usd"),
+        ("budget_sweep", "budget", "share of demand served", "value", "served_fraction"),
+        ("demand_sweep", "demand x today", "total cost", "value", "total_cost_usd"),
+    ]
+    chosen = {  # where the chosen plan sits on each panel
+        "carbon_frontier": (plan.total_co2e_t, plan.total_cost_usd),
+        "budget_sweep": (plan.total_cost_usd, 1.0),
+        "demand_sweep": (1.0, plan.total_cost_usd),
+    }
+    panels = [p for p in panels if getattr(analysis, p[0])]
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.2 * max(1, len(panels)), 4))
+    axes = [axes] if not hasattr(axes, "__len__") else list(axes)
+    for ax, (name, xlabel, ylabel, xcol, ycol) in zip(axes, panels, strict=False):
+        pts = [p for p in getattr(analysis, name) if getattr(p, ycol) is not None]
+        xs = [getattr(p, xcol) for p in pts]
+        ys = [getattr(p, ycol) for p in pts]
+        ax.plot(xs, ys, marker="o", label="optimal plans")
+        ax.plot(
+            *chosen[name],
+            marker="*",
+            markersize=14,
+            color="#c00000",
+            linestyle="",
+            label="the chosen plan",
+        )
+        if name == "budget_sweep":
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v / 1e3:,.0f}k"))
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        else:
+            ax.yaxis.set_major_formatter(dollars)
+        if name == "budget_sweep" and analysis.budget_usd is not None:
+            if analysis.budget_usd <= 1.5 * max(xs + [plan.total_cost_usd]):
+                ax.axvline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
+            else:
+                ax.set_title(f"budget sweep (budget {_usd(analysis.budget_usd)} is off the chart)")
+        elif analysis.budget_usd is not None and ycol == "total_cost_usd":
+            if analysis.budget_usd <= 1.5 * max(ys + [plan.total_cost_usd]):
+                ax.axhline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(name.replace("_", " "))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{analysis.plan.problem}: frontiers")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
+
+
+# ------------------------------------------------------------------ commit now, adapt later
+
+
+def _weighted(probs: Sequence[float], values: Sequence[float | None]) -> float | None:
+    if any(v is None for v in values):
+        return None
+    return float(sum(p * v for p, v in zip(probs, values, strict=True)))
+
+
+def two_stage_frame(sp: StochasticPlan) -> pd.DataFrame:
+    """Per scenario: the cost of the two-stage plan, of the deterministic (EV) plan's
+    commitments and of no new commitments (everything rented), rentals re-planned in each
+    scenario, and with hindsight; what the commitments save against renting everything
+    and against the deterministic commitments (negative: what they cost). The last row,
+    ``expected``, weighs each column by the scenarios' probabilities (empty where some
+    scenario has no feasible plan)."""
+    rows = [
+        {
+            "scenario": o.name,
+            "probability": o.probability,
+            "two_stage_plan_usd": o.total_cost_usd,
+            "deterministic_plan_usd": o.deterministic_cost_usd,
+            "all_rented_usd": o.all_rented_cost_usd,
+            "hindsight_usd": o.hindsight_cost_usd,
+            "saved_vs_all_rented_usd": o.saved_vs_all_rented_usd,
+            "saved_vs_deterministic_usd": None
+            if o.deterministic_cost_usd is None
+            else o.deterministic_cost_usd - o.total_cost_usd,
+        }
+        for o in sp.scenarios
+    ]
+    probs = [r["probability"] for r in rows]
+    expected = {"scenario": "expected", "probability": float(sum(probs))}
+    for col in list(rows[0])[2:]:
+        expected[col] = _weighted(probs, [r[col] for r in rows])
+    return pd.DataFrame([*rows, expected])
+
+
+def two_stage_distribution(sp: StochasticPlan) -> pd.DataFrame:
+    """The two-stage plan's cost, scenarios from cheapest to dearest, with the probability
+    that the cost is at most that much."""
+    frame = pd.DataFrame(
+        {
+            "scenario": [o.name for o in sp.scenarios],
+            "probability": [o.probability for o in sp.scenarios],
+            "total_cost_usd": [o.total_cost_usd for o in sp.scenarios],
+        }
+    ).sort_values(["total_cost_usd", "scenario"], kind="stable")
+    frame["cumulative_probability"] = frame["probability"].cumsum().clip(upper=1.0)
+    return frame.reset_index(drop=True)
+
+
+def two_stage_sentences(sp: StochasticPlan) -> list[str]:
+    """What the commitments buy in the bad scenarios and cost in the good ones, in words."""
+    saved = [(o.saved_vs_all_rented_usd, o) for o in sp.scenarios]
+    saved = [(v, o) for v, o in saved if v is not None]
+    gain = sorted([(v, o) for v, o in saved if v > 0.005], key=lambda x: -x[0])
+    loss = sorted([(v, o) for v, o in saved if v < -0.005], key=lambda x: x[0])
+    out = []
+    if gain:
+        out.append(
+            f"Against renting everything, the commitments save money in {len(gain)} of the "
+            f"{len(sp.scenarios)} scenarios (probability {sum(o.probability for _, o in gain):.0%}"
+            f"), up to {_usd(gain[0][0])} in {gain[0][1].name!r}."
+        )
+    if loss:
+        out.append(
+            f"They cost more than renting in {len(loss)} scenario{'s' * (len(loss) > 1)} "
+            "(probability "
+            f"{sum(o.probability for _, o in loss):.0%}), up to {_usd(-loss[0][0])} in "
+            f"{loss[0][1].name!r}: the premium paid for that insurance."
+        )
+    if not sp.commitments:
+        out.append("No commitments: renting as the future comes is cheapest in expectation.")
+    if sp.all_rented_expected_cost_usd is not None:
+        out.append(
+            f"In expectation the plan costs {_usd(sp.expected_cost_usd)} against "
+            f"{_usd(sp.all_rented_expected_cost_usd)} with everything rented: the commitments "
+            f"save {_usd(sp.all_rented_expected_cost_usd - sp.expected_cost_usd)}."
+        )
+    if sp.value_of_stochastic_solution_usd is not None:
+        out.append(
+            f"Planning for the scenarios rather than for the average is worth "
+            f"{_usd(sp.value_of_stochastic_solution_usd)} (VSS): the deterministic plan's "
+            f"commitments cost {_usd(sp.deterministic_expected_cost_usd)} in expectation."
+        )
+    if sp.risk_weight is not None:
+        out.append(
+            f"The plan minimises expected cost + {sp.risk_weight:g} x CVaR at "
+            f"{sp.cvar_level:.0%} (the mean cost of the worst {1 - sp.cvar_level:.0%} of "
+            f"scenarios): CVaR {_usd(sp.cvar_usd)}, objective {_usd(sp.objective_usd)}."
+        )
+    out.append(
+        f"Knowing the future would be worth {_usd(sp.expected_value_of_perfect_information_usd)}"
+        f" (EVPI): with hindsight every scenario would cost {_usd(sp.wait_and_see_usd)} in "
+        "expectation."
+    )
+    return out
+
+
+def two_stage_png(sp: StochasticPlan) -> bytes:
+    """The cost distribution of the two-stage plan, the deterministic plan's commitments and
+    everything rented: the probability that the cost is at most $x, one step per scenario."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+    probs = np.array([o.probability for o in sp.scenarios])
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for field, label in (
+        ("total_cost_usd", "two-stage plan"),
+        ("deterministic_cost_usd", "deterministic plan's commitments"),
+        ("all_rented_cost_usd", "everything rented"),
+    ):
+        costs = [getattr(o, field) for o in sp.scenarios]
+        if any(c is None for c in costs):
+            continue
+        order = np.argsort(costs, kind="stable")
+        xs = np.array(costs, dtype=float)[order]
+        (line,) = ax.step(
+            np.r_[xs[0], xs], np.r_[0.0, np.cumsum(probs[order])], where="post", label=label
+        )
+        ax.plot(xs, np.cumsum(probs[order]), "o", color=line.get_color())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}"))
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("total cost in a scenario")
+    ax.set_ylabel("probability cost is at most")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
+
+
+def two_stage_html(sp: StochasticPlan | None) -> str:
+    """The report's "Commit now, adapt later" section (template ``two_stage.html.j2``);
+    empty without uncertainty."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    if sp is None:
+        return ""
+    money = [c for c in two_stage_frame(sp).columns if c.endswith("_usd")]
+    env = Environment(
+        loader=PackageLoader("solver.outputs", "templates"), autoescape=select_autoescape(["j2"])
+    )
+    line = "{} {:g} x {} ({}) in {}"
+    return env.get_template("two_stage.html.j2").render(
+        sp=sp,
+        usd=_usd,
+        commitments=[
+            line.format(i.item, i.units, i.offering, i.mode, i.period) for i in sp.commitments
+        ],
+        deterministic=[
+            line.format(i.item, i.units, i.offering, i.mode, i.period)
+            for i in sp.deterministic_commitments
+        ],
+        sentences=two_stage_sentences(sp),
+        table=_table_html(two_stage_frame(sp), money=money),
+        distribution=_table_html(two_stage_distribution(sp), money=["total_cost_usd"]),
+        png=base64.b64encode(two_stage_png(sp)).decode("ascii"),
+    )
+
+
+def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
+    """The workbook summary's two-stage figures."""
+    return [
+        ("two-stage: expected cost (USD)", sp.expected_cost_usd),
+        ("two-stage: deterministic plan's commitments, expected (USD)",
+         sp.deterministic_expected_cost_usd),
+        ("two-stage: everything rented, expected (USD)", sp.all_rented_expected_cost_usd),
+        ("two-stage: value of the stochastic solution (USD)", sp.value_of_stochastic_solution_usd),
+        ("two-stage: expected value of perfect information (USD)",
+         sp.expected_value_of_perfect_information_usd),
+        ("two-stage: cost p5 (USD)", sp.cost_percentiles_usd["p5"]),
+        ("two-stage: cost median (USD)", sp.cost_percentiles_usd["p50"]),
+        ("two-stage: cost p95 (USD)", sp.cost_percentiles_usd["p95"]),
+        (f"two-stage: worst case, {sp.worst_scenario} (USD)", sp.worst_case_usd),
+    ] + ([] if sp.risk_weight is None else [
+        (f"two-stage: CVaR at {sp.cvar_level:g} (USD)", sp.cvar_usd),
+        (f"two-stage: objective, expected + {sp.risk_weight:g} x CVaR (USD)", sp.objective_usd),
+    ])  # fmt: skip
+
+
+# ------------------------------------------------------------------ HTML and XLSX
+
+
+def _table_html(frame: pd.DataFrame, money: Sequence[str] = ()) -> str:
+    if frame.empty:
+        return "<p><em>none</em></p>"
+    shown = frame.copy()
+    for col in money:
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+    for col in shown.columns:
+        if col not in money and pd.api.types.is_float_dtype(shown[col]):
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4g}")
+    return shown.to_html(index=False, escape=True, border=0, classes="t", na_rep="")
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"{'-' if value < 0 else ''}${abs(value):,.0f}"
+
+
+def _sentence_of(d) -> str:
+    """A shadow price in words: 'one more tonne of CO2e is worth $1,234'."""
+    if d.usd_per_mtoken is not None:
+        return f"{d.meaning}: ${d.usd_per_mtoken:,.2f} per 1M tokens"
+    return f"{d.meaning}: one more {d.unit.removeprefix('USD per ')} is worth {_usd(d.worth)}"
+
+
+def cost_by_month_png(plan: Plan) -> bytes:
+    """Stacked monthly cost (rented, owned opex, commitments, capex) with a $ axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    months = [m.month for m in plan.cash_flow]
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    bottom = np.zeros(len(months))
+    for field, label, color in (
+        ("rented_usd", "rented", "#4472c4"),
+        ("owned_opex_usd", "owned opex", "#70ad47"),
+        ("commitments_usd", "commitments", "#ffc000"),
+        ("capex_usd", "capex", "#c00000"),
+    ):
+        values = np.array([getattr(m, field) for m in plan.cash_flow])
+        if values.any():
+            ax.bar(months, values, bottom=bottom, label=label, color=color)
+            bottom += values
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}"))
+    ax.set_ylabel("cost per month")
+    step = max(1, len(months) // 12)
+    ax.set_xticks(range(0, len(months), step), months[::step], rotation=45, ha="right")
+    ax.legend(loc="upper right")
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
+
+
+def report_html(analysis: Analysis, png: bytes) -> str:
+    """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
+    summary in words and numbers, cost by month, capex and opex, commitments, the plan by
+    workload, then the sensitivity in words and the frontiers (plots embedded)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    plan, sens = analysis.plan, analysis.sensitivity
+    budget = analysis.budget_usd
+    capex = sum(m.capex_usd for m in plan.cash_flow)
+    items = pd.DataFrame([i.model_dump() for i in plan.line_items])
+    cols = ["period", "block", "provider", "region", "item", "instance_type", "accelerator"]
+    cols += ["mode", "units", "hours", "cost_usd", "co2e_t"]
+    by_workload = []
+    if not items.empty:
+        items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
+        for name, rows in items.groupby("workload", sort=True):
+            by_workload.append(
+                (name, _table_html(rows[cols], money=["cost_usd"]), float(rows["cost_usd"].sum()))
+            )
+    duals = sorted(
+        (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
+        key=lambda d: -abs(d.worth),
+    )
+    closest = [b for b in sens.break_even if b.change_pct is not None]
+    closest = sorted(closest, key=lambda b: abs(b.change_pct))
+    movers = [break_even_sentence(b) for b in closest[:3]]
+    movers += [_sentence_of(d) for d in duals[: max(0, 3 - len(movers))]]
+    carbon = next((d for d in duals if d.family == "carbon"), None)
+    quarters = pd.DataFrame(
+        [
+            {
+                "quarter": f"{m.month[:4]}-Q{(int(m.month[5:]) - 1) // 3 + 1}",
+                "rented_usd": m.rented_usd,
+                "owned_opex_usd": m.owned_opex_usd,
+                "commitments_usd": m.commitments_usd,
+                "capex_usd": m.capex_usd,
+                "total_usd": m.total_usd,
+            }
+            for m in plan.cash_flow
+        ]
+    )
+    money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
+    if not quarters.empty:
+        quarters = quarters.groupby("quarter", sort=True)[money].sum().reset_index()
+    spend = f"The plan costs {_usd(plan.total_cost_usd)}"
+    if budget is not None:
+        spend += (
+            f", {plan.total_cost_usd / budget:.0%} of the {_usd(budget)} budget, leaving "
+            f"{_usd(budget - plan.total_cost_usd)}"
+        )
+    spend += f"; {_usd(capex)} of it is capex and {_usd(plan.total_cost_usd - capex)} opex."
+    binds = "; ".join(b.description for b in plan.binding[:5]) or (
+        "no budget, carbon, availability, quota or share limit: demand and prices decide"
+    )
+    env = Environment(
+        loader=PackageLoader("solver.outputs", "templates"), autoescape=select_autoescape(["j2"])
+    )
+    return env.get_template("report.html.j2").render(
+        plan=plan,
+        gap="n/a" if plan.gap is None else f"{plan.gap:.4%}",
+        usd=_usd,
+        pct=lambda v: f"{v:.0%}",
+        budget=budget,
+        capex=capex,
+        spend_sentence=spend,
+        binds_sentence=binds,
+        carbon_sentence=_sentence_of(carbon) if carbon is not None else "",
+        movers=movers,
+        monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
+        if plan.cash_flow
+        else "",
+        quarters=_table_html(quarters, money=money),
+        capex_opex=_table_html(
+            pd.DataFrame(
+                {
+                    "kind": ["capex (servers bought)", "commitments", "rented", "owned opex"],
+                    "cost_usd": [
+                        capex,
+                        sum(m.commitments_usd for m in plan.cash_flow),
+                        sum(m.rented_usd for m in plan.cash_flow),
+                        sum(m.owned_opex_usd for m in plan.cash_flow),
+                    ],
+                }
+            ),
+            money=["cost_usd"],
+        ),
+        commitments=[(m.month, t) for m in plan.cash_flow for t in m.new_commitments],
+        by_workload=by_workload,
+        two_stage=two_stage_html(analysis.two_stage),
+        caveat=sens.caveat,
+        dual_sentences=[_sentence_of(d) for d in duals[:15]],
+        break_even_note=sens.break_even_tolerance,
+        break_even=[break_even_sentence(b) for b in sens.break_even],
+        frontier_png=base64.b64encode(png).decode("ascii"),
+        carbon_table=_table_html(
+            points_frame(analysis.carbon_frontier), money=["total_cost_usd", "objective"]
+        ),
+        budget_table=_table_html(
+            points_frame(analysis.budget_sweep), money=["total_cost_usd", "objective"]
+        ),
+        demand_table=_table_html(
+            points_frame(analysis.demand_sweep), money=["total_cost_usd", "objective"]
+        ),
+        scenarios=analysis.scenarios,
+        spread=analysis.scenario_spread,
+        share_table=_table_html(
+            pd.DataFrame(
+                {
+                    "pool": list(analysis.scenario_share),
+                    "share": list(analysis.scenario_share.values()),
+                }
+            )
+        ),
+    )
+
+
+def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
+    """The workbook's first sheet: the headline figures, one per row."""
+    capex = sum(m.capex_usd for m in plan.cash_flow)
+    rows = [
+        ("plan", plan.problem),
+        ("status", f"{plan.status}, verified={str(plan.verified).lower()}"),
+        ("first month", plan.start_date or ""),
+        ("total cost (USD)", plan.total_cost_usd),
+        ("budget (USD)", budget_usd),
+        ("budget headroom (USD)", None if budget_usd is None else budget_usd - plan.total_cost_usd),
+        ("capex (USD)", capex),
+        ("opex and commitments (USD)", plan.total_cost_usd - capex),
+        ("total CO2e (t)", plan.total_co2e_t),
+        ("net present value (USD)", plan.npv_usd),
+    ]
+    return pd.DataFrame(rows, columns=["what", "value"])
+
+
+def report_xlsx(analysis: Analysis) -> bytes:
+    """The workbook: summary and monthly cash flow first, then the plan, purchase orders,
+    sensitivity, break-even prices and the frontier."""
+    plan, sens = analysis.plan, analysis.sensitivity
+    items = pd.DataFrame([i.model_dump() for i in plan.line_items])
+    items = items.drop(columns=["bucket_requests_per_s", "cost_by_period_usd"], errors="ignore")
+    orders = purchase_orders(plan)
+    frontier = pd.concat(
+        [
+            points_frame(analysis.carbon_frontier),
+            points_frame(analysis.budget_sweep),
+            points_frame(analysis.demand_sweep),
+        ],
+        ignore_index=True,
+    )
+    monthly = pd.DataFrame([m.model_dump() for m in plan.cash_flow])
+    if not monthly.empty:
+        monthly["new_commitments"] = monthly["new_commitments"].map("; ".join)
+    sheets = {
+        "summary": summary_frame(plan, analysis.budget_usd),
+        "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
+        "plan": items,
+        "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
+        "sensitivity": duals_frame(sens),
+        "break-even": break_even_frame(sens.break_even),
+        "frontier": frontier,
+    }
+    if analysis.two_stage is not None:
+        sheets["summary"] = pd.concat(
+            [sheets["summary"], pd.DataFrame(two_stage_summary_rows(analysis.two_stage),
+                                             columns=["what", "value"])],
+            ignore_index=True,
+        )  # fmt: skip
+        sheets["two-stage"] = two_stage_frame(analysis.two_stage)
+        sheets["two-stage distribution"] = two_stage_distribution(analysis.two_stage)
+    money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
+    totals = {"monthly": [*money, "billed_usd"], "plan": ["cost_usd", "co2e_t"]}
+    return _stable_zip(workbook(sheets, totals))
+
+
+def build_analysis(
+    plan: Plan,
+    solution,
+    *,
+    solver: str = "highspy",
+    break_even_limit: int | None = 12,
+    frontier_points: int = 8,
+    budget_points: int = 6,
+    demand_factors: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 3.0),
+    scenarios: int = 20,
+    spread: float = 0.2,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress=None,
+    two_stage: StochasticPlan | None = None,
+) -> Analysis:
+    """Run the sensitivity analysis and the sweeps behind ``procure report``.
+
+    ``progress(stage, done, total)`` is called as each solve finishes; ``two_stage``, the
+    two-stage plan of a problem with uncertainty, is carried into the report as it is.
+    """
+    import numpy as np
+
+    from solver.analyses.sensitivity import (
+        budget_sweep,
+        carbon_frontier,
+        demand_sweep,
+        price_scenarios,
+        sensitivity_report,
+    )
+
+    def tick(stage):
+        return (lambda done, total: progress(stage, done, total)) if progress else None
+
+    run = {"workers": workers, "scheduler": scheduler}
+    compiled = solution.compiled
+    sens = sensitivity_report(
+        solution,
+        break_even_limit=break_even_limit,
+        solver=solver,
+        progress=tick("break-even prices"),
+        **run,
+    )
+    frontier = carbon_frontier(
+        compiled, points=frontier_points, solver=solver, progress=tick("carbon frontier"), **run
+    )
+    base = plan.total_cost_usd
+    budgets = np.linspace(0.5 * base, 1.25 * base, budget_points)
+    budget = (
+        budget_sweep(compiled, budgets, solver=solver, progress=tick("budget sweep"), **run)
+        if any(getattr(w, "kind", "") != "training" for w in compiled.problem.workloads)
+        else []
+    )
+    demand = demand_sweep(
+        compiled, demand_factors, solver=solver, progress=tick("demand sweep"), **run
+    )
+    _, share = price_scenarios(
+        compiled, n=scenarios, spread=spread, solver=solver, progress=tick("price scenarios"), **run
+    )
+    return Analysis(
+        plan=plan,
+        sensitivity=sens,
+        carbon_frontier=frontier,
+        budget_sweep=budget,
+        demand_sweep=demand,
+        scenario_share=share,
+        scenario_spread=spread,
+        scenarios=scenarios,
+        budget_usd=compiled.problem.budget_usd,
+        two_stage=two_stage,
+    )

@@ -1,0 +1,40 @@
+"""The plan: line items and totals read from a solved model (:mod:`solver.plan.lines`)
+and its cash flow by month (:mod:`solver.plan.cashflow`).
+
+``from solver.plan import Plan, extract_plan`` keeps working: the public names of
+:mod:`solver.plan.lines` are re-exported here.
+"""
+
+from solver.plan.lines import (
+    Binding,
+    CashFlowMonth,
+    Check,
+    LineItem,
+    Plan,
+    PlanInputs,
+    Totals,
+    binding_rows,
+    extract_plan,
+    input_digests,
+    owned_utilisation,
+    problem_json,
+    served_fraction,
+    totals_of,
+)
+
+__all__ = [
+    "Binding",
+    "CashFlowMonth",
+    "Check",
+    "LineItem",
+    "Plan",
+    "PlanInputs",
+    "Totals",
+    "binding_rows",
+    "extract_plan",
+    "input_digests",
+    "owned_utilisation",
+    "problem_json",
+    "served_fraction",
+    "totals_of",
+]

@@ -1,0 +1,619 @@
+"""The Plan: line items and totals read from a solved model.
+
+A plan is plain data (pydantic), the stable JSON contract of ``procure solve``:
+``status``, ``objective``, ``total_cost_usd``, ``total_co2e_t``, ``verified``,
+``gap``, ``solver``, ``solve_seconds``, ``line_items[]`` and the totals.
+
+Line items, by ``item``:
+
+- ``rent``: rented (on-demand/spot) units serving a workload in a period and
+  load block; cost = price x units x hours.
+- ``reservation``: a 1-/3-year commitment starting in a period; cost = price x
+  units x term hours (used or not).
+- ``purchase``: servers bought in a period; cost = capex (or amortised) plus
+  hosting until the horizon ends; CO2e = embodied.
+- ``use``: owned or reserved units serving a workload (cost = owned electricity).
+- ``training``: a training job's cluster (cost = rent or owned electricity).
+- ``existing``: fixed costs of the existing fleet and reservations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from solver.core import ledger
+from solver.core.compile import Compiled
+from solver.core.model import LinearModel
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
+from solver.units import RENTED_MODES
+
+
+class LineItem(BaseModel):
+    """One thing to pay for or run."""
+
+    item: str = Field(description="rent | reservation | purchase | use | training | existing")
+    period: str
+    block: str = Field("", description="Load block ('' = every block of the period)")
+    provider: str
+    region: str
+    offering: str = Field(description="offering_id, or server@site for owned")
+    instance_type: str = ""
+    accelerator: str
+    mode: str
+    units: float
+    accelerators: float
+    workload: str = ""
+    hours: float = Field(description="Hours the units run (or the term, for reservations)")
+    cost_usd: float
+    co2e_t: float
+    start_period: str = ""
+    tp_degree: int = 0
+    batch: int = 0
+    capacity_tokens_per_s: float = 0.0
+    capacity_source: str = Field(
+        "",
+        description="Where the serving capacity comes from: measured (the workload's profile), "
+        "calibrated (physics x the factor fitted on the measured cards) or physics",
+    )
+    bucket_requests_per_s: dict[int, float] = Field(default_factory=dict)
+    job_hours: float = 0.0
+    residual_value_usd: float = Field(
+        0.0, description="Purchases: value of the servers' remaining life credited at the horizon"
+    )
+    term_end_month: float = Field(
+        0.0, description="Reservations: month (from the start) when the term ends; 0 otherwise"
+    )
+    months_after_horizon: float = Field(
+        0.0, description="Reservations: months of the term that run past the horizon"
+    )
+    liability_after_horizon_usd: float = Field(
+        0.0,
+        description="Reservations: USD still owed for the months after the horizon (charged "
+        "to the last period under the cash policy, not counted under amortised)",
+    )
+    cost_by_period_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="When a cost spans periods (reservations, hosting): its part in each",
+    )
+
+
+class Totals(BaseModel):
+    by_period: dict[str, float]
+    by_provider: dict[str, float]
+    by_mode: dict[str, float]
+    by_workload: dict[str, float]
+    co2e_t_by_workload: dict[str, float]
+
+
+class Binding(BaseModel):
+    """A constraint that holds with (near) equality at the optimum."""
+
+    name: str
+    family: str
+    description: str
+    slack: float
+
+
+class Check(BaseModel):
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class CashFlowMonth(BaseModel):
+    """One calendar month of the plan (USD; costs as the plan counts them)."""
+
+    month: str = Field(description="YYYY-MM")
+    period: str = Field(description="The plan period the month falls in")
+    rented_usd: float = Field(description="On-demand and spot instances, training included")
+    owned_opex_usd: float = Field(description="Owned servers' hosting, power, staff")
+    commitments_usd: float = Field(
+        description="Reservation fees for the month (used or not), under the problem's policy"
+    )
+    capex_usd: float = Field(description="Servers bought (less residual value at the horizon)")
+    total_usd: float = Field(description="Everything the plan counts in this month")
+    billed_usd: float = Field(
+        description="What is invoiced in the month (a purchase in full when bought)"
+    )
+    cumulative_usd: float
+    budget_headroom_usd: float | None = Field(
+        None, description="budget_usd minus cumulative_usd (no budget: null)"
+    )
+    new_commitments: list[str] = Field(
+        default_factory=list, description="Reservations and purchases made this month, with end"
+    )
+
+
+class PlanInputs(BaseModel):
+    """What a plan was solved for: digests of the problem and catalog, and where they are.
+
+    ``export``, ``diff`` and ``resolve`` reload the problem and catalog, check the digests
+    and re-verify the plan before using it: an edited, foreign or stale plan is refused.
+    """
+
+    problem_sha256: str = Field(description="SHA-256 of the parsed problem (canonical JSON)")
+    catalog_sha256: str = Field(description="SHA-256 of the catalog tables (canonical CSV)")
+    problem: dict = Field(
+        default_factory=dict,
+        description="The parsed problem itself (after re-basing, for a re-solved plan), so "
+        "that the plan can be re-verified without its YAML",
+    )
+    problem_file: str | None = Field(None, description="The problem file, when it is on disk")
+    catalog_dir: str | None = Field(None, description="The catalog folder; None = shipped")
+    prices: list[dict] = Field(
+        default_factory=list,
+        description="A re-solved plan: the price files applied over catalog_dir, in order, "
+        "with their options",
+    )
+
+
+def problem_json(problem: Problem) -> str:
+    """The canonical JSON of a parsed problem (what its digest is taken of)."""
+    return json.dumps(problem.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
+    """The digests of a problem and a catalog (no paths: the CLI adds those).
+
+    The problem is hashed as its parsed model in JSON, so comments, key order and
+    whitespace in the YAML do not matter; the catalog as each table's CSV in a fixed
+    order, so the same figures give the same digest wherever the folder is.
+    """
+    problem_text = problem_json(problem)
+    tables = [
+        catalog.accelerators,
+        catalog.offerings,
+        catalog.regions,
+        catalog.servers,
+        catalog.sites,
+        catalog.models,
+        catalog.providers if catalog.providers is not None else pd.DataFrame(),
+    ]
+    digest = hashlib.sha256()
+    for table in tables:
+        digest.update(table.to_csv(lineterminator="\n", float_format="%.12g").encode())
+        digest.update(b"\x00")
+    return PlanInputs(
+        problem_sha256=hashlib.sha256(problem_text.encode()).hexdigest(),
+        problem=json.loads(problem_text),
+        catalog_sha256=digest.hexdigest(),
+    )
+
+
+class Plan(BaseModel):
+    """A solved plan. ``verified`` is set only by :func:`solver.verify.verify_plan`."""
+
+    problem: str
+    status: str
+    objective: float | None
+    objective_kind: str
+    total_cost_usd: float
+    total_co2e_t: float
+    npv_usd: float | None = Field(
+        None, description="Net present value of the costs at the problem's discount_rate"
+    )
+    verified: bool = False
+    gap: float | None
+    solver: str
+    solve_seconds: float
+    compile_seconds: float = 0.0
+    line_items: list[LineItem]
+    totals: Totals
+    owned_utilisation: dict[str, float] = Field(default_factory=dict)
+    binding: list[Binding] = Field(default_factory=list)
+    served_fraction: dict[str, float] = Field(default_factory=dict)
+    compile_report: dict = Field(default_factory=dict)
+    checks: list[Check] = Field(default_factory=list)
+    inputs: PlanInputs | None = Field(
+        None, description="Digests of the problem and catalog the plan was solved for"
+    )
+    start_date: str | None = Field(None, description="First day of the plan, YYYY-MM-DD")
+    month_hours: Literal["calendar", "average_730"] = Field(
+        "average_730",
+        description="How hours were counted: calendar (the problem states its start: each "
+        "month has its real hours, 672-744) or average_730 (no start: 730-hour months)",
+    )
+    cash_flow: list[CashFlowMonth] = Field(
+        default_factory=list,
+        description="Money by calendar month from start_date (sums to total_cost_usd)",
+    )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The line items as a DataFrame, one row each, columns as in the JSON."""
+        return pd.DataFrame([i.model_dump() for i in self.line_items])
+
+    def _repr_html_(self) -> str:
+        """A compact view for notebooks: the headline, then the line items."""
+        import html
+
+        columns = ["period", "block", "provider", "offering", "mode", "units", "workload"]
+        columns += ["hours", "cost_usd", "co2e_t"]
+        frame = self.to_frame()
+        table = frame[columns].to_html(index=False, border=0) if not frame.empty else ""
+        gap = "n/a" if self.gap is None else f"{self.gap:.4%}"
+        return (
+            f"<p><b>{html.escape(self.problem)}</b>: {html.escape(self.status)}, verified "
+            f"{str(self.verified).lower()}, total <b>${self.total_cost_usd:,.0f}</b>, "
+            f"{self.total_co2e_t:,.1f} tCO2e, gap {gap}</p>{table}"
+        )
+
+
+def _pool_fields(pool) -> dict:
+    return {
+        "provider": pool.provider,
+        "region": pool.region,
+        "offering": pool.offering_id,
+        "instance_type": pool.instance_type,
+        "accelerator": pool.accelerator_id,
+        "mode": pool.mode,
+    }
+
+
+class _Reading:
+    """The compiled tables a solution is read against, looked up once."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        self.compiled = compiled
+        self.periods, self.blocks = compiled.periods, compiled.blocks
+        self.options = compiled.options.set_index("option_id")
+        self.p_names = list(self.periods["name"])
+        self.b_names = list(self.blocks["name"])
+        self.p_hours = self.periods["hours"].to_numpy()
+        self.b_frac = self.blocks["fraction"].to_numpy()
+        self.horizon = float(self.periods["end_month"].iat[-1])
+        self.clock = compiled.clock
+        self.pool_rows = list(compiled.pools.itertuples(index=False))
+        self.training_runs = compiled.training_runs()
+
+
+def extract_plan(
+    compiled: Compiled,
+    model: LinearModel,
+    values: np.ndarray,
+    *,
+    status: str,
+    objective: float | None,
+    gap: float | None,
+    solver: str,
+    solve_seconds: float,
+) -> Plan:
+    """Read line items from a solution; totals are sums of the line items.
+
+    One reader per variable kind (x: serving, z: training, buy: purchase, commit:
+    reservation) and one for the fleet held at the start; costs come from the ledger.
+    """
+    rd = _Reading(compiled)
+    var = model.variables.assign(value=values)
+    var = var[var["value"] > 1e-7]
+    mix_alloc: dict[tuple[int, int, int], dict[int, float]] = defaultdict(dict)
+    for r in var[var["kind"] == "y"].itertuples(index=False):
+        mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
+    items: list[LineItem] = []
+    for r in var.itertuples(index=False):
+        if r.kind == "x":
+            items += _serving_items(rd, r, mix_alloc)
+        elif r.kind == "z":
+            items += _training_items(rd, r)
+        elif r.kind == "buy":
+            items.append(_purchase_item(rd, r))
+        elif r.kind == "commit":
+            items.append(_reservation_item(rd, r))
+    items += _existing_items(rd)
+    order = {name: i for i, name in enumerate(rd.p_names)}
+    items.sort(
+        key=lambda i: (
+            order[i.period],
+            i.provider,
+            i.region,
+            i.offering,
+            i.mode,
+            i.item,
+            i.workload,
+            i.block,
+        )
+    )
+    totals = totals_of(items, rd.p_names)
+    npv = None
+    if compiled.problem.discount_rate is not None:
+        factors = ledger.discount_factors(rd.periods, compiled.problem.discount_rate)
+        npv = float(
+            sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, rd.p_names, strict=True))
+        )
+    return Plan(
+        problem=compiled.problem.name,
+        status=status,
+        objective=objective,
+        objective_kind=compiled.problem.objective,
+        total_cost_usd=sum(i.cost_usd for i in items),
+        total_co2e_t=sum(i.co2e_t for i in items),
+        npv_usd=npv,
+        gap=gap,
+        solver=solver,
+        solve_seconds=solve_seconds,
+        line_items=items,
+        totals=totals,
+        owned_utilisation=owned_utilisation(items, compiled),
+        binding=binding_rows(model, values),
+        served_fraction=served_fraction(compiled, model, values),
+        compile_report=compiled.report.as_dict(),
+    )
+
+
+def _serving_items(rd: _Reading, r, mix_alloc: dict) -> list[LineItem]:
+    """x: serving units of an option in a period, one line per load block it covers
+    (rented: its own block; owned and reserved: every block of the day)."""
+    k = rd.options.loc[r.option_id]
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    rented = k["mode"] in RENTED_MODES
+    out = []
+    for b in [r.block] if r.block >= 0 else list(range(len(rd.b_names))):
+        hours = rd.p_hours[r.period] * rd.b_frac[b]
+        if rented:
+            cost = ledger.rent_usd(k["price_usd_per_hour"], units, hours)
+        else:
+            cost = k["energy_usd_per_unit_hour"] * units * hours
+        out.append(
+            LineItem(
+                item="rent" if rented else "use",
+                period=rd.p_names[r.period],
+                block=rd.b_names[b],
+                **_pool_fields(pool),
+                units=units,
+                accelerators=units * pool.accels_per_unit,
+                workload=r.workload,
+                hours=hours,
+                cost_usd=cost,
+                co2e_t=k["kgco2e_per_unit_hour"] * units * hours / 1000.0,
+                tp_degree=int(k["tp_degree"]),
+                batch=int(k["batch"]),
+                capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
+                capacity_source=str(k["capacity_source"]),
+                bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+            )
+        )
+    return out
+
+
+def _training_items(rd: _Reading, r) -> list[LineItem]:
+    """z: a training cluster, one line per period the job runs in."""
+    k = rd.options.loc[r.option_id]
+    pool = rd.pool_rows[r.pool]
+    out = []
+    for t, h in rd.training_runs[int(r.option_id)]:
+        share = h / k["job_hours"]
+        out.append(
+            LineItem(
+                item="training",
+                period=rd.p_names[t],
+                **_pool_fields(pool),
+                units=float(k["n_units"]),
+                accelerators=float(k["n_accelerators"]),
+                workload=r.workload,
+                hours=h,
+                cost_usd=(k["rent_usd"] + k["energy_usd"]) * share,
+                co2e_t=k["kgco2e"] * share / 1000.0,
+                start_period=rd.p_names[int(k["start_period"])],
+                job_hours=float(k["job_hours"]),
+            )
+        )
+    return out
+
+
+def _purchase_item(rd: _Reading, r) -> LineItem:
+    """buy: servers bought in a period; hours in service from delivery."""
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    charge = ledger.pool_purchase(pool, r.period, rd.periods, rd.horizon, rd.compiled.problem)
+    arrival = float(rd.periods["start_month"].iat[r.period]) + pool.lead_months
+    return LineItem(
+        item="purchase",
+        period=rd.p_names[r.period],
+        **_pool_fields(pool),
+        units=units,
+        accelerators=units * pool.accels_per_unit,
+        hours=rd.clock.hours(arrival, arrival + charge.in_service_months),
+        cost_usd=units * charge.total_usd,
+        co2e_t=units
+        * (
+            pool.embodied_kgco2e_unit * charge.capex_fraction
+            + pool.idle_kgco2e_per_month * charge.in_service_months
+        )
+        / 1000.0,
+        start_period=rd.p_names[r.period],
+        cost_by_period_usd=_by_name(rd.p_names, charge, units),
+        residual_value_usd=units * charge.residual_usd,
+    )
+
+
+def _reservation_item(rd: _Reading, r) -> LineItem:
+    """commit: instances reserved from a period for the term; what runs past the horizon."""
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    charge = ledger.reservation(
+        price_usd_per_hour=pool.price_usd_per_hour,
+        term_months=pool.term_months,
+        begins_in=r.period,
+        periods=rd.periods,
+        clock=rd.clock,
+        policy=rd.compiled.problem.owned_cost_policy,
+    )
+    begin = float(rd.periods["start_month"].iat[r.period])
+    term_end = begin + float(pool.term_months)
+    return LineItem(
+        item="reservation",
+        period=rd.p_names[r.period],
+        **_pool_fields(pool),
+        units=units,
+        accelerators=units * pool.accels_per_unit,
+        hours=rd.clock.hours(begin, term_end),
+        cost_usd=units * charge.total_usd,
+        co2e_t=0.0,
+        start_period=rd.p_names[r.period],
+        cost_by_period_usd=_by_name(rd.p_names, charge, units),
+        term_end_month=term_end,
+        months_after_horizon=max(0.0, term_end - rd.horizon),
+        liability_after_horizon_usd=units * charge.beyond_horizon_usd,
+    )
+
+
+def _existing_items(rd: _Reading) -> list[LineItem]:
+    """The fleet held at the start: servers' hosting over the horizon, the rest of each
+    reservation's term inside it."""
+    out = []
+    clock, horizon, p_names = rd.clock, rd.horizon, rd.p_names
+    for pool in rd.compiled.pools.itertuples(index=False):
+        if not pool.existing_units:
+            continue
+        if pool.kind == "owned":
+            charge = ledger.existing_server(
+                hosting_usd_per_month=pool.hosting_usd_per_month, periods=rd.periods
+            )
+            by_period = _by_name(p_names, charge, float(pool.existing_units))
+            hours = clock.hours(0.0, horizon)
+            idle_t = pool.idle_kgco2e_per_month * horizon * pool.existing_units / 1000.0
+        else:
+            by_period, hours, idle_t = {}, 0.0, 0.0
+            for res in rd.compiled.problem.existing_reservations:
+                if res.offering == pool.offering_id and res.mode == pool.mode:
+                    charge = ledger.existing_reservation(
+                        price_usd_per_hour=pool.price_usd_per_hour,
+                        months_remaining=res.months_remaining,
+                        periods=rd.periods,
+                        clock=clock,
+                    )
+                    for name, usd in _by_name(p_names, charge, float(res.units)).items():
+                        by_period[name] = by_period.get(name, 0.0) + usd
+                    hours = max(hours, clock.hours(0.0, min(res.months_remaining, horizon)))
+        out.append(
+            LineItem(
+                item="existing",
+                period=p_names[0],
+                **_pool_fields(pool),
+                units=float(pool.existing_units),
+                accelerators=float(pool.existing_units * pool.accels_per_unit),
+                hours=hours,
+                cost_usd=float(sum(by_period.values())),
+                co2e_t=idle_t,
+                cost_by_period_usd=by_period,
+            )
+        )
+    return out
+
+
+def _by_name(names: list[str], charge: ledger.Charge, units: float) -> dict[str, float]:
+    """A ledger charge for ``units`` units as cost per period name (zero periods left out)."""
+    return {names[t]: usd * units for t, usd in sorted(charge.by_period_usd.items()) if usd}
+
+
+def totals_of(items: list[LineItem], period_names: list[str]) -> Totals:
+    """Sums of line-item costs by period, provider, mode and workload."""
+    by = {key: defaultdict(float) for key in ("period", "provider", "mode", "workload")}
+    co2_w: dict[str, float] = defaultdict(float)
+    for i in items:
+        for period, usd in (i.cost_by_period_usd or {i.period: i.cost_usd}).items():
+            by["period"][period] += usd
+        by["provider"][i.provider] += i.cost_usd
+        by["mode"][i.mode] += i.cost_usd
+        by["workload"][i.workload or "(fleet)"] += i.cost_usd
+        co2_w[i.workload or "(fleet)"] += i.co2e_t
+    return Totals(
+        by_period={p: by["period"].get(p, 0.0) for p in period_names},
+        by_provider=dict(sorted(by["provider"].items())),
+        by_mode=dict(sorted(by["mode"].items())),
+        by_workload=dict(sorted(by["workload"].items())),
+        co2e_t_by_workload=dict(sorted(co2_w.items())),
+    )
+
+
+def owned_utilisation(items: list[LineItem], compiled: Compiled) -> dict[str, float]:
+    """Per owned server type and site: unit-hours in use / unit-hours owned."""
+    p_hours = dict(zip(compiled.periods["name"], compiled.periods["hours"], strict=True))
+    horizon_h = float(compiled.periods["hours"].sum())
+    owned: dict[str, float] = defaultdict(float)
+    used: dict[str, float] = defaultdict(float)
+    for i in items:
+        if i.mode != "owned":
+            continue
+        if i.item in {"purchase", "existing"}:
+            owned[i.offering] += i.units * (i.hours if i.item == "purchase" else horizon_h)
+        elif i.item == "use":
+            used[i.offering] += i.units * i.hours
+        elif i.item == "training":
+            used[i.offering] += i.units * p_hours[i.period]
+    # a server in use in several blocks is counted once per block's hours: that is its use
+    return {o: min(1.0, used[o] / owned[o]) for o in sorted(owned) if owned[o] > 0}
+
+
+def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> list[Binding]:
+    """Global and capacity constraints that hold with equality (what binds)."""
+    from solver.core.model import FAMILIES
+
+    out = []
+    for row in model.rows:
+        if row.family in {
+            "demand",
+            "demand_rounding",
+            "demand_bucket",
+            "mix_capacity",
+            "largest_unit",
+            "unit_class",
+            "train_once",
+            "owned_capacity",
+            "reserved_capacity",
+            "objective_stage",
+        }:
+            continue
+        lhs = sum(c * values[i] for i, c in row.coefs.items())
+        slack = row.rhs - lhs if row.sense == "<=" else lhs - row.rhs
+        if abs(slack) <= tol * max(1.0, abs(row.rhs)):
+            out.append(
+                Binding(
+                    name=row.name,
+                    family=row.family,
+                    description=FAMILIES[row.family].description,
+                    slack=slack,
+                )
+            )
+    return out
+
+
+def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) -> dict[str, float]:
+    """Per online workload: served / demanded (1.0 unless shortfall is allowed)."""
+    var = model.variables.assign(value=values)
+    short = var[var["kind"] == "shortfall"]
+    out = {}
+    dem = compiled.demand.copy()
+    if dem.empty:
+        return out
+    hours = (
+        compiled.periods["hours"].to_numpy()[dem["period"].to_numpy()]
+        * compiled.blocks["fraction"].to_numpy()[dem["block"].to_numpy()]
+    )
+    dem["tokens"] = dem["demand"] * dem["tokens_per_unit"] * hours
+    for w, group in dem.groupby("workload"):
+        total = float(group["tokens"].sum())
+        s = short[short["workload"] == w]
+        if s.empty:
+            out[w] = 1.0
+            continue
+        h = (
+            compiled.periods["hours"].to_numpy()[s["period"].to_numpy()]
+            * compiled.blocks["fraction"].to_numpy()[s["block"].to_numpy()]
+        )
+        tok = compiled.demand.set_index(["workload", "period", "block", "bucket"])
+        per = [
+            float(tok.loc[(w, p, b, j), "tokens_per_unit"])
+            for p, b, j in zip(s["period"], s["block"], s["bucket"], strict=True)
+        ]
+        missing = float((s["value"].to_numpy() * np.array(per) * h).sum())
+        out[w] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
+    return out

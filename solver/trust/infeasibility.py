@@ -1,0 +1,285 @@
+"""Explain an infeasible problem: the smallest relaxations that make it feasible.
+
+When the MIP has no feasible point we re-solve *elastic* copies of it: one
+group of limits at a time (budget; carbon cap; availability, quotas and site
+power; demand) gets a non-negative slack on each of its rows, penalised in the
+objective, and everything else stays hard. A group whose elastic copy is
+feasible yields a relaxation that is enough on its own ("the budget is short
+by $312,400 (15.6%)"); the slack values are the smallest such relaxation (to
+the solver's gap). Training deadlines are relaxed by re-compiling with longer
+deadlines (feasibility is monotone in the deadline, so a doubling search then
+bisection on whole days finds the shortest that works). When no single group
+is enough, all groups are relaxed together.
+
+Every relaxation comes with the problem edit that applies it, so a caller (and
+the tests) can apply it and re-solve.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from solver.core.backends import SolveOptions, get_backend
+from solver.core.compile import Compiled, compile_problem
+from solver.core.model import Expression, LinearModel, Row, build_model
+from solver.errors import ProcureError
+from solver.inputs.problem import Problem, TrainingWorkload
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "budget": ("budget", "capex_budget", "period_budget"),
+    "carbon cap": ("carbon_cap",),
+    "availability and quotas": ("availability", "quota", "power_cap"),
+    "demand": ("demand", "demand_bucket", "redundancy", "n_plus_1"),
+}
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """One change to a limit; ``edit`` applies it to the problem (field -> new value)."""
+
+    group: str
+    constraint: str
+    amount: float
+    unit: str
+    sentence: str
+    edit: dict
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Alternatives: each list of relaxations is enough on its own."""
+
+    alternatives: list[list[Relaxation]]
+
+    def sentences(self) -> list[str]:
+        return ["; and ".join(r.sentence for r in alt) for alt in self.alternatives]
+
+
+def elastic(model: LinearModel, families: set[str]) -> tuple[LinearModel, list[tuple[int, Row]]]:
+    """A copy of ``model`` with a penalised slack on every row of ``families``.
+
+    The objective is the sum of slacks, each divided by its row's scale (so that a
+    budget in dollars and a quota in units weigh alike); the original objective is gone.
+    """
+    variables = model.variables.copy()
+    rows: list[Row] = []
+    slacks: list[tuple[int, Row]] = []
+    objective = Expression()
+    extra = []
+    n = len(variables)
+    for row in model.rows:
+        if row.family not in families:
+            rows.append(row)
+            continue
+        i = n + len(extra)
+        extra.append(
+            {
+                "name": f"slack[{row.name}]",
+                "kind": "slack",
+                "integer": False,
+                "lb": 0.0,
+                "ub": np.inf,
+            }
+        )
+        coefs = dict(row.coefs)
+        coefs[i] = -1.0 if row.sense == "<=" else 1.0
+        rows.append(Row(row.name, row.family, row.key, coefs, row.sense, row.rhs))
+        objective.add(i, 1.0 / max(1.0, abs(row.rhs)))
+        slacks.append((i, row))
+    if extra:
+        variables = pd.concat([variables, pd.DataFrame(extra)], ignore_index=True)
+        for column in ("option_id", "pool", "period", "block", "bucket"):
+            variables[column] = variables[column].fillna(-1).astype(int)
+        variables["workload"] = variables["workload"].fillna("")
+    return LinearModel(variables, rows, objective, model.expressions, "elastic"), slacks
+
+
+def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, dict]:
+    """Words, unit and problem edit for relaxing ``row`` by ``amount``."""
+    problem = compiled.problem
+    pools = compiled.pools
+    periods = list(compiled.periods["name"])
+    if row.family == "budget":
+        new = math.ceil(problem.budget_usd + amount + 1.0)
+        pct = 100.0 * amount / problem.budget_usd
+        return (
+            f"the budget is short by ${amount:,.0f} ({pct:.1f}%): raise budget_usd to ${new:,}",
+            "USD",
+            {"budget_usd": float(new)},
+        )
+    if row.family == "capex_budget":
+        new = math.ceil(problem.capex_budget_usd + amount + 1.0)
+        return (
+            f"the capex budget is short by ${amount:,.0f}: raise capex_budget_usd to ${new:,}",
+            "USD",
+            {"capex_budget_usd": float(new)},
+        )
+    if row.family == "period_budget":
+        (name,) = row.key
+        new = math.ceil(problem.period_budget_usd[name] + amount + 1.0)
+        caps = dict(problem.period_budget_usd)
+        caps[name] = float(new)
+        return (
+            f"the budget of period {name} is short by ${amount:,.0f}: raise it to ${new:,}",
+            "USD",
+            {"period_budget_usd": caps},
+        )
+    if row.family == "carbon_cap":
+        new = math.ceil((problem.carbon_cap_tco2e + amount) * 10 + 1e-9) / 10 + 0.1
+        return (
+            f"raise the carbon cap by {amount:,.1f} tCO2e (carbon_cap_tco2e: {new:,.1f})",
+            "tCO2e",
+            {"carbon_cap_tco2e": float(new)},
+        )
+    if row.family == "availability":
+        pool = pools.set_index("pool_id").loc[row.key[0]]
+        more = math.ceil(amount - 1e-6)
+        caps = dict(problem.availability_caps)
+        current = caps.get(pool["offering_id"], int(pool["availability_cap"]))
+        caps[pool["offering_id"]] = int(current + more)
+        accels = more * int(pool["accels_per_unit"])
+        return (
+            f"allow {more} more {pool['instance_type']} instances ({accels} "
+            f"{pool['accelerator_id']}) of {pool['offering_id']} {pool['mode']} in period "
+            f"{periods[int(row.key[1])]}",
+            "instances",
+            {"availability_caps": caps},
+        )
+    if row.family == "quota":
+        qi = int(row.key[0])
+        q = problem.quotas[qi]
+        more = math.ceil(amount - 1e-6)
+        quotas = [x.model_copy() for x in problem.quotas]
+        quotas[qi] = q.model_copy(update={"max_accelerators": q.max_accelerators + more})
+        where = q.provider + (f"/{q.region}" if q.region else "")
+        return (
+            f"allow {more} more {q.accelerator or 'accelerators'} in the {where} quota "
+            f"(quotas[{qi}].max_accelerators: {q.max_accelerators + more})",
+            "accelerators",
+            {"quotas": quotas},
+        )
+    if row.family == "power_cap":
+        site, t = row.key
+        return (
+            f"{amount:,.1f} more kW at site {site} in period {periods[int(t)]}",
+            "kW",
+            {},
+        )
+    # demand, demand_bucket, redundancy, n_plus_1
+    workload = row.key[0]
+    share = 100.0 * amount / row.rhs if row.rhs else 0.0
+    return (
+        f"serve {share:.1f}% less of {workload}'s demand ({row.name})",
+        "demand units",
+        {},
+    )
+
+
+def _solve(model: LinearModel) -> np.ndarray | None:
+    result = get_backend("highs").solve(model, SolveOptions(relative_gap=1e-6))
+    return result.values if result.has_solution else None
+
+
+def _group_relaxation(compiled: Compiled, model: LinearModel, families: set[str], group: str):
+    if not any(r.family in families for r in model.rows):
+        return None
+    m, slacks = elastic(model, families)
+    values = _solve(m)
+    if values is None:
+        return None
+    out = []
+    for i, row in slacks:
+        amount = float(values[i])
+        if amount > 1e-6 * max(1.0, abs(row.rhs)):
+            sentence, unit, edit = _sentence(compiled, row, amount)
+            out.append(Relaxation(group, row.name, amount, unit, sentence, edit))
+    return out or None
+
+
+def _feasible(problem: Problem, catalog) -> bool:
+    try:
+        compiled = compile_problem(problem, catalog)
+    except ProcureError:
+        return False
+    return _solve(build_model(compiled)) is not None
+
+
+def _deadline_relaxations(problem: Problem, catalog) -> list[Relaxation]:
+    out = []
+    for i, w in enumerate(problem.workloads):
+        if not isinstance(w, TrainingWorkload) or not w.deadline_days:
+            continue
+
+        def with_days(days: float, i=i, w=w) -> Problem:
+            workloads = list(problem.workloads)
+            workloads[i] = w.model_copy(update={"deadline_days": float(days)})
+            return problem.model_copy(update={"workloads": workloads})
+
+        low, high = w.deadline_days, w.deadline_days * 2
+        while not _feasible(with_days(high), catalog):
+            if high > w.deadline_days * 16:
+                break
+            low, high = high, high * 2
+        else:
+            low, high = math.floor(low), math.ceil(high)
+            while high - low > 1:
+                mid = (low + high) // 2
+                if _feasible(with_days(mid), catalog):
+                    high = mid
+                else:
+                    low = mid
+            workloads = list(problem.workloads)
+            workloads[i] = w.model_copy(update={"deadline_days": float(high)})
+            out.append(
+                Relaxation(
+                    "deadline",
+                    f"workloads[{i}].deadline_days",
+                    high - w.deadline_days,
+                    "days",
+                    f"give {w.name} {high:g} days instead of {w.deadline_days:g} "
+                    f"(workloads[{i}].deadline_days)",
+                    {"workloads": workloads},
+                )
+            )
+    return out
+
+
+def explain_infeasibility(
+    problem: Problem, catalog, compiled: Compiled | None = None
+) -> Explanation:
+    """Alternative relaxations, each enough on its own, of an infeasible problem.
+
+    Parameters
+    ----------
+    problem, catalog
+        The problem and catalog.
+    compiled
+        The compiled problem, or None when compiling failed because a workload can run
+        nowhere (then only deadlines can be relaxed here; the compile error says why).
+    """
+    alternatives: list[list[Relaxation]] = []
+    model = build_model(compiled) if compiled is not None else None
+    for group, families in GROUPS.items() if compiled is not None else ():
+        relaxation = _group_relaxation(compiled, model, set(families), group)
+        if relaxation:
+            alternatives.append(relaxation)
+    for relaxation in _deadline_relaxations(problem, catalog):
+        alternatives.append([relaxation])
+    if not alternatives and compiled is not None:
+        every = {f for families in GROUPS.values() for f in families}
+        together = _group_relaxation(compiled, model, every, "together")
+        if together:
+            alternatives.append(together)
+    return Explanation(alternatives)
+
+
+def apply(problem: Problem, relaxations: list[Relaxation]) -> Problem:
+    """The problem with the relaxations' edits applied."""
+    update: dict = {}
+    for r in relaxations:
+        update.update(r.edit)
+    return problem.model_copy(update=update)

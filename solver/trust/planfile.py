@@ -1,0 +1,188 @@
+"""Plan files: read a saved plan (``procure solve --format json``) and re-verify it
+against the problem and catalog it was solved for, so the CLI and the Python API act
+only on a plan that is still true (orders, FOCUS rows, a diff, a re-solve).
+
+``load_plan(path)`` returns (Plan, Problem, Catalog) or raises ProcureError naming the
+file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from solver.errors import ProcureError
+from solver.inputs.catalog import load_catalog
+from solver.inputs.prices import apply_prices, read_price_update
+from solver.inputs.problem import load_problem, parse_problem
+from solver.plan import Check, Plan, input_digests
+from solver.trust.verify import verify_plan
+
+PLAN_FIX = "use a plan written by procure solve --format json (or resolve --plan-out), unedited"
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not a number a plan may hold")
+
+
+def read_plan_file(path: Path):
+    """The plan in a JSON file, refused unless it is a plan procure can act on: solved to
+    a plan, verified, and carrying the inputs it was solved for."""
+    where = str(path)
+    if not path.is_file():
+        raise ProcureError(
+            "plan file not found" if not path.exists() else "the plan path is not a file",
+            file=where,
+            fix="write one with: procure solve PROBLEM --format json --out PLAN.json",
+        )
+    try:
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            parse_float=_finite_float,
+            parse_constant=_no_constant,
+        )
+    except UnicodeDecodeError:
+        raise ProcureError("not a text file", file=where, fix=PLAN_FIX) from None
+    except json.JSONDecodeError as exc:
+        raise ProcureError(
+            f"not JSON: {exc.msg}", file=where, field=f"line {exc.lineno}", fix=PLAN_FIX
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise ProcureError(f"not a plan: {exc}", file=where, fix=PLAN_FIX) from None
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ProcureError(
+            f"not a procure plan: {first['msg']}",
+            file=where,
+            field=".".join(str(p) for p in first["loc"]) or None,
+            fix=PLAN_FIX,
+        ) from None
+    if plan.status not in ("optimal", "feasible"):
+        raise ProcureError(
+            f"the plan's status is {plan.status!r}: there is nothing to act on",
+            file=where,
+            field="status",
+            fix="solve the problem until it has a plan (optimal or feasible)",
+        )
+    if not plan.verified:
+        raise ProcureError(
+            "the plan is not verified (verified: false); procure acts only on verified plans",
+            file=where,
+            field="verified",
+            fix=PLAN_FIX,
+        )
+    if plan.inputs is None:
+        raise ProcureError(
+            "the plan does not say what problem and catalog it was solved for (no inputs)",
+            file=where,
+            field="inputs",
+            fix="re-solve it with this version: procure solve PROBLEM --format json --out PLAN",
+        )
+    return plan
+
+
+def load_plan(
+    path: Path,
+    *,
+    problem: Path | None = None,
+    catalog: Path | None = None,
+):
+    """Read a plan and re-verify it against the problem and catalog it was solved for.
+
+    A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
+    verified, was solved to a plan (optimal or feasible), carries the digests of its
+    inputs, those match the problem and catalog (``problem``/``catalog`` when given,
+    else the problem the plan carries and the catalog folder it names), and the
+    independent verifier passes it again. Anything else is refused.
+
+    Returns
+    -------
+    (Plan, Problem, Catalog)
+    """
+    where = str(path)
+    plan = read_plan_file(path)
+    inputs = plan.inputs
+    if problem is not None:
+        prob = load_problem(problem)
+        wrong_problem = f"the plan was solved for another problem than {problem}"
+    else:
+        try:
+            prob = parse_problem(inputs.problem, file=f"{where} (inputs.problem)")
+        except ProcureError:
+            raise ProcureError(
+                "the problem the plan carries is not a valid problem",
+                file=where,
+                field="inputs.problem",
+                fix=PLAN_FIX,
+            ) from None
+        wrong_problem = "the problem the plan carries was edited (its digest does not match)"
+    recorded = None if inputs.catalog_dir is None else Path(inputs.catalog_dir)
+    cat = load_catalog(catalog if catalog is not None else recorded)
+    if recorded_catalog(catalog, inputs):
+        for applied in inputs.prices:  # a re-solved plan: the price files, in order
+            cat = apply_price_file(cat, **{**applied, "prices": Path(applied["prices"])}).catalog
+    digests = input_digests(prob, cat)
+    if digests.problem_sha256 != inputs.problem_sha256:
+        raise ProcureError(
+            wrong_problem,
+            file=where,
+            field="inputs.problem_sha256",
+            fix="pass the problem the plan was solved for (--problem), or re-solve this one",
+        )
+    if digests.catalog_sha256 != inputs.catalog_sha256:
+        raise ProcureError(
+            "the plan was solved with another catalog (or its prices changed since)",
+            file=where,
+            field="inputs.catalog_sha256",
+            fix="pass the catalog folder it was solved with (--catalog), or re-solve the plan",
+        )
+    try:
+        checks = verify_plan(plan, prob, cat)
+    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:
+        # an edited plan can hold what a solved one never does; it is refused, not shown
+        checks = [Check(name="plan readable", ok=False, detail=str(exc))]
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        first = failed[0]
+        raise ProcureError(
+            f"the plan does not verify against its problem and catalog ({len(failed)} "
+            f"failed checks; first: {first.name}: {first.detail})",
+            file=where,
+            fix=PLAN_FIX,
+        )
+    return plan, prob, cat
+
+
+def recorded_catalog(catalog: Path | None, inputs) -> bool:
+    """Whether ``--catalog`` (None = not given) names the folder a plan was solved over."""
+    if catalog is None:
+        return True
+    return inputs.catalog_dir is not None and catalog.resolve() == Path(inputs.catalog_dir)
+
+
+def apply_price_file(
+    cat, prices: Path, fmt: str, provider, price_date, max_factor, accept, add_new
+):
+    """The catalog with a price file applied (and the report of what moved)."""
+    update = read_price_update(
+        prices,
+        format=fmt,
+        provider=provider,
+        price_date=price_date,
+        known_providers=set(cat.offerings["provider"]),
+    )
+    return apply_prices(
+        cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new
+    )

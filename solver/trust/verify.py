@@ -1,0 +1,1144 @@
+"""The independent verifier: recompute every constraint of a plan.
+
+It reads only the plan's line items, the problem, the catalog and the physics;
+never the solver's matrices or the compiled option table. Capacities, memory
+fits, SLOs, training hours, costs and emissions are recomputed here from the
+catalog rows, and every constraint family of the MIP is checked again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from solver import physics
+from solver.inputs.catalog import Catalog, tier_rank
+from solver.inputs.load import resolve_load
+from solver.inputs.presets import ModelSpec, resolve_model
+from solver.inputs.problem import (
+    InferenceWorkload,
+    Problem,
+    TrainingWorkload,
+)
+from solver.physics.constants import (
+    HOST_POWER_FRACTION,
+    IDLE_POWER_FRACTION,
+    INFERENCE_UTILISATION,
+    TRAINING_UTILISATION,
+)
+from solver.plan import Check, Plan
+from solver.units import (
+    DAYS_PER_MONTH,
+    HOURS_PER_MONTH,
+    PRICE_COLUMN,
+    RESERVED_TERM_MONTHS,
+    server_and_site,
+)
+
+REL_TOL = 1e-6
+
+
+class _Checks:
+    def __init__(self) -> None:
+        self.items: list[Check] = []
+        self.failed: dict[str, list[str]] = defaultdict(list)
+        self.counts: dict[str, int] = defaultdict(int)
+
+    def check(self, name: str, ok: bool, detail: str = "") -> None:
+        self.counts[name] += 1
+        if not ok:
+            self.failed[name].append(detail)
+
+    def result(self) -> list[Check]:
+        out = []
+        for name, n in self.counts.items():
+            bad = self.failed.get(name, [])
+            out.append(
+                Check(
+                    name=name,
+                    ok=not bad,
+                    detail=(
+                        f"{n} checked"
+                        if not bad
+                        else f"{len(bad)} of {n} failed: " + "; ".join(bad[:3])
+                    ),
+                )
+            )
+        return out
+
+
+def _close(a: float, b: float, tol: float = REL_TOL) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def _le(a: float, b: float, tol: float = REL_TOL) -> bool:
+    return a <= b + tol * max(1.0, abs(b))
+
+
+@dataclass(frozen=True)
+class _Block:
+    name: str
+    hours_per_day: float
+    index: int
+
+
+class _Context:
+    """Catalog lookups for one plan (pure reads)."""
+
+    def __init__(self, problem: Problem, catalog: Catalog) -> None:
+        self.problem = problem
+        self.catalog = catalog
+        months = [p.months for p in problem.resolved_periods]
+        self.period_names = [p.name for p in problem.resolved_periods]
+        self.start_month = dict(zip(self.period_names, np.cumsum([0.0] + months[:-1]), strict=True))
+        self.months = dict(zip(self.period_names, months, strict=True))
+        self.horizon = float(sum(months))
+        self.load = resolve_load(problem)
+        self.blocks = {
+            name: _Block(name, hours, i)
+            for i, (name, hours) in enumerate(
+                zip(self.load.names, self.load.hours_per_day, strict=True)
+            )
+        }
+        self.workloads = {w.name: w for w in problem.workloads}
+
+    def demand_factor(self, w: InferenceWorkload, block: _Block) -> float:
+        """The workload's demand factor in a block, re-derived from the problem.
+
+        Explicit load_blocks: the block's demand_factor (or peak_to_average). A
+        problem-level blocks profile: the block's factor over the profile's
+        hour-weighted mean. Otherwise the max of the workload's hourly curve over the
+        block's clock hours (capacity holds the block's worst hour).
+        """
+        p = self.problem
+        if p.load_blocks is not None:
+            given = p.load_blocks[block.index].demand_factor
+            return w.peak_to_average if given is None else given
+        if not self.load.hours:
+            prof = p.load_profile.blocks
+            mean = sum(b.hours_per_day * b.factor for b in prof) / 24.0
+            return prof[block.index].factor / mean
+        curve = self.load.hourly[w.name]
+        return max(curve[h] for h in self.load.hours[block.index])
+
+    def unit(self, item) -> dict:
+        """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
+        cat = self.catalog
+        if item.mode == "owned":
+            server_id, site_id = server_and_site(item.offering)
+            srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
+            acc = cat.accelerators.loc[srv["accelerator_id"]]
+            return {
+                "acc": acc,
+                "apu": int(srv["accelerators_per_server"]),
+                "nvlink": bool(srv["nvlink"]),
+                "zone": site["residency_zone"],
+                "pue": float(site["pue"]),
+                "grid": float(site["grid_gco2_per_kwh"]),
+                "usd_per_kwh": float(site["electricity_usd_per_kwh"]),
+                "power_kw_max": float(srv["power_kw"]),
+                "server": srv,
+                "site": site,
+                "network_gbps": float(srv["network_gbps"])
+                if srv["network_gbps"] == srv["network_gbps"]
+                else 100.0,
+            }
+        off = cat.offerings.loc[item.offering]
+        reg = cat.regions.loc[(off["provider"], off["region"])]
+        acc = cat.accelerators.loc[off["accelerator_id"]]
+        price_col = PRICE_COLUMN[item.mode]
+        return {
+            "acc": acc,
+            "apu": int(off["accelerators_per_instance"]),
+            "nvlink": bool(off["nvlink"]),
+            "zone": reg["residency_zone"],
+            "pue": float(reg["pue"]),
+            "grid": float(reg["grid_gco2_per_kwh"]),
+            "price": float(off[price_col]),
+            "offering": off,
+            "network_gbps": float(off["network_gbps"])
+            if off["network_gbps"] == off["network_gbps"]
+            else 100.0,
+        }
+
+    def hours_at(self, month: float) -> float:
+        """Hours from the plan's start to ``month`` months after it: calendar months with
+        their real hours when the problem states its start, else 730-hour months."""
+        if self.problem.start is None:
+            return month * HOURS_PER_MONTH
+        base = pd.Timestamp(self.problem.start)
+        whole = math.floor(month + 1e-9)
+        a = base + pd.DateOffset(months=whole)
+        b = base + pd.DateOffset(months=whole + 1)
+        hour = pd.Timedelta(hours=1)
+        return (a - base) / hour + (month - whole) * ((b - a) / hour)
+
+    def overlap_hours(self, name: str, begin: float, end: float) -> float:
+        """Hours of [begin, end) inside period ``name``."""
+        s = self.start_month[name]
+        lo, hi = max(s, begin), min(s + self.months[name], end)
+        return self.hours_at(hi) - self.hours_at(lo) if hi > lo else 0.0
+
+    def period_hours(self, name: str) -> float:
+        s = self.start_month[name]
+        return self.hours_at(s + self.months[name]) - self.hours_at(s)
+
+    def overlap_months(self, name: str, begin: float, end: float) -> float:
+        """Months of [begin, end) inside period ``name``."""
+        s = self.start_month[name]
+        return max(0.0, min(s + self.months[name], end) - max(s, begin))
+
+    def kg_per_unit_hour(self, u: dict, utilisation: float, owned: bool) -> tuple[float, float]:
+        """(kWh, kgCO2e) per unit-hour of use, recomputed from the catalog."""
+        if owned:  # above idle: the idle draw is charged with the hosting
+            kw = u["power_kw_max"] * (1.0 - IDLE_POWER_FRACTION) * utilisation
+        else:
+            kw = float(physics.power_w_at_utilisation(float(u["acc"]["tdp_w"]), utilisation))
+            kw = kw * u["apu"] * (1.0 + HOST_POWER_FRACTION) / 1000.0
+        kwh = float(physics.energy_kwh(kw * 1000.0, 1.0, u["pue"]))
+        kg = float(physics.operational_kgco2e(kwh, u["grid"]))
+        if not owned:
+            kg += (
+                float(physics.embodied_kgco2e_per_hour(float(u["acc"]["embodied_kgco2e"])))
+                * u["apu"]
+            )
+        return kwh, kg
+
+
+def _owned_month(srv, site) -> tuple[float, float]:
+    """(USD, kgCO2e) an owned server costs per month in service, used or not: colocation,
+    maintenance, staff and the idle draw (30% of its maximum power), from the catalog."""
+    idle_kwh = IDLE_POWER_FRACTION * float(srv["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
+    staff = float(site["staff_usd_per_server_year"]) if "staff_usd_per_server_year" in site else 0
+    usd = (
+        float(site["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
+        + float(srv["maintenance_usd_per_year"]) / 12.0
+        + staff / 12.0
+        + idle_kwh * float(site["electricity_usd_per_kwh"])
+    )
+    return usd, idle_kwh * float(site["grid_gco2_per_kwh"]) / 1000.0
+
+
+def _peak(acc, precision: str) -> float:
+    """Dense peak of one catalog accelerator row at a precision."""
+    table = physics.one_row_table(acc)
+    return float(physics.compute_peak_tflops(table, precision)[0])
+
+
+def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, headroom: float):
+    acc = u["acc"]
+    online = isinstance(w, InferenceWorkload)
+    table = physics.one_row_table(acc)
+    return physics.best_decode(
+        physics.served_model(spec, w.weight_precision, w.kv_precision),
+        prompt_tokens=prompt,
+        output_tokens=output,
+        tpot_slo_s=w.tpot_slo_s if online else None,
+        ttft_slo_s=w.ttft_slo_s if online else None,
+        d=np.array([float(d)]),
+        dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
+        memory_headroom=headroom,
+    )
+
+
+def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float:
+    """Factor scaling physics to the workload's measured profiles, recomputed here.
+
+    Geometric mean of measured / physics requests/s over every measured accelerator
+    (one device per replica, no NVLink) and bucket where both are positive; 1.0 when
+    the workload has no profile.
+    """
+    if not isinstance(w, InferenceWorkload) or not w.measured_throughput_rps:
+        return 1.0
+    logs = []
+    for name, values in w.measured_throughput_rps.items():
+        acc = catalog.accelerators.loc[catalog.resolve_accelerator(name)]
+        unit = {"acc": acc, "nvlink": False}
+        for j, bucket in enumerate(w.traffic_mix or []):
+            res = _decode(w, spec, unit, 1, bucket.prompt_tokens, bucket.output_tokens, headroom)
+            physics_rps = float(res.tokens_per_s[0]) / bucket.output_tokens
+            if values[j] > 0 and physics_rps > 0:
+                logs.append(np.log(values[j] / physics_rps))
+    return float(np.exp(np.mean(logs))) if logs else 1.0
+
+
+def _known(item, catalog: Catalog) -> bool:
+    """The line item names an offering (with a price in its mode) or a server@site we know."""
+    if item.mode == "owned":
+        server_id, site_id = server_and_site(item.offering)
+        return server_id in catalog.servers.index and site_id in catalog.sites.index
+    if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
+        return False
+    return bool(pd.notna(catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]]))
+
+
+def _matches(item, u: dict) -> bool:
+    """Provider, region and accelerator of the item are those of its offering."""
+    if item.mode == "owned":
+        return item.accelerator == u["acc"].name and item.region == u["site"].name
+    off = u["offering"]
+    return (
+        item.provider == off["provider"]
+        and item.region == off["region"]
+        and item.accelerator == off["accelerator_id"]
+    )
+
+
+def _unit_tokens_per_s(
+    w: InferenceWorkload,
+    spec: ModelSpec,
+    u: dict,
+    item,
+    catalog: Catalog,
+    headroom: float,
+    *,
+    calibration: float,
+) -> float:
+    """Output tokens/s one unit of a serving line item sustains, recomputed (for N+1).
+
+    Without a traffic mix: the physics throughput of one replica x replicas per unit.
+    With one: the unit time-shared over the mix in its shares, sum(share x output
+    tokens) / sum(share / requests/s) over the buckets the unit can serve, with
+    requests/s measured (x accelerators per unit) or from physics x ``calibration``.
+    """
+    replicas = u["apu"] // item.tp_degree
+    if not w.traffic_mix:
+        res = _decode(w, spec, u, item.tp_degree, w.prompt_tokens, w.output_tokens, headroom)
+        return float(res.tokens_per_s[0]) * replicas
+    measured = None
+    for name, values in (w.measured_throughput_rps or {}).items():
+        if catalog.resolve_accelerator(name) == item.accelerator:
+            measured = values
+    tokens_per_request = 0.0
+    s_per_request = 0.0
+    for j, bucket in enumerate(w.traffic_mix):
+        if measured is not None:
+            rps = measured[j] * u["apu"]
+        else:
+            res = _decode(
+                w, spec, u, item.tp_degree, bucket.prompt_tokens, bucket.output_tokens, headroom
+            )
+            rps = float(res.tokens_per_s[0]) * replicas / bucket.output_tokens * calibration
+        tokens_per_request += bucket.share * bucket.output_tokens
+        s_per_request += bucket.share / rps if rps > 0 else 0.0
+    return tokens_per_request / s_per_request if s_per_request > 0 else 0.0
+
+
+class _Run:
+    """One verification: the checks so far and what the line items add up to."""
+
+    def __init__(self, plan: Plan, problem: Problem, catalog: Catalog) -> None:
+        self.plan, self.p, self.catalog = plan, problem, catalog
+        self.ctx = _Context(problem, catalog)
+        self.c = _Checks()
+        self.specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
+        self.factors: dict[str, float] = {}
+        self.allowed_modes = set(problem.modes)
+        # capacity served per (workload, period, block, bucket or -1)
+        self.served: dict[tuple, float] = defaultdict(float)
+        self.units_in_use: dict[tuple, float] = defaultdict(
+            float
+        )  # (offering, mode, period, block)
+        self.serving_units: dict[tuple, float] = defaultdict(float)
+        self.period_cost: dict[str, float] = defaultdict(float)
+        self.provider_cost: dict[str, float] = defaultdict(float)
+        self.total_cost = 0.0
+        self.total_kg = 0.0
+        self.capex = 0.0
+        self.bought: dict[str, list[tuple[str, float]]] = defaultdict(list)  # -> (period, units)
+        self.committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
+        self.trained: dict[str, int] = defaultdict(int)
+        self.unit_capacity: dict[tuple, list[tuple[float, float]]] = {}
+
+    def add_line(self, item, cost_usd: float, kgco2e: float) -> None:
+        """Count a usage line's recomputed cost and CO2e in the totals, its period and its
+        provider."""
+        self.total_cost += cost_usd
+        self.total_kg += kgco2e
+        self.period_cost[item.period] += cost_usd
+        self.provider_cost[item.provider] += cost_usd
+
+    def calibration_of(self, w, spec: ModelSpec) -> float:
+        """The workload's calibration factor (computed once)."""
+        if w.name not in self.factors:
+            self.factors[w.name] = _calibration(w, spec, self.catalog, self.p.memory_headroom)
+        return self.factors[w.name]
+
+
+def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
+    """Recompute every constraint and cost of ``plan``; return the checks.
+
+    The plan is valid when every check is ok. Each line item is checked by its kind
+    (serving, training, purchase, reservation, fleet held at the start), then what the
+    lines add up to: demand, fleet, quotas, power, money.
+    """
+    run = _Run(plan, problem, catalog)
+    by_kind = {
+        "rent": _check_serving,
+        "use": _check_serving,
+        "training": _check_training,
+        "purchase": _check_purchase,
+        "reservation": _check_reservation,
+        "existing": _check_existing,
+    }
+    for item in plan.line_items:
+        facts = _check_line(run, item)
+        if facts is not None and item.item in by_kind:
+            by_kind[item.item](run, item, *facts)
+    run.unit_capacity = _n_plus_1_units(run)
+    _check_load_curves(run)
+    _check_demand(run)
+    _check_fleet(run)
+    _check_quotas(run)
+    _check_power(run)
+    _check_money(run)
+    return run.c.result()
+
+
+def _check_line(run: _Run, item) -> tuple | None:
+    """Checks every line item takes: in the catalog, finite whole numbers, allowed mode,
+    the workload's requirements. Returns (unit facts, owned, workload), or None when the
+    rest cannot be checked."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    allowed_modes = run.allowed_modes
+    known = _known(item, catalog)
+    c.check("offering in the catalog", known, f"{item.offering} {item.mode}")
+    if not known:
+        return None
+    u = ctx.unit(item)
+    owned = item.mode == "owned"
+    c.check(
+        "line item matches its offering",
+        _matches(item, u),
+        f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
+    )
+    c.check(
+        "numbers are finite and not negative",
+        all(
+            math.isfinite(v) and v >= 0
+            for v in (item.units, item.accelerators, item.hours, item.co2e_t)
+        )
+        and math.isfinite(item.cost_usd),
+        f"{item.offering}: units {item.units}, hours {item.hours}, cost {item.cost_usd}",
+    )
+    if not math.isfinite(item.units):
+        return None
+    c.check(
+        "unit counts are whole numbers",
+        abs(item.units - round(item.units)) < 1e-6,
+        f"{item.offering} {item.units}",
+    )
+    if item.item in {"rent", "reservation", "purchase"} or (
+        item.item == "training" and item.mode != "owned"
+    ):
+        c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
+    # requirements common to every workload line
+    w = ctx.workloads.get(item.workload)
+    if w is not None:
+        zones = [z for z in (p.residency, w.residency) if z is not None]
+        c.check(
+            "residency",
+            all(u["zone"] in z for z in zones),
+            f"{item.workload} on {item.offering} ({u['zone']})",
+        )
+        provs = [q for q in (p.providers, w.providers) if q is not None]
+        c.check(
+            "providers allowed",
+            owned or all(item.provider in q for q in provs),
+            f"{item.workload} on {item.provider}",
+        )
+        min_tiers = [t for t in (p.min_tier, w.min_tier) if t is not None]
+        if min_tiers:
+            tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
+            c.check(
+                "provider tier",
+                owned or all(tier_rank(tier) >= tier_rank(t) for t in min_tiers),
+                f"{item.workload} on {item.offering} ({tier}; needs "
+                f"{max(min_tiers, key=tier_rank)})",
+            )
+        if not owned:
+            regs = [q for q in (p.regions, w.regions) if q is not None]
+            c.check(
+                "regions allowed",
+                all(item.region in q for q in regs),
+                f"{item.workload} in {item.region}",
+            )
+        frameworks = str(u["acc"]["frameworks"]).split(";")
+        c.check(
+            "framework supported",
+            w.framework in frameworks,
+            f"{item.workload} ({w.framework}) on {item.accelerator}",
+        )
+        if w.require_ecc:
+            c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
+        for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
+            name, column = precision
+            if name in {
+                getattr(w, "precision", None),
+                getattr(w, "weight_precision", None),
+                getattr(w, "kv_precision", None),
+            }:
+                c.check(
+                    "precision supported by the hardware",
+                    float(u["acc"][column]) > 0,
+                    f"{item.workload} in {name} on {item.accelerator}",
+                )
+        c.check(
+            "spot only for interruptible work",
+            item.mode != "spot" or w.interruptible,
+            f"{item.workload} on spot",
+        )
+
+    return u, owned, w
+
+
+def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A serving line (rent, use): hours, shape, memory and SLOs recomputed, capacity
+    served, cost and CO2e."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    specs = run.specs
+    calibration_of = run.calibration_of
+    served = run.served
+    units_in_use = run.units_in_use
+    serving_units = run.serving_units
+    block = ctx.blocks[item.block]
+    hours_expected = ctx.period_hours(item.period) * block.hours_per_day / 24.0
+    c.check("line hours", _close(item.hours, hours_expected), f"{item.offering}")
+    units_in_use[(item.offering, item.mode, item.period, item.block)] += item.units
+    serving_units[(item.workload, item.period, item.block)] += item.units
+    spec = specs[item.workload]
+    if item.tp_degree > 1 and not getattr(w, "allow_tensor_parallel_over_pcie", False):
+        c.check("tensor parallelism over NVLink", u["nvlink"], f"{item.offering}")
+    c.check(
+        "replica shape fits the unit",
+        item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0,
+        f"{item.offering}",
+    )
+    measured = None
+    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
+        for name, vals in w.measured_throughput_rps.items():
+            if catalog.resolve_accelerator(name) == item.accelerator:
+                measured = vals
+    mix = isinstance(w, InferenceWorkload) and w.traffic_mix
+    if mix:
+        share_used = 0.0
+        for j, y in item.bucket_requests_per_s.items():
+            bucket = w.traffic_mix[int(j)]
+            if measured is not None:
+                r = measured[int(j)] * u["apu"]
+            else:
+                res = _decode(
+                    w,
+                    spec,
+                    u,
+                    item.tp_degree,
+                    bucket.prompt_tokens,
+                    bucket.output_tokens,
+                    p.memory_headroom,
+                )
+                r = (
+                    float(res.tokens_per_s[0])
+                    * (u["apu"] // item.tp_degree)
+                    / bucket.output_tokens
+                    * calibration_of(w, spec)
+                )
+            c.check(
+                "bucket served only where it fits",
+                r > 0 or y <= 1e-9,
+                f"{item.offering} bucket {j}",
+            )
+            share_used += y / r if r > 0 else 0.0
+            served[(item.workload, item.period, item.block, int(j))] += y
+        c.check(
+            "unit time split across buckets",
+            _le(share_used, item.units, 1e-5),
+            f"{item.offering}: {share_used:.4f} > {item.units}",
+        )
+    else:
+        prompt, output = w.prompt_tokens, w.output_tokens
+        res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
+        ok = res.reason[0] == ""
+        c.check(
+            "memory and SLOs met (physics recomputed)",
+            ok,
+            f"{item.workload} on {item.offering}: {res.reason[0]}",
+        )
+        cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
+        served[(item.workload, item.period, item.block, -1)] += cap
+    # cost and CO2 of the line
+    if item.item == "rent":
+        cost = u["price"] * item.units * item.hours
+    else:
+        kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+        cost = kwh * u["usd_per_kwh"] * item.units * item.hours if owned else 0.0
+    _, kg = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"{item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    c.check(
+        "line CO2e recomputed",
+        _close(kg * item.units * item.hours / 1000.0, item.co2e_t, 1e-5),
+        f"{item.offering}",
+    )
+    run.add_line(item, cost, kg * item.units * item.hours)
+
+
+def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A training line: memory (ZeRO-3), hours recomputed, window and deadline, cost and CO2e."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    specs = run.specs
+    units_in_use = run.units_in_use
+    trained = run.trained
+    spec = specs[item.workload]
+    trained[item.workload] += 1 if item.period == item.start_period else 0
+    for b in ctx.blocks:
+        units_in_use[(item.offering, item.mode, item.period, b)] += item.units
+    n_acc = int(item.units) * u["apu"]
+    act = physics.activation_gb_per_device(
+        seq_len=w.seq_len,
+        micro_batch=w.micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=w.recompute,
+        params=spec.params,
+    )
+    mem = float(physics.training_memory_per_device_gb(spec.params, w.optimizer, n_acc, act))
+    usable = float(u["acc"]["memory_gb"]) * (1 - p.memory_headroom)
+    c.check(
+        "training fits memory (ZeRO-3)",
+        mem <= usable + 1e-9,
+        f"{item.workload}: {mem:.1f} GB per device > {usable:.1f}",
+    )
+    acc = u["acc"]
+    peak = _peak(acc, w.precision)
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    scaleup = float(acc["scaleup_gbps"])
+    published = physics.default_mfu(
+        *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+    )
+    own_mfu = w.mfu is not None
+    hours = float(
+        physics.cluster_training_hours(
+            physics.training_flops(
+                spec.params,
+                w.tokens,
+                w.optimizer,
+                w.recompute,
+                layers=spec.layers,
+                hidden_size=spec.hidden_size,
+                seq_len=w.seq_len,
+            ),
+            n_acc,
+            u["apu"],
+            peak,
+            w.mfu if own_mfu else published.mfu,
+            np.inf if own_mfu else published.measured_at_accelerators,
+            u["network_gbps"],
+            physics.scaleup_joins_units(*family, scaleup),
+            physics.spot_preemptions_per_instance_hour(item.provider)
+            if item.mode == "spot"
+            else 0.0,
+        )[0]
+    )
+    c.check(
+        "training hours recomputed",
+        _close(hours, item.job_hours, 1e-6),
+        f"{item.workload}: {item.job_hours:.1f} h vs {hours:.1f} h",
+    )
+    names = ctx.period_names
+    first = names.index(w.start_period) if w.start_period else 0
+    last = names.index(w.end_period) if w.end_period else len(names) - 1
+    start = names.index(item.start_period)
+    window_h = sum(ctx.period_hours(n) for n in names[start : last + 1])
+    c.check(
+        "training inside its window",
+        first <= start <= last and hours <= window_h + 1e-6,
+        f"{item.workload}",
+    )
+    if w.deadline_days:
+        c.check(
+            "training deadline",
+            hours <= w.deadline_days * 24 + 1e-6,
+            f"{item.workload}: {hours:.0f} h > {w.deadline_days * 24:.0f} h",
+        )
+    share = item.hours / hours if hours > 0 else 0.0
+    kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
+    if owned:
+        cost = kwh * u["usd_per_kwh"] * item.units * item.hours
+    elif item.mode in ("on_demand", "spot"):
+        cost = u["price"] * item.units * hours * share
+    else:
+        cost = 0.0
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    run.add_line(item, cost, kg * item.units * item.hours)
+
+
+def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A server bought: capex share, hosting over its life in service, residual value, hours."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    bought = run.bought
+    srv = u["server"]
+    lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+    life = float(srv["lifetime_years"]) * 12
+    arrival = ctx.start_month[item.period] + lead
+    retired = arrival + life
+    in_service = max(0.0, min(ctx.horizon, retired) - arrival)
+    frac = min(1.0, in_service / life) if p.owned_cost_policy == "amortised" else 1.0
+    # cash policy with a straight-line residual: the life left at the horizon
+    residual = (
+        float(srv["capex_usd"]) * min(1.0, max(0.0, retired - ctx.horizon) / life)
+        if p.owned_cost_policy == "cash" and p.residual_value == "straight_line"
+        else 0.0
+    )
+    hosting, idle_kg = _owned_month(srv, u["site"])
+    c.check(
+        "line hours",
+        _close(item.hours, ctx.hours_at(arrival + in_service) - ctx.hours_at(arrival)),
+        f"purchase {item.offering}",
+    )
+    cost = item.units * (float(srv["capex_usd"]) * frac + hosting * in_service - residual)
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"purchase {item.offering}",
+    )
+    run.capex += item.units * float(srv["capex_usd"]) * frac
+    run.total_cost += cost
+    run.total_kg += item.units * (float(srv["embodied_kgco2e"]) * frac + idle_kg * in_service)
+    provider_cost["owned"] += cost
+    bought[item.offering].append((item.period, item.units))
+    for name in ctx.period_names:
+        overlap = ctx.overlap_months(name, arrival, min(ctx.horizon, retired))
+        period_cost[name] += item.units * hosting * overlap
+    period_cost[item.period] += item.units * float(srv["capex_usd"]) * frac
+    period_cost[ctx.period_names[-1]] -= item.units * residual
+
+
+def _check_reservation(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """A reservation: its whole term's hours at the reserved price (amortised: the part inside)."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    committed = run.committed
+    # the whole term is owed (cash); amortised counts the months inside the horizon
+    term = RESERVED_TERM_MONTHS[item.mode]
+    begin = ctx.start_month[item.period]
+    inside = 0.0
+    for name in ctx.period_names:
+        part = u["price"] * item.units * ctx.overlap_hours(name, begin, begin + term)
+        period_cost[name] += part
+        inside += part
+    term_h = ctx.hours_at(begin + term) - ctx.hours_at(begin)
+    c.check("line hours", _close(item.hours, term_h), f"reservation {item.offering}")
+    cost = u["price"] * item.units * term_h
+    if p.owned_cost_policy == "amortised":
+        cost = inside
+    period_cost[ctx.period_names[-1]] += cost - inside
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"reservation {item.offering}",
+    )
+    run.total_cost += cost
+    provider_cost[item.provider] += cost
+    committed[(item.offering, item.mode)].append((item.period, item.units))
+
+
+def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
+    """The fleet held at the start: hosting of owned servers, the rest of reservations."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    # recomputed from the catalog: hosting of servers owned at the start for the
+    # whole horizon; the months of existing reservations still inside it
+    cost = 0.0
+    if item.mode == "owned":
+        hosting, idle_kg = _owned_month(u["server"], u["site"])
+        run.total_kg += idle_kg * item.units * ctx.horizon
+        for name in ctx.period_names:
+            part = hosting * item.units * ctx.months[name]
+            period_cost[name] += part
+            cost += part
+    else:
+        for r in p.existing_reservations:
+            if r.offering == item.offering and r.mode == item.mode:
+                for name in ctx.period_names:
+                    hours = ctx.overlap_hours(name, 0.0, r.months_remaining)
+                    part = u["price"] * r.units * hours
+                    period_cost[name] += part
+                    cost += part
+    c.check(
+        "line cost recomputed",
+        _close(cost, item.cost_usd, 1e-5),
+        f"existing {item.offering}: {item.cost_usd:.2f} vs {cost:.2f}",
+    )
+    run.total_cost += cost
+    provider_cost[item.provider] += cost
+
+
+def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float]]]:
+    """For N+1: per (workload, period, block), (tokens/s of one unit, units) of every
+    serving line."""
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    specs = run.specs
+    calibration_of = run.calibration_of
+    plan = run.plan
+    unit_capacity: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    for item in plan.line_items:
+        w = ctx.workloads.get(item.workload)
+        if (
+            item.item in {"rent", "use"}
+            and isinstance(w, InferenceWorkload)
+            and w.n_plus_1
+            and item.units > 0.5
+            and _known(item, catalog)
+        ):
+            cap = _unit_tokens_per_s(
+                w,
+                specs[w.name],
+                ctx.unit(item),
+                item,
+                catalog,
+                p.memory_headroom,
+                calibration=calibration_of(w, specs[w.name]),
+            )
+            unit_capacity[(w.name, item.period, item.block)].append((cap, item.units))
+    return unit_capacity
+
+
+def _check_load_curves(run: _Run) -> None:
+    """The daily load curve: blocks cover the day once; each curve has mean 1 and, when it
+    is the default shape, its maximum is the workload's peak_to_average."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    c.check(
+        "load blocks cover 24 h",
+        _close(sum(b.hours_per_day for b in ctx.blocks.values()), 24.0)
+        and (
+            not ctx.load.hours or sorted(h for hs in ctx.load.hours for h in hs) == list(range(24))
+        ),
+        f"{[(b.name, b.hours_per_day) for b in ctx.blocks.values()]}",
+    )
+    for name, curve in ctx.load.hourly.items():
+        w = ctx.workloads[name]
+        c.check("load curve mean 1", _close(sum(curve) / 24.0, 1.0), name)
+        if w.load_profile is None and p.load_profile is None:
+            c.check(
+                "load curve peak = peak_to_average", _close(max(curve), w.peak_to_average), name
+            )
+
+
+def _check_demand(run: _Run) -> None:
+    """Training runs once; demand, redundancy and N+1 met in every period and block
+    (recomputed from the problem, not from the model's rows)."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    served = run.served
+    serving_units = run.serving_units
+    trained = run.trained
+    unit_capacity = run.unit_capacity
+    for w in p.workloads:
+        if isinstance(w, TrainingWorkload):
+            c.check(
+                "each training job runs once",
+                trained.get(w.name, 0) == 1,
+                f"{w.name}: {trained.get(w.name, 0)} clusters",
+            )
+            continue
+        names = w.periods or ctx.period_names
+        for period in names:
+            for bname, block in ctx.blocks.items():
+                if isinstance(w, InferenceWorkload):
+                    dem = w.demand
+                    if dem.tokens_per_s is not None:
+                        avg_tps = dem.tokens_per_s
+                    elif dem.requests_per_s is not None:
+                        avg_tps = dem.requests_per_s * w.output_tokens
+                    else:
+                        avg_tps = (
+                            dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
+                        )
+                    factor = ctx.demand_factor(w, block) * w.demand_by_period.get(period, 1.0)
+                    # capacity for the peak at the utilisation target, not flat out
+                    scale = factor * (1 + p.demand_headroom) / w.max_utilisation
+                    # one unit is what any demand needs; the rule binds from two (as the
+                    # model's redundancy rows do), so a block without demand may have none
+                    if p.objective != "max_served" and w.min_serving_units > 1:
+                        c.check(
+                            "redundancy",
+                            serving_units[(w.name, period, bname)] >= w.min_serving_units - 1e-9,
+                            f"{w.name} {period}/{bname}",
+                        )
+                    if w.n_plus_1 and p.objective != "max_served":
+                        # output tokens/s of the whole mix (or the one request size)
+                        need_tps = avg_tps * scale
+                        if w.traffic_mix:
+                            need_tps = sum(
+                                avg_tps / w.output_tokens * scale * b.share * b.output_tokens
+                                for b in w.traffic_mix
+                            )
+                        units = unit_capacity.get((w.name, period, bname), [])
+                        total = sum(cap * n for cap, n in units)
+                        largest = max((cap for cap, _ in units), default=0.0)
+                        c.check(
+                            "N+1 (capacity without the largest unit meets peak)",
+                            # tolerance relative to the row's largest term, as the solver's
+                            need_tps <= total - largest + REL_TOL * max(1.0, total),
+                            f"{w.name} {period}/{bname}: {total:.1f} - {largest:.1f} < "
+                            f"{need_tps:.1f} tokens/s",
+                        )
+                    if w.traffic_mix:
+                        rps = avg_tps / w.output_tokens * scale
+                        for j, bucket in enumerate(w.traffic_mix):
+                            need = rps * bucket.share
+                            got = served[(w.name, period, bname, j)]
+                            if p.objective != "max_served":
+                                c.check(
+                                    "demand met",
+                                    _le(need, got),
+                                    f"{w.name} {period}/{bname} bucket {j}: {got:.3f} < "
+                                    f"{need:.3f} req/s",
+                                )
+                        continue
+                    need = avg_tps * scale
+                else:
+                    hours = sum(ctx.period_hours(n) for n in names)
+                    need = w.output_tokens_total / (hours * 3600)
+                got = served[(w.name, period, bname, -1)]
+                if p.objective != "max_served":
+                    c.check(
+                        "demand met",
+                        _le(need, got),
+                        f"{w.name} {period}/{bname}: {got:.1f} < {need:.1f} tokens/s",
+                    )
+
+
+def _check_fleet(run: _Run) -> None:
+    """Owned and reserved units cover what is in use; availability caps."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    units_in_use = run.units_in_use
+    bought = run.bought
+    committed = run.committed
+    for (offering, mode, period, bname), units in units_in_use.items():
+        if mode == "owned":
+            server_id, site_id = server_and_site(offering)
+            srv = catalog.servers.loc[server_id]
+            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            life = float(srv["lifetime_years"]) * 12
+            have = sum(
+                e.units for e in p.existing_fleet if e.server == server_id and e.site == site_id
+            )
+            end = ctx.start_month[period] + ctx.months[period]
+            have += sum(
+                n
+                for t, n in bought.get(offering, [])
+                if ctx.start_month[t] + lead <= ctx.start_month[period] + 1e-9
+                and end <= ctx.start_month[t] + lead + life + 1e-9
+            )
+            c.check(
+                "owned units cover use",
+                units <= have + 1e-9,
+                f"{offering} {period}: {units:g} in use, {have:g} delivered",
+            )
+        elif mode in RESERVED_TERM_MONTHS:
+            term = RESERVED_TERM_MONTHS[mode]
+            end = ctx.start_month[period] + ctx.months[period]
+            have = sum(
+                n
+                for t, n in committed.get((offering, mode), [])
+                if ctx.start_month[t] <= ctx.start_month[period]
+                and end <= ctx.start_month[t] + term + 1e-9
+            )
+            have += sum(
+                r.units
+                for r in p.existing_reservations
+                if r.offering == offering and r.mode == mode and end <= r.months_remaining + 1e-9
+            )
+            c.check(
+                "reserved units cover use",
+                units <= have + 1e-9,
+                f"{offering} {mode} {period}: {units:g} in use, {have:g} reserved",
+            )
+            cap = p.availability_caps.get(
+                offering, int(catalog.offerings.loc[offering, "availability_cap_instances"])
+            )
+            c.check("availability", have <= cap + 1e-9, f"{offering} {mode}: {have:g} > {cap}")
+        else:
+            cap = p.availability_caps.get(
+                offering, int(catalog.offerings.loc[offering, "availability_cap_instances"])
+            )
+            c.check(
+                "availability",
+                units <= cap + 1e-9,
+                f"{offering} {mode} {period}/{bname}: {units:g} > {cap}",
+            )
+
+
+def _check_quotas(run: _Run) -> None:
+    """Cloud accelerators in use within each quota."""
+    c = run.c
+    p = run.p
+    catalog = run.catalog
+    units_in_use = run.units_in_use
+    for q in p.quotas:
+        per_slot: dict[tuple, float] = defaultdict(float)
+        for (offering, mode, period, bname), units in units_in_use.items():
+            if mode == "owned":
+                continue
+            off = catalog.offerings.loc[offering]
+            if off["provider"] != q.provider or (q.region and off["region"] != q.region):
+                continue
+            if q.accelerator and off["accelerator_id"] != catalog.resolve_accelerator(
+                q.accelerator
+            ):
+                continue
+            per_slot[(period, bname)] += units * int(off["accelerators_per_instance"])
+        for slot, n in per_slot.items():
+            c.check(
+                "quota",
+                n <= q.max_accelerators + 1e-9,
+                f"{q.provider}/{q.region or '*'}/{q.accelerator or '*'} {slot}: {n:g} > "
+                f"{q.max_accelerators}",
+            )
+
+
+def _check_power(run: _Run) -> None:
+    """Owned servers in service at a site within its power cap."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    catalog = run.catalog
+    bought = run.bought
+    fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
+    for name in ctx.period_names:
+        for e in p.existing_fleet:
+            fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
+        for offering, buys in bought.items():
+            server_id, site_id = server_and_site(offering)
+            srv = catalog.servers.loc[server_id]
+            lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+            life = float(srv["lifetime_years"]) * 12
+            end = ctx.start_month[name] + ctx.months[name]
+            fleet_kw[(site_id, name)] += sum(
+                n * float(srv["power_kw"])
+                for t, n in buys
+                if ctx.start_month[t] + lead <= ctx.start_month[name] + 1e-9
+                and ctx.start_month[t] <= ctx.start_month[name]
+                and end <= ctx.start_month[t] + lead + life + 1e-9
+            )
+    for (site_id, name), kw in fleet_kw.items():
+        cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
+        c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
+
+
+def _check_money(run: _Run) -> None:
+    """Totals, NPV, cash flow, CO2e, budgets, carbon cap and provider shares recomputed."""
+    c = run.c
+    ctx = run.ctx
+    p = run.p
+    period_cost = run.period_cost
+    provider_cost = run.provider_cost
+    plan = run.plan
+    total_cost, total_kg, capex = run.total_cost, run.total_kg, run.capex
+    c.check(
+        "total cost recomputed",
+        _close(total_cost, plan.total_cost_usd, 1e-6),
+        f"{plan.total_cost_usd:.2f} vs recomputed {total_cost:.2f}",
+    )
+    if p.discount_rate is not None:
+        npv = sum(
+            period_cost[name]
+            * (1.0 + p.discount_rate) ** (-(ctx.start_month[name] + ctx.months[name] / 2) / 12)
+            for name in ctx.period_names
+        )
+        c.check(
+            "net present value recomputed",
+            plan.npv_usd is not None and _close(npv, plan.npv_usd, 1e-6),
+            f"{plan.npv_usd} vs recomputed {npv:.2f}",
+        )
+    listed = sum(i.cost_usd for i in plan.line_items)
+    c.check(
+        "total cost = sum of line items",
+        _close(listed, plan.total_cost_usd, 1e-6),
+        f"{plan.total_cost_usd:.2f} vs {listed:.2f}",
+    )
+    if plan.cash_flow:
+        months = [m.total_usd for m in plan.cash_flow]
+        parts_ok = all(
+            _close(m.rented_usd + m.owned_opex_usd + m.commitments_usd + m.capex_usd, m.total_usd)
+            for m in plan.cash_flow
+        )
+        c.check(
+            "cash flow sums to the total (to the cent)",
+            abs(sum(months) - plan.total_cost_usd) <= 0.005 + 1e-9 * abs(plan.total_cost_usd)
+            and parts_ok,
+            f"${sum(months):,.2f} over {len(months)} months vs ${plan.total_cost_usd:,.2f}",
+        )
+    c.check(
+        "total CO2e recomputed",
+        _close(total_kg / 1000.0, plan.total_co2e_t, 1e-6),
+        f"{plan.total_co2e_t:.3f} t vs {total_kg / 1000:.3f} t",
+    )
+    if p.budget_usd is not None:
+        c.check(
+            "budget", _le(total_cost, p.budget_usd), f"${total_cost:,.0f} > ${p.budget_usd:,.0f}"
+        )
+    if p.capex_budget_usd is not None:
+        c.check(
+            "capex budget",
+            _le(capex, p.capex_budget_usd),
+            f"${capex:,.0f} > ${p.capex_budget_usd:,.0f}",
+        )
+    for name, cap in p.period_budget_usd.items():
+        c.check(
+            "period budget",
+            _le(period_cost[name], cap),
+            f"{name}: ${period_cost[name]:,.0f} > ${cap:,.0f}",
+        )
+    if p.carbon_cap_tco2e is not None:
+        c.check(
+            "carbon cap",
+            _le(total_kg / 1000.0, p.carbon_cap_tco2e),
+            f"{total_kg / 1000:.2f} t > {p.carbon_cap_tco2e} t",
+        )
+    for provider, share in p.provider_share_max.items():
+        c.check(
+            "provider share",
+            _le(provider_cost.get(provider, 0.0), share * total_cost),
+            f"{provider}: ${provider_cost.get(provider, 0):,.0f} > {share:.0%} of "
+            f"${total_cost:,.0f}",
+        )

@@ -1,0 +1,188 @@
+"""The layer contract (issue 26, DESIGN.md section 2): the folders of solver/ are the
+stages, stacked in floors, and a module imports only its own floor or a lower one, with
+no import cycles between modules. Imports are read from the source (ast), at any depth
+of a file: an import inside a function counts as much as one at the top."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLVER = ROOT / "solver"
+
+#: bottom to top; a module's floor is that of the longest prefix listed
+FLOORS: list[tuple[str, ...]] = [
+    ("solver", "solver.physics", "solver.units", "solver.errors"),
+    ("solver.inputs",),
+    ("solver.core",),
+    ("solver.plan",),
+    ("solver.trust",),
+    ("solver.solve", "solver.api"),  # the pipeline on top of the core
+    ("solver.analyses",),
+    ("solver.outputs",),
+    ("solver.cli", "solver.web"),
+]
+
+#: (importer, imported) edges allowed to point upward, each with its reason; an edge
+#: listed here that no longer exists fails the test, so the list only shrinks
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("solver.plan.cashflow", "solver.outputs.focus"): (
+        "the cash flow is summed from the FOCUS rows today; the charges table (issue 26, "
+        "item 1) replaces this edge"
+    ),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in SOLVER.rglob("*.py")}
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The solver modules ``name`` imports, anywhere in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                out.add(full if full in modules else module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return {m for m in out if m in modules and m != name}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _floor(module: str) -> int:
+    best, floor = -1, None
+    for i, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, floor = len(prefix), i
+    assert floor is not None, f"{module} is on no floor: add it to FLOORS"
+    return floor
+
+
+def test_every_module_is_on_a_floor():
+    for module in _graph():
+        _floor(module)
+
+
+def test_no_module_imports_a_higher_floor():
+    upward = {
+        (a, b): (_floor(a), _floor(b))
+        for a, deps in _graph().items()
+        for b in deps
+        if _floor(b) > _floor(a)
+    }
+    assert set(upward) <= set(ALLOWED_UPWARD), {
+        e: f for e, f in upward.items() if e not in ALLOWED_UPWARD
+    }
+    assert set(ALLOWED_UPWARD) <= set(upward), (
+        "an allowed upward import is gone: remove it from ALLOWED_UPWARD",
+        set(ALLOWED_UPWARD) - set(upward),
+    )
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_import_cycles():
+    cycles = [c for c in _strongly_connected(_graph()) if len(c) > 1]
+    assert not cycles, cycles
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert sorted(map(sorted, _strongly_connected(graph))) == [["a", "b", "c"], ["d"]]
+
+
+def test_solver_uses_no_old_import_path():
+    # old paths (solver.catalog, ...) are for notebooks and scripts outside the
+    # repository; inside it every import names the module where it lives
+    from solver import OLD_PATHS
+
+    modules = _modules()
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            prefixes = tuple(f"{o}." for o in OLD_PATHS)
+            old = [n for n in names if n in OLD_PATHS or n.startswith(prefixes)]
+            assert not old, (name, old)
+
+
+def test_old_import_paths_are_the_new_modules():
+    import importlib
+
+    from solver import OLD_PATHS
+
+    for old, new in OLD_PATHS.items():
+        module = importlib.import_module(old)
+        if isinstance(new, str):
+            assert module is importlib.import_module(new), old
+        else:  # split in two: every public name of each part, from the old path
+            for part in new:
+                public = [n for n in dir(importlib.import_module(part)) if not n.startswith("_")]
+                for n in public:
+                    assert hasattr(module, n), (old, n)
+    from solver.backends.base import SolveOptions
+    from solver.core.backends.base import SolveOptions as Same
+
+    assert SolveOptions is Same
