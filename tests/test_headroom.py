@@ -165,15 +165,42 @@ def test_verifier_rejects_a_plan_that_violates_n_plus_1(tiny_catalog):
     assert failed == {N_PLUS_1_CHECK}
 
 
-def test_max_served_skips_n_plus_1(tiny_catalog):
-    # Shortfall allowed: like redundancy, N+1 is not imposed. Budget $2,920 = $4/h buys
-    # one H100 (10 of 20 req/s served), which N+1 would forbid.
+@pytest.mark.parametrize(
+    ("budget_usd", "expected_units", "expected_served"),
+    [
+        # $2,920: one H100 ($4 x 730 h) alone serves nothing under N+1 (losing it leaves 0);
+        # two L4s ($1.5 x 730 = $1,095 each, $2,190) serve 2 x 2 - 2 = 2 of 20 req/s: 10%.
+        (2920, {"acme/us-east/l4": 2}, 0.10),
+        # $5,840: two H100s serve 2 x 10 - 10 = 10 req/s (50%); five L4s ($5,475) only
+        # 4 x 2 = 8, one H100 + two L4s ($5,110) 14 - 10 = 4.
+        (5840, {"acme/us-east/h1": 2}, 0.50),
+    ],
+)
+def test_max_served_keeps_n_plus_1(tiny_catalog, budget_usd, expected_units, expected_served):
+    # Shortfall allowed: N+1 covers what is served (capacity less the largest unit >=
+    # served demand), so the budget buys what still serves with a unit lost.
     cat = tiny_catalog([H1, l4_at(1.5)])
-    p = problem([serve(20, redundancy="n_plus_1")], budget_usd=2920, objective="max_served")
-    model = build_model(compile_problem(p, cat))
-    assert not any(r.family in {"n_plus_1", "largest_unit", "unit_class"} for r in model.rows)
+    p = problem([serve(20, redundancy="n_plus_1")], budget_usd=budget_usd, objective="max_served")
     plan = solve_problem(p, cat)
-    assert units(plan) == {"acme/us-east/h1": 1}
+    assert units(plan) == expected_units
+    assert plan.served_fraction["chat"] == pytest.approx(expected_served, abs=1e-6)
+
+
+def test_the_verifier_refuses_service_a_lost_unit_would_take(tiny_catalog):
+    # The $2,920 plan above claiming one H100 serving half the demand: the verifier
+    # recomputes 0% servable with the H100 lost, so the claim fails.
+    cat = tiny_catalog([H1, l4_at(1.5)])
+    p = problem([serve(20, redundancy="n_plus_1")], budget_usd=5840, objective="max_served")
+    plan = solve_problem(p, cat)
+    item = next(i for i in plan.line_items if i.units > 0)
+    bad = plan.model_copy(
+        update={
+            "line_items": [item.model_copy(update={"units": 1})],
+            "served_fraction": {"chat": 0.5},
+        }
+    )
+    failed = {c.name for c in verify_plan(bad, p, cat) if not c.ok}
+    assert "served within N+1 (max_served)" in failed
 
 
 @pytest.mark.parametrize("seed", range(12))

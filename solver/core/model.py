@@ -224,7 +224,10 @@ def _delivered_periods(
 
 
 def add_n_plus_1(
-    B: _Builder, compiled: Compiled, unit_capacity: dict[tuple, dict[int, float]]
+    B: _Builder,
+    compiled: Compiled,
+    unit_capacity: dict[tuple, dict[int, float]],
+    shortfall_tps: dict[tuple, dict[int, float]] | None = None,
 ) -> None:
     """N+1: serving capacity with its largest unit lost still meets the peak (exact MILP).
 
@@ -264,8 +267,14 @@ def add_n_plus_1(
     workload in that period appear. For a traffic mix (requests/s per bucket, split
     by time shares y) the rows use each option's mix-weighted ``tokens_per_s_per_unit``
     against the demand's total output tokens/s (requests/s x output tokens, summed
-    over buckets): losing a unit loses its share of every bucket. Callers skip this
-    when shortfall is allowed (max_served), as they skip ``redundancy``.
+    over buckets): losing a unit loses its share of every bucket.
+
+    When shortfall is allowed (max_served), ``shortfall_tps`` maps each block's shortfall
+    variables to their output tokens/s, and N+1 covers what is served: capacity less the
+    largest unit >= D - shortfall. Then ``largest_unit`` is ``<= 1`` (a block served by
+    no unit takes no class; ``unit_class`` still makes any unit in use take one) and
+    ``n_plus_1_units`` is left out (one unit alone serves nothing: the row gives
+    shortfall >= D).
     """
     workloads = {
         w.name: w
@@ -314,9 +323,17 @@ def add_n_plus_1(
             for h in tops:
                 row[h] = -float(bound)
             B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
-        B.row("largest_unit", (wname, t, b), {h: 1.0 for h in tops}, "==", 1.0)
+        if shortfall_tps is not None:
+            coefs.update(shortfall_tps.get((wname, t, b), {}))
+        B.row(
+            "largest_unit",
+            (wname, t, b),
+            dict.fromkeys(tops, 1.0),
+            "<=" if shortfall_tps is not None else "==",
+            1.0,
+        )
         B.row("n_plus_1", (wname, t, b), coefs, ">=", need)
-        if need > 0:
+        if need > 0 and shortfall_tps is None:
             # implied, and exact: with one unit, capacity less the largest unit is 0. It
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
@@ -341,6 +358,8 @@ class _State:
         self.b_frac = self.blocks["fraction"].to_numpy()
         self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"])}
         self.allow_shortfall = self.problem.objective == "max_served"
+        # shortfall variable -> output tokens/s per unit of it, per (workload, t, b)
+        self.shortfall_tps: dict[tuple, dict[int, float]] = defaultdict(dict)
         self.workloads = {w.name: w for w in self.problem.workloads}
         self.B = _Builder()
         self.cost = Expression()
@@ -406,8 +425,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     m = _State(compiled, cap_demand_rows)
     add_inference_capacity(m)
     add_demand(m)
-    if not m.allow_shortfall:
-        add_n_plus_1(m.B, compiled, m.unit_capacity)
+    add_n_plus_1(m.B, compiled, m.unit_capacity, m.shortfall_tps if m.allow_shortfall else None)
     add_training(m)
     add_fleet(m)
     add_quotas(m)
@@ -520,6 +538,7 @@ def add_demand(m: _State) -> None:
             )
             coefs = dict(coefs)
             coefs[s] = 1.0
+            m.shortfall_tps[key[:3]][s] = float(d.tokens_per_unit)
             hours = m.p_hours[int(d.period)] * m.b_frac[int(d.block)]
             tokens = d.tokens_per_unit * hours * 3600.0
             m.shortfall_penalty.add(s, problem.shortfall_penalty_usd_per_mtoken * tokens / 1e6)

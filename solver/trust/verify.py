@@ -392,6 +392,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     run.unit_capacity = _n_plus_1_units(run)
     _check_load_curves(run)
     _check_demand(run)
+    _check_served_within_n_plus_1(run)
     _check_fleet(run)
     _check_quotas(run)
     _check_power(run)
@@ -858,6 +859,57 @@ def _check_load_curves(run: _Run) -> None:
             )
 
 
+def _average_tps(w: InferenceWorkload) -> float:
+    """A serving workload's average demand in output tokens/s, from the problem."""
+    dem = w.demand
+    if dem.tokens_per_s is not None:
+        return dem.tokens_per_s
+    if dem.requests_per_s is not None:
+        return dem.requests_per_s * w.output_tokens
+    return dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
+
+
+def _peak_scale(ctx, p: Problem, w: InferenceWorkload, period: str, block) -> float:
+    """Demand in a block over the average: the block's load factor, the period's demand
+    factor, and capacity for it at the utilisation target, not flat out."""
+    factor = ctx.demand_factor(w, block) * w.demand_by_period.get(period, 1.0)
+    return factor * (1 + p.demand_headroom) / w.max_utilisation
+
+
+def _check_served_within_n_plus_1(run: _Run) -> None:
+    """max_served: the served fraction a plan claims for an N+1 workload is at most what
+    its units serve with the largest unit lost, block by block (output tokens/s of the
+    whole mix, as the N+1 check counts them)."""
+    p, ctx, c = run.p, run.ctx, run.c
+    if p.objective != "max_served":
+        return
+    for w in p.workloads:
+        if not isinstance(w, InferenceWorkload) or not w.n_plus_1:
+            continue
+        per_request = (
+            sum(b.share * b.output_tokens for b in w.traffic_mix) / w.output_tokens
+            if w.traffic_mix
+            else 1.0
+        )
+        demanded = servable = 0.0
+        for period in w.periods or ctx.period_names:
+            for bname, block in ctx.blocks.items():
+                hours = ctx.period_hours(period) * block.hours_per_day / 24.0
+                need = _average_tps(w) * _peak_scale(ctx, p, w, period, block) * per_request
+                units = run.unit_capacity.get((w.name, period, bname), [])
+                total = sum(cap * n for cap, n in units)
+                largest = max((cap for cap, _ in units), default=0.0)
+                demanded += need * hours
+                servable += min(need, max(0.0, total - largest)) * hours
+        claimed = run.plan.served_fraction.get(w.name, 1.0) * demanded
+        c.check(
+            "served within N+1 (max_served)",
+            claimed <= servable + REL_TOL * max(1.0, demanded),
+            f"{w.name}: claims {claimed / max(demanded, 1e-12):.4%} served, its units less "
+            f"the largest serve {servable / max(demanded, 1e-12):.4%}",
+        )
+
+
 def _check_demand(run: _Run) -> None:
     """Training runs once; demand, redundancy and N+1 met in every period and block
     (recomputed from the problem, not from the model's rows)."""
@@ -880,18 +932,8 @@ def _check_demand(run: _Run) -> None:
         for period in names:
             for bname, block in ctx.blocks.items():
                 if isinstance(w, InferenceWorkload):
-                    dem = w.demand
-                    if dem.tokens_per_s is not None:
-                        avg_tps = dem.tokens_per_s
-                    elif dem.requests_per_s is not None:
-                        avg_tps = dem.requests_per_s * w.output_tokens
-                    else:
-                        avg_tps = (
-                            dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
-                        )
-                    factor = ctx.demand_factor(w, block) * w.demand_by_period.get(period, 1.0)
-                    # capacity for the peak at the utilisation target, not flat out
-                    scale = factor * (1 + p.demand_headroom) / w.max_utilisation
+                    avg_tps = _average_tps(w)
+                    scale = _peak_scale(ctx, p, w, period, block)
                     # one unit is what any demand needs; the rule binds from two (as the
                     # model's redundancy rows do), so a block without demand may have none
                     if p.objective != "max_served" and w.min_serving_units > 1:
