@@ -9,10 +9,19 @@ import time
 from dataclasses import dataclass, replace
 from datetime import date
 
+import numpy as np
+
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
-from solver.core.model import LinearModel, build_model, has_second_stage, second_stage
+from solver.core.model import (
+    LinearModel,
+    Row,
+    build_model,
+    has_second_stage,
+    second_stage,
+    stage_objective,
+)
 from solver.core.root import solve_at_root, use_root
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
@@ -124,6 +133,59 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     return plan, solution
+
+
+def solve_for_analysis(
+    problem: Problem,
+    catalog: Catalog,
+    *,
+    solver: str = "highs",
+    options: SolveOptions | None = None,
+    method: str = "auto",
+) -> tuple[Plan, Solution]:
+    """The plan :func:`solve_verified` gives (the same model, solver and options, so the
+    same plan as ``procure solve``), and a solution over every option holding that plan,
+    for analyses that move prices, demand or limits.
+
+    The options are compiled again without pruning; an option keeps its id (and its
+    variables their names) with and without pruning, so the plan carries over by name
+    (:func:`carried`).
+    """
+    plan, solution = solve_verified(problem, catalog, solver=solver, options=options, method=method)
+    compiled = compile_problem(problem, catalog, prune_dominated=False)
+    model = build_model(compiled)
+    if has_second_stage(problem):  # the first criterion's optimum, kept as solved
+        kept = next(r for r in solution.model.rows if r.family == "objective_stage")
+        first = stage_objective(model, problem, first=True)
+        keep = Row(kept.name, kept.family, kept.key, dict(first.coefs), kept.sense, kept.rhs)
+        model = model.with_stage(stage_objective(model, problem, first=False), keep, "second")
+    values = carried(solution.model, solution.result.values, model)
+    return plan, Solution(compiled, model, replace(solution.result, values=values))
+
+
+def carried(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.ndarray:
+    """A plan of ``model`` as values of ``other``'s variables: matched by name (else 0),
+    and the N+1 class taken as largest (``top``) set again from the units in use, since
+    classes are numbered per model: in each ``n_plus_1`` row, the class of the largest
+    unit in use (the smallest class when none is)."""
+    by_name = dict(zip(model.variables["name"], values, strict=True))
+    out = np.array([by_name.get(n, 0.0) for n in other.variables["name"]])
+    kind = other.variables["kind"].to_numpy()
+    tops = kind == "top"
+    if not tops.any():
+        return out
+    out[tops] = 0.0
+    for row in other.rows:
+        if row.family != "n_plus_1":
+            continue
+        classes = {j: -c for j, c in row.coefs.items() if kind[j] == "top"}
+        used = [c for j, c in row.coefs.items() if kind[j] != "top" and c > 0 and out[j] > 0.5]
+        if not classes:
+            continue
+        largest = max(used, default=min(classes.values()))
+        top = min(classes, key=lambda j: (abs(classes[j] - largest), j))
+        out[top] = 1.0
+    return out
 
 
 def with_cash_flow(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:

@@ -234,3 +234,24 @@ def test_seed_break_even_rows_flip_the_plan_just_past_them(seed_solution):
 def test_seed_every_break_even_row_flips_the_plan(seed_solution):
     rows = break_even_prices(seed_solution, limit=40)
     _check_break_even_rows(seed_solution, [b for b in rows if b.break_even_price is not None])
+
+
+def test_one_offering_at_one_price_in_two_regions_is_one_break_even_row(tiny_catalog):
+    # The H100 ($4/h, 10 req/s) in us-east and, at the same price, in eu-north; the L4
+    # at $1.5/h serves 2 req/s. 20 req/s: two H100s ($8/h) beat ten L4s ($15/h).
+    # Each H100 pool alone would "leave the plan above $4.00 (+0%)": its twin takes over
+    # at any higher price. As one class their price moves together, and the plan
+    # leaves them when 2p > 15: p = $7.50 (+87.5%). One row stands for both.
+    twin = offering("h1", "h100-sxm", 1, 4.0, region="eu-north")
+    cat = tiny_catalog([H1, twin, offering("l4", "l4", 1, 1.5, nvlink=False)])
+    rows = break_even_prices(solved(problem([serve(20)]), cat))
+    h100 = [b for b in rows if b.accelerator == "h100-sxm"]
+    assert len(h100) == 1
+    [row] = h100
+    assert row.in_plan and row.same_as
+    assert {row.pool_id, *row.same_as} == {
+        "acme/us-east/h1#on_demand",
+        "acme/eu-north/h1#on_demand",
+    }
+    assert row.break_even_price == pytest.approx(7.5, rel=1e-6)
+    assert row.change_pct == pytest.approx(87.5, rel=1e-6)

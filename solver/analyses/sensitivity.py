@@ -33,7 +33,7 @@ Sweeps
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 from solver.analyses.runner import run_tasks
 from solver.core.backends import HighsSession, SolveOptions, get_backend
 from solver.core.compile import Compiled, repruned
+from solver.core.dominance import carbon_counts
 from solver.core.model import (
     FAMILIES,
     LinearModel,
@@ -108,6 +109,12 @@ class BreakEven(BaseModel):
     direction: str = Field(description="'enters below' or 'leaves above'")
     solves: int = 0
     note: str = ""
+    same_as: list[str] = Field(
+        default_factory=list,
+        description="Other pools of the same class (same mode, price, capacity for every "
+        "workload and, where carbon counts, CO2e): interchangeable with this one, so their "
+        "prices moved with it and the row stands for the class",
+    )
 
 
 class SensitivityReport(BaseModel):
@@ -513,8 +520,10 @@ def break_even_for_pool(
     slopes: PriceSlopes | None = None,
     start: np.ndarray | None = None,
     max_steps: int = 8,
+    twins: Sequence[str] = (),
 ) -> BreakEven:
-    """Exact break-even price of one pool (module docstring: Newton on f(p)).
+    """Exact break-even price of one pool (module docstring: Newton on f(p)), or of its
+    class with ``twins`` (:func:`pool_classes`: their prices move with it).
 
     Parameters
     ----------
@@ -534,6 +543,10 @@ def break_even_for_pool(
         has them (they are computed otherwise).
     """
     options = options or SolveOptions(relative_gap=1e-6)
+    if twins:
+        compiled = _merged(compiled, pool_id, twins)
+        if not warm:
+            model = slopes = None  # rebuilt from the merged class
     pools = compiled.pools
     pi = int(np.flatnonzero((pools["pool_id"] == pool_id).to_numpy())[0])
     pool = pools.iloc[pi]
@@ -549,6 +562,7 @@ def break_even_for_pool(
         price_unit=unit,
         current_price=p0,
         direction="leaves above" if in_plan else "enters below",
+        same_as=sorted(twins),
     )
     way = (
         _Warm(compiled, pool_id, pi, model, slopes, start, options)
@@ -609,6 +623,80 @@ def _unpruned(compiled: Compiled) -> None:
         )
 
 
+_CLASS_COLUMNS = (
+    "workload",
+    "tokens_per_s_per_unit",
+    "n_units",
+    "job_hours",
+    "start_period",
+    "end_period",
+    "rent_usd",
+    "energy_usd_per_unit_hour",
+)
+
+
+def pool_classes(compiled: Compiled, pool_ids: Iterable[str]) -> list[list[str]]:
+    """The pools grouped into classes of interchangeable ones: the same kind, mode and
+    price, the same options for every workload (capacity, clusters, hours), the same
+    CO2e where carbon counts, and none holding existing units. The same offering at the
+    same price in several regions is one class: a break-even row for each member would
+    only say that its twins replace it at any higher price (a $0 tie). No classes under
+    quotas or provider shares (there the region or provider of a unit matters).
+    """
+    pool_ids = sorted(set(pool_ids))
+    problem = compiled.problem
+    if problem.quotas or problem.provider_share_max:
+        return [[p] for p in pool_ids]
+    opts = compiled.options[compiled.options["pool_id"].isin(pool_ids)]
+    columns = [c for c in _CLASS_COLUMNS if c in opts]
+    if carbon_counts(problem):
+        columns += [c for c in ("kgco2e_per_unit_hour", "kgco2e") if c in opts]
+    rows = pd.Series(
+        ["|".join(map(str, r)) for r in opts[columns].round(9).itertuples(index=False)],
+        index=opts.index,
+    )
+    buckets = compiled.bucket_capacity.groupby("option_id")["requests_per_s_per_unit"]
+    mix = buckets.agg(lambda v: ",".join(f"{x:.9g}" for x in v)).to_dict()
+    rows = rows + "|" + opts["option_id"].map(lambda k: mix.get(k, ""))
+    shape = rows.groupby(opts["pool_id"]).agg(lambda v: ";".join(sorted(v)))
+    pools = compiled.pools.set_index("pool_id").loc[pool_ids]
+    key = (
+        pools["kind"]
+        + "|"
+        + pools["mode"]
+        + "|"
+        + pools["price_usd_per_hour"].round(9).astype(str)
+        + "|"
+        + pools["capex_usd"].round(6).astype(str)
+        + "|"
+        + shape.reindex(pools.index).fillna("")
+    )
+    key = key.where(pools["existing_units"] <= 0, "own|" + pools.index.to_series())
+    return [sorted(g.index) for _, g in key.groupby(key, sort=True)]
+
+
+def _merged(compiled: Compiled, pool_id: str, twins: Iterable[str]) -> Compiled:
+    """``compiled`` with a class as one pool: the twins' options gone and their
+    availability added to ``pool_id``'s (its price then moves for the whole class)."""
+    twins = set(twins)
+    if not twins:
+        return compiled
+    pools = compiled.pools.copy()
+    is_twin = pools["pool_id"].isin(twins)
+    rep = pools["pool_id"] == pool_id
+    pools.loc[rep, "availability_cap"] += pools.loc[is_twin, "availability_cap"].sum()
+    options = compiled.options[~compiled.options["pool_id"].isin(twins)]
+    ids = options["option_id"]
+    th, bc = compiled.training_hours, compiled.bucket_capacity
+    return replace(
+        compiled,
+        pools=pools,
+        options=options,
+        training_hours=th[th["option_id"].isin(ids)],
+        bucket_capacity=bc[bc["option_id"].isin(ids)],
+    )
+
+
 def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     """Pools that could serve a workload (those with options), and those in the plan."""
     compiled = solution.compiled
@@ -619,7 +707,7 @@ def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     return [p for p in candidates if p in priced], in_plan
 
 
-def _break_even_task(shared: tuple, pool_ids: list[str]) -> list[BreakEven]:
+def _break_even_task(shared: tuple, classes: list[tuple[str, list[str]]]) -> list[BreakEven]:
     compiled, model, slopes, base_objective, start, in_plan, solver, warm = shared
     options = SolveOptions(relative_gap=1e-6)
     return [
@@ -634,8 +722,9 @@ def _break_even_task(shared: tuple, pool_ids: list[str]) -> list[BreakEven]:
             model=model,
             slopes=slopes,
             start=start,
+            twins=twins,
         )
-        for p in pool_ids
+        for p, twins in classes
     ]
 
 
@@ -675,11 +764,18 @@ def break_even_prices(
     if pools is not None:
         wanted = set(pools)
         candidates = [p for p in candidates if p in wanted]
+    twins_of: dict[str, list[str]] = {}
+    for members in pool_classes(compiled, candidates):
+        used = [p for p in members if p in in_plan]
+        rep = (used or members)[0]  # a class is in the plan when any member is
+        twins_of[rep] = [p for p in members if p != rep]
+    candidates = sorted(twins_of)
     if limit is not None:
         outside = [p for p in candidates if p not in in_plan]
         estimate = entry_estimates(solution)
         outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
         candidates = sorted(set(outside) | (in_plan & set(candidates)))
+    candidates = [(p, twins_of[p]) for p in candidates]
     model = build_model(compiled)
     slopes = price_slopes(compiled, model)
     chunks = max(1, workers) * 4 if (workers > 1 or scheduler) else len(candidates)

@@ -35,20 +35,17 @@ from solver.outputs.files import (
 def _solve_for_analysis(
     problem: Path, catalog: Path | None, solver: str, time_limit: float | None = None
 ):
-    """Load, solve and verify: the plan and the solution behind it."""
+    """Load, solve and verify: the plan ``procure solve`` gives, and a solution over every
+    option holding it (:func:`solver.solve.solve_for_analysis`)."""
     from solver.core.backends import SolveOptions
     from solver.inputs.problem import load_problem
-    from solver.solve import solve_verified
+    from solver.solve import solve_for_analysis
 
     prob = load_problem(problem)
     cat = _load_catalog(catalog)
     try:
-        return solve_verified(
-            prob,
-            cat,
-            solver=solver,
-            prune_dominated=False,
-            options=SolveOptions(time_limit_s=time_limit),
+        return solve_for_analysis(
+            prob, cat, solver=solver, options=SolveOptions(time_limit_s=time_limit)
         )
     except ProcureError as exc:
         if exc.file is None:

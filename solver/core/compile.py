@@ -1049,13 +1049,16 @@ def compile_problem(
         frames.append(frame)
     options = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     demand = build_demand(problem, periods, blocks)
+    # ids before pruning: an option has the same id (and its variables the same names)
+    # in the pruned and the unpruned model of a problem, so a plan carries over by name
+    options.insert(0, "option_id", np.arange(len(options)))
     if prune_dominated:
         options = prune_dominated_pools(options, pools, demand, problem, report)
         options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
         report.pruned.update(dropped)
         options = options.reset_index(drop=True)
-    options.insert(0, "option_id", np.arange(len(options)))
-    for k, rps in enumerate(options.get("_rps", pd.Series(dtype=object))):
+    rps_of = options.get("_rps", pd.Series([None] * len(options), dtype=object))
+    for k, rps in zip(options["option_id"], rps_of, strict=True):
         if isinstance(rps, list):
             for j, v in enumerate(rps):
                 if v > 0:

@@ -69,7 +69,7 @@ POOLS = {
 }
 
 OPTIONS = {
-    "option_id": "-: row number, the option's id in the model",
+    "option_id": "-: the option's id in the model (the same with and without pruning)",
     "workload": "-: the workload it serves or trains",
     "workload_kind": "-: inference, batch_inference or training",
     "pool_id": "-: the pool it draws units from",

@@ -113,11 +113,14 @@ def points_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
 def break_even_sentence(b: BreakEven) -> str:
     """'aws/us-east-1/p5.48xlarge on_demand enters the plan below $81.20/h (now $98.32, -17%)'."""
     unit = "/h" if "hour" in b.price_unit else " per server"
+    name = f"{b.offering} {b.mode}"
+    if b.same_as:
+        name += f" (and {len(b.same_as)} more at the same price and capacity)"
     if b.break_even_price is None:
-        return f"{b.offering} {b.mode}: no price change moves it ({b.note})"
+        return f"{name}: no price change moves it ({b.note})"
     verb = "leaves the plan above" if b.in_plan else "enters the plan below"
     return (
-        f"{b.offering} {b.mode} {verb} ${b.break_even_price:,.2f}{unit} "
+        f"{name} {verb} ${b.break_even_price:,.2f}{unit} "
         f"(now ${b.current_price:,.2f}, {b.change_pct:+.1f}%)"
     )
 
