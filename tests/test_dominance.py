@@ -182,18 +182,29 @@ def test_a_dearer_training_cluster_goes_when_a_cheaper_one_has_room():
     }
 
 
-def test_nothing_under_carbon_or_n_plus_1():
+def test_nothing_under_carbon():
     options, pools, demand = _tables()
-    assert (
-        dominance.prune_dominated_options(options, pools, demand, _problem(carbon_cap_tco2e=10.0))[
-            1
-        ]
-        == {}
-    )
-    n_plus_1 = _problem()
-    w = n_plus_1.workloads[0].model_copy(update={"redundancy": "n_plus_1"})
-    n_plus_1 = n_plus_1.model_copy(update={"workloads": [w]})
+    carbon = _problem(carbon_cap_tco2e=10.0)
+    assert dominance.prune_dominated_options(options, pools, demand, carbon)[1] == {}
+
+
+def test_n_plus_1_bounds_one_unit_more():
+    # Under N+1 each bound is one unit more: A ceil(2500/1000) + 1 = 4 <= 10 (room),
+    # B 4 + 1 = 5, C 5 + 1 = 6 > 2. B ($3, 800 tok/s) goes for one A ($2, 1,000) as
+    # without N+1: a larger unit in its place keeps capacity less the largest unit.
+    w = _problem().workloads[0].model_copy(update={"redundancy": "n_plus_1"})
+    n_plus_1 = _problem().model_copy(update={"workloads": [w]})
+    options, pools, demand = _tables()
+    kept, dropped = dominance.prune_dominated_options(options, pools, demand, n_plus_1)
+    assert dropped == {dominance.REASON: 1}
+    assert list(kept["pool_id"]) == ["A", "C"]
+    # A with 3 units available holds the plain bound (3) but not N+1's (4): no room, and
+    # B stays, where without N+1 it would go.
+    options, pools, demand = _tables(avail_a=3)
     assert dominance.prune_dominated_options(options, pools, demand, n_plus_1)[1] == {}
+    assert dominance.prune_dominated_options(options, pools, demand, _problem())[1] == {
+        dominance.REASON: 1
+    }
 
 
 @st.composite
@@ -208,7 +219,7 @@ def crowded(draw):
         rows.append(offering(f"{name}-{k}", acc, n, price, cap=cap, region=region))
     users = draw(st.integers(1_000, 400_000))
     budget = draw(st.one_of(st.none(), st.integers(2_000, 60_000).map(float)))
-    units = draw(st.sampled_from([1, 2, 3]))
+    units = draw(st.sampled_from([1, 2, 3, "n_plus_1"]))
     return rows, users, budget, units
 
 

@@ -1106,8 +1106,9 @@ def compile_problem(
 
 
 def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled:
-    """``compiled`` with the cloud pools pruned that its own problem, prices and demand make
-    useless (:func:`prune_dominated_pools`), option ids unchanged.
+    """``compiled`` with the cloud pools and rented options pruned that its own problem,
+    prices and demand make useless (:func:`prune_dominated_pools`,
+    :func:`solver.core.dominance.prune_dominated_options`), option ids unchanged.
 
     Exact for that problem alone: an analysis that changes a price, a limit or the demand
     compiles every option once, then prunes each variant it solves for itself. Pools in
@@ -1122,6 +1123,16 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
         keep=keep,
         bucket_capacity=compiled.bucket_capacity,
     ).drop(columns=["_rps"], errors="ignore")
+    if not keep:  # rule-2 dominance would count a kept pool's units as room
+        runs = compiled.training_runs()
+        hours = options["option_id"].map(lambda k: tuple(runs[k]) if k in runs else None)
+        options, _ = dominance.prune_dominated_options(
+            options.assign(hours_by_period=hours).reset_index(drop=True),
+            compiled.pools,
+            compiled.demand,
+            compiled.problem,
+        )
+        options = options.drop(columns=["hours_by_period"]).reset_index(drop=True)
     ids = options["option_id"]
     th, bc = compiled.training_hours, compiled.bucket_capacity
     return replace(

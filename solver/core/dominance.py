@@ -31,9 +31,16 @@ keep some optimal plan:
    max_served, no period budgets) and no quota counts its accelerators.
 
 Dropping columns or clusters only lowers the sums, so all three repeat until nothing
-changes; an option whose every column drops is pruned from the options table. Workloads
-under N+1 or a traffic mix (their rows count units differently) are left alone, and
-their rented columns give their pools no room. Under a carbon cap or a carbon objective
+changes; an option whose every column drops is pruned from the options table.
+
+Under N+1 (capacity less the largest unit in use >= D, counting each unit for at most D,
+as the model's rows do: the same whole plans) the bound is one unit more, ``ceil(D / a)
++ 1``, and rule 2 still holds: with ``a'`` a unit's capacity counted at most D, replacing
+one unit of ``k`` by ``m`` of ``j`` raises the total ``T`` by ``m a'_j - a'_k >= 0``;
+when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'_k``
+(``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
+(``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
+units differently) are left alone, and their rented columns give their pools no room. Under a carbon cap or a carbon objective
 nothing is pruned here (a second order, CO2e per unit-hour, would have to hold as well),
 nor under provider shares (:func:`prunable`).
 """
@@ -76,21 +83,25 @@ def served_capacity(capacity, demand) -> np.ndarray:
     return np.where(demand > 0, np.minimum(capacity, demand), capacity)
 
 
-def _plain(problem: Problem) -> tuple[set[str], dict[str, int]]:
-    """Serving workloads with plain demand rows, and each one's minimum serving units
-    where a redundancy row holds it (0 where none does)."""
+def _plain(problem: Problem) -> tuple[set[str], dict[str, int], set[str]]:
+    """Serving workloads with plain demand rows (one request size), each one's minimum
+    serving units where a redundancy row holds it (0 where none does), and those of
+    them under N+1."""
     plain: set[str] = set()
     fewest: dict[str, int] = {}
+    spare: set[str] = set()
     for w in problem.workloads:
         if w.kind == "training":
             continue
         online = isinstance(w, InferenceWorkload)
-        if online and (w.n_plus_1 or w.traffic_mix):
+        if online and w.traffic_mix:
             continue
         plain.add(w.name)
+        if online and w.n_plus_1:
+            spare.add(w.name)
         need = w.min_serving_units if online else 1
         fewest[w.name] = need if need > 1 and problem.objective != "max_served" else 0
-    return plain, fewest
+    return plain, fewest, spare
 
 
 def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem):
@@ -98,7 +109,7 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     demand row, comparison key, price, then capacity (largest first): ``opt`` (the
     option's position), ``pool_id``, ``period``, ``block``, ``cap``, ``ub`` (its unit
     bound) and ``group`` (its demand row and key)."""
-    plain, fewest = _plain(problem)
+    plain, fewest, spare = _plain(problem)
     p = pools.set_index("pool_id")
     rented = (options["pool_id"].map(p["kind"]) == "cloud") & options["pool_id"].map(
         p["mode"]
@@ -129,6 +140,7 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     with np.errstate(divide="ignore", invalid="ignore"):
         units = np.ceil(cols["demand"].to_numpy(float) / cols["cap"].to_numpy(float) - 1e-9)
     units = np.where(cols["cap"].to_numpy(float) > 0, units, np.inf)
+    units = units + cols["workload"].isin(spare).to_numpy()  # N+1: one unit more
     cols["ub"] = np.maximum(units, cols["workload"].map(fewest).to_numpy(float))
     cols = cols.sort_values(
         ["workload", "period", "block", "key", "price", "cap", "opt"],
