@@ -84,6 +84,18 @@ class LineItem(BaseModel):
         description="When a cost spans periods (reservations, hosting): its part in each",
     )
 
+    @property
+    def unit_price_usd_per_hour(self) -> float:
+        """USD per unit-hour: ``cost_usd / (units x hours)``, 0 without unit-hours.
+
+        The one place a line item's unit price is derived (the price the ledger charged
+        for rent, reservations and rented training; power for owned use; hosting for the
+        existing fleet). A property, not a field, so the plan's JSON is unchanged and a
+        plan read from a file or re-priced (``model_copy``) has it right too.
+        """
+        unit_hours = self.units * self.hours
+        return self.cost_usd / unit_hours if unit_hours else 0.0
+
 
 class Totals(BaseModel):
     by_period: dict[str, float]
