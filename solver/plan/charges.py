@@ -133,7 +133,8 @@ class PurchaseTerms:
     delivery_month: float  # months from the plan's start
     in_service_months: float
     capex_usd_per_server: float  # NaN for a server no longer in the catalog
-    counted_capex_usd: float  # all units, the share ``owned_cost_policy`` counts
+    capex_fraction: float  # the share of capex ``owned_cost_policy`` counts
+    counted_capex_usd: float  # all units' capex x capex_fraction
 
 
 def delivery_month(item: LineItem, cal: PlanCalendar, catalog: Catalog) -> float:
@@ -155,11 +156,11 @@ def purchase_terms(
         begin = cal.clock.month_after(cal.horizon_months, -item.hours)
     in_service = cal.clock.month_after(begin, item.hours) - begin
     if item.instance_type not in catalog.servers.index:
-        return PurchaseTerms(begin, in_service, float("nan"), item.cost_usd)
+        return PurchaseTerms(begin, in_service, float("nan"), float("nan"), item.cost_usd)
     srv = catalog.servers.loc[item.instance_type]
     frac = ledger.capex_fraction(policy, in_service, float(srv["lifetime_years"]) * 12.0)
     capex = float(srv["capex_usd"])
-    return PurchaseTerms(begin, in_service, capex, item.units * capex * frac)
+    return PurchaseTerms(begin, in_service, capex, frac, item.units * capex * frac)
 
 
 def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
