@@ -8,8 +8,9 @@ from datetime import date
 
 import pandas as pd
 import pytest
+from test_owned_life import RENT, SITES, _problem
 
-from conftest import TINY_SITES, offering, serve
+from conftest import offering, serve
 from solver.inputs.problem import parse_problem
 from solver.plan.charges import charges
 from solver.solve import solve_problem
@@ -61,34 +62,8 @@ def test_a_bought_server_capex_hosting_and_residual_by_month(tiny_catalog):
     #   August 2029, the last month: the residual value of the 30 months of life left,
     #     straight-line, $200,000 x 30 / 60 = $100,000, credited (counted, not billed).
     #   Total 200,000 + 30 x 500 - 100,000 = $115,000.
-    cat = tiny_catalog(
-        [offering("p5", "h100-sxm", 8, 10.0)],
-        sites=[dict(TINY_SITES[0], colocation_usd_per_kw_month=50.0)],
-    )
-    p = parse_problem(
-        {
-            "name": "buy",
-            "horizon_months": 30,
-            "start": "2027-03",
-            "periods": [{"name": f"m{i + 1:02d}", "months": 1} for i in range(30)],
-            "modes": ["on_demand", "owned"],
-            "residual_value": "straight_line",
-            "load_blocks": ALL_DAY,
-            "workloads": [
-                {
-                    "kind": "inference",
-                    "name": "chat",
-                    "model": "llama-3-8b",
-                    "demand": {"tokens_per_s": 100},
-                    "prompt_tokens": 500,
-                    "output_tokens": 200,
-                    "ttft_slo": "2 s",
-                    "tpot_slo": "100 ms",
-                    "max_utilisation": 1.0,
-                }
-            ],
-        }
-    )
+    cat = tiny_catalog([RENT], sites=SITES)
+    p = _problem(30, start="2027-03", residual_value="straight_line")
     plan = solve_problem(p, cat)
     assert plan.total_cost_usd == pytest.approx(115_000.0)
     table = charges(plan, p, cat, date(2030, 6, 1))

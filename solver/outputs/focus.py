@@ -449,27 +449,21 @@ def _purchase_rows(item: LineItem, charge, what: str, emit) -> None:
         "EffectiveCost": charge.usd,
         "SkuId": item.instance_type,
     }
-    if charge.category == "capex":
+    one_time = {
+        "capex": ("Purchase", "purchase", "capex"),
+        "residual_credit": ("Credit", "residual value at the horizon (straight-line)", "residual"),
+    }
+    if charge.category in one_time:
+        category, description, price_id = one_time[charge.category]
         emit(
             item,
             charge,
             **common,
-            ChargeCategory="Purchase",
+            ChargeCategory=category,
             ChargeFrequency="One-Time",
-            ChargeDescription=f"purchase: {what}",
+            ChargeDescription=f"{description}: {what}",
             PricingUnit="Units",
-            SkuPriceId=f"{item.instance_type}#capex",
-        )
-    elif charge.category == "residual_credit":
-        emit(
-            item,
-            charge,
-            **common,
-            ChargeCategory="Credit",
-            ChargeFrequency="One-Time",
-            ChargeDescription=f"residual value at the horizon (straight-line): {what}",
-            PricingUnit="Units",
-            SkuPriceId=f"{item.instance_type}#residual",
+            SkuPriceId=f"{item.instance_type}#{price_id}",
         )
     else:
         emit(
