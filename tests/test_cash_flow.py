@@ -1,6 +1,7 @@
 """The calendar and the monthly cash flow (issue 12, items 1-2): months from the
 problem's start, opex / commitments / capex, cumulative spend against the budget; the
-months sum to the plan total to the cent and equal the FOCUS rows month by month."""
+months sum to the plan total to the cent, and the cash flow and the FOCUS rows both
+match hand-worked months and the plan's line items."""
 
 from __future__ import annotations
 
@@ -120,9 +121,15 @@ def test_as_of_accepts_a_date(tmp_path):
     assert json.loads(by_date.stdout)["plan"]["start_date"] == "2027-04-01"
 
 
-def test_the_seed_cash_flow_matches_its_focus_export(tmp_path, seed_solved):
-    # the shipped seed (start 2027-01, 36 months): focus rows pass the encoded FOCUS 1.2
-    # rules (export refuses otherwise) and equal the cash flow month by month
+def test_the_seed_cash_flow_and_focus_rows_against_its_line_items(tmp_path, seed_solved):
+    # The shipped seed (start 2027-01, 36 months, everything rented on demand). Checked
+    # against the plan's line items and the calendar, not against each other (both are
+    # made from the charges table):
+    # - each period's months sum to the period's cost in the line items' totals, for the
+    #   cash flow and for the FOCUS EffectiveCost;
+    # - m04-15 (April 2027 - March 2028, 366 days with 29 February 2028 = 8,784 h) runs
+    #   the same serving fleet every hour, so each month costs the period's cost x its
+    #   hours / 8,784: April (720 h), May (744 h), February 2028 (696 h).
     code, output = seed_solved
     assert code == 0, output
     plan_path = tmp_path / "seed.json"
@@ -130,11 +137,19 @@ def test_the_seed_cash_flow_matches_its_focus_export(tmp_path, seed_solved):
     plan = json.loads(output)
     flow = plan["cash_flow"]
     assert flow[0]["month"] == "2027-01" and flow[-1]["month"] == "2029-12"
-    assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)
+    by_period = plan["totals"]["by_period"]
+    months_of = {p: [m["month"] for m in flow if m["period"] == p] for p in by_period}
+    assert [len(months_of[p]) for p in by_period] == [3, 12, 12, 9]
     focus = _focus_by_month(plan_path, tmp_path)
-    assert [round(float(focus[m["month"]]), 2) for m in flow] == [
-        round(m["total_usd"], 2) for m in flow
-    ]
+    for period, usd in by_period.items():
+        assert sum(m["total_usd"] for m in flow if m["period"] == period) == pytest.approx(usd)
+        assert sum(float(focus[m]) for m in months_of[period]) == pytest.approx(usd)
+    month = {m["month"]: m["total_usd"] for m in flow}
+    serving = by_period["m04-15"]
+    for name, hours in (("2027-04", 720), ("2027-05", 744), ("2028-02", 696)):
+        assert month[name] == pytest.approx(serving * hours / 8_784)
+        assert float(focus[name]) == pytest.approx(serving * hours / 8_784)
+    assert round(sum(month.values()), 2) == round(plan["total_cost_usd"], 2)
 
 
 FEBRUARY = (

@@ -274,7 +274,7 @@ def unit_price(item: LineItem) -> float | None:
     )
     if not priced or item.units <= 0 or item.hours <= 0:
         return None
-    return item.cost_usd / (item.units * item.hours)
+    return item.unit_price_usd_per_hour
 
 
 def reprice(

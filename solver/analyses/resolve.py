@@ -43,9 +43,7 @@ import numpy as np
 import pandas as pd
 
 from solver.analyses.diff import _UNITS_TOL, Key, PlanDiff, _usd, _with_items, diff_plans, item_key
-from solver.core import ledger
 from solver.core.backends import SolveOptions
-from solver.core.clock import Clock
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, has_second_stage
 from solver.errors import ProcureError
@@ -60,7 +58,8 @@ from solver.inputs.problem import (
     parse_problem,
 )
 from solver.plan import LineItem, Plan, extract_plan, input_digests
-from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, owned_offering_id
+from solver.plan.charges import plan_calendar, purchase_terms
+from solver.units import RESERVED_TERM_MONTHS, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
 _LINK_FAMILIES = ("change_link", "switching")
@@ -120,13 +119,6 @@ class Rebased:
         )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
-
-
-def _period_starts(problem: Problem) -> tuple[list[str], dict[str, float], dict[str, float]]:
-    periods = problem.resolved_periods
-    names = [p.name for p in periods]
-    starts = np.concatenate([[0.0], np.cumsum([p.months for p in periods])[:-1]])
-    return names, dict(zip(names, starts, strict=True)), {p.name: p.months for p in periods}
 
 
 def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
@@ -266,7 +258,8 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
         a training or batch job runs across ``as_of``; nothing is left to plan;
         the budget or carbon cap is already used up.
     """
-    names, start, months = _period_starts(problem)
+    cal = plan_calendar(problem)
+    names, start, months = list(cal.start_month), cal.start_month, cal.months
     _check_baseline(problem, baseline, names)
     decisions = [i for i in baseline.line_items if i.item != "existing"]
     if as_of is not None and as_of not in names:
@@ -280,7 +273,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     cut = names.index(as_of)
     past_names, future_names = set(names[:cut]), names[cut:]
     now = start[as_of]
-    clock = Clock(problem.start)
+    clock = cal.clock
     notes: list[str] = []
 
     # ---- purchases and reservations made before as-of become existing
@@ -304,19 +297,15 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
             fleet[(server, site)] += units
             carried_servers.append(ExistingServer(server=server, site=site, units=units))
             if server in catalog.servers.index:
-                srv = catalog.servers.loc[server]
-                arrival = start[item.period] + float(srv["lead_time_days"]) / DAYS_PER_MONTH
+                terms = purchase_terms(item, cal, catalog, problem.owned_cost_policy)
+                arrival = terms.delivery_month
                 if arrival > now + 1e-9:
                     notes.append(
                         f"{units} x {server} at {site} ordered in {item.period} arrive "
                         f"{arrival - now:.1f} months after {as_of}; treated as in service "
                         "from the start"
                     )
-                in_service = clock.month_at(clock.hours_at(arrival) + item.hours) - arrival
-                frac = ledger.capex_fraction(
-                    problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
-                )
-                capex_before += units * float(srv["capex_usd"]) * frac
+                capex_before += units * terms.capex_usd_per_server * terms.capex_fraction
         elif item.item == "reservation" and units > 0:
             left = start[item.period] + RESERVED_TERM_MONTHS[item.mode] - now
             if left > 1e-9:

@@ -35,6 +35,20 @@ def add_months(day: date, months: int) -> date:
     return date(year, month0 + 1, min(day.day, calendar.monthrange(year, month0 + 1)[1]))
 
 
+#: (begin month, end month, USD) of a charge inside one month
+Slice = tuple[float, float, float]
+
+
+def month_slices(begin_month: float, end_month: float) -> list[tuple[float, float]]:
+    """[begin_month, end_month) cut at whole months: [(begin, end)] inside one month each."""
+    out, m = [], begin_month
+    while m < end_month - 1e-6:
+        nxt = min(end_month, math.floor(m + _EPS) + 1.0)
+        out.append((m, nxt))
+        m = nxt
+    return out
+
+
 @dataclass(frozen=True)
 class Clock:
     """Months from the plan's start -> hours from it (see the module docstring).
@@ -80,6 +94,18 @@ class Clock:
             whole += 1
         first, nxt = self._hours_to(whole), self._hours_to(whole + 1)
         return whole + (hours - first) / (nxt - first)
+
+    def month_after(self, begin_month: float, hours: float) -> float:
+        """The month ``hours`` after month ``begin_month``."""
+        return self.month_at(self.hours_at(begin_month) + hours)
+
+    def spread(self, usd: float, begin_month: float, end_month: float) -> list[Slice]:
+        """``usd`` over [begin_month, end_month) by month, in proportion to each month's
+        hours: (begin, end, usd) per month slice (:func:`month_slices`)."""
+        total = self.hours(begin_month, end_month)
+        return [
+            (a, b, usd * self.hours(a, b) / total) for a, b in month_slices(begin_month, end_month)
+        ]
 
     def timestamp(self, month: float, label_start: date) -> datetime:
         """The moment ``month`` months after the start (``label_start`` for average months)."""

@@ -32,16 +32,16 @@ item. Values follow the spec's allowed values:
   ``EffectiveCost`` the capex the plan counts (all of it, or the amortised
   share under ``owned_cost_policy: amortised``); hosting as ``Recurring`` usage.
 
-Rows are monthly: calendar months from ``start``, their quantities in the hours the plan
-was costed in (:mod:`solver.clock`: real calendar hours when the problem states its
-start, else 730-hour months). ``EffectiveCost`` sums to the plan's
+Rows are monthly, one or more per row of the plan's charges table
+(:func:`solver.plan.charges.charges`, which the cash flow sums too): calendar months from
+``start``, their quantities in the hours the plan was costed in (real calendar hours when
+the problem states its start, else 730-hour months). ``EffectiveCost`` sums to the plan's
 ``total_cost_usd``; resource ids are left out (a plan has no resources yet).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import defaultdict
 from datetime import date
@@ -49,22 +49,12 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
-from solver.core import ledger
-from solver.core.clock import Clock
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text
 from solver.plan import LineItem, Plan
-from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS
-
-
-def _period_months(problem: Problem) -> tuple[dict[str, float], dict[str, float], float]:
-    periods = problem.resolved_periods
-    starts = np.concatenate([[0.0], np.cumsum([p.months for p in periods])[:-1]])
-    start = {p.name: float(s) for p, s in zip(periods, starts, strict=True)}
-    months = {p.name: float(p.months) for p in periods}
-    return start, months, float(sum(months.values()))
-
+from solver.plan.charges import PlanCalendar, charges, plan_calendar
+from solver.units import RESERVED_TERM_MONTHS
 
 # --------------------------------------------------------------------------- FOCUS
 
@@ -216,71 +206,28 @@ _SERVICE_NAMES = {
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
-class _Clock:
-    """Plan months -> timestamps and hours, cut at whole months.
-
-    Hours come from the problem's :class:`solver.clock.Clock` (calendar hours when the
-    problem states its start, else 730-hour months, as the plan was costed); the months
-    are dated from ``start`` on the calendar either way.
-    """
-
-    def __init__(self, problem: Problem, start: date) -> None:
-        self._hours = Clock(problem.start)
-        self.hours = self._hours.hours
-        self._dates = Clock(problem.start or start)
-
-    def month_after(self, begin: float, hours: float) -> float:
-        """The month ``hours`` after month ``begin``."""
-        return self._hours.month_at(self._hours.hours_at(begin) + hours)
-
-    def at(self, month: float) -> pd.Timestamp:
-        return pd.Timestamp(self._dates.timestamp(month, self._dates.start))
-
-    def text(self, month: float) -> str:
-        return self.at(month).round("s").strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    def slices(self, begin: float, end: float) -> list[tuple[float, float]]:
-        """[begin, end) cut at whole months."""
-        out, m = [], begin
-        while m < end - 1e-6:
-            nxt = min(end, math.floor(m + 1e-9) + 1.0)
-            out.append((m, nxt))
-            m = nxt
-        return out
-
-    def spread(self, usd: float, begin: float, end: float) -> list[tuple[float, float, float]]:
-        """``usd`` over [begin, end) by month, in proportion to each month's hours."""
-        total = self.hours(begin, end)
-        return [(a, b, usd * self.hours(a, b) / total) for a, b in self.slices(begin, end)]
+def _text(moment: pd.Timestamp) -> str:
+    return moment.round("s").strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _focus_row(
-    item: LineItem,
-    m0: float,
-    m1: float,
-    clock: _Clock,
-    catalog: Catalog,
-    account: tuple[str, str],
-    values: dict,
-) -> dict:
-    """One FOCUS row of a line item's charge over months [m0, m1): the columns every row
-    has, then ``values`` (quantity and list_price popped, the rest as given)."""
+def _focus_row(item: LineItem, charge, catalog: Catalog, account: tuple[str, str], values) -> dict:
+    """One FOCUS row of a line item's charge in one month (a row of
+    :func:`solver.plan.charges.charges`): the columns every row has, then ``values``
+    (quantity and list_price popped, the rest as given)."""
     billing_account_id, account_name = account
     provider = item.provider
     display, publisher, issuer = _names(item, catalog)
     owned = item.mode == "owned"
-    billing_start = math.floor(m0 + 1e-9)
-    billing_end = billing_start + 1.0
     quantity = values.pop("quantity")
     list_price = values.pop("list_price")
     row = {
         "BillingAccountId": billing_account_id,
         "BillingAccountName": account_name,
         "BillingCurrency": "USD",
-        "BillingPeriodStart": clock.text(billing_start),
-        "BillingPeriodEnd": clock.text(billing_end),
-        "ChargePeriodStart": clock.text(m0),
-        "ChargePeriodEnd": clock.text(m1),
+        "BillingPeriodStart": _text(charge.month_start),
+        "BillingPeriodEnd": _text(charge.month_end),
+        "ChargePeriodStart": _text(charge.charge_start),
+        "ChargePeriodEnd": _text(charge.charge_end),
         "ChargeClass": None,
         "ProviderName": display,
         "PublisherName": publisher,
@@ -337,7 +284,8 @@ def focus_frame(
     *,
     billing_account_id: str = "planned",
 ) -> pd.DataFrame:
-    """The plan's forecast charges as FOCUS 1.2 rows (see the module docstring).
+    """The plan's forecast charges as FOCUS 1.2 rows (see the module docstring), one or
+    more per row of the plan's charges table (:func:`solver.plan.charges.charges`).
 
     Parameters
     ----------
@@ -348,69 +296,28 @@ def focus_frame(
     start
         The first day of the plan's first period (UTC).
     """
-    clock = _Clock(problem, start)
-    p_start, p_months, horizon = _period_months(problem)
-    account_name = f"procure plan: {plan.problem}"
+    cal = plan_calendar(problem, start)
+    account = (billing_account_id, f"procure plan: {plan.problem}")
     rows: list[dict] = []
 
-    def emit(item: LineItem, m0: float, m1: float, **values) -> None:
-        account = (billing_account_id, account_name)
-        rows.append(_focus_row(item, m0, m1, clock, catalog, account, values))
+    def emit(item: LineItem, charge, **values) -> None:
+        rows.append(_focus_row(item, charge, catalog, account, values))
 
-    def usage_slices(item: LineItem, period: str, usd: float) -> list[tuple[float, float, float]]:
-        """(m0, m1, usd) of a period's cost by month, in proportion to its hours."""
-        return clock.spread(usd, p_start[period], p_start[period] + p_months[period])
-
-    used = _commitment_use(plan, p_start, p_months, clock)
-    for item in plan.line_items:
-        if item.cost_usd == 0.0 and item.item in ("use", "training"):
-            continue
+    used = _commitment_use(plan, cal)
+    for charge in charges(plan, problem, catalog, start).itertuples(index=False):
+        item = plan.line_items[charge.line]
         what = (
             f"{item.units:g} x {item.instance_type} ({item.accelerator}) {item.mode} "
             f"in {item.region}"
         )
         if item.workload:
             what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
-        if item.item in ("rent", "use", "training") or (
-            item.item == "existing" and item.mode == "owned"
-        ):
-            price_category = {"spot": "Dynamic"}.get(item.mode, "Standard")
-            frequency = "Recurring" if item.item == "existing" else "Usage-Based"
-            if item.item == "training":
-                pieces = _training_slices(item, p_start[item.period], clock)
-            else:
-                by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
-                pieces = [x for p, usd in by_period.items() for x in usage_slices(item, p, usd)]
-            unit_hours = item.units * item.hours if item.hours else 0.0
-            for m0, m1, usd in pieces:
-                if usd == 0.0:
-                    continue
-                share = usd / item.cost_usd if item.cost_usd else 0.0
-                quantity = unit_hours * share if unit_hours else item.units
-                emit(
-                    item,
-                    m0,
-                    m1,
-                    quantity=quantity,
-                    list_price=usd / quantity if quantity else 0.0,
-                    ChargeCategory="Usage",
-                    ChargeFrequency=frequency,
-                    ChargeDescription=("hosting of " if item.item == "existing" else "")
-                    + what
-                    + ("" if item.mode != "owned" else " (electricity, hosting)"),
-                    PricingUnit="Hours",
-                    PricingCategory=price_category,
-                    BilledCost=usd,
-                    EffectiveCost=usd,
-                    ConsumedQuantity=quantity,
-                    ConsumedUnit="Hours",
-                    SkuId=item.offering,
-                    SkuPriceId=f"{item.offering}#{item.mode}",
-                )
-        elif item.item in ("reservation", "existing"):
-            _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog)
-        elif item.item == "purchase":
-            _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon)
+        if item.item == "purchase":
+            _purchase_rows(item, charge, what, emit)
+        elif item.item == "reservation" or (item.item == "existing" and item.mode != "owned"):
+            _reservation_rows(item, charge, what, emit, cal, used, catalog)
+        else:
+            _usage_row(item, charge, what, emit)
     frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
     return frame.sort_values(
         ["ChargePeriodStart", "ProviderName", "x_Offering", "ChargeCategory", "x_PlanItem"],
@@ -418,20 +325,35 @@ def focus_frame(
     ).reset_index(drop=True)
 
 
-def _training_slices(
-    item: LineItem, begin: float, clock: _Clock
-) -> list[tuple[float, float, float]]:
-    """A training job's cost by month: it runs ``item.hours`` from the start of its period."""
-    end = clock.month_after(begin, item.hours)
-    return clock.spread(item.cost_usd, begin, end) if end > begin else []
+def _usage_row(item: LineItem, charge, what: str, emit) -> None:
+    """Rent, training, owned power and the existing fleet's hosting in one month."""
+    usd = charge.usd
+    emit(
+        item,
+        charge,
+        quantity=charge.quantity,
+        list_price=charge.unit_price_usd,
+        ChargeCategory="Usage",
+        ChargeFrequency="Recurring" if item.item == "existing" else "Usage-Based",
+        ChargeDescription=("hosting of " if item.item == "existing" else "")
+        + what
+        + ("" if item.mode != "owned" else " (electricity, hosting)"),
+        PricingUnit="Hours",
+        PricingCategory={"spot": "Dynamic"}.get(item.mode, "Standard"),
+        BilledCost=usd,
+        EffectiveCost=usd,
+        ConsumedQuantity=charge.quantity,
+        ConsumedUnit="Hours",
+        SkuId=item.offering,
+        SkuPriceId=f"{item.offering}#{item.mode}",
+    )
 
 
-def _commitment_use(
-    plan: Plan, p_start: dict[str, float], p_months: dict[str, float], clock: _Clock
-) -> dict[tuple[str, str, str], float]:
+def _commitment_use(plan: Plan, cal: PlanCalendar) -> dict[tuple[str, str, str], float]:
     """(offering, mode, period) -> share of committed instance-hours the plan uses (0..1)."""
     committed: dict[tuple[str, str, str], float] = defaultdict(float)
     in_use: dict[tuple[str, str, str], float] = defaultdict(float)
+    p_start, p_months = cal.start_month, cal.months
     for i in plan.line_items:
         if i.mode not in RESERVED_TERM_MONTHS:
             continue
@@ -440,10 +362,11 @@ def _commitment_use(
             for p, s in p_start.items():
                 end = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode])
                 if end - max(s, begin) > 1e-9:
-                    committed[(i.offering, i.mode, p)] += i.units * clock.hours(max(s, begin), end)
+                    hours = cal.clock.hours(max(s, begin), end)
+                    committed[(i.offering, i.mode, p)] += i.units * hours
         elif i.item == "existing":
+            price = i.unit_price_usd_per_hour
             for p, usd in i.cost_by_period_usd.items():
-                price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
                 if price > 0:
                     committed[(i.offering, i.mode, p)] += usd / price
         elif i.item in ("use", "training"):
@@ -451,24 +374,19 @@ def _commitment_use(
     return {k: min(1.0, in_use.get(k, 0.0) / v) for k, v in committed.items() if v > 0}
 
 
-def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog) -> None:
-    """A commitment's recurring fee (Purchase) amortised onto Used/Unused usage rows."""
+def _reservation_rows(item, charge, what, emit, cal: PlanCalendar, used, catalog) -> None:
+    """A commitment's recurring fee in one month (Purchase) amortised onto Used/Unused
+    usage rows."""
     mode = item.mode
-    price = item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
     years = int(RESERVED_TERM_MONTHS[mode] / 12)
     if item.item == "reservation":
-        begin = p_start[item.period]
-        spans = clock.slices(begin, begin + RESERVED_TERM_MONTHS[mode])
         cid = f"planned:{item.offering}#{mode}@{item.period}"
-        pieces = [(a, b, price * item.units * clock.hours(a, b)) for a, b in spans]
-    else:  # existing commitment: its cost per plan period, spread by the months' hours
+    else:
         cid = f"existing:{item.offering}#{mode}"
-        pieces = []
-        for p, usd in item.cost_by_period_usd.items():
-            pieces += clock.spread(usd, p_start[p], p_start[p] + p_months[p])
     on_demand = np.nan
     if item.offering in catalog.offerings.index:
         on_demand = float(catalog.offerings.at[item.offering, "on_demand_usd_per_hour"])
+    price, fee, hours = charge.unit_price_usd, charge.usd, charge.hours
     list_price = on_demand if on_demand == on_demand else price
     commitment = {
         "CommitmentDiscountCategory": "Usage",
@@ -478,136 +396,86 @@ def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used,
         "CommitmentDiscountUnit": "Hours",
         "SkuId": item.offering,
     }
-    for m0, m1, fee in pieces:
-        hours = fee / price if price else 0.0
-        emit(
-            item,
-            m0,
-            m1,
-            quantity=hours,
-            list_price=price,
-            ChargeCategory="Purchase",
-            ChargeFrequency="Recurring",
-            ChargeDescription=f"{years}-year reservation fee: {what}",
-            PricingUnit="Hours",
-            PricingCategory="Standard",
-            BilledCost=fee,
-            EffectiveCost=0.0,
-            CommitmentDiscountQuantity=hours,
-            SkuPriceId=f"{item.offering}#{mode}",
-            **commitment,
-        )
-        period = _period_at(m0, p_start, p_months, horizon)
-        share_used = used.get((item.offering, mode, period), 0.0) if period else 0.0
-        for status, share in (("Used", share_used), ("Unused", 1.0 - share_used)):
-            if share <= 1e-12:
-                continue
-            emit(
-                item,
-                m0,
-                m1,
-                quantity=hours * share,
-                list_price=list_price,
-                ChargeCategory="Usage",
-                ChargeFrequency="Usage-Based" if status == "Used" else "Recurring",
-                ChargeDescription=f"{status.lower()} reservation hours: {what}",
-                PricingUnit="Hours",
-                PricingCategory="Committed",
-                BilledCost=0.0,
-                EffectiveCost=fee * share,
-                CommitmentDiscountQuantity=hours * share,
-                CommitmentDiscountStatus=status,
-                ConsumedQuantity=hours * share if status == "Used" else None,
-                ConsumedUnit="Hours" if status == "Used" else None,
-                SkuPriceId=f"{item.offering}#on_demand",
-                **commitment,
-            )
-
-
-def _period_at(month: float, p_start, p_months, horizon: float) -> str | None:
-    if month >= horizon - 1e-9:
-        return None
-    for p, s in p_start.items():
-        if s - 1e-9 <= month < s + p_months[p] - 1e-9:
-            return p
-    return None
-
-
-def _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon) -> None:
-    """A server purchase: one-time capex in the order month, then hosting until the horizon."""
-    if item.instance_type in catalog.servers.index:  # in service from delivery, item.hours
-        lead = float(catalog.servers.at[item.instance_type, "lead_time_days"]) / DAYS_PER_MONTH
-        begin = p_start[item.period] + lead
-    else:  # a server no longer in the catalog: in service until the horizon
-        begin = clock.month_after(horizon, -item.hours)
-    in_service = clock.month_after(begin, item.hours) - begin
-    capex = np.nan
-    if item.instance_type in catalog.servers.index:
-        srv = catalog.servers.loc[item.instance_type]
-        frac = ledger.capex_fraction(
-            problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
-        )
-        capex = float(srv["capex_usd"])
-        counted = item.units * capex * frac
-    else:
-        counted = item.cost_usd
-    m0, m1 = clock.slices(p_start[item.period], p_start[item.period] + 1.0)[0]
     emit(
         item,
-        m0,
-        m1,
-        quantity=item.units,
-        list_price=capex if capex == capex else counted / item.units,
+        charge,
+        quantity=hours,
+        list_price=price,
         ChargeCategory="Purchase",
-        ChargeFrequency="One-Time",
-        ChargeDescription=f"purchase: {what}",
-        PricingUnit="Units",
+        ChargeFrequency="Recurring",
+        ChargeDescription=f"{years}-year reservation fee: {what}",
+        PricingUnit="Hours",
         PricingCategory="Standard",
-        BilledCost=item.units * capex if capex == capex else counted,
-        EffectiveCost=counted,
-        SkuId=item.instance_type,
-        SkuPriceId=f"{item.instance_type}#capex",
+        BilledCost=charge.billed_usd,
+        EffectiveCost=0.0,
+        CommitmentDiscountQuantity=hours,
+        SkuPriceId=f"{item.offering}#{mode}",
+        **commitment,
     )
-    hosting = item.cost_usd - counted + item.residual_value_usd
-    if item.residual_value_usd:
-        m0, m1 = clock.slices(horizon - 1.0, horizon)[-1]
+    period = cal.period_at(charge.begin_month)
+    share_used = used.get((item.offering, mode, period), 0.0) if period else 0.0
+    for status, share in (("Used", share_used), ("Unused", 1.0 - share_used)):
+        if share <= 1e-12:
+            continue
         emit(
             item,
-            m0,
-            m1,
-            quantity=item.units,
-            list_price=-item.residual_value_usd / item.units,
-            ChargeCategory="Credit",
-            ChargeFrequency="One-Time",
-            ChargeDescription=f"residual value at the horizon (straight-line): {what}",
-            PricingUnit="Units",
-            PricingCategory="Standard",
+            charge,
+            quantity=hours * share,
+            list_price=list_price,
+            ChargeCategory="Usage",
+            ChargeFrequency="Usage-Based" if status == "Used" else "Recurring",
+            ChargeDescription=f"{status.lower()} reservation hours: {what}",
+            PricingUnit="Hours",
+            PricingCategory="Committed",
             BilledCost=0.0,
-            EffectiveCost=-item.residual_value_usd,
-            SkuId=item.instance_type,
-            SkuPriceId=f"{item.instance_type}#residual",
+            EffectiveCost=fee * share,
+            CommitmentDiscountQuantity=hours * share,
+            CommitmentDiscountStatus=status,
+            ConsumedQuantity=hours * share if status == "Used" else None,
+            ConsumedUnit="Hours" if status == "Used" else None,
+            SkuPriceId=f"{item.offering}#on_demand",
+            **commitment,
         )
-    if abs(hosting) <= 1e-9 or in_service <= 0:
-        return
-    for a, b in clock.slices(begin, begin + in_service):
-        usd = hosting * (b - a) / in_service  # hosting is a monthly fee
-        hours = item.units * clock.hours(a, b)
+
+
+def _purchase_rows(item: LineItem, charge, what: str, emit) -> None:
+    """A server purchase's charge in one month: the one-time capex in the order month, the
+    residual value credited at the horizon, or hosting while in service."""
+    common = {
+        "quantity": charge.quantity,
+        "list_price": charge.unit_price_usd,
+        "PricingCategory": "Standard",
+        "BilledCost": charge.billed_usd,
+        "EffectiveCost": charge.usd,
+        "SkuId": item.instance_type,
+    }
+    one_time = {
+        "capex": ("Purchase", "purchase", "capex"),
+        "residual_credit": ("Credit", "residual value at the horizon (straight-line)", "residual"),
+    }
+    if charge.category in one_time:
+        category, description, price_id = one_time[charge.category]
         emit(
             item,
-            a,
-            b,
-            quantity=hours,
-            list_price=usd / hours if hours else 0.0,
+            charge,
+            **common,
+            ChargeCategory=category,
+            ChargeFrequency="One-Time",
+            ChargeDescription=f"{description}: {what}",
+            PricingUnit="Units",
+            SkuPriceId=f"{item.instance_type}#{price_id}",
+        )
+    else:
+        emit(
+            item,
+            charge,
+            **common,
             ChargeCategory="Usage",
             ChargeFrequency="Recurring",
             ChargeDescription=f"hosting and maintenance: {what}",
             PricingUnit="Hours",
-            PricingCategory="Standard",
-            BilledCost=usd,
-            EffectiveCost=usd,
-            ConsumedQuantity=hours,
+            ConsumedQuantity=charge.quantity,
             ConsumedUnit="Hours",
-            SkuId=item.instance_type,
             SkuPriceId=f"{item.offering}#hosting",
         )
 

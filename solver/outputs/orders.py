@@ -24,14 +24,33 @@ import pandas as pd
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text, workbook
-from solver.outputs.focus import _period_months
 from solver.plan import LineItem, Plan
-from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.plan.charges import delivery_month, plan_calendar
+from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
 
 # --------------------------------------------------------------------------- orders
 
 ORDER_ITEMS = ("rent", "reservation", "training")
 _TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
+#: the report's purchase plan (:func:`purchase_orders`): its columns from the order lines
+_PURCHASE_PLAN = {
+    "provider": "provider",
+    "region": "region",
+    "item": "item",
+    "offering": "offering",
+    "instance_type": "instance_type",
+    "accelerator": "accelerator",
+    "mode": "mode",
+    "period": "period",
+    "block": "block",
+    "workload": "workload",
+    "quantity": "units",
+    "accelerators": "accelerators",
+    "hours_per_unit": "hours",
+    "unit_price_usd": "unit_price_usd",
+    "unit_price_basis": "unit_price_basis",
+    "total_usd": "cost_usd",
+}
 
 
 def _term(item: LineItem) -> str:
@@ -41,34 +60,33 @@ def _term(item: LineItem) -> str:
     return _TERM.get(item.mode, item.mode)
 
 
-def _unit_price(item: LineItem) -> float:
-    return item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
+def order_lines(plan: Plan) -> pd.DataFrame:
+    """The one orders table: every line item that is ordered (rent, reservation, training,
+    purchase), in the plan's order, with what to order, where, how many, at what price.
 
-
-def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
-    """One order per cloud provider: what to run or reserve, where, how many, at what price.
-
-    Rows are the plan's rented units (per period and load block), reservations
-    and rented training clusters; columns ``usd_<period>`` give each row's cost
-    per plan period (data only: totals go below the data in the workbook). Owned servers are in
-    :func:`hardware_order`; existing fleet and commitments need no order.
+    ``unit_price_usd_per_hour`` is the line item's (:attr:`LineItem.unit_price_usd_per_hour`);
+    ``unit_price_usd`` the same per instance-hour, or per server for a purchase (its plan
+    cost, capex and hosting, over the servers bought); ``usd_<period>`` the cost per plan
+    period. :func:`provider_orders` and :func:`purchase_orders` are views of it.
     """
     periods = list(plan.totals.by_period)
-    rows: dict[str, list[dict]] = defaultdict(list)
+    rows = []
     for i in plan.line_items:
-        if i.mode == "owned" or i.item not in ORDER_ITEMS:
+        if i.item not in (*ORDER_ITEMS, "purchase"):
             continue
-        if i.item == "training" and i.mode not in RENTED_MODES:
-            continue  # runs on reserved capacity: the reservation is the order
         by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
-        rows[i.provider].append(
+        bought = i.item == "purchase"
+        per_unit = i.cost_usd / i.units if i.units else 0.0  # a server's capex and hosting
+        rows.append(
             {
+                "provider": i.provider,
                 "item": i.item,
                 "region": i.region,
                 "instance_type": i.instance_type,
                 "offering": i.offering,
                 "accelerator": i.accelerator,
                 "accelerators_per_unit": i.accelerators / i.units if i.units else 0.0,
+                "accelerators": i.accelerators,
                 "mode": i.mode,
                 "term": _term(i),
                 "period": i.period,
@@ -76,19 +94,62 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
                 "workload": i.workload,
                 "quantity": i.units,
                 "hours_per_unit": i.hours,
-                "unit_price_usd_per_hour": _unit_price(i),
+                "unit_price_usd_per_hour": i.unit_price_usd_per_hour,
+                "unit_price_usd": per_unit if bought else i.unit_price_usd_per_hour,
+                "unit_price_basis": "per server (capex + hosting)"
+                if bought
+                else "per instance-hour",
                 "total_usd": i.cost_usd,
                 **{f"usd_{p}": float(by_period.get(p, 0.0)) for p in periods},
             }
         )
+    return pd.DataFrame(rows)
+
+
+def purchase_orders(plan: Plan) -> pd.DataFrame:
+    """The report's purchase plan: one row per thing to order from a provider (what,
+    where, mode, quantity, unit price), the rows of :func:`order_lines` by provider.
+
+    Rented units are summarised at their peak count per period (what to have
+    running); reservations and purchases are orders as they stand.
+    """
+    lines = order_lines(plan)
+    if lines.empty:
+        return lines
+    frame = lines[list(_PURCHASE_PLAN)].rename(columns=_PURCHASE_PLAN)
+    return frame.sort_values(["provider", "period", "region", "offering", "mode"], kind="stable")
+
+
+def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
+    """One order per cloud provider: what to run or reserve, where, how many, at what price.
+
+    Rows are the plan's rented units (per period and load block), reservations
+    and rented training clusters (the rows of :func:`order_lines`); columns
+    ``usd_<period>`` give each row's cost per plan period (data only: totals go below
+    the data in the workbook). Owned servers are in :func:`hardware_order`; existing
+    fleet and commitments need no order; training on reserved capacity is ordered by
+    its reservation.
+    """
+    lines = order_lines(plan)
+    if lines.empty:
+        return {}
+    keep = (lines["mode"] != "owned") & lines["item"].isin(ORDER_ITEMS)
+    keep &= (lines["item"] != "training") | lines["mode"].isin(RENTED_MODES)
+    columns = [
+        c
+        for c in lines.columns
+        if c not in ("provider", "accelerators", "unit_price_usd", "unit_price_basis")
+    ]
     out = {}
-    for provider in sorted(rows):
-        frame = pd.DataFrame(rows[provider])
-        frame = frame.sort_values(
-            ["period", "region", "instance_type", "mode", "item", "block", "workload"],
-            kind="stable",
-        ).reset_index(drop=True)
-        out[provider] = frame
+    for provider, frame in lines[keep].groupby("provider", sort=True):
+        out[str(provider)] = (
+            frame[columns]
+            .sort_values(
+                ["period", "region", "instance_type", "mode", "item", "block", "workload"],
+                kind="stable",
+            )
+            .reset_index(drop=True)
+        )
     return out
 
 
@@ -100,8 +161,7 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
     without it only the lead time after the start of the order period.
     """
     rows = []
-    start, _, _ = _period_months(problem) if problem is not None else ({}, {}, 0.0)
-    names = list(start)
+    cal = plan_calendar(problem) if problem is not None else None
     for i in plan.line_items:
         if i.item != "purchase":
             continue
@@ -129,10 +189,10 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
             if lead_days == lead_days
             else "",
         }
-        if problem is not None and lead_days == lead_days:
-            arrival = start[i.period] + lead_days / DAYS_PER_MONTH
+        if cal is not None and lead_days == lead_days:
+            arrival = delivery_month(i, cal, catalog)
             row["delivery_month"] = round(arrival, 2)
-            after = [p for p in names if start[p] >= arrival - 1e-9]
+            after = [p for p, s in cal.start_month.items() if s >= arrival - 1e-9]
             row["in_service_from"] = after[0] if after else "after the horizon"
         rows.append(row)
     return pd.DataFrame(rows)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from solver.analyses.sensitivity import BreakEven, SensitivityReport, SweepPoint
 from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import workbook
-from solver.outputs.orders import _stable_zip
+from solver.outputs.orders import _stable_zip, purchase_orders
 from solver.plan import Plan
 
 
@@ -52,47 +52,6 @@ def analysis_json(analysis: Analysis) -> str:
 
 
 # ------------------------------------------------------------------ tables
-
-
-def purchase_orders(plan: Plan) -> pd.DataFrame:
-    """One row per thing to order from a provider: what, where, mode, quantity, unit price.
-
-    Rented units are summarised at their peak count per period (what to have
-    running); reservations and purchases are orders as they stand.
-    """
-    rows = []
-    for i in plan.line_items:
-        if i.item in {"use", "existing"}:
-            continue
-        unit_price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
-        if i.item == "purchase":
-            unit_price = i.cost_usd / i.units if i.units else 0.0
-        rows.append(
-            {
-                "provider": i.provider,
-                "region": i.region,
-                "item": i.item,
-                "offering": i.offering,
-                "instance_type": i.instance_type,
-                "accelerator": i.accelerator,
-                "mode": i.mode,
-                "period": i.period,
-                "block": i.block,
-                "workload": i.workload,
-                "units": i.units,
-                "accelerators": i.accelerators,
-                "hours": i.hours,
-                "unit_price_usd": unit_price,
-                "unit_price_basis": "per server (capex + hosting)"
-                if i.item == "purchase"
-                else "per instance-hour",
-                "cost_usd": i.cost_usd,
-            }
-        )
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    return frame.sort_values(["provider", "period", "region", "offering", "mode"], kind="stable")
 
 
 def duals_frame(report: SensitivityReport) -> pd.DataFrame:

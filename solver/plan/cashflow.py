@@ -1,10 +1,10 @@
 """The plan's money by calendar month: opex, capex, commitments, cumulative spend
 against the budget.
 
-Built from the plan's FOCUS charge rows (:func:`solver.export.focus_frame`), so the
-monthly cash flow, the FOCUS export and the plan total are one set of numbers: the
-months' ``total_usd`` sum to the plan's ``total_cost_usd`` and each month equals the
-``EffectiveCost`` of that month's FOCUS rows.
+Summed from the plan's charges table (:func:`solver.plan.charges.charges`), the same
+rows the FOCUS export (:mod:`solver.outputs.focus`) is made of, so the monthly cash
+flow and the FOCUS rows are one set of numbers; the months' ``total_usd`` sum to the
+plan's ``total_cost_usd``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from datetime import date
 
 import pandas as pd
 
+from solver.core.clock import add_months
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
-from solver.plan import CashFlowMonth, Plan
-
-RENTED = ("on_demand", "spot")
-RESERVED = ("reserved_1y", "reserved_3y")
+from solver.plan.charges import by_month, charges, plan_calendar
+from solver.plan.lines import CashFlowMonth, Plan
+from solver.units import RESERVED_TERM_MONTHS
 
 
 def first_of_next_month(today: date) -> date:
@@ -27,42 +27,32 @@ def first_of_next_month(today: date) -> date:
 
 
 def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> list[CashFlowMonth]:
-    """The plan's cash flow by calendar month from ``start`` (see the module docstring)."""
-    from solver.outputs.focus import focus_frame
+    """The plan's cash flow by calendar month from ``start`` (see the module docstring).
 
-    frame = focus_frame(plan, problem, catalog, start)
-    if frame.empty:
+    Each month is labelled with the plan period it falls in (the last period for months
+    after the horizon, where a reservation's term runs on).
+    """
+    table = charges(plan, problem, catalog, start)
+    if table.empty:
         return []
-    month = frame["BillingPeriodStart"].str.slice(0, 7)
-    mode = frame["x_Mode"]
-    usage = frame["ChargeCategory"] == "Usage"
-    cost = frame["EffectiveCost"].astype(float)
-    parts = pd.DataFrame(
-        {
-            "month": month,
-            "period": frame["x_PlanPeriod"],
-            "rented_usd": cost.where(mode.isin(RENTED), 0.0),
-            "owned_opex_usd": cost.where((mode == "owned") & usage, 0.0),
-            "commitments_usd": cost.where(mode.isin(RESERVED), 0.0),
-            "capex_usd": cost.where((mode == "owned") & ~usage, 0.0),
-            "total_usd": cost,
-            "billed_usd": frame["BilledCost"].astype(float),
-        }
-    )
-    money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
-    by_month = parts.groupby("month", sort=True)
-    sums = by_month[[*money, "billed_usd"]].sum()
-    period_of = by_month["period"].first()
-    commitments = _new_commitments(plan, problem, start)
+    cal = plan_calendar(problem, start)
+    last_period = list(cal.start_month)[-1]
+    sums = by_month(table)
+    commitments = _new_commitments(plan, table)
     out: list[CashFlowMonth] = []
     cumulative = 0.0
     for key, row in sums.iterrows():
-        cumulative += float(row["total_usd"])
+        cumulative += float(row["usd"])
         out.append(
             CashFlowMonth(
                 month=str(key),
-                period=str(period_of[key]),
-                **{c: float(row[c]) for c in [*money, "billed_usd"]},
+                period=cal.period_at(float(row["plan_month"])) or last_period,
+                rented_usd=float(row["rented"]),
+                owned_opex_usd=float(row["owned_opex"]),
+                commitments_usd=float(row["commitments"]),
+                capex_usd=float(row["capex"] + row["residual_credit"]),
+                total_usd=float(row["usd"]),
+                billed_usd=float(row["billed_usd"]),
                 cumulative_usd=cumulative,
                 budget_headroom_usd=None
                 if problem.budget_usd is None
@@ -73,25 +63,19 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
     return out
 
 
-def _new_commitments(plan: Plan, problem: Problem, start: date) -> dict[str, list[str]]:
-    """Month -> the reservations and purchases that start then, in words with their end."""
-    from solver.units import RESERVED_TERM_MONTHS
-
-    first_month: dict[str, float] = {}
-    running = 0.0
-    for p in problem.resolved_periods:
-        first_month[p.name] = running
-        running += p.months
-    base = pd.Timestamp(start)
+def _new_commitments(plan: Plan, table: pd.DataFrame) -> dict[str, list[str]]:
+    """Month -> the reservations and purchases that start then, in words with their end
+    (a reservation's first fee and a purchase's capex are charged in that month)."""
+    first = table.groupby("line", sort=True)["month_start"].first()
     out: dict[str, list[str]] = {}
-    for i in plan.line_items:
-        if i.item not in ("reservation", "purchase"):
-            continue
-        begin = base + pd.DateOffset(months=int(first_month.get(i.period, 0.0)))
+    for line, begin in first.items():
+        i = plan.line_items[int(line)]
         if i.item == "reservation":
-            end = begin + pd.DateOffset(months=int(RESERVED_TERM_MONTHS.get(i.mode, 0)))
+            end = add_months(begin.date(), int(RESERVED_TERM_MONTHS.get(i.mode, 0)))
             text = f"reserve {i.units:g} x {i.offering} ({i.mode}) to {end:%Y-%m}"
-        else:
+        elif i.item == "purchase":
             text = f"buy {i.units:g} x {i.instance_type} at {i.region}"
+        else:
+            continue
         out.setdefault(f"{begin:%Y-%m}", []).append(text)
     return out

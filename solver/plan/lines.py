@@ -84,6 +84,18 @@ class LineItem(BaseModel):
         description="When a cost spans periods (reservations, hosting): its part in each",
     )
 
+    @property
+    def unit_price_usd_per_hour(self) -> float:
+        """USD per unit-hour: ``cost_usd / (units x hours)``, 0 without unit-hours.
+
+        The one place a line item's unit price is derived (the price the ledger charged
+        for rent, reservations and rented training; power for owned use; hosting for the
+        existing fleet). A property, not a field, so the plan's JSON is unchanged and a
+        plan read from a file or re-priced (``model_copy``) has it right too.
+        """
+        unit_hours = self.units * self.hours
+        return self.cost_usd / unit_hours if unit_hours else 0.0
+
 
 class Totals(BaseModel):
     by_period: dict[str, float]
@@ -586,6 +598,14 @@ def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> l
     return out
 
 
+def _block_hours(compiled: Compiled, rows: pd.DataFrame) -> np.ndarray:
+    """Hours of each row's (period, block): the period's hours x the block's fraction."""
+    return (
+        compiled.periods["hours"].to_numpy()[rows["period"].to_numpy()]
+        * compiled.blocks["fraction"].to_numpy()[rows["block"].to_numpy()]
+    )
+
+
 def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) -> dict[str, float]:
     """Per online workload: served / demanded (1.0 unless shortfall is allowed)."""
     var = model.variables.assign(value=values)
@@ -594,21 +614,14 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
     dem = compiled.demand.copy()
     if dem.empty:
         return out
-    hours = (
-        compiled.periods["hours"].to_numpy()[dem["period"].to_numpy()]
-        * compiled.blocks["fraction"].to_numpy()[dem["block"].to_numpy()]
-    )
-    dem["tokens"] = dem["demand"] * dem["tokens_per_unit"] * hours
+    dem["tokens"] = dem["demand"] * dem["tokens_per_unit"] * _block_hours(compiled, dem)
     for w, group in dem.groupby("workload"):
         total = float(group["tokens"].sum())
         s = short[short["workload"] == w]
         if s.empty:
             out[w] = 1.0
             continue
-        h = (
-            compiled.periods["hours"].to_numpy()[s["period"].to_numpy()]
-            * compiled.blocks["fraction"].to_numpy()[s["block"].to_numpy()]
-        )
+        h = _block_hours(compiled, s)
         tok = compiled.demand.set_index(["workload", "period", "block", "bucket"])
         per = [
             float(tok.loc[(w, p, b, j), "tokens_per_unit"])

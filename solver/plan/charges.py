@@ -1,0 +1,344 @@
+"""The plan's charges by calendar month: one table the cash flow, the FOCUS rows, the
+orders and the re-solve read their money by month from.
+
+:func:`charges` makes one row per line item and month it is charged in (a month cut at
+the plan's whole months, so a charge that starts mid-month has a shorter first slice),
+from the plan's line items, the problem's periods (:class:`PlanCalendar`) and one clock
+(:class:`solver.core.clock.Clock`: real calendar hours when the problem states its
+start, else 730-hour months; the dates are calendar months from the start either way).
+
+Columns:
+
+- ``line``: index of the line item in ``plan.line_items``; ``period``: its period.
+- ``month``: plan month (0 = the first) and ``month_start``/``month_end`` (its first day
+  and the next month's); ``begin_month``/``end_month`` (months from the start) and
+  ``charge_start``/``charge_end`` (timestamps) of the span charged, inside that month.
+- ``category``: the cash flow's columns: ``rented`` (on-demand and spot, training
+  included), ``owned_opex`` (owned servers' power, hosting, staff), ``commitments``
+  (reservation fees, used or not), ``capex`` (servers bought) and ``residual_credit``
+  (their remaining value credited at the horizon, a negative amount).
+- ``usd``: what the plan counts in the month (accrued: a reservation's fee month by
+  month, a purchase's capex share under ``owned_cost_policy``); ``billed_usd``: what is
+  invoiced (a purchase's full price when bought; nothing for the residual credit).
+- ``quantity`` in ``quantity_unit`` (``hours``: unit-hours; ``units``: servers) at
+  ``unit_price_usd`` per quantity; ``hours``: the unit-hours (0 for ``units``).
+
+Charges as the ledger made them (:mod:`solver.core.ledger`): rent, power and hosting
+spread over their period's months by hours; a training job from its period's start for
+its hours; a reservation's fee for every month of its term (past the horizon too); a
+server's capex in the month it is ordered, its hosting monthly from delivery, and its
+residual value in the last month.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+
+import pandas as pd
+
+from solver.core import ledger
+from solver.core.clock import Clock, Slice, month_slices
+from solver.core.compile import build_periods
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
+from solver.plan.lines import LineItem, Plan
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+
+COLUMNS = (
+    "line",
+    "period",
+    "month",
+    "month_start",
+    "month_end",
+    "begin_month",
+    "end_month",
+    "charge_start",
+    "charge_end",
+    "category",
+    "usd",
+    "billed_usd",
+    "quantity",
+    "quantity_unit",
+    "unit_price_usd",
+    "hours",
+)
+CATEGORIES = ("rented", "owned_opex", "commitments", "capex", "residual_credit")
+
+
+@dataclass(frozen=True)
+class PlanCalendar:
+    """The problem's periods in months from the plan's start, its clock and its dates.
+
+    Attributes
+    ----------
+    start_month, months
+        Period name -> its first month and its length (months from the plan's start).
+    horizon_months
+        The end of the last period.
+    clock
+        Months -> hours as the plan was costed (the problem's :class:`Clock`).
+    dates
+        Months -> dates: calendar months from the problem's start, or from ``start``.
+    """
+
+    start_month: dict[str, float]
+    months: dict[str, float]
+    horizon_months: float
+    clock: Clock
+    dates: Clock
+
+    def period_at(self, month: float) -> str | None:
+        """The period that holds ``month`` (None past the horizon)."""
+        if month >= self.horizon_months - 1e-9:
+            return None
+        for p, s in self.start_month.items():
+            if s - 1e-9 <= month < s + self.months[p] - 1e-9:
+                return p
+        return None
+
+    def timestamp(self, month: float) -> pd.Timestamp:
+        """The moment ``month`` months after the start, on the calendar."""
+        return pd.Timestamp(self.dates.timestamp(month, self.dates.start))
+
+    def period_slices(self, period: str, usd: float) -> list[Slice]:
+        """A period's ``usd`` by month, in proportion to each month's hours."""
+        begin = self.start_month[period]
+        return self.clock.spread(usd, begin, begin + self.months[period])
+
+
+def plan_calendar(problem: Problem, start: date | None = None) -> PlanCalendar:
+    """The calendar of ``problem`` dated from ``start`` (its own start when it states one;
+    without either it has no dates, only months and hours).
+
+    Period start months come from :func:`solver.core.compile.build_periods`, the one place
+    they are computed.
+    """
+    periods = build_periods(problem)
+    names = list(periods["name"])
+    return PlanCalendar(
+        start_month=dict(zip(names, periods["start_month"].astype(float), strict=True)),
+        months=dict(zip(names, periods["months"].astype(float), strict=True)),
+        horizon_months=float(periods["months"].sum()),
+        clock=Clock(problem.start),
+        dates=Clock(problem.start or start),
+    )
+
+
+@dataclass(frozen=True)
+class PurchaseTerms:
+    """When servers bought serve and what their capex counts (per :func:`purchase_terms`)."""
+
+    delivery_month: float  # months from the plan's start
+    in_service_months: float
+    capex_usd_per_server: float  # NaN for a server no longer in the catalog
+    capex_fraction: float  # the share of capex ``owned_cost_policy`` counts
+    counted_capex_usd: float  # all units' capex x capex_fraction
+
+
+def delivery_month(item: LineItem, cal: PlanCalendar, catalog: Catalog) -> float:
+    """The month servers ordered in ``item.period`` arrive (NaN if not in the catalog)."""
+    if item.instance_type not in catalog.servers.index:
+        return float("nan")
+    lead_days = float(catalog.servers.at[item.instance_type, "lead_time_days"])
+    return cal.start_month[item.period] + lead_days / DAYS_PER_MONTH
+
+
+def purchase_terms(
+    item: LineItem, cal: PlanCalendar, catalog: Catalog, policy: str
+) -> PurchaseTerms:
+    """A purchase line item's delivery, months in service (``item.hours`` from delivery)
+    and counted capex (:func:`solver.core.ledger.capex_fraction`); a server no longer in
+    the catalog serves until the horizon and counts its line item's cost."""
+    begin = delivery_month(item, cal, catalog)
+    if begin != begin:  # not in the catalog: in service until the horizon
+        begin = cal.clock.month_after(cal.horizon_months, -item.hours)
+    in_service = cal.clock.month_after(begin, item.hours) - begin
+    if item.instance_type not in catalog.servers.index:
+        return PurchaseTerms(begin, in_service, float("nan"), float("nan"), item.cost_usd)
+    srv = catalog.servers.loc[item.instance_type]
+    frac = ledger.capex_fraction(policy, in_service, float(srv["lifetime_years"]) * 12.0)
+    capex = float(srv["capex_usd"])
+    return PurchaseTerms(begin, in_service, capex, frac, item.units * capex * frac)
+
+
+def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
+    """The plan's charges by line item and calendar month (see the module docstring).
+
+    Parameters
+    ----------
+    plan
+        The plan whose line items are charged.
+    problem
+        The problem it was solved from (periods, clock, owned cost policy).
+    catalog
+        Servers' capex, lead time and life (purchases).
+    start
+        The plan's first day when the problem states no start (dates only).
+    """
+    cal = plan_calendar(problem, start)
+    rows: list[dict] = []
+    for line, item in enumerate(plan.line_items):
+        if item.cost_usd == 0.0 and item.item in ("use", "training"):
+            continue
+        if item.item in ("rent", "use", "training") or (
+            item.item == "existing" and item.mode == "owned"
+        ):
+            pieces = _usage(item, cal)
+        elif item.item in ("reservation", "existing"):
+            pieces = _commitment(item, cal)
+        elif item.item == "purchase":
+            pieces = _purchase(item, cal, catalog, problem.owned_cost_policy)
+        else:
+            pieces = []
+        for m0, m1, values in pieces:
+            rows.append(_row(line, item, m0, m1, cal, values))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row(line: int, item: LineItem, m0: float, m1: float, cal: PlanCalendar, values) -> dict:
+    month = math.floor(m0 + 1e-9)
+    hours = values["quantity"] if values["quantity_unit"] == "hours" else 0.0
+    return {
+        "line": line,
+        "period": item.period,
+        "month": month,
+        "month_start": cal.timestamp(month),
+        "month_end": cal.timestamp(month + 1.0),
+        "begin_month": m0,
+        "end_month": m1,
+        "charge_start": cal.timestamp(m0),
+        "charge_end": cal.timestamp(m1),
+        **values,
+        "hours": hours,
+    }
+
+
+def _values(category: str, usd: float, billed_usd: float, quantity: float, unit: str, price):
+    return {
+        "category": category,
+        "usd": usd,
+        "billed_usd": billed_usd,
+        "quantity": quantity,
+        "quantity_unit": unit,
+        "unit_price_usd": price,
+    }
+
+
+def _usage_category(mode: str) -> str:
+    if mode in RENTED_MODES:
+        return "rented"
+    return "commitments" if mode in RESERVED_TERM_MONTHS else "owned_opex"
+
+
+def _usage(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]:
+    """Rent, owned power, training and the existing fleet's hosting by month: each
+    period's cost spread by its months' hours (a training job from its period's start)."""
+    if item.item == "training":
+        begin = cal.start_month[item.period]
+        end = cal.clock.month_after(begin, item.hours)
+        pieces = cal.clock.spread(item.cost_usd, begin, end) if end > begin else []
+    else:
+        by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
+        pieces = [x for p, usd in by_period.items() for x in cal.period_slices(p, usd)]
+    unit_hours = item.units * item.hours if item.hours else 0.0
+    category = _usage_category(item.mode)
+    out = []
+    for m0, m1, usd in pieces:
+        if usd == 0.0:
+            continue
+        if unit_hours:
+            share = usd / item.cost_usd if item.cost_usd else 0.0
+            values = _values(
+                category, usd, usd, unit_hours * share, "hours", item.unit_price_usd_per_hour
+            )
+        else:
+            price = usd / item.units if item.units else 0.0
+            values = _values(category, usd, usd, item.units, "units", price)
+        out.append((m0, m1, values))
+    return out
+
+
+def _commitment(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]:
+    """A reservation's fee for every month of its term (the fleet's: its cost per plan
+    period spread by the months' hours), used or not."""
+    price = item.unit_price_usd_per_hour
+    if item.item == "reservation":
+        begin = cal.start_month[item.period]
+        spans = month_slices(begin, begin + RESERVED_TERM_MONTHS[item.mode])
+        pieces = [(a, b, price * item.units * cal.clock.hours(a, b)) for a, b in spans]
+    else:
+        by_period = item.cost_by_period_usd.items()
+        pieces = [x for p, usd in by_period for x in cal.period_slices(p, usd)]
+    return [
+        (m0, m1, _values("commitments", fee, fee, fee / price if price else 0.0, "hours", price))
+        for m0, m1, fee in pieces
+    ]
+
+
+def _purchase(
+    item: LineItem, cal: PlanCalendar, catalog: Catalog, policy: str
+) -> list[tuple[float, float, dict]]:
+    """Servers bought: the capex in the order month, the residual value credited in the
+    last month, hosting monthly from delivery while in service."""
+    terms = purchase_terms(item, cal, catalog, policy)
+    capex, counted = terms.capex_usd_per_server, terms.counted_capex_usd
+    known = capex == capex
+    m0, m1 = month_slices(cal.start_month[item.period], cal.start_month[item.period] + 1.0)[0]
+    out = [
+        (
+            m0,
+            m1,
+            _values(
+                "capex",
+                counted,
+                item.units * capex if known else counted,
+                item.units,
+                "units",
+                capex if known else counted / item.units,
+            ),
+        )
+    ]
+    if item.residual_value_usd:
+        m0, m1 = month_slices(cal.horizon_months - 1.0, cal.horizon_months)[-1]
+        credit = -item.residual_value_usd
+        price = credit / item.units
+        out.append((m0, m1, _values("residual_credit", credit, 0.0, item.units, "units", price)))
+    hosting = item.cost_usd - counted + item.residual_value_usd
+    begin, in_service = terms.delivery_month, terms.in_service_months
+    if abs(hosting) <= 1e-9 or in_service <= 0:
+        return out
+    for a, b in month_slices(begin, begin + in_service):
+        usd = hosting * (b - a) / in_service  # hosting is a monthly fee
+        hours = item.units * cal.clock.hours(a, b)
+        price = usd / hours if hours else 0.0
+        out.append((a, b, _values("owned_opex", usd, usd, hours, "hours", price)))
+    return out
+
+
+def by_month(table: pd.DataFrame) -> pd.DataFrame:
+    """The charges summed by month (``YYYY-MM`` index, in order): one column per
+    category, ``usd`` and ``billed_usd``."""
+    month = table["month_start"].dt.strftime("%Y-%m")
+    parts = pd.DataFrame({c: table["usd"].where(table["category"] == c, 0.0) for c in CATEGORIES})
+    parts["usd"] = table["usd"]
+    parts["billed_usd"] = table["billed_usd"]
+    parts["month"] = month
+    parts["plan_month"] = table["month"]
+    sums = parts.groupby("month", sort=True)[[*CATEGORIES, "usd", "billed_usd"]].sum()
+    sums["plan_month"] = parts.groupby("month", sort=True)["plan_month"].first()
+    return sums
+
+
+__all__ = [
+    "CATEGORIES",
+    "COLUMNS",
+    "PlanCalendar",
+    "PurchaseTerms",
+    "by_month",
+    "charges",
+    "delivery_month",
+    "plan_calendar",
+    "purchase_terms",
+]
