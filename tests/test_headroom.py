@@ -18,7 +18,7 @@ from conftest import H1, HOURS, offering, problem, serve, units
 from conftest import brute_force as _brute_force
 from solver.cli import app
 from solver.core.compile import compile_problem
-from solver.core.model import FAMILIES, build_model
+from solver.core.model import FAMILIES
 from solver.errors import InfeasibleError, ProcureError
 from solver.inputs.problem import load_problem
 from solver.solve import solve_problem

@@ -40,9 +40,9 @@ one unit of ``k`` by ``m`` of ``j`` raises the total ``T`` by ``m a'_j - a'_k >=
 when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'_k``
 (``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
 (``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
-units differently) are left alone, and their rented columns give their pools no room. Under a carbon cap or a carbon objective
-nothing is pruned here (a second order, CO2e per unit-hour, would have to hold as well),
-nor under provider shares (:func:`prunable`).
+units differently) are left alone, and their rented columns give their pools no room.
+Under a carbon cap or a carbon objective nothing is pruned here (a second order, CO2e
+per unit-hour, would have to hold as well), nor under provider shares (:func:`prunable`).
 """
 
 from __future__ import annotations
