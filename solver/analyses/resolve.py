@@ -99,28 +99,6 @@ class Rebased:
     co2e_before_t: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def summary(self) -> str:
-        if self.as_of is None:
-            return "re-solving the whole horizon (no --as-of): nothing is carried over\n"
-        lines = [f"carried over from before {self.as_of}:"]
-        for s in self.carried_servers:
-            lines.append(f"  owned: {s.units} x {s.server} at {s.site} (no re-purchase)")
-        for r in self.carried_reservations:
-            lines.append(
-                f"  committed: {r.units} x {r.offering} {r.mode}, "
-                f"{r.months_remaining:g} months left"
-            )
-        if not self.carried_servers and not self.carried_reservations:
-            lines.append("  no purchases or reservations")
-        if self.dropped_workloads:
-            lines.append("  done before as-of: " + ", ".join(self.dropped_workloads))
-        lines.append(
-            f"  spent before as-of ${self.spent_before_usd:,.0f}, "
-            f"emitted {self.co2e_before_t:,.1f} tCO2e"
-        )
-        lines += [f"  note: {n}" for n in self.notes]
-        return "\n".join(lines) + "\n"
-
 
 def _period_starts(problem: Problem) -> tuple[list[str], dict[str, float], dict[str, float]]:
     periods = problem.resolved_periods

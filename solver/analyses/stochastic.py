@@ -993,7 +993,7 @@ def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
 def _summary(
     setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower,
     proven: bool = False,
-):  # fmt: skip
+) -> StochasticPlan:  # fmt: skip
     costs = np.array([p.total_cost_usd for p in plans])
     ev_costs, rented = compared
     probs = np.array(setup.probs)
@@ -1062,55 +1062,3 @@ def _summary(
         seconds=setup.seconds,
         notes=notes,
     )
-
-
-def stochastic_table(sp: StochasticPlan) -> str:
-    """The two-stage plan for people."""
-
-    def usd(v: float | None) -> str:
-        return "n/a" if v is None else f"${round(v):,}"  # round: a rounding error is not "-0"
-
-    lines = [
-        f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "
-        f"{sp.status}, verified={str(sp.verified).lower()}, solver {sp.solver}, caps {sp.caps}",
-        f"lower bound {usd(sp.lower_bound_usd)}, gap "
-        + ("n/a" if sp.gap is None else f"{sp.gap:.2%}"),
-        f"expected cost {usd(sp.expected_cost_usd)}; p5 {usd(sp.cost_percentiles_usd['p5'])}, "
-        f"median {usd(sp.cost_percentiles_usd['p50'])}, p95 "
-        f"{usd(sp.cost_percentiles_usd['p95'])}; worst {usd(sp.worst_case_usd)} "
-        f"({sp.worst_scenario})",
-        "commitments signed now:",
-    ]
-    if sp.risk_weight is not None:
-        lines.insert(
-            3,
-            f"risk: minimises expected cost + {sp.risk_weight:g} x CVaR at {sp.cvar_level:g} = "
-            f"{usd(sp.objective_usd)}; CVaR {usd(sp.cvar_usd)}",
-        )
-    lines += [
-        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}: {usd(i.cost_usd)}"
-        for i in sp.commitments
-    ] or ["  none: everything is rented as it comes"]
-    lines.append("the deterministic plan (expected prices and demand) would commit:")
-    lines += [
-        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}"
-        for i in sp.deterministic_commitments
-    ] or ["  nothing"]
-    lines += [
-        f"value of the stochastic solution (VSS) {usd(sp.value_of_stochastic_solution_usd)}: "
-        f"the deterministic commitments cost {usd(sp.deterministic_expected_cost_usd)} in "
-        "expectation",
-        f"expected value of perfect information (EVPI) "
-        f"{usd(sp.expected_value_of_perfect_information_usd)}: with hindsight "
-        f"{usd(sp.wait_and_see_usd)}",
-        f"no new commitments (everything rented) would cost "
-        f"{usd(sp.all_rented_expected_cost_usd)} in expectation",
-        "scenarios:",
-    ]
-    lines += [
-        f"  {o.name:<12} p={o.probability:.3f}  cost {usd(o.total_cost_usd):>14}  "
-        f"hindsight {usd(o.hindsight_cost_usd):>14}  verified={str(o.verified).lower()}"
-        for o in sp.scenarios
-    ]
-    lines += [f"note: {n}" for n in sp.notes]
-    return "\n".join(lines) + "\n"

@@ -288,7 +288,9 @@ class _Pricing:
         self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
         self.quota_pools = _quota_pools(compiled)
 
-    def _training_tables(self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor):
+    def _training_tables(
+        self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor
+    ) -> None:
         """The training columns (one z per option), their cost by period and their units
         in use by period and block (:attr:`training`, :attr:`train_periods`,
         :attr:`train_usage`)."""
