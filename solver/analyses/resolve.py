@@ -47,7 +47,14 @@ from solver.core import ledger
 from solver.core.backends import SolveOptions
 from solver.core.clock import Clock
 from solver.core.compile import Compiled, compile_problem
-from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, has_second_stage
+from solver.core.model import (
+    Expression,
+    LinearModel,
+    VarKind,
+    build_model,
+    has_second_stage,
+    new_row,
+)
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -63,7 +70,6 @@ from solver.plan import LineItem, Plan, extract_plan, input_digests
 from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
-_LINK_FAMILIES = ("change_link", "switching")
 # --------------------------------------------------------------------------- rebase
 
 
@@ -667,13 +673,11 @@ def add_stability(
             count[d] = float(weight)
             up = dict(units)
             up[d] = -big_m
-            rows.append(Row(f"change_link[{g},up]", "change_link", (g, "up"), up, "<=", b))
+            rows.append(new_row("change_link", (g, "up"), up, "<=", b))
             if b > 0:
                 down = {v: -c for v, c in units.items()}
                 down[d] = -big_m
-                rows.append(
-                    Row(f"change_link[{g},down]", "change_link", (g, "down"), down, "<=", -b)
-                )
+                rows.append(new_row("change_link", (g, "down"), down, "<=", -b))
         if switching_cost_usd:
             if b > 0:
                 s = var(f"switched[{g}]", VarKind.SWITCH, False, np.inf)
@@ -681,8 +685,8 @@ def add_stability(
                 up[s] = -1.0
                 down = {v: -c for v, c in units.items()}
                 down[s] = -1.0
-                rows.append(Row(f"switching[{g},up]", "switching", (g, "up"), up, "<=", b))
-                rows.append(Row(f"switching[{g},down]", "switching", (g, "down"), down, "<=", -b))
+                rows.append(new_row("switching", (g, "up"), up, "<=", b))
+                rows.append(new_row("switching", (g, "down"), down, "<=", -b))
                 objective.coefs[s] += switching_cost_usd * weight
             else:
                 for v, c in units.items():
@@ -690,7 +694,7 @@ def add_stability(
     if max_changes is not None:
         room = _room_for_changes(max_changes, unavoidable)
         if count:
-            rows.append(Row("max_changes[]", "max_changes", (), count, "<=", float(room)))
+            rows.append(new_row("max_changes", (), count, "<=", room))
     if new_vars:
         variables.append(pd.DataFrame(new_vars))
     frame = pd.concat(variables, ignore_index=True)
@@ -868,12 +872,7 @@ def resolve(
         compiled, model, rebased.future_items, max_changes, switching_cost_usd, solver, options
     )
     plan = plan_of(solution)
-    plan = plan.model_copy(
-        update={
-            "compile_seconds": compile_seconds,
-            "binding": [b for b in plan.binding if b.family not in _LINK_FAMILIES],
-        }
-    )
+    plan = plan.model_copy(update={"compile_seconds": compile_seconds})
     plan = with_cash_flow(plan, rebased.problem, new_catalog)
     checks = verify_plan(plan, rebased.problem, new_catalog)
     plan = plan.model_copy(

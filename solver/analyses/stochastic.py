@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
-from solver.core.model import Expression, LinearModel, Row, VarKind, build_model
+from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, new_row
 from solver.errors import InfeasibleError, ProcureError, closest
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -375,7 +375,7 @@ def extensive_form(
                     written.add(r.name)
                     rows.append(replace(r, coefs=coefs))
                 continue
-            rows.append(Row(f"{r.name}@{name}", r.family, (*r.key, name), coefs, r.sense, r.rhs))
+            rows.append(new_row(r.family, r.key, coefs, r.sense, r.rhs, scenario=name))
         p = probabilities[s]
         _add(objective, _remap(m.objective, idx, p))
         cost_s = _remap(m.expressions["total_cost_usd"], idx)
@@ -384,31 +384,13 @@ def extensive_form(
         _add(shortfall, _remap(m.expressions["shortfall_penalty_usd"], idx, p))
         expressions[f"total_cost_usd@{name}"] = cost_s
         if max_scenario_cost_usd is not None:
-            rows.append(
-                Row(
-                    f"scenario_cost_cap[{name}]",
-                    "scenario_cost_cap",
-                    (name,),
-                    dict(cost_s.coefs),
-                    "<=",
-                    max_scenario_cost_usd - cost_s.constant,
-                )
-            )
+            cap = max_scenario_cost_usd - cost_s.constant
+            rows.append(new_row("scenario_cost_cap", (name,), dict(cost_s.coefs), "<=", cap))
     if caps == "expectation" and budget_usd is not None:
-        rows.append(
-            Row("budget[]", "budget", (), dict(cost.coefs), "<=", budget_usd - cost.constant)
-        )
+        rows.append(new_row("budget", (), dict(cost.coefs), "<=", budget_usd - cost.constant))
     if caps == "expectation" and carbon_cap_tco2e is not None:
-        rows.append(
-            Row(
-                "carbon_cap[]",
-                "carbon_cap",
-                (),
-                dict(co2.coefs),
-                "<=",
-                carbon_cap_tco2e - co2.constant,
-            )
-        )
+        cap = carbon_cap_tco2e - co2.constant
+        rows.append(new_row("carbon_cap", (), dict(co2.coefs), "<=", cap))
     expressions |= {
         "total_cost_usd": cost,
         "total_co2e_t": co2,
@@ -449,8 +431,7 @@ def add_cvar(
         cost = model.expressions[f"total_cost_usd@{name}"]
         cvar.add(n + 1 + s, p / (1.0 - level))
         coefs = {i: -c for i, c in cost.coefs.items()} | {n: 1.0, n + 1 + s: 1.0}
-        rows.append(Row(f"cvar_excess[{name}]", "cvar_excess", (name,), coefs, ">=",
-                        cost.constant))  # fmt: skip
+        rows.append(new_row("cvar_excess", (name,), coefs, ">=", cost.constant))
     objective = Expression()
     _add(objective, model.objective)
     _add(objective, _remap(cvar, np.arange(n + 1 + len(names)), weight))
@@ -807,19 +788,18 @@ def _benders_master(setup: _Setup, floors_usd: list[float], cuts: list) -> Linea
         coefs = {pos[n]: -g for n, g in gradient.items() if g}
         rhs = value - sum(g * at.get(n, 0.0) for n, g in gradient.items())
         if kind == "optimality":  # theta_s >= value + g (x - at)
-            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,),
-                            coefs | {n_first + s: 1.0}, ">=", rhs))  # fmt: skip
+            rows.append(new_row("benders_cut", (k,), coefs | {n_first + s: 1.0}, ">=", rhs))
         else:  # value + g (x - at) <= 0
-            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,), coefs, ">=", rhs))
+            rows.append(new_row("benders_cut", (k,), coefs, ">=", rhs))
     u, p = setup.problem.uncertainty, setup.problem
     expected = Expression()
     for s, prob in enumerate(setup.probs):
         expected.add(n_first + s, prob)
         if u.max_scenario_cost_usd is not None:
-            rows.append(Row(f"scenario_cost_cap[{names[s]}]", "scenario_cost_cap", (names[s],),
-                            {n_first + s: 1.0}, "<=", u.max_scenario_cost_usd))  # fmt: skip
+            cap = u.max_scenario_cost_usd
+            rows.append(new_row("scenario_cost_cap", (names[s],), {n_first + s: 1.0}, "<=", cap))
     if setup.caps == "expectation" and p.budget_usd is not None:
-        rows.append(Row("budget[]", "budget", (), dict(expected.coefs), "<=", p.budget_usd))
+        rows.append(new_row("budget", (), dict(expected.coefs), "<=", p.budget_usd))
     per_scenario = {}
     for s, x in enumerate(names):
         per_scenario[f"total_cost_usd@{x}"] = Expression()

@@ -58,7 +58,7 @@ from solver.core.backends.highs_backend import HighsSession
 from solver.core.compile import Compiled
 from solver.core.dominance import served_capacity
 from solver.core.ledger import discount_factors
-from solver.core.model import LinearModel, Row, build_model
+from solver.core.model import LinearModel, Row, build_model, new_row
 from solver.errors import NoPlanError, ProcureError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
@@ -681,8 +681,7 @@ class Cuts:
         a = np.fromiter(demand.coefs.values(), dtype=float, count=len(idx))
         coefs = dict(zip(idx, mir_coefficients(a, demand.rhs, divisor).tolist(), strict=True))
         rhs = float(np.ceil(demand.rhs / divisor - 1e-9))
-        name = f"{cls.FAMILY}[{','.join(map(str, demand.key))},{divisor:.9g}]"
-        return Row(name, cls.FAMILY, (*demand.key, divisor), coefs, ">=", rhs)
+        return new_row(cls.FAMILY, (*demand.key, divisor), coefs, ">=", rhs)
 
     def add_to(self, model: LinearModel) -> LinearModel:
         """The model with a row per cut of the pool (coefficients from its demand rows)."""
