@@ -23,6 +23,7 @@ from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.prices import apply_prices, read_price_update
 from solver.inputs.problem import parse_problem
+from solver.outputs.text import diff_text
 from solver.plan import LineItem, Plan, Totals
 from solver.solve import solve_problem
 
@@ -74,7 +75,7 @@ def test_price_cut_brings_l4_into_the_plan(tiny_catalog, tmp_path):
     assert d.total_change_usd == pytest.approx(-730)
     # the split is exact: price effect + plan effect = total change (to the cent and beyond)
     assert abs(d.price_effect_usd + d.plan_effect_usd - d.total_change_usd) < 1e-9
-    assert "acme/us-east/l4" in d.text()
+    assert "acme/us-east/l4" in diff_text(d)
 
 
 def test_diff_of_two_plan_files_reprices_with_the_new_catalog(tiny_catalog):

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, offering
-from solver.cli.solve import plan_table
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
+from solver.outputs.text import plan_table
 from solver.solve import solve_problem
 
 HOURS = 730.0

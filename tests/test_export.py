@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, offering, serve
 from solver.cli import app
-from solver.cli.solve import plan_json
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem, parse_problem
 from solver.outputs.focus import CHARGE_CATEGORIES, FOCUS_REQUIRED, focus_frame, validate_focus
 from solver.outputs.orders import hardware_order, orders_xlsx, provider_orders
+from solver.outputs.text import plan_json
 from solver.solve import solve_problem
 
 H1 = offering("h1", "h100-sxm", 1, 4.0, spot=2.0, r1=3.0, r3=2.0)

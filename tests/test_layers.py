@@ -29,6 +29,29 @@ FLOORS: list[tuple[str, ...]] = [
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 
+#: rendering happens at the edge (issue 26, item 3): below outputs/ no function makes text
+#: for people. A function renders when a word of its name is one of these and it returns
+#: text (annotated ``str`` or ``list[str]``, or not annotated); reading text in (a name with
+#: read, load or parse) is not rendering
+RENDER_WORDS = {"text", "markdown", "md", "table", "tables", "summary", "sentence", "sentences"}
+RENDER_WORDS |= {"render", "html", "png", "svg", "report", "pretty", "describe"}
+BELOW_OUTPUTS = ("solver.physics", "solver.inputs", "solver.core", "solver.plan", "solver.trust")
+BELOW_OUTPUTS += ("solver.solve", "solver.api", "solver.analyses")
+
+#: (module, function) below outputs/ allowed to render, each with its reason; an entry
+#: that no longer exists fails the test, so the list only shrinks
+ALLOWED_RENDERERS: dict[tuple[str, str], str] = {
+    ("solver.plan.lines", "Plan._repr_html_"): (
+        "Jupyter's display protocol looks the method up on the object itself"
+    ),
+    ("solver.trust.infeasibility", "Explanation.sentences"): (
+        "the words of an InfeasibleError: solve.py (below outputs/) raises it, and an "
+        "error's message is made where it is raised"
+    ),
+    ("solver.inputs.catalog", "_csv_text"): "reads a catalog CSV's text (input, not output)",
+}
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -75,6 +98,51 @@ def _floor(module: str) -> int:
 def test_every_module_is_on_a_floor():
     for module in _graph():
         _floor(module)
+
+
+def _functions(tree: ast.AST, prefix: str = ""):
+    """(qualified name, node) of every function in ``tree``, methods as Class.name."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield prefix + node.name, node
+            yield from _functions(node, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}{node.name}.")
+        else:
+            yield from _functions(node, prefix)
+
+
+def _renders(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    words = set(node.name.strip("_").split("_"))
+    if not words & RENDER_WORDS or words & {"read", "load", "parse"}:
+        return False
+    returns = ast.unparse(node.returns) if node.returns is not None else None
+    return returns in (None, "str", "list[str]", "str | None")
+
+
+def test_only_outputs_and_cli_render():
+    found = {
+        (module, name)
+        for module, path in _modules().items()
+        if module.startswith(tuple(f"{p}." for p in BELOW_OUTPUTS)) or module in BELOW_OUTPUTS
+        for name, node in _functions(ast.parse(path.read_text()))
+        if _renders(node)
+    }
+    assert found <= set(ALLOWED_RENDERERS), sorted(found - set(ALLOWED_RENDERERS))
+    assert set(ALLOWED_RENDERERS) <= found, (
+        "an allowed renderer is gone: remove it from ALLOWED_RENDERERS",
+        set(ALLOWED_RENDERERS) - found,
+    )
+
+
+def test_the_renderer_check_finds_a_renderer():
+    tree = ast.parse(
+        "class D:\n    def text(self) -> str: ...\n"
+        "def diff_markdown(d): ...\n"
+        "def read_text_file(p) -> str: ...\n"
+        "def accelerator_summary(c) -> pd.DataFrame: ...\n"
+    )
+    assert [n for n, node in _functions(tree) if _renders(node)] == ["D.text", "diff_markdown"]
 
 
 def test_no_module_imports_a_higher_floor():

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.cli import app
-from solver.cli.solve import plan_table
 from solver.core.backends import SolveOptions
 from solver.inputs.problem import parse_problem
 from solver.outputs.files import write_atomic
+from solver.outputs.text import plan_table
 from solver.solve import solve_problem
 
 runner = CliRunner()

@@ -45,7 +45,14 @@ import pandas as pd
 from solver.analyses.diff import _UNITS_TOL, Key, PlanDiff, _usd, _with_items, diff_plans, item_key
 from solver.core.backends import SolveOptions
 from solver.core.compile import Compiled, compile_problem
-from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, has_second_stage
+from solver.core.model import (
+    Expression,
+    LinearModel,
+    VarKind,
+    build_model,
+    has_second_stage,
+    new_row,
+)
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -62,7 +69,6 @@ from solver.plan.charges import plan_calendar, purchase_terms
 from solver.units import RESERVED_TERM_MONTHS, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
-_LINK_FAMILIES = ("change_link", "switching")
 # --------------------------------------------------------------------------- rebase
 
 
@@ -97,28 +103,6 @@ class Rebased:
     spent_before_usd: float = 0.0
     co2e_before_t: float = 0.0
     notes: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        if self.as_of is None:
-            return "re-solving the whole horizon (no --as-of): nothing is carried over\n"
-        lines = [f"carried over from before {self.as_of}:"]
-        for s in self.carried_servers:
-            lines.append(f"  owned: {s.units} x {s.server} at {s.site} (no re-purchase)")
-        for r in self.carried_reservations:
-            lines.append(
-                f"  committed: {r.units} x {r.offering} {r.mode}, "
-                f"{r.months_remaining:g} months left"
-            )
-        if not self.carried_servers and not self.carried_reservations:
-            lines.append("  no purchases or reservations")
-        if self.dropped_workloads:
-            lines.append("  done before as-of: " + ", ".join(self.dropped_workloads))
-        lines.append(
-            f"  spent before as-of ${self.spent_before_usd:,.0f}, "
-            f"emitted {self.co2e_before_t:,.1f} tCO2e"
-        )
-        lines += [f"  note: {n}" for n in self.notes]
-        return "\n".join(lines) + "\n"
 
 
 def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
@@ -678,13 +662,11 @@ def add_stability(
             count[d] = float(weight)
             up = dict(units)
             up[d] = -big_m
-            rows.append(Row(f"change_link[{g},up]", "change_link", (g, "up"), up, "<=", b))
+            rows.append(new_row("change_link", (g, "up"), up, "<=", b))
             if b > 0:
                 down = {v: -c for v, c in units.items()}
                 down[d] = -big_m
-                rows.append(
-                    Row(f"change_link[{g},down]", "change_link", (g, "down"), down, "<=", -b)
-                )
+                rows.append(new_row("change_link", (g, "down"), down, "<=", -b))
         if switching_cost_usd:
             if b > 0:
                 s = var(f"switched[{g}]", VarKind.SWITCH, False, np.inf)
@@ -692,8 +674,8 @@ def add_stability(
                 up[s] = -1.0
                 down = {v: -c for v, c in units.items()}
                 down[s] = -1.0
-                rows.append(Row(f"switching[{g},up]", "switching", (g, "up"), up, "<=", b))
-                rows.append(Row(f"switching[{g},down]", "switching", (g, "down"), down, "<=", -b))
+                rows.append(new_row("switching", (g, "up"), up, "<=", b))
+                rows.append(new_row("switching", (g, "down"), down, "<=", -b))
                 objective.coefs[s] += switching_cost_usd * weight
             else:
                 for v, c in units.items():
@@ -701,7 +683,7 @@ def add_stability(
     if max_changes is not None:
         room = _room_for_changes(max_changes, unavoidable)
         if count:
-            rows.append(Row("max_changes[]", "max_changes", (), count, "<=", float(room)))
+            rows.append(new_row("max_changes", (), count, "<=", room))
     if new_vars:
         variables.append(pd.DataFrame(new_vars))
     frame = pd.concat(variables, ignore_index=True)
@@ -879,12 +861,7 @@ def resolve(
         compiled, model, rebased.future_items, max_changes, switching_cost_usd, solver, options
     )
     plan = plan_of(solution)
-    plan = plan.model_copy(
-        update={
-            "compile_seconds": compile_seconds,
-            "binding": [b for b in plan.binding if b.family not in _LINK_FAMILIES],
-        }
-    )
+    plan = plan.model_copy(update={"compile_seconds": compile_seconds})
     plan = with_cash_flow(plan, rebased.problem, new_catalog)
     checks = verify_plan(plan, rebased.problem, new_catalog)
     plan = plan.model_copy(

@@ -47,9 +47,9 @@ from solver.core.dominance import carbon_counts
 from solver.core.model import (
     FAMILIES,
     LinearModel,
-    Row,
     build_model,
     has_second_stage,
+    new_row,
     stage_objective,
 )
 from solver.errors import InfeasibleError, ProcureError
@@ -434,9 +434,7 @@ def _solve_cold(model: LinearModel, solver: str, options: SolveOptions):
 
 def _forced(model: LinearModel, pool_index: int) -> LinearModel:
     idx = _pool_vars(model, pool_index, ("x", "z"))
-    row = Row(
-        f"force_use[{pool_index}]", "force_use", (pool_index,), dict.fromkeys(idx, 1.0), ">=", 1
-    )
+    row = new_row("force_use", (pool_index,), dict.fromkeys(idx, 1.0), ">=", 1)
     return LinearModel(model.variables, [*model.rows, row], model.objective, model.expressions)
 
 

@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
-from solver.core.model import Expression, LinearModel, Row, VarKind, build_model
+from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, new_row
 from solver.errors import InfeasibleError, ProcureError, closest
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -375,7 +375,7 @@ def extensive_form(
                     written.add(r.name)
                     rows.append(replace(r, coefs=coefs))
                 continue
-            rows.append(Row(f"{r.name}@{name}", r.family, (*r.key, name), coefs, r.sense, r.rhs))
+            rows.append(new_row(r.family, r.key, coefs, r.sense, r.rhs, scenario=name))
         p = probabilities[s]
         _add(objective, _remap(m.objective, idx, p))
         cost_s = _remap(m.expressions["total_cost_usd"], idx)
@@ -384,31 +384,13 @@ def extensive_form(
         _add(shortfall, _remap(m.expressions["shortfall_penalty_usd"], idx, p))
         expressions[f"total_cost_usd@{name}"] = cost_s
         if max_scenario_cost_usd is not None:
-            rows.append(
-                Row(
-                    f"scenario_cost_cap[{name}]",
-                    "scenario_cost_cap",
-                    (name,),
-                    dict(cost_s.coefs),
-                    "<=",
-                    max_scenario_cost_usd - cost_s.constant,
-                )
-            )
+            cap = max_scenario_cost_usd - cost_s.constant
+            rows.append(new_row("scenario_cost_cap", (name,), dict(cost_s.coefs), "<=", cap))
     if caps == "expectation" and budget_usd is not None:
-        rows.append(
-            Row("budget[]", "budget", (), dict(cost.coefs), "<=", budget_usd - cost.constant)
-        )
+        rows.append(new_row("budget", (), dict(cost.coefs), "<=", budget_usd - cost.constant))
     if caps == "expectation" and carbon_cap_tco2e is not None:
-        rows.append(
-            Row(
-                "carbon_cap[]",
-                "carbon_cap",
-                (),
-                dict(co2.coefs),
-                "<=",
-                carbon_cap_tco2e - co2.constant,
-            )
-        )
+        cap = carbon_cap_tco2e - co2.constant
+        rows.append(new_row("carbon_cap", (), dict(co2.coefs), "<=", cap))
     expressions |= {
         "total_cost_usd": cost,
         "total_co2e_t": co2,
@@ -449,8 +431,7 @@ def add_cvar(
         cost = model.expressions[f"total_cost_usd@{name}"]
         cvar.add(n + 1 + s, p / (1.0 - level))
         coefs = {i: -c for i, c in cost.coefs.items()} | {n: 1.0, n + 1 + s: 1.0}
-        rows.append(Row(f"cvar_excess[{name}]", "cvar_excess", (name,), coefs, ">=",
-                        cost.constant))  # fmt: skip
+        rows.append(new_row("cvar_excess", (name,), coefs, ">=", cost.constant))
     objective = Expression()
     _add(objective, model.objective)
     _add(objective, _remap(cvar, np.arange(n + 1 + len(names)), weight))
@@ -807,19 +788,18 @@ def _benders_master(setup: _Setup, floors_usd: list[float], cuts: list) -> Linea
         coefs = {pos[n]: -g for n, g in gradient.items() if g}
         rhs = value - sum(g * at.get(n, 0.0) for n, g in gradient.items())
         if kind == "optimality":  # theta_s >= value + g (x - at)
-            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,),
-                            coefs | {n_first + s: 1.0}, ">=", rhs))  # fmt: skip
+            rows.append(new_row("benders_cut", (k,), coefs | {n_first + s: 1.0}, ">=", rhs))
         else:  # value + g (x - at) <= 0
-            rows.append(Row(f"benders_cut[{k}]", "benders_cut", (k,), coefs, ">=", rhs))
+            rows.append(new_row("benders_cut", (k,), coefs, ">=", rhs))
     u, p = setup.problem.uncertainty, setup.problem
     expected = Expression()
     for s, prob in enumerate(setup.probs):
         expected.add(n_first + s, prob)
         if u.max_scenario_cost_usd is not None:
-            rows.append(Row(f"scenario_cost_cap[{names[s]}]", "scenario_cost_cap", (names[s],),
-                            {n_first + s: 1.0}, "<=", u.max_scenario_cost_usd))  # fmt: skip
+            cap = u.max_scenario_cost_usd
+            rows.append(new_row("scenario_cost_cap", (names[s],), {n_first + s: 1.0}, "<=", cap))
     if setup.caps == "expectation" and p.budget_usd is not None:
-        rows.append(Row("budget[]", "budget", (), dict(expected.coefs), "<=", p.budget_usd))
+        rows.append(new_row("budget", (), dict(expected.coefs), "<=", p.budget_usd))
     per_scenario = {}
     for s, x in enumerate(names):
         per_scenario[f"total_cost_usd@{x}"] = Expression()
@@ -993,7 +973,7 @@ def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
 def _summary(
     setup: _Setup, result, plans, ev: _EV, eev, alone, compared, method: str, lower,
     proven: bool = False,
-):  # fmt: skip
+) -> StochasticPlan:  # fmt: skip
     costs = np.array([p.total_cost_usd for p in plans])
     ev_costs, rented = compared
     probs = np.array(setup.probs)
@@ -1062,55 +1042,3 @@ def _summary(
         seconds=setup.seconds,
         notes=notes,
     )
-
-
-def stochastic_table(sp: StochasticPlan) -> str:
-    """The two-stage plan for people."""
-
-    def usd(v: float | None) -> str:
-        return "n/a" if v is None else f"${round(v):,}"  # round: a rounding error is not "-0"
-
-    lines = [
-        f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "
-        f"{sp.status}, verified={str(sp.verified).lower()}, solver {sp.solver}, caps {sp.caps}",
-        f"lower bound {usd(sp.lower_bound_usd)}, gap "
-        + ("n/a" if sp.gap is None else f"{sp.gap:.2%}"),
-        f"expected cost {usd(sp.expected_cost_usd)}; p5 {usd(sp.cost_percentiles_usd['p5'])}, "
-        f"median {usd(sp.cost_percentiles_usd['p50'])}, p95 "
-        f"{usd(sp.cost_percentiles_usd['p95'])}; worst {usd(sp.worst_case_usd)} "
-        f"({sp.worst_scenario})",
-        "commitments signed now:",
-    ]
-    if sp.risk_weight is not None:
-        lines.insert(
-            3,
-            f"risk: minimises expected cost + {sp.risk_weight:g} x CVaR at {sp.cvar_level:g} = "
-            f"{usd(sp.objective_usd)}; CVaR {usd(sp.cvar_usd)}",
-        )
-    lines += [
-        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}: {usd(i.cost_usd)}"
-        for i in sp.commitments
-    ] or ["  none: everything is rented as it comes"]
-    lines.append("the deterministic plan (expected prices and demand) would commit:")
-    lines += [
-        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}"
-        for i in sp.deterministic_commitments
-    ] or ["  nothing"]
-    lines += [
-        f"value of the stochastic solution (VSS) {usd(sp.value_of_stochastic_solution_usd)}: "
-        f"the deterministic commitments cost {usd(sp.deterministic_expected_cost_usd)} in "
-        "expectation",
-        f"expected value of perfect information (EVPI) "
-        f"{usd(sp.expected_value_of_perfect_information_usd)}: with hindsight "
-        f"{usd(sp.wait_and_see_usd)}",
-        f"no new commitments (everything rented) would cost "
-        f"{usd(sp.all_rented_expected_cost_usd)} in expectation",
-        "scenarios:",
-    ]
-    lines += [
-        f"  {o.name:<12} p={o.probability:.3f}  cost {usd(o.total_cost_usd):>14}  "
-        f"hindsight {usd(o.hindsight_cost_usd):>14}  verified={str(o.verified).lower()}"
-        for o in sp.scenarios
-    ]
-    lines += [f"note: {n}" for n in sp.notes]
-    return "\n".join(lines) + "\n"

@@ -21,34 +21,6 @@ from solver.errors import ProcureError
 from solver.outputs.files import check_output_dir, csv_text, write_files_together
 
 
-def _calibration_table(calibration) -> str:
-    """Per-bucket requests/s per accelerator (c = calibrated, p = physics), then the factors."""
-    import pandas as pd
-
-    parts = []
-    for profile in calibration.profiles:
-        frame = pd.DataFrame(profile["buckets"])
-        for acc, values in profile["measured_throughput_rps"].items():
-            basis = profile["basis"][acc]
-            kinds = [basis] * len(values) if isinstance(basis, str) else basis
-            frame[acc] = [
-                f"{v:.4g}" + {"measured": "", "calibrated": " c", "physics": " p"}[k]
-                for v, k in zip(values, kinds, strict=True)
-            ]
-        parts.append(
-            f"requests/s per accelerator, {profile['model']} on {profile['runtime']} "
-            "(c = calibrated physics, p = physics: not measured)\n" + frame.to_string(index=False)
-        )
-    factors = calibration.factors.copy()
-    parts.append(
-        "fitted factors (measured = factor x physics; error = |ln(measured / fitted)|)\n"
-        + factors.to_string(index=False, float_format=lambda x: f"{x:.4g}")
-    )
-    if calibration.notes:
-        parts.append("notes:\n" + "\n".join(f"  - {n}" for n in calibration.notes))
-    return "\n\n".join(parts)
-
-
 @app.command("calibrate")
 def calibrate_cmd(
     files: Annotated[
@@ -91,6 +63,7 @@ def calibrate_cmd(
             parse_accelerator_options,
             profiles_yaml,
         )
+        from solver.outputs.text import calibration_text
 
         _check_format(format, "table", "json")
         default_acc, names = parse_accelerator_options(accelerator)
@@ -122,7 +95,7 @@ def calibrate_cmd(
             }
             check_output_dir(out, list(written), force=force)
             write_files_together(out, written)
-        typer.echo(calibration_json(result) if format == "json" else _calibration_table(result))
+        typer.echo(calibration_json(result) if format == "json" else calibration_text(result))
         if out is not None:
             wrote = f"wrote {out / 'profiles.yaml'}, {out / 'factors.csv'}"
             typer.echo(wrote, err=format == "json")  # stdout stays one JSON document

@@ -21,7 +21,6 @@ from solver.cli.common import (
     _with_paths,
     app,
 )
-from solver.cli.solve import plan_json, plan_table
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, write_atomic, write_paths_together
 
@@ -232,6 +231,8 @@ def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool
     """Write the re-solve's text (or print it), its plan and its re-based problem."""
     import yaml
 
+    from solver.outputs.text import plan_json
+
     outputs: dict[Path, str] = {}
     if plan_out is not None:
         outputs[plan_out] = plan_json(result.plan)
@@ -267,6 +268,8 @@ def _with_price_trail(result, base, catalog: Path | None, problem_out: Path | No
 def _resolution_text(repriced, result, format: str) -> str:
     """What ``resolve`` prints: the price update, what was carried, the plan and the diff
     (a table, or one JSON document)."""
+    from solver.outputs.text import diff_text, plan_table, price_report_text, rebased_text
+
     if format == "json":
         doc = {
             "price_update": repriced.report.as_dict(),
@@ -286,10 +289,10 @@ def _resolution_text(repriced, result, format: str) -> str:
     else:
         text = "\n".join(
             [
-                repriced.report.summary(),
-                result.rebased.summary(),
+                price_report_text(repriced.report),
+                rebased_text(result.rebased),
                 plan_table(result.plan),
-                result.diff.text(),
+                diff_text(result.diff),
             ]
         )
     return text
@@ -332,6 +335,8 @@ def diff_cmd(
 
     def body() -> None:
         from solver.analyses.diff import diff_plans, prices_of_catalog
+        from solver.outputs.markdown import diff_markdown
+        from solver.outputs.text import diff_text
         from solver.trust.planfile import apply_price_file, load_plan
 
         _check_format(format, "table", "json", "markdown")
@@ -366,9 +371,9 @@ def diff_cmd(
         if format == "json":
             text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
         elif format == "markdown":
-            text = diff.markdown()
+            text = diff_markdown(diff)
         else:
-            text = diff.text()
+            text = diff_text(diff)
         if out is not None:
             check_output_file(out, force=force)
             write_atomic(out, text)

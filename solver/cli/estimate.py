@@ -27,22 +27,9 @@ def _print_estimate(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=float))
         return
+    from solver.outputs.text import estimate_text
 
-    def emit(prefix: str, value) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                emit(f"{prefix}{k}." if isinstance(v, dict) else f"{prefix}{k}", v)
-        elif isinstance(value, float):
-            typer.echo(f"  {prefix:<44} {value:,.4g}")
-        else:
-            typer.echo(f"  {prefix:<44} {value}")
-
-    assumptions = result.pop("assumptions", [])
-    for key, value in result.items():
-        emit(f"{key}." if isinstance(value, dict) else key, value)
-    typer.echo("assumptions:")
-    for a in assumptions:
-        typer.echo(f"  - {a}")
+    typer.echo(estimate_text(result), nl=False)
 
 
 @estimate_app.command("training")

@@ -58,7 +58,7 @@ from solver.core.backends.highs_backend import HighsSession
 from solver.core.compile import Compiled
 from solver.core.dominance import served_capacity
 from solver.core.ledger import discount_factors
-from solver.core.model import LinearModel, Row, build_model
+from solver.core.model import LinearModel, Row, build_model, new_row
 from solver.errors import NoPlanError, ProcureError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
@@ -288,7 +288,9 @@ class _Pricing:
         self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
         self.quota_pools = _quota_pools(compiled)
 
-    def _training_tables(self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor):
+    def _training_tables(
+        self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor
+    ) -> None:
         """The training columns (one z per option), their cost by period and their units
         in use by period and block (:attr:`training`, :attr:`train_periods`,
         :attr:`train_usage`)."""
@@ -679,8 +681,7 @@ class Cuts:
         a = np.fromiter(demand.coefs.values(), dtype=float, count=len(idx))
         coefs = dict(zip(idx, mir_coefficients(a, demand.rhs, divisor).tolist(), strict=True))
         rhs = float(np.ceil(demand.rhs / divisor - 1e-9))
-        name = f"{cls.FAMILY}[{','.join(map(str, demand.key))},{divisor:.9g}]"
-        return Row(name, cls.FAMILY, (*demand.key, divisor), coefs, ">=", rhs)
+        return new_row(cls.FAMILY, (*demand.key, divisor), coefs, ">=", rhs)
 
     def add_to(self, model: LinearModel) -> LinearModel:
         """The model with a row per cut of the pool (coefficients from its demand rows)."""

@@ -6,15 +6,19 @@ key, an objective, and named linear expressions (total cost, CO2e, cost per
 provider and period) that the report and the second stage of a lexicographic
 objective reuse. Backends translate it; nothing here imports a solver.
 
-Constraint families (the registry :data:`FAMILIES` gives each its meaning and
-the unit of its dual):
+Constraint families (the registry :data:`FAMILIES` gives each its meaning, the unit of
+its dual, the names of its key and whether it is reported as binding); every row, here
+and in the modules that add their own, is made by :func:`new_row`, which names it from
+its family and key:
 
-demand, demand_bucket, mix_capacity, redundancy, n_plus_1, largest_unit, unit_class,
-train_once, owned_capacity, reserved_capacity, availability, quota, budget,
-capex_budget, period_budget,
-carbon_cap, provider_share, power_cap, objective_stage; and, added by
-:mod:`solver.changes` when re-solving against a baseline, change_link, max_changes,
-switching.
+demand, demand_bucket, mix_capacity, redundancy, n_plus_1, n_plus_1_units, largest_unit,
+unit_class, train_once, owned_capacity, reserved_capacity, availability, quota, budget,
+capex_budget, period_budget, carbon_cap, provider_share, power_cap, objective_stage;
+demand_rounding (cuts of a column-generation master, :mod:`solver.core.columns`);
+change_link, max_changes, switching (re-solving against a baseline,
+:mod:`solver.analyses.resolve`); scenario_cost_cap, cvar_excess, benders_cut (two-stage
+plans, :mod:`solver.analyses.stochastic`); force_use (break-even re-solves,
+:mod:`solver.analyses.sensitivity`).
 """
 
 from __future__ import annotations
@@ -34,65 +38,162 @@ from solver.units import RENTED_MODES
 
 @dataclass(frozen=True)
 class Family:
-    """A constraint family: what it says and what its dual means."""
+    """A constraint family: what it says, what its dual means, the names of its key.
+
+    Attributes
+    ----------
+    description
+        What a row of the family says.
+    dual_unit
+        The unit of a row's dual (shadow price).
+    keys
+        The name of each part of a row's key, in order; a name ending in ``?`` may be
+        left off the end (a commitment's ``availability`` has no block).
+    binds
+        Whether a row that holds with equality is reported in a plan's ``binding`` list:
+        limits are (budget, carbon, availability, ...), the rows that define the plan
+        (demand, capacity links, cuts) are not.
+    """
 
     description: str
     dual_unit: str
+    keys: tuple[str, ...] = ()
+    binds: bool = True
+
+    def takes(self, key: tuple) -> bool:
+        """Whether ``key`` has the family's parts (optional ones may be left off the end)."""
+        required = sum(not k.endswith("?") for k in self.keys)
+        return required <= len(key) <= len(self.keys)
 
 
+_WPB = ("workload", "period", "block")
+_PPB = ("pool", "period", "block")
 FAMILIES: dict[str, Family] = {
     "demand": Family(
         "capacity x units + shortfall >= demand of a workload in a period/block",
         "USD per (token/s) over the block",
+        _WPB,
+        binds=False,
     ),
     "demand_bucket": Family(
         "requests/s served in a traffic-mix bucket >= its demand",
         "USD per (request/s) over the block",
+        (*_WPB, "bucket"),
+        binds=False,
     ),
-    "mix_capacity": Family("time shares of a unit across buckets <= units", "USD per unit"),
-    "redundancy": Family("serving units >= the workload's minimum serving units", "USD per unit"),
+    "mix_capacity": Family(
+        "time shares of a unit across buckets <= units",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "redundancy": Family(
+        "serving units >= the workload's minimum serving units", "USD per unit", _WPB
+    ),
     "n_plus_1": Family(
         "serving capacity - its largest unit in use >= peak demand / max_utilisation (N+1)",
         "USD per (token/s) over the block",
+        _WPB,
     ),
     "n_plus_1_units": Family(
-        "at least two serving units wherever there is demand (implied by N+1)", "USD per unit"
+        "at least two serving units wherever there is demand (implied by N+1)",
+        "USD per unit",
+        _WPB,
     ),
     "largest_unit": Family(
-        "exactly one capacity class is taken as the largest serving unit (N+1)", "USD"
+        "exactly one capacity class is taken as the largest serving unit (N+1)",
+        "USD",
+        _WPB,
+        binds=False,
     ),
     "unit_class": Family(
         "units of a capacity class only if the class taken as largest is as large (N+1)",
         "USD per unit",
+        (*_WPB, "class"),
+        binds=False,
     ),
-    "train_once": Family("each training workload runs on exactly one cluster", "USD"),
+    "train_once": Family(
+        "each training workload runs on exactly one cluster", "USD", ("workload",), binds=False
+    ),
     "owned_capacity": Family(
-        "owned units in use <= existing + bought and delivered", "USD per server"
+        "owned units in use <= existing + bought and delivered",
+        "USD per server",
+        _PPB,
+        binds=False,
     ),
-    "reserved_capacity": Family("reserved units in use <= active commitments", "USD per instance"),
+    "reserved_capacity": Family(
+        "reserved units in use <= active commitments", "USD per instance", _PPB, binds=False
+    ),
     "availability": Family(
-        "units of an offering and mode <= its availability cap", "USD per instance"
+        "units of an offering and mode <= its availability cap",
+        "USD per instance",
+        ("pool", "period", "block?"),
     ),
-    "quota": Family("cloud accelerators of a provider/region/type <= quota", "USD per accelerator"),
+    "quota": Family(
+        "cloud accelerators of a provider/region/type <= quota",
+        "USD per accelerator",
+        ("quota", "period", "block"),
+    ),
     "budget": Family("total cost <= budget", "USD per USD"),
     "capex_budget": Family("purchases <= capex budget", "USD per USD"),
-    "period_budget": Family("cost attributed to a period <= its budget", "USD per USD"),
+    "period_budget": Family(
+        "cost attributed to a period <= its budget", "USD per USD", ("period",)
+    ),
     "carbon_cap": Family("total CO2e <= cap", "USD per tCO2e"),
-    "provider_share": Family("cost on a provider <= share x total cost", "USD per USD"),
-    "power_cap": Family("owned server power at a site <= its power cap", "USD per kW"),
-    "objective_stage": Family("first-stage objective kept (lexicographic)", "-"),
-    # mixed-integer rounding cuts of a column-generation master (solver/columns.py: Cuts)
+    "provider_share": Family(
+        "cost on a provider <= share x total cost", "USD per USD", ("provider",)
+    ),
+    "power_cap": Family(
+        "owned server power at a site <= its power cap", "USD per kW", ("site", "period")
+    ),
+    "objective_stage": Family(
+        "first-stage objective kept (lexicographic)", "-", ("stage",), binds=False
+    ),
+    # mixed-integer rounding cuts of a column-generation master (core/columns.py: Cuts)
     "demand_rounding": Family(
         "MIR of a demand row with divisor d: whole units of size d, >= ceil(demand / d) (a cut)",
         "USD per unit",
+        (*_WPB, "divisor"),
+        binds=False,
     ),
-    # stability rows of a re-solve (solver/changes.py: add_stability)
+    # stability rows of a re-solve (analyses/resolve.py: add_stability)
     "change_link": Family(
         "a line item's units differ from the baseline only if its change indicator is 1",
         "USD per unit",
+        ("group", "direction"),
+        binds=False,
     ),
     "max_changes": Family("line items changed from the baseline <= limit", "USD per change"),
-    "switching": Family("units switched >= |units - baseline units| (switching cost)", "USD"),
+    "switching": Family(
+        "units switched >= |units - baseline units| (switching cost)",
+        "USD",
+        ("group", "direction"),
+        binds=False,
+    ),
+    # two-stage plans (analyses/stochastic.py); a scenario's copy of a row above has the
+    # scenario as one more key part (see :func:`new_row`)
+    "scenario_cost_cap": Family(
+        "a scenario's cost <= max_scenario_cost_usd", "USD per USD", ("scenario",)
+    ),
+    "cvar_excess": Family(
+        "a scenario's excess >= its cost - the value at risk (CVaR linearisation)",
+        "USD per USD",
+        ("scenario",),
+        binds=False,
+    ),
+    "benders_cut": Family(
+        "a scenario's recourse cost >= its L-shaped cut (or a feasibility cut)",
+        "USD per USD",
+        ("cut",),
+        binds=False,
+    ),
+    # break-even re-solves (analyses/sensitivity.py)
+    "force_use": Family(
+        "at least one unit of a pool in use (a break-even re-solve)",
+        "USD per unit",
+        ("pool",),
+        binds=False,
+    ),
 }
 
 
@@ -122,6 +223,52 @@ class Row:
     coefs: dict[int, float]
     sense: str  # "<=", ">=", "=="
     rhs: float
+
+
+def row_name(family: str, key: tuple, scenario: str | None = None) -> str:
+    """A row's name: ``family[k1,k2,...]`` (a float key part with 9 significant digits),
+    then ``@scenario`` for a scenario's copy."""
+    parts = ",".join(f"{k:.9g}" if isinstance(k, float) else str(k) for k in key)
+    return f"{family}[{parts}]" + ("" if scenario is None else f"@{scenario}")
+
+
+def new_row(
+    family: str,
+    key: tuple,
+    coefs: dict[int, float],
+    sense: str,
+    rhs: float,
+    *,
+    scenario: str | None = None,
+) -> Row:
+    """The one door for rows: a :class:`Row` of a registered family, named from it.
+
+    Parameters
+    ----------
+    family
+        A name in :data:`FAMILIES`.
+    key
+        One part per name of the family's ``keys``.
+    coefs, sense, rhs
+        sum(coefs[i] * x[i]) sense rhs.
+    scenario
+        A scenario's copy of the row (a two-stage plan): named ``...@scenario``, with the
+        scenario as the key's last part.
+
+    Raises
+    ------
+    ValueError
+        A family not in :data:`FAMILIES`, or a key of the wrong length.
+    """
+    registered = FAMILIES.get(family)
+    if registered is None:
+        raise ValueError(f"row family {family!r} is not in FAMILIES (solver/core/model.py)")
+    if not registered.takes(key):
+        raise ValueError(f"a {family} row's key is {registered.keys}, not {key!r}")
+    name = row_name(family, key, scenario)
+    if scenario is not None:
+        key = (*key, scenario)
+    return Row(name, family, key, coefs, sense, float(rhs))
 
 
 @dataclass
@@ -190,8 +337,7 @@ class _Builder:
     def row(self, family: str, key: tuple, coefs: dict[int, float], sense: str, rhs: float) -> None:
         if not coefs:
             return
-        name = family + "[" + ",".join(str(k) for k in key) + "]"
-        self.rows.append(Row(name, family, key, dict(coefs), sense, float(rhs)))
+        self.rows.append(new_row(family, key, dict(coefs), sense, rhs))
 
 
 def _bounds(periods: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -404,7 +550,8 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     """Build every variable and constraint family of DESIGN.md section 5.
 
     The families are added in a fixed order, one function each (a new family is one
-    more function here); :data:`FAMILIES` gives each row family's meaning and dual unit.
+    more function here, and one entry in :data:`FAMILIES`: meaning, dual unit, key,
+    whether it binds).
 
     Parameters
     ----------
@@ -548,8 +695,7 @@ def add_demand(m: _State) -> None:
             coefs = {j: _capped(a, d.demand, B.vars[j]["integer"]) for j, a in coefs.items()}
         if not coefs:
             # nothing can serve it: an empty >= row with positive rhs is infeasible
-            name = f"{family}[{','.join(map(str, rkey))}]"
-            B.rows.append(Row(name, family, rkey, {}, ">=", float(d.demand)))
+            B.rows.append(new_row(family, rkey, {}, ">=", d.demand))
             continue
         B.row(family, rkey, coefs, ">=", float(d.demand))
     for (wname, t, b), coefs in m.redundancy_rows.items():
@@ -600,7 +746,7 @@ def add_training(m: _State) -> None:
         B.row("train_once", (wname,), coefs, "==", 1.0)
     for w in m.problem.workloads:
         if w.kind == "training" and w.name not in train_rows:
-            B.rows.append(Row(f"train_once[{w.name}]", "train_once", (w.name,), {}, "==", 1.0))
+            B.rows.append(new_row("train_once", (w.name,), {}, "==", 1.0))
 
 
 def add_fleet(m: _State) -> None:
@@ -885,8 +1031,7 @@ def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel
     first = stage_objective(model, problem, first=True)
     tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
     slack = abs(first_value) * max(tol, 1e-7) + 1e-6
-    keep = Row(
-        "objective_stage[first]",
+    keep = new_row(
         "objective_stage",
         ("first",),
         dict(first.coefs),

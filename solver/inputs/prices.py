@@ -146,48 +146,6 @@ class PriceReport:
         """Rows per status (every status present)."""
         return {str(k): int(v) for k, v in self.rows["status"].value_counts().sort_index().items()}
 
-    def summary(self, top: int = 10) -> str:
-        """The report for people: counts, the largest changes, what was not taken and why."""
-        lines = [f"price update from {self.source} ({self.kind}):"]
-        counts = self.counts()
-        lines.append(
-            "  " + ", ".join(f"{n} {status}" for status, n in counts.items())
-            if counts
-            else "  none"
-        )
-        moved = self.with_status("changed", "new_mode", "derived")
-        if not moved.empty:
-            order = (moved["ratio"].fillna(1.0) - 1.0).abs().sort_values(ascending=False).index
-            lines.append(f"  largest applied changes (of {len(moved)}):")
-            for _, r in moved.loc[order[:top]].iterrows():
-                lines.append("    " + _price_sentence(r))
-        for status, why in (
-            ("suspicious", f"moved by more than x{self.max_factor:g}; not applied"),
-            ("inconsistent", "a discounted mode would cost more than on-demand; not applied"),
-            ("unknown", "not in the catalog; not applied"),
-            ("added", "new offerings added to the catalog"),
-            ("missing", "in the catalog but not in the update; kept"),
-        ):
-            rows = self.with_status(status)
-            if rows.empty:
-                continue
-            lines.append(f"  {status} ({len(rows)}): {why}")
-            if status == "unknown" and rows["note"].nunique() > 1:
-                lines.append(
-                    "    by reason: "
-                    + ", ".join(f"{n} {note}" for note, n in rows["note"].value_counts().items())
-                )
-            for _, r in rows.head(top).iterrows():
-                lines.append("    " + _price_sentence(r))
-            if len(rows) > top:
-                lines.append(f"    ... and {len(rows) - top} more")
-        if self.skipped:
-            lines.append(
-                "  rows the importer left out: "
-                + ", ".join(f"{why} ({n})" for why, n in sorted(self.skipped.items()))
-            )
-        return "\n".join(lines) + "\n"
-
     def as_dict(self) -> dict:
         """JSON-able: counts and every row that is not ``unchanged``."""
         rows = self.rows[self.rows["status"] != "unchanged"]
@@ -214,16 +172,6 @@ class Repriced:
 
 def _isnan(value: object) -> bool:
     return isinstance(value, float) and value != value
-
-
-def _price_sentence(r: pd.Series) -> str:
-    unit = "" if r["mode"] == OWNED else "/h"
-    old = "-" if _isnan(r["old_usd"]) else f"${r['old_usd']:,.4g}{unit}"
-    new = "-" if _isnan(r["new_usd"]) else f"${r['new_usd']:,.4g}{unit}"
-    change = "" if _isnan(r["ratio"]) else f" ({(r['ratio'] - 1.0) * 100:+.1f}%)"
-    note = f"; {r['note']}" if r["note"] else ""
-    line = f" [line {int(r['line'])}]" if r["line"] else ""
-    return f"{r['offering_id']} {r['mode']}: {old} -> {new}{change}{note}{line}"
 
 
 # --------------------------------------------------------------------------- reading

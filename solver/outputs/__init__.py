@@ -1,2 +1,3 @@
-"""What goes out: safe files and workbooks, the report (Jinja2 templates in
-``templates/``), purchase orders, FOCUS rows, notebook display helpers."""
+"""What goes out: plain text and Markdown for people (``text``, ``markdown``), safe files
+and workbooks, the report (Jinja2 templates in ``templates/``), purchase orders, FOCUS
+rows, notebook display helpers."""

@@ -566,23 +566,13 @@ def owned_utilisation(items: list[LineItem], compiled: Compiled) -> dict[str, fl
 
 
 def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> list[Binding]:
-    """Global and capacity constraints that hold with equality (what binds)."""
+    """Rows that hold with equality, of the families reported as binding (what binds:
+    ``FAMILIES[family].binds``; demand, capacity links and cuts are not)."""
     from solver.core.model import FAMILIES
 
     out = []
     for row in model.rows:
-        if row.family in {
-            "demand",
-            "demand_rounding",
-            "demand_bucket",
-            "mix_capacity",
-            "largest_unit",
-            "unit_class",
-            "train_once",
-            "owned_capacity",
-            "reserved_capacity",
-            "objective_stage",
-        }:
+        if not FAMILIES[row.family].binds:
             continue
         lhs = sum(c * values[i] for i, c in row.coefs.items())
         slack = row.rhs - lhs if row.sense == "<=" else lhs - row.rhs

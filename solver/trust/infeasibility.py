@@ -18,7 +18,7 @@ the tests) can apply it and re-solve.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -87,7 +87,7 @@ def elastic(model: LinearModel, families: set[str]) -> tuple[LinearModel, list[t
         )
         coefs = dict(row.coefs)
         coefs[i] = -1.0 if row.sense == "<=" else 1.0
-        rows.append(Row(row.name, row.family, row.key, coefs, row.sense, row.rhs))
+        rows.append(replace(row, coefs=coefs))  # the same row, with its slack
         objective.add(i, 1.0 / max(1.0, abs(row.rhs)))
         slacks.append((i, row))
     if extra:

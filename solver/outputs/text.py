@@ -1,0 +1,469 @@
+"""Plain text for people: the plan table, the two-stage plan, the diff, what a re-solve
+carried over, a price update, a calibration.
+
+Pure functions from the data the analyses return to ``str``; ``procure`` prints them or
+writes them (:mod:`solver.outputs.files`). Markdown is in :mod:`solver.outputs.markdown`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from solver.analyses.diff import _usd
+from solver.inputs.prices import OWNED, _isnan
+from solver.outputs.files import csv_text
+
+if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
+    from solver.analyses.calibrate import Calibration
+    from solver.analyses.diff import ItemChange, PlanDiff
+    from solver.analyses.resolve import Rebased
+    from solver.analyses.stochastic import StochasticPlan
+    from solver.inputs.prices import PriceReport
+    from solver.plan import Plan
+
+# --------------------------------------------------------------------------- plan
+
+
+def cash_flow_table(plan: Plan) -> Table:
+    """The plan's cash flow by calendar quarter (the JSON has it by month)."""
+    quarters: dict[str, list] = {}
+    for m in plan.cash_flow:
+        year, month = m.month.split("-")
+        quarters.setdefault(f"{year}-Q{(int(month) - 1) // 3 + 1}", []).append(m)
+    table = Table(
+        title=f"cash flow by quarter from {plan.start_date} (USD)",
+        title_justify="left",
+        show_lines=False,
+    )
+    for column in ("quarter", "rented", "owned opex", "commitments", "capex", "total"):
+        table.add_column(column, justify="left" if column == "quarter" else "right")
+    table.add_column("cumulative", justify="right")
+    budgeted = plan.cash_flow[0].budget_headroom_usd is not None
+    if budgeted:
+        table.add_column("budget headroom", justify="right")
+    for name, months in quarters.items():
+        sums = [
+            sum(getattr(m, f) for m in months)
+            for f in ("rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd")
+        ]
+        cells = [name, *(f"{v:,.0f}" for v in sums), f"{months[-1].cumulative_usd:,.0f}"]
+        if budgeted:
+            cells.append(f"{months[-1].budget_headroom_usd:,.0f}")
+        table.add_row(*cells)
+    return table
+
+
+def _period_table(plan: Plan, period: str, rows: list) -> Table:
+    """One period's line items, grouped by provider."""
+    table = Table(
+        title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
+        title_justify="left",
+        show_lines=False,
+    )
+    for col, justify in [
+        ("provider", "left"),
+        ("region", "left"),
+        ("what", "left"),
+        ("accelerator", "left"),
+        ("mode", "left"),
+        ("units", "right"),
+        ("GPUs", "right"),
+        ("tok/s (source)", "right"),
+        ("workload", "left"),
+        ("block", "left"),
+        ("hours", "right"),
+        ("cost $", "right"),
+        ("tCO2e", "right"),
+    ]:
+        table.add_column(col, justify=justify)
+    last_provider = None
+    for i in sorted(rows, key=lambda r: (r.provider, r.region, r.offering, r.item)):
+        table.add_row(
+            i.provider if i.provider != last_provider else "",
+            i.region,
+            f"{i.item}: {i.instance_type}",
+            i.accelerator,
+            i.mode,
+            f"{i.units:g}",
+            f"{i.accelerators:g}",
+            f"{i.capacity_tokens_per_s:,.0f} ({i.capacity_source})" if i.capacity_source else "",
+            i.workload,
+            i.block,
+            f"{i.hours:,.0f}",
+            f"{i.cost_usd:,.0f}",
+            f"{i.co2e_t:,.2f}",
+        )
+        last_provider = i.provider
+    return table
+
+
+def plan_table(plan: Plan) -> str:
+    """The plan for people: grouped by period and provider, totals, what binds."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=150, force_terminal=False, color_system=None)
+    gap = "n/a" if plan.gap is None else f"{plan.gap:.4%}"
+    console.print(
+        f"[bold]{plan.problem}[/bold]: {plan.status} (objective {plan.objective_kind}), "
+        f"verified={str(plan.verified).lower()}, solver {plan.solver}, gap {gap}, "
+        f"compile {plan.compile_seconds:.2f} s, solve {plan.solve_seconds:.2f} s"
+    )
+    if plan.status != "optimal":
+        console.print(
+            f"stopped at a limit: the best plan found, NOT proven optimal (gap {gap}); "
+            "give the solver more time (--time-limit) to prove it"
+        )
+    console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    if plan.cash_flow:
+        console.print(cash_flow_table(plan))
+    for period in plan.totals.by_period:
+        rows = [i for i in plan.line_items if i.period == period]
+        if rows:
+            console.print(_period_table(plan, period, rows))
+    totals = Table(title="totals", title_justify="left")
+    totals.add_column("by")
+    totals.add_column("key")
+    totals.add_column("cost $", justify="right")
+    for label, mapping in [
+        ("provider", plan.totals.by_provider),
+        ("mode", plan.totals.by_mode),
+        ("workload", plan.totals.by_workload),
+    ]:
+        for key, value in mapping.items():
+            totals.add_row(label, key, f"{value:,.0f}")
+    console.print(totals)
+    past = [i for i in plan.line_items if i.item == "reservation" and i.months_after_horizon > 0]
+    if past:
+        console.print(
+            "commitments running past the horizon: "
+            + "; ".join(
+                f"{i.units:g} x {i.offering} {i.mode} from {i.start_period}, term ends month "
+                f"{i.term_end_month:g}: {i.months_after_horizon:g} months and "
+                f"${i.liability_after_horizon_usd:,.0f} still owed after the horizon"
+                for i in past
+            )
+            + f" (total ${sum(i.liability_after_horizon_usd for i in past):,.0f})"
+        )
+    if plan.owned_utilisation:
+        console.print(
+            "owned fleet utilisation: "
+            + ", ".join(f"{k} {v:.0%}" for k, v in plan.owned_utilisation.items())
+        )
+    if plan.binding:
+        console.print("binds: " + "; ".join(f"{b.name} ({b.description})" for b in plan.binding))
+    else:
+        console.print(
+            "binds: no budget, carbon, availability, quota or share limit binds; "
+            "the plan is driven by demand and prices"
+        )
+    rep = plan.compile_report
+    for workload, fit in rep.get("calibration", {}).items():
+        console.print(
+            f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "
+            f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
+            f"{', '.join(fit['measured_on'])}; worst point off by "
+            f"x{math.exp(fit['spread_log_ratio']):.2f})"
+        )
+    curve = rep.get("load_curve") or {}
+    if curve.get("blocks"):
+        blocks = ", ".join(f"{b['name']} {b['hours_per_day']:g} h" for b in curve["blocks"])
+        factors = "; ".join(
+            f"{w} " + "/".join(f"{x:.2f}" for x in f) for w, f in curve["factors"].items()
+        )
+        console.print(
+            f"load curve: blocks {blocks} ({curve['source']}); demand factors, x the daily "
+            f"average (profiles normalised to mean 1): {factors}"
+        )
+    console.print(
+        f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
+        f"kept from {rep.get('pools', 0)} pools; verifier: "
+        f"{sum(c.ok for c in plan.checks)}/{len(plan.checks)} checks passed"
+    )
+    return buffer.getvalue()
+
+
+def plan_csv(plan: Plan) -> str:
+    """The plan's line items as CSV (cells neutralised against spreadsheet formulas)."""
+    return csv_text(pd.DataFrame([i.model_dump() for i in plan.line_items]))
+
+
+def plan_json(plan: Plan) -> str:
+    """The plan as one JSON document (what ``solve --format json`` writes)."""
+    return json.dumps(plan.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
+
+
+# --------------------------------------------------------------------------- two-stage plan
+
+
+def two_stage_text(sp: StochasticPlan) -> str:
+    """The two-stage plan for people (``procure solve`` of a problem with ``uncertainty:``)."""
+
+    def usd(v: float | None) -> str:
+        return "n/a" if v is None else f"${round(v):,}"  # round: a rounding error is not "-0"
+
+    lines = [
+        f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "
+        f"{sp.status}, verified={str(sp.verified).lower()}, solver {sp.solver}, caps {sp.caps}",
+        f"lower bound {usd(sp.lower_bound_usd)}, gap "
+        + ("n/a" if sp.gap is None else f"{sp.gap:.2%}"),
+        f"expected cost {usd(sp.expected_cost_usd)}; p5 {usd(sp.cost_percentiles_usd['p5'])}, "
+        f"median {usd(sp.cost_percentiles_usd['p50'])}, p95 "
+        f"{usd(sp.cost_percentiles_usd['p95'])}; worst {usd(sp.worst_case_usd)} "
+        f"({sp.worst_scenario})",
+        "commitments signed now:",
+    ]
+    if sp.risk_weight is not None:
+        lines.insert(
+            3,
+            f"risk: minimises expected cost + {sp.risk_weight:g} x CVaR at {sp.cvar_level:g} = "
+            f"{usd(sp.objective_usd)}; CVaR {usd(sp.cvar_usd)}",
+        )
+    lines += [
+        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}: {usd(i.cost_usd)}"
+        for i in sp.commitments
+    ] or ["  none: everything is rented as it comes"]
+    lines.append("the deterministic plan (expected prices and demand) would commit:")
+    lines += [
+        f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}"
+        for i in sp.deterministic_commitments
+    ] or ["  nothing"]
+    lines += [
+        f"value of the stochastic solution (VSS) {usd(sp.value_of_stochastic_solution_usd)}: "
+        f"the deterministic commitments cost {usd(sp.deterministic_expected_cost_usd)} in "
+        "expectation",
+        f"expected value of perfect information (EVPI) "
+        f"{usd(sp.expected_value_of_perfect_information_usd)}: with hindsight "
+        f"{usd(sp.wait_and_see_usd)}",
+        f"no new commitments (everything rented) would cost "
+        f"{usd(sp.all_rented_expected_cost_usd)} in expectation",
+        "scenarios:",
+    ]
+    lines += [
+        f"  {o.name:<12} p={o.probability:.3f}  cost {usd(o.total_cost_usd):>14}  "
+        f"hindsight {usd(o.hindsight_cost_usd):>14}  verified={str(o.verified).lower()}"
+        for o in sp.scenarios
+    ]
+    lines += [f"note: {n}" for n in sp.notes]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def change_sentence(c: ItemChange) -> str:
+    """One line item added, removed, changed or re-priced, in one line."""
+    where = f"{c.period}" + (f" {c.block}" if c.block else "")
+    who = f", {c.workload}" if c.workload else ""
+    if c.change == "added":
+        return (
+            f"+ {c.item} {c.new_offering} {c.new_mode} x{c.new_units:g} "
+            f"({where}{who}): ${c.new_cost_usd:,.0f}"
+        )
+    if c.change == "removed":
+        return (
+            f"- {c.item} {c.old_offering} {c.old_mode} x{c.old_units:g} "
+            f"({where}{who}): ${c.old_cost_usd:,.0f}"
+        )
+    if c.change == "repriced":
+        return (
+            f"$ {c.item} {c.offering} {c.new_mode} x{c.new_units:g} "
+            f"({where}{who}): {price_per_hour(c.old_unit_price_usd_per_hour)} -> "
+            f"{price_per_hour(c.new_unit_price_usd_per_hour)}/h; "
+            f"${c.old_cost_usd:,.2f} -> ${c.new_cost_usd:,.2f} ({_usd(c.delta_usd)})"
+        )
+    parts = []
+    if "units" in c.fields:
+        parts.append(f"units {c.old_units:g} -> {c.new_units:g}")
+    if "mode" in c.fields:
+        parts.append(f"mode {c.old_mode} -> {c.new_mode}")
+    if "region" in c.fields:
+        parts.append(f"region {c.old_region} -> {c.new_region}")
+    return (
+        f"~ {c.item} {c.offering} ({where}{who}): {', '.join(parts)}; "
+        f"${c.old_cost_usd:,.0f} -> ${c.new_cost_usd:,.0f}"
+    )
+
+
+def diff_text(d: PlanDiff) -> str:
+    """The diff for people (``procure diff``, the end of ``procure resolve``)."""
+    pct = f" ({d.total_change_usd / d.old_total_usd:+.1%})" if d.old_total_usd else ""
+    lines = [
+        f"what changed: {d.n_changes} line item(s) "
+        f"({len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed, "
+        f"{d.unchanged} unchanged)"
+    ]
+    for c in d.added + d.removed + d.changed:
+        lines.append("  " + change_sentence(c))
+    if d.repriced:
+        delta = sum(c.delta_usd for c in d.repriced)
+        lines.append(
+            f"re-priced: {len(d.repriced)} line item(s) kept with a new unit price ({_usd(delta)})"
+        )
+        lines += ["  " + change_sentence(c) for c in d.repriced]
+    lines += [
+        f"total cost: before ${d.old_total_usd:,.2f}, after ${d.new_total_usd:,.2f}, "
+        f"change {_usd(d.total_change_usd)}{pct}",
+        f"  price effect {_usd(d.price_effect_usd)}: the old plan at new prices "
+        f"(${d.old_at_new_prices_usd:,.2f}) minus at old prices",
+        f"  plan effect  {_usd(d.plan_effect_usd)}: the new plan minus the old plan at new prices",
+        f"  ({d.price_basis})",
+    ]
+    periods = list(dict.fromkeys([*d.old_by_period, *d.new_by_period]))
+    if periods:
+        lines.append("by period: " + "; ".join(_pair(d, p, "period") for p in periods))
+    providers = sorted(set(d.old_by_provider) | set(d.new_by_provider))
+    if providers:
+        lines.append("by provider: " + "; ".join(_pair(d, p, "provider") for p in providers))
+    lines += [f"note: {n}" for n in d.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _pair(d: PlanDiff, key: str, by: str) -> str:
+    old = getattr(d, f"old_by_{by}").get(key, 0.0)
+    new = getattr(d, f"new_by_{by}").get(key, 0.0)
+    return f"{key} ${old:,.0f} -> ${new:,.0f}"
+
+
+def price_per_hour(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+# --------------------------------------------------------------------------- re-solve
+
+
+def rebased_text(rebased: Rebased) -> str:
+    """What a re-solve carried over from the baseline (``procure resolve``)."""
+    if rebased.as_of is None:
+        return "re-solving the whole horizon (no --as-of): nothing is carried over\n"
+    lines = [f"carried over from before {rebased.as_of}:"]
+    for s in rebased.carried_servers:
+        lines.append(f"  owned: {s.units} x {s.server} at {s.site} (no re-purchase)")
+    for r in rebased.carried_reservations:
+        lines.append(
+            f"  committed: {r.units} x {r.offering} {r.mode}, {r.months_remaining:g} months left"
+        )
+    if not rebased.carried_servers and not rebased.carried_reservations:
+        lines.append("  no purchases or reservations")
+    if rebased.dropped_workloads:
+        lines.append("  done before as-of: " + ", ".join(rebased.dropped_workloads))
+    lines.append(
+        f"  spent before as-of ${rebased.spent_before_usd:,.0f}, "
+        f"emitted {rebased.co2e_before_t:,.1f} tCO2e"
+    )
+    lines += [f"  note: {n}" for n in rebased.notes]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- price update
+
+
+def price_report_text(report: PriceReport, top: int = 10) -> str:
+    """A price update for people: counts, the largest changes, what was not taken and why
+    (``top`` rows of each)."""
+    lines = [f"price update from {report.source} ({report.kind}):"]
+    counts = report.counts()
+    lines.append(
+        "  " + ", ".join(f"{n} {status}" for status, n in counts.items()) if counts else "  none"
+    )
+    moved = report.with_status("changed", "new_mode", "derived")
+    if not moved.empty:
+        order = (moved["ratio"].fillna(1.0) - 1.0).abs().sort_values(ascending=False).index
+        lines.append(f"  largest applied changes (of {len(moved)}):")
+        for _, r in moved.loc[order[:top]].iterrows():
+            lines.append("    " + _price_sentence(r))
+    for status, why in (
+        ("suspicious", f"moved by more than x{report.max_factor:g}; not applied"),
+        ("inconsistent", "a discounted mode would cost more than on-demand; not applied"),
+        ("unknown", "not in the catalog; not applied"),
+        ("added", "new offerings added to the catalog"),
+        ("missing", "in the catalog but not in the update; kept"),
+    ):
+        rows = report.with_status(status)
+        if rows.empty:
+            continue
+        lines.append(f"  {status} ({len(rows)}): {why}")
+        if status == "unknown" and rows["note"].nunique() > 1:
+            lines.append(
+                "    by reason: "
+                + ", ".join(f"{n} {note}" for note, n in rows["note"].value_counts().items())
+            )
+        for _, r in rows.head(top).iterrows():
+            lines.append("    " + _price_sentence(r))
+        if len(rows) > top:
+            lines.append(f"    ... and {len(rows) - top} more")
+    if report.skipped:
+        lines.append(
+            "  rows the importer left out: "
+            + ", ".join(f"{why} ({n})" for why, n in sorted(report.skipped.items()))
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _price_sentence(r: pd.Series) -> str:
+    unit = "" if r["mode"] == OWNED else "/h"
+    old = "-" if _isnan(r["old_usd"]) else f"${r['old_usd']:,.4g}{unit}"
+    new = "-" if _isnan(r["new_usd"]) else f"${r['new_usd']:,.4g}{unit}"
+    change = "" if _isnan(r["ratio"]) else f" ({(r['ratio'] - 1.0) * 100:+.1f}%)"
+    note = f"; {r['note']}" if r["note"] else ""
+    line = f" [line {int(r['line'])}]" if r["line"] else ""
+    return f"{r['offering_id']} {r['mode']}: {old} -> {new}{change}{note}{line}"
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+def estimate_text(result: dict) -> str:
+    """A back-of-envelope estimate for people (``procure estimate``): one line per figure
+    (nested figures as ``outer.inner``), then the assumptions."""
+    lines: list[str] = []
+
+    def emit(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                emit(f"{prefix}{k}." if isinstance(v, dict) else f"{prefix}{k}", v)
+        elif isinstance(value, float):
+            lines.append(f"  {prefix:<44} {value:,.4g}")
+        else:
+            lines.append(f"  {prefix:<44} {value}")
+
+    for key, value in result.items():
+        if key != "assumptions":
+            emit(f"{key}." if isinstance(value, dict) else key, value)
+    lines.append("assumptions:")
+    lines += [f"  - {a}" for a in result.get("assumptions", [])]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def calibration_text(calibration: Calibration) -> str:
+    """Per-bucket requests/s per accelerator (c = calibrated, p = physics), then the factors."""
+    parts = []
+    for profile in calibration.profiles:
+        frame = pd.DataFrame(profile["buckets"])
+        for acc, values in profile["measured_throughput_rps"].items():
+            basis = profile["basis"][acc]
+            kinds = [basis] * len(values) if isinstance(basis, str) else basis
+            frame[acc] = [
+                f"{v:.4g}" + {"measured": "", "calibrated": " c", "physics": " p"}[k]
+                for v, k in zip(values, kinds, strict=True)
+            ]
+        parts.append(
+            f"requests/s per accelerator, {profile['model']} on {profile['runtime']} "
+            "(c = calibrated physics, p = physics: not measured)\n" + frame.to_string(index=False)
+        )
+    factors = calibration.factors.copy()
+    parts.append(
+        "fitted factors (measured = factor x physics; error = |ln(measured / fitted)|)\n"
+        + factors.to_string(index=False, float_format=lambda x: f"{x:.4g}")
+    )
+    if calibration.notes:
+        parts.append("notes:\n" + "\n".join(f"  - {n}" for n in calibration.notes))
+    return "\n\n".join(parts)
