@@ -60,7 +60,7 @@ from solver.inputs.problem import (
     parse_problem,
 )
 from solver.plan import LineItem, Plan, extract_plan, input_digests
-from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, owned_offering_id
+from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, Item, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
 _LINK_FAMILIES = ("change_link", "switching")
@@ -145,7 +145,7 @@ def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
         explained[(r.offering, r.mode)] += r.units
     held: dict[tuple[str, str], float] = defaultdict(float)
     for item in baseline.line_items:
-        if item.item == "existing":
+        if item.item == Item.EXISTING:
             held[(item.offering, item.mode)] += item.units
     for key, units in held.items():
         if units > explained.get(key, 0.0) + _UNITS_TOL:
@@ -168,7 +168,7 @@ def _remaining_workloads(
     past_names, future_names = set(names[:cut]), names[cut:]
     ran: dict[str, set[str]] = defaultdict(set)
     for item in decisions:
-        if item.item == "training":
+        if item.item == Item.TRAINING:
             ran[item.workload].add(item.period)
     workloads, dropped = [], []
     for w in problem.workloads:
@@ -268,7 +268,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     """
     names, start, months = _period_starts(problem)
     _check_baseline(problem, baseline, names)
-    decisions = [i for i in baseline.line_items if i.item != "existing"]
+    decisions = [i for i in baseline.line_items if i.item != Item.EXISTING]
     if as_of is not None and as_of not in names:
         raise ProcureError(
             f"--as-of {as_of!r} is not a period of problem {problem.name!r}",
@@ -299,7 +299,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
         if item.period not in past_names:
             continue
         units = int(round(item.units))
-        if item.item == "purchase" and units > 0:
+        if item.item == Item.PURCHASE and units > 0:
             server, site = item.instance_type, item.region
             fleet[(server, site)] += units
             carried_servers.append(ExistingServer(server=server, site=site, units=units))
@@ -317,7 +317,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
                     problem.owned_cost_policy, in_service, float(srv["lifetime_years"]) * 12.0
                 )
                 capex_before += units * float(srv["capex_usd"]) * frac
-        elif item.item == "reservation" and units > 0:
+        elif item.item == Item.RESERVATION and units > 0:
             left = start[item.period] + RESERVED_TERM_MONTHS[item.mode] - now
             if left > 1e-9:
                 r = ExistingReservation(
@@ -491,7 +491,7 @@ def baseline_units(items: list[LineItem]) -> dict[Key, float]:
     for i in items:
         if i.item in DECISION_ITEMS:
             key = item_key(i)
-            if i.item == "training":
+            if i.item == Item.TRAINING:
                 units[key] = max(units[key], i.units)  # one cluster per workload and period
             else:
                 units[key] += i.units

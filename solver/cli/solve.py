@@ -28,6 +28,7 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, csv_text, write_atomic
+from solver.units import Item
 
 
 def cash_flow_table(plan) -> Table:
@@ -137,7 +138,7 @@ def plan_table(plan) -> str:
         for key, value in mapping.items():
             totals.add_row(label, key, f"{value:,.0f}")
     console.print(totals)
-    past = [i for i in plan.line_items if i.item == "reservation" and i.months_after_horizon > 0]
+    past = [i for i in plan.line_items if i.item == Item.RESERVATION and i.months_after_horizon > 0]
     if past:
         console.print(
             "commitments running past the horizon: "

@@ -35,6 +35,7 @@ import pandas as pd
 from solver.errors import ProcureError, closest, suggestion
 from solver.inputs.tables import CATALOG_TABLES, Column
 from solver.inputs.yamlio import read_text_file
+from solver.units import Mode
 
 
 def _shipped_catalog_dir() -> Path:
@@ -537,7 +538,7 @@ def offerings_view(
             | (off["residency_zone"].fillna("").str.lower() == key)
         ]
     shown = "on_demand" if mode is None else mode
-    if shown not in PRICE_COLUMN or shown == "owned":
+    if shown not in PRICE_COLUMN or shown == Mode.OWNED:
         raise ProcureError(
             f"unknown mode {mode!r}",
             field="--mode",
@@ -568,7 +569,7 @@ def accelerator_summary(catalog: Catalog) -> pd.DataFrame:
     rows = []
     for acc, group in off.groupby("accelerator_id", sort=True):
         row: dict[str, object] = {"accelerator": acc, "offerings": len(group)}
-        for mode in ("on_demand", "spot", "reserved_1y", "reserved_3y"):
+        for mode in (Mode.ON_DEMAND, Mode.SPOT, Mode.RESERVED_1Y, Mode.RESERVED_3Y):
             per_gpu = group[PRICE_COLUMN[mode]] / group["accelerators_per_instance"]
             if per_gpu.notna().any():
                 best = per_gpu.idxmin()

@@ -55,7 +55,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text
 from solver.plan import LineItem, Plan
-from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS
+from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, Item, Mode
 
 
 def _period_months(problem: Problem) -> tuple[dict[str, float], dict[str, float], float]:
@@ -191,7 +191,7 @@ def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
     it; its publisher is the accelerator's vendor (who made it) and the invoice comes
     from whoever sells the server (unknown to a plan: "server seller").
     """
-    if item.mode != "owned":
+    if item.mode != Mode.OWNED:
         name = _PROVIDER_NAMES.get(item.provider, item.provider)
         return name, name, name
     site = (
@@ -204,7 +204,7 @@ def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
         if item.accelerator in catalog.accelerators.index
         else "server vendor"
     )
-    return site, vendor, "server seller" if item.item == "purchase" else site
+    return site, vendor, "server seller" if item.item == Item.PURCHASE else site
 
 
 _SERVICE_NAMES = {
@@ -268,7 +268,7 @@ def _focus_row(
     billing_account_id, account_name = account
     provider = item.provider
     display, publisher, issuer = _names(item, catalog)
-    owned = item.mode == "owned"
+    owned = item.mode == Mode.OWNED
     billing_start = math.floor(m0 + 1e-9)
     billing_end = billing_start + 1.0
     quantity = values.pop("quantity")
@@ -305,7 +305,7 @@ def _focus_row(
         "ConsumedQuantity": None,
         "ConsumedUnit": None,
         "SkuMeter": "Server purchase"
-        if item.item == "purchase"
+        if item.item == Item.PURCHASE
         else f"{item.instance_type or item.offering} instance-hours",
         "SkuPriceDetails": json.dumps(
             {
@@ -363,7 +363,7 @@ def focus_frame(
 
     used = _commitment_use(plan, p_start, p_months, clock)
     for item in plan.line_items:
-        if item.cost_usd == 0.0 and item.item in ("use", "training"):
+        if item.cost_usd == 0.0 and item.item in (Item.USE, Item.TRAINING):
             continue
         what = (
             f"{item.units:g} x {item.instance_type} ({item.accelerator}) {item.mode} "
@@ -371,12 +371,12 @@ def focus_frame(
         )
         if item.workload:
             what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
-        if item.item in ("rent", "use", "training") or (
-            item.item == "existing" and item.mode == "owned"
+        if item.item in (Item.RENT, Item.USE, Item.TRAINING) or (
+            item.item == Item.EXISTING and item.mode == Mode.OWNED
         ):
             price_category = {"spot": "Dynamic"}.get(item.mode, "Standard")
-            frequency = "Recurring" if item.item == "existing" else "Usage-Based"
-            if item.item == "training":
+            frequency = "Recurring" if item.item == Item.EXISTING else "Usage-Based"
+            if item.item == Item.TRAINING:
                 pieces = _training_slices(item, p_start[item.period], clock)
             else:
                 by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
@@ -395,9 +395,9 @@ def focus_frame(
                     list_price=usd / quantity if quantity else 0.0,
                     ChargeCategory="Usage",
                     ChargeFrequency=frequency,
-                    ChargeDescription=("hosting of " if item.item == "existing" else "")
+                    ChargeDescription=("hosting of " if item.item == Item.EXISTING else "")
                     + what
-                    + ("" if item.mode != "owned" else " (electricity, hosting)"),
+                    + ("" if item.mode != Mode.OWNED else " (electricity, hosting)"),
                     PricingUnit="Hours",
                     PricingCategory=price_category,
                     BilledCost=usd,
@@ -407,9 +407,9 @@ def focus_frame(
                     SkuId=item.offering,
                     SkuPriceId=f"{item.offering}#{item.mode}",
                 )
-        elif item.item in ("reservation", "existing"):
+        elif item.item in (Item.RESERVATION, Item.EXISTING):
             _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used, catalog)
-        elif item.item == "purchase":
+        elif item.item == Item.PURCHASE:
             _purchase_rows(item, what, emit, clock, p_start, problem, catalog, horizon)
     frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
     return frame.sort_values(
@@ -435,18 +435,18 @@ def _commitment_use(
     for i in plan.line_items:
         if i.mode not in RESERVED_TERM_MONTHS:
             continue
-        if i.item == "reservation":
+        if i.item == Item.RESERVATION:
             begin = p_start[i.period]
             for p, s in p_start.items():
                 end = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode])
                 if end - max(s, begin) > 1e-9:
                     committed[(i.offering, i.mode, p)] += i.units * clock.hours(max(s, begin), end)
-        elif i.item == "existing":
+        elif i.item == Item.EXISTING:
             for p, usd in i.cost_by_period_usd.items():
                 price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
                 if price > 0:
                     committed[(i.offering, i.mode, p)] += usd / price
-        elif i.item in ("use", "training"):
+        elif i.item in (Item.USE, Item.TRAINING):
             in_use[(i.offering, i.mode, i.period)] += i.units * i.hours
     return {k: min(1.0, in_use.get(k, 0.0) / v) for k, v in committed.items() if v > 0}
 
@@ -456,7 +456,7 @@ def _reservation_rows(item, what, emit, clock, p_start, p_months, horizon, used,
     mode = item.mode
     price = item.cost_usd / (item.units * item.hours) if item.units and item.hours else 0.0
     years = int(RESERVED_TERM_MONTHS[mode] / 12)
-    if item.item == "reservation":
+    if item.item == Item.RESERVATION:
         begin = p_start[item.period]
         spans = clock.slices(begin, begin + RESERVED_TERM_MONTHS[mode])
         cid = f"planned:{item.offering}#{mode}@{item.period}"

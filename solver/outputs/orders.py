@@ -26,11 +26,11 @@ from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text, workbook
 from solver.outputs.focus import _period_months
 from solver.plan import LineItem, Plan
-from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS, Item, Mode
 
 # --------------------------------------------------------------------------- orders
 
-ORDER_ITEMS = ("rent", "reservation", "training")
+ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING)
 _TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
 
 
@@ -56,9 +56,9 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
     periods = list(plan.totals.by_period)
     rows: dict[str, list[dict]] = defaultdict(list)
     for i in plan.line_items:
-        if i.mode == "owned" or i.item not in ORDER_ITEMS:
+        if i.mode == Mode.OWNED or i.item not in ORDER_ITEMS:
             continue
-        if i.item == "training" and i.mode not in RENTED_MODES:
+        if i.item == Item.TRAINING and i.mode not in RENTED_MODES:
             continue  # runs on reserved capacity: the reservation is the order
         by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
         rows[i.provider].append(
@@ -103,7 +103,7 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
     start, _, _ = _period_months(problem) if problem is not None else ({}, {}, 0.0)
     names = list(start)
     for i in plan.line_items:
-        if i.item != "purchase":
+        if i.item != Item.PURCHASE:
             continue
         server = (
             catalog.servers.loc[i.instance_type]

@@ -21,6 +21,7 @@ from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import workbook
 from solver.outputs.orders import _stable_zip
 from solver.plan import Plan
+from solver.units import Item
 
 
 class Analysis(BaseModel):
@@ -62,10 +63,10 @@ def purchase_orders(plan: Plan) -> pd.DataFrame:
     """
     rows = []
     for i in plan.line_items:
-        if i.item in {"use", "existing"}:
+        if i.item in {Item.USE, Item.EXISTING}:
             continue
         unit_price = i.cost_usd / (i.units * i.hours) if i.units and i.hours else 0.0
-        if i.item == "purchase":
+        if i.item == Item.PURCHASE:
             unit_price = i.cost_usd / i.units if i.units else 0.0
         rows.append(
             {
@@ -84,7 +85,7 @@ def purchase_orders(plan: Plan) -> pd.DataFrame:
                 "hours": i.hours,
                 "unit_price_usd": unit_price,
                 "unit_price_basis": "per server (capex + hosting)"
-                if i.item == "purchase"
+                if i.item == Item.PURCHASE
                 else "per instance-hour",
                 "cost_usd": i.cost_usd,
             }

@@ -16,6 +16,7 @@ import pandas as pd
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import CashFlowMonth, Plan
+from solver.units import Item, Mode
 
 RENTED = ("on_demand", "spot")
 RESERVED = ("reserved_1y", "reserved_3y")
@@ -42,9 +43,9 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
             "month": month,
             "period": frame["x_PlanPeriod"],
             "rented_usd": cost.where(mode.isin(RENTED), 0.0),
-            "owned_opex_usd": cost.where((mode == "owned") & usage, 0.0),
+            "owned_opex_usd": cost.where((mode == Mode.OWNED) & usage, 0.0),
             "commitments_usd": cost.where(mode.isin(RESERVED), 0.0),
-            "capex_usd": cost.where((mode == "owned") & ~usage, 0.0),
+            "capex_usd": cost.where((mode == Mode.OWNED) & ~usage, 0.0),
             "total_usd": cost,
             "billed_usd": frame["BilledCost"].astype(float),
         }
@@ -85,10 +86,10 @@ def _new_commitments(plan: Plan, problem: Problem, start: date) -> dict[str, lis
     base = pd.Timestamp(start)
     out: dict[str, list[str]] = {}
     for i in plan.line_items:
-        if i.item not in ("reservation", "purchase"):
+        if i.item not in (Item.RESERVATION, Item.PURCHASE):
             continue
         begin = base + pd.DateOffset(months=int(first_month.get(i.period, 0.0)))
-        if i.item == "reservation":
+        if i.item == Item.RESERVATION:
             end = begin + pd.DateOffset(months=int(RESERVED_TERM_MONTHS.get(i.mode, 0)))
             text = f"reserve {i.units:g} x {i.offering} ({i.mode}) to {end:%Y-%m}"
         else:
