@@ -44,6 +44,18 @@ CLOUD_MODES: tuple[str, ...] = (*RENTED_MODES, *RESERVED_TERM_MONTHS)
 PRICE_COLUMN: dict[str, str] = {mode: f"{mode}_usd_per_hour" for mode in CLOUD_MODES}
 
 
+#: Every ``--solver`` name, in the order --help lists them: the keys of the backends
+#: registry (solver.core.backends.BACKENDS; tests/test_units.py holds them equal). Named
+#: here so the CLI lists them without importing the backends and the model builder.
+SOLVERS: tuple[str, ...] = ("highs", "cbc", "highspy", "scip", "cpsat")
+#: The solver of ``solve``, ``resolve`` and the Python API: HiGHS through PuLP.
+DEFAULT_SOLVER = "highs"
+#: The solver of ``sensitivity`` and ``report``: HiGHS through highspy, which keeps the
+#: model for warm re-solves. It finds the same optimal costs as DEFAULT_SOLVER but, among
+#: tied optima, not always the same plan (README "Solvers"), so solve keeps its own.
+WARM_SOLVER = "highspy"
+
+
 def owned_offering_id(server_id: str, site_id: str) -> str:
     """The offering id of a server bought and hosted at a site: ``server@site``."""
     return f"{server_id}@{site_id}"

@@ -45,3 +45,11 @@ def test_line_item_keeps_the_plain_word():
     assert json.dumps(Item.USE) == '"use"' and f"{Mode.SPOT}" == "spot"
     described = LineItem.model_fields["item"].description
     assert described == " | ".join(Item)
+
+
+def test_solver_names_are_the_backends_registry():
+    from solver.core.backends import BACKENDS
+    from solver.units import DEFAULT_SOLVER, SOLVERS, WARM_SOLVER
+
+    assert SOLVERS == tuple(BACKENDS)
+    assert {DEFAULT_SOLVER, WARM_SOLVER} <= set(SOLVERS)
