@@ -14,6 +14,7 @@ from solver.inputs.catalog import Catalog, load_catalog
 from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.plan import Plan
 from solver.trust.planfile import load_plan
+from solver.units import DEFAULT_SOLVER
 
 __all__ = ["load_plan", "solve"]
 
@@ -22,7 +23,7 @@ def solve(
     problem: Problem | dict | str | Path,
     catalog: Catalog | str | Path | None = None,
     *,
-    solver: str = "highs",
+    solver: str = DEFAULT_SOLVER,
     time_limit_s: float | None = None,
     gap: float = 1e-4,
 ) -> Plan:

@@ -28,6 +28,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
 from solver.trust.verify import verify_plan
+from solver.units import DEFAULT_SOLVER
 
 
 class VerificationError(ProcureError):
@@ -38,7 +39,7 @@ def solve_problem(
     problem: Problem,
     catalog: Catalog,
     *,
-    solver: str = "highs",
+    solver: str = DEFAULT_SOLVER,
     options: SolveOptions | None = None,
     explain: bool = True,
     method: str = "auto",
@@ -66,7 +67,7 @@ def solve_verified(
     problem: Problem,
     catalog: Catalog,
     *,
-    solver: str = "highs",
+    solver: str = DEFAULT_SOLVER,
     options: SolveOptions | None = None,
     explain: bool = True,
     prune_dominated: bool = True,

@@ -7,20 +7,53 @@ Prices: the catalog's price column of each rented or reserved mode.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+
+class Item(StrEnum):
+    """A plan's line-item kinds (``LineItem.item``, :mod:`solver.plan.lines`). Members
+    equal their strings, so plans, JSON and CSV hold the plain words."""
+
+    RENT = "rent"
+    RESERVATION = "reservation"
+    PURCHASE = "purchase"
+    USE = "use"
+    TRAINING = "training"
+    EXISTING = "existing"
+
+
+class Mode(StrEnum):
+    """How capacity is bought: rented by the hour, reserved for a term, or owned."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+    OWNED = "owned"
+
+
 HOURS_PER_MONTH = 730.0  # an average month: 8,760 h / 12 (AWS and GCP price pages use 730)
 DAYS_PER_MONTH = 365.0 / 12.0  # lead times in days -> months
 
-CLOUD_MODES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
-RENTED_MODES = ("on_demand", "spot")
-RESERVED_TERM_MONTHS = {"reserved_1y": 12.0, "reserved_3y": 36.0}
+# Derived from Mode, as plain strings (tables and plans hold the words, not members).
+RENTED_MODES: tuple[str, ...] = (Mode.ON_DEMAND.value, Mode.SPOT.value)
+RESERVED_TERM_MONTHS = {Mode.RESERVED_1Y.value: 12.0, Mode.RESERVED_3Y.value: 36.0}
+CLOUD_MODES: tuple[str, ...] = (*RENTED_MODES, *RESERVED_TERM_MONTHS)
 
 # Price column of the catalog's offerings table per rented or reserved mode.
-PRICE_COLUMN: dict[str, str] = {
-    "on_demand": "on_demand_usd_per_hour",
-    "spot": "spot_usd_per_hour",
-    "reserved_1y": "reserved_1y_usd_per_hour",
-    "reserved_3y": "reserved_3y_usd_per_hour",
-}
+PRICE_COLUMN: dict[str, str] = {mode: f"{mode}_usd_per_hour" for mode in CLOUD_MODES}
+
+
+#: Every ``--solver`` name, in the order --help lists them: the keys of the backends
+#: registry (solver.core.backends.BACKENDS; tests/test_units.py holds them equal). Named
+#: here so the CLI lists them without importing the backends and the model builder.
+SOLVERS: tuple[str, ...] = ("highs", "cbc", "highspy", "scip", "cpsat")
+#: The solver of ``solve``, ``resolve`` and the Python API: HiGHS through PuLP.
+DEFAULT_SOLVER = "highs"
+#: The solver of ``sensitivity`` and ``report``: HiGHS through highspy, which keeps the
+#: model for warm re-solves. It finds the same optimal costs as DEFAULT_SOLVER but, among
+#: tied optima, not always the same plan (README "Solvers"), so solve keeps its own.
+WARM_SOLVER = "highspy"
 
 
 def owned_offering_id(server_id: str, site_id: str) -> str:

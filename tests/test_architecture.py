@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLVER = ROOT / "solver"
 MAX_FUNCTION_LINES = 120
 
+
 def _imports(path: Path) -> set[str]:
     """Modules a file imports (absolute names, at any depth of the file)."""
     out: set[str] = set()
@@ -63,9 +64,10 @@ def test_no_function_over_120_lines():
 
 
 def test_compiled_tables_have_their_declared_columns():
-    # solver/inputs/tables.py declares every column of the compiled tables with its unit and
-    # meaning; compile makes exactly those on the seed (training, serving, owned and
-    # reserved pools) and no others on a traffic mix (serving only, bucket capacities)
+    # solver/inputs/tables.py declares every column of the compiled tables with its type,
+    # unit and meaning; compile makes exactly those, of those types, on the seed (training,
+    # serving, owned and reserved pools) and no others on a traffic mix (serving only,
+    # bucket capacities)
     from solver.core.compile import compile_problem
     from solver.inputs.catalog import load_catalog
     from solver.inputs.problem import load_problem
@@ -79,3 +81,23 @@ def test_compiled_tables_have_their_declared_columns():
             if name == "seed-2m-13b":
                 assert columns == set(schema), (name, table, columns ^ set(schema))
             assert columns <= set(schema), (name, table, columns - set(schema))
+            frame = getattr(compiled, table)
+            wrong = [c for c in frame.columns if not _has_type(frame[c], schema[c])]
+            assert not wrong, (name, table, wrong)
+
+
+def _has_type(values, column) -> bool:
+    """Whether a compiled column holds its declared type (an empty table says nothing;
+    a nullable ``int`` may be float, NaN where it does not apply)."""
+    import pandas as pd
+
+    if values.empty:
+        return True
+    if column.dtype == "str":
+        text = values.map(lambda v: isinstance(v, str))
+        return bool((text | (values.isna() & column.nullable)).all())
+    if column.dtype == "bool":
+        return pd.api.types.is_bool_dtype(values)
+    if column.dtype == "int" and pd.api.types.is_integer_dtype(values):
+        return True
+    return pd.api.types.is_float_dtype(values) and (column.dtype == "float" or column.nullable)

@@ -128,6 +128,36 @@ def test_spot_dearer_than_on_demand(tmp_path):
     assert "above the on-demand price" in err.message
 
 
+def test_quote_left_open_is_refused_with_its_line(tmp_path):
+    directory = write_catalog(tmp_path / "cat", OFFERINGS)
+    text = (directory / "offerings.csv").read_text().splitlines()
+    last = text[-1].rsplit(",", 1)[0] + ',"source with no closing quote'
+    (directory / "offerings.csv").write_text("\n".join([*text[:-1], last]) + "\n")
+    with pytest.raises(ProcureError) as err:
+        load_catalog(directory)
+    assert "never closed" in str(err.value) and err.value.field == f"line {len(text)}"
+
+
+def test_oversized_cell_is_refused_not_a_crash(tmp_path):
+    directory = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0)])
+    text = (directory / "offerings.csv").read_text().splitlines()
+    (directory / "offerings.csv").write_text(f"{text[0]}\n{text[1]}{'x' * 200_000}\n")
+    with pytest.raises(ProcureError, match="not a readable CSV"):
+        load_catalog(directory)
+
+
+def test_header_names_follow_pandas():
+    # the one parse (csv) names columns as pandas read_csv does: a blank one, repeats
+    import io
+
+    from solver.inputs.catalog import _header_names
+
+    for header in (["a", "", "a", "a", "a.1"], ["a.1", "a", "a", "b", ""], ["x", "x", "x.1"]):
+        text = ",".join(header) + "\n" + ",".join("1" * len(header)) + "\n"
+        expected = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False).columns
+        assert _header_names(header) == list(expected), header
+
+
 def test_region_missing_from_regions(tmp_path):
     def edit(f):
         f.loc[0, "region"] = "mars-1"

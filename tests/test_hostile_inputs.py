@@ -234,6 +234,9 @@ def test_skypilot_inf_count_is_skipped_not_a_crash(tmp_path):
         (["estimate", "inference", "--tp", "0"], "--tp"),
         (["estimate", "inference", "--batch", "-1"], "--batch"),
         (["estimate", "inference", "--output-tokens", "0"], "--output-tokens"),
+        (["estimate", "inference", "--tp", "two"], "--tp"),
+        (["estimate", "inference", "--demand-tokens-per-s", "inf"], "--demand-tokens-per-s"),
+        (["estimate", "training", "--tokens", "1e12", "--seq-len", "0"], "--seq-len"),
     ],
 )
 def test_estimate_refuses_impossible_options(args, option):

@@ -48,7 +48,6 @@ ALLOWED_RENDERERS: dict[tuple[str, str], str] = {
         "the words of an InfeasibleError: solve.py (below outputs/) raises it, and an "
         "error's message is made where it is raised"
     ),
-    ("solver.inputs.catalog", "_csv_text"): "reads a catalog CSV's text (input, not output)",
 }
 
 

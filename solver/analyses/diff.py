@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from solver.inputs.catalog import Catalog
 from solver.plan import LineItem, Plan, totals_of
-from solver.units import RENTED_MODES
+from solver.units import RENTED_MODES, Item, Mode
 
 Key = tuple[str, str, str, str, str, str]  # item, period, block, workload, offering, mode
 _UNITS_TOL = 1e-6
@@ -126,13 +126,13 @@ def _usd(value: float) -> str:
 
 
 def _role(item: LineItem) -> str:
-    return "run" if item.item in ("rent", "use", "training") else item.item
+    return "run" if item.item in (Item.RENT, Item.USE, Item.TRAINING) else item.item
 
 
 def unit_price(item: LineItem) -> float | None:
     """USD per instance-hour behind a cloud line item, when its cost is price x units x hours."""
-    priced = item.item in ("rent", "reservation") or (
-        item.item == "training" and item.mode in RENTED_MODES
+    priced = item.item in (Item.RENT, Item.RESERVATION) or (
+        item.item == Item.TRAINING and item.mode in RENTED_MODES
     )
     if not priced or item.units <= 0 or item.hours <= 0:
         return None
@@ -162,8 +162,8 @@ def reprice(
     items = []
     for i in plan.line_items:
         f = factor.get((i.offering, i.mode))
-        cloud = i.mode != "owned" and (i.cost_usd > 0)
-        if f is None or not cloud or i.item == "use":
+        cloud = i.mode != Mode.OWNED and (i.cost_usd > 0)
+        if f is None or not cloud or i.item == Item.USE:
             items.append(i)
             continue
         items.append(

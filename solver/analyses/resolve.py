@@ -66,7 +66,7 @@ from solver.inputs.problem import (
 )
 from solver.plan import LineItem, Plan, extract_plan, input_digests
 from solver.plan.charges import plan_calendar, purchase_terms
-from solver.units import RESERVED_TERM_MONTHS, owned_offering_id
+from solver.units import RESERVED_TERM_MONTHS, Item, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
 # --------------------------------------------------------------------------- rebase
@@ -121,7 +121,7 @@ def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
         explained[(r.offering, r.mode)] += r.units
     held: dict[tuple[str, str], float] = defaultdict(float)
     for item in baseline.line_items:
-        if item.item == "existing":
+        if item.item == Item.EXISTING:
             held[(item.offering, item.mode)] += item.units
     for key, units in held.items():
         if units > explained.get(key, 0.0) + _UNITS_TOL:
@@ -144,7 +144,7 @@ def _remaining_workloads(
     past_names, future_names = set(names[:cut]), names[cut:]
     ran: dict[str, set[str]] = defaultdict(set)
     for item in decisions:
-        if item.item == "training":
+        if item.item == Item.TRAINING:
             ran[item.workload].add(item.period)
     workloads, dropped = [], []
     for w in problem.workloads:
@@ -245,7 +245,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
     cal = plan_calendar(problem)
     names, start, months = list(cal.start_month), cal.start_month, cal.months
     _check_baseline(problem, baseline, names)
-    decisions = [i for i in baseline.line_items if i.item != "existing"]
+    decisions = [i for i in baseline.line_items if i.item != Item.EXISTING]
     if as_of is not None and as_of not in names:
         raise ProcureError(
             f"--as-of {as_of!r} is not a period of problem {problem.name!r}",
@@ -276,7 +276,7 @@ def rebase(problem: Problem, baseline: Plan, catalog: Catalog, as_of: str | None
         if item.period not in past_names:
             continue
         units = int(round(item.units))
-        if item.item == "purchase" and units > 0:
+        if item.item == Item.PURCHASE and units > 0:
             server, site = item.instance_type, item.region
             fleet[(server, site)] += units
             carried_servers.append(ExistingServer(server=server, site=site, units=units))
@@ -464,7 +464,7 @@ def baseline_units(items: list[LineItem]) -> dict[Key, float]:
     for i in items:
         if i.item in DECISION_ITEMS:
             key = item_key(i)
-            if i.item == "training":
+            if i.item == Item.TRAINING:
                 units[key] = max(units[key], i.units)  # one cluster per workload and period
             else:
                 units[key] += i.units

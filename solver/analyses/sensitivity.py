@@ -54,7 +54,7 @@ from solver.core.model import (
 )
 from solver.errors import InfeasibleError, ProcureError
 from solver.solve import Solution, optimise
-from solver.units import RENTED_MODES
+from solver.units import RENTED_MODES, Mode
 
 # ------------------------------------------------------------------ results
 
@@ -842,7 +842,7 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
             full = cost[j] + months[t] * (
                 p["capex_usd"] / p["lifetime_months"] + p["hosting_usd_per_month"]
             )
-        elif p["mode"] in ("reserved_1y", "reserved_3y"):
+        elif p["mode"] in (Mode.RESERVED_1Y, Mode.RESERVED_3Y):
             full = cost[j] + p["price_usd_per_hour"] * hours[t]
         else:
             full = cost[j]

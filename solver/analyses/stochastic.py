@@ -53,7 +53,7 @@ from solver.inputs.problem import (
     Scenario,
 )
 from solver.plan import LineItem, extract_plan
-from solver.units import PRICE_COLUMN, RENTED_MODES
+from solver.units import PRICE_COLUMN, RENTED_MODES, Item
 
 FIRST_STAGE = (VarKind.BUY.value, VarKind.COMMIT.value)
 MAX_OWN_CANDIDATES = 5  # decomposition: scenarios whose own commitments are tried
@@ -960,7 +960,7 @@ def _ev_first_stage(setup: _Setup, solver: str, options: SolveOptions) -> _EV:
         solve_seconds=0.0,
     )  # fmt: skip
     setup.seconds["deterministic"] = time.perf_counter() - t0
-    commitments = [i for i in plan.line_items if i.item in ("reservation", "purchase")]
+    commitments = [i for i in plan.line_items if i.item in (Item.RESERVATION, Item.PURCHASE)]
     return _EV(_first_stage(model, values), commitments)
 
 
@@ -1010,7 +1010,7 @@ def _summary(
         cvar_level=None if risk is None else risk.cvar_level,
         risk_weight=None if risk is None else risk.weight,
         cvar_usd=None if risk is None else cvar_of(costs, probs, risk.cvar_level),
-        commitments=[i for i in plans[0].line_items if i.item in ("reservation", "purchase")],
+        commitments=[i for i in plans[0].line_items if i.item in (Item.RESERVATION, Item.PURCHASE)],
         scenarios=[
             ScenarioOutcome(
                 name=s.name,

@@ -30,6 +30,7 @@ from solver.outputs.files import (
     write_atomic,
     write_files_together,
 )
+from solver.units import SOLVERS, WARM_SOLVER
 
 
 def _solve_for_analysis(
@@ -108,8 +109,8 @@ def sensitivity(
     catalog: CatalogOpt = None,
     solver: Annotated[
         str,
-        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
-    ] = "highspy",
+        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
+    ] = WARM_SOLVER,
     format: Annotated[
         str,
         typer.Option("--format", help="Output format", **_choices("table", "json")),
@@ -175,8 +176,8 @@ def report(
     catalog: CatalogOpt = None,
     solver: Annotated[
         str,
-        typer.Option(help="MIP solver", **_choices("highspy", "highs", "cbc", "scip")),
-    ] = "highspy",
+        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
+    ] = WARM_SOLVER,
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,

@@ -23,6 +23,7 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, write_atomic, write_paths_together
+from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
 def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | None:
@@ -138,8 +139,8 @@ def resolve_cmd(
     ] = False,
     solver: Annotated[
         str,
-        typer.Option(help="MIP solver", **_choices("highs", "cbc", "highspy", "scip")),
-    ] = "highs",
+        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
+    ] = DEFAULT_SOLVER,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[

@@ -3,6 +3,7 @@ and ``_run`` (user errors -> one message and exit 2; bugs -> exit 70)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -155,6 +156,39 @@ def _choices(*values: str) -> dict:
         "metavar": "[" + "|".join(values) + "]",
         "autocompletion": lambda incomplete: [v for v in values if v.startswith(incomplete)],
     }
+
+
+def positive(fix: str, *, whole: bool = False, at_most: float = 1e15) -> dict:
+    """typer.Option arguments for a number that must be finite and above 0 (and at most
+    ``at_most``): a bad value is refused while the command line is read, with exit 2 and
+    a message naming the option and the fix.
+
+    Parameters
+    ----------
+    fix
+        What to write instead, e.g. ``"e.g. --tokens 1e12"``.
+    whole
+        The option is an integer (``--tp 2``), not a float.
+    at_most
+        The largest value that makes sense (1 for a fraction).
+    """
+    limit = f" and at most {at_most:g}" if at_most < 1e15 else ""
+
+    def parse(value: object) -> float | int | None:
+        if value is None:
+            return None
+        try:
+            number = int(value) if whole else float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            kind = "a whole number" if whole else "a number"
+            raise typer.BadParameter(f"{value!r} is not {kind}\n  fix: {fix}") from None
+        if not (math.isfinite(number) and 0 < number <= at_most):
+            raise typer.BadParameter(
+                f"{value}; it must be a finite number above 0{limit}\n  fix: {fix}"
+            )
+        return number
+
+    return {"parser": parse}
 
 
 def _load_catalog(directory: Path | None):

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Annotated
 
 import typer
 
-from solver.cli.common import CatalogOpt, DebugOpt, _choices, _load_catalog, _run, estimate_app
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    _choices,
+    _load_catalog,
+    _run,
+    estimate_app,
+    positive,
+)
 from solver.errors import ProcureError
-
-
-def _positive(option: str, value: float | None, fix: str, at_most: float = 1e15) -> None:
-    """Refuse an option that is given but is not a finite number in (0, at_most]."""
-    if value is not None and not (math.isfinite(value) and 0 < value <= at_most):
-        limit = f" and at most {at_most:g}" if at_most < 1e15 else ""
-        raise ProcureError(
-            f"{option} is {value}; it must be a finite number above 0{limit}",
-            field=option,
-            fix=fix,
-        )
 
 
 def _print_estimate(result: dict, as_json: bool) -> None:
@@ -34,9 +30,14 @@ def _print_estimate(result: dict, as_json: bool) -> None:
 
 @estimate_app.command("training")
 def estimate_training_cmd(
-    tokens: Annotated[float, typer.Option(help="Training tokens, e.g. 1e12")],
+    tokens: Annotated[
+        float, typer.Option(help="Training tokens, e.g. 1e12", **positive("e.g. --tokens 1e12"))
+    ],
     model: Annotated[str, typer.Option(help="Model preset")] = "dense-13b",
-    params_b: Annotated[float | None, typer.Option(help="Or just a size, billions")] = None,
+    params_b: Annotated[
+        float | None,
+        typer.Option(help="Or just a size, billions", **positive("e.g. --params-b 13")),
+    ] = None,
     optimizer: Annotated[
         str,
         typer.Option(help="Optimizer", **_choices("adamw", "sgd", "lora", "qlora")),
@@ -44,7 +45,7 @@ def estimate_training_cmd(
     precision: Annotated[
         str, typer.Option(help="Training precision", **_choices("bf16", "fp16", "fp8"))
     ] = "bf16",
-    seq_len: int = 4096,
+    seq_len: Annotated[int, typer.Option(**positive("e.g. --seq-len 4096", whole=True))] = 4096,
     recompute: Annotated[
         str,
         typer.Option(
@@ -54,8 +55,14 @@ def estimate_training_cmd(
     ] = "selective",
     accelerator: Annotated[str | None, typer.Option(help="Accelerator name")] = None,
     offering: Annotated[str | None, typer.Option(help="Offering id (prices the run)")] = None,
-    n_accelerators: Annotated[int | None, typer.Option(help="Cluster size")] = None,
-    mfu: Annotated[float | None, typer.Option(help="MFU override")] = None,
+    n_accelerators: Annotated[
+        int | None,
+        typer.Option(help="Cluster size", **positive("e.g. --n-accelerators 64", whole=True)),
+    ] = None,
+    mfu: Annotated[
+        float | None,
+        typer.Option(help="MFU override", **positive("a fraction, e.g. --mfu 0.4", at_most=1.0)),
+    ] = None,
     spot: bool = False,
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
@@ -66,11 +73,6 @@ def estimate_training_cmd(
     def body() -> None:
         from solver.analyses.estimate import estimate_training
 
-        _positive("--tokens", tokens, "e.g. --tokens 1e12")
-        _positive("--params-b", params_b, "e.g. --params-b 13")
-        _positive("--seq-len", seq_len, "e.g. --seq-len 4096")
-        _positive("--n-accelerators", n_accelerators, "e.g. --n-accelerators 64")
-        _positive("--mfu", mfu, "a fraction, e.g. --mfu 0.4", at_most=1.0)
         result = estimate_training(
             _load_catalog(catalog),
             model=model,
@@ -96,15 +98,40 @@ def estimate_inference_cmd(
     model: Annotated[str, typer.Option(help="Model preset")] = "llama-3-8b",
     accelerator: Annotated[str | None, typer.Option(help="Accelerator name")] = None,
     offering: Annotated[str | None, typer.Option(help="Offering id (prices the tokens)")] = None,
-    tp: Annotated[int, typer.Option("--tp", help="Accelerators per replica")] = 1,
-    batch: Annotated[int | None, typer.Option(help="Batch (default: best within SLO)")] = None,
-    prompt_tokens: int = 1000,
-    output_tokens: int = 400,
+    tp: Annotated[
+        int,
+        typer.Option(
+            "--tp",
+            help="Accelerators per replica",
+            **positive("accelerators per replica, e.g. --tp 2", whole=True),
+        ),
+    ] = 1,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            help="Batch (default: best within SLO)", **positive("e.g. --batch 32", whole=True)
+        ),
+    ] = None,
+    prompt_tokens: Annotated[
+        int, typer.Option(**positive("e.g. --prompt-tokens 1000", whole=True))
+    ] = 1000,
+    output_tokens: Annotated[
+        int, typer.Option(**positive("e.g. --output-tokens 400", whole=True))
+    ] = 400,
     weight_precision: str = "bf16",
     kv_precision: str = "bf16",
-    tpot_slo_ms: Annotated[float | None, typer.Option(help="Time per output token SLO, ms")] = None,
-    ttft_slo_ms: Annotated[float | None, typer.Option(help="Time to first token SLO, ms")] = None,
-    demand_tokens_per_s: Annotated[float | None, typer.Option(help="Output tokens/s")] = None,
+    tpot_slo_ms: Annotated[
+        float | None,
+        typer.Option(help="Time per output token SLO, ms", **positive("e.g. --tpot-slo-ms 50")),
+    ] = None,
+    ttft_slo_ms: Annotated[
+        float | None,
+        typer.Option(help="Time to first token SLO, ms", **positive("e.g. --ttft-slo-ms 1000")),
+    ] = None,
+    demand_tokens_per_s: Annotated[
+        float | None,
+        typer.Option(help="Output tokens/s", **positive("e.g. --demand-tokens-per-s 5000")),
+    ] = None,
     server: Annotated[str | None, typer.Option(help="Owned server id (owned $/1M tokens)")] = None,
     site: Annotated[str | None, typer.Option(help="Site id for the owned server")] = None,
     runtime: Annotated[
@@ -124,13 +151,6 @@ def estimate_inference_cmd(
         from solver.analyses.estimate import estimate_inference
         from solver.physics.constants import RUNTIME_EFFICIENCY
 
-        _positive("--tp", tp, "accelerators per replica, e.g. --tp 2")
-        _positive("--batch", batch, "e.g. --batch 32")
-        _positive("--prompt-tokens", prompt_tokens, "e.g. --prompt-tokens 1000")
-        _positive("--output-tokens", output_tokens, "e.g. --output-tokens 400")
-        _positive("--tpot-slo-ms", tpot_slo_ms, "e.g. --tpot-slo-ms 50")
-        _positive("--ttft-slo-ms", ttft_slo_ms, "e.g. --ttft-slo-ms 1000")
-        _positive("--demand-tokens-per-s", demand_tokens_per_s, "e.g. --demand-tokens-per-s 5000")
         if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",

@@ -24,6 +24,7 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, write_atomic
+from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
 @app.command()
@@ -34,9 +35,9 @@ def solve(
         str,
         typer.Option(
             help="MIP solver",
-            **_choices("highs", "cbc", "highspy", "scip", "cpsat"),
+            **_choices(*SOLVERS),
         ),
-    ] = "highs",
+    ] = DEFAULT_SOLVER,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
     format: Annotated[

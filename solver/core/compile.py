@@ -48,6 +48,7 @@ from solver.units import (
     HOURS_PER_MONTH,
     RENTED_MODES,
     RESERVED_TERM_MONTHS,
+    Mode,
     owned_offering_id,
 )
 
@@ -548,7 +549,7 @@ def _requirement_mask(
     for precision in _hardware_precisions(w):
         drop(supports_precision(pools, precision), f"no {precision.upper()} support")
     if not w.interruptible:
-        drop((pools["mode"] != "spot").to_numpy(), "spot not allowed (job not interruptible)")
+        drop((pools["mode"] != Mode.SPOT).to_numpy(), "spot not allowed (job not interruptible)")
     return ok, reason
 
 
@@ -825,7 +826,7 @@ def training_setup(
     )[where]
     rate = {p: physics.spot_preemptions_per_instance_hour(p) for p in pools["provider"].unique()}
     preemptions = np.where(
-        pools["mode"].to_numpy() == "spot", pools["provider"].map(rate).to_numpy(float), 0.0
+        pools["mode"].to_numpy() == Mode.SPOT, pools["provider"].map(rate).to_numpy(float), 0.0
     )
     return {
         "n_min_devices": n_min,
@@ -907,7 +908,7 @@ def _training_options(
         int
     )
     network = pools["network_gbps"].to_numpy(dtype=float)
-    spot = pools["mode"].to_numpy() == "spot"
+    spot = pools["mode"].to_numpy() == Mode.SPOT
     rented = np.isin(pools["mode"].to_numpy(), RENTED_MODES)
     price = pools["price_usd_per_hour"].to_numpy(dtype=float)
 

@@ -33,7 +33,7 @@ import pandas as pd
 from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.inputs.problem import InferenceWorkload
-from solver.units import RENTED_MODES
+from solver.units import RENTED_MODES, Mode
 
 
 @dataclass(frozen=True)
@@ -756,7 +756,7 @@ def add_fleet(m: _State) -> None:
         used = m.usage.get(p)
         if pool.kind == "owned":
             add_owned_fleet(m, p, pool, used)
-        elif pool.mode in ("reserved_1y", "reserved_3y"):
+        elif pool.mode in (Mode.RESERVED_1Y, Mode.RESERVED_3Y):
             add_reservations(m, p, pool, used)
         elif used is not None:  # rented on-demand / spot
             for (t, b), units in used.items():

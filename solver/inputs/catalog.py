@@ -33,7 +33,9 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError, closest, suggestion
+from solver.inputs.tables import CATALOG_TABLES, Column
 from solver.inputs.yamlio import read_text_file
+from solver.units import Mode
 
 
 def _shipped_catalog_dir() -> Path:
@@ -52,115 +54,13 @@ def _shipped_catalog_dir() -> Path:
 
 DEFAULT_CATALOG_DIR = _shipped_catalog_dir()
 
-# column -> kind: "id" (unique key), "str", "float" (>= 0), "float?" (>= 0 or empty),
-# "pos" (> 0), "int" (integer >= 0), "int+" (integer > 0), "bool"
 # No catalog figure (TFLOPS, USD, kW, instances) comes near this; a larger one is a typo
 # or an attack, and would overflow the model's arithmetic.
 MAX_VALUE = 1e12
-SCHEMAS: dict[str, dict[str, str]] = {
-    "accelerators.csv": {
-        "accelerator_id": "id",
-        "name": "str",
-        "vendor": "str",
-        "aliases": "str?",
-        "device_class": "str",
-        "bf16_dense_tflops": "pos",
-        "fp8_dense_tflops": "float",
-        "int8_dense_tops": "float",
-        "fp4_dense_tflops": "float",
-        "memory_gb": "pos",
-        "memory_unit": "str?",
-        "mem_bandwidth_gbps": "pos",
-        "scaleup_link": "str?",
-        "scaleup_gbps": "float",
-        "tdp_w": "pos",
-        "ecc": "bool",
-        "frameworks": "str",
-        "purchase_price_usd": "float?",
-        "embodied_kgco2e": "float",
-        "source": "str",
-    },
-    "offerings.csv": {
-        "offering_id": "id",
-        "provider": "str",
-        "region": "str",
-        "instance_type": "str",
-        "accelerator_id": "str",
-        "accelerators_per_instance": "int+",
-        "on_demand_usd_per_hour": "pos",
-        "spot_usd_per_hour": "pos?",
-        "reserved_1y_usd_per_hour": "pos?",
-        "reserved_3y_usd_per_hour": "pos?",
-        "nvlink": "bool",
-        "network_gbps": "float?",
-        "availability_cap_instances": "int",
-        "price_date": "str",
-        "source": "str",
-    },
-    "regions.csv": {
-        "provider": "str",
-        "region": "str",
-        "country": "str",
-        "residency_zone": "str",
-        "grid_gco2_per_kwh": "float",
-        "grid_year": "str?",
-        "grid_source": "str",
-        "pue": "pos",
-        "electricity_usd_per_kwh": "float?",
-    },
-    "servers.csv": {
-        "server_id": "id",
-        "name": "str",
-        "accelerator_id": "str",
-        "accelerators_per_server": "int+",
-        "capex_usd": "pos",
-        "power_kw": "pos",
-        "lead_time_days": "float",
-        "lifetime_years": "pos",
-        "maintenance_usd_per_year": "float",
-        "nvlink": "bool",
-        "network_gbps": "float?",
-        "embodied_kgco2e": "float",
-        "source": "str",
-    },
-    "sites.csv": {
-        "site_id": "id",
-        "name": "str",
-        "kind": "str",
-        "country": "str",
-        "residency_zone": "str",
-        "grid_gco2_per_kwh": "float",
-        "pue": "pos",
-        "electricity_usd_per_kwh": "float",
-        "colocation_usd_per_kw_month": "float",
-        "staff_usd_per_server_year": "float",
-        "power_cap_kw": "pos",
-        "source": "str",
-    },
-    "models.csv": {
-        "model_id": "id",
-        "name": "str",
-        "aliases": "str?",
-        "params_b": "pos",
-        "active_params_b": "pos",
-        "layers": "int+",
-        "hidden_size": "int+",
-        "attention_heads": "int+",
-        "kv_heads": "int+",
-        "head_dim": "int+",
-        "vocab_size": "int+",
-        "source": "str",
-    },
-    "providers.csv": {
-        "provider": "id",
-        "tier": "str",
-        "sla": "str",
-        "data_terms": "str",
-        "hosts": "str",
-        "source": "str",
-        "read_date": "str",
-    },
-}
+
+#: Every catalog file's columns (:mod:`solver.inputs.tables`): the loader checks and
+#: coerces each by its declaration.
+SCHEMAS: dict[str, dict[str, Column]] = CATALOG_TABLES
 
 #: Catalog files a folder may leave out (then every provider's tier is "unknown").
 OPTIONAL_FILES = {"providers.csv"}
@@ -307,9 +207,10 @@ def _parse_bool(value: object) -> bool | None:
 
 
 def _number_problem(
-    column: str, values: pd.Series, numbers: pd.Series, base: str, optional: bool
+    column: Column, values: pd.Series, numbers: pd.Series
 ) -> tuple[int, str, str] | None:
     """The first bad cell of a numeric column: (row index, message, fix), or None."""
+    name = column.name
     unparsable = numbers.isna() & (values != "")
     empty = values == ""
     problem = None
@@ -317,21 +218,21 @@ def _number_problem(
         idx = int(np.flatnonzero(unparsable.to_numpy())[0])
         problem = (
             idx,
-            f"{column} is not a number: {values.iloc[idx]!r}",
+            f"{name} is not a number: {values.iloc[idx]!r}",
             "write a plain number",
         )
-    elif empty.any() and not optional:
+    elif empty.any() and not column.nullable:
         idx = int(np.flatnonzero(empty.to_numpy())[0])
-        problem = (idx, f"{column} is missing", f"fill in {column}")
+        problem = (idx, f"{name} is missing", f"fill in {name}")
     elif not np.isfinite(numbers.fillna(0.0)).all() or (numbers.abs() > MAX_VALUE).any():
         idx = int(np.flatnonzero(~(numbers.fillna(0.0).abs() <= MAX_VALUE))[0])
         problem = (
             idx,
-            f"{column} is {values.iloc[idx]}, beyond any real figure",
-            f"write the vendor's figure for {column} (a finite number)",
+            f"{name} is {values.iloc[idx]}, beyond any real figure",
+            f"write the vendor's figure for {name} (a finite number)",
         )
     else:
-        if base in {"pos", "int+"}:
+        if column.positive:
             bad = numbers <= 0
             need = "positive"
         else:
@@ -341,25 +242,57 @@ def _number_problem(
             idx = int(np.flatnonzero(bad.fillna(False).to_numpy())[0])
             problem = (
                 idx,
-                f"{column} is {values.iloc[idx]}; it must be {need}",
-                f"correct {column} (a price or quantity cannot be negative)",
+                f"{name} is {values.iloc[idx]}; it must be {need}",
+                f"correct {name} (a price or quantity cannot be negative)",
             )
-        elif base.startswith("int"):
+        elif column.dtype == "int":
             frac = numbers.notna() & (numbers != numbers.round())
             if frac.any():
                 idx = int(np.flatnonzero(frac.to_numpy())[0])
                 problem = (
                     idx,
-                    f"{column} must be a whole number, got {values.iloc[idx]}",
+                    f"{name} must be a whole number, got {values.iloc[idx]}",
                     "write a whole number",
                 )
     return problem
 
 
-def _csv_text(path: Path, file: str) -> str:
-    """The CSV's text, refused when it has no header or a row of another width."""
+def _header_names(header: list[str]) -> list[str]:
+    """Column names as pandas read_csv names them: ``Unnamed: i`` for a blank one, ``x.1``
+    for the second ``x`` (of two columns of one name, the first is the one read)."""
+    names = [cell if cell != "" else f"Unnamed: {i}" for i, cell in enumerate(header)]
+    counts: dict[str, int] = {}
+    for i, name in enumerate(names):
+        base, count = name, counts.get(name, 0)
+        while count > 0:
+            counts[base] = count + 1
+            name = f"{base}.{count}"
+            count = count + 1 if name in names else counts.get(name, 0)
+        names[i] = name
+        counts[name] = count + 1
+    return names
+
+
+def _parse_csv(path: Path, file: str) -> pd.DataFrame:
+    """Parse one catalog CSV once, every cell as text; refused when it has no header, a
+    row of another width or a quote left open."""
     text = read_text_file(path, what="catalog CSV", fix=f"{file} must be a CSV file")
-    rows = list(csv.reader(io.StringIO(text)))
+    # A closing line holding only "" reads as one empty field, unless a quote is still
+    # open at the end of the file: then it is swallowed into that field.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff") + '\n""\n'))
+    rows: list[list[str]] = []
+    first_line = 1  # where the record being read starts
+    try:
+        for row in reader:
+            rows.append(row)
+            last_start, first_line = first_line, reader.line_num + 1
+    except csv.Error as exc:
+        raise ProcureError(
+            f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
+        ) from None
+    open_quote = rows[-1] != [""]
+    if not open_quote:
+        rows.pop()
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise ProcureError(
             "the file is empty (no header line)",
@@ -375,25 +308,70 @@ def _csv_text(path: Path, file: str) -> str:
                 field=f"line {number}",
                 fix="remove the extra (or add the missing) commas; quote text that has commas",
             )
-    return text
+    if open_quote:
+        raise ProcureError(
+            "not a readable CSV: a quoted field is never closed",
+            file=str(path),
+            field=f"line {last_start}",
+            fix="fix the quoting on that line",
+        )
+    body = [row for row in rows[1:] if any(cell.strip() for cell in row) or len(row) > 1]
+    return pd.DataFrame(body, columns=_header_names(rows[0]), dtype=str)
+
+
+def _coerced(column: Column, raw: pd.Series, path: Path) -> pd.Series:
+    """One column's cells checked against its declaration and converted to its type."""
+    name = column.name
+    values = raw.str.strip()
+    if column.dtype == "str":
+        empty = values == ""
+        if empty.any() and not column.nullable:
+            line = int(np.flatnonzero(empty.to_numpy())[0]) + 2
+            raise ProcureError(
+                f"{name} is empty",
+                file=str(path),
+                field=f"line {line}, {name}",
+                fix=f"fill in {name}",
+            )
+        if column.unique:
+            dup = values[values.duplicated()]
+            if not dup.empty:
+                line = int(dup.index[0]) + 2
+                raise ProcureError(
+                    f"duplicate {name} {dup.iloc[0]!r}",
+                    file=str(path),
+                    field=f"line {line}, {name}",
+                    fix=f"each {name} must appear once; remove or rename the duplicate",
+                )
+        return values
+    if column.dtype == "bool":
+        parsed = values.map(_parse_bool)
+        bad = parsed.isna()
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+            raise ProcureError(
+                f"{name} must be true or false, got {values[bad].iloc[0]!r}",
+                file=str(path),
+                field=f"line {line}, {name}",
+                fix="write true or false",
+            )
+        return parsed.astype(bool)
+    numbers = pd.to_numeric(values.replace("", np.nan), errors="coerce")
+    problem = _number_problem(column, values, numbers)
+    if problem:
+        idx, message, fix = problem
+        raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {name}", fix=fix)
+    return numbers.astype("Int64") if column.dtype == "int" else numbers.astype(float)
 
 
 def _read_table(directory: Path, file: str) -> pd.DataFrame:
-    """Read one CSV as text and coerce each column to its declared kind."""
+    """Read one CSV (one parse) and coerce each column to its declared type."""
     path = directory / file
     if not path.is_file():
         raise ProcureError(
             "catalog file missing", file=str(path), fix=f"add {file} (see catalogs/ in the repo)"
         )
-    text = _csv_text(path, file)
-    try:
-        raw = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, comment=None, index_col=False
-        )
-    except pd.errors.ParserError as exc:
-        raise ProcureError(
-            f"not a readable CSV: {exc}", file=str(path), fix="fix the quoting on that line"
-        ) from None
+    raw = _parse_csv(path, file)
     schema = SCHEMAS[file]
     for column, default in DEFAULTED_COLUMNS.get(file, {}).items():
         if column not in raw.columns:
@@ -407,51 +385,8 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
             fix=f"the header must contain: {', '.join(schema)}",
         )
     out = raw.copy()
-    for column, kind in schema.items():
-        values = raw[column].str.strip()
-        optional = kind.endswith("?")
-        base = kind.rstrip("?")
-        if base in {"id", "str"}:
-            empty = values == ""
-            if empty.any() and not optional:
-                line = int(np.flatnonzero(empty.to_numpy())[0]) + 2
-                raise ProcureError(
-                    f"{column} is empty",
-                    file=str(path),
-                    field=f"line {line}, {column}",
-                    fix=f"fill in {column}",
-                )
-            out[column] = values
-            if base == "id":
-                dup = values[values.duplicated()]
-                if not dup.empty:
-                    line = int(dup.index[0]) + 2
-                    raise ProcureError(
-                        f"duplicate {column} {dup.iloc[0]!r}",
-                        file=str(path),
-                        field=f"line {line}, {column}",
-                        fix=f"each {column} must appear once; remove or rename the duplicate",
-                    )
-            continue
-        if base == "bool":
-            parsed = values.map(_parse_bool)
-            bad = parsed.isna()
-            if bad.any():
-                line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-                raise ProcureError(
-                    f"{column} must be true or false, got {values[bad].iloc[0]!r}",
-                    file=str(path),
-                    field=f"line {line}, {column}",
-                    fix="write true or false",
-                )
-            out[column] = parsed.astype(bool)
-            continue
-        numbers = pd.to_numeric(values.replace("", np.nan), errors="coerce")
-        problem = _number_problem(column, values, numbers, base, optional)
-        if problem:
-            idx, message, fix = problem
-            raise ProcureError(message, file=str(path), field=f"line {idx + 2}, {column}", fix=fix)
-        out[column] = numbers.astype("Int64") if base.startswith("int") else numbers.astype(float)
+    for name, column in schema.items():
+        out[name] = _coerced(column, raw[name], path)
     return out
 
 
@@ -603,7 +538,7 @@ def offerings_view(
             | (off["residency_zone"].fillna("").str.lower() == key)
         ]
     shown = "on_demand" if mode is None else mode
-    if shown not in PRICE_COLUMN or shown == "owned":
+    if shown not in PRICE_COLUMN or shown == Mode.OWNED:
         raise ProcureError(
             f"unknown mode {mode!r}",
             field="--mode",
@@ -634,7 +569,7 @@ def accelerator_summary(catalog: Catalog) -> pd.DataFrame:
     rows = []
     for acc, group in off.groupby("accelerator_id", sort=True):
         row: dict[str, object] = {"accelerator": acc, "offerings": len(group)}
-        for mode in ("on_demand", "spot", "reserved_1y", "reserved_3y"):
+        for mode in (Mode.ON_DEMAND, Mode.SPOT, Mode.RESERVED_1Y, Mode.RESERVED_3Y):
             per_gpu = group[PRICE_COLUMN[mode]] / group["accelerators_per_instance"]
             if per_gpu.notna().any():
                 best = per_gpu.idxmin()

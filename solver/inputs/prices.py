@@ -658,13 +658,12 @@ def _add_offerings(
         if column not in new.columns:
             new[column] = np.nan
     new = new[list(off.columns)]
-    for column, kind in SCHEMAS["offerings.csv"].items():
-        base = kind.rstrip("?")
-        if base == "bool":
+    for column, declared in SCHEMAS["offerings.csv"].items():
+        if declared.dtype == "bool":
             new[column] = new[column].astype(bool)
-        elif base.startswith("int"):
+        elif declared.dtype == "int":
             new[column] = pd.to_numeric(new[column], errors="coerce").astype("Int64")
-        elif base in {"pos", "float"}:
+        elif declared.dtype == "float":
             new[column] = pd.to_numeric(new[column], errors="coerce").astype(float)
     added = set(new["offering_id"])
     for r in rows:

@@ -54,7 +54,7 @@ from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text
 from solver.plan import LineItem, Plan
 from solver.plan.charges import PlanCalendar, charges, plan_calendar
-from solver.units import RESERVED_TERM_MONTHS
+from solver.units import RESERVED_TERM_MONTHS, Item, Mode
 
 # --------------------------------------------------------------------------- FOCUS
 
@@ -181,7 +181,7 @@ def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
     it; its publisher is the accelerator's vendor (who made it) and the invoice comes
     from whoever sells the server (unknown to a plan: "server seller").
     """
-    if item.mode != "owned":
+    if item.mode != Mode.OWNED:
         name = _PROVIDER_NAMES.get(item.provider, item.provider)
         return name, name, name
     site = (
@@ -194,7 +194,7 @@ def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
         if item.accelerator in catalog.accelerators.index
         else "server vendor"
     )
-    return site, vendor, "server seller" if item.item == "purchase" else site
+    return site, vendor, "server seller" if item.item == Item.PURCHASE else site
 
 
 _SERVICE_NAMES = {
@@ -252,7 +252,7 @@ def _focus_row(item: LineItem, charge, catalog: Catalog, account: tuple[str, str
         "ConsumedQuantity": None,
         "ConsumedUnit": None,
         "SkuMeter": "Server purchase"
-        if item.item == "purchase"
+        if item.item == Item.PURCHASE
         else f"{item.instance_type or item.offering} instance-hours",
         "SkuPriceDetails": json.dumps(
             {
@@ -357,7 +357,7 @@ def _commitment_use(plan: Plan, cal: PlanCalendar) -> dict[tuple[str, str, str],
     for i in plan.line_items:
         if i.mode not in RESERVED_TERM_MONTHS:
             continue
-        if i.item == "reservation":
+        if i.item == Item.RESERVATION:
             begin = p_start[i.period]
             for p, s in p_start.items():
                 end = min(s + p_months[p], begin + RESERVED_TERM_MONTHS[i.mode])
@@ -369,7 +369,7 @@ def _commitment_use(plan: Plan, cal: PlanCalendar) -> dict[tuple[str, str, str],
             for p, usd in i.cost_by_period_usd.items():
                 if price > 0:
                     committed[(i.offering, i.mode, p)] += usd / price
-        elif i.item in ("use", "training"):
+        elif i.item in (Item.USE, Item.TRAINING):
             in_use[(i.offering, i.mode, i.period)] += i.units * i.hours
     return {k: min(1.0, in_use.get(k, 0.0) / v) for k, v in committed.items() if v > 0}
 

@@ -26,11 +26,11 @@ from solver.inputs.problem import Problem
 from solver.outputs.files import csv_text, workbook
 from solver.plan import LineItem, Plan
 from solver.plan.charges import delivery_month, plan_calendar
-from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS, Item
 
 # --------------------------------------------------------------------------- orders
 
-ORDER_ITEMS = ("rent", "reservation", "training")
+ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING)
 _TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
 #: the report's purchase plan (:func:`purchase_orders`): its columns from the order lines
 _PURCHASE_PLAN = {
@@ -163,7 +163,7 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
     rows = []
     cal = plan_calendar(problem) if problem is not None else None
     for i in plan.line_items:
-        if i.item != "purchase":
+        if i.item != Item.PURCHASE:
             continue
         server = (
             catalog.servers.loc[i.instance_type]

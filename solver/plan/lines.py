@@ -33,7 +33,7 @@ from solver.core.compile import Compiled
 from solver.core.model import LinearModel
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
-from solver.units import RENTED_MODES
+from solver.units import RENTED_MODES, Item, Mode
 
 
 class LineItem(BaseModel):
@@ -553,13 +553,13 @@ def owned_utilisation(items: list[LineItem], compiled: Compiled) -> dict[str, fl
     owned: dict[str, float] = defaultdict(float)
     used: dict[str, float] = defaultdict(float)
     for i in items:
-        if i.mode != "owned":
+        if i.mode != Mode.OWNED:
             continue
-        if i.item in {"purchase", "existing"}:
-            owned[i.offering] += i.units * (i.hours if i.item == "purchase" else horizon_h)
-        elif i.item == "use":
+        if i.item in {Item.PURCHASE, Item.EXISTING}:
+            owned[i.offering] += i.units * (i.hours if i.item == Item.PURCHASE else horizon_h)
+        elif i.item == Item.USE:
             used[i.offering] += i.units * i.hours
-        elif i.item == "training":
+        elif i.item == Item.TRAINING:
             used[i.offering] += i.units * p_hours[i.period]
     # a server in use in several blocks is counted once per block's hours: that is its use
     return {o: min(1.0, used[o] / owned[o]) for o in sorted(owned) if owned[o] > 0}

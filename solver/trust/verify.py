@@ -36,6 +36,8 @@ from solver.units import (
     HOURS_PER_MONTH,
     PRICE_COLUMN,
     RESERVED_TERM_MONTHS,
+    Item,
+    Mode,
     server_and_site,
 )
 
@@ -128,7 +130,7 @@ class _Context:
     def unit(self, item) -> dict:
         """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
         cat = self.catalog
-        if item.mode == "owned":
+        if item.mode == Mode.OWNED:
             server_id, site_id = server_and_site(item.offering)
             srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
             acc = cat.accelerators.loc[srv["accelerator_id"]]
@@ -268,7 +270,7 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
 
 def _known(item, catalog: Catalog) -> bool:
     """The line item names an offering (with a price in its mode) or a server@site we know."""
-    if item.mode == "owned":
+    if item.mode == Mode.OWNED:
         server_id, site_id = server_and_site(item.offering)
         return server_id in catalog.servers.index and site_id in catalog.sites.index
     if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
@@ -278,7 +280,7 @@ def _known(item, catalog: Catalog) -> bool:
 
 def _matches(item, u: dict) -> bool:
     """Provider, region and accelerator of the item are those of its offering."""
-    if item.mode == "owned":
+    if item.mode == Mode.OWNED:
         return item.accelerator == u["acc"].name and item.region == u["site"].name
     off = u["offering"]
     return (
@@ -414,7 +416,7 @@ def _check_line(run: _Run, item) -> tuple | None:
     if not known:
         return None
     u = ctx.unit(item)
-    owned = item.mode == "owned"
+    owned = item.mode == Mode.OWNED
     c.check(
         "line item matches its offering",
         _matches(item, u),
@@ -436,8 +438,8 @@ def _check_line(run: _Run, item) -> tuple | None:
         abs(item.units - round(item.units)) < 1e-6,
         f"{item.offering} {item.units}",
     )
-    if item.item in {"rent", "reservation", "purchase"} or (
-        item.item == "training" and item.mode != "owned"
+    if item.item in {Item.RENT, Item.RESERVATION, Item.PURCHASE} or (
+        item.item == Item.TRAINING and item.mode != Mode.OWNED
     ):
         c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
     # requirements common to every workload line
@@ -493,7 +495,7 @@ def _check_line(run: _Run, item) -> tuple | None:
                 )
         c.check(
             "spot only for interruptible work",
-            item.mode != "spot" or w.interruptible,
+            item.mode != Mode.SPOT or w.interruptible,
             f"{item.workload} on spot",
         )
 
@@ -577,7 +579,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
         cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
         served[(item.workload, item.period, item.block, -1)] += cap
     # cost and CO2 of the line
-    if item.item == "rent":
+    if item.item == Item.RENT:
         cost = u["price"] * item.units * item.hours
     else:
         kwh, _ = ctx.kg_per_unit_hour(u, INFERENCE_UTILISATION, owned)
@@ -652,7 +654,7 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
             u["network_gbps"],
             physics.scaleup_joins_units(*family, scaleup),
             physics.spot_preemptions_per_instance_hour(item.provider)
-            if item.mode == "spot"
+            if item.mode == Mode.SPOT
             else 0.0,
         )[0]
     )
@@ -681,7 +683,7 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
     kwh, kg = ctx.kg_per_unit_hour(u, TRAINING_UTILISATION, owned)
     if owned:
         cost = kwh * u["usd_per_kwh"] * item.units * item.hours
-    elif item.mode in ("on_demand", "spot"):
+    elif item.mode in (Mode.ON_DEMAND, Mode.SPOT):
         cost = u["price"] * item.units * hours * share
     else:
         cost = 0.0
@@ -780,7 +782,7 @@ def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
     # recomputed from the catalog: hosting of servers owned at the start for the
     # whole horizon; the months of existing reservations still inside it
     cost = 0.0
-    if item.mode == "owned":
+    if item.mode == Mode.OWNED:
         hosting, idle_kg = _owned_month(u["server"], u["site"])
         run.total_kg += idle_kg * item.units * ctx.horizon
         for name in ctx.period_names:
@@ -817,7 +819,7 @@ def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float]]]:
     for item in plan.line_items:
         w = ctx.workloads.get(item.workload)
         if (
-            item.item in {"rent", "use"}
+            item.item in {Item.RENT, Item.USE}
             and isinstance(w, InferenceWorkload)
             and w.n_plus_1
             and item.units > 0.5
@@ -996,7 +998,7 @@ def _check_fleet(run: _Run) -> None:
     bought = run.bought
     committed = run.committed
     for (offering, mode, period, bname), units in units_in_use.items():
-        if mode == "owned":
+        if mode == Mode.OWNED:
             server_id, site_id = server_and_site(offering)
             srv = catalog.servers.loc[server_id]
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
@@ -1059,7 +1061,7 @@ def _check_quotas(run: _Run) -> None:
     for q in p.quotas:
         per_slot: dict[tuple, float] = defaultdict(float)
         for (offering, mode, period, bname), units in units_in_use.items():
-            if mode == "owned":
+            if mode == Mode.OWNED:
                 continue
             off = catalog.offerings.loc[offering]
             if off["provider"] != q.provider or (q.region and off["region"] != q.region):

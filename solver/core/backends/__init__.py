@@ -7,6 +7,7 @@ from solver.core.backends.highs_backend import HighsBackend, HighsSession
 from solver.core.backends.ortools_backend import OrtoolsBackend
 from solver.core.backends.pulp_backend import PulpBackend
 from solver.errors import ProcureError
+from solver.units import SOLVERS
 
 BACKENDS = {
     "highs": lambda: PulpBackend("highs"),
@@ -21,7 +22,7 @@ def get_backend(name: str) -> Backend:
     """The backend called ``name``; refuses unknown or unavailable ones."""
     if name not in BACKENDS:
         raise ProcureError(
-            f"unknown solver {name!r}", field="--solver", fix=f"use one of: {', '.join(BACKENDS)}"
+            f"unknown solver {name!r}", field="--solver", fix=f"use one of: {', '.join(SOLVERS)}"
         )
     backend = BACKENDS[name]()
     if not backend.available():
