@@ -44,7 +44,7 @@ import pandas as pd
 
 from solver.analyses.diff import _UNITS_TOL, Key, PlanDiff, _usd, _with_items, diff_plans, item_key
 from solver.core.backends import SolveOptions
-from solver.core.compile import Compiled, compile_problem
+from solver.core.compile import Compiled, compile_problem, repruned
 from solver.core.model import (
     Expression,
     LinearModel,
@@ -750,15 +750,17 @@ def _stable_solution(
 ):
     """The re-solve's optimum, with the stability rows the user asked for (if any), and
     what they cost (a :class:`StabilityInfo`, or None)."""
-    from solver.solve import optimise
+    from solver.solve import carried, optimise
 
     stability = None
     if max_changes is not None:
         # The unconstrained optimum first: when it already keeps the limit it is also the
         # constrained optimum (and the MIP with change indicators is not needed).
-        free = optimise(compiled, model, solver=solver, options=options)
+        pruned = repruned(compiled)
+        free = optimise(pruned, build_model(pruned), solver=solver, options=options)
         free_cost = free.model.expressions["total_cost_usd"].value(free.result.values)
-        free_changes = count_changes(compiled, model, free.result.values, future_items)
+        values = carried(free.model, free.result.values, model)
+        free_changes = count_changes(compiled, model, values, future_items)
         if free_changes <= max_changes:
             solution = free
             stability = StabilityInfo(max_changes, None, 0, 0, [], free_cost, free_changes, False)
@@ -773,8 +775,9 @@ def _stable_solution(
             compiled, model, future_items, switching_cost_usd=switching_cost_usd
         )
         solution = optimise(compiled, extended, solver=solver, options=options)
-    else:
-        solution = optimise(compiled, model, solver=solver, options=options)
+    else:  # a plain problem: pruned for its own prices, limits and demand (exact)
+        pruned = repruned(compiled)
+        solution = optimise(pruned, build_model(pruned), solver=solver, options=options)
     return solution, stability
 
 

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from solver.cli.common import (
     CatalogOpt,
     DebugOpt,
     ForceOpt,
+    QuietOpt,
+    Stages,
     _check_format,
     _choices,
     _load_catalog,
@@ -53,28 +54,6 @@ def _solve_for_analysis(
             exc.file = str(problem)
             exc.args = (exc.render(),)
         raise
-
-
-class _Progress:
-    """A progress bar on stderr for long sweeps (silent when stderr is not a terminal)."""
-
-    def __init__(self) -> None:
-        from rich.progress import Progress
-
-        self.bar = Progress(console=Console(stderr=True), transient=True)
-        self.tasks: dict[str, int] = {}
-
-    def __enter__(self):
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.bar.__exit__(*exc)
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if stage not in self.tasks:
-            self.tasks[stage] = self.bar.add_task(stage, total=total)
-        self.bar.update(self.tasks[stage], completed=done)
 
 
 WorkersOpt = Annotated[int, typer.Option(help="Local processes for re-solves")]
@@ -128,6 +107,7 @@ def sensitivity(
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """What binds, what it is worth, and how far prices may move before the plan changes."""
@@ -144,8 +124,9 @@ def sensitivity(
                 f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
             )
         started = time.perf_counter()
-        _, solution = _solve_for_analysis(problem, catalog, solver, time_limit)
-        with _Progress() as bar:
+        with Stages(quiet) as bar:
+            plan, solution = _solve_for_analysis(problem, catalog, solver, time_limit)
+            bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             report = sensitivity_report(
                 solution,
                 deadline=None if time_limit is None else started + time_limit,
@@ -193,6 +174,7 @@ def report(
         ),
     ] = "auto",
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Write a self-contained HTML report and an XLSX workbook for finance (with a
@@ -216,15 +198,17 @@ def report(
                 field="--frontier-points/--scenarios/--spread",
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
-        plan, solution = _solve_for_analysis(problem, catalog, solver)
-        prob = load_problem(problem)
-        two_stage = None
-        if prob.uncertainty is not None:
-            method = (stochastic_method, workers, scheduler)
-            two_stage = _two_stage(
-                prob, _load_catalog(catalog), problem, solver, None, 1e-4, method
-            )
-        with _Progress() as bar:
+        with Stages(quiet) as bar:
+            plan, solution = _solve_for_analysis(problem, catalog, solver)
+            bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
+            prob = load_problem(problem)
+            two_stage = None
+            if prob.uncertainty is not None:
+                method = (stochastic_method, workers, scheduler)
+                two_stage = _two_stage(
+                    prob, _load_catalog(catalog), problem, solver, None, 1e-4, method
+                )
+                bar.done("two-stage plan")
             analysis = build_analysis(
                 plan,
                 solution,
@@ -238,13 +222,14 @@ def report(
                 progress=bar,
                 two_stage=two_stage,
             )
-        png = frontier_png(analysis)
-        files = {
-            "report.html": report_html(analysis, png),
-            "report.xlsx": report_xlsx(analysis),
-            "frontier.png": png,
-            "analysis.json": analysis_json(analysis),
-        }
+            png = frontier_png(analysis)
+            files = {
+                "report.html": report_html(analysis, png),
+                "report.xlsx": report_xlsx(analysis),
+                "frontier.png": png,
+                "analysis.json": analysis_json(analysis),
+            }
+            bar.done("report files")
         check_output_dir(out, names, force=force)
         write_files_together(out, files)
         typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")

@@ -13,6 +13,8 @@ from solver.cli.common import (
     CatalogOpt,
     DebugOpt,
     ForceOpt,
+    QuietOpt,
+    Stages,
     _check_format,
     _check_gap_and_limit,
     _choices,
@@ -157,6 +159,7 @@ def resolve_cmd(
         Path | None,
         typer.Option("--problem-out", help="The re-based problem YAML (for the next re-solve)"),
     ] = None,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Prices changed: re-solve from where we stand, and say what changed and why."""
@@ -169,7 +172,9 @@ def resolve_cmd(
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
         _check_distinct_outputs([plan_out, problem_out, out], force)
+        stages = Stages(quiet)
         base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
+        stages.done("baseline re-verified")
         try:
             repriced = apply_price_file(
                 old_cat,
@@ -184,6 +189,7 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {}, prices)
             raise
+        stages.done("prices applied")
         try:
             result = resolve(
                 prob,
@@ -208,6 +214,7 @@ def resolve_cmd(
             "accept": accept_suspicious,
             "add_new": add_new,
         }
+        stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
         text = _resolution_text(repriced, result, format)
         _write_resolution(text, result, out, plan_out, problem_out, force)

@@ -86,6 +86,63 @@ ForceOpt = Annotated[
 ]
 
 
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr")]
+
+
+class Stages:
+    """Progress on stderr: one line per stage with its time (``procure: break-even prices:
+    16 done in 12.3 s``), written also when stderr is not a terminal (logs, CI); on a
+    terminal a bar moves while a stage runs. ``quiet`` silences both.
+
+    Stages run one after another, so each one's time runs from the end of the one before
+    (or from the start). Call it as ``progress(stage, done, total)`` (the analyses'
+    callback) or ``stages.done(stage, what)`` for a stage without steps.
+    """
+
+    def __init__(self, quiet: bool = False) -> None:
+        import sys
+        import time
+
+        self.quiet = quiet
+        self.clock = time.perf_counter
+        self.since = self.clock()
+        self.bar = None
+        self.tasks: dict[str, int] = {}
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+
+    def __enter__(self):
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def done(self, stage: str, what: str = "") -> None:
+        """A stage has finished: its line, with the seconds since the last one."""
+        now = self.clock()
+        if not self.quiet:
+            line = f"procure: {stage}{': ' + what if what else ''} in {now - self.since:.1f} s"
+            if self.bar is not None:
+                self.bar.console.print(line, highlight=False)
+            else:
+                typer.echo(line, err=True)
+        self.since = now
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.bar is not None:
+            if stage not in self.tasks:
+                self.tasks[stage] = self.bar.add_task(stage, total=total)
+            self.bar.update(self.tasks[stage], completed=done)
+        if done >= total:
+            self.done(stage, f"{total} done")
+
+
 def _run(debug: bool, body: Callable[[], None]) -> None:
     """Run a command body; turn user errors into one message and a non-zero exit."""
     from solver.errors import InfeasibleError, NoPlanError
