@@ -105,6 +105,21 @@ def test_a_dearer_smaller_option_goes_when_a_cheaper_larger_pool_has_room():
     assert list(kept["pool_id"]) == ["A", "C"]
 
 
+def test_a_kept_pool_neither_goes_nor_stands_in():
+    # A break-even search moves one pool's price. Kept A ($2, 1,000 tok/s) may become
+    # dearer, so it cannot stand in for B: B stays. Kept B is never pruned, whatever
+    # its price now.
+    options, pools, demand = _tables()
+    kept, dropped = dominance.prune_dominated_options(
+        options, pools, demand, _problem(), keep=frozenset({"A"})
+    )
+    assert dropped == {} and list(kept["pool_id"]) == ["A", "B", "C"]
+    kept, _ = dominance.prune_dominated_options(
+        options, pools, demand, _problem(), keep=frozenset({"B"})
+    )
+    assert "B" in set(kept["pool_id"])
+
+
 def test_no_room_no_pruning():
     # A with 2 units available cannot hold its bound of 3: B may be needed beside it.
     options, pools, demand = _tables(avail_a=2)

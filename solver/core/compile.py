@@ -1124,16 +1124,16 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
         keep=keep,
         bucket_capacity=compiled.bucket_capacity,
     ).drop(columns=["_rps"], errors="ignore")
-    if not keep:  # rule-2 dominance would count a kept pool's units as room
-        runs = compiled.training_runs()
-        hours = options["option_id"].map(lambda k: tuple(runs[k]) if k in runs else None)
-        options, _ = dominance.prune_dominated_options(
-            options.assign(hours_by_period=hours).reset_index(drop=True),
-            compiled.pools,
-            compiled.demand,
-            compiled.problem,
-        )
-        options = options.drop(columns=["hours_by_period"]).reset_index(drop=True)
+    runs = compiled.training_runs()
+    hours = options["option_id"].map(lambda k: tuple(runs[k]) if k in runs else None)
+    options, _ = dominance.prune_dominated_options(
+        options.assign(hours_by_period=hours).reset_index(drop=True),
+        compiled.pools,
+        compiled.demand,
+        compiled.problem,
+        keep=keep,
+    )
+    options = options.drop(columns=["hours_by_period"]).reset_index(drop=True)
     ids = options["option_id"]
     th, bc = compiled.training_hours, compiled.bucket_capacity
     return replace(

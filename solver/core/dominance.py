@@ -205,10 +205,10 @@ def _training_load(runs: pd.DataFrame) -> pd.Series:
     )
 
 
-def _serving_fixpoint(cols, alive, base, avail, blocked, whole_multiples) -> np.ndarray:
+def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) -> np.ndarray:
     """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
-    column's availability row's training load; ``whole_multiples``: whether ``m > 1``
-    units may stand in for one (not under quotas)."""
+    column's availability row's training load; ``kept`` columns are never dropped;
+    ``whole_multiples``: whether ``m > 1`` units may stand in for one (not under quotas)."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
     size = served_capacity(cols["cap"], cols["demand"])
@@ -223,6 +223,7 @@ def _serving_fixpoint(cols, alive, base, avail, blocked, whole_multiples) -> np.
             dominated[lo:hi] = _dominated_in_row(
                 size[lo:hi], price[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
             )
+        dominated &= ~kept
         if not dominated.any():
             return alive
         alive = alive & ~dominated
@@ -266,11 +267,18 @@ def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarr
 
 
 def prune_dominated_options(
-    options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+    options: pd.DataFrame,
+    pools: pd.DataFrame,
+    demand: pd.DataFrame,
+    problem: Problem,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The options without the rented ones no optimal plan needs (module docstring), and
-    how many were dropped per reason. ``options`` is compile's table before option ids
-    are given (its index is the option's position)."""
+    how many were dropped per reason. ``options``' index is the option's position.
+
+    Pools in ``keep`` (a break-even search moves their price) are never pruned and never
+    stand in for another (they give no room): pruning stays exact at any of their prices.
+    """
     if options.empty or carbon_counts(problem) or not prunable(problem):
         return options, {}
     cols, others = _columns(options, pools, demand, problem)
@@ -278,7 +286,7 @@ def prune_dominated_options(
     runs = all_runs if _training_prunable(problem) else all_runs.iloc[0:0]
     if cols.empty and runs.empty:
         return options, {}
-    never = set(options.loc[others, "pool_id"])
+    never = set(options.loc[others, "pool_id"]) | set(keep)
     cap = pools.set_index("pool_id")["availability_cap"]
     alive_runs = np.ones(len(runs), dtype=bool)
     alive = np.ones(len(cols), dtype=bool)
@@ -287,6 +295,7 @@ def prune_dominated_options(
         fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
         avail = cols["pool_id"].map(cap).to_numpy(float)
         blocked = cols["pool_id"].isin(never).to_numpy()
+        kept = cols["pool_id"].isin(keep).to_numpy()
     while True:
         # the jobs' load: every cluster of the jobs this module does not prune, and the
         # clusters still alive of those it does
@@ -296,7 +305,7 @@ def prune_dominated_options(
         if len(cols):
             held = base.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(base) else 0.0
             alive = _serving_fixpoint(
-                cols, alive, held, avail, blocked, whole_multiples=not problem.quotas
+                cols, alive, held, avail, blocked, kept, whole_multiples=not problem.quotas
             )
             load = pd.Series(np.where(alive, cols["ub"].to_numpy(float), 0.0))
             per_row = load.groupby([cols["pool_id"], cols["period"], cols["block"]]).sum()
@@ -304,6 +313,7 @@ def prune_dominated_options(
         if runs.empty:
             break
         dominated = alive_runs & _dominated_training(runs, alive_runs, peak, base, cap, never)
+        dominated &= ~runs["pool_id"].isin(keep).to_numpy()
         if not dominated.any():
             break
         alive_runs &= ~dominated
