@@ -788,13 +788,15 @@ def break_even_prices(
         solver,
         warm,
     )
+    n = len(candidates)
     results = _run_tasks(
         _break_even_task,
         groups,
         shared=shared,
         workers=workers,
         scheduler=scheduler,
-        progress=progress,
+        # in pools (classes) done, though tasks are groups of them
+        progress=(lambda done, total: progress(round(done * n / total), n)) if progress else None,
         deadline=deadline,
     )
     return sorted(

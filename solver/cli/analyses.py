@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -56,7 +57,15 @@ def _solve_for_analysis(
         raise
 
 
-WorkersOpt = Annotated[int, typer.Option(help="Local processes for re-solves")]
+WorkersOpt = Annotated[
+    int,
+    typer.Option(
+        help="Local processes for re-solves (default: this machine's CPUs, at most 8; the "
+        "results do not depend on it)"
+    ),
+]
+#: the re-solves of an analysis are independent MIPs: one process per CPU
+DEFAULT_WORKERS = max(1, min(8, os.cpu_count() or 1))
 
 
 SchedulerOpt = Annotated[
@@ -95,7 +104,7 @@ def sensitivity(
         typer.Option("--format", help="Output format", **_choices("table", "json")),
     ] = "table",
     break_even: BreakEvenOpt = 12,
-    workers: WorkersOpt = 1,
+    workers: WorkersOpt = DEFAULT_WORKERS,
     scheduler: SchedulerOpt = None,
     time_limit: Annotated[
         float | None,
@@ -163,7 +172,7 @@ def report(
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
     spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
-    workers: WorkersOpt = 1,
+    workers: WorkersOpt = DEFAULT_WORKERS,
     scheduler: SchedulerOpt = None,
     stochastic_method: Annotated[
         str,
