@@ -413,7 +413,9 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
         for d in compiled.demand.itertuples(index=False)
     }
     n_blocks = len(compiled.blocks)
-    per_unit = compiled.options.set_index("option_id")["tokens_per_s_per_unit"].to_dict()
+    options = compiled.options.set_index("option_id")
+    # a problem of training jobs only has no serving capacity column
+    per_unit = options.get("tokens_per_s_per_unit", pd.Series(dtype=float)).to_dict()
     rps: dict[int, dict[int, float]] = defaultdict(dict)
     for r in compiled.bucket_capacity.itertuples(index=False):
         rps[int(r.option_id)][int(r.bucket)] = float(r.requests_per_s_per_unit)

@@ -32,7 +32,7 @@ from solver.outputs.files import (
     write_atomic,
     write_files_together,
 )
-from solver.units import SOLVERS, WARM_SOLVER
+from solver.units import DEFAULT_SOLVER, SOLVERS, WARM_SOLVER
 
 
 def _solve_for_analysis(
@@ -55,6 +55,22 @@ def _solve_for_analysis(
             exc.file = str(problem)
             exc.args = (exc.render(),)
         raise
+
+
+AnalysisSolverOpt = Annotated[
+    str | None,
+    typer.Option(
+        help=f"MIP solver (default: the plan as `procure solve` gives it, with {DEFAULT_SOLVER}; "
+        f"the re-solves with {WARM_SOLVER}, warm-started)",
+        **_choices(*SOLVERS),
+    ),
+]
+
+
+def _solvers(solver: str | None) -> tuple[str, str]:
+    """The solver of the plan and of the re-solves: the one asked for, or the defaults
+    (the plan then is exactly ``procure solve``'s)."""
+    return (solver or DEFAULT_SOLVER, solver or WARM_SOLVER)
 
 
 WorkersOpt = Annotated[
@@ -95,10 +111,7 @@ def _break_even_limit(n: int) -> int | None:
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
-    solver: Annotated[
-        str,
-        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
-    ] = WARM_SOLVER,
+    solver: AnalysisSolverOpt = None,
     format: Annotated[
         str,
         typer.Option("--format", help="Output format", **_choices("table", "json")),
@@ -134,13 +147,14 @@ def sensitivity(
             )
         started = time.perf_counter()
         with Stages(quiet) as bar:
-            plan, solution = _solve_for_analysis(problem, catalog, solver, time_limit)
+            plan_solver, solver_ = _solvers(solver)
+            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit)
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             report = sensitivity_report(
                 solution,
                 deadline=None if time_limit is None else started + time_limit,
                 break_even_limit=_break_even_limit(break_even),
-                solver=solver,
+                solver=solver_,
                 workers=workers,
                 scheduler=scheduler,
                 progress=lambda done, total: bar("break-even prices", done, total),
@@ -164,10 +178,7 @@ def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
     catalog: CatalogOpt = None,
-    solver: Annotated[
-        str,
-        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
-    ] = WARM_SOLVER,
+    solver: AnalysisSolverOpt = None,
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
@@ -208,20 +219,21 @@ def report(
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
         with Stages(quiet) as bar:
-            plan, solution = _solve_for_analysis(problem, catalog, solver)
+            plan_solver, solver_ = _solvers(solver)
+            plan, solution = _solve_for_analysis(problem, catalog, plan_solver)
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             prob = load_problem(problem)
             two_stage = None
             if prob.uncertainty is not None:
                 method = (stochastic_method, workers, scheduler)
                 two_stage = _two_stage(
-                    prob, _load_catalog(catalog), problem, solver, None, 1e-4, method
+                    prob, _load_catalog(catalog), problem, plan_solver, None, 1e-4, method
                 )
                 bar.done("two-stage plan")
             analysis = build_analysis(
                 plan,
                 solution,
-                solver=solver,
+                solver=solver_,
                 break_even_limit=_break_even_limit(break_even),
                 frontier_points=frontier_points,
                 scenarios=scenarios,
