@@ -78,10 +78,12 @@ def test_price_cut_brings_l4_into_the_plan(tiny_catalog, tmp_path):
     assert "acme/us-east/l4" in diff_text(d)
 
 
-def test_diff_of_two_plan_files_reprices_with_the_new_catalog(tiny_catalog):
-    # procure diff OLD NEW: without prices, the old H100s are not priced in the new plan
-    # (it has none), so their price is taken as unchanged: price effect $0, plan effect the
-    # whole -$730. With the new catalog the H100 is re-priced ($4 -> $4.50): +$730 as above.
+def test_diff_of_two_plans_alone_is_marked_approximate(tiny_catalog):
+    # diff_plans(old, new) with nothing but the two plans: the old H100s are not priced in
+    # the new plan (it has none), so their price is taken as unchanged: price effect $0,
+    # plan effect the whole -$730, and it says so (0 of 1 old line items, not exact).
+    # With the new catalog's prices the H100 is re-priced ($4 -> $4.50): +$730 as above,
+    # still marked approximate; the model's pricing (resolve, procure diff) is the exact one.
     p = problem([serve(20)])
     base = solve_problem(p, tiny_catalog([H1, L4]))
     new_cat = tiny_catalog([H1_NEW, L4_NEW])
@@ -89,9 +91,14 @@ def test_diff_of_two_plan_files_reprices_with_the_new_catalog(tiny_catalog):
     blind = diff_plans(base, new)
     assert blind.price_effect_usd == pytest.approx(0.0)
     assert blind.plan_effect_usd == pytest.approx(-730)
+    assert not blind.price_exact
+    assert blind.price_basis.startswith("approximate: new prices inferred from the new plan")
+    assert "for 0 of 1 priced line items" in blind.price_basis
+    assert "approximate" in diff_text(blind)
     priced = diff_plans(base, new, new_prices=prices_of_catalog(new_cat))
     assert priced.price_effect_usd == pytest.approx(730)
     assert priced.plan_effect_usd == pytest.approx(-1460)
+    assert not priced.price_exact and "for 1 of 1 priced" in priced.price_basis
 
 
 def three_months(tiny_catalog):
@@ -439,3 +446,161 @@ def test_cli_resolve_infeasible_exits_3(files):
         + ["--prices", str(prices), "--max-changes", "0"],
     )
     assert result.exit_code == 3, result.output
+
+
+# --------------------------------------------------------------------------- the split
+# One definition (README, Commands; solver/analyses/diff.py: split_change): price effect =
+# the old plan's decisions at the new prices - the old plan at the old prices; plan effect
+# = the new plan - the old plan's decisions at the new prices; resolve and diff alike.
+
+SPLIT_PRICES = (
+    "provider,region,offering,mode,price,date\n"
+    "acme,us-east,h1,on_demand,6.50,2026-12-01\n"
+    "acme,us-east,l4,on_demand,1.20,2026-12-01\n"
+)
+
+
+def _effects(diff: dict) -> tuple[float, float, float]:
+    return diff["price_effect_usd"], diff["plan_effect_usd"], diff["total_change_usd"]
+
+
+def test_diff_and_resolve_split_a_change_alike(tmp_path):
+    # Two workloads, one 730-hour month. chat 20 requests/s: 2 H100 $8/h < 1 H100 + 5 L4
+    # $9/h < 10 L4 $10/h; small 5 requests/s: 3 L4 $3/h < 1 H100 $4/h.
+    # Old plan: (2 x $4 + 3 x $1) x 730 = $8,030.
+    # New prices H100 $6.50, L4 $1.20: chat 10 L4 $12/h < 1 H100 + 5 L4 $12.50 < 2 H100 $13;
+    # small keeps 3 L4 ($3.60 < $6.50). New plan: 13 x $1.20 x 730 = $11,388.
+    # The old plan's decisions at the new prices: (2 x $6.50 + 3 x $1.20) x 730 = $12,118.
+    # Price effect $12,118 - $8,030 = +$4,088; plan effect $11,388 - $12,118 = -$730;
+    # together +$3,358 = $11,388 - $8,030.
+    # Re-priced from the new plan's line items alone (the L4 only: 1 of 2 old lines), the
+    # H100s would stay at $4: old at new $8,468, price effect +$438, plan effect +$2,920,
+    # the sign flipped: what procure diff without --prices used to print.
+    from conftest import write_catalog
+
+    cat = write_catalog(tmp_path / "cat", [H1, L4])
+    data = {
+        "name": "split",
+        "horizon_months": 1,
+        "modes": ["on_demand"],
+        "workloads": [serve(20), serve(5, name="small")],
+    }
+    prob = tmp_path / "p.yaml"
+    prob.write_text(yaml.safe_dump(data))
+    prices = tmp_path / "prices.csv"
+    prices.write_text(SPLIT_PRICES)
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    solved = runner.invoke(
+        app, ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(old)]
+    )
+    assert solved.exit_code == 0, solved.output
+    resolved = runner.invoke(
+        app,
+        ["resolve", str(prob), "--catalog", str(cat), "--baseline", str(old)]
+        + ["--prices", str(prices), "--format", "json", "--plan-out", str(new)],
+    )
+    assert resolved.exit_code == 0, resolved.output
+    by_resolve = json.loads(resolved.stdout)["diff"]
+    assert by_resolve["old_total_usd"] == pytest.approx(8030)
+    assert by_resolve["old_at_new_prices_usd"] == pytest.approx(12_118)
+    assert by_resolve["new_total_usd"] == pytest.approx(11_388)
+    assert _effects(by_resolve) == pytest.approx((4088, -730, 3358))
+    assert by_resolve["price_exact"]
+
+    # the API's resolve, the CLI's diff without and with --prices: the same split
+    old_cat = load_catalog(cat)
+    new_cat = apply_prices(old_cat, read_price_update(prices)).catalog
+    base = Plan.model_validate(json.loads(old.read_text()))
+    api = resolve(parse_problem(data), base, old_cat, new_cat).diff.model_dump(mode="json")
+    runs = {"resolve (API)": api}
+    for name, extra in (("diff", []), ("diff --prices", ["--prices", str(prices)])):
+        result = runner.invoke(app, ["diff", str(old), str(new), "--format", "json", *extra])
+        assert result.exit_code == 0, result.output
+        runs[name] = json.loads(result.stdout)
+    for name, d in runs.items():
+        assert _effects(d) == pytest.approx(_effects(by_resolve), abs=0.005), name
+        assert d["old_at_new_prices_usd"] == pytest.approx(12_118), name
+        assert d["price_exact"] and d["price_basis"].startswith("exact"), name
+        # they sum to the change, to the cent and beyond
+        assert abs(d["price_effect_usd"] + d["plan_effect_usd"] - d["total_change_usd"]) < 1e-9
+    table = runner.invoke(app, ["diff", str(old), str(new)])
+    assert "price effect +$4,088.00" in table.stdout
+    assert "plan effect  -$730.00" in table.stdout
+    assert "the new plan's own catalog" in table.stdout
+
+    # two plans alone: re-priced line by line; with every old line priced (the new
+    # catalog's prices) it gives the same split here (rent is price x units x hours), with
+    # the new plan's line items alone (1 of 2 lines) it does not, and says so
+    after = Plan.model_validate(json.loads(new.read_text()))
+    full = diff_plans(base, after, new_prices=prices_of_catalog(new_cat))
+    assert (full.price_effect_usd, full.plan_effect_usd) == pytest.approx((4088, -730))
+    assert "for 2 of 2 priced line items" in full.price_basis and not full.price_exact
+    blind = diff_plans(base, after)
+    assert (blind.price_effect_usd, blind.plan_effect_usd) == pytest.approx((438, 2920))
+    assert "for 1 of 2 priced line items" in blind.price_basis and not blind.price_exact
+
+
+def test_diff_says_when_its_prices_are_not_the_new_plans(tmp_path):
+    # The new plan solved on the old catalog (nothing changed), diffed with --prices: the
+    # old plan at those prices is dearer, so the plan effect holds the prices the new plan
+    # never saw, and a note says so.
+    from conftest import write_catalog
+
+    cat = write_catalog(tmp_path / "cat", [H1, L4])
+    prob = tmp_path / "p.yaml"
+    prob.write_text(PROBLEM)
+    prices = tmp_path / "prices.csv"
+    prices.write_text(SPLIT_PRICES)
+    plan = tmp_path / "plan.json"
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(plan)]
+    assert runner.invoke(app, args).exit_code == 0
+    same = runner.invoke(app, ["diff", str(plan), str(plan), "--format", "json"])
+    assert _effects(json.loads(same.stdout)) == pytest.approx((0, 0, 0))
+    other = runner.invoke(
+        app, ["diff", str(plan), str(plan), "--prices", str(prices), "--format", "json"]
+    )
+    assert other.exit_code == 0, other.output
+    d = json.loads(other.stdout)
+    # 3 months x 2 H100 x ($6.50 - $4) x 730 h = $10,950
+    assert _effects(d) == pytest.approx((10_950, -10_950, 0))
+    assert any("solved at other prices" in n for n in d["notes"])
+
+
+def test_seed_diff_gives_the_resolve_split(seed_solved, tmp_path):
+    # The seed, every offering its plan uses +30% (on demand): resolve's split and diff's,
+    # with --prices and without, on resolve's own output plan, agree to the cent.
+    import csv
+
+    code, output = seed_solved
+    assert code == 0, output
+    old = tmp_path / "old.json"
+    old.write_text(output)
+    plan = Plan.model_validate(json.loads(output))
+    offerings = load_catalog(None).offerings
+    prices = tmp_path / "prices.csv"
+    with prices.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["provider", "region", "offering", "mode", "price", "date"])
+        for offering_id, mode in sorted({(i.offering, i.mode) for i in plan.line_items}):
+            row = offerings.loc[offering_id]
+            price = round(1.3 * float(row[f"{mode}_usd_per_hour"]), 6)
+            out.writerow([row["provider"], row["region"], offering_id, mode, price, "2026-12-01"])
+    new = tmp_path / "new.json"
+    problem_file = str(ROOT / "problems" / "seed-2m-13b.yaml")
+    resolved = runner.invoke(
+        app,
+        ["resolve", problem_file, "--baseline", str(old), "--prices", str(prices)]
+        + ["--format", "json", "--plan-out", str(new), "--quiet"],
+    )
+    assert resolved.exit_code == 0, resolved.output
+    by_resolve = json.loads(resolved.stdout)["diff"]
+    assert by_resolve["price_effect_usd"] > 0 > by_resolve["plan_effect_usd"]
+    for extra in ([], ["--prices", str(prices)]):
+        result = runner.invoke(app, ["diff", str(old), str(new), "--format", "json", *extra])
+        assert result.exit_code == 0, result.output
+        d = json.loads(result.stdout)
+        assert _effects(d) == pytest.approx(_effects(by_resolve), abs=0.005), extra
+        assert d["old_at_new_prices_usd"] == pytest.approx(
+            by_resolve["old_at_new_prices_usd"], abs=0.005
+        )
+        assert abs(d["price_effect_usd"] + d["plan_effect_usd"] - d["total_change_usd"]) < 1e-6

@@ -1,9 +1,25 @@
 """The diff of two plans: line items added, removed and changed (units, mode, region),
-totals before and after, and the change split into the **price effect** (old plan at
-new prices minus old plan at old prices) and the **plan effect** (the rest: new plan
-minus old plan at new prices). The two add up to the total change by construction;
-without stability rows the plan effect is never positive (the old plan is feasible in
-the new problem, so the optimum costs no more).
+totals before and after, and the cost change split into a price effect and a plan effect.
+
+The split has one definition (README, "Commands"; :func:`split_change`), the same in
+``procure diff`` and ``procure resolve``:
+
+- **price effect** = the old plan's decisions at the new prices - the old plan at the old
+  prices;
+- **plan effect** = the new plan at the new prices - the old plan's decisions at the new
+  prices;
+
+so the two sum to the total change exactly. "The old plan's decisions at the new prices"
+is always the model's pricing of those decisions in a catalog holding the new prices
+(:func:`solver.analyses.resolve.evaluate_decisions`, through
+:func:`solver.analyses.resolve.priced_at` when no model is at hand): the same cost ledger
+as a solve, existing fleet and commitments included. Without stability rows the plan
+effect of a re-solve is never positive (the old plan is feasible in the new problem, so
+the optimum costs no more).
+
+:func:`diff_plans` given only two plans (no such pricing) falls back to re-pricing the
+old plan line by line and says so (``price_exact`` false, ``price_basis``): that split is
+an approximation, never the exact one.
 
 A line item's *key* is (item, period, block, workload, offering, mode): the
 units of one key are what the stability rows (:mod:`solver.analyses.resolve`) and the
@@ -85,9 +101,9 @@ class ItemChange(BaseModel):
 class PlanDiff(BaseModel):
     """Two plans compared: line items, totals, and the cost change split in two.
 
-    ``price_effect_usd`` = old plan at new prices - old plan at old prices;
-    ``plan_effect_usd`` = new plan - old plan at new prices; they sum to
-    ``total_change_usd`` = new total - old total.
+    ``price_effect_usd`` = old plan's decisions at new prices - old plan at old prices;
+    ``plan_effect_usd`` = new plan at new prices - old plan's decisions at new prices;
+    they sum to ``total_change_usd`` = new total - old total (:func:`split_change`).
     """
 
     old_problem: str
@@ -99,6 +115,12 @@ class PlanDiff(BaseModel):
     price_effect_usd: float
     plan_effect_usd: float
     price_basis: str
+    price_exact: bool = Field(
+        True,
+        description="True: the old plan's decisions priced by the model at the new prices "
+        "(the README's definition); False: re-priced line by line from the prices at hand, "
+        "an approximation (price_basis says what was assumed)",
+    )
     added: list[ItemChange] = Field(default_factory=list)
     removed: list[ItemChange] = Field(default_factory=list)
     changed: list[ItemChange] = Field(default_factory=list)
@@ -119,6 +141,20 @@ class PlanDiff(BaseModel):
     def n_changes(self) -> int:
         """Line items added, removed or changed."""
         return len(self.added) + len(self.removed) + len(self.changed)
+
+
+def split_change(
+    old_usd: float, old_at_new_prices_usd: float, new_usd: float
+) -> tuple[float, float]:
+    """The price effect and the plan effect of a change: the one definition.
+
+    ``old_usd``: the old plan at the old prices; ``old_at_new_prices_usd``: the old plan's
+    decisions at the new prices; ``new_usd``: the new plan at the new prices. The price
+    effect is the second minus the first, the plan effect the third minus the second
+    (computed as the total change minus the price effect, so the two sum to it exactly).
+    """
+    price_effect = old_at_new_prices_usd - old_usd
+    return price_effect, (new_usd - old_usd) - price_effect
 
 
 def _usd(value: float) -> str:
@@ -206,36 +242,49 @@ def diff_plans(
     *,
     old_at_new_prices: Plan | None = None,
     new_prices: dict[tuple[str, str], float] | None = None,
+    price_source: str | None = None,
     notes: list[str] | None = None,
 ) -> PlanDiff:
-    """Compare two plans line by line and split the cost change.
+    """Compare two plans line by line and split the cost change (:func:`split_change`).
 
     Parameters
     ----------
     old_at_new_prices
-        The old plan's decisions priced at the new prices (exact, from
-        :func:`evaluate_decisions`). When absent the old plan is re-priced with
-        :func:`reprice`: unit prices from ``new_prices`` (e.g.
-        :func:`prices_of_catalog` of the new catalog) or else from the new
-        plan's own priced items; (offering, mode) pairs priced by neither keep
-        their old cost, and owned servers are not re-priced.
+        The old plan's decisions priced by the model at the new prices
+        (:func:`solver.analyses.resolve.evaluate_decisions` or
+        :func:`solver.analyses.resolve.priced_at`): the exact split, as ``procure
+        diff`` and ``procure resolve`` give it. ``price_source`` names where the new
+        prices came from (shown in ``price_basis``).
+    new_prices
+        Without ``old_at_new_prices`` only: (offering, mode) -> USD per instance-hour
+        (e.g. :func:`prices_of_catalog` of the new catalog) to re-price the old plan
+        line by line (:func:`reprice`); else the unit prices are inferred from the new
+        plan's own line items. Either way an approximation, marked ``price_exact``
+        false: old line items priced by neither keep their old cost, owned servers are
+        not re-priced, and a line's cost is scaled by new price / its own unit price.
     """
     notes = list(notes or [])
+    exact = old_at_new_prices is not None
     if old_at_new_prices is not None:
         at_new = old_at_new_prices.total_cost_usd
         basis = "exact: the old plan's decisions priced by the model at the new prices"
+        if price_source:
+            basis += f": {price_source}"
     else:
         table = dict(prices_of_plan(new))
-        source = "the new plan's own unit prices"
+        source = "inferred from the new plan's line items"
         if new_prices is not None:
             table.update(new_prices)
-            source = "the new catalog's prices"
-        repriced, n = reprice(old, table)
+            source = "from the new catalog's prices"
+        repriced, _ = reprice(old, table)
         at_new = repriced.total_cost_usd
-        priced = {(i.offering, i.mode) for i in old.line_items if unit_price(i) is not None}
+        priced = [i for i in old.line_items if unit_price(i) is not None]
+        covered = sum((i.offering, i.mode) in table for i in priced)
         basis = (
-            f"re-priced with {source}: {n} of {len(priced)} cloud offering/mode pairs of the "
-            "old plan; owned servers at their old cost"
+            f"approximate: new prices {source} for {covered} of {len(priced)} priced "
+            "line items of the old plan; the rest and owned servers at their old prices: "
+            "procure diff prices the old plan by the model at the new plan's catalog "
+            "(or --prices) for the exact split"
         )
     old_items = [i for i in old.line_items if i.units > _UNITS_TOL]
     new_items = [i for i in new.line_items if i.units > _UNITS_TOL]
@@ -280,7 +329,7 @@ def diff_plans(
     for rest in pool.values():
         added.extend(_change("added", None, b, []) for b in rest)
     total_change = new.total_cost_usd - old.total_cost_usd
-    price_effect = at_new - old.total_cost_usd
+    price_effect, plan_effect = split_change(old.total_cost_usd, at_new, new.total_cost_usd)
     return PlanDiff(
         old_problem=old.problem,
         new_problem=new.problem,
@@ -289,8 +338,9 @@ def diff_plans(
         total_change_usd=total_change,
         old_at_new_prices_usd=at_new,
         price_effect_usd=price_effect,
-        plan_effect_usd=total_change - price_effect,
+        plan_effect_usd=plan_effect,
         price_basis=basis,
+        price_exact=exact,
         added=sorted(added, key=_order),
         removed=sorted(removed, key=_order),
         changed=sorted(changed, key=_order),

@@ -530,6 +530,42 @@ def evaluate_decisions(
     return plan, unplaced
 
 
+def priced_at(
+    problem: Problem, catalog: Catalog, items: list[LineItem], *, label: str = "evaluated"
+) -> tuple[Plan, list[LineItem]]:
+    """The decisions of ``items`` priced by the model of ``problem`` over ``catalog``.
+
+    :func:`evaluate_decisions` on a model compiled for the purpose (every option kept,
+    so every decision has its variable): "the old plan at the new prices" of the price/
+    plan split (:func:`solver.analyses.diff.split_change`) when no model is at hand.
+    """
+    compiled = compile_problem(problem, catalog, prune_dominated=False)
+    return evaluate_decisions(compiled, build_model(compiled), items, label=label)
+
+
+def diff_at_prices(
+    old: Plan,
+    new: Plan,
+    problem: Problem,
+    new_catalog: Catalog,
+    *,
+    price_source: str,
+    notes: list[str] | None = None,
+) -> PlanDiff:
+    """``procure diff``: the two plans compared, the change split exactly as
+    :func:`resolve` splits it: the old plan's decisions priced by the model of its
+    ``problem`` over ``new_catalog`` (:func:`priced_at`)."""
+    at_new, unplaced = priced_at(problem, new_catalog, old.line_items, label="baseline")
+    notes = list(notes or [])
+    if unplaced:
+        notes.append(
+            f"{len(unplaced)} old line item(s) have no place at the new prices (offering "
+            "gone or no longer allowed): kept at their old cost on both sides of the price "
+            "effect"
+        )
+    return diff_plans(old, new, old_at_new_prices=at_new, price_source=price_source, notes=notes)
+
+
 # --------------------------------------------------------------------------- stability
 
 
@@ -883,7 +919,9 @@ def resolve(
             fix="this is a bug in procure: report it with the problem, baseline and prices",
         )
     notes = _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of)
-    diff = diff_plans(old_view, plan, old_at_new_prices=at_new, notes=notes)
+    diff = diff_plans(
+        old_view, plan, old_at_new_prices=at_new, price_source="the re-solve's prices", notes=notes
+    )
     return Resolution(
         rebased=rebased,
         plan=plan,

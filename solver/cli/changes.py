@@ -312,11 +312,19 @@ def diff_cmd(
     new: Annotated[Path, typer.Argument(help="The new plan")],
     prices: Annotated[
         Path | None,
-        typer.Option("--prices", help="New prices (applied over --catalog) for the price effect"),
+        typer.Option(
+            "--prices",
+            help="New prices for the price effect, applied over --catalog (default: over the "
+            "old plan's catalog, as resolve applies them); without it, the new plan's own prices",
+        ),
     ] = None,
     catalog: Annotated[
         Path | None,
-        typer.Option("--catalog", help="Catalog the new prices apply over (default: shipped)"),
+        typer.Option(
+            "--catalog",
+            help="Catalog the new prices apply over; alone, the new prices themselves "
+            "(default: the old plan's catalog under --prices, else the new plan's catalog)",
+        ),
     ] = None,
     prices_format: PricesFormatOpt = "auto",
     provider: ProviderOpt = None,
@@ -337,18 +345,23 @@ def diff_cmd(
 ) -> None:
     """Line items added, removed and changed; the cost change split into price and plan effect.
 
-    The price effect re-prices the old plan: at the new plan's own unit prices,
-    and with --prices (or --catalog) at that catalog's prices for the rest.
+    Price effect: the old plan's decisions priced by the model at the new prices, minus
+    the old plan; plan effect: the new plan minus that (resolve splits the same way).
+    The new prices are the new plan's own catalog and price files, or --prices (over the
+    old plan's catalog, or --catalog), or --catalog alone.
     """
 
     def body() -> None:
         from solver.analyses.diff import diff_plans, prices_of_catalog
+        from solver.analyses.resolve import diff_at_prices
         from solver.outputs.markdown import diff_markdown
         from solver.outputs.text import diff_text
+        from solver.plan import input_digests
         from solver.trust.planfile import apply_price_file, load_plan
 
         _check_format(format, "table", "json", "markdown")
-        before, after = load_plan(old)[0], load_plan(new)[0]
+        before, old_problem, old_catalog = load_plan(old)
+        after, _, new_catalog = load_plan(new)
         if before.problem != after.problem:
             raise ProcureError(
                 f"the plans are for different problems ({before.problem!r} and "
@@ -356,11 +369,12 @@ def diff_cmd(
                 file=str(new),
                 fix="diff two plans of the same problem (a plan and its re-solve)",
             )
-        new_prices = None
+        notes = []
         if prices is not None:
+            base = _load_catalog(catalog) if catalog is not None else old_catalog
             try:
-                repriced = apply_price_file(
-                    _load_catalog(catalog),
+                new_catalog = apply_price_file(
+                    base,
                     prices,
                     prices_format,
                     provider,
@@ -368,14 +382,31 @@ def diff_cmd(
                     max_factor,
                     accept_suspicious,
                     False,
-                )
+                ).catalog
             except ProcureError as exc:
                 _blame(exc, {}, prices)
                 raise
-            new_prices = prices_of_catalog(repriced.catalog)
+            over = "--catalog" if catalog is not None else "the old plan's catalog"
+            source = f"--prices {prices.name} over {over}"
         elif catalog is not None:
-            new_prices = prices_of_catalog(_load_catalog(catalog))
-        diff = diff_plans(before, after, new_prices=new_prices)
+            new_catalog = _load_catalog(catalog)
+            source = f"the prices of --catalog {catalog}"
+        else:
+            source = "the new plan's own catalog and price files"
+        if (prices is not None or catalog is not None) and input_digests(
+            old_problem, new_catalog
+        ).catalog_sha256 != after.inputs.catalog_sha256:
+            notes.append(
+                "the new plan was solved at other prices than these: its total is at its own "
+                "prices, so the plan effect also holds that difference"
+            )
+        try:
+            diff = diff_at_prices(
+                before, after, old_problem, new_catalog, price_source=source, notes=notes
+            )
+        except ProcureError as exc:  # the old problem does not compile at the new prices
+            notes.append(f"the old plan could not be priced by the model at {source}: {exc}")
+            diff = diff_plans(before, after, new_prices=prices_of_catalog(new_catalog), notes=notes)
         if format == "json":
             text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
         elif format == "markdown":

@@ -302,8 +302,15 @@ def diff_text(d: PlanDiff) -> str:
         lines.append("  " + change_sentence(c))
     if d.repriced:
         delta = sum(c.delta_usd for c in d.repriced)
+        rest = (
+            f"; the price effect, {_usd(d.price_effect_usd)}, also re-prices the old plan's "
+            "lines that changed"
+            if abs(delta - d.price_effect_usd) > 0.005
+            else ""
+        )
         lines.append(
-            f"re-priced: {len(d.repriced)} line item(s) kept with a new unit price ({_usd(delta)})"
+            f"re-priced: {len(d.repriced)} line item(s) kept with a new unit price "
+            f"({_usd(delta)}{rest})"
         )
         lines += ["  " + change_sentence(c) for c in d.repriced]
     lines += [
