@@ -39,7 +39,7 @@ def test_compile_alone_gives_the_demand_and_one_option_per_pool(tiny_catalog):
 
 
 def test_extract_plan_alone_reads_a_given_solution(tiny_catalog):
-    # 2 H100 + 3 L4 for the month (the optimum of tests/test_model.py), set by hand: the
+    # 2 H100 + 3 L4 for the month (the optimum of tests/core/test_model.py), set by hand: the
     # plan lists them at $4 x 2 x 730 = $5,840 and $1 x 3 x 730 = $2,190, $8,030 in all
     compiled = compile_problem(problem([serve(25)], load_blocks=ALL_DAY), tiny_catalog([H1, L4]))
     model = build_model(compiled)

@@ -9,7 +9,7 @@ import pytest
 from solver.errors import ProcureError
 from solver.inputs.problem import load_problem, parse_duration_s
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 BASE = """\
 name: t

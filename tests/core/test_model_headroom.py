@@ -1,6 +1,6 @@
 """Serving headroom infra would accept: max_utilisation, N+1, and exact traffic-mix shares.
 
-The tiny problems reuse tests/test_model.py's catalog: an H100 instance serves 10
+The tiny problems reuse tests/core/test_model.py's catalog: an H100 instance serves 10
 requests/s ($4/h), an L4 instance 2 requests/s (price set per test), one bucket of
 100 output tokens (so 1 request/s = 100 tokens/s), one month = 730 h.
 """
@@ -24,7 +24,7 @@ from solver.inputs.problem import load_problem
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N_PLUS_1_CHECK = "N+1 (capacity without the largest unit meets peak)"
 
 

@@ -1,6 +1,6 @@
 """Every backend in the registry on the same problems: the same optimum, the same terminations.
 
-The hand-worked cases come from tests/test_backends.py (the knapsack cover and its LP
+The hand-worked cases come from tests/core/test_backends.py (the knapsack cover and its LP
 relaxation) plus a few more worked out below; the seed problem is solved by every
 backend that can take it and must give the same optimal cost to the requested gap.
 """
@@ -19,7 +19,7 @@ from solver.core.backends import BACKENDS, SolveOptions, SolveResult, Terminatio
 from solver.core.backends.ortools_backend import OrtoolsBackend, integer_bounds
 from solver.core.model import Expression, LinearModel, Row
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = SolveOptions()  # relative gap 1e-4: "the same optimum" means within it
 PULP_BACKENDS = {"highs", "cbc"}  # PulpBackend engines
 HIGHS_BACKENDS = {"highs", "highspy"}  # HiGHS underneath (through PuLP or highspy)
@@ -109,7 +109,7 @@ def random_cover(n_vars: int = 40, n_rows: int = 30, seed: int = 1) -> LinearMod
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_same_optimum_on_the_knapsack_cover(name):
     result = backend_or_skip(name).solve(knapsack_cover(), OPTIONS)
-    assert_optimal(result, 10.0)  # worked out in tests/test_backends.py
+    assert_optimal(result, 10.0)  # worked out in tests/core/test_backends.py
     assert list(result.values) == [0.0, 2.0]
     assert result.duals is None and result.reduced_costs is None  # a MIP has no duals
 
@@ -142,7 +142,8 @@ def test_an_empty_row_that_cannot_hold_is_infeasible(name):
 
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_lp_duals_on_every_backend_with_duals(name):
-    # LP relaxation of the cover (tests/test_backends.py): 8.75, dual 1.25, reduced costs 0.5, 0.
+    # LP relaxation of the cover (tests/core/test_backends.py): 8.75, dual 1.25, reduced
+    # costs 0.5, 0.
     backend = backend_or_skip(name)
     if "duals" not in backend.features:
         pytest.skip(f"{name} has no duals (see the CP-SAT tests below)")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
@@ -29,7 +29,7 @@ from solver.inputs.catalog import load_catalog  # noqa: E402
 from solver.inputs.problem import load_problem  # noqa: E402
 from solver.solve import solve_verified  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

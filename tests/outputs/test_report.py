@@ -146,10 +146,11 @@ def test_report_screenshot_in_headless_chromium(setup):
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 2000
 
 
-# The hand-worked two-stage case of tests/test_stochastic.py: one H100 offering, 10 req/s per
-# instance, $4/h on demand, $2/h reserved for the 12-month horizon (8,760 h); demand 20 req/s
-# (2 units); low (p 0.5): demand x 0.5 = 1 unit, on demand x 0.375 = $1.50/h; high (p 0.5):
-# demand x 1.5 = 3 units, on demand x 0.75 = $3.00/h. The two-stage plan reserves 1.
+# The hand-worked two-stage case of tests/analyses/test_stochastic.py: one H100 offering,
+# 10 req/s per instance, $4/h on demand, $2/h reserved for the 12-month horizon (8,760 h);
+# demand 20 req/s (2 units); low (p 0.5): demand x 0.5 = 1 unit, on demand x 0.375 =
+# $1.50/h; high (p 0.5): demand x 1.5 = 3 units, on demand x 0.75 = $3.00/h. The two-stage
+# plan reserves 1.
 #   two-stage (R = 1):     low $2/h = $17,520;  high 2 + 2 x 3 = $8/h = $70,080;  E $43,800
 #   deterministic (R = 2): low $4/h = $35,040;  high 4 + 1 x 3 = $7/h = $61,320;  E $48,180
 #   all rented (R = 0):    low $1.50/h = $13,140; high 3 x 3 = $9/h = $78,840;   E $45,990
@@ -227,8 +228,8 @@ def test_report_without_uncertainty_has_no_two_stage_section(setup):
 
 def test_report_of_a_risk_averse_plan_states_its_cvar(tmp_path):
     # risk: {cvar_level: 0.9, weight: 1} on the case above reserves 3 (worked in
-    # tests/test_stochastic.py): $6/h in both scenarios, expected = CVaR = $52,560, objective
-    # $105,120; against renting everything it costs $39,420 more in low (52,560 - 13,140)
+    # tests/analyses/test_stochastic.py): $6/h in both scenarios, expected = CVaR = $52,560,
+    # objective $105,120; against renting everything it costs $39,420 more in low (52,560 - 13,140)
     # and saves $26,280 in high (78,840 - 52,560)
     cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
     prob = tmp_path / "p.yaml"

@@ -37,7 +37,7 @@ from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import InferenceWorkload
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 VLLM_RESULT = DATA / "vllm-infqps-concurrency4-Llama-2-7b-hf-20250301-120000.json"
 MEASUREMENTS_CSV = DATA / "measurements.csv"
 PROFILES = SHARED_DATA / "external" / "throughput-profiles"

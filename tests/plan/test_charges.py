@@ -8,7 +8,7 @@ from datetime import date
 
 import pandas as pd
 import pytest
-from test_owned_life import RENT, SITES, _problem
+from core.test_ledger_owned_life import RENT, SITES, _problem
 
 from conftest import offering, serve
 from solver.inputs.problem import parse_problem
@@ -55,7 +55,7 @@ def test_two_rented_units_are_charged_by_the_real_hours_of_each_month(tiny_catal
 def test_a_bought_server_capex_hosting_and_residual_by_month(tiny_catalog):
     # Rent an 8x H100 unit at $10/h or buy the box: $200,000, no lead time, 60-month life,
     # hosting 10 kW x $50/kW-month = $500 a month, free electricity. 30 months from March
-    # 2027 buy (tests/test_owned_life.py: the break-even is 29.41 months). By hand:
+    # 2027 buy (tests/core/test_ledger_owned_life.py: the break-even is 29.41 months). By hand:
     #   March 2027: capex $200,000 (cash policy: all of it, billed in full) and hosting $500
     #     for 31 days = 744 server-hours;
     #   every month to August 2029: hosting $500 (a monthly fee, whatever its hours);

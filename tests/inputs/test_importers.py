@@ -23,7 +23,7 @@ from solver.inputs.importers.skypilot import (
     read_skypilot_vms,
 )
 
-SNAPSHOTS = Path(__file__).resolve().parents[1].parent / "shared/data/external/skypilot-catalog"
+SNAPSHOTS = Path(__file__).resolve().parents[2].parent / "shared/data/external/skypilot-catalog"
 
 
 def _write(tmp_path: Path, name: str, text: str, crlf: bool = False) -> Path:

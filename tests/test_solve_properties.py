@@ -7,7 +7,7 @@
 - the HiGHS and CBC backends agree.
 
 CI runs a fixed, derandomised budget of examples; a longer run:
-``PROCURE_PROPERTY_EXAMPLES=2000 python -m pytest tests/test_properties.py``.
+``PROCURE_PROPERTY_EXAMPLES=2000 python -m pytest tests/test_solve_properties.py``.
 """
 
 from __future__ import annotations

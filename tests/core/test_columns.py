@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
@@ -167,10 +167,10 @@ def test_pricing_matches_the_solver_on_every_column_of_the_full_model(case):
     assert np.min(rc_s) >= -1e-6 * max(1.0, np.abs(pricing.columns["obj"]).max())
 
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 SHIPPED = sorted(
     p
-    for p in (Path(__file__).resolve().parents[1] / "problems").glob("*.yaml")
+    for p in (Path(__file__).resolve().parents[2] / "problems").glob("*.yaml")
     if p.stem != "infeasible-budget"
 )
 
@@ -196,7 +196,7 @@ def test_the_infeasible_problem_by_columns_still_says_what_to_relax():
     from solver.inputs.catalog import load_catalog
     from solver.inputs.problem import load_problem
 
-    path = Path(__file__).resolve().parents[1] / "problems" / "infeasible-budget.yaml"
+    path = Path(__file__).resolve().parents[2] / "problems" / "infeasible-budget.yaml"
     with pytest.raises(InfeasibleError, match="raise budget_usd to"):
         solve_verified(load_problem(path), load_catalog(), method="columns")
 

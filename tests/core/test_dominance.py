@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_properties import SETTINGS, SHAPES, cost
+from test_solve_properties import SETTINGS, SHAPES, cost
 
 import solver.core.compile as compile_module
 from conftest import TINY_REGIONS, offering, write_catalog
@@ -21,7 +21,7 @@ from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 
 @contextlib.contextmanager

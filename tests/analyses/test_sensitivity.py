@@ -1,6 +1,6 @@
 """Shadow prices and break-even prices on tiny problems worked out by hand.
 
-Same tiny world as test_model.py: an H100 instance serves 10 requests/s, an L4
+Same tiny world as tests/core/test_model.py: an H100 instance serves 10 requests/s, an L4
 instance 2 requests/s; one period of 1 month = 730 hours.
 """
 
@@ -212,7 +212,7 @@ def seed_solution():
     p = load_problem(ROOT / "problems/seed-2m-13b.yaml")
     # The seed's workloads and every pool (no pruning), without the N+1 rows: their
     # binaries make each of the dozens of re-solves a break-even search runs about 10x
-    # slower, and N+1 has its own tests (tests/test_headroom.py).
+    # slower, and N+1 has its own tests (tests/core/test_model_headroom.py).
     serving = [
         w.model_copy(update={"redundancy": 1}) if w.kind == "inference" else w for w in p.workloads
     ]

@@ -1,6 +1,6 @@
 """Re-solving from a baseline: rebase, stability rows, the diff and its price/plan split.
 
-Tiny problems as in tests/test_model.py: capacities come from measured throughput (an
+Tiny problems as in tests/core/test_model.py: capacities come from measured throughput (an
 H100 instance serves 10 requests/s, an L4 instance 2), one month = 730 hours. Prices:
 acme/us-east/h1 $4/h on-demand ($3 1-year reserved), acme/us-east/l4 $1/h; server
 box-h100 (8 x H100 = 80 requests/s) $200,000, no lead time, hosting and power free.
