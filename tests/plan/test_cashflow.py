@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CHAT_WORKLOAD, offering, write_catalog
+from conftest import CHAT_WORKLOAD, TINY_SITES, offering, write_catalog
 from solver.cli import app
 from solver.plan.cashflow import first_of_next_month
 
@@ -37,9 +37,10 @@ workloads:
 )
 
 
-def _solve(tmp_path, modes: str, budget: str = "100000"):
+def _solve(tmp_path, modes: str, budget: str = "100000", sites=None):
     # one H100 serves the demand all year: $4.00/h on demand, $2.00/h reserved for a year
-    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
+    offerings = [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)]
+    cat = write_catalog(tmp_path / "cat", offerings, sites=sites)
     prob = tmp_path / "p.yaml"
     prob.write_text(PROBLEM.replace("MODES", modes).replace("100000", budget))
     plan = tmp_path / "plan.json"
@@ -73,27 +74,37 @@ def test_a_reservation_month_by_month(tmp_path):
     # cumulative spend against the $100,000 budget: $82,480 left at the end
     assert flow[-1]["cumulative_usd"] == pytest.approx(17_520.0)
     assert flow[-1]["budget_headroom_usd"] == pytest.approx(82_480.0)
-    # to the cent, in total and month by month against the FOCUS rows
+    # to the cent, in total and month by month: the FOCUS rows bill the same hand-worked
+    # months ($1,488, $1,344, $1,488, $1,440, ...), not whatever the cash flow says
     assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)
     focus = _focus_by_month(path, tmp)
-    for m in flow:
-        assert round(m["total_usd"], 2) == round(float(focus[m["month"]]), 2)
+    assert list(focus.index) == [f"2027-{k:02d}" for k in range(1, 13)]
+    assert [float(focus[m]) for m in focus.index] == pytest.approx([2.0 * 24 * d for d in days])
 
 
 def test_a_bought_server_is_capex_in_its_month(tmp_path):
-    plan, path, tmp = _solve(tmp_path, "owned", budget="1000000")
+    # Only owned hardware: the tiny catalog's box-h100 (8 x H100, $200,000, 10 kW, no lead
+    # time, no maintenance) at a colo charging $50/kW-month with free electricity. By hand:
+    #   January 2027: capex $200,000 (cash policy: paid in the month it is bought) and
+    #     hosting 10 kW x $50 = $500: $200,500;
+    #   February - December: hosting $500 a month (a monthly fee, whatever the month's hours);
+    #   the year: 200,000 + 12 x 500 = $206,000 (no residual value credited by default).
+    sites = [dict(TINY_SITES[0], colocation_usd_per_kw_month=50.0)]
+    plan, path, tmp = _solve(tmp_path, "owned", budget="1000000", sites=sites)
     flow = plan["cash_flow"]
     bought = [i for i in plan["line_items"] if i["item"] == "purchase"]
     assert bought and bought[0]["period"] == "q1"
-    # the server is paid in January (cash policy); hosting and power are owned opex
-    assert flow[0]["capex_usd"] > 0 and all(m["capex_usd"] == 0 for m in flow[1:])
+    assert plan["total_cost_usd"] == pytest.approx(206_000.0)
+    assert [m["month"] for m in flow] == [f"2027-{k:02d}" for k in range(1, 13)]
+    assert [m["capex_usd"] for m in flow] == pytest.approx([200_000.0] + [0.0] * 11)
+    assert [m["owned_opex_usd"] for m in flow] == pytest.approx([500.0] * 12)
+    assert [m["total_usd"] for m in flow] == pytest.approx([200_500.0] + [500.0] * 11)
     assert flow[0]["new_commitments"][0].startswith("buy 1 x")
-    capex = flow[0]["capex_usd"]
-    assert sum(m["owned_opex_usd"] for m in flow) == pytest.approx(plan["total_cost_usd"] - capex)
-    assert round(sum(m["total_usd"] for m in flow), 2) == round(plan["total_cost_usd"], 2)
+    assert flow[-1]["cumulative_usd"] == pytest.approx(206_000.0)
+    # the FOCUS rows bill the same hand-worked months
     focus = _focus_by_month(path, tmp)
-    for m in flow:
-        assert round(m["total_usd"], 2) == round(float(focus.get(m["month"], 0.0)), 2)
+    assert list(focus.index) == [f"2027-{k:02d}" for k in range(1, 13)]
+    assert [float(focus[m]) for m in focus.index] == pytest.approx([200_500.0] + [500.0] * 11)
 
 
 def test_default_start_is_the_first_of_next_month():
