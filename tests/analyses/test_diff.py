@@ -56,8 +56,14 @@ def test_a_price_rise_lists_every_repriced_line_with_its_delta(plans):
         assert line["new_unit_price_usd_per_hour"] == pytest.approx(4.8)
         # one H100 for a 730-hour month: $0.80/h x 730 h = $584 more per line
         assert line["delta_usd"] == pytest.approx(0.8 * line["new_units"] * 730)
-    assert sum(x["delta_usd"] for x in diff["repriced"]) == pytest.approx(diff["total_change_usd"])
-    assert diff["price_effect_usd"] == pytest.approx(diff["total_change_usd"])
+    # by hand: the same one H100 in each of the two months, re-priced: 2 x $584 = $1,168, all
+    # of it price effect (old plan at new prices $4.80 x 1,460 h = $7,008, minus $4.00 x
+    # 1,460 h = $5,840); the new plan is the old one at new prices, so no plan effect
+    assert [x["delta_usd"] for x in diff["repriced"]] == pytest.approx([584.0, 584.0])
+    assert diff["old_at_new_prices_usd"] == pytest.approx(7_008.0)
+    assert diff["price_effect_usd"] == pytest.approx(1_168.0)
+    assert diff["plan_effect_usd"] == pytest.approx(0.0, abs=1e-9)
+    assert diff["total_change_usd"] == pytest.approx(1_168.0)
 
 
 def test_markdown_and_table(plans):
