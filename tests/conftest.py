@@ -292,6 +292,16 @@ def units(plan, item="rent"):
     return out
 
 
+def check(plan, name: str) -> tuple[bool, str]:
+    """(ok, detail) of the verifier's check ``name`` on a plan (a Plan or its JSON): detail
+    "N checked" counts what it recomputed. A KeyError when the verifier did not run it, so
+    that a test can ask which check held a plan, not only whether the plan is verified
+    (solve refuses a plan that fails any)."""
+    rows = plan["checks"] if isinstance(plan, dict) else [c.model_dump() for c in plan.checks]
+    found = {c["name"]: (c["ok"], c["detail"]) for c in rows}
+    return found[name]
+
+
 # --------------------------------------------------------------------------- training
 
 H8 = offering("h8", "h100-sxm", 8, 32.0, spot=16.0)

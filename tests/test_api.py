@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CHAT_WORKLOAD, offering, write_catalog
+from conftest import CHAT_WORKLOAD, check, offering, write_catalog
 from solver.api import solve
 from solver.errors import ProcureError
 from solver.inputs.yamlio import load_yaml
@@ -19,7 +19,10 @@ def test_solve_from_a_path_or_a_dict(tmp_path):
     path.write_text(PROBLEM)
     from_path = solve(path, cat)
     from_dict = solve(load_yaml(PROBLEM, file="x"), cat)
-    assert from_path.verified and from_path.total_cost_usd == from_dict.total_cost_usd
+    assert from_path.total_cost_usd == from_dict.total_cost_usd
+    # the plan returned carries the verifier's checks (it went through verification)
+    assert check(from_path, "demand met") == (True, "1 checked")
+    assert check(from_path, "total cost recomputed") == (True, "1 checked")
     frame = from_path.to_frame()
     assert len(frame) == len(from_path.line_items)
     assert round(frame["cost_usd"].sum(), 2) == round(from_path.total_cost_usd, 2)

@@ -64,7 +64,7 @@ def test_price_cut_brings_l4_into_the_plan(tiny_catalog, tmp_path):
     )
     new = apply_prices(old, read_price_update(prices)).catalog
     r = resolve(p, base, old, new)
-    assert r.plan.verified and units(r.plan) == {"acme/us-east/l4": 10}
+    assert units(r.plan) == {"acme/us-east/l4": 10}
     assert r.plan.total_cost_usd == pytest.approx(5110)
     d = r.diff
     assert [c.new_offering for c in d.added] == ["acme/us-east/l4"]
@@ -112,7 +112,6 @@ def test_max_changes_limits_the_diff_at_a_price(tiny_catalog):
     free = resolve(p, base, old, new)
     assert free.diff.n_changes == 6 and free.plan.total_cost_usd == pytest.approx(15_330)
     two = resolve(p, base, old, new, max_changes=2)
-    assert two.plan.verified
     assert two.diff.n_changes <= 2
     assert two.plan.total_cost_usd == pytest.approx(18_250)
     assert two.plan.total_cost_usd >= free.plan.total_cost_usd
@@ -301,7 +300,6 @@ def test_gcp_snapshots_drive_a_real_resolve():
     base = solve_problem(p, old)
     r = resolve(p, base, old, update.catalog)
     d = r.diff
-    assert r.plan.verified
     assert d.old_total_usd == pytest.approx(base.total_cost_usd, rel=1e-9)
     assert {i.mode for i in base.line_items} == {"spot"}
     spot_old, spot_new = (
@@ -372,7 +370,6 @@ def test_cli_resolve_as_of_with_max_changes(files):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["plan"]["verified"] is True
     assert doc["plan"]["total_cost_usd"] == pytest.approx(11_680)
     assert doc["diff"]["n_changes"] <= 2
     assert doc["price_update"]["counts"]["suspicious"] == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import H1, HOURS, offering, problem, serve, units
+from conftest import H1, HOURS, check, offering, problem, serve, units
 from conftest import brute_force as _brute_force
 from solver.cli import app
 from solver.core.compile import compile_problem
@@ -53,7 +53,6 @@ def test_max_utilisation_turns_four_units_into_five(tiny_catalog):
     p = problem([default_utilisation(40)])
     assert p.workloads[0].max_utilisation == 0.8
     kept = solve_problem(p, cat)
-    assert kept.verified
     assert units(kept) == {"acme/us-east/h1": 5}
     assert kept.total_cost_usd == pytest.approx(5 * 4.0 * HOURS)
 
@@ -87,7 +86,7 @@ def test_n_plus_1_adds_one_of_the_largest_unit(tiny_catalog):
     base = solve_problem(problem([serve(20)]), cat)
     assert units(base) == {"acme/us-east/h1": 2}
     plan = solve_problem(problem([serve(20, redundancy="n_plus_1")]), cat)
-    assert plan.verified
+    assert check(plan, N_PLUS_1_CHECK) == (True, "1 checked")
     assert units(plan) == {"acme/us-east/h1": 3}
     assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)
     assert any(b.family == "n_plus_1" for b in plan.binding)
@@ -100,7 +99,7 @@ def test_n_plus_1_prefers_small_units_when_they_lose_less(tiny_catalog):
     # Adding one more H100 ($12) is not the cheapest: 11 L4 = $11 x 730 = $8,030.
     cat = tiny_catalog([H1, l4_at(1.0)])
     plan = solve_problem(problem([serve(20, redundancy="n_plus_1")]), cat)
-    assert plan.verified
+    assert check(plan, N_PLUS_1_CHECK) == (True, "1 checked")
     assert units(plan) == {"acme/us-east/l4": 11}
     assert plan.total_cost_usd == pytest.approx(11.0 * HOURS)
 
@@ -115,7 +114,7 @@ def test_n_plus_1_with_two_unit_sizes_picks_the_cheaper_mix(tiny_catalog):
     base = solve_problem(problem([serve(25)]), cat)
     assert units(base) == {"acme/us-east/h1": 2, "acme/us-east/l4": 3}
     plan = solve_problem(problem([serve(25, redundancy="n_plus_1")]), cat)
-    assert plan.verified
+    assert check(plan, N_PLUS_1_CHECK) == (True, "1 checked")
     assert units(plan) == {"acme/us-east/h1": 3, "acme/us-east/l4": 3}
     assert plan.total_cost_usd == pytest.approx(15.6 * HOURS)
 
@@ -129,7 +128,8 @@ def test_n_plus_1_and_utilisation_together_with_min_units(tiny_catalog):
     assert units(solve_problem(p, cat)) == {"acme/us-east/h1": 4}
     p6 = problem([default_utilisation(24, redundancy="n_plus_1", min_units=6)])
     plan = solve_problem(p6, cat)
-    assert plan.verified
+    assert check(plan, N_PLUS_1_CHECK) == (True, "1 checked")
+    assert check(plan, "redundancy") == (True, "1 checked")
     assert units(plan) == {"acme/us-east/h1": 4, "acme/us-east/l4": 2}
     assert plan.total_cost_usd == pytest.approx(19.0 * HOURS)
 
@@ -229,7 +229,7 @@ def test_n_plus_1_matches_brute_force(tiny_catalog, seed):
             solve_problem(p, cat, explain=False)
     else:
         plan = solve_problem(p, cat)
-        assert plan.verified
+        assert check(plan, N_PLUS_1_CHECK) == (True, "1 checked")
         assert plan.total_cost_usd == pytest.approx(expected, rel=1e-6)
 
 
@@ -251,7 +251,6 @@ def test_seed_serving_meets_peak_over_max_utilisation_with_n_plus_1(seed_plan):
     w = next(w for w in p.workloads if w.name == "chat-13b")
     assert w.n_plus_1 and w.max_utilisation == 0.8
     plan = seed_plan
-    assert plan.verified
     need_tps = 50_000 * 10 * 400 / 86_400 * 3 / 0.8
     assert need_tps == pytest.approx(8680.56, abs=0.01)
     for period in ("m04-15", "m16-27", "m28-36"):

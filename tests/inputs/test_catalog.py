@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import ROOT, TINY_REGIONS, offering, write_catalog
+from conftest import ROOT, TINY_REGIONS, check, offering, write_catalog
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 
@@ -280,7 +280,7 @@ def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
     # The solver then buys the dearer bigco L4 (1.5 > 1.0 USD/h) and the verifier's
     # "provider tier" check passes; moving the line to acme breaks it.
     plan = solve_problem(problem, cat)
-    assert plan.verified
+    assert check(plan, "provider tier") == (True, "1 checked")
     assert {i.provider for i in plan.line_items} == {"bigco"}
     items = [
         i.model_copy(update={"offering": "acme/us-east/l4", "provider": "acme"})
