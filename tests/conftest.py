@@ -241,7 +241,7 @@ def tiny_catalog(tmp_path):
 
 
 # --------------------------------------------------------------------------- serving
-# Tiny serving problems whose optimum is plain arithmetic (tests/test_model.py): an H100
+# Tiny serving problems whose optimum is plain arithmetic (tests/core/test_model.py): an H100
 # instance serves 10 requests/s of a 100/100-token bucket, an L4 instance 2; one period of
 # one month = 730 hours.
 
@@ -253,7 +253,7 @@ def serve(rps: float, **extra) -> dict:
 
     ``max_utilisation`` is 1 (capacity = peak demand) so that the optima of the tests
     built on it stay plain arithmetic about the family each test is about; the 0.8
-    default and N+1 are worked by hand in tests/test_headroom.py.
+    default and N+1 are worked by hand in tests/core/test_model_headroom.py.
     """
     w = {
         "max_utilisation": 1.0,
@@ -290,6 +290,16 @@ def units(plan, item="rent"):
         if i.item == item:
             out[i.offering] = out.get(i.offering, 0) + i.units
     return out
+
+
+def check(plan, name: str) -> tuple[bool, str]:
+    """(ok, detail) of the verifier's check ``name`` on a plan (a Plan or its JSON): detail
+    "N checked" counts what it recomputed. A KeyError when the verifier did not run it, so
+    that a test can ask which check held a plan, not only whether the plan is verified
+    (solve refuses a plan that fails any)."""
+    rows = plan["checks"] if isinstance(plan, dict) else [c.model_dump() for c in plan.checks]
+    found = {c["name"]: (c["ok"], c["detail"]) for c in rows}
+    return found[name]
 
 
 # --------------------------------------------------------------------------- training

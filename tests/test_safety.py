@@ -78,7 +78,7 @@ def test_a_limit_returns_the_best_plan_marked_not_proven(tiny_catalog):
     )
     opts = SolveOptions(backend_options={"mip_max_improving_sols": 1})
     plan = solve_problem(p, cat, options=opts)
-    assert plan.status == "feasible" and plan.verified
+    assert plan.status == "feasible"
     assert plan.gap is not None
     assert "NOT proven optimal" in plan_table(plan)
     best = solve_problem(p, cat)

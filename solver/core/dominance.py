@@ -71,7 +71,7 @@ def prunable(problem: Problem) -> bool:
     """Whether a cheaper unit can always stand in for a dearer one. Not under provider
     shares (cost on a provider <= share x total cost): a cheaper unit lowers the total,
     so another provider's share can rise past its cap, and an optimal plan may need the
-    dearer unit to keep it down (tests/test_dominance.py works a case by hand)."""
+    dearer unit to keep it down (tests/core/test_dominance.py works a case by hand)."""
     return not problem.provider_share_max
 
 
