@@ -73,8 +73,16 @@ class Dual(BaseModel):
         description="What one more unit of the limit saves (positive: relaxing helps)"
     )
     usd_per_mtoken: float | None = Field(
-        None, description="demand rows: marginal cost of 1M more output tokens in that block"
+        None,
+        description="Rows of tokens/s (demand, N+1) or requests/s (traffic-mix demand): the "
+        "dual over the tokens one more token/s of the row's capacity yields in its block, "
+        "dual / (block hours x 3600 x tokens per unit of the row) x 1e6: the marginal cost "
+        "of 1M more output tokens of that capacity in that block",
     )
+    workload: str | None = Field(None, description="The row's workload, where it has one")
+    period: str | None = Field(None, description="The row's plan period, by name")
+    block: str | None = Field(None, description="The row's load block, by name")
+    pool: str | None = Field(None, description="The row's pool (offering#mode), where it has one")
 
 
 class ReducedCost(BaseModel):
@@ -190,6 +198,13 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
     kind = compiled.problem.objective
     unit = _objective_unit(kind)
     hours = _block_hours(compiled)
+    d = compiled.demand
+    bucket_tokens = {
+        (w, int(t), int(b), int(k)): float(n)
+        for w, t, b, k, n in zip(
+            d["workload"], d["period"], d["block"], d["bucket"], d["tokens_per_unit"], strict=True
+        )
+    }
     duals: list[Dual] = []
     for row in model.rows:
         if row.family == "objective_stage" or row.name not in result.duals:
@@ -198,10 +213,12 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
             continue  # nothing in this row can move at the chosen plan: no dual exists
         pi = float(result.duals[row.name])
         worth = -pi if row.sense == "<=" else pi
+        place = _row_place(compiled, row)
         per_mtoken = None
-        if row.family == "demand":
-            _, t, b = row.key
-            per_mtoken = pi / (hours[(int(t), int(b))] * 3600.0) * 1e6
+        tokens = _tokens_per_unit(bucket_tokens, row)
+        if tokens is not None:
+            _, t, b = row.key[:3]
+            per_mtoken = pi / (hours[(int(t), int(b))] * 3600.0 * tokens) * 1e6
         duals.append(
             Dual(
                 constraint=row.name,
@@ -211,6 +228,7 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
                 unit=FAMILIES[row.family].dual_unit.replace("USD per", f"{unit} per", 1),
                 worth=worth,
                 usd_per_mtoken=per_mtoken,
+                **place,
             )
         )
     duals.sort(key=lambda d: (-abs(d.d_objective_d_rhs), d.constraint))
@@ -228,6 +246,54 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
         duals=duals,
         reduced_costs=reduced,
     )
+
+
+#: rows whose right-hand side is tokens/s of serving capacity (their dual is USD per token/s
+#: over the block); ``demand_bucket`` rows are requests/s of a bucket (x its output tokens)
+_TOKENS_PER_S_ROWS = ("demand", "n_plus_1")
+
+
+def _tokens_per_unit(bucket_tokens: dict[tuple, float], row) -> float | None:
+    """Output tokens per second that one unit of the row's right-hand side stands for (1
+    for tokens/s rows, the bucket's output tokens for a requests/s row, from
+    ``bucket_tokens``: (workload, period, block, bucket) -> tokens); None for rows that
+    are not about serving capacity."""
+    if row.family in _TOKENS_PER_S_ROWS:
+        return 1.0
+    if row.family != "demand_bucket":
+        return None
+    w, t, b, k = row.key[:4]
+    tokens = bucket_tokens.get((w, int(t), int(b), int(k)), 0.0)
+    return tokens if tokens > 0 else None
+
+
+def _row_place(compiled: Compiled, row) -> dict[str, str | None]:
+    """The workload, period and block (by name) and pool a row is about, from the names of
+    its family's key (:data:`solver.core.model.FAMILIES`; an option's row names the
+    option's pool); None where it has none."""
+    names = [k.rstrip("?") for k in FAMILIES[row.family].keys]
+    parts = dict(zip(names, row.key, strict=False))
+    periods = list(compiled.periods["name"])
+    blocks = list(compiled.blocks["name"])
+
+    def named(value, table):
+        if value is None:
+            return None
+        if isinstance(value, int | np.integer) and 0 <= int(value) < len(table):
+            return str(table[int(value)])
+        return str(value)
+
+    pool = parts.get("pool")
+    if pool is None and parts.get("option") is not None:  # a unit of an option: its pool
+        options = compiled.options
+        match = options.loc[options["option_id"] == parts["option"], "pool_id"]
+        pool = match.iat[0] if len(match) else None
+    return {
+        "workload": None if parts.get("workload") is None else str(parts["workload"]),
+        "period": named(parts.get("period"), periods),
+        "block": named(parts.get("block"), blocks),
+        "pool": None if pool is None else str(pool),
+    }
 
 
 def _block_hours(compiled: Compiled) -> dict[tuple[int, int], float]:

@@ -187,27 +187,58 @@ def write_files_together(folder: Path, files: dict[str, str | bytes]) -> None:
 # --------------------------------------------------------------------------- workbooks
 
 USD_FORMAT = '"$"#,##0.00;[Red]-"$"#,##0.00'
+#: unit prices and $ per 1M tokens: cents and up to two more decimals, never rounded
+PRICE_FORMAT = '"$"#,##0.00##;[Red]-"$"#,##0.00##'
 PERCENT_FORMAT = "0.0%"
-NUMBER_FORMAT = "#,##0.####"
+HOURS_FORMAT = "#,##0.0"
+TONNES_FORMAT = "#,##0.00"
+NUMBER_FORMAT = "#,##0.00##"
+#: the formats whose cells hold money
+MONEY_FORMATS = (USD_FORMAT, PRICE_FORMAT)
 
 
 def _number_format(column: str) -> str | None:
+    """The format a column's name calls for: money (``*_usd``, ``usd_*``, ``*_usd_per_*``;
+    unit prices and ``usd_per_mtoken`` to the hundredth of a cent), a fraction under a
+    percent format (``*_share``, ``*_fraction``, ``share``, ``gap``, ``*probability``),
+    hours to a tenth (``hours``, ``*_hours``, ``hours_*``), tonnes of CO2e (``*_t``,
+    ``*_tco2e``); None for the rest (plain numbers get :data:`NUMBER_FORMAT` when they are
+    not whole). A ``*_pct`` column (percent points) gets no percent format: store its
+    fraction under another name instead."""
     name = column.lower()
+    if "price" in name or name == "usd_per_mtoken":
+        return PRICE_FORMAT if "usd" in name or name.endswith("price") else None
     if name.endswith(("_usd", "usd_per_hour", "_usd_per_server")) or name.startswith("usd_"):
         return USD_FORMAT
-    if name.endswith(("_pct", "_share", "_fraction")) or name in ("share", "gap"):
+    if name.endswith(("_share", "_fraction", "probability")) or name in ("share", "gap"):
         return PERCENT_FORMAT
+    if name == "hours" or name.endswith("_hours") or name.startswith("hours_"):
+        return HOURS_FORMAT
+    if name.endswith(("_t", "_tco2e")):
+        return TONNES_FORMAT
     return None
 
 
-def workbook(sheets: dict[str, pd.DataFrame], totals: dict[str, list[str]] | None = None) -> bytes:
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int | bool) or (isinstance(value, float) and value.is_integer())
+
+
+def workbook(
+    sheets: dict[str, pd.DataFrame],
+    totals: dict[str, list[str]] | None = None,
+    formats: dict[str, dict[str, str | list[str | None]]] | None = None,
+) -> bytes:
     """An XLSX finance can use: one sheet per frame, in order.
 
     Headers bold and frozen, a filter on every sheet, widths from the content,
-    currency format on USD columns (``*_usd``, ``usd_*``, ``*_usd_per_hour``) and
-    percent on shares; money rounded to the cent. ``totals`` names, per sheet, the
-    columns to total: a "total" row below the data after one blank row, never inside
-    it. Cells a spreadsheet would execute are neutralised (:func:`neutralise_frame`).
+    currency format on USD columns (``*_usd``, ``usd_*``, ``*_usd_per_hour``; unit prices
+    to the hundredth of a cent), percent on shares (stored as fractions), hours to a
+    tenth, plain numbers that are not whole to two to four decimals
+    (:func:`_number_format`); money in :data:`USD_FORMAT` rounded to the cent.
+    ``formats`` overrides, per sheet, a column's format (one format, or one per data
+    row: a summary of mixed figures). ``totals`` names, per sheet, the columns to
+    total: a "total" row below the data after one blank row, never inside it. Cells a
+    spreadsheet would execute are neutralised (:func:`neutralise_frame`).
     Timestamps are fixed so that equal input gives equal bytes.
     """
     import io
@@ -224,13 +255,26 @@ def workbook(sheets: dict[str, pd.DataFrame], totals: dict[str, list[str]] | Non
         frame = neutralise_frame(frame)
         columns = [str(c) for c in frame.columns]
         sheet.append(columns)
-        formats = [_number_format(c) for c in columns]
-        for row in frame.itertuples(index=False):
+        given = (formats or {}).get(name, {})
+        formats_by_row = [
+            [
+                (given[c] if isinstance(given[c], str) else given[c][i])
+                if c in given
+                else _number_format(c)
+                for c in columns
+            ]
+            for i in range(len(frame))
+        ]
+        for row, row_formats in zip(frame.itertuples(index=False), formats_by_row, strict=True):
             values = []
-            for value, fmt in zip(row, formats, strict=True):
+            for value, fmt in zip(row, row_formats, strict=True):
                 if isinstance(value, float) and pd.isna(value):
                     value = None
-                elif fmt == USD_FORMAT and isinstance(value, int | float):
+                elif (
+                    fmt == USD_FORMAT
+                    and isinstance(value, int | float)
+                    and not isinstance(value, bool)
+                ):
                     value = round(float(value), 2)
                 elif hasattr(value, "item"):  # numpy scalars
                     value = value.item()
@@ -238,6 +282,11 @@ def workbook(sheets: dict[str, pd.DataFrame], totals: dict[str, list[str]] | Non
                     value = str(value)
                 values.append(value)
             sheet.append(values)
+            for cell, value, fmt in zip(sheet[sheet.max_row], values, row_formats, strict=True):
+                if fmt is not None:
+                    cell.number_format = fmt
+                elif isinstance(value, float) and not _is_whole(value):
+                    cell.number_format = NUMBER_FORMAT
         n_rows = len(frame) + 1
         wanted = (totals or {}).get(name, [])
         if wanted and len(frame):
@@ -250,13 +299,13 @@ def workbook(sheets: dict[str, pd.DataFrame], totals: dict[str, list[str]] | Non
                     for k, c in enumerate(columns)
                 ]
             )
-            for cell in sheet[sheet.max_row]:
+            for cell, c in zip(sheet[sheet.max_row], columns, strict=True):
                 cell.font = Font(bold=True)
-        for k, (column, fmt) in enumerate(zip(columns, formats, strict=True), start=1):
+                if c in wanted:
+                    fmt = given.get(c) if isinstance(given.get(c), str) else _number_format(c)
+                    cell.number_format = fmt or NUMBER_FORMAT
+        for k, column in enumerate(columns, start=1):
             letter = get_column_letter(k)
-            if fmt:
-                for (cell,) in sheet.iter_rows(min_row=2, min_col=k, max_col=k):
-                    cell.number_format = fmt
             longest = max([len(column)] + [len(str(v)) for v in frame.iloc[:, k - 1].head(500)])
             sheet.column_dimensions[letter].width = min(60, max(8, longest + 2))
         for cell in sheet[1]:

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from solver.analyses.sensitivity import BreakEven, SensitivityReport, SweepPoint
+from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, SweepPoint
 from solver.analyses.stochastic import StochasticPlan
-from solver.outputs.files import workbook
+from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.orders import _stable_zip, purchase_orders
 from solver.plan import Plan
 
@@ -69,10 +69,168 @@ def points_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
     return frame
 
 
+def sweep_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
+    """Sweeps for finance: each point's value under its sweep's name (``budget_usd``,
+    ``carbon_cap_tco2e``, ``demand_factor``), status, total cost, CO2e, the share of demand
+    served and the pools used. The solver's objective is left out: under ``max_served``
+    (the budget sweep) it is the shortfall penalty, not money (``analysis.json`` keeps it)."""
+    return pd.DataFrame(
+        [
+            {
+                "sweep": p.sweep,
+                **{name: (p.value if name == p.sweep else None) for name in SWEEPS},
+                "status": p.status,
+                "total_cost_usd": p.total_cost_usd,
+                "total_co2e_t": p.total_co2e_t,
+                "served_fraction": p.served_fraction,
+                "pools_used": "; ".join(p.used),
+            }
+            for p in points
+        ]
+    )
+
+
+#: the sweeps' names (:class:`SweepPoint.sweep`), each with what its value is, in words
+SWEEPS = {
+    "budget_usd": "budget",
+    "carbon_cap_tco2e": "CO2e cap, t",
+    "demand_factor": "demand x today",
+}
+
+
+def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
+    """The report's table of a sweep, in words and currency: the value, total cost, share
+    of demand served, CO2e, status and pools used (no solver objective)."""
+
+    def value(p: SweepPoint) -> str:
+        if p.sweep == "budget_usd":
+            return _usd(p.value)
+        if p.sweep == "demand_factor":
+            return f"{p.value:g} x"
+        return f"{p.value:,.1f}"
+
+    return pd.DataFrame(
+        {
+            SWEEPS.get(points[0].sweep, "value") if points else "value": [value(p) for p in points],
+            "total cost": [_usd(p.total_cost_usd) for p in points],
+            "demand served": [_pct(p.served_fraction, 1) for p in points],
+            "CO2e, t": [_num(p.total_co2e_t, 1) for p in points],
+            "status": [p.status for p in points],
+            "pools used": ["; ".join(p.used) for p in points],
+        }
+    )
+
+
+def _pct(value: float | None, digits: int = 0) -> str:
+    return "n/a" if value is None else f"{value:.{digits}%}"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+#: constraint families in words (the rest: the family's own description)
+FAMILY_WORDS = {
+    "demand": "demand",
+    "demand_bucket": "demand of a traffic-mix bucket",
+    "mix_capacity": "unit time (traffic mix)",
+    "n_plus_1": "N+1 capacity",
+    "n_plus_1_units": "two serving units (N+1)",
+    "redundancy": "minimum serving units",
+    "availability": "availability",
+    "quota": "quota",
+    "owned_capacity": "owned servers",
+    "reserved_capacity": "reserved instances",
+    "budget": "the budget",
+    "capex_budget": "the capex budget",
+    "period_budget": "the period budget",
+    "carbon_cap": "the carbon cap",
+    "provider_share": "the provider share",
+    "power_cap": "the power cap",
+    "scenario_cost_cap": "a scenario's cost cap",
+    "max_changes": "the limit on changes",
+}
+
+
+def dual_name(d: Dual) -> str:
+    """A shadow price's row in words with what it is about: 'N+1 capacity for
+    chat-13b in m04-15, peak block'."""
+    what = FAMILY_WORDS.get(d.family, d.meaning)
+    if d.pool:
+        what += f" of {d.pool}"
+    if d.workload:
+        what += f" for {d.workload}"
+    if d.period:
+        what += f" in {d.period}"
+    if d.block:
+        what += f", {d.block} block"
+    return what
+
+
+def _amount(value: float, unit: str) -> str:
+    """``value`` in the unit of the objective (a dual's unit's first word): dollars to the
+    cent below $1,000, whole dollars above; tonnes of CO2e to 4 significant digits."""
+    if unit.startswith("tCO2e"):
+        return f"{value:,.4g} t CO2e"
+    if abs(value) >= 1000:
+        return _usd(value)
+    return f"{'-' if value < 0 else ''}${abs(value):,.2f}"
+
+
+def dual_sentence(d: Dual) -> str:
+    """A shadow price in words, named by its workload, period and block: 'N+1 capacity for
+    chat-13b in m04-15, base block: one more token/s of capacity over the block costs
+    $6.13, $0.39 per 1M tokens of capacity'."""
+    per = d.unit.partition(" per ")[2] or "unit"
+    per = per.replace("(token/s)", "token/s of capacity").replace("(request/s)", "request/s")
+    if d.usd_per_mtoken is not None:
+        return (
+            f"{dual_name(d)}: one more {per} costs {_amount(d.d_objective_d_rhs, d.unit)}, "
+            f"{_amount(d.usd_per_mtoken, d.unit)} per 1M tokens of capacity"
+        )
+    return f"{dual_name(d)}: one more {per} is worth {_amount(d.worth, d.unit)}"
+
+
+def is_tie(b: BreakEven) -> bool:
+    """A break-even row that is no price move: none found, or at (within 0.05% or half a
+    cent of) today's price, a tie between interchangeable pools."""
+    if b.break_even_price is None or b.change_pct is None:
+        return True
+    return abs(b.change_pct) < 0.05 or abs(b.break_even_price - b.current_price) < 0.005
+
+
+def price_movers(report: SensitivityReport, plan: Plan | None = None, top: int = 3) -> list[str]:
+    """What moves the plan most: the ``top`` smallest non-zero price moves that change the
+    plan (break-even rows, ties left out, :func:`is_tie`), a pool in the plan named with
+    the workloads and periods it serves there (from ``plan``)."""
+    rows = sorted((b for b in report.break_even if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    return [break_even_sentence(b) + _serves(b, plan) for b in rows[:top]]
+
+
+def _serves(b: BreakEven, plan: Plan | None) -> str:
+    """'; in the plan it serves chat-13b in m04-15, m16-27': what a pool's class does in the
+    plan."""
+    if plan is None or not b.in_plan:
+        return ""
+    pools = {b.pool_id, *b.same_as}
+    where: dict[str, list[str]] = {}
+    for i in plan.line_items:
+        if f"{i.offering}#{i.mode}" in pools and i.workload:
+            periods = where.setdefault(i.workload, [])
+            if i.period and i.period not in periods:
+                periods.append(i.period)
+    if not where:
+        return ""
+    parts = [f"{w} in {', '.join(p)}" if p else w for w, p in sorted(where.items())]
+    return "; in the plan it serves " + " and ".join(parts)
+
+
 def break_even_sentence(b: BreakEven) -> str:
-    """'aws/us-east-1/p5.48xlarge on_demand enters the plan below $81.20/h (now $98.32, -17%)'."""
+    """'aws/us-east-1/p5.48xlarge (h100) on_demand enters the plan below $81.20/h (now
+    $98.32, -17.4%)'; a class of interchangeable pools is one row ('and 11 more ...')."""
     unit = "/h" if "hour" in b.price_unit else " per server"
-    name = f"{b.offering} {b.mode}"
+    accel = f" ({b.accelerator})" if b.accelerator else ""
+    name = f"{b.offering}{accel} {b.mode}"
     if b.same_as:
         name += f" (and {len(b.same_as)} more at the same price and capacity)"
     if b.break_even_price is None:
@@ -84,28 +242,45 @@ def break_even_sentence(b: BreakEven) -> str:
     )
 
 
+def break_even_in_order(rows: Sequence[BreakEven]) -> list[BreakEven]:
+    """Break-even rows, the price moves (smallest first) before the rows that are none."""
+    moving = sorted((b for b in rows if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    return moving + [b for b in rows if is_tie(b)]
+
+
 def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
-    """The sensitivity report for people."""
+    """The sensitivity report for people: shadow prices named by workload, period and
+    block ($ per 1M tokens on serving capacity), reduced costs, then the break-even prices,
+    one row per class of interchangeable pools, the smallest moves first."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=150, force_terminal=False, color_system=None)
+    console = Console(file=buffer, width=170, force_terminal=False, color_system=None)
     console.print(
-        f"[bold]{report.problem}[/bold]: objective {report.objective_kind} = "
+        f"[bold]{escape(report.problem)}[/bold]: objective {report.objective_kind} = "
         f"{report.objective:,.2f}"
     )
-    console.print(report.caveat)
+    console.print(escape(report.caveat))
     table = Table(title="shadow prices (largest first)", title_justify="left")
-    for col in ("constraint", "worth of one more unit", "unit", "$ per 1M tokens"):
-        table.add_column(col)
+    table.add_column("what", min_width=20)
+    for col in ("workload / pool", "period", "block", "worth of +1 unit", "$ per 1M tokens"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("unit")
     nonzero = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]
+    longest = max((len(d.constraint) for d in nonzero[:top]), default=10)
+    table.add_column("constraint", no_wrap=True, min_width=min(longest, 60))
     for d in nonzero[:top]:
         table.add_row(
-            d.constraint,
+            FAMILY_WORDS.get(d.family, d.family),
+            escape(d.workload or d.pool or ""),
+            escape(d.period or ""),
+            escape(d.block or ""),
             f"{d.worth:,.4g}",
-            d.unit,
-            "" if d.usd_per_mtoken is None else f"{d.usd_per_mtoken:,.4f}",
+            "" if d.usd_per_mtoken is None else f"${d.usd_per_mtoken:,.4f}",
+            escape(d.unit),
+            escape(d.constraint),  # 'n_plus_1[chat,1,0]' is not markup
         )
     console.print(table)
     console.print(
@@ -118,12 +293,15 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
             rc.add_column(col)
         for r in report.reduced_costs[:top]:
             cut = "" if r.price_cut_usd_per_hour is None else f"${r.price_cut_usd_per_hour:,.3f}"
-            rc.add_row(r.option, f"{r.reduced_cost:,.2f}", cut)
+            rc.add_row(escape(r.option), f"{r.reduced_cost:,.2f}", cut)
         console.print(rc)
     if report.break_even:
-        console.print(f"break-even prices ({report.break_even_tolerance}):")
-        for b in report.break_even[:top]:
-            console.print("  " + break_even_sentence(b))
+        console.print(
+            "break-even prices, one row per class of interchangeable pools, smallest move "
+            f"first ({report.break_even_tolerance}):"
+        )
+        for b in break_even_in_order(report.break_even)[:top]:
+            console.print("  " + escape(break_even_sentence(b)))
     return buffer.getvalue()
 
 
@@ -383,28 +561,26 @@ def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
 # ------------------------------------------------------------------ HTML and XLSX
 
 
-def _table_html(frame: pd.DataFrame, money: Sequence[str] = ()) -> str:
+def _table_html(frame: pd.DataFrame, money: Sequence[str] = (), percent: Sequence[str] = ()) -> str:
+    """A frame as an HTML table: ``money`` columns in whole dollars, ``percent`` columns
+    (fractions) in percent, other floats to 4 significant digits."""
     if frame.empty:
         return "<p><em>none</em></p>"
     shown = frame.copy()
     for col in money:
         if col in shown:
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else _usd(v))
+    for col in percent:
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
     for col in shown.columns:
-        if col not in money and pd.api.types.is_float_dtype(shown[col]):
+        if col not in money and col not in percent and pd.api.types.is_float_dtype(shown[col]):
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4g}")
     return shown.to_html(index=False, escape=True, border=0, classes="t", na_rep="")
 
 
 def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"{'-' if value < 0 else ''}${abs(value):,.0f}"
-
-
-def _sentence_of(d) -> str:
-    """A shadow price in words: 'one more tonne of CO2e is worth $1,234'."""
-    if d.usd_per_mtoken is not None:
-        return f"{d.meaning}: ${d.usd_per_mtoken:,.2f} per 1M tokens"
-    return f"{d.meaning}: one more {d.unit.removeprefix('USD per ')} is worth {_usd(d.worth)}"
 
 
 def cost_by_month_png(plan: Plan) -> bytes:
@@ -464,10 +640,8 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
         key=lambda d: -abs(d.worth),
     )
-    closest = [b for b in sens.break_even if b.change_pct is not None]
-    closest = sorted(closest, key=lambda b: abs(b.change_pct))
-    movers = [break_even_sentence(b) for b in closest[:3]]
-    movers += [_sentence_of(d) for d in duals[: max(0, 3 - len(movers))]]
+    movers = price_movers(sens, plan, top=3)
+    movers += [dual_sentence(d) for d in duals[: max(0, 3 - len(movers))]]
     carbon = next((d for d in duals if d.family == "carbon"), None)
     quarters = pd.DataFrame(
         [
@@ -507,7 +681,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         capex=capex,
         spend_sentence=spend,
         binds_sentence=binds,
-        carbon_sentence=_sentence_of(carbon) if carbon is not None else "",
+        carbon_sentence=dual_sentence(carbon) if carbon is not None else "",
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
         if plan.cash_flow
@@ -531,19 +705,13 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         by_workload=by_workload,
         two_stage=two_stage_html(analysis.two_stage),
         caveat=sens.caveat,
-        dual_sentences=[_sentence_of(d) for d in duals[:15]],
+        dual_sentences=[dual_sentence(d) for d in duals[:15]],
         break_even_note=sens.break_even_tolerance,
-        break_even=[break_even_sentence(b) for b in sens.break_even],
+        break_even=[break_even_sentence(b) for b in break_even_in_order(sens.break_even)],
         frontier_png=base64.b64encode(png).decode("ascii"),
-        carbon_table=_table_html(
-            points_frame(analysis.carbon_frontier), money=["total_cost_usd", "objective"]
-        ),
-        budget_table=_table_html(
-            points_frame(analysis.budget_sweep), money=["total_cost_usd", "objective"]
-        ),
-        demand_table=_table_html(
-            points_frame(analysis.demand_sweep), money=["total_cost_usd", "objective"]
-        ),
+        carbon_table=_table_html(sweep_table(analysis.carbon_frontier)),
+        budget_table=_table_html(sweep_table(analysis.budget_sweep)),
+        demand_table=_table_html(sweep_table(analysis.demand_sweep)),
         scenarios=analysis.scenarios,
         spread=analysis.scenario_spread,
         share_table=_table_html(
@@ -552,13 +720,15 @@ def report_html(analysis: Analysis, png: bytes) -> str:
                     "pool": list(analysis.scenario_share),
                     "share": list(analysis.scenario_share.values()),
                 }
-            )
+            ),
+            percent=["share"],
         ),
     )
 
 
 def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
-    """The workbook's first sheet: the headline figures, one per row."""
+    """The workbook's first sheet: the headline figures, one per row (the unit in the
+    label: (USD), (t), (share))."""
     capex = sum(m.capex_usd for m in plan.cash_flow)
     rows = [
         ("plan", plan.problem),
@@ -567,52 +737,86 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         ("total cost (USD)", plan.total_cost_usd),
         ("budget (USD)", budget_usd),
         ("budget headroom (USD)", None if budget_usd is None else budget_usd - plan.total_cost_usd),
+        ("share of the budget used (share)",
+         None if not budget_usd else plan.total_cost_usd / budget_usd),
         ("capex (USD)", capex),
         ("opex and commitments (USD)", plan.total_cost_usd - capex),
         ("total CO2e (t)", plan.total_co2e_t),
         ("net present value (USD)", plan.npv_usd),
-    ]
+    ]  # fmt: skip
     return pd.DataFrame(rows, columns=["what", "value"])
+
+
+def summary_formats(summary: pd.DataFrame) -> list[str | None]:
+    """The summary's value formats, row by row, from the unit in each label."""
+    by_unit = {"(USD)": USD_FORMAT, "(t)": TONNES_FORMAT, "(share)": PERCENT_FORMAT}
+    return [
+        next((f for unit, f in by_unit.items() if str(what).endswith(unit)), None)
+        for what in summary["what"]
+    ]
+
+
+def break_even_sheet(rows: Sequence[BreakEven]) -> pd.DataFrame:
+    """The break-even sheet: the JSON rows, the smallest price moves first, with the move
+    as a fraction (``change``, under a percent format) instead of percent points."""
+    frame = break_even_frame(break_even_in_order(rows))
+    if frame.empty:
+        return frame
+    at = list(frame.columns).index("change_pct")
+    frame.insert(at, "change", frame.pop("change_pct") / 100.0)
+    frame["same_as"] = frame["same_as"].map("; ".join)
+    return frame
 
 
 def report_xlsx(analysis: Analysis) -> bytes:
     """The workbook: summary and monthly cash flow first, then the plan, purchase orders,
-    sensitivity, break-even prices and the frontier."""
+    sensitivity, break-even prices and the frontier. Money in currency on every sheet,
+    percentages stored as fractions, hours to a tenth (:func:`solver.outputs.files.workbook`);
+    totals below the data of the monthly cash flow, the plan and the purchase plan."""
     plan, sens = analysis.plan, analysis.sensitivity
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
     items = items.drop(columns=["bucket_requests_per_s", "cost_by_period_usd"], errors="ignore")
     orders = purchase_orders(plan)
-    frontier = pd.concat(
-        [
-            points_frame(analysis.carbon_frontier),
-            points_frame(analysis.budget_sweep),
-            points_frame(analysis.demand_sweep),
-        ],
-        ignore_index=True,
+    frontier = sweep_frame(
+        [*analysis.carbon_frontier, *analysis.budget_sweep, *analysis.demand_sweep]
     )
     monthly = pd.DataFrame([m.model_dump() for m in plan.cash_flow])
     if not monthly.empty:
         monthly["new_commitments"] = monthly["new_commitments"].map("; ".join)
+    summary = summary_frame(plan, analysis.budget_usd)
+    if analysis.two_stage is not None:
+        summary = pd.concat(
+            [summary, pd.DataFrame(two_stage_summary_rows(analysis.two_stage),
+                                   columns=["what", "value"])],
+            ignore_index=True,
+        )  # fmt: skip
+    duals = duals_frame(sens)
+    if not duals.empty:  # the row's names first: what, for whom, when
+        first = ["constraint", "family", "workload", "period", "block", "pool"]
+        duals = duals[first + [c for c in duals.columns if c not in first]]
     sheets = {
-        "summary": summary_frame(plan, analysis.budget_usd),
+        "summary": summary,
         "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
         "plan": items,
         "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
-        "sensitivity": duals_frame(sens),
-        "break-even": break_even_frame(sens.break_even),
+        "sensitivity": duals,
+        "break-even": break_even_sheet(sens.break_even),
         "frontier": frontier,
     }
     if analysis.two_stage is not None:
-        sheets["summary"] = pd.concat(
-            [sheets["summary"], pd.DataFrame(two_stage_summary_rows(analysis.two_stage),
-                                             columns=["what", "value"])],
-            ignore_index=True,
-        )  # fmt: skip
         sheets["two-stage"] = two_stage_frame(analysis.two_stage)
         sheets["two-stage distribution"] = two_stage_distribution(analysis.two_stage)
     money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
-    totals = {"monthly": [*money, "billed_usd"], "plan": ["cost_usd", "co2e_t"]}
-    return _stable_zip(workbook(sheets, totals))
+    totals = {
+        "monthly": [*money, "billed_usd"],
+        "plan": ["cost_usd", "co2e_t"],
+        "purchase plan": ["cost_usd"],
+    }
+    formats = {
+        "summary": {"value": summary_formats(summary)},
+        "break-even": {"change": PERCENT_FORMAT},
+    }
+    return _stable_zip(workbook(sheets, totals, formats))
 
 
 def build_analysis(

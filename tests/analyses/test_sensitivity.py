@@ -81,6 +81,32 @@ def test_demand_dual_is_marginal_cost_per_million_tokens(tiny_catalog):
     assert demand.d_objective_d_rhs == pytest.approx(0.4 * HOURS, rel=1e-6)
     # budget and carbon rows are absent: the problem has none, and none is shown as zero
     assert not [d for d in report.duals if d.family in {"budget", "carbon_cap"}]
+    # $ per 1M output tokens: one more request/s is 100 more output tokens/s, which over
+    # 730 h is 100 x 730 x 3,600 = 262.8M tokens for $292: $292 / 262.8 = $1.1111 per 1M.
+    # The same by the unit: an H100 at $4/h makes 1,000 tokens/s x 3,600 s = 3.6M tokens
+    # an hour, $4 / 3.6 = $1.1111 per 1M.
+    assert demand.usd_per_mtoken == pytest.approx(4.0 / 3.6, rel=1e-6)
+    # named by its workload, period and block (the row key [chat,0,0,0])
+    assert (demand.workload, demand.period, demand.block) == ("chat", "all", "day")
+
+
+def test_n_plus_1_dual_is_named_and_priced_per_million_tokens(tiny_catalog):
+    # 20 req/s (2,000 tokens/s) with N+1: eleven L4s ($11/h; 2,200 - 200 >= 2,000 tokens/s)
+    # beat 3 H100s ($12/h). The N+1 row holds the capacity (tokens/s over the block): one
+    # more token/s is 1/200 of an L4, $1/h / 200 x 730 h = $3.65, and in tokens an L4
+    # makes 200 x 3,600 = 720,000 tokens for $1: $1 / 0.72 = $1.3889 per 1M tokens.
+    sol = solved(problem([serve(20, redundancy="n_plus_1")]), tiny_catalog([H1, L4]))
+    assert sol.result.objective == pytest.approx(11 * HOURS)
+    report = shadow_prices(sol)
+    n1 = dual(report, "n_plus_1")
+    assert n1.constraint == "n_plus_1[chat,0,0]"
+    assert n1.d_objective_d_rhs == pytest.approx(HOURS / 200, rel=1e-6)
+    assert n1.usd_per_mtoken == pytest.approx(1 / 0.72, rel=1e-6)
+    assert (n1.workload, n1.period, n1.block, n1.pool) == ("chat", "all", "day", None)
+    # a pool's rows name the pool, period and block
+    avail = next(d for d in report.duals if d.family == "availability")
+    assert avail.pool in {"acme/us-east/l4#on_demand", "acme/us-east/h1#on_demand"}
+    assert (avail.workload, avail.period, avail.block) == (None, "all", "day")
 
 
 def test_break_even_prices_by_hand(tiny_catalog):

@@ -62,6 +62,11 @@ def test_sensitivity_json(setup):
     assert prices["acme/eu-north/l4b"] == pytest.approx(1.0, rel=1e-6)
     table = runner.invoke(app, ["sensitivity", str(prob), "--catalog", str(cat)])
     assert table.exit_code == 0 and "enters the plan below $1.00/h" in table.stdout
+    # the shadow price named by its row (not eaten as markup), workload, period and block,
+    # in $ per 1M tokens ($292 per request/s of 100 tokens over 730 h: $1.1111)
+    assert "demand_bucket[chat,0,0,0]" in table.stdout and "$1.1111" in table.stdout
+    line = next(x for x in table.stdout.splitlines() if "demand_bucket[chat,0,0,0]" in x)
+    assert "chat" in line.split("demand_bucket")[0] and " all " in line and " day " in line
 
 
 def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
@@ -243,3 +248,143 @@ def test_report_of_a_risk_averse_plan_states_its_cvar(tmp_path):
     summary = dict(openpyxl.load_workbook(out / "report.xlsx")["summary"].iter_rows(
         min_row=2, values_only=True))  # fmt: skip
     assert summary["two-stage: CVaR at 0.9 (USD)"] == pytest.approx(52_560)
+
+
+# --------------------------------------------------------------------------- for finance
+
+
+def _money_column(name: str) -> bool:
+    name = name.lower()
+    return (
+        name.endswith("_usd")
+        or name.startswith("usd_")
+        or "_usd_per_" in name
+        or ("price" in name and not name.endswith(("_basis", "_unit")))
+    )
+
+
+def _data_rows(sheet):
+    """The data rows of a sheet (above the blank row that precedes a total)."""
+    rows = []
+    for row in sheet.iter_rows(min_row=2):
+        if all(c.value is None for c in row):
+            break
+        rows.append(row)
+    return rows
+
+
+def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
+    # The workbook opened as a spreadsheet shows it: every money cell in a currency format
+    # on every sheet, every percentage cell a fraction (0.127 shows as 12.7%), hours to a
+    # tenth, no unformatted float with more than 2 decimals, and the totals the README
+    # promises ("totals below the data") on the monthly cash flow, the plan and the
+    # purchase plan. $10,000 budget: the plan's $8,030 uses 80.3% of it.
+    cat, prob, tmp = setup
+    prob.write_text(PROBLEM + "budget_usd: 10000\n")
+    out = tmp / "report"
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "2"]
+    res = runner.invoke(app, [*args, "--frontier-points", "2"])
+    assert res.exit_code == 0, res.output
+    book = openpyxl.load_workbook(out / "report.xlsx")
+    money_cells = percent_cells = 0
+    for sheet in book.worksheets:
+        header = [c.value for c in sheet[1]]
+        for row in sheet.iter_rows(min_row=2):
+            for name, cell in zip(header, row, strict=False):
+                value, fmt = cell.value, cell.number_format
+                if not isinstance(value, int | float) or isinstance(value, bool):
+                    continue
+                if _money_column(name):
+                    assert '"$"' in fmt, (sheet.title, name, fmt)
+                    money_cells += 1
+                if "%" in fmt:
+                    assert -10 <= value <= 10, (sheet.title, name, value)  # a fraction
+                    percent_cells += 1
+                if name in ("hours", "hours_per_unit", "job_hours"):
+                    assert fmt == "#,##0.0", (sheet.title, name, fmt)
+                if isinstance(value, float) and round(value, 2) != value:
+                    assert fmt != "General", (sheet.title, name, value)
+    assert money_cells > 20 and percent_cells > 3
+    # the summary: money in currency, the budget's share a fraction
+    summary = {r[0].value: r[1] for r in book["summary"].iter_rows(min_row=2)}
+    for label in ("total cost (USD)", "budget (USD)", "budget headroom (USD)", "capex (USD)"):
+        assert summary[label].number_format.startswith('"$"'), label
+    assert summary["total cost (USD)"].value == pytest.approx(8030)
+    assert summary["share of the budget used (share)"].value == pytest.approx(0.803)
+    assert "%" in summary["share of the budget used (share)"].number_format
+    assert summary["total CO2e (t)"].number_format == "#,##0.00"
+    # break-even: the move stored as the fraction it is, (break-even - now) / now
+    sheet = book["break-even"]
+    header = [c.value for c in sheet[1]]
+    assert "change_pct" not in header
+    for row in _data_rows(sheet):
+        r = dict(zip(header, (c.value for c in row), strict=True))
+        if r["break_even_price"] is not None:
+            assert r["change"] == pytest.approx(
+                (r["break_even_price"] - r["current_price"]) / r["current_price"], rel=1e-9
+            )
+            assert row[header.index("change")].number_format == "0.0%"
+    # frontier: served as a fraction of demand, each sweep's value under its own name,
+    # budgets in currency, no solver objective (the budget sweep's is a penalty)
+    sheet = book["frontier"]
+    header = [c.value for c in sheet[1]]
+    assert "objective" not in header and "value" not in header
+    rows = [dict(zip(header, row, strict=True)) for row in
+            sheet.iter_rows(min_row=2, values_only=True)]  # fmt: skip
+    assert all(0 <= r["served_fraction"] <= 1 for r in rows if r["served_fraction"] is not None)
+    budgets = [r for r in rows if r["sweep"] == "budget_usd"]
+    assert budgets and all(r["budget_usd"] > 1000 for r in budgets)
+    # totals below the data, after one blank row, equal to the sum of the data
+    for name, column in (("monthly", "total_usd"), ("plan", "cost_usd"),
+                         ("purchase plan", "cost_usd")):  # fmt: skip
+        sheet = book[name]
+        header = [c.value for c in sheet[1]]
+        data = _data_rows(sheet)
+        last = list(sheet.iter_rows(min_row=len(data) + 3, max_row=len(data) + 3))[0]
+        assert last[0].value == "total", name
+        col = header.index(column)
+        assert last[col].value == pytest.approx(sum(r[col].value for r in data), abs=0.01)
+        assert last[col].number_format.startswith('"$"'), name
+    assert book["purchase plan"].cell(row=len(_data_rows(book["purchase plan"])) + 3,
+                                      column=1).value == "total"  # fmt: skip
+
+
+def test_report_first_screen_names_moves_not_ties(setup):
+    # The first screen's "what moves the plan most": the smallest non-zero price moves that
+    # change the plan, a pool in the plan with what it serves; no $0 tie even if the
+    # analysis had one. Shadow prices named by workload, period and block, in $ per 1M
+    # tokens (test_sensitivity works out $292 per request/s = $1.11 per 1M tokens).
+    from solver.analyses.sensitivity import BreakEven
+    from solver.outputs.report import price_movers
+
+    cat, prob, tmp = setup
+    out = tmp / "report"
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "2"]
+    assert runner.invoke(app, [*args, "--frontier-points", "2"]).exit_code == 0
+    html = (out / "report.html").read_text()
+    first = html[html.index("What moves the plan most") : html.index("<h2>Cost by month")]
+    # L4b enters below $1.00 (-16.7%), L4 leaves above $1.20 (+20%), H1 above $5 (+25%)
+    assert first.index("l4b (l4) on_demand enters the plan below $1.00/h") < first.index(
+        "acme/us-east/l4 (l4) on_demand leaves the plan above $1.20/h"
+    )
+    assert "+0.0%" not in first and "in the plan it serves chat in all" in first
+    assert "demand of a traffic-mix bucket for chat in all, day block" in html
+    assert "$292.00, $1.11 per 1M tokens" in html
+    analysis = json.loads((out / "analysis.json").read_text())
+    demand = next(d for d in analysis["sensitivity"]["duals"] if d["family"] == "demand_bucket")
+    assert demand["usd_per_mtoken"] == pytest.approx(4 / 3.6)
+    assert (demand["workload"], demand["period"], demand["block"]) == ("chat", "all", "day")
+    # a tie (a twin at today's price, +0.0%) never reaches the first screen
+    from solver.analyses.sensitivity import SensitivityReport
+
+    sens = SensitivityReport.model_validate(analysis["sensitivity"])
+    tie = BreakEven(
+        pool_id="acme/eu-north/h1#on_demand", provider="acme", region="eu-north",
+        offering="acme/eu-north/h1", accelerator="h100-sxm", mode="on_demand",
+        in_plan=True, price_unit="USD per instance-hour", current_price=4.0,
+        break_even_price=4.0, change_pct=0.0, direction="leaves above",
+    )  # fmt: skip
+    sens.break_even.insert(0, tie)
+    movers = price_movers(sens)
+    assert movers and not any("acme/eu-north/h1" in m for m in movers)
+    assert all("+0.0%" not in m and "-0.0%" not in m for m in movers)
