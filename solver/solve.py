@@ -168,7 +168,7 @@ def carried(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.nd
     """A plan of ``model`` as values of ``other``'s variables: matched by name (else 0),
     and the N+1 class taken as largest (``top``) set again from the units in use, since
     classes are numbered per model: in each ``n_plus_1`` row, the class of the largest
-    unit in use (the smallest class when none is)."""
+    unit in use (the smallest class when none is, unless the block may go unserved)."""
     by_name = dict(zip(model.variables["name"], values, strict=True))
     out = np.array([by_name.get(n, 0.0) for n in other.variables["name"]])
     kind = other.variables["kind"].to_numpy()
@@ -176,12 +176,14 @@ def carried(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.nd
     if not tops.any():
         return out
     out[tops] = 0.0
+    # under max_served a block served by no unit takes no class (``largest_unit <= 1``)
+    optional = {r.key for r in other.rows if r.family == "largest_unit" and r.sense == "<="}
     for row in other.rows:
         if row.family != "n_plus_1":
             continue
         classes = {j: -c for j, c in row.coefs.items() if kind[j] == "top"}
-        used = [c for j, c in row.coefs.items() if kind[j] != "top" and c > 0 and out[j] > 0.5]
-        if not classes:
+        used = [c for j, c in row.coefs.items() if kind[j] == "x" and out[j] > 0.5]
+        if not classes or (not used and row.key in optional):
             continue
         largest = max(used, default=min(classes.values()))
         top = min(classes, key=lambda j: (abs(classes[j] - largest), j))

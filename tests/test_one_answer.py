@@ -82,3 +82,20 @@ def test_no_sweep_point_serves_all_for_less_than_the_optimum():
     assert points[-1].served_fraction == pytest.approx(1.0)
     for p in carbon_frontier(solution.compiled, points=3):
         assert p.total_cost_usd >= optimum * (1 - 1e-4)
+
+
+def test_a_max_served_plan_with_n_plus_1_carries_into_the_analyses(tiny_catalog):
+    # $2,920 buys two L4s ($1.5/h x 730 h each), which serve 2 x 2 - 2 = 2 of 20 req/s
+    # under N+1 (core/test_model_headroom.py). Carried into the model of every option,
+    # the plan holds (the LP of the plan solves: shadow prices exist) at its cost.
+    from conftest import H1, offering, problem, serve
+    from solver.analyses.sensitivity import shadow_prices
+
+    cat = tiny_catalog([H1, offering("l4", "l4", 1, 1.5, nvlink=False)])
+    p = problem([serve(20, redundancy="n_plus_1")], budget_usd=2920, objective="max_served")
+    plan, solution = solve_for_analysis(p, cat)
+    assert plan.served_fraction["chat"] == pytest.approx(0.1, abs=1e-9)
+    assert plan.total_cost_usd == pytest.approx(2 * 1.5 * 730)
+    total = solution.model.expressions["total_cost_usd"].value(solution.result.values)
+    assert total == pytest.approx(2 * 1.5 * 730)
+    assert shadow_prices(solution).duals
