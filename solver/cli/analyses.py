@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -23,13 +22,13 @@ from solver.cli.common import (
     _load_catalog,
     _run,
     app,
+    emit,
 )
 from solver.cli.solve import _two_stage
 from solver.errors import ProcureError
 from solver.outputs.files import (
     check_output_dir,
     check_output_file,
-    write_atomic,
     write_files_together,
 )
 from solver.units import DEFAULT_SOLVER, SOLVERS, WARM_SOLVER
@@ -163,12 +162,7 @@ def sensitivity(
             text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
         else:
             text = sensitivity_text(report)
-        if out is not None:
-            check_output_file(out, force=force)
-            write_atomic(out, text)
-            typer.echo(f"wrote {out}")
-        else:
-            sys.stdout.write(text)
+        emit(text, out, force)
 
     _run(debug, body)
 

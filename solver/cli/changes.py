@@ -22,9 +22,10 @@ from solver.cli.common import (
     _run,
     _with_paths,
     app,
+    emit,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_file, write_atomic, write_paths_together
+from solver.outputs.files import check_output_file, write_paths_together
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
@@ -413,11 +414,6 @@ def diff_cmd(
             text = diff_markdown(diff)
         else:
             text = diff_text(diff)
-        if out is not None:
-            check_output_file(out, force=force)
-            write_atomic(out, text)
-            typer.echo(f"wrote {out}")
-        else:
-            sys.stdout.write(text)
+        emit(text, out, force)
 
     _run(debug, body)

@@ -143,6 +143,20 @@ class Stages:
             self.done(stage, f"{total} done")
 
 
+def emit(text: str, out: Path | None, force: bool) -> None:
+    """A command's text: to ``out`` (atomically, saying so) or to stdout."""
+    import sys
+
+    from solver.outputs.files import check_output_file, write_atomic
+
+    if out is None:
+        sys.stdout.write(text)
+        return
+    check_output_file(out, force=force)
+    write_atomic(out, text)
+    typer.echo(f"wrote {out}")
+
+
 def _run(debug: bool, body: Callable[[], None]) -> None:
     """Run a command body; turn user errors into one message and a non-zero exit."""
     from solver.errors import InfeasibleError, NoPlanError
