@@ -41,8 +41,10 @@ when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'
 (``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
 (``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
 units differently) are left alone, and their rented columns give their pools no room.
-Under a carbon cap or a carbon objective nothing is pruned here (a second order, CO2e
-per unit-hour, would have to hold as well), nor under provider shares (:func:`prunable`).
+Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
+co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,
+so the cap and every objective still hold; rule 3 is left out there (its clusters are
+compared by cost alone). Nothing is pruned under provider shares (:func:`prunable`).
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
             "key": key.to_numpy(),
             "cap": mine["tokens_per_s_per_unit"].to_numpy(float),
             "price": mine["pool_id"].map(p["price_usd_per_hour"]).to_numpy(float),
+            # CO2e per unit-hour, where it counts (a second order rule 2 must keep)
+            "co2": mine["kgco2e_per_unit_hour"].to_numpy(float) if carbon_counts(problem) else 0.0,
         }
     )
     d = demand[demand["bucket"] < 0][["workload", "period", "block", "demand"]]
@@ -189,6 +193,7 @@ def _training_prunable(problem: Problem) -> bool:
         problem.objective in {"min_cost", "max_served"}
         and not problem.period_budget_usd
         and not problem.quotas
+        and problem.carbon_cap_tco2e is None  # a cheaper cluster may emit more
     )
 
 
@@ -213,6 +218,7 @@ def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) 
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
     size = served_capacity(cols["cap"], cols["demand"])
     price = cols["price"].to_numpy(float)
+    co2 = cols["co2"].to_numpy(float)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
     while True:
@@ -221,7 +227,7 @@ def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) 
         dominated = np.zeros(len(cols), dtype=bool)
         for lo, hi in bounds:
             dominated[lo:hi] = _dominated_in_row(
-                size[lo:hi], price[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
+                size[lo:hi], price[lo:hi], co2[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
             )
         dominated &= ~kept
         if not dominated.any():
@@ -229,10 +235,11 @@ def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) 
         alive = alive & ~dominated
 
 
-def _dominated_in_row(size, price, alive, room, whole_multiples) -> np.ndarray:
+def _dominated_in_row(size, price, co2, alive, room, whole_multiples) -> np.ndarray:
     """Columns of one demand row (sorted by price, then size, largest first) that ``m``
-    units of a column with room replace at no more cost: ``m = ceil(size_k / size_j)``,
-    ``m x price_j <= price_k`` (``m = 1``: ``size_j >= size_k``, when not
+    units of a column with room replace at no more cost and no more CO2e (0 where carbon
+    does not count): ``m = ceil(size_k / size_j)``, ``m x price_j <= price_k`` and
+    ``m x co2_j <= co2_k`` (``m = 1``: ``size_j >= size_k``, when not
     ``whole_multiples``); of equal ones, the first stays."""
     by = np.flatnonzero(alive & room & (size > 0))
     if not len(by):
@@ -241,10 +248,13 @@ def _dominated_in_row(size, price, alive, room, whole_multiples) -> np.ndarray:
     if not whole_multiples:
         units = np.where(units <= 1, 1.0, np.inf)
     usd = units * price[by, None]
+    kg = units * co2[by, None]
     tol = 1e-9 * np.maximum(price, 1e-12)
+    tol_kg = 1e-9 * np.maximum(co2, 1e-12)
     earlier = by[:, None] < np.arange(len(size))[None, :]
-    beats = (usd < price - tol) | ((usd <= price + tol) & earlier)
-    return alive & beats.any(axis=0)
+    no_worse = (usd <= price + tol) & (kg <= co2 + tol_kg)
+    better = (usd < price - tol) | (kg < co2 - tol_kg) | earlier
+    return alive & (no_worse & better).any(axis=0)
 
 
 def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:
@@ -279,8 +289,10 @@ def prune_dominated_options(
     Pools in ``keep`` (a break-even search moves their price) are never pruned and never
     stand in for another (they give no room): pruning stays exact at any of their prices.
     """
-    if options.empty or carbon_counts(problem) or not prunable(problem):
+    if options.empty or not prunable(problem):
         return options, {}
+    if carbon_counts(problem) and "kgco2e_per_unit_hour" not in options:
+        return options, {}  # no CO2e to compare
     cols, others = _columns(options, pools, demand, problem)
     all_runs = _training_runs(options, pools)
     runs = all_runs if _training_prunable(problem) else all_runs.iloc[0:0]

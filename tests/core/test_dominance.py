@@ -17,6 +17,7 @@ from test_solve_properties import SETTINGS, SHAPES, cost
 import solver.core.compile as compile_module
 from conftest import TINY_REGIONS, offering, write_catalog
 from solver.core import dominance
+from solver.errors import InfeasibleError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
@@ -203,6 +204,17 @@ def test_nothing_under_carbon():
     assert dominance.prune_dominated_options(options, pools, demand, carbon)[1] == {}
 
 
+def test_under_carbon_a_column_goes_only_for_one_no_dirtier():
+    # Under a carbon cap rule 2 also compares CO2e per unit-hour. A ($2/h, 1,000 tok/s)
+    # emits 1.0 kg an hour: B ($3/h, 800 tok/s) at 0.5 kg stays (one A emits more),
+    # at 2.0 kg it goes as without the cap.
+    options, pools, demand = _tables()
+    capped = _problem(carbon_cap_tco2e=10.0)
+    for b_kg, expected in ((0.5, {}), (2.0, {dominance.REASON: 1})):
+        co2 = options.assign(kgco2e_per_unit_hour=[1.0, b_kg, 0.1])
+        assert dominance.prune_dominated_options(co2, pools, demand, capped)[1] == expected
+
+
 def test_n_plus_1_bounds_one_unit_more():
     # Under N+1 each bound is one unit more: A ceil(2500/1000) + 1 = 4 <= 10 (room),
     # B 4 + 1 = 5, C 5 + 1 = 6 > 2. B ($3, 800 tok/s) goes for one A ($2, 1,000) as
@@ -261,6 +273,51 @@ def test_pruning_dominated_options_keeps_the_optimum(world):
     pruned = cost(problem, cat)
     with _without_pruning():
         full = cost(problem, cat)
+    assert (pruned is None) == (full is None)
+    if full is not None:
+        assert pruned == pytest.approx(full, rel=1e-6)
+
+
+@SETTINGS
+@given(crowded(), st.sampled_from([0.0, 300.0, 3000.0]))
+def test_pruning_under_a_carbon_price_keeps_the_optimum(world, usd_per_tco2e):
+    # Where CO2e counts, a column goes only for units no dearer and emitting no more;
+    # the two regions' grids differ tenfold (400 and 40 gCO2/kWh), so price and CO2e
+    # often disagree. The optimum of cost + carbon price x CO2e is the unpruned one.
+    rows, users, _, units = world
+    cat = load_catalog(write_catalog(Path(tempfile.mkdtemp(prefix="procure-dom-")), rows))
+    w = {
+        "kind": "inference",
+        "name": "chat",
+        "model": "llama-3-8b",
+        "demand": {"users": users, "requests_per_user_per_day": 10},
+        "prompt_tokens": 500,
+        "output_tokens": 200,
+        "ttft_slo": "2 s",
+        "tpot_slo": "80 ms",
+        "redundancy": units,
+    }
+    problem = parse_problem(
+        {
+            "name": "dom",
+            "horizon_months": 1,
+            "modes": ["on_demand"],
+            "workloads": [w],
+            "objective": "cost_plus_carbon",
+            "carbon_price_usd_per_tco2e": usd_per_tco2e,
+        }
+    )
+
+    def objective():
+        try:
+            plan = solve_problem(problem, cat, explain=False)
+        except InfeasibleError:
+            return None
+        return plan.total_cost_usd + usd_per_tco2e * plan.total_co2e_t
+
+    pruned = objective()
+    with _without_pruning():
+        full = objective()
     assert (pruned is None) == (full is None)
     if full is not None:
         assert pruned == pytest.approx(full, rel=1e-6)
