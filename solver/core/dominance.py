@@ -248,7 +248,8 @@ def _dominated_in_row(size, price, co2, alive, room, whole_multiples) -> np.ndar
     if not whole_multiples:
         units = np.where(units <= 1, 1.0, np.inf)
     usd = units * price[by, None]
-    kg = units * co2[by, None]
+    with np.errstate(invalid="ignore"):  # inf units x 0 kg: that pair is out anyway
+        kg = np.where(np.isfinite(units), units * co2[by, None], np.inf)
     tol = 1e-9 * np.maximum(price, 1e-12)
     tol_kg = 1e-9 * np.maximum(co2, 1e-12)
     earlier = by[:, None] < np.arange(len(size))[None, :]
