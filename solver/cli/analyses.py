@@ -68,7 +68,20 @@ AnalysisSolverOpt = Annotated[
 
 def _solvers(solver: str | None) -> tuple[str, str]:
     """The solver of the plan and of the re-solves: the one asked for, or the defaults
-    (the plan then is exactly ``procure solve``'s)."""
+    (the plan then is exactly ``procure solve``'s).
+
+    Raises
+    ------
+    ProcureError
+        ``cpsat``: it solves no LP, and the analyses need the duals of the plan's LP.
+    """
+    if solver == "cpsat":
+        raise ProcureError(
+            "cpsat cannot run an analysis: CP-SAT solves no LP, and shadow prices "
+            "are the duals of the plan's LP",
+            field="--solver",
+            fix="use highs, highspy, cbc or scip (or leave --solver out)",
+        )
     return (solver or DEFAULT_SOLVER, solver or WARM_SOLVER)
 
 

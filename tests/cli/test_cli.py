@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CHAT_WORKLOAD, offering, write_catalog
+from conftest import CHAT_WORKLOAD, ROOT, offering, write_catalog
 from solver.cli import app
 
 runner = CliRunner()
@@ -219,3 +219,15 @@ def test_shipped_seed_solves_verified_optimal(seed_solved):
     plan = json.loads(output)
     assert plan["status"] == "optimal" and plan["verified"] is True
     assert plan["total_cost_usd"] <= 2_000_000
+
+
+@pytest.mark.parametrize("command", ["sensitivity", "report"])
+def test_an_analysis_refuses_cpsat_with_a_message(command, tmp_path):
+    # CP-SAT solves no LP, and an analysis needs the duals of the plan's LP: one message
+    # naming the option and the fix, exit 2 (was an internal error, exit 70)
+    args = [command, str(ROOT / "problems" / "seed-2m-13b.yaml"), "--solver", "cpsat"]
+    if command == "report":
+        args += ["--out", str(tmp_path / "r")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert "--solver" in result.output and "fix: use highs" in result.output
