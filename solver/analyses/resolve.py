@@ -790,12 +790,16 @@ def _stable_solution(
     what they cost (a :class:`StabilityInfo`, or None)."""
     from solver.solve import carried, optimise
 
+    def unconstrained():
+        """The plain problem's optimum, pruned for its own prices, limits and demand."""
+        pruned = repruned(compiled)
+        return optimise(pruned, build_model(pruned), solver=solver, options=options)
+
     stability = None
     if max_changes is not None:
         # The unconstrained optimum first: when it already keeps the limit it is also the
         # constrained optimum (and the MIP with change indicators is not needed).
-        pruned = repruned(compiled)
-        free = optimise(pruned, build_model(pruned), solver=solver, options=options)
+        free = unconstrained()
         free_cost = free.model.expressions["total_cost_usd"].value(free.result.values)
         values = carried(free.model, free.result.values, model)
         free_changes = count_changes(compiled, model, values, future_items)
@@ -813,9 +817,8 @@ def _stable_solution(
             compiled, model, future_items, switching_cost_usd=switching_cost_usd
         )
         solution = optimise(compiled, extended, solver=solver, options=options)
-    else:  # a plain problem: pruned for its own prices, limits and demand (exact)
-        pruned = repruned(compiled)
-        solution = optimise(pruned, build_model(pruned), solver=solver, options=options)
+    else:
+        solution = unconstrained()
     return solution, stability
 
 

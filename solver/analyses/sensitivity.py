@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from solver.analyses.runner import run_tasks
 from solver.core.backends import HighsSession, SolveOptions, get_backend
-from solver.core.compile import Compiled, repruned
+from solver.core.compile import Compiled, repruned, with_options
 from solver.core.dominance import carbon_counts
 from solver.core.model import (
     FAMILIES,
@@ -53,7 +53,7 @@ from solver.core.model import (
     stage_objective,
 )
 from solver.errors import InfeasibleError, ProcureError
-from solver.solve import Solution, optimise
+from solver.solve import Solution, carried, optimise
 from solver.units import RENTED_MODES, Mode
 
 # ------------------------------------------------------------------ results
@@ -487,12 +487,6 @@ def _slopes_by_name(model: LinearModel, slopes: PriceSlopes, other: LinearModel)
     return PriceSlopes(objective, rows, slopes.base_price)
 
 
-def _start_by_name(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.ndarray:
-    """A plan of ``model`` as values of ``other``'s variables (matched by name, else 0)."""
-    by_name = dict(zip(model.variables["name"], values, strict=True))
-    return np.array([by_name.get(n, 0.0) for n in other.variables["name"]])
-
-
 def _solve_cold(model: LinearModel, solver: str, options: SolveOptions):
     r = get_backend(solver).solve(model, options)
     return (r.objective, r.values) if r.has_solution else (None, None)
@@ -520,7 +514,7 @@ class _Warm:
         full_slopes = slopes if slopes is not None else price_slopes(compiled, full_model)
         self.model = build_model(_pruned_keeping(compiled, pool_id))
         self.slopes = _slopes_by_name(full_model, full_slopes, self.model)
-        self.start = None if start is None else _start_by_name(full_model, start, self.model)
+        self.start = None if start is None else carried(full_model, start, self.model)
         self.pi, self.options = pi, options
         self.pricer = _PoolPricer(self.model, self.slopes, pi)
         self.session = self.pricer.session
@@ -750,15 +744,7 @@ def _merged(compiled: Compiled, pool_id: str, twins: Iterable[str]) -> Compiled:
     rep = pools["pool_id"] == pool_id
     pools.loc[rep, "availability_cap"] += pools.loc[is_twin, "availability_cap"].sum()
     options = compiled.options[~compiled.options["pool_id"].isin(twins)]
-    ids = options["option_id"]
-    th, bc = compiled.training_hours, compiled.bucket_capacity
-    return replace(
-        compiled,
-        pools=pools,
-        options=options,
-        training_hours=th[th["option_id"].isin(ids)],
-        bucket_capacity=bc[bc["option_id"].isin(ids)],
-    )
+    return with_options(replace(compiled, pools=pools), options)
 
 
 def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:

@@ -55,7 +55,7 @@ import pandas as pd
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
-from solver.core.compile import Compiled
+from solver.core.compile import Compiled, with_options
 from solver.core.dominance import served_capacity
 from solver.core.ledger import discount_factors
 from solver.core.model import LinearModel, Row, build_model, new_row
@@ -562,20 +562,6 @@ def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
     return keep
 
 
-def restricted(compiled: Compiled, keep: np.ndarray) -> Compiled:
-    """The compiled problem with only the options in ``keep`` (ids unchanged)."""
-    options = compiled.options[keep]
-    ids = set(options["option_id"])
-    th = compiled.training_hours
-    bc = compiled.bucket_capacity
-    return replace(
-        compiled,
-        options=options,
-        training_hours=th[th["option_id"].isin(ids)],
-        bucket_capacity=bc[bc["option_id"].isin(ids)],
-    )
-
-
 @dataclass
 class _LP:
     objective: float
@@ -790,7 +776,7 @@ class _Generation:
         while True:
             if self.fresh is None:
                 t0 = time.perf_counter()
-                sub = restricted(self.compiled, self.keep)
+                sub = with_options(self.compiled, self.compiled.options[self.keep])
                 base = build_model(sub, cap_demand_rows=True)
                 model = self.cuts.add_to(base)
                 t1 = time.perf_counter()

@@ -1133,7 +1133,12 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
         compiled.problem,
         keep=keep,
     )
-    options = options.drop(columns=["hours_by_period"]).reset_index(drop=True)
+    return with_options(compiled, options.drop(columns=["hours_by_period"]).reset_index(drop=True))
+
+
+def with_options(compiled: Compiled, options: pd.DataFrame) -> Compiled:
+    """``compiled`` with only ``options`` (a subset of its options table, ids unchanged),
+    and the training hours and traffic-mix capacities of those options."""
     ids = options["option_id"]
     th, bc = compiled.training_hours, compiled.bucket_capacity
     return replace(

@@ -878,6 +878,19 @@ def _peak_scale(ctx, p: Problem, w: InferenceWorkload, period: str, block) -> fl
     return factor * (1 + p.demand_headroom) / w.max_utilisation
 
 
+def _mix_output_factor(w: InferenceWorkload) -> float:
+    """Output tokens of the mix per request over the workload's ``output_tokens`` (1
+    without a traffic mix): its average output tokens/s of the whole mix."""
+    if not w.traffic_mix:
+        return 1.0
+    return sum(b.share * b.output_tokens for b in w.traffic_mix) / w.output_tokens
+
+
+def _total_and_largest(units: list[tuple[float, float]]) -> tuple[float, float]:
+    """Tokens/s of all serving units, and of the largest one, from (tokens/s, units)."""
+    return sum(cap * n for cap, n in units), max((cap for cap, _ in units), default=0.0)
+
+
 def _check_served_within_n_plus_1(run: _Run) -> None:
     """max_served: the served fraction a plan claims for an N+1 workload is at most what
     its units serve with the largest unit lost, block by block (output tokens/s of the
@@ -888,19 +901,15 @@ def _check_served_within_n_plus_1(run: _Run) -> None:
     for w in p.workloads:
         if not isinstance(w, InferenceWorkload) or not w.n_plus_1:
             continue
-        per_request = (
-            sum(b.share * b.output_tokens for b in w.traffic_mix) / w.output_tokens
-            if w.traffic_mix
-            else 1.0
-        )
         demanded = servable = 0.0
         for period in w.periods or ctx.period_names:
             for bname, block in ctx.blocks.items():
                 hours = ctx.period_hours(period) * block.hours_per_day / 24.0
-                need = _average_tps(w) * _peak_scale(ctx, p, w, period, block) * per_request
-                units = run.unit_capacity.get((w.name, period, bname), [])
-                total = sum(cap * n for cap, n in units)
-                largest = max((cap for cap, _ in units), default=0.0)
+                need = _average_tps(w) * _peak_scale(ctx, p, w, period, block)
+                need *= _mix_output_factor(w)
+                total, largest = _total_and_largest(
+                    run.unit_capacity.get((w.name, period, bname), [])
+                )
                 demanded += need * hours
                 servable += min(need, max(0.0, total - largest)) * hours
         claimed = run.plan.served_fraction.get(w.name, 1.0) * demanded
@@ -946,15 +955,10 @@ def _check_demand(run: _Run) -> None:
                         )
                     if w.n_plus_1 and p.objective != "max_served":
                         # output tokens/s of the whole mix (or the one request size)
-                        need_tps = avg_tps * scale
-                        if w.traffic_mix:
-                            need_tps = sum(
-                                avg_tps / w.output_tokens * scale * b.share * b.output_tokens
-                                for b in w.traffic_mix
-                            )
-                        units = unit_capacity.get((w.name, period, bname), [])
-                        total = sum(cap * n for cap, n in units)
-                        largest = max((cap for cap, _ in units), default=0.0)
+                        need_tps = avg_tps * scale * _mix_output_factor(w)
+                        total, largest = _total_and_largest(
+                            unit_capacity.get((w.name, period, bname), [])
+                        )
                         c.check(
                             "N+1 (capacity without the largest unit meets peak)",
                             # tolerance relative to the row's largest term, as the solver's
