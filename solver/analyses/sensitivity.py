@@ -504,6 +504,14 @@ def _excluded(model: LinearModel, pool_index: int) -> LinearModel:
     return LinearModel(v, model.rows, model.objective, model.expressions)
 
 
+def _all_carried(model: LinearModel, values: np.ndarray, other: LinearModel) -> bool:
+    """Whether every variable the plan sets (the N+1 class aside: :func:`carried` sets it
+    again) exists in ``other``: then the plan carried over is the same plan."""
+    v = model.variables
+    set_ = (np.abs(values) > 1e-9) & (v["kind"] != "top").to_numpy()
+    return bool(v["name"][set_].isin(other.variables["name"]).all())
+
+
 class _Warm:
     """Break-even re-solves of one HiGHS model changed in place, each starting from the
     last plan. The other pools are pruned by dominance (this one kept and not counted as
@@ -515,6 +523,7 @@ class _Warm:
         self.model = build_model(_pruned_keeping(compiled, pool_id))
         self.slopes = _slopes_by_name(full_model, full_slopes, self.model)
         self.start = None if start is None else carried(full_model, start, self.model)
+        self.holds_plan = start is not None and _all_carried(full_model, start, self.model)
         self.pi, self.options = pi, options
         self.pricer = _PoolPricer(self.model, self.slopes, pi)
         self.session = self.pricer.session
@@ -548,6 +557,8 @@ class _Cold:
         self.model = model if model is not None else build_model(compiled)
         self.slopes = slopes if slopes is not None else price_slopes(compiled, self.model)
         self.start, self.options, self.solver = start, options, solver
+        # the caller's model (a class merged into one pool is rebuilt with fewer variables)
+        self.holds_plan = start is not None and len(start) == len(self.model.variables)
 
     def objective_without_pool(self) -> float | None:
         target, _ = _solve_cold(_excluded(self.model, self.pi), self.solver, self.options)
@@ -642,9 +653,14 @@ def break_even_for_pool(
         target = base_objective
     way.require_pool()
     price, x = p0, (way.start if in_plan else None)
+    # a pool in the plan: the plan is the best one using it at today's price (no solve)
+    known = (base_objective, x) if in_plan and way.holds_plan else None
     for _ in range(max_steps):
-        value, x = way.solve_at(price, x)
-        solves += 1
+        if known is not None:
+            (value, x), known = known, None
+        else:
+            value, x = way.solve_at(price, x)
+            solves += 1
         if value is None:
             return out.model_copy(
                 update={"solves": solves, "note": "no feasible plan can use it at this price"}
@@ -752,9 +768,10 @@ def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     compiled = solution.compiled
     _unpruned(compiled)
     in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
-    candidates = sorted(set(compiled.options["pool_id"]))
-    priced = {p for p in candidates if pool_price(compiled, p)[0] > 0}
-    return [p for p in candidates if p in priced], in_plan
+    pools = compiled.pools
+    price = np.where(pools["kind"] == "owned", pools["capex_usd"], pools["price_usd_per_hour"])
+    priced = set(pools["pool_id"][price > 0])
+    return sorted(set(compiled.options["pool_id"]) & priced), in_plan
 
 
 def _break_even_task(shared: tuple, classes: list[tuple[str, list[str]]]) -> list[BreakEven]:
@@ -887,23 +904,23 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     pools = compiled.pools
     months = compiled.periods["months"].to_numpy()
     hours = compiled.periods["hours"].to_numpy()
-    use = v["kind"].isin(("x", "z")).to_numpy() & (v["pool"].to_numpy() >= 0)
-    out: dict[str, float] = {}
-    for j in np.flatnonzero(use):
-        p = pools.iloc[int(v["pool"].iat[j])]
-        t = max(int(v["period"].iat[j]), 0)
-        if p["kind"] == "owned":
-            full = cost[j] + months[t] * (
-                p["capex_usd"] / p["lifetime_months"] + p["hosting_usd_per_month"]
-            )
-        elif p["mode"] in (Mode.RESERVED_1Y, Mode.RESERVED_3Y):
-            full = cost[j] + p["price_usd_per_hour"] * hours[t]
-        else:
-            full = cost[j]
-        if full > 0:
-            ratio = float(value[j] / full)
-            out[p["pool_id"]] = max(out.get(p["pool_id"], -np.inf), ratio)
-    return out
+    use = np.flatnonzero(v["kind"].isin(("x", "z")).to_numpy() & (v["pool"].to_numpy() >= 0))
+    p = v["pool"].to_numpy()[use].astype(int)
+    t = np.maximum(v["period"].to_numpy()[use].astype(int), 0)
+    owned = (pools["kind"] == "owned").to_numpy()[p]
+    reserved = pools["mode"].isin([Mode.RESERVED_1Y, Mode.RESERVED_3Y]).to_numpy()[p]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_month = (pools["capex_usd"] / pools["lifetime_months"]).to_numpy(float)[p] + pools[
+            "hosting_usd_per_month"
+        ].to_numpy(float)[p]
+    full = cost[use] + np.where(
+        owned,
+        months[t] * np.where(owned, per_month, 0.0),
+        np.where(reserved, pools["price_usd_per_hour"].to_numpy(float)[p] * hours[t], 0.0),
+    )
+    paid = full > 0
+    ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
+    return {k: float(r) for k, r in ratio.groupby(level=0).max().items()}
 
 
 # ------------------------------------------------------------------ sweeps

@@ -348,19 +348,26 @@ def _bounds(periods: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _active_commitment_periods(periods: pd.DataFrame, start: int, term_months: float) -> list[int]:
-    """Periods fully covered by a commitment starting at the start of period ``start``."""
-    s, e = _bounds(periods)
+def _active_commitment_periods(
+    bounds: tuple[np.ndarray, np.ndarray], start: int, term_months: float
+) -> list[int]:
+    """Periods fully covered by a commitment starting at the start of period ``start``
+    (``bounds``: :func:`_bounds` of the periods)."""
+    s, e = bounds
     t = np.arange(start, len(s))
     return t[e[start:] <= s[start] + term_months + 1e-9].tolist()
 
 
 def _delivered_periods(
-    periods: pd.DataFrame, start: int, lead_months: float, lifetime_months: float = 0.0
+    bounds: tuple[np.ndarray, np.ndarray],
+    start: int,
+    lead_months: float,
+    lifetime_months: float = 0.0,
 ) -> list[int]:
     """Periods in which a server ordered at the start of ``start`` is in service all along:
-    delivered after the lead time, not yet at the end of its life (0 = no end)."""
-    s, e = _bounds(periods)
+    delivered after the lead time, not yet at the end of its life (0 = no end)
+    (``bounds``: :func:`_bounds` of the periods)."""
+    s, e = bounds
     t = np.arange(start, len(s))
     arrival = s[start] + lead_months
     ok = s[start:] >= arrival - 1e-9
@@ -500,6 +507,9 @@ class _State:
         self.pools, self.options = compiled.pools, compiled.options
         self.n_t, self.n_b = len(self.periods), len(self.blocks)
         self.horizon_months = float(self.periods["end_month"].iat[-1])
+        self.period_bounds = _bounds(self.periods)
+        # (term months, first period) -> the ledger's charge of a reservation at $1/h
+        self.reservation_per_usd: dict[tuple[float, int], ledger.Charge] = {}
         self.p_hours = self.periods["hours"].to_numpy()
         self.b_frac = self.blocks["fraction"].to_numpy()
         self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"])}
@@ -752,7 +762,10 @@ def add_training(m: _State) -> None:
 def add_fleet(m: _State) -> None:
     """Per capacity pool, in pool order: owned servers (:func:`add_owned_fleet`),
     reservations (:func:`add_reservations`) or rented availability caps."""
-    for p, pool in enumerate(m.pools.itertuples(index=False)):
+    existing = m.pools["existing_units"].to_numpy() > 0
+    relevant = sorted(set(m.usage) | set(np.flatnonzero(existing).tolist()))
+    pools = m.pools.iloc[relevant]  # a pool no option uses and holding nothing adds nothing
+    for p, pool in zip(relevant, pools.itertuples(index=False), strict=True):
         used = m.usage.get(p)
         if pool.kind == "owned":
             add_owned_fleet(m, p, pool, used)
@@ -773,7 +786,9 @@ def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
     delivered: dict[int, list[int]] = defaultdict(list)  # period -> buy vars serving it
     if "owned" in problem.modes and used is not None:
         for tau in range(m.n_t):
-            serves = _delivered_periods(periods, tau, pool.lead_months, pool.lifetime_months)
+            serves = _delivered_periods(
+                m.period_bounds, tau, pool.lead_months, pool.lifetime_months
+            )
             if not serves:
                 continue
             v = B.var(
@@ -826,7 +841,7 @@ def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
     active: dict[int, list[int]] = defaultdict(list)
     if used is not None:
         for tau in range(m.n_t):
-            covers = _active_commitment_periods(periods, tau, pool.term_months)
+            covers = _active_commitment_periods(m.period_bounds, tau, pool.term_months)
             if not covers:
                 continue
             v = B.var(
@@ -837,15 +852,19 @@ def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
                 period=tau,
                 block=-1,
             )
-            charge = ledger.reservation(
-                price_usd_per_hour=pool.price_usd_per_hour,
-                term_months=pool.term_months,
-                begins_in=tau,
-                periods=periods,
-                clock=m.compiled.clock,
-                policy=m.problem.owned_cost_policy,
-            )
-            m.add_cost(v, charge.total_usd, pool.provider, charge.by_period_usd)
+            key = (float(pool.term_months), tau)
+            if key not in m.reservation_per_usd:  # a charge is linear in the price
+                m.reservation_per_usd[key] = ledger.reservation(
+                    price_usd_per_hour=1.0,
+                    term_months=pool.term_months,
+                    begins_in=tau,
+                    periods=periods,
+                    clock=m.compiled.clock,
+                    policy=m.problem.owned_cost_policy,
+                )
+            per_usd, price = m.reservation_per_usd[key], float(pool.price_usd_per_hour)
+            by_period = {t: usd * price for t, usd in per_usd.by_period_usd.items()}
+            m.add_cost(v, per_usd.total_usd * price, pool.provider, by_period)
             for t in covers:
                 active[t].append(v)
     existing_active: dict[int, int] = {}
