@@ -1250,7 +1250,11 @@ def prune_dominated_pools(
     hold ``L`` units of availability between them, a dearer pool is never needed (any
     plan using it can move those units to a cheaper pool with room, at no more cost,
     CO2e or anything else; under N+1 the largest unit keeps its capacity), so it is
-    pruned with its options. Owned pools are kept (site power caps and purchases).
+    pruned with its options. Where a workload keeps its fleet all day (``fleet:
+    autoscale`` or ``flat``), one cheaper pool must hold the ``L`` units alone: all of a
+    dearer pool's units then move to that one pool in every block (filled to ``L``, it
+    serves alone), so it runs all day wherever the dearer one did. Owned pools are kept
+    (site power caps and purchases).
     Nothing is pruned under provider shares (:func:`solver.dominance.prunable`).
     """
     if options.empty or not dominance.prunable(problem):
@@ -1302,6 +1306,8 @@ def prune_dominated_pools(
         },
         index=pool_sig.index,
     ).sort_values(["key", "price", "co2"], kind="stable")
+    # a fleet kept all day moves whole: one cheaper pool must hold all the units
+    one_pool = any(dominance.steady_fleet(w) for w in problem.workloads)
     pruned: list[str] = []
     for _, g in frame.groupby("key", sort=False):
         if len(g) < 2:
@@ -1310,7 +1316,8 @@ def prune_dominated_pools(
         kept_cap: list[float] = []
         kept_co2: list[float] = []
         for pool_id, row in zip(g.index, g.itertuples(index=False), strict=True):
-            room = sum(c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= row.co2)
+            fits = [c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= row.co2]
+            room = max(fits, default=0.0) if one_pool else sum(fits)
             if room >= load:
                 pruned.append(pool_id)
             else:

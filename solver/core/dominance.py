@@ -40,7 +40,10 @@ one unit of ``k`` by ``m`` of ``j`` raises the total ``T`` by ``m a'_j - a'_k >=
 when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'_k``
 (``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
 (``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
-units differently) are left alone, and their rented columns give their pools no room.
+units differently) are left alone, and their rented columns give their pools no room;
+so are workloads whose fleet stays all day (``fleet: autoscale`` or ``flat``: a column
+dropped in one block could not be deployed, and the stand-ins of different blocks need
+not be one offering).
 Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
 co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,
 so the cap and every objective still hold; rule 3 is left out there (its clusters are
@@ -77,6 +80,15 @@ def prunable(problem: Problem) -> bool:
     return not problem.provider_share_max
 
 
+def steady_fleet(workload) -> bool:
+    """Whether a serving workload keeps its rented offerings all day (``fleet``
+    ``autoscale`` or ``flat``): then a column cannot be dropped in one load block alone,
+    and one block's cheaper stand-in need not be there in the others, so rule 2 leaves
+    the workload alone (as a traffic mix) and pool pruning asks one cheaper pool to hold
+    all the units (:func:`solver.core.compile.prune_dominated_pools`)."""
+    return isinstance(workload, InferenceWorkload) and workload.fleet != "per_block"
+
+
 def served_capacity(capacity, demand) -> np.ndarray:
     """What a whole unit counts for in a demand row: its tokens/s, at most the row's
     demand where there is one (a unit of ``a >= D`` meets ``D`` alone). Rule 2 compares
@@ -96,7 +108,7 @@ def _plain(problem: Problem) -> tuple[set[str], dict[str, int], set[str]]:
         if w.kind == "training":
             continue
         online = isinstance(w, InferenceWorkload)
-        if online and w.traffic_mix:
+        if online and (w.traffic_mix or steady_fleet(w)):
             continue
         plain.add(w.name)
         if online and w.n_plus_1:

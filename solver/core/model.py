@@ -112,6 +112,24 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "class"),
         binds=False,
     ),
+    "fleet_flat": Family(
+        "a flat fleet: units of a rented offering the same in every load block",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_base": Family(
+        "an autoscaled fleet: a deployed offering runs at least one unit in every block",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_deploy": Family(
+        "an autoscaled fleet: units of an offering only if it is deployed in the period",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
     "train_once": Family(
         "each training workload runs on exactly one cluster", "USD", ("workload",), binds=False
     ),
@@ -206,6 +224,7 @@ class VarKind(StrEnum):
     BUY = "buy"  # servers bought in a period
     COMMIT = "commit"  # instances reserved from a period for the term
     TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
+    DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
     CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
     SWITCH = "switch"  # units switched from the baseline (re-solve)
@@ -508,6 +527,13 @@ class _State:
         self.n_t, self.n_b = len(self.periods), len(self.blocks)
         self.horizon_months = float(self.periods["end_month"].iat[-1])
         self.period_bounds = _bounds(self.periods)
+        plain = compiled.demand[compiled.demand["bucket"] < 0]
+        self.block_demand = {
+            (w, int(t), int(b)): float(d)
+            for w, t, b, d in zip(
+                plain["workload"], plain["period"], plain["block"], plain["demand"], strict=True
+            )
+        }
         # (term months, first period) -> the ledger's charge of a reservation at $1/h
         self.reservation_per_usd: dict[tuple[float, int], ledger.Charge] = {}
         self.p_hours = self.periods["hours"].to_numpy()
@@ -612,6 +638,7 @@ def add_inference_capacity(m: _State) -> None:
             rps = dict(zip(group["bucket"], group["requests_per_s_per_unit"], strict=True))
         for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
             shared_var = None
+            block_vars: list[int] = []
             if not rented:
                 shared_var = B.var(
                     f"x[{k.option_id},{t}]",
@@ -644,6 +671,8 @@ def add_inference_capacity(m: _State) -> None:
                     m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
                     v = shared_var
+                if rented:
+                    block_vars.append(v)
                 m.usage[p][(t, b)][v] += 1.0
                 m.redundancy_rows[(k.workload, t, b)][v] += 1.0
                 m.unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
@@ -651,6 +680,49 @@ def add_inference_capacity(m: _State) -> None:
                     _add_mix_shares(m, k, p, t, b, v, rps)
                 else:
                     m.demand_rows[(k.workload, t, b, -1)][v] += k.tokens_per_s_per_unit
+            _add_fleet_rule(m, k, p, t, w, block_vars)
+
+
+def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+    """How a rented offering's units may change over the day (an online workload's
+    ``fleet``): ``per_block`` freely; ``flat`` not at all (``fleet_flat``: every block
+    as the first); ``autoscale`` (the default) by adding and removing units of the
+    offerings deployed for the period: deploy[k,t] in {0, 1}, at least one unit in every
+    block when deployed (``fleet_base``) and none when not (``fleet_deploy``: units <= M
+    deploy, M the pool's availability plus units held, which no plan exceeds). So a
+    workload runs the same offerings all day, from the same providers and regions."""
+    fleet = getattr(w, "fleet", "per_block")
+    if fleet == "per_block" or len(block_vars) < 2:
+        return
+    B = m.B
+    if fleet == "flat":
+        for b, v in enumerate(block_vars[1:], start=1):
+            B.row("fleet_flat", (k.option_id, t, b), {v: 1.0, block_vars[0]: -1.0}, "==", 0.0)
+        return
+    deploy = B.var(
+        f"deploy[{k.option_id},{t}]",
+        VarKind.DEPLOY,
+        integer=True,
+        ub=1.0,
+        option_id=k.option_id,
+        pool=p,
+        period=t,
+        block=-1,
+        workload=k.workload,
+    )
+    pool = m.pools.iloc[p]
+    most = float(pool["availability_cap"]) + float(pool["existing_units"])
+    plain = not w.traffic_mix and not m.problem.provider_share_max
+    for b, v in enumerate(block_vars):
+        bound = most
+        need = m.block_demand.get((k.workload, t, b), 0.0)
+        if plain and k.tokens_per_s_per_unit > 0:
+            # units that alone meet the block (dominance rule 1): a plan can cut back to
+            # them and keep the offering deployed
+            alone = np.ceil(need / k.tokens_per_s_per_unit - 1e-9) + (1 if w.n_plus_1 else 0)
+            bound = min(most, max(alone, w.min_serving_units, 1.0))
+        B.row("fleet_base", (k.option_id, t, b), {v: 1.0, deploy: -1.0}, ">=", 0.0)
+        B.row("fleet_deploy", (k.option_id, t, b), {v: 1.0, deploy: -bound}, "<=", 0.0)
 
 
 def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:

@@ -292,6 +292,16 @@ class InferenceWorkload(_WorkloadBase):
         "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
     )
     interruptible: bool = Field(False, description="Spot capacity allowed")
+    fleet: Literal["per_block", "autoscale", "flat"] = Field(
+        "per_block",
+        description="How rented serving units may change over the day. 'per_block' "
+        "(default): each load block chooses its own offerings (cheapest; hardware, "
+        "provider and region may change between blocks); 'autoscale': the workload "
+        "deploys a set of offerings for each period and adds and removes units of those "
+        "offerings between load blocks (every deployed offering runs at least one unit "
+        "all day: no hardware, provider or region swapped within a day); 'flat': the "
+        "same units all day",
+    )
     allow_tensor_parallel_over_pcie: bool = False
     traffic_mix: list[TrafficBucket] | None = None
     measured_throughput_rps: dict[str, list[float]] | None = Field(

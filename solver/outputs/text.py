@@ -162,6 +162,8 @@ def plan_table(plan: Plan) -> str:
             "binds: no budget, carbon, availability, quota or share limit binds; "
             "the plan is driven by demand and prices"
         )
+    for line in fleet_lines(plan):
+        console.print(line)
     rep = plan.compile_report
     for workload, fit in rep.get("calibration", {}).items():
         console.print(
@@ -186,6 +188,49 @@ def plan_table(plan: Plan) -> str:
         f"{sum(c.ok for c in plan.checks)}/{len(plan.checks)} checks passed"
     )
     return buffer.getvalue()
+
+
+def fleet_lines(plan: Plan) -> list[str]:
+    """Per serving workload and period: its deployments as base + units added at peak,
+    and whether offerings change between load blocks (a per-block fleet)."""
+    by: dict[tuple[str, str], list] = {}
+    for d in plan.deployments:
+        by.setdefault((d.workload, d.period), []).append(d)
+    order = [b["name"] for b in (plan.compile_report.get("load_curve") or {}).get("blocks", [])]
+    lines = []
+    for (workload, period), fleet in by.items():
+        swaps = any(d.base_units == 0 for d in fleet)
+        if swaps:  # units by block, in the load curve's order
+            parts = "; ".join(
+                f"{d.offering} "
+                + ", ".join(
+                    f"{b} {d.units_by_block[b]:g}"
+                    for b in sorted(
+                        d.units_by_block,
+                        key=lambda b: (b not in order, order.index(b) if b in order else 0, b),
+                    )
+                )
+                for d in fleet
+            )
+        else:
+            parts = ", ".join(
+                f"{d.offering} {d.base_units:g}"
+                + (
+                    f" +{d.peak_units - d.base_units:g} at peak"
+                    if d.peak_units > d.base_units
+                    else ""
+                )
+                for d in fleet
+            )
+        lines.append(
+            f"fleet {workload} {period}: {parts}"
+            + (
+                " (offerings change between load blocks; `fleet: autoscale` keeps them all day)"
+                if swaps
+                else ""
+            )
+        )
+    return lines
 
 
 def plan_csv(plan: Plan) -> str:

@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from solver.core import ledger
 from solver.core.compile import Compiled
@@ -200,6 +200,58 @@ def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
     )
 
 
+class Deployment(BaseModel):
+    """One rented offering a serving workload runs in a period: the units it keeps all
+    day (``base_units``, the fewest in any load block) and the most at once
+    (``peak_units``); ``units_by_block`` per load block (0 where it does not run)."""
+
+    workload: str
+    period: str
+    provider: str
+    region: str
+    offering: str
+    accelerator: str
+    mode: str
+    base_units: float
+    peak_units: float
+    units_by_block: dict[str, float]
+
+
+def deployments_of(items: list[LineItem]) -> list[Deployment]:
+    """The rented serving lines as deployments (:class:`Deployment`), in line order."""
+    blocks: list[str] = []
+    found: dict[tuple, dict[str, float]] = {}
+    first: dict[tuple, LineItem] = {}
+    for item in items:
+        if item.item != Item.RENT or not item.block or not item.workload:
+            continue
+        if item.block not in blocks:
+            blocks.append(item.block)
+        key = (item.workload, item.period, item.provider, item.region, item.offering, item.mode)
+        first.setdefault(key, item)
+        found.setdefault(key, {})
+        found[key][item.block] = found[key].get(item.block, 0.0) + item.units
+    out = []
+    for key, by_block in found.items():
+        units = {b: by_block.get(b, 0.0) for b in blocks}
+        item = first[key]
+        out.append(
+            Deployment(
+                workload=item.workload,
+                period=item.period,
+                provider=item.provider,
+                region=item.region,
+                offering=item.offering,
+                accelerator=item.accelerator,
+                mode=item.mode,
+                base_units=min(units.values()),
+                peak_units=max(units.values()),
+                units_by_block=units,
+            )
+        )
+    return out
+
+
 class Plan(BaseModel):
     """A solved plan. ``verified`` is set only by :func:`solver.verify.verify_plan`."""
 
@@ -237,6 +289,14 @@ class Plan(BaseModel):
         default_factory=list,
         description="Money by calendar month from start_date (sums to total_cost_usd)",
     )
+
+    @computed_field(
+        description="Rented serving offerings per workload and period: the units kept all "
+        "day (base) and the most at once (peak), by load block"
+    )
+    @property
+    def deployments(self) -> list[Deployment]:
+        return deployments_of(self.line_items)
 
     def to_frame(self) -> pd.DataFrame:
         """The line items as a DataFrame, one row each, columns as in the JSON."""

@@ -395,6 +395,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     _check_load_curves(run)
     _check_demand(run)
     _check_served_within_n_plus_1(run)
+    _check_steady_fleets(run)
     _check_fleet(run)
     _check_quotas(run)
     _check_power(run)
@@ -919,6 +920,33 @@ def _check_served_within_n_plus_1(run: _Run) -> None:
             f"{w.name}: claims {claimed / max(demanded, 1e-12):.4%} served, its units less "
             f"the largest serve {servable / max(demanded, 1e-12):.4%}",
         )
+
+
+def _check_steady_fleets(run: _Run) -> None:
+    """``fleet: autoscale``: every rented offering a workload runs in a period runs at
+    least one unit in every load block; ``flat``: the same units in every block."""
+    steady = {
+        w.name: w.fleet
+        for w in run.p.workloads
+        if isinstance(w, InferenceWorkload) and w.fleet != "per_block"
+    }
+    if not steady:
+        return
+    blocks = list(run.ctx.blocks)
+    units: dict[tuple, dict[str, float]] = defaultdict(dict)
+    for item in run.plan.line_items:
+        if item.item == "rent" and item.workload in steady and item.units > 0:
+            key = (item.workload, item.period, item.provider, item.region, item.offering)
+            units[key][item.block] = units[key].get(item.block, 0.0) + item.units
+    for (wname, period, provider, region, offering), by_block in sorted(units.items()):
+        counts = [by_block.get(b, 0.0) for b in blocks]
+        where = f"{wname} {period} {provider}/{region}/{offering}: units by block {counts}"
+        if steady[wname] == "flat":
+            c_ok = max(counts) - min(counts) <= 1e-9
+            run.c.check("flat fleet: the same units in every block", c_ok, where)
+        else:
+            c_ok = min(counts) >= 1 - 1e-9
+            run.c.check("autoscaled fleet: a deployed offering runs all day", c_ok, where)
 
 
 def _check_demand(run: _Run) -> None:
