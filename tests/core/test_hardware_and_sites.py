@@ -187,3 +187,17 @@ def test_the_plan_says_what_the_lists_left_out(tmp_path):
     )
     assert "note: exclude_accelerators [l4] (chat): 1 option left out" in res.output
     assert "8,760" in res.output
+
+
+def test_exports_name_an_own_site_by_its_location(catalog):
+    # FOCUS rows of the room's servers are provided by the site (ProviderName), which the
+    # problem names by its location; the catalog passed in does not know the room
+    from datetime import date
+
+    from solver.outputs.focus import focus_frame
+
+    p = room_problem()
+    plan = solve_problem(p, catalog)
+    frame = focus_frame(plan, p, catalog, date(2027, 1, 1))
+    assert set(frame["ProviderName"]) == {"Basement, Building 2"}
+    assert "our-room" not in catalog.sites.index
