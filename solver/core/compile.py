@@ -28,6 +28,7 @@ from solver.core import dominance, ledger
 from solver.core.clock import Clock
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog, tier_rank
+from solver.inputs.hardware import LISTS, VENDOR_HARDWARE, HardwareRule, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
@@ -36,6 +37,7 @@ from solver.inputs.problem import (
     Problem,
     TrainingWorkload,
 )
+from solver.inputs.sites import with_problem_sites
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -75,10 +77,14 @@ class CompileReport:
     columns: dict = field(default_factory=dict)
     # how a root solve went (solver.root.RootReport.as_dict), if one ran
     root: dict = field(default_factory=dict)
+    # workload -> [{list, values, vendor, options_left_out}]: what its accelerator and
+    # vendor lists and its runtime left out (the plan says so under it)
+    hardware: dict[str, list[dict]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         extra = {"columns": self.columns} if self.columns else {}
         extra |= {"root": self.root} if self.root else {}
+        extra |= {"hardware": self.hardware} if self.hardware else {}
         return {
             **extra,
             "calibration": self.calibration,
@@ -207,7 +213,19 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
     check(problem.providers, providers, "providers", "provider")
     check(problem.regions, regions, "regions", "region")
     check(problem.residency, zones, "residency", "residency zone")
-    check(problem.sites, set(catalog.sites.index), "sites", "site")
+
+    def check_site(values: list[str] | None, field_path: str) -> None:
+        for value in values or []:
+            if value not in catalog.sites.index:
+                raise ProcureError(
+                    f"unknown site {value!r}",
+                    field=field_path,
+                    fix=f"{suggestion(value, catalog.sites.index)} Or describe a site of your "
+                    f"own under sites: {{name: {value}, region: aws/us-east-1, pue: 1.5, "
+                    "power_cap_kw: 40} (procure schema shows every field of a site)",
+                )
+
+    check_site(problem.site_ids, "sites")
     for i, w in enumerate(problem.workloads):
         check(w.providers, providers, f"workloads[{i}].providers", "provider")
         check(w.regions, regions, f"workloads[{i}].regions", "region")
@@ -223,7 +241,7 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
                 ) from None
     for i, s in enumerate(problem.existing_fleet):
         check([s.server], set(catalog.servers.index), f"existing_fleet[{i}].server", "server")
-        check([s.site], set(catalog.sites.index), f"existing_fleet[{i}].site", "site")
+        check_site([s.site], f"existing_fleet[{i}].site")
     for i, r in enumerate(problem.existing_reservations):
         check(
             [r.offering],
@@ -365,8 +383,8 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
         for s in problem.existing_fleet:
             existing[(s.server, s.site)] += s.units
         sites = catalog.sites
-        if problem.sites is not None:
-            sites = sites[sites["site_id"].isin(problem.sites)]
+        if problem.site_ids is not None:
+            sites = sites[sites["site_id"].isin(problem.site_ids)]
         if problem.residency is not None:
             sites = sites[sites["residency_zone"].isin(problem.residency)]
         if "owned" not in problem.modes:
@@ -422,7 +440,9 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
 
 
 def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
-    """Every (offering, mode) and (server, site) the problem allows, with its economics."""
+    """Every (offering, mode) and (server, site) the problem allows, with its economics;
+    the sites the problem describes itself join the catalog's (:mod:`solver.inputs.sites`)."""
+    catalog = with_problem_sites(problem, catalog)
     _check_names(problem, catalog)
     acc = catalog.accelerators
     cloud = _cloud_pools(problem, catalog)
@@ -507,10 +527,27 @@ def unit_hour_coefficients(pools: pd.DataFrame, utilisation: float) -> dict[str,
 # --------------------------------------------------------------------------- filters
 
 
+def hardware_reason(rule: HardwareRule, name: str) -> str:
+    """Why a pool is left out by one of a workload's hardware lists (:data:`LISTS`)."""
+    if name == "runtime":
+        vendor = str(rule.runtime_vendor)
+        return f"runtime {rule.runtime} runs on {VENDOR_HARDWARE.get(vendor, vendor)} hardware only"
+    return {
+        "accelerators": "accelerator not in accelerators",
+        "vendors": "vendor not in vendors",
+        "exclude_accelerators": "accelerator in exclude_accelerators",
+        "exclude_vendors": "vendor in exclude_vendors",
+    }[name]
+
+
 def _requirement_mask(
-    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload, pools: pd.DataFrame
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload,
+    pools: pd.DataFrame,
+    rule: HardwareRule | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pools a workload may use, and for the others the first requirement broken."""
+    """Pools a workload may use, and for the others the first requirement broken: its
+    hardware lists and runtime first (``rule``), then providers, regions, residency, tier,
+    framework, ECC, precision and spot."""
     ok = np.ones(len(pools), dtype=bool)
     reason = np.full(len(pools), "", dtype=object)
 
@@ -520,6 +557,10 @@ def _requirement_mask(
         reason[newly] = why
         ok &= mask
 
+    if rule is not None:
+        ids, vendors = pools["accelerator_id"].to_numpy(), pools["vendor"].to_numpy()
+        for name, allowed in rule.allowed(ids, vendors):
+            drop(allowed, hardware_reason(rule, name))
     if w.providers is not None:  # cloud providers; owned servers are governed by modes
         drop(
             pools["provider"].isin(w.providers).to_numpy() | (pools["kind"] == "owned").to_numpy(),
@@ -551,6 +592,24 @@ def _requirement_mask(
     if not w.interruptible:
         drop((pools["mode"] != Mode.SPOT).to_numpy(), "spot not allowed (job not interruptible)")
     return ok, reason
+
+
+def _hardware_notes(rule: HardwareRule, reasons: Counter) -> list[dict]:
+    """What each of a workload's hardware lists left out: the list, its values, the
+    runtime's vendor and the options (pools) it removed (none already removed before it)."""
+    notes = []
+    for name in LISTS:
+        values = rule.values(name)
+        if values:
+            notes.append(
+                {
+                    "list": name,
+                    "values": values,
+                    "vendor": rule.runtime_vendor if name == "runtime" else None,
+                    "options_left_out": int(reasons.get(hardware_reason(rule, name), 0)),
+                }
+            )
+    return notes
 
 
 def _hardware_precisions(w) -> list[str]:
@@ -1013,6 +1072,7 @@ def compile_problem(
     periods = build_periods(problem)
     blocks = build_blocks(problem)
     pools = build_pools(problem, catalog)
+    rules = hardware_rules(problem, catalog)
     report = CompileReport(pools=len(pools), load_curve=resolve_load(problem).as_dict())
     models: dict[str, ModelSpec] = {}
     frames: list[pd.DataFrame] = []
@@ -1021,8 +1081,11 @@ def compile_problem(
     for wi, w in enumerate(problem.workloads):
         spec = resolve_model(w.model, catalog, f"workloads[{wi}] ({w.name})")
         models[w.name] = spec
-        allowed, why = _requirement_mask(w, pools)
+        allowed, why = _requirement_mask(w, pools, rules[w.name])
         local_reasons = Counter(why[~allowed])
+        notes = _hardware_notes(rules[w.name], local_reasons)
+        if notes:
+            report.hardware[w.name] = notes
         report.infeasible.update(local_reasons)
         sub = pools[allowed]
         if isinstance(w, TrainingWorkload):

@@ -92,6 +92,8 @@ class Catalog:
     models: pd.DataFrame  # index model_id
     directory: str
     providers: pd.DataFrame | None = None  # index provider; None without providers.csv
+    # ids of the sites a problem added to ``sites`` (solver.inputs.sites.with_problem_sites)
+    problem_sites: tuple[str, ...] = ()
 
     def tier_of(self, provider: str) -> str:
         """A provider's tier from providers.csv; ``"owned"`` for owned servers, else unknown."""

@@ -12,9 +12,18 @@ import math
 import re
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from solver.errors import ProcureError, closest
 from solver.inputs.yamlio import load_yaml, read_text_file
@@ -195,6 +204,29 @@ class TrafficBucket(_Strict):
 
 
 Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu"]
+RUNTIME_HELP = (
+    "Serving runtime (efficiencies and batch limit per runtime, solver/physics/constants.py); "
+    "it runs on its own vendor's hardware only, so the others are left out: vllm-cuda and "
+    "tensorrt-llm NVIDIA, vllm-rocm AMD, neuron AWS Trainium/Inferentia, gaudi Intel Gaudi, "
+    "tpu Google TPU. Default: vLLM on each vendor's stack, every vendor allowed"
+)
+
+# Accelerator and vendor lists (issue 28): names as the catalog writes them, checked
+# against it when the problem is compiled (solver.inputs.hardware).
+HardwareName = Annotated[str, Field(min_length=1, max_length=64)]
+AcceleratorList = Annotated[list[HardwareName], Field(min_length=1)]
+VendorList = Annotated[list[HardwareName], Field(min_length=1)]
+ACCELERATORS_HELP = (
+    "Only these accelerator types: ids or aliases as `procure catalog list accelerators` "
+    "shows them (h100 is h100-sxm, the SXM5 part; name h100-pcie or h100-nvl too for those); "
+    "owned servers count by their accelerator. Default: every accelerator"
+)
+VENDORS_HELP = (
+    "Only accelerators of these vendors (catalogs/accelerators.csv vendor: nvidia, amd, "
+    "intel, aws, google). Default: every vendor"
+)
+EXCLUDE_ACCELERATORS_HELP = "Never these accelerator types (ids or aliases)"
+EXCLUDE_VENDORS_HELP = "Never accelerators of these vendors (nvidia, amd, intel, aws, google)"
 
 
 Tier = Literal["marketplace", "neocloud", "hyperscaler"]
@@ -215,6 +247,18 @@ class _WorkloadBase(_Strict):
         "see catalogs/providers.csv); owned servers always qualify",
     )
     require_ecc: bool = False
+    accelerators: AcceleratorList | None = Field(
+        None, description=ACCELERATORS_HELP + "; narrows the problem's list (within it)"
+    )
+    vendors: VendorList | None = Field(
+        None, description=VENDORS_HELP + "; narrows the problem's list (within it)"
+    )
+    exclude_accelerators: list[HardwareName] = Field(
+        default_factory=list, description=EXCLUDE_ACCELERATORS_HELP + ", besides the problem's"
+    )
+    exclude_vendors: list[HardwareName] = Field(
+        default_factory=list, description=EXCLUDE_VENDORS_HELP + ", besides the problem's"
+    )
 
 
 class TrainingWorkload(_WorkloadBase):
@@ -241,11 +285,7 @@ class InferenceWorkload(_WorkloadBase):
     kind: Literal["inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
-    runtime: Runtime | None = Field(
-        None,
-        description="Serving runtime (efficiencies and batch limit per runtime, "
-        "solver/physics/constants.py); default: vLLM on each vendor's stack",
-    )
+    runtime: Runtime | None = Field(None, description=RUNTIME_HELP)
     demand: Demand
     prompt_tokens: int = Field(gt=0)
     output_tokens: int = Field(gt=0)
@@ -389,11 +429,7 @@ class BatchInferenceWorkload(_WorkloadBase):
     kind: Literal["batch_inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
-    runtime: Runtime | None = Field(
-        None,
-        description="Serving runtime (efficiencies and batch limit per runtime, "
-        "solver/physics/constants.py); default: vLLM on each vendor's stack",
-    )
+    runtime: Runtime | None = Field(None, description=RUNTIME_HELP)
     output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
     prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")
     output_tokens: int = Field(gt=0, description="Output length per request, tokens")
@@ -415,6 +451,134 @@ class ExistingServer(_Strict):
     server: str
     site: str
     units: int = Field(gt=0)
+
+
+# Staff for an owned server when a site gives none: the figure every catalog site uses
+# (catalogs/SOURCES.md, STAFF_RATIO: one administrator at the US median pay of $95,360 a
+# year per 1,000 servers). SOURCES.md says a team with a few boxes should raise it.
+DEFAULT_STAFF_USD_PER_SERVER_YEAR = 95.36
+SITE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class Site(_Strict):
+    """A site of the problem's own (a server room, a data centre, a colocation cage): it
+    joins the catalog's sites for this problem, and ``existing_fleet`` may name it.
+
+    The grid, residency zone and power price come from ``region`` (a catalog cloud region
+    on the same grid) unless given; without a region all three are required.
+    """
+
+    name: str = Field(
+        pattern=SITE_NAME_PATTERN,
+        description="The site's id (letters, digits, '.', '_', '-'), as existing_fleet[].site "
+        "names it; not the id of a catalog site",
+    )
+    location: str | None = Field(
+        None, max_length=200, description="Where it is, for people (e.g. 'Ashburn, VA')"
+    )
+    region: str | None = Field(
+        None,
+        description="A catalog region on the same grid, 'provider/region' (aws/us-east-1) or "
+        "a region name one provider uses (`procure catalog list regions`): the site takes its "
+        "country, residency zone, grid intensity and electricity price unless given here",
+    )
+    country: str | None = Field(None, max_length=64, description="Country code, e.g. US")
+    residency_zone: str | None = Field(
+        None, description="Residency zone for residency: (us, eu, ...); default the region's"
+    )
+    grid_gco2_per_kwh: float | None = Field(
+        None, ge=0, le=2000, description="Grid carbon intensity, gCO2e/kWh; default the region's"
+    )
+    electricity_usd_per_kwh: float | None = Field(
+        None, ge=0, le=10, description="Power price, USD/kWh; default the region's tariff"
+    )
+    pue: float = Field(
+        ge=1,
+        le=3,
+        description="Power usage effectiveness of the room (facility kW / IT kW), e.g. 1.4; "
+        "small rooms without containment run 1.8-2.5 (catalogs/SOURCES.md, ASSUMP_PUE)",
+    )
+    colocation_usd_per_kw_month: float | None = Field(
+        None,
+        ge=0,
+        le=1e5,
+        description="Colocation rent, USD per kW of a server's maximum power per month. "
+        "Default 0: a room of your own, whose space is a sunk cost",
+    )
+    colocation_usd_per_rack_month: float | None = Field(
+        None,
+        ge=0,
+        le=1e6,
+        description="Or colocation rent per rack per month, with rack_power_kw: charged as "
+        "colocation_usd_per_rack_month / rack_power_kw per kW-month",
+    )
+    rack_power_kw: float | None = Field(
+        None, gt=0, le=1e3, description="Power one rack is sold with, kW (with the rack price)"
+    )
+    staff_usd_per_server_year: float = Field(
+        DEFAULT_STAFF_USD_PER_SERVER_YEAR,
+        ge=0,
+        le=1e7,
+        description="Staff per owned server per year, USD. Default 95.36, the catalog sites' "
+        "figure (one administrator per 1,000 servers, catalogs/SOURCES.md STAFF_RATIO); raise "
+        "it for a few servers (1 per 20 servers is $4,768)",
+    )
+    power_cap_kw: float | None = Field(
+        None,
+        gt=0,
+        le=1e6,
+        description="Most kW of servers (their maximum power) the site holds. Default: the "
+        "servers already there (existing_fleet), so none can be added until it is given",
+    )
+    source: str = Field("", max_length=500, description="Where the site's figures come from")
+
+    @model_validator(mode="after")
+    def _complete(self) -> Site:
+        if self.region is None:
+            missing = [
+                f
+                for f in ("residency_zone", "grid_gco2_per_kwh", "electricity_usd_per_kwh")
+                if getattr(self, f) is None
+            ]
+            if missing:
+                raise ValueError(
+                    f"site {self.name!r} has no region, so it needs {', '.join(missing)}; give "
+                    "them, or a catalog region on the same grid (e.g. region: aws/us-east-1)"
+                )
+        if self.colocation_usd_per_rack_month is not None:
+            if self.colocation_usd_per_kw_month is not None:
+                raise ValueError(
+                    f"site {self.name!r} gives colocation both per kW and per rack; keep one"
+                )
+            if self.rack_power_kw is None:
+                raise ValueError(
+                    f"site {self.name!r}: colocation_usd_per_rack_month needs rack_power_kw "
+                    "(the kW a rack is sold with), to charge rent per kW of each server"
+                )
+        elif self.rack_power_kw is not None:
+            raise ValueError(
+                f"site {self.name!r}: rack_power_kw goes with colocation_usd_per_rack_month; "
+                "give the rack price too, or remove rack_power_kw"
+            )
+        return self
+
+    @property
+    def colocation_usd_per_kw_month_charged(self) -> float:
+        """Colocation rent per kW-month: as given, from the rack price, or 0 (own room)."""
+        if self.colocation_usd_per_rack_month is not None and self.rack_power_kw:
+            return self.colocation_usd_per_rack_month / self.rack_power_kw
+        return self.colocation_usd_per_kw_month or 0.0
+
+
+def _site_entry_kind(value: object) -> str:
+    """A ``sites:`` entry is a catalog site's id (a string) or a site described in full."""
+    return "site" if isinstance(value, dict | Site) else "site_id"
+
+
+SiteEntry = Annotated[
+    Annotated[str, Tag("site_id")] | Annotated[Site, Tag("site")],
+    Discriminator(_site_entry_kind),
+]
 
 
 class ExistingReservation(_Strict):
@@ -580,8 +744,27 @@ class Problem(_Strict):
         description="Lowest provider tier for every workload (marketplace < neocloud < "
         "hyperscaler)",
     )
+    accelerators: AcceleratorList | None = Field(
+        None, description=ACCELERATORS_HELP + "; a workload's list narrows it"
+    )
+    vendors: VendorList | None = Field(
+        None, description=VENDORS_HELP + "; a workload's list narrows it"
+    )
+    exclude_accelerators: list[HardwareName] = Field(
+        default_factory=list, description=EXCLUDE_ACCELERATORS_HELP + ", for every workload"
+    )
+    exclude_vendors: list[HardwareName] = Field(
+        default_factory=list, description=EXCLUDE_VENDORS_HELP + ", for every workload"
+    )
     modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
-    sites: list[str] | None = Field(None, description="Allowed sites for owned servers")
+    sites: list[SiteEntry] | None = Field(
+        None,
+        description="The sites owned servers may be in; default every catalog site. Each "
+        "entry is a catalog site's id (colo-us-ashburn) or a site of your own described in "
+        "full ({name, location, region, pue, electricity_usd_per_kwh, colocation, staff, "
+        "power_cap_kw}), which existing_fleet may name. Listing only your own site keeps "
+        "servers there; list catalog ids too to allow those",
+    )
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
         description="cash: a server's capex counts when bought and a reservation's whole term "
@@ -628,6 +811,15 @@ class Problem(_Strict):
         if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}", value.strip()):
             return value.strip() + "-01"  # a month means its first day
         return value
+
+    @field_validator("sites")
+    @classmethod
+    def _sites_once(cls, sites: list[str | Site] | None) -> list[str | Site] | None:
+        own = [s.name for s in sites or [] if isinstance(s, Site)]
+        repeated = sorted({n for n in own if own.count(n) > 1})
+        if repeated:
+            raise ValueError(f"sites describes {repeated} more than once; keep one of each")
+        return sites
 
     @model_validator(mode="after")
     def _consistent(self) -> Problem:
@@ -698,6 +890,18 @@ class Problem(_Strict):
                     )
 
     @property
+    def site_ids(self) -> list[str] | None:
+        """Ids of the sites owned servers may be in (None: every catalog site)."""
+        if self.sites is None:
+            return None
+        return [s if isinstance(s, str) else s.name for s in self.sites]
+
+    @property
+    def own_sites(self) -> list[Site]:
+        """The sites this problem describes itself (they join the catalog's)."""
+        return [s for s in self.sites or [] if isinstance(s, Site)]
+
+    @property
     def resolved_periods(self) -> list[Period]:
         return self.periods or [Period(name="all", months=self.horizon_months)]
 
@@ -724,8 +928,8 @@ def _field_path(loc: tuple[object, ...], data: object) -> str:
             key = str(item)
             if key in {"training", "inference", "batch_inference"} and isinstance(node, dict):
                 continue  # discriminator tag, not a field
-            if key.startswith("function-") or key in {"str", "ModelShape"}:
-                continue
+            if key.startswith("function-") or key in {"str", "ModelShape", "site_id", "site"}:
+                continue  # a union's branch, not a field
             node = node.get(item) if isinstance(node, dict) else None
             parts.append(("." if parts else "") + _shown_key(key))
     return "".join(parts) or "(top level)"
@@ -740,30 +944,56 @@ def _shown_key(key: str) -> str:
     return key if _NAME_RE.match(key) else "<unrecognised key>"
 
 
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    """The pydantic models a field's type holds (through lists, unions, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in get_args(annotation):
+        found += [m for m in _models_in(arg) if m not in found]
+    return found
+
+
+def _models_at(loc: tuple[object, ...]) -> list[type[BaseModel]]:
+    """The models a key at ``loc`` (its last item) may belong to: a workload's kind tag
+    picks its class; an unknown path gives none."""
+    models: list[type[BaseModel]] = [Problem]
+    for item in loc[:-1]:
+        if isinstance(item, int):
+            continue
+        by_tag = [m for m in models if item in _kind_tags(m)]
+        if by_tag:
+            models = by_tag
+            continue
+        inner: list[type[BaseModel]] = []
+        for model in models:
+            info = model.model_fields.get(str(item))
+            if info is not None:
+                inner += [m for m in _models_in(info.annotation) if m not in inner]
+        if inner:
+            models = inner
+        elif str(item) not in {"str", "site_id", "site", "ModelShape"}:
+            return []
+    return models
+
+
+def _kind_tags(model: type[BaseModel]) -> tuple[object, ...]:
+    """The values of a model's ``kind`` tag (a workload's class), or none."""
+    info = model.model_fields.get("kind")
+    return get_args(info.annotation) if info is not None else ()
+
+
 def _fix_for(error: dict) -> str:
     kind = error.get("type", "")
     loc = error.get("loc", ())
     field = _shown_key(str(loc[-1])) if loc else ""
     if kind == "extra_forbidden":
+        # a near name among the fields of the object the key is in, never the key itself
+        # (a key of another object would send the user round in a loop)
         model_fields: set[str] = set()
-        for cls in (
-            Problem,
-            TrainingWorkload,
-            InferenceWorkload,
-            BatchInferenceWorkload,
-            Demand,
-            Period,
-            LoadBlock,
-            LoadProfile,
-            ProfileBlock,
-            ExistingServer,
-            ExistingReservation,
-            Quota,
-            TrafficBucket,
-            ModelShape,
-        ):
+        for cls in _models_at(tuple(loc)):
             model_fields |= set(cls.model_fields)
-        hint = closest(field, model_fields)
+        hint = closest(field, model_fields - {field})
         return f"remove {field!r}" + (f" or rename it to {hint[0]!r}" if hint else "")
     if kind == "too_short" and field in ("periods", "modes", "workloads"):
         what = {
@@ -772,10 +1002,21 @@ def _fix_for(error: dict) -> str:
             "workloads": "workloads",
         }
         return f"list at least one of the {what[field]}"
+    if kind == "too_short" and field in ("accelerators", "vendors"):
+        return f"list at least one of the {field}, or remove the key to allow every one"
+    if field == "site_id":  # a sites: entry that is neither an id nor a mapping
+        return (
+            "write a catalog site's id (procure catalog list sites) or describe your own site "
+            "as a mapping: {name: our-dc, region: aws/us-east-1, pue: 1.5}"
+        )
+    if kind == "string_pattern_mismatch" and field == "name":
+        return "use letters, digits, '.', '_' or '-' only, no spaces (e.g. our-dc)"
     if kind == "missing":
         return f"add the required field {field!r}"
     if kind == "union_tag_invalid" or kind == "union_tag_not_found":
         return "set kind to one of: training, inference, batch_inference"
+    if kind == "literal_error":
+        return f"write one of the values the message lists for {field!r}"
     if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
         return f"give {field!r} a value within the limit stated above"
     if "type" in kind or kind.endswith("_parsing"):

@@ -51,6 +51,7 @@ import pandas as pd
 
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
+from solver.inputs.sites import with_problem_sites
 from solver.outputs.files import csv_text
 from solver.plan import LineItem, Plan
 from solver.plan.charges import PlanCalendar, charges, plan_calendar
@@ -297,6 +298,7 @@ def focus_frame(
         The first day of the plan's first period (UTC).
     """
     cal = plan_calendar(problem, start)
+    catalog = with_problem_sites(problem, catalog)  # its own sites, by the names it gives
     account = (billing_account_id, f"procure plan: {plan.problem}")
     rows: list[dict] = []
 

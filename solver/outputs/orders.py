@@ -23,6 +23,7 @@ import pandas as pd
 
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
+from solver.inputs.sites import with_problem_sites
 from solver.outputs.files import csv_text, workbook
 from solver.plan import LineItem, Plan
 from solver.plan.charges import delivery_month, plan_calendar
@@ -162,6 +163,8 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
     """
     rows = []
     cal = plan_calendar(problem) if problem is not None else None
+    if problem is not None:  # its own sites, by the names it gives them
+        catalog = with_problem_sites(problem, catalog)
     for i in plan.line_items:
         if i.item != Item.PURCHASE:
             continue

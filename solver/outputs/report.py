@@ -20,6 +20,7 @@ from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, Swee
 from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.orders import _stable_zip, purchase_orders
+from solver.outputs.text import hardware_sentences
 from solver.plan import Plan
 
 
@@ -681,6 +682,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         capex=capex,
         spend_sentence=spend,
         binds_sentence=binds,
+        hardware_sentences=hardware_sentences(plan.compile_report),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")

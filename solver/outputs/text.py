@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solver.analyses.diff import _usd
+from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED, _isnan
 from solver.outputs.files import csv_text
 
@@ -104,6 +105,33 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
     return table
 
 
+def hardware_sentences(compile_report: dict) -> list[str]:
+    """What each workload's accelerator and vendor lists and runtime left out, one
+    sentence per list: ``runtime vllm-cuda (chat): 1,089 options on non-NVIDIA hardware
+    left out``. An option is one (offering or server at a site, mode) for the workload;
+    one left out by an earlier list is not counted again."""
+    out = []
+    for workload, notes in compile_report.get("hardware", {}).items():
+        for note in notes:
+            values, n = note["values"], note["options_left_out"]
+            listed = f"{note['list']} [{', '.join(values)}]"
+            options = f"{n:,} option" + ("" if n == 1 else "s")
+            if note["list"] == "runtime":
+                vendor = str(note.get("vendor"))
+                hardware = VENDOR_HARDWARE.get(vendor, vendor)
+                out.append(
+                    f"runtime {values[0]} ({workload}): {options} on non-{hardware} "
+                    "hardware left out"
+                )
+            elif note["list"] == "accelerators":
+                out.append(f"{listed} ({workload}): {options} on other accelerators left out")
+            elif note["list"] == "vendors":
+                out.append(f"{listed} ({workload}): {options} of other vendors left out")
+            else:
+                out.append(f"{listed} ({workload}): {options} left out")
+    return out
+
+
 def plan_table(plan: Plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
@@ -165,6 +193,8 @@ def plan_table(plan: Plan) -> str:
     for line in fleet_lines(plan):
         console.print(line)
     rep = plan.compile_report
+    for sentence in hardware_sentences(rep):
+        console.print(f"note: {sentence}", markup=False)  # [h100-sxm] is not markup
     for workload, fit in rep.get("calibration", {}).items():
         console.print(
             f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "

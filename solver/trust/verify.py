@@ -17,6 +17,7 @@ import pandas as pd
 
 from solver import physics
 from solver.inputs.catalog import Catalog, tier_rank
+from solver.inputs.hardware import LISTS, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
@@ -24,6 +25,7 @@ from solver.inputs.problem import (
     Problem,
     TrainingWorkload,
 )
+from solver.inputs.sites import with_problem_sites
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -340,6 +342,8 @@ class _Run:
         self.specs = {w.name: resolve_model(w.model, catalog, w.name) for w in problem.workloads}
         self.factors: dict[str, float] = {}
         self.allowed_modes = set(problem.modes)
+        # the accelerators each workload may run on, from its lists and runtime
+        self.hardware = hardware_rules(problem, catalog)
         # capacity served per (workload, period, block, bucket or -1)
         self.served: dict[tuple, float] = defaultdict(float)
         self.units_in_use: dict[tuple, float] = defaultdict(
@@ -376,9 +380,10 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
 
     The plan is valid when every check is ok. Each line item is checked by its kind
     (serving, training, purchase, reservation, fleet held at the start), then what the
-    lines add up to: demand, fleet, quotas, power, money.
+    lines add up to: demand, fleet, quotas, power, money. The sites the problem describes
+    itself are read as catalog sites (:func:`solver.inputs.sites.with_problem_sites`).
     """
-    run = _Run(plan, problem, catalog)
+    run = _Run(plan, problem, with_problem_sites(problem, catalog))
     by_kind = {
         "rent": _check_serving,
         "use": _check_serving,
@@ -443,6 +448,12 @@ def _check_line(run: _Run, item) -> tuple | None:
         item.item == Item.TRAINING and item.mode != Mode.OWNED
     ):
         c.check("purchase mode allowed", item.mode in allowed_modes, f"{item.mode}")
+    if owned and p.site_ids is not None:
+        c.check(
+            "site allowed (sites)",
+            server_and_site(item.offering)[1] in p.site_ids,
+            f"{item.offering} at {item.region}",
+        )
     # requirements common to every workload line
     w = ctx.workloads.get(item.workload)
     if w is not None:
@@ -473,6 +484,14 @@ def _check_line(run: _Run, item) -> tuple | None:
                 "regions allowed",
                 all(item.region in q for q in regs),
                 f"{item.workload} in {item.region}",
+            )
+        rule = run.hardware.get(w.name)
+        if rule is not None and any(rule.values(name) for name in LISTS):
+            broken = rule.broken(str(u["acc"]["accelerator_id"]), str(u["acc"]["vendor"]))
+            c.check(
+                "hardware allowed (accelerators, vendors, runtime)",
+                broken is None,
+                f"{item.workload} on {item.accelerator} (left out by {broken})",
             )
         frameworks = str(u["acc"]["frameworks"]).split(";")
         c.check(
