@@ -1351,9 +1351,10 @@ def prune_dominated_pools(
     # a pool holding existing reservations, or one the caller keeps, is its own group
     own = (info["existing_units"] > 0) | info.index.isin(list(keep))
     key = key.where(~own, "own|" + info.index.to_series())
+    if dominance.by_domain(problem):
+        key = key + "|" + info["provider"] + "|" + info["region"]
     if problem.quotas:
-        key = key + "|" + info["provider"] + "|" + info["region"] + "|" + info["accelerator_id"]
-        key = key + "|" + info["accels_per_unit"].astype(str)
+        key = key + "|" + info["accelerator_id"] + "|" + info["accels_per_unit"].astype(str)
     unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
         "pue"
     ].to_numpy(float) * info["grid_gco2_per_kwh"].to_numpy(float) + info[

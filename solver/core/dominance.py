@@ -43,7 +43,9 @@ when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'
 units differently) are left alone, and their rented columns give their pools no room;
 so are workloads whose fleet stays all day (``fleet: autoscale`` or ``flat``: a column
 dropped in one block could not be deployed, and the stand-ins of different blocks need
-not be one offering).
+not be one offering). Where a workload must survive the loss of a region or provider
+(``survive_loss_of``), a column stands in only for one of its own provider and region
+(:func:`by_domain`), as under quotas.
 Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
 co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,
 so the cap and every objective still hold; rule 3 is left out there (its clusters are
@@ -76,8 +78,23 @@ def prunable(problem: Problem) -> bool:
     """Whether a cheaper unit can always stand in for a dearer one. Not under provider
     shares (cost on a provider <= share x total cost): a cheaper unit lowers the total,
     so another provider's share can rise past its cap, and an optimal plan may need the
-    dearer unit to keep it down (tests/core/test_dominance.py works a case by hand)."""
-    return not problem.provider_share_max
+    dearer unit to keep it down (tests/core/test_dominance.py works a case by hand). Nor
+    under capacity shares per region or provider (``max_region_share``): more capacity in
+    one domain can be what keeps another's share down."""
+    return not problem.provider_share_max and not any(
+        isinstance(w, InferenceWorkload)
+        and (w.max_region_share is not None or w.max_provider_share is not None)
+        for w in problem.workloads
+    )
+
+
+def by_domain(problem: Problem) -> bool:
+    """Whether a unit may stand in only for one in its own provider and region: quotas
+    count per provider and region, and a workload that must survive the loss of a region
+    or provider counts its capacity outside each (``survive_loss_of``)."""
+    return bool(problem.quotas) or any(
+        isinstance(w, InferenceWorkload) and w.survive_loss_of for w in problem.workloads
+    )
 
 
 def steady_fleet(workload) -> bool:
@@ -135,9 +152,10 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     if mine.empty:
         return pd.DataFrame(), others
     key = pd.Series("", index=mine.index)
+    if by_domain(problem):
+        key = mine["pool_id"].map(p["provider"]) + "|" + mine["pool_id"].map(p["region"])
     if problem.quotas:
-        key = mine["pool_id"].map(p["provider"])
-        for col in ("region", "accelerator_id", "accels_per_unit"):
+        for col in ("accelerator_id", "accels_per_unit"):
             key = key + "|" + mine["pool_id"].map(p[col]).astype(str)
     frame = pd.DataFrame(
         {

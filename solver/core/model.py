@@ -24,6 +24,7 @@ plans, :mod:`solver.analyses.stochastic`); force_use (break-even re-solves,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -129,6 +130,16 @@ FAMILIES: dict[str, Family] = {
         "USD per unit",
         ("option", "period", "block"),
         binds=False,
+    ),
+    "domain_loss": Family(
+        "serving capacity outside one region (provider) >= peak demand / max_utilisation",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
+    ),
+    "domain_share": Family(
+        "serving capacity in one region (provider) <= its share of the workload's capacity",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
     ),
     "train_once": Family(
         "each training workload runs on exactly one cluster", "USD", ("workload",), binds=False
@@ -455,10 +466,7 @@ def add_n_plus_1(
     }
     if not workloads:
         return
-    d = compiled.demand[compiled.demand["workload"].isin(list(workloads))]
-    need_tps = (
-        (d["demand"] * d["tokens_per_unit"]).groupby([d["workload"], d["period"], d["block"]]).sum()
-    )
+    need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
@@ -510,6 +518,65 @@ def add_n_plus_1(
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
+
+
+def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:
+    """Output tokens/s each (workload, period, block) must serve (the N+1 rows' D)."""
+    d = compiled.demand[compiled.demand["workload"].isin(list(workloads))]
+    return (
+        (d["demand"] * d["tokens_per_unit"]).groupby([d["workload"], d["period"], d["block"]]).sum()
+    )
+
+
+def add_failure_domains(m: _State) -> None:
+    """Failure domains and capacity shares of online workloads (``survive_loss_of``,
+    ``max_region_share``, ``max_provider_share``), in every period t and load block b,
+    with c_k a unit's output tokens/s (mix-weighted, as the N+1 rows count it) and D the
+    block's demand (x (1 + headroom) / max_utilisation):
+
+    - ``domain_loss``: for each region (provider) r with units that can serve,
+      sum_{k not in r} min(c_k, D) x_k >= D (less any shortfall under max_served): the
+      service still meets its peak with r lost. Linear and exact: the largest domain
+      lost is the row that binds. Counting a unit for at most D keeps the same whole
+      plans (as in :func:`add_n_plus_1`). A workload that can serve from one domain
+      only gets a row with nothing in it, which no plan meets (the problem is
+      infeasible and says so).
+    - ``domain_share``: sum_{k in r} c_k x_k <= s x sum_k c_k x_k.
+
+    Owned servers count in the region of their site, at provider ``owned``.
+    """
+    pools = m.pools
+    rules = {
+        w.name: w for w in m.problem.workloads if isinstance(w, InferenceWorkload) and w.domains
+    }
+    if not rules:
+        return
+    need_tps = block_need_tps(m.compiled, rules)
+    B = m.B
+    where = {"region": pools["region"].to_numpy(), "provider": pools["provider"].to_numpy()}
+    for (wname, t, b), caps in m.unit_capacity.items():
+        w = rules.get(wname)
+        if w is None or (wname, t, b) not in need_tps.index:
+            continue
+        need = float(need_tps[(wname, t, b)])
+        units = {v: c for v, c in caps.items() if c > 0}
+        shortfall = m.shortfall_tps.get((wname, t, b), {}) if m.allow_shortfall else {}
+        for kind in ("region", "provider"):
+            domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
+            domains = sorted(set(domain_of.values()))
+            if kind in w.survive_loss_of and need > 0:
+                for r in domains:
+                    coefs = {v: min(c, need) for v, c in units.items() if domain_of[v] != r}
+                    coefs.update(shortfall)
+                    B.rows.append(new_row("domain_loss", (wname, t, b, kind, r), coefs, ">=", need))
+            share = w.max_region_share if kind == "region" else w.max_provider_share
+            if share is not None and share < 1:
+                for r in domains:
+                    coefs = {
+                        v: c * ((1.0 if domain_of[v] == r else 0.0) - share)
+                        for v, c in units.items()
+                    }
+                    B.row("domain_share", (wname, t, b, kind, r), coefs, "<=", 0.0)
 
 
 class _State:
@@ -609,6 +676,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     add_inference_capacity(m)
     add_demand(m)
     add_n_plus_1(m.B, compiled, m.unit_capacity, m.shortfall_tps if m.allow_shortfall else None)
+    add_failure_domains(m)
     add_training(m)
     add_fleet(m)
     add_quotas(m)

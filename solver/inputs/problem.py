@@ -332,6 +332,28 @@ class InferenceWorkload(_WorkloadBase):
         "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
     )
     interruptible: bool = Field(False, description="Spot capacity allowed")
+    survive_loss_of: list[Literal["region", "provider"]] = Field(
+        default_factory=list,
+        description="Failure domains the service must survive: with any one region "
+        "(an owned site counts as a region) or any one provider (all owned sites count as "
+        "one, 'owned') lost, the capacity left still meets the block's peak demand / "
+        "max_utilisation, in every period and load block. [] (default): no such rule "
+        "(redundancy and N+1 are about units)",
+    )
+    max_region_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Most of the workload's serving capacity (tokens/s) in one region, as a "
+        "fraction, in every period and load block",
+    )
+    max_provider_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Most of the workload's serving capacity (tokens/s) at one provider, as a "
+        "fraction, in every period and load block",
+    )
     fleet: Literal["per_block", "autoscale", "flat"] = Field(
         "per_block",
         description="How rented serving units may change over the day. 'per_block' "
@@ -375,6 +397,13 @@ class InferenceWorkload(_WorkloadBase):
         if self.min_units is not None:
             return self.min_units
         return self.redundancy if isinstance(self.redundancy, int) else 1
+
+    @property
+    def domains(self) -> bool:
+        """Whether a failure-domain or capacity-share rule holds (:func:`add_failure_domains`)."""
+        return bool(self.survive_loss_of) or (
+            self.max_region_share is not None or self.max_provider_share is not None
+        )
 
     @property
     def n_plus_1(self) -> bool:

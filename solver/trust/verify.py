@@ -358,7 +358,7 @@ class _Run:
         self.bought: dict[str, list[tuple[str, float]]] = defaultdict(list)  # -> (period, units)
         self.committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
         self.trained: dict[str, int] = defaultdict(int)
-        self.unit_capacity: dict[tuple, list[tuple[float, float]]] = {}
+        self.unit_capacity: dict[tuple, list[tuple[float, float, str, str]]] = {}
 
     def add_line(self, item, cost_usd: float, kgco2e: float) -> None:
         """Count a usage line's recomputed cost and CO2e in the totals, its period and its
@@ -401,6 +401,7 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     _check_demand(run)
     _check_served_within_n_plus_1(run)
     _check_steady_fleets(run)
+    _check_failure_domains(run)
     _check_fleet(run)
     _check_quotas(run)
     _check_power(run)
@@ -826,22 +827,22 @@ def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
     provider_cost[item.provider] += cost
 
 
-def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float]]]:
-    """For N+1: per (workload, period, block), (tokens/s of one unit, units) of every
-    serving line."""
+def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float, str, str]]]:
+    """For N+1 and failure domains: per (workload, period, block), (tokens/s of one unit,
+    units, provider, region) of every serving line."""
     ctx = run.ctx
     p = run.p
     catalog = run.catalog
     specs = run.specs
     calibration_of = run.calibration_of
     plan = run.plan
-    unit_capacity: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    unit_capacity: dict[tuple, list[tuple[float, float, str, str]]] = defaultdict(list)
     for item in plan.line_items:
         w = ctx.workloads.get(item.workload)
         if (
             item.item in {Item.RENT, Item.USE}
             and isinstance(w, InferenceWorkload)
-            and w.n_plus_1
+            and (w.n_plus_1 or w.domains)
             and item.units > 0.5
             and _known(item, catalog)
         ):
@@ -854,7 +855,10 @@ def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float]]]:
                 p.memory_headroom,
                 calibration=calibration_of(w, specs[w.name]),
             )
-            unit_capacity[(w.name, item.period, item.block)].append((cap, item.units))
+            where = (item.provider, item.region)
+            blocks = [item.block] if item.block else list(ctx.blocks)  # owned: every block
+            for block in blocks:
+                unit_capacity[(w.name, item.period, block)].append((cap, item.units, *where))
     return unit_capacity
 
 
@@ -906,9 +910,46 @@ def _mix_output_factor(w: InferenceWorkload) -> float:
     return sum(b.share * b.output_tokens for b in w.traffic_mix) / w.output_tokens
 
 
-def _total_and_largest(units: list[tuple[float, float]]) -> tuple[float, float]:
-    """Tokens/s of all serving units, and of the largest one, from (tokens/s, units)."""
-    return sum(cap * n for cap, n in units), max((cap for cap, _ in units), default=0.0)
+def _total_and_largest(units: list[tuple]) -> tuple[float, float]:
+    """Tokens/s of all serving units, and of the largest one, from (tokens/s, units, ...)."""
+    return sum(u[0] * u[1] for u in units), max((u[0] for u in units), default=0.0)
+
+
+def _check_failure_domains(run: _Run) -> None:
+    """``survive_loss_of``: with any one region (provider) lost, the units outside it
+    (each counted for at most the demand) meet the block's peak; ``max_region_share`` and
+    ``max_provider_share``: no domain holds more of the workload's capacity."""
+    p, ctx, c = run.p, run.ctx, run.c
+    for w in p.workloads:
+        if not isinstance(w, InferenceWorkload) or not w.domains:
+            continue
+        for period in w.periods or ctx.period_names:
+            for bname, block in ctx.blocks.items():
+                need = _average_tps(w) * _peak_scale(ctx, p, w, period, block)
+                need *= _mix_output_factor(w)
+                units = run.unit_capacity.get((w.name, period, bname), [])
+                total = sum(cap * n for cap, n, _, _ in units)
+                for kind, at in (("provider", 2), ("region", 3)):
+                    domains = sorted({u[at] for u in units})
+                    if kind in w.survive_loss_of and p.objective != "max_served":
+                        for r in domains or ["(none)"]:
+                            left = sum(min(u[0], need) * u[1] for u in units if u[at] != r)
+                            c.check(
+                                f"peak met with one {kind} lost",
+                                need <= left + REL_TOL * max(1.0, need),
+                                f"{w.name} {period}/{bname} without {r}: {left:.1f} < "
+                                f"{need:.1f} tokens/s",
+                            )
+                    share = w.max_region_share if kind == "region" else w.max_provider_share
+                    if share is not None:
+                        for r in domains:
+                            inside = sum(u[0] * u[1] for u in units if u[at] == r)
+                            c.check(
+                                f"capacity share per {kind}",
+                                inside <= share * total + REL_TOL * max(1.0, total),
+                                f"{w.name} {period}/{bname} {r}: {inside / max(total, 1e-12):.1%}"
+                                f" > {share:.1%}",
+                            )
 
 
 def _check_served_within_n_plus_1(run: _Run) -> None:
