@@ -349,6 +349,21 @@ def _what_would_fit(
                 f"(--tp {2 ** math.ceil(math.log2(devices))})"
             )
     served = physics.served_model(spec, weight_precision, kv_precision)
+    if served.is_moe:
+        devices = math.ceil(
+            (served.weights_gb + served.kv_gb_per_token * context_tokens * batch) / memory_gb
+        )
+        ideas.append(
+            f"the replica holds all {served.experts:g} experts of every layer: "
+            f"{served.weights_gb:.1f} GB of {weight_precision} weights need {devices} x "
+            f"{acc['accelerator_id']}"
+            + (
+                " (more than one 8-device node: expert or pipeline parallelism across nodes "
+                "is not modelled)"
+                if devices > 8
+                else f" (--tp {2 ** math.ceil(math.log2(devices))})"
+            )
+        )
     room_gb = memory_gb - served.weights_gb
     if room_gb > 0:
         ideas.append(
