@@ -114,7 +114,7 @@ def estimate_training(
     network_gbps = where["network_gbps"] if off is not None else TRAINING_FAST_FABRIC_GBPS_PER_NODE
     nodes = int(physics.training_nodes(n, per_node))
     flops = physics.training_flops(
-        spec.params,
+        spec.active_params,
         tokens,
         optimizer,
         recompute,
@@ -149,6 +149,7 @@ def estimate_training(
     out = {
         "model": spec.model_id,
         "params": spec.params,
+        **({"active_params": spec.active_params} if spec.is_moe else {}),
         "tokens": tokens,
         "memory": _training_memory(spec, optimizer, act_gb, n, n_min, acc),
         "flops": flops,
@@ -284,8 +285,20 @@ def _training_assumptions(
         if mfu is not None
         else f"{published.source}; measured at {measured_at:,.0f} accelerators"
     )
-    notes = [
-        f"FLOPs = {flops / (spec.params * tokens):.4g} x N x D ({optimizer}, "
+    moe = (
+        [
+            f"mixture of experts: {spec.experts_active:g} of {spec.experts:g} experts per token, "
+            f"so N = the {spec.active_params / 1e9:.4g}B active parameters in the FLOPs; "
+            f"memory holds all {spec.params / 1e9:.4g}B with their gradients and optimizer "
+            "states (ZeRO-3 shards them over the devices as expert parallelism would); the "
+            "MFU defaults come from dense runs (DeepSeek-V3's 2.788M H800-hours for 14.8T "
+            "tokens of 37B active is about 0.17 of the FP8 dense peak, arXiv:2412.19437)"
+        ]
+        if spec.is_moe
+        else []
+    )
+    notes = moe + [
+        f"FLOPs = {flops / (spec.active_params * tokens):.4g} x N x D ({optimizer}, "
         f"recompute={recompute}; 6ND-style weight term plus {attention})",
         f"{state_bytes:g} bytes/param of weights, gradients and optimizer states ({optimizer})",
         "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
@@ -336,6 +349,21 @@ def _what_would_fit(
                 f"(--tp {2 ** math.ceil(math.log2(devices))})"
             )
     served = physics.served_model(spec, weight_precision, kv_precision)
+    if served.is_moe:
+        devices = math.ceil(
+            (served.weights_gb + served.kv_gb_per_token * context_tokens * batch) / memory_gb
+        )
+        ideas.append(
+            f"the replica holds all {served.experts:g} experts of every layer: "
+            f"{served.weights_gb:.1f} GB of {weight_precision} weights need {devices} x "
+            f"{acc['accelerator_id']}"
+            + (
+                " (more than one 8-device node: expert or pipeline parallelism across nodes "
+                "is not modelled)"
+                if devices > 8
+                else f" (--tp {2 ** math.ceil(math.log2(devices))})"
+            )
+        )
     room_gb = memory_gb - served.weights_gb
     if room_gb > 0:
         ideas.append(
@@ -423,6 +451,7 @@ def estimate_inference(
             "usable_gb": usable_gb,
             "max_batch_by_memory": b_mem,
         },
+        **(_moe_reads(served, max(b, 1), prompt_tokens, output_tokens) if served.is_moe else {}),
         "batch": b,
         "batch_running": int(res.batch[0]) if batch is None else running,
         "fits": b_mem >= max(b, 1),
@@ -467,8 +496,56 @@ def estimate_inference(
         out.update(_owned_economics(catalog, server, site, replica_tps, d, where))
     out["assumptions"] = _inference_assumptions(
         weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
-    )
+    ) + (_moe_assumptions(served, spec, d) if served.is_moe or served.kv_latent_dim else [])
     return out
+
+
+def _moe_reads(served, batch: int, prompt_tokens: int, output_tokens: int) -> dict:
+    """Weights a decode step reads at ``batch`` for a mixture of experts (GB, experts)."""
+    share = float(
+        physics.routed_share_per_step(
+            served.experts, served.experts_active, batch, prompt_tokens, output_tokens
+        )
+    )
+    decode_only = float(physics.experts_hit_share(served.experts, served.experts_active, batch))
+    return {
+        "mixture_of_experts": {
+            "experts": served.experts,
+            "experts_per_token": served.experts_active,
+            "active_weights_gb": served.active_params * served.weight_bytes / 1e9,
+            "shared_weights_gb": served.shared_weights_gb,
+            "routed_weights_gb": served.routed_weights_gb,
+            "experts_hit_per_layer": served.experts * decode_only,
+            "routed_share_read_per_step": share,
+            "weights_read_gb_per_step": served.shared_weights_gb + served.routed_weights_gb * share,
+        }
+    }
+
+
+def _moe_assumptions(served, spec, d: int) -> list[str]:
+    """What an estimate assumed about experts and a latent KV cache, in words."""
+    notes = []
+    if served.is_moe:
+        notes.append(
+            f"mixture of experts: all {spec.params / 1e9:.4g}B parameters in memory, the "
+            f"{spec.active_params / 1e9:.4g}B active ones in the FLOPs; a decode step reads "
+            f"the shared weights and the experts its b tokens hit, E(1-(1-k/E)^b) of "
+            f"E = {served.experts:g} per layer (k = {served.experts_active:g}; uniform "
+            "routing: an upper bound), plus b/O of the steps a prompt's prefill chunk "
+            "(Oncescu et al. 2025, arXiv:2511.02237)"
+        )
+        notes.append(
+            f"experts sharded over the replica's {d} device(s) with the other weights "
+            "(vLLM's default tensor-parallel MoE): the replica needs the memory of every "
+            "expert"
+        )
+    if served.kv_latent_dim:
+        notes.append(
+            f"latent (MLA) KV cache: {served.kv_latent_dim:g} values per token per layer "
+            "(kv_lora_rank + qk_rope_head_dim), not 2 x kv_heads x head_dim "
+            "(DeepSeek-V3, arXiv:2412.19437)"
+        )
+    return notes
 
 
 def _inference_assumptions(

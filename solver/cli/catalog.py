@@ -108,7 +108,18 @@ def catalog_list(
                 cat.sites,
                 ["site_id", "residency_zone", "grid_gco2_per_kwh", "power_cap_kw"],
             ),
-            "models": (cat.models, ["model_id", "params_b", "layers", "kv_heads"]),
+            "models": (
+                cat.models,
+                [
+                    "model_id",
+                    "params_b",
+                    "active_params_b",
+                    "experts",
+                    "experts_active",
+                    "layers",
+                    "kv_heads",
+                ],
+            ),
         }
         if what not in tables:
             raise ProcureError(

@@ -836,7 +836,9 @@ def training_setup(
 ) -> dict[str, np.ndarray | float | str]:
     """Memory-minimum cluster, FLOPs, per-device rate and spot preemptions for every pool.
 
-    FLOPs include attention when the model's shape is known (``physics.training_flops``).
+    FLOPs include attention when the model's shape is known (``physics.training_flops``)
+    and count the parameters a token uses (a mixture of experts' active ones); memory
+    holds all of them.
     The MFU is the family's published figure at the run's precision, against the same
     dense peak (``physics.default_mfu``), with the cluster size it was measured at; a
     workload's own ``mfu`` is taken at the job's scale (``mfu_measured_at`` = inf: no
@@ -855,7 +857,7 @@ def training_setup(
     mem = pools["memory_gb"].to_numpy(dtype=float)
     n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
     flops = physics.training_flops(
-        spec.params,
+        spec.active_params,
         w.tokens,
         w.optimizer,
         recompute,

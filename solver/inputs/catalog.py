@@ -23,6 +23,7 @@ names the file, the line and the field.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import re
 import sys
@@ -120,13 +121,29 @@ class Catalog:
         return _resolve(name, self.accelerators, "accelerator", "catalogs/accelerators.csv")
 
     def resolve_model(self, name: str) -> str:
-        """Map a model preset name (``Llama 3 70B``, ``llama3-70b``) to its id."""
-        return _resolve(name, self.models, "model preset", "catalogs/models.csv")
+        """Map a model preset name (``Llama 3 70B``, ``llama3-70b``,
+        ``meta-llama/Llama-3.3-70B-Instruct``) to its id; an unknown one is refused with the
+        presets of its family and size first (:func:`rank_model_presets`)."""
+        return _resolve(
+            name, self.models, "model preset", "catalogs/models.csv", rank=rank_model_presets
+        )
 
 
 def normalise_name(name: str) -> str:
     """Lowercase and drop separators: 'H100 SXM5 80GB' -> 'h100sxm580gb'."""
     return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _alias_names(table: pd.DataFrame) -> dict[str, str]:
+    """Separator-free alias -> the alias as written (the first row to claim it)."""
+    names: dict[str, str] = {}
+    for key, row in table.iterrows():
+        aliases = row.get("aliases")
+        written = [str(key), str(row.get("name", ""))]
+        written += aliases.split(";") if isinstance(aliases, str) and aliases else []
+        for alias in written:
+            names.setdefault(normalise_name(alias), alias)
+    return names
 
 
 def _alias_table(table: pd.DataFrame) -> dict[str, str]:
@@ -143,7 +160,55 @@ def _alias_table(table: pd.DataFrame) -> dict[str, str]:
     return lookup
 
 
-def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
+# A model name's size: "70b", "8x7b", "7.6b" (the first one: "235b" in "235b-a22b").
+_MODEL_SIZE_RE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?b(?![a-z0-9])")
+
+
+def _model_family_and_size(name: str) -> tuple[str, str]:
+    """The family (leading letters after any ``org/``) and size of a model name:
+    ``meta-llama/Llama-3.3-70B-Instruct`` -> (``llama``, ``70b``); ``mixtral-8x7b`` ->
+    (``mixtral``, ``8x7b``); ``deepseek-v3`` -> (``deepseek``, ``""``)."""
+    base = str(name).lower().rsplit("/", 1)[-1]
+    family = re.match(r"[a-z]+", base)
+    size = _MODEL_SIZE_RE.search(base)
+    return (family.group(0) if family else "", size.group(0) if size else "")
+
+
+def rank_model_presets(name: str, lookup: dict[str, str], names: dict[str, str]) -> list[str]:
+    """Preset ids for a "did you mean", most likely first.
+
+    A preset of the same family (``llama``, ``qwen``, ``mixtral``: the leading letters of
+    the name after any ``org/``) comes before any other, then one of the same size
+    (``70b``), then the closer spelling (difflib's ratio of the separator-free names, best
+    over the preset's id, name and aliases). Spelling alone ranked ``mistral-7b`` first for
+    ``llama-3.3-70b-instruct`` (the shared "instruct"); a family is what a person means.
+    Presets neither of the family nor spelled within difflib's 0.4 are left out.
+
+    Parameters
+    ----------
+    name
+        What was typed.
+    lookup
+        Separator-free alias -> preset id (every name a preset answers to).
+    names
+        Separator-free alias -> the alias as written (its family and size are read from it).
+    """
+    family, size = _model_family_and_size(name)
+    norm = normalise_name(name)
+    best: dict[str, tuple[bool, bool, float]] = {}
+    for alias, preset in lookup.items():
+        alias_family, alias_size = _model_family_and_size(names[alias])
+        score = (
+            bool(family) and alias_family == family,
+            bool(size) and alias_size == size,
+            difflib.SequenceMatcher(None, norm, alias).ratio(),
+        )
+        best[preset] = max(best.get(preset, score), score)
+    kept = [(score, preset) for preset, score in best.items() if score[0] or score[2] >= 0.4]
+    return [preset for _, preset in sorted(kept, key=lambda x: (x[0], x[1]), reverse=True)]
+
+
+def _resolve(name: str, table: pd.DataFrame, what: str, file: str, rank=None) -> str:
     if name in table.index:
         return name
     lookup = _alias_table(table)
@@ -151,6 +216,8 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
     if norm in lookup:
         return lookup[norm]
     matches = []
+    if rank is not None:
+        matches = rank(name, lookup, _alias_names(table))
     for alias in closest(norm, lookup, n=6):
         if lookup[alias] not in matches:
             matches.append(lookup[alias])
@@ -167,6 +234,8 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str) -> str:
 DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
     "accelerators.csv": {"fp4_dense_tflops": "0", "memory_unit": "GB"},
     "sites.csv": {"staff_usd_per_server_year": "0"},
+    # dense models: one expert, always used; standard (not latent) KV cache
+    "models.csv": {"experts": "1", "experts_active": "1", "kv_latent_dim": "0"},
 }
 
 # Bytes per unit of the vendor's memory figure. HBM parts quote GiB under the name "GB"
@@ -407,6 +476,62 @@ def _check_reference(
         )
 
 
+def _check_models(models: pd.DataFrame, path: Path) -> None:
+    """A model row's parameters and experts agree: each token uses at most all experts and
+    at most all parameters, and a mixture of experts (more experts than each token uses)
+    fewer active than total parameters.
+
+    The serving physics splits the weights into shared ones and ``experts`` equal routed
+    experts from these figures (:class:`solver.physics.ServedModel`), so a row where they
+    disagree would give negative or missing expert weights. A row with fewer active
+    parameters but no experts given (a catalog from before the experts columns) stays
+    valid: its FLOPs count the active parameters and a decode step reads every weight (an
+    upper bound).
+    """
+    experts = models["experts"].astype(float)
+    active_experts = models["experts_active"].astype(float)
+    params = models["params_b"].astype(float)
+    active = models["active_params_b"].astype(float)
+    moe = experts > active_experts
+    problems = [
+        (
+            active_experts > experts,
+            "experts_active",
+            lambda r: f"experts_active {r['experts_active']} is above experts {r['experts']}",
+            "experts_active is how many experts each token uses (num_experts_per_tok in "
+            "config.json), at most experts (num_local_experts / num_experts / "
+            "n_routed_experts); 1 and 1 for a dense model",
+        ),
+        (
+            active > params * (1 + 1e-9),
+            "active_params_b",
+            lambda r: (
+                f"active_params_b {r['active_params_b']:g} is above params_b {r['params_b']:g}"
+            ),
+            "active_params_b is the parameters one token uses, at most params_b (all of them)",
+        ),
+        (
+            moe & (active >= params * (1 - 1e-9)),
+            "active_params_b",
+            lambda r: (
+                f"a mixture of experts ({r['experts_active']} of {r['experts']} experts "
+                f"per token) needs active_params_b below params_b, got {r['active_params_b']:g}"
+            ),
+            "write the active parameters per token from the model card (e.g. Mixtral 8x7B: "
+            "12.9 of 46.7), or experts = experts_active = 1 for a dense model",
+        ),
+    ]
+    for bad, column, message, fix in problems:
+        if bad.any():
+            idx = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ProcureError(
+                message(models.iloc[idx]),
+                file=str(path),
+                field=f"line {idx + 2}, {column}",
+                fix=fix,
+            )
+
+
 def load_catalog(directory: str | Path | None = None) -> Catalog:
     """Load and validate every catalog file in ``directory``.
 
@@ -477,6 +602,7 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
                 field=f"line {idx + 2}, {column}",
                 fix="check the price; discounted modes cost less than on-demand",
             )
+    _check_models(tables["models.csv"], directory / "models.csv")
     prov = tables.get("providers.csv")
     if prov is not None:
         bad_tier = ~prov["tier"].isin(TIERS)

@@ -13,7 +13,14 @@ from solver.inputs.problem import ModelShape
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A resolved model: parameters and shape."""
+    """A resolved model: parameters (counts) and shape.
+
+    ``params`` are all the weights (what memory holds), ``active_params`` those one token
+    uses (what the FLOPs count): the same for a dense model. ``experts`` routed experts per
+    mixture-of-experts layer, ``experts_active`` of them per token (1 and 1 when dense);
+    ``kv_latent_dim`` values per token per layer in a compressed (MLA) KV cache, 0 for
+    standard attention.
+    """
 
     model_id: str
     params: float
@@ -23,6 +30,14 @@ class ModelSpec:
     attention_heads: float | None
     kv_heads: float | None
     head_dim: float | None
+    experts: float = 1.0
+    experts_active: float = 1.0
+    kv_latent_dim: float = 0.0
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether each token uses fewer routed experts than the model has."""
+        return self.experts > self.experts_active
 
 
 def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> ModelSpec:
@@ -42,6 +57,9 @@ def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> Mode
             attention_heads=float(row["attention_heads"]),
             kv_heads=float(row["kv_heads"]),
             head_dim=float(row["head_dim"]),
+            experts=float(row.get("experts", 1)),
+            experts_active=float(row.get("experts_active", 1)),
+            kv_latent_dim=float(row.get("kv_latent_dim", 0)),
         )
     head_dim = model.head_dim
     if head_dim is None and model.hidden_size and model.attention_heads:
@@ -55,4 +73,7 @@ def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> Mode
         attention_heads=model.attention_heads,
         kv_heads=model.kv_heads or model.attention_heads,
         head_dim=head_dim,
+        experts=float(model.experts),
+        experts_active=float(model.experts_active),
+        kv_latent_dim=float(model.kv_latent_dim),
     )

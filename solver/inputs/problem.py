@@ -90,6 +90,38 @@ class ModelShape(_Strict):
     kv_heads: int | None = Field(None, gt=0)
     head_dim: int | None = Field(None, gt=0)
     vocab_size: int | None = Field(None, gt=0)
+    experts: int = Field(
+        1, gt=0, description="Routed experts per mixture-of-experts layer; 1 = dense"
+    )
+    experts_active: int = Field(1, gt=0, description="Routed experts each token uses; 1 = dense")
+    kv_latent_dim: int = Field(
+        0,
+        ge=0,
+        description="Values per token per layer of a compressed (MLA) KV cache "
+        "(kv_lora_rank + qk_rope_head_dim); 0 = 2 x kv_heads x head_dim",
+    )
+
+    @model_validator(mode="after")
+    def _experts_agree(self) -> ModelShape:
+        if self.experts_active > self.experts:
+            raise ValueError(
+                f"experts_active {self.experts_active} is above experts {self.experts}; "
+                "set experts_active to the experts each token uses (num_experts_per_tok), "
+                "at most experts"
+            )
+        active = self.active_params_b if self.active_params_b is not None else self.params_b
+        if active > self.params_b:
+            raise ValueError(
+                f"active_params_b {active:g} is above params_b {self.params_b:g}; set "
+                "active_params_b to the parameters one token uses, at most params_b"
+            )
+        if self.experts > self.experts_active and active >= self.params_b:
+            raise ValueError(
+                f"a mixture of experts ({self.experts_active} of {self.experts} experts per "
+                "token) needs active_params_b below params_b; add active_params_b from the "
+                "model card"
+            )
+        return self
 
 
 class Period(_Strict):
@@ -1075,6 +1107,33 @@ def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, int | floa
     return None
 
 
+def _without_string_branch(errors: list, data: object) -> list:
+    """Errors less the "not a string" of a ``str | Shape`` field given a mapping: for
+    ``model: {params_b: 47, experts: 8}`` the mistake is in the shape, not that it is no
+    preset name."""
+
+    def given(loc: tuple) -> object:
+        node = data
+        for key in loc:
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            elif isinstance(node, dict):
+                continue  # a union's tag (training, ModelShape) is not in the data
+            else:
+                return None
+        return node
+
+    kept = [
+        e
+        for e in errors
+        if not (e["type"] == "string_type" and e["loc"][-1:] == ("str",))
+        or not isinstance(given(e["loc"][:-1]), dict)
+    ]
+    return kept or errors
+
+
 def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
     """Validate already-parsed YAML data into a :class:`Problem`.
 
@@ -1108,7 +1167,7 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
     try:
         return Problem.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = _without_string_branch(exc.errors(), data)
         # an unknown field is most often a typo of a missing one: report it first
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         msg = str(first.get("msg", "invalid value"))

@@ -170,6 +170,28 @@ MODELS = table(
     _count("kv_heads", positive=True),
     _count("head_dim", positive=True),
     _count("vocab_size", positive=True),
+    Column(
+        "experts",
+        "int",
+        "-",
+        "routed experts per mixture-of-experts layer (num_local_experts, num_experts, "
+        "n_routed_experts); 1 for a dense model",
+        positive=True,
+    ),
+    Column(
+        "experts_active",
+        "int",
+        "-",
+        "routed experts each token uses (num_experts_per_tok); 1 for a dense model",
+        positive=True,
+    ),
+    Column(
+        "kv_latent_dim",
+        "int",
+        "values",
+        "values per token per layer in a compressed (MLA) KV cache: kv_lora_rank + "
+        "qk_rope_head_dim; 0 = standard attention (2 x kv_heads x head_dim)",
+    ),
     _text("source"),
 )
 

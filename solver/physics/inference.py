@@ -20,7 +20,8 @@ and h the attention width (query heads x head dim):
   (linear layers on output and prompt tokens; attention of each output token over its
   context; causal attention of the prompt, 2 L h P^2 per request, spread over O steps)
 - t(b) = max(bytes / (d bw eta_bw), flops / (d peak eta_c))
-  + 2 L [latency + b (1 + P/O) h a 2(d-1)/d / link]   (two all-reduces per layer)
+  + 2 L [latency + b (1 + P/O) H a 2(d-1)/d / link]   (two all-reduces per layer of
+  H = hidden-size activations of a bytes each)
   + step overhead of the runtime
 - time per output token = t(b); throughput = b / t(b) output tokens/s;
 - TTFT = the prompt's prefill (2 N P + 2 L h P^2 FLOPs at eta_c, one weight read,
@@ -28,6 +29,38 @@ and h the attention width (query heads x head dim):
 
 t(b) is piecewise linear in b, so the largest batch meeting the time-per-token SLO has
 a closed form, and b / t(b) rises with b, so that batch is the best.
+
+Mixture of experts (Mixtral, Qwen3-235B-A22B, DeepSeek-V3): memory holds every expert
+(N_total x bytes), the FLOPs count the active parameters (2 N_active per token), and a
+step reads the shared weights (attention, embeddings, shared experts) plus the routed
+experts its tokens hit. With E routed experts per layer and k per token, n tokens routed
+independently and uniformly hit E u(n) distinct experts per layer on average,
+
+    u(n) = 1 - (1 - k/E)^n
+
+(one token misses a given expert with probability 1 - k/E); at n = 1 that is k experts
+(the active parameters), for large n all E. Uniform routing is what load-balancing
+losses aim at; a skewed router hits fewer, so the bytes here are an upper bound. The
+decode tokens of a step (b) are routed together; the prompts are prefilled in chunks of
+one prompt (P tokens, within the runtime's per-step token budget), one per request, and a
+request decodes for O steps, so min(1, b/O) of the steps also carry a chunk that hits
+u(b + P) with them. The routed share read per step is
+
+    f(b) = u(b) + min(1, b/O) [u(b + P) - u(b)]
+
+and bytes(b) = W_shared + f(b) W_routed + b c kv. t(b) is then concave, not linear, in b:
+the largest batch within the SLO is found by bisection (t rises with b, and b / t(b)
+still rises, so the largest batch is still the best). The experts are sharded over the
+replica's devices with the other weights (vLLM's default tensor-parallel MoE), so each
+device reads 1/d of every expert hit. That memory-bound decode latency follows the number
+of distinct experts a batch hits: Oncescu et al., "Opportunistic Expert Activation:
+Batch-Aware Expert Routing for Faster Decode Without Retraining", arXiv:2511.02237 (2025),
+measured on Qwen3-30B-A3B and Qwen3-235B-A22B; total and active counts: Jiang et al.,
+"Mixtral of Experts", arXiv:2401.04088 (2024), 47B parameters of which 13B per token.
+
+Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
+compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
+not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
 """
 
 from __future__ import annotations
@@ -44,7 +77,12 @@ SECONDS_PER_DAY = 86_400.0
 
 @dataclass(frozen=True)
 class ServedModel:
-    """Shape and precisions of a served model (parameters as counts, bytes per value)."""
+    """Shape and precisions of a served model (parameters as counts, bytes per value).
+
+    ``experts`` routed experts per mixture-of-experts layer, ``experts_active`` per token
+    (1 and 1: dense); ``kv_latent_dim`` values per token per layer of a compressed (MLA)
+    KV cache (0: standard attention).
+    """
 
     params: float
     active_params: float
@@ -55,16 +93,63 @@ class ServedModel:
     attention_heads: float
     weight_bytes: float
     kv_bytes: float
+    experts: float = 1.0
+    experts_active: float = 1.0
+    kv_latent_dim: float = 0.0
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether each token uses fewer routed experts than the model has."""
+        return self.experts > self.experts_active
+
+    @property
+    def params_per_expert(self) -> float:
+        """Parameters of one routed expert summed over the MoE layers (0 when dense).
+
+        From the two published counts: N_total = N_shared + E e and N_active = N_shared
+        + k e, so e = (N_total - N_active) / (E - k). Mixtral 8x7B: (46.7 - 12.9)e9 / 6 =
+        5.633e9 (= 3 x 4,096 x 14,336 x 32 layers = 5.637e9 from its config).
+        """
+        if not self.is_moe:
+            return 0.0
+        return (self.params - self.active_params) / (self.experts - self.experts_active)
 
     @property
     def weights_gb(self) -> float:
-        """Weight bytes in GB (1e9)."""
+        """Weight bytes in GB (1e9): every parameter, every expert (what memory holds)."""
         return self.params * self.weight_bytes / 1e9
 
     @property
+    def routed_weights_gb(self) -> float:
+        """GB of all routed experts (0 when dense)."""
+        return self.experts * self.params_per_expert * self.weight_bytes / 1e9
+
+    @property
+    def shared_weights_gb(self) -> float:
+        """GB every token reads: attention, embeddings, shared experts (all of a dense model)."""
+        return self.weights_gb - self.routed_weights_gb
+
+    def weights_read_gb(self, tokens: np.ndarray | float) -> np.ndarray:
+        """GB of weights one forward pass of ``tokens`` tokens reads (see module doc):
+        the shared weights and the routed experts hit, E u(tokens) per layer."""
+        share = experts_hit_share(self.experts, self.experts_active, tokens)
+        return self.shared_weights_gb + self.routed_weights_gb * share
+
+    @property
     def kv_gb_per_token(self) -> float:
-        """KV-cache GB per token (K and V, every layer)."""
-        return kv_bytes_per_token(self.layers, self.kv_heads, self.head_dim, self.kv_bytes) / 1e9
+        """KV-cache GB per token (K and V, every layer; or the MLA latent)."""
+        return (
+            kv_bytes_per_token(
+                self.layers, self.kv_heads, self.head_dim, self.kv_bytes, self.kv_latent_dim
+            )
+            / 1e9
+        )
+
+    @property
+    def allreduce_width(self) -> float:
+        """Values per token in a tensor-parallel all-reduce: the hidden size (the output of
+        the attention and MLP projections), else the attention width."""
+        return self.hidden_size if self.hidden_size else self.attention_width
 
     @property
     def attention_width(self) -> float:
@@ -90,12 +175,68 @@ def served_model(shape, weight_precision: str, kv_precision: str) -> ServedModel
         attention_heads=float(shape.attention_heads or 0.0),
         weight_bytes=bytes_per_value(weight_precision),
         kv_bytes=bytes_per_value(kv_precision),
+        experts=float(getattr(shape, "experts", 1.0) or 1.0),
+        experts_active=float(getattr(shape, "experts_active", 1.0) or 1.0),
+        kv_latent_dim=float(getattr(shape, "kv_latent_dim", 0.0) or 0.0),
     )
 
 
-def kv_bytes_per_token(layers: float, kv_heads: float, head_dim: float, kv_bytes: float) -> float:
-    """KV-cache bytes per token: 2 (K and V) x layers x kv_heads x head_dim x bytes."""
+def kv_bytes_per_token(
+    layers: float, kv_heads: float, head_dim: float, kv_bytes: float, latent_dim: float = 0.0
+) -> float:
+    """KV-cache bytes per token: 2 (K and V) x layers x kv_heads x head_dim x bytes.
+
+    With multi-head latent attention (``latent_dim`` > 0) each layer caches one latent of
+    ``latent_dim`` values instead: layers x latent_dim x bytes (DeepSeek-V3: 61 x (512 +
+    64) x 2 B = 70,272 B per token in BF16, against 2 x 61 x 128 x 128 x 2 B = 3.998 MB
+    for its 128 heads uncompressed).
+    """
+    if latent_dim > 0:
+        return layers * latent_dim * kv_bytes
     return 2.0 * layers * kv_heads * head_dim * kv_bytes
+
+
+def experts_hit_share(
+    experts: float, experts_active: float, tokens: np.ndarray | float
+) -> np.ndarray:
+    """Expected share of a layer's routed experts that ``tokens`` tokens hit, u(n).
+
+    u(n) = 1 - (1 - k/E)^n for n tokens each routed to k of E experts independently and
+    uniformly (module doc): E u(n) distinct experts per layer. 1 for a dense model (E = k,
+    every token uses its one MLP), 0 for no tokens.
+
+    Parameters
+    ----------
+    experts
+        E, routed experts per layer.
+    experts_active
+        k, routed experts per token.
+    tokens
+        n, tokens routed together (one forward pass).
+    """
+    n = np.asarray(tokens, dtype=float)
+    miss = 1.0 - float(experts_active) / float(experts)
+    return 1.0 - np.power(miss, n)
+
+
+def routed_share_per_step(
+    experts: float,
+    experts_active: float,
+    batch: np.ndarray | float,
+    prompt_tokens: float,
+    output_tokens: float,
+) -> np.ndarray:
+    """Expected share of the routed experts a continuous-batching decode step reads, f(b).
+
+    f(b) = u(b) + min(1, b/O) [u(b + P) - u(b)]: the b decode tokens, and in b/O of the
+    steps one prompt's prefill chunk of P tokens as well (module doc). Pure decode
+    (P = 0) reads u(b).
+    """
+    b = np.asarray(batch, dtype=float)
+    decode = experts_hit_share(experts, experts_active, b)
+    with_chunk = experts_hit_share(experts, experts_active, b + float(prompt_tokens))
+    chunk_share = np.minimum(1.0, b / float(output_tokens))
+    return decode + chunk_share * (with_chunk - decode)
 
 
 def max_batch(
@@ -120,9 +261,13 @@ def max_batch(
 
 @dataclass(frozen=True)
 class StepModel:
-    """Step time as t(b) = max(a + kv b, c b) + fixed + comm b, seconds (arrays)."""
+    """Step time as t(b) = max(a + r f(b) + kv b, c b) + fixed + comm b, seconds (arrays).
 
-    weights_s: np.ndarray  # a: one read of the weights
+    ``r f(b)`` is the read of the routed experts a step hits (module doc; 0 for a dense
+    model, whose weights are all in ``a``).
+    """
+
+    weights_s: np.ndarray  # a: one read of the shared weights (all of a dense model's)
     kv_s_per_seq: np.ndarray  # KV read per sequence at the mean context
     compute_s_per_seq: np.ndarray  # c: FLOPs per sequence-step at the runtime's peak
     fixed_s: np.ndarray  # all-reduce latencies + runtime overhead per step
@@ -130,11 +275,30 @@ class StepModel:
     weights_s_bound: np.ndarray  # the same terms at the data-sheet figures
     kv_s_per_seq_bound: np.ndarray
     compute_s_per_seq_bound: np.ndarray
+    routed_s: np.ndarray | float = 0.0  # r: one read of every routed expert
+    routed_s_bound: np.ndarray | float = 0.0
+    experts: float = 1.0  # E and k of a mixture of experts (1 and 1: dense)
+    experts_active: float = 1.0
+    prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
+    output_tokens: float = 1.0
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether the weights read depend on the batch (a mixture of experts)."""
+        return self.experts > self.experts_active
+
+    def routed_share(self, batch: np.ndarray | float) -> np.ndarray:
+        """f(b), the share of the routed experts a step reads (:func:`routed_share_per_step`)."""
+        return routed_share_per_step(
+            self.experts, self.experts_active, batch, self.prompt_tokens, self.output_tokens
+        )
 
     def step_s(self, batch: np.ndarray | float) -> np.ndarray:
         """Derated step time at a batch (the time per output token)."""
         b = np.asarray(batch, dtype=float)
         memory = self.weights_s + b * self.kv_s_per_seq
+        if self.is_moe:
+            memory = memory + self.routed_s * self.routed_share(b)
         return (
             np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
         )
@@ -143,7 +307,25 @@ class StepModel:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
         b = np.asarray(batch, dtype=float)
         memory = self.weights_s_bound + b * self.kv_s_per_seq_bound
+        if self.is_moe:
+            memory = memory + self.routed_s_bound * self.routed_share(b)
         return np.maximum(memory, b * self.compute_s_per_seq_bound)
+
+    def largest_batch_within(self, slo_s: float, upper: int) -> np.ndarray:
+        """Largest whole batch b in [0, ``upper``] with step_s(b) <= ``slo_s`` (bisection;
+        step_s rises with b). 0 where even one sequence is too slow; ``upper`` where the
+        SLO allows more."""
+        n = np.broadcast(self.weights_s, self.fixed_s).shape
+        lo = np.zeros(n)
+        hi = np.full(n, float(upper))
+        top_ok = self.step_s(hi) <= slo_s + 1e-12
+        lo = np.where(top_ok, hi, lo)
+        while np.any(hi - lo > 1):
+            mid = np.floor((lo + hi) / 2.0)
+            ok = self.step_s(mid) <= slo_s + 1e-12
+            lo = np.where(ok, mid, lo)
+            hi = np.where(ok, hi, mid)
+        return lo
 
 
 def step_model(
@@ -161,7 +343,8 @@ def step_model(
     )
     bw = d * dev.bandwidth_gbps * 1e9
     pk = d * dev.peak_tflops * 1e12
-    weights_b = model.weights_gb * 1e9
+    weights_b = model.shared_weights_gb * 1e9
+    routed_b = model.routed_weights_gb * 1e9
     kv_b = mean_context * model.kv_gb_per_token * 1e9
     ring = np.where(d > 1, 2.0 * (d - 1.0) / d, 0.0)
     act_bytes = 2.0  # all-reduced activations are bf16
@@ -170,7 +353,7 @@ def step_model(
         * model.layers
         * (1.0 + p / o)
         * ring
-        * h
+        * model.allreduce_width
         * act_bytes
         / (dev.link_gbps_per_direction * 1e9 * ETA_LINK)
     )
@@ -184,6 +367,12 @@ def step_model(
         weights_s_bound=weights_b / bw,
         kv_s_per_seq_bound=kv_b / bw,
         compute_s_per_seq_bound=flops_per_seq / pk,
+        routed_s=routed_b / (bw * dev.eta_bandwidth),
+        routed_s_bound=routed_b / bw,
+        experts=model.experts,
+        experts_active=model.experts_active,
+        prompt_tokens=p,
+        output_tokens=o,
     )
 
 
@@ -193,7 +382,9 @@ def prefill_s(model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Devi
     p = float(prompt_tokens)
     flops = 2.0 * model.active_params * p + 2.0 * model.layers * model.attention_width * p * p
     compute_s = flops / (d * dev.peak_tflops * 1e12 * dev.eta_compute)
-    read_s = model.weights_gb * 1e9 / (d * dev.bandwidth_gbps * 1e9 * dev.eta_bandwidth)
+    # the weights the prompt's P tokens hit: all of a dense model's, u(P) of the experts
+    read_gb = model.weights_read_gb(p) if model.is_moe else model.weights_gb
+    read_s = read_gb * 1e9 / (d * dev.bandwidth_gbps * 1e9 * dev.eta_bandwidth)
     comm_s = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0)
     return compute_s + read_s + comm_s
 
@@ -244,6 +435,10 @@ def best_decode(
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
     if tpot_slo_s is None:
         b_slo = cap.astype(float)
+    elif sm.is_moe:
+        # t(b) is not linear in b: bisection over whole batches up to the largest asked
+        upper = int(max(np.max(cap), batch or 0, 1))
+        b_slo = sm.largest_batch_within(tpot_slo_s, upper)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)

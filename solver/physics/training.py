@@ -94,7 +94,12 @@ def activation_gb_per_device(
 def training_memory_per_device_gb(
     params: float, optimizer: str, n_devices: np.ndarray | int, activation_gb: float
 ) -> np.ndarray:
-    """ZeRO-3 memory per device: sharded states plus one micro-batch's activations."""
+    """ZeRO-3 memory per device: sharded states plus one micro-batch's activations.
+
+    ``params`` are all the parameters: a mixture of experts keeps weights, gradients and
+    optimizer states of every expert (sharded with the rest, as expert parallelism also
+    spreads them), though each token trains only its k.
+    """
     states_gb = params * training_state_bytes_per_param(optimizer) / 1e9
     return states_gb / np.asarray(n_devices, dtype=float) + activation_gb
 
@@ -153,7 +158,11 @@ def training_flops(
     Parameters
     ----------
     params
-        Parameters N (all of them, embeddings included).
+        Parameters N one token uses, embeddings included: all of a dense model's, the
+        active ones of a mixture of experts (a token runs through the k experts it is
+        routed to, so 6 N_active per token: Mixtral 8x7B 6 x 12.9e9, not 6 x 46.7e9;
+        Jiang et al. 2024, arXiv:2401.04088). Memory still holds every expert
+        (:func:`training_memory_per_device_gb` takes all the parameters).
     tokens
         Training tokens D.
     optimizer

@@ -659,7 +659,7 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
     hours = float(
         physics.cluster_training_hours(
             physics.training_flops(
-                spec.params,
+                spec.active_params,
                 w.tokens,
                 w.optimizer,
                 w.recompute,

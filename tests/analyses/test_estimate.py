@@ -37,6 +37,10 @@ CASES = [
     ("llama-3-405b", "gcp/asia-northeast1/a4-highgpu-8g", 8, "fp4", 1000, 400, 80, 5000),
     ("llama-2-7b", "gcp/asia-northeast1/tpu-v5litepod-4", 1, "bf16", 375, 175, 100, 2000),
     ("llama-2-7b", "aws/us-east-1/inf2.xlarge", 1, "bf16", 750, 375, None, None),
+    # mixtures of experts: the batch within the SLO found by bisection (issue 28)
+    ("mixtral-8x7b", "aws/ap-northeast-1/p5.48xlarge", 2, "bf16", 1000, 400, 20, 2000),
+    ("deepseek-v3", "aws/us-east-1/p5en.48xlarge", 8, "fp8", 1000, 400, 50, 5000),
+    ("qwen3-235b-a22b", "aws/us-east-1/p5en.48xlarge", 4, "fp8", 2000, 500, None, None),
 ]
 
 
