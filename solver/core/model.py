@@ -33,6 +33,7 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.compile import Compiled
+from solver.errors import InfeasibleError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, Mode
 
@@ -565,6 +566,15 @@ def add_failure_domains(m: _State) -> None:
             domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
             domains = sorted(set(domain_of.values()))
             if kind in w.survive_loss_of and need > 0:
+                if len(domains) < 2 and not shortfall:
+                    i = next(j for j, x in enumerate(m.problem.workloads) if x.name == wname)
+                    raise InfeasibleError(
+                        f"workload {wname!r} can be served from one {kind} only "
+                        f"({', '.join(domains) or 'none'}), so it cannot survive losing it",
+                        field=f"workloads[{i}].survive_loss_of",
+                        fix=f"allow a second {kind} (the problem's or the workload's "
+                        f"{kind}s:, modes or tiers) or drop {kind!r} from survive_loss_of",
+                    )
                 for r in domains:
                     coefs = {v: min(c, need) for v, c in units.items() if domain_of[v] != r}
                     coefs.update(shortfall)
