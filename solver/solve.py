@@ -27,6 +27,8 @@ from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
+from solver.plan.provenance import with_currency
+from solver.trust.price_requirements import refuse_weak_prices
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
 
@@ -85,6 +87,7 @@ def solve_verified(
     """
     options = options or SolveOptions()
     started = time.perf_counter()
+    rate = catalog.rate(problem.currency, field="currency")  # before any work: a rate exists
     try:
         compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere
@@ -133,7 +136,8 @@ def solve_verified(
             f"the solver's plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem file",
         )
-    return plan, solution
+    refuse_weak_prices(plan, problem, catalog.directory)
+    return with_currency(plan, problem, rate), solution
 
 
 def solve_for_analysis(
