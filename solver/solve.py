@@ -87,7 +87,8 @@ def solve_verified(
     """
     options = options or SolveOptions()
     started = time.perf_counter()
-    rate = catalog.rate(problem.currency, field="currency")  # before any work: a rate exists
+    # before any work: the totals' currency has a rate
+    rate = catalog.rate(problem.currency, field="currency", instead="leave currency out (USD)")
     try:
         compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere

@@ -924,9 +924,10 @@ def resolve(
             fix="this is a bug in procure: report it with the problem, baseline and prices",
         )
     refuse_weak_prices(plan, rebased.problem, new_catalog.directory)
-    plan = with_currency(
-        plan, rebased.problem, new_catalog.rate(rebased.problem.currency, field="currency")
+    rate = new_catalog.rate(
+        rebased.problem.currency, field="currency", instead="leave currency out (USD)"
     )
+    plan = with_currency(plan, rebased.problem, rate)
     notes = _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of)
     diff = diff_plans(
         old_view, plan, old_at_new_prices=at_new, price_source="the re-solve's prices", notes=notes

@@ -119,15 +119,25 @@ class Catalog:
     providers: pd.DataFrame | None = None  # index provider; None without providers.csv
     exchange_rates: pd.DataFrame | None = None  # date, currency, usd_per_unit, source
 
-    def rate(self, currency: str, *, file: str | None = None, field: str | None = None):
+    def rate(
+        self,
+        currency: str,
+        *,
+        file: str | None = None,
+        field: str | None = None,
+        instead: str = "state the price in USD",
+    ) -> ExchangeRate:
         """The latest :class:`ExchangeRate` of ``currency`` (USD is 1 by definition).
 
         Raises
         ------
         ProcureError
-            The catalog has no rate for it (naming ``file`` and ``field``).
+            The catalog has no rate for it (naming ``file`` and ``field``; the fix offers
+            a rate or ``instead``).
         """
-        return exchange_rate(self.exchange_rates, currency, self.directory, file, field)
+        return exchange_rate(
+            self.exchange_rates, currency, self.directory, file, field, instead=instead
+        )
 
     def tier_of(self, provider: str) -> str:
         """A provider's tier from providers.csv; ``"owned"`` for owned servers, else unknown."""
@@ -523,6 +533,8 @@ def exchange_rate(
     directory: str,
     file: str | None = None,
     field: str | None = None,
+    *,
+    instead: str = "state the price in USD",
 ) -> ExchangeRate:
     """The latest rate of ``currency`` in ``rates`` (USD: 1).
 
@@ -541,7 +553,7 @@ def exchange_rate(
             file=file,
             field=field,
             fix=f"add a row 'date,currency,usd_per_unit,source' for {currency} to {where} "
-            "(e.g. the ECB euro reference rate with its date), or state the price in USD",
+            f"(e.g. the ECB euro reference rate with its date), or {instead}",
         )
     last = found.iloc[-1]
     return ExchangeRate(

@@ -179,7 +179,8 @@ def test_shipped_catalog_no_reserved_price_above_on_demand():
         term = col.split("_")[1]  # 1y or 3y
         cited = off.loc[priced, "reserved_source"].str.contains(f"reserved: |{term} price: ")
         assert cited.all(), col
-        assert off.loc[priced, "reserved_price_confidence"].isin(["third_party", "unverified"]).all()
+        levels = off.loc[priced, "reserved_price_confidence"]
+        assert levels.isin(["third_party", "unverified"]).all()
         assert off.loc[priced, "reserved_price_date"].notna().all()
     both = off["reserved_1y_usd_per_hour"].notna() & off["reserved_3y_usd_per_hour"].notna()
     assert (
