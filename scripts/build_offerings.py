@@ -29,6 +29,16 @@ Where the rows come from
    read date ("discount only, upper bound" where only "up to X%" is published;
    empty where nothing is published).
 
+Provenance (issue 29)
+---------------------
+Every row carries its prices' ``currency``, ``price_date`` (a day, or ``unknown``: a read
+date is not a price date; the words go to ``price_note``) and ``price_confidence`` (quote,
+list, third_party, unverified: solver/inputs/provenance.py): per snapshot in
+``SNAPSHOTS``, per hand-entered source in ``LIST_PROVENANCE`` /
+:func:`list_price_provenance`; reserved prices their own (``reserved_price_date``,
+``reserved_price_confidence``, ``reserved_source``), from the rule or the published table
+that set them. catalogs/SOURCES.md, "Price provenance and currency", gives the reasons.
+
 Cleaning
 --------
 * GCP snapshot prices: some regions carry a GPU price far below the list price
