@@ -141,7 +141,8 @@ SNAPSHOTS: list[tuple[str, str, str, str, str, str]] = [
      "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781"),
     ("seeweb", "skypilot-catalog/catalogs/v8/seeweb/vms.csv", "unknown",
      SEEWEB_NOTE, "unverified",
-     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef"),
+     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef; currency not stated by the "
+     "source, read as USD and not confirmed (catalogs/SOURCES.md, Seeweb currency)"),
     ("hyperbolic", "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv", "unknown",
      _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043"),
