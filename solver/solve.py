@@ -28,7 +28,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
-from solver.trust.price_requirements import refuse_weak_prices
+from solver.trust.price_requirements import refuse_weak_prices, weak_prices
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
 
@@ -137,7 +137,7 @@ def solve_verified(
             f"the solver's plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem file",
         )
-    refuse_weak_prices(plan, problem, catalog.directory)
+    refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
     return with_currency(plan, problem, rate), solution
 
 

@@ -883,7 +883,7 @@ def resolve(
 
     from solver.plan.provenance import with_currency
     from solver.solve import VerificationError, plan_of, with_cash_flow
-    from solver.trust.price_requirements import refuse_weak_prices
+    from solver.trust.price_requirements import refuse_weak_prices, weak_prices
     from solver.trust.verify import verify_plan
 
     if max_changes is not None and switching_cost_usd is not None:
@@ -923,7 +923,8 @@ def resolve(
             f"the re-solved plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem, baseline and prices",
         )
-    refuse_weak_prices(plan, rebased.problem, new_catalog.directory)
+    weak = weak_prices(plan, rebased.problem)
+    refuse_weak_prices(weak, plan.total_cost_usd, new_catalog.directory)
     rate = new_catalog.rate(
         rebased.problem.currency, field="currency", instead="leave currency out (USD)"
     )

@@ -64,11 +64,17 @@ def _why(item: LineItem, problem: Problem, start: date) -> str:
 def weak_prices(plan: Plan, problem: Problem) -> list[WeakPrice]:
     """The prices ``plan`` rests on below ``problem``'s requirements, one per offering and
     mode, dearest first; empty when the problem sets none."""
+    start = date.fromisoformat(plan.start_date) if plan.start_date else date.today()
+    return weak_prices_in(plan.line_items, problem, start)
+
+
+def weak_prices_in(items: list[LineItem], problem: Problem, start: date) -> list[WeakPrice]:
+    """:func:`weak_prices` of any line items (a two-stage plan's commitments), their ages
+    counted to ``start``."""
     if problem.min_price_confidence is None and problem.max_price_age_days is None:
         return []
-    start = date.fromisoformat(plan.start_date) if plan.start_date else date.today()
     found: dict[tuple[str, str], list] = {}
-    for i in plan.line_items:
+    for i in items:
         if i.item in PRICED_ITEMS and not (i.item == Item.TRAINING and i.mode == Mode.OWNED):
             why = _why(i, problem, start)
             if why:
@@ -89,8 +95,9 @@ def weak_prices(plan: Plan, problem: Problem) -> list[WeakPrice]:
     return sorted(out, key=lambda w: (-w.cost_usd, w.offering, w.mode))
 
 
-def refuse_weak_prices(plan: Plan, problem: Problem, catalog_dir: str) -> None:
-    """Refuse ``plan`` when it rests on prices below the problem's requirements.
+def refuse_weak_prices(weak: list[WeakPrice], total_usd: float, catalog_dir: str) -> None:
+    """Refuse a plan of ``total_usd`` that rests on the ``weak`` prices
+    (:func:`weak_prices`); nothing when there are none.
 
     Raises
     ------
@@ -98,7 +105,6 @@ def refuse_weak_prices(plan: Plan, problem: Problem, catalog_dir: str) -> None:
         Naming each such price (offering, mode, what it lacks, its line items and their
         cost), the catalog file that states it and the fix.
     """
-    weak = weak_prices(plan, problem)
     if not weak:
         return
     owned = all(w.mode == Mode.OWNED for w in weak)
@@ -111,7 +117,7 @@ def refuse_weak_prices(plan: Plan, problem: Problem, catalog_dir: str) -> None:
     total = sum(w.cost_usd for w in weak)
     raise ProcureError(
         f"the plan rests on {len(weak)} price(s) the problem does not accept "
-        f"(${total:,.0f} of ${plan.total_cost_usd:,.0f}): {named}{more}",
+        f"(${total:,.0f} of ${total_usd:,.0f}): {named}{more}",
         file=str(file),
         field="price_confidence, price_date of those rows",
         fix="confirm those prices (the provider's own page or a quote: update price_date and "

@@ -178,3 +178,34 @@ def test_cli_refuses_with_exit_2_and_writes_the_fields_in_json(tmp_path):
     table = runner.invoke(app, ["solve", str(path), "--catalog", str(folder)]).output
     assert "unver. ?" in table  # the plan table's price cell: confidence and date
     assert "prices the plan rests on, by confidence: unverified $2,976 (100%)" in table
+
+
+def test_a_two_stage_plan_signing_a_weak_price_is_refused(catalog):
+    # 12 months of 10 requests/s; h1r: on-demand $4/h (third_party), 1-year reserved $3/h
+    # whose rate is unverified. The reservation ($3 x 8,760 h = $26,280 < on-demand
+    # $35,040 in both scenarios) is signed now, so under min_price_confidence third_party
+    # the two-stage plan is refused, the reservation named.
+    from solver.analyses.stochastic import solve_stochastic
+
+    row = {
+        **_row("h1r", 4.0, "third_party", "2026-10-10"),
+        "reserved_1y_usd_per_hour": 3.0,
+        "reserved_price_date": "unknown",
+        "reserved_price_confidence": "unverified",
+        "reserved_source": "a percentage off on-demand",
+    }
+    scenarios = {
+        "scenarios": [
+            {"name": "low", "probability": 0.5, "prices": [{"factor": 0.9}]},
+            {"name": "high", "probability": 0.5, "prices": [{"factor": 1.1}]},
+        ]
+    }
+    p = problem(
+        [serve(10.0)],
+        horizon_months=12,
+        modes=["on_demand", "reserved_1y"],
+        uncertainty=scenarios,
+        min_price_confidence="third_party",
+    )
+    with pytest.raises(ProcureError, match="acme/us-east/h1r reserved_1y: confidence unverified"):
+        solve_stochastic(p, catalog(row))
