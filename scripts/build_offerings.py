@@ -29,6 +29,16 @@ Where the rows come from
    read date ("discount only, upper bound" where only "up to X%" is published;
    empty where nothing is published).
 
+Provenance (issue 29)
+---------------------
+Every row carries its prices' ``currency``, ``price_date`` (a day, or ``unknown``: a read
+date is not a price date; the words go to ``price_note``) and ``price_confidence`` (quote,
+list, third_party, unverified: solver/inputs/provenance.py): per snapshot in
+``SNAPSHOTS``, per hand-entered source in ``LIST_PROVENANCE`` /
+:func:`list_price_provenance`; reserved prices their own (``reserved_price_date``,
+``reserved_price_confidence``, ``reserved_source``), from the rule or the published table
+that set them. catalogs/SOURCES.md, "Price provenance and currency", gives the reasons.
+
 Cleaning
 --------
 * GCP snapshot prices: some regions carry a GPU price far below the list price
@@ -83,44 +93,75 @@ from solver.inputs.importers.skypilot import (  # noqa: E402
 DEFAULT_SNAPSHOTS = ROOT.parent / "shared" / "data" / "external" / "skypilot-catalog"
 ANYCLOUD_HEAD = "anycloud-sh-catalog/62ff0a987e0c257a89235415d2877812fb1aaf29"
 
-# (provider, path under the snapshot folder, price_date, source label)
-SNAPSHOTS: list[tuple[str, str, str, str]] = [
+# (provider, path under the snapshot folder, price date (YYYY-MM-DD or unknown), price date
+# in words, price confidence, source label). Confidence (solver/inputs/provenance.py): a
+# SkyPilot-format catalog is a third party's (third_party); Seeweb's figures are
+# unverified because their currency is not confirmed (SOURCES.md, "Seeweb currency").
+_V8, _V6 = "skypilot-catalog v8 commit", "skypilot-catalog v6 commit"
+_UNDATED = "{} date unknown (read 2026-11)"
+#: Seeweb: the catalog reads its prices as USD (SkyPilot's fetcher copies the Seeweb API's
+#: hourly_price with no currency). Evidence that they are EUR: SOURCES.md, "Seeweb currency".
+#: Changing this to "EUR" converts them at exchange_rates.csv's rate (and moves the seed plan).
+SEEWEB_CURRENCY = "USD"
+SEEWEB_NOTE = (
+    _UNDATED.format(_V8) + "; currency not stated by the source and read as USD, but Seeweb's "
+    "own staff listed the same 1-GPU figures in EUR (cloud-gpus.github.io commit a44a666, "
+    "2024-11-14: RTX A6000 EUR 0.74/h, L40S EUR 0.85/h): unverified until Seeweb's page is read"
+)
+SNAPSHOTS: list[tuple[str, str, str, str, str, str]] = [
     ("gcp", f"{ANYCLOUD_HEAD}/gcp/vms.csv", "2026-05-20",
+     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
      "SkyPilot-format GCP catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
     ("azure", f"{ANYCLOUD_HEAD}/azure/vms.csv", "2026-05-20",
+     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
      "SkyPilot-format Azure catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
     ("lambda", f"{ANYCLOUD_HEAD}/lambda/vms.csv", "2026-05-20",
+     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
      "SkyPilot-format Lambda catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
     ("vast", f"{ANYCLOUD_HEAD}/vast/vms.csv", "2026-05-20",
+     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
      "SkyPilot-format Vast catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
-    ("nebius", "skypilot-catalog/catalogs/v8/nebius/vms.csv", "unknown (v8, read 2026-11)",
+    ("nebius", "skypilot-catalog/catalogs/v8/nebius/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 nebius/vms.csv@0082b043"),
-    ("runpod", "skypilot-catalog/catalogs/v6/runpod/vms.csv", "unknown (v6, read 2026-11)",
+    ("runpod", "skypilot-catalog/catalogs/v6/runpod/vms.csv", "unknown",
+     _UNDATED.format(_V6), "third_party",
      "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7"),
-    ("aws", "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv", "after 2025-06 (v8, read 2026-11)",
+    ("aws", "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv", "unknown",
+     "after the June 2025 P4/P5 price cut; " + _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)"),
-    ("hyperstack", "skypilot-catalog/catalogs/v8/hyperstack/vms.csv", "unknown (v8, read 2026-11)",
+    ("hyperstack", "skypilot-catalog/catalogs/v8/hyperstack/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 hyperstack/vms.csv@fdc9d908"),
-    ("verda", "skypilot-catalog/catalogs/v8/verda/vms.csv", "unknown (v8, read 2026-11)",
+    ("verda", "skypilot-catalog/catalogs/v8/verda/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 verda/vms.csv@000c1d0b (Verda = DataCrunch)"),
-    ("jarvislabs", "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv", "unknown (v8, read 2026-11)",
+    ("jarvislabs", "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781"),
-    ("seeweb", "skypilot-catalog/catalogs/v8/seeweb/vms.csv", "unknown (v8, read 2026-11)",
-     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef"),
-    ("hyperbolic", "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv", "unknown (v8, read 2026-11)",
+    ("seeweb", "skypilot-catalog/catalogs/v8/seeweb/vms.csv", "unknown",
+     SEEWEB_NOTE, "unverified",
+     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef; currency not stated by the "
+     "source, read as USD and not confirmed (catalogs/SOURCES.md, Seeweb currency)"),
+    ("hyperbolic", "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043"),
-    ("fluidstack", "skypilot-catalog/catalogs/v6/fluidstack/vms.csv", "unknown (v6, read 2026-11)",
+    ("fluidstack", "skypilot-catalog/catalogs/v6/fluidstack/vms.csv", "unknown",
+     _UNDATED.format(_V6), "third_party",
      "skypilot-org/skypilot-catalog v6 fluidstack/vms.csv@002403bc"),
-    ("paperspace", "skypilot-catalog/catalogs/v6/paperspace/vms.csv", "unknown (v6, read 2026-11)",
+    ("paperspace", "skypilot-catalog/catalogs/v6/paperspace/vms.csv", "unknown",
+     _UNDATED.format(_V6), "third_party",
      "skypilot-org/skypilot-catalog v6 paperspace/vms.csv@e5200541"),
-    ("digitalocean", "skypilot-catalog/catalogs/v6/do/vms.csv", "unknown (v6, read 2026-11)",
+    ("digitalocean", "skypilot-catalog/catalogs/v6/do/vms.csv", "unknown",
+     _UNDATED.format(_V6), "third_party",
      "skypilot-org/skypilot-catalog v6 do/vms.csv@1fbe7331"),
     # Aggregators: rows are re-attributed to the cloud that runs the machine (the prefix of
-    # the instance type), see AGGREGATOR_UPSTREAM.
-    ("shadeform", "skypilot-catalog/catalogs/v8/shadeform/vms.csv", "unknown (v8, read 2026-11)",
+    # the instance type), see AGGREGATOR_UPSTREAM; a reseller's listing is third_party.
+    ("shadeform", "skypilot-catalog/catalogs/v8/shadeform/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 shadeform/vms.csv@002363da (listed via Shadeform)"),
-    ("primeintellect", "skypilot-catalog/catalogs/v8/primeintellect/vms.csv",
-     "unknown (v8, read 2026-11)",
+    ("primeintellect", "skypilot-catalog/catalogs/v8/primeintellect/vms.csv", "unknown",
+     _UNDATED.format(_V8), "third_party",
      "skypilot-org/skypilot-catalog v8 primeintellect/vms.csv@d9a304ea "
      "(listed via Prime Intellect)"),
 ]
@@ -594,11 +635,12 @@ def apply_commitment_prices(off: pd.DataFrame, path: Path = COMMITMENT_PRICES) -
     """Set 1y/3y prices from :data:`COMMITMENT_PRICES` where a row names the offering.
 
     The row's price replaces the rule's (or fills an empty column) and its source is
-    appended to the offering's; a row whose source on-demand price disagrees with the
+    appended to the offering's ``reserved_source``, with its confidence (third_party: a
+    compiled table) and the file's date; a row whose source on-demand price disagrees with the
     catalog's by more than :data:`COMMITMENT_ON_DEMAND_TOLERANCE` is skipped and counted.
     """
     table = pd.read_csv(path)
-    off = off.copy()
+    off = _with_reserved_provenance(off)
     key = off["provider"] + "|" + off["instance_type"] + "|" + off["region"]
     where = pd.Series(off.index, index=key)
     used = skipped = 0
@@ -613,12 +655,40 @@ def apply_commitment_prices(off: pd.DataFrame, path: Path = COMMITMENT_PRICES) -
             continue
         column = f"reserved_{r.term}_usd_per_hour"
         off.at[i, column] = float(r.price_usd_per_hour)
-        note = f"; {r.term} price: {r.payment_option}, {r.source_url} ({r.source_date})"
-        off.at[i, "source"] = off.at[i, "source"] + note
+        note = f"{r.term} price: {r.payment_option}, {r.source_url} ({r.source_date})"
+        before = off.at[i, "reserved_source"]
+        off.at[i, "reserved_source"] = f"{before}; {note}" if before else note
+        # a compiled table of the provider's API (Cyclenerd's, tsaol's): third_party, dated by
+        # the file's own stamp; a term still priced by a rule keeps the weaker of the two
+        dated = str(r.source_date)[:10]
+        weaker = off.at[i, "reserved_price_confidence"] == "unverified" and not _both_terms(
+            table, r
+        )
+        off.at[i, "reserved_price_confidence"] = "unverified" if weaker else "third_party"
+        off.at[i, "reserved_price_date"] = "unknown" if weaker else dated
         used += 1
     print(f"commitments: {used} published prices applied, {skipped} skipped (on-demand differs "
           f"by more than {COMMITMENT_ON_DEMAND_TOLERANCE:.0%})")
     return off
+
+
+def _with_reserved_provenance(off: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``off`` with the reserved provenance columns ("" where not yet set)."""
+    out = off.copy()
+    for column in ("reserved_price_date", "reserved_price_confidence", "reserved_source"):
+        out[column] = out[column].fillna("") if column in out else ""
+    return out
+
+
+def _both_terms(table: pd.DataFrame, r) -> bool:
+    """Whether the commitment table prices both terms of ``r``'s offering (so no term of it
+    is left to a rule of thumb)."""
+    same = (
+        (table["provider"] == r.provider)
+        & (table["instance_type"] == r.instance_type)
+        & (table["region"] == r.region)
+    )
+    return set(table.loc[same, "term"]) >= {"1y", "3y"}
 
 
 #: TPU slices kept: v5e and v6e up to a full 256-chip pod, v5p up to v5p-128 (64 chips).
@@ -645,13 +715,15 @@ def _gcp_plausible(frame: pd.DataFrame) -> pd.DataFrame:
 def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
     """Import every snapshot in :data:`SNAPSHOTS` and apply the cuts described above."""
     frames = []
-    for provider, rel, price_date, label in SNAPSHOTS:
+    for provider, rel, price_date, note, confidence, label in SNAPSHOTS:
         path = snapshot_dir / rel
         if not path.is_file():
             print(f"warning: {path} missing, skipping {provider}")
             continue
         result = read_skypilot_vms(path, provider, price_date=price_date, source=label)
-        off = result.offerings
+        off = result.offerings.assign(price_note=note, price_confidence=confidence)
+        if provider == "seeweb":
+            off = off.assign(currency=SEEWEB_CURRENCY)
         print(f"{provider}: {len(off)} offerings from {rel}; unmapped "
               f"{sum(result.unmapped.values())} rows; skipped {result.skipped}")
         if provider == "vast":
@@ -726,6 +798,44 @@ def clean_spot(off: pd.DataFrame) -> pd.DataFrame:
     return off
 
 
+_READ = "read 2026-11"
+#: LIST_PRICES source -> (price confidence, price date, the date in words); sources whose
+#: provenance depends on the region or instance type are in :func:`list_price_provenance`.
+LIST_PROVENANCE: dict[str, tuple[str, str, str]] = {
+    AWS_SRC: ("third_party", "unknown", f"SkyPilot v8 AWS file, commit date unknown ({_READ})"),
+    AWS_SRC_CUT: ("third_party", "unknown",
+                  f"after the June 2025 P4/P5 price cut; SkyPilot v8 AWS file, commit date "
+                  f"unknown ({_READ})"),
+    AWS_UNVERIFIED: ("unverified", "unknown", "recalled, not re-read"),
+    OCI_SRC: ("third_party", "unknown", f"SkyPilot v8 OCI file, commit date unknown ({_READ})"),
+    CW_SRC: ("list", "2026-10-10",
+             f"coreweave.com/pricing as captured by a daily scrape on 2026-10-10 ({_READ})"),
+    CW_UNVERIFIED: ("unverified", "unknown", "recalled, not on the page as captured 2026-10-10"),
+    AWS_CAPACITY_BLOCK: ("unverified", "2026-07-22",
+                         "Capacity Block page as scraped 2026-07-22 (metadata.last_updated); a "
+                         "block rate used as a pay-per-use price"),
+    TENSORWAVE_SRC: ("unverified", "2026-05-18", "the blog's date, 2026-05-18"),
+}
+
+
+def list_price_provenance(src: str, region: str, itype: str) -> tuple[str, str, str]:
+    """(price confidence, price date, note) of a hand-entered list price in a region.
+
+    AWS rows where only us-west-2 was read assume that price elsewhere (unverified there);
+    the two Vantage-quoted AWS prices date from the second table's last check (p5en
+    2026-04-27, p6-b200 2026-04-29, SOURCES.md)."""
+    if src == AWS_SRC_PART:
+        if region == "us-west-2":
+            return "third_party", "unknown", f"SkyPilot v8 AWS file, commit date unknown ({_READ})"
+        return "unverified", "unknown", "assumed equal to the us-west-2 price (row not read)"
+    if src == AWS_VANTAGE:
+        day = {"p5en.48xlarge": "2026-04-27", "p6-b200.48xlarge": "2026-04-29"}[itype]
+        return "unverified", day, f"a second public table's last check, {day}"
+    if src.startswith(OCI_SRC):  # OCI H200 adds a note on its old price
+        return LIST_PROVENANCE[OCI_SRC]
+    return LIST_PROVENANCE[src]
+
+
 def list_price_rows() -> pd.DataFrame:
     """Expand :data:`LIST_PRICES` to one row per region."""
     rows = []
@@ -747,8 +857,13 @@ def list_price_rows() -> pd.DataFrame:
                 "nvlink": bool(nvlink),
                 "network_gbps": float(net),
                 "availability_cap_instances": default_availability_cap(provider, n),
-                "price_date": "2026-11 (list)",
+                "currency": "USD",
+                **dict(zip(("price_confidence", "price_date", "price_note"),
+                           list_price_provenance(src, region, itype), strict=True)),
                 "source": src,
+                "reserved_price_date": "",
+                "reserved_price_confidence": "",
+                "reserved_source": "",
             })
     return pd.DataFrame(rows, columns=OFFERING_COLUMNS)
 
@@ -757,12 +872,13 @@ def apply_reserved(off: pd.DataFrame) -> pd.DataFrame:
     """Fill 1y/3y committed prices from :data:`RESERVED_RULES`.
 
     A rule's fraction multiplies the row's on-demand price; a None fraction leaves the
-    column empty. A matched row gets the rule's source appended after "reserved: " (a rule
-    with no rate at all appends a pointer to SOURCES.md, to keep the catalog small).
+    column empty. A matched row's ``reserved_source`` is the rule's source after "reserved: "
+    (a rule with no rate at all points to SOURCES.md, to keep the catalog small); a rate from
+    a published percentage is ``unverified`` and undated (no one published the price).
     A fraction outside (0, 1] is a table error (a commitment is never dearer than
     on-demand) and stops the build.
     """
-    off = off.copy()
+    off = _with_reserved_provenance(off)
     for provider, pattern, f1, f3, src in RESERVED_RULES:
         for f in (f1, f3):
             if f is not None and not 0.0 < f <= 1.0:
@@ -771,7 +887,11 @@ def apply_reserved(off: pd.DataFrame) -> pd.DataFrame:
         for col, f in (("reserved_1y_usd_per_hour", f1), ("reserved_3y_usd_per_hour", f3)):
             off.loc[hit, col] = off.loc[hit, "on_demand_usd_per_hour"] * f if f else np.nan
         note = src if (f1 or f3) else "none published (catalogs/SOURCES.md, Commitments)"
-        off.loc[hit, "source"] = off.loc[hit, "source"] + "; reserved: " + note
+        off.loc[hit, "reserved_source"] = "reserved: " + note
+        # A published discount percentage applied to our on-demand figure is no price anyone
+        # published for the row: unverified, undated.
+        off.loc[hit, "reserved_price_confidence"] = "unverified" if (f1 or f3) else ""
+        off.loc[hit, "reserved_price_date"] = "unknown" if (f1 or f3) else ""
     return off
 
 

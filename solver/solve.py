@@ -27,6 +27,8 @@ from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
+from solver.plan.provenance import with_currency
+from solver.trust.price_requirements import refuse_weak_prices, weak_prices
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
 
@@ -85,6 +87,8 @@ def solve_verified(
     """
     options = options or SolveOptions()
     started = time.perf_counter()
+    # before any work: the totals' currency has a rate
+    rate = catalog.rate(problem.currency, field="currency", instead="leave currency out (USD)")
     try:
         compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere
@@ -133,7 +137,8 @@ def solve_verified(
             f"the solver's plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem file",
         )
-    return plan, solution
+    refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
+    return with_currency(plan, problem, rate), solution
 
 
 def solve_for_analysis(

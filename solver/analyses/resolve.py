@@ -881,7 +881,9 @@ def resolve(
     """
     import time
 
+    from solver.plan.provenance import with_currency
     from solver.solve import VerificationError, plan_of, with_cash_flow
+    from solver.trust.price_requirements import refuse_weak_prices, weak_prices
     from solver.trust.verify import verify_plan
 
     if max_changes is not None and switching_cost_usd is not None:
@@ -921,6 +923,12 @@ def resolve(
             f"the re-solved plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem, baseline and prices",
         )
+    weak = weak_prices(plan, rebased.problem)
+    refuse_weak_prices(weak, plan.total_cost_usd, new_catalog.directory)
+    rate = new_catalog.rate(
+        rebased.problem.currency, field="currency", instead="leave currency out (USD)"
+    )
+    plan = with_currency(plan, rebased.problem, rate)
     notes = _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of)
     diff = diff_plans(
         old_view, plan, old_at_new_prices=at_new, price_source="the re-solve's prices", notes=notes

@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
+from solver.core.clock import first_day
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
 from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, new_row
 from solver.errors import InfeasibleError, ProcureError, closest
@@ -53,6 +54,7 @@ from solver.inputs.problem import (
     Scenario,
 )
 from solver.plan import LineItem, extract_plan
+from solver.trust.price_requirements import refuse_weak_prices, weak_prices_in
 from solver.units import PRICE_COLUMN, RENTED_MODES, Item
 
 FIRST_STAGE = (VarKind.BUY.value, VarKind.COMMIT.value)
@@ -527,10 +529,16 @@ def solve_stochastic(
     options = options or SolveOptions()
     setup = _Setup(problem, catalog)
     if method == "benders":
-        return _benders(setup, solver, options, workers, scheduler)
-    if method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
-        return _decomposition(setup, solver, options, workers, scheduler)
-    return _extensive(setup, solver, options, workers, scheduler)
+        sp = _benders(setup, solver, options, workers, scheduler)
+    elif method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
+        sp = _decomposition(setup, solver, options, workers, scheduler)
+    else:
+        sp = _extensive(setup, solver, options, workers, scheduler)
+    # what is signed now must rest on prices the problem accepts (issue 29); each
+    # scenario's rentals are not kept as line items, so only the commitments are checked
+    weak = weak_prices_in(sp.commitments, problem, first_day(problem.start))
+    refuse_weak_prices(weak, sp.expected_cost_usd, catalog.directory)
+    return sp
 
 
 def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, scheduler):

@@ -17,6 +17,7 @@ from solver.cli.common import (
     _run,
     app,
     catalog_app,
+    price_day,
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, csv_text, write_atomic
@@ -197,7 +198,10 @@ def catalog_import(
     ] = None,
     format: Annotated[str, typer.Option("--format", help="skypilot")] = "skypilot",
     out: Annotated[Path | None, typer.Option(help="Write offerings CSV here")] = None,
-    price_date: Annotated[str, typer.Option(help="Date the prices were read")] = "unknown",
+    price_date: Annotated[
+        str,
+        typer.Option(help="Day the prices were observed (YYYY-MM-DD), or unknown", **price_day()),
+    ] = "unknown",
     force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:

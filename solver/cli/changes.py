@@ -23,6 +23,7 @@ from solver.cli.common import (
     _with_paths,
     app,
     emit,
+    price_day,
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_output_file, write_paths_together
@@ -85,7 +86,12 @@ ProviderOpt = Annotated[
 
 
 PriceDateOpt = Annotated[
-    str | None, typer.Option("--price-date", help="Date the prices were read, if the file has none")
+    str | None,
+    typer.Option(
+        "--price-date",
+        help="Day the prices were observed (YYYY-MM-DD or unknown), if the file has none",
+        **price_day(),
+    ),
 ]
 
 

@@ -262,6 +262,22 @@ def positive(fix: str, *, whole: bool = False, at_most: float = 1e15) -> dict:
     return {"parser": parse}
 
 
+def price_day() -> dict:
+    """typer.Option arguments for a price date: a day (``YYYY-MM-DD``) or ``unknown``
+    (issue 29); anything else is refused while the command line is read (exit 2)."""
+    from solver.inputs.provenance import is_price_date
+
+    def parse(value: object) -> str | None:
+        if value is None or is_price_date(str(value)):
+            return value  # type: ignore[return-value]
+        raise typer.BadParameter(
+            f"{value!r} is not a price date\n  fix: give the day the prices were observed "
+            "as YYYY-MM-DD, or unknown"
+        )
+
+    return {"parser": parse}
+
+
 def _load_catalog(directory: Path | None):
     from solver.inputs.catalog import load_catalog
 

@@ -28,6 +28,15 @@ from solver.units import HOURS_PER_MONTH
 _EPS = 1e-9
 
 
+def first_day(start: date | None, today: date | None = None) -> date:
+    """The plan's first day: the problem's ``start``, else the first of the month after
+    ``today`` (default: the day it runs)."""
+    if start is not None:
+        return start
+    today = today or date.today()
+    return date(today.year + today.month // 12, today.month % 12 + 1, 1)
+
+
 def add_months(day: date, months: int) -> date:
     """``day`` moved by whole calendar months, its day of month clipped (Jan 31 + 1 = Feb 28)."""
     years, month0 = divmod(day.month - 1 + months, 12)

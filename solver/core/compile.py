@@ -25,7 +25,7 @@ import pandas as pd
 
 from solver import physics
 from solver.core import dominance, ledger
-from solver.core.clock import Clock
+from solver.core.clock import Clock, first_day
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog, tier_rank
 from solver.inputs.hardware import LISTS, VENDOR_HARDWARE, HardwareRule, hardware_rules
@@ -38,6 +38,7 @@ from solver.inputs.problem import (
     TrainingWorkload,
 )
 from solver.inputs.sites import with_problem_sites
+from solver.inputs.provenance import meets_confidence, too_old
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -308,11 +309,22 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         sub = off[price.notna()].copy()
         sub["mode"] = mode
         sub["price_usd_per_hour"] = sub[ledger.PRICE_COLUMN[mode]]
+        # a reserved price has its own provenance (catalogs/offerings.csv, reserved_*)
+        own = "reserved_" if mode in RESERVED_TERM_MONTHS else ""
+        sub["pool_price_date"] = sub[f"{own}price_date"]
+        sub["pool_price_confidence"] = sub[f"{own}price_confidence"]
+        sub["pool_price_source"] = sub["reserved_source" if own else "source"]
         frames.append(sub)
     cloud = (
         pd.concat(frames, ignore_index=True)
         if frames
-        else off.iloc[0:0].assign(mode="", price_usd_per_hour=0.0)  # owned servers only
+        else off.iloc[0:0].assign(  # owned servers only
+            mode="",
+            price_usd_per_hour=0.0,
+            pool_price_date="",
+            pool_price_confidence="",
+            pool_price_source="",
+        )
     )
     if problem.providers is not None:
         cloud = cloud[cloud["provider"].isin(problem.providers)]
@@ -344,6 +356,10 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "nvlink": cloud["nvlink"].astype(bool).to_numpy(),
             "network_gbps": cloud["network_gbps"].fillna(100.0).to_numpy(),
             "price_usd_per_hour": cloud["price_usd_per_hour"].to_numpy(),
+            "price_date": cloud["pool_price_date"].to_numpy(),
+            "price_source": cloud["pool_price_source"].to_numpy(),
+            "price_confidence": cloud["pool_price_confidence"].to_numpy(),
+            "price_currency": cloud["currency"].to_numpy(),
             "term_months": cloud["mode"].map(RESERVED_TERM_MONTHS).fillna(0.0).to_numpy(),
             "capex_usd": 0.0,
             "lead_months": 0.0,
@@ -414,6 +430,11 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                         if pd.notna(server["network_gbps"])
                         else 100.0,
                         "price_usd_per_hour": 0.0,
+                        # an owned line rests on its server's price (catalogs/servers.csv)
+                        "price_date": str(server["price_date"]),
+                        "price_source": str(server["source"]),
+                        "price_confidence": str(server["price_confidence"]),
+                        "price_currency": str(server["currency"]),
                         "term_months": 0.0,
                         "capex_usd": float(server["capex_usd"]),
                         "lead_months": float(server["lead_time_days"]) / DAYS_PER_MONTH,
@@ -610,6 +631,30 @@ def _hardware_notes(rule: HardwareRule, reasons: Counter) -> list[dict]:
                 }
             )
     return notes
+
+
+def weak_price_pools(problem: Problem, pools: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Pools left out under ``weak_price_policy: exclude``: their price is below
+    ``min_price_confidence`` or older than ``max_price_age_days`` at the plan's start (an
+    unknown date counts as too old). Pools holding existing units stay (what is held is
+    used). Returns the mask and, for each pool left out, why."""
+    out = np.zeros(len(pools), dtype=bool)
+    why = np.full(len(pools), "", dtype=object)
+    if problem.weak_price_policy != "exclude" or len(pools) == 0:
+        return out, why
+    held = pools["existing_units"].to_numpy() > 0
+    minimum, max_age = problem.min_price_confidence, problem.max_price_age_days
+    if max_age is not None:
+        on = first_day(problem.start)
+        old = pools["price_date"].map(lambda d: too_old(d, on, max_age)).to_numpy(dtype=bool)
+        why[old & ~held] = f"price older than max_price_age_days {max_age:g} (or undated)"
+        out |= old & ~held
+    if minimum is not None:
+        weak = ~pools["price_confidence"].map(lambda c: meets_confidence(c, minimum))
+        weak = weak.to_numpy(dtype=bool) & ~held
+        why[weak & ~out] = f"price confidence below {minimum}"
+        out |= weak
+    return out, why
 
 
 def _hardware_precisions(w) -> list[str]:
@@ -1080,10 +1125,13 @@ def compile_problem(
     frames: list[pd.DataFrame] = []
     bucket_rows: list[tuple[int, int, float]] = []
     inf_coef = unit_hour_coefficients(pools, INFERENCE_UTILISATION)
+    weak, weak_why = weak_price_pools(problem, pools)
     for wi, w in enumerate(problem.workloads):
         spec = resolve_model(w.model, catalog, f"workloads[{wi}] ({w.name})")
         models[w.name] = spec
         allowed, why = _requirement_mask(w, pools, rules[w.name])
+        why = np.where(allowed & weak, weak_why, why)
+        allowed = allowed & ~weak
         local_reasons = Counter(why[~allowed])
         notes = _hardware_notes(rules[w.name], local_reasons)
         if notes:

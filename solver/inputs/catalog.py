@@ -15,6 +15,12 @@ The catalog is six CSV files, one row per thing, units in the column names:
 ``providers.csv`` (optional)
     one row per provider: tier (marketplace < neocloud < hyperscaler), SLA, data
     terms, hosts, source. When present, every offering's provider must be in it.
+``exchange_rates.csv`` (optional)
+    dated rates, US dollars per unit of a currency, each with its source. A price in
+    another currency than USD (offerings' and servers' ``currency``) is converted to USD
+    on load at its currency's latest rate; without a rate it is refused.
+
+Every price carries its date, confidence and currency (:mod:`solver.inputs.provenance`).
 
 :func:`load_catalog` refuses a broken catalog with one :class:`ProcureError` that
 names the file, the line and the field.
@@ -34,6 +40,14 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError, closest, suggestion
+from solver.inputs.provenance import (
+    BASE_CURRENCY,
+    CONFIDENCE_LEVELS,
+    UNKNOWN_DATE,
+    is_currency_code,
+    is_price_date,
+    parse_price_date,
+)
 from solver.inputs.tables import CATALOG_TABLES, Column
 from solver.inputs.yamlio import read_text_file
 from solver.units import Mode
@@ -63,8 +77,9 @@ MAX_VALUE = 1e12
 #: coerces each by its declaration.
 SCHEMAS: dict[str, dict[str, Column]] = CATALOG_TABLES
 
-#: Catalog files a folder may leave out (then every provider's tier is "unknown").
-OPTIONAL_FILES = {"providers.csv"}
+#: Catalog files a folder may leave out (then every provider's tier is "unknown", and
+#: every price must be in USD).
+OPTIONAL_FILES = {"providers.csv", "exchange_rates.csv"}
 
 #: Provider tiers, lowest first (issue 11): a marketplace of third-party hosts, a neocloud
 #: running its own datacenters, a hyperscaler. ``min_tier`` admits its tier and those above.
@@ -82,6 +97,16 @@ _FALSE = {"false", "no", "0", "n", "f", ""}
 
 
 @dataclass(frozen=True)
+class ExchangeRate:
+    """US dollars per unit of a currency on a date, with its source."""
+
+    currency: str
+    usd_per_unit: float
+    date: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Catalog:
     """The validated catalog: one DataFrame per file, indexed by its key."""
 
@@ -95,6 +120,27 @@ class Catalog:
     providers: pd.DataFrame | None = None  # index provider; None without providers.csv
     # ids of the sites a problem added to ``sites`` (solver.inputs.sites.with_problem_sites)
     problem_sites: tuple[str, ...] = ()
+    exchange_rates: pd.DataFrame | None = None  # date, currency, usd_per_unit, source
+
+    def rate(
+        self,
+        currency: str,
+        *,
+        file: str | None = None,
+        field: str | None = None,
+        instead: str = "state the price in USD",
+    ) -> ExchangeRate:
+        """The latest :class:`ExchangeRate` of ``currency`` (USD is 1 by definition).
+
+        Raises
+        ------
+        ProcureError
+            The catalog has no rate for it (naming ``file`` and ``field``; the fix offers
+            a rate or ``instead``).
+        """
+        return exchange_rate(
+            self.exchange_rates, currency, self.directory, file, field, instead=instead
+        )
 
     def tier_of(self, provider: str) -> str:
         """A provider's tier from providers.csv; ``"owned"`` for owned servers, else unknown."""
@@ -231,11 +277,26 @@ def _resolve(name: str, table: pd.DataFrame, what: str, file: str, rank=None) ->
 
 # Columns added after the first catalogs: a catalog without them still loads, with
 # these values (no FP4 tensor path; memory in decimal GB as written).
+# A catalog from before prices carried their provenance (issue 29) loads with every price
+# in USD, of confidence unverified (nothing says more) and its date as written, in words,
+# in price_note (:func:`_legacy_price_dates`).
 DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
     "accelerators.csv": {"fp4_dense_tflops": "0", "memory_unit": "GB"},
     "sites.csv": {"staff_usd_per_server_year": "0"},
     # dense models: one expert, always used; standard (not latent) KV cache
     "models.csv": {"experts": "1", "experts_active": "1", "kv_latent_dim": "0"},
+    "offerings.csv": {
+        "currency": BASE_CURRENCY,
+        "price_confidence": "unverified",
+        "reserved_price_date": "",
+        "reserved_price_confidence": "",
+        "reserved_source": "",
+    },
+    "servers.csv": {
+        "currency": BASE_CURRENCY,
+        "price_date": UNKNOWN_DATE,
+        "price_confidence": "unverified",
+    },
 }
 
 # Bytes per unit of the vendor's memory figure. HBM parts quote GiB under the name "GB"
@@ -444,6 +505,8 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
         )
     raw = _parse_csv(path, file)
     schema = SCHEMAS[file]
+    if file == "offerings.csv" and "price_note" not in raw.columns and "price_date" in raw:
+        raw = _legacy_price_dates(raw)
     for column, default in DEFAULTED_COLUMNS.get(file, {}).items():
         if column not in raw.columns:
             raw[column] = default
@@ -458,6 +521,158 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
     out = raw.copy()
     for name, column in schema.items():
         out[name] = _coerced(column, raw[name], path)
+    return out
+
+
+def _legacy_price_dates(raw: pd.DataFrame) -> pd.DataFrame:
+    """An offerings table written before ``price_note`` existed: its ``price_date`` was free
+    text ("after 2025-06 (v8, read 2026-11)"). The text moves to ``price_note``; the date is
+    kept where it is a ``YYYY-MM-DD`` day, else it is unknown."""
+    out = raw.copy()
+    text = out["price_date"].astype(str).str.strip()
+    out["price_note"] = text
+    out["price_date"] = [t if parse_price_date(t) is not None else UNKNOWN_DATE for t in text]
+    return out
+
+
+def _refuse_row(table: pd.DataFrame, bad: pd.Series, path: Path, column: str, msg, fix: str):
+    """Raise for the first row where ``bad`` holds: ``msg(value)`` names what is wrong."""
+    idx = int(np.flatnonzero(bad.to_numpy())[0])
+    raise ProcureError(
+        msg(table[column].iloc[idx]), file=str(path), field=f"line {idx + 2}, {column}", fix=fix
+    )
+
+
+def _check_provenance(table: pd.DataFrame, path: Path, prefixes: tuple[str, ...]) -> None:
+    """Every price's date, confidence and currency are valid words (``prefixes``: the
+    column families, "" for ``price_date`` and "reserved_" for ``reserved_price_date``)."""
+    bad = ~table["currency"].map(is_currency_code)
+    if bad.any():
+        _refuse_row(
+            table, bad, path, "currency", lambda v: f"currency {v!r} is not an ISO 4217 code",
+            "write the three-letter code the price is stated in, e.g. USD or EUR",
+        )  # fmt: skip
+    for prefix in prefixes:
+        dates, levels = table[f"{prefix}price_date"], table[f"{prefix}price_confidence"]
+        optional = prefix != ""
+        bad = ~(dates.map(is_price_date) | (optional & (dates == "")))
+        if bad.any():
+            _refuse_row(
+                table, bad, path, f"{prefix}price_date",
+                lambda v: f"price date {v!r} is not a day",
+                "write the date the source gives as YYYY-MM-DD, or unknown (keep the words in "
+                "price_note)",
+            )  # fmt: skip
+        bad = ~(levels.isin(CONFIDENCE_LEVELS) | (optional & (levels == "")))
+        if bad.any():
+            _refuse_row(
+                table, bad, path, f"{prefix}price_confidence",
+                lambda v: f"unknown price confidence {v!r}",
+                f"write one of: {', '.join(CONFIDENCE_LEVELS)} (catalogs/SOURCES.md says which)",
+            )  # fmt: skip
+
+
+def _read_exchange_rates(directory: Path, table: pd.DataFrame | None) -> pd.DataFrame | None:
+    """exchange_rates.csv checked: real days, ISO codes, one rate per currency and day."""
+    if table is None:
+        return None
+    path = directory / "exchange_rates.csv"
+    bad = table["date"].map(parse_price_date).isna()
+    if bad.any():
+        _refuse_row(
+            table, bad, path, "date", lambda v: f"date {v!r} is not a day",
+            "write the rate's date as YYYY-MM-DD",
+        )  # fmt: skip
+    bad = ~table["currency"].map(is_currency_code)
+    if bad.any():
+        _refuse_row(
+            table, bad, path, "currency", lambda v: f"currency {v!r} is not an ISO 4217 code",
+            "write the three-letter code, e.g. EUR",
+        )  # fmt: skip
+    dup = table.duplicated(["currency", "date"])
+    if dup.any():
+        _refuse_row(
+            table, dup, path, "currency", lambda v: f"two rates for {v} on one date",
+            "keep one rate per currency and date",
+        )  # fmt: skip
+    return table.sort_values(["currency", "date"], kind="stable").reset_index(drop=True)
+
+
+def exchange_rate(
+    rates: pd.DataFrame | None,
+    currency: str,
+    directory: str,
+    file: str | None = None,
+    field: str | None = None,
+    *,
+    instead: str = "state the price in USD",
+) -> ExchangeRate:
+    """The latest rate of ``currency`` in ``rates`` (USD: 1).
+
+    Raises
+    ------
+    ProcureError
+        No rate for the currency: naming ``file`` and ``field`` and how to add one.
+    """
+    if currency == BASE_CURRENCY:
+        return ExchangeRate(BASE_CURRENCY, 1.0, "", "US dollar (the plan's unit)")
+    found = rates[rates["currency"] == currency] if rates is not None else pd.DataFrame()
+    if found.empty:
+        where = str(Path(directory) / "exchange_rates.csv")
+        raise ProcureError(
+            f"{currency} has no exchange rate in the catalog ({where})",
+            file=file,
+            field=field,
+            fix=f"add a row 'date,currency,usd_per_unit,source' for {currency} to {where} "
+            f"(e.g. the ECB euro reference rate with its date), or {instead}",
+        )
+    last = found.iloc[-1]
+    return ExchangeRate(
+        currency, float(last["usd_per_unit"]), str(last["date"]), str(last["source"])
+    )
+
+
+#: Money columns converted to USD on load, per file.
+MONEY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "offerings.csv": (
+        "on_demand_usd_per_hour",
+        "spot_usd_per_hour",
+        "reserved_1y_usd_per_hour",
+        "reserved_3y_usd_per_hour",
+    ),
+    "servers.csv": ("capex_usd", "maintenance_usd_per_year"),
+}
+
+
+def _in_usd(table: pd.DataFrame, file: str, directory: Path, rates) -> pd.DataFrame:
+    """``table`` with its money columns in USD: each row's figures times its currency's
+    latest rate; ``usd_per_unit`` and ``exchange_rate_date`` say what was applied."""
+    out = table.copy()
+    factor = pd.Series(1.0, index=out.index)
+    dated = pd.Series("", index=out.index)
+    for currency in sorted(set(out["currency"]) - {BASE_CURRENCY}):
+        rows = out["currency"] == currency
+        line = int(np.flatnonzero(rows.to_numpy())[0]) + 2
+        rate = exchange_rate(
+            rates, currency, str(directory), str(directory / file), f"line {line}, currency"
+        )
+        factor[rows], dated[rows] = rate.usd_per_unit, rate.date
+    for column in MONEY_COLUMNS[file]:
+        out[column] = out[column] * factor
+    out["usd_per_unit"] = factor.astype(float)
+    out["exchange_rate_date"] = dated
+    return out
+
+
+def _reserved_as_on_demand(off: pd.DataFrame) -> pd.DataFrame:
+    """Reserved prices without a provenance of their own have the row's."""
+    out = off.copy()
+    for own, row in (
+        ("reserved_price_date", "price_date"),
+        ("reserved_price_confidence", "price_confidence"),
+        ("reserved_source", "source"),
+    ):
+        out[own] = out[own].where(out[own] != "", out[row])
     return out
 
 
@@ -556,9 +771,13 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
         if file not in OPTIONAL_FILES or (directory / file).is_file()
     }
     acc = _memory_in_decimal_gb(tables["accelerators.csv"], directory / "accelerators.csv")
-    off = tables["offerings.csv"]
+    rates = _read_exchange_rates(directory, tables.get("exchange_rates.csv"))
+    off, srv = tables["offerings.csv"], tables["servers.csv"]
+    _check_provenance(off, directory / "offerings.csv", ("", "reserved_"))
+    _check_provenance(srv, directory / "servers.csv", ("",))
+    off = _in_usd(_reserved_as_on_demand(off), "offerings.csv", directory, rates)
+    srv = _in_usd(srv, "servers.csv", directory, rates)
     reg = tables["regions.csv"]
-    srv = tables["servers.csv"]
     sites = tables["sites.csv"]
     _check_reference(
         off,
@@ -631,6 +850,7 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
         models=tables["models.csv"].set_index("model_id", drop=False),
         directory=str(directory),
         providers=prov.set_index("provider", drop=False) if prov is not None else None,
+        exchange_rates=rates,
     )
 
 

@@ -45,6 +45,11 @@ Three sources are understood (:func:`read_price_update` tells them apart):
 
 A price the update leaves empty means "no information": the old price is kept.
 Withdrawing a mode or an offering is an edit to ``catalogs/``, not a price update.
+
+An applied price brings its provenance (issue 29): its date (``YYYY-MM-DD``, else
+``unknown``), its source (the file and line) and its confidence: our CSV's optional
+``confidence`` column (``unverified`` when absent: nothing says more), a catalog's own
+``price_confidence``, or ``third_party`` for a SkyPilot file. Every update is in USD.
 """
 
 from __future__ import annotations
@@ -60,6 +65,13 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import SCHEMAS, Catalog, load_catalog
+from solver.inputs.provenance import (
+    BASE_CURRENCY,
+    CONFIDENCE_LEVELS,
+    UNKNOWN_DATE,
+    confidence_rank,
+    parse_price_date,
+)
 from solver.units import PRICE_COLUMN
 
 #: Cloud price modes and their catalog column (USD per instance-hour).
@@ -275,25 +287,66 @@ def read_price_csv(path: str | Path, *, price_date: str | None = None) -> PriceU
                 "region": region,
                 "mode": mode,
                 "price_usd": price,
-                "price_date": str(r.date).strip() or price_date or "unknown",
+                "price_date": _day(str(r.date).strip() or price_date),
                 "line": i,
+                "price_confidence": _csv_confidence(r, path, i),
+                "price_source": f"price update {path}, line {i}",
             }
         )
     return PriceUpdate(prices=_price_frame(rows), kind="csv", source=str(path))
 
 
+def _day(text: str | None) -> str:
+    """A price date as the catalog keeps it: ``YYYY-MM-DD``, else ``unknown``."""
+    return text if text and parse_price_date(text) is not None else UNKNOWN_DATE
+
+
+def _csv_confidence(row, path: Path, line: int) -> str:
+    """The optional ``confidence`` cell of a price CSV row (default ``unverified``)."""
+    level = str(getattr(row, "confidence", "") or "").strip() or "unverified"
+    if level not in CONFIDENCE_LEVELS:
+        raise ProcureError(
+            f"unknown price confidence {level!r}",
+            file=str(path),
+            field=f"line {line}, confidence",
+            fix=f"write one of: {', '.join(CONFIDENCE_LEVELS)}, or leave it empty (unverified)",
+        )
+    return level
+
+
+_PRICE_FRAME_COLUMNS = [
+    "offering_id",
+    "provider",
+    "region",
+    "mode",
+    "price_usd",
+    "price_date",
+    "line",
+    "price_confidence",
+    "price_source",
+]
+
+
 def _price_frame(rows: list[dict]) -> pd.DataFrame:
-    columns = ["offering_id", "provider", "region", "mode", "price_usd", "price_date", "line"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=_PRICE_FRAME_COLUMNS)
 
 
-def _prices_from_offerings(offerings: pd.DataFrame, price_date: str | None) -> pd.DataFrame:
-    """Long format (one row per offering and mode with a price) from offering rows."""
+def _prices_from_offerings(
+    offerings: pd.DataFrame, price_date: str | None, source: str
+) -> pd.DataFrame:
+    """Long format (one row per offering and mode with a price) from offering rows, each
+    with its row's provenance (a reserved price its ``reserved_*``; ``unverified`` and the
+    file where a row states none)."""
     rows = []
     for r in offerings.to_dict("records"):
         for mode, column in PRICE_COLUMNS.items():
             value = pd.to_numeric(r.get(column), errors="coerce")
             if pd.notna(value) and value > 0:
+                own = "reserved_" if mode in _RESERVED else ""
+                level = _cell(r.get(f"{own}price_confidence")) or _cell(r.get("price_confidence"))
+                cited = _cell(r.get("reserved_source" if own else "source")) or _cell(
+                    r.get("source")
+                )
                 rows.append(
                     {
                         "offering_id": r["offering_id"],
@@ -301,11 +354,22 @@ def _prices_from_offerings(offerings: pd.DataFrame, price_date: str | None) -> p
                         "region": r["region"],
                         "mode": mode,
                         "price_usd": float(value),
-                        "price_date": price_date or str(r.get("price_date") or "unknown"),
+                        "price_date": _day(
+                            price_date
+                            or _cell(r.get(f"{own}price_date"))
+                            or _cell(r.get("price_date"))
+                        ),
                         "line": 0,
+                        "price_confidence": level or "unverified",
+                        "price_source": f"price update {source}: {cited}" if cited else source,
                     }
                 )
     return _price_frame(rows)
+
+
+def _cell(value: object) -> str:
+    """A cell as text, '' for an empty or missing one."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
 def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> PriceUpdate:
@@ -314,18 +378,20 @@ def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> P
     if path.is_dir():
         new = load_catalog(path)
         offerings = new.offerings.reset_index(drop=True)
-        prices = _prices_from_offerings(offerings, price_date)
+        prices = _prices_from_offerings(offerings, price_date, str(path))
         servers = [
             {
                 "offering_id": sid,
                 "provider": OWNED,
                 "region": "",
                 "mode": OWNED,
-                "price_usd": float(capex),
-                "price_date": price_date or "unknown",
+                "price_usd": float(row["capex_usd"]),
+                "price_date": _day(price_date or str(row["price_date"])),
                 "line": 0,
+                "price_confidence": str(row["price_confidence"]),
+                "price_source": f"price update {path}: {row['source']}",
             }
-            for sid, capex in new.servers["capex_usd"].items()
+            for sid, row in new.servers.iterrows()
         ]
         prices = pd.concat([prices, _price_frame(servers)], ignore_index=True)
     else:
@@ -339,7 +405,16 @@ def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> P
                 field="line 1 (header)",
                 fix="pass an offerings.csv in the catalog schema (catalogs/offerings.csv)",
             )
-        prices = _prices_from_offerings(offerings, price_date)
+        foreign = offerings.get("currency", pd.Series(dtype=str)).fillna(BASE_CURRENCY)
+        if (foreign != BASE_CURRENCY).any():
+            raise ProcureError(
+                f"prices in {sorted(set(foreign) - {BASE_CURRENCY})} (currency column)",
+                file=str(path),
+                field="currency",
+                fix="pass the whole catalog folder, whose exchange_rates.csv converts them, or "
+                "state the prices in USD",
+            )
+        prices = _prices_from_offerings(offerings, price_date, str(path))
     return PriceUpdate(
         prices=prices,
         kind="catalog",
@@ -366,7 +441,7 @@ def read_skypilot_prices(
         shown = ", ".join(names[:4]) + (f", ... {len(names)} names" if len(names) > 4 else "")
         skipped[f"accelerator name not mapped ({shown})"] = int(sum(result.unmapped.values()))
     return PriceUpdate(
-        prices=_prices_from_offerings(offerings, price_date),
+        prices=_prices_from_offerings(offerings, price_date, str(path)),
         kind="skypilot",
         source=str(path),
         offerings=offerings,
@@ -470,7 +545,7 @@ def apply_prices(
     prices = update.prices
     rows: list[dict] = []
     new_values: dict[tuple[str, str], float] = {}  # (offering, column) -> price
-    new_dates: dict[str, str] = {}
+    new_provenance: dict[str, dict[str, tuple[str, str, str]]] = {}
 
     def record(key, provider, region, mode, old, new, status, applied, note="", line=0) -> None:
         ratio = new / old if old and old == old and new == new else float("nan")
@@ -521,14 +596,15 @@ def apply_prices(
                 record(offering_id, r.provider, r.region, r.mode, None, r.price_usd, "unknown",
                        False, where, r.line)  # fmt: skip
             continue
-        values, date = _decide_offering(offering_id, off.loc[offering_id], group, judge, record)
+        values, provenance = _decide_offering(
+            offering_id, off.loc[offering_id], group, judge, record
+        )
         new_values.update(values)
-        if date is not None:
-            new_dates[offering_id] = date
+        if provenance:
+            new_provenance[offering_id] = provenance
     for (offering_id, column), value in new_values.items():
         off.at[offering_id, column] = value
-    for offering_id, date in new_dates.items():
-        off.at[offering_id, "price_date"] = date
+    _set_provenance(off, new_provenance)
 
     # --- offerings the update adds, or does not mention
     if add_new and update.offerings is not None and unknown_ids:
@@ -558,8 +634,28 @@ def apply_prices(
     return Repriced(catalog=new_catalog, report=report)
 
 
+#: Columns of an offering's provenance per price group: (date, confidence, source).
+_PROVENANCE_COLUMNS = {
+    "price": ("price_date", "price_confidence", "source"),
+    "reserved": ("reserved_price_date", "reserved_price_confidence", "reserved_source"),
+}
+
+
+def _set_provenance(off: pd.DataFrame, provenance: dict) -> None:
+    """Write the provenance of applied prices into ``off`` in place: per offering and price
+    group (``price``: on-demand and spot, ``reserved``) its date, confidence and source;
+    new on-demand or spot prices are in USD."""
+    for offering_id, groups in provenance.items():
+        for group, values in groups.items():
+            for column, value in zip(_PROVENANCE_COLUMNS[group], values, strict=True):
+                off.at[offering_id, column] = value
+        if "price" in groups and "currency" in off.columns:
+            off.at[offering_id, "currency"] = BASE_CURRENCY
+
+
 def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> None:
-    """Owned servers' capex: each price judged, applied to ``srv`` in place, recorded."""
+    """Owned servers' capex: each price judged, applied to ``srv`` in place (with its
+    provenance), recorded."""
     for r in prices.itertuples(index=False):
         if r.offering_id not in srv.index:
             record(r.offering_id, OWNED, "", OWNED, None, r.price_usd, "unknown", False,
@@ -570,6 +666,12 @@ def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> N
         applied = status in APPLIED_STATUSES
         if applied:
             srv.at[r.offering_id, "capex_usd"] = float(r.price_usd)
+            srv.at[r.offering_id, "price_date"] = r.price_date
+            srv.at[r.offering_id, "price_confidence"] = r.price_confidence
+            srv.at[r.offering_id, "currency"] = BASE_CURRENCY
+            srv.at[r.offering_id, "source"] = (
+                f"capex from {r.price_source}; " + srv.at[r.offering_id, "source"]
+            )
         record(r.offering_id, OWNED, "", OWNED, old, r.price_usd, status, applied, note, r.line)
 
 
@@ -577,7 +679,8 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
     """The prices of one catalog offering the update moves: each given mode judged;
     reserved prices not given move with on-demand; nothing applied that would put a
     discounted mode above on-demand. Returns ((offering, column) -> new price, the
-    price date of what was applied or None); every decision is ``record``-ed."""
+    provenance of what was applied: price group -> (date, confidence, source)); every
+    decision is ``record``-ed."""
     values: dict[tuple[str, str], float] = {}
     given = {r.mode: r for r in group.itertuples(index=False)}
     decided: dict[str, tuple[float, float, str, str, int]] = {}
@@ -616,7 +719,7 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
     inconsistent = bool(dearer) and any(
         decided.get(m, (0, 0, "unchanged"))[2] in APPLIED_STATUSES for m in ("on_demand", *dearer)
     )
-    date = None
+    provenance: dict[str, tuple[str, str, str]] = {}
     for mode, (old, new, status, note, line) in sorted(decided.items()):
         applied = status in APPLIED_STATUSES
         if inconsistent and applied:
@@ -627,11 +730,31 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
             )
         if applied:
             values[(offering_id, PRICE_COLUMNS[mode])] = new
-            if mode in given:
-                date = given[mode].price_date
+            provenance[_group(mode)] = _applied_provenance(mode, given, base)
         record(offering_id, base["provider"], base["region"], mode, old, new, status,
                applied, note, line)  # fmt: skip
-    return values, date
+    return values, provenance
+
+
+def _group(mode: str) -> str:
+    return "reserved" if mode in _RESERVED else "price"
+
+
+def _applied_provenance(mode: str, given: dict, base) -> tuple[str, str, str]:
+    """(date, confidence, source) of an applied price: the update row's; a reserved price
+    moved with on-demand keeps the catalog's discount, so it is no stronger than the
+    catalog's reserved price and cites both."""
+    if mode in given:
+        r = given[mode]
+        return r.price_date, r.price_confidence, r.price_source
+    r = given["on_demand"]
+    old = str(base.get("reserved_price_confidence", "") or "unverified")
+    level = min((r.price_confidence, old), key=confidence_rank)
+    return (
+        r.price_date,
+        level,
+        f"{r.price_source}, with the catalog's discount ({base.get('reserved_source', '')})",
+    )
 
 
 def _add_offerings(
@@ -657,6 +780,25 @@ def _add_offerings(
     for column in off.columns:
         if column not in new.columns:
             new[column] = np.nan
+    defaults = {
+        "currency": BASE_CURRENCY,
+        "price_date": UNKNOWN_DATE,
+        "price_confidence": "unverified",
+        "price_note": "",
+        "usd_per_unit": 1.0,
+        "exchange_rate_date": "",
+    }
+    for column, value in defaults.items():
+        if column in new.columns:
+            new[column] = new[column].fillna(value).replace("", value)
+    new["price_date"] = new["price_date"].map(_day)
+    for own, row in (
+        ("reserved_price_date", "price_date"),
+        ("reserved_price_confidence", "price_confidence"),
+        ("reserved_source", "source"),
+    ):
+        if own in new.columns:
+            new[own] = new[own].fillna("").where(new[own].fillna("") != "", new[row])
     new = new[list(off.columns)]
     for column, declared in SCHEMAS["offerings.csv"].items():
         if declared.dtype == "bool":

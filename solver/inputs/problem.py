@@ -262,6 +262,8 @@ EXCLUDE_VENDORS_HELP = "Never accelerators of these vendors (nvidia, amd, intel,
 
 
 Tier = Literal["marketplace", "neocloud", "hyperscaler"]
+#: Price confidence levels, weakest first (solver/inputs/provenance.py).
+PriceConfidence = Literal["unverified", "third_party", "list", "quote"]
 
 
 class _WorkloadBase(_Strict):
@@ -826,6 +828,29 @@ class Problem(_Strict):
         "power_cap_kw}), which existing_fleet may name. Listing only your own site keeps "
         "servers there; list catalog ids too to allow those",
     )
+    currency: str = Field(
+        "USD",
+        description="ISO 4217 code the plan's totals are also given in (in_currency), at the "
+        "catalog's latest rate (catalogs/exchange_rates.csv). Costs are computed in USD, and "
+        "every *_usd figure of the problem (budget_usd, ...) is in USD",
+    )
+    max_price_age_days: float | None = Field(
+        None,
+        gt=0,
+        description="Oldest price a plan may rest on, in days from its date to the plan's "
+        "start; a price of unknown date counts as too old",
+    )
+    min_price_confidence: PriceConfidence | None = Field(
+        None,
+        description="Weakest price a plan may rest on: unverified < third_party < list = "
+        "quote (catalogs/SOURCES.md says which price is which)",
+    )
+    weak_price_policy: Literal["refuse", "exclude"] = Field(
+        "refuse",
+        description="What max_price_age_days and min_price_confidence do: refuse (solve over "
+        "every price; a plan resting on a weaker or older one is refused, its lines named) or "
+        "exclude (leave those prices out before solving; the plan says how many)",
+    )
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
         description="cash: a server's capex counts when bought and a reservation's whole term "
@@ -865,6 +890,13 @@ class Problem(_Strict):
         description="Scenarios of prices and demand: solve plans commitments now and "
         "rentals per scenario (two-stage, solver/stochastic.py)",
     )
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def _currency_code(cls, value: object) -> object:
+        if isinstance(value, str) and re.fullmatch(r"[A-Za-z]{3}", value.strip()):
+            return value.strip().upper()
+        raise ValueError(f"currency {value!r} is not an ISO 4217 code; write e.g. USD or EUR")
 
     @field_validator("start", mode="before")
     @classmethod

@@ -111,8 +111,42 @@ OFFERINGS = table(
     _flag("nvlink"),
     _number("network_gbps", nullable=True),
     _count("availability_cap_instances"),
-    _text("price_date"),
+    Column(
+        "currency",
+        "str",
+        meaning="ISO 4217 code of the four price columns as the source states them (USD "
+        "unless it says otherwise; converted to USD on load at exchange_rates.csv's rate)",
+    ),
+    Column(
+        "price_date",
+        "str",
+        meaning="when the source observed the on-demand and spot prices: YYYY-MM-DD, or unknown",
+    ),
+    Column(
+        "price_confidence",
+        "str",
+        meaning="quote, list, third_party or unverified (solver/inputs/provenance.py)",
+    ),
+    Column("price_note", "str", meaning="the date in words (what is known of it)", nullable=True),
     _text("source"),
+    Column(
+        "reserved_price_date",
+        "str",
+        meaning="when the 1y/3y prices were observed (empty: as price_date)",
+        nullable=True,
+    ),
+    Column(
+        "reserved_price_confidence",
+        "str",
+        meaning="confidence of the 1y/3y prices (empty: as price_confidence)",
+        nullable=True,
+    ),
+    Column(
+        "reserved_source",
+        "str",
+        meaning="where the 1y/3y prices come from, or why there are none",
+        nullable=True,
+    ),
 )
 
 REGIONS = table(
@@ -141,6 +175,11 @@ SERVERS = table(
     _number("network_gbps", nullable=True),
     _number("embodied_kgco2e"),
     _text("source"),
+    Column("currency", "str", meaning="ISO 4217 code of capex_usd and maintenance as stated"),
+    Column(
+        "price_date", "str", meaning="when the capex figure was published: YYYY-MM-DD or unknown"
+    ),
+    Column("price_confidence", "str", meaning="quote, list, third_party or unverified"),
 )
 
 SITES = table(
@@ -205,6 +244,15 @@ PROVIDERS = table(
     _text("read_date"),
 )
 
+EXCHANGE_RATES = table(
+    Column("date", "str", meaning="the rate's date, YYYY-MM-DD"),
+    Column("currency", "str", meaning="ISO 4217 code"),
+    Column(
+        "usd_per_unit", "float", "USD", "US dollars per one unit of the currency", positive=True
+    ),
+    _text("source"),
+)
+
 CATALOG_TABLES: dict[str, dict[str, Column]] = {
     "accelerators.csv": ACCELERATORS,
     "offerings.csv": OFFERINGS,
@@ -213,8 +261,10 @@ CATALOG_TABLES: dict[str, dict[str, Column]] = {
     "sites.csv": SITES,
     "models.csv": MODELS,
     "providers.csv": PROVIDERS,
+    "exchange_rates.csv": EXCHANGE_RATES,
 }
-"""The catalog's files, each with its columns (providers.csv is optional)."""
+"""The catalog's files, each with its columns (providers.csv and exchange_rates.csv are
+optional)."""
 
 PERIODS = table(
     Column("name", "str", "-", "the period's name in the problem"),
@@ -262,6 +312,10 @@ POOLS = table(
         "scale-out network per unit (100 when the catalog is silent)",
     ),
     Column("price_usd_per_hour", "float", "USD/h", "price of one unit in its mode (0 for owned)"),
+    Column("price_date", "str", "-", "when its price was observed (YYYY-MM-DD or unknown)"),
+    Column("price_source", "str", "-", "where its price comes from (server: its capex)"),
+    Column("price_confidence", "str", "-", "quote, list, third_party or unverified"),
+    Column("price_currency", "str", "-", "the currency the source states the price in"),
     Column("term_months", "float", "months", "reservation term (0 otherwise)"),
     Column("capex_usd", "float", "USD", "purchase price of one server"),
     Column("lead_months", "float", "months", "from order to delivery"),

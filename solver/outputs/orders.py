@@ -51,6 +51,9 @@ _PURCHASE_PLAN = {
     "unit_price_usd": "unit_price_usd",
     "unit_price_basis": "unit_price_basis",
     "total_usd": "cost_usd",
+    "price_confidence": "price_confidence",
+    "price_date": "price_date",
+    "price_source": "price_source",
 }
 
 
@@ -67,8 +70,10 @@ def order_lines(plan: Plan) -> pd.DataFrame:
 
     ``unit_price_usd_per_hour`` is the line item's (:attr:`LineItem.unit_price_usd_per_hour`);
     ``unit_price_usd`` the same per instance-hour, or per server for a purchase (its plan
-    cost, capex and hosting, over the servers bought); ``usd_<period>`` the cost per plan
-    period. :func:`provider_orders` and :func:`purchase_orders` are views of it.
+    cost, capex and hosting, over the servers bought); ``price_date``, ``price_confidence``,
+    ``price_source`` and ``price_currency`` where that price comes from (issue 29);
+    ``usd_<period>`` the cost per plan period. :func:`provider_orders` and
+    :func:`purchase_orders` are views of it.
     """
     periods = list(plan.totals.by_period)
     rows = []
@@ -101,6 +106,10 @@ def order_lines(plan: Plan) -> pd.DataFrame:
                 if bought
                 else "per instance-hour",
                 "total_usd": i.cost_usd,
+                "price_date": i.price_date,
+                "price_confidence": i.price_confidence,
+                "price_currency": i.price_currency,
+                "price_source": i.price_source,
                 **{f"usd_{p}": float(by_period.get(p, 0.0)) for p in periods},
             }
         )
@@ -188,6 +197,10 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
             "capex_usd_per_server": float(server["capex_usd"]) if server is not None else np.nan,
             "capex_usd": i.units * float(server["capex_usd"]) if server is not None else np.nan,
             "plan_cost_usd": i.cost_usd,
+            "price_date": i.price_date,
+            "price_confidence": i.price_confidence,
+            "price_currency": i.price_currency,
+            "price_source": i.price_source,
             "delivery": f"{lead_days:g} days after the start of {i.period}"
             if lead_days == lead_days
             else "",

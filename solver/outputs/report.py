@@ -22,6 +22,12 @@ from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, work
 from solver.outputs.orders import _stable_zip, purchase_orders
 from solver.outputs.text import hardware_sentences
 from solver.plan import Plan
+from solver.plan.provenance import (
+    NOT_STATED,
+    line_age_days,
+    spend_by_confidence,
+    spend_by_price_age,
+)
 
 
 class Analysis(BaseModel):
@@ -559,6 +565,71 @@ def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
     ])  # fmt: skip
 
 
+# ------------------------------------------------------------------ price provenance
+
+
+def provenance_frames(plan: Plan) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Spend by price confidence (strongest first) and by price age at the plan's start
+    (youngest first, then unknown dates): ``cost_usd`` and ``share`` (a fraction)."""
+    total = plan.total_cost_usd or 1.0
+    frames = []
+    for key, spend in (
+        ("price confidence", spend_by_confidence(plan.line_items)),
+        ("price age at the start", spend_by_price_age(plan)),
+    ):
+        frames.append(
+            pd.DataFrame(
+                {
+                    key: list(spend),
+                    "cost_usd": list(spend.values()),
+                    "share": [v / total for v in spend.values()],
+                }
+            )
+        )
+    return frames[0], frames[1]
+
+
+def weakest_prices(plan: Plan, top: int = 10) -> pd.DataFrame:
+    """The prices the plan rests on that are neither list prices nor quotes, dearest first:
+    offering, mode, confidence, date, age at the start, source, and the spend on them."""
+    start = pd.Timestamp(plan.start_date).date() if plan.start_date else None
+    rows: dict[tuple[str, str], dict] = {}
+    for i in plan.line_items:
+        if i.price_confidence in ("list", "quote") or not i.cost_usd:
+            continue
+        row = rows.setdefault(
+            (i.offering, i.mode),
+            {
+                "offering": i.offering,
+                "mode": i.mode,
+                "price_confidence": i.price_confidence or NOT_STATED,
+                "price_date": i.price_date,
+                "age_days": line_age_days(i, start),
+                "price_source": i.price_source,
+                "cost_usd": 0.0,
+            },
+        )
+        row["cost_usd"] += i.cost_usd
+    frame = pd.DataFrame(list(rows.values()))
+    if frame.empty:
+        return frame
+    return frame.sort_values(["cost_usd", "offering"], ascending=[False, True]).head(top)
+
+
+def provenance_sentence(plan: Plan) -> str:
+    """'96.8% of the spend rests on unverified prices; 56.7% on prices of unknown date.'"""
+    total = plan.total_cost_usd or 1.0
+    by_level = spend_by_confidence(plan.line_items)
+    strong = sum(v for k, v in by_level.items() if k in ("list", "quote"))
+    weak = by_level.get("unverified", 0.0)
+    undated = spend_by_price_age(plan).get("date unknown", 0.0)
+    return (
+        f"{strong / total:.1%} of the spend rests on list prices or quotes, "
+        f"{weak / total:.1%} on unverified prices; {undated / total:.1%} on prices of "
+        "unknown date."
+    )
+
+
 # ------------------------------------------------------------------ HTML and XLSX
 
 
@@ -629,7 +700,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     capex = sum(m.capex_usd for m in plan.cash_flow)
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
     cols = ["period", "block", "provider", "region", "item", "instance_type", "accelerator"]
-    cols += ["mode", "units", "hours", "cost_usd", "co2e_t"]
+    cols += ["mode", "units", "hours", "cost_usd", "co2e_t", "price_confidence", "price_date"]
     by_workload = []
     if not items.empty:
         items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
@@ -673,8 +744,13 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     env = Environment(
         loader=PackageLoader("solver.outputs", "templates"), autoescape=select_autoescape(["j2"])
     )
+    by_confidence, by_age = provenance_frames(plan)
     return env.get_template("report.html.j2").render(
         plan=plan,
+        provenance_sentence=provenance_sentence(plan),
+        by_confidence=_table_html(by_confidence, money=["cost_usd"], percent=["share"]),
+        by_age=_table_html(by_age, money=["cost_usd"], percent=["share"]),
+        weakest=_table_html(weakest_prices(plan), money=["cost_usd"]),
         gap="n/a" if plan.gap is None else f"{plan.gap:.4%}",
         usd=_usd,
         pct=lambda v: f"{v:.0%}",
@@ -746,6 +822,18 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         ("total CO2e (t)", plan.total_co2e_t),
         ("net present value (USD)", plan.npv_usd),
     ]  # fmt: skip
+    if plan.in_currency is not None:
+        view = plan.in_currency
+        rows.append((f"total cost in {view.currency} ({view.usd_per_unit:g} USD each, "
+                     f"{view.rate_date})", view.total_cost))  # fmt: skip
+    by_confidence, by_age = provenance_frames(plan)
+    rows += [
+        (f"spend on {k} prices (USD)", v)
+        for k, v in zip(by_confidence.iloc[:, 0], by_confidence["cost_usd"], strict=True)
+    ]
+    rows += [(f"spend on prices {k} old at the start (USD)"
+              if k != "date unknown" else "spend on prices of unknown date (USD)", v)
+             for k, v in zip(by_age.iloc[:, 0], by_age["cost_usd"], strict=True)]  # fmt: skip
     return pd.DataFrame(rows, columns=["what", "value"])
 
 

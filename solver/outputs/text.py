@@ -20,6 +20,7 @@ from solver.analyses.diff import _usd
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED, _isnan
 from solver.outputs.files import csv_text
+from solver.plan.provenance import spend_by_confidence, spend_by_price_age
 
 if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
     from solver.analyses.calibrate import Calibration
@@ -30,6 +31,41 @@ if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
     from solver.plan import Plan
 
 # --------------------------------------------------------------------------- plan
+
+#: The plan table's short names of price confidence levels (the JSON has the full words).
+CONFIDENCE_ABBREVIATION = {"third_party": "3rd", "unverified": "unver."}
+
+
+def price_cell(item) -> str:
+    """A line's price provenance in one short cell: its confidence and date, '?' unknown
+    (``3rd 2026-05-20``, ``unver. ?``, ``list 2026-10-10``)."""
+    level = CONFIDENCE_ABBREVIATION.get(item.price_confidence, item.price_confidence or "-")
+    when = "?" if item.price_date in ("", "unknown") else item.price_date
+    foreign = f" {item.price_currency}" if item.price_currency not in ("", "USD") else ""
+    return f"{level} {when}{foreign}"
+
+
+def price_provenance_lines(plan: Plan) -> list[str]:
+    """What the plan's money rests on, in words: spend by price confidence and by price age
+    at the start, and its totals in the problem's currency."""
+    total = plan.total_cost_usd or 1.0
+    by_level = spend_by_confidence(plan.line_items)
+    by_age = spend_by_price_age(plan)
+    lines = [
+        "prices the plan rests on, by confidence: "
+        + ", ".join(f"{k} ${v:,.0f} ({v / total:.0%})" for k, v in by_level.items()),
+        f"  by age at the start ({plan.start_date}): "
+        + ", ".join(f"{k} ${v:,.0f} ({v / total:.0%})" for k, v in by_age.items()),
+    ]
+    view = plan.in_currency
+    if view is not None:
+        lines.append(
+            f"in {view.currency}: total {view.total_cost:,.0f} {view.currency} at "
+            f"{view.usd_per_unit:g} USD per {view.currency} ({view.rate_date}; every figure "
+            "above is in USD)"
+            + (f"; budget {view.budget:,.0f} {view.currency}" if view.budget is not None else "")
+        )
+    return lines
 
 
 def cash_flow_table(plan: Plan) -> Table:
@@ -82,6 +118,7 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
         ("hours", "right"),
         ("cost $", "right"),
         ("tCO2e", "right"),
+        ("price as of", "left"),
     ]:
         table.add_column(col, justify=justify)
     last_provider = None
@@ -100,6 +137,7 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
             f"{i.hours:,.0f}",
             f"{i.cost_usd:,.0f}",
             f"{i.co2e_t:,.2f}",
+            price_cell(i),
         )
         last_provider = i.provider
     return table
@@ -135,7 +173,7 @@ def hardware_sentences(compile_report: dict) -> list[str]:
 def plan_table(plan: Plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=150, force_terminal=False, color_system=None)
+    console = Console(file=buffer, width=170, force_terminal=False, color_system=None)
     gap = "n/a" if plan.gap is None else f"{plan.gap:.4%}"
     console.print(
         f"[bold]{plan.problem}[/bold]: {plan.status} (objective {plan.objective_kind}), "
@@ -148,6 +186,12 @@ def plan_table(plan: Plan) -> str:
             "give the solver more time (--time-limit) to prove it"
         )
     console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    if plan.in_currency is not None:
+        view = plan.in_currency
+        console.print(
+            f"total cost {view.total_cost:,.0f} {view.currency} (at {view.usd_per_unit:g} USD "
+            f"per {view.currency}, {view.rate_date}); the tables below are in USD"
+        )
     if plan.cash_flow:
         console.print(cash_flow_table(plan))
     for period in plan.totals.by_period:
@@ -166,6 +210,13 @@ def plan_table(plan: Plan) -> str:
         for key, value in mapping.items():
             totals.add_row(label, key, f"{value:,.0f}")
     console.print(totals)
+    for line in price_provenance_lines(plan):
+        console.print(line)
+    console.print(
+        "price as of: the confidence of the price a line rests on (quote, list, 3rd = "
+        "third_party, unver. = unverified) and its date (? = unknown); the JSON gives "
+        "price_date, price_source, price_confidence"
+    )
     past = [i for i in plan.line_items if i.item == "reservation" and i.months_after_horizon > 0]
     if past:
         console.print(

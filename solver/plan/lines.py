@@ -83,6 +83,20 @@ class LineItem(BaseModel):
         default_factory=dict,
         description="When a cost spans periods (reservations, hosting): its part in each",
     )
+    price_date: str = Field(
+        "",
+        description="When the price this line rests on was observed: YYYY-MM-DD or unknown "
+        "(owned lines: their server's price)",
+    )
+    price_source: str = Field("", description="Where that price comes from (the catalog's)")
+    price_confidence: str = Field(
+        "", description="quote, list, third_party or unverified (solver/inputs/provenance.py)"
+    )
+    price_currency: str = Field(
+        "",
+        description="The currency the source states that price in (cost_usd is in USD, at the "
+        "catalog's rate)",
+    )
 
     @property
     def unit_price_usd_per_hour(self) -> float:
@@ -144,6 +158,19 @@ class CashFlowMonth(BaseModel):
     )
 
 
+class CurrencyView(BaseModel):
+    """A plan's totals in the problem's currency (``currency:``), at the catalog's rate."""
+
+    currency: str = Field(description="ISO 4217 code")
+    usd_per_unit: float = Field(description="US dollars per unit of the currency")
+    rate_date: str = Field(description="The rate's date, YYYY-MM-DD")
+    rate_source: str = Field(description="Where the rate comes from (catalogs/exchange_rates.csv)")
+    total_cost: float = Field(description="total_cost_usd in the currency")
+    budget: float | None = Field(None, description="budget_usd in the currency")
+    by_period: dict[str, float] = Field(default_factory=dict, description="in the currency")
+    by_provider: dict[str, float] = Field(default_factory=dict, description="in the currency")
+
+
 class PlanInputs(BaseModel):
     """What a plan was solved for: digests of the problem and catalog, and where they are.
 
@@ -188,6 +215,7 @@ def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
         catalog.sites,
         catalog.models,
         catalog.providers if catalog.providers is not None else pd.DataFrame(),
+        catalog.exchange_rates if catalog.exchange_rates is not None else pd.DataFrame(),
     ]
     digest = hashlib.sha256()
     for table in tables:
@@ -289,6 +317,12 @@ class Plan(BaseModel):
         default_factory=list,
         description="Money by calendar month from start_date (sums to total_cost_usd)",
     )
+    currency: str = Field(
+        "USD", description="The problem's currency (every *_usd figure is in USD)"
+    )
+    in_currency: CurrencyView | None = Field(
+        None, description="The totals in the problem's currency when it is not USD"
+    )
 
     @computed_field(
         description="Rented serving offerings per workload and period: the units kept all "
@@ -326,6 +360,10 @@ def _pool_fields(pool) -> dict:
         "instance_type": pool.instance_type,
         "accelerator": pool.accelerator_id,
         "mode": pool.mode,
+        "price_date": pool.price_date,
+        "price_source": pool.price_source,
+        "price_confidence": pool.price_confidence,
+        "price_currency": pool.price_currency,
     }
 
 

@@ -280,6 +280,24 @@ def _known(item, catalog: Catalog) -> bool:
     return bool(pd.notna(catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]]))
 
 
+def _provenance(item, u: dict) -> tuple[str, str, str, str]:
+    """(price date, source, confidence, currency) of the price a line rests on, read from
+    the catalog: an owned line's server's, a reserved line's reserved price's, else the
+    offering's (catalogs/SOURCES.md; issue 29)."""
+    if item.mode == Mode.OWNED:
+        srv = u["server"]
+        return (srv["price_date"], srv["source"], srv["price_confidence"], srv["currency"])
+    off = u["offering"]
+    if item.mode in RESERVED_TERM_MONTHS:
+        return (
+            off["reserved_price_date"],
+            off["reserved_source"],
+            off["reserved_price_confidence"],
+            off["currency"],
+        )
+    return (off["price_date"], off["source"], off["price_confidence"], off["currency"])
+
+
 def _matches(item, u: dict) -> bool:
     """Provider, region and accelerator of the item are those of its offering."""
     if item.mode == Mode.OWNED:
@@ -428,6 +446,13 @@ def _check_line(run: _Run, item) -> tuple | None:
         "line item matches its offering",
         _matches(item, u),
         f"{item.offering}: {item.provider}/{item.region}/{item.accelerator}",
+    )
+    stated = (item.price_date, item.price_source, item.price_confidence, item.price_currency)
+    c.check(
+        "price provenance as in the catalog",
+        stated == _provenance(item, u),
+        f"{item.offering} {item.mode}: {item.price_confidence} {item.price_date} "
+        f"{item.price_currency}",
     )
     c.check(
         "numbers are finite and not negative",

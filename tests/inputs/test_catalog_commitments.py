@@ -83,10 +83,16 @@ def test_apply_reserved_worked_rows(build):
     # gcp a3: 1y = 100 x (1 - 0.37) = $63/h, 3y = 100 x (1 - 0.55) = $45/h.
     assert out.loc["gcp", "reserved_1y_usd_per_hour"] == pytest.approx(63.0)
     assert out.loc["gcp", "reserved_3y_usd_per_hour"] == pytest.approx(45.0)
-    # lambda: nothing published, both empty, the source says so.
+    # lambda: nothing published, both empty, the reserved source says so (issue 29: the
+    # reserved prices' source is their own column, beside their confidence and date).
     assert out.loc["lambda", ["reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"]].isna().all()
-    assert "reserved: none published" in out.loc["lambda", "source"]
-    assert "reserved: none published" in out.loc["aws", "source"]
+    assert "reserved: none published" in out.loc["lambda", "reserved_source"]
+    assert "reserved: none published" in out.loc["aws", "reserved_source"]
+    assert out.loc["lambda", "reserved_price_confidence"] == ""  # no price, no confidence
+    # gcp: a published percentage applied to our on-demand price is no published price
+    assert out.loc["gcp", "reserved_price_confidence"] == "unverified"
+    assert out.loc["gcp", "reserved_price_date"] == "unknown"
+    assert out.loc["gcp", "source"] == "list"  # the on-demand source is left alone
 
 
 def test_a_fraction_above_one_stops_the_build(build, monkeypatch):
@@ -134,7 +140,10 @@ def test_published_per_sku_prices_win_over_the_rules(build, tmp_path):
     # the rule alone would give 63.0 and 45.0 (0.63 x, 0.45 x): the published prices win
     assert out.loc[0, "reserved_1y_usd_per_hour"] == 63.5
     assert out.loc[0, "reserved_3y_usd_per_hour"] == 40.0
-    assert "1y price: CUD, https://x (2026-07-30)" in out.loc[0, "source"]
+    assert "1y price: CUD, https://x (2026-07-30)" in out.loc[0, "reserved_source"]
+    # both terms from the compiled table: third_party, dated by the table (issue 29)
+    assert out.loc[0, "reserved_price_confidence"] == "third_party"
+    assert out.loc[0, "reserved_price_date"] == "2026-07-30"
     # AWS: 1y from the RI (0.634 of on-demand), 3y still empty (nothing published)
     assert out.loc[1, "reserved_1y_usd_per_hour"] == pytest.approx(13.921094)
     assert np.isnan(out.loc[1, "reserved_3y_usd_per_hour"])
@@ -147,7 +156,12 @@ def test_shipped_catalog_carries_the_published_commitments():
     off = load_catalog().offerings.set_index("offering_id")
     p4d = off.loc["aws/us-east-1/p4d.24xlarge"]
     assert p4d["reserved_1y_usd_per_hour"] == pytest.approx(13.92109, abs=1e-5)
-    assert "Standard RI, no upfront" in p4d["source"]
+    assert "Standard RI, no upfront" in p4d["reserved_source"]
+    # tsaol/aws-gpu's file, "Last updated: 2026-01-21": a third party's table (issue 29)
+    assert (p4d["reserved_price_confidence"], p4d["reserved_price_date"]) == (
+        "third_party",
+        "2026-01-21",
+    )
     a2 = off.loc["gcp/us-central1/a2-highgpu-1g"]
     # Google's billing catalog: $2.31421 (1y) and $1.28571 (3y) against $3.67339 on demand
     assert a2["reserved_1y_usd_per_hour"] == pytest.approx(2.31421, abs=1e-5)
@@ -160,10 +174,14 @@ def test_shipped_catalog_no_reserved_price_above_on_demand():
     for col in ("reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour"):
         priced = off[col].notna()
         assert (off.loc[priced, col] <= od[priced] + 1e-9).all(), col
-        # every committed price carries its source: a rule's or the published price's
+        # every committed price carries its source (a rule's or the published price's), its
+        # confidence and its date (issue 29)
         term = col.split("_")[1]  # 1y or 3y
-        cited = off.loc[priced, "source"].str.contains(f"reserved: |{term} price: ")
+        cited = off.loc[priced, "reserved_source"].str.contains(f"reserved: |{term} price: ")
         assert cited.all(), col
+        levels = off.loc[priced, "reserved_price_confidence"]
+        assert levels.isin(["third_party", "unverified"]).all()
+        assert off.loc[priced, "reserved_price_date"].notna().all()
     both = off["reserved_1y_usd_per_hour"].notna() & off["reserved_3y_usd_per_hour"].notna()
     assert (
         off.loc[both, "reserved_3y_usd_per_hour"] <= off.loc[both, "reserved_1y_usd_per_hour"]

@@ -69,6 +69,42 @@ def test_reserved_prices_move_with_on_demand(tiny_catalog, tmp_path):
     assert row(out.report, "acme/us-east/h1", "reserved_1y")["status"] == "derived"
 
 
+def test_an_applied_price_brings_its_provenance(tiny_catalog, tmp_path):
+    # issue 29: our CSV may say how sure a price is (confidence column); an applied price
+    # takes its date, confidence and source (the file and line); an unapplied one keeps
+    # the catalog's. L4 $1.00 -> $0.70 (list, line 2); H100 $4 -> $5 with no confidence
+    # (unverified, line 3): its reserved prices move with it (the catalog's discount kept)
+    # and are no surer than the catalog's reserved prices (unverified) nor the update.
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,region,offering,mode,price,date,confidence\n"
+        "acme,us-east,l4,on_demand,0.70,2026-12-01,list\n"
+        "acme,us-east,h1,on_demand,5,2026-12-02,\n"
+    )
+    off = apply(tiny_catalog([H1, L4]), path).catalog.offerings
+    l4, h1 = off.loc["acme/us-east/l4"], off.loc["acme/us-east/h1"]
+    assert (l4["price_date"], l4["price_confidence"]) == ("2026-12-01", "list")
+    assert l4["source"] == f"price update {path}, line 2"
+    assert (h1["price_date"], h1["price_confidence"]) == ("2026-12-02", "unverified")
+    assert (h1["reserved_price_date"], h1["reserved_price_confidence"]) == (
+        "2026-12-02",
+        "unverified",
+    )
+    assert h1["reserved_source"].startswith(f"price update {path}, line 3, with the catalog's")
+
+
+def test_an_unknown_confidence_in_a_price_file_is_refused(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,region,offering,mode,price,date,confidence\n"
+        "acme,us-east,l4,on_demand,0.70,2026-12-01,official\n"
+    )
+    with pytest.raises(ProcureError) as err:
+        read_price_update(path)
+    assert err.value.field == "line 2, confidence"
+    assert "unknown price confidence 'official'" in err.value.message
+
+
 def test_suspicious_change_reported_not_taken(tiny_catalog, tmp_path):
     # H100 on-demand $4 -> $40 is x10 (> x2): reported as suspicious and not applied.
     cat = tiny_catalog([H1, L4])

@@ -487,6 +487,64 @@ CASES = [
         2,
         ["spot_usd_per_hour", "on-demand"],
     ),
+    # issue 29: price provenance and currency
+    (
+        "unknown price confidence",
+        edit("budget_usd:", "min_price_confidence: official\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["min_price_confidence", "'list'"],
+    ),
+    (
+        "negative price age",
+        edit("budget_usd:", "max_price_age_days: -5\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["max_price_age_days", "greater than 0"],
+    ),
+    (
+        "currency not a code",
+        edit("budget_usd:", "currency: euros\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["currency", "ISO 4217"],
+    ),
+    (
+        "problem currency without a rate",
+        edit("budget_usd:", "currency: EUR\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["p.yaml: currency", "EUR has no exchange rate", "exchange_rates.csv"],
+    ),
+    (
+        "catalog price in a currency without a rate",
+        None,
+        [],
+        ("offerings.csv", "all", "currency", "CHF"),
+        2,
+        ["offerings.csv: line 2, currency", "CHF has no exchange rate", "exchange_rates.csv"],
+    ),
+    (
+        "catalog price date not a day",
+        None,
+        [],
+        # with price_note the catalog is in the issue-29 format: a date is a day or unknown
+        ("offerings.csv", "all", "price_note", "read in November", "price_date", "2026-11"),
+        2,
+        ["offerings.csv: line 2, price_date", "YYYY-MM-DD"],
+    ),
+    (
+        "price older than the problem allows",
+        edit("budget_usd:", "start: 2027-06\nmax_price_age_days: 30\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["offerings.csv", "191 days old at the start, over 30", "max_price_age_days"],
+    ),
 ]
 
 
@@ -497,6 +555,10 @@ def catalog_edit(directory, change) -> None:
         frame = frame.drop(columns=[column])
     elif action == "set":
         frame.loc[0, column] = value[0]
+    elif action == "all":  # column, value[, column, value ...]: set in every row
+        pairs = [column, *value]
+        for name, cell in zip(pairs[::2], pairs[1::2], strict=True):
+            frame[name] = cell
     elif action == "dup":
         frame.loc[1, column] = frame.loc[0, column]
     frame.to_csv(directory / file, index=False)

@@ -162,6 +162,11 @@ def test_orders_per_provider_and_hardware(yearly):
     assert lines["unit_price_usd_per_hour"].to_numpy() == pytest.approx([3.0] * 3)
     assert acme["total_usd"].sum() == pytest.approx(78_840)
     assert [acme[f"usd_y{i}"].sum() for i in (1, 2, 3)] == pytest.approx([26_280] * 3)
+    # each order line says what its price rests on (issue 29): the tiny catalog's date,
+    # and unverified (its format states no confidence), in dollars
+    assert set(acme["price_date"]) == {"2026-11-22"}
+    assert set(acme["price_confidence"]) == {"unverified"}
+    assert set(acme["price_currency"]) == {"USD"} and set(acme["price_source"]) == {"test"}
     hw = hardware_order(plan, cat, p)
     row = hw.iloc[0]
     assert (row["server"], row["quantity"], row["site"], row["order_period"]) == (
@@ -172,6 +177,8 @@ def test_orders_per_provider_and_hardware(yearly):
     )
     assert (row["lead_time_days"], row["in_service_from"]) == (0.0, "y1")
     assert row["capex_usd"] == 200_000
+    # the server's price provenance (servers.csv; the tiny catalog states none)
+    assert (row["price_date"], row["price_confidence"]) == ("unknown", "unverified")
 
 
 def test_xlsx_orders_are_readable_and_byte_stable(yearly):

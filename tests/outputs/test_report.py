@@ -83,6 +83,14 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     order = [html.index(h) for h in ("<h2>Summary", "<h2>Cost by month", "<h2>Sensitivity")]
     assert order == sorted(order)
     assert "What moves the plan most" in html and "$8,030" in html
+    # where the prices come from (issue 29): the tiny catalog states no confidence, so
+    # every price is unverified (tests/conftest.py writes the pre-issue-29 format)
+    assert html.index("Where the prices come from") < html.index("<h2>Cost by month")
+    assert (
+        "0.0% of the spend rests on list prices or quotes, 100.0% on unverified prices; "
+        "0.0% on prices of unknown date." in html
+    )
+    assert "Spend by price confidence" in html and "Spend by price age" in html
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames
@@ -102,8 +110,11 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     months = [r for r in monthly.iter_rows(min_row=2, values_only=True) if r[0] and r[0] != "total"]
     total_col = [c.value for c in monthly[1]].index("total_usd")
     assert sum(r[total_col] for r in months) == pytest.approx(8030, abs=0.01)
+    summary = {r[0]: r[1] for r in book["summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["spend on unverified prices (USD)"] == pytest.approx(8030)
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["plan"]["total_cost_usd"] == pytest.approx(8030)
+    assert {i["price_confidence"] for i in analysis["plan"]["line_items"]} == {"unverified"}
     assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
 
 

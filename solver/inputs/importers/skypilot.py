@@ -56,8 +56,14 @@ OFFERING_COLUMNS: list[str] = [
     "nvlink",
     "network_gbps",
     "availability_cap_instances",
+    "currency",
     "price_date",
+    "price_confidence",
+    "price_note",
     "source",
+    "reserved_price_date",
+    "reserved_price_confidence",
+    "reserved_source",
 ]
 
 #: SkyPilot accelerator name -> our accelerator id. Keys are normalised with
@@ -478,7 +484,8 @@ def _with_gcp_hosts(
 
 def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str) -> pd.DataFrame:
     """Per (instance type, region) prices as catalog offerings rows: ids, NVLink, default
-    availability caps, no reserved prices (SkyPilot has none), date and source."""
+    availability caps, no reserved prices (SkyPilot has none), date and source; USD and
+    confidence ``third_party`` (a SkyPilot catalog is a third party's, issue 29)."""
     out["provider"] = provider
     out["offering_id"] = provider + "/" + out["region"] + "/" + out["instance_type"]
     out["accelerators_per_instance"] = out["accelerators_per_instance"].astype(int)
@@ -498,8 +505,14 @@ def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str
     out["availability_cap_instances"] = [
         default_availability_cap(provider, int(c)) for c in out["accelerators_per_instance"]
     ]
+    out["currency"] = "USD"  # SkyPilot's catalogs are in US dollars
     out["price_date"] = price_date
+    out["price_confidence"] = "third_party"
+    out["price_note"] = ""
     out["source"] = source
+    out["reserved_price_date"] = ""
+    out["reserved_price_confidence"] = ""
+    out["reserved_source"] = ""
     out = out[OFFERING_COLUMNS].sort_values("offering_id", kind="stable").reset_index(drop=True)
     return out
 
@@ -520,7 +533,8 @@ def read_skypilot_vms(
     provider
         Our provider name written into every row (``aws``, ``gcp``, ``azure``, ...).
     price_date
-        When the prices were read (free text, e.g. ``2026-05-20``).
+        When the prices were observed: ``YYYY-MM-DD`` or ``unknown`` (what the catalog
+        accepts; other text is kept as given, for the caller to move to ``price_note``).
     source
         Text for the ``source`` column; default ``"skypilot vms.csv: <path>"``.
 

@@ -1,0 +1,80 @@
+"""What a plan's money rests on: spend by price confidence and by price age, and the
+plan's totals in the problem's currency (issue 29).
+
+Every line item carries the provenance of the price it rests on (``price_date``,
+``price_source``, ``price_confidence``, ``price_currency``: :class:`~solver.plan.LineItem`);
+these functions sum a plan's cost over them. Pure data in, data out; the report and the
+plan table show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+
+from solver.inputs.catalog import ExchangeRate
+from solver.inputs.problem import Problem
+from solver.inputs.provenance import (
+    AGE_CLASSES,
+    CONFIDENCE_LEVELS,
+    UNKNOWN_AGE,
+    age_class,
+    price_age_days,
+)
+from solver.plan.lines import CurrencyView, LineItem, Plan
+
+#: The label of a line item whose price states no confidence (a plan read from an old file).
+NOT_STATED = "not stated"
+
+
+def _start(plan: Plan) -> date | None:
+    return date.fromisoformat(plan.start_date) if plan.start_date else None
+
+
+def spend_by_confidence(items: Iterable[LineItem]) -> dict[str, float]:
+    """USD per price confidence, strongest first (``quote``, ``list``, ``third_party``,
+    ``unverified``); levels with no spend left out."""
+    spend: dict[str, float] = {}
+    for i in items:
+        key = i.price_confidence or NOT_STATED
+        spend[key] = spend.get(key, 0.0) + i.cost_usd
+    order = [*reversed(CONFIDENCE_LEVELS), NOT_STATED]
+    return {k: spend[k] for k in sorted(spend, key=lambda k: (order.index(k), k)) if spend[k]}
+
+
+def line_age_days(item: LineItem, start: date | None) -> float | None:
+    """Days from a line's price date to the plan's first day; None when unknown."""
+    return None if start is None else price_age_days(item.price_date, start)
+
+
+def spend_by_price_age(plan: Plan) -> dict[str, float]:
+    """USD per price-age class at the plan's start (:data:`AGE_CLASSES`, youngest first,
+    then ``date unknown``); classes with no spend left out."""
+    start = _start(plan)
+    spend = {label: 0.0 for label, _ in AGE_CLASSES} | {UNKNOWN_AGE: 0.0}
+    for i in plan.line_items:
+        spend[age_class(line_age_days(i, start))] += i.cost_usd
+    return {k: v for k, v in spend.items() if v}
+
+
+def in_currency(plan: Plan, problem: Problem, rate: ExchangeRate) -> CurrencyView:
+    """The plan's totals (and the problem's budget) in ``rate``'s currency: each USD figure
+    divided by US dollars per unit of it."""
+    per = rate.usd_per_unit
+    return CurrencyView(
+        currency=rate.currency,
+        usd_per_unit=per,
+        rate_date=rate.date,
+        rate_source=rate.source,
+        total_cost=plan.total_cost_usd / per,
+        budget=None if problem.budget_usd is None else problem.budget_usd / per,
+        by_period={k: v / per for k, v in plan.totals.by_period.items()},
+        by_provider={k: v / per for k, v in plan.totals.by_provider.items()},
+    )
+
+
+def with_currency(plan: Plan, problem: Problem, rate: ExchangeRate) -> Plan:
+    """The plan labelled with the problem's currency; its totals converted (``in_currency``)
+    when that is not USD (the plan's own figures stay in USD)."""
+    view = None if rate.currency == "USD" else in_currency(plan, problem, rate)
+    return plan.model_copy(update={"currency": rate.currency, "in_currency": view})
