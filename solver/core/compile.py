@@ -37,8 +37,8 @@ from solver.inputs.problem import (
     Problem,
     TrainingWorkload,
 )
-from solver.inputs.sites import with_problem_sites
 from solver.inputs.provenance import meets_confidence, too_old
+from solver.inputs.sites import with_problem_sites
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,

@@ -1065,9 +1065,9 @@ def _models_at(loc: tuple[object, ...]) -> list[type[BaseModel]]:
                 inner += [m for m in _models_in(info.annotation) if m not in inner]
         if inner:
             models = inner
-        elif str(item) not in {"str", "site_id", "site", "ModelShape"} and not str(
-            item
-        ).startswith("function-"):  # a validator's wrapper names no field
+        elif str(item) not in {"str", "site_id", "site", "ModelShape"} and not str(item).startswith(
+            "function-"
+        ):  # a validator's wrapper names no field
             return []
     return models
 
