@@ -27,7 +27,7 @@ from solver import physics
 from solver.core import dominance, ledger
 from solver.core.clock import Clock, first_day
 from solver.errors import InfeasibleError, ProcureError, suggestion
-from solver.inputs.catalog import Catalog, tier_rank
+from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
 from solver.inputs.hardware import LISTS, VENDOR_HARDWARE, HardwareRule, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
@@ -565,6 +565,7 @@ def _requirement_mask(
     w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload,
     pools: pd.DataFrame,
     rule: HardwareRule | None = None,
+    problem_min_tier: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pools a workload may use, and for the others the first requirement broken: its
     hardware lists and runtime first (``rule``), then providers, regions, residency, tier,
@@ -594,12 +595,15 @@ def _requirement_mask(
         )
     if w.residency is not None:
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
-    if w.min_tier is not None:  # owned servers sit in the buyer's own datacenter: they qualify
+    floor = w.tier_floor(problem_min_tier)
+    if floor is not None:  # owned servers sit in the buyer's own datacenter: they qualify
         tiers = pools.get("tier", pd.Series("unknown", index=pools.index)).astype(str)
+        default = w.min_tier is None
         drop(
-            (tiers.map(tier_rank) >= tier_rank(w.min_tier)).to_numpy()
-            | (tiers == "owned").to_numpy(),
-            f"provider tier below {w.min_tier}",
+            tiers.map(lambda t: tier_allowed(t, floor, default=default)).to_numpy(dtype=bool),
+            "marketplace host (online serving needs datacenter hosts: min_tier opts in)"
+            if default
+            else f"provider tier below {floor}",
         )
     frameworks = ";" + pools["frameworks"].astype(str) + ";"
     drop(
@@ -1129,7 +1133,7 @@ def compile_problem(
     for wi, w in enumerate(problem.workloads):
         spec = resolve_model(w.model, catalog, f"workloads[{wi}] ({w.name})")
         models[w.name] = spec
-        allowed, why = _requirement_mask(w, pools, rules[w.name])
+        allowed, why = _requirement_mask(w, pools, rules[w.name], problem.min_tier)
         why = np.where(allowed & weak, weak_why, why)
         allowed = allowed & ~weak
         local_reasons = Counter(why[~allowed])

@@ -92,6 +92,17 @@ def tier_rank(tier: str) -> int:
     return TIERS.index(tier) + 1 if tier in TIERS else 0
 
 
+def tier_allowed(tier: str, floor: str, *, default: bool = False) -> bool:
+    """Whether a provider of ``tier`` passes a tier floor: owned servers always do; an
+    explicit floor admits its tier and those above; the online-serving default (``default``)
+    leaves out marketplace hosts only (a provider of unknown tier is not known to be one)."""
+    if tier == "owned":
+        return True
+    if default:
+        return tier != "marketplace"
+    return tier_rank(tier) >= tier_rank(floor)
+
+
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f", ""}
 

@@ -262,6 +262,12 @@ EXCLUDE_VENDORS_HELP = "Never accelerators of these vendors (nvidia, amd, intel,
 
 
 Tier = Literal["marketplace", "neocloud", "hyperscaler"]
+
+#: The tier floor of online inference without a ``min_tier``: datacenter hosts (providers
+#: running their own or Tier III partner datacenters, catalogs/providers.csv), not
+#: marketplace hosts, which carry no SLA (issue 28: a production assistant was served
+#: from individual hosts' RTX 4090s).
+DEFAULT_SERVING_TIER = "neocloud"
 #: Price confidence levels, weakest first (solver/inputs/provenance.py).
 PriceConfidence = Literal["unverified", "third_party", "list", "quote"]
 
@@ -278,9 +284,22 @@ class _WorkloadBase(_Strict):
     min_tier: Tier | None = Field(
         None,
         description="Lowest provider tier allowed (marketplace < neocloud < hyperscaler; "
-        "see catalogs/providers.csv); owned servers always qualify",
+        "see catalogs/providers.csv); owned servers always qualify. Online inference without "
+        "one (here or on the problem) is served from datacenter hosts, neocloud and up: "
+        "write min_tier: marketplace to allow marketplace hosts (no SLA)",
     )
     require_ecc: bool = False
+
+    def tier_floor(self, problem_min_tier: str | None) -> str | None:
+        """The lowest tier this workload may use beside the problem's: its own
+        ``min_tier``; for an online service with neither, ``neocloud`` (a production
+        service needs datacenter hosts; marketplaces are an explicit opt-in)."""
+        if self.min_tier is not None:
+            return self.min_tier
+        if self.kind == "inference" and problem_min_tier is None:
+            return DEFAULT_SERVING_TIER
+        return None
+
     accelerators: AcceleratorList | None = Field(
         None, description=ACCELERATORS_HELP + "; narrows the problem's list (within it)"
     )

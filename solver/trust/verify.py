@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
-from solver.inputs.catalog import Catalog, tier_rank
+from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
 from solver.inputs.hardware import LISTS, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
@@ -495,12 +495,15 @@ def _check_line(run: _Run, item) -> tuple | None:
             owned or all(item.provider in q for q in provs),
             f"{item.workload} on {item.provider}",
         )
-        min_tiers = [t for t in (p.min_tier, w.min_tier) if t is not None]
-        if min_tiers:
+        floors = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
+        if w.min_tier is None and w.tier_floor(p.min_tier) is not None:
+            floors.append((w.tier_floor(p.min_tier), True))  # online serving: no marketplace
+        min_tiers = [t for t, _ in floors]
+        if floors:
             tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
             c.check(
                 "provider tier",
-                owned or all(tier_rank(tier) >= tier_rank(t) for t in min_tiers),
+                owned or all(tier_allowed(tier, t, default=d) for t, d in floors),
                 f"{item.workload} on {item.offering} ({tier}; needs "
                 f"{max(min_tiers, key=tier_rank)})",
             )
