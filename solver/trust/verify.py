@@ -495,18 +495,7 @@ def _check_line(run: _Run, item) -> tuple | None:
             owned or all(item.provider in q for q in provs),
             f"{item.workload} on {item.provider}",
         )
-        floors = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
-        if w.min_tier is None and w.tier_floor(p.min_tier) is not None:
-            floors.append((w.tier_floor(p.min_tier), True))  # online serving: no marketplace
-        min_tiers = [t for t, _ in floors]
-        if floors:
-            tier = "owned" if owned else catalog.tier_of(str(u["offering"]["provider"]))
-            c.check(
-                "provider tier",
-                owned or all(tier_allowed(tier, t, default=d) for t, d in floors),
-                f"{item.workload} on {item.offering} ({tier}; needs "
-                f"{max(min_tiers, key=tier_rank)})",
-            )
+        _check_tier(run, item, w, "owned" if owned else str(u["offering"]["provider"]))
         if not owned:
             regs = [q for q in (p.regions, w.regions) if q is not None]
             c.check(
@@ -549,6 +538,24 @@ def _check_line(run: _Run, item) -> tuple | None:
         )
 
     return u, owned, w
+
+
+def _check_tier(run: _Run, item, w, provider: str) -> None:
+    """The line's provider tier against the problem's and the workload's ``min_tier``, and
+    online serving's default (no marketplace hosts unless a ``min_tier`` opts in)."""
+    p = run.p
+    floors = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
+    if w.min_tier is None and w.tier_floor(p.min_tier) is not None:
+        floors.append((w.tier_floor(p.min_tier), True))
+    if not floors:
+        return
+    tier = "owned" if provider == "owned" else run.catalog.tier_of(provider)
+    run.c.check(
+        "provider tier",
+        all(tier_allowed(tier, t, default=d) for t, d in floors),
+        f"{item.workload} on {item.offering} ({tier}; needs "
+        f"{max((t for t, _ in floors), key=tier_rank)})",
+    )
 
 
 def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
