@@ -163,3 +163,26 @@ def test_resolve_applies_quotes_over_the_new_prices(setup):
     assert plan["total_cost_usd"] == pytest.approx(3.0 * 8760)
     sources = {i["price_source"] for i in plan["line_items"] if i["item"] == "reservation"}
     assert sources == {"quote NEO-114"}
+
+
+def test_report_states_the_break_even_quote_and_its_orders_cite_the_reference(setup):
+    # The $3/h quote is in the plan and leaves it above $4.00/h (on demand); the report's
+    # purchase plan cites the quote's reference.
+    import openpyxl
+
+    cat, tmp = setup
+    prob = _write(tmp)
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(tmp / "r"), "-q"]
+    args += ["--break-even", "0", "--workers", "1", "--scenarios", "1", "--frontier-points", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    analysis = json.loads((tmp / "r" / "analysis.json").read_text())
+    rows = analysis["sensitivity"]["break_even"]
+    row = next(r for r in rows if r["pool_id"] == "neo/eu-west/gpu-1x-h100#reserved_1y")
+    assert (row["direction"], row["break_even_price"]) == ("leaves above", pytest.approx(4.0))
+    assert "gpu-1x-h100 (h100-sxm) reserved_1y leaves the plan above $4.00/h" in (
+        (tmp / "r" / "report.html").read_text()
+    )
+    sheet = openpyxl.load_workbook(tmp / "r" / "report.xlsx")["purchase plan"]
+    cells = {c for row in sheet.iter_rows(values_only=True) for c in row}
+    assert "quote NEO-114" in cells
