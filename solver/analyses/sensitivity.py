@@ -1081,6 +1081,13 @@ def price_scenarios(
     return points, dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def quoted_pool_ids(pools: pd.DataFrame) -> list[str]:
+    """The pools whose price is a vendor quote (``price_confidence`` quote)."""
+    if "price_confidence" not in pools.columns:
+        return []
+    return sorted(pools.loc[pools["price_confidence"] == "quote", "pool_id"].astype(str))
+
+
 def sensitivity_report(
     solution: Solution,
     *,
@@ -1106,6 +1113,20 @@ def sensitivity_report(
         progress=progress,
         deadline=deadline,
     )
+    # Quoted prices (confidence quote: solver/inputs/quotes.py) are always among the pools
+    # searched, whatever the limit: "at what quote does the reservation pay" is the question.
+    done = {b.pool_id for b in rows} | {p for b in rows for p in b.same_as}
+    quoted = quoted_pool_ids(solution.compiled.pools)
+    if break_even_limit is not None and set(quoted) - done:
+        rows += break_even_prices(
+            solution,
+            pools=[p for p in quoted if p not in done],
+            solver=solver,
+            workers=workers,
+            scheduler=scheduler,
+            deadline=deadline,
+        )
+        rows.sort(key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id))
     note = (
         "exact (Newton on the optimal cost as a function of the price, each step a MIP "
         "solved to a 1e-6 relative gap); pools in the plan and "

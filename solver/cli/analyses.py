@@ -16,11 +16,13 @@ from solver.cli.common import (
     DebugOpt,
     ForceOpt,
     QuietOpt,
+    QuotesOpt,
     Stages,
     _check_format,
     _choices,
     _load_catalog,
     _run,
+    _with_quotes,
     app,
     emit,
 )
@@ -35,7 +37,11 @@ from solver.units import DEFAULT_SOLVER, SOLVERS, WARM_SOLVER
 
 
 def _solve_for_analysis(
-    problem: Path, catalog: Path | None, solver: str, time_limit: float | None = None
+    problem: Path,
+    catalog: Path | None,
+    solver: str,
+    time_limit: float | None = None,
+    quotes: Path | None = None,
 ):
     """Load, solve and verify: the plan ``procure solve`` gives, and a solution over every
     option holding it (:func:`solver.solve.solve_for_analysis`)."""
@@ -44,7 +50,7 @@ def _solve_for_analysis(
     from solver.solve import solve_for_analysis
 
     prob = load_problem(problem)
-    cat = _load_catalog(catalog)
+    cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
     try:
         return solve_for_analysis(
             prob, cat, solver=solver, options=SolveOptions(time_limit_s=time_limit)
@@ -123,6 +129,7 @@ def _break_even_limit(n: int) -> int | None:
 def sensitivity(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
+    quotes: QuotesOpt = None,
     solver: AnalysisSolverOpt = None,
     format: Annotated[
         str,
@@ -160,7 +167,7 @@ def sensitivity(
         started = time.perf_counter()
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
-            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit)
+            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit, quotes)
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             report = sensitivity_report(
                 solution,
@@ -185,6 +192,7 @@ def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     out: Annotated[Path, typer.Option(help="Folder for report.html, report.xlsx, ...")],
     catalog: CatalogOpt = None,
+    quotes: QuotesOpt = None,
     solver: AnalysisSolverOpt = None,
     break_even: BreakEvenOpt = 12,
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
@@ -227,15 +235,14 @@ def report(
             )
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
-            plan, solution = _solve_for_analysis(problem, catalog, plan_solver)
+            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, quotes=quotes)
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             prob = load_problem(problem)
             two_stage = None
             if prob.uncertainty is not None:
                 method = (stochastic_method, workers, scheduler)
-                two_stage = _two_stage(
-                    prob, _load_catalog(catalog), problem, plan_solver, None, 1e-4, method
-                )
+                cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
+                two_stage = _two_stage(prob, cat, problem, plan_solver, None, 1e-4, method)
                 bar.done("two-stage plan")
             analysis = build_analysis(
                 plan,

@@ -14,6 +14,7 @@ from solver.cli.common import (
     DebugOpt,
     ForceOpt,
     QuietOpt,
+    QuotesOpt,
     Stages,
     _check_format,
     _check_gap_and_limit,
@@ -21,6 +22,7 @@ from solver.cli.common import (
     _load_catalog,
     _run,
     _with_paths,
+    _with_quotes,
     app,
     emit,
     price_day,
@@ -138,6 +140,7 @@ def resolve_cmd(
         typer.Option("--switching-cost-usd", help="USD per unit that differs from the baseline"),
     ] = None,
     catalog: CatalogOpt = None,
+    quotes: QuotesOpt = None,
     prices_format: PricesFormatOpt = "auto",
     provider: ProviderOpt = None,
     price_date: PriceDateOpt = None,
@@ -196,13 +199,13 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {}, prices)
             raise
-        stages.done("prices applied")
+        new_cat = _with_quotes(repriced.catalog, prob, problem, quotes, from_problem=False)
         try:
             result = resolve(
                 prob,
                 base,
                 old_cat,
-                repriced.catalog,
+                new_cat,
                 as_of=_as_of_period(as_of, prob, base.start_date),
                 max_changes=max_changes,
                 switching_cost_usd=switching_cost_usd,

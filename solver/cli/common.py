@@ -278,10 +278,49 @@ def price_day() -> dict:
     return {"parser": parse}
 
 
+QuotesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--quotes",
+        help="Vendor quotes file (CSV; README, Vendor quotes) applied over the catalog "
+        "(instead of the problem's quotes:)",
+    ),
+]
+
+
 def _load_catalog(directory: Path | None):
     from solver.inputs.catalog import load_catalog
 
     return load_catalog(directory)
+
+
+def _with_quotes(
+    catalog, problem, problem_file: Path | None, quotes: Path | None, *, from_problem: bool = True
+):
+    """The catalog with the vendor quotes of ``--quotes``, else (``from_problem``) of the
+    problem's ``quotes:`` (relative to the problem file); unchanged without either.
+
+    The file is read here (the edge); :func:`solver.inputs.quotes.apply_quotes` is pure. A
+    quote is checked against the problem's start, or today when it states none.
+    """
+    from datetime import date
+
+    from solver.inputs.quotes import apply_quotes, parse_quotes
+    from solver.inputs.yamlio import read_text_file
+
+    if quotes is None and (problem.quotes is None or not from_problem):
+        return catalog
+    if quotes is None:
+        base = Path(problem_file).parent if problem_file is not None else Path()
+        quotes = base / problem.quotes
+    text = read_text_file(
+        quotes,
+        what="quotes file",
+        fix="give the path of a quotes CSV (--quotes FILE, or quotes: in the problem, "
+        "relative to the problem file)",
+    )
+    on = problem.start if problem.start is not None else date.today()
+    return apply_quotes(catalog, parse_quotes(text, str(quotes)), on=on)
 
 
 def _with_paths(plan, problem_file: Path | None, catalog, prices: list[dict] | None = None):

@@ -13,6 +13,7 @@ from solver.cli.common import (
     CatalogOpt,
     DebugOpt,
     ForceOpt,
+    QuotesOpt,
     _check_choice,
     _check_format,
     _check_gap_and_limit,
@@ -20,6 +21,7 @@ from solver.cli.common import (
     _load_catalog,
     _run,
     _with_paths,
+    _with_quotes,
     app,
 )
 from solver.errors import ProcureError
@@ -31,6 +33,7 @@ from solver.units import DEFAULT_SOLVER, SOLVERS
 def solve(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
+    quotes: QuotesOpt = None,
     solver: Annotated[
         str,
         typer.Option(
@@ -105,7 +108,7 @@ def solve(
             check_output_file(out, force=force)
         _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
-        cat = _load_catalog(catalog)
+        cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
         if stochastic or prob.uncertainty is not None:
             two_stage = (stochastic_method, workers, scheduler)
             text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, two_stage)

@@ -853,6 +853,13 @@ class Problem(_Strict):
         "catalog's latest rate (catalogs/exchange_rates.csv). Costs are computed in USD, and "
         "every *_usd figure of the problem (budget_usd, ...) is in USD",
     )
+    quotes: str | None = Field(
+        None,
+        exclude=True,
+        description="A vendor quotes file (CSV; README, Vendor quotes), relative to the problem "
+        "file: negotiated prices of confidence quote, applied over the catalog. Not part of the "
+        "problem's digest (the quoted prices are part of the catalog's)",
+    )
     max_price_age_days: float | None = Field(
         None,
         gt=0,

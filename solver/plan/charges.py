@@ -187,7 +187,7 @@ def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.D
         ):
             pieces = _usage(item, cal)
         elif item.item in ("reservation", "existing"):
-            pieces = _commitment(item, cal)
+            pieces = _commitment(item, cal, upfront_share(item, catalog))
         elif item.item == "purchase":
             pieces = _purchase(item, cal, catalog, problem.owned_cost_policy)
         else:
@@ -260,9 +260,26 @@ def _usage(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]
     return out
 
 
-def _commitment(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]:
+def upfront_share(item: LineItem, catalog: Catalog) -> float:
+    """The part of a new reservation's whole-term cost paid at its start: its offering's
+    ``<mode>_upfront_share`` (a vendor quote's, :mod:`solver.inputs.quotes`), else 0."""
+    column = f"{item.mode}_upfront_share"
+    off = catalog.offerings
+    if item.item != "reservation" or column not in off.columns or item.offering not in off.index:
+        return 0.0
+    share = float(off.at[item.offering, column])
+    return share if share == share else 0.0
+
+
+def _commitment(
+    item: LineItem, cal: PlanCalendar, upfront: float = 0.0
+) -> list[tuple[float, float, dict]]:
     """A reservation's fee for every month of its term (the fleet's: its cost per plan
-    period spread by the months' hours), used or not."""
+    period spread by the months' hours), used or not.
+
+    ``upfront`` (0 to 1) of the whole term's fees is billed in its first month and the
+    rest month by month (``billed_usd``); the accrued ``usd`` is the fee of each month
+    either way, so the total is unchanged."""
     price = item.unit_price_usd_per_hour
     if item.item == "reservation":
         begin = cal.start_month[item.period]
@@ -271,9 +288,21 @@ def _commitment(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, d
     else:
         by_period = item.cost_by_period_usd.items()
         pieces = [x for p, usd in by_period for x in cal.period_slices(p, usd)]
+    paid_first = upfront * sum(fee for _, _, fee in pieces)
     return [
-        (m0, m1, _values("commitments", fee, fee, fee / price if price else 0.0, "hours", price))
-        for m0, m1, fee in pieces
+        (
+            m0,
+            m1,
+            _values(
+                "commitments",
+                fee,
+                (1.0 - upfront) * fee + (paid_first if n == 0 else 0.0),
+                fee / price if price else 0.0,
+                "hours",
+                price,
+            ),
+        )
+        for n, (m0, m1, fee) in enumerate(pieces)
     ]
 
 
