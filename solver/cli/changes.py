@@ -168,7 +168,7 @@ def resolve_cmd(
     def body() -> None:
         from solver.analyses.resolve import resolve
         from solver.core.backends import SolveOptions
-        from solver.trust.planfile import apply_price_file, load_plan
+        from solver.trust.planfile import BASELINE_KEY, apply_price_file, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
@@ -214,6 +214,7 @@ def resolve_cmd(
             "max_factor": max_factor,
             "accept": accept_suspicious,
             "add_new": add_new,
+            BASELINE_KEY: base.inputs.problem_sha256,  # the lineage diff reads
         }
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
@@ -307,6 +308,19 @@ def _resolution_text(repriced, result, format: str) -> str:
     return text
 
 
+def _different_problems(name: str, old_problem, new_problem) -> str:
+    """The note of a diff between plans of two problems that share a name: which of the
+    problem's fields differ."""
+    a = old_problem.model_dump(mode="json")
+    b = new_problem.model_dump(mode="json")
+    fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return (
+        f"the plans are for different problems that share the name {name!r} (they differ in "
+        f"{', '.join(fields) or 'nothing visible'}) and neither is re-solved from the other: "
+        "the plan effect includes the change of problem"
+    )
+
+
 @app.command("diff")
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The old plan (solve --format json)")],
@@ -358,11 +372,11 @@ def diff_cmd(
         from solver.outputs.markdown import diff_markdown
         from solver.outputs.text import diff_text
         from solver.plan import input_digests
-        from solver.trust.planfile import apply_price_file, load_plan
+        from solver.trust.planfile import apply_price_file, load_plan, same_problem
 
         _check_format(format, "table", "json", "markdown")
         before, old_problem, old_catalog = load_plan(old)
-        after, _, new_catalog = load_plan(new)
+        after, new_problem, new_catalog = load_plan(new)
         if before.problem != after.problem:
             raise ProcureError(
                 f"the plans are for different problems ({before.problem!r} and "
@@ -371,6 +385,8 @@ def diff_cmd(
                 fix="diff two plans of the same problem (a plan and its re-solve)",
             )
         notes = []
+        if same_problem(before, after) is False:
+            notes.append(_different_problems(before.problem, old_problem, new_problem))
         if prices is not None:
             base = _load_catalog(catalog) if catalog is not None else old_catalog
             try:
