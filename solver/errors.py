@@ -42,6 +42,23 @@ class ProcureError(Exception):
         return f"{text}\n  fix: {self.fix}" if self.fix else text
 
 
+class Interrupted(KeyboardInterrupt):
+    """A signal asked the command to stop (SIGINT, SIGTERM or SIGHUP): raised like Ctrl-C's
+    KeyboardInterrupt, so every ``finally`` and rollback runs, and the exit code says which
+    signal (128 + its number: 130, 143, 129, as a shell reports a process it killed)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        self.name = signal.Signals(self.signum).name
+        super().__init__(self.name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
 class InfeasibleError(ProcureError):
     """The problem has no feasible plan."""
 

@@ -22,10 +22,11 @@ from solver.cli.common import (
     _run,
     _with_paths,
     app,
+    catalog_inputs,
     emit,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_file, write_paths_together
+from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
@@ -172,7 +173,10 @@ def resolve_cmd(
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
-        _check_distinct_outputs([plan_out, problem_out, out], force)
+        outputs = {"--plan-out": plan_out, "--problem-out": problem_out, "--out": out}
+        inputs = [("problem file", problem), ("baseline plan", baseline)]
+        inputs += _price_inputs(prices) + catalog_inputs(catalog)
+        _check_distinct_outputs(outputs, force, inputs)
         stages = Stages(quiet)
         base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
         stages.done("baseline re-verified")
@@ -224,17 +228,28 @@ def resolve_cmd(
     _run(debug, body)
 
 
-def _check_distinct_outputs(paths: list[Path | None], force: bool) -> None:
-    """Refuse two outputs naming one file, and outputs that may not be written."""
-    named = [p for p in paths if p is not None]
-    if len({p.resolve() for p in named}) < len(named):
+def _check_distinct_outputs(
+    outputs: dict[str, Path | None], force: bool, inputs: list[tuple[str, Path | None]]
+) -> None:
+    """Refuse two outputs naming one file, an output naming one of the command's inputs,
+    and outputs that may not be written."""
+    named = {option: p for option, p in outputs.items() if p is not None}
+    if len({p.resolve() for p in named.values()}) < len(named):
         raise ProcureError(
             "two outputs name the same file: one would overwrite the other",
             field="--out/--plan-out/--problem-out",
             fix="give each output its own file",
         )
-    for path in named:
+    for path in named.values():
         check_output_file(path, force=force)
+    check_not_inputs(list(named.items()), inputs)
+
+
+def _price_inputs(prices: Path | None) -> list[tuple[str, Path | None]]:
+    """The files a --prices option reads: the file, or the tables of a catalog folder."""
+    if prices is not None and prices.is_dir():
+        return [(f"price {what}", path) for what, path in catalog_inputs(prices)]
+    return [("price file", prices)]
 
 
 def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool) -> None:
@@ -430,6 +445,8 @@ def diff_cmd(
             text = diff_markdown(diff)
         else:
             text = diff_text(diff)
-        emit(text, out, force)
+        inputs = [("old plan", old), ("new plan", new), *_price_inputs(prices)]
+        inputs += catalog_inputs(catalog) if catalog is not None else []
+        emit(text, out, force, inputs)
 
     _run(debug, body)
