@@ -174,9 +174,8 @@ def resolve_cmd(
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
         outputs = {"--plan-out": plan_out, "--problem-out": problem_out, "--out": out}
-        inputs = [("problem file", problem), ("baseline plan", baseline)]
-        inputs += _price_inputs(prices) + catalog_inputs(catalog)
-        _check_distinct_outputs(outputs, force, inputs)
+        inputs = [("problem file", problem), ("baseline plan", baseline), *_price_inputs(prices)]
+        _check_distinct_outputs(outputs, force, inputs + catalog_inputs(catalog))
         stages = Stages(quiet)
         base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
         stages.done("baseline re-verified")
