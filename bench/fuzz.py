@@ -11,6 +11,35 @@ The oracle, for every input:
   (solver.verify.verify_plan against the problem and catalog it was solved for); an
   order written from a plan that fails is counted as "orders from unverified plans".
 
+Issue 34 adds three families, each with its own oracle (counted as "silent wrong" or
+"lost or half-written"):
+
+- ``outputs`` (interrupted and repeated outputs): a multi-file output (export in each
+  format, resolve's three files, calibrate's two) into a folder holding an earlier
+  output, with SIGINT, SIGTERM or SIGHUP raised at a random point of staging or
+  publishing, or no signal; or an output path that names one of the command's inputs
+  (the same path, a relative spelling, a symbolic or a hard link). Oracle: exit 128 +
+  the signal; the folder holds exactly the old files (signal while staging; the message
+  says nothing was written) or exactly the files an uninterrupted run writes, byte for
+  byte (signal while publishing; the message says every output was written, naming
+  them), never a mix, never a temporary file; an export into a folder of another plan's
+  export leaves only this plan's order files; an output naming an input exits 2 and the
+  input is unchanged, byte for byte.
+- ``planfile`` (plan files from other versions and catalogs): a solved plan with one
+  edit of a field exports copy (instance type, accelerators, workload, block, residual
+  value, the problem's name, start date, totals by provider or period, a line's cost by
+  period, duplicate keys), its problem file changed or removed since, keys of another
+  version added or removed, another catalog; or two plans of different problems sharing
+  a name, diffed. Oracle: an export exits 0 only with files byte-identical to the
+  unedited plan's export (else "orders from an edited plan"), 2 otherwise naming the
+  field; the diff of different problems says so in its notes.
+- ``shapes`` (semantic traps in valid problems): a preset's shape written inline with a
+  dropped or added digit in params_b or active_params_b, kv heads that do not divide the
+  heads, heads that do not divide the width, or a quota whose region is misspelt, written
+  with a look-alike letter or another provider's; and the same inputs without the trap.
+  Oracle: every trap is refused (exit 2) with the field named; no control is refused for
+  its shape or quota.
+
     python bench/fuzz.py --n 10000 --seed 1
 
 prints counts per family, the exit-code histogram and every failure (the first few
@@ -21,8 +50,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
+import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -35,11 +67,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from typer.testing import CliRunner  # noqa: E402
 
-from conftest import offering, write_catalog  # noqa: E402
+from conftest import TINY_REGIONS, offering, write_catalog  # noqa: E402
 from solver.cli import app  # noqa: E402
 
 DOCUMENTED_EXIT_CODES = {0, 2, 3, 4}
-FAMILIES = ("valid", "yaml", "catalog", "plan")
+#: a command stopped by SIGHUP, SIGINT or SIGTERM (128 + the signal): the ``outputs`` family
+INTERRUPTED_EXIT_CODES = {129, 130, 143}
+FAMILIES = ("valid", "yaml", "catalog", "plan", "outputs", "planfile", "shapes")
 MODELS = ["llama-3-8b", "mistral-7b", "dense-7b"]
 TRAINING_MODELS = ["dense-7b", "llama-3-8b"]
 HOSTILE_VALUES = [
@@ -212,6 +246,9 @@ class Tally:
     tracebacks: int = 0
     unverified_shown: int = 0
     orders_from_unverified: int = 0
+    silent_wrong: int = 0
+    lost_or_half_written: int = 0
+    traps: collections.Counter = field(default_factory=collections.Counter)
 
     def fail(self, family: str, why: str, what: str) -> None:
         self.failures.append((family, why, what))
@@ -275,8 +312,10 @@ def run_one(family: str, rng: random.Random, work: Path, base_cat: Path, tally: 
         prob.write_text(text)
         args = ["solve", str(prob), "--catalog", str(cat), "--format", "json"]
         _check_solve(tally, family, _invoke(args + ["--time-limit", "30"]), what)
-    else:
+    elif family == "plan":
         _run_plan_case(rng, work, base_cat, text, tally)
+    else:
+        ISSUE_34_FAMILIES[family](rng, work, tally)
 
 
 def _run_plan_case(rng: random.Random, work: Path, cat: Path, text: str, tally: Tally) -> None:
@@ -321,11 +360,505 @@ def _run_plan_case(rng: random.Random, work: Path, cat: Path, text: str, tally: 
         tally.fail("plan", "orders from an unverified plan", what)
 
 
+# --------------------------------------------------------------------------- issue 34
+# Interrupted and repeated outputs, plan files from other versions and catalogs, semantic
+# traps in valid problems. Each family's oracle is in the module docstring.
+
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+MEASUREMENTS = ROOT / "tests" / "data" / "measurements.csv"
+
+
+def _catalog_34(work: Path) -> Path:
+    """The fuzz catalog with a second provider (beta), so that orders come in several
+    files: acme's offerings and beta's 1- and 8-H100 instances a little dearer."""
+    rows = catalog_offerings() + [
+        offering("b1", "h100-sxm", 1, 4.2, provider="beta"),
+        offering("b8", "h100-sxm", 8, 32.0, r1=24.0, provider="beta", cap=8),
+    ]
+    regions = [*TINY_REGIONS, {**TINY_REGIONS[0], "provider": "beta"}]
+    return write_catalog(work / f"cat34-{random.random():.12f}", rows, regions=regions)
+
+
+def _problem_34(
+    rng: random.Random, name: str | None = None, demand: float | None = None, quota: bool = True
+) -> str:
+    """A feasible problem over :func:`_catalog_34`: one chat service, sometimes owned
+    servers with a residual value, a quota on acme that sends the rest to beta."""
+    months = rng.choice([[1], [1, 1], [2, 3], [12, 12]])
+    lines = [f"name: {name or f'io-{rng.randrange(10**6)}'}", f"horizon_months: {sum(months)}"]
+    lines += ["periods:"] + [f"  - {{name: p{i}, months: {m}}}" for i, m in enumerate(months)]
+    if rng.random() < 0.5:
+        lines.append("start: 2027-01")
+    modes = ["on_demand"] + rng.sample(["spot", "reserved_1y", "owned"], rng.randint(0, 2))
+    lines.append(f"modes: [{', '.join(modes)}]")
+    if "owned" in modes and rng.random() < 0.7:
+        lines.append("residual_value: straight_line")
+    if quota and rng.random() < 0.7:
+        lines.append(f"quotas: [{{provider: acme, max_accelerators: {rng.choice([1, 2, 4])}}}]")
+    tokens = demand if demand is not None else rng.choice([500, 5000, 40000])
+    lines += [
+        "workloads:",
+        "  - kind: inference",
+        "    name: chat",
+        "    model: llama-3-8b",
+        f"    demand: {{tokens_per_s: {tokens}}}",
+        "    prompt_tokens: 500",
+        "    output_tokens: 200",
+        "    ttft_slo: 1 s",
+        "    tpot_slo: 50 ms",
+        f"    peak_to_average: {rng.choice([1, 1.5, 2])}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _solve_to(prob: Path, cat: Path, out: Path) -> bool:
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(out)]
+    return _invoke([*args, "--time-limit", "30"]).exit_code == 0
+
+
+def _state(folder: Path) -> dict[str, bytes]:
+    """A folder's files and their bytes, plans and reports without their timings, the
+    folder's own path (a re-solved plan records where its problem was written) as
+    ``<folder>``."""
+    out = {}
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        data = path.read_bytes().replace(str(folder.resolve()).encode(), b"<folder>")
+        if path.suffix == ".json" and path.name != "procure-export.json":
+            data = _without_timings(data)
+        out[path.name] = data
+    return out
+
+
+def _without_timings(data: bytes) -> bytes:
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not k.endswith("_seconds")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    try:
+        return json.dumps(strip(json.loads(data)), sort_keys=True).encode()
+    except ValueError:
+        return data
+
+
+class _Interrupt:
+    """Count the files staged and renamed by an output, and raise a signal at the k-th
+    staged file (after it is written) or before the k-th rename: the two phases of a
+    publication (solver.outputs.files)."""
+
+    def __init__(self, phase: str | None = None, at: int = 0, signame: str = "SIGINT") -> None:
+        self.phase, self.at, self.sig = phase, at, getattr(signal, signame)
+        self.writes = self.renames = 0
+
+    def __enter__(self):
+        from solver.outputs import files
+
+        self._files, self._write, self._replace = files, files._write, os.replace
+
+        def write(fd, content):
+            self.writes += 1
+            self._write(fd, content)
+            if self.phase == "staging" and self.writes == self.at:
+                signal.raise_signal(self.sig)
+
+        def replace(src, dst):
+            self.renames += 1
+            if self.phase == "publishing" and self.renames == self.at:
+                signal.raise_signal(self.sig)
+            return self._replace(src, dst)
+
+        files._write, os.replace = write, replace
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._files._write, os.replace = self._write, self._replace
+
+
+def _output_command(rng: random.Random, work: Path, cat: Path, prob: Path, plan: Path):
+    """(kind, make_args(folder, variant)): a multi-file output command writing into a
+    folder; variant 0 is the run under test, 1 an earlier one of another plan or price."""
+    kind = rng.choice(["export-csv", "export-combined", "export-xlsx", "export-focus"] * 2
+                      + ["resolve", "calibrate"])  # fmt: skip
+    other = work / "other.json"
+    if kind.startswith("export"):
+        prob2 = work / "p2.yaml"
+        prob2.write_text(_problem_34(rng))
+        if not _solve_to(prob2, cat, other):
+            other = plan
+        fmt = {"export-csv": [], "export-combined": ["--combined"]}.get(
+            kind, ["--format", kind.split("-")[1]]
+        )
+        return kind, lambda folder, variant: [
+            "export",
+            str(other if variant else plan),
+            "--out",
+            str(folder),
+            *fmt,
+        ]
+    if kind == "resolve":
+        prices = [work / "prices0.csv", work / "prices1.csv"]
+        for path, usd in zip(prices, (3.9, 4.4), strict=True):
+            path.write_text(
+                f"provider,region,offering,mode,price,date\nbeta,us-east,b1,on_demand,{usd},"
+                "2026-12-01\n"
+            )
+        return kind, lambda folder, variant: [
+            "resolve", str(prob), "--baseline", str(plan), "--prices", str(prices[variant]),
+            "--catalog", str(cat), "--format", "json", "--out", str(folder / "report.json"),
+            "--plan-out", str(folder / "plan.json"), "--problem-out", str(folder / "p.yaml"),
+        ]  # fmt: skip
+    return kind, lambda folder, variant: [
+        "calibrate", str(MEASUREMENTS), "--out", str(folder),
+        *(["--tpot-slo-ms", "50"] if variant else []),
+    ]  # fmt: skip
+
+
+def _outputs_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``outputs``: see the module docstring for the oracle."""
+    cat = _catalog_34(work)
+    prob = work / "p.yaml"
+    prob.write_text(_problem_34(rng))
+    plan = work / "plan.json"
+    if not _solve_to(prob, cat, plan):
+        return
+    if rng.random() < 0.2:
+        _input_as_output_case(rng, work, cat, prob, plan, tally)
+        return
+    kind, make = _output_command(rng, work, cat, prob, plan)
+    folder, reference = work / "out", work / "reference"
+    for target in (folder, reference):  # an earlier output of another plan in each
+        target.mkdir()
+        if rng.random() < 0.8:
+            _invoke(make(target, 1))
+    old = _state(folder)
+    with _Interrupt() as counted:
+        first = _invoke(make(reference, 0))
+    if first.exit_code != 0:
+        _check_common(tally, "outputs", first, f"{kind}: {first.output[:300]}")
+        return
+    new = _state(reference)
+    phase = rng.choice(["staging", "publishing", None])
+    at = rng.randint(1, max(1, counted.renames if phase == "publishing" else counted.writes))
+    signame = rng.choice(SIGNALS)
+    tally.traps[f"outputs:{kind}:{phase or 'whole'}"] += 1
+    with _Interrupt(phase, at, signame):
+        result = _invoke(make(folder, 0))
+    what = f"{kind} {phase} at {at} by {signame}: {make(folder, 0)}"
+    tally.exits[result.exit_code] += 1
+    if "Traceback" in result.output or "internal error" in result.output:
+        tally.tracebacks += 1
+        tally.fail("outputs", "traceback/bug", what + result.output[-400:])
+        return
+    got = _state(folder)
+    code = 128 + int(getattr(signal, signame)) if phase else 0
+    said_nothing = "nothing was written" in result.output
+    said_all = "every output was written" in result.output
+    if any(name.startswith(".") for name in got):
+        tally.lost_or_half_written += 1
+        tally.fail("outputs", f"temporary files left: {sorted(got)}", what)
+    elif result.exit_code != code:
+        tally.fail("outputs", f"exit {result.exit_code}, expected {code}", what + result.output)
+    elif phase == "staging" and not (got == old and said_nothing):
+        tally.lost_or_half_written += 1
+        tally.fail("outputs", "staging interrupted: not the old set, or not said", what)
+    elif phase != "staging" and got != new:
+        tally.lost_or_half_written += 1
+        tally.fail("outputs", f"not the new set: {sorted(got)} vs {sorted(new)}", what)
+    elif phase == "publishing" and not said_all:
+        tally.silent_wrong += 1
+        tally.fail("outputs", "publishing interrupted: the message does not say so", what)
+
+
+def _input_as_output_case(rng, work: Path, cat: Path, prob: Path, plan: Path, tally) -> None:
+    """An output path naming one of the command's inputs: refused, the input unchanged."""
+    link = work / "alias"
+    how = rng.choice(["same", "dotted", "symlink", "hardlink"])
+    victim = rng.choice(["problem", "plan", "prices"])
+    target = {"problem": prob, "plan": plan, "prices": work / "prices.csv"}[victim]
+    if victim == "prices":
+        target.write_text(
+            "provider,region,offering,mode,price,date\nbeta,us-east,b1,on_demand,4.0,2026-12-01\n"
+        )
+    alias = {
+        "same": target,
+        "dotted": target.parent / "sub" / ".." / target.name,
+        "symlink": link,
+        "hardlink": link,
+    }[how]
+    (work / "sub").mkdir(exist_ok=True)
+    if how == "symlink":
+        link.symlink_to(target)
+    elif how == "hardlink":
+        os.link(target, link)
+    before = target.read_bytes()
+    if victim == "problem":
+        args = rng.choice([["solve", str(prob)], ["sensitivity", str(prob), "--break-even", "0"]])
+        args += ["--catalog", str(cat), "--out", str(alias)]
+    elif victim == "plan":
+        args = rng.choice([["diff", str(plan), str(plan), "--out", str(alias)],
+                           ["resolve", str(prob), "--baseline", str(plan), "--prices",
+                            str(work / "prices.csv"), "--plan-out", str(alias)]])  # fmt: skip
+        (work / "prices.csv").write_text(
+            "provider,region,offering,mode,price,date\nbeta,us-east,b1,on_demand,4.0,2026-12-01\n"
+        )
+    else:
+        args = ["resolve", str(prob), "--baseline", str(plan), "--prices", str(alias)]
+        args += ["--out", str(alias)] if how != "same" else ["--out", str(target)]
+    if "--force" not in args and how == "symlink":
+        args.append("--force")  # a link is refused anyway; --force must not open the way
+    tally.traps[f"outputs:input-as-output:{victim}:{how}"] += 1
+    result = _invoke(args)
+    what = f"{victim} via {how}: {args}"
+    if not _check_common(tally, "outputs", result, what):
+        return
+    if result.exit_code != 2 or "this command reads" not in result.output:
+        tally.silent_wrong += 1
+        tally.fail("outputs", f"an output over an input not refused ({result.exit_code})", what)
+    if target.read_bytes() != before:
+        tally.lost_or_half_written += 1
+        tally.fail("outputs", "an input was overwritten", what)
+
+
+def _shift_period(doc: dict) -> bool:
+    """Move $1,000 of the first two periods' totals from one to the other (sum kept)."""
+    periods = list(doc["totals"]["by_period"])
+    if len(periods) < 2:
+        return False
+    doc["totals"]["by_period"][periods[0]] -= 1000.0
+    doc["totals"]["by_period"][periods[1]] += 1000.0
+    return True
+
+
+def _shift_line_periods(doc: dict) -> bool:
+    """Move $1,000 of a line's cost between two periods, the totals moved with it."""
+    for item in doc["line_items"]:
+        split = item.get("cost_by_period_usd") or {}
+        if len(split) >= 2:
+            a, b = list(split)[:2]
+            split[a] -= 1000.0
+            split[b] += 1000.0
+            doc["totals"]["by_period"][a] -= 1000.0
+            doc["totals"]["by_period"][b] += 1000.0
+            return True
+    return False
+
+
+def _first(doc: dict, test) -> dict | None:
+    return next((it for it in doc["line_items"] if test(it)), None)
+
+
+def _edit_item(test, **change):
+    def edit(doc: dict) -> bool:
+        item = _first(doc, test)
+        if item is None:
+            return False
+        item.update({k: v(item) if callable(v) else v for k, v in change.items()})
+        return True
+
+    return edit
+
+
+def _on_doc(fn):
+    def edit(doc: dict) -> bool:
+        fn(doc)
+        return True
+
+    return edit
+
+
+#: (name, edit of the plan's JSON returning whether it applied, whether it is a control)
+PLANFILE_EDITS = [
+    ("instance type", _edit_item(lambda i: i["instance_type"], instance_type="h8"), False),
+    ("accelerators x8", _edit_item(lambda i: i["units"] > 0,
+                                   accelerators=lambda i: i["accelerators"] * 8), False),
+    ("workload renamed", _edit_item(lambda i: i["workload"], workload="batch"), False),
+    ("block renamed", _edit_item(lambda i: i["block"], block="night"), False),
+    ("residual +1000", _edit_item(lambda i: i["item"] == "purchase",
+                                  residual_value_usd=lambda i: i["residual_value_usd"] + 1000),
+     False),
+    ("problem name", _on_doc(lambda d: d.update(problem="another")), False),
+    ("start date", _on_doc(lambda d: d.update(start_date="2030-05-01")), False),
+    ("provider total", _on_doc(lambda d: d["totals"]["by_provider"].update(
+        {k: v + 1.0 for k, v in d["totals"]["by_provider"].items()})), False),
+    ("period totals shifted", _shift_period, False),
+    ("line periods shifted", _shift_line_periods, False),
+    ("future key", _on_doc(lambda d: d.update(procure_version_99={"x": 1})), True),
+    ("no cash flow", _on_doc(lambda d: d.update(cash_flow=[])), True),
+    ("no deployments", _on_doc(lambda d: d.pop("deployments", None)), True),
+]  # fmt: skip
+
+
+def _planfile_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``planfile``: see the module docstring for the oracle."""
+    cat = _catalog_34(work)
+    prob = work / "p.yaml"
+    text = _problem_34(rng)
+    prob.write_text(text)
+    plan = work / "plan.json"
+    if not _solve_to(prob, cat, plan):
+        return
+    if rng.random() < 0.15:
+        _diff_same_name_case(work, cat, plan, text, tally)
+        return
+    fmt = rng.choice([[], ["--combined"], ["--format", "xlsx"], ["--format", "focus"]])
+    reference = work / "reference"
+    if _invoke(["export", str(plan), "--out", str(reference), *fmt]).exit_code != 0:
+        return
+    expected = {k: v for k, v in _state(reference).items() if k != "procure-export.json"}
+    doc = json.loads(plan.read_text())
+    bad, args, control = work / "edited.json", [], False
+    kind = rng.choice(["field"] * 6 + ["duplicate key", "problem changed", "problem removed",
+                                       "other catalog"])  # fmt: skip
+    if kind == "field":
+        name, edit, control = rng.choice(PLANFILE_EDITS)
+        if not edit(doc):
+            return
+        bad.write_text(json.dumps(doc))
+    elif kind == "duplicate key":
+        name = kind
+        bad.write_text(plan.read_text().replace('"status": ', '"status": "optimal", "status": ', 1))
+    elif kind in ("problem changed", "problem removed"):
+        name, bad, control = kind, plan, kind == "problem removed"
+        if control:
+            prob.unlink()
+        else:
+            prob.write_text(text.replace("name: chat", "name: chat2"))
+    else:
+        name, bad = kind, plan
+        other = write_catalog(work / "other-cat", [
+            {**row, "instance_type": row["instance_type"] + "-v2"}
+            for row in catalog_offerings()
+            + [offering("b1", "h100-sxm", 1, 4.2, provider="beta"),
+               offering("b8", "h100-sxm", 8, 32.0, r1=24.0, provider="beta", cap=8)]
+        ], regions=[*TINY_REGIONS, {**TINY_REGIONS[0], "provider": "beta"}])  # fmt: skip
+        args = ["--catalog", str(other)]
+    tally.traps[f"planfile:{name}"] += 1
+    out = work / "orders"
+    result = _invoke(["export", str(bad), "--out", str(out), *fmt, *args])
+    what = f"{name}: {fmt} {args}"
+    if not _check_common(tally, "planfile", result, what):
+        return
+    got = {k: v for k, v in _state(out).items() if k != "procure-export.json"}
+    if result.exit_code == 0 and got != expected:
+        tally.silent_wrong += 1
+        tally.fail("planfile", "orders from an edited plan differ from the plan's", what)
+    elif result.exit_code != 0 and control:
+        tally.fail("planfile", f"a plan that holds was refused: {result.output[:300]}", what)
+    elif result.exit_code != 0 and got:
+        tally.lost_or_half_written += 1
+        tally.fail("planfile", "files written by a refused export", what)
+
+
+def _diff_same_name_case(work: Path, cat: Path, plan: Path, text: str, tally: Tally) -> None:
+    """Two plans of different problems that share a name: the diff says so."""
+    other = work / "p-other.yaml"  # the same name, another demand (500 -> 1500, ...)
+    other.write_text(text.replace("tokens_per_s: ", "tokens_per_s: 1", 1))
+    second = work / "plan-other.json"
+    if not _solve_to(other, cat, second):
+        return
+    tally.traps["planfile:diff of different problems"] += 1
+    result = _invoke(["diff", str(plan), str(second), "--format", "json"])
+    if not _check_common(tally, "planfile", result, "diff") or result.exit_code != 0:
+        return
+    notes = json.loads(result.stdout)["notes"]
+    if not any("different problems that share the name" in n for n in notes):
+        tally.silent_wrong += 1
+        tally.fail("planfile", "a diff of different problems does not say so", str(notes))
+
+
+_MODELS: list[dict] = []
+
+
+def _shape_of(row: dict) -> dict:
+    shape = {k: row[k] for k in ("params_b", "layers", "hidden_size", "attention_heads",
+                                 "kv_heads", "head_dim", "vocab_size")}  # fmt: skip
+    shape = {k: float(v) if k.endswith("_b") else int(v) for k, v in shape.items()}
+    if row["experts"] > row["experts_active"]:
+        shape.update(
+            active_params_b=float(row["active_params_b"]),
+            experts=int(row["experts"]),
+            experts_active=int(row["experts_active"]),
+        )
+    if row["kv_latent_dim"]:
+        shape["kv_latent_dim"] = int(row["kv_latent_dim"])
+    return shape
+
+
+#: (trap, change to the inline shape returning whether it applies, the field named)
+SHAPE_TRAPS = [
+    ("params /10", lambda s: s.update(params_b=round(s["params_b"] / 10, 4)) or True, "params_b"),
+    ("params x10", lambda s: s.update(params_b=s["params_b"] * 10) or True, "params_b"),
+    ("active /10", lambda s: "active_params_b" in s
+     and (s.update(active_params_b=round(s["active_params_b"] / 10, 4)) or True),
+     "active_params_b"),
+    ("kv heads", lambda s: s["attention_heads"] % (s["kv_heads"] + 1) != 0
+     and (s.update(kv_heads=s["kv_heads"] + 1) or True), "kv_heads"),
+    ("heads vs width", lambda s: s["hidden_size"] % (s["attention_heads"] + 3) != 0
+     and (s.pop("head_dim") and s.update(attention_heads=s["attention_heads"] + 3,
+                                         kv_heads=1) or True), "attention_heads"),
+]  # fmt: skip
+
+
+def _shapes_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``shapes``: see the module docstring for the oracle."""
+    if not _MODELS:
+        from solver.inputs.catalog import load_catalog
+
+        _MODELS.extend(load_catalog(None).models.to_dict("records"))
+    cat = _catalog_34(work)
+    quota = rng.random() < 0.35
+    trap, field_named = None, None
+    if quota:
+        model = "llama-3-8b"
+        region = rng.choice(["us-east", "us-eats", "us-\u0435ast", "ｕｓ-east", "eu-north"])
+        provider = rng.choice(["acme", "beta"])
+        known = region == "us-east" or (region == "eu-north" and provider == "acme")
+        if not known:
+            trap, field_named = f"quota region {region!r} of {provider}", "quotas[0].region"
+        extra = f'quotas: [{{provider: {provider}, region: "{region}", max_accelerators: 4}}]\n'
+        kind = trap or "quota control"
+    else:
+        small = [m for m in _MODELS if m["params_b"] <= 10]
+        row = rng.choice(_MODELS if rng.random() < 0.6 else small)
+        shape, extra = _shape_of(row), ""
+        name, change, named = rng.choice(SHAPE_TRAPS)
+        if rng.random() < 0.6 and change(shape):
+            trap, field_named = f"{name} ({row['model_id']})", named
+        elif row["params_b"] > 10:
+            return  # controls only where a solve is quick
+        else:
+            if rng.random() < 0.5:
+                shape.pop("vocab_size")  # a shape without its vocabulary is still checked
+            trap = None
+        model = json.dumps(shape)
+        kind = trap or f"shape control ({row['model_id']})"
+    tally.traps[f"shapes:{kind.split(' (')[0]}"] += 1
+    text = _problem_34(rng, demand=500, quota=False)
+    text = text.replace("model: llama-3-8b", f"model: {model}")
+    prob = work / "p.yaml"
+    prob.write_text(extra + text, encoding="utf-8")
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--time-limit", "30"]
+    result = _invoke(args)
+    what = f"{kind}: {extra}{model}"
+    if not _check_common(tally, "shapes", result, what):
+        return
+    if trap is not None and not (result.exit_code == 2 and field_named in result.output):
+        tally.silent_wrong += 1
+        tally.fail("shapes", f"a trap not refused by name (exit {result.exit_code})", what)
+    elif trap is None and result.exit_code == 2:
+        tally.fail("shapes", f"a control refused: {result.output[:300]}", what)
+
+
+ISSUE_34_FAMILIES = {"outputs": _outputs_case, "planfile": _planfile_case, "shapes": _shapes_case}
+
+
 def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
     """Run ``n`` inputs spread over ``families``; return the tally."""
     rng = random.Random(seed)
     tally = Tally()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _stray_signals_raise():
         work = Path(tmp)
         base_cat = write_catalog(work / "cat", catalog_offerings())
         for k in range(n):
@@ -336,20 +869,43 @@ def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
     return tally
 
 
+@contextlib.contextmanager
+def _stray_signals_raise():
+    """The ``outputs`` family raises SIGTERM and SIGHUP inside commands (whose handlers turn
+    them into an exit 143 or 129); one raised anywhere else must fail a case, not end the
+    fuzz run."""
+
+    def stray(signum, frame):
+        raise RuntimeError(f"signal {signum} outside a command")
+
+    previous = {sig: signal.signal(sig, stray) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--failures", type=Path, help="Write every failing input here (JSON)")
+    parser.add_argument(
+        "--families", default=",".join(FAMILIES), help=f"Comma-separated, of {FAMILIES}"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    tally = fuzz(args.n, args.seed)
+    tally = fuzz(args.n, args.seed, tuple(args.families.split(",")))
     seconds = time.perf_counter() - started
     print(f"inputs: {sum(tally.runs.values())} ({dict(tally.runs)}) in {seconds:.0f} s")
     print(f"exit codes: {dict(sorted(tally.exits.items()))}")
     print(f"tracebacks or internal errors: {tally.tracebacks}")
     print(f"unverified plans shown: {tally.unverified_shown}")
     print(f"orders from unverified plans: {tally.orders_from_unverified}")
+    print(f"silent wrong (issue 34 oracles): {tally.silent_wrong}")
+    print(f"lost or half-written files: {tally.lost_or_half_written}")
+    print(f"cases by kind: {dict(sorted(tally.traps.items()))}")
     print(f"failures: {len(tally.failures)}")
     if args.failures is not None:
         args.failures.write_text(json.dumps(tally.failures, indent=1))

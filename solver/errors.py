@@ -8,6 +8,7 @@ prints it as one message and exits non-zero; it never shows a traceback unless
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable
 
 
@@ -41,6 +42,23 @@ class ProcureError(Exception):
         return f"{text}\n  fix: {self.fix}" if self.fix else text
 
 
+class Interrupted(KeyboardInterrupt):
+    """A signal asked the command to stop (SIGINT, SIGTERM or SIGHUP): raised like Ctrl-C's
+    KeyboardInterrupt, so every ``finally`` and rollback runs, and the exit code says which
+    signal (128 + its number: 130, 143, 129, as a shell reports a process it killed)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        self.name = signal.Signals(self.signum).name
+        super().__init__(self.name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
 class InfeasibleError(ProcureError):
     """The problem has no feasible plan."""
 
@@ -49,15 +67,71 @@ class NoPlanError(ProcureError):
     """A limit (time) stopped the work before any plan was found: not a proof of anything."""
 
 
+#: Characters that look like a Latin letter, a hyphen or nothing at all in common fonts
+#: (Unicode Technical Standard #39, confusables.txt: the Cyrillic and Greek letters drawn
+#: as Latin ones, dashes drawn as a hyphen-minus, and invisible characters). A name typed
+#: with one of them (``us-еast-1`` with a Cyrillic ``е``) is not the name in the catalog
+#: although it reads the same; :func:`skeleton` maps them back so the real name is found.
+LOOKALIKES: dict[str, str] = {
+    # Cyrillic
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
+    "ј": "j", "ѕ": "s", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ѵ": "v",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+    "С": "C", "Т": "T", "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S", "Ԁ": "D",
+    # Greek
+    "α": "a", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "ρ": "p", "τ": "t", "υ": "u",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+    "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # dashes drawn as '-', and characters drawn as nothing
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
+    "\u2212": "-", "\ufe63": "-", "\u00ad": "", "\u200b": "", "\u200c": "", "\u200d": "",
+    "\u2060": "", "\ufeff": "",
+}  # fmt: skip
+
+
+def skeleton(name: str) -> str:
+    """``name`` as it reads: compatibility forms folded (NFKC: full-width ``ｕｓ`` is
+    ``us``), look-alike letters and dashes mapped to the Latin ones they look like
+    (:data:`LOOKALIKES`), invisible characters dropped, lower case."""
+    folded = unicodedata.normalize("NFKC", name)
+    return "".join(LOOKALIKES.get(ch, ch) for ch in folded).lower()
+
+
+def lookalikes(name: str) -> list[str]:
+    """The characters of ``name`` that only look like plain ASCII, each as
+    ``'е' (U+0435 CYRILLIC SMALL LETTER IE) at position 4`` (1-based)."""
+    out = []
+    for k, ch in enumerate(name, start=1):
+        if ord(ch) < 128:
+            continue
+        plain = LOOKALIKES.get(ch, unicodedata.normalize("NFKC", ch))
+        if plain != ch and all(ord(c) < 128 for c in plain):
+            label = unicodedata.name(ch, "unnamed character")
+            out.append(f"{ch!r} (U+{ord(ch):04X} {label}) at position {k}")
+    return out
+
+
 def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Return up to ``n`` candidates closest to ``name`` (case-insensitive)."""
+    """Return up to ``n`` candidates closest to ``name`` (case-insensitive); only those
+    that read the same once look-alike letters are mapped back (:func:`skeleton`), when
+    there are any."""
     pool = {c.lower(): c for c in candidates}
-    return [pool[m] for m in difflib.get_close_matches(name.lower(), list(pool), n=n, cutoff=0.4)]
+    same = [c for c in pool.values() if skeleton(c) == skeleton(name)]
+    if same:
+        return same[:n]
+    return [pool[m] for m in difflib.get_close_matches(skeleton(name), list(pool), n=n, cutoff=0.4)]
 
 
 def suggestion(name: str, candidates: Iterable[str]) -> str:
-    """A 'did you mean' phrase for an unknown name, or a hint to list names."""
+    """A 'did you mean' phrase for an unknown name (saying which of its letters only look
+    like the ones meant), or a hint to list names."""
     matches = closest(name, candidates)
+    odd = lookalikes(name)
+    note = (
+        f" {name!r} has look-alike characters: {', '.join(odd)}; type them on a Latin keyboard"
+        if odd
+        else ""
+    )
     if matches:
-        return "did you mean " + " or ".join(repr(m) for m in matches) + "?"
-    return "run `procure catalog list` to see the known names"
+        return "did you mean " + " or ".join(repr(m) for m in matches) + "?" + note
+    return "run `procure catalog list` to see the known names" + note

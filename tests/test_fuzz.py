@@ -1,6 +1,9 @@
 """Fuzz (issue 16): random valid problems, mutated YAML, catalog rows and plan JSON run
 through the CLI; no traceback, only documented exit codes, every exit-0 plan verified,
-no orders from a plan that does not verify. The generators and the oracle are in
+no orders from a plan that does not verify. Issue 34's families: interrupted and
+repeated outputs (the complete old or new set, never a mix), plan files edited or from
+other catalogs (orders only as the plan's own), traps in valid problems (refused by
+name). The generators and the oracle are in
 bench/fuzz.py (its long run: ``python bench/fuzz.py --n 10000``, figures in
 bench/RESULTS.md); here hypothesis draws a bounded, reproducible sample."""
 
@@ -34,4 +37,7 @@ def test_fuzz(family, seed):
     case = Path(tempfile.mkdtemp(dir=_WORK))
     fuzz.run_one(family, random.Random(seed), case, _CATALOG, tally)
     assert tally.failures == [], tally.failures[0]
-    assert set(tally.exits) <= fuzz.DOCUMENTED_EXIT_CODES
+    allowed = fuzz.DOCUMENTED_EXIT_CODES
+    if family == "outputs":  # the family raises signals inside commands
+        allowed = allowed | fuzz.INTERRUPTED_EXIT_CODES
+    assert set(tally.exits) <= allowed

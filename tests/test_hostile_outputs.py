@@ -247,7 +247,7 @@ def test_cli_interrupted_export_says_nothing_was_written(hostile, monkeypatch):
     monkeypatch.setattr(os, "replace", interrupted)
     result = runner.invoke(app, ["export", str(plan), "--out", str(out)])
     assert result.exit_code == 130
-    assert "no output was written" in result.output
+    assert "interrupted (SIGINT): nothing was written" in result.output
     assert not list(out.glob("*.csv"))
 
 

@@ -37,6 +37,7 @@ import yaml
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
+from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
 from solver.physics import calibration_factor
 
 # Request-size buckets (tokens): the edges Mélange profiles on (Griggs et al. 2024,
@@ -622,7 +623,9 @@ def read_measurements(
             text, file, catalog, accelerator_names=accelerator_names, model=model, runtime=runtime
         )
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_json_keys)
+    except DuplicateJSONKeyError as exc:
+        raise _bad(file, exc.key, f"{exc}: which value counts is not clear", _FORMATS_FIX) from None
     except json.JSONDecodeError as exc:
         raise _bad(
             file, f"line {exc.lineno}", f"not JSON ({exc.msg}, column {exc.colno})", _FORMATS_FIX

@@ -11,9 +11,48 @@ from concurrent.futures import ProcessPoolExecutor
 _SHARED: object = None  # what every task of a local process pool reads (see run_tasks)
 
 
-def _set_shared(shared: object) -> None:
+def _set_shared(shared: object, parent_pid: int | None = None) -> None:
+    """A pool worker's start: the shared data, and a worker that cannot outlive or disturb
+    its parent (:func:`_quiet_worker`)."""
     global _SHARED
     _SHARED = shared
+    if parent_pid is not None:
+        _quiet_worker(parent_pid)
+
+
+def _quiet_worker(parent_pid: int) -> None:
+    """Make a forked pool worker safe to leave to its parent.
+
+    - SIGINT ignored: Ctrl-C reaches the whole process group, and a worker would print its
+      own KeyboardInterrupt traceback; the parent stops the workers instead.
+    - SIGTERM and SIGHUP back to their default (die quietly): a fork inherits the CLI's
+      handlers, which raise in the worker and print a traceback.
+    - Linux: the kernel sends SIGTERM when the parent dies, even by SIGKILL
+      (``prctl(PR_SET_PDEATHSIG)``); a parent already gone ends the worker now.
+    - stdin, stdout and stderr on /dev/null: a worker holding the parent's pipes keeps a
+      caller reading them waiting after the parent has exited; results come back through
+      the pool, not the terminal.
+    """
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the parent stops its workers itself
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _with_shared(args: tuple):
@@ -84,11 +123,34 @@ def run_tasks(
             if progress:
                 progress(i + 1, total)
         return out
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_set_shared, initargs=(shared,)
-    ) as pool:
+    import os
+
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=_set_shared, initargs=(shared, os.getpid())
+    )
+    try:
         for i, result in enumerate(pool.map(_with_shared, [(fn, t) for t in tasks])):
             out[i] = result
             if progress:
                 progress(i + 1, total)
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP or an error: no worker outlives this
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
     return out
+
+
+def _stop(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
+    """Stop a pool now: queued tasks cancelled, running workers terminated (SIGTERM, then
+    SIGKILL after ``grace_s``) and reaped, so that none outlives the parent."""
+    processes = list(getattr(pool, "_processes", {}).values())  # the running workers
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    stop_by = time.perf_counter() + grace_s
+    for process in processes:
+        process.join(max(0.0, stop_by - time.perf_counter()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)

@@ -44,7 +44,7 @@ from solver.core.backends.base import relative_gap
 from solver.core.clock import first_day
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
 from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, new_row
-from solver.errors import InfeasibleError, ProcureError, closest
+from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
     DemandMultiplier,
@@ -183,12 +183,11 @@ def _check_against_catalog(scenarios: list[Scenario], catalog: Catalog) -> None:
         for j, m in enumerate(s.prices):
             where = f"uncertainty.scenarios[{i}].prices[{j}]"
             if m.provider is not None and m.provider not in providers:
-                hint = closest(m.provider, providers)
                 raise ProcureError(
                     f"scenario {s.name!r} prices provider {m.provider!r}, which the catalog "
                     "does not have",
                     field=f"{where}.provider",
-                    fix=f"did you mean {hint[0]!r}?" if hint else "use a provider of the catalog",
+                    fix=suggestion(m.provider, providers),
                 )
             if m.accelerator is not None:
                 try:

@@ -24,11 +24,13 @@ from solver.cli.common import (
     _run,
     _with_quotes,
     app,
+    catalog_inputs,
     emit,
 )
 from solver.cli.solve import _two_stage
 from solver.errors import ProcureError
 from solver.outputs.files import (
+    check_not_inputs,
     check_output_dir,
     check_output_file,
     write_files_together,
@@ -158,8 +160,10 @@ def sensitivity(
         from solver.outputs.report import sensitivity_text
 
         _check_format(format, "table", "json")
+        inputs = [("problem file", problem), *catalog_inputs(catalog)]
         if out is not None:
             check_output_file(out, force=force)
+            check_not_inputs([("--out", out)], inputs)
         if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
             raise ProcureError(
                 f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
@@ -182,7 +186,7 @@ def sensitivity(
             text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
         else:
             text = sensitivity_text(report)
-        emit(text, out, force)
+        emit(text, out, force, inputs)
 
     _run(debug, body)
 
@@ -227,6 +231,8 @@ def report(
 
         names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
         check_output_dir(out, names, force=force)
+        inputs = [("problem file", problem), *catalog_inputs(catalog)]
+        check_not_inputs([("--out", out / name) for name in names], inputs)
         if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
             raise ProcureError(
                 "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",

@@ -16,9 +16,15 @@ from solver.cli.common import (
     _load_catalog,
     _run,
     app,
+    catalog_inputs,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_dir, csv_text, write_files_together
+from solver.outputs.files import (
+    check_not_inputs,
+    check_output_dir,
+    csv_text,
+    write_files_together,
+)
 
 
 @app.command("calibrate")
@@ -94,6 +100,8 @@ def calibrate_cmd(
                 "factors.csv": csv_text(result.factors),  # neutralised cells
             }
             check_output_dir(out, list(written), force=force)
+            inputs = [("measurement file", path) for path in files] + catalog_inputs(catalog)
+            check_not_inputs([("--out", out / name) for name in written], inputs)
             write_files_together(out, written)
         typer.echo(calibration_json(result) if format == "json" else calibration_text(result))
         if out is not None:

@@ -20,7 +20,7 @@ from solver.cli.common import (
     price_day,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_file, csv_text, write_atomic
+from solver.outputs.files import check_not_inputs, check_output_file, csv_text, write_atomic
 
 
 @catalog_app.command("validate")
@@ -247,6 +247,7 @@ def catalog_import(
             )
         if out is not None:
             check_output_file(out, force=force)
+            check_not_inputs([("--out", out)], [("SkyPilot file", file)])
             write_atomic(out, csv_text(result.offerings))
             typer.echo(f"wrote {out}")
 

@@ -24,11 +24,12 @@ from solver.cli.common import (
     _with_paths,
     _with_quotes,
     app,
+    catalog_inputs,
     emit,
     price_day,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_file, write_paths_together
+from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
@@ -177,11 +178,13 @@ def resolve_cmd(
     def body() -> None:
         from solver.analyses.resolve import resolve
         from solver.core.backends import SolveOptions
-        from solver.trust.planfile import apply_price_file, load_plan
+        from solver.trust.planfile import BASELINE_KEY, apply_price_file, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
-        _check_distinct_outputs([plan_out, problem_out, out], force)
+        outputs = {"--plan-out": plan_out, "--problem-out": problem_out, "--out": out}
+        inputs = [("problem file", problem), ("baseline plan", baseline), *_price_inputs(prices)]
+        _check_distinct_outputs(outputs, force, inputs + catalog_inputs(catalog))
         stages = Stages(quiet)
         base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
         stages.done("baseline re-verified")
@@ -223,6 +226,7 @@ def resolve_cmd(
             "max_factor": max_factor,
             "accept": accept_suspicious,
             "add_new": add_new,
+            BASELINE_KEY: base.inputs.problem_sha256,  # the lineage diff reads
         }
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
@@ -232,17 +236,28 @@ def resolve_cmd(
     _run(debug, body)
 
 
-def _check_distinct_outputs(paths: list[Path | None], force: bool) -> None:
-    """Refuse two outputs naming one file, and outputs that may not be written."""
-    named = [p for p in paths if p is not None]
-    if len({p.resolve() for p in named}) < len(named):
+def _check_distinct_outputs(
+    outputs: dict[str, Path | None], force: bool, inputs: list[tuple[str, Path | None]]
+) -> None:
+    """Refuse two outputs naming one file, an output naming one of the command's inputs,
+    and outputs that may not be written."""
+    named = {option: p for option, p in outputs.items() if p is not None}
+    if len({p.resolve() for p in named.values()}) < len(named):
         raise ProcureError(
             "two outputs name the same file: one would overwrite the other",
             field="--out/--plan-out/--problem-out",
             fix="give each output its own file",
         )
-    for path in named:
+    for path in named.values():
         check_output_file(path, force=force)
+    check_not_inputs(list(named.items()), inputs)
+
+
+def _price_inputs(prices: Path | None) -> list[tuple[str, Path | None]]:
+    """The files a --prices option reads: the file, or the tables of a catalog folder."""
+    if prices is not None and prices.is_dir():
+        return [(f"price {what}", path) for what, path in catalog_inputs(prices)]
+    return [("price file", prices)]
 
 
 def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool) -> None:
@@ -316,6 +331,19 @@ def _resolution_text(repriced, result, format: str) -> str:
     return text
 
 
+def _different_problems(name: str, old_problem, new_problem) -> str:
+    """The note of a diff between plans of two problems that share a name: which of the
+    problem's fields differ."""
+    a = old_problem.model_dump(mode="json")
+    b = new_problem.model_dump(mode="json")
+    fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return (
+        f"the plans are for different problems that share the name {name!r} (they differ in "
+        f"{', '.join(fields) or 'nothing visible'}) and neither is re-solved from the other: "
+        "the plan effect includes the change of problem"
+    )
+
+
 @app.command("diff")
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The old plan (solve --format json)")],
@@ -367,11 +395,11 @@ def diff_cmd(
         from solver.outputs.markdown import diff_markdown
         from solver.outputs.text import diff_text
         from solver.plan import input_digests
-        from solver.trust.planfile import apply_price_file, load_plan
+        from solver.trust.planfile import apply_price_file, load_plan, same_problem
 
         _check_format(format, "table", "json", "markdown")
         before, old_problem, old_catalog = load_plan(old)
-        after, _, new_catalog = load_plan(new)
+        after, new_problem, new_catalog = load_plan(new)
         if before.problem != after.problem:
             raise ProcureError(
                 f"the plans are for different problems ({before.problem!r} and "
@@ -380,6 +408,8 @@ def diff_cmd(
                 fix="diff two plans of the same problem (a plan and its re-solve)",
             )
         notes = []
+        if same_problem(before, after) is False:
+            notes.append(_different_problems(before.problem, old_problem, new_problem))
         if prices is not None:
             base = _load_catalog(catalog) if catalog is not None else old_catalog
             try:
@@ -423,6 +453,8 @@ def diff_cmd(
             text = diff_markdown(diff)
         else:
             text = diff_text(diff)
-        emit(text, out, force)
+        inputs = [("old plan", old), ("new plan", new), *_price_inputs(prices)]
+        inputs += catalog_inputs(catalog) if catalog is not None else []
+        emit(text, out, force, inputs)
 
     _run(debug, body)

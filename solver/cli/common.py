@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -66,7 +67,7 @@ EXIT_NO_PLAN = 4
 EXIT_BUG = 70  # EX_SOFTWARE (sysexits.h): an internal error, a bug in procure
 
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C); SIGTERM 143, SIGHUP 129: 128 + the signal's number
 
 
 CatalogOpt = Annotated[
@@ -143,27 +144,86 @@ class Stages:
             self.done(stage, f"{total} done")
 
 
-def emit(text: str, out: Path | None, force: bool) -> None:
-    """A command's text: to ``out`` (atomically, saying so) or to stdout."""
+def emit(
+    text: str, out: Path | None, force: bool, inputs: list[tuple[str, Path | None]] = ()
+) -> None:
+    """A command's text: to ``out`` (atomically, saying so) or to stdout; ``out`` may not be
+    one of the command's ``inputs`` (what, path)."""
     import sys
 
-    from solver.outputs.files import check_output_file, write_atomic
+    from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
 
     if out is None:
         sys.stdout.write(text)
         return
     check_output_file(out, force=force)
+    check_not_inputs([("--out", out)], list(inputs))
     write_atomic(out, text)
     typer.echo(f"wrote {out}")
+
+
+@contextmanager
+def _signals_interrupt():
+    """SIGTERM and SIGHUP handled as Ctrl-C is (:class:`~solver.errors.Interrupted`, a
+    KeyboardInterrupt): staged files are removed, pool workers stopped, and the message
+    says what was written. Main thread only (signal handlers cannot be set elsewhere)."""
+    import signal
+
+    from solver.errors import Interrupted
+
+    def interrupt(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {}
+    try:
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                sig = getattr(signal, name)
+                previous[sig] = signal.signal(sig, interrupt)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def interrupted_message(exc: BaseException) -> tuple[str, int]:
+    """What an interrupted command says, and its exit code: the signal, and exactly what
+    was written (nothing, or every output of the command: a publication is whole)."""
+    from solver.errors import Interrupted
+    from solver.outputs.files import published
+
+    name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
+    code = exc.exit_code if isinstance(exc, Interrupted) else EXIT_INTERRUPTED
+    done = published()
+    if done:
+        what = "every output was written before it stopped: " + ", ".join(str(p) for p in done)
+    else:
+        what = "nothing was written (outputs are replaced whole or not at all)"
+    return f"interrupted ({name}): {what}", code
+
+
+def catalog_inputs(catalog: Path | None) -> list[tuple[str, Path]]:
+    """The catalog tables a command reads, as (what, path) for
+    :func:`solver.outputs.files.check_not_inputs`."""
+    from solver.inputs.catalog import DEFAULT_CATALOG_DIR, SCHEMAS
+
+    folder = Path(catalog) if catalog is not None else DEFAULT_CATALOG_DIR
+    return [(f"catalog table {name}", folder / name) for name in SCHEMAS]
 
 
 def _run(debug: bool, body: Callable[[], None]) -> None:
     """Run a command body; turn user errors into one message and a non-zero exit."""
     from solver.errors import InfeasibleError, NoPlanError
+    from solver.outputs.files import reset_published
     from solver.solve import VerificationError
 
+    reset_published()
     try:
-        body()
+        with _signals_interrupt():
+            body()
     except ProcureError as exc:
         if debug:
             raise
@@ -196,13 +256,12 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
             err=True,
         )
         raise typer.Exit(EXIT_BUG) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, and SIGTERM and SIGHUP (Interrupted)
         if debug:
             raise
-        typer.echo(
-            "interrupted: no output was written (files are replaced whole or not at all)", err=True
-        )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        message, code = interrupted_message(exc)
+        typer.echo(message, err=True)
+        raise typer.Exit(code) from None
 
 
 def _check_format(format: str, *allowed: str) -> None:

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from solver.cli.common import CatalogOpt, DebugOpt, ForceOpt, _check_format, _choices, _run, app
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    ForceOpt,
+    _check_format,
+    _choices,
+    _run,
+    app,
+    catalog_inputs,
+)
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_dir, csv_text, write_files_together
+from solver.outputs.files import (
+    check_not_inputs,
+    check_output_dir,
+    csv_text,
+    write_files_together,
+)
 
 
 @app.command("export")
@@ -78,11 +93,92 @@ def export_cmd(
             hw = hardware_order(the_plan, cat, prob)
             if not hw.empty:
                 files["hardware.csv"] = csv_text(hw)
-        if not files:
+        kind = format if format != "csv" else ("csv" if by_provider else "csv-combined")
+        stale, record = _export_record(out, files, plan, the_plan, kind)
+        files_and_record = {**files, MANIFEST: record}
+        inputs = [("plan file", plan), ("problem file", problem), *catalog_inputs(catalog)]
+        check_output_dir(out, [*files_and_record, *stale], force=force)
+        check_not_inputs([("--out", out / n) for n in [*files_and_record, *stale]], inputs)
+        if not files and not stale:
             typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
             return
-        check_output_dir(out, list(files), force=force)
-        write_files_together(out, files)
-        typer.echo("wrote " + ", ".join(str(out / n) for n in files))
+        write_files_together(out, files_and_record, remove=stale)
+        if files:
+            typer.echo("wrote " + ", ".join(str(out / n) for n in files))
+        else:
+            typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
+        if stale:
+            typer.echo(
+                "removed the files of an export of another plan: "
+                + ", ".join(str(out / n) for n in stale)
+            )
 
     _run(debug, body)
+
+
+#: the files ``export`` writes, in every format: orders per provider or combined, the
+#: hardware order, the workbook and the FOCUS rows
+EXPORT_FILE = re.compile(r"^(orders-.+\.csv|orders\.csv|hardware\.csv|orders\.xlsx|focus\.csv)$")
+#: the record of what the exports into a folder wrote, and of which plan
+MANIFEST = "procure-export.json"
+
+
+def _export_record(
+    out: Path, files: dict[str, str | bytes], plan_path: Path, plan, kind: str
+) -> tuple[list[str], str]:
+    """The files to remove with this export, and the folder's new export record.
+
+    A folder of orders holds the orders of one plan: files an earlier export of another
+    plan wrote (the record says which) are removed with this export's publication, as one
+    set; files of this plan in another format stay. A file named as an export's that no
+    record names (an export from before the record, or a file put there by hand) is
+    refused rather than guessed about.
+    """
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(plan_path.read_bytes()).hexdigest()
+    old: dict = {}
+    where = out / MANIFEST
+    if where.is_file():
+        try:
+            old = json.loads(where.read_text(encoding="utf-8"))
+            recorded_files = {k: list(v) for k, v in old["files"].items()}
+            old_digest = str(old["plan_sha256"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ProcureError(
+                "the folder's export record is not readable",
+                file=str(where),
+                fix="remove it and the order files beside it, or export into another folder",
+            ) from None
+    else:
+        recorded_files, old_digest = {}, digest
+    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    recorded = {name for names in recorded_files.values() for name in names}
+    unrecorded = sorted(
+        n for n in present if EXPORT_FILE.match(n) and n not in recorded and n not in files
+    )
+    if unrecorded:
+        raise ProcureError(
+            f"the folder holds {', '.join(unrecorded)}, which no export record names: it may "
+            "order another plan, and would stay beside this plan's orders",
+            file=str(out),
+            field="--out",
+            fix="remove those files or export into an empty folder",
+        )
+    if old_digest != digest:  # another plan's export: all of it goes
+        stale_names, kept = recorded, {}
+    else:  # this plan's: only what this format wrote before and writes no more
+        stale_names = set(recorded_files.get(kind, []))
+        kept = {k: v for k, v in recorded_files.items() if k != kind}
+    stale = sorted(n for n in stale_names if n in present and n not in files)
+    for names in kept.values():  # a file this format writes now is recorded once, here
+        names[:] = [n for n in names if n not in files]
+    record = {
+        "plan_sha256": digest,
+        "plan_file": str(plan_path.resolve()),
+        "problem": plan.problem,
+        "total_cost_usd": plan.total_cost_usd,
+        "files": {**{k: v for k, v in kept.items() if v}, kind: sorted(files)},
+    }
+    return stale, json.dumps(record, indent=2, sort_keys=True) + "\n"

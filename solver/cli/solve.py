@@ -23,9 +23,10 @@ from solver.cli.common import (
     _with_paths,
     _with_quotes,
     app,
+    catalog_inputs,
 )
 from solver.errors import ProcureError
-from solver.outputs.files import check_output_file, write_atomic
+from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
 
@@ -106,6 +107,9 @@ def solve(
         _check_choice(method, "--method", "auto", "full", "root", "columns")
         if out is not None:
             check_output_file(out, force=force)
+            check_not_inputs(
+                [("--out", out)], [("problem file", problem), *catalog_inputs(catalog)]
+            )
         _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
         cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)

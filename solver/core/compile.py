@@ -233,6 +233,10 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         check(w.residency, zones, f"workloads[{i}].residency", "residency zone")
     for i, q in enumerate(problem.quotas):
         check([q.provider], providers, f"quotas[{i}].provider", "provider")
+        if q.region is not None:  # a quota in a region the provider lacks would cap nothing
+            own = set(catalog.offerings.loc[catalog.offerings["provider"] == q.provider, "region"])
+            own |= {r for p, r in catalog.regions.index if p == q.provider}
+            check([q.region], own, f"quotas[{i}].region", f"{q.provider} region")
         if q.accelerator:
             try:
                 catalog.resolve_accelerator(q.accelerator)

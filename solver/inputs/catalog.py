@@ -50,6 +50,7 @@ from solver.inputs.provenance import (
 )
 from solver.inputs.tables import CATALOG_TABLES, Column
 from solver.inputs.yamlio import read_text_file
+from solver.physics.shapes import PARAMS_TOLERANCE, active_agrees, shape_count
 from solver.units import Mode
 
 
@@ -756,6 +757,67 @@ def _check_models(models: pd.DataFrame, path: Path) -> None:
                 field=f"line {idx + 2}, {column}",
                 fix=fix,
             )
+    for idx, row in enumerate(models.to_dict("records")):
+        _check_model_shape(row, path, idx + 2)
+
+
+def _check_model_shape(row: dict, path: Path, line: int) -> None:
+    """A model row's heads divide into kv-head groups, and its parameter counts agree with
+    its layers and widths within 10% (:func:`solver.physics.shapes.shape_count`; every
+    shipped preset does): a dropped digit in params_b would plan the model 10x too small."""
+
+    def number(column: str) -> float | None:
+        value = row.get(column)
+        return float(value) if value is not None and value == value and value > 0 else None
+
+    layers, hidden, heads = number("layers"), number("hidden_size"), number("attention_heads")
+    if layers is None or hidden is None or heads is None:
+        return
+    kv = number("kv_heads")
+    where = {"file": str(path)}
+    if kv is not None and heads % kv:
+        raise ProcureError(
+            f"attention_heads {heads:g} do not divide evenly by kv_heads {kv:g}",
+            **where,
+            field=f"line {line}, kv_heads",
+            fix="set kv_heads to a divisor of attention_heads (num_key_value_heads in config.json)",
+        )
+    experts, active_experts = number("experts") or 1.0, number("experts_active") or 1.0
+    active = float(row["active_params_b"]) * 1e9
+    if experts <= active_experts and active < float(row["params_b"]) * 1e9 * (1 - 1e-9):
+        return  # a mixture of experts from before the experts columns: experts unknown
+    count = shape_count(
+        params=float(row["params_b"]) * 1e9,
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        kv_heads=kv,
+        head_dim=number("head_dim"),
+        vocab_size=number("vocab_size"),
+        experts=experts,
+        experts_active=active_experts,
+        compressed_kv=(number("kv_latent_dim") or 0.0) > 0,
+    )
+    shape = f"{layers:g} layers of hidden_size {hidden:g}"
+    fix = "correct it from the model's config.json (a dropped or added digit?)"
+    if not count.total_agrees:
+        raise ProcureError(
+            f"params_b {row['params_b']:g} disagrees with the shape by more than "
+            f"{PARAMS_TOLERANCE:.0%}: {shape} hold {count.total_low / 1e9:.3g}B to "
+            f"{count.total_high / 1e9:.3g}B parameters",
+            **where,
+            field=f"line {line}, params_b",
+            fix=fix,
+        )
+    if experts > active_experts and not active_agrees(count, active):
+        raise ProcureError(
+            f"active_params_b {row['active_params_b']:g} disagrees with the shape by more "
+            f"than {PARAMS_TOLERANCE:.0%}: {active_experts:g} of {experts:g} experts per token "
+            f"use {count.active_low / 1e9:.3g}B to {count.active_high / 1e9:.3g}B",
+            **where,
+            field=f"line {line}, active_params_b",
+            fix=fix,
+        )
 
 
 def load_catalog(directory: str | Path | None = None) -> Catalog:

@@ -27,6 +27,13 @@ from pydantic import (
 
 from solver.errors import ProcureError, closest
 from solver.inputs.yamlio import load_yaml, read_text_file
+from solver.physics.shapes import (
+    DENSE_MLP_RATIO,
+    EXPERT_MLP_RATIO,
+    PARAMS_TOLERANCE,
+    active_agrees,
+    shape_count,
+)
 from solver.units import HOURS_PER_MONTH  # noqa: F401  (re-exported: older imports)
 
 MAX_HORIZON_MONTHS = 600.0  # 50 years: longer than any hardware or contract plan
@@ -90,6 +97,12 @@ class ModelShape(_Strict):
     kv_heads: int | None = Field(None, gt=0)
     head_dim: int | None = Field(None, gt=0)
     vocab_size: int | None = Field(None, gt=0)
+    intermediate_size: int | None = Field(
+        None,
+        gt=0,
+        description="MLP width (config.json intermediate_size; per expert for a mixture of "
+        "experts, moe_intermediate_size): when given, params_b is checked against it to 10%",
+    )
     experts: int = Field(
         1, gt=0, description="Routed experts per mixture-of-experts layer; 1 = dense"
     )
@@ -121,7 +134,86 @@ class ModelShape(_Strict):
                 "token) needs active_params_b below params_b; add active_params_b from the "
                 "model card"
             )
+        _check_heads(self)
+        _check_params_against_shape(self, active)
         return self
+
+
+#: how a ValueError raised by a validator separates what is wrong from its fix
+FIX_SEPARATOR = "\nfix: "
+
+
+def _check_heads(shape: ModelShape) -> None:
+    """Attention heads split evenly into kv-head groups, and into hidden_size when head_dim
+    is not given (a shape that does not divide is no transformer: its KV cache and
+    activations, sized from these figures, would be wrong)."""
+    heads, kv = shape.attention_heads, shape.kv_heads
+    if heads is not None and kv is not None and heads % kv:
+        divisors = [k for k in range(1, heads + 1) if heads % k == 0]
+        raise ValueError(
+            f"attention_heads {heads} do not divide evenly by kv_heads {kv}: grouped-query "
+            f"attention shares each kv head among attention_heads / kv_heads query heads"
+            f"{FIX_SEPARATOR}set kv_heads to a divisor of attention_heads ({divisors}; "
+            "num_key_value_heads in config.json) or correct attention_heads"
+        )
+    hidden = shape.hidden_size
+    if shape.head_dim is None and heads is not None and hidden is not None and hidden % heads:
+        raise ValueError(
+            f"hidden_size {hidden} does not divide evenly by attention_heads {heads}, and no "
+            f"head_dim is given{FIX_SEPARATOR}add head_dim (config.json head_dim) or correct "
+            "hidden_size / attention_heads"
+        )
+
+
+def _check_params_against_shape(shape: ModelShape, active_b: float) -> None:
+    """params_b (and a mixture's active_params_b) within 10% of what the layers and widths
+    hold (:func:`solver.physics.shapes.shape_count`, formula there); a shape without layers,
+    hidden_size and attention_heads states nothing to compare."""
+    if shape.layers is None or shape.hidden_size is None or shape.attention_heads is None:
+        return
+    if shape.experts <= shape.experts_active and active_b < shape.params_b:
+        return  # fewer active parameters but no experts given: the experts are unknown
+    count = shape_count(
+        params=shape.params_b * 1e9,
+        layers=shape.layers,
+        hidden_size=shape.hidden_size,
+        attention_heads=shape.attention_heads,
+        kv_heads=shape.kv_heads,
+        head_dim=shape.head_dim,
+        vocab_size=shape.vocab_size,
+        intermediate_size=shape.intermediate_size,
+        experts=shape.experts,
+        experts_active=shape.experts_active,
+        compressed_kv=shape.kv_latent_dim > 0,
+    )
+    if shape.intermediate_size:
+        width = f"intermediate_size {shape.intermediate_size}"
+        sizes = "the layer sizes or intermediate_size"
+    else:
+        low, high = EXPERT_MLP_RATIO if shape.experts > shape.experts_active else DENSE_MLP_RATIO
+        width = f"an MLP {low:g}-{high:g}x hidden_size wide"
+        sizes = "the layer sizes (add intermediate_size to have it checked exactly)"
+    held = (
+        f"{shape.layers} layers of hidden_size {shape.hidden_size} with {width} hold "
+        f"{count.total_low / 1e9:.3g}B to {count.total_high / 1e9:.3g}B parameters"
+    )
+    fix = (
+        f"{FIX_SEPARATOR}correct params_b (a dropped or added digit?) or {sizes}, from the "
+        "model's config.json"
+    )
+    if not count.total_agrees:
+        raise ValueError(
+            f"params_b {shape.params_b:g} disagrees with the shape by more than "
+            f"{PARAMS_TOLERANCE:.0%}: {held}{fix}"
+        )
+    if shape.experts > shape.experts_active and not active_agrees(count, active_b * 1e9):
+        raise ValueError(
+            f"active_params_b {active_b:g} disagrees with the shape by more than "
+            f"{PARAMS_TOLERANCE:.0%}: with params_b {shape.params_b:g}, "
+            f"{shape.experts_active} of {shape.experts} experts per token use "
+            f"{count.active_low / 1e9:.3g}B to {count.active_high / 1e9:.3g}B"
+            f"{fix.replace('params_b (', 'active_params_b (')}"
+        )
 
 
 class Period(_Strict):
@@ -1080,6 +1172,9 @@ def _models_at(loc: tuple[object, ...]) -> list[type[BaseModel]]:
     for item in loc[:-1]:
         if isinstance(item, int):
             continue
+        if isinstance(item, str) and item.startswith("function-") and item.endswith("]"):
+            # a model with an "after" validator: "function-after[_check(), ModelShape]"
+            item = item[:-1].rpartition(", ")[2]
         by_tag = [m for m in models if item in _kind_tags(m)]
         if by_tag:
             models = by_tag
@@ -1232,9 +1327,13 @@ def parse_problem(data: object, *, file: str = "<problem>") -> Problem:
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         msg = str(first.get("msg", "invalid value"))
         msg = msg.removeprefix("Value error, ")
+        msg, _, fix = msg.partition(FIX_SEPARATOR)
         more = f" ({len(errors) - 1} more error(s) after fixing this)" if len(errors) > 1 else ""
         raise ProcureError(
-            msg + more, file=file, field=_field_path(first["loc"], data), fix=_fix_for(first)
+            msg + more,
+            file=file,
+            field=_field_path(first["loc"], data),
+            fix=fix or _fix_for(first),
         ) from None
 
 

@@ -175,3 +175,23 @@ def load_yaml(text: str, *, file: str) -> object:
             field=line,
             fix="check indentation and quoting on that line (YAML uses spaces, not tabs)",
         ) from None
+
+
+class DuplicateJSONKeyError(ValueError):
+    """A JSON object names one key twice (``json.loads`` keeps the last, other readers the
+    first: the file means two things)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
+def unique_json_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses a key given twice in one
+    object (:class:`DuplicateJSONKeyError`)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateJSONKeyError(key)
+        out[key] = value
+    return out

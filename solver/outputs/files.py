@@ -9,8 +9,11 @@ written is what was meant, and is written where the user meant.
 from __future__ import annotations
 
 import os
+import secrets
+import signal
 import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -134,10 +137,90 @@ def check_output_dir(
         check_output_file(folder / name, force=force, option=option)
 
 
+# --------------------------------------------------------------------------- inputs
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same inode when both exist (a hard link or a
+    symbolic link to it counts), else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_not_inputs(
+    outputs: list[tuple[str, Path]], inputs: list[tuple[str, Path | None]]
+) -> None:
+    """Refuse an output path that names one of the command's own inputs (the problem file,
+    a plan, a price file, a catalog table): writing it would replace what the command was
+    given, and a rerun would read the output back as its input.
+
+    Parameters
+    ----------
+    outputs
+        (option, path) of every file the command would write or remove.
+    inputs
+        (what, path) of every file it reads; None entries are skipped.
+    """
+    for option, out in outputs:
+        for what, path in inputs:
+            if path is not None and same_file(out, path):
+                raise ProcureError(
+                    f"the output path is the {what} this command reads: writing it would "
+                    "replace its own input",
+                    file=str(out),
+                    field=option,
+                    fix=f"choose another path for {option}",
+                )
+
+
 # --------------------------------------------------------------------------- writes
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+#: the signals during which a publication completes before they are acted on (the CLI
+#: turns each into :class:`solver.errors.Interrupted`; SIGHUP is absent on Windows)
+DEFERRED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+#: every file this process has published (written whole or removed) since
+#: :func:`reset_published`: what an interrupted command says it wrote
+_PUBLISHED: list[Path] = []
+
+
+def reset_published() -> None:
+    """Forget what was published (a command's start)."""
+    _PUBLISHED.clear()
+
+
+def published() -> list[Path]:
+    """The files published (written or removed as one set) since :func:`reset_published`."""
+    return list(_PUBLISHED)
+
+
+@contextmanager
+def signals_deferred():
+    """Hold SIGINT, SIGTERM and SIGHUP until the block ends, then act on the first that came
+    (with the handler that was in place: a KeyboardInterrupt, the CLI's
+    :class:`~solver.errors.Interrupted`, or the default action). Only the main thread can
+    set handlers; elsewhere the block runs as it is."""
+    caught: list[int] = []
+    previous = {}
+    try:
+        for sig in DEFERRED_SIGNALS:
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    except ValueError:  # not the main thread: nothing to defer
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        signal.raise_signal(caught[0])
 
 
 def _write(handle_fd: int, content: str | bytes) -> None:
@@ -154,14 +237,8 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     write_paths_together({Path(path): text})
 
 
-def write_paths_together(files: dict[Path, str | bytes]) -> None:
-    """Write several files as one set: all of them, or none.
-
-    Every file is first written whole to a temporary file beside its target; only
-    when all are written are they renamed into place (an atomic rename each). An
-    error or Ctrl-C while writing leaves every target as it was. The renames take
-    microseconds; only a crash inside that loop could leave old and new side by side.
-    """
+def _stage(files: dict[Path, str | bytes]) -> list[tuple[str, Path]]:
+    """Each file written whole to a temporary file beside its target: (temp, target)."""
     staged: list[tuple[str, Path]] = []
     try:
         for path, content in files.items():
@@ -171,17 +248,92 @@ def write_paths_together(files: dict[Path, str | bytes]) -> None:
             staged.append((tmp, path))
             _write(fd, content)
             os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
+    except BaseException:
+        with signals_deferred():
+            for tmp, _ in staged:
+                Path(tmp).unlink(missing_ok=True)
+        raise
+    return staged
 
 
-def write_files_together(folder: Path, files: dict[str, str | bytes]) -> None:
-    """Write ``files`` (name -> content) into ``folder`` as one set (see
-    :func:`write_paths_together`)."""
-    write_paths_together({Path(folder) / name: content for name, content in files.items()})
+def _set_aside(path: Path) -> tuple[str | None, bool]:
+    """Keep the file at ``path`` (if any) under a temporary name beside it: a hard link
+    where the file system has them (``path`` itself stays in place: True), else a rename
+    (False). Returns (the kept copy or None, whether ``path`` is still there)."""
+    if not os.path.lexists(path):
+        return None, False
+    backup = str(path.parent / f".{path.name}.{secrets.token_hex(8)}.old")
+    try:
+        os.link(path, backup, follow_symlinks=False)
+        return backup, True
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network and FAT file systems)
+        os.rename(path, backup)
+        return backup, False
+
+
+def _publish(staged: list[tuple[str, Path]], remove: list[Path]) -> None:
+    """Move the staged files into place and remove ``remove``, as one set: on any error
+    every target is put back as it was (old files from their kept copies)."""
+    # per target: (target, kept copy of the old file or None, whether target is changed)
+    done: list[list] = []
+    try:
+        for tmp, target in [*staged, *[(None, path) for path in remove]]:
+            backup, still_there = _set_aside(target)
+            step = [target, backup, not still_there]
+            done.append(step)
+            if tmp is not None:
+                os.replace(tmp, target)
+            elif still_there:
+                os.unlink(target)
+            step[2] = True
+    except BaseException:
+        for target, backup, changed in reversed(done):
+            if changed and backup is not None:
+                os.replace(backup, target)
+            elif changed:
+                Path(target).unlink(missing_ok=True)
+            elif backup is not None:
+                Path(backup).unlink(missing_ok=True)
+        raise
+    for _, backup, _ in done:
+        if backup is not None:
+            Path(backup).unlink(missing_ok=True)
+
+
+def write_paths_together(files: dict[Path, str | bytes], remove: list[Path] = ()) -> None:
+    """Write several files (and remove ``remove``) as one set: all of it, or none.
+
+    Every file is first written whole to a temporary file beside its target (staging): an
+    error, Ctrl-C, SIGTERM or SIGHUP then removes what was staged and leaves every target
+    as it was. Then each target is replaced by a rename (publishing), with SIGINT, SIGTERM
+    and SIGHUP held until the set is complete and an error putting the old files back: the
+    targets hold the complete old set or the complete new set, never a mix (only a power
+    cut or SIGKILL during the renames, microseconds, could leave one; the old files are
+    then beside them as ``.NAME.*.old``). What was published is recorded
+    (:func:`published`) before a held signal is acted on.
+    """
+    staged = _stage(files)
+    with signals_deferred():
+        try:
+            _publish(staged, [Path(p) for p in remove])
+            _PUBLISHED.extend([Path(p) for p in files] + [Path(p) for p in remove])
+        finally:
+            for tmp, _ in staged:
+                Path(tmp).unlink(missing_ok=True)
+
+
+def write_files_together(
+    folder: Path, files: dict[str, str | bytes], remove: list[str] = ()
+) -> None:
+    """Write ``files`` (name -> content) into ``folder`` and remove the files named
+    ``remove`` there, as one set (see :func:`write_paths_together`)."""
+    folder = Path(folder)
+    write_paths_together(
+        {folder / name: content for name, content in files.items()},
+        [folder / name for name in remove],
+    )
 
 
 # --------------------------------------------------------------------------- workbooks

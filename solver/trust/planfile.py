@@ -8,6 +8,7 @@ file, the field and the fix.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -18,8 +19,9 @@ from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.prices import apply_prices, read_price_update
 from solver.inputs.problem import load_problem, parse_problem
-from solver.plan import Check, Plan, input_digests
-from solver.trust.verify import verify_plan
+from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
+from solver.plan import Check, Plan, input_digests, problem_json
+from solver.trust.verify import FieldError, plan_name_errors, verify_plan_file
 
 PLAN_FIX = "use a plan written by procure solve --format json (or resolve --plan-out), unedited"
 
@@ -50,7 +52,15 @@ def read_plan_file(path: Path):
             path.read_text(encoding="utf-8"),
             parse_float=_finite_float,
             parse_constant=_no_constant,
+            object_pairs_hook=unique_json_keys,
         )
+    except DuplicateJSONKeyError as exc:
+        raise ProcureError(
+            f"{exc}: JSON readers disagree on which one counts, so the plan means two things",
+            file=where,
+            field=exc.key,
+            fix=PLAN_FIX,
+        ) from None
     except UnicodeDecodeError:
         raise ProcureError("not a text file", file=where, fix=PLAN_FIX) from None
     except json.JSONDecodeError as exc:
@@ -118,6 +128,7 @@ def load_plan(
         prob = load_problem(problem)
         wrong_problem = f"the plan was solved for another problem than {problem}"
     else:
+        _check_problem_file(plan, where)
         try:
             prob = parse_problem(inputs.problem, file=f"{where} (inputs.problem)")
         except ProcureError:
@@ -132,9 +143,12 @@ def load_plan(
     cat = load_catalog(catalog if catalog is not None else recorded)
     if recorded_catalog(catalog, inputs):
         for applied in inputs.prices:  # a re-solved plan: the price files, in order
-            cat = apply_price_file(cat, **{**applied, "prices": Path(applied["prices"])}).catalog
+            options = {k: v for k, v in applied.items() if k in PRICE_FILE_OPTIONS}
+            cat = apply_price_file(cat, **{**options, "prices": Path(applied["prices"])}).catalog
     digests = input_digests(prob, cat)
     if digests.problem_sha256 != inputs.problem_sha256:
+        if problem is not None and str(Path(problem).resolve()) == inputs.problem_file:
+            _check_problem_file(plan, where)  # the file it was solved from, edited since
         raise ProcureError(
             wrong_problem,
             file=where,
@@ -148,11 +162,12 @@ def load_plan(
             field="inputs.catalog_sha256",
             fix="pass the catalog folder it was solved with (--catalog), or re-solve the plan",
         )
+    _refuse_field(plan_name_errors(plan, prob, cat), where)
     try:
-        checks = verify_plan(plan, prob, cat)
+        checks, recomputed = verify_plan_file(plan, prob, cat)
     except (ArithmeticError, KeyError, TypeError, ValueError) as exc:
         # an edited plan can hold what a solved one never does; it is refused, not shown
-        checks = [Check(name="plan readable", ok=False, detail=str(exc))]
+        checks, recomputed = [Check(name="plan readable", ok=False, detail=str(exc))], []
     failed = [c for c in checks if not c.ok]
     if failed:
         first = failed[0]
@@ -162,7 +177,77 @@ def load_plan(
             file=where,
             fix=PLAN_FIX,
         )
+    _refuse_field(recomputed, where)
     return plan, prob, cat
+
+
+def _refuse_field(errors: list[FieldError], where: str) -> None:
+    """Refuse a plan file with the first field that does not hold (and how many more)."""
+    if errors:
+        first = errors[0]
+        more = f" ({len(errors) - 1} more field(s) disagree)" if len(errors) > 1 else ""
+        raise ProcureError(
+            f"the plan was edited or does not belong to its problem and catalog: "
+            f"{first.message}{more}",
+            file=where,
+            field=first.field,
+            fix=first.fix,
+        )
+
+
+def _check_problem_file(plan, where: str) -> None:
+    """Refuse a plan whose problem file (``inputs.problem_file``) has changed since it was
+    solved: the plan would be acted on for a problem that is no longer the one on disk. A
+    file that is gone is no refusal: the plan carries its problem."""
+    recorded = plan.inputs.problem_file
+    if not recorded or not Path(recorded).is_file():
+        return
+    try:
+        now = hashlib.sha256(problem_json(load_problem(recorded)).encode()).hexdigest()
+    except ProcureError:
+        now = None  # it no longer reads as a problem: changed
+    if now != plan.inputs.problem_sha256:
+        raise ProcureError(
+            f"the problem file the plan was solved from, {recorded}, has changed since: the "
+            "plan is not a plan of the problem it names any more",
+            file=where,
+            field="inputs.problem_file",
+            fix=f"solve it again (procure solve {recorded} --format json --out PLAN.json), "
+            "or pass the problem it was solved for with --problem",
+        )
+
+
+#: the keys of a price-trail entry that are options of :func:`apply_price_file`
+PRICE_FILE_OPTIONS = (
+    "prices",
+    "fmt",
+    "provider",
+    "price_date",
+    "max_factor",
+    "accept",
+    "add_new",
+)
+#: a re-solve's price-trail entry also names the problem digest of the plan it re-solved
+BASELINE_KEY = "baseline_problem_sha256"
+
+
+def problem_lineage(plan) -> set[str]:
+    """The problem digests a plan descends from: its own, and for a re-solved plan each
+    baseline's (its price trail names them)."""
+    return {plan.inputs.problem_sha256} | {
+        a[BASELINE_KEY] for a in plan.inputs.prices if a.get(BASELINE_KEY)
+    }
+
+
+def same_problem(a, b) -> bool | None:
+    """Whether two plans are of one problem (the same digest, or one re-solved from the
+    other or both from one baseline); None when a re-solve older than the lineage in its
+    price trail leaves it unknown."""
+    if problem_lineage(a) & problem_lineage(b):
+        return True
+    if any(not entry.get(BASELINE_KEY) for entry in (*a.inputs.prices, *b.inputs.prices)):
+        return None
+    return False
 
 
 def recorded_catalog(catalog: Path | None, inputs) -> bool:

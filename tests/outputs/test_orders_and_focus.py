@@ -216,6 +216,7 @@ def test_cli_export(yearly, tmp_path):
     assert sorted(f.name for f in (tmp_path / "csv").iterdir()) == [
         "hardware.csv",
         "orders-acme.csv",
+        "procure-export.json",  # which plan the orders are of (issue 34: stale orders)
     ]
     result = runner.invoke(app, base + ["--out", str(tmp_path / "x"), "--format", "xlsx"])
     assert result.exit_code == 0 and (tmp_path / "x" / "orders.xlsx").is_file()

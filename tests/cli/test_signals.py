@@ -1,0 +1,229 @@
+"""Interrupted outputs and parallel work under real signals (issue 34), each in a process
+of its own: SIGTERM and SIGHUP are handled as Ctrl-C is (exit 143 and 129, as 130 for
+SIGINT), a signal during a multi-file output leaves the complete old or the complete new
+set and says which, and pool workers neither outlive the parent nor print tracebacks nor
+hold its pipes.
+
+Before: SIGTERM killed the command mid-write (staged temporary files stayed; a rename
+loop cut in the middle left old and new orders side by side), workers printed a
+KeyboardInterrupt traceback each on Ctrl-C, and after SIGTERM or SIGKILL to the parent
+they kept running, holding its stdout and stderr: a caller reading them waited.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals, /proc")
+
+# A command body through the CLI's _run (its signal handling and messages), writing three
+# files into a folder that holds an old set, with a signal sent to itself while staging
+# (the second file) or while publishing (the first rename).
+WRITER = """
+import os, signal, sys
+from pathlib import Path
+import typer
+from solver.cli.common import _run
+from solver.outputs import files
+
+folder, when, signame = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+sig = getattr(signal, signame)
+if when == "publishing":
+    real = os.replace
+    def replace(src, dst):
+        os.kill(os.getpid(), sig)
+        return real(src, dst)
+    os.replace = replace
+else:
+    real = files._write
+    count = []
+    def write(fd, content):
+        count.append(1)
+        real(fd, content)
+        if len(count) == 2:
+            os.kill(os.getpid(), sig)
+    files._write = write
+
+def body():
+    files.write_files_together(
+        folder, {"a.csv": "new a\\n", "b.csv": "new b\\n", "c.csv": "new c\\n"}, ["old.csv"]
+    )
+    print("not reached: the signal stops the command after the set is written")
+
+try:
+    _run(False, body)
+except typer.Exit as exc:
+    sys.exit(exc.exit_code)
+"""
+
+# Pool workers that record their pid and sleep; the parent waits on them in run_tasks.
+POOL = """
+import os, sys, time
+from pathlib import Path
+import typer
+from solver.analyses.runner import run_tasks
+from solver.cli.common import _run
+
+marks = Path(sys.argv[1])
+
+def sleepy(shared, task):
+    (marks / f"{os.getpid()}.pid").write_text("")
+    print("a worker's line on stdout")
+    time.sleep(120)
+    return task
+
+try:
+    _run(False, lambda: run_tasks(sleepy, list(range(6)), workers=2))
+except typer.Exit as exc:
+    sys.exit(exc.exit_code)
+"""
+
+
+def _start(code: str, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a shell job has
+    )
+
+
+def _old_set(folder: Path) -> None:
+    folder.mkdir()
+    for name in ("a.csv", "b.csv", "c.csv", "old.csv"):
+        (folder / name).write_text(f"old {name[0]}\n")
+
+
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_a_signal_while_publishing_completes_the_new_set_and_says_so(tmp_path, signame, code):
+    folder = tmp_path / "out"
+    _old_set(folder)
+    proc = _start(WRITER, str(folder), "publishing", signame)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert sorted(p.name for p in folder.iterdir()) == ["a.csv", "b.csv", "c.csv"]
+    assert [(folder / n).read_text() for n in ("a.csv", "b.csv", "c.csv")] == [
+        "new a\n",
+        "new b\n",
+        "new c\n",
+    ]
+    assert err.strip() == (
+        f"interrupted ({signame}): every output was written before it stopped: "
+        + ", ".join(str(folder / n) for n in ("a.csv", "b.csv", "c.csv", "old.csv"))
+    )
+    assert "not reached" not in out
+
+
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_while_staging_keeps_the_old_set_and_says_nothing_was_written(
+    tmp_path, signame, code
+):
+    folder = tmp_path / "out"
+    _old_set(folder)
+    proc = _start(WRITER, str(folder), "staging", signame)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    # no temporary file left, the old set whole
+    assert sorted(p.name for p in folder.iterdir()) == ["a.csv", "b.csv", "c.csv", "old.csv"]
+    assert (folder / "a.csv").read_text() == "old a\n"
+    assert err.strip() == (
+        f"interrupted ({signame}): nothing was written (outputs are replaced whole or not at all)"
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie that nobody reaped is not running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _workers_started(proc, marks: Path, n: int = 2, timeout_s: float = 60.0) -> list[int]:
+    stop = time.monotonic() + timeout_s
+    while time.monotonic() < stop:
+        pids = [int(p.stem) for p in marks.glob("*.pid")]
+        if len(pids) >= n:
+            return pids
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the pool's workers did not start")
+
+
+def _gone(pids: list[int], timeout_s: float = 10.0) -> bool:
+    stop = time.monotonic() + timeout_s
+    while time.monotonic() < stop:
+        if not any(_alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(
+    "signame, to_group, code",
+    [
+        ("SIGINT", True, 130),  # Ctrl-C: the terminal signals the whole process group
+        ("SIGTERM", False, 143),  # kill PID: the parent alone
+        ("SIGHUP", False, 129),
+    ],
+)
+def test_pool_workers_stop_with_the_parent_quietly(tmp_path, signame, to_group, code):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = _start(POOL, str(marks))
+    try:
+        pids = _workers_started(proc, marks)
+        sig = getattr(signal, signame)
+        if to_group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        # returns only when every holder of the pipes has closed them
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == code, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err
+        assert err.strip() == (
+            f"interrupted ({signame}): nothing was written (outputs are replaced whole or not "
+            "at all)"
+        )
+        assert "a worker's line" not in out  # workers write to /dev/null, not the parent's pipes
+        assert _gone(pids), [p for p in pids if _alive(p)]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_left(marks)
+
+
+def test_pool_workers_do_not_outlive_a_killed_parent(tmp_path):
+    # SIGKILL cannot be handled: the kernel tells the workers (PR_SET_PDEATHSIG), and they
+    # hold none of the parent's pipes meanwhile
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = _start(POOL, str(marks))
+    try:
+        pids = _workers_started(proc, marks)
+        proc.kill()
+        proc.communicate(timeout=30)
+        assert _gone(pids), [p for p in pids if _alive(p)]
+    finally:
+        _kill_left(marks)
+
+
+def _kill_left(marks: Path) -> None:
+    """Kill the workers a failing run left behind: a failure leaves no process running."""
+    for pid in [int(p.stem) for p in marks.glob("*.pid")]:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
