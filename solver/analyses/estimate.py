@@ -135,20 +135,7 @@ def estimate_training(
     peak = float(physics.compute_peak_tflops(table, precision)[0])
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
-    published = (
-        physics.own_mfu(mfu)
-        if mfu is not None
-        else physics.default_mfu(*family, scaleup, precision, float(acc["bf16_dense_tflops"]), peak)
-    )
-    try:
-        mfu_used = physics.planning_mfu(published, training_margin)
-    except ValueError:
-        raise ProcureError(
-            f"--training-margin {training_margin!r} is not a training margin",
-            field="--training-margin",
-            fix="use low (the default: the low end of the published MFU band), point, or a "
-            "number in (0, 1], a fraction of the published figure",
-        ) from None
+    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin)
     measured_at = published.measured_at_accelerators
     provider = off["provider"] if off is not None else None
     rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
@@ -175,12 +162,7 @@ def estimate_training(
         "accelerator": acc["accelerator_id"],
         "peak_dense_tflops": peak,
         "mfu": mfu_used,
-        "mfu_point": published.mfu,
-        "mfu_low": published.low,
-        "mfu_high": published.high,
-        "mfu_source": published.source,
-        "mfu_band": published.band,
-        "training_margin": training_margin,
+        **_band_fields(published, training_margin),
         "mfu_measured_at_accelerators": None if mfu is not None else measured_at,
         "accelerator_hours_at_mfu": acc_hours_ideal,
         "n_accelerators": n,
@@ -209,6 +191,45 @@ def estimate_training(
         off,
     )
     return out
+
+
+def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -> tuple:
+    """(the family's published MFU and band, or the user's own; the MFU at ``margin``).
+
+    Raises
+    ------
+    ProcureError
+        A margin other than low, point or a number in (0, 1].
+    """
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    published = (
+        physics.own_mfu(mfu)
+        if mfu is not None
+        else physics.default_mfu(
+            *family, float(acc["scaleup_gbps"]), precision, float(acc["bf16_dense_tflops"]), peak
+        )
+    )
+    try:
+        return published, physics.planning_mfu(published, margin)
+    except ValueError:
+        raise ProcureError(
+            f"--training-margin {margin!r} is not a training margin",
+            field="--training-margin",
+            fix="use low (the default: the low end of the published MFU band), point, or a "
+            "number in (0, 1], a fraction of the published figure",
+        ) from None
+
+
+def _band_fields(published, margin) -> dict:
+    """The published point, band and sources, and the margin the run is sized at."""
+    return {
+        "mfu_point": published.mfu,
+        "mfu_low": published.low,
+        "mfu_high": published.high,
+        "mfu_source": published.source,
+        "mfu_band": published.band,
+        "training_margin": margin,
+    }
 
 
 def _zero3_devices(
