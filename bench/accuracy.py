@@ -226,6 +226,9 @@ def predict_training(catalog, row: dict[str, str]) -> float:
         recompute="selective",
         accelerator=row["accelerator"],
         n_accelerators=n,
+        # a prediction of a measured run: the published point figure, not the low end of the
+        # band a plan is sized at (training_margin: low, issue 28)
+        training_margin="point",
     )
     if row["model"].strip():
         kwargs["model"] = row["model"]

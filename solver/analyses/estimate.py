@@ -88,12 +88,21 @@ def estimate_training(
     mfu: float | None = None,
     spot: bool = False,
     memory_headroom: float = 0.10,
+    training_margin: str | float = "low",
 ) -> dict:
     """Training memory per component, FLOPs, accelerator-hours, wall-clock and cost.
 
     Hours come from ``physics.cluster_training_hours``, the function compile uses, with
     nodes counted the same way (instances of the offering; 8 accelerators per node for a
-    bare accelerator), so the same pool and cluster give the same hours.
+    bare accelerator) and the MFU picked from the published band the same way
+    (``physics.planning_mfu`` at ``training_margin``: the band's low end by default), so
+    the same pool and cluster give the same hours.
+
+    Raises
+    ------
+    ProcureError
+        An unknown model, accelerator or offering, a choice it does not know, or a
+        ``training_margin`` other than low, point or a number in (0, 1].
     """
     _check_training_choices(precision, optimizer, recompute)
     spec = _spec(model, catalog, params_b)
@@ -126,11 +135,8 @@ def estimate_training(
     peak = float(physics.compute_peak_tflops(table, precision)[0])
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
-    published = physics.default_mfu(
-        *family, scaleup, precision, float(acc["bf16_dense_tflops"]), peak
-    )
-    mfu_used = mfu if mfu is not None else published.mfu
-    measured_at = np.inf if mfu is not None else published.measured_at_accelerators
+    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin)
+    measured_at = published.measured_at_accelerators
     provider = off["provider"] if off is not None else None
     rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
     hours_a, eff_a, lost_a = physics.cluster_training_hours(
@@ -156,6 +162,7 @@ def estimate_training(
         "accelerator": acc["accelerator_id"],
         "peak_dense_tflops": peak,
         "mfu": mfu_used,
+        **_band_fields(published, training_margin),
         "mfu_measured_at_accelerators": None if mfu is not None else measured_at,
         "accelerator_hours_at_mfu": acc_hours_ideal,
         "n_accelerators": n,
@@ -184,6 +191,45 @@ def estimate_training(
         off,
     )
     return out
+
+
+def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -> tuple:
+    """(the family's published MFU and band, or the user's own; the MFU at ``margin``).
+
+    Raises
+    ------
+    ProcureError
+        A margin other than low, point or a number in (0, 1].
+    """
+    family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
+    published = (
+        physics.own_mfu(mfu)
+        if mfu is not None
+        else physics.default_mfu(
+            *family, float(acc["scaleup_gbps"]), precision, float(acc["bf16_dense_tflops"]), peak
+        )
+    )
+    try:
+        return published, physics.planning_mfu(published, margin)
+    except ValueError:
+        raise ProcureError(
+            f"--training-margin {margin!r} is not a training margin",
+            field="--training-margin",
+            fix="use low (the default: the low end of the published MFU band), point, or a "
+            "number in (0, 1], a fraction of the published figure",
+        ) from None
+
+
+def _band_fields(published, margin) -> dict:
+    """The published point, band and sources, and the margin the run is sized at."""
+    return {
+        "mfu_point": published.mfu,
+        "mfu_low": published.low,
+        "mfu_high": published.high,
+        "mfu_source": published.source,
+        "mfu_band": published.band,
+        "training_margin": margin,
+    }
 
 
 def _zero3_devices(
@@ -280,10 +326,21 @@ def _training_assumptions(
         if spec.layers and spec.hidden_size
         else "no attention term (model shape unknown)"
     )
+    margin = out["training_margin"]
     mfu_basis = (
         "your --mfu, taken at this cluster size (no scaling loss)"
         if mfu is not None
-        else f"{published.source}; measured at {measured_at:,.0f} accelerators"
+        else f"training margin {margin}: "
+        + (
+            "the low end"
+            if margin == "low"
+            else "the point figure"
+            if margin == "point"
+            else f"{margin} x the point figure"
+        )
+        + f" of the published band {published.low:.3g}-{published.high:.3g} ({published.band}); "
+        f"point {published.mfu:.3g}: {published.source}; measured at {measured_at:,.0f} "
+        "accelerators"
     )
     moe = (
         [
@@ -304,7 +361,7 @@ def _training_assumptions(
         "activations per Korthikanti et al. 2022 (bf16, no tensor parallelism)",
         f"ZeRO-3: states sharded over n devices, {memory_headroom:.0%} memory headroom",
         f"dense {precision} peak {peak:g} TFLOPS (never the 2:4 sparse figure), "
-        f"MFU {mfu_used:.2f} ({mfu_basis})",
+        f"MFU {mfu_used:.3g} ({mfu_basis})",
         f"scaling efficiency {eff:.3f}: loss only beyond the MFU's measured cluster "
         f"({nodes} node(s), {network_gbps:g} Gbit/s per node"
         + ("" if off is not None else ", assumed for a bare accelerator; --offering for a real one")

@@ -64,6 +64,13 @@ def estimate_training_cmd(
         typer.Option(help="MFU override", **positive("a fraction, e.g. --mfu 0.4", at_most=1.0)),
     ] = None,
     spot: bool = False,
+    training_margin: Annotated[
+        str,
+        typer.Option(
+            help="MFU the run is sized at: low (the low end of the published band, as solve "
+            "does by default), point (the published figure) or a fraction of it, e.g. 0.9",
+        ),
+    ] = "low",
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
     debug: DebugOpt = False,
@@ -87,10 +94,21 @@ def estimate_training_cmd(
             n_accelerators=n_accelerators,
             mfu=mfu,
             spot=spot,
+            training_margin=_margin(training_margin),
         )
         _print_estimate(result, as_json)
 
     _run(debug, body)
+
+
+def _margin(text: str) -> str | float:
+    """``--training-margin``: low, point, or a number (checked by the estimate)."""
+    if text in ("low", "point"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        return text  # refused by the estimate with one message
 
 
 @estimate_app.command("inference")

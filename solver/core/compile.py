@@ -27,7 +27,7 @@ from solver import physics
 from solver.core import dominance, ledger
 from solver.core.clock import Clock, first_day
 from solver.errors import InfeasibleError, ProcureError, suggestion
-from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
+from solver.inputs.catalog import Catalog, availability_cap_basis, tier_allowed, tier_rank
 from solver.inputs.hardware import LISTS, VENDOR_HARDWARE, HardwareRule, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
@@ -336,7 +336,14 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         cloud = cloud[cloud["region"].isin(problem.regions)]
     if problem.residency is not None:
         cloud = cloud[cloud["residency_zone"].isin(problem.residency)]
-    cloud = cloud.assign(tier=[catalog.tier_of(p) for p in cloud["provider"]])
+    cloud = cloud.assign(
+        tier=[catalog.tier_of(p) for p in cloud["provider"]],
+        sla=[catalog.sla_of(p) for p in cloud["provider"]],
+        availability_cap_basis=[
+            availability_cap_basis(p, o, problem.availability_caps)
+            for p, o in zip(cloud["provider"], cloud["offering_id"], strict=True)
+        ],
+    )
     if problem.min_tier is not None:
         cloud = cloud[cloud["tier"].map(tier_rank) >= tier_rank(problem.min_tier)]
     _check_existing_reservations(problem, catalog, cloud)
@@ -383,6 +390,8 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             ],
             "residency_zone": cloud["residency_zone"].to_numpy(),
             "tier": cloud["tier"].to_numpy(),
+            "sla": cloud["sla"].to_numpy(),
+            "availability_cap_basis": cloud["availability_cap_basis"].to_numpy(),
             "grid_gco2_per_kwh": cloud["grid_gco2_per_kwh"].to_numpy(),
             "pue": cloud["pue"].to_numpy(),
             "existing_units": [
@@ -456,6 +465,8 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                         "site_power_cap_kw": float(site["power_cap_kw"]),
                         "residency_zone": site["residency_zone"],
                         "tier": "owned",
+                        "sla": "",
+                        "availability_cap_basis": "site",
                         "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
                         "pue": float(site["pue"]),
                         "existing_units": existing.get((server_id, site_id), 0),
@@ -885,17 +896,23 @@ def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, in
 
 
 def training_setup(
-    w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, memory_headroom: float
+    w: TrainingWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    memory_headroom: float,
+    margin: str | float = "low",
 ) -> dict[str, np.ndarray | float | str]:
     """Memory-minimum cluster, FLOPs, per-device rate and spot preemptions for every pool.
 
     FLOPs include attention when the model's shape is known (``physics.training_flops``)
     and count the parameters a token uses (a mixture of experts' active ones); memory
     holds all of them.
-    The MFU is the family's published figure at the run's precision, against the same
-    dense peak (``physics.default_mfu``), with the cluster size it was measured at; a
-    workload's own ``mfu`` is taken at the job's scale (``mfu_measured_at`` = inf: no
-    scaling loss). Spot pools carry their provider's preemptions per instance-hour.
+    The MFU is the family's published figure and band at the run's precision, against the
+    same dense peak (``physics.default_mfu``), with the cluster size it was measured at;
+    the cluster is sized at the MFU the ``margin`` picks from the band
+    (``physics.planning_mfu``: the low end by default). A workload's own ``mfu`` is taken
+    at the job's scale (``mfu_measured_at`` = inf: no scaling loss) with no band. Spot
+    pools carry their provider's preemptions per instance-hour.
     """
     recompute = w.recompute
     act_sel = physics.activation_gb_per_device(
@@ -924,16 +941,20 @@ def training_setup(
         bf16=pools["bf16_dense_tflops"].to_numpy(float), peak=peak
     )
     where, distinct = pd.factorize(pd.MultiIndex.from_frame(accel))
-    measured = [
-        physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
-        for a, v, c, s, b, p in distinct
-    ]
-    if w.mfu is not None:
-        mfu = np.full(len(pools), float(w.mfu))
-        measured_at = np.full(len(pools), np.inf)
-    else:
-        mfu = np.array([m.mfu for m in measured], dtype=float)[where]
-        measured_at = np.array([m.measured_at_accelerators for m in measured], dtype=float)[where]
+    measured = (
+        [physics.own_mfu(float(w.mfu))] * len(distinct)
+        if w.mfu is not None
+        else [
+            physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
+            for a, v, c, s, b, p in distinct
+        ]
+    )
+
+    def per_pool(values: list, dtype: type = float) -> np.ndarray:
+        return np.array(values, dtype=dtype)[where]
+
+    mfu = per_pool([physics.planning_mfu(m, margin) for m in measured])
+    measured_at = per_pool([m.measured_at_accelerators for m in measured])
     joins = np.array(
         [physics.scaleup_joins_units(a, v, c, float(s)) for a, v, c, s, _, _ in distinct],
         dtype=bool,
@@ -947,6 +968,11 @@ def training_setup(
         "flops": flops,
         "activation_gb": act_sel,
         "mfu": mfu,
+        "mfu_point": per_pool([m.mfu for m in measured]),
+        "mfu_low": per_pool([m.low for m in measured]),
+        "mfu_high": per_pool([m.high for m in measured]),
+        "mfu_source": per_pool([m.source for m in measured], object),
+        "mfu_band": per_pool([m.band for m in measured], object),
         "mfu_measured_at": measured_at,
         "joins_by_scaleup": joins,
         "preemptions_per_unit_hour": preemptions,
@@ -1016,7 +1042,7 @@ def _training_options(
     report: CompileReport,
 ) -> list[dict]:
     first, last = training_window(w, periods)
-    setup = training_setup(w, spec, pools, problem.memory_headroom)
+    setup = training_setup(w, spec, pools, problem.memory_headroom, problem.training_margin_of(w))
     apu = pools["accels_per_unit"].to_numpy()
     u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(
         int
@@ -1043,6 +1069,10 @@ def _training_options(
     def hours_at(units: np.ndarray) -> np.ndarray:
         return cluster(units)[0]
 
+    def hours_at_point(units: np.ndarray) -> np.ndarray:
+        # hours are FLOPs / (... x MFU ...): at the point MFU they scale by mfu / point
+        return cluster(units)[0] * setup["mfu"] / setup["mfu_point"]
+
     cap_units = pools["availability_cap"].to_numpy().astype(int)
     if w.max_accelerators is not None:
         cap_units = np.minimum(cap_units, w.max_accelerators // apu)
@@ -1060,6 +1090,10 @@ def _training_options(
     unit_coef = unit_hour_coefficients(pools, TRAINING_UTILISATION)
     for s in range(first, last + 1):
         chosen_prev = np.zeros(len(pools), dtype=int)
+        # the hours a job starting in s may take (the verifier's window), and what the
+        # point MFU would need of each pool in it: why a margin moved the plan
+        window_h = min(float(p_hours[s : last + 1].sum()), deadline_h)
+        at_point = _smallest_cluster(hours_at_point, lo, hi, window_h)
         for e in range(s, last + 1):
             limit = min(float(p_hours[s : e + 1].sum()), deadline_h)
             units = _smallest_cluster(hours_at, lo, hi, limit)
@@ -1092,6 +1126,13 @@ def _training_options(
                         "mfu_measured_at_accelerators": float(setup["mfu_measured_at"][i])
                         if np.isfinite(setup["mfu_measured_at"][i])
                         else np.nan,
+                        "mfu_point": float(setup["mfu_point"][i]),
+                        "mfu_low": float(setup["mfu_low"][i]),
+                        "mfu_high": float(setup["mfu_high"][i]),
+                        "mfu_source": str(setup["mfu_source"][i]),
+                        "mfu_band": str(setup["mfu_band"][i]),
+                        "window_hours": window_h,
+                        "units_at_point_mfu": int(at_point[i]),
                         "scaling_efficiency": float(eff[i]),
                         "spot_lost_fraction": float(lost[i]),
                         "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
@@ -1154,9 +1195,7 @@ def compile_problem(
             )
             local_reasons["activations alone exceed device memory"] += int(no_fit.sum())
             if not opts:
-                local_reasons["no cluster finishes inside the window/deadline within caps"] += int(
-                    (~no_fit).sum()
-                )
+                local_reasons[_no_cluster_reason(w, problem)] += int((~no_fit).sum())
             kept = pd.DataFrame(_prune_training(opts, sub, report))
             if not kept.empty:
                 kept.insert(0, "pool_id", sub["pool_id"].to_numpy()[kept.pop("pool_index")])
@@ -1636,6 +1675,18 @@ def calibrate_to_measured(
         "spread_log_ratio": spread,
         "measured_on": sorted(measured),
     }
+
+
+def _no_cluster_reason(w: TrainingWorkload, problem: Problem) -> str:
+    """Why a training workload has no option, with the MFU margin it was sized at."""
+    margin = problem.training_margin_of(w)
+    at = (
+        "at the low end of the MFU band (training_margin: low; point sizes it at the "
+        "published figure)"
+        if margin == "low" and w.mfu is None
+        else f"at training_margin {margin}"
+    )
+    return f"no cluster finishes inside the window/deadline within caps {at}"
 
 
 def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileReport) -> list[dict]:

@@ -33,6 +33,7 @@ import difflib
 import io
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,23 @@ OPTIONAL_FILES = {"providers.csv", "exchange_rates.csv"}
 #: running its own datacenters, a hyperscaler. ``min_tier`` admits its tier and those above.
 TIERS: tuple[str, ...] = ("marketplace", "neocloud", "hyperscaler")
 UNKNOWN_TIER = "unknown"
+
+# Availability caps (offerings.csv ``availability_cap_instances``) are assumptions: no
+# provider publishes how many instances one buyer can get, so the importer takes 16 (64)
+# instances of an 8-accelerator (smaller) size at a hyperscaler, 8 (32) at a neocloud and
+# 4 (16) elsewhere (solver.inputs.importers.skypilot.default_availability_cap). Where the
+# catalog counts listings (Vast: one per host offering the type, catalogs/SOURCES.md) the
+# cap is a listed figure. A cap the problem gives (availability_caps) is the problem's.
+LISTED_CAP_PROVIDERS = frozenset({"vast"})
+CAP_BASES = ("problem", "listed", "assumed")
+
+
+def availability_cap_basis(provider: str, offering_id: str, problem_caps: Mapping) -> str:
+    """Where a rented offering's availability cap comes from: ``problem`` (the problem's
+    ``availability_caps``), ``listed`` (the catalog counts listings) or ``assumed``."""
+    if offering_id in problem_caps:
+        return "problem"
+    return "listed" if provider in LISTED_CAP_PROVIDERS else "assumed"
 
 
 def tier_rank(tier: str) -> int:
@@ -161,6 +179,14 @@ class Catalog:
         if self.providers is None or provider not in self.providers.index:
             return UNKNOWN_TIER
         return str(self.providers.at[provider, "tier"])
+
+    def sla_of(self, provider: str) -> str:
+        """A provider's service-level agreement in words (providers.csv ``sla``); ``""`` for
+        owned servers (your own site) and for a provider the file does not list."""
+        if provider == "owned" or self.providers is None or provider not in self.providers.index:
+            return ""
+        value = self.providers.at[provider, "sla"]
+        return "" if pd.isna(value) else str(value)
 
     def counts(self) -> dict[str, int]:
         """Row counts and the number of providers and regions offered."""

@@ -362,6 +362,35 @@ Tier = Literal["marketplace", "neocloud", "hyperscaler"]
 DEFAULT_SERVING_TIER = "neocloud"
 #: Price confidence levels, weakest first (solver/inputs/provenance.py).
 PriceConfidence = Literal["unverified", "third_party", "list", "quote"]
+# The MFU a training cluster is sized at (issue 28 part 5): the low end of the published
+# band by default, so a plan's training job meets its deadline even if it runs as slowly
+# as the slowest published run of its accelerator family (solver/physics/constants.py
+# TRAINING_MFU; solver.physics.training.planning_mfu).
+TrainingMargin = Literal["low", "point"] | Annotated[float, Field(gt=0, le=1)]
+DEFAULT_TRAINING_MARGIN = "low"
+TRAINING_MARGIN_HELP = (
+    "The MFU a training cluster is sized at. 'low' (default): the low end of the band of "
+    "published runs of its accelerator family (solver/physics/constants.py TRAINING_MFU), "
+    "so the job meets its deadline even if it runs as slowly as the slowest of them; "
+    "'point': the published point figure; or a number in (0, 1]: that fraction of the "
+    "point figure (e.g. 0.9). A workload's own mfu has no band: 'low' and 'point' take it "
+    "as given"
+)
+
+
+def check_training_margin(value: object) -> object:
+    """A ``training_margin`` as given, refused with one message naming the values it takes."""
+    if value is None or value in ("low", "point"):
+        return value
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is not None and math.isfinite(number) and 0 < number <= 1:
+        return float(number)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise ValueError(
+        f"training_margin is {shown}; write 'low' (the default: size the cluster at the low "
+        "end of the published MFU band), 'point' (at the published figure) or a number in "
+        "(0, 1] (that fraction of the published figure, e.g. 0.9)"
+    )
 
 
 class _WorkloadBase(_Strict):
@@ -415,13 +444,31 @@ class TrainingWorkload(_WorkloadBase):
     optimizer: Literal["adamw", "sgd", "lora", "qlora"] = "adamw"
     seq_len: int = Field(4096, gt=0, description="Sequence length, tokens")
     micro_batch: int = Field(1, gt=0, description="Sequences per device per step")
-    recompute: Literal["none", "selective", "full"] = "selective"
+    recompute: Literal["none", "selective", "full"] = Field(
+        "selective",
+        description="Activation recomputation: selective (default; Korthikanti et al. 2022, "
+        "no extra FLOPs), full (one more forward pass: x4/3 FLOPs, least memory) or none",
+    )
     start_period: str | None = Field(None, description="First period the job may run in")
     end_period: str | None = Field(None, description="Last period the job must finish in")
     deadline_days: float | None = Field(None, gt=0, description="Wall-clock limit, days")
-    mfu: float | None = Field(None, gt=0, le=1, description="Model FLOPs utilisation override")
+    mfu: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Model FLOPs utilisation override (your own measurement, taken at the "
+        "job's scale; it has no band, so training_margin low and point both use it)",
+    )
+    training_margin: TrainingMargin | None = Field(
+        None, description=TRAINING_MARGIN_HELP + ". Default: the problem's training_margin"
+    )
     interruptible: bool = Field(False, description="Spot capacity allowed (checkpoint/restart)")
     max_accelerators: int | None = Field(None, gt=0, description="Largest cluster to consider")
+
+    @field_validator("training_margin", mode="before")
+    @classmethod
+    def _margin(cls, value: object) -> object:
+        return check_training_margin(value)
 
 
 class InferenceWorkload(_WorkloadBase):
@@ -899,7 +946,12 @@ class Problem(_Strict):
     carbon_cap_tco2e: float | None = Field(None, gt=0, description="Total CO2e cap, tonnes")
     objective: Literal[
         "min_cost", "min_carbon", "max_served", "cost_plus_carbon", "lexicographic", "min_npv"
-    ] = "min_cost"
+    ] = Field(
+        "min_cost",
+        description="What the plan minimises (or maximises): min_cost (default), min_carbon "
+        "within the budget, max_served within the budget, cost_plus_carbon at "
+        "carbon_price_usd_per_tco2e, lexicographic (cost, then carbon) or min_npv",
+    )
     carbon_price_usd_per_tco2e: float = Field(0.0, ge=0, description="For cost_plus_carbon")
     shortfall_penalty_usd_per_mtoken: float = Field(
         1000.0, gt=0, description="Penalty per 1M unserved output tokens (max_served)"
@@ -930,7 +982,12 @@ class Problem(_Strict):
     exclude_vendors: list[HardwareName] = Field(
         default_factory=list, description=EXCLUDE_VENDORS_HELP + ", for every workload"
     )
-    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
+    modes: list[Mode] = Field(
+        default_factory=lambda: list(ALL_MODES),
+        min_length=1,
+        description="Purchase modes allowed (on_demand, spot, reserved_1y, reserved_3y, "
+        "owned). Default: all five",
+    )
     sites: list[SiteEntry] | None = Field(
         None,
         description="The sites owned servers may be in; default every catalog site. Each "
@@ -994,6 +1051,10 @@ class Problem(_Strict):
     availability_caps: dict[str, Annotated[int, Field(ge=0)]] = Field(
         default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
     )
+    training_margin: TrainingMargin = Field(
+        DEFAULT_TRAINING_MARGIN,
+        description=TRAINING_MARGIN_HELP + "; a training workload's own training_margin wins",
+    )
     demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
     memory_headroom: float = Field(
         0.10,
@@ -1015,6 +1076,34 @@ class Problem(_Strict):
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z]{3}", value.strip()):
             return value.strip().upper()
         raise ValueError(f"currency {value!r} is not an ISO 4217 code; write e.g. USD or EUR")
+
+    @field_validator("training_margin", mode="before")
+    @classmethod
+    def _margin(cls, value: object) -> object:
+        if value is None:
+            raise ValueError(
+                "training_margin is empty; write 'low' (the default), 'point' or a number in "
+                "(0, 1], or remove the key"
+            )
+        return check_training_margin(value)
+
+    def workload(self, name: str) -> TrainingWorkload | InferenceWorkload | BatchInferenceWorkload:
+        """The workload of that name.
+
+        Raises
+        ------
+        KeyError
+            No workload has it.
+        """
+        for w in self.workloads:
+            if w.name == name:
+                return w
+        raise KeyError(name)
+
+    def training_margin_of(self, workload: TrainingWorkload) -> str | float:
+        """The margin a training workload is sized at: its own, else the problem's."""
+        own = workload.training_margin
+        return own if own is not None else self.training_margin
 
     @field_validator("start", mode="before")
     @classmethod
@@ -1188,7 +1277,7 @@ def _models_at(loc: tuple[object, ...]) -> list[type[BaseModel]]:
             models = inner
         elif str(item) not in {"str", "site_id", "site", "ModelShape"} and not str(item).startswith(
             "function-"
-        ):  # a validator's wrapper names no field
+        ):  # a model's after-validator wraps it: not a field
             return []
     return models
 
@@ -1227,6 +1316,8 @@ def _fix_for(error: dict) -> str:
         )
     if kind == "string_pattern_mismatch" and field == "name":
         return "use letters, digits, '.', '_' or '-' only, no spaces (e.g. our-dc)"
+    if field == "training_margin" and kind == "value_error":
+        return "write training_margin: low (the default), point, or a number such as 0.9"
     if kind == "missing":
         return f"add the required field {field!r}"
     if kind == "union_tag_invalid" or kind == "union_tag_not_found":

@@ -20,7 +20,7 @@ from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, Swee
 from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.orders import _stable_zip, purchase_orders
-from solver.outputs.text import hardware_sentences
+from solver.outputs.text import binding_sentence, hardware_sentences, training_sentences
 from solver.plan import Plan
 from solver.plan.provenance import (
     NOT_STATED,
@@ -699,14 +699,21 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     budget = analysis.budget_usd
     capex = sum(m.capex_usd for m in plan.cash_flow)
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
-    cols = ["period", "block", "provider", "region", "item", "instance_type", "accelerator"]
-    cols += ["mode", "units", "hours", "cost_usd", "co2e_t", "price_confidence", "price_date"]
+    cols = ["period", "block", "provider", "tier", "sla", "region", "item", "instance_type"]
+    cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
+    cols += ["price_confidence", "price_date"]
+    training_cols = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
     by_workload = []
     if not items.empty:
         items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
         for name, rows in items.groupby("workload", sort=True):
+            shown = cols + (training_cols if (rows["item"] == "training").any() else [])
             by_workload.append(
-                (name, _table_html(rows[cols], money=["cost_usd"]), float(rows["cost_usd"].sum()))
+                (
+                    name,
+                    _table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"]),
+                    float(rows["cost_usd"].sum()),
+                )
             )
     duals = sorted(
         (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
@@ -738,7 +745,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
             f"{_usd(budget - plan.total_cost_usd)}"
         )
     spend += f"; {_usd(capex)} of it is capex and {_usd(plan.total_cost_usd - capex)} opex."
-    binds = "; ".join(b.description for b in plan.binding[:5]) or (
+    binds = "; ".join(binding_sentence(b) for b in plan.binding[:5]) or (
         "no budget, carbon, availability, quota or share limit: demand and prices decide"
     )
     env = Environment(
@@ -759,6 +766,9 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         spend_sentence=spend,
         binds_sentence=binds,
         hardware_sentences=hardware_sentences(plan.compile_report),
+        training_sentences=training_sentences(plan),
+        assumptions=_table_html(assumptions_frame(plan, settings=False)),
+        settings=_table_html(assumptions_frame(plan, settings=True)),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
@@ -802,6 +812,48 @@ def report_html(analysis: Analysis, png: bytes) -> str:
             percent=["share"],
         ),
     )
+
+
+def assumptions_frame(plan: Plan, *, settings: bool) -> pd.DataFrame:
+    """The plan's assumptions (MFU, serving efficiencies, assumed caps, tiers and SLAs) or,
+    with ``settings``, the settings that decided it, one row each."""
+    rows = [a for a in plan.assumptions if (a.kind == "default") == settings]
+    if settings:
+        return pd.DataFrame(
+            {
+                "setting": [a.name for a in rows],
+                "workload": [a.workload or "(problem)" for a in rows],
+                "value": [_cell(a.value) for a in rows],
+                "set by": [a.basis for a in rows],
+                "meaning": [a.source for a in rows],
+            }
+        )
+    return pd.DataFrame(
+        {
+            "what": [a.kind for a in rows],
+            "applies to": [" ".join(x for x in (a.workload, a.subject) if x) for a in rows],
+            "name": [a.name for a in rows],
+            "value": [_cell(a.value) + (f" {a.unit}" if a.unit else "") for a in rows],
+            "band": [
+                f"{a.low:.3g}-{a.high:.3g}" if a.low is not None and a.high is not None else ""
+                for a in rows
+            ],
+            "basis": [a.basis for a in rows],
+            "binds": ["yes" if a.binds else "" for a in rows],
+            "source": [a.source for a in rows],
+        }
+    )
+
+
+def _cell(value: object) -> str:
+    """A setting's value as a table cell: lists joined, floats to 4 digits, unset shown."""
+    if value is None:
+        return "(unset)"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "(none)"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from solver.analyses.diff import _usd
@@ -105,7 +106,7 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
         show_lines=False,
     )
     for col, justify in [
-        ("provider", "left"),
+        ("provider (tier)", "left"),
         ("region", "left"),
         ("what", "left"),
         ("accelerator", "left"),
@@ -124,7 +125,7 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
     last_provider = None
     for i in sorted(rows, key=lambda r: (r.provider, r.region, r.offering, r.item)):
         table.add_row(
-            i.provider if i.provider != last_provider else "",
+            f"{i.provider}\n({i.tier})" if i.provider != last_provider else "",
             i.region,
             f"{i.item}: {i.instance_type}",
             i.accelerator,
@@ -235,7 +236,9 @@ def plan_table(plan: Plan) -> str:
             + ", ".join(f"{k} {v:.0%}" for k, v in plan.owned_utilisation.items())
         )
     if plan.binding:
-        console.print("binds: " + "; ".join(f"{b.name} ({b.description})" for b in plan.binding))
+        console.print(
+            "binds: " + "; ".join(binding_sentence(b) for b in plan.binding), markup=False
+        )
     else:
         console.print(
             "binds: no budget, carbon, availability, quota or share limit binds; "
@@ -243,6 +246,8 @@ def plan_table(plan: Plan) -> str:
         )
     for line in fleet_lines(plan):
         console.print(line)
+    for line in training_sentences(plan):
+        console.print(line, markup=False)
     rep = plan.compile_report
     for sentence in hardware_sentences(rep):
         console.print(f"note: {sentence}", markup=False)  # [h100-sxm] is not markup
@@ -268,7 +273,147 @@ def plan_table(plan: Plan) -> str:
         f"kept from {rep.get('pools', 0)} pools; verifier: "
         f"{sum(c.ok for c in plan.checks)}/{len(plan.checks)} checks passed"
     )
+    for table in assumption_tables(plan):
+        console.print(table)
     return buffer.getvalue()
+
+
+def binding_sentence(b) -> str:
+    """One binding row: its name and meaning; an availability cap names its offering, the
+    cap and whether the figure is assumed (catalogs/SOURCES.md) or the problem's."""
+    text = f"{b.name} ({b.description})"
+    if b.family == "availability" and b.offering:
+        basis = {
+            "assumed": "an assumed figure, not a published one (availability_caps: in the "
+            "problem sets your own)",
+            "listed": "listings counted in the catalog's price snapshot",
+            "problem": "the problem's availability_caps",
+        }.get(b.limit_basis, b.limit_basis)
+        text += f": {b.offering} {b.mode} held at its cap of {b.limit:g} units, {basis}"
+    return text
+
+
+def _fraction(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def training_sentences(plan: Plan) -> list[str]:
+    """Per training line: the cluster, the MFU it is sized at with its band and source, the
+    schedule's slack, and what the point MFU would have needed of the same offering."""
+    out = []
+    seen = set()
+    for i in plan.line_items:
+        if i.item != "training" or i.mfu is None or (i.workload, i.offering) in seen:
+            continue
+        seen.add((i.workload, i.offering))
+        margin = i.training_margin
+        at = (
+            "the low end of its band"
+            if margin == "low" and i.mfu_low != i.mfu_point
+            else "its point figure"
+            if margin in ("low", "point")
+            else f"{margin} x its point figure"
+        )
+        line = (
+            f"training {i.workload}: {i.units:g} x {i.offering} ({i.accelerators:g} "
+            f"{i.accelerator}), {i.job_hours:,.0f} h of a {i.window_hours:,.0f} h window, "
+            f"slack {i.slack_fraction:.1%}, at MFU {i.mfu:.3g}, {at} "
+            f"{_fraction(i.mfu_low)}-{_fraction(i.mfu_high)} (training_margin {margin}; point "
+            f"{_fraction(i.mfu_point)}: {i.mfu_source})"
+        )
+        point_units = i.units_at_point_mfu
+        if point_units is not None and point_units != i.units and i.mfu != i.mfu_point:
+            line += (
+                f"; at the point MFU {point_units:g} units would finish in the window"
+                if point_units
+                else "; at the point MFU no cluster of this offering finishes in the window"
+            )
+            if point_units:
+                line += (
+                    f": the margin adds {i.units - point_units:g} "
+                    f"unit{'s' if i.units - point_units != 1 else ''} "
+                    "(training_margin: point sizes at the published figure)"
+                )
+        out.append(line)
+    return out
+
+
+_ASSUMPTION_NAMES = {
+    "mfu": "MFU",
+    "serving_efficiency": "serving",
+    "availability_cap": "cap",
+    "provider_tier": "tier",
+}
+
+
+def _value(a) -> str:
+    if a.value is None:
+        return "(unset)"
+    if isinstance(a.value, bool):
+        return str(a.value).lower()
+    if isinstance(a.value, float):
+        text = f"{a.value:.3g}"
+    elif isinstance(a.value, list):
+        text = "[" + ", ".join(str(v) for v in a.value) + "]"
+    else:
+        text = str(a.value)
+    if a.low is not None and a.high is not None:
+        text += f" (band {a.low:.3g}-{a.high:.3g})"
+    return text + (f" {a.unit}" if a.unit else "")
+
+
+def assumption_tables(plan: Plan) -> list[Table]:
+    """Two tables under the plan: the assumptions its choice rests on (MFU, serving
+    efficiencies, assumed availability caps, provider tiers and SLAs) with their sources,
+    and the settings that decided it, each as the problem set it or by default."""
+    figures = [a for a in plan.assumptions if a.kind != "default"]
+    settings = [a for a in plan.assumptions if a.kind == "default"]
+    out = []
+    if figures:
+        table = Table(title="assumptions the plan rests on", title_justify="left")
+        for column in ("what", "applies to", "name", "value", "basis", "binds", "source"):
+            table.add_column(column, overflow="fold")
+        previous = None
+        for a in figures:
+            same = previous is not None and (a.kind, a.source) == previous
+            previous = (a.kind, a.source)
+            table.add_row(
+                *(
+                    escape(cell)
+                    for cell in (
+                        _ASSUMPTION_NAMES.get(a.kind, a.kind),
+                        " ".join(x for x in (a.workload, a.subject) if x),
+                        a.name,
+                        _value(a),
+                        a.basis,
+                        "yes" if a.binds else "",
+                        "as above" if same else a.source,
+                    )
+                )
+            )
+        out.append(table)
+    if settings:
+        table = Table(
+            title="settings that decided the plan (default: not set in the problem file)",
+            title_justify="left",
+        )
+        for column in ("setting", "workload", "value", "set by", "meaning"):
+            table.add_column(column, overflow="fold")
+        for a in settings:
+            table.add_row(
+                *(
+                    escape(cell)
+                    for cell in (
+                        a.name,
+                        a.workload or "(problem)",
+                        _value(a),
+                        "problem" if a.basis == "problem" else "default",
+                        a.source,
+                    )
+                )
+            )
+        out.append(table)
+    return out
 
 
 def fleet_lines(plan: Plan) -> list[str]:

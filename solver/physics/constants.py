@@ -119,100 +119,278 @@ ACTIVATION_FALLBACK_X_WEIGHTS = 1.0
 
 @dataclass(frozen=True)
 class MfuMeasurement:
-    """A published training utilisation and the cluster size it was measured at.
+    """A published training utilisation, the spread of the runs it comes from, and the
+    cluster size it was measured at.
 
-    ``mfu`` is the achieved fraction of the dense peak at the run's precision, on the
+    All figures are achieved fractions of the dense peak at the run's precision, on the
     FLOPs :func:`solver.physics.training.training_flops` counts (6ND plus attention).
+
+    Attributes
+    ----------
+    mfu
+        The point figure: the published run at the largest scale (the one the scaling loss
+        is counted from).
+    measured_at_accelerators
+        Cluster size of the point figure; scaling loss applies only beyond it.
+    source
+        Where the point figure comes from.
+    low, high
+        The band: the lowest and highest published runs of the family cited here (dense
+        models of 7B+ parameters at 2k-8k context on 8 or more accelerators), or, where one
+        run is all there is, the stated band ``MFU_BAND_ONE_RUN`` (``band`` says which).
+    band
+        Where the band comes from, in words.
     """
 
     mfu: float
     measured_at_accelerators: float
     source: str
+    low: float
+    high: float
+    band: str
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.low <= self.mfu <= self.high <= 1.0:
+            raise ValueError(
+                f"an MFU band must hold 0 < low <= mfu <= high <= 1; got low {self.low}, "
+                f"mfu {self.mfu}, high {self.high} ({self.source})"
+            )
+
+
+# A family with one published run (or an assumed figure) has not shown its spread. Its
+# band is this multiple of the point below and above it: in the families whose sources
+# publish a table (H100 BF16 and FP8, B200, A100, MI250/MI250X, TPU v5e and v5p, Trainium)
+# the lowest run sits at 0.73-1.0 of the point figure and the highest at 1.09-1.49 of it;
+# 0.8 and 1.2 take the lower half of each range, since one run says nothing of how far
+# the next falls (stated assumption).
+MFU_BAND_ONE_RUN: tuple[float, float] = (0.8, 1.2)
+
+
+def _one_run(mfu: float, measured_at: float, source: str, why: str) -> MfuMeasurement:
+    """A family with one run or an assumed figure: the band MFU_BAND_ONE_RUN around it."""
+    low_x, high_x = MFU_BAND_ONE_RUN
+    return MfuMeasurement(
+        mfu,
+        measured_at,
+        source,
+        low=round(mfu * low_x, 4),
+        high=round(min(1.0, mfu * high_x), 4),
+        band=f"{why}: {low_x:g}-{high_x:g} x the point (stated band for one run)",
+    )
 
 
 # Default MFU per accelerator family and training precision (DESIGN.md section 7: "MFU
-# defaults come from published runs at the scale they were measured"). Where a paper
-# gives a table, we take its lowest figure at the relevant context and the table's
-# largest cluster: the tables show the figure holding across their range of sizes.
+# defaults come from published runs at the scale they were measured", with their spread).
+# The point figure is the published run at the largest scale (where a paper gives a
+# table, its lowest figure at the relevant context and the table's largest cluster); the
+# band is the lowest and highest published runs cited (dense 7B+ models at 2k-8k context
+# on 8+ accelerators), and a training job meets its deadline at the band's low end by
+# default (``training_margin``, solver/inputs/problem.py). Sources in full in
+# catalogs/SOURCES.md, "Training MFU".
 TRAINING_MFU: dict[str, dict[str, MfuMeasurement]] = {
     "nvidia-hopper": {
-        # Dubey et al., "The Llama 3 Herd of Models", arXiv 2407.21783, Table 4: 405B at
-        # 8k context, 430 TFLOPs/GPU (43%) on 8,192 H100 and 400 (41%) on 16,384.
-        "bf16": MfuMeasurement(0.41, 16_384, "Llama 3 405B, 16,384 H100 (arXiv 2407.21783 T4)"),
-        # NeMo 24.07 performance summary, DGX-H100 FP8 pre-training (NVIDIA/NeMo
+        # Point: Dubey et al., "The Llama 3 Herd of Models", arXiv 2407.21783, Table 4: 405B
+        # at 8k context, 430 TFLOPs/GPU (43%) on 8,192 H100 and 400 (41%) on 16,384 (38% at
+        # 131k context, outside the band's 2k-8k). Band: MosaicML llm-foundry
+        # scripts/train/benchmarking/README.md, "H100 80GB BF16", MPT 7B-70B at 2k-8k on
+        # 8-64 H100: lowest MPT-30B at 8k on 8 GPUs, 29.92%; highest MPT-7B at 2k on 8,
+        # 46.44%; Llama 3's 41-43% inside.
+        "bf16": MfuMeasurement(
+            0.41,
+            16_384,
+            "Llama 3 405B, 16,384 H100 (arXiv 2407.21783 T4)",
+            low=0.30,
+            high=0.46,
+            band="MosaicML llm-foundry H100 BF16 table, MPT 7B-70B on 8-64 GPUs: "
+            "MPT-30B 8k 29.9% to MPT-7B 2k 46.4%; Llama 3 405B 41-43%",
+        ),
+        # Point: NeMo 24.07 performance summary, DGX-H100 FP8 pre-training (NVIDIA/NeMo
         # docs/source/performance/performance_summary.md): Llama 2/3 and GPT-3 rows at
-        # 697-842 model TFLOP/s/GPU = 0.35-0.43 of the 1,979 FP8 peak on 8-512 GPUs.
-        "fp8": MfuMeasurement(0.35, 512, "NeMo 24.07 H100 FP8 table, 8-512 GPUs"),
+        # 697-842 model TFLOP/s/GPU = 0.35-0.43 of the 1,979 FP8 peak on 8-512 GPUs. Band:
+        # NeMo 24.12 performance summary (docs.nvidia.com/nemo-framework/user-guide/24.12/
+        # nemotoolkit/performance/performance_summary.html), FP8 pre-training of 7B+ models
+        # on 8-512 H100: lowest Nemotron-22B on 64 GPUs, 562 TFLOP/s = 0.28; highest
+        # GPT3-175B on 512 GPUs, 888 TFLOP/s = 0.45.
+        "fp8": MfuMeasurement(
+            0.35,
+            512,
+            "NeMo 24.07 H100 FP8 table, 8-512 GPUs",
+            low=0.28,
+            high=0.45,
+            band="NeMo 24.07 and 24.12 H100 FP8 tables, 7B-340B on 8-512 GPUs: "
+            "Nemotron-22B 0.28 to GPT3-175B 0.45",
+        ),
     },
     "nvidia-blackwell": {
         # NeMo 25.04 long-sequence table, DGX-B200 (NVIDIA/NeMo docs/source/performance/
         # performance_long_sequence.md): Llama 3 8B FP8 with context parallelism at
-        # 1,588-1,717 TFLOP/s/GPU = 0.35-0.38 of the 4,500 FP8 peak on 8-1,024 GPUs.
-        "fp8": MfuMeasurement(0.35, 1_024, "NeMo 25.04 B200 FP8 table, 8-1,024 GPUs"),
+        # 1,588-1,717 TFLOP/s/GPU = 0.35-0.38 of the 4,500 FP8 peak on 8-1,024 GPUs (the
+        # rows of one table are the band; no shorter-context B200 run is cited).
+        "fp8": MfuMeasurement(
+            0.35,
+            1_024,
+            "NeMo 25.04 B200 FP8 table, 8-1,024 GPUs",
+            low=0.35,
+            high=0.38,
+            band="NeMo 25.04 B200 FP8 long-sequence table, Llama 3 8B on 8-1,024 GPUs",
+        ),
         # No dense BF16 B200 pre-training run is published there; the FP8 runs'
-        # utilisation is taken against the BF16 peak (stated assumption).
-        "bf16": MfuMeasurement(0.35, 1_024, "assumed equal to the FP8 runs on B200"),
+        # utilisation and band are taken against the BF16 peak (stated assumption).
+        "bf16": MfuMeasurement(
+            0.35,
+            1_024,
+            "assumed equal to the FP8 runs on B200",
+            low=0.35,
+            high=0.38,
+            band="the FP8 runs' band (NeMo 25.04 B200), taken for BF16",
+        ),
     },
     "nvidia-ampere": {
-        # Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
-        # Using Megatron-LM", SC'21, Table 1: 135-163 TFLOP/s = 43-52% of 312 from 32 to
-        # 3,072 A100 (their FLOPs count the full-recompute forward, as ours do).
-        "bf16": MfuMeasurement(0.43, 3_072, "Megatron-LM, 32-3,072 A100 (Narayanan 2021 T1)"),
+        # Point: Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+        # Clusters Using Megatron-LM", SC'21, Table 1: 135-163 TFLOP/s = 43-52% of 312 from
+        # 32 to 3,072 A100 (their FLOPs count the full-recompute forward, as ours do).
+        # Band: MosaicML llm-foundry, "A100 80GB" and "A100 40GB" tables, MPT 7B-70B at
+        # 2k-8k on 8-128 GPUs: lowest MPT-70B on 64 A100-40GB, 35.87%; highest MPT-7B at 2k
+        # on 8 A100-80GB, 64.23%; Megatron-LM's 43-52% inside.
+        "bf16": MfuMeasurement(
+            0.43,
+            3_072,
+            "Megatron-LM, 32-3,072 A100 (Narayanan 2021 T1)",
+            low=0.36,
+            high=0.64,
+            band="MosaicML llm-foundry A100 tables, MPT 7B-70B on 8-128 GPUs: MPT-70B "
+            "35.9% to MPT-7B 64.2%; Megatron-LM 43-52%",
+        ),
     },
     "nvidia-volta": {
         # Shoeybi et al., "Megatron-LM", arXiv 1909.08053: 8.3B at 15.1 PFLOP/s on 512
-        # V100 = 29.5 TFLOP/s per GPU = 0.24 of 125.
-        "bf16": MfuMeasurement(0.24, 512, "Megatron-LM 8.3B, 512 V100 (Shoeybi 2019)"),
+        # V100 = 29.5 TFLOP/s per GPU = 0.24 of 125; their one-GPU baseline (1.2B, 39
+        # TFLOP/s) is 0.30, outside the band's rules (one GPU, 1.2B): one run.
+        "bf16": _one_run(
+            0.24,
+            512,
+            "Megatron-LM 8.3B, 512 V100 (Shoeybi 2019)",
+            "one V100 run at scale (Shoeybi 2019; its 1-GPU baseline 0.30 agrees)",
+        ),
     },
     "google-tpu-v5p": {
         # MaxText README, "Runtime Performance Results", TPU v5p: 63.99-71.47% MFU from
         # v5p-128 to v5p-12288 (64 to 6,144 chips; v5p-N counts N/2 chips).
-        "bf16": MfuMeasurement(0.64, 6_144, "MaxText, 64-6,144 v5p chips (README table)"),
+        "bf16": MfuMeasurement(
+            0.64,
+            6_144,
+            "MaxText, 64-6,144 v5p chips (README table)",
+            low=0.64,
+            high=0.71,
+            band="MaxText README v5p table, 64-6,144 chips: 63.99% to 71.47%",
+        ),
     },
     "google-tpu-v5e": {
         # MaxText configs/v5e/README.md: 16B-128B on 1 to 32 v5e-256 slices, 46.25-66.86%
         # MFU; lowest (128B) at 32 slices = 8,192 chips.
-        "bf16": MfuMeasurement(0.46, 8_192, "MaxText, 256-8,192 v5e chips (v5e README)"),
+        "bf16": MfuMeasurement(
+            0.46,
+            8_192,
+            "MaxText, 256-8,192 v5e chips (v5e README)",
+            low=0.46,
+            high=0.67,
+            band="MaxText v5e README, 16B-128B on 256-8,192 chips: 46.25% to 66.86%",
+        ),
     },
     "amd-cdna2": {
-        # Dash et al., "Optimizing Distributed Training on Frontier for Large Language
-        # Models", arXiv 2312.12705: 22B 38.38%, 175B 36.14%, 1T 31.96% of peak on
-        # 3,072 MI250X GCDs = 1,536 cards (a catalog MI250X is one card of two GCDs).
-        "bf16": MfuMeasurement(0.32, 1_536, "Frontier 1T, 3,072 MI250X GCDs (Dash 2023)"),
+        # Point: Dash et al., "Optimizing Distributed Training on Frontier for Large Language
+        # Models", arXiv 2312.12705: 22B 38.38%, 175B 36.14%, 1T 31.96% of peak on 3,072
+        # MI250X GCDs = 1,536 cards (a catalog MI250X is one card of two GCDs). Band with
+        # Databricks/MosaicML, "Training LLMs at Scale with AMD MI250 GPUs" (Oct 2023):
+        # MPT-7B at 166 TFLOP/s per MI250 on 4 cards and 159 on 128 = 0.46-0.44 of the
+        # MI250's 362.1 TFLOPS.
+        "bf16": MfuMeasurement(
+            0.32,
+            1_536,
+            "Frontier 1T, 3,072 MI250X GCDs (Dash 2023)",
+            low=0.32,
+            high=0.46,
+            band="Frontier 22B-1T on 1,536 MI250X, 32.0-38.4% (Dash 2023); MPT-7B on "
+            "4-128 MI250, 44-46% (Databricks 2023)",
+        ),
     },
     "amd-cdna3": {
-        # No at-scale MI300X/MI325X training MFU is published in our sources; the CDNA2
-        # Frontier figure is taken (stated assumption).
-        "bf16": MfuMeasurement(0.32, 1_536, "assumed equal to MI250X on Frontier"),
+        # No at-scale MI300X/MI325X training run is published in our sources: the point is
+        # the CDNA2 Frontier figure (stated assumption). Its one CDNA3 run: SemiAnalysis's
+        # Llama 3 70B 4-layer proxy, FSDP on 8 MI300X, BF16 at batch 12 (ROCm/
+        # TransformerEngine issue #78, Oct 2024: the FP8 run's 491.22 TFLOP/s/GPU is "6%
+        # slower than bf16 at batch size 12", so BF16 ~ 523 TFLOP/s = 0.40 of 1,307.4) is the
+        # high end. The low end takes the one-run rule below the carried point (0.8 x 0.32 =
+        # 0.256): the point itself comes from another generation and another stack.
+        "bf16": MfuMeasurement(
+            0.32,
+            1_536,
+            "assumed equal to MI250X on Frontier",
+            low=round(0.32 * MFU_BAND_ONE_RUN[0], 4),
+            high=0.40,
+            band="no CDNA3 run at scale: low 0.8 x the Frontier point (stated band for "
+            "one run); high one 8-GPU MI300X BF16 run (Llama 3 70B proxy, ROCm/"
+            "TransformerEngine#78, ~523 TFLOP/s)",
+        ),
     },
     "intel-gaudi": {
         # Intel Gaudi 2 model performance page (SynapseAI 1.18): Llama 2 70B FP8, 64 HPU,
         # 4k context, 54,274 tokens/s x (6 x 69e9 + 12 x 80 x 8192 x 4096) FLOPs/token
-        # / 64 = 378 TFLOP/s = 0.44 of 865.
-        "fp8": MfuMeasurement(0.44, 64, "Llama 2 70B FP8, 64 Gaudi 2 (Intel perf page)"),
+        # / 64 = 378 TFLOP/s = 0.44 of 865: one run.
+        "fp8": _one_run(
+            0.44,
+            64,
+            "Llama 2 70B FP8, 64 Gaudi 2 (Intel perf page)",
+            "one Gaudi 2 run (Intel perf page)",
+        ),
         # Intel publishes no BF16 training run; the FP8 run's utilisation is taken
         # against the BF16 peak (stated assumption; Gaudi 3 takes the Gaudi 2 figures).
-        "bf16": MfuMeasurement(0.44, 64, "assumed equal to the FP8 run on 64 Gaudi 2"),
+        "bf16": _one_run(
+            0.44,
+            64,
+            "assumed equal to the FP8 run on 64 Gaudi 2",
+            "one Gaudi 2 FP8 run, taken for BF16",
+        ),
     },
     "aws-trainium": {
-        # aws-neuron-sdk general/benchmarks/trn1/training_data_decoder.csv (Neuron 2.16):
-        # Llama2-13B NxD on 32 trn1.32xlarge (512 chips), 4k context, 85.65 seq/s x 4096
-        # x (6 x 13e9 + 12 x 40 x 5120 x 4096) FLOPs / 512 = 60 TFLOP/s = 0.32 of 190.
-        "bf16": MfuMeasurement(0.32, 512, "Llama2-13B, 512 Trainium (Neuron benchmarks)"),
+        # aws-neuron-sdk general/benchmarks/trn1/training_data_decoder.csv (Neuron 2.16),
+        # NeuronX Distributed rows, 4k context, 16 Trainium chips (32 NeuronCores) per
+        # trn1.32xlarge, FLOPs/token 6N + 12 L d s: Llama2-13B on 32 nodes (512 chips),
+        # 85.65 seq/s -> 60 TFLOP/s = 0.32 of 190 (point); Llama2-7B on 16 nodes, 93.3 seq/s
+        # -> 70 TFLOP/s = 0.37; Llama2-70B on 32 nodes, 15.34 seq/s -> 55 TFLOP/s = 0.29.
+        # (The NeMo rows' topologies do not fill their node counts and are left out.)
+        "bf16": MfuMeasurement(
+            0.32,
+            512,
+            "Llama2-13B, 512 Trainium (Neuron benchmarks)",
+            low=0.29,
+            high=0.37,
+            band="Neuron 2.16 NxD rows, Llama2 7B-70B on 256-512 Trainium: 70B 0.29 to 7B 0.37",
+        ),
     },
     "pcie": {
         # Datacenter cards without a scale-up link (L4, L40S, A10G, H100 PCIe ...): no
         # published at-scale run; ZeRO-3 gathers cross PCIe Gen4 (32 GB/s per direction,
         # a tenth of A100 NVLink), so we take 0.35, below the NVLink A100 figure (0.43),
         # for one 8-card server (stated assumption).
-        "bf16": MfuMeasurement(0.35, 8, "assumed below Megatron-LM A100 (no PCIe run found)"),
+        "bf16": _one_run(
+            0.35,
+            8,
+            "assumed below Megatron-LM A100 (no PCIe run found)",
+            "an assumed figure, no run",
+        ),
     },
     "consumer": {
         # Schultheis & Alistarh, "LLMQ", arXiv 2512.15306: ~50% FLOP utilisation on 4 x
         # RTX 4090 only with a custom CUDA stack (copy-engine collectives, offloading);
         # standard stacks lack peer-to-peer on GeForce cards: 0.30 for one 4-card
         # workstation (stated assumption below the published figure).
-        "bf16": MfuMeasurement(0.30, 4, "assumed below LLMQ's ~50% on 4 x RTX 4090"),
+        "bf16": _one_run(
+            0.30,
+            4,
+            "assumed below LLMQ's ~50% on 4 x RTX 4090",
+            "an assumed figure below one custom-stack run",
+        ),
     },
 }
 # Accelerator id -> MFU family; ids not listed fall back by device class and vendor

@@ -13,8 +13,9 @@ References
   Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, eq. 3
   (derived in :func:`training_flops`); the same attention term is PaLM's 12*L*H*Q*T
   (Chowdhery et al. 2022, appendix B).
-- MFU defaults from published runs with the cluster size they were measured at:
-  ``constants.TRAINING_MFU``.
+- MFU defaults from published runs with the cluster size they were measured at and the
+  band of the runs they come from: ``constants.TRAINING_MFU``; the figure a plan is sized
+  at for a ``training_margin``: :func:`planning_mfu`.
 - Spot restarts: Young, "A first order approximation to the optimum checkpoint
   interval", CACM 17(9), 1974; Daly, "A higher order estimate of the optimum
   checkpoint interval for restart dumps", FGCS 22(3), 2006.
@@ -223,8 +224,8 @@ def default_mfu(
     Returns
     -------
     MfuMeasurement
-        ``mfu``, ``measured_at_accelerators`` (scaling loss applies only beyond it) and
-        ``source``.
+        ``mfu``, ``measured_at_accelerators`` (scaling loss applies only beyond it),
+        ``source``, and the band ``low``-``high`` with its ``band`` source.
     """
     family = mfu_family(accelerator_id, vendor, device_class, scaleup_gbps)
     table = TRAINING_MFU[family]
@@ -232,12 +233,63 @@ def default_mfu(
         return table["fp8"]
     base = table["bf16"]
     if precision == "fp8" and bf16_tflops and peak_tflops and peak_tflops != bf16_tflops:
+        scale = bf16_tflops / peak_tflops  # the same TFLOP/s against the FP8 peak
         return MfuMeasurement(
-            base.mfu * bf16_tflops / peak_tflops,
+            base.mfu * scale,
             base.measured_at_accelerators,
             base.source + "; FP8 assumed at the BF16 TFLOP/s",
+            low=base.low * scale,
+            high=base.high * scale,
+            band=base.band + "; FP8 assumed at the BF16 TFLOP/s",
         )
     return base
+
+
+#: ``training_margin`` values that name a point of the band (a number is a fraction of the
+#: point figure): ``low`` the band's low end (the default), ``point`` the published figure
+TRAINING_MARGINS = ("low", "point")
+
+
+def planning_mfu(measurement: MfuMeasurement, margin: str | float) -> float:
+    """The MFU a training cluster is sized at, for a ``training_margin``.
+
+    Parameters
+    ----------
+    measurement
+        The family's published figure and band (:func:`default_mfu`), or a workload's own
+        MFU with a band of that one figure.
+    margin
+        ``"low"``: the band's low end (a cluster that meets its deadline even if the job
+        runs as slowly as the slowest published run of its family); ``"point"``: the
+        published point figure; a number x in (0, 1]: x times the point figure.
+
+    Returns
+    -------
+    float
+        Model FLOPs utilisation, a fraction of the dense peak at the run's precision.
+
+    Raises
+    ------
+    ValueError
+        A margin that is none of these.
+    """
+    if margin == "low":
+        return measurement.low
+    if margin == "point":
+        return measurement.mfu
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 < margin <= 1:
+        raise ValueError(
+            f"training_margin {margin!r} is not one of {TRAINING_MARGINS} or a number in (0, 1]"
+        )
+    return measurement.mfu * float(margin)
+
+
+def own_mfu(mfu: float) -> MfuMeasurement:
+    """A workload's own MFU as a measurement: taken at the job's scale (no scaling loss),
+    its band that one figure (``low`` and ``point`` margins both give it)."""
+    return MfuMeasurement(
+        mfu, np.inf, "the workload's mfu", low=mfu, high=mfu, band="the workload's own figure"
+    )
 
 
 def scaleup_joins_units(

@@ -5,6 +5,7 @@ and its cash flow by month (:mod:`solver.plan.cashflow`).
 :mod:`solver.plan.lines` are re-exported here.
 """
 
+from solver.plan.assumptions import Assumption, assumptions_of
 from solver.plan.lines import (
     Binding,
     CashFlowMonth,
@@ -24,6 +25,7 @@ from solver.plan.lines import (
 )
 
 __all__ = [
+    "Assumption",
     "Binding",
     "CashFlowMonth",
     "Check",
@@ -32,6 +34,7 @@ __all__ = [
     "Plan",
     "PlanInputs",
     "Totals",
+    "assumptions_of",
     "binding_rows",
     "extract_plan",
     "input_digests",

@@ -33,6 +33,7 @@ from solver.core.compile import Compiled
 from solver.core.model import LinearModel
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
+from solver.plan.assumptions import Assumption, assumptions_of
 from solver.units import RENTED_MODES, Item, Mode
 
 
@@ -97,6 +98,42 @@ class LineItem(BaseModel):
         description="The currency the source states that price in (cost_usd is in USD, at the "
         "catalog's rate)",
     )
+    tier: str = Field(
+        "",
+        description="The provider's tier (catalogs/providers.csv): hyperscaler, neocloud or "
+        "marketplace; owned for servers you own",
+    )
+    sla: str = Field(
+        "", description="The provider's SLA in words (catalogs/providers.csv); '' for owned"
+    )
+    mfu: float | None = Field(
+        None,
+        description="Training: the model FLOPs utilisation the cluster is sized at (the "
+        "training_margin's point of the band), a fraction of the dense peak",
+    )
+    mfu_low: float | None = Field(None, description="Training: low end of the published band")
+    mfu_high: float | None = Field(None, description="Training: high end of the published band")
+    mfu_point: float | None = Field(
+        None, description="Training: the published point figure (or the workload's own mfu)"
+    )
+    mfu_source: str = Field("", description="Training: where the point MFU comes from")
+    mfu_band_source: str = Field("", description="Training: where the MFU band comes from")
+    training_margin: str = Field(
+        "", description="Training: the margin the cluster is sized at (low, point or a number)"
+    )
+    window_hours: float = Field(
+        0.0, description="Training: hours the job may take from its start (window or deadline)"
+    )
+    slack_fraction: float | None = Field(
+        None,
+        description="Training: 1 - job_hours / window_hours at the MFU used, the share of "
+        "the window left spare (0.15: the job may run 1 / 0.85 = 1.18x slower and finish)",
+    )
+    units_at_point_mfu: int | None = Field(
+        None,
+        description="Training: the fewest units of the same offering that finish within the "
+        "window at the point MFU (0: none do); differs from units when the margin moved it",
+    )
 
     @property
     def unit_price_usd_per_hour(self) -> float:
@@ -126,6 +163,18 @@ class Binding(BaseModel):
     family: str
     description: str
     slack: float
+    key: dict[str, str | int | float] = Field(
+        default_factory=dict,
+        description="The row's key by the names its family gives them (FAMILIES[family].keys)",
+    )
+    offering: str = Field("", description="availability: the offering held at its cap")
+    mode: str = Field("", description="availability: its mode")
+    limit: float | None = Field(None, description="availability: the cap, units")
+    limit_basis: str = Field(
+        "",
+        description="availability: where the cap comes from: problem (availability_caps), "
+        "listed (counted in the catalog's source) or assumed (catalogs/SOURCES.md)",
+    )
 
 
 class Check(BaseModel):
@@ -323,6 +372,12 @@ class Plan(BaseModel):
     in_currency: CurrencyView | None = Field(
         None, description="The totals in the problem's currency when it is not USD"
     )
+    assumptions: list[Assumption] = Field(
+        default_factory=list,
+        description="What the plan's choice rests on: MFU and serving efficiencies with "
+        "their sources, availability caps that are assumed, provider tiers and SLAs, and "
+        "the settings that decided it (solver.plan.assumptions)",
+    )
 
     @computed_field(
         description="Rented serving offerings per workload and period: the units kept all "
@@ -364,6 +419,8 @@ def _pool_fields(pool) -> dict:
         "price_source": pool.price_source,
         "price_confidence": pool.price_confidence,
         "price_currency": pool.price_currency,
+        "tier": pool.tier,
+        "sla": pool.sla,
     }
 
 
@@ -431,6 +488,8 @@ def extract_plan(
         )
     )
     totals = totals_of(items, rd.p_names)
+    binding = binding_rows(model, values, compiled.pools)
+    binding_pools = {str(b.key.get("pool")) for b in binding if b.family == "availability"}
     npv = None
     if compiled.problem.discount_rate is not None:
         factors = ledger.discount_factors(rd.periods, compiled.problem.discount_rate)
@@ -451,7 +510,8 @@ def extract_plan(
         line_items=items,
         totals=totals,
         owned_utilisation=owned_utilisation(items, compiled),
-        binding=binding_rows(model, values),
+        binding=binding,
+        assumptions=assumptions_of(compiled, items, binding_pools),
         served_fraction=served_fraction(compiled, model, values),
         compile_report=compiled.report.as_dict(),
     )
@@ -513,9 +573,28 @@ def _training_items(rd: _Reading, r) -> list[LineItem]:
                 co2e_t=k["kgco2e"] * share / 1000.0,
                 start_period=rd.p_names[int(k["start_period"])],
                 job_hours=float(k["job_hours"]),
+                **_mfu_fields(k, rd.compiled.problem),
             )
         )
     return out
+
+
+def _mfu_fields(k: pd.Series, problem: Problem) -> dict:
+    """A training option's MFU, its band and source, and the schedule's slack."""
+    window_h = float(k["window_hours"])
+    margin = problem.training_margin_of(problem.workload(k["workload"]))
+    return {
+        "mfu": float(k["mfu"]),
+        "mfu_low": float(k["mfu_low"]),
+        "mfu_high": float(k["mfu_high"]),
+        "mfu_point": float(k["mfu_point"]),
+        "mfu_source": str(k["mfu_source"]),
+        "mfu_band_source": str(k["mfu_band"]),
+        "training_margin": str(margin),
+        "window_hours": window_h,
+        "slack_fraction": 1.0 - float(k["job_hours"]) / window_h if window_h > 0 else None,
+        "units_at_point_mfu": int(k["units_at_point_mfu"]),
+    }
 
 
 def _purchase_item(rd: _Reading, r) -> LineItem:
@@ -663,26 +742,56 @@ def owned_utilisation(items: list[LineItem], compiled: Compiled) -> dict[str, fl
     return {o: min(1.0, used[o] / owned[o]) for o in sorted(owned) if owned[o] > 0}
 
 
-def binding_rows(model: LinearModel, values: np.ndarray, tol: float = 1e-6) -> list[Binding]:
+def binding_rows(
+    model: LinearModel,
+    values: np.ndarray,
+    pools: pd.DataFrame | None = None,
+    tol: float = 1e-6,
+) -> list[Binding]:
     """Rows that hold with equality, of the families reported as binding (what binds:
-    ``FAMILIES[family].binds``; demand, capacity links and cuts are not)."""
+    ``FAMILIES[family].binds``; demand, capacity links and cuts are not).
+
+    Each carries its key by name (the family's ``keys``, never parsed from the row's name);
+    with ``pools`` (the compiled pools), an availability row also names the offering and
+    mode it caps, the cap and where the cap comes from.
+    """
     from solver.core.model import FAMILIES
 
+    by_pool = pools.set_index("pool_id") if pools is not None else None
     out = []
     for row in model.rows:
-        if not FAMILIES[row.family].binds:
+        family = FAMILIES[row.family]
+        if not family.binds:
             continue
         lhs = sum(c * values[i] for i, c in row.coefs.items())
         slack = row.rhs - lhs if row.sense == "<=" else lhs - row.rhs
-        if abs(slack) <= tol * max(1.0, abs(row.rhs)):
-            out.append(
-                Binding(
-                    name=row.name,
-                    family=row.family,
-                    description=FAMILIES[row.family].description,
-                    slack=slack,
-                )
+        if abs(slack) > tol * max(1.0, abs(row.rhs)):
+            continue
+        names = [k.rstrip("?") for k in family.keys]
+        key = {
+            n: v if isinstance(v, str | float) else int(v)
+            for n, v in zip(names, row.key, strict=False)
+        }
+        extra: dict = {}
+        pool_id = key.get("pool")
+        if row.family == "availability" and by_pool is not None and pool_id in by_pool.index:
+            pool = by_pool.loc[pool_id]
+            extra = {
+                "offering": str(pool["offering_id"]),
+                "mode": str(pool["mode"]),
+                "limit": float(pool["availability_cap"]),
+                "limit_basis": str(pool["availability_cap_basis"]),
+            }
+        out.append(
+            Binding(
+                name=row.name,
+                family=row.family,
+                description=family.description,
+                slack=slack,
+                key=key,
+                **extra,
             )
+        )
     return out
 
 

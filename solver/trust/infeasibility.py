@@ -8,8 +8,10 @@ feasible yields a relaxation that is enough on its own ("the budget is short
 by $312,400 (15.6%)"); the slack values are the smallest such relaxation (to
 the solver's gap). Training deadlines are relaxed by re-compiling with longer
 deadlines (feasibility is monotone in the deadline, so a doubling search then
-bisection on whole days finds the shortest that works). When no single group
-is enough, all groups are relaxed together.
+bisection on whole days finds the shortest that works), and a training job sized
+below its published MFU (training_margin low, the default, or a fraction) by
+re-compiling at the point figure. When no single group is enough, all groups are
+relaxed together.
 
 Every relaxation comes with the problem edit that applies it, so a caller (and
 the tests) can apply it and re-solve.
@@ -248,6 +250,39 @@ def _deadline_relaxations(problem: Problem, catalog) -> list[Relaxation]:
     return out
 
 
+def _margin_relaxation(problem: Problem, catalog) -> list[Relaxation]:
+    """Training sized at the published MFU instead of below it (training_margin: point),
+    when some training workload is sized below its point figure and that alone is enough."""
+    below = [
+        w
+        for w in problem.workloads
+        if isinstance(w, TrainingWorkload)
+        and w.mfu is None
+        and problem.training_margin_of(w) != "point"
+    ]
+    if not below:
+        return []
+    workloads = [
+        w.model_copy(update={"training_margin": None}) if isinstance(w, TrainingWorkload) else w
+        for w in problem.workloads
+    ]
+    edit = {"training_margin": "point", "workloads": workloads}
+    if not _feasible(problem.model_copy(update=edit), catalog):
+        return []
+    names = ", ".join(w.name for w in below)
+    return [
+        Relaxation(
+            "training margin",
+            "training_margin",
+            0.0,
+            "",
+            f"size {names} at the published MFU instead of the low end of its band "
+            "(training_margin: point; the schedule then has no margin for a slower run)",
+            edit,
+        )
+    ]
+
+
 def explain_infeasibility(
     problem: Problem, catalog, compiled: Compiled | None = None
 ) -> Explanation:
@@ -267,7 +302,9 @@ def explain_infeasibility(
         relaxation = _group_relaxation(compiled, model, set(families), group)
         if relaxation:
             alternatives.append(relaxation)
-    for relaxation in _deadline_relaxations(problem, catalog):
+    for relaxation in _deadline_relaxations(problem, catalog) + _margin_relaxation(
+        problem, catalog
+    ):
         alternatives.append([relaxation])
     if not alternatives and compiled is not None:
         every = {f for families in GROUPS.values() for f in families}

@@ -702,10 +702,14 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
     peak = _peak(acc, w.precision)
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
-    published = physics.default_mfu(
-        *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+    published = (
+        physics.own_mfu(float(w.mfu))
+        if w.mfu is not None
+        else physics.default_mfu(
+            *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+        )
     )
-    own_mfu = w.mfu is not None
+    mfu = _check_training_mfu(run, item, w, published)
     hours = float(
         physics.cluster_training_hours(
             physics.training_flops(
@@ -720,8 +724,8 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
             n_acc,
             u["apu"],
             peak,
-            w.mfu if own_mfu else published.mfu,
-            np.inf if own_mfu else published.measured_at_accelerators,
+            mfu,
+            published.measured_at_accelerators,
             u["network_gbps"],
             physics.scaleup_joins_units(*family, scaleup),
             physics.spot_preemptions_per_instance_hour(item.provider)
@@ -744,6 +748,15 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
         first <= start <= last and hours <= window_h + 1e-6,
         f"{item.workload}",
     )
+    if item.slack_fraction is not None:
+        limit_h = min(window_h, w.deadline_days * 24 if w.deadline_days else np.inf)
+        c.check(
+            "training slack recomputed",
+            _close(item.window_hours, limit_h, 1e-9)
+            and _close(item.slack_fraction, 1.0 - hours / limit_h, 1e-6),
+            f"{item.workload}: slack {item.slack_fraction:.4f} of {item.window_hours:.1f} h vs "
+            f"{1.0 - hours / limit_h:.4f} of {limit_h:.1f} h",
+        )
     if w.deadline_days:
         c.check(
             "training deadline",
@@ -764,6 +777,26 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
         f"{item.workload} training: {item.cost_usd:.2f} vs {cost:.2f}",
     )
     run.add_line(item, cost, kg * item.units * item.hours)
+
+
+def _check_training_mfu(run: _Run, item, w, published) -> float:
+    """The MFU a training line is sized at (its family's band at the problem's margin),
+    checked against the line's own figures; returns it."""
+    margin = run.p.training_margin_of(w)
+    mfu = physics.planning_mfu(published, margin)
+    run.c.check(
+        "training MFU at its margin",
+        item.mfu is None
+        or (
+            _close(item.mfu, mfu, 1e-9)
+            and _close(item.mfu_low or 0.0, published.low, 1e-9)
+            and _close(item.mfu_high or 0.0, published.high, 1e-9)
+            and _close(item.mfu_point or 0.0, published.mfu, 1e-9)
+        ),
+        f"{item.workload}: MFU {item.mfu} (band {item.mfu_low}-{item.mfu_high}) vs {mfu:.4g} "
+        f"at training_margin {margin} (band {published.low:.4g}-{published.high:.4g})",
+    )
+    return mfu
 
 
 def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:

@@ -12,12 +12,15 @@ from solver.cli import app
 
 runner = CliRunner()
 
-PROBLEM = """\
+PROBLEM = (
+    """\
 name: cli
 horizon_months: 1
 modes: [on_demand]
 workloads:
-""" + CHAT_WORKLOAD
+"""
+    + CHAT_WORKLOAD
+)
 
 
 @pytest.fixture
@@ -110,8 +113,9 @@ def test_infeasible_exit_3(setup):
 def test_estimate_json_worked_figures(setup):
     cat, _, _ = setup
     # 13B on 1T tokens: 6 x 13e9 x 1e12 = 7.8e22 plus attention 12 x 40 x 5120 x 4096 x 1e12
-    # = 1.0066e22 -> 8.8066e22 FLOPs = 60,305 H100-hours at the 41% Llama 3 MFU of 989.4
-    # dense TFLOPS (8.8066e22 / (989.4e12 x 0.41 x 3600))
+    # = 1.0066e22 -> 8.8066e22 FLOPs = 82,416 H100-hours at the low end of the H100 band,
+    # 0.30 of 989.4 dense TFLOPS (8.8066e22 / (989.4e12 x 0.30 x 3600)); 60,305 at the 41%
+    # Llama 3 point (--training-margin point)
     res = runner.invoke(
         app,
         [
@@ -131,8 +135,14 @@ def test_estimate_json_worked_figures(setup):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["flops"] == pytest.approx(8.8066e22, rel=1e-4)
-    assert out["accelerator_hours_at_mfu"] == pytest.approx(60_305, rel=1e-3)
+    assert out["accelerator_hours_at_mfu"] == pytest.approx(82_416, rel=1e-4)
+    assert (out["mfu"], out["mfu_point"], out["training_margin"]) == (0.30, 0.41, "low")
     assert out["assumptions"]
+    args = ["estimate", "training", "--tokens", "1e12", "--accelerator", "H100", "--json"]
+    res = runner.invoke(app, [*args, "--catalog", str(cat), "--training-margin", "point"])
+    assert json.loads(res.stdout)["accelerator_hours_at_mfu"] == pytest.approx(60_305, rel=1e-4)
+    res = runner.invoke(app, [*args, "--catalog", str(cat), "--training-margin", "1.5"])
+    assert res.exit_code == 2 and "--training-margin" in res.output and "fix:" in res.output
     # 7B-class fp16 decode at batch 1 on H100: 14 GB / 3,350 GB/s = 4.18 ms (dense-7b, tiny KV)
     res = runner.invoke(
         app,

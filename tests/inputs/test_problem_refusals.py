@@ -545,6 +545,48 @@ CASES = [
         2,
         ["offerings.csv", "191 days old at the start, over 30", "max_price_age_days"],
     ),
+    # training_margin (issue 28 part 5): one message naming the field, the values it takes
+    # and the fix, on the problem and on a training workload
+    (
+        "training margin word",
+        edit("budget_usd:", "training_margin: lowest\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["p.yaml", "training_margin", "'lowest'", "'low'", "'point'", "(0, 1]", "fix:"],
+    ),
+    (
+        "training margin above 1",
+        edit("budget_usd:", "training_margin: 1.2\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["training_margin", "1.2", "number in (0, 1]"],
+    ),
+    (
+        "training margin zero on a workload",
+        edit("workloads:\n", "workloads:\n" + TRAIN.replace("}", ", training_margin: 0}")),
+        [],
+        None,
+        2,
+        ["workloads[0] (tr).training_margin", "is 0", "'low'"],
+    ),
+    (
+        "training margin empty",
+        edit("budget_usd:", "training_margin:\nbudget_usd:"),
+        [],
+        None,
+        2,
+        ["training_margin", "empty", "remove the key"],
+    ),
+    (
+        "training margin on an inference workload",
+        edit("    tpot_slo: 50 ms\n", "    tpot_slo: 50 ms\n    training_margin: low\n"),
+        [],
+        None,
+        2,
+        ["workloads[0] (chat).training_margin", "remove 'training_margin'"],
+    ),
 ]
 
 

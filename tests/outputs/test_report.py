@@ -91,6 +91,12 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
         "0.0% on prices of unknown date." in html
     )
     assert "Spend by price confidence" in html and "Spend by price age" in html
+    # what the plan rests on (issue 28): each line's tier and SLA, the measured capacity,
+    # the settings that decided it (max_utilisation: 1 set by the problem, fleet default)
+    assert "<th>tier</th>" in html and "<th>sla</th>" in html
+    assert "<h2>Assumptions the plan rests on</h2>" in html
+    assert "measured_throughput_rps" in html and "Settings that decided the plan" in html
+    assert "<td>max_utilisation</td>" in html and "<td>per_block</td>" in html
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames

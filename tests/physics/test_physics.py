@@ -189,3 +189,67 @@ def test_energy_and_carbon():
     assert float(physics.operational_kgco2e(kwh, 400)) == pytest.approx(3.1248)
     # 164 kg embodied over 5 years = 164 / 43,800 h = 3.744 g/h
     assert float(physics.embodied_kgco2e_per_hour(164)) == pytest.approx(0.0037443, rel=1e-4)
+
+
+def test_every_mfu_default_carries_a_band_around_its_point():
+    # issue 28 part 5: each family's figure comes with the spread of the runs it comes
+    # from (low <= point <= high), and says where the band comes from
+    from solver.physics.constants import TRAINING_MFU
+
+    for family, by_precision in TRAINING_MFU.items():
+        for precision, m in by_precision.items():
+            assert 0 < m.low <= m.mfu <= m.high <= 1, (family, precision)
+            assert m.band and m.source, (family, precision)
+    # a band that does not hold is refused where it is written
+    from solver.physics.constants import MfuMeasurement
+
+    with pytest.raises(ValueError, match="low <= mfu <= high"):
+        MfuMeasurement(0.4, 8, "x", low=0.45, high=0.5, band="y")
+
+
+def test_mfu_bands_by_hand():
+    # H100 BF16: MosaicML llm-foundry's H100 table, MPT 7B-70B at 2k-8k on 8-64 GPUs, from
+    # MPT-30B at 8k on 8 GPUs (29.92%) to MPT-7B at 2k (46.44%); the point is Llama 3's 41%
+    h100 = physics.default_mfu("h100-sxm", "nvidia", "datacenter", 900.0, "bf16", 989.4, 989.4)
+    assert (h100.low, h100.mfu, h100.high) == (0.30, 0.41, 0.46)
+    # MI250X (CDNA2): Frontier 1T 31.96% (Dash 2023) to MosaicML's MPT-7B 166 TFLOP/s on one
+    # MI250 node = 166 / 362.1 = 0.458
+    mi250x = physics.default_mfu("mi250x", "amd", "datacenter", 400.0)
+    assert (mi250x.low, mi250x.mfu, mi250x.high) == (0.32, 0.32, 0.46)
+    # MI325X (CDNA3): no run at scale; the point is carried from Frontier (0.32), the low end
+    # takes the one-run rule 0.8 x 0.32 = 0.256, the high end one 8-GPU MI300X run at
+    # ~523 TFLOP/s = 523 / 1,307.4 = 0.40 (ROCm/TransformerEngine#78)
+    mi325x = physics.default_mfu("mi325x", "amd", "datacenter", 896.0)
+    assert (mi325x.low, mi325x.mfu, mi325x.high) == (0.256, 0.32, 0.40)
+    assert mi325x.source == "assumed equal to MI250X on Frontier"
+    # Trainium: Neuron 2.16's NxD rows, Llama2-70B on 512 chips 15.34 seq/s x 4096 x
+    # (6 x 69e9 + 12 x 80 x 8192 x 4096) / 512 = 54.8 TFLOP/s = 0.29 of 190; Llama2-7B on
+    # 256 chips 93.3 seq/s -> 70.0 TFLOP/s = 0.37
+    trn = physics.default_mfu("trainium", "aws", "datacenter", 384.0)
+    assert (trn.low, trn.mfu, trn.high) == (0.29, 0.32, 0.37)
+    tflops_70b = 15.34 * 4096 * (6 * 69e9 + 12 * 80 * 8192 * 4096) / 512 / 1e12
+    assert tflops_70b / 190 == pytest.approx(0.288, abs=1e-3)
+    # a family with one run (Gaudi 2's FP8 Llama 2 70B, 0.44) takes the stated band
+    # MFU_BAND_ONE_RUN (0.8-1.2 x): 0.352-0.528
+    gaudi = physics.default_mfu("gaudi2", "intel", "datacenter", 300.0, "fp8", 432.0, 865.0)
+    assert (gaudi.low, gaudi.high) == (pytest.approx(0.352), pytest.approx(0.528))
+    assert "stated band for one run" in gaudi.band
+    # FP8 without a published FP8 run: the BF16 band at the BF16 TFLOP/s, x 121 / 242.5
+    l4 = physics.default_mfu("l4", "nvidia", "datacenter", 0.0, "fp8", 121.0, 242.5)
+    assert l4.low == pytest.approx(0.28 * 121.0 / 242.5)
+    assert l4.high == pytest.approx(0.42 * 121.0 / 242.5)
+
+
+def test_planning_mfu_at_each_margin():
+    # low: the band's low end; point: the published figure; a number: that fraction of the
+    # point (0.9 x 0.32 = 0.288); a workload's own figure has a band of itself
+    mi325x = physics.default_mfu("mi325x", "amd", "datacenter", 896.0)
+    assert physics.planning_mfu(mi325x, "low") == 0.256
+    assert physics.planning_mfu(mi325x, "point") == 0.32
+    assert physics.planning_mfu(mi325x, 0.9) == pytest.approx(0.288)
+    own = physics.own_mfu(0.45)
+    assert physics.planning_mfu(own, "low") == physics.planning_mfu(own, "point") == 0.45
+    assert own.measured_at_accelerators == float("inf")  # taken at the job's scale
+    for bad in ("lowest", 0, 1.5, True):
+        with pytest.raises(ValueError, match="training_margin"):
+            physics.planning_mfu(mi325x, bad)

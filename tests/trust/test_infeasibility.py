@@ -77,15 +77,37 @@ def test_two_limits_give_two_alternatives(tiny_catalog):
 
 
 def test_deadline_relaxation_by_hand(tiny_catalog):
-    # test_training_and_bruteforce: two 8xH100 instances (the cap) need 193.94 h = 8.08 days,
-    # so a 1-day deadline must become 9 whole days (8 days = 192 h is too short).
+    # tests/core/test_model_training.py: one 8xH100 instance takes 566.68 h sized at the
+    # H100 band's low end 0.30 (training_margin: low, the default), so two (the cap) take
+    # 283.34 h = 11.81 days: a 1-day deadline must become 12 whole days (11 days = 264 h is
+    # too short). At the point figure 0.41 two take 414.65 / 2 = 207.32 h = 8.64 days, more
+    # than 1 day too, so sizing at the point is no alternative here.
     cat = tiny_catalog([dict(H8, availability_cap_instances=2)])
     p = train_problem([train(deadline_days=1)])
     err, why = alternatives(p, cat)
     [relax] = group(why, "deadline")
-    assert "9 days instead of 1" in relax.sentence
-    assert "9 days instead of 1" in err.message
+    assert "12 days instead of 1" in relax.sentence
+    assert "12 days instead of 1" in err.message
+    assert [a for a in why.alternatives if a[0].group == "training margin"] == []
     solve_problem(apply(p, [relax]), cat)
+    # at the point figure the same job needs 9 days (8 days = 192 h < 207.32 h)
+    _, why = alternatives(p.model_copy(update={"training_margin": "point"}), cat)
+    assert "9 days instead of 1" in group(why, "deadline")[0].sentence
+
+
+def test_training_margin_relaxation_by_hand(tiny_catalog):
+    # a 9-day deadline (216 h): at the low end (0.30) the two instances of the cap take
+    # 283.34 h, too long; at the point figure (0.41) 207.32 h fit. Two alternatives: 12 days,
+    # or training_margin: point
+    cat = tiny_catalog([dict(H8, availability_cap_instances=2)])
+    p = train_problem([train(deadline_days=9)])
+    err, why = alternatives(p, cat)
+    [relax] = group(why, "training margin")
+    assert "training_margin: point" in relax.sentence and "training_margin: point" in err.message
+    plan = solve_problem(apply(p, [relax]), cat)
+    (item,) = [i for i in plan.line_items if i.item == "training"]
+    assert item.mfu == 0.41 and item.job_hours == pytest.approx(207.32, abs=0.01)
+    assert "12 days instead of 9" in group(why, "deadline")[0].sentence
 
 
 def test_shipped_infeasible_example_is_explained_and_the_fix_works():

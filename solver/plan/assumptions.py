@@ -1,0 +1,322 @@
+"""What a plan's choice rests on (issue 28 parts 4 and 6): the assumptions listed under it.
+
+:func:`assumptions_of` reads them from the compiled problem and the plan's line items, as
+data (:class:`Assumption`); :mod:`solver.outputs.text` and the report print them. Five
+kinds, in this order:
+
+- ``mfu``: per training line, the MFU its cluster is sized at, the published band and
+  where both come from (``solver/physics/constants.py`` ``TRAINING_MFU``).
+- ``serving_efficiency``: per serving workload and runtime whose capacity comes from the
+  physics (or physics x a calibration), the achieved fractions of bandwidth and compute
+  (``RUNTIME_EFFICIENCY``); measured capacity is the problem's own.
+- ``availability_cap``: per rented offering in the plan, its cap when the catalog's figure
+  is assumed or counted from listings (not the problem's), with ``binds`` when the plan
+  holds it at the cap; per owned server type and site, the site's power cap.
+- ``provider_tier``: per provider in the plan, its tier and SLA (catalogs/providers.csv).
+- ``default``: the settings that decide a plan, each with its value and whether the
+  problem set it or left it at the default (``basis``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from solver.core.compile import Compiled
+from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
+from solver.physics.constants import RUNTIME_EFFICIENCY
+from solver.physics.hardware import runtime_of
+from solver.units import RENTED_MODES, Item, Mode
+
+AssumptionKind = Literal[
+    "mfu", "serving_efficiency", "availability_cap", "provider_tier", "default"
+]
+Basis = Literal["published", "assumed", "listed", "catalog", "problem", "default"]
+
+# The settings that decide a plan, on the problem and on each workload (by kind): the
+# problem's own first, then each workload's. A setting left out here does not change
+# which offerings a plan takes (names, descriptions) or is shown elsewhere (periods).
+PROBLEM_SETTINGS = (
+    "objective",
+    "modes",
+    "min_tier",
+    "owned_cost_policy",
+    "residual_value",
+    "memory_headroom",
+    "demand_headroom",
+)
+TRAINING_SETTINGS = ("training_margin", "mfu", "recompute", "interruptible", "max_accelerators")
+INFERENCE_SETTINGS = (
+    "max_utilisation",
+    "fleet",
+    "redundancy",
+    "min_tier",
+    "runtime",
+    "peak_to_average",
+    "survive_loss_of",
+    "interruptible",
+)
+SERVING_ITEMS = (Item.RENT, Item.USE)
+CAP_SOURCE = {
+    "assumed": "no provider publishes one: an assumed catalog figure (catalogs/SOURCES.md, "
+    "Availability caps); availability_caps in the problem sets your own",
+    "listed": "listings counted in the catalog's price snapshot (catalogs/SOURCES.md, "
+    "Availability caps)",
+}
+# Settings of a workload that, left unset, take the problem's (its row says so already)
+INHERITED = {"training_margin", "min_tier", "mfu"}
+
+
+class Assumption(BaseModel):
+    """One assumption the plan's choice rests on."""
+
+    kind: AssumptionKind = Field(
+        description="mfu | serving_efficiency | availability_cap | provider_tier | default"
+    )
+    name: str = Field(
+        description="The figure or setting: mfu, eta_bandwidth, eta_compute, "
+        "calibration_factor, availability_cap, site_power_cap_kw, tier, or a problem field"
+    )
+    workload: str = Field("", description="The workload it applies to ('' = the problem)")
+    subject: str = Field(
+        "", description="What it is about: an offering, a runtime, a provider or a site"
+    )
+    value: float | int | str | bool | list | None = Field(
+        description="The figure or setting the plan used"
+    )
+    low: float | None = Field(None, description="Low end of its band, where it has one")
+    high: float | None = Field(None, description="High end of its band, where it has one")
+    unit: str = Field("", description="Unit of value, low and high ('' for a fraction or name)")
+    basis: Basis = Field(
+        description="published (a cited measurement), assumed (a stated assumption), listed "
+        "(counted in the catalog's source), catalog (a catalog fact), problem (set in the "
+        "problem file) or default (left at its default)"
+    )
+    source: str = Field("", description="Where it comes from")
+    binds: bool = Field(False, description="A cap the plan holds at its limit")
+
+
+def assumptions_of(
+    compiled: Compiled, items: list, binding_pools: set[str] | None = None
+) -> list[Assumption]:
+    """The assumptions a plan's line items rest on, in the module's order.
+
+    Parameters
+    ----------
+    compiled
+        The compiled problem the plan was read from.
+    items
+        The plan's line items (:class:`solver.plan.lines.LineItem`).
+    binding_pools
+        Pool ids whose availability row binds (:func:`solver.plan.lines.binding_rows`).
+    """
+    pools = compiled.pools.set_index(["offering_id", "mode"])
+    binding_pools = binding_pools or set()
+    return (
+        _mfu(compiled.problem, items)
+        + _serving(compiled, items, pools)
+        + _caps(compiled.problem, items, pools, binding_pools)
+        + _tiers(items)
+        + _settings(compiled.problem)
+    )
+
+
+def _mfu(problem: Problem, items: list) -> list[Assumption]:
+    out, seen = [], set()
+    for i in items:
+        if i.item != Item.TRAINING or i.mfu is None or (i.workload, i.offering) in seen:
+            continue
+        seen.add((i.workload, i.offering))
+        own = getattr(problem.workload(i.workload), "mfu", None) is not None
+        basis = (
+            "problem" if own else "assumed" if i.mfu_source.startswith("assumed") else "published"
+        )
+        out.append(
+            Assumption(
+                kind="mfu",
+                name="mfu",
+                workload=i.workload,
+                subject=f"{i.accelerator} ({i.offering})",
+                value=i.mfu,
+                low=i.mfu_low,
+                high=i.mfu_high,
+                basis=basis,
+                source=f"point {i.mfu_point:g}: {i.mfu_source}; band: {i.mfu_band_source}; "
+                f"sized at training_margin {i.training_margin}",
+            )
+        )
+    return out
+
+
+def _serving(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assumption]:
+    """Per serving workload and runtime: the efficiencies its physics capacity rests on."""
+    problem = compiled.problem
+    calibration = compiled.report.calibration
+    out, seen = [], set()
+    for i in items:
+        if i.item not in SERVING_ITEMS or not i.workload or not i.capacity_source:
+            continue
+        w = problem.workload(i.workload)
+        if i.capacity_source == "measured":
+            key = (i.workload, "measured", "")
+            if key not in seen:
+                seen.add(key)
+                out.append(
+                    Assumption(
+                        kind="serving_efficiency",
+                        name="measured_throughput_rps",
+                        workload=i.workload,
+                        subject=i.accelerator,
+                        value="measured",
+                        basis="problem",
+                        source="the workload's measured_throughput_rps",
+                    )
+                )
+            continue
+        vendor = str(pools.at[(i.offering, i.mode), "vendor"])
+        runtime = str(runtime_of([vendor], getattr(w, "runtime", None))[0])
+        key = (i.workload, runtime, i.capacity_source)
+        if key in seen:
+            continue
+        seen.add(key)
+        eff = RUNTIME_EFFICIENCY[runtime]
+        source = f"{eff.source} (catalogs/SOURCES.md, Serving efficiencies)"
+        for name, value in (
+            ("eta_bandwidth", eff.eta_bandwidth),
+            ("eta_compute", eff.eta_compute),
+        ):
+            out.append(
+                Assumption(
+                    kind="serving_efficiency",
+                    name=name,
+                    workload=i.workload,
+                    subject=runtime,
+                    value=value,
+                    basis="published",
+                    source=source,
+                )
+            )
+        fit = calibration.get(i.workload)
+        if i.capacity_source == "calibrated" and fit:
+            out.append(
+                Assumption(
+                    kind="serving_efficiency",
+                    name="calibration_factor",
+                    workload=i.workload,
+                    subject=runtime,
+                    value=float(fit["factor"]),
+                    basis="problem",
+                    source="geometric mean of measured / physics on "
+                    + ", ".join(fit.get("measured_on", [])),
+                )
+            )
+    return out
+
+
+def _caps(
+    problem: Problem, items: list, pools: pd.DataFrame, binding_pools: set[str]
+) -> list[Assumption]:
+    """Rented offerings' caps that the catalog assumes or counts; owned sites' power caps."""
+    own_sites = {s.name for s in problem.own_sites}
+    out, seen = [], set()
+    for i in items:
+        key = (i.offering, i.mode)
+        if key in seen or key not in pools.index:
+            continue
+        seen.add(key)
+        pool = pools.loc[key]
+        if i.mode in RENTED_MODES or i.mode in (Mode.RESERVED_1Y, Mode.RESERVED_3Y):
+            basis = str(pool["availability_cap_basis"])
+            if basis == "problem":
+                continue  # the problem's own figure
+            out.append(
+                Assumption(
+                    kind="availability_cap",
+                    name="availability_cap",
+                    subject=f"{i.offering} {i.mode}",
+                    value=int(pool["availability_cap"]),
+                    unit="units",
+                    basis=basis,
+                    source=CAP_SOURCE[basis],
+                    binds=str(pool["pool_id"]) in binding_pools,
+                )
+            )
+        elif i.mode == Mode.OWNED and pd.notna(pool["site_power_cap_kw"]):
+            site = str(pool["site_id"])
+            out.append(
+                Assumption(
+                    kind="availability_cap",
+                    name="site_power_cap_kw",
+                    subject=site,
+                    value=float(pool["site_power_cap_kw"]),
+                    unit="kW",
+                    basis="problem" if site in own_sites else "assumed",
+                    source="the problem's site"
+                    if site in own_sites
+                    else "catalogs/sites.csv power_cap_kw: an assumed contracted block "
+                    "(catalogs/SOURCES.md)",
+                    binds=False,
+                )
+            )
+    return out
+
+
+def _tiers(items: list) -> list[Assumption]:
+    """Per provider in the plan: its tier and SLA."""
+    out, seen = [], set()
+    for i in items:
+        if i.provider in seen:
+            continue
+        seen.add(i.provider)
+        out.append(
+            Assumption(
+                kind="provider_tier",
+                name="tier",
+                subject=i.provider,
+                value=i.tier,
+                basis="catalog",
+                source="servers you own, at your site's own service level"
+                if i.tier == "owned"
+                else ("SLA: " + i.sla)
+                if i.sla
+                else "no SLA listed (catalogs/providers.csv)",
+            )
+        )
+    return out
+
+
+def _settings(problem: Problem) -> list[Assumption]:
+    """The settings that decide a plan: the problem's, then each workload's."""
+    out = [_setting(problem, name, "") for name in PROBLEM_SETTINGS]
+    if any(isinstance(w, TrainingWorkload) for w in problem.workloads):
+        out.append(_setting(problem, "training_margin", ""))
+    for w in problem.workloads:
+        names = (
+            TRAINING_SETTINGS
+            if isinstance(w, TrainingWorkload)
+            else INFERENCE_SETTINGS
+            if isinstance(w, InferenceWorkload)
+            else ("interruptible", "min_tier", "runtime")
+        )
+        out += [
+            _setting(w, name, w.name)
+            for name in names
+            if not (name in INHERITED and getattr(w, name) is None)
+        ]
+    return out
+
+
+def _setting(model, name: str, workload: str) -> Assumption:
+    """One setting: its value, whether the problem file set it, and its meaning."""
+    field = type(model).model_fields[name]
+    value = getattr(model, name)
+    return Assumption(
+        kind="default",
+        name=name,
+        workload=workload,
+        value=list(value) if isinstance(value, list | tuple) else value,
+        basis="problem" if name in model.model_fields_set else "default",
+        source=(field.description or "").split(". ")[0],
+    )
