@@ -218,22 +218,31 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {"--baseline": baseline}, problem)
             raise
-        applied = {
-            "prices": str(prices.resolve()),
-            "fmt": prices_format,
-            "provider": provider,
-            "price_date": price_date,
-            "max_factor": max_factor,
-            "accept": accept_suspicious,
-            "add_new": add_new,
-            BASELINE_KEY: base.inputs.problem_sha256,  # the lineage diff reads
-        }
+        applied = _applied_prices(
+            prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
+        )
+        applied[BASELINE_KEY] = base.inputs.problem_sha256  # the lineage diff reads
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
         text = _resolution_text(repriced, result, format)
         _write_resolution(text, result, out, plan_out, problem_out, force)
 
     _run(debug, body)
+
+
+def _applied_prices(
+    prices: Path, fmt: str, provider, price_date, max_factor, accept: bool, add_new: bool
+) -> dict:
+    """How a price file was applied, as a re-solved plan records it (``inputs.prices``)."""
+    return {
+        "prices": str(prices.resolve()),
+        "fmt": fmt,
+        "provider": provider,
+        "price_date": price_date,
+        "max_factor": max_factor,
+        "accept": accept,
+        "add_new": add_new,
+    }
 
 
 def _check_distinct_outputs(

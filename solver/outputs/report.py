@@ -689,39 +689,27 @@ def cost_by_month_png(plan: Plan) -> bytes:
     return out.getvalue()
 
 
-def report_html(analysis: Analysis, png: bytes) -> str:
-    """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
-    summary in words and numbers, cost by month, capex and opex, commitments, the plan by
-    workload, then the sensitivity in words and the frontiers (plots embedded)."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
-    plan, sens = analysis.plan, analysis.sensitivity
-    budget = analysis.budget_usd
-    capex = sum(m.capex_usd for m in plan.cash_flow)
+def _plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
+    """Per workload: its name, its line items as an HTML table (training lines with their
+    MFU and slack) and its cost."""
     items = pd.DataFrame([i.model_dump() for i in plan.line_items])
     cols = ["period", "block", "provider", "tier", "sla", "region", "item", "instance_type"]
     cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
     cols += ["price_confidence", "price_date"]
     training_cols = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
-    by_workload = []
-    if not items.empty:
-        items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
-        for name, rows in items.groupby("workload", sort=True):
-            shown = cols + (training_cols if (rows["item"] == "training").any() else [])
-            by_workload.append(
-                (
-                    name,
-                    _table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"]),
-                    float(rows["cost_usd"].sum()),
-                )
-            )
-    duals = sorted(
-        (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
-        key=lambda d: -abs(d.worth),
-    )
-    movers = price_movers(sens, plan, top=3)
-    movers += [dual_sentence(d) for d in duals[: max(0, 3 - len(movers))]]
-    carbon = next((d for d in duals if d.family == "carbon"), None)
+    out = []
+    if items.empty:
+        return out
+    items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
+    for name, rows in items.groupby("workload", sort=True):
+        shown = cols + (training_cols if (rows["item"] == "training").any() else [])
+        table = _table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"])
+        out.append((name, table, float(rows["cost_usd"].sum())))
+    return out
+
+
+def _quarters(plan: Plan) -> tuple[pd.DataFrame, list[str]]:
+    """The cash flow by quarter, and its money columns."""
     quarters = pd.DataFrame(
         [
             {
@@ -738,6 +726,27 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
     if not quarters.empty:
         quarters = quarters.groupby("quarter", sort=True)[money].sum().reset_index()
+    return quarters, money
+
+
+def report_html(analysis: Analysis, png: bytes) -> str:
+    """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
+    summary in words and numbers, cost by month, capex and opex, commitments, the plan by
+    workload, then the sensitivity in words and the frontiers (plots embedded)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    plan, sens = analysis.plan, analysis.sensitivity
+    budget = analysis.budget_usd
+    capex = sum(m.capex_usd for m in plan.cash_flow)
+    by_workload = _plan_by_workload(plan)
+    duals = sorted(
+        (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
+        key=lambda d: -abs(d.worth),
+    )
+    movers = price_movers(sens, plan, top=3)
+    movers += [dual_sentence(d) for d in duals[: max(0, 3 - len(movers))]]
+    carbon = next((d for d in duals if d.family == "carbon"), None)
+    quarters, money = _quarters(plan)
     spend = f"The plan costs {_usd(plan.total_cost_usd)}"
     if budget is not None:
         spend += (
