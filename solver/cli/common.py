@@ -364,31 +364,55 @@ def _with_quotes(
     """
     from datetime import date
 
-    from solver.inputs.quotes import apply_quotes, parse_quotes
-    from solver.inputs.yamlio import read_text_file
-
-    if quotes is None and (problem.quotes is None or not from_problem):
+    quotes = _quotes_file(problem, problem_file, quotes, from_problem=from_problem)
+    if quotes is None:
         return catalog
+    on = problem.start if problem.start is not None else date.today()
+    return _apply_quotes_file(catalog, quotes, on)
+
+
+def _quotes_file(
+    problem, problem_file: Path | None, quotes: Path | None, *, from_problem: bool = True
+) -> Path | None:
+    """The quotes file a command applies: ``--quotes``, else the problem's ``quotes:``
+    (relative to the problem file), else none."""
+    if quotes is None and (problem.quotes is None or not from_problem):
+        return None
     if quotes is None:
         base = Path(problem_file).parent if problem_file is not None else Path()
         quotes = base / problem.quotes
+    return quotes
+
+
+def _apply_quotes_file(catalog, quotes: Path, on):
+    """Read a quotes file (the edge) and apply it (:func:`solver.inputs.quotes.apply_quotes`)."""
+    from solver.inputs.quotes import apply_quotes, parse_quotes
+    from solver.inputs.yamlio import read_text_file
+
     text = read_text_file(
         quotes,
         what="quotes file",
         fix="give the path of a quotes CSV (--quotes FILE, or quotes: in the problem, "
         "relative to the problem file)",
     )
-    on = problem.start if problem.start is not None else date.today()
     return apply_quotes(catalog, parse_quotes(text, str(quotes)), on=on)
 
 
-def _with_paths(plan, problem_file: Path | None, catalog, prices: list[dict] | None = None):
-    """The plan with the files it was solved from recorded beside its digests."""
+def _with_paths(
+    plan,
+    problem_file: Path | None,
+    catalog,
+    prices: list[dict] | None = None,
+    quotes: dict | None = None,
+):
+    """The plan with the files it was solved from recorded beside its digests (the price
+    files and the quotes file applied, in order, so that it can be re-verified)."""
     inputs = plan.inputs.model_copy(
         update={
             "problem_file": None if problem_file is None else str(Path(problem_file).resolve()),
             "catalog_dir": None if catalog is None else str(Path(catalog).resolve()),
             "prices": prices or [],
+            "quotes": quotes,
         }
     )
     return plan.model_copy(update={"inputs": inputs})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,7 @@ from solver.cli.common import (
     _check_gap_and_limit,
     _choices,
     _load_catalog,
+    _quotes_file,
     _run,
     _with_paths,
     _with_quotes,
@@ -131,7 +133,15 @@ def solve(
                 exc.file = str(problem)
                 exc.args = (exc.render(),)
             raise
-        plan = _with_paths(plan, problem, catalog)
+        applied = _quotes_file(prob, problem, quotes)
+        plan = _with_paths(
+            plan,
+            problem,
+            catalog,
+            quotes=None
+            if applied is None
+            else {"path": str(applied.resolve()), "on": str(prob.start or date.today())},
+        )
         if reproducible:
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)

@@ -241,6 +241,11 @@ class PlanInputs(BaseModel):
         description="A re-solved plan: the price files applied over catalog_dir, in order, "
         "with their options",
     )
+    quotes: dict | None = Field(
+        None,
+        description="The vendor quotes file applied last (``path``) and the day its quotes "
+        "were checked against (``on``), when the plan was solved with one",
+    )
 
 
 def problem_json(problem: Problem) -> str:

@@ -103,6 +103,23 @@ def read_plan_file(path: Path):
     return plan
 
 
+def _with_recorded_quotes(catalog, recorded: dict, where: str):
+    """The catalog with the quotes file a plan was solved with, applied again."""
+    from datetime import date
+
+    from solver.inputs.quotes import apply_quotes, parse_quotes
+    from solver.inputs.yamlio import read_text_file
+
+    path = Path(str(recorded.get("path", "")))
+    text = read_text_file(
+        path,
+        what="quotes file the plan was solved with",
+        fix=f"restore {path} (named in {where}, inputs.quotes) or re-solve without it",
+    )
+    on = date.fromisoformat(str(recorded.get("on")))
+    return apply_quotes(catalog, parse_quotes(text, str(path)), on=on)
+
+
 def load_plan(
     path: Path,
     *,
@@ -145,6 +162,8 @@ def load_plan(
         for applied in inputs.prices:  # a re-solved plan: the price files, in order
             options = {k: v for k, v in applied.items() if k in PRICE_FILE_OPTIONS}
             cat = apply_price_file(cat, **{**options, "prices": Path(applied["prices"])}).catalog
+        if inputs.quotes:  # quotes applied last, checked against the day they were then
+            cat = _with_recorded_quotes(cat, inputs.quotes, where)
     digests = input_digests(prob, cat)
     if digests.problem_sha256 != inputs.problem_sha256:
         if problem is not None and str(Path(problem).resolve()) == inputs.problem_file:

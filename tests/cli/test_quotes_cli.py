@@ -186,3 +186,22 @@ def test_report_states_the_break_even_quote_and_its_orders_cite_the_reference(se
     sheet = openpyxl.load_workbook(tmp / "r" / "report.xlsx")["purchase plan"]
     cells = {c for row in sheet.iter_rows(values_only=True) for c in row}
     assert "quote NEO-114" in cells
+
+
+def test_a_plan_solved_with_quotes_is_exported_and_diffed(setup):
+    # The plan records the quotes file and the day it was checked against
+    # (inputs.quotes); export and diff re-apply it, so the plan re-verifies against the
+    # catalog it was solved with ($26,280 on the NEO-114 reservation) instead of being
+    # refused as solved on another catalog.
+    cat, tmp = setup
+    prob = _write(tmp)
+    plan_path = tmp / "plan.json"
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(plan_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    inputs = json.loads(plan_path.read_text())["inputs"]
+    assert inputs["quotes"]["path"] == str((tmp / "quotes.csv").resolve())
+    result = runner.invoke(app, ["export", str(plan_path), "--out", str(tmp / "orders")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["diff", str(plan_path), str(plan_path)])
+    assert result.exit_code == 0, result.output

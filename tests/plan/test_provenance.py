@@ -57,7 +57,8 @@ def test_seed_under_list_prices_only_moves_to_coreweave():
     # captured on 2026-10-10). With them only (weak_price_policy: exclude) the seed trains
     # on 5 x 8 H100 (gd-8xh100ib, $49.24/h; sized at H100's low MFU 0.30, was 4 at the
     # point 0.41) and serves on 8 x A100 nodes (gd-8xa100ib, $21.60/h; 2 in base and
-    # shoulder, 3 at peak) in EU-NORTH-01: $1,637,212.84, 5.2x the seed. Under the default policy the same requirement refuses the seed's plan instead
+    # shoulder, 3 at peak) in EU-NORTH-01: $1,637,212.84, 5.2x the seed. Under the
+    # default policy the same requirement refuses the seed's plan instead
     # (tests/trust/test_price_requirements.py works both by hand).
     data = yaml.safe_load((ROOT / "problems" / "seed-2m-13b.yaml").read_text())
     data |= {"min_price_confidence": "list", "weak_price_policy": "exclude"}
