@@ -145,7 +145,7 @@ def solve_for_analysis(
     problem: Problem,
     catalog: Catalog,
     *,
-    solver: str = "highs",
+    solver: str = DEFAULT_SOLVER,
     options: SolveOptions | None = None,
     method: str = "auto",
 ) -> tuple[Plan, Solution]:

@@ -48,11 +48,11 @@ PRICE_COLUMN: dict[str, str] = {mode: f"{mode}_usd_per_hour" for mode in CLOUD_M
 #: registry (solver.core.backends.BACKENDS; tests/test_units.py holds them equal). Named
 #: here so the CLI lists them without importing the backends and the model builder.
 SOLVERS: tuple[str, ...] = ("highs", "cbc", "highspy", "scip", "cpsat")
-#: The solver of ``solve``, ``resolve`` and the Python API: HiGHS through PuLP.
-DEFAULT_SOLVER = "highs"
-#: The solver of ``sensitivity`` and ``report``: HiGHS through highspy, which keeps the
-#: model for warm re-solves. It finds the same optimal costs as DEFAULT_SOLVER but, among
-#: tied optima, not always the same plan (README "Solvers"), so solve keeps its own.
+#: The solver of ``solve``, ``resolve``, the analyses and the Python API: HiGHS through
+#: highspy, the model passed as arrays (no PuLP objects) and started from a plan of the
+#: MIP restricted to its LP relaxation's support (``HighsSession.restricted_start``).
+DEFAULT_SOLVER = "highspy"
+#: The solver of the analyses' re-solves: the same HiGHS session, kept for warm re-solves.
 WARM_SOLVER = "highspy"
 
 

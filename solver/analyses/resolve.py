@@ -66,7 +66,7 @@ from solver.inputs.problem import (
 )
 from solver.plan import LineItem, Plan, extract_plan, input_digests
 from solver.plan.charges import plan_calendar, purchase_terms
-from solver.units import RESERVED_TERM_MONTHS, Item, owned_offering_id
+from solver.units import DEFAULT_SOLVER, RESERVED_TERM_MONTHS, Item, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
 # --------------------------------------------------------------------------- rebase
@@ -865,7 +865,7 @@ def resolve(
     as_of: str | None = None,
     max_changes: int | None = None,
     switching_cost_usd: float | None = None,
-    solver: str = "highs",
+    solver: str = DEFAULT_SOLVER,
     options: SolveOptions | None = None,
 ) -> Resolution:
     """Re-solve ``problem`` from ``as_of`` at the new prices, keeping what is done.

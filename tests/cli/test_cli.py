@@ -52,7 +52,8 @@ def test_solve_json_contract(setup):
     ]:
         assert field in plan
     assert plan["status"] == "optimal" and plan["verified"] is True
-    assert plan["solver"] == "pulp-highs"
+    # the default solver (solver/units.py DEFAULT_SOLVER): HiGHS through highspy
+    assert plan["solver"] == "highspy"
     assert sum(i["cost_usd"] for i in plan["line_items"]) == pytest.approx(plan["total_cost_usd"])
     for field in [
         "period",

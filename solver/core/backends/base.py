@@ -41,6 +41,9 @@ class SolveOptions:
     relative_gap: float = 1e-4
     threads: int | None = None
     seed: int = 0
+    #: start a MIP from a plan of the MIP restricted to its LP relaxation's support
+    #: (highspy only; :meth:`solver.core.backends.highs_backend.HighsSession.restricted_start`)
+    start_heuristic: bool = True
     backend_options: dict = field(default_factory=dict)
 
 

@@ -10,6 +10,7 @@ from the previous plan (a MIP start). Break-even searches and sweeps use it.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -128,9 +129,60 @@ class HighsSession:
         self.h.deleteRows(1, np.array([row], dtype=np.int32))
         self.n_rows -= 1
 
+    # ---- a first plan
+    def restricted_start(self, time_limit_s: float | None = None) -> np.ndarray | None:
+        """A first plan for the MIP: the MIP restricted to the LP relaxation's support.
+
+        Solves the LP relaxation, fixes at zero every integer column that is zero there
+        (and may be zero), and solves the MIP that is left, at the same gap. Any plan of the
+        restricted MIP is a plan of the whole MIP (the same rows, tighter bounds), so it
+        is a valid MIP start; the model is restored afterwards. This is the relaxation-
+        induced restriction of RINS (Danna, Rothberg and Le Pape, "Exploring relaxation
+        induced neighborhoods to improve MIP solutions", Math. Programming 102, 2005),
+        taken with the LP alone. On the seed HiGHS's own root heuristics take about
+        1.3 s to find a plan within 10% of the optimum; this one costs 0.1 s and the MIP
+        given its plan solves in 0.5 s (``bench/seed_timing.py``). Returns None when the
+        LP or the restricted MIP has no plan.
+        """
+        import highspy
+
+        h = self.h
+        n = len(self.cost)
+        if not self.integer.any():
+            return None
+        columns = np.arange(n, dtype=np.int32)
+        kinds = np.where(
+            self.integer, highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous
+        )
+        lower = np.asarray(h.getLp().col_lower_, dtype=float)
+        upper = np.asarray(h.getLp().col_upper_, dtype=float)
+        h.setOptionValue("time_limit", float(time_limit_s or highspy.kHighsInf))
+        h.changeColsIntegrality(n, columns, np.full(n, highspy.HighsVarType.kContinuous))
+        try:
+            with native_output_to_stderr():
+                h.run()
+            if h.getModelStatus().name != "kOptimal":
+                return None
+            relaxed = np.asarray(h.getSolution().col_value, dtype=float)
+            fix = np.flatnonzero(self.integer & (relaxed < 1e-7) & (lower <= 0)).astype(np.int32)
+            h.changeColsIntegrality(n, columns, kinds)
+            h.changeColsBounds(len(fix), fix, np.zeros(len(fix)), np.zeros(len(fix)))
+            with native_output_to_stderr():
+                h.run()
+            if h.getInfo().primal_solution_status != 2:
+                return None
+            return np.asarray(h.getSolution().col_value, dtype=float)
+        finally:
+            h.changeColsIntegrality(n, columns, kinds)
+            h.changeColsBounds(n, columns, lower, upper)
+
     # ---- solve
     def solve(self, options: SolveOptions, start: np.ndarray | None = None) -> SolveResult:
-        """Solve as the model stands; ``start`` is a plan to try first (a MIP start)."""
+        """Solve as the model stands; ``start`` is a plan to try first (a MIP start).
+
+        Without one, a MIP starts from :meth:`restricted_start` unless
+        ``options.start_heuristic`` is off.
+        """
         import highspy
 
         name = "highspy"
@@ -153,6 +205,14 @@ class HighsSession:
             h.setOptionValue("threads", int(options.threads))
         for key, value in options.backend_options.items():
             h.setOptionValue(key, value)
+        began = time.perf_counter()
+        if start is None and options.start_heuristic:
+            limit = options.time_limit_s
+            start = self.restricted_start(None if limit is None else limit / 5)
+            if limit is not None:  # the first plan's time counts against the limit
+                limit = max(0.1, limit - (time.perf_counter() - began))
+                options = replace(options, time_limit_s=limit)
+            h.setOptionValue("time_limit", float(limit or highspy.kHighsInf))
         if start is not None:
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(start, dtype=float))
@@ -163,7 +223,6 @@ class HighsSession:
             h.setCallback(interrupt[0], None)
             for kind in interrupt[1]:
                 h.startCallback(kind)
-        began = time.perf_counter()
         with native_output_to_stderr():  # HiGHS 1.12 prints a MIP-start repair line to fd 1
             h.run()
         seconds = time.perf_counter() - began
