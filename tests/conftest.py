@@ -273,19 +273,8 @@ def serve(rps: float, **extra) -> dict:
 
 
 def problem(workloads, **extra):
-    """A one-month problem of these workloads, on demand unless ``modes`` says.
-
-    A server bought is charged its whole capex (``residual_value: none``, unless ``extra``
-    says), as the tests' hand-worked figures assume; the default, a straight-line residual
-    value credited at the horizon, has its own tests (tests/core/test_ledger_owned_life.py).
-    """
-    data = {
-        "name": "tiny",
-        "horizon_months": 1,
-        "modes": ["on_demand"],
-        "residual_value": "none",
-        "workloads": workloads,
-    }
+    """A one-month problem of these workloads, on demand unless ``modes`` says."""
+    data = {"name": "tiny", "horizon_months": 1, "modes": ["on_demand"], "workloads": workloads}
     data.update(extra)
     return parse_problem(data)
 

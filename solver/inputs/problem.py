@@ -1033,11 +1033,9 @@ class Problem(_Strict):
         "the months before the horizon (the rest is shown as remaining liability)",
     )
     residual_value: Literal["none", "straight_line"] = Field(
-        "straight_line",
+        "none",
         description="Under the cash policy, credit at the horizon what a server bought inside "
-        "it is still worth: straight_line (default: capex x remaining life / life, so a "
-        "server and a rental are compared on the months each serves inside the horizon) "
-        "or none (the whole capex counts, however little of its life the horizon uses)",
+        "it is still worth: none, or straight_line (capex x remaining life / life)",
     )
     discount_rate: float | None = Field(
         None,

@@ -30,7 +30,6 @@ def _problem(months: int, **extra):
             "horizon_months": months,
             "periods": [{"name": f"m{i + 1:02d}", "months": 1} for i in range(months)],
             "modes": ["on_demand", "owned"],
-            "residual_value": "none",  # the module's hand-worked figures: whole capex
             "load_blocks": [{"name": "day", "hours_per_day": 24, "demand_factor": 1}],
             "workloads": [
                 {
@@ -90,24 +89,6 @@ def test_a_server_wears_out_and_is_bought_again(tiny_catalog):
     plain = solve_problem(_problem(72), cat)
     assert len(_bought(plain)) == 1
     assert plain.total_cost_usd == pytest.approx(230_000.0 + 87_600.0, rel=1e-9)
-
-
-def test_by_default_a_server_and_a_rental_are_compared_on_the_months_inside_the_horizon(
-    tiny_catalog,
-):
-    # The default residual value is straight-line (issue 28, honest defaults): a box bought
-    # for a 12-month horizon is worth 48/60 of its price at the end, so it costs
-    # 200,000 x 12/60 + 12 x 500 = $46,000 against 12 x 7,300 = $87,600 rented: buy. With
-    # the whole capex charged (residual_value: none) it would cost $206,000: rent.
-    cat = tiny_catalog([RENT], sites=SITES)
-    data = _problem(12).model_dump(exclude_unset=True)
-    data.pop("residual_value")
-    default = parse_problem(data)
-    assert default.residual_value == "straight_line"
-    plan = solve_problem(default, cat)
-    assert _bought(plan) == ["m01"]
-    assert plan.total_cost_usd == pytest.approx(46_000.0, rel=1e-9)
-    assert solve_problem(_problem(12), cat).total_cost_usd == pytest.approx(87_600.0, rel=1e-9)
 
 
 def test_npv_discounts_each_month_at_its_middle(tiny_catalog):

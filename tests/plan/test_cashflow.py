@@ -30,7 +30,6 @@ periods:
   - {name: q3, months: 3}
   - {name: q4, months: 3}
 modes: [MODES]
-residual_value: none  # a server's whole capex counts (cash), as the figures below assume
 load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
 workloads:
 """
@@ -89,7 +88,7 @@ def test_a_bought_server_is_capex_in_its_month(tmp_path):
     #   January 2027: capex $200,000 (cash policy: paid in the month it is bought) and
     #     hosting 10 kW x $50 = $500: $200,500;
     #   February - December: hosting $500 a month (a monthly fee, whatever the month's hours);
-    #   the year: 200,000 + 12 x 500 = $206,000 (no residual value: PROBLEM says none).
+    #   the year: 200,000 + 12 x 500 = $206,000 (no residual value credited by default).
     sites = [dict(TINY_SITES[0], colocation_usd_per_kw_month=50.0)]
     plan, path, tmp = _solve(tmp_path, "owned", budget="1000000", sites=sites)
     flow = plan["cash_flow"]
