@@ -175,7 +175,9 @@ def solve_at_root(
     def mip(share: float, start: np.ndarray, gap: float) -> SolveResult:
         time_s = None if limit is None else max((left() - RESERVE * limit) * share, 0.01)
         t = time.perf_counter()
-        result = session.solve(replace(options, time_limit_s=time_s, relative_gap=gap), start)
+        result = session.solve(
+            replace(options, time_limit_s=time_s, relative_gap=gap, start_heuristic=False), start
+        )
         return replace(result, solve_seconds=time.perf_counter() - t)
 
     # step 3: whole-unit columns at 0 in the LP that would cost more are left out
