@@ -253,7 +253,8 @@ def _split(both: pd.DataFrame) -> pd.DataFrame:
     hp, ha = both["planned_hours"], both["actual_hours"]
     price_p = np.where(hp > 0, both["planned_usd"] / hp.where(hp > 0, 1.0), 0.0)
     both["planned_usd_per_hour"] = np.where(hp > 0, price_p, np.nan)
-    both["actual_usd_per_hour"] = np.where(ha > 0, both["actual_usd"] / ha.where(ha > 0, 1.0), np.nan)
+    price_a = both["actual_usd"] / ha.where(ha > 0, 1.0)
+    both["actual_usd_per_hour"] = np.where(ha > 0, price_a, np.nan)
     hours_effect = (ha - hp) * price_p
     # the mix group: matched keys of the same accelerator in the same month
     group = both["accelerator"].where(both["accelerator"] != "", both["instance_type"])
@@ -265,9 +266,7 @@ def _split(both: pd.DataFrame) -> pd.DataFrame:
     both["volume_usd"] = np.where(matched, volume, 0.0)
     both["mix_usd"] = np.where(matched, hours_effect - both["volume_usd"], 0.0)
     difference = both["actual_usd"] - both["planned_usd"]
-    both["price_usd"] = np.where(
-        matched, difference - both["volume_usd"] - both["mix_usd"], 0.0
-    )
+    both["price_usd"] = np.where(matched, difference - both["volume_usd"] - both["mix_usd"], 0.0)
     both["unplanned_usd"] = np.where(both["status"] == "unplanned", both["actual_usd"], 0.0)
     both["unbilled_usd"] = np.where(both["status"] == "unbilled", -both["planned_usd"], 0.0)
     both["variance_usd"] = difference
@@ -323,6 +322,9 @@ class Reforecast:
         }
 
 
+_NOTHING_PLANNED = "nothing planned in the months billed: the plan"
+
+
 def next_month(month: str) -> str:
     """The month after ``YYYY-MM``."""
     year, mon = (int(x) for x in month.split("-"))
@@ -340,7 +342,7 @@ def reforecast(result: Actuals) -> Reforecast:
     for key in sorted(set(map(tuple, planned[KEY].itertuples(index=False)))):
         p = float(key_plan.get(key, 0.0))
         a = float(key_actual.get(key, 0.0))
-        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, "nothing planned in the months billed: the plan")
+        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, _NOTHING_PLANNED)
         rates.append(dict(zip(KEY, key, strict=True)) | {"factor": factor, "basis": basis})
     run_rates = pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
     factor_of = {tuple(r[k] for k in KEY): r["factor"] for r in rates}

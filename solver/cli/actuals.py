@@ -102,7 +102,8 @@ def actuals_cmd(
     volume, mix, unplanned, unbilled), and with --reforecast the rest of the horizon."""
 
     def body() -> None:
-        from solver.analyses.actuals import actuals, reforecast as make_reforecast
+        from solver.analyses.actuals import actuals
+        from solver.analyses.actuals import reforecast as make_reforecast
         from solver.outputs.actuals import (
             actuals_csv,
             actuals_json,

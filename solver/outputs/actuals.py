@@ -88,7 +88,8 @@ def actuals_table(result: Actuals) -> str:
         + [_usd(t[c]) for c in ("unplanned_usd", "unbilled_usd", "variance_usd")]
     )
     out = head + _grid(header, rows) + [""]
-    for status, words in (("unplanned", "billed but not planned"), ("unbilled", "planned, not billed")):
+    flags = (("unplanned", "billed but not planned"), ("unbilled", "planned, not billed"))
+    for status, words in flags:
         flagged = result.flagged(status)
         if len(flagged):
             out.append(f"{len(flagged)} {words}:")
@@ -144,8 +145,9 @@ def _resolve_words(resolution: Resolution | None, note: str) -> str:
     d = resolution.diff
     return (
         f"re-solve from {resolution.rebased.as_of} (bought and reserved held): "
-        f"${resolution.plan.total_cost_usd:,.2f} against ${resolution.baseline.total_cost_usd:,.2f} "
-        f"for the plan's remaining decisions ({_usd(d.total_change_usd)}; "
+        f"${resolution.plan.total_cost_usd:,.2f} against "
+        f"${resolution.baseline.total_cost_usd:,.2f} for the plan's remaining decisions "
+        f"({_usd(d.total_change_usd)}; "
         f"{d.n_changes} line items change)" + (f"; {note}" if note else "")
     )
 
