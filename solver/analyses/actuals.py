@@ -216,14 +216,23 @@ def actuals(
     first = _month_text(pd.Timestamp(start))
     last = max(billed["month"])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
-    lines = _compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
+    lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
     owned = [i for i, item in enumerate(plan.line_items) if item.mode not in _PRICING_OF_MODE]
     files = {str(f): int(n) for f, n in billed.groupby("file", sort=True).size().items()}
     return Actuals(lines, planned, billed, first, last, owned, files)
 
 
-def _compare(planned: pd.DataFrame, billed: pd.DataFrame) -> pd.DataFrame:
-    """Planned and billed by key and month, with the variance split."""
+def compare(planned: pd.DataFrame, billed: pd.DataFrame) -> pd.DataFrame:
+    """Planned and billed by key and month, with the variance split (:data:`LINE_COLUMNS`).
+
+    Parameters
+    ----------
+    planned
+        Rows with the key columns, ``month``, ``accelerator``, ``line``, ``planned_usd``
+        and ``planned_hours`` (:func:`planned_charges`).
+    billed
+        Rows with the key columns, ``month``, ``cost_usd`` and ``hours``.
+    """
     by = [*KEY, "month"]
     plan_sum = planned.groupby(by, sort=True).agg(
         planned_usd=("planned_usd", "sum"),
@@ -381,6 +390,7 @@ __all__ = [
     "Reforecast",
     "actuals",
     "billed_in_usd",
+    "compare",
     "next_month",
     "planned_charges",
     "reforecast",
