@@ -119,7 +119,7 @@ class Actuals:
         return self.lines[self.lines["status"] == status]
 
 
-def _month_text(moment: pd.Timestamp) -> str:
+def _month_of(moment: pd.Timestamp) -> str:
     return f"{moment.year:04d}-{moment.month:02d}"
 
 
@@ -140,7 +140,7 @@ def planned_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date)
                 "pricing": _PRICING_OF_MODE[item.mode],
                 "accelerator": item.accelerator,
                 "offering": item.offering,
-                "month": _month_text(charge.month_start),
+                "month": _month_of(charge.month_start),
                 "line": int(charge.line),
                 "planned_usd": float(charge.usd),
                 "planned_hours": float(charge.hours),
@@ -213,7 +213,7 @@ def actuals(
         )
     planned = planned_charges(plan, problem, catalog, start)
     billed = _keyed(billed_in_usd(billed, catalog), planned)
-    first = _month_text(pd.Timestamp(start))
+    first = _month_of(pd.Timestamp(start))
     last = max(billed["month"])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
     lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
