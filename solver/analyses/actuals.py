@@ -295,6 +295,7 @@ CASH_FLOW_COLUMNS = (
     "actual_usd",
     "at_plan_usd",
     "at_run_rate_usd",
+    "at_resolve_usd",
 )
 
 
@@ -308,9 +309,14 @@ class Reforecast:
         One row per month of the plan's cloud charges (and any month billed):
         :data:`CASH_FLOW_COLUMNS`; ``kind`` is ``actual`` up to ``last_actual_month``,
         ``forecast`` after. ``actual_usd`` is empty (NaN) in forecast months;
-        ``at_plan_usd`` and ``at_run_rate_usd`` are the actuals in actual months.
+        ``at_plan_usd``, ``at_run_rate_usd`` and ``at_resolve_usd`` are the actuals in
+        actual months; ``at_resolve_usd`` is the re-solved plan's cloud charges in
+        forecast months (NaN until :func:`with_resolve` adds them).
     run_rates
         Each key's run-rate factor (A / P over the months billed) and how it was found.
+    resolve_owned_usd
+        What the re-solved plan spends on owned servers in the forecast months (no cloud
+        bills it, so ``at_resolve_usd`` leaves it out, as every column does).
     last_actual_month, as_of_month
         The last month billed and the first month forecast (``YYYY-MM``).
     """
@@ -319,16 +325,15 @@ class Reforecast:
     run_rates: pd.DataFrame
     last_actual_month: str
     as_of_month: str
+    resolve_owned_usd: float = 0.0
 
     def totals(self) -> dict[str, float]:
         """Horizon totals: the plan, the actuals so far, at the plan and at the run-rate."""
         flow = self.cash_flow
-        return {
-            "plan_usd": float(flow["plan_usd"].sum()),
-            "actual_usd": float(flow["actual_usd"].sum()),
-            "at_plan_usd": float(flow["at_plan_usd"].sum()),
-            "at_run_rate_usd": float(flow["at_run_rate_usd"].sum()),
-        }
+        out = {c: float(flow[c].sum()) for c in CASH_FLOW_COLUMNS[2:-1]}
+        resolved = flow["at_resolve_usd"]
+        out["at_resolve_usd"] = float(resolved.sum()) if resolved.notna().all() else None
+        return out
 
 
 _NOTHING_PLANNED = "nothing planned in the months billed: the plan"
@@ -372,13 +377,37 @@ def reforecast(result: Actuals) -> Reforecast:
         plan_usd = float(plan_by_month.get(month, 0.0))
         if month <= last:
             actual = float(actual_by_month.get(month, 0.0))
-            rows.append([month, "actual", plan_usd, actual, actual, actual])
+            rows.append([month, "actual", plan_usd, actual, actual, actual, actual])
         else:
             extra = extra_per_month if month <= horizon_end else 0.0
             run = float(rate_by_month.get(month, 0.0)) + extra
-            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run])
+            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run, np.nan])
     flow = pd.DataFrame(rows, columns=list(CASH_FLOW_COLUMNS))
     return Reforecast(flow, run_rates, last, next_month(last))
+
+
+def with_resolve(
+    forecast: Reforecast, plan: Plan, problem: Problem, catalog: Catalog, start: date
+) -> Reforecast:
+    """``forecast`` with ``at_resolve_usd`` in its forecast months: the cloud charges of a
+    re-solved ``plan`` (of the re-based ``problem``, from its own ``start``) by month.
+
+    The re-solve re-decides from the start of the period holding ``as_of_month``; its
+    charges in months before ``as_of_month`` (billed already) are not used."""
+    table = charges(plan, problem, catalog, start)
+    month = table["month_start"].map(_month_of)
+    cloud = table["line"].map(lambda n: plan.line_items[n].mode in _PRICING_OF_MODE)
+    later = month >= forecast.as_of_month
+    by_month = table[cloud & later].groupby(month[cloud & later])["usd"].sum()
+    owned = float(table.loc[~cloud & later, "usd"].sum())
+    flow = forecast.cash_flow.copy()
+    is_forecast = flow["kind"] == "forecast"
+    flow.loc[is_forecast, "at_resolve_usd"] = (
+        flow.loc[is_forecast, "month"].map(by_month).fillna(0.0).astype(float)
+    )
+    return Reforecast(
+        flow, forecast.run_rates, forecast.last_actual_month, forecast.as_of_month, owned
+    )
 
 
 __all__ = [
@@ -394,4 +423,5 @@ __all__ = [
     "next_month",
     "planned_charges",
     "reforecast",
+    "with_resolve",
 ]

@@ -102,7 +102,7 @@ def actuals_cmd(
     volume, mix, unplanned, unbilled), and with --reforecast the rest of the horizon."""
 
     def body() -> None:
-        from solver.analyses.actuals import actuals
+        from solver.analyses.actuals import actuals, with_resolve
         from solver.analyses.actuals import reforecast as make_reforecast
         from solver.outputs.actuals import (
             actuals_csv,
@@ -121,6 +121,9 @@ def actuals_cmd(
         if reforecast:
             forecast = make_reforecast(result)
             resolution, note = _resolve_from(the_plan, prob, cat, forecast.as_of_month, solver)
+            if resolution is not None:
+                rebased = resolution.rebased.problem
+                forecast = with_resolve(forecast, resolution.plan, rebased, cat, rebased.start)
         if format == "json":
             text = actuals_json(result, forecast, resolution, note)
         elif format == "csv":

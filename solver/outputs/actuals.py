@@ -122,13 +122,14 @@ def reforecast_table(forecast: Reforecast, resolution: Resolution | None, note: 
             _plain(r.actual_usd),
             _plain(r.at_plan_usd),
             _plain(r.at_run_rate_usd),
+            _plain(r.at_resolve_usd),
         ]
         for r in forecast.cash_flow.itertuples(index=False)
     ]
     t = forecast.totals()
-    rows.append(["total", "", *(_plain(t[c]) for c in ("plan_usd", "actual_usd"))]
-                + [_plain(t["at_plan_usd"]), _plain(t["at_run_rate_usd"])])  # fmt: skip
-    header = ["month", "kind", "plan", "actual", "at plan", "at run-rate"]
+    columns = ("plan_usd", "actual_usd", "at_plan_usd", "at_run_rate_usd", "at_resolve_usd")
+    rows.append(["total", "", *(_plain(t[c]) if t[c] is not None else "-" for c in columns)])
+    header = ["month", "kind", "plan", "actual", "at plan", "at run-rate", "at re-solve"]
     out = [
         f"re-forecast: actual to {forecast.last_actual_month}, forecast from "
         f"{forecast.as_of_month}",
@@ -136,6 +137,11 @@ def reforecast_table(forecast: Reforecast, resolution: Resolution | None, note: 
         "",
     ]
     out.append(_resolve_words(resolution, note))
+    if forecast.resolve_owned_usd:
+        out.append(
+            f"the re-solve also spends {_plain(forecast.resolve_owned_usd)} on owned servers "
+            "from the forecast's first month (no cloud bills them: not in the columns above)"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -178,6 +184,7 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
                 "total_cost_usd": resolution.plan.total_cost_usd,
                 "baseline_usd": resolution.baseline.total_cost_usd,
                 "changes": resolution.diff.n_changes,
+                "owned_usd_from_as_of": forecast.resolve_owned_usd,
             },
             "note": note,
         }

@@ -176,11 +176,12 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_plan, seed_bill):
     assert list(actual.index) == ["2027-01", "2027-02", "2027-03", "2027-04", "2027-05", "2027-06"]
     # months before the as-of date are the bill's EffectiveCost by month, to the cent
     by_month = billed.groupby("month")["cost"].sum()
-    for column in ("actual_usd", "at_plan_usd", "at_run_rate_usd"):
+    for column in ("actual_usd", "at_plan_usd", "at_run_rate_usd", "at_resolve_usd"):
         assert (actual[column].round(2) == by_month.round(2)).all()
     forecast_months = flow[flow["kind"] == "forecast"]
     assert forecast_months.index[0] == "2027-07" and forecast_months.index[-1] == "2029-12"
     assert forecast_months["actual_usd"].isna().all()
+    assert forecast_months["at_resolve_usd"].isna().all()  # no re-solve asked for
     assert (forecast_months["at_plan_usd"] == forecast_months["plan_usd"]).all()
     # at the run-rate: the H200s were planned in April ($3,744.00, 30 days), May ($3,868.80,
     # 31 days) and June ($3,744.00) and billed in April and May only, so their factor is

@@ -129,11 +129,14 @@ def test_actuals_cli_reforecast(tiny):
     assert doc["resolve"]["as_of"] == "m3"
     assert doc["resolve"]["total_cost_usd"] == pytest.approx(5_952)
     assert doc["resolve"]["changes"] == 0
+    # the re-solve's cash flow: its own charges in March, the bill before
+    assert flow["2027-03"]["at_resolve_usd"] == pytest.approx(5_952)
+    assert flow["2027-01"]["at_resolve_usd"] == pytest.approx(6_547.20)
+    assert doc["totals"]["at_resolve_usd"] == pytest.approx(6_547.20 + 50 + 5_952)
     csv = runner.invoke(app, ["actuals", str(plan), str(bill), "--reforecast", "--format", "csv"])
     assert csv.exit_code == 0, csv.output
-    assert (
-        csv.stdout.splitlines()[0] == "month,kind,plan_usd,actual_usd,at_plan_usd,at_run_rate_usd"
-    )
+    columns = "month,kind,plan_usd,actual_usd,at_plan_usd,at_run_rate_usd,at_resolve_usd"
+    assert csv.stdout.splitlines()[0] == columns
     assert csv.stdout.splitlines()[3].startswith("2027-03,forecast,")
 
 
