@@ -207,3 +207,59 @@ def test_a_currency_without_a_rate_is_refused(seed_plan, seed_bill, tmp_path):
         actuals(seed_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
     message = str(err.value)
     assert "xts.csv" in message and "BillingCurrency" in message and "fix:" in message
+
+
+RESERVED_PROBLEM = """\
+name: tiny-reserved
+horizon_months: 12
+start: 2027-01
+periods: [{name: y1, months: 12}]
+modes: [on_demand, reserved_1y]
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {requests_per_s: 20}
+    prompt_tokens: 100
+    output_tokens: 100
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+    traffic_mix: [{prompt_tokens: 100, output_tokens: 100, share: 1.0}]
+    measured_throughput_rps: {h100-sxm: [10.0], l4: [2.0]}
+    max_utilisation: 1
+"""
+
+
+def test_a_reservation_billed_as_planned_has_no_variance(tiny_catalog, tmp_path):
+    # 2 H100 instances serve the 20 requests/s all year; reserved for a year at $3/h they
+    # cost 2 x 8,760 h x $3 = $52,560 (on demand $4/h). The plan's own FOCUS rows, read
+    # back as a bill: the fee is a Purchase row (EffectiveCost 0, its hours not usage) and
+    # Used/Unused Committed usage carrying the fee; matched month by month to the
+    # reservation line as `reserved` pricing: January 2 x 744 h x $3 = $4,464, and no
+    # variance in any category.
+    from conftest import offering
+    from solver.inputs.problem import parse_problem
+    from solver.solve import solve_problem
+
+    catalog = tiny_catalog(
+        [offering("h1", "h100-sxm", 1, 4.0, r1=3.0), offering("l4", "l4", 1, 1.0, nvlink=False)]
+    )
+    import yaml
+
+    problem = parse_problem(yaml.safe_load(RESERVED_PROBLEM))
+    plan = solve_problem(problem, catalog)
+    assert [(i.item, i.mode, i.units) for i in plan.line_items if i.cost_usd] == [
+        ("reservation", "reserved_1y", 2.0)
+    ]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(focus_csv(focus_frame(plan, problem, catalog, date(2027, 1, 1))))
+    result = actuals(plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
+    lines = result.lines
+    assert set(lines["status"]) == {"matched"} and set(lines["pricing"]) == {"reserved"}
+    assert len(lines) == 12
+    january = lines[lines["month"] == "2027-01"].iloc[0]
+    assert january.planned_usd == pytest.approx(4464.0)
+    assert january.actual_hours == pytest.approx(1488.0)
+    t = result.totals()
+    assert t["actual_usd"] == pytest.approx(52_560.0)
+    assert all(abs(t[c]) < 1e-6 for c in (*CATEGORIES, "variance_usd"))
