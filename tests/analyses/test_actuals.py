@@ -7,14 +7,16 @@ from datetime import date
 
 import pandas as pd
 import pytest
+import yaml
 
-from conftest import ROOT
+from conftest import ROOT, offering
 from solver.analyses.actuals import CATEGORIES, KEY, actuals, compare, reforecast
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.importers.focus_billing import read_focus_billing
-from solver.inputs.problem import load_problem
+from solver.inputs.problem import load_problem, parse_problem
 from solver.outputs.focus import focus_csv, focus_frame
+from solver.solve import solve_problem
 
 
 def _row(provider, region, instance, accelerator, usd, hours, line=0, month="2027-01"):
@@ -237,15 +239,9 @@ def test_a_reservation_billed_as_planned_has_no_variance(tiny_catalog, tmp_path)
     # Used/Unused Committed usage carrying the fee; matched month by month to the
     # reservation line as `reserved` pricing: January 2 x 744 h x $3 = $4,464, and no
     # variance in any category.
-    from conftest import offering
-    from solver.inputs.problem import parse_problem
-    from solver.solve import solve_problem
-
     catalog = tiny_catalog(
         [offering("h1", "h100-sxm", 1, 4.0, r1=3.0), offering("l4", "l4", 1, 1.0, nvlink=False)]
     )
-    import yaml
-
     problem = parse_problem(yaml.safe_load(RESERVED_PROBLEM))
     plan = solve_problem(problem, catalog)
     assert [(i.item, i.mode, i.units) for i in plan.line_items if i.cost_usd] == [
