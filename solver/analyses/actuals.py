@@ -95,6 +95,8 @@ class Actuals:
         The billed rows, in USD (``cost_usd``), with their key.
     first_month, last_month
         The months compared (the plan's first, the last billed).
+    first_billed_month
+        The first month billed (before ``first_month`` when a bill predates the plan).
     not_billed_by_cloud
         Plan lines no cloud bills (owned servers): their indices in ``plan.line_items``.
     files
@@ -108,6 +110,7 @@ class Actuals:
     last_month: str
     not_billed_by_cloud: list[int] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
+    first_billed_month: str = ""
 
     def totals(self) -> dict[str, float]:
         """Planned, actual, each category and the variance, summed over every row."""
@@ -219,7 +222,8 @@ def actuals(
     lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
     owned = [i for i, item in enumerate(plan.line_items) if item.mode not in _PRICING_OF_MODE]
     files = {str(f): int(n) for f, n in billed.groupby("file", sort=True).size().items()}
-    return Actuals(lines, planned, billed, first, last, owned, files)
+    first_billed = min(billed["month"])
+    return Actuals(lines, planned, billed, first, last, owned, files, first_billed)
 
 
 def compare(planned: pd.DataFrame, billed: pd.DataFrame) -> pd.DataFrame:

@@ -56,8 +56,13 @@ def _grid(header: list[str], rows: list[list[str]], left: int = 3) -> list[str]:
 def actuals_table(result: Actuals) -> str:
     """The variance by key and month, flagged rows and the totals, as text."""
     lines = result.lines
+    span = (
+        f"plan months {result.first_month} to {result.last_month}"
+        if result.last_month >= result.first_month
+        else f"no plan month yet (the plan starts {result.first_month})"
+    )
     head = [
-        f"actuals {result.first_month} to {result.last_month}: "
+        f"{span} against bills of {result.first_billed_month} to {result.last_month}: "
         + ", ".join(f"{f} ({n} rows)" for f, n in result.files.items()),
         "variance = price + volume + mix + unplanned + unbilled (USD; mix: hours moved "
         "between lines of one accelerator in a month, at planned prices)",
@@ -163,6 +168,7 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
     doc: dict = {
         "first_month": result.first_month,
         "last_month": result.last_month,
+        "first_billed_month": result.first_billed_month,
         "files": result.files,
         "totals": result.totals(),
         "lines": _records(result.lines),
