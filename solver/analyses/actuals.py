@@ -176,9 +176,10 @@ def billed_in_usd(billed: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     return out
 
 
-def _keyed(billed: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
-    """Billed rows with an instance type: their own, else their plan offering's (SkuId);
-    hours only on usage rows (a purchase row's quantity is the term it buys)."""
+def key_billed(billed: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
+    """Billed rows keyed as plan lines are: the instance type their own, else that of the
+    plan offering whose id is their ``SkuId`` (``planned``: :func:`planned_charges`
+    rows); hours only on usage rows (a purchase row's quantity is the term it buys)."""
     by_offering = planned.drop_duplicates("offering").set_index("offering")["instance_type"]
     out = billed.copy()
     named = out["instance_type"] != ""
@@ -215,7 +216,7 @@ def actuals(
             fix="pass the FOCUS cost and usage exports of the months the plan has run",
         )
     planned = planned_charges(plan, problem, catalog, start)
-    billed = _keyed(billed_in_usd(billed, catalog), planned)
+    billed = key_billed(billed_in_usd(billed, catalog), planned)
     first = _month_of(pd.Timestamp(start))
     last = max(billed["month"])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
@@ -424,6 +425,7 @@ __all__ = [
     "actuals",
     "billed_in_usd",
     "compare",
+    "key_billed",
     "next_month",
     "planned_charges",
     "reforecast",

@@ -10,7 +10,15 @@ import pytest
 import yaml
 
 from conftest import ROOT, offering
-from solver.analyses.actuals import CATEGORIES, KEY, actuals, compare, reforecast
+from solver.analyses.actuals import (
+    CATEGORIES,
+    KEY,
+    actuals,
+    billed_in_usd,
+    compare,
+    key_billed,
+    reforecast,
+)
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.importers.focus_billing import read_focus_billing
@@ -259,3 +267,63 @@ def test_a_reservation_billed_as_planned_has_no_variance(tiny_catalog, tmp_path)
     t = result.totals()
     assert t["actual_usd"] == pytest.approx(52_560.0)
     assert all(abs(t[c]) < 1e-6 for c in (*CATEGORIES, "variance_usd"))
+
+
+def _planned(provider, region, instance, pricing, accelerator, usd, hours, offering):
+    return {
+        "provider": provider,
+        "region": region,
+        "instance_type": instance,
+        "pricing": pricing,
+        "accelerator": accelerator,
+        "offering": offering,
+        "month": "2026-05",
+        "line": 0,
+        "planned_usd": usd,
+        "planned_hours": hours,
+    }
+
+
+def test_the_three_clouds_samples_match_plan_lines_by_provider_sku_region_and_month():
+    # Plan lines (May 2026) with the keys of rows of the stored samples
+    # (tests/data/focus/README.md), each its own accelerator (no mix):
+    #   A aws us-west-2 m6i.large reserved, 1 h at $0.064032: billed the same (row 5):
+    #     no variance.
+    #   B azure westus2 Standard_D4s_v5 on demand, 1 h at the list $0.192065: billed
+    #     $0.172859 for 1 h (row 4): price -$0.019206.
+    #   C gcp us-central1 e2-standard-4 on demand, 2 h at $0.1344 = $0.2688: billed 1 h,
+    #     $0.120962 (row 6): volume (1 - 2) x $0.1344 = -$0.1344, price $0.120962 -
+    #     $0.2688 + $0.1344 = -$0.013438.
+    #   D gcp asia-southeast1 offering "F38B-0ED2-3093" reserved, 1 h at $0.089378: the
+    #     billed row (row 2) has its InstanceType removed, so it matches by SkuId.
+    # Everything else in the three files is unplanned: its EffectiveCost, 49.418038 +
+    # 162.607333 + 434.844511 - (0.064032 + 0.172859 + 0.120962 + 0.089378) = 646.422651.
+    data = ROOT / "tests" / "data" / "focus"
+    frames = [read_focus_billing(data / f"{c}_focus_1_2_excerpt.csv") for c in ("aws", "azure")]
+    gcp = read_focus_billing(data / "gcp_focus_1_2_excerpt.csv")
+    gcp.loc[gcp["row"] == 2, "instance_type"] = ""  # as if the export had no SkuPriceDetails
+    billed = pd.concat([*frames, gcp], ignore_index=True)
+    planned = pd.DataFrame(
+        [
+            _planned("aws", "us-west-2", "m6i.large", "reserved", "a", 0.064032, 1.0, "m6i"),
+            _planned("azure", "westus2", "Standard_D4s_v5", "on_demand", "b", 0.192065, 1, "d4"),
+            _planned("gcp", "us-central1", "e2-standard-4", "on_demand", "c", 0.2688, 2.0, "e2"),
+            _planned(
+                "gcp", "asia-southeast1", "e2-standard-4", "reserved", "d", 0.089378, 1.0,
+                "F38B-0ED2-3093",
+            ),
+        ]
+    )  # fmt: skip
+    keyed = key_billed(billed_in_usd(billed, load_catalog()), planned)
+    by_sku = keyed[(keyed["provider"] == "gcp") & (keyed["row"] == 2)]
+    assert by_sku["instance_type"].tolist() == ["e2-standard-4"]  # from the plan offering
+    lines = compare(planned, keyed[(keyed["cost_usd"] != 0) | (keyed["hours"] != 0)])
+    matched = lines[lines["status"] == "matched"].set_index(["provider", "region"])
+    assert len(matched) == 4
+    assert matched.loc[("aws", "us-west-2"), "variance_usd"] == pytest.approx(0.0, abs=1e-12)
+    assert matched.loc[("azure", "westus2"), "price_usd"] == pytest.approx(-0.019206)
+    c = matched.loc[("gcp", "us-central1")]
+    assert (c.volume_usd, c.price_usd) == pytest.approx((-0.1344, -0.013438))
+    assert matched.loc[("gcp", "asia-southeast1"), "variance_usd"] == pytest.approx(0.0, abs=1e-12)
+    assert set(lines["status"]) == {"matched", "unplanned"}  # nothing planned went unbilled
+    assert lines["unplanned_usd"].sum() == pytest.approx(646.422651, abs=1e-9)
