@@ -1,12 +1,14 @@
 """The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``,
-``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS).
+``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS),
+``procure actuals | watch`` (after the plan is signed: bills against the plan, price watch).
 
 The only place that reads arguments, prints and writes files. Every user error
 becomes one message naming the file, the field and the fix, and exit code 2;
 ``--debug`` shows the traceback instead.
 
 One module per command group (``solve``, ``analyses``: sensitivity and report,
-``estimate``, ``catalog``, ``changes``: resolve and diff, ``export``, ``calibrate``);
+``estimate``, ``catalog``, ``changes``: resolve and diff, ``export``, ``calibrate``,
+``actuals``: actuals and watch);
 :mod:`solver.cli.common` holds the app, the exit codes and what the commands share.
 Importing a group registers its commands, in the order ``procure --help`` lists them.
 """
@@ -22,6 +24,7 @@ from solver.cli import catalog  # noqa: F401
 from solver.cli import changes  # noqa: F401
 from solver.cli import export  # noqa: F401
 from solver.cli import calibrate  # noqa: F401
+from solver.cli import actuals  # noqa: F401
 
 # isort: on
 from solver.cli.common import (

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from solver.inputs.catalog import Catalog
+from solver.inputs.importers.focus_billing import PROVIDER_NAMES
 from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
 from solver.outputs.files import csv_text
@@ -146,33 +147,8 @@ SERVICE_CATEGORIES = (
     "Other",
 )
 #: Provider ids -> the names on their invoices (FOCUS ProviderName, PublisherName and
-#: InvoiceIssuerName are display names, not ids).
-_PROVIDER_NAMES = {
-    "aws": "AWS",
-    "gcp": "Google Cloud",
-    "azure": "Microsoft",
-    "oci": "Oracle",
-    "coreweave": "CoreWeave",
-    "lambda": "Lambda",
-    "nebius": "Nebius",
-    "crusoe": "Crusoe",
-    "hyperstack": "Hyperstack",
-    "verda": "Verda",
-    "fluidstack": "Fluidstack",
-    "paperspace": "Paperspace",
-    "digitalocean": "DigitalOcean",
-    "jarvislabs": "JarvisLabs",
-    "seeweb": "Seeweb",
-    "scaleway": "Scaleway",
-    "denvr": "Denvr Dataworks",
-    "massedcompute": "Massed Compute",
-    "oblivus": "Oblivus",
-    "latitude": "Latitude.sh",
-    "tensorwave": "TensorWave",
-    "runpod": "RunPod",
-    "vast": "Vast.ai",
-    "hyperbolic": "Hyperbolic",
-}
+#: InvoiceIssuerName are display names, not ids): one table, the billing reader's.
+_PROVIDER_NAMES = PROVIDER_NAMES
 
 
 def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:

@@ -1,0 +1,269 @@
+"""Billing exports in FOCUS: the charges a cloud actually billed, read into one table.
+
+FOCUS (the FinOps Open Cost and Usage Specification, https://focus.finops.org/; column
+text in ``FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec``, ``specification/columns/*.md``)
+is the one column set the three hyperscalers export their bills in:
+
+- AWS: Data Exports, "FOCUS 1.0 with AWS columns" (the CUR 2.0 family;
+  https://docs.aws.amazon.com/cur/latest/userguide/table-dictionary-focus-1-0-aws.html):
+  ``ProviderName`` ``AWS``; the instance type in ``x_UsageType`` (``USE1-BoxUsage:
+  p5.48xlarge``) and, in newer exports, ``SkuPriceDetails``.
+- Azure: Cost Management exports, dataset "Cost and usage details (FOCUS)"
+  (https://learn.microsoft.com/azure/cost-management-billing/dataset-schema/cost-usage-details-focus):
+  ``ProviderName`` ``Microsoft``; the VM size in ``x_SkuDetails`` (``ServiceType``) or
+  ``SkuPriceDetails``; regions as ``eastus``.
+- Google Cloud: the FOCUS view of the BigQuery billing export
+  (https://cloud.google.com/billing/docs/how-to/export-data-bigquery-tables/focus),
+  saved as CSV: ``ProviderName`` ``Google Cloud``; the machine type in
+  ``SkuPriceDetails`` or ``x_InstanceType``.
+
+The columns are shared, so one reader does all three; a provider's quirks (its display
+name, where it puts the instance type) are handled by the mappings below. Our own FOCUS
+forecast (``procure export``, :mod:`solver.outputs.focus`) reads back the same way.
+
+:func:`read_focus_billing` returns one row per billed row (nothing dropped, nothing
+summed), with the columns :data:`BILLING_COLUMNS`:
+
+- ``provider``: the catalog's provider id (``aws``, ``azure``, ``gcp``, ``lambda`` ...)
+  from ``ProviderName``; ``region`` from ``RegionId``; ``instance_type`` (see above;
+  empty when the row is not an instance, e.g. storage); ``sku_id`` (``SkuId``).
+- ``month``: ``YYYY-MM`` of ``ChargePeriodStart`` (UTC): the calendar month the charge
+  was incurred in (a billing period need not be a calendar month).
+- ``pricing``: ``on_demand`` (``PricingCategory`` Standard or empty), ``spot`` (Dynamic),
+  ``reserved`` (Committed: usage covered by a commitment, used or unused), ``other``.
+- ``charge_category``: ``ChargeCategory`` as billed.
+- ``cost``: ``EffectiveCost`` (the amortised cost FOCUS defines: a commitment's fee on
+  the hours it covers, 0 on its purchase row) in ``currency`` (``BillingCurrency``).
+- ``hours``: ``PricingQuantity`` when ``PricingUnit`` is hours, else 0 (a row priced in
+  GB or units has no instance-hours); ``quantity``/``unit`` as billed.
+- ``file`` and ``row`` (1 = the first data row): where each row came from.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from solver.errors import ProcureError
+
+#: Provider ids -> the names on their invoices (FOCUS ProviderName is a display name).
+PROVIDER_NAMES: dict[str, str] = {
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Microsoft",
+    "oci": "Oracle",
+    "coreweave": "CoreWeave",
+    "lambda": "Lambda",
+    "nebius": "Nebius",
+    "crusoe": "Crusoe",
+    "hyperstack": "Hyperstack",
+    "verda": "Verda",
+    "fluidstack": "Fluidstack",
+    "paperspace": "Paperspace",
+    "digitalocean": "DigitalOcean",
+    "jarvislabs": "JarvisLabs",
+    "seeweb": "Seeweb",
+    "scaleway": "Scaleway",
+    "denvr": "Denvr Dataworks",
+    "massedcompute": "Massed Compute",
+    "oblivus": "Oblivus",
+    "latitude": "Latitude.sh",
+    "tensorwave": "TensorWave",
+    "runpod": "RunPod",
+    "vast": "Vast.ai",
+    "hyperbolic": "Hyperbolic",
+}
+#: Other spellings of ProviderName seen in exports (lower case) -> provider id: Azure's
+#: exports say "Microsoft" and sample data "Microsoft Azure"; AWS "AWS" or "Amazon Web
+#: Services"; Google "Google Cloud" (older: "Google Cloud Platform").
+_ALIASES: dict[str, str] = {
+    "amazon web services": "aws",
+    "amazon": "aws",
+    "microsoft azure": "azure",
+    "azure": "azure",
+    "google cloud platform": "gcp",
+    "google": "gcp",
+    "gcp": "gcp",
+    "oracle cloud infrastructure": "oci",
+}
+#: Columns a billing export must have for actuals (each a FOCUS 1.0+ column).
+REQUIRED: tuple[str, ...] = (
+    "ProviderName",
+    "BillingCurrency",
+    "ChargePeriodStart",
+    "ChargeCategory",
+    "EffectiveCost",
+    "PricingQuantity",
+    "PricingUnit",
+    "RegionId",
+)
+BILLING_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "sku_id",
+    "month",
+    "pricing",
+    "charge_category",
+    "cost",
+    "currency",
+    "hours",
+    "quantity",
+    "unit",
+    "file",
+    "row",
+)
+_HOUR_UNITS = {"hours", "hour", "hrs", "hr", "h", "1 hour", "instance-hours", "instance hours"}
+_PRICING = {"standard": "on_demand", "": "on_demand", "dynamic": "spot", "committed": "reserved"}
+#: AWS usage types that carry an instance type after the colon (BoxUsage, SpotUsage,
+#: DedicatedUsage, HostUsage, ReservedHostUsage)
+_AWS_USAGE = re.compile(r"(?:Box|Spot|Dedicated|Host|ReservedHost)Usage:(?P<type>[\w.\-]+)")
+
+
+def provider_id(name: str, known: set[str] | None = None) -> str:
+    """The provider id of a FOCUS ``ProviderName`` (``AWS`` -> ``aws``); a name not in the
+    tables is lower-cased with spaces removed (``Massed Compute`` -> ``massedcompute``)."""
+    text = str(name).strip()
+    for pid, display in PROVIDER_NAMES.items():
+        if text.lower() == display.lower():
+            return pid
+    if text.lower() in _ALIASES:
+        return _ALIASES[text.lower()]
+    squashed = re.sub(r"[^a-z0-9]", "", text.lower())
+    if known and squashed in known:
+        return squashed
+    return squashed
+
+
+def _json(text: str) -> dict:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def instance_type_of(row: dict[str, str]) -> str:
+    """The instance (VM, machine) type a billed row names, where each provider puts it:
+    ``SkuPriceDetails`` (``InstanceType``), ``x_InstanceType``, AWS's ``x_UsageType``,
+    Azure's ``x_SkuDetails`` (``ServiceType``); '' when the row names none."""
+    details = _json(row.get("SkuPriceDetails", ""))
+    for key in ("InstanceType", "instance_type", "MachineType", "VMSize"):
+        if details.get(key):
+            return str(details[key])
+    if row.get("x_InstanceType"):
+        return row["x_InstanceType"].strip()
+    match = _AWS_USAGE.search(row.get("x_UsageType", "") or "")
+    if match:
+        return match["type"]
+    azure = _json(row.get("x_SkuDetails", ""))
+    if azure.get("ServiceType"):
+        return str(azure["ServiceType"])
+    return ""
+
+
+def _number(text: str, path: Path, row: int, column: str) -> float:
+    if text is None or text.strip() == "":
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ProcureError(
+            f"{column} is {text!r}, not a number",
+            file=str(path),
+            field=f"row {row}, {column}",
+            fix="export the billing data again as CSV (numbers with a decimal point)",
+        )
+    return value
+
+
+def _month(text: str, path: Path, row: int) -> str:
+    try:
+        moment = pd.Timestamp(text)
+    except (ValueError, TypeError):
+        moment = pd.NaT
+    if moment is pd.NaT or pd.isna(moment):
+        raise ProcureError(
+            f"ChargePeriodStart is {text!r}, not a date",
+            file=str(path),
+            field=f"row {row}, ChargePeriodStart",
+            fix="FOCUS dates are ISO 8601 in UTC, e.g. 2027-01-01T00:00:00Z",
+        )
+    if moment.tzinfo is not None:
+        moment = moment.tz_convert("UTC").tz_localize(None)
+    return f"{moment.year:04d}-{moment.month:02d}"
+
+
+def read_focus_billing(path: str | Path) -> pd.DataFrame:
+    """One billing export in FOCUS (CSV) as a table of :data:`BILLING_COLUMNS`.
+
+    Raises
+    ------
+    ProcureError
+        The file is not CSV, lacks a column of :data:`REQUIRED`, or holds a cost,
+        quantity or date that does not parse (naming the row and column).
+    """
+    path = Path(path)
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise ProcureError(
+                f"not a FOCUS billing export: no column {', '.join(missing)}",
+                file=str(path),
+                field=missing[0],
+                fix="export cost and usage in FOCUS (AWS Data Exports 'FOCUS 1.0', Azure "
+                "'Cost and usage details (FOCUS)', GCP's FOCUS BigQuery view saved as CSV)",
+            )
+        rows = [_billed_row(raw, path, n) for n, raw in enumerate(reader, start=1)]
+    return pd.DataFrame(rows, columns=list(BILLING_COLUMNS))
+
+
+def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
+    raw = {k: (v or "") for k, v in raw.items() if k is not None}
+    unit = raw["PricingUnit"].strip()
+    quantity = _number(raw["PricingQuantity"], path, n, "PricingQuantity")
+    currency = raw["BillingCurrency"].strip().upper()
+    if not re.fullmatch(r"[A-Z]{3}", currency):
+        raise ProcureError(
+            f"BillingCurrency is {raw['BillingCurrency']!r}, not an ISO 4217 code",
+            file=str(path),
+            field=f"row {n}, BillingCurrency",
+            fix="FOCUS states the billing currency as a three-letter code, e.g. USD",
+        )
+    pricing = raw.get("PricingCategory", "").strip().lower()
+    return {
+        "provider": provider_id(raw["ProviderName"]),
+        "region": raw["RegionId"].strip(),
+        "instance_type": instance_type_of(raw),
+        "sku_id": raw.get("SkuId", "").strip(),
+        "month": _month(raw["ChargePeriodStart"], path, n),
+        "pricing": _PRICING.get(pricing, "other"),
+        "charge_category": raw["ChargeCategory"].strip(),
+        "cost": _number(raw["EffectiveCost"], path, n, "EffectiveCost"),
+        "currency": currency,
+        "hours": quantity if unit.lower() in _HOUR_UNITS else 0.0,
+        "quantity": quantity,
+        "unit": unit,
+        "file": str(path),
+        "row": n,
+    }
+
+
+__all__ = [
+    "BILLING_COLUMNS",
+    "PROVIDER_NAMES",
+    "REQUIRED",
+    "instance_type_of",
+    "provider_id",
+    "read_focus_billing",
+]
