@@ -835,6 +835,21 @@ class SavingsPlan(_Strict):
     source: str = Field(
         "", description="Where the rates come from (a price file, its URL and date)"
     )
+    price_date: str = Field(
+        "unknown", description="When the rates were read: YYYY-MM-DD, or unknown"
+    )
+    confidence: Literal["unverified", "third_party", "list", "quote"] = Field(
+        "unverified",
+        description="How far the rates can be trusted (solver/inputs/provenance.py): list "
+        "when read from the provider's own price file (procure catalog commitments)",
+    )
+
+    @field_validator("price_date")
+    @classmethod
+    def _a_date(cls, text: str) -> str:
+        if text != "unknown" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            raise ValueError(f"price_date {text!r} is not YYYY-MM-DD or unknown")
+        return text
 
     @property
     def term_months(self) -> float:

@@ -706,7 +706,20 @@ def _savings_plan_item(rd: _Reading, r) -> LineItem:
         months_after_horizon=max(0.0, term_end - rd.horizon),
         liability_after_horizon_usd=usd_per_hour * charge.beyond_horizon_usd,
         price_source=sp.source,
+        price_date=sp.price_date,
+        price_confidence=sp.confidence,
+        price_currency="USD",
+        **_provider_terms(rd, sp.provider),
     )
+
+
+def _provider_terms(rd: _Reading, provider: str) -> dict:
+    """The provider's tier and SLA as its pools carry them ('' when it has none)."""
+    pools = rd.compiled.pools
+    rows = pools[pools["provider"] == provider]
+    if rows.empty:
+        return {}
+    return {"tier": str(rows["tier"].iat[0]), "sla": str(rows["sla"].iat[0])}
 
 
 def _savings_plan_cover_item(rd: _Reading, r) -> LineItem:

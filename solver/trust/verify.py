@@ -1516,7 +1516,7 @@ def _line_names(run_ctx: _Context, i: int, item) -> list[FieldError]:
         out.append(
             FieldError(f"{at}.start_period", f"period {item.start_period!r} is not in the problem")
         )
-    serving = item.item in {Item.RENT, Item.USE}
+    serving = item.item in {Item.RENT, Item.USE, Item.SAVINGS_PLAN_COVER}
     if serving and item.block not in run_ctx.blocks:
         out.append(
             FieldError(
