@@ -271,6 +271,17 @@ def catalog_commitments(
         ),
     ],
     catalog: CatalogOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the reserved prices as rows of scripts/commitment_prices.csv (to "
+            "append there; scripts/build_offerings.py applies them to the catalog)"
+        ),
+    ] = None,
+    source_url: Annotated[
+        str, typer.Option(help="Where the file was read (cited in --out's rows)")
+    ] = "",
+    force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Read committed prices (reservations, savings plans, committed use) from a
@@ -278,7 +289,7 @@ def catalog_commitments(
     problem's savings_plans takes."""
 
     def body() -> None:
-        from solver.inputs.importers.committed import offering_rates
+        from solver.inputs.importers.committed import commitment_price_rows, offering_rates
 
         if format not in COMMITMENT_FORMATS:
             raise ProcureError(
@@ -313,6 +324,12 @@ def catalog_commitments(
                 typer.echo("    rates:")
                 for offering, usd in found.items():
                     typer.echo(f"      {offering}: {usd:.6g}")
+        if out is not None:
+            check_output_file(out, force=force)
+            check_not_inputs([("--out", out)], [("price file", file)])
+            rows = commitment_price_rows(rates, source_url or str(file))
+            write_atomic(out, csv_text(rows))
+            typer.echo(f"wrote {len(rows)} reserved prices to {out}")
 
     _run(debug, body)
 

@@ -184,3 +184,48 @@ def test_the_cli_lists_what_a_file_states():
     assert "savings plan azure 1y: 0 catalog offerings" in result.output
     bad = CliRunner().invoke(app, ["catalog", "commitments", str(AZURE), "--format", "azure"])
     assert bad.exit_code != 0 and "--format" in bad.output
+
+
+def _build_offerings():
+    """scripts/build_offerings.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "build_offerings", ROOT / "scripts" / "build_offerings.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reserved_prices_reach_the_catalog_through_commitment_prices(tmp_path):
+    # The AWS record's reserved prices as scripts/commitment_prices.csv rows: per term the
+    # no-upfront standard RI first (the catalog's convention), so 1y $0.060/h (not the
+    # convertible $0.071 nor all upfront $0.0564), 3y the only standard one, partial
+    # upfront $505 / 26,280 h + $0.019 = $0.038216/h; on demand $0.096 beside them.
+    from solver.inputs.importers.committed import COMMITMENT_PRICE_COLUMNS, commitment_price_rows
+
+    rows = commitment_price_rows(read_aws_ec2_offer(AWS_EC2), "aws-ec2-getproducts-m5.large")
+    assert list(rows.columns) == COMMITMENT_PRICE_COLUMNS
+    got = rows.set_index("term")["price_usd_per_hour"].to_dict()
+    assert got == {"1y": 0.06, "3y": pytest.approx(0.038216, abs=1e-6)}
+    assert set(rows["source_on_demand_usd_per_hour"]) == {0.096}
+    path = tmp_path / "commitment_prices.csv"
+    rows.to_csv(path, index=False)
+    # scripts/build_offerings.py applies them to an offering of the same provider, region
+    # and instance type whose on-demand price agrees (0.096 within 10%)
+    offering = pd.DataFrame(
+        [
+            {
+                "provider": "aws",
+                "instance_type": "m5.large",
+                "region": "us-east-1",
+                "on_demand_usd_per_hour": 0.096,
+                "reserved_1y_usd_per_hour": None,
+                "reserved_3y_usd_per_hour": None,
+            }
+        ]
+    )
+    out = _build_offerings().apply_commitment_prices(offering, path)
+    assert out.at[0, "reserved_1y_usd_per_hour"] == 0.06
+    assert out.at[0, "reserved_3y_usd_per_hour"] == pytest.approx(0.038216, abs=1e-6)

@@ -132,3 +132,62 @@ def offering_rates(
     )
     best = merged.groupby("offering_id")["usd_per_hour"].min()
     return {str(k): float(v) for k, v in sorted(best.items())}
+
+
+#: scripts/commitment_prices.csv's columns (scripts/build_offerings.py reads them)
+COMMITMENT_PRICE_COLUMNS = [
+    "provider",
+    "instance_type",
+    "region",
+    "term",
+    "price_usd_per_hour",
+    "source_on_demand_usd_per_hour",
+    "payment_option",
+    "source_url",
+    "source_date",
+]
+#: which of an offering's reserved prices the catalog's 1y/3y column takes: no upfront
+#: first (the catalog's convention), standard before convertible
+_PAYMENT_ORDER = {"no_upfront": 0, "partial_upfront": 1, "all_upfront": 2, "": 3}
+_CLASS_ORDER = {"standard": 0, "": 1, "convertible": 2}
+
+
+def commitment_price_rows(rates: pd.DataFrame, source_url: str) -> pd.DataFrame:
+    """Reserved prices as rows of scripts/commitment_prices.csv (1- and 3-year terms,
+    Linux instances whose file also states their on-demand price): one per provider,
+    instance type, region and term, no upfront before partial and all upfront, standard
+    before convertible. ``scripts/build_offerings.py`` applies them to the catalog's
+    ``reserved_1y``/``reserved_3y`` columns where the on-demand prices agree."""
+    key = ["provider", "region", "instance_type"]
+    od = rates[rates["kind"] == "on_demand"].groupby(key)["usd_per_hour"].min()
+    res = rates[
+        (rates["kind"] == "reserved")
+        & rates["term_years"].isin([1.0, 3.0])
+        & (rates["operating_system"] == "linux")
+    ].copy()
+    res["_order"] = res["payment_option"].map(_PAYMENT_ORDER).fillna(3) * 10 + res["plan_type"].map(
+        _CLASS_ORDER
+    ).fillna(1)
+    res = res.sort_values([*key, "term_years", "_order"], kind="stable")
+    res = res.drop_duplicates([*key, "term_years"])
+    rows = []
+    for r in res.itertuples(index=False):
+        on_demand = od.get((r.provider, r.region, r.instance_type))
+        if on_demand is None:
+            continue
+        what = " ".join(p for p in (r.plan_type, r.payment_option.replace("_", " ")) if p)
+        rows.append(
+            {
+                "provider": r.provider,
+                "instance_type": r.instance_type,
+                "region": r.region,
+                "term": f"{r.term_years:g}y",
+                "price_usd_per_hour": round(r.usd_per_hour, 6),
+                "source_on_demand_usd_per_hour": on_demand,
+                "payment_option": f"reserved {what} (Linux, shared tenancy), upfront spread "
+                "over the term's hours",
+                "source_url": source_url,
+                "source_date": r.price_date or "unknown",
+            }
+        )
+    return pd.DataFrame(rows, columns=COMMITMENT_PRICE_COLUMNS)
