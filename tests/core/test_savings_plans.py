@@ -159,3 +159,18 @@ def test_an_unknown_provider_is_refused(tiny_catalog):
     with pytest.raises(ProcureError) as info:
         solve_problem(_problem(provider="acmee"), tiny_catalog([H1, L4]))
     assert info.value.field == "savings_plans[0].provider"
+
+
+def test_a_plan_diffed_with_itself_keeps_its_savings_plan(tiny_catalog):
+    # procure diff prices the old plan's decisions by the model: the commitment and the
+    # usage it pays for are placed too, so the same plan at the same prices costs the
+    # same ($49,581.60): no price effect, no plan effect (without them the old plan
+    # would be priced all on demand, $16,118.40 dearer).
+    from solver.analyses.resolve import diff_at_prices
+
+    p, catalog = _problem(), tiny_catalog([H1, L4])
+    plan = solve_problem(p, catalog)
+    d = diff_at_prices(plan, plan, p, catalog, price_source="the same catalog")
+    assert d.old_at_new_prices_usd == pytest.approx(49_581.60)
+    assert d.price_effect_usd == pytest.approx(0.0, abs=1e-6)
+    assert d.plan_effect_usd == pytest.approx(0.0, abs=1e-6)
