@@ -40,10 +40,11 @@ from solver.units import RENTED_MODES, Item, Mode
 class LineItem(BaseModel):
     """One thing to pay for or run."""
 
+    # savings_plan: a spend-based commitment (units are USD per hour); savings_plan_cover:
+    # on-demand usage a savings plan pays for (a credit of its on-demand charge)
     item: str = Field(
         description="rent | reservation | purchase | use | training | existing | savings_plan "
-        "(a spend-based commitment: units are USD per hour) | savings_plan_cover (on-demand "
-        "usage a savings plan pays for: a credit of its on-demand charge)"
+        "| savings_plan_cover"
     )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
