@@ -253,9 +253,19 @@ class PlanInputs(BaseModel):
     )
 
 
+#: problem fields added after plans were first recorded, left out of the canonical JSON
+#: while at their default (empty): a problem that does not use them keeps the digest, and
+#: the plan files, it had before they existed
+LATER_FIELDS = ("savings_plans",)
+
+
 def problem_json(problem: Problem) -> str:
     """The canonical JSON of a parsed problem (what its digest is taken of)."""
-    return json.dumps(problem.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    data = problem.model_dump(mode="json")
+    for name in LATER_FIELDS:
+        if not data.get(name):
+            data.pop(name, None)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
