@@ -20,6 +20,8 @@ class Item(StrEnum):
     USE = "use"
     TRAINING = "training"
     EXISTING = "existing"
+    SAVINGS_PLAN = "savings_plan"  # a spend-based commitment: units are USD per hour
+    SAVINGS_PLAN_COVER = "savings_plan_cover"  # on-demand usage a savings plan pays for
 
 
 class Mode(StrEnum):

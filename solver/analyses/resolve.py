@@ -514,6 +514,7 @@ def evaluate_decisions(
             values[match[0].var] = 1.0
         else:
             values[entries[0].var] = units
+    _place_savings_plans(compiled, model, items, values)
     cost = model.expressions["total_cost_usd"].value(values)
     plan = extract_plan(
         compiled,
@@ -528,6 +529,31 @@ def evaluate_decisions(
     if unplaced:
         plan = _with_items(plan, plan.line_items + unplaced, list(compiled.periods["name"]))
     return plan, unplaced
+
+
+def _place_savings_plans(
+    compiled: Compiled, model: LinearModel, items: list[LineItem], values: np.ndarray
+) -> None:
+    """The savings plans of ``items`` in ``model``'s variables, by name: each commitment
+    (USD/h from its period) and the usage it paid for (units of an on-demand pool in a
+    period and block), where the model has them. The plan's rates are the problem's, so
+    what it covered it still may; the credits take the model's on-demand prices."""
+    if not compiled.problem.savings_plans:
+        return
+    index = {n: i for i, n in enumerate(model.variables["name"])}
+    periods = {n: t for t, n in enumerate(compiled.periods["name"])}
+    blocks = {n: b for b, n in enumerate(compiled.blocks["name"])}
+    for i in items:
+        term = i.mode.removeprefix("savings_plan_")
+        if i.item == "savings_plan":
+            name = f"savings_plan[{i.provider},{term},{periods.get(i.period)}]"
+        elif i.item == "savings_plan_cover":
+            at = f"{periods.get(i.period)},{blocks.get(i.block)}"
+            name = f"sp_cover[{i.provider},{term},{i.offering}#on_demand,{at}]"
+        else:
+            continue
+        if name in index:
+            values[index[name]] += i.units
 
 
 def priced_at(

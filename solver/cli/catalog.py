@@ -1,4 +1,5 @@
-"""``procure catalog validate | list | summary | show | import`` and ``procure schema``."""
+"""``procure catalog validate | list | summary | show | import | commitments`` and
+``procure schema``."""
 
 from __future__ import annotations
 
@@ -252,6 +253,97 @@ def catalog_import(
             typer.echo(f"wrote {out}")
 
     _run(debug, body)
+
+
+COMMITMENT_FORMATS = ("aws-ec2", "aws-savings-plan", "azure-retail", "gcp-billing")
+
+
+@catalog_app.command("commitments")
+def catalog_commitments(
+    file: Annotated[Path, typer.Argument(help="A provider's price file (JSON)")],
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="aws-ec2 (EC2 offer file or GetProducts record: on-demand and Reserved "
+            "Instances), aws-savings-plan (Savings Plans offer file), azure-retail (Retail "
+            "Prices API response), gcp-billing (Cloud Billing Catalog SKUs)",
+        ),
+    ],
+    catalog: CatalogOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the reserved prices as rows of scripts/commitment_prices.csv (to "
+            "append there; scripts/build_offerings.py applies them to the catalog)"
+        ),
+    ] = None,
+    source_url: Annotated[
+        str, typer.Option(help="Where the file was read (cited in --out's rows)")
+    ] = "",
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Read committed prices (reservations, savings plans, committed use) from a
+    provider's price file; say which name the catalog's offerings and print the rates a
+    problem's savings_plans takes."""
+
+    def body() -> None:
+        from solver.inputs.importers.committed import commitment_price_rows, offering_rates
+
+        if format not in COMMITMENT_FORMATS:
+            raise ProcureError(
+                f"unknown format {format!r}",
+                field="--format",
+                fix=f"use one of {', '.join(COMMITMENT_FORMATS)}",
+            )
+        rates = _read_commitments(file, format)
+        cat = _load_catalog(catalog)
+        typer.echo(f"read {len(rates)} prices from {file}")
+        for r in rates.itertuples(index=False):
+            what = r.instance_type or r.resource
+            term = f"{r.term_years:g}y " if r.term_years else ""
+            pay = f" {r.payment_option}" if r.payment_option else ""
+            plan = f" {r.plan_type}" if r.plan_type else ""
+            typer.echo(
+                f"  {r.kind} {term}{what} in {r.region}{plan}{pay}: "
+                f"${r.usd_per_hour:.6g}/{r.unit} ({r.price_date})"
+            )
+        groups = rates[rates["kind"] == "savings_plan"][["provider", "term_years"]]
+        for provider, years in sorted(set(map(tuple, groups.to_numpy()))):
+            found = offering_rates(
+                rates[rates["provider"] == provider],
+                cat.offerings,
+                kind="savings_plan",
+                term_years=float(years),
+            )
+            typer.echo(f"savings plan {provider} {years:g}y: {len(found)} catalog offerings")
+            if found:
+                typer.echo("savings_plans:")
+                typer.echo(f"  - {{provider: {provider}, term: {years:g}y, source: {file.name}}}")
+                typer.echo("    rates:")
+                for offering, usd in found.items():
+                    typer.echo(f"      {offering}: {usd:.6g}")
+        if out is not None:
+            check_output_file(out, force=force)
+            check_not_inputs([("--out", out)], [("price file", file)])
+            rows = commitment_price_rows(rates, source_url or str(file))
+            write_atomic(out, csv_text(rows))
+            typer.echo(f"wrote {len(rows)} reserved prices to {out}")
+
+    _run(debug, body)
+
+
+def _read_commitments(file: Path, format: str):
+    from solver.inputs.importers import aws_prices, azure_retail, gcp_billing
+
+    readers = {
+        "aws-ec2": aws_prices.read_aws_ec2_offer,
+        "aws-savings-plan": aws_prices.read_aws_savings_plan_offer,
+        "azure-retail": azure_retail.read_azure_retail_prices,
+        "gcp-billing": gcp_billing.read_gcp_billing_skus,
+    }
+    return readers[format](file)
 
 
 @app.command()

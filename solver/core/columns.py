@@ -191,6 +191,8 @@ def use_columns(compiled: Compiled, method: str) -> bool:
     problems, ``full`` and ``root`` never."""
     if method not in ("columns", "auto") or compiled.problem.objective not in PRICED_OBJECTIVES:
         return False
+    if compiled.problem.savings_plans:  # their rows are built by the full model only
+        return False
     n = priced_columns(compiled)
     return n > 0 if method == "columns" else n >= AUTO_COLUMNS
 

@@ -260,6 +260,53 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         check([key], providers, "provider_share_max", "provider")
 
 
+def check_savings_plans(problem: Problem, catalog: Catalog) -> None:
+    """Refuse a savings plan the model could not price: its provider unknown, a rate for
+    an offering the catalog lacks or another provider sells, or a rate not below the
+    offering's on-demand price (a plan that saves nothing is a typo, not a discount);
+    and on-demand must be among the modes (the plan covers on-demand usage)."""
+    off = catalog.offerings
+    providers = set(off["provider"])
+    for i, sp in enumerate(problem.savings_plans):
+        field = f"savings_plans[{i}]"
+        if sp.provider not in providers:
+            raise ProcureError(
+                f"unknown provider {sp.provider!r}",
+                field=f"{field}.provider",
+                fix=suggestion(sp.provider, providers),
+            )
+        if Mode.ON_DEMAND not in problem.modes:
+            raise ProcureError(
+                "a savings plan covers on-demand usage, but modes leaves out on_demand",
+                field="modes",
+                fix="add on_demand to modes, or remove savings_plans",
+            )
+        for offering_id, rate in sp.rates.items():
+            where = f"{field}.rates.{offering_id}"
+            if offering_id not in off.index:
+                raise ProcureError(
+                    f"unknown offering {offering_id!r}",
+                    field=where,
+                    fix=suggestion(offering_id, set(off.index[off["provider"] == sp.provider])),
+                )
+            if off.at[offering_id, "provider"] != sp.provider:
+                raise ProcureError(
+                    f"{offering_id} is sold by {off.at[offering_id, 'provider']}, not by "
+                    f"{sp.provider} whose savings plan this is",
+                    field=where,
+                    fix=f"move the rate to a savings plan of {off.at[offering_id, 'provider']}",
+                )
+            od = off.at[offering_id, "on_demand_usd_per_hour"]
+            if pd.isna(od) or rate >= float(od):
+                raise ProcureError(
+                    f"the plan's rate ${rate:g}/h is not below {offering_id}'s on-demand "
+                    f"price ({'none' if pd.isna(od) else f'${float(od):g}/h'})",
+                    field=where,
+                    fix="give the plan's discounted rate per instance-hour from the provider's "
+                    "savings plan price file (solver/inputs/importers), or drop the offering",
+                )
+
+
 def _check_existing_reservations(problem: Problem, catalog: Catalog, cloud: pd.DataFrame) -> None:
     """Refuse an existing reservation the model could neither charge nor use.
 
@@ -480,6 +527,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     the sites the problem describes itself join the catalog's (:mod:`solver.inputs.sites`)."""
     catalog = with_problem_sites(problem, catalog)
     _check_names(problem, catalog)
+    check_savings_plans(problem, catalog)
     acc = catalog.accelerators
     cloud = _cloud_pools(problem, catalog)
     owned_frames = _owned_pools(problem, catalog)

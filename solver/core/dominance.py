@@ -80,7 +80,10 @@ def prunable(problem: Problem) -> bool:
     so another provider's share can rise past its cap, and an optimal plan may need the
     dearer unit to keep it down (tests/core/test_dominance.py works a case by hand). Nor
     under capacity shares per region or provider (``max_region_share``): more capacity in
-    one domain can be what keeps another's share down."""
+    one domain can be what keeps another's share down. Nor under savings plans: a plan's
+    rate can make a dearer on-demand offering the cheaper one to run."""
+    if problem.savings_plans:
+        return False
     return not problem.provider_share_max and not any(
         isinstance(w, InferenceWorkload)
         and (w.max_region_share is not None or w.max_provider_share is not None)

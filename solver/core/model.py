@@ -164,6 +164,24 @@ FAMILIES: dict[str, Family] = {
         "USD per accelerator",
         ("quota", "period", "block"),
     ),
+    # savings plans (issue 29 part 3): spend-based commitments, beside reservations
+    "savings_plan_cover": Family(
+        "plan-rate spend of the usage a savings plan covers in an hour <= its commitment",
+        "USD per USD/h",
+        ("plan", "period", "block"),
+        binds=False,
+    ),
+    "savings_plan_use": Family(
+        "on-demand units covered by savings plans <= units in use",
+        "USD per instance",
+        ("pool", "period", "block"),
+        binds=False,
+    ),
+    "savings_plan_limit": Family(
+        "USD per hour committed by a savings plan <= its max_usd_per_hour",
+        "USD per USD/h",
+        ("plan", "period"),
+    ),
     "budget": Family("total cost <= budget", "USD per USD"),
     "capex_budget": Family("purchases <= capex budget", "USD per USD"),
     "period_budget": Family(
@@ -235,6 +253,8 @@ class VarKind(StrEnum):
     Z = "z"  # 1 when a training job runs on this cluster option
     BUY = "buy"  # servers bought in a period
     COMMIT = "commit"  # instances reserved from a period for the term
+    SAVINGS_PLAN = "savings_plan"  # USD per hour committed from a period for the term
+    SP_COVER = "sp_cover"  # on-demand units of a pool a savings plan pays for (per block)
     TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
     DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
@@ -689,6 +709,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     add_failure_domains(m)
     add_training(m)
     add_fleet(m)
+    add_savings_plans(m)
     add_quotas(m)
     add_power_caps(m)
     add_budgets(m)
@@ -1060,6 +1081,109 @@ def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
             )
 
 
+def add_savings_plans(m: _State) -> None:
+    """Savings plans (``savings_plans``): spend-based commitments, a decision of their own.
+
+    For plan s and each period tau its term fits from: c[s,tau] >= 0, USD per hour
+    committed from the start of tau for the term, charged by the ledger as a reservation
+    of c instances at $1/h (every hour of the term, used or not). For each on-demand pool
+    p the plan has a rate r_p for and each (t, b) where serving units of p run:
+    u[s,p,t,b] >= 0, units the plan pays for, credited at their on-demand price
+    (-price_p x hours of the block). Rows:
+
+    - ``savings_plan_cover[s,t,b]``: sum_p r_p u[s,p,t,b] <= sum of c[s,tau] active in t
+      (in each hour the plan covers usage at its rates up to the commitment);
+    - ``savings_plan_use[p,t,b]``: sum_s u[s,p,t,b] <= serving units of p in use;
+    - ``savings_plan_limit[s,t]``: the commitment active in t <= ``max_usd_per_hour``.
+
+    So an hour's usage costs the commitment plus on-demand for what it does not cover,
+    as the providers bill it. Training clusters on demand are not covered (their charge
+    is by job hours, not by block): the plan is bought for steady serving.
+    """
+    problem = m.problem
+    if not problem.savings_plans:
+        return
+    kinds = [v["kind"] for v in m.B.vars]
+    # (pool, t, b) -> (its serving units in use, the cover variables of every plan)
+    uses: dict[tuple[int, int, int], tuple[dict[int, float], list[int]]] = {}
+    for s, sp in enumerate(problem.savings_plans):
+        active = _savings_plan_commitments(m, s, sp)
+        cover: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
+        for p, pool in enumerate(m.pools.itertuples(index=False)):
+            rate = sp.rates.get(pool.offering_id)
+            if rate is None or pool.mode != Mode.ON_DEMAND or p not in m.usage:
+                continue
+            for (t, b), used in sorted(m.usage[p].items()):
+                serving = {v: n for v, n in used.items() if kinds[v] == VarKind.X.value}
+                if not serving or not active.get(t):
+                    continue
+                u = m.B.var(
+                    f"sp_cover[{sp.provider},{sp.term},{pool.pool_id},{t},{b}]",
+                    VarKind.SP_COVER,
+                    integer=False,
+                    pool=p,
+                    period=t,
+                    block=b,
+                    plan=s,
+                )
+                hours = m.p_hours[t] * m.b_frac[b]
+                credit = -ledger.rent_usd(float(pool.price_usd_per_hour), 1.0, hours)
+                m.add_cost(u, credit, pool.provider, {t: credit})
+                cover[(t, b)][u] = float(rate)
+                uses.setdefault((p, t, b), (serving, []))[1].append(u)
+        for (t, b), coefs in sorted(cover.items()):
+            m.B.row(
+                "savings_plan_cover",
+                (f"{sp.provider} {sp.term}", t, b),
+                {**coefs, **{c: -1.0 for c in active[t]}},
+                "<=",
+                0.0,
+            )
+        if sp.max_usd_per_hour is not None:
+            for t, commits in sorted(active.items()):
+                m.B.row(
+                    "savings_plan_limit",
+                    (f"{sp.provider} {sp.term}", t),
+                    {c: 1.0 for c in commits},
+                    "<=",
+                    float(sp.max_usd_per_hour),
+                )
+    for (p, t, b), (serving, covers) in sorted(uses.items()):
+        coefs = {u: 1.0 for u in covers}
+        coefs.update({v: -n for v, n in serving.items()})
+        m.B.row("savings_plan_use", (m.pools["pool_id"].iat[p], t, b), coefs, "<=", 0.0)
+
+
+def _savings_plan_commitments(m: _State, s: int, sp) -> dict[int, list[int]]:
+    """c[s,tau] for each period tau a term fits from (its ledger charge: a reservation of
+    c instances at $1/h); period t -> the commitments active in it."""
+    active: dict[int, list[int]] = defaultdict(list)
+    for tau in range(m.n_t):
+        covers = _active_commitment_periods(m.period_bounds, tau, sp.term_months)
+        if not covers:
+            continue
+        c = m.B.var(
+            f"savings_plan[{sp.provider},{sp.term},{tau}]",
+            VarKind.SAVINGS_PLAN,
+            integer=False,
+            period=tau,
+            block=-1,
+            plan=s,
+        )
+        charge = ledger.reservation(
+            price_usd_per_hour=1.0,
+            term_months=sp.term_months,
+            begins_in=tau,
+            periods=m.periods,
+            clock=m.compiled.clock,
+            policy=m.problem.owned_cost_policy,
+        )
+        m.add_cost(c, charge.total_usd, sp.provider, dict(charge.by_period_usd))
+        for t in covers:
+            active[t].append(c)
+    return active
+
+
 def add_quotas(m: _State) -> None:
     """``quota``: cloud accelerators of a provider (region, type) in use <= the quota."""
     pools = m.pools
@@ -1153,6 +1277,8 @@ def _assemble(m: _State) -> LinearModel:
         if column not in variables:
             variables[column] = -1
         variables[column] = variables[column].fillna(-1).astype(int)
+    if "plan" in variables:  # savings plans: which of problem.savings_plans
+        variables["plan"] = variables["plan"].fillna(-1).astype(int)
     if "workload" not in variables:
         variables["workload"] = ""
     variables["workload"] = variables["workload"].fillna("")

@@ -95,6 +95,8 @@ def use_root(compiled: Compiled, method: str) -> bool:
     columns."""
     if method not in ("root", "auto") or compiled.problem.objective not in PRICED_OBJECTIVES:
         return False
+    if compiled.problem.savings_plans:  # their rows are built by the full model only
+        return False
     return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
 
 

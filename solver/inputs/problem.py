@@ -811,6 +811,52 @@ class ExistingReservation(_Strict):
     months_remaining: float = Field(gt=0)
 
 
+class SavingsPlan(_Strict):
+    """A spend-based commitment the plan may buy (a savings plan, issue 29 part 3).
+
+    ``usd_per_hour`` committed for the term is paid every hour of it, used or not; in each
+    hour it pays for covered usage at the plan's rate of each offering (``rates``) up to
+    the commitment, and the rest is billed on demand. The solver chooses the commitment
+    (0 when none pays); ``max_usd_per_hour`` limits it. The rates come from the
+    provider's price files (solver/inputs/importers: AWS Savings Plans offer files,
+    Azure Retail Prices ``savingsPlan`` arrays, GCP Cloud Billing SKUs).
+    """
+
+    provider: str = Field(description="The provider selling the plan (catalogs/providers.csv)")
+    term: Literal["1y", "3y"] = Field(description="1y (12 months) or 3y (36 months)")
+    rates: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        min_length=1,
+        description="offering_id -> USD per instance-hour under the plan (below its on-demand "
+        "price); usage of other offerings is not covered",
+    )
+    max_usd_per_hour: float | None = Field(
+        None, ge=0, description="Most USD per hour the plan may commit (default: no limit)"
+    )
+    source: str = Field(
+        "", description="Where the rates come from (a price file, its URL and date)"
+    )
+    price_date: str = Field(
+        "unknown", description="When the rates were read: YYYY-MM-DD, or unknown"
+    )
+    confidence: Literal["unverified", "third_party", "list", "quote"] = Field(
+        "unverified",
+        description="How far the rates can be trusted (solver/inputs/provenance.py): list "
+        "when read from the provider's own price file (procure catalog commitments)",
+    )
+
+    @field_validator("price_date")
+    @classmethod
+    def _a_date(cls, text: str) -> str:
+        if text != "unknown" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            raise ValueError(f"price_date {text!r} is not YYYY-MM-DD or unknown")
+        return text
+
+    @property
+    def term_months(self) -> float:
+        """12 or 36."""
+        return 12.0 if self.term == "1y" else 36.0
+
+
 class Quota(_Strict):
     """A cap on cloud accelerators (rented and reserved) per provider, region, type."""
 
@@ -1048,6 +1094,11 @@ class Problem(_Strict):
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)
     provider_share_max: dict[str, Fraction] = Field(default_factory=dict)
     quotas: list[Quota] = Field(default_factory=list)
+    savings_plans: list[SavingsPlan] = Field(
+        default_factory=list,
+        description="Spend-based commitments the plan may buy (savings plans): each a "
+        "provider, a term, its rate per offering and an optional limit; none by default",
+    )
     availability_caps: dict[str, Annotated[int, Field(ge=0)]] = Field(
         default_factory=dict, description="offering_id -> max instances (overrides the catalog)"
     )
@@ -1112,6 +1163,18 @@ class Problem(_Strict):
             return value.strip() + "-01"  # a month means its first day
         return value
 
+    @field_validator("savings_plans")
+    @classmethod
+    def _one_plan_per_term(cls, plans: list[SavingsPlan]) -> list[SavingsPlan]:
+        seen = [(sp.provider, sp.term) for sp in plans]
+        dupes = sorted({f"{p} {t}" for p, t in seen if seen.count((p, t)) > 1})
+        if dupes:
+            raise ValueError(
+                f"savings_plans lists {', '.join(dupes)} more than once; give each provider "
+                "and term once (merge their rates)"
+            )
+        return plans
+
     @field_validator("sites")
     @classmethod
     def _sites_once(cls, sites: list[str | Site] | None) -> list[str | Site] | None:
@@ -1167,6 +1230,11 @@ class Problem(_Strict):
                         f"{period_names}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                     )
         self._check_scenario_names(period_names)
+        if self.savings_plans and self.uncertainty is not None:
+            raise ValueError(
+                "savings_plans with uncertainty is not modelled yet (a two-stage plan "
+                "commits reservations and purchases only); solve without uncertainty"
+            )
         return self
 
     def _check_scenario_names(self, period_names: list[str]) -> None:

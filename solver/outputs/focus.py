@@ -282,6 +282,7 @@ def focus_frame(
         rows.append(_focus_row(item, charge, catalog, account, values))
 
     used = _commitment_use(plan, cal)
+    sp_used = _savings_plan_use(plan, problem, cal)
     for charge in charges(plan, problem, catalog, start).itertuples(index=False):
         item = plan.line_items[charge.line]
         what = (
@@ -294,6 +295,10 @@ def focus_frame(
             _purchase_rows(item, charge, what, emit)
         elif item.item == "reservation" or (item.item == "existing" and item.mode != "owned"):
             _reservation_rows(item, charge, what, emit, cal, used, catalog)
+        elif item.item == "savings_plan":
+            _savings_plan_rows(item, charge, emit, cal, sp_used.get((item.offering, item.period)))
+        elif item.item == "savings_plan_cover":
+            _savings_plan_credit_row(item, charge, what, emit)
         else:
             _usage_row(item, charge, what, emit)
     frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
@@ -414,6 +419,109 @@ def _reservation_rows(item, charge, what, emit, cal: PlanCalendar, used, catalog
             SkuPriceId=f"{item.offering}#on_demand",
             **commitment,
         )
+
+
+def _savings_plan_use(plan: Plan, problem: Problem, cal: PlanCalendar) -> dict:
+    """(savings plan offering, start period) -> {period: share of its commitment the plan
+    uses then} (plan-rate spend of the usage it covers / commitment x hours)."""
+    rates = {f"savings_plan/{sp.provider}/{sp.term}": sp.rates for sp in problem.savings_plans}
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for sp in (i for i in plan.line_items if i.item == "savings_plan" and i.units > 0):
+        plan_rates = rates.get(sp.offering, {})
+        for name in cal.start_month:
+            covered = sum(
+                plan_rates.get(c.offering, 0.0) * c.units * c.hours
+                for c in plan.line_items
+                if c.item == "savings_plan_cover"
+                and c.period == name
+                and f"savings_plan/{c.provider}/{c.mode.removeprefix('savings_plan_')}"
+                == sp.offering
+            )
+            begin = cal.start_month[name]
+            hours = cal.clock.hours(begin, begin + cal.months[name])
+            out.setdefault((sp.offering, sp.period), {})[name] = min(
+                1.0, covered / (sp.units * hours) if hours else 0.0
+            )
+    return out
+
+
+def _savings_plan_rows(item: LineItem, charge, emit, cal: PlanCalendar, used) -> None:
+    """A savings plan's commitment in one month: the fee as a Purchase (EffectiveCost 0),
+    amortised onto Used and Unused rows of the spend commitment."""
+    years = 1 if item.mode.endswith("1y") else 3
+    commitment = {
+        "CommitmentDiscountCategory": "Spend",
+        "CommitmentDiscountId": f"planned:{item.offering}@{item.period}",
+        "CommitmentDiscountName": f"${item.units:g}/h {years}-year savings plan",
+        "CommitmentDiscountType": f"Savings Plan ({years} year{'s' if years > 1 else ''})",
+        "CommitmentDiscountUnit": "USD",
+        "SkuId": item.offering,
+        "PricingUnit": "Hours",
+        "SkuPriceId": item.offering,
+    }
+    fee, hours = charge.usd, charge.hours
+    what = f"${item.units:g}/h {years}-year savings plan of {item.provider}"
+    emit(
+        item,
+        charge,
+        quantity=hours,
+        list_price=charge.unit_price_usd,
+        ChargeCategory="Purchase",
+        ChargeFrequency="Recurring",
+        ChargeDescription=f"savings plan commitment: {what}",
+        PricingCategory="Standard",
+        BilledCost=charge.billed_usd,
+        EffectiveCost=0.0,
+        CommitmentDiscountQuantity=fee,
+        **commitment,
+    )
+    share_used = (used or {}).get(cal.period_at(charge.begin_month) or "", 0.0)
+    for status, share in (("Used", share_used), ("Unused", 1.0 - share_used)):
+        if share <= 1e-12:
+            continue
+        emit(
+            item,
+            charge,
+            quantity=hours * share,
+            list_price=charge.unit_price_usd,
+            ChargeCategory="Usage",
+            ChargeFrequency="Usage-Based" if status == "Used" else "Recurring",
+            ChargeDescription=f"{status.lower()} savings plan commitment: {what}",
+            PricingCategory="Committed",
+            BilledCost=0.0,
+            EffectiveCost=fee * share,
+            CommitmentDiscountQuantity=fee * share,
+            CommitmentDiscountStatus=status,
+            **commitment,
+        )
+
+
+def _savings_plan_credit_row(item: LineItem, charge, what: str, emit) -> None:
+    """On-demand usage a savings plan pays for in one month: a Credit of its on-demand
+    charge (the commitment's Used rows carry its cost)."""
+    price = -charge.usd / charge.hours if charge.hours else 0.0
+    emit(
+        item,
+        charge,
+        quantity=-charge.hours,
+        list_price=price,
+        ChargeCategory="Credit",
+        ChargeFrequency="Usage-Based",
+        ChargeDescription=f"on-demand usage paid by the savings plan: {what}",
+        PricingUnit="Hours",
+        PricingCategory="Committed",
+        BilledCost=charge.billed_usd,
+        EffectiveCost=charge.usd,
+        CommitmentDiscountCategory="Spend",
+        CommitmentDiscountId=f"planned:savings_plan/{item.provider}/"
+        f"{item.mode.removeprefix('savings_plan_')}",
+        CommitmentDiscountStatus="Used",
+        CommitmentDiscountType="Savings Plan",
+        CommitmentDiscountUnit="USD",
+        CommitmentDiscountQuantity=charge.usd,
+        SkuId=item.offering,
+        SkuPriceId=f"{item.offering}#on_demand",
+    )
 
 
 def _purchase_rows(item: LineItem, charge, what: str, emit) -> None:

@@ -31,7 +31,7 @@ from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS, Item
 
 # --------------------------------------------------------------------------- orders
 
-ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING)
+ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING, Item.SAVINGS_PLAN)
 _TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
 #: the report's purchase plan (:func:`purchase_orders`): its columns from the order lines
 _PURCHASE_PLAN = {
@@ -58,6 +58,12 @@ _PURCHASE_PLAN = {
 
 
 def _term(item: LineItem) -> str:
+    if item.item == Item.SAVINGS_PLAN:  # mode savings_plan_1y / _3y
+        years = int(item.mode.removeprefix("savings_plan_").removesuffix("y"))
+        return (
+            f"savings plan: ${item.units:g}/h for {years} year{'s' if years > 1 else ''} "
+            f"from the start of {item.period}"
+        )
     if item.mode in RESERVED_TERM_MONTHS:
         years = int(RESERVED_TERM_MONTHS[item.mode] / 12)
         return f"{years} year{'s' if years > 1 else ''} from the start of {item.period}"
@@ -104,6 +110,8 @@ def order_lines(plan: Plan) -> pd.DataFrame:
                 "unit_price_usd": per_unit if bought else i.unit_price_usd_per_hour,
                 "unit_price_basis": "per server (capex + hosting)"
                 if bought
+                else "per USD/h committed, per hour"
+                if i.item == Item.SAVINGS_PLAN
                 else "per instance-hour",
                 "total_usd": i.cost_usd,
                 "price_date": i.price_date,

@@ -190,6 +190,10 @@ def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.D
             pieces = _commitment(item, cal, upfront_share(item, catalog))
         elif item.item == "purchase":
             pieces = _purchase(item, cal, catalog, problem.owned_cost_policy)
+        elif item.item == "savings_plan":
+            pieces = _savings_plan(item, cal, problem)
+        elif item.item == "savings_plan_cover":  # the on-demand bill the plan pays: rented
+            pieces = [(a, b, {**v, "category": "rented"}) for a, b, v in _usage(item, cal)]
         else:
             pieces = []
         for m0, m1, values in pieces:
@@ -304,6 +308,30 @@ def _commitment(
         )
         for n, (m0, m1, fee) in enumerate(pieces)
     ]
+
+
+def _savings_plan(
+    item: LineItem, cal: PlanCalendar, problem: Problem
+) -> list[tuple[float, float, dict]]:
+    """A savings plan's commitment (``units`` USD per hour) for every month of its term,
+    used or not, as a reservation's fee is charged (:func:`_commitment`); past the
+    horizon only under the cash policy (amortised counts the months inside)."""
+    begin, end = cal.start_month[item.period], item.term_end_month
+    if problem.owned_cost_policy == "amortised":
+        end = min(end, problem.horizon_months)
+    out = []
+    for a, b in month_slices(begin, end):
+        fee = item.units * cal.clock.hours(a, b)
+        out.append(
+            (
+                a,
+                b,
+                _values(
+                    "commitments", fee, fee, fee / item.units if item.units else 0.0, "hours", 1.0
+                ),
+            )
+        )
+    return out
 
 
 def _purchase(

@@ -40,7 +40,12 @@ from solver.units import RENTED_MODES, Item, Mode
 class LineItem(BaseModel):
     """One thing to pay for or run."""
 
-    item: str = Field(description="rent | reservation | purchase | use | training | existing")
+    # savings_plan: a spend-based commitment (units are USD per hour); savings_plan_cover:
+    # on-demand usage a savings plan pays for (a credit of its on-demand charge)
+    item: str = Field(
+        description="rent | reservation | purchase | use | training | existing | savings_plan "
+        "| savings_plan_cover"
+    )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
     provider: str
@@ -248,9 +253,19 @@ class PlanInputs(BaseModel):
     )
 
 
+#: problem fields added after plans were first recorded, left out of the canonical JSON
+#: while at their default (empty): a problem that does not use them keeps the digest, and
+#: the plan files, it had before they existed
+LATER_FIELDS = ("savings_plans",)
+
+
 def problem_json(problem: Problem) -> str:
     """The canonical JSON of a parsed problem (what its digest is taken of)."""
-    return json.dumps(problem.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    data = problem.model_dump(mode="json")
+    for name in LATER_FIELDS:
+        if not data.get(name):
+            data.pop(name, None)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
@@ -478,6 +493,10 @@ def extract_plan(
             items.append(_purchase_item(rd, r))
         elif r.kind == "commit":
             items.append(_reservation_item(rd, r))
+        elif r.kind == "savings_plan":
+            items.append(_savings_plan_item(rd, r))
+        elif r.kind == "sp_cover":
+            items.append(_savings_plan_cover_item(rd, r))
     items += _existing_items(rd)
     order = {name: i for i, name in enumerate(rd.p_names)}
     items.sort(
@@ -656,6 +675,82 @@ def _reservation_item(rd: _Reading, r) -> LineItem:
         term_end_month=term_end,
         months_after_horizon=max(0.0, term_end - rd.horizon),
         liability_after_horizon_usd=units * charge.beyond_horizon_usd,
+    )
+
+
+def savings_plan_offering(provider: str, term: str) -> str:
+    """The ``offering`` of a savings plan's lines: ``savings_plan/<provider>/<term>``."""
+    return f"savings_plan/{provider}/{term}"
+
+
+def _savings_plan_item(rd: _Reading, r) -> LineItem:
+    """savings_plan: USD per hour committed from a period for the term (``units`` is the
+    commitment in USD/h, at $1 per unit-hour), charged every hour of it, used or not."""
+    sp = rd.compiled.problem.savings_plans[int(r.plan)]
+    usd_per_hour = float(r.value)
+    charge = ledger.reservation(
+        price_usd_per_hour=1.0,
+        term_months=sp.term_months,
+        begins_in=r.period,
+        periods=rd.periods,
+        clock=rd.clock,
+        policy=rd.compiled.problem.owned_cost_policy,
+    )
+    begin = float(rd.periods["start_month"].iat[r.period])
+    term_end = begin + sp.term_months
+    return LineItem(
+        item="savings_plan",
+        period=rd.p_names[r.period],
+        provider=sp.provider,
+        region="",
+        offering=savings_plan_offering(sp.provider, sp.term),
+        accelerator="",
+        mode=f"savings_plan_{sp.term}",
+        units=usd_per_hour,
+        accelerators=0.0,
+        hours=rd.clock.hours(begin, term_end),
+        cost_usd=usd_per_hour * charge.total_usd,
+        co2e_t=0.0,
+        start_period=rd.p_names[r.period],
+        cost_by_period_usd=_by_name(rd.p_names, charge, usd_per_hour),
+        term_end_month=term_end,
+        months_after_horizon=max(0.0, term_end - rd.horizon),
+        liability_after_horizon_usd=usd_per_hour * charge.beyond_horizon_usd,
+        price_source=sp.source,
+        price_date=sp.price_date,
+        price_confidence=sp.confidence,
+        price_currency="USD",
+        **_provider_terms(rd, sp.provider),
+    )
+
+
+def _provider_terms(rd: _Reading, provider: str) -> dict:
+    """The provider's tier and SLA as its pools carry them ('' when it has none)."""
+    pools = rd.compiled.pools
+    rows = pools[pools["provider"] == provider]
+    if rows.empty:
+        return {}
+    return {"tier": str(rows["tier"].iat[0]), "sla": str(rows["sla"].iat[0])}
+
+
+def _savings_plan_cover_item(rd: _Reading, r) -> LineItem:
+    """sp_cover: on-demand units of an offering a savings plan pays for in a load block;
+    a credit of their on-demand charge (the plan's commitment pays for them)."""
+    sp = rd.compiled.problem.savings_plans[int(r.plan)]
+    pool = rd.pool_rows[r.pool]
+    units = float(r.value)
+    hours = rd.p_hours[r.period] * rd.b_frac[r.block]
+    return LineItem(
+        item="savings_plan_cover",
+        period=rd.p_names[r.period],
+        block=rd.b_names[r.block],
+        **{**_pool_fields(pool), "mode": f"savings_plan_{sp.term}"},
+        units=units,
+        accelerators=units * pool.accels_per_unit,
+        hours=hours,
+        cost_usd=-ledger.rent_usd(pool.price_usd_per_hour, units, hours),
+        co2e_t=0.0,
+        start_period=rd.p_names[r.period],
     )
 
 

@@ -375,6 +375,12 @@ class _Run:
         self.capex = 0.0
         self.bought: dict[str, list[tuple[str, float]]] = defaultdict(list)  # -> (period, units)
         self.committed: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
+        # savings plans: (provider, term) -> [(start period, USD/h)]; plan-rate USD/h
+        # covered per (provider, term, period, block); units covered per (offering,
+        # period, block)
+        self.savings_plans: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
+        self.sp_covered: dict[tuple, float] = defaultdict(float)
+        self.sp_cover_units: dict[tuple, float] = defaultdict(float)
         self.trained: dict[str, int] = defaultdict(int)
         self.unit_capacity: dict[tuple, list[tuple[float, float, str, str]]] = {}
         # plan files (:func:`verify_plan_file`): per line index, its cost by period; per
@@ -422,6 +428,13 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     }
     for index, item in enumerate(plan.line_items):
         before = dict(run.period_cost) if by_line else {}
+        if item.item in SAVINGS_PLAN_ITEMS:
+            _check_savings_plan_line(run, item)
+            if by_line:
+                run.line_periods[index] = {
+                    name: usd - before.get(name, 0.0) for name, usd in run.period_cost.items()
+                }
+            continue
         facts = _check_line(run, item)
         if facts is not None and item.item in by_kind:
             by_kind[item.item](run, item, *facts)
@@ -438,6 +451,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_fleet(run)
     _check_quotas(run)
     _check_power(run)
+    _check_savings_plans(run)
     _check_money(run)
     return run
 
@@ -875,6 +889,107 @@ def _check_reservation(run: _Run, item, u: dict, owned: bool, w) -> None:
     run.total_cost += cost
     provider_cost[item.provider] += cost
     committed[(item.offering, item.mode)].append((item.period, item.units))
+
+
+#: line items of savings plans: the commitment and the on-demand usage it pays for
+SAVINGS_PLAN_ITEMS = ("savings_plan", "savings_plan_cover")
+
+
+def _savings_plan_of(run: _Run, item):
+    """The problem's savings plan a line belongs to (by provider and ``savings_plan_<term>``
+    mode), or None."""
+    for sp in run.p.savings_plans:
+        if sp.provider == item.provider and item.mode == f"savings_plan_{sp.term}":
+            return sp
+    return None
+
+
+def _check_savings_plan_line(run: _Run, item) -> None:
+    """A savings plan's commitment (USD/h for the whole term, used or not) or the
+    on-demand usage it pays for (credited at the catalog's on-demand price), recomputed
+    from the problem and the catalog; sums kept for :func:`_check_savings_plans`."""
+    c, ctx = run.c, run.ctx
+    sp = _savings_plan_of(run, item)
+    c.check("savings plan in the problem", sp is not None, f"{item.provider} {item.mode}")
+    finite = all(math.isfinite(v) and v >= 0 for v in (item.units, item.hours))
+    c.check(
+        "numbers are finite and not negative",
+        finite and math.isfinite(item.cost_usd),
+        f"{item.offering}: units {item.units}, hours {item.hours}, cost {item.cost_usd}",
+    )
+    if sp is None or not finite:
+        return
+    if item.item == "savings_plan":
+        begin = ctx.start_month[item.period]
+        inside = 0.0
+        for name in ctx.period_names:
+            part = item.units * ctx.overlap_hours(name, begin, begin + sp.term_months)
+            run.period_cost[name] += part
+            inside += part
+        term_h = ctx.hours_at(begin + sp.term_months) - ctx.hours_at(begin)
+        c.check("line hours", _close(item.hours, term_h), f"savings plan {item.offering}")
+        cost = inside if run.p.owned_cost_policy == "amortised" else item.units * term_h
+        run.period_cost[ctx.period_names[-1]] += cost - inside
+        run.savings_plans[(sp.provider, sp.term)].append((item.period, item.units))
+    else:
+        known = item.offering in run.catalog.offerings.index and item.offering in sp.rates
+        c.check("savings plan covers an offering it has a rate for", known, item.offering)
+        if not known:
+            return
+        block = ctx.blocks.get(item.block)
+        hours = ctx.period_hours(item.period) * (block.hours_per_day / 24.0 if block else 0.0)
+        c.check("line hours", _close(item.hours, hours), f"savings plan cover {item.offering}")
+        price = float(run.catalog.offerings.at[item.offering, PRICE_COLUMN[Mode.ON_DEMAND]])
+        cost = -price * item.units * hours
+        run.period_cost[item.period] += cost
+        key = (sp.provider, sp.term, item.period, item.block)
+        run.sp_covered[key] += sp.rates[item.offering] * item.units
+        run.sp_cover_units[(item.offering, item.period, item.block)] += item.units
+    c.check("line cost recomputed", _close(cost, item.cost_usd, 1e-5), f"{item.offering}")
+    run.total_cost += cost
+    run.provider_cost[item.provider] += cost
+
+
+def _check_savings_plans(run: _Run) -> None:
+    """Savings plans: in each hour (load block) the plan-rate spend of the usage a plan
+    covers <= its commitment active then; the units it covers <= on-demand serving units
+    rented then; the commitment active in a period <= ``max_usd_per_hour``."""
+    c, ctx, p = run.c, run.ctx, run.p
+    if not p.savings_plans:
+        return
+    rented: dict[tuple, float] = defaultdict(float)
+    for item in run.plan.line_items:
+        if item.item == Item.RENT and item.mode == Mode.ON_DEMAND:
+            rented[(item.offering, item.period, item.block)] += item.units
+    for key, units in run.sp_cover_units.items():
+        c.check(
+            "savings plan covers only units in use",
+            _le(units, rented.get(key, 0.0)),
+            f"{key}: {units:g} covered of {rented.get(key, 0.0):g} rented",
+        )
+    for sp in p.savings_plans:
+        commits = run.savings_plans.get((sp.provider, sp.term), [])
+        for name in ctx.period_names:
+            s = ctx.start_month[name]
+            active = sum(
+                usd_h
+                for start, usd_h in commits
+                if ctx.start_month[start] <= s + 1e-9
+                and s + ctx.months[name] <= ctx.start_month[start] + sp.term_months + 1e-9
+            )
+            if sp.max_usd_per_hour is not None:
+                c.check(
+                    "savings plan within max_usd_per_hour",
+                    _le(active, sp.max_usd_per_hour),
+                    f"{sp.provider} {sp.term} {name}: ${active:g}/h",
+                )
+            for bname in ctx.blocks:
+                spent = run.sp_covered.get((sp.provider, sp.term, name, bname), 0.0)
+                c.check(
+                    "savings plan covers at most its commitment",
+                    _le(spent, active),
+                    f"{sp.provider} {sp.term} {name} {bname}: ${spent:g}/h of ${active:g}/h",
+                )
 
 
 def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
@@ -1401,7 +1516,7 @@ def _line_names(run_ctx: _Context, i: int, item) -> list[FieldError]:
         out.append(
             FieldError(f"{at}.start_period", f"period {item.start_period!r} is not in the problem")
         )
-    serving = item.item in {Item.RENT, Item.USE}
+    serving = item.item in {Item.RENT, Item.USE, Item.SAVINGS_PLAN_COVER}
     if serving and item.block not in run_ctx.blocks:
         out.append(
             FieldError(
