@@ -41,6 +41,11 @@ class LineItem(BaseModel):
     """One thing to pay for or run."""
 
     item: str = Field(description="rent | reservation | purchase | use | training | existing")
+    category: Literal["compute"] = Field(
+        "compute",
+        description="The line's cost category: compute for every line item (storage, egress, "
+        "support, staff, tax and contingency are the plan's cost_lines)",
+    )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
     provider: str
@@ -148,6 +153,29 @@ class LineItem(BaseModel):
         return self.cost_usd / unit_hours if unit_hours else 0.0
 
 
+class CostLine(BaseModel):
+    """A cost beside compute (issue 29 part 5; solver/plan/costs.py): one per category and
+    provider (storage and egress: per entry of the problem's ``costs:``)."""
+
+    category: Literal["storage", "egress", "support", "staff", "tax", "contingency"]
+    provider: str = Field("", description="Catalog provider id ('' for staff, contingency)")
+    entry: int = Field(-1, description="Index of the problem's costs entry (-1: none)")
+    quantity: float = Field(description="In quantity_unit")
+    quantity_unit: str = Field(
+        description="GB-months (storage), GB (egress), USD (support: the spend it is on; "
+        "tax and contingency: the amount taxed or reserved on), instance-hours (staff)"
+    )
+    unit_price_usd: float = Field(
+        description="USD per quantity unit (support: the effective rate over the plan)"
+    )
+    cost_usd: float
+    cost_by_month_usd: dict[int, float] = Field(
+        default_factory=dict, description="Plan month (0 = the first) -> USD"
+    )
+    basis: str = Field("", description="How the line is worked out, in words")
+    source: str = Field("", description="Where its price or rate comes from")
+
+
 class Totals(BaseModel):
     by_period: dict[str, float]
     by_provider: dict[str, float]
@@ -194,11 +222,23 @@ class CashFlowMonth(BaseModel):
         description="Reservation fees for the month (used or not), under the problem's policy"
     )
     capex_usd: float = Field(description="Servers bought (less residual value at the horizon)")
-    total_usd: float = Field(description="Everything the plan counts in this month")
+    total_usd: float = Field(
+        description="Everything the plan's line items count in this month (compute; the "
+        "cost lines are in the fields below and all_in_usd)"
+    )
+    storage_usd: float = Field(0.0, description="Cost lines: storage")
+    egress_usd: float = Field(0.0, description="Cost lines: egress")
+    support_usd: float = Field(0.0, description="Cost lines: provider support plans")
+    staff_usd: float = Field(0.0, description="Cost lines: operations staff")
+    tax_usd: float = Field(0.0, description="Cost lines: sales tax and VAT")
+    contingency_usd: float = Field(0.0, description="Cost lines: contingency")
+    all_in_usd: float | None = Field(
+        None, description="total_usd plus the cost lines (sums to all_in_cost_usd)"
+    )
     billed_usd: float = Field(
         description="What is invoiced in the month (a purchase in full when bought)"
     )
-    cumulative_usd: float
+    cumulative_usd: float = Field(description="all_in_usd of this month and those before")
     budget_headroom_usd: float | None = Field(
         None, description="budget_usd minus cumulative_usd (no budget: null)"
     )
@@ -249,8 +289,12 @@ class PlanInputs(BaseModel):
 
 
 def problem_json(problem: Problem) -> str:
-    """The canonical JSON of a parsed problem (what its digest is taken of)."""
-    return json.dumps(problem.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """The canonical JSON of a parsed problem (what its digest is taken of); a problem
+    without ``costs`` hashes as it did before the field existed."""
+    data = problem.model_dump(mode="json")
+    if data.get("costs") is None:
+        data.pop("costs", None)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
@@ -376,6 +420,23 @@ class Plan(BaseModel):
     )
     in_currency: CurrencyView | None = Field(
         None, description="The totals in the problem's currency when it is not USD"
+    )
+    cost_lines: list[CostLine] = Field(
+        default_factory=list,
+        description="Costs beside compute the problem's costs: block asks for (storage, "
+        "egress, support, staff, tax, contingency), each with its category",
+    )
+    all_in_cost_usd: float | None = Field(
+        None,
+        description="total_cost_usd plus every cost line: what the budget holds (None: not "
+        "worked out yet)",
+    )
+    not_included: list[str] = Field(
+        default_factory=list, description="What the plan's cost does not hold, in words"
+    )
+    budget_basis: str = Field(
+        "",
+        description="How the budget row held the costs beside compute (ledger.extras_bound)",
     )
     assumptions: list[Assumption] = Field(
         default_factory=list,
