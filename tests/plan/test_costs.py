@@ -128,8 +128,12 @@ def _problem(**changes) -> dict:
 def test_budget_holds_the_costs_beside_compute():
     catalog = load_catalog()
     # $4,000 covers the compute ($2,172.96) but not the all-in $4,934.97: no plan
-    with pytest.raises(InfeasibleError):
+    with pytest.raises(InfeasibleError) as err:
         solve_problem(parse_problem(_problem(budget_usd=4000)), catalog)
+    # the relaxation it offers is in budget dollars, all in: at least the plan's $4,934.97
+    # (the row's bound: compute x its multiplier + the fixed costs, plan.budget_basis)
+    (raise_to,) = [s for s in err.value.message.splitlines() if "raise budget_usd to" in s]
+    assert float(raise_to.rsplit("$", 1)[1].replace(",", "")) >= 4934.97
     # without costs the same budget is met by compute alone
     plain = parse_problem(_problem(budget_usd=4000, costs=None))
     plan = solve_problem(plain, catalog)
