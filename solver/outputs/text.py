@@ -489,8 +489,22 @@ def fleet_lines(plan: Plan) -> list[str]:
 
 
 def plan_csv(plan: Plan) -> str:
-    """The plan's line items as CSV (cells neutralised against spreadsheet formulas)."""
-    return csv_text(pd.DataFrame([i.model_dump() for i in plan.line_items]))
+    """The plan's line items as CSV (cells neutralised against spreadsheet formulas), then
+    its cost lines (item and category the cost line's category, its provider and cost;
+    the cost_usd column sums to the all-in total)."""
+    rows = [i.model_dump() for i in plan.line_items]
+    rows += [
+        {
+            "item": c.category,
+            "period": "",
+            "provider": c.provider,
+            "cost_usd": c.cost_usd,
+            "co2e_t": 0.0,
+            "category": c.category,
+        }
+        for c in plan.cost_lines
+    ]
+    return csv_text(pd.DataFrame(rows))
 
 
 def plan_json(plan: Plan) -> str:

@@ -41,11 +41,6 @@ class LineItem(BaseModel):
     """One thing to pay for or run."""
 
     item: str = Field(description="rent | reservation | purchase | use | training | existing")
-    category: Literal["compute"] = Field(
-        "compute",
-        description="The line's cost category: compute for every line item (storage, egress, "
-        "support, staff, tax and contingency are the plan's cost_lines)",
-    )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
     provider: str
@@ -138,6 +133,11 @@ class LineItem(BaseModel):
         None,
         description="Training: the fewest units of the same offering that finish within the "
         "window at the point MFU (0: none do); differs from units when the margin moved it",
+    )
+    category: Literal["compute"] = Field(
+        "compute",
+        description="The line's cost category: compute for every line item (storage, egress, "
+        "support, staff, tax and contingency are the plan's cost_lines)",
     )
 
     @property
