@@ -262,7 +262,13 @@ def not_included(problem: Problem) -> list[str]:
         "tax": bool(resolved.tax_rate),
         "contingency": bool(resolved.contingency_rate),
     }
-    return [CATEGORY_WORDS[c] for c, on in given.items() if not on] + list(NOT_MODELLED)
+    partial = []
+    if resolved.any and (problem.period_budget_usd or problem.provider_share_max):
+        partial.append(
+            "the costs beside compute in period budgets and provider shares: those hold "
+            "compute only (the total budget holds everything)"
+        )
+    return [CATEGORY_WORDS[c] for c, on in given.items() if not on] + partial + list(NOT_MODELLED)
 
 
 def with_cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> Plan:

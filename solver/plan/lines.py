@@ -255,6 +255,7 @@ class CurrencyView(BaseModel):
     rate_date: str = Field(description="The rate's date, YYYY-MM-DD")
     rate_source: str = Field(description="Where the rate comes from (catalogs/exchange_rates.csv)")
     total_cost: float = Field(description="total_cost_usd in the currency")
+    all_in_cost: float | None = Field(None, description="all_in_cost_usd in the currency")
     budget: float | None = Field(None, description="budget_usd in the currency")
     by_period: dict[str, float] = Field(default_factory=dict, description="in the currency")
     by_provider: dict[str, float] = Field(default_factory=dict, description="in the currency")
