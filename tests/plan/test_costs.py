@@ -225,3 +225,23 @@ def test_names_and_missing_prices_refused_at_solve(costs, field, fix):
         solve_problem(parse_problem(_problem(costs=costs)), load_catalog())
     assert err.value.field == field
     assert fix in err.value.fix
+
+
+def test_plan_file_keeps_its_cost_lines_and_text_says_what_is_not_included(solved):
+    from solver.outputs.text import plan_json, plan_table
+    from solver.plan import Plan
+    from solver.trust.verify import verify_plan_file
+
+    plan, problem, catalog = solved
+    # the JSON round trip keeps every cost line (months as plan-month numbers) and the
+    # re-verified plan file holds every check and field
+    again = Plan.model_validate_json(plan_json(plan))
+    assert again.cost_lines == plan.cost_lines
+    assert {i.category for i in again.line_items} == {"compute"}
+    checks, field_errors = verify_plan_file(again, problem, catalog)
+    assert all(c.ok for c in checks) and field_errors == []
+    text = plan_table(plan)
+    # every category is asked for: Not included lists only what no plan models yet
+    assert "all in $4,934.97: compute $2,172.96" in text
+    assert "Not included:" in text and "currency risk" in text
+    assert "storage (datasets, checkpoints): no costs.storage" not in text
