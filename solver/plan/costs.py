@@ -247,7 +247,17 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
                 source="the problem's costs.contingency_percent",
             )
         )
-    return lines
+    return [_with_periods(line, cal) for line in lines]
+
+
+def _with_periods(line: CostLine, cal: PlanCalendar) -> CostLine:
+    """The line with its cost by period: each month in the period it starts in."""
+    last = list(cal.start_month)[-1]
+    by_period: dict[str, float] = {}
+    for k, usd in line.cost_by_month_usd.items():
+        period = cal.period_at(float(k)) or last
+        by_period[period] = by_period.get(period, 0.0) + usd
+    return line.model_copy(update={"cost_by_period_usd": by_period})
 
 
 def not_included(problem: Problem) -> list[str]:

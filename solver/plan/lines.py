@@ -172,6 +172,11 @@ class CostLine(BaseModel):
     cost_by_month_usd: dict[int, float] = Field(
         default_factory=dict, description="Plan month (0 = the first) -> USD"
     )
+    cost_by_period_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="Period -> USD: each month in the period it starts in (months past the "
+        "horizon in the last)",
+    )
     basis: str = Field("", description="How the line is worked out, in words")
     source: str = Field("", description="Where its price or rate comes from")
 

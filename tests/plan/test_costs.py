@@ -245,3 +245,17 @@ def test_plan_file_keeps_its_cost_lines_and_text_says_what_is_not_included(solve
     assert "all in $4,934.97: compute $2,172.96" in text
     assert "Not included:" in text and "currency risk" in text
     assert "storage (datasets, checkpoints): no costs.storage" not in text
+
+
+def test_provider_order_lists_what_the_cost_lines_buy(solved):
+    from solver.outputs.orders import provider_orders
+
+    plan, _, _ = solved
+    aws = provider_orders(plan)["aws"]
+    # compute first, then what AWS bills beside it: two egress lines, storage and support,
+    # each at its cost line's cost ($135.324 egress, $1,380 storage, $368.8284 support);
+    # staff, tax and contingency are not ordered from anyone
+    assert list(aws["item"]) == ["rent", "egress", "egress", "storage", "support"]
+    assert aws.loc[aws["item"] == "egress", "total_usd"].sum() == pytest.approx(135.324)
+    assert aws.loc[aws["item"] == "storage", "usd_all"].sum() == pytest.approx(1380.0)
+    assert aws.loc[aws["item"] == "support", "total_usd"].sum() == pytest.approx(368.8284)
