@@ -259,3 +259,16 @@ def test_provider_order_lists_what_the_cost_lines_buy(solved):
     assert aws.loc[aws["item"] == "egress", "total_usd"].sum() == pytest.approx(135.324)
     assert aws.loc[aws["item"] == "storage", "usd_all"].sum() == pytest.approx(1380.0)
     assert aws.loc[aws["item"] == "support", "total_usd"].sum() == pytest.approx(368.8284)
+
+
+def test_diff_notes_the_costs_beside_compute(solved):
+    from solver.analyses.diff import diff_plans
+
+    plan, _, catalog = solved
+    plain = solve_problem(parse_problem(_problem(costs=None)), catalog)
+    d = diff_plans(plain, plan)
+    # the same compute ($2,172.96 both); all in $2,172.96 (no cost lines) -> $4,934.97
+    assert d.total_change_usd == pytest.approx(0.0)
+    (note,) = [n for n in d.notes if "all in" in n]
+    assert "all in $2,172.96 -> $4,934.97" in note
+    assert "storage $0.00 -> $1,380.00" in note and "tax $0.00 -> $405.71" in note
