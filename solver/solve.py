@@ -122,6 +122,7 @@ def solve_verified(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
         problem,
         catalog,
+        solution.compiled,
     )
     checks = verify_plan(plan, problem, catalog)
     plan = plan.model_copy(
@@ -196,17 +197,28 @@ def carried(model: LinearModel, values: np.ndarray, other: LinearModel) -> np.nd
     return out
 
 
-def with_cash_flow(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
+def with_cash_flow(
+    plan: Plan, problem: Problem, catalog: Catalog, compiled: Compiled | None = None
+) -> Plan:
     """The plan with its calendar: ``start_date`` (the problem's ``start``, else the first
-    of next month) and the monthly ``cash_flow``."""
+    of next month), its cost lines (:func:`solver.plan.costs.with_cost_lines`) and the
+    monthly ``cash_flow``; with the ``compiled`` problem it was solved on, the budget
+    row's ``budget_basis``."""
+    from solver.core.model import budget_bound
     from solver.plan.cashflow import cash_flow, first_of_next_month
+    from solver.plan.costs import with_cost_lines
 
     start = problem.start or first_of_next_month(date.today())
+    plan = with_cost_lines(plan, problem, catalog, start)
+    basis = ""
+    if problem.budget_usd is not None and plan.cost_lines and compiled is not None:
+        basis = budget_bound(compiled).basis
     return plan.model_copy(
         update={
             "start_date": start.isoformat(),
             "month_hours": "calendar" if problem.start else "average_730",
             "cash_flow": cash_flow(plan, problem, catalog, start),
+            "budget_basis": basis,
         }
     )
 

@@ -263,7 +263,7 @@ def diff_plans(
         false: old line items priced by neither keep their old cost, owned servers are
         not re-priced, and a line's cost is scaled by new price / its own unit price.
     """
-    notes = list(notes or [])
+    notes = list(notes or []) + _cost_line_notes(old, new)
     exact = old_at_new_prices is not None
     if old_at_new_prices is not None:
         at_new = old_at_new_prices.total_cost_usd
@@ -352,6 +352,30 @@ def diff_plans(
         new_by_provider=dict(new.totals.by_provider),
         notes=notes,
     )
+
+
+def _all_in(plan: Plan) -> float:
+    """A plan's all-in total (compute and its cost lines; older plan files lack the field)."""
+    return plan.total_cost_usd + sum(c.cost_usd for c in plan.cost_lines)
+
+
+def _cost_line_notes(old: Plan, new: Plan) -> list[str]:
+    """The costs beside compute (issue 29 part 5) by category, old -> new, when either
+    plan has any: the diff's totals and lines are compute."""
+    if not old.cost_lines and not new.cost_lines:
+        return []
+    sums: list[dict[str, float]] = []
+    for plan in (old, new):
+        by: dict[str, float] = defaultdict(float)
+        for c in plan.cost_lines:
+            by[c.category] += c.cost_usd
+        sums.append(by)
+    a, b = sums
+    parts = [f"{k} ${a.get(k, 0.0):,.2f} -> ${b.get(k, 0.0):,.2f}" for k in sorted(set(a) | set(b))]
+    return [
+        f"the totals above are compute; all in ${_all_in(old):,.2f} -> ${_all_in(new):,.2f}, "
+        "with the costs beside compute: " + "; ".join(parts)
+    ]
 
 
 def _by_key(items: list[LineItem]) -> dict[Key, LineItem]:

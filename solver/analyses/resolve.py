@@ -934,7 +934,7 @@ def resolve(
     )
     plan = plan_of(solution)
     plan = plan.model_copy(update={"compile_seconds": compile_seconds})
-    plan = with_cash_flow(plan, rebased.problem, new_catalog)
+    plan = with_cash_flow(plan, rebased.problem, new_catalog, compiled)
     checks = verify_plan(plan, rebased.problem, new_catalog)
     plan = plan.model_copy(
         update={

@@ -43,7 +43,15 @@ from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
 from solver.core.clock import first_day
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
-from solver.core.model import Expression, LinearModel, Row, VarKind, build_model, new_row
+from solver.core.model import (
+    Expression,
+    LinearModel,
+    Row,
+    VarKind,
+    budget_bound,
+    build_model,
+    new_row,
+)
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -544,9 +552,13 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
     from solver.solve import optimise
 
     u = setup.problem.uncertainty
+    budget = setup.problem.budget_usd
+    if budget is not None:  # the costs beside compute held at their bound (model.budget_bound)
+        bound = budget_bound(setup.compiled[0])
+        budget = (budget - bound.constant_usd) / bound.multiplier
     ef, maps = extensive_form(
         setup.models, setup.probs, setup.names, caps=setup.caps,
-        budget_usd=setup.problem.budget_usd, carbon_cap_tco2e=setup.problem.carbon_cap_tco2e,
+        budget_usd=budget, carbon_cap_tco2e=setup.problem.carbon_cap_tco2e,
         max_scenario_cost_usd=u.max_scenario_cost_usd,
     )  # fmt: skip
     if u.risk is not None:

@@ -28,6 +28,7 @@ from solver.core import dominance, ledger
 from solver.core.clock import Clock, first_day
 from solver.errors import InfeasibleError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog, availability_cap_basis, tier_allowed, tier_rank
+from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.hardware import LISTS, VENDOR_HARDWARE, HardwareRule, hardware_rules
 from solver.inputs.load import resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
@@ -258,6 +259,7 @@ def _check_names(problem: Problem, catalog: Catalog) -> None:
         check([key], set(catalog.offerings.index), "availability_caps", "offering")
     for key in problem.provider_share_max:
         check([key], providers, "provider_share_max", "provider")
+    resolve_problem_costs(problem, providers - {"owned"})  # names and prices, or refused
 
 
 def check_savings_plans(problem: Problem, catalog: Catalog) -> None:

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from solver.core.clock import Clock
+from solver.inputs.costs import egress_gb, top_rate
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 
@@ -212,3 +213,77 @@ def existing_server(*, hosting_usd_per_month: float, periods: pd.DataFrame) -> C
     months = periods["months"].to_numpy(dtype=float)
     split = {int(t): hosting_usd_per_month * float(months[t]) for t in range(len(months))}
     return Charge(total_usd=sum(split.values()), by_period_usd=split)
+
+
+@dataclass(frozen=True)
+class ExtrasBound:
+    """What the budget row holds for the cost categories beside compute (issue 29 part 5):
+    ``all-in <= multiplier x compute + constant_usd``, for any plan.
+
+    The categories are charged after the solve (:mod:`solver.plan.costs`); this bound is
+    linear in the plan's compute cost, so the budget row stays one linear row and the
+    plan's all-in total never exceeds the budget:
+
+    - support: max(minimum, tiered %) <= minimum + the top band's % x spend, each month;
+    - staff: USD per instance-hour x instance-hours <= (that / the cheapest cloud pool's
+      price per instance-hour) x compute cost;
+    - taxes at the highest rate any provider carries; contingency on everything.
+    """
+
+    multiplier: float
+    constant_usd: float
+    basis: str
+
+
+def extras_bound(
+    resolved, problem, periods: pd.DataFrame, cloud_min_usd_per_hour: float | None
+) -> ExtrasBound:
+    """The linear bound of :class:`ExtrasBound` for a problem's resolved ``costs``.
+
+    Parameters
+    ----------
+    resolved
+        :class:`solver.inputs.costs.Resolved`.
+    problem
+        The problem (egress by tokens reads its workloads' demand).
+    periods
+        name, months, hours per period.
+    cloud_min_usd_per_hour
+        The cheapest price per instance-hour of the model's cloud pools (None: none).
+    """
+    horizon_months = float(periods["months"].sum())
+    fixed: dict[str, float] = {}
+    for _, s, price, _ in resolved.storage:
+        fixed[s.provider] = fixed.get(s.provider, 0.0) + s.gb * price * horizon_months
+    for _, e, price, _ in resolved.egress:
+        gb = sum(
+            egress_gb(e, problem, str(p.name), float(p.months), float(p.hours))
+            for p in periods.itertuples(index=False)
+        )
+        fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price
+    rate = {p: top_rate(plan) for p, plan in resolved.support.items()}
+    constant = 0.0
+    for provider in set(fixed) | set(resolved.support):
+        support_min = (
+            resolved.support[provider].minimum_usd_per_month * horizon_months
+            if provider in resolved.support
+            else 0.0
+        )
+        tax = resolved.tax_rate.get(provider, 0.0)
+        constant += (1.0 + tax) * ((1.0 + rate.get(provider, 0.0)) * fixed.get(provider, 0.0))
+        constant += (1.0 + tax) * support_min
+    staff = 0.0
+    if resolved.staff_usd_per_instance_hour and cloud_min_usd_per_hour:
+        staff = resolved.staff_usd_per_instance_hour / cloud_min_usd_per_hour
+    tax_max = max(resolved.tax_rate.values(), default=0.0)
+    rate_max = max(rate.values(), default=0.0)
+    c = 1.0 + resolved.contingency_rate
+    multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)
+    basis = (
+        f"all-in <= {multiplier:.6g} x compute + ${c * constant:,.2f}: compute x (1 + "
+        f"{resolved.contingency_rate:.4g} contingency) x ((1 + {tax_max:.4g} top tax) x "
+        f"(1 + {rate_max:.4g} top support band) + {staff:.4g} staff per compute dollar at "
+        "the cheapest cloud price), plus storage, egress and support minimums with their "
+        "tax, support and contingency"
+    )
+    return ExtrasBound(multiplier, c * constant, basis)

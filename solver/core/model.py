@@ -34,6 +34,7 @@ import pandas as pd
 from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.errors import InfeasibleError
+from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, Mode
 
@@ -1220,13 +1221,29 @@ def add_budgets(m: _State) -> None:
     """``budget`` (total cost), ``capex_budget`` (purchases), ``period_budget``."""
     problem, cost = m.problem, m.cost
     if problem.budget_usd is not None:
-        m.B.row("budget", (), cost.coefs, "<=", problem.budget_usd - cost.constant)
+        # the categories beside compute (problem.costs) are charged after the solve; the
+        # row holds them at a linear bound (ledger.extras_bound), scaled so its
+        # coefficients stay the compute cost's (column pricing and dominance read them)
+        bound = budget_bound(m.compiled)
+        rhs = (problem.budget_usd - bound.constant_usd) / bound.multiplier - cost.constant
+        m.B.row("budget", (), cost.coefs, "<=", rhs)
     if problem.capex_budget_usd is not None:
         m.B.row("capex_budget", (), m.capex.coefs, "<=", problem.capex_budget_usd)
     names = list(m.periods["name"])
     for pname, cap in problem.period_budget_usd.items():
         e = m.cost_by_period[names.index(pname)]
         m.B.row("period_budget", (pname,), e.coefs, "<=", cap - e.constant)
+
+
+def budget_bound(compiled: Compiled) -> ledger.ExtrasBound:
+    """The budget row's bound of the costs beside compute (1 x compute + 0 without any)."""
+    resolved = resolve_problem_costs(compiled.problem)
+    if not resolved.any:
+        return ledger.ExtrasBound(1.0, 0.0, "")
+    pools = compiled.pools
+    cloud = pools[(pools["mode"] != "owned") & (pools["price_usd_per_hour"] > 0)]
+    cheapest = float(cloud["price_usd_per_hour"].min()) if len(cloud) else None
+    return ledger.extras_bound(resolved, compiled.problem, compiled.periods, cheapest)
 
 
 def add_carbon_cap(m: _State) -> None:

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from solver.errors import ProcureError, closest
+from solver.inputs.costs import Costs
 from solver.inputs.yamlio import load_yaml, read_text_file
 from solver.physics.shapes import (
     DENSE_MLP_RATIO,
@@ -1089,6 +1090,12 @@ class Problem(_Strict):
         lt=1,
         description="Annual discount rate for the plan's net present value (npv_usd) and the "
         "min_npv objective; e.g. 0.08",
+    )
+    costs: Costs | None = Field(
+        None,
+        description="Cost categories beside compute, each off until given: storage, egress, "
+        "support, operations_staff, taxes, contingency_percent (solver/inputs/costs.py; "
+        "README, Every cost category)",
     )
     existing_fleet: list[ExistingServer] = Field(default_factory=list)
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)

@@ -36,7 +36,13 @@ Rows are monthly, one or more per row of the plan's charges table
 (:func:`solver.plan.charges.charges`, which the cash flow sums too): calendar months from
 ``start``, their quantities in the hours the plan was costed in (real calendar hours when
 the problem states its start, else 730-hour months). ``EffectiveCost`` sums to the plan's
-``total_cost_usd``; resource ids are left out (a plan has no resources yet).
+``all_in_cost_usd`` (``total_cost_usd`` when it has no cost lines); resource ids are left
+out (a plan has no resources yet).
+
+Cost lines (storage, egress, support, staff, tax, contingency; :mod:`solver.plan.costs`)
+are one row per month each (:func:`_cost_line_row`): ``Usage`` with ``ServiceCategory``
+``Storage``, ``Networking`` or ``Management and Governance`` (support) and ``Other``
+(staff), ``Tax`` for a tax, ``Adjustment`` for the contingency.
 """
 
 from __future__ import annotations
@@ -284,6 +290,9 @@ def focus_frame(
     used = _commitment_use(plan, cal)
     sp_used = _savings_plan_use(plan, problem, cal)
     for charge in charges(plan, problem, catalog, start).itertuples(index=False):
+        if charge.line < 0:
+            rows.append(_cost_line_row(plan.cost_lines[charge.cost_line], charge, account))
+            continue
         item = plan.line_items[charge.line]
         what = (
             f"{item.units:g} x {item.instance_type} ({item.accelerator}) {item.mode} "
@@ -306,6 +315,119 @@ def focus_frame(
         ["ChargePeriodStart", "ProviderName", "x_Offering", "ChargeCategory", "x_PlanItem"],
         kind="stable",
     ).reset_index(drop=True)
+
+
+#: a cost line's category -> (ChargeCategory, ChargeFrequency, ServiceCategory,
+#: ServiceSubcategory, ServiceName, PricingUnit, SkuMeter)
+_COST_LINE_FOCUS = {
+    "storage": (
+        "Usage",
+        "Usage-Based",
+        "Storage",
+        "Object Storage",
+        "Object storage",
+        "GB-Months",
+        "Storage GB-months",
+    ),
+    "egress": (
+        "Usage",
+        "Usage-Based",
+        "Networking",
+        "Other (Networking)",
+        "Data transfer out",
+        "GB",
+        "Data transfer out GB",
+    ),
+    "support": (
+        "Usage",
+        "Recurring",
+        "Management and Governance",
+        "Support",
+        "Support plan",
+        "Months",
+        "Support plan months",
+    ),
+    "staff": (
+        "Usage",
+        "Usage-Based",
+        "Other",
+        "Other (Other)",
+        "Operations staff",
+        "Instance-Hours",
+        "Staff instance-hours",
+    ),
+    "tax": (
+        "Tax",
+        "Recurring",
+        "Other",
+        "Other (Other)",
+        "Sales tax or VAT",
+        "USD",
+        "Tax on USD billed",
+    ),
+    "contingency": (
+        "Adjustment",
+        "Recurring",
+        "Other",
+        "Other (Other)",
+        "Contingency",
+        "USD",
+        "Contingency on USD planned",
+    ),
+}
+
+
+def _cost_line_row(line, charge, account: tuple[str, str]) -> dict:
+    """One FOCUS row of a cost line (storage, egress, support, staff, tax, contingency)
+    in one month: Usage rows for what a provider meters (storage, egress, support) and
+    for staff, a Tax row for a tax, an Adjustment row for the contingency (a reserve the
+    plan holds, billed by nobody: ProviderName says so)."""
+    category, frequency, service, sub, name, unit, meter = _COST_LINE_FOCUS[line.category]
+    if line.provider:
+        provider = _PROVIDER_NAMES.get(line.provider, line.provider)
+    else:
+        provider = "Operations staff" if line.category == "staff" else "Plan contingency"
+    sku = f"{line.provider or line.category}:{line.category}"
+    if line.entry >= 0:
+        sku += f":{line.entry}"
+    price, quantity = float(charge.unit_price_usd), float(charge.quantity)
+    row = {c: None for c in FOCUS_COLUMNS}
+    row.update(
+        {
+            "BillingAccountId": account[0],
+            "BillingAccountName": account[1],
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": _text(charge.month_start),
+            "BillingPeriodEnd": _text(charge.month_end),
+            "ChargePeriodStart": _text(charge.charge_start),
+            "ChargePeriodEnd": _text(charge.charge_end),
+            "ChargeCategory": category,
+            "ChargeFrequency": frequency,
+            "ChargeDescription": f"{line.category}: {line.basis}",
+            "ProviderName": provider,
+            "PublisherName": provider,
+            "InvoiceIssuerName": provider,
+            "ServiceCategory": service,
+            "ServiceSubcategory": sub,
+            "ServiceName": name,
+            "PricingQuantity": quantity,
+            "PricingUnit": unit,
+            "PricingCategory": "Standard",
+            "ListUnitPrice": price,
+            "ContractedUnitPrice": price,
+            "ListCost": price * quantity,
+            "ContractedCost": price * quantity,
+            "BilledCost": float(charge.billed_usd),
+            "EffectiveCost": float(charge.usd),
+            "SkuId": sku,
+            "SkuPriceId": sku,
+            "SkuMeter": meter,
+            "SkuPriceDetails": json.dumps({"Source": line.source}, sort_keys=True),
+            "x_PlanItem": line.category,
+            "x_PlanPeriod": charge.period,
+        }
+    )
+    return row
 
 
 def _usage_row(item: LineItem, charge, what: str, emit) -> None:

@@ -121,7 +121,46 @@ def order_lines(plan: Plan) -> pd.DataFrame:
                 **{f"usd_{p}": float(by_period.get(p, 0.0)) for p in periods},
             }
         )
+    rows += [_cost_line_order(c, periods) for c in plan.cost_lines if c.category in ORDER_COSTS]
     return pd.DataFrame(rows)
+
+
+#: cost lines a provider bills, ordered from it with the instances (solver/plan/costs.py)
+ORDER_COSTS = ("storage", "egress", "support")
+
+
+def _cost_line_order(c, periods: list[str]) -> dict:
+    """A storage, egress or support cost line as an order row: what to set up with the
+    provider, its quantity and unit price (per GB-month, per GB, or the support plan's
+    effective rate on the spend), its cost per period."""
+    return {
+        "provider": c.provider,
+        "item": c.category,
+        "region": "",
+        "instance_type": "",
+        "offering": c.basis,
+        "accelerator": "",
+        "accelerators_per_unit": 0.0,
+        "accelerators": 0.0,
+        "mode": "",
+        "term": "monthly, for the horizon",
+        "period": "",
+        "block": "",
+        "workload": "",
+        "quantity": c.quantity,
+        "hours_per_unit": 0.0,
+        "unit_price_usd_per_hour": 0.0,
+        "unit_price_usd": c.unit_price_usd,
+        "unit_price_basis": f"per {c.quantity_unit}"
+        if c.category != "support"
+        else "support fee per USD of spend, over the plan",
+        "total_usd": c.cost_usd,
+        "price_date": "",
+        "price_confidence": "",
+        "price_currency": "USD",
+        "price_source": c.source,
+        **{f"usd_{p}": float(c.cost_by_period_usd.get(p, 0.0)) for p in periods},
+    }
 
 
 def purchase_orders(plan: Plan) -> pd.DataFrame:
@@ -142,7 +181,8 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
     """One order per cloud provider: what to run or reserve, where, how many, at what price.
 
     Rows are the plan's rented units (per period and load block), reservations
-    and rented training clusters (the rows of :func:`order_lines`); columns
+    and rented training clusters (the rows of :func:`order_lines`), then the storage,
+    egress and support the plan's cost lines buy from the provider; columns
     ``usd_<period>`` give each row's cost per plan period (data only: totals go below
     the data in the workbook). Owned servers are in :func:`hardware_order`; existing
     fleet and commitments need no order; training on reserved capacity is ordered by
@@ -151,7 +191,7 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
     lines = order_lines(plan)
     if lines.empty:
         return {}
-    keep = (lines["mode"] != "owned") & lines["item"].isin(ORDER_ITEMS)
+    keep = (lines["mode"] != "owned") & lines["item"].isin((*ORDER_ITEMS, *ORDER_COSTS))
     keep &= (lines["item"] != "training") | lines["mode"].isin(RENTED_MODES)
     columns = [
         c
@@ -160,14 +200,12 @@ def provider_orders(plan: Plan) -> dict[str, pd.DataFrame]:
     ]
     out = {}
     for provider, frame in lines[keep].groupby("provider", sort=True):
-        out[str(provider)] = (
-            frame[columns]
-            .sort_values(
-                ["period", "region", "instance_type", "mode", "item", "block", "workload"],
-                kind="stable",
-            )
-            .reset_index(drop=True)
+        ordered = frame[columns].sort_values(
+            ["period", "region", "instance_type", "mode", "item", "block", "workload"],
+            kind="stable",
         )
+        costs = ordered["item"].isin(ORDER_COSTS)  # storage, egress, support after compute
+        out[str(provider)] = pd.concat([ordered[~costs], ordered[costs]]).reset_index(drop=True)
     return out
 
 

@@ -767,6 +767,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         by_confidence=_table_html(by_confidence, money=["cost_usd"], percent=["share"]),
         by_age=_table_html(by_age, money=["cost_usd"], percent=["share"]),
         weakest=_table_html(weakest_prices(plan), money=["cost_usd"]),
+        cost_lines=_table_html(cost_lines_frame(plan), money=["cost_usd"]),
         gap="n/a" if plan.gap is None else f"{plan.gap:.4%}",
         usd=_usd,
         pct=lambda v: f"{v:.0%}",
@@ -820,6 +821,24 @@ def report_html(analysis: Analysis, png: bytes) -> str:
             ),
             percent=["share"],
         ),
+    )
+
+
+def cost_lines_frame(plan: Plan) -> pd.DataFrame:
+    """The plan's costs beside compute: category, provider, cost_usd and how each is
+    worked out (basis, source)."""
+    return pd.DataFrame(
+        [
+            {
+                "category": c.category,
+                "provider": c.provider,
+                "cost_usd": c.cost_usd,
+                "basis": c.basis,
+                "source": c.source,
+            }
+            for c in plan.cost_lines
+        ],
+        columns=["category", "provider", "cost_usd", "basis", "source"],
     )
 
 

@@ -80,7 +80,13 @@ def cash_flow_table(plan: Plan) -> Table:
         title_justify="left",
         show_lines=False,
     )
-    for column in ("quarter", "rented", "owned opex", "commitments", "capex", "total"):
+    fields = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
+    columns = ["quarter", "rented", "owned opex", "commitments", "capex", "total"]
+    if plan.cost_lines:  # the costs beside compute, then everything
+        columns[-1] = "compute"
+        columns += ["beside compute", "all in"]
+        fields += ["beside_usd", "all_in_usd"]
+    for column in columns:
         table.add_column(column, justify="left" if column == "quarter" else "right")
     table.add_column("cumulative", justify="right")
     budgeted = plan.cash_flow[0].budget_headroom_usd is not None
@@ -88,8 +94,11 @@ def cash_flow_table(plan: Plan) -> Table:
         table.add_column("budget headroom", justify="right")
     for name, months in quarters.items():
         sums = [
-            sum(getattr(m, f) for m in months)
-            for f in ("rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd")
+            sum(
+                (m.all_in_usd or 0.0) - m.total_usd if f == "beside_usd" else getattr(m, f)
+                for m in months
+            )
+            for f in fields
         ]
         cells = [name, *(f"{v:,.0f}" for v in sums), f"{months[-1].cumulative_usd:,.0f}"]
         if budgeted:
@@ -171,6 +180,24 @@ def hardware_sentences(compile_report: dict) -> list[str]:
     return out
 
 
+def cost_lines_text(plan: Plan) -> list[str]:
+    """The costs beside compute, the all-in total and what the plan leaves out (Not
+    included)."""
+    out = []
+    if plan.cost_lines:
+        out.append(f"all in ${plan.all_in_cost_usd:,.2f}: compute ${plan.total_cost_usd:,.2f} and")
+        out += [
+            f"  {c.category} {c.provider}".rstrip() + f" ${c.cost_usd:,.2f}: {c.basis}"
+            for c in plan.cost_lines
+        ]
+        if plan.budget_basis:
+            out.append(f"the budget held them as {plan.budget_basis}")
+    if plan.not_included:
+        out.append("Not included:")
+        out += [f"  - {s}" for s in plan.not_included]
+    return out
+
+
 def plan_table(plan: Plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
@@ -193,6 +220,8 @@ def plan_table(plan: Plan) -> str:
             f"total cost {view.total_cost:,.0f} {view.currency} (at {view.usd_per_unit:g} USD "
             f"per {view.currency}, {view.rate_date}); the tables below are in USD"
         )
+    for line in cost_lines_text(plan):
+        console.print(line)
     if plan.cash_flow:
         console.print(cash_flow_table(plan))
     for period in plan.totals.by_period:
@@ -460,8 +489,22 @@ def fleet_lines(plan: Plan) -> list[str]:
 
 
 def plan_csv(plan: Plan) -> str:
-    """The plan's line items as CSV (cells neutralised against spreadsheet formulas)."""
-    return csv_text(pd.DataFrame([i.model_dump() for i in plan.line_items]))
+    """The plan's line items as CSV (cells neutralised against spreadsheet formulas), then
+    its cost lines (item and category the cost line's category, its provider and cost;
+    the cost_usd column sums to the all-in total)."""
+    rows = [i.model_dump() for i in plan.line_items]
+    rows += [
+        {
+            "item": c.category,
+            "period": "",
+            "provider": c.provider,
+            "cost_usd": c.cost_usd,
+            "co2e_t": 0.0,
+            "category": c.category,
+        }
+        for c in plan.cost_lines
+    ]
+    return csv_text(pd.DataFrame(rows))
 
 
 def plan_json(plan: Plan) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 from solver.core.clock import add_months
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
-from solver.plan.charges import by_month, charges, plan_calendar
+from solver.plan.charges import EXTRA_CATEGORIES, by_month, charges, plan_calendar
 from solver.plan.lines import CashFlowMonth, Plan
 from solver.units import RESERVED_TERM_MONTHS
 
@@ -42,7 +42,9 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
     out: list[CashFlowMonth] = []
     cumulative = 0.0
     for key, row in sums.iterrows():
-        cumulative += float(row["usd"])
+        all_in = float(row["usd"])
+        extras = {f"{c}_usd": float(row[c]) for c in EXTRA_CATEGORIES}
+        cumulative += all_in
         out.append(
             CashFlowMonth(
                 month=str(key),
@@ -51,7 +53,9 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
                 owned_opex_usd=float(row["owned_opex"]),
                 commitments_usd=float(row["commitments"]),
                 capex_usd=float(row["capex"] + row["residual_credit"]),
-                total_usd=float(row["usd"]),
+                total_usd=all_in - sum(extras.values()),
+                **extras,
+                all_in_usd=all_in,
                 billed_usd=float(row["billed_usd"]),
                 cumulative_usd=cumulative,
                 budget_headroom_usd=None
@@ -66,7 +70,8 @@ def cash_flow(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> li
 def _new_commitments(plan: Plan, table: pd.DataFrame) -> dict[str, list[str]]:
     """Month -> the reservations and purchases that start then, in words with their end
     (a reservation's first fee and a purchase's capex are charged in that month)."""
-    first = table.groupby("line", sort=True)["month_start"].first()
+    lines = table[table["line"] >= 0]
+    first = lines.groupby("line", sort=True)["month_start"].first()
     out: dict[str, list[str]] = {}
     for line, begin in first.items():
         i = plan.line_items[int(line)]

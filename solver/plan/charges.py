@@ -16,7 +16,10 @@ Columns:
 - ``category``: the cash flow's columns: ``rented`` (on-demand and spot, training
   included), ``owned_opex`` (owned servers' power, hosting, staff), ``commitments``
   (reservation fees, used or not), ``capex`` (servers bought) and ``residual_credit``
-  (their remaining value credited at the horizon, a negative amount).
+  (their remaining value credited at the horizon, a negative amount); then the costs
+  beside compute, one per cost line of the plan (``storage``, ``egress``, ``support``,
+  ``staff``, ``tax``, ``contingency``: :mod:`solver.plan.costs`), whose rows have ``line``
+  -1 and ``cost_line`` their index in ``plan.cost_lines`` (-1 on line items' rows).
 - ``usd``: what the plan counts in the month (accrued: a reservation's fee month by
   month, a purchase's capex share under ``owned_cost_policy``); ``billed_usd``: what is
   invoiced (a purchase's full price when bought; nothing for the residual credit).
@@ -63,8 +66,12 @@ COLUMNS = (
     "quantity_unit",
     "unit_price_usd",
     "hours",
+    "cost_line",
 )
-CATEGORIES = ("rented", "owned_opex", "commitments", "capex", "residual_credit")
+#: the compute categories, then the costs beside compute (plan.cost_lines)
+COMPUTE_CATEGORIES = ("rented", "owned_opex", "commitments", "capex", "residual_credit")
+EXTRA_CATEGORIES = ("storage", "egress", "support", "staff", "tax", "contingency")
+CATEGORIES = COMPUTE_CATEGORIES + EXTRA_CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,45 @@ def purchase_terms(
 
 
 def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
+    """The plan's charges by calendar month: its line items'
+    (:func:`line_charges`), then its cost lines' (``line`` -1, ``cost_line`` the index in
+    ``plan.cost_lines``; category storage, egress, support, staff, tax or contingency),
+    one row per cost line and month, the month inside the horizon where it is (a whole
+    month past it)."""
+    table = line_charges(plan, problem, catalog, start)
+    if not plan.cost_lines:
+        return table
+    cal = plan_calendar(problem, start)
+    rows = []
+    for n, c in enumerate(plan.cost_lines):
+        for month, usd in sorted(c.cost_by_month_usd.items()):
+            m0 = float(month)
+            m1 = min(m0 + 1.0, cal.horizon_months) if m0 < cal.horizon_months else m0 + 1.0
+            if c.category == "support" or c.unit_price_usd <= 0:
+                quantity, unit, price = m1 - m0, "months", usd / (m1 - m0)
+            else:
+                quantity, unit, price = usd / c.unit_price_usd, c.quantity_unit, c.unit_price_usd
+            values = _values(c.category, usd, usd, quantity, unit, price)
+            row = {
+                "line": -1,
+                "period": cal.period_at(m0) or list(cal.start_month)[-1],
+                "month": int(month),
+                "month_start": cal.timestamp(float(month)),
+                "month_end": cal.timestamp(float(month) + 1.0),
+                "begin_month": m0,
+                "end_month": m1,
+                "charge_start": cal.timestamp(m0),
+                "charge_end": cal.timestamp(m1),
+                **values,
+                "hours": quantity if unit == "instance-hours" else 0.0,
+                "cost_line": n,
+            }
+            rows.append(row)
+    extra = pd.DataFrame(rows, columns=list(COLUMNS))
+    return pd.concat([table, extra], ignore_index=True) if len(table) else extra
+
+
+def line_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
     """The plan's charges by line item and calendar month (see the module docstring).
 
     Parameters
@@ -216,6 +262,7 @@ def _row(line: int, item: LineItem, m0: float, m1: float, cal: PlanCalendar, val
         "charge_end": cal.timestamp(m1),
         **values,
         "hours": hours,
+        "cost_line": -1,
     }
 
 
@@ -393,8 +440,11 @@ __all__ = [
     "COLUMNS",
     "PlanCalendar",
     "PurchaseTerms",
+    "COMPUTE_CATEGORIES",
+    "EXTRA_CATEGORIES",
     "by_month",
     "charges",
+    "line_charges",
     "delivery_month",
     "plan_calendar",
     "purchase_terms",

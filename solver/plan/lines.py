@@ -139,6 +139,11 @@ class LineItem(BaseModel):
         description="Training: the fewest units of the same offering that finish within the "
         "window at the point MFU (0: none do); differs from units when the margin moved it",
     )
+    category: Literal["compute"] = Field(
+        "compute",
+        description="The line's cost category: compute for every line item (storage, egress, "
+        "support, staff, tax and contingency are the plan's cost_lines)",
+    )
 
     @property
     def unit_price_usd_per_hour(self) -> float:
@@ -151,6 +156,34 @@ class LineItem(BaseModel):
         """
         unit_hours = self.units * self.hours
         return self.cost_usd / unit_hours if unit_hours else 0.0
+
+
+class CostLine(BaseModel):
+    """A cost beside compute (issue 29 part 5; solver/plan/costs.py): one per category and
+    provider (storage and egress: per entry of the problem's ``costs:``)."""
+
+    category: Literal["storage", "egress", "support", "staff", "tax", "contingency"]
+    provider: str = Field("", description="Catalog provider id ('' for staff, contingency)")
+    entry: int = Field(-1, description="Index of the problem's costs entry (-1: none)")
+    quantity: float = Field(description="In quantity_unit")
+    quantity_unit: str = Field(
+        description="GB-months (storage), GB (egress), USD (support: the spend it is on; "
+        "tax and contingency: the amount taxed or reserved on), instance-hours (staff)"
+    )
+    unit_price_usd: float = Field(
+        description="USD per quantity unit (support: the effective rate over the plan)"
+    )
+    cost_usd: float
+    cost_by_month_usd: dict[int, float] = Field(
+        default_factory=dict, description="Plan month (0 = the first) -> USD"
+    )
+    cost_by_period_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="Period -> USD: each month in the period it starts in (months past the "
+        "horizon in the last)",
+    )
+    basis: str = Field("", description="How the line is worked out, in words")
+    source: str = Field("", description="Where its price or rate comes from")
 
 
 class Totals(BaseModel):
@@ -199,11 +232,23 @@ class CashFlowMonth(BaseModel):
         description="Reservation fees for the month (used or not), under the problem's policy"
     )
     capex_usd: float = Field(description="Servers bought (less residual value at the horizon)")
-    total_usd: float = Field(description="Everything the plan counts in this month")
+    total_usd: float = Field(
+        description="Everything the plan's line items count in this month (compute; the "
+        "cost lines are in the fields below and all_in_usd)"
+    )
+    storage_usd: float = Field(0.0, description="Cost lines: storage")
+    egress_usd: float = Field(0.0, description="Cost lines: egress")
+    support_usd: float = Field(0.0, description="Cost lines: provider support plans")
+    staff_usd: float = Field(0.0, description="Cost lines: operations staff")
+    tax_usd: float = Field(0.0, description="Cost lines: sales tax and VAT")
+    contingency_usd: float = Field(0.0, description="Cost lines: contingency")
+    all_in_usd: float | None = Field(
+        None, description="total_usd plus the cost lines (sums to all_in_cost_usd)"
+    )
     billed_usd: float = Field(
         description="What is invoiced in the month (a purchase in full when bought)"
     )
-    cumulative_usd: float
+    cumulative_usd: float = Field(description="all_in_usd of this month and those before")
     budget_headroom_usd: float | None = Field(
         None, description="budget_usd minus cumulative_usd (no budget: null)"
     )
@@ -220,6 +265,7 @@ class CurrencyView(BaseModel):
     rate_date: str = Field(description="The rate's date, YYYY-MM-DD")
     rate_source: str = Field(description="Where the rate comes from (catalogs/exchange_rates.csv)")
     total_cost: float = Field(description="total_cost_usd in the currency")
+    all_in_cost: float | None = Field(None, description="all_in_cost_usd in the currency")
     budget: float | None = Field(None, description="budget_usd in the currency")
     by_period: dict[str, float] = Field(default_factory=dict, description="in the currency")
     by_provider: dict[str, float] = Field(default_factory=dict, description="in the currency")
@@ -256,7 +302,7 @@ class PlanInputs(BaseModel):
 #: problem fields added after plans were first recorded, left out of the canonical JSON
 #: while at their default (empty): a problem that does not use them keeps the digest, and
 #: the plan files, it had before they existed
-LATER_FIELDS = ("savings_plans",)
+LATER_FIELDS = ("savings_plans", "costs")
 
 
 def problem_json(problem: Problem) -> str:
@@ -391,6 +437,23 @@ class Plan(BaseModel):
     )
     in_currency: CurrencyView | None = Field(
         None, description="The totals in the problem's currency when it is not USD"
+    )
+    cost_lines: list[CostLine] = Field(
+        default_factory=list,
+        description="Costs beside compute the problem's costs: block asks for (storage, "
+        "egress, support, staff, tax, contingency), each with its category",
+    )
+    all_in_cost_usd: float | None = Field(
+        None,
+        description="total_cost_usd plus every cost line: what the budget holds (None: not "
+        "worked out yet)",
+    )
+    not_included: list[str] = Field(
+        default_factory=list, description="What the plan's cost does not hold, in words"
+    )
+    budget_basis: str = Field(
+        "",
+        description="How the budget row held the costs beside compute (ledger.extras_bound)",
     )
     assumptions: list[Assumption] = Field(
         default_factory=list,

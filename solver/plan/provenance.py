@@ -67,6 +67,7 @@ def in_currency(plan: Plan, problem: Problem, rate: ExchangeRate) -> CurrencyVie
         rate_date=rate.date,
         rate_source=rate.source,
         total_cost=plan.total_cost_usd / per,
+        all_in_cost=None if plan.all_in_cost_usd is None else plan.all_in_cost_usd / per,
         budget=None if problem.budget_usd is None else problem.budget_usd / per,
         by_period={k: v / per for k, v in plan.totals.by_period.items()},
         by_provider={k: v / per for k, v in plan.totals.by_provider.items()},

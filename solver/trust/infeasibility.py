@@ -27,7 +27,7 @@ import pandas as pd
 
 from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import Compiled, compile_problem
-from solver.core.model import Expression, LinearModel, Row, build_model
+from solver.core.model import Expression, LinearModel, Row, budget_bound, build_model
 from solver.errors import ProcureError
 from solver.inputs.problem import Problem, TrainingWorkload
 
@@ -106,6 +106,9 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
     pools = compiled.pools
     periods = list(compiled.periods["name"])
     if row.family == "budget":
+        # the row is in compute dollars, scaled by the bound of the costs beside compute
+        # (solver.core.model.budget_bound): a dollar of it is `multiplier` of the budget
+        amount *= budget_bound(compiled).multiplier
         new = math.ceil(problem.budget_usd + amount + 1.0)
         pct = 100.0 * amount / problem.budget_usd
         return (
