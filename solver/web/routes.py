@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from functools import lru_cache
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from solver.errors import ProcureError
@@ -310,9 +311,15 @@ def _register_plans(app: FastAPI) -> None:
 
     store = app.state.store
 
+    @lru_cache(maxsize=256)
+    def plan_html(plan_id: int) -> str:
+        # a stored plan never changes (a change is a new plan): its page is made once
+        template = app.state.templates.env.get_template("plan.html.j2")
+        return template.render(plan_view(_record(store, plan_id)))
+
     @app.get("/plans/{plan_id}")
-    def plan_page(request: Request, plan_id: int):
-        return _page(request, "plan.html.j2", plan_view(_record(store, plan_id)))
+    def plan_page(plan_id: int):
+        return HTMLResponse(plan_html(plan_id))
 
     @app.get("/api/plans/{plan_id}")
     def plan_api(plan_id: int):
