@@ -1,4 +1,5 @@
-"""Solves as background jobs on the Dask runner (:func:`solver.analyses.runner.run_tasks`).
+"""Solves and analyses as background jobs on the Dask runner
+(:func:`solver.analyses.runner.run_tasks`).
 
 A job is a row of ``jobs`` (status, stage, progress): the page polls it, so a job
 outlives a page reload. Each job runs in a thread of this server that hands its task to
@@ -6,6 +7,10 @@ the Dask cluster (a local one, in this process, started at the first job; or the
 scheduler given with ``procure serve --scheduler tcp://host:8786``) and stores the
 verified plan it returns under its inputs digest.
 
+- A sensitivity job (:meth:`JobRunner.submit_sensitivity`) solves the plan's problem for
+  analysis in the job's thread, exactly as ``procure sensitivity`` does, and hands the
+  break-even re-solves to the same cluster through the runner, one progress step each;
+  its result is stored in ``analyses``.
 - Cancel: the job is marked ``cancelled`` at once and whatever its solve returns is
   dropped (a solve already running on a worker finishes there, unseen).
 - Server restart: :meth:`JobRunner.interrupt_open_jobs` (called when the app starts) marks
@@ -23,9 +28,17 @@ from sqlalchemy import select, update
 from solver.analyses.runner import run_tasks
 from solver.errors import ProcureError
 from solver.plan import Plan
-from solver.web.store import Job, Store, Variant
+from solver.web.store import Analysis, Job, PlanRecord, Store, Variant
 from solver.web.store.models import JOB_OPEN, utc_now
-from solver.web.workspace import solve_task, store_plan, stored_plan, task_of, variant_inputs
+from solver.web.workspace import (
+    catalog_of_plan,
+    problem_of_plan,
+    solve_task,
+    store_plan,
+    stored_plan,
+    task_of,
+    variant_inputs,
+)
 
 #: jobs handed to the cluster at once (the rest wait, queued, in this server)
 MAX_RUNNING_JOBS = 4
@@ -121,12 +134,50 @@ class JobRunner:
             self._pool.submit(self._run, job.id)
         return job
 
+    def submit_sensitivity(
+        self, plan_id: int, break_even_limit: int | None, *, rerun_of: int | None = None
+    ) -> Job:
+        """Queue the sensitivity of a stored plan: shadow prices, and break-even prices
+        for the plan's pools and ``break_even_limit`` others (None: all; -1: none). An
+        analysis stored already with the same limit is the answer at once."""
+        with self.store.sessions() as session:
+            record = session.get(PlanRecord, plan_id)
+            if record is None or record.variant_id is None:
+                raise ProcureError(f"no stored plan {plan_id}", fix="pick one on the home page")
+            job = Job(
+                kind="sensitivity",
+                variant_id=record.variant_id,
+                plan_id=plan_id,
+                break_even_limit=break_even_limit,
+                rerun_of=rerun_of,
+            )
+            found = session.scalars(
+                select(Analysis).where(
+                    Analysis.plan_id == plan_id, Analysis.break_even_limit == break_even_limit
+                )
+                if break_even_limit is not None
+                else select(Analysis).where(
+                    Analysis.plan_id == plan_id, Analysis.break_even_limit.is_(None)
+                )
+            ).first()
+            if found is not None:
+                job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
+                job.started_at = job.finished_at = utc_now()
+            session.add(job)
+            session.commit()
+        if job.status == "queued":
+            self._pool.submit(self._run, job.id)
+        return job
+
     def rerun(self, job_id: int) -> Job:
         with self.store.sessions() as session:
             old = session.get(Job, job_id)
             if old is None:
                 raise ProcureError(f"no job {job_id}", fix="see the jobs page")
-            variant_id = old.variant_id
+            kind, variant_id, plan_id = old.kind, old.variant_id, old.plan_id
+            limit = old.break_even_limit
+        if kind == "sensitivity":
+            return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
         return self.submit(variant_id, rerun_of=job_id)
 
     def cancel(self, job_id: int) -> bool:
@@ -151,7 +202,9 @@ class JobRunner:
 
     def _run(self, job_id: int) -> None:
         try:
-            self._solve(job_id)
+            with self.store.sessions() as session:
+                kind = session.scalars(select(Job.kind).where(Job.id == job_id)).first()
+            (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
             self._set(
                 job_id, status="failed", stage="failed", error=str(exc), finished_at=utc_now()
@@ -202,3 +255,51 @@ class JobRunner:
             plan_id=plan_id,
             finished_at=utc_now(),
         )
+
+    def _sensitivity(self, job_id: int) -> None:
+        from solver.analyses.sensitivity import sensitivity_report, shadow_prices
+        from solver.solve import solve_for_analysis
+        from solver.units import DEFAULT_SOLVER, WARM_SOLVER
+
+        with self.store.sessions() as session:
+            job = session.get(Job, job_id)
+            if job is None or job.status != "queued":
+                return
+            record = session.get(PlanRecord, job.plan_id)
+            problem, catalog = problem_of_plan(record), catalog_of_plan(record)
+            plan_id, limit = record.id, job.break_even_limit
+        stage = "solving the plan's problem for the analysis (as procure sensitivity)"
+        if not self._set(
+            job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()
+        ):
+            return
+        _, solution = solve_for_analysis(problem, catalog, solver=DEFAULT_SOLVER)
+        if limit == -1:
+            report = shadow_prices(solution, solver=WARM_SOLVER)
+        else:
+            self._set(job_id, stage="break-even prices", progress=0.2)
+            report = sensitivity_report(
+                solution,
+                break_even_limit=limit,
+                solver=WARM_SOLVER,
+                scheduler=self.client(),
+                progress=lambda done, total: self._set(
+                    job_id,
+                    stage=f"break-even prices: {done} of {total} pool classes",
+                    progress=0.2 + 0.75 * done / max(total, 1),
+                ),
+            )
+        with self.store.sessions() as session:
+            if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
+                return  # cancelled while it ran
+            session.add(
+                Analysis(
+                    plan_id=plan_id,
+                    job_id=job_id,
+                    kind="sensitivity",
+                    break_even_limit=limit,
+                    result_json=report.model_dump_json(),
+                )
+            )
+            session.commit()
+        self._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())

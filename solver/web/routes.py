@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 
 from solver.errors import ProcureError
-from solver.web.store import Job, PlanRecord, ProblemRecord
+from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.workspace import (
     CHANGE_FIELDS,
     add_problem,
@@ -312,14 +312,48 @@ def _register_plans(app: FastAPI) -> None:
     store = app.state.store
 
     @lru_cache(maxsize=256)
-    def plan_html(plan_id: int) -> str:
-        # a stored plan never changes (a change is a new plan): its page is made once
+    def plan_html(plan_id: int, analysis_id: int | None) -> str:
+        # a stored plan never changes (a change is a new plan): its page is made once,
+        # and again when an analysis of it is stored
+        from solver.analyses.sensitivity import SensitivityReport
+
+        report = None
+        if analysis_id is not None:
+            with store.sessions() as session:
+                text = session.get(Analysis, analysis_id).result_json
+            report = SensitivityReport.model_validate_json(text)
         template = app.state.templates.env.get_template("plan.html.j2")
-        return template.render(plan_view(_record(store, plan_id)))
+        return template.render(plan_view(_record(store, plan_id), report))
 
     @app.get("/plans/{plan_id}")
     def plan_page(plan_id: int):
-        return HTMLResponse(plan_html(plan_id))
+        with store.sessions() as session:
+            latest = session.scalars(
+                select(Analysis.id)
+                .where(Analysis.plan_id == plan_id)
+                .order_by(Analysis.break_even_limit.is_(None).desc(), Analysis.id.desc())
+            ).first()
+        return HTMLResponse(plan_html(plan_id, latest))
+
+    @app.post("/plans/{plan_id}/sensitivity")
+    async def analyse_plan(plan_id: int, request: Request):
+        form = await request.form()
+        raw = str(form.get("break_even") or "3").strip()
+        try:
+            limit = None if raw == "all" else int(raw)
+            if limit is not None and limit < -1:
+                raise ValueError
+        except ValueError:
+            raise HTTPException(
+                400, f"break_even {raw!r}: give -1 (none), 0 or more, or all"
+            ) from None
+        try:
+            job = app.state.runner.submit_sensitivity(plan_id, limit)
+        except ProcureError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if job.status == "done":
+            return _see(f"/plans/{plan_id}")
+        return _see(f"/jobs/{job.id}")
 
     @app.get("/api/plans/{plan_id}")
     def plan_api(plan_id: int):

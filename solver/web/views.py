@@ -10,8 +10,19 @@ import json
 import pandas as pd
 
 from solver.analyses.diff import ItemChange, PlanDiff
+from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
-from solver.outputs.report import _plan_by_workload, _quarters, _table_html, _usd, weakest_prices
+from solver.outputs.report import (
+    _plan_by_workload,
+    _quarters,
+    _table_html,
+    _usd,
+    break_even_in_order,
+    break_even_sentence,
+    dual_sentence,
+    price_movers,
+    weakest_prices,
+)
 from solver.outputs.text import binding_sentence, training_sentences
 from solver.plan import Plan
 from solver.web.store import PlanRecord
@@ -39,9 +50,29 @@ def cash_flow_series(plan: Plan) -> dict:
     }
 
 
-def plan_view(record: PlanRecord) -> dict:
+def sensitivity_view(plan: Plan, report: SensitivityReport | None) -> dict:
+    """What moves the plan, in the report's words (:mod:`solver.outputs.report`): the
+    smallest price moves that change it, what each binding limit is worth, and every
+    break-even price found."""
+    if report is None:
+        return {"analysed": False}
+    duals = sorted(
+        (d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9), key=lambda d: -abs(d.worth)
+    )
+    return {
+        "analysed": True,
+        "movers": price_movers(report, plan, top=3),
+        "duals": [dual_sentence(d) for d in duals[:8]],
+        "break_even": [break_even_sentence(b) for b in break_even_in_order(report.break_even)],
+        "break_even_note": report.break_even_tolerance,
+        "caveat": report.caveat,
+    }
+
+
+def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> dict:
     """The plan page: money first (total, budget and headroom, capex and opex, cash flow,
-    commitments, what binds, the prices it rests on), then the deployments per workload."""
+    commitments, what binds, what moves it, the prices it rests on), then the deployments
+    per workload."""
     plan = plan_of(record)
     budget = budget_of(plan)
     capex = sum(m.capex_usd for m in plan.cash_flow)
@@ -64,6 +95,7 @@ def plan_view(record: PlanRecord) -> dict:
         "cash_flow_json": json.dumps(cash_flow_series(plan)),
         "deployments": _deployments_by_workload(plan),
         "by_workload": _plan_by_workload(plan),
+        "sensitivity": sensitivity_view(plan, report),
     }
 
 

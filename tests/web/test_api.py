@@ -205,3 +205,41 @@ def test_unknown_things_are_404(ws):
     client, _, _ = ws
     assert client.get("/plans/999").status_code == 404
     assert client.get("/api/jobs/999").json() == {"error": "no job 999"}
+
+
+def test_what_moves_the_plan_runs_as_a_job_and_is_stored(ws):
+    client, app, plan_id = ws
+    page = client.get(f"/plans/{plan_id}").text
+    assert 'id="sensitivity-form"' in page  # not analysed yet: a button
+    # break_even -1: shadow prices only (the break-even search is the slow part)
+    queued = client.post(
+        f"/plans/{plan_id}/sensitivity", data={"break_even": "-1"}, follow_redirects=False
+    )
+    job = wait_for_job(client, job_id_of(queued))
+    assert job["status"] == "done", job
+    from solver.analyses.sensitivity import SensitivityReport
+    from solver.web.store import Analysis
+
+    with app.state.store.sessions() as session:
+        (stored,) = session.scalars(select(Analysis).where(Analysis.plan_id == plan_id)).all()
+        report = SensitivityReport.model_validate_json(stored.result_json)
+    # the plan is the one analysed: its objective is the seed's optimum
+    assert report.objective == pytest.approx(SEED_TOTAL_USD, rel=1e-4)
+    # the $2M budget does not bind at $313,143: one more dollar of it is worth nothing
+    budget = [d for d in report.duals if d.family == "budget"]
+    assert all(abs(d.d_objective_d_rhs) < 1e-9 for d in budget)
+    worth = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]
+    assert worth  # serving demand binds: one more token/s costs money
+    page = client.get(f"/plans/{plan_id}").text
+    assert 'id="sensitivity-form"' not in page and 'id="duals"' in page
+    from solver.outputs.report import dual_sentence
+
+    top = max(worth, key=lambda d: abs(d.worth))
+    assert html.escape(dual_sentence(top), quote=True) in page
+    # asked again: the stored analysis, no new job run
+    again = client.post(
+        f"/plans/{plan_id}/sensitivity", data={"break_even": "-1"}, follow_redirects=False
+    )
+    assert again.headers["location"] == f"/plans/{plan_id}"
+    bad = client.post(f"/plans/{plan_id}/sensitivity", data={"break_even": "-7"})
+    assert bad.status_code == 400

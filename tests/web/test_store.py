@@ -33,14 +33,31 @@ def url(request, tmp_path_factory) -> str:
 def test_the_migration_makes_every_table(url):
     store = open_store(url)
     names = set(inspect(store.engine).get_table_names())
-    assert {"problems", "variants", "plans", "jobs", "alembic_version"} <= names
-    with store.engine.connect() as connection:
-        from sqlalchemy import text
-
-        assert (
-            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
-        )
+    assert {"problems", "variants", "plans", "jobs", "analyses", "alembic_version"} <= names
+    # the newest of the two migrations shipped (0001 the workspace, 0002 analyses)
+    assert _version(store.engine) == "0002"
     open_store(url)  # a second start finds the schema at head and changes nothing
+    # each migration goes back as well as forward
+    from alembic import command
+    from alembic.config import Config
+
+    from solver.web.store.db import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0001")
+    assert _version(store.engine) == "0001"
+    assert "analyses" not in inspect(store.engine).get_table_names()
+    assert _version(open_store(url).engine) == "0002"
+
+
+def _version(engine) -> str:
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
 def test_a_plan_is_stored_once_under_its_digest(url):

@@ -7,6 +7,15 @@ servers go through the same steps.
 """
 
 from solver.web.store.db import Store, open_store
-from solver.web.store.models import Base, Job, PlanRecord, ProblemRecord, Variant
+from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Variant
 
-__all__ = ["Base", "Job", "PlanRecord", "ProblemRecord", "Store", "Variant", "open_store"]
+__all__ = [
+    "Analysis",
+    "Base",
+    "Job",
+    "PlanRecord",
+    "ProblemRecord",
+    "Store",
+    "Variant",
+    "open_store",
+]

@@ -6,7 +6,8 @@
 - ``plans``: one verified plan each, stored once and never updated: its key is the digest
   of everything that decides it (``inputs_digest``: problem, catalog, solver, gap), so the
   same inputs find the stored plan instead of solving again;
-- ``jobs``: background solves with their status and progress.
+- ``jobs``: background solves and analyses with their status and progress;
+- ``analyses``: a plan's sensitivity (shadow prices, break-even prices) as the job left it.
 
 Every row records ``created_by`` (empty until sign-in exists) so that accounts, approvals
 and an audit trail (issue 31) can be added by a migration without rewriting these tables.
@@ -99,4 +100,20 @@ class Job(Base):
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
     created_by: Mapped[str] = mapped_column(String(200), default="")
+    #: sensitivity jobs: break-even prices for the plan's pools and this many others
+    #: (None: every pool; -1: none, shadow prices only)
+    break_even_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     variant: Mapped[Variant] = relationship()
+
+
+class Analysis(Base):
+    __tablename__ = "analyses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"), index=True)
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id"), nullable=True)
+    kind: Mapped[str] = mapped_column(String(40), default="sensitivity")
+    break_even_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    result_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
