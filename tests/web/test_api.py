@@ -243,3 +243,34 @@ def test_what_moves_the_plan_runs_as_a_job_and_is_stored(ws):
     assert again.headers["location"] == f"/plans/{plan_id}"
     bad = client.post(f"/plans/{plan_id}/sensitivity", data={"break_even": "-7"})
     assert bad.status_code == 400
+
+
+def test_editing_the_yaml_badly_keeps_the_problem(ws):
+    client, app, _ = ws
+    with app.state.store.sessions() as session:
+        before = session.get(ProblemRecord, 1).yaml_text
+    bad = before.replace("budget_usd: 2000000", "budget_usd: -1")
+    page = client.post("/problems/1/yaml", data={"yaml_text": bad})
+    assert page.status_code == 400
+    # the reader's message for budget_usd (gt=0), named as the editor's file
+    (message,) = _messages(page.text, "yaml-error")
+    assert message.startswith("problem.yaml: budget_usd: Input should be greater than 0")
+    with app.state.store.sessions() as session:
+        assert session.get(ProblemRecord, 1).yaml_text == before
+
+
+def test_a_bad_price_multiplier_is_named_beside_its_field(ws):
+    client, app, _ = ws
+    before = _count(app, Variant)
+    for text, words in (
+        ("accelerator=H900 1.1", "H900"),  # the catalog's resolver names what it knows
+        ("provider=aws lots", "'lots' is not a number"),
+        ("aws 1.1", "is not understood"),
+    ):
+        page = client.post(
+            "/problems/1/variants", data={"name": "prices", "price_multipliers": text}
+        )
+        assert page.status_code == 400
+        beside = re.findall(r'data-field="price_multipliers">(.*?)</pre>', page.text, re.S)
+        assert len(beside) == 1 and words in html.unescape(beside[0]), beside
+    assert _count(app, Variant) == before
