@@ -11,8 +11,9 @@ verified plan it returns under its inputs digest.
   analysis in the job's thread, exactly as ``procure sensitivity`` does, and hands the
   break-even re-solves to the same cluster through the runner, one progress step each;
   its result is stored in ``analyses``.
-- Cancel: the job is marked ``cancelled`` at once and whatever its solve returns is
-  dropped (a solve already running on a worker finishes there, unseen).
+- Cancel: the job is marked ``cancelled`` at once and whatever it returns is dropped (a
+  solve already running on a worker finishes there, unseen); a sensitivity job also stops
+  at its next break-even step, and the cluster drops its tasks not yet started.
 - Server restart: :meth:`JobRunner.interrupt_open_jobs` (called when the app starts) marks
   every job still ``queued`` or ``running`` as ``interrupted``, never ``done``; such a job
   can be re-run (:meth:`JobRunner.rerun`), which queues a new job for the same variant.
@@ -42,6 +43,11 @@ from solver.web.workspace import (
 
 #: jobs handed to the cluster at once (the rest wait, queued, in this server)
 MAX_RUNNING_JOBS = 4
+
+
+class JobCancelled(Exception):
+    """Raised from a job's progress callback once the job is cancelled: the runner stops
+    waiting, and the cluster drops the tasks not yet started (their futures released)."""
 
 
 class JobRunner:
@@ -200,11 +206,18 @@ class JobRunner:
             session.commit()
             return bool(done.rowcount)
 
+    def _step(self, job_id: int, **values) -> None:
+        """A progress step; :class:`JobCancelled` when the job was cancelled meanwhile."""
+        if not self._set(job_id, **values):
+            raise JobCancelled(job_id)
+
     def _run(self, job_id: int) -> None:
         try:
             with self.store.sessions() as session:
                 kind = session.scalars(select(Job.kind).where(Job.id == job_id)).first()
             (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
+        except JobCancelled:
+            pass  # marked cancelled by cancel(); nothing of it is stored
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
             self._set(
                 job_id, status="failed", stage="failed", error=str(exc), finished_at=utc_now()
@@ -283,7 +296,7 @@ class JobRunner:
                 break_even_limit=limit,
                 solver=WARM_SOLVER,
                 scheduler=self.client(),
-                progress=lambda done, total: self._set(
+                progress=lambda done, total: self._step(
                     job_id,
                     stage=f"break-even prices: {done} of {total} pool classes",
                     progress=0.2 + 0.75 * done / max(total, 1),

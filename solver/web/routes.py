@@ -307,7 +307,7 @@ def _download(body: str | bytes, name: str, media: str) -> Response:
 
 
 def _register_plans(app: FastAPI) -> None:
-    from solver.web.views import CATALOG_TABLES, catalog_view, compare_view, plan_view
+    from solver.web.views import plan_view
 
     store = app.state.store
 
@@ -355,6 +355,13 @@ def _register_plans(app: FastAPI) -> None:
             return _see(f"/plans/{plan_id}")
         return _see(f"/jobs/{job.id}")
 
+    _register_downloads(app)
+    _register_catalog(app)
+
+
+def _register_downloads(app: FastAPI) -> None:
+    store = app.state.store
+
     @app.get("/api/plans/{plan_id}")
     def plan_api(plan_id: int):
         record = _record(store, plan_id)
@@ -392,6 +399,12 @@ def _register_plans(app: FastAPI) -> None:
             date.fromisoformat(plan.start_date),
         )
         return _download(focus_csv(frame), f"plan-{plan_id}-focus.csv", "text/csv")
+
+
+def _register_catalog(app: FastAPI) -> None:
+    from solver.web.views import CATALOG_TABLES, catalog_view, compare_view
+
+    store = app.state.store
 
     @app.get("/compare")
     def compare(request: Request, a: int, b: int):
