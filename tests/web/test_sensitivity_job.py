@@ -22,8 +22,12 @@ def test_break_even_prices_match_the_cli(tmp_path):
     app = create_app(f"sqlite:///{tmp_path / 'w.db'}")
     with TestClient(app) as client:
         client.post("/problems", data={"yaml_text": SEED_YAML})
-        plan = wait_for_job(client, job_id_of(client.post("/variants/1/solve")))["plan_id"]
-        asked = client.post(f"/plans/{plan}/sensitivity", data={"break_even": "0"})
+        plan = wait_for_job(
+            client, job_id_of(client.post("/variants/1/solve", follow_redirects=False))
+        )["plan_id"]
+        asked = client.post(
+            f"/plans/{plan}/sensitivity", data={"break_even": "0"}, follow_redirects=False
+        )
         job = wait_for_job(client, job_id_of(asked), timeout_s=900)
         assert job["status"] == "done", job
         from sqlalchemy import select
