@@ -99,8 +99,10 @@ def form_changes(form) -> dict:
         value = _number(form, key, label)
         if value is not None:
             changes[key] = value
-    for key, label in (("demand_factor", "1.2"), ("growth_per_period", "0.1")):
+    for key, label, low in (("demand_factor", "1.2", 0.0), ("growth_per_period", "0.1", -1.0)):
         value = _number(form, key, label)
+        if value is not None and not value > low:
+            raise ProcureError(f"{value:g} is not above {low:g}", field=key, fix=f"e.g. {label}")
         if value is not None:
             changes[key] = value
     for key in ("providers", "regions"):

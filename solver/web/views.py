@@ -31,6 +31,12 @@ from solver.web.workspace import catalog_of_plan, plan_of, problem_of_plan
 CATALOG_TABLES = ("offerings", "accelerators", "regions", "servers", "sites", "models")
 
 
+def script_json(data: object) -> str:
+    """JSON to carry inside ``<script type="application/json">``: no ``<`` that could end
+    the element early."""
+    return json.dumps(data).replace("<", "\\u003c")
+
+
 def budget_of(plan: Plan) -> float | None:
     value = (plan.inputs.problem if plan.inputs else {}).get("budget_usd")
     return None if value is None else float(value)
@@ -92,7 +98,7 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
         "commitments": [(m.month, t) for m in plan.cash_flow for t in m.new_commitments],
         "quarters": _table_html(quarters, money=money),
         "weakest": _table_html(weakest_prices(plan, top=5), money=["cost_usd"]),
-        "cash_flow_json": json.dumps(cash_flow_series(plan)),
+        "cash_flow_json": script_json(cash_flow_series(plan)),
         "deployments": _deployments_by_workload(plan),
         "by_workload": _plan_by_workload(plan),
         "sensitivity": sensitivity_view(plan, report),
@@ -162,7 +168,7 @@ def compare_view(old: PlanRecord, new: PlanRecord) -> dict:
         "diff": diff,
         "tables": tables,
         "budgets": (budget_of(a), budget_of(b)),
-        "series_json": json.dumps({"a": cash_flow_series(a), "b": cash_flow_series(b)}),
+        "series_json": script_json({"a": cash_flow_series(a), "b": cash_flow_series(b)}),
         "providers": sorted(set(diff.old_by_provider) | set(diff.new_by_provider)),
         "periods": list(dict.fromkeys([*diff.old_by_period, *diff.new_by_period])),
     }

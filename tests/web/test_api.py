@@ -274,3 +274,16 @@ def test_a_bad_price_multiplier_is_named_beside_its_field(ws):
         beside = re.findall(r'data-field="price_multipliers">(.*?)</pre>', page.text, re.S)
         assert len(beside) == 1 and words in html.unescape(beside[0]), beside
     assert _count(app, Variant) == before
+
+
+def test_demand_changes_must_keep_demand_positive(ws):
+    client, app, _ = ws
+    before = _count(app, Variant)
+    for field, value, words in (
+        ("demand_factor", "0", "0 is not above 0"),  # no demand at all is not a variant
+        ("growth_per_period", "-1", "-1 is not above -1"),  # -100% per period: none left
+    ):
+        page = client.post("/problems/1/variants", data={"name": "d", field: value})
+        beside = re.findall(rf'data-field="{field}">(.*?)</pre>', page.text, re.S)
+        assert page.status_code == 400 and len(beside) == 1 and words in beside[0]
+    assert _count(app, Variant) == before
