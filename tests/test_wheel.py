@@ -62,6 +62,17 @@ def test_the_seed_solves_from_the_wheel(tmp_path):
     # environment's site-packages, its data (the catalog) under the environment's prefix.
     # (`pip install --prefix` would first uninstall the editable procure of this one.)
     with zipfile.ZipFile(wheel) as archive:
+        # the workspace's templates, vendored assets and migrations are package data
+        # (issue 30): `procure serve` from a wheel has its pages, Chart.js and schema
+        shipped = set(archive.namelist())
+        for part in (
+            "solver/web/templates/plan.html.j2",
+            "solver/web/static/chart.umd.min.js",
+            "solver/web/static/workspace.js",
+            "solver/web/store/migrations/env.py",
+            "solver/web/store/migrations/versions/0001_workspace.py",
+        ):
+            assert part in shipped, part
         for name in archive.namelist():
             data = name.split(".data/data/", 1)
             target = env / data[1] if len(data) == 2 else Path(site) / name

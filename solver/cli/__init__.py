@@ -1,6 +1,7 @@
 """The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``,
 ``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS),
-``procure actuals | watch`` (after the plan is signed: bills against the plan, price watch).
+``procure actuals | watch`` (after the plan is signed: bills against the plan, price watch),
+``procure serve`` (the workspace in the browser).
 
 The only place that reads arguments, prints and writes files. Every user error
 becomes one message naming the file, the field and the fix, and exit code 2;
@@ -25,6 +26,7 @@ from solver.cli import changes  # noqa: F401
 from solver.cli import export  # noqa: F401
 from solver.cli import calibrate  # noqa: F401
 from solver.cli import actuals  # noqa: F401
+from solver.cli import serve  # noqa: F401
 
 # isort: on
 from solver.cli.common import (

@@ -1,0 +1,201 @@
+"""The workspace under load (issue 30): 20 people browsing stored plans while 5 solves are
+queued, against ``procure serve`` on 127.0.0.1; then a server killed mid-job.
+
+Run: python bench/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port N]
+
+1. Starts ``procure serve`` (a real server process, SQLite file in a temporary folder,
+   the local Dask cluster), stores the seed and solves three variants to have plans to
+   browse.
+2. Queues ``--solves`` solves of new variants (budgets and demand factors) and, until the
+   last of them is stored, runs ``--users`` simulated people: each opens a stored plan's
+   page (``GET /plans/ID``, a plan at random), waits ``--think-s`` seconds, and again.
+   Prints the plan pages' latency (median, p95, max; target p95 <= 300 ms) and checks
+   that every solve completed and was stored.
+3. Queues one more solve, kills the server (SIGKILL) while the job is running, starts it
+   again on the same database: the job must be ``interrupted`` (never ``done``), every
+   plan stored before must still be there, and re-running the job must store its plan.
+
+Exits 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = (ROOT / "problems" / "seed-2m-13b.yaml").read_text()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(db: str, port: int) -> subprocess.Popen:
+    procure = Path(sys.executable).with_name("procure")
+    cmd = [str(procure), "serve", "--db", db, "--port", str(port), "--no-seed"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stop = time.monotonic() + 60
+    while time.monotonic() < stop:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"the server did not answer /health: {proc.stderr.read().decode()[-2000:]}")
+
+
+def add_variant(client: httpx.Client, name: str, **fields) -> int:
+    made = client.post("/problems/1/variants", data={"name": name, **fields})
+    assert made.status_code in (200, 303), made.text[:500]
+    page = client.get("/problems/1").text
+    marker = f'class="solve" data-variant="{name}"'
+    head = page[: page.index(marker)]
+    return int(head[head.rindex("/variants/") + len("/variants/") :].split("/")[0])
+
+
+def queue_solve(client: httpx.Client, variant_id: int) -> int:
+    r = client.post(f"/variants/{variant_id}/solve")
+    location = r.headers["location"]
+    assert location.startswith("/jobs/"), location
+    return int(location.rsplit("/", 1)[1])
+
+
+def wait_job(client: httpx.Client, job_id: int, timeout_s: float = 600) -> dict:
+    stop = time.monotonic() + timeout_s
+    while time.monotonic() < stop:
+        job = client.get(f"/api/jobs/{job_id}").json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(0.2)
+    raise SystemExit(f"job {job_id} still open after {timeout_s} s")
+
+
+def browse(base: str, plan_ids: list[int], think_s: float, until: threading.Event, out: list):
+    """One person: open a stored plan's page, think, again; latencies into ``out``."""
+    rng = random.Random()
+    with httpx.Client(base_url=base, timeout=30) as client:
+        time.sleep(rng.uniform(0, think_s))
+        while not until.is_set():
+            started = time.perf_counter()
+            r = client.get(f"/plans/{rng.choice(plan_ids)}")
+            elapsed = time.perf_counter() - started
+            assert r.status_code == 200
+            out.append(elapsed)
+            until.wait(think_s)
+
+
+def load_phase(base: str, client: httpx.Client, args) -> tuple[list[float], list[dict], float]:
+    """Queue the solves, browse until they are all finished."""
+    variants = [
+        add_variant(client, f"load-{i}", budget_usd=str(2_100_000 + 100_000 * i),
+                    demand_factor=str(1.0 + 0.1 * (i + 1)))
+        for i in range(args.solves)
+    ]  # fmt: skip
+    plan_ids = [p["id"] for p in client.get("/api/plans").json()]
+    for pid in plan_ids:  # each page once, as it would have been seen before
+        client.get(f"/plans/{pid}")
+    latencies: list[float] = []
+    done = threading.Event()
+    people = [
+        threading.Thread(target=browse, args=(base, plan_ids, args.think_s, done, latencies))
+        for _ in range(args.users)
+    ]
+    for p in people:
+        p.start()
+    started = time.perf_counter()
+    jobs = [queue_solve(client, v) for v in variants]
+    finished = [wait_job(client, j) for j in jobs]
+    wall = time.perf_counter() - started
+    done.set()
+    for p in people:
+        p.join()
+    return latencies, finished, wall
+
+
+def restart_phase(db: str, port: int, proc: subprocess.Popen, client: httpx.Client) -> bool:
+    """Kill the server while a job runs; start it again; the job is interrupted and reruns."""
+    before = {p["id"] for p in client.get("/api/plans").json()}
+    variant = add_variant(client, "restart", budget_usd="3000000", demand_factor="2.5")
+    job_id = queue_solve(client, variant)
+    stop = time.monotonic() + 60
+    while client.get(f"/api/jobs/{job_id}").json()["status"] != "running":
+        assert time.monotonic() < stop, "the job never started"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc = start_server(db, port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as again:
+            status = again.get(f"/api/jobs/{job_id}").json()["status"]
+            after = {p["id"] for p in again.get("/api/plans").json()}
+            rerun = again.post(f"/jobs/{job_id}/rerun").headers["location"]
+            job = wait_job(again, int(rerun.rsplit("/", 1)[1]))
+            final = {p["id"] for p in again.get("/api/plans").json()}
+        print(f"restart mid-job: job {job_id} was {status!r} after the restart (want "
+              f"'interrupted'); plans before {len(before)}, after {len(after)} (none lost: "
+              f"{before <= after}); re-run: {job['status']}, plan {job['plan_id']} stored: "
+              f"{job['plan_id'] in final}")  # fmt: skip
+        return status == "interrupted" and before <= after and job["plan_id"] in final
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--solves", type=int, default=5)
+    parser.add_argument("--think-s", type=float, default=1.0)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    port = args.port or free_port()
+    folder = tempfile.mkdtemp(prefix="procure-web-load-")
+    db = f"sqlite:///{folder}/workspace.db"
+    base = f"http://127.0.0.1:{port}"
+    proc = start_server(db, port)
+    ok = True
+    try:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            client.post("/problems", data={"yaml_text": SEED})
+            warm = [1] + [add_variant(client, f"warm-{i}", demand_factor=str(0.8 + 0.1 * i))
+                          for i in range(2)]  # fmt: skip
+            for v in warm:
+                wait_job(client, queue_solve(client, v))
+            latencies, finished, wall = load_phase(base, client, args)
+            stored = {p["id"] for p in client.get("/api/plans").json()}
+            complete = all(j["status"] == "done" and j["plan_id"] in stored for j in finished)
+            q = statistics.quantiles(latencies, n=100)
+            print(f"{args.users} users, think {args.think_s} s, {args.solves} solves queued: "
+                  f"{len(latencies)} plan pages in {wall:.1f} s; latency median "
+                  f"{statistics.median(latencies) * 1e3:.0f} ms, p95 {q[94] * 1e3:.0f} ms "
+                  f"(target <= 300), max {max(latencies) * 1e3:.0f} ms")  # fmt: skip
+            print(f"solves: {sum(j['status'] == 'done' for j in finished)}/{len(finished)} done, "
+                  f"every one stored: {complete}")  # fmt: skip
+            ok = complete and q[94] <= 0.300
+        ok = restart_phase(db, port, proc, httpx.Client(base_url=base, timeout=60)) and ok
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)
+    print("all checks passed" if ok else "A CHECK FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

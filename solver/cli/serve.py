@@ -1,0 +1,75 @@
+"""``procure serve``: the workspace in the browser (solver/web; README, "Workspace")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.cli.common import CatalogOpt, DebugOpt, _run, app
+from solver.errors import ProcureError
+
+#: the problem an empty workspace starts with (the README's seed scenario)
+SEED = Path(__file__).resolve().parents[2] / "problems" / "seed-2m-13b.yaml"
+
+
+def seed_if_empty(store, seed: Path = SEED) -> bool:
+    """Add the seed problem to a workspace without problems; True when it did."""
+    from sqlalchemy import func, select
+
+    from solver.web.store import ProblemRecord
+    from solver.web.workspace import add_problem
+
+    if not seed.is_file():
+        return False
+    with store.sessions() as session:
+        if session.scalar(select(func.count()).select_from(ProblemRecord)):
+            return False
+        add_problem(session, seed.read_text(encoding="utf-8"))
+    return True
+
+
+@app.command()
+def serve(
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="Database URL: sqlite:///FILE or postgresql://user@host:5432/name "
+            "(default: procure-workspace.db in this folder)"
+        ),
+    ] = None,
+    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (0.0.0.0: every interface)")
+    ] = "127.0.0.1",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Dask scheduler (tcp://host:8786) for the jobs; default a local cluster"),
+    ] = None,
+    catalog: CatalogOpt = None,
+    seed: Annotated[
+        bool, typer.Option("--seed/--no-seed", help="Start an empty workspace with the seed")
+    ] = True,
+    debug: DebugOpt = False,
+) -> None:
+    """Start the workspace: problems, variants, plans and comparisons in the browser."""
+
+    def body() -> None:
+        import uvicorn
+
+        from solver.web.app import create_app
+        from solver.web.store.db import DEFAULT_DB_FILE
+
+        if not 0 < port < 65536:
+            raise ProcureError(f"port {port} is out of range", field="--port", fix="e.g. 8000")
+        url = db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
+        web = create_app(url, scheduler=scheduler, catalog_dir=str(catalog) if catalog else None)
+        if seed and seed_if_empty(web.state.store):
+            typer.echo(f"added the seed problem ({SEED.name})")
+        if web.state.interrupted_at_start:
+            typer.echo(f"{web.state.interrupted_at_start} job(s) left running were interrupted")
+        typer.echo(f"workspace on {web.state.store.url}: http://{host}:{port}/")
+        uvicorn.run(web, host=host, port=port, log_level="warning")
+
+    _run(debug, body)

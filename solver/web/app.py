@@ -1,0 +1,99 @@
+"""The workspace app (FastAPI): pages rendered on the server from Jinja2 templates,
+vendored static files (Chart.js), a few JSON endpoints for the pages' live parts.
+
+Routes (every state-changing one is a POST, so that sign-in, roles and CSRF tokens of
+issue 31 can wrap them in one place):
+
+- ``GET /health``: 200 when the app and its database answer;
+- ``GET /``: problems, their variants and plans, recent jobs; ``POST /problems``: a new
+  problem from YAML (read by the CLI's reader: its message beside the field, nothing
+  stored on an error); ``GET /problems/{id}``, ``POST /problems/{id}/yaml``,
+  ``POST /problems/{id}/variants``;
+- ``POST /variants/{id}/solve``: the stored plan at once when the same inputs were solved,
+  else a job; ``GET /jobs``, ``GET /jobs/{id}``, ``GET /api/jobs/{id}``,
+  ``POST /jobs/{id}/cancel``, ``POST /jobs/{id}/rerun``;
+- ``GET /plans/{id}`` (finance first), ``GET /api/plans/{id}`` (the plan JSON of ``procure
+  solve --format json``), ``GET /plans/{id}/orders.xlsx | orders.csv | focus.csv``;
+- ``GET /compare?a=ID&b=ID``: two plans side by side;
+- ``GET /catalog``: the catalog, filtered as ``procure catalog list``.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, select_autoescape
+from sqlalchemy import text
+
+from solver.web.jobs import JobRunner
+from solver.web.store import Store, open_store
+
+HERE = Path(__file__).resolve().parent
+
+
+def _templates() -> Jinja2Templates:
+    env = Environment(
+        loader=ChoiceLoader(
+            [FileSystemLoader(HERE / "templates"), PackageLoader("solver.outputs", "templates")]
+        ),
+        autoescape=select_autoescape(["j2", "html"]),
+    )
+    return Jinja2Templates(env=env)
+
+
+def create_app(
+    db_url: str,
+    *,
+    scheduler: str | None = None,
+    catalog_dir: str | None = None,
+) -> FastAPI:
+    """The workspace on the database at ``db_url`` (upgraded to the newest migration).
+
+    Jobs left ``queued`` or ``running`` by a server that stopped are marked
+    ``interrupted`` when the app starts.
+    """
+    store = open_store(db_url)
+    runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir)
+    interrupted = runner.interrupt_open_jobs()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        yield
+        runner.close()
+
+    app = FastAPI(title="procure workspace", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.store = store
+    app.state.runner = runner
+    app.state.catalog_dir = catalog_dir
+    app.state.interrupted_at_start = interrupted
+    app.state.templates = _templates()
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    @app.get("/health")
+    def health() -> dict:
+        with store.sessions() as session:
+            session.execute(text("SELECT 1"))
+        return {"status": "ok"}
+
+    from solver.web import routes
+
+    routes.register(app)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+        return request.app.state.templates.TemplateResponse(
+            request, "error.html.j2", {"message": exc.detail}, status_code=exc.status_code
+        )
+
+    return app
+
+
+def store_of(app: FastAPI) -> Store:
+    return app.state.store

@@ -1,0 +1,318 @@
+"""Solves and analyses as background jobs on the Dask runner
+(:func:`solver.analyses.runner.run_tasks`).
+
+A job is a row of ``jobs`` (status, stage, progress): the page polls it, so a job
+outlives a page reload. Each job runs in a thread of this server that hands its task to
+the Dask cluster (a local one, in this process, started at the first job; or the
+scheduler given with ``procure serve --scheduler tcp://host:8786``) and stores the
+verified plan it returns under its inputs digest.
+
+- A sensitivity job (:meth:`JobRunner.submit_sensitivity`) solves the plan's problem for
+  analysis in the job's thread, exactly as ``procure sensitivity`` does, and hands the
+  break-even re-solves to the same cluster through the runner, one progress step each;
+  its result is stored in ``analyses``.
+- Cancel: the job is marked ``cancelled`` at once and whatever it returns is dropped (a
+  solve already running on a worker finishes there, unseen); a sensitivity job also stops
+  at its next break-even step, and the cluster drops its tasks not yet started.
+- Server restart: :meth:`JobRunner.interrupt_open_jobs` (called when the app starts) marks
+  every job still ``queued`` or ``running`` as ``interrupted``, never ``done``; such a job
+  can be re-run (:meth:`JobRunner.rerun`), which queues a new job for the same variant.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy import select, update
+
+from solver.analyses.runner import run_tasks
+from solver.errors import ProcureError
+from solver.plan import Plan
+from solver.web.store import Analysis, Job, PlanRecord, Store, Variant
+from solver.web.store.models import JOB_OPEN, utc_now
+from solver.web.workspace import (
+    catalog_of_plan,
+    problem_of_plan,
+    solve_task,
+    store_plan,
+    stored_plan,
+    task_of,
+    variant_inputs,
+)
+
+#: jobs handed to the cluster at once (the rest wait, queued, in this server)
+MAX_RUNNING_JOBS = 4
+
+
+class JobCancelled(Exception):
+    """Raised from a job's progress callback once the job is cancelled: the runner stops
+    waiting, and the cluster drops the tasks not yet started (their futures released)."""
+
+
+class JobRunner:
+    """Queue, run, cancel and re-run solve jobs.
+
+    Parameters
+    ----------
+    store
+        The workspace database.
+    scheduler
+        A Dask scheduler address; None starts a local cluster (one worker in this process,
+        a thread per solve) at the first job.
+    catalog_dir
+        The catalog folder (None: the shipped catalog).
+    """
+
+    def __init__(self, store: Store, scheduler: str | None = None, catalog_dir: str | None = None):
+        self.store = store
+        self.scheduler = scheduler
+        self.catalog_dir = catalog_dir
+        self._pool = ThreadPoolExecutor(max_workers=MAX_RUNNING_JOBS, thread_name_prefix="job")
+        self._lock = threading.Lock()
+        self._client = None
+        self._cluster = None
+
+    # ------------------------------------------------------------------ cluster
+
+    def client(self):
+        """The Dask client (the local cluster is started here, once)."""
+        with self._lock:
+            if self._client is None:
+                from dask.distributed import Client, LocalCluster
+
+                if self.scheduler:
+                    self._client = Client(self.scheduler)
+                else:
+                    self._cluster = LocalCluster(
+                        n_workers=1,
+                        threads_per_worker=2,
+                        processes=False,
+                        dashboard_address=None,
+                    )
+                    self._client = Client(self._cluster)
+            return self._client
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+            self._client = self._cluster = None
+
+    # ------------------------------------------------------------------ jobs
+
+    def interrupt_open_jobs(self) -> int:
+        """Mark jobs left ``queued`` or ``running`` by a stopped server ``interrupted``;
+        return how many."""
+        with self.store.sessions() as session:
+            done = session.execute(
+                update(Job)
+                .where(Job.status.in_(JOB_OPEN))
+                .values(
+                    status="interrupted",
+                    stage="interrupted: the server stopped before the job finished",
+                    finished_at=utc_now(),
+                )
+            )
+            session.commit()
+            return int(done.rowcount or 0)
+
+    def submit(self, variant_id: int, *, rerun_of: int | None = None) -> Job:
+        """Queue a solve of a variant (its inputs are checked first: a bad variant is
+        refused with its message and no job)."""
+        with self.store.sessions() as session:
+            variant = session.get(Variant, variant_id)
+            if variant is None:
+                raise ProcureError(f"no variant {variant_id}", fix="pick one on its problem page")
+            inputs = variant_inputs(variant, self.catalog_dir)
+            job = Job(variant_id=variant_id, rerun_of=rerun_of)
+            found = stored_plan(session, inputs.digest)
+            if found is not None:  # the same inputs: the stored plan, at once
+                job.status, job.progress, job.plan_id = "done", 1.0, found.id
+                job.stage = "the same inputs were solved before: stored plan"
+                job.started_at = job.finished_at = utc_now()
+            session.add(job)
+            session.commit()
+        if job.status == "queued":
+            self._pool.submit(self._run, job.id)
+        return job
+
+    def submit_sensitivity(
+        self, plan_id: int, break_even_limit: int | None, *, rerun_of: int | None = None
+    ) -> Job:
+        """Queue the sensitivity of a stored plan: shadow prices, and break-even prices
+        for the plan's pools and ``break_even_limit`` others (None: all; -1: none). An
+        analysis stored already with the same limit is the answer at once."""
+        with self.store.sessions() as session:
+            record = session.get(PlanRecord, plan_id)
+            if record is None or record.variant_id is None:
+                raise ProcureError(f"no stored plan {plan_id}", fix="pick one on the home page")
+            job = Job(
+                kind="sensitivity",
+                variant_id=record.variant_id,
+                plan_id=plan_id,
+                break_even_limit=break_even_limit,
+                rerun_of=rerun_of,
+            )
+            found = session.scalars(
+                select(Analysis).where(
+                    Analysis.plan_id == plan_id, Analysis.break_even_limit == break_even_limit
+                )
+                if break_even_limit is not None
+                else select(Analysis).where(
+                    Analysis.plan_id == plan_id, Analysis.break_even_limit.is_(None)
+                )
+            ).first()
+            if found is not None:
+                job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
+                job.started_at = job.finished_at = utc_now()
+            session.add(job)
+            session.commit()
+        if job.status == "queued":
+            self._pool.submit(self._run, job.id)
+        return job
+
+    def rerun(self, job_id: int) -> Job:
+        with self.store.sessions() as session:
+            old = session.get(Job, job_id)
+            if old is None:
+                raise ProcureError(f"no job {job_id}", fix="see the jobs page")
+            kind, variant_id, plan_id = old.kind, old.variant_id, old.plan_id
+            limit = old.break_even_limit
+        if kind == "sensitivity":
+            return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
+        return self.submit(variant_id, rerun_of=job_id)
+
+    def cancel(self, job_id: int) -> bool:
+        """Cancel a queued or running job; False when it had already finished."""
+        with self.store.sessions() as session:
+            done = session.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status.in_(JOB_OPEN))
+                .values(status="cancelled", stage="cancelled", finished_at=utc_now())
+            )
+            session.commit()
+            return bool(done.rowcount)
+
+    def _set(self, job_id: int, **values) -> bool:
+        """Update a job that is still open; False when it was cancelled meanwhile."""
+        with self.store.sessions() as session:
+            done = session.execute(
+                update(Job).where(Job.id == job_id, Job.status.in_(JOB_OPEN)).values(**values)
+            )
+            session.commit()
+            return bool(done.rowcount)
+
+    def _step(self, job_id: int, **values) -> None:
+        """A progress step; :class:`JobCancelled` when the job was cancelled meanwhile."""
+        if not self._set(job_id, **values):
+            raise JobCancelled(job_id)
+
+    def _run(self, job_id: int) -> None:
+        try:
+            with self.store.sessions() as session:
+                kind = session.scalars(select(Job.kind).where(Job.id == job_id)).first()
+            (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
+        except JobCancelled:
+            pass  # marked cancelled by cancel(); nothing of it is stored
+        except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
+            self._set(
+                job_id, status="failed", stage="failed", error=str(exc), finished_at=utc_now()
+            )
+
+    def _solve(self, job_id: int) -> None:
+        with self.store.sessions() as session:
+            job = session.get(Job, job_id)
+            if job is None or job.status != "queued":
+                return
+            inputs = variant_inputs(job.variant, self.catalog_dir)
+            variant_id = job.variant_id
+        if not self._set(
+            job_id,
+            status="running",
+            stage="solving on the Dask cluster",
+            progress=0.1,
+            started_at=utc_now(),
+        ):
+            return
+        client = self.client()
+        [result] = run_tasks(
+            solve_task,
+            [task_of(inputs)],
+            scheduler=client,
+            progress=lambda done, total: self._set(job_id, progress=0.1 + 0.8 * done / total),
+        )
+        if "error" in result:
+            self._set(
+                job_id,
+                status="failed",
+                stage="failed",
+                error=result["error"],
+                finished_at=utc_now(),
+            )
+            return
+        plan = Plan.model_validate_json(result["plan_json"])
+        with self.store.sessions() as session:
+            if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
+                return  # cancelled while it ran: its plan is dropped
+            record = store_plan(session, variant_id, inputs, plan)
+            plan_id = record.id
+        self._set(
+            job_id,
+            status="done",
+            stage="stored",
+            progress=1.0,
+            plan_id=plan_id,
+            finished_at=utc_now(),
+        )
+
+    def _sensitivity(self, job_id: int) -> None:
+        from solver.analyses.sensitivity import sensitivity_report, shadow_prices
+        from solver.solve import solve_for_analysis
+        from solver.units import DEFAULT_SOLVER, WARM_SOLVER
+
+        with self.store.sessions() as session:
+            job = session.get(Job, job_id)
+            if job is None or job.status != "queued":
+                return
+            record = session.get(PlanRecord, job.plan_id)
+            problem, catalog = problem_of_plan(record), catalog_of_plan(record)
+            plan_id, limit = record.id, job.break_even_limit
+        stage = "solving the plan's problem for the analysis (as procure sensitivity)"
+        if not self._set(
+            job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()
+        ):
+            return
+        _, solution = solve_for_analysis(problem, catalog, solver=DEFAULT_SOLVER)
+        if limit == -1:
+            report = shadow_prices(solution, solver=WARM_SOLVER)
+        else:
+            self._set(job_id, stage="break-even prices", progress=0.2)
+            report = sensitivity_report(
+                solution,
+                break_even_limit=limit,
+                solver=WARM_SOLVER,
+                scheduler=self.client(),
+                progress=lambda done, total: self._step(
+                    job_id,
+                    stage=f"break-even prices: {done} of {total} pool classes",
+                    progress=0.2 + 0.75 * done / max(total, 1),
+                ),
+            )
+        with self.store.sessions() as session:
+            if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
+                return  # cancelled while it ran
+            session.add(
+                Analysis(
+                    plan_id=plan_id,
+                    job_id=job_id,
+                    kind="sensitivity",
+                    break_even_limit=limit,
+                    result_json=report.model_dump_json(),
+                )
+            )
+            session.commit()
+        self._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())

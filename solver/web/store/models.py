@@ -1,0 +1,119 @@
+"""The tables of the workspace (SQLAlchemy 2, typed declarative mapping).
+
+- ``problems``: a problem as its YAML text (validated by the CLI's reader when stored);
+- ``variants``: a named set of changes to a problem (budget, demand and growth, carbon
+  cap, allowed providers/regions/modes/tier, price multipliers) as JSON;
+- ``plans``: one verified plan each, stored once and never updated: its key is the digest
+  of everything that decides it (``inputs_digest``: problem, catalog, solver, gap), so the
+  same inputs find the stored plan instead of solving again;
+- ``jobs``: background solves and analyses with their status and progress;
+- ``analyses``: a plan's sensitivity (shadow prices, break-even prices) as the job left it.
+
+Every row records ``created_by`` (empty until sign-in exists) so that accounts, approvals
+and an audit trail (issue 31) can be added by a migration without rewriting these tables.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+#: job statuses; ``interrupted``: the server stopped while the job was queued or running
+JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
+JOB_OPEN = ("queued", "running")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ProblemRecord(Base):
+    __tablename__ = "problems"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    yaml_text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    variants: Mapped[list[Variant]] = relationship(
+        back_populates="problem", order_by="Variant.id", cascade="all, delete-orphan"
+    )
+
+
+class Variant(Base):
+    __tablename__ = "variants"
+    __table_args__ = (UniqueConstraint("problem_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    changes_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    problem: Mapped[ProblemRecord] = relationship(back_populates="variants")
+
+
+class PlanRecord(Base):
+    __tablename__ = "plans"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    inputs_digest: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    variant_id: Mapped[int | None] = mapped_column(ForeignKey("variants.id"), nullable=True)
+    problem_name: Mapped[str] = mapped_column(String(200))
+    problem_sha256: Mapped[str] = mapped_column(String(64))
+    catalog_sha256: Mapped[str] = mapped_column(String(64))
+    catalog_dir: Mapped[str] = mapped_column(Text, default="")
+    price_multipliers_json: Mapped[str] = mapped_column(Text, default="[]")
+    solver: Mapped[str] = mapped_column(String(40))
+    gap: Mapped[float | None] = mapped_column(Float, nullable=True)
+    relative_gap: Mapped[float] = mapped_column(Float)
+    verified: Mapped[bool] = mapped_column(default=False)
+    status: Mapped[str] = mapped_column(String(40))
+    total_cost_usd: Mapped[float] = mapped_column(Float)
+    total_co2e_t: Mapped[float] = mapped_column(Float)
+    plan_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    variant: Mapped[Variant | None] = relationship()
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(40), default="solve")
+    variant_id: Mapped[int] = mapped_column(ForeignKey("variants.id"))
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    stage: Mapped[str] = mapped_column(String(200), default="queued")
+    error: Mapped[str] = mapped_column(Text, default="")
+    plan_id: Mapped[int | None] = mapped_column(ForeignKey("plans.id"), nullable=True)
+    rerun_of: Mapped[int | None] = mapped_column(ForeignKey("jobs.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    #: sensitivity jobs: break-even prices for the plan's pools and this many others
+    #: (None: every pool; -1: none, shadow prices only)
+    break_even_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    variant: Mapped[Variant] = relationship()
+
+
+class Analysis(Base):
+    __tablename__ = "analyses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"), index=True)
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id"), nullable=True)
+    kind: Mapped[str] = mapped_column(String(40), default="sensitivity")
+    break_even_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    result_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")

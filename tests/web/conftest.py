@@ -1,0 +1,54 @@
+"""The workspace's fixtures: an app on a fresh SQLite file (and on PostgreSQL when
+``PROCURE_TEST_POSTGRES_URL`` names a server database, as ``.ci/run`` sets it), with the
+seed problem stored and its base variant solved once per module."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+import pytest
+
+from conftest import ROOT
+
+SEED_YAML = (ROOT / "problems" / "seed-2m-13b.yaml").read_text()
+#: the seed's optimum (bench/RESULTS.md, issues 12 and 28; tests/test_wheel.py): $313,143.42
+SEED_TOTAL_USD = 313_143.42
+POSTGRES_URL = os.environ.get("PROCURE_TEST_POSTGRES_URL")
+
+
+def fresh_url(kind: str, tmp_path_factory) -> str:
+    """An empty database of ``kind``: a new SQLite file, or a new schema-free PostgreSQL
+    database emptied of the workspace's tables."""
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}"
+    if not POSTGRES_URL:
+        pytest.skip("PROCURE_TEST_POSTGRES_URL is not set (.ci/run starts a PostgreSQL server)")
+    from sqlalchemy import create_engine, text
+
+    from solver.web.store.db import normalise_url
+
+    admin = create_engine(normalise_url(POSTGRES_URL), isolation_level="AUTOCOMMIT")
+    name = f"procure_test_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return normalise_url(POSTGRES_URL).rsplit("/", 1)[0] + f"/{name}"
+
+
+def wait_for_job(client, job_id: int, timeout_s: float = 120.0) -> dict:
+    """Poll ``/api/jobs/ID`` (as the job page does) until the job is no longer open."""
+    stop = time.monotonic() + timeout_s
+    while time.monotonic() < stop:
+        job = client.get(f"/api/jobs/{job_id}").json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} still open after {timeout_s} s")
+
+
+def job_id_of(response) -> int:
+    location = response.headers["location"]
+    assert location.startswith("/jobs/"), location
+    return int(location.rsplit("/", 1)[1])

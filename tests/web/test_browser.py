@@ -1,0 +1,160 @@
+"""The workspace in a real headless Chromium (Debian's ``chromium`` and
+``chromium-driver``; ``.ci/run`` installs them; skipped when absent): a person creates a
+scenario from the seed, solves it, changes the budget (and the demand) in a variant,
+solves that, compares the two plans and downloads the orders.
+
+Screenshots of each step go to ``$PROCURE_SCREENSHOTS`` when set (docs/screenshots holds
+the committed ones), else to the test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.web.conftest import SEED_YAML
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``procure serve`` on a fresh SQLite file, in a thread of this process."""
+    import uvicorn
+
+    from solver.web.app import create_app
+
+    app = create_app(f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}")
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    stop = time.monotonic() + 30
+    while not srv.started and time.monotonic() < stop:
+        time.sleep(0.05)
+    assert srv.started
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = tmp_path_factory.mktemp("downloads")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--window-size=1400,1800",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):  # fmt: skip
+        options.add_argument(flag)
+    options.add_experimental_option(
+        "prefs",
+        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+    )
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.implicitly_wait(0)
+    driver.downloads = downloads
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    folder = os.environ.get("PROCURE_SCREENSHOTS")
+    path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _wait(driver, condition, timeout_s: float = 120.0):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition)
+
+
+def _solve_and_open_plan(driver, variant: str, shots: Path, shot: str | None) -> str:
+    """Click Solve on a variant, watch the job page until the plan is stored, open it."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.CSS_SELECTOR, f'button.solve[data-variant="{variant}"]').click()
+    _wait(driver, lambda d: "/jobs/" in d.current_url)
+    if shot:
+        driver.save_screenshot(str(shots / shot))
+    status = lambda d: d.find_element(By.ID, "job-status").text  # noqa: E731
+    _wait(driver, lambda d: status(d) in ("done", "failed", "interrupted", "cancelled"))
+    assert status(driver) == "done", driver.find_element(By.ID, "job-error").text
+    driver.find_element(By.ID, "job-plan-link").click()
+    _wait(driver, lambda d: "/plans/" in d.current_url)
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    d.get(server + "/")
+    box = d.find_element(By.ID, "yaml_text")
+    d.execute_script("arguments[0].value = arguments[1];", box, SEED_YAML)
+    d.find_element(By.ID, "add-problem").click()
+    _wait(d, lambda d: "/problems/" in d.current_url)
+    problem_url = d.current_url
+
+    first = _solve_and_open_plan(d, "base", shots, "job-in-progress.png")
+    # finance first: the seed's total (bench/RESULTS.md: $313,143.42) under its $2M budget
+    assert d.find_element(By.ID, "total").text == "$313,143"
+    assert d.find_element(By.ID, "budget").text == "$2,000,000"
+    assert d.find_element(By.ID, "verified").text == "true"
+    # the cash-flow chart was drawn by the vendored Chart.js (no CDN)
+    assert d.execute_script("return !!Chart.getChart('cashflow-chart')")
+    d.save_screenshot(str(shots / "seed-plan.png"))
+
+    d.get(problem_url)
+    d.find_element(By.ID, "name").send_keys("budget-2.5m-demand-1.5x")
+    d.find_element(By.ID, "budget_usd").send_keys("2500000")
+    d.find_element(By.ID, "demand_factor").send_keys("1.5")
+    d.find_element(By.ID, "add-variant").click()
+    _wait(d, lambda d: d.current_url == problem_url)
+    second = _solve_and_open_plan(d, "budget-2.5m-demand-1.5x", shots, None)
+    assert second != first
+    assert d.find_element(By.ID, "budget").text == "$2,500,000"
+
+    d.get(server + "/")  # the newest plan is B, the one before it A
+    d.find_element(By.ID, "compare").click()
+    _wait(d, lambda d: "/compare" in d.current_url)
+    assert f"a={first}" in d.current_url and f"b={second}" in d.current_url
+    split = d.find_element(By.ID, "split").text
+    assert "price effect" in split and "plan effect" in split
+    # the same catalog on both sides: no price effect, the whole change is the plan's
+    assert d.find_element(By.ID, "price-effect").text == "$0"
+    assert d.find_element(By.ID, "plan-effect").text == d.find_element(By.ID, "total-change").text
+    d.save_screenshot(str(shots / "compare-variants.png"))
+
+    d.get(f"{server}/plans/{first}")
+    d.find_element(By.ID, "orders-csv").click()
+    target = d.downloads / f"plan-{first}-orders.csv"
+    _wait(d, lambda _: target.exists() and target.stat().st_size > 0, 30)
+    header = target.read_text().splitlines()[0]
+    assert header.startswith("provider,") or "provider" in header.split(",")

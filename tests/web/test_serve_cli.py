@@ -1,0 +1,58 @@
+"""``procure serve`` from the command line: the README's one command starts the workspace
+on the seed and answers ``/health``; bad options get one message and exit code 2."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from solver.cli import app
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_procure_serve_starts_on_the_seed(tmp_path):
+    port = _free_port()
+    procure = Path(sys.executable).with_name("procure")
+    server = subprocess.Popen(
+        [str(procure), "serve", "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        stop, health = time.monotonic() + 60, None
+        while time.monotonic() < stop and server.poll() is None:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert health is not None and health.status_code == 200
+        home = httpx.get(f"http://127.0.0.1:{port}/").text
+        assert 'href="/problems/1">seed-2m-13b</a>' in home  # an empty workspace gets the seed
+        # the default database: a file beside the workspace
+        assert (tmp_path / "procure-workspace.db").is_file()
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/" in out and "added the seed problem" in out
+
+
+def test_bad_options_get_one_message():
+    port = CliRunner().invoke(app, ["serve", "--port", "70000"])
+    assert port.exit_code == 2 and "--port: port 70000 is out of range" in port.output
+    db = CliRunner().invoke(app, ["serve", "--db", "mysql://u@h/db"])
+    assert db.exit_code == 2 and "--db: unsupported database URL mysql://" in db.output
+    assert "Traceback" not in port.output + db.output

@@ -1,0 +1,146 @@
+"""The store and the jobs on each database: SQLite (a file) always, PostgreSQL when
+``PROCURE_TEST_POSTGRES_URL`` names a server (``.ci/run`` starts one; skipped otherwise).
+
+The plan stored here is the seed's golden plan (tests/golden/seed-2m-13b.json, what
+``procure solve`` gives), so no test but the one job solves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, inspect, select
+from sqlalchemy.exc import IntegrityError
+
+from conftest import ROOT
+from solver.plan import Plan
+from solver.web.app import create_app
+from solver.web.store import Job, PlanRecord, open_store
+from solver.web.workspace import add_problem, add_variant, store_plan, variant_inputs
+from tests.web.conftest import SEED_TOTAL_USD, SEED_YAML, fresh_url, job_id_of, wait_for_job
+
+GOLDEN = Plan.model_validate(
+    json.loads((ROOT / "tests" / "golden" / "seed-2m-13b.json").read_text())["output"]
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path_factory) -> str:
+    return fresh_url(request.param, tmp_path_factory)
+
+
+def test_the_migration_makes_every_table(url):
+    store = open_store(url)
+    names = set(inspect(store.engine).get_table_names())
+    assert {"problems", "variants", "plans", "jobs", "analyses", "alembic_version"} <= names
+    # the newest of the two migrations shipped (0001 the workspace, 0002 analyses)
+    assert _version(store.engine) == "0002"
+    open_store(url)  # a second start finds the schema at head and changes nothing
+    # each migration goes back as well as forward
+    from alembic import command
+    from alembic.config import Config
+
+    from solver.web.store.db import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0001")
+    assert _version(store.engine) == "0001"
+    assert "analyses" not in inspect(store.engine).get_table_names()
+    assert _version(open_store(url).engine) == "0002"
+
+
+def _version(engine) -> str:
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def test_a_plan_is_stored_once_under_its_digest(url):
+    store = open_store(url)
+    with store.sessions() as session:
+        problem = add_problem(session, SEED_YAML)
+        base = problem.variants[0]
+        inputs = variant_inputs(base)
+        first = store_plan(session, base.id, inputs, GOLDEN)
+        again = store_plan(session, base.id, inputs, GOLDEN)
+        assert again.id == first.id  # found by digest, not stored twice
+        assert session.scalar(select(func.count()).select_from(PlanRecord)) == 1
+        assert first.total_cost_usd == pytest.approx(SEED_TOTAL_USD, abs=0.01)
+        assert json.loads(first.plan_json)["total_cost_usd"] == GOLDEN.total_cost_usd
+        # the database itself refuses a second row with the same digest
+        session.add(
+            PlanRecord(
+                inputs_digest=inputs.digest,
+                problem_name="x",
+                problem_sha256="",
+                catalog_sha256="",
+                solver="highs",
+                relative_gap=1e-4,
+                status="optimal",
+                total_cost_usd=0.0,
+                total_co2e_t=0.0,
+                plan_json="{}",
+            )
+        )
+        with pytest.raises(IntegrityError):
+            session.commit()
+        session.rollback()
+        # a variant with another budget has another problem digest, the same catalog digest
+        other = add_variant(session, problem, "budget-1.5m", {"budget_usd": 1_500_000})
+        other_inputs = variant_inputs(other)
+        assert other_inputs.digest != inputs.digest
+        assert other_inputs.catalog_sha256 == inputs.catalog_sha256
+        # a price multiplier changes the catalog's digest (the prices are part of it)
+        dearer = add_variant(
+            session, problem, "dearer", {"price_multipliers": [{"provider": "aws", "factor": 1.1}]}
+        )
+        assert variant_inputs(dearer).catalog_sha256 != inputs.catalog_sha256
+
+
+def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):
+    app = create_app(url)
+    store = app.state.store
+    with store.sessions() as session:
+        problem = add_problem(session, SEED_YAML)
+        variant_id = problem.variants[0].id
+        # what a server killed mid-job leaves: one job running, one queued, one done
+        session.add_all(
+            [Job(variant_id=variant_id, status=s, stage=s) for s in ("running", "queued", "done")]
+        )
+        session.commit()
+    app.state.runner.close()
+    restarted = create_app(url)
+    assert restarted.state.interrupted_at_start == 2
+    with restarted.state.store.sessions() as session:
+        statuses = session.scalars(select(Job.status).order_by(Job.id)).all()
+    assert statuses == ["interrupted", "interrupted", "done"]  # never marked done
+    with TestClient(restarted) as client:
+        page = client.get("/jobs/1").text
+        assert 'id="job-status" class="status-interrupted">interrupted' in page
+        rerun = client.post("/jobs/1/rerun", follow_redirects=False)
+        job = wait_for_job(client, job_id_of(rerun))
+        assert job["status"] == "done" and job["rerun_of"] == 1
+        plan = client.get(f"/api/plans/{job['plan_id']}").json()
+        assert plan["total_cost_usd"] == pytest.approx(SEED_TOTAL_USD, abs=0.01)
+        # cancelling a finished job changes nothing
+        client.post(f"/jobs/{job['id']}/cancel")
+        assert client.get(f"/api/jobs/{job['id']}").json()["status"] == "done"
+
+
+def test_a_cancelled_job_stores_nothing(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'w.db'}")
+    runner = app.state.runner
+    with app.state.store.sessions() as session:
+        variant_id = add_problem(session, SEED_YAML).variants[0].id
+    job = runner.submit(variant_id)
+    assert runner.cancel(job.id) is True
+    runner._pool.shutdown(wait=True)  # let the solve thread finish whatever it started
+    with app.state.store.sessions() as session:
+        assert session.get(Job, job.id).status == "cancelled"
+        assert session.scalar(select(func.count()).select_from(PlanRecord)) == 0
+    runner.close()
