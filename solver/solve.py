@@ -30,6 +30,7 @@ from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
 from solver.plan.warnings import PlanWarning
+from solver.trust.plausibility import implausible_values
 from solver.trust.price_requirements import refuse_weak_prices, weak_prices
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
@@ -144,6 +145,7 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
+    plan = plan.model_copy(update={"warnings": implausible_values(problem)})
     if price_restrictions:
         spent = time.perf_counter() - started
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
@@ -178,8 +180,13 @@ def period_warnings(
         try:
             left = remaining_time(options, spent_s, "pricing the split periods")
             other = solve_verified(
-                lifted, catalog, solver=solver, options=left, explain=False,
-                method=method, price_restrictions=False,
+                lifted,
+                catalog,
+                solver=solver,
+                options=left,
+                explain=False,
+                method=method,
+                price_restrictions=False,
             )[0]
             cost = other.total_cost_usd
         except ProcureError as exc:

@@ -93,7 +93,9 @@ def test_a_reservation_term_shorter_than_the_period_is_found(tiny_catalog):
     compiled = compile_problem(problem, cat)
     found = period_restrictions(compiled)
     assert [(r.period, r.mode, r.span_months) for r in found] == [("all", "reserved_1y", 12.0)]
-    assert lifted_periods(compiled.periods, found)["all"] == [(f"all-{i}", 12.0) for i in range(1, 7)]
+    assert lifted_periods(compiled.periods, found)["all"] == [
+        (f"all-{i}", 12.0) for i in range(1, 7)
+    ]
     plan = solve_problem(problem, cat)
     assert plan.total_cost_usd == pytest.approx(525_600.0, rel=1e-9)  # all on demand
     [warning] = plan.warnings
