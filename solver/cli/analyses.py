@@ -25,6 +25,7 @@ from solver.cli.common import (
     _with_quotes,
     app,
     catalog_inputs,
+    cli_workers,
     emit,
 )
 from solver.cli.solve import _two_stage
@@ -101,7 +102,12 @@ WorkersOpt = Annotated[
     ),
 ]
 #: the re-solves of an analysis are independent MIPs: one process per CPU
-DEFAULT_WORKERS = max(1, min(8, os.cpu_count() or 1))
+DEFAULT_WORKERS = max(
+    1,
+    min(
+        8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    ),
+)
 
 
 SchedulerOpt = Annotated[
@@ -169,6 +175,7 @@ def sensitivity(
                 f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
             )
         started = time.perf_counter()
+        n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
             plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit, quotes)
@@ -178,7 +185,7 @@ def sensitivity(
                 deadline=None if time_limit is None else started + time_limit,
                 break_even_limit=_break_even_limit(break_even),
                 solver=solver_,
-                workers=workers,
+                workers=n_workers,
                 scheduler=scheduler,
                 progress=lambda done, total: bar("break-even prices", done, total),
             )
@@ -239,6 +246,7 @@ def report(
                 field="--frontier-points/--scenarios/--spread",
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
+        n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
             plan, solution = _solve_for_analysis(problem, catalog, plan_solver, quotes=quotes)
@@ -246,7 +254,7 @@ def report(
             prob = load_problem(problem)
             two_stage = None
             if prob.uncertainty is not None:
-                method = (stochastic_method, workers, scheduler)
+                method = (stochastic_method, n_workers, scheduler)
                 cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
                 two_stage = _two_stage(prob, cat, problem, plan_solver, None, 1e-4, method)
                 bar.done("two-stage plan")
@@ -258,7 +266,7 @@ def report(
                 frontier_points=frontier_points,
                 scenarios=scenarios,
                 spread=spread,
-                workers=workers,
+                workers=n_workers,
                 scheduler=scheduler,
                 progress=bar,
                 two_stage=two_stage,

@@ -425,3 +425,14 @@ def _check_gap_and_limit(gap: float, time_limit: float | None) -> None:
             field="--gap/--time-limit",
             fix="e.g. --gap 0.001 --time-limit 60",
         )
+
+
+def cli_workers(workers: int) -> int:
+    """``--workers`` capped at this machine's CPUs, saying so on stderr when it is
+    (:func:`solver.analyses.runner.capped_workers`; below 1 is refused)."""
+    from solver.analyses.runner import capped_workers
+
+    n, message = capped_workers(workers)
+    if message:
+        typer.echo(f"note: {message}", err=True)
+    return n
