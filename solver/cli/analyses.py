@@ -19,6 +19,7 @@ from solver.cli.common import (
     QuotesOpt,
     Stages,
     _check_format,
+    _check_gap_and_limit,
     _choices,
     _load_catalog,
     _run,
@@ -195,7 +196,7 @@ def sensitivity(
             text = sensitivity_text(report)
         emit(text, out, force, inputs)
 
-    _run(debug, body)
+    _run(debug, body, time_limit)
 
 
 @app.command()
@@ -219,6 +220,15 @@ def report(
             **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds for the whole report: the solve gets them first, the break-even "
+            "search half of what is left; past the limit (+10%) the command stops with a "
+            "message and writes nothing",
+        ),
+    ] = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -246,10 +256,14 @@ def report(
                 field="--frontier-points/--scenarios/--spread",
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
+        _check_gap_and_limit(0.0, time_limit)
         n_workers = cli_workers(workers)
+        started = time.perf_counter()
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
-            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, quotes=quotes)
+            plan, solution = _solve_for_analysis(
+                problem, catalog, plan_solver, time_limit, quotes=quotes
+            )
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             prob = load_problem(problem)
             two_stage = None
@@ -270,6 +284,9 @@ def report(
                 scheduler=scheduler,
                 progress=bar,
                 two_stage=two_stage,
+                deadline=None
+                if time_limit is None
+                else time.perf_counter() + 0.5 * (started + time_limit - time.perf_counter()),
             )
             png = frontier_png(analysis)
             files = {
@@ -283,4 +300,4 @@ def report(
         write_files_together(out, files)
         typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")
 
-    _run(debug, body)
+    _run(debug, body, time_limit)
