@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the CLI runs in this process: its deadline watchdog must not end the fuzz run
+os.environ.setdefault("PROCURE_HARD_DEADLINE", "0")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 

@@ -207,7 +207,9 @@ def _deadline(time_limit: float | None):
     solver phase that holds the main thread in C code without returning cannot be
     interrupted so; a watchdog thread then ends the process at :data:`DEADLINE_HARD` past
     the limit with the same message (pool workers die with it, PR_SET_PDEATHSIG; files
-    are only renamed into place whole, so none is half-written). No limit: nothing."""
+    are only renamed into place whole, so none is half-written). The watchdog is off with
+    ``PROCURE_HARD_DEADLINE=0``, which runners of the CLI inside their own process (the
+    test suite, bench/fuzz.py) set: ending the process would end them. No limit: nothing."""
     import os
     import signal
     import threading
@@ -239,7 +241,8 @@ def _deadline(time_limit: float | None):
         os._exit(EXIT_NO_PLAN)
 
     signal.setitimer(signal.ITIMER_REAL, time_limit * (1.0 + DEADLINE_GRACE))
-    threading.Thread(target=watchdog, daemon=True, name="procure-deadline").start()
+    if os.environ.get("PROCURE_HARD_DEADLINE", "1") != "0":  # in-process runners set 0
+        threading.Thread(target=watchdog, daemon=True, name="procure-deadline").start()
     try:
         yield
     finally:

@@ -12,6 +12,7 @@ alarm's signal blocked, as a C call that never returns to Python would be).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -78,8 +79,9 @@ def test_a_phase_with_no_interrupt_point_is_ended_by_the_watchdog(tmp_path):
         """
     )
     started = time.perf_counter()
+    env = dict(os.environ, PROCURE_HARD_DEADLINE="1")  # the suite turns it off in-process
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
     )
     elapsed = time.perf_counter() - started
     assert done.returncode == EXIT_NO_PLAN, done.stderr
