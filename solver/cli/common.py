@@ -221,7 +221,12 @@ def _deadline(time_limit: float | None):
     if not valid or not hasattr(signal, "SIGALRM"):  # a bad limit: the body refuses it
         yield
         return
-    started = time.perf_counter()
+    import solver
+
+    # a command-line process counts from its start (imports included); a runner of the CLI
+    # inside its own process (tests, fuzz) from the command's start
+    started = solver.IMPORTED_AT_S if in_own_process() else time.perf_counter()
+    spent = time.perf_counter() - started
 
     def alarm(signum, frame):
         raise TimeLimitReached(time_limit, time.perf_counter() - started)
@@ -234,14 +239,14 @@ def _deadline(time_limit: float | None):
     stop = threading.Event()
 
     def watchdog() -> None:
-        if stop.wait(time_limit * (1.0 + DEADLINE_HARD)):
+        if stop.wait(max(1e-3, time_limit * (1.0 + DEADLINE_HARD) - spent)):
             return
         exc = TimeLimitReached(time_limit, time.perf_counter() - started)
         typer.echo(time_limit_message(exc), err=True)
         os._exit(EXIT_NO_PLAN)
 
-    signal.setitimer(signal.ITIMER_REAL, time_limit * (1.0 + DEADLINE_GRACE))
-    if os.environ.get("PROCURE_HARD_DEADLINE", "1") != "0":  # in-process runners set 0
+    signal.setitimer(signal.ITIMER_REAL, max(1e-3, time_limit * (1.0 + DEADLINE_GRACE) - spent))
+    if in_own_process():
         threading.Thread(target=watchdog, daemon=True, name="procure-deadline").start()
     try:
         yield
@@ -249,6 +254,14 @@ def _deadline(time_limit: float | None):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         stop.set()
+
+
+def in_own_process() -> bool:
+    """Whether this process is a command line of its own (not a runner of the CLI inside
+    its process, the test suite or bench/fuzz.py, which set ``PROCURE_HARD_DEADLINE=0``)."""
+    import os
+
+    return os.environ.get("PROCURE_HARD_DEADLINE", "1") != "0"
 
 
 def time_limit_message(exc: BaseException) -> str:
@@ -343,6 +356,13 @@ def _run(debug: bool, body: Callable[[], None], time_limit: float | None = None)
             raise
         if isinstance(exc, TimeLimitReached):
             typer.echo(time_limit_message(exc), err=True)
+            if in_own_process():  # no teardown of a large model (seconds when loaded)
+                import os
+                import sys
+
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(EXIT_NO_PLAN)
             raise typer.Exit(EXIT_NO_PLAN) from None
         message, code = interrupted_message(exc)
         typer.echo(message, err=True)
