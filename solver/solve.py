@@ -175,7 +175,7 @@ def period_warnings(
     lifted = lifted_problem(problem, pieces)
     cost, why = None, ""
     if lifted is None:
-        why = "a period budget or scenario names a split period"
+        why = "a period budget or scenario names a split period, or the split is not valid"
     else:
         try:
             left = remaining_time(options, spent_s, "pricing the split periods")

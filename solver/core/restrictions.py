@@ -132,7 +132,8 @@ def lifted_problem(problem, pieces: dict[str, list[tuple[str, float]]]):
     ``demand_by_period``), its first (``start_period``) or its last (``end_period``).
 
     Returns None when the problem cannot be split faithfully: a ``period_budget_usd`` on
-    a split period (a budget over the whole period is not a budget over each piece).
+    a split period (a budget over the whole period is not a budget over each piece), a
+    scenario that scales a split period, or a problem the split makes invalid.
     """
     from solver.inputs.problem import Problem
 
@@ -158,8 +159,11 @@ def lifted_problem(problem, pieces: dict[str, list[tuple[str, float]]]):
             w["demand_by_period"] = {
                 n: v for name, v in w["demand_by_period"].items() for n in every(name)
             }
-    for s in data.get("scenarios", []) or []:
-        for d in s.get("demand", []) or []:
-            if isinstance(d, dict) and d.get("period") in split:
-                return None  # a scenario that scales one period: not split faithfully
-    return Problem.model_validate(data)
+    scenarios = problem.uncertainty.scenarios if problem.uncertainty is not None else None
+    for scenario in scenarios or []:
+        if any(d.period in split for d in scenario.demand):
+            return None  # a scenario that scales one period: not split faithfully
+    try:
+        return Problem.model_validate(data)
+    except ValueError:  # pydantic's ValidationError: a field the split does not carry
+        return None

@@ -108,3 +108,13 @@ def test_periods_within_the_life_give_no_warning(tiny_catalog):
     periods = [{"name": f"y{i}", "months": 12} for i in range(1, 7)]
     plan = solve_problem(_problem(periods), cat)
     assert plan.warnings == []
+
+
+def test_a_split_that_cannot_be_faithful_is_warned_without_a_cost(tiny_catalog):
+    # a budget on the 72-month period is not a budget on each of its pieces: the
+    # restriction is still reported, its cost said to be unknown (no wrong figure)
+    cat = tiny_catalog([RENT], sites=SITES)
+    plan = solve_problem(_problem(None, period_budget_usd={"all": 1e7}), cat)
+    [warning] = plan.warnings
+    assert warning.alternative_cost_usd is None and warning.saving_usd is None
+    assert "not known" in warning.detail and "write shorter periods" in warning.detail
