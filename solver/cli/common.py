@@ -196,6 +196,8 @@ DEADLINE_GRACE = 0.10
 #: the last resort, for a solver phase with no interrupt point (a C call that neither
 #: checks its own limit nor returns to Python): the process ends at this fraction past
 DEADLINE_HARD = 0.18
+#: the alarm repeats at this interval (s) until the command ends (:func:`_deadline`)
+DEADLINE_REPEAT_S = 0.1
 
 
 @contextmanager
@@ -245,7 +247,11 @@ def _deadline(time_limit: float | None):
         typer.echo(time_limit_message(exc), err=True)
         os._exit(EXIT_NO_PLAN)
 
-    signal.setitimer(signal.ITIMER_REAL, max(1e-3, time_limit * (1.0 + DEADLINE_GRACE) - spent))
+    # repeated every DEADLINE_REPEAT_S until the body ends: an exception raised where
+    # Python swallows it (a __del__ or a gc callback: "Exception ignored in ...") is raised
+    # again a moment later, where it cannot be
+    first = max(1e-3, time_limit * (1.0 + DEADLINE_GRACE) - spent)
+    signal.setitimer(signal.ITIMER_REAL, first, DEADLINE_REPEAT_S)
     if in_own_process():
         threading.Thread(target=watchdog, daemon=True, name="procure-deadline").start()
     try:
