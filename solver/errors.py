@@ -143,7 +143,10 @@ class TimeLimitReached(KeyboardInterrupt):
     every ``finally`` and rollback runs (staged files removed, pool workers stopped) and no
     ``except Exception`` on the way swallows it."""
 
-    def __init__(self, limit_s: float, elapsed_s: float) -> None:
+    def __init__(
+        self, limit_s: float, elapsed_s: float, before: str = "the command could answer"
+    ) -> None:
         self.limit_s = float(limit_s)
         self.elapsed_s = float(elapsed_s)
+        self.before = before  # what had not happened yet: "any plan was found", ...
         super().__init__(f"time limit {self.limit_s:g} s")

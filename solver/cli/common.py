@@ -201,7 +201,7 @@ DEADLINE_REPEAT_S = 0.1
 
 
 @contextmanager
-def _deadline(time_limit: float | None):
+def _deadline(time_limit: float | None, before: str = "the command could answer"):
     """Stop the command if it runs past ``time_limit`` x (1 + :data:`DEADLINE_GRACE`).
 
     An alarm (SIGALRM, main thread) raises :class:`~solver.errors.TimeLimitReached` where
@@ -231,7 +231,7 @@ def _deadline(time_limit: float | None):
     spent = time.perf_counter() - started
 
     def alarm(signum, frame):
-        raise TimeLimitReached(time_limit, time.perf_counter() - started)
+        raise TimeLimitReached(time_limit, time.perf_counter() - started, before)
 
     try:
         previous = signal.signal(signal.SIGALRM, alarm)
@@ -243,7 +243,7 @@ def _deadline(time_limit: float | None):
     def watchdog() -> None:
         if stop.wait(max(1e-3, time_limit * (1.0 + DEADLINE_HARD) - spent)):
             return
-        exc = TimeLimitReached(time_limit, time.perf_counter() - started)
+        exc = TimeLimitReached(time_limit, time.perf_counter() - started, before)
         typer.echo(time_limit_message(exc), err=True)
         os._exit(EXIT_NO_PLAN)
 
@@ -282,7 +282,7 @@ def time_limit_message(exc: BaseException) -> str:
     )
     return (
         f"error: stopped at the time limit: --time-limit {exc.limit_s:g} s ran out "
-        f"(after {exc.elapsed_s:.1f} s) before the command could answer; {what}\n"
+        f"(after {exc.elapsed_s:.1f} s) before {exc.before}; {what}\n"
         "  fix: give it more time (--time-limit S), or make the problem smaller"
     )
 
@@ -312,18 +312,24 @@ def catalog_inputs(catalog: Path | None) -> list[tuple[str, Path]]:
     return [(f"catalog table {name}", folder / name) for name in SCHEMAS]
 
 
-def _run(debug: bool, body: Callable[[], None], time_limit: float | None = None) -> None:
+def _run(
+    debug: bool,
+    body: Callable[[], None],
+    time_limit: float | None = None,
+    before: str = "the command could answer",
+) -> None:
     """Run a command body; turn user errors into one message and a non-zero exit.
 
     ``time_limit`` (the command's ``--time-limit``): the body is stopped if it runs past
-    it by :data:`DEADLINE_GRACE` (:func:`_deadline`), with a clear message and exit 4."""
+    it by :data:`DEADLINE_GRACE` (:func:`_deadline`), with a clear message (it ran out
+    before ``before``) and exit 4."""
     from solver.errors import InfeasibleError, NoPlanError
     from solver.outputs.files import reset_published
     from solver.solve import VerificationError
 
     reset_published()
     try:
-        with _signals_interrupt(), _deadline(time_limit):
+        with _signals_interrupt(), _deadline(time_limit, before):
             body()
     except ProcureError as exc:
         if debug:

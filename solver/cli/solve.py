@@ -148,7 +148,7 @@ def solve(
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
         _write_or_print(text, out, force)
 
-    _run(debug, body, time_limit)
+    _run(debug, body, time_limit, before="any plan was found")
 
 
 def _stochastic_text(
