@@ -40,6 +40,27 @@ Issue 34 adds three families, each with its own oracle (counted as "silent wrong
   Oracle: every trap is refused (exit 2) with the field named; no control is refused for
   its shape or quota.
 
+Issue 34's second round adds three more:
+
+- ``semantic`` (traps in valid problems that the output would not show): one period of
+  6-72 months with reserved_1y (12-month term) or owned servers (60-month life) among the
+  modes, and a tpot_slo of 50 ms to 3 s. Oracle: the plan carries a ``period_structure``
+  warning for each mode whose term or life is shorter than the period, and none
+  otherwise; its alternative cost (the split periods, a relaxation) is never above the
+  plan's (within the gap); a ``tpot_slo`` warning exactly when it is above 1 s.
+- ``prices`` (price-update traps): a price CSV, a bare offerings.csv or a SkyPilot file,
+  clean or with one trap (a date before 2006-08-24 or more than 92 days ahead, a
+  non-USD currency column, a lost field, an offering twice with different prices, one
+  zone priced twice). Oracle: every trap is refused naming the file, the field and a fix;
+  no clean file is refused.
+- ``limits`` (resource limits): a random problem solved at --time-limit 0.05-3 s; a
+  --scheduler peer that is not Dask (HTTP, SSH, random bytes) or nothing listening; a
+  peer that never answers (probed at a 0.3 s timeout); --workers 1, the CPUs, one more,
+  a million. Oracle: wall time within 1.2 x the limit + 0.5 s (the in-process runner)
+  (else "past deadline"), a stop at the limit says so; a non-Dask peer exits 2 naming
+  --scheduler; a silent peer is refused within 1.2 x its timeout + 0.5 s; a note when
+  --workers is above the CPUs, none otherwise.
+
     python bench/fuzz.py --n 10000 --seed 1
 
 prints counts per family, the exit-code histogram and every failure (the first few
@@ -62,6 +83,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the CLI runs in this process: its deadline watchdog must not end the fuzz run
+os.environ.setdefault("PROCURE_HARD_DEADLINE", "0")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -74,6 +97,7 @@ DOCUMENTED_EXIT_CODES = {0, 2, 3, 4}
 #: a command stopped by SIGHUP, SIGINT or SIGTERM (128 + the signal): the ``outputs`` family
 INTERRUPTED_EXIT_CODES = {129, 130, 143}
 FAMILIES = ("valid", "yaml", "catalog", "plan", "outputs", "planfile", "shapes")
+FAMILIES += ("semantic", "prices", "limits")  # issue 34, second round
 MODELS = ["llama-3-8b", "mistral-7b", "dense-7b"]
 TRAINING_MODELS = ["dense-7b", "llama-3-8b"]
 HOSTILE_VALUES = [
@@ -248,6 +272,7 @@ class Tally:
     orders_from_unverified: int = 0
     silent_wrong: int = 0
     lost_or_half_written: int = 0
+    past_deadline: int = 0  # runs past --time-limit by more than 20% (family limits)
     traps: collections.Counter = field(default_factory=collections.Counter)
 
     def fail(self, family: str, why: str, what: str) -> None:
@@ -854,6 +879,250 @@ def _shapes_case(rng: random.Random, work: Path, tally: Tally) -> None:
 ISSUE_34_FAMILIES = {"outputs": _outputs_case, "planfile": _planfile_case, "shapes": _shapes_case}
 
 
+# --------------------------------------------------------------------------- semantic
+#: the tiny catalog's server life (tests/conftest.py TINY_SERVERS, 5 years) and the
+#: reserved_1y term, months
+_LIFE_MONTHS, _TERM_1Y_MONTHS = 60.0, 12.0
+
+
+def _semantic_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``semantic``: see the module docstring for the oracle."""
+    months = rng.choice([6, 12, 13, 24, 36, 61, 72])
+    modes = ["on_demand"] + rng.sample(["reserved_1y", "owned", "spot"], rng.randint(0, 2))
+    tpot = rng.choice(["50 ms", "900 ms", "1 s", "1.5 s", "3 s"])
+    text = _problem_34(rng, demand=rng.choice([500, 5000]), quota=False)
+    head, _, body = text.partition("workloads:")
+    lines = [ln for ln in head.splitlines() if not ln.startswith(("horizon_months", "periods",
+             "  - {name: p", "modes", "residual_value"))]  # fmt: skip
+    lines += [f"horizon_months: {months}", f"modes: [{', '.join(modes)}]"]
+    if "owned" in modes:
+        lines.append("residual_value: straight_line")
+    text = "\n".join(lines) + "\nworkloads:" + body.replace("tpot_slo: 50 ms", f"tpot_slo: {tpot}")
+    prob = work / "p.yaml"
+    prob.write_text(text)
+    cat = _catalog_34(work)
+    result = _invoke(["solve", str(prob), "--catalog", str(cat), "--format", "json",
+                      "--time-limit", "60"])  # fmt: skip
+    expect_modes = {m for m, span in (("reserved_1y", _TERM_1Y_MONTHS), ("owned", _LIFE_MONTHS))
+                    if m in modes and months > span}  # fmt: skip
+    tpot_s = float(tpot.split()[0]) / (1000.0 if tpot.endswith("ms") else 1.0)
+    kind = f"{months} months, {'+'.join(sorted(expect_modes)) or 'no restriction'}"
+    tally.traps[f"semantic:{'restricted' if expect_modes else 'control'}"] += 1
+    tally.traps[f"semantic:tpot {'implausible' if tpot_s > 1 else 'control'}"] += 1
+    if not _check_common(tally, "semantic", result, f"{kind}: {text}") or result.exit_code:
+        return
+    plan = json.loads(result.stdout)
+    warned = [w for w in plan["warnings"] if w["kind"] == "period_structure"]
+    found = {m for m in expect_modes if any(f"use {m} in it" in w["detail"] for w in warned)}
+    if found != expect_modes or (warned and not expect_modes):
+        tally.silent_wrong += 1
+        tally.fail("semantic", f"period warnings {[w['detail'][:120] for w in warned]}", text)
+    for w in warned:  # the split problem is a relaxation: never dearer (within the gap)
+        alt = w["alternative_cost_usd"]
+        if alt is not None and alt > plan["total_cost_usd"] * (1 + 2e-4) + 0.01:
+            tally.silent_wrong += 1
+            tally.fail("semantic", f"split dearer: {alt} > {plan['total_cost_usd']}", text)
+    slo = [w for w in plan["warnings"] if w["field"].endswith(".tpot_slo")]
+    if bool(slo) != (tpot_s > 1.0):
+        tally.silent_wrong += 1
+        tally.fail("semantic", f"tpot_slo {tpot}: warnings {slo}", text)
+
+
+# --------------------------------------------------------------------------- prices
+_PRICE_TRAPS = ("old date", "future date", "currency", "lost field", "duplicate", "zone")
+
+
+def _price_file(rng: random.Random, work: Path, trap: str | None) -> tuple[Path, dict]:
+    """A price file of one of the three kinds, with ``trap`` or clean; (path, read kwargs)."""
+    from datetime import date, timedelta
+
+    day = (date.today() - timedelta(days=rng.randint(0, 3000))).isoformat()
+    if trap in ("duplicate",) or (trap is None and rng.random() < 0.3):
+        h1 = offering("h1", "h100-sxm", 1, 4.0)
+        rows = [h1, dict(h1, on_demand_usd_per_hour=3.0 if trap else 4.0)]
+        folder = write_catalog(work / f"off{rng.randrange(10**9)}", rows)
+        return folder / "offerings.csv", {}
+    if trap == "zone" or (trap is None and rng.random() < 0.4):
+        head = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,"
+                "SpotPrice,Region,AvailabilityZone")  # fmt: skip
+        zones = ["use1-az1", "use1-az1" if trap == "zone" else "use1-az2"]
+        prices = [55.04, round(rng.uniform(40, 99), 2)]
+        rows = [f"p5.48xlarge,H100,8.0,192.0,2048.0,,{p},20.0,us-east-1,{z}"
+                for p, z in zip(prices, zones, strict=True)]  # fmt: skip
+        path = work / f"vms{rng.randrange(10**9)}.csv"
+        path.write_text(head + "\n" + "\n".join(rows) + "\n")
+        return path, {"provider": "aws", "price_date": day}
+    if trap == "old date":
+        day = f"{rng.randint(1900, 2005)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"
+    elif trap == "future date":
+        day = (date.today() + timedelta(days=rng.randint(93, 40 * 365))).isoformat()
+    header = "provider,region,offering,mode,price,date"
+    row = f"acme,us-east,h1,on_demand,{rng.uniform(1, 9):.2f},{day}"
+    if trap == "currency" or (trap is None and rng.random() < 0.3):
+        header += ",currency"
+        row += "," + (rng.choice(["EUR", "GBP", "JPY", "eur"]) if trap else rng.choice(["USD", ""]))
+    if trap == "lost field":
+        cells = row.split(",")
+        del cells[rng.randrange(len(cells))]
+        row = ",".join(cells)
+    path = work / f"prices{rng.randrange(10**9)}.csv"
+    path.write_text(header + "\n" + row + "\n")
+    return path, {}
+
+
+def _prices_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``prices``: see the module docstring for the oracle."""
+    from solver.errors import ProcureError
+    from solver.inputs.prices import read_price_update
+
+    trap = rng.choice(_PRICE_TRAPS) if rng.random() < 0.7 else None
+    path, kwargs = _price_file(rng, work, trap)
+    tally.traps[f"prices:{trap or 'control'}"] += 1
+    what = f"{trap or 'control'}: {path.name}: " + path.read_text()[:600]
+    tally.exits[0] += 1
+    try:
+        update = read_price_update(path, **kwargs)
+    except ProcureError as exc:
+        if trap is None:
+            tally.fail("prices", f"a control refused: {exc.render()[:300]}", what)
+        elif exc.file != str(path) or not exc.field or not exc.fix:
+            tally.fail("prices", f"a refusal that names no file or field: {exc.render()}", what)
+        return
+    except Exception as exc:  # noqa: BLE001 (the oracle counts every escape)
+        tally.tracebacks += 1
+        tally.fail("prices", f"traceback: {exc!r}"[:300], what)
+        return
+    if trap is not None:
+        tally.silent_wrong += 1
+        tally.fail("prices", f"a trap read: {update.prices['price_usd'].tolist()}", what)
+
+
+# --------------------------------------------------------------------------- limits
+#: what a run may take past its --time-limit (x 1.2, the issue's bound) in absolute
+#: seconds on top: the in-process runner (typer's parsing, CliRunner's capture) and the
+#: unwinding after the alarm, 0.3-0.5 s measured at a load average of 10 on 2 cores
+_DEADLINE_SLACK_S = 0.5
+_WARM: list[bool] = []
+
+
+def _peer(greeting: bytes | None):
+    """A localhost listener that accepts and sends ``greeting`` (None: nothing)."""
+    import socket
+    import threading
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4)
+    held: list = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if greeting is not None:
+                conn.sendall(greeting)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return sock, held, f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _limits_case(rng: random.Random, work: Path, tally: Tally) -> None:
+    """Family ``limits``: see the module docstring for the oracle."""
+    case = rng.choice(["deadline", "deadline", "deadline", "peer", "silent", "workers"])
+    tally.traps[f"limits:{case}"] += 1
+    prob = work / "p.yaml"
+    if case == "deadline":
+        limit = rng.choice([0.05, 0.2, 0.5, 1.0, 3.0])
+        text = random_problem(rng)
+        prob.write_text(text)
+        cat = _catalog_34(work)
+        if not _WARM:  # the first command of a process imports the solver: not its time
+            _invoke(["solve", str(prob), "--catalog", str(cat), "--time-limit", "30"])
+            _WARM.append(True)
+        started = time.perf_counter()
+        result = _invoke(["solve", str(prob), "--catalog", str(cat), "--format", "json",
+                          "--time-limit", str(limit)])  # fmt: skip
+        wall = time.perf_counter() - started
+        what = f"--time-limit {limit}: wall {wall:.2f} s: {text}"
+        if not _check_common(tally, "limits", result, what):
+            return
+        if wall > 1.2 * limit + _DEADLINE_SLACK_S:
+            tally.past_deadline += 1
+            tally.fail("limits", f"past the deadline: {wall:.2f} s for {limit} s", what)
+        if result.exit_code == 4 and "time limit" not in result.output:
+            tally.fail("limits", "a stop at the limit that does not say so", what)
+        return
+    if case == "silent":
+        import dask.distributed  # noqa: F401  (its first import is not the probe's time)
+
+        from solver.analyses.runner import dask_client
+        from solver.errors import ProcureError
+
+        sock, held, address = _peer(None)
+        started = time.perf_counter()
+        try:
+            dask_client(address, timeout_s=0.3)
+            tally.silent_wrong += 1
+            tally.fail("limits", "a silent peer taken for a scheduler", address)
+        except ProcureError as exc:
+            if "sent nothing" not in exc.message:
+                tally.fail("limits", f"silent peer: {exc.message}", address)
+        finally:
+            for c in held:
+                c.close()
+            sock.close()
+        tally.exits[2] += 1
+        if time.perf_counter() - started > 1.2 * 0.3 + _DEADLINE_SLACK_S:
+            tally.past_deadline += 1
+            tally.fail("limits", "a silent peer waited past its timeout", address)
+        return
+    text = _problem_34(rng, demand=500, quota=False)
+    prob.write_text(text)
+    cat = _catalog_34(work)
+    args = ["sensitivity", str(prob), "--catalog", str(cat), "-q", "--break-even", "1"]
+    if case == "peer":
+        greeting = rng.choice([b"HTTP/1.1 400 Bad Request\r\n\r\n", b"SSH-2.0-OpenSSH_9.6\r\n",
+                               bytes(rng.randrange(256) for _ in range(64)), b""])  # fmt: skip
+        if len(greeting) >= 8 and int.from_bytes(greeting[:8], "little") <= 1 << 20:
+            greeting = b"\xff" * 8 + greeting  # a small length would wait for the Dask client
+        sock, held, address = _peer(greeting or None)
+        if not greeting:  # nothing listening: a closed port
+            sock.close()
+        try:
+            result = _invoke([*args, "--scheduler", address])
+        finally:
+            for c in held:
+                c.close()
+            sock.close()
+        what = f"peer {greeting[:20]!r} at {address}"
+        if _check_common(tally, "limits", result, what) and (
+            result.exit_code != 2 or "--scheduler" not in result.output
+        ):
+            tally.silent_wrong += 1
+            tally.fail("limits", f"a non-Dask peer: exit {result.exit_code}", what)
+        return
+    from solver.analyses.runner import capped_workers
+
+    cpus = capped_workers(1_000_000)[0]
+    workers = rng.choice([1, cpus, cpus + 1, 10**6])
+    result = _invoke([*args, "--workers", str(workers)])
+    what = f"--workers {workers} ({cpus} CPUs)"
+    if not _check_common(tally, "limits", result, what):
+        return
+    noted = "more than this machine's" in result.output
+    if noted != (workers > cpus):
+        tally.silent_wrong += 1
+        tally.fail("limits", f"workers {workers}: note {noted}", what)
+
+
+ISSUE_34_FAMILIES.update(
+    {"semantic": _semantic_case, "prices": _prices_case, "limits": _limits_case}
+)
+
+
 def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
     """Run ``n`` inputs spread over ``families``; return the tally."""
     rng = random.Random(seed)
@@ -905,6 +1174,7 @@ def main() -> None:
     print(f"orders from unverified plans: {tally.orders_from_unverified}")
     print(f"silent wrong (issue 34 oracles): {tally.silent_wrong}")
     print(f"lost or half-written files: {tally.lost_or_half_written}")
+    print(f"runs past their deadline by more than 20%: {tally.past_deadline}")
     print(f"cases by kind: {dict(sorted(tally.traps.items()))}")
     print(f"failures: {len(tally.failures)}")
     if args.failures is not None:

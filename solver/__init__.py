@@ -23,7 +23,13 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import time as _time
 import types
+
+#: when this process imported procure (``time.perf_counter()``): a command's deadline
+#: counts from here in a command-line process, so the interpreter's start and the imports
+#: (seconds on a loaded machine) are inside ``--time-limit`` (solver.cli.common._deadline)
+IMPORTED_AT_S = _time.perf_counter()
 
 __version__ = "0.1.0"
 

@@ -135,3 +135,18 @@ def suggestion(name: str, candidates: Iterable[str]) -> str:
     if matches:
         return "did you mean " + " or ".join(repr(m) for m in matches) + "?" + note
     return "run `procure catalog list` to see the known names" + note
+
+
+class TimeLimitReached(KeyboardInterrupt):
+    """The command's ``--time-limit`` ran out before it could answer (issue 34): raised in
+    the main thread by the CLI's deadline alarm, like Ctrl-C's KeyboardInterrupt, so that
+    every ``finally`` and rollback runs (staged files removed, pool workers stopped) and no
+    ``except Exception`` on the way swallows it."""
+
+    def __init__(
+        self, limit_s: float, elapsed_s: float, before: str = "the command could answer"
+    ) -> None:
+        self.limit_s = float(limit_s)
+        self.elapsed_s = float(elapsed_s)
+        self.before = before  # what had not happened yet: "any plan was found", ...
+        super().__init__(f"time limit {self.limit_s:g} s")

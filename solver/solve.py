@@ -22,12 +22,15 @@ from solver.core.model import (
     second_stage,
     stage_objective,
 )
+from solver.core.restrictions import lifted_periods, lifted_problem, period_restrictions
 from solver.core.root import solve_at_root, use_root
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
+from solver.plan.warnings import PlanWarning
+from solver.trust.plausibility import implausible_values
 from solver.trust.price_requirements import refuse_weak_prices, weak_prices
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
@@ -74,6 +77,7 @@ def solve_verified(
     explain: bool = True,
     prune_dominated: bool = True,
     method: str = "auto",
+    price_restrictions: bool = True,
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
@@ -84,6 +88,9 @@ def solve_verified(
     with its gap against the full LP bound (:mod:`solver.columns`); ``auto`` (default)
     takes ``root`` on large problems and ``columns`` on the largest with the HiGHS
     solvers, except for analyses (``prune_dominated=False``).
+    ``price_restrictions`` (default): a plan whose periods outlive a server's life or a
+    reservation's term carries a warning with the cost of the same problem with its
+    periods split (:func:`period_warnings`).
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -139,7 +146,80 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
+    plan = plan.model_copy(update={"warnings": implausible_values(problem)})
+    if price_restrictions:
+        spent = time.perf_counter() - started
+        found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
+        plan = plan.model_copy(update={"warnings": plan.warnings + found})
     return with_currency(plan, problem, rate), solution
+
+
+def period_warnings(
+    problem: Problem,
+    catalog: Catalog,
+    compiled: Compiled,
+    plan: Plan,
+    solver: str,
+    options: SolveOptions,
+    method: str,
+    spent_s: float,
+) -> list[PlanWarning]:
+    """Warnings for the periods that outlive a server's life or a reservation's term
+    (:mod:`solver.core.restrictions`), each with the cost of the same problem with those
+    periods split: solved here, within what is left of the time limit. When it cannot be
+    priced (no time left, a budget on a split period, no plan) the warning says so.
+    """
+    found = period_restrictions(compiled)
+    if not found:
+        return []
+    pieces = lifted_periods(compiled.periods, found)
+    lifted = lifted_problem(problem, pieces)
+    cost, why = None, ""
+    if lifted is None:
+        why = "a period budget or scenario names a split period, or the split is not valid"
+    else:
+        try:
+            left = remaining_time(options, spent_s, "pricing the split periods")
+            other = solve_verified(
+                lifted,
+                catalog,
+                solver=solver,
+                options=left,
+                explain=False,
+                method=method,
+                price_restrictions=False,
+            )[0]
+            cost = other.total_cost_usd
+        except ProcureError as exc:
+            why = f"the split problem was not solved: {exc.message}"
+    split = [f"{n} {m:g}" for name, p in pieces.items() if len(p) > 1 for n, m in p]
+    out = []
+    for r in found:
+        unit = "server life" if r.mode == "owned" else f"{r.mode} term"
+        head = (
+            f"period {r.period!r} ({r.period_months:g} months) is longer than the "
+            f"{r.span_months:g}-month {unit} of {len(r.pools)} pool(s) ({', '.join(r.pools[:3])}"
+            + (", ..." if len(r.pools) > 3 else "")
+            + f"), so the plan could not use {r.mode} in it"
+        )
+        if cost is not None:
+            tail = (
+                f"; with the periods split ({', '.join(split)} months) the same problem costs "
+                f"${cost:,.2f} against ${plan.total_cost_usd:,.2f}: write those periods to "
+                "let the plan buy and replace (or reserve again) within the horizon"
+            )
+        else:
+            tail = f"; what lifting it would cost is not known ({why}): write shorter periods"
+        out.append(
+            PlanWarning(
+                kind="period_structure",
+                field="periods",
+                detail=head + tail,
+                alternative_cost_usd=cost,
+                saving_usd=None if cost is None else plan.total_cost_usd - cost,
+            )
+        )
+    return out
 
 
 def solve_for_analysis(

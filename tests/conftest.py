@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 from pathlib import Path
 
@@ -74,6 +75,10 @@ TINY_ACCELERATORS = [
         source="test",
     ),
 ]
+
+# The CLI runs in this process (CliRunner): its deadline watchdog must not end the process
+# (solver.cli.common._deadline); the alarm that stops a command at its limit stays on.
+os.environ.setdefault("PROCURE_HARD_DEADLINE", "0")
 
 
 def offering(

@@ -29,14 +29,37 @@ _WORK = Path(tempfile.mkdtemp(prefix="procure-fuzz-"))
 _CATALOG = fuzz.write_catalog(_WORK / "cat", fuzz.catalog_offerings())
 
 
-@pytest.mark.parametrize("family", fuzz.FAMILIES)
+#: issue 34's second round: each case solves twice or runs an analysis, so fewer examples
+SECOND_ROUND = ("semantic", "prices", "limits")
+
+
+@pytest.mark.parametrize("family", [f for f in fuzz.FAMILIES if f not in SECOND_ROUND])
 @settings(max_examples=15, derandomize=True, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_fuzz(family, seed):
+    _one(family, seed)
+
+
+@pytest.mark.parametrize("family", SECOND_ROUND)
+@settings(max_examples=6, derandomize=True, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_fuzz_second_round(family, seed):
+    # the suite runs beside other jobs on 2 cores (load 8-10 measured): 2 s on top of
+    # 1.2 x the limit for the in-process runner, where the long run (bench/fuzz.py) keeps
+    # 0.5 s; an alarm that is lost still fails it (the run goes on to its end)
+    kept, fuzz._DEADLINE_SLACK_S = fuzz._DEADLINE_SLACK_S, 2.0
+    try:
+        _one(family, seed)
+    finally:
+        fuzz._DEADLINE_SLACK_S = kept
+
+
+def _one(family: str, seed: int) -> None:
     tally = fuzz.Tally()
     case = Path(tempfile.mkdtemp(dir=_WORK))
     fuzz.run_one(family, random.Random(seed), case, _CATALOG, tally)
     assert tally.failures == [], tally.failures[0]
+    assert tally.past_deadline == 0 and tally.silent_wrong == 0
     allowed = fuzz.DOCUMENTED_EXIT_CODES
     if family == "outputs":  # the family raises signals inside commands
         allowed = allowed | fuzz.INTERRUPTED_EXIT_CODES

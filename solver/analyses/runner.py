@@ -102,7 +102,7 @@ def run_tasks(
     if scheduler is not None:
         from dask.distributed import Client, as_completed
 
-        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        client = scheduler if isinstance(scheduler, Client) else dask_client(scheduler)
         try:
             on_workers = client.scatter(shared, broadcast=True)
             futures = [client.submit(_apply, fn, on_workers, t, pure=False) for t in tasks]
@@ -138,6 +138,113 @@ def run_tasks(
         raise
     pool.shutdown(wait=True)
     return out
+
+
+#: a Dask message's first 8 bytes are its length; a handshake is tens of bytes, and no
+#: scheduler's first message is near this (a larger one is another protocol's bytes)
+_MAX_HANDSHAKE_BYTES = 1 << 20
+
+
+def dask_client(address: str, *, timeout_s: float = 10.0):
+    """A Dask client of the scheduler at ``address``, or a clear refusal (issue 34).
+
+    Before Dask reads anything, the peer is probed (``tcp://`` addresses): a Dask
+    scheduler sends its handshake as soon as a connection is accepted, a message that
+    starts with its length (8 bytes, little-endian). A peer that accepts and sends nothing
+    within ``timeout_s`` (a stuck process, a port forwarded nowhere) would make the client
+    wait without end; a peer that is not Dask (a web server, say) sends bytes that read as
+    a length of exabytes, which the client would try to allocate. Both are refused here,
+    as is a scheduler that does not finish connecting within ``timeout_s``.
+
+    Raises
+    ------
+    ProcureError
+        Nothing listens there, the peer says nothing, is not Dask, or does not connect.
+    """
+    import socket
+    import struct
+
+    from dask.distributed import Client
+
+    from solver.errors import ProcureError
+
+    fix = (
+        "start a scheduler (dask scheduler) and pass its tcp://host:port, or leave --scheduler out"
+    )
+    scheme, _, rest = address.rpartition("://")
+    if scheme in ("", "tcp"):
+        host, _, port = rest.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as s:
+                s.settimeout(timeout_s)
+                head = b""
+                while len(head) < 8:
+                    chunk = s.recv(8 - len(head))
+                    if not chunk:
+                        break
+                    head += chunk
+        except ValueError:
+            raise ProcureError(
+                f"{address!r} is not a scheduler address", field="--scheduler", fix=fix
+            ) from None
+        except TimeoutError:
+            raise ProcureError(
+                f"the scheduler at {address} accepted the connection but sent nothing in "
+                f"{timeout_s:g} s: it is not a Dask scheduler, or it is stuck",
+                field="--scheduler",
+                fix=fix,
+            ) from None
+        except OSError as exc:
+            raise ProcureError(
+                f"cannot reach a scheduler at {address}: {exc.strerror or exc}",
+                field="--scheduler",
+                fix=fix,
+            ) from None
+        size = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+        if size is None or size > _MAX_HANDSHAKE_BYTES:
+            raise ProcureError(
+                f"the peer at {address} is not a Dask scheduler (it "
+                + ("closed the connection" if size is None else f"began with {head[:8]!r}")
+                + ", where Dask begins with its handshake)",
+                field="--scheduler",
+                fix=fix,
+            )
+    try:
+        return Client(address, timeout=timeout_s)
+    except Exception as exc:  # noqa: BLE001 (Dask raises OSError, TimeoutError, ValueError...)
+        raise ProcureError(
+            f"could not connect to the Dask scheduler at {address} within {timeout_s:g} s "
+            f"({type(exc).__name__}: {exc})",
+            field="--scheduler",
+            fix=fix,
+        ) from None
+
+
+def capped_workers(workers: int) -> tuple[int, str | None]:
+    """``workers`` local processes, at most this machine's CPUs (issue 34: an unbounded
+    ``--workers 10000`` forks until the machine refuses); the message says when capped.
+
+    Raises
+    ------
+    ProcureError
+        Fewer than 1.
+    """
+    import os
+
+    from solver.errors import ProcureError
+
+    if workers < 1:
+        raise ProcureError("--workers must be 1 or more", field="--workers", fix="e.g. 2")
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    if workers <= cpus:
+        return workers, None
+    return cpus, (
+        f"--workers {workers} is more than this machine's {cpus} CPUs: using {cpus} "
+        "(more processes than CPUs only wait for each other)"
+    )
 
 
 def _stop(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:

@@ -655,16 +655,24 @@ def break_even_for_pool(
     price, x = p0, (way.start if in_plan else None)
     # a pool in the plan: the plan is the best one using it at today's price (no solve)
     known = (base_objective, x) if in_plan and way.holds_plan else None
+    below: tuple[float, float, np.ndarray] | None = None  # last price where it is in
     for _ in range(max_steps):
         if known is not None:
             (value, x), known = known, None
         else:
             value, x = way.solve_at(price, x)
             solves += 1
-        if value is None:
-            return out.model_copy(
-                update={"solves": solves, "note": "no feasible plan can use it at this price"}
-            )
+        if value is None:  # the feasible set moved with the price (e.g. a binding budget)
+            found, n = _bisect_feasible(way, slope, target, below, price, x)
+            solves += n
+            if found is None:
+                return out.model_copy(
+                    update={"solves": solves, "note": "no feasible plan can use it at this price"}
+                )
+            price = found
+            break
+        if value <= target + 1e-9 * max(1.0, abs(target)):
+            below = (price, value, x)
         u = float(slope @ x)
         if u <= 1e-12:
             return out.model_copy(
@@ -687,6 +695,50 @@ def break_even_for_pool(
             "solves": solves,
         }
     )
+
+
+def _bisect_feasible(
+    way, slope: np.ndarray, target: float, below, above: float, x_start, tol: float = 1e-7
+) -> tuple[float | None, int]:
+    """The break-even price where a Newton step left the feasible set (issue 34, item 2).
+
+    The pool is *in* at price p when some plan using it is feasible and its objective is
+    at most ``target``; that holds below the break-even and fails above it, also where
+    the set of feasible plans shrinks as the price rises (a binding budget under
+    ``max_served``: fewer units fit). ``below`` is the last (price, objective, plan)
+    where it was in; ``above`` a price where no plan using it was feasible. Bisection on
+    the bracket, each round first trying the Newton step from its lower end (a lower
+    bound of the break-even on a fixed feasible set, as the optimum is concave in the
+    price), until the bracket is ``tol`` of the price wide. Without ``below`` the search
+    starts at price 0 (cheapest), where the pool must be in.
+
+    Returns the upper end of the final bracket (the first price, to ``tol``, at which it
+    is out) and the number of solves; None when it is in at no price of the bracket.
+    """
+    solves = 0
+    if below is None:
+        value, x = way.solve_at(0.0, x_start)
+        solves += 1
+        if value is None or value > target + 1e-9 * max(1.0, abs(target)):
+            return None, solves
+        below = (0.0, value, x)
+    lo, hi = below[0], above
+    lo_value, lo_x = below[1], below[2]
+    newton = True
+    while hi - lo > tol * max(1.0, abs(hi)) and solves < 200:
+        u = float(slope @ lo_x)
+        step = lo + (target - lo_value) / u if u > 1e-12 else hi
+        mid = step if newton and lo < step < hi else 0.5 * (lo + hi)
+        newton = not newton  # alternate: the bracket at least halves every other solve
+        value, x = way.solve_at(mid, lo_x)
+        solves += 1
+        if value is not None and value <= target + 1e-9 * max(1.0, abs(target)):
+            lo, lo_value, lo_x = mid, value, x
+            if abs(value - target) <= 1e-9 * max(1.0, abs(target)):
+                return mid, solves  # on the fixed set: Newton's exact answer
+        else:
+            hi = mid
+    return hi, solves
 
 
 def _unpruned(compiled: Compiled) -> None:

@@ -19,12 +19,14 @@ from solver.cli.common import (
     QuotesOpt,
     Stages,
     _check_format,
+    _check_gap_and_limit,
     _choices,
     _load_catalog,
     _run,
     _with_quotes,
     app,
     catalog_inputs,
+    cli_workers,
     emit,
 )
 from solver.cli.solve import _two_stage
@@ -101,7 +103,12 @@ WorkersOpt = Annotated[
     ),
 ]
 #: the re-solves of an analysis are independent MIPs: one process per CPU
-DEFAULT_WORKERS = max(1, min(8, os.cpu_count() or 1))
+DEFAULT_WORKERS = max(
+    1,
+    min(
+        8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    ),
+)
 
 
 SchedulerOpt = Annotated[
@@ -169,6 +176,7 @@ def sensitivity(
                 f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
             )
         started = time.perf_counter()
+        n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
             plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit, quotes)
@@ -178,7 +186,7 @@ def sensitivity(
                 deadline=None if time_limit is None else started + time_limit,
                 break_even_limit=_break_even_limit(break_even),
                 solver=solver_,
-                workers=workers,
+                workers=n_workers,
                 scheduler=scheduler,
                 progress=lambda done, total: bar("break-even prices", done, total),
             )
@@ -188,7 +196,7 @@ def sensitivity(
             text = sensitivity_text(report)
         emit(text, out, force, inputs)
 
-    _run(debug, body)
+    _run(debug, body, time_limit)
 
 
 @app.command()
@@ -212,6 +220,15 @@ def report(
             **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds for the whole report: the solve gets them first, the break-even "
+            "search half of what is left; past the limit (+10%) the command stops with a "
+            "message and writes nothing",
+        ),
+    ] = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -239,14 +256,19 @@ def report(
                 field="--frontier-points/--scenarios/--spread",
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
+        _check_gap_and_limit(0.0, time_limit)
+        n_workers = cli_workers(workers)
+        started = time.perf_counter()
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
-            plan, solution = _solve_for_analysis(problem, catalog, plan_solver, quotes=quotes)
+            plan, solution = _solve_for_analysis(
+                problem, catalog, plan_solver, time_limit, quotes=quotes
+            )
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             prob = load_problem(problem)
             two_stage = None
             if prob.uncertainty is not None:
-                method = (stochastic_method, workers, scheduler)
+                method = (stochastic_method, n_workers, scheduler)
                 cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
                 two_stage = _two_stage(prob, cat, problem, plan_solver, None, 1e-4, method)
                 bar.done("two-stage plan")
@@ -258,10 +280,13 @@ def report(
                 frontier_points=frontier_points,
                 scenarios=scenarios,
                 spread=spread,
-                workers=workers,
+                workers=n_workers,
                 scheduler=scheduler,
                 progress=bar,
                 two_stage=two_stage,
+                deadline=None
+                if time_limit is None
+                else time.perf_counter() + 0.5 * (started + time_limit - time.perf_counter()),
             )
             png = frontier_png(analysis)
             files = {
@@ -275,4 +300,4 @@ def report(
         write_files_together(out, files)
         typer.echo(f"wrote {', '.join(str(out / n) for n in files)}")
 
-    _run(debug, body)
+    _run(debug, body, time_limit)

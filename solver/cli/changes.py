@@ -227,7 +227,7 @@ def resolve_cmd(
         text = _resolution_text(repriced, result, format)
         _write_resolution(text, result, out, plan_out, problem_out, force)
 
-    _run(debug, body)
+    _run(debug, body, time_limit, before="any plan was found")
 
 
 def _applied_prices(

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from solver.errors import ProcureError
+from solver.errors import ProcureError, TimeLimitReached
 
 app = typer.Typer(
     add_completion=True,
@@ -189,6 +189,104 @@ def _signals_interrupt():
             signal.signal(sig, handler)
 
 
+#: how far past ``--time-limit`` a command may run before it is stopped: the solver
+#: phases get the limit itself, and this leaves room for what follows a solve (extract,
+#: verify, write); the issue's bound is 20%
+DEADLINE_GRACE = 0.10
+#: the last resort, for a solver phase with no interrupt point (a C call that neither
+#: checks its own limit nor returns to Python): the process ends at this fraction past
+DEADLINE_HARD = 0.18
+#: the alarm repeats at this interval (s) until the command ends (:func:`_deadline`)
+DEADLINE_REPEAT_S = 0.1
+
+
+@contextmanager
+def _deadline(time_limit: float | None, before: str = "the command could answer"):
+    """Stop the command if it runs past ``time_limit`` x (1 + :data:`DEADLINE_GRACE`).
+
+    An alarm (SIGALRM, main thread) raises :class:`~solver.errors.TimeLimitReached` where
+    Python runs next: staged files are removed and pool workers stopped as for Ctrl-C. A
+    solver phase that holds the main thread in C code without returning cannot be
+    interrupted so; a watchdog thread then ends the process at :data:`DEADLINE_HARD` past
+    the limit with the same message (pool workers die with it, PR_SET_PDEATHSIG; files
+    are only renamed into place whole, so none is half-written). The watchdog is off with
+    ``PROCURE_HARD_DEADLINE=0``, which runners of the CLI inside their own process (the
+    test suite, bench/fuzz.py) set: ending the process would end them. No limit: nothing."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from solver.errors import TimeLimitReached
+
+    valid = time_limit is not None and math.isfinite(time_limit) and time_limit > 0
+    if not valid or not hasattr(signal, "SIGALRM"):  # a bad limit: the body refuses it
+        yield
+        return
+    import solver
+
+    # a command-line process counts from its start (imports included); a runner of the CLI
+    # inside its own process (tests, fuzz) from the command's start
+    started = solver.IMPORTED_AT_S if in_own_process() else time.perf_counter()
+    spent = time.perf_counter() - started
+
+    def alarm(signum, frame):
+        raise TimeLimitReached(time_limit, time.perf_counter() - started, before)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, alarm)
+    except ValueError:  # not the main thread (a test runner's worker): no alarm
+        yield
+        return
+    stop = threading.Event()
+
+    def watchdog() -> None:
+        if stop.wait(max(1e-3, time_limit * (1.0 + DEADLINE_HARD) - spent)):
+            return
+        exc = TimeLimitReached(time_limit, time.perf_counter() - started, before)
+        typer.echo(time_limit_message(exc), err=True)
+        os._exit(EXIT_NO_PLAN)
+
+    # repeated every DEADLINE_REPEAT_S until the body ends: an exception raised where
+    # Python swallows it (a __del__ or a gc callback: "Exception ignored in ...") is raised
+    # again a moment later, where it cannot be
+    first = max(1e-3, time_limit * (1.0 + DEADLINE_GRACE) - spent)
+    signal.setitimer(signal.ITIMER_REAL, first, DEADLINE_REPEAT_S)
+    if in_own_process():
+        threading.Thread(target=watchdog, daemon=True, name="procure-deadline").start()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        stop.set()
+
+
+def in_own_process() -> bool:
+    """Whether this process is a command line of its own (not a runner of the CLI inside
+    its process, the test suite or bench/fuzz.py, which set ``PROCURE_HARD_DEADLINE=0``)."""
+    import os
+
+    return os.environ.get("PROCURE_HARD_DEADLINE", "1") != "0"
+
+
+def time_limit_message(exc: BaseException) -> str:
+    """What a command stopped at its time limit says: the limit, when, and what was written."""
+    from solver.outputs.files import published
+
+    done = published()
+    what = (
+        "every output was written before it stopped: " + ", ".join(str(p) for p in done)
+        if done
+        else "nothing was written"
+    )
+    return (
+        f"error: stopped at the time limit: --time-limit {exc.limit_s:g} s ran out "
+        f"(after {exc.elapsed_s:.1f} s) before {exc.before}; {what}\n"
+        "  fix: give it more time (--time-limit S), or make the problem smaller"
+    )
+
+
 def interrupted_message(exc: BaseException) -> tuple[str, int]:
     """What an interrupted command says, and its exit code: the signal, and exactly what
     was written (nothing, or every output of the command: a publication is whole)."""
@@ -214,15 +312,24 @@ def catalog_inputs(catalog: Path | None) -> list[tuple[str, Path]]:
     return [(f"catalog table {name}", folder / name) for name in SCHEMAS]
 
 
-def _run(debug: bool, body: Callable[[], None]) -> None:
-    """Run a command body; turn user errors into one message and a non-zero exit."""
+def _run(
+    debug: bool,
+    body: Callable[[], None],
+    time_limit: float | None = None,
+    before: str = "the command could answer",
+) -> None:
+    """Run a command body; turn user errors into one message and a non-zero exit.
+
+    ``time_limit`` (the command's ``--time-limit``): the body is stopped if it runs past
+    it by :data:`DEADLINE_GRACE` (:func:`_deadline`), with a clear message (it ran out
+    before ``before``) and exit 4."""
     from solver.errors import InfeasibleError, NoPlanError
     from solver.outputs.files import reset_published
     from solver.solve import VerificationError
 
     reset_published()
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), _deadline(time_limit, before):
             body()
     except ProcureError as exc:
         if debug:
@@ -259,6 +366,16 @@ def _run(debug: bool, body: Callable[[], None]) -> None:
     except KeyboardInterrupt as exc:  # Ctrl-C, and SIGTERM and SIGHUP (Interrupted)
         if debug:
             raise
+        if isinstance(exc, TimeLimitReached):
+            typer.echo(time_limit_message(exc), err=True)
+            if in_own_process():  # no teardown of a large model (seconds when loaded)
+                import os
+                import sys
+
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(EXIT_NO_PLAN)
+            raise typer.Exit(EXIT_NO_PLAN) from None
         message, code = interrupted_message(exc)
         typer.echo(message, err=True)
         raise typer.Exit(code) from None
@@ -425,3 +542,14 @@ def _check_gap_and_limit(gap: float, time_limit: float | None) -> None:
             field="--gap/--time-limit",
             fix="e.g. --gap 0.001 --time-limit 60",
         )
+
+
+def cli_workers(workers: int) -> int:
+    """``--workers`` capped at this machine's CPUs, saying so on stderr when it is
+    (:func:`solver.analyses.runner.capped_workers`; below 1 is refused)."""
+    from solver.analyses.runner import capped_workers
+
+    n, message = capped_workers(workers)
+    if message:
+        typer.echo(f"note: {message}", err=True)
+    return n

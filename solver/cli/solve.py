@@ -26,6 +26,7 @@ from solver.cli.common import (
     _with_quotes,
     app,
     catalog_inputs,
+    cli_workers,
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
@@ -147,7 +148,7 @@ def solve(
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
         _write_or_print(text, out, force)
 
-    _run(debug, body)
+    _run(debug, body, time_limit, before="any plan was found")
 
 
 def _stochastic_text(
@@ -174,8 +175,7 @@ def _two_stage(prob, cat, path: Path, solver: str, time_limit, gap, method: tupl
     from solver.core.backends import SolveOptions
 
     name, workers, scheduler = method
-    if workers < 1:
-        raise ProcureError("--workers must be 1 or more", field="--workers", fix="e.g. 2")
+    workers = cli_workers(workers)
     try:
         return solve_stochastic(
             prob,

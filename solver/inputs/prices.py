@@ -65,6 +65,12 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import SCHEMAS, Catalog, load_catalog
+from solver.inputs.price_traps import (
+    check_csv_currency,
+    check_duplicate_offerings,
+    check_field_counts,
+    check_price_dates,
+)
 from solver.inputs.provenance import (
     BASE_CURRENCY,
     CONFIDENCE_LEVELS,
@@ -215,7 +221,9 @@ def read_price_csv(path: str | Path, *, price_date: str | None = None) -> PriceU
         raise ProcureError(
             f"not a readable CSV: {exc}", file=str(path), fix="write one price per row"
         ) from None
+    check_field_counts(path, what="price CSV")
     frame.columns = [c.strip().lower() for c in frame.columns]
+    check_csv_currency(frame, path)
     missing = [c for c in ("offering", "mode", "price") if c not in frame.columns]
     if missing:
         raise ProcureError(
@@ -396,6 +404,7 @@ def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> P
         prices = pd.concat([prices, _price_frame(servers)], ignore_index=True)
     else:
         offerings = pd.read_csv(path, dtype={"offering_id": str})
+        check_field_counts(path, what="offerings.csv")
         missing = [c for c in ("offering_id", "provider", "region", *PRICE_COLUMNS.values())]
         missing = [c for c in missing if c not in offerings.columns]
         if missing:
@@ -414,6 +423,7 @@ def read_catalog_prices(path: str | Path, *, price_date: str | None = None) -> P
                 fix="pass the whole catalog folder, whose exchange_rates.csv converts them, or "
                 "state the prices in USD",
             )
+        check_duplicate_offerings(offerings, path, list(PRICE_COLUMNS.values()))
         prices = _prices_from_offerings(offerings, price_date, str(path))
     return PriceUpdate(
         prices=prices,
@@ -491,10 +501,11 @@ def read_price_update(
     """
     path = Path(path)
     kind = detect_format(path) if format == "auto" else format
-    if kind == "csv":
-        return read_price_csv(path, price_date=price_date)
-    if kind == "catalog":
-        return read_catalog_prices(path, price_date=price_date)
+    if kind in ("csv", "catalog"):
+        read = read_price_csv if kind == "csv" else read_catalog_prices
+        update = read(path, price_date=price_date)
+        check_price_dates(update.prices, str(path))
+        return update
     if kind == "skypilot":
         name = provider or path.parent.name.lower()
         if not provider and known_providers is not None and name not in known_providers:
@@ -504,7 +515,10 @@ def read_price_update(
                 field="--provider",
                 fix="pass --provider NAME (aws, gcp, azure, lambda, ...)",
             )
-        return read_skypilot_prices(path, name, price_date=price_date)
+        check_field_counts(path, what="SkyPilot vms.csv")
+        update = read_skypilot_prices(path, name, price_date=price_date)
+        check_price_dates(update.prices, str(path))
+        return update
     raise ProcureError(
         f"unknown price format {format!r}",
         field="--prices-format",

@@ -182,7 +182,9 @@ os.umask(_UMASK)
 #: the signals during which a publication completes before they are acted on (the CLI
 #: turns each into :class:`solver.errors.Interrupted`; SIGHUP is absent on Windows)
 DEFERRED_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGALRM")  # SIGALRM: the CLI's deadline
+    if hasattr(signal, name)
 )
 #: every file this process has published (written whole or removed) since
 #: :func:`reset_published`: what an interrupted command says it wrote

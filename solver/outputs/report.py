@@ -1004,11 +1004,14 @@ def build_analysis(
     scheduler: str | None = None,
     progress=None,
     two_stage: StochasticPlan | None = None,
+    deadline: float | None = None,
 ) -> Analysis:
     """Run the sensitivity analysis and the sweeps behind ``procure report``.
 
     ``progress(stage, done, total)`` is called as each solve finishes; ``two_stage``, the
-    two-stage plan of a problem with uncertainty, is carried into the report as it is.
+    two-stage plan of a problem with uncertainty, is carried into the report as it is;
+    ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search as in
+    :func:`~solver.analyses.sensitivity.sensitivity_report`.
     """
     import numpy as np
 
@@ -1030,6 +1033,7 @@ def build_analysis(
         break_even_limit=break_even_limit,
         solver=solver,
         progress=tick("break-even prices"),
+        deadline=deadline,
         **run,
     )
     frontier = carbon_frontier(

@@ -214,6 +214,8 @@ def plan_table(plan: Plan) -> str:
             "give the solver more time (--time-limit) to prove it"
         )
     console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    for w in plan.warnings:  # said before the tables: what the plan did not ask for
+        console.print(f"WARNING ({w.kind}, {w.field}): {w.detail}", markup=False)
     if plan.in_currency is not None:
         view = plan.in_currency
         console.print(

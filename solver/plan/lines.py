@@ -34,6 +34,7 @@ from solver.core.model import LinearModel
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan.assumptions import Assumption, assumptions_of
+from solver.plan.warnings import PlanWarning
 from solver.units import RENTED_MODES, Item, Mode
 
 
@@ -460,6 +461,12 @@ class Plan(BaseModel):
         description="What the plan's choice rests on: MFU and serving efficiencies with "
         "their sources, availability caps that are assumed, provider tiers and SLAs, and "
         "the settings that decided it (solver.plan.assumptions)",
+    )
+    warnings: list[PlanWarning] = Field(
+        default_factory=list,
+        description="What the plan says that the user did not ask for: restrictions the "
+        "period structure imposed (with the cost of lifting them) and implausible values "
+        "in the problem (solver.plan.warnings)",
     )
 
     @computed_field(

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError
+from solver.inputs.price_traps import check_zone_conflicts
 
 #: Output columns, in order (the offerings.csv schema plus vcpus and memory_gib).
 OFFERING_COLUMNS: list[str] = [
@@ -602,6 +603,7 @@ def read_skypilot_vms(
     no_region = df["Region"] == ""
     _bump(skipped, SKIP_REGION, int(no_region.sum()))
     df = df[~no_region]
+    check_zone_conflicts(df, path)  # one zone priced twice differently: which one?
     no_price = df["Price"].isna() | (df["Price"] <= 0)
     _bump(skipped, SKIP_PRICE, int(no_price.sum()))
     df = df[~no_price].copy()

@@ -1,0 +1,120 @@
+"""A period longer than a server's life or a reservation's term (issue 34, item 1).
+
+The case of tests/core/test_ledger_owned_life.py: one 8x H100 unit serves a small chat
+workload all day; rent it at $10/h (730 h a month: $7,300/month) or buy the box for
+$200,000 with a 60-month life, no lead time, $500/month hosting, straight-line residual
+value at the horizon.
+
+Written with ONE 72-month period (the default), no server can serve the whole period
+(its life is 60 months), so the plan rents all 72 months: 72 x 7,300 = $525,600. With
+the period split at the server's life (60 + 12 months) the plan buys a box for the first
+60 months ($200,000 + 60 x $500 = $230,000) and a second for the last 12 (worth 48/60 of
+its price at the horizon: 200,000 - 160,000 + 12 x 500 = $46,000, against $87,600
+rented): $276,000. Before issue 34 the one-period plan said nothing; now it carries a
+period_structure warning with that cost.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import TINY_SITES, offering
+from solver.core.compile import compile_problem
+from solver.core.restrictions import lifted_periods, period_restrictions, split_months
+from solver.inputs.problem import parse_problem
+from solver.solve import solve_problem
+
+RENT = offering("p5", "h100-sxm", 8, 10.0, r1=6.0)
+SITES = [dict(TINY_SITES[0], colocation_usd_per_kw_month=50.0)]
+
+
+def _problem(periods: list[dict] | None, modes=("on_demand", "owned"), **extra):
+    data = {
+        "name": "one-long-period",
+        "horizon_months": 72,
+        "modes": list(modes),
+        "residual_value": "straight_line",
+        "load_blocks": [{"name": "day", "hours_per_day": 24, "demand_factor": 1}],
+        "workloads": [
+            {
+                "kind": "inference",
+                "name": "chat",
+                "model": "llama-3-8b",
+                "demand": {"tokens_per_s": 100},
+                "prompt_tokens": 500,
+                "output_tokens": 200,
+                "ttft_slo": "2 s",
+                "tpot_slo": "100 ms",
+                "max_utilisation": 1.0,
+            }
+        ],
+        **extra,
+    }
+    if periods is not None:
+        data["periods"] = periods
+    return parse_problem(data)
+
+
+def test_split_months_cuts_whole_spans_then_the_rest():
+    # 72 at 60: one whole span and 12 left; 72 at 12: six spans; 36 at 12: three
+    assert split_months(72, 60) == [60, 12]
+    assert split_months(72, 12) == [12] * 6
+    assert split_months(36, 12) == [12, 12, 12]
+
+
+def test_one_long_period_warns_with_the_cost_of_splitting_it(tiny_catalog):
+    cat = tiny_catalog([RENT], sites=SITES)
+    plan = solve_problem(_problem(None), cat)
+    # the plan is still the optimum of the problem as written: all rented
+    assert plan.total_cost_usd == pytest.approx(72 * 7_300.0, rel=1e-9)  # $525,600
+    [warning] = [w for w in plan.warnings if w.kind == "period_structure"]
+    assert warning.field == "periods"
+    assert "60-month server life" in warning.detail and "'all'" in warning.detail
+    # split 60 + 12: $230,000 + $46,000 (hand-worked in the module docstring)
+    assert warning.alternative_cost_usd == pytest.approx(276_000.0, rel=1e-9)
+    assert warning.saving_usd == pytest.approx(525_600.0 - 276_000.0, rel=1e-9)
+    assert "all-1 60" in warning.detail and "all-2 12" in warning.detail
+
+
+def test_the_split_it_names_is_what_a_user_would_write(tiny_catalog):
+    # solving the periods the warning names gives its alternative cost, and no warning
+    cat = tiny_catalog([RENT], sites=SITES)
+    split = _problem([{"name": "all-1", "months": 60}, {"name": "all-2", "months": 12}])
+    plan = solve_problem(split, cat)
+    assert plan.total_cost_usd == pytest.approx(276_000.0, rel=1e-9)
+    assert plan.warnings == []
+
+
+def test_a_reservation_term_shorter_than_the_period_is_found(tiny_catalog):
+    # reserved_1y (12-month term) in a 72-month period: no commitment covers it; with
+    # six 12-month periods a reservation at $6/h serves all along: 72 x 730 x 6 = $315,360
+    cat = tiny_catalog([RENT], sites=SITES)
+    problem = _problem(None, modes=("on_demand", "reserved_1y"))
+    compiled = compile_problem(problem, cat)
+    found = period_restrictions(compiled)
+    assert [(r.period, r.mode, r.span_months) for r in found] == [("all", "reserved_1y", 12.0)]
+    assert lifted_periods(compiled.periods, found)["all"] == [
+        (f"all-{i}", 12.0) for i in range(1, 7)
+    ]
+    plan = solve_problem(problem, cat)
+    assert plan.total_cost_usd == pytest.approx(525_600.0, rel=1e-9)  # all on demand
+    [warning] = plan.warnings
+    assert warning.alternative_cost_usd == pytest.approx(72 * 730 * 6.0, rel=1e-9)
+
+
+def test_periods_within_the_life_give_no_warning(tiny_catalog):
+    # 72 months as 12 x 6: every period fits a server's life and a 1-year term
+    cat = tiny_catalog([RENT], sites=SITES)
+    periods = [{"name": f"y{i}", "months": 12} for i in range(1, 7)]
+    plan = solve_problem(_problem(periods), cat)
+    assert plan.warnings == []
+
+
+def test_a_split_that_cannot_be_faithful_is_warned_without_a_cost(tiny_catalog):
+    # a budget on the 72-month period is not a budget on each of its pieces: the
+    # restriction is still reported, its cost said to be unknown (no wrong figure)
+    cat = tiny_catalog([RENT], sites=SITES)
+    plan = solve_problem(_problem(None, period_budget_usd={"all": 1e7}), cat)
+    [warning] = plan.warnings
+    assert warning.alternative_cost_usd is None and warning.saving_usd is None
+    assert "not known" in warning.detail and "write shorter periods" in warning.detail
