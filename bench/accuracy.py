@@ -84,6 +84,7 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
         "GAUDI2_INFERENCE",
     ),
     "OPTNEURON_TGI_PERF": ("optimum-neuron", "tgi-results", "TGI-neuron"),
+    "INTEL_G3_INF": ("gaudi/model-performance.html", "INTEL_G3_INF"),
     "LLAMA3_PAPER": ("2407.21783",),
     "MAXTEXT_TIERING": ("tiering.md",),
     "MAXTEXT_README": ("MaxText README", "configs/v5e/README", "MAXTEXT_V5E"),
@@ -126,6 +127,7 @@ class Comparison:
     measured: float
     error: str = ""
     calibration: bool = False  # the row's source is a basis of a default
+    vendor: str = ""  # the accelerator's vendor (catalog), for the per-vendor medians
 
     @property
     def ratio(self) -> float | None:
@@ -243,6 +245,13 @@ def predict_training(catalog, row: dict[str, str]) -> float:
     return tokens / (seconds * n_used)
 
 
+def _vendor(catalog, name: str) -> str:
+    try:
+        return str(catalog.accelerators.at[catalog.resolve_accelerator(name), "vendor"])
+    except Exception:  # noqa: BLE001 - an unknown accelerator is reported by the estimate
+        return "?"
+
+
 def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparison:
     """Run one row; an estimate that raises is reported, not fatal."""
     measured = float(row["measured_value"])
@@ -263,7 +272,49 @@ def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparis
         measured,
         error,
         calibration,
+        _vendor(catalog, row["accelerator"]),
     )
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.1%}" if values else "-"
+
+
+def max_ratio(rows: list[Comparison]) -> float:
+    """The largest factor any row is off by, max(ratio, 1/ratio) (inf when one failed)."""
+    worst = 1.0
+    for c in rows:
+        r = c.ratio
+        worst = max(worst, math.inf if r is None or r <= 0 else max(r, 1.0 / r))
+    return worst
+
+
+def headline_lines(results: list[Comparison], set_name: str) -> list[str]:
+    """The figures issue 33 asks for, per set: median |error| overall, serving and per
+    vendor (serving and training together), and the largest factor any row is off by."""
+    rows = [c for c in results if set_name in ("all", c.set_name)]
+    if not rows:
+        return []
+    ok = [c for c in rows if c.abs_error is not None]
+    serving = [c.abs_error for c in ok if c.kind == "inference"]
+    vendors = sorted({c.vendor for c in rows})
+    per_vendor = ", ".join(
+        f"{v} {_median([c.abs_error for c in ok if c.vendor == v])} "
+        f"({sum(c.vendor == v for c in rows)})"
+        for v in vendors
+    )
+    serving_vendor = ", ".join(
+        f"{v} {_median([c.abs_error for c in ok if c.vendor == v and c.kind == 'inference'])}"
+        for v in vendors
+        if any(c.vendor == v and c.kind == "inference" for c in rows)
+    )
+    return [
+        f"{set_name}: median |error| {_median([c.abs_error for c in ok])} over {len(rows)} rows; "
+        f"serving {_median(serving)} over {len(serving)}; max ratio "
+        f"{max_ratio(rows):.2f}x",
+        f"  per vendor (rows): {per_vendor}",
+        f"  serving per vendor: {serving_vendor}",
+    ]
 
 
 def summary_lines(results: list[Comparison], set_name: str, worst: int = 5) -> list[str]:
@@ -351,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for set_name in ("main", "holdout"):
         for line in summary_lines(results, set_name):
+            print(line)
+    print()
+    for set_name in ("all", "main", "holdout"):
+        for line in headline_lines(results, set_name):
             print(line)
 
     if args.csv:

@@ -70,6 +70,7 @@ class Device:
     max_batch: np.ndarray  # most sequences per replica (the runtime's max_num_seqs)
     runtime: np.ndarray  # runtime name (for reports)
     link: np.ndarray  # link kind (for reports)
+    overlap: np.ndarray | bool = True  # memory and compute time overlap (max) or add (sum)
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -143,6 +144,7 @@ def device_figures(
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
         max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
+        overlap=np.array([e.overlap for e in eff], dtype=bool),
         runtime=runtimes,
         link=link,
     )

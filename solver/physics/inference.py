@@ -19,15 +19,17 @@ and h the attention width (query heads x head dim):
 - flops(b) = b * [2 N (1 + P/O) + 4 L h c + 2 L h P^2 / O]
   (linear layers on output and prompt tokens; attention of each output token over its
   context; causal attention of the prompt, 2 L h P^2 per request, spread over O steps)
-- t(b) = max(bytes / (d bw eta_bw), flops / (d peak eta_c))
+- t(b) = combine(bytes / (d bw eta_bw), flops / (d peak eta_c))
   + 2 L [latency + b (1 + P/O) H a 2(d-1)/d / link]   (two all-reduces per layer of
   H = hidden-size activations of a bytes each)
-  + step overhead of the runtime
+  + step overhead of the runtime, where combine is max for a runtime whose kernels
+  overlap memory and compute time (vLLM, TensorRT-LLM) and the sum for one whose
+  measurements show the two add (``RuntimeEfficiency.overlap``, constants.py);
 - time per output token = t(b); throughput = b / t(b) output tokens/s;
 - TTFT = the prompt's prefill (2 N P + 2 L h P^2 FLOPs at eta_c, one weight read,
   2 L all-reduces) plus one step.
 
-t(b) is piecewise linear in b, so the largest batch meeting the time-per-token SLO has
+t(b) is piecewise linear in b (linear when the times add), so the largest batch meeting the time-per-token SLO has
 a closed form, and b / t(b) rises with b, so that batch is the best.
 
 Mixture of experts (Mixtral, Qwen3-235B-A22B, DeepSeek-V3): memory holds every expert
@@ -261,7 +263,10 @@ def max_batch(
 
 @dataclass(frozen=True)
 class StepModel:
-    """Step time as t(b) = max(a + r f(b) + kv b, c b) + fixed + comm b, seconds (arrays).
+    """Step time as t(b) = combine(a + r f(b) + kv b, c b) + fixed + comm b, seconds (arrays).
+
+    combine is max where ``overlap`` (memory and compute hide one behind the other) and
+    the sum where not (the runtime's measurements show they add).
 
     ``r f(b)`` is the read of the routed experts a step hits (module doc; 0 for a dense
     model, whose weights are all in ``a``).
@@ -281,6 +286,7 @@ class StepModel:
     experts_active: float = 1.0
     prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
     output_tokens: float = 1.0
+    overlap: np.ndarray | bool = True  # memory and compute overlap (max) or add (sum)
 
     @property
     def is_moe(self) -> bool:
@@ -299,9 +305,9 @@ class StepModel:
         memory = self.weights_s + b * self.kv_s_per_seq
         if self.is_moe:
             memory = memory + self.routed_s * self.routed_share(b)
-        return (
-            np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
-        )
+        compute = b * self.compute_s_per_seq
+        combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
+        return combined + self.fixed_s + b * self.comm_s_per_seq
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
@@ -373,6 +379,7 @@ def step_model(
         experts_active=model.experts_active,
         prompt_tokens=p,
         output_tokens=o,
+        overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
     )
 
 
@@ -432,7 +439,8 @@ def best_decode(
     held = max_batch(model.weights_gb, kv_tok, p + o / 2.0, d, dev.memory_gb, memory_headroom)
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
-    # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
+    # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
+    # times add, t(b) = A + F + (B + C + E) b <= slo  <=>  b <= the third bound
     if tpot_slo_s is None:
         b_slo = cap.astype(float)
     elif sm.is_moe:
@@ -443,7 +451,10 @@ def best_decode(
         with np.errstate(divide="ignore", invalid="ignore"):
             b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
             b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
-        b_slo = np.floor(np.minimum(b1, b2) + 1e-9)
+            b3 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (
+                sm.kv_s_per_seq + sm.compute_s_per_seq + sm.comm_s_per_seq
+            )
+        b_slo = np.floor(np.where(sm.overlap, np.minimum(b1, b2), b3) + 1e-9)
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
     else:
