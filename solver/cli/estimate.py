@@ -19,7 +19,6 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 
-
 # ``--format table|json`` as every other command takes it; ``--json`` (the older flag) is
 # kept and means ``--format json``.
 FormatOpt = Annotated[

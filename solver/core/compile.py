@@ -763,6 +763,7 @@ def inference_capacity(
             d=np.full(n, float(d)),
             dev=dev,
             memory_headroom=memory_headroom,
+            load=w.load_percentile if is_online else None,
         )
         replicas = np.where(shape_ok, apu // d, 0)
         cap = replicas * res.tokens_per_s
@@ -1663,6 +1664,7 @@ def calibrate_to_measured(
             d=np.ones(len(accs)),
             dev=dev,
             memory_headroom=memory_headroom,
+            load=w.load_percentile,
         )
         measured_rps += [float(measured[a][j]) for a in accs.index]
         physics_rps += list(res.tokens_per_s / bucket.output_tokens)

@@ -20,6 +20,7 @@ from solver.physics.hardware import (
 )
 from solver.physics.inference import (
     DecodeResult,
+    LoadPercentile,
     ServedModel,
     StepModel,
     best_decode,
@@ -28,6 +29,8 @@ from solver.physics.inference import (
     experts_hit_share,
     kv_bytes_per_token,
     max_batch,
+    md1_wait_quantile_s,
+    poisson_quantile,
     prefill_s,
     routed_share_per_step,
     served_model,
@@ -62,7 +65,10 @@ __all__ = [
     "StepModel",
     "TRAINING_MARGINS",
     "activation_gb_per_device",
+    "LoadPercentile",
     "best_decode",
+    "md1_wait_quantile_s",
+    "poisson_quantile",
     "calibration_factor",
     "bytes_per_value",
     "compute_peak_tflops",

@@ -246,6 +246,7 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
         d=np.array([float(d)]),
         dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
         memory_headroom=headroom,
+        load=w.load_percentile if online else None,
     )
 
 
