@@ -289,6 +289,52 @@ def max_ratio(rows: list[Comparison]) -> float:
     return worst
 
 
+def row_runtime(catalog, row: dict[str, str]) -> str:
+    """The serving runtime a row was measured on: its notes', its source's, else its
+    vendor's default (solver/physics/constants.py RUNTIME_BY_VENDOR)."""
+    from solver.physics.constants import RUNTIME_BY_VENDOR
+
+    named = note_value(row["notes"], "runtime") or RUNTIME_BY_SOURCE.get(row["source"])
+    return named or RUNTIME_BY_VENDOR.get(_vendor(catalog, row["accelerator"]), "vllm-cuda")
+
+
+def capacity_log_errors(catalog, rows: list[dict[str, str]], results: list[Comparison]):
+    """Per runtime, ln(measured capacity / predicted capacity) of the serving rows that
+    measure a capacity: throughput rows as measured / predicted, time-per-token rows as
+    predicted / measured (capacity is batch / step time); TTFT rows are not capacity."""
+    out: dict[str, list[float]] = {}
+    for row, c in zip(rows, results, strict=True):
+        if c.kind != "inference" or c.unit == "ttft_ms" or c.ratio is None or c.ratio <= 0:
+            continue
+        log = -math.log(c.ratio) if c.unit != "tpot_ms" else math.log(c.ratio)
+        out.setdefault(row_runtime(catalog, row), []).append(log)
+    return out
+
+
+def band_lines(catalog, rows: list[dict[str, str]], results: list[Comparison]) -> list[str]:
+    """The capacity error band per runtime (issue 33): the root-mean-square of ln(measured
+    / predicted) over the MAIN serving rows (holdout rows never set a default), and how
+    many holdout rows fall within the band's two-sided 90% interval (+-1.645 x RMS)."""
+    main = [(r, c) for r, c in zip(rows, results, strict=True) if c.set_name == "main"]
+    hold = [(r, c) for r, c in zip(rows, results, strict=True) if c.set_name == "holdout"]
+    by_rt = capacity_log_errors(catalog, [r for r, _ in main], [c for _, c in main])
+    pooled = [x for xs in by_rt.values() for x in xs]
+    lines = ["capacity band (RMS of ln(measured/predicted), main serving rows):"]
+    rms = {}
+    for rt, xs in sorted(by_rt.items()) + [("all", pooled)]:
+        rms[rt] = math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else math.nan
+        mean = sum(xs) / len(xs) if xs else math.nan
+        lines.append(f"  {rt}: {rms[rt]:.3f} over {len(xs)} rows (mean {mean:+.3f})")
+    held = capacity_log_errors(catalog, [r for r, _ in hold], [c for _, c in hold])
+    inside = total = 0
+    for rt, xs in held.items():
+        band = rms.get(rt, rms["all"])
+        inside += sum(abs(x) <= 1.645 * band for x in xs)
+        total += len(xs)
+    lines.append(f"  holdout capacity rows within their runtime's 90% band: {inside}/{total}")
+    return lines
+
+
 def headline_lines(results: list[Comparison], set_name: str) -> list[str]:
     """The figures issue 33 asks for, per set: median |error| overall, serving and per
     vendor (serving and training together), and the largest factor any row is off by."""
@@ -367,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, help="write the compared rows to this CSV")
     parser.add_argument("--cases", type=Path, default=CASES_CSV, help="the measurement table")
     parser.add_argument("--catalog", type=Path, default=None, help="catalog directory")
+    parser.add_argument(
+        "--bands", action="store_true", help="also print the capacity error band per runtime"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -406,6 +455,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for set_name in ("all", "main", "holdout"):
         for line in headline_lines(results, set_name):
+            print(line)
+    if args.bands:
+        print()
+        for line in band_lines(catalog, rows, results):
             print(line)
 
     if args.csv:

@@ -1073,6 +1073,23 @@ class Problem(_Strict):
         description=TRAINING_MARGIN_HELP + "; a training workload's own training_margin wins",
     )
     demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
+    capacity_confidence: float | None = Field(
+        None,
+        ge=0.5,
+        lt=1,
+        description="Plan serving capacity that meets peak with this probability (e.g. 0.9): "
+        "each capacity figure is derated by its error band's quantile, exp(-z x band), the "
+        "band being the accuracy table's RMS log error for its source and runtime "
+        "(solver/physics/constants.py CAPACITY_BAND_LOG). Default: the point estimate",
+    )
+    capacity_optimism: float = Field(
+        1.0,
+        ge=1,
+        le=10,
+        description="Plan as if every serving capacity estimate were this many times too high "
+        "(1.5: capacity / 1.5), to see how the plan changes if estimates are optimistic. "
+        "Default 1",
+    )
     memory_headroom: float = Field(
         0.10,
         ge=0,

@@ -93,7 +93,7 @@ from statistics import NormalDist
 import numpy as np
 
 from solver.physics.constants import ETA_LINK, bytes_per_value
-from solver.physics.hardware import Device
+from solver.physics.hardware import Device, capacity_band_log
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -634,6 +634,35 @@ def demand_tokens_per_s(
     if users is None or requests_per_user_per_day is None:
         raise ValueError("demand needs users and requests_per_user_per_day")
     return users * requests_per_user_per_day * output_tokens / SECONDS_PER_DAY
+
+
+def capacity_derate(confidence: float | None, band_log: np.ndarray | float) -> np.ndarray:
+    """Share of a capacity estimate that holds at ``confidence`` (issue 33).
+
+    With ln(true / estimate) taken as normal with standard deviation ``band_log`` (the
+    accuracy table's RMS log error, constants.CAPACITY_BAND_LOG), the capacity met with
+    probability c is estimate x exp(-z_c band): z_0.9 = 1.2816, so a 0.283 band keeps
+    exp(-0.3627) = 0.696 of the estimate. None (no confidence asked) keeps all of it.
+    """
+    band = np.asarray(band_log, dtype=float)
+    if confidence is None:
+        return np.ones(band.shape)
+    z = NormalDist().inv_cdf(float(confidence))
+    return np.exp(-z * band)
+
+
+def planned_capacity_share(
+    confidence: float | None,
+    optimism: float,
+    vendor: np.ndarray,
+    source: np.ndarray | str,
+    runtime: str | None = None,
+) -> np.ndarray:
+    """Share of each capacity estimate a plan counts on (issue 33): the band's quantile
+    at ``confidence`` (:func:`solver.physics.inference.capacity_derate`; 1 without one),
+    divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high)."""
+    band = capacity_band_log(np.asarray(vendor, dtype=object), source, runtime)
+    return capacity_derate(confidence, band) / float(optimism)
 
 
 def calibration_factor(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, int, float]:
