@@ -247,13 +247,6 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
         vendor = np.array([pools.at[(i.offering, i.mode), "vendor"]], dtype=object)
         runtime = str(runtime_of(vendor, getattr(w, "runtime", None))[0])
         band = float(capacity_band_log(vendor, i.capacity_source, getattr(w, "runtime", None))[0])
-        for b in [blocks.index(i.block)] if i.block in blocks else range(len(blocks)):
-            key_pb = (i.workload, periods.index(i.period), b)
-            cap[key_pb] = cap.get(key_pb, 0.0) + i.capacity_tokens_per_s
-        key = (i.workload, runtime, i.capacity_source)
-        if key in seen:
-            continue
-        seen.add(key)
         share = planned_capacity_share(
             problem.capacity_confidence,
             problem.capacity_optimism,
@@ -261,6 +254,15 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
             i.capacity_source,
             getattr(w, "runtime", None),
         )
+        # the point estimate behind the line (its capacity is the share counted on)
+        estimate = i.capacity_tokens_per_s / float(share[0])
+        for b in [blocks.index(i.block)] if i.block in blocks else range(len(blocks)):
+            key_pb = (i.workload, periods.index(i.period), b)
+            cap[key_pb] = cap.get(key_pb, 0.0) + estimate
+        key = (i.workload, runtime, i.capacity_source)
+        if key in seen:
+            continue
+        seen.add(key)
         out.append(
             Assumption(
                 kind="capacity_band",
@@ -279,9 +281,10 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
 
 
 def _stress(compiled: Compiled, cap: dict[tuple[str, int, int], float]) -> list[Assumption]:
-    """Per serving workload, the worst block's capacity / OPTIMISM_STRESS over its demand
-    (without the max_utilisation and demand headroom): the share of peak served if every
-    capacity estimate is 1.5x optimistic."""
+    """Per serving workload, the worst block's capacity estimate / OPTIMISM_STRESS over its
+    demand (without the max_utilisation and demand headroom): the share of peak served if
+    every capacity estimate is 1.5x optimistic. ``cap`` holds the point estimates (the line
+    capacities before capacity_confidence and capacity_optimism took their share)."""
     problem = compiled.problem
     d = compiled.demand
     out = []
