@@ -76,8 +76,8 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # 4.02 / 0.792 = 5.07 ms and 11.76 / 0.792 = 14.85 ms, leaving F = 26.79 - 5.07 -
     # 1.54 = 20.2 ms and 31.61 - 14.85 - 3.84 = 12.9 ms: F = 15 ms, between them (the
     # value whose largest error over the Neuron rows is least, 1.5x, with the Trainium 70B
-    # row, 20.47 ms on 16 chips, in the fit). eta_c from the 8B run's TTFT: 315.79 ms for 2 x 8e9 x 1,500
-    # FLOPs over 4 x 190 TFLOPS (31.6 ms at 100%) -> 0.10. The older single-row fit
+    # row, 20.47 ms on 16 chips, in the fit). eta_c from the 8B run's TTFT: 315.79 ms
+    # for 2 x 8e9 x 1,500 FLOPs over 4 x 190 TFLOPS (31.6 ms at 100%) -> 0.10. The older single-row fit
     # (0.18 of bandwidth, no overhead) charged the fixed cost as bandwidth and predicted
     # the 70B rows 2.5-2.9x too slow.
     "neuron": RuntimeEfficiency(0.90, 0.10, 0.015, "OPTNEURON_TGI_PERF"),
