@@ -69,17 +69,16 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # t = F + (W/d) / (880 GB/s x eta_bw) + 2 L x 24 us (all-reduce latency, NeuronLink).
     # The two points differ by 4.82 ms, of which 2.30 ms is the 96 more all-reduces, so
     # 7.74 GB more per chip costs 2.52 ms: 3.1 TB/s per chip, above the 880 GB/s data
-    # sheet. The bandwidth slope is therefore bounded by the data sheet; the grid fit
-    # (`python bench/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1
-    # --overhead-ms 0,5,10,15,20`, over the Neuron main rows) ranks eta_bw 0.90, eta_c 0.10,
-    # 15 ms first (largest error 1.52x, median 19%). By hand, at 0.9 the weight reads are
-    # 4.02 / 0.792 = 5.07 ms and 11.76 / 0.792 = 14.85 ms, leaving F = 26.79 - 5.07 -
-    # 1.54 = 20.2 ms and 31.61 - 14.85 - 3.84 = 12.9 ms: F = 15 ms, between them (the
-    # value whose largest error over the Neuron rows is least, 1.5x, with the Trainium 70B
-    # row, 20.47 ms on 16 chips, in the fit). eta_c from the 8B run's TTFT: 315.79 ms
-    # for 2 x 8e9 x 1,500 FLOPs over 4 x 190 TFLOPS (31.6 ms at 100%) -> 0.10. The older single-row fit
-    # (0.18 of bandwidth, no overhead) charged the fixed cost as bandwidth and predicted
-    # the 70B rows 2.5-2.9x too slow.
+    # sheet. The bandwidth slope is therefore bounded by the data sheet; the grid fit (`python
+    # bench/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 --overhead-ms
+    # 0,5,10,15,20`, over the Neuron main rows) ranks eta_bw 0.90, eta_c 0.10, 15 ms first (largest
+    # error 1.52x, median 19%). By hand, at 0.9 the weight reads are 4.02 / 0.792 = 5.07 ms and
+    # 11.76 / 0.792 = 14.85 ms, leaving F = 26.79 - 5.07 - 1.54 = 20.2 ms and 31.61 - 14.85 - 3.84 =
+    # 12.9 ms: F = 15 ms, between them (the value whose largest error over the Neuron rows is least,
+    # 1.5x, with the Trainium 70B row, 20.47 ms on 16 chips, in the fit). eta_c from the 8B run's
+    # TTFT: 315.79 ms for 2 x 8e9 x 1,500 FLOPs over 4 x 190 TFLOPS (31.6 ms at 100%) -> 0.10. The
+    # older single-row fit (0.18 of bandwidth, no overhead) charged the fixed cost as bandwidth and
+    # predicted the 70B rows 2.5-2.9x too slow.
     "neuron": RuntimeEfficiency(0.90, 0.10, 0.015, "OPTNEURON_TGI_PERF"),
     # Gaudi (vLLM-fork / Optimum Habana), issue 33: at large batch the measured step is the
     # SUM of the memory and compute times (overlap=False), not their maximum. Fitted on the
