@@ -84,6 +84,7 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
         "GAUDI2_INFERENCE",
     ),
     "OPTNEURON_TGI_PERF": ("optimum-neuron", "tgi-results", "TGI-neuron"),
+    "INTEL_G3_INF": ("gaudi/model-performance.html", "INTEL_G3_INF"),
     "LLAMA3_PAPER": ("2407.21783",),
     "MAXTEXT_TIERING": ("tiering.md",),
     "MAXTEXT_README": ("MaxText README", "configs/v5e/README", "MAXTEXT_V5E"),
@@ -126,6 +127,7 @@ class Comparison:
     measured: float
     error: str = ""
     calibration: bool = False  # the row's source is a basis of a default
+    vendor: str = ""  # the accelerator's vendor (catalog), for the per-vendor medians
 
     @property
     def ratio(self) -> float | None:
@@ -243,6 +245,13 @@ def predict_training(catalog, row: dict[str, str]) -> float:
     return tokens / (seconds * n_used)
 
 
+def _vendor(catalog, name: str) -> str:
+    try:
+        return str(catalog.accelerators.at[catalog.resolve_accelerator(name), "vendor"])
+    except Exception:  # noqa: BLE001 - an unknown accelerator is reported by the estimate
+        return "?"
+
+
 def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparison:
     """Run one row; an estimate that raises is reported, not fatal."""
     measured = float(row["measured_value"])
@@ -263,7 +272,95 @@ def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparis
         measured,
         error,
         calibration,
+        _vendor(catalog, row["accelerator"]),
     )
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.1%}" if values else "-"
+
+
+def max_ratio(rows: list[Comparison]) -> float:
+    """The largest factor any row is off by, max(ratio, 1/ratio) (inf when one failed)."""
+    worst = 1.0
+    for c in rows:
+        r = c.ratio
+        worst = max(worst, math.inf if r is None or r <= 0 else max(r, 1.0 / r))
+    return worst
+
+
+def row_runtime(catalog, row: dict[str, str]) -> str:
+    """The serving runtime a row was measured on: its notes', its source's, else its
+    vendor's default (solver/physics/constants.py RUNTIME_BY_VENDOR)."""
+    from solver.physics.constants import RUNTIME_BY_VENDOR
+
+    named = note_value(row["notes"], "runtime") or RUNTIME_BY_SOURCE.get(row["source"])
+    return named or RUNTIME_BY_VENDOR.get(_vendor(catalog, row["accelerator"]), "vllm-cuda")
+
+
+def capacity_log_errors(catalog, rows: list[dict[str, str]], results: list[Comparison]):
+    """Per runtime, ln(measured capacity / predicted capacity) of the serving rows that
+    measure a capacity: throughput rows as measured / predicted, time-per-token rows as
+    predicted / measured (capacity is batch / step time); TTFT rows are not capacity."""
+    out: dict[str, list[float]] = {}
+    for row, c in zip(rows, results, strict=True):
+        if c.kind != "inference" or c.unit == "ttft_ms" or c.ratio is None or c.ratio <= 0:
+            continue
+        log = -math.log(c.ratio) if c.unit != "tpot_ms" else math.log(c.ratio)
+        out.setdefault(row_runtime(catalog, row), []).append(log)
+    return out
+
+
+def band_lines(catalog, rows: list[dict[str, str]], results: list[Comparison]) -> list[str]:
+    """The capacity error band per runtime (issue 33): the root-mean-square of ln(measured
+    / predicted) over the MAIN serving rows (holdout rows never set a default), and how
+    many holdout rows fall within the band's two-sided 90% interval (+-1.645 x RMS)."""
+    main = [(r, c) for r, c in zip(rows, results, strict=True) if c.set_name == "main"]
+    hold = [(r, c) for r, c in zip(rows, results, strict=True) if c.set_name == "holdout"]
+    by_rt = capacity_log_errors(catalog, [r for r, _ in main], [c for _, c in main])
+    pooled = [x for xs in by_rt.values() for x in xs]
+    lines = ["capacity band (RMS of ln(measured/predicted), main serving rows):"]
+    rms = {}
+    for rt, xs in sorted(by_rt.items()) + [("all", pooled)]:
+        rms[rt] = math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else math.nan
+        mean = sum(xs) / len(xs) if xs else math.nan
+        lines.append(f"  {rt}: {rms[rt]:.3f} over {len(xs)} rows (mean {mean:+.3f})")
+    held = capacity_log_errors(catalog, [r for r, _ in hold], [c for _, c in hold])
+    inside = total = 0
+    for rt, xs in held.items():
+        band = rms.get(rt, rms["all"])
+        inside += sum(abs(x) <= 1.645 * band for x in xs)
+        total += len(xs)
+    lines.append(f"  holdout capacity rows within their runtime's 90% band: {inside}/{total}")
+    return lines
+
+
+def headline_lines(results: list[Comparison], set_name: str) -> list[str]:
+    """The figures issue 33 asks for, per set: median |error| overall, serving and per
+    vendor (serving and training together), and the largest factor any row is off by."""
+    rows = [c for c in results if set_name in ("all", c.set_name)]
+    if not rows:
+        return []
+    ok = [c for c in rows if c.abs_error is not None]
+    serving = [c.abs_error for c in ok if c.kind == "inference"]
+    vendors = sorted({c.vendor for c in rows})
+    per_vendor = ", ".join(
+        f"{v} {_median([c.abs_error for c in ok if c.vendor == v])} "
+        f"({sum(c.vendor == v for c in rows)})"
+        for v in vendors
+    )
+    serving_vendor = ", ".join(
+        f"{v} {_median([c.abs_error for c in ok if c.vendor == v and c.kind == 'inference'])}"
+        for v in vendors
+        if any(c.vendor == v and c.kind == "inference" for c in rows)
+    )
+    return [
+        f"{set_name}: median |error| {_median([c.abs_error for c in ok])} over {len(rows)} rows; "
+        f"serving {_median(serving)} over {len(serving)}; max ratio "
+        f"{max_ratio(rows):.2f}x",
+        f"  per vendor (rows): {per_vendor}",
+        f"  serving per vendor: {serving_vendor}",
+    ]
 
 
 def summary_lines(results: list[Comparison], set_name: str, worst: int = 5) -> list[str]:
@@ -316,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, help="write the compared rows to this CSV")
     parser.add_argument("--cases", type=Path, default=CASES_CSV, help="the measurement table")
     parser.add_argument("--catalog", type=Path, default=None, help="catalog directory")
+    parser.add_argument(
+        "--bands", action="store_true", help="also print the capacity error band per runtime"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -351,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     for set_name in ("main", "holdout"):
         for line in summary_lines(results, set_name):
+            print(line)
+    print()
+    for set_name in ("all", "main", "holdout"):
+        for line in headline_lines(results, set_name):
+            print(line)
+    if args.bands:
+        print()
+        for line in band_lines(catalog, rows, results):
             print(line)
 
     if args.csv:

@@ -85,8 +85,12 @@ def vendors_used(plan: dict, vendor_of: dict[str, str]) -> set[str]:
 
 
 def test_without_a_runtime_the_plan_mixes_software_stacks(tmp_path, vendor_of):
+    # without a runtime every vendor competes on its default stack and the cheapest plan
+    # mixes them: AMD (vLLM ROCm) with NVIDIA since issue 33's Gaudi refit (Gaudi 2 now
+    # predicted at 0.66-0.78x of its published table; it was AMD with Intel before)
     plan = solve(tmp_path, SERVE_70B)
-    assert {"amd", "intel"} <= vendors_used(plan, vendor_of)
+    used = vendors_used(plan, vendor_of)
+    assert "amd" in used and len(used) >= 2, used
 
 
 @pytest.mark.parametrize("runtime,vendor", [("vllm-cuda", "nvidia"), ("vllm-rocm", "amd")])

@@ -626,7 +626,8 @@ def _inference_assumptions(
         "continuous batching with chunked prefill: each step also prefills "
         f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
-        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step "
+        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step, "
+        f"memory and compute time {'overlapping (the longer counts)' if eff.overlap else 'added'} "
         f"({eff.source})",
     ] + (
         [

@@ -10,6 +10,7 @@ import typer
 from solver.cli.common import (
     CatalogOpt,
     DebugOpt,
+    _check_format,
     _choices,
     _load_catalog,
     _run,
@@ -18,9 +19,17 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 
+# ``--format table|json`` as every other command takes it; ``--json`` (the older flag) is
+# kept and means ``--format json``.
+FormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="Output format: table or json (--json is the same as json)"),
+]
 
-def _print_estimate(result: dict, as_json: bool) -> None:
-    if as_json:
+
+def _print_estimate(result: dict, as_json: bool, format: str = "table") -> None:
+    _check_format(format, "table", "json")
+    if as_json or format == "json":
         typer.echo(json.dumps(result, indent=2, default=float))
         return
     from solver.outputs.text import estimate_text
@@ -73,6 +82,7 @@ def estimate_training_cmd(
     ] = "low",
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    format: FormatOpt = "table",
     debug: DebugOpt = False,
 ) -> None:
     """Training memory per component, time and cost on an accelerator or offering."""
@@ -96,7 +106,7 @@ def estimate_training_cmd(
             spot=spot,
             training_margin=_margin(training_margin),
         )
-        _print_estimate(result, as_json)
+        _print_estimate(result, as_json, format)
 
     _run(debug, body)
 
@@ -161,6 +171,7 @@ def estimate_inference_cmd(
     ] = None,
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    format: FormatOpt = "table",
     debug: DebugOpt = False,
 ) -> None:
     """Inference memory, latency, throughput, replicas and $/1M tokens (owned vs rented)."""
@@ -193,6 +204,6 @@ def estimate_inference_cmd(
             site=site,
             runtime=runtime,
         )
-        _print_estimate(result, as_json)
+        _print_estimate(result, as_json, format)
 
     _run(debug, body)

@@ -813,6 +813,7 @@ def inference_capacity(
             d=np.full(n, float(d)),
             dev=dev,
             memory_headroom=memory_headroom,
+            load=w.load_percentile if is_online else None,
         )
         replicas = np.where(shape_ok, apu // d, 0)
         cap = replicas * res.tokens_per_s
@@ -1589,6 +1590,16 @@ def _inference_rows(
     else:
         rps = np.zeros((len(sub), 0))
         cap_tokens = main["tokens_per_s_per_unit"].to_numpy()
+    # the share of each estimate the plan counts on (capacity_confidence, capacity_optimism)
+    source = np.where(is_measured, "measured", "calibrated" if measured else "physics")
+    share = physics.planned_capacity_share(
+        problem.capacity_confidence,
+        problem.capacity_optimism,
+        sub["vendor"].to_numpy(),
+        source,
+        getattr(w, "runtime", None),
+    )
+    rps, cap_tokens = rps * share[:, None], cap_tokens * share
     report.generated += len(sub)
     ok = reason == ""
     if isinstance(w, InferenceWorkload) and not ok.any() and len(sub):
@@ -1622,9 +1633,7 @@ def _inference_rows(
             "tokens_per_s_per_unit": cap_tokens[ok],
             "step_s": np.where(physics_rows, main["step_s"].to_numpy()[ok], np.nan),
             "ttft_s": np.where(physics_rows, main["ttft_s"].to_numpy()[ok], np.nan),
-            "capacity_source": np.where(
-                physics_rows, "calibrated" if measured else "physics", "measured"
-            ),
+            "capacity_source": source[ok],
             "kwh_per_unit_hour": inf_coef["kwh"][idx],
             "energy_usd_per_unit_hour": inf_coef["energy_usd"][idx],
             "kgco2e_per_unit_hour": inf_coef["kgco2e"][idx],
@@ -1713,6 +1722,7 @@ def calibrate_to_measured(
             d=np.ones(len(accs)),
             dev=dev,
             memory_headroom=memory_headroom,
+            load=w.load_percentile,
         )
         measured_rps += [float(measured[a][j]) for a in accs.index]
         physics_rps += list(res.tokens_per_s / bucket.output_tokens)

@@ -28,6 +28,7 @@ from pydantic import (
 from solver.errors import ProcureError, closest
 from solver.inputs.costs import Costs
 from solver.inputs.yamlio import load_yaml, read_text_file
+from solver.physics.inference import LoadPercentile
 from solver.physics.shapes import (
     DENSE_MLP_RATIO,
     EXPERT_MLP_RATIO,
@@ -484,6 +485,14 @@ class InferenceWorkload(_WorkloadBase):
     output_tokens: int = Field(gt=0)
     ttft_slo: str = Field(description="Time to first token SLO with unit, e.g. '1 s'")
     tpot_slo: str = Field(description="Time per output token SLO with unit, e.g. '50 ms'")
+    slo_percentile: float | None = Field(
+        None,
+        ge=0.5,
+        lt=1,
+        description="Check ttft_slo and tpot_slo at this percentile of requests (0.9 = p90, "
+        "0.99 = p99) under Poisson arrivals at max_utilisation (M/G/infinity decode slots, "
+        "M/D/1 prefill queue; solver/physics/inference.py), not at the mean. Default: the mean",
+    )
     peak_to_average: float = Field(
         1.0,
         ge=1,
@@ -606,6 +615,14 @@ class InferenceWorkload(_WorkloadBase):
     @property
     def ttft_slo_s(self) -> float:
         return parse_duration_s(self.ttft_slo)
+
+    @property
+    def load_percentile(self):
+        """The SLO percentile and the planned utilisation (physics.LoadPercentile), or None
+        when the SLOs are checked at the mean."""
+        if self.slo_percentile is None:
+            return None
+        return LoadPercentile(p=self.slo_percentile, rho=self.max_utilisation)
 
     @property
     def tpot_slo_s(self) -> float:
@@ -1114,6 +1131,23 @@ class Problem(_Strict):
         description=TRAINING_MARGIN_HELP + "; a training workload's own training_margin wins",
     )
     demand_headroom: float = Field(0.0, ge=0, le=2, description="Extra capacity over demand")
+    capacity_confidence: float | None = Field(
+        None,
+        ge=0.5,
+        lt=1,
+        description="Plan serving capacity that meets peak with this probability (e.g. 0.9): "
+        "each capacity figure is derated by its error band's quantile, exp(-z x band), the "
+        "band being the accuracy table's RMS log error for its source and runtime "
+        "(solver/physics/constants.py CAPACITY_BAND_LOG). Default: the point estimate",
+    )
+    capacity_optimism: float = Field(
+        1.0,
+        ge=1,
+        le=10,
+        description="Plan as if every serving capacity estimate were this many times too high "
+        "(1.5: capacity / 1.5), to see how the plan changes if estimates are optimistic. "
+        "Default 1",
+    )
     memory_headroom: float = Field(
         0.10,
         ge=0,

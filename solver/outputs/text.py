@@ -372,6 +372,7 @@ def training_sentences(plan: Plan) -> list[str]:
 _ASSUMPTION_NAMES = {
     "mfu": "MFU",
     "serving_efficiency": "serving",
+    "capacity_band": "capacity band",
     "availability_cap": "cap",
     "provider_tier": "tier",
 }

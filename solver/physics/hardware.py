@@ -20,6 +20,9 @@ import numpy as np
 
 from solver.physics.constants import (
     ALLREDUCE_LATENCY_S,
+    CAPACITY_BAND_LOG,
+    CAPACITY_BAND_LOG_MEASURED,
+    CAPACITY_BAND_LOG_POOLED,
     LINK_BY_VENDOR,
     PCIE_GBPS_PER_DIRECTION,
     RUNTIME_BY_VENDOR,
@@ -70,6 +73,7 @@ class Device:
     max_batch: np.ndarray  # most sequences per replica (the runtime's max_num_seqs)
     runtime: np.ndarray  # runtime name (for reports)
     link: np.ndarray  # link kind (for reports)
+    overlap: np.ndarray | bool = True  # memory and compute time overlap (max) or add (sum)
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -104,6 +108,20 @@ def runtime_of(vendor: np.ndarray, runtime: str | None = None) -> np.ndarray:
         raise ValueError(f"unknown runtime {runtime!r}; use one of {sorted(RUNTIME_EFFICIENCY)}")
     home = RUNTIME_BY_VENDOR_OF.get(runtime)
     return np.where(vendor == home, runtime, default) if home else default
+
+
+def capacity_band_log(
+    vendor: np.ndarray, source: np.ndarray | str, runtime: str | None = None
+) -> np.ndarray:
+    """Error band (RMS log error) of a capacity figure per device and source (issue 33):
+    ``measured`` the measured band, ``physics`` and ``calibrated`` their runtime's
+    (constants.CAPACITY_BAND_LOG; the pooled band for a runtime without one)."""
+    runtimes = runtime_of(vendor, runtime)
+    physics_band = np.array(
+        [CAPACITY_BAND_LOG.get(r, CAPACITY_BAND_LOG_POOLED) for r in runtimes], dtype=float
+    )
+    src = np.broadcast_to(np.asarray(source, dtype=object), physics_band.shape)
+    return np.where(src == "measured", CAPACITY_BAND_LOG_MEASURED, physics_band)
 
 
 def device_figures(
@@ -143,6 +161,7 @@ def device_figures(
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
         max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
+        overlap=np.array([e.overlap for e in eff], dtype=bool),
         runtime=runtimes,
         link=link,
     )

@@ -19,16 +19,18 @@ and h the attention width (query heads x head dim):
 - flops(b) = b * [2 N (1 + P/O) + 4 L h c + 2 L h P^2 / O]
   (linear layers on output and prompt tokens; attention of each output token over its
   context; causal attention of the prompt, 2 L h P^2 per request, spread over O steps)
-- t(b) = max(bytes / (d bw eta_bw), flops / (d peak eta_c))
+- t(b) = combine(bytes / (d bw eta_bw), flops / (d peak eta_c))
   + 2 L [latency + b (1 + P/O) H a 2(d-1)/d / link]   (two all-reduces per layer of
   H = hidden-size activations of a bytes each)
-  + step overhead of the runtime
+  + step overhead of the runtime, where combine is max for a runtime whose kernels
+  overlap memory and compute time (vLLM, TensorRT-LLM) and the sum for one whose
+  measurements show the two add (``RuntimeEfficiency.overlap``, constants.py);
 - time per output token = t(b); throughput = b / t(b) output tokens/s;
 - TTFT = the prompt's prefill (2 N P + 2 L h P^2 FLOPs at eta_c, one weight read,
   2 L all-reduces) plus one step.
 
-t(b) is piecewise linear in b, so the largest batch meeting the time-per-token SLO has
-a closed form, and b / t(b) rises with b, so that batch is the best.
+t(b) is piecewise linear in b (linear when the times add), so the largest batch meeting
+the time-per-token SLO has a closed form, and b / t(b) rises with b, so that batch is the best.
 
 Mixture of experts (Mixtral, Qwen3-235B-A22B, DeepSeek-V3): memory holds every expert
 (N_total x bytes), the FLOPs count the active parameters (2 N_active per token), and a
@@ -58,6 +60,26 @@ Batch-Aware Expert Routing for Faster Decode Without Retraining", arXiv:2511.022
 measured on Qwen3-30B-A3B and Qwen3-235B-A22B; total and active counts: Jiang et al.,
 "Mixtral of Experts", arXiv:2401.04088 (2024), 47B parameters of which 13B per token.
 
+Latency under load (issue 33). Requests arrive as a Poisson stream at the planned
+utilisation rho (``max_utilisation``: the replica runs at rho of the throughput b / t(b)
+of its planned batch b). Two stated approximations give the latencies at a percentile p:
+
+- TPOT: a request occupies a decode slot for O steps whatever else runs, so the number of
+  sequences decoding together is the number of busy servers of an M/G/infinity queue,
+  Poisson with mean m = rho b (Little's law; Takacs 1962, "Introduction to the Theory of
+  Queues", ch. 3). Its p-quantile, by the normal approximation with continuity,
+  b_p = ceil(m + z_p sqrt(m) - 0.5), capped at the runtime's batch limit (requests beyond it
+  wait for a slot), sets the step time at the percentile: TPOT_p = t(b_p).
+- TTFT: prompts queue for prefill, a server of deterministic service time s (the prompt's
+  prefill alone) busy a fraction u = lambda s, lambda = rho b / t(b) / O requests/s: an M/D/1
+  queue. Its mean wait is the Pollaczek-Khinchine W = u s / (2 (1 - u)); the wait is
+  positive with probability u and, given that, taken as exponential with mean W / u (the
+  standard exponential tail approximation of the M/G/1 wait, Tijms 2003, "A First Course in
+  Stochastic Models", section 2.5; exact in heavy traffic, Kingman 1962), so
+  W_p = (W / u) ln(u / (1 - p)) where u > 1 - p, else 0. TTFT_p = prefill + W_p + TPOT_p.
+
+Without a percentile the SLOs are checked at the mean, as before.
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -66,11 +88,12 @@ not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
 from solver.physics.constants import ETA_LINK, bytes_per_value
-from solver.physics.hardware import Device
+from solver.physics.hardware import Device, capacity_band_log
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -261,7 +284,10 @@ def max_batch(
 
 @dataclass(frozen=True)
 class StepModel:
-    """Step time as t(b) = max(a + r f(b) + kv b, c b) + fixed + comm b, seconds (arrays).
+    """Step time as t(b) = combine(a + r f(b) + kv b, c b) + fixed + comm b, seconds (arrays).
+
+    combine is max where ``overlap`` (memory and compute hide one behind the other) and
+    the sum where not (the runtime's measurements show they add).
 
     ``r f(b)`` is the read of the routed experts a step hits (module doc; 0 for a dense
     model, whose weights are all in ``a``).
@@ -281,6 +307,7 @@ class StepModel:
     experts_active: float = 1.0
     prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
     output_tokens: float = 1.0
+    overlap: np.ndarray | bool = True  # memory and compute overlap (max) or add (sum)
 
     @property
     def is_moe(self) -> bool:
@@ -299,9 +326,9 @@ class StepModel:
         memory = self.weights_s + b * self.kv_s_per_seq
         if self.is_moe:
             memory = memory + self.routed_s * self.routed_share(b)
-        return (
-            np.maximum(memory, b * self.compute_s_per_seq) + self.fixed_s + b * self.comm_s_per_seq
-        )
+        compute = b * self.compute_s_per_seq
+        combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
+        return combined + self.fixed_s + b * self.comm_s_per_seq
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
@@ -373,6 +400,7 @@ def step_model(
         experts_active=model.experts_active,
         prompt_tokens=p,
         output_tokens=o,
+        overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
     )
 
 
@@ -389,6 +417,66 @@ def prefill_s(model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Devi
     return compute_s + read_s + comm_s
 
 
+def poisson_quantile(mean: np.ndarray | float, p: float) -> np.ndarray:
+    """p-quantile of a Poisson count of ``mean`` (normal approximation with continuity,
+    module doc): ceil(m + z_p sqrt(m) - 0.5), never below 0.
+
+    Mean 64 at p = 0.9: z = 1.2816, 64 + 1.2816 x 8 - 0.5 = 73.75 -> 74 (the exact Poisson
+    90th percentile is 74).
+    """
+    m = np.maximum(np.asarray(mean, dtype=float), 0.0)
+    z = NormalDist().inv_cdf(float(p))
+    return np.maximum(np.ceil(m + z * np.sqrt(m) - 0.5 - 1e-9), 0.0)
+
+
+def md1_wait_quantile_s(
+    service_s: np.ndarray | float, arrivals_per_s: np.ndarray | float, p: float
+) -> np.ndarray:
+    """p-quantile of the wait for a deterministic server under Poisson arrivals (module doc).
+
+    u = lambda s; W = u s / (2 (1 - u)); W_p = (W / u) ln(u / (1 - p)) where u > 1 - p,
+    else 0; infinite where u >= 1 (the queue grows without bound).
+    """
+    s = np.asarray(service_s, dtype=float)
+    u = np.asarray(arrivals_per_s, dtype=float) * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_wait = u * s / (2.0 * (1.0 - u))
+        tail = (mean_wait / u) * np.log(u / (1.0 - float(p)))
+    wait = np.where(u > 1.0 - float(p), tail, 0.0)
+    return np.where(u >= 1.0, np.inf, np.maximum(wait, 0.0))
+
+
+@dataclass(frozen=True)
+class LoadPercentile:
+    """Latencies are checked at percentile ``p`` of Poisson arrivals at utilisation ``rho``."""
+
+    p: float
+    rho: float
+
+
+def _largest_batch_at_percentile(
+    sm: StepModel, slo_s: float, upper: np.ndarray, load: LoadPercentile
+) -> np.ndarray:
+    """Largest planned batch b in [0, upper] whose p-quantile batch b_p (Poisson, mean
+    rho b, capped at ``upper``) steps within ``slo_s`` (bisection: t(b_p) rises with b)."""
+    upper = np.asarray(upper, dtype=float)
+
+    def ok(b: np.ndarray) -> np.ndarray:
+        b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), upper)
+        return sm.step_s(b_p) <= slo_s + 1e-12
+
+    lo = np.zeros(upper.shape)
+    hi = upper.copy()
+    top = ok(hi)
+    lo = np.where(top, hi, lo)
+    while np.any(hi - lo > 1):
+        mid = np.floor((lo + hi) / 2.0)
+        good = ok(mid)
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    return lo
+
+
 @dataclass(frozen=True)
 class DecodeResult:
     """Operating point per replica shape (arrays, one entry per candidate)."""
@@ -401,6 +489,57 @@ class DecodeResult:
     b_max_memory: np.ndarray  # the memory limit on the batch (at the mean context)
     free_gb: np.ndarray  # replica memory left for the KV cache after the weights
     reason: np.ndarray  # "" when feasible, else why not (memory, tpot, ttft)
+    # at the SLO percentile under load (module doc); the mean figures where none is asked
+    tpot_p_s: np.ndarray | None = None
+    ttft_p_s: np.ndarray | None = None
+
+
+def _slo_batch(
+    sm: StepModel,
+    tpot_slo_s: float | None,
+    cap: np.ndarray,
+    batch: int | None,
+    load: LoadPercentile | None,
+) -> np.ndarray:
+    """Largest batch whose step meets the TPOT SLO (at the mean, or at ``load``'s
+    percentile), per candidate; ``cap`` where there is no SLO."""
+    if tpot_slo_s is None:
+        return cap.astype(float)
+    if load is not None:
+        return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
+    if sm.is_moe:
+        # t(b) is not linear in b: bisection over whole batches up to the largest asked
+        upper = int(max(np.max(cap), batch or 0, 1))
+        return sm.largest_batch_within(tpot_slo_s, upper)
+    # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
+    # times add, t(b) = A + F + (B + C + E) b <= slo  <=>  b <= the third bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
+        b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
+        b3 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (
+            sm.kv_s_per_seq + sm.compute_s_per_seq + sm.comm_s_per_seq
+        )
+    return np.floor(np.where(sm.overlap, np.minimum(b1, b2), b3) + 1e-9)
+
+
+def _latency_at_percentile(
+    sm: StepModel,
+    chosen: np.ndarray,
+    step: np.ndarray,
+    prefill: np.ndarray,
+    output_tokens: float,
+    cap: np.ndarray,
+    load: LoadPercentile | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(TPOT_p, TTFT_p) at ``load``'s percentile (module doc); the mean step and TTFT
+    without one."""
+    if load is None:
+        return step, prefill + step
+    b = np.maximum(chosen, 1).astype(float)
+    b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), cap)
+    tpot_p = sm.step_s(b_p)
+    arrivals = load.rho * b / step / float(output_tokens)
+    return tpot_p, prefill + md1_wait_quantile_s(prefill, arrivals, load.p) + tpot_p
 
 
 def best_decode(
@@ -415,13 +554,15 @@ def best_decode(
     memory_headroom: float = 0.10,
     max_batch_cap: int | None = None,
     batch: int | None = None,
+    load: LoadPercentile | None = None,
 ) -> DecodeResult:
     """Largest batch per replica that fits memory and meets the SLOs, and its throughput.
 
     ``tpot_slo_s``/``ttft_slo_s`` None means no SLO (batch inference). ``batch`` fixes
     the batch instead of searching (the estimator's ``--batch``); it is still checked
     against memory and the SLOs. ``max_batch_cap`` None takes the runtime's
-    ``max_num_seqs`` (``dev.max_batch``).
+    ``max_num_seqs`` (``dev.max_batch``). ``load`` checks the SLOs at a percentile under
+    Poisson arrivals at the planned utilisation (module doc) instead of at the mean.
     """
     d = np.asarray(d, dtype=float)
     cap = dev.max_batch if max_batch_cap is None else np.full(d.shape, max_batch_cap)
@@ -432,29 +573,23 @@ def best_decode(
     held = max_batch(model.weights_gb, kv_tok, p + o / 2.0, d, dev.memory_gb, memory_headroom)
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
-    # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below
-    if tpot_slo_s is None:
-        b_slo = cap.astype(float)
-    elif sm.is_moe:
-        # t(b) is not linear in b: bisection over whole batches up to the largest asked
-        upper = int(max(np.max(cap), batch or 0, 1))
-        b_slo = sm.largest_batch_within(tpot_slo_s, upper)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
-            b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
-        b_slo = np.floor(np.minimum(b1, b2) + 1e-9)
+    limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
+    b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
     else:
         chosen = np.full(d.shape, int(batch))
     step = sm.step_s(np.maximum(chosen, 1))
-    ttft = prefill_s(model, p, d, dev) + step
+    prefill = prefill_s(model, p, d, dev)
+    tpot_p, ttft_p = _latency_at_percentile(sm, chosen, step, prefill, o, limit, load)
+    at_p = "" if load is None else f" at p{load.p * 100:g} under load"
     reason = np.full(d.shape, "", dtype=object)
     if tpot_slo_s is not None:
         at = "batch 1" if batch is None else "this batch"
-        too_slow = np.maximum(chosen, 1) > b_slo
-        reason = np.where(too_slow, f"time per output token above the SLO at {at}", reason)
+        too_slow = (np.maximum(chosen, 1) > b_slo) if load is None else (chosen < 1)
+        if load is not None and batch is not None:
+            too_slow = tpot_p > tpot_slo_s + 1e-12
+        reason = np.where(too_slow, f"time per output token above the SLO at {at}{at_p}", reason)
     if batch is not None:
         reason = np.where(
             (chosen > b_mem) & one_fits, "this batch's KV cache does not fit memory", reason
@@ -462,7 +597,9 @@ def best_decode(
     reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
-            (reason == "") & (ttft > ttft_slo_s), "time to first token above the SLO", reason
+            (reason == "") & (ttft_p > ttft_slo_s),
+            f"time to first token above the SLO{at_p}",
+            reason,
         )
     ok = reason == ""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -471,11 +608,13 @@ def best_decode(
         batch=np.where(ok, chosen, 0),
         step_s=step,
         roofline_step_s=sm.roofline_s(np.maximum(chosen, 1)),
-        ttft_s=ttft,
+        ttft_s=prefill + step,
         tokens_per_s=tokens_per_s,
         b_max_memory=b_mem,
         free_gb=free_gb,
         reason=reason,
+        tpot_p_s=tpot_p,
+        ttft_p_s=ttft_p,
     )
 
 
@@ -495,6 +634,35 @@ def demand_tokens_per_s(
     if users is None or requests_per_user_per_day is None:
         raise ValueError("demand needs users and requests_per_user_per_day")
     return users * requests_per_user_per_day * output_tokens / SECONDS_PER_DAY
+
+
+def capacity_derate(confidence: float | None, band_log: np.ndarray | float) -> np.ndarray:
+    """Share of a capacity estimate that holds at ``confidence`` (issue 33).
+
+    With ln(true / estimate) taken as normal with standard deviation ``band_log`` (the
+    accuracy table's RMS log error, constants.CAPACITY_BAND_LOG), the capacity met with
+    probability c is estimate x exp(-z_c band): z_0.9 = 1.2816, so a 0.283 band keeps
+    exp(-0.3627) = 0.696 of the estimate. None (no confidence asked) keeps all of it.
+    """
+    band = np.asarray(band_log, dtype=float)
+    if confidence is None:
+        return np.ones(band.shape)
+    z = NormalDist().inv_cdf(float(confidence))
+    return np.exp(-z * band)
+
+
+def planned_capacity_share(
+    confidence: float | None,
+    optimism: float,
+    vendor: np.ndarray,
+    source: np.ndarray | str,
+    runtime: str | None = None,
+) -> np.ndarray:
+    """Share of each capacity estimate a plan counts on (issue 33): the band's quantile
+    at ``confidence`` (:func:`solver.physics.inference.capacity_derate`; 1 without one),
+    divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high)."""
+    band = capacity_band_log(np.asarray(vendor, dtype=object), source, runtime)
+    return capacity_derate(confidence, band) / float(optimism)
 
 
 def calibration_factor(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, int, float]:

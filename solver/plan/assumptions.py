@@ -9,6 +9,12 @@ kinds, in this order:
 - ``serving_efficiency``: per serving workload and runtime whose capacity comes from the
   physics (or physics x a calibration), the achieved fractions of bandwidth and compute
   (``RUNTIME_EFFICIENCY``); measured capacity is the problem's own.
+- ``capacity_band`` (issue 33): per serving workload, runtime and capacity source, the error
+  band of its capacity figures (constants.CAPACITY_BAND_LOG: value the RMS log error, low
+  and high the two-sided 90% interval of true / estimated capacity) and the share of each
+  estimate the plan counts on (capacity_confidence, capacity_optimism); and per serving
+  workload the share of its peak demand the plan still serves if every capacity estimate
+  is 1.5x optimistic (the worst period and load block; below 1, the plan falls short).
 - ``availability_cap``: per rented offering in the plan, its cap when the catalog's figure
   is assumed or counted from listings (not the problem's), with ``binds`` when the plan
   holds it at the cap; per owned server type and site, the site's power cap.
@@ -19,19 +25,22 @@ kinds, in this order:
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.core.compile import Compiled
 from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
 from solver.physics.constants import RUNTIME_EFFICIENCY
-from solver.physics.hardware import runtime_of
+from solver.physics.hardware import capacity_band_log, runtime_of
+from solver.physics.inference import planned_capacity_share
 from solver.units import RENTED_MODES, Item, Mode
 
 AssumptionKind = Literal[
-    "mfu", "serving_efficiency", "availability_cap", "provider_tier", "default"
+    "mfu", "serving_efficiency", "capacity_band", "availability_cap", "provider_tier", "default"
 ]
 Basis = Literal["published", "assumed", "listed", "catalog", "problem", "default"]
 
@@ -73,7 +82,8 @@ class Assumption(BaseModel):
     """One assumption the plan's choice rests on."""
 
     kind: AssumptionKind = Field(
-        description="mfu | serving_efficiency | availability_cap | provider_tier | default"
+        description="mfu | serving_efficiency | capacity_band | availability_cap | "
+        "provider_tier | default"
     )
     name: str = Field(
         description="The figure or setting: mfu, eta_bandwidth, eta_compute, "
@@ -117,6 +127,7 @@ def assumptions_of(
     return (
         _mfu(compiled.problem, items)
         + _serving(compiled, items, pools)
+        + _capacity_band(compiled, items, pools)
         + _caps(compiled.problem, items, pools, binding_pools)
         + _tiers(items)
         + _settings(compiled.problem)
@@ -212,6 +223,99 @@ def _serving(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assum
                     + ", ".join(fit.get("measured_on", [])),
                 )
             )
+    return out
+
+
+# How optimistic the estimates are taken to be in the plan's stress line (issue 33: published
+# work finds cost-minimal placements degrade sharply when throughput is off by 1.5x).
+OPTIMISM_STRESS = 1.5
+Z_90_TWO_SIDED = 1.6449  # the normal 95th percentile: a two-sided 90% interval
+
+
+def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assumption]:
+    """Per serving workload: its capacity figures' error band and the share counted on (per
+    runtime and source), and the share of peak demand served at 1.5x optimism."""
+    problem = compiled.problem
+    out, seen = [], set()
+    cap: dict[tuple[str, int, int], float] = {}
+    periods = list(compiled.periods["name"])
+    blocks = list(compiled.blocks["name"])
+    for i in items:
+        if i.item not in SERVING_ITEMS or not i.workload or not i.capacity_source:
+            continue
+        w = problem.workload(i.workload)
+        vendor = np.array([pools.at[(i.offering, i.mode), "vendor"]], dtype=object)
+        runtime = str(runtime_of(vendor, getattr(w, "runtime", None))[0])
+        band = float(capacity_band_log(vendor, i.capacity_source, getattr(w, "runtime", None))[0])
+        share = planned_capacity_share(
+            problem.capacity_confidence,
+            problem.capacity_optimism,
+            vendor,
+            i.capacity_source,
+            getattr(w, "runtime", None),
+        )
+        # the point estimate behind the line (its capacity is the share counted on)
+        estimate = i.capacity_tokens_per_s / float(share[0])
+        for b in [blocks.index(i.block)] if i.block in blocks else range(len(blocks)):
+            key_pb = (i.workload, periods.index(i.period), b)
+            cap[key_pb] = cap.get(key_pb, 0.0) + estimate
+        key = (i.workload, runtime, i.capacity_source)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            Assumption(
+                kind="capacity_band",
+                name="capacity_counted",
+                workload=i.workload,
+                subject=f"{runtime} ({i.capacity_source})",
+                value=round(float(share[0]), 4),
+                low=round(math.exp(-Z_90_TWO_SIDED * band), 4),
+                high=round(math.exp(Z_90_TWO_SIDED * band), 4),
+                basis="published" if i.capacity_source != "measured" else "assumed",
+                source=f"RMS log error {band:.3f} (bench/accuracy.py --bands; "
+                "solver/physics/constants.py CAPACITY_BAND_LOG); band = true / estimate, 90%",
+            )
+        )
+    return out + _stress(compiled, cap)
+
+
+def _stress(compiled: Compiled, cap: dict[tuple[str, int, int], float]) -> list[Assumption]:
+    """Per serving workload, the worst block's capacity estimate / OPTIMISM_STRESS over its
+    demand (without the max_utilisation and demand headroom): the share of peak served if
+    every capacity estimate is 1.5x optimistic. ``cap`` holds the point estimates (the line
+    capacities before capacity_confidence and capacity_optimism took their share)."""
+    problem = compiled.problem
+    d = compiled.demand
+    out = []
+    for w in problem.workloads:
+        if not isinstance(w, InferenceWorkload):
+            continue
+        mine = d[d["workload"] == w.name]
+        need = (mine["demand"] * mine["tokens_per_unit"]).groupby([mine["period"], mine["block"]])
+        ratios = [
+            cap.get((w.name, int(p), int(b)), 0.0) / float(v)
+            for (p, b), v in need.sum().items()
+            if float(v) > 0
+        ]
+        if not ratios or not any(k[0] == w.name for k in cap):
+            continue
+        # the compiled demand carries (1 + demand_headroom) / max_utilisation: take it off
+        headroom = (1.0 + problem.demand_headroom) / w.max_utilisation
+        served = min(ratios) * headroom / OPTIMISM_STRESS
+        out.append(
+            Assumption(
+                kind="capacity_band",
+                name="peak_served_if_1.5x_optimistic",
+                workload=w.name,
+                value=round(served, 4),
+                unit="of peak demand",
+                basis="assumed",
+                source="worst period and block: capacity / 1.5 over the block's demand; below 1 "
+                "the plan falls short (re-plan with capacity_optimism: 1.5 or "
+                "capacity_confidence)",
+            )
+        )
     return out
 
 

@@ -249,6 +249,7 @@ def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, h
         d=np.array([float(d)]),
         dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
         memory_headroom=headroom,
+        load=w.load_percentile if online else None,
     )
 
 
@@ -271,6 +272,23 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
             if values[j] > 0 and physics_rps > 0:
                 logs.append(np.log(values[j] / physics_rps))
     return float(np.exp(np.mean(logs))) if logs else 1.0
+
+
+def _capacity_share(p: Problem, w, u: dict, measured_here: bool) -> float:
+    """Share of a unit's capacity estimate the plan may count on (issue 33), recomputed
+    from the problem and the catalog: the error band's quantile at capacity_confidence
+    (constants.CAPACITY_BAND_LOG by the unit's runtime; the measured band for a measured
+    profile; physics x calibration keeps the physics band) over capacity_optimism."""
+    has_profile = isinstance(w, InferenceWorkload) and bool(w.measured_throughput_rps)
+    source = "measured" if measured_here else ("calibrated" if has_profile else "physics")
+    share = physics.planned_capacity_share(
+        p.capacity_confidence,
+        p.capacity_optimism,
+        np.array([u["acc"]["vendor"]], dtype=object),
+        source,
+        getattr(w, "runtime", None),
+    )
+    return float(share[0])
 
 
 def _known(item, catalog: Catalog) -> bool:
@@ -322,6 +340,7 @@ def _unit_tokens_per_s(
     headroom: float,
     *,
     calibration: float,
+    problem: Problem,
 ) -> float:
     """Output tokens/s one unit of a serving line item sustains, recomputed (for N+1).
 
@@ -333,11 +352,12 @@ def _unit_tokens_per_s(
     replicas = u["apu"] // item.tp_degree
     if not w.traffic_mix:
         res = _decode(w, spec, u, item.tp_degree, w.prompt_tokens, w.output_tokens, headroom)
-        return float(res.tokens_per_s[0]) * replicas
+        return float(res.tokens_per_s[0]) * replicas * _capacity_share(problem, w, u, False)
     measured = None
     for name, values in (w.measured_throughput_rps or {}).items():
         if catalog.resolve_accelerator(name) == item.accelerator:
             measured = values
+    share = _capacity_share(problem, w, u, measured is not None)
     tokens_per_request = 0.0
     s_per_request = 0.0
     for j, bucket in enumerate(w.traffic_mix):
@@ -348,6 +368,7 @@ def _unit_tokens_per_s(
                 w, spec, u, item.tp_degree, bucket.prompt_tokens, bucket.output_tokens, headroom
             )
             rps = float(res.tokens_per_s[0]) * replicas / bucket.output_tokens * calibration
+        rps *= share
         tokens_per_request += bucket.share * bucket.output_tokens
         s_per_request += bucket.share / rps if rps > 0 else 0.0
     return tokens_per_request / s_per_request if s_per_request > 0 else 0.0
@@ -622,6 +643,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
             if catalog.resolve_accelerator(name) == item.accelerator:
                 measured = vals
     mix = isinstance(w, InferenceWorkload) and w.traffic_mix
+    share = _capacity_share(p, w, u, measured is not None)
     if mix:
         share_used = 0.0
         for j, y in item.bucket_requests_per_s.items():
@@ -644,6 +666,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
                     / bucket.output_tokens
                     * calibration_of(w, spec)
                 )
+            r *= share
             c.check(
                 "bucket served only where it fits",
                 r > 0 or y <= 1e-9,
@@ -665,7 +688,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
             ok,
             f"{item.workload} on {item.offering}: {res.reason[0]}",
         )
-        cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units
+        cap = float(res.tokens_per_s[0]) * (u["apu"] // item.tp_degree) * item.units * share
         served[(item.workload, item.period, item.block, -1)] += cap
     # cost and CO2 of the line
     if item.item == Item.RENT:
@@ -1057,6 +1080,7 @@ def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float, str, str]
                 catalog,
                 p.memory_headroom,
                 calibration=calibration_of(w, specs[w.name]),
+                problem=p,
             )
             where = (item.provider, item.region)
             blocks = [item.block] if item.block else list(ctx.blocks)  # owned: every block

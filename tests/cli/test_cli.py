@@ -242,3 +242,24 @@ def test_an_analysis_refuses_cpsat_with_a_message(command, tmp_path):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert "--solver" in result.output and "fix: use highs" in result.output
+
+
+def test_estimate_takes_format_json_like_other_commands(setup):
+    # issue 33: ``--format json`` prints the same JSON as ``--json`` (kept); ``--format table``
+    # prints the text; an unknown format is refused with exit 2 naming --format.
+    cat, _, _ = setup
+    base = ["estimate", "inference", "--model", "dense-7b", "--accelerator", "h100_sxm"]
+    base += ["--batch", "1", "--prompt-tokens", "1", "--output-tokens", "1", "--catalog", str(cat)]
+    by_flag = runner.invoke(app, [*base, "--json"])
+    by_format = runner.invoke(app, [*base, "--format", "json"])
+    assert by_flag.exit_code == 0 and by_format.exit_code == 0, by_format.output
+    assert json.loads(by_format.stdout) == json.loads(by_flag.stdout)
+    # the same 7B step as above: 14 GB / 3,350 GB/s = 4.18 ms at the data sheet
+    assert json.loads(by_format.stdout)["decode_step_ms_roofline"] == pytest.approx(4.18, abs=0.01)
+    table = runner.invoke(app, [*base, "--format", "table"])
+    assert table.exit_code == 0 and not table.stdout.lstrip().startswith("{")
+    bad = runner.invoke(app, [*base, "--format", "xml"])
+    assert bad.exit_code == 2 and "--format" in bad.output and "fix:" in bad.output
+    train = ["estimate", "training", "--tokens", "1e12", "--accelerator", "H100"]
+    res = runner.invoke(app, [*train, "--catalog", str(cat), "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["flops"] == pytest.approx(8.8066e22, 1e-4)

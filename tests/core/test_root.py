@@ -36,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def case():
     """The generated case, its full LP relaxation (demand rows capped, as the root's is),
     its MIP optimum (full model, 1e-6 gap) and its root solve at the same gap."""
-    problem = generated_problem(10, 3, seed=4)
+    # seed 5: with issue 33's Gaudi and Neuron figures seed 4's support plan is its optimum
+    # (nothing left for reduced-cost fixing to do), so the case moved to the next seed
+    problem = generated_problem(10, 3, seed=5)
     catalog = scaled_catalog(1_000)
     compiled = compile_problem(problem, catalog)
     lp = columns._solve_lp(build_model(compiled, cap_demand_rows=True), None)
@@ -59,7 +61,7 @@ def test_the_cuts_lift_the_lp_but_never_above_the_optimum(case):
 
 
 def test_reduced_cost_fixing_keeps_the_optimum(case):
-    # the support's plan ($160,079.79 here) is 0.14% above the optimum ($159,849.84), so
+    # the support's plan ($104,711.31 here) is 0.09% above the optimum ($104,613.97), so
     # step 4 fixes the columns whose reduced cost exceeds UB - LB: the MIP over the rest
     # must still reach the full MIP's optimum (to 1e-6), and its bound stay at or below it
     _, best, (plan, solution) = case
@@ -74,9 +76,10 @@ def test_reduced_cost_fixing_keeps_the_optimum(case):
     assert plan.gap <= 1e-6 * 1.0001
 
 
-@pytest.mark.parametrize("workloads,periods,seed", [(20, 3, 0), (20, 3, 1), (10, 6, 4)])
+@pytest.mark.parametrize("workloads,periods,seed", [(20, 3, 0), (20, 3, 4), (10, 6, 5)])
 def test_the_root_reaches_the_full_optimum(workloads, periods, seed):
-    # three more cases whose support plan is above the optimum (0.40%, 0.13%, 0.23%):
+    # three more cases whose support plan is above the optimum (0.38%, 0.06%, 0.16%; seeds
+    # 1 and 4 of the last two shapes lost that gap with issue 33's Gaudi and Neuron figures):
     # after reduced-cost fixing the root's plan costs the full MIP's optimum (both to 1e-6)
     problem = generated_problem(workloads, periods, seed=seed)
     catalog = scaled_catalog(1_000)

@@ -154,3 +154,60 @@ def test_calibration_factor_is_the_geometric_mean():
     assert factor == pytest.approx(0.63246, abs=1e-5)
     assert points == 2
     assert spread == pytest.approx(0.2350, abs=1e-4)
+
+
+def test_runtime_whose_times_add_sums_memory_and_compute_and_pays_its_step_overhead():
+    # Issue 33: a runtime with overlap=False (Gaudi, constants.py) charges memory time plus
+    # compute time, and every runtime pays its fixed step overhead (here 5 ms).
+    # Per step on one H100 at 60% / 45%: weights 14e9 / (3,350e9 x 0.6) = 6.965 ms; KV per
+    # sequence 0.6291 GB / 2,010 GB/s = 0.3130 ms; FLOPs per sequence 2 x 7e9 x (1 + 1000/
+    # 400) + 4 x 32 x 4096 x 1,200 + 2 x 32 x 4096 x 1000^2 / 400 = 5.028e10 -> / (989.4e12
+    # x 0.45) = 0.1129 ms.
+    import dataclasses
+
+    adds = dataclasses.replace(h100(overhead_s=0.005), overlap=np.array([False]))
+    sm = physics.step_model(MODEL_7B, 1000, 400, np.array([1.0]), adds)
+    # batch 64: memory 6.965 + 64 x 0.3130 = 27.00 ms, compute 64 x 0.1129 = 7.23 ms:
+    # sum 34.23 + 5 = 39.23 ms; overlapping (max) the same runtime takes 27.00 + 5 = 32.00
+    assert float(sm.step_s(64)[0]) * 1e3 == pytest.approx(39.23, abs=0.01)
+    overlaps = physics.step_model(MODEL_7B, 1000, 400, np.array([1.0]), h100(overhead_s=0.005))
+    assert float(overlaps.step_s(64)[0]) * 1e3 == pytest.approx(32.00, abs=0.01)
+    # the closed-form batch limit under a 50 ms TPOT SLO when the times add:
+    # (50 - 6.965 - 5) / (0.3130 + 0.1129) = 38.035 / 0.4259 = 89.3 -> 89 sequences
+    res = physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.05,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=adds,
+    )
+    assert int(res.batch[0]) == 89 and float(res.step_s[0]) <= 0.05
+
+
+def test_neuron_runtime_reproduces_its_two_fitted_points_within_the_fit_band():
+    # constants.py "neuron": eta_bw 0.90, 15 ms per step, 24 us per NeuronLink all-reduce.
+    # Llama-3.1-8B (8.03e9 params, 32 layers) on 4 Inferentia2 chips at batch 1: weights
+    # 16.06 GB / (4 x 880 GB/s x 0.9) = 5.07 ms + 15 + 64 x 24 us = 1.54 -> 21.6 ms (+ KV
+    # and all-reduce bytes, < 0.3 ms) against the measured 26.79 ms (0.81x); Llama-3-70B
+    # on 12 chips: 141.1 / (12 x 880 x 0.9) = 14.85 + 15 + 160 x 24 us = 3.84 -> 33.7 ms
+    # against 31.61 (1.07x). A single bandwidth fraction without the overhead cannot fit
+    # both: the old 0.18 gave 26.8 and 78.9 ms.
+    from solver.physics.constants import RUNTIME_EFFICIENCY
+
+    neuron = RUNTIME_EFFICIENCY["neuron"]
+    assert (neuron.eta_bandwidth, neuron.step_overhead_s) == (0.90, 0.015)
+    cat = load_catalog()
+    inf2 = physics.one_row_table(cat.accelerators.loc["inferentia2"])
+    for name, chips, measured_ms, low, high in (
+        ("llama-3-8b", 4, 26.79, 0.75, 0.85),
+        ("llama-3-70b", 12, 31.61, 1.03, 1.12),
+    ):
+        from solver.analyses.estimate import resolve_model
+
+        model = physics.served_model(resolve_model(name, cat, "--model"), "bf16", "bf16")
+        dev = physics.device_figures(inf2, "bf16", np.array([True]))
+        sm = physics.step_model(model, 1500, 250, np.array([float(chips)]), dev)
+        ratio = float(sm.step_s(1)[0]) * 1e3 / measured_ms
+        assert low <= ratio <= high, (name, ratio)

@@ -1,0 +1,119 @@
+"""Latency under load (issue 33): SLOs at a percentile of Poisson arrivals at the planned
+utilisation, worked by hand (solver/physics/inference.py module doc states the queueing
+approximations: M/G/infinity decode slots, M/D/1 prefill queue)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from solver import physics
+
+# The 7B BF16 model and the hand-built H100 (60% of bandwidth, 45% of peak, no overhead) of
+# tests/physics/test_inference.py.
+MODEL_7B = physics.ServedModel(
+    params=7e9,
+    active_params=7e9,
+    layers=32,
+    kv_heads=32,
+    head_dim=128,
+    hidden_size=4096,
+    attention_heads=32,
+    weight_bytes=2,
+    kv_bytes=2,
+)
+
+
+def h100() -> physics.Device:
+    """One H100 SXM: 80 GiB, 3,350 GB/s, 989.4 dense BF16 TFLOPS (NVIDIA data sheet)."""
+    return physics.Device(
+        memory_gb=np.array([80 * 2**30 / 1e9]),
+        bandwidth_gbps=np.array([3350.0]),
+        peak_tflops=np.array([989.4]),
+        eta_bandwidth=np.array([0.6]),
+        eta_compute=np.array([0.45]),
+        step_overhead_s=np.array([0.0]),
+        max_batch=np.array([256]),
+        link_gbps_per_direction=np.array([450.0]),
+        allreduce_latency_s=np.array([12e-6]),
+        runtime=np.array(["test"], dtype=object),
+        link=np.array(["nvlink"], dtype=object),
+    )
+
+
+def test_poisson_quantile_matches_the_exact_percentile():
+    # mean 64, p90: 64 + 1.2816 x 8 - 0.5 = 73.75 -> 74; the exact Poisson(64) CDF first
+    # reaches 0.9 at 74 (0.9031). p99: 64 + 2.3263 x 8 - 0.5 = 82.1 -> 83 (exact: 83).
+    assert float(physics.poisson_quantile(64.0, 0.9)) == 74.0
+    assert float(physics.poisson_quantile(64.0, 0.99)) == 83.0
+    exact = 0.0
+    for k in range(83):
+        exact += math.exp(-64 + k * math.log(64) - math.lgamma(k + 1))
+    assert exact < 0.99  # P(N <= 82) < 0.99, so 83 is the exact 99th percentile
+
+
+def test_md1_wait_quantile_by_hand():
+    # s = 0.1 s, lambda = 5/s: u = 0.5; mean wait (Pollaczek-Khinchine, deterministic
+    # service) 0.5 x 0.1 / (2 x 0.5) = 0.05 s; p99: (0.05 / 0.5) x ln(0.5 / 0.01) = 0.3912 s
+    assert float(physics.md1_wait_quantile_s(0.1, 5.0, 0.99)) == pytest.approx(0.3912, abs=1e-4)
+    # at p90 the wait quantile is 0.1 x ln(5) = 0.1609 s; at u = 0.05 < 1 - 0.9 most
+    # requests do not wait: 0; a saturated server (u >= 1) waits without bound
+    assert float(physics.md1_wait_quantile_s(0.1, 5.0, 0.9)) == pytest.approx(0.1609, abs=1e-4)
+    assert float(physics.md1_wait_quantile_s(0.1, 0.5, 0.9)) == 0.0
+    assert math.isinf(float(physics.md1_wait_quantile_s(0.1, 10.0, 0.9)))
+
+
+def _decode(p):
+    load = None if p is None else physics.LoadPercentile(p=p, rho=0.8)
+    return physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.020,
+        ttft_slo_s=None,
+        d=np.array([1.0]),
+        dev=h100(),
+        load=load,
+    )
+
+
+def test_tpot_slo_at_a_percentile_sets_the_planned_batch():
+    # 7B BF16 on one H100 at 60%/45% (test_inference.py): t(b) = 6.965 + 0.3130 b ms
+    # (memory-bound). At the mean, 20 ms allows b <= (20 - 6.965) / 0.3130 = 41.6 -> 41.
+    assert int(_decode(None).batch[0]) == 41
+    # p90 at 80% utilisation: running sequences ~ Poisson(0.8 b). b = 42: m = 33.6,
+    # 33.6 + 1.2816 x 5.797 - 0.5 = 40.53 -> 41 running at p90, t(41) = 19.80 ms: meets;
+    # b = 43: m = 34.4 -> 41.42 -> 42, t(42) = 20.11 ms: misses. So 42.
+    p90 = _decode(0.9)
+    assert int(p90.batch[0]) == 42
+    assert float(p90.tpot_p_s[0]) * 1e3 == pytest.approx(19.80, abs=0.01)
+    # p99: b = 36: m = 28.8, 28.8 + 2.3263 x 5.367 - 0.5 = 40.78 -> 41: meets; b = 37:
+    # 29.6 + 2.3263 x 5.441 - 0.5 = 41.76 -> 42: misses. So 36, and 36 / t(36) =
+    # 36 / 18.233 ms = 1,974 tok/s, 5% below the mean check's 41 / 19.80 ms = 2,071.
+    p99 = _decode(0.99)
+    assert int(p99.batch[0]) == 36
+    assert float(p99.tokens_per_s[0]) == pytest.approx(1974.4, abs=0.5)
+
+
+def test_ttft_at_a_percentile_adds_the_prefill_queue_wait():
+    # p90, planned batch 42: prefill alone 2 x 7e9 x 1,000 + 2 x 32 x 4,096 x 1,000^2 =
+    # 1.426e13 FLOPs / (989.4e12 x 0.45) = 32.03 ms + 14 GB / 2,010 GB/s = 6.965 ms
+    # -> s = 38.99 ms. Arrivals 0.8 x 42 / 20.111 ms / 400 = 4.177 req/s -> u = 0.1629;
+    # mean wait 0.1629 x 38.99 / (2 x 0.8371) = 3.793 ms; p90 wait (3.793 / 0.1629) x
+    # ln(0.1629 / 0.1) = 11.36 ms. TTFT_p90 = 38.99 + 11.36 + TPOT_p90 19.80 = 70.15 ms.
+    assert float(_decode(0.9).ttft_p_s[0]) * 1e3 == pytest.approx(70.15, abs=0.05)
+    # with a 60 ms TTFT SLO the mean check passes (38.99 + 19.80 = 58.80 ms) and p90 fails
+    slo = dict(
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.020,
+        ttft_slo_s=0.060,
+        d=np.array([1.0]),
+        dev=h100(),
+    )
+    assert physics.best_decode(MODEL_7B, **slo).reason[0] == ""
+    res = physics.best_decode(MODEL_7B, **slo, load=physics.LoadPercentile(p=0.9, rho=0.8))
+    assert res.reason[0] == "time to first token above the SLO at p90 under load"
+    assert float(res.tokens_per_s[0]) == 0.0
