@@ -981,7 +981,7 @@ def _prices_case(rng: random.Random, work: Path, tally: Tally) -> None:
     what = f"{trap or 'control'}: {path.name}: " + path.read_text()[:600]
     tally.exits[0] += 1
     try:
-        update = read_price_update(path, **kwargs)
+        update = read_price_update(path, check_dates=True, **kwargs)
     except ProcureError as exc:
         if trap is None:
             tally.fail("prices", f"a control refused: {exc.render()[:300]}", what)

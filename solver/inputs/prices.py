@@ -492,8 +492,14 @@ def read_price_update(
     provider: str | None = None,
     price_date: str | None = None,
     known_providers: set[str] | None = None,
+    check_dates: bool = False,
 ) -> PriceUpdate:
     """Read any supported price source (``format``: auto | csv | catalog | skypilot).
+
+    ``check_dates`` (the CLI's price updates, resolve and diff): refuse a price dated
+    before the first cloud price or more than a quarter ahead
+    (:func:`~solver.inputs.price_traps.check_price_dates`). Off for a caller that plays
+    out future months on purpose (a notebook simulating next year's price sheets).
 
     For SkyPilot files ``provider`` names the cloud; by default it is the name of
     the folder holding the file (``.../gcp/vms.csv``) when that is a provider in
@@ -504,7 +510,8 @@ def read_price_update(
     if kind in ("csv", "catalog"):
         read = read_price_csv if kind == "csv" else read_catalog_prices
         update = read(path, price_date=price_date)
-        check_price_dates(update.prices, str(path))
+        if check_dates:
+            check_price_dates(update.prices, str(path))
         return update
     if kind == "skypilot":
         name = provider or path.parent.name.lower()
@@ -517,7 +524,8 @@ def read_price_update(
             )
         check_field_counts(path, what="SkyPilot vms.csv")
         update = read_skypilot_prices(path, name, price_date=price_date)
-        check_price_dates(update.prices, str(path))
+        if check_dates:
+            check_price_dates(update.prices, str(path))
         return update
     raise ProcureError(
         f"unknown price format {format!r}",

@@ -286,6 +286,7 @@ def apply_price_file(
         provider=provider,
         price_date=price_date,
         known_providers=set(cat.offerings["provider"]),
+        check_dates=True,
     )
     return apply_prices(
         cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new

@@ -30,7 +30,7 @@ def _file(tmp_path: Path, text: str, name: str = "prices.csv") -> Path:
 
 def _refused(path: Path, **kw) -> ProcureError:
     with pytest.raises(ProcureError) as err:
-        read_price_update(path, **kw)
+        read_price_update(path, check_dates=True, **kw)  # as the CLI reads (resolve, diff)
     assert err.value.file == str(path) and err.value.fix  # names the file and the fix
     return err.value
 
@@ -51,7 +51,7 @@ def test_dates_inside_the_range_are_read(tmp_path):
     # the first day of EC2, today, and a price announced a month ahead: all read
     days = [FIRST_CLOUD_PRICE_DAY, date.today(), date.today() + timedelta(days=30)]
     rows = "".join(f"acme,us-east,h{i},on_demand,3.5,{d.isoformat()}\n" for i, d in enumerate(days))
-    update = read_price_update(_file(tmp_path, HEADER + rows))
+    update = read_price_update(_file(tmp_path, HEADER + rows), check_dates=True)
     assert len(update.prices) == 3
 
 
@@ -127,3 +127,9 @@ def test_a_skypilot_row_that_lost_a_field_is_refused(tmp_path):
     row = "p5.48xlarge,H100,8.0,192.0,2048.0,55.04,20.0,us-east-1,use1-az1"  # GpuInfo lost
     err = _refused(_file(tmp_path, SKY + row + "\n", "vms.csv"), provider="aws")
     assert "line 2 has 9 fields where the header has 10" in err.message
+
+
+def test_the_api_takes_future_dates_when_not_asked_to_check(tmp_path):
+    # a notebook that plays out next year's price sheets reads them (check_dates off)
+    path = _file(tmp_path, HEADER + "acme,us-east,h1,on_demand,3.5,2062-06-01\n")
+    assert read_price_update(path).prices["price_date"].tolist() == ["2062-06-01"]
