@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,7 @@ def price_file(plan: dict, folder: Path, factor: float = 1.3) -> Path:
         writer = csv.writer(handle)
         writer.writerow(["provider", "region", "offering", "mode", "price", "date"])
         for key, usd in sorted(prices.items()):
-            writer.writerow([*key, round(usd * factor, 4), "2027-04-01"])
+            writer.writerow([*key, round(usd * factor, 4), date.today().isoformat()])
     return path
 
 
