@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
@@ -70,26 +71,24 @@ def period_restrictions(compiled: Compiled) -> list[PeriodRestriction]:
     if pools.empty or compiled.options.empty:
         return []
     used = set(compiled.options["pool_id"]) if "pool_id" in compiled.options else set()
-    span = _unit_span_months(pools)
+    span = _unit_span_months(pools).to_numpy(dtype=float)
+    modes = np.where(pools["kind"] == "owned", "owned", pools["mode"].astype(str))
+    ids = pools["pool_id"].astype(str).to_numpy()
     allowed = set(compiled.problem.modes)
+    # the pools that bound a period: some option runs on them, in an allowed mode, with a span
+    live = (span > 0) & pools["pool_id"].isin(used).to_numpy() & np.isin(modes, list(allowed))
     out: list[PeriodRestriction] = []
     for row in compiled.periods.itertuples(index=False):
-        by_mode: dict[str, list[tuple[float, str]]] = {}
-        for i, pool in enumerate(pools.itertuples(index=False)):
-            s = float(span.iat[i])
-            mode = "owned" if pool.kind == "owned" else str(pool.mode)
-            if s <= 0 or pool.pool_id not in used or mode not in allowed:
-                continue
-            if float(row.months) > s + 1e-9:
-                by_mode.setdefault(mode, []).append((s, str(pool.pool_id)))
-        for mode, hits in sorted(by_mode.items()):
+        hit = live & (float(row.months) > span + 1e-9)
+        for mode in sorted(set(modes[hit])):
+            mine = hit & (modes == mode)
             out.append(
                 PeriodRestriction(
                     period=str(row.name),
                     period_months=float(row.months),
-                    mode=mode,
-                    span_months=min(s for s, _ in hits),
-                    pools=tuple(sorted(p for _, p in hits)),
+                    mode=str(mode),
+                    span_months=float(span[mine].min()),
+                    pools=tuple(sorted(str(i) for i in ids[mine])),
                 )
             )
     return out
