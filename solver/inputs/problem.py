@@ -1434,10 +1434,21 @@ def _fix_for(error: dict) -> str:
     if kind == "literal_error":
         return f"write one of the values the message lists for {field!r}"
     if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        if field in _FRACTION_FIXES:
+            return _FRACTION_FIXES[field]
         return f"give {field!r} a value within the limit stated above"
     if "type" in kind or kind.endswith("_parsing"):
         return f"give {field!r} a value of the right type"
     return "correct the value as the message says"
+
+
+#: fields that are fractions, where a percentage (99 for p99) is the likely slip
+_FRACTION_FIXES = {
+    "slo_percentile": "write the percentile as a fraction from 0.5 up to (not including) 1: "
+    "0.9 for p90, 0.99 for p99",
+    "capacity_confidence": "write the confidence as a fraction from 0.5 up to (not including) "
+    "1: 0.9 for 90%",
+}
 
 
 def _first_huge_number(node: object, loc: tuple = ()) -> tuple[tuple, int | float] | None:

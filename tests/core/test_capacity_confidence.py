@@ -81,3 +81,10 @@ def test_capacity_fields_are_validated(field, bad):
     with pytest.raises(ProcureError) as exc:
         problem([serve(40)], **{field: bad})
     assert field in str(exc.value) or field in (exc.value.field or "")
+
+
+def test_a_percentage_for_a_confidence_gets_a_fix_that_says_fraction():
+    # 90 (a percentage) is refused with a fix naming the fraction 0.9
+    with pytest.raises(ProcureError) as exc:
+        problem([serve(40)], capacity_confidence=90)
+    assert "0.9 for 90%" in exc.value.fix

@@ -70,3 +70,10 @@ def test_slo_percentile_must_be_a_fraction_from_one_half_below_one(bad):
     with pytest.raises(ProcureError) as exc:
         problem([chat(slo_percentile=bad)])
     assert "slo_percentile" in str(exc.value) or "slo_percentile" in (exc.value.field or "")
+
+
+def test_a_percentage_for_a_percentile_gets_a_fix_that_says_fraction():
+    # 99 (a percentage, the likely slip for p99) is refused with a fix naming 0.99
+    with pytest.raises(ProcureError) as exc:
+        problem([chat(slo_percentile=99)])
+    assert "0.99 for p99" in exc.value.fix
