@@ -27,20 +27,10 @@ from pathlib import Path
 import pandas as pd
 
 from solver.errors import ProcureError
-from solver.inputs.importers.committed import HOURS_PER_TERM_YEAR, frame, read_json
+from solver.inputs.importers.committed import HOURS_PER_TERM_YEAR, frame, read_json, records
 
 _TERMS = {"1 Year": 1.0, "3 Years": 3.0, "3 Year": 3.0, "5 Years": 5.0}
 _FIX = "give a Retail Prices API response (api-version=2023-01-01-preview) as Azure serves it"
-
-
-def _items(data, path: Path | str) -> list[dict]:
-    if isinstance(data, dict) and "Items" in data:
-        data = data["Items"]
-    elif isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
-        raise ProcureError("no Items list", file=str(path), field="Items", fix=_FIX)
-    return data
 
 
 def _linux_vm(item: dict) -> bool:
@@ -62,7 +52,9 @@ def read_azure_retail_prices(path: Path | str) -> pd.DataFrame:
     ``savingsPlan`` array) and ``reserved`` (a Reservation item: the term's price over
     its hours, paid up front; Azure bills it up front or monthly at the same total)."""
     rows = []
-    for i, item in enumerate(_items(read_json(path, "a Retail Prices API response"), path)):
+    for i, item in enumerate(
+        records(read_json(path, "a Retail Prices API response"), "Items", path, _FIX)
+    ):
         if not _linux_vm(item):
             continue
         base = {

@@ -79,6 +79,16 @@ def read_json(path: Path | str, what: str) -> object:
         ) from None
 
 
+def records(data: object, key: str, path: Path | str, fix: str) -> list[dict]:
+    """The records of an API response: the list under ``key`` (a whole response), a
+    single record (a mapping without ``key``), or a bare list of records."""
+    if isinstance(data, dict):
+        data = data[key] if key in data else [data]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ProcureError(f"no {key} list", file=str(path), field=key, fix=fix)
+    return data
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows as a frame of :data:`COMMITTED_COLUMNS` (missing values empty)."""
     out = pd.DataFrame(rows, columns=COMMITTED_COLUMNS)

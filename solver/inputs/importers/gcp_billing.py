@@ -24,23 +24,13 @@ from pathlib import Path
 import pandas as pd
 
 from solver.errors import ProcureError
-from solver.inputs.importers.committed import frame, read_json
+from solver.inputs.importers.committed import frame, read_json, records
 
 USAGE_TYPES = {"OnDemand": ("on_demand", 0.0), "Commit1Yr": ("committed_use", 1.0)}
 USAGE_TYPES["Commit3Yr"] = ("committed_use", 3.0)
 #: "Commitment v1: A2 Cpu in APAC for 1 Year" -> series A2, resource Cpu
 _COMMITMENT = re.compile(r"^Commitment(?: v\d+)?: (?P<what>.+?) (?:in|running in) ")
 _FIX = "give a Cloud Billing Catalog skus.list response as Google serves it"
-
-
-def _skus(data, path: Path | str) -> list[dict]:
-    if isinstance(data, dict) and "skus" in data:
-        data = data["skus"]
-    elif isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
-        raise ProcureError("no skus list", file=str(path), field="skus", fix=_FIX)
-    return data
 
 
 def _unit_price(expression: dict) -> float:
@@ -58,7 +48,9 @@ def read_gcp_billing_skus(path: Path | str) -> pd.DataFrame:
     ``on_demand``; ``resource`` the series and resource from the description ("A2
     Cpu"), ``unit`` the usage unit, ``usd_per_hour`` the price per unit-hour."""
     rows = []
-    for i, sku in enumerate(_skus(read_json(path, "a Cloud Billing Catalog response"), path)):
+    for i, sku in enumerate(
+        records(read_json(path, "a Cloud Billing Catalog response"), "skus", path, _FIX)
+    ):
         category = sku.get("category") or {}
         if category.get("resourceFamily") != "Compute":
             continue
