@@ -206,7 +206,10 @@ def _check_peak(problem: Problem) -> None:
     """Refuse a peak_to_average the default shape cannot make, or one a profile contradicts."""
     for i, w in enumerate(problem.workloads):
         profile = _source(w, problem) if isinstance(w, InferenceWorkload) else None
-        if profile is not None and "peak_to_average" in w.model_fields_set:
+        # the default (1, a flat day) is no contradiction: a plan carries its problem with
+        # every default written out, and re-reading it must not refuse the profile
+        set_ = "peak_to_average" in w.model_fields_set and w.peak_to_average != 1.0
+        if profile is not None and set_:
             hourly, blocks = profile_factors(profile)
             peak = float(hourly.max()) if hourly.size else max(f for _, _, f in blocks)
             if abs(peak - w.peak_to_average) > 1e-6 * peak:

@@ -73,3 +73,33 @@ def test_markdown_and_table(plans):
     assert "$4.0000 -> $4.8000" in md.stdout and "+$584.00" in md.stdout
     table = runner.invoke(app, ["diff", str(plans["old"]), str(plans["new"])])
     assert "re-priced: 2 line item(s)" in table.stdout and "+$1,168.00" in table.stdout
+
+
+def test_a_problem_level_load_profile_diffs(tmp_path):
+    # A plan carries its problem with every default written out (peak_to_average: 1).
+    # Re-read for the diff, that default must not contradict the problem's load_profile
+    # (before: "peak_to_average 1 contradicts the load_profile", exit 2). Same plan both
+    # sides at $4.00 -> $4.80/h: the price effect is all of the change, as above.
+    profile = "load_profile: {hourly: [" + ", ".join(["0.5"] * 12 + ["1.5"] * 12) + "]}\n"
+    prob = tmp_path / "p.yaml"
+    blocks = "load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]\n"
+    prob.write_text(PROBLEM.replace(blocks, profile))
+    paths = []
+    for name, price in (("old", 4.0), ("new", 4.8)):
+        cat = write_catalog(tmp_path / name, [offering("h1", "h100-sxm", 1, price)])
+        path = tmp_path / f"{name}.json"
+        args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--out", str(path)]
+        assert runner.invoke(app, args).exit_code == 0
+        paths.append(str(path))
+    result = runner.invoke(app, ["diff", *paths, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    diff = json.loads(result.stdout)
+    old, new = (json.loads(open(p).read())["total_cost_usd"] for p in paths)
+    assert diff["price_effect_usd"] == pytest.approx(new - old)
+    assert diff["plan_effect_usd"] == pytest.approx(0.0, abs=1e-6)
+    # an explicit peak_to_average other than the default still contradicts the profile
+    prob.write_text(
+        prob.read_text().replace("name: chat\n", "name: chat\n    peak_to_average: 2\n")
+    )
+    result = runner.invoke(app, ["solve", str(prob), "--catalog", str(tmp_path / "old")])
+    assert result.exit_code == 2 and "contradicts the load_profile" in result.output
