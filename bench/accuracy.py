@@ -98,6 +98,11 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
     "ORACLE_MI300X_405B": ("ORACLE_MI300X", "Oracle"),
     "MBRIDGE_PERF_25_11": ("Megatron Bridge", "Megatron-Bridge"),
     "DATABRICKS_GAUDI2": ("Databricks",),
+    # issue 33 holdout: MLPerf Inference v5.1 (AMD's and its partners' MI300X/MI325X Llama 2
+    # 70B results) and JetStream-PyTorch's TPU v5e serving table; no default may cite them
+    "MLPINF51_AMD": ("inference_results_v5.1", "MLPINF51"),
+    "MLPINF51_PARTNERS": ("inference_results_v5.1", "MLPINF51"),
+    "JETSTREAM_PT_V5E": ("jetstream-pytorch", "JETSTREAM_PT"),
 }
 
 
@@ -363,6 +368,28 @@ def headline_lines(results: list[Comparison], set_name: str) -> list[str]:
     ]
 
 
+def source_lines(
+    rows: list[dict[str, str]], results: list[Comparison], set_name: str = "holdout"
+) -> list[str]:
+    """Per source document of one set: rows, median |error| and the largest factor any row
+    is off by (max(ratio, 1/ratio)), with the worst row; a default that cites the source
+    is flagged (its rows then check the default's own basis, not independent evidence)."""
+    by_source: dict[str, list[Comparison]] = {}
+    for row, c in zip(rows, results, strict=True):
+        if c.set_name == set_name:
+            by_source.setdefault(row["source"], []).append(c)
+    lines = [f"{set_name} by source (rows, median |error|, largest factor, worst row):"]
+    for source, cs in sorted(by_source.items()):
+        ok = [c.abs_error for c in cs if c.abs_error is not None]
+        worst = max(cs, key=lambda c: c.log_error)
+        cal = " (cited by a default)" if any(c.calibration for c in cs) else ""
+        lines.append(
+            f"  {source}{cal}: {len(cs)} rows, median {_median(ok)}, largest "
+            f"{max_ratio(cs):.2f}x ({worst.case_id})"
+        )
+    return lines
+
+
 def summary_lines(results: list[Comparison], set_name: str, worst: int = 5) -> list[str]:
     """Median |error|, rows within 2x and the worst rows of one set."""
     rows = [c for c in results if c.set_name == set_name]
@@ -456,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     for set_name in ("all", "main", "holdout"):
         for line in headline_lines(results, set_name):
             print(line)
+    print()
+    for line in source_lines(rows, results, "holdout"):
+        print(line)
     if args.bands:
         print()
         for line in band_lines(catalog, rows, results):

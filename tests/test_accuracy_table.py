@@ -134,3 +134,50 @@ def test_every_source_has_markers_to_detect_its_use_by_a_default():
         assert ACC.SOURCE_MARKERS.get(r["source"]), r["source"]
     text = "TRAINING_MFU ... Dubey et al., arXiv 2407.21783, Table 4 ... Databricks"
     assert ACC.sources_used_by_defaults(text) == {"LLAMA3_PAPER", "DATABRICKS_GAUDI2"}
+
+
+# Issue 33: the holdout added for AMD (MLPerf Inference v5.1) and Google TPU (JetStream)
+NEW_HOLDOUT_SOURCES = ("MLPINF51_AMD", "MLPINF51_PARTNERS", "JETSTREAM_PT_V5E")
+
+
+def test_new_holdout_sources_are_holdout_and_cited_by_no_default():
+    # A holdout row never sets a default: no text in solver/ or catalogs/SOURCES.md may
+    # cite these documents (bench/ACCURACY_SOURCES.md says which they are).
+    rows = [r for r in ROWS if r["source"] in NEW_HOLDOUT_SOURCES]
+    # 6 AMD rows (MI300X and MI325X, three scenarios each), 6 partner rows, 6 TPU rows
+    assert len(rows) == 18
+    assert {r["set"] for r in rows} == {"holdout"}
+    used = ACC.sources_used_by_defaults(ACC.defaults_text())
+    assert not used & set(NEW_HOLDOUT_SOURCES), used & set(NEW_HOLDOUT_SOURCES)
+    # ...and the markers do detect a citation, were a default to make one
+    cited = "figures from mlcommons/inference_results_v5.1 and AI-Hypercomputer/jetstream-pytorch"
+    assert ACC.sources_used_by_defaults(cited) == set(NEW_HOLDOUT_SOURCES)
+
+
+def test_interactive_rows_carry_the_interactive_limits():
+    # MLPerf v5.1 Interactive: TTFT 450 ms and TPOT 40 ms (the logs' ttft_latency 450000000
+    # ns, tpot_latency 40000000 ns)
+    rows = [r for r in ROWS if "_interactive" in r["case_id"]]
+    assert len(rows) == 4
+    for r in rows:
+        assert ACC.note_value(r["notes"], "slo_tpot_ms") == "40", r["case_id"]
+        assert ACC.note_value(r["notes"], "slo_ttft_ms") == "450", r["case_id"]
+
+
+def test_per_source_lines_by_hand():
+    # Source A: predicted 1 vs measured 2 (ratio 0.5, |error| 50%) and 1.2 vs 1 (ratio 1.2,
+    # |error| 20%): median (50 + 20) / 2 = 35.0%, largest factor max(1 / 0.5, 1.2) = 2.00x,
+    # worst row a1. Source B, cited by a default: 1.1 vs 1 -> 10.0%, 1.10x. A main row of
+    # source A is left out of the holdout lines.
+    C = ACC.Comparison
+    results = [
+        C("a1", "holdout", "inference", "tpot_ms", 1.0, 2.0),
+        C("a2", "holdout", "inference", "tpot_ms", 1.2, 1.0),
+        C("b1", "holdout", "inference", "tpot_ms", 1.1, 1.0, calibration=True),
+        C("m1", "main", "inference", "tpot_ms", 9.0, 1.0),
+    ]
+    rows = [{"source": s} for s in ("A", "A", "B", "A")]
+    lines = ACC.source_lines(rows, results, "holdout")
+    assert lines[1] == "  A: 2 rows, median 35.0%, largest 2.00x (a1)"
+    assert lines[2] == "  B (cited by a default): 1 rows, median 10.0%, largest 1.10x (b1)"
+    assert len(lines) == 3
