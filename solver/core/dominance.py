@@ -41,9 +41,15 @@ when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'
 (``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
 (``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
 units differently) are left alone, and their rented columns give their pools no room;
-so are workloads whose fleet stays all day (``fleet: autoscale`` or ``flat``: a column
-dropped in one block could not be deployed, and the stand-ins of different blocks need
-not be one offering). Where a workload must survive the loss of a region or provider
+so are flat fleets (``fleet: flat``: units the same all day, which ``m`` units in one block
+and ``m'`` in another are not). An autoscaled fleet (``fleet: autoscale``: the offerings
+deployed for a period run at least one unit in every block) is compared over the whole
+day: an option's columns of a period drop together, and only for one stand-in ``j`` that
+rule 2 allows in every block the option has (so the option's bound is at least one unit
+in every block). Exact: each unit of ``k`` in block ``b`` becomes ``m_b >= 1`` units of
+``j``; a deployed ``k`` ran a unit in every block, so ``j`` then runs one in every block
+and is a deployment, and each block's rows hold as above (bench/fleet_exactness.py
+compares pruned with unpruned optima). Where a workload must survive the loss of a region or provider
 (``survive_loss_of``), a column stands in only for one of its own provider and region
 (:func:`by_domain`), as under quotas.
 Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
@@ -103,8 +109,9 @@ def by_domain(problem: Problem) -> bool:
 def steady_fleet(workload) -> bool:
     """Whether a serving workload keeps its rented offerings all day (``fleet``
     ``autoscale`` or ``flat``): then a column cannot be dropped in one load block alone,
-    and one block's cheaper stand-in need not be there in the others, so rule 2 leaves
-    the workload alone (as a traffic mix) and pool pruning asks one cheaper pool to hold
+    and one block's cheaper stand-in need not be there in the others, so rule 2 compares
+    an autoscaled workload's columns over the whole day (:func:`whole_day`) and leaves a
+    flat one alone (as a traffic mix), and pool pruning asks one cheaper pool to hold
     all the units (:func:`solver.core.compile.prune_dominated_pools`)."""
     return isinstance(workload, InferenceWorkload) and workload.fleet != "per_block"
 

@@ -568,7 +568,9 @@ def _add_fleet_class(
     for v in members:
         deploy = deploy_of.get(v)
         if deploy is not None:
-            B.row("fleet_class", (B.vars[v]["option_id"], *tb), {deploy: 1.0, **row_tops}, "<=", 0.0)
+            B.row(
+                "fleet_class", (B.vars[v]["option_id"], *tb), {deploy: 1.0, **row_tops}, "<=", 0.0
+            )
 
 
 def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:
@@ -827,7 +829,9 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
     offerings deployed for the period: deploy[k,t] in {0, 1}, at least one unit in every
     block when deployed (``fleet_base``) and none when not (``fleet_deploy``: units <= M
     deploy, M the pool's availability plus units held, which no plan exceeds). So a
-    workload runs the same offerings all day, from the same providers and regions."""
+    workload runs the same offerings all day, from the same providers and regions.
+    Under N+1, ``fleet_class`` rows (:func:`_add_fleet_class`) tie each deployment to the
+    class taken as the largest unit lost."""
     fleet = getattr(w, "fleet", "per_block")
     if fleet == "per_block" or len(block_vars) < 2:
         return
