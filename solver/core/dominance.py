@@ -41,9 +41,15 @@ when ``a'_j <= a'_k`` the largest unit ``L`` does not grow, and when ``a'_j > a'
 (``m = 1``) ``T - L`` becomes at least ``min(T - L + a'_j - a'_k, T - a'_k) >= T - L``
 (``a'_k <= L``, as ``k`` was in use). Workloads with a traffic mix (their buckets count
 units differently) are left alone, and their rented columns give their pools no room;
-so are workloads whose fleet stays all day (``fleet: autoscale`` or ``flat``: a column
-dropped in one block could not be deployed, and the stand-ins of different blocks need
-not be one offering). Where a workload must survive the loss of a region or provider
+so are flat fleets (``fleet: flat``: units the same all day, which ``m`` units in one block
+and ``m'`` in another are not). An autoscaled fleet (``fleet: autoscale``: the offerings
+deployed for a period run at least one unit in every block) is compared over the whole
+day: an option's columns of a period drop together, and only for one stand-in ``j`` that
+rule 2 allows in every block the option has (so the option's bound is at least one unit
+in every block). Exact: each unit of ``k`` in block ``b`` becomes ``m_b >= 1`` units of
+``j``; a deployed ``k`` ran a unit in every block, so ``j`` then runs one in every block
+and is a deployment, and each block's rows hold as above (bench/fleet_exactness.py
+compares pruned with unpruned optima). Where a workload must survive the loss of a region or provider
 (``survive_loss_of``), a column stands in only for one of its own provider and region
 (:func:`by_domain`), as under quotas.
 Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
@@ -103,8 +109,9 @@ def by_domain(problem: Problem) -> bool:
 def steady_fleet(workload) -> bool:
     """Whether a serving workload keeps its rented offerings all day (``fleet``
     ``autoscale`` or ``flat``): then a column cannot be dropped in one load block alone,
-    and one block's cheaper stand-in need not be there in the others, so rule 2 leaves
-    the workload alone (as a traffic mix) and pool pruning asks one cheaper pool to hold
+    and one block's cheaper stand-in need not be there in the others, so rule 2 compares
+    an autoscaled workload's columns over the whole day (:func:`whole_day`) and leaves a
+    flat one alone (as a traffic mix), and pool pruning asks one cheaper pool to hold
     all the units (:func:`solver.core.compile.prune_dominated_pools`)."""
     return isinstance(workload, InferenceWorkload) and workload.fleet != "per_block"
 
@@ -117,10 +124,18 @@ def served_capacity(capacity, demand) -> np.ndarray:
     return np.where(demand > 0, np.minimum(capacity, demand), capacity)
 
 
+def whole_day(workload) -> bool:
+    """Whether rule 2 compares a serving workload's columns over the whole day (``fleet:
+    autoscale``): a column drops only with the option's other blocks of the period, for
+    one stand-in that dominates it in every block (module docstring)."""
+    return isinstance(workload, InferenceWorkload) and workload.fleet == "autoscale"
+
+
 def _plain(problem: Problem) -> tuple[set[str], dict[str, int], set[str]]:
     """Serving workloads with plain demand rows (one request size), each one's minimum
     serving units where a redundancy row holds it (0 where none does), and those of
-    them under N+1."""
+    them under N+1. An autoscaled fleet counts (compared over the whole day); a flat
+    fleet does not."""
     plain: set[str] = set()
     fewest: dict[str, int] = {}
     spare: set[str] = set()
@@ -128,7 +143,7 @@ def _plain(problem: Problem) -> tuple[set[str], dict[str, int], set[str]]:
         if w.kind == "training":
             continue
         online = isinstance(w, InferenceWorkload)
-        if online and (w.traffic_mix or steady_fleet(w)):
+        if online and (w.traffic_mix or (steady_fleet(w) and not whole_day(w))):
             continue
         plain.add(w.name)
         if online and w.n_plus_1:
@@ -179,6 +194,11 @@ def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, p
     units = np.where(cols["cap"].to_numpy(float) > 0, units, np.inf)
     units = units + cols["workload"].isin(spare).to_numpy()  # N+1: one unit more
     cols["ub"] = np.maximum(units, cols["workload"].map(fewest).to_numpy(float))
+    # an autoscaled fleet runs a deployed offering's unit in every block, even one with
+    # no demand: its bound is at least 1
+    days = {w.name for w in problem.workloads if whole_day(w)}
+    cols["whole_day"] = cols["workload"].isin(days).to_numpy()
+    cols["ub"] = np.where(cols["whole_day"], np.maximum(cols["ub"], 1.0), cols["ub"])
     cols = cols.sort_values(
         ["workload", "period", "block", "key", "price", "cap", "opt"],
         ascending=[True, True, True, True, True, False, True],
@@ -246,37 +266,74 @@ def _training_load(runs: pd.DataFrame) -> pd.Series:
 def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) -> np.ndarray:
     """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
     column's availability row's training load; ``kept`` columns are never dropped;
-    ``whole_multiples``: whether ``m > 1`` units may stand in for one (not under quotas)."""
+    ``whole_multiples``: whether ``m > 1`` units may stand in for one (not under quotas).
+    An autoscaled workload's columns drop per (option, period), for a stand-in that
+    dominates them in every block (:func:`_whole_day_dominated`)."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
     size = served_capacity(cols["cap"], cols["demand"])
     price = cols["price"].to_numpy(float)
     co2 = cols["co2"].to_numpy(float)
+    day = cols["whole_day"].to_numpy(bool)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
+    opt = cols["opt"].to_numpy()
+    # (workload, period, key) of each whole-day row: its blocks' rows go together
+    day_of = cols["workload"].astype(str) + "|" + cols["period"].astype(str) + "|" + cols["key"]
+    day_of = day_of.to_numpy()
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
         dominated = np.zeros(len(cols), dtype=bool)
+        pairs: dict[str, list] = {}
         for lo, hi in bounds:
-            dominated[lo:hi] = _dominated_in_row(
-                size[lo:hi], price[lo:hi], co2[lo:hi], alive[lo:hi], room[lo:hi], whole_multiples
-            )
+            args = (size[lo:hi], price[lo:hi], co2[lo:hi], alive[lo:hi], room[lo:hi])
+            by, mask = _dominance(*args, whole_multiples)
+            if day[lo]:
+                pairs.setdefault(day_of[lo], []).append((opt[lo:hi], opt[lo:hi][by], mask, lo))
+            else:
+                dominated[lo:hi] = alive[lo:hi] & mask.any(axis=0)
+        for blocks in pairs.values():
+            _whole_day_dominated(blocks, alive, dominated)
         dominated &= ~kept
         if not dominated.any():
             return alive
         alive = alive & ~dominated
 
 
-def _dominated_in_row(size, price, co2, alive, room, whole_multiples) -> np.ndarray:
-    """Columns of one demand row (sorted by price, then size, largest first) that ``m``
+def _whole_day_dominated(blocks: list, alive: np.ndarray, dominated: np.ndarray) -> None:
+    """Mark in ``dominated`` the columns of an autoscaled workload's options (one period,
+    one comparison key; ``blocks``: per block its options, its stand-ins' options, the
+    [stand-in, column] dominance mask and the row's first position) that one stand-in
+    dominates in every block the option has. Exact: a deployed option runs at least a unit
+    in every block, so its stand-in, taking ``m >= 1`` units for each, runs at least one in
+    every block too and is a deployment; each block's rows hold as under rule 2."""
+    seen: dict = {}
+    by_opt: dict = {}
+    for opts, _, _, _ in blocks:
+        for k in opts:
+            seen[k] = seen.get(k, 0) + 1
+    for opts, stand_ins, mask, _ in blocks:
+        for c, k in enumerate(opts):
+            js = set(stand_ins[mask[:, c]])
+            by_opt[k] = js if k not in by_opt else by_opt[k] & js
+    for opts, _, _, lo in blocks:
+        for c, k in enumerate(opts):
+            hit = by_opt.get(k) and all(k in o for o, _, _, _ in blocks)
+            if hit and seen[k] == len(blocks) and alive[lo + c]:
+                dominated[lo + c] = True
+
+
+def _dominance(size, price, co2, alive, room, whole_multiples) -> tuple[np.ndarray, np.ndarray]:
+    """Which columns of one demand row (sorted by price, then size, largest first) ``m``
     units of a column with room replace at no more cost and no more CO2e (0 where carbon
     does not count): ``m = ceil(size_k / size_j)``, ``m x price_j <= price_k`` and
     ``m x co2_j <= co2_k`` (``m = 1``: ``size_j >= size_k``, when not
-    ``whole_multiples``); of equal ones, the first stays."""
+    ``whole_multiples``); of equal ones, the first stays. Returns the stand-ins'
+    positions ``by`` and the [stand-in, column] mask (dead columns all False)."""
     by = np.flatnonzero(alive & room & (size > 0))
     if not len(by):
-        return np.zeros(len(size), dtype=bool)
+        return by, np.zeros((0, len(size)), dtype=bool)
     units = np.ceil(size[None, :] / size[by, None] - 1e-9)  # [dominator, column]
     if not whole_multiples:
         units = np.where(units <= 1, 1.0, np.inf)
@@ -288,7 +345,7 @@ def _dominated_in_row(size, price, co2, alive, room, whole_multiples) -> np.ndar
     earlier = by[:, None] < np.arange(len(size))[None, :]
     no_worse = (usd <= price + tol) & (kg <= co2 + tol_kg)
     better = (usd < price - tol) | (kg < co2 - tol_kg) | earlier
-    return alive & (no_worse & better).any(axis=0)
+    return by, no_worse & better & alive[None, :]
 
 
 def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:

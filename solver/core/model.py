@@ -133,6 +133,13 @@ FAMILIES: dict[str, Family] = {
         ("option", "period", "block"),
         binds=False,
     ),
+    "fleet_class": Family(
+        "an autoscaled fleet: a deployed offering's capacity class is at most the class "
+        "taken as the largest unit in every block (N+1)",
+        "USD",
+        ("option", "period", "block"),
+        binds=False,
+    ),
     "domain_loss": Family(
         "serving capacity outside one region (provider) >= peak demand / max_utilisation",
         "USD per (token/s) over the block",
@@ -433,6 +440,7 @@ def add_n_plus_1(
     compiled: Compiled,
     unit_capacity: dict[tuple, dict[int, float]],
     shortfall_tps: dict[tuple, dict[int, float]] | None = None,
+    deploy_of: dict[int, int] | None = None,
 ) -> None:
     """N+1: serving capacity with its largest unit lost still meets the peak (exact MILP).
 
@@ -525,6 +533,7 @@ def add_n_plus_1(
             for h in tops:
                 row[h] = -float(bound)
             B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
+            _add_fleet_class(B, deploy_of or {}, members, tops, (t, b))
         if shortfall_tps is not None:
             coefs.update(shortfall_tps.get((wname, t, b), {}))
         B.row(
@@ -540,6 +549,28 @@ def add_n_plus_1(
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
+
+
+def _add_fleet_class(
+    B: _Builder, deploy_of: dict[int, int], members: list[int], tops: list[int], tb: tuple
+) -> None:
+    """``fleet_class``: deploy[k,t] <= sum of top_h over the classes h at least as large as
+    k's class in block b (``tops``, largest first, up to k's own), for every option k of an
+    autoscaled fleet in the class.
+
+    Exact (a cut): a deployed offering runs at least one unit in every block
+    (``fleet_base``), so its class is in use in every block and ``unit_class`` needs a top
+    class at least as large (binary tops: the sum is 1). ``unit_class`` alone implies
+    only deploy <= M_g x that sum; this row drops the M_g, so a fractional deployment
+    also takes its share of the largest unit lost.
+    """
+    row_tops = dict.fromkeys(tops, -1.0)
+    for v in members:
+        deploy = deploy_of.get(v)
+        if deploy is not None:
+            B.row(
+                "fleet_class", (B.vars[v]["option_id"], *tb), {deploy: 1.0, **row_tops}, "<=", 0.0
+            )
 
 
 def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:
@@ -659,6 +690,8 @@ class _State:
             lambda: defaultdict(float)
         )
         self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # x var (rented, one block) -> deploy var of its offering (autoscaled fleets)
+        self.deploy_of: dict[int, int] = {}
         # (site, t) -> {buy var: kW}; kW of servers owned at the start
         self.fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(
             lambda: defaultdict(float)
@@ -706,7 +739,13 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     m = _State(compiled, cap_demand_rows)
     add_inference_capacity(m)
     add_demand(m)
-    add_n_plus_1(m.B, compiled, m.unit_capacity, m.shortfall_tps if m.allow_shortfall else None)
+    add_n_plus_1(
+        m.B,
+        compiled,
+        m.unit_capacity,
+        m.shortfall_tps if m.allow_shortfall else None,
+        deploy_of=m.deploy_of,
+    )
     add_failure_domains(m)
     add_training(m)
     add_fleet(m)
@@ -790,7 +829,9 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
     offerings deployed for the period: deploy[k,t] in {0, 1}, at least one unit in every
     block when deployed (``fleet_base``) and none when not (``fleet_deploy``: units <= M
     deploy, M the pool's availability plus units held, which no plan exceeds). So a
-    workload runs the same offerings all day, from the same providers and regions."""
+    workload runs the same offerings all day, from the same providers and regions.
+    Under N+1, ``fleet_class`` rows (:func:`_add_fleet_class`) tie each deployment to the
+    class taken as the largest unit lost."""
     fleet = getattr(w, "fleet", "per_block")
     if fleet == "per_block" or len(block_vars) < 2:
         return
@@ -821,6 +862,7 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
             # them and keep the offering deployed
             alone = np.ceil(need / k.tokens_per_s_per_unit - 1e-9) + (1 if w.n_plus_1 else 0)
             bound = min(most, max(alone, w.min_serving_units, 1.0))
+        m.deploy_of[v] = deploy
         B.row("fleet_base", (k.option_id, t, b), {v: 1.0, deploy: -1.0}, ">=", 0.0)
         B.row("fleet_deploy", (k.option_id, t, b), {v: 1.0, deploy: -bound}, "<=", 0.0)
 

@@ -117,9 +117,11 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day():
 
 
 def test_pruning_keeps_the_autoscaled_optimum():
-    # Dominance leaves steady fleets' columns alone and asks one cheaper pool to hold a
-    # pool's units (solver/core/dominance.py, prune_dominated_pools): the pruned and the
-    # unpruned model of the autoscaled eu-70b problem have the same optimal objective.
+    # Dominance compares an autoscaled fleet's columns over the whole day (one stand-in in
+    # every block) and asks one cheaper pool to hold a pool's units (solver/core/
+    # dominance.py, prune_dominated_pools): the pruned and the unpruned model of the
+    # autoscaled eu-70b problem have the same optimal objective, and pruning drops options
+    # (47 kept of 153 when measured; bench/fleet_exactness.py runs more problems).
     p = load_problem(ROOT / "problems" / "eu-70b-chat-carbon.yaml")
     workloads = [
         w.model_copy(update={"fleet": "autoscale"}) if w.kind == "inference" else w
@@ -128,11 +130,83 @@ def test_pruning_keeps_the_autoscaled_optimum():
     p = p.model_copy(update={"workloads": workloads})
     assert any(dominance.steady_fleet(w) for w in p.workloads)
     cat = load_catalog()
-    costs = []
+    costs, kept = [], []
     for prune in (True, False):
         compiled = compile_problem(p, cat, prune_dominated=prune)
+        kept.append(len(compiled.options))
         solution = optimise(
             compiled, build_model(compiled), solver="highs", options=SolveOptions(relative_gap=1e-9)
         )
         costs.append(solution.result.objective)
     assert costs[0] == pytest.approx(costs[1], rel=1e-9)
+    assert kept[0] < kept[1]
+
+
+def test_autoscale_under_n_plus_1_ties_each_deployment_to_the_largest_unit(tiny_catalog):
+    # N+1 (capacity less the largest unit >= demand), peak 16 req/s, base 4:
+    #   {L4}:     peak 8 + 1 = 9 L4 $9, base 2 + 1 = 3 L4 $3 -> $12;
+    #   {H1}:     peak 3 H1 $12 (2 H1 less one is 10 < 16), base 2 H1 $8 -> $20;
+    #   {H1, L4}: peak 2 H1 + 3 L4 $11 (20 + 6 - 10 = 16), base 1 H1 + 2 L4 $6 -> $17.
+    # {L4} is cheapest: $9 x 365 + $3 x 365 = $4,380. The model has one fleet_class row per
+    # deployable offering and block (2 offerings x 2 blocks = 4), and they cut no plan off.
+    p = problem([serve(10, fleet="autoscale", redundancy="n_plus_1")], load_profile=BLOCKS)
+    cat = tiny_catalog([H1, L4])
+    model = build_model(compile_problem(p, cat))
+    assert sum(r.family == "fleet_class" for r in model.rows) == 4
+    plan = solve_problem(p, cat)
+    assert plan.verified
+    assert plan.total_cost_usd == pytest.approx(9 * BLOCK_HOURS + 3 * BLOCK_HOURS)
+    assert _units(plan) == {("l4", "peak"): 9, ("l4", "base"): 3}
+
+
+def _day_columns(whole_day: bool):
+    """Three options of one workload and period, two blocks (demand 8 and 4 tokens/s), in
+    the frame rule 2 reads (solver/core/dominance.py ``_columns``): A $1/h for 4 tokens/s,
+    B $2.5/h for 8, C $1.5/h for 12; every pool with room."""
+    import pandas as pd
+
+    rows = []
+    for block, demand in ((0, 8.0), (1, 4.0)):
+        for opt, price, cap in ((0, 1.0, 4.0), (1, 2.5, 8.0), (2, 1.5, 12.0)):
+            rows.append((opt, "chat", f"p{opt}", "", cap, price, 0.0, 0, block, demand))
+    cols = pd.DataFrame(
+        rows,
+        columns=["opt", "workload", "pool_id", "key", "cap", "price", "co2", "period", "block"]
+        + ["demand"],
+    )
+    cols = cols.sort_values(["block", "price", "cap"], ascending=[True, True, False])
+    cols = cols.reset_index(drop=True)
+    cols["ub"] = 1.0
+    cols["whole_day"] = whole_day
+    cols["group"] = cols["block"]
+    cols["row"] = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup()
+    return cols
+
+
+@pytest.mark.parametrize("whole_day", [False, True])
+def test_rule_2_over_the_whole_day(whole_day):
+    # Units counted at most the demand: at peak (8) A 4, B 8, C 8; at base (4) all 4.
+    # B: 2 A ($2) replace one B ($2.5) at peak, 1 A ($1) at base: dominated in both blocks.
+    # C: 2 A ($2) cost more than one C ($1.5) at peak; 1 A ($1) replaces it at base.
+    # Per block C's base column drops (C still serves the peak); over the whole day C is
+    # kept in both blocks (A does not stand in for it at peak), B drops in both.
+    import numpy as np
+
+    cols = _day_columns(whole_day)
+    n = len(cols)
+    alive = dominance._serving_fixpoint(
+        cols,
+        np.ones(n, dtype=bool),
+        np.zeros(n),
+        np.full(n, 100.0),
+        np.zeros(n, dtype=bool),
+        np.zeros(n, dtype=bool),
+        whole_multiples=True,
+    )
+    kept = {
+        (int(o), int(b)) for o, b, a in zip(cols["opt"], cols["block"], alive, strict=True) if a
+    }
+    if whole_day:
+        assert kept == {(0, 0), (0, 1), (2, 0), (2, 1)}
+    else:
+        assert kept == {(0, 0), (0, 1), (2, 0)}
