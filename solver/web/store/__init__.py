@@ -9,7 +9,7 @@ servers go through the same steps.
 
 from solver.web.store.db import Store, open_store
 from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Variant
-from solver.web.store.snapshots import PriceRow, PriceSnapshot
+from solver.web.store.snapshots import PriceRow, PriceSnapshot, PriceWatch
 
 __all__ = [
     "Analysis",
@@ -18,6 +18,7 @@ __all__ = [
     "PlanRecord",
     "PriceRow",
     "PriceSnapshot",
+    "PriceWatch",
     "ProblemRecord",
     "Store",
     "Variant",

@@ -7,7 +7,10 @@ stored snapshot can stand for a price file (``--prices snapshot:latest`` or
   gcp-billing), the day the prices are of (``price_date``), what was read (``origin``: a
   file or URL), when it was stored, and the rows the pull could not map (JSON);
 - ``price_rows``: its prices, one per offering and mode, USD per instance-hour, with
-  whether the catalog held the offering when pulled and its accelerator and count.
+  whether the catalog held the offering when pulled and its accelerator and count;
+- ``price_watches``: a stored plan compared with a snapshot by a workspace "watch" job
+  (:mod:`solver.web.price_watch`): the verdict and ``procure watch --format json``'s
+  document.
 
 Snapshots are never updated: a newer pull is a new snapshot.
 """
@@ -55,6 +58,19 @@ class PriceRow(Base):
     in_catalog: Mapped[bool] = mapped_column(Boolean, default=False)
     accelerator_id: Mapped[str] = mapped_column(String(60), default="")
     accelerators_per_instance: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PriceWatch(Base):
+    __tablename__ = "price_watches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"), index=True)
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id"), nullable=True)
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("price_snapshots.id"))
+    verdict: Mapped[str] = mapped_column(String(40))
+    result_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
 
 
 def save_snapshot(store: Store, pull) -> int:

@@ -1,4 +1,5 @@
-"""Price snapshots (issue 32): one row per ``procure prices pull``, with its prices.
+"""Price snapshots (issue 32): one row per ``procure prices pull``, with its prices, and
+the workspace's price watches of stored plans against a snapshot.
 
 Revision ID: 0004_price_snapshots
 Revises: 0002
@@ -43,9 +44,23 @@ def upgrade() -> None:
     )
     op.create_index("ix_price_rows_snapshot_id", "price_rows", ["snapshot_id"])
     op.create_index("ix_price_rows_offering_id", "price_rows", ["offering_id"])
+    op.create_table(
+        "price_watches",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id"), nullable=False),
+        sa.Column("job_id", sa.Integer, sa.ForeignKey("jobs.id"), nullable=True),
+        sa.Column("snapshot_id", sa.Integer, sa.ForeignKey("price_snapshots.id"), nullable=False),
+        sa.Column("verdict", sa.String(40), nullable=False),
+        sa.Column("result_json", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("created_by", sa.String(200), nullable=False, server_default=""),
+    )
+    op.create_index("ix_price_watches_plan_id", "price_watches", ["plan_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_price_watches_plan_id", "price_watches")
+    op.drop_table("price_watches")
     op.drop_index("ix_price_rows_offering_id", "price_rows")
     op.drop_index("ix_price_rows_snapshot_id", "price_rows")
     op.drop_table("price_rows")
