@@ -81,7 +81,9 @@ def pull_cmd(
     ] = None,
     provider: Annotated[
         str | None,
-        typer.Option(help="SkyPilot: the cloud the vms.csv is for (default: its folder)"),
+        typer.Option(
+            help="SkyPilot: the cloud the vms.csv is for (default: the folder of the file or URL)"
+        ),
     ] = None,
     catalog: CatalogOpt = None,
     force: ForceOpt = False,
@@ -112,11 +114,12 @@ def pull_cmd(
             if from_file is not None:
                 check_not_inputs([("--out", out)], [("response file", from_file)])
         cat = _load_catalog(catalog)
+        cloud = provider
+        if source == "skypilot" and cloud is None and url is not None:
+            cloud = str(url).rstrip("/").split("/")[-2].lower()  # SkyPilot: .../<cloud>/vms.csv
         with tempfile.TemporaryDirectory() as folder:
             path = from_file if from_file is not None else _download(str(url), Path(folder))
-            pull = pull_prices(
-                source, path, cat.offerings, price_date=price_date, provider=provider
-            )
+            pull = pull_prices(source, path, cat.offerings, price_date=price_date, provider=cloud)
         if url is not None:
             pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))
         store = open_store(db_url(db))
