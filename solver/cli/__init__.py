@@ -1,6 +1,7 @@
 """The command line: ``procure solve | sensitivity | report | estimate | catalog | schema``,
 ``procure resolve | diff | export`` (re-solving after a price change, orders, FOCUS),
 ``procure actuals | watch`` (after the plan is signed: bills against the plan, price watch),
+``procure prices pull | list | history`` (dated price snapshots in the workspace database),
 ``procure serve`` (the workspace in the browser).
 
 The only place that reads arguments, prints and writes files. Every user error
@@ -9,7 +10,7 @@ becomes one message naming the file, the field and the fix, and exit code 2;
 
 One module per command group (``solve``, ``analyses``: sensitivity and report,
 ``estimate``, ``catalog``, ``changes``: resolve and diff, ``export``, ``calibrate``,
-``actuals``: actuals and watch);
+``actuals``: actuals and watch; ``prices``: price snapshots);
 :mod:`solver.cli.common` holds the app, the exit codes and what the commands share.
 Importing a group registers its commands, in the order ``procure --help`` lists them.
 """
@@ -26,6 +27,7 @@ from solver.cli import changes  # noqa: F401
 from solver.cli import export  # noqa: F401
 from solver.cli import calibrate  # noqa: F401
 from solver.cli import actuals  # noqa: F401
+from solver.cli import prices  # noqa: F401
 from solver.cli import serve  # noqa: F401
 
 # isort: on

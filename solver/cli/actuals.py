@@ -12,6 +12,7 @@ from solver.cli.common import (
     CatalogOpt,
     DebugOpt,
     ForceOpt,
+    SnapshotDbOpt,
     _check_format,
     _choices,
     _run,
@@ -144,7 +145,9 @@ def watch_cmd(
     prices: Annotated[
         Path,
         typer.Option(
-            "--prices", help="Newer prices: price CSV, catalog folder or offerings.csv, vms.csv"
+            "--prices",
+            help="Newer prices: price CSV, catalog folder or offerings.csv, vms.csv, or a "
+            "stored snapshot: snapshot:latest or snapshot:ID",
         ),
     ],
     threshold_pct: Annotated[
@@ -169,14 +172,17 @@ def watch_cmd(
     solver: Annotated[str, typer.Option(help="MIP solver", **_choices(*SOLVERS))] = DEFAULT_SOLVER,
     force: ForceOpt = False,
     debug: DebugOpt = False,
+    db: SnapshotDbOpt = None,
 ) -> None:
     """Did the signed plan's prices move, and its optimum? Exit 0: nothing moved beyond
     the threshold; 3: prices moved, the plan holds; 4: the optimum moved."""
     outcome: dict[str, int] = {}
 
     def body() -> None:
+        nonlocal prices
         from solver.analyses.watch import watch
         from solver.cli.changes import _as_of_period, _blame, _price_inputs
+        from solver.cli.prices import snapshot_price_file
         from solver.outputs.actuals import watch_json, watch_table
         from solver.trust.planfile import apply_price_file, load_plan
 
@@ -187,6 +193,7 @@ def watch_cmd(
                 field="--threshold-pct",
                 fix="e.g. --threshold-pct 5 (a move of more than 5% counts)",
             )
+        prices = snapshot_price_file(prices, db)
         the_plan, prob, cat = load_plan(plan, catalog=catalog)
         try:
             repriced = apply_price_file(cat, prices, "auto", None, None, 2.0, False, False)

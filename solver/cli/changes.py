@@ -10,11 +10,13 @@ from typing import Annotated
 import typer
 
 from solver.cli.common import (
+    PRICES_HELP,
     CatalogOpt,
     DebugOpt,
     ForceOpt,
     QuietOpt,
     QuotesOpt,
+    SnapshotDbOpt,
     Stages,
     _check_format,
     _check_gap_and_limit,
@@ -120,9 +122,7 @@ def resolve_cmd(
     ],
     prices: Annotated[
         Path,
-        typer.Option(
-            "--prices", help="Price CSV, catalog folder or offerings.csv, or SkyPilot vms.csv"
-        ),
+        typer.Option("--prices", help=PRICES_HELP),
     ],
     as_of: Annotated[
         str | None,
@@ -172,16 +172,20 @@ def resolve_cmd(
     ] = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
+    db: SnapshotDbOpt = None,
 ) -> None:
     """Prices changed: re-solve from where we stand, and say what changed and why."""
 
     def body() -> None:
+        nonlocal prices
         from solver.analyses.resolve import resolve
+        from solver.cli.prices import snapshot_price_file
         from solver.core.backends import SolveOptions
         from solver.trust.planfile import BASELINE_KEY, apply_price_file, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
+        prices = snapshot_price_file(prices, db)
         outputs = {"--plan-out": plan_out, "--problem-out": problem_out, "--out": out}
         inputs = [("problem file", problem), ("baseline plan", baseline), *_price_inputs(prices)]
         _check_distinct_outputs(outputs, force, inputs + catalog_inputs(catalog))

@@ -78,6 +78,22 @@ CatalogOpt = Annotated[
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks")]
 
 
+#: ``--db`` of the commands whose ``--prices`` may name a stored snapshot (issue 32)
+SnapshotDbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Workspace database holding --prices snapshot:ID (default: procure-workspace.db "
+        "here, as procure serve)",
+    ),
+]
+#: what ``--prices`` of resolve takes
+PRICES_HELP = (
+    "Price CSV, catalog folder or offerings.csv, SkyPilot vms.csv, or a stored snapshot: "
+    "snapshot:latest or snapshot:ID (procure prices list)"
+)
+
+
 ForceOpt = Annotated[
     bool,
     typer.Option(

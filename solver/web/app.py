@@ -80,9 +80,10 @@ def create_app(
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    from solver.web import routes
+    from solver.web import price_watch, routes
 
     routes.register(app)
+    price_watch.register(app)
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException):

@@ -11,6 +11,8 @@ verified plan it returns under its inputs digest.
   analysis in the job's thread, exactly as ``procure sensitivity`` does, and hands the
   break-even re-solves to the same cluster through the runner, one progress step each;
   its result is stored in ``analyses``.
+- A watch job (:meth:`JobRunner.submit_watch`, :mod:`solver.web.price_watch`) compares a
+  stored plan with the latest price snapshot, as ``procure watch`` does.
 - Cancel: the job is marked ``cancelled`` at once and whatever it returns is dropped (a
   solve already running on a worker finishes there, unseen); a sensitivity job also stops
   at its next break-even step, and the cluster drops its tasks not yet started.
@@ -175,6 +177,12 @@ class JobRunner:
             self._pool.submit(self._run, job.id)
         return job
 
+    def submit_watch(self, plan_id: int, *, rerun_of: int | None = None) -> Job:
+        """Queue a price watch of a stored plan (:mod:`solver.web.price_watch`)."""
+        from solver.web.price_watch import submit_watch
+
+        return submit_watch(self, plan_id, rerun_of=rerun_of)
+
     def rerun(self, job_id: int) -> Job:
         with self.store.sessions() as session:
             old = session.get(Job, job_id)
@@ -184,6 +192,8 @@ class JobRunner:
             limit = old.break_even_limit
         if kind == "sensitivity":
             return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
+        if kind == "watch":
+            return self.submit_watch(plan_id, rerun_of=job_id)
         return self.submit(variant_id, rerun_of=job_id)
 
     def cancel(self, job_id: int) -> bool:
@@ -215,7 +225,12 @@ class JobRunner:
         try:
             with self.store.sessions() as session:
                 kind = session.scalars(select(Job.kind).where(Job.id == job_id)).first()
-            (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
+            if kind == "watch":
+                from solver.web.price_watch import run_watch_job
+
+                run_watch_job(self, job_id)
+            else:
+                (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
         except JobCancelled:
             pass  # marked cancelled by cancel(); nothing of it is stored
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently

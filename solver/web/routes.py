@@ -309,12 +309,13 @@ def _download(body: str | bytes, name: str, media: str) -> Response:
 
 
 def _register_plans(app: FastAPI) -> None:
+    from solver.web.price_watch import latest_watch_id, watch_view
     from solver.web.views import plan_view
 
     store = app.state.store
 
     @lru_cache(maxsize=256)
-    def plan_html(plan_id: int, analysis_id: int | None) -> str:
+    def plan_html(plan_id: int, analysis_id: int | None, watch_id: int | None = None) -> str:
         # a stored plan never changes (a change is a new plan): its page is made once,
         # and again when an analysis of it is stored
         from solver.analyses.sensitivity import SensitivityReport
@@ -325,7 +326,8 @@ def _register_plans(app: FastAPI) -> None:
                 text = session.get(Analysis, analysis_id).result_json
             report = SensitivityReport.model_validate_json(text)
         template = app.state.templates.env.get_template("plan.html.j2")
-        return template.render(plan_view(_record(store, plan_id), report))
+        view = plan_view(_record(store, plan_id), report)
+        return template.render(view | {"price_watch": watch_view(store, watch_id)})
 
     @app.get("/plans/{plan_id}")
     def plan_page(plan_id: int):
@@ -335,7 +337,7 @@ def _register_plans(app: FastAPI) -> None:
                 .where(Analysis.plan_id == plan_id)
                 .order_by(Analysis.break_even_limit.is_(None).desc(), Analysis.id.desc())
             ).first()
-        return HTMLResponse(plan_html(plan_id, latest))
+        return HTMLResponse(plan_html(plan_id, latest, latest_watch_id(store, plan_id)))
 
     @app.post("/plans/{plan_id}/sensitivity")
     async def analyse_plan(plan_id: int, request: Request):

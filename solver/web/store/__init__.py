@@ -1,4 +1,5 @@
-"""The workspace's database: SQLAlchemy 2 models (:mod:`.models`) and the Alembic
+"""The workspace's database: SQLAlchemy 2 models (:mod:`.models`; price snapshots in
+:mod:`.snapshots`) and the Alembic
 migrations that create and change them (``migrations/``, shipped in the package).
 
 :func:`open_store` upgrades the database to the newest migration and returns a session
@@ -8,12 +9,16 @@ servers go through the same steps.
 
 from solver.web.store.db import Store, open_store
 from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Variant
+from solver.web.store.snapshots import PriceRow, PriceSnapshot, PriceWatch
 
 __all__ = [
     "Analysis",
     "Base",
     "Job",
     "PlanRecord",
+    "PriceRow",
+    "PriceSnapshot",
+    "PriceWatch",
     "ProblemRecord",
     "Store",
     "Variant",

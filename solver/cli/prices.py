@@ -1,0 +1,225 @@
+"""``procure prices pull | list | history`` (issue 32 part 1): price snapshots from public
+sources, kept in the workspace database with their date, and ``--prices snapshot:ID``
+(:func:`snapshot_price_file`) for ``procure resolve`` and ``procure watch``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    ForceOpt,
+    SnapshotDbOpt,
+    _load_catalog,
+    _run,
+    app,
+)
+from solver.errors import ProcureError
+from solver.outputs.files import check_not_inputs, check_output_file, csv_text, write_atomic
+
+prices_app = typer.Typer(
+    no_args_is_help=True, help="Price snapshots: pull from public sources, list, history."
+)
+app.add_typer(prices_app, name="prices")
+
+DbOpt = SnapshotDbOpt
+#: seconds to wait for a --url response (the source's documented endpoints are in the
+#: importers' module docstrings)
+_FETCH_TIMEOUT_S = 60.0
+
+
+def db_url(db: str | None) -> str:
+    """The database URL: ``--db``, else the workspace file in the current folder."""
+    from solver.web.store.db import DEFAULT_DB_FILE
+
+    return db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
+
+
+def _download(url: str, folder: Path) -> Path:
+    """A URL's response saved to a file (network use is only ever asked for by --url)."""
+    import urllib.error
+    import urllib.request
+
+    if not url.startswith(("https://", "http://")):
+        raise ProcureError(f"not a web address: {url!r}", field="--url", fix="give https://...")
+    target = folder / "response"
+    try:
+        with urllib.request.urlopen(url, timeout=_FETCH_TIMEOUT_S) as response:  # noqa: S310
+            target.write_bytes(response.read())
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise ProcureError(
+            f"cannot read {url}: {exc}",
+            field="--url",
+            fix="check the address and the network, or save the response and pass --from-file",
+        ) from None
+    return target
+
+
+@prices_app.command("pull")
+def pull_cmd(
+    source: Annotated[
+        str,
+        typer.Option("--source", help="skypilot | azure-retail | aws-offer | gcp-billing"),
+    ],
+    from_file: Annotated[
+        Path | None, typer.Option("--from-file", help="A saved response of the source")
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="Read the source's response from this URL")
+    ] = None,
+    db: DbOpt = None,
+    day: Annotated[
+        str | None,
+        typer.Option("--date", help="Day the prices are of, YYYY-MM-DD (default: today, UTC)"),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the snapshot as a price CSV")
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            help="SkyPilot: the cloud the vms.csv is for (default: the folder of the file or URL)"
+        ),
+    ] = None,
+    catalog: CatalogOpt = None,
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Read current prices from a source into a dated snapshot, stored in the workspace
+    database; report the rows that map to no catalog offering."""
+
+    def body() -> None:
+        import tempfile
+        from datetime import UTC, datetime
+
+        from solver.inputs.importers.feeds import check_snapshot_date, check_source, pull_prices
+        from solver.web.store import open_store
+        from solver.web.store.snapshots import save_snapshot
+
+        check_source(source)
+        if (from_file is None) == (url is None):
+            raise ProcureError(
+                "give exactly one of --from-file and --url",
+                field="--from-file/--url",
+                fix="--from-file SAVED_RESPONSE (no network), or --url URL",
+            )
+        today = datetime.now(UTC).date()
+        price_date = check_snapshot_date(day or today.isoformat(), today)
+        if out is not None:
+            check_output_file(out, force=force)
+            if from_file is not None:
+                check_not_inputs([("--out", out)], [("response file", from_file)])
+        cat = _load_catalog(catalog)
+        cloud = provider
+        if source == "skypilot" and cloud is None and url is not None:
+            cloud = str(url).rstrip("/").split("/")[-2].lower()  # SkyPilot: .../<cloud>/vms.csv
+        with tempfile.TemporaryDirectory() as folder:
+            path = from_file if from_file is not None else _download(str(url), Path(folder))
+            pull = pull_prices(source, path, cat.offerings, price_date=price_date, provider=cloud)
+        if url is not None:
+            pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))
+        store = open_store(db_url(db))
+        snapshot_id = save_snapshot(store, pull)
+        mapped = int(pull.rows["in_catalog"].sum())
+        typer.echo(
+            f"snapshot {snapshot_id}: {len(pull.rows)} prices from {source} of {price_date} "
+            f"({mapped} of catalog offerings) in {store.url}"
+        )
+        for r in pull.unmapped.itertuples(index=False):
+            where = "/".join(p for p in (r.provider, r.region) if p)
+            typer.echo(f"  not mapped: {where} {r.what} ({r.rows} rows): {r.reason}")
+        for why, n in sorted(pull.skipped.items()):
+            typer.echo(f"  skipped: {why} ({n} rows)")
+        if out is not None:
+            write_atomic(out, csv_text(pull.price_csv()))
+            typer.echo(f"wrote {out}")
+
+    _run(debug, body)
+
+
+@prices_app.command("list")
+def list_cmd(db: DbOpt = None, debug: DebugOpt = False) -> None:
+    """The stored price snapshots, oldest price date first."""
+
+    def body() -> None:
+        import json
+
+        from solver.web.store import open_store
+        from solver.web.store.snapshots import list_snapshots
+
+        store = open_store(db_url(db))
+        snapshots = list_snapshots(store)
+        if not snapshots:
+            typer.echo(f"no price snapshots in {store.url} (procure prices pull adds one)")
+            return
+        typer.echo(f"{'id':>4}  {'date':10}  {'source':12}  {'prices':>6}  {'unmapped':>8}  origin")
+        for s in snapshots:
+            unmapped = len(json.loads(s.unmapped_json))
+            typer.echo(
+                f"{s.id:>4}  {s.price_date:10}  {s.source:12}  {s.row_count:>6}  "
+                f"{unmapped:>8}  {s.origin}"
+            )
+
+    _run(debug, body)
+
+
+@prices_app.command("history")
+def history_cmd(
+    offering: Annotated[str, typer.Argument(help="Offering id: provider/region/instance_type")],
+    db: DbOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """An offering's prices in every stored snapshot, oldest first (USD per instance-hour)."""
+
+    def body() -> None:
+        from solver.web.store import open_store
+        from solver.web.store.snapshots import price_history
+
+        store = open_store(db_url(db))
+        history = price_history(store, offering)
+        if history.empty:
+            raise ProcureError(
+                f"no stored snapshot prices {offering}",
+                field="OFFERING",
+                fix="give an offering id as provider/region/instance_type (procure catalog "
+                "list shows them), or pull a snapshot that has it",
+            )
+        typer.echo(f"price history of {offering} (USD per instance-hour)")
+        typer.echo(f"{'date':10}  {'snapshot':>8}  {'source':12}  {'mode':12}  {'price':>12}")
+        for r in history.itertuples(index=False):
+            typer.echo(
+                f"{r.price_date:10}  {r.snapshot_id:>8}  {r.source:12}  {r.mode:12}  "
+                f"{r.price_usd_per_hour:>12,.4f}"
+            )
+
+    _run(debug, body)
+
+
+def snapshot_price_file(prices: Path, db: str | None) -> Path:
+    """``--prices``: a price file as given, or for ``snapshot:latest`` / ``snapshot:ID`` the
+    stored snapshot's rows that named a catalog offering when pulled, written as our price
+    CSV beside the database
+    (``price-snapshots/snapshot-ID.csv``; a snapshot never changes, so the file a re-solved
+    plan records stays true). Other paths are returned unchanged."""
+    from solver.web.store import open_store
+    from solver.web.store.snapshots import SNAPSHOT_PREFIX, find_snapshot, snapshot_rows
+
+    text = str(prices)
+    if not text.startswith(SNAPSHOT_PREFIX):
+        return prices
+    store = open_store(db_url(db))
+    snap = find_snapshot(store, text)
+    rows = snapshot_rows(store, snap.id)
+    database = (
+        store.engine.url.database if store.engine.url.get_backend_name() == "sqlite" else None
+    )
+    folder = (Path(database).resolve().parent if database else Path.cwd()) / "price-snapshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"snapshot-{snap.id}.csv"
+    columns = ["provider", "region", "offering", "mode", "price", "date"]
+    write_atomic(path, csv_text(rows.loc[rows["in_catalog"], columns]))
+    return path

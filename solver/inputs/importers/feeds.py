@@ -1,0 +1,318 @@
+"""Price feeds (issue 32 part 1): one source's prices as a dated snapshot in our price
+CSV format (``provider, region, offering, mode, price, date``; what ``procure resolve
+--prices`` reads, :func:`solver.inputs.prices.read_price_csv`), each row matched to the
+catalog's offerings where it can be.
+
+The four sources and the importer each goes through (nothing is parsed twice):
+
+``skypilot``
+    a SkyPilot ``vms.csv`` (:func:`~solver.inputs.importers.skypilot.read_skypilot_vms`):
+    on-demand and spot prices per instance type and region.
+``aws-offer``
+    an AWS Price List EC2 offer file or GetProducts record
+    (:func:`~solver.inputs.importers.aws_prices.read_aws_ec2_offer`): on-demand, and
+    Standard Reserved Instances with no upfront as ``reserved_1y``/``reserved_3y`` (the
+    catalog's convention for its reserved columns, catalogs/SOURCES.md).
+``azure-retail``
+    an Azure Retail Prices API response
+    (:func:`~solver.inputs.importers.azure_retail.read_azure_retail_prices`): pay-as-you-go
+    as on-demand, 1- and 3-year reservations (the term's price over its hours) as
+    reserved.
+``gcp-billing``
+    a Cloud Billing Catalog ``skus.list`` response
+    (:func:`~solver.inputs.importers.gcp_billing.read_gcp_billing_skus`): committed use is
+    sold per vCPU, GiB and GPU, so a catalog machine is priced only when the response
+    prices all its parts (:func:`~solver.inputs.importers.gcp_billing.machine_usd_per_hour`,
+    its shape from the catalog's ``vcpus``, ``memory_gib`` and accelerators).
+
+A row maps to an offering when the catalog has its provider, region and instance type
+(the offering id ``provider/region/instance_type``); it then carries the catalog's
+accelerator and count. Every priced row is kept in the snapshot (a history of an
+instance type the catalog does not hold yet is still a history), but only mapped rows go
+to the price CSV a re-solve reads; rows that name no catalog offering, and rows the
+importer could not read as an instance price, are listed in :attr:`PricePull.unmapped`
+with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from solver.errors import ProcureError
+
+SOURCES = ("skypilot", "azure-retail", "aws-offer", "gcp-billing")
+
+#: a snapshot's rows: our price CSV's columns, then what the catalog says of the offering
+SNAPSHOT_COLUMNS = [
+    "provider",
+    "region",
+    "offering",
+    "mode",
+    "price",
+    "date",
+    "offering_id",
+    "in_catalog",
+    "accelerator_id",
+    "accelerators_per_instance",
+]
+UNMAPPED_COLUMNS = ["provider", "region", "what", "rows", "reason"]
+#: the price CSV's own columns (read by :func:`solver.inputs.prices.read_price_csv`)
+PRICE_CSV_COLUMNS = ["provider", "region", "offering", "mode", "price", "date"]
+
+NOT_IN_CATALOG = "no catalog offering of this instance type in this region"
+#: GCP committed-use GPU resource names per catalog accelerator, as Cloud Billing Catalog
+#: SKU descriptions spell them ("Commitment v1: <name> running in <region> for 1 Year"),
+#: quoted from the API in public code (code index, find_string hits 4353159252: Tesla
+#: A100; 55513368414: H100 80GB; 62805704974: L4; 70979535744: Tesla T4). An accelerator
+#: not listed has no committed GPU price read here.
+GCP_GPU_RESOURCES = {
+    "a100-40gb": "Nvidia Tesla A100 GPU",
+    "h100-sxm": "Nvidia H100 80GB GPU",
+    "l4": "Nvidia L4 GPU",
+    "t4": "Nvidia Tesla T4 GPU",
+}
+_RESERVED_MODE = {1.0: "reserved_1y", 3.0: "reserved_3y"}
+
+
+@dataclass(frozen=True)
+class PricePull:
+    """One source's prices, dated, as a snapshot.
+
+    Attributes
+    ----------
+    source
+        One of :data:`SOURCES`.
+    price_date
+        The snapshot's day (``YYYY-MM-DD``).
+    rows
+        :data:`SNAPSHOT_COLUMNS`, one per offering and mode (USD per instance-hour),
+        the lowest where the source states one twice.
+    unmapped
+        :data:`UNMAPPED_COLUMNS`: what could not be priced as a catalog offering, why.
+    origin
+        The file (or URL) read.
+    """
+
+    source: str
+    price_date: str
+    rows: pd.DataFrame
+    unmapped: pd.DataFrame
+    origin: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def price_csv(self) -> pd.DataFrame:
+        """The rows that name a catalog offering, as our price CSV (what ``--prices``
+        reads: a price update naming nothing in the catalog is refused as a likely slip)."""
+        return self.rows.loc[self.rows["in_catalog"], PRICE_CSV_COLUMNS].reset_index(drop=True)
+
+
+def check_source(source: str) -> str:
+    """``source`` if it is one of :data:`SOURCES`, else one clear error."""
+    if source not in SOURCES:
+        raise ProcureError(
+            f"unknown price source {source!r}",
+            field="--source",
+            fix=f"use one of: {', '.join(SOURCES)}",
+        )
+    return source
+
+
+def pull_prices(
+    source: str,
+    path: Path | str,
+    offerings: pd.DataFrame,
+    *,
+    price_date: str,
+    provider: str | None = None,
+) -> PricePull:
+    """Read a saved response of ``source`` into a snapshot dated ``price_date``.
+
+    Parameters
+    ----------
+    source
+        One of :data:`SOURCES`.
+    path
+        The saved response (a ``vms.csv`` or the JSON the API serves).
+    offerings
+        The catalog's offerings table (``offering_id`` as index or column), to map rows.
+    price_date
+        The snapshot's day, ``YYYY-MM-DD``; every row is dated with it.
+    provider
+        SkyPilot only: the cloud the file is for (default: the file's folder name).
+
+    Raises
+    ------
+    ProcureError
+        An unknown source, or a file the source's importer cannot read (naming it).
+    """
+    check_source(source)
+    path = Path(path)
+    if not path.is_file():
+        raise ProcureError("no such file", file=str(path), fix=f"give a saved {source} response")
+    off = offerings.reset_index() if "offering_id" not in offerings.columns else offerings
+    skipped: dict[str, int] = {}
+    if source == "skypilot":
+        priced, unmapped = _skypilot(path, provider or path.resolve().parent.name.lower(), skipped)
+    elif source == "gcp-billing":
+        priced, unmapped = _gcp(path, off)
+    else:
+        priced, unmapped = _instance_rates(source, path)
+    rows, missing = _map(priced, off, price_date)
+    unmapped = pd.concat([unmapped, missing], ignore_index=True)[UNMAPPED_COLUMNS]
+    return PricePull(source, price_date, rows, unmapped, str(path), skipped)
+
+
+def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
+    from solver.inputs.importers.skypilot import read_skypilot_vms
+
+    result = read_skypilot_vms(path, provider, source=f"skypilot:{path.name}")
+    skipped.update(result.skipped)
+    parts = []
+    for mode, column in (("on_demand", "on_demand_usd_per_hour"), ("spot", "spot_usd_per_hour")):
+        part = result.offerings[["provider", "region", "instance_type", column]]
+        part = part.rename(columns={column: "price"}).dropna(subset=["price"])
+        parts.append(part.assign(mode=mode))
+    unmapped = pd.DataFrame(
+        [
+            {
+                "provider": provider,
+                "region": "",
+                "what": f"accelerator {name}",
+                "rows": n,
+                "reason": "accelerator name not in the importer's name table",
+            }
+            for name, n in result.unmapped.items()
+        ],
+        columns=UNMAPPED_COLUMNS,
+    )
+    return pd.concat(parts, ignore_index=True), unmapped
+
+
+def _instance_rates(source: str, path: Path):
+    """AWS and Azure: per-instance rates -> on_demand, reserved_1y, reserved_3y."""
+    if source == "aws-offer":
+        from solver.inputs.importers.aws_prices import read_aws_ec2_offer
+
+        rates = read_aws_ec2_offer(path)
+        reserved = (rates["payment_option"] == "no_upfront") & (rates["plan_type"] == "standard")
+    else:
+        from solver.inputs.importers.azure_retail import read_azure_retail_prices
+
+        rates = read_azure_retail_prices(path)
+        reserved = rates["kind"] == "reserved"
+    rates = rates[rates["operating_system"] == "linux"]
+    on_demand = rates[rates["kind"] == "on_demand"].assign(mode="on_demand")
+    res = rates[reserved & (rates["kind"] == "reserved")]
+    res = res.assign(mode=res["term_years"].map(_RESERVED_MODE)).dropna(subset=["mode"])
+    both = pd.concat([on_demand, res], ignore_index=True)
+    priced = both.rename(columns={"usd_per_hour": "price"})
+    return priced[["provider", "region", "instance_type", "price", "mode"]], _no_rows()
+
+
+def _gcp(path: Path, off: pd.DataFrame):
+    """GCP: a catalog machine's committed price, where the response prices its parts."""
+    from solver.inputs.importers.gcp_billing import machine_usd_per_hour, read_gcp_billing_skus
+
+    rates = read_gcp_billing_skus(path)
+    committed = rates[rates["kind"] == "committed_use"]
+    rows, used = [], set()
+    machines = off[off["provider"] == "gcp"].copy()
+    for column in ("vcpus", "memory_gib", "accelerators_per_instance"):
+        machines[column] = pd.to_numeric(machines[column], errors="coerce")
+    for r in machines.dropna(subset=["vcpus", "memory_gib"]).itertuples(index=False):
+        series = str(r.instance_type).split("-")[0].upper()
+        parts = {f"{series} Cpu": float(r.vcpus), f"{series} Ram": float(r.memory_gib)}
+        gpu = GCP_GPU_RESOURCES.get(str(r.accelerator_id))
+        if gpu and r.instance_type.split("-")[0] in ("a2", "a3", "g2"):
+            parts[gpu] = float(r.accelerators_per_instance)
+        for years, mode in _RESERVED_MODE.items():
+            price = machine_usd_per_hour(committed, region=r.region, term_years=years, parts=parts)
+            if price is not None:
+                used |= {(r.region, name) for name in parts}
+                rows.append(
+                    {
+                        "provider": "gcp",
+                        "region": r.region,
+                        "instance_type": r.instance_type,
+                        "price": price,
+                        "mode": mode,
+                    }
+                )
+    left = committed[
+        [
+            (g, n) not in used
+            for g, n in zip(committed["region"], committed["resource"], strict=True)
+        ]
+    ]
+    unmapped = (
+        left.groupby(["region", "resource"]).size().reset_index(name="rows")
+        if len(left)
+        else pd.DataFrame(columns=["region", "resource", "rows"])
+    )
+    unmapped = unmapped.assign(
+        provider="gcp",
+        what=unmapped["resource"].map(lambda s: f"resource {s}"),
+        reason="a committed-use resource price: no catalog machine in this region has all its "
+        "parts (vCPUs, memory, GPUs) priced in the response",
+    )
+    priced = pd.DataFrame(rows, columns=["provider", "region", "instance_type", "price", "mode"])
+    return priced, unmapped[UNMAPPED_COLUMNS]
+
+
+def _no_rows() -> pd.DataFrame:
+    return pd.DataFrame(columns=UNMAPPED_COLUMNS)
+
+
+def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str):
+    """Snapshot rows (one per offering and mode, the lowest price) and the rows that name
+    no catalog offering, counted per instance type and region."""
+    priced = priced[pd.to_numeric(priced["price"], errors="coerce") > 0].copy()
+    priced["offering_id"] = (
+        priced["provider"] + "/" + priced["region"] + "/" + priced["instance_type"]
+    )
+    priced = priced.sort_values(["offering_id", "mode", "price"], kind="stable")
+    priced = priced.drop_duplicates(["offering_id", "mode"])
+    known = off.set_index("offering_id")[["accelerator_id", "accelerators_per_instance"]]
+    rows = priced.join(known, on="offering_id")
+    rows["in_catalog"] = rows["offering_id"].isin(known.index)
+    rows = rows.rename(columns={"instance_type": "offering"}).assign(date=price_date)
+    rows["accelerator_id"] = rows["accelerator_id"].fillna("")
+    count = pd.to_numeric(rows["accelerators_per_instance"], errors="coerce")
+    rows["accelerators_per_instance"] = count.fillna(0).astype(int)
+    rows = rows[SNAPSHOT_COLUMNS].reset_index(drop=True)
+    out = rows[~rows["in_catalog"]]
+    missing = (
+        out.groupby(["provider", "region", "offering"]).size().reset_index(name="rows")
+        if len(out)
+        else pd.DataFrame(columns=["provider", "region", "offering", "rows"])
+    )
+    missing = missing.assign(what=missing["offering"], reason=NOT_IN_CATALOG)
+    return rows, missing[UNMAPPED_COLUMNS]
+
+
+def check_snapshot_date(text: str, today: date) -> str:
+    """A snapshot's day: ``YYYY-MM-DD`` on or after the first cloud price and at most
+    :data:`~solver.inputs.price_traps.AHEAD_DAYS` after ``today`` (a price announced
+    ahead of the day it takes effect); else one clear error naming ``--date``."""
+    from solver.inputs.price_traps import AHEAD_DAYS, FIRST_CLOUD_PRICE_DAY
+
+    try:
+        day = date.fromisoformat(str(text))
+    except ValueError:
+        day = None
+    if day is None or len(str(text)) != 10:
+        raise ProcureError(
+            f"{text!r} is not a day", field="--date", fix="write the prices' day as YYYY-MM-DD"
+        )
+    if not FIRST_CLOUD_PRICE_DAY <= day <= today + timedelta(days=AHEAD_DAYS):
+        when = "in the future" if day > today else "before any cloud sold compute by the hour"
+        raise ProcureError(
+            f"snapshot day {day} is {when} (today is {today})",
+            field="--date",
+            fix=f"write the day the prices were read (YYYY-MM-DD), at most {AHEAD_DAYS} days ahead",
+        )
+    return day.isoformat()
