@@ -206,6 +206,7 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
         )
     }
     duals: list[Dual] = []
+    place_of = _row_placer(compiled)
     for row in model.rows:
         if row.family == "objective_stage" or row.name not in result.duals:
             continue
@@ -213,7 +214,7 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
             continue  # nothing in this row can move at the chosen plan: no dual exists
         pi = float(result.duals[row.name])
         worth = -pi if row.sense == "<=" else pi
-        place = _row_place(compiled, row)
+        place = place_of(row)
         per_mtoken = None
         tokens = _tokens_per_unit(bucket_tokens, row)
         if tokens is not None:
@@ -267,14 +268,17 @@ def _tokens_per_unit(bucket_tokens: dict[tuple, float], row) -> float | None:
     return tokens if tokens > 0 else None
 
 
-def _row_place(compiled: Compiled, row) -> dict[str, str | None]:
-    """The workload, period and block (by name) and pool a row is about, from the names of
-    its family's key (:data:`solver.core.model.FAMILIES`; an option's row names the
-    option's pool); None where it has none."""
-    names = [k.rstrip("?") for k in FAMILIES[row.family].keys]
-    parts = dict(zip(names, row.key, strict=False))
-    periods = list(compiled.periods["name"])
-    blocks = list(compiled.blocks["name"])
+def _row_placer(compiled: Compiled) -> Callable[[object], dict[str, str | None]]:
+    """A function giving the workload, period and block (by name) and pool a row is about,
+    from the names of its family's key (:data:`solver.core.model.FAMILIES`; an option's row
+    names the option's pool); None where it has none. The tables are looked up once (a
+    model has a row per option and block: a scan of the options per row took most of
+    ``shadow_prices`` on an autoscaled fleet)."""
+    periods = compiled.periods["name"].tolist()
+    blocks = compiled.blocks["name"].tolist()
+    pool_of = dict(
+        zip(compiled.options["option_id"].tolist(), compiled.options["pool_id"].tolist())
+    )
 
     def named(value, table):
         if value is None:
@@ -283,17 +287,20 @@ def _row_place(compiled: Compiled, row) -> dict[str, str | None]:
             return str(table[int(value)])
         return str(value)
 
-    pool = parts.get("pool")
-    if pool is None and parts.get("option") is not None:  # a unit of an option: its pool
-        options = compiled.options
-        match = options.loc[options["option_id"] == parts["option"], "pool_id"]
-        pool = match.iat[0] if len(match) else None
-    return {
-        "workload": None if parts.get("workload") is None else str(parts["workload"]),
-        "period": named(parts.get("period"), periods),
-        "block": named(parts.get("block"), blocks),
-        "pool": None if pool is None else str(pool),
-    }
+    def place(row) -> dict[str, str | None]:
+        names = [k.rstrip("?") for k in FAMILIES[row.family].keys]
+        parts = dict(zip(names, row.key, strict=False))
+        pool = parts.get("pool")
+        if pool is None and parts.get("option") is not None:  # a unit of an option: its pool
+            pool = pool_of.get(parts["option"])
+        return {
+            "workload": None if parts.get("workload") is None else str(parts["workload"]),
+            "period": named(parts.get("period"), periods),
+            "block": named(parts.get("block"), blocks),
+            "pool": None if pool is None else str(pool),
+        }
+
+    return place
 
 
 def _block_hours(compiled: Compiled) -> dict[tuple[int, int], float]:
