@@ -66,8 +66,9 @@ def test_a_scheduler_that_never_answers_times_out_with_a_message(peer):
     started = time.perf_counter()
     with pytest.raises(ProcureError) as err:
         dask_client(peer.address, timeout_s=0.5)
-    # 0.5 s asked: an answer within a second, not a wait without end
-    assert time.perf_counter() - started < 5.0
+    # 0.5 s asked: an answer, not a wait without end (the bound is loose: the first call
+    # imports dask, and a loaded machine running the suite in parallel took 5.0 s)
+    assert time.perf_counter() - started < 30.0
     assert "sent nothing in 0.5 s" in err.value.message and err.value.field == "--scheduler"
 
 
