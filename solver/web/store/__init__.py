@@ -7,7 +7,7 @@ servers go through the same steps.
 """
 
 from solver.web.store.db import Store, open_store
-from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Variant
+from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Server, Variant
 
 __all__ = [
     "Analysis",
@@ -15,6 +15,7 @@ __all__ = [
     "Job",
     "PlanRecord",
     "ProblemRecord",
+    "Server",
     "Store",
     "Variant",
     "open_store",
