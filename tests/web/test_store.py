@@ -33,9 +33,11 @@ def url(request, tmp_path_factory) -> str:
 def test_the_migration_makes_every_table(url):
     store = open_store(url)
     names = set(inspect(store.engine).get_table_names())
-    assert {"problems", "variants", "plans", "jobs", "analyses", "alembic_version"} <= names
-    # the newest of the two migrations shipped (0001 the workspace, 0002 analyses)
-    assert _version(store.engine) == "0002"
+    assert {"problems", "variants", "plans", "jobs", "analyses", "servers"} <= names
+    assert "alembic_version" in names
+    # the newest of the three migrations shipped (0001 the workspace, 0002 analyses,
+    # 0003 job owners and servers)
+    assert _version(store.engine) == "0003"
     open_store(url)  # a second start finds the schema at head and changes nothing
     # each migration goes back as well as forward
     from alembic import command
@@ -47,10 +49,18 @@ def test_the_migration_makes_every_table(url):
     config.set_main_option("script_location", str(MIGRATIONS))
     with store.engine.begin() as connection:
         config.attributes["connection"] = connection
+        command.downgrade(config, "0002")
+    assert _version(store.engine) == "0002"
+    assert "servers" not in inspect(store.engine).get_table_names()
+    assert "owner" not in {c["name"] for c in inspect(store.engine).get_columns("jobs")}
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
         command.downgrade(config, "0001")
     assert _version(store.engine) == "0001"
     assert "analyses" not in inspect(store.engine).get_table_names()
-    assert _version(open_store(url).engine) == "0002"
+    assert _version(open_store(url).engine) == "0003"
+    columns = {c["name"] for c in inspect(store.engine).get_columns("jobs")}
+    assert {"owner", "options_json"} <= columns
 
 
 def _version(engine) -> str:
