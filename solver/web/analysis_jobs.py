@@ -71,15 +71,18 @@ def check_analysis(record: PlanRecord, kind: str, options: dict) -> None:
     raise ProcureError(f"no analysis {kind!r}", fix="use frontier or two_stage")
 
 
-def frontier_points(problem, catalog, points: int, **run) -> list:
+def frontier_points(problem, catalog, points: int, solved=None, **run) -> list:
     """The carbon frontier of ``procure report`` (``--frontier-points points``): the
     problem solved for analysis, then min cost under ``points`` CO2e caps from the
-    min-carbon plan to the min-cost plan. ``run``: the runner's scheduler and progress."""
+    min-carbon plan to the min-cost plan. ``solved()`` is called between the two;
+    ``run``: the runner's scheduler and progress."""
     from solver.analyses.sensitivity import carbon_frontier
     from solver.solve import solve_for_analysis
     from solver.units import DEFAULT_SOLVER, WARM_SOLVER
 
     _, solution = solve_for_analysis(problem, catalog, solver=DEFAULT_SOLVER)
+    if solved is not None:
+        solved()
     return carbon_frontier(solution.compiled, points=points, solver=WARM_SOLVER, **run)
 
 
@@ -121,6 +124,9 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             problem,
             catalog,
             options["points"],
+            solved=lambda: runner._step(
+                job_id, stage="the two ends: the min-cost and the min-CO2e plans", progress=0.15
+            ),
             scheduler=runner.client(),
             progress=lambda done, total: runner._step(
                 job_id,
