@@ -17,11 +17,11 @@ verified plan it returns under its inputs digest.
 - A carbon-frontier job and a two-stage job (:mod:`solver.web.analysis_jobs`) run
   ``procure report``'s frontier and ``procure solve``'s two-stage plan the same way, their
   solves on the same cluster, their results stored in ``analyses``.
-- Owners: each server has an instance id, random, made at its start (:attr:`JobRunner.
-  instance_id`, a row of ``servers`` with a heartbeat every :data:`HEARTBEAT_S`) and a
-  name that a restart keeps (host and port, or ``procure serve --instance``); a job's
+- Owners: each server has an instance id, random, made at its start
+  (``JobRunner.instance_id``: a row of ``servers`` with a heartbeat every
+  :data:`HEARTBEAT_S`), and a name that a restart keeps (host and port, or ``procure serve --instance``); a job's
   ``owner`` is the id of the server that queued it.
-- Server restart: :meth:`JobRunner.interrupt_open_jobs` (called when the app starts) marks
+- Server restart: :meth:`JobRunner.start` (called when the app starts) marks
   ``interrupted`` (never ``done``) the jobs still ``queued`` or ``running`` that no live
   server runs: those of this server's earlier runs (the same name), of servers silent for
   :data:`LEASE_S` (each heartbeat marks those too), and of none. The jobs of another live
