@@ -19,8 +19,8 @@ verified plan it returns under its inputs digest.
   solves on the same cluster, their results stored in ``analyses``.
 - Owners: each server has an instance id, random, made at its start
   (``JobRunner.instance_id``: a row of ``servers`` with a heartbeat every
-  :data:`HEARTBEAT_S`), and a name that a restart keeps (host and port, or ``procure serve --instance``); a job's
-  ``owner`` is the id of the server that queued it.
+  :data:`HEARTBEAT_S`), and a name that a restart keeps (host and port, or ``procure
+  serve --instance``); a job's ``owner`` is the id of the server that queued it.
 - Server restart: :meth:`JobRunner.start` (called when the app starts) marks
   ``interrupted`` (never ``done``) the jobs still ``queued`` or ``running`` that no live
   server runs: those of this server's earlier runs (the same name), of servers silent for
