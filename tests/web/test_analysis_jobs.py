@@ -1,7 +1,8 @@
 """The carbon frontier and the two-stage plan as workspace jobs (issue 30): what each job
 stores is what the analysis function gives on the same input (the CLI's own functions:
 ``procure report``'s frontier, ``procure solve``'s two-stage plan), on tiny problems whose
-numbers are worked by hand, so each test takes seconds.
+numbers are worked by hand, so each test takes seconds. The frontier's runs on SQLite and
+on PostgreSQL when ``PROCURE_TEST_POSTGRES_URL`` is set.
 
 - Frontier: one H100 serves 10 requests/s; us-east at $4/h (400 g/kWh), eu-north at $5/h
   (40 g/kWh); 200 requests/s for one month (730 h) = 20 units: the min-cost end is 20 in
@@ -24,7 +25,7 @@ from sqlalchemy import func, select
 from conftest import offering, serve, write_catalog
 from solver.web.app import create_app
 from solver.web.store import Analysis, Job
-from tests.web.conftest import job_id_of, wait_for_job
+from tests.web.conftest import fresh_url, job_id_of, wait_for_job
 
 US = offering("h1", "h100-sxm", 1, 4.0)
 EU = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
@@ -80,7 +81,12 @@ def _count(app, model) -> int:
         return session.scalar(select(func.count()).select_from(model))
 
 
-def test_the_frontier_job_stores_what_carbon_frontier_gives(tmp_path):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path_factory) -> str:
+    return fresh_url(request.param, tmp_path_factory)
+
+
+def test_the_frontier_job_stores_what_carbon_frontier_gives(tmp_path, url):
     from solver.analyses.sensitivity import carbon_frontier
     from solver.core.compile import compile_problem
     from solver.inputs.catalog import load_catalog
@@ -88,7 +94,7 @@ def test_the_frontier_job_stores_what_carbon_frontier_gives(tmp_path):
     from solver.units import WARM_SOLVER
 
     catalog_dir = write_catalog(tmp_path / "cat", [US, EU])
-    app = create_app(f"sqlite:///{tmp_path / 'w.db'}", catalog_dir=str(catalog_dir))
+    app = create_app(url, catalog_dir=str(catalog_dir))
     with TestClient(app) as client:
         plan_id = _solved(client, FRONTIER_PROBLEM)
         assert f'href="/plans/{plan_id}/frontier"' in client.get(f"/plans/{plan_id}").text
