@@ -162,11 +162,14 @@ class JobRunner:
         while not self._stop.wait(HEARTBEAT_S):
             try:
                 with self.store.sessions() as session:
-                    session.execute(
-                        update(Server)
-                        .where(Server.id == self.instance_id)
-                        .values(seen_at=utc_now())
+                    now = utc_now()
+                    seen = session.execute(
+                        update(Server).where(Server.id == self.instance_id).values(seen_at=now)
                     )
+                    if not seen.rowcount and not self._stop.is_set():  # removed by another
+                        session.add(
+                            Server(id=self.instance_id, name=self.name, started_at=now, seen_at=now)
+                        )
                     session.commit()
                 self.interrupt_open_jobs()
             except Exception:  # noqa: BLE001 - the database away for a moment: next beat

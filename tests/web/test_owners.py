@@ -84,3 +84,34 @@ def test_a_server_marks_only_the_jobs_no_live_server_runs(url):
     assert _status(restarted, b_running) == "interrupted"
     for app in (a, restarted):
         app.state.runner.close()
+
+
+def test_the_heartbeat_keeps_a_server_live(tmp_path, monkeypatch):
+    # heartbeats every 0.05 s instead of 10 s: seen_at moves on; a server removed by
+    # another (silent past the lease, say a paused machine) registers itself again
+    import time
+
+    from solver.web import jobs
+
+    monkeypatch.setattr(jobs, "HEARTBEAT_S", 0.05)
+    app = create_app(f"sqlite:///{tmp_path / 'w.db'}", instance="host-a:8000")
+    me = app.state.runner.instance_id
+
+    def seen():
+        with app.state.store.sessions() as session:
+            return session.scalars(select(Server.seen_at).where(Server.id == me)).first()
+
+    first = seen()
+    stop = time.monotonic() + 10
+    while seen() == first and time.monotonic() < stop:
+        time.sleep(0.02)
+    assert seen() > first
+    with app.state.store.sessions() as session:
+        session.query(Server).delete()
+        session.commit()
+    while seen() is None and time.monotonic() < stop:
+        time.sleep(0.02)
+    assert seen() is not None
+    app.state.runner.close()  # a clean stop removes its row, and no heartbeat brings it back
+    time.sleep(0.2)
+    assert seen() is None
