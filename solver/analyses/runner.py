@@ -104,7 +104,11 @@ def run_tasks(
 
         client = scheduler if isinstance(scheduler, Client) else dask_client(scheduler)
         try:
-            on_workers = client.scatter(shared, broadcast=True)
+            # hash=False: a key of its own each call; with the content's hash, a second call
+            # on the same shared data (the stochastic scenarios, then their comparisons)
+            # reuses the key the first call's futures are releasing, and its tasks are
+            # cancelled for "lost dependencies" (seen in the workspace's two-stage job)
+            on_workers = client.scatter(shared, broadcast=True, hash=False)
             futures = [client.submit(_apply, fn, on_workers, t, pure=False) for t in tasks]
             index = {f.key: i for i, f in enumerate(futures)}
             for done, future in enumerate(as_completed(futures), start=1):

@@ -51,6 +51,14 @@ def serve(
     seed: Annotated[
         bool, typer.Option("--seed/--no-seed", help="Start an empty workspace with the seed")
     ] = True,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="This server's name, kept across restarts (default HOST:PORT): at its "
+            "start it marks interrupted only the jobs its earlier run left open (and "
+            "those of servers gone silent), not those of other servers on the database"
+        ),
+    ] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Start the workspace: problems, variants, plans and comparisons in the browser."""
@@ -64,7 +72,14 @@ def serve(
         if not 0 < port < 65536:
             raise ProcureError(f"port {port} is out of range", field="--port", fix="e.g. 8000")
         url = db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
-        web = create_app(url, scheduler=scheduler, catalog_dir=str(catalog) if catalog else None)
+        import socket
+
+        web = create_app(
+            url,
+            scheduler=scheduler,
+            catalog_dir=str(catalog) if catalog else None,
+            instance=instance or f"{socket.gethostname()}:{port}",
+        )
         if seed and seed_if_empty(web.state.store):
             typer.echo(f"added the seed problem ({SEED.name})")
         if web.state.interrupted_at_start:

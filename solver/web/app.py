@@ -15,7 +15,10 @@ issue 31 can wrap them in one place):
 - ``GET /plans/{id}`` (finance first), ``GET /api/plans/{id}`` (the plan JSON of ``procure
   solve --format json``), ``GET /plans/{id}/orders.xlsx | orders.csv | focus.csv``;
 - ``GET /compare?a=ID&b=ID``: two plans side by side;
-- ``GET /catalog``: the catalog, filtered as ``procure catalog list``.
+- ``GET /catalog``: the catalog, filtered as ``procure catalog list``;
+- ``GET|POST /plans/{id}/frontier``, ``GET|POST /plans/{id}/two-stage``,
+  ``GET /api/plans/{id}/analyses``: the carbon frontier and the two-stage plan as jobs
+  (:mod:`solver.web.analysis_pages`).
 """
 
 from __future__ import annotations
@@ -51,15 +54,19 @@ def create_app(
     *,
     scheduler: str | None = None,
     catalog_dir: str | None = None,
+    instance: str | None = None,
 ) -> FastAPI:
     """The workspace on the database at ``db_url`` (upgraded to the newest migration).
 
-    Jobs left ``queued`` or ``running`` by a server that stopped are marked
-    ``interrupted`` when the app starts.
+    ``instance`` names this server, the same after a restart (None: the host's name;
+    ``procure serve`` gives host:port); its jobs are owned by a random instance id made
+    now. Jobs left ``queued`` or ``running`` by this server's earlier run, by a server
+    gone silent or by none are marked ``interrupted`` when the app starts; those of
+    another live server on the same database are not (:mod:`solver.web.jobs`).
     """
     store = open_store(db_url)
-    runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir)
-    interrupted = runner.interrupt_open_jobs()
+    runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir, name=instance)
+    interrupted = runner.start()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):

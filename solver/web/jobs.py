@@ -16,22 +16,36 @@ verified plan it returns under its inputs digest.
 - Cancel: the job is marked ``cancelled`` at once and whatever it returns is dropped (a
   solve already running on a worker finishes there, unseen); a sensitivity job also stops
   at its next break-even step, and the cluster drops its tasks not yet started.
-- Server restart: :meth:`JobRunner.interrupt_open_jobs` (called when the app starts) marks
-  every job still ``queued`` or ``running`` as ``interrupted``, never ``done``; such a job
-  can be re-run (:meth:`JobRunner.rerun`), which queues a new job for the same variant.
+- A carbon-frontier job and a two-stage job (:mod:`solver.web.analysis_jobs`) run
+  ``procure report``'s frontier and ``procure solve``'s two-stage plan the same way, their
+  solves on the same cluster, their results stored in ``analyses``.
+- Owners: each server has an instance id, random, made at its start
+  (``JobRunner.instance_id``: a row of ``servers`` with a heartbeat every
+  :data:`HEARTBEAT_S`), and a name that a restart keeps (host and port, or ``procure
+  serve --instance``); a job's ``owner`` is the id of the server that queued it.
+- Server restart: :meth:`JobRunner.start` (called when the app starts) marks
+  ``interrupted`` (never ``done``) the jobs still ``queued`` or ``running`` that no live
+  server runs: those of this server's earlier runs (the same name), of servers silent for
+  :data:`LEASE_S` (each heartbeat marks those too), and of none. The jobs of another live
+  server on the same database are left to it. An interrupted job can be re-run
+  (:meth:`JobRunner.rerun`), which queues a new job for the same variant or analysis.
 """
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from solver.analyses.runner import run_tasks
 from solver.errors import ProcureError
 from solver.plan import Plan
-from solver.web.store import Analysis, Job, PlanRecord, Store, Variant
+from solver.web.store import Analysis, Job, PlanRecord, Server, Store, Variant
 from solver.web.store.models import JOB_OPEN, utc_now
 from solver.web.workspace import (
     catalog_of_plan,
@@ -45,6 +59,12 @@ from solver.web.workspace import (
 
 #: jobs handed to the cluster at once (the rest wait, queued, in this server)
 MAX_RUNNING_JOBS = 4
+#: seconds between a server's heartbeats (``servers.seen_at``)
+HEARTBEAT_S = 10.0
+#: a server not seen for this long is gone: its open jobs are marked interrupted
+LEASE_S = 60.0
+#: the analyses run as jobs besides solves (:mod:`solver.web.analysis_jobs`)
+ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage")
 
 
 class JobCancelled(Exception):
@@ -64,12 +84,26 @@ class JobRunner:
         a thread per solve) at the first job.
     catalog_dir
         The catalog folder (None: the shipped catalog).
+    name
+        This server's name, the same after a restart (None: the host's name); two servers
+        on one database need two names (``procure serve`` gives host:port).
     """
 
-    def __init__(self, store: Store, scheduler: str | None = None, catalog_dir: str | None = None):
+    def __init__(
+        self,
+        store: Store,
+        scheduler: str | None = None,
+        catalog_dir: str | None = None,
+        name: str | None = None,
+    ):
         self.store = store
         self.scheduler = scheduler
         self.catalog_dir = catalog_dir
+        self.name = name or socket.gethostname()
+        #: random, made at each start: the owner of the jobs this server queues
+        self.instance_id = uuid.uuid4().hex
+        self._stop = threading.Event()
+        self._heart: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(max_workers=MAX_RUNNING_JOBS, thread_name_prefix="job")
         self._lock = threading.Lock()
         self._client = None
@@ -96,7 +130,14 @@ class JobRunner:
             return self._client
 
     def close(self) -> None:
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        try:  # gone: another server marks what this one leaves open at its next heartbeat
+            with self.store.sessions() as session:
+                session.execute(delete(Server).where(Server.id == self.instance_id))
+                session.commit()
+        except Exception:  # noqa: BLE001 - a database already gone: nothing to remove
+            pass
         with self._lock:
             if self._client is not None:
                 self._client.close()
@@ -106,19 +147,67 @@ class JobRunner:
 
     # ------------------------------------------------------------------ jobs
 
-    def interrupt_open_jobs(self) -> int:
-        """Mark jobs left ``queued`` or ``running`` by a stopped server ``interrupted``;
-        return how many."""
+    def start(self) -> int:
+        """Register this server (its instance id, name and heartbeat), mark the open jobs
+        no live server runs ``interrupted`` (:meth:`interrupt_open_jobs`) and start the
+        heartbeat; return how many jobs were marked."""
+        now = utc_now()
+        with self.store.sessions() as session:
+            session.add(Server(id=self.instance_id, name=self.name, started_at=now, seen_at=now))
+            session.commit()
+        marked = self.interrupt_open_jobs(earlier_runs=True)
+        self._heart = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        self._heart.start()
+        return marked
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                with self.store.sessions() as session:
+                    now = utc_now()
+                    seen = session.execute(
+                        update(Server).where(Server.id == self.instance_id).values(seen_at=now)
+                    )
+                    if not seen.rowcount and not self._stop.is_set():  # removed by another
+                        session.add(
+                            Server(id=self.instance_id, name=self.name, started_at=now, seen_at=now)
+                        )
+                    session.commit()
+                self.interrupt_open_jobs()
+            except Exception:  # noqa: BLE001 - the database away for a moment: next beat
+                continue
+
+    def interrupt_open_jobs(self, *, earlier_runs: bool = False) -> int:
+        """Mark the jobs left ``queued`` or ``running`` that no live server runs
+        ``interrupted``; return how many.
+
+        Live: a server seen within :data:`LEASE_S`; with ``earlier_runs``, a server of
+        this one's name is not live (it is this server before its restart). This server's
+        own jobs are never marked here.
+        """
+        now = utc_now()
+        live = select(Server.id).where(Server.seen_at >= now - timedelta(seconds=LEASE_S))
+        if earlier_runs:
+            live = live.where((Server.name != self.name) | (Server.id == self.instance_id))
         with self.store.sessions() as session:
             done = session.execute(
                 update(Job)
-                .where(Job.status.in_(JOB_OPEN))
+                .where(
+                    Job.status.in_(JOB_OPEN),
+                    Job.owner != self.instance_id,
+                    Job.owner.not_in(live),
+                )
                 .values(
                     status="interrupted",
                     stage="interrupted: the server stopped before the job finished",
-                    finished_at=utc_now(),
+                    finished_at=now,
                 )
             )
+            silent = Server.seen_at < now - timedelta(seconds=LEASE_S)
+            if earlier_runs:
+                silent = silent | (Server.name == self.name)
+            gone = delete(Server).where(Server.id != self.instance_id, silent)
+            session.execute(gone.execution_options(synchronize_session=False))
             session.commit()
             return int(done.rowcount or 0)
 
@@ -130,7 +219,7 @@ class JobRunner:
             if variant is None:
                 raise ProcureError(f"no variant {variant_id}", fix="pick one on its problem page")
             inputs = variant_inputs(variant, self.catalog_dir)
-            job = Job(variant_id=variant_id, rerun_of=rerun_of)
+            job = Job(variant_id=variant_id, rerun_of=rerun_of, owner=self.instance_id)
             found = stored_plan(session, inputs.digest)
             if found is not None:  # the same inputs: the stored plan, at once
                 job.status, job.progress, job.plan_id = "done", 1.0, found.id
@@ -158,14 +247,54 @@ class JobRunner:
                 plan_id=plan_id,
                 break_even_limit=break_even_limit,
                 rerun_of=rerun_of,
+                owner=self.instance_id,
+            )
+            mine = select(Analysis).where(
+                Analysis.plan_id == plan_id, Analysis.kind == "sensitivity"
             )
             found = session.scalars(
-                select(Analysis).where(
-                    Analysis.plan_id == plan_id, Analysis.break_even_limit == break_even_limit
-                )
+                mine.where(Analysis.break_even_limit == break_even_limit)
                 if break_even_limit is not None
-                else select(Analysis).where(
-                    Analysis.plan_id == plan_id, Analysis.break_even_limit.is_(None)
+                else mine.where(Analysis.break_even_limit.is_(None))
+            ).first()
+            if found is not None:
+                job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
+                job.started_at = job.finished_at = utc_now()
+            session.add(job)
+            session.commit()
+        if job.status == "queued":
+            self._pool.submit(self._run, job.id)
+        return job
+
+    def submit_analysis(
+        self, plan_id: int, kind: str, options: dict, *, rerun_of: int | None = None
+    ) -> Job:
+        """Queue a carbon frontier (``kind`` "frontier", ``options`` {"points": N}) or a
+        two-stage plan ("two_stage", {"method": ...}) of a stored plan's problem
+        (:mod:`solver.web.analysis_jobs`: the options are checked first, a bad one is
+        refused with its message and no job). One stored already with the same options is
+        the answer at once."""
+        from solver.web.analysis_jobs import check_analysis
+
+        options_json = json.dumps(options, sort_keys=True)
+        with self.store.sessions() as session:
+            record = session.get(PlanRecord, plan_id)
+            if record is None or record.variant_id is None:
+                raise ProcureError(f"no stored plan {plan_id}", fix="pick one on the home page")
+            check_analysis(record, kind, options)
+            job = Job(
+                kind=kind,
+                variant_id=record.variant_id,
+                plan_id=plan_id,
+                options_json=options_json,
+                rerun_of=rerun_of,
+                owner=self.instance_id,
+            )
+            found = session.scalars(
+                select(Analysis.id).where(
+                    Analysis.plan_id == plan_id,
+                    Analysis.kind == kind,
+                    Analysis.options_json == options_json,
                 )
             ).first()
             if found is not None:
@@ -189,11 +318,13 @@ class JobRunner:
             if old is None:
                 raise ProcureError(f"no job {job_id}", fix="see the jobs page")
             kind, variant_id, plan_id = old.kind, old.variant_id, old.plan_id
-            limit = old.break_even_limit
+            limit, options = old.break_even_limit, json.loads(old.options_json or "{}")
         if kind == "sensitivity":
             return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
         if kind == "watch":
             return self.submit_watch(plan_id, rerun_of=job_id)
+        if kind in ANALYSIS_KINDS:
+            return self.submit_analysis(plan_id, kind, options, rerun_of=job_id)
         return self.submit(variant_id, rerun_of=job_id)
 
     def cancel(self, job_id: int) -> bool:
@@ -229,6 +360,10 @@ class JobRunner:
                 from solver.web.price_watch import run_watch_job
 
                 run_watch_job(self, job_id)
+            elif kind in ("frontier", "two_stage"):
+                from solver.web.analysis_jobs import run_analysis
+
+                run_analysis(self, job_id, kind)
             else:
                 (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
         except JobCancelled:

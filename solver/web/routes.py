@@ -238,6 +238,9 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
 
     _register_jobs(app)
     _register_plans(app)
+    from solver.web import analysis_pages
+
+    analysis_pages.register(app)
 
 
 def job_json(job: Job) -> dict:
@@ -251,6 +254,8 @@ def job_json(job: Job) -> dict:
         "error": job.error,
         "plan_id": job.plan_id,
         "rerun_of": job.rerun_of,
+        "owner": job.owner,
+        "options": json.loads(job.options_json or "{}"),
         "created_at": job.created_at.isoformat() + "Z",
         "started_at": job.started_at.isoformat() + "Z" if job.started_at else None,
         "finished_at": job.finished_at.isoformat() + "Z" if job.finished_at else None,
@@ -334,7 +339,7 @@ def _register_plans(app: FastAPI) -> None:
         with store.sessions() as session:
             latest = session.scalars(
                 select(Analysis.id)
-                .where(Analysis.plan_id == plan_id)
+                .where(Analysis.plan_id == plan_id, Analysis.kind == "sensitivity")
                 .order_by(Analysis.break_even_limit.is_(None).desc(), Analysis.id.desc())
             ).first()
         return HTMLResponse(plan_html(plan_id, latest, latest_watch_id(store, plan_id)))

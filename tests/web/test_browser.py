@@ -37,11 +37,30 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``procure serve`` on a fresh SQLite file, in a thread of this process."""
+    yield from _serve(tmp_path_factory, None)
+
+
+@pytest.fixture(scope="module")
+def tiny_server(tmp_path_factory):
+    """The same on a two-offering catalog (tests/web/test_analysis_jobs.py: its frontier
+    runs from $73,000 to $58,400 in seconds; us-east also reserved for a year at $2/h, for
+    the two-stage plan, which rents no eu-north: dearer on demand in every scenario)."""
+    from conftest import offering, write_catalog
+    from tests.web.test_analysis_jobs import EU
+
+    us = offering("h1", "h100-sxm", 1, 4.0, r1=2.0)
+    yield from _serve(tmp_path_factory, write_catalog(tmp_path_factory.mktemp("cat"), [us, EU]))
+
+
+def _serve(tmp_path_factory, catalog_dir):
     import uvicorn
 
     from solver.web.app import create_app
 
-    app = create_app(f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}")
+    app = create_app(
+        f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}",
+        catalog_dir=str(catalog_dir) if catalog_dir else None,
+    )
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -158,3 +177,70 @@ def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     _wait(d, lambda _: target.exists() and target.stat().st_size > 0, 30)
     header = target.read_text().splitlines()[0]
     assert header.startswith("provider,") or "provider" in header.split(",")
+
+
+def _add_and_solve(d, server: str, text: str, shots: Path) -> str:
+    """Paste a problem on the home page, solve its base variant; the plan page is open."""
+    from selenium.webdriver.common.by import By
+
+    d.get(server + "/")
+    box = d.find_element(By.ID, "yaml_text")
+    d.execute_script("arguments[0].value = arguments[1];", box, text)
+    d.find_element(By.ID, "add-problem").click()
+    _wait(d, lambda d: "/problems/" in d.current_url)
+    return _solve_and_open_plan(d, "base", shots, None)
+
+
+def test_a_carbon_frontier_from_the_plan_page(tiny_server, browser, shots):
+    """From a plan, open its carbon frontier, ask for 4 points, watch the job on the page;
+    the page shows the frontier (table and chart) when the job is done."""
+    import yaml
+    from selenium.webdriver.common.by import By
+
+    from tests.web.test_analysis_jobs import FRONTIER_PROBLEM
+
+    d = browser
+    plan = _add_and_solve(d, tiny_server, yaml.safe_dump(FRONTIER_PROBLEM), shots)
+    d.find_element(By.ID, "frontier-link").click()
+    _wait(d, lambda d: d.current_url.endswith(f"/plans/{plan}/frontier"))
+    points = d.find_element(By.ID, "points")
+    points.clear()
+    points.send_keys("4")
+    d.find_element(By.ID, "run-frontier").click()
+    # the page polls the job and loads itself again when it is done: the chart appears
+    _wait(d, lambda d: d.find_elements(By.ID, "frontier-chart"))
+    _wait(
+        d, lambda d: d.execute_script("return !!(window.Chart && Chart.getChart('frontier-chart'))")
+    )
+    assert (
+        d.execute_script("return Chart.getChart('frontier-chart').data.datasets[0].data.length")
+        == 4
+    )
+    table = d.find_element(By.ID, "frontier").text
+    # the ends by hand (tests/web/test_analysis_jobs.py): 20 units in eu-north at $5/h,
+    # 20 in us-east at $4/h, 730 h
+    assert "$73,000" in table and "$58,400" in table
+    assert d.find_element(By.ID, "job-status").text == "done"
+    d.save_screenshot(str(shots / "carbon-frontier.png"))
+
+
+def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
+    """From a plan of a problem with uncertainty, compute its two-stage plan on its page."""
+    import yaml
+    from selenium.webdriver.common.by import By
+
+    from tests.web.test_analysis_jobs import TWO_STAGE_PROBLEM
+
+    d = browser
+    _add_and_solve(d, tiny_server, yaml.safe_dump(TWO_STAGE_PROBLEM), shots)
+    d.find_element(By.ID, "two-stage-link").click()
+    _wait(d, lambda d: d.current_url.endswith("/two-stage"))
+    d.find_element(By.ID, "run-two-stage").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "two-stage-chart"))
+    _wait(
+        d,
+        lambda d: d.execute_script("return !!(window.Chart && Chart.getChart('two-stage-chart'))"),
+    )
+    # tests/analyses/test_stochastic.py, by hand: reserve 1 unit, $5.00/h x 8,760 h expected
+    assert d.find_element(By.ID, "expected").text == "$43,800"
+    d.save_screenshot(str(shots / "two-stage.png"))

@@ -44,10 +44,23 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
         assert 'href="/problems/1">seed-2m-13b</a>' in home  # an empty workspace gets the seed
         # the default database: a file beside the workspace
         assert (tmp_path / "procure-workspace.db").is_file()
+        # the running server, by procure serve's default --instance name, HOST:PORT
+        assert _servers(tmp_path) == [f"{socket.gethostname()}:{port}"]
     finally:
         server.terminate()
         out, _ = server.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/" in out and "added the seed problem" in out
+    assert _servers(tmp_path) == []  # stopped cleanly: its row is gone
+
+
+def _servers(folder) -> list[str]:
+    import sqlite3
+
+    connection = sqlite3.connect(folder / "procure-workspace.db")
+    try:
+        return [name for (name,) in connection.execute("SELECT name FROM servers")]
+    finally:
+        connection.close()
 
 
 def test_bad_options_get_one_message():

@@ -33,10 +33,10 @@ def url(request, tmp_path_factory) -> str:
 def test_the_migration_makes_every_table(url):
     store = open_store(url)
     names = set(inspect(store.engine).get_table_names())
-    assert {"problems", "variants", "plans", "jobs", "analyses", "alembic_version"} <= names
-    assert {"price_snapshots", "price_rows"} <= names
-    # the newest migration shipped (0001 the workspace, 0002 analyses, 0004 price
-    # snapshots; the head is read from the scripts, as the lead re-chains them at merge)
+    assert {"problems", "variants", "plans", "jobs", "analyses", "servers"} <= names
+    assert {"price_snapshots", "price_rows", "alembic_version"} <= names
+    # the newest migration shipped (0001 the workspace, 0002 analyses, 0003 job owners and
+    # servers, 0004 price snapshots; the head is read from the scripts)
     assert _version(store.engine) == _head()
     open_store(url)  # a second start finds the schema at head and changes nothing
     # each migration goes back as well as forward
@@ -49,11 +49,19 @@ def test_the_migration_makes_every_table(url):
     config.set_main_option("script_location", str(MIGRATIONS))
     with store.engine.begin() as connection:
         config.attributes["connection"] = connection
+        command.downgrade(config, "0002")
+    assert _version(store.engine) == "0002"
+    assert "servers" not in inspect(store.engine).get_table_names()
+    assert "owner" not in {c["name"] for c in inspect(store.engine).get_columns("jobs")}
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
         command.downgrade(config, "0001")
     assert _version(store.engine) == "0001"
     assert "analyses" not in inspect(store.engine).get_table_names()
     assert "price_snapshots" not in inspect(store.engine).get_table_names()
     assert _version(open_store(url).engine) == _head()
+    columns = {c["name"] for c in inspect(store.engine).get_columns("jobs")}
+    assert {"owner", "options_json"} <= columns
 
 
 def _head() -> str:

@@ -8,7 +8,7 @@ servers go through the same steps.
 """
 
 from solver.web.store.db import Store, open_store
-from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Variant
+from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Server, Variant
 from solver.web.store.snapshots import PriceRow, PriceSnapshot, PriceWatch
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "PriceSnapshot",
     "PriceWatch",
     "ProblemRecord",
+    "Server",
     "Store",
     "Variant",
     "open_store",

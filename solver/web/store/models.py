@@ -7,7 +7,11 @@
   of everything that decides it (``inputs_digest``: problem, catalog, solver, gap), so the
   same inputs find the stored plan instead of solving again;
 - ``jobs``: background solves and analyses with their status and progress;
-- ``analyses``: a plan's sensitivity (shadow prices, break-even prices) as the job left it.
+- ``analyses``: a plan's sensitivity (shadow prices, break-even prices), carbon frontier or
+  two-stage plan, as the job left it;
+- ``servers``: the running servers (a random instance id each, made at start, and a
+  heartbeat): a job's ``owner`` names the server that runs it, so a server starting again
+  marks ``interrupted`` only its own earlier jobs and those of servers gone silent.
 
 Every row records ``created_by`` (empty until sign-in exists) so that accounts, approvals
 and an audit trail (issue 31) can be added by a migration without rewriting these tables.
@@ -103,6 +107,10 @@ class Job(Base):
     #: sensitivity jobs: break-even prices for the plan's pools and this many others
     #: (None: every pool; -1: none, shadow prices only)
     break_even_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: the instance id of the server that queued it (:class:`Server`; '' before 0003)
+    owner: Mapped[str] = mapped_column(String(64), default="", index=True)
+    #: analyses: what was asked (frontier points, two-stage method) as JSON
+    options_json: Mapped[str] = mapped_column(Text, default="{}")
     variant: Mapped[Variant] = relationship()
 
 
@@ -117,3 +125,17 @@ class Analysis(Base):
     result_json: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
     created_by: Mapped[str] = mapped_column(String(200), default="")
+    #: what was asked (frontier points, two-stage method) as JSON, as on its job
+    options_json: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class Server(Base):
+    """A running server: its instance id (random, made at its start), its name (host and
+    port, or ``procure serve --instance``: the same after a restart) and its heartbeat."""
+
+    __tablename__ = "servers"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="", index=True)
+    started_at: Mapped[datetime] = mapped_column(default=utc_now)
+    seen_at: Mapped[datetime] = mapped_column(default=utc_now)

@@ -2,7 +2,7 @@
 the workspace's price watches of stored plans against a snapshot.
 
 Revision ID: 0004_price_snapshots
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-26
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_price_snapshots"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 

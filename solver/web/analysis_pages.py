@@ -1,0 +1,192 @@
+"""The carbon frontier and the two-stage plan of a stored plan, as pages (each run as a
+job: :mod:`solver.web.analysis_jobs`), linked from the plan page.
+
+Routes (state-changing ones are POSTs, added here as the other routes are, so issue 31's
+sign-in wraps them the same way):
+
+- ``GET /plans/{id}/frontier``: the latest frontier job's progress (cancel, run again) and
+  the frontier stored (``?analysis=ID``: an earlier one) as a table and a Chart.js chart;
+  ``POST /plans/{id}/frontier`` (form ``points``) queues one;
+- ``GET /plans/{id}/two-stage``, ``POST /plans/{id}/two-stage`` (form ``method``): the
+  same for the two-stage plan of a problem with ``uncertainty:``;
+- ``GET /api/plans/{id}/analyses?kind=frontier|two_stage|sensitivity``: the stored
+  results as JSON (what the CLI prints for the same input).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from sqlalchemy import select
+
+from solver.errors import ProcureError
+from solver.web.analysis_jobs import (
+    DEFAULT_FRONTIER_POINTS,
+    MAX_FRONTIER_POINTS,
+    TWO_STAGE_METHODS,
+)
+from solver.web.store import Analysis, Job, PlanRecord
+from solver.web.views import script_json
+from solver.web.workspace import plan_of, problem_of_plan
+
+#: the page of each kind, by its URL part
+PAGES = {"frontier": "frontier", "two-stage": "two_stage"}
+
+
+def frontier_view(result: dict | None) -> dict:
+    """A stored frontier as the report shows it (:func:`solver.outputs.report.sweep_table`)
+    and the points for the chart: cost (USD) against CO2e (t), solved caps only."""
+    from solver.analyses.sensitivity import SweepPoint
+    from solver.outputs.report import _table_html, sweep_table
+
+    if result is None:
+        return {"table": "", "chart_json": "null"}
+    points = [SweepPoint.model_validate(p) for p in result["points"]]
+    solved = [p for p in points if p.total_cost_usd is not None]
+    chart = {
+        "co2e_t": [round(p.total_co2e_t, 4) for p in solved],
+        "cost_usd": [round(p.total_cost_usd, 2) for p in solved],
+        "cap_tco2e": [p.value for p in solved],
+    }
+    return {"table": _table_html(sweep_table(points)), "chart_json": script_json(chart)}
+
+
+def two_stage_view(result: dict | None) -> dict:
+    """A stored two-stage plan as the report shows it: its sentences, the per-scenario
+    table (:func:`solver.outputs.report.two_stage_frame`), the commitments signed now, and
+    the scenario costs for the chart."""
+    from solver.analyses.stochastic import StochasticPlan
+    from solver.outputs.report import _table_html, two_stage_frame, two_stage_sentences
+
+    if result is None:
+        return {"sp": None, "chart_json": "null"}
+    sp = StochasticPlan.model_validate(result)
+    frame = two_stage_frame(sp)
+    money = [c for c in frame.columns if c.endswith("_usd")]
+    commitments = pd.DataFrame(
+        [
+            {
+                "item": i.item,
+                "provider": i.provider,
+                "offering": i.offering,
+                "mode": i.mode,
+                "units": i.units,
+                "cost_usd": i.cost_usd,
+            }
+            for i in sp.commitments
+        ]
+    )
+    chart = {
+        "scenarios": [o.name for o in sp.scenarios],
+        "two_stage_plan_usd": [round(o.total_cost_usd, 2) for o in sp.scenarios],
+        "all_rented_usd": [o.all_rented_cost_usd for o in sp.scenarios],
+        "hindsight_usd": [o.hindsight_cost_usd for o in sp.scenarios],
+        "expected_cost_usd": round(sp.expected_cost_usd, 2),
+    }
+    return {
+        "sp": sp,
+        "sentences": two_stage_sentences(sp),
+        "table": _table_html(frame, money=money),
+        "commitments": _table_html(commitments, money=["cost_usd"]) if len(commitments) else "",
+        "chart_json": script_json(chart),
+    }
+
+
+def _see(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: int | None):
+    from solver.outputs.report import _usd
+
+    with app.state.store.sessions() as session:
+        record = session.get(PlanRecord, plan_id)
+        if record is None:
+            raise HTTPException(404, f"no plan {plan_id}")
+        stored = session.scalars(
+            select(Analysis)
+            .where(Analysis.plan_id == plan_id, Analysis.kind == kind)
+            .order_by(Analysis.id.desc())
+        ).all()
+        job = session.scalars(
+            select(Job).where(Job.plan_id == plan_id, Job.kind == kind).order_by(Job.id.desc())
+        ).first()
+        shown = next((a for a in stored if a.id == analysis_id), stored[0] if stored else None)
+        if analysis_id is not None and (shown is None or shown.id != analysis_id):
+            raise HTTPException(404, f"no {kind} analysis {analysis_id} of plan {plan_id}")
+        result = None if shown is None else json.loads(shown.result_json)
+        view = frontier_view(result) if kind == "frontier" else two_stage_view(result)
+        context = {
+            "record": record,
+            "plan": plan_of(record),
+            "usd": _usd,
+            "job": job,
+            "shown": shown,
+            "stored": [(a, json.loads(a.options_json or "{}")) for a in stored],
+            "default_points": DEFAULT_FRONTIER_POINTS,
+            "max_points": MAX_FRONTIER_POINTS,
+            "methods": TWO_STAGE_METHODS,
+            "has_uncertainty": problem_of_plan(record).uncertainty is not None,
+            **view,
+        }
+        name = "frontier.html.j2" if kind == "frontier" else "two_stage.html.j2"
+        return app.state.templates.TemplateResponse(request, name, context)
+
+
+def _options(kind: str, form) -> dict:
+    """The options of a request from its form (as the CLI's options)."""
+    if kind == "frontier":
+        raw = str(form.get("points") or DEFAULT_FRONTIER_POINTS).strip()
+        try:
+            return {"points": int(raw)}
+        except ValueError:
+            return {"points": raw}  # refused with its message by check_analysis
+    return {"method": str(form.get("method") or "auto")}
+
+
+def _register_page(app: FastAPI, page: str, kind: str) -> None:
+    """``GET`` and ``POST /plans/{id}/<page>`` of one kind of analysis."""
+
+    @app.get(f"/plans/{{plan_id}}/{page}", name=f"{kind}_page")
+    def analysis_page(request: Request, plan_id: int, analysis: int | None = None):
+        return _page(app, request, plan_id, kind, analysis)
+
+    @app.post(f"/plans/{{plan_id}}/{page}", name=f"{kind}_submit")
+    async def analyse(request: Request, plan_id: int):
+        options = _options(kind, await request.form())
+        try:
+            app.state.runner.submit_analysis(plan_id, kind, options)
+        except ProcureError as exc:
+            raise HTTPException(400, str(exc)) from None
+        return _see(f"/plans/{plan_id}/{page}")
+
+
+def register(app: FastAPI) -> None:
+    """Add the frontier and two-stage pages to ``app``."""
+    store = app.state.store
+    for page, kind in PAGES.items():
+        _register_page(app, page, kind)
+
+    @app.get("/api/plans/{plan_id}/analyses")
+    def analyses_api(plan_id: int, kind: str | None = None):
+        with store.sessions() as session:
+            query = select(Analysis).where(Analysis.plan_id == plan_id).order_by(Analysis.id)
+            if kind:
+                query = query.where(Analysis.kind == kind)
+            return JSONResponse(
+                [
+                    {
+                        "id": a.id,
+                        "kind": a.kind,
+                        "job_id": a.job_id,
+                        "options": json.loads(a.options_json or "{}"),
+                        "break_even_limit": a.break_even_limit,
+                        "created_at": a.created_at.isoformat() + "Z",
+                        "result": json.loads(a.result_json),
+                    }
+                    for a in session.scalars(query)
+                ]
+            )
