@@ -16,6 +16,11 @@ issue 31 can wrap them in one place):
   solve --format json``), ``GET /plans/{id}/orders.xlsx | orders.csv | focus.csv``;
 - ``GET /compare?a=ID&b=ID``: two plans side by side;
 - ``GET /catalog``: the catalog, filtered as ``procure catalog list``.
+
+Sign-off (issue 31): every route is behind the global guard (:mod:`solver.web.guard`:
+sign-in, roles, CSRF tokens, a bound on request bodies, security headers) but ``/login``,
+``/health`` and ``/static``; sign-in and the admin pages are in :mod:`solver.web.accounts`,
+approvals in :mod:`solver.web.approvals`, the audit trail in :mod:`solver.web.audit`.
 """
 
 from __future__ import annotations
@@ -51,12 +56,27 @@ def create_app(
     *,
     scheduler: str | None = None,
     catalog_dir: str | None = None,
+    trusted_user_header: str | None = None,
+    approvals: dict[str, int] | None = None,
 ) -> FastAPI:
     """The workspace on the database at ``db_url`` (upgraded to the newest migration).
 
     Jobs left ``queued`` or ``running`` by a server that stopped are marked
     ``interrupted`` when the app starts.
+
+    Parameters
+    ----------
+    trusted_user_header
+        Off (None) by default. When set (e.g. ``X-Forwarded-User``), a request carrying
+        that header is signed in as the account it names: only for a reverse proxy that
+        authenticates people and always sets (or strips) the header itself.
+    approvals
+        The approvals a plan needs by role (default one finance and one infra).
     """
+    from solver.web import auth
+    from solver.web.approvals import DEFAULT_APPROVALS
+    from solver.web.guard import Guard
+
     store = open_store(db_url)
     runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir)
     interrupted = runner.interrupt_open_jobs()
@@ -72,6 +92,12 @@ def create_app(
     app.state.catalog_dir = catalog_dir
     app.state.interrupted_at_start = interrupted
     app.state.templates = _templates()
+    app.state.trusted_user_header = trusted_user_header or None
+    app.state.required_approvals = dict(approvals or DEFAULT_APPROVALS)
+    app.state.rate_limit = auth.RateLimit()
+    with store.sessions() as session:
+        app.state.secret_key = auth.secret_key(session)
+    app.add_middleware(Guard, web=app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.get("/health")
@@ -80,9 +106,12 @@ def create_app(
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    from solver.web import routes
+    from solver.web import accounts, routes
+    from solver.web import approvals as approval_routes
 
+    accounts.register(app)
     routes.register(app)
+    approval_routes.register(app)
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException):

@@ -18,7 +18,14 @@ from solver.plan import Plan
 from solver.web.app import create_app
 from solver.web.store import Job, PlanRecord, open_store
 from solver.web.workspace import add_problem, add_variant, store_plan, variant_inputs
-from tests.web.conftest import SEED_TOTAL_USD, SEED_YAML, fresh_url, job_id_of, wait_for_job
+from tests.web.conftest import (
+    SEED_TOTAL_USD,
+    SEED_YAML,
+    fresh_url,
+    job_id_of,
+    sign_in,
+    wait_for_job,
+)
 
 GOLDEN = Plan.model_validate(
     json.loads((ROOT / "tests" / "golden" / "seed-2m-13b.json").read_text())["output"]
@@ -34,8 +41,9 @@ def test_the_migration_makes_every_table(url):
     store = open_store(url)
     names = set(inspect(store.engine).get_table_names())
     assert {"problems", "variants", "plans", "jobs", "analyses", "alembic_version"} <= names
-    # the newest of the two migrations shipped (0001 the workspace, 0002 analyses)
-    assert _version(store.engine) == "0002"
+    assert {"users", "web_sessions", "settings", "plan_reviews", "approvals", "audit_log"} <= names
+    # the newest migration shipped (0001 the workspace, 0002 analyses, 0005 sign-off)
+    assert _version(store.engine) == "0005"
     open_store(url)  # a second start finds the schema at head and changes nothing
     # each migration goes back as well as forward
     from alembic import command
@@ -50,7 +58,8 @@ def test_the_migration_makes_every_table(url):
         command.downgrade(config, "0001")
     assert _version(store.engine) == "0001"
     assert "analyses" not in inspect(store.engine).get_table_names()
-    assert _version(open_store(url).engine) == "0002"
+    assert "audit_log" not in inspect(store.engine).get_table_names()
+    assert _version(open_store(url).engine) == "0005"
 
 
 def _version(engine) -> str:
@@ -120,6 +129,7 @@ def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):
         statuses = session.scalars(select(Job.status).order_by(Job.id)).all()
     assert statuses == ["interrupted", "interrupted", "done"]  # never marked done
     with TestClient(restarted) as client:
+        sign_in(client, restarted, "infra", "infra")
         page = client.get("/jobs/1").text
         assert 'id="job-status" class="status-interrupted">interrupted' in page
         rerun = client.post("/jobs/1/rerun", follow_redirects=False)
