@@ -111,6 +111,40 @@ def test_a_plan_is_stored_once_under_its_digest(url):
         assert variant_inputs(dearer).catalog_sha256 != inputs.catalog_sha256
 
 
+def test_approval_lock_and_the_append_only_audit_on_each_database(url):
+    """Issue 31's store side on SQLite and PostgreSQL: two approvals (finance=1, infra=1)
+    approve and lock; the audit rows are there in order; the database itself refuses to
+    change or delete one (migration 0005's triggers)."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from solver.web import approvals, audit
+
+    store = open_store(url)
+    required = approvals.DEFAULT_APPROVALS
+    with store.sessions() as session:
+        problem = add_problem(session, SEED_YAML)
+        base = problem.variants[0]
+        plan = store_plan(session, base.id, variant_inputs(base), GOLDEN)
+        approvals.submit(session, plan.id, "ian")
+        assert (
+            approvals.decide(session, plan.id, "fay", "finance", "approve", "", required).status
+            == "submitted"
+        )
+        assert approvals.locking_plan(session, problem.id) is None
+        assert (
+            approvals.decide(session, plan.id, "ian", "infra", "approve", "", required).status
+            == "approved"
+        )
+        assert approvals.locking_plan(session, problem.id) == plan.id
+        steps = [(e.user_name, e.action) for e in audit.entries(session)]
+    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ian", "plan.approve")]
+    for statement in ("UPDATE audit_log SET user_name = 'mallory'", "DELETE FROM audit_log"):
+        with store.engine.connect() as connection:
+            with pytest.raises(DBAPIError, match="append-only"):
+                connection.execute(text(statement))
+
+
 def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):
     app = create_app(url)
     store = app.state.store
