@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -75,13 +76,14 @@ def add_account(db: str) -> None:
         raise SystemExit(f"could not add the account: {done.stderr}")
 
 
-def signed_in(base: str, timeout_s: float = 60) -> httpx.Client:
+@contextmanager
+def signed_in(base: str, timeout_s: float = 60):
     """A client signed in as the load account, its CSRF token on every request."""
-    client = httpx.Client(base_url=base, timeout=timeout_s)
-    r = client.post("/login", data={"name": USER, "password": PASSWORD})
-    assert r.status_code == 303, r.text[:500]
-    client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
-    return client
+    with httpx.Client(base_url=base, timeout=timeout_s) as client:
+        r = client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert r.status_code == 303, r.text[:500]
+        client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
+        yield client
 
 
 def add_variant(client: httpx.Client, name: str, **fields) -> int:
@@ -110,10 +112,13 @@ def wait_job(client: httpx.Client, job_id: int, timeout_s: float = 600) -> dict:
     raise SystemExit(f"job {job_id} still open after {timeout_s} s")
 
 
-def browse(base: str, plan_ids: list[int], think_s: float, until: threading.Event, out: list):
-    """One person: open a stored plan's page, think, again; latencies into ``out``."""
+def browse(base: str, plan_ids: list[int], think_s: float, until: threading.Event, out: list,
+           ready: threading.Barrier):  # fmt: skip
+    """One person: sign in, wait until every person has, then open a stored plan's page,
+    think, again; latencies into ``out``."""
     rng = random.Random()
     with signed_in(base, 30) as client:
+        ready.wait()  # the 20 sign-ins (Argon2id, 64 MiB each) are not in the latencies
         time.sleep(rng.uniform(0, think_s))
         while not until.is_set():
             started = time.perf_counter()
@@ -136,8 +141,9 @@ def load_phase(base: str, client: httpx.Client, args) -> tuple[list[float], list
         client.get(f"/plans/{pid}")
     latencies: list[float] = []
     done = threading.Event()
+    ready = threading.Barrier(args.users)
     people = [
-        threading.Thread(target=browse, args=(base, plan_ids, args.think_s, done, latencies))
+        threading.Thread(target=browse, args=(base, plan_ids, args.think_s, done, latencies, ready))
         for _ in range(args.users)
     ]
     for p in people:
@@ -213,7 +219,8 @@ def main() -> int:
             print(f"solves: {sum(j['status'] == 'done' for j in finished)}/{len(finished)} done, "
                   f"every one stored: {complete}")  # fmt: skip
             ok = complete and q[94] <= 0.300
-        ok = restart_phase(db, port, proc, signed_in(base)) and ok
+        with signed_in(base) as client:
+            ok = restart_phase(db, port, proc, client) and ok
     finally:
         if proc.poll() is None:
             proc.terminate()

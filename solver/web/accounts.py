@@ -26,7 +26,8 @@ def _page(request: Request, name: str, context: dict, status: int = 200):
 
 def _safe_next(target: str) -> str:
     """Only a path of this site (no ``//host`` or ``http://``): no open redirect."""
-    return target if target.startswith("/") and not target.startswith("//") else "/"
+    bad = not target.startswith("/") or target.startswith(("//", "/\\")) or "\\" in target
+    return "/" if bad else target
 
 
 def _client(request: Request) -> str:

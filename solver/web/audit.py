@@ -88,21 +88,27 @@ def entries(session: Session, limit: int | None = None) -> list[AuditEntry]:
 
 
 def audit_csv(rows: list[AuditEntry]) -> str:
-    """The entries as CSV (:data:`CSV_COLUMNS`), oldest first."""
+    """The entries as CSV (:data:`CSV_COLUMNS`), oldest first; text cells neutralised as in
+    every CSV procure writes (a rejection comment starting ``=`` is not a formula)."""
+    from solver.outputs.files import neutralise_cell
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for e in rows:
         writer.writerow(
             [
-                e.id,
-                e.at.isoformat(timespec="seconds") + "Z",
-                e.user_name,
-                e.action,
-                e.entity,
-                e.before_sha256,
-                e.after_sha256,
-                e.detail,
+                neutralise_cell(v)
+                for v in (
+                    e.id,
+                    e.at.isoformat(timespec="seconds") + "Z",
+                    e.user_name,
+                    e.action,
+                    e.entity,
+                    e.before_sha256,
+                    e.after_sha256,
+                    e.detail,
+                )
             ]
         )
     return out.getvalue()

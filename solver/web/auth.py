@@ -22,7 +22,7 @@ import time
 from collections import deque
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from solver.errors import ProcureError
@@ -96,6 +96,13 @@ def add_user(
 def set_role(session: Session, user: User, role: str, by: str) -> None:
     """Change an account's role (its audit entry with it); committed."""
     check_role(role, "role")
+    admins = session.scalar(
+        select(func.count()).select_from(User).where(User.role == "admin", User.active)
+    )
+    if user.role == "admin" and role != "admin" and admins <= 1:
+        raise ProcureError(
+            f"{user.name} is the only admin", field="role", fix="make another account admin first"
+        )
     before = {"name": user.name, "role": user.role}
     user.role = role
     audit.record(
@@ -228,8 +235,11 @@ READ_RULES: list[tuple[re.Pattern, frozenset[str]]] = [
 
 
 def add_rule(pattern: str, roles: set[str], read: bool = False) -> None:
+    """A rule before the others (once: a second app adding the same rule changes nothing)."""
     rules = READ_RULES if read else RULES
-    rules.insert(0, (re.compile(pattern), frozenset(roles)))
+    rule = (re.compile(pattern), frozenset(roles))
+    if rule not in rules:
+        rules.insert(0, rule)
 
 
 def allowed(role: str, method: str, path: str) -> bool:

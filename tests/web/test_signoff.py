@@ -288,3 +288,42 @@ def test_accounts_and_roles_by_the_admin_are_audited(ws):
     ]
     # before and after digests differ (the role changed), and are of the same account
     assert rows[1]["before_sha256"] == rows[0]["after_sha256"] != rows[1]["after_sha256"]
+
+
+def test_sign_in_returns_only_to_a_page_of_this_site(ws):
+    app, _ = ws
+    for target, expected in (("/plans/1", "/plans/1"), ("//evil.example/", "/"),
+                             ("https://evil.example/", "/"), ("/\\evil.example", "/")):  # fmt: skip
+        client = TestClient(app)
+        got = client.post(
+            "/login",
+            data={"name": "vera", "password": PASSWORD, "next": target},
+            follow_redirects=False,
+        )
+        assert (got.status_code, got.headers["location"]) == (303, expected), target
+
+
+def test_the_only_admin_cannot_be_demoted(ws):
+    app, clients = ws
+    from solver.web.store import User
+
+    with app.state.store.sessions() as session:
+        ada = session.scalar(select(User).where(User.name == "ada"))
+    got = clients["admin"].post(f"/admin/users/{ada.id}/role", data={"role": "viewer"})
+    assert got.status_code == 400 and "ada is the only admin" in got.text
+    assert clients["admin"].get("/admin/users").status_code == 200  # still an admin
+
+
+def test_the_audit_csv_shows_a_formula_as_text():
+    from datetime import datetime
+
+    from solver.web.audit import audit_csv
+    from solver.web.store import AuditEntry
+
+    entry = AuditEntry(id=1, at=datetime(2026, 11, 26, 2, 0), user_name="fay",
+                       action="plan.reject", entity="plan 1", before_sha256="",
+                       after_sha256="", detail='=HYPERLINK("http://evil.example")')  # fmt: skip
+    row = next(csv.DictReader(io.StringIO(audit_csv([entry]))))
+    # a rejection comment is a person's text: a spreadsheet must show it, never run it
+    assert row["detail"] == "'" + '=HYPERLINK("http://evil.example")'
+    assert (row["at_utc"], row["user"]) == ("2026-11-26T02:00:00Z", "fay")
