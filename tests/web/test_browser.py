@@ -95,9 +95,14 @@ def shots(tmp_path_factory) -> Path:
 
 
 def _wait(driver, condition, timeout_s: float = 120.0):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition)
+    # an element read while its page is replaced by the next one: look again
+    wait = WebDriverWait(
+        driver, timeout_s, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+    )
+    return wait.until(condition)
 
 
 def _solve_and_open_plan(driver, variant: str, shots: Path, shot: str | None) -> str:
@@ -120,15 +125,15 @@ def _sign_in_as(driver, server: str, name: str) -> None:
     """Sign out whoever is signed in, then sign in as ``name`` on the sign-in page."""
     from selenium.webdriver.common.by import By
 
-    driver.get(server + "/login")
+    driver.get(server + "/")
     signed_out = driver.find_elements(By.ID, "sign-out")
-    if signed_out:  # the sign-in page has no sign-out button: only when redirected
+    if signed_out:  # signed in: sign out (the session ends), back on the sign-in page
         signed_out[0].click()
-    driver.find_element(By.ID, "login-name").send_keys(name)
+    _wait(driver, lambda d: d.find_element(By.ID, "login-name"), 30).send_keys(name)
     driver.find_element(By.ID, "login-password").send_keys(PASSWORD)
     driver.find_element(By.ID, "login-submit").click()
-    _wait(driver, lambda d: "/login" not in d.current_url, 30)
-    assert driver.find_element(By.ID, "signed-in-as").text.startswith(name + " (")
+    who = _wait(driver, lambda d: d.find_element(By.ID, "signed-in-as"), 30)
+    assert who.text.startswith(name + " (")
 
 
 def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
@@ -198,9 +203,24 @@ def _seed_plan(driver, server: str) -> str:
 
 
 def _status(driver) -> str:
+    """The approval status shown, '' while the page is (re)loading."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
-    return driver.find_element(By.ID, "review-status").text
+    try:
+        return driver.find_element(By.ID, "review-status").text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
+def _missing(driver) -> str:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return driver.find_element(By.ID, "missing").text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
 
 
 def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser, shots):
@@ -210,7 +230,7 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     _sign_in_as(d, server, "ian")
     plan = _seed_plan(d, server)
     d.find_element(By.ID, "approval-link").click()
-    assert _status(d) == "draft"
+    _wait(d, lambda d: _status(d) == "draft", 30)
     d.find_element(By.ID, "submit-plan").click()
     _wait(d, lambda d: _status(d) == "submitted")
 
@@ -218,7 +238,7 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     d.get(f"{server}/plans/{plan}/approval")
     d.find_element(By.ID, "approve-plan").click()
     # one finance approval of the two needed (finance=1, infra=1): infra still missing
-    _wait(d, lambda d: d.find_element(By.ID, "missing").text == "1 infra")
+    _wait(d, lambda d: _missing(d) == "1 infra")
 
     _sign_in_as(d, server, "ian")
     d.get(f"{server}/plans/{plan}/approval")
@@ -237,7 +257,8 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     d.get(f"{server}/plans/{plan}")
     assert d.find_element(By.ID, "total").text == "$313,143"  # the viewer sees the plan
     d.get(f"{server}/plans/{plan}/approval")
-    assert _status(d) == "approved" and not d.find_elements(By.ID, "approve-plan")
+    _wait(d, lambda d: _status(d) == "approved", 30)
+    assert not d.find_elements(By.ID, "approve-plan")
     # and the server refuses the viewer's approval whatever the page shows (a forged POST
     # with the viewer's own valid CSRF token)
     refused = d.execute_async_script(
