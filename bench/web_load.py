@@ -15,6 +15,10 @@ Run: python bench/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port 
    again on the same database: the job must be ``interrupted`` (never ``done``), every
    plan stored before must still be there, and re-running the job must store its plan.
 
+Every request is signed in (issue 31): the script adds an infra account with ``procure
+users add`` and each simulated person signs in through ``POST /login`` first, so the
+latencies include the global guard (session lookup, CSRF field in the page).
+
 Exits 1 when a check fails.
 """
 
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -60,6 +65,27 @@ def start_server(db: str, port: int) -> subprocess.Popen:
     raise SystemExit(f"the server did not answer /health: {proc.stderr.read().decode()[-2000:]}")
 
 
+USER, PASSWORD = "load", "load-test-password"
+
+
+def add_account(db: str) -> None:
+    procure = Path(sys.executable).with_name("procure")
+    cmd = [str(procure), "users", "add", USER, "--role", "infra", "--password-stdin", "--db", db]
+    done = subprocess.run(cmd, input=PASSWORD + "\n", capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"could not add the account: {done.stderr}")
+
+
+@contextmanager
+def signed_in(base: str, timeout_s: float = 60):
+    """A client signed in as the load account, its CSRF token on every request."""
+    with httpx.Client(base_url=base, timeout=timeout_s) as client:
+        r = client.post("/login", data={"name": USER, "password": PASSWORD})
+        assert r.status_code == 303, r.text[:500]
+        client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
+        yield client
+
+
 def add_variant(client: httpx.Client, name: str, **fields) -> int:
     made = client.post("/problems/1/variants", data={"name": name, **fields})
     assert made.status_code in (200, 303), made.text[:500]
@@ -86,10 +112,13 @@ def wait_job(client: httpx.Client, job_id: int, timeout_s: float = 600) -> dict:
     raise SystemExit(f"job {job_id} still open after {timeout_s} s")
 
 
-def browse(base: str, plan_ids: list[int], think_s: float, until: threading.Event, out: list):
-    """One person: open a stored plan's page, think, again; latencies into ``out``."""
+def browse(base: str, plan_ids: list[int], think_s: float, until: threading.Event, out: list,
+           ready: threading.Barrier):  # fmt: skip
+    """One person: sign in, wait until every person has, then open a stored plan's page,
+    think, again; latencies into ``out``."""
     rng = random.Random()
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with signed_in(base, 30) as client:
+        ready.wait()  # the 20 sign-ins (Argon2id, 64 MiB each) are not in the latencies
         time.sleep(rng.uniform(0, think_s))
         while not until.is_set():
             started = time.perf_counter()
@@ -112,8 +141,9 @@ def load_phase(base: str, client: httpx.Client, args) -> tuple[list[float], list
         client.get(f"/plans/{pid}")
     latencies: list[float] = []
     done = threading.Event()
+    ready = threading.Barrier(args.users)
     people = [
-        threading.Thread(target=browse, args=(base, plan_ids, args.think_s, done, latencies))
+        threading.Thread(target=browse, args=(base, plan_ids, args.think_s, done, latencies, ready))
         for _ in range(args.users)
     ]
     for p in people:
@@ -141,7 +171,7 @@ def restart_phase(db: str, port: int, proc: subprocess.Popen, client: httpx.Clie
     proc.wait()
     proc = start_server(db, port)
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as again:
+        with signed_in(f"http://127.0.0.1:{port}") as again:
             status = again.get(f"/api/jobs/{job_id}").json()["status"]
             after = {p["id"] for p in again.get("/api/plans").json()}
             rerun = again.post(f"/jobs/{job_id}/rerun").headers["location"]
@@ -169,9 +199,10 @@ def main() -> int:
     db = f"sqlite:///{folder}/workspace.db"
     base = f"http://127.0.0.1:{port}"
     proc = start_server(db, port)
+    add_account(db)
     ok = True
     try:
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with signed_in(base) as client:
             client.post("/problems", data={"yaml_text": SEED})
             warm = [1] + [add_variant(client, f"warm-{i}", demand_factor=str(0.8 + 0.1 * i))
                           for i in range(2)]  # fmt: skip
@@ -188,7 +219,8 @@ def main() -> int:
             print(f"solves: {sum(j['status'] == 'done' for j in finished)}/{len(finished)} done, "
                   f"every one stored: {complete}")  # fmt: skip
             ok = complete and q[94] <= 0.300
-        ok = restart_phase(db, port, proc, httpx.Client(base_url=base, timeout=60)) and ok
+        with signed_in(base) as client:
+            ok = restart_phase(db, port, proc, client) and ok
     finally:
         if proc.poll() is None:
             proc.terminate()

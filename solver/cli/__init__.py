@@ -29,6 +29,7 @@ from solver.cli import calibrate  # noqa: F401
 from solver.cli import actuals  # noqa: F401
 from solver.cli import prices  # noqa: F401
 from solver.cli import serve  # noqa: F401
+from solver.cli import users  # noqa: F401
 
 # isort: on
 from solver.cli.common import (

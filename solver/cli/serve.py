@@ -30,6 +30,15 @@ def seed_if_empty(store, seed: Path = SEED) -> bool:
     return True
 
 
+def has_users(store) -> bool:
+    from sqlalchemy import func, select
+
+    from solver.web.store import User
+
+    with store.sessions() as session:
+        return bool(session.scalar(select(func.count()).select_from(User)))
+
+
 @app.command()
 def serve(
     db: Annotated[
@@ -48,6 +57,17 @@ def serve(
         typer.Option(help="Dask scheduler (tcp://host:8786) for the jobs; default a local cluster"),
     ] = None,
     catalog: CatalogOpt = None,
+    trusted_user_header: Annotated[
+        str | None,
+        typer.Option(
+            help="Off by default. Sign people in by this header (e.g. X-Forwarded-User) set "
+            "by a reverse proxy that authenticates them; only behind such a proxy"
+        ),
+    ] = None,
+    approvals: Annotated[
+        str,
+        typer.Option(help="Approvals a plan needs, by role (finance and infra)"),
+    ] = "finance=1,infra=1",
     seed: Annotated[
         bool, typer.Option("--seed/--no-seed", help="Start an empty workspace with the seed")
     ] = True,
@@ -71,6 +91,8 @@ def serve(
 
         if not 0 < port < 65536:
             raise ProcureError(f"port {port} is out of range", field="--port", fix="e.g. 8000")
+        from solver.web.approvals import parse_approvals
+
         url = db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
         import socket
 
@@ -79,11 +101,15 @@ def serve(
             scheduler=scheduler,
             catalog_dir=str(catalog) if catalog else None,
             instance=instance or f"{socket.gethostname()}:{port}",
+            trusted_user_header=trusted_user_header,
+            approvals=parse_approvals(approvals),
         )
         if seed and seed_if_empty(web.state.store):
             typer.echo(f"added the seed problem ({SEED.name})")
         if web.state.interrupted_at_start:
             typer.echo(f"{web.state.interrupted_at_start} job(s) left running were interrupted")
+        if not has_users(web.state.store):
+            typer.echo("no accounts yet: add one with procure users add NAME --role admin")
         typer.echo(f"workspace on {web.state.store.url}: http://{host}:{port}/")
         uvicorn.run(web, host=host, port=port, log_level="warning")
 

@@ -19,6 +19,11 @@ issue 31 can wrap them in one place):
 - ``GET|POST /plans/{id}/frontier``, ``GET|POST /plans/{id}/two-stage``,
   ``GET /api/plans/{id}/analyses``: the carbon frontier and the two-stage plan as jobs
   (:mod:`solver.web.analysis_pages`).
+
+Sign-off (issue 31): every route is behind the global guard (:mod:`solver.web.guard`:
+sign-in, roles, CSRF tokens, a bound on request bodies, security headers) but ``/login``,
+``/health`` and ``/static``; sign-in and the admin pages are in :mod:`solver.web.accounts`,
+approvals in :mod:`solver.web.approvals`, the audit trail in :mod:`solver.web.audit`.
 """
 
 from __future__ import annotations
@@ -55,15 +60,30 @@ def create_app(
     scheduler: str | None = None,
     catalog_dir: str | None = None,
     instance: str | None = None,
+    trusted_user_header: str | None = None,
+    approvals: dict[str, int] | None = None,
 ) -> FastAPI:
     """The workspace on the database at ``db_url`` (upgraded to the newest migration).
 
-    ``instance`` names this server, the same after a restart (None: the host's name;
-    ``procure serve`` gives host:port); its jobs are owned by a random instance id made
-    now. Jobs left ``queued`` or ``running`` by this server's earlier run, by a server
-    gone silent or by none are marked ``interrupted`` when the app starts; those of
-    another live server on the same database are not (:mod:`solver.web.jobs`).
+    Parameters
+    ----------
+    instance
+        Names this server, the same after a restart (None: the host's name; ``procure
+        serve`` gives host:port); its jobs are owned by a random instance id made now. Jobs
+        left ``queued`` or ``running`` by this server's earlier run, by a server gone silent
+        or by none are marked ``interrupted`` when the app starts; those of another live
+        server on the same database are not (:mod:`solver.web.jobs`).
+    trusted_user_header
+        Off (None) by default. When set (e.g. ``X-Forwarded-User``), a request carrying
+        that header is signed in as the account it names: only for a reverse proxy that
+        authenticates people and always sets (or strips) the header itself.
+    approvals
+        The approvals a plan needs by role (default one finance and one infra).
     """
+    from solver.web import auth
+    from solver.web.approvals import DEFAULT_APPROVALS
+    from solver.web.guard import Guard
+
     store = open_store(db_url)
     runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir, name=instance)
     interrupted = runner.start()
@@ -79,6 +99,12 @@ def create_app(
     app.state.catalog_dir = catalog_dir
     app.state.interrupted_at_start = interrupted
     app.state.templates = _templates()
+    app.state.trusted_user_header = trusted_user_header or None
+    app.state.required_approvals = dict(approvals or DEFAULT_APPROVALS)
+    app.state.rate_limit = auth.RateLimit()
+    with store.sessions() as session:
+        app.state.secret_key = auth.secret_key(session)
+    app.add_middleware(Guard, web=app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.get("/health")
@@ -87,10 +113,13 @@ def create_app(
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    from solver.web import price_watch, routes
+    from solver.web import accounts, price_watch, routes
+    from solver.web import approvals as approval_routes
 
+    accounts.register(app)
     routes.register(app)
     price_watch.register(app)
+    approval_routes.register(app)
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException):

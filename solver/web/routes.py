@@ -11,6 +11,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 
 from solver.errors import ProcureError
+from solver.web import audit
+from solver.web.approvals import ensure_unlocked
+from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.workspace import (
     CHANGE_FIELDS,
@@ -190,6 +193,10 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
         try:
             with store.sessions() as session:
                 record = add_problem(session, text)
+                who = current_user(request).name
+                record.created_by = who
+                audit.record(session, who, "problem.add", f"problem {record.id}", None, text)
+                session.commit()
         except ProcureError as exc:
             return _home(request, _error(exc), text, status=400)
         return _see(f"/problems/{record.id}")
@@ -208,7 +215,11 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
             return _problem_page(request, problem_id, _error(exc), {"yaml_text": text}, 400, "yaml")
         with store.sessions() as session:
             record = _get(session, ProblemRecord, problem_id, "problem")
+            ensure_unlocked(session, problem_id)
+            before = record.yaml_text
             record.yaml_text, record.name = text, problem.name
+            who = current_user(request).name
+            audit.record(session, who, "problem.edit", f"problem {problem_id}", before, text)
             session.commit()
         return _see(f"/problems/{problem_id}")
 
@@ -219,9 +230,14 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
             changes = form_changes(form)
             with store.sessions() as session:
                 problem = _get(session, ProblemRecord, problem_id, "problem")
-                add_variant(
+                variant = add_variant(
                     session, problem, str(form.get("name") or ""), changes, app.state.catalog_dir
                 )
+                who = current_user(request).name
+                variant.created_by = who
+                entity = f"variant {variant.id} ({variant.name}) of problem {problem_id}"
+                audit.record(session, who, "variant.add", entity, None, changes)
+                session.commit()
         except ProcureError as exc:
             return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
         return _see(f"/problems/{problem_id}")

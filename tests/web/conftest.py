@@ -52,3 +52,33 @@ def job_id_of(response) -> int:
     location = response.headers["location"]
     assert location.startswith("/jobs/"), location
     return int(location.rsplit("/", 1)[1])
+
+
+#: the test accounts' password (the hash is Argon2id, as in use)
+PASSWORD = "correct horse battery"
+
+
+def add_account(app, name: str, role: str, password: str = PASSWORD) -> None:
+    """An account straight in the store (as ``procure users add`` makes it)."""
+    from sqlalchemy import select
+
+    from solver.web import auth
+    from solver.web.store import User
+
+    with app.state.store.sessions() as session:
+        if session.scalar(select(User).where(User.name == name)) is None:
+            auth.add_user(session, name, role, password, by="test")
+
+
+def sign_in(client, app, name: str = "admin", role: str = "admin") -> str:
+    """Sign ``client`` in as ``name`` (made with ``role`` if new) through ``POST /login``;
+    every later request of the client carries the session's CSRF token as a header."""
+    add_account(app, name, role)
+    client.headers.pop("X-CSRF-Token", None)
+    signed = client.post(
+        "/login", data={"name": name, "password": PASSWORD}, follow_redirects=False
+    )
+    assert signed.status_code == 303, signed.text
+    token = client.get("/api/me").json()["csrf_token"]
+    client.headers["X-CSRF-Token"] = token
+    return token

@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 from conftest import offering, serve, write_catalog
 from solver.web.app import create_app
 from solver.web.store import Analysis, Job
-from tests.web.conftest import fresh_url, job_id_of, wait_for_job
+from tests.web.conftest import fresh_url, job_id_of, sign_in, wait_for_job
 
 US = offering("h1", "h100-sxm", 1, 4.0)
 EU = offering("h1eu", "h100-sxm", 1, 5.0, region="eu-north")
@@ -96,6 +96,7 @@ def test_the_frontier_job_stores_what_carbon_frontier_gives(tmp_path, url):
     catalog_dir = write_catalog(tmp_path / "cat", [US, EU])
     app = create_app(url, catalog_dir=str(catalog_dir))
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         plan_id = _solved(client, FRONTIER_PROBLEM)
         assert f'href="/plans/{plan_id}/frontier"' in client.get(f"/plans/{plan_id}").text
         # a bad number of points: the message, and no job
@@ -139,6 +140,7 @@ def test_an_analysis_job_cancelled_stores_nothing_and_runs_again(tmp_path):
     catalog_dir = write_catalog(tmp_path / "cat", [US, EU])
     app = create_app(f"sqlite:///{tmp_path / 'w.db'}", catalog_dir=str(catalog_dir))
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         plan_id = _solved(client, FRONTIER_PROBLEM)
         runner = app.state.runner
         job = runner.submit_analysis(plan_id, "frontier", {"points": 2})
@@ -178,6 +180,7 @@ def test_the_two_stage_job_stores_what_solve_stochastic_gives(tmp_path):
     catalog_dir = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
     app = create_app(f"sqlite:///{tmp_path / 'w.db'}", catalog_dir=str(catalog_dir))
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         plan_id = _solved(client, TWO_STAGE_PROBLEM)
         assert 'id="two-stage-form"' in client.get(f"/plans/{plan_id}/two-stage").text
         bad = client.post(f"/plans/{plan_id}/two-stage", data={"method": "guess"})
@@ -205,6 +208,7 @@ def test_a_two_stage_plan_of_a_problem_without_uncertainty_is_refused(tmp_path):
     catalog_dir = write_catalog(tmp_path / "cat", [US, EU])
     app = create_app(f"sqlite:///{tmp_path / 'w.db'}", catalog_dir=str(catalog_dir))
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         plan_id = _solved(client, FRONTIER_PROBLEM)
         page = client.get(f"/plans/{plan_id}/two-stage").text
         assert 'id="no-uncertainty"' in page and 'id="two-stage-form"' not in page

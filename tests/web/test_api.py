@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from solver.web.app import create_app
 from solver.web.store import Job, PlanRecord, ProblemRecord, Variant
-from tests.web.conftest import SEED_TOTAL_USD, SEED_YAML, job_id_of, wait_for_job
+from tests.web.conftest import SEED_TOTAL_USD, SEED_YAML, job_id_of, sign_in, wait_for_job
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +25,7 @@ def ws(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}"
     app = create_app(url)
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         added = client.post("/problems", data={"yaml_text": SEED_YAML}, follow_redirects=False)
         assert added.status_code == 303 and added.headers["location"] == "/problems/1"
         job = wait_for_job(

@@ -1,7 +1,10 @@
 """The workspace in a real headless Chromium (Debian's ``chromium`` and
-``chromium-driver``; ``.ci/run`` installs them; skipped when absent): a person creates a
-scenario from the seed, solves it, changes the budget (and the demand) in a variant,
-solves that, compares the two plans and downloads the orders.
+``chromium-driver``; ``.ci/run`` installs them; skipped when absent): a person signs in,
+creates a scenario from the seed, solves it, changes the budget (and the demand) in a
+variant, solves that, compares the two plans and downloads the orders. Then the sign-off
+(issue 31): infra submits the seed's plan, finance approves it, infra approves it, the
+plan is locked and its orders export as final; a viewer sees the plan and cannot approve;
+the admin's audit CSV lists each step in order with its user.
 
 Screenshots of each step go to ``$PROCURE_SCREENSHOTS`` when set (docs/screenshots holds
 the committed ones), else to the test's temporary folder.
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import SEED_YAML
+from tests.web.conftest import PASSWORD, SEED_YAML, add_account
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -61,6 +64,8 @@ def _serve(tmp_path_factory, catalog_dir):
         f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}",
         catalog_dir=str(catalog_dir) if catalog_dir else None,
     )
+    for name, role in (("ian", "infra"), ("fay", "finance"), ("vera", "viewer"), ("ada", "admin")):
+        add_account(app, name, role)
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -109,9 +114,14 @@ def shots(tmp_path_factory) -> Path:
 
 
 def _wait(driver, condition, timeout_s: float = 120.0):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition)
+    # an element read while its page is replaced by the next one: look again
+    wait = WebDriverWait(
+        driver, timeout_s, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+    )
+    return wait.until(condition)
 
 
 def _solve_and_open_plan(driver, variant: str, shots: Path, shot: str | None) -> str:
@@ -130,10 +140,28 @@ def _solve_and_open_plan(driver, variant: str, shots: Path, shot: str | None) ->
     return driver.current_url.rsplit("/", 1)[1]
 
 
+def _sign_in_as(driver, server: str, name: str) -> None:
+    """Sign out whoever is signed in, then sign in as ``name`` on the sign-in page."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(server + "/")
+    signed_out = driver.find_elements(By.ID, "sign-out")
+    if signed_out:  # signed in: sign out (the session ends), back on the sign-in page
+        signed_out[0].click()
+    _wait(driver, lambda d: d.find_element(By.ID, "login-name"), 30).send_keys(name)
+    driver.find_element(By.ID, "login-password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "login-submit").click()
+    who = _wait(driver, lambda d: d.find_element(By.ID, "signed-in-as"), 30)
+    assert who.text.startswith(name + " (")
+
+
 def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     from selenium.webdriver.common.by import By
 
     d = browser
+    d.get(server + "/")
+    assert "/login?next=" in d.current_url  # every page is behind sign-in (issue 31)
+    _sign_in_as(d, server, "ian")
     d.get(server + "/")
     box = d.find_element(By.ID, "yaml_text")
     d.execute_script("arguments[0].value = arguments[1];", box, SEED_YAML)
@@ -200,6 +228,7 @@ def test_a_carbon_frontier_from_the_plan_page(tiny_server, browser, shots):
     from tests.web.test_analysis_jobs import FRONTIER_PROBLEM
 
     d = browser
+    _sign_in_as(d, tiny_server, "ian")
     plan = _add_and_solve(d, tiny_server, yaml.safe_dump(FRONTIER_PROBLEM), shots)
     d.find_element(By.ID, "frontier-link").click()
     _wait(d, lambda d: d.current_url.endswith(f"/plans/{plan}/frontier"))
@@ -232,6 +261,7 @@ def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
     from tests.web.test_analysis_jobs import TWO_STAGE_PROBLEM
 
     d = browser
+    _sign_in_as(d, tiny_server, "ian")
     _add_and_solve(d, tiny_server, yaml.safe_dump(TWO_STAGE_PROBLEM), shots)
     d.find_element(By.ID, "two-stage-link").click()
     _wait(d, lambda d: d.current_url.endswith("/two-stage"))
@@ -244,3 +274,99 @@ def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
     # tests/analyses/test_stochastic.py, by hand: reserve 1 unit, $5.00/h x 8,760 h expected
     assert d.find_element(By.ID, "expected").text == "$43,800"
     d.save_screenshot(str(shots / "two-stage.png"))
+
+
+def _seed_plan(driver, server: str) -> str:
+    """The seed's base plan: solved on the problem page (stored already: straight to it)."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(server + "/problems/1")
+    driver.find_element(By.CSS_SELECTOR, 'button.solve[data-variant="base"]').click()
+    _wait(driver, lambda d: "/plans/" in d.current_url or "/jobs/" in d.current_url)
+    if "/jobs/" in driver.current_url:
+        _wait(driver, lambda d: d.find_element(By.ID, "job-status").text == "done")
+        driver.find_element(By.ID, "job-plan-link").click()
+        _wait(driver, lambda d: "/plans/" in d.current_url)
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def _status(driver) -> str:
+    """The approval status shown, '' while the page is (re)loading."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return driver.find_element(By.ID, "review-status").text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
+def _missing(driver) -> str:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return driver.find_element(By.ID, "missing").text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
+def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser, shots):
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    _sign_in_as(d, server, "ian")
+    plan = _seed_plan(d, server)
+    d.find_element(By.ID, "approval-link").click()
+    _wait(d, lambda d: _status(d) == "draft", 30)
+    d.find_element(By.ID, "submit-plan").click()
+    _wait(d, lambda d: _status(d) == "submitted")
+
+    _sign_in_as(d, server, "fay")
+    d.get(f"{server}/plans/{plan}/approval")
+    d.find_element(By.ID, "approve-plan").click()
+    # one finance approval of the two needed (finance=1, infra=1): infra still missing
+    _wait(d, lambda d: _missing(d) == "1 infra")
+
+    _sign_in_as(d, server, "ian")
+    d.get(f"{server}/plans/{plan}/approval")
+    d.find_element(By.ID, "approve-plan").click()
+    _wait(d, lambda d: _status(d) == "approved")
+    assert "locked" in d.find_element(By.ID, "locked").text
+    d.save_screenshot(str(shots / "plan-approved.png"))
+    d.find_element(By.ID, "orders-final").click()
+    final = d.downloads / f"plan-{plan}-orders-final.csv"
+    _wait(d, lambda _: final.exists() and final.stat().st_size > 0, 30)
+    rows = final.read_text().splitlines()
+    assert rows[0].startswith("order_status,plan_id,approved_by,provider")
+    assert len(rows) > 1 and all(r.startswith(f"final,{plan},") for r in rows[1:])
+
+    _sign_in_as(d, server, "vera")
+    d.get(f"{server}/plans/{plan}")
+    assert d.find_element(By.ID, "total").text == "$313,143"  # the viewer sees the plan
+    d.get(f"{server}/plans/{plan}/approval")
+    _wait(d, lambda d: _status(d) == "approved", 30)
+    assert not d.find_elements(By.ID, "approve-plan")
+    # and the server refuses the viewer's approval whatever the page shows (a forged POST
+    # with the viewer's own valid CSRF token)
+    refused = d.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        fetch('/api/me').then(r => r.json()).then(me => fetch(arguments[0], {method: 'POST',
+          headers: {'X-CSRF-Token': me.csrf_token}})).then(r => done(r.status));""",
+        f"/plans/{plan}/approve",
+    )
+    assert refused == 403
+
+    _sign_in_as(d, server, "ada")
+    d.get(server + "/admin/audit")
+    d.find_element(By.ID, "audit-csv").click()
+    audit = d.downloads / "audit.csv"
+    _wait(d, lambda _: audit.exists() and audit.stat().st_size > 0, 30)
+    import csv
+
+    steps = [
+        (r["user"], r["action"])
+        for r in csv.DictReader(audit.read_text().splitlines())
+        if r["entity"] == f"plan {plan}"
+    ]
+    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ian", "plan.approve")]

@@ -19,7 +19,7 @@ from solver.web.app import create_app
 from solver.web.store import PriceWatch, open_store
 from solver.web.store.snapshots import find_snapshot, list_snapshots, price_history, save_snapshot
 from solver.web.workspace import add_problem, store_plan, variant_inputs
-from tests.web.conftest import SEED_YAML, fresh_url, wait_for_job
+from tests.web.conftest import SEED_YAML, fresh_url, sign_in, wait_for_job
 
 LAMBDA = ROOT / "tests" / "data" / "prices" / "lambda" / "vms.csv"
 GOLDEN_DOC = json.loads((ROOT / "tests" / "golden" / "seed-2m-13b.json").read_text())["output"]
@@ -51,6 +51,7 @@ def test_the_watch_job_shows_what_procure_watch_says(tmp_path):
     db = f"sqlite:///{tmp_path / 'w.db'}"
     app = create_app(db)
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         store = app.state.store
         with store.sessions() as session:
             base = add_problem(session, SEED_YAML).variants[0]

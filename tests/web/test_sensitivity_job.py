@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import ROOT
 from solver.web.app import create_app
-from tests.web.conftest import SEED_YAML, job_id_of, wait_for_job
+from tests.web.conftest import SEED_YAML, job_id_of, sign_in, wait_for_job
 
 
 @pytest.mark.slow
@@ -21,6 +21,7 @@ def test_break_even_prices_match_the_cli(tmp_path):
 
     app = create_app(f"sqlite:///{tmp_path / 'w.db'}")
     with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
         client.post("/problems", data={"yaml_text": SEED_YAML})
         plan = wait_for_job(
             client, job_id_of(client.post("/variants/1/solve", follow_redirects=False))

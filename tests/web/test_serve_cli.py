@@ -40,7 +40,20 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
             except httpx.HTTPError:
                 time.sleep(0.2)
         assert health is not None and health.status_code == 200
-        home = httpx.get(f"http://127.0.0.1:{port}/").text
+        # every page but sign-in and health is behind the guard (issue 31)
+        anonymous = httpx.get(f"http://127.0.0.1:{port}/")
+        assert anonymous.status_code == 303 and anonymous.headers["location"] == "/login?next=/"
+        added = subprocess.run(
+            [str(procure), "users", "add", "ana", "--role", "viewer", "--password-stdin"],
+            cwd=tmp_path, input="correct horse battery\n", capture_output=True, text=True,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            signed = client.post(
+                "/login", data={"name": "ana", "password": "correct horse battery"}
+            )
+            assert signed.status_code == 303
+            home = client.get("/").text
         assert 'href="/problems/1">seed-2m-13b</a>' in home  # an empty workspace gets the seed
         # the default database: a file beside the workspace
         assert (tmp_path / "procure-workspace.db").is_file()
@@ -50,6 +63,7 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
         server.terminate()
         out, _ = server.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/" in out and "added the seed problem" in out
+    assert "no accounts yet: add one with procure users add NAME --role admin" in out
     assert _servers(tmp_path) == []  # stopped cleanly: its row is gone
 
 
@@ -69,3 +83,24 @@ def test_bad_options_get_one_message():
     db = CliRunner().invoke(app, ["serve", "--db", "mysql://u@h/db"])
     assert db.exit_code == 2 and "--db: unsupported database URL mysql://" in db.output
     assert "Traceback" not in port.output + db.output
+
+
+def test_users_add_refuses_a_bad_role_and_a_short_password(tmp_path):
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    role = CliRunner().invoke(app, ["users", "add", "bo", "--role", "boss", "--db", url])
+    assert role.exit_code == 2 and "--role: unknown role 'boss'" in role.output
+    # 7 characters: one short of the 8 NIST SP 800-63B asks for at least
+    short = CliRunner().invoke(
+        app, ["users", "add", "bo", "--password-stdin", "--db", url], input="1234567\n"
+    )
+    assert short.exit_code == 2 and "the password has 7 characters" in short.output
+    ok = CliRunner().invoke(
+        app, ["users", "add", "bo", "--role", "finance", "--password-stdin", "--db", url],
+        input="12345678\n",
+    )  # fmt: skip
+    assert ok.exit_code == 0 and "added bo (finance)" in ok.output
+    again = CliRunner().invoke(
+        app, ["users", "add", "bo", "--password-stdin", "--db", url], input="12345678\n"
+    )
+    assert again.exit_code == 2 and "user 'bo' exists" in again.output
+    assert "Traceback" not in role.output + short.output + again.output

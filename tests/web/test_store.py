@@ -18,7 +18,14 @@ from solver.plan import Plan
 from solver.web.app import create_app
 from solver.web.store import Job, PlanRecord, open_store
 from solver.web.workspace import add_problem, add_variant, store_plan, variant_inputs
-from tests.web.conftest import SEED_TOTAL_USD, SEED_YAML, fresh_url, job_id_of, wait_for_job
+from tests.web.conftest import (
+    SEED_TOTAL_USD,
+    SEED_YAML,
+    fresh_url,
+    job_id_of,
+    sign_in,
+    wait_for_job,
+)
 
 GOLDEN = Plan.model_validate(
     json.loads((ROOT / "tests" / "golden" / "seed-2m-13b.json").read_text())["output"]
@@ -35,9 +42,10 @@ def test_the_migration_makes_every_table(url):
     names = set(inspect(store.engine).get_table_names())
     assert {"problems", "variants", "plans", "jobs", "analyses", "servers"} <= names
     assert {"price_snapshots", "price_rows", "alembic_version"} <= names
+    assert {"users", "web_sessions", "settings", "plan_reviews", "approvals", "audit_log"} <= names
     # the newest migration shipped (0001 the workspace, 0002 analyses, 0003 job owners and
-    # servers, 0004 price snapshots; the head is read from the scripts)
-    assert _version(store.engine) == _head()
+    # servers, 0004 price snapshots, 0005 sign-off; the head is read from the scripts)
+    assert _version(store.engine) == _head() == "0005"
     open_store(url)  # a second start finds the schema at head and changes nothing
     # each migration goes back as well as forward
     from alembic import command
@@ -58,6 +66,7 @@ def test_the_migration_makes_every_table(url):
         command.downgrade(config, "0001")
     assert _version(store.engine) == "0001"
     assert "analyses" not in inspect(store.engine).get_table_names()
+    assert "audit_log" not in inspect(store.engine).get_table_names()
     assert "price_snapshots" not in inspect(store.engine).get_table_names()
     assert _version(open_store(url).engine) == _head()
     columns = {c["name"] for c in inspect(store.engine).get_columns("jobs")}
@@ -124,6 +133,40 @@ def test_a_plan_is_stored_once_under_its_digest(url):
         assert variant_inputs(dearer).catalog_sha256 != inputs.catalog_sha256
 
 
+def test_approval_lock_and_the_append_only_audit_on_each_database(url):
+    """Issue 31's store side on SQLite and PostgreSQL: two approvals (finance=1, infra=1)
+    approve and lock; the audit rows are there in order; the database itself refuses to
+    change or delete one (migration 0005's triggers)."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from solver.web import approvals, audit
+
+    store = open_store(url)
+    required = approvals.DEFAULT_APPROVALS
+    with store.sessions() as session:
+        problem = add_problem(session, SEED_YAML)
+        base = problem.variants[0]
+        plan = store_plan(session, base.id, variant_inputs(base), GOLDEN)
+        approvals.submit(session, plan.id, "ian")
+        assert (
+            approvals.decide(session, plan.id, "fay", "finance", "approve", "", required).status
+            == "submitted"
+        )
+        assert approvals.locking_plan(session, problem.id) is None
+        assert (
+            approvals.decide(session, plan.id, "ian", "infra", "approve", "", required).status
+            == "approved"
+        )
+        assert approvals.locking_plan(session, problem.id) == plan.id
+        steps = [(e.user_name, e.action) for e in audit.entries(session)]
+    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ian", "plan.approve")]
+    for statement in ("UPDATE audit_log SET user_name = 'mallory'", "DELETE FROM audit_log"):
+        with store.engine.connect() as connection:
+            with pytest.raises(DBAPIError, match="append-only"):
+                connection.execute(text(statement))
+
+
 def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):
     app = create_app(url)
     store = app.state.store
@@ -142,6 +185,7 @@ def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):
         statuses = session.scalars(select(Job.status).order_by(Job.id)).all()
     assert statuses == ["interrupted", "interrupted", "done"]  # never marked done
     with TestClient(restarted) as client:
+        sign_in(client, restarted, "infra", "infra")
         page = client.get("/jobs/1").text
         assert 'id="job-status" class="status-interrupted">interrupted' in page
         rerun = client.post("/jobs/1/rerun", follow_redirects=False)

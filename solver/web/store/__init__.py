@@ -7,12 +7,28 @@ factory; the schema is never created any other way, so SQLite files and PostgreS
 servers go through the same steps.
 """
 
+from solver.web.store.accounts import (
+    ROLES,
+    Approval,
+    AuditEntry,
+    PlanReview,
+    Setting,
+    User,
+    WebSession,
+)
 from solver.web.store.db import Store, open_store
 from solver.web.store.models import Analysis, Base, Job, PlanRecord, ProblemRecord, Server, Variant
 from solver.web.store.snapshots import PriceRow, PriceSnapshot, PriceWatch
 
 __all__ = [
+    "ROLES",
     "Analysis",
+    "Approval",
+    "AuditEntry",
+    "PlanReview",
+    "Setting",
+    "User",
+    "WebSession",
     "Base",
     "Job",
     "PlanRecord",

@@ -1,0 +1,75 @@
+"""``procure users add``: accounts of the workspace (``procure serve``; issue 31)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from solver.cli.common import DebugOpt, _run, app
+from solver.errors import ProcureError
+
+users_app = typer.Typer(no_args_is_help=True, help="Accounts of the workspace (procure serve).")
+app.add_typer(users_app, name="users")
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Database URL: sqlite:///FILE or postgresql://user@host:5432/name "
+        "(default: procure-workspace.db in this folder, as procure serve)"
+    ),
+]
+
+
+def _password(from_stdin: bool, proxy_only: bool) -> str | None:
+    if proxy_only:
+        return None
+    if from_stdin:
+        text = sys.stdin.readline().rstrip("\r\n")
+        if not text:
+            raise ProcureError(
+                "no password on standard input",
+                field="--password-stdin",
+                fix="pipe the password in: printf '%s\\n' \"$PASSWORD\" | procure users add ...",
+            )
+        return text
+    return typer.prompt("password", hide_input=True, confirmation_prompt=True)
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="The account's name (its sign-in name)")],
+    role: Annotated[str, typer.Option(help="viewer, infra, finance or admin")] = "viewer",
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input")
+    ] = False,
+    proxy_only: Annotated[
+        bool,
+        typer.Option(
+            "--proxy-only",
+            help="No password: the account signs in only through the trusted proxy header",
+        ),
+    ] = False,
+    db: DbOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Add an account (the password is asked for twice, or read from standard input)."""
+
+    def body() -> None:
+        from solver.web import auth
+        from solver.web.store import open_store
+        from solver.web.store.db import DEFAULT_DB_FILE
+
+        auth.check_role(role)
+        password = _password(password_stdin, proxy_only)
+        store = open_store(db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}")
+        import getpass
+
+        with store.sessions() as session:
+            auth.add_user(session, name, role, password, by=f"cli:{getpass.getuser()}",
+                          field="--password-stdin" if password_stdin else "password")  # fmt: skip
+        typer.echo(f"added {name} ({role}) to {store.url}")
+
+    _run(debug, body)
