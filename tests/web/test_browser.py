@@ -281,6 +281,13 @@ def _seed_plan(driver, server: str) -> str:
     from selenium.webdriver.common.by import By
 
     driver.get(server + "/problems/1")
+    if not driver.find_elements(By.CSS_SELECTOR, 'button.solve[data-variant="base"]'):
+        # this test alone (or first on its worker under pytest-xdist): add the seed first
+        driver.get(server + "/")
+        box = driver.find_element(By.ID, "yaml_text")
+        driver.execute_script("arguments[0].value = arguments[1];", box, SEED_YAML)
+        driver.find_element(By.ID, "add-problem").click()
+        _wait(driver, lambda d: "/problems/" in d.current_url)
     driver.find_element(By.CSS_SELECTOR, 'button.solve[data-variant="base"]').click()
     _wait(driver, lambda d: "/plans/" in d.current_url or "/jobs/" in d.current_url)
     if "/jobs/" in driver.current_url:
@@ -292,22 +299,24 @@ def _seed_plan(driver, server: str) -> str:
 
 def _status(driver) -> str:
     """The approval status shown, '' while the page is (re)loading."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    # a page replaced mid-read: no such element, a stale one, or a node no longer in it
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
 
     try:
         return driver.find_element(By.ID, "review-status").text
-    except (NoSuchElementException, StaleElementReferenceException):
+    except WebDriverException:
         return ""
 
 
 def _missing(driver) -> str:
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    # a page replaced mid-read: no such element, a stale one, or a node no longer in it
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
 
     try:
         return driver.find_element(By.ID, "missing").text
-    except (NoSuchElementException, StaleElementReferenceException):
+    except WebDriverException:
         return ""
 
 
