@@ -276,9 +276,8 @@ def _row_placer(compiled: Compiled) -> Callable[[object], dict[str, str | None]]
     ``shadow_prices`` on an autoscaled fleet)."""
     periods = compiled.periods["name"].tolist()
     blocks = compiled.blocks["name"].tolist()
-    pool_of = dict(
-        zip(compiled.options["option_id"].tolist(), compiled.options["pool_id"].tolist())
-    )
+    options = compiled.options
+    pool_of = dict(zip(options["option_id"].tolist(), options["pool_id"].tolist(), strict=True))
 
     def named(value, table):
         if value is None:

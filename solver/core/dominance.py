@@ -49,8 +49,8 @@ rule 2 allows in every block the option has (so the option's bound is at least o
 in every block). Exact: each unit of ``k`` in block ``b`` becomes ``m_b >= 1`` units of
 ``j``; a deployed ``k`` ran a unit in every block, so ``j`` then runs one in every block
 and is a deployment, and each block's rows hold as above (bench/fleet_exactness.py
-compares pruned with unpruned optima). Where a workload must survive the loss of a region or provider
-(``survive_loss_of``), a column stands in only for one of its own provider and region
+compares pruned with unpruned optima). Where a workload must survive the loss of a region
+or provider (``survive_loss_of``), a column stands in only for one of its own provider and region
 (:func:`by_domain`), as under quotas.
 Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co2_j <=
 co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,

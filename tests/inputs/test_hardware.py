@@ -191,8 +191,9 @@ def test_procure_schema_describes_the_new_fields():
         assert top[name]["description"], name
         assert schema["$defs"]["InferenceWorkload"]["properties"][name]["description"], name
     assert "procure catalog list accelerators" in top["accelerators"]["description"]
-    assert "vllm-cuda and tensorrt-llm NVIDIA" in (
-        schema["$defs"]["InferenceWorkload"]["properties"]["runtime"]["description"]
+    assert (
+        "vllm-cuda and tensorrt-llm NVIDIA"
+        in (schema["$defs"]["InferenceWorkload"]["properties"]["runtime"]["description"])
     )
     # sites: a catalog id (a string) or a site described in full
     assert "your own" in top["sites"]["description"]
