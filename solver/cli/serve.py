@@ -30,6 +30,19 @@ def seed_if_empty(store, seed: Path = SEED) -> bool:
     return True
 
 
+def first_admin(store) -> str:
+    """Make the account ``admin`` (role admin) with a random password, returned: an empty
+    workspace is otherwise one nobody can sign in to."""
+    import secrets
+
+    from solver.web import auth
+
+    password = secrets.token_urlsafe(12)  # 96 random bits
+    with store.sessions() as session:
+        auth.add_user(session, "admin", "admin", password, by="procure serve (first start)")
+    return password
+
+
 def has_users(store) -> bool:
     from sqlalchemy import func, select
 
@@ -109,7 +122,14 @@ def serve(
         if web.state.interrupted_at_start:
             typer.echo(f"{web.state.interrupted_at_start} job(s) left running were interrupted")
         if not has_users(web.state.store):
-            typer.echo("no accounts yet: add one with procure users add NAME --role admin")
+            if trusted_user_header:
+                typer.echo("no accounts yet: add one with procure users add NAME --role admin")
+            else:  # the first start: one admin to sign in with (as Jupyter prints its token)
+                password = first_admin(web.state.store)
+                typer.echo(
+                    f"first start: made the account admin (role admin), password {password} "
+                    "(shown once; add people with procure users add NAME --role ROLE)"
+                )
         typer.echo(f"workspace on {web.state.store.url}: http://{host}:{port}/")
         uvicorn.run(web, host=host, port=port, log_level="warning")
 

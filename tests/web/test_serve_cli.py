@@ -3,6 +3,7 @@ on the seed and answers ``/health``; bad options get one message and exit code 2
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -30,8 +31,17 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
+        # the first start makes an admin with a random password, printed once
+        lines = []
+        while not lines or not lines[-1].startswith("workspace on"):
+            lines.append(server.stdout.readline())
+            assert lines[-1], "".join(lines)
+        [first] = [line for line in lines if line.startswith("first start: made the account")]
+        password = first.split("password ", 1)[1].split(" ", 1)[0]
+        assert len(password) == 16  # token_urlsafe(12): 12 random bytes in base64
         stop, health = time.monotonic() + 60, None
         while time.monotonic() < stop and server.poll() is None:
             try:
@@ -54,6 +64,9 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
             )
             assert signed.status_code == 303
             home = client.get("/").text
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            admin = client.post("/login", data={"name": "admin", "password": password})
+            assert admin.status_code == 303 and client.get("/admin/users").status_code == 200
         assert 'href="/problems/1">seed-2m-13b</a>' in home  # an empty workspace gets the seed
         # the default database: a file beside the workspace
         assert (tmp_path / "procure-workspace.db").is_file()
@@ -62,8 +75,8 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
     finally:
         server.terminate()
         out, _ = server.communicate(timeout=30)
+    out = "".join(lines) + out
     assert f"http://127.0.0.1:{port}/" in out and "added the seed problem" in out
-    assert "no accounts yet: add one with procure users add NAME --role admin" in out
     assert _servers(tmp_path) == []  # stopped cleanly: its row is gone
 
 
