@@ -93,6 +93,7 @@ def pull_cmd(
     database; report the rows that map to no catalog offering."""
 
     def body() -> None:
+        import getpass
         import tempfile
         from datetime import UTC, datetime
 
@@ -123,7 +124,7 @@ def pull_cmd(
         if url is not None:
             pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))
         store = open_store(db_url(db))
-        snapshot_id = save_snapshot(store, pull)
+        snapshot_id = save_snapshot(store, pull, by=f"cli:{getpass.getuser()}")
         mapped = int(pull.rows["in_catalog"].sum())
         typer.echo(
             f"snapshot {snapshot_id}: {len(pull.rows)} prices from {source} of {price_date} "

@@ -164,3 +164,31 @@ def test_an_unknown_snapshot_is_one_clear_message(tmp_path):
     assert result.exit_code == 2 and "no price snapshot '7'" in result.output
     history = runner.invoke(app, ["prices", "history", "aws/nowhere/x", "--db", db])
     assert history.exit_code == 2 and "OFFERING" in history.output
+
+
+def test_a_pull_is_in_the_audit_trail(tmp_path):
+    # issue 31: every change of a price file is in the append-only audit trail, with who
+    # made it (the command line: cli:<login name>) and the digest of what it stored
+    import getpass
+
+    from sqlalchemy import select
+
+    from solver.web.audit import digest
+    from solver.web.store import open_store
+    from solver.web.store.accounts import AuditEntry
+    from solver.web.store.snapshots import snapshot_rows
+
+    db = f"sqlite:///{tmp_path / 'ws.db'}"
+    assert _pull(db, "skypilot", "2026-10-15").exit_code == 0
+    store = open_store(db)
+    with store.sessions() as session:
+        [entry] = session.scalars(
+            select(AuditEntry).where(AuditEntry.action == "price_snapshot.add")
+        ).all()
+        user, entity, before, after = (
+            entry.user_name, entry.entity, entry.before_sha256, entry.after_sha256
+        )  # fmt: skip
+    assert (user, entity, before) == (f"cli:{getpass.getuser()}", "price snapshot 1", "")
+    assert len(after) == 64 and after != digest(None)
+    # the 5 GPU prices of the sample were stored with it
+    assert len(snapshot_rows(store, 1)) == 5

@@ -73,8 +73,11 @@ class PriceWatch(Base):
     created_by: Mapped[str] = mapped_column(String(200), default="")
 
 
-def save_snapshot(store: Store, pull) -> int:
-    """Store a :class:`~solver.inputs.importers.feeds.PricePull`; its new id."""
+def save_snapshot(store: Store, pull, by: str = "cli") -> int:
+    """Store a :class:`~solver.inputs.importers.feeds.PricePull`, with its audit entry
+    (``price_snapshot.add`` by ``by``: issue 31's trail lists price changes); its new id."""
+    from solver.web import audit
+
     with store.sessions() as session, session.begin():
         snap = PriceSnapshot(
             source=pull.source,
@@ -100,6 +103,9 @@ def save_snapshot(store: Store, pull) -> int:
             )
             for r in pull.rows.itertuples(index=False)
         )
+        rows = pull.rows[["offering_id", "mode", "price"]].astype(str).to_dict("records")
+        after = {"source": pull.source, "price_date": str(pull.price_date), "rows": rows}
+        audit.record(session, by, "price_snapshot.add", f"price snapshot {snap.id}", None, after)
         return snap.id
 
 
