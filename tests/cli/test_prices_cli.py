@@ -236,3 +236,84 @@ def test_an_unknown_snapshot_is_one_clear_message(tmp_path):
     assert result.exit_code == 2 and "no price snapshot '7'" in result.output
     history = runner.invoke(app, ["prices", "history", "aws/nowhere/x", "--db", db])
     assert history.exit_code == 2 and "OFFERING" in history.output
+
+
+PAGED = DATA / "prices" / "paged"
+AZURE_URL = (
+    "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter="
+    "armSkuName%20eq%20'Standard_B16als_v2'%20and%20armRegionName%20eq%20'australiacentral'"
+)
+GCP_URL = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?key=K"
+
+
+@pytest.mark.parametrize(
+    ("source", "url", "pages", "expected"),
+    [
+        # page 1: the Low Priority meter (left out) and pay-as-you-go $0.673; its
+        # NextPageLink is page 2's URL, as given; page 2: the 1-year reservation $3,478
+        # (/ 8,760 h = $0.397032/h). Both pages read: 2 prices of one (non-GPU) size
+        (
+            "azure-retail",
+            AZURE_URL,
+            [AZURE_URL, AZURE_URL + "&$skip=2"],
+            {
+                ("azure/australiacentral/Standard_B16als_v2", "on_demand"): 0.673,
+                ("azure/australiacentral/Standard_B16als_v2", "reserved_1y"): 3478 / 8760,
+            },
+        ),
+        # page 1: the A100 GPU and A2 Ram SKUs and a nextPageToken; page 2 (the same URL,
+        # key kept, pageToken set to the token, URL-encoded): the A2 Core SKU. A machine
+        # needs all three, so a2-highgpu-1g's $3.673385 (test_price_feeds) proves page 2
+        # was read: 12 x 0.031611 + 85 x 0.004237 + 1 x 2.933908
+        (
+            "gcp-billing",
+            GCP_URL,
+            [
+                GCP_URL,
+                GCP_URL + "&pageToken=APKCS1HVa0YpwgyTFbqbJ1eGwzKZmsPwLqzMZPTSNia5ck1Hc54Tx_Kz"
+                "3oBxwSnRIdGVxXoSPdf-XlDpyNBf4QuxKcIEgtrQ1LDLWAgZowI0ns7HjrGta2s%3D",
+            ],
+            {("gcp/us-central1/a2-highgpu-1g", "on_demand"): 3.673385},
+        ),
+    ],
+)
+def test_url_follows_every_page(tmp_path, monkeypatch, source, url, pages, expected):
+    # no network: the saved pages stand in for the API, served in the order asked for
+    import solver.cli.prices as prices_cli
+
+    name = "azure" if source == "azure-retail" else "gcp"
+    saved = [(PAGED / f"{name}-page-{i}.json").read_bytes() for i in (1, 2)]
+    asked: list[str] = []
+
+    def fake_get(page_url: str) -> bytes:
+        asked.append(page_url)
+        return saved[len(asked) - 1]
+
+    monkeypatch.setattr(prices_cli, "_get", fake_get)
+    db = f"sqlite:///{tmp_path / 'ws.db'}"
+    args = ["prices", "pull", "--source", source, "--url", url, "--db", db]
+    result = runner.invoke(app, [*args, "--date", "2026-10-15"])
+    assert result.exit_code == 0, result.output
+    assert asked == pages  # two pages, then the last page's empty link ends it
+    from solver.web.store import open_store
+    from solver.web.store.snapshots import snapshot_rows
+
+    rows = snapshot_rows(open_store(db), 1).set_index(["offering_id", "mode"])["price"]
+    for key, usd in expected.items():
+        assert rows[key] == pytest.approx(usd, abs=1e-9)
+
+
+def test_a_page_that_repeats_is_one_clear_message(tmp_path, monkeypatch):
+    # a NextPageLink that points back at the page itself would loop for ever
+    import solver.cli.prices as prices_cli
+
+    page = json.dumps({"Items": [], "NextPageLink": AZURE_URL}).encode()
+    monkeypatch.setattr(prices_cli, "_get", lambda page_url: page)
+    db = f"sqlite:///{tmp_path / 'ws.db'}"
+    args = ["prices", "pull", "--source", "azure-retail", "--url", AZURE_URL, "--db", db]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "a page twice" in result.output
+    assert "--url" in result.output and "fix:" in result.output
+    monkeypatch.setattr(prices_cli, "_get", lambda page_url: b"<html>")
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "page 1 of" in result.output and "not a JSON" in result.output

@@ -324,3 +324,43 @@ def check_snapshot_date(text: str, today: date) -> str:
             fix=f"write the day the prices were read (YYYY-MM-DD), at most {AHEAD_DAYS} days ahead",
         )
     return day.isoformat()
+
+
+#: sources whose API serves a response in pages, and the list each page's records are in:
+#: Azure's ``Items`` with ``NextPageLink`` (the next page's URL; https://learn.microsoft.com/
+#: en-us/rest/api/cost-management/retail-prices/azure-retail-prices#api-response-pagination)
+#: and the Cloud Billing Catalog's ``skus`` with ``nextPageToken`` (passed back as
+#: ``pageToken``; https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list)
+PAGED_RECORDS = {"azure-retail": "Items", "gcp-billing": "skus"}
+
+
+def next_page_url(source: str, url: str, page: dict) -> str | None:
+    """The URL of the page after ``page`` (read from ``url``), or None on the last page:
+    Azure's ``NextPageLink`` as given; GCP's ``url`` with ``pageToken`` set to the page's
+    ``nextPageToken`` (the other query parameters, such as ``key``, kept)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if source == "azure-retail":
+        link = page.get("NextPageLink")
+        return str(link) if link else None
+    if source == "gcp-billing":
+        token = page.get("nextPageToken")
+        if not token:
+            return None
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        query = [(k, v) for k, v in query if k != "pageToken"] + [("pageToken", str(token))]
+        return urlunsplit(parts._replace(query=urlencode(query)))
+    return None
+
+
+def merge_pages(source: str, pages: list[dict]) -> dict:
+    """One response of ``source`` holding every page's records in order, as if the API
+    had served them at once (the first page's other fields kept, the paging links
+    dropped; Azure's ``Count`` is the records')."""
+    key = PAGED_RECORDS[source]
+    merged = {k: v for k, v in pages[0].items() if k not in ("NextPageLink", "nextPageToken")}
+    merged[key] = [record for page in pages for record in (page.get(key) or [])]
+    if source == "azure-retail":
+        merged["Count"] = len(merged[key])
+    return merged
