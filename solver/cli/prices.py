@@ -39,23 +39,66 @@ def db_url(db: str | None) -> str:
     return db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
 
 
-def _download(url: str, folder: Path) -> Path:
-    """A URL's response saved to a file (network use is only ever asked for by --url)."""
+#: at most this many pages are read from one --url (Azure serves 1,000 records a page,
+#: the Cloud Billing Catalog up to 5,000: Compute Engine's whole list is a few pages)
+MAX_PAGES = 200
+
+
+def _get(url: str) -> bytes:
+    """A URL's response body (network use is only ever asked for by --url)."""
     import urllib.error
     import urllib.request
 
-    if not url.startswith(("https://", "http://")):
-        raise ProcureError(f"not a web address: {url!r}", field="--url", fix="give https://...")
-    target = folder / "response"
     try:
         with urllib.request.urlopen(url, timeout=_FETCH_TIMEOUT_S) as response:  # noqa: S310
-            target.write_bytes(response.read())
+            return response.read()
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         raise ProcureError(
             f"cannot read {url}: {exc}",
             field="--url",
             fix="check the address and the network, or save the response and pass --from-file",
         ) from None
+
+
+def _download(url: str, folder: Path, source: str = "") -> Path:
+    """A URL's response saved to a file. For a source that serves pages (Azure Retail
+    Prices, Cloud Billing Catalog) every page is read, following the API's next-page
+    link or token, and saved as one response holding all their records."""
+    import json
+
+    from solver.inputs.importers.feeds import PAGED_RECORDS, merge_pages, next_page_url
+
+    if not url.startswith(("https://", "http://")):
+        raise ProcureError(f"not a web address: {url!r}", field="--url", fix="give https://...")
+    target = folder / "response"
+    if source not in PAGED_RECORDS:
+        target.write_bytes(_get(url))
+        return target
+    pages: list[dict] = []
+    seen: set[str] = set()
+    page_url: str | None = url
+    while page_url is not None:
+        if page_url in seen or len(pages) >= MAX_PAGES:
+            raise ProcureError(
+                f"{url} gave more than {len(pages)} pages or a page twice ({page_url})",
+                field="--url",
+                fix="narrow the request (Azure: a $filter; GCP: one service), or save the "
+                "pages and pass --from-file",
+            )
+        seen.add(page_url)
+        try:
+            page = json.loads(_get(page_url))
+        except ValueError:
+            page = None
+        if not isinstance(page, dict):
+            raise ProcureError(
+                f"page {len(pages) + 1} of {url} is not a JSON object ({page_url})",
+                field="--url",
+                fix=f"give the {source} API's address (see procure prices pull --help)",
+            )
+        pages.append(page)
+        page_url = next_page_url(source, page_url, page)
+    target.write_text(json.dumps(merge_pages(source, pages)))
     return target
 
 
@@ -69,7 +112,11 @@ def pull_cmd(
         Path | None, typer.Option("--from-file", help="A saved response of the source")
     ] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="Read the source's response from this URL")
+        str | None,
+        typer.Option(
+            "--url",
+            help="Read the source's response from this URL (Azure and GCP: every page)",
+        ),
     ] = None,
     db: DbOpt = None,
     day: Annotated[
@@ -119,7 +166,7 @@ def pull_cmd(
         if source == "skypilot" and cloud is None and url is not None:
             cloud = str(url).rstrip("/").split("/")[-2].lower()  # SkyPilot: .../<cloud>/vms.csv
         with tempfile.TemporaryDirectory() as folder:
-            path = from_file if from_file is not None else _download(str(url), Path(folder))
+            path = from_file if from_file is not None else _download(str(url), Path(folder), source)
             pull = pull_prices(source, path, cat.offerings, price_date=price_date, provider=cloud)
         if url is not None:
             pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))

@@ -24,6 +24,8 @@ LAMBDA = DATA / "prices" / "lambda" / "vms.csv"
 AWS = DATA / "commitments" / "aws-ec2-getproducts-m5.large.json"
 AZURE = DATA / "commitments" / "azure-retail-b16als-v2-australiacentral.json"
 GCP = DATA / "commitments" / "gcp-cloud-billing-a2-commit.json"
+AWS_P4D = DATA / "prices" / "aws-offer" / "pricing-us-east-1.json"
+GCP_A2 = DATA / "prices" / "gcp-billing" / "skus-a2-americas.json"
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +122,36 @@ def test_gcp_machine_priced_from_its_parts(offerings, tmp_path):
     assert price == pytest.approx(1.5317116)
     # every part was used by a machine: nothing is reported unmapped
     assert pull.unmapped.empty
+
+
+def test_aws_offer_file_prices_a_gpu_offering(offerings):
+    pull = pull_prices("aws-offer", AWS_P4D, offerings, price_date="2026-10-15")
+    # two p4d.24xlarge products in us-east-1: H7NGEAC6UEHNTKSJ (RunInstances, OnDemand
+    # pricePerUnit USD "32.7726000000") and YSXJGN78QTXNVGDQ (Capacity Blocks, $0.00 on
+    # this term: no price, dropped). One row, a catalog offering with its 8 A100 40GB
+    assert len(pull.rows) == 1 and pull.unmapped.empty
+    assert _price(pull, "aws/us-east-1/p4d.24xlarge", "on_demand") == pytest.approx(32.7726)
+    row = pull.rows.iloc[0]
+    assert (row["in_catalog"], row["accelerator_id"], row["accelerators_per_instance"]) == (
+        True,
+        "a100-40gb",
+        8,
+    )
+
+
+def test_gcp_on_demand_machine_priced_from_real_resource_skus(offerings):
+    pull = pull_prices("gcp-billing", GCP_A2, offerings, price_date="2026-10-15")
+    # three OnDemand SKUs, each for us-central1, us-east1 and us-west1: A100 GPU
+    # units 2 + nanos 933908000 = $2.933908/h, A2 Ram $0.004237/GiB-h, A2 Core
+    # $0.031611/vCPU-h. A catalog a2 machine = vCPUs x core + GiB x ram + GPUs x gpu:
+    #   a2-highgpu-1g (12, 85, 1):  0.379332 + 0.360145 + 2.933908 = $3.673385
+    #   a2-highgpu-8g (96, 680, 8): 3.034656 + 2.881160 + 23.471264 = $29.387080
+    assert _price(pull, "gcp/us-central1/a2-highgpu-1g", "on_demand") == pytest.approx(3.673385)
+    assert _price(pull, "gcp/us-west1/a2-highgpu-8g", "on_demand") == pytest.approx(29.38708)
+    # the catalog's A2 machines in those regions: 1g/2g/4g/8g in each of the three, and
+    # a2-megagpu-16g in us-central1 only: 13 offerings, on demand only (no commit SKU)
+    assert len(pull.rows) == 13 and set(pull.rows["mode"]) == {"on_demand"}
+    assert pull.rows["in_catalog"].all() and pull.unmapped.empty
 
 
 def test_bad_input_is_one_clear_error(offerings, tmp_path):

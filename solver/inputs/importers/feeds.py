@@ -20,9 +20,10 @@ The four sources and the importer each goes through (nothing is parsed twice):
     reserved.
 ``gcp-billing``
     a Cloud Billing Catalog ``skus.list`` response
-    (:func:`~solver.inputs.importers.gcp_billing.read_gcp_billing_skus`): committed use is
-    sold per vCPU, GiB and GPU, so a catalog machine is priced only when the response
-    prices all its parts (:func:`~solver.inputs.importers.gcp_billing.machine_usd_per_hour`,
+    (:func:`~solver.inputs.importers.gcp_billing.read_gcp_billing_skus`): on demand and
+    committed use are both sold per vCPU, GiB and GPU, so a catalog machine is priced
+    (``on_demand``, ``reserved_1y``, ``reserved_3y``) only when the response prices all its
+    parts (:func:`~solver.inputs.importers.gcp_billing.machine_usd_per_hour`,
     its shape from the catalog's ``vcpus``, ``memory_gib`` and accelerators).
 
 A row maps to an offering when the catalog has its provider, region and instance type
@@ -213,12 +214,21 @@ def _instance_rates(source: str, path: Path):
     return priced[["provider", "region", "instance_type", "price", "mode"]], _no_rows()
 
 
+#: GCP modes priced from resource SKUs: the mode, the SKUs' kind and term in years
+_GCP_MODES = (
+    ("on_demand", "on_demand", 0.0),
+    ("reserved_1y", "committed_use", 1.0),
+    ("reserved_3y", "committed_use", 3.0),
+)
+
+
 def _gcp(path: Path, off: pd.DataFrame):
-    """GCP: a catalog machine's committed price, where the response prices its parts."""
+    """GCP: a catalog machine's on-demand and committed prices, where the response
+    prices all its parts (vCPUs, GiB of memory, GPUs) in its region."""
     from solver.inputs.importers.gcp_billing import machine_usd_per_hour, read_gcp_billing_skus
 
     rates = read_gcp_billing_skus(path)
-    committed = rates[rates["kind"] == "committed_use"]
+    rates = rates[rates["kind"].isin(["on_demand", "committed_use"])]
     rows, used = [], set()
     machines = off[off["provider"] == "gcp"].copy()
     for column in ("vcpus", "memory_gib", "accelerators_per_instance"):
@@ -229,10 +239,12 @@ def _gcp(path: Path, off: pd.DataFrame):
         gpu = GCP_GPU_RESOURCES.get(str(r.accelerator_id))
         if gpu and r.instance_type.split("-")[0] in ("a2", "a3", "g2"):
             parts[gpu] = float(r.accelerators_per_instance)
-        for years, mode in _RESERVED_MODE.items():
-            price = machine_usd_per_hour(committed, region=r.region, term_years=years, parts=parts)
+        for mode, kind, years in _GCP_MODES:
+            price = machine_usd_per_hour(
+                rates, region=r.region, term_years=years, parts=parts, kind=kind
+            )
             if price is not None:
-                used |= {(r.region, name) for name in parts}
+                used |= {(kind, r.region, name) for name in parts}
                 rows.append(
                     {
                         "provider": "gcp",
@@ -242,12 +254,8 @@ def _gcp(path: Path, off: pd.DataFrame):
                         "mode": mode,
                     }
                 )
-    left = committed[
-        [
-            (g, n) not in used
-            for g, n in zip(committed["region"], committed["resource"], strict=True)
-        ]
-    ]
+    keys = zip(rates["kind"], rates["region"], rates["resource"], strict=True)
+    left = rates[[key not in used for key in keys]]
     unmapped = (
         left.groupby(["region", "resource"]).size().reset_index(name="rows")
         if len(left)
@@ -256,8 +264,8 @@ def _gcp(path: Path, off: pd.DataFrame):
     unmapped = unmapped.assign(
         provider="gcp",
         what=unmapped["resource"].map(lambda s: f"resource {s}"),
-        reason="a committed-use resource price: no catalog machine in this region has all its "
-        "parts (vCPUs, memory, GPUs) priced in the response",
+        reason="a resource price (on demand or committed use): no catalog machine in this "
+        "region has all its parts (vCPUs, memory, GPUs) priced in the response",
     )
     priced = pd.DataFrame(rows, columns=["provider", "region", "instance_type", "price", "mode"])
     return priced, unmapped[UNMAPPED_COLUMNS]
@@ -316,3 +324,43 @@ def check_snapshot_date(text: str, today: date) -> str:
             fix=f"write the day the prices were read (YYYY-MM-DD), at most {AHEAD_DAYS} days ahead",
         )
     return day.isoformat()
+
+
+#: sources whose API serves a response in pages, and the list each page's records are in:
+#: Azure's ``Items`` with ``NextPageLink`` (the next page's URL; https://learn.microsoft.com/
+#: en-us/rest/api/cost-management/retail-prices/azure-retail-prices#api-response-pagination)
+#: and the Cloud Billing Catalog's ``skus`` with ``nextPageToken`` (passed back as
+#: ``pageToken``; https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list)
+PAGED_RECORDS = {"azure-retail": "Items", "gcp-billing": "skus"}
+
+
+def next_page_url(source: str, url: str, page: dict) -> str | None:
+    """The URL of the page after ``page`` (read from ``url``), or None on the last page:
+    Azure's ``NextPageLink`` as given; GCP's ``url`` with ``pageToken`` set to the page's
+    ``nextPageToken`` (the other query parameters, such as ``key``, kept)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if source == "azure-retail":
+        link = page.get("NextPageLink")
+        return str(link) if link else None
+    if source == "gcp-billing":
+        token = page.get("nextPageToken")
+        if not token:
+            return None
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        query = [(k, v) for k, v in query if k != "pageToken"] + [("pageToken", str(token))]
+        return urlunsplit(parts._replace(query=urlencode(query)))
+    return None
+
+
+def merge_pages(source: str, pages: list[dict]) -> dict:
+    """One response of ``source`` holding every page's records in order, as if the API
+    had served them at once (the first page's other fields kept, the paging links
+    dropped; Azure's ``Count`` is the records')."""
+    key = PAGED_RECORDS[source]
+    merged = {k: v for k, v in pages[0].items() if k not in ("NextPageLink", "nextPageToken")}
+    merged[key] = [record for page in pages for record in (page.get(key) or [])]
+    if source == "azure-retail":
+        merged["Count"] = len(merged[key])
+    return merged

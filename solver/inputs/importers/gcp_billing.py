@@ -30,6 +30,14 @@ USAGE_TYPES = {"OnDemand": ("on_demand", 0.0), "Commit1Yr": ("committed_use", 1.
 USAGE_TYPES["Commit3Yr"] = ("committed_use", 3.0)
 #: "Commitment v1: A2 Cpu in APAC for 1 Year" -> series A2, resource Cpu
 _COMMITMENT = re.compile(r"^Commitment(?: v\d+)?: (?P<what>.+?) (?:in|running in) ")
+#: on-demand resource SKUs, named as the committed ones are: "A2 Instance Core running in
+#: Americas" -> "A2 Cpu", "A2 Instance Ram ..." -> "A2 Ram", "Nvidia Tesla A100 GPU
+#: running in Americas" -> "Nvidia Tesla A100 GPU" (descriptions as the API spells them:
+#: tests/data/prices/gcp-billing/, from opencost/opencost pkg/cloud/gcp/test/skus.json)
+_ON_DEMAND = re.compile(
+    r"^(?:(?P<series>[A-Z]\w*) Instance (?P<part>Core|Ram)|(?P<gpu>Nvidia .+? GPU)) running in "
+)
+_ON_DEMAND_PART = {"Core": "Cpu", "Ram": "Ram"}
 _FIX = "give a Cloud Billing Catalog skus.list response as Google serves it"
 
 
@@ -40,6 +48,20 @@ def _unit_price(expression: dict) -> float:
         return float("nan")
     price = tiers[0].get("unitPrice") or {}
     return float(price.get("units", 0) or 0) + float(price.get("nanos", 0) or 0) / 1e9
+
+
+def _resource(description: str, kind: str, category: dict) -> str:
+    """The series and resource a SKU prices ("A2 Cpu", "Nvidia Tesla A100 GPU"), as the
+    committed-use descriptions name them; else the SKU's resource group."""
+    match = _COMMITMENT.match(description)
+    if match:
+        return match["what"]
+    on_demand = _ON_DEMAND.match(description) if kind == "on_demand" else None
+    if on_demand and on_demand["gpu"]:
+        return on_demand["gpu"]
+    if on_demand:
+        return f"{on_demand['series']} {_ON_DEMAND_PART[on_demand['part']]}"
+    return str(category.get("resourceGroup", ""))
 
 
 def read_gcp_billing_skus(path: Path | str) -> pd.DataFrame:
@@ -70,8 +92,7 @@ def read_gcp_billing_skus(path: Path | str) -> pd.DataFrame:
                 field=f"skus[{i}].pricingInfo",
                 fix="ask the API for USD (currencyCode=USD, its default)",
             )
-        match = _COMMITMENT.match(str(sku.get("description", "")))
-        resource = match["what"] if match else str(category.get("resourceGroup", ""))
+        resource = _resource(str(sku.get("description", "")), kind[0], category)
         price = _unit_price(expression)
         for region in sku.get("serviceRegions") or [""]:
             rows.append(
@@ -99,13 +120,15 @@ def machine_usd_per_hour(
     region: str,
     term_years: float,
     parts: dict[str, float],
+    kind: str = "committed_use",
 ) -> float | None:
-    """A machine's committed price per hour: sum over its resources of the count times
-    the resource's committed price per unit-hour in the region (``parts``: resource as
-    the SKU names it, e.g. ``{"A2 Cpu": 12, "A2 Ram": 85, "Nvidia Tesla A100 GPU": 1}``
-    with RAM in GiB). None when a part has no price in the rows."""
+    """A machine's committed (or, with ``kind="on_demand"`` and ``term_years`` 0,
+    on-demand) price per hour: sum over its resources of the count times the resource's
+    price per unit-hour in the region (``parts``: resource as the SKU names it, e.g.
+    ``{"A2 Cpu": 12, "A2 Ram": 85, "Nvidia Tesla A100 GPU": 1}`` with RAM in GiB). None
+    when a part has no price in the rows."""
     pick = rates[
-        (rates["kind"] == "committed_use")
+        (rates["kind"] == kind)
         & (rates["region"] == region)
         & ((rates["term_years"] - term_years).abs() < 1e-9)
     ]
