@@ -180,6 +180,7 @@ def estimate_inference_cmd(
         from solver.analyses.estimate import estimate_inference
         from solver.physics.constants import RUNTIME_EFFICIENCY
 
+        _check_precisions(weight_precision, kv_precision)
         if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",
@@ -207,3 +208,27 @@ def estimate_inference_cmd(
         _print_estimate(result, as_json, format)
 
     _run(debug, body)
+
+
+def _check_precisions(weight_precision: str, kv_precision: str) -> None:
+    """One message for a precision the physics does not know (or a weight-only format
+    given for the KV cache), naming the option and the values it takes."""
+    from solver.physics.constants import BYTES_PER_VALUE, WEIGHT_ONLY_PRECISIONS
+
+    weights = sorted(BYTES_PER_VALUE)
+    kv = [p for p in weights if p not in WEIGHT_ONLY_PRECISIONS]
+    for option, value, allowed in (
+        ("--weight-precision", weight_precision, weights),
+        ("--kv-precision", kv_precision, kv),
+    ):
+        if value not in allowed:
+            raise ProcureError(
+                f"unknown {option[2:]} {value!r}"
+                + (
+                    " (weight-only formats describe weights, not a KV cache)"
+                    if value in weights
+                    else ""
+                ),
+                field=option,
+                fix=f"use one of {', '.join(allowed)}",
+            )
