@@ -79,6 +79,8 @@ of its planned batch b). Two stated approximations give the latencies at a perce
   approximation of the M/G/1 wait, Tijms 2003, "A First Course in
   Stochastic Models", section 2.5; exact in heavy traffic, Kingman 1962), so
   W_p = (W / u) ln(u / (1 - p)) where u > 1 - p, else 0. TTFT_p = prefill + W_p + TPOT_p.
+  TTFT_p rises with the planned batch (more arrivals at the same utilisation), so where
+  the TPOT-limited batch is late on TTFT the planned batch is the largest meeting both.
 
 Without a percentile the SLOs are checked at the mean, as before.
 
