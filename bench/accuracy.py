@@ -15,7 +15,9 @@ per row) and compared with the measurement:
   by its tensor-parallel degree. Rows with a stated batch pass it; max-throughput
   rows (MLPerf Offline, trtllm-bench) leave the batch to the estimator and set no
   SLO; MLPerf Server rows pass the scenario's TTFT/TPOT limits (``slo_ttft_ms=``,
-  ``slo_tpot_ms=`` in the row's notes).
+  ``slo_tpot_ms=`` in the row's notes). A row with ``slo_percentile=0.99`` (MLPerf Server
+  and Interactive, whose limits are 99th percentiles) is checked at that percentile under
+  Poisson arrivals, at the highest load that meets it (:func:`predict_at_percentile`).
 - ``tpot_ms`` / ``ttft_ms``: the derated decode step / time to first token at
   the stated batch.
 - ``mfu``: the utilisation the estimate effectively uses at that cluster size,
@@ -189,15 +191,42 @@ RUNTIME_BY_SOURCE = {
 }
 
 
+# Utilisations a percentile row is tried at (0.50, 0.55, ..., 1.00): the MLPerf Server and
+# Interactive result is the highest Poisson arrival rate whose run meets the scenario's
+# 99th-percentile limits, so the prediction is the best served rate over the load.
+PERCENTILE_UTILISATIONS = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
+
+
+def predict_at_percentile(estimate, p: float) -> float:
+    """Served output tokens/s per replica at the highest load whose latencies at
+    percentile ``p`` meet the row's limits: max over rho of rho x the replica's throughput
+    at rho (``estimate(slo_percentile=p, utilisation=rho)``; 0 where no load meets them).
+
+    MLPerf's Server and Interactive scenarios issue queries as a Poisson process and
+    report the target rate of a run whose TTFT and TPOT meet their limits at the 99th
+    percentile (MLCommons inference rules, "Server" scenario and the LLM latency
+    constraints table; bench/ACCURACY_SOURCES.md, MLPERF_RULES).
+    """
+    best = 0.0
+    for rho in PERCENTILE_UTILISATIONS:
+        est = estimate(slo_percentile=p, utilisation=rho)
+        best = max(best, float(est["served_output_tokens_per_s"]))
+    return best
+
+
 def predict_inference(catalog, row: dict[str, str]) -> float:
     """The estimate's figure in the row's unit (see module doc)."""
+    from functools import partial
+
     from solver.analyses.estimate import estimate_inference
 
     notes = row["notes"]
     tp = _opt_int(row["tp_degree"]) or 1
     tpot_slo = note_value(notes, "slo_tpot_ms")
     ttft_slo = note_value(notes, "slo_ttft_ms")
-    est = estimate_inference(
+    percentile = note_value(notes, "slo_percentile")
+    estimate = partial(
+        estimate_inference,
         catalog,
         model=row["model"],
         weight_precision=row["precision"],
@@ -212,6 +241,9 @@ def predict_inference(catalog, row: dict[str, str]) -> float:
         runtime=note_value(notes, "runtime") or RUNTIME_BY_SOURCE.get(row["source"]),
     )
     unit = row["measured_unit"]
+    if percentile and unit == "output_tokens_per_s_per_accelerator":
+        return predict_at_percentile(estimate, float(percentile)) / tp
+    est = estimate()
     if unit == "tpot_ms":
         return float(est["decode_step_ms_derated"])
     if unit == "ttft_ms":

@@ -181,3 +181,40 @@ def test_per_source_lines_by_hand():
     assert lines[1] == "  A: 2 rows, median 35.0%, largest 2.00x (a1)"
     assert lines[2] == "  B (cited by a default): 1 rows, median 10.0%, largest 1.10x (b1)"
     assert len(lines) == 3
+
+
+def test_mlperf_server_and_interactive_rows_are_compared_at_p99():
+    # MLPerf's rules (bench/ACCURACY_SOURCES.md MLPERF_RULES): Server and Interactive
+    # latency limits hold at the 99th percentile of Poisson-arrival queries. 2 main Server
+    # rows (m02, m05), 2 holdout v4.0 Server rows (h02, h04), 4 v5.1 Server rows (h20, h23,
+    # h26, h29) and 4 v5.1 Interactive rows: 12 rows, every one at 0.99.
+    rows = [r for r in ROWS if r["source"].startswith("MLPINF") and "slo_tpot_ms=" in r["notes"]]
+    assert len(rows) == 12
+    for r in rows:
+        assert ACC.note_value(r["notes"], "slo_percentile") == "0.99", r["case_id"]
+
+
+def test_predict_at_percentile_takes_the_best_served_rate_over_load():
+    # A replica of 1,000 tok/s whose p99 limits hold up to 80% utilisation and fail above
+    # (throughput 0): served rho x 1,000 is largest at rho = 0.80, 800 tok/s; a replica
+    # whose batch shrinks with load (1,000 at rho <= 0.6, then 700) serves max(0.6 x 1,000,
+    # 1.0 x 700) = 700 at rho = 1.
+    def cliff(*, slo_percentile, utilisation):
+        assert slo_percentile == 0.99
+        return {"served_output_tokens_per_s": utilisation * (1000.0 if utilisation <= 0.8 else 0)}
+
+    def shrinking(*, slo_percentile, utilisation):
+        return {"served_output_tokens_per_s": utilisation * (1000.0 if utilisation <= 0.6 else 700)}
+
+    assert ACC.predict_at_percentile(cliff, 0.99) == pytest.approx(800.0)
+    assert ACC.predict_at_percentile(shrinking, 0.99) == pytest.approx(700.0)
+
+
+def test_jetstream_int8_rows_are_weight_only():
+    # the source's int8 is --quantize_weights with bf16 multiplies (ACCURACY_SOURCES.md
+    # JETSTREAM_PT_V5E): the three int8 rows say int8-weight-only, the KV cache int8
+    rows = [r for r in ROWS if r["source"] == "JETSTREAM_PT_V5E" and "_int8_" in r["case_id"]]
+    assert len(rows) == 3
+    for r in rows:
+        assert r["precision"] == "int8-weight-only", r["case_id"]
+        assert ACC.note_value(r["notes"], "kv") == "int8", r["case_id"]

@@ -455,11 +455,13 @@ def estimate_inference(
     site: str | None = None,
     memory_headroom: float = 0.10,
     runtime: str | None = None,
+    slo_percentile: float | None = None,
+    utilisation: float = 0.8,
 ) -> dict:
     """Inference memory, latency and throughput at a batch; replicas; $/1M tokens.
 
     ``runtime`` picks the serving runtime's efficiencies and batch limit (default the
-    vendor's vLLM stack); the same figures compile uses for the same case.
+    vendor's vLLM stack); ``slo_percentile`` checks the SLOs under load (:func:`_load`).
     """
     spec = resolve_model(model, catalog, "--model")
     where = _offering(catalog, offering, accelerator)
@@ -468,16 +470,14 @@ def estimate_inference(
     served = physics.served_model(spec, weight_precision, kv_precision)
     table = physics.one_row_table(acc)
     dev = physics.device_figures(table, weight_precision, np.array([where["nvlink"]]), runtime)
-    slo = dict(
-        tpot_slo_s=tpot_slo_ms / 1000.0 if tpot_slo_ms else None,
-        ttft_slo_s=ttft_slo_ms / 1000.0 if ttft_slo_ms else None,
-    )
+    slo = dict(tpot_slo_s=_seconds(tpot_slo_ms), ttft_slo_s=_seconds(ttft_slo_ms))
     common = dict(
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
         d=np.array([float(d)]),
         dev=dev,
         memory_headroom=memory_headroom,
+        load=_load(slo_percentile, utilisation),
     )
     best = physics.best_decode(served, **slo, **common)
     b_mem = int(best.b_max_memory[0])
@@ -527,6 +527,7 @@ def estimate_inference(
         ),
         "capacity_source": "physics",
     }
+    out.update(_at_percentile(res, slo_percentile, utilisation, replica_tps))
     if not out["fits"]:
         out["what_would_fit"] = _what_would_fit(
             catalog,
@@ -555,6 +556,34 @@ def estimate_inference(
         weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
     ) + (_moe_assumptions(served, spec, d) if served.is_moe or served.kv_latent_dim else [])
     return out
+
+
+def _seconds(ms: float | None) -> float | None:
+    """Milliseconds to seconds; None (or 0: no SLO) stays None."""
+    return ms / 1000.0 if ms else None
+
+
+def _load(slo_percentile: float | None, utilisation: float):
+    """The SLOs at ``slo_percentile`` under Poisson arrivals at ``utilisation`` of the
+    replica's throughput (a problem's ``slo_percentile`` and ``max_utilisation``;
+    physics.LoadPercentile), or None: at the mean."""
+    if slo_percentile is None:
+        return None
+    return physics.LoadPercentile(p=float(slo_percentile), rho=float(utilisation))
+
+
+def _at_percentile(res, slo_percentile: float | None, utilisation: float, replica_tps: float):
+    """The latencies at the percentile and the tokens/s served on average at that load
+    (``utilisation`` x the replica's throughput); nothing without a percentile."""
+    if slo_percentile is None:
+        return {}
+    return {
+        "slo_percentile": float(slo_percentile),
+        "utilisation": float(utilisation),
+        "tpot_ms_at_percentile": float(res.tpot_p_s[0]) * 1000.0,
+        "ttft_ms_at_percentile": float(res.ttft_p_s[0]) * 1000.0,
+        "served_output_tokens_per_s": replica_tps * float(utilisation),
+    }
 
 
 def _moe_reads(served, batch: int, prompt_tokens: int, output_tokens: int) -> dict:

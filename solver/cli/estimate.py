@@ -160,6 +160,21 @@ def estimate_inference_cmd(
         float | None,
         typer.Option(help="Output tokens/s", **positive("e.g. --demand-tokens-per-s 5000")),
     ] = None,
+    slo_percentile: Annotated[
+        float | None,
+        typer.Option(
+            help="Check the SLOs at this percentile under Poisson arrivals (0.99 = p99; "
+            "default: at the mean)",
+            **positive("e.g. --slo-percentile 0.99 (a fraction: 0.99 for p99)", at_most=0.999999),
+        ),
+    ] = None,
+    utilisation: Annotated[
+        float,
+        typer.Option(
+            help="Load the percentile is checked at, a fraction of the replica's throughput",
+            **positive("e.g. --utilisation 0.8", at_most=1),
+        ),
+    ] = 0.8,
     server: Annotated[str | None, typer.Option(help="Owned server id (owned $/1M tokens)")] = None,
     site: Annotated[str | None, typer.Option(help="Site id for the owned server")] = None,
     runtime: Annotated[
@@ -180,6 +195,14 @@ def estimate_inference_cmd(
         from solver.analyses.estimate import estimate_inference
         from solver.physics.constants import RUNTIME_EFFICIENCY
 
+        _check_precisions(weight_precision, kv_precision)
+        if slo_percentile is not None and slo_percentile < 0.5:
+            raise ProcureError(
+                f"--slo-percentile {slo_percentile:g} is below the median",
+                field="--slo-percentile",
+                fix="write the percentile as a fraction from 0.5 up to (not including) 1: "
+                "0.9 for p90, 0.99 for p99",
+            )
         if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",
@@ -203,7 +226,33 @@ def estimate_inference_cmd(
             server=server,
             site=site,
             runtime=runtime,
+            slo_percentile=slo_percentile,
+            utilisation=utilisation,
         )
         _print_estimate(result, as_json, format)
 
     _run(debug, body)
+
+
+def _check_precisions(weight_precision: str, kv_precision: str) -> None:
+    """One message for a precision the physics does not know (or a weight-only format
+    given for the KV cache), naming the option and the values it takes."""
+    from solver.physics.constants import BYTES_PER_VALUE, WEIGHT_ONLY_PRECISIONS
+
+    weights = sorted(BYTES_PER_VALUE)
+    kv = [p for p in weights if p not in WEIGHT_ONLY_PRECISIONS]
+    for option, value, allowed in (
+        ("--weight-precision", weight_precision, weights),
+        ("--kv-precision", kv_precision, kv),
+    ):
+        if value not in allowed:
+            raise ProcureError(
+                f"unknown {option[2:]} {value!r}"
+                + (
+                    " (weight-only formats describe weights, not a KV cache)"
+                    if value in weights
+                    else ""
+                ),
+                field=option,
+                fix=f"use one of {', '.join(allowed)}",
+            )

@@ -28,6 +28,7 @@ from pydantic import (
 from solver.errors import ProcureError, closest
 from solver.inputs.costs import Costs
 from solver.inputs.yamlio import load_yaml, read_text_file
+from solver.physics.constants import WEIGHT_ONLY_PRECISIONS
 from solver.physics.inference import LoadPercentile
 from solver.physics.shapes import (
     DENSE_MLP_RATIO,
@@ -58,7 +59,7 @@ MIX_SHARE_TOLERANCE = 1e-6
 
 Mode = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "owned"]
 ALL_MODES: tuple[Mode, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y", "owned")
-Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "int8-weight-only"]
 Framework = Literal["pytorch", "jax", "neuron"]
 
 _DURATION_UNITS_S = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -395,6 +396,18 @@ def check_training_margin(value: object) -> object:
     )
 
 
+def check_kv_precision(value: object) -> object:
+    """A ``kv_precision`` as given; a weight-only name (int8-weight-only) is refused with
+    one message: it says how weights multiply, and a KV cache is stored, not multiplied."""
+    if value in WEIGHT_ONLY_PRECISIONS:
+        raise ValueError(
+            f"kv_precision is {value!r}, a weight-only format (int8 weights multiplied in "
+            "bf16); write the KV cache's storage format instead: 'int8' for an int8 KV "
+            "cache, 'fp8' or 'bf16'"
+        )
+    return value
+
+
 class _WorkloadBase(_Strict):
     name: str = Field(description="Unique workload name")
     model: str | ModelShape = Field(description="A preset id (see catalogs/models.csv) or a shape")
@@ -479,6 +492,12 @@ class InferenceWorkload(_WorkloadBase):
     kind: Literal["inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
+
+    @field_validator("kv_precision", mode="before")
+    @classmethod
+    def _kv_precision(cls, value: object) -> object:
+        return check_kv_precision(value)
+
     runtime: Runtime | None = Field(None, description=RUNTIME_HELP)
     demand: Demand
     prompt_tokens: int = Field(gt=0)
@@ -668,6 +687,12 @@ class BatchInferenceWorkload(_WorkloadBase):
     kind: Literal["batch_inference"]
     weight_precision: Precision = "bf16"
     kv_precision: Precision = "bf16"
+
+    @field_validator("kv_precision", mode="before")
+    @classmethod
+    def _kv_precision(cls, value: object) -> object:
+        return check_kv_precision(value)
+
     runtime: Runtime | None = Field(None, description=RUNTIME_HELP)
     output_tokens_total: float = Field(gt=0, description="Output tokens to generate")
     prompt_tokens: int = Field(gt=0, description="Prompt length per request, tokens")

@@ -16,7 +16,20 @@ BYTES_PER_VALUE: dict[str, float] = {
     "int8": 1.0,
     "int4": 0.5,
     "fp4": 0.5,
+    # Weight-only int8 (W8A16): int8 weights (1 byte read per parameter) dequantised
+    # on the fly inside the matmuls, activations and the multiply in bf16/fp16, so the
+    # step multiplies at the bf16 peak, not the int8 one (hardware._PEAK_COLUMN has no
+    # entry for it). Basis: NVIDIA TensorRT-LLM, docs/source/precision.md, "INT4 and INT8
+    # Weight-Only (W4A16 and W8A16)": "quantizing the weights of a model and dequantizing
+    # those weights on-the-fly in linear layers (Matmuls). The activations are encoded
+    # using floating-point values (FP16 or BF16)"
+    # (https://nvidia.github.io/TensorRT-LLM/reference/precision.html); torchao's
+    # quantization README lists the same scheme as int8 weights with bfloat16 activations.
+    "int8-weight-only": 1.0,
 }
+
+#: precisions that name weights only: the KV cache cannot be stored in one of them
+WEIGHT_ONLY_PRECISIONS = ("int8-weight-only",)
 
 # ---------------------------------------------------------------- serving (inference)
 # Achieved fractions of the data sheet, per serving runtime (DESIGN.md section 7).

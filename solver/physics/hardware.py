@@ -80,7 +80,9 @@ def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
     """Dense peak at which a model with ``precision`` weights multiplies.
 
     FP8, INT8 and FP4 use their own tensor path where the hardware has one (compile
-    refuses them where it does not); everything else runs at the BF16 peak.
+    refuses them where it does not); everything else runs at the BF16 peak, weight-only
+    int8 (``int8-weight-only``, W8A16: int8 weights multiplied in bf16, constants.
+    BYTES_PER_VALUE) among them.
     """
     bf16 = np.asarray(table["bf16_dense_tflops"], dtype=float)
     column = _PEAK_COLUMN.get(precision)

@@ -71,12 +71,16 @@ of its planned batch b). Two stated approximations give the latencies at a perce
   b_p = ceil(m + z_p sqrt(m) - 0.5), capped at the runtime's batch limit (requests beyond it
   wait for a slot), sets the step time at the percentile: TPOT_p = t(b_p).
 - TTFT: prompts queue for prefill, a server of deterministic service time s (the prompt's
-  prefill alone) busy a fraction u = lambda s, lambda = rho b / t(b) / O requests/s: an M/D/1
-  queue. Its mean wait is the Pollaczek-Khinchine W = u s / (2 (1 - u)); the wait is
-  positive with probability u and, given that, taken as exponential with mean W / u (the
-  standard exponential tail approximation of the M/G/1 wait, Tijms 2003, "A First Course in
+  prefill FLOPs at eta_c: its chunk rides a decode step that reads the weights for the
+  batch anyway, so the weight read is no part of s) busy a fraction u = lambda s,
+  lambda = rho b / t(b) / O requests/s: an M/D/1 queue. Its mean wait is the
+  Pollaczek-Khinchine W = u s / (2 (1 - u)); the wait is positive with probability u
+  and, given that, taken as exponential with mean W / u (the standard exponential tail
+  approximation of the M/G/1 wait, Tijms 2003, "A First Course in
   Stochastic Models", section 2.5; exact in heavy traffic, Kingman 1962), so
   W_p = (W / u) ln(u / (1 - p)) where u > 1 - p, else 0. TTFT_p = prefill + W_p + TPOT_p.
+  TTFT_p rises with the planned batch (more arrivals at the same utilisation), so where
+  the TPOT-limited batch is late on TTFT the planned batch is the largest meeting both.
 
 Without a percentile the SLOs are checked at the mean, as before.
 
@@ -417,6 +421,19 @@ def prefill_s(model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Devi
     return compute_s + read_s + comm_s
 
 
+def prefill_compute_s(
+    model: ServedModel, prompt_tokens: float, d: np.ndarray, dev: Device
+) -> np.ndarray:
+    """A prompt's prefill FLOPs at eta_c, seconds: the time its chunk adds to the decode
+    step that carries it. Under chunked prefill the chunk rides a step that reads the
+    weights for the decoding batch anyway (module doc), so the weight read is no part of
+    the prefill queue's service time; 2 N P + 2 L h P^2 FLOPs."""
+    d = np.asarray(d, dtype=float)
+    p = float(prompt_tokens)
+    flops = 2.0 * model.active_params * p + 2.0 * model.layers * model.attention_width * p * p
+    return flops / (d * dev.peak_tflops * 1e12 * dev.eta_compute)
+
+
 def poisson_quantile(mean: np.ndarray | float, p: float) -> np.ndarray:
     """p-quantile of a Poisson count of ``mean`` (normal approximation with continuity,
     module doc): ceil(m + z_p sqrt(m) - 0.5), never below 0.
@@ -522,6 +539,43 @@ def _slo_batch(
     return np.floor(np.where(sm.overlap, np.minimum(b1, b2), b3) + 1e-9)
 
 
+def _largest_batch_within_ttft(
+    sm: StepModel,
+    prefill: np.ndarray,
+    ttft_slo_s: float,
+    upper: np.ndarray,
+    output_tokens: float,
+    cap: np.ndarray,
+    load: LoadPercentile,
+    service: np.ndarray,
+) -> np.ndarray:
+    """Largest planned batch b in [0, upper] whose TTFT at ``load``'s percentile is within
+    ``ttft_slo_s`` (bisection). TTFT_p rises with b: the arrival rate rho b / t(b) / O
+    that loads the prefill queue rises with b (b / t(b) rises, module doc), and so do the
+    quantile batch and its step. A smaller batch at the same utilisation is fewer arrivals,
+    so where the TPOT-limited batch queues prompts beyond the TTFT limit the replica still
+    serves, at the batch whose prompts wait little enough (0 only where even b = 1 is late).
+    """
+    upper = np.asarray(upper, dtype=float)
+
+    def ok(b: np.ndarray) -> np.ndarray:
+        b1 = np.maximum(b, 1.0)
+        _, ttft_p = _latency_at_percentile(
+            sm, b1, sm.step_s(b1), prefill, output_tokens, cap, load, service
+        )
+        return ttft_p <= ttft_slo_s + 1e-12
+
+    lo = np.zeros(upper.shape)
+    hi = upper.copy()
+    lo = np.where(ok(hi), hi, lo)
+    while np.any(hi - lo > 1):
+        mid = np.floor((lo + hi) / 2.0)
+        good = ok(mid)
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    return np.where((lo < 1) & ok(np.ones(upper.shape)), 1.0, lo)
+
+
 def _latency_at_percentile(
     sm: StepModel,
     chosen: np.ndarray,
@@ -530,16 +584,20 @@ def _latency_at_percentile(
     output_tokens: float,
     cap: np.ndarray,
     load: LoadPercentile | None,
+    service: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(TPOT_p, TTFT_p) at ``load``'s percentile (module doc); the mean step and TTFT
-    without one."""
+    without one. ``service`` is the prefill queue's service time per prompt (the prompt's
+    compute, :func:`prefill_compute_s`; ``prefill`` when None)."""
+    service = prefill if service is None else service
     if load is None:
         return step, prefill + step
     b = np.maximum(chosen, 1).astype(float)
     b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), cap)
     tpot_p = sm.step_s(b_p)
     arrivals = load.rho * b / step / float(output_tokens)
-    return tpot_p, prefill + md1_wait_quantile_s(prefill, arrivals, load.p) + tpot_p
+    wait = md1_wait_quantile_s(service, arrivals, load.p)
+    return tpot_p, prefill + wait + tpot_p
 
 
 def best_decode(
@@ -575,13 +633,21 @@ def best_decode(
     sm = step_model(model, p, o, d, dev)
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
     b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
+    prefill = prefill_s(model, p, d, dev)
+    service = prefill_compute_s(model, p, d, dev)
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
+        if load is not None and ttft_slo_s is not None:
+            # the TPOT-limited batch may queue prompts past the TTFT limit: take the
+            # largest batch that meets both (a smaller batch is fewer arrivals)
+            b_ttft = _largest_batch_within_ttft(
+                sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, load, service
+            )
+            chosen = np.where(chosen >= 1, np.maximum(b_ttft, 1), chosen).astype(int)
     else:
         chosen = np.full(d.shape, int(batch))
     step = sm.step_s(np.maximum(chosen, 1))
-    prefill = prefill_s(model, p, d, dev)
-    tpot_p, ttft_p = _latency_at_percentile(sm, chosen, step, prefill, o, limit, load)
+    tpot_p, ttft_p = _latency_at_percentile(sm, chosen, step, prefill, o, limit, load, service)
     at_p = "" if load is None else f" at p{load.p * 100:g} under load"
     reason = np.full(d.shape, "", dtype=object)
     if tpot_slo_s is not None:

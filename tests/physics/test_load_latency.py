@@ -100,11 +100,13 @@ def test_tpot_slo_at_a_percentile_sets_the_planned_batch():
 def test_ttft_at_a_percentile_adds_the_prefill_queue_wait():
     # p90, planned batch 42: prefill alone 2 x 7e9 x 1,000 + 2 x 32 x 4,096 x 1,000^2 =
     # 1.426e13 FLOPs / (989.4e12 x 0.45) = 32.03 ms + 14 GB / 2,010 GB/s = 6.965 ms
-    # -> s = 38.99 ms. Arrivals 0.8 x 42 / 20.111 ms / 400 = 4.177 req/s -> u = 0.1629;
-    # mean wait 0.1629 x 38.99 / (2 x 0.8371) = 3.793 ms; p90 wait (3.793 / 0.1629) x
-    # ln(0.1629 / 0.1) = 11.36 ms. TTFT_p90 = 38.99 + 11.36 + TPOT_p90 19.80 = 70.15 ms.
-    assert float(_decode(0.9).ttft_p_s[0]) * 1e3 == pytest.approx(70.15, abs=0.05)
-    # with a 60 ms TTFT SLO the mean check passes (38.99 + 19.80 = 58.80 ms) and p90 fails
+    # = 38.99 ms. The prefill queue's service time is the prompt's compute alone, s =
+    # 32.03 ms: under chunked prefill the chunk rides a decode step that reads the weights
+    # anyway. Arrivals 0.8 x 42 / 20.111 ms / 400 = 4.177 req/s -> u = 0.1338; mean wait
+    # 0.1338 x 32.03 / (2 x 0.8662) = 2.474 ms; p90 wait (2.474 / 0.1338) x
+    # ln(0.1338 / 0.1) = 5.383 ms. TTFT_p90 = 38.99 + 5.38 + TPOT_p90 19.80 = 64.18 ms.
+    assert float(_decode(0.9).ttft_p_s[0]) * 1e3 == pytest.approx(64.18, abs=0.05)
+    # with a 60 ms TTFT SLO the mean check passes (38.99 + 19.80 = 58.80 ms) at batch 41
     slo = dict(
         prompt_tokens=1000,
         output_tokens=400,
@@ -114,6 +116,41 @@ def test_ttft_at_a_percentile_adds_the_prefill_queue_wait():
         dev=h100(),
     )
     assert physics.best_decode(MODEL_7B, **slo).reason[0] == ""
+    # At p90 the TPOT-limited batch 42 is late (64.18 ms), so the replica serves at the
+    # largest batch whose prompts wait little enough (fewer arrivals at the same 80% load).
+    # b = 33: t = 6.965 + 0.3130 x 33 = 17.294 ms; running at p90: 26.4 + 1.2816 x 5.138
+    # - 0.5 = 32.48 -> 33, TPOT_p90 17.294 ms; arrivals 0.8 x 33 / 17.294 ms / 400 = 3.816
+    # req/s, u = 0.12225, mean wait 2.231 ms, p90 wait (2.231 / 0.12225) x ln(1.2225) =
+    # 3.665 ms: TTFT_p90 = 38.99 + 3.67 + 17.29 = 59.96 ms, within 60. b = 34: TPOT_p90
+    # 17.607 ms, u = 0.12371, p90 wait 3.889 ms: 60.50 ms, late. So 33, 33 / 17.294 ms =
+    # 1,908 tok/s (not 0: before issue 33's follow-up the TTFT was checked only at the
+    # TPOT-limited batch and the replica was called infeasible).
     res = physics.best_decode(MODEL_7B, **slo, load=physics.LoadPercentile(p=0.9, rho=0.8))
+    assert res.reason[0] == ""
+    assert int(res.batch[0]) == 33
+    assert float(res.ttft_p_s[0]) * 1e3 == pytest.approx(59.96, abs=0.01)
+    assert float(res.tokens_per_s[0]) == pytest.approx(1908.1, abs=0.5)
+
+
+def test_a_ttft_slo_even_one_sequence_misses_under_load_is_infeasible():
+    # 35 ms is below the prompt's prefill alone (38.99 ms): no batch meets it at p90
+    res = physics.best_decode(
+        MODEL_7B,
+        prompt_tokens=1000,
+        output_tokens=400,
+        tpot_slo_s=0.020,
+        ttft_slo_s=0.035,
+        d=np.array([1.0]),
+        dev=h100(),
+        load=physics.LoadPercentile(p=0.9, rho=0.8),
+    )
     assert res.reason[0] == "time to first token above the SLO at p90 under load"
     assert float(res.tokens_per_s[0]) == 0.0
+
+
+def test_prefill_queue_service_is_the_prompts_compute_without_the_weight_read():
+    # 1.426e13 FLOPs / (989.4e12 x 0.45) = 32.03 ms; prefill_s adds the 6.965 ms weight read
+    s = physics.prefill_compute_s(MODEL_7B, 1000, np.array([1.0]), h100())
+    alone = physics.prefill_s(MODEL_7B, 1000, np.array([1.0]), h100())
+    assert float(s[0]) * 1e3 == pytest.approx(32.03, abs=0.01)
+    assert float(alone[0] - s[0]) * 1e3 == pytest.approx(6.965, abs=0.01)
