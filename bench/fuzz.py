@@ -274,6 +274,21 @@ class Tally:
     lost_or_half_written: int = 0
     past_deadline: int = 0  # runs past --time-limit by more than 20% (family limits)
     traps: collections.Counter = field(default_factory=collections.Counter)
+    #: per family: wall seconds and each oracle's count (filled by :func:`fuzz`)
+    seconds: collections.Counter = field(default_factory=collections.Counter)
+    by_family: dict = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        """The oracle counts, by name (the columns of :func:`family_table`)."""
+        return {
+            "tracebacks": self.tracebacks,
+            "silent wrong": self.silent_wrong
+            + self.unverified_shown
+            + self.orders_from_unverified,
+            "lost files": self.lost_or_half_written,
+            "past deadline": self.past_deadline,
+            "failures": len(self.failures),
+        }
 
     def fail(self, family: str, why: str, what: str) -> None:
         self.failures.append((family, why, what))
@@ -1134,8 +1149,33 @@ def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
             family = families[k % len(families)]
             case = work / f"case{k}"
             case.mkdir()
+            before = tally.counts()
+            started = time.perf_counter()
             run_one(family, rng, case, base_cat, tally)
+            tally.seconds[family] += time.perf_counter() - started
+            row = tally.by_family.setdefault(family, collections.Counter())
+            row.update({k: v - before[k] for k, v in tally.counts().items()})
     return tally
+
+
+def family_table(tally: Tally) -> str:
+    """A markdown table: per family the inputs, each oracle's count and the wall time
+    ("silent wrong" adds unverified plans shown and orders from unverified plans)."""
+    names = list(Tally().counts())
+    lines = ["| family | inputs | " + " | ".join(names) + " | wall s |"]
+    lines.append("|---" * (len(names) + 3) + "|")
+    total = collections.Counter()
+    for family, row in tally.by_family.items():
+        total.update(row)
+        cells = " | ".join(str(row[n]) for n in names)
+        lines.append(
+            f"| {family} | {tally.runs[family]} | {cells} | {tally.seconds[family]:.0f} |"
+        )
+    cells = " | ".join(str(total[n]) for n in names)
+    lines.append(
+        f"| all | {sum(tally.runs.values())} | {cells} | {sum(tally.seconds.values()):.0f} |"
+    )
+    return "\n".join(lines)
 
 
 @contextlib.contextmanager
@@ -1177,6 +1217,7 @@ def main() -> None:
     print(f"runs past their deadline by more than 20%: {tally.past_deadline}")
     print(f"cases by kind: {dict(sorted(tally.traps.items()))}")
     print(f"failures: {len(tally.failures)}")
+    print(family_table(tally))
     if args.failures is not None:
         args.failures.write_text(json.dumps(tally.failures, indent=1))
     for family, why, what in tally.failures[:10]:
