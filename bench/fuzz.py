@@ -282,9 +282,7 @@ class Tally:
         """The oracle counts, by name (the columns of :func:`family_table`)."""
         return {
             "tracebacks": self.tracebacks,
-            "silent wrong": self.silent_wrong
-            + self.unverified_shown
-            + self.orders_from_unverified,
+            "silent wrong": self.silent_wrong + self.unverified_shown + self.orders_from_unverified,
             "lost files": self.lost_or_half_written,
             "past deadline": self.past_deadline,
             "failures": len(self.failures),
@@ -1138,8 +1136,10 @@ ISSUE_34_FAMILIES.update(
 )
 
 
-def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
-    """Run ``n`` inputs spread over ``families``; return the tally."""
+def fuzz(n: int, seed: int, families=FAMILIES, progress: int = 0) -> Tally:
+    """Run ``n`` inputs spread over ``families``; return the tally. With ``progress``,
+    print the per-family table to stderr every ``progress`` inputs and each failure as it
+    happens (a long run stopped early still leaves its figures)."""
     rng = random.Random(seed)
     tally = Tally()
     with tempfile.TemporaryDirectory() as tmp, _stray_signals_raise():
@@ -1155,6 +1155,11 @@ def fuzz(n: int, seed: int, families=FAMILIES) -> Tally:
             tally.seconds[family] += time.perf_counter() - started
             row = tally.by_family.setdefault(family, collections.Counter())
             row.update({k: v - before[k] for k, v in tally.counts().items()})
+            if progress and row["failures"] and len(tally.failures) > before["failures"]:
+                for failed in tally.failures[before["failures"] :]:
+                    print(f"FAIL {k} {failed[0]}: {failed[1]}\n{failed[2][:600]}", file=sys.stderr)
+            if progress and (k + 1) % progress == 0:
+                print(f"after {k + 1} inputs:\n{family_table(tally)}", file=sys.stderr, flush=True)
     return tally
 
 
@@ -1168,9 +1173,7 @@ def family_table(tally: Tally) -> str:
     for family, row in tally.by_family.items():
         total.update(row)
         cells = " | ".join(str(row[n]) for n in names)
-        lines.append(
-            f"| {family} | {tally.runs[family]} | {cells} | {tally.seconds[family]:.0f} |"
-        )
+        lines.append(f"| {family} | {tally.runs[family]} | {cells} | {tally.seconds[family]:.0f} |")
     cells = " | ".join(str(total[n]) for n in names)
     lines.append(
         f"| all | {sum(tally.runs.values())} | {cells} | {sum(tally.seconds.values()):.0f} |"
@@ -1203,9 +1206,12 @@ def main() -> None:
     parser.add_argument(
         "--families", default=",".join(FAMILIES), help=f"Comma-separated, of {FAMILIES}"
     )
+    parser.add_argument(
+        "--progress", type=int, default=0, help="Print the table to stderr every N inputs"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    tally = fuzz(args.n, args.seed, tuple(args.families.split(",")))
+    tally = fuzz(args.n, args.seed, tuple(args.families.split(",")), args.progress)
     seconds = time.perf_counter() - started
     print(f"inputs: {sum(tally.runs.values())} ({dict(tally.runs)}) in {seconds:.0f} s")
     print(f"exit codes: {dict(sorted(tally.exits.items()))}")
