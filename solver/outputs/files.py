@@ -209,8 +209,8 @@ def swap_handlers(handlers: dict[int, object]) -> dict[int, object]:
     on by the new ones: without the block, a SIGALRM (the CLI's ``--time-limit``, repeated
     every 0.1 s) or a SIGINT arriving between two ``signal.signal`` calls raised there and
     left the handlers half swapped (Ctrl-C then ignored for the rest of the process, and
-    the staged temporary files of a write left behind; found by ``bench/fuzz.py`` under
-    load). Raises ValueError outside the main thread, having set nothing.
+    the staged temporary files of a write left behind). Raises ValueError outside the main
+    thread, having set nothing.
     """
     block = getattr(signal, "pthread_sigmask", None)  # absent on Windows
     if block is not None:
