@@ -186,23 +186,21 @@ def _signals_interrupt():
     import signal
 
     from solver.errors import Interrupted
+    from solver.outputs.files import swap_handlers
 
     def interrupt(signum, frame):
         raise Interrupted(signum)
 
-    previous = {}
-    try:
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                sig = getattr(signal, name)
-                previous[sig] = signal.signal(sig, interrupt)
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    try:  # swapped whole, whatever signal comes meanwhile
+        previous = swap_handlers({sig: interrupt for sig in wanted})
     except ValueError:  # not the main thread
-        pass
+        previous = {}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if previous:
+            swap_handlers(previous)
 
 
 #: how far past ``--time-limit`` a command may run before it is stopped: the solver

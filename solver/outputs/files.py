@@ -201,26 +201,53 @@ def published() -> list[Path]:
     return list(_PUBLISHED)
 
 
+def swap_handlers(handlers: dict[int, object]) -> dict[int, object]:
+    """Set each signal's handler, with every signal of :data:`DEFERRED_SIGNALS` blocked
+    while they are set, and return the handlers they replace.
+
+    A signal that comes in the middle is held until every handler is set and then acted
+    on by the new ones: without the block, a SIGALRM (the CLI's ``--time-limit``, repeated
+    every 0.1 s) or a SIGINT arriving between two ``signal.signal`` calls raised there and
+    left the handlers half swapped (Ctrl-C then ignored for the rest of the process, and
+    the staged temporary files of a write left behind). Raises ValueError outside the main
+    thread, having set nothing.
+    """
+    block = getattr(signal, "pthread_sigmask", None)  # absent on Windows
+    if block is not None:
+        mask = block(signal.SIG_BLOCK, DEFERRED_SIGNALS)
+    previous: dict[int, object] = {}
+    try:
+        for sig, handler in handlers.items():
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: the first call refuses, nothing is set
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
+    finally:
+        if block is not None:
+            block(signal.SIG_SETMASK, mask)
+    return previous
+
+
 @contextmanager
 def signals_deferred():
     """Hold SIGINT, SIGTERM and SIGHUP until the block ends, then act on the first that came
     (with the handler that was in place: a KeyboardInterrupt, the CLI's
     :class:`~solver.errors.Interrupted`, or the default action). Only the main thread can
-    set handlers; elsewhere the block runs as it is."""
+    set handlers; elsewhere the block runs as it is. The handlers are swapped in and out
+    whole (:func:`swap_handlers`), whatever signal comes meanwhile."""
     caught: list[int] = []
-    previous = {}
     try:
-        for sig in DEFERRED_SIGNALS:
-            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+        previous = swap_handlers(
+            {sig: lambda signum, frame: caught.append(signum) for sig in DEFERRED_SIGNALS}
+        )
     except ValueError:  # not the main thread: nothing to defer
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         previous = {}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if previous:
+            swap_handlers(previous)
     if caught:
         signal.raise_signal(caught[0])
 

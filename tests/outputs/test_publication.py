@@ -99,6 +99,45 @@ def test_a_signal_while_staging_leaves_the_old_set_and_no_temp_file(tmp_path, mo
     assert (tmp_path / "a.csv").read_text() == "old a\n" and published() == []
 
 
+class _Alarm(Exception):
+    """What the CLI's --time-limit alarm raises (TimeLimitReached), as a test stands it."""
+
+
+def test_a_signal_while_the_handlers_are_swapped_leaves_none_behind(tmp_path, monkeypatch):
+    # Found reading the code while chasing fuzz failures (they were the harness's: a run in
+    # the background inherits SIGINT ignored): the --time-limit alarm (SIGALRM, every 0.1 s
+    # once the limit is reached) coming between two signal.signal calls as a write began
+    # holding signals raised there, SIGINT's handler stayed the write's "hold it" handler,
+    # every later Ctrl-C in the process was dropped, and the staged file was left.
+    # Expected now: the alarm waits until every handler is set, is held by the write like
+    # any signal, and is raised once the file is whole (1 file, no temp), with SIGINT's
+    # handler back to what it was.
+    def alarm(signum, frame):
+        raise _Alarm
+
+    before = signal.signal(signal.SIGALRM, alarm)
+    sigint = signal.getsignal(signal.SIGINT)
+    real = signal.signal
+    calls = []
+
+    def alarm_after_the_first(sig, handler):
+        previous = real(sig, handler)
+        calls.append(sig)
+        if len(calls) == 1:  # between the first and second handler of the hold
+            signal.raise_signal(signal.SIGALRM)
+        return previous
+
+    monkeypatch.setattr(signal, "signal", alarm_after_the_first)
+    try:
+        with pytest.raises(_Alarm):
+            write_files_together(tmp_path, {"a.csv": "new a\n"})
+    finally:
+        monkeypatch.setattr(signal, "signal", real)
+        real(signal.SIGALRM, before)
+    assert signal.getsignal(signal.SIGINT) is sigint
+    assert _listing(tmp_path) == ["a.csv"] and (tmp_path / "a.csv").read_text() == "new a\n"
+
+
 def test_an_output_naming_an_input_is_refused_however_it_is_reached(tmp_path):
     problem = tmp_path / "p.yaml"
     problem.write_text("name: x\n")
