@@ -1812,6 +1812,17 @@ def plan_name_errors(plan: Plan, problem: Problem, catalog: Catalog) -> list[Fie
         )
     if problem.start is not None and plan.start_date != problem.start.isoformat():
         out.append(FieldError("start_date", f"{plan.start_date!r} is not the problem's start"))
+    elif plan.start_date and plan.cash_flow and plan.cash_flow[0].month != plan.start_date[:7]:
+        # without a start in the problem the plan's own date is the calendar (first of the
+        # next month when it was solved): its cash flow begins in that month (issue 34's
+        # fuzz: an edited start_date moved every FOCUS charge period unrefused)
+        out.append(
+            FieldError(
+                "start_date",
+                f"{plan.start_date!r} is not the month its cash flow begins "
+                f"({plan.cash_flow[0].month})",
+            )
+        )
     for i, item in enumerate(plan.line_items):
         out += _line_names(ctx, i, item)
     return out

@@ -233,3 +233,23 @@ def test_cli_export(yearly, tmp_path):
     rows = pd.read_csv(tmp_path / "f" / "focus.csv")
     assert set(FOCUS_REQUIRED) <= set(rows.columns)
     assert rows["EffectiveCost"].sum() == pytest.approx(278_840)
+
+
+def test_an_edited_start_date_is_refused(yearly, tmp_path):
+    # issue 34's fuzz (seed 62, case 315): the yearly problem has no start, so the plan's
+    # start_date (the first of the month after it was solved) is its calendar. Moved to
+    # 2030-05-01 by hand, the export went on and dated every FOCUS charge from May 2030.
+    # Now the date must be the month the plan's cash flow begins: refused, exit 2, naming it.
+    import json
+
+    plan, _, cat = yearly
+    data = json.loads(plan_json(plan))
+    assert data["start_date"][:7] == data["cash_flow"][0]["month"]
+    data["start_date"] = "2030-05-01"
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(data))
+    args = ["export", str(plan_file), "--catalog", cat.directory, "--format", "focus"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "f")])
+    assert result.exit_code == 2, result.output
+    assert "start_date" in result.output and "'2030-05-01'" in result.output
+    assert not (tmp_path / "f").exists()
