@@ -140,7 +140,6 @@ def pull_cmd(
     database; report the rows that map to no catalog offering."""
 
     def body() -> None:
-        import getpass
         import tempfile
         from datetime import UTC, datetime
 
@@ -171,7 +170,7 @@ def pull_cmd(
         if url is not None:
             pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))
         store = open_store(db_url(db))
-        snapshot_id = save_snapshot(store, pull, by=f"cli:{getpass.getuser()}")
+        snapshot_id = save_snapshot(store, pull, record=_audit_pull(pull))
         mapped = int(pull.rows["in_catalog"].sum())
         typer.echo(
             f"snapshot {snapshot_id}: {len(pull.rows)} prices from {source} of {price_date} "
@@ -271,3 +270,20 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     columns = ["provider", "region", "offering", "mode", "price", "date"]
     write_atomic(path, csv_text(rows.loc[rows["in_catalog"], columns]))
     return path
+
+
+def _audit_pull(pull):
+    """The audit entry of a stored snapshot (``price_snapshot.add`` by ``cli:<login>``, the
+    digest of its prices), written in the snapshot's own transaction."""
+    import getpass
+
+    from solver.web import audit
+
+    rows = pull.rows[["offering_id", "mode", "price"]].astype(str).to_dict("records")
+    after = {"source": pull.source, "price_date": str(pull.price_date), "rows": rows}
+
+    def record(session, snapshot_id: int) -> None:
+        entity = f"price snapshot {snapshot_id}"
+        audit.record(session, f"cli:{getpass.getuser()}", "price_snapshot.add", entity, None, after)
+
+    return record

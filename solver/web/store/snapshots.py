@@ -73,11 +73,10 @@ class PriceWatch(Base):
     created_by: Mapped[str] = mapped_column(String(200), default="")
 
 
-def save_snapshot(store: Store, pull, by: str = "cli") -> int:
-    """Store a :class:`~solver.inputs.importers.feeds.PricePull`, with its audit entry
-    (``price_snapshot.add`` by ``by``: issue 31's trail lists price changes); its new id."""
-    from solver.web import audit
-
+def save_snapshot(store: Store, pull, record=None) -> int:
+    """Store a :class:`~solver.inputs.importers.feeds.PricePull`; its new id. ``record``
+    (session, snapshot id) adds what goes in the same transaction: the audit entry
+    (:func:`solver.web.audit.record`; issue 31's trail lists price changes)."""
     with store.sessions() as session, session.begin():
         snap = PriceSnapshot(
             source=pull.source,
@@ -103,9 +102,8 @@ def save_snapshot(store: Store, pull, by: str = "cli") -> int:
             )
             for r in pull.rows.itertuples(index=False)
         )
-        rows = pull.rows[["offering_id", "mode", "price"]].astype(str).to_dict("records")
-        after = {"source": pull.source, "price_date": str(pull.price_date), "rows": rows}
-        audit.record(session, by, "price_snapshot.add", f"price snapshot {snap.id}", None, after)
+        if record is not None:
+            record(session, snap.id)
         return snap.id
 
 
