@@ -257,11 +257,20 @@ class JobRunner:
                 if break_even_limit is not None
                 else mine.where(Analysis.break_even_limit.is_(None))
             ).first()
-            if found is not None:
-                job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
-                job.started_at = job.finished_at = utc_now()
-            session.add(job)
-            session.commit()
+            self._add(session, job, stored_before=found is not None)
+        return self._start(job)
+
+    @staticmethod
+    def _add(session, job: Job, *, stored_before: bool) -> None:
+        """Store a new analysis job: done at once when the same analysis is stored."""
+        if stored_before:
+            job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
+            job.started_at = job.finished_at = utc_now()
+        session.add(job)
+        session.commit()
+
+    def _start(self, job: Job) -> Job:
+        """Run a queued job on the pool; the job."""
         if job.status == "queued":
             self._pool.submit(self._run, job.id)
         return job
@@ -297,14 +306,8 @@ class JobRunner:
                     Analysis.options_json == options_json,
                 )
             ).first()
-            if found is not None:
-                job.status, job.progress, job.stage = "done", 1.0, "analysed before: stored"
-                job.started_at = job.finished_at = utc_now()
-            session.add(job)
-            session.commit()
-        if job.status == "queued":
-            self._pool.submit(self._run, job.id)
-        return job
+            self._add(session, job, stored_before=found is not None)
+        return self._start(job)
 
     def submit_watch(self, plan_id: int, *, rerun_of: int | None = None) -> Job:
         """Queue a price watch of a stored plan (:mod:`solver.web.price_watch`)."""
