@@ -473,6 +473,18 @@ def baseline_units(items: list[LineItem]) -> dict[Key, float]:
     return dict(units)
 
 
+def baseline_pools(compiled: Compiled, items: list[LineItem]) -> frozenset[str]:
+    """The pools (offering and mode) of the decision line items in ``items``."""
+    wanted = {(i.offering, i.mode) for i in items if i.item in DECISION_ITEMS}
+    pools = compiled.pools
+    used = [(o, m) in wanted for o, m in zip(pools["offering_id"], pools["mode"], strict=True)]
+    return frozenset(pools["pool_id"][used])
+
+
+def _evaluated(compiled: Compiled, items: list[LineItem]) -> tuple[Plan, list[LineItem]]:
+    return evaluate_decisions(compiled, build_model(compiled), items, label="baseline")
+
+
 def evaluate_decisions(
     compiled: Compiled, model: LinearModel, items: list[LineItem], *, label: str = "evaluated"
 ) -> tuple[Plan, list[LineItem]]:
@@ -922,12 +934,15 @@ def resolve(
     started = time.perf_counter()
     rebased = rebase(problem, baseline, old_catalog, as_of)
     compiled = compile_problem(rebased.problem, new_catalog, prune_dominated=False)
-    model = build_model(compiled)
     compiled_old = compile_problem(rebased.problem, old_catalog, prune_dominated=False)
-    old_view, unplaced = evaluate_decisions(
-        compiled_old, build_model(compiled_old), rebased.future_items, label="baseline"
-    )
-    at_new, _ = evaluate_decisions(compiled, model, rebased.future_items, label="baseline")
+    # The baseline is read at either prices in a model pruned for them with its own pools
+    # kept (each of its decisions has its variable; no other option is needed to price it).
+    keep = baseline_pools(compiled, rebased.future_items)
+    old_view, unplaced = _evaluated(repruned(compiled_old, keep), rebased.future_items)
+    at_new, _ = _evaluated(repruned(compiled, keep), rebased.future_items)
+    # the stability rows are written over every option (the unpruned model)
+    stable = max_changes is not None or switching_cost_usd is not None
+    model = build_model(compiled) if stable else None
     compile_seconds = time.perf_counter() - started
     solution, stability = _stable_solution(
         compiled, model, rebased.future_items, max_changes, switching_cost_usd, solver, options

@@ -252,12 +252,13 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     CSV beside the database
     (``price-snapshots/snapshot-ID.csv``; a snapshot never changes, so the file a re-solved
     plan records stays true). Other paths are returned unchanged."""
-    from solver.web.store import open_store
-    from solver.web.store.snapshots import SNAPSHOT_PREFIX, find_snapshot, snapshot_rows
-
     text = str(prices)
-    if not text.startswith(SNAPSHOT_PREFIX):
+    # solver.web.store.snapshots.SNAPSHOT_PREFIX, not imported: a file needs no database
+    if not text.startswith("snapshot:"):
         return prices
+    from solver.web.store import open_store
+    from solver.web.store.snapshots import find_snapshot, snapshot_rows
+
     store = open_store(db_url(db))
     snap = find_snapshot(store, text)
     rows = snapshot_rows(store, snap.id)

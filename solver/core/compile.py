@@ -385,9 +385,10 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         cloud = cloud[cloud["region"].isin(problem.regions)]
     if problem.residency is not None:
         cloud = cloud[cloud["residency_zone"].isin(problem.residency)]
+    providers = cloud["provider"].unique()  # look each provider up once, not per row
     cloud = cloud.assign(
-        tier=[catalog.tier_of(p) for p in cloud["provider"]],
-        sla=[catalog.sla_of(p) for p in cloud["provider"]],
+        tier=cloud["provider"].map({p: catalog.tier_of(p) for p in providers}),
+        sla=cloud["provider"].map({p: catalog.sla_of(p) for p in providers}),
         availability_cap_basis=[
             availability_cap_basis(p, o, problem.availability_caps)
             for p, o in zip(cloud["provider"], cloud["offering_id"], strict=True)
