@@ -1006,9 +1006,11 @@ def break_even_prices(
         outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
         candidates = sorted(set(outside) | (in_plan & set(candidates)))
     candidates = [(p, twins_of[p]) for p in candidates]
-    model = build_model(compiled)
+    model = solution.model  # built from ``compiled`` (a second stage returned above)
     slopes = price_slopes(compiled, model)
-    chunks = max(1, workers) * 4 if (workers > 1 or scheduler) else len(candidates)
+    # local processes take one class at a time (the search's times differ 5x: no idle
+    # worker at the end); a cluster takes a few chunks per worker
+    chunks = max(1, workers) * 4 if scheduler else len(candidates)
     groups = [candidates[i::chunks] for i in range(min(chunks, len(candidates)))]
     shared = (
         compiled,
