@@ -99,3 +99,49 @@ def test_no_limit_no_note(setup):
     out = runner.invoke(app, ["solve", str(prob), "--catalog", str(cat)])
     assert out.exit_code == 0, out.output
     assert "stopped at the time limit" not in out.output
+
+
+def _analysed(setup):
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import load_problem
+    from solver.solve import solve_for_analysis
+
+    cat, prob, _ = setup
+    return solve_for_analysis(load_problem(prob), load_catalog(cat))
+
+
+def test_a_break_even_search_cut_by_its_deadline_names_the_pools_left_out(setup):
+    from solver.analyses.sensitivity import sensitivity_report
+
+    plan, solution = _analysed(setup)
+    full = sensitivity_report(solution)
+    searched = sorted({b.pool_id for b in full.break_even} | {p for b in full.break_even
+                                                                 for p in b.same_as})  # fmt: skip
+    assert searched and full.break_even_left_out == []
+    # a deadline already past: no pool is started, so every pool the full search did is
+    # left out, by name, and the note says so
+    cut = sensitivity_report(solution, deadline=time.perf_counter() - 1.0)
+    assert cut.break_even == [] and cut.break_even_left_out == searched
+    assert f"0 pools done, {len(searched)} left out: {searched[0]}" in cut.break_even_tolerance
+
+
+def test_a_report_cut_by_its_deadline_says_which_sections_it_left_out(setup):
+    from solver.outputs.report import analysis_json, build_analysis, report_html
+
+    plan, solution = _analysed(setup)
+    whole = build_analysis(plan, solution, frontier_points=2, scenarios=2)
+    assert whole.cut_at_time_limit == [] and whole.demand_sweep
+    assert "cut_at_time_limit" not in json.loads(analysis_json(whole))  # the file as before
+    # the sections' deadline already past: none of the four is started, each is named in
+    # the order the report runs them, and the sweeps are empty rather than partial
+    cut = build_analysis(
+        plan, solution, frontier_points=2, scenarios=2, sections_deadline=time.perf_counter() - 1
+    )
+    assert cut.cut_at_time_limit == [
+        "carbon frontier", "budget sweep", "demand sweep", "price scenarios",
+    ]  # fmt: skip
+    assert cut.carbon_frontier == [] and cut.demand_sweep == [] and cut.scenario_share == {}
+    assert cut.sensitivity.break_even  # the break-even search had no deadline: done
+    assert json.loads(analysis_json(cut))["cut_at_time_limit"] == cut.cut_at_time_limit
+    html = report_html(cut, b"")
+    assert "Stopped at the time limit: left out, not started before its deadline: carbon " in html
