@@ -73,7 +73,7 @@ def _solve_for_analysis(
 #: share of what is left of --time-limit (once the inputs are read) that an analysis gives
 #: its solve: the analysis (compiled again without pruning, break-evens, sweeps) and its
 #: output get the rest (issue 34: given the whole limit, the solve left nothing for them)
-ANALYSIS_SOLVE_SHARE = 0.5
+ANALYSIS_SOLVE_SHARE = 0.7
 #: share of --time-limit kept at the end of an analysis for writing its output
 OUTPUT_SHARE = 0.1
 
@@ -172,8 +172,8 @@ def sensitivity(
         float | None,
         typer.Option(
             "--time-limit",
-            help="Seconds for the whole analysis: the solve gets them first, the break-even "
-            "search what is left (pools not reached are left out, and the output says so)",
+            help="Seconds for the whole analysis: the solve gets 70% of them, the break-even "
+            "search what is left (pools not reached are left out, and the output names them)",
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
@@ -244,8 +244,9 @@ def report(
         float | None,
         typer.Option(
             "--time-limit",
-            help="Seconds for the whole report: the solve gets them first, the break-even "
-            "search half of what is left; past the limit (+10%) the command stops with a "
+            help="Seconds for the whole report: the solve gets 70% of them, the break-even "
+            "search half of what is left, and sections not started by three quarters of it "
+            "are left out and named; past the limit (+10%) the command stops with a "
             "message and writes nothing",
         ),
     ] = None,
