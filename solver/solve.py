@@ -341,9 +341,8 @@ def remaining_time(options: SolveOptions, spent_s: float, doing: str) -> SolveOp
     left = options.time_limit_s - spent_s
     if left <= 0:
         raise NoPlanError(
-            f"the time the solve was given ({options.time_limit_s:.1f} s of --time-limit) ran "
-            f"out while {doing} "
-            f"({spent_s:.1f} s), before any plan was found",
+            f"the time limit ran out while {doing} ({spent_s:.1f} s; the solve was given "
+            f"{options.time_limit_s:.1f} s of --time-limit), before any plan was found",
             field="--time-limit",
             fix="give it more time (--time-limit S), or make the problem smaller",
         )
