@@ -29,6 +29,7 @@ from generate import generated_problem, scaled_catalog  # noqa: E402
 
 from solver.core import columns  # noqa: E402
 from solver.core.backends import SolveOptions, get_backend  # noqa: E402
+from solver.core.budget import Budget  # noqa: E402
 from solver.core.compile import compile_problem  # noqa: E402
 from solver.core.model import build_model  # noqa: E402
 
@@ -48,11 +49,12 @@ VARIANTS = {
 def bound(compiled, patch: dict) -> tuple[float, float, int, int, float]:
     """(LP bound, bound with cuts, cuts, cut rounds, seconds) with ``patch`` applied."""
     with mock.patch.multiple(columns, **patch) if patch else contextlib.nullcontext():
-        g = columns._Generation(compiled, SolveOptions(time_limit_s=None), time.perf_counter())
+        budget = Budget.of(None)  # no limit: every round runs
+        g = columns._Generation(compiled, budget)
         t0 = time.perf_counter()
-        g.run(cut_rounds=0, until=1.0)
+        g.run(cut_rounds=0, phase=budget.phase(1.0))
         lp = g.report.lp_bound
-        g.run(cut_rounds=4 * columns.MAX_CUT_ROUNDS, until=1.0)
+        g.run(cut_rounds=4 * columns.MAX_CUT_ROUNDS, phase=budget.phase(1.0))
         return lp, g.report.lp_bound, len(g.cuts), g.report.cut_rounds, time.perf_counter() - t0
 
 

@@ -12,6 +12,7 @@ from datetime import date
 import numpy as np
 
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
+from solver.core.budget import RESERVE_SHARE
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import (
@@ -94,6 +95,7 @@ def solve_verified(
     """
     options = options or SolveOptions()
     started = time.perf_counter()
+    limit = options.time_limit_s
     # before any work: the totals' currency has a rate
     rate = catalog.rate(problem.currency, field="currency", instead="leave currency out (USD)")
     try:
@@ -121,6 +123,7 @@ def solve_verified(
         model = build_model(compiled)
         compile_seconds = time.perf_counter() - started
         options = remaining_time(options, compile_seconds, "compiling and building the model")
+        options = kept_for_the_plan(options, limit)
         try:
             solution = optimise(compiled, model, solver=solver, options=options)
         except InfeasibleError as exc:
@@ -137,6 +140,9 @@ def solve_verified(
             "checks": checks,
             "verified": all(c.ok for c in checks),
             "inputs": input_digests(problem, catalog),
+            # a plan not proven within the gap asked for, under a time limit: the only
+            # limit a solve is given, so the one that stopped it (Termination.FEASIBLE)
+            "stopped_at_time_limit": limit is not None and plan.status == "feasible",
         }
     )
     if not plan.verified:
@@ -335,12 +341,23 @@ def remaining_time(options: SolveOptions, spent_s: float, doing: str) -> SolveOp
     left = options.time_limit_s - spent_s
     if left <= 0:
         raise NoPlanError(
-            f"the time limit ({options.time_limit_s:g} s) ran out while {doing} "
-            f"({spent_s:.1f} s), before any plan was found",
+            f"the time limit ran out while {doing} ({spent_s:.1f} s; the solve was given "
+            f"{options.time_limit_s:.1f} s of --time-limit), before any plan was found",
             field="--time-limit",
             fix="give it more time (--time-limit S), or make the problem smaller",
         )
     return replace(options, time_limit_s=left)
+
+
+def kept_for_the_plan(options: SolveOptions, limit_s: float | None) -> SolveOptions:
+    """The options with :data:`solver.core.budget.RESERVE_SHARE` of the time limit
+    ``limit_s`` taken off what the solver gets: kept for the plan, the verifier and the
+    output, so that a plan found by the solver is shown within the limit (at least 0.01 s
+    is left to the solver, which then answers with what it has)."""
+    if limit_s is None or options.time_limit_s is None:
+        return options
+    left = max(0.01, options.time_limit_s - RESERVE_SHARE * limit_s)
+    return replace(options, time_limit_s=min(options.time_limit_s, left))
 
 
 @dataclass(frozen=True)

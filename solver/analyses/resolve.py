@@ -920,7 +920,13 @@ def resolve(
     import time
 
     from solver.plan.provenance import with_currency
-    from solver.solve import VerificationError, plan_of, with_cash_flow
+    from solver.solve import (
+        VerificationError,
+        kept_for_the_plan,
+        plan_of,
+        remaining_time,
+        with_cash_flow,
+    )
     from solver.trust.price_requirements import refuse_weak_prices, weak_prices
     from solver.trust.verify import verify_plan
 
@@ -944,6 +950,11 @@ def resolve(
     stable = max_changes is not None or switching_cost_usd is not None
     model = build_model(compiled) if stable else None
     compile_seconds = time.perf_counter() - started
+    # the limit holds end to end: the solver gets what the compiles left, less the reserve
+    # for the plan and the verifier (issue 34)
+    limit = options.time_limit_s
+    options = remaining_time(options, compile_seconds, "compiling the re-solve's models")
+    options = kept_for_the_plan(options, limit)
     solution, stability = _stable_solution(
         compiled, model, rebased.future_items, max_changes, switching_cost_usd, solver, options
     )
@@ -956,6 +967,7 @@ def resolve(
             "checks": checks,
             "verified": all(c.ok for c in checks),
             "inputs": input_digests(rebased.problem, new_catalog),
+            "stopped_at_time_limit": limit is not None and plan.status == "feasible",
         }
     )
     if not plan.verified:

@@ -133,15 +133,37 @@ def run_tasks(
         max_workers=workers, initializer=_set_shared, initargs=(shared, os.getpid())
     )
     try:
-        for i, result in enumerate(pool.map(_with_shared, [(fn, t) for t in tasks])):
-            out[i] = result
-            if progress:
-                progress(i + 1, total)
+        _collect(pool, fn, tasks, out, progress, deadline)
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP or an error: no worker outlives this
         _stop(pool)
         raise
     pool.shutdown(wait=True)
     return out
+
+
+def _collect(pool, fn: Callable, tasks: list, out: list, progress, deadline) -> None:
+    """Run ``tasks`` on ``pool`` into ``out`` (in their order). Past ``deadline`` the tasks
+    not started yet are cancelled (their results stay None) and those running are
+    awaited: a pool honours the deadline as the serial loop does."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    futures = [pool.submit(_with_shared, (fn, t)) for t in tasks]
+    index = {f: i for i, f in enumerate(futures)}
+    pending, done = set(futures), 0
+    while pending:
+        timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        finished, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+        if deadline is not None and time.perf_counter() > deadline:
+            for f in pending:
+                f.cancel()  # False for one already running: it is awaited below
+            finished, pending = finished | wait(pending)[0], set()
+        for f in finished:
+            if f.cancelled():
+                continue
+            out[index[f]] = f.result()
+            done += 1
+            if progress:
+                progress(done, len(tasks))
 
 
 #: a Dask message's first 8 bytes are its length; a handshake is tens of bytes, and no

@@ -136,6 +136,11 @@ class SensitivityReport(BaseModel):
     reduced_costs: list[ReducedCost]
     break_even: list[BreakEven] = Field(default_factory=list)
     break_even_tolerance: str = ""
+    break_even_left_out: list[str] = Field(
+        default_factory=list,
+        description="Pools whose break-even price --time-limit left out (not started "
+        "before its deadline)",
+    )
 
 
 class SweepPoint(BaseModel):
@@ -969,6 +974,7 @@ def break_even_prices(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     deadline: float | None = None,
+    left_out: list[str] | None = None,
 ) -> list[BreakEven]:
     """Break-even prices for pools, sorted by how close each is to its current price.
 
@@ -986,6 +992,8 @@ def break_even_prices(
     deadline
         A ``time.perf_counter()`` time: pools not started by then are left out (in the
         order of their closeness to entering, so the nearest are done first).
+    left_out
+        When given, the pools the deadline left out are appended to it (and their twins).
     """
     compiled = solution.compiled
     if has_second_stage(compiled.problem):
@@ -1033,6 +1041,9 @@ def break_even_prices(
         progress=(lambda done, total: progress(round(done * n / total), n)) if progress else None,
         deadline=deadline,
     )
+    if left_out is not None:
+        left_out += [q for g, r in zip(groups, results, strict=True) if r is None
+                     for p, twins in g for q in (p, *twins)]  # fmt: skip
     return sorted(
         (b for group in results if group is not None for b in group),
         key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
@@ -1269,6 +1280,7 @@ def sensitivity_report(
     not reached by then are left out, and the note says how many were done.
     """
     report = shadow_prices(solution, solver=solver)
+    left_out: list[str] = []
     rows = break_even_prices(
         solution,
         limit=break_even_limit,
@@ -1277,6 +1289,7 @@ def sensitivity_report(
         scheduler=scheduler,
         progress=progress,
         deadline=deadline,
+        left_out=left_out,
     )
     # Quoted prices (confidence quote: solver/inputs/quotes.py) are always among the pools
     # searched, whatever the limit: "at what quote does the reservation pay" is the question.
@@ -1290,6 +1303,7 @@ def sensitivity_report(
             workers=workers,
             scheduler=scheduler,
             deadline=deadline,
+            left_out=left_out,
         )
         rows.sort(key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id))
     note = (
@@ -1297,8 +1311,20 @@ def sensitivity_report(
         "solved to a 1e-6 relative gap); pools in the plan and "
         + ("all others" if break_even_limit is None else f"the {break_even_limit} closest others")
     )
-    if deadline is not None and time.perf_counter() > deadline:
+    if left_out:
+        shown = ", ".join(sorted(left_out)[:10]) + (", ..." if len(left_out) > 10 else "")
+        note += (
+            f"; stopped at the time limit with {len(rows)} pools done, {len(left_out)} left "
+            f"out: {shown}"
+        )
+    elif deadline is not None and time.perf_counter() > deadline:
         note += f"; stopped at the time limit with {len(rows)} pools done"
     if has_second_stage(solution.compiled.problem):
         note = "not computed: prices do not enter a carbon-first objective"
-    return report.model_copy(update={"break_even": rows, "break_even_tolerance": note})
+    return report.model_copy(
+        update={
+            "break_even": rows,
+            "break_even_tolerance": note,
+            "break_even_left_out": sorted(left_out),
+        }
+    )

@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
+from solver.core.budget import RESERVE_SHARE
 from solver.core.clock import first_day
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
 from solver.core.model import (
@@ -52,7 +53,7 @@ from solver.core.model import (
     build_model,
     new_row,
 )
-from solver.errors import InfeasibleError, ProcureError, suggestion
+from solver.errors import InfeasibleError, NoPlanError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
     DemandMultiplier,
@@ -146,6 +147,15 @@ class StochasticPlan(BaseModel):
     verified: bool
     seconds: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    stopped_at_time_limit: bool = Field(
+        False,
+        description="The time limit stopped the solve: the plan is the best of the "
+        "candidates priced in time (verified, gap against the proven bound), and "
+        "cut_at_time_limit says what was left out",
+    )
+    cut_at_time_limit: list[str] = Field(
+        default_factory=list, description="What the time limit left out, in words"
+    )
 
 
 # ------------------------------------------------------------------ scenarios
@@ -483,6 +493,10 @@ class _Setup:
             )
         started = time.perf_counter()
         self.problem, self.catalog = problem, catalog
+        #: a ``time.perf_counter()`` time after which no scenario solve starts (None: no
+        #: limit), and what the limit left out, in words (solve_stochastic)
+        self.deadline: float | None = None
+        self.cut: list[str] = []
         self.scenarios = scenarios_of(problem, catalog)  # refuses a problem without any
         self.caps = problem.uncertainty.caps
         self.names = [s.name for s in self.scenarios]
@@ -534,7 +548,10 @@ def solve_stochastic(
             fix="use auto, extensive, decomposition or benders",
         )
     options = options or SolveOptions()
+    started = time.perf_counter()
     setup = _Setup(problem, catalog)
+    if options.time_limit_s is not None:  # the limit holds end to end (issue 34)
+        setup.deadline = started + (1.0 - RESERVE_SHARE) * options.time_limit_s
     if method == "benders":
         sp = _benders(setup, solver, options, workers, scheduler)
     elif method == "decomposition" or (method == "auto" and len(setup.scenarios) > 10):
@@ -563,8 +580,10 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
     )  # fmt: skip
     if u.risk is not None:
         ef = add_cvar(ef, setup.probs, setup.names, u.risk.cvar_level, u.risk.weight)
-    solution = optimise(setup.compiled[0], ef, solver=solver, options=options)
+    solution = optimise(setup.compiled[0], ef, solver=solver, options=_until(setup, options))
     r = solution.result
+    if setup.deadline is not None and r.termination.value == "feasible":
+        setup.cut.append("the extensive form's proof of optimality (its gap is stated)")
     setup.seconds["extensive_form"] = r.solve_seconds
     plans = [
         _scenario_plan(setup, s, r.values[maps[s]], r, solver) for s in range(len(setup.names))
@@ -573,7 +592,9 @@ def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, sched
     t0 = time.perf_counter()
     fixed = _fix_first_stage(ef, ev.first)
     try:
-        values = optimise(setup.compiled[0], fixed, solver=solver, options=options).result.values
+        values = optimise(
+            setup.compiled[0], fixed, solver=solver, options=_until(setup, options)
+        ).result.values
         eev = ef.expressions["total_cost_usd"].value(values)
     except InfeasibleError:
         eev = None
@@ -618,10 +639,27 @@ def _scenario_task(shared, task):
 
 
 def _run(setup: _Setup, tasks: list, solver, options, workers, scheduler) -> list:
+    """The scenario solves ``tasks``; those not started by ``setup.deadline`` are None."""
     from solver.analyses.runner import run_tasks
 
-    shared = (setup.compiled, setup.models, solver, options)
-    return run_tasks(_scenario_task, tasks, shared=shared, workers=workers, scheduler=scheduler)
+    shared = (setup.compiled, setup.models, solver, _until(setup, options))
+    return run_tasks(
+        _scenario_task, tasks, shared=shared, workers=workers, scheduler=scheduler,
+        deadline=setup.deadline,
+    )  # fmt: skip
+
+
+def _until(setup: _Setup, options: SolveOptions) -> SolveOptions:
+    """``options`` with a time limit no later than ``setup.deadline`` (at least 0.01 s)."""
+    if setup.deadline is None:
+        return options
+    left = max(0.01, setup.deadline - time.perf_counter())  # past it: no task starts
+    limit = options.time_limit_s
+    return replace(options, time_limit_s=left if limit is None else min(limit, left))
+
+
+def _past(setup: _Setup) -> bool:
+    return setup.deadline is not None and time.perf_counter() > setup.deadline
 
 
 def _alone(setup: _Setup, solver, options, workers, scheduler) -> list:
@@ -631,6 +669,14 @@ def _alone(setup: _Setup, solver, options, workers, scheduler) -> list:
         setup, [(s, None) for s in range(len(setup.names))], solver, options, workers, scheduler
     )
     setup.seconds["wait_and_see"] = time.perf_counter() - t0
+    if any(x is None for x in out) and _past(setup):
+        raise NoPlanError(
+            f"the time limit ran out after {sum(x is not None for x in out)} of {len(out)} "
+            "scenarios were solved with hindsight (the bound needs them all), before any "
+            "two-stage plan",
+            field="--time-limit",
+            fix="give it more time (--time-limit S), or fewer scenarios (n_scenarios)",
+        )
     if any(x is None for x in out):
         raise InfeasibleError(
             f"scenario {setup.names[out.index(None)]!r} has no feasible plan even with hindsight",
@@ -667,9 +713,10 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     if len(own) > MAX_OWN_CANDIDATES:
         order = np.argsort([x[0] for x in alone], kind="stable")
         picked = sorted({int(order[int(q * (len(own) - 1))]) for q in (0.1, 0.3, 0.5, 0.7, 0.9)})
-    candidates = [*(own[k] for k in picked), ev.first,
-                  {k: float(np.floor(v + 1e-9)) for k, v in mean.items()},
-                  {k: float(np.ceil(v - 1e-9)) for k, v in mean.items()}]  # fmt: skip
+    # priced in this order, so that a time limit leaves out the scenarios' own last
+    candidates = [ev.first, {k: float(np.floor(v + 1e-9)) for k, v in mean.items()},
+                  {k: float(np.ceil(v - 1e-9)) for k, v in mean.items()},
+                  *(own[k] for k in picked)]  # fmt: skip
     unique: list[dict] = []
     for c in candidates:
         if not any(_same_first(c, u) for u in unique):
@@ -680,9 +727,12 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
     results = _run(setup, tasks, solver, options, workers, scheduler)
     setup.seconds["candidates"] = time.perf_counter() - t0
     best, best_cost, eev = None, np.inf, None
+    priced = len(unique)
     for k, c in enumerate(unique):
         part = results[k * n : (k + 1) * n]
         if any(x is None for x in part):
+            if _past(setup) and all(x is None for x in results[(k + 1) * n - 1 :]):
+                priced = min(priced, k)  # not reached: the time limit stopped the tasks
             continue
         expected = float(sum(p * x[0] for p, x in zip(setup.probs, part, strict=True)))
         co2 = float(sum(p * x[3] for p, x in zip(setup.probs, part, strict=True)))
@@ -693,6 +743,17 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
         objective = risk_objective([x[0] for x in part], setup.probs, risk)
         if objective < best_cost - 1e-6:
             best, best_cost = k, objective
+    if priced < len(unique):
+        setup.cut.append(
+            f"{len(unique) - priced} of {len(unique)} candidate commitments not priced"
+        )
+    if best is None and priced < len(unique):
+        raise NoPlanError(
+            f"the time limit ran out before a candidate was priced in every scenario "
+            f"({'; '.join(setup.cut)}), before any two-stage plan",
+            field="--time-limit",
+            fix="give it more time (--time-limit S), or fewer scenarios (n_scenarios)",
+        )
     if best is None:
         raise InfeasibleError(
             "no candidate commitments give every scenario a feasible plan",
@@ -701,7 +762,8 @@ def _decomposition(setup: _Setup, solver, options, workers, scheduler):
         )
     part = results[best * n : (best + 1) * n]
     plans = [_scenario_plan(setup, s, part[s][2], None, solver) for s in range(n)]
-    known = [(c, results[k * n : (k + 1) * n]) for k, c in enumerate(unique)]
+    # candidates the time limit left unpriced are not known: their None is no verdict
+    known = [(c, results[k * n : (k + 1) * n]) for k, c in enumerate(unique) if k < priced]
     compared = _compared(setup, ev, solver, options, workers, scheduler, known)
     return _summary(setup, None, plans, ev, eev, alone, compared, "decomposition", lower)
 
@@ -728,6 +790,11 @@ def _compared(setup: _Setup, ev: _EV, solver, options, workers, scheduler, known
     results = _run(setup, [(s, f) for f in todo for s in range(n)], solver, options, workers,
                    scheduler)  # fmt: skip
     setup.seconds["compared"] = time.perf_counter() - t0
+    if todo and _past(setup) and any(x is None for x in results):  # else: infeasible
+        setup.cut.append(
+            "the comparison with the deterministic plan and with renting everything: "
+            f"{sum(x is None for x in results)} of {len(results)} scenario re-plans"
+        )
     out = []
     for f, part in zip(wanted, found, strict=True):
         if part is None:
@@ -973,7 +1040,7 @@ def _ev_first_stage(setup: _Setup, solver: str, options: SolveOptions) -> _EV:
     problem_ev = scenario_problem(problem, df, "every_scenario")
     (ev,) = keep_pools([scenario_compiled(setup.base, problem_ev, pf, df)], setup.kept)
     model = build_model(ev)
-    values = optimise(ev, model, solver=solver, options=options).result.values
+    values = optimise(ev, model, solver=solver, options=_until(setup, options)).result.values
     plan = extract_plan(
         ev, model, values, status="optimal", objective=None, gap=None, solver=solver,
         solve_seconds=0.0,
@@ -1060,4 +1127,6 @@ def _summary(
         verified=all(p.verified for p in plans),
         seconds=setup.seconds,
         notes=notes,
+        stopped_at_time_limit=bool(setup.cut),
+        cut_at_time_limit=list(setup.cut),
     )

@@ -28,6 +28,7 @@ from solver.cli.common import (
     catalog_inputs,
     cli_workers,
     emit,
+    time_left,
 )
 from solver.cli.solve import _two_stage
 from solver.errors import ProcureError
@@ -55,15 +56,35 @@ def _solve_for_analysis(
 
     prob = load_problem(problem)
     cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
+    # the solve gets a share of what is left of the limit; the analysis the rest
+    left = time_left(time_limit)
+    share = None if left is None else ANALYSIS_SOLVE_SHARE * left
     try:
         return solve_for_analysis(
-            prob, cat, solver=solver, options=SolveOptions(time_limit_s=time_limit)
+            prob, cat, solver=solver, options=SolveOptions(time_limit_s=share)
         )
     except ProcureError as exc:
         if exc.file is None:
             exc.file = str(problem)
             exc.args = (exc.render(),)
         raise
+
+
+#: share of what is left of --time-limit (once the inputs are read) that an analysis gives
+#: its solve: the analysis (compiled again without pruning, break-evens, sweeps) and its
+#: output get the rest (issue 34: given the whole limit, the solve left nothing for them)
+ANALYSIS_SOLVE_SHARE = 0.7
+#: share of --time-limit kept at the end of an analysis for writing its output
+OUTPUT_SHARE = 0.1
+
+
+def _analysis_deadline(time_limit: float | None, share: float = 1.0) -> float | None:
+    """The ``time.perf_counter()`` time by which an analysis stops starting work: ``share``
+    of what is left of the limit once :data:`OUTPUT_SHARE` of it is kept for the output."""
+    if time_limit is None:
+        return None
+    left = time_left(time_limit, "solving the plan") - OUTPUT_SHARE * time_limit
+    return time.perf_counter() + share * max(0.0, left)
 
 
 AnalysisSolverOpt = Annotated[
@@ -151,8 +172,8 @@ def sensitivity(
         float | None,
         typer.Option(
             "--time-limit",
-            help="Seconds for the whole analysis: the solve gets them first, the break-even "
-            "search what is left (pools not reached are left out, and the output says so)",
+            help="Seconds for the whole analysis: the solve gets 70% of them, the break-even "
+            "search what is left (pools not reached are left out, and the output names them)",
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
@@ -175,7 +196,6 @@ def sensitivity(
             raise ProcureError(
                 f"--time-limit is {time_limit}", field="--time-limit", fix="e.g. --time-limit 60"
             )
-        started = time.perf_counter()
         n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
@@ -183,7 +203,7 @@ def sensitivity(
             bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
             report = sensitivity_report(
                 solution,
-                deadline=None if time_limit is None else started + time_limit,
+                deadline=_analysis_deadline(time_limit),
                 break_even_limit=_break_even_limit(break_even),
                 solver=solver_,
                 workers=n_workers,
@@ -224,8 +244,9 @@ def report(
         float | None,
         typer.Option(
             "--time-limit",
-            help="Seconds for the whole report: the solve gets them first, the break-even "
-            "search half of what is left; past the limit (+10%) the command stops with a "
+            help="Seconds for the whole report: the solve gets 70% of them, the break-even "
+            "search half of what is left, and sections not started by three quarters of it "
+            "are left out and named; past the limit (+10%) the command stops with a "
             "message and writes nothing",
         ),
     ] = None,
@@ -258,7 +279,6 @@ def report(
             )
         _check_gap_and_limit(0.0, time_limit)
         n_workers = cli_workers(workers)
-        started = time.perf_counter()
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
             plan, solution = _solve_for_analysis(
@@ -270,7 +290,7 @@ def report(
             if prob.uncertainty is not None:
                 method = (stochastic_method, n_workers, scheduler)
                 cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
-                two_stage = _two_stage(prob, cat, problem, plan_solver, None, 1e-4, method)
+                two_stage = _two_stage(prob, cat, problem, plan_solver, time_limit, 1e-4, method)
                 bar.done("two-stage plan")
             analysis = build_analysis(
                 plan,
@@ -284,9 +304,8 @@ def report(
                 scheduler=scheduler,
                 progress=bar,
                 two_stage=two_stage,
-                deadline=None
-                if time_limit is None
-                else time.perf_counter() + 0.5 * (started + time_limit - time.perf_counter()),
+                deadline=_analysis_deadline(time_limit, 0.5),
+                sections_deadline=_analysis_deadline(time_limit, 0.75),
             )
             png = frontier_png(analysis)
             files = {

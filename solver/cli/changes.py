@@ -29,6 +29,8 @@ from solver.cli.common import (
     catalog_inputs,
     emit,
     price_day,
+    say_if_stopped,
+    time_left,
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
@@ -217,7 +219,7 @@ def resolve_cmd(
                 max_changes=max_changes,
                 switching_cost_usd=switching_cost_usd,
                 solver=solver,
-                options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
             )
         except ProcureError as exc:
             _blame(exc, {"--baseline": baseline}, problem)
@@ -230,6 +232,7 @@ def resolve_cmd(
         result = _with_price_trail(result, base, catalog, problem_out, applied)
         text = _resolution_text(repriced, result, format)
         _write_resolution(text, result, out, plan_out, problem_out, force)
+        say_if_stopped(result.plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
 

@@ -243,6 +243,8 @@ def _deadline(time_limit: float | None, before: str = "the command could answer"
     # inside its own process (tests, fuzz) from the command's start
     started = solver.IMPORTED_AT_S if in_own_process() else time.perf_counter()
     spent = time.perf_counter() - started
+    global _LIMIT_STARTED
+    _LIMIT_STARTED = started
 
     def alarm(signum, frame):
         raise TimeLimitReached(time_limit, time.perf_counter() - started, before)
@@ -274,6 +276,58 @@ def _deadline(time_limit: float | None, before: str = "the command could answer"
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         stop.set()
+        _LIMIT_STARTED = None
+
+
+#: the ``time.perf_counter()`` the running command's ``--time-limit`` counts from (set by
+#: :func:`_deadline`: the process's start in a command line, the command's own start in a
+#: runner of the CLI); None outside a command with a limit
+_LIMIT_STARTED: float | None = None
+
+
+def time_left(time_limit: float | None, doing: str = "reading the problem and the catalog"):
+    """What is left of the command's ``--time-limit`` now (None: no limit), for the solver
+    phases: the limit counts from the process's start (:func:`_deadline`), so what the
+    start, the imports and the reading of the inputs took is not given to the solver a
+    second time (issue 34: under load those took most of a minute, and the solver, given
+    the whole limit again, was stopped by the deadline with a plan in hand).
+
+    Raises
+    ------
+    NoPlanError
+        Nothing is left: the limit ran out while ``doing``.
+    """
+    import time
+
+    from solver.errors import NoPlanError
+
+    if time_limit is None or _LIMIT_STARTED is None:
+        return time_limit
+    spent = time.perf_counter() - _LIMIT_STARTED
+    if spent >= time_limit:
+        raise NoPlanError(
+            f"the time limit ({time_limit:g} s) ran out while {doing} ({spent:.1f} s), "
+            "before any plan was found",
+            field="--time-limit",
+            fix="give it more time (--time-limit S), or make the problem smaller",
+        )
+    return time_limit - spent
+
+
+def say_if_stopped(plan, time_limit: float | None) -> None:
+    """One line on stderr when the plan shown is the best found when the time limit
+    stopped the solver (``plan.stopped_at_time_limit``): verified, with its proven gap.
+    The exit code stays 0: a verified plan is shown (README, "Exit codes")."""
+    if not getattr(plan, "stopped_at_time_limit", False):
+        return
+    gap = "unknown" if plan.gap is None else f"{100 * plan.gap:.2f}%"
+    limit = "" if time_limit is None else f" --time-limit {time_limit:g} s:"
+    typer.echo(
+        f"note: stopped at the time limit:{limit} this is the best plan found, verified, "
+        f"within {gap} of the optimum (proven gap), not proven optimal\n"
+        "  fix: give it more time (--time-limit S) for a smaller gap",
+        err=True,
+    )
 
 
 def in_own_process() -> bool:

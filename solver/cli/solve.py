@@ -27,6 +27,8 @@ from solver.cli.common import (
     app,
     catalog_inputs,
     cli_workers,
+    say_if_stopped,
+    time_left,
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
@@ -126,7 +128,7 @@ def solve(
                 prob,
                 cat,
                 solver=solver,
-                options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
                 method=method,
             )
         except ProcureError as exc:
@@ -147,6 +149,7 @@ def solve(
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
         _write_or_print(text, out, force)
+        say_if_stopped(plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
 
@@ -181,7 +184,7 @@ def _two_stage(prob, cat, path: Path, solver: str, time_limit, gap, method: tupl
             prob,
             cat,
             solver=solver,
-            options=SolveOptions(time_limit_s=time_limit, relative_gap=gap),
+            options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
             method=name,
             workers=workers,
             scheduler=scheduler,

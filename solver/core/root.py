@@ -37,6 +37,7 @@ import numpy as np
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
+from solver.core.budget import Budget
 from solver.core.columns import (
     _LP,
     AUTO_COLUMNS,
@@ -58,14 +59,15 @@ log = logging.getLogger(__name__)
 #: as fast as HiGHS's MIP at 1,936 priced columns (0.17 s) and faster above (15,446:
 #: 0.80 s against 2.55 s at a 0.5% gap; 2.01 s against 3.00 s at 1e-4).
 ROOT_COLUMNS = 2_000
-#: Cut rounds at most, and the share of the time limit they may use.
+#: Cut rounds at most, and the share of the CPU still to come once the model is built
+#: that they may use (solver.core.budget: measured by the CPU this process receives, so
+#: a loaded machine shrinks every phase alike; before issue 34, until 65% of the wall
+#: clock from the start of the solve, compile included)
 MAX_ROOT_ROUNDS = 10
-ROOT_CUTS_UNTIL = 0.65
+ROOT_CUTS_SHARE = 0.35
 #: The support's MIP stops at this share of the gap asked for (its own gap is against its
 #: own bound, above LB: the plan needs room below the gap against LB).
 SUPPORT_GAP_SHARE = 0.5
-#: Share of the time limit kept for the plan, the verifier and the answer.
-RESERVE = 0.1
 
 
 @dataclass
@@ -100,29 +102,30 @@ def use_root(compiled: Compiled, method: str) -> bool:
     return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
 
 
-def _cut_lp(
-    session: HighsSession, model: LinearModel, r: RootReport, left, stop_at: float | None
-) -> _LP | None:
+def _cut_lp(session: HighsSession, model: LinearModel, r: RootReport, budget: Budget) -> _LP | None:
     """Steps 1 and 2: the LP relaxation, then MIR cut rounds on it (in place, warm) until
-    none is violated or only ``stop_at`` seconds are ``left()``; the last LP solved, or
-    None when the first is not optimal."""
+    none is violated or the next round (costed as the last) does not fit in
+    :data:`ROOT_CUTS_SHARE` of the CPU left (:mod:`solver.core.budget`); the last LP
+    solved, or None when the first is not optimal."""
     import highspy
 
     relax(session)
     t0 = time.perf_counter()
-    lp = run_lp(session, left())
+    lp = run_lp(session, budget.left_s())
     r.lp_seconds = time.perf_counter() - t0
     if isinstance(lp, str):
         return None
     r.lp_usd = lp.objective
     cuts = Cuts()
-    while r.cut_rounds < MAX_ROOT_ROUNDS and (stop_at is None or left() > stop_at):
+    phase = budget.phase(ROOT_CUTS_SHARE)
+    while r.cut_rounds < MAX_ROOT_ROUNDS and phase.affords():
         added = cuts.separate(model, lp.values)
         if not added:
             break
         for row in added:
             session.add_row(row.coefs, row.rhs, highspy.kHighsInf)
-        again = run_lp(session, left())
+        again = run_lp(session, phase.wall_s())
+        phase.round_done()
         if isinstance(again, str):  # out of time: the last LP's bound and duals stand
             break
         lp = again
@@ -139,8 +142,9 @@ def solve_at_root(
     """Steps 1-4 of the module docstring on the full model.
 
     ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
-    holds from there (cuts until :data:`ROOT_CUTS_UNTIL` of it, the support's MIP half of
-    what is then left, :data:`RESERVE` kept for the plan and the verifier). Returns, as
+    holds from there (:data:`solver.core.budget.RESERVE_SHARE` of it kept for the plan
+    and the verifier; cuts within :data:`ROOT_CUTS_SHARE` of the CPU left, the support's
+    MIP half of what is then left, the last MIP the rest). Returns, as
     :func:`solver.columns.solve_by_columns` does, the compiled problem, the model (without
     its cuts: the plan's values are per column), the result with its gap against the
     bound above, and the report; None when the LP relaxation is not solved to
@@ -148,18 +152,14 @@ def solve_at_root(
     """
     import highspy
 
-    limit = options.time_limit_s
-
-    def left() -> float | None:
-        return None if limit is None else limit - (time.perf_counter() - started)
-
+    budget = Budget.of(options.time_limit_s, started)
     model = build_model(compiled, cap_demand_rows=True)
     t0 = time.perf_counter()
     session = HighsSession(model)
     if session.infeasible_row:
         return None
     r = RootReport()
-    lp = _cut_lp(session, model, r, left, None if limit is None else limit * (1 - ROOT_CUTS_UNTIL))
+    lp = _cut_lp(session, model, r, budget)
     if lp is None:
         return None
     bound, values, reduced = lp.objective, lp.values, lp.col_dual
@@ -175,7 +175,7 @@ def solve_at_root(
     )
 
     def mip(share: float, start: np.ndarray, gap: float) -> SolveResult:
-        time_s = None if limit is None else max((left() - RESERVE * limit) * share, 0.01)
+        time_s = budget.phase(share).wall_s()
         t = time.perf_counter()
         result = session.solve(
             replace(options, time_limit_s=time_s, relative_gap=gap, start_heuristic=False), start

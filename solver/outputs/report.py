@@ -49,12 +49,19 @@ class Analysis(BaseModel):
         description="Problems with uncertainty: the two-stage plan, every scenario's cost "
         "under it, under the deterministic plan's commitments and with everything rented",
     )
+    cut_at_time_limit: list[str] = Field(
+        default_factory=list,
+        description="The sections --time-limit left out (not started before its deadline); "
+        "written only when there are some",
+    )
 
 
 def analysis_json(analysis: Analysis) -> str:
     """``analysis.json``: the analysis as JSON (``two_stage`` only when there is one, so a
     problem without uncertainty gives the same file as before)."""
-    exclude = {"two_stage"} if analysis.two_stage is None else None
+    exclude = {"two_stage"} if analysis.two_stage is None else set()
+    exclude |= set() if analysis.cut_at_time_limit else {"cut_at_time_limit"}
+    exclude = exclude or None
     return json.dumps(analysis.model_dump(mode="json", exclude=exclude), indent=2) + "\n"
 
 
@@ -803,6 +810,13 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         by_workload=by_workload,
         two_stage=two_stage_html(analysis.two_stage),
         caveat=sens.caveat,
+        cut_note=(
+            "Stopped at the time limit: left out, not started before its deadline: "
+            + ", ".join(analysis.cut_at_time_limit)
+            + " (give the report more time, --time-limit S, for them)."
+            if analysis.cut_at_time_limit
+            else ""
+        ),
         dual_sentences=[dual_sentence(d) for d in duals[:15]],
         break_even_note=sens.break_even_tolerance,
         break_even=[break_even_sentence(b) for b in break_even_in_order(sens.break_even)],
@@ -1005,14 +1019,19 @@ def build_analysis(
     progress=None,
     two_stage: StochasticPlan | None = None,
     deadline: float | None = None,
+    sections_deadline: float | None = None,
 ) -> Analysis:
     """Run the sensitivity analysis and the sweeps behind ``procure report``.
 
     ``progress(stage, done, total)`` is called as each solve finishes; ``two_stage``, the
     two-stage plan of a problem with uncertainty, is carried into the report as it is;
     ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search as in
-    :func:`~solver.analyses.sensitivity.sensitivity_report`.
+    :func:`~solver.analyses.sensitivity.sensitivity_report`; ``sections_deadline`` the
+    sections after it (frontier, sweeps, scenarios): one not started by then is left
+    out, empty, and named in ``cut_at_time_limit`` (the report says so).
     """
+    import time
+
     import numpy as np
 
     from solver.analyses.sensitivity import (
@@ -1036,22 +1055,50 @@ def build_analysis(
         deadline=deadline,
         **run,
     )
-    frontier = carbon_frontier(
-        compiled, points=frontier_points, solver=solver, progress=tick("carbon frontier"), **run
-    )
+    cut: list[str] = []
+
+    def section(name: str, make, empty):
+        if sections_deadline is not None and time.perf_counter() > sections_deadline:
+            cut.append(name)
+            return empty
+        return make()
+
+    frontier = section(
+        "carbon frontier",
+        lambda: carbon_frontier(
+            compiled, points=frontier_points, solver=solver, progress=tick("carbon frontier"),
+            **run,
+        ),
+        [],
+    )  # fmt: skip
     base = plan.total_cost_usd
     budgets = np.linspace(0.5 * base, 1.25 * base, budget_points)
     budget = (
-        budget_sweep(compiled, budgets, solver=solver, progress=tick("budget sweep"), **run)
+        section(
+            "budget sweep",
+            lambda: budget_sweep(
+                compiled, budgets, solver=solver, progress=tick("budget sweep"), **run
+            ),
+            [],
+        )
         if any(getattr(w, "kind", "") != "training" for w in compiled.problem.workloads)
         else []
     )
-    demand = demand_sweep(
-        compiled, demand_factors, solver=solver, progress=tick("demand sweep"), **run
+    demand = section(
+        "demand sweep",
+        lambda: demand_sweep(
+            compiled, demand_factors, solver=solver, progress=tick("demand sweep"), **run
+        ),
+        [],
     )
-    _, share = price_scenarios(
-        compiled, n=scenarios, spread=spread, solver=solver, progress=tick("price scenarios"), **run
-    )
+    _, share = section(
+        "price scenarios",
+        lambda: price_scenarios(
+            compiled, n=scenarios, spread=spread, solver=solver,
+            progress=tick("price scenarios"), **run,
+        ),
+        (None, {}),
+    )  # fmt: skip
     return Analysis(
         plan=plan,
         sensitivity=sens,
@@ -1063,4 +1110,5 @@ def build_analysis(
         scenarios=scenarios,
         budget_usd=compiled.problem.budget_usd,
         two_stage=two_stage,
+        cut_at_time_limit=cut,
     )

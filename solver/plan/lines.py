@@ -410,6 +410,12 @@ class Plan(BaseModel):
     )
     verified: bool = False
     gap: float | None
+    stopped_at_time_limit: bool = Field(
+        False,
+        description="The solver was stopped by the time limit with this plan, the best it "
+        "had found: verified like any plan, and within ``gap`` of the optimum (proven), not "
+        "proven optimal",
+    )
     solver: str
     solve_seconds: float
     compile_seconds: float = 0.0

@@ -23,6 +23,8 @@ unit 1 saves 0.5 x 1.50 + 0.5 x 3.00 = $2.25/h > $2 (reserve it); units 2 and 3 
 from __future__ import annotations
 
 import json
+import time
+import types
 
 import pytest
 import yaml
@@ -38,7 +40,8 @@ from solver.analyses.stochastic import (
     solve_stochastic,
 )
 from solver.cli import app
-from solver.errors import InfeasibleError
+from solver.core.backends import SolveOptions
+from solver.errors import InfeasibleError, NoPlanError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
@@ -361,3 +364,75 @@ def test_the_l_shaped_method_bounds_drawn_scenarios(catalog):
     assert sp.expected_cost_usd >= best * (1 - 1e-6)
     assert sp.gap == pytest.approx((sp.expected_cost_usd - sp.lower_bound_usd)
                                    / sp.expected_cost_usd)  # fmt: skip
+
+
+def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, monkeypatch):
+    # The case above, with the clock jumping past the deadline once four scenario solves
+    # are done: the two solved with hindsight (the bound, WS = $32,850) and the first
+    # candidate priced in both scenarios, the deterministic plan's R = 2 (priced first:
+    # EEV = $48,180 above). The other candidates (R = 1, 0, 3) are not priced, and the
+    # all-rented comparison is not made; the plan is R = 2 at $48,180, verified, with its
+    # gap against the proven bound: (48,180 - 32,850) / 48,180 = 31.8%. (Without the
+    # limit: R = 1 at $43,800, 25%.)
+    import solver.analyses.runner as runner_module
+    import solver.analyses.stochastic as stochastic
+
+    real = time.perf_counter
+    jump = [0.0]
+    clock = types.SimpleNamespace(perf_counter=lambda: real() + jump[0])
+    monkeypatch.setattr(stochastic, "time", clock)
+    monkeypatch.setattr(runner_module, "time", clock)
+    task = stochastic._scenario_task
+    calls = []
+
+    def counted(shared, t):
+        calls.append(t)
+        out = task(shared, t)
+        if len(calls) == 4:
+            jump[0] = 1e6  # the deadline (3,600 s x 0.9 from the start) is now past
+        return out
+
+    monkeypatch.setattr(stochastic, "_scenario_task", counted)
+    sp = solve_stochastic(
+        parse_problem(_problem()),
+        catalog,
+        method="decomposition",
+        options=SolveOptions(time_limit_s=3600.0),
+    )
+    assert len(calls) == 4
+    assert sp.stopped_at_time_limit and sp.verified and sp.status == "feasible"
+    assert _reserved(sp.commitments) == 2
+    assert sp.expected_cost_usd == pytest.approx(48_180.0)
+    assert sp.lower_bound_usd == pytest.approx(32_850.0)
+    assert sp.gap == pytest.approx((48_180.0 - 32_850.0) / 48_180.0)
+    assert sp.cut_at_time_limit == [
+        "3 of 4 candidate commitments not priced",
+        "the comparison with the deterministic plan and with renting everything: "
+        "2 of 2 scenario re-plans",
+    ]
+    assert sp.all_rented_expected_cost_usd is None
+
+
+def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog, monkeypatch):
+    # the deadline past before the first scenario is solved with hindsight: no bound, so
+    # no plan is claimed; one message says how far it got
+    import solver.analyses.runner as runner_module
+    import solver.analyses.stochastic as stochastic
+
+    real = time.perf_counter
+    calls = [0]
+
+    def late():
+        calls[0] += 1
+        return real() + (1e6 if calls[0] > 1 else 0.0)  # the first reading: the start
+
+    clock = types.SimpleNamespace(perf_counter=late)
+    monkeypatch.setattr(stochastic, "time", clock)
+    monkeypatch.setattr(runner_module, "time", clock)
+    with pytest.raises(NoPlanError, match="0 of 2 scenarios were solved with hindsight"):
+        solve_stochastic(
+            parse_problem(_problem()),
+            catalog,
+            method="decomposition",
+            options=SolveOptions(time_limit_s=3600.0),
+        )
