@@ -22,7 +22,9 @@ Break-even prices
     the MIP with the pool forced in at the trial price: ``p_next = (C_without -
     f(p) + f'(p) p) / f'(p)`` with ``f'(p)`` the pool's price-weighted usage in
     that plan), which converges in a few MIP solves; the result holds to the
-    solver's relative gap.
+    solver's relative gap. A step needs only some plan below ``C_without``, whose
+    line lies above ``f`` (:func:`_newton_any_plan`); the last step's proof that
+    there is none is what makes the answer exact.
 
 Sweeps
     Budget, carbon cap, demand growth and price scenarios, each a list of
@@ -1307,8 +1309,9 @@ def sensitivity_report(
         )
         rows.sort(key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id))
     note = (
-        "exact (Newton on the optimal cost as a function of the price, each step a MIP "
-        "solved to a 1e-6 relative gap); pools in the plan and "
+        "exact (Newton on the optimal cost as a function of the price: each step a plan "
+        "using the pool below the cost to beat, the last a proof that none is, to a 1e-6 "
+        "relative gap); pools in the plan and "
         + ("all others" if break_even_limit is None else f"the {break_even_limit} closest others")
     )
     if left_out:
