@@ -269,6 +269,8 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
         f"[bold]{escape(report.problem)}[/bold]: objective {report.objective_kind} = "
         f"{report.objective:,.2f}"
     )
+    for w in report.warnings:  # said before the tables, as the plan's text does
+        console.print(f"WARNING ({w.kind}, {w.field}): {w.detail}", markup=False)
     console.print(escape(report.caveat))
     table = Table(title="shadow prices (largest first)", title_justify="left")
     table.add_column("what", min_width=20)
