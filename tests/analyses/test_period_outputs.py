@@ -189,3 +189,20 @@ def test_a_two_stage_problem_with_nothing_to_commit_is_solved(files, tmp_path):
     sp = json.loads(result.output)
     assert sp["expected_cost_usd"] == pytest.approx(ALL_RENTED, rel=1e-6)
     assert sp["commitments"] == [] and sp["value_of_stochastic_solution_usd"] == pytest.approx(0.0)
+
+
+def test_the_workbook_summary_states_it(files, tmp_path):
+    # the report's XLSX summary sheet: the warning's sentence and the split's cost
+    # ($2,764,800, module docstring) under the USD format
+    from solver.outputs.report import summary_formats, summary_frame
+    from solver.plan import Plan
+
+    problem, cat = files
+    plan = Plan.model_validate(_solve_json(problem, cat, tmp_path))
+    summary = summary_frame(plan, None)
+    rows = dict(zip(summary["what"], summary["value"], strict=True))
+    assert "60-month server life" in rows["WARNING (period_structure, periods)"]
+    lifted = "period_structure: cost with it lifted (USD)"
+    assert rows[lifted] == pytest.approx(SPLIT, rel=1e-9)
+    at = list(summary["what"]).index(lifted)
+    assert summary_formats(summary)[at] is not None  # a money format, like every (USD) row
