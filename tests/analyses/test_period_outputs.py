@@ -206,3 +206,31 @@ def test_the_workbook_summary_states_it(files, tmp_path):
     assert rows[lifted] == pytest.approx(SPLIT, rel=1e-9)
     at = list(summary["what"]).index(lifted)
     assert summary_formats(summary)[at] is not None  # a money format, like every (USD) row
+
+
+@pytest.mark.parametrize(
+    "modes",
+    [["on_demand"], ["on_demand", "spot"], ["on_demand", "reserved_1y"], ["on_demand", "owned"]],
+)
+def test_two_stage_plans_for_every_kind_of_first_stage(modes, tmp_path):
+    # the property the crash above broke, over first stages with nothing to commit (on
+    # demand, spot) and with something (reserved_1y, owned), 12 months in one period: the
+    # two-stage plan is made, its expected cost is sum of p x each scenario's cost (RP's
+    # definition, solver/analyses/stochastic.py), and it commits only in committed modes
+    from solver.analyses.stochastic import solve_stochastic
+    from solver.inputs.problem import parse_problem
+
+    rent = offering("p5", "h100-sxm", 8, 80.0, spot=40.0, r1=50.0)
+    cat = load_catalog(write_catalog(tmp_path / "cat", [rent], servers=SERVERS, sites=SITES))
+    data = _problem(None, modes=modes).model_dump(mode="json", exclude_unset=True)
+    data["horizon_months"] = 12
+    data["uncertainty"] = {
+        "scenarios": [
+            {"name": n, "probability": p, "prices": [{"mode": "on_demand", "factor": f}]}
+            for n, p, f in [("low", 0.3, 0.8), ("high", 0.7, 1.2)]
+        ]
+    }
+    sp = solve_stochastic(parse_problem(data), cat)
+    expected = sum(s.probability * s.total_cost_usd for s in sp.scenarios)
+    assert sp.expected_cost_usd == pytest.approx(expected, rel=1e-9)
+    assert {c.mode for c in sp.commitments} <= {"reserved_1y", "owned"} & set(modes)
