@@ -23,7 +23,12 @@ from solver.core.model import (
     second_stage,
     stage_objective,
 )
-from solver.core.restrictions import lifted_periods, lifted_problem, period_restrictions
+from solver.core.restrictions import (
+    described,
+    lifted_periods,
+    lifted_problem,
+    period_restrictions,
+)
 from solver.core.root import solve_at_root, use_root
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
@@ -201,13 +206,7 @@ def period_warnings(
     split = [f"{n} {m:g}" for name, p in pieces.items() if len(p) > 1 for n, m in p]
     out = []
     for r in found:
-        unit = "server life" if r.mode == "owned" else f"{r.mode} term"
-        head = (
-            f"period {r.period!r} ({r.period_months:g} months) is longer than the "
-            f"{r.span_months:g}-month {unit} of {len(r.pools)} pool(s) ({', '.join(r.pools[:3])}"
-            + (", ..." if len(r.pools) > 3 else "")
-            + f"), so the plan could not use {r.mode} in it"
-        )
+        head = described(r)
         if cost is not None:
             tail = (
                 f"; with the periods split ({', '.join(split)} months) the same problem costs "

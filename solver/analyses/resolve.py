@@ -923,6 +923,7 @@ def resolve(
     from solver.solve import (
         VerificationError,
         kept_for_the_plan,
+        period_warnings,
         plan_of,
         remaining_time,
         with_cash_flow,
@@ -978,6 +979,13 @@ def resolve(
         )
     weak = weak_prices(plan, rebased.problem)
     refuse_weak_prices(weak, plan.total_cost_usd, new_catalog.directory)
+    # a period of the re-based problem that outlives a server's life or a term: said on
+    # the new plan with the cost of splitting it, as procure solve says it (issue 34)
+    spent = time.perf_counter() - started
+    found = period_warnings(
+        rebased.problem, new_catalog, compiled, plan, solver, options, "auto", spent
+    )
+    plan = plan.model_copy(update={"warnings": plan.warnings + found})
     rate = new_catalog.rate(
         rebased.problem.currency, field="currency", instead="leave currency out (USD)"
     )

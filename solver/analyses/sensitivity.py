@@ -54,7 +54,9 @@ from solver.core.model import (
     new_row,
     stage_objective,
 )
+from solver.core.restrictions import period_restrictions
 from solver.errors import InfeasibleError, ProcureError
+from solver.plan.warnings import PlanWarning
 from solver.solve import Solution, carried, optimise
 from solver.units import RENTED_MODES, Mode
 
@@ -142,6 +144,11 @@ class SensitivityReport(BaseModel):
         default_factory=list,
         description="Pools whose break-even price --time-limit left out (not started "
         "before its deadline)",
+    )
+    warnings: list[PlanWarning] = Field(
+        default_factory=list,
+        description="The warnings of the plan analysed (issue 34: a period structure that "
+        "forbade owning or reserving, an implausible value), as the plan carries them",
     )
 
 
@@ -1324,6 +1331,7 @@ def sensitivity_report(
         note += f"; stopped at the time limit with {len(rows)} pools done"
     if has_second_stage(solution.compiled.problem):
         note = "not computed: prices do not enter a carbon-first objective"
+    rows = period_blocked(rows, solution.compiled)
     return report.model_copy(
         update={
             "break_even": rows,
@@ -1331,3 +1339,28 @@ def sensitivity_report(
             "break_even_left_out": sorted(left_out),
         }
     )
+
+
+def period_blocked(rows: list[BreakEven], compiled: Compiled) -> list[BreakEven]:
+    """Break-even rows of pools that no period lets serve (every period outlives the
+    pool's server life or reservation term: :mod:`solver.core.restrictions`), with a note
+    that says so instead of "no feasible plan can use it at this price": no price moves
+    them, and the plan's ``period_structure`` warning prices the split that would."""
+    n_periods = len(compiled.periods)
+    blocked: dict[str, tuple[int, float]] = {}
+    for r in period_restrictions(compiled):
+        for pool in r.pools:
+            count, _ = blocked.get(pool, (0, r.span_months))
+            blocked[pool] = (count + 1, r.span_months)
+    out = []
+    for b in rows:
+        count, span = blocked.get(b.pool_id, (0, 0.0))
+        if b.break_even_price is None and count == n_periods:
+            unit = "server life" if b.mode == "owned" else "term"
+            note = (
+                f"every period is longer than its {span:g}-month {unit}, so no plan can use "
+                "it: see the period_structure warning"
+            )
+            b = b.model_copy(update={"note": note})
+        out.append(b)
+    return out

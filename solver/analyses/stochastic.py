@@ -53,6 +53,7 @@ from solver.core.model import (
     build_model,
     new_row,
 )
+from solver.core.restrictions import described, lifted_periods, period_restrictions
 from solver.errors import InfeasibleError, NoPlanError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -562,7 +563,25 @@ def solve_stochastic(
     # scenario's rentals are not kept as line items, so only the commitments are checked
     weak = weak_prices_in(sp.commitments, problem, first_day(problem.start))
     refuse_weak_prices(weak, sp.expected_cost_usd, catalog.directory)
-    return sp
+    return with_period_notes(sp, setup.compiled[0])
+
+
+def with_period_notes(sp: StochasticPlan, compiled) -> StochasticPlan:
+    """The two-stage plan with a note for each period that outlives a server's life or a
+    reservation's term (issue 34: never silent). Not priced, unlike a plan's warning: a
+    scenario that scales a period has no faithful split (solver.core.restrictions)."""
+    found = period_restrictions(compiled)
+    if not found:
+        return sp
+    pieces = lifted_periods(compiled.periods, found)
+    notes = [
+        described(r, "the commitments")
+        + "; what lifting it would cost is not priced for a two-stage plan: write shorter "
+        f"periods ({', '.join(f'{n} {m:g}' for n, m in pieces[r.period])} months) to let the "
+        "plan buy and replace (or reserve again) within the horizon"
+        for r in found
+    ]
+    return sp.model_copy(update={"notes": sp.notes + notes})
 
 
 def _extensive(setup: _Setup, solver: str, options: SolveOptions, workers, scheduler):
@@ -608,7 +627,9 @@ def _fix_first_stage(model: LinearModel, first: dict[str, float]) -> LinearModel
     """``model`` with its first-stage variables fixed at ``first`` (by name; others 0)."""
     v = model.variables.copy()
     is_first = v["kind"].isin(FIRST_STAGE).to_numpy()
-    chosen = v.loc[is_first, "name"].map(first).fillna(0.0).to_numpy()
+    # as floats: with no first-stage variable at all (nothing can be committed) the empty
+    # object array would not go into the float bounds (pandas: TypeError)
+    chosen = v.loc[is_first, "name"].map(first).fillna(0.0).to_numpy(dtype=float)
     v.loc[is_first, "lb"] = chosen
     v.loc[is_first, "ub"] = chosen
     return replace(model, variables=v)

@@ -210,6 +210,7 @@ def sensitivity(
                 scheduler=scheduler,
                 progress=lambda done, total: bar("break-even prices", done, total),
             )
+        report = report.model_copy(update={"warnings": plan.warnings})
         if format == "json":
             text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
         else:

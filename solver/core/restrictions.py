@@ -94,6 +94,18 @@ def period_restrictions(compiled: Compiled) -> list[PeriodRestriction]:
     return out
 
 
+def described(r: PeriodRestriction, what: str = "the plan") -> str:
+    """One restriction in words: "period 'all' (72 months) is longer than the 60-month
+    server life of 1 pool(s) (box@colo#owned), so the plan could not use owned in it"."""
+    unit = "server life" if r.mode == "owned" else f"{r.mode} term"
+    more = ", ..." if len(r.pools) > 3 else ""
+    return (
+        f"period {r.period!r} ({r.period_months:g} months) is longer than the "
+        f"{r.span_months:g}-month {unit} of {len(r.pools)} pool(s) ({', '.join(r.pools[:3])}"
+        f"{more}), so {what} could not use {r.mode} in it"
+    )
+
+
 def split_months(months: float, span_months: float) -> list[float]:
     """A period of ``months`` cut into pieces no longer than ``span_months``: whole spans
     first, then what is left (72 months at a 60-month span: [60, 12])."""

@@ -276,6 +276,8 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
         f"[bold]{escape(report.problem)}[/bold]: objective {report.objective_kind} = "
         f"{report.objective:,.2f}"
     )
+    for w in report.warnings:  # said before the tables, as the plan's text does
+        console.print(f"WARNING ({w.kind}, {w.field}): {w.detail}", markup=False)
     console.print(escape(report.caveat))
     table = Table(title="shadow prices (largest first)", title_justify="left")
     table.add_column("what", min_width=20)
@@ -916,6 +918,10 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         ("total CO2e (t)", plan.total_co2e_t),
         ("net present value (USD)", plan.npv_usd),
     ]  # fmt: skip
+    for w in plan.warnings:  # what the plan did not ask for (issue 34), as the HTML says it
+        rows.append((f"WARNING ({w.kind}, {w.field})", w.detail))
+        if w.alternative_cost_usd is not None:
+            rows.append((f"{w.kind}: cost with it lifted (USD)", w.alternative_cost_usd))
     if plan.in_currency is not None:
         view = plan.in_currency
         rows.append((f"total cost in {view.currency} ({view.usd_per_unit:g} USD each, "

@@ -38,7 +38,13 @@ def submit_watch(runner, plan_id: int, *, rerun_of: int | None = None) -> Job:
         if record is None or record.variant_id is None:
             raise ProcureError(f"no stored plan {plan_id}", fix="pick one on the home page")
         find_snapshot(runner.store, "latest")
-        job = Job(kind="watch", variant_id=record.variant_id, plan_id=plan_id, rerun_of=rerun_of)
+        job = Job(
+            kind="watch",
+            variant_id=record.variant_id,
+            plan_id=plan_id,
+            rerun_of=rerun_of,
+            owner=runner.instance_id,  # else "" (no server): the next heartbeat interrupts it
+        )
         session.add(job)
         session.commit()
     runner._pool.submit(runner._run, job.id)

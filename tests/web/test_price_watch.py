@@ -16,7 +16,7 @@ from solver.inputs.catalog import load_catalog
 from solver.inputs.importers.feeds import pull_prices
 from solver.plan import Plan
 from solver.web.app import create_app
-from solver.web.store import PriceWatch, open_store
+from solver.web.store import Job, PriceWatch, open_store
 from solver.web.store.snapshots import find_snapshot, list_snapshots, price_history, save_snapshot
 from solver.web.workspace import add_problem, store_plan, variant_inputs
 from tests.web.conftest import SEED_YAML, fresh_url, sign_in, wait_for_job
@@ -66,7 +66,13 @@ def test_the_watch_job_shows_what_procure_watch_says(tmp_path):
         )
         asked = client.post(f"/plans/{plan_id}/watch", follow_redirects=False)
         assert asked.status_code == 303
-        job = wait_for_job(client, int(asked.headers["location"].rsplit("/", 1)[1]), 300)
+        job_id = int(asked.headers["location"].rsplit("/", 1)[1])
+        # owned by the server that queued it: before, the watch job's owner was "" (no
+        # server), so a heartbeat (every 10 s) marked it interrupted if it ran that long
+        # (this test failed 1 run in 4 at load 7-10)
+        with store.sessions() as session:
+            assert session.get(Job, job_id).owner == app.state.runner.instance_id
+        job = wait_for_job(client, job_id, 300)
         assert job["status"] == "done", job
         with store.sessions() as session:
             stored = session.query(PriceWatch).one()
