@@ -6,7 +6,7 @@ reason, so the estimate command can print it and a user can see what was assumed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 BYTES_PER_VALUE: dict[str, float] = {
     "fp32": 4.0,
@@ -52,6 +52,10 @@ class RuntimeEfficiency:
     # (t = their sum, where the runtime's measurements show the kernels do not hide one
     # behind the other); see :func:`solver.physics.inference.StepModel.step_s`.
     overlap: bool = True
+    # Tokens of KV cache each sequence's attention reads per decode step whatever its
+    # context, for an engine whose cache is a dense array of a fixed length (0: paged, the
+    # cache is read at the sequence's context); see :func:`solver.physics.inference.step_model`.
+    static_kv_tokens: int = 0
 
 
 RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
@@ -120,10 +124,38 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     "gaudi": RuntimeEfficiency(
         0.85, 0.40, 0.005, "INTEL_G3_INF; GAUDI2_INFERENCE_PERF", overlap=False
     ),
-    # MaxText on TPU v5e reaches 55-67% MFU in training (configs/v5e/README.md), taken
-    # as the achieved GEMM fraction; no decode bandwidth fraction is published: 0.60.
-    "tpu": RuntimeEfficiency(0.60, 0.55, 0.0, "MAXTEXT_V5E_MFU"),
+    # TPU (vLLM TPU, paged KV cache), issue 33. eta_c: MaxText on TPU v5e reaches 55-67%
+    # MFU in training (configs/v5e/README.md), taken as the achieved GEMM fraction. eta_bw,
+    # overhead and overlap from two published serving runs at different model sizes, neither
+    # a holdout row (TPU_RECIPES_VLLM_V6E, TPU_RECIPES_JSMT_V5E in bench/ACCURACY_SOURCES.md):
+    #   Llama-3.3-70B bf16 on v6e-8 (vLLM TPU, tpu-recipes inference/trillium/vLLM/Llama3.x),
+    #     1000/1000 at concurrency 64: 2,494.80 tok/s = 64 / 25.65 ms per step (TPOT 25.35 ms);
+    #     weights 141.1 / 8 = 17.64 GB per chip / (1,638 GB/s x 0.60) = 17.95 ms, KV 64 x 1,500
+    #     x 327,680 B / 8 = 3.93 GB -> 4.00 ms, 160 all-reduces x 24 us = 3.84 ms: 25.8 ms with
+    #     no step overhead (0.99x of the measured step);
+    #   Llama 2 7B bf16 on v5e-8 (JetStream + MaxText, batch 88, dense 2,048-token cache; the
+    #     `jetstream` runtime below): 88 / 3,061.78 tok/s = 28.74 ms per step; weights 13.48 / 8
+    #     = 1.69 GB / (819 x 0.60) = 3.43 ms, KV 88 x 2,048 x 524,288 B / 8 = 11.81 GB -> 24.04
+    #     ms, 64 x 24 us = 1.54 ms: 29.0 ms (1.01x).
+    # `python bench/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65
+    # --overhead-ms 0,2,4 --combine max` over the three TPU main rows ranks eta_bw 0.60, no
+    # overhead first (largest error 1.09x); `--combine sum` does no better (1.10x), so max.
+    # The rows are decode-bound: they do not pin eta_c (every grid value ties).
+    "tpu": RuntimeEfficiency(0.60, 0.55, 0.0, "MAXTEXT_V5E_MFU; TPU_RECIPES_VLLM_V6E"),
 }
+# JetStream + MaxText on TPU keeps each sequence's KV cache in a dense array of the
+# deployment's max_target_length (a prefill cache of max_prefill_predict_length and an
+# autoregressive cache of the rest) and its decode attention reads the whole cache every
+# step (MaxText MaxText/inference/kvcache.py: "update the cache for this entry and then
+# return the full cache"); the published recipe sets MAX_TARGET_LENGTH=2048
+# (AI-Hypercomputer/tpu-recipes inference/v5e/JetStream-Maxtext/Llama2-7B/README.md).
+# Same kernels' fractions as the `tpu` runtime (both are XLA on TPU).
+JETSTREAM_CACHE_TOKENS = 2048
+RUNTIME_EFFICIENCY["jetstream"] = replace(
+    RUNTIME_EFFICIENCY["tpu"],
+    source="TPU_RECIPES_JSMT_V5E; " + RUNTIME_EFFICIENCY["tpu"].source,
+    static_kv_tokens=JETSTREAM_CACHE_TOKENS,
+)
 RUNTIME_BY_VENDOR: dict[str, str] = {
     "nvidia": "vllm-cuda",
     "amd": "vllm-rocm",
@@ -139,7 +171,8 @@ RUNTIME_BY_VENDOR: dict[str, str] = {
 # capacity). The RMS counts the bias with the spread (NVIDIA's TensorRT-LLM rows sit
 # +0.21 above the physics on average), so the band is wider than the spread alone.
 # vLLM on CUDA shares TensorRT-LLM's kernel fractions and has no main row of its own: it
-# takes TensorRT-LLM's band; TPU has no serving row: the pooled band of every runtime.
+# takes TensorRT-LLM's band; TPU has 3 main serving rows (2 vLLM TPU, 1 JetStream), too
+# few for a spread of their own: the pooled band of every runtime.
 # 11 holdout capacity rows: 9 fall within their runtime's two-sided 90% band.
 CAPACITY_BAND_LOG: dict[str, float] = {
     "gaudi": 0.182,  # 25 rows (Gaudi 2 and 3 tables, MLPerf v4.0 is holdout)
@@ -147,7 +180,8 @@ CAPACITY_BAND_LOG: dict[str, float] = {
     "tensorrt-llm": 0.283,  # 10 rows (MLPerf v4.1, TensorRT-LLM perf overview)
     "vllm-cuda": 0.283,  # = TensorRT-LLM's (same kernel fractions, no main row)
     "vllm-rocm": 0.176,  # 3 rows (MLPerf v4.1 MI300X)
-    "tpu": 0.223,  # no serving row: the pooled band over all 42 rows
+    "tpu": 0.223,  # 3 rows only: the pooled band over the 42 rows before them
+    "jetstream": 0.223,  # = tpu's
 }
 CAPACITY_BAND_LOG_POOLED = 0.223
 # A measured profile's band: run-to-run spread of published repeat runs at one setting
