@@ -105,6 +105,9 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
     "MLPINF51_AMD": ("inference_results_v5.1", "MLPINF51"),
     "MLPINF51_PARTNERS": ("inference_results_v5.1", "MLPINF51"),
     "JETSTREAM_PT_V5E": ("jetstream-pytorch", "JETSTREAM_PT"),
+    # issue 33: the TPU serving runtime's basis (tpu-recipes), main rows
+    "TPU_RECIPES_VLLM_V6E": ("TPU_RECIPES_VLLM_V6E", "trillium/vLLM/Llama3.x"),
+    "TPU_RECIPES_JSMT_V5E": ("TPU_RECIPES_JSMT_V5E", "JetStream-Maxtext/Llama2-7B"),
 }
 
 
@@ -188,6 +191,10 @@ RUNTIME_BY_SOURCE = {
     "MLPINF41_NVIDIA": "tensorrt-llm",
     "MLPINF40_GOOGLE_H100": "tensorrt-llm",
     "NIM_BENCH": "tensorrt-llm",
+    # JetStream's engines (MaxText's and JetStream-PyTorch's) keep a dense KV cache of the
+    # stated cache length (2048 in both sources), read whole every step
+    "TPU_RECIPES_JSMT_V5E": "jetstream",
+    "JETSTREAM_PT_V5E": "jetstream",
 }
 
 

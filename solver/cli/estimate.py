@@ -180,8 +180,8 @@ def estimate_inference_cmd(
     runtime: Annotated[
         str | None,
         typer.Option(
-            help="Serving runtime: vllm-cuda, tensorrt-llm, vllm-rocm, neuron, gaudi, tpu "
-            "(default: the vendor's)"
+            help="Serving runtime: vllm-cuda, tensorrt-llm, vllm-rocm, neuron, gaudi, tpu, "
+            "jetstream (default: the vendor's)"
         ),
     ] = None,
     catalog: CatalogOpt = None,

@@ -330,7 +330,7 @@ class TrafficBucket(_Strict):
     share: float = Field(ge=0, le=1, description="Fraction of requests in this bucket")
 
 
-Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu"]
+Runtime = Literal["vllm-cuda", "tensorrt-llm", "vllm-rocm", "neuron", "gaudi", "tpu", "jetstream"]
 RUNTIME_HELP = (
     "Serving runtime (efficiencies and batch limit per runtime, solver/physics/constants.py); "
     "it runs on its own vendor's hardware only, so the others are left out: vllm-cuda and "

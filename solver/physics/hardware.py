@@ -33,6 +33,7 @@ from solver.physics.constants import (
 RUNTIME_BY_VENDOR_OF: dict[str, str] = {
     **{r: v for v, r in RUNTIME_BY_VENDOR.items()},
     "tensorrt-llm": "nvidia",
+    "jetstream": "google",
 }
 
 # Weight precisions whose matrix multiplies run on a tensor path of their own; others
@@ -74,6 +75,7 @@ class Device:
     runtime: np.ndarray  # runtime name (for reports)
     link: np.ndarray  # link kind (for reports)
     overlap: np.ndarray | bool = True  # memory and compute time overlap (max) or add (sum)
+    static_kv_tokens: np.ndarray | float = 0.0  # KV tokens read per sequence-step (0: paged)
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -164,6 +166,7 @@ def device_figures(
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
         max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
         overlap=np.array([e.overlap for e in eff], dtype=bool),
+        static_kv_tokens=np.array([e.static_kv_tokens for e in eff], dtype=float),
         runtime=runtimes,
         link=link,
     )

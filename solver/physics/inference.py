@@ -376,7 +376,10 @@ def step_model(
     pk = d * dev.peak_tflops * 1e12
     weights_b = model.shared_weights_gb * 1e9
     routed_b = model.routed_weights_gb * 1e9
-    kv_b = mean_context * model.kv_gb_per_token * 1e9
+    # a paged cache is read at the mean context; a dense cache of a fixed length (JetStream)
+    # is read whole every step, whatever the context (RuntimeEfficiency.static_kv_tokens)
+    kv_read_tokens = np.maximum(mean_context, getattr(dev, "static_kv_tokens", 0.0))
+    kv_b = kv_read_tokens * model.kv_gb_per_token * 1e9
     ring = np.where(d > 1, 2.0 * (d - 1.0) / d, 0.0)
     act_bytes = 2.0  # all-reduced activations are bf16
     comm_per_seq = (
