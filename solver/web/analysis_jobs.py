@@ -23,7 +23,7 @@ from sqlalchemy import select
 from solver.errors import ProcureError
 from solver.web.store import Analysis, Job, PlanRecord
 from solver.web.store.models import utc_now
-from solver.web.workspace import DEFAULT_GAP, catalog_of_plan, problem_of_plan
+from solver.web.workspace import DEFAULT_GAP, problem_of_plan, queued_plan_job
 
 #: ``procure report --frontier-points``' default; at least 2 (the two ends), as the CLI
 DEFAULT_FRONTIER_POINTS = 8
@@ -106,13 +106,11 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
     """Run a queued ``frontier`` or ``two_stage`` job and store its result (nothing when it
     is cancelled meanwhile: :class:`solver.web.jobs.JobCancelled` ends it)."""
     with runner.store.sessions() as session:
-        job = session.get(Job, job_id)
-        if job is None or job.status != "queued":
-            return
-        record = session.get(PlanRecord, job.plan_id)
-        problem, catalog = problem_of_plan(record), catalog_of_plan(record)
-        plan_id, options_json = record.id, job.options_json
-    options = json.loads(options_json)
+        queued = queued_plan_job(session, job_id)
+    if queued is None:
+        return
+    problem, catalog, plan_id = queued.problem, queued.catalog, queued.plan_id
+    options = json.loads(queued.options_json)
     if kind == "frontier":
         stage = "solving the plan's problem for the analysis (as procure report)"
     else:
@@ -146,7 +144,7 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
                 plan_id=plan_id,
                 job_id=job_id,
                 kind=kind,
-                options_json=options_json,
+                options_json=queued.options_json,
                 result_json=json.dumps(result),
             )
         )

@@ -48,8 +48,7 @@ from solver.plan import Plan
 from solver.web.store import Analysis, Job, PlanRecord, Server, Store, Variant
 from solver.web.store.models import JOB_OPEN, utc_now
 from solver.web.workspace import (
-    catalog_of_plan,
-    problem_of_plan,
+    queued_plan_job,
     solve_task,
     store_plan,
     stored_plan,
@@ -428,12 +427,11 @@ class JobRunner:
         from solver.units import DEFAULT_SOLVER, WARM_SOLVER
 
         with self.store.sessions() as session:
-            job = session.get(Job, job_id)
-            if job is None or job.status != "queued":
-                return
-            record = session.get(PlanRecord, job.plan_id)
-            problem, catalog = problem_of_plan(record), catalog_of_plan(record)
-            plan_id, limit = record.id, job.break_even_limit
+            queued = queued_plan_job(session, job_id)
+        if queued is None:
+            return
+        problem, catalog, plan_id = queued.problem, queued.catalog, queued.plan_id
+        limit = queued.break_even_limit
         stage = "solving the plan's problem for the analysis (as procure sensitivity)"
         if not self._set(
             job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()

@@ -57,16 +57,14 @@ def run_watch_job(runner, job_id: int) -> None:
     from solver.cli.actuals import WATCH_EXIT
     from solver.outputs.actuals import watch_json
     from solver.trust.planfile import apply_price_file
-    from solver.web.workspace import catalog_of_plan, plan_of, problem_of_plan
+    from solver.web.workspace import queued_plan_job
 
     store = runner.store
     with store.sessions() as session:
-        job = session.get(Job, job_id)
-        if job is None or job.status != "queued":
-            return
-        record = session.get(PlanRecord, job.plan_id)
-        plan, problem = plan_of(record), problem_of_plan(record)
-        catalog, plan_id = catalog_of_plan(record), record.id
+        queued = queued_plan_job(session, job_id)
+    if queued is None:
+        return
+    plan, problem, catalog, plan_id = queued.plan, queued.problem, queued.catalog, queued.plan_id
     snap = find_snapshot(store, "latest")
     stage = f"comparing with price snapshot {snap.id} ({snap.source}, {snap.price_date})"
     if not runner._set(job_id, status="running", stage=stage, progress=0.1, started_at=utc_now()):

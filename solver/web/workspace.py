@@ -31,7 +31,7 @@ from solver.inputs.problem import InferenceWorkload, Problem, parse_problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan, input_digests
 from solver.units import DEFAULT_SOLVER
-from solver.web.store.models import PlanRecord, ProblemRecord, Variant
+from solver.web.store.models import Job, PlanRecord, ProblemRecord, Variant
 
 #: the name the editor's text goes by in messages (as a file given to ``procure solve``)
 EDITOR_FILE = "problem.yaml"
@@ -263,10 +263,13 @@ def plan_of(record: PlanRecord) -> Plan:
 
 def problem_of_plan(record: PlanRecord) -> Problem:
     """The parsed problem a stored plan was solved for (kept in the plan's inputs)."""
-    plan = plan_of(record)
+    return _problem_in(plan_of(record), record.id)
+
+
+def _problem_in(plan: Plan, plan_id: int) -> Problem:
     if plan.inputs is None:
         raise ProcureError("the stored plan has no inputs", fix="solve its variant again")
-    return parse_problem(plan.inputs.problem, file=f"plan {record.id}")
+    return parse_problem(plan.inputs.problem, file=f"plan {plan_id}")
 
 
 def catalog_of_plan(record: PlanRecord) -> Catalog:
@@ -274,6 +277,37 @@ def catalog_of_plan(record: PlanRecord) -> Catalog:
     return priced_catalog(
         shipped_or_dir_catalog(record.catalog_dir or None),
         json.loads(record.price_multipliers_json or "[]"),
+    )
+
+
+@dataclass(frozen=True)
+class QueuedPlanJob:
+    """A queued job on a stored plan (sensitivity, analysis, watch), read in one session:
+    what its runner needs of the job and of the plan."""
+
+    plan_id: int
+    plan: Plan
+    problem: Problem
+    catalog: Catalog
+    options_json: str | None
+    break_even_limit: int | None
+
+
+def queued_plan_job(session: Session, job_id: int) -> QueuedPlanJob | None:
+    """The job and its plan while the job is still queued; None when it is gone, or was
+    started or cancelled meanwhile (then its runner does nothing)."""
+    job = session.get(Job, job_id)
+    if job is None or job.status != "queued":
+        return None
+    record = session.get(PlanRecord, job.plan_id)
+    plan = plan_of(record)
+    return QueuedPlanJob(
+        plan_id=record.id,
+        plan=plan,
+        problem=_problem_in(plan, record.id),
+        catalog=catalog_of_plan(record),
+        options_json=job.options_json,
+        break_even_limit=job.break_even_limit,
     )
 
 
