@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +81,10 @@ TINY_ACCELERATORS = [
 # The CLI runs in this process (CliRunner): its deadline watchdog must not end the process
 # (solver.cli.common._deadline); the alarm that stops a command at its limit stays on.
 os.environ.setdefault("PROCURE_HARD_DEADLINE", "0")
+# The CLI keeps the checked catalog between runs (solver.cli.common.cache_dir): the tests
+# keep theirs in a folder of their own, removed at the end, never in the user's ~/.cache.
+os.environ.setdefault("PROCURE_CACHE_DIR", tempfile.mkdtemp(prefix="procure-test-cache-"))
+atexit.register(shutil.rmtree, os.environ["PROCURE_CACHE_DIR"], ignore_errors=True)
 
 
 def offering(
