@@ -1401,12 +1401,10 @@ def _signature_parts(
                 + "/"
                 + sub["job_hours"].round(6).astype(str)
             )
-            per_pool = (
-                pd.DataFrame({"pool_id": sub["pool_id"], "shape": shape})
-                .sort_values(["pool_id", "shape"], kind="stable")
-                .groupby("pool_id")["shape"]
-                .agg(";".join)
-            )
+            shapes: dict[str, list[str]] = {}
+            for pool_id, one in sorted(zip(sub["pool_id"].tolist(), shape.tolist(), strict=True)):
+                shapes.setdefault(pool_id, []).append(one)
+            per_pool = {pool_id: ";".join(v) for pool_id, v in shapes.items()}
             sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
         else:
             mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
@@ -1493,7 +1491,17 @@ def prune_dominated_pools(
     cl = opt[cloud]
     if cl.empty:
         return options
-    pool_sig = cl.sort_values(["pool_id", "workload"]).groupby("pool_id")["sig_part"].agg("|".join)
+    # each pool's signature: its workloads' parts in workload order (plain Python: a
+    # groupby with a Python join took most of this function's time)
+    parts: dict[str, list[str]] = {}
+    ordered = cl.sort_values(["pool_id", "workload"], kind="stable")
+    for pool_id, part in zip(
+        ordered["pool_id"].tolist(), ordered["sig_part"].tolist(), strict=True
+    ):
+        parts.setdefault(pool_id, []).append(part)
+    pool_sig = pd.Series(
+        ["|".join(v) for v in parts.values()], index=pd.Index(list(parts), name="pool_id")
+    )
     pool_need = cl.groupby("pool_id")["need"].sum()
     info = p.loc[pool_sig.index]
     key = info["mode"] + "|" + pool_sig
@@ -1522,20 +1530,24 @@ def prune_dominated_pools(
     # a fleet kept all day moves whole: one cheaper pool must hold all the units
     one_pool = any(dominance.steady_fleet(w) for w in problem.workloads)
     pruned: list[str] = []
-    for _, g in frame.groupby("key", sort=False):
-        if len(g) < 2:
+    keys, ids = frame["key"].tolist(), frame.index.tolist()
+    caps, co2s, loads = frame["cap"].tolist(), frame["co2"].tolist(), frame["load"].tolist()
+    start = 0
+    for end in range(1, len(keys) + 1):  # the groups of one key are contiguous (sorted)
+        if end < len(keys) and keys[end] == keys[start]:
             continue
-        load = float(g["load"].iloc[0])
+        load = float(loads[start])
         kept_cap: list[float] = []
         kept_co2: list[float] = []
-        for pool_id, row in zip(g.index, g.itertuples(index=False), strict=True):
-            fits = [c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= row.co2]
+        for i in range(start, end) if end - start >= 2 else ():
+            fits = [c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= co2s[i]]
             room = max(fits, default=0.0) if one_pool else sum(fits)
             if room >= load:
-                pruned.append(pool_id)
+                pruned.append(ids[i])
             else:
-                kept_cap.append(row.cap)
-                kept_co2.append(row.co2)
+                kept_cap.append(caps[i])
+                kept_co2.append(co2s[i])
+        start = end
     if pruned:
         drop = options["pool_id"].isin(pruned)
         report.pruned["cloud pool: cheaper pools of the same capacity have room for all"] += int(
