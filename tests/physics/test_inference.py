@@ -263,3 +263,48 @@ def test_vllm_rocm_step_adds_memory_and_compute_as_fitted_on_mlperf_mi300x():
     sm = physics.step_model(model, 219, 294, np.array([1.0]), dev)
     assert float(sm.step_s(256)[0]) * 1e3 == pytest.approx(90.1, abs=0.2)
     assert 256 / float(sm.step_s(256)[0]) == pytest.approx(2840, rel=0.005)
+
+
+def test_jetstream_dense_cache_counts_in_the_memory_limit_on_batch():
+    # JetStream keeps a dense 2,048-token KV cache per decode slot (constants.py
+    # JETSTREAM_CACHE_TOKENS), so memory holds 2,048 tokens for every sequence, not the
+    # mean context. Llama 2 7B bf16 (13.48 GB of weights; 2 x 32 layers x 32 KV heads x
+    # 128 x 2 B = 524,288 B per token) on 8 TPU v5e (16 GiB = 17.18e9 B each), 10% kept
+    # free: 8 x 17.18 x 0.9 = 123.70 GB - 13.48 = 110.22 GB for the cache.
+    #   dense: 110.22 / (2,048 x 524,288e-9 GB = 1.0737 GB) = 102.6 -> 102 slots;
+    #   paged (`tpu`), at the mean context 218 + 940/2 = 688: 110.22 / 0.3607 = 305.5 ->
+    #     305, above the runtime's 256 sequences, so 256 decode.
+    # The published JetStream + MaxText run of this shape used 88 slots (m59), within 102.
+    from solver.analyses.estimate import resolve_model
+
+    cat = load_catalog()
+    table = physics.one_row_table(cat.accelerators.loc["tpu-v5e"])
+    model = physics.served_model(resolve_model("llama-2-7b", cat, "--model"), "bf16", "bf16")
+    got = {}
+    for runtime in ("jetstream", "tpu"):
+        dev = physics.device_figures(table, "bf16", np.array([False]), runtime=runtime)
+        res = physics.best_decode(
+            model,
+            prompt_tokens=218,
+            output_tokens=940,
+            tpot_slo_s=None,
+            ttft_slo_s=None,
+            d=np.array([8.0]),
+            dev=dev,
+        )
+        assert float(res.free_gb[0]) == pytest.approx(110.22, abs=0.01)
+        got[runtime] = (int(res.b_max_memory[0]), int(res.batch[0]))
+    assert got == {"jetstream": (102, 102), "tpu": (305, 256)}
+    # a batch the dense cache cannot hold is refused, where the paged cache holds it
+    dev = physics.device_figures(table, "bf16", np.array([False]), runtime="jetstream")
+    res = physics.best_decode(
+        model,
+        prompt_tokens=218,
+        output_tokens=940,
+        tpot_slo_s=None,
+        ttft_slo_s=None,
+        d=np.array([8.0]),
+        dev=dev,
+        batch=103,
+    )
+    assert int(res.batch[0]) == 0 and "does not fit memory" in str(res.reason[0])
