@@ -436,6 +436,15 @@ def _what_would_fit(
     return ideas
 
 
+def _kv_tokens_held(dev, prompt_tokens: int, output_tokens: int) -> tuple[float, float]:
+    """KV tokens one sequence holds at its full context and in a running batch: the full
+    and the mean context (paged), or a dense cache's fixed length whatever the context
+    (JetStream, ``RuntimeEfficiency.static_kv_tokens``)."""
+    static = float(np.asarray(dev.static_kv_tokens).ravel()[0])
+    full = max(prompt_tokens + output_tokens, static)
+    return full, max(prompt_tokens + output_tokens / 2, static)
+
+
 def estimate_inference(
     catalog: Catalog,
     *,
@@ -487,10 +496,7 @@ def estimate_inference(
     res = best if batch is None else physics.best_decode(served, **slo, **common, batch=running)
     b = int(res.batch[0]) if batch is None else batch
     replica_tps = float(res.tokens_per_s[0])
-    # a dense cache (JetStream) holds its fixed length per sequence whatever the context
-    static = float(np.asarray(dev.static_kv_tokens).ravel()[0])
-    context = max(prompt_tokens + output_tokens, static)
-    held = max(prompt_tokens + output_tokens / 2, static)
+    context, held = _kv_tokens_held(dev, prompt_tokens, output_tokens)
     kv_gb_tok = served.kv_gb_per_token
     usable_gb = d * float(acc["memory_gb"]) * (1 - memory_headroom)
     out: dict = {
