@@ -105,6 +105,9 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
     "MLPINF51_AMD": ("inference_results_v5.1", "MLPINF51"),
     "MLPINF51_PARTNERS": ("inference_results_v5.1", "MLPINF51"),
     "JETSTREAM_PT_V5E": ("jetstream-pytorch", "JETSTREAM_PT"),
+    # issue 33 (helper h33d): AMD's MI325X Llama 2 70B results in MLPerf Inference v5.0, main
+    # rows m60-m61 (a basis of the vllm-rocm fit)
+    "MLPINF50_AMD": ("inference_results_v5.0", "MLPINF50"),
     # issue 33: the TPU serving runtime's basis (tpu-recipes), main rows
     "TPU_RECIPES_VLLM_V6E": ("TPU_RECIPES_VLLM_V6E", "trillium/vLLM/Llama3.x"),
     "TPU_RECIPES_JSMT_V5E": ("TPU_RECIPES_JSMT_V5E", "JetStream-Maxtext/Llama2-7B"),

@@ -6,6 +6,8 @@
         --overhead-ms 0,5,10,15,20 --combine max
     python bench/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65 \
         --overhead-ms 0,2,4 --combine max
+    python bench/fit_runtime.py vllm-rocm --bw 0.55 --overhead-ms 2 --combine sum \
+        --compute 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56
 
 Over the grid of (fraction of bandwidth, fraction of peak, step overhead) it runs every
 main serving row of the runtime's accelerators through the estimator and ranks the points

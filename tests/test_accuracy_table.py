@@ -185,11 +185,11 @@ def test_per_source_lines_by_hand():
 
 def test_mlperf_server_and_interactive_rows_are_compared_at_p99():
     # MLPerf's rules (bench/ACCURACY_SOURCES.md MLPERF_RULES): Server and Interactive
-    # latency limits hold at the 99th percentile of Poisson-arrival queries. 2 main Server
-    # rows (m02, m05), 2 holdout v4.0 Server rows (h02, h04), 4 v5.1 Server rows (h20, h23,
-    # h26, h29) and 4 v5.1 Interactive rows: 12 rows, every one at 0.99.
+    # latency limits hold at the 99th percentile of Poisson-arrival queries. 3 main Server
+    # rows (m02, m05, m61), 2 holdout v4.0 Server rows (h02, h04), 4 v5.1 Server rows (h20,
+    # h23, h26, h29) and 4 v5.1 Interactive rows: 13 rows, every one at 0.99.
     rows = [r for r in ROWS if r["source"].startswith("MLPINF") and "slo_tpot_ms=" in r["notes"]]
-    assert len(rows) == 12
+    assert len(rows) == 13
     for r in rows:
         assert ACC.note_value(r["notes"], "slo_percentile") == "0.99", r["case_id"]
 
@@ -218,3 +218,25 @@ def test_jetstream_int8_rows_are_weight_only():
     for r in rows:
         assert r["precision"] == "int8-weight-only", r["case_id"]
         assert ACC.note_value(r["notes"], "kv") == "int8", r["case_id"]
+
+
+def test_mlperf_v50_mi325x_rows_are_main_and_apart_from_the_v51_holdout():
+    # Helper h33d: AMD's MLPerf Inference v5.0 MI325X rows (m60 Offline 33,928.1 / 8 =
+    # 4,241.01 tok/s per GPU, m61 Server 30,724.51 / 8 = 3,840.56) are main rows of their
+    # own source; a citation of v5.0 is not one of v5.1 (the holdout), and back.
+    rows = {r["case_id"]: r for r in ROWS if r["source"] == "MLPINF50_AMD"}
+    assert sorted(rows) == [
+        "m60_mlperf50_mi325x_x8_l2_70b_offline",
+        "m61_mlperf50_mi325x_x8_l2_70b_server",
+    ]
+    assert {r["set"] for r in rows.values()} == {"main"}
+    assert float(rows["m60_mlperf50_mi325x_x8_l2_70b_offline"]["measured_value"]) == (
+        pytest.approx(33_928.1 / 8, abs=0.01)
+    )
+    assert float(rows["m61_mlperf50_mi325x_x8_l2_70b_server"]["measured_value"]) == (
+        pytest.approx(30_724.51 / 8, abs=0.01)
+    )
+    v50 = ACC.sources_used_by_defaults("mlcommons/inference_results_v5.0 (MLPINF50_AMD)")
+    v51 = ACC.sources_used_by_defaults("mlcommons/inference_results_v5.1")
+    assert "MLPINF50_AMD" in v50 and not v50 & set(NEW_HOLDOUT_SOURCES)
+    assert "MLPINF50_AMD" not in v51

@@ -436,6 +436,15 @@ def _what_would_fit(
     return ideas
 
 
+def _kv_tokens_held(dev, prompt_tokens: int, output_tokens: int) -> tuple[float, float]:
+    """KV tokens one sequence holds at its full context and in a running batch: the full
+    and the mean context (paged), or a dense cache's fixed length whatever the context
+    (JetStream, ``RuntimeEfficiency.static_kv_tokens``)."""
+    static = float(np.asarray(dev.static_kv_tokens).ravel()[0])
+    full = max(prompt_tokens + output_tokens, static)
+    return full, max(prompt_tokens + output_tokens / 2, static)
+
+
 def estimate_inference(
     catalog: Catalog,
     *,
@@ -487,7 +496,7 @@ def estimate_inference(
     res = best if batch is None else physics.best_decode(served, **slo, **common, batch=running)
     b = int(res.batch[0]) if batch is None else batch
     replica_tps = float(res.tokens_per_s[0])
-    context = prompt_tokens + output_tokens
+    context, held = _kv_tokens_held(dev, prompt_tokens, output_tokens)
     kv_gb_tok = served.kv_gb_per_token
     usable_gb = d * float(acc["memory_gb"]) * (1 - memory_headroom)
     out: dict = {
@@ -504,7 +513,7 @@ def estimate_inference(
             "weights_gb": served.weights_gb,
             "kv_bytes_per_token": kv_gb_tok * 1e9,
             "kv_gb_per_sequence": kv_gb_tok * context,
-            "kv_gb_at_batch": kv_gb_tok * (prompt_tokens + output_tokens / 2) * max(b, 0),
+            "kv_gb_at_batch": kv_gb_tok * held * max(b, 0),
             "usable_gb": usable_gb,
             "max_batch_by_memory": b_mem,
         },
@@ -535,7 +544,7 @@ def estimate_inference(
             acc,
             weight_precision,
             kv_precision,
-            prompt_tokens + output_tokens / 2 if batch else context,
+            held if batch else context,
             max(batch or 1, 1),
             memory_headroom,
         )
@@ -645,10 +654,17 @@ def _inference_assumptions(
         else None
     )
     eff = RUNTIME_EFFICIENCY[str(dev.runtime[0])]
+    kv_read = (
+        f"a dense cache of {eff.static_kv_tokens} tokens per sequence, held and read whole "
+        "every step"
+        if eff.static_kv_tokens
+        else f"read at the mean context {prompt_tokens + output_tokens / 2:g} tokens (prompt + "
+        "half the output)"
+    )
     return [
         f"weights {weight_precision} ({physics.bytes_per_value(weight_precision):g} B/param), "
-        f"KV cache {kv_precision}, read at the mean context {prompt_tokens + output_tokens / 2:g} "
-        f"tokens (prompt + half the output); one sequence of {context} tokens must fit",
+        f"KV cache {kv_precision}, {kv_read}; one sequence of "
+        f"{max(context, eff.static_kv_tokens)} tokens must fit",
         f"{memory_headroom:.0%} of device memory kept free (vLLM gpu_memory_utilization "
         f"{1 - memory_headroom:.2f}); memory as the vendor means it "
         f"({labelled} = {float(acc['memory_gb']):.1f} GB)",

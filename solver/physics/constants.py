@@ -70,26 +70,40 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # batch up to max_batch_size 2,048 by default (tensorrt_llm BuildConfig) where vLLM's
     # max_num_seqs default is 256; MLPerf Llama-2-70B submissions run 806-896 at once.
     "tensorrt-llm": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF", max_num_seqs=2048),
-    # vLLM on ROCm (MI300X/MI325X), issue 33 (helper h33c). Fitted on the three main MLPerf
-    # v4.1 AMD rows (m01-m03, Llama 2 70B FP8 with FP8 KV, TP1) once their prompt was
-    # corrected from an unverified 500 tokens to the data set's 219 (MLPERF_L2_PROMPT,
-    # bench/ACCURACY_SOURCES.md): `python bench/fit_runtime.py vllm-rocm --bw
-    # 0.35,0.40,0.45,0.50,0.55,0.60 --compute 0.30,0.35,0.40,0.45,0.50 --overhead-ms 0,2,5
-    # --combine sum` ranks eta_bw 0.55, eta_c 0.40, 2 ms first (largest error 1.08x); the same
-    # grid with `--combine max` is best at eta_c 0.28 with 5 ms (1.09x), so the main rows
-    # barely separate the two: sum (memory and compute add, as measured on Gaudi) is taken as
-    # the grid's first. By hand, m01 (one MI300X, 5,300 GB/s, 2,614.9 FP8 TFLOPS, batch 256 =
-    # vLLM's max_num_seqs, 219/294, mean context 366): weights 68.98 GB / (5,300 x 0.55) =
-    # 23.66 ms; KV 256 x 366 x 163,840 B = 15.35 GB -> 5.27 ms; FLOPs 256 x [2 x 68.98e9 x
-    # (1 + 219/294) + attention 1.2e9] = 61.9 TFLOP / (2,614.9 x 0.40) = 59.2 ms; + 2 ms =
-    # 90.1 ms -> 2,840 tok/s (measured 2,939: 0.97x); the maximum would give 61.2 ms ->
-    # 4,183 (1.42x). The old 0.35 of peak with an unverified 500-token prompt was the same
-    # rows' fit with twice the prefill FLOPs; 0.40 is within SemiAnalysis's (Dec 2024) MI300X
-    # GEMM measurements, below H100's. Every row is Llama 2 70B: no second model size has a
-    # main AMD row (stated gap). Oracle's 405B batch-1 run (36 tok/s, 8x MI300X) now comes
-    # out at 1.08x (405 GB / (8 x 5,300 x 0.55) = 17.4 ms + 252 all-reduces + 2 ms).
+    # vLLM on ROCm (MI300X/MI325X), issue 33. Fitted on the five main MLPerf rows of AMD's
+    # harness (Llama 2 70B FP8 with FP8 KV, TP1, prompt 219 tokens: MLPERF_L2_PROMPT in
+    # bench/ACCURACY_SOURCES.md): the three MI300X rows of v4.1 (m01-m03, MLPINF41_AMD) and,
+    # helper h33d, the two MI325X rows of v5.0 (m60-m61, MLPINF50_AMD: 8x MI325X, Offline
+    # 33,928.1 and Server 30,724.51 tok/s). These rows are one model shape at large batch,
+    # so they pin the compute fraction, not the bandwidth: along the grid's ridge a lower
+    # bandwidth trades for a higher compute fraction at the same largest error (eta_bw 0.45
+    # with eta_c 0.55 and eta_bw 0.55 with eta_c 0.50 both give 1.24x). The bandwidth
+    # fraction (0.55) and the step overhead (2 ms) are therefore kept from the earlier basis
+    # (h33c's fit of the v4.1 rows with the 405B batch-1 run) and only eta_c is refitted:
+    # `python bench/fit_runtime.py vllm-rocm --bw 0.55 --compute
+    # 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56 --overhead-ms 2 --combine sum` ranks
+    # eta_c 0.50 first (largest error 1.24x, median 11.2%; 0.40 gave 1.42x, the MI325X rows
+    # at 0.70x). Memory and compute times add (sum, as on Gaudi; `--combine max` is best at
+    # 1.31x over the same rows). By hand (batch 256 = vLLM's max_num_seqs, 219/294, mean
+    # context 366; FLOPs per sequence-step 2 x 68.98e9 x (1 + 219/294) + 4 x 80 x 8,192 x 366
+    # + 2 x 80 x 8,192 x 219^2 / 294 = 241.9e9, x 256 = 61.9 TFLOP -> 61.9 / (2,614.9 x 0.50)
+    # = 47.35 ms on either chip):
+    #   m01, one MI300X (5,300 GB/s): weights 68.98 GB / (5,300 x 0.55) = 23.66 ms, KV 256 x
+    #     366 x 163,840 B = 15.35 GB -> 5.27 ms; 23.66 + 5.27 + 47.35 + 2 = 78.28 ms -> 3,270
+    #     tok/s (measured 2,939: 1.11x);
+    #   m60, one MI325X (6,000 GB/s): 20.90 + 4.65 + 47.35 + 2 = 74.90 ms -> 3,418 tok/s
+    #     (measured 4,241: 0.81x).
+    # The MI325X measures 1.2-1.4x the MI300X at the same compute peak, more than its 13%
+    # more bandwidth explains at this batch (stated gap: its 1,000 W against 750 W may hold
+    # higher clocks; not modelled). Every main row is Llama 2 70B: no second model size has
+    # a main AMD row (stated gap). Oracle's 405B batch-1 run (36 tok/s, 8x MI300X) comes out
+    # at 1.08x (405 GB / (8 x 5,300 x 0.55) = 17.4 ms + 252 all-reduces + 2 ms).
     "vllm-rocm": RuntimeEfficiency(
-        0.55, 0.40, 0.002, "MLPINF41_AMD; ORACLE_MI300X_405B; SEMIANALYSIS_MI300X", overlap=False
+        0.55,
+        0.50,
+        0.002,
+        "MLPINF41_AMD; MLPINF50_AMD; ORACLE_MI300X_405B; SEMIANALYSIS_MI300X",
+        overlap=False,
     ),
     # Neuron (TGI-neuron / NxD Inference), issue 33: a decode step on Neuron is mostly a
     # fixed cost per step, not a low bandwidth. Two published batch-1 runs at different
@@ -187,21 +201,22 @@ RUNTIME_BY_VENDOR: dict[str, str] = {
 # capacity). The RMS counts the bias with the spread (NVIDIA's TensorRT-LLM rows sit
 # +0.08 above the physics on average), so the band is wider than the spread alone.
 # vLLM on CUDA shares TensorRT-LLM's kernel fractions and has no main row of its own: it
-# takes TensorRT-LLM's band. A runtime with fewer than 4 main serving rows (vLLM ROCm: 3
-# MLPerf rows of one model, RMS 0.065; TPU: 2 + 1 JetStream) takes the pooled band: three
-# rows of one shape say little about the spread on others. Re-read 2026-11-26 (helper
-# h33c) after the MLPerf rows' prompt correction and the vllm-rocm and TPU fits; 14 of 29
-# holdout capacity rows fall within their runtime's two-sided 90% band.
+# takes TensorRT-LLM's band. A runtime with fewer than 4 main serving rows (TPU: 2 + 1
+# JetStream) takes the pooled band: three rows of one shape say little about the spread
+# on others. Re-read 2026-11-26 (helper h33d) after the MLPerf v5.0 MI325X rows (m60-m61)
+# and the vllm-rocm refit: vLLM ROCm now has 5 main rows (MI300X and MI325X; still one
+# model) and its own band; 23 of 29 holdout capacity rows fall within their runtime's
+# two-sided 90% band (14 of 29 before).
 CAPACITY_BAND_LOG: dict[str, float] = {
     "gaudi": 0.182,  # 25 rows (Gaudi 2 and 3 tables, MLPerf v4.0 is holdout)
     "neuron": 0.308,  # 4 rows (optimum-neuron, Inferentia2 and Trainium)
     "tensorrt-llm": 0.201,  # 10 rows (MLPerf v4.1, TensorRT-LLM perf overview)
     "vllm-cuda": 0.201,  # = TensorRT-LLM's (same kernel fractions, no main row)
-    "vllm-rocm": 0.191,  # 3 rows (MLPerf v4.1 MI300X): the pooled band
-    "tpu": 0.191,  # 3 rows (vLLM TPU v6e, JetStream v5e): the pooled band
-    "jetstream": 0.191,  # = tpu's
+    "vllm-rocm": 0.157,  # 5 rows (MLPerf v4.1 MI300X, v5.0 MI325X)
+    "tpu": 0.193,  # 3 rows (vLLM TPU v6e, JetStream v5e): the pooled band
+    "jetstream": 0.193,  # = tpu's
 }
-CAPACITY_BAND_LOG_POOLED = 0.191  # all 45 main serving rows
+CAPACITY_BAND_LOG_POOLED = 0.193  # all 47 main serving rows
 # A measured profile's band: run-to-run spread of published repeat runs at one setting
 # (optimum-neuron llama3.1-8b tgi-results.csv, three 'throughput' runs: 928.97, 913.58 and
 # 914.92 tok/s, ln spread 1.7%): 0.02. A calibrated figure (physics x a factor fitted on

@@ -506,7 +506,8 @@ class DecodeResult:
     roofline_step_s: np.ndarray  # the same step at data-sheet figures, no overheads
     ttft_s: np.ndarray  # time to first token: the prompt's prefill plus one step
     tokens_per_s: np.ndarray  # output tokens/s per replica (0 where infeasible)
-    b_max_memory: np.ndarray  # the memory limit on the batch (at the mean context)
+    b_max_memory: np.ndarray  # the memory limit on the batch (at the mean context, or a
+    # dense cache's fixed length)
     free_gb: np.ndarray  # replica memory left for the KV cache after the weights
     reason: np.ndarray  # "" when feasible, else why not (memory, tpot, ttft)
     # at the SLO percentile under load (module doc); the mean figures where none is asked
@@ -630,8 +631,13 @@ def best_decode(
     p, o = float(prompt_tokens), float(output_tokens)
     free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
     kv_tok = model.kv_gb_per_token
-    one_fits = free_gb >= kv_tok * (p + o)
-    held = max_batch(model.weights_gb, kv_tok, p + o / 2.0, d, dev.memory_gb, memory_headroom)
+    # a paged cache holds each sequence at its context; a dense cache of a fixed length
+    # (JetStream, RuntimeEfficiency.static_kv_tokens) holds that length for every slot,
+    # whatever the context: the same tokens the step reads (step_model)
+    static = np.asarray(getattr(dev, "static_kv_tokens", 0.0), dtype=float)
+    one_fits = free_gb >= kv_tok * np.maximum(p + o, static)
+    held_tokens = np.maximum(p + o / 2.0, static)
+    held = max_batch(model.weights_gb, kv_tok, held_tokens, d, dev.memory_gb, memory_headroom)
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)

@@ -96,3 +96,35 @@ def test_estimate_and_compile_agree(model, offering, tp, precision, prompt, outp
     assert float(compiled["tokens_per_s_per_unit"][0]) == pytest.approx(per_instance, rel=1e-9)
     assert int(compiled["batch"][0]) == est["batch"]
     assert float(compiled["step_s"][0]) * 1e3 == pytest.approx(est["decode_step_ms_derated"])
+
+
+def test_jetstream_estimate_reports_the_dense_cache_it_holds():
+    # `procure estimate --runtime jetstream`: the memory block and the assumptions say what
+    # the dense cache holds. Llama 2 7B bf16 (524,288 B per token) on 8 TPU v5e, 218/940:
+    # each slot holds 2,048 tokens = 1.0737 GB (paged: the full context 1,158 tokens =
+    # 0.6071 GB); memory fits 102 slots (paged 305, capped at 256 decoding), and the cache
+    # at that batch is 102 x 1.0737 = 109.52 GB (paged: 256 x 688 tokens = 92.34 GB).
+    got = {}
+    for runtime in ("jetstream", "tpu"):
+        est = estimate.estimate_inference(
+            CATALOG,
+            model="llama-2-7b",
+            accelerator="tpu-v5e",
+            tp_degree=8,
+            prompt_tokens=218,
+            output_tokens=940,
+            weight_precision="bf16",
+            kv_precision="bf16",
+            runtime=runtime,
+        )
+        mem = est["memory"]
+        got[runtime] = (
+            round(mem["kv_gb_per_sequence"], 4),
+            mem["max_batch_by_memory"],
+            est["batch"],
+            round(mem["kv_gb_at_batch"], 2),
+        )
+        if runtime == "jetstream":
+            assert "a dense cache of 2048 tokens per sequence" in est["assumptions"][0]
+            assert "one sequence of 2048 tokens must fit" in est["assumptions"][0]
+    assert got == {"jetstream": (1.0737, 102, 102, 109.52), "tpu": (0.6071, 305, 256, 92.34)}
