@@ -435,6 +435,8 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "site_power_cap_kw": np.nan,
             "staff_by_size": False,
             "staff_usd_per_admin_year": 0.0,
+            "staff_usd_per_server_year": 0.0,
+            "staff_basis": "",
             "availability_cap": [
                 problem.availability_caps.get(o, int(c))
                 for o, c in zip(
@@ -573,6 +575,8 @@ def _staff_columns(site) -> dict[str, object]:
     return {
         "staff_by_size": rule.by_fleet_size,
         "staff_usd_per_admin_year": rule.usd_per_admin_year,
+        "staff_usd_per_server_year": rule.small_fleet_usd_per_server_year,
+        "staff_basis": rule.basis,
     }
 
 

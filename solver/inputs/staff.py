@@ -103,6 +103,13 @@ class StaffRule:
         return self.usd_per_server_year is None and self.servers_per_admin is None
 
     @property
+    def basis(self) -> str:
+        """by_size, ratio (a flat servers-per-admin) or flat (USD per server-year)."""
+        if self.usd_per_server_year is not None:
+            return "flat"
+        return "by_size" if self.servers_per_admin is None else "ratio"
+
+    @property
     def small_fleet_usd_per_server_year(self) -> float:
         """Staff per server-year while the site holds at most 1,000 servers (every server
         at this rate; the saving of a larger fleet is its own charge)."""

@@ -346,6 +346,19 @@ POOLS = table(
         "USD/admin-year",
         "owned: what one administrator costs the site a year (0 for cloud)",
     ),
+    Column(
+        "staff_usd_per_server_year",
+        "float",
+        "USD/server-year",
+        "owned: staff in the hosting, per server while the site holds at most 1,000 (0 cloud)",
+    ),
+    Column(
+        "staff_basis",
+        "str",
+        "-",
+        "owned: by_size (the default), ratio (the site's servers per admin) or flat (its "
+        "USD per server-year); '' for cloud",
+    ),
     Column("availability_cap", "int", "units", "at most this many at once"),
     Column("residency_zone", "str", "-", "residency zone of the region or site"),
     Column("tier", "str", "-", "provider tier (hyperscaler, neocloud, marketplace, owned)"),

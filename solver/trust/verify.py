@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
+from solver.inputs import staff as staff_figures
 from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS
 from solver.inputs.hardware import LISTS, hardware_rules
@@ -27,7 +28,6 @@ from solver.inputs.problem import (
     Problem,
     TrainingWorkload,
 )
-from solver.inputs import staff as staff_figures
 from solver.inputs.sites import with_problem_sites
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
@@ -1475,7 +1475,9 @@ def _admins_by_size(n: float) -> float:
     if n >= n1:
         return n / r1
     sizes = list(staff_figures.BREAKPOINTS_SERVERS)
-    heads = [a / (r0 * math.exp(math.log(a / n0) * math.log(r1 / r0) / math.log(n1 / n0))) for a in sizes]
+    heads = [
+        a / (r0 * math.exp(math.log(a / n0) * math.log(r1 / r0) / math.log(n1 / n0))) for a in sizes
+    ]
     for a, b, ha, hb in zip(sizes, sizes[1:], heads, heads[1:], strict=False):
         if n <= b:
             return ha + (hb - ha) * (n - a) / (b - a)
@@ -1509,9 +1511,7 @@ def _check_staff_scale(run: _Run) -> None:
             heads = _admins_by_size(n) - n / staff_figures.SERVERS_PER_ADMIN_MEDIUM
             expected[(site_id, name)] = _staff_salary(site) * ctx.months[name] / 12.0 * heads
     stated = {
-        (i.region, i.period): i.cost_usd
-        for i in run.plan.line_items
-        if i.item == Item.STAFF_SCALE
+        (i.region, i.period): i.cost_usd for i in run.plan.line_items if i.item == Item.STAFF_SCALE
     }
     for key in sorted(set(expected) | set(stated)):
         want, got = expected.get(key, 0.0), stated.get(key, 0.0)
