@@ -44,11 +44,12 @@ class LineItem(BaseModel):
     """One thing to pay for or run."""
 
     # savings_plan: a spend-based commitment (units are USD per hour); savings_plan_cover:
-    # on-demand usage a savings plan pays for (a credit of its on-demand charge)
+    # on-demand usage a savings plan pays for (a credit of its on-demand charge);
+    # staff_scale: the staff saving of a site past 1,000 owned servers (units: its average
+    # fleet in the period; cost_usd <= 0)
     item: str = Field(
         description="rent | reservation | purchase | use | training | existing | savings_plan "
-        "| savings_plan_cover | staff_scale (the staff saving of a site past 1,000 owned "
-        "servers: units = its average fleet in the period, cost_usd <= 0)"
+        "| savings_plan_cover | staff_scale"
     )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
