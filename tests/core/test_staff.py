@@ -159,3 +159,31 @@ def test_a_site_that_cannot_hold_1000_servers_adds_no_staff_rows(catalog):
     # 10,000 servers of room: segments 0-1k, 1k-2k, 2k-5k, 5k-10k: 4 deltas, 3 binaries
     assert (big.variables["kind"] == "staff").sum() == 4
     assert (big.variables["kind"] == "staff_tier").sum() == 3
+
+
+def test_the_saving_reads_back_from_a_plan_file_and_exports(catalog):
+    # the 1,100-server plan above: its saving, -$56,840.68, is one owned_opex charge of the
+    # cash flow (which still sums to the total), re-verifies from the plan's JSON as a file
+    # would carry it, and is one FOCUS row per month with its own words
+    from datetime import date
+
+    from solver.outputs.focus import focus_frame
+    from solver.plan import Plan
+    from solver.plan.charges import line_charges
+    from solver.trust.verify import plan_name_errors, verify_plan_file
+
+    p = owned_problem(88_000, existing=900)
+    plan = solve_problem(p, catalog)
+    table = line_charges(plan, p, catalog, date(2027, 1, 1))
+    (line,) = [n for n, i in enumerate(plan.line_items) if i.item == "staff_scale"]
+    saving = table[table["line"] == line]
+    assert set(saving["category"]) == {"owned_opex"}
+    assert saving["usd"].sum() == pytest.approx(-56_840.68, abs=0.01)
+    assert table["usd"].sum() == pytest.approx(plan.total_cost_usd, rel=1e-9)
+    again = Plan.model_validate_json(plan.model_dump_json())
+    assert not plan_name_errors(again, p, catalog)
+    checks, errors = verify_plan_file(again, p, catalog)
+    assert all(c.ok for c in checks) and not errors, [c for c in checks if not c.ok] + errors
+    frame = focus_frame(plan, p, catalog, date(2027, 1, 1))
+    rows = frame[frame["ChargeDescription"].str.startswith("staff saving")]
+    assert len(rows) == 12 and rows["BilledCost"].sum() == pytest.approx(-56_840.68, abs=0.01)
