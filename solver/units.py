@@ -22,6 +22,7 @@ class Item(StrEnum):
     EXISTING = "existing"
     SAVINGS_PLAN = "savings_plan"  # a spend-based commitment: units are USD per hour
     SAVINGS_PLAN_COVER = "savings_plan_cover"  # on-demand usage a savings plan pays for
+    STAFF_SCALE = "staff_scale"  # the staff saving of a site past 1,000 owned servers
 
 
 class Mode(StrEnum):

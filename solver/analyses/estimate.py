@@ -15,6 +15,7 @@ from solver import physics
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec, resolve_model
+from solver.inputs.staff import staff_rule
 from solver.physics.constants import (
     IDLE_POWER_FRACTION,
     INFERENCE_UTILISATION,
@@ -699,7 +700,7 @@ def _owned_economics(
     srv = catalog.servers.loc[server]
     site_row = catalog.sites.loc[site] if site else catalog.sites.iloc[0]
     life_h = float(srv["lifetime_years"]) * 8760.0
-    staff = site_row["staff_usd_per_server_year"] if "staff_usd_per_server_year" in site_row else 0
+    staff = staff_rule(site_row).small_fleet_usd_per_server_year
     hosting_usd_per_h = (
         float(site_row["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
         + float(srv["maintenance_usd_per_year"]) / 12.0

@@ -40,6 +40,7 @@ from solver.inputs.problem import (
 )
 from solver.inputs.provenance import meets_confidence, too_old
 from solver.inputs.sites import with_problem_sites
+from solver.inputs.staff import staff_rule
 from solver.physics.constants import (
     HOST_POWER_FRACTION,
     IDLE_POWER_FRACTION,
@@ -432,6 +433,10 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             * cloud["accelerators_per_instance"].astype(int).to_numpy(),
             "electricity_usd_per_kwh": 0.0,
             "site_power_cap_kw": np.nan,
+            "staff_by_size": False,
+            "staff_usd_per_admin_year": 0.0,
+            "staff_usd_per_server_year": 0.0,
+            "staff_basis": "",
             "availability_cap": [
                 problem.availability_caps.get(o, int(c))
                 for o, c in zip(
@@ -520,6 +525,7 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                         "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
                         "pue": float(site["pue"]),
                         "existing_units": existing.get((server_id, site_id), 0),
+                        **_staff_columns(site),
                     }
                 )
     return owned_frames
@@ -561,6 +567,19 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
 
 
+def _staff_columns(site) -> dict[str, object]:
+    """An owned pool's staff rule (solver/inputs/staff.py): whether its site charges staff
+    by fleet size (the saving past 1,000 servers is :mod:`solver.core.staff`'s), and what
+    one administrator costs a year."""
+    rule = staff_rule(site)
+    return {
+        "staff_by_size": rule.by_fleet_size,
+        "staff_usd_per_admin_year": rule.usd_per_admin_year,
+        "staff_usd_per_server_year": rule.small_fleet_usd_per_server_year,
+        "staff_basis": rule.basis,
+    }
+
+
 def owned_idle_kwh_per_month(server, site) -> float:
     """Energy an owned server draws idle for a month in service (kWh, PUE included)."""
     return IDLE_POWER_FRACTION * float(server["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
@@ -568,11 +587,15 @@ def owned_idle_kwh_per_month(server, site) -> float:
 
 def owned_hosting_usd_per_month(server, site) -> float:
     """Everything an owned server costs per month in service, used or not: colocation
-    (USD per kW-month of its maximum power), maintenance, staff and its idle power."""
+    (USD per kW-month of its maximum power), maintenance, staff and its idle power.
+
+    Staff is the site's rate while it holds at most 1,000 servers
+    (:attr:`solver.inputs.staff.StaffRule.small_fleet_usd_per_server_year`); the saving of
+    a larger fleet is charged by :mod:`solver.core.staff`."""
     return (
         float(site["colocation_usd_per_kw_month"]) * float(server["power_kw"])
         + float(server["maintenance_usd_per_year"]) / 12.0
-        + float(site.get("staff_usd_per_server_year", 0.0)) / 12.0
+        + staff_rule(site).small_fleet_usd_per_server_year / 12.0
         + owned_idle_kwh_per_month(server, site) * float(site["electricity_usd_per_kwh"])
     )
 

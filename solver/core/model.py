@@ -13,7 +13,8 @@ its family and key:
 
 demand, demand_bucket, mix_capacity, redundancy, n_plus_1, n_plus_1_units, largest_unit,
 unit_class, train_once, owned_capacity, reserved_capacity, availability, quota, budget,
-capex_budget, period_budget, carbon_cap, provider_share, power_cap, objective_stage;
+capex_budget, period_budget, carbon_cap, provider_share, power_cap, staff_fleet,
+staff_tier (:mod:`solver.core.staff`), objective_stage;
 demand_rounding (cuts of a column-generation master, :mod:`solver.core.columns`);
 change_link, max_changes, switching (re-solving against a baseline,
 :mod:`solver.analyses.resolve`); scenario_cost_cap, cvar_excess, benders_cut (two-stage
@@ -33,6 +34,7 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.compile import Compiled
+from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.problem import InferenceWorkload
@@ -202,6 +204,19 @@ FAMILIES: dict[str, Family] = {
     "power_cap": Family(
         "owned server power at a site <= its power cap", "USD per kW", ("site", "period")
     ),
+    # staff by fleet size past 1,000 servers at a site (core/staff.py)
+    "staff_fleet": Family(
+        "a site's staff segments add up to its average owned fleet in the period",
+        "USD per server",
+        ("site", "period"),
+        binds=False,
+    ),
+    "staff_tier": Family(
+        "a site's staff segments fill in order (fill: segment full before the next opens)",
+        "USD per server",
+        ("site", "period", "segment", "side"),
+        binds=False,
+    ),
     "objective_stage": Family(
         "first-stage objective kept (lexicographic)", "-", ("stage",), binds=False
     ),
@@ -270,6 +285,8 @@ class VarKind(StrEnum):
     SWITCH = "switch"  # units switched from the baseline (re-solve)
     RISK = "risk"  # CVaR of a two-stage plan: its threshold and each scenario's excess
     RECOURSE = "recourse"  # Benders master: a scenario's cost as its cuts bound it
+    STAFF = "staff"  # servers of a site's fleet on one staff segment (core/staff.py)
+    STAFF_TIER = "staff_tier"  # 1 when a site's staff segment is full (core/staff.py)
 
 
 @dataclass(frozen=True)
@@ -752,6 +769,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     add_savings_plans(m)
     add_quotas(m)
     add_power_caps(m)
+    add_staff_scale(m)
     add_budgets(m)
     add_carbon_cap(m)
     add_provider_shares(m)

@@ -717,10 +717,6 @@ class ExistingServer(_Strict):
     units: int = Field(gt=0)
 
 
-# Staff for an owned server when a site gives none: the figure every catalog site uses
-# (catalogs/SOURCES.md, STAFF_RATIO: one administrator at the US median pay of $95,360 a
-# year per 1,000 servers). SOURCES.md says a team with a few boxes should raise it.
-DEFAULT_STAFF_USD_PER_SERVER_YEAR = 95.36
 SITE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
@@ -779,13 +775,29 @@ class Site(_Strict):
     rack_power_kw: float | None = Field(
         None, gt=0, le=1e3, description="Power one rack is sold with, kW (with the rack price)"
     )
-    staff_usd_per_server_year: float = Field(
-        DEFAULT_STAFF_USD_PER_SERVER_YEAR,
+    staff_usd_per_server_year: float | None = Field(
+        None,
         ge=0,
         le=1e7,
-        description="Staff per owned server per year, USD. Default 95.36, the catalog sites' "
-        "figure (one administrator per 1,000 servers, catalogs/SOURCES.md STAFF_RATIO); raise "
-        "it for a few servers (1 per 20 servers is $4,768)",
+        description="Staff per owned server per year, USD, flat whatever the fleet. Default: "
+        "by the site's fleet size, 140 servers per administrator up to 1,000 servers, rising "
+        "log-linearly to 1,000 per administrator at 50,000 (catalogs/SOURCES.md "
+        "STAFF_BY_SIZE), at $135,262 per administrator-year",
+    )
+    staff_servers_per_admin: float | None = Field(
+        None,
+        gt=0,
+        le=1e5,
+        description="Servers one administrator looks after at this site, flat whatever the "
+        "fleet (instead of the default by fleet size; e.g. 20 for varied hand-run boxes)",
+    )
+    staff_usd_per_admin_year: float | None = Field(
+        None,
+        ge=0,
+        le=1e7,
+        description="What one administrator costs a year, USD, salary and benefits. Default "
+        "135,262: the BLS median pay $95,360 / 70.5% wage share (catalogs/SOURCES.md "
+        "STAFF_LOADING)",
     )
     power_cap_kw: float | None = Field(
         None,
@@ -823,6 +835,14 @@ class Site(_Strict):
             raise ValueError(
                 f"site {self.name!r}: rack_power_kw goes with colocation_usd_per_rack_month; "
                 "give the rack price too, or remove rack_power_kw"
+            )
+        if self.staff_usd_per_server_year is not None and (
+            self.staff_servers_per_admin is not None or self.staff_usd_per_admin_year is not None
+        ):
+            raise ValueError(
+                f"site {self.name!r} gives staff_usd_per_server_year (a flat figure per server) "
+                "and staff_servers_per_admin or staff_usd_per_admin_year; keep "
+                "staff_usd_per_server_year alone, or the ratio and the salary"
             )
         return self
 

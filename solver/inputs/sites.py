@@ -27,6 +27,11 @@ REGION_FIGURES: tuple[str, ...] = (
 )
 
 
+#: Columns only a problem's own sites have (a catalog site's staff is a flat figure or
+#: by fleet size at the default salary): dropped again with those sites.
+PROBLEM_SITE_COLUMNS: tuple[str, ...] = ("staff_servers_per_admin", "staff_usd_per_admin_year")
+
+
 def _region_row(text: str, catalog: Catalog, field: str) -> tuple[str, pd.Series]:
     """The regions.csv row a site's ``region`` names: 'provider/region', or a region name
     whose rows (one per provider) agree on every figure the site takes from it."""
@@ -67,6 +72,10 @@ def _fleet_kw(problem: Problem, catalog: Catalog, site: str) -> float:
         for e in problem.existing_fleet
         if e.site == site and e.server in servers.index
     )
+
+
+def _or_nan(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def _site_row(index: int, site: Site, problem: Problem, catalog: Catalog) -> dict[str, object]:
@@ -128,7 +137,10 @@ def _site_row(index: int, site: Site, problem: Problem, catalog: Catalog) -> dic
         "pue": float(site.pue),
         "electricity_usd_per_kwh": float(figures["electricity_usd_per_kwh"]),
         "colocation_usd_per_kw_month": float(colocation),
-        "staff_usd_per_server_year": float(site.staff_usd_per_server_year),
+        # empty (NaN): staff by the site's fleet size (solver/inputs/staff.py)
+        "staff_usd_per_server_year": _or_nan(site.staff_usd_per_server_year),
+        "staff_servers_per_admin": _or_nan(site.staff_servers_per_admin),
+        "staff_usd_per_admin_year": _or_nan(site.staff_usd_per_admin_year),
         "power_cap_kw": float(cap_kw),
         "source": site.source or "problem file",
     }
@@ -147,7 +159,9 @@ def with_problem_sites(problem: Problem, catalog: Catalog) -> Catalog:
     if catalog.problem_sites:
         base = replace(
             catalog,
-            sites=catalog.sites.drop(index=list(catalog.problem_sites)),
+            sites=catalog.sites.drop(index=list(catalog.problem_sites)).drop(
+                columns=list(PROBLEM_SITE_COLUMNS), errors="ignore"
+            ),
             problem_sites=(),
         )
     entries = list(problem.sites or [])

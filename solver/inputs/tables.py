@@ -192,7 +192,8 @@ SITES = table(
     _number("pue", positive=True),
     _number("electricity_usd_per_kwh"),
     _number("colocation_usd_per_kw_month"),
-    _number("staff_usd_per_server_year"),
+    # empty: staff by the site's fleet size (solver/inputs/staff.py)
+    _number("staff_usd_per_server_year", nullable=True),
     _number("power_cap_kw", positive=True),
     _text("source"),
 )
@@ -332,6 +333,31 @@ POOLS = table(
     Column("electricity_usd_per_kwh", "float", "USD/kWh", "the site's electricity price"),
     Column(
         "site_power_cap_kw", "float", "kW", "the site's power cap (NaN for cloud)", nullable=True
+    ),
+    Column(
+        "staff_by_size",
+        "bool",
+        "-",
+        "owned: the site's staff goes by its fleet size (solver/inputs/staff.py); False else",
+    ),
+    Column(
+        "staff_usd_per_admin_year",
+        "float",
+        "USD/admin-year",
+        "owned: what one administrator costs the site a year (0 for cloud)",
+    ),
+    Column(
+        "staff_usd_per_server_year",
+        "float",
+        "USD/server-year",
+        "owned: staff in the hosting, per server while the site holds at most 1,000 (0 cloud)",
+    ),
+    Column(
+        "staff_basis",
+        "str",
+        "-",
+        "owned: by_size (the default), ratio (the site's servers per admin) or flat (its "
+        "USD per server-year); '' for cloud",
     ),
     Column("availability_cap", "int", "units", "at most this many at once"),
     Column("residency_zone", "str", "-", "residency zone of the region or site"),

@@ -300,6 +300,11 @@ def focus_frame(
         )
         if item.workload:
             what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
+        if item.item == "staff_scale":  # a credit on the site's hosting (solver/core/staff.py)
+            what = (
+                f"staff saving of {item.units:g} owned servers in {item.region} (past 1,000 "
+                "servers, fewer administrators per server)"
+            )
         if item.item == "purchase":
             _purchase_rows(item, charge, what, emit)
         elif item.item == "reservation" or (item.item == "existing" and item.mode != "owned"):
@@ -442,7 +447,7 @@ def _usage_row(item: LineItem, charge, what: str, emit) -> None:
         ChargeFrequency="Recurring" if item.item == "existing" else "Usage-Based",
         ChargeDescription=("hosting of " if item.item == "existing" else "")
         + what
-        + ("" if item.mode != "owned" else " (electricity, hosting)"),
+        + ("" if item.mode != "owned" or item.item == "staff_scale" else " (electricity, hosting)"),
         PricingUnit="Hours",
         PricingCategory={"spot": "Dynamic"}.get(item.mode, "Standard"),
         BilledCost=usd,

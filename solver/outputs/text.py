@@ -375,6 +375,7 @@ _ASSUMPTION_NAMES = {
     "capacity_band": "capacity band",
     "availability_cap": "cap",
     "provider_tier": "tier",
+    "owned_staff": "staff",
 }
 
 

@@ -19,6 +19,8 @@ kinds, in this order:
   is assumed or counted from listings (not the problem's), with ``binds`` when the plan
   holds it at the cap; per owned server type and site, the site's power cap.
 - ``provider_tier``: per provider in the plan, its tier and SLA (catalogs/providers.csv).
+- ``owned_staff``: per site the plan holds owned servers at, staff per server-year at its
+  largest fleet in the plan and how it is worked out (solver/inputs/staff.py).
 - ``default``: the settings that decide a plan, each with its value and whether the
   problem set it or left it at the default (``basis``).
 """
@@ -34,13 +36,20 @@ from pydantic import BaseModel, Field
 
 from solver.core.compile import Compiled
 from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
+from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
 from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
 from solver.physics.inference import planned_capacity_share
 from solver.units import RENTED_MODES, Item, Mode
 
 AssumptionKind = Literal[
-    "mfu", "serving_efficiency", "capacity_band", "availability_cap", "provider_tier", "default"
+    "mfu",
+    "serving_efficiency",
+    "capacity_band",
+    "availability_cap",
+    "provider_tier",
+    "owned_staff",
+    "default",
 ]
 Basis = Literal["published", "assumed", "listed", "catalog", "problem", "default"]
 
@@ -83,7 +92,7 @@ class Assumption(BaseModel):
 
     kind: AssumptionKind = Field(
         description="mfu | serving_efficiency | capacity_band | availability_cap | "
-        "provider_tier | default"
+        "provider_tier | owned_staff | default"
     )
     name: str = Field(
         description="The figure or setting: mfu, eta_bandwidth, eta_compute, "
@@ -130,6 +139,7 @@ def assumptions_of(
         + _capacity_band(compiled, items, pools)
         + _caps(compiled.problem, items, pools, binding_pools)
         + _tiers(items)
+        + _owned_staff(compiled, items)
         + _settings(compiled.problem)
     )
 
@@ -364,6 +374,59 @@ def _caps(
                     binds=False,
                 )
             )
+    return out
+
+
+def _owned_staff(compiled: Compiled, items: list) -> list[Assumption]:
+    """Per site the plan holds owned servers at: staff per server-year at the site's
+    largest fleet in the plan, and how it is worked out (per site: the source compares
+    data centres by size)."""
+    pools = compiled.pools[compiled.pools["kind"] == "owned"].drop_duplicates("site_id")
+    pools = pools.set_index("site_id")
+    fleet: dict[str, float] = {}
+    for i in items:
+        if i.mode == Mode.OWNED and i.region in pools.index:
+            n = i.units if i.item == Item.STAFF_SCALE else 0.0
+            fleet[i.region] = max(fleet.get(i.region, 0.0), n)
+    own_sites = {s.name for s in compiled.problem.own_sites}
+    out = []
+    for site, n in sorted(fleet.items()):
+        pool = pools.loc[site]
+        basis = str(pool["staff_basis"])
+        salary = float(pool["staff_usd_per_admin_year"])
+        if basis == "by_size":
+            # headcount linear between the published sizes: the ratio the plan pays for
+            ratio = n / admins(n) if n > 1000 else servers_per_admin(n)
+            value = salary / ratio
+            how = (
+                f"{ratio:,.0f} servers per administrator (a fleet of 1,000 or fewer)"
+                if n <= 1000
+                else f"{ratio:,.1f} servers per administrator at {n:,.0f} servers"
+            )
+            source = f"{how}, per site, at ${salary:,.0f} per administrator-year; "
+            source += STAFF_BY_SIZE_SOURCE
+        else:
+            value = float(pool["staff_usd_per_server_year"])
+            source = (
+                "the site's staff_servers_per_admin and staff_usd_per_admin_year"
+                if basis == "ratio"
+                else "the site's staff_usd_per_server_year, flat whatever the fleet"
+            )
+        out.append(
+            Assumption(
+                kind="owned_staff",
+                name="staff_usd_per_server_year",
+                subject=site,
+                value=round(value, 2),
+                unit="USD per server-year",
+                basis="problem"
+                if site in own_sites and basis != "by_size"
+                else "catalog"
+                if basis != "by_size"
+                else "published",
+                source=source,
+            )
+        )
     return out
 
 

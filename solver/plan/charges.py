@@ -228,7 +228,7 @@ def line_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) ->
     for line, item in enumerate(plan.line_items):
         if item.cost_usd == 0.0 and item.item in ("use", "training"):
             continue
-        if item.item in ("rent", "use", "training") or (
+        if item.item in ("rent", "use", "training", "staff_scale") or (
             item.item == "existing" and item.mode == "owned"
         ):
             pieces = _usage(item, cal)

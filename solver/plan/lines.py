@@ -15,6 +15,8 @@ Line items, by ``item``:
 - ``use``: owned or reserved units serving a workload (cost = owned electricity).
 - ``training``: a training job's cluster (cost = rent or owned electricity).
 - ``existing``: fixed costs of the existing fleet and reservations.
+- ``staff_scale``: the staff saving of a site whose owned fleet passes 1,000 servers in a
+  period (fewer administrators per server; solver/core/staff.py), a negative cost.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ class LineItem(BaseModel):
     """One thing to pay for or run."""
 
     # savings_plan: a spend-based commitment (units are USD per hour); savings_plan_cover:
-    # on-demand usage a savings plan pays for (a credit of its on-demand charge)
+    # on-demand usage a savings plan pays for (a credit of its on-demand charge);
+    # staff_scale: the staff saving of a site past 1,000 owned servers (units: its average
+    # fleet in the period; cost_usd <= 0)
     item: str = Field(
         description="rent | reservation | purchase | use | training | existing | savings_plan "
-        "| savings_plan_cover"
+        "| savings_plan_cover | staff_scale"
     )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
@@ -574,6 +578,7 @@ def extract_plan(
         elif r.kind == "sp_cover":
             items.append(_savings_plan_cover_item(rd, r))
     items += _existing_items(rd)
+    items += _staff_scale_items(rd, model, var)
     order = {name: i for i, name in enumerate(rd.p_names)}
     items.sort(
         key=lambda i: (
@@ -869,6 +874,46 @@ def _existing_items(rd: _Reading) -> list[LineItem]:
                 cost_usd=float(sum(by_period.values())),
                 co2e_t=idle_t,
                 cost_by_period_usd=by_period,
+            )
+        )
+    return out
+
+
+def _staff_scale_items(rd: _Reading, model: LinearModel, var: pd.DataFrame) -> list[LineItem]:
+    """The staff saving of a site past 1,000 servers in a period (solver/core/staff.py):
+    one ``staff_scale`` line per site and period where it is not zero; ``units`` is the
+    site's average owned fleet in the period, ``cost_usd`` the saving (negative)."""
+    staff = var[var["kind"] == "staff"]
+    if staff.empty:
+        return []
+    cost = model.expressions["total_cost_usd"].coefs
+    fleet: dict[tuple[int, int], float] = defaultdict(float)
+    usd: dict[tuple[int, int], float] = defaultdict(float)
+    for i, r in zip(staff.index, staff.itertuples(index=False), strict=True):
+        fleet[(int(r.pool), int(r.period))] += float(r.value)
+        usd[(int(r.pool), int(r.period))] += cost.get(int(i), 0.0) * float(r.value)
+    out = []
+    for (p, t), saving in sorted(usd.items()):
+        if abs(saving) < 1e-6:
+            continue
+        pool = rd.pool_rows[p]
+        name = rd.p_names[t]
+        out.append(
+            LineItem(
+                item="staff_scale",
+                period=name,
+                provider="owned",
+                region=pool.site_id,
+                offering=f"staff@{pool.site_id}",
+                accelerator="",
+                mode=Mode.OWNED,
+                units=fleet[(p, t)],
+                accelerators=0.0,
+                hours=0.0,
+                cost_usd=saving,
+                co2e_t=0.0,
+                cost_by_period_usd={name: saving},
+                tier="owned",
             )
         )
     return out

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
+from solver.inputs import staff as staff_figures
 from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS
 from solver.inputs.hardware import LISTS, hardware_rules
@@ -216,11 +217,42 @@ class _Context:
         return kwh, kg
 
 
+def _site_figure(site, column: str) -> float | None:
+    """A site's figure, or None where the site leaves it empty."""
+    value = site.get(column) if hasattr(site, "get") else None
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
+def _staff_salary(site) -> float:
+    salary = _site_figure(site, "staff_usd_per_admin_year")
+    return staff_figures.USD_PER_ADMIN_YEAR if salary is None else salary
+
+
+def _staff_usd_per_server_year(site) -> float:
+    """Staff per server-year in an owned server's hosting: the site's flat figure, its
+    salary over its ratio, or (by fleet size) over 140, the ratio up to 1,000 servers;
+    read from the site's columns and the published figures, not the model's rule."""
+    flat = _site_figure(site, "staff_usd_per_server_year")
+    if flat is not None:
+        return flat
+    ratio = _site_figure(site, "staff_servers_per_admin")
+    return _staff_salary(site) / (ratio or staff_figures.SERVERS_PER_ADMIN_MEDIUM)
+
+
+def _staff_by_size(site) -> bool:
+    return (
+        _site_figure(site, "staff_usd_per_server_year") is None
+        and _site_figure(site, "staff_servers_per_admin") is None
+    )
+
+
 def _owned_month(srv, site) -> tuple[float, float]:
     """(USD, kgCO2e) an owned server costs per month in service, used or not: colocation,
     maintenance, staff and the idle draw (30% of its maximum power), from the catalog."""
     idle_kwh = IDLE_POWER_FRACTION * float(srv["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
-    staff = float(site["staff_usd_per_server_year"]) if "staff_usd_per_server_year" in site else 0
+    staff = _staff_usd_per_server_year(site)
     usd = (
         float(site["colocation_usd_per_kw_month"]) * float(srv["power_kw"])
         + float(srv["maintenance_usd_per_year"]) / 12.0
@@ -451,6 +483,8 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
         "existing": _check_existing,
     }
     for index, item in enumerate(plan.line_items):
+        if item.item == Item.STAFF_SCALE:  # checked with the fleet (_check_staff_scale)
+            continue
         before = dict(run.period_cost) if by_line else {}
         if item.item in SAVINGS_PLAN_ITEMS:
             _check_savings_plan_line(run, item)
@@ -476,6 +510,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_quotas(run)
     _check_power(run)
     _check_savings_plans(run)
+    _check_staff_scale(run)
     _check_money(run)
     _check_cost_lines(run)
     return run
@@ -1426,6 +1461,68 @@ def _check_power(run: _Run) -> None:
     for (site_id, name), kw in fleet_kw.items():
         cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
         c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
+
+
+def _admins_by_size(n: float) -> float:
+    """Administrators a site of ``n`` servers needs by default, from the two published
+    points (140 per admin at 1,000 servers, 1,000 at 50,000): the ratio log-linear in
+    size at the fleet sizes solver/inputs/staff.py names, the headcount linear between
+    them, flat ratios outside."""
+    n0, r0 = staff_figures.MEDIUM_SITE_SERVERS, staff_figures.SERVERS_PER_ADMIN_MEDIUM
+    n1, r1 = staff_figures.LARGE_SITE_SERVERS, staff_figures.SERVERS_PER_ADMIN_LARGE
+    if n <= n0:
+        return n / r0
+    if n >= n1:
+        return n / r1
+    sizes = list(staff_figures.BREAKPOINTS_SERVERS)
+    heads = [
+        a / (r0 * math.exp(math.log(a / n0) * math.log(r1 / r0) / math.log(n1 / n0))) for a in sizes
+    ]
+    for a, b, ha, hb in zip(sizes, sizes[1:], heads, heads[1:], strict=False):
+        if n <= b:
+            return ha + (hb - ha) * (n - a) / (b - a)
+    return n / r1  # pragma: no cover
+
+
+def _check_staff_scale(run: _Run) -> None:
+    """Each site's staff saving past 1,000 servers (``staff_scale`` lines) recomputed from
+    the servers the plan holds there: existing, and each purchase for its months in
+    service, averaged over the period; salary x years x (admins(N) - N / 140)."""
+    ctx, p, catalog = run.ctx, run.p, run.catalog
+    server_months: dict[tuple[str, str], float] = defaultdict(float)
+    for e in p.existing_fleet:
+        for name in ctx.period_names:
+            server_months[(e.site, name)] += e.units * ctx.months[name]
+    for offering, buys in run.bought.items():
+        server_id, site_id = server_and_site(offering)
+        srv = catalog.servers.loc[server_id]
+        lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
+        life = float(srv["lifetime_years"]) * 12
+        for t, n in buys:
+            arrival = ctx.start_month[t] + lead
+            for name in ctx.period_names:
+                served = ctx.overlap_months(name, arrival, min(ctx.horizon, arrival + life))
+                server_months[(site_id, name)] += n * served
+    expected: dict[tuple[str, str], float] = {}
+    for (site_id, name), months in server_months.items():
+        site = catalog.sites.loc[site_id]
+        n = months / ctx.months[name]
+        if n > staff_figures.MEDIUM_SITE_SERVERS and _staff_by_size(site):
+            heads = _admins_by_size(n) - n / staff_figures.SERVERS_PER_ADMIN_MEDIUM
+            expected[(site_id, name)] = _staff_salary(site) * ctx.months[name] / 12.0 * heads
+    stated = {
+        (i.region, i.period): i.cost_usd for i in run.plan.line_items if i.item == Item.STAFF_SCALE
+    }
+    for key in sorted(set(expected) | set(stated)):
+        want, got = expected.get(key, 0.0), stated.get(key, 0.0)
+        run.c.check(
+            "staff saving past 1,000 servers recomputed",
+            abs(want - got) <= 0.01 + 1e-6 * abs(want),
+            f"{key[0]} {key[1]}: {got:,.2f} vs recomputed {want:,.2f}",
+        )
+        run.total_cost += want
+        run.period_cost[key[1]] += want
+        run.provider_cost["owned"] += want
 
 
 def _check_money(run: _Run) -> None:

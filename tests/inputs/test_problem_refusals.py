@@ -407,6 +407,45 @@ CASES = [
         2,
         ["sites[0] (our-dc).power_cap_kw", "existing_fleet"],
     ),
+    # staff by fleet size (issue 28): a ratio of 0 servers per admin, a negative salary,
+    # and a flat figure given with a ratio
+    (
+        "own site staff ratio zero",
+        edit(
+            "budget_usd:",
+            "sites: [{name: our-dc, region: us-east, pue: 1.5, power_cap_kw: 20,\n"
+            "         staff_servers_per_admin: 0}]\nbudget_usd:",
+        ),
+        [],
+        None,
+        2,
+        ["sites[0] (our-dc).staff_servers_per_admin", "greater than 0"],
+    ),
+    (
+        "own site staff salary negative",
+        edit(
+            "budget_usd:",
+            "sites: [{name: our-dc, region: us-east, pue: 1.5, power_cap_kw: 20,\n"
+            "         staff_usd_per_admin_year: -5}]\nbudget_usd:",
+        ),
+        [],
+        None,
+        2,
+        ["sites[0] (our-dc).staff_usd_per_admin_year", "greater than or equal to 0"],
+    ),
+    (
+        "own site staff flat and ratio",
+        edit(
+            "budget_usd:",
+            "sites: [{name: our-dc, region: us-east, pue: 1.5, power_cap_kw: 20,\n"
+            "         staff_usd_per_server_year: 4768, staff_servers_per_admin: 20}]\n"
+            "budget_usd:",
+        ),
+        [],
+        None,
+        2,
+        ["sites[0]", "staff_usd_per_server_year", "keep staff_usd_per_server_year alone"],
+    ),
     (
         "own site entry of the wrong type",
         edit("budget_usd:", "sites: [colo-us, 5]\nbudget_usd:"),

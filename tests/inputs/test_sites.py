@@ -6,11 +6,13 @@ hgx-h100-8 server draws 10.2 kW at most (catalogs/servers.csv)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
-from solver.inputs.problem import DEFAULT_STAFF_USD_PER_SERVER_YEAR, parse_problem
+from solver.inputs.problem import parse_problem
 from solver.inputs.sites import with_problem_sites
 
 CHAT = {
@@ -59,9 +61,11 @@ def test_an_own_site_joins_the_catalogs_sites_with_its_regions_figures(catalog):
     assert (row["country"], row["residency_zone"]) == ("US", "us")
     assert row["grid_gco2_per_kwh"] == 295 and row["electricity_usd_per_kwh"] == 0.088
     assert row["pue"] == 1.5 and row["name"] == "Ashburn, VA"
-    # no colocation given: a room of one's own, no rent; staff as every catalog site
+    # no colocation given: a room of one's own, no rent; staff as every catalog site: no
+    # flat figure (empty), so by the site's fleet size (solver/inputs/staff.py)
     assert row["colocation_usd_per_kw_month"] == 0 and row["kind"] == "own"
-    assert row["staff_usd_per_server_year"] == DEFAULT_STAFF_USD_PER_SERVER_YEAR == 95.36
+    assert math.isnan(row["staff_usd_per_server_year"])
+    assert math.isnan(row["staff_servers_per_admin"])
     # no power cap given: the two servers already there, 2 x 10.2 kW = 20.4 kW
     assert row["power_cap_kw"] == pytest.approx(20.4)
 
