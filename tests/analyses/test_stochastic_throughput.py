@@ -251,3 +251,16 @@ def test_bad_throughput_scenarios_in_the_problem_get_one_message(tmp_path, throu
     assert result.exit_code == 2, result.output
     assert words in result.output and "p.yaml" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_problems_own_capacity_scenario_plans_one_scenario(catalog):
+    # capacity_scenario {factor: 1/1.5} on the problem is the optimistic scenario planned
+    # alone: 3 units (20 >= 18 at 6.667 each), all reserved at $2: $6.00/h = $52,560, the
+    # same plan as capacity_optimism: 1.5 (capacity / 1.5), verified against that capacity
+    alone = solve_problem(
+        parse_problem(_problem(capacity_scenario={"factor": OPTIMISTIC})), catalog
+    )
+    wary = solve_problem(parse_problem(_problem(capacity_optimism=1.5)), catalog)
+    assert _reserved(alone.line_items) == 3 and alone.verified
+    assert alone.total_cost_usd == pytest.approx(6.00 * HOURS)
+    assert wary.total_cost_usd == pytest.approx(alone.total_cost_usd)
