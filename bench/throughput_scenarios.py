@@ -50,11 +50,16 @@ def main() -> None:
     print(f"  two-stage commitments:      {_first_stage(sp.commitments)}")
     print(f"  point-estimate commitments: {_first_stage(sp.point_estimate_commitments or [])}")
     print(f"  EV (expected capacity):     {_first_stage(sp.deterministic_commitments)}")
-    pe = sp.point_estimate_expected_cost_usd
-    print(f"  expected cost: two-stage {usd(sp.expected_cost_usd)}, point-estimate plan "
-          f"{'n/a' if pe is None else usd(pe)}, EEV "
-          f"{'n/a' if sp.deterministic_expected_cost_usd is None else usd(sp.deterministic_expected_cost_usd)}, "
-          f"all rented {'n/a' if sp.all_rented_expected_cost_usd is None else usd(sp.all_rented_expected_cost_usd)}")  # fmt: skip
+
+    def opt(v: float | None) -> str:
+        return "n/a" if v is None else usd(v)
+
+    print(
+        f"  expected cost: two-stage {usd(sp.expected_cost_usd)}, point-estimate plan "
+        f"{opt(sp.point_estimate_expected_cost_usd)}, EEV "
+        f"{opt(sp.deterministic_expected_cost_usd)}, all rented "
+        f"{opt(sp.all_rented_expected_cost_usd)}"
+    )
     for o in sp.scenarios:
         c = o.throughput
         what = f"x {c.factor:g}" if c.factor is not None else f"band q {c.band_quantile:g}"

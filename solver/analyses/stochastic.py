@@ -386,9 +386,10 @@ def scenario_compiled(
         options["tokens_per_s_per_unit"] = options["tokens_per_s_per_unit"] * shares
         by_option = dict(zip(options["option_id"], shares, strict=True))
         buckets = buckets.copy()
-        buckets["requests_per_s_per_unit"] = buckets["requests_per_s_per_unit"] * buckets[
-            "option_id"
-        ].map(by_option).fillna(1.0).to_numpy()
+        buckets["requests_per_s_per_unit"] = (
+            buckets["requests_per_s_per_unit"]
+            * buckets["option_id"].map(by_option).fillna(1.0).to_numpy()
+        )
     table = base.demand.copy()
     names = list(base.periods["name"])
     table["demand"] = table["demand"] * [

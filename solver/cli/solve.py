@@ -34,7 +34,6 @@ from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
-
 #: ``procure solve --throughput-scenarios``
 ThroughputOpt = Annotated[
     str | None,

@@ -993,9 +993,12 @@ def throughput_scenarios_from_text(text: str) -> list[ThroughputScenario]:
         A part that is not a number pair, a factor <= 0, a probability outside (0, 1], or
         probabilities that do not add up to 1.
     """
-    field, fix = "--throughput-scenarios", (
-        "write factor:probability pairs, e.g. 1:0.6,0.8:0.3,0.6667:0.1 (capacity x 1, x 0.8 "
-        "and x 0.6667), qQ:P for a band quantile (q0.1:0.3,q0.5:0.4,q0.9:0.3), or band"
+    field, fix = (
+        "--throughput-scenarios",
+        (
+            "write factor:probability pairs, e.g. 1:0.6,0.8:0.3,0.6667:0.1 (capacity x 1, x 0.8 "
+            "and x 0.6667), qQ:P for a band quantile (q0.1:0.3,q0.5:0.4,q0.9:0.3), or band"
+        ),
     )
     if text.strip().lower() == "band":
         return [

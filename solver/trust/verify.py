@@ -288,7 +288,9 @@ def _capacity_share(p: Problem, w, u: dict, measured_here: bool) -> float:
         p.capacity_confidence, p.capacity_optimism, vendor, source, runtime
     )
     if p.capacity_scenario is not None:  # one throughput scenario (issue 33)
-        share = share * p.capacity_scenario.share(physics.capacity_band_log(vendor, source, runtime))
+        share = share * p.capacity_scenario.share(
+            physics.capacity_band_log(vendor, source, runtime)
+        )
     return float(share[0])
 
 
