@@ -10,9 +10,15 @@ cost, sum_s p_s cost_s; budget and carbon cap hold in every scenario or in expec
 (:func:`add_cvar`, Rockafellar and Uryasev's linearisation).
 
 A scenario multiplies rented prices (on-demand and spot, by provider, accelerator and
-mode: commitments and purchases are signed now, at today's prices) and online demand (by
-workload and period). Scenarios are given with probabilities, or drawn with a seed
-(lognormal price drift per provider, demand uniform in a range).
+mode: commitments and purchases are signed now, at today's prices), online demand (by
+workload and period) and serving capacity (``throughput``, issue 33: every serving
+option's capacity per unit times a factor, or at a quantile of its own estimate's error
+band, so a measured profile moves less than a physics estimate). Scenarios are given with
+probabilities, or drawn with a seed (lognormal price drift per provider, demand uniform in
+a range); ``throughput_scenarios`` multiply them as a product (capacity error taken as
+independent of prices and demand). Capacity that falls short in a scenario is made up by
+its recourse: on-demand or spot units rented in that scenario (min_cost allows no unserved
+demand, so there is no shortfall penalty to pay instead).
 
 How it is solved (the extensive form): the problem is compiled once, every scenario is
 that compiled problem with its prices and demands; a pool is kept if dominance pruning
@@ -27,7 +33,10 @@ Reported beside the plan (Birge and Louveaux, Introduction to Stochastic Program
 problem at expected prices and demands, EV) evaluated on the same scenarios, EEV; the
 value of the stochastic solution VSS = EEV - RP >= 0; each scenario solved alone with
 hindsight, WS = sum_s p_s min cost_s; the expected value of perfect information
-EVPI = RP - WS >= 0.
+EVPI = RP - WS >= 0. With throughput scenarios, also the commitments of the plan that takes
+every capacity estimate at face value (the problem as written, ``procure solve`` without
+uncertainty) and their expected cost with each scenario's rentals re-planned: how the
+first stage changes when the estimates may be optimistic.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ from solver.core.restrictions import described, lifted_periods, period_restricti
 from solver.errors import InfeasibleError, NoPlanError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
+    CapacityScenario,
     DemandMultiplier,
     InferenceWorkload,
     PriceMultiplier,
@@ -97,6 +107,14 @@ class ScenarioOutcome(BaseModel):
         None,
         description="all_rented_cost_usd - total_cost_usd: what the commitments save in this "
         "scenario (negative: what they cost against renting everything)",
+    )
+    throughput: CapacityScenario | None = Field(
+        None, description="The scenario's serving capacity (None: the estimates as they are)"
+    )
+    point_estimate_cost_usd: float | None = Field(
+        None,
+        description="With throughput scenarios: the point-estimate plan's commitments with "
+        "this scenario's rentals re-planned; None when they leave it no feasible plan",
     )
 
 
@@ -145,6 +163,16 @@ class StochasticPlan(BaseModel):
     expected_value_of_perfect_information_usd: float | None = Field(
         None, description="EVPI = RP - WS"
     )
+    point_estimate_commitments: list[LineItem] | None = Field(
+        None,
+        description="With throughput scenarios: the commitments of the plan that takes every "
+        "capacity estimate at face value (the problem as written, without uncertainty)",
+    )
+    point_estimate_expected_cost_usd: float | None = Field(
+        None,
+        description="Those commitments, rentals re-planned in each scenario: sum of p x cost "
+        "(None if they leave some scenario no feasible plan)",
+    )
     verified: bool
     seconds: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
@@ -173,6 +201,8 @@ def scenarios_of(problem: Problem, catalog: Catalog) -> list[Scenario]:
         )
     if u.scenarios is not None:
         scenarios = list(u.scenarios)
+    elif u.n_scenarios is None:  # throughput scenarios alone
+        scenarios = [Scenario(name="as_given", probability=1.0)]
     else:
         rng = np.random.default_rng(u.seed)
         providers = sorted(set(catalog.offerings["provider"]))
@@ -193,7 +223,53 @@ def scenarios_of(problem: Problem, catalog: Catalog) -> list[Scenario]:
                 )
             )
     _check_against_catalog(scenarios, catalog)
-    return scenarios
+    return with_throughput(scenarios, u.throughput_scenarios, alone=u.scenarios is None
+                           and u.n_scenarios is None)  # fmt: skip
+
+
+def with_throughput(scenarios: list[Scenario], throughput, *, alone: bool) -> list[Scenario]:
+    """The scenarios times the throughput scenarios (a product: p = p_s x p_t, named
+    ``s|t``, or ``t`` when there are no price and demand scenarios)."""
+    if not throughput:
+        return scenarios
+    for i, s in enumerate(scenarios):
+        if s.throughput is not None:
+            raise ProcureError(
+                f"scenario {s.name!r} sets its own throughput and throughput_scenarios "
+                "multiplies every scenario",
+                field=f"uncertainty.scenarios[{i}].throughput",
+                fix="set the capacity in each scenario or in throughput_scenarios, not both",
+            )
+    return [
+        s.model_copy(
+            update={
+                "name": t.name if alone else f"{s.name}|{t.name}",
+                "probability": s.probability * t.probability,
+                "throughput": CapacityScenario(factor=t.factor, band_quantile=t.band_quantile),
+            }
+        )
+        for s in scenarios
+        for t in throughput
+    ]
+
+
+def has_throughput(scenarios: list[Scenario]) -> bool:
+    """Some scenario sets its serving capacity."""
+    return any(s.throughput is not None for s in scenarios)
+
+
+def throughput_shares(base: Compiled, throughput: CapacityScenario | None) -> np.ndarray:
+    """Per option of ``base``, the share of its capacity per unit that holds in a scenario
+    with ``throughput`` (1 for training options and without one): what compiling with
+    ``capacity_scenario`` gives (solver.core.compile applies the same share)."""
+    n = len(base.options)
+    if throughput is None or "capacity_band_log" not in base.options:
+        return np.ones(n)
+    band = base.options["capacity_band_log"].to_numpy(dtype=float)
+    serving = np.isfinite(band)
+    out = np.ones(n)
+    out[serving] = throughput.share(band[serving])
+    return out
 
 
 def _check_against_catalog(scenarios: list[Scenario], catalog: Catalog) -> None:
@@ -248,9 +324,15 @@ def demand_factors(problem: Problem, scenario: Scenario) -> dict[tuple[str, str]
     return out
 
 
-def scenario_problem(problem: Problem, demand: dict[tuple[str, str], float], caps: str) -> Problem:
+def scenario_problem(
+    problem: Problem,
+    demand: dict[tuple[str, str], float],
+    caps: str,
+    throughput: CapacityScenario | None = None,
+) -> Problem:
     """The deterministic problem of one scenario: its demand per period in
-    ``demand_by_period``; no budget or carbon cap when they hold only in expectation."""
+    ``demand_by_period``, its serving capacity in ``capacity_scenario``; no budget or
+    carbon cap when they hold only in expectation."""
     workloads = []
     for w in problem.workloads:
         if isinstance(w, InferenceWorkload):
@@ -262,6 +344,8 @@ def scenario_problem(problem: Problem, demand: dict[tuple[str, str], float], cap
             w = w.model_copy(update={"demand_by_period": by_period})
         workloads.append(w)
     update: dict = {"workloads": workloads, "uncertainty": None}
+    if throughput is not None:
+        update["capacity_scenario"] = throughput
     if caps == "expectation":
         update |= {"budget_usd": None, "carbon_cap_tco2e": None}
     return problem.model_copy(update=update)
@@ -280,9 +364,11 @@ def scenario_compiled(
     problem_s: Problem,
     factors: pd.DataFrame,
     demand: dict[tuple[str, str], float],
+    shares: np.ndarray | None = None,
 ) -> Compiled:
-    """``base`` (compiled unpruned) with the scenario's prices and demand: what compiling
-    the scenario's problem and catalog gives, without compiling again."""
+    """``base`` (compiled unpruned) with the scenario's prices, demand and capacity shares
+    (:func:`throughput_shares`, per option): what compiling the scenario's problem and
+    catalog gives, without compiling again."""
     pools = base.pools.copy()
     cloud = (pools["kind"] == "cloud").to_numpy() & pools["mode"].isin(RENTED_MODES).to_numpy()
     f = np.ones(len(pools))
@@ -295,13 +381,25 @@ def scenario_compiled(
     options["price_usd_per_hour"] = options["price_usd_per_hour"] * f_opt
     if "rent_usd" in options:  # training options: rent of the whole job
         options["rent_usd"] = options["rent_usd"] * f_opt
+    buckets = base.bucket_capacity
+    if shares is not None and not np.all(shares == 1.0):
+        options["tokens_per_s_per_unit"] = options["tokens_per_s_per_unit"] * shares
+        by_option = dict(zip(options["option_id"], shares, strict=True))
+        buckets = buckets.copy()
+        buckets["requests_per_s_per_unit"] = (
+            buckets["requests_per_s_per_unit"]
+            * buckets["option_id"].map(by_option).fillna(1.0).to_numpy()
+        )
     table = base.demand.copy()
     names = list(base.periods["name"])
     table["demand"] = table["demand"] * [
         demand.get((w, names[int(t)]), 1.0)
         for w, t in zip(table["workload"], table["period"], strict=True)
     ]
-    return replace(base, problem=problem_s, pools=pools, options=options, demand=table)
+    return replace(
+        base, problem=problem_s, pools=pools, options=options, demand=table,
+        bucket_capacity=buckets,
+    )  # fmt: skip
 
 
 def keep_pools(compiled: list[Compiled], kept: set[str]) -> list[Compiled]:
@@ -499,17 +597,22 @@ class _Setup:
         self.deadline: float | None = None
         self.cut: list[str] = []
         self.scenarios = scenarios_of(problem, catalog)  # refuses a problem without any
+        self.throughput = has_throughput(self.scenarios)
         self.caps = problem.uncertainty.caps
         self.names = [s.name for s in self.scenarios]
         self.probs = [s.probability for s in self.scenarios]
         self.base = compile_problem(problem, catalog, prune_dominated=False)
-        self.inputs, compiled = [], []
+        self.inputs, compiled, self.shares = [], [], []
         for s in self.scenarios:
             pf, df = price_factors(catalog, s), demand_factors(problem, s)
-            problem_s = scenario_problem(problem, df, self.caps)
+            problem_s = scenario_problem(problem, df, self.caps, s.throughput)
             self.inputs.append((problem_s, scenario_catalog(catalog, pf)))
-            compiled.append(scenario_compiled(self.base, problem_s, pf, df))
-        self.kept = pools_kept_in_any(compiled)
+            self.shares.append(throughput_shares(self.base, s.throughput))
+            compiled.append(scenario_compiled(self.base, problem_s, pf, df, self.shares[-1]))
+        #: with throughput scenarios, the problem as written (capacity at face value): its
+        #: plan's commitments are compared with the two-stage plan's
+        self.point = _point_estimate(problem, catalog, self.base) if self.throughput else None
+        self.kept = pools_kept_in_any(compiled + ([self.point] if self.point else []))
         self.compiled = keep_pools(compiled, self.kept)
         self.models = [build_model(c) for c in self.compiled]
         self.seconds = {"compile_and_build": time.perf_counter() - started}
@@ -563,6 +666,7 @@ def solve_stochastic(
     # scenario's rentals are not kept as line items, so only the commitments are checked
     weak = weak_prices_in(sp.commitments, problem, first_day(problem.start))
     refuse_weak_prices(weak, sp.expected_cost_usd, catalog.directory)
+    sp = with_point_estimate(setup, sp, solver, options, workers, scheduler)
     return with_period_notes(sp, setup.compiled[0])
 
 
@@ -1050,8 +1154,8 @@ class _EV:
 
 
 def _ev_first_stage(setup: _Setup, solver: str, options: SolveOptions) -> _EV:
-    from solver.solve import optimise
-
+    """The EV plan's first stage: expected prices, demands and capacity shares (each
+    option's capacity x sum_s p_s share_s)."""
     t0 = time.perf_counter()
     problem, catalog = setup.problem, setup.catalog
     probs = setup.probs
@@ -1059,16 +1163,76 @@ def _ev_first_stage(setup: _Setup, solver: str, options: SolveOptions) -> _EV:
     dfs = [demand_factors(problem, s) for s in setup.scenarios]
     df = {k: float(sum(p * d[k] for p, d in zip(probs, dfs, strict=True))) for k in dfs[0]}
     problem_ev = scenario_problem(problem, df, "every_scenario")
-    (ev,) = keep_pools([scenario_compiled(setup.base, problem_ev, pf, df)], setup.kept)
+    shares = sum(p * x for p, x in zip(probs, setup.shares, strict=True))
+    ev = scenario_compiled(setup.base, problem_ev, pf, df, shares)
+    out = _first_stage_of(setup, ev, solver, options)
+    setup.seconds["deterministic"] = time.perf_counter() - t0
+    return out
+
+
+def _point_estimate(problem: Problem, catalog: Catalog, base: Compiled) -> Compiled:
+    """The problem as written (prices, demand and capacity at face value), compiled
+    unpruned from ``base``."""
+    as_given = Scenario(name="as_given", probability=1.0)
+    df = demand_factors(problem, as_given)
+    problem_pe = scenario_problem(problem, df, "every_scenario")
+    return scenario_compiled(base, problem_pe, price_factors(catalog, as_given), df)
+
+
+def _first_stage_of(setup: _Setup, compiled: Compiled, solver: str, options) -> _EV:
+    """The first stage of the deterministic plan of ``compiled`` (kept pools only)."""
+    from solver.solve import optimise
+
+    (ev,) = keep_pools([compiled], setup.kept)
     model = build_model(ev)
     values = optimise(ev, model, solver=solver, options=_until(setup, options)).result.values
     plan = extract_plan(
         ev, model, values, status="optimal", objective=None, gap=None, solver=solver,
         solve_seconds=0.0,
     )  # fmt: skip
-    setup.seconds["deterministic"] = time.perf_counter() - t0
     commitments = [i for i in plan.line_items if i.item in (Item.RESERVATION, Item.PURCHASE)]
     return _EV(_first_stage(model, values), commitments)
+
+
+def with_point_estimate(setup: _Setup, sp: StochasticPlan, solver, options, workers, scheduler):
+    """With throughput scenarios: ``sp`` with the point-estimate plan's commitments, their
+    cost in each scenario (rentals re-planned, in parallel) and in expectation."""
+    if setup.point is None:
+        return sp
+    t0 = time.perf_counter()
+    pe = _first_stage_of(setup, setup.point, solver, options)
+    n = len(setup.names)
+    priced = _run(setup, [(s, pe.first) for s in range(n)], solver, options, workers, scheduler)
+    costs = [None if x is None else float(x[0]) for x in priced]
+    expected = None if None in costs else float(np.dot(setup.probs, costs))
+    setup.seconds["point_estimate"] = time.perf_counter() - t0
+    scenarios = [
+        o.model_copy(update={"throughput": x.throughput, "point_estimate_cost_usd": c})
+        for o, x, c in zip(sp.scenarios, setup.scenarios, costs, strict=True)
+    ]
+    u = setup.problem.uncertainty
+    base = len(setup.scenarios) // len(u.throughput_scenarios) if u.throughput_scenarios else n
+    note = (
+        "throughput scenarios: each scales every serving option's capacity per unit "
+        "(a band quantile by the option's own estimate's band: measured 0.02, physics "
+        "0.18-0.31 in log terms); "
+        + (
+            f"{base} price and demand scenarios x {len(u.throughput_scenarios)} throughput "
+            "scenarios (independent); "
+            if u.throughput_scenarios and base > 1
+            else ""
+        )
+        + "capacity that falls short is rented in that scenario (on demand or spot)"
+    )
+    return sp.model_copy(
+        update={
+            "scenarios": scenarios,
+            "point_estimate_commitments": pe.commitments,
+            "point_estimate_expected_cost_usd": expected,
+            "notes": [*sp.notes, note],
+            "seconds": dict(setup.seconds),
+        }
+    )
 
 
 def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:

@@ -34,6 +34,19 @@ from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
 from solver.units import DEFAULT_SOLVER, SOLVERS
 
+#: ``procure solve --throughput-scenarios``
+ThroughputOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--throughput-scenarios",
+        help="Two-stage over serving capacity (issue 33): factor:probability pairs, e.g. "
+        "1:0.6,0.8:0.3,0.6667:0.1 (capacity x 1, x 0.8, x 0.6667), qQ:P for a quantile of "
+        "each estimate's own error band, or 'band' (10th, 50th and 90th percentiles at "
+        "0.3, 0.4 and 0.3). Multiplies the problem's scenarios (replaces its "
+        "throughput_scenarios); implies --stochastic",
+    ),
+]
+
 
 @app.command()
 def solve(
@@ -81,6 +94,7 @@ def solve(
             **_choices("auto", "extensive", "decomposition", "benders"),
         ),
     ] = "auto",
+    throughput_scenarios: ThroughputOpt = None,
     workers: Annotated[
         int, typer.Option(help="Local processes for the decomposition's scenario solves")
     ] = 1,
@@ -117,6 +131,8 @@ def solve(
             )
         _check_gap_and_limit(gap, time_limit)
         prob = load_problem(problem)
+        if throughput_scenarios is not None:
+            prob = _with_throughput_scenarios(prob, throughput_scenarios)
         cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
         if stochastic or prob.uncertainty is not None:
             two_stage = (stochastic_method, workers, scheduler)
@@ -152,6 +168,35 @@ def solve(
         say_if_stopped(plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
+
+
+def _with_throughput_scenarios(prob, text: str):
+    """The problem with ``--throughput-scenarios`` as its uncertainty's
+    throughput_scenarios (an uncertainty of those alone when it has none)."""
+    from solver.inputs.problem import Uncertainty, throughput_scenarios_from_text
+
+    found = throughput_scenarios_from_text(text)
+    if prob.capacity_scenario is not None:
+        raise ProcureError(
+            "the problem sets capacity_scenario, and --throughput-scenarios sets the capacity "
+            "per scenario",
+            field="--throughput-scenarios",
+            fix="drop capacity_scenario from the problem, or the option",
+        )
+    if prob.savings_plans:  # as the problem's own check of uncertainty: (problem.py)
+        raise ProcureError(
+            "savings_plans with uncertainty is not modelled yet (a two-stage plan commits "
+            "reservations and purchases only)",
+            field="--throughput-scenarios",
+            fix="solve without --throughput-scenarios, or without savings_plans",
+        )
+    u = prob.uncertainty
+    u = (
+        Uncertainty(throughput_scenarios=found)
+        if u is None
+        else u.model_copy(update={"throughput_scenarios": found})
+    )
+    return prob.model_copy(update={"uncertainty": u})
 
 
 def _stochastic_text(

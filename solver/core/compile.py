@@ -1635,6 +1635,11 @@ def _inference_rows(
         source,
         getattr(w, "runtime", None),
     )
+    # one throughput scenario (capacity_scenario, issue 33): x factor, or each estimate at
+    # a quantile of its own band (the band capacity_confidence reads)
+    band = physics.capacity_band_log(sub["vendor"].to_numpy(), source, getattr(w, "runtime", None))
+    if problem.capacity_scenario is not None:
+        share = share * problem.capacity_scenario.share(band)
     rps, cap_tokens = rps * share[:, None], cap_tokens * share
     report.generated += len(sub)
     ok = reason == ""
@@ -1670,6 +1675,7 @@ def _inference_rows(
             "step_s": np.where(physics_rows, main["step_s"].to_numpy()[ok], np.nan),
             "ttft_s": np.where(physics_rows, main["ttft_s"].to_numpy()[ok], np.nan),
             "capacity_source": source[ok],
+            "capacity_band_log": band[ok],
             "kwh_per_unit_hour": inf_coef["kwh"][idx],
             "energy_usd_per_unit_hour": inf_coef["energy_usd"][idx],
             "kgco2e_per_unit_hour": inf_coef["kgco2e"][idx],

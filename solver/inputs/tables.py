@@ -421,6 +421,13 @@ OPTIONS = table(
     Column("step_s", "float", "s", "decode step time (NaN when measured)", nullable=True),
     Column("ttft_s", "float", "s", "time to first token (NaN when measured)", nullable=True),
     Column("capacity_source", "str", "-", "physics, calibrated or measured", nullable=True),
+    Column(
+        "capacity_band_log",
+        "float",
+        "-",
+        "RMS log error of the capacity figure's source and runtime (issue 33; NaN: training)",
+        nullable=True,
+    ),
     Column("kwh_per_unit_hour", "float", "kWh", "energy per unit-hour in use"),
     Column(
         "energy_usd_per_unit_hour", "float", "USD", "electricity per unit-hour in use (owned only)"

@@ -519,6 +519,15 @@ def plan_json(plan: Plan) -> str:
 # --------------------------------------------------------------------------- two-stage plan
 
 
+def _capacity_words(cs) -> str:
+    """A scenario's serving capacity (a CapacityScenario or None) in a few words."""
+    if cs is None:
+        return "capacity as estimated"
+    if cs.factor is not None:
+        return f"capacity x {cs.factor:.4g}"
+    return f"capacity at the {cs.band_quantile:g} quantile of each estimate's band"
+
+
 def two_stage_text(sp: StochasticPlan) -> str:
     """The two-stage plan for people (``procure solve`` of a problem with ``uncertainty:``)."""
 
@@ -551,6 +560,15 @@ def two_stage_text(sp: StochasticPlan) -> str:
         f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}"
         for i in sp.deterministic_commitments
     ] or ["  nothing"]
+    if sp.point_estimate_commitments is not None:
+        lines.append(
+            "the plan at the capacity estimates as they are would commit "
+            f"(expected cost {usd(sp.point_estimate_expected_cost_usd)} over these scenarios):"
+        )
+        lines += [
+            f"  {i.item} {i.units:g} x {i.offering} ({i.mode}) in {i.period}"
+            for i in sp.point_estimate_commitments
+        ] or ["  nothing"]
     lines += [
         f"value of the stochastic solution (VSS) {usd(sp.value_of_stochastic_solution_usd)}: "
         f"the deterministic commitments cost {usd(sp.deterministic_expected_cost_usd)} in "
@@ -565,6 +583,12 @@ def two_stage_text(sp: StochasticPlan) -> str:
     lines += [
         f"  {o.name:<12} p={o.probability:.3f}  cost {usd(o.total_cost_usd):>14}  "
         f"hindsight {usd(o.hindsight_cost_usd):>14}  verified={str(o.verified).lower()}"
+        + (
+            ""
+            if sp.point_estimate_commitments is None
+            else f"  point-estimate plan {usd(o.point_estimate_cost_usd):>14}  "
+            + _capacity_words(o.throughput)
+        )
         for o in sp.scenarios
     ]
     lines += [f"note: {n}" for n in sp.notes]

@@ -310,16 +310,19 @@ def _capacity_share(p: Problem, w, u: dict, measured_here: bool) -> float:
     """Share of a unit's capacity estimate the plan may count on (issue 33), recomputed
     from the problem and the catalog: the error band's quantile at capacity_confidence
     (constants.CAPACITY_BAND_LOG by the unit's runtime; the measured band for a measured
-    profile; physics x calibration keeps the physics band) over capacity_optimism."""
+    profile; physics x calibration keeps the physics band) over capacity_optimism, times
+    the share capacity_scenario keeps (a two-stage plan's throughput scenario)."""
     has_profile = isinstance(w, InferenceWorkload) and bool(w.measured_throughput_rps)
     source = "measured" if measured_here else ("calibrated" if has_profile else "physics")
+    vendor = np.array([u["acc"]["vendor"]], dtype=object)
+    runtime = getattr(w, "runtime", None)
     share = physics.planned_capacity_share(
-        p.capacity_confidence,
-        p.capacity_optimism,
-        np.array([u["acc"]["vendor"]], dtype=object),
-        source,
-        getattr(w, "runtime", None),
+        p.capacity_confidence, p.capacity_optimism, vendor, source, runtime
     )
+    if p.capacity_scenario is not None:  # one throughput scenario (issue 33)
+        share = share * p.capacity_scenario.share(
+            physics.capacity_band_log(vendor, source, runtime)
+        )
     return float(share[0])
 
 
