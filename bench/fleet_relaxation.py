@@ -133,6 +133,7 @@ class Recorder:
 
     def __init__(self, cut: str) -> None:
         self.cut, self.solves = cut, []
+        self.slowest = None  # (HighsLp, variable kinds, plan, objective bound) of the slowest
         self.logs = tempfile.mkdtemp()
         self._init, self._solve = HighsSession.__init__, HighsSession.solve
         recorder = self
@@ -166,7 +167,44 @@ class Recorder:
                     root = m.group(2)
         nodes = int(h.getInfo().mip_node_count)
         self.solves.append((cpu, nodes, root, result.objective, options.relative_gap))
+        if result.values is not None and cpu > max((s[0] for s in self.solves[:-1]), default=0):
+            bound = float(h.getOptionValue("objective_bound")[1])  # set during a proof only
+            self.slowest = (h.getLp(), session.model.variables["kind"], result.values, bound)
         return result
+
+
+def diagnose(slowest) -> None:
+    """What makes the slowest solve hard: its LP relaxation with the deploy binaries, the
+    N+1 classes (``top``) or both fixed at the plan it returned, and its MIP (with the
+    same objective bound: the proof) with the deploy binaries fixed."""
+    import highspy
+
+    lp, kinds, plan, bound = slowest
+
+    def run(fixed: tuple[str, ...], relax: bool) -> tuple[float, int, float]:
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.passModel(lp)
+        n = lp.num_col_
+        if relax:
+            continuous = np.full(n, highspy.HighsVarType.kContinuous)
+            h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), continuous)
+        cols = np.flatnonzero(kinds.isin(fixed).to_numpy()).astype(np.int32)
+        h.changeColsBounds(len(cols), cols, plan[cols], plan[cols])
+        h.setOptionValue("objective_bound", bound)
+        h.setOptionValue("mip_rel_gap", 1e-2)
+        began = time.process_time()
+        h.run()
+        info = h.getInfo()
+        value = info.objective_function_value if relax else info.mip_dual_bound
+        return float(value), int(info.mip_node_count), time.process_time() - began
+
+    cost = float(np.asarray(lp.col_cost_) @ plan + lp.offset_)
+    print(f"slowest solve's model ({lp.num_row_} rows), its plan {cost:,.2f}:")
+    for fixed in ((), ("deploy",), ("top",), ("deploy", "top")):
+        print(f"  LP relaxation, fixed {fixed or 'nothing'}: {run(fixed, True)[0]:,.2f}")
+    value, nodes, cpu = run(("deploy",), False)
+    print(f"  MIP with the deploy binaries fixed: {cpu:.2f} s CPU, {nodes} nodes")
 
 
 def lp_relaxation(model: LinearModel, cut: str) -> float:
@@ -223,6 +261,7 @@ def main() -> None:
         print(f"  {b.pool_id}: {b.break_even_price} {b.note}")
     for cpu, nodes, root, value, gap in sorted(solves, reverse=True)[:6]:
         print(f"  slowest: {cpu:.2f} s, {nodes} nodes, gap {gap:g}, root {root}, plan {value}")
+    diagnose(recorder.slowest)
 
 
 if __name__ == "__main__":
