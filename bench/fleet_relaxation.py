@@ -104,6 +104,17 @@ def candidate_rows(model: LinearModel, cut: str) -> list[tuple[dict[int, float],
             rows.append((dict(coefs), row.rhs, np.inf))
         return rows
     n_plus_1 = {tuple(r.key): r for r in model.rows if r.family == "n_plus_1"}
+    if cut == "same_top":
+        return _same_top_rows(model, n_plus_1, names)
+    if cut == "top_used":
+        for (w, t, b), classes in _classes(model).items():
+            for g, members in classes.items():
+                coefs = {names[f"top[{w},{t},{b},{g}]"]: 1.0}
+                for j in members:
+                    k = deploy.get(j, j)
+                    coefs[k] = coefs.get(k, 0.0) - 1.0
+                rows.append((coefs, -np.inf, 0.0))
+        return rows
     for key, classes in _classes(model).items():
         top = {g: names[f"top[{key[0]},{key[1]},{key[2]},{g}]"] for g in classes}
         if cut == "spare":
@@ -127,6 +138,36 @@ def candidate_rows(model: LinearModel, cut: str) -> list[tuple[dict[int, float],
     return rows
 
 
+def _same_top_rows(model, n_plus_1, names) -> list[tuple[dict[int, float], float, float]]:
+    """``same_top``: under autoscale the offerings in use are the same in every block of a
+    period (a deployment runs a unit in each; flat options hold theirs all day), so the
+    largest unit is too: for blocks b, b' and a class of b with capacity cap (its units'
+    capacity, or at least D_b for the capped class), the tops of b's classes >= cap sum to
+    at most those of b''s classes >= min(cap, D_b')."""
+    tops: dict[tuple, dict[int, float]] = defaultdict(dict)  # (w, t) -> b -> {top: cap}
+    for key, row in n_plus_1.items():
+        w, t, b = key
+        g = 0
+        while f"top[{w},{t},{b},{g}]" in names:
+            j = names[f"top[{w},{t},{b},{g}]"]
+            tops[(w, t)].setdefault(b, {})[j] = -row.coefs[j]
+            g += 1
+    rows = []
+    for (w, t), by_block in tops.items():
+        for b, mine in by_block.items():
+            for b2, other in by_block.items():
+                if b2 == b:
+                    continue
+                d2 = n_plus_1[(w, t, b2)].rhs
+                for cap in sorted(set(mine.values())):
+                    coefs = {j: 1.0 for j, c in mine.items() if c >= cap - 1e-9}
+                    for j, c in other.items():
+                        if c >= min(cap, d2) - 1e-9:
+                            coefs[j] = coefs.get(j, 0.0) - 1.0
+                    rows.append((coefs, -np.inf, 0.0))
+    return rows
+
+
 class Recorder:
     """Wraps :meth:`HighsSession.solve` (and its construction, for ``--cut``): each
     solve's CPU seconds, nodes and root bound after cuts, from a HiGHS log file."""
@@ -141,7 +182,8 @@ class Recorder:
         def init(session, model):
             recorder._init(session, model)
             if recorder.cut != "none":
-                for coefs, lower, upper in candidate_rows(model, recorder.cut):
+                rows = [r for c in recorder.cut.split(",") for r in candidate_rows(model, c)]
+                for coefs, lower, upper in rows:
                     session.add_row(coefs, max(lower, -1e30), min(upper, 1e30))
 
         def solve(session, options, start=None):
@@ -207,7 +249,7 @@ def diagnose(slowest) -> None:
     print(f"  MIP with the deploy binaries fixed: {cpu:.2f} s CPU, {nodes} nodes")
 
 
-def lp_relaxation(model: LinearModel, cut: str) -> float:
+def lp_relaxation(model: LinearModel) -> float:
     """The LP relaxation's optimum (with the ``--cut`` rows)."""
     import highspy
 
@@ -224,9 +266,7 @@ def main() -> None:
     parser.add_argument("problem", nargs="?", default=str(ROOT / "problems/seed-2m-13b.yaml"))
     parser.add_argument("--fleet", default="autoscale")
     parser.add_argument("--pools", default="a2-highgpu-1g,gpu_1x_gh200")
-    parser.add_argument(
-        "--cut", default="none", choices=["none", "cover", "spare", "class_capacity"]
-    )
+    parser.add_argument("--cut", default="none", help="none, or candidate families joined by ','")
     args = parser.parse_args()
     catalog = load_catalog()
     problem = with_fleet(load_problem(args.problem), args.fleet)
@@ -236,7 +276,7 @@ def main() -> None:
     print(
         f"{problem.name}, fleet {args.fleet}, cut {args.cut}: {len(compiled.options)} options, "
         f"{len(model.variables)} variables, {len(model.rows)} rows; "
-        f"LP relaxation {lp_relaxation(model, args.cut):,.2f}"
+        f"LP relaxation {lp_relaxation(model):,.2f}"
     )
     solution = optimise(compiled, model, solver="highspy", options=SolveOptions())
     cpu, nodes, root, value, _ = recorder.solves[-1]
