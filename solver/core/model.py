@@ -12,8 +12,10 @@ and in the modules that add their own, is made by :func:`new_row`, which names i
 its family and key:
 
 demand, demand_bucket, mix_capacity, redundancy, n_plus_1, n_plus_1_units, largest_unit,
-unit_class, train_once, owned_capacity, reserved_capacity, availability, quota, budget,
-capex_budget, period_budget, carbon_cap, provider_share, power_cap, objective_stage;
+unit_class, fleet_flat, fleet_base, fleet_deploy, fleet_class, fleet_top_used,
+fleet_same_top (how a rented fleet may change over the day), train_once, owned_capacity,
+reserved_capacity, availability, quota, budget, capex_budget, period_budget, carbon_cap,
+provider_share, power_cap, objective_stage;
 demand_rounding (cuts of a column-generation master, :mod:`solver.core.columns`);
 change_link, max_changes, switching (re-solving against a baseline,
 :mod:`solver.analyses.resolve`); scenario_cost_cap, cvar_excess, benders_cut (two-stage
