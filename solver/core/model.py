@@ -514,8 +514,7 @@ def add_n_plus_1(
         return
     need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
-    # (workload, t) -> block -> (D, [(class capacity, top var, its x vars)])
-    fleet_tops: dict[tuple, dict[int, tuple]] = defaultdict(dict)
+    fleet_tops: dict[tuple, dict[int, tuple]] = defaultdict(dict)  # :func:`_add_fleet_tops`
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
     for (wname, t, b), caps in unit_capacity.items():
@@ -530,8 +529,7 @@ def add_n_plus_1(
         w = workloads[wname]
         exact_alone = not compiled.problem.provider_share_max and not w.traffic_mix
         tops: list[int] = []
-        day = fleet_tops[(wname, t)]
-        day[b] = (need, [])
+        fleet_tops[(wname, t)][b] = day = (need, [])
         for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
             top = B.var(
                 f"top[{wname},{t},{b},{g}]",
@@ -554,7 +552,7 @@ def add_n_plus_1(
                 row[h] = -float(bound)
             B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
             _add_fleet_class(B, deploy_of or {}, members, tops, (t, b))
-            day[b][1].append((cap, top, members))
+            day[1].append((cap, top, members))
         if shortfall_tps is not None:
             coefs.update(shortfall_tps.get((wname, t, b), {}))
         B.row(
@@ -571,10 +569,7 @@ def add_n_plus_1(
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
     for (wname, t), day in fleet_tops.items():
-        # a period with no demand may run no unit at all: then no class is in use
-        busy = max(need for need, _classes in day.values()) > 0
-        if busy and getattr(workloads[wname], "fleet", "per_block") == "autoscale":
-            _add_fleet_tops(B, deploy_of or {}, wname, t, day)
+        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day)
 
 
 def _add_fleet_class(
@@ -606,10 +601,11 @@ PAIRWISE_BLOCKS = 4
 
 
 def _add_fleet_tops(
-    B: _Builder, deploy_of: dict[int, int], wname: str, t: int, day: dict[int, tuple]
+    B: _Builder, deploy_of: dict[int, int], w: InferenceWorkload, t: int, day: dict[int, tuple]
 ) -> None:
-    """Two cuts for an autoscaled workload under N+1, for period t (``day``: block ->
-    (D_b, [(class capacity, top var, the class's x vars)]), classes largest first).
+    """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
+    (D_b, [(class capacity, top var, the class's x vars)]), classes largest first); none
+    for another fleet, or a period with no demand (it may run no unit: no class in use).
 
     A plan can always take as ``top`` the class of its largest unit in use (a larger class
     only asks more of ``unit_class`` and ``n_plus_1``; :func:`solver.solve.carried` sets
@@ -630,6 +626,10 @@ def _add_fleet_tops(
       :data:`PAIRWISE_BLOCKS` blocks, from each block to the peak block and back (every
       other pair follows through the peak, whose D is the largest).
     """
+    busy = max(need for need, _classes in day.values()) > 0
+    if not busy or getattr(w, "fleet", "per_block") != "autoscale":
+        return
+    wname = w.name
     for b, (_need, classes) in day.items():
         for g, (_cap, top, members) in enumerate(classes):
             row = {top: 1.0}
