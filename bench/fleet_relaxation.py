@@ -1,7 +1,7 @@
 """How tight the autoscaled seed's relaxation is, in its solve and its break-even proofs.
 
 Run: python bench/fleet_relaxation.py [--fleet autoscale|per_block] [--pools a2-highgpu-1g,...]
-         [--cut none|cover|spare|class_capacity] [problem.yaml]
+         [--cut none|cover|spare|class_capacity|same_top|top_used[,...]] [problem.yaml]
 
 Sets every online workload's ``fleet`` (issue 28), then prints, for the plan's solve
 (``procure solve``'s model and options) and for the break-even searches of
@@ -11,8 +11,9 @@ plan's pools and the 12 closest): the LP relaxation, and for each HiGHS solve it
 seconds, branch-and-bound nodes and the bound at the root after HiGHS's cuts (read from
 its log: the last line of node 0). ``--cut`` adds a candidate family of valid rows to
 every model HiGHS is given (:func:`candidate_rows`), to measure what it would do before
-it is written into solver/core/model.py. bench/RESULTS.md, "Autoscaled fleets: the
-relaxation", has the figures.
+it is written into solver/core/model.py (``same_top`` and ``top_used`` now are:
+``fleet_same_top`` and ``fleet_top_used``, so with them the rows are added twice).
+bench/RESULTS.md, "Autoscaled fleets: the relaxation", has the figures.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def candidate_rows(model: LinearModel, cut: str) -> list[tuple[dict[int, float],
       classes at least g beyond each deployment's first unit <= sum over those classes h
       of (D + 2 a_h) top_h: in a plan where no such unit can be dropped, dropping one
       breaks N+1, so all units carry less than D + 2 a_top.
+    - ``top_used``: top_g <= the deploy binaries (or flat units) of class g's offerings.
+    - ``same_top``: :func:`_same_top_rows`.
     """
     deploy, bound = _deploy_links(model)
     names = {n: j for j, n in enumerate(model.variables["name"])}
