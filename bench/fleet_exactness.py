@@ -1,6 +1,6 @@
 """Whole-day pruning is exact: autoscaled problems solved pruned and unpruned (issue 28).
 
-Run: python bench/fleet_exactness.py [--generated 6] [--time-limit 120]
+Run: python bench/fleet_exactness.py [--generated 6] [--time-limit 120] [--tops]
 
 Every shipped problem with an online workload, and ``--generated`` seeded problems of
 bench/generate.py (4 workloads, 2 monthly periods, the shipped catalog), is solved with
@@ -8,6 +8,9 @@ every online workload at ``fleet: autoscale``, once with exact pruning
 (solver/core/dominance.py) and once without, at a relative gap of 1e-9. Prints both
 optima, the options each kept and the solve times; the optima must agree (``ok``;
 a side stopped by the time limit is ``unproven``). Exits 1 if any pair differs.
+
+``--tops`` compares instead the pruned optimum with and without the ``fleet_top_used`` and
+``fleet_same_top`` cuts (solver/core/model.py, ``_add_fleet_tops``, switched off here).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from solver.core import model as model_module
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
 from solver.core.model import build_model
@@ -58,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--generated", type=int, default=6)
     parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--tops", action="store_true", help="with and without the top cuts")
     args = parser.parse_args()
     catalog = load_catalog()
     cases = [
@@ -72,7 +77,15 @@ def main() -> None:
             continue
         problem = autoscaled(problem)
         pruned = optimum(problem, catalog, True, args.time_limit)
-        full = optimum(problem, catalog, False, args.time_limit)
+        if args.tops:
+            cuts = model_module._add_fleet_tops
+            model_module._add_fleet_tops = lambda *_args: None
+            try:
+                full = optimum(problem, catalog, True, args.time_limit)
+            finally:
+                model_module._add_fleet_tops = cuts
+        else:
+            full = optimum(problem, catalog, False, args.time_limit)
         if pruned[0] is None or full[0] is None:
             verdict = "unproven (no optimum within the time limit)"
         elif abs(pruned[0] - full[0]) <= 1e-6 * max(1.0, abs(full[0])):
@@ -82,7 +95,8 @@ def main() -> None:
             bad += 1
         print(
             f"{name:<28} pruned {pruned[0]!s:>18} ({pruned[1]} options, {pruned[2]:.1f} s)  "
-            f"unpruned {full[0]!s:>18} ({full[1]} options, {full[2]:.1f} s)  "
+            f"{'without the top cuts' if args.tops else 'unpruned'} {full[0]!s:>18} "
+            f"({full[1]} options, {full[2]:.1f} s)  "
             f"{verdict}",
             flush=True,
         )

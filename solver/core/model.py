@@ -12,9 +12,11 @@ and in the modules that add their own, is made by :func:`new_row`, which names i
 its family and key:
 
 demand, demand_bucket, mix_capacity, redundancy, n_plus_1, n_plus_1_units, largest_unit,
-unit_class, train_once, owned_capacity, reserved_capacity, availability, quota, budget,
-capex_budget, period_budget, carbon_cap, provider_share, power_cap, staff_fleet,
-staff_tier (:mod:`solver.core.staff`), objective_stage;
+unit_class, fleet_flat, fleet_base, fleet_deploy, fleet_class, fleet_top_used,
+fleet_same_top (how a rented fleet may change over the day), train_once, owned_capacity,
+reserved_capacity, availability, quota, budget, capex_budget, period_budget, carbon_cap,
+provider_share, power_cap, staff_fleet, staff_tier (:mod:`solver.core.staff`),
+objective_stage;
 demand_rounding (cuts of a column-generation master, :mod:`solver.core.columns`);
 change_link, max_changes, switching (re-solving against a baseline,
 :mod:`solver.analyses.resolve`); scenario_cost_cap, cvar_excess, benders_cut (two-stage
@@ -140,6 +142,20 @@ FAMILIES: dict[str, Family] = {
         "taken as the largest unit in every block (N+1)",
         "USD",
         ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_top_used": Family(
+        "an autoscaled fleet under N+1: a capacity class is taken as the largest unit only "
+        "if one of its offerings is deployed (or a flat unit of it held)",
+        "USD",
+        ("workload", "period", "block", "class"),
+        binds=False,
+    ),
+    "fleet_same_top": Family(
+        "an autoscaled fleet under N+1: the largest unit is the same in every block of the "
+        "period (tops of classes at least as large in one block <= in another)",
+        "USD",
+        ("workload", "period", "block", "to_block", "class"),
         binds=False,
     ),
     "domain_loss": Family(
@@ -515,6 +531,7 @@ def add_n_plus_1(
         return
     need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
+    fleet_tops: dict[tuple, dict[int, tuple]] = defaultdict(dict)  # :func:`_add_fleet_tops`
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
     for (wname, t, b), caps in unit_capacity.items():
@@ -529,6 +546,7 @@ def add_n_plus_1(
         w = workloads[wname]
         exact_alone = not compiled.problem.provider_share_max and not w.traffic_mix
         tops: list[int] = []
+        fleet_tops[(wname, t)][b] = day = (need, [])
         for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
             top = B.var(
                 f"top[{wname},{t},{b},{g}]",
@@ -551,6 +569,7 @@ def add_n_plus_1(
                 row[h] = -float(bound)
             B.row("unit_class", (wname, t, b, g), row, "<=", 0.0)
             _add_fleet_class(B, deploy_of or {}, members, tops, (t, b))
+            day[1].append((cap, top, members))
         if shortfall_tps is not None:
             coefs.update(shortfall_tps.get((wname, t, b), {}))
         B.row(
@@ -566,6 +585,8 @@ def add_n_plus_1(
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
+    for (wname, t), day in fleet_tops.items():
+        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day)
 
 
 def _add_fleet_class(
@@ -588,6 +609,64 @@ def _add_fleet_class(
             B.row(
                 "fleet_class", (B.vars[v]["option_id"], *tb), {deploy: 1.0, **row_tops}, "<=", 0.0
             )
+
+
+#: up to this many load blocks ``fleet_same_top`` links every ordered pair of blocks;
+#: beyond, each block to the peak block and back (the same cut, implied through the peak,
+#: in fewer rows: 2 (blocks - 1) x classes instead of blocks (blocks - 1) x classes).
+PAIRWISE_BLOCKS = 4
+
+
+def _add_fleet_tops(
+    B: _Builder, deploy_of: dict[int, int], w: InferenceWorkload, t: int, day: dict[int, tuple]
+) -> None:
+    """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
+    (D_b, [(class capacity, top var, the class's x vars)]), classes largest first); none
+    for another fleet, or a period with no demand (it may run no unit: no class in use).
+
+    A plan can always take as ``top`` the class of its largest unit in use (a larger class
+    only asks more of ``unit_class`` and ``n_plus_1``; :func:`solver.solve.carried` sets
+    the tops so), and under autoscale the units in use are the same offerings in every
+    block (a deployment runs a unit in each, ``fleet_base``; a flat unit is held all day).
+    These rows cut off no such plan, so the optimum is unchanged (bench/RESULTS.md,
+    "Autoscaled fleets: the relaxation"):
+
+    - ``fleet_top_used``: top_g <= sum over g's offerings of deploy (of x, for a flat
+      unit): the LP may no longer take as the unit lost a class it does not deploy (on the
+      seed it took 0.85 of the smallest class, a 41 tokens/s card). The seed's root LP
+      bound goes from $305,741 to $316,491 (optimum $329,762.54).
+    - ``fleet_same_top``: the largest unit has the same capacity c* in every block. A class
+      of block b has capacity min(c, D_b) (classes are capped at the block's demand), so
+      "c* >= cap" in b implies "c* >= min(cap, D_b')" in b': for each class of b, the tops
+      of b's classes at least cap sum to at most those of b''s classes at least
+      min(cap, D_b'). Rows for every ordered pair of blocks, or, beyond
+      :data:`PAIRWISE_BLOCKS` blocks, from each block to the peak block and back (every
+      other pair follows through the peak, whose D is the largest).
+    """
+    busy = max(need for need, _classes in day.values()) > 0
+    if not busy or getattr(w, "fleet", "per_block") != "autoscale":
+        return
+    wname = w.name
+    for b, (_need, classes) in day.items():
+        for g, (_cap, top, members) in enumerate(classes):
+            row = {top: 1.0}
+            for v in members:
+                k = deploy_of.get(v, v)
+                row[k] = row.get(k, 0.0) - 1.0
+            B.row("fleet_top_used", (wname, t, b, g), row, "<=", 0.0)
+    peak = max(day, key=lambda b: day[b][0])
+    pairs = [(b, c) for b in day for c in day if b != c]
+    if len(day) > PAIRWISE_BLOCKS:
+        pairs = [pair for b in day if b != peak for pair in ((b, peak), (peak, b))]
+    for src, dst in pairs:
+        limit = day[dst][0] if day[dst][0] > 0 else np.inf
+        for g, (cap, _top, _members) in enumerate(day[src][1]):
+            row = {top: 1.0 for c, top, _m in day[src][1] if c >= cap * (1 - 1e-9)}
+            floor = min(cap, limit) * (1 - 1e-9)
+            for c, top, _m in day[dst][1]:
+                if c >= floor:
+                    row[top] = row.get(top, 0.0) - 1.0
+            B.row("fleet_same_top", (wname, t, src, dst, g), row, "<=", 0.0)
 
 
 def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:

@@ -233,3 +233,32 @@ def test_rule_2_over_the_whole_day(whole_day):
         assert kept == {(0, 0), (0, 1), (2, 0), (2, 1)}
     else:
         assert kept == {(0, 0), (0, 1), (2, 0)}
+
+
+@pytest.mark.parametrize(
+    ("deployed", "usd_per_block_pair"),
+    [({"l4"}, 12.0), ({"h1"}, 20.0), ({"h1", "l4"}, 17.0)],
+)
+def test_the_top_cuts_keep_every_deployment_at_its_worked_cost(
+    tiny_catalog, deployed, usd_per_block_pair
+):
+    # The N+1 autoscaled problem above (peak 16 req/s, base 4; H1 10 req/s $4/h, L4 2 req/s
+    # $1/h), each set of deployments fixed: {L4} $9 + $3 = $12, {H1} $12 + $8 = $20,
+    # {H1, L4} $11 + $6 = $17 per hour of a block pair (worked in the test above), times
+    # 365 h. fleet_top_used and fleet_same_top (solver/core/model.py, _add_fleet_tops) hold
+    # for every plan whose largest unit is taken as the class lost, so none of the three
+    # is cut off or made dearer. Classes per block: peak min(10, 16) = 10 and 2; base
+    # min(10, 4) = 4 and 2: 2 blocks x 2 classes = 4 fleet_top_used rows, and 2 ordered
+    # block pairs x 2 classes = 4 fleet_same_top rows.
+    p = problem([serve(10, fleet="autoscale", redundancy="n_plus_1")], load_profile=BLOCKS)
+    compiled = compile_problem(p, tiny_catalog([H1, L4]))
+    model = build_model(compiled)
+    assert sum(r.family == "fleet_top_used" for r in model.rows) == 4
+    assert sum(r.family == "fleet_same_top" for r in model.rows) == 4
+    v = model.variables
+    offering = compiled.options.set_index("option_id")["pool_id"]
+    for j in v.index[v["kind"] == "deploy"]:
+        on = any(f"/{name}#" in offering[v.at[j, "option_id"]] for name in deployed)
+        v.loc[j, ["lb", "ub"]] = float(on)
+    solution = optimise(compiled, model, solver="highspy", options=SolveOptions(relative_gap=1e-9))
+    assert solution.result.objective == pytest.approx(usd_per_block_pair * BLOCK_HOURS)
