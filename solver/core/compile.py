@@ -1552,6 +1552,20 @@ def prune_dominated_pools(
     ).sort_values(["key", "price", "co2"], kind="stable")
     # a fleet kept all day moves whole: one cheaper pool must hold all the units
     one_pool = any(dominance.steady_fleet(w) for w in problem.workloads)
+    pruned = _pruned_by_key(frame, one_pool)
+    if pruned:
+        drop = options["pool_id"].isin(pruned)
+        report.pruned["cloud pool: cheaper pools of the same capacity have room for all"] += int(
+            drop.sum()
+        )
+        options = options[~drop].reset_index(drop=True)
+    return options
+
+
+def _pruned_by_key(frame: pd.DataFrame, one_pool: bool) -> list[str]:
+    """The pools of ``frame`` (index pool ids; ``key``, ``cap``, ``co2``, ``load``; sorted
+    by key, price and CO2e) that cheaper pools of their key have room for
+    (:func:`prune_dominated_pools`); ``one_pool``: a single cheaper pool must hold them."""
     pruned: list[str] = []
     keys, ids = frame["key"].tolist(), frame.index.tolist()
     caps, co2s, loads = frame["cap"].tolist(), frame["co2"].tolist(), frame["load"].tolist()
@@ -1571,13 +1585,7 @@ def prune_dominated_pools(
                 kept_cap.append(caps[i])
                 kept_co2.append(co2s[i])
         start = end
-    if pruned:
-        drop = options["pool_id"].isin(pruned)
-        report.pruned["cloud pool: cheaper pools of the same capacity have room for all"] += int(
-            drop.sum()
-        )
-        options = options[~drop].reset_index(drop=True)
-    return options
+    return pruned
 
 
 def _inference_rows(
