@@ -17,6 +17,7 @@ from solver.cli.common import (
     _choices,
     _run,
     app,
+    cache_dir,
     catalog_inputs,
     emit,
 )
@@ -115,7 +116,7 @@ def actuals_cmd(
         from solver.trust.planfile import load_plan
 
         _check_format(format, "table", "json", "csv")
-        the_plan, prob, cat = load_plan(plan, catalog=catalog)
+        the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         start = _start_day(the_plan, plan)
         result = actuals(the_plan, prob, cat, _read_bills(billing), start)
         forecast, resolution, note = None, None, ""
@@ -194,7 +195,7 @@ def watch_cmd(
                 fix="e.g. --threshold-pct 5 (a move of more than 5% counts)",
             )
         prices = snapshot_price_file(prices, db)
-        the_plan, prob, cat = load_plan(plan, catalog=catalog)
+        the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         try:
             repriced = apply_price_file(cat, prices, "auto", None, None, 2.0, False, False)
         except ProcureError as exc:

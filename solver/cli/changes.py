@@ -26,6 +26,7 @@ from solver.cli.common import (
     _with_paths,
     _with_quotes,
     app,
+    cache_dir,
     catalog_inputs,
     emit,
     price_day,
@@ -192,7 +193,9 @@ def resolve_cmd(
         inputs = [("problem file", problem), ("baseline plan", baseline), *_price_inputs(prices)]
         _check_distinct_outputs(outputs, force, inputs + catalog_inputs(catalog))
         stages = Stages(quiet)
-        base, prob, old_cat = load_plan(baseline, problem=problem, catalog=catalog)
+        base, prob, old_cat = load_plan(
+            baseline, problem=problem, catalog=catalog, cache_dir=cache_dir()
+        )
         stages.done("baseline re-verified")
         try:
             repriced = apply_price_file(
@@ -414,8 +417,8 @@ def diff_cmd(
         from solver.trust.planfile import apply_price_file, load_plan, same_problem
 
         _check_format(format, "table", "json", "markdown")
-        before, old_problem, old_catalog = load_plan(old)
-        after, new_problem, new_catalog = load_plan(new)
+        before, old_problem, old_catalog = load_plan(old, cache_dir=cache_dir())
+        after, new_problem, new_catalog = load_plan(new, cache_dir=cache_dir())
         if before.problem != after.problem:
             raise ProcureError(
                 f"the plans are for different problems ({before.problem!r} and "

@@ -16,6 +16,7 @@ from solver.cli.common import (
     _choices,
     _run,
     app,
+    cache_dir,
     catalog_inputs,
 )
 from solver.errors import ProcureError
@@ -65,7 +66,9 @@ def export_cmd(
 
         _check_format(format, "csv", "xlsx", "focus")
         check_output_dir(out, force=force)
-        the_plan, prob, cat = load_plan(plan, problem=problem, catalog=catalog)
+        the_plan, prob, cat = load_plan(
+            plan, problem=problem, catalog=catalog, cache_dir=cache_dir()
+        )
         files: dict[str, str | bytes] = {}
         if format == "focus":
             try:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+import numpy as np
+
 from solver.core import ledger
 from solver.inputs.staff import (
     BREAKPOINTS_SERVERS,
@@ -59,10 +61,14 @@ def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
     site -> (most servers it holds, the owned pools there)."""
     pools = m.pools
     by_site: dict[str, list[int]] = defaultdict(list)
-    for p, pool in enumerate(pools.itertuples(index=False)):
-        if pool.kind == "owned" and bool(pool.staff_by_size):
-            if p in m.usage or pool.existing_units:
-                by_site[pool.site_id].append(p)
+    owned = (pools["kind"] == "owned").to_numpy() & pools["staff_by_size"].fillna(False).astype(
+        bool
+    ).to_numpy()
+    existing = pools["existing_units"].to_numpy()
+    sites = pools["site_id"].to_numpy()
+    for p in np.flatnonzero(owned).tolist():  # the owned pools only (a few of thousands)
+        if p in m.usage or existing[p]:
+            by_site[sites[p]].append(p)
     out = {}
     for site, ps in by_site.items():
         smallest_kw = min(float(pools["power_kw_max"].iat[p]) for p in ps)

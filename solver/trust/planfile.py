@@ -125,6 +125,7 @@ def load_plan(
     *,
     problem: Path | None = None,
     catalog: Path | None = None,
+    cache_dir: Path | None = None,
 ):
     """Read a plan and re-verify it against the problem and catalog it was solved for.
 
@@ -132,7 +133,8 @@ def load_plan(
     verified, was solved to a plan (optimal or feasible), carries the digests of its
     inputs, those match the problem and catalog (``problem``/``catalog`` when given,
     else the problem the plan carries and the catalog folder it names), and the
-    independent verifier passes it again. Anything else is refused.
+    independent verifier passes it again. Anything else is refused. ``cache_dir``: where
+    the checked catalog is kept between runs (:func:`solver.inputs.catalog.load_catalog`).
 
     Returns
     -------
@@ -157,7 +159,7 @@ def load_plan(
             ) from None
         wrong_problem = "the problem the plan carries was edited (its digest does not match)"
     recorded = None if inputs.catalog_dir is None else Path(inputs.catalog_dir)
-    cat = load_catalog(catalog if catalog is not None else recorded)
+    cat = load_catalog(catalog if catalog is not None else recorded, cache_dir=cache_dir)
     if recorded_catalog(catalog, inputs):
         for applied in inputs.prices:  # a re-solved plan: the price files, in order
             options = {k: v for k, v in applied.items() if k in PRICE_FILE_OPTIONS}
