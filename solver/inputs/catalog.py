@@ -886,8 +886,8 @@ def load_catalog(
             cached = pickle.load(handle)
         if isinstance(cached, Catalog) and cached.directory == str(directory):
             return cached
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass  # no usable copy: parse and check the files
+    except Exception:  # noqa: BLE001 - a missing, damaged or foreign copy: parse the files
+        pass
     catalog = _load_catalog(directory)
     _store(cache, catalog)
     return catalog

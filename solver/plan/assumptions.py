@@ -264,6 +264,8 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
             i.capacity_source,
             getattr(w, "runtime", None),
         )
+        if problem.capacity_scenario is not None:  # one throughput scenario, as compile does
+            share = share * problem.capacity_scenario.share(band)
         # the point estimate behind the line (its capacity is the share counted on)
         estimate = i.capacity_tokens_per_s / float(share[0])
         for b in [blocks.index(i.block)] if i.block in blocks else range(len(blocks)):
@@ -284,10 +286,21 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
                 high=round(math.exp(Z_90_TWO_SIDED * band), 4),
                 basis="published" if i.capacity_source != "measured" else "assumed",
                 source=f"RMS log error {band:.3f} (bench/accuracy.py --bands; "
-                "solver/physics/constants.py CAPACITY_BAND_LOG); band = true / estimate, 90%",
+                "solver/physics/constants.py CAPACITY_BAND_LOG); band = true / estimate, 90%"
+                + _scenario_words(problem.capacity_scenario),
             )
         )
     return out + _stress(compiled, cap)
+
+
+def _scenario_words(scenario) -> str:
+    """What a throughput scenario (``capacity_scenario``) adds to the share counted on."""
+    if scenario is None:
+        return ""
+    if scenario.factor is not None:
+        return f"; the throughput scenario keeps x{scenario.factor:.4g} of each estimate"
+    quantile = scenario.band_quantile
+    return f"; the throughput scenario takes each estimate at its band's q{quantile:g}"
 
 
 def _stress(compiled: Compiled, cap: dict[tuple[str, int, int], float]) -> list[Assumption]:

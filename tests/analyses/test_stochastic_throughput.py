@@ -264,3 +264,16 @@ def test_a_problems_own_capacity_scenario_plans_one_scenario(catalog):
     assert _reserved(alone.line_items) == 3 and alone.verified
     assert alone.total_cost_usd == pytest.approx(6.00 * HOURS)
     assert wary.total_cost_usd == pytest.approx(alone.total_cost_usd)
+
+    # the plan's assumptions read the scenario's share as compile does: 1/1.5 = 0.6667 of
+    # each estimate counted on, and the same share of peak served if the estimates are
+    # 1.5x optimistic as under capacity_optimism: 1.5 (was 1.0 counted, and a point
+    # estimate taken 1.5x too low)
+    def band(plan) -> dict:
+        return {(a.name, a.subject): a.value for a in plan.assumptions if a.kind == "capacity_band"}
+
+    counted = [v for (name, _), v in band(alone).items() if name == "capacity_counted"]
+    assert counted and all(v == pytest.approx(1 / 1.5, abs=1e-4) for v in counted)
+    assert band(alone) == band(wary)
+    sources = [a.source for a in alone.assumptions if a.name == "capacity_counted"]
+    assert all("throughput scenario keeps x0.6667" in text for text in sources)
