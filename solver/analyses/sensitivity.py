@@ -595,20 +595,20 @@ class _Warm:
         h = self.session.h
         self.pricer.set_price(price)
         h.setOptionValue("objective_bound", float(bound))
-        before = {name: _option_value(h, name) for name in STEP_OPTIONS}
-        for name, value in STEP_OPTIONS.items():
-            h.setOptionValue(name, value)
         # a step after the first starts from the branch and bound, not a restricted MIP:
         # the last plan was within STEP_GAP, and the last step finds nothing to start from
         first = not np.isfinite(bound)
         try:
             r = self.session.solve(
-                replace(self.options, relative_gap=STEP_GAP, start_heuristic=first)
+                replace(
+                    self.options,
+                    relative_gap=STEP_GAP,
+                    start_heuristic=first,
+                    backend_options={**self.options.backend_options, **STEP_OPTIONS},
+                )
             )
         finally:
             h.setOptionValue("objective_bound", highspy.kHighsInf)
-            for name, value in before.items():
-                h.setOptionValue(name, value)
         if r.has_solution and r.objective < bound:
             return r.objective, r.values
         proved = r.termination in (Termination.OPTIMAL, Termination.INFEASIBLE)
@@ -621,7 +621,8 @@ class _Warm:
 # by a quarter against solving each step to 1e-6. Only the last step's proof (no plan
 # below the target) decides the answer, and it is exact whatever the gap.
 STEP_GAP = 1e-2
-# HiGHS's sub-MIP heuristics (RINS, RENS) and feasibility jump, off in the steps: the
+# HiGHS's sub-MIP heuristics (RINS, RENS) and feasibility jump, off in the steps (options
+# for those solves only, HighsSession.solve sets them back): the
 # break-even models are small (about 600 columns after presolve on the seed) and their
 # B&B finds plans within STEP_GAP by itself, while the last step, the proof that no plan
 # beats the target, can use no plan at all. Measured on the seed's 16 classes (one
@@ -634,12 +635,6 @@ STEP_OPTIONS = {
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_feasibility_jump": False,
 }
-
-
-def _option_value(h, name: str):
-    """A HiGHS option's value (highspy returns (status, value) in some versions)."""
-    value = h.getOptionValue(name)
-    return value[1] if isinstance(value, tuple) else value
 
 
 def _newton_any_plan(

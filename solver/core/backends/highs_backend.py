@@ -57,10 +57,19 @@ def _empty_row_infeasible(model: LinearModel) -> str | None:
     return None
 
 
-def _option(h, name: str) -> float:
-    """An option's value (highspy returns (status, value) in some versions)."""
+_JUMP = "mip_heuristic_run_feasibility_jump"
+
+
+def _option_value(h, name: str):
+    """An option's value as HiGHS holds it (highspy returns (status, value) in some
+    versions)."""
     value = h.getOptionValue(name)
-    return float(value[1] if isinstance(value, tuple) else value)
+    return value[1] if isinstance(value, tuple) else value
+
+
+def _option(h, name: str) -> float:
+    """A numeric option's value."""
+    return float(_option_value(h, name))
 
 
 class HighsSession:
@@ -222,6 +231,9 @@ class HighsSession:
         h.setOptionValue("random_seed", int(options.seed))
         if options.threads:
             h.setOptionValue("threads", int(options.threads))
+        # options for this solve only, set back after its run: the caller's backend_options,
+        # and (below) feasibility jump off for a MIP given a plan to start from
+        before = {key: _option_value(h, key) for key in {*options.backend_options, _JUMP}}
         for key, value in options.backend_options.items():
             h.setOptionValue(key, value)
         began = time.perf_counter()
@@ -232,12 +244,11 @@ class HighsSession:
                 limit = max(0.1, limit - (time.perf_counter() - began))
                 options = replace(options, time_limit_s=limit)
             h.setOptionValue("time_limit", float(limit or highspy.kHighsInf))
-        # feasibility jump only looks for a first plan: a MIP given one skips it (the
-        # option is set back after the run); on the seed's re-solve after a +30% price
-        # change the MIP takes 1.3 s instead of 1.5 s, the same plan (bench/RESULTS.md)
-        jump = _option(h, "mip_heuristic_run_feasibility_jump") > 0
         if start is not None:
-            h.setOptionValue("mip_heuristic_run_feasibility_jump", False)
+            # feasibility jump only looks for a first plan: a MIP given one skips it; on
+            # the seed's re-solve after a +30% price change the MIP takes 1.3 s instead
+            # of 1.5 s, the same plan (bench/RESULTS.md)
+            h.setOptionValue(_JUMP, False)
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(start, dtype=float))
             sol.value_valid = True
@@ -251,7 +262,8 @@ class HighsSession:
             with native_output_to_stderr():  # HiGHS 1.12 prints a MIP-start repair line to fd 1
                 h.run()
         finally:
-            h.setOptionValue("mip_heuristic_run_feasibility_jump", jump)
+            for key, value in before.items():
+                h.setOptionValue(key, value)
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
