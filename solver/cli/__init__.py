@@ -17,6 +17,14 @@ Importing a group registers its commands, in the order ``procure --help`` lists 
 
 from __future__ import annotations
 
+import os
+
+# numpy's OpenBLAS starts a thread per core when it is imported (about 60 ms of CPU at each
+# command's start, more on a busy machine): procure's arithmetic is vectors of a few
+# thousand numbers and the MIP solvers run their own threads, so one BLAS thread, unless
+# the user set another number. Set before anything imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # isort: off
 # importing a group registers its commands: this order is the order of ``procure --help``
 from solver.cli import solve  # noqa: F401

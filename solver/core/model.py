@@ -40,6 +40,7 @@ from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.problem import InferenceWorkload
+from solver.inputs.tables import row_tuples
 from solver.units import RENTED_MODES, Mode
 
 
@@ -863,7 +864,7 @@ def add_inference_capacity(m: _State) -> None:
     bucket_cap = m.compiled.bucket_capacity.groupby("option_id")
     inference = m.options[m.options["workload_kind"] != "training"]
     periods_of = demand.groupby("workload")["period"].unique().to_dict()
-    for k in inference.itertuples(index=False):
+    for k in row_tuples(inference):
         w = m.workloads[k.workload]
         p = m.pool_idx[k.pool_id]
         rented = k.mode in RENTED_MODES
@@ -1042,7 +1043,7 @@ def add_training(m: _State) -> None:
     training = m.options[m.options["workload_kind"] == "training"]
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
     runs = m.compiled.training_runs()
-    for k in training.itertuples(index=False):
+    for k in row_tuples(training):
         p = m.pool_idx[k.pool_id]
         z = B.var(
             f"z[{k.option_id}]",
@@ -1076,7 +1077,7 @@ def add_fleet(m: _State) -> None:
     existing = m.pools["existing_units"].to_numpy() > 0
     relevant = sorted(set(m.usage) | set(np.flatnonzero(existing).tolist()))
     pools = m.pools.iloc[relevant]  # a pool no option uses and holding nothing adds nothing
-    for p, pool in zip(relevant, pools.itertuples(index=False), strict=True):
+    for p, pool in zip(relevant, row_tuples(pools), strict=True):
         used = m.usage.get(p)
         if pool.kind == "owned":
             add_owned_fleet(m, p, pool, used)
@@ -1249,7 +1250,7 @@ def add_savings_plans(m: _State) -> None:
     for s, sp in enumerate(problem.savings_plans):
         active = _savings_plan_commitments(m, s, sp)
         cover: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
-        for p, pool in enumerate(m.pools.itertuples(index=False)):
+        for p, pool in enumerate(row_tuples(m.pools)):
             rate = sp.rates.get(pool.offering_id)
             if rate is None or pool.mode != Mode.ON_DEMAND or p not in m.usage:
                 continue

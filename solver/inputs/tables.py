@@ -11,6 +11,7 @@ in their names (``capex_usd``, ``tdp_w``).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Literal
 
@@ -497,3 +498,18 @@ COMPILED_TABLES: dict[str, dict[str, Column]] = {
     "bucket_capacity": BUCKET_CAPACITY,
     "training_hours": TRAINING_HOURS,
 }
+
+
+def row_tuples(frame) -> list[tuple]:
+    """A DataFrame's rows as named tuples: what ``frame.itertuples(index=False)`` gives
+    (the same fields, values and Python types), about ten times faster on wide frames.
+
+    ``itertuples`` reads pandas 3's string columns one element at a time; here each column
+    is converted once (``tolist``) and the tuples zipped from the lists.
+    """
+    row = namedtuple("Row", [str(c) for c in frame.columns], rename=True)
+    return list(
+        map(
+            row._make, zip(*(frame.iloc[:, k].tolist() for k in range(frame.shape[1])), strict=True)
+        )
+    )

@@ -201,7 +201,9 @@ def cost_lines_text(plan: Plan) -> list[str]:
 def plan_table(plan: Plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=170, force_terminal=False, color_system=None)
+    console = Console(
+        file=buffer, width=170, force_terminal=False, color_system=None, highlight=False, emoji=False
+    )
     gap = "n/a" if plan.gap is None else f"{plan.gap:.4%}"
     console.print(
         f"[bold]{plan.problem}[/bold]: {plan.status} (objective {plan.objective_kind}), "

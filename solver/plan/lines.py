@@ -33,8 +33,9 @@ from pydantic import BaseModel, Field, computed_field
 from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.core.model import LinearModel
-from solver.inputs.catalog import Catalog
+from solver.inputs.catalog import Catalog, catalog_sha256
 from solver.inputs.problem import Problem
+from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import Assumption, assumptions_of
 from solver.plan.warnings import PlanWarning
 from solver.units import RENTED_MODES, Item, Mode
@@ -323,28 +324,13 @@ def input_digests(problem: Problem, catalog: Catalog) -> PlanInputs:
     """The digests of a problem and a catalog (no paths: the CLI adds those).
 
     The problem is hashed as its parsed model in JSON, so comments, key order and
-    whitespace in the YAML do not matter; the catalog as each table's CSV in a fixed
-    order, so the same figures give the same digest wherever the folder is.
+    whitespace in the YAML do not matter; the catalog by :func:`catalog_sha256`.
     """
     problem_text = problem_json(problem)
-    tables = [
-        catalog.accelerators,
-        catalog.offerings,
-        catalog.regions,
-        catalog.servers,
-        catalog.sites,
-        catalog.models,
-        catalog.providers if catalog.providers is not None else pd.DataFrame(),
-        catalog.exchange_rates if catalog.exchange_rates is not None else pd.DataFrame(),
-    ]
-    digest = hashlib.sha256()
-    for table in tables:
-        digest.update(table.to_csv(lineterminator="\n", float_format="%.12g").encode())
-        digest.update(b"\x00")
     return PlanInputs(
         problem_sha256=hashlib.sha256(problem_text.encode()).hexdigest(),
         problem=json.loads(problem_text),
-        catalog_sha256=digest.hexdigest(),
+        catalog_sha256=catalog_sha256(catalog),
     )
 
 
@@ -537,7 +523,7 @@ class _Reading:
         self.b_frac = self.blocks["fraction"].to_numpy()
         self.horizon = float(self.periods["end_month"].iat[-1])
         self.clock = compiled.clock
-        self.pool_rows = list(compiled.pools.itertuples(index=False))
+        self.pool_rows = row_tuples(compiled.pools)
         self.training_runs = compiled.training_runs()
 
 
@@ -561,10 +547,10 @@ def extract_plan(
     var = model.variables.assign(value=values)
     var = var[var["value"] > 1e-7]
     mix_alloc: dict[tuple[int, int, int], dict[int, float]] = defaultdict(dict)
-    for r in var[var["kind"] == "y"].itertuples(index=False):
+    for r in row_tuples(var[var["kind"] == "y"]):
         mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
     items: list[LineItem] = []
-    for r in var.itertuples(index=False):
+    for r in row_tuples(var):
         if r.kind == "x":
             items += _serving_items(rd, r, mix_alloc)
         elif r.kind == "z":
@@ -840,7 +826,7 @@ def _existing_items(rd: _Reading) -> list[LineItem]:
     reservation's term inside it."""
     out = []
     clock, horizon, p_names = rd.clock, rd.horizon, rd.p_names
-    for pool in rd.compiled.pools.itertuples(index=False):
+    for pool in rd.pool_rows:
         if not pool.existing_units:
             continue
         if pool.kind == "owned":
