@@ -7,20 +7,17 @@ writes them (:mod:`solver.outputs.files`). Markdown is in :mod:`solver.outputs.m
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from solver.analyses.diff import _usd
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED, _isnan
 from solver.outputs.files import csv_text
+from solver.outputs.grid import Page, Table, escape
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
 
 if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
@@ -78,7 +75,6 @@ def cash_flow_table(plan: Plan) -> Table:
     table = Table(
         title=f"cash flow by quarter from {plan.start_date} (USD)",
         title_justify="left",
-        show_lines=False,
     )
     fields = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
     columns = ["quarter", "rented", "owned opex", "commitments", "capex", "total"]
@@ -112,7 +108,6 @@ def _period_table(plan: Plan, period: str, rows: list) -> Table:
     table = Table(
         title=f"period {period}  (${plan.totals.by_period[period]:,.0f})",
         title_justify="left",
-        show_lines=False,
     )
     for col, justify in [
         ("provider (tier)", "left"),
@@ -200,10 +195,7 @@ def cost_lines_text(plan: Plan) -> list[str]:
 
 def plan_table(plan: Plan) -> str:
     """The plan for people: grouped by period and provider, totals, what binds."""
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer, width=170, force_terminal=False, color_system=None, highlight=False, emoji=False
-    )
+    console = Page(width=170)
     gap = "n/a" if plan.gap is None else f"{plan.gap:.4%}"
     console.print(
         f"[bold]{plan.problem}[/bold]: {plan.status} (objective {plan.objective_kind}), "
@@ -308,7 +300,7 @@ def plan_table(plan: Plan) -> str:
     )
     for table in assumption_tables(plan):
         console.print(table)
-    return buffer.getvalue()
+    return console.text()
 
 
 def binding_sentence(b) -> str:
