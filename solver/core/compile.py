@@ -200,9 +200,11 @@ def build_blocks(problem: Problem) -> pd.DataFrame:
 
 def _check_names(problem: Problem, catalog: Catalog) -> None:
     """Refuse names in the problem that the catalog does not know."""
-    providers = set(catalog.offerings["provider"]) | {"owned"}
-    regions = set(catalog.regions["region"])
-    zones = set(catalog.regions["residency_zone"]) | set(catalog.sites["residency_zone"])
+    providers = set(catalog.offerings["provider"].tolist()) | {"owned"}
+    regions = set(catalog.regions["region"].tolist())
+    zones = set(catalog.regions["residency_zone"].tolist()) | set(
+        catalog.sites["residency_zone"].tolist()
+    )
 
     def check(values: list[str] | None, known: set[str], field_path: str, what: str) -> None:
         for value in values or []:
@@ -269,7 +271,7 @@ def check_savings_plans(problem: Problem, catalog: Catalog) -> None:
     offering's on-demand price (a plan that saves nothing is a typo, not a discount);
     and on-demand must be among the modes (the plan covers on-demand usage)."""
     off = catalog.offerings
-    providers = set(off["provider"])
+    providers = set(off["provider"].tolist())
     for i, sp in enumerate(problem.savings_plans):
         field = f"savings_plans[{i}]"
         if sp.provider not in providers:
@@ -316,7 +318,7 @@ def _check_existing_reservations(problem: Problem, catalog: Catalog, cloud: pd.D
     Its pool must survive the problem's filters: never silently dropped (it is paid
     for, so dropping it would understate the cost and waste the capacity).
     """
-    kept = set(zip(cloud["offering_id"], cloud["mode"], strict=True))
+    kept = set(zip(cloud["offering_id"].tolist(), cloud["mode"].tolist(), strict=True))
     for i, r in enumerate(problem.existing_reservations):
         if (r.offering, r.mode) in kept:
             continue
@@ -392,7 +394,7 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         sla=cloud["provider"].map({p: catalog.sla_of(p) for p in providers}),
         availability_cap_basis=[
             availability_cap_basis(p, o, problem.availability_caps)
-            for p, o in zip(cloud["provider"], cloud["offering_id"], strict=True)
+            for p, o in zip(cloud["provider"].tolist(), cloud["offering_id"].tolist(), strict=True)
         ],
     )
     if problem.min_tier is not None:
@@ -440,7 +442,9 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "availability_cap": [
                 problem.availability_caps.get(o, int(c))
                 for o, c in zip(
-                    cloud["offering_id"], cloud["availability_cap_instances"], strict=True
+                    cloud["offering_id"].tolist(),
+                    cloud["availability_cap_instances"].tolist(),
+                    strict=True,
                 )
             ],
             "residency_zone": cloud["residency_zone"].to_numpy(),
@@ -451,7 +455,7 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             "pue": cloud["pue"].to_numpy(),
             "existing_units": [
                 existing_res.get((o, m), 0)
-                for o, m in zip(cloud["offering_id"], cloud["mode"], strict=True)
+                for o, m in zip(cloud["offering_id"].tolist(), cloud["mode"].tolist(), strict=True)
             ],
         }
     )

@@ -764,7 +764,7 @@ class _State:
         self.reservation_per_usd: dict[tuple[float, int], ledger.Charge] = {}
         self.p_hours = self.periods["hours"].to_numpy()
         self.b_frac = self.blocks["fraction"].to_numpy()
-        self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"])}
+        self.pool_idx = {pid: i for i, pid in enumerate(self.pools["pool_id"].tolist())}
         self.allow_shortfall = self.problem.objective == "max_served"
         # shortfall variable -> output tokens/s per unit of it, per (workload, t, b)
         self.shortfall_tps: dict[tuple, dict[int, float]] = defaultdict(dict)
