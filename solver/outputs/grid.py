@@ -10,7 +10,7 @@ width), for the subset procure uses: left and right justified columns, ``ellipsi
 ``fold`` overflow, markup tags dropped (``[bold]``) and escaped brackets kept
 (``rich.markup.escape``). tests/outputs/test_grid.py compares both on generated tables.
 
-The algorithm is rich's (Will McGugan, rich 13-15, MIT licence: ``rich/table.py``
+The algorithm is rich's (Will McGugan, rich 15.0, MIT licence: ``rich/table.py``
 ``_calculate_column_widths`` and ``_collapse_widths``, ``rich/_ratio.py`` ``ratio_reduce``,
 ``rich/_wrap.py`` ``divide_line``), written again for plain strings.
 """
@@ -168,6 +168,9 @@ def _collapse(widths: list[int], limit: int) -> list[int]:
 
 @dataclass
 class Column:
+    """A column: its header, ``left`` or ``right`` justified, and what a word too long for
+    it does (``ellipsis``: cut with an ellipsis; ``fold``: broken across lines)."""
+
     header: str
     justify: str = "left"
     overflow: str = "ellipsis"
