@@ -56,12 +56,46 @@ __all__ = [
     "EXIT_NO_PLAN",
     "EXIT_USER_ERROR",
     "app",
+    "leave",
     "main",
 ]
 
 
 def main() -> None:  # pragma: no cover
-    app()
+    """``procure``: run the command, then leave the process at once (:func:`leave`)."""
+    try:
+        app()
+    except SystemExit as stop:
+        leave(stop.code)
+    leave(0)
+
+
+def leave(code: int | str | None) -> None:  # pragma: no cover
+    """End the process with ``code`` as Python's own exit would, without its teardown.
+
+    Python's exit runs the atexit handlers, flushes stdout and stderr, then frees every
+    module and object; that last part took 0.12 s of a 1.1 s ``procure solve`` (pandas,
+    numpy and pydantic hold a great many objects). Here the handlers run and the streams
+    are flushed as usual, and the process ends without the freeing (``os._exit``). With
+    threads still running (a worker pool, the web server) Python's own exit joins them.
+    """
+    import atexit
+    import sys
+    import threading
+
+    if threading.active_count() > 1:
+        sys.exit(code)
+    if isinstance(code, str):  # sys.exit("message"): printed, status 1
+        print(code, file=sys.stderr)
+        code = 1
+    code = code or 0
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe (procure solve | head): status 120, as Python's exit
+        code = code or 120
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
