@@ -547,6 +547,19 @@ class _Warm:
         self.pi, self.options = pi, options
         self.pricer = _PoolPricer(self.model, self.slopes, pi)
         self.session = self.pricer.session
+        self.split: _PeriodSplit | None | bool = None  # built at the first step
+
+    def _split(self) -> _PeriodSplit:
+        if self.split is None:
+            force = _pool_vars(self.model, self.pi, ("x", "z"))
+            self.split = _PeriodSplit(self.model, self.session, force)
+        return self.split
+
+    def _changed(self, price: float) -> dict[tuple[int, int], float]:
+        """The coefficients that move with the pool's price (a budget row), at ``price``."""
+        return {
+            (r, j): a0 + (price - self.pricer.p0) * d for r, j, a0, d in self.pricer.row_changes
+        }
 
     def objective_without_pool(self) -> float | None:
         """The optimum with the pool's variables fixed at 0 (bounds restored after)."""
@@ -594,6 +607,10 @@ class _Warm:
 
         h = self.session.h
         self.pricer.set_price(price)
+        if self.split is not False:
+            got = self._split().below(self.session.cost, self._changed(price), bound, self.options)
+            if got is not False:
+                return got
         h.setOptionValue("objective_bound", float(bound))
         # a step after the first starts from the branch and bound, not a restricted MIP:
         # the last plan was within STEP_GAP, and the last step finds nothing to start from
@@ -613,6 +630,170 @@ class _Warm:
             return r.objective, r.values
         proved = r.termination in (Termination.OPTIMAL, Termination.INFEASIBLE)
         return None if proved else False
+
+
+#: variables that decide for several periods at once (a purchase, a reservation or a
+#: savings plan from a period for its term): the plans without any are split by period
+#: in :class:`_PeriodSplit`
+_SPANNING_KINDS = ("buy", "commit", "savings_plan")
+
+
+class _PeriodSplit:
+    """The last step of a break-even search (no plan using the pool beats the target)
+    proved period by period where the periods are independent.
+
+    A plan that uses the pool either (A) buys or reserves nothing
+    (:data:`_SPANNING_KINDS` all zero) or (B) buys or reserves something. Without purchases
+    and reservations the periods share only rows whose variables span periods (a
+    budget, a carbon cap, the forced pool's row); left out, what remains of (A) is one
+    subproblem per period, and every plan of (A) is a plan of each, so the sum of their
+    optima bounds (A) from below (a relaxation). A plan of (A) that uses the pool uses it
+    in some period t: (A) costs at least min over t of (period t with the pool forced in)
+    + (the other periods' optima). (B) is the whole model with "some purchase or
+    reservation" as a row: on the seed its root cuts alone close it, where the model
+    without that row needs hundreds of nodes to tell the two apart. When both reach the
+    target, no plan beats it: an exact proof. When (A)'s subproblems put together give a
+    plan of the whole model below the target (the left-out rows hold), it is the best
+    plan of (A), and (B)'s plan below the target is a plan too; otherwise the caller
+    solves the whole model. Measured in bench/RESULTS.md ("Autoscaled fleets: break-even
+    speed", issue 28, fifth stop).
+    """
+
+    def __init__(self, model: LinearModel, session: HighsSession, force_cols) -> None:
+        import highspy
+
+        v = model.variables
+        period = v["period"].to_numpy(int)
+        spanning = v["kind"].isin(_SPANNING_KINDS).to_numpy() | (period < 0)
+        periods = sorted({int(t) for t in period[~spanning]})
+        rows: dict[int, list[int]] = {t: [] for t in periods}
+        for r, row in enumerate(model.rows):
+            own = {int(period[j]) for j in row.coefs if not spanning[j]}
+            if len(own) == 1:
+                rows[own.pop()].append(r)
+        self.model, self.periods, self.rows, self.session = model, periods, rows, session
+        self.cols = {t: np.flatnonzero((period == t) & ~spanning) for t in periods}
+        self.local = {t: {int(j): i for i, j in enumerate(self.cols[t])} for t in periods}
+        self.local_row = {r: (t, i) for t in periods for i, r in enumerate(rows[t])}
+        self.sessions: dict[int, HighsSession] = {}
+        self.force_row: dict[int, int] = {}
+        inf = highspy.kHighsInf
+        for t in periods:
+            local = self.local[t]
+            sub_rows = [  # a purchase or reservation is 0 in (A): its terms drop out
+                replace(
+                    model.rows[r],
+                    coefs={local[j]: c for j, c in model.rows[r].coefs.items() if j in local},
+                )
+                for r in rows[t]
+            ]
+            sub_vars = v.iloc[self.cols[t]].reset_index(drop=True)
+            sub = LinearModel(sub_vars, sub_rows, type(model.objective)(), {})
+            self.sessions[t] = HighsSession(sub)
+            mine = {local[int(j)]: 1.0 for j in force_cols if int(j) in local}
+            if mine:
+                self.force_row[t] = self.sessions[t].add_row(mine, -inf, inf)
+        some = np.flatnonzero(spanning & (v["ub"].to_numpy(float) > 0))
+        self.spanning = some
+        self.some_row = session.add_row(dict.fromkeys(some.tolist(), 1.0), -inf, inf)
+
+    def _set(self, cost: np.ndarray, changed: dict[tuple[int, int], float]) -> None:
+        """The subproblems at the model's costs and changed coefficients (row, column)."""
+        for t in self.periods:
+            cols = self.cols[t]
+            self.sessions[t].set_costs(np.arange(len(cols)), cost[cols])
+        for (r, j), a in changed.items():
+            if r in self.local_row and j in self.local[self.local_row[r][0]]:
+                t, i = self.local_row[r]
+                self.sessions[t].set_coefficient(i, self.local[t][j], a)
+
+    def below(self, cost, changed, bound: float, options: SolveOptions):
+        """Whether a plan using the pool costs below ``bound`` at costs ``cost`` (the
+        model's, with ``changed`` coefficients): None when none does (proved), ``(cost,
+        plan)`` of one, False when this split cannot tell (the caller then solves the
+        whole model)."""
+        self._set(cost, changed)
+        constant = float(self.model.objective.constant)
+        lower, upper, plans = {}, {}, {}
+        for t in self.periods:
+            r = self.sessions[t].solve(
+                replace(options, relative_gap=PERIOD_GAP, start_heuristic=False)
+            )
+            if r.termination != Termination.OPTIMAL:
+                return False
+            lower[t], upper[t], plans[t] = r.bound, r.objective, r.values
+        found = []
+        for t, row in self.force_row.items():
+            cutoff = bound - constant - sum(lower[s] for s in self.periods if s != t)
+            r = _below_with_row(self.sessions[t], row, cutoff, options)
+            if r is False:
+                return False
+            if r is not None:
+                total = constant + r.objective + sum(upper[s] for s in self.periods if s != t)
+                found.append((total, t, r.values))
+        if found:  # (A) has a plan below the bound, if the left-out rows hold
+            _, t, values = min(found, key=lambda f: f[0])
+            x = np.zeros(len(self.model.variables))
+            for s in self.periods:
+                x[self.cols[s]] = values if s == t else plans[s]
+            value = float(cost @ x + constant)
+            ok = value < bound and _holds(self.model, x, changed)
+            return (value, x) if ok else False
+        if not len(self.spanning):
+            return None
+        r = _below_with_row(self.session, self.some_row, bound, options)  # (B)
+        if r is None or r is False:
+            return r
+        return r.objective, r.values
+
+
+def _below_with_row(session: HighsSession, row: int, cutoff: float, options: SolveOptions):
+    """Solve ``session`` with ``row`` (a sum of units) at least 1 for plans below ``cutoff``:
+    the result of one (within :data:`STEP_GAP` of the best), None when the solver proved
+    there is none, False when it stopped without knowing."""
+    import highspy
+
+    h = session.h
+    h.changeRowBounds(row, 1.0, highspy.kHighsInf)
+    h.setOptionValue("objective_bound", float(cutoff))
+    try:
+        r = session.solve(
+            replace(
+                options,
+                relative_gap=STEP_GAP,
+                start_heuristic=False,
+                backend_options={**options.backend_options, **STEP_OPTIONS},
+            )
+        )
+    finally:
+        h.setOptionValue("objective_bound", highspy.kHighsInf)
+        h.changeRowBounds(row, -highspy.kHighsInf, highspy.kHighsInf)
+    if r.has_solution and r.objective < cutoff:
+        return r
+    return None if r.termination in (Termination.OPTIMAL, Termination.INFEASIBLE) else False
+
+
+def _holds(model: LinearModel, x: np.ndarray, changed: dict[tuple[int, int], float]) -> bool:
+    """Whether plan ``x`` keeps every row of ``model`` (with ``changed`` coefficients),
+    to HiGHS's feasibility tolerance scaled by the row."""
+    lb = model.variables["lb"].to_numpy(float)
+    ub = model.variables["ub"].to_numpy(float)
+    if np.any(x < lb - 1e-9) or np.any(x > ub + 1e-9):
+        return False
+    for r, row in enumerate(model.rows):
+        activity = sum((changed.get((r, j), c)) * x[j] for j, c in row.coefs.items())
+        slack = 1e-7 * max(1.0, abs(row.rhs))
+        if (row.sense != ">=" and activity > row.rhs + slack) or (
+            row.sense != "<=" and activity < row.rhs - slack
+        ):
+            return False
+    return True
+
+
+#: relative gap of the period subproblems without the pool forced in: their optima's
+#: bounds add up to the lower bound that must reach the target (to the searches' 1e-6),
+#: so each is closed far tighter than that
+PERIOD_GAP = 1e-9
 
 
 # A Newton step needs a plan below the target, not the best one (its line then lies a
