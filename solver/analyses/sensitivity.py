@@ -552,7 +552,7 @@ class _Warm:
     def _split(self) -> _PeriodSplit:
         if self.split is None:
             force = _pool_vars(self.model, self.pi, ("x", "z"))
-            self.split = _PeriodSplit(self.model, self.session, force)
+            self.split = _PeriodSplit(self.model, self.session, force, self.pricer.cols)
         return self.split
 
     def _changed(self, price: float) -> dict[tuple[int, int], float]:
@@ -659,7 +659,7 @@ class _PeriodSplit:
     speed", issue 28, fifth stop).
     """
 
-    def __init__(self, model: LinearModel, session: HighsSession, force_cols) -> None:
+    def __init__(self, model: LinearModel, session: HighsSession, force_cols, pool_cols) -> None:
         import highspy
 
         v = model.variables
@@ -693,6 +693,10 @@ class _PeriodSplit:
             mine = {local[int(j)]: 1.0 for j in force_cols if int(j) in local}
             if mine:
                 self.force_row[t] = self.sessions[t].add_row(mine, -inf, inf)
+        self.shape = _shapes(self.sessions)
+        pool_cols = set(np.asarray(pool_cols).tolist())
+        self.moves = {t: bool(pool_cols.intersection(self.local[t])) for t in periods}
+        self.fixed: dict[int, tuple] = {}  # optima of the periods the price does not move
         some = np.flatnonzero(spanning & (v["ub"].to_numpy(float) > 0))
         self.spanning = some
         self.some_row = session.add_row(dict.fromkeys(some.tolist(), 1.0), -inf, inf)
@@ -713,30 +717,40 @@ class _PeriodSplit:
         plan)`` of one, False when this split cannot tell (the caller then solves the
         whole model)."""
         self._set(cost, changed)
-        constant = float(self.model.objective.constant)
-        lower, upper, plans = {}, {}, {}
+        # periods alike but for the scale of their costs are solved once (moved
+        # coefficients in a period's rows, a period budget, would make them differ)
+        memo = None if any(r in self.local_row for r, _ in changed) else {}
+        free, forced = {}, {}
         for t in self.periods:
-            r = self.sessions[t].solve(
-                replace(options, relative_gap=PERIOD_GAP, start_heuristic=False)
-            )
-            if r.termination != Termination.OPTIMAL:
+            free[t] = self.fixed.get(t) or self._optimum(t, False, cost, options, memo)
+            if free[t] is False:
                 return False
-            lower[t], upper[t], plans[t] = r.bound, r.objective, r.values
+            if not self.moves[t]:  # the pool has no column there: it does not move
+                self.fixed[t] = free[t]
+        for t in self.force_row:
+            forced[t] = self._optimum(t, True, cost, options, memo)
+            if forced[t] is False:
+                return False
+        if any(f is None for f in free.values()):
+            forced = {}  # a period without any plan: (A) has none
+        rest = bound - float(self.model.objective.constant)
         found = []
-        for t, row in self.force_row.items():
-            cutoff = bound - constant - sum(lower[s] for s in self.periods if s != t)
-            r = _below_with_row(self.sessions[t], row, cutoff, options)
-            if r is False:
-                return False
-            if r is not None:
-                total = constant + r.objective + sum(upper[s] for s in self.periods if s != t)
-                found.append((total, t, r.values))
+        for t, got in forced.items():
+            if got is None:  # no plan of (A) uses the pool in period t
+                continue
+            others = [free[s] for s in self.periods if s != t]
+            if got[0] + sum(f[0] for f in others) >= rest:
+                continue  # proved: no plan of (A) with the pool in period t beats it
+            total = got[1] + sum(f[1] for f in others)
+            if total >= rest:
+                return False  # within the subproblems' gaps of the bound: undecided
+            found.append((total, t, got[2]))
         if found:  # (A) has a plan below the bound, if the left-out rows hold
             _, t, values = min(found, key=lambda f: f[0])
             x = np.zeros(len(self.model.variables))
             for s in self.periods:
-                x[self.cols[s]] = values if s == t else plans[s]
-            value = float(cost @ x + constant)
+                x[self.cols[s]] = values if s == t else free[s][2]
+            value = float(cost @ x + self.model.objective.constant)
             ok = value < bound and _holds(self.model, x, changed)
             return (value, x) if ok else False
         if not len(self.spanning):
@@ -745,6 +759,71 @@ class _PeriodSplit:
         if r is None or r is False:
             return r
         return r.objective, r.values
+
+    def _optimum(self, t: int, forced: bool, cost: np.ndarray, options, memo):
+        """Period t's optimum (the pool forced in when ``forced``): ``(lower bound, cost,
+        plan)``, None when it has no plan, False when the solver stopped without knowing.
+        From ``memo`` when a period of the same shape was solved at costs in proportion
+        (the same plans are optimal, the optimum scaled)."""
+        import highspy
+
+        local = cost[self.cols[t]]
+        key = (self.shape[t], forced)
+        if memo is not None and key in memo:
+            c0, got = memo[key]
+            scale = _proportion(c0, local)
+            if scale is not None:
+                if got is None:
+                    return None
+                low = got[0] * scale
+                return low - 1e-9 * abs(low), float(local @ got[2]), got[2]
+        session = self.sessions[t]
+        if forced:
+            session.h.changeRowBounds(self.force_row[t], 1.0, highspy.kHighsInf)
+        try:
+            r = session.solve(replace(options, relative_gap=PERIOD_GAP, start_heuristic=False))
+        finally:
+            if forced:
+                inf = highspy.kHighsInf
+                session.h.changeRowBounds(self.force_row[t], -inf, inf)
+        if r.termination == Termination.INFEASIBLE:
+            got = None
+        elif r.termination != Termination.OPTIMAL:
+            return False
+        else:
+            got = (float(r.bound), float(r.objective), r.values)
+        if memo is not None:
+            memo[key] = (local, got)
+        return got
+
+
+def _proportion(a: np.ndarray, b: np.ndarray) -> float | None:
+    """The factor f > 0 with b = f a to 1e-12 (both non-negative, zero in the same
+    places), or None."""
+    if a.shape != b.shape or (a < 0).any() or (b < 0).any() or not (a > 0).any():
+        return None
+    if not np.array_equal(a > 0, b > 0):
+        return None
+    ratio = b[a > 0] / a[a > 0]
+    f = float(ratio.max())
+    return f if float(ratio.min()) >= f * (1.0 - 1e-12) else None
+
+
+def _shapes(sessions: dict[int, HighsSession]) -> dict[int, int]:
+    """Per period, the first period whose subproblem is the same but for its costs (the
+    same columns' bounds and types, rows and coefficients, as HiGHS holds them)."""
+    seen: list[tuple[int, tuple]] = []
+    out = {}
+    for t, session in sessions.items():
+        lp = session.h.getLp()
+        m = lp.a_matrix_
+        parts = (lp.col_lower_, lp.col_upper_, lp.row_lower_, lp.row_upper_, session.integer,
+                 m.start_, m.index_, m.value_)  # fmt: skip
+        sign = tuple(np.asarray(p).tobytes() for p in parts) + (str(m.format_),)
+        out[t] = next((u for u, other in seen if other == sign), t)
+        if out[t] == t:
+            seen.append((t, sign))
+    return out
 
 
 def _below_with_row(session: HighsSession, row: int, cutoff: float, options: SolveOptions):
@@ -793,7 +872,7 @@ def _holds(model: LinearModel, x: np.ndarray, changed: dict[tuple[int, int], flo
 #: relative gap of the period subproblems without the pool forced in: their optima's
 #: bounds add up to the lower bound that must reach the target (to the searches' 1e-6),
 #: so each is closed far tighter than that
-PERIOD_GAP = 1e-9
+PERIOD_GAP = 1e-7
 
 
 # A Newton step needs a plan below the target, not the best one (its line then lies a
