@@ -549,11 +549,20 @@ class _Warm:
         self.session = self.pricer.session
         self.split: _PeriodSplit | None | bool = None  # built at the first step
 
-    def _split(self) -> _PeriodSplit:
+    def _split(self) -> bool:
+        """Whether the steps go period by period (:class:`_PeriodSplit`, built at the first
+        step): where the model has two periods or more. With one, (A) is the whole model
+        but its purchases, and on the shipped one-period problems the split only added
+        solves (bench/RESULTS.md, issue 28, fifth stop)."""
         if self.split is None:
-            force = _pool_vars(self.model, self.pi, ("x", "z"))
-            self.split = _PeriodSplit(self.model, self.session, force, self.pricer.cols)
-        return self.split
+            v = self.model.variables
+            own = ~v["kind"].isin(_SPANNING_KINDS).to_numpy() & (v["period"].to_numpy() >= 0)
+            if len(np.unique(v["period"].to_numpy()[own])) < 2:
+                self.split = False
+            else:
+                force = _pool_vars(self.model, self.pi, ("x", "z"))
+                self.split = _PeriodSplit(self.model, self.session, force, self.pricer.cols)
+        return self.split is not False
 
     def _changed(self, price: float) -> dict[tuple[int, int], float]:
         """The coefficients that move with the pool's price (a budget row), at ``price``."""
@@ -607,8 +616,8 @@ class _Warm:
 
         h = self.session.h
         self.pricer.set_price(price)
-        if self.split is not False:
-            got = self._split().below(self.session.cost, self._changed(price), bound, self.options)
+        if self._split():
+            got = self.split.below(self.session.cost, self._changed(price), bound, self.options)
             if got is not False:
                 return got
         h.setOptionValue("objective_bound", float(bound))
