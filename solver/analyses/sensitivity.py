@@ -557,10 +557,15 @@ class _Warm:
         if self.split is None:
             v = self.model.variables
             own = ~v["kind"].isin(_SPANNING_KINDS).to_numpy() & (v["period"].to_numpy() >= 0)
-            if len(np.unique(v["period"].to_numpy()[own])) < 2:
+            force = _pool_vars(self.model, self.pi, ("x", "z"))
+            # (A) or (B) covers every plan, and "used" is "used in some period", only where
+            # those counts are whole units (a savings plan's USD per hour is not)
+            whole = v["integer"].to_numpy(bool) & (v["lb"].to_numpy(float) >= 0)
+            if len(np.unique(v["period"].to_numpy()[own])) < 2 or not (
+                whole[~own].all() and whole[force].all()
+            ):
                 self.split = False
             else:
-                force = _pool_vars(self.model, self.pi, ("x", "z"))
                 self.split = _PeriodSplit(self.model, self.session, force, self.pricer.cols)
         return self.split is not False
 
