@@ -24,7 +24,10 @@ Break-even prices
     that plan), which converges in a few MIP solves; the result holds to the
     solver's relative gap. A step needs only some plan below ``C_without``, whose
     line lies above ``f`` (:func:`_newton_any_plan`); the last step's proof that
-    there is none is what makes the answer exact.
+    there is none is what makes the answer exact. With several plan periods a step
+    goes period by period where the periods are independent (:class:`_PeriodSplit`:
+    plans that buy or reserve nothing fall apart by period, the others are one more
+    MIP), and on the whole model otherwise.
 
 Sweeps
     Budget, carbon cap, demand growth and price scenarios, each a list of
@@ -551,9 +554,13 @@ class _Warm:
 
     def _split(self) -> bool:
         """Whether the steps go period by period (:class:`_PeriodSplit`, built at the first
-        step): where the model has two periods or more. With one, (A) is the whole model
-        but its purchases, and on the shipped one-period problems the split only added
-        solves (bench/RESULTS.md, issue 28, fifth stop)."""
+        step): where the model has two periods or more and N+1 classes (``top``). With one
+        period, (A) is the whole model but its purchases; without N+1 classes the whole
+        model's steps close at its root in about 10-30 ms, less than the split's several
+        subproblems (on the shipped one-period problems and a generated two-period one
+        the split only added solves: bench/RESULTS.md, issue 28, fifth stop). N+1 is where
+        the relaxation is weak and the whole model's last steps branch hundreds of times
+        (bench/RESULTS.md, "Autoscaled fleets: the relaxation")."""
         if self.split is None:
             v = self.model.variables
             own = ~v["kind"].isin(_SPANNING_KINDS).to_numpy() & (v["period"].to_numpy() >= 0)
@@ -561,8 +568,11 @@ class _Warm:
             # (A) or (B) covers every plan, and "used" is "used in some period", only where
             # those counts are whole units (a savings plan's USD per hour is not)
             whole = v["integer"].to_numpy(bool) & (v["lb"].to_numpy(float) >= 0)
-            if len(np.unique(v["period"].to_numpy()[own])) < 2 or not (
-                whole[~own].all() and whole[force].all()
+            n_plus_1 = bool((v["kind"] == "top").any())
+            if (
+                not n_plus_1
+                or len(np.unique(v["period"].to_numpy()[own])) < 2
+                or not (whole[~own].all() and whole[force].all())
             ):
                 self.split = False
             else:
