@@ -64,7 +64,8 @@ class PerPoint:
                 return solve(session, *a, **k)
             finally:
                 self.steps["solve"] = self.steps.get("solve", 0.0) + time.process_time() - began
-                self.steps["nodes"] = self.steps.get("nodes", 0) + session.h.getInfo().mip_node_count
+                nodes = session.h.getInfo().mip_node_count
+                self.steps["nodes"] = self.steps.get("nodes", 0) + nodes
 
         def timed_point(compiled, task):
             self.steps = {}
