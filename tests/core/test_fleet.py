@@ -262,3 +262,40 @@ def test_the_top_cuts_keep_every_deployment_at_its_worked_cost(
         v.loc[j, ["lb", "ub"]] = float(on)
     solution = optimise(compiled, model, solver="highspy", options=SolveOptions(relative_gap=1e-9))
     assert solution.result.objective == pytest.approx(usd_per_block_pair * BLOCK_HOURS)
+
+
+def test_an_autoscaled_fleet_solved_by_column_generation_costs_what_the_full_model_does(
+    tiny_catalog,
+):
+    # Column generation prices per-block columns only: an autoscaled workload's options
+    # stay in the master (their deploy binaries and fleet_* rows are not priced; before,
+    # its reduced-cost check stopped the solve as "a bug in procure"). Autoscaled, the
+    # tiny case is {L4}: 8 at peak, 2 at base, $8 x 365 + $2 x 365 = $3,650, by either method
+    p = problem([serve(10, fleet="autoscale")], load_profile=BLOCKS)
+    catalog = tiny_catalog([H1, L4])
+    full = solve_problem(p, catalog, method="full")
+    by_columns = solve_problem(p, catalog, method="columns")
+    assert full.total_cost_usd == pytest.approx(8 * BLOCK_HOURS + 2 * BLOCK_HOURS)
+    assert by_columns.total_cost_usd == pytest.approx(full.total_cost_usd)
+
+
+def test_a_fleet_line_names_the_block_where_an_offering_runs_the_most_units():
+    # A traffic mix can run an offering hardest outside the peak block: 2 at base, 4 at
+    # shoulder, 1 at peak is 1 all day and 4 - 1 = 3 more at shoulder (not "at peak")
+    from types import SimpleNamespace
+
+    from solver.outputs.text import fleet_lines
+
+    blocks = [{"name": b} for b in ("peak", "shoulder", "base")]
+    deployment = SimpleNamespace(
+        workload="chat",
+        period="p1",
+        offering="a6000",
+        base_units=1.0,
+        peak_units=4.0,
+        units_by_block={"peak": 1.0, "shoulder": 4.0, "base": 2.0},
+    )
+    plan = SimpleNamespace(
+        deployments=[deployment], compile_report={"load_curve": {"blocks": blocks}}
+    )
+    assert fleet_lines(plan) == ["fleet chat p1: a6000 1 +3 at shoulder"]
