@@ -1016,6 +1016,16 @@ def report_xlsx(analysis: Analysis) -> bytes:
     return _stable_zip(workbook(sheets, totals, formats))
 
 
+def budget_grid_usd(plan: Plan, points: int = 6) -> list[float]:
+    """The budget sweep's budgets: 0.5 to 1.25 x what the plan's budget row holds, its
+    all-in cost (compute and the costs beside it: storage, egress, support, staff, tax,
+    contingency), which is its compute cost when the problem has no costs block."""
+    import numpy as np
+
+    base = plan.all_in_cost_usd if plan.all_in_cost_usd is not None else plan.total_cost_usd
+    return [float(b) for b in np.linspace(0.5 * base, 1.25 * base, points)]
+
+
 def build_analysis(
     plan: Plan,
     solution,
@@ -1044,8 +1054,6 @@ def build_analysis(
     out, empty, and named in ``cut_at_time_limit`` (the report says so).
     """
     import time
-
-    import numpy as np
 
     from solver.analyses.sensitivity import (
         budget_sweep,
@@ -1084,8 +1092,7 @@ def build_analysis(
         ),
         [],
     )  # fmt: skip
-    base = plan.total_cost_usd
-    budgets = np.linspace(0.5 * base, 1.25 * base, budget_points)
+    budgets = budget_grid_usd(plan, budget_points)
     budget = (
         section(
             "budget sweep",
