@@ -13,9 +13,9 @@ its family and key:
 
 demand, demand_bucket, mix_capacity, redundancy, n_plus_1, n_plus_1_units, largest_unit,
 unit_class, fleet_flat, fleet_base, fleet_deploy, fleet_class, fleet_top_used,
-fleet_same_top (how a rented fleet may change over the day), train_once, owned_capacity,
-reserved_capacity, availability, quota, budget, capex_budget, period_budget, carbon_cap,
-provider_share, power_cap, staff_fleet, staff_tier (:mod:`solver.core.staff`),
+fleet_small_cover, fleet_same_top (how a rented fleet may change over the day), train_once,
+owned_capacity, reserved_capacity, availability, quota, budget, capex_budget, period_budget,
+carbon_cap, provider_share, power_cap, staff_fleet, staff_tier (:mod:`solver.core.staff`),
 objective_stage;
 demand_rounding (cuts of a column-generation master, :mod:`solver.core.columns`);
 change_link, max_changes, switching (re-solving against a baseline,
@@ -149,6 +149,13 @@ FAMILIES: dict[str, Family] = {
         "an autoscaled fleet under N+1: a capacity class is taken as the largest unit only "
         "if one of its offerings is deployed (or a flat unit of it held)",
         "USD",
+        ("workload", "period", "block", "class"),
+        binds=False,
+    ),
+    "fleet_small_cover": Family(
+        "an autoscaled fleet under N+1: units no larger than a class carry the block with "
+        "the unit lost when one of those classes is taken as the largest unit",
+        "USD per (token/s) over the block",
         ("workload", "period", "block", "class"),
         binds=False,
     ),
@@ -587,7 +594,7 @@ def add_n_plus_1(
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
     for (wname, t), day in fleet_tops.items():
-        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day)
+        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day, shortfall_tps is None)
 
 
 def _add_fleet_class(
@@ -619,7 +626,12 @@ PAIRWISE_BLOCKS = 4
 
 
 def _add_fleet_tops(
-    B: _Builder, deploy_of: dict[int, int], w: InferenceWorkload, t: int, day: dict[int, tuple]
+    B: _Builder,
+    deploy_of: dict[int, int],
+    w: InferenceWorkload,
+    t: int,
+    day: dict[int, tuple],
+    full_need: bool = True,
 ) -> None:
     """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
     (D_b, [(class capacity, top var, the class's x vars)]), classes largest first); none
@@ -655,6 +667,8 @@ def _add_fleet_tops(
                 k = deploy_of.get(v, v)
                 row[k] = row.get(k, 0.0) - 1.0
             B.row("fleet_top_used", (wname, t, b, g), row, "<=", 0.0)
+    if full_need:  # with shortfall allowed N+1 covers only what is served
+        _add_fleet_small_cover(B, wname, t, day)
     peak = max(day, key=lambda b: day[b][0])
     pairs = [(b, c) for b in day for c in day if b != c]
     if len(day) > PAIRWISE_BLOCKS:
@@ -668,6 +682,36 @@ def _add_fleet_tops(
                 if c >= floor:
                     row[top] = row.get(top, 0.0) - 1.0
             B.row("fleet_same_top", (wname, t, src, dst, g), row, "<=", 0.0)
+
+
+def _add_fleet_small_cover(B: _Builder, wname: str, t: int, day: dict[int, tuple]) -> None:
+    """``fleet_small_cover``: for each block b with demand D_b and each class g but the
+    largest (classes largest first, capacities c_h already capped at D_b as in the
+    ``n_plus_1`` row), the units of classes no larger than g carry the block with the unit
+    lost whenever one of those classes is taken as the lost unit:
+
+        sum over classes h no larger than g of c_h (its units)
+            >= sum over those h of (D_b + c_h) top_h.
+
+    Exact (a cut): with binary tops one class h* is taken. If h* is no larger than g,
+    ``unit_class`` leaves no unit of a larger class, so the left side is the whole
+    capacity, and ``n_plus_1`` gives it >= D_b + c_h*, the right side; otherwise the right
+    side is 0. For the largest class it is the ``n_plus_1`` row itself (left out). It cuts
+    the LP's "small unit lost": a fraction of a deployment of a small card taken as the
+    lost unit (``fleet_top_used`` and ``fleet_class`` at equality) while larger units
+    carry the demand; with this row that fraction must carry D_b + c_h from small units.
+    Blocks with no demand get none (the row is 0 >= 0 there).
+    """
+    for b, (need, classes) in day.items():
+        if need <= 0 or len(classes) < 2:
+            continue
+        row: dict[int, float] = {}
+        for g in range(len(classes) - 1, 0, -1):  # smallest class first
+            cap, top, members = classes[g]
+            for v in members:
+                row[v] = row.get(v, 0.0) + cap
+            row[top] = row.get(top, 0.0) - (need + cap)
+            B.row("fleet_small_cover", (wname, t, b, g), dict(row), ">=", 0.0)
 
 
 def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:
