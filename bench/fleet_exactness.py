@@ -1,6 +1,6 @@
 """Whole-day pruning is exact: autoscaled problems solved pruned and unpruned (issue 28).
 
-Run: python bench/fleet_exactness.py [--generated 6] [--time-limit 120] [--tops]
+Run: python bench/fleet_exactness.py [--generated 6] [--time-limit 120] [--tops|--small-cover]
 
 Every shipped problem with an online workload, and ``--generated`` seeded problems of
 bench/generate.py (4 workloads, 2 monthly periods, the shipped catalog), is solved with
@@ -10,7 +10,9 @@ optima, the options each kept and the solve times; the optima must agree (``ok``
 a side stopped by the time limit is ``unproven``). Exits 1 if any pair differs.
 
 ``--tops`` compares instead the pruned optimum with and without the ``fleet_top_used`` and
-``fleet_same_top`` cuts (solver/core/model.py, ``_add_fleet_tops``, switched off here).
+``fleet_same_top`` cuts (solver/core/model.py, ``_add_fleet_tops``, switched off here; it
+adds ``fleet_small_cover`` too). ``--small-cover`` switches off only the
+``fleet_small_cover`` rows (``_add_fleet_small_cover``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=6)
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--tops", action="store_true", help="with and without the top cuts")
+    parser.add_argument(
+        "--small-cover", action="store_true", help="with and without fleet_small_cover"
+    )
     args = parser.parse_args()
     catalog = load_catalog()
     cases = [
@@ -77,13 +82,14 @@ def main() -> None:
             continue
         problem = autoscaled(problem)
         pruned = optimum(problem, catalog, True, args.time_limit)
-        if args.tops:
-            cuts = model_module._add_fleet_tops
-            model_module._add_fleet_tops = lambda *_args: None
+        if args.tops or args.small_cover:
+            name_off = "_add_fleet_small_cover" if args.small_cover else "_add_fleet_tops"
+            cuts = getattr(model_module, name_off)
+            setattr(model_module, name_off, lambda *_args: None)
             try:
                 full = optimum(problem, catalog, True, args.time_limit)
             finally:
-                model_module._add_fleet_tops = cuts
+                setattr(model_module, name_off, cuts)
         else:
             full = optimum(problem, catalog, False, args.time_limit)
         if pruned[0] is None or full[0] is None:
@@ -93,9 +99,12 @@ def main() -> None:
         else:
             verdict = "DIFFERENT"
             bad += 1
+        other = "unpruned"
+        if args.tops or args.small_cover:
+            other = "without the small cover" if args.small_cover else "without the top cuts"
         print(
             f"{name:<28} pruned {pruned[0]!s:>18} ({pruned[1]} options, {pruned[2]:.1f} s)  "
-            f"{'without the top cuts' if args.tops else 'unpruned'} {full[0]!s:>18} "
+            f"{other} {full[0]!s:>18} "
             f"({full[1]} options, {full[2]:.1f} s)  "
             f"{verdict}",
             flush=True,

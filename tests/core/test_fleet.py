@@ -320,9 +320,7 @@ def _lp_relaxation_per_block_pair_hour(model) -> float:
     return value / BLOCK_HOURS
 
 
-def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(
-    tiny_catalog, monkeypatch
-):
+def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_catalog, monkeypatch):
     # The N+1 autoscaled problem above (peak 16 req/s, base 4; H1 10 req/s $4/h, L4 2 req/s
     # $1/h; in the rows 1 req/s = 100 tokens/s, classes capped at the block's demand: peak
     # H1 1000, L4 200; base H1 400, L4 200). fleet_small_cover (solver/core/model.py): one
