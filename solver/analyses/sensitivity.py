@@ -183,7 +183,11 @@ def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
     v.loc[fix_zero, "ub"] = 0.0
     v.loc[fix_value, "lb"] = values[fix_value]
     v.loc[fix_value, "ub"] = values[fix_value]
-    return LinearModel(v, model.rows, model.objective, model.expressions, model.stage + "-lp")
+    # fleet_small_cover rows (solver/core/model.py) are cuts, implied by the others at an
+    # integer plan; in this LP they would only share the N+1 rows' duals among more rows
+    # (a degenerate choice of duals), so shadow prices and entry estimates leave them out
+    rows = [r for r in model.rows if r.family != "fleet_small_cover"]
+    return LinearModel(v, rows, model.objective, model.expressions, model.stage + "-lp")
 
 
 def _objective_unit(kind: str) -> str:
