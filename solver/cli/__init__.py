@@ -85,10 +85,11 @@ def leave(code: int | str | None) -> None:  # pragma: no cover
 
     if threading.active_count() > 1:
         sys.exit(code)
-    if isinstance(code, str):  # sys.exit("message"): printed, status 1
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): printed, status 1
         print(code, file=sys.stderr)
         code = 1
-    code = code or 0
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
