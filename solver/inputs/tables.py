@@ -508,8 +508,5 @@ def row_tuples(frame) -> list[tuple]:
     is converted once (``tolist``) and the tuples zipped from the lists.
     """
     row = namedtuple("Row", [str(c) for c in frame.columns], rename=True)
-    return list(
-        map(
-            row._make, zip(*(frame.iloc[:, k].tolist() for k in range(frame.shape[1])), strict=True)
-        )
-    )
+    columns = (frame.iloc[:, k].tolist() for k in range(frame.shape[1]))
+    return [row._make(values) for values in zip(*columns, strict=True)]

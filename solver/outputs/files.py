@@ -8,7 +8,9 @@ written is what was meant, and is written where the user meant.
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import secrets
 import signal
 import stat
@@ -423,13 +425,9 @@ def workbook(
     spreadsheet would execute are neutralised (:func:`neutralise_frame`).
     Timestamps are fixed so that equal input gives equal bytes.
     """
-    import io
-    from datetime import datetime
-
     from openpyxl import Workbook
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
-    from openpyxl.writer.excel import ExcelWriter
 
     book = Workbook()
     book.remove(book.active)
@@ -500,36 +498,28 @@ def workbook(
         sheet.freeze_panes = "A2"
         if columns:
             sheet.auto_filter.ref = f"A1:{get_column_letter(len(columns))}{max(n_rows, 1)}"
-    fixed = datetime(2000, 1, 1)
-    book.properties.created = fixed
-    book.properties.modified = fixed
     out = io.BytesIO()
-    # openpyxl's save() dates the workbook's "modified" property, and its zip dates each
-    # part, at the second of saving: written here with the fixed date instead
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
-        dated = _FixedDates(archive, fixed.timetuple()[:6])
-        ExcelWriter(book, dated).save()
+    book.save(out)
+    return stable_zip(out.getvalue())  # dated 2000-01-01, whenever it is saved
+
+
+def stable_zip(data: bytes) -> bytes:
+    """The same archive with its members and an Office file's created and modified dates
+    at 2000-01-01: equal input, equal bytes (openpyxl dates both when it saves)."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = info.external_attr
+            body = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                # openpyxl stamps the save time into dcterms:modified whatever we set
+                body = re.sub(
+                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:)",
+                    rb"\g<1>2000-01-01T00:00:00Z\g<3>",
+                    body,
+                )
+            dst.writestr(fixed, body)
     return out.getvalue()
-
-
-class _FixedDates:
-    """A zip archive to write into whose entries all carry ``date_time``."""
-
-    def __init__(self, archive: zipfile.ZipFile, date_time: tuple) -> None:
-        self.archive, self.date_time = archive, date_time
-
-    def writestr(self, name, data, *args, **kwargs) -> None:
-        if isinstance(name, str):
-            name = zipfile.ZipInfo(name, self.date_time)
-            name.compress_type = zipfile.ZIP_DEFLATED
-        self.archive.writestr(name, data, *args, **kwargs)
-
-    def write(self, filename, arcname) -> None:  # a worksheet, written to a file first
-        with open(filename, "rb") as handle:
-            self.writestr(arcname, handle.read())
-
-    def namelist(self) -> list[str]:
-        return self.archive.namelist()
-
-    def close(self) -> None:
-        pass  # the caller's ``with`` closes the archive

@@ -13,9 +13,7 @@ delivery period).
 from __future__ import annotations
 
 import hashlib
-import io
 import re
-import zipfile
 from collections import defaultdict
 
 import numpy as np
@@ -334,25 +332,4 @@ def orders_xlsx(plan: Plan, catalog: Catalog, problem: Problem | None = None) ->
     if not hw.empty:
         sheets["hardware"] = hw
         totals["hardware"] = ["quantity", "capex_usd", "plan_cost_usd"]
-    return _stable_zip(workbook(sheets, totals))
-
-
-def _stable_zip(data: bytes) -> bytes:
-    """The same archive with fixed member timestamps: equal input, equal bytes."""
-    src = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            fixed = zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0))
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            fixed.external_attr = info.external_attr
-            body = src.read(info.filename)
-            if info.filename == "docProps/core.xml":
-                # openpyxl stamps the save time into dcterms:modified whatever we set
-                body = re.sub(
-                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:)",
-                    rb"\g<1>2000-01-01T00:00:00Z\g<3>",
-                    body,
-                )
-            dst.writestr(fixed, body)
-    return out.getvalue()
+    return workbook(sheets, totals)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, SweepPoint
 from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
-from solver.outputs.orders import _stable_zip, purchase_orders
+from solver.outputs.orders import purchase_orders
 from solver.outputs.text import (
     binding_sentence,
     fleet_lines,
@@ -1013,7 +1013,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
     }
-    return _stable_zip(workbook(sheets, totals, formats))
+    return workbook(sheets, totals, formats)
 
 
 def budget_grid_usd(plan: Plan, points: int = 6) -> list[float]:
