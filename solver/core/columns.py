@@ -34,10 +34,12 @@ more time than solving. Here (issue 14):
    the restricted MIP's own.
 
 Priced options are cloud options without existing units (on-demand, spot and, without
-provider shares, reserved) of inference and batch workloads without N+1 or a traffic
-mix, and training options on those pools; every other option (owned, existing
-reservations, N+1, traffic mix) is always in the master. Objectives with a second stage
-(min_carbon, lexicographic) are solved on the full model.
+provider shares, reserved) of inference and batch workloads without N+1, a traffic mix
+or a fleet held over the day (``fleet: autoscale``, the default, or ``flat``: the
+pricing has no deploy binaries nor ``fleet_*`` rows; only ``fleet: per_block`` is
+priced), and training options on those pools; every other option (owned, existing
+reservations, N+1, traffic mix, autoscaled or flat fleets) is always in the master.
+Objectives with a second stage (min_carbon, lexicographic) are solved on the full model.
 
 The pricing formula is checked against HiGHS's own reduced costs on the columns in
 the master at every iteration: a mismatch is a bug in procure and stops the solve.
@@ -171,7 +173,10 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
     plain = {
         w.name
         for w in compiled.problem.workloads
-        if not (isinstance(w, InferenceWorkload) and (w.n_plus_1 or w.traffic_mix))
+        if not (
+            isinstance(w, InferenceWorkload)
+            and (w.n_plus_1 or w.traffic_mix or w.fleet != "per_block")
+        )
     }
     return (
         (kind == "cloud") & opt["mode"].isin(modes) & (existing == 0) & opt["workload"].isin(plain)

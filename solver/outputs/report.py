@@ -20,7 +20,12 @@ from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, Swee
 from solver.analyses.stochastic import StochasticPlan
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.orders import _stable_zip, purchase_orders
-from solver.outputs.text import binding_sentence, hardware_sentences, training_sentences
+from solver.outputs.text import (
+    binding_sentence,
+    fleet_lines,
+    hardware_sentences,
+    training_sentences,
+)
 from solver.plan import Plan
 from solver.plan.provenance import (
     NOT_STATED,
@@ -741,7 +746,8 @@ def _quarters(plan: Plan) -> tuple[pd.DataFrame, list[str]]:
 def report_html(analysis: Analysis, png: bytes) -> str:
     """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
     summary in words and numbers, cost by month, capex and opex, commitments, the plan by
-    workload, then the sensitivity in words and the frontiers (plots embedded)."""
+    workload (its serving deployments first: base units and those added at peak), then
+    the sensitivity in words and the frontiers (plots embedded)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     plan, sens = analysis.plan, analysis.sensitivity
@@ -786,6 +792,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         binds_sentence=binds,
         hardware_sentences=hardware_sentences(plan.compile_report),
         training_sentences=training_sentences(plan),
+        fleet_sentences=fleet_lines(plan),
         assumptions=_table_html(assumptions_frame(plan, settings=False)),
         settings=_table_html(assumptions_frame(plan, settings=True)),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",

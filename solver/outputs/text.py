@@ -471,11 +471,16 @@ def fleet_lines(plan: Plan) -> list[str]:
                 )
                 for d in fleet
             )
-        else:
+        else:  # "+N at" the block where it runs the most units (its peak, or not: traffic mix)
             parts = ", ".join(
                 f"{d.offering} {d.base_units:g}"
                 + (
-                    f" +{d.peak_units - d.base_units:g} at peak"
+                    f" +{d.peak_units - d.base_units:g} at "
+                    + next(
+                        b
+                        for b in order + list(d.units_by_block)
+                        if d.units_by_block.get(b) == d.peak_units
+                    )
                     if d.peak_units > d.base_units
                     else ""
                 )
