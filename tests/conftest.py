@@ -241,6 +241,32 @@ def seed_plan(seed_solved):
     return Plan.model_validate(json.loads(output))
 
 
+def seed_problem(fleet: str | None = None):
+    """The shipped seed (a :class:`solver.inputs.problem.Problem`); with ``fleet``, its
+    serving workload at that ``fleet`` instead of the default (autoscale)."""
+    from solver.inputs.problem import load_problem
+
+    p = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
+    if fleet is None:
+        return p
+    workloads = [
+        w.model_copy(update={"fleet": fleet}) if w.kind == "inference" else w for w in p.workloads
+    ]
+    return p.model_copy(update={"workloads": workloads})
+
+
+@pytest.fixture(scope="session")
+def seed_per_block_plan():
+    """The seed with its serving at the opt-in ``fleet: per_block``, solved once: 4 Seeweb
+    H200 at peak and shoulder, 3 Seeweb A100 at base and a Lambda GH200 at peak,
+    $313,143.42 (the shipped seed's plan before autoscale became the default; bench/
+    RESULTS.md, "Autoscale the default"). For tests worked by hand on that plan's lines."""
+    from solver.inputs.catalog import load_catalog
+    from solver.solve import solve_problem
+
+    return solve_problem(seed_problem("per_block"), load_catalog())
+
+
 @pytest.fixture
 def tiny_catalog(tmp_path):
     """A loader: tiny_catalog(offerings, **tables) -> Catalog."""

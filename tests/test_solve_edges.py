@@ -33,6 +33,9 @@ DAY_NIGHT = (
     "load_blocks: [{name: day, hours_per_day: 12, demand_factor: 2},"
     " {name: night, hours_per_day: 12, demand_factor: 0}]\n"
 )
+# the workload at the opt-in `fleet: per_block`, which may rent nothing in a block (under
+# the default autoscale a deployed offering runs at least one unit in every block)
+PER_BLOCK = PROBLEM.replace("    tpot_slo: 50 ms\n", "    tpot_slo: 50 ms\n    fleet: per_block\n")
 
 
 @pytest.fixture
@@ -60,12 +63,22 @@ def test_owned_only(tmp_path, cat):
 
 
 def test_a_block_without_demand_verifies_and_rents_nothing_at_night(tmp_path, cat):
-    plan = _json_solve(tmp_path, cat, PROBLEM + "modes: [on_demand]\n" + DAY_NIGHT)
+    plan = _json_solve(tmp_path, cat, PER_BLOCK + "modes: [on_demand]\n" + DAY_NIGHT)
     # day: 1000 tok/s x 2 / 0.8 (max_utilisation) = 2,500 tok/s: one H100 ($4/h) holds it
     # (an L4 does not meet the 50 ms TPOT at that load); 12 h x 730/24 days... = 365 h a
     # month in the day block: 2 months x 365 h x $4 = $2,920; nothing at night
     assert plan["total_cost_usd"] == pytest.approx(2 * 365 * 4.0)
     assert {i["block"] for i in plan["line_items"]} == {"day"}
+
+
+def test_an_autoscaled_fleet_keeps_its_unit_through_a_block_without_demand(tmp_path, cat):
+    # the same problem at the default `fleet: autoscale`: the H100 deployed for the day
+    # runs at least one unit at night too (fleet_base), so 2 months x 730 h x $4 = $5,840,
+    # twice the per-block plan, and the plan verifies with a unit in the empty block
+    plan = _json_solve(tmp_path, cat, PROBLEM + "modes: [on_demand]\n" + DAY_NIGHT)
+    assert plan["total_cost_usd"] == pytest.approx(2 * 730 * 4.0)
+    assert {(i["block"], i["units"]) for i in plan["line_items"]} == {("day", 1), ("night", 1)}
+    assert check(plan, "autoscaled fleet: a deployed offering runs all day")[0]
 
 
 def test_tiny_demand_verifies(tmp_path, cat):
@@ -81,7 +94,7 @@ def test_tiny_demand_verifies(tmp_path, cat):
 def test_stdout_is_one_json_document(tmp_path, cat):
     # a separate process, so that anything native code writes to fd 1 would show
     prob = tmp_path / "p.yaml"
-    prob.write_text(PROBLEM + DAY_NIGHT)
+    prob.write_text(PER_BLOCK + DAY_NIGHT)
     for solver in ("highs", "highspy", "scip"):
         done = subprocess.run(
             [sys.executable, "-m", "solver.cli", "solve", str(prob), "--catalog", str(cat)]

@@ -35,7 +35,7 @@ more time than solving. Here (issue 14):
 
 Priced options are cloud options without existing units (on-demand, spot and, without
 provider shares, reserved) of inference and batch workloads without N+1, a traffic mix
-or a fleet held over the day (``fleet: autoscale`` or ``flat``: the
+or a fleet held over the day (``fleet: autoscale``, the default, or ``flat``: the
 pricing has no deploy binaries nor ``fleet_*`` rows; only ``fleet: per_block`` is
 priced), and training options on those pools; every other option (owned, existing
 reservations, N+1, traffic mix, autoscaled or flat fleets) is always in the master.

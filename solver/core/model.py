@@ -966,8 +966,8 @@ def add_inference_capacity(m: _State) -> None:
 
 def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
     """How a rented offering's units may change over the day (an online workload's
-    ``fleet``): ``per_block`` (the default) freely; ``flat`` not at all (``fleet_flat``:
-    every block as the first); ``autoscale`` by adding and removing units of the
+    ``fleet``): ``per_block`` (opt-in) freely; ``flat`` not at all (``fleet_flat``:
+    every block as the first); ``autoscale`` (the default) by adding and removing units of the
     offerings deployed for the period: deploy[k,t] in {0, 1}, at least one unit in every
     block when deployed (``fleet_base``) and none when not (``fleet_deploy``: units <= M
     deploy, M the pool's availability plus units held, which no plan exceeds). So a

@@ -578,14 +578,14 @@ class InferenceWorkload(_WorkloadBase):
         "fraction, in every period and load block",
     )
     fleet: Literal["per_block", "autoscale", "flat"] = Field(
-        "per_block",
-        description="How rented serving units may change over the day. 'per_block' "
-        "(default): each load block chooses its own offerings (cheapest; hardware, "
-        "provider and region may change between blocks); 'autoscale': the workload "
-        "deploys a set of offerings for each period and adds and removes units of those "
-        "offerings between load blocks (every deployed offering runs at least one unit "
-        "all day: no hardware, provider or region swapped within a day); 'flat': the "
-        "same units all day",
+        "autoscale",
+        description="How rented serving units may change over the day. 'autoscale' "
+        "(default): the workload deploys a set of offerings for each period and adds and "
+        "removes units of those offerings between load blocks (every deployed offering "
+        "runs at least one unit all day: no hardware, provider or region swapped within a "
+        "day); 'flat': the same units all day; 'per_block' (opt-in): each load block "
+        "chooses its own offerings (the cheapest; hardware, provider and region may change "
+        "between blocks, so the fleet may be swapped twice a day)",
     )
     allow_tensor_parallel_over_pcie: bool = False
     traffic_mix: list[TrafficBucket] | None = None

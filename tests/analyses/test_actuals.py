@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, offering
+from conftest import ROOT, offering, seed_problem
 from solver.analyses.actuals import (
     CATEGORIES,
     KEY,
@@ -22,7 +22,7 @@ from solver.analyses.actuals import (
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.importers.focus_billing import read_focus_billing
-from solver.inputs.problem import load_problem, parse_problem
+from solver.inputs.problem import parse_problem
 from solver.outputs.focus import focus_csv, focus_frame
 from solver.solve import solve_problem
 
@@ -98,12 +98,15 @@ def test_variance_split_worked_by_hand():
 
 
 @pytest.fixture(scope="module")
-def seed_bill(seed_plan, tmp_path_factory):
+def seed_bill(seed_per_block_plan, tmp_path_factory):
     """The seed's FOCUS forecast to June 2027 (its first six months) with four known
-    perturbations, saved as a CSV bill and read back as a bill is."""
-    problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
+    perturbations, saved as a CSV bill and read back as a bill is. The seed at the opt-in
+    ``fleet: per_block`` (tests/conftest.py): its three serving instance types at two
+    providers put each perturbation on a line of its own (the default autoscaled seed
+    serves on one instance type)."""
+    problem = seed_problem("per_block")
     catalog = load_catalog()
-    frame = focus_frame(seed_plan, problem, catalog, date(2027, 1, 1))
+    frame = focus_frame(seed_per_block_plan, problem, catalog, date(2027, 1, 1))
     month = frame["ChargePeriodStart"].str[:7]
     frame = frame[month <= "2027-06"].copy()
     month = frame["ChargePeriodStart"].str[:7]
@@ -129,7 +132,7 @@ def seed_bill(seed_plan, tmp_path_factory):
     return problem, catalog, path
 
 
-def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_plan, seed_bill):
+def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_plan, seed_bill):
     # The seed's charges in those months (solver/plan/charges.py; calendar hours from
     # 2027-01-01): GH200 (line 1) 1 x 1,464 h over m04-15's 366 days -> April 120 h x $2.29
     # = $274.80; A100 ECS1GPU3 (line 4) 3 x 4,392 h -> May 3 x 372 h = 1,116 h x $0.99 =
@@ -143,7 +146,9 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_plan, seed_b
     # Each figure to 1e-4 (the bill is CSV at 10 significant digits, as focus_csv writes
     # it: 120 h come back as 119.99999...); the categories sum to the variance exactly.
     problem, catalog, path = seed_bill
-    result = actuals(seed_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1))
+    result = actuals(
+        seed_per_block_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1)
+    )
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
     t = result.totals()
     assert t["price_usd"] == pytest.approx(27.48, abs=1e-4)
@@ -175,10 +180,10 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_plan, seed_b
     assert (result.lines["status"] == "matched").sum() == len(result.lines) - 2
 
 
-def test_reforecast_keeps_actual_months_to_the_cent(seed_plan, seed_bill):
+def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bill):
     problem, catalog, path = seed_bill
     billed = read_focus_billing(path)
-    result = actuals(seed_plan, problem, catalog, billed, date(2027, 1, 1))
+    result = actuals(seed_per_block_plan, problem, catalog, billed, date(2027, 1, 1))
     forecast = reforecast(result)
     flow = forecast.cash_flow.set_index("month")
     assert (forecast.last_actual_month, forecast.as_of_month) == ("2027-06", "2027-07")
@@ -208,13 +213,13 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_plan, seed_bill):
     assert july["at_run_rate_usd"] == pytest.approx(scaled + 1000.0 / 6)
 
 
-def test_a_currency_without_a_rate_is_refused(seed_plan, seed_bill, tmp_path):
+def test_a_currency_without_a_rate_is_refused(seed_per_block_plan, seed_bill, tmp_path):
     problem, catalog, path = seed_bill
     text = path.read_text().replace(",USD,", ",XTS,")  # XTS: ISO 4217's code for testing
     bill = tmp_path / "xts.csv"
     bill.write_text(text)
     with pytest.raises(ProcureError) as err:
-        actuals(seed_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
+        actuals(seed_per_block_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
     message = str(err.value)
     assert "xts.csv" in message and "BillingCurrency" in message and "fix:" in message
 

@@ -41,10 +41,23 @@ def _units(plan) -> dict[tuple[str, str], float]:
     return {(i.instance_type, i.block): i.units for i in plan.line_items if i.item == "rent"}
 
 
-def test_per_block_is_the_default_and_swaps_hardware(tiny_catalog):
+def test_autoscale_is_the_default(tiny_catalog):
+    # Without `fleet` the workload autoscales (issue 28: "autoscales ... (the default)"):
+    # the plan below, {L4}: 8 at peak, 2 at base, $8 x 365 + $2 x 365 = $3,650, not the
+    # per-block $3,285 (next test); the settings table says it is the default
+    plan = _plan(tiny_catalog, None)
+    assert plan.total_cost_usd == pytest.approx(8 * BLOCK_HOURS + 2 * BLOCK_HOURS)
+    assert _units(plan) == {("l4", "peak"): 8, ("l4", "base"): 2}
+    setting = next(a for a in plan.assumptions if a.name == "fleet")
+    assert (setting.value, setting.basis) == ("autoscale", "default")
+    ok, _ = check(plan, "autoscaled fleet: a deployed offering runs all day")
+    assert ok
+
+
+def test_per_block_is_opt_in_and_swaps_hardware(tiny_catalog):
     # Peak 16 req/s: 1 H1 + 3 L4 = $7/h (2 H1 or 8 L4 cost $8); base 4 req/s: 2 L4 = $2/h.
     # $7 x 365 + $2 x 365 = $3,285; the H100 runs at peak only.
-    plan = _plan(tiny_catalog, None)
+    plan = _plan(tiny_catalog, "per_block")
     assert plan.total_cost_usd == pytest.approx(7 * BLOCK_HOURS + 2 * BLOCK_HOURS)
     assert _units(plan) == {("h1", "peak"): 1, ("l4", "peak"): 3, ("l4", "base"): 2}
     h1 = next(d for d in plan.deployments if d.offering.endswith("/h1"))
@@ -101,19 +114,47 @@ def _seed(fleet: str):
     return p.model_copy(update={"workloads": workloads})
 
 
-def test_the_seed_autoscaled_changes_no_hardware_within_a_day():
-    # Per block (the default) the seed serves 4 Seeweb H200 at peak and shoulder, 3 Seeweb
-    # A100 at base and a Lambda GH200 at peak, for $313,143.42 (tests/golden; its training,
-    # 5 MI325X-8x sized at the low end of the MFU band, is $142,525.82 of it). Autoscaled,
-    # each period deploys one offering, Seeweb A100s (3 at base, 12 at shoulder, 14 at
-    # peak), for $329,762.54: +$16,619 (+5.3%) for a fleet no one swaps twice a day (the
-    # same serving cost as at training_margin: point, $301,257.38 - $284,638.26).
-    plan = solve_problem(_seed("autoscale"), load_catalog())
+def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
+    # Per block (opt-in) the seed serves 4 Seeweb H200 at peak and shoulder, 3 Seeweb
+    # A100 at base and a Lambda GH200 at peak, for $313,143.42 (its training, 5 MI325X-8x
+    # sized at the low end of the MFU band, is $142,525.82 of it). Autoscaled (the default,
+    # so the shipped seed as solved, tests/golden), each period deploys one offering, Seeweb
+    # A100s (3 at base, 12 at shoulder, 14 at peak), for $329,762.54: +$16,619 (+5.3%) for a
+    # fleet no one swaps twice a day (the same serving cost as at training_margin: point,
+    # $301,257.38 - $284,638.26). Serving by hand: 3 x 12 h + 12 x 8 h + 14 x 4 h = 188
+    # unit-hours a day over the 366 + 365 + 275 = 1,006 days of months 4-36 from 2027-04
+    # at $0.99/h = $187,236.72; plus training $142,525.82 = $329,762.54.
+    plan = seed_plan
     assert plan.verified
+    serving = sum(i.cost_usd for i in plan.line_items if i.item == "rent")
+    assert serving == pytest.approx(188 * 1006 * 0.99, abs=0.01)
+    assert {d.offering for d in plan.deployments} == {"seeweb/it-fr2/ECS1GPU3"}
     assert plan.total_cost_usd == pytest.approx(329_762.54, abs=0.01)
     for d in plan.deployments:
         assert d.base_units >= 1, d
     assert len({(d.workload, d.period) for d in plan.deployments}) == len(plan.deployments)
+
+
+def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
+    # The seed (default, autoscaled): Seeweb A100s 3 at base, 12 at shoulder, 14 at peak in
+    # each serving period: 3 all day, 14 - 3 = 11 more at peak. traffic-mix-measured
+    # (tests/golden): its buckets split across offerings, so an offering may run the most
+    # units outside the peak block: the Massed Compute A6000-plus runs 2 at base, 4 at
+    # shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder (not "at peak")
+    import json
+
+    from solver.outputs.text import fleet_lines
+    from solver.plan import Plan
+
+    assert fleet_lines(seed_plan) == [
+        f"fleet chat-13b {t}: seeweb/it-fr2/ECS1GPU3 3 +11 at peak"
+        for t in ("m04-15", "m16-27", "m28-36")
+    ]
+    golden = json.loads((ROOT / "tests" / "golden" / "traffic-mix-measured.json").read_text())
+    plan = Plan.model_validate({**golden["output"], "cash_flow": []})  # undated in golden
+    [line] = fleet_lines(plan)
+    assert "lambda/us-east-1/gpu_1x_gh200 2 +3 at peak" in line
+    assert line.endswith("massedcompute/wichita-usa-1/massedcompute_A6000-plus 1 +3 at shoulder")
 
 
 def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():

@@ -100,6 +100,9 @@ def test_reserved_base_on_demand_peak(tiny_catalog):
     #   1 reserved (flat) + 1 on-demand at peak: $3 x 24 + $4 x 8 = $104   <- optimum
     #   2 reserved: $3 x 2 x 24 = $144
     # Year: 1 x $3 x 8,760 + 1 x $4 x 2,920 = 26,280 + 11,680 = $37,960.
+    # `fleet: per_block` (opt-in): the on-demand unit runs at peak only. Under the default
+    # autoscale a rented offering deployed runs a unit all day, and the optimum is all
+    # on-demand, 1 unit +1 at peak: $128 x 365 = $46,720.
     profile = {
         "blocks": [
             {"name": "peak", "hours_per_day": 8, "factor": 2.0},
@@ -107,7 +110,10 @@ def test_reserved_base_on_demand_peak(tiny_catalog):
         ]
     }
     p = problem(
-        [serve(10)], horizon_months=12, modes=["on_demand", "reserved_1y"], load_profile=profile
+        [serve(10, fleet="per_block")],
+        horizon_months=12,
+        modes=["on_demand", "reserved_1y"],
+        load_profile=profile,
     )
     plan = solve_problem(p, tiny_catalog([H1]))
     assert plan.status == "optimal"

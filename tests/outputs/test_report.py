@@ -96,7 +96,9 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     assert "<th>tier</th>" in html and "<th>sla</th>" in html
     assert "<h2>Assumptions the plan rests on</h2>" in html
     assert "measured_throughput_rps" in html and "Settings that decided the plan" in html
-    assert "<td>max_utilisation</td>" in html and "<td>per_block</td>" in html
+    assert "<td>max_utilisation</td>" in html and "<td>autoscale</td>" in html
+    # the plan reads as deployments (issue 28): one load block, so 2 H1 and 3 L4 all day
+    assert "<li>fleet chat all: acme/us-east/h1 2, acme/us-east/l4 3</li>" in html
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames

@@ -83,7 +83,7 @@ def test_each_line_carries_its_providers_tier_and_sla(tiny_catalog):
 
 def test_the_settings_say_whether_the_problem_set_them(tiny_catalog):
     # serve() sets max_utilisation: 1 (the problem's); fleet, owned_cost_policy and
-    # residual_value are left at their defaults (per_block, cash, none); measured capacity
+    # residual_value are left at their defaults (autoscale, cash, none); measured capacity
     # rests on the problem's own measurements, not on a runtime's efficiencies
     plan = solve_problem(problem([serve(20)]), tiny_catalog([H1_CAP2, L4]))
     settings = {(a.workload, a.name): a for a in plan.assumptions if a.kind == "default"}
@@ -95,7 +95,7 @@ def test_the_settings_say_whether_the_problem_set_them(tiny_catalog):
         "problem",
     )
     assert (settings[("chat", "fleet")].value, settings[("chat", "fleet")].basis) == (
-        "per_block",
+        "autoscale",
         "default",
     )
     assert settings[("", "owned_cost_policy")].value == "cash"
@@ -136,7 +136,9 @@ def test_the_seed_trains_at_the_low_end_of_its_band_and_says_why(seed_plan):
     # 0.32: no CDNA3 run at scale is published) they would take 1,827.25 x 0.32 / 0.256 =
     # 2,284 h and miss the window, so the plan takes 5 MI325X-8x (40 GPUs): 1,827.25 x 32 /
     # 40 x 0.32 / 0.256 = 1,827.25 h again, for 5 x $15.60 x 1,827.25 h = $142,525.82
-    # (was $114,020.66 with 4), and the seed costs $313,143.42 (was $284,638.26).
+    # (was $114,020.66 with 4), and the seed costs $329,762.54 with its serving autoscaled
+    # (the default; $187,236.72 of serving, tests/core/test_fleet.py; $313,143.42 at the
+    # opt-in fleet: per_block, $284,638.26 per block with 4 units).
     [line] = [i for i in seed_plan.line_items if i.item == "training"]
     assert (line.offering, line.units, line.accelerators) == ("tensorwave/US/mi325x-8x", 5, 40)
     assert (line.mfu, line.mfu_low, line.mfu_point, line.mfu_high) == (0.256, 0.256, 0.32, 0.40)
@@ -146,7 +148,7 @@ def test_the_seed_trains_at_the_low_end_of_its_band_and_says_why(seed_plan):
     assert line.slack_fraction == pytest.approx(1 - 1827.25 / 2160, abs=1e-5)
     assert line.units_at_point_mfu == 4
     assert line.cost_usd == pytest.approx(142_525.82, abs=0.01)
-    assert seed_plan.total_cost_usd == pytest.approx(313_143.42, abs=0.01)
+    assert seed_plan.total_cost_usd == pytest.approx(329_762.54, abs=0.01)
     assert (line.tier, line.training_margin) == ("neocloud", "low")
     [mfu] = [a for a in seed_plan.assumptions if a.kind == "mfu"]
     assert (mfu.value, mfu.low, mfu.high, mfu.basis) == (0.256, 0.256, 0.40, "assumed")

@@ -26,6 +26,8 @@ runner = CliRunner()
 #   y2 (2028 is a leap year: 8,784 h): $11,712 and $23,424;
 #   purchase: $200,000 in y1, less the residual 200,000 x 36/60 = $120,000 credited in y2;
 #   total 11,680 + 23,360 + 11,712 + 23,424 + 80,000 = $150,176.
+# The rented H100s change per load block (none at base), so the workload pins
+# `fleet: per_block` (opt-in; the default autoscale would run one all day).
 PROBLEM = (
     """\
 name: fields
@@ -38,7 +40,7 @@ quotas: [{provider: acme, max_accelerators: 2}]
 workloads:
 """
     + CHAT_WORKLOAD.replace("tokens_per_s: 1000", "tokens_per_s: 40000")
-    + "    peak_to_average: 1.5\n"
+    + "    peak_to_average: 1.5\n    fleet: per_block\n"
 )
 
 
