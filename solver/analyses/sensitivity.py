@@ -1475,34 +1475,30 @@ def _served(solution: Solution) -> float:
     return float(np.mean(list(fractions.values()))) if fractions else 1.0
 
 
-def carbon_frontier(
-    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
-) -> list[SweepPoint]:
-    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
-    ends = _run_tasks(
-        _point,
-        [
-            (
-                ("problem", {"objective": "min_cost", "carbon_cap_tco2e": None}),
-                "carbon_cap_tco2e",
-                np.inf,
-                solver,
-            ),
-            (
-                ("problem", {"objective": "min_carbon", "carbon_cap_tco2e": None}),
-                "carbon_cap_tco2e",
-                0.0,
-                solver,
-            ),
-        ],
-        shared=compiled,
-    )
+def _frontier_ends(compiled: Compiled, solver: str, deadline: float | None = None) -> list:
+    """The frontier's two ends, in this process: the min-cost plan (cap inf) and the
+    min-carbon plan (cap 0); None for one not started by ``deadline``."""
+    tasks = [
+        (
+            ("problem", {"objective": objective, "carbon_cap_tco2e": None}),
+            "carbon_cap_tco2e",
+            cap,
+            solver,
+        )
+        for objective, cap in (("min_cost", np.inf), ("min_carbon", 0.0))
+    ]
+    return _run_tasks(_point, tasks, shared=compiled, deadline=deadline)
+
+
+def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
+    """The frontier's caps from the min-carbon plan's CO2e to the min-cost plan's, as tasks;
+    None when an end has no CO2e (no plan): the frontier is then the ends that have one."""
     high, low = ends
     if high.total_co2e_t is None or low.total_co2e_t is None:
-        return [p for p in ends if p.total_co2e_t is not None]
+        return None
     caps = np.linspace(low.total_co2e_t, high.total_co2e_t, points)
     caps[0] *= 1.0 + 1e-6  # the min-carbon value itself, with room for rounding
-    tasks = [
+    return [
         (
             ("problem", {"objective": "min_cost", "carbon_cap_tco2e": float(c)}),
             "carbon_cap_tco2e",
@@ -1511,7 +1507,29 @@ def carbon_frontier(
         )
         for c in caps
     ]
+
+
+def carbon_frontier(
+    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
+) -> list[SweepPoint]:
+    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
+    ends = _frontier_ends(compiled, solver)
+    tasks = _frontier_tasks(ends, points, solver)
+    if tasks is None:
+        return [p for p in ends if p.total_co2e_t is not None]
     return _run_tasks(_point, tasks, shared=compiled, **run)
+
+
+def _budget_tasks(budgets_usd: Iterable[float], solver: str) -> list:
+    return [
+        (
+            ("problem", {"objective": "max_served", "budget_usd": float(b)}),
+            "budget_usd",
+            float(b),
+            solver,
+        )
+        for b in budgets_usd
+    ]
 
 
 def budget_sweep(
@@ -1522,16 +1540,7 @@ def budget_sweep(
     **run,
 ) -> list[SweepPoint]:
     """Served demand and cost versus budget (objective: max served within budget)."""
-    tasks = [
-        (
-            ("problem", {"objective": "max_served", "budget_usd": float(b)}),
-            "budget_usd",
-            float(b),
-            solver,
-        )
-        for b in budgets_usd
-    ]
-    return _run_tasks(_point, tasks, shared=compiled, **run)
+    return _run_tasks(_point, _budget_tasks(budgets_usd, solver), shared=compiled, **run)
 
 
 def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
@@ -1541,12 +1550,35 @@ def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
     return replace(compiled, demand=demand)
 
 
+def _demand_tasks(factors: Iterable[float], solver: str) -> list:
+    return [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
+
+
 def demand_sweep(
     compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
 ) -> list[SweepPoint]:
     """Cost versus demand growth (every inference demand scaled)."""
-    tasks = [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
-    return _run_tasks(_point, tasks, shared=compiled, **run)
+    return _run_tasks(_point, _demand_tasks(factors, solver), shared=compiled, **run)
+
+
+def _scenario_tasks(compiled: Compiled, n: int, spread: float, seed: int, solver: str) -> list:
+    """``n`` price scenarios: every pool's price x a factor drawn uniformly in 1 ± spread."""
+    rng = np.random.default_rng(seed)
+    k = len(compiled.pools)
+    return [
+        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
+        for s in range(n)
+    ]
+
+
+def _scenario_share(points: list[SweepPoint]) -> dict[str, float]:
+    """Per pool used in any scenario, the share of feasible scenarios whose plan uses it."""
+    ok = [p for p in points if p.total_cost_usd is not None]
+    share: dict[str, float] = {}
+    for p in ok:
+        for pool in p.used:
+            share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
+    return dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def price_scenarios(
@@ -1563,19 +1595,72 @@ def price_scenarios(
     Returns the points and, per pool used in any scenario, the share of feasible
     scenarios whose optimal plan uses it.
     """
-    rng = np.random.default_rng(seed)
-    k = len(compiled.pools)
-    tasks = [
-        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
-        for s in range(n)
-    ]
+    tasks = _scenario_tasks(compiled, n, spread, seed, solver)
     points = _run_tasks(_point, tasks, shared=compiled, **run)
-    ok = [p for p in points if p.total_cost_usd is not None]
-    share: dict[str, float] = {}
-    for p in ok:
-        for pool in p.used:
-            share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
-    return points, dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
+    return points, _scenario_share(points)
+
+
+#: the report's sweeps, in the order it names them (and names those cut by a deadline)
+REPORT_SWEEPS = ("carbon frontier", "budget sweep", "demand sweep", "price scenarios")
+
+
+def report_sweeps(
+    compiled: Compiled,
+    *,
+    frontier_points: int = 8,
+    budgets_usd: Sequence[float] = (),
+    demand_factors: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 3.0),
+    scenarios: int = 20,
+    spread: float = 0.2,
+    seed: int = 0,
+    solver: str = "highspy",
+    progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
+    **run,
+) -> dict[str, object]:
+    """The carbon frontier, the budget and demand sweeps and the price scenarios of
+    ``procure report``, as :func:`carbon_frontier`, :func:`budget_sweep`,
+    :func:`demand_sweep` and :func:`price_scenarios` give them, in one run of tasks.
+
+    The frontier's two ends are solved first (its caps come from them); then every other
+    point goes to one pool, the frontier's caps first: they are the longest (autoscaled,
+    each several times a price scenario, bench/report_sweeps.py --per-point), and a pool
+    that takes the longest first ends its last tasks together. One pool for the four
+    sweeps, rather than one each, leaves no worker idle at a sweep's end while another
+    finishes its last point (bench/RESULTS.md, "Autoscale the default: the report").
+
+    Returns, by name (:data:`REPORT_SWEEPS`), the frontier's points, the budget sweep's,
+    the demand sweep's, and the scenarios' (points, shares); None for a sweep with a point
+    not started by ``deadline`` (a sweep is shown whole or not at all). ``progress(done,
+    total)`` counts the points of the pool.
+    """
+    out: dict[str, object] = dict.fromkeys(REPORT_SWEEPS)
+    ends = _frontier_ends(compiled, solver, deadline)
+    if any(p is None for p in ends):
+        frontier_tasks = None
+    else:
+        frontier_tasks = _frontier_tasks(ends, frontier_points, solver)
+        if frontier_tasks is None:
+            out["carbon frontier"] = [p for p in ends if p.total_co2e_t is not None]
+            frontier_tasks = []
+    parts = {
+        "carbon frontier": frontier_tasks,
+        "price scenarios": _scenario_tasks(compiled, scenarios, spread, seed, solver),
+        "demand sweep": _demand_tasks(demand_factors, solver),
+        "budget sweep": _budget_tasks(budgets_usd, solver),
+    }
+    tasks = [t for part in parts.values() if part for t in part]
+    points = _run_tasks(_point, tasks, shared=compiled, progress=progress, deadline=deadline, **run)
+    at = 0
+    for name, part in parts.items():
+        if part is None:  # the frontier's ends not started by the deadline
+            continue
+        got, at = points[at : at + len(part)], at + len(part)
+        if not part and name == "carbon frontier":
+            continue  # an end without a plan: the frontier is the ends, set above
+        if all(p is not None for p in got):
+            out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
+    return out
 
 
 def quoted_pool_ids(pools: pd.DataFrame) -> list[str]:

@@ -1050,18 +1050,11 @@ def build_analysis(
     two-stage plan of a problem with uncertainty, is carried into the report as it is;
     ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search as in
     :func:`~solver.analyses.sensitivity.sensitivity_report`; ``sections_deadline`` the
-    sections after it (frontier, sweeps, scenarios): one not started by then is left
-    out, empty, and named in ``cut_at_time_limit`` (the report says so).
+    sections after it (frontier, sweeps, scenarios, run together by
+    :func:`~solver.analyses.sensitivity.report_sweeps`): one with a point not started by
+    then is left out, empty, and named in ``cut_at_time_limit`` (the report says so).
     """
-    import time
-
-    from solver.analyses.sensitivity import (
-        budget_sweep,
-        carbon_frontier,
-        demand_sweep,
-        price_scenarios,
-        sensitivity_report,
-    )
+    from solver.analyses.sensitivity import REPORT_SWEEPS, report_sweeps, sensitivity_report
 
     def tick(stage):
         return (lambda done, total: progress(stage, done, total)) if progress else None
@@ -1076,49 +1069,24 @@ def build_analysis(
         deadline=deadline,
         **run,
     )
-    cut: list[str] = []
-
-    def section(name: str, make, empty):
-        if sections_deadline is not None and time.perf_counter() > sections_deadline:
-            cut.append(name)
-            return empty
-        return make()
-
-    frontier = section(
-        "carbon frontier",
-        lambda: carbon_frontier(
-            compiled, points=frontier_points, solver=solver, progress=tick("carbon frontier"),
-            **run,
-        ),
-        [],
-    )  # fmt: skip
-    budgets = budget_grid_usd(plan, budget_points)
-    budget = (
-        section(
-            "budget sweep",
-            lambda: budget_sweep(
-                compiled, budgets, solver=solver, progress=tick("budget sweep"), **run
-            ),
-            [],
-        )
-        if any(getattr(w, "kind", "") != "training" for w in compiled.problem.workloads)
-        else []
+    serving = any(getattr(w, "kind", "") != "training" for w in compiled.problem.workloads)
+    sweeps = report_sweeps(
+        compiled,
+        frontier_points=frontier_points,
+        budgets_usd=budget_grid_usd(plan, budget_points) if serving else (),
+        demand_factors=demand_factors,
+        scenarios=scenarios,
+        spread=spread,
+        solver=solver,
+        progress=tick("frontier, sweeps and scenarios"),
+        deadline=sections_deadline,
+        **run,
     )
-    demand = section(
-        "demand sweep",
-        lambda: demand_sweep(
-            compiled, demand_factors, solver=solver, progress=tick("demand sweep"), **run
-        ),
-        [],
-    )
-    _, share = section(
-        "price scenarios",
-        lambda: price_scenarios(
-            compiled, n=scenarios, spread=spread, solver=solver,
-            progress=tick("price scenarios"), **run,
-        ),
-        (None, {}),
-    )  # fmt: skip
+    cut = [name for name in REPORT_SWEEPS if sweeps[name] is None]
+    frontier = sweeps["carbon frontier"] or []
+    budget = sweeps["budget sweep"] or []
+    demand = sweeps["demand sweep"] or []
+    _, share = sweeps["price scenarios"] or (None, {})
     return Analysis(
         plan=plan,
         sensitivity=sens,

@@ -10,11 +10,14 @@ import pytest
 
 from conftest import H1, HOURS, L4, offering, problem, serve
 from solver.analyses.sensitivity import (
+    REPORT_SWEEPS,
     break_even_for_pool,
     break_even_prices,
+    budget_sweep,
     carbon_frontier,
     demand_sweep,
     price_scenarios,
+    report_sweeps,
     shadow_prices,
     with_pool_price,
 )
@@ -202,6 +205,39 @@ def test_sweeps_in_local_processes_and_on_a_dask_cluster_agree(tiny_catalog):
             remote = demand_sweep(compiled, [1.0, 2.0, 3.0], scheduler=client)
     for points in (serial, local, remote):
         assert [p.total_cost_usd for p in points] == pytest.approx(expected)
+
+
+def test_the_reports_sweeps_in_one_pool_are_the_four_sweeps(tiny_catalog):
+    # procure report runs the frontier, budget and demand sweeps and price scenarios as one
+    # run of tasks (report_sweeps); each must be what its own function gives. By hand, as in
+    # the tests above: demand x1 -> 2 H1 + 3 L4 = $11/h, x2 -> 5 H1 = $20/h; the frontier
+    # from all-EU ($5/h, greener) to all-US H1.
+    compiled = compile_problem(
+        problem([serve(25)]), tiny_catalog([H1, L4, EU]), prune_dominated=False
+    )
+    budgets = [6 * HOURS, 11 * HOURS]
+    alone = {
+        "carbon frontier": carbon_frontier(compiled, points=3),
+        "budget sweep": budget_sweep(compiled, budgets),
+        "demand sweep": demand_sweep(compiled, [1.0, 2.0]),
+        "price scenarios": price_scenarios(compiled, n=3, spread=0.1, seed=1),
+    }
+    assert [p.total_cost_usd for p in alone["demand sweep"]] == pytest.approx(
+        [11 * HOURS, 20 * HOURS]
+    )
+    for workers in (1, 2):
+        together = report_sweeps(
+            compiled,
+            frontier_points=3,
+            budgets_usd=budgets,
+            demand_factors=[1.0, 2.0],
+            scenarios=3,
+            spread=0.1,
+            seed=1,
+            workers=workers,
+        )
+        assert list(together) == list(REPORT_SWEEPS)
+        assert together == alone, workers
 
 
 def _uses(solution, pool_id) -> bool:
