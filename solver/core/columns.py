@@ -38,7 +38,8 @@ provider shares, reserved) of inference and batch workloads without N+1, a traff
 or a fleet held over the day (``fleet: autoscale``, the default, or ``flat``: the
 pricing has no deploy binaries nor ``fleet_*`` rows; only ``fleet: per_block`` is
 priced), and training options on those pools; every other option (owned, existing
-reservations, N+1, traffic mix, autoscaled or flat fleets) is always in the master.
+reservations, N+1, traffic mix, autoscaled or flat fleets, a switching cost: its ``start``
+variables and ``fleet_start`` rows are not priced either) is always in the master.
 Objectives with a second stage (min_carbon, lexicographic) are solved on the full model.
 
 The pricing formula is checked against HiGHS's own reduced costs on the columns in
@@ -175,7 +176,7 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
         for w in compiled.problem.workloads
         if not (
             isinstance(w, InferenceWorkload)
-            and (w.n_plus_1 or w.traffic_mix or w.fleet != "per_block")
+            and (w.n_plus_1 or w.traffic_mix or w.fleet != "per_block" or w.switching_cost_usd)
         )
     }
     return (

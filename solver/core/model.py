@@ -39,6 +39,7 @@ from solver.core.compile import Compiled
 from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
+from solver.inputs.load import resolve_load
 from solver.inputs.problem import InferenceWorkload
 from solver.inputs.tables import row_tuples
 from solver.units import RENTED_MODES, Mode
@@ -124,6 +125,13 @@ FAMILIES: dict[str, Family] = {
         "a flat fleet: units of a rented offering the same in every load block",
         "USD per unit",
         ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_start": Family(
+        "units of a rented offering started from one load block to the next (each day) "
+        ">= the units added",
+        "USD per unit started a day",
+        ("option", "period", "block", "next_block"),
         binds=False,
     ),
     "fleet_base": Family(
@@ -304,6 +312,7 @@ class VarKind(StrEnum):
     SP_COVER = "sp_cover"  # on-demand units of a pool a savings plan pays for (per block)
     TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
     DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period
+    START = "start"  # units of a rented offering started between two load blocks, a day
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
     CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
     SWITCH = "switch"  # units switched from the baseline (re-solve)
@@ -820,6 +829,13 @@ class _State:
         self.cost_by_provider: dict[str, Expression] = defaultdict(Expression)
         self.cost_by_period = [Expression() for _ in range(self.n_t)]
         self.shortfall_penalty = Expression()
+        # the switching cost's starts (_add_starts), in the objective only
+        self.switching = Expression()
+        self.block_starts = (
+            block_starts(compiled)
+            if any(getattr(w, "switching_cost_usd", 0.0) > 0 for w in self.problem.workloads)
+            else {}
+        )
         # pool -> (t, b) -> {var: units of the pool it uses}
         self.usage: dict[int, dict[tuple[int, int], dict[int, float]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(float))
@@ -975,6 +991,8 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
     Under N+1, ``fleet_class`` rows (:func:`_add_fleet_class`) tie each deployment to the
     class taken as the largest unit lost."""
     fleet = getattr(w, "fleet", "per_block")
+    if fleet != "flat" and getattr(w, "switching_cost_usd", 0.0) > 0 and len(block_vars) > 1:
+        _add_starts(m, k, p, t, w, block_vars)
     if fleet == "per_block" or len(block_vars) < 2:
         return
     B = m.B
@@ -1007,6 +1025,51 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
         m.deploy_of[v] = deploy
         B.row("fleet_base", (k.option_id, t, b), {v: 1.0, deploy: -1.0}, ">=", 0.0)
         B.row("fleet_deploy", (k.option_id, t, b), {v: 1.0, deploy: -bound}, "<=", 0.0)
+
+
+def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+    """A switching cost (the workload's ``switching_cost_usd``): start[k,t,b,c] >= x[k,t,c]
+    - x[k,t,b] for each pair of load blocks b -> c the day passes from one to the other
+    (``fleet_start``), each start charged switching_cost_usd x the times a day the day
+    passes from b to c (:func:`block_starts`) x the period's days, in the objective only
+    (``switching_penalty_usd``). Exact: the units started a day are sum over the day's
+    hour-to-hour changes of max(0, units after - units before), and the objective keeps
+    each start at its max."""
+    days = float(m.p_hours[t]) / 24.0
+    for (b, c), per_day in m.block_starts.items():
+        start = m.B.var(
+            f"start[{k.option_id},{t},{b},{c}]",
+            VarKind.START,
+            integer=False,
+            option_id=k.option_id,
+            pool=p,
+            period=t,
+            block=c,
+            workload=k.workload,
+        )
+        row = {start: 1.0, block_vars[c]: -1.0, block_vars[b]: 1.0}
+        m.B.row("fleet_start", (k.option_id, t, b, c), row, ">=", 0.0)
+        m.switching.add(start, w.switching_cost_usd * per_day * days)
+
+
+def block_starts(compiled: Compiled) -> dict[tuple[int, int], int]:
+    """How many times a day the load passes from block b to block c (b != c): from the
+    clock hours of each block (hour h to h + 1, midnight to 1:00 after 23:00), or, when
+    the blocks name no clock hours (explicit ``load_blocks``), once from each block to the
+    next in the order listed, the last to the first (each block one stretch a day)."""
+    load = resolve_load(compiled.problem)
+    n = len(load.names)
+    if n < 2:
+        return {}
+    if not load.hours:
+        return {(b, (b + 1) % n): 1 for b in range(n)}
+    block_of = {h: b for b, hours in enumerate(load.hours) for h in hours}
+    out: dict[tuple[int, int], int] = defaultdict(int)
+    for h in range(24):
+        b, c = block_of[h], block_of[(h + 1) % 24]
+        if b != c:
+            out[(b, c)] += 1
+    return dict(out)
 
 
 def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:
@@ -1470,6 +1533,7 @@ def _assemble(m: _State) -> LinearModel:
         "total_co2e_t": co2_t,
         "capex_usd": m.capex,
         "shortfall_penalty_usd": m.shortfall_penalty,
+        "switching_penalty_usd": m.switching,
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
@@ -1502,19 +1566,21 @@ def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
     """The objective of the first (or second) stage for the problem's objective kind."""
     e = model.expressions
     cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
+    # a switching cost (_add_starts) goes with money in every objective that counts it
+    switching = (1.0, e.get("switching_penalty_usd", Expression()))
     kind = problem.objective
     if kind == "min_cost":
-        return combine((1.0, cost))
+        return combine((1.0, cost), switching)
     if kind == "min_npv":
-        return combine((1.0, e["npv_usd"]))
+        return combine((1.0, e["npv_usd"]), switching)
     if kind == "max_served":
-        return combine((1.0, cost), (1.0, penalty))
+        return combine((1.0, cost), (1.0, penalty), switching)
     if kind == "cost_plus_carbon":
-        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2))
+        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2), switching)
     if kind == "min_carbon":
-        return combine((1.0, co2)) if first else combine((1.0, cost))
+        return combine((1.0, co2)) if first else combine((1.0, cost), switching)
     if kind == "lexicographic":
-        return combine((1.0, cost)) if first else combine((1.0, co2))
+        return combine((1.0, cost), switching) if first else combine((1.0, co2))
     raise ValueError(f"unknown objective {kind!r}")
 
 

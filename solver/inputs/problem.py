@@ -587,6 +587,16 @@ class InferenceWorkload(_WorkloadBase):
         "chooses its own offerings (the cheapest; hardware, provider and region may change "
         "between blocks, so the fleet may be swapped twice a day)",
     )
+    switching_cost_usd: float = Field(
+        0.0,
+        ge=0,
+        description="USD per rented serving unit started within the day: each unit of an "
+        "offering added from one load block to the next, every day of every period (an "
+        "offering swapped in under 'per_block', a unit added for the peak under "
+        "'autoscale'). Charged in the objective, not in the plan's cost or budget (as "
+        "resolve's --switching-cost-usd); the plan gives it as switching_penalty_usd. "
+        "Default 0: starts are free",
+    )
     allow_tensor_parallel_over_pcie: bool = False
     traffic_mix: list[TrafficBucket] | None = None
     measured_throughput_rps: dict[str, list[float]] | None = Field(

@@ -488,6 +488,11 @@ def fleet_lines(plan: Plan) -> list[str]:
                 else ""
             )
         )
+    if plan.switching_penalty_usd > 0:
+        lines.append(
+            f"switching: ${plan.switching_penalty_usd:,.2f} for the units started within the "
+            "day (switching_cost_usd), in the objective, not in the cost"
+        )
     return lines
 
 

@@ -400,6 +400,11 @@ class Plan(BaseModel):
     )
     verified: bool = False
     gap: float | None
+    switching_penalty_usd: float = Field(
+        0.0,
+        description="The serving workloads' switching_cost_usd times the units started "
+        "within the day, over the horizon: in the objective, not in total_cost_usd",
+    )
     stopped_at_time_limit: bool = Field(
         False,
         description="The solver was stopped by the time limit with this plan, the best it "
@@ -587,10 +592,12 @@ def extract_plan(
         npv = float(
             sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, rd.p_names, strict=True))
         )
+    switching = model.expressions.get("switching_penalty_usd")
     return Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
+        switching_penalty_usd=switching.value(values) if switching is not None else 0.0,
         objective_kind=compiled.problem.objective,
         total_cost_usd=sum(i.cost_usd for i in items),
         total_co2e_t=sum(i.co2e_t for i in items),

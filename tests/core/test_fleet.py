@@ -391,3 +391,60 @@ def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_cat
     assert not any(r.family == "fleet_small_cover" for r in before.rows)
     assert _lp_relaxation_per_block_pair_hour(before) == pytest.approx(10.49697, rel=1e-5)
     assert solve_problem(p, cat).total_cost_usd == pytest.approx(12.0 * BLOCK_HOURS)
+
+
+# A switching cost (`switching_cost_usd`, issue 28: "a switching or minimum-run cost is
+# available in solve too"): USD per unit started within the day, in the objective only.
+# The blocks profile names no clock hours, so the day passes once from base to peak and
+# once back; the month has 730 / 24 = 30.417 days.
+DAYS = HOURS / 24
+
+
+def _switching(tiny_catalog, fleet: str, usd: float):
+    p = problem([serve(10, fleet=fleet, switching_cost_usd=usd)], load_profile=BLOCKS)
+    return solve_problem(p, tiny_catalog([H1, L4]))
+
+
+@pytest.mark.parametrize(
+    ("fleet", "usd", "cost", "units", "starts_a_day"),
+    [
+        # per block, free starts: 1 H1 + 3 L4 at peak, 2 L4 at base ($3,285, two starts a
+        # day at base -> peak: the H1 and a third L4)
+        ("per_block", 0.0, 7 * BLOCK_HOURS + 2 * BLOCK_HOURS, {("h1", "peak"): 1,
+         ("l4", "peak"): 3, ("l4", "base"): 2}, 0),
+        # $20 a start: two starts cost 2 x 20 x 30.417 = $1,216.67 -> $4,501.67 a month;
+        # keeping the 3 L4 at base ($3 for 12 h) leaves one start (the H1): $3,650 +
+        # $608.33 = $4,258.33, below; the flat 1 H1 + 3 L4 all day is $5,110; 2 H1 / 1 H1
+        # $4,380 + $608.33
+        ("per_block", 20.0, 7 * BLOCK_HOURS + 3 * BLOCK_HOURS, {("h1", "peak"): 1,
+         ("l4", "peak"): 3, ("l4", "base"): 3}, 1),
+        # $100 a start: one start costs $3,041.67, so no start: the peak's fleet all day,
+        # 1 H1 + 3 L4 = $7 x 730 = $5,110
+        ("per_block", 100.0, 7 * HOURS, {("h1", "peak"): 1, ("l4", "peak"): 3,
+         ("h1", "base"): 1, ("l4", "base"): 3}, 0),
+        # autoscaled, $20 a start: {L4} 8/2 is $3,650 + 6 starts ($3,650) = $7,300;
+        # {H1, L4} 1+3 / 1+1 is $4,380 + 2 starts = $5,596.67; {H1} 2/1 is $4,380 + 1 start
+        # = $4,988.33, the cheapest (flat $5,110)
+        ("autoscale", 20.0, 8 * BLOCK_HOURS + 4 * BLOCK_HOURS, {("h1", "peak"): 2,
+         ("h1", "base"): 1}, 1),
+    ],
+)  # fmt: skip
+def test_a_switching_cost_charges_the_units_started_each_day(
+    tiny_catalog, fleet, usd, cost, units, starts_a_day
+):
+    plan = _switching(tiny_catalog, fleet, usd)
+    assert plan.total_cost_usd == pytest.approx(cost)
+    assert _units(plan) == units
+    # in the objective, not in the cost
+    assert plan.switching_penalty_usd == pytest.approx(usd * starts_a_day * DAYS)
+    assert plan.objective == pytest.approx(cost + usd * starts_a_day * DAYS)
+
+
+def test_a_negative_switching_cost_is_refused_by_name(tmp_path):
+    path = tmp_path / "p.yaml"
+    text = (ROOT / "problems/seed-2m-13b.yaml").read_text()
+    path.write_text(text.replace("    redundancy: n_plus_1", "    redundancy: n_plus_1\n"
+                                 "    switching_cost_usd: -5"))  # fmt: skip
+    with pytest.raises(ProcureError) as err:
+        load_problem(path)
+    assert "switching_cost_usd" in str(err.value.field) + str(err.value)
