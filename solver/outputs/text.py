@@ -488,9 +488,10 @@ def fleet_lines(plan: Plan) -> list[str]:
                 else ""
             )
         )
-    if plan.switching_penalty_usd > 0:
+    penalty = getattr(plan, "switching_penalty_usd", 0.0)  # a plan file from before it
+    if penalty > 0:
         lines.append(
-            f"switching: ${plan.switching_penalty_usd:,.2f} for the units started within the "
+            f"switching: ${penalty:,.2f} for the units started within the "
             "day (switching_cost_usd), in the objective, not in the cost"
         )
     return lines
