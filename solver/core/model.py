@@ -39,7 +39,7 @@ from solver.core.compile import Compiled
 from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
-from solver.inputs.load import resolve_load
+from solver.inputs.load import block_changes, resolve_load
 from solver.inputs.problem import InferenceWorkload
 from solver.inputs.tables import row_tuples
 from solver.units import RENTED_MODES, Mode
@@ -832,7 +832,7 @@ class _State:
         # the switching cost's starts (_add_starts), in the objective only
         self.switching = Expression()
         self.block_starts = (
-            block_starts(compiled)
+            block_changes(resolve_load(self.problem))
             if any(getattr(w, "switching_cost_usd", 0.0) > 0 for w in self.problem.workloads)
             else {}
         )
@@ -1031,10 +1031,10 @@ def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
     """A switching cost (the workload's ``switching_cost_usd``): start[k,t,b,c] >= x[k,t,c]
     - x[k,t,b] for each pair of load blocks b -> c the day passes from one to the other
     (``fleet_start``), each start charged switching_cost_usd x the times a day the day
-    passes from b to c (:func:`block_starts`) x the period's days, in the objective only
-    (``switching_penalty_usd``). Exact: the units started a day are sum over the day's
-    hour-to-hour changes of max(0, units after - units before), and the objective keeps
-    each start at its max."""
+    passes from b to c (:func:`solver.inputs.load.block_changes`) x the period's days, in
+    the objective only (``switching_penalty_usd``). Exact: the units started a day are the
+    sum over the day's hour-to-hour changes of max(0, units after - units before), and the
+    objective keeps each start at its max."""
     days = float(m.p_hours[t]) / 24.0
     for (b, c), per_day in m.block_starts.items():
         start = m.B.var(
@@ -1050,26 +1050,6 @@ def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
         row = {start: 1.0, block_vars[c]: -1.0, block_vars[b]: 1.0}
         m.B.row("fleet_start", (k.option_id, t, b, c), row, ">=", 0.0)
         m.switching.add(start, w.switching_cost_usd * per_day * days)
-
-
-def block_starts(compiled: Compiled) -> dict[tuple[int, int], int]:
-    """How many times a day the load passes from block b to block c (b != c): from the
-    clock hours of each block (hour h to h + 1, midnight to 1:00 after 23:00), or, when
-    the blocks name no clock hours (explicit ``load_blocks``), once from each block to the
-    next in the order listed, the last to the first (each block one stretch a day)."""
-    load = resolve_load(compiled.problem)
-    n = len(load.names)
-    if n < 2:
-        return {}
-    if not load.hours:
-        return {(b, (b + 1) % n): 1 for b in range(n)}
-    block_of = {h: b for b, hours in enumerate(load.hours) for h in hours}
-    out: dict[tuple[int, int], int] = defaultdict(int)
-    for h in range(24):
-        b, c = block_of[h], block_of[(h + 1) % 24]
-        if b != c:
-            out[(b, c)] += 1
-    return dict(out)
 
 
 def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:

@@ -303,3 +303,24 @@ def resolve_load(problem: Problem) -> LoadBlocks:
         "flat day" if flat else "derived from the hourly factors (block factor = its worst hour)",
         {n: tuple(float(x) for x in f) for n, f in hourly.items()},
     )
+
+
+def block_changes(load: LoadBlocks) -> dict[tuple[int, int], int]:
+    """How many times a day the load passes from block b to block c (b != c, indices of
+    ``load.names``): from the clock hours of each block (hour h to h + 1, and 23:00 to
+    midnight), or, when the blocks name no clock hours (explicit ``load_blocks``, a blocks
+    profile), once from each block to the next in the order listed and from the last to
+    the first (each block taken as one stretch a day). A unit started from b to c is
+    started this many times a day (a switching cost, ``switching_cost_usd``)."""
+    n = len(load.names)
+    if n < 2:
+        return {}
+    if not load.hours:
+        return {(b, (b + 1) % n): 1 for b in range(n)}
+    block_of = {h: b for b, hours in enumerate(load.hours) for h in hours}
+    out: dict[tuple[int, int], int] = {}
+    for h in range(N_HOURS):
+        b, c = block_of[h], block_of[(h + 1) % N_HOURS]
+        if b != c:
+            out[(b, c)] = out.get((b, c), 0) + 1
+    return out

@@ -21,7 +21,7 @@ from solver.inputs import staff as staff_figures
 from solver.inputs.catalog import Catalog, tier_allowed, tier_rank
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS
 from solver.inputs.hardware import LISTS, hardware_rules
-from solver.inputs.load import resolve_load
+from solver.inputs.load import block_changes, resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
     InferenceWorkload,
@@ -508,6 +508,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_demand(run)
     _check_served_within_n_plus_1(run)
     _check_steady_fleets(run)
+    _check_switching(run)
     _check_failure_domains(run)
     _check_fleet(run)
     _check_quotas(run)
@@ -1272,6 +1273,44 @@ def _check_steady_fleets(run: _Run) -> None:
         else:
             c_ok = min(counts) >= 1 - 1e-9
             run.c.check("autoscaled fleet: a deployed offering runs all day", c_ok, where)
+
+
+def _check_switching(run: _Run) -> None:
+    """``switching_cost_usd``: the plan's ``switching_penalty_usd`` is the units started
+    within the day, from its rented serving lines by load block: for each offering and
+    period, sum over the pairs of blocks the day passes between (b -> c, n times a day) of
+    n x max(0, units in c - units in b), x the workload's cost x the period's days (a
+    line's hours / its block's hours a day)."""
+    cost = {
+        w.name: w.switching_cost_usd
+        for w in run.p.workloads
+        if isinstance(w, InferenceWorkload) and w.switching_cost_usd > 0
+    }
+    expected = 0.0
+    if cost:
+        load = resolve_load(run.p)
+        index = {name: b for b, name in enumerate(load.names)}
+        units: dict[tuple, dict[int, float]] = defaultdict(dict)
+        days: dict[str, float] = {}
+        for item in run.plan.line_items:
+            if item.item == "rent" and item.workload in cost and item.block in index:
+                b = index[item.block]
+                key = (item.workload, item.period, item.provider, item.region, item.offering)
+                units[key][b] = units[key].get(b, 0.0) + item.units
+                days[item.period] = item.hours / load.hours_per_day[b]
+        changes = block_changes(load)
+        for key, by_block in units.items():
+            started = sum(
+                n * max(0.0, by_block.get(c, 0.0) - by_block.get(b, 0.0))
+                for (b, c), n in changes.items()
+            )
+            expected += cost[key[0]] * started * days[key[1]]
+    claimed = run.plan.switching_penalty_usd
+    run.c.check(
+        "switching penalty recomputed from the units by block",
+        abs(claimed - expected) <= REL_TOL * max(1.0, expected) + 0.005,
+        f"${claimed:,.2f} vs recomputed ${expected:,.2f}",
+    )
 
 
 def _check_demand(run: _Run) -> None:

@@ -448,3 +448,20 @@ def test_a_negative_switching_cost_is_refused_by_name(tmp_path):
     with pytest.raises(ProcureError) as err:
         load_problem(path)
     assert "switching_cost_usd" in str(err.value.field) + str(err.value)
+
+
+def test_the_verifier_recomputes_the_switching_penalty(tiny_catalog):
+    # The $20 per-block plan above starts one H100 a day: $20 x 30.417 = $608.33. A plan
+    # file claiming no penalty (or twice it) fails the verifier's recomputation from the
+    # units by block.
+    from solver.trust.verify import verify_plan
+
+    p = problem([serve(10, fleet="per_block", switching_cost_usd=20.0)], load_profile=BLOCKS)
+    cat = tiny_catalog([H1, L4])
+    plan = solve_problem(p, cat)
+    ok, detail = check(plan, "switching penalty recomputed from the units by block")
+    assert ok and plan.switching_penalty_usd == pytest.approx(20 * DAYS), detail
+    for claimed in (0.0, 40 * DAYS):
+        forged = plan.model_copy(update={"switching_penalty_usd": claimed})
+        failed = {c.name for c in verify_plan(forged, p, cat) if not c.ok}
+        assert failed == {"switching penalty recomputed from the units by block"}
