@@ -109,61 +109,146 @@ SEEWEB_NOTE = (
     "2024-11-14: RTX A6000 EUR 0.74/h, L40S EUR 0.85/h): unverified until Seeweb's page is read"
 )
 SNAPSHOTS: list[tuple[str, str, str, str, str, str]] = [
-    ("gcp", f"{ANYCLOUD_HEAD}/gcp/vms.csv", "2026-05-20",
-     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
-     "SkyPilot-format GCP catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
-    ("azure", f"{ANYCLOUD_HEAD}/azure/vms.csv", "2026-05-20",
-     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
-     "SkyPilot-format Azure catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
-    ("lambda", f"{ANYCLOUD_HEAD}/lambda/vms.csv", "2026-05-20",
-     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
-     "SkyPilot-format Lambda catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
-    ("vast", f"{ANYCLOUD_HEAD}/vast/vms.csv", "2026-05-20",
-     "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)", "third_party",
-     "SkyPilot-format Vast catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)"),
-    ("nebius", "skypilot-catalog/catalogs/v8/nebius/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 nebius/vms.csv@0082b043"),
-    ("runpod", "skypilot-catalog/catalogs/v6/runpod/vms.csv", "unknown",
-     _UNDATED.format(_V6), "third_party",
-     "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7"),
-    ("aws", "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv", "unknown",
-     "after the June 2025 P4/P5 price cut; " + _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)"),
-    ("hyperstack", "skypilot-catalog/catalogs/v8/hyperstack/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 hyperstack/vms.csv@fdc9d908"),
-    ("verda", "skypilot-catalog/catalogs/v8/verda/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 verda/vms.csv@000c1d0b (Verda = DataCrunch)"),
-    ("jarvislabs", "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781"),
-    ("seeweb", "skypilot-catalog/catalogs/v8/seeweb/vms.csv", "unknown",
-     SEEWEB_NOTE, "unverified",
-     "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef; currency not stated by the "
-     "source, read as USD and not confirmed (catalogs/SOURCES.md, Seeweb currency)"),
-    ("hyperbolic", "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043"),
-    ("fluidstack", "skypilot-catalog/catalogs/v6/fluidstack/vms.csv", "unknown",
-     _UNDATED.format(_V6), "third_party",
-     "skypilot-org/skypilot-catalog v6 fluidstack/vms.csv@002403bc"),
-    ("paperspace", "skypilot-catalog/catalogs/v6/paperspace/vms.csv", "unknown",
-     _UNDATED.format(_V6), "third_party",
-     "skypilot-org/skypilot-catalog v6 paperspace/vms.csv@e5200541"),
-    ("digitalocean", "skypilot-catalog/catalogs/v6/do/vms.csv", "unknown",
-     _UNDATED.format(_V6), "third_party",
-     "skypilot-org/skypilot-catalog v6 do/vms.csv@1fbe7331"),
+    (
+        "gcp",
+        f"{ANYCLOUD_HEAD}/gcp/vms.csv",
+        "2026-05-20",
+        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
+        "third_party",
+        "SkyPilot-format GCP catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
+    ),
+    (
+        "azure",
+        f"{ANYCLOUD_HEAD}/azure/vms.csv",
+        "2026-05-20",
+        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
+        "third_party",
+        "SkyPilot-format Azure catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
+    ),
+    (
+        "lambda",
+        f"{ANYCLOUD_HEAD}/lambda/vms.csv",
+        "2026-05-20",
+        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
+        "third_party",
+        "SkyPilot-format Lambda catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
+    ),
+    (
+        "vast",
+        f"{ANYCLOUD_HEAD}/vast/vms.csv",
+        "2026-05-20",
+        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
+        "third_party",
+        "SkyPilot-format Vast catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
+    ),
+    (
+        "nebius",
+        "skypilot-catalog/catalogs/v8/nebius/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 nebius/vms.csv@0082b043",
+    ),
+    (
+        "runpod",
+        "skypilot-catalog/catalogs/v6/runpod/vms.csv",
+        "unknown",
+        _UNDATED.format(_V6),
+        "third_party",
+        "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7",
+    ),
+    (
+        "aws",
+        "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv",
+        "unknown",
+        "after the June 2025 P4/P5 price cut; " + _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)",
+    ),
+    (
+        "hyperstack",
+        "skypilot-catalog/catalogs/v8/hyperstack/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 hyperstack/vms.csv@fdc9d908",
+    ),
+    (
+        "verda",
+        "skypilot-catalog/catalogs/v8/verda/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 verda/vms.csv@000c1d0b (Verda = DataCrunch)",
+    ),
+    (
+        "jarvislabs",
+        "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781",
+    ),
+    (
+        "seeweb",
+        "skypilot-catalog/catalogs/v8/seeweb/vms.csv",
+        "unknown",
+        SEEWEB_NOTE,
+        "unverified",
+        "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef; currency not stated by the "
+        "source, read as USD and not confirmed (catalogs/SOURCES.md, Seeweb currency)",
+    ),
+    (
+        "hyperbolic",
+        "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043",
+    ),
+    (
+        "fluidstack",
+        "skypilot-catalog/catalogs/v6/fluidstack/vms.csv",
+        "unknown",
+        _UNDATED.format(_V6),
+        "third_party",
+        "skypilot-org/skypilot-catalog v6 fluidstack/vms.csv@002403bc",
+    ),
+    (
+        "paperspace",
+        "skypilot-catalog/catalogs/v6/paperspace/vms.csv",
+        "unknown",
+        _UNDATED.format(_V6),
+        "third_party",
+        "skypilot-org/skypilot-catalog v6 paperspace/vms.csv@e5200541",
+    ),
+    (
+        "digitalocean",
+        "skypilot-catalog/catalogs/v6/do/vms.csv",
+        "unknown",
+        _UNDATED.format(_V6),
+        "third_party",
+        "skypilot-org/skypilot-catalog v6 do/vms.csv@1fbe7331",
+    ),
     # Aggregators: rows are re-attributed to the cloud that runs the machine (the prefix of
     # the instance type), see AGGREGATOR_UPSTREAM; a reseller's listing is third_party.
-    ("shadeform", "skypilot-catalog/catalogs/v8/shadeform/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 shadeform/vms.csv@002363da (listed via Shadeform)"),
-    ("primeintellect", "skypilot-catalog/catalogs/v8/primeintellect/vms.csv", "unknown",
-     _UNDATED.format(_V8), "third_party",
-     "skypilot-org/skypilot-catalog v8 primeintellect/vms.csv@d9a304ea "
-     "(listed via Prime Intellect)"),
+    (
+        "shadeform",
+        "skypilot-catalog/catalogs/v8/shadeform/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 shadeform/vms.csv@002363da (listed via Shadeform)",
+    ),
+    (
+        "primeintellect",
+        "skypilot-catalog/catalogs/v8/primeintellect/vms.csv",
+        "unknown",
+        _UNDATED.format(_V8),
+        "third_party",
+        "skypilot-org/skypilot-catalog v8 primeintellect/vms.csv@d9a304ea "
+        "(listed via Prime Intellect)",
+    ),
 ]
 # Not imported: skypilot-catalog v8 mithril/vms.csv (4 rows) quotes 1.00 USD per GPU-hour as both
 # on-demand and spot for H100/H200, the auction's floor rather than a price one pays.
@@ -171,10 +256,21 @@ SNAPSHOTS: list[tuple[str, str, str, str, str, str]] = [
 #: aggregator upstream prefix -> our provider, or None to leave the row out (the cloud is
 #: imported directly from its own snapshot, or the upstream is not identifiable).
 AGGREGATOR_UPSTREAM: dict[str, str | None] = {
-    "crusoe": "crusoe", "crusoecloud": "crusoe", "massedcompute": "massedcompute",
-    "scaleway": "scaleway", "denvr": "denvr", "oblivus": "oblivus", "latitude": "latitude",
-    "lambdalabs": None, "hyperstack": None, "paperspace": None, "datacrunch": None,
-    "nebius": None, "excesssupply": None, "dc": None, "primecompute": None,
+    "crusoe": "crusoe",
+    "crusoecloud": "crusoe",
+    "massedcompute": "massedcompute",
+    "scaleway": "scaleway",
+    "denvr": "denvr",
+    "oblivus": "oblivus",
+    "latitude": "latitude",
+    "lambdalabs": None,
+    "hyperstack": None,
+    "paperspace": None,
+    "datacrunch": None,
+    "nebius": None,
+    "excesssupply": None,
+    "dc": None,
+    "primecompute": None,
 }
 
 # ---------------------------------------------------------------------------
@@ -316,10 +412,18 @@ REGIONS: dict[str, dict[str, tuple[str, str, str, str]]] = {
 #: country -> (residency zone, grid key, electricity key), for the smaller clouds whose regions
 #: are named by city or country; US sites use the US averages.
 COUNTRY: dict[str, tuple[str, str, str]] = {
-    "US": ("us", "US", "US"), "CA": ("ca", "CA", "CA"), "FI": ("eu", "FI", "FI"),
-    "FR": ("eu", "FR", "FR"), "DE": ("eu", "DE", "DE"), "PL": ("eu", "PL", "PL"),
-    "IT": ("eu", "IT", "IT"), "NL": ("eu", "NL", "NL"), "SE": ("eu", "SE", "SE"),
-    "NO": ("eu", "NO", "NO"), "JP": ("apac", "JP", "JP"), "IN": ("apac", "IN", "IN"),
+    "US": ("us", "US", "US"),
+    "CA": ("ca", "CA", "CA"),
+    "FI": ("eu", "FI", "FI"),
+    "FR": ("eu", "FR", "FR"),
+    "DE": ("eu", "DE", "DE"),
+    "PL": ("eu", "PL", "PL"),
+    "IT": ("eu", "IT", "IT"),
+    "NL": ("eu", "NL", "NL"),
+    "SE": ("eu", "SE", "SE"),
+    "NO": ("eu", "NO", "NO"),
+    "JP": ("apac", "JP", "JP"),
+    "IN": ("apac", "IN", "IN"),
     "AU": ("apac", "AU", "AU"),
 }
 #: provider -> region -> country, for the providers imported in 2026-11 (issue 11).
@@ -329,8 +433,13 @@ SMALL_CLOUD_REGIONS: dict[str, dict[str, str]] = {
     "jarvislabs": {"IN2": "IN"},
     "seeweb": {"it-fr2": "IT"},
     "hyperbolic": {"default": "US"},  # assumption: Hyperbolic lists no region; hosts mostly US
-    "fluidstack": {"ARIZONA_USA": "US", "CANADA": "CA", "FINLAND": "FI",
-                   "NORTH_DAKOTA_USA": "US", "UTAH_USA": "US"},
+    "fluidstack": {
+        "ARIZONA_USA": "US",
+        "CANADA": "CA",
+        "FINLAND": "FI",
+        "NORTH_DAKOTA_USA": "US",
+        "UTAH_USA": "US",
+    },
     "paperspace": {"East Coast (NY2)": "US"},
     "digitalocean": {"tor1": "CA"},
     "tensorwave": {"US": "US"},  # TensorWave's datacenters are in the US (Las Vegas)
@@ -350,12 +459,18 @@ def _small_region(provider: str, region: str) -> str | None:
     return None
 
 
-EGRID = ("EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid); unverified (from "
-         "published list as recalled; EPA tables not found in the 2026-11 search)")
-EMBER = ("Ember 2023 country carbon intensity (ember-energy.org data explorer); unverified "
-         "(from published list as recalled; not re-read 2026-11)")
-EEA = ("EEA/Ember 2023 country average (eea.europa.eu greenhouse-gas intensity); unverified "
-       "(from published list as recalled; not re-read 2026-11)")
+EGRID = (
+    "EPA eGRID2022 subregion total output CO2e rate (epa.gov/egrid); unverified (from "
+    "published list as recalled; EPA tables not found in the 2026-11 search)"
+)
+EMBER = (
+    "Ember 2023 country carbon intensity (ember-energy.org data explorer); unverified "
+    "(from published list as recalled; not re-read 2026-11)"
+)
+EEA = (
+    "EEA/Ember 2023 country average (eea.europa.eu greenhouse-gas intensity); unverified "
+    "(from published list as recalled; not re-read 2026-11)"
+)
 
 #: grid key -> (gCO2e/kWh, year, source)
 GRID: dict[str, tuple[float, str, str]] = {
@@ -373,12 +488,20 @@ GRID: dict[str, tuple[float, str, str]] = {
     "CA-ON": (35, "2023", "Canada NIR 2023, Ontario grid intensity (approx.)"),
     "SE": (40, "2023", EEA),
     "FR": (55, "2023", EEA),
-    "DE": (380, "2023", "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
-                  "Germany 381 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)"),
+    "DE": (
+        380,
+        "2023",
+        "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
+        "Germany 381 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)",
+    ),
     "NL": (270, "2023", EEA),
     "IE": (280, "2023", EEA),
-    "FI": (80, "2023", "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
-                 "Finland 79 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)"),
+    "FI": (
+        80,
+        "2023",
+        "Ember 2023 via ourworldindata.org/grapher/carbon-intensity-electricity, "
+        "Finland 79 gCO2e/kWh (read 2026-11; see EMBER_OWID_2023 in SOURCES.md)",
+    ),
     "BE": (140, "2023", EEA),
     "PL": (660, "2023", EEA),
     "ES": (150, "2023", EEA),
@@ -401,31 +524,62 @@ APPROX = "approximate 2023 industrial tariff (assumption)"
 
 #: electricity key -> (USD/kWh, source)
 ELECTRICITY: dict[str, tuple[float, str]] = {
-    "VA": (0.088, EIA), "OH": (0.082, EIA), "OR": (0.078, EIA), "IA": (0.075, EIA),
-    "TX": (0.073, EIA), "AZ": (0.082, EIA), "CA": (0.213, EIA), "IL": (0.087, EIA),
-    "WA": (0.065, EIA), "SC": (0.073, EIA), "NV": (0.095, EIA), "MO": (0.085, EIA),
+    "VA": (0.088, EIA),
+    "OH": (0.082, EIA),
+    "OR": (0.078, EIA),
+    "IA": (0.075, EIA),
+    "TX": (0.073, EIA),
+    "AZ": (0.082, EIA),
+    "CA": (0.213, EIA),
+    "IL": (0.087, EIA),
+    "WA": (0.065, EIA),
+    "SC": (0.073, EIA),
+    "NV": (0.095, EIA),
+    "MO": (0.085, EIA),
     "US": (0.080, EIA + "; US average"),
-    "SE": (0.090, EUROSTAT), "FR": (0.150, EUROSTAT), "DE": (0.220, EUROSTAT),
-    "NL": (0.190, EUROSTAT), "IE": (0.270, EUROSTAT), "FI": (0.100, EUROSTAT),
-    "BE": (0.200, EUROSTAT), "PL": (0.200, EUROSTAT), "ES": (0.140, EUROSTAT),
+    "SE": (0.090, EUROSTAT),
+    "FR": (0.150, EUROSTAT),
+    "DE": (0.220, EUROSTAT),
+    "NL": (0.190, EUROSTAT),
+    "IE": (0.270, EUROSTAT),
+    "FI": (0.100, EUROSTAT),
+    "BE": (0.200, EUROSTAT),
+    "PL": (0.200, EUROSTAT),
+    "ES": (0.140, EUROSTAT),
     "IT": (0.220, EUROSTAT),
-    "CZ": (0.210, EUROSTAT), "RO": (0.200, EUROSTAT), "NO": (0.080, APPROX),
+    "CZ": (0.210, EUROSTAT),
+    "RO": (0.200, EUROSTAT),
+    "NO": (0.080, APPROX),
     "GB": (0.280, "UK DESNZ 2023 non-domestic price, large users (approx.)"),
-    "CA-QC": (0.060, APPROX), "CA-ON": (0.100, APPROX),
-    "JP": (0.200, APPROX), "SG": (0.220, APPROX), "IN": (0.100, APPROX),
-    "AU": (0.150, APPROX), "KR": (0.110, APPROX), "TW": (0.110, APPROX),
+    "CA-QC": (0.060, APPROX),
+    "CA-ON": (0.100, APPROX),
+    "JP": (0.200, APPROX),
+    "SG": (0.220, APPROX),
+    "IN": (0.100, APPROX),
+    "AU": (0.150, APPROX),
+    "KR": (0.110, APPROX),
+    "TW": (0.110, APPROX),
 }
 
 #: provider -> (PUE, source)
 PUE: dict[str, tuple[float, str]] = {
-    "gcp": (1.10, "Google fleet PUE ~1.10 as reported by datacenterdynamics.com/en/news/"
-                "aws-global-data-centers-achieved-pue-of-115-in-2023 (Dec 2024; read 2026-11); "
-                "Google's own environmental report not re-read"),
-    "aws": (1.15, "AWS-reported global PUE 1.15 for 2023 (datacenterdynamics.com, re:Invent 2024) "
-                "and 2024 (aws.amazon.com/sustainability/data-centers); read 2026-11"),
-    "azure": (1.18, "Microsoft global fleet average PUE 1.18 (newest designs 1.12) as reported by "
-                  "datacenterdynamics.com (Dec 2024; read 2026-11); Microsoft's own report not "
-                  "re-read"),
+    "gcp": (
+        1.10,
+        "Google fleet PUE ~1.10 as reported by datacenterdynamics.com/en/news/"
+        "aws-global-data-centers-achieved-pue-of-115-in-2023 (Dec 2024; read 2026-11); "
+        "Google's own environmental report not re-read",
+    ),
+    "aws": (
+        1.15,
+        "AWS-reported global PUE 1.15 for 2023 (datacenterdynamics.com, re:Invent 2024) "
+        "and 2024 (aws.amazon.com/sustainability/data-centers); read 2026-11",
+    ),
+    "azure": (
+        1.18,
+        "Microsoft global fleet average PUE 1.18 (newest designs 1.12) as reported by "
+        "datacenterdynamics.com (Dec 2024; read 2026-11); Microsoft's own report not "
+        "re-read",
+    ),
     "oci": (1.40, "assumption (Oracle publishes no fleet PUE)"),
     "lambda": (1.35, "assumption (neocloud colocation)"),
     "coreweave": (1.35, "assumption (neocloud colocation)"),
@@ -433,9 +587,22 @@ PUE: dict[str, tuple[float, str]] = {
     "runpod": (1.40, "assumption (marketplace, mixed colocation)"),
     "vast": (1.40, "assumption (marketplace, mixed hosts)"),
     **dict.fromkeys(
-        ("hyperstack", "verda", "jarvislabs", "seeweb", "fluidstack", "paperspace",
-         "digitalocean", "crusoe", "massedcompute", "scaleway", "denvr", "oblivus", "latitude",
-         "tensorwave"),
+        (
+            "hyperstack",
+            "verda",
+            "jarvislabs",
+            "seeweb",
+            "fluidstack",
+            "paperspace",
+            "digitalocean",
+            "crusoe",
+            "massedcompute",
+            "scaleway",
+            "denvr",
+            "oblivus",
+            "latitude",
+            "tensorwave",
+        ),
         (1.35, "assumption (neocloud colocation)"),
     ),
     "hyperbolic": (1.40, "assumption (marketplace, mixed hosts)"),
@@ -444,8 +611,10 @@ PUE: dict[str, tuple[float, str]] = {
 # ---------------------------------------------------------------------------
 # Hand-entered list prices (USD per instance-hour, on-demand unless stated).
 # ---------------------------------------------------------------------------
-SKY_AWS = ("skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv"
-           "@00148f2af3672e2229b4f7bf8157d5a3f36e3c35, AWS Price List data, Linux on-demand")
+SKY_AWS = (
+    "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv"
+    "@00148f2af3672e2229b4f7bf8157d5a3f36e3c35, AWS Price List data, Linux on-demand"
+)
 AWS_SRC = (
     "AWS on-demand list price as in " + SKY_AWS + " (read 2026-11; aws.amazon.com/ec2/pricing/"
     "on-demand); verified for us-east-1, us-east-2 and us-west-2"
@@ -455,7 +624,8 @@ AWS_SRC_PART = (
     "read, the other regions assume the same price"
 )
 AWS_SRC_CUT = (
-    "AWS on-demand list price after the June 2025 P4/P5 price cut as in " + SKY_AWS
+    "AWS on-demand list price after the June 2025 P4/P5 price cut as in "
+    + SKY_AWS
     + " (us-east-1 21.957642, us-east-2/us-west-2 21.95764; read 2026-11; was 21.96)"
 )
 AWS_UNVERIFIED = (
@@ -520,62 +690,284 @@ LIST_PRICES: list[tuple] = [
     ("aws", AWS_US, "g4dn.xlarge", "t4", 1, 4, 16, 0.526, 25, False, AWS_SRC),
     ("aws", AWS_US, "g4dn.12xlarge", "t4", 4, 48, 192, 3.912, 50, False, AWS_UNVERIFIED),
     ("aws", ("us-east-1", "us-west-2"), "p3.2xlarge", "v100", 1, 8, 61, 3.06, 10, False, AWS_SRC),
-    ("aws", ("us-east-1", "us-west-2"), "p3.16xlarge", "v100", 8, 64, 488, 24.48, 25, True,
-     AWS_SRC),
+    (
+        "aws",
+        ("us-east-1", "us-west-2"),
+        "p3.16xlarge",
+        "v100",
+        8,
+        64,
+        488,
+        24.48,
+        25,
+        True,
+        AWS_SRC,
+    ),
     # AWS: A100 (p4d) in regions the excerpt lacks
     ("aws", AWS_US, "p4d.24xlarge", "a100-40gb", 8, 96, 1152, 21.95764, 400, True, AWS_SRC_CUT),
     # AWS: H200 (p5en) and B200 (p6-b200) in the US regions that offer them
     ("aws", AWS_US, "p5en.48xlarge", "h200", 8, 192, 2048, 63.296, 3200, True, AWS_VANTAGE),
-    ("aws", AWS_US, "p6-b200.48xlarge", "b200", 8, 192, 2048, 113.9328, 3200, True,
-     AWS_VANTAGE),
+    ("aws", AWS_US, "p6-b200.48xlarge", "b200", 8, 192, 2048, 113.9328, 3200, True, AWS_VANTAGE),
     # AWS: H200 (p5e) and Trainium2 (trn2), sold by Capacity Block only at a published rate
-    ("aws", ("us-east-2", "us-west-2"), "p5e.48xlarge", "h200", 8, 192, 2048, 47.76, 3200,
-     True, AWS_CAPACITY_BLOCK),
-    ("aws", ("us-east-2",), "trn2.48xlarge", "trainium2", 16, 192, 2048, 35.7608, 3200, True,
-     AWS_CAPACITY_BLOCK),
+    (
+        "aws",
+        ("us-east-2", "us-west-2"),
+        "p5e.48xlarge",
+        "h200",
+        8,
+        192,
+        2048,
+        47.76,
+        3200,
+        True,
+        AWS_CAPACITY_BLOCK,
+    ),
+    (
+        "aws",
+        ("us-east-2",),
+        "trn2.48xlarge",
+        "trainium2",
+        16,
+        192,
+        2048,
+        35.7608,
+        3200,
+        True,
+        AWS_CAPACITY_BLOCK,
+    ),
     # TensorWave: AMD MI325X, 8-GPU nodes at the per-GPU list price x 8
-    ("tensorwave", ("US",), "mi325x-8x", "mi325x", 8, 128, 2048, 8 * 1.95, 3200, True,
-     TENSORWAVE_SRC),
+    (
+        "tensorwave",
+        ("US",),
+        "mi325x-8x",
+        "mi325x",
+        8,
+        128,
+        2048,
+        8 * 1.95,
+        3200,
+        True,
+        TENSORWAVE_SRC,
+    ),
     # AWS silicon
-    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.xlarge", "inferentia2", 1, 4, 16,
-     0.7582, 15, False, AWS_UNVERIFIED),
-    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "inf2.48xlarge", "inferentia2", 12, 192,
-     768, 12.9813, 100, False, AWS_UNVERIFIED),
-    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.2xlarge", "trainium", 1, 8, 32,
-     1.34375, 12.5, False, AWS_UNVERIFIED),
-    ("aws", ("us-east-1", "us-east-2", "us-west-2"), "trn1.32xlarge", "trainium", 16, 128, 512,
-     21.50, 800, True, AWS_UNVERIFIED),
+    (
+        "aws",
+        ("us-east-1", "us-east-2", "us-west-2"),
+        "inf2.xlarge",
+        "inferentia2",
+        1,
+        4,
+        16,
+        0.7582,
+        15,
+        False,
+        AWS_UNVERIFIED,
+    ),
+    (
+        "aws",
+        ("us-east-1", "us-east-2", "us-west-2"),
+        "inf2.48xlarge",
+        "inferentia2",
+        12,
+        192,
+        768,
+        12.9813,
+        100,
+        False,
+        AWS_UNVERIFIED,
+    ),
+    (
+        "aws",
+        ("us-east-1", "us-east-2", "us-west-2"),
+        "trn1.2xlarge",
+        "trainium",
+        1,
+        8,
+        32,
+        1.34375,
+        12.5,
+        False,
+        AWS_UNVERIFIED,
+    ),
+    (
+        "aws",
+        ("us-east-1", "us-east-2", "us-west-2"),
+        "trn1.32xlarge",
+        "trainium",
+        16,
+        128,
+        512,
+        21.50,
+        800,
+        True,
+        AWS_UNVERIFIED,
+    ),
     # OCI: list prices are the same in every commercial region. vCPUs are 2 x OCPUs, as the
     # SkyPilot catalog lists them (the table used to carry OCPU counts).
-    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
-     "BM.GPU.H100.8", "h100-sxm", 8, 224, 2048, 80.00, 3200, True, OCI_SRC),
-    ("oci", ("us-ashburn-1", "us-phoenix-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
-     "BM.GPU.A100-v2.8", "a100-80gb", 8, 256, 2048, 32.00, 1600, True, OCI_SRC),
-    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
-     "BM.GPU.L40S.4", "l40s", 4, 224, 1024, 14.00, 800, False, OCI_SRC),
-    ("oci", ("us-chicago-1", "us-ashburn-1"), "BM.GPU.MI300X.8", "mi300x", 8, 224, 2048, 48.00,
-     3200, True, OCI_SRC),
-    ("oci", ("us-ashburn-1", "us-phoenix-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1",
-             "ap-tokyo-1"),
-     "VM.GPU.A10.1", "a10", 1, 30, 240, 2.00, 24, False, OCI_SRC),
-    ("oci", ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
-     "BM.GPU.H200.8", "h200", 8, 224, 3072, 80.00, 3200, True,
-     OCI_SRC + "; was 98.00 from a third-party page (oraclelicensingexperts.com)"),
+    (
+        "oci",
+        ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
+        "BM.GPU.H100.8",
+        "h100-sxm",
+        8,
+        224,
+        2048,
+        80.00,
+        3200,
+        True,
+        OCI_SRC,
+    ),
+    (
+        "oci",
+        ("us-ashburn-1", "us-phoenix-1", "eu-frankfurt-1", "uk-london-1", "ap-tokyo-1"),
+        "BM.GPU.A100-v2.8",
+        "a100-80gb",
+        8,
+        256,
+        2048,
+        32.00,
+        1600,
+        True,
+        OCI_SRC,
+    ),
+    (
+        "oci",
+        ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
+        "BM.GPU.L40S.4",
+        "l40s",
+        4,
+        224,
+        1024,
+        14.00,
+        800,
+        False,
+        OCI_SRC,
+    ),
+    (
+        "oci",
+        ("us-chicago-1", "us-ashburn-1"),
+        "BM.GPU.MI300X.8",
+        "mi300x",
+        8,
+        224,
+        2048,
+        48.00,
+        3200,
+        True,
+        OCI_SRC,
+    ),
+    (
+        "oci",
+        (
+            "us-ashburn-1",
+            "us-phoenix-1",
+            "us-chicago-1",
+            "eu-frankfurt-1",
+            "uk-london-1",
+            "ap-tokyo-1",
+        ),
+        "VM.GPU.A10.1",
+        "a10",
+        1,
+        30,
+        240,
+        2.00,
+        24,
+        False,
+        OCI_SRC,
+    ),
+    (
+        "oci",
+        ("us-ashburn-1", "us-chicago-1", "eu-frankfurt-1", "uk-london-1"),
+        "BM.GPU.H200.8",
+        "h200",
+        8,
+        224,
+        3072,
+        80.00,
+        3200,
+        True,
+        OCI_SRC + "; was 98.00 from a third-party page (oraclelicensingexperts.com)",
+    ),
     # CoreWeave: per-instance list prices (8-GPU HGX nodes; L40S/A40/A6000 per GPU x count)
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03",
-                   "UK-SOUTH-01"),
-     "gd-8xh100ib-i128", "h100-sxm", 8, 128, 2048, 49.24, 3200, True, CW_SRC),
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "EU-NORTH-01", "EU-SOUTH-03"),
-     "gd-8xh200ib-i128", "h200", 8, 128, 2048, 50.44, 3200, True, CW_SRC),
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-     "gd-8xa100ib-i128", "a100-80gb", 8, 128, 2048, 21.60, 1600, True, CW_SRC),
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03",
-                   "UK-SOUTH-01"),
-     "gd-8xl40s-i128", "l40s", 8, 128, 1024, 18.00, 200, False, CW_SRC),
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-     "a40-1gpu", "a40", 1, 8, 48, 1.28, 10, False, CW_UNVERIFIED),
-    ("coreweave", ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-     "rtx-a6000-1gpu", "rtx-a6000", 1, 8, 48, 1.28, 10, False, CW_UNVERIFIED),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03", "UK-SOUTH-01"),
+        "gd-8xh100ib-i128",
+        "h100-sxm",
+        8,
+        128,
+        2048,
+        49.24,
+        3200,
+        True,
+        CW_SRC,
+    ),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "EU-NORTH-01", "EU-SOUTH-03"),
+        "gd-8xh200ib-i128",
+        "h200",
+        8,
+        128,
+        2048,
+        50.44,
+        3200,
+        True,
+        CW_SRC,
+    ),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+        "gd-8xa100ib-i128",
+        "a100-80gb",
+        8,
+        128,
+        2048,
+        21.60,
+        1600,
+        True,
+        CW_SRC,
+    ),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01", "EU-SOUTH-03", "UK-SOUTH-01"),
+        "gd-8xl40s-i128",
+        "l40s",
+        8,
+        128,
+        1024,
+        18.00,
+        200,
+        False,
+        CW_SRC,
+    ),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+        "a40-1gpu",
+        "a40",
+        1,
+        8,
+        48,
+        1.28,
+        10,
+        False,
+        CW_UNVERIFIED,
+    ),
+    (
+        "coreweave",
+        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
+        "rtx-a6000-1gpu",
+        "rtx-a6000",
+        1,
+        8,
+        48,
+        1.28,
+        10,
+        False,
+        CW_UNVERIFIED,
+    ),
 ]
 
 # Commitments as sold (SOURCES.md, "Commitments"): (provider, instance-type regex, 1-year
@@ -585,37 +977,71 @@ LIST_PRICES: list[tuple] = [
 # only, upper bound": such a rate is the best case the provider advertises, not a quote.
 # All pages below were read 2026-11-24 from stored copies (search tool), not live.
 RESERVED_RULES: list[tuple[str, str, float | None, float | None, str]] = [
-    ("aws", r"^(?:p4d|p4de|p5|g5|g6|g6e)\.", None, None,
-     "none per instance published: EC2 Instance Savings Plans advertise 'savings up to 72%' "
-     "(term and payment option not stated), https://aws.amazon.com/savingsplans/faqs read "
-     "2026-11-24; an upper bound is not a price, so 1y and 3y are left empty"),
-    ("gcp", r"^(?:a2|a3|a4|g2)-", 0.63, 0.45,
-     "resource-based CUD 37% (1y) / 55% (3y), third-party table "
-     "https://lillytechsystems.com/ai-school/gcp-ai-cost/cuds.html read 2026-11-24, within "
-     "Google's 'up to 57% for most resources like machine types or GPUs', "
-     "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts "
-     "read 2026-11-24; Google's per-GPU commitment price table not found"),
-    ("azure", r"^Standard_(?:ND96isr_H100_v5|ND96isr_H200_v5|NC\d+ads_A100_v4|ND96amsr_A100_v4)$",
-     None, None,
-     "none per SKU published: Azure Reserved VM Instances advertise 'up to 72 percent' "
-     "(footnote: a 3-year reservation of one M32ts VM), "
-     "https://azure.microsoft.com/en-us/pricing/reserved-vm-instances/ read 2026-11-24; an "
-     "upper bound is not a price, so 1y and 3y are left empty"),
-    ("lambda", r".", None, None,
-     "none published: 1-Click Cluster reservations are priced per GPU-hour by the terms of "
-     "each reservation (https://docs.lambda.ai/public-cloud/billing read 2026-11-24); the "
-     "1CC price table was not found"),
-    ("coreweave", r".", None, None,
-     "none published: Reserved Instances and Flex Reservations are term contracts through "
-     "an account executive, https://docs.coreweave.com/platform/capacity-plans read "
-     "2026-11-24"),
-    ("nebius", r".", None, None,
-     "none published: commitment discounts are agreed with Nebius sales (companies only), "
-     "https://docs.nebius.com/signup-billing/billing-models/committed-usage read 2026-11-24"),
-    ("oci", r".", None, None,
-     "none published: Annual Universal Credits discounts follow a discount schedule that was "
-     "not found, https://docs.oracle.com/en/cloud/get-started/subscriptions-cloud/ocpib/"
-     "frequently-asked-questions.html read 2026-11-24"),
+    (
+        "aws",
+        r"^(?:p4d|p4de|p5|g5|g6|g6e)\.",
+        None,
+        None,
+        "none per instance published: EC2 Instance Savings Plans advertise 'savings up to 72%' "
+        "(term and payment option not stated), https://aws.amazon.com/savingsplans/faqs read "
+        "2026-11-24; an upper bound is not a price, so 1y and 3y are left empty",
+    ),
+    (
+        "gcp",
+        r"^(?:a2|a3|a4|g2)-",
+        0.63,
+        0.45,
+        "resource-based CUD 37% (1y) / 55% (3y), third-party table "
+        "https://lillytechsystems.com/ai-school/gcp-ai-cost/cuds.html read 2026-11-24, within "
+        "Google's 'up to 57% for most resources like machine types or GPUs', "
+        "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts "
+        "read 2026-11-24; Google's per-GPU commitment price table not found",
+    ),
+    (
+        "azure",
+        r"^Standard_(?:ND96isr_H100_v5|ND96isr_H200_v5|NC\d+ads_A100_v4|ND96amsr_A100_v4)$",
+        None,
+        None,
+        "none per SKU published: Azure Reserved VM Instances advertise 'up to 72 percent' "
+        "(footnote: a 3-year reservation of one M32ts VM), "
+        "https://azure.microsoft.com/en-us/pricing/reserved-vm-instances/ read 2026-11-24; an "
+        "upper bound is not a price, so 1y and 3y are left empty",
+    ),
+    (
+        "lambda",
+        r".",
+        None,
+        None,
+        "none published: 1-Click Cluster reservations are priced per GPU-hour by the terms of "
+        "each reservation (https://docs.lambda.ai/public-cloud/billing read 2026-11-24); the "
+        "1CC price table was not found",
+    ),
+    (
+        "coreweave",
+        r".",
+        None,
+        None,
+        "none published: Reserved Instances and Flex Reservations are term contracts through "
+        "an account executive, https://docs.coreweave.com/platform/capacity-plans read "
+        "2026-11-24",
+    ),
+    (
+        "nebius",
+        r".",
+        None,
+        None,
+        "none published: commitment discounts are agreed with Nebius sales (companies only), "
+        "https://docs.nebius.com/signup-billing/billing-models/committed-usage read 2026-11-24",
+    ),
+    (
+        "oci",
+        r".",
+        None,
+        None,
+        "none published: Annual Universal Credits discounts follow a discount schedule that was "
+        "not found, https://docs.oracle.com/en/cloud/get-started/subscriptions-cloud/ocpib/"
+        "frequently-asked-questions.html read 2026-11-24",
+    ),
 ]
 
 #: Published per-SKU commitment prices (read 2026-11-24 from stored copies; one row per
@@ -667,8 +1093,10 @@ def apply_commitment_prices(off: pd.DataFrame, path: Path = COMMITMENT_PRICES) -
         off.at[i, "reserved_price_confidence"] = "unverified" if weaker else "third_party"
         off.at[i, "reserved_price_date"] = "unknown" if weaker else dated
         used += 1
-    print(f"commitments: {used} published prices applied, {skipped} skipped (on-demand differs "
-          f"by more than {COMMITMENT_ON_DEMAND_TOLERANCE:.0%})")
+    print(
+        f"commitments: {used} published prices applied, {skipped} skipped (on-demand differs "
+        f"by more than {COMMITMENT_ON_DEMAND_TOLERANCE:.0%})"
+    )
     return off
 
 
@@ -707,8 +1135,11 @@ def _gcp_plausible(frame: pd.DataFrame) -> pd.DataFrame:
     keep = frame["on_demand_usd_per_hour"] >= 0.7 * ref
     dropped = frame.loc[~keep, "offering_id"].tolist()
     if dropped:
-        print(f"gcp: dropped {len(dropped)} rows priced implausibly low: "
-              + ", ".join(dropped[:8]) + (" ..." if len(dropped) > 8 else ""))
+        print(
+            f"gcp: dropped {len(dropped)} rows priced implausibly low: "
+            + ", ".join(dropped[:8])
+            + (" ..." if len(dropped) > 8 else "")
+        )
     return frame[keep]
 
 
@@ -724,8 +1155,10 @@ def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
         off = result.offerings.assign(price_note=note, price_confidence=confidence)
         if provider == "seeweb":
             off = off.assign(currency=SEEWEB_CURRENCY)
-        print(f"{provider}: {len(off)} offerings from {rel}; unmapped "
-              f"{sum(result.unmapped.values())} rows; skipped {result.skipped}")
+        print(
+            f"{provider}: {len(off)} offerings from {rel}; unmapped "
+            f"{sum(result.unmapped.values())} rows; skipped {result.skipped}"
+        )
         if provider == "vast":
             off = off.assign(region=off["region"].str.split(",").str[1].str.strip().str.lower())
             # Marketplace availability: each listing (one line of the raw file) is one host
@@ -736,12 +1169,15 @@ def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
             raw = pd.read_csv(path, dtype=str, keep_default_na=False)
             country = raw["Region"].str.split(",").str[1].str.strip().str.lower()
             listings = raw.groupby([raw["InstanceType"], country]).size()
-            off = off.assign(availability_cap_instances=[
-                int(listings.get((t, r), 1))
-                for t, r in zip(off["instance_type"], off["region"], strict=True)
-            ])
-            off = (off.sort_values(["instance_type", "region", "on_demand_usd_per_hour"])
-                   .drop_duplicates(["instance_type", "region"], keep="first"))
+            off = off.assign(
+                availability_cap_instances=[
+                    int(listings.get((t, r), 1))
+                    for t, r in zip(off["instance_type"], off["region"], strict=True)
+                ]
+            )
+            off = off.sort_values(
+                ["instance_type", "region", "on_demand_usd_per_hour"]
+            ).drop_duplicates(["instance_type", "region"], keep="first")
             off["offering_id"] = "vast/" + off["region"] + "/" + off["instance_type"]
         if provider in {"shadeform", "primeintellect"}:
             upstream = off["instance_type"].str.split("_").str[0].map(AGGREGATOR_UPSTREAM)
@@ -752,14 +1188,17 @@ def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
                 for p, n in zip(off["provider"], off["accelerators_per_instance"], strict=True)
             ]
             # One upstream type listed twice (e.g. by both aggregators) keeps the lower price.
-            off = (off.sort_values(["offering_id", "on_demand_usd_per_hour"])
-                   .drop_duplicates("offering_id", keep="first"))
+            off = off.sort_values(["offering_id", "on_demand_usd_per_hour"]).drop_duplicates(
+                "offering_id", keep="first"
+            )
         if provider == "gcp":
             tpu = off["instance_type"].str.startswith("tpu-")
             off = off[~tpu | off["instance_type"].isin(GCP_TPU_KEEP)]
             off = _gcp_plausible(off)
-        known = [_region_info(p, r) is not None
-                 for p, r in zip(off["provider"], off["region"], strict=True)]
+        known = [
+            _region_info(p, r) is not None
+            for p, r in zip(off["provider"], off["region"], strict=True)
+        ]
         off = off[np.array(known, dtype=bool)]
         frames.append(off)
     return pd.concat(frames, ignore_index=True)
@@ -792,8 +1231,10 @@ def clean_spot(off: pd.DataFrame) -> pd.DataFrame:
     ratio = off["spot_usd_per_hour"] / off["on_demand_usd_per_hour"]
     equal = ratio >= SPOT_EQUAL_RATIO
     deep = (ratio < 1.0 - SPOT_MAX_DISCOUNT_8X) & (off["accelerators_per_instance"] >= 8)
-    print(f"spot: dropped {int(equal.sum())} quotes equal to on-demand and {int(deep.sum())} "
-          f"8-accelerator quotes more than {SPOT_MAX_DISCOUNT_8X:.0%} off")
+    print(
+        f"spot: dropped {int(equal.sum())} quotes equal to on-demand and {int(deep.sum())} "
+        f"8-accelerator quotes more than {SPOT_MAX_DISCOUNT_8X:.0%} off"
+    )
     off.loc[equal | deep, "spot_usd_per_hour"] = np.nan
     return off
 
@@ -803,17 +1244,25 @@ _READ = "read 2026-11"
 #: provenance depends on the region or instance type are in :func:`list_price_provenance`.
 LIST_PROVENANCE: dict[str, tuple[str, str, str]] = {
     AWS_SRC: ("third_party", "unknown", f"SkyPilot v8 AWS file, commit date unknown ({_READ})"),
-    AWS_SRC_CUT: ("third_party", "unknown",
-                  f"after the June 2025 P4/P5 price cut; SkyPilot v8 AWS file, commit date "
-                  f"unknown ({_READ})"),
+    AWS_SRC_CUT: (
+        "third_party",
+        "unknown",
+        f"after the June 2025 P4/P5 price cut; SkyPilot v8 AWS file, commit date unknown ({_READ})",
+    ),
     AWS_UNVERIFIED: ("unverified", "unknown", "recalled, not re-read"),
     OCI_SRC: ("third_party", "unknown", f"SkyPilot v8 OCI file, commit date unknown ({_READ})"),
-    CW_SRC: ("list", "2026-10-10",
-             f"coreweave.com/pricing as captured by a daily scrape on 2026-10-10 ({_READ})"),
+    CW_SRC: (
+        "list",
+        "2026-10-10",
+        f"coreweave.com/pricing as captured by a daily scrape on 2026-10-10 ({_READ})",
+    ),
     CW_UNVERIFIED: ("unverified", "unknown", "recalled, not on the page as captured 2026-10-10"),
-    AWS_CAPACITY_BLOCK: ("unverified", "2026-07-22",
-                         "Capacity Block page as scraped 2026-07-22 (metadata.last_updated); a "
-                         "block rate used as a pay-per-use price"),
+    AWS_CAPACITY_BLOCK: (
+        "unverified",
+        "2026-07-22",
+        "Capacity Block page as scraped 2026-07-22 (metadata.last_updated); a "
+        "block rate used as a pay-per-use price",
+    ),
     TENSORWAVE_SRC: ("unverified", "2026-05-18", "the blog's date, 2026-05-18"),
 }
 
@@ -839,32 +1288,39 @@ def list_price_provenance(src: str, region: str, itype: str) -> tuple[str, str, 
 def list_price_rows() -> pd.DataFrame:
     """Expand :data:`LIST_PRICES` to one row per region."""
     rows = []
-    for (provider, regions, itype, acc, n, vcpus, mem, price, net, nvlink, src) in LIST_PRICES:
+    for provider, regions, itype, acc, n, vcpus, mem, price, net, nvlink, src in LIST_PRICES:
         for region in regions:
-            rows.append({
-                "offering_id": f"{provider}/{region}/{itype}",
-                "provider": provider,
-                "region": region,
-                "instance_type": itype,
-                "accelerator_id": acc,
-                "accelerators_per_instance": n,
-                "vcpus": float(vcpus),
-                "memory_gib": float(mem),
-                "on_demand_usd_per_hour": float(price),
-                "spot_usd_per_hour": np.nan,
-                "reserved_1y_usd_per_hour": np.nan,
-                "reserved_3y_usd_per_hour": np.nan,
-                "nvlink": bool(nvlink),
-                "network_gbps": float(net),
-                "availability_cap_instances": default_availability_cap(provider, n),
-                "currency": "USD",
-                **dict(zip(("price_confidence", "price_date", "price_note"),
-                           list_price_provenance(src, region, itype), strict=True)),
-                "source": src,
-                "reserved_price_date": "",
-                "reserved_price_confidence": "",
-                "reserved_source": "",
-            })
+            rows.append(
+                {
+                    "offering_id": f"{provider}/{region}/{itype}",
+                    "provider": provider,
+                    "region": region,
+                    "instance_type": itype,
+                    "accelerator_id": acc,
+                    "accelerators_per_instance": n,
+                    "vcpus": float(vcpus),
+                    "memory_gib": float(mem),
+                    "on_demand_usd_per_hour": float(price),
+                    "spot_usd_per_hour": np.nan,
+                    "reserved_1y_usd_per_hour": np.nan,
+                    "reserved_3y_usd_per_hour": np.nan,
+                    "nvlink": bool(nvlink),
+                    "network_gbps": float(net),
+                    "availability_cap_instances": default_availability_cap(provider, n),
+                    "currency": "USD",
+                    **dict(
+                        zip(
+                            ("price_confidence", "price_date", "price_note"),
+                            list_price_provenance(src, region, itype),
+                            strict=True,
+                        )
+                    ),
+                    "source": src,
+                    "reserved_price_date": "",
+                    "reserved_price_confidence": "",
+                    "reserved_source": "",
+                }
+            )
     return pd.DataFrame(rows, columns=OFFERING_COLUMNS)
 
 
@@ -903,18 +1359,20 @@ def build_regions(off: pd.DataFrame) -> pd.DataFrame:
         grid, year, grid_src = GRID[grid_key]
         elec, elec_src = ELECTRICITY[elec_key]
         pue, pue_src = PUE[provider]
-        rows.append({
-            "provider": provider,
-            "region": region,
-            "country": country,
-            "residency_zone": zone,
-            "grid_gco2_per_kwh": grid,
-            "grid_year": year,
-            "grid_source": grid_src,
-            "pue": pue,
-            "electricity_usd_per_kwh": elec,
-            "source": f"PUE: {pue_src}; electricity: {elec_src}",
-        })
+        rows.append(
+            {
+                "provider": provider,
+                "region": region,
+                "country": country,
+                "residency_zone": zone,
+                "grid_gco2_per_kwh": grid,
+                "grid_year": year,
+                "grid_source": grid_src,
+                "pue": pue,
+                "electricity_usd_per_kwh": elec,
+                "source": f"PUE: {pue_src}; electricity: {elec_src}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -984,8 +1442,15 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     off = apply_commitment_prices(off)
     off = apply_network(off)
     off = clean_spot(off)
-    for column in ("on_demand_usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour",
-                   "reserved_3y_usd_per_hour", "vcpus", "memory_gib", "network_gbps"):
+    for column in (
+        "on_demand_usd_per_hour",
+        "spot_usd_per_hour",
+        "reserved_1y_usd_per_hour",
+        "reserved_3y_usd_per_hour",
+        "vcpus",
+        "memory_gib",
+        "network_gbps",
+    ):
         off[column] = off[column].astype(float).round(5)
     off["accelerators_per_instance"] = off["accelerators_per_instance"].astype(int)
     off["availability_cap_instances"] = off["availability_cap_instances"].astype(int)
@@ -1008,9 +1473,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     off, regions = build(args.snapshots, args.out)
     per = off.groupby("provider").size().to_dict()
-    print(f"wrote {len(off)} offerings ({off['provider'].nunique()} providers: {per}), "
-          f"{len(regions)} regions ({regions['residency_zone'].value_counts().to_dict()}) "
-          f"to {args.out}")
+    print(
+        f"wrote {len(off)} offerings ({off['provider'].nunique()} providers: {per}), "
+        f"{len(regions)} regions ({regions['residency_zone'].value_counts().to_dict()}) "
+        f"to {args.out}"
+    )
     return 0
 
 
