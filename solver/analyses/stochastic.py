@@ -590,6 +590,14 @@ class _Setup:
                 field="objective",
                 fix="use objective: min_cost with uncertainty:",
             )
+        for i, w in enumerate(problem.workloads):
+            if getattr(w, "switching_cost_usd", 0.0) > 0:  # not in the scenarios' objective
+                raise ProcureError(
+                    "two-stage planning does not charge a switching cost",
+                    field=f"workloads[{i}] ({w.name}).switching_cost_usd",
+                    fix="remove switching_cost_usd (or set fleet: autoscale or flat to keep "
+                    "the fleet steady) with uncertainty:",
+                )
         started = time.perf_counter()
         self.problem, self.catalog = problem, catalog
         #: a ``time.perf_counter()`` time after which no scenario solve starts (None: no

@@ -41,7 +41,7 @@ from solver.analyses.stochastic import (
 )
 from solver.cli import app
 from solver.core.backends import SolveOptions
-from solver.errors import InfeasibleError, NoPlanError
+from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
 from solver.solve import solve_problem
@@ -436,3 +436,13 @@ def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog
             method="decomposition",
             options=SolveOptions(time_limit_s=3600.0),
         )
+
+
+def test_a_switching_cost_with_uncertainty_is_refused_by_name(catalog):
+    # the scenarios' objective has no switching penalty (solver/analyses/stochastic.py), so
+    # a two-stage plan would leave it out silently: refused, naming the workload's field
+    data = _problem()
+    data["workloads"] = [serve(20, switching_cost_usd=5.0)]
+    with pytest.raises(ProcureError) as err:
+        solve_stochastic(parse_problem(data), catalog)
+    assert err.value.field == "workloads[0] (chat).switching_cost_usd"
