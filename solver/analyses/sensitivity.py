@@ -1635,29 +1635,22 @@ def report_sweeps(
     total)`` counts the points of the pool.
     """
     out: dict[str, object] = dict.fromkeys(REPORT_SWEEPS)
+    parts: dict[str, list] = {}
     ends = _frontier_ends(compiled, solver, deadline)
-    if any(p is None for p in ends):
-        frontier_tasks = None
-    else:
-        frontier_tasks = _frontier_tasks(ends, frontier_points, solver)
-        if frontier_tasks is None:
+    if all(p is not None for p in ends):  # else the frontier is cut: left None
+        caps = _frontier_tasks(ends, frontier_points, solver)
+        if caps is None:  # an end without a plan: the frontier is the ends that have one
             out["carbon frontier"] = [p for p in ends if p.total_co2e_t is not None]
-            frontier_tasks = []
-    parts = {
-        "carbon frontier": frontier_tasks,
-        "price scenarios": _scenario_tasks(compiled, scenarios, spread, seed, solver),
-        "demand sweep": _demand_tasks(demand_factors, solver),
-        "budget sweep": _budget_tasks(budgets_usd, solver),
-    }
-    tasks = [t for part in parts.values() if part for t in part]
+        else:
+            parts["carbon frontier"] = caps
+    parts["price scenarios"] = _scenario_tasks(compiled, scenarios, spread, seed, solver)
+    parts["demand sweep"] = _demand_tasks(demand_factors, solver)
+    parts["budget sweep"] = _budget_tasks(budgets_usd, solver)
+    tasks = [t for part in parts.values() for t in part]
     points = _run_tasks(_point, tasks, shared=compiled, progress=progress, deadline=deadline, **run)
     at = 0
     for name, part in parts.items():
-        if part is None:  # the frontier's ends not started by the deadline
-            continue
         got, at = points[at : at + len(part)], at + len(part)
-        if not part and name == "carbon frontier":
-            continue  # an end without a plan: the frontier is the ends, set above
         if all(p is not None for p in got):
             out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
     return out
