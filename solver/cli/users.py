@@ -1,4 +1,5 @@
-"""``procure users add``: accounts of the workspace (``procure serve``; issue 31)."""
+"""``procure users add``: accounts of the workspace (``procure serve``); ``procure users
+audit-check``: the audit trail's chained digests verified."""
 
 from __future__ import annotations
 
@@ -71,5 +72,38 @@ def users_add(
             auth.add_user(session, name, role, password, by=f"cli:{getpass.getuser()}",
                           field="--password-stdin" if password_stdin else "password")  # fmt: skip
         typer.echo(f"added {name} ({role}) to {store.url}")
+
+    _run(debug, body)
+
+
+#: ``procure users audit-check``: the audit trail's chain is broken (a row was changed or
+#: one before it removed); 0 when whole, 2 for bad input as every command
+EXIT_AUDIT_BROKEN = 3
+
+
+@users_app.command("audit-check")
+def users_audit_check(db: DbOpt = None, debug: DebugOpt = False) -> None:
+    """Check the audit trail's chained digests: exit 0 when every row is as written, 3
+    naming the first row that was changed (or whose predecessor was removed)."""
+
+    def body() -> None:
+        from solver.web import audit
+        from solver.web.store import open_store
+        from solver.web.store.db import DEFAULT_DB_FILE
+
+        store = open_store(db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}")
+        with store.sessions() as session:
+            found = audit.first_broken(audit.entries(session))
+        if found.broken_id is not None:
+            typer.echo(
+                f"audit trail broken at row {found.broken_id}: {found.reason} "
+                f"({found.rows} row(s) before it are intact, up to row {found.last_id})",
+                err=True,
+            )
+            raise typer.Exit(EXIT_AUDIT_BROKEN)
+        typer.echo(
+            f"audit trail intact: {found.rows} row(s), last row {found.last_id}, "
+            f"head digest {found.head_sha256 or '(none)'}"
+        )
 
     _run(debug, body)

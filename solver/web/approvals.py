@@ -11,15 +11,30 @@ A rejection carries a comment and ends the round; the plan can be submitted agai
   approvers; 409 unless the plan is approved.
 
 Every status change is in the audit trail (``plan.submit``, ``plan.approve``,
-``plan.reject``; the digests are of the review before and after).
+``plan.reject``, ``plan.void``; the digests are of the review before and after).
+
+Separation of duties, checked here whatever a page shows:
+
+- only infra and finance submit (the guard's rule: an admin manages accounts and does
+  not submit); only infra and finance decide, and never on a request they submitted;
+- the approvals required per role count distinct people, the submitter never among them;
+- a submission binds the plan and the exact problem and catalog digests it was solved
+  for: a plan whose variant no longer reads to those digests (its problem was edited
+  since) cannot be submitted, a problem with a plan awaiting approval (or approved) cannot
+  be edited (409), and each decision re-derives the digests: should they differ anyway
+  (the catalog's files changed under a restarted server) the request is void, never
+  approved;
+- a submission is one conditional write: of several at once one wins, the others get 409.
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from solver.errors import ProcureError
 from solver.web import audit, auth
@@ -31,6 +46,10 @@ from solver.web.store.models import utc_now
 DEFAULT_APPROVALS = {"finance": 1, "infra": 1}
 #: only these roles approve or reject (the server checks it: auth.RULES)
 APPROVER_ROLES = {"finance", "infra"}
+#: only these roles submit plans (README: infra and finance submit; an admin does not)
+SUBMITTER_ROLES = {"finance", "infra"}
+#: a request in these states holds its problem: no edit until it is decided
+HOLDING = ("submitted", "approved")
 
 
 def parse_approvals(text: str) -> dict[str, int]:
@@ -53,7 +72,13 @@ def review_of(session: Session, plan_id: int) -> PlanReview:
 
 
 def _state(review: PlanReview) -> dict:
-    return {"plan_id": review.plan_id, "status": review.status, "round": review.round}
+    return {
+        "plan_id": review.plan_id,
+        "status": review.status,
+        "round": review.round,
+        "problem_sha256": review.problem_sha256 or "",
+        "catalog_sha256": review.catalog_sha256 or "",
+    }
 
 
 def decisions(session: Session, plan_id: int, round_: int | None = None) -> list[Approval]:
@@ -64,50 +89,158 @@ def decisions(session: Session, plan_id: int, round_: int | None = None) -> list
 
 
 def missing(session: Session, review: PlanReview, required: dict[str, int]) -> dict[str, int]:
-    """The approvals the current round still needs, by role."""
-    got: dict[str, int] = {}
+    """The approvals the current round still needs, by role: each role's count of distinct
+    people who approved, never the submitter."""
+    got: dict[str, set[str]] = {}
     for d in decisions(session, review.plan_id, review.round):
-        if d.decision == "approve":
-            got[d.role] = got.get(d.role, 0) + 1
-    return {r: n - got.get(r, 0) for r, n in required.items() if n - got.get(r, 0) > 0}
+        if d.decision == "approve" and d.user_name != review.submitted_by:
+            got.setdefault(d.role, set()).add(d.user_name)
+    short = {r: n - len(got.get(r, ())) for r, n in required.items()}
+    return {r: n for r, n in short.items() if n > 0}
 
 
 def _conflict(message: str) -> HTTPException:
     return HTTPException(409, message)
 
 
+def current_digests(session: Session, record: PlanRecord) -> tuple[str, str]:
+    """The problem and catalog digests the plan's variant reads to now (its problem's
+    current YAML, the catalog's files as the server reads them).
+
+    Raises
+    ------
+    HTTPException
+        409 when the plan has no variant or its variant no longer reads.
+    """
+    from solver.web.workspace import variant_inputs
+
+    variant = session.get(Variant, record.variant_id) if record.variant_id else None
+    if variant is None:
+        raise _conflict(f"plan {record.id} has no variant: solve a variant and submit its plan")
+    try:
+        inputs = variant_inputs(variant, record.catalog_dir or None)
+    except ProcureError as exc:
+        raise _conflict(f"plan {record.id}: its variant no longer reads: {exc}") from None
+    return inputs.problem_sha256, inputs.catalog_sha256
+
+
+def _stale(now: tuple[str, str], bound: tuple[str, str]) -> str:
+    """'' when ``now`` is ``bound``, else what changed (for a message): digests shortened
+    to 12 hex digits."""
+    pairs = zip(("problem", "catalog"), bound, now, strict=True)
+    return "; ".join(f"{n} {b[:12]} is now {c[:12]}" for n, b, c in pairs if b != c)
+
+
 def submit(session: Session, plan_id: int, user: str) -> PlanReview:
-    if session.get(PlanRecord, plan_id) is None:
+    """Submit a plan for approval (one conditional write: of concurrent submissions one
+    wins, the others get 409), binding the problem and catalog digests it solves."""
+    record = session.get(PlanRecord, plan_id)
+    if record is None:
         raise HTTPException(404, f"no plan {plan_id}")
-    review = review_of(session, plan_id)
-    if review.status in ("submitted", "approved"):
+    bound = (record.problem_sha256, record.catalog_sha256)
+    changed = _stale(current_digests(session, record), bound)
+    if changed:
+        raise _conflict(
+            f"plan {plan_id} was solved for inputs that changed since ({changed}): solve its "
+            "variant again and submit the new plan"
+        )
+    review = session.get(PlanReview, plan_id)
+    if review is not None and review.status in HOLDING:
         raise _conflict(f"plan {plan_id} is already {review.status}")
-    before = _state(review) if review.round else None
-    review.status, review.round, review.submitted_by = "submitted", review.round + 1, user
-    review.updated_at = utc_now()
-    session.add(review)
+    before = _state(review) if review is not None and review.round else None
+    values = {"status": "submitted", "submitted_by": user, "updated_at": utc_now()}
+    values |= {"problem_sha256": bound[0], "catalog_sha256": bound[1]}
+    written = 1
+    try:
+        if review is None:
+            session.add(PlanReview(plan_id=plan_id, round=1, **values))
+            session.flush()
+        else:
+            written = session.execute(
+                update(PlanReview)
+                .where(PlanReview.plan_id == plan_id, PlanReview.round == review.round)
+                .where(PlanReview.status.not_in(HOLDING))
+                .values(round=review.round + 1, **values)
+                .execution_options(synchronize_session=False)
+            ).rowcount
+    except IntegrityError:
+        written = 0
+    if written != 1:
+        session.rollback()
+        raise _conflict(f"plan {plan_id} was submitted meanwhile: see its approval page")
+    session.expire_all()
+    review = session.get(PlanReview, plan_id)
     audit.record(session, user, "plan.submit", f"plan {plan_id}", before, _state(review))
     session.commit()
     return review
 
 
+def _void_if_changed(session: Session, review: PlanReview, user: str) -> None:
+    """Void the request (committed, audited) and refuse with 409 when the plan's variant
+    no longer reads to the digests the submission bound."""
+    record = session.get(PlanRecord, review.plan_id)
+    bound = (review.problem_sha256, review.catalog_sha256)
+    changed = _stale(current_digests(session, record), bound)
+    if not changed:
+        return
+    before = _state(review)
+    review.status, review.updated_at = "void", utc_now()
+    detail = f"inputs changed after submission: {changed}"
+    audit.record(session, user, "plan.void", f"plan {review.plan_id}", before, _state(review),
+                 detail)  # fmt: skip
+    session.commit()
+    raise _conflict(
+        f"plan {review.plan_id}'s request is void: {detail}. Solve the variant again and "
+        "submit the new plan"
+    )
+
+
+def _hold_round(session: Session, plan_id: int, round_: int) -> None:
+    """Lock the review of the round until the transaction ends (a conditional write:
+    PostgreSQL's row lock, SQLite's write lock); 409 when it was decided meanwhile."""
+    done = session.execute(
+        update(PlanReview)
+        .where(PlanReview.plan_id == plan_id, PlanReview.round == round_)
+        .where(PlanReview.status == "submitted")
+        .values(updated_at=utc_now())
+        .execution_options(synchronize_session=False)
+    )
+    if done.rowcount != 1:
+        session.rollback()
+        raise _conflict(f"plan {plan_id} was decided meanwhile: see its approval page")
+    session.expire_all()
+
+
 def decide(
     session: Session, plan_id: int, user: str, role: str, decision: str, comment: str, required
 ) -> PlanReview:
-    """Approve or reject the current round (as ``role``); approved when none is missing."""
+    """Approve or reject the current round (as ``role``); approved when none is missing.
+    The submitter never decides; each person decides once a round."""
     review = session.get(PlanReview, plan_id)
     if review is None or review.status != "submitted":
         status = review.status if review is not None else "draft"
         raise _conflict(f"plan {plan_id} is {status}, not submitted: nothing to {decision}")
     if role not in APPROVER_ROLES:
         raise HTTPException(403, f"the {role} role may not {decision} plans")
-    if any(d.user_name == user for d in decisions(session, plan_id, review.round)):
-        raise _conflict(f"{user} has already decided on plan {plan_id} in this round")
+    if user == review.submitted_by:
+        raise HTTPException(
+            403,
+            f"{user} submitted plan {plan_id}: someone else must {decision} it "
+            "(separation of duties)",
+        )
     if decision == "reject" and not comment.strip():
         raise HTTPException(400, "comment: a rejection needs a comment (what to change)")
-    if decision == "approve" and role not in missing(session, review, required):
-        raise _conflict(f"plan {plan_id} needs no more {role} approvals")
+    if decision == "approve":
+        _void_if_changed(session, review, user)
     before = _state(review)
+    _hold_round(session, plan_id, review.round)
+    review = session.get(PlanReview, plan_id)
+    if any(d.user_name == user for d in decisions(session, plan_id, review.round)):
+        session.rollback()
+        raise _conflict(f"{user} has already decided on plan {plan_id} in this round")
+    if decision == "approve" and role not in missing(session, review, required):
+        session.rollback()
+        raise _conflict(f"plan {plan_id} needs no more {role} approvals")
     session.add(Approval(plan_id=plan_id, round=review.round, user_name=user, role=role,
                          decision=decision, comment=comment.strip()))  # fmt: skip
     session.flush()
@@ -124,25 +257,43 @@ def decide(
     return review
 
 
-def locking_plan(session: Session, problem_id: int) -> int | None:
-    """An approved plan of one of the problem's variants (the problem is then locked)."""
-    return session.scalar(
-        select(PlanReview.plan_id)
+def holding_plan(session: Session, problem_id: int) -> tuple[int, str] | None:
+    """A plan of one of the problem's variants that is approved or awaiting approval, with
+    its status (approved first); None when there is none."""
+    found = session.execute(
+        select(PlanReview.plan_id, PlanReview.status)
         .join(PlanRecord, PlanRecord.id == PlanReview.plan_id)
         .join(Variant, Variant.id == PlanRecord.variant_id)
-        .where(Variant.problem_id == problem_id, PlanReview.status == "approved")
+        .where(Variant.problem_id == problem_id, PlanReview.status.in_(HOLDING))
+        .order_by(PlanReview.status, PlanReview.plan_id)
         .limit(1)
-    )
+    ).first()
+    return (int(found[0]), str(found[1])) if found is not None else None
+
+
+def locking_plan(session: Session, problem_id: int) -> int | None:
+    """An approved plan of one of the problem's variants (the problem is then locked)."""
+    found = holding_plan(session, problem_id)
+    return found[0] if found is not None and found[1] == "approved" else None
 
 
 def ensure_unlocked(session: Session, problem_id: int) -> None:
-    """Refuse (409) to change a problem one of whose plans is approved."""
-    plan_id = locking_plan(session, problem_id)
-    if plan_id is not None:
+    """Refuse (409) to change a problem one of whose plans is approved, or awaits approval
+    (an approval binds the exact problem the plan was solved for)."""
+    found = holding_plan(session, problem_id)
+    if found is None:
+        return
+    plan_id, status = found
+    if status == "approved":
         raise _conflict(
             f"problem {problem_id} is locked: plan {plan_id} of it is approved. "
             "Add a new problem (paste the changed YAML on the home page) for a new plan"
         )
+    raise _conflict(
+        f"problem {problem_id} is held: plan {plan_id} of it awaits approval, and an "
+        "approval is for the exact problem it was solved for. Have the plan rejected "
+        "first (a comment saying what changes), or add a new problem for the change"
+    )
 
 
 def approval_json(session: Session, plan_id: int, required: dict[str, int]) -> dict:
@@ -193,6 +344,7 @@ def register(app: FastAPI) -> None:
     """Add the approval routes to ``app`` (and their role rule to the guard)."""
     store = app.state.store
     auth.add_rule(r"^/plans/\d+/(approve|reject)$", APPROVER_ROLES)
+    auth.add_rule(r"^/plans/\d+/submit$", SUBMITTER_ROLES)
 
     def required() -> dict[str, int]:
         return app.state.required_approvals
@@ -236,9 +388,13 @@ def _decision_route(app: FastAPI, decision: str, required) -> None:
     async def decide_plan(request: Request, plan_id: int):
         form = await request.form()
         viewer = current_user(request)
-        with store.sessions() as session:
-            comment = str(form.get("comment") or "")
-            decide(session, plan_id, viewer.name, viewer.role, decision, comment, required())
+        comment = str(form.get("comment") or "")
+
+        def write() -> None:
+            with store.sessions() as session:
+                decide(session, plan_id, viewer.name, viewer.role, decision, comment, required())
+
+        await run_in_threadpool(write)
         return RedirectResponse(f"/plans/{plan_id}/approval", status_code=303)
 
     app.post(f"/plans/{{plan_id}}/{decision}", name=f"{decision}_plan")(decide_plan)

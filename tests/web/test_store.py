@@ -44,8 +44,9 @@ def test_the_migration_makes_every_table(url):
     assert {"price_snapshots", "price_rows", "alembic_version"} <= names
     assert {"users", "web_sessions", "settings", "plan_reviews", "approvals", "audit_log"} <= names
     # the newest migration shipped (0001 the workspace, 0002 analyses, 0003 job owners and
-    # servers, 0004 price snapshots, 0005 sign-off; the head is read from the scripts)
-    assert _version(store.engine) == _head() == "0005"
+    # servers, 0004 price snapshots, 0005 sign-off, 0006 the audit chain and the digests
+    # an approval binds; the head is read from the scripts)
+    assert _version(store.engine) == _head() == "0006"
     open_store(url)  # a second start finds the schema at head and changes nothing
     # each migration goes back as well as forward
     from alembic import command
@@ -135,8 +136,9 @@ def test_a_plan_is_stored_once_under_its_digest(url):
 
 def test_approval_lock_and_the_append_only_audit_on_each_database(url):
     """Issue 31's store side on SQLite and PostgreSQL: two approvals (finance=1, infra=1)
-    approve and lock; the audit rows are there in order; the database itself refuses to
-    change or delete one (migration 0005's triggers)."""
+    by people other than the submitter approve and lock; the audit rows are there in
+    order, chained; the database itself refuses to change, delete or empty one
+    (migrations 0005 and 0006's triggers; TRUNCATE exists on PostgreSQL only)."""
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
@@ -155,16 +157,31 @@ def test_approval_lock_and_the_append_only_audit_on_each_database(url):
         )
         assert approvals.locking_plan(session, problem.id) is None
         assert (
-            approvals.decide(session, plan.id, "ian", "infra", "approve", "", required).status
+            approvals.decide(session, plan.id, "ivo", "infra", "approve", "", required).status
             == "approved"
         )
         assert approvals.locking_plan(session, problem.id) == plan.id
         steps = [(e.user_name, e.action) for e in audit.entries(session)]
-    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ian", "plan.approve")]
-    for statement in ("UPDATE audit_log SET user_name = 'mallory'", "DELETE FROM audit_log"):
+        chain = audit.first_broken(audit.entries(session))
+    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ivo", "plan.approve")]
+    assert (chain.broken_id, chain.rows) == (None, 3)
+    statements = ["UPDATE audit_log SET user_name = 'mallory'", "DELETE FROM audit_log"]
+    # SQLite: INSERT OR REPLACE deletes the old row without firing DELETE triggers
+    replace = (
+        "INSERT OR REPLACE INTO audit_log (id, at, user_name, action, entity, before_sha256, "
+        "after_sha256, detail, chain_sha256) VALUES (1, '2026-01-01 00:00:00', 'mallory', "
+        "'x', 'x', '', '', '', '')"
+    )
+    if store.engine.dialect.name == "postgresql":
+        statements.append("TRUNCATE audit_log")
+    else:
+        statements.append(replace)
+    for statement in statements:
         with store.engine.connect() as connection:
             with pytest.raises(DBAPIError, match="append-only"):
                 connection.execute(text(statement))
+    with store.sessions() as session:
+        assert len(audit.entries(session)) == 3
 
 
 def test_a_restart_marks_open_jobs_interrupted_and_they_rerun(url):

@@ -7,8 +7,9 @@
 - ``settings``: the workspace's own values, among them the secret key made on first
   start (kept with the database, never in the repository);
 - ``plan_reviews`` and ``approvals``: a plan's approval status and every decision on it;
-- ``audit_log``: who changed what, when, with digests of before and after; append-only
-  (the migration adds triggers that refuse UPDATE and DELETE on SQLite and PostgreSQL).
+- ``audit_log``: who changed what, when, with digests of before and after, each row
+  chained to the one before by a digest; append-only (the migrations add triggers that
+  refuse UPDATE, DELETE, TRUNCATE and a replacing INSERT on SQLite and PostgreSQL).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from solver.web.store.models import Base, utc_now
 #: the roles, least to most: a viewer reads; infra and finance change and approve; admin
 #: manages accounts (and changes, but approves nothing)
 ROLES = ("viewer", "infra", "finance", "admin")
-#: a plan's approval status: ``draft`` until submitted; ``approved`` locks it
-PLAN_STATUSES = ("draft", "submitted", "approved", "rejected")
+#: a plan's approval status: ``draft`` until submitted; ``approved`` locks it; ``void``:
+#: its problem or catalog changed after submission (submit a plan of the new inputs)
+PLAN_STATUSES = ("draft", "submitted", "approved", "rejected", "void")
 
 
 class User(Base):
@@ -65,6 +67,9 @@ class PlanReview(Base):
     round: Mapped[int] = mapped_column(Integer, default=0)
     submitted_by: Mapped[str] = mapped_column(String(200), default="")
     updated_at: Mapped[datetime] = mapped_column(default=utc_now)
+    #: the exact problem and catalog (SHA-256) the submission, hence its approval, is for
+    problem_sha256: Mapped[str] = mapped_column(String(64), default="")
+    catalog_sha256: Mapped[str] = mapped_column(String(64), default="")
 
 
 class Approval(Base):
@@ -91,3 +96,5 @@ class AuditEntry(Base):
     before_sha256: Mapped[str] = mapped_column(String(64), default="")
     after_sha256: Mapped[str] = mapped_column(String(64), default="")
     detail: Mapped[str] = mapped_column(Text, default="")
+    #: SHA-256 of the previous row's chain digest and this row's canonical content
+    chain_sha256: Mapped[str] = mapped_column(String(64), default="")
