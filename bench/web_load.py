@@ -80,7 +80,8 @@ def add_account(db: str) -> None:
 def signed_in(base: str, timeout_s: float = 60):
     """A client signed in as the load account, its CSRF token on every request."""
     with httpx.Client(base_url=base, timeout=timeout_s) as client:
-        r = client.post("/login", data={"name": USER, "password": PASSWORD})
+        token = client.get("/login").headers["x-csrf-token"]  # the form's pre-session token
+        r = client.post("/login", data={"name": USER, "password": PASSWORD, "csrf_token": token})
         assert r.status_code == 303, r.text[:500]
         client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
         yield client

@@ -174,7 +174,7 @@ def pull_cmd(
         mapped = int(pull.rows["in_catalog"].sum())
         typer.echo(
             f"snapshot {snapshot_id}: {len(pull.rows)} prices from {source} of {price_date} "
-            f"({mapped} of catalog offerings) in {store.url}"
+            f"({mapped} of catalog offerings) in {store.label}"
         )
         for r in pull.unmapped.itertuples(index=False):
             where = "/".join(p for p in (r.provider, r.region) if p)
@@ -201,7 +201,7 @@ def list_cmd(db: DbOpt = None, debug: DebugOpt = False) -> None:
         store = open_store(db_url(db))
         snapshots = list_snapshots(store)
         if not snapshots:
-            typer.echo(f"no price snapshots in {store.url} (procure prices pull adds one)")
+            typer.echo(f"no price snapshots in {store.label} (procure prices pull adds one)")
             return
         typer.echo(f"{'id':>4}  {'date':10}  {'source':12}  {'prices':>6}  {'unmapped':>8}  origin")
         for s in snapshots:

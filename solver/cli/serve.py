@@ -81,6 +81,14 @@ def serve(
         str,
         typer.Option(help="Approvals a plan needs, by role (finance and infra)"),
     ] = "finance=1,infra=1",
+    trusted_proxies: Annotated[
+        str | None,
+        typer.Option(
+            help="Off by default. Reverse proxies (addresses or networks, comma-separated) "
+            "whose X-Forwarded-For and X-Forwarded-Host are believed (sign-in back-off, "
+            "origin check); from anyone else those headers are ignored"
+        ),
+    ] = None,
     seed: Annotated[
         bool, typer.Option("--seed/--no-seed", help="Start an empty workspace with the seed")
     ] = True,
@@ -116,6 +124,7 @@ def serve(
             instance=instance or f"{socket.gethostname()}:{port}",
             trusted_user_header=trusted_user_header,
             approvals=parse_approvals(approvals),
+            trusted_proxies=trusted_proxies,
         )
         if seed and seed_if_empty(web.state.store):
             typer.echo(f"added the seed problem ({SEED.name})")
@@ -130,7 +139,7 @@ def serve(
                     f"first start: made the account admin (role admin), password {password} "
                     "(shown once; add people with procure users add NAME --role ROLE)"
                 )
-        typer.echo(f"workspace on {web.state.store.url}: http://{host}:{port}/")
+        typer.echo(f"workspace on {web.state.store.label}: http://{host}:{port}/")
         uvicorn.run(web, host=host, port=port, log_level="warning")
 
     _run(debug, body)

@@ -71,7 +71,7 @@ def users_add(
         with store.sessions() as session:
             auth.add_user(session, name, role, password, by=f"cli:{getpass.getuser()}",
                           field="--password-stdin" if password_stdin else "password")  # fmt: skip
-        typer.echo(f"added {name} ({role}) to {store.url}")
+        typer.echo(f"added {name} ({role}) to {store.label}")
 
     _run(debug, body)
 

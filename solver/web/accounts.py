@@ -2,20 +2,25 @@
 workspace (issue 31). The guard (:mod:`solver.web.guard`) has already checked the account,
 its role and the CSRF token of every request that reaches these routes but ``/login``.
 
-- ``GET /login``, ``POST /login`` (rate-limited: :class:`solver.web.auth.RateLimit`),
-  ``POST /logout``; ``GET /api/me``: the account, its role and its CSRF token (for
-  scripts: send it as ``X-CSRF-Token``);
+- ``GET /login`` (the form, with its pre-session token: a cookie and the form's field,
+  also in the response's ``X-CSRF-Token`` header for scripts), ``POST /login`` (refused
+  from another site's Origin or Referer, without the pre-session token, and while the
+  client is backing off: :mod:`solver.web.signin`), ``POST /logout``; ``GET /api/me``:
+  the account, its role and its CSRF token (for scripts: send it as ``X-CSRF-Token``);
 - ``GET /admin/users``, ``POST /admin/users`` (add), ``POST /admin/users/{id}/role``;
 - ``GET /admin/audit`` and ``GET /admin/audit.csv``: the audit trail, oldest first.
 """
 
 from __future__ import annotations
 
+import secrets
+
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from solver.errors import ProcureError
-from solver.web import audit, auth
+from solver.web import audit, auth, signin
 from solver.web.guard import SESSION_COOKIE, current_user
 from solver.web.store import ROLES, User
 
@@ -30,29 +35,89 @@ def _safe_next(target: str) -> str:
     return "/" if bad else target
 
 
-def _client(request: Request) -> str:
+def _peer(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _sign_in(request: Request, name: str, password: str, target: str):
+def client_key(request: Request) -> str:
+    """The client a sign-in comes from (:func:`solver.web.signin.client_of`)."""
+    forwarded = request.headers.getlist("x-forwarded-for")
+    return signin.client_of(_peer(request), forwarded, request.app.state.trusted_proxies)
+
+
+def _own_host(request: Request) -> str:
+    proxies = request.app.state.trusted_proxies
+    forwarded = request.headers.get("x-forwarded-host")
+    if forwarded and signin.is_trusted(_peer(request), proxies):
+        return forwarded.split(",")[0].strip()
+    return request.headers.get("host", "")
+
+
+def _login_cookie(request: Request) -> str:
+    return request.cookies.get(signin.LOGIN_COOKIE) or secrets.token_urlsafe(32)
+
+
+def _login_page(request: Request, context: dict, status: int = 200, headers=None):
+    """The sign-in form with its pre-session token (a new cookie when it has none)."""
+    cookie = _login_cookie(request)
+    token = signin.login_token(request.app.state.secret_key, cookie)
+    response = _page(request, "login.html.j2", {**context, "login_token": token}, status)
+    response.headers["X-CSRF-Token"] = token
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    response.set_cookie(
+        signin.LOGIN_COOKIE,
+        cookie,
+        max_age=auth.SESSION_HOURS * 3600,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/login",
+    )
+    return response
+
+
+def _refused(request: Request, form, context: dict) -> Response | None:
+    """The sign-in refused before any password is checked (another site, no pre-session
+    token, a client backing off), else None."""
     state = request.app.state
-    keys = (f"ip:{_client(request)}", f"name:{name}")
-    context = {"name": name, "next": target}
-    if state.rate_limit.blocked(*keys):
-        limit = state.rate_limit
+    why = signin.foreign_origin(
+        _own_host(request), request.headers.get("origin"), request.headers.get("referer")
+    )
+    if why is not None:
+        return _login_page(request, {**context, "error": why + ": sign in on this site"}, 403)
+    cookie = request.cookies.get(signin.LOGIN_COOKIE)
+    if not signin.login_token_ok(state.secret_key, cookie, str(form.get("csrf_token") or "")):
         message = (
-            f"more than {limit.limit} failed sign-ins in {limit.window_s:g} s: "
-            "wait a minute and try again"
+            "the sign-in form's token is missing or expired (or the form came from "
+            "another site): reload the sign-in page and sign in again"
         )
-        return _page(request, "login.html.j2", {**context, "error": message}, 429)
+        return _login_page(request, {**context, "error": message}, 403)
+    wait_s, whose = state.rate_limit.wait_s(client_key(request), context["name"])
+    if wait_s > 0:
+        after = signin.retry_after(wait_s)
+        who = "from this address" if whose == "client" else f"for {context['name']} from here"
+        message = f"too many failed sign-ins {who}: try again in {after} s"
+        return _login_page(request, {**context, "error": message}, 429, {"Retry-After": after})
+    return None
+
+
+def _sign_in(request: Request, form) -> Response:
+    state = request.app.state
+    name = str(form.get("name") or "").strip()
+    password, target = str(form.get("password") or ""), str(form.get("next") or "/")
+    context = {"name": name, "next": target}
+    refused = _refused(request, form, context)
+    if refused is not None:
+        return refused
+    client = client_key(request)
     with state.store.sessions() as session:
         user = auth.verify_password(session, name, password)
         if user is None:
-            state.rate_limit.failed(*keys)
-            return _page(
-                request, "login.html.j2", {**context, "error": "wrong name or password"}, 401
-            )
+            state.rate_limit.failed(client, name)
+            return _login_page(request, {**context, "error": "wrong name or password"}, 401)
         token = auth.start_session(session, user)
+    state.rate_limit.succeeded(client, name)
     response = RedirectResponse(_safe_next(target), status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
@@ -63,6 +128,7 @@ def _sign_in(request: Request, name: str, password: str, target: str):
         secure=request.url.scheme == "https",
         path="/",
     )
+    response.delete_cookie(signin.LOGIN_COOKIE, path="/login")
     return response
 
 
@@ -72,17 +138,12 @@ def register(app: FastAPI) -> None:
 
     @app.get("/login")
     def login_page(request: Request, next: str = "/"):
-        return _page(request, "login.html.j2", {"name": "", "next": next, "error": None})
+        return _login_page(request, {"name": "", "next": next, "error": None})
 
     @app.post("/login")
     async def login(request: Request):
         form = await request.form()
-        return _sign_in(
-            request,
-            str(form.get("name") or "").strip(),
-            str(form.get("password") or ""),
-            str(form.get("next") or "/"),
-        )
+        return await run_in_threadpool(_sign_in, request, form)
 
     @app.post("/logout")
     def logout(request: Request):

@@ -62,6 +62,7 @@ def create_app(
     instance: str | None = None,
     trusted_user_header: str | None = None,
     approvals: dict[str, int] | None = None,
+    trusted_proxies: str | None = None,
 ) -> FastAPI:
     """The workspace on the database at ``db_url`` (upgraded to the newest migration).
 
@@ -79,11 +80,28 @@ def create_app(
         authenticates people and always sets (or strips) the header itself.
     approvals
         The approvals a plan needs by role (default one finance and one infra).
+    trusted_proxies
+        Off (None) by default. The reverse proxies' addresses or networks
+        (``127.0.0.1,10.0.0.0/8``): only a request from one of them has its
+        ``X-Forwarded-For`` (the client, for the sign-in back-off) and
+        ``X-Forwarded-Host`` (the host, for the sign-in's origin check) read.
+
+    Raises
+    ------
+    ProcureError
+        ``trusted_proxies`` names something that is not an address or network.
     """
-    from solver.web import auth
+    from solver.errors import ProcureError
+    from solver.web import auth, signin
     from solver.web.approvals import DEFAULT_APPROVALS
     from solver.web.guard import Guard
 
+    try:
+        proxies = signin.parse_proxies(trusted_proxies)
+    except ValueError as exc:
+        raise ProcureError(
+            str(exc), field="--trusted-proxies", fix="e.g. 127.0.0.1 or 10.0.0.0/8, comma-separated"
+        ) from None
     store = open_store(db_url)
     runner = JobRunner(store, scheduler=scheduler, catalog_dir=catalog_dir, name=instance)
     interrupted = runner.start()
@@ -101,7 +119,8 @@ def create_app(
     app.state.templates = _templates()
     app.state.trusted_user_header = trusted_user_header or None
     app.state.required_approvals = dict(approvals or DEFAULT_APPROVALS)
-    app.state.rate_limit = auth.RateLimit()
+    app.state.rate_limit = signin.SignInThrottle()
+    app.state.trusted_proxies = proxies
     with store.sessions() as session:
         app.state.secret_key = auth.secret_key(session)
     app.add_middleware(Guard, web=app)
@@ -123,10 +142,13 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException):
+        from solver.web.redact import redact
+
+        message = redact(str(exc.detail))  # no connection string on any error page
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+            return JSONResponse({"error": message}, status_code=exc.status_code)
         return request.app.state.templates.TemplateResponse(
-            request, "error.html.j2", {"message": exc.detail}, status_code=exc.status_code
+            request, "error.html.j2", {"message": message}, status_code=exc.status_code
         )
 
     return app

@@ -1,6 +1,7 @@
-"""Accounts, sessions, CSRF tokens, the sign-in rate limit and the role rules of the
-workspace (issue 31). Plain functions on a database session; the HTTP side (the global
-guard that applies them to every request) is :mod:`solver.web.guard`.
+"""Accounts, sessions, CSRF tokens and the role rules of the workspace (issue 31); the
+sign-in's back-off, origin check and pre-session token are in :mod:`solver.web.signin`.
+Plain functions on a database session; the HTTP side (the global guard that applies them
+to every request) is :mod:`solver.web.guard`.
 
 - Passwords are hashed with Argon2id (argon2-cffi's defaults, RFC 9106's second
   recommended option: t=3, m=64 MiB, p=4); an account without a hash (made for the
@@ -17,9 +18,6 @@ import hashlib
 import hmac
 import re
 import secrets
-import threading
-import time
-from collections import deque
 from datetime import timedelta
 
 from sqlalchemy import func, select
@@ -190,34 +188,6 @@ def csrf_token(secret: str, key: str) -> str:
 
 def csrf_ok(secret: str, key: str, given: str | None) -> bool:
     return bool(given) and hmac.compare_digest(csrf_token(secret, key), given)
-
-
-class RateLimit:
-    """At most ``limit`` failed sign-ins per ``window_s`` seconds for one client address
-    and for one account name; beyond that every attempt (even a right password) is refused
-    until the oldest failure leaves the window. The OWASP Authentication Cheat Sheet asks
-    for such a limit; 10 a minute leaves room for typos."""
-
-    def __init__(self, limit: int = 10, window_s: float = 60.0, clock=time.monotonic):
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self._failures: dict[str, deque] = {}
-        self._lock = threading.Lock()
-
-    def _recent(self, key: str) -> deque:
-        now = self.clock()
-        times = self._failures.setdefault(key, deque())
-        while times and now - times[0] > self.window_s:
-            times.popleft()
-        return times
-
-    def blocked(self, *keys: str) -> bool:
-        with self._lock:
-            return any(len(self._recent(k)) >= self.limit for k in keys)
-
-    def failed(self, *keys: str) -> None:
-        with self._lock:
-            for k in keys:
-                self._recent(k).append(self.clock())
 
 
 #: who may make a state-changing request, first match wins; anything not listed:

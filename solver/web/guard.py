@@ -11,8 +11,10 @@ For every request it
 3. on a state-changing request (POST, PUT, PATCH, DELETE) checks the CSRF token (form
    field ``csrf_token`` or header ``X-CSRF-Token``) and the role rules of
    :func:`solver.web.auth.allowed` (403 when either fails);
-4. adds the security headers to every response, and to every HTML page's POST forms a
-   hidden field with the session's CSRF token (pages need not do it themselves).
+4. adds the security headers to every response (``Cache-Control: no-store`` to every
+   one but the vendored static files: no page or download is kept by a browser or a
+   proxy cache), and to every HTML page's POST forms a hidden field with the session's
+   CSRF token (pages need not do it themselves).
 
 The signed-in account is in ``request.scope["procure.user"]`` (:func:`current_user`).
 """
@@ -49,6 +51,9 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"same-origin"),
 ]
+#: every response but the static files: kept by no cache (pages and downloads hold plans,
+#: prices and the audit trail, and survive sign-out in a shared browser's cache otherwise)
+NO_STORE = (b"cache-control", b"no-store")
 _POST_FORM = re.compile(rb"(<form\b[^>]*\bmethod=\"post\"[^>]*>.*?)(</form>)", re.I | re.S)
 
 
@@ -153,7 +158,7 @@ class Guard:
             return await self.app(scope, receive, send)
         path, method = scope["path"], scope["method"]
         api = path.startswith("/api/")
-        send = _secured(send)
+        send = _secured(send, cache=path.startswith(OPEN_PREFIXES))
         body = b""
         if method in STATE_CHANGING:
             length = _header(scope, b"content-length")
@@ -205,12 +210,19 @@ def _replay(messages: list):
     return receive
 
 
-def _secured(send):
+def _secured(send, cache: bool = False):
+    """Add :data:`SECURITY_HEADERS` (and :data:`NO_STORE`, replacing any other
+    ``Cache-Control``, unless ``cache``) to a response."""
+
     async def wrapped(message):
         if message["type"] == "http.response.start":
-            names = {k.lower() for k, _ in message.get("headers", [])}
+            headers = list(message.get("headers", []))
+            if not cache:
+                headers = [(k, v) for k, v in headers if k.lower() != NO_STORE[0]]
+                headers.append(NO_STORE)
+            names = {k.lower() for k, _ in headers}
             extra = [(k, v) for k, v in SECURITY_HEADERS if k not in names]
-            message = {**message, "headers": [*message.get("headers", []), *extra]}
+            message = {**message, "headers": [*headers, *extra]}
         await send(message)
 
     return wrapped

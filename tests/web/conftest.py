@@ -71,14 +71,20 @@ def add_account(app, name: str, role: str, password: str = PASSWORD) -> None:
             auth.add_user(session, name, role, password, by="test")
 
 
+def post_login(client, name: str, password: str = PASSWORD, **fields):
+    """``POST /login`` as the sign-in form does: first ``GET /login`` for its pre-session
+    cookie and token (the form's hidden field; the response's ``X-CSRF-Token`` header)."""
+    token = client.get("/login").headers["x-csrf-token"]
+    data = {"name": name, "password": password, "csrf_token": token, **fields}
+    return client.post("/login", data=data, follow_redirects=False)
+
+
 def sign_in(client, app, name: str = "admin", role: str = "admin") -> str:
     """Sign ``client`` in as ``name`` (made with ``role`` if new) through ``POST /login``;
     every later request of the client carries the session's CSRF token as a header."""
     add_account(app, name, role)
     client.headers.pop("X-CSRF-Token", None)
-    signed = client.post(
-        "/login", data={"name": name, "password": PASSWORD}, follow_redirects=False
-    )
+    signed = post_login(client, name)
     assert signed.status_code == 303, signed.text
     token = client.get("/api/me").json()["csrf_token"]
     client.headers["X-CSRF-Token"] = token

@@ -59,13 +59,18 @@ def test_procure_serve_starts_on_the_seed(tmp_path):
         )  # fmt: skip
         assert added.returncode == 0, added.stderr
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            token = client.get("/login").headers["x-csrf-token"]  # the form's pre-session
             signed = client.post(
-                "/login", data={"name": "ana", "password": "correct horse battery"}
+                "/login",
+                data={"name": "ana", "password": "correct horse battery", "csrf_token": token},
             )
             assert signed.status_code == 303
             home = client.get("/").text
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
-            admin = client.post("/login", data={"name": "admin", "password": password})
+            token = client.get("/login").headers["x-csrf-token"]
+            admin = client.post(
+                "/login", data={"name": "admin", "password": password, "csrf_token": token}
+            )
             assert admin.status_code == 303 and client.get("/admin/users").status_code == 200
         assert 'href="/problems/1">seed-2m-13b</a>' in home  # an empty workspace gets the seed
         # the default database: a file beside the workspace

@@ -19,11 +19,11 @@ from sqlalchemy import func, select
 from conftest import ROOT
 from solver.plan import Plan
 from solver.web.app import create_app
-from solver.web.auth import RateLimit
 from solver.web.guard import MAX_BODY_BYTES, SESSION_COOKIE
+from solver.web.signin import SignInThrottle
 from solver.web.store import ProblemRecord, Variant
 from solver.web.workspace import store_plan, variant_inputs
-from tests.web.conftest import PASSWORD, SEED_YAML, add_account, sign_in
+from tests.web.conftest import PASSWORD, SEED_YAML, add_account, post_login, sign_in
 
 GOLDEN = Plan.model_validate(
     json.loads((ROOT / "tests" / "golden" / "seed-2m-13b.json").read_text())["output"]
@@ -145,28 +145,27 @@ def test_a_10_mb_yaml_upload_is_refused_before_parsing(ws):
         assert session.scalar(select(func.count()).select_from(ProblemRecord)) == before
 
 
-def test_50_wrong_passwords_in_a_minute_are_refused(ws):
+def test_50_wrong_passwords_back_off_and_never_lock_out(ws):
     app, _ = ws
     now = [0.0]
     saved = app.state.rate_limit
-    app.state.rate_limit = RateLimit(clock=lambda: now[0])
+    app.state.rate_limit = SignInThrottle(clock=lambda: now[0])
     try:
         client = TestClient(app)
         codes = []
         for i in range(50):
-            now[0] = i  # 50 attempts within 50 s
-            got = client.post("/login", data={"name": "fay", "password": f"guess {i}"})
+            now[0] = i * 0.01  # 50 attempts within half a second
+            got = post_login(client, "fay", f"guess {i}")
             codes.append(got.status_code)
-        # the first 10 are checked and wrong (401); the other 40 are not even checked (429)
-        assert codes == [401] * 10 + [429] * 40
-        right = client.post("/login", data={"name": "fay", "password": PASSWORD})
-        assert right.status_code == 429 and "wait a minute" in right.text
-        # a minute after the 10th failure (at t=9 s) the window is clear again
-        now[0] = 9 + 60 + 1
-        again = client.post(
-            "/login", data={"name": "fay", "password": PASSWORD}, follow_redirects=False
-        )
-        assert again.status_code == 303
+        # the first 5 are checked and wrong (401); the 5th failure makes this client wait
+        # 1 s (2**0), so the other 45 are not even checked (429)
+        assert codes == [401] * 5 + [429] * 45
+        right = post_login(client, "fay", PASSWORD)
+        assert right.status_code == 429 and "try again in 1 s" in right.text
+        assert right.headers["retry-after"] == "1"
+        # a second after the 5th failure (at t=0.04 s) this client may try again
+        now[0] = 0.04 + 1.0
+        assert post_login(client, "fay", PASSWORD).status_code == 303
     finally:
         app.state.rate_limit = saved
 
@@ -175,9 +174,7 @@ def test_cookies_and_security_headers(ws):
     app, _ = ws
     client = TestClient(app)
     add_account(app, "sam", "viewer")
-    signed = client.post(
-        "/login", data={"name": "sam", "password": PASSWORD}, follow_redirects=False
-    )
+    signed = post_login(client, "sam")
     cookie = signed.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie
     page = client.get("/plans/1")
@@ -244,7 +241,12 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
     # one finance approval of the two required (finance=1, infra=1): infra still missing
     assert (state["status"], state["round"], state["missing"]) == ("submitted", 2, {"infra": 1})
     assert viewer.post("/plans/1/approve").status_code == 403
-    assert infra.post("/plans/1/approve").status_code == 200
+    # ian submitted: he may not approve his own request (separation of duties)
+    own = infra.post("/plans/1/approve")
+    assert own.status_code == 403 and "ian submitted plan 1" in own.text
+    other_infra = TestClient(app)
+    sign_in(other_infra, app, "ivo", "infra")
+    assert other_infra.post("/plans/1/approve").status_code == 200
     state = viewer.get("/api/plans/1/approval").json()
     assert (state["status"], state["locked"]) == ("approved", True)
     # locked: the problem's YAML can no longer change
@@ -252,7 +254,7 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
     assert edited.status_code == 409 and "is locked" in edited.text
     final = list(csv.DictReader(io.StringIO(infra.get("/plans/1/orders-final.csv").text)))
     assert final and {r["order_status"] for r in final} == {"final"}
-    assert {r["approved_by"] for r in final} == {"fay (finance); ian (infra)"}
+    assert {r["approved_by"] for r in final} == {"fay (finance); ivo (infra)"}
     # the audit trail: every step in order, with its user
     steps = [(r["user"], r["action"], r["entity"]) for r in _audit(clients)]
     plan_steps = [s for s in steps if s[2] == "plan 1"]
@@ -261,7 +263,7 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
         ("fay", "plan.reject", "plan 1"),
         ("ian", "plan.submit", "plan 1"),
         ("fay", "plan.approve", "plan 1"),
-        ("ian", "plan.approve", "plan 1"),
+        ("ivo", "plan.approve", "plan 1"),
     ]
     assert ("ian", "problem.add", "problem 1") in steps
     assert steps.index(("ian", "problem.add", "problem 1")) < steps.index(plan_steps[0])
@@ -295,11 +297,7 @@ def test_sign_in_returns_only_to_a_page_of_this_site(ws):
     for target, expected in (("/plans/1", "/plans/1"), ("//evil.example/", "/"),
                              ("https://evil.example/", "/"), ("/\\evil.example", "/")):  # fmt: skip
         client = TestClient(app)
-        got = client.post(
-            "/login",
-            data={"name": "vera", "password": PASSWORD, "next": target},
-            follow_redirects=False,
-        )
+        got = post_login(client, "vera", next=target)
         assert (got.status_code, got.headers["location"]) == (303, expected), target
 
 

@@ -31,6 +31,13 @@ class Store:
     def url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
+    @property
+    def label(self) -> str:
+        """The database as messages name it (no user, password, host or folder)."""
+        from solver.web.redact import store_label
+
+        return store_label(self.engine.url)
+
 
 def normalise_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` as the psycopg 3 driver; a bare path as a
@@ -92,7 +99,9 @@ def open_store(url: str) -> Store:
     try:
         upgrade(engine)
     except OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        from solver.web.redact import redact
+
+        reason = redact(str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc))
         raise ProcureError(
             f"cannot open the database: {reason}",
             field="--db",

@@ -127,13 +127,15 @@ def find_snapshot(store: Store, ref: str) -> PriceSnapshot:
     snapshots = list_snapshots(store)
     fix = "pull one first (procure prices pull), or see procure prices list"
     if not snapshots:
-        raise ProcureError(f"no price snapshot is stored in {store.url}", field="--prices", fix=fix)
+        raise ProcureError(
+            f"no price snapshot is stored in {store.label}", field="--prices", fix=fix
+        )
     if key == "latest":
         return snapshots[-1]
     found = [s for s in snapshots if key.isdigit() and s.id == int(key)]
     if not found:
         raise ProcureError(
-            f"no price snapshot {key!r} in {store.url}",
+            f"no price snapshot {key!r} in {store.label}",
             field="--prices",
             fix="write snapshot:latest or snapshot:ID with an id from procure prices list",
         )
