@@ -71,12 +71,13 @@ def add_account(app, name: str, role: str, password: str = PASSWORD) -> None:
             auth.add_user(session, name, role, password, by="test")
 
 
-def post_login(client, name: str, password: str = PASSWORD, **fields):
+def post_login(client, name: str, password: str = PASSWORD, headers=None, **fields):
     """``POST /login`` as the sign-in form does: first ``GET /login`` for its pre-session
-    cookie and token (the form's hidden field; the response's ``X-CSRF-Token`` header)."""
+    cookie and token (the form's hidden field; the response's ``X-CSRF-Token`` header);
+    ``headers`` go with the POST."""
     token = client.get("/login").headers["x-csrf-token"]
     data = {"name": name, "password": password, "csrf_token": token, **fields}
-    return client.post("/login", data=data, follow_redirects=False)
+    return client.post("/login", data=data, headers=headers, follow_redirects=False)
 
 
 def sign_in(client, app, name: str = "admin", role: str = "admin") -> str:
