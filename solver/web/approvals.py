@@ -356,7 +356,10 @@ def register(app: FastAPI) -> None:
                 raise HTTPException(404, f"no plan {plan_id}")
             context = {"plan_id": plan_id, "review": approval_json(session, plan_id, required())}
         context["viewer"] = current_user(request)
-        context["can_decide"] = context["viewer"].role in APPROVER_ROLES
+        viewer = context["viewer"]
+        context["can_decide"] = (
+            viewer.role in APPROVER_ROLES and viewer.name != context["review"]["submitted_by"]
+        )
         context["can_submit"] = auth.allowed(context["viewer"].role, "POST", "/plans/0/submit")
         return request.app.state.templates.TemplateResponse(request, "approval.html.j2", context)
 

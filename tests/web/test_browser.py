@@ -2,7 +2,7 @@
 ``chromium-driver``; ``.ci/run`` installs them; skipped when absent): a person signs in,
 creates a scenario from the seed, solves it, changes the budget (and the demand) in a
 variant, solves that, compares the two plans and downloads the orders. Then the sign-off
-(issue 31): infra submits the seed's plan, finance approves it, infra approves it, the
+(issue 31): infra submits the seed's plan, finance and another infra person approve it, the
 plan is locked and its orders export as final; a viewer sees the plan and cannot approve;
 the admin's audit CSV lists each step in order with its user.
 
@@ -64,7 +64,9 @@ def _serve(tmp_path_factory, catalog_dir):
         f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}",
         catalog_dir=str(catalog_dir) if catalog_dir else None,
     )
-    for name, role in (("ian", "infra"), ("fay", "finance"), ("vera", "viewer"), ("ada", "admin")):
+    accounts = (("ian", "infra"), ("ivo", "infra"), ("fay", "finance"), ("vera", "viewer"),
+                ("ada", "admin"))  # fmt: skip
+    for name, role in accounts:
         add_account(app, name, role)
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -338,7 +340,12 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     # one finance approval of the two needed (finance=1, infra=1): infra still missing
     _wait(d, lambda d: _missing(d) == "1 infra")
 
+    # ian submitted: the page offers him no approval (separation of duties); ivo approves
     _sign_in_as(d, server, "ian")
+    d.get(f"{server}/plans/{plan}/approval")
+    _wait(d, lambda d: _status(d) == "submitted", 30)
+    assert not d.find_elements(By.ID, "approve-plan")
+    _sign_in_as(d, server, "ivo")
     d.get(f"{server}/plans/{plan}/approval")
     d.find_element(By.ID, "approve-plan").click()
     _wait(d, lambda d: _status(d) == "approved")
@@ -379,4 +386,4 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
         for r in csv.DictReader(audit.read_text().splitlines())
         if r["entity"] == f"plan {plan}"
     ]
-    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ian", "plan.approve")]
+    assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ivo", "plan.approve")]
