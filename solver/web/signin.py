@@ -94,27 +94,37 @@ def client_of(peer: str, forwarded_for: list[str], proxies: tuple[Network, ...])
     return _key(peer)
 
 
-def _netloc(url: str) -> str:
+def _host_port(url: str) -> tuple[str, int | None] | None:
+    """The host (lower case) and port of a URL, the scheme's default port when none is
+    written (None for a scheme without one); None when unreadable."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    default = {"http": 80, "https": 443}.get(parts.scheme)
     try:
         port = parts.port
     except ValueError:
-        return ""
-    return host if port is None or port == default else f"{host}:{port}"
+        return None
+    if not parts.hostname:
+        return None
+    return parts.hostname.lower(), port or {"http": 80, "https": 443}.get(parts.scheme)
 
 
 def foreign_origin(host: str, origin: str | None, referer: str | None) -> str | None:
     """Why a sign-in posted with these headers comes from another site, else None.
     ``host``: this server's host as the browser addressed it (``Host``, or the trusted
-    proxy's ``X-Forwarded-Host``). Without ``Origin`` the ``Referer`` decides; a request
-    with neither (a script, not a browser form) is left to the pre-session token."""
-    own = _netloc("http://" + host.strip()) if host else ""
+    proxy's ``X-Forwarded-Host``; without a port, one of the default ports 80 and 443
+    is expected, the scheme being unknown behind a proxy that ends TLS). Without
+    ``Origin`` the ``Referer`` decides; a request with neither (a script, not a browser
+    form) is left to the pre-session token."""
+    own = _host_port("//" + host.strip()) if host else None
     for name, value in (("Origin", origin), ("Referer", referer)):
         if value is None:
             continue
-        if value.strip().lower() == "null" or not own or _netloc(value.strip()) != own:
+        theirs = _host_port(value.strip())
+        same = own is not None and theirs is not None and theirs[0] == own[0]
+        if same and own[1] is not None:
+            same = theirs[1] == own[1]
+        elif same:
+            same = theirs[1] in (80, 443)
+        if not same:
             return f"a sign-in from another site ({name} {value.strip()[:100]!r}) is refused"
         return None
     return None
@@ -182,18 +192,25 @@ class SignInThrottle:
             self._records[key] = record
         return record
 
+    def _peek(self, key: str, now: float) -> _Record:
+        """The record of ``key`` without keeping a new one (a refused attempt adds none)."""
+        record = self._records.get(key)
+        if record is None or now - record.last_s > self.forget_s:
+            return _Record(known=record.known if record is not None else [])
+        return record
+
     def wait_s(self, client: str, account: str) -> tuple[float, str]:
         """Seconds ``client`` must wait before trying ``account`` (0: go ahead), and
         whose back-off it is (``client`` or ``account``)."""
         with self._lock:
             now = self.clock()
-            mine = self._get("c:" + client, now)
+            mine = self._peek("c:" + client, now)
             wait = mine.last_s + self._delay_s(mine.failures, self.free_client) - now
-            if wait > 0:
+            if mine.failures and wait > 0:
                 return wait, "client"
-            acct = self._get("a:" + account, now)
-            pair = self._records.get(f"p:{client}\n{account}")
-            if pair is None or pair.failures == 0 or client in acct.known:
+            acct = self._peek("a:" + account, now)
+            pair = self._peek(f"p:{client}\n{account}", now)
+            if pair.failures == 0 or client in acct.known:
                 return 0.0, ""
             wait = pair.last_s + self._delay_s(acct.failures, self.free_account) - now
             return (wait, "account") if wait > 0 else (0.0, "")
