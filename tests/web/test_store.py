@@ -227,3 +227,45 @@ def test_a_cancelled_job_stores_nothing(tmp_path):
         assert session.get(Job, job.id).status == "cancelled"
         assert session.scalar(select(func.count()).select_from(PlanRecord)) == 0
     runner.close()
+
+
+def test_migration_0006_chains_the_audit_rows_already_there(url):
+    """Rows written before 0006 get their chain digest from the migration: the same
+    digests on SQLite and PostgreSQL (the canonical content is the database's text of
+    the row, not its storage), and the chain goes on from the last one."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from solver.web import audit
+    from solver.web.store.db import MIGRATIONS, _engine
+
+    engine = _engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0005")
+        for i in range(3):
+            connection.execute(
+                text(
+                    "INSERT INTO audit_log (at, user_name, action, entity, before_sha256, "
+                    "after_sha256, detail) VALUES (:at, 'ian', 'problem.add', 'problem 1', "
+                    "'', 'abc', :detail)"
+                ),
+                {"at": f"2026-11-2{i} 10:00:00.12345{i}", "detail": f"é {i}"},
+            )
+    store = open_store(url)
+    with store.sessions() as session:
+        rows = audit.entries(session)
+        # by hand for row 1: sha256("" + "\n" + '[1,"2026-11-20T10:00:00.123450","ian",
+        # "problem.add","problem 1","","abc","é 0"]'), computed by hashlib in the test
+        import hashlib
+
+        line = '[1,"2026-11-20T10:00:00.123450","ian","problem.add","problem 1","","abc","é 0"]'
+        assert rows[0].chain_sha256 == hashlib.sha256(("\n" + line).encode()).hexdigest()
+        assert audit.first_broken(rows).broken_id is None
+        audit.record(session, "ivo", "user.add", "user ivo")
+        session.commit()
+        check = audit.first_broken(audit.entries(session))
+    assert (check.rows, check.last_id, check.broken_id) == (4, 4, None)
