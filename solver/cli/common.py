@@ -455,8 +455,10 @@ def _run(
     except Exception as exc:  # anything else is a bug: say so, never a bare traceback
         if debug:
             raise
+        from solver.web.redact import redact  # no connection string in any message
+
         typer.echo(
-            f"internal error (a bug in procure): {type(exc).__name__}: {exc}\n"
+            f"internal error (a bug in procure): {type(exc).__name__}: {redact(str(exc))}\n"
             "  fix: report it with the command and its input files; --debug shows where",
             err=True,
         )

@@ -416,3 +416,22 @@ def test_no_database_url_in_an_error_page(tmp_path_factory):
             assert secret not in got.text, secret
     finally:
         app.state.runner.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://mallory:s3cret@db.internal:abc/procure",  # a port that is no number
+        "postgresql+nodriver://mallory:s3cret@db.internal/procure",  # an unknown driver
+        "sqlite://mallory:s3cret@db.internal/procure",  # a host in a SQLite URL
+        "postgresql://mallory:s3cret@127.0.0.1:1/procure",  # nothing listens on port 1
+    ],
+)
+def test_no_connection_string_in_a_start_up_message(url):
+    # each is refused as bad input naming --db (exit 2), and the message quotes neither
+    # the URL nor its user, password or host
+    got = _audit_check(url)
+    assert got.exit_code == 2, got.output
+    assert "error: --db:" in got.output
+    for secret in ("s3cret", "mallory", "db.internal", "://"):
+        assert secret not in got.output.split("fix:")[0], (secret, got.output)

@@ -51,6 +51,24 @@ def normalise_url(url: str) -> str:
 
 
 def _engine(url: str) -> Engine:
+    """The engine of ``url``; a URL that cannot be read is refused naming ``--db`` (and
+    never quoting the URL: it may hold a password)."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        return _make_engine(url)
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        from solver.web.redact import redact
+
+        reason = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else "unreadable"
+        raise ProcureError(
+            f"the database URL cannot be read: {reason}",
+            field="--db",
+            fix="use sqlite:///FILE (the default) or postgresql://user@host:5432/name",
+        ) from None
+
+
+def _make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if not url.startswith(("sqlite", "postgresql")):
         raise ProcureError(
