@@ -83,8 +83,10 @@ EXIT_AUDIT_BROKEN = 3
 
 @users_app.command("audit-check")
 def users_audit_check(db: DbOpt = None, debug: DebugOpt = False) -> None:
-    """Check the audit trail's chained digests: exit 0 when every row is as written, 3
-    naming the first row that was changed (or whose predecessor was removed)."""
+    """Verify the audit trail's chained digests (exit 3 naming the first broken row).
+
+    Exit 0 when every row is as written; 3 naming the first row that was changed, or
+    whose predecessor was removed; 2 when the database cannot be opened."""
 
     def body() -> None:
         from solver.web import audit
