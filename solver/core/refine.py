@@ -13,9 +13,12 @@ periods no unit outlives part-way: every plan of the problem's periods is still 
 of the split periods, at the same cost, and the plans that buy or reserve again, or
 rent the rest, at the month a unit ends become possible.
 
-Only candidates count: pools some option runs on, in a mode the problem allows, in a
-period the split would cut (a pool nothing runs on in that period gains nothing from
-it). Lead times are not split at: a server's delivery is the user's to place.
+Only candidates count: pools some option runs on, in a mode the problem allows, in the
+period a unit starts in and in the period the split would cut (a pool nothing runs on
+there gains nothing from it), and, when the objective is the cost, that do some
+workload's work for less than the cheapest on-demand option able to do all of it
+(:func:`_cheaper_than_renting`). Lead times are not split at: a server's delivery is
+the user's to place.
 
 Plain data in (the compiled tables), plain data out; :func:`solver.solve.solve_verified`
 solves the split problem and reports its plan in the problem's periods
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from solver.core.compile import Compiled
 
@@ -35,6 +39,7 @@ from solver.core.compile import Compiled
 MAX_MODELLING_PERIODS = 72
 
 _EPS_MONTHS = 1e-6
+_HOURS_PER_MONTH = 730.0  # the ledger's average month: only to compare hourly costs
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ def _spans(compiled: Compiled) -> list[tuple[str, float, np.ndarray]]:
         return []
     n_t = len(compiled.periods)
     runs = _pool_periods(compiled)
+    worth = _cheaper_than_renting(compiled)
     allowed = set(compiled.problem.modes)
     out = []
     for row in pools.itertuples(index=False):
@@ -96,6 +102,8 @@ def _spans(compiled: Compiled) -> list[tuple[str, float, np.ndarray]]:
         mode = "owned" if owned else str(row.mode)
         span = float((row.lifetime_months if owned else row.term_months) or 0.0)
         if mode not in allowed or not span > 0 or row.pool_id not in runs:
+            continue
+        if worth is not None and row.pool_id not in worth:
             continue
         active = np.zeros(n_t, dtype=bool)
         active[sorted(runs[row.pool_id])] = True
@@ -122,6 +130,78 @@ def _pool_periods(compiled: Compiled) -> dict[str, set[int]]:
         if found:
             out.setdefault(str(pool), set()).update(found)
     return out
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as floats, missing values and a missing column as 0."""
+    if name not in frame:
+        return np.zeros(len(frame))
+    return pd.to_numeric(frame[name], errors="coerce").fillna(0.0).to_numpy(dtype=float)
+
+
+def _hourly_usd(compiled: Compiled) -> pd.Series:
+    """Option id -> USD per unit-hour at full use, a lower bound of what a unit costs: the
+    price and energy; for owned servers hosting and energy, with the capex spread over
+    the life only when nothing of it is credited back at the horizon."""
+    options = compiled.options
+    pools = compiled.pools.set_index("pool_id")
+    pool = pools.loc[options["pool_id"]]
+    energy = _column(options, "energy_usd_per_unit_hour")
+    price = _column(options, "price_usd_per_hour")
+    owned = pool["kind"].to_numpy() == "owned"
+    life_h = pool["lifetime_months"].fillna(0.0).to_numpy(dtype=float) * _HOURS_PER_MONTH
+    capex = pool["capex_usd"].fillna(0.0).to_numpy(dtype=float)
+    if compiled.problem.residual_value != "none":
+        capex = np.zeros_like(capex)
+    hosting = pool["hosting_usd_per_month"].fillna(0.0).to_numpy(dtype=float)
+    spread = np.divide(capex, life_h, out=np.zeros_like(capex), where=life_h > 0)
+    owned_h = spread + hosting / _HOURS_PER_MONTH
+    return pd.Series(np.where(owned, owned_h, price) + energy, index=options.index)
+
+
+def _cheaper_than_renting(compiled: Compiled) -> set[str] | None:
+    """The committed pools (owned, reserved) that do some workload's work for less than
+    the cheapest on-demand option that could do all of it within its cap: per token/s of
+    capacity for serving, per job for training. A pool dearer than that for every
+    workload gains nothing from a split: renting does the same work for less. None
+    (every pool counts) when the objective is not the cost."""
+    if compiled.problem.objective not in ("min_cost", "min_npv"):
+        return None
+    options = compiled.options
+    caps = compiled.pools.set_index("pool_id")["availability_cap"]
+    cap = caps.loc[options["pool_id"]].to_numpy(dtype=float)
+    hourly = _hourly_usd(compiled).to_numpy(dtype=float)
+    training = options["workload_kind"].astype(str).to_numpy() == "training"
+    tps = _column(options, "tokens_per_s_per_unit")
+    n = _column(options, "n_units")
+    hours = _column(options, "job_hours")
+    work_usd = np.where(
+        training,
+        hourly * n * hours,
+        np.divide(hourly, tps, out=np.full_like(hourly, np.nan), where=tps > 0),
+    )
+    peak = _peak_tokens_per_s(compiled)
+    workloads = options["workload"].astype(str).to_numpy()
+    alone = np.where(training, cap >= n, cap * tps >= [peak.get(w, np.inf) for w in workloads])
+    rent = (options["mode"].to_numpy() == "on_demand") & alone & np.isfinite(work_usd)
+    best: dict[str, float] = {}
+    for w, usd in zip(workloads[rent], work_usd[rent], strict=True):
+        best[w] = min(best.get(w, np.inf), float(usd))
+    out: set[str] = set()
+    for w, pool, usd in zip(workloads, options["pool_id"].astype(str), work_usd, strict=True):
+        if not np.isfinite(usd) or usd < best.get(w, np.inf) * (1 + 1e-9):
+            out.add(pool)
+    return out
+
+
+def _peak_tokens_per_s(compiled: Compiled) -> dict[str, float]:
+    """Serving workload -> its largest demand in output tokens/s (workloads whose demand
+    is in other units are left out: no rented option is taken to cover them)."""
+    demand = compiled.demand
+    if demand.empty or "unit" not in demand:
+        return {}
+    tokens = demand[(demand["unit"] == "tokens_per_s") & (demand["bucket"] == -1)]
+    return {str(w): float(v) for w, v in tokens.groupby("workload")["demand"].max().items()}
 
 
 def refine_periods(compiled: Compiled, limit: int = MAX_MODELLING_PERIODS) -> Refinement | None:
