@@ -16,9 +16,10 @@ from collections import defaultdict
 from solver.plan.lines import Binding, CashFlowMonth, LineItem, Plan
 from solver.units import Item
 
-#: Lines that hold the same units through a period (merged over adjacent pieces);
-#: purchases, reservations and savings plans start once and are never merged.
-_RUNNING = {Item.RENT, Item.USE, Item.TRAINING, Item.EXISTING, "savings_plan_cover"}
+#: Lines whose hours and cost are the period's hours times a rate: the same units through
+#: adjacent pieces are one line. Every other line (a purchase, a reservation, a training
+#: run, the fleet held at the start) keeps the piece it is in.
+RUNNING = {Item.RENT, Item.USE}
 
 #: The fields of a line that a merge adds up or rewrites; every other field must match.
 _SUMMED = {"period", "hours", "cost_usd", "co2e_t", "cost_by_period_usd", "served_months"}
@@ -52,7 +53,7 @@ def _merged(items: list[LineItem], span: dict[str, tuple[float, float]]) -> list
     open_at: dict[tuple, int] = {}
     for item in items:
         key = None
-        if item.item in _RUNNING:
+        if item.item in RUNNING:
             key = tuple(sorted((k, repr(v)) for k, v in item.model_dump(exclude=_SUMMED).items()))
         at = open_at.get(key) if key is not None else None
         if at is not None and out[at].served_months[1] == item.served_months[0]:

@@ -14,6 +14,9 @@ two problems and the two plans alone (no solver output, no model):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from solver.inputs.problem import Problem
 from solver.plan.lines import Check, Plan
 
@@ -108,3 +111,133 @@ def check_split_periods(
         f"term ends), reported in the problem's {len(problem.resolved_periods)}; totals by "
         "period and cash flow agree to the cent",
     )
+
+
+@dataclass(frozen=True)
+class SplitForm:
+    """A reported plan taken back to the periods it was solved over.
+
+    Attributes
+    ----------
+    plan
+        The plan over the split periods: each line in the piece it covers (a line over
+        several pieces as one line per piece, its hours, cost and CO2e shared by hours).
+    problem
+        The problem with its periods split as the plan says.
+    owner
+        Piece name -> the problem period it is part of.
+    origin
+        For each line of ``plan``, the index of the reported line it comes from.
+    check
+        The ``split_periods`` check of the split against the problem.
+    """
+
+    plan: Plan
+    problem: Problem
+    owner: dict[str, str]
+    origin: list[int]
+    check: Check
+
+
+def split_form(
+    plan: Plan, problem: Problem, hours_at: Callable[[float], float]
+) -> SplitForm | None:
+    """``plan`` over the periods it was solved over, when it was solved over split periods
+    (its ``compile_report`` names them), else None. ``hours_at``: hours from the plan's
+    start to a month (the problem's calendar).
+
+    Raises
+    ------
+    ValueError
+        The split the plan names is not a split of the problem's periods.
+    """
+    named = (plan.compile_report or {}).get("split_periods")
+    if not named:
+        return None
+    from solver.core.restrictions import lifted_problem
+
+    given = named.get("pieces", {})
+    pieces = {
+        p.name: [(str(x["name"]), float(x["months"])) for x in given.get(p.name, [])]
+        or [(p.name, float(p.months))]
+        for p in problem.resolved_periods
+    }
+    split = lifted_problem(problem, pieces)
+    if split is None:
+        raise ValueError("the plan's split_periods is not a split of the problem's periods")
+    owner = _owners(problem, split)
+    if isinstance(owner, str):
+        raise ValueError(f"the plan's split_periods: {owner}")
+    bounds: dict[str, tuple[float, float]] = {}
+    at = 0.0
+    for p in split.resolved_periods:
+        bounds[p.name] = (at, at + float(p.months))
+        at += float(p.months)
+    items, origin = [], []
+    for r, item in enumerate(plan.line_items):
+        for piece in _pieces_of(item, pieces, bounds, hours_at):
+            items.append(piece)
+            origin.append(r)
+    inner = plan.model_copy(update={"line_items": items, "compile_report": {}})
+    why = _same_problem(problem, split, owner)
+    check = Check(name="split_periods", ok=not why, detail=why or _done(problem, owner))
+    return SplitForm(inner, split, owner, origin, check)
+
+
+def _done(problem: Problem, owner: dict[str, str]) -> str:
+    cut = [p.name for p in problem.resolved_periods if list(owner.values()).count(p.name) > 1]
+    return (
+        f"planned over {len(owner)} periods ({', '.join(cut)} split where a life or term "
+        f"ends), reported in the problem's {len(problem.resolved_periods)}"
+    )
+
+
+def _pieces_of(item, pieces, bounds, hours_at) -> list:
+    """One reported line as the lines of the pieces it covers (module of
+    :mod:`solver.plan.reporting`, taken back)."""
+    from solver.plan.reporting import RUNNING
+
+    mine = pieces.get(item.period, [(item.period, 0.0)])
+    if len(mine) <= 1:
+        return [item]
+    first = bounds[mine[0][0]][0]
+    span = item.served_months or [first, bounds[mine[-1][0]][1]]
+    inside = [
+        n for n, _ in mine if bounds[n][0] >= span[0] - 1e-6 and bounds[n][1] <= span[1] + 1e-6
+    ]
+    if not inside:
+        raise ValueError(f"line {item.item} {item.offering}: served_months {span} in no piece")
+
+    def start_of(name: str) -> str:
+        if name == item.period:
+            return inside[0]
+        return pieces.get(name, [(name, 0.0)])[0][0]
+
+    if item.item not in RUNNING:
+        names = [inside[0]]
+    else:
+        names = inside
+    total_h = hours_at(span[1]) - hours_at(span[0])
+    out = []
+    for n in names:
+        share = (
+            1.0 if len(names) == 1 else (hours_at(bounds[n][1]) - hours_at(bounds[n][0])) / total_h
+        )
+        by_period = {
+            (n if k == item.period else start_of(k)): v * share
+            for k, v in item.cost_by_period_usd.items()
+        }
+        out.append(
+            item.model_copy(
+                update={
+                    "period": n,
+                    "start_period": start_of(item.start_period) if item.start_period else "",
+                    "hours": item.hours * share,
+                    "cost_usd": item.cost_usd * share,
+                    "co2e_t": item.co2e_t * share,
+                    "cost_by_period_usd": by_period,
+                    "served_months": None,
+                }
+            )
+        )
+    return out
