@@ -12,6 +12,7 @@ re-priced: each total is the sum of the same figures.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from solver.plan.lines import Binding, CashFlowMonth, LineItem, Plan
 from solver.units import Item
@@ -160,3 +161,104 @@ def _binding_key(key: dict, to_user: dict[int, int]) -> dict:
     if isinstance(key.get("period"), int):
         return {**key, "period": to_user.get(key["period"], key["period"])}
     return dict(key)
+
+
+def line_in_pieces(
+    item: LineItem,
+    pieces: dict[str, list[tuple[str, float]]],
+    bounds: dict[str, tuple[float, float]],
+    hours_at: Callable[[float], float],
+) -> list[LineItem]:
+    """One reported line as the lines of the pieces it covers: :func:`reported_items`
+    taken back. A rent or owned-use line over several pieces becomes one per piece, its
+    hours, cost and CO2e shared by the pieces' hours (``hours_at``: hours from the plan's
+    start to a month); any other line goes to the piece it starts in. ``bounds``: piece
+    name -> (start, end) months (:func:`piece_bounds`).
+
+    Raises
+    ------
+    ValueError
+        ``served_months`` covers no piece of the line's period.
+    """
+    mine = pieces.get(item.period, [(item.period, 0.0)])
+    if len(mine) <= 1:
+        return [item]
+    first = bounds[mine[0][0]][0]
+    span = item.served_months or [first, bounds[mine[-1][0]][1]]
+    inside = [
+        n for n, _ in mine if bounds[n][0] >= span[0] - 1e-6 and bounds[n][1] <= span[1] + 1e-6
+    ]
+    if not inside:
+        raise ValueError(f"line {item.item} {item.offering}: served_months {span} in no piece")
+
+    def start_of(name: str) -> str:
+        if name == item.period:
+            return inside[0]
+        return pieces.get(name, [(name, 0.0)])[0][0]
+
+    if item.item not in RUNNING:
+        names = [inside[0]]
+    else:
+        names = inside
+    total_h = hours_at(span[1]) - hours_at(span[0])
+    out = []
+    for n in names:
+        share = (
+            1.0 if len(names) == 1 else (hours_at(bounds[n][1]) - hours_at(bounds[n][0])) / total_h
+        )
+        by_period = {
+            (n if k == item.period else start_of(k)): v * share
+            for k, v in item.cost_by_period_usd.items()
+        }
+        out.append(
+            item.model_copy(
+                update={
+                    "period": n,
+                    "start_period": start_of(item.start_period) if item.start_period else "",
+                    "hours": item.hours * share,
+                    "cost_usd": item.cost_usd * share,
+                    "co2e_t": item.co2e_t * share,
+                    "cost_by_period_usd": by_period,
+                    "served_months": None,
+                }
+            )
+        )
+    return out
+
+
+def split_items(
+    items: list[LineItem],
+    pieces: dict[str, list[tuple[str, float]]],
+    hours_at: Callable[[float], float],
+) -> list[LineItem]:
+    """Line items reported in the problem's periods, in the pieces of ``pieces``
+    (:func:`line_in_pieces` on each)."""
+    bounds = piece_bounds(pieces)
+    return [x for item in items for x in line_in_pieces(item, pieces, bounds, hours_at)]
+
+
+def pieces_of_items(
+    items: list[LineItem], periods: list[tuple[str, float]]
+) -> dict[str, list[tuple[str, float]]]:
+    """The pieces the ``served_months`` of ``items`` cut the problem's ``periods`` (name,
+    months) into: every start and end of a line inside a period is a cut; pieces named
+    ``<period>-1``, ``<period>-2``, ... as the solver names them."""
+    marks = {float(m) for i in items if i.served_months for m in i.served_months}
+    out: dict[str, list[tuple[str, float]]] = {}
+    at = 0.0
+    names = {n for n, _ in periods}
+    for name, months in periods:
+        inside = sorted(m for m in marks if at + 1e-6 < m < at + months - 1e-6)
+        if not inside:
+            out[name] = [(name, months)]
+        else:
+            cuts = [at, *inside, at + months]
+            sep = "-"
+            while any(f"{name}{sep}{k}" in names for k in range(1, len(cuts))):
+                sep += "-"
+            out[name] = [
+                (f"{name}{sep}{k + 1}", round(cuts[k + 1] - cuts[k], 6))
+                for k in range(len(cuts) - 1)
+            ]
+        at += months
+    return out

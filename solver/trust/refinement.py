@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from solver.inputs.problem import Problem
 from solver.plan.lines import Check, Plan
+from solver.plan.reporting import line_in_pieces
 
 #: Two sums of the same figures agree to the cent.
 CENT_USD = 0.005
@@ -175,7 +176,7 @@ def split_form(
         at += float(p.months)
     items, origin = [], []
     for r, item in enumerate(plan.line_items):
-        for piece in _pieces_of(item, pieces, bounds, hours_at):
+        for piece in line_in_pieces(item, pieces, bounds, hours_at):
             items.append(piece)
             origin.append(r)
     inner = plan.model_copy(update={"line_items": items, "compile_report": {}})
@@ -190,54 +191,3 @@ def _done(problem: Problem, owner: dict[str, str]) -> str:
         f"planned over {len(owner)} periods ({', '.join(cut)} split where a life or term "
         f"ends), reported in the problem's {len(problem.resolved_periods)}"
     )
-
-
-def _pieces_of(item, pieces, bounds, hours_at) -> list:
-    """One reported line as the lines of the pieces it covers (module of
-    :mod:`solver.plan.reporting`, taken back)."""
-    from solver.plan.reporting import RUNNING
-
-    mine = pieces.get(item.period, [(item.period, 0.0)])
-    if len(mine) <= 1:
-        return [item]
-    first = bounds[mine[0][0]][0]
-    span = item.served_months or [first, bounds[mine[-1][0]][1]]
-    inside = [
-        n for n, _ in mine if bounds[n][0] >= span[0] - 1e-6 and bounds[n][1] <= span[1] + 1e-6
-    ]
-    if not inside:
-        raise ValueError(f"line {item.item} {item.offering}: served_months {span} in no piece")
-
-    def start_of(name: str) -> str:
-        if name == item.period:
-            return inside[0]
-        return pieces.get(name, [(name, 0.0)])[0][0]
-
-    if item.item not in RUNNING:
-        names = [inside[0]]
-    else:
-        names = inside
-    total_h = hours_at(span[1]) - hours_at(span[0])
-    out = []
-    for n in names:
-        share = (
-            1.0 if len(names) == 1 else (hours_at(bounds[n][1]) - hours_at(bounds[n][0])) / total_h
-        )
-        by_period = {
-            (n if k == item.period else start_of(k)): v * share
-            for k, v in item.cost_by_period_usd.items()
-        }
-        out.append(
-            item.model_copy(
-                update={
-                    "period": n,
-                    "start_period": start_of(item.start_period) if item.start_period else "",
-                    "hours": item.hours * share,
-                    "cost_usd": item.cost_usd * share,
-                    "co2e_t": item.co2e_t * share,
-                    "cost_by_period_usd": by_period,
-                    "served_months": None,
-                }
-            )
-        )
-    return out

@@ -105,19 +105,20 @@ def test_sensitivity_runs_on_the_split_plan(files):
     assert "every period is longer" not in (box["note"] or "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="re-verifying a plan file solved over split periods is not built: the plan-file "
-    "verifier checks it against the problem's own periods and refuses it",
-)
-def test_resolve_takes_the_split_plan_as_its_baseline(files, tmp_path):
+def test_resolve_refuses_the_split_plan_as_its_baseline_by_name(files, tmp_path):
+    # resolve re-plans over the problem's own periods: a baseline solved over split
+    # periods is refused with the field and the fix (never re-priced over the whole
+    # period, which would read the 12 rented months as 72)
     problem, cat = files
     _solve_json(problem, cat, tmp_path)
     new = tmp_path / "new.json"
     args = ["resolve", str(problem), "--baseline", str(tmp_path / "plan.json")]
     args += ["--prices", str(cat), "--catalog", str(cat), "--plan-out", str(new), "-q"]
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "--baseline" in text and "served_months" in text and "procure solve" in text
+    assert not new.exists()
 
 
 def test_the_two_stage_plan_notes_it(files):

@@ -179,3 +179,65 @@ def test_no_split_plan_costs_more_than_the_periods_written(tiny_catalog, horizon
     kept, _ = solve_verified(problem, cat, split_periods=False)
     assert split.total_cost_usd <= kept.total_cost_usd + 0.005
     assert split.verified and list(split.totals.by_period) == ["all"]
+
+
+def test_a_split_plan_file_verifies_exports_and_diffs_at_its_months(tiny_catalog, tmp_path):
+    # the issue's plan as a file, dated from 2027-01 (calendar hours): the plan-file
+    # verifier takes it back to its split periods and accepts it; FOCUS rows date the box
+    # in month 0 and the rent in months 60-72, the year 2032 (a leap year: 366 x 24 =
+    # 8,784 h x $80 = $702,720); diff prices the old plan at new prices ($90/h) exactly:
+    # 2,064,000 + 8,784 x 90 = $2,854,560
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from conftest import write_catalog
+    from solver.cli import app
+
+    data = _issue_problem().model_dump(mode="json", exclude_unset=True)
+    data["start"] = "2027-01"
+    problem = tmp_path / "p.yaml"
+    problem.write_text(yaml.safe_dump(data))
+    cat = write_catalog(tmp_path / "cat", [BIG_RENT], servers=BIG_SERVERS, sites=BIG_SITES)
+    dear = offering("p5", "h100-sxm", 8, 90.0)
+    cat90 = write_catalog(tmp_path / "cat90", [dear], servers=BIG_SERVERS, sites=BIG_SITES)
+    runner = CliRunner()
+    plan = tmp_path / "plan.json"
+    args = ["solve", str(problem), "--catalog", str(cat), "--format", "json", "--out", str(plan)]
+    assert runner.invoke(app, args).exit_code == 0
+    focus = tmp_path / "focus"
+    args = ["export", str(plan), "--out", str(focus), "--format", "focus"]
+    result = runner.invoke(app, args + ["--problem", str(problem), "--catalog", str(cat)])
+    assert result.exit_code == 0, result.output
+    import csv
+
+    rows = list(csv.DictReader((focus / "focus.csv").open()))
+    by_year: dict[str, float] = {}
+    for r in rows:
+        year = r["ChargePeriodStart"][:4]
+        by_year[year] = by_year.get(year, 0.0) + float(r["BilledCost"])
+    # 2027: the box and 12 months hosting, 1,764,000 + 60,000; 2028-2031: hosting
+    # 60,000 a year; 2032: the last year rented, 702,720
+    assert _same_cents(by_year["2027"], 1_824_000.0)
+    assert all(_same_cents(by_year[y], 60_000.0) for y in ("2028", "2029", "2030", "2031"))
+    assert _same_cents(by_year["2032"], 8_784 * 80.0)
+    args = ["diff", str(plan), str(plan), "--catalog", str(cat90), "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    diff = json.loads(result.output)
+    assert _same_cents(diff["old_at_new_prices_usd"], 2_064_000.0 + 8_784 * 90.0)
+
+
+def test_the_cash_flow_recomputed_from_the_reported_plan_is_the_plans(tiny_catalog):
+    # the months of the reported plan (user periods, served_months) give the same cash
+    # flow as the split plan it was solved as
+    from datetime import date
+
+    from solver.plan.cashflow import cash_flow
+
+    cat = tiny_catalog([SMALL_RENT], sites=SMALL_SITES)
+    problem = _problem(None)
+    plan = solve_problem(problem, cat)
+    again = cash_flow(plan, problem, cat, date.fromisoformat(plan.start_date))
+    assert [round(m.total_usd, 2) for m in again] == [round(m.total_usd, 2) for m in plan.cash_flow]
