@@ -92,23 +92,25 @@ def _spans(compiled: Compiled) -> list[tuple[str, float, np.ndarray]]:
     pools, options = compiled.pools, compiled.options
     if pools.empty or options.empty:
         return []
-    n_t = len(compiled.periods)
+    owned = pools["kind"].astype(str).to_numpy() == "owned"
+    modes = np.where(owned, "owned", pools["mode"].astype(str).to_numpy())
+    span = np.where(owned, _column(pools, "lifetime_months"), _column(pools, "term_months"))
+    span = span + np.where(owned, _column(pools, "lead_months"), 0.0)
+    ids = pools["pool_id"].astype(str).to_numpy()
+    keep = np.isin(modes, sorted(compiled.problem.modes)) & (span > 0)
+    if not keep.any():
+        return []
     runs = _pool_periods(compiled)
-    worth = _cheaper_than_renting(compiled)
-    allowed = set(compiled.problem.modes)
+    keep &= np.array([i in runs for i in ids], dtype=bool)
+    worth = _cheaper_than_renting(compiled) if keep.any() else set()
+    if worth is not None:
+        keep &= np.array([i in worth for i in ids], dtype=bool)
+    n_t = len(compiled.periods)
     out = []
-    for row in pools.itertuples(index=False):
-        owned = row.kind == "owned"
-        mode = "owned" if owned else str(row.mode)
-        span = float((row.lifetime_months if owned else row.term_months) or 0.0)
-        if mode not in allowed or not span > 0 or row.pool_id not in runs:
-            continue
-        if worth is not None and row.pool_id not in worth:
-            continue
+    for i in np.flatnonzero(keep):
         active = np.zeros(n_t, dtype=bool)
-        active[sorted(runs[row.pool_id])] = True
-        lead = float(row.lead_months or 0.0) if owned else 0.0
-        out.append((str(row.pool_id), lead + span, active))
+        active[sorted(runs[ids[i]])] = True
+        out.append((str(ids[i]), float(span[i]), active))
     return out
 
 
@@ -144,16 +146,16 @@ def _hourly_usd(compiled: Compiled) -> pd.Series:
     price and energy; for owned servers hosting and energy, with the capex spread over
     the life only when nothing of it is credited back at the horizon."""
     options = compiled.options
-    pools = compiled.pools.set_index("pool_id")
-    pool = pools.loc[options["pool_id"]]
+    at = pd.Index(compiled.pools["pool_id"]).get_indexer(options["pool_id"])
+    pools = compiled.pools
     energy = _column(options, "energy_usd_per_unit_hour")
     price = _column(options, "price_usd_per_hour")
-    owned = pool["kind"].to_numpy() == "owned"
-    life_h = pool["lifetime_months"].fillna(0.0).to_numpy(dtype=float) * _HOURS_PER_MONTH
-    capex = pool["capex_usd"].fillna(0.0).to_numpy(dtype=float)
+    owned = pools["kind"].astype(str).to_numpy()[at] == "owned"
+    life_h = _column(pools, "lifetime_months")[at] * _HOURS_PER_MONTH
+    capex = _column(pools, "capex_usd")[at]
     if compiled.problem.residual_value != "none":
         capex = np.zeros_like(capex)
-    hosting = pool["hosting_usd_per_month"].fillna(0.0).to_numpy(dtype=float)
+    hosting = _column(pools, "hosting_usd_per_month")[at]
     spread = np.divide(capex, life_h, out=np.zeros_like(capex), where=life_h > 0)
     owned_h = spread + hosting / _HOURS_PER_MONTH
     return pd.Series(np.where(owned, owned_h, price) + energy, index=options.index)
@@ -168,8 +170,8 @@ def _cheaper_than_renting(compiled: Compiled) -> set[str] | None:
     if compiled.problem.objective not in ("min_cost", "min_npv"):
         return None
     options = compiled.options
-    caps = compiled.pools.set_index("pool_id")["availability_cap"]
-    cap = caps.loc[options["pool_id"]].to_numpy(dtype=float)
+    at = pd.Index(compiled.pools["pool_id"]).get_indexer(options["pool_id"])
+    cap = _column(compiled.pools, "availability_cap")[at]
     hourly = _hourly_usd(compiled).to_numpy(dtype=float)
     training = options["workload_kind"].astype(str).to_numpy() == "training"
     tps = _column(options, "tokens_per_s_per_unit")
