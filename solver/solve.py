@@ -23,6 +23,7 @@ from solver.core.model import (
     second_stage,
     stage_objective,
 )
+from solver.core.refine import refine_periods
 from solver.core.restrictions import (
     described,
     lifted_periods,
@@ -35,9 +36,11 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
+from solver.plan.reporting import in_reporting_periods
 from solver.plan.warnings import PlanWarning
 from solver.trust.plausibility import implausible_values
 from solver.trust.price_requirements import refuse_weak_prices, weak_prices
+from solver.trust.refinement import check_split_periods
 from solver.trust.verify import verify_plan
 from solver.units import DEFAULT_SOLVER
 
@@ -84,6 +87,7 @@ def solve_verified(
     prune_dominated: bool = True,
     method: str = "auto",
     price_restrictions: bool = True,
+    split_periods: bool = True,
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
@@ -97,6 +101,9 @@ def solve_verified(
     ``price_restrictions`` (default): a plan whose periods outlive a server's life or a
     reservation's term carries a warning with the cost of the same problem with its
     periods split (:func:`period_warnings`).
+    ``split_periods`` (default): where a candidate's life or term ends inside a period,
+    the problem is solved over its periods split there and the plan reported in its own
+    periods (:func:`solved_split`); the plan's ``solution`` is then the split problem's.
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -107,6 +114,11 @@ def solve_verified(
         compiled = compile_problem(problem, catalog, prune_dominated=prune_dominated)
     except InfeasibleError as exc:  # a workload that can run nowhere
         raise (explained(exc, problem, catalog, None) if explain else exc) from None
+    if split_periods:
+        args = (solver, options, explain, prune_dominated, method, started)
+        split = solved_split(problem, catalog, compiled, *args)
+        if split is not None:
+            return split
     solution = None
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
@@ -163,6 +175,67 @@ def solve_verified(
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
     return with_currency(plan, problem, rate), solution
+
+
+def solved_split(
+    problem: Problem,
+    catalog: Catalog,
+    compiled: Compiled,
+    solver: str,
+    options: SolveOptions,
+    explain: bool,
+    prune_dominated: bool,
+    method: str,
+    started: float,
+) -> tuple[Plan, Solution] | None:
+    """The plan of ``problem`` solved over its periods split where a candidate's life or
+    term ends (:func:`solver.core.refine.refine_periods`), reported in its own periods
+    (:func:`solver.plan.reporting.in_reporting_periods`), with the verifier's checks of
+    the split plan against the split problem and the ``split_periods`` check
+    (:mod:`solver.trust.refinement`); None when no period needs splitting or the split
+    cannot be faithful (the caller solves the periods as written and warns).
+    """
+    refinement = refine_periods(compiled)
+    if refinement is None or not refinement.split:
+        return None
+    split = lifted_problem(problem, refinement.pieces)
+    if split is None:
+        return None
+    left = remaining_time(options, time.perf_counter() - started, "compiling the problem")
+    try:
+        inner, solution = solve_verified(
+            split,
+            catalog,
+            solver=solver,
+            options=left,
+            explain=False,
+            prune_dominated=prune_dominated,
+            method=method,
+            price_restrictions=False,
+            split_periods=False,
+        )
+    except InfeasibleError as exc:  # the split problem holds every plan of the problem
+        raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
+    reported = in_reporting_periods(inner, refinement.pieces)
+    check = check_split_periods(problem, split, inner, reported)
+    checks = [*inner.checks, check]
+    if not check.ok:
+        raise VerificationError(
+            f"the plan solved over split periods failed independent verification "
+            f"(split_periods: {check.detail})",
+            fix="this is a bug in procure: report it with the problem file",
+        )
+    report = {**reported.compile_report, "split_periods": refinement.as_dict()}
+    reported = reported.model_copy(
+        update={
+            "checks": checks,
+            "verified": all(c.ok for c in checks),
+            "inputs": input_digests(problem, catalog),
+            "warnings": implausible_values(problem),
+            "compile_report": report,
+        }
+    )
+    return reported, solution
 
 
 def period_warnings(
@@ -244,6 +317,8 @@ def solve_for_analysis(
     (:func:`carried`).
     """
     plan, solution = solve_verified(problem, catalog, solver=solver, options=options, method=method)
+    # the problem the solution holds: split where a life or term ends (solved_split)
+    problem = solution.compiled.problem
     compiled = compile_problem(problem, catalog, prune_dominated=False)
     model = build_model(compiled)
     if has_second_stage(problem):  # the first criterion's optimum, kept as solved

@@ -53,6 +53,7 @@ from solver.core.model import (
     has_second_stage,
     new_row,
 )
+from solver.core.restrictions import lifted_problem
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
@@ -66,6 +67,7 @@ from solver.inputs.problem import (
 )
 from solver.plan import LineItem, Plan, extract_plan, input_digests
 from solver.plan.charges import plan_calendar, purchase_terms
+from solver.plan.reporting import in_reporting_periods, pieces_of_items, split_items
 from solver.units import DEFAULT_SOLVER, RESERVED_TERM_MONTHS, Item, owned_offering_id
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
@@ -106,6 +108,17 @@ class Rebased:
 
 
 def _check_baseline(problem: Problem, baseline: Plan, names: list[str]) -> None:
+    split = sorted({i.period for i in baseline.line_items if i.served_months})
+    if split:
+        raise ProcureError(
+            f"the baseline plan was solved over period(s) {', '.join(split)} split where a "
+            "server's life or a reservation's term ends (its line items' served_months); "
+            "resolve re-plans over the problem's own periods and cannot carry it yet",
+            field="--baseline",
+            fix="re-solve with procure solve (it splits the periods itself), or write the "
+            "split periods in the problem (the plan's compile_report.split_periods names "
+            "them) and solve that",
+        )
     for item in baseline.line_items:
         if item.period not in names:
             raise ProcureError(
@@ -577,8 +590,23 @@ def priced_at(
     so every decision has its variable): "the old plan at the new prices" of the price/
     plan split (:func:`solver.analyses.diff.split_change`) when no model is at hand.
     """
-    compiled = compile_problem(problem, catalog, prune_dominated=False)
-    return evaluate_decisions(compiled, build_model(compiled), items, label=label)
+    pieces = pieces_of_items(items, [(p.name, float(p.months)) for p in problem.resolved_periods])
+    split = None
+    if any(len(ps) > 1 for ps in pieces.values()):  # a plan solved over split periods
+        split = lifted_problem(problem, pieces)
+        if split is None:
+            raise ProcureError(
+                "the plan was solved over periods split where a life or term ends (its "
+                "line items' served_months), and this problem's periods cannot be split so",
+                field="periods",
+                fix="pass the problem the plan was solved from",
+            )
+        items = split_items(items, pieces, plan_calendar(split).clock.hours_at)
+    compiled = compile_problem(split or problem, catalog, prune_dominated=False)
+    plan, unplaced = evaluate_decisions(compiled, build_model(compiled), items, label=label)
+    if split is None:
+        return plan, unplaced
+    return in_reporting_periods(plan, pieces), unplaced
 
 
 def diff_at_prices(

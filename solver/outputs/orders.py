@@ -249,11 +249,17 @@ def hardware_order(plan: Plan, catalog: Catalog, problem: Problem | None = None)
             if lead_days == lead_days
             else "",
         }
+        if i.served_months and lead_days == lead_days:  # bought within a split period
+            row["delivery"] = (
+                f"{lead_days:g} days after month {i.served_months[0]:g} of the plan (in {i.period})"
+            )
         if cal is not None and lead_days == lead_days:
             arrival = delivery_month(i, cal, catalog)
             row["delivery_month"] = round(arrival, 2)
             after = [p for p, s in cal.start_month.items() if s >= arrival - 1e-9]
             row["in_service_from"] = after[0] if after else "after the horizon"
+            if i.served_months:  # within its split period: in service from its arrival
+                row["in_service_from"] = f"{i.period} (month {arrival:g})"
         rows.append(row)
     return pd.DataFrame(rows)
 

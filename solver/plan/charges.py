@@ -144,12 +144,28 @@ class PurchaseTerms:
     counted_capex_usd: float  # all units' capex x capex_fraction
 
 
+def _start(item: LineItem, cal: PlanCalendar) -> float:
+    """The month a line begins: its period's start, or the start of ``served_months``
+    when it covers only part of its period (the solver split the period)."""
+    if item.served_months:
+        return float(item.served_months[0])
+    return cal.start_month[item.period]
+
+
+def _slices(item: LineItem, cal: PlanCalendar, period: str, usd: float) -> list[Slice]:
+    """A line's ``usd`` in ``period`` by month: over its ``served_months`` when it covers
+    only part of its own period, else over the period's months."""
+    if item.served_months and period == item.period:
+        return cal.clock.spread(usd, float(item.served_months[0]), float(item.served_months[1]))
+    return cal.period_slices(period, usd)
+
+
 def delivery_month(item: LineItem, cal: PlanCalendar, catalog: Catalog) -> float:
     """The month servers ordered in ``item.period`` arrive (NaN if not in the catalog)."""
     if item.instance_type not in catalog.servers.index:
         return float("nan")
     lead_days = float(catalog.servers.at[item.instance_type, "lead_time_days"])
-    return cal.start_month[item.period] + lead_days / DAYS_PER_MONTH
+    return _start(item, cal) + lead_days / DAYS_PER_MONTH
 
 
 def purchase_terms(
@@ -287,12 +303,12 @@ def _usage(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]
     """Rent, owned power, training and the existing fleet's hosting by month: each
     period's cost spread by its months' hours (a training job from its period's start)."""
     if item.item == "training":
-        begin = cal.start_month[item.period]
+        begin = _start(item, cal)
         end = cal.clock.month_after(begin, item.hours)
         pieces = cal.clock.spread(item.cost_usd, begin, end) if end > begin else []
     else:
         by_period = item.cost_by_period_usd or {item.period: item.cost_usd}
-        pieces = [x for p, usd in by_period.items() for x in cal.period_slices(p, usd)]
+        pieces = [x for p, usd in by_period.items() for x in _slices(item, cal, p, usd)]
     unit_hours = item.units * item.hours if item.hours else 0.0
     category = _usage_category(item.mode)
     out = []
@@ -333,12 +349,12 @@ def _commitment(
     either way, so the total is unchanged."""
     price = item.unit_price_usd_per_hour
     if item.item == "reservation":
-        begin = cal.start_month[item.period]
+        begin = _start(item, cal)
         spans = month_slices(begin, begin + RESERVED_TERM_MONTHS[item.mode])
         pieces = [(a, b, price * item.units * cal.clock.hours(a, b)) for a, b in spans]
     else:
         by_period = item.cost_by_period_usd.items()
-        pieces = [x for p, usd in by_period for x in cal.period_slices(p, usd)]
+        pieces = [x for p, usd in by_period for x in _slices(item, cal, p, usd)]
     paid_first = upfront * sum(fee for _, _, fee in pieces)
     return [
         (
@@ -363,7 +379,7 @@ def _savings_plan(
     """A savings plan's commitment (``units`` USD per hour) for every month of its term,
     used or not, as a reservation's fee is charged (:func:`_commitment`); past the
     horizon only under the cash policy (amortised counts the months inside)."""
-    begin, end = cal.start_month[item.period], item.term_end_month
+    begin, end = _start(item, cal), item.term_end_month
     if problem.owned_cost_policy == "amortised":
         end = min(end, problem.horizon_months)
     out = []
@@ -389,7 +405,7 @@ def _purchase(
     terms = purchase_terms(item, cal, catalog, policy)
     capex, counted = terms.capex_usd_per_server, terms.counted_capex_usd
     known = capex == capex
-    m0, m1 = month_slices(cal.start_month[item.period], cal.start_month[item.period] + 1.0)[0]
+    m0, m1 = month_slices(_start(item, cal), _start(item, cal) + 1.0)[0]
     out = [
         (
             m0,

@@ -150,6 +150,13 @@ class LineItem(BaseModel):
         description="The line's cost category: compute for every line item (storage, egress, "
         "support, staff, tax and contingency are the plan's cost_lines)",
     )
+    served_months: list[float] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="[from, to): the months from the plan's start this line covers, when "
+        "it covers only part of its period (the solver split the period where a server's "
+        "life or a reservation's term ends); left out when the line covers its whole period",
+    )
 
     @property
     def unit_price_usd_per_hour(self) -> float:
@@ -349,6 +356,12 @@ class Deployment(BaseModel):
     base_units: float
     peak_units: float
     units_by_block: dict[str, float]
+    served_months: list[float] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="[from, to): the months it runs, when only part of its period (as on "
+        "its line items); left out for the whole period",
+    )
 
 
 def deployments_of(items: list[LineItem]) -> list[Deployment]:
@@ -362,6 +375,7 @@ def deployments_of(items: list[LineItem]) -> list[Deployment]:
         if item.block not in blocks:
             blocks.append(item.block)
         key = (item.workload, item.period, item.provider, item.region, item.offering, item.mode)
+        key += (tuple(item.served_months or ()),)
         first.setdefault(key, item)
         found.setdefault(key, {})
         found[key][item.block] = found[key].get(item.block, 0.0) + item.units
@@ -381,6 +395,7 @@ def deployments_of(items: list[LineItem]) -> list[Deployment]:
                 base_units=min(units.values()),
                 peak_units=max(units.values()),
                 units_by_block=units,
+                served_months=item.served_months,
             )
         )
     return out

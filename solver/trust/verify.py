@@ -37,6 +37,7 @@ from solver.physics.constants import (
 )
 from solver.plan import Check, Plan
 from solver.plan.charges import line_charges
+from solver.trust.refinement import split_form
 from solver.units import (
     DAYS_PER_MONTH,
     HOURS_PER_MONTH,
@@ -469,7 +470,12 @@ def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
     (serving, training, purchase, reservation, fleet held at the start), then what the
     lines add up to: demand, fleet, quotas, power, money. The sites the problem describes
     itself are read as catalog sites (:func:`solver.inputs.sites.with_problem_sites`).
+    A plan solved over split periods is checked over them, against the problem with its
+    periods split (:func:`solver.trust.refinement.split_form`).
     """
+    split = split_form(plan, problem, _Context(problem, catalog).hours_at)
+    if split is not None:
+        return _verified(split.plan, split.problem, catalog).c.result() + [split.check]
     return _verified(plan, problem, catalog).c.result()
 
 
@@ -1977,11 +1983,18 @@ def verify_plan_file(
     period and residual value recomputed, the totals by period and provider against the
     verifier's own. Run :func:`plan_name_errors` first: a name it refuses would fail a
     lookup here."""
-    run = _verified(plan, problem, catalog, by_line=True)
+    split = split_form(plan, problem, _Context(problem, catalog).hours_at)
+    owner, origin = ({}, None) if split is None else (split.owner, split.origin)
+    solved = (plan, problem) if split is None else (split.plan, split.problem)
+    run = _verified(*solved, catalog, by_line=True)
+    if origin is not None:  # the split plan's lines and periods as the plan reports them
+        run.line_periods, run.residuals = _reported_figures(run, plan, split.plan, origin, owner)
+        run.period_cost = _regrouped(run.period_cost, owner)
+        run.c.check(split.check.name, split.check.ok, split.check.detail)
     out = []
     for i, item in enumerate(plan.line_items):
         out += _line_facts(run.ctx, run.catalog, i, item)
-    out += _totals_errors(plan, run.ctx.period_names)
+    out += _totals_errors(plan, [p.name for p in problem.resolved_periods])
     for i, item in enumerate(plan.line_items):
         at = f"line_items[{i}]"
         if i in run.line_periods:
@@ -2012,3 +2025,30 @@ def verify_plan_file(
             if abs(a - b) > MONEY_TOL * scale:
                 out.append(FieldError(f"totals.{name}.{key}", f"${a:,.2f}, recomputed ${b:,.2f}"))
     return run.c.result(), out
+
+
+def _regrouped(by_piece: dict[str, float], owner: dict[str, str]) -> defaultdict:
+    """Piece -> USD as problem period -> USD."""
+    out: defaultdict = defaultdict(float)
+    for name, usd in by_piece.items():
+        out[owner.get(name, name)] += usd
+    return out
+
+
+def _reported_figures(
+    run: _Run, plan: Plan, split_plan: Plan, origin: list[int], owner: dict[str, str]
+) -> tuple[dict[int, dict[str, float]], dict[int, float]]:
+    """The recomputed cost by period and residual value of each split line, summed onto
+    the reported line it comes from (keyed by index and by ``id`` of the reported line)."""
+    periods: dict[int, dict[str, float]] = {}
+    residuals: dict[int, float] = {}
+    for j, r in enumerate(origin):
+        if j in run.line_periods:
+            mine = periods.setdefault(r, defaultdict(float))
+            for name, usd in _regrouped(run.line_periods[j], owner).items():
+                mine[name] += usd
+        key = id(plan.line_items[r])
+        residuals[key] = residuals.get(key, 0.0) + run.residuals.get(
+            id(split_plan.line_items[j]), 0.0
+        )
+    return periods, residuals

@@ -16,8 +16,9 @@ $500 per kW-month colocation ($5,000 a month hosting); cash policy, no residual 
 - buy and replace within the one period (not built, for the reason in bench/RESULTS.md,
   "Period restriction"): 2 x 1,764,000 + 72 x 5,000 = $3,888,000. A period keeps its
   fleet fixed, so no one-period plan can own for 60 months and rent for 12: only the
-  split reaches $2,764,800, and the split is another problem (every fleet may change at
-  month 60), which is why it is reported with its cost rather than applied.
+  split reaches $2,764,800. The solver now splits the period itself at month 60
+  (solver/core/refine.py) and reports the plan in the one period written: every output
+  shows the $2,764,800 plan and no period_structure warning.
 """
 
 from __future__ import annotations
@@ -63,18 +64,16 @@ def _solve_json(problem, cat, tmp_path) -> dict:
     return json.loads(out.read_text())
 
 
-def test_the_issues_example_rents_and_warns_with_the_split_cost(files, tmp_path):
+def test_the_issues_example_buys_once_and_rents_the_last_year(files, tmp_path):
     problem, cat = files
     plan = _solve_json(problem, cat, tmp_path)
-    assert plan["total_cost_usd"] == pytest.approx(ALL_RENTED, rel=1e-9)  # $4,204,800
-    [warning] = plan["warnings"]
-    assert warning["kind"] == "period_structure" and BOX in warning["detail"]
-    assert warning["alternative_cost_usd"] == pytest.approx(SPLIT, rel=1e-9)  # $2,764,800
-    assert warning["saving_usd"] == pytest.approx(1_440_000.0, rel=1e-9)
-    # the text output says it before the tables, with both figures
+    assert plan["total_cost_usd"] == pytest.approx(SPLIT, rel=1e-9)  # $2,764,800
+    assert plan["warnings"] == [] and plan["verified"]
+    assert {i["period"] for i in plan["line_items"]} == {"all"}
+    # the text output shows the plan's total, and no warning
     text = runner.invoke(app, ["solve", str(problem), "--catalog", str(cat)]).output
-    assert "WARNING (period_structure, periods)" in text
-    assert "$2,764,800.00 against $4,204,800.00" in " ".join(text.split())
+    assert "WARNING (period_structure" not in text
+    assert "2,764,800" in " ".join(text.split())
 
 
 def test_the_split_it_names_buys_once_and_rents_the_last_year(files, tmp_path):
@@ -93,34 +92,33 @@ def test_the_split_it_names_buys_once_and_rents_the_last_year(files, tmp_path):
     assert rented == {"all-2"}
 
 
-def test_sensitivity_carries_the_warning_and_says_why_the_box_never_enters(files):
-    # before: no warning, and the box's break-even said "no feasible plan can use it at
-    # this price", as if a price could
+def test_sensitivity_runs_on_the_split_plan(files):
+    # sensitivity around the split plan: no warning, and the box has a break-even price
+    # note that no longer says every period outlives its life
     problem, cat = files
     args = ["sensitivity", str(problem), "--catalog", str(cat), "--format", "json", "-q"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    [warning] = report["warnings"]
-    assert warning["alternative_cost_usd"] == pytest.approx(SPLIT, rel=1e-9)
+    assert report["warnings"] == []
     [box] = [b for b in report["break_even"] if b["pool_id"] == BOX]
-    assert box["break_even_price"] is None
-    assert "every period is longer than its 60-month server life" in box["note"]
+    assert "every period is longer" not in (box["note"] or "")
 
 
-def test_resolve_says_it_on_the_new_plan(files, tmp_path):
-    # before: the re-solved plan (same problem, same prices) carried no warning
+def test_resolve_refuses_the_split_plan_as_its_baseline_by_name(files, tmp_path):
+    # resolve re-plans over the problem's own periods: a baseline solved over split
+    # periods is refused with the field and the fix (never re-priced over the whole
+    # period, which would read the 12 rented months as 72)
     problem, cat = files
     _solve_json(problem, cat, tmp_path)
     new = tmp_path / "new.json"
     args = ["resolve", str(problem), "--baseline", str(tmp_path / "plan.json")]
     args += ["--prices", str(cat), "--catalog", str(cat), "--plan-out", str(new), "-q"]
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    plan = json.loads(new.read_text())
-    assert plan["total_cost_usd"] == pytest.approx(ALL_RENTED, rel=1e-9)
-    [warning] = plan["warnings"]
-    assert warning["alternative_cost_usd"] == pytest.approx(SPLIT, rel=1e-9)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "--baseline" in text and "served_months" in text and "procure solve" in text
+    assert not new.exists()
 
 
 def test_the_two_stage_plan_notes_it(files):
@@ -165,7 +163,7 @@ def test_the_workspace_plan_page_shows_it(files, tmp_path):
     )
     view = plan_view(record)
     html = _templates().env.get_template("plan.html.j2").render(view | {"price_watch": None})
-    assert '<ul id="warnings">' in html and "60-month server life" in html
+    assert '<ul id="warnings">' not in html and "2,764,800" in html
 
 
 def test_a_two_stage_problem_with_nothing_to_commit_is_solved(files, tmp_path):
@@ -191,21 +189,19 @@ def test_a_two_stage_problem_with_nothing_to_commit_is_solved(files, tmp_path):
     assert sp["commitments"] == [] and sp["value_of_stochastic_solution_usd"] == pytest.approx(0.0)
 
 
-def test_the_workbook_summary_states_it(files, tmp_path):
-    # the report's XLSX summary sheet: the warning's sentence and the split's cost
-    # ($2,764,800, module docstring) under the USD format
-    from solver.outputs.report import summary_formats, summary_frame
+def test_the_workbook_summary_has_no_warning(files, tmp_path):
+    # the report's XLSX summary sheet: the split plan's total ($2,764,800, module
+    # docstring), no period_structure rows
+    from solver.outputs.report import summary_frame
     from solver.plan import Plan
 
     problem, cat = files
     plan = Plan.model_validate(_solve_json(problem, cat, tmp_path))
     summary = summary_frame(plan, None)
-    rows = dict(zip(summary["what"], summary["value"], strict=True))
-    assert "60-month server life" in rows["WARNING (period_structure, periods)"]
-    lifted = "period_structure: cost with it lifted (USD)"
-    assert rows[lifted] == pytest.approx(SPLIT, rel=1e-9)
-    at = list(summary["what"]).index(lifted)
-    assert summary_formats(summary)[at] is not None  # a money format, like every (USD) row
+    assert not any("period_structure" in str(w) for w in summary["what"])
+    assert any(
+        v == pytest.approx(SPLIT, rel=1e-9) for v in summary["value"] if isinstance(v, float)
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ Written with ONE 72-month period (the default), no server can serve the whole pe
 the period split at the server's life (60 + 12 months) the plan buys a box for the first
 60 months ($200,000 + 60 x $500 = $230,000) and a second for the last 12 (worth 48/60 of
 its price at the horizon: 200,000 - 160,000 + 12 x 500 = $46,000, against $87,600
-rented): $276,000. Before issue 34 the one-period plan said nothing; now it carries a
-period_structure warning with that cost.
+rented): $276,000. The solver now makes that split itself (solver/core/refine.py) and
+reports the plan in the one period written; where the split cannot be faithful (a
+budget on the period) the plan keeps the period and carries a period_structure warning.
 """
 
 from __future__ import annotations
@@ -62,18 +63,16 @@ def test_split_months_cuts_whole_spans_then_the_rest():
     assert split_months(36, 12) == [12, 12, 12]
 
 
-def test_one_long_period_warns_with_the_cost_of_splitting_it(tiny_catalog):
+def test_one_long_period_is_split_where_the_life_ends(tiny_catalog):
+    # one 72-month period written: the solver splits it at month 60 (the box's life) and
+    # finds the $276,000 plan (module docstring), reported in the one period "all"
     cat = tiny_catalog([RENT], sites=SITES)
     plan = solve_problem(_problem(None), cat)
-    # the plan is still the optimum of the problem as written: all rented
-    assert plan.total_cost_usd == pytest.approx(72 * 7_300.0, rel=1e-9)  # $525,600
-    [warning] = [w for w in plan.warnings if w.kind == "period_structure"]
-    assert warning.field == "periods"
-    assert "60-month server life" in warning.detail and "'all'" in warning.detail
-    # split 60 + 12: $230,000 + $46,000 (hand-worked in the module docstring)
-    assert warning.alternative_cost_usd == pytest.approx(276_000.0, rel=1e-9)
-    assert warning.saving_usd == pytest.approx(525_600.0 - 276_000.0, rel=1e-9)
-    assert "all-1 60" in warning.detail and "all-2 12" in warning.detail
+    assert plan.total_cost_usd == pytest.approx(276_000.0, rel=1e-9)
+    assert plan.warnings == [] and plan.verified
+    assert {i.period for i in plan.line_items} == {"all"}
+    assert list(plan.totals.by_period) == ["all"]
+    assert plan.compile_report["split_periods"]["cuts_months"] == [60.0]
 
 
 def test_the_split_it_names_is_what_a_user_would_write(tiny_catalog):
@@ -96,10 +95,9 @@ def test_a_reservation_term_shorter_than_the_period_is_found(tiny_catalog):
     assert lifted_periods(compiled.periods, found)["all"] == [
         (f"all-{i}", 12.0) for i in range(1, 7)
     ]
-    plan = solve_problem(problem, cat)
-    assert plan.total_cost_usd == pytest.approx(525_600.0, rel=1e-9)  # all on demand
-    [warning] = plan.warnings
-    assert warning.alternative_cost_usd == pytest.approx(72 * 730 * 6.0, rel=1e-9)
+    plan = solve_problem(problem, cat)  # split every 12 months by the solver itself
+    assert plan.total_cost_usd == pytest.approx(72 * 730 * 6.0, rel=1e-9)  # $315,360
+    assert plan.warnings == [] and list(plan.totals.by_period) == ["all"]
 
 
 def test_periods_within_the_life_give_no_warning(tiny_catalog):
@@ -120,9 +118,9 @@ def test_a_split_that_cannot_be_faithful_is_warned_without_a_cost(tiny_catalog):
     assert "not known" in warning.detail and "write shorter periods" in warning.detail
 
 
-def test_the_report_shows_the_warning_with_its_cost(tmp_path):
-    # procure report on the one-period problem: the HTML report carries the warning and
-    # the cost of splitting the period ($276,000, $249,600 less: the module docstring)
+def test_the_report_shows_the_split_plan_without_a_warning(tmp_path):
+    # procure report on the one-period problem: the HTML report shows the $276,000 plan
+    # (module docstring), in the one period written, and no period_structure warning
     import yaml
     from typer.testing import CliRunner
 
@@ -138,5 +136,4 @@ def test_the_report_shows_the_warning_with_its_cost(tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     html = (out / "report.html").read_text()
-    assert "<h3>Warnings</h3>" in html and "60-month server life" in html
-    assert "$276,000" in html and "$249,600 less" in html
+    assert "$276,000" in html and "60-month server life" not in html
