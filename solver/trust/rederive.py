@@ -88,6 +88,8 @@ ABS_TOL = 1e-6
 
 #: the fields of a line item re-derived from its decisions and compared with the file
 LINE_FIELDS: tuple[str, ...] = (
+    "units",  # a decision; a use line per block, or two lines of one decision, must agree
+    "bucket_requests_per_s",  # a decision (traffic mix); placed, so read back the same
     "provider",
     "region",
     "instance_type",
@@ -190,12 +192,27 @@ def line_item_errors(plan: Plan, problem: Problem, catalog: Catalog) -> list[Fie
         )
         for i, item in unplaced
     ]
+    by_key = {_match_key(i): i for i in again}
     for i, item in enumerate(plan.line_items):
-        twin = again.get(_match_key(item))
+        twin = by_key.get(_match_key(item))
         if twin is None:
             continue  # unplaced (above), or a line the decisions do not make (existing)
         for name in LINE_FIELDS:
             out += _compare(f"line_items[{i}].{name}", getattr(item, name), getattr(twin, name))
+    if unplaced:
+        return out
+    listed = {_match_key(i) for i in plan.line_items}
+    for twin in again:
+        if _match_key(twin) not in listed:
+            out.append(
+                FieldError(
+                    "line_items",
+                    f"no line for the {twin.item} of {twin.offering} ({twin.mode}) in "
+                    f"{twin.period}{' ' + twin.block if twin.block else ''} that the plan's "
+                    f"decisions and problem give ({twin.units:g} units, ${twin.cost_usd:,.2f})",
+                    REDERIVE_FIX,
+                )
+            )
     return out
 
 
@@ -216,12 +233,12 @@ def _match_key(item: LineItem) -> tuple:
 
 def _rederived(
     plan: Plan, problem: Problem, catalog: Catalog, *, prune: bool
-) -> tuple[dict[tuple, LineItem], list[tuple[int, LineItem]]]:
-    """The line items the plan builder reads back for the plan's decisions (by
-    :func:`_match_key`), and the decisions it has no variable for (index, line)."""
+) -> tuple[list[LineItem], list[tuple[int, LineItem]]]:
+    """The line items the plan builder reads back for the plan's decisions, and the
+    decisions it has no variable for (index, line)."""
     compiled = compile_problem(problem, catalog, prune_dominated=prune)
     model = build_model(compiled)
-    values, unplaced = _placed(compiled, model, plan.line_items)
+    values, unplaced = _Placement(compiled, model).place(plan.line_items)
     again = extract_plan(
         compiled,
         model,
@@ -232,95 +249,115 @@ def _rederived(
         solver="none",
         solve_seconds=0.0,
     )
-    return {_match_key(i): i for i in again.line_items}, unplaced
+    return again.line_items, unplaced
 
 
-def _placed(
-    compiled: Compiled, model: LinearModel, items: list[LineItem]
-) -> tuple[np.ndarray, list[tuple[int, LineItem]]]:
-    """The model's variable values that hold the decisions of ``items``, and the lines
-    no variable holds."""
-    v = model.variables
-    periods = {n: t for t, n in enumerate(compiled.periods["name"])}
-    blocks = {n: b for b, n in enumerate(compiled.blocks["name"])}
-    pools = compiled.pools
-    pool_of = {
-        (str(o), str(m)): k
-        for k, (o, m) in enumerate(zip(pools["offering_id"], pools["mode"], strict=True))
-    }
-    position = {str(p): k for k, p in enumerate(pools["pool_id"])}
-    index: dict[tuple, int] = {}
-    for j, (kind, option, pool, period, block) in enumerate(
-        zip(v["kind"], v["option_id"], v["pool"], v["period"], v["block"], strict=True)
-    ):
-        index.setdefault((str(kind), int(option), int(pool), int(period), int(block)), j)
-    names = {str(n): j for j, n in enumerate(v["name"])} if "name" in v else {}
-    options = compiled.options
-    values = np.zeros(len(v))
-    unplaced: list[tuple[int, LineItem]] = []
-    for i, item in enumerate(items):
-        t = periods.get(item.period, -1)
-        if item.item in ("existing", "staff_scale"):
-            continue  # made from the problem's fleet and the sites, not a decision
-        if item.item in ("savings_plan", "savings_plan_cover"):
-            j = names.get(_savings_plan_var(item, t, blocks.get(item.block, -1)))
-        elif item.item in ("purchase", "reservation"):
+class _Placement:
+    """The model's variables by what they decide, to place a plan's decisions in."""
+
+    def __init__(self, compiled: Compiled, model: LinearModel) -> None:
+        v = model.variables
+        self.periods = {n: t for t, n in enumerate(compiled.periods["name"])}
+        self.blocks = {n: b for b, n in enumerate(compiled.blocks["name"])}
+        pools = compiled.pools
+        self.pool_of = {
+            (str(o), str(m)): k
+            for k, (o, m) in enumerate(zip(pools["offering_id"], pools["mode"], strict=True))
+        }
+        self.position = {str(p): k for k, p in enumerate(pools["pool_id"])}
+        self.index: dict[tuple, int] = {}
+        columns = (v["kind"], v["option_id"], v["pool"], v["period"], v["block"], v["bucket"])
+        for j, (kind, option, pool, period, block, bucket) in enumerate(zip(*columns, strict=True)):
+            key = (str(kind), int(option), int(pool), int(period), int(block))
+            self.index.setdefault(key if kind != "y" else (*key, int(bucket)), j)
+        self.names = {str(n): j for j, n in enumerate(v["name"])}
+        self.options = compiled.options
+        self.size = len(v)
+
+    def place(self, items: list[LineItem]) -> tuple[np.ndarray, list[tuple[int, LineItem]]]:
+        """The variable values that hold the decisions of ``items``, and the lines no
+        variable holds (index, line)."""
+        values = np.zeros(self.size)
+        unplaced: list[tuple[int, LineItem]] = []
+        for i, item in enumerate(items):
+            if item.item in ("existing", "staff_scale"):
+                continue  # made from the problem's fleet and the sites, not a decision
+            j = self._variable(item)
+            if j is None:
+                unplaced.append((i, item))
+            elif item.item == "training":
+                values[j] = 1.0
+            elif item.item == "use" and values[j]:
+                pass  # one variable per period, a line per load block
+            else:
+                values[j] += item.units
+            if j is not None and item.bucket_requests_per_s:
+                self._place_buckets(item, values, unplaced, i)
+        return values, unplaced
+
+    def _variable(self, item: LineItem) -> int | None:
+        """The variable whose value is ``item``'s units (a cluster, for training)."""
+        t = self.periods.get(item.period, -1)
+        if item.item == "savings_plan":
+            term = item.mode.removeprefix("savings_plan_")
+            return self.names.get(f"savings_plan[{item.provider},{term},{t}]")
+        if item.item == "savings_plan_cover":
+            term = item.mode.removeprefix("savings_plan_")
+            at = f"{t},{self.blocks.get(item.block, -1)}"
+            return self.names.get(
+                f"sp_cover[{item.provider},{term},{item.offering}#on_demand,{at}]"
+            )
+        if item.item in ("purchase", "reservation"):
             kind = "buy" if item.item == "purchase" else "commit"
-            j = index.get((kind, -1, pool_of.get((item.offering, item.mode), -2), t, -1))
-        else:
-            j = _option_var(
-                options, index, position, item, (t, blocks.get(item.block, -1)), periods
-            )
-        if j is None:
-            unplaced.append((i, item))
-        elif item.item == "training":
-            values[j] = 1.0
-        elif item.item in ("use", "savings_plan_cover") and values[j]:
-            continue  # one variable, a line per load block (use) or the same cover
-        else:
-            values[j] += item.units
-    return values, unplaced
+            pool = self.pool_of.get((item.offering, item.mode), -2)
+            return self.index.get((kind, -1, pool, t, -1))
+        found = self._option(item)
+        return None if found is None else found[0]
 
-
-def _savings_plan_var(item: LineItem, t: int, b: int) -> str:
-    """The model's variable name of a savings plan's commitment or of the usage it covers."""
-    term = item.mode.removeprefix("savings_plan_")
-    if item.item == "savings_plan":
-        return f"savings_plan[{item.provider},{term},{t}]"
-    return f"sp_cover[{item.provider},{term},{item.offering}#on_demand,{t},{b}]"
-
-
-def _option_var(
-    options, index: dict, position: dict, item: LineItem, at: tuple[int, int], periods: dict
-) -> int | None:
-    """The variable of the option a serving or training line runs: its workload, offering
-    and mode, and its replica shape (serving) or cluster and schedule (training)."""
-    t, b = at
-    mine = options[
-        (options["workload"] == item.workload)
-        & (options["offering_id"] == item.offering)
-        & (options["mode"] == item.mode)
-    ]
-    if item.item == "training":
-        start = periods.get(item.start_period or item.period, -1)
-        mine = mine[
-            (mine["n_units"].astype(float) == float(item.units))
-            & (mine["start_period"].astype(int) == start)
-            & (
-                (mine["job_hours"].astype(float) - item.job_hours).abs()
-                <= 1e-6 * max(1.0, item.job_hours)
-            )
+    def _option(self, item: LineItem) -> tuple[int, int, int, int] | None:
+        """(variable, option, pool, period) of the option a serving or training line
+        runs: its workload, offering and mode, and its replica shape (serving) or its
+        cluster and schedule (training)."""
+        options = self.options
+        mine = options[
+            (options["workload"] == item.workload)
+            & (options["offering_id"] == item.offering)
+            & (options["mode"] == item.mode)
         ]
-        kind, t, b = "z", start, -1
-    else:
-        mine = mine[(mine["tp_degree"] == item.tp_degree) & (mine["batch"] == item.batch)]
-        kind = "x"
-        b = b if item.mode in RENTED_MODES else -1
-    for option, pool in zip(mine["option_id"], mine["pool_id"], strict=True):
-        j = index.get((kind, int(option), position.get(str(pool), -2), t, b))
-        if j is not None:
-            return j
-    return None
+        t, b = self.periods.get(item.period, -1), self.blocks.get(item.block, -1)
+        if item.item == "training":
+            t = self.periods.get(item.start_period or item.period, -1)
+            hours = mine["job_hours"].astype(float)
+            mine = mine[
+                (mine["n_units"].astype(float) == float(item.units))
+                & (mine["start_period"].astype(int) == t)
+                & ((hours - item.job_hours).abs() <= 1e-6 * max(1.0, item.job_hours))
+            ]
+            kind, b = "z", -1
+        else:
+            mine = mine[(mine["tp_degree"] == item.tp_degree) & (mine["batch"] == item.batch)]
+            kind = "x"
+            b = b if item.mode in RENTED_MODES else -1
+        for option, pool in zip(mine["option_id"], mine["pool_id"], strict=True):
+            at = self.position.get(str(pool), -2)
+            j = self.index.get((kind, int(option), at, t, b))
+            if j is not None:
+                return j, int(option), at, t
+        return None
+
+    def _place_buckets(self, item: LineItem, values: np.ndarray, unplaced: list, i: int) -> None:
+        """A traffic mix's requests/s by bucket on the line's option in its load block."""
+        found = self._option(item)
+        if found is None:
+            return
+        _, option, pool, t = found
+        b = self.blocks.get(item.block, -1)
+        for bucket, rps in item.bucket_requests_per_s.items():
+            j = self.index.get(("y", option, pool, t, b, int(bucket)))
+            if j is None:
+                unplaced.append((i, item))
+                return
+            values[j] = rps
 
 
 # --------------------------------------------------------------------------- money
