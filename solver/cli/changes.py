@@ -363,6 +363,18 @@ def _different_problems(name: str, old_problem, new_problem) -> str:
     )
 
 
+def _with_problems(diff, before, after, related: bool | None):
+    """The diff with both plans' problem digests and, when they are not of one problem,
+    the warning it shows first."""
+    return diff.model_copy(
+        update={
+            "old_problem_sha256": before.inputs.problem_sha256,
+            "new_problem_sha256": after.inputs.problem_sha256,
+            "problem_warning": _problem_warning(before, after, related),
+        }
+    )
+
+
 def _problem_warning(before, after, related: bool | None) -> str:
     """The first line of a diff of plans that are not of one problem (``related``: as
     :func:`solver.trust.planfile.same_problem` says), naming both problem digests; ''
@@ -490,13 +502,7 @@ def diff_cmd(
         except ProcureError as exc:  # the old problem does not compile at the new prices
             notes.append(f"the old plan could not be priced by the model at {source}: {exc}")
             diff = diff_plans(before, after, new_prices=prices_of_catalog(new_catalog), notes=notes)
-        diff = diff.model_copy(
-            update={
-                "old_problem_sha256": before.inputs.problem_sha256,
-                "new_problem_sha256": after.inputs.problem_sha256,
-                "problem_warning": _problem_warning(before, after, related),
-            }
-        )
+        diff = _with_problems(diff, before, after, related)
         if format == "json":
             text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
         elif format == "markdown":
