@@ -135,6 +135,14 @@ class PlanDiff(BaseModel):
     old_by_provider: dict[str, float] = Field(default_factory=dict)
     new_by_provider: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    problem_warning: str = Field(
+        "",
+        description="Set when the two plans are not of one problem (their problem digests "
+        "differ and neither is re-solved from the other, or that is not known): what the "
+        "diff compares, with both digests; shown first",
+    )
+    old_problem_sha256: str = Field("", description="The old plan's problem digest")
+    new_problem_sha256: str = Field("", description="The new plan's problem digest")
 
     @computed_field
     @property

@@ -363,6 +363,41 @@ def _different_problems(name: str, old_problem, new_problem) -> str:
     )
 
 
+def _with_problems(diff, before, after, related: bool | None):
+    """The diff with both plans' problem digests and, when they are not of one problem,
+    the warning it shows first."""
+    return diff.model_copy(
+        update={
+            "old_problem_sha256": before.inputs.problem_sha256,
+            "new_problem_sha256": after.inputs.problem_sha256,
+            "problem_warning": _problem_warning(before, after, related),
+        }
+    )
+
+
+def _problem_warning(before, after, related: bool | None) -> str:
+    """The first line of a diff of plans that are not of one problem (``related``: as
+    :func:`solver.trust.planfile.same_problem` says), naming both problem digests; ''
+    when they are of one problem."""
+    if related is True:
+        return ""
+    digests = (
+        f"problem digests {before.inputs.problem_sha256} (old) and "
+        f"{after.inputs.problem_sha256} (new)"
+    )
+    if related is None:
+        return (
+            f"the plans' problems differ ({digests}) and a re-solve among them does not "
+            "name the problem it was re-solved from: whether they are of one problem is not "
+            "known, and the plan effect may include a change of problem"
+        )
+    return (
+        f"the plans are of different problems that share the name {before.problem!r} "
+        f"({digests}): a what-if across problems; the plan effect includes the change of "
+        "problem"
+    )
+
+
 @app.command("diff")
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The old plan (solve --format json)")],
@@ -427,7 +462,8 @@ def diff_cmd(
                 fix="diff two plans of the same problem (a plan and its re-solve)",
             )
         notes = []
-        if same_problem(before, after) is False:
+        related = same_problem(before, after)
+        if related is False:
             notes.append(_different_problems(before.problem, old_problem, new_problem))
         if prices is not None:
             base = _load_catalog(catalog) if catalog is not None else old_catalog
@@ -466,6 +502,7 @@ def diff_cmd(
         except ProcureError as exc:  # the old problem does not compile at the new prices
             notes.append(f"the old plan could not be priced by the model at {source}: {exc}")
             diff = diff_plans(before, after, new_prices=prices_of_catalog(new_catalog), notes=notes)
+        diff = _with_problems(diff, before, after, related)
         if format == "json":
             text = json.dumps(diff.model_dump(mode="json"), indent=2) + "\n"
         elif format == "markdown":
@@ -474,6 +511,8 @@ def diff_cmd(
             text = diff_text(diff)
         inputs = [("old plan", old), ("new plan", new), *_price_inputs(prices)]
         inputs += catalog_inputs(catalog) if catalog is not None else []
+        if diff.problem_warning and (out is not None or format == "json"):
+            typer.echo(f"warning: {diff.problem_warning}", err=True)  # not at the text's top
         emit(text, out, force, inputs)
 
     _run(debug, body)

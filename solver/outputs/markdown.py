@@ -20,7 +20,8 @@ def diff_markdown(d: PlanDiff) -> str:
     table of every line added, removed, changed or re-priced (``procure diff --format
     markdown``)."""
     pct = f" ({d.total_change_usd / d.old_total_usd:+.1%})" if d.old_total_usd else ""
-    out = [
+    out = [f"> **Warning:** {d.problem_warning}", ""] if d.problem_warning else []
+    out += [
         f"### Plan diff: {d.old_problem}",
         "",
         f"**Total** ${d.old_total_usd:,.2f} -> ${d.new_total_usd:,.2f}: "

@@ -640,7 +640,8 @@ def change_sentence(c: ItemChange) -> str:
 def diff_text(d: PlanDiff) -> str:
     """The diff for people (``procure diff``, the end of ``procure resolve``)."""
     pct = f" ({d.total_change_usd / d.old_total_usd:+.1%})" if d.old_total_usd else ""
-    lines = [
+    lines = [f"warning: {d.problem_warning}"] if d.problem_warning else []
+    lines += [
         f"what changed: {d.n_changes} line item(s) "
         f"({len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed, "
         f"{d.unchanged} unchanged)"

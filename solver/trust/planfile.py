@@ -21,6 +21,7 @@ from solver.inputs.prices import apply_prices, read_price_update
 from solver.inputs.problem import load_problem, parse_problem
 from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
 from solver.plan import Check, Plan, input_digests, problem_json
+from solver.trust.rederive import rederived_errors
 from solver.trust.verify import FieldError, plan_name_errors, verify_plan_file
 
 PLAN_FIX = "use a plan written by procure solve --format json (or resolve --plan-out), unedited"
@@ -199,6 +200,7 @@ def load_plan(
             fix=PLAN_FIX,
         )
     _refuse_field(recomputed, where)
+    _refuse_field(rederived_errors(plan, prob, cat), where)
     return plan, prob, cat
 
 
