@@ -49,6 +49,10 @@ class VerificationError(ProcureError):
     """The verifier rejected a plan: it is never shown as a plan."""
 
 
+#: the relative gap a solve proves unless asked for another (a plan records any other)
+DEFAULT_GAP = SolveOptions().relative_gap
+
+
 def solve_problem(
     problem: Problem,
     catalog: Catalog,
@@ -160,6 +164,7 @@ def solve_verified(
             # a plan not proven within the gap asked for, under a time limit: the only
             # limit a solve is given, so the one that stopped it (Termination.FEASIBLE)
             "stopped_at_time_limit": limit is not None and plan.status == "feasible",
+            "gap_asked": None if options.relative_gap == DEFAULT_GAP else options.relative_gap,
         }
     )
     if not plan.verified:

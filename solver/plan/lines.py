@@ -420,6 +420,12 @@ class Plan(BaseModel):
         description="The serving workloads' switching_cost_usd times the units started "
         "within the day, over the horizon: in the objective, not in total_cost_usd",
     )
+    gap_asked: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The relative gap the solve was asked to prove, when not the default "
+        "(1e-4): an optimal plan is proven within it",
+    )
     stopped_at_time_limit: bool = Field(
         False,
         description="The solver was stopped by the time limit with this plan, the best it "

@@ -64,6 +64,7 @@ from datetime import date
 
 import numpy as np
 
+from solver.core.clock import Clock
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import LinearModel, build_model
 from solver.inputs.catalog import Catalog
@@ -72,6 +73,8 @@ from solver.plan import LineItem, Plan, extract_plan
 from solver.plan.cashflow import cash_flow
 from solver.plan.costs import with_cost_lines
 from solver.plan.provenance import with_currency
+from solver.plan.reporting import reported_items
+from solver.trust.refinement import split_form
 from solver.trust.solve_record import solve_record_errors
 from solver.trust.verify import FieldError
 from solver.units import RENTED_MODES
@@ -179,9 +182,9 @@ def line_item_errors(plan: Plan, problem: Problem, catalog: Catalog) -> list[Fie
     """Each line item's fields (:data:`LINE_FIELDS`) against the line the plan builder
     reads back for the same decision; a decision no option of the problem and catalog
     takes is named by its line."""
-    again, unplaced = _rederived(plan, problem, catalog, prune=True)
+    again, unplaced = _rederived_lines(plan, problem, catalog, prune=True)
     if unplaced:  # an option pruned as dominated (a re-solve may hold one): all of them
-        again, unplaced = _rederived(plan, problem, catalog, prune=False)
+        again, unplaced = _rederived_lines(plan, problem, catalog, prune=False)
     out = [
         FieldError(
             f"line_items[{i}]",
@@ -229,6 +232,29 @@ def _match_key(item: LineItem) -> tuple:
         item.tp_degree,
         item.batch,
     )
+
+
+def _rederived_lines(
+    plan: Plan, problem: Problem, catalog: Catalog, *, prune: bool
+) -> tuple[list[LineItem], list[tuple[int, LineItem]]]:
+    """The line items the plan builder reads back for the plan's decisions in the
+    problem's periods, and the decisions it has no variable for (index, line). A plan
+    solved over split periods (its ``compile_report`` names them) is placed in the split
+    problem's model, and what it reads back is reported in the problem's periods as
+    ``procure solve`` reports it (:func:`solver.plan.reporting.reported_items`)."""
+    try:
+        split = split_form(plan, problem, Clock(problem.start).hours_at)
+    except ValueError:
+        split = None  # not a split of the problem: the verifier has refused it already
+    if split is None:
+        return _rederived(plan, problem, catalog, prune=prune)
+    inner, unplaced = _rederived(split.plan, split.problem, catalog, prune=prune)
+    months = {p.name: float(p.months) for p in split.problem.resolved_periods}
+    pieces: dict[str, list[tuple[str, float]]] = {}
+    for piece, period in split.owner.items():
+        pieces.setdefault(period, []).append((piece, months[piece]))
+    reported = reported_items(inner, pieces)
+    return reported, [(split.origin[i], item) for i, item in unplaced]
 
 
 def _rederived(

@@ -280,3 +280,23 @@ def test_a_shipped_plan_with_cost_lines_loads_and_exports(tmp_path, monkeypatch)
             app, ["export", str(plan), "--out", str(tmp_path / fmt), "--format", fmt]
         )
         assert result.exit_code == 0, result.output
+
+
+def test_a_plan_solved_at_a_looser_gap_states_it_and_exports(solved, tmp_path):
+    # oracle: `--gap 0.3` is written into the plan as gap_asked 0.3 (the default 1e-4 is
+    # not written, so the other plans are unchanged); an optimal plan may then state any
+    # gap up to 30% (the solve proved that much), so a stated 25% exports, while the same
+    # 25% on a plan asked for the default gap is the edit refused above
+    cat, prob, _, _ = solved
+    plan = tmp_path / "loose.json"
+    args = ["solve", str(prob), "--catalog", str(cat), "--format", "json", "--gap", "0.3"]
+    result = runner.invoke(app, [*args, "--out", str(plan)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(plan.read_text())
+    assert doc["gap_asked"] == 0.3 and doc["status"] == "optimal"
+    doc["gap"] = 0.25
+    plan.write_text(json.dumps(doc, indent=2))
+    result = runner.invoke(app, ["export", str(plan), "--out", str(tmp_path / "orders")])
+    assert result.exit_code == 0, result.output
+    default = json.loads((solved[2]).read_text())
+    assert "gap_asked" not in default
