@@ -52,6 +52,7 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
+from solver.inputs.importers.focus_bills import Bills, dedupe
 from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.charges import charges
@@ -73,6 +74,7 @@ LINE_COLUMNS = (
     "actual_usd_per_hour",
     *CATEGORIES,
     "variance_usd",
+    "not_billed_yet",
 )
 #: How a plan line's mode is billed (FOCUS PricingCategory, read as ``pricing``).
 _PRICING_OF_MODE = {"on_demand": "on_demand", "spot": "spot"} | dict.fromkeys(
@@ -100,7 +102,23 @@ class Actuals:
     not_billed_by_cloud
         Plan lines no cloud bills (owned servers): their indices in ``plan.line_items``.
     files
+        Billing file -> rows compared (read, less duplicates and rows outside the plan).
+    duplicates
+        Files that had rows dropped as passed twice: ``file``, ``rows``,
+        ``duplicate_of``, ``same_bill_as``
+        (:class:`~solver.inputs.importers.focus_bills.Bills`).
+    outside
+        Per file, rows billed outside the plan's months (``file``, ``rows``, ``months``,
+        ``cost_usd``): set apart, not compared.
+    partial_months
+        The last month compared when it is billed for fewer keys than planned: not billed
+        in full yet, so left out of the run-rate.
+    billed_through
+        The last month the bills were stated complete (``--billed-through``), else ''.
+    read
         Billing file -> rows read.
+    plan_last_month
+        The plan's last month (``YYYY-MM``).
     """
 
     lines: pd.DataFrame
@@ -111,6 +129,12 @@ class Actuals:
     not_billed_by_cloud: list[int] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
     first_billed_month: str = ""
+    duplicates: list[dict] = field(default_factory=list)
+    outside: list[dict] = field(default_factory=list)
+    partial_months: list[str] = field(default_factory=list)
+    billed_through: str = ""
+    read: dict[str, int] = field(default_factory=dict)
+    plan_last_month: str = ""
 
     def totals(self) -> dict[str, float]:
         """Planned, actual, each category and the variance, summed over every row."""
@@ -121,6 +145,11 @@ class Actuals:
         """Rows of one ``status``: ``unplanned`` (billed, not planned) or ``unbilled``."""
         return self.lines[self.lines["status"] == status]
 
+    @property
+    def duplicate_rows(self) -> int:
+        """How many billed rows were dropped as passed twice."""
+        return sum(int(d["rows"]) for d in self.duplicates)
+
 
 def _month_of(moment: pd.Timestamp) -> str:
     return f"{moment.year:04d}-{moment.month:02d}"
@@ -129,7 +158,11 @@ def _month_of(moment: pd.Timestamp) -> str:
 def planned_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
     """The plan's cloud charges by key, month and line: ``provider, region, instance_type,
     pricing, accelerator, offering, month, line, planned_usd, planned_hours``."""
-    table = charges(plan, problem, catalog, start)
+    return _cloud_charges(plan, charges(plan, problem, catalog, start))
+
+
+def _cloud_charges(plan: Plan, table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`planned_charges` of the plan's charges ``table``."""
     rows = []
     for charge in table.itertuples(index=False):
         item = plan.line_items[charge.line]
@@ -189,8 +222,114 @@ def key_billed(billed: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _month_arg(month: str | None, first: str, last: str) -> str:
+    """``--billed-through`` checked: a ``YYYY-MM`` within the plan's months, or ''."""
+    if month is None or month == "":
+        return ""
+    text = str(month).strip()
+    ok = len(text) == 7 and text[4] == "-" and text[:4].isdigit() and text[5:].isdigit()
+    if not ok or not 1 <= int(text[5:]) <= 12:
+        raise ProcureError(
+            f"{month!r} is not a month",
+            field="--billed-through",
+            fix="give the last month the bills cover in full as YYYY-MM, e.g. 2027-03",
+        )
+    if not first <= text <= last:
+        raise ProcureError(
+            f"{text} is outside the plan's months {first} to {last}",
+            field="--billed-through",
+            fix=f"give a month from {first} to {last}",
+        )
+    return text
+
+
+def _outside(billed: pd.DataFrame, first: str, last: str) -> list[dict]:
+    """Per file, the rows billed outside the plan's months ``first`` to ``last``.
+
+    Raises
+    ------
+    ProcureError
+        A file all of whose rows are outside (naming its months and the plan's).
+    """
+    out = []
+    inside = (billed["month"] >= first) & (billed["month"] <= last)
+    for file, rows in billed.groupby("file", sort=False):
+        within = inside[rows.index]
+        months = f"{rows['month'].min()} to {rows['month'].max()}"
+        if not within.any():
+            raise ProcureError(
+                f"the bill is of {months}, wholly outside the plan's months {first} to {last}",
+                file=str(file),
+                field="ChargePeriodStart",
+                fix=f"pass the bills of the months the plan has run (from {first}), or the "
+                "plan these bills belong to",
+            )
+        away = rows[~within]
+        if len(away):
+            out.append(
+                {
+                    "file": str(file),
+                    "rows": int(len(away)),
+                    "months": sorted(set(away["month"])),
+                    "cost_usd": float(away["cost_usd"].sum()),
+                }
+            )
+    return out
+
+
+def _months(first: str, last: str) -> list[str]:
+    """The months from ``first`` to ``last`` (``YYYY-MM``), both included."""
+    out = []
+    month = first
+    while month <= last:
+        out.append(month)
+        month = next_month(month)
+    return out
+
+
+def _invoiced(billed: pd.DataFrame, first: str, last: str) -> dict[str, set[str]]:
+    """Provider -> the months in ``first`` to ``last`` its bills cover: a month with a row,
+    or within a row's billing period (an invoice for a month may have no row of it)."""
+    out: dict[str, set[str]] = {}
+    for provider, rows in billed.groupby("provider", sort=True):
+        months = set(rows["month"])
+        periods = rows[rows["period_first_month"] != ""]
+        spans = periods[["period_first_month", "period_last_month"]].drop_duplicates()
+        for lo, hi in spans.itertuples(index=False):
+            months |= set(_months(max(lo, first), min(hi, last)))
+        out[str(provider)] = {m for m in months if first <= m <= last}
+    return out
+
+
+def _not_billed_yet(
+    lines: pd.DataFrame, invoiced: dict[str, set[str]], through: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """``lines`` with ``not_billed_yet`` set, and the partial months (see the module
+    docstring, "Not billed yet"): after ``through`` (the last month stated complete, or
+    ''), an unbilled key is not billed yet when its provider has no invoice for the month,
+    or when the month is the last compared and has fewer keys billed than planned (the
+    whole month is then partial)."""
+    lines = lines.copy()
+    unbilled = lines["status"] == "unbilled"
+    last = lines["month"].max() if len(lines) else ""
+    partial = [last] if last and last > through and unbilled[lines["month"] == last].any() else []
+    no_invoice = [
+        month not in invoiced.get(provider, set())
+        for provider, month in zip(lines["provider"], lines["month"], strict=True)
+    ]
+    open_month = lines["month"] > through
+    pending = unbilled & open_month & (lines["month"].isin(partial) | np.array(no_invoice, bool))
+    lines["not_billed_yet"] = pending.to_numpy()
+    return lines, partial
+
+
 def actuals(
-    plan: Plan, problem: Problem, catalog: Catalog, billed: pd.DataFrame, start: date
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    billed: pd.DataFrame | Bills,
+    start: date,
+    billed_through: str | None = None,
 ) -> Actuals:
     """Compare ``billed`` (rows of one or more FOCUS exports) with ``plan``.
 
@@ -199,32 +338,68 @@ def actuals(
     plan, problem, catalog
         The signed plan, re-verified, with the problem and catalog it was solved for.
     billed
-        :func:`~solver.inputs.importers.focus_billing.read_focus_billing` rows, one or
-        more files concatenated.
+        :func:`~solver.inputs.importers.focus_bills.read_focus_bills` (duplicates
+        dropped), or :func:`~solver.inputs.importers.focus_billing.read_focus_billing`
+        rows, one or more files concatenated (their duplicates are dropped here).
     start
         The plan's first day (its ``start_date``).
+    billed_through
+        ``YYYY-MM``: the bills are complete to the end of this month (every planned key
+        missing in a month up to it is used less, not billed yet); None: not stated.
 
     Raises
     ------
     ProcureError
-        Nothing billed, or a currency without a rate.
+        Nothing billed, a bill wholly outside the plan's months, a currency without a
+        rate, or ``billed_through`` not a month of the plan.
     """
-    if billed.empty:
+    bills = billed if isinstance(billed, Bills) else _as_bills(billed)
+    if bills.rows.empty:
         raise ProcureError(
             "the billing exports hold no rows",
             field="BILLING",
             fix="pass the FOCUS cost and usage exports of the months the plan has run",
         )
-    planned = planned_charges(plan, problem, catalog, start)
-    billed = key_billed(billed_in_usd(billed, catalog), planned)
+    table = charges(plan, problem, catalog, start)
+    planned = _cloud_charges(plan, table)
     first = _month_of(pd.Timestamp(start))
-    last = max(billed["month"])
+    plan_last = max([first, *map(_month_of, table["month_start"])])
+    through = _month_arg(billed_through, first, plan_last)
+    every = key_billed(billed_in_usd(bills.rows, catalog), planned)
+    outside = _outside(every, first, plan_last)
+    billed = every[(every["month"] >= first) & (every["month"] <= plan_last)]
+    invoiced = _invoiced(billed, first, plan_last)
+    last = max([max(billed["month"]), through, *(max(m) for m in invoiced.values() if m)])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
     lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
+    lines, partial = _not_billed_yet(lines, invoiced, through)
     owned = [i for i, item in enumerate(plan.line_items) if item.mode not in _PRICING_OF_MODE]
     files = {str(f): int(n) for f, n in billed.groupby("file", sort=True).size().items()}
-    first_billed = min(billed["month"])
-    return Actuals(lines, planned, billed, first, last, owned, files, first_billed)
+    return Actuals(
+        lines,
+        planned,
+        billed,
+        first,
+        last,
+        owned,
+        files,
+        min(billed["month"]),
+        duplicates=bills.duplicates,
+        outside=outside,
+        partial_months=partial,
+        billed_through=through,
+        read=dict(bills.read),
+        plan_last_month=plan_last,
+    )
+
+
+def _as_bills(billed: pd.DataFrame) -> Bills:
+    """Rows of one or more files as :class:`Bills`, duplicates dropped when the rows
+    carry their digests."""
+    if "digest" not in billed.columns:
+        read = {str(f): int(n) for f, n in billed.groupby("file", sort=False).size().items()}
+        return Bills(billed, read)
+    return dedupe([rows for _, rows in billed.groupby("file", sort=False)])
 
 
 def compare(planned: pd.DataFrame, billed: pd.DataFrame) -> pd.DataFrame:
@@ -284,6 +459,7 @@ def _split(both: pd.DataFrame) -> pd.DataFrame:
     both["unplanned_usd"] = np.where(both["status"] == "unplanned", both["actual_usd"], 0.0)
     both["unbilled_usd"] = np.where(both["status"] == "unbilled", -both["planned_usd"], 0.0)
     both["variance_usd"] = difference
+    both["not_billed_yet"] = False
     order = {"matched": 0, "unplanned": 1, "unbilled": 2}
     both = both.sort_values(
         ["month", "status", *KEY], key=lambda s: s.map(order) if s.name == "status" else s
