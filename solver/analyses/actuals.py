@@ -11,7 +11,7 @@ FOCUS's ``PricingCategory`` Committed); a billed row without an instance type na
 plan offering by ``SkuId`` (our own FOCUS rows do). Plan lines of one key (the same
 instance bought the same way for two load blocks, say) are compared together: ``lines``
 lists them. Keys are compared month by month (``YYYY-MM``, the charge's start) from the
-plan's first month to the last month billed. Only cloud lines are billed: owned servers
+plan's first month to the last month billed (below, "Months compared"). Only cloud lines are billed: owned servers
 (purchases, their hosting and power) are not in a cloud's export and are left out (listed
 in ``not_billed_by_cloud``).
 
@@ -35,11 +35,46 @@ Each row's categories sum to A - P by construction, so every total does too. A g
 key has no mix (s = 1). Over a group, volume sums to (H_a - H_p) x P_g / H_p and mix to
 sum(h_a x p_p) - H_a x P_g / H_p: the textbook price-volume-mix split, at planned prices.
 
+**Bills.** Rows passed twice (the same file twice, overlapping exports) are counted once
+(:mod:`solver.inputs.importers.focus_bills`; ``duplicates`` says how many, from which
+file). Rows billed outside the plan's months (its first to its last month of charges) are
+set apart (``outside``), not compared; a file all of whose rows are outside is refused.
+
+**Months compared**: from the plan's first month to the *last month billed*, the latest
+of: a month with a row, a month within a row's billing period (``BillingPeriodStart`` to
+``BillingPeriodEnd``: an invoice for March says March is billed even if a line has no row
+in it), and ``billed_through`` (the user's word that the bills are complete to it). Every
+planned key of every month compared is accounted for: a key with no row in a month is
+``unbilled``, with the month.
+
+**Not billed yet** (``not_billed_yet``, :func:`_not_billed_yet`). An unbilled key in a
+month after ``billed_through`` is *not billed yet*, a late or missing invoice rather than
+use that stopped, when
+
+- its provider has no invoice for the month (no row of it in the month, and no billing
+  period of it covering the month), or
+- the month is the last compared and fewer keys are billed in it than planned: that
+  month is *partial* (``partial_months``), its invoice still coming in (a month's export
+  fills day by day, and a provider's invoice can come days after another's).
+
+Any other unbilled key was *used less*: billed nothing in a month whose invoices are in.
+
 **Re-forecast** (:func:`reforecast`): the months billed are *actual*; the rest of the
 horizon is *forecast* twice: at the plan (its charges) and at the run-rate observed (each
-key's planned charges scaled by A / P over the months billed, 1 for a key with no planned
-charge then; a key billed but not planned continues at its mean monthly cost over the
-months billed).
+key's planned charges scaled by its factor, A / P over its *settled* months: the partial
+month and the lines not billed yet are left out of both A and P, so a late invoice never
+reads as a drop in use; 1 for a key with nothing planned in them; a key billed but not
+planned continues at its mean monthly cost over the months compared). A line not billed
+yet is expected still: the actual months' ``at_plan_usd`` and ``at_resolve_usd`` add it at
+the plan, ``at_run_rate_usd`` at its key's factor, and ``pending_usd`` says how much.
+
+Worked by hand (tests/hostile/test_bills.py): two keys planned at $7,440 in January
+($5,952 + $1,488), $6,720 in February, $7,440 in March and $7,200 in April; billed as
+planned to February and March's $5,952, the $1,488 key's March invoice late. Read as used
+less, that key's factor would be $2,832 / $4,320 = 0.656 (a 34% drop) and April at the
+run-rate $6,704; March is partial, so both factors are 1, April at the run-rate is the
+plan's $7,200, March's $1,488 is pending, and the horizon at the run-rate is the plan's
+$28,800.
 """
 
 from __future__ import annotations
@@ -477,6 +512,7 @@ CASH_FLOW_COLUMNS = (
     "at_plan_usd",
     "at_run_rate_usd",
     "at_resolve_usd",
+    "pending_usd",
 )
 
 
@@ -491,8 +527,10 @@ class Reforecast:
         :data:`CASH_FLOW_COLUMNS`; ``kind`` is ``actual`` up to ``last_actual_month``,
         ``forecast`` after. ``actual_usd`` is empty (NaN) in forecast months;
         ``at_plan_usd``, ``at_run_rate_usd`` and ``at_resolve_usd`` are the actuals in
-        actual months; ``at_resolve_usd`` is the re-solved plan's cloud charges in
-        forecast months (NaN until :func:`with_resolve` adds them).
+        actual months plus ``pending_usd``, the lines not billed yet (at the plan; at
+        the run-rate, each times its key's factor); ``at_resolve_usd`` is the re-solved
+        plan's cloud charges in forecast months (NaN until :func:`with_resolve` adds
+        them).
     run_rates
         Each key's run-rate factor (A / P over the months billed) and how it was found.
     resolve_owned_usd
@@ -511,9 +549,11 @@ class Reforecast:
     def totals(self) -> dict[str, float]:
         """Horizon totals: the plan, the actuals so far, at the plan and at the run-rate."""
         flow = self.cash_flow
-        out = {c: float(flow[c].sum()) for c in CASH_FLOW_COLUMNS[2:-1]}
+        columns = ("plan_usd", "actual_usd", "at_plan_usd", "at_run_rate_usd")
+        out = {c: float(flow[c].sum()) for c in columns}
         resolved = flow["at_resolve_usd"]
         out["at_resolve_usd"] = float(resolved.sum()) if resolved.notna().all() else None
+        out["pending_usd"] = float(flow["pending_usd"].sum())
         return out
 
 
@@ -526,31 +566,46 @@ def next_month(month: str) -> str:
     return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
 
 
-def reforecast(result: Actuals) -> Reforecast:
-    """The rest of the horizon at the plan and at the observed run-rate (module docstring)."""
-    last = result.last_month
-    planned = result.planned
+def run_rates(result: Actuals) -> pd.DataFrame:
+    """Each planned key's run-rate factor, A / P over its *settled* months billed (the
+    module docstring, "Re-forecast"): rows of the partial month and lines not billed yet
+    are left out of both sums; 1 for a key with nothing planned in its settled months."""
     lines = result.lines
-    key_plan = lines.groupby(KEY, sort=True)["planned_usd"].sum()
-    key_actual = lines.groupby(KEY, sort=True)["actual_usd"].sum()
+    settled = lines[~lines["month"].isin(result.partial_months) & ~lines["not_billed_yet"]]
+    key_plan = settled.groupby(KEY, sort=True)["planned_usd"].sum()
+    key_actual = settled.groupby(KEY, sort=True)["actual_usd"].sum()
     rates = []
-    for key in sorted(set(map(tuple, planned[KEY].itertuples(index=False)))):
+    for key in sorted(set(map(tuple, result.planned[KEY].itertuples(index=False)))):
         p = float(key_plan.get(key, 0.0))
         a = float(key_actual.get(key, 0.0))
         factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, _NOTHING_PLANNED)
         rates.append(dict(zip(KEY, key, strict=True)) | {"factor": factor, "basis": basis})
-    run_rates = pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
-    factor_of = {tuple(r[k] for k in KEY): r["factor"] for r in rates}
+    return pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
+
+
+def reforecast(result: Actuals) -> Reforecast:
+    """The rest of the horizon at the plan and at the observed run-rate (module docstring,
+    "Re-forecast"): a line not billed yet is a late invoice, not a drop in use."""
+    last = result.last_month
+    planned = result.planned
+    lines = result.lines
+    rates = run_rates(result)
+    factor_of = {tuple(r[k] for k in KEY): r["factor"] for r in rates.to_dict("records")}
+
+    def factors(frame: pd.DataFrame) -> list[float]:
+        return [factor_of.get(k, 1.0) for k in map(tuple, frame[KEY].itertuples(index=False))]
+
     months_billed = sorted(set(lines["month"]))
     unplanned = lines[lines["status"] == "unplanned"]
     extra_per_month = float(unplanned["actual_usd"].sum()) / max(len(months_billed), 1)
     plan_by_month = planned.groupby("month", sort=True)["planned_usd"].sum()
-    scaled = planned.assign(
-        usd=planned["planned_usd"]
-        * [factor_of.get(k, 1.0) for k in map(tuple, planned[KEY].itertuples(index=False))]
-    )
+    scaled = planned.assign(usd=planned["planned_usd"] * factors(planned))
     rate_by_month = scaled.groupby("month", sort=True)["usd"].sum()
     actual_by_month = result.billed.groupby("month", sort=True)["cost_usd"].sum()
+    late = lines[lines["not_billed_yet"]]
+    late = late.assign(usd=late["planned_usd"] * factors(late))
+    late_plan = late.groupby("month", sort=True)["planned_usd"].sum()
+    late_rate = late.groupby("month", sort=True)["usd"].sum()
     months = sorted(set(plan_by_month.index) | set(actual_by_month.index))
     horizon_end = max(plan_by_month.index) if len(plan_by_month) else last
     rows = []
@@ -558,13 +613,16 @@ def reforecast(result: Actuals) -> Reforecast:
         plan_usd = float(plan_by_month.get(month, 0.0))
         if month <= last:
             actual = float(actual_by_month.get(month, 0.0))
-            rows.append([month, "actual", plan_usd, actual, actual, actual, actual])
+            pending = float(late_plan.get(month, 0.0))
+            at_rate = actual + float(late_rate.get(month, 0.0))
+            at_plan = actual + pending
+            rows.append([month, "actual", plan_usd, actual, at_plan, at_rate, at_plan, pending])
         else:
             extra = extra_per_month if month <= horizon_end else 0.0
             run = float(rate_by_month.get(month, 0.0)) + extra
-            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run, np.nan])
+            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run, np.nan, 0.0])
     flow = pd.DataFrame(rows, columns=list(CASH_FLOW_COLUMNS))
-    return Reforecast(flow, run_rates, last, next_month(last))
+    return Reforecast(flow, rates, last, next_month(last))
 
 
 def with_resolve(
@@ -605,5 +663,6 @@ __all__ = [
     "next_month",
     "planned_charges",
     "reforecast",
+    "run_rates",
     "with_resolve",
 ]
