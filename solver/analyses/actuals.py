@@ -11,9 +11,9 @@ FOCUS's ``PricingCategory`` Committed); a billed row without an instance type na
 plan offering by ``SkuId`` (our own FOCUS rows do). Plan lines of one key (the same
 instance bought the same way for two load blocks, say) are compared together: ``lines``
 lists them. Keys are compared month by month (``YYYY-MM``, the charge's start) from the
-plan's first month to the last month billed (below, "Months compared"). Only cloud lines are billed: owned servers
-(purchases, their hosting and power) are not in a cloud's export and are left out (listed
-in ``not_billed_by_cloud``).
+plan's first month to the last month billed (below, "Months compared"). Only cloud lines
+are billed: owned servers (purchases, their hosting and power) are not in a cloud's export
+and are left out (listed in ``not_billed_by_cloud``).
 
 **Variance** per key and month, in USD, with P and A the planned and actual cost, h_p and
 h_a their instance-hours and p_p = P / h_p the planned price (0 without planned hours):
