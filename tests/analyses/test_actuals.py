@@ -150,6 +150,7 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
         seed_per_block_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1)
     )
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
+    assert result.duplicate_rows == 0 and result.outside == []  # every row its own charge
     t = result.totals()
     assert t["price_usd"] == pytest.approx(27.48, abs=1e-4)
     assert t["volume_usd"] == pytest.approx(276.21, abs=1e-4)

@@ -45,8 +45,8 @@ summed), with the columns :data:`BILLING_COLUMNS`:
 - ``period_first_month``, ``period_last_month``: the months of the row's billing period
   (``BillingPeriodStart``/``BillingPeriodEnd``), '' without them: the months an invoice
   covers even where it has no row.
-- ``identity`` and ``digest``: the row's FOCUS identity and content (:func:`row_identity`),
-  by which a row passed twice is found.
+- ``identity``, ``digest`` and ``amounts``: the row's FOCUS identity, content and
+  amounts (:func:`row_identity`), by which a row passed twice is found.
 
 Bad input is refused with the file, the row (1 = the first data row), its line in the
 file, the column and the fix; the file must be UTF-8 CSV
@@ -60,6 +60,7 @@ import hashlib
 import io
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -137,6 +138,7 @@ BILLING_COLUMNS: tuple[str, ...] = (
     "period_last_month",
     "identity",
     "digest",
+    "amounts",
 )
 _HOUR_UNITS = {"hours", "hour", "hrs", "hr", "h", "1 hour", "instance-hours", "instance hours"}
 _PRICING = {"standard": "on_demand", "": "on_demand", "dynamic": "spot", "committed": "reserved"}
@@ -278,18 +280,41 @@ def _digest(pairs: list[tuple[str, str]]) -> str:
     return hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).hexdigest()
 
 
-def row_identity(raw: dict[str, str]) -> tuple[str, str]:
-    """The row's FOCUS identity and its content digest (SHA-256, hex).
+#: FOCUS date-time dimensions, compared as instants (``2027-01-01T00:00:00Z`` and
+#: ``2027-01-01 00:00:00`` are one).
+_DATE_COLUMNS = frozenset(
+    {"BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"}
+)
+
+
+@lru_cache(maxsize=65536)
+def _instant(text: str) -> str:
+    """A date-time cell as ISO 8601 UTC, or the text itself when it does not parse."""
+    try:
+        moment = pd.Timestamp(text)
+    except (ValueError, TypeError, OverflowError):
+        return text
+    if pd.isna(moment):
+        return text
+    if moment.tzinfo is not None:
+        moment = moment.tz_convert("UTC").tz_localize(None)
+    return moment.isoformat()
+
+
+def row_identity(raw: dict[str, str]) -> tuple[str, str, str]:
+    """The row's FOCUS identity, its content digest and its amounts digest (SHA-256, hex).
 
     FOCUS 1.2 defines no row identifier; a charge is told apart by its **dimension**
     columns (every column whose "Column type" is Dimension, ``specification/columns/*.md``
     at tag v1.2: BillingAccountId, SubAccountId, ChargePeriodStart/End, ChargeCategory,
     ChargeClass, ChargeDescription, ResourceId, SkuId, SkuPriceId, PricingCategory,
-    CommitmentDiscountId/Status, RegionId, Tags ... and the provider's ``x_`` columns).
-    The identity digests the non-blank dimension cells by column name (so the column
-    order does not matter); the content digest adds the :data:`METRIC_COLUMNS` cells,
-    numbers compared as numbers (``98.32`` and ``98.320`` are one amount)."""
-    dims, metrics = [], []
+    CommitmentDiscountId/Status, RegionId, Tags ...). The *identity* digests the non-blank
+    FOCUS dimension cells by column name (so the column order does not matter; dates as
+    UTC instants), leaving out the provider's ``x_`` columns (one export flavour has them,
+    another not); the *amounts* digest the :data:`METRIC_COLUMNS` cells, numbers as
+    numbers (``98.32`` and ``98.320`` are one amount); the *content* digests every
+    non-blank cell, ``x_`` columns included."""
+    dims, custom, metrics = [], [], []
     for column in sorted(raw):
         value = (raw[column] or "").strip()
         if not value:
@@ -300,9 +325,11 @@ def row_identity(raw: dict[str, str]) -> tuple[str, str]:
             except ValueError:
                 pass
             metrics.append((column, value))
+        elif column.startswith("x_"):
+            custom.append((column, value))
         else:
-            dims.append((column, value))
-    return _digest(dims), _digest(dims + [("", "")] + metrics)
+            dims.append((column, _instant(value) if column in _DATE_COLUMNS else value))
+    return _digest(dims), _digest(dims + custom + [("", "")] + metrics), _digest(metrics)
 
 
 def _header(reader: csv.DictReader, path: Path) -> list[str]:
@@ -388,7 +415,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
         )
     pricing = raw.get("PricingCategory", "").strip().lower()
     period_first, period_last = _billing_period(raw, path, n)
-    identity, digest = row_identity(raw)
+    identity, digest, amounts = row_identity(raw)
     return {
         "provider": provider_id(raw["ProviderName"]),
         "region": raw["RegionId"].strip(),
@@ -408,6 +435,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
         "period_last_month": period_last,
         "identity": identity,
         "digest": digest,
+        "amounts": amounts,
     }
 
 

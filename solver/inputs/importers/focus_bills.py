@@ -6,11 +6,12 @@ the digest of its rows (:func:`bill_digest`: the same rows under another name, i
 order or with the columns reordered give the same digest). Files are taken in the order
 given, and:
 
-- a row equal to a row already read (the same identity and the same amounts; from an
-  earlier file, or earlier in the same file) is **a duplicate**: dropped, and counted in
-  :attr:`Bills.duplicates` by file (the same file passed twice, two exports whose months
-  overlap, a file joined with itself). An export lists each charge once, so two rows alike
-  in every column are one charge passed twice;
+- a row equal in every cell to a row already read (from an earlier file, or earlier in
+  the same file), or with the identity and the amounts of an earlier file's row (the same
+  charge in an export with other ``x_`` columns) is **a duplicate**: dropped, and counted
+  in :attr:`Bills.duplicates` by file (the same file passed twice, two exports whose
+  months overlap, a file joined with itself). An export lists each charge once, so two
+  rows alike in every column are one charge passed twice;
 - a row with the identity of a row of an **earlier file** but other amounts is refused:
   the two files are exports of the same charges taken at different times (a month's export
   is revised until its invoice closes), and counting both, or choosing one, would be a
@@ -93,7 +94,7 @@ def dedupe(frames: Sequence[pd.DataFrame]) -> Bills:
         A row with the identity of an earlier file's row and other amounts.
     """
     by_digest: dict[str, str] = {}
-    by_identity: dict[str, object] = {}
+    by_identity: dict[str, list] = {}
     keep: list[pd.DataFrame] = []
     duplicates: list[dict] = []
     read: dict[str, int] = {}
@@ -108,14 +109,15 @@ def dedupe(frames: Sequence[pd.DataFrame]) -> Bills:
         digests[name] = digest
         mask, of = [], []
         for row in frame.itertuples(index=False):
-            if row.digest in by_digest:
+            earlier = [r for r in by_identity.get(row.identity, ()) if r.file != row.file]
+            twin = next((r for r in earlier if r.amounts == row.amounts), None)
+            if row.digest in by_digest or twin is not None:
                 mask.append(False)
-                of.append(by_digest[row.digest])
+                of.append(by_digest.get(row.digest) or str(twin.file))
                 continue
-            first = by_identity.get(row.identity)
-            if first is not None and first.file != row.file:
-                raise _conflict(row, first)
-            by_identity.setdefault(row.identity, row)
+            if earlier:
+                raise _conflict(row, earlier[0])
+            by_identity.setdefault(row.identity, []).append(row)
             by_digest[row.digest] = str(row.file)
             mask.append(True)
         keep.append(frame[mask])
