@@ -53,9 +53,11 @@ use that stopped, when
 
 - its provider has no invoice for the month (no row of it in the month, and no billing
   period of it covering the month), or
-- the month is the last compared and fewer keys are billed in it than planned: that
-  month is *partial* (``partial_months``), its invoice still coming in (a month's export
-  fills day by day, and a provider's invoice can come days after another's).
+- the month is the last compared and fewer keys are billed in it than planned, or its
+  rows all end before the month does (their latest ``ChargePeriodEnd``, ``billed_to``:
+  an export taken mid-month): that month is *partial* (``partial_months``), its invoice
+  still coming in (a month's export fills day by day, and a provider's invoice can come
+  days after another's). A partial month is left out of the run-rate whole.
 
 Any other unbilled key was *used less*: billed nothing in a month whose invoices are in.
 
@@ -154,6 +156,9 @@ class Actuals:
         Billing file -> rows read.
     plan_last_month
         The plan's last month (``YYYY-MM``).
+    billed_to
+        When the partial month's rows end before it does, their latest
+        ``ChargePeriodEnd`` (ISO 8601 UTC), else ''.
     """
 
     lines: pd.DataFrame
@@ -170,6 +175,7 @@ class Actuals:
     billed_through: str = ""
     read: dict[str, int] = field(default_factory=dict)
     plan_last_month: str = ""
+    billed_to: str = ""
 
     def totals(self) -> dict[str, float]:
         """Planned, actual, each category and the variance, summed over every row."""
@@ -336,18 +342,31 @@ def _invoiced(billed: pd.DataFrame, first: str, last: str) -> dict[str, set[str]
     return out
 
 
+def billed_to(billed: pd.DataFrame, month: str) -> str:
+    """The latest ``ChargePeriodEnd`` of ``month``'s rows when it falls before the month's
+    end (a month's export taken before it closed, e.g. ``2027-03-16T00:00:00``), else ''
+    (the rows run to the month's end, or carry no ``ChargePeriodEnd``)."""
+    ends = billed.loc[billed["month"] == month, "charge_end"]
+    ends = ends[ends != ""]
+    if ends.empty:
+        return ""
+    latest = str(ends.max())
+    return latest if latest < f"{next_month(month)}-01T00:00:00" else ""
+
+
 def _not_billed_yet(
-    lines: pd.DataFrame, invoiced: dict[str, set[str]], through: str
+    lines: pd.DataFrame, invoiced: dict[str, set[str]], through: str, cut_short: bool = False
 ) -> tuple[pd.DataFrame, list[str]]:
     """``lines`` with ``not_billed_yet`` set, and the partial months (see the module
     docstring, "Not billed yet"): after ``through`` (the last month stated complete, or
     ''), an unbilled key is not billed yet when its provider has no invoice for the month,
-    or when the month is the last compared and has fewer keys billed than planned (the
-    whole month is then partial)."""
+    or when the month is the last compared and is partial: fewer keys billed than planned,
+    or its rows end before the month does (``cut_short``)."""
     lines = lines.copy()
     unbilled = lines["status"] == "unbilled"
     last = lines["month"].max() if len(lines) else ""
-    partial = [last] if last and last > through and unbilled[lines["month"] == last].any() else []
+    short = cut_short or unbilled[lines["month"] == last].any()
+    partial = [last] if last and last > through and short else []
     no_invoice = [
         month not in invoiced.get(provider, set())
         for provider, month in zip(lines["provider"], lines["month"], strict=True)
@@ -407,7 +426,8 @@ def actuals(
     last = max([max(billed["month"]), through, *(max(m) for m in invoiced.values() if m)])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
     lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
-    lines, partial = _not_billed_yet(lines, invoiced, through)
+    cut_short = billed_to(billed, last)
+    lines, partial = _not_billed_yet(lines, invoiced, through, bool(cut_short))
     owned = [i for i, item in enumerate(plan.line_items) if item.mode not in _PRICING_OF_MODE]
     files = {str(f): int(n) for f, n in billed.groupby("file", sort=True).size().items()}
     return Actuals(
@@ -425,6 +445,7 @@ def actuals(
         billed_through=through,
         read=dict(bills.read),
         plan_last_month=plan_last,
+        billed_to=cut_short if partial else "",
     )
 
 

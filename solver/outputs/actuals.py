@@ -133,9 +133,14 @@ def _bill_notes(result: Actuals) -> list[str]:
             f"{_plain(o['cost_usd'])}) set apart, not compared"
         )
     for month in result.partial_months:
+        why = (
+            f"its rows end at {result.billed_to}"
+            if result.billed_to
+            else "it is billed for fewer lines than planned"
+        )
         out.append(
-            f"{month} is billed for fewer lines than planned: not billed in full yet, left "
-            "out of the run-rate (its missing lines are flagged below)"
+            f"{month} is not billed in full yet ({why}): left out of the run-rate "
+            "(missing lines are flagged below)"
         )
     if result.billed_through:
         out.append(f"bills stated complete to {result.billed_through} (--billed-through)")
@@ -214,6 +219,7 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
         "duplicates": result.duplicates,
         "outside_plan": result.outside,
         "partial_months": result.partial_months,
+        "billed_to": result.billed_to or None,
         "billed_through": result.billed_through or None,
         "totals": result.totals(),
         "lines": _records(result.lines),

@@ -416,3 +416,23 @@ def test_a_binary_file_is_refused_cleanly(plan, tmp_path, content, words):
     bill.write_bytes(content)
     out = refused(plan, bill)
     assert "bill.bin" in out and words in out
+
+
+def test_a_month_exported_before_it_closed_is_not_a_drop(plan, tmp_path):
+    # January and February as planned; March exported on the 16th: both lines billed to
+    # 2027-03-16T00:00:00 (15 days, 2 x 360 h each: h1 $2,880, l4 $720). Read as a month,
+    # h1's run-rate would be (5,952 + 5,376 + 2,880) / (5,952 + 5,376 + 5,952) = 0.822 and
+    # April at the run-rate 0.822 x $7,200 = $5,920. March's rows end before March does,
+    # so it is partial and left out: both factors 1, April at the run-rate $7,200.
+    cut = {"ChargePeriodEnd": "2027-03-16T00:00:00Z"}
+    march = [row("2027-03", i, hours=720) | cut for i in ("h1", "l4")]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(bill_text([*as_planned("2027-01", "2027-02"), *march]))
+    doc = actuals_json(plan, bill, extra=["--reforecast"])
+    assert doc["partial_months"] == ["2027-03"]
+    assert doc["billed_to"] == "2027-03-16T00:00:00"
+    flow = {r["month"]: r for r in doc["reforecast"]["cash_flow"]}
+    assert flow["2027-03"]["actual_usd"] == pytest.approx(3_600.00)
+    assert flow["2027-04"]["at_run_rate_usd"] == pytest.approx(7_200.00)
+    table = runner.invoke(app, ["actuals", str(plan), str(bill)]).stdout
+    assert "2027-03 is not billed in full yet (its rows end at 2027-03-16T00:00:00)" in table

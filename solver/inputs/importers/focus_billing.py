@@ -44,7 +44,8 @@ summed), with the columns :data:`BILLING_COLUMNS`:
 - ``file`` and ``row`` (1 = the first data row): where each row came from.
 - ``period_first_month``, ``period_last_month``: the months of the row's billing period
   (``BillingPeriodStart``/``BillingPeriodEnd``), '' without them: the months an invoice
-  covers even where it has no row.
+  covers even where it has no row. ``charge_end``: ``ChargePeriodEnd`` in ISO 8601 UTC
+  ('' without it): how far into its month a bill runs.
 - ``identity``, ``digest`` and ``amounts``: the row's FOCUS identity, content and
   amounts (:func:`row_identity`), by which a row passed twice is found.
 
@@ -136,6 +137,7 @@ BILLING_COLUMNS: tuple[str, ...] = (
     "row",
     "period_first_month",
     "period_last_month",
+    "charge_end",
     "identity",
     "digest",
     "amounts",
@@ -301,6 +303,14 @@ def _instant(text: str) -> str:
     return moment.isoformat()
 
 
+def _charge_end(text: str) -> str:
+    """``ChargePeriodEnd`` as ISO 8601 UTC (``2027-03-16T00:00:00``), '' when blank or
+    not a date (the column is not needed to compare)."""
+    text = (text or "").strip()
+    instant = _instant(text) if text else ""
+    return instant if instant[:4].isdigit() and "T" in instant else ""
+
+
 def row_identity(raw: dict[str, str]) -> tuple[str, str, str]:
     """The row's FOCUS identity, its content digest and its amounts digest (SHA-256, hex).
 
@@ -433,6 +443,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
         "row": n,
         "period_first_month": period_first,
         "period_last_month": period_last,
+        "charge_end": _charge_end(raw.get("ChargePeriodEnd", "")),
         "identity": identity,
         "digest": digest,
         "amounts": amounts,
