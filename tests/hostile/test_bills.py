@@ -436,3 +436,18 @@ def test_a_month_exported_before_it_closed_is_not_a_drop(plan, tmp_path):
     assert flow["2027-04"]["at_run_rate_usd"] == pytest.approx(7_200.00)
     table = runner.invoke(app, ["actuals", str(plan), str(bill)]).stdout
     assert "2027-03 is not billed in full yet (its rows end at 2027-03-16T00:00:00)" in table
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "the file is empty"),
+        (",".join(COLUMNS) + "\nacme,acct-1,USD\n", "row 1: the row has 3 fields, the header 16"),
+    ],
+)
+def test_an_empty_or_cut_bill_is_refused(plan, tmp_path, text, words):
+    # a row cut after 3 of its 16 fields would read its cost as blank and its month as
+    # no date: it is refused as cut, with the row and the counts
+    bill = tmp_path / "cut.csv"
+    bill.write_text(text)
+    assert words in refused(plan, bill)

@@ -45,8 +45,8 @@ def test_a_sample_passed_twice_and_renamed_is_counted_once(tmp_path):
     ]
     other = tmp_path / "other-flavour.csv"
     text = AWS.read_text().replace("2026-05-01T00:00:00Z", "2026-05-01 00:00:00+00:00")
-    text = text.replace("Tags\n", "Tags,x_Operation\n", 1)
-    other.write_text(text)
+    head, *rows = text.splitlines()
+    other.write_text("\n".join([head + ",x_Operation", *(r + ",RunInstances" for r in rows)]))
     bills = read_focus_bills([AWS, other])
     assert len(bills.rows) == 6 and bills.dropped == 6
 

@@ -62,7 +62,7 @@ def read_csv_text(path: str | Path, *, what: str, export_fix: str) -> str:
     Raises
     ------
     ProcureError
-        Missing or not a regular file; binary (a NUL byte, or the magic bytes of gzip,
+        Missing, empty or not a regular file; binary (a NUL byte, or the magic bytes of gzip,
         zip, Parquet or UTF-16); not UTF-8 (naming the line and the byte).
     """
     path = Path(path)
@@ -78,6 +78,10 @@ def read_csv_text(path: str | Path, *, what: str, export_fix: str) -> str:
             file=str(path),
             field=f"line {line}",
             fix=f"pass the CSV file itself; {export_fix}",
+        )
+    if not data.strip():
+        raise ProcureError(
+            f"the file is empty, not a {what}", file=str(path), fix=f"pass the file; {export_fix}"
         )
     try:
         return data.decode("utf-8-sig")

@@ -399,15 +399,27 @@ def read_focus_billing(path: str | Path) -> pd.DataFrame:
                 ) from None
     except csv.Error as exc:
         raise ProcureError(
-            f"not readable as CSV: {exc}",
+            f"not readable as CSV after line {reader.line_num}: {exc}",
             file=str(path),
-            field=f"line {reader.line_num}",
+            field=f"row {n + 1}",
             fix=f"pass the CSV export as the cloud wrote it; {_EXPORT_FIX}",
         ) from None
     return pd.DataFrame(rows, columns=list(BILLING_COLUMNS))
 
 
 def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
+    extra = raw.get(None) or []  # type: ignore[call-overload]
+    short = [k for k, v in raw.items() if k is not None and v is None]
+    if extra or short:
+        width = len(raw) - (1 if None in raw else 0)
+        fields = width - len(short) + len(extra)
+        raise ProcureError(
+            f"the row has {fields} fields, the header {width}",
+            file=str(path),
+            field=f"row {n}",
+            fix="the row was cut short or holds an unquoted comma: export the bill again "
+            "(a field with a comma must be quoted)",
+        )
     raw = {k: (v or "") for k, v in raw.items() if k is not None}
     unit = raw["PricingUnit"].strip()
     category = raw["ChargeCategory"].strip()
