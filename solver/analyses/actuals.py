@@ -579,6 +579,7 @@ class Reforecast:
 
 
 _NOTHING_PLANNED = "nothing planned in the months billed: the plan"
+_NOT_BILLED_YET = "planned only in months not billed in full yet: the plan"
 
 
 def next_month(month: str) -> str:
@@ -595,11 +596,14 @@ def run_rates(result: Actuals) -> pd.DataFrame:
     settled = lines[~lines["month"].isin(result.partial_months) & ~lines["not_billed_yet"]]
     key_plan = settled.groupby(KEY, sort=True)["planned_usd"].sum()
     key_actual = settled.groupby(KEY, sort=True)["actual_usd"].sum()
+    all_plan = lines.groupby(KEY, sort=True)["planned_usd"].sum()
     rates = []
     for key in sorted(set(map(tuple, result.planned[KEY].itertuples(index=False)))):
         p = float(key_plan.get(key, 0.0))
         a = float(key_actual.get(key, 0.0))
-        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, _NOTHING_PLANNED)
+        waiting = p <= 0 and float(all_plan.get(key, 0.0)) > 0
+        basis = _NOT_BILLED_YET if waiting else _NOTHING_PLANNED
+        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, basis)
         rates.append(dict(zip(KEY, key, strict=True)) | {"factor": factor, "basis": basis})
     return pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
 
