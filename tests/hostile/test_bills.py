@@ -406,10 +406,11 @@ def test_a_latin1_bill_is_refused_with_the_line_and_the_fix(plan, tmp_path):
     ("content", "words"),
     [
         (bytes(range(256)) * 4, "binary file"),
-        (gzip.compress(b"ProviderName,EffectiveCost\n"), "gzip archive"),
+        (gzip.compress(b"ProviderName,EffectiveCost\n", mtime=0), "gzip archive"),
         (b"PK\x03\x04" + b"\x00" * 40, "zip archive"),
         ("ProviderName\n".encode("utf-16"), "UTF-16"),
     ],
+    ids=["nul-bytes", "gzip", "zip", "utf-16"],
 )
 def test_a_binary_file_is_refused_cleanly(plan, tmp_path, content, words):
     bill = tmp_path / "bill.bin"
@@ -444,6 +445,7 @@ def test_a_month_exported_before_it_closed_is_not_a_drop(plan, tmp_path):
         ("", "the file is empty"),
         (",".join(COLUMNS) + "\nacme,acct-1,USD\n", "row 1: the row has 3 fields, the header 16"),
     ],
+    ids=["empty", "cut-row"],
 )
 def test_an_empty_or_cut_bill_is_refused(plan, tmp_path, text, words):
     # a row cut after 3 of its 16 fields would read its cost as blank and its month as
