@@ -11,9 +11,9 @@ FOCUS's ``PricingCategory`` Committed); a billed row without an instance type na
 plan offering by ``SkuId`` (our own FOCUS rows do). Plan lines of one key (the same
 instance bought the same way for two load blocks, say) are compared together: ``lines``
 lists them. Keys are compared month by month (``YYYY-MM``, the charge's start) from the
-plan's first month to the last month billed. Only cloud lines are billed: owned servers
-(purchases, their hosting and power) are not in a cloud's export and are left out (listed
-in ``not_billed_by_cloud``).
+plan's first month to the last month billed (below, "Months compared"). Only cloud lines
+are billed: owned servers (purchases, their hosting and power) are not in a cloud's export
+and are left out (listed in ``not_billed_by_cloud``).
 
 **Variance** per key and month, in USD, with P and A the planned and actual cost, h_p and
 h_a their instance-hours and p_p = P / h_p the planned price (0 without planned hours):
@@ -35,11 +35,48 @@ Each row's categories sum to A - P by construction, so every total does too. A g
 key has no mix (s = 1). Over a group, volume sums to (H_a - H_p) x P_g / H_p and mix to
 sum(h_a x p_p) - H_a x P_g / H_p: the textbook price-volume-mix split, at planned prices.
 
+**Bills.** Rows passed twice (the same file twice, overlapping exports) are counted once
+(:mod:`solver.inputs.importers.focus_bills`; ``duplicates`` says how many, from which
+file). Rows billed outside the plan's months (its first to its last month of charges) are
+set apart (``outside``), not compared; a file all of whose rows are outside is refused.
+
+**Months compared**: from the plan's first month to the *last month billed*, the latest
+of: a month with a row, a month within a row's billing period (``BillingPeriodStart`` to
+``BillingPeriodEnd``: an invoice for March says March is billed even if a line has no row
+in it), and ``billed_through`` (the user's word that the bills are complete to it). Every
+planned key of every month compared is accounted for: a key with no row in a month is
+``unbilled``, with the month.
+
+**Not billed yet** (``not_billed_yet``, :func:`_not_billed_yet`). An unbilled key in a
+month after ``billed_through`` is *not billed yet*, a late or missing invoice rather than
+use that stopped, when
+
+- its provider has no invoice for the month (no row of it in the month, and no billing
+  period of it covering the month), or
+- the month is the last compared and fewer keys are billed in it than planned, or its
+  rows all end before the month does (their latest ``ChargePeriodEnd``, ``billed_to``:
+  an export taken mid-month): that month is *partial* (``partial_months``), its invoice
+  still coming in (a month's export fills day by day, and a provider's invoice can come
+  days after another's). A partial month is left out of the run-rate whole.
+
+Any other unbilled key was *used less*: billed nothing in a month whose invoices are in.
+
 **Re-forecast** (:func:`reforecast`): the months billed are *actual*; the rest of the
 horizon is *forecast* twice: at the plan (its charges) and at the run-rate observed (each
-key's planned charges scaled by A / P over the months billed, 1 for a key with no planned
-charge then; a key billed but not planned continues at its mean monthly cost over the
-months billed).
+key's planned charges scaled by its factor, A / P over its *settled* months: the partial
+month and the lines not billed yet are left out of both A and P, so a late invoice never
+reads as a drop in use; 1 for a key with nothing planned in them; a key billed but not
+planned continues at its mean monthly cost over the months compared). A line not billed
+yet is expected still: the actual months' ``at_plan_usd`` and ``at_resolve_usd`` add it at
+the plan, ``at_run_rate_usd`` at its key's factor, and ``pending_usd`` says how much.
+
+Worked by hand (tests/hostile/test_bills.py): two keys planned at $7,440 in January
+($5,952 + $1,488), $6,720 in February, $7,440 in March and $7,200 in April; billed as
+planned to February and March's $5,952, the $1,488 key's March invoice late. Read as used
+less, that key's factor would be $2,832 / $4,320 = 0.656 (a 34% drop) and April at the
+run-rate $6,704; March is partial, so both factors are 1, April at the run-rate is the
+plan's $7,200, March's $1,488 is pending, and the horizon at the run-rate is the plan's
+$28,800.
 """
 
 from __future__ import annotations
@@ -52,6 +89,7 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
+from solver.inputs.importers.focus_bills import Bills, dedupe
 from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.charges import charges
@@ -73,6 +111,7 @@ LINE_COLUMNS = (
     "actual_usd_per_hour",
     *CATEGORIES,
     "variance_usd",
+    "not_billed_yet",
 )
 #: How a plan line's mode is billed (FOCUS PricingCategory, read as ``pricing``).
 _PRICING_OF_MODE = {"on_demand": "on_demand", "spot": "spot"} | dict.fromkeys(
@@ -100,7 +139,26 @@ class Actuals:
     not_billed_by_cloud
         Plan lines no cloud bills (owned servers): their indices in ``plan.line_items``.
     files
+        Billing file -> rows compared (read, less duplicates and rows outside the plan).
+    duplicates
+        Files that had rows dropped as passed twice: ``file``, ``rows``,
+        ``duplicate_of``, ``same_bill_as``
+        (:class:`~solver.inputs.importers.focus_bills.Bills`).
+    outside
+        Per file, rows billed outside the plan's months (``file``, ``rows``, ``months``,
+        ``cost_usd``): set apart, not compared.
+    partial_months
+        The last month compared when it is billed for fewer keys than planned: not billed
+        in full yet, so left out of the run-rate.
+    billed_through
+        The last month the bills were stated complete (``--billed-through``), else ''.
+    read
         Billing file -> rows read.
+    plan_last_month
+        The plan's last month (``YYYY-MM``).
+    billed_to
+        When the partial month's rows end before it does, their latest
+        ``ChargePeriodEnd`` (ISO 8601 UTC), else ''.
     """
 
     lines: pd.DataFrame
@@ -111,6 +169,13 @@ class Actuals:
     not_billed_by_cloud: list[int] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
     first_billed_month: str = ""
+    duplicates: list[dict] = field(default_factory=list)
+    outside: list[dict] = field(default_factory=list)
+    partial_months: list[str] = field(default_factory=list)
+    billed_through: str = ""
+    read: dict[str, int] = field(default_factory=dict)
+    plan_last_month: str = ""
+    billed_to: str = ""
 
     def totals(self) -> dict[str, float]:
         """Planned, actual, each category and the variance, summed over every row."""
@@ -121,6 +186,11 @@ class Actuals:
         """Rows of one ``status``: ``unplanned`` (billed, not planned) or ``unbilled``."""
         return self.lines[self.lines["status"] == status]
 
+    @property
+    def duplicate_rows(self) -> int:
+        """How many billed rows were dropped as passed twice."""
+        return sum(int(d["rows"]) for d in self.duplicates)
+
 
 def _month_of(moment: pd.Timestamp) -> str:
     return f"{moment.year:04d}-{moment.month:02d}"
@@ -129,7 +199,11 @@ def _month_of(moment: pd.Timestamp) -> str:
 def planned_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.DataFrame:
     """The plan's cloud charges by key, month and line: ``provider, region, instance_type,
     pricing, accelerator, offering, month, line, planned_usd, planned_hours``."""
-    table = charges(plan, problem, catalog, start)
+    return _cloud_charges(plan, charges(plan, problem, catalog, start))
+
+
+def _cloud_charges(plan: Plan, table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`planned_charges` of the plan's charges ``table``."""
     rows = []
     for charge in table.itertuples(index=False):
         item = plan.line_items[charge.line]
@@ -189,8 +263,127 @@ def key_billed(billed: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _month_arg(month: str | None, first: str, last: str) -> str:
+    """``--billed-through`` checked: a ``YYYY-MM`` within the plan's months, or ''."""
+    if month is None or month == "":
+        return ""
+    text = str(month).strip()
+    ok = len(text) == 7 and text[4] == "-" and text[:4].isdigit() and text[5:].isdigit()
+    if not ok or not 1 <= int(text[5:]) <= 12:
+        raise ProcureError(
+            f"{month!r} is not a month",
+            field="--billed-through",
+            fix="give the last month the bills cover in full as YYYY-MM, e.g. 2027-03",
+        )
+    if not first <= text <= last:
+        raise ProcureError(
+            f"{text} is outside the plan's months {first} to {last}",
+            field="--billed-through",
+            fix=f"give a month from {first} to {last}",
+        )
+    return text
+
+
+def _outside(billed: pd.DataFrame, first: str, last: str) -> list[dict]:
+    """Per file, the rows billed outside the plan's months ``first`` to ``last``.
+
+    Raises
+    ------
+    ProcureError
+        A file all of whose rows are outside (naming its months and the plan's).
+    """
+    out = []
+    inside = (billed["month"] >= first) & (billed["month"] <= last)
+    for file, rows in billed.groupby("file", sort=False):
+        within = inside[rows.index]
+        months = f"{rows['month'].min()} to {rows['month'].max()}"
+        if not within.any():
+            raise ProcureError(
+                f"the bill is of {months}, wholly outside the plan's months {first} to {last}",
+                file=str(file),
+                field="ChargePeriodStart",
+                fix=f"pass the bills of the months the plan has run (from {first}), or the "
+                "plan these bills belong to",
+            )
+        away = rows[~within]
+        if len(away):
+            out.append(
+                {
+                    "file": str(file),
+                    "rows": int(len(away)),
+                    "months": sorted(set(away["month"])),
+                    "cost_usd": float(away["cost_usd"].sum()),
+                }
+            )
+    return out
+
+
+def _months(first: str, last: str) -> list[str]:
+    """The months from ``first`` to ``last`` (``YYYY-MM``), both included."""
+    out = []
+    month = first
+    while month <= last:
+        out.append(month)
+        month = next_month(month)
+    return out
+
+
+def _invoiced(billed: pd.DataFrame, first: str, last: str) -> dict[str, set[str]]:
+    """Provider -> the months in ``first`` to ``last`` its bills cover: a month with a row,
+    or within a row's billing period (an invoice for a month may have no row of it)."""
+    out: dict[str, set[str]] = {}
+    for provider, rows in billed.groupby("provider", sort=True):
+        months = set(rows["month"])
+        periods = rows[rows["period_first_month"] != ""]
+        spans = periods[["period_first_month", "period_last_month"]].drop_duplicates()
+        for lo, hi in spans.itertuples(index=False):
+            months |= set(_months(max(lo, first), min(hi, last)))
+        out[str(provider)] = {m for m in months if first <= m <= last}
+    return out
+
+
+def billed_to(billed: pd.DataFrame, month: str) -> str:
+    """The latest ``ChargePeriodEnd`` of ``month``'s rows when it falls before the month's
+    end (a month's export taken before it closed, e.g. ``2027-03-16T00:00:00``), else ''
+    (the rows run to the month's end, or carry no ``ChargePeriodEnd``)."""
+    ends = billed.loc[billed["month"] == month, "charge_end"]
+    ends = ends[ends != ""]
+    if ends.empty:
+        return ""
+    latest = str(ends.max())
+    return latest if latest < f"{next_month(month)}-01T00:00:00" else ""
+
+
+def _not_billed_yet(
+    lines: pd.DataFrame, invoiced: dict[str, set[str]], through: str, cut_short: bool = False
+) -> tuple[pd.DataFrame, list[str]]:
+    """``lines`` with ``not_billed_yet`` set, and the partial months (see the module
+    docstring, "Not billed yet"): after ``through`` (the last month stated complete, or
+    ''), an unbilled key is not billed yet when its provider has no invoice for the month,
+    or when the month is the last compared and is partial: fewer keys billed than planned,
+    or its rows end before the month does (``cut_short``)."""
+    lines = lines.copy()
+    unbilled = lines["status"] == "unbilled"
+    last = lines["month"].max() if len(lines) else ""
+    short = cut_short or unbilled[lines["month"] == last].any()
+    partial = [last] if last and last > through and short else []
+    no_invoice = [
+        month not in invoiced.get(provider, set())
+        for provider, month in zip(lines["provider"], lines["month"], strict=True)
+    ]
+    open_month = lines["month"] > through
+    pending = unbilled & open_month & (lines["month"].isin(partial) | np.array(no_invoice, bool))
+    lines["not_billed_yet"] = pending.to_numpy()
+    return lines, partial
+
+
 def actuals(
-    plan: Plan, problem: Problem, catalog: Catalog, billed: pd.DataFrame, start: date
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    billed: pd.DataFrame | Bills,
+    start: date,
+    billed_through: str | None = None,
 ) -> Actuals:
     """Compare ``billed`` (rows of one or more FOCUS exports) with ``plan``.
 
@@ -199,32 +392,70 @@ def actuals(
     plan, problem, catalog
         The signed plan, re-verified, with the problem and catalog it was solved for.
     billed
-        :func:`~solver.inputs.importers.focus_billing.read_focus_billing` rows, one or
-        more files concatenated.
+        :func:`~solver.inputs.importers.focus_bills.read_focus_bills` (duplicates
+        dropped), or :func:`~solver.inputs.importers.focus_billing.read_focus_billing`
+        rows, one or more files concatenated (their duplicates are dropped here).
     start
         The plan's first day (its ``start_date``).
+    billed_through
+        ``YYYY-MM``: the bills are complete to the end of this month (every planned key
+        missing in a month up to it is used less, not billed yet); None: not stated.
 
     Raises
     ------
     ProcureError
-        Nothing billed, or a currency without a rate.
+        Nothing billed, a bill wholly outside the plan's months, a currency without a
+        rate, or ``billed_through`` not a month of the plan.
     """
-    if billed.empty:
+    bills = billed if isinstance(billed, Bills) else _as_bills(billed)
+    if bills.rows.empty:
         raise ProcureError(
             "the billing exports hold no rows",
             field="BILLING",
             fix="pass the FOCUS cost and usage exports of the months the plan has run",
         )
-    planned = planned_charges(plan, problem, catalog, start)
-    billed = key_billed(billed_in_usd(billed, catalog), planned)
+    table = charges(plan, problem, catalog, start)
+    planned = _cloud_charges(plan, table)
     first = _month_of(pd.Timestamp(start))
-    last = max(billed["month"])
+    plan_last = max([first, *map(_month_of, table["month_start"])])
+    through = _month_arg(billed_through, first, plan_last)
+    every = key_billed(billed_in_usd(bills.rows, catalog), planned)
+    outside = _outside(every, first, plan_last)
+    billed = every[(every["month"] >= first) & (every["month"] <= plan_last)]
+    invoiced = _invoiced(billed, first, plan_last)
+    last = max([max(billed["month"]), through, *(max(m) for m in invoiced.values() if m)])
     in_range = planned[(planned["month"] >= first) & (planned["month"] <= last)]
     lines = compare(in_range, billed[(billed["cost_usd"] != 0) | (billed["hours"] != 0)])
+    cut_short = billed_to(billed, last)
+    lines, partial = _not_billed_yet(lines, invoiced, through, bool(cut_short))
     owned = [i for i, item in enumerate(plan.line_items) if item.mode not in _PRICING_OF_MODE]
     files = {str(f): int(n) for f, n in billed.groupby("file", sort=True).size().items()}
-    first_billed = min(billed["month"])
-    return Actuals(lines, planned, billed, first, last, owned, files, first_billed)
+    return Actuals(
+        lines,
+        planned,
+        billed,
+        first,
+        last,
+        owned,
+        files,
+        min(billed["month"]),
+        duplicates=bills.duplicates,
+        outside=outside,
+        partial_months=partial,
+        billed_through=through,
+        read=dict(bills.read),
+        plan_last_month=plan_last,
+        billed_to=cut_short if partial else "",
+    )
+
+
+def _as_bills(billed: pd.DataFrame) -> Bills:
+    """Rows of one or more files as :class:`Bills`, duplicates dropped when the rows
+    carry their digests."""
+    if "digest" not in billed.columns:
+        read = {str(f): int(n) for f, n in billed.groupby("file", sort=False).size().items()}
+        return Bills(billed, read)
+    return dedupe([rows for _, rows in billed.groupby("file", sort=False)])
 
 
 def compare(planned: pd.DataFrame, billed: pd.DataFrame) -> pd.DataFrame:
@@ -284,6 +515,7 @@ def _split(both: pd.DataFrame) -> pd.DataFrame:
     both["unplanned_usd"] = np.where(both["status"] == "unplanned", both["actual_usd"], 0.0)
     both["unbilled_usd"] = np.where(both["status"] == "unbilled", -both["planned_usd"], 0.0)
     both["variance_usd"] = difference
+    both["not_billed_yet"] = False
     order = {"matched": 0, "unplanned": 1, "unbilled": 2}
     both = both.sort_values(
         ["month", "status", *KEY], key=lambda s: s.map(order) if s.name == "status" else s
@@ -301,6 +533,7 @@ CASH_FLOW_COLUMNS = (
     "at_plan_usd",
     "at_run_rate_usd",
     "at_resolve_usd",
+    "pending_usd",
 )
 
 
@@ -315,8 +548,10 @@ class Reforecast:
         :data:`CASH_FLOW_COLUMNS`; ``kind`` is ``actual`` up to ``last_actual_month``,
         ``forecast`` after. ``actual_usd`` is empty (NaN) in forecast months;
         ``at_plan_usd``, ``at_run_rate_usd`` and ``at_resolve_usd`` are the actuals in
-        actual months; ``at_resolve_usd`` is the re-solved plan's cloud charges in
-        forecast months (NaN until :func:`with_resolve` adds them).
+        actual months plus ``pending_usd``, the lines not billed yet (at the plan; at
+        the run-rate, each times its key's factor); ``at_resolve_usd`` is the re-solved
+        plan's cloud charges in forecast months (NaN until :func:`with_resolve` adds
+        them).
     run_rates
         Each key's run-rate factor (A / P over the months billed) and how it was found.
     resolve_owned_usd
@@ -335,13 +570,16 @@ class Reforecast:
     def totals(self) -> dict[str, float]:
         """Horizon totals: the plan, the actuals so far, at the plan and at the run-rate."""
         flow = self.cash_flow
-        out = {c: float(flow[c].sum()) for c in CASH_FLOW_COLUMNS[2:-1]}
+        columns = ("plan_usd", "actual_usd", "at_plan_usd", "at_run_rate_usd")
+        out = {c: float(flow[c].sum()) for c in columns}
         resolved = flow["at_resolve_usd"]
         out["at_resolve_usd"] = float(resolved.sum()) if resolved.notna().all() else None
+        out["pending_usd"] = float(flow["pending_usd"].sum())
         return out
 
 
 _NOTHING_PLANNED = "nothing planned in the months billed: the plan"
+_NOT_BILLED_YET = "planned only in months not billed in full yet: the plan"
 
 
 def next_month(month: str) -> str:
@@ -350,31 +588,49 @@ def next_month(month: str) -> str:
     return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
 
 
+def run_rates(result: Actuals) -> pd.DataFrame:
+    """Each planned key's run-rate factor, A / P over its *settled* months billed (the
+    module docstring, "Re-forecast"): rows of the partial month and lines not billed yet
+    are left out of both sums; 1 for a key with nothing planned in its settled months."""
+    lines = result.lines
+    settled = lines[~lines["month"].isin(result.partial_months) & ~lines["not_billed_yet"]]
+    key_plan = settled.groupby(KEY, sort=True)["planned_usd"].sum()
+    key_actual = settled.groupby(KEY, sort=True)["actual_usd"].sum()
+    all_plan = lines.groupby(KEY, sort=True)["planned_usd"].sum()
+    rates = []
+    for key in sorted(set(map(tuple, result.planned[KEY].itertuples(index=False)))):
+        p = float(key_plan.get(key, 0.0))
+        a = float(key_actual.get(key, 0.0))
+        waiting = p <= 0 and float(all_plan.get(key, 0.0)) > 0
+        basis = _NOT_BILLED_YET if waiting else _NOTHING_PLANNED
+        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, basis)
+        rates.append(dict(zip(KEY, key, strict=True)) | {"factor": factor, "basis": basis})
+    return pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
+
+
 def reforecast(result: Actuals) -> Reforecast:
-    """The rest of the horizon at the plan and at the observed run-rate (module docstring)."""
+    """The rest of the horizon at the plan and at the observed run-rate (module docstring,
+    "Re-forecast"): a line not billed yet is a late invoice, not a drop in use."""
     last = result.last_month
     planned = result.planned
     lines = result.lines
-    key_plan = lines.groupby(KEY, sort=True)["planned_usd"].sum()
-    key_actual = lines.groupby(KEY, sort=True)["actual_usd"].sum()
-    rates = []
-    for key in sorted(set(map(tuple, planned[KEY].itertuples(index=False)))):
-        p = float(key_plan.get(key, 0.0))
-        a = float(key_actual.get(key, 0.0))
-        factor, basis = (a / p, "billed / planned") if p > 0 else (1.0, _NOTHING_PLANNED)
-        rates.append(dict(zip(KEY, key, strict=True)) | {"factor": factor, "basis": basis})
-    run_rates = pd.DataFrame(rates, columns=[*KEY, "factor", "basis"])
-    factor_of = {tuple(r[k] for k in KEY): r["factor"] for r in rates}
+    rates = run_rates(result)
+    factor_of = {tuple(r[k] for k in KEY): r["factor"] for r in rates.to_dict("records")}
+
+    def factors(frame: pd.DataFrame) -> list[float]:
+        return [factor_of.get(k, 1.0) for k in map(tuple, frame[KEY].itertuples(index=False))]
+
     months_billed = sorted(set(lines["month"]))
     unplanned = lines[lines["status"] == "unplanned"]
     extra_per_month = float(unplanned["actual_usd"].sum()) / max(len(months_billed), 1)
     plan_by_month = planned.groupby("month", sort=True)["planned_usd"].sum()
-    scaled = planned.assign(
-        usd=planned["planned_usd"]
-        * [factor_of.get(k, 1.0) for k in map(tuple, planned[KEY].itertuples(index=False))]
-    )
+    scaled = planned.assign(usd=planned["planned_usd"] * factors(planned))
     rate_by_month = scaled.groupby("month", sort=True)["usd"].sum()
     actual_by_month = result.billed.groupby("month", sort=True)["cost_usd"].sum()
+    late = lines[lines["not_billed_yet"]]
+    late = late.assign(usd=late["planned_usd"] * factors(late))
+    late_plan = late.groupby("month", sort=True)["planned_usd"].sum()
+    late_rate = late.groupby("month", sort=True)["usd"].sum()
     months = sorted(set(plan_by_month.index) | set(actual_by_month.index))
     horizon_end = max(plan_by_month.index) if len(plan_by_month) else last
     rows = []
@@ -382,13 +638,16 @@ def reforecast(result: Actuals) -> Reforecast:
         plan_usd = float(plan_by_month.get(month, 0.0))
         if month <= last:
             actual = float(actual_by_month.get(month, 0.0))
-            rows.append([month, "actual", plan_usd, actual, actual, actual, actual])
+            pending = float(late_plan.get(month, 0.0))
+            at_rate = actual + float(late_rate.get(month, 0.0))
+            at_plan = actual + pending
+            rows.append([month, "actual", plan_usd, actual, at_plan, at_rate, at_plan, pending])
         else:
             extra = extra_per_month if month <= horizon_end else 0.0
             run = float(rate_by_month.get(month, 0.0)) + extra
-            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run, np.nan])
+            rows.append([month, "forecast", plan_usd, np.nan, plan_usd, run, np.nan, 0.0])
     flow = pd.DataFrame(rows, columns=list(CASH_FLOW_COLUMNS))
-    return Reforecast(flow, run_rates, last, next_month(last))
+    return Reforecast(flow, rates, last, next_month(last))
 
 
 def with_resolve(
@@ -429,5 +688,6 @@ __all__ = [
     "next_month",
     "planned_charges",
     "reforecast",
+    "run_rates",
     "with_resolve",
 ]

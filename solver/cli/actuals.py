@@ -50,12 +50,10 @@ def _start_day(plan, where: Path):
 
 
 def _read_bills(billing: list[Path]):
-    import pandas as pd
+    """The billing exports, each row counted once (rows passed twice dropped)."""
+    from solver.inputs.importers.focus_bills import read_focus_bills
 
-    from solver.inputs.importers.focus_billing import read_focus_billing
-
-    frames = [read_focus_billing(path) for path in billing]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return read_focus_bills(billing)
 
 
 def _resolve_from(plan, prob, cat, month: str, solver: str):
@@ -95,6 +93,14 @@ def actuals_cmd(
             "re-solve from the month after the last billed (bought and reserved held)",
         ),
     ] = False,
+    billed_through: Annotated[
+        str | None,
+        typer.Option(
+            "--billed-through",
+            help="YYYY-MM: the bills are complete to the end of this month (a line with "
+            "no row in a month up to it was used less, not billed late)",
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
     solver: Annotated[str, typer.Option(help="MIP solver", **_choices(*SOLVERS))] = DEFAULT_SOLVER,
     force: ForceOpt = False,
@@ -118,7 +124,7 @@ def actuals_cmd(
         _check_format(format, "table", "json", "csv")
         the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         start = _start_day(the_plan, plan)
-        result = actuals(the_plan, prob, cat, _read_bills(billing), start)
+        result = actuals(the_plan, prob, cat, _read_bills(billing), start, billed_through)
         forecast, resolution, note = None, None, ""
         if reforecast:
             forecast = make_reforecast(result)

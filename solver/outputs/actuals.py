@@ -56,14 +56,14 @@ def _grid(header: list[str], rows: list[list[str]], left: int = 3) -> list[str]:
 def actuals_table(result: Actuals) -> str:
     """The variance by key and month, flagged rows and the totals, as text."""
     lines = result.lines
-    span = (
-        f"plan months {result.first_month} to {result.last_month}"
-        if result.last_month >= result.first_month
-        else f"no plan month yet (the plan starts {result.first_month})"
-    )
+    span = f"plan months {result.first_month} to {result.last_month}"
+    if result.plan_last_month:
+        span += f" (of {result.first_month} to {result.plan_last_month})"
+    read = result.read or result.files
     head = [
         f"{span} against bills of {result.first_billed_month} to {result.last_month}: "
-        + ", ".join(f"{f} ({n} rows)" for f, n in result.files.items()),
+        + ", ".join(f"{f} ({n} rows)" for f, n in read.items()),
+        *_bill_notes(result),
         "variance = price + volume + mix + unplanned + unbilled (USD; mix: hours moved "
         "between lines of one accelerator in a month, at planned prices)",
         "",
@@ -101,6 +101,7 @@ def actuals_table(result: Actuals) -> str:
             out += [
                 f"  {r.month} {r.provider}/{r.region}/{r.instance_type or r.pricing} "
                 f"{_plain(r.actual_usd if status == 'unplanned' else r.planned_usd)}"
+                + (" (not billed yet: its invoice is late or missing)" if r.not_billed_yet else "")
                 for r in flagged.itertuples(index=False)
             ]
     if result.not_billed_by_cloud:
@@ -110,6 +111,40 @@ def actuals_table(result: Actuals) -> str:
             + " left out"
         )
     return "\n".join(out) + "\n"
+
+
+def _bill_notes(result: Actuals) -> list[str]:
+    """What was set apart before comparing: rows passed twice, rows outside the plan's
+    months, a partial last month, and the months stated complete."""
+    out = []
+    if result.duplicates:
+        out.append(
+            f"{result.duplicate_rows} duplicate rows dropped (passed twice, counted once): "
+            + "; ".join(
+                f"{d['file']} {d['rows']} rows of {', '.join(d['duplicate_of'])}"
+                + (f" (the same bill as {d['same_bill_as']})" if d["same_bill_as"] else "")
+                for d in result.duplicates
+            )
+        )
+    for o in result.outside:
+        out.append(
+            f"{o['file']}: {o['rows']} rows billed outside the plan's months "
+            f"{result.first_month} to {result.plan_last_month} ({', '.join(o['months'])}, "
+            f"{_plain(o['cost_usd'])}) set apart, not compared"
+        )
+    for month in result.partial_months:
+        why = (
+            f"its rows end at {result.billed_to}"
+            if result.billed_to
+            else "it is billed for fewer lines than planned"
+        )
+        out.append(
+            f"{month} is not billed in full yet ({why}): left out of the run-rate "
+            "(missing lines are flagged below)"
+        )
+    if result.billed_through:
+        out.append(f"bills stated complete to {result.billed_through} (--billed-through)")
+    return out
 
 
 def actuals_csv(result: Actuals) -> str:
@@ -128,19 +163,28 @@ def reforecast_table(forecast: Reforecast, resolution: Resolution | None, note: 
             _plain(r.at_plan_usd),
             _plain(r.at_run_rate_usd),
             _plain(r.at_resolve_usd),
+            _plain(r.pending_usd) if r.kind == "actual" else "-",
         ]
         for r in forecast.cash_flow.itertuples(index=False)
     ]
     t = forecast.totals()
     columns = ("plan_usd", "actual_usd", "at_plan_usd", "at_run_rate_usd", "at_resolve_usd")
+    columns += ("pending_usd",)
     rows.append(["total", "", *(_plain(t[c]) if t[c] is not None else "-" for c in columns)])
     header = ["month", "kind", "plan", "actual", "at plan", "at run-rate", "at re-solve"]
+    header.append("not billed yet")
     out = [
         f"re-forecast: actual to {forecast.last_actual_month}, forecast from "
         f"{forecast.as_of_month}",
         *_grid(header, rows, left=2),
         "",
     ]
+    if t["pending_usd"]:
+        out.append(
+            f"{_plain(t['pending_usd'])} planned in the actual months is not billed yet (a "
+            "late or missing invoice, not a drop in use): the columns at plan, at run-rate "
+            "and at re-solve expect it"
+        )
     out.append(_resolve_words(resolution, note))
     if forecast.resolve_owned_usd:
         out.append(
@@ -170,6 +214,13 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
         "last_month": result.last_month,
         "first_billed_month": result.first_billed_month,
         "files": result.files,
+        "files_read": result.read,
+        "duplicate_rows": result.duplicate_rows,
+        "duplicates": result.duplicates,
+        "outside_plan": result.outside,
+        "partial_months": result.partial_months,
+        "billed_to": result.billed_to or None,
+        "billed_through": result.billed_through or None,
         "totals": result.totals(),
         "lines": _records(result.lines),
         "unplanned": _records(result.flagged("unplanned")),

@@ -150,6 +150,7 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
         seed_per_block_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1)
     )
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
+    assert result.duplicate_rows == 0 and result.outside == []  # every row its own charge
     t = result.totals()
     assert t["price_usd"] == pytest.approx(27.48, abs=1e-4)
     assert t["volume_usd"] == pytest.approx(276.21, abs=1e-4)
@@ -189,23 +190,32 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     assert (forecast.last_actual_month, forecast.as_of_month) == ("2027-06", "2027-07")
     actual = flow[flow["kind"] == "actual"]
     assert list(actual.index) == ["2027-01", "2027-02", "2027-03", "2027-04", "2027-05", "2027-06"]
-    # months before the as-of date are the bill's EffectiveCost by month, to the cent
+    # months before the as-of date are the bill's EffectiveCost by month, to the cent;
+    # June is the last month billed and bills fewer keys than planned (the H200s' $3,744.00
+    # has no row): partial, the H200s' June invoice not in yet, so it is pending and the
+    # other columns add it (at the plan, and at the H200s' run-rate factor, 1 below)
     by_month = billed.groupby("month")["cost"].sum()
-    for column in ("actual_usd", "at_plan_usd", "at_run_rate_usd", "at_resolve_usd"):
-        assert (actual[column].round(2) == by_month.round(2)).all()
+    assert (actual["actual_usd"].round(2) == by_month.round(2)).all()
+    assert result.partial_months == ["2027-06"]
+    pending = pd.Series(0.0, index=by_month.index)
+    pending["2027-06"] = 3744.00
+    assert (actual["pending_usd"].round(2) == pending.round(2)).all()
+    for column in ("at_plan_usd", "at_run_rate_usd", "at_resolve_usd"):
+        assert (actual[column].round(2) == (by_month + pending).round(2)).all()
     forecast_months = flow[flow["kind"] == "forecast"]
     assert forecast_months.index[0] == "2027-07" and forecast_months.index[-1] == "2029-12"
     assert forecast_months["actual_usd"].isna().all()
     assert forecast_months["at_resolve_usd"].isna().all()  # no re-solve asked for
     assert (forecast_months["at_plan_usd"] == forecast_months["plan_usd"]).all()
-    # at the run-rate: the H200s were planned in April ($3,744.00, 30 days), May ($3,868.80,
-    # 31 days) and June ($3,744.00) and billed in April and May only, so their factor is
-    # (3,744.00 + 3,868.80) / (3,744.00 + 3,868.80 + 3,744.00) = 7,612.80 / 11,356.80
+    # at the run-rate, over the settled months (June, partial, left out): the H200s were
+    # planned in April ($3,744.00, 30 days) and May ($3,868.80, 31 days) and billed as
+    # planned, so their factor is 1 (read as a drop in use, June's missing bill would
+    # have made it 7,612.80 / 11,356.80 = 0.670)
     rates = forecast.run_rates.set_index("instance_type")["factor"]
-    assert rates["ECS1GPU10"] == pytest.approx(7612.80 / 11356.80)
-    # the A100s: April $1,069.20 and June $1,069.20 as planned, May +25%:
-    # (1,069.20 + 1.25 x 1,104.84 + 1,069.20) / (1,069.20 + 1,104.84 + 1,069.20)
-    assert rates["ECS1GPU3"] == pytest.approx((2 * 1069.20 + 1.25 * 1104.84) / 3243.24)
+    assert rates["ECS1GPU10"] == pytest.approx(1.0)
+    # the A100s: April $1,069.20 as planned, May +25%:
+    # (1,069.20 + 1.25 x 1,104.84) / (1,069.20 + 1,104.84) = 2,450.25 / 2,174.04
+    assert rates["ECS1GPU3"] == pytest.approx((1069.20 + 1.25 * 1104.84) / 2174.04)
     # the CoreWeave $1,000 continues at its mean over the six months billed: $166.67 a month
     july = flow.loc["2027-07"]
     planned_july = result.planned[result.planned["month"] == "2027-07"]

@@ -105,10 +105,14 @@ def test_actuals_cli_variance_and_flags(tiny):
 
 
 def test_actuals_cli_reforecast(tiny):
-    # Actual to February, forecast from March. The h1 run-rate: $6,547.20 billed of
-    # $11,328 planned in January and February = 0.578; March at the plan $5,952, at the
-    # run-rate 0.578 x $5,952 + the l4's mean $25 a month. The re-solve from m3 with
-    # nothing bought or reserved: m3 alone, 2 h1 for $5,952, no change.
+    # Actual to February, forecast from March. February is the last month billed and
+    # bills fewer keys than planned (the h1's $5,376 has no row): it is partial, its h1
+    # invoice not in yet, so the run-rate reads January alone: $6,547.20 / $5,952 = 1.1
+    # (read as a drop, February's missing bill would have given $6,547.20 / $11,328 =
+    # 0.578). March at the plan $5,952, at the run-rate 1.1 x $5,952 + the l4's mean $25 a
+    # month = $6,572.20. February's h1 is pending: at the plan and at re-solve $50 +
+    # $5,376 = $5,426, at the run-rate $50 + 1.1 x $5,376 = $5,963.60. The re-solve from
+    # m3 with nothing bought or reserved: m3 alone, 2 h1 for $5,952, no change.
     cat, plan, bill, tmp = tiny
     args = ["actuals", str(plan), str(bill), "--reforecast", "--format", "json"]
     result = runner.invoke(app, args)
@@ -122,20 +126,24 @@ def test_actuals_cli_reforecast(tiny):
     ]
     assert flow["2027-01"]["actual_usd"] == pytest.approx(6_547.20)  # to the cent
     assert flow["2027-02"]["actual_usd"] == pytest.approx(50)
+    assert flow["2027-02"]["pending_usd"] == pytest.approx(5_376)
+    assert flow["2027-02"]["at_plan_usd"] == pytest.approx(5_426)
+    assert flow["2027-02"]["at_run_rate_usd"] == pytest.approx(5_963.60)
     assert flow["2027-03"]["actual_usd"] is None
     assert flow["2027-03"]["at_plan_usd"] == pytest.approx(5_952)
-    factor = 6_547.20 / 11_328
-    assert flow["2027-03"]["at_run_rate_usd"] == pytest.approx(factor * 5_952 + 25)
+    assert flow["2027-03"]["at_run_rate_usd"] == pytest.approx(6_572.20)
     assert doc["resolve"]["as_of"] == "m3"
     assert doc["resolve"]["total_cost_usd"] == pytest.approx(5_952)
     assert doc["resolve"]["changes"] == 0
-    # the re-solve's cash flow: its own charges in March, the bill before
+    # the re-solve's cash flow: its own charges in March, the bill (and pending) before
     assert flow["2027-03"]["at_resolve_usd"] == pytest.approx(5_952)
     assert flow["2027-01"]["at_resolve_usd"] == pytest.approx(6_547.20)
-    assert doc["totals"]["at_resolve_usd"] == pytest.approx(6_547.20 + 50 + 5_952)
+    assert doc["totals"]["at_resolve_usd"] == pytest.approx(6_547.20 + 5_426 + 5_952)
     csv = runner.invoke(app, ["actuals", str(plan), str(bill), "--reforecast", "--format", "csv"])
     assert csv.exit_code == 0, csv.output
-    columns = "month,kind,plan_usd,actual_usd,at_plan_usd,at_run_rate_usd,at_resolve_usd"
+    columns = (
+        "month,kind,plan_usd,actual_usd,at_plan_usd,at_run_rate_usd,at_resolve_usd,pending_usd"
+    )
     assert csv.stdout.splitlines()[0] == columns
     assert csv.stdout.splitlines()[3].startswith("2027-03,forecast,")
 
