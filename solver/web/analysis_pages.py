@@ -19,6 +19,7 @@ import json
 
 import pandas as pd
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy import select
 
@@ -157,6 +158,10 @@ def _register_page(app: FastAPI, page: str, kind: str) -> None:
     @app.post(f"/plans/{{plan_id}}/{page}", name=f"{kind}_submit")
     async def analyse(request: Request, plan_id: int):
         options = _options(kind, await request.form())
+        return await run_in_threadpool(submit, plan_id, options)
+
+    def submit(plan_id: int, options: dict):
+        """Check and queue the analysis off the event loop (it reads the plan's problem)."""
         try:
             app.state.runner.submit_analysis(plan_id, kind, options)
         except ProcureError as exc:
