@@ -78,6 +78,23 @@ def database_refusal():
         ) from None
 
 
+def check_can_listen(host: str, port: int) -> None:
+    """Refuse with one message a port the server could not listen on (in use, or not
+    allowed), before the database is opened."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ProcureError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc})",
+            field="--port",
+            fix="stop what uses that port, or choose another with --port (or --host)",
+        ) from None
+
+
 def _first_start(web, seed: bool, trusted_user_header: str | None) -> None:
     """Seed an empty workspace, say which jobs were interrupted, make the first admin."""
     if seed and seed_if_empty(web.state.store):
@@ -151,6 +168,8 @@ def serve(
 
         url = db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
         import socket
+
+        check_can_listen(host, port)
 
         with database_refusal():
             web = create_app(

@@ -250,3 +250,21 @@ def test_serve_refuses_a_file_that_is_not_a_database(tmp_path):
     path.write_text("these are notes, not a database\n" * 200)
     message = _refused_to_serve(f"sqlite:///{path}")
     assert "damaged or not a database" in message
+
+
+def test_serve_refuses_a_port_in_use_with_one_message(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = f"sqlite:///{tmp_path / 'workspace.db'}"
+        done = subprocess.run(
+            [str(PROCURE), "serve", "--db", db, "--port", str(port), "--no-seed"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: --port: cannot listen on 127.0.0.1:{port} (")
+    assert "Traceback" not in done.stderr and "fix: " in done.stderr
+    assert not (tmp_path / "workspace.db").exists()  # refused before the database
