@@ -322,3 +322,24 @@ def test_two_solves_storing_the_same_plan_at_once_leave_one(ws, monkeypatch):
     with store.sessions() as session:
         same = select(func.count()).where(PlanRecord.inputs_digest == inputs.digest)
         assert session.scalar(same) == 1
+
+
+def test_a_read_only_postgresql_database_answers_503(tmp_path_factory):
+    url = fresh_url("postgresql", tmp_path_factory)  # skipped without a server
+    app = create_app(url)
+    with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
+        engine = app.state.store.engine
+        name = engine.url.database
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(
+                text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+            )
+        engine.dispose()  # new connections start read-only (SQLSTATE 25006 on a write)
+        added = client.post("/problems", data={"yaml_text": SEED_YAML}, follow_redirects=False)
+        assert added.status_code == 503, added.text[:500]
+        body = html.unescape(added.text)
+        assert "the workspace database is read-only" in body and "fix:" in body
+        host = engine.url.host or ""
+        assert "postgresql" not in body and f"{host}:{engine.url.port}" not in body
+        assert name not in body and "INSERT" not in body
