@@ -15,7 +15,7 @@ document is composed, before any object is built: an alias adds the size of the 
 anchor names, so a bomb is refused after a few dozen events.
 
 A leading UTF-8 byte-order mark is dropped and CR and CRLF line ends read as LF
-(:func:`normalise_text`), so a file saved by an editor that adds them reads exactly as
+(:func:`unix_lines`), so a file saved by an editor that adds them reads exactly as
 the same file without them: the same values, the same line numbers in messages.
 """
 
@@ -33,9 +33,11 @@ from solver.errors import ProcureError
 MAX_DEPTH = 64  # a procure problem nests about 5 deep; 64 leaves room and stops abuse
 #: the most values (scalars, lists and mappings, each key and value counted) a document may
 #: hold once its aliases are expanded: the largest shipped problem
-#: (problems/traffic-mix-measured.yaml) holds 391, so 100,000 leaves room for 250 times as
-#: much and stops an alias bomb long before it costs time or memory
-MAX_NODES = 100_000
+#: (problems/traffic-mix-measured.yaml) holds 391, so 20,000 leaves room for 50 times as
+#: much; it stops an alias bomb after a few dozen events, and bounds what a document
+#: without aliases costs to read (PyYAML composes some 15,000 values a second on one
+#: loaded core, and the server's other requests wait for the interpreter meanwhile)
+MAX_NODES = 20_000
 
 
 class _Loader(yaml.SafeLoader):
@@ -122,7 +124,7 @@ class ExpansionError(yaml.YAMLError):
         )
 
 
-def normalise_text(text: str) -> str:
+def unix_lines(text: str) -> str:
     """``text`` without a leading byte-order mark, its CR and CRLF line ends as LF."""
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -221,7 +223,7 @@ def load_yaml(text: str, *, file: str) -> object:
         echoed beyond the position of the fault.
     """
     try:
-        return yaml.load(normalise_text(text), Loader=_Loader)  # noqa: S506 - a SafeLoader
+        return yaml.load(unix_lines(text), Loader=_Loader)  # noqa: S506 - a SafeLoader
     except DuplicateKeyError as exc:
         raise ProcureError(
             str(exc), file=file, field=f"line {exc.line}", fix="keep one of the two entries"

@@ -1,7 +1,10 @@
 """What the workspace does with its store, as plain functions (no HTTP here).
 
 - a problem is YAML text read by the CLI's own reader (:func:`read_problem_text`: the same
-  messages as ``procure solve``);
+  messages as ``procure solve``) and checked against the catalog as ``procure solve``
+  checks it before solving (:func:`checked_problem_text`: unknown accelerators,
+  providers, models, regions... refused with its message); a variant's problem and prices
+  are checked the same way, and names longer than their column are refused;
 - a variant is a dict of changes to its problem (:data:`CHANGE_FIELDS`): the budget, the
   demand and its growth, the carbon cap, the allowed providers, regions, modes and tier
   (fields of the problem), and price multipliers by provider or accelerator (applied to the

@@ -65,8 +65,10 @@ def test_the_bomb_is_refused_by_the_reader_in_well_under_a_second(tmp_path):
     assert elapsed_s < 1.0
     exc = caught.value
     assert exc.file == str(path)
-    # a3 repeats 9**3 + 9**2 + 9 + 1 = 820 values; a4..a5 cross 100,000 on line 6 or 7
-    assert exc.field in ("line 6", "line 7")
+    # the lists a0..a3 hold 10, 91, 820 and 7,381 values (1 + 9 x the one before); with
+    # the root, the keys and "name" 8,309 values precede a4 (line 6), whose list and key
+    # make 8,311 and whose second alias of a3 makes 8,311 + 2 x 7,381 = 23,073 > 20,000
+    assert exc.field == "line 6"
     assert f"more than {MAX_NODES:,} values" in exc.message and "aliases" in exc.message
     assert "fewer nested aliases" in exc.fix
 
@@ -101,13 +103,21 @@ def _counted(k: int, pad: int) -> str:
 
 
 def test_the_bound_counts_every_expanded_value_exactly():
-    # k = 98, pad = 994: 1,004 + 98,000 + 2 + 994 = 100,000 values: read
-    data = load_yaml(_counted(98, 994), file="p.yaml")
-    assert len(data["y"]) == 98 and len(data["y"][0]) == 999 and len(data["z"]) == 994
-    # one more value (pad = 995): 100,001, refused on line 3 (the list z crosses it)
+    assert MAX_NODES == 20_000
+    # k = 18, pad = 994: 1,004 + 18,000 + 2 + 994 = 20,000 values: read
+    data = load_yaml(_counted(18, 994), file="p.yaml")
+    assert len(data["y"]) == 18 and len(data["y"][0]) == 999 and len(data["z"]) == 994
+    # one more value (pad = 995): 20,001, refused on line 3 (the list z crosses it)
     with pytest.raises(ProcureError) as caught:
-        load_yaml(_counted(98, 995), file="p.yaml")
+        load_yaml(_counted(18, 995), file="p.yaml")
     assert caught.value.field == "line 3"
+
+
+def test_a_document_without_aliases_past_the_bound_is_refused_too():
+    text = "name: many\nvalues: [" + ",".join(["1"] * 30_000) + "]\n"
+    with pytest.raises(ProcureError) as caught:
+        load_yaml(text, file="p.yaml")
+    assert f"more than {MAX_NODES:,} values" in caught.value.message
 
 
 def test_anchors_and_aliases_within_the_bound_still_read():
