@@ -205,3 +205,41 @@ def test_procure_solve_prints_the_same_plan(tmp_path, kind):
     assert plans[kind] == plans["plain"]
     # the chat workload's 1,000 tok/s on one H100 at $4/h (conftest): a plan was made
     assert plans["plain"]["total_cost_usd"] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        bomb_text(),
+        _counted(18, 995),
+        _counted(18, 994),
+        "a: &a [1, *a]\n",
+        "a: *undefined\n",
+        "name: many\nvalues: [" + ",".join(["1"] * 30_000) + "]\n",
+        "d: " + "[" * 100 + "]" * 100 + "\n",
+    ],
+)
+def test_the_fast_count_and_the_loader_agree(monkeypatch, text):
+    """LibYAML's events are counted first (fast); the Python loader counts again. Either
+    alone gives the same answer and the same message."""
+    import yaml
+
+    def outcome():
+        try:
+            return ("read", load_yaml(text, file="p.yaml"))
+        except ProcureError as exc:
+            return ("refused", str(exc))
+
+    with_c = outcome()
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)
+    assert outcome() == with_c
+
+
+def test_a_large_document_is_refused_before_python_composes_it():
+    # 200,000 values in 400 kB: refused by the count of LibYAML's events at the 20,001st
+    # (about 0.07 s; the Python composition alone took about 2 s on the loaded machine)
+    text = "name: many\nvalues: [" + ",".join(["1"] * 200_000) + "]\n"
+    started = time.perf_counter()
+    with pytest.raises(ProcureError, match="more than 20,000 values"):
+        load_yaml(text, file="p.yaml")
+    assert time.perf_counter() - started < 1.0
