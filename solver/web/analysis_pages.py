@@ -29,6 +29,7 @@ from solver.web.analysis_jobs import (
     MAX_FRONTIER_POINTS,
     TWO_STAGE_METHODS,
 )
+from solver.web.forms import read_form
 from solver.web.store import Analysis, Job, PlanRecord
 from solver.web.views import script_json
 from solver.web.workspace import plan_of, problem_of_plan
@@ -157,7 +158,7 @@ def _register_page(app: FastAPI, page: str, kind: str) -> None:
 
     @app.post(f"/plans/{{plan_id}}/{page}", name=f"{kind}_submit")
     async def analyse(request: Request, plan_id: int):
-        options = _options(kind, await request.form())
+        options = _options(kind, await read_form(request))
         return await run_in_threadpool(submit, plan_id, options)
 
     def submit(plan_id: int, options: dict):

@@ -15,6 +15,7 @@ from solver.errors import ProcureError
 from solver.web import audit
 from solver.web.approvals import ensure_unlocked
 from solver.web.faults import MAX_ID
+from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.workspace import (
@@ -246,7 +247,7 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
 
     @app.post("/problems")
     async def new_problem(request: Request):
-        form = await request.form()
+        form = await read_form(request)
         return await run_in_threadpool(_new_problem, request, str(form.get("yaml_text") or ""))
 
     @app.get("/problems/{problem_id}")
@@ -255,13 +256,13 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
 
     @app.post("/problems/{problem_id}/yaml")
     async def edit_problem(request: Request, problem_id: int):
-        form = await request.form()
+        form = await read_form(request)
         text = str(form.get("yaml_text") or "")
         return await run_in_threadpool(_edit_problem, request, problem_id, text)
 
     @app.post("/problems/{problem_id}/variants")
     async def new_variant(request: Request, problem_id: int):
-        form = await request.form()
+        form = await read_form(request)
         return await run_in_threadpool(_new_variant, request, problem_id, form)
 
     @app.post("/variants/{variant_id}/solve")
@@ -384,7 +385,7 @@ def _register_plans(app: FastAPI) -> None:
 
     @app.post("/plans/{plan_id}/sensitivity")
     async def analyse_plan(plan_id: int, request: Request):
-        form = await request.form()
+        form = await read_form(request)
         raw = str(form.get("break_even") or "3").strip()
         return await run_in_threadpool(_analyse, plan_id, raw)
 
