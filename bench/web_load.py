@@ -2,6 +2,7 @@
 queued, against ``procure serve`` on 127.0.0.1; then a server killed mid-job.
 
 Run: python bench/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port N]
+     python bench/web_load.py --hostile [--hostile-s 60] [--block-s 5] [--tolerance 1.25]
 
 1. Starts ``procure serve`` (a real server process, SQLite file in a temporary folder,
    the local Dask cluster), stores the seed and solves three variants to have plans to
@@ -14,6 +15,14 @@ Run: python bench/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port 
 3. Queues one more solve, kills the server (SIGKILL) while the job is running, starts it
    again on the same database: the job must be ``interrupted`` (never ``done``), every
    plan stored before must still be there, and re-running the job must store its plan.
+
+With ``--hostile``: instead of 2 and 3, ``--users`` people browse for ``--hostile-s``
+seconds in blocks of ``--block-s`` that alternate without and with one hostile request a
+second (in turn: a 500-byte YAML alias bomb posted as a problem, a 2 MB form, an 800 kB
+form of a YAML list of 200,000 values, a plan id beyond 64 bits); prints the p95 of the
+ordinary requests in each kind of block, measured in the same run, and checks that every hostile
+request got its 4xx (never a 500) and that the p95 with them is no worse than without
+them (within ``--tolerance``).
 
 Every request is signed in (issue 31): the script adds an infra account with ``procure
 users add`` and each simulated person signs in through ``POST /login`` first, so the
@@ -188,12 +197,111 @@ def restart_phase(db: str, port: int, proc: subprocess.Popen, client: httpx.Clie
         proc.wait(30)
 
 
+def bomb_yaml() -> str:
+    """The "billion laughs": 9 lists of 9 aliases of the list before, 9**9 values."""
+    lines = ["name: bomb", "a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "\n".join([*lines, "workloads: *a8"]) + "\n"
+
+
+def hostile_requests() -> list[tuple[str, str, str, dict | None, int]]:
+    """(name, method, path, form, the status it must get), sent in turn."""
+    many = "name: many\nvalues: [" + ",".join(["1"] * 200_000) + "]\n"  # 800 kB as a form
+    return [
+        ("alias bomb", "POST", "/problems", {"yaml_text": bomb_yaml()}, 400),
+        ("2 MB form", "POST", "/problems", {"yaml_text": "x" * 2_000_000}, 413),
+        ("200,000 values", "POST", "/problems", {"yaml_text": many}, 400),
+        ("id beyond 64 bits", "GET", f"/plans/{2**70}", None, 404),
+    ]
+
+
+def hostile_phase(base: str, client: httpx.Client, args) -> bool:
+    """Browse for ``--hostile-s`` seconds in blocks alternating without and with one
+    hostile request a second; print the p95 of ordinary requests in each."""
+    plan_ids = [p["id"] for p in client.get("/api/plans").json()]
+    for pid in plan_ids:
+        client.get(f"/plans/{pid}")
+    hostile_on = threading.Event()
+    done = threading.Event()
+    ready = threading.Barrier(args.users + 2)  # the people, the attacker and this thread
+    tagged: list[tuple[bool, float]] = []
+
+    def person() -> None:
+        rng = random.Random()
+        with signed_in(base, 60) as own:
+            ready.wait()
+            time.sleep(rng.uniform(0, args.think_s))
+            while not done.is_set():
+                on = hostile_on.is_set()
+                started = time.perf_counter()
+                r = own.get(f"/plans/{rng.choice(plan_ids)}")
+                elapsed = time.perf_counter() - started
+                assert r.status_code == 200
+                if on == hostile_on.is_set():  # the whole request within one kind of block
+                    tagged.append((on, elapsed))
+                done.wait(args.think_s)
+
+    sent: list[tuple[str, int, int, float]] = []
+
+    def attacker() -> None:
+        cases = hostile_requests()
+        with signed_in(base, 60) as own:
+            ready.wait()
+            n = 0
+            while not done.is_set():
+                if hostile_on.is_set():
+                    name, method, path, form, want = cases[n % len(cases)]
+                    n += 1
+                    started = time.perf_counter()
+                    r = own.request(method, path, data=form)
+                    sent.append((name, r.status_code, want, time.perf_counter() - started))
+                done.wait(1.0)
+
+    people = [threading.Thread(target=person) for _ in range(args.users)]
+    people.append(threading.Thread(target=attacker))
+    for p in people:
+        p.start()
+    ready.wait()
+    blocks = max(2, int(args.hostile_s / args.block_s))
+    for block in range(blocks):
+        hostile_on.set() if block % 2 else hostile_on.clear()
+        time.sleep(args.block_s)
+    done.set()
+    for p in people:
+        p.join()
+    off = [t for on, t in tagged if not on]
+    on = [t for on, t in tagged if on]
+    p95_off = statistics.quantiles(off, n=100)[94]
+    p95_on = statistics.quantiles(on, n=100)[94]
+    wrong = [(n, got, want) for n, got, want, _ in sent if got != want]
+    print(f"{args.users} users, think {args.think_s} s, {blocks} blocks of {args.block_s:g} s "
+          f"alternating without and with one hostile request a second")  # fmt: skip
+    print(f"ordinary plan pages without hostile requests: {len(off)}, median "
+          f"{statistics.median(off) * 1e3:.0f} ms, p95 {p95_off * 1e3:.0f} ms")  # fmt: skip
+    print(f"ordinary plan pages with hostile requests:    {len(on)}, median "
+          f"{statistics.median(on) * 1e3:.0f} ms, p95 {p95_on * 1e3:.0f} ms "
+          f"(ratio {p95_on / p95_off:.2f}, bound {args.tolerance:g})")  # fmt: skip
+    for name in dict.fromkeys(n for n, *_ in sent):
+        times = [t for n, _, _, t in sent if n == name]
+        codes = sorted({got for n, got, _, _ in sent if n == name})
+        print(f"  hostile {name}: {len(times)} sent, status {codes}, slowest answer "
+              f"{max(times) * 1e3:.0f} ms")  # fmt: skip
+    if wrong:
+        print(f"hostile requests answered wrongly: {wrong[:5]}")
+    health = httpx.get(f"{base}/health", timeout=5).status_code
+    return not wrong and health == 200 and p95_on <= p95_off * args.tolerance
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--solves", type=int, default=5)
     parser.add_argument("--think-s", type=float, default=1.0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--hostile", action="store_true", help="the hostile mix (see above)")
+    parser.add_argument("--hostile-s", type=float, default=60.0)
+    parser.add_argument("--block-s", type=float, default=5.0)
+    parser.add_argument("--tolerance", type=float, default=1.25)
     args = parser.parse_args()
     port = args.port or free_port()
     folder = tempfile.mkdtemp(prefix="procure-web-load-")
@@ -206,9 +314,13 @@ def main() -> int:
         with signed_in(base) as client:
             client.post("/problems", data={"yaml_text": SEED})
             warm = [1] + [add_variant(client, f"warm-{i}", demand_factor=str(0.8 + 0.1 * i))
-                          for i in range(2)]  # fmt: skip
+                          for i in range(0 if args.hostile else 2)]  # fmt: skip
             for v in warm:
                 wait_job(client, queue_solve(client, v))
+            if args.hostile:
+                ok = hostile_phase(base, client, args)
+                print("all checks passed" if ok else "A CHECK FAILED")
+                return 0 if ok else 1
             latencies, finished, wall = load_phase(base, client, args)
             stored = {p["id"] for p in client.get("/api/plans").json()}
             complete = all(j["status"] == "done" and j["plan_id"] in stored for j in finished)

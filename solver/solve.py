@@ -81,6 +81,26 @@ def solve_problem(
     )[0]
 
 
+def check_before_solving(problem: Problem, catalog: Catalog) -> None:
+    """Refuse what :func:`solve_verified` refuses before it solves, without solving: a
+    currency the catalog has no rate for, and every name the problem gives (accelerators,
+    vendors, providers, regions, residency zones, sites, models, offerings, quotas,
+    savings plans) that the catalog does not know, by compiling the problem. A problem
+    whose workloads can run nowhere is not refused here: that is the solve's answer
+    (:class:`~solver.errors.InfeasibleError`, with what to relax).
+
+    Raises
+    ------
+    ProcureError
+        The message :func:`solve_verified` would raise, naming the field.
+    """
+    catalog.rate(problem.currency, field="currency", instead="leave currency out (USD)")
+    try:
+        compile_problem(problem, catalog)
+    except InfeasibleError:
+        return
+
+
 def solve_verified(
     problem: Problem,
     catalog: Catalog,

@@ -287,3 +287,9 @@ def _stop(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
         if process.is_alive():
             process.kill()
             process.join(1.0)
+    # the pool's manager thread closes its wake-up pipe when it sees the workers gone;
+    # left running, it races the interpreter's exit hook that writes to that pipe
+    # (concurrent.futures.process._python_exit), which then prints a traceback
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None and manager.is_alive():
+        manager.join(max(1.0, stop_by - time.perf_counter()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -50,6 +51,65 @@ def has_users(store) -> bool:
 
     with store.sessions() as session:
         return bool(session.scalar(select(func.count()).select_from(User)))
+
+
+@contextmanager
+def database_refusal():
+    """A database that cannot be opened, migrated or written at start: one message naming
+    ``--db`` and what to do (:func:`solver.web.faults.describe_fault`; never the URL, the
+    SQL or a traceback), exit 2."""
+    from alembic.util import CommandError
+
+    from solver.web.faults import DATABASE_ERRORS, describe_fault
+
+    try:
+        yield
+    except DATABASE_ERRORS as exc:
+        fault = describe_fault(exc)
+        raise ProcureError(
+            f"cannot start on this database: {fault.message}", field="--db", fix=fault.fix
+        ) from None
+    except CommandError as exc:  # a revision this version of procure does not know
+        first = str(exc).splitlines()[0] if str(exc) else "unknown revision"
+        raise ProcureError(
+            f"cannot migrate this database ({first})",
+            field="--db",
+            fix="use the procure version that made it, or another database",
+        ) from None
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Refuse with one message a port the server could not listen on (in use, or not
+    allowed), before the database is opened."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ProcureError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc})",
+            field="--port",
+            fix="stop what uses that port, or choose another with --port (or --host)",
+        ) from None
+
+
+def _first_start(web, seed: bool, trusted_user_header: str | None) -> None:
+    """Seed an empty workspace, say which jobs were interrupted, make the first admin."""
+    if seed and seed_if_empty(web.state.store):
+        typer.echo(f"added the seed problem ({SEED.name})")
+    if web.state.interrupted_at_start:
+        typer.echo(f"{web.state.interrupted_at_start} job(s) left running were interrupted")
+    if not has_users(web.state.store):
+        if trusted_user_header:
+            typer.echo("no accounts yet: add one with procure users add NAME --role admin")
+        else:  # the first start: one admin to sign in with (as Jupyter prints its token)
+            password = first_admin(web.state.store)
+            typer.echo(
+                f"first start: made the account admin (role admin), password {password} "
+                "(shown once; add people with procure users add NAME --role ROLE)"
+            )
 
 
 @app.command()
@@ -117,28 +177,19 @@ def serve(
         url = db or f"sqlite:///{Path(DEFAULT_DB_FILE).resolve()}"
         import socket
 
-        web = create_app(
-            url,
-            scheduler=scheduler,
-            catalog_dir=str(catalog) if catalog else None,
-            instance=instance or f"{socket.gethostname()}:{port}",
-            trusted_user_header=trusted_user_header,
-            approvals=parse_approvals(approvals),
-            trusted_proxies=trusted_proxies,
-        )
-        if seed and seed_if_empty(web.state.store):
-            typer.echo(f"added the seed problem ({SEED.name})")
-        if web.state.interrupted_at_start:
-            typer.echo(f"{web.state.interrupted_at_start} job(s) left running were interrupted")
-        if not has_users(web.state.store):
-            if trusted_user_header:
-                typer.echo("no accounts yet: add one with procure users add NAME --role admin")
-            else:  # the first start: one admin to sign in with (as Jupyter prints its token)
-                password = first_admin(web.state.store)
-                typer.echo(
-                    f"first start: made the account admin (role admin), password {password} "
-                    "(shown once; add people with procure users add NAME --role ROLE)"
-                )
+        check_can_listen(host, port)
+
+        with database_refusal():
+            web = create_app(
+                url,
+                scheduler=scheduler,
+                catalog_dir=str(catalog) if catalog else None,
+                instance=instance or f"{socket.gethostname()}:{port}",
+                trusted_user_header=trusted_user_header,
+                approvals=parse_approvals(approvals),
+                trusted_proxies=trusted_proxies,
+            )
+            _first_start(web, seed, trusted_user_header)
         typer.echo(f"workspace on {web.state.store.label}: http://{host}:{port}/")
         uvicorn.run(web, host=host, port=port, log_level="warning")
 

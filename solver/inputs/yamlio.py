@@ -7,8 +7,16 @@ duplicate key silently keeps the last value. The loader here resolves plain
 scalars by the YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution):
 only ``true``/``false`` are booleans, integers are decimal (``0o`` octal, ``0x``
 hex), floats take an exponent without a dot, and ``.inf``/``.nan`` are floats (the
-problem model then refuses them); it refuses duplicate keys and nesting deeper than
-:data:`MAX_DEPTH`.
+problem model then refuses them); it refuses duplicate keys, nesting deeper than
+:data:`MAX_DEPTH`, and a document that holds more than :data:`MAX_NODES` values once its
+aliases are expanded (an "alias bomb": nine nested lists of nine aliases each are 500
+bytes of text and 9**9 = 387,420,489 values). The expansion is counted while the
+document is composed, before any object is built: an alias adds the size of the node its
+anchor names, so a bomb is refused after a few dozen events.
+
+A leading UTF-8 byte-order mark is dropped and CR and CRLF line ends read as LF
+(:func:`unix_lines`), so a file saved by an editor that adds them reads exactly as
+the same file without them: the same values, the same line numbers in messages.
 """
 
 from __future__ import annotations
@@ -23,22 +31,58 @@ import yaml
 from solver.errors import ProcureError
 
 MAX_DEPTH = 64  # a procure problem nests about 5 deep; 64 leaves room and stops abuse
+#: the most values (scalars, lists and mappings, each key and value counted) a document may
+#: hold once its aliases are expanded: the largest shipped problem
+#: (problems/traffic-mix-measured.yaml) holds 391, so 20,000 leaves room for 50 times as
+#: much; it stops an alias bomb after a few dozen events, and bounds what a document
+#: without aliases costs to read (PyYAML composes some 15,000 values a second on one
+#: loaded core, and the server's other requests wait for the interpreter meanwhile)
+MAX_NODES = 20_000
 
 
 class _Loader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 core-schema scalars and the checks above."""
 
-    depth = 0
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+        #: values composed so far, every alias counted as the whole node it repeats
+        self.nodes = 0
+        #: anchor -> the expanded size of the node it names (set once that node is composed)
+        self.anchor_sizes: dict[str, int] = {}
+
+    def _count(self, size: int, mark) -> None:
+        self.nodes += size
+        if self.nodes > MAX_NODES:
+            raise ExpansionError(_too_many(), mark.line + 1)
 
     def compose_node(self, parent, index):  # noqa: D102 - PyYAML's hook
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            size = self.anchor_sizes.get(event.anchor)
+            if size is None and event.anchor in self.anchors:  # still being composed
+                raise ExpansionError(
+                    f"the alias *{event.anchor} is inside the node its anchor names (a "
+                    "structure that contains itself)",
+                    event.start_mark.line + 1,
+                    fix="write the value out instead of the alias",
+                )
+            self._count(size or 1, event.start_mark)  # an undefined one: PyYAML's message
+            return super().compose_node(parent, index)
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            mark = self.peek_event().start_mark
+            mark = event.start_mark
             raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels (line {mark.line + 1})")
+        before = self.nodes
+        self._count(1, event.start_mark)
         try:
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self.anchor_sizes[anchor] = self.nodes - before
+        return node
 
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML's hook
         seen: dict[object, int] = {}
@@ -61,6 +105,26 @@ class DuplicateKeyError(yaml.YAMLError):
     def __init__(self, message: str, line: int) -> None:
         super().__init__(message)
         self.line = line
+
+
+class ExpansionError(yaml.YAMLError):
+    """Aliases that expand the document past :data:`MAX_NODES` values, or one inside the
+    node it repeats; ``line``: where the alias that crossed the bound is."""
+
+    def __init__(self, message: str, line: int, fix: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.fix = fix or (
+            "write the repeated values out, or repeat them with fewer nested aliases "
+            f"(at most {MAX_NODES:,} values in all)"
+        )
+
+
+def unix_lines(text: str) -> str:
+    """``text`` without a leading byte-order mark, its CR and CRLF line ends as LF."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 # YAML 1.2 core schema: replace PyYAML's 1.1 implicit resolvers for bool, int and float
@@ -144,20 +208,87 @@ def read_text_file(path: Path, *, what: str, fix: str) -> str:
         raise ProcureError(f"cannot read it ({exc.strerror})", file=str(path), fix=fix) from None
 
 
+def _precount(text: str) -> None:
+    """Count the expanded values of ``text`` from LibYAML's events (C, some twenty times
+    faster than composing in Python) and raise :class:`ExpansionError` where
+    :class:`_Loader` would, so that a document too large is refused before the slow
+    composition starts. Anything else (a syntax error, deep nesting, an undefined alias,
+    a second document) is left to :class:`_Loader` and its messages; without LibYAML
+    this does nothing."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        return
+    nodes, sizes, open_ = 0, {}, []  # open_: (anchor, values before it) per collection
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    documents = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):  # noqa: S506 - events only
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    return
+            if isinstance(event, yaml.AliasEvent):
+                if any(anchor == event.anchor for anchor, _ in open_):
+                    raise ExpansionError(
+                        f"the alias *{event.anchor} is inside the node its anchor names (a "
+                        "structure that contains itself)",
+                        event.start_mark.line + 1,
+                        fix="write the value out instead of the alias",
+                    )
+                if event.anchor not in sizes:
+                    return
+                nodes += sizes[event.anchor]
+            elif isinstance(event, (yaml.ScalarEvent, *starts)):
+                nodes += 1
+                if isinstance(event, starts):
+                    open_.append((event.anchor, nodes - 1))
+                    if len(open_) > MAX_DEPTH:
+                        return
+                elif event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, ends):
+                anchor, before = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = nodes - before
+            if nodes > MAX_NODES:
+                raise ExpansionError(_too_many(), event.start_mark.line + 1)
+    except ExpansionError:
+        raise
+    except yaml.YAMLError:
+        return
+
+
+def _too_many() -> str:
+    return (
+        f"the YAML holds more than {MAX_NODES:,} values once its aliases (*name) are "
+        "expanded: a few nested aliases can repeat a part of it millions of times"
+    )
+
+
 def load_yaml(text: str, *, file: str) -> object:
     """Parse YAML text strictly (see the module docstring).
 
     Raises
     ------
     ProcureError
-        Syntax errors, duplicate keys, too deep nesting: with the line and a fix.
-        The file's content is not echoed beyond the position of the fault.
+        Syntax errors, duplicate keys, too deep nesting, aliases that expand past
+        :data:`MAX_NODES` values: with the line and a fix. The file's content is not
+        echoed beyond the position of the fault.
     """
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        text = unix_lines(text)
+        _precount(text)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
     except DuplicateKeyError as exc:
         raise ProcureError(
             str(exc), file=file, field=f"line {exc.line}", fix="keep one of the two entries"
+        ) from None
+    except ExpansionError as exc:
+        raise ProcureError(
+            str(exc),
+            file=file,
+            field=f"line {exc.line}",
+            fix=exc.fix,
         ) from None
     except RecursionError:
         raise ProcureError(

@@ -19,6 +19,7 @@ import json
 
 import pandas as pd
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy import select
 
@@ -28,6 +29,7 @@ from solver.web.analysis_jobs import (
     MAX_FRONTIER_POINTS,
     TWO_STAGE_METHODS,
 )
+from solver.web.forms import read_form
 from solver.web.store import Analysis, Job, PlanRecord
 from solver.web.views import script_json
 from solver.web.workspace import plan_of, problem_of_plan
@@ -156,7 +158,11 @@ def _register_page(app: FastAPI, page: str, kind: str) -> None:
 
     @app.post(f"/plans/{{plan_id}}/{page}", name=f"{kind}_submit")
     async def analyse(request: Request, plan_id: int):
-        options = _options(kind, await request.form())
+        options = _options(kind, await read_form(request))
+        return await run_in_threadpool(submit, plan_id, options)
+
+    def submit(plan_id: int, options: dict):
+        """Check and queue the analysis off the event loop (it reads the plan's problem)."""
         try:
             app.state.runner.submit_analysis(plan_id, kind, options)
         except ProcureError as exc:

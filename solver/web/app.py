@@ -31,13 +31,14 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, select_autoescape
 from sqlalchemy import text
 
+from solver.web import faults
 from solver.web.jobs import JobRunner
 from solver.web.store import Store, open_store
 
@@ -111,7 +112,13 @@ def create_app(
         yield
         runner.close()
 
-    app = FastAPI(title="procure workspace", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="procure workspace",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        dependencies=[Depends(faults.ids_in_range)],
+    )
     app.state.store = store
     app.state.runner = runner
     app.state.catalog_dir = catalog_dir
@@ -151,6 +158,7 @@ def create_app(
             request, "error.html.j2", {"message": message}, status_code=exc.status_code
         )
 
+    faults.register(app)
     return app
 
 

@@ -105,6 +105,9 @@ class JobRunner:
         self._heart: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(max_workers=MAX_RUNNING_JOBS, thread_name_prefix="job")
         self._lock = threading.Lock()
+        #: inputs digest -> the open solve job of this server for it (one solve per digest)
+        self._solving: dict[str, int] = {}
+        self._solving_lock = threading.Lock()
         self._client = None
         self._cluster = None
 
@@ -129,7 +132,14 @@ class JobRunner:
             return self._client
 
     def close(self) -> None:
+        """Stop (the server shuts down, e.g. on SIGTERM): this server's open jobs are
+        marked ``interrupted`` first, so that what the stopped cluster makes them raise is
+        not recorded as a failure (:meth:`_run` stores nothing once they are)."""
         self._stop.set()
+        try:
+            self.interrupt_own_jobs()
+        except Exception:  # noqa: BLE001 - a database already gone: the next start marks them
+            pass
         self._pool.shutdown(wait=False, cancel_futures=True)
         try:  # gone: another server marks what this one leaves open at its next heartbeat
             with self.store.sessions() as session:
@@ -210,14 +220,37 @@ class JobRunner:
             session.commit()
             return int(done.rowcount or 0)
 
+    def interrupt_own_jobs(self) -> int:
+        """Mark this server's open jobs ``interrupted`` (it is stopping); return how many."""
+        with self.store.sessions() as session:
+            done = session.execute(
+                update(Job)
+                .where(Job.status.in_(JOB_OPEN), Job.owner == self.instance_id)
+                .values(
+                    status="interrupted",
+                    stage="interrupted: the server stopped before the job finished",
+                    finished_at=utc_now(),
+                )
+            )
+            session.commit()
+            return int(done.rowcount or 0)
+
     def submit(self, variant_id: int, *, rerun_of: int | None = None) -> Job:
         """Queue a solve of a variant (its inputs are checked first: a bad variant is
-        refused with its message and no job)."""
+        refused with its message and no job). The same inputs stored: a job done at once
+        with that plan; the same inputs being solved by this server: that open job (one
+        solve, however many ask at once)."""
         with self.store.sessions() as session:
             variant = session.get(Variant, variant_id)
             if variant is None:
                 raise ProcureError(f"no variant {variant_id}", fix="pick one on its problem page")
             inputs = variant_inputs(variant, self.catalog_dir)
+        with self._solving_lock, self.store.sessions() as session:
+            running = self._solving.get(inputs.digest)
+            if running is not None:
+                open_job = session.get(Job, running)
+                if open_job is not None and open_job.status in JOB_OPEN:
+                    return open_job
             job = Job(variant_id=variant_id, rerun_of=rerun_of, owner=self.instance_id)
             found = stored_plan(session, inputs.digest)
             if found is not None:  # the same inputs: the stored plan, at once
@@ -226,9 +259,17 @@ class JobRunner:
                 job.started_at = job.finished_at = utc_now()
             session.add(job)
             session.commit()
+            if job.status == "queued":
+                self._solving[inputs.digest] = job.id
         if job.status == "queued":
             self._pool.submit(self._run, job.id)
         return job
+
+    def _solved(self, job_id: int) -> None:
+        """Forget a finished solve job (the next submit of its inputs finds its plan)."""
+        with self._solving_lock:
+            for digest in [d for d, j in self._solving.items() if j == job_id]:
+                del self._solving[digest]
 
     def submit_sensitivity(
         self, plan_id: int, break_even_limit: int | None, *, rerun_of: int | None = None
@@ -371,9 +412,25 @@ class JobRunner:
         except JobCancelled:
             pass  # marked cancelled by cancel(); nothing of it is stored
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
-            self._set(
-                job_id, status="failed", stage="failed", error=str(exc), finished_at=utc_now()
-            )
+            self._fail(job_id, exc)
+        finally:
+            self._solved(job_id)
+
+    def _fail(self, job_id: int, exc: Exception) -> None:
+        """Record why a job stopped: ``interrupted`` while the server stops (the cluster
+        closed under it), else ``failed`` with the error's message (a database error as
+        :func:`solver.web.faults.describe_fault` words it, never its SQL or URL)."""
+        from solver.web.faults import DATABASE_ERRORS, describe_fault
+
+        if self._stop.is_set():
+            stage = "interrupted: the server stopped before the job finished"
+            self._set(job_id, status="interrupted", stage=stage, finished_at=utc_now())
+            return
+        error = describe_fault(exc).text() if isinstance(exc, DATABASE_ERRORS) else str(exc)
+        try:
+            self._set(job_id, status="failed", stage="failed", error=error, finished_at=utc_now())
+        except DATABASE_ERRORS:  # nothing can be recorded; the next start marks it
+            pass
 
     def _solve(self, job_id: int) -> None:
         with self.store.sessions() as session:

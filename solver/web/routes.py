@@ -7,12 +7,15 @@ from datetime import date
 from functools import lru_cache
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from solver.errors import ProcureError
 from solver.web import audit
 from solver.web.approvals import ensure_unlocked
+from solver.web.faults import MAX_ID
+from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.workspace import (
@@ -21,9 +24,9 @@ from solver.web.workspace import (
     add_variant,
     catalog_of_plan,
     changes_of,
+    checked_problem_text,
     plan_of,
     problem_of_plan,
-    read_problem_text,
     shipped_or_dir_catalog,
 )
 
@@ -177,9 +180,65 @@ def _problem_page(
         return _page(request, "problem.html.j2", context, status)
 
 
+def _new_problem(request: Request, text: str):
+    """``POST /problems`` off the event loop: read, check and store (nothing on an error)."""
+    store = request.app.state.store
+    try:
+        with store.sessions() as session:
+            record = add_problem(session, text, request.app.state.catalog_dir)
+            who = current_user(request).name
+            record.created_by = who
+            audit.record(session, who, "problem.add", f"problem {record.id}", None, text)
+            session.commit()
+    except ProcureError as exc:
+        return _home(request, _error(exc), text, status=400)
+    return _see(f"/problems/{record.id}")
+
+
+def _edit_problem(request: Request, problem_id: int, text: str):
+    """``POST /problems/ID/yaml`` off the event loop."""
+    store = request.app.state.store
+    try:
+        problem = checked_problem_text(text, request.app.state.catalog_dir)
+    except ProcureError as exc:
+        return _problem_page(request, problem_id, _error(exc), {"yaml_text": text}, 400, "yaml")
+    with store.sessions() as session:
+        record = _get(session, ProblemRecord, problem_id, "problem")
+        ensure_unlocked(session, problem_id)
+        before = record.yaml_text
+        record.yaml_text, record.name = text, problem.name
+        who = current_user(request).name
+        audit.record(session, who, "problem.edit", f"problem {problem_id}", before, text)
+        session.commit()
+    return _see(f"/problems/{problem_id}")
+
+
+def _new_variant(request: Request, problem_id: int, form):
+    """``POST /problems/ID/variants`` off the event loop."""
+    store = request.app.state.store
+    try:
+        changes = form_changes(form)
+        with store.sessions() as session:
+            problem = _get(session, ProblemRecord, problem_id, "problem")
+            variant = add_variant(
+                session,
+                problem,
+                str(form.get("name") or ""),
+                changes,
+                request.app.state.catalog_dir,
+            )
+            who = current_user(request).name
+            variant.created_by = who
+            entity = f"variant {variant.id} ({variant.name}) of problem {problem_id}"
+            audit.record(session, who, "variant.add", entity, None, changes)
+            session.commit()
+    except ProcureError as exc:
+        return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
+    return _see(f"/problems/{problem_id}")
+
+
 def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic between them
     """Add the workspace's routes to ``app``."""
-    store = app.state.store
     runner = app.state.runner
 
     @app.get("/")
@@ -188,18 +247,8 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
 
     @app.post("/problems")
     async def new_problem(request: Request):
-        form = await request.form()
-        text = str(form.get("yaml_text") or "")
-        try:
-            with store.sessions() as session:
-                record = add_problem(session, text)
-                who = current_user(request).name
-                record.created_by = who
-                audit.record(session, who, "problem.add", f"problem {record.id}", None, text)
-                session.commit()
-        except ProcureError as exc:
-            return _home(request, _error(exc), text, status=400)
-        return _see(f"/problems/{record.id}")
+        form = await read_form(request)
+        return await run_in_threadpool(_new_problem, request, str(form.get("yaml_text") or ""))
 
     @app.get("/problems/{problem_id}")
     def problem_page(request: Request, problem_id: int):
@@ -207,40 +256,14 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
 
     @app.post("/problems/{problem_id}/yaml")
     async def edit_problem(request: Request, problem_id: int):
-        form = await request.form()
+        form = await read_form(request)
         text = str(form.get("yaml_text") or "")
-        try:
-            problem, _ = read_problem_text(text)
-        except ProcureError as exc:
-            return _problem_page(request, problem_id, _error(exc), {"yaml_text": text}, 400, "yaml")
-        with store.sessions() as session:
-            record = _get(session, ProblemRecord, problem_id, "problem")
-            ensure_unlocked(session, problem_id)
-            before = record.yaml_text
-            record.yaml_text, record.name = text, problem.name
-            who = current_user(request).name
-            audit.record(session, who, "problem.edit", f"problem {problem_id}", before, text)
-            session.commit()
-        return _see(f"/problems/{problem_id}")
+        return await run_in_threadpool(_edit_problem, request, problem_id, text)
 
     @app.post("/problems/{problem_id}/variants")
     async def new_variant(request: Request, problem_id: int):
-        form = await request.form()
-        try:
-            changes = form_changes(form)
-            with store.sessions() as session:
-                problem = _get(session, ProblemRecord, problem_id, "problem")
-                variant = add_variant(
-                    session, problem, str(form.get("name") or ""), changes, app.state.catalog_dir
-                )
-                who = current_user(request).name
-                variant.created_by = who
-                entity = f"variant {variant.id} ({variant.name}) of problem {problem_id}"
-                audit.record(session, who, "variant.add", entity, None, changes)
-                session.commit()
-        except ProcureError as exc:
-            return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
-        return _see(f"/problems/{problem_id}")
+        form = await read_form(request)
+        return await run_in_threadpool(_new_variant, request, problem_id, form)
 
     @app.post("/variants/{variant_id}/solve")
     def solve_variant(request: Request, variant_id: int):
@@ -362,11 +385,14 @@ def _register_plans(app: FastAPI) -> None:
 
     @app.post("/plans/{plan_id}/sensitivity")
     async def analyse_plan(plan_id: int, request: Request):
-        form = await request.form()
+        form = await read_form(request)
         raw = str(form.get("break_even") or "3").strip()
+        return await run_in_threadpool(_analyse, plan_id, raw)
+
+    def _analyse(plan_id: int, raw: str):
         try:
             limit = None if raw == "all" else int(raw)
-            if limit is not None and limit < -1:
+            if limit is not None and not -1 <= limit <= MAX_ID:
                 raise ValueError
         except ValueError:
             raise HTTPException(

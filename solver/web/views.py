@@ -174,6 +174,16 @@ def compare_view(old: PlanRecord, new: PlanRecord) -> dict:
     }
 
 
+def _with_index_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its index levels as columns (once: a level the table keeps as a
+    column too, as ``accelerator_id`` or ``(provider, region)``, is not added again)."""
+    names = [n for n in frame.index.names if n is not None]
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        frame = frame.reset_index(level=missing)
+    return frame.reset_index(drop=True)
+
+
 def catalog_view(catalog: Catalog, table: str, filters: dict) -> tuple[str, int]:
     """A catalog table as HTML and its row count; offerings filtered and sorted as
     ``procure catalog list offerings --provider --accelerator --region --mode --sort``."""
@@ -181,7 +191,7 @@ def catalog_view(catalog: Catalog, table: str, filters: dict) -> tuple[str, int]
         frame, columns = offerings_view(catalog, **filters)
         frame = frame[["provider", "region", *columns]]
     else:
-        frame = getattr(catalog, table).reset_index()
+        frame = _with_index_columns(getattr(catalog, table))
         columns = [c for c in frame.columns if c != "source" and not c.endswith("_source")]
         frame = frame[columns]
     return _table_html(frame.head(500)), len(frame)

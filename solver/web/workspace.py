@@ -1,7 +1,10 @@
 """What the workspace does with its store, as plain functions (no HTTP here).
 
 - a problem is YAML text read by the CLI's own reader (:func:`read_problem_text`: the same
-  messages as ``procure solve``);
+  messages as ``procure solve``) and checked against the catalog as ``procure solve``
+  checks it before solving (:func:`checked_problem_text`: unknown accelerators,
+  providers, models, regions... refused with its message); a variant's problem and prices
+  are checked the same way, and names longer than their column are refused;
 - a variant is a dict of changes to its problem (:data:`CHANGE_FIELDS`): the budget, the
   demand and its growth, the carbon cap, the allowed providers, regions, modes and tier
   (fields of the problem), and price multipliers by provider or accelerator (applied to the
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from solver.errors import ProcureError
@@ -62,6 +66,52 @@ def read_problem_text(text: str, *, file: str = EDITOR_FILE) -> tuple[Problem, d
     data = load_yaml(text, file=file)
     problem = parse_problem(data, file=file)
     return problem, data
+
+
+#: the longest name a problem or variant may have (their ``name`` columns hold 200)
+MAX_NAME_CHARS = 200
+
+
+def _check_name_length(name: str, what: str, file: str | None = None) -> None:
+    if len(name) > MAX_NAME_CHARS:
+        raise ProcureError(
+            f"the {what}'s name has {len(name):,} characters; at most {MAX_NAME_CHARS} are kept",
+            file=file,
+            field="name",
+            fix=f"give it a name of at most {MAX_NAME_CHARS} characters",
+        )
+
+
+def check_against_catalog(problem: Problem, catalog: Catalog, *, file: str) -> None:
+    """Refuse the problem as ``procure solve`` refuses it before solving
+    (:func:`solver.solve.check_before_solving`: the currency, and every accelerator,
+    provider, model, region and other name the catalog must know), its message naming
+    ``file`` as the CLI names the problem file."""
+    from solver.solve import check_before_solving
+
+    try:
+        check_before_solving(problem, catalog)
+    except ProcureError as exc:
+        if exc.file is None:
+            exc.file = file
+            exc.args = (exc.render(),)
+        raise
+
+
+def checked_problem_text(text: str, catalog_dir: str | None = None) -> Problem:
+    """Read problem YAML as ``procure solve`` reads a file (:func:`read_problem_text`) and
+    check it against the catalog as it does before solving (:func:`check_against_catalog`);
+    a name longer than the database keeps is refused too.
+
+    Raises
+    ------
+    ProcureError
+        The CLI's message for the same text in a file named :data:`EDITOR_FILE`.
+    """
+    problem, _ = read_problem_text(text)
+    _check_name_length(problem.name, "problem", EDITOR_FILE)
+    check_against_catalog(problem, shipped_or_dir_catalog(catalog_dir), file=EDITOR_FILE)
+    return problem
 
 
 def changes_of(variant: Variant) -> dict:
@@ -231,7 +281,8 @@ def stored_plan(session: Session, digest: str) -> PlanRecord | None:
 
 def store_plan(session: Session, variant_id: int | None, inputs: Inputs, plan: Plan) -> PlanRecord:
     """Store a verified plan under its inputs digest (once: a plan stored already under the
-    same digest is returned as it is; rows are never updated)."""
+    same digest is returned as it is, also one a concurrent solve of the same inputs
+    stored between the look-up and the insert; rows are never updated)."""
     found = stored_plan(session, inputs.digest)
     if found is not None:
         return found
@@ -253,7 +304,14 @@ def store_plan(session: Session, variant_id: int | None, inputs: Inputs, plan: P
         plan_json=plan.model_dump_json(),
     )
     session.add(record)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # the same inputs stored meanwhile: that plan is the answer
+        session.rollback()
+        found = stored_plan(session, inputs.digest)
+        if found is None:
+            raise
+        return found
     return record
 
 
@@ -311,10 +369,11 @@ def queued_plan_job(session: Session, job_id: int) -> QueuedPlanJob | None:
     )
 
 
-def add_problem(session: Session, text: str) -> ProblemRecord:
-    """Store a problem after reading it as the CLI does (nothing stored on an error), with
-    a first variant ``base`` (no changes)."""
-    problem, _ = read_problem_text(text)
+def add_problem(session: Session, text: str, catalog_dir: str | None = None) -> ProblemRecord:
+    """Store a problem after reading and checking it as the CLI does
+    (:func:`checked_problem_text`; nothing stored on an error), with a first variant
+    ``base`` (no changes)."""
+    problem = checked_problem_text(text, catalog_dir)
     record = ProblemRecord(name=problem.name, yaml_text=text)
     record.variants.append(Variant(name="base", changes_json="{}"))
     session.add(record)
@@ -329,18 +388,21 @@ def add_variant(
     changes: dict,
     catalog_dir: str | None = None,
 ) -> Variant:
-    """Store a variant of ``problem`` after checking that its problem and prices read
-    (nothing stored on an error)."""
+    """Store a variant of ``problem`` after checking that its problem and prices read and
+    that ``procure solve`` would accept them (:func:`check_against_catalog`; nothing
+    stored on an error)."""
     name = name.strip()
     if not name:
         raise ProcureError("the variant has no name", field="name", fix="e.g. budget-1.5m")
+    _check_name_length(name, "variant")
     if any(v.name == name for v in problem.variants):
         raise ProcureError(
             f"{problem.name} has a variant {name!r} already",
             field="name",
             fix="choose another name",
         )
-    inputs_for(problem.yaml_text, name, changes, catalog_dir)
+    inputs = inputs_for(problem.yaml_text, name, changes, catalog_dir)
+    check_against_catalog(inputs.problem, inputs.catalog, file=f"{EDITOR_FILE} (variant {name})")
     variant = Variant(name=name, changes_json=json.dumps(changes, sort_keys=True))
     problem.variants.append(variant)
     session.commit()

@@ -227,3 +227,49 @@ def _kill_left(marks: Path) -> None:
     for pid in [int(p.stem) for p in marks.glob("*.pid")]:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("after_s", [1.0, 2.5, 6.0])
+def test_sigterm_to_a_report_in_its_analyses_says_one_line(tmp_path, after_s):
+    # procure report --workers 2 on a small problem: its solve line comes in about a
+    # second, then the break-even prices and the frontier run on two worker processes for
+    # about 15 s; SIGTERM lands among them. Before, a race between the pool's manager
+    # thread and the interpreter's exit hook now and then printed a traceback after the
+    # message (about one run in twenty-five)
+    procure = Path(sys.executable).with_name("procure")
+    problem = ROOT / "problems" / "chat-7b-all-in.yaml"
+    cmd = [str(procure), "report", str(problem), "--workers", "2", "--out", str(tmp_path / "r")]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        first = proc.stderr.readline()
+        assert first.startswith("procure: solve: "), first
+        time.sleep(after_s)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 143, err
+        said = [line for line in err.splitlines() if not line.startswith("procure: ")]
+        assert said == [
+            "interrupted (SIGTERM): nothing was written (outputs are replaced whole or not at all)"
+        ], err
+        assert not (tmp_path / "r" / "report.html").exists()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_stopped_pool_leaves_no_manager_thread():
+    from concurrent.futures import ProcessPoolExecutor
+
+    from solver.analyses.runner import _stop
+
+    pool = ProcessPoolExecutor(max_workers=2)
+    running = [pool.submit(time.sleep, 30) for _ in range(2)]
+    time.sleep(0.5)
+    _stop(pool, grace_s=1.0)
+    # the manager thread has closed its wake-up pipe and ended: the exit hook that writes
+    # to that pipe cannot race it
+    manager = pool._executor_manager_thread
+    assert manager is None or not manager.is_alive()
+    assert all(f.done() for f in running)
