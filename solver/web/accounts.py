@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from solver.errors import ProcureError
 from solver.web import audit, auth, signin
+from solver.web.forms import read_form
 from solver.web.guard import SESSION_COOKIE, current_user
 from solver.web.store import ROLES, User
 
@@ -142,7 +143,7 @@ def register(app: FastAPI) -> None:
 
     @app.post("/login")
     async def login(request: Request):
-        form = await request.form()
+        form = await read_form(request)
         return await run_in_threadpool(_sign_in, request, form)
 
     @app.post("/logout")
@@ -181,16 +182,21 @@ def _register_admin(app: FastAPI) -> None:
 
     @app.post("/admin/users")
     async def add_user(request: Request):
-        form = await request.form()
-        try:
+        form = await read_form(request)
+        by = current_user(request).name
+
+        def write() -> None:  # Argon2 hashing and the insert: off the event loop
             with store.sessions() as session:
                 auth.add_user(
                     session,
                     str(form.get("name") or "").strip(),
                     str(form.get("role") or ""),
                     str(form.get("password") or ""),
-                    by=current_user(request).name,
+                    by=by,
                 )
+
+        try:
+            await run_in_threadpool(write)
         except ProcureError as exc:
             error = {"message": str(exc), "field": exc.field or ""}
             return _users_page(request, error, 400)
@@ -198,15 +204,18 @@ def _register_admin(app: FastAPI) -> None:
 
     @app.post("/admin/users/{user_id}/role")
     async def change_role(request: Request, user_id: int):
-        form = await request.form()
-        try:
+        form = await read_form(request)
+        by = current_user(request).name
+
+        def write() -> None:
             with store.sessions() as session:
                 user = session.get(User, user_id)
                 if user is None:
                     raise HTTPException(404, f"no user {user_id}")
-                auth.set_role(
-                    session, user, str(form.get("role") or ""), current_user(request).name
-                )
+                auth.set_role(session, user, str(form.get("role") or ""), by)
+
+        try:
+            await run_in_threadpool(write)
         except ProcureError as exc:
             return _users_page(request, {"message": str(exc), "field": exc.field or ""}, 400)
         return RedirectResponse("/admin/users", status_code=303)

@@ -38,6 +38,7 @@ from starlette.concurrency import run_in_threadpool
 
 from solver.errors import ProcureError
 from solver.web import audit, auth
+from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Approval, PlanRecord, PlanReview, Variant
 from solver.web.store.models import utc_now
@@ -389,7 +390,7 @@ def _decision_route(app: FastAPI, decision: str, required) -> None:
     store = app.state.store
 
     async def decide_plan(request: Request, plan_id: int):
-        form = await request.form()
+        form = await read_form(request)
         viewer = current_user(request)
         comment = str(form.get("comment") or "")
 

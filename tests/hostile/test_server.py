@@ -65,7 +65,9 @@ def _add_user(db: str) -> None:
 @contextmanager
 def _signed_in(base: str):
     with httpx.Client(base_url=base, timeout=120) as client:
-        r = client.post("/login", data={"name": USER, "password": PASSWORD})
+        # the sign-in form's pre-session token (GET /login sets its cookie and header)
+        token = client.get("/login").headers["x-csrf-token"]
+        r = client.post("/login", data={"name": USER, "password": PASSWORD, "csrf_token": token})
         assert r.status_code == 303, r.text[:500]
         client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
         yield client
