@@ -68,12 +68,21 @@ PAYMENT_OPTIONS = {
 
 def read_json(path: Path | str, what: str) -> object:
     """The JSON of a price file, or one clear error naming the file."""
+    from solver.inputs.price_traps import read_price_text
+
     path = Path(path)
+    if not path.exists():
+        raise ProcureError("no such file", file=str(path), fix=f"give the path of {what}")
+    text = read_price_text(path, what=what, fix=f"give {what} as the provider serves it")
+    if not text.strip():
+        raise ProcureError(
+            f"the file is empty, not {what}",
+            file=str(path),
+            fix=f"give {what} as the provider serves it (save the whole response)",
+        )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProcureError("no such file", file=str(path), fix=f"give the path of {what}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ProcureError(
             f"not JSON ({exc})", file=str(path), fix=f"give {what} as the provider serves it"
         ) from None

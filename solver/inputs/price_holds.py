@@ -1,0 +1,102 @@
+"""Prices held for review: a feed's price that is not a price an instance could cost.
+
+A pulled price (``procure prices pull``) is held, not stored as the offering's latest
+price, when it is:
+
+- **zero or negative**: no cloud rents an instance for nothing; a ``0.00`` is a
+  placeholder (a product sold another way, a price not published yet);
+- **not finite** (NaN, inf): no figure at all;
+- **above the market ceiling**, :data:`~solver.inputs.quotes.MAX_USD_PER_INSTANCE_HOUR`
+  ($10,000 per instance-hour, the bound vendor quotes are held to: no quote comes near
+  it, a larger figure is a monthly or yearly price in the hourly column);
+- **implausible against the offering's own history**: more than :data:`HOLD_FACTOR`
+  times, or less than 1 / :data:`HOLD_FACTOR` of, its reference price, the latest
+  stored snapshot's price of the same offering and mode, else the catalog's.
+
+Why x10 and not the x2 that ``resolve`` and ``watch`` apply (``--max-factor``,
+:data:`solver.inputs.prices.DEFAULT_MAX_FACTOR`): a snapshot is a record of what the
+source said, and real list prices do move by more than half (AWS cut P4d and P5
+on-demand prices by up to 45% in June 2025; the AWS sample offer file prices p4d at
+x1.49 the catalog's). The x2 check still applies when a snapshot's prices are applied to
+a plan. An order of magnitude is what the slips that reach a feed look like: a monthly
+price for an hourly one (x730), cents for dollars (x100), a lost decimal point (x10). A
+per-GPU price for an 8-GPU instance (/8) is within it and is left to the x2 check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from solver.inputs.quotes import MAX_USD_PER_INSTANCE_HOUR
+
+#: a price more than this times its reference (or less than its inverse) is held
+HOLD_FACTOR = 10.0
+#: the reason of a held price in a snapshot's ``unmapped`` list starts with this
+HELD_PREFIX = "held for review"
+HELD_COLUMNS = ["provider", "region", "offering", "offering_id", "mode", "price"]
+HELD_COLUMNS += ["reference_usd", "reason"]
+
+
+def hold_reason(price_usd: float, reference_usd: float | None, reference: str) -> str:
+    """Why ``price_usd`` (USD per instance-hour) is held, or '' when it is not.
+
+    Parameters
+    ----------
+    price_usd
+        The price read.
+    reference_usd
+        The offering's reference price in the same mode (USD per instance-hour), None
+        when there is none.
+    reference
+        What the reference is ("the previous snapshot (2026-10-15)", "the catalog").
+    """
+    if not math.isfinite(price_usd):
+        return f"the price {price_usd!r} is not a number"
+    if price_usd <= 0:
+        return f"the price ${price_usd:g}/h is not above zero"
+    if price_usd > MAX_USD_PER_INSTANCE_HOUR:
+        return (
+            f"the price ${price_usd:,.6g}/h is above ${MAX_USD_PER_INSTANCE_HOUR:,.0f} per "
+            "instance-hour, more than any quote (a monthly or yearly price as hourly?)"
+        )
+    if reference_usd is None or not math.isfinite(reference_usd) or reference_usd <= 0:
+        return ""
+    ratio = price_usd / reference_usd
+    if ratio > HOLD_FACTOR or ratio < 1.0 / HOLD_FACTOR:
+        return (
+            f"the price ${price_usd:,.6g}/h is x{ratio:.3g} the ${reference_usd:,.6g}/h of "
+            f"{reference} (more than x{HOLD_FACTOR:g} either way)"
+        )
+    return ""
+
+
+def split_held(
+    rows: pd.DataFrame, references: dict[tuple[str, str], tuple[float, str]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows whose price may be stored, and those held (:data:`HELD_COLUMNS`).
+
+    Parameters
+    ----------
+    rows
+        Priced rows with ``provider, region, offering, offering_id, mode, price`` (price
+        numeric, USD per instance-hour; NaN for a figure that is not a number).
+    references
+        (offering_id, mode) -> (reference price in USD per instance-hour, what it is).
+    """
+    reasons = []
+    refs = []
+    for r in rows.itertuples(index=False):
+        ref, what = references.get((str(r.offering_id), str(r.mode)), (None, ""))
+        reasons.append(hold_reason(float(r.price), ref, what))
+        refs.append(float("nan") if ref is None else float(ref))
+    reasons_s = pd.Series(reasons, index=rows.index, dtype=object)
+    held_mask = reasons_s != ""
+    held = rows.loc[held_mask].assign(
+        reference_usd=pd.Series(refs, index=rows.index)[held_mask], reason=reasons_s[held_mask]
+    )
+    return rows.loc[~held_mask], held[HELD_COLUMNS].reset_index(drop=True)
+
+
+__all__ = ["HELD_COLUMNS", "HELD_PREFIX", "HOLD_FACTOR", "hold_reason", "split_held"]
