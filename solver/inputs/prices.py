@@ -70,6 +70,7 @@ from solver.inputs.price_traps import (
     check_duplicate_offerings,
     check_field_counts,
     check_price_dates,
+    read_price_text,
 )
 from solver.inputs.provenance import (
     BASE_CURRENCY,
@@ -506,6 +507,8 @@ def read_price_update(
     ``known_providers``.
     """
     path = Path(path)
+    if path.is_file():  # a folder is a catalog, read table by table
+        read_price_text(path, what="a price file", fix="give a price CSV, offerings.csv or vms.csv")
     kind = detect_format(path) if format == "auto" else format
     if kind in ("csv", "catalog"):
         read = read_price_csv if kind == "csv" else read_catalog_prices
