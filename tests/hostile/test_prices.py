@@ -86,13 +86,23 @@ def _refused(result, *words: str) -> None:
 # --------------------------------------------------------------------------- empty, schema
 
 
+#: each source's response with no record in it: the envelope the API serves, empty
+EMPTY_ENVELOPES = {
+    "skypilot": HEADER + "\n",
+    "aws-offer": json.dumps({"formatVersion": "v1.0", "products": {}, "terms": {"OnDemand": {}}}),
+    "azure-retail": json.dumps({"BillingCurrency": "USD", "Items": [], "Count": 0}),
+    "gcp-billing": json.dumps({"skus": [], "nextPageToken": ""}),
+}
+
+
 @pytest.mark.parametrize("source", ["skypilot", "aws-offer", "azure-retail", "gcp-billing"])
-@pytest.mark.parametrize("body", ["", "\n  \n"])
+@pytest.mark.parametrize("body", ["", "\n  \n", "envelope"])
 def test_an_empty_feed_is_refused_and_nothing_stored(tmp_path, source, body):
-    # oracle: an empty file holds no price; storing it would make an empty snapshot the
-    # latest (every watch against it "holds"): exit 2 naming the file, the database empty
+    # oracle: an empty file, or the source's envelope with no record, holds no price;
+    # storing it would make an empty snapshot the latest (every watch against it then
+    # "holds"): exit 2 naming the file, and the database holds no snapshot
     feed = tmp_path / "feed"
-    feed.write_text(body)
+    feed.write_text(EMPTY_ENVELOPES[source] if body == "envelope" else body)
     db = f"sqlite:///{tmp_path / 'w.db'}"
     result = _pull(db, source, feed)
     _refused(result, str(feed))
