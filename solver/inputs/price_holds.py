@@ -8,7 +8,10 @@ price, when it is:
 - **not finite** (NaN, inf): no figure at all;
 - **above the market ceiling**, :data:`~solver.inputs.quotes.MAX_USD_PER_INSTANCE_HOUR`
   ($10,000 per instance-hour, the bound vendor quotes are held to: no quote comes near
-  it, a larger figure is a monthly or yearly price in the hourly column);
+  it, a larger figure is a monthly or yearly price in the hourly column) per server of
+  up to :data:`SERVER_ACCELERATORS` accelerators: an instance of n accelerators (a TPU
+  pod slice: SkyPilot's GCP catalog prices tpu-v5p-12288, 6,144 chips, at $27,399/h) is
+  n / 8 such servers, and its ceiling n / 8 times as high;
 - **implausible against the offering's own history**: more than :data:`HOLD_FACTOR`
   times, or less than 1 / :data:`HOLD_FACTOR` of, its reference price, the latest
   stored snapshot's price of the same offering and mode, else the catalog's.
@@ -33,13 +36,23 @@ from solver.inputs.quotes import MAX_USD_PER_INSTANCE_HOUR
 
 #: a price more than this times its reference (or less than its inverse) is held
 HOLD_FACTOR = 10.0
+#: accelerators of the largest common server (an HGX board's 8 GPUs, a quote's instance)
+SERVER_ACCELERATORS = 8
 #: the reason of a held price in a snapshot's ``unmapped`` list starts with this
 HELD_PREFIX = "held for review"
 HELD_COLUMNS = ["provider", "region", "offering", "offering_id", "mode", "price"]
 HELD_COLUMNS += ["reference_usd", "reason"]
 
 
-def hold_reason(price_usd: float, reference_usd: float | None, reference: str) -> str:
+def ceiling_usd(accelerators: int) -> float:
+    """The market ceiling of an instance of ``accelerators`` (0: unknown), USD per
+    instance-hour (module docstring)."""
+    return MAX_USD_PER_INSTANCE_HOUR * max(1.0, accelerators / SERVER_ACCELERATORS)
+
+
+def hold_reason(
+    price_usd: float, reference_usd: float | None, reference: str, accelerators: int = 0
+) -> str:
     """Why ``price_usd`` (USD per instance-hour) is held, or '' when it is not.
 
     Parameters
@@ -51,15 +64,19 @@ def hold_reason(price_usd: float, reference_usd: float | None, reference: str) -
         when there is none.
     reference
         What the reference is ("the previous snapshot (2026-10-15)", "the catalog").
+    accelerators
+        The instance's accelerators (0 when not known), for the market ceiling.
     """
     if not math.isfinite(price_usd):
         return f"the price {price_usd!r} is not a number"
     if price_usd <= 0:
         return f"the price ${price_usd:g}/h is not above zero"
-    if price_usd > MAX_USD_PER_INSTANCE_HOUR:
+    ceiling = ceiling_usd(accelerators)
+    if price_usd > ceiling:
+        per = "" if ceiling == MAX_USD_PER_INSTANCE_HOUR else f" for {accelerators} accelerators"
         return (
-            f"the price ${price_usd:,.6g}/h is above ${MAX_USD_PER_INSTANCE_HOUR:,.0f} per "
-            "instance-hour, more than any quote (a monthly or yearly price as hourly?)"
+            f"the price ${price_usd:,.6g}/h is above ${ceiling:,.0f} per instance-hour{per}, "
+            "more than any quote (a monthly or yearly price as hourly?)"
         )
     if reference_usd is None or not math.isfinite(reference_usd) or reference_usd <= 0:
         return ""
@@ -81,15 +98,18 @@ def split_held(
     ----------
     rows
         Priced rows with ``provider, region, offering, offering_id, mode, price`` (price
-        numeric, USD per instance-hour; NaN for a figure that is not a number).
+        numeric, USD per instance-hour; NaN for a figure that is not a number) and
+        optionally ``accelerators`` (per instance, 0 when not known).
     references
         (offering_id, mode) -> (reference price in USD per instance-hour, what it is).
     """
     reasons = []
     refs = []
-    for r in rows.itertuples(index=False):
+    counts = rows["accelerators"] if "accelerators" in rows.columns else [0] * len(rows)
+    for r, count in zip(rows.itertuples(index=False), counts, strict=True):
         ref, what = references.get((str(r.offering_id), str(r.mode)), (None, ""))
-        reasons.append(hold_reason(float(r.price), ref, what))
+        n = int(count) if pd.notna(count) else 0
+        reasons.append(hold_reason(float(r.price), ref, what, n))
         refs.append(float("nan") if ref is None else float(ref))
     reasons_s = pd.Series(reasons, index=rows.index, dtype=object)
     held_mask = reasons_s != ""
@@ -99,4 +119,5 @@ def split_held(
     return rows.loc[~held_mask], held[HELD_COLUMNS].reset_index(drop=True)
 
 
-__all__ = ["HELD_COLUMNS", "HELD_PREFIX", "HOLD_FACTOR", "hold_reason", "split_held"]
+__all__ = ["HELD_COLUMNS", "HELD_PREFIX", "HOLD_FACTOR", "ceiling_usd", "hold_reason"]
+__all__ += ["split_held"]

@@ -290,6 +290,7 @@ def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
     parts = []
     for mode, column in (("on_demand", "on_demand_usd_per_hour"), ("spot", "spot_usd_per_hour")):
         part = result.offerings[["provider", "region", "instance_type", column]]
+        part = part.assign(accelerators=result.offerings["accelerators_per_instance"])
         part = part.rename(columns={column: "price"}).dropna(subset=["price"])
         parts.append(part.assign(mode=mode))
     unmapped = pd.DataFrame(
@@ -416,8 +417,15 @@ def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str, references: d
     priced["offering_id"] = (
         priced["provider"] + "/" + priced["region"] + "/" + priced["instance_type"]
     )
-    priced, held = split_held(priced.assign(offering=priced["instance_type"]), references)
-    priced = priced.drop(columns="offering").copy()
+    known_n = pd.to_numeric(
+        off.set_index("offering_id")["accelerators_per_instance"], errors="coerce"
+    )
+    count = priced["offering_id"].map(known_n)
+    if "accelerators" in priced.columns:  # the feed's own count (SkyPilot)
+        count = count.fillna(pd.to_numeric(priced["accelerators"], errors="coerce"))
+    priced = priced.assign(offering=priced["instance_type"], accelerators=count.fillna(0))
+    priced, held = split_held(priced, references)
+    priced = priced.drop(columns=["offering", "accelerators"]).copy()
     priced = priced.sort_values(["offering_id", "mode", "price"], kind="stable")
     priced = priced.drop_duplicates(["offering_id", "mode"])
     known = off.set_index("offering_id")[["accelerator_id", "accelerators_per_instance"]]
