@@ -327,15 +327,14 @@ def stored_references(store, price_date: str) -> dict[tuple[str, str], tuple[flo
 def snapshot_held(prices: Path, db: str | None) -> pd.DataFrame:
     """For ``--prices snapshot:ID``, the prices the pull held for review (not in the
     snapshot's price file): ``offering_id, mode, price, reason``; empty for a file."""
-    from solver.web.price_watch import held_of
+    from solver.inputs.price_holds import held_from_listed
+
+    if not str(prices).startswith("snapshot:"):
+        return held_from_listed("[]")
     from solver.web.store import open_store
     from solver.web.store.snapshots import find_snapshot
 
-    if not str(prices).startswith("snapshot:"):
-        import pandas as pd
-
-        return pd.DataFrame(columns=["offering_id", "mode", "price", "reason"])
-    return held_of(find_snapshot(open_store(db_url(db)), str(prices)))
+    return held_from_listed(find_snapshot(open_store(db_url(db)), str(prices)).unmapped_json)
 
 
 def _audit_pull(pull):

@@ -119,5 +119,22 @@ def split_held(
     return rows.loc[~held_mask], held[HELD_COLUMNS].reset_index(drop=True)
 
 
+def held_from_listed(unmapped_json: str) -> pd.DataFrame:
+    """The held prices of a stored snapshot's list of what it did not store (its
+    ``unmapped_json``): ``offering_id, mode, price, reason``, price in USD per
+    instance-hour (NaN or inf as held)."""
+    import json
+
+    columns = ["offering_id", "mode", "price", "reason"]
+    held = [
+        {c: r.get(c, "") for c in columns}
+        for r in json.loads(unmapped_json or "[]")
+        if isinstance(r, dict) and str(r.get("reason", "")).startswith(HELD_PREFIX)
+    ]
+    out = pd.DataFrame(held, columns=columns)
+    out["price"] = pd.to_numeric(out["price"], errors="coerce")
+    return out
+
+
 __all__ = ["HELD_COLUMNS", "HELD_PREFIX", "HOLD_FACTOR", "ceiling_usd", "hold_reason"]
-__all__ += ["split_held"]
+__all__ += ["held_from_listed", "split_held"]

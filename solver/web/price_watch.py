@@ -57,6 +57,7 @@ def run_watch_job(runner, job_id: int) -> None:
     from solver.analyses.price_review import known_ids, prices_to_review
     from solver.analyses.watch import watch
     from solver.cli.actuals import WATCH_EXIT
+    from solver.inputs.price_holds import held_from_listed
     from solver.outputs.actuals import watch_json
     from solver.trust.planfile import apply_price_file
     from solver.web.workspace import queued_plan_job
@@ -78,7 +79,8 @@ def run_watch_job(runner, job_id: int) -> None:
         rows.loc[rows["in_catalog"], columns].to_csv(path, index=False)
         repriced = apply_price_file(catalog, path, "csv", None, None, 2.0, False, False)
     runner._set(job_id, stage="re-solving at the snapshot's prices", progress=0.3)
-    review = prices_to_review(repriced.report.rows, held_of(snap), plan, known_ids(catalog))
+    held = held_from_listed(snap.unmapped_json)
+    review = prices_to_review(repriced.report.rows, held, plan, known_ids(catalog))
     result = watch(
         plan, problem, catalog, repriced.catalog, threshold_pct=WATCH_THRESHOLD_PCT, review=review
     )
@@ -97,22 +99,6 @@ def run_watch_job(runner, job_id: int) -> None:
         )
         session.commit()
     runner._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
-
-
-def held_of(snap: PriceSnapshot):
-    """The prices a snapshot's pull held for review (``offering_id, mode, price,
-    reason``): they are not among its rows, and a plan line they name is not watched."""
-    import pandas as pd
-
-    from solver.inputs.price_holds import HELD_PREFIX
-
-    columns = ["offering_id", "mode", "price", "reason"]
-    held = [
-        {c: r.get(c, "") for c in columns}
-        for r in json.loads(snap.unmapped_json)
-        if str(r.get("reason", "")).startswith(HELD_PREFIX)
-    ]
-    return pd.DataFrame(held, columns=columns)
 
 
 def latest_watch_id(store, plan_id: int) -> int | None:
