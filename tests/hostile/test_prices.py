@@ -451,3 +451,21 @@ def test_a_price_held_by_the_pull_makes_watch_of_the_snapshot_exit_non_zero(tiny
         "held",
         0,
     )
+
+
+def test_accept_suspicious_does_not_take_a_price_above_the_market_ceiling(tiny):
+    # --accept-suspicious takes moves beyond --max-factor, but $1e9/h for h1 (one H100)
+    # is above the $10,000 per instance-hour ceiling (solver/inputs/price_holds.py).
+    # oracle: resolve reports it suspicious and not applied; the re-solve keeps h1 at $4
+    # (the plan's $17,280)
+    cat, plan, tmp = tiny
+    prices = _prices(tmp, "huge-accepted.csv", "acme,us-east,h1,on_demand,1e9,2027-01-15")
+    args = ["resolve", str(tmp / "p.yaml"), "--baseline", str(plan), "--prices", str(prices)]
+    args += ["--catalog", str(cat), "--accept-suspicious", "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    [row] = doc["price_update"]["rows"]
+    assert (row["status"], row["applied"]) == ("suspicious", False)
+    assert "market ceiling $10,000" in row["note"]
+    assert doc["plan"]["total_cost_usd"] == pytest.approx(17_280)
