@@ -152,6 +152,7 @@ def pull_cmd(
         from datetime import UTC, datetime
 
         from solver.inputs.importers.feeds import check_snapshot_date, check_source, pull_prices
+        from solver.inputs.price_holds import HELD_PREFIX
         from solver.web.store import open_store
         from solver.web.store.snapshots import save_snapshot
 
@@ -172,8 +173,6 @@ def pull_cmd(
         cloud = provider
         if source == "skypilot" and cloud is None and url is not None:
             cloud = str(url).rstrip("/").split("/")[-2].lower()  # SkyPilot: .../<cloud>/vms.csv
-        import pandas as pd
-
         store = open_store(db_url(db))
         refs = stored_references(store, price_date)
         with tempfile.TemporaryDirectory() as folder:
@@ -183,16 +182,15 @@ def pull_cmd(
             )
         if url is not None:
             pull = replace(pull, origin=str(url))
-        kept = pd.concat([pull.unmapped, pull.held_as_unmapped()], ignore_index=True)
-        snapshot_id = save_snapshot(
-            store, replace(pull, unmapped=kept.fillna("")), record=_audit_pull(pull)
-        )
+        snapshot_id = save_snapshot(store, pull, record=_audit_pull(pull))
         mapped = int(pull.rows["in_catalog"].sum())
         typer.echo(
             f"snapshot {snapshot_id}: {len(pull.rows)} prices from {source} of {price_date} "
             f"({mapped} of catalog offerings) in {store.url}"
         )
         for r in pull.unmapped.itertuples(index=False):
+            if str(r.reason).startswith(HELD_PREFIX):
+                continue  # listed below
             where = "/".join(p for p in (r.provider, r.region) if p)
             typer.echo(f"  not mapped: {where} {r.what} ({r.rows} rows): {r.reason}")
         for why, n in sorted(pull.skipped.items()):

@@ -37,7 +37,7 @@ with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -94,7 +94,9 @@ class PricePull:
         :data:`SNAPSHOT_COLUMNS`, one per offering and mode (USD per instance-hour),
         the lowest where the source states one twice.
     unmapped
-        :data:`UNMAPPED_COLUMNS`: what could not be priced as a catalog offering, why.
+        :data:`UNMAPPED_COLUMNS`: what could not be priced as a catalog offering, why;
+        the held prices too (:meth:`held_as_unmapped`: their reason starts with
+        :data:`~solver.inputs.price_holds.HELD_PREFIX`), so a stored snapshot lists them.
     held
         :data:`~solver.inputs.price_holds.HELD_COLUMNS`: prices held for review (zero,
         negative, not finite, implausible; :mod:`solver.inputs.price_holds`), not in
@@ -206,7 +208,8 @@ def pull_prices(
     unmapped = pd.concat([unmapped, missing], ignore_index=True)[UNMAPPED_COLUMNS]
     pull = PricePull(source, price_date, rows, unmapped, str(path), skipped, held)
     check_not_empty(pull)
-    return pull
+    listed = pd.concat([unmapped, pull.held_as_unmapped()], ignore_index=True)
+    return replace(pull, unmapped=listed.fillna("") if len(held) else unmapped)
 
 
 #: what each source's file is, for the message refusing one that holds no price
