@@ -10,7 +10,15 @@ Its verdict, which ``procure watch`` turns into an exit code:
   the re-solve saves no more than ``threshold_pct`` of the plan at the new prices;
 - ``optimum_moved``: the re-solve changes the plan and saves more than ``threshold_pct``
   of what the plan costs at the new prices (the saving: the diff's plan effect), or the
-  plan no longer fits the problem at the new prices (the re-solve is infeasible).
+  plan no longer fits the problem at the new prices (the re-solve is infeasible);
+- ``needs_review``: a price line meant for a line of the plan was not applied (it names
+  no catalog offering and could be a mistyping of the line's, it moves by more than the
+  price update's ``max_factor``, or it was held for review:
+  :mod:`solver.analyses.price_review`): the plan's price is not known, so no verdict
+  above can be given. It comes before the others.
+
+Every price line not applied is listed in :attr:`Watch.review`, whether it concerns the
+plan or not.
 
 A line's price is the catalog's price of its offering in its mode (USD per instance-hour;
 owned lines: the server's capex in USD); its cost change is its cost scaled by new / old
@@ -19,10 +27,11 @@ owned lines: the server's capex in USD); its cost change is its cost scaled by n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from solver.analyses.price_review import REVIEW_COLUMNS
 from solver.analyses.resolve import Resolution, resolve
 from solver.core.backends import SolveOptions
 from solver.inputs.catalog import Catalog
@@ -30,7 +39,7 @@ from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.units import PRICE_COLUMN
 
-VERDICTS = ("holds", "prices_moved", "optimum_moved")
+VERDICTS = ("holds", "prices_moved", "optimum_moved", "needs_review")
 LINE_COLUMNS = (
     "line",
     "item",
@@ -70,6 +79,10 @@ class Watch:
         One of :data:`VERDICTS`.
     resolution
         The re-solve (None when infeasible); ``infeasible`` says why, if it was.
+    review
+        Every price line not applied
+        (:data:`~solver.analyses.price_review.REVIEW_COLUMNS`), ``plan_line`` the plan line
+        it concerns (-1: none).
     """
 
     lines: pd.DataFrame
@@ -81,6 +94,7 @@ class Watch:
     verdict: str
     resolution: Resolution | None
     infeasible: str = ""
+    review: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REVIEW_COLUMNS))
 
 
 def _price(catalog: Catalog, item) -> float | None:
@@ -140,15 +154,27 @@ def watch(
     as_of: str | None = None,
     solver: str = "highs",
     options: SolveOptions | None = None,
+    review: pd.DataFrame | None = None,
 ) -> Watch:
     """Compare ``plan`` with the prices of ``new`` and re-solve from ``as_of`` (a period
-    name, None for the whole plan) with what is committed before it held.
+    name, None for the whole plan) with what is committed before it held. ``review``:
+    the price lines not applied (:func:`~solver.analyses.price_review.prices_to_review`);
+    one that concerns a plan line makes the verdict ``needs_review``.
 
     Raises
     ------
     ProcureError
         Bad input (see :func:`solver.analyses.resolve.resolve`).
     """
+    review = review if review is not None else pd.DataFrame(columns=REVIEW_COLUMNS)
+    result = _watch(plan, problem, old, new, threshold_pct, as_of, solver, options)
+    if len(review) and (review["plan_line"] >= 0).any():
+        return replace(result, verdict="needs_review", review=review)
+    return replace(result, review=review)
+
+
+def _watch(plan, problem, old, new, threshold_pct, as_of, solver, options) -> Watch:
+    """:func:`watch` on the prices applied (its first three verdicts)."""
     from solver.errors import InfeasibleError
 
     lines = moved_lines(plan, old, new, threshold_pct)

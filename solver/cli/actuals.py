@@ -28,10 +28,14 @@ from solver.units import DEFAULT_SOLVER, SOLVERS
 EXIT_WATCH_HOLDS = 0
 EXIT_WATCH_PRICES_MOVED = 3
 EXIT_WATCH_OPTIMUM_MOVED = 4
+#: a price line meant for a plan line was not applied (no catalog offering, beyond
+#: --max-factor x2, or held by the pull): the plan's price is unknown
+EXIT_WATCH_NEEDS_REVIEW = 5
 WATCH_EXIT = {
     "holds": EXIT_WATCH_HOLDS,
     "prices_moved": EXIT_WATCH_PRICES_MOVED,
     "optimum_moved": EXIT_WATCH_OPTIMUM_MOVED,
+    "needs_review": EXIT_WATCH_NEEDS_REVIEW,
 }
 
 
@@ -182,14 +186,16 @@ def watch_cmd(
     db: SnapshotDbOpt = None,
 ) -> None:
     """Did the signed plan's prices move, and its optimum? Exit 0: nothing moved beyond
-    the threshold; 3: prices moved, the plan holds; 4: the optimum moved."""
+    the threshold; 3: prices moved, the plan holds; 4: the optimum moved; 5: a price line
+    meant for a plan line was not applied (unknown offering, beyond x2, or held)."""
     outcome: dict[str, int] = {}
 
     def body() -> None:
         nonlocal prices
+        from solver.analyses.price_review import known_ids, prices_to_review
         from solver.analyses.watch import watch
         from solver.cli.changes import _as_of_period, _blame, _price_inputs
-        from solver.cli.prices import snapshot_price_file
+        from solver.cli.prices import snapshot_held, snapshot_price_file
         from solver.outputs.actuals import watch_json, watch_table
         from solver.trust.planfile import apply_price_file, load_plan
 
@@ -200,6 +206,7 @@ def watch_cmd(
                 field="--threshold-pct",
                 fix="e.g. --threshold-pct 5 (a move of more than 5% counts)",
             )
+        held = snapshot_held(prices, db)
         prices = snapshot_price_file(prices, db)
         the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         try:
@@ -215,6 +222,7 @@ def watch_cmd(
             threshold_pct=threshold_pct,
             as_of=_as_of_period(as_of, prob, the_plan.start_date),
             solver=solver,
+            review=prices_to_review(repriced.report.rows, held, the_plan, known_ids(cat)),
         )
         code = WATCH_EXIT[result.verdict]
         text = watch_json(result, code) if format == "json" else watch_table(result)

@@ -4,8 +4,9 @@ sources, kept in the workspace database with their date, and ``--prices snapshot
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +20,10 @@ from solver.cli.common import (
     app,
 )
 from solver.errors import ProcureError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 from solver.outputs.files import check_not_inputs, check_output_file, csv_text, write_atomic
 
 prices_app = typer.Typer(
@@ -27,6 +32,9 @@ prices_app = typer.Typer(
 app.add_typer(prices_app, name="prices")
 
 DbOpt = SnapshotDbOpt
+#: ``procure prices pull`` stored a snapshot but held some of its prices for review (the
+#: code ``procure watch`` gives when a plan line's price is held or not matched)
+EXIT_PRICES_HELD = 5
 #: seconds to wait for a --url response (the source's documented endpoints are in the
 #: importers' module docstrings)
 _FETCH_TIMEOUT_S = 60.0
@@ -144,6 +152,7 @@ def pull_cmd(
         from datetime import UTC, datetime
 
         from solver.inputs.importers.feeds import check_snapshot_date, check_source, pull_prices
+        from solver.inputs.price_holds import HELD_PREFIX
         from solver.web.store import open_store
         from solver.web.store.snapshots import save_snapshot
 
@@ -164,12 +173,15 @@ def pull_cmd(
         cloud = provider
         if source == "skypilot" and cloud is None and url is not None:
             cloud = str(url).rstrip("/").split("/")[-2].lower()  # SkyPilot: .../<cloud>/vms.csv
+        store = open_store(db_url(db))
+        refs = stored_references(store, price_date)
         with tempfile.TemporaryDirectory() as folder:
             path = from_file if from_file is not None else _download(str(url), Path(folder), source)
-            pull = pull_prices(source, path, cat.offerings, price_date=price_date, provider=cloud)
+            pull = pull_prices(
+                source, path, cat.offerings, price_date=price_date, provider=cloud, references=refs
+            )
         if url is not None:
-            pull = type(pull)(pull.source, pull.price_date, pull.rows, pull.unmapped, str(url))
-        store = open_store(db_url(db))
+            pull = replace(pull, origin=str(url))
         snapshot_id = save_snapshot(store, pull, record=_audit_pull(pull))
         mapped = int(pull.rows["in_catalog"].sum())
         typer.echo(
@@ -177,15 +189,28 @@ def pull_cmd(
             f"({mapped} of catalog offerings) in {store.label}"
         )
         for r in pull.unmapped.itertuples(index=False):
+            if str(r.reason).startswith(HELD_PREFIX):
+                continue  # listed below
             where = "/".join(p for p in (r.provider, r.region) if p)
             typer.echo(f"  not mapped: {where} {r.what} ({r.rows} rows): {r.reason}")
         for why, n in sorted(pull.skipped.items()):
             typer.echo(f"  skipped: {why} ({n} rows)")
+        for r in pull.held.itertuples(index=False):
+            typer.echo(f"  held for review, not stored: {r.offering_id} {r.mode}: {r.reason}")
+        if len(pull.held):
+            typer.echo(
+                f"{len(pull.held)} price(s) held for review (exit {EXIT_PRICES_HELD}): check "
+                "them against the source; the snapshot stores the others"
+            )
+            outcome["code"] = EXIT_PRICES_HELD
         if out is not None:
             write_atomic(out, csv_text(pull.price_csv()))
             typer.echo(f"wrote {out}")
 
+    outcome: dict[str, int] = {}
     _run(debug, body)
+    if outcome.get("code"):
+        raise typer.Exit(outcome["code"])
 
 
 @prices_app.command("list")
@@ -195,6 +220,7 @@ def list_cmd(db: DbOpt = None, debug: DebugOpt = False) -> None:
     def body() -> None:
         import json
 
+        from solver.inputs.price_holds import HELD_PREFIX
         from solver.web.store import open_store
         from solver.web.store.snapshots import list_snapshots
 
@@ -203,12 +229,16 @@ def list_cmd(db: DbOpt = None, debug: DebugOpt = False) -> None:
         if not snapshots:
             typer.echo(f"no price snapshots in {store.label} (procure prices pull adds one)")
             return
-        typer.echo(f"{'id':>4}  {'date':10}  {'source':12}  {'prices':>6}  {'unmapped':>8}  origin")
+        typer.echo(
+            f"{'id':>4}  {'date':10}  {'source':12}  {'prices':>6}  {'unmapped':>8}  "
+            f"{'held':>4}  origin"
+        )
         for s in snapshots:
-            unmapped = len(json.loads(s.unmapped_json))
+            listed = json.loads(s.unmapped_json)
+            held = sum(str(r.get("reason", "")).startswith(HELD_PREFIX) for r in listed)
             typer.echo(
                 f"{s.id:>4}  {s.price_date:10}  {s.source:12}  {s.row_count:>6}  "
-                f"{unmapped:>8}  {s.origin}"
+                f"{len(listed) - held:>8}  {held:>4}  {s.origin}"
             )
 
     _run(debug, body)
@@ -271,6 +301,38 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     columns = ["provider", "region", "offering", "mode", "price", "date"]
     write_atomic(path, csv_text(rows.loc[rows["in_catalog"], columns]))
     return path
+
+
+def stored_references(store, price_date: str) -> dict[tuple[str, str], tuple[float, str]]:
+    """(offering_id, mode) -> (its latest stored price, USD per instance-hour, "the
+    snapshot N of DAY"): the newest snapshot dated on or before ``price_date`` that has
+    it. A pulled price is held against it (:mod:`solver.inputs.price_holds`)."""
+    from solver.web.store.snapshots import list_snapshots, snapshot_rows
+
+    refs: dict[tuple[str, str], tuple[float, str]] = {}
+    for snap in list_snapshots(store):  # oldest price date first: the newest wins
+        if snap.price_date > price_date:
+            continue
+        rows = snapshot_rows(store, snap.id)
+        label = f"snapshot {snap.id} ({snap.source}, {snap.price_date})"
+        for offering_id, mode, price in zip(
+            rows["offering_id"], rows["mode"], rows["price"], strict=True
+        ):
+            refs[(str(offering_id), str(mode))] = (float(price), label)
+    return refs
+
+
+def snapshot_held(prices: Path, db: str | None) -> pd.DataFrame:
+    """For ``--prices snapshot:ID``, the prices the pull held for review (not in the
+    snapshot's price file): ``offering_id, mode, price, reason``; empty for a file."""
+    from solver.inputs.price_holds import held_from_listed
+
+    if not str(prices).startswith("snapshot:"):
+        return held_from_listed("[]")
+    from solver.web.store import open_store
+    from solver.web.store.snapshots import find_snapshot
+
+    return held_from_listed(find_snapshot(open_store(db_url(db)), str(prices)).unmapped_json)
 
 
 def _audit_pull(pull):

@@ -17,6 +17,9 @@ the file meant:
 - **A row that lost a field**: fewer fields than the header, so every later value moved
   one column left (a price read as a date, a date as a confidence). pandas pads such a
   row with empty cells without a word; it is refused here with its line.
+- **A file that is not UTF-8 text**: a Latin-1 export (``0xE9`` for ``é``) or a binary
+  file (a spreadsheet, an archive: NUL bytes) is refused with the byte where it fails,
+  instead of being read with replacement characters or crashing a parser.
 """
 
 from __future__ import annotations
@@ -37,6 +40,72 @@ FIRST_CLOUD_PRICE_DAY = date(2006, 8, 24)
 AHEAD_DAYS = 92
 
 
+#: bytes read to tell a binary file (NUL bytes, which no text price file holds)
+_SNIFF_BYTES = 65536
+
+
+def read_price_text(path: Path, *, what: str, fix: str) -> str:
+    """The UTF-8 text of a price file (a byte-order mark dropped).
+
+    Parameters
+    ----------
+    path
+        The file.
+    what
+        What it should be ("a SkyPilot vms.csv"), for the message.
+    fix
+        What to give instead, for a file that is missing or not a regular file.
+
+    Raises
+    ------
+    ProcureError
+        Not a readable regular file, a binary file (NUL bytes) or text not in UTF-8:
+        naming the file, the line and byte, and the fix.
+    """
+    from solver.inputs.yamlio import read_text_file
+
+    path = Path(path)
+    try:
+        text = read_text_file(path, what=what, fix=fix).removeprefix("\ufeff")
+        return _no_nul(text, path, what, fix)
+    except ProcureError as exc:
+        if "UTF-8" not in exc.message:
+            raise
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        start = len(data)
+    except UnicodeDecodeError as err:
+        start = err.start
+    line = data.count(b"\n", 0, start) + 1
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        message = f"a binary file (byte 0x{data[start]:02X} on line {line} is not text), not {what}"
+    else:
+        message = (
+            f"not UTF-8 text: byte 0x{data[start]:02X} on line {line} is not UTF-8 (a Latin-1 "
+            f"or Windows-1252 export?), so it cannot be read as {what}"
+        )
+    raise ProcureError(
+        message,
+        file=str(path),
+        field=f"line {line}",
+        fix=f"save it as UTF-8 text (a spreadsheet: Save As, CSV UTF-8), or {fix}",
+    )
+
+
+def _no_nul(text: str, path: Path, what: str, fix: str) -> str:
+    """``text`` unless it holds a NUL character (a binary file that happens to decode)."""
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ProcureError(
+            f"a binary file (a NUL byte on line {line}), not {what}",
+            file=str(path),
+            field=f"line {line}",
+            fix=fix,
+        )
+    return text
+
+
 def check_field_counts(path: Path, *, what: str) -> None:
     """Every non-blank row of a CSV has as many fields as its header.
 
@@ -45,7 +114,7 @@ def check_field_counts(path: Path, *, what: str) -> None:
     ProcureError
         A row with fewer fields than the header (naming the line and the count).
     """
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = read_price_text(path, what=what, fix=f"give a {what}")
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)

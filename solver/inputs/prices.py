@@ -65,11 +65,13 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import SCHEMAS, Catalog, load_catalog
+from solver.inputs.price_holds import ceiling_usd
 from solver.inputs.price_traps import (
     check_csv_currency,
     check_duplicate_offerings,
     check_field_counts,
     check_price_dates,
+    read_price_text,
 )
 from solver.inputs.provenance import (
     BASE_CURRENCY,
@@ -506,6 +508,8 @@ def read_price_update(
     ``known_providers``.
     """
     path = Path(path)
+    if path.is_file():  # a folder is a catalog, read table by table
+        read_price_text(path, what="a price file", fix="give a price CSV, offerings.csv or vms.csv")
     kind = detect_format(path) if format == "auto" else format
     if kind in ("csv", "catalog"):
         read = read_price_csv if kind == "csv" else read_catalog_prices
@@ -706,9 +710,13 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
     values: dict[tuple[str, str], float] = {}
     given = {r.mode: r for r in group.itertuples(index=False)}
     decided: dict[str, tuple[float, float, str, str, int]] = {}
+    ceiling = ceiling_usd(_count(base.get("accelerators_per_instance")))
     for mode, r in given.items():
         old = float(base[PRICE_COLUMNS[mode]]) if pd.notna(base[PRICE_COLUMNS[mode]]) else None
         status, note = judge(old if old is not None else float("nan"), r.price_usd)
+        if r.price_usd > ceiling:  # not even --accept-suspicious takes it (price_holds)
+            status = "suspicious"
+            note = f"above the market ceiling ${ceiling:,.0f} per instance-hour; not applied"
         decided[mode] = (
             old if old is not None else float("nan"),
             r.price_usd,
@@ -756,6 +764,12 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
         record(offering_id, base["provider"], base["region"], mode, old, new, status,
                applied, note, line)  # fmt: skip
     return values, provenance
+
+
+def _count(value: object) -> int:
+    """An accelerator count cell as an int (0 when empty)."""
+    number = pd.to_numeric(value, errors="coerce")
+    return int(number) if pd.notna(number) else 0
 
 
 def _group(mode: str) -> str:

@@ -274,6 +274,7 @@ def watch_table(w: Watch) -> str:
         out.append("(* beyond the threshold)")
     else:
         out.append("no line of the plan changed price")
+    out += _review_lines(w)
     if w.optimum_usd is None:
         out.append(f"re-solve infeasible at the new prices: {w.infeasible}")
     else:
@@ -282,6 +283,31 @@ def watch_table(w: Watch) -> str:
             f"${w.optimum_usd:,.2f} ({w.saving_pct:.2f}% less, {w.changed_items} line items change)"
         )
     return "\n".join(out) + "\n"
+
+
+def _review_lines(w: Watch) -> list[str]:
+    """The price lines not applied, those meant for a plan line first."""
+    if not len(w.review):
+        return []
+    review = w.review.sort_values("plan_line", ascending=False, kind="stable")
+    concern = int((review["plan_line"] >= 0).sum())
+    out = [
+        f"price lines not applied ({len(review)}, {concern} meant for a line of the plan): "
+        "the watch did not see these prices"
+    ]
+    for r in review.itertuples(index=False):
+        where = f"[price file line {r.line}] " if r.line else ""
+        if r.plan_line >= 0 and r.plan_offering != r.offering_id:
+            meant = f" -> plan line {r.plan_line} ({r.plan_offering}): a mistyping?"
+        elif r.plan_line >= 0:
+            meant = f" -> plan line {r.plan_line}"
+        else:
+            meant = ""
+        note = f"; {r.note}" if r.note else ""
+        out.append(
+            f"  {r.status}: {where}{r.offering_id} {r.mode} ${r.price_usd:,.6g}{note}{meant}"
+        )
+    return out
 
 
 def watch_json(w: Watch, exit_code: int) -> str:
@@ -296,6 +322,7 @@ def watch_json(w: Watch, exit_code: int) -> str:
         "saving_pct": w.saving_pct,
         "changed_items": w.changed_items,
         "infeasible": w.infeasible or None,
+        "review": _records(w.review),
     }
     return json.dumps(doc, indent=2) + "\n"
 

@@ -7,7 +7,8 @@ stored in ``price_watches`` and shown on the plan page.
 The job runs in a :class:`~solver.web.jobs.JobRunner` thread like a sensitivity job (the
 re-solve is one MIP); the snapshot's rows that named a catalog offering when pulled are
 applied over the plan's own catalog with the CLI's defaults (prices moving more than 2x
-are reported, not taken).
+are reported, not taken); a price the pull held for review, or one not applied, that
+names a line of the plan makes the verdict ``needs_review``.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def submit_watch(runner, plan_id: int, *, rerun_of: int | None = None) -> Job:
 
 def run_watch_job(runner, job_id: int) -> None:
     """The job: the plan, its problem and catalog, the latest snapshot applied, the watch."""
+    from solver.analyses.price_review import known_ids, prices_to_review
     from solver.analyses.watch import watch
     from solver.cli.actuals import WATCH_EXIT
+    from solver.inputs.price_holds import held_from_listed
     from solver.outputs.actuals import watch_json
     from solver.trust.planfile import apply_price_file
     from solver.web.workspace import queued_plan_job
@@ -76,7 +79,11 @@ def run_watch_job(runner, job_id: int) -> None:
         rows.loc[rows["in_catalog"], columns].to_csv(path, index=False)
         repriced = apply_price_file(catalog, path, "csv", None, None, 2.0, False, False)
     runner._set(job_id, stage="re-solving at the snapshot's prices", progress=0.3)
-    result = watch(plan, problem, catalog, repriced.catalog, threshold_pct=WATCH_THRESHOLD_PCT)
+    held = held_from_listed(snap.unmapped_json)
+    review = prices_to_review(repriced.report.rows, held, plan, known_ids(catalog))
+    result = watch(
+        plan, problem, catalog, repriced.catalog, threshold_pct=WATCH_THRESHOLD_PCT, review=review
+    )
     with store.sessions() as session:
         if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
             return  # cancelled while it ran
@@ -122,6 +129,7 @@ def watch_view(store, watch_id: int | None) -> dict:
         "optimum_usd": doc["optimum_usd"],
         "saving_pct": doc["saving_pct"],
         "infeasible": doc["infeasible"],
+        "review": doc.get("review", []),
     }
 
 

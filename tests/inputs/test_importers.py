@@ -155,7 +155,7 @@ gpu_8x_a100_80gb_sxm4,A100-80GB,8.0,240.0,1800.0,14.32,us-east-1,"{""Gpus"": [{"
 gpu_1x_a100,A100,1.0,30.0,200.0,1.29,us-east-1,"{'Gpus': [{'Name': 'A100', 'MemoryInfo': {'SizeInMiB': 40960}}]}",
 gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,,
 gpu_1x_a100_big,A100,1.0,30.0,200.0,1.79,us-west-1,"{""Gpus"": [{""Name"": ""A100"", ""Count"": 1, ""MemoryInfo"": {""SizeInMiB"": 81920}}]}",
-gpu_1x_h100_sxm5,H100,1.0,26.0,225.0,,us-east-1,,
+gpu_1x_h100_sxm5,H100,1.0,26.0,225.0,,us-east-1,,1.10
 """
 
 

@@ -87,12 +87,14 @@ def test_azure_pay_as_you_go_and_reservation(offerings):
 
 
 def test_gcp_resource_prices_without_a_whole_machine_are_reported(offerings):
-    pull = pull_prices("gcp-billing", GCP, offerings, price_date="2026-10-15")
     # one SKU: A2 vCPUs committed for 1 year in asia-east1; an a2 machine also needs its
-    # memory and GPU prices, which the response does not hold: no machine is priced
-    assert pull.rows.empty
-    assert list(pull.unmapped["what"]) == ["resource A2 Cpu"]
-    assert list(pull.unmapped["region"]) == ["asia-east1"]
+    # memory and GPU prices, which the response does not hold: no machine is priced, so
+    # there is nothing to store (an empty snapshot would become snapshot:latest) and the
+    # pull is refused, naming the resource it could not use
+    with pytest.raises(ProcureError) as err:
+        pull_prices("gcp-billing", GCP, offerings, price_date="2026-10-15")
+    assert "none of its 1 prices is an instance's price (resource A2 Cpu:" in err.value.message
+    assert "nothing was stored" in err.value.message and err.value.file == str(GCP)
 
 
 def test_gcp_machine_priced_from_its_parts(offerings, tmp_path):

@@ -96,3 +96,42 @@ def test_the_watch_job_shows_what_procure_watch_says(tmp_path):
     assert 'id="watch-verdict"' in page
     assert doc["verdict"].replace("_", " ") in page
     assert "snapshot 1: skypilot prices of 2026-10-15" in page
+
+
+def test_a_price_the_pull_held_makes_the_watch_job_need_review(tmp_path):
+    # The seed plan's rent lines are seeweb/it-fr2/ECS1GPU3 on demand (catalog $0.99/h,
+    # golden plan lines 1-9). A SkyPilot file for seeweb prices ECS1GPU3 at $1e9/h (above
+    # the $10,000 market ceiling: held, not stored) and ECS1GPU2 at its catalog $0.74.
+    # oracle: the job's stored verdict is needs_review (exit 5), its review names the
+    # held price as meant for plan line 1, and the page shows the verdict
+    feed = tmp_path / "seeweb.csv"
+    feed.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,"
+        "SpotPrice\nECS1GPU3,A100-80GB,1,16,120.0,1e9,it-fr2,,\n"
+        "ECS1GPU2,RTXA6000,1,8,32.0,0.74,it-fr2,,\n"
+    )
+    pull = pull_prices(
+        "skypilot", feed, load_catalog(None).offerings, price_date="2026-10-15", provider="seeweb"
+    )
+    assert list(pull.held["offering_id"]) == ["seeweb/it-fr2/ECS1GPU3"]
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    app = create_app(db)
+    with TestClient(app) as client:
+        sign_in(client, app, "infra", "infra")
+        store = app.state.store
+        with store.sessions() as session:
+            base = add_problem(session, SEED_YAML).variants[0]
+            plan_id = store_plan(
+                session, base.id, variant_inputs(base), Plan.model_validate(GOLDEN_DOC)
+            ).id
+        save_snapshot(store, pull)
+        asked = client.post(f"/plans/{plan_id}/watch", follow_redirects=False)
+        job = wait_for_job(client, int(asked.headers["location"].rsplit("/", 1)[1]), 300)
+        assert job["status"] == "done", job
+        with store.sessions() as session:
+            doc = json.loads(session.query(PriceWatch).one().result_json)
+        page = client.get(f"/plans/{plan_id}").text
+    assert (doc["verdict"], doc["exit_code"]) == ("needs_review", 5)
+    [held] = [r for r in doc["review"] if r["status"] == "held"]
+    assert (held["offering_id"], held["plan_line"]) == ("seeweb/it-fr2/ECS1GPU3", 1)
+    assert "needs review" in page

@@ -40,6 +40,7 @@ from solver.inputs.importers.committed import (
     PAYMENT_OPTIONS,
     effective_usd_per_hour,
     frame,
+    price_field,
     read_json,
 )
 
@@ -71,9 +72,33 @@ _BOX_USAGE = re.compile(r"(?:^|-)BoxUsage:(?P<type>[a-z0-9-]+\.[a-z0-9-]+)$")
 _OFFER_FIX = "give an AWS Price List offer file (index.json) as AWS serves it"
 
 
-def _price(dimension: dict) -> float:
-    per_unit = dimension.get("pricePerUnit") or {}
-    return float(per_unit.get("USD", "nan"))
+def _fees(term: dict, path: Path | str, where: str) -> tuple[float, float]:
+    """A term's (upfront fee in USD, hourly fee in USD per hour): the sum of its price
+    dimensions of unit ``Quantity`` and of unit ``Hrs``.
+
+    Raises
+    ------
+    ProcureError
+        A term without price dimensions, or a dimension whose ``pricePerUnit.USD`` is
+        missing or text that is not a number (naming the term's place in the file).
+    """
+    dims = term.get("priceDimensions") if isinstance(term, dict) else None
+    if not isinstance(dims, dict) or not dims:
+        raise ProcureError(
+            "the term has no priceDimensions", file=str(path), field=where, fix=_OFFER_FIX
+        )
+    upfront = hourly = 0.0
+    for code, dim in dims.items():
+        field = f"{where}.priceDimensions[{code}].pricePerUnit.USD"
+        per_unit = dim.get("pricePerUnit") if isinstance(dim, dict) else None
+        value = per_unit.get("USD") if isinstance(per_unit, dict) else None
+        price = price_field(value, path, field, _OFFER_FIX)
+        unit = dim.get("unit")
+        if unit == "Hrs":
+            hourly += price
+        elif unit == "Quantity":
+            upfront += price
+    return upfront, hourly
 
 
 def _date(text: str | None) -> str:
@@ -115,7 +140,9 @@ def read_aws_savings_plan_offer(path: Path | str) -> pd.DataFrame:
             if rate.get("discountedServiceCode") != "AmazonEC2" or match is None:
                 continue
             operation = str(rate.get("discountedOperation", ""))
-            price = float((rate.get("discountedRate") or {}).get("price", "nan"))
+            given = (rate.get("discountedRate") or {}).get("price")
+            where = f"terms.savingsPlan[{term.get('sku', '')}].rates[{usage}].discountedRate"
+            price = price_field(given, path, f"{where}.price", _OFFER_FIX)
             rows.append(
                 {
                     "provider": "aws",
@@ -166,8 +193,8 @@ def read_aws_ec2_offer(path: Path | str) -> pd.DataFrame:
             "unit": "h",
             "source": str(path),
         }
-        for term in ((terms.get("OnDemand") or {}).get(sku) or {}).values():
-            hourly = sum(_price(d) for d in term["priceDimensions"].values() if d["unit"] == "Hrs")
+        for code, term in ((terms.get("OnDemand") or {}).get(sku) or {}).items():
+            _, hourly = _fees(term, path, f"terms.OnDemand[{sku}][{code}]")
             rows.append(
                 base
                 | {
@@ -178,29 +205,31 @@ def read_aws_ec2_offer(path: Path | str) -> pd.DataFrame:
                     "price_date": _date(term.get("effectiveDate")),
                 }
             )
-        for term in ((terms.get("Reserved") or {}).get(sku) or {}).values():
-            rows.append(base | _reserved(term))
+        for code, term in ((terms.get("Reserved") or {}).get(sku) or {}).items():
+            rows.append(base | _reserved(term, path, f"terms.Reserved[{sku}][{code}]"))
     return frame(rows)
 
 
 def _linux_instance(attrs: dict) -> bool:
-    """Shared-tenancy Linux without pre-installed software, capacity in use."""
+    """Shared-tenancy Linux without pre-installed software, capacity in use, sold on
+    demand (``operation`` RunInstances: a Capacity Block, ``RunInstances:CB`` and market
+    option ``CapacityBlock``, is sold by the block and its OnDemand term says $0.00)."""
     return (
         attrs.get("operatingSystem") == "Linux"
         and attrs.get("tenancy", "Shared") == "Shared"
         and attrs.get("preInstalledSw", "NA") == "NA"
         and attrs.get("capacitystatus", "Used") == "Used"
+        and attrs.get("operation", "RunInstances") == "RunInstances"
+        and attrs.get("marketoption", "OnDemand") == "OnDemand"
         and bool(attrs.get("instanceType"))
     )
 
 
-def _reserved(term: dict) -> dict:
+def _reserved(term: dict, path: Path | str, where: str) -> dict:
     """One Reserved term: its lease, class, payment option and effective hourly rate."""
     attrs = term.get("termAttributes") or {}
     years = float(str(attrs.get("LeaseContractLength", "0")).removesuffix("yr") or 0)
-    dims = term["priceDimensions"].values()
-    upfront = sum(_price(d) for d in dims if d["unit"] == "Quantity")
-    hourly = sum(_price(d) for d in dims if d["unit"] == "Hrs")
+    upfront, hourly = _fees(term, path, where)
     return {
         "kind": "reserved",
         "term_years": years,

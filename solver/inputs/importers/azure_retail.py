@@ -27,7 +27,14 @@ from pathlib import Path
 import pandas as pd
 
 from solver.errors import ProcureError
-from solver.inputs.importers.committed import HOURS_PER_TERM_YEAR, frame, read_json, records
+from solver.inputs.importers.committed import (
+    HOURS_PER_TERM_YEAR,
+    frame,
+    get_field,
+    price_field,
+    read_json,
+    records,
+)
 
 _TERMS = {"1 Year": 1.0, "3 Years": 3.0, "3 Year": 3.0, "5 Years": 5.0}
 _FIX = "give a Retail Prices API response (api-version=2023-01-01-preview) as Azure serves it"
@@ -74,7 +81,7 @@ def read_azure_retail_prices(path: Path | str) -> pd.DataFrame:
                 field=f"Items[{i}].currencyCode",
                 fix="ask the API for USD (currencyCode='USD', its default)",
             )
-        price = float(item["retailPrice"])
+        price = price_field(get_field(item, "retailPrice"), path, f"Items[{i}].retailPrice", _FIX)
         if item["type"] == "Reservation":
             years = _TERMS.get(str(item.get("reservationTerm", "")), 0.0)
             if not years:
@@ -96,9 +103,11 @@ def read_azure_retail_prices(path: Path | str) -> pd.DataFrame:
             )
             continue
         rows.append(base | {"kind": "on_demand", "usd_per_hour": price, "hourly_usd": price})
-        for plan in item.get("savingsPlan") or []:
+        for k, plan in enumerate(item.get("savingsPlan") or []):
+            plan = plan if isinstance(plan, dict) else {}
             years = _TERMS.get(str(plan.get("term", "")), 0.0)
-            rate = float(plan.get("retailPrice", plan.get("unitPrice", "nan")))
+            given = plan.get("retailPrice", plan.get("unitPrice"))
+            rate = price_field(given, path, f"Items[{i}].savingsPlan[{k}].retailPrice", _FIX)
             rows.append(
                 base
                 | {

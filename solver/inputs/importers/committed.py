@@ -68,15 +68,60 @@ PAYMENT_OPTIONS = {
 
 def read_json(path: Path | str, what: str) -> object:
     """The JSON of a price file, or one clear error naming the file."""
+    from solver.inputs.price_traps import read_price_text
+
     path = Path(path)
+    if not path.exists():
+        raise ProcureError("no such file", file=str(path), fix=f"give the path of {what}")
+    text = read_price_text(path, what=what, fix=f"give {what} as the provider serves it")
+    if not text.strip():
+        raise ProcureError(
+            f"the file is empty, not {what}",
+            file=str(path),
+            fix=f"give {what} as the provider serves it (save the whole response)",
+        )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProcureError("no such file", file=str(path), fix=f"give the path of {what}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ProcureError(
             f"not JSON ({exc})", file=str(path), fix=f"give {what} as the provider serves it"
         ) from None
+
+
+_MISSING = object()
+
+
+def price_field(value: object, path: Path | str, field: str, fix: str) -> float:
+    """A record's price as a float (USD): a JSON number, or a number written as text as
+    AWS writes them (``"32.7726000000"``). NaN and inf are returned as they are, for the
+    caller to hold (:mod:`solver.inputs.price_holds`).
+
+    Raises
+    ------
+    ProcureError
+        The field is missing or empty, or is text that is not a number: naming the file
+        and the record's field.
+    """
+    if value is _MISSING or value is None or (isinstance(value, str) and not value.strip()):
+        raise ProcureError(
+            "the price is missing", file=str(path), field=field, fix=f"{fix}; no record is "
+            "read without its price"
+        )  # fmt: skip
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ProcureError(
+            f"the price is {value!r}, not a number", file=str(path), field=field, fix=fix
+        )
+    try:
+        return float(value)
+    except ValueError:
+        raise ProcureError(
+            f"the price is {value!r}, not a number", file=str(path), field=field, fix=fix
+        ) from None
+
+
+def get_field(record: dict, key: str) -> object:
+    """``record[key]``, or a marker :func:`price_field` reads as missing."""
+    return record.get(key, _MISSING) if isinstance(record, dict) else _MISSING
 
 
 def records(data: object, key: str, path: Path | str, fix: str) -> list[dict]:

@@ -37,13 +37,14 @@ with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
 import pandas as pd
 
 from solver.errors import ProcureError
+from solver.inputs.price_holds import HELD_COLUMNS, HELD_PREFIX, split_held
 
 SOURCES = ("skypilot", "azure-retail", "aws-offer", "gcp-billing")
 
@@ -93,7 +94,13 @@ class PricePull:
         :data:`SNAPSHOT_COLUMNS`, one per offering and mode (USD per instance-hour),
         the lowest where the source states one twice.
     unmapped
-        :data:`UNMAPPED_COLUMNS`: what could not be priced as a catalog offering, why.
+        :data:`UNMAPPED_COLUMNS`: what could not be priced as a catalog offering, why;
+        the held prices too (:meth:`held_as_unmapped`: their reason starts with
+        :data:`~solver.inputs.price_holds.HELD_PREFIX`), so a stored snapshot lists them.
+    held
+        :data:`~solver.inputs.price_holds.HELD_COLUMNS`: prices held for review (zero,
+        negative, not finite, implausible; :mod:`solver.inputs.price_holds`), not in
+        ``rows``.
     origin
         The file (or URL) read.
     """
@@ -104,6 +111,26 @@ class PricePull:
     unmapped: pd.DataFrame
     origin: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    held: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=HELD_COLUMNS))
+
+    def held_as_unmapped(self) -> pd.DataFrame:
+        """The held prices as :data:`UNMAPPED_COLUMNS` rows (their reason starting with
+        :data:`~solver.inputs.price_holds.HELD_PREFIX`), with ``offering_id``, ``mode``
+        and ``price`` (as text: NaN and inf are kept as written), for the snapshot's
+        list of what it did not store."""
+        held = self.held
+        return pd.DataFrame(
+            {
+                "provider": held["provider"],
+                "region": held["region"],
+                "what": [f"{o} {m}" for o, m in zip(held["offering"], held["mode"], strict=True)],
+                "rows": 1,
+                "reason": [f"{HELD_PREFIX}: {r}" for r in held["reason"]],
+                "offering_id": held["offering_id"],
+                "mode": held["mode"],
+                "price": [repr(float(p)) for p in held["price"]],
+            }
+        )
 
     def price_csv(self) -> pd.DataFrame:
         """The rows that name a catalog offering, as our price CSV (what ``--prices``
@@ -129,8 +156,11 @@ def pull_prices(
     *,
     price_date: str,
     provider: str | None = None,
+    references: dict[tuple[str, str], tuple[float, str]] | None = None,
 ) -> PricePull:
-    """Read a saved response of ``source`` into a snapshot dated ``price_date``.
+    """Read a saved response of ``source`` into a snapshot dated ``price_date``; prices
+    that are not prices (zero, negative, not finite, above the market ceiling, more than
+    x10 either way from their reference) are held (:mod:`solver.inputs.price_holds`).
 
     Parameters
     ----------
@@ -144,11 +174,16 @@ def pull_prices(
         The snapshot's day, ``YYYY-MM-DD``; every row is dated with it.
     provider
         SkyPilot only: the cloud the file is for (default: the file's folder name).
+    references
+        (offering_id, mode) -> (USD per instance-hour, what it is): each offering's
+        latest stored price, the reference a pulled price is held against; the catalog's
+        price where it has none.
 
     Raises
     ------
     ProcureError
-        An unknown source, or a file the source's importer cannot read (naming it).
+        An unknown source, a file the source's importer cannot read, an empty feed or
+        one of another schema, or one whose every price is held (naming the file).
     """
     check_source(source)
     path = Path(path)
@@ -157,14 +192,97 @@ def pull_prices(
     off = offerings.reset_index() if "offering_id" not in offerings.columns else offerings
     skipped: dict[str, int] = {}
     if source == "skypilot":
-        priced, unmapped = _skypilot(path, provider or path.resolve().parent.name.lower(), skipped)
+        cloud = provider or path.resolve().parent.name.lower()
+        priced, unmapped, held = _skypilot(path, cloud, skipped)
     elif source == "gcp-billing":
         priced, unmapped = _gcp(path, off)
+        held = _no_held()
     else:
         priced, unmapped = _instance_rates(source, path)
-    rows, missing = _map(priced, off, price_date)
+        held = _no_held()
+    refs = dict(references or {})
+    for key, value in catalog_references(off).items():
+        refs.setdefault(key, value)
+    rows, missing, more_held = _map(priced, off, price_date, refs)
+    held = pd.concat([held, more_held], ignore_index=True) if len(held) else more_held
     unmapped = pd.concat([unmapped, missing], ignore_index=True)[UNMAPPED_COLUMNS]
-    return PricePull(source, price_date, rows, unmapped, str(path), skipped)
+    pull = PricePull(source, price_date, rows, unmapped, str(path), skipped, held)
+    check_not_empty(pull)
+    listed = pd.concat([unmapped, pull.held_as_unmapped()], ignore_index=True)
+    return replace(pull, unmapped=listed.fillna("") if len(held) else unmapped)
+
+
+#: what each source's file is, for the message refusing one that holds no price
+EXPECTED = {
+    "skypilot": "a SkyPilot vms.csv (header InstanceType,AcceleratorName,AcceleratorCount,"
+    "...,Price,Region,...; one row per instance type and zone)",
+    "aws-offer": "an AWS Price List EC2 offer file (offers/v1.0/aws/AmazonEC2/current/"
+    "REGION/index.json: products and terms.OnDemand/terms.Reserved) or a GetProducts record",
+    "azure-retail": 'an Azure Retail Prices API response ({"Items": [...]} with armSkuName, '
+    "armRegionName, type and retailPrice on each item)",
+    "gcp-billing": "a Cloud Billing Catalog services.skus.list response for Compute Engine "
+    '({"skus": [...]} with category, serviceRegions and pricingInfo on each SKU)',
+}
+
+
+def check_not_empty(pull: PricePull) -> None:
+    """Refuse a pull that has no price to store: an empty feed, a file of another schema
+    (its records name none of the fields the source's prices are in), or a feed whose
+    every price is held.
+
+    Raises
+    ------
+    ProcureError
+        Naming the file, the format expected and the fix; nothing is stored.
+    """
+    if len(pull.rows):
+        return
+    if len(pull.held):
+        shown = "; ".join(
+            f"{r.offering_id} {r.mode}: {r.reason}" for r in pull.held.head(5).itertuples()
+        )
+        raise ProcureError(
+            f"every price in it is held for review ({len(pull.held)}): {shown}",
+            file=pull.origin,
+            fix="check the file against the source (a price of 0, below 0, not a number or "
+            "out of all proportion is not stored); pull a corrected response",
+        )
+    if len(pull.unmapped):
+        shown = "; ".join(f"{r.what}: {r.reason}" for r in pull.unmapped.head(3).itertuples())
+        raise ProcureError(
+            f"none of its {int(pull.unmapped['rows'].sum())} prices is an instance's price "
+            f"({shown}); nothing was stored",
+            file=pull.origin,
+            fix="pull a response that prices whole instances (GCP: every part of a machine, "
+            "its vCPUs, memory and GPUs, in the same region and term)",
+        )
+    expected = EXPECTED[pull.source]
+    raise ProcureError(
+        f"no price could be read from it: it is empty or not {expected.split(' (')[0]}; "
+        "nothing was stored",
+        file=pull.origin,
+        fix=f"give {expected}, with --source naming what the file is",
+    )
+
+
+def catalog_references(off: pd.DataFrame) -> dict[tuple[str, str], tuple[float, str]]:
+    """(offering_id, mode) -> (the catalog's price, USD per instance-hour, "the catalog"):
+    the reference of a pulled price when no earlier snapshot has the offering."""
+    from solver.units import PRICE_COLUMN
+
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    for mode, column in PRICE_COLUMN.items():
+        if column not in off.columns:
+            continue
+        values = pd.to_numeric(off[column], errors="coerce")
+        for offering_id, value in zip(off["offering_id"], values, strict=True):
+            if pd.notna(value) and value > 0:
+                out[(str(offering_id), mode)] = (float(value), "the catalog")
+    return out
+
+
+def _no_held() -> pd.DataFrame:
+    return pd.DataFrame(columns=HELD_COLUMNS)
 
 
 def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
@@ -175,6 +293,7 @@ def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
     parts = []
     for mode, column in (("on_demand", "on_demand_usd_per_hour"), ("spot", "spot_usd_per_hour")):
         part = result.offerings[["provider", "region", "instance_type", column]]
+        part = part.assign(accelerators=result.offerings["accelerators_per_instance"])
         part = part.rename(columns={column: "price"}).dropna(subset=["price"])
         parts.append(part.assign(mode=mode))
     unmapped = pd.DataFrame(
@@ -190,7 +309,25 @@ def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
         ],
         columns=UNMAPPED_COLUMNS,
     )
-    return pd.concat(parts, ignore_index=True), unmapped
+    held = pd.DataFrame(
+        {
+            "provider": provider,
+            "region": result.held["region"],
+            "offering": result.held["instance_type"].where(
+                result.held["instance_type"] != "", result.held["accelerator"]
+            ),
+            "mode": result.held["column"].map({"Price": "on_demand", "SpotPrice": "spot"}),
+            "price": [float(t) for t in result.held["text"]],
+        }
+    )
+    held["offering_id"] = provider + "/" + held["region"] + "/" + held["offering"]
+    held["reference_usd"] = float("nan")
+    held["reason"] = [
+        f"line {n}: {c} {t!r} is not a price (zero, negative or not a number)"
+        for n, c, t in zip(result.held["line"], result.held["column"], result.held["text"],
+                           strict=True)
+    ]  # fmt: skip
+    return pd.concat(parts, ignore_index=True), unmapped, held[HELD_COLUMNS]
 
 
 def _instance_rates(source: str, path: Path):
@@ -275,13 +412,23 @@ def _no_rows() -> pd.DataFrame:
     return pd.DataFrame(columns=UNMAPPED_COLUMNS)
 
 
-def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str):
-    """Snapshot rows (one per offering and mode, the lowest price) and the rows that name
-    no catalog offering, counted per instance type and region."""
-    priced = priced[pd.to_numeric(priced["price"], errors="coerce") > 0].copy()
+def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str, references: dict):
+    """Snapshot rows (one per offering and mode, the lowest price), the rows that name
+    no catalog offering, counted per instance type and region, and the prices held
+    (:func:`~solver.inputs.price_holds.split_held` against ``references``)."""
+    priced = priced.assign(price=pd.to_numeric(priced["price"], errors="coerce"))
     priced["offering_id"] = (
         priced["provider"] + "/" + priced["region"] + "/" + priced["instance_type"]
     )
+    known_n = pd.to_numeric(
+        off.set_index("offering_id")["accelerators_per_instance"], errors="coerce"
+    )
+    count = priced["offering_id"].map(known_n)
+    if "accelerators" in priced.columns:  # the feed's own count (SkyPilot)
+        count = count.fillna(pd.to_numeric(priced["accelerators"], errors="coerce"))
+    priced = priced.assign(offering=priced["instance_type"], accelerators=count.fillna(0))
+    priced, held = split_held(priced, references)
+    priced = priced.drop(columns=["offering", "accelerators"]).copy()
     priced = priced.sort_values(["offering_id", "mode", "price"], kind="stable")
     priced = priced.drop_duplicates(["offering_id", "mode"])
     known = off.set_index("offering_id")[["accelerator_id", "accelerators_per_instance"]]
@@ -299,7 +446,7 @@ def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str):
         else pd.DataFrame(columns=["provider", "region", "offering", "rows"])
     )
     missing = missing.assign(what=missing["offering"], reason=NOT_IN_CATALOG)
-    return rows, missing[UNMAPPED_COLUMNS]
+    return rows, missing[UNMAPPED_COLUMNS], held
 
 
 def check_snapshot_date(text: str, today: date) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from solver.errors import ProcureError
-from solver.inputs.importers.committed import frame, read_json, records
+from solver.inputs.importers.committed import frame, price_field, read_json, records
 
 USAGE_TYPES = {"OnDemand": ("on_demand", 0.0), "Commit1Yr": ("committed_use", 1.0)}
 USAGE_TYPES["Commit3Yr"] = ("committed_use", 3.0)
@@ -41,13 +41,17 @@ _ON_DEMAND_PART = {"Core": "Cpu", "Ram": "Ram"}
 _FIX = "give a Cloud Billing Catalog skus.list response as Google serves it"
 
 
-def _unit_price(expression: dict) -> float:
-    """USD per usage unit of the first tier (startUsageAmount 0): units + nanos / 1e9."""
+def _unit_price(expression: dict, path: Path | str, where: str) -> float:
+    """USD per usage unit of the first tier (startUsageAmount 0): units + nanos / 1e9
+    (the API leaves out a part that is 0; a tier with neither has no price)."""
     tiers = sorted(expression.get("tieredRates") or [], key=lambda t: t.get("startUsageAmount", 0))
-    if not tiers:
-        return float("nan")
-    price = tiers[0].get("unitPrice") or {}
-    return float(price.get("units", 0) or 0) + float(price.get("nanos", 0) or 0) / 1e9
+    price = tiers[0].get("unitPrice") if tiers else None
+    field = f"{where}.pricingExpression.tieredRates[0].unitPrice"
+    if not isinstance(price, dict) or ("units" not in price and "nanos" not in price):
+        price_field(None, path, field, _FIX)  # raises: the price is missing
+    units = price_field(price.get("units", 0), path, f"{field}.units", _FIX)
+    nanos = price_field(price.get("nanos", 0), path, f"{field}.nanos", _FIX)
+    return units + nanos / 1e9
 
 
 def _resource(description: str, kind: str, category: dict) -> str:
@@ -93,7 +97,7 @@ def read_gcp_billing_skus(path: Path | str) -> pd.DataFrame:
                 fix="ask the API for USD (currencyCode=USD, its default)",
             )
         resource = _resource(str(sku.get("description", "")), kind[0], category)
-        price = _unit_price(expression)
+        price = _unit_price(expression, path, f"skus[{i}].pricingInfo[-1]")
         for region in sku.get("serviceRegions") or [""]:
             rows.append(
                 {

@@ -38,7 +38,13 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError
-from solver.inputs.price_traps import check_zone_conflicts
+from solver.inputs.importers.skypilot_rows import (
+    HELD_COLUMNS,
+    check_row_values,
+    check_row_widths,
+    held_prices,
+)
+from solver.inputs.price_traps import check_zone_conflicts, read_price_text
 
 #: Output columns, in order (the offerings.csv schema plus vcpus and memory_gib).
 OFFERING_COLUMNS: list[str] = [
@@ -207,6 +213,7 @@ SKIP_PRICE = "missing on-demand price"
 SKIP_REGION = "missing region"
 SKIP_NO_HOST = "GCP GPU row with no host VM in its zone"
 SKIP_SPOT = "spot above on-demand (spot dropped, offering kept)"
+SKIP_HELD = "price zero, negative or not a number (held for review, listed)"
 
 
 @dataclass(frozen=True)
@@ -223,11 +230,15 @@ class SkyPilotImport:
         entry in :data:`NAME_TABLE` (those rows are left out).
     skipped
         Reason -> number of rows left out (or, for spot, prices dropped).
+    held
+        The rows left out for a price that is not one (zero, negative, not finite),
+        :data:`~solver.inputs.importers.skypilot_rows.HELD_COLUMNS`, with their line.
     """
 
     offerings: pd.DataFrame
     unmapped: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    held: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=HELD_COLUMNS))
 
 
 def _norm(name: str) -> str:
@@ -395,24 +406,25 @@ def gcp_host(name: str, count: int) -> tuple[str | None, bool]:
     return f"n1-standard-{min(8 * count, 96)}", False
 
 
-def _read_rows(path: Path) -> pd.DataFrame:
-    """Read the CSV as text, folding surplus unquoted fields into the last column."""
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+def _read_rows(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read the CSV as text, folding surplus unquoted fields into the last column; every
+    row checked (:mod:`.skypilot_rows`). Returns the rows and those held for their price."""
+    text = read_price_text(path, what="a SkyPilot vms.csv", fix="pass a SkyPilot vms.csv")
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         raise ProcureError("empty file", file=str(path), fix="pass a SkyPilot vms.csv") from None
     width = len(header)
-    rows = []
+    rows, lines = [], []
     for row in reader:
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) > width:  # Azure: Generation V1,V2 unquoted
             row = row[: width - 1] + [",".join(row[width - 1 :])]
-        elif len(row) < width:
-            row = row + [""] * (width - len(row))
         rows.append(row)
+        lines.append(reader.line_num)
+    check_row_widths(rows, lines, header, path)
     frame = pd.DataFrame(rows, columns=header, dtype=str)
     missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
@@ -426,11 +438,15 @@ def _read_rows(path: Path) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = ""
         frame[column] = frame[column].fillna("").str.strip()
+    frame["row_line"] = lines
+    check_row_values(frame, path)
+    held = held_prices(frame)
+    frame = frame[~frame["row_line"].isin(held["line"])].copy()
     for column in _NUMERIC:
         numbers = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")
         # inf, nan and absurd magnitudes count as missing: the row is skipped and reported
         frame[column] = numbers.where(np.isfinite(numbers) & (numbers.abs() <= 1e12))
-    return frame
+    return frame.drop(columns="row_line"), held
 
 
 def _bump(counter: dict[str, int], key: str, n: int) -> None:
@@ -553,14 +569,16 @@ def read_skypilot_vms(
     Raises
     ------
     ProcureError
-        If the file lacks the SkyPilot columns.
+        If the file is not UTF-8 text, lacks the SkyPilot columns, or a row lost a field
+        (:mod:`.skypilot_rows`: the line and the column).
     """
     path = Path(path)
     provider = str(provider).strip().lower()
     source = source if source is not None else f"skypilot vms.csv: {path}"
-    df = _read_rows(path)
+    df, held = _read_rows(path)
     skipped: dict[str, int] = {}
     unmapped: dict[str, int] = {}
+    _bump(skipped, SKIP_HELD, len(held))
 
     has_type = df["InstanceType"] != ""
     has_acc = df["AcceleratorName"] != ""
@@ -629,4 +647,6 @@ def read_skypilot_vms(
     out.loc[dearer, "spot_usd_per_hour"] = np.nan
 
     out = _as_offerings(out, provider, price_date, source)
-    return SkyPilotImport(offerings=out, unmapped=dict(sorted(unmapped.items())), skipped=skipped)
+    return SkyPilotImport(
+        offerings=out, unmapped=dict(sorted(unmapped.items())), skipped=skipped, held=held
+    )
