@@ -118,7 +118,8 @@ class PlanDiff(BaseModel):
     price_exact: bool = Field(
         True,
         description="True: the old plan's decisions priced by the model at the new prices "
-        "(the README's definition); False: re-priced line by line from the prices at hand, "
+        "(docs/reference/commands.md, 'The price effect and the plan effect'); False: "
+        "re-priced line by line from the prices at hand, "
         "an approximation (price_basis says what was assumed)",
     )
     added: list[ItemChange] = Field(default_factory=list)

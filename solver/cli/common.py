@@ -558,8 +558,8 @@ QuotesOpt = Annotated[
     Path | None,
     typer.Option(
         "--quotes",
-        help="Vendor quotes file (CSV; README, Vendor quotes) applied over the catalog "
-        "(instead of the problem's quotes:)",
+        help="Vendor quotes file (CSV; docs/concepts/prices.md, Vendor quotes) applied over "
+        "the catalog (instead of the problem's quotes:)",
     ),
 ]
 

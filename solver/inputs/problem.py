@@ -1260,9 +1260,9 @@ class Problem(_Strict):
     quotes: str | None = Field(
         None,
         exclude=True,
-        description="A vendor quotes file (CSV; README, Vendor quotes), relative to the problem "
-        "file: negotiated prices of confidence quote, applied over the catalog. Not part of the "
-        "problem's digest (the quoted prices are part of the catalog's)",
+        description="A vendor quotes file (CSV; docs/concepts/prices.md, Vendor quotes), "
+        "relative to the problem file: negotiated prices of confidence quote, applied over the "
+        "catalog. Not part of the problem's digest (the quoted prices are part of the catalog's)",
     )
     max_price_age_days: float | None = Field(
         None,
@@ -1303,7 +1303,7 @@ class Problem(_Strict):
         None,
         description="Cost categories beside compute, each off until given: storage, egress, "
         "support, operations_staff, taxes, contingency_percent (solver/inputs/costs.py; "
-        "README, Every cost category)",
+        "docs/concepts/cost-categories.md)",
     )
     existing_fleet: list[ExistingServer] = Field(default_factory=list)
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)

@@ -64,8 +64,8 @@ def check_analysis(record: PlanRecord, kind: str, options: dict) -> None:
                 f"plan {record.id}'s problem has no uncertainty: section, so there is no "
                 "two-stage plan to make",
                 field="uncertainty",
-                fix="add scenarios under uncertainty: in the problem's YAML (README, "
-                "'Commit now, adapt later') in a new problem",
+                fix="add scenarios under uncertainty: in the problem's YAML "
+                "(docs/guides/uncertainty.md, 'Commit now, adapt later') in a new problem",
             )
         return
     raise ProcureError(f"no analysis {kind!r}", fix="use frontier or two_stage")
