@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -34,11 +34,15 @@ from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.core.model import LinearModel
 from solver.inputs.catalog import Catalog, catalog_sha256
-from solver.inputs.problem import Problem
+from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import Assumption, assumptions_of
 from solver.plan.warnings import PlanWarning
 from solver.units import RENTED_MODES, Item, Mode
+
+#: A row of a compiled table as :func:`solver.inputs.tables.row_tuples` gives it: a named
+#: tuple whose fields are the frame's columns, built at run time, so not typed statically.
+FrameRow = Any
 
 
 class LineItem(BaseModel):
@@ -367,14 +371,21 @@ class Deployment(BaseModel):
 def deployments_of(items: list[LineItem]) -> list[Deployment]:
     """The rented serving lines as deployments (:class:`Deployment`), in line order."""
     blocks: list[str] = []
-    found: dict[tuple, dict[str, float]] = {}
-    first: dict[tuple, LineItem] = {}
+    found: dict[tuple[object, ...], dict[str, float]] = {}
+    first: dict[tuple[object, ...], LineItem] = {}
     for item in items:
         if item.item != Item.RENT or not item.block or not item.workload:
             continue
         if item.block not in blocks:
             blocks.append(item.block)
-        key = (item.workload, item.period, item.provider, item.region, item.offering, item.mode)
+        key: tuple[object, ...] = (
+            item.workload,
+            item.period,
+            item.provider,
+            item.region,
+            item.offering,
+            item.mode,
+        )
         key += (tuple(item.served_months or ()),)
         first.setdefault(key, item)
         found.setdefault(key, {})
@@ -491,7 +502,7 @@ class Plan(BaseModel):
         "in the problem (solver.plan.warnings)",
     )
 
-    @computed_field(
+    @computed_field(  # type: ignore[prop-decorator]  # mypy cannot see pydantic's property
         description="Rented serving offerings per workload and period: the units kept all "
         "day (base) and the most at once (peak), by load block"
     )
@@ -519,7 +530,7 @@ class Plan(BaseModel):
         )
 
 
-def _pool_fields(pool) -> dict:
+def _pool_fields(pool: FrameRow) -> dict[str, object]:
     return {
         "provider": pool.provider,
         "region": pool.region,
@@ -547,9 +558,9 @@ class _Reading:
         self.b_names = list(self.blocks["name"])
         self.p_hours = self.periods["hours"].to_numpy()
         self.b_frac = self.blocks["fraction"].to_numpy()
-        self.horizon = float(self.periods["end_month"].iat[-1])
+        self.horizon = float(self.periods["end_month"].to_numpy()[-1])
         self.clock = compiled.clock
-        self.pool_rows = row_tuples(compiled.pools)
+        self.pool_rows: list[FrameRow] = row_tuples(compiled.pools)
         self.training_runs = compiled.training_runs()
 
 
@@ -573,10 +584,12 @@ def extract_plan(
     var = model.variables.assign(value=values)
     var = var[var["value"] > 1e-7]
     mix_alloc: dict[tuple[int, int, int], dict[int, float]] = defaultdict(dict)
-    for r in row_tuples(var[var["kind"] == "y"]):
+    mix_rows: list[FrameRow] = row_tuples(var[var["kind"] == "y"])
+    for r in mix_rows:
         mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
     items: list[LineItem] = []
-    for r in row_tuples(var):
+    var_rows: list[FrameRow] = row_tuples(var)
+    for r in var_rows:
         if r.kind == "x":
             items += _serving_items(rd, r, mix_alloc)
         elif r.kind == "z":
@@ -636,7 +649,9 @@ def extract_plan(
     )
 
 
-def _serving_items(rd: _Reading, r, mix_alloc: dict) -> list[LineItem]:
+def _serving_items(
+    rd: _Reading, r: FrameRow, mix_alloc: dict[tuple[int, int, int], dict[int, float]]
+) -> list[LineItem]:
     """x: serving units of an option in a period, one line per load block it covers
     (rented: its own block; owned and reserved: every block of the day)."""
     k = rd.options.loc[r.option_id]
@@ -672,7 +687,7 @@ def _serving_items(rd: _Reading, r, mix_alloc: dict) -> list[LineItem]:
     return out
 
 
-def _training_items(rd: _Reading, r) -> list[LineItem]:
+def _training_items(rd: _Reading, r: FrameRow) -> list[LineItem]:
     """z: a training cluster, one line per period the job runs in."""
     k = rd.options.loc[r.option_id]
     pool = rd.pool_rows[r.pool]
@@ -701,7 +716,9 @@ def _training_items(rd: _Reading, r) -> list[LineItem]:
 def _mfu_fields(k: pd.Series, problem: Problem) -> dict:
     """A training option's MFU, its band and source, and the schedule's slack."""
     window_h = float(k["window_hours"])
-    margin = problem.training_margin_of(problem.workload(k["workload"]))
+    workload = problem.workload(k["workload"])
+    assert isinstance(workload, TrainingWorkload), "a training option's workload trains"
+    margin = problem.training_margin_of(workload)
     return {
         "mfu": float(k["mfu"]),
         "mfu_low": float(k["mfu_low"]),
@@ -716,12 +733,12 @@ def _mfu_fields(k: pd.Series, problem: Problem) -> dict:
     }
 
 
-def _purchase_item(rd: _Reading, r) -> LineItem:
+def _purchase_item(rd: _Reading, r: FrameRow) -> LineItem:
     """buy: servers bought in a period; hours in service from delivery."""
     pool = rd.pool_rows[r.pool]
     units = float(r.value)
     charge = ledger.pool_purchase(pool, r.period, rd.periods, rd.horizon, rd.compiled.problem)
-    arrival = float(rd.periods["start_month"].iat[r.period]) + pool.lead_months
+    arrival = float(rd.periods["start_month"].to_numpy()[r.period]) + pool.lead_months
     return LineItem(
         item="purchase",
         period=rd.p_names[r.period],
@@ -742,7 +759,7 @@ def _purchase_item(rd: _Reading, r) -> LineItem:
     )
 
 
-def _reservation_item(rd: _Reading, r) -> LineItem:
+def _reservation_item(rd: _Reading, r: FrameRow) -> LineItem:
     """commit: instances reserved from a period for the term; what runs past the horizon."""
     pool = rd.pool_rows[r.pool]
     units = float(r.value)
@@ -754,7 +771,7 @@ def _reservation_item(rd: _Reading, r) -> LineItem:
         clock=rd.clock,
         policy=rd.compiled.problem.owned_cost_policy,
     )
-    begin = float(rd.periods["start_month"].iat[r.period])
+    begin = float(rd.periods["start_month"].to_numpy()[r.period])
     term_end = begin + float(pool.term_months)
     return LineItem(
         item="reservation",
@@ -778,7 +795,7 @@ def savings_plan_offering(provider: str, term: str) -> str:
     return f"savings_plan/{provider}/{term}"
 
 
-def _savings_plan_item(rd: _Reading, r) -> LineItem:
+def _savings_plan_item(rd: _Reading, r: FrameRow) -> LineItem:
     """savings_plan: USD per hour committed from a period for the term (``units`` is the
     commitment in USD/h, at $1 per unit-hour), charged every hour of it, used or not."""
     sp = rd.compiled.problem.savings_plans[int(r.plan)]
@@ -791,7 +808,7 @@ def _savings_plan_item(rd: _Reading, r) -> LineItem:
         clock=rd.clock,
         policy=rd.compiled.problem.owned_cost_policy,
     )
-    begin = float(rd.periods["start_month"].iat[r.period])
+    begin = float(rd.periods["start_month"].to_numpy()[r.period])
     term_end = begin + sp.term_months
     return LineItem(
         item="savings_plan",
@@ -828,7 +845,7 @@ def _provider_terms(rd: _Reading, provider: str) -> dict:
     return {"tier": str(rows["tier"].iat[0]), "sla": str(rows["sla"].iat[0])}
 
 
-def _savings_plan_cover_item(rd: _Reading, r) -> LineItem:
+def _savings_plan_cover_item(rd: _Reading, r: FrameRow) -> LineItem:
     """sp_cover: on-demand units of an offering a savings plan pays for in a load block;
     a credit of their on-demand charge (the plan's commitment pays for them)."""
     sp = rd.compiled.problem.savings_plans[int(r.plan)]
@@ -903,6 +920,7 @@ def _staff_scale_items(rd: _Reading, model: LinearModel, var: pd.DataFrame) -> l
     cost = model.expressions["total_cost_usd"].coefs
     fleet: dict[tuple[int, int], float] = defaultdict(float)
     usd: dict[tuple[int, int], float] = defaultdict(float)
+    r: FrameRow
     for i, r in zip(staff.index, staff.itertuples(index=False), strict=True):
         fleet[(int(r.pool), int(r.period))] += float(r.value)
         usd[(int(r.pool), int(r.period))] += cost.get(int(i), 0.0) * float(r.value)
@@ -940,7 +958,9 @@ def _by_name(names: list[str], charge: ledger.Charge, units: float) -> dict[str,
 
 def totals_of(items: list[LineItem], period_names: list[str]) -> Totals:
     """Sums of line-item costs by period, provider, mode and workload."""
-    by = {key: defaultdict(float) for key in ("period", "provider", "mode", "workload")}
+    by: dict[str, defaultdict[str, float]] = {
+        key: defaultdict(float) for key in ("period", "provider", "mode", "workload")
+    }
     co2_w: dict[str, float] = defaultdict(float)
     for i in items:
         for period, usd in (i.cost_by_period_usd or {i.period: i.cost_usd}).items():
@@ -1010,7 +1030,9 @@ def binding_rows(
         extra: dict = {}
         pool_id = key.get("pool")
         if row.family == "availability" and by_pool is not None and pool_id in by_pool.index:
-            pool = by_pool.loc[pool_id]
+            # pool_id is unique in the pools table, so .loc gives one row (a Series); the
+            # stubs cannot know the index is unique.
+            pool = cast(pd.Series, by_pool.loc[pool_id])
             extra = {
                 "offering": str(pool["offering_id"]),
                 "mode": str(pool["mode"]),
@@ -1042,7 +1064,7 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
     """Per online workload: served / demanded (1.0 unless shortfall is allowed)."""
     var = model.variables.assign(value=values)
     short = var[var["kind"] == "shortfall"]
-    out = {}
+    out: dict[str, float] = {}
     dem = compiled.demand.copy()
     if dem.empty:
         return out
@@ -1051,7 +1073,7 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
         total = float(group["tokens"].sum())
         s = short[short["workload"] == w]
         if s.empty:
-            out[w] = 1.0
+            out[str(w)] = 1.0
             continue
         h = _block_hours(compiled, s)
         tok = compiled.demand.set_index(["workload", "period", "block", "bucket"])
@@ -1060,5 +1082,5 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
             for p, b, j in zip(s["period"], s["block"], s["bucket"], strict=True)
         ]
         missing = float((s["value"].to_numpy() * np.array(per) * h).sum())
-        out[w] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
+        out[str(w)] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
     return out
