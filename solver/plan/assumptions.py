@@ -28,14 +28,15 @@ kinds, in this order:
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from solver.core.compile import Compiled
-from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
+from solver.inputs.problem import CapacityScenario, InferenceWorkload, Problem, TrainingWorkload
 from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
 from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
@@ -197,7 +198,7 @@ def _serving(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assum
                 )
             continue
         vendor = str(pools.at[(i.offering, i.mode), "vendor"])
-        runtime = str(runtime_of([vendor], getattr(w, "runtime", None))[0])
+        runtime = str(runtime_of(np.array([vendor], dtype=object), getattr(w, "runtime", None))[0])
         key = (i.workload, runtime, i.capacity_source)
         if key in seen:
             continue
@@ -293,7 +294,7 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
     return out + _stress(compiled, cap)
 
 
-def _scenario_words(scenario) -> str:
+def _scenario_words(scenario: CapacityScenario | None) -> str:
     """What a throughput scenario (``capacity_scenario``) adds to the share counted on."""
     if scenario is None:
         return ""
@@ -318,7 +319,8 @@ def _stress(compiled: Compiled, cap: dict[tuple[str, int, int], float]) -> list[
         need = (mine["demand"] * mine["tokens_per_unit"]).groupby([mine["period"], mine["block"]])
         ratios = [
             cap.get((w.name, int(p), int(b)), 0.0) / float(v)
-            for (p, b), v in need.sum().items()
+            # grouped by two columns, so each key is a (period, block) pair
+            for (p, b), v in cast("Iterable[tuple[tuple[int, int], float]]", need.sum().items())
             if float(v) > 0
         ]
         if not ratios or not any(k[0] == w.name for k in cap):
@@ -404,7 +406,9 @@ def _owned_staff(compiled: Compiled, items: list) -> list[Assumption]:
     own_sites = {s.name for s in compiled.problem.own_sites}
     out = []
     for site, n in sorted(fleet.items()):
-        pool = pools.loc[site]
+        # site_id is unique here (drop_duplicates above), so .loc gives one row; the stubs
+        # cannot know the index is unique.
+        pool = cast(pd.Series, pools.loc[site])
         basis = str(pool["staff_basis"])
         salary = float(pool["staff_usd_per_admin_year"])
         if basis == "by_size":
@@ -488,7 +492,7 @@ def _settings(problem: Problem) -> list[Assumption]:
     return out
 
 
-def _setting(model, name: str, workload: str) -> Assumption:
+def _setting(model: BaseModel, name: str, workload: str) -> Assumption:
     """One setting: its value, whether the problem file set it, and its meaning."""
     field = type(model).model_fields[name]
     value = getattr(model, name)
