@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date
+from typing import cast
 
 import pandas as pd
 
@@ -107,6 +108,7 @@ class PlanCalendar:
 
     def timestamp(self, month: float) -> pd.Timestamp:
         """The moment ``month`` months after the start, on the calendar."""
+        assert self.dates.start is not None, "a plan without a start has no dates"
         return pd.Timestamp(self.dates.timestamp(month, self.dates.start))
 
     def period_slices(self, period: str, usd: float) -> list[Slice]:
@@ -164,7 +166,8 @@ def delivery_month(item: LineItem, cal: PlanCalendar, catalog: Catalog) -> float
     """The month servers ordered in ``item.period`` arrive (NaN if not in the catalog)."""
     if item.instance_type not in catalog.servers.index:
         return float("nan")
-    lead_days = float(catalog.servers.at[item.instance_type, "lead_time_days"])
+    # a numeric column: pandas-stubs type .at as any scalar (dates, strings, ...)
+    lead_days = float(cast(float, catalog.servers.at[item.instance_type, "lead_time_days"]))
     return _start(item, cal) + lead_days / DAYS_PER_MONTH
 
 
@@ -180,7 +183,9 @@ def purchase_terms(
     in_service = cal.clock.month_after(begin, item.hours) - begin
     if item.instance_type not in catalog.servers.index:
         return PurchaseTerms(begin, in_service, float("nan"), float("nan"), item.cost_usd)
-    srv = catalog.servers.loc[item.instance_type]
+    # instance_type is the servers table's unique index, so .loc gives one row (a Series);
+    # the stubs cannot know the index is unique.
+    srv = cast(pd.Series, catalog.servers.loc[item.instance_type])
     frac = ledger.capex_fraction(policy, in_service, float(srv["lifetime_years"]) * 12.0)
     capex = float(srv["capex_usd"])
     return PurchaseTerms(begin, in_service, capex, frac, item.units * capex * frac)
@@ -263,7 +268,9 @@ def line_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) ->
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _row(line: int, item: LineItem, m0: float, m1: float, cal: PlanCalendar, values) -> dict:
+def _row(
+    line: int, item: LineItem, m0: float, m1: float, cal: PlanCalendar, values: dict[str, object]
+) -> dict[str, object]:
     month = math.floor(m0 + 1e-9)
     hours = values["quantity"] if values["quantity_unit"] == "hours" else 0.0
     return {
@@ -282,7 +289,9 @@ def _row(line: int, item: LineItem, m0: float, m1: float, cal: PlanCalendar, val
     }
 
 
-def _values(category: str, usd: float, billed_usd: float, quantity: float, unit: str, price):
+def _values(
+    category: str, usd: float, billed_usd: float, quantity: float, unit: str, price: float
+) -> dict[str, object]:
     return {
         "category": category,
         "usd": usd,
@@ -334,7 +343,8 @@ def upfront_share(item: LineItem, catalog: Catalog) -> float:
     off = catalog.offerings
     if item.item != "reservation" or column not in off.columns or item.offering not in off.index:
         return 0.0
-    share = float(off.at[item.offering, column])
+    # a numeric column: pandas-stubs type .at as any scalar (dates, strings, ...)
+    share = float(cast(float, off.at[item.offering, column]))
     return share if share == share else 0.0
 
 
