@@ -9,7 +9,9 @@ plan's ``total_cost_usd``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
+from typing import cast
 
 import pandas as pd
 
@@ -73,7 +75,8 @@ def _new_commitments(plan: Plan, table: pd.DataFrame) -> dict[str, list[str]]:
     lines = table[table["line"] >= 0]
     first = lines.groupby("line", sort=True)["month_start"].first()
     out: dict[str, list[str]] = {}
-    for line, begin in first.items():
+    # grouped by the integer "line" column, so each key is a line item's index
+    for line, begin in cast("Iterable[tuple[int, pd.Timestamp]]", first.items()):
         i = plan.line_items[int(line)]
         if i.item == "reservation":
             end = add_months(begin.date(), int(RESERVED_TERM_MONTHS.get(i.mode, 0)))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from datetime import date
+from typing import Literal, TypedDict, Unpack
 
 import pandas as pd
 
@@ -51,6 +52,8 @@ from solver.units import Mode
 
 #: month -> USD
 ByMonth = dict[int, float]
+#: A :class:`CostLine`'s category.
+CostCategory = Literal["storage", "egress", "support", "staff", "tax", "contingency"]
 
 
 def horizon_slices(cal: PlanCalendar) -> list[tuple[str, float, float]]:
@@ -64,9 +67,26 @@ def _month(m0: float) -> int:
     return math.floor(m0 + 1e-9)
 
 
-def _line(category: str, by_month: ByMonth, quantity: float, unit: str, **fields) -> CostLine:
+class _LineFields(TypedDict, total=False):
+    """The :class:`CostLine` fields a cost line's caller names beside its figures."""
+
+    provider: str
+    entry: int
+    basis: str
+    source: str
+
+
+def _line(
+    category: CostCategory,
+    by_month: ByMonth,
+    quantity: float,
+    unit: str,
+    *,
+    unit_price_usd: float | None = None,
+    **fields: Unpack[_LineFields],
+) -> CostLine:
     cost = sum(by_month.values())
-    price = fields.pop("unit_price_usd", cost / quantity if quantity else 0.0)
+    price = unit_price_usd if unit_price_usd is not None else (cost / quantity if quantity else 0.0)
     return CostLine(
         category=category,
         quantity=quantity,
@@ -79,7 +99,10 @@ def _line(category: str, by_month: ByMonth, quantity: float, unit: str, **fields
 
 
 def _storage_and_egress(
-    resolved: Resolved, problem: Problem, cal: PlanCalendar, slices
+    resolved: Resolved,
+    problem: Problem,
+    cal: PlanCalendar,
+    slices: list[tuple[str, float, float]],
 ) -> list[CostLine]:
     out = []
     horizon = cal.horizon_months

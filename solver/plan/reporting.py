@@ -57,7 +57,9 @@ def _merged(items: list[LineItem], span: dict[str, tuple[float, float]]) -> list
         if item.item in RUNNING:
             key = tuple(sorted((k, repr(v)) for k, v in item.model_dump(exclude=_SUMMED).items()))
         at = open_at.get(key) if key is not None else None
-        if at is not None and out[at].served_months[1] == item.served_months[0]:
+        before = out[at].served_months if at is not None else None
+        months = item.served_months
+        if at is not None and before is not None and months is not None and before[1] == months[0]:
             prev = out[at]
             out[at] = prev.model_copy(
                 update={
@@ -65,7 +67,7 @@ def _merged(items: list[LineItem], span: dict[str, tuple[float, float]]) -> list
                     "cost_usd": prev.cost_usd + item.cost_usd,
                     "co2e_t": prev.co2e_t + item.co2e_t,
                     "cost_by_period_usd": _summed(prev.cost_by_period_usd, item.cost_by_period_usd),
-                    "served_months": [prev.served_months[0], item.served_months[1]],
+                    "served_months": [before[0], months[1]],
                 }
             )
             continue
