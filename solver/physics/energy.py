@@ -14,18 +14,22 @@ def power_w_at_utilisation(tdp_w: np.ndarray | float, utilisation: float) -> np.
     )
 
 
-def energy_kwh(power_w: np.ndarray | float, hours: np.ndarray | float, pue: np.ndarray | float):
+def energy_kwh(
+    power_w: np.ndarray | float, hours: np.ndarray | float, pue: np.ndarray | float
+) -> np.ndarray:
     """Facility energy: IT power x hours x PUE, kWh."""
     return np.asarray(power_w, dtype=float) / 1000.0 * np.asarray(hours) * np.asarray(pue)
 
 
-def operational_kgco2e(energy: np.ndarray | float, grid_gco2_per_kwh: np.ndarray | float):
+def operational_kgco2e(
+    energy: np.ndarray | float, grid_gco2_per_kwh: np.ndarray | float
+) -> np.ndarray:
     """Operational emissions: energy (kWh) x grid intensity (g/kWh), kgCO2e."""
     return np.asarray(energy, dtype=float) * np.asarray(grid_gco2_per_kwh) / 1000.0
 
 
 def embodied_kgco2e_per_hour(
     embodied_kgco2e: np.ndarray | float, lifetime_years: float = CLOUD_ACCELERATOR_LIFETIME_YEARS
-):
+) -> np.ndarray:
     """Embodied emissions amortised per hour of use over a service life."""
     return np.asarray(embodied_kgco2e, dtype=float) / (lifetime_years * 8760.0)

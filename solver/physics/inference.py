@@ -93,6 +93,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Protocol
 
 import numpy as np
 
@@ -186,12 +187,42 @@ class ServedModel:
         return self.hidden_size
 
 
-def served_model(shape, weight_precision: str, kv_precision: str) -> ServedModel:
+class ModelShape(Protocol):
+    """What :func:`served_model` reads of a model: its weights (parameters) and its
+    attention shape (layers, KV heads, head and hidden widths, heads; None where unknown).
+    A compiled ModelSpec and a catalog row have them."""
+
+    @property
+    def params(self) -> float: ...
+
+    @property
+    def active_params(self) -> float: ...
+
+    @property
+    def layers(self) -> float | None: ...
+
+    @property
+    def kv_heads(self) -> float | None: ...
+
+    @property
+    def head_dim(self) -> float | None: ...
+
+    @property
+    def hidden_size(self) -> float | None: ...
+
+    @property
+    def attention_heads(self) -> float | None: ...
+
+
+def served_model(shape: ModelShape, weight_precision: str, kv_precision: str) -> ServedModel:
     """A :class:`ServedModel` from any object with the model-shape attributes.
 
     ``shape`` has ``params``, ``active_params``, ``layers``, ``kv_heads``, ``head_dim``,
     ``hidden_size`` and ``attention_heads`` (a compiled ModelSpec, a catalog row).
     """
+    assert shape.layers is not None, "a served model states its layers"
+    assert shape.kv_heads is not None, "a served model states its KV heads"
+    assert shape.head_dim is not None, "a served model states its head width"
     return ServedModel(
         params=float(shape.params),
         active_params=float(shape.active_params),

@@ -302,7 +302,7 @@ def scaleup_joins_units(
 
 
 def training_nodes(
-    n_accelerators: np.ndarray | int, accelerators_per_node: np.ndarray | int
+    n_accelerators: np.ndarray | float, accelerators_per_node: np.ndarray | float
 ) -> np.ndarray:
     """Nodes (instances, servers) a cluster occupies: ceil(n / accelerators per node).
 
@@ -391,7 +391,7 @@ def spot_lost_fraction(
 
 def training_hours(
     flops: float,
-    n_devices: np.ndarray | int,
+    n_devices: np.ndarray | float,
     peak_tflops: np.ndarray | float,
     mfu: np.ndarray | float,
     scaling: np.ndarray | float = 1.0,
