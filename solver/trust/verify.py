@@ -144,8 +144,10 @@ class _Context:
         cat = self.catalog
         if item.mode == Mode.OWNED:
             server_id, site_id = server_and_site(item.offering)
-            srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
-            acc = cat.accelerators.loc[srv["accelerator_id"]]
+            # .loc of one label of a unique index is one row (the stubs allow a frame)
+            srv = cast(pd.Series, cat.servers.loc[server_id])
+            site = cast(pd.Series, cat.sites.loc[site_id])
+            acc = cast(pd.Series, cat.accelerators.loc[srv["accelerator_id"]])
             return {
                 "acc": acc,
                 "apu": int(srv["accelerators_per_server"]),
@@ -161,9 +163,9 @@ class _Context:
                 if srv["network_gbps"] == srv["network_gbps"]
                 else 100.0,
             }
-        off = cat.offerings.loc[item.offering]
-        reg = cat.regions.loc[(off["provider"], off["region"])]
-        acc = cat.accelerators.loc[off["accelerator_id"]]
+        off = cast(pd.Series, cat.offerings.loc[item.offering])  # one row, as above
+        reg = cast(pd.Series, cat.regions.loc[(off["provider"], off["region"])])
+        acc = cast(pd.Series, cat.accelerators.loc[off["accelerator_id"]])
         price_col = PRICE_COLUMN[item.mode]
         return {
             "acc": acc,
@@ -1199,6 +1201,7 @@ def _check_load_curves(run: _Run) -> None:
     )
     for name, curve in ctx.load.hourly.items():
         w = ctx.workloads[name]
+        assert isinstance(w, InferenceWorkload)  # hourly curves are of serving workloads
         c.check("load curve mean 1", _close(sum(curve) / 24.0, 1.0), name)
         if w.load_profile is None and p.load_profile is None:
             c.check(
@@ -1213,6 +1216,7 @@ def _average_tps(w: InferenceWorkload) -> float:
         return dem.tokens_per_s
     if dem.requests_per_s is not None:
         return dem.requests_per_s * w.output_tokens
+    assert dem.users is not None and dem.requests_per_user_per_day is not None  # validated
     return dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
 
 
