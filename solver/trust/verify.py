@@ -1457,10 +1457,10 @@ def _check_fleet(run: _Run) -> None:
     for (offering, mode, period, bname), units in units_in_use.items():
         if mode == Mode.OWNED:
             server_id, site_id = server_and_site(offering)
-            srv = catalog.servers.loc[server_id]
+            srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
-            have = sum(
+            have: float = sum(
                 e.units for e in p.existing_fleet if e.server == server_id and e.site == site_id
             )
             end = ctx.start_month[period] + ctx.months[period]
@@ -1550,7 +1550,7 @@ def _check_power(run: _Run) -> None:
             fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
         for offering, buys in bought.items():
             server_id, site_id = server_and_site(offering)
-            srv = catalog.servers.loc[server_id]
+            srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
             end = ctx.start_month[name] + ctx.months[name]
@@ -1598,7 +1598,7 @@ def _check_staff_scale(run: _Run) -> None:
             server_months[(e.site, name)] += e.units * ctx.months[name]
     for offering, buys in run.bought.items():
         server_id, site_id = server_and_site(offering)
-        srv = catalog.servers.loc[server_id]
+        srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
         lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
         life = float(srv["lifetime_years"]) * 12
         for t, n in buys:
