@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast
@@ -133,6 +133,8 @@ class _Context:
             given = p.load_blocks[block.index].demand_factor
             return w.peak_to_average if given is None else given
         if not self.load.hours:
+            # resolve_load: no clock hours and no load_blocks is the problem's blocks profile
+            assert p.load_profile is not None and p.load_profile.blocks is not None
             prof = p.load_profile.blocks
             mean = sum(b.hours_per_day * b.factor for b in prof) / 24.0
             return prof[block.index].factor / mean
@@ -506,7 +508,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     """One verification run; ``by_line`` also keeps each line item's recomputed cost by
     period (``run.line_periods``, by line index)."""
     run = _Run(plan, problem, with_problem_sites(problem, catalog))
-    by_kind = {
+    by_kind: dict[str, Callable[..., None]] = {
         "rent": _check_serving,
         "use": _check_serving,
         "training": _check_training,
@@ -671,9 +673,10 @@ def _check_tier(
     """The line's provider tier against the problem's and the workload's ``min_tier``, and
     online serving's default (no marketplace hosts unless a ``min_tier`` opts in)."""
     p = run.p
-    floors = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
-    if w.min_tier is None and w.tier_floor(p.min_tier) is not None:
-        floors.append((w.tier_floor(p.min_tier), True))
+    floors: list[tuple[str, bool]] = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
+    floor = w.tier_floor(p.min_tier)
+    if w.min_tier is None and floor is not None:
+        floors.append((floor, True))
     if not floors:
         return
     tier = "owned" if provider == "owned" else run.catalog.tier_of(provider)
