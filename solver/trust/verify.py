@@ -42,6 +42,7 @@ from solver.physics.constants import (
 from solver.physics.training import MfuMeasurement
 from solver.plan import Check, LineItem, Plan
 from solver.plan.charges import line_charges
+from solver.plan.lines import CostLine
 from solver.trust.refinement import split_form
 from solver.units import (
     DAYS_PER_MONTH,
@@ -357,7 +358,9 @@ def _known(item: LineItem, catalog: Catalog) -> bool:
         return server_id in catalog.servers.index and site_id in catalog.sites.index
     if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
         return False
-    return bool(pd.notna(catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]]))
+    # a price cell (the stubs type a cell as any scalar)
+    price = cast(float, catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]])
+    return bool(pd.notna(price))
 
 
 def _provenance(item: LineItem, u: dict) -> tuple[str, str, str, str]:
@@ -1059,7 +1062,10 @@ def _check_savings_plan_line(run: _Run, item: LineItem) -> None:
         block = ctx.blocks.get(item.block)
         hours = ctx.period_hours(item.period) * (block.hours_per_day / 24.0 if block else 0.0)
         c.check("line hours", _close(item.hours, hours), f"savings plan cover {item.offering}")
-        price = float(run.catalog.offerings.at[item.offering, PRICE_COLUMN[Mode.ON_DEMAND]])
+        # a price cell: a number (the stubs type a cell as any scalar)
+        price = float(
+            cast(float, run.catalog.offerings.at[item.offering, PRICE_COLUMN[Mode.ON_DEMAND]])
+        )
         cost = -price * item.units * hours
         run.period_cost[item.period] += cost
         key = (sp.provider, sp.term, item.period, item.block)
@@ -1550,7 +1556,8 @@ def _check_power(run: _Run) -> None:
     fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
     for name in ctx.period_names:
         for e in p.existing_fleet:
-            fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
+            kw_cell = cast(float, catalog.servers.loc[e.server, "power_kw"])  # a number cell
+            fleet_kw[(e.site, name)] += e.units * float(kw_cell)
         for offering, buys in bought.items():
             server_id, site_id = server_and_site(offering)
             srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
@@ -1565,7 +1572,7 @@ def _check_power(run: _Run) -> None:
                 and end <= ctx.start_month[t] + lead + life + 1e-9
             )
     for (site_id, name), kw in fleet_kw.items():
-        cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
+        cap = float(cast(float, catalog.sites.loc[site_id, "power_cap_kw"]))  # a number cell
         c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
 
 
@@ -1781,7 +1788,9 @@ def _check_cost_lines(run: _Run) -> None:
     the provider's recomputed cost and its cost lines; contingency on everything), its
     months adding up to it, and the all-in total and cash flow against them."""
     c, plan, p, ctx = run.c, run.plan, run.p, run.ctx
-    lines = {(x.category, x.provider, x.entry): x for x in plan.cost_lines}
+    lines: dict[tuple[str, str, int], CostLine] = {
+        (x.category, x.provider, x.entry): x for x in plan.cost_lines
+    }
     for x in plan.cost_lines:
         c.check(
             "cost line months add up",
@@ -1848,7 +1857,12 @@ def _check_support(run: _Run, lines: dict, by_provider: dict[str, float]) -> Non
     for s in p.costs.support:
         published = SUPPORT_PLANS.get((s.provider, s.plan)) if s.plan else None
         minimum = published.minimum_usd_per_month if published else s.minimum_usd_per_month or 0
-        bands = published.bands if published else [(b.up_to_usd, b.percent) for b in s.bands]
+        bands: Sequence[tuple[float | None, float]]
+        if published:
+            bands = published.bands
+        else:
+            assert s.bands is not None  # SupportEntry holds a published plan or its own bands
+            bands = [(b.up_to_usd, b.percent) for b in s.bands]
         spend: dict[int, float] = defaultdict(float)
         mine = [plan.line_items[n].provider == s.provider for n in table["line"]]
         rows = table[np.array(mine, dtype=bool) & (table["begin_month"] < ctx.horizon - 1e-9)]
