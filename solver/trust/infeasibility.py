@@ -29,6 +29,7 @@ from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import Expression, LinearModel, Row, budget_bound, build_model
 from solver.errors import ProcureError
+from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem, TrainingWorkload
 
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -71,7 +72,7 @@ def elastic(model: LinearModel, families: set[str]) -> tuple[LinearModel, list[t
     rows: list[Row] = []
     slacks: list[tuple[int, Row]] = []
     objective = Expression()
-    extra = []
+    extra: list[dict[str, object]] = []
     n = len(variables)
     for row in model.rows:
         if row.family not in families:
@@ -109,6 +110,7 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
         # the row is in compute dollars, scaled by the bound of the costs beside compute
         # (solver.core.model.budget_bound): a dollar of it is `multiplier` of the budget
         amount *= budget_bound(compiled).multiplier
+        assert problem.budget_usd is not None  # a budget row exists only with a budget
         new = math.ceil(problem.budget_usd + amount + 1.0)
         pct = 100.0 * amount / problem.budget_usd
         return (
@@ -117,6 +119,7 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
             {"budget_usd": float(new)},
         )
     if row.family == "capex_budget":
+        assert problem.capex_budget_usd is not None  # the row exists only with the cap
         new = math.ceil(problem.capex_budget_usd + amount + 1.0)
         return (
             f"the capex budget is short by ${amount:,.0f}: raise capex_budget_usd to ${new:,}",
@@ -134,11 +137,12 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
             {"period_budget_usd": caps},
         )
     if row.family == "carbon_cap":
-        new = math.ceil((problem.carbon_cap_tco2e + amount) * 10 + 1e-9) / 10 + 0.1
+        assert problem.carbon_cap_tco2e is not None  # the row exists only with the cap
+        cap = math.ceil((problem.carbon_cap_tco2e + amount) * 10 + 1e-9) / 10 + 0.1
         return (
-            f"raise the carbon cap by {amount:,.1f} tCO2e (carbon_cap_tco2e: {new:,.1f})",
+            f"raise the carbon cap by {amount:,.1f} tCO2e (carbon_cap_tco2e: {cap:,.1f})",
             "tCO2e",
-            {"carbon_cap_tco2e": float(new)},
+            {"carbon_cap_tco2e": float(cap)},
         )
     if row.family == "availability":
         pool = pools.set_index("pool_id").loc[row.key[0]]
@@ -189,14 +193,16 @@ def _solve(model: LinearModel) -> np.ndarray | None:
     return result.values if result.has_solution else None
 
 
-def _group_relaxation(compiled: Compiled, model: LinearModel, families: set[str], group: str):
+def _group_relaxation(
+    compiled: Compiled, model: LinearModel, families: set[str], group: str
+) -> list[Relaxation] | None:
     if not any(r.family in families for r in model.rows):
         return None
     m, slacks = elastic(model, families)
     values = _solve(m)
     if values is None:
         return None
-    out = []
+    out: list[Relaxation] = []
     for i, row in slacks:
         amount = float(values[i])
         if amount > 1e-6 * max(1.0, abs(row.rhs)):
@@ -205,7 +211,7 @@ def _group_relaxation(compiled: Compiled, model: LinearModel, families: set[str]
     return out or None
 
 
-def _feasible(problem: Problem, catalog) -> bool:
+def _feasible(problem: Problem, catalog: Catalog) -> bool:
     try:
         compiled = compile_problem(problem, catalog)
     except ProcureError:
@@ -213,13 +219,13 @@ def _feasible(problem: Problem, catalog) -> bool:
     return _solve(build_model(compiled)) is not None
 
 
-def _deadline_relaxations(problem: Problem, catalog) -> list[Relaxation]:
-    out = []
+def _deadline_relaxations(problem: Problem, catalog: Catalog) -> list[Relaxation]:
+    out: list[Relaxation] = []
     for i, w in enumerate(problem.workloads):
         if not isinstance(w, TrainingWorkload) or not w.deadline_days:
             continue
 
-        def with_days(days: float, i=i, w=w) -> Problem:
+        def with_days(days: float, i: int = i, w: TrainingWorkload = w) -> Problem:
             workloads = list(problem.workloads)
             workloads[i] = w.model_copy(update={"deadline_days": float(days)})
             return problem.model_copy(update={"workloads": workloads})
@@ -253,7 +259,7 @@ def _deadline_relaxations(problem: Problem, catalog) -> list[Relaxation]:
     return out
 
 
-def _margin_relaxation(problem: Problem, catalog) -> list[Relaxation]:
+def _margin_relaxation(problem: Problem, catalog: Catalog) -> list[Relaxation]:
     """Training sized at the published MFU instead of below it (training_margin: point),
     when some training workload is sized below its point figure and that alone is enough."""
     below = [
@@ -287,7 +293,7 @@ def _margin_relaxation(problem: Problem, catalog) -> list[Relaxation]:
 
 
 def explain_infeasibility(
-    problem: Problem, catalog, compiled: Compiled | None = None
+    problem: Problem, catalog: Catalog, compiled: Compiled | None = None
 ) -> Explanation:
     """Alternative relaxations, each enough on its own, of an infeasible problem.
 
@@ -301,15 +307,16 @@ def explain_infeasibility(
     """
     alternatives: list[list[Relaxation]] = []
     model = build_model(compiled) if compiled is not None else None
-    for group, families in GROUPS.items() if compiled is not None else ():
-        relaxation = _group_relaxation(compiled, model, set(families), group)
-        if relaxation:
-            alternatives.append(relaxation)
+    if compiled is not None and model is not None:
+        for group, families in GROUPS.items():
+            found = _group_relaxation(compiled, model, set(families), group)
+            if found:
+                alternatives.append(found)
     for relaxation in _deadline_relaxations(problem, catalog) + _margin_relaxation(
         problem, catalog
     ):
         alternatives.append([relaxation])
-    if not alternatives and compiled is not None:
+    if not alternatives and compiled is not None and model is not None:
         every = {f for families in GROUPS.values() for f in families}
         together = _group_relaxation(compiled, model, every, "together")
         if together:

@@ -16,11 +16,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from solver.errors import ProcureError
-from solver.inputs.catalog import load_catalog
-from solver.inputs.prices import apply_prices, read_price_update
-from solver.inputs.problem import load_problem, parse_problem
+from solver.inputs.catalog import Catalog, load_catalog
+from solver.inputs.prices import Repriced, apply_prices, read_price_update
+from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
-from solver.plan import Check, Plan, input_digests, problem_json
+from solver.plan import Check, Plan, PlanInputs, input_digests, problem_json
 from solver.trust.rederive import rederived_errors
 from solver.trust.verify import FieldError, plan_name_errors, verify_plan_file
 
@@ -38,7 +38,7 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is not a number a plan may hold")
 
 
-def read_plan_file(path: Path):
+def read_plan_file(path: Path) -> Plan:
     """The plan in a JSON file, refused unless it is a plan procure can act on: solved to
     a plan, verified, and carrying the inputs it was solved for."""
     where = str(path)
@@ -104,7 +104,7 @@ def read_plan_file(path: Path):
     return plan
 
 
-def _with_recorded_quotes(catalog, recorded: dict, where: str):
+def _with_recorded_quotes(catalog: Catalog, recorded: dict[str, object], where: str) -> Catalog:
     """The catalog with the quotes file a plan was solved with, applied again."""
     from datetime import date
 
@@ -127,7 +127,7 @@ def load_plan(
     problem: Path | None = None,
     catalog: Path | None = None,
     cache_dir: Path | None = None,
-):
+) -> tuple[Plan, Problem, Catalog]:
     """Read a plan and re-verify it against the problem and catalog it was solved for.
 
     A plan is used (for orders, FOCUS rows, a diff or a re-solve) only when it is
@@ -144,6 +144,7 @@ def load_plan(
     where = str(path)
     plan = read_plan_file(path)
     inputs = plan.inputs
+    assert inputs is not None  # read_plan_file refuses a plan without inputs
     if problem is not None:
         prob = load_problem(problem)
         wrong_problem = f"the plan was solved for another problem than {problem}"
@@ -218,10 +219,11 @@ def _refuse_field(errors: list[FieldError], where: str) -> None:
         )
 
 
-def _check_problem_file(plan, where: str) -> None:
+def _check_problem_file(plan: Plan, where: str) -> None:
     """Refuse a plan whose problem file (``inputs.problem_file``) has changed since it was
     solved: the plan would be acted on for a problem that is no longer the one on disk. A
     file that is gone is no refusal: the plan carries its problem."""
+    assert plan.inputs is not None  # read_plan_file refuses a plan without inputs
     recorded = plan.inputs.problem_file
     if not recorded or not Path(recorded).is_file():
         return
@@ -254,26 +256,28 @@ PRICE_FILE_OPTIONS = (
 BASELINE_KEY = "baseline_problem_sha256"
 
 
-def problem_lineage(plan) -> set[str]:
+def problem_lineage(plan: Plan) -> set[str]:
     """The problem digests a plan descends from: its own, and for a re-solved plan each
     baseline's (its price trail names them)."""
+    assert plan.inputs is not None  # a plan read by read_plan_file has inputs
     return {plan.inputs.problem_sha256} | {
         a[BASELINE_KEY] for a in plan.inputs.prices if a.get(BASELINE_KEY)
     }
 
 
-def same_problem(a, b) -> bool | None:
+def same_problem(a: Plan, b: Plan) -> bool | None:
     """Whether two plans are of one problem (the same digest, or one re-solved from the
     other or both from one baseline); None when a re-solve older than the lineage in its
     price trail leaves it unknown."""
     if problem_lineage(a) & problem_lineage(b):
         return True
+    assert a.inputs is not None and b.inputs is not None  # problem_lineage held them
     if any(not entry.get(BASELINE_KEY) for entry in (*a.inputs.prices, *b.inputs.prices)):
         return None
     return False
 
 
-def recorded_catalog(catalog: Path | None, inputs) -> bool:
+def recorded_catalog(catalog: Path | None, inputs: PlanInputs) -> bool:
     """Whether ``--catalog`` (None = not given) names the folder a plan was solved over."""
     if catalog is None:
         return True
@@ -281,8 +285,15 @@ def recorded_catalog(catalog: Path | None, inputs) -> bool:
 
 
 def apply_price_file(
-    cat, prices: Path, fmt: str, provider, price_date, max_factor, accept, add_new
-):
+    cat: Catalog,
+    prices: Path,
+    fmt: str,
+    provider: str | None,
+    price_date: str | None,
+    max_factor: float,
+    accept: bool,
+    add_new: bool,
+) -> Repriced:
     """The catalog with a price file applied (and the report of what moved)."""
     update = read_price_update(
         prices,

@@ -434,7 +434,7 @@ def _span(months: list[str]) -> str:
 # --------------------------------------------------------------------------- compare
 
 
-def _compare(field: str, found, expected) -> list[FieldError]:
+def _compare(field: str, found: object, expected: object) -> list[FieldError]:
     """[] when ``found`` is ``expected`` (numbers within the tolerance, dicts and lists
     entry by entry), else the field with both values."""
     if _same(found, expected):
@@ -446,7 +446,7 @@ def _compare(field: str, found, expected) -> list[FieldError]:
     ]
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         keys = {str(k) for k in a} | {str(k) for k in b}
         sa, sb = {str(k): x for k, x in a.items()}, {str(k): x for k, x in b.items()}
@@ -461,7 +461,7 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """A value as the message shows it: numbers to six significant figures and more."""
     if isinstance(value, float):
         return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.2f}"

@@ -38,8 +38,8 @@ def _owners(problem: Problem, split: Problem) -> dict[str, str] | str:
             left -= months
             at += 1
         if abs(left) > 1e-6:
-            months = f"{period.months:g} months"
-            return f"the pieces of period {period.name!r} do not add up to its {months}"
+            span = f"{period.months:g} months"
+            return f"the pieces of period {period.name!r} do not add up to its {span}"
     if at != len(pieces):
         return "the split has periods past the problem's horizon"
     return owner
@@ -99,7 +99,9 @@ def check_split_periods(
     """The ``split_periods`` check: ``reported`` is ``split_plan`` (solved and verified
     over ``split``) in the periods of ``problem`` (module docstring)."""
     owner = _owners(problem, split)
-    why = owner if isinstance(owner, str) else _same_problem(problem, split, owner)
+    if isinstance(owner, str):
+        return Check(name="split_periods", ok=False, detail=owner)
+    why = _same_problem(problem, split, owner)
     if not why:
         why = _sums(split_plan, reported, owner)
     if why:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -24,8 +26,10 @@ from solver.inputs.hardware import LISTS, hardware_rules
 from solver.inputs.load import block_changes, resolve_load
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
+    BatchInferenceWorkload,
     InferenceWorkload,
     Problem,
+    SavingsPlan,
     TrainingWorkload,
 )
 from solver.inputs.sites import with_problem_sites
@@ -35,8 +39,10 @@ from solver.physics.constants import (
     INFERENCE_UTILISATION,
     TRAINING_UTILISATION,
 )
-from solver.plan import Check, Plan
+from solver.physics.training import MfuMeasurement
+from solver.plan import Check, LineItem, Plan
 from solver.plan.charges import line_charges
+from solver.plan.lines import CostLine
 from solver.trust.refinement import split_form
 from solver.units import (
     DAYS_PER_MONTH,
@@ -128,19 +134,23 @@ class _Context:
             given = p.load_blocks[block.index].demand_factor
             return w.peak_to_average if given is None else given
         if not self.load.hours:
+            # resolve_load: no clock hours and no load_blocks is the problem's blocks profile
+            assert p.load_profile is not None and p.load_profile.blocks is not None
             prof = p.load_profile.blocks
             mean = sum(b.hours_per_day * b.factor for b in prof) / 24.0
             return prof[block.index].factor / mean
         curve = self.load.hourly[w.name]
         return max(curve[h] for h in self.load.hours[block.index])
 
-    def unit(self, item) -> dict:
+    def unit(self, item: LineItem) -> dict:
         """Per-unit facts of a line item's offering (cloud) or server@site (owned)."""
         cat = self.catalog
         if item.mode == Mode.OWNED:
             server_id, site_id = server_and_site(item.offering)
-            srv, site = cat.servers.loc[server_id], cat.sites.loc[site_id]
-            acc = cat.accelerators.loc[srv["accelerator_id"]]
+            # .loc of one label of a unique index is one row (the stubs allow a frame)
+            srv = cast(pd.Series, cat.servers.loc[server_id])
+            site = cast(pd.Series, cat.sites.loc[site_id])
+            acc = cast(pd.Series, cat.accelerators.loc[srv["accelerator_id"]])
             return {
                 "acc": acc,
                 "apu": int(srv["accelerators_per_server"]),
@@ -156,9 +166,9 @@ class _Context:
                 if srv["network_gbps"] == srv["network_gbps"]
                 else 100.0,
             }
-        off = cat.offerings.loc[item.offering]
-        reg = cat.regions.loc[(off["provider"], off["region"])]
-        acc = cat.accelerators.loc[off["accelerator_id"]]
+        off = cast(pd.Series, cat.offerings.loc[item.offering])  # one row, as above
+        reg = cast(pd.Series, cat.regions.loc[(off["provider"], off["region"])])
+        acc = cast(pd.Series, cat.accelerators.loc[off["accelerator_id"]])
         price_col = PRICE_COLUMN[item.mode]
         return {
             "acc": acc,
@@ -218,7 +228,7 @@ class _Context:
         return kwh, kg
 
 
-def _site_figure(site, column: str) -> float | None:
+def _site_figure(site: pd.Series, column: str) -> float | None:
     """A site's figure, or None where the site leaves it empty."""
     value = site.get(column) if hasattr(site, "get") else None
     if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
@@ -226,12 +236,12 @@ def _site_figure(site, column: str) -> float | None:
     return float(value)
 
 
-def _staff_salary(site) -> float:
+def _staff_salary(site: pd.Series) -> float:
     salary = _site_figure(site, "staff_usd_per_admin_year")
     return staff_figures.USD_PER_ADMIN_YEAR if salary is None else salary
 
 
-def _staff_usd_per_server_year(site) -> float:
+def _staff_usd_per_server_year(site: pd.Series) -> float:
     """Staff per server-year in an owned server's hosting: the site's flat figure, its
     salary over its ratio, or (by fleet size) over 140, the ratio up to 1,000 servers;
     read from the site's columns and the published figures, not the model's rule."""
@@ -242,14 +252,14 @@ def _staff_usd_per_server_year(site) -> float:
     return _staff_salary(site) / (ratio or staff_figures.SERVERS_PER_ADMIN_MEDIUM)
 
 
-def _staff_by_size(site) -> bool:
+def _staff_by_size(site: pd.Series) -> bool:
     return (
         _site_figure(site, "staff_usd_per_server_year") is None
         and _site_figure(site, "staff_servers_per_admin") is None
     )
 
 
-def _owned_month(srv, site) -> tuple[float, float]:
+def _owned_month(srv: pd.Series, site: pd.Series) -> tuple[float, float]:
     """(USD, kgCO2e) an owned server costs per month in service, used or not: colocation,
     maintenance, staff and the idle draw (30% of its maximum power), from the catalog."""
     idle_kwh = IDLE_POWER_FRACTION * float(srv["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
@@ -263,30 +273,42 @@ def _owned_month(srv, site) -> tuple[float, float]:
     return usd, idle_kwh * float(site["grid_gco2_per_kwh"]) / 1000.0
 
 
-def _peak(acc, precision: str) -> float:
+def _peak(acc: Mapping[str, Any], precision: str) -> float:
     """Dense peak of one catalog accelerator row at a precision."""
     table = physics.one_row_table(acc)
     return float(physics.compute_peak_tflops(table, precision)[0])
 
 
-def _decode(w, spec: ModelSpec, u: dict, d: int, prompt: float, output: float, headroom: float):
+def _decode(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    u: dict,
+    d: int,
+    prompt: float,
+    output: float,
+    headroom: float,
+) -> physics.DecodeResult:
     acc = u["acc"]
-    online = isinstance(w, InferenceWorkload)
     table = physics.one_row_table(acc)
     return physics.best_decode(
         physics.served_model(spec, w.weight_precision, w.kv_precision),
         prompt_tokens=prompt,
         output_tokens=output,
-        tpot_slo_s=w.tpot_slo_s if online else None,
-        ttft_slo_s=w.ttft_slo_s if online else None,
+        tpot_slo_s=w.tpot_slo_s if isinstance(w, InferenceWorkload) else None,
+        ttft_slo_s=w.ttft_slo_s if isinstance(w, InferenceWorkload) else None,
         d=np.array([float(d)]),
         dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
         memory_headroom=headroom,
-        load=w.load_percentile if online else None,
+        load=w.load_percentile if isinstance(w, InferenceWorkload) else None,
     )
 
 
-def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float:
+def _calibration(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    catalog: Catalog,
+    headroom: float,
+) -> float:
     """Factor scaling physics to the workload's measured profiles, recomputed here.
 
     Geometric mean of measured / physics requests/s over every measured accelerator
@@ -307,7 +329,9 @@ def _calibration(w, spec: ModelSpec, catalog: Catalog, headroom: float) -> float
     return float(np.exp(np.mean(logs))) if logs else 1.0
 
 
-def _capacity_share(p: Problem, w, u: dict, measured_here: bool) -> float:
+def _capacity_share(
+    p: Problem, w: InferenceWorkload | BatchInferenceWorkload, u: dict, measured_here: bool
+) -> float:
     """Share of a unit's capacity estimate the plan may count on (issue 33), recomputed
     from the problem and the catalog: the error band's quantile at capacity_confidence
     (constants.CAPACITY_BAND_LOG by the unit's runtime; the measured band for a measured
@@ -327,17 +351,19 @@ def _capacity_share(p: Problem, w, u: dict, measured_here: bool) -> float:
     return float(share[0])
 
 
-def _known(item, catalog: Catalog) -> bool:
+def _known(item: LineItem, catalog: Catalog) -> bool:
     """The line item names an offering (with a price in its mode) or a server@site we know."""
     if item.mode == Mode.OWNED:
         server_id, site_id = server_and_site(item.offering)
         return server_id in catalog.servers.index and site_id in catalog.sites.index
     if item.offering not in catalog.offerings.index or item.mode not in PRICE_COLUMN:
         return False
-    return bool(pd.notna(catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]]))
+    # a price cell (the stubs type a cell as any scalar)
+    price = cast(float, catalog.offerings.at[item.offering, PRICE_COLUMN[item.mode]])
+    return bool(pd.notna(price))
 
 
-def _provenance(item, u: dict) -> tuple[str, str, str, str]:
+def _provenance(item: LineItem, u: dict) -> tuple[str, str, str, str]:
     """(price date, source, confidence, currency) of the price a line rests on, read from
     the catalog: an owned line's server's, a reserved line's reserved price's, else the
     offering's (catalogs/SOURCES.md; issue 29)."""
@@ -355,7 +381,7 @@ def _provenance(item, u: dict) -> tuple[str, str, str, str]:
     return (off["price_date"], off["source"], off["price_confidence"], off["currency"])
 
 
-def _matches(item, u: dict) -> bool:
+def _matches(item: LineItem, u: dict) -> bool:
     """Provider, region and accelerator of the item are those of its offering."""
     if item.mode == Mode.OWNED:
         return item.accelerator == u["acc"].name and item.region == u["site"].name
@@ -371,7 +397,7 @@ def _unit_tokens_per_s(
     w: InferenceWorkload,
     spec: ModelSpec,
     u: dict,
-    item,
+    item: LineItem,
     catalog: Catalog,
     headroom: float,
     *,
@@ -448,7 +474,7 @@ class _Run:
         self.line_periods: dict[int, dict[str, float]] = {}
         self.residuals: dict[int, float] = {}
 
-    def add_line(self, item, cost_usd: float, kgco2e: float) -> None:
+    def add_line(self, item: LineItem, cost_usd: float, kgco2e: float) -> None:
         """Count a usage line's recomputed cost and CO2e in the totals, its period and its
         provider."""
         self.total_cost += cost_usd
@@ -456,7 +482,9 @@ class _Run:
         self.period_cost[item.period] += cost_usd
         self.provider_cost[item.provider] += cost_usd
 
-    def calibration_of(self, w, spec: ModelSpec) -> float:
+    def calibration_of(
+        self, w: InferenceWorkload | BatchInferenceWorkload, spec: ModelSpec
+    ) -> float:
         """The workload's calibration factor (computed once)."""
         if w.name not in self.factors:
             self.factors[w.name] = _calibration(w, spec, self.catalog, self.p.memory_headroom)
@@ -483,7 +511,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     """One verification run; ``by_line`` also keeps each line item's recomputed cost by
     period (``run.line_periods``, by line index)."""
     run = _Run(plan, problem, with_problem_sites(problem, catalog))
-    by_kind = {
+    by_kind: dict[str, Callable[..., None]] = {
         "rent": _check_serving,
         "use": _check_serving,
         "training": _check_training,
@@ -526,7 +554,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     return run
 
 
-def _check_line(run: _Run, item) -> tuple | None:
+def _check_line(run: _Run, item: LineItem) -> tuple | None:
     """Checks every line item takes: in the catalog, finite whole numbers, allowed mode,
     the workload's requirements. Returns (unit facts, owned, workload), or None when the
     rest cannot be checked."""
@@ -639,13 +667,19 @@ def _check_line(run: _Run, item) -> tuple | None:
     return u, owned, w
 
 
-def _check_tier(run: _Run, item, w, provider: str) -> None:
+def _check_tier(
+    run: _Run,
+    item: LineItem,
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload,
+    provider: str,
+) -> None:
     """The line's provider tier against the problem's and the workload's ``min_tier``, and
     online serving's default (no marketplace hosts unless a ``min_tier`` opts in)."""
     p = run.p
-    floors = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
-    if w.min_tier is None and w.tier_floor(p.min_tier) is not None:
-        floors.append((w.tier_floor(p.min_tier), True))
+    floors: list[tuple[str, bool]] = [(t, False) for t in (p.min_tier, w.min_tier) if t is not None]
+    floor = w.tier_floor(p.min_tier)
+    if w.min_tier is None and floor is not None:
+        floors.append((floor, True))
     if not floors:
         return
     tier = "owned" if provider == "owned" else run.catalog.tier_of(provider)
@@ -657,7 +691,9 @@ def _check_tier(run: _Run, item, w, provider: str) -> None:
     )
 
 
-def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
+def _check_serving(
+    run: _Run, item: LineItem, u: dict, owned: bool, w: InferenceWorkload | BatchInferenceWorkload
+) -> None:
     """A serving line (rent, use): hours, shape, memory and SLOs recomputed, capacity
     served, cost and CO2e."""
     c = run.c
@@ -690,6 +726,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
     mix = isinstance(w, InferenceWorkload) and w.traffic_mix
     share = _capacity_share(p, w, u, measured is not None)
     if mix:
+        assert isinstance(w, InferenceWorkload) and w.traffic_mix  # what mix holds
         share_used = 0.0
         for j, y in item.bucket_requests_per_s.items():
             bucket = w.traffic_mix[int(j)]
@@ -755,7 +792,7 @@ def _check_serving(run: _Run, item, u: dict, owned: bool, w) -> None:
     run.add_line(item, cost, kg * item.units * item.hours)
 
 
-def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
+def _check_training(run: _Run, item: LineItem, u: dict, owned: bool, w: TrainingWorkload) -> None:
     """A training line: memory (ZeRO-3), hours recomputed, window and deadline, cost and CO2e."""
     c = run.c
     ctx = run.ctx
@@ -865,7 +902,9 @@ def _check_training(run: _Run, item, u: dict, owned: bool, w) -> None:
     run.add_line(item, cost, kg * item.units * item.hours)
 
 
-def _check_training_mfu(run: _Run, item, w, published) -> float:
+def _check_training_mfu(
+    run: _Run, item: LineItem, w: TrainingWorkload, published: MfuMeasurement
+) -> float:
     """The MFU a training line is sized at (its family's band at the problem's margin),
     checked against the line's own figures; returns it."""
     margin = run.p.training_margin_of(w)
@@ -885,7 +924,13 @@ def _check_training_mfu(run: _Run, item, w, published) -> float:
     return mfu
 
 
-def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:
+def _check_purchase(
+    run: _Run,
+    item: LineItem,
+    u: dict,
+    owned: bool,
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload | None,
+) -> None:
     """A server bought: capex share, hosting over its life in service, residual value, hours."""
     c = run.c
     ctx = run.ctx
@@ -931,7 +976,13 @@ def _check_purchase(run: _Run, item, u: dict, owned: bool, w) -> None:
     period_cost[ctx.period_names[-1]] -= item.units * residual
 
 
-def _check_reservation(run: _Run, item, u: dict, owned: bool, w) -> None:
+def _check_reservation(
+    run: _Run,
+    item: LineItem,
+    u: dict,
+    owned: bool,
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload | None,
+) -> None:
     """A reservation: its whole term's hours at the reserved price (amortised: the part inside)."""
     c = run.c
     ctx = run.ctx
@@ -967,7 +1018,7 @@ def _check_reservation(run: _Run, item, u: dict, owned: bool, w) -> None:
 SAVINGS_PLAN_ITEMS = ("savings_plan", "savings_plan_cover")
 
 
-def _savings_plan_of(run: _Run, item):
+def _savings_plan_of(run: _Run, item: LineItem) -> SavingsPlan | None:
     """The problem's savings plan a line belongs to (by provider and ``savings_plan_<term>``
     mode), or None."""
     for sp in run.p.savings_plans:
@@ -976,7 +1027,7 @@ def _savings_plan_of(run: _Run, item):
     return None
 
 
-def _check_savings_plan_line(run: _Run, item) -> None:
+def _check_savings_plan_line(run: _Run, item: LineItem) -> None:
     """A savings plan's commitment (USD/h for the whole term, used or not) or the
     on-demand usage it pays for (credited at the catalog's on-demand price), recomputed
     from the problem and the catalog; sums kept for :func:`_check_savings_plans`."""
@@ -1011,7 +1062,10 @@ def _check_savings_plan_line(run: _Run, item) -> None:
         block = ctx.blocks.get(item.block)
         hours = ctx.period_hours(item.period) * (block.hours_per_day / 24.0 if block else 0.0)
         c.check("line hours", _close(item.hours, hours), f"savings plan cover {item.offering}")
-        price = float(run.catalog.offerings.at[item.offering, PRICE_COLUMN[Mode.ON_DEMAND]])
+        # a price cell: a number (the stubs type a cell as any scalar)
+        price = float(
+            cast(float, run.catalog.offerings.at[item.offering, PRICE_COLUMN[Mode.ON_DEMAND]])
+        )
         cost = -price * item.units * hours
         run.period_cost[item.period] += cost
         key = (sp.provider, sp.term, item.period, item.block)
@@ -1064,7 +1118,13 @@ def _check_savings_plans(run: _Run) -> None:
                 )
 
 
-def _check_existing(run: _Run, item, u: dict, owned: bool, w) -> None:
+def _check_existing(
+    run: _Run,
+    item: LineItem,
+    u: dict,
+    owned: bool,
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload | None,
+) -> None:
     """The fleet held at the start: hosting of owned servers, the rest of reservations."""
     c = run.c
     ctx = run.ctx
@@ -1150,6 +1210,7 @@ def _check_load_curves(run: _Run) -> None:
     )
     for name, curve in ctx.load.hourly.items():
         w = ctx.workloads[name]
+        assert isinstance(w, InferenceWorkload)  # hourly curves are of serving workloads
         c.check("load curve mean 1", _close(sum(curve) / 24.0, 1.0), name)
         if w.load_profile is None and p.load_profile is None:
             c.check(
@@ -1164,10 +1225,13 @@ def _average_tps(w: InferenceWorkload) -> float:
         return dem.tokens_per_s
     if dem.requests_per_s is not None:
         return dem.requests_per_s * w.output_tokens
+    assert dem.users is not None and dem.requests_per_user_per_day is not None  # validated
     return dem.users * dem.requests_per_user_per_day * w.output_tokens / 86400
 
 
-def _peak_scale(ctx, p: Problem, w: InferenceWorkload, period: str, block) -> float:
+def _peak_scale(
+    ctx: _Context, p: Problem, w: InferenceWorkload, period: str, block: _Block
+) -> float:
     """Demand in a block over the average: the block's load factor, the period's demand
     factor, and capacity for it at the utilisation target, not flat out."""
     factor = ctx.demand_factor(w, block) * w.demand_by_period.get(period, 1.0)
@@ -1402,10 +1466,10 @@ def _check_fleet(run: _Run) -> None:
     for (offering, mode, period, bname), units in units_in_use.items():
         if mode == Mode.OWNED:
             server_id, site_id = server_and_site(offering)
-            srv = catalog.servers.loc[server_id]
+            srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
-            have = sum(
+            have: float = sum(
                 e.units for e in p.existing_fleet if e.server == server_id and e.site == site_id
             )
             end = ctx.start_month[period] + ctx.months[period]
@@ -1492,10 +1556,11 @@ def _check_power(run: _Run) -> None:
     fleet_kw: dict[tuple[str, str], float] = defaultdict(float)
     for name in ctx.period_names:
         for e in p.existing_fleet:
-            fleet_kw[(e.site, name)] += e.units * float(catalog.servers.loc[e.server, "power_kw"])
+            kw_cell = cast(float, catalog.servers.loc[e.server, "power_kw"])  # a number cell
+            fleet_kw[(e.site, name)] += e.units * float(kw_cell)
         for offering, buys in bought.items():
             server_id, site_id = server_and_site(offering)
-            srv = catalog.servers.loc[server_id]
+            srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
             lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
             life = float(srv["lifetime_years"]) * 12
             end = ctx.start_month[name] + ctx.months[name]
@@ -1507,7 +1572,7 @@ def _check_power(run: _Run) -> None:
                 and end <= ctx.start_month[t] + lead + life + 1e-9
             )
     for (site_id, name), kw in fleet_kw.items():
-        cap = float(catalog.sites.loc[site_id, "power_cap_kw"])
+        cap = float(cast(float, catalog.sites.loc[site_id, "power_cap_kw"]))  # a number cell
         c.check("site power cap", _le(kw, cap), f"{site_id} {name}: {kw:.0f} kW > {cap:.0f}")
 
 
@@ -1543,7 +1608,7 @@ def _check_staff_scale(run: _Run) -> None:
             server_months[(e.site, name)] += e.units * ctx.months[name]
     for offering, buys in run.bought.items():
         server_id, site_id = server_and_site(offering)
-        srv = catalog.servers.loc[server_id]
+        srv = cast(pd.Series, catalog.servers.loc[server_id])  # one row of a unique index
         lead = float(srv["lead_time_days"]) / DAYS_PER_MONTH
         life = float(srv["lifetime_years"]) * 12
         for t, n in buys:
@@ -1553,7 +1618,7 @@ def _check_staff_scale(run: _Run) -> None:
                 server_months[(site_id, name)] += n * served
     expected: dict[tuple[str, str], float] = {}
     for (site_id, name), months in server_months.items():
-        site = catalog.sites.loc[site_id]
+        site = cast(pd.Series, catalog.sites.loc[site_id])  # a unique index: one row
         n = months / ctx.months[name]
         if n > staff_figures.MEDIUM_SITE_SERVERS and _staff_by_size(site):
             heads = _admins_by_size(n) - n / staff_figures.SERVERS_PER_ADMIN_MEDIUM
@@ -1658,7 +1723,9 @@ def _check_money(run: _Run) -> None:
 # --------------------------------------------------------------------------- cost lines
 
 
-def _tiered_fee(minimum: float, bands, spend: float, fraction: float) -> float:
+def _tiered_fee(
+    minimum: float, bands: Sequence[tuple[float | None, float]], spend: float, fraction: float
+) -> float:
     """A support fee re-derived: each band's percent on the spend inside it (bands' ends
     and the minimum pro rata for a part month), at least the minimum."""
     fee, lower = 0.0, 0.0
@@ -1675,6 +1742,7 @@ def _expected_cost_lines(run: _Run) -> dict[tuple[str, str, int], float]:
     contingency, recomputed from the problem and the published figures."""
     ctx, p = run.ctx, run.p
     costs = p.costs
+    assert costs is not None  # _check_cost_lines returns first when there are none
     out: dict[tuple[str, str, int], float] = {}
     for i, s in enumerate(costs.storage):
         price = s.usd_per_gb_month
@@ -1686,7 +1754,9 @@ def _expected_cost_lines(run: _Run) -> dict[tuple[str, str, int], float]:
         if e.gb_per_month is not None:
             gb = e.gb_per_month * ctx.horizon
         else:
+            assert e.workload is not None and e.gb_per_million_tokens is not None  # validated
             w = ctx.workloads[e.workload]
+            assert isinstance(w, InferenceWorkload)  # the problem checks egress names one
             tps = (
                 _average_tps(w) * _mix_output_factor(w)
                 if w.demand.tokens_per_s is None
@@ -1718,7 +1788,9 @@ def _check_cost_lines(run: _Run) -> None:
     the provider's recomputed cost and its cost lines; contingency on everything), its
     months adding up to it, and the all-in total and cash flow against them."""
     c, plan, p, ctx = run.c, run.plan, run.p, run.ctx
-    lines = {(x.category, x.provider, x.entry): x for x in plan.cost_lines}
+    lines: dict[tuple[str, str, int], CostLine] = {
+        (x.category, x.provider, x.entry): x for x in plan.cost_lines
+    }
     for x in plan.cost_lines:
         c.check(
             "cost line months add up",
@@ -1777,6 +1849,7 @@ def _check_support(run: _Run, lines: dict, by_provider: dict[str, float]) -> Non
     """Each support line: its fee month by month from that month's spend with the provider
     (its compute charges inside the horizon, its storage and egress lines' months)."""
     c, plan, p, ctx = run.c, run.plan, run.p, run.ctx
+    assert p.costs is not None  # _check_cost_lines returns first when there are none
     if not p.costs.support:
         return
     start = date.fromisoformat(plan.start_date) if plan.start_date else date(2000, 1, 1)
@@ -1784,7 +1857,12 @@ def _check_support(run: _Run, lines: dict, by_provider: dict[str, float]) -> Non
     for s in p.costs.support:
         published = SUPPORT_PLANS.get((s.provider, s.plan)) if s.plan else None
         minimum = published.minimum_usd_per_month if published else s.minimum_usd_per_month or 0
-        bands = published.bands if published else [(b.up_to_usd, b.percent) for b in s.bands]
+        bands: Sequence[tuple[float | None, float]]
+        if published:
+            bands = published.bands
+        else:
+            assert s.bands is not None  # SupportEntry holds a published plan or its own bands
+            bands = [(b.up_to_usd, b.percent) for b in s.bands]
         spend: dict[int, float] = defaultdict(float)
         mine = [plan.line_items[n].provider == s.provider for n in table["line"]]
         rows = table[np.array(mine, dtype=bool) & (table["begin_month"] < ctx.horizon - 1e-9)]
@@ -1830,7 +1908,7 @@ class FieldError:
     fix: str = PLAN_FILE_FIX
 
 
-def _line_names(run_ctx: _Context, i: int, item) -> list[FieldError]:
+def _line_names(run_ctx: _Context, i: int, item: LineItem) -> list[FieldError]:
     """One line item's kind and names (period, block, workload): what the verifier looks
     up, so a wrong one is named here rather than failing a lookup there."""
     at = f"line_items[{i}]"
@@ -1869,7 +1947,7 @@ def _line_names(run_ctx: _Context, i: int, item) -> list[FieldError]:
     return out
 
 
-def _line_facts(run_ctx: _Context, catalog: Catalog, i: int, item) -> list[FieldError]:
+def _line_facts(run_ctx: _Context, catalog: Catalog, i: int, item: LineItem) -> list[FieldError]:
     """The facts exports copy from a line item's offering: provider, region, instance type,
     accelerator and accelerators per unit."""
     at = f"line_items[{i}]"
@@ -1987,7 +2065,9 @@ def verify_plan_file(
     owner, origin = ({}, None) if split is None else (split.owner, split.origin)
     solved = (plan, problem) if split is None else (split.plan, split.problem)
     run = _verified(*solved, catalog, by_line=True)
-    if origin is not None:  # the split plan's lines and periods as the plan reports them
+    if (
+        split is not None and origin is not None
+    ):  # the split plan's lines and periods as the plan reports them
         run.line_periods, run.residuals = _reported_figures(run, plan, split.plan, origin, owner)
         run.period_cost = _regrouped(run.period_cost, owner)
         run.c.check(split.check.name, split.check.ok, split.check.detail)
@@ -2019,9 +2099,9 @@ def verify_plan_file(
             )
     scale = max(1.0, abs(run.total_cost))
     for name, again in (("by_period", run.period_cost), ("by_provider", run.provider_cost)):
-        given: dict[str, float] = getattr(plan.totals, name)
-        for key in sorted(set(given) | set(again)):
-            a, b = given.get(key, 0.0), again.get(key, 0.0)
+        in_file: dict[str, float] = getattr(plan.totals, name)
+        for key in sorted(set(in_file) | set(again)):
+            a, b = in_file.get(key, 0.0), again.get(key, 0.0)
             if abs(a - b) > MONEY_TOL * scale:
                 out.append(FieldError(f"totals.{name}.{key}", f"${a:,.2f}, recomputed ${b:,.2f}"))
     return run.c.result(), out
