@@ -230,6 +230,7 @@ def resolve_cmd(
         applied = _applied_prices(
             prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
         )
+        assert base.inputs is not None  # load_plan refuses a plan without its inputs
         applied[BASELINE_KEY] = base.inputs.problem_sha256  # the lineage diff reads
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
@@ -488,6 +489,7 @@ def diff_cmd(
             source = f"the prices of --catalog {catalog}"
         else:
             source = "the new plan's own catalog and price files"
+        assert after.inputs is not None  # load_plan refuses a plan without its inputs
         if (prices is not None or catalog is not None) and input_digests(
             old_problem, new_catalog
         ).catalog_sha256 != after.inputs.catalog_sha256:
