@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.load import block_changes, resolve_load
-from solver.inputs.problem import InferenceWorkload
+from solver.inputs.problem import InferenceWorkload, Problem, SavingsPlan, Workload
 from solver.inputs.tables import row_tuples
 from solver.units import RENTED_MODES, Mode
 
@@ -415,9 +416,110 @@ class LinearModel:
         return LinearModel(self.variables, rows, objective, self.expressions, stage)
 
 
+class _OptionRow(Protocol):
+    """A row of the compiled options table (:func:`row_tuples`): the columns read here."""
+
+    @property
+    def option_id(self) -> int: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def pool_id(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def price_usd_per_hour(self) -> float: ...
+    @property
+    def energy_usd_per_unit_hour(self) -> float: ...
+    @property
+    def kgco2e_per_unit_hour(self) -> float: ...
+    @property
+    def tokens_per_s_per_unit(self) -> float: ...
+    @property
+    def start_period(self) -> int: ...
+    @property
+    def rent_usd(self) -> float: ...
+    @property
+    def energy_usd(self) -> float: ...
+    @property
+    def job_hours(self) -> float: ...
+    @property
+    def kgco2e(self) -> float: ...
+    @property
+    def n_units(self) -> float: ...
+
+
+class _PoolRow(Protocol):
+    """A row of the compiled pools table (:func:`row_tuples`): the columns read here."""
+
+    @property
+    def pool_id(self) -> str: ...
+    @property
+    def offering_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def site_id(self) -> str: ...
+    @property
+    def availability_cap(self) -> float: ...
+    @property
+    def existing_units(self) -> float: ...
+    @property
+    def price_usd_per_hour(self) -> float: ...
+    @property
+    def term_months(self) -> float: ...
+    @property
+    def lead_months(self) -> float: ...
+    @property
+    def lifetime_months(self) -> float: ...
+    @property
+    def hosting_usd_per_month(self) -> float: ...
+    @property
+    def power_kw_max(self) -> float: ...
+    @property
+    def embodied_kgco2e_unit(self) -> float: ...
+    @property
+    def idle_kgco2e_per_month(self) -> float: ...
+
+
+class _DemandRow(Protocol):
+    """A row of the compiled demand table: per workload, period, block and bucket."""
+
+    @property
+    def workload(self) -> str: ...
+    @property
+    def period(self) -> int: ...
+    @property
+    def block(self) -> int: ...
+    @property
+    def bucket(self) -> int: ...
+    @property
+    def demand(self) -> float: ...
+    @property
+    def tokens_per_unit(self) -> float: ...
+
+
+def _option_rows(frame: pd.DataFrame) -> list[_OptionRow]:
+    """The options table's rows as named tuples (:func:`row_tuples`)."""
+    # row_tuples builds its named tuple at run time from the frame's columns
+    return cast(list[_OptionRow], row_tuples(frame))
+
+
+def _pool_rows(frame: pd.DataFrame) -> list[_PoolRow]:
+    """The pools table's rows as named tuples (:func:`row_tuples`)."""
+    # row_tuples builds its named tuple at run time from the frame's columns
+    return cast(list[_PoolRow], row_tuples(frame))
+
+
 class _Builder:
     def __init__(self) -> None:
-        self.vars: list[dict] = []
+        self.vars: list[dict[str, Any]] = []
         self.rows: list[Row] = []
         self.names: set[str] = set()
 
@@ -429,7 +531,7 @@ class _Builder:
         integer: bool,
         lb: float = 0.0,
         ub: float = np.inf,
-        **meta,
+        **meta: Any,
     ) -> int:
         self.vars.append(
             {
@@ -924,7 +1026,7 @@ def add_inference_capacity(m: _State) -> None:
     bucket_cap = m.compiled.bucket_capacity.groupby("option_id")
     inference = m.options[m.options["workload_kind"] != "training"]
     periods_of = demand.groupby("workload")["period"].unique().to_dict()
-    for k in row_tuples(inference):
+    for k in _option_rows(inference):
         w = m.workloads[k.workload]
         p = m.pool_idx[k.pool_id]
         rented = k.mode in RENTED_MODES
@@ -980,7 +1082,9 @@ def add_inference_capacity(m: _State) -> None:
             _add_fleet_rule(m, k, p, t, w, block_vars)
 
 
-def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+def _add_fleet_rule(
+    m: _State, k: _OptionRow, p: int, t: int, w: Workload, block_vars: list[int]
+) -> None:
     """How a rented offering's units may change over the day (an online workload's
     ``fleet``): ``per_block`` (opt-in) freely; ``flat`` not at all (``fleet_flat``:
     every block as the first); ``autoscale`` (the default) by adding and removing units of the
@@ -1027,7 +1131,9 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
         B.row("fleet_deploy", (k.option_id, t, b), {v: 1.0, deploy: -bound}, "<=", 0.0)
 
 
-def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+def _add_starts(
+    m: _State, k: _OptionRow, p: int, t: int, w: InferenceWorkload, block_vars: list[int]
+) -> None:
     """A switching cost (the workload's ``switching_cost_usd``): start[k,t,b,c] >= x[k,t,c]
     - x[k,t,b] for each pair of load blocks b -> c the day passes from one to the other
     (``fleet_start``), each start charged switching_cost_usd x the times a day the day
@@ -1052,7 +1158,9 @@ def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
         m.switching.add(start, w.switching_cost_usd * per_day * days)
 
 
-def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:
+def _add_mix_shares(
+    m: _State, k: _OptionRow, p: int, t: int, b: int, v: int, rps: dict[int, float]
+) -> None:
     """y[k,j,t,b]: the time share of option k's units on bucket j; sum_j y / rps_j <= x."""
     share_row: dict[int, float] = {}
     for j, r in rps.items():
@@ -1130,7 +1238,7 @@ def add_training(m: _State) -> None:
     training = m.options[m.options["workload_kind"] == "training"]
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
     runs = m.compiled.training_runs()
-    for k in row_tuples(training):
+    for k in _option_rows(training):
         p = m.pool_idx[k.pool_id]
         z = B.var(
             f"z[{k.option_id}]",
@@ -1164,7 +1272,7 @@ def add_fleet(m: _State) -> None:
     existing = m.pools["existing_units"].to_numpy() > 0
     relevant = sorted(set(m.usage) | set(np.flatnonzero(existing).tolist()))
     pools = m.pools.iloc[relevant]  # a pool no option uses and holding nothing adds nothing
-    for p, pool in zip(relevant, row_tuples(pools), strict=True):
+    for p, pool in zip(relevant, _pool_rows(pools), strict=True):
         used = m.usage.get(p)
         if pool.kind == "owned":
             add_owned_fleet(m, p, pool, used)
@@ -1177,7 +1285,9 @@ def add_fleet(m: _State) -> None:
                 )
 
 
-def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
+def add_owned_fleet(
+    m: _State, p: int, pool: _PoolRow, used: dict[tuple[int, int], dict[int, float]] | None
+) -> None:
     """buy[pool,tau]: servers bought in period tau (cost from the ledger), in service from
     delivery to the end of their life; servers owned at the start; ``owned_capacity``:
     units in use <= existing + delivered, per period and block."""
@@ -1232,7 +1342,9 @@ def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
             B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=", float(pool.existing_units))
 
 
-def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
+def add_reservations(
+    m: _State, p: int, pool: _PoolRow, used: dict[tuple[int, int], dict[int, float]] | None
+) -> None:
     """commit[pool,tau]: instances reserved from period tau for the term (cost from the
     ledger); reservations held at the start; ``availability`` of commitments and
     ``reserved_capacity``: units in use <= active commitments, per period and block."""
@@ -1337,7 +1449,7 @@ def add_savings_plans(m: _State) -> None:
     for s, sp in enumerate(problem.savings_plans):
         active = _savings_plan_commitments(m, s, sp)
         cover: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
-        for p, pool in enumerate(row_tuples(m.pools)):
+        for p, pool in enumerate(_pool_rows(m.pools)):
             rate = sp.rates.get(pool.offering_id)
             if rate is None or pool.mode != Mode.ON_DEMAND or p not in m.usage:
                 continue
@@ -1382,7 +1494,7 @@ def add_savings_plans(m: _State) -> None:
         m.B.row("savings_plan_use", (m.pools["pool_id"].iat[p], t, b), coefs, "<=", 0.0)
 
 
-def _savings_plan_commitments(m: _State, s: int, sp) -> dict[int, list[int]]:
+def _savings_plan_commitments(m: _State, s: int, sp: SavingsPlan) -> dict[int, list[int]]:
     """c[s,tau] for each period tau a term fits from (its ledger charge: a reservation of
     c instances at $1/h); period t -> the commitments active in it."""
     active: dict[int, list[int]] = defaultdict(list)
@@ -1542,7 +1654,7 @@ def combine(*terms: tuple[float, Expression]) -> Expression:
     return out
 
 
-def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
+def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Expression:
     """The objective of the first (or second) stage for the problem's objective kind."""
     e = model.expressions
     cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
@@ -1564,11 +1676,11 @@ def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
     raise ValueError(f"unknown objective {kind!r}")
 
 
-def has_second_stage(problem) -> bool:
+def has_second_stage(problem: Problem) -> bool:
     return problem.objective in {"min_carbon", "lexicographic"}
 
 
-def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel:
+def second_stage(model: LinearModel, problem: Problem, first_value: float) -> LinearModel:
     """Keep the first stage's optimum (within tolerance) and optimise the second criterion."""
     first = stage_objective(model, problem, first=True)
     tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
