@@ -416,93 +416,60 @@ class LinearModel:
         return LinearModel(self.variables, rows, objective, self.expressions, stage)
 
 
+# one block's N+1 classes: (D_b, [(class capacity, top var, the class's x vars)])
+_BlockTops = tuple[float, list[tuple[float, int, list[int]]]]
+
+
 class _OptionRow(Protocol):
     """A row of the compiled options table (:func:`row_tuples`): the columns read here."""
 
-    @property
-    def option_id(self) -> int: ...
-    @property
-    def workload(self) -> str: ...
-    @property
-    def pool_id(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def provider(self) -> str: ...
-    @property
-    def price_usd_per_hour(self) -> float: ...
-    @property
-    def energy_usd_per_unit_hour(self) -> float: ...
-    @property
-    def kgco2e_per_unit_hour(self) -> float: ...
-    @property
-    def tokens_per_s_per_unit(self) -> float: ...
-    @property
-    def start_period(self) -> int: ...
-    @property
-    def rent_usd(self) -> float: ...
-    @property
-    def energy_usd(self) -> float: ...
-    @property
-    def job_hours(self) -> float: ...
-    @property
-    def kgco2e(self) -> float: ...
-    @property
-    def n_units(self) -> float: ...
+    option_id: int
+    workload: str
+    pool_id: str
+    mode: str
+    provider: str
+    price_usd_per_hour: float
+    energy_usd_per_unit_hour: float
+    kgco2e_per_unit_hour: float
+    tokens_per_s_per_unit: float
+    start_period: int
+    rent_usd: float
+    energy_usd: float
+    job_hours: float
+    kgco2e: float
+    n_units: float
 
 
 class _PoolRow(Protocol):
     """A row of the compiled pools table (:func:`row_tuples`): the columns read here."""
 
-    @property
-    def pool_id(self) -> str: ...
-    @property
-    def offering_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def provider(self) -> str: ...
-    @property
-    def site_id(self) -> str: ...
-    @property
-    def availability_cap(self) -> float: ...
-    @property
-    def existing_units(self) -> float: ...
-    @property
-    def price_usd_per_hour(self) -> float: ...
-    @property
-    def term_months(self) -> float: ...
-    @property
-    def lead_months(self) -> float: ...
-    @property
-    def lifetime_months(self) -> float: ...
-    @property
-    def hosting_usd_per_month(self) -> float: ...
-    @property
-    def power_kw_max(self) -> float: ...
-    @property
-    def embodied_kgco2e_unit(self) -> float: ...
-    @property
-    def idle_kgco2e_per_month(self) -> float: ...
+    pool_id: str
+    offering_id: str
+    kind: str
+    mode: str
+    provider: str
+    site_id: str
+    availability_cap: float
+    existing_units: float
+    price_usd_per_hour: float
+    term_months: float
+    lead_months: float
+    lifetime_months: float
+    hosting_usd_per_month: float
+    power_kw_max: float
+    embodied_kgco2e_unit: float
+    idle_kgco2e_per_month: float
 
 
 class _DemandRow(Protocol):
     """A row of the compiled demand table: per workload, period, block and bucket."""
 
-    @property
-    def workload(self) -> str: ...
-    @property
-    def period(self) -> int: ...
-    @property
-    def block(self) -> int: ...
-    @property
-    def bucket(self) -> int: ...
-    @property
-    def demand(self) -> float: ...
-    @property
-    def tokens_per_unit(self) -> float: ...
+    workload: str
+    period: int
+    block: int
+    bucket: int
+    demand: float
+    tokens_per_unit: float
 
 
 def _option_rows(frame: pd.DataFrame) -> list[_OptionRow]:
@@ -650,7 +617,8 @@ def add_n_plus_1(
         return
     need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
-    fleet_tops: dict[tuple, dict[int, tuple]] = defaultdict(dict)  # :func:`_add_fleet_tops`
+    # (workload, t) -> block -> its classes (:func:`_add_fleet_tops`)
+    fleet_tops: dict[tuple[str, int], dict[int, _BlockTops]] = defaultdict(dict)
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
     for (wname, t, b), caps in unit_capacity.items():
@@ -665,7 +633,8 @@ def add_n_plus_1(
         w = workloads[wname]
         exact_alone = not compiled.problem.provider_share_max and not w.traffic_mix
         tops: list[int] = []
-        fleet_tops[(wname, t)][b] = day = (need, [])
+        day: _BlockTops = (need, [])
+        fleet_tops[(wname, t)][b] = day
         for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
             top = B.var(
                 f"top[{wname},{t},{b},{g}]",
@@ -704,8 +673,8 @@ def add_n_plus_1(
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
-    for (wname, t), day in fleet_tops.items():
-        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day, shortfall_tps is None)
+    for (wname, t), days in fleet_tops.items():
+        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, days, shortfall_tps is None)
 
 
 def _add_fleet_class(
@@ -741,7 +710,7 @@ def _add_fleet_tops(
     deploy_of: dict[int, int],
     w: InferenceWorkload,
     t: int,
-    day: dict[int, tuple],
+    day: dict[int, _BlockTops],
     full_need: bool = True,
 ) -> None:
     """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
@@ -906,7 +875,8 @@ class _State:
         self.periods, self.blocks = compiled.periods, compiled.blocks
         self.pools, self.options = compiled.pools, compiled.options
         self.n_t, self.n_b = len(self.periods), len(self.blocks)
-        self.horizon_months = float(self.periods["end_month"].iat[-1])
+        # pandas-stubs type .iat as any scalar; end_month is a float column
+        self.horizon_months = float(self.periods["end_month"].iat[-1])  # type: ignore[arg-type]
         self.period_bounds = _bounds(self.periods)
         plain = compiled.demand[compiled.demand["bucket"] < 0]
         self.block_demand = {
@@ -1036,7 +1006,7 @@ def add_inference_capacity(m: _State) -> None:
             group = bucket_cap.get_group(k.option_id)
             rps = dict(zip(group["bucket"], group["requests_per_s_per_unit"], strict=True))
         for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
-            shared_var = None
+            shared_var: int | None = None
             block_vars: list[int] = []
             if not rented:
                 shared_var = B.var(
@@ -1069,6 +1039,7 @@ def add_inference_capacity(m: _State) -> None:
                     m.add_cost(v, usd, k.provider, {t: usd})
                     m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
+                    assert shared_var is not None  # made above for an owned or reserved option
                     v = shared_var
                 if rented:
                     block_vars.append(v)
@@ -1094,6 +1065,8 @@ def _add_fleet_rule(
     workload runs the same offerings all day, from the same providers and regions.
     Under N+1, ``fleet_class`` rows (:func:`_add_fleet_class`) tie each deployment to the
     class taken as the largest unit lost."""
+    if not isinstance(w, InferenceWorkload):  # only an online workload has a fleet
+        return
     fleet = getattr(w, "fleet", "per_block")
     if fleet != "flat" and getattr(w, "switching_cost_usd", 0.0) > 0 and len(block_vars) > 1:
         _add_starts(m, k, p, t, w, block_vars)
@@ -1186,7 +1159,8 @@ def add_demand(m: _State) -> None:
     and block, with a priced shortfall under max_served; ``redundancy`` (minimum serving
     units)."""
     B, problem = m.B, m.problem
-    for d in m.compiled.demand.itertuples(index=False):
+    # pandas-stubs type itertuples' rows as plain tuples; these are named by the columns
+    for d in cast(Iterable[_DemandRow], m.compiled.demand.itertuples(index=False)):
         key = (d.workload, int(d.period), int(d.block), int(d.bucket))
         coefs = m.demand_rows.get(key, {})
         if m.allow_shortfall:
@@ -1392,7 +1366,8 @@ def add_reservations(
             by_period = {t: usd * r.units for t, usd in charge.by_period_usd.items()}
             m.add_const(charge.total_usd * r.units, pool.provider, by_period)
             for t in range(m.n_t):
-                if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
+                # pandas-stubs type .iat as any scalar; end_month is a float column
+                if float(periods["end_month"].iat[t]) <= r.months_remaining + 1e-9:  # type: ignore[arg-type]
                     existing_active[t] = existing_active.get(t, 0) + r.units
     if used is None:
         return
@@ -1536,9 +1511,10 @@ def add_quotas(m: _State) -> None:
         for t in range(m.n_t):
             for b in range(m.n_b):
                 coefs: dict[int, float] = defaultdict(float)
-                for p in np.flatnonzero(match.to_numpy()):
+                for p in np.flatnonzero(match.to_numpy()).tolist():
                     for v, n in m.usage.get(p, {}).get((t, b), {}).items():
-                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])
+                        # pandas-stubs type .iat as any scalar; the column is numeric
+                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])  # type: ignore[arg-type]
                 m.B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
 
 
