@@ -416,7 +416,8 @@ class LinearModel:
         return LinearModel(self.variables, rows, objective, self.expressions, stage)
 
 
-# one block's N+1 classes: (D_b, [(class capacity, top var, the class's x vars)])
+# one block's N+1 classes (:func:`_add_fleet_tops`): (D_b, [(class capacity, top var,
+# the class's x vars)]), classes largest first
 _BlockTops = tuple[float, list[tuple[float, int, list[int]]]]
 
 
@@ -617,7 +618,6 @@ def add_n_plus_1(
         return
     need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
-    # (workload, t) -> block -> its classes (:func:`_add_fleet_tops`)
     fleet_tops: dict[tuple[str, int], dict[int, _BlockTops]] = defaultdict(dict)
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
