@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ from solver.core.staff import add_staff_scale
 from solver.errors import InfeasibleError
 from solver.inputs.costs import resolve_problem_costs
 from solver.inputs.load import block_changes, resolve_load
-from solver.inputs.problem import InferenceWorkload
+from solver.inputs.problem import InferenceWorkload, Problem, SavingsPlan, Workload
 from solver.inputs.tables import row_tuples
 from solver.units import RENTED_MODES, Mode
 
@@ -415,9 +416,78 @@ class LinearModel:
         return LinearModel(self.variables, rows, objective, self.expressions, stage)
 
 
+# one block's N+1 classes (:func:`_add_fleet_tops`): (D_b, [(class capacity, top var,
+# the class's x vars)]), classes largest first
+_BlockTops = tuple[float, list[tuple[float, int, list[int]]]]
+
+
+class _OptionRow(Protocol):
+    """A row of the compiled options table (:func:`row_tuples`): the columns read here."""
+
+    option_id: int
+    workload: str
+    pool_id: str
+    mode: str
+    provider: str
+    price_usd_per_hour: float
+    energy_usd_per_unit_hour: float
+    kgco2e_per_unit_hour: float
+    tokens_per_s_per_unit: float
+    start_period: int
+    rent_usd: float
+    energy_usd: float
+    job_hours: float
+    kgco2e: float
+    n_units: float
+
+
+class _PoolRow(Protocol):
+    """A row of the compiled pools table (:func:`row_tuples`): the columns read here."""
+
+    pool_id: str
+    offering_id: str
+    kind: str
+    mode: str
+    provider: str
+    site_id: str
+    availability_cap: float
+    existing_units: float
+    price_usd_per_hour: float
+    term_months: float
+    lead_months: float
+    lifetime_months: float
+    hosting_usd_per_month: float
+    power_kw_max: float
+    embodied_kgco2e_unit: float
+    idle_kgco2e_per_month: float
+
+
+class _DemandRow(Protocol):
+    """A row of the compiled demand table: per workload, period, block and bucket."""
+
+    workload: str
+    period: int
+    block: int
+    bucket: int
+    demand: float
+    tokens_per_unit: float
+
+
+def _option_rows(frame: pd.DataFrame) -> list[_OptionRow]:
+    """The options table's rows as named tuples (:func:`row_tuples`)."""
+    # row_tuples builds its named tuple at run time from the frame's columns
+    return cast(list[_OptionRow], row_tuples(frame))
+
+
+def _pool_rows(frame: pd.DataFrame) -> list[_PoolRow]:
+    """The pools table's rows as named tuples (:func:`row_tuples`)."""
+    # row_tuples builds its named tuple at run time from the frame's columns
+    return cast(list[_PoolRow], row_tuples(frame))
+
+
 class _Builder:
     def __init__(self) -> None:
-        self.vars: list[dict] = []
+        self.vars: list[dict[str, Any]] = []
         self.rows: list[Row] = []
         self.names: set[str] = set()
 
@@ -429,7 +499,7 @@ class _Builder:
         integer: bool,
         lb: float = 0.0,
         ub: float = np.inf,
-        **meta,
+        **meta: Any,
     ) -> int:
         self.vars.append(
             {
@@ -548,7 +618,7 @@ def add_n_plus_1(
         return
     need_tps = block_need_tps(compiled, workloads)
     peak_tps = need_tps.groupby(level=[0, 1]).max()
-    fleet_tops: dict[tuple, dict[int, tuple]] = defaultdict(dict)  # :func:`_add_fleet_tops`
+    fleet_tops: dict[tuple[str, int], dict[int, _BlockTops]] = defaultdict(dict)
     pools = compiled.pools
     hard_bound = (pools["availability_cap"] + pools["existing_units"]).to_numpy(dtype=float)
     for (wname, t, b), caps in unit_capacity.items():
@@ -563,7 +633,8 @@ def add_n_plus_1(
         w = workloads[wname]
         exact_alone = not compiled.problem.provider_share_max and not w.traffic_mix
         tops: list[int] = []
-        fleet_tops[(wname, t)][b] = day = (need, [])
+        day: _BlockTops = (need, [])
+        fleet_tops[(wname, t)][b] = day
         for g, (cap, members) in enumerate(sorted(classes.items(), reverse=True)):
             top = B.var(
                 f"top[{wname},{t},{b},{g}]",
@@ -602,8 +673,8 @@ def add_n_plus_1(
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
-    for (wname, t), day in fleet_tops.items():
-        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, day, shortfall_tps is None)
+    for (wname, t), days in fleet_tops.items():
+        _add_fleet_tops(B, deploy_of or {}, workloads[wname], t, days, shortfall_tps is None)
 
 
 def _add_fleet_class(
@@ -639,7 +710,7 @@ def _add_fleet_tops(
     deploy_of: dict[int, int],
     w: InferenceWorkload,
     t: int,
-    day: dict[int, tuple],
+    day: dict[int, _BlockTops],
     full_need: bool = True,
 ) -> None:
     """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
@@ -804,7 +875,8 @@ class _State:
         self.periods, self.blocks = compiled.periods, compiled.blocks
         self.pools, self.options = compiled.pools, compiled.options
         self.n_t, self.n_b = len(self.periods), len(self.blocks)
-        self.horizon_months = float(self.periods["end_month"].iat[-1])
+        # pandas-stubs type .iat as any scalar; end_month is a float column
+        self.horizon_months = float(self.periods["end_month"].iat[-1])  # type: ignore[arg-type]
         self.period_bounds = _bounds(self.periods)
         plain = compiled.demand[compiled.demand["bucket"] < 0]
         self.block_demand = {
@@ -924,7 +996,7 @@ def add_inference_capacity(m: _State) -> None:
     bucket_cap = m.compiled.bucket_capacity.groupby("option_id")
     inference = m.options[m.options["workload_kind"] != "training"]
     periods_of = demand.groupby("workload")["period"].unique().to_dict()
-    for k in row_tuples(inference):
+    for k in _option_rows(inference):
         w = m.workloads[k.workload]
         p = m.pool_idx[k.pool_id]
         rented = k.mode in RENTED_MODES
@@ -934,7 +1006,7 @@ def add_inference_capacity(m: _State) -> None:
             group = bucket_cap.get_group(k.option_id)
             rps = dict(zip(group["bucket"], group["requests_per_s_per_unit"], strict=True))
         for t in sorted(int(v) for v in periods_of.get(k.workload, [])):
-            shared_var = None
+            shared_var: int | None = None
             block_vars: list[int] = []
             if not rented:
                 shared_var = B.var(
@@ -967,6 +1039,7 @@ def add_inference_capacity(m: _State) -> None:
                     m.add_cost(v, usd, k.provider, {t: usd})
                     m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
+                    assert shared_var is not None  # made above for an owned or reserved option
                     v = shared_var
                 if rented:
                     block_vars.append(v)
@@ -980,7 +1053,9 @@ def add_inference_capacity(m: _State) -> None:
             _add_fleet_rule(m, k, p, t, w, block_vars)
 
 
-def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+def _add_fleet_rule(
+    m: _State, k: _OptionRow, p: int, t: int, w: Workload, block_vars: list[int]
+) -> None:
     """How a rented offering's units may change over the day (an online workload's
     ``fleet``): ``per_block`` (opt-in) freely; ``flat`` not at all (``fleet_flat``:
     every block as the first); ``autoscale`` (the default) by adding and removing units of the
@@ -990,6 +1065,8 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
     workload runs the same offerings all day, from the same providers and regions.
     Under N+1, ``fleet_class`` rows (:func:`_add_fleet_class`) tie each deployment to the
     class taken as the largest unit lost."""
+    if not isinstance(w, InferenceWorkload):  # only an online workload has a fleet
+        return
     fleet = getattr(w, "fleet", "per_block")
     if fleet != "flat" and getattr(w, "switching_cost_usd", 0.0) > 0 and len(block_vars) > 1:
         _add_starts(m, k, p, t, w, block_vars)
@@ -1027,7 +1104,9 @@ def _add_fleet_rule(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> N
         B.row("fleet_deploy", (k.option_id, t, b), {v: 1.0, deploy: -bound}, "<=", 0.0)
 
 
-def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
+def _add_starts(
+    m: _State, k: _OptionRow, p: int, t: int, w: InferenceWorkload, block_vars: list[int]
+) -> None:
     """A switching cost (the workload's ``switching_cost_usd``): start[k,t,b,c] >= x[k,t,c]
     - x[k,t,b] for each pair of load blocks b -> c the day passes from one to the other
     (``fleet_start``), each start charged switching_cost_usd x the times a day the day
@@ -1052,7 +1131,9 @@ def _add_starts(m: _State, k, p: int, t: int, w, block_vars: list[int]) -> None:
         m.switching.add(start, w.switching_cost_usd * per_day * days)
 
 
-def _add_mix_shares(m: _State, k, p: int, t: int, b: int, v: int, rps: dict) -> None:
+def _add_mix_shares(
+    m: _State, k: _OptionRow, p: int, t: int, b: int, v: int, rps: dict[int, float]
+) -> None:
     """y[k,j,t,b]: the time share of option k's units on bucket j; sum_j y / rps_j <= x."""
     share_row: dict[int, float] = {}
     for j, r in rps.items():
@@ -1078,7 +1159,8 @@ def add_demand(m: _State) -> None:
     and block, with a priced shortfall under max_served; ``redundancy`` (minimum serving
     units)."""
     B, problem = m.B, m.problem
-    for d in m.compiled.demand.itertuples(index=False):
+    # pandas-stubs type itertuples' rows as plain tuples; these are named by the columns
+    for d in cast(Iterable[_DemandRow], m.compiled.demand.itertuples(index=False)):
         key = (d.workload, int(d.period), int(d.block), int(d.bucket))
         coefs = m.demand_rows.get(key, {})
         if m.allow_shortfall:
@@ -1130,7 +1212,7 @@ def add_training(m: _State) -> None:
     training = m.options[m.options["workload_kind"] == "training"]
     train_rows: dict[str, dict[int, float]] = defaultdict(dict)
     runs = m.compiled.training_runs()
-    for k in row_tuples(training):
+    for k in _option_rows(training):
         p = m.pool_idx[k.pool_id]
         z = B.var(
             f"z[{k.option_id}]",
@@ -1164,7 +1246,7 @@ def add_fleet(m: _State) -> None:
     existing = m.pools["existing_units"].to_numpy() > 0
     relevant = sorted(set(m.usage) | set(np.flatnonzero(existing).tolist()))
     pools = m.pools.iloc[relevant]  # a pool no option uses and holding nothing adds nothing
-    for p, pool in zip(relevant, row_tuples(pools), strict=True):
+    for p, pool in zip(relevant, _pool_rows(pools), strict=True):
         used = m.usage.get(p)
         if pool.kind == "owned":
             add_owned_fleet(m, p, pool, used)
@@ -1177,7 +1259,9 @@ def add_fleet(m: _State) -> None:
                 )
 
 
-def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
+def add_owned_fleet(
+    m: _State, p: int, pool: _PoolRow, used: dict[tuple[int, int], dict[int, float]] | None
+) -> None:
     """buy[pool,tau]: servers bought in period tau (cost from the ledger), in service from
     delivery to the end of their life; servers owned at the start; ``owned_capacity``:
     units in use <= existing + delivered, per period and block."""
@@ -1232,7 +1316,9 @@ def add_owned_fleet(m: _State, p: int, pool, used: dict | None) -> None:
             B.row("owned_capacity", (pool.pool_id, t, b), coefs, "<=", float(pool.existing_units))
 
 
-def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
+def add_reservations(
+    m: _State, p: int, pool: _PoolRow, used: dict[tuple[int, int], dict[int, float]] | None
+) -> None:
     """commit[pool,tau]: instances reserved from period tau for the term (cost from the
     ledger); reservations held at the start; ``availability`` of commitments and
     ``reserved_capacity``: units in use <= active commitments, per period and block."""
@@ -1280,7 +1366,8 @@ def add_reservations(m: _State, p: int, pool, used: dict | None) -> None:
             by_period = {t: usd * r.units for t, usd in charge.by_period_usd.items()}
             m.add_const(charge.total_usd * r.units, pool.provider, by_period)
             for t in range(m.n_t):
-                if periods["end_month"].iat[t] <= r.months_remaining + 1e-9:
+                # pandas-stubs type .iat as any scalar; end_month is a float column
+                if float(periods["end_month"].iat[t]) <= r.months_remaining + 1e-9:  # type: ignore[arg-type]
                     existing_active[t] = existing_active.get(t, 0) + r.units
     if used is None:
         return
@@ -1337,7 +1424,7 @@ def add_savings_plans(m: _State) -> None:
     for s, sp in enumerate(problem.savings_plans):
         active = _savings_plan_commitments(m, s, sp)
         cover: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
-        for p, pool in enumerate(row_tuples(m.pools)):
+        for p, pool in enumerate(_pool_rows(m.pools)):
             rate = sp.rates.get(pool.offering_id)
             if rate is None or pool.mode != Mode.ON_DEMAND or p not in m.usage:
                 continue
@@ -1382,7 +1469,7 @@ def add_savings_plans(m: _State) -> None:
         m.B.row("savings_plan_use", (m.pools["pool_id"].iat[p], t, b), coefs, "<=", 0.0)
 
 
-def _savings_plan_commitments(m: _State, s: int, sp) -> dict[int, list[int]]:
+def _savings_plan_commitments(m: _State, s: int, sp: SavingsPlan) -> dict[int, list[int]]:
     """c[s,tau] for each period tau a term fits from (its ledger charge: a reservation of
     c instances at $1/h); period t -> the commitments active in it."""
     active: dict[int, list[int]] = defaultdict(list)
@@ -1424,9 +1511,10 @@ def add_quotas(m: _State) -> None:
         for t in range(m.n_t):
             for b in range(m.n_b):
                 coefs: dict[int, float] = defaultdict(float)
-                for p in np.flatnonzero(match.to_numpy()):
+                for p in np.flatnonzero(match.to_numpy()).tolist():
                     for v, n in m.usage.get(p, {}).get((t, b), {}).items():
-                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])
+                        # pandas-stubs type .iat as any scalar; the column is numeric
+                        coefs[v] += n * float(pools["accels_per_unit"].iat[p])  # type: ignore[arg-type]
                 m.B.row("quota", (qi, t, b), coefs, "<=", float(q.max_accelerators))
 
 
@@ -1542,7 +1630,7 @@ def combine(*terms: tuple[float, Expression]) -> Expression:
     return out
 
 
-def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
+def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Expression:
     """The objective of the first (or second) stage for the problem's objective kind."""
     e = model.expressions
     cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
@@ -1564,11 +1652,11 @@ def stage_objective(model: LinearModel, problem, *, first: bool) -> Expression:
     raise ValueError(f"unknown objective {kind!r}")
 
 
-def has_second_stage(problem) -> bool:
+def has_second_stage(problem: Problem) -> bool:
     return problem.objective in {"min_carbon", "lexicographic"}
 
 
-def second_stage(model: LinearModel, problem, first_value: float) -> LinearModel:
+def second_stage(model: LinearModel, problem: Problem, first_value: float) -> LinearModel:
     """Keep the first stage's optimum (within tolerance) and optimise the second criterion."""
     first = stage_objective(model, problem, first=True)
     tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
