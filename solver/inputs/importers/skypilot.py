@@ -604,8 +604,9 @@ def read_skypilot_vms(
     accelerator_ids: list[str | None] = [m[0] for m in mapped]
     counts: list[int | None] = [m[1] for m in mapped]
     # the stubs take a list of scalars without None; pandas reads None as missing
-    combos = combos.assign(  # type: ignore[arg-type]
-        accelerator_id=accelerator_ids, accelerators_per_instance=counts
+    combos = combos.assign(
+        accelerator_id=accelerator_ids,  # type: ignore[arg-type]
+        accelerators_per_instance=counts,  # type: ignore[arg-type]
     )
     df = df.merge(combos, on=keys, how="left")
     bad = df["accelerator_id"].isna()
