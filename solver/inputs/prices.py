@@ -578,34 +578,7 @@ def apply_prices(
     new_values: dict[tuple[Hashable, str], float] = {}  # (offering, column) -> price
     new_provenance: dict[Hashable, dict[str, tuple[str, str, str]]] = {}
 
-    def record(
-        key: Hashable,
-        provider: str,
-        region: str,
-        mode: str,
-        old: float | None,
-        new: float | None,
-        status: str,
-        applied: bool,
-        note: str = "",
-        line: int = 0,
-    ) -> None:
-        ratio = new / old if old and old == old and new is not None and new == new else float("nan")
-        rows.append(
-            {
-                "offering_id": key,
-                "provider": provider,
-                "region": region,
-                "mode": mode,
-                "old_usd": float(old) if old is not None else float("nan"),
-                "new_usd": float(new) if new is not None else float("nan"),
-                "ratio": ratio,
-                "status": status,
-                "applied": applied,
-                "note": note,
-                "line": int(line),
-            }
-        )
+    record = _recorder(rows)
 
     def judge(old: float, new: float) -> tuple[str, str]:
         if old != old:
@@ -697,6 +670,41 @@ class Record(Protocol):
         note: str = "",
         line: int = 0,
     ) -> None: ...
+
+
+def _recorder(rows: list[dict]) -> Record:
+    """A :class:`Record` that appends each decision to ``rows`` (:data:`_REPORT_COLUMNS`)."""
+
+    def record(
+        key: Hashable,
+        provider: str,
+        region: str,
+        mode: str,
+        old: float | None,
+        new: float | None,
+        status: str,
+        applied: bool,
+        note: str = "",
+        line: int = 0,
+    ) -> None:
+        ratio = new / old if old and old == old and new is not None and new == new else float("nan")
+        rows.append(
+            {
+                "offering_id": key,
+                "provider": provider,
+                "region": region,
+                "mode": mode,
+                "old_usd": float(old) if old is not None else float("nan"),
+                "new_usd": float(new) if new is not None else float("nan"),
+                "ratio": ratio,
+                "status": status,
+                "applied": applied,
+                "note": note,
+                "line": int(line),
+            }
+        )
+
+    return record
 
 
 #: Columns of an offering's provenance per price group: (date, confidence, source).
