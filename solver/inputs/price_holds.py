@@ -29,6 +29,8 @@ per-GPU price for an 8-GPU instance (/8) is within it and is left to the x2 chec
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -89,6 +91,14 @@ def hold_reason(
     return ""
 
 
+class _PricedRow(Protocol):
+    """A priced row as :func:`split_held` reads it (price in USD per instance-hour)."""
+
+    offering_id: str
+    mode: str
+    price: float
+
+
 def split_held(
     rows: pd.DataFrame, references: dict[tuple[str, str], tuple[float, str]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -106,7 +116,9 @@ def split_held(
     reasons = []
     refs = []
     counts = rows["accelerators"] if "accelerators" in rows.columns else [0] * len(rows)
-    for r, count in zip(rows.itertuples(index=False), counts, strict=True):
+    # the stubs type a row's fields as any scalar; the docstring names these columns
+    priced = cast("Iterator[_PricedRow]", rows.itertuples(index=False))
+    for r, count in zip(priced, counts, strict=True):
         ref, what = references.get((str(r.offering_id), str(r.mode)), (None, ""))
         n = int(count) if pd.notna(count) else 0
         reasons.append(hold_reason(float(r.price), ref, what, n))

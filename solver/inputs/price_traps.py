@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -135,6 +137,28 @@ def check_field_counts(path: Path, *, what: str) -> None:
             )
 
 
+class PriceRow(Protocol):
+    """One row of a price update's long-format ``prices`` frame: an offering's (or owned
+    server's) price in USD (per instance-hour; capex for a server), with its provenance
+    and the file line it came from (0 when none)."""
+
+    offering_id: str
+    provider: str
+    region: str
+    mode: str
+    price_usd: float
+    price_date: str
+    line: int
+    price_confidence: str
+    price_source: str
+
+
+def price_rows(prices: pd.DataFrame) -> Iterator[PriceRow]:
+    """The rows of a price update's ``prices`` frame as named tuples of its columns."""
+    # the stubs type a row's fields as any scalar; the frame has these columns
+    return cast("Iterator[PriceRow]", prices.itertuples(index=False))
+
+
 def check_price_dates(prices: pd.DataFrame, source: str, today: date | None = None) -> None:
     """Every price's date is on or after :data:`FIRST_CLOUD_PRICE_DAY` and at most
     :data:`AHEAD_DAYS` after today.
@@ -145,7 +169,7 @@ def check_price_dates(prices: pd.DataFrame, source: str, today: date | None = No
         The first price dated out of that range, named by its line or offering.
     """
     today = today or date.today()
-    for row in prices.itertuples(index=False):
+    for row in price_rows(prices):
         day = parse_price_date(row.price_date)
         if day is None or FIRST_CLOUD_PRICE_DAY <= day <= today + timedelta(days=AHEAD_DAYS):
             continue

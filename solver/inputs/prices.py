@@ -57,8 +57,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -67,10 +69,12 @@ from solver.errors import ProcureError
 from solver.inputs.catalog import SCHEMAS, Catalog, load_catalog
 from solver.inputs.price_holds import ceiling_usd
 from solver.inputs.price_traps import (
+    PriceRow,
     check_csv_currency,
     check_duplicate_offerings,
     check_field_counts,
     check_price_dates,
+    price_rows,
     read_price_text,
 )
 from solver.inputs.provenance import (
@@ -197,7 +201,7 @@ def _isnan(value: object) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
-def _normalise_mode(text: str) -> str:
+def _normalise_mode(text: object) -> str:
     mode = re.sub(r"[\s\-]+", "_", str(text).strip().lower())
     return {
         "ondemand": "on_demand",
@@ -311,7 +315,7 @@ def _day(text: str | None) -> str:
     return text if text and parse_price_date(text) is not None else UNKNOWN_DATE
 
 
-def _csv_confidence(row, path: Path, line: int) -> str:
+def _csv_confidence(row: object, path: Path, line: int) -> str:
     """The optional ``confidence`` cell of a price CSV row (default ``unverified``)."""
     level = str(getattr(row, "confidence", "") or "").strip() or "unverified"
     if level not in CONFIDENCE_LEVELS:
@@ -350,7 +354,8 @@ def _prices_from_offerings(
     rows = []
     for r in offerings.to_dict("records"):
         for mode, column in PRICE_COLUMNS.items():
-            value = pd.to_numeric(r.get(column), errors="coerce")
+            # the stubs leave out None, which pandas coerces to NaN like any empty cell
+            value = pd.to_numeric(r.get(column), errors="coerce")  # type: ignore[call-overload]
             if pd.notna(value) and value > 0:
                 own = "reserved_" if mode in _RESERVED else ""
                 level = _cell(r.get(f"{own}price_confidence")) or _cell(r.get("price_confidence"))
@@ -570,26 +575,10 @@ def apply_prices(
     srv = catalog.servers.copy()
     prices = update.prices
     rows: list[dict] = []
-    new_values: dict[tuple[str, str], float] = {}  # (offering, column) -> price
-    new_provenance: dict[str, dict[str, tuple[str, str, str]]] = {}
+    new_values: dict[tuple[Hashable, str], float] = {}  # (offering, column) -> price
+    new_provenance: dict[Hashable, dict[str, tuple[str, str, str]]] = {}
 
-    def record(key, provider, region, mode, old, new, status, applied, note="", line=0) -> None:
-        ratio = new / old if old and old == old and new == new else float("nan")
-        rows.append(
-            {
-                "offering_id": key,
-                "provider": provider,
-                "region": region,
-                "mode": mode,
-                "old_usd": float(old) if old is not None else float("nan"),
-                "new_usd": float(new) if new is not None else float("nan"),
-                "ratio": ratio,
-                "status": status,
-                "applied": applied,
-                "note": note,
-                "line": int(line),
-            }
-        )
+    record = _recorder(rows)
 
     def judge(old: float, new: float) -> tuple[str, str]:
         if old != old:
@@ -609,6 +598,7 @@ def apply_prices(
     cloud = prices[prices["mode"] != OWNED]
     known_regions = set(zip(catalog.regions["provider"], catalog.regions["region"], strict=True))
     unknown_ids: list[str] = []
+    offering_id: Hashable
     for offering_id, group in cloud.groupby("offering_id", sort=True):
         if offering_id not in off.index:
             unknown_ids.append(str(offering_id))
@@ -618,13 +608,13 @@ def apply_prices(
                 if (first["provider"], first["region"]) not in known_regions
                 else "offering not in offerings.csv"
             )
-            for r in group.itertuples(index=False):
+            for r in price_rows(group):
                 record(offering_id, r.provider, r.region, r.mode, None, r.price_usd, "unknown",
                        False, where, r.line)  # fmt: skip
             continue
-        values, provenance = _decide_offering(
-            offering_id, off.loc[offering_id], group, judge, record
-        )
+        # offering ids are unique in a catalog, so .loc gives the offering's row
+        base = cast(pd.Series, off.loc[offering_id])
+        values, provenance = _decide_offering(offering_id, base, group, judge, record)
         new_values.update(values)
         if provenance:
             new_provenance[offering_id] = provenance
@@ -637,10 +627,10 @@ def apply_prices(
         off = _add_offerings(off, update.offerings, unknown_ids, catalog, rows)
     if update.covers:
         mentioned = set(cloud["offering_id"])
-        for offering_id, r in catalog.offerings.iterrows():
-            if r["provider"] in update.covers and offering_id not in mentioned:
-                record(offering_id, r["provider"], r["region"], "", None, None, "missing", False,
-                       "not in the update; old prices kept")  # fmt: skip
+        for offering_id, row in catalog.offerings.iterrows():
+            if row["provider"] in update.covers and offering_id not in mentioned:
+                record(offering_id, row["provider"], row["region"], "", None, None, "missing",
+                       False, "not in the update; old prices kept")  # fmt: skip
 
     if rows and all(r["status"] in ("unknown", "missing") for r in rows):
         raise ProcureError(
@@ -660,6 +650,63 @@ def apply_prices(
     return Repriced(catalog=new_catalog, report=report)
 
 
+#: Judges a price move: (old USD, new USD) -> (status, note); old NaN for a new mode.
+Judge = Callable[[float, float], tuple[str, str]]
+
+
+class Record(Protocol):
+    """Records one price decision as a report row (prices in USD; ``None`` when none)."""
+
+    def __call__(
+        self,
+        key: Hashable,
+        provider: str,
+        region: str,
+        mode: str,
+        old: float | None,
+        new: float | None,
+        status: str,
+        applied: bool,
+        note: str = "",
+        line: int = 0,
+    ) -> None: ...
+
+
+def _recorder(rows: list[dict]) -> Record:
+    """A :class:`Record` that appends each decision to ``rows`` (:data:`_REPORT_COLUMNS`)."""
+
+    def record(
+        key: Hashable,
+        provider: str,
+        region: str,
+        mode: str,
+        old: float | None,
+        new: float | None,
+        status: str,
+        applied: bool,
+        note: str = "",
+        line: int = 0,
+    ) -> None:
+        ratio = new / old if old and old == old and new is not None and new == new else float("nan")
+        rows.append(
+            {
+                "offering_id": key,
+                "provider": provider,
+                "region": region,
+                "mode": mode,
+                "old_usd": float(old) if old is not None else float("nan"),
+                "new_usd": float(new) if new is not None else float("nan"),
+                "ratio": ratio,
+                "status": status,
+                "applied": applied,
+                "note": note,
+                "line": int(line),
+            }
+        )
+
+    return record
+
+
 #: Columns of an offering's provenance per price group: (date, confidence, source).
 _PROVENANCE_COLUMNS = {
     "price": ("price_date", "price_confidence", "source"),
@@ -667,7 +714,9 @@ _PROVENANCE_COLUMNS = {
 }
 
 
-def _set_provenance(off: pd.DataFrame, provenance: dict) -> None:
+def _set_provenance(
+    off: pd.DataFrame, provenance: dict[Hashable, dict[str, tuple[str, str, str]]]
+) -> None:
     """Write the provenance of applied prices into ``off`` in place: per offering and price
     group (``price``: on-demand and spot, ``reserved``) its date, confidence and source;
     new on-demand or spot prices are in USD."""
@@ -679,15 +728,16 @@ def _set_provenance(off: pd.DataFrame, provenance: dict) -> None:
             off.at[offering_id, "currency"] = BASE_CURRENCY
 
 
-def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> None:
+def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge: Judge, record: Record) -> None:
     """Owned servers' capex: each price judged, applied to ``srv`` in place (with its
     provenance), recorded."""
-    for r in prices.itertuples(index=False):
+    for r in price_rows(prices):
         if r.offering_id not in srv.index:
             record(r.offering_id, OWNED, "", OWNED, None, r.price_usd, "unknown", False,
                    "server not in servers.csv", r.line)  # fmt: skip
             continue
-        old = float(srv.at[r.offering_id, "capex_usd"])
+        # the stubs type a cell as any scalar; capex_usd is a number
+        old = float(srv.at[r.offering_id, "capex_usd"])  # type: ignore[arg-type]
         status, note = judge(old, r.price_usd)
         applied = status in APPLIED_STATUSES
         if applied:
@@ -695,20 +745,22 @@ def _decide_servers(prices: pd.DataFrame, srv: pd.DataFrame, judge, record) -> N
             srv.at[r.offering_id, "price_date"] = r.price_date
             srv.at[r.offering_id, "price_confidence"] = r.price_confidence
             srv.at[r.offering_id, "currency"] = BASE_CURRENCY
-            srv.at[r.offering_id, "source"] = (
-                f"capex from {r.price_source}; " + srv.at[r.offering_id, "source"]
+            srv.at[r.offering_id, "source"] = f"capex from {r.price_source}; " + cast(
+                str, srv.at[r.offering_id, "source"]
             )
         record(r.offering_id, OWNED, "", OWNED, old, r.price_usd, status, applied, note, r.line)
 
 
-def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record):
+def _decide_offering(
+    offering_id: Hashable, base: pd.Series, group: pd.DataFrame, judge: Judge, record: Record
+) -> tuple[dict[tuple[Hashable, str], float], dict[str, tuple[str, str, str]]]:
     """The prices of one catalog offering the update moves: each given mode judged;
     reserved prices not given move with on-demand; nothing applied that would put a
     discounted mode above on-demand. Returns ((offering, column) -> new price, the
     provenance of what was applied: price group -> (date, confidence, source)); every
     decision is ``record``-ed."""
-    values: dict[tuple[str, str], float] = {}
-    given = {r.mode: r for r in group.itertuples(index=False)}
+    values: dict[tuple[Hashable, str], float] = {}
+    given = {r.mode: r for r in price_rows(group)}
     decided: dict[str, tuple[float, float, str, str, int]] = {}
     ceiling = ceiling_usd(_count(base.get("accelerators_per_instance")))
     for mode, r in given.items():
@@ -743,8 +795,11 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
     for mode, (_, new, status, _, _) in decided.items():
         if status in APPLIED_STATUSES:
             final[mode] = new
+    # on_demand_usd_per_hour is a required, non-null catalog column: final["on_demand"] is set
     dearer = [
-        m for m in _DISCOUNTED if final[m] is not None and final[m] > final["on_demand"] * 1.0001
+        m
+        for m in _DISCOUNTED
+        if final[m] is not None and final[m] > final["on_demand"] * 1.0001  # type: ignore[operator]
     ]
     inconsistent = bool(dearer) and any(
         decided.get(m, (0, 0, "unchanged"))[2] in APPLIED_STATUSES for m in ("on_demand", *dearer)
@@ -768,7 +823,8 @@ def _decide_offering(offering_id: str, base, group: pd.DataFrame, judge, record)
 
 def _count(value: object) -> int:
     """An accelerator count cell as an int (0 when empty)."""
-    number = pd.to_numeric(value, errors="coerce")
+    # the stubs take scalars only; pandas coerces None or any other object to NaN
+    number = pd.to_numeric(value, errors="coerce")  # type: ignore[call-overload]
     return int(number) if pd.notna(number) else 0
 
 
@@ -776,7 +832,9 @@ def _group(mode: str) -> str:
     return "reserved" if mode in _RESERVED else "price"
 
 
-def _applied_provenance(mode: str, given: dict, base) -> tuple[str, str, str]:
+def _applied_provenance(
+    mode: str, given: dict[str, PriceRow], base: pd.Series
+) -> tuple[str, str, str]:
     """(date, confidence, source) of an applied price: the update row's; a reserved price
     moved with on-demand keeps the catalog's discount, so it is no stronger than the
     catalog's reserved price and cites both."""
@@ -816,7 +874,7 @@ def _add_offerings(
     for column in off.columns:
         if column not in new.columns:
             new[column] = np.nan
-    defaults = {
+    defaults: dict[str, str | float] = {
         "currency": BASE_CURRENCY,
         "price_date": UNKNOWN_DATE,
         "price_confidence": "unverified",

@@ -397,7 +397,12 @@ def _clashes(off: pd.DataFrame, target: str, q: Quote, quoted: dict) -> bool:
     """Whether the quote's price on ``target`` would relabel another of its prices: one
     sharing its provenance columns (not from the same quote), or any price when the
     quote's currency is not the row's."""
-    others = [m for m in PRICE_COLUMN if m != q.mode and pd.notna(off.at[target, PRICE_COLUMN[m]])]
+    # the stubs type a cell from .at more widely than the scalars notna takes
+    others = [
+        m
+        for m in PRICE_COLUMN
+        if m != q.mode and pd.notna(off.at[target, PRICE_COLUMN[m]])  # type: ignore[arg-type]
+    ]
     if others and str(off.at[target, "currency"]) != q.currency:
         return True
     return any(

@@ -117,12 +117,13 @@ def read_aws_savings_plan_offer(path: Path | str) -> pd.DataFrame:
     option (an upfront payment pays the commitment, not the rate).
     """
     data = read_json(path, "a Savings Plans offer file")
-    terms = (data.get("terms") or {}).get("savingsPlan") if isinstance(data, dict) else None
+    offer = data if isinstance(data, dict) else {}
+    terms = (offer.get("terms") or {}).get("savingsPlan")
     if not isinstance(terms, list):
         raise ProcureError(
             "no terms.savingsPlan list", file=str(path), field="terms.savingsPlan", fix=_OFFER_FIX
         )
-    products = {p.get("sku"): p for p in data.get("products") or [] if isinstance(p, dict)}
+    products = {p.get("sku"): p for p in offer.get("products") or [] if isinstance(p, dict)}
     rows = []
     for term in terms:
         product = products.get(term.get("sku"), {})
@@ -157,7 +158,7 @@ def read_aws_savings_plan_offer(path: Path | str) -> pd.DataFrame:
                     "operating_system": "linux" if operation == "RunInstances" else "other",
                     "unit": "h",
                     "sku": rate.get("rateCode", ""),
-                    "price_date": _date(term.get("effectiveDate") or data.get("publicationDate")),
+                    "price_date": _date(term.get("effectiveDate") or offer.get("publicationDate")),
                     "source": str(path),
                 }
             )

@@ -32,7 +32,9 @@ catalog lacks is left out (and counted).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -207,6 +209,19 @@ _PAYMENT_ORDER = {"no_upfront": 0, "partial_upfront": 1, "all_upfront": 2, "": 3
 _CLASS_ORDER = {"standard": 0, "": 1, "convertible": 2}
 
 
+class _ReservedRate(Protocol):
+    """A reserved rate row as :func:`commitment_price_rows` reads it (USD per hour)."""
+
+    provider: str
+    region: str
+    instance_type: str
+    plan_type: str
+    payment_option: str
+    term_years: float
+    usd_per_hour: float
+    price_date: str
+
+
 def commitment_price_rows(rates: pd.DataFrame, source_url: str) -> pd.DataFrame:
     """Reserved prices as rows of scripts/commitment_prices.csv (1- and 3-year terms,
     Linux instances whose file also states their on-demand price): one per provider,
@@ -226,7 +241,8 @@ def commitment_price_rows(rates: pd.DataFrame, source_url: str) -> pd.DataFrame:
     res = res.sort_values([*key, "term_years", "_order"], kind="stable")
     res = res.drop_duplicates([*key, "term_years"])
     rows = []
-    for r in res.itertuples(index=False):
+    # the stubs type a row's fields as any scalar; these columns are the rates table's
+    for r in cast("Iterator[_ReservedRate]", res.itertuples(index=False)):
         on_demand = od.get((r.provider, r.region, r.instance_type))
         if on_demand is None:
             continue

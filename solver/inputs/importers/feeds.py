@@ -37,9 +37,11 @@ with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -285,7 +287,9 @@ def _no_held() -> pd.DataFrame:
     return pd.DataFrame(columns=HELD_COLUMNS)
 
 
-def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
+def _skypilot(
+    path: Path, provider: str, skipped: dict[str, int]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from solver.inputs.importers.skypilot import read_skypilot_vms
 
     result = read_skypilot_vms(path, provider, source=f"skypilot:{path.name}")
@@ -330,7 +334,7 @@ def _skypilot(path: Path, provider: str, skipped: dict[str, int]):
     return pd.concat(parts, ignore_index=True), unmapped, held[HELD_COLUMNS]
 
 
-def _instance_rates(source: str, path: Path):
+def _instance_rates(source: str, path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """AWS and Azure: per-instance rates -> on_demand, reserved_1y, reserved_3y."""
     if source == "aws-offer":
         from solver.inputs.importers.aws_prices import read_aws_ec2_offer
@@ -359,7 +363,18 @@ _GCP_MODES = (
 )
 
 
-def _gcp(path: Path, off: pd.DataFrame):
+class _GcpMachine(Protocol):
+    """A GCP catalog offering row as :func:`_gcp` reads it (counts numeric, sizes in GiB)."""
+
+    instance_type: str
+    region: str
+    accelerator_id: str
+    vcpus: float
+    memory_gib: float
+    accelerators_per_instance: float
+
+
+def _gcp(path: Path, off: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """GCP: a catalog machine's on-demand and committed prices, where the response
     prices all its parts (vCPUs, GiB of memory, GPUs) in its region."""
     from solver.inputs.importers.gcp_billing import machine_usd_per_hour, read_gcp_billing_skus
@@ -370,7 +385,9 @@ def _gcp(path: Path, off: pd.DataFrame):
     machines = off[off["provider"] == "gcp"].copy()
     for column in ("vcpus", "memory_gib", "accelerators_per_instance"):
         machines[column] = pd.to_numeric(machines[column], errors="coerce")
-    for r in machines.dropna(subset=["vcpus", "memory_gib"]).itertuples(index=False):
+    priced_machines = machines.dropna(subset=["vcpus", "memory_gib"]).itertuples(index=False)
+    # the stubs type a row's fields as any scalar; these columns are the catalog's
+    for r in cast("Iterator[_GcpMachine]", priced_machines):
         series = str(r.instance_type).split("-")[0].upper()
         parts = {f"{series} Cpu": float(r.vcpus), f"{series} Ram": float(r.memory_gib)}
         gpu = GCP_GPU_RESOURCES.get(str(r.accelerator_id))
@@ -412,7 +429,12 @@ def _no_rows() -> pd.DataFrame:
     return pd.DataFrame(columns=UNMAPPED_COLUMNS)
 
 
-def _map(priced: pd.DataFrame, off: pd.DataFrame, price_date: str, references: dict):
+def _map(
+    priced: pd.DataFrame,
+    off: pd.DataFrame,
+    price_date: str,
+    references: dict[tuple[str, str], tuple[float, str]],
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Snapshot rows (one per offering and mode, the lowest price), the rows that name
     no catalog offering, counted per instance type and region, and the prices held
     (:func:`~solver.inputs.price_holds.split_held` against ``references``)."""

@@ -61,6 +61,7 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -246,7 +247,9 @@ def _moment(text: str, path: Path, row: int, column: str) -> pd.Timestamp:
     try:
         moment = pd.Timestamp(text)
     except (ValueError, TypeError, OverflowError):
-        moment = pd.NaT
+        # the stubs type pd.Timestamp(text) as Timestamp, but it returns NaT for "NaT" too:
+        # the variable holds NaT either way, and the check below rejects it
+        moment = pd.NaT  # type: ignore[assignment]
     if moment is pd.NaT or pd.isna(moment):
         raise ProcureError(
             f"{column} is {text!r}, not a date",
@@ -342,7 +345,7 @@ def row_identity(raw: dict[str, str]) -> tuple[str, str, str]:
     return _digest(dims), _digest(dims + custom + [("", "")] + metrics), _digest(metrics)
 
 
-def _header(reader: csv.DictReader, path: Path) -> list[str]:
+def _header(reader: csv.DictReader, path: Path) -> Sequence[str]:
     header = reader.fieldnames or []
     twice = sorted({c for c in header if header.count(c) > 1})
     if twice:

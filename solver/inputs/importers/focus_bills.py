@@ -22,9 +22,10 @@ given, and:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -70,7 +71,20 @@ def bill_digest(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
-def _conflict(row, first) -> ProcureError:
+class _BillRow(Protocol):
+    """A bill row as :func:`dedupe` reads it (:data:`BILLING_COLUMNS`; amounts in the
+    bill's currency)."""
+
+    file: str
+    row: int
+    cost: float
+    quantity: float
+    identity: str
+    digest: str
+    amounts: str
+
+
+def _conflict(row: _BillRow, first: _BillRow) -> ProcureError:
     return ProcureError(
         f"this row is the charge of {first.file} row {first.row} (the same FOCUS identity: "
         f"account, charge period, resource, SKU, pricing ...) with other amounts "
@@ -94,7 +108,7 @@ def dedupe(frames: Sequence[pd.DataFrame]) -> Bills:
         A row with the identity of an earlier file's row and other amounts.
     """
     by_digest: dict[str, str] = {}
-    by_identity: dict[str, list] = {}
+    by_identity: dict[str, list[_BillRow]] = {}
     keep: list[pd.DataFrame] = []
     duplicates: list[dict] = []
     read: dict[str, int] = {}
@@ -108,12 +122,15 @@ def dedupe(frames: Sequence[pd.DataFrame]) -> Bills:
         same = next((f for f, d in digests.items() if d == digest), "")
         digests[name] = digest
         mask, of = [], []
-        for row in frame.itertuples(index=False):
+        # the stubs type a row's fields as any scalar; these columns are BILLING_COLUMNS
+        for row in cast("Iterator[_BillRow]", frame.itertuples(index=False)):
             earlier = [r for r in by_identity.get(row.identity, ()) if r.file != row.file]
             twin = next((r for r in earlier if r.amounts == row.amounts), None)
             if row.digest in by_digest or twin is not None:
                 mask.append(False)
-                of.append(by_digest.get(row.digest) or str(twin.file))
+                # a digest seen before maps to its file's (non-empty) name, so twin is
+                # only read when it was found
+                of.append(by_digest.get(row.digest) or str(cast(_BillRow, twin).file))
                 continue
             if earlier:
                 raise _conflict(row, earlier[0])

@@ -48,7 +48,7 @@ def _unit_price(expression: dict, path: Path | str, where: str) -> float:
     price = tiers[0].get("unitPrice") if tiers else None
     field = f"{where}.pricingExpression.tieredRates[0].unitPrice"
     if not isinstance(price, dict) or ("units" not in price and "nanos" not in price):
-        price_field(None, path, field, _FIX)  # raises: the price is missing
+        return price_field(None, path, field, _FIX)  # raises: the price is missing
     units = price_field(price.get("units", 0), path, f"{field}.units", _FIX)
     nanos = price_field(price.get("nanos", 0), path, f"{field}.nanos", _FIX)
     return units + nanos / 1e9

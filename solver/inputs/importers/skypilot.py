@@ -601,9 +601,12 @@ def read_skypilot_vms(
         map_accelerator(n, t, provider, g, c)
         for n, t, g, c in combos.itertuples(index=False, name=None)
     ]
+    accelerator_ids: list[str | None] = [m[0] for m in mapped]
+    counts: list[int | None] = [m[1] for m in mapped]
+    # the stubs take a list of scalars without None; pandas reads None as missing
     combos = combos.assign(
-        accelerator_id=[m[0] for m in mapped],
-        accelerators_per_instance=[m[1] for m in mapped],
+        accelerator_id=accelerator_ids,  # type: ignore[arg-type]
+        accelerators_per_instance=counts,  # type: ignore[arg-type]
     )
     df = df.merge(combos, on=keys, how="left")
     bad = df["accelerator_id"].isna()

@@ -24,6 +24,9 @@ the offering's spot price is left empty, as before.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -38,7 +41,27 @@ HELD_COLUMNS = ["line", "instance_type", "accelerator", "region", "column", "tex
 _FIX = "restore the value from the source catalog, or drop the row"
 
 
-def check_row_widths(rows: list[list[str]], lines: list[int], header: list[str], path) -> None:
+class _VmRow(Protocol):
+    """A vms.csv row as the checks read it: its cells as stripped text, its line number."""
+
+    row_line: int
+    InstanceType: str
+    AcceleratorName: str
+    AcceleratorCount: str
+    Region: str
+    Price: str
+    SpotPrice: str
+
+
+def _rows(frame: pd.DataFrame) -> Iterator[_VmRow]:
+    """The rows of ``frame`` (text cells and ``row_line``) as named tuples."""
+    # the stubs type a row's fields as any scalar; these columns are text (and row_line)
+    return cast("Iterator[_VmRow]", frame.itertuples(index=False))
+
+
+def check_row_widths(
+    rows: list[list[str]], lines: list[int], header: list[str], path: Path | str
+) -> None:
     """Every row has at least as many fields as the header.
 
     Raises
@@ -59,7 +82,7 @@ def check_row_widths(rows: list[list[str]], lines: list[int], header: list[str],
             )
 
 
-def _lost(path, line: int, column: str, why: str) -> ProcureError:
+def _lost(path: Path | str, line: int, column: str, why: str) -> ProcureError:
     return ProcureError(
         f"line {line}: {column} is empty on {why}: the row lost a field",
         file=str(path),
@@ -68,7 +91,7 @@ def _lost(path, line: int, column: str, why: str) -> ProcureError:
     )
 
 
-def check_row_values(frame: pd.DataFrame, path) -> None:
+def check_row_values(frame: pd.DataFrame, path: Path | str) -> None:
     """The cells each row always has (module docstring) are filled, and the numeric
     columns hold numbers. ``frame``: the rows as text (stripped), with ``_line``.
 
@@ -88,7 +111,7 @@ def check_row_values(frame: pd.DataFrame, path) -> None:
                     field=f"line {line}, {column}",
                     fix="write the number as SkyPilot does (e.g. 2.49), or leave it empty",
                 )
-    for r in frame.itertuples(index=False):
+    for r in _rows(frame):
         line = int(r.row_line)
         if not r.InstanceType and not r.AcceleratorName:
             raise _lost(path, line, "InstanceType", "a row without an AcceleratorName")
@@ -124,7 +147,7 @@ def held_prices(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows with an accelerator whose ``Price`` or ``SpotPrice`` is held
     (:data:`HELD_COLUMNS`, one per cell), ``text`` the cell as written."""
     rows = []
-    for r in frame[frame["AcceleratorName"] != ""].itertuples(index=False):
+    for r in _rows(frame[frame["AcceleratorName"] != ""]):
         for column in ("Price", "SpotPrice"):
             text = getattr(r, column)
             if _bad(text, column):
