@@ -29,7 +29,12 @@ empty for the size-dependent default.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Servers per administrator in a medium data centre (about 1,000 servers): Armbrust et
 #: al. 2009, Table 2 (catalogs/SOURCES.md STAFF_BY_SIZE).
@@ -119,7 +124,7 @@ class StaffRule:
         return self.usd_per_admin_year / ratio
 
 
-def _given(row, column: str) -> float | None:
+def _given(row: object, column: str) -> float | None:
     value = row.get(column) if hasattr(row, "get") else None
     if value is None or value == "":
         return None
@@ -127,7 +132,7 @@ def _given(row, column: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def staff_rule(site) -> StaffRule:
+def staff_rule(site: pd.Series[Any] | Mapping[str, object]) -> StaffRule:
     """The :class:`StaffRule` of a sites-table row (a catalog site or a problem's own)."""
     salary = _given(site, "staff_usd_per_admin_year")
     return StaffRule(
