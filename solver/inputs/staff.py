@@ -29,12 +29,7 @@ empty for the size-dependent default.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: Servers per administrator in a medium data centre (about 1,000 servers): Armbrust et
 #: al. 2009, Table 2 (catalogs/SOURCES.md STAFF_BY_SIZE).
@@ -132,8 +127,12 @@ def _given(row: object, column: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def staff_rule(site: pd.Series[Any] | Mapping[str, object]) -> StaffRule:
-    """The :class:`StaffRule` of a sites-table row (a catalog site or a problem's own)."""
+def staff_rule(site: object) -> StaffRule:
+    """The :class:`StaffRule` of a sites-table row (a catalog site or a problem's own).
+
+    ``site`` is read with ``.get(column)`` (a ``pd.Series`` row or a mapping); an object
+    without ``get`` gives none of the staff figures, so the defaults.
+    """
     salary = _given(site, "staff_usd_per_admin_year")
     return StaffRule(
         usd_per_server_year=_given(site, "staff_usd_per_server_year"),

@@ -78,7 +78,7 @@ class _Loader(yaml.SafeLoader):
     ) -> yaml.Node | None:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
-            size = self.anchor_sizes.get(event.anchor)
+            size = self.anchor_sizes.get(cast(str, event.anchor))  # an alias names one
             if size is None and event.anchor in self.anchors:  # still being composed
                 raise ExpansionError(
                     f"the alias *{event.anchor} is inside the node its anchor names (a "
