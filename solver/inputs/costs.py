@@ -22,15 +22,13 @@ Figures and their sources are in catalogs/SOURCES.md ("Cost categories beside co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, cast
+from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from solver.errors import ProcureError, suggestion
-
-if TYPE_CHECKING:
-    from solver.inputs.problem import InferenceWorkload, Problem
 
 #: (provider, storage class) -> (USD per GB-month, source). Only prices read from the
 #: provider's own page; any other provider or class needs the entry's usd_per_gb_month.
@@ -367,7 +365,53 @@ def top_rate(plan: SupportPlan) -> float:
     return max(p for _, p in plan.bands) / 100.0
 
 
-def served_tokens_per_s(workload: InferenceWorkload) -> float:
+class _Demand(Protocol):
+    """What this module reads of a serving workload's demand (problem.Demand)."""
+
+    @property
+    def users(self) -> float | None: ...
+    @property
+    def requests_per_user_per_day(self) -> float | None: ...
+    @property
+    def tokens_per_s(self) -> float | None: ...
+    @property
+    def requests_per_s(self) -> float | None: ...
+
+
+class _Workload(Protocol):
+    """What this module reads of any workload (problem.Workload's kinds)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class _Serving(_Workload, Protocol):
+    """What this module reads of a serving workload (problem.InferenceWorkload): output
+    tokens per request, and its demand, periods and demand factor per period."""
+
+    @property
+    def demand(self) -> _Demand: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def periods(self) -> list[str] | None: ...
+    @property
+    def demand_by_period(self) -> dict[str, float]: ...
+
+
+class _Problem(Protocol):
+    """What this module reads of a problem (problem.Problem, which imports this module)."""
+
+    @property
+    def costs(self) -> Costs | None: ...
+    @property
+    def workloads(self) -> Sequence[_Workload]: ...
+    def workload(self, name: str) -> _Workload: ...
+
+
+def served_tokens_per_s(workload: _Serving) -> float:
     """A serving workload's average output tokens/s, from its demand: tokens_per_s, else
     requests (per second, or users x requests per user per day / 86,400) x output tokens
     per request (the traffic mix's mean when it has one)."""
@@ -383,7 +427,7 @@ def served_tokens_per_s(workload: InferenceWorkload) -> float:
     return float(users) * float(per_user) * output / 86_400.0
 
 
-def resolve_problem_costs(problem: Problem, providers: set[str] | None = None) -> Resolved:
+def resolve_problem_costs(problem: _Problem, providers: set[str] | None = None) -> Resolved:
     """:func:`resolve_costs` of a problem (its serving workloads named from its own)."""
     serving = {w.name for w in problem.workloads if w.kind == "inference"}
     others = {w.name for w in problem.workloads} - serving
@@ -391,7 +435,7 @@ def resolve_problem_costs(problem: Problem, providers: set[str] | None = None) -
 
 
 def egress_gb(
-    entry: EgressEntry, problem: Problem, period: str, months: float, hours: float
+    entry: EgressEntry, problem: _Problem, period: str, months: float, hours: float
 ) -> float:
     """GB an egress entry sends in ``months`` months (``hours`` hours) of ``period``:
     gb_per_month x months, or GB per million tokens x the workload's served tokens (its
@@ -400,7 +444,7 @@ def egress_gb(
     if entry.gb_per_month is not None:
         return entry.gb_per_month * months
     # resolve_costs checked that a by-tokens entry names a serving workload
-    w = cast("InferenceWorkload", problem.workload(cast(str, entry.workload)))
+    w = cast(_Serving, problem.workload(cast(str, entry.workload)))
     if w.periods is not None and period not in w.periods:
         return 0.0
     tokens = served_tokens_per_s(w) * w.demand_by_period.get(period, 1.0) * hours * 3600.0
