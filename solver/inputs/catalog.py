@@ -36,9 +36,10 @@ import os
 import pickle
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -192,7 +193,8 @@ class Catalog:
         if provider == "owned" or self.providers is None or provider not in self.providers.index:
             return ""
         value = self.providers.at[provider, "sla"]
-        return "" if pd.isna(value) else str(value)
+        # the stubs' .at result lists more kinds than isna's scalar overload; it is a cell
+        return "" if pd.isna(value) else str(value)  # type: ignore[arg-type]
 
     def counts(self) -> dict[str, int]:
         """Row counts and the number of providers and regions offered."""
@@ -222,6 +224,10 @@ class Catalog:
 def normalise_name(name: str) -> str:
     """Lowercase and drop separators: 'H100 SXM5 80GB' -> 'h100sxm580gb'."""
     return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+#: a "did you mean" ranking: (what was typed, alias -> id, alias -> as written) -> ids
+Ranker = Callable[[str, dict[str, str], dict[str, str]], list[str]]
 
 
 def _alias_names(table: pd.DataFrame) -> dict[str, str]:
@@ -298,14 +304,16 @@ def rank_model_presets(name: str, lookup: dict[str, str], names: dict[str, str])
     return [preset for _, preset in sorted(kept, key=lambda x: (x[0], x[1]), reverse=True)]
 
 
-def _resolve(name: str, table: pd.DataFrame, what: str, file: str, rank=None) -> str:
+def _resolve(
+    name: str, table: pd.DataFrame, what: str, file: str, rank: Ranker | None = None
+) -> str:
     if name in table.index:
         return name
     lookup = _alias_table(table)
     norm = normalise_name(name)
     if norm in lookup:
         return lookup[norm]
-    matches = []
+    matches: list[str] = []
     if rank is not None:
         matches = rank(name, lookup, _alias_names(table))
     for alias in closest(norm, lookup, n=6):
@@ -498,7 +506,7 @@ def _parse_csv(path: Path, file: str) -> pd.DataFrame:
 def _coerced(column: Column, raw: pd.Series, path: Path) -> pd.Series:
     """One column's cells checked against its declaration and converted to its type."""
     name = column.name
-    values = raw.str.strip()
+    values: pd.Series = raw.str.strip()
     if column.dtype == "str":
         empty = values == ""
         if empty.any() and not column.nullable:
@@ -551,9 +559,9 @@ def _read_table(directory: Path, file: str) -> pd.DataFrame:
     schema = SCHEMAS[file]
     if file == "offerings.csv" and "price_note" not in raw.columns and "price_date" in raw:
         raw = _legacy_price_dates(raw)
-    for column, default in DEFAULTED_COLUMNS.get(file, {}).items():
-        if column not in raw.columns:
-            raw[column] = default
+    for added, default in DEFAULTED_COLUMNS.get(file, {}).items():
+        if added not in raw.columns:
+            raw[added] = default
     missing = [c for c in schema if c not in raw.columns]
     if missing:
         raise ProcureError(
@@ -579,7 +587,14 @@ def _legacy_price_dates(raw: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _refuse_row(table: pd.DataFrame, bad: pd.Series, path: Path, column: str, msg, fix: str):
+def _refuse_row(
+    table: pd.DataFrame,
+    bad: pd.Series,
+    path: Path,
+    column: str,
+    msg: Callable[[Any], str],
+    fix: str,
+) -> NoReturn:
     """Raise for the first row where ``bad`` holds: ``msg(value)`` names what is wrong."""
     idx = int(np.flatnonzero(bad.to_numpy())[0])
     raise ProcureError(
@@ -688,7 +703,9 @@ MONEY_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _in_usd(table: pd.DataFrame, file: str, directory: Path, rates) -> pd.DataFrame:
+def _in_usd(
+    table: pd.DataFrame, file: str, directory: Path, rates: pd.DataFrame | None
+) -> pd.DataFrame:
     """``table`` with its money columns in USD: each row's figures times its currency's
     latest rate; ``usd_per_unit`` and ``exchange_rate_date`` say what was applied."""
     out = table.copy()
@@ -1112,8 +1129,9 @@ def accelerator_summary(catalog: Catalog) -> pd.DataFrame:
         for mode in (Mode.ON_DEMAND, Mode.SPOT, Mode.RESERVED_1Y, Mode.RESERVED_3Y):
             per_gpu = group[PRICE_COLUMN[mode]] / group["accelerators_per_instance"]
             if per_gpu.notna().any():
-                best = per_gpu.idxmin()
-                row[f"{mode} $/GPU-h"] = f"{per_gpu[best]:.2f} ({group.at[best, 'provider']})"
+                best = cast(int, per_gpu.idxmin())  # reset_index above: labels are row numbers
+                provider = str(group.at[best, "provider"])
+                row[f"{mode} $/GPU-h"] = f"{per_gpu[best]:.2f} ({provider})"
             else:
                 row[f"{mode} $/GPU-h"] = "-"
         rows.append(row)

@@ -22,8 +22,9 @@ Figures and their sources are in catalogs/SOURCES.md ("Cost categories beside co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -325,22 +326,22 @@ def resolve_costs(
                 )
             price, source = EGRESS_USD_PER_GB[e.provider]
         out.egress.append((i, e, price, source))
-    for i, s in enumerate(costs.support):
-        _provider(s.provider, providers, f"costs.support[{i}].provider")
-        if s.plan is not None:
-            plan = SUPPORT_PLANS.get((s.provider, s.plan))
+    for i, sup in enumerate(costs.support):
+        _provider(sup.provider, providers, f"costs.support[{i}].provider")
+        if sup.plan is not None:
+            plan = SUPPORT_PLANS.get((sup.provider, sup.plan))
             if plan is None:
-                listed = sorted(n for p, n in SUPPORT_PLANS if p == s.provider)
+                listed = sorted(n for p, n in SUPPORT_PLANS if p == sup.provider)
                 raise ProcureError(
-                    f"no published support plan {s.plan!r} for {s.provider}",
+                    f"no published support plan {sup.plan!r} for {sup.provider}",
                     field=f"costs.support[{i}].plan",
                     fix=(f"use one of {listed}, or " if listed else "")
                     + "give minimum_usd_per_month and bands from the provider's page",
                 )
         else:
-            bands = tuple((b.up_to_usd, b.percent) for b in s.bands or [])
-            plan = SupportPlan(s.minimum_usd_per_month or 0.0, bands, "the problem's bands")
-        out.support[s.provider] = plan
+            bands = tuple((b.up_to_usd, b.percent) for b in sup.bands or [])
+            plan = SupportPlan(sup.minimum_usd_per_month or 0.0, bands, "the problem's bands")
+        out.support[sup.provider] = plan
     for i, t in enumerate(costs.taxes):
         _provider(t.provider, providers, f"costs.taxes[{i}].provider")
     return out
@@ -364,7 +365,53 @@ def top_rate(plan: SupportPlan) -> float:
     return max(p for _, p in plan.bands) / 100.0
 
 
-def served_tokens_per_s(workload) -> float:
+class _Demand(Protocol):
+    """What this module reads of a serving workload's demand (problem.Demand)."""
+
+    @property
+    def users(self) -> float | None: ...
+    @property
+    def requests_per_user_per_day(self) -> float | None: ...
+    @property
+    def tokens_per_s(self) -> float | None: ...
+    @property
+    def requests_per_s(self) -> float | None: ...
+
+
+class _Workload(Protocol):
+    """What this module reads of any workload (problem.Workload's kinds)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class _Serving(_Workload, Protocol):
+    """What this module reads of a serving workload (problem.InferenceWorkload): output
+    tokens per request, and its demand, periods and demand factor per period."""
+
+    @property
+    def demand(self) -> _Demand: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def periods(self) -> list[str] | None: ...
+    @property
+    def demand_by_period(self) -> dict[str, float]: ...
+
+
+class _Problem(Protocol):
+    """What this module reads of a problem (problem.Problem, which imports this module)."""
+
+    @property
+    def costs(self) -> Costs | None: ...
+    @property
+    def workloads(self) -> Sequence[_Workload]: ...
+    def workload(self, name: str) -> _Workload: ...
+
+
+def served_tokens_per_s(workload: _Serving) -> float:
     """A serving workload's average output tokens/s, from its demand: tokens_per_s, else
     requests (per second, or users x requests per user per day / 86,400) x output tokens
     per request (the traffic mix's mean when it has one)."""
@@ -375,28 +422,34 @@ def served_tokens_per_s(workload) -> float:
     output = sum(b.share * b.output_tokens for b in mix) if mix else float(workload.output_tokens)
     if dem.requests_per_s is not None:
         return float(dem.requests_per_s) * output
-    return float(dem.users) * float(dem.requests_per_user_per_day) * output / 86_400.0
+    users = cast(float, dem.users)  # Demand._one_way: the third way, users with a rate
+    per_user = cast(float, dem.requests_per_user_per_day)
+    return float(users) * float(per_user) * output / 86_400.0
 
 
-def resolve_problem_costs(problem, providers: set[str] | None = None) -> Resolved:
+def resolve_problem_costs(problem: _Problem, providers: set[str] | None = None) -> Resolved:
     """:func:`resolve_costs` of a problem (its serving workloads named from its own)."""
     serving = {w.name for w in problem.workloads if w.kind == "inference"}
     others = {w.name for w in problem.workloads} - serving
     return resolve_costs(problem.costs, providers, serving, others)
 
 
-def egress_gb(entry: EgressEntry, problem, period: str, months: float, hours: float) -> float:
+def egress_gb(
+    entry: EgressEntry, problem: _Problem, period: str, months: float, hours: float
+) -> float:
     """GB an egress entry sends in ``months`` months (``hours`` hours) of ``period``:
     gb_per_month x months, or GB per million tokens x the workload's served tokens (its
     average output tokens/s x its demand factor for the period x the hours; none in a
     period the workload does not run in)."""
     if entry.gb_per_month is not None:
         return entry.gb_per_month * months
-    w = problem.workload(entry.workload)
+    # resolve_costs checked that a by-tokens entry names a serving workload
+    w = cast(_Serving, problem.workload(cast(str, entry.workload)))
     if w.periods is not None and period not in w.periods:
         return 0.0
     tokens = served_tokens_per_s(w) * w.demand_by_period.get(period, 1.0) * hours * 3600.0
-    return float(entry.gb_per_million_tokens) * tokens / 1e6
+    per_million_gb = cast(float, entry.gb_per_million_tokens)  # EgressEntry: one of the two
+    return float(per_million_gb) * tokens / 1e6
 
 
 __all__ = [

@@ -18,7 +18,12 @@ import numpy as np
 
 from solver.errors import ProcureError, closest
 from solver.inputs.catalog import Catalog
-from solver.inputs.problem import Problem
+from solver.inputs.problem import (
+    BatchInferenceWorkload,
+    InferenceWorkload,
+    Problem,
+    TrainingWorkload,
+)
 from solver.physics.hardware import RUNTIME_BY_VENDOR_OF
 
 #: Each vendor's hardware as people name it (the plan's notes).
@@ -202,7 +207,10 @@ def hardware_rules(problem: Problem, catalog: Catalog) -> dict[str, HardwareRule
     vendor_of = {str(k): str(v) for k, v in acc["vendor"].items()}
     known_vendors = sorted(set(vendor_of.values()))
 
-    def lists(owner: object, prefix: str) -> HardwareRule:
+    def lists(
+        owner: Problem | TrainingWorkload | InferenceWorkload | BatchInferenceWorkload,
+        prefix: str,
+    ) -> HardwareRule:
         allow = getattr(owner, "accelerators", None)
         vendors = getattr(owner, "vendors", None)
         return HardwareRule(

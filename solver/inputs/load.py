@@ -31,6 +31,7 @@ Pure functions over the problem; compile and verify both call them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -199,13 +200,17 @@ def _weight_tokens_per_s(w: InferenceWorkload) -> float:
         return float(d.tokens_per_s)
     if d.requests_per_s is not None:
         return float(d.requests_per_s) * w.output_tokens
-    return float(d.users) * float(d.requests_per_user_per_day) * w.output_tokens / 86_400.0
+    users = cast(float, d.users)  # Demand._one_way: the third way, users with a rate
+    per_user = cast(float, d.requests_per_user_per_day)
+    return float(users) * float(per_user) * w.output_tokens / 86_400.0
 
 
 def _check_peak(problem: Problem) -> None:
     """Refuse a peak_to_average the default shape cannot make, or one a profile contradicts."""
     for i, w in enumerate(problem.workloads):
-        profile = _source(w, problem) if isinstance(w, InferenceWorkload) else None
+        if not isinstance(w, InferenceWorkload):
+            continue  # only a serving workload has a peak_to_average
+        profile = _source(w, problem)
         # the default (1, a flat day) is no contradiction: a plan carries its problem with
         # every default written out, and re-reading it must not refuse the profile
         set_ = "peak_to_average" in w.model_fields_set and w.peak_to_average != 1.0
@@ -284,6 +289,8 @@ def resolve_load(problem: Problem) -> LoadBlocks:
     agg = sum((weights[n] * f for n, f in hourly.items()), np.zeros(N_HOURS))
     order = np.argsort(-agg, kind="stable")
     flat = all(np.ptp(f) <= FLAT_TOL * max(1.0, float(f.max())) for f in hourly.values())
+    names: tuple[str, ...]
+    hours_sets: tuple[tuple[int, ...], ...]
     if flat:
         names, hours_sets = ("day",), (tuple(range(N_HOURS)),)
     else:

@@ -5,10 +5,14 @@ becomes a :class:`ModelSpec` that compile, estimate and the verifier read alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import ModelShape
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def resolve_model(model: str | ModelShape, catalog: Catalog, where: str) -> Mode
             model_id = catalog.resolve_model(model)
         except ProcureError as exc:
             raise ProcureError(exc.message, field=f"{where}.model", fix=exc.fix) from None
-        row = catalog.models.loc[model_id]
+        row = cast("pd.Series", catalog.models.loc[model_id])  # one id: one row, not a frame
         return ModelSpec(
             model_id=model_id,
             params=float(row["params_b"]) * 1e9,

@@ -13,7 +13,7 @@ import re
 from datetime import date
 from pathlib import Path
 from statistics import NormalDist
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Final, Literal, cast, get_args
 
 import numpy as np
 from pydantic import (
@@ -372,7 +372,7 @@ PriceConfidence = Literal["unverified", "third_party", "list", "quote"]
 # as the slowest published run of its accelerator family (solver/physics/constants.py
 # TRAINING_MFU; solver.physics.training.planning_mfu).
 TrainingMargin = Literal["low", "point"] | Annotated[float, Field(gt=0, le=1)]
-DEFAULT_TRAINING_MARGIN = "low"
+DEFAULT_TRAINING_MARGIN: Final = "low"
 TRAINING_MARGIN_HELP = (
     "The MFU a training cluster is sized at. 'low' (default): the low end of the band of "
     "published runs of its accelerator family (solver/physics/constants.py TRAINING_MFU), "
@@ -434,7 +434,7 @@ class _WorkloadBase(_Strict):
         service needs datacenter hosts; marketplaces are an explicit opt-in)."""
         if self.min_tier is not None:
             return self.min_tier
-        if self.kind == "inference" and problem_min_tier is None:
+        if isinstance(self, InferenceWorkload) and problem_min_tier is None:
             return DEFAULT_SERVING_TIER
         return None
 
@@ -616,8 +616,8 @@ class InferenceWorkload(_WorkloadBase):
     def _redundancy_kind(cls, value: object) -> object:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        whole = isinstance(value, int) and not isinstance(value, bool)
-        if (whole and value >= 1) or value == "n_plus_1":
+        whole = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if whole or value == "n_plus_1":
             return value
         raise ValueError(
             f"redundancy is {value!r}; give a whole number of serving units >= 1 (e.g. 2) "
@@ -648,7 +648,7 @@ class InferenceWorkload(_WorkloadBase):
         return parse_duration_s(self.ttft_slo)
 
     @property
-    def load_percentile(self):
+    def load_percentile(self) -> LoadPercentile | None:
         """The SLO percentile and the planned utilisation (physics.LoadPercentile), or None
         when the SLOs are checked at the mean."""
         if self.slo_percentile is None:
@@ -990,7 +990,8 @@ class CapacityScenario(_Strict):
         band = np.asarray(band_log, dtype=float)
         if self.factor is not None:
             return np.full(band.shape, float(self.factor))
-        return np.exp(NormalDist().inv_cdf(float(self.band_quantile)) * band)
+        quantile = cast(float, self.band_quantile)  # _one_way: set when factor is not
+        return np.exp(NormalDist().inv_cdf(float(quantile)) * band)
 
 
 class ThroughputScenario(CapacityScenario):

@@ -11,6 +11,7 @@ first stripped of them, so the function may be called at every stage.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, cast
 
 import pandas as pd
 
@@ -38,7 +39,8 @@ def _region_row(text: str, catalog: Catalog, field: str) -> tuple[str, pd.Series
     regions = catalog.regions
     provider, _, name = text.partition("/")
     if name and (provider, name) in regions.index:
-        return f"{provider}/{name}", regions.loc[(provider, name)]
+        # a full (provider, region) key: the stubs cannot tell a row from a cell
+        return f"{provider}/{name}", cast("pd.Series", regions.loc[(provider, name)])
     if not name:
         rows = regions[regions["region"] == text]
         if len(rows) == 1 or (
@@ -68,7 +70,8 @@ def _fleet_kw(problem: Problem, catalog: Catalog, site: str) -> float:
     """Maximum power of the servers the problem already holds at ``site``, kW."""
     servers = catalog.servers
     return sum(
-        e.units * float(servers.at[e.server, "power_kw"])
+        # the stubs' .at result lists kinds float() takes no overload for; it is a number
+        e.units * float(cast(float, servers.at[e.server, "power_kw"]))
         for e in problem.existing_fleet
         if e.site == site and e.server in servers.index
     )
@@ -89,7 +92,8 @@ def _site_row(index: int, site: Site, problem: Problem, catalog: Catalog) -> dic
             fix=f"rename it (e.g. our-{site.name}), or write {site.name!r} alone (a string) "
             "to allow the catalog's site",
         )
-    figures: dict[str, object] = {f: getattr(site, f) for f in REGION_FIGURES}
+    # each the site's own field (str, float or None) or else its regions.csv cell
+    figures: dict[str, Any] = {f: getattr(site, f) for f in REGION_FIGURES}
     grid_source = "problem file"
     if site.region is not None:
         key, row = _region_row(site.region, catalog, f"{field}.region")

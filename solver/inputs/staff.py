@@ -119,7 +119,7 @@ class StaffRule:
         return self.usd_per_admin_year / ratio
 
 
-def _given(row, column: str) -> float | None:
+def _given(row: object, column: str) -> float | None:
     value = row.get(column) if hasattr(row, "get") else None
     if value is None or value == "":
         return None
@@ -127,8 +127,12 @@ def _given(row, column: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def staff_rule(site) -> StaffRule:
-    """The :class:`StaffRule` of a sites-table row (a catalog site or a problem's own)."""
+def staff_rule(site: object) -> StaffRule:
+    """The :class:`StaffRule` of a sites-table row (a catalog site or a problem's own).
+
+    ``site`` is read with ``.get(column)`` (a ``pd.Series`` row or a mapping); an object
+    without ``get`` gives none of the staff figures, so the defaults.
+    """
     salary = _given(site, "staff_usd_per_admin_year")
     return StaffRule(
         usd_per_server_year=_given(site, "staff_usd_per_server_year"),

@@ -24,11 +24,19 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Hashable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import yaml
 
 from solver.errors import ProcureError
+
+if TYPE_CHECKING:
+    from yaml._yaml import Mark as _CMark  # LibYAML's marks, when it is installed
+    from yaml.error import Mark
+
+    _Mark: TypeAlias = Mark | _CMark
 
 MAX_DEPTH = 64  # a procure problem nests about 5 deep; 64 leaves room and stops abuse
 #: the most values (scalars, lists and mappings, each key and value counted) a document may
@@ -38,6 +46,15 @@ MAX_DEPTH = 64  # a procure problem nests about 5 deep; 64 leaves room and stops
 #: without aliases costs to read (PyYAML composes some 15,000 values a second on one
 #: loaded core, and the server's other requests wait for the interpreter meanwhile)
 MAX_NODES = 20_000
+
+
+def _line(mark: _Mark | None) -> int:
+    """The 1-based line a parser mark points at.
+
+    The parser sets every event's ``start_mark``; the stubs allow ``None`` only for events
+    built by hand, so the cast narrows to what the parser hands over.
+    """
+    return cast("_Mark", mark).line + 1
 
 
 class _Loader(yaml.SafeLoader):
@@ -51,28 +68,30 @@ class _Loader(yaml.SafeLoader):
         #: anchor -> the expanded size of the node it names (set once that node is composed)
         self.anchor_sizes: dict[str, int] = {}
 
-    def _count(self, size: int, mark) -> None:
+    def _count(self, size: int, mark: _Mark | None) -> None:
         self.nodes += size
         if self.nodes > MAX_NODES:
-            raise ExpansionError(_too_many(), mark.line + 1)
+            raise ExpansionError(_too_many(), _line(mark))
 
-    def compose_node(self, parent, index):  # noqa: D102 - PyYAML's hook
+    def compose_node(  # noqa: D102 - PyYAML's hook
+        self, parent: yaml.Node | None, index: int
+    ) -> yaml.Node | None:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
-            size = self.anchor_sizes.get(event.anchor)
+            size = self.anchor_sizes.get(cast(str, event.anchor))  # an alias names one
             if size is None and event.anchor in self.anchors:  # still being composed
                 raise ExpansionError(
                     f"the alias *{event.anchor} is inside the node its anchor names (a "
                     "structure that contains itself)",
-                    event.start_mark.line + 1,
+                    _line(event.start_mark),
                     fix="write the value out instead of the alias",
                 )
             self._count(size or 1, event.start_mark)  # an undefined one: PyYAML's message
             return super().compose_node(parent, index)
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            mark = event.start_mark
-            raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels (line {mark.line + 1})")
+            line = _line(event.start_mark)
+            raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels (line {line})")
         before = self.nodes
         self._count(1, event.start_mark)
         try:
@@ -84,7 +103,9 @@ class _Loader(yaml.SafeLoader):
             self.anchor_sizes[anchor] = self.nodes - before
         return node
 
-    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML's hook
+    def construct_mapping(  # noqa: D102 - PyYAML's hook
+        self, node: yaml.MappingNode, deep: bool = False
+    ) -> dict[Hashable, Any]:
         seen: dict[object, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -152,7 +173,7 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _construct_int(loader: _Loader, node) -> int:
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)
     if text.startswith("0o"):
         return int(text[2:], 8)
@@ -161,7 +182,7 @@ def _construct_int(loader: _Loader, node) -> int:
     return int(text, 10)  # "0500" is 500, as YAML 1.2 reads it
 
 
-def _construct_float(loader: _Loader, node) -> float:
+def _construct_float(loader: _Loader, node: yaml.ScalarNode) -> float:
     text = loader.construct_scalar(node).lower()
     if text.endswith(".inf"):
         return float("-inf") if text.startswith("-") else float("inf")
@@ -170,7 +191,7 @@ def _construct_float(loader: _Loader, node) -> float:
     return float(text)
 
 
-def _construct_bool(loader: _Loader, node) -> bool:
+def _construct_bool(loader: _Loader, node: yaml.ScalarNode) -> bool:
     return loader.construct_scalar(node).lower() == "true"
 
 
@@ -217,7 +238,9 @@ def _precount(text: str) -> None:
     this does nothing."""
     if not getattr(yaml, "__with_libyaml__", False):
         return
-    nodes, sizes, open_ = 0, {}, []  # open_: (anchor, values before it) per collection
+    nodes = 0
+    sizes: dict[str, int] = {}
+    open_: list[tuple[str | None, int]] = []  # (anchor, values before it) per collection
     starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
     ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     documents = 0
@@ -232,7 +255,7 @@ def _precount(text: str) -> None:
                     raise ExpansionError(
                         f"the alias *{event.anchor} is inside the node its anchor names (a "
                         "structure that contains itself)",
-                        event.start_mark.line + 1,
+                        _line(event.start_mark),
                         fix="write the value out instead of the alias",
                     )
                 if event.anchor not in sizes:
@@ -251,7 +274,7 @@ def _precount(text: str) -> None:
                 if anchor is not None:
                     sizes[anchor] = nodes - before
             if nodes > MAX_NODES:
-                raise ExpansionError(_too_many(), event.start_mark.line + 1)
+                raise ExpansionError(_too_many(), _line(event.start_mark))
     except ExpansionError:
         raise
     except yaml.YAMLError:
