@@ -31,13 +31,17 @@ plan's start; hours of a span of months come from the problem's :class:`solver.c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from solver.core.clock import Clock
-from solver.inputs.costs import egress_gb, top_rate
+from solver.inputs.costs import Resolved, egress_gb, top_rate
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from solver.inputs.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,11 @@ def purchase(
 
 
 def pool_purchase(
-    pool, bought_in: int, periods: pd.DataFrame, horizon_months: float, problem
+    pool: Any,  # a pools-table row tuple (solver.inputs.tables.row_tuples), untyped
+    bought_in: int,
+    periods: pd.DataFrame,
+    horizon_months: float,
+    problem: Problem,
 ) -> Charge:
     """:func:`purchase` for one server of an owned pool (a compiled pools-table row) under
     the problem's cost policy and residual value."""
@@ -236,7 +244,10 @@ class ExtrasBound:
 
 
 def extras_bound(
-    resolved, problem, periods: pd.DataFrame, cloud_min_usd_per_hour: float | None
+    resolved: Resolved,
+    problem: Problem,
+    periods: pd.DataFrame,
+    cloud_min_usd_per_hour: float | None,
 ) -> ExtrasBound:
     """The linear bound of :class:`ExtrasBound` for a problem's resolved ``costs``.
 

@@ -241,7 +241,7 @@ def refine_periods(compiled: Compiled, limit: int = MAX_MODELLING_PERIODS) -> Re
     return _pieces(periods, cuts)
 
 
-def _pieces(periods, cuts: dict[float, set[str]]) -> Refinement:
+def _pieces(periods: pd.DataFrame, cuts: dict[float, set[str]]) -> Refinement:
     """The :class:`Refinement` of ``periods`` cut at the months in ``cuts``."""
     names = set(periods["name"].astype(str))
     marks = sorted(cuts)

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
+
+if TYPE_CHECKING:
+    from solver.inputs.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ def lifted_periods(
     return out
 
 
-def lifted_problem(problem, pieces: dict[str, list[tuple[str, float]]]):
+def lifted_problem(problem: Problem, pieces: dict[str, list[tuple[str, float]]]) -> Problem | None:
     """The problem with its periods split as ``pieces`` (:func:`lifted_periods`): what
     names a split period names each of its pieces (a workload's ``periods`` and
     ``demand_by_period``), its first (``start_period``) or its last (``end_period``).

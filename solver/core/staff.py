@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from solver.inputs.staff import (
     SERVERS_PER_ADMIN_MEDIUM,
     admins,
 )
+
+if TYPE_CHECKING:
+    from solver.core.model import _State
 
 #: Fleet size up to which the hosting's staff is exact (no rows are added below it).
 SMALL_FLEET_SERVERS = BREAKPOINTS_SERVERS[0]
@@ -56,7 +60,7 @@ def segments(n_max: float) -> list[tuple[float, float]]:
     ]
 
 
-def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
+def site_fleet_bounds(m: _State) -> dict[str, tuple[float, list[int]]]:
     """Sites whose staff goes by fleet size and which could hold more than 1,000 servers:
     site -> (most servers it holds, the owned pools there)."""
     pools = m.pools
@@ -79,7 +83,7 @@ def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
     return out
 
 
-def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
+def _fleet_coefs(m: _State, pools: list[int], t: int) -> tuple[dict[int, float], float]:
     """(buy var -> share of period t's months it serves, servers owned at the start)."""
     start = float(m.periods["start_month"].iat[t])
     months = float(m.periods["months"].iat[t])
@@ -101,7 +105,7 @@ def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
     return coefs, existing
 
 
-def add_staff_scale(m) -> None:
+def add_staff_scale(m: _State) -> None:
     """The staff saving of large owned fleets (module docstring); nothing for a problem
     whose sites cannot hold more than 1,000 servers."""
     for site, (n_max, pools) in sorted(site_fleet_bounds(m).items()):
