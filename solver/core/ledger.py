@@ -110,7 +110,7 @@ def purchase(
     with ``residual`` straight_line, a credit at the horizon of what its remaining life
     is worth (the amortised policy already counts only the life used).
     """
-    arrival = float(periods["start_month"].iat[bought_in]) + lead_months
+    arrival = float(periods["start_month"].iloc[bought_in]) + lead_months
     retired = arrival + lifetime_months if lifetime_months else np.inf
     in_service = max(0.0, min(horizon_months, retired) - arrival)
     frac = capex_fraction(policy, in_service, lifetime_months)
@@ -191,7 +191,7 @@ def reservation(
     as it charges a server's whole capex; the amortised policy counts only the months
     inside the horizon, as it counts only the part of a server's life used inside it.
     """
-    begin = float(periods["start_month"].iat[begins_in])
+    begin = float(periods["start_month"].iloc[begins_in])
     total = price_usd_per_hour * clock.hours(begin, begin + term_months)
     split = {
         t: price_usd_per_hour * hours
@@ -268,7 +268,8 @@ def extras_bound(
         fixed[s.provider] = fixed.get(s.provider, 0.0) + s.gb * price * horizon_months
     for _, e, price, _ in resolved.egress:
         gb = sum(
-            egress_gb(e, problem, str(p.name), float(p.months), float(p.hours))
+            # stubs type a row field as any Scalar; months and hours are float columns
+            egress_gb(e, problem, str(p.name), float(p.months), float(p.hours))  # type: ignore[arg-type,misc]
             for p in periods.itertuples(index=False)
         )
         fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price
