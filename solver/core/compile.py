@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -37,6 +38,7 @@ from solver.inputs.problem import (
     InferenceWorkload,
     Problem,
     TrainingWorkload,
+    Workload,
 )
 from solver.inputs.provenance import meets_confidence, too_old
 from solver.inputs.sites import with_problem_sites
@@ -486,9 +488,9 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                 apu = int(server["accelerators_per_server"])
                 owned_frames.append(
                     {
-                        "pool_id": owned_offering_id(server_id, site_id) + "#owned",
+                        "pool_id": owned_offering_id(str(server_id), str(site_id)) + "#owned",
                         "kind": "owned",
-                        "offering_id": owned_offering_id(server_id, site_id),
+                        "offering_id": owned_offering_id(str(server_id), str(site_id)),
                         "server_id": server_id,
                         "site_id": site_id,
                         "provider": "owned",
@@ -571,7 +573,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
 
 
-def _staff_columns(site) -> dict[str, object]:
+def _staff_columns(site: pd.Series) -> dict[str, object]:
     """An owned pool's staff rule (solver/inputs/staff.py): whether its site charges staff
     by fleet size (the saving past 1,000 servers is :mod:`solver.core.staff`'s), and what
     one administrator costs a year."""
@@ -584,12 +586,12 @@ def _staff_columns(site) -> dict[str, object]:
     }
 
 
-def owned_idle_kwh_per_month(server, site) -> float:
+def owned_idle_kwh_per_month(server: pd.Series, site: pd.Series) -> float:
     """Energy an owned server draws idle for a month in service (kWh, PUE included)."""
     return IDLE_POWER_FRACTION * float(server["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
 
 
-def owned_hosting_usd_per_month(server, site) -> float:
+def owned_hosting_usd_per_month(server: pd.Series, site: pd.Series) -> float:
     """Everything an owned server costs per month in service, used or not: colocation
     (USD per kW-month of its maximum power), maintenance, staff and its idle power.
 
@@ -754,7 +756,7 @@ def weak_price_pools(problem: Problem, pools: pd.DataFrame) -> tuple[np.ndarray,
     return out, why
 
 
-def _hardware_precisions(w) -> list[str]:
+def _hardware_precisions(w: Workload) -> list[str]:
     """8-bit formats a workload computes or stores in, which the hardware must support.
 
     FP8 needs FP8 tensor cores (Hopper, Ada, Blackwell, MI300, Gaudi...); INT8 needs INT8
@@ -890,7 +892,7 @@ def average_tokens_per_s(w: InferenceWorkload) -> float:
     )
 
 
-def _workload_periods(w, periods: pd.DataFrame) -> list[int]:
+def _workload_periods(w: Workload, periods: pd.DataFrame) -> list[int]:
     names = list(periods["name"])
     if w.periods is None:
         return list(range(len(names)))
@@ -1059,7 +1061,9 @@ def training_setup(
     }
 
 
-def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) -> np.ndarray:
+def _smallest_cluster(
+    hours_at: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, limit_h: float
+) -> np.ndarray:
     """Per pool, the fewest units in [lo, hi] whose job finishes within ``limit_h`` (0: none).
 
     Hours fall as units grow up to ``hi`` (scaling efficiency f ** log2(n) with
@@ -1077,7 +1081,9 @@ def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) 
     return np.where(fits_hi, lo, 0)
 
 
-def _fastest_spot_cluster(setup: dict, apu: np.ndarray, network: np.ndarray, spot, hi):
+def _fastest_spot_cluster(
+    setup: dict, apu: np.ndarray, network: np.ndarray, spot: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
     """Per pool, the units (1 to ``hi.max()``) at which a spot job finishes soonest (0
     off spot). Hours are FLOPs / (units x peak x MFU x scaling x (1 - lost)): the FLOPs,
     peak and MFU only scale them, so the fastest size depends on the units' shape,
@@ -1697,7 +1703,9 @@ def _inference_rows(
     return frame
 
 
-def _measured_rps(w, catalog: Catalog) -> dict[str, list[float]]:
+def _measured_rps(
+    w: InferenceWorkload | BatchInferenceWorkload, catalog: Catalog
+) -> dict[str, list[float]]:
     """The workload's measured requests/s per accelerator id (per bucket)."""
     measured: dict[str, list[float]] = {}
     if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
@@ -1714,7 +1722,11 @@ def _measured_rps(w, catalog: Catalog) -> dict[str, list[float]]:
 
 
 def _best_mix_degree(
-    w, spec: ModelSpec, sub: pd.DataFrame, headroom: float, mix: list
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    sub: pd.DataFrame,
+    headroom: float,
+    mix: list,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(requests/s per unit per bucket, tensor-parallel degree) per pool for a traffic mix.
 
@@ -1827,7 +1839,7 @@ def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileRep
     return kept
 
 
-def raise_for_no_option(w, reasons: Counter) -> None:
+def raise_for_no_option(w: Workload, reasons: Counter[str]) -> None:
     """A workload that can run nowhere: say why, with the most common reasons."""
     parts = [f"{why} ({n} offerings)" for why, n in reasons.most_common(4) if n]
     detail = "; ".join(parts) or "no offering in the allowed providers, regions and modes"
