@@ -402,7 +402,7 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     if problem.min_tier is not None:
         cloud = cloud[cloud["tier"].map(tier_rank) >= tier_rank(problem.min_tier)]
     _check_existing_reservations(problem, catalog, cloud)
-    existing_res = Counter()
+    existing_res: Counter[tuple[str, str]] = Counter()
     for r in problem.existing_reservations:
         existing_res[(r.offering, r.mode)] += r.units
     a = acc.loc[cloud["accelerator_id"]]
@@ -469,7 +469,7 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
     lead time, life, hosting per month, idle CO2e, power cap."""
     owned_frames = []
     if "owned" in problem.modes or problem.existing_fleet:
-        existing = Counter()
+        existing: Counter[tuple[str, str]] = Counter()
         for s in problem.existing_fleet:
             existing[(s.server, s.site)] += s.units
         sites = catalog.sites
@@ -530,7 +530,7 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                         "availability_cap_basis": "site",
                         "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
                         "pue": float(site["pue"]),
-                        "existing_units": existing.get((server_id, site_id), 0),
+                        "existing_units": existing.get((str(server_id), str(site_id)), 0),
                         **_staff_columns(site),
                     }
                 )
@@ -804,7 +804,6 @@ def inference_capacity(
             field=f"{w.name}.model",
             fix="use a preset (procure catalog list --models) or give the full shape",
         )
-    is_online = isinstance(w, InferenceWorkload)
     n = len(pools)
     best_cap = np.zeros(n)
     best = {
@@ -838,12 +837,12 @@ def inference_capacity(
             model,
             prompt_tokens=prompt_tokens,
             output_tokens=output_tokens,
-            tpot_slo_s=w.tpot_slo_s if is_online else None,
-            ttft_slo_s=w.ttft_slo_s if is_online else None,
+            tpot_slo_s=w.tpot_slo_s if isinstance(w, InferenceWorkload) else None,
+            ttft_slo_s=w.ttft_slo_s if isinstance(w, InferenceWorkload) else None,
             d=np.full(n, float(d)),
             dev=dev,
             memory_headroom=memory_headroom,
-            load=w.load_percentile if is_online else None,
+            load=w.load_percentile if isinstance(w, InferenceWorkload) else None,
         )
         replicas = np.where(shape_ok, apu // d, 0)
         cap = replicas * res.tokens_per_s
@@ -892,7 +891,9 @@ def average_tokens_per_s(w: InferenceWorkload) -> float:
     )
 
 
-def _workload_periods(w: Workload, periods: pd.DataFrame) -> list[int]:
+def _workload_periods(
+    w: InferenceWorkload | BatchInferenceWorkload, periods: pd.DataFrame
+) -> list[int]:
     names = list(periods["name"])
     if w.periods is None:
         return list(range(len(names)))
@@ -1418,7 +1419,8 @@ def _signature_parts(
     need = np.zeros(len(opt))
     signature_parts: list[pd.Series] = []
     workloads = {w.name: w for w in problem.workloads}
-    for w_name, rows in opt.groupby("workload").groups.items():
+    for key, rows in opt.groupby("workload").groups.items():
+        w_name = str(key)
         w = workloads[w_name]
         sub = opt.loc[rows]
         if isinstance(w, TrainingWorkload):
@@ -1455,9 +1457,8 @@ def _signature_parts(
                 units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
                 cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
             # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
-            online = isinstance(w, InferenceWorkload)
-            spare = 1.0 if online and w.n_plus_1 else 0.0
-            fewest = w.min_serving_units if online else 1
+            spare = 1.0 if isinstance(w, InferenceWorkload) and w.n_plus_1 else 0.0
+            fewest = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
             need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
             sig = "I" + w_name + ":" + cap_text
         signature_parts.append(sig)
@@ -1607,7 +1608,7 @@ def _inference_rows(
     inf_coef: dict[str, np.ndarray],
     report: CompileReport,
     local_reasons: Counter,
-) -> list[dict]:
+) -> pd.DataFrame:
     """Inference options for one workload over the allowed pools (vectorised per pool)."""
     mix = list(w.traffic_mix or []) if isinstance(w, InferenceWorkload) else []
     headroom = problem.memory_headroom
