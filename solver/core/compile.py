@@ -749,8 +749,8 @@ def weak_price_pools(problem: Problem, pools: pd.DataFrame) -> tuple[np.ndarray,
         why[old & ~held] = f"price older than max_price_age_days {max_age:g} (or undated)"
         out |= old & ~held
     if minimum is not None:
-        weak = ~pools["price_confidence"].map(lambda c: meets_confidence(c, minimum))
-        weak = weak.to_numpy(dtype=bool) & ~held
+        below = ~pools["price_confidence"].map(lambda c: meets_confidence(c, minimum))
+        weak = below.to_numpy(dtype=bool) & ~held
         why[weak & ~out] = f"price confidence below {minimum}"
         out |= weak
     return out, why
