@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,9 +36,6 @@ from solver.inputs.staff import (
     SERVERS_PER_ADMIN_MEDIUM,
     admins,
 )
-
-if TYPE_CHECKING:
-    from solver.core.model import _State
 
 #: Fleet size up to which the hosting's staff is exact (no rows are added below it).
 SMALL_FLEET_SERVERS = BREAKPOINTS_SERVERS[0]
@@ -60,7 +56,7 @@ def segments(n_max: float) -> list[tuple[float, float]]:
     ]
 
 
-def site_fleet_bounds(m: _State) -> dict[str, tuple[float, list[int]]]:
+def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
     """Sites whose staff goes by fleet size and which could hold more than 1,000 servers:
     site -> (most servers it holds, the owned pools there)."""
     pools = m.pools
@@ -75,18 +71,18 @@ def site_fleet_bounds(m: _State) -> dict[str, tuple[float, list[int]]]:
             by_site[sites[p]].append(p)
     out = {}
     for site, ps in by_site.items():
-        smallest_kw = min(float(pools["power_kw_max"].iloc[p]) for p in ps)
-        cap_kw = float(pools["site_power_cap_kw"].iloc[ps[0]])
+        smallest_kw = min(float(pools["power_kw_max"].iat[p]) for p in ps)
+        cap_kw = float(pools["site_power_cap_kw"].iat[ps[0]])
         n_max = math.floor(cap_kw / smallest_kw + 1e-9) if smallest_kw > 0 else math.inf
         if SMALL_FLEET_SERVERS < n_max < math.inf:
             out[site] = (float(n_max), ps)
     return out
 
 
-def _fleet_coefs(m: _State, pools: list[int], t: int) -> tuple[dict[int, float], float]:
+def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
     """(buy var -> share of period t's months it serves, servers owned at the start)."""
-    start = float(m.periods["start_month"].iloc[t])
-    months = float(m.periods["months"].iloc[t])
+    start = float(m.periods["start_month"].iat[t])
+    months = float(m.periods["months"].iat[t])
     coefs: dict[int, float] = {}
     existing = 0.0
     for p in pools:
@@ -96,7 +92,7 @@ def _fleet_coefs(m: _State, pools: list[int], t: int) -> tuple[dict[int, float],
         if v["kind"] != "buy" or v.get("pool") not in pools:
             continue
         pool = m.pools.iloc[v["pool"]]
-        arrival = float(m.periods["start_month"].iloc[v["period"]]) + float(pool["lead_months"])
+        arrival = float(m.periods["start_month"].iat[v["period"]]) + float(pool["lead_months"])
         life = float(pool["lifetime_months"])
         end = min(m.horizon_months, arrival + life if life else math.inf)
         served = ledger.overlap_months(m.periods.iloc[[t]], arrival, end)[0]
@@ -105,23 +101,21 @@ def _fleet_coefs(m: _State, pools: list[int], t: int) -> tuple[dict[int, float],
     return coefs, existing
 
 
-def add_staff_scale(m: _State) -> None:
+def add_staff_scale(m) -> None:
     """The staff saving of large owned fleets (module docstring); nothing for a problem
     whose sites cannot hold more than 1,000 servers."""
-    from solver.core.model import VarKind  # here: the model imports this module
-
     for site, (n_max, pools) in sorted(site_fleet_bounds(m).items()):
-        salary = float(m.pools["staff_usd_per_admin_year"].iloc[pools[0]])
+        salary = float(m.pools["staff_usd_per_admin_year"].iat[pools[0]])
         for t in range(m.n_t):
             coefs, existing = _fleet_coefs(m, pools, t)
             if not coefs and existing <= SMALL_FLEET_SERVERS:
                 continue
-            years = float(m.periods["months"].iloc[t]) / 12.0
+            years = float(m.periods["months"].iat[t]) / 12.0
             deltas = []
             for j, (length, slope) in enumerate(segments(n_max)):
                 d = m.B.var(
                     f"staff[{site},{t},{j}]",
-                    VarKind.STAFF,
+                    "staff",  # VarKind.STAFF
                     integer=False,
                     ub=length,
                     pool=pools[0],
@@ -137,7 +131,7 @@ def add_staff_scale(m: _State) -> None:
             for j in range(len(deltas) - 1):
                 y = m.B.var(
                     f"staff_tier[{site},{t},{j}]",
-                    VarKind.STAFF_TIER,
+                    "staff_tier",  # VarKind.STAFF_TIER (the model imports this module)
                     integer=True,
                     ub=1.0,
                     pool=pools[0],
