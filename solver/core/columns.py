@@ -50,9 +50,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from solver.core.backends import SolveOptions, SolveResult, Termination
@@ -304,7 +306,14 @@ class _Pricing:
         self.quota_pools = _quota_pools(compiled)
 
     def _training_tables(
-        self, opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor
+        self,
+        opt: pd.DataFrame,
+        pools: pd.DataFrame,
+        p_hours: np.ndarray,
+        b_frac: np.ndarray,
+        disc: np.ndarray,
+        carbon_price: float,
+        rate_factor: np.ndarray,
     ) -> None:
         """The training columns (one z per option), their cost by period and their units
         in use by period and block (:attr:`training`, :attr:`train_periods`,
@@ -480,7 +489,12 @@ def _absent_pool(duals: dict, frame: pd.DataFrame) -> np.ndarray:
     return np.where(frame["pool_id"].isin(present).to_numpy(), 0.0, frame["absent_dual"])
 
 
-def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str], absent=0.0) -> np.ndarray:
+def _lookup(
+    by_key: dict | None,
+    frame: pd.DataFrame,
+    columns: list[str],
+    absent: float | np.ndarray = 0.0,
+) -> np.ndarray:
     """The dual of the row keyed by ``columns`` of each frame row; ``absent`` (a number or
     one per frame row) where the master has no such row.
 
@@ -503,13 +517,15 @@ def _lookup(by_key: dict | None, frame: pd.DataFrame, columns: list[str], absent
     return np.where(where >= 0, values[where], fill)
 
 
-def _period_budget_duals(duals: dict, names) -> np.ndarray:
+def _period_budget_duals(duals: dict, names: pd.Series) -> np.ndarray:
     """The ``period_budget`` row's dual of each period (0 where it has none)."""
     pb = duals.get("period_budget", {})
     return np.array([pb.get((n,), 0.0) for n in names])
 
 
-def _scalar_terms(duals: dict, compiled: Compiled):
+def _scalar_terms(
+    duals: dict, compiled: Compiled
+) -> Callable[[pd.DataFrame, np.ndarray | None], np.ndarray]:
     """A function (columns, period or None) -> sum of cost-row duals x their coefficients:
     budget, period budget (serving columns), carbon cap, provider shares."""
     problem = compiled.problem
@@ -624,7 +640,9 @@ def run_lp(session: HighsSession, time_limit_s: float | None) -> _LP | str:
     )
 
 
-def mir_coefficients(a, demand, divisor) -> np.ndarray:
+def mir_coefficients(
+    a: npt.ArrayLike, demand: npt.ArrayLike, divisor: np.ndarray | float
+) -> np.ndarray:
     """Coefficients of the mixed-integer rounding (MIR) cut of the demand row
     ``sum a_k x_k >= D`` (whole units x_k >= 0) with divisor ``d``: with ``f`` the
     fractional part of ``D / d`` and ``f_k`` that of ``a_k / d``, every integer plan has

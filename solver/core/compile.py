@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -37,6 +38,7 @@ from solver.inputs.problem import (
     InferenceWorkload,
     Problem,
     TrainingWorkload,
+    Workload,
 )
 from solver.inputs.provenance import meets_confidence, too_old
 from solver.inputs.sites import with_problem_sites
@@ -400,7 +402,7 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     if problem.min_tier is not None:
         cloud = cloud[cloud["tier"].map(tier_rank) >= tier_rank(problem.min_tier)]
     _check_existing_reservations(problem, catalog, cloud)
-    existing_res = Counter()
+    existing_res: Counter[tuple[str, str]] = Counter()
     for r in problem.existing_reservations:
         existing_res[(r.offering, r.mode)] += r.units
     a = acc.loc[cloud["accelerator_id"]]
@@ -467,7 +469,7 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
     lead time, life, hosting per month, idle CO2e, power cap."""
     owned_frames = []
     if "owned" in problem.modes or problem.existing_fleet:
-        existing = Counter()
+        existing: Counter[tuple[str, str]] = Counter()
         for s in problem.existing_fleet:
             existing[(s.server, s.site)] += s.units
         sites = catalog.sites
@@ -486,9 +488,9 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                 apu = int(server["accelerators_per_server"])
                 owned_frames.append(
                     {
-                        "pool_id": owned_offering_id(server_id, site_id) + "#owned",
+                        "pool_id": owned_offering_id(str(server_id), str(site_id)) + "#owned",
                         "kind": "owned",
-                        "offering_id": owned_offering_id(server_id, site_id),
+                        "offering_id": owned_offering_id(str(server_id), str(site_id)),
                         "server_id": server_id,
                         "site_id": site_id,
                         "provider": "owned",
@@ -528,7 +530,7 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
                         "availability_cap_basis": "site",
                         "grid_gco2_per_kwh": float(site["grid_gco2_per_kwh"]),
                         "pue": float(site["pue"]),
-                        "existing_units": existing.get((server_id, site_id), 0),
+                        "existing_units": existing.get((str(server_id), str(site_id)), 0),
                         **_staff_columns(site),
                     }
                 )
@@ -571,7 +573,7 @@ def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     return pools.sort_values("pool_id", kind="stable").reset_index(drop=True)
 
 
-def _staff_columns(site) -> dict[str, object]:
+def _staff_columns(site: pd.Series) -> dict[str, object]:
     """An owned pool's staff rule (solver/inputs/staff.py): whether its site charges staff
     by fleet size (the saving past 1,000 servers is :mod:`solver.core.staff`'s), and what
     one administrator costs a year."""
@@ -584,12 +586,12 @@ def _staff_columns(site) -> dict[str, object]:
     }
 
 
-def owned_idle_kwh_per_month(server, site) -> float:
+def owned_idle_kwh_per_month(server: pd.Series, site: pd.Series) -> float:
     """Energy an owned server draws idle for a month in service (kWh, PUE included)."""
     return IDLE_POWER_FRACTION * float(server["power_kw"]) * float(site["pue"]) * HOURS_PER_MONTH
 
 
-def owned_hosting_usd_per_month(server, site) -> float:
+def owned_hosting_usd_per_month(server: pd.Series, site: pd.Series) -> float:
     """Everything an owned server costs per month in service, used or not: colocation
     (USD per kW-month of its maximum power), maintenance, staff and its idle power.
 
@@ -747,14 +749,14 @@ def weak_price_pools(problem: Problem, pools: pd.DataFrame) -> tuple[np.ndarray,
         why[old & ~held] = f"price older than max_price_age_days {max_age:g} (or undated)"
         out |= old & ~held
     if minimum is not None:
-        weak = ~pools["price_confidence"].map(lambda c: meets_confidence(c, minimum))
-        weak = weak.to_numpy(dtype=bool) & ~held
+        below = ~pools["price_confidence"].map(lambda c: meets_confidence(c, minimum))
+        weak = below.to_numpy(dtype=bool) & ~held
         why[weak & ~out] = f"price confidence below {minimum}"
         out |= weak
     return out, why
 
 
-def _hardware_precisions(w) -> list[str]:
+def _hardware_precisions(w: Workload) -> list[str]:
     """8-bit formats a workload computes or stores in, which the hardware must support.
 
     FP8 needs FP8 tensor cores (Hopper, Ada, Blackwell, MI300, Gaudi...); INT8 needs INT8
@@ -802,7 +804,6 @@ def inference_capacity(
             field=f"{w.name}.model",
             fix="use a preset (procure catalog list --models) or give the full shape",
         )
-    is_online = isinstance(w, InferenceWorkload)
     n = len(pools)
     best_cap = np.zeros(n)
     best = {
@@ -836,12 +837,12 @@ def inference_capacity(
             model,
             prompt_tokens=prompt_tokens,
             output_tokens=output_tokens,
-            tpot_slo_s=w.tpot_slo_s if is_online else None,
-            ttft_slo_s=w.ttft_slo_s if is_online else None,
+            tpot_slo_s=w.tpot_slo_s if isinstance(w, InferenceWorkload) else None,
+            ttft_slo_s=w.ttft_slo_s if isinstance(w, InferenceWorkload) else None,
             d=np.full(n, float(d)),
             dev=dev,
             memory_headroom=memory_headroom,
-            load=w.load_percentile if is_online else None,
+            load=w.load_percentile if isinstance(w, InferenceWorkload) else None,
         )
         replicas = np.where(shape_ok, apu // d, 0)
         cap = replicas * res.tokens_per_s
@@ -890,7 +891,9 @@ def average_tokens_per_s(w: InferenceWorkload) -> float:
     )
 
 
-def _workload_periods(w, periods: pd.DataFrame) -> list[int]:
+def _workload_periods(
+    w: InferenceWorkload | BatchInferenceWorkload, periods: pd.DataFrame
+) -> list[int]:
     names = list(periods["name"])
     if w.periods is None:
         return list(range(len(names)))
@@ -1059,7 +1062,9 @@ def training_setup(
     }
 
 
-def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) -> np.ndarray:
+def _smallest_cluster(
+    hours_at: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, limit_h: float
+) -> np.ndarray:
     """Per pool, the fewest units in [lo, hi] whose job finishes within ``limit_h`` (0: none).
 
     Hours fall as units grow up to ``hi`` (scaling efficiency f ** log2(n) with
@@ -1077,7 +1082,9 @@ def _smallest_cluster(hours_at, lo: np.ndarray, hi: np.ndarray, limit_h: float) 
     return np.where(fits_hi, lo, 0)
 
 
-def _fastest_spot_cluster(setup: dict, apu: np.ndarray, network: np.ndarray, spot, hi):
+def _fastest_spot_cluster(
+    setup: dict, apu: np.ndarray, network: np.ndarray, spot: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
     """Per pool, the units (1 to ``hi.max()``) at which a spot job finishes soonest (0
     off spot). Hours are FLOPs / (units x peak x MFU x scaling x (1 - lost)): the FLOPs,
     peak and MFU only scale them, so the fastest size depends on the units' shape,
@@ -1412,7 +1419,8 @@ def _signature_parts(
     need = np.zeros(len(opt))
     signature_parts: list[pd.Series] = []
     workloads = {w.name: w for w in problem.workloads}
-    for w_name, rows in opt.groupby("workload").groups.items():
+    for key, rows in opt.groupby("workload").groups.items():
+        w_name = str(key)
         w = workloads[w_name]
         sub = opt.loc[rows]
         if isinstance(w, TrainingWorkload):
@@ -1449,9 +1457,8 @@ def _signature_parts(
                 units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
                 cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
             # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
-            online = isinstance(w, InferenceWorkload)
-            spare = 1.0 if online and w.n_plus_1 else 0.0
-            fewest = w.min_serving_units if online else 1
+            spare = 1.0 if isinstance(w, InferenceWorkload) and w.n_plus_1 else 0.0
+            fewest = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
             need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
             sig = "I" + w_name + ":" + cap_text
         signature_parts.append(sig)
@@ -1601,7 +1608,7 @@ def _inference_rows(
     inf_coef: dict[str, np.ndarray],
     report: CompileReport,
     local_reasons: Counter,
-) -> list[dict]:
+) -> pd.DataFrame:
     """Inference options for one workload over the allowed pools (vectorised per pool)."""
     mix = list(w.traffic_mix or []) if isinstance(w, InferenceWorkload) else []
     headroom = problem.memory_headroom
@@ -1697,7 +1704,9 @@ def _inference_rows(
     return frame
 
 
-def _measured_rps(w, catalog: Catalog) -> dict[str, list[float]]:
+def _measured_rps(
+    w: InferenceWorkload | BatchInferenceWorkload, catalog: Catalog
+) -> dict[str, list[float]]:
     """The workload's measured requests/s per accelerator id (per bucket)."""
     measured: dict[str, list[float]] = {}
     if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
@@ -1714,7 +1723,11 @@ def _measured_rps(w, catalog: Catalog) -> dict[str, list[float]]:
 
 
 def _best_mix_degree(
-    w, spec: ModelSpec, sub: pd.DataFrame, headroom: float, mix: list
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    sub: pd.DataFrame,
+    headroom: float,
+    mix: list,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(requests/s per unit per bucket, tensor-parallel degree) per pool for a traffic mix.
 
@@ -1827,7 +1840,7 @@ def _prune_training(options: list[dict], pools: pd.DataFrame, report: CompileRep
     return kept
 
 
-def raise_for_no_option(w, reasons: Counter) -> None:
+def raise_for_no_option(w: Workload, reasons: Counter[str]) -> None:
     """A workload that can run nowhere: say why, with the most common reasons."""
     parts = [f"{why} ({n} offerings)" for why, n in reasons.most_common(4) if n]
     detail = "; ".join(parts) or "no offering in the allowed providers, regions and modes"

@@ -61,9 +61,10 @@ compared by cost alone). Nothing is pruned under provider shares (:func:`prunabl
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from solver.inputs.problem import InferenceWorkload, Problem
+from solver.inputs.problem import InferenceWorkload, Problem, Workload
 from solver.units import RENTED_MODES
 
 #: Why an option was pruned (the compile report's key).
@@ -106,7 +107,7 @@ def by_domain(problem: Problem) -> bool:
     )
 
 
-def steady_fleet(workload) -> bool:
+def steady_fleet(workload: Workload) -> bool:
     """Whether a serving workload keeps its rented offerings all day (``fleet``
     ``autoscale`` or ``flat``): then a column cannot be dropped in one load block alone,
     and one block's cheaper stand-in need not be there in the others, so rule 2 compares
@@ -116,7 +117,7 @@ def steady_fleet(workload) -> bool:
     return isinstance(workload, InferenceWorkload) and workload.fleet != "per_block"
 
 
-def served_capacity(capacity, demand) -> np.ndarray:
+def served_capacity(capacity: npt.ArrayLike, demand: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """What a whole unit counts for in a demand row: its tokens/s, at most the row's
     demand where there is one (a unit of ``a >= D`` meets ``D`` alone). Rule 2 compares
     this; column generation's masters use it as the demand row's coefficient."""
@@ -124,7 +125,7 @@ def served_capacity(capacity, demand) -> np.ndarray:
     return np.where(demand > 0, np.minimum(capacity, demand), capacity)
 
 
-def whole_day(workload) -> bool:
+def whole_day(workload: Workload) -> bool:
     """Whether rule 2 compares a serving workload's columns over the whole day (``fleet:
     autoscale``): a column drops only with the option's other blocks of the period, for
     one stand-in that dominates it in every block (module docstring)."""
@@ -142,18 +143,21 @@ def _plain(problem: Problem) -> tuple[set[str], dict[str, int], set[str]]:
     for w in problem.workloads:
         if w.kind == "training":
             continue
-        online = isinstance(w, InferenceWorkload)
-        if online and (w.traffic_mix or (steady_fleet(w) and not whole_day(w))):
+        if isinstance(w, InferenceWorkload) and (
+            w.traffic_mix or (steady_fleet(w) and not whole_day(w))
+        ):
             continue
         plain.add(w.name)
-        if online and w.n_plus_1:
+        if isinstance(w, InferenceWorkload) and w.n_plus_1:
             spare.add(w.name)
-        need = w.min_serving_units if online else 1
+        need = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
         fewest[w.name] = need if need > 1 and problem.objective != "max_served" else 0
     return plain, fewest, spare
 
 
-def _columns(options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem):
+def _columns(
+    options: pd.DataFrame, pools: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+) -> tuple[pd.DataFrame, pd.Series]:
     """One row per rented column (option, period, block) of a plain workload, sorted by
     demand row, comparison key, price, then capacity (largest first): ``opt`` (the
     option's position), ``pool_id``, ``period``, ``block``, ``cap``, ``ub`` (its unit
@@ -263,7 +267,15 @@ def _training_load(runs: pd.DataFrame) -> pd.Series:
     )
 
 
-def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) -> np.ndarray:
+def _serving_fixpoint(
+    cols: pd.DataFrame,
+    alive: npt.NDArray[np.bool_],
+    base: npt.NDArray[np.float64] | float,
+    avail: npt.NDArray[np.float64],
+    blocked: npt.NDArray[np.bool_],
+    kept: npt.NDArray[np.bool_],
+    whole_multiples: bool,
+) -> npt.NDArray[np.bool_]:
     """Drop dominated serving columns (rule 2) until none is left; ``base`` is each
     column's availability row's training load; ``kept`` columns are never dropped;
     ``whole_multiples``: whether ``m > 1`` units may stand in for one (not under quotas).
@@ -279,8 +291,8 @@ def _serving_fixpoint(cols, alive, base, avail, blocked, kept, whole_multiples) 
     bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
     opt = cols["opt"].to_numpy()
     # (workload, period, key) of each whole-day row: its blocks' rows go together
-    day_of = cols["workload"].astype(str) + "|" + cols["period"].astype(str) + "|" + cols["key"]
-    day_of = day_of.to_numpy()
+    day_key = cols["workload"].astype(str) + "|" + cols["period"].astype(str) + "|" + cols["key"]
+    day_of = day_key.to_numpy()
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
@@ -324,7 +336,14 @@ def _whole_day_dominated(blocks: list, alive: np.ndarray, dominated: np.ndarray)
                 dominated[lo + c] = True
 
 
-def _dominance(size, price, co2, alive, room, whole_multiples) -> tuple[np.ndarray, np.ndarray]:
+def _dominance(
+    size: npt.NDArray[np.float64],
+    price: npt.NDArray[np.float64],
+    co2: npt.NDArray[np.float64],
+    alive: npt.NDArray[np.bool_],
+    room: npt.NDArray[np.bool_],
+    whole_multiples: bool,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
     """Which columns of one demand row (sorted by price, then size, largest first) ``m``
     units of a column with room replace at no more cost and no more CO2e (0 where carbon
     does not count): ``m = ceil(size_k / size_j)``, ``m x price_j <= price_k`` and
@@ -348,7 +367,14 @@ def _dominance(size, price, co2, alive, room, whole_multiples) -> tuple[np.ndarr
     return by, no_worse & better & alive[None, :]
 
 
-def _dominated_training(runs, alive, serving_peak, base, cap, never) -> np.ndarray:
+def _dominated_training(
+    runs: pd.DataFrame,
+    alive: npt.NDArray[np.bool_],
+    serving_peak: pd.Series,
+    base: pd.Series,
+    cap: pd.Series,
+    never: set[str],
+) -> npt.NDArray[np.bool_]:
     """Rule 3: a job's rented clusters dearer than its cheapest rented cluster whose pool
     has room in every period it runs (serving bounds in the fullest block, plus the jobs'
     largest clusters); clusters of equal cost are all kept. Returns the runs' mask."""

@@ -31,13 +31,17 @@ plan's start; hours of a span of months come from the problem's :class:`solver.c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from solver.core.clock import Clock
-from solver.inputs.costs import egress_gb, top_rate
+from solver.inputs.costs import Resolved, egress_gb, top_rate
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from solver.inputs.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ def purchase(
     with ``residual`` straight_line, a credit at the horizon of what its remaining life
     is worth (the amortised policy already counts only the life used).
     """
-    arrival = float(periods["start_month"].iat[bought_in]) + lead_months
+    arrival = float(periods["start_month"].iloc[bought_in]) + lead_months
     retired = arrival + lifetime_months if lifetime_months else np.inf
     in_service = max(0.0, min(horizon_months, retired) - arrival)
     frac = capex_fraction(policy, in_service, lifetime_months)
@@ -130,7 +134,11 @@ def purchase(
 
 
 def pool_purchase(
-    pool, bought_in: int, periods: pd.DataFrame, horizon_months: float, problem
+    pool: Any,  # a pools-table row tuple (solver.inputs.tables.row_tuples), untyped
+    bought_in: int,
+    periods: pd.DataFrame,
+    horizon_months: float,
+    problem: Problem,
 ) -> Charge:
     """:func:`purchase` for one server of an owned pool (a compiled pools-table row) under
     the problem's cost policy and residual value."""
@@ -183,7 +191,7 @@ def reservation(
     as it charges a server's whole capex; the amortised policy counts only the months
     inside the horizon, as it counts only the part of a server's life used inside it.
     """
-    begin = float(periods["start_month"].iat[begins_in])
+    begin = float(periods["start_month"].iloc[begins_in])
     total = price_usd_per_hour * clock.hours(begin, begin + term_months)
     split = {
         t: price_usd_per_hour * hours
@@ -236,7 +244,10 @@ class ExtrasBound:
 
 
 def extras_bound(
-    resolved, problem, periods: pd.DataFrame, cloud_min_usd_per_hour: float | None
+    resolved: Resolved,
+    problem: Problem,
+    periods: pd.DataFrame,
+    cloud_min_usd_per_hour: float | None,
 ) -> ExtrasBound:
     """The linear bound of :class:`ExtrasBound` for a problem's resolved ``costs``.
 
@@ -257,7 +268,8 @@ def extras_bound(
         fixed[s.provider] = fixed.get(s.provider, 0.0) + s.gb * price * horizon_months
     for _, e, price, _ in resolved.egress:
         gb = sum(
-            egress_gb(e, problem, str(p.name), float(p.months), float(p.hours))
+            # stubs type a row field as any Scalar; months and hours are float columns
+            egress_gb(e, problem, str(p.name), float(p.months), float(p.hours))  # type: ignore[arg-type,misc]
             for p in periods.itertuples(index=False)
         )
         fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price

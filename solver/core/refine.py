@@ -241,16 +241,17 @@ def refine_periods(compiled: Compiled, limit: int = MAX_MODELLING_PERIODS) -> Re
     return _pieces(periods, cuts)
 
 
-def _pieces(periods, cuts: dict[float, set[str]]) -> Refinement:
+def _pieces(periods: pd.DataFrame, cuts: dict[float, set[str]]) -> Refinement:
     """The :class:`Refinement` of ``periods`` cut at the months in ``cuts``."""
     names = set(periods["name"].astype(str))
     marks = sorted(cuts)
     pieces: dict[str, list[tuple[str, float]]] = {}
     for row in periods.itertuples(index=False):
-        name, s, e = str(row.name), float(row.start_month), float(row.end_month)
+        # stubs type a row field as any Scalar; these columns are float
+        name, s, e = str(row.name), float(row.start_month), float(row.end_month)  # type: ignore[arg-type]
         inside = [m for m in marks if s + _EPS_MONTHS < m < e - _EPS_MONTHS]
         if not inside:
-            pieces[name] = [(name, float(row.months))]
+            pieces[name] = [(name, float(row.months))]  # type: ignore[arg-type]  # stubs type a row field as any Scalar
             continue
         bounds = [s, *inside, e]
         sep = "-"

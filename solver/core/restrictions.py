@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
+
+if TYPE_CHECKING:
+    from solver.inputs.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -79,13 +83,13 @@ def period_restrictions(compiled: Compiled) -> list[PeriodRestriction]:
     live = (span > 0) & pools["pool_id"].isin(used).to_numpy() & np.isin(modes, list(allowed))
     out: list[PeriodRestriction] = []
     for row in compiled.periods.itertuples(index=False):
-        hit = live & (float(row.months) > span + 1e-9)
+        hit = live & (float(row.months) > span + 1e-9)  # type: ignore[arg-type]  # stubs type a row field as any Scalar
         for mode in sorted(set(modes[hit])):
             mine = hit & (modes == mode)
             out.append(
                 PeriodRestriction(
                     period=str(row.name),
-                    period_months=float(row.months),
+                    period_months=float(row.months),  # type: ignore[arg-type]  # stubs type a row field as any Scalar
                     mode=str(mode),
                     span_months=float(span[mine].min()),
                     pools=tuple(sorted(str(i) for i in ids[mine])),
@@ -128,7 +132,7 @@ def lifted_periods(
         shortest[r.period] = min(shortest.get(r.period, math.inf), r.span_months)
     out: dict[str, list[tuple[str, float]]] = {}
     for row in periods.itertuples(index=False):
-        name, months = str(row.name), float(row.months)
+        name, months = str(row.name), float(row.months)  # type: ignore[arg-type]  # stubs type a row field as any Scalar
         if name not in shortest:
             out[name] = [(name, months)]
             continue
@@ -137,7 +141,7 @@ def lifted_periods(
     return out
 
 
-def lifted_problem(problem, pieces: dict[str, list[tuple[str, float]]]):
+def lifted_problem(problem: Problem, pieces: dict[str, list[tuple[str, float]]]) -> Problem | None:
     """The problem with its periods split as ``pieces`` (:func:`lifted_periods`): what
     names a split period names each of its pieces (a workload's ``periods`` and
     ``demand_by_period``), its first (``start_period``) or its last (``end_period``).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from solver.core.backends.base import Backend, SolveOptions, SolveResult, Termination
 from solver.core.backends.highs_backend import HighsBackend, HighsSession
 from solver.core.backends.ortools_backend import OrtoolsBackend
@@ -9,7 +11,7 @@ from solver.core.backends.pulp_backend import PulpBackend
 from solver.errors import ProcureError
 from solver.units import SOLVERS
 
-BACKENDS = {
+BACKENDS: dict[str, Callable[[], Backend]] = {
     "highs": lambda: PulpBackend("highs"),
     "cbc": lambda: PulpBackend("cbc"),
     "highspy": HighsBackend,

@@ -12,14 +12,17 @@ import ctypes
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from solver.core.model import LinearModel
+
+if TYPE_CHECKING:
+    import highspy
 
 
 class Termination(StrEnum):
@@ -88,7 +91,9 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(abs(objective), 1e-9)
 
 
-def feasible_without_objective(model: LinearModel, solve) -> bool:
+def feasible_without_objective(
+    model: LinearModel, solve: Callable[[LinearModel], SolveResult]
+) -> bool:
     """Whether ``model`` has a feasible point: solve it with a zero objective.
 
     Used to tell "unbounded" from "infeasible" when a solver says only "one of them".
@@ -145,7 +150,9 @@ def _flush_c_stdio() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
-def deadline_interrupt(time_limit_s: float | None):
+def deadline_interrupt(
+    time_limit_s: float | None,
+) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]] | None:
     """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now, or None.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
@@ -160,7 +167,13 @@ def deadline_interrupt(time_limit_s: float | None):
 
     deadline = time.perf_counter() + float(time_limit_s)
 
-    def interrupt(callback_type, message, data_out, data_in, user_data) -> None:
+    def interrupt(
+        callback_type: highspy.cb.HighsCallbackType,
+        message: str,
+        data_out: highspy.cb.HighsCallbackDataOut,
+        data_in: highspy.cb.HighsCallbackDataIn,
+        user_data: object,
+    ) -> None:
         if time.perf_counter() > deadline:
             data_in.user_interrupt = True
 

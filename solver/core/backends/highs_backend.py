@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from solver.core.backends.base import (
     relative_gap,
 )
 from solver.core.model import LinearModel
+
+if TYPE_CHECKING:
+    import highspy
 
 _LIMITS = {
     "kTimeLimit",
@@ -60,14 +64,14 @@ def _empty_row_infeasible(model: LinearModel) -> str | None:
 _JUMP = "mip_heuristic_run_feasibility_jump"
 
 
-def _option_value(h, name: str):
+def _option_value(h: highspy.Highs, name: str) -> bool | int | float | str:
     """An option's value as HiGHS holds it (highspy returns (status, value) in some
     versions)."""
     value = h.getOptionValue(name)
     return value[1] if isinstance(value, tuple) else value
 
 
-def _option(h, name: str) -> float:
+def _option(h: highspy.Highs, name: str) -> float:
     """A numeric option's value."""
     return float(_option_value(h, name))
 
@@ -100,7 +104,9 @@ class HighsSession:
         lp.col_upper_ = np.where(np.isfinite(v["ub"].to_numpy(dtype=float)), v["ub"], inf)
         lower = np.empty(len(model.rows))
         upper = np.empty(len(model.rows))
-        starts, index, value = [0], [], []
+        starts: list[int] = [0]
+        index: list[int] = []
+        value: list[float] = []
         for r, row in enumerate(model.rows):
             lower[r] = row.rhs if row.sense in (">=", "==") else -inf
             upper[r] = row.rhs if row.sense in ("<=", "==") else inf

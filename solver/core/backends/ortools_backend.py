@@ -31,8 +31,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from solver.core.backends.base import (
     SolveOptions,
@@ -43,6 +45,9 @@ from solver.core.backends.base import (
 )
 from solver.core.backends.highs_backend import _empty_row_infeasible
 from solver.core.model import LinearModel
+
+if TYPE_CHECKING:
+    from ortools.linear_solver import pywraplp
 
 ENGINES = ("scip", "cpsat")
 MAX_SCALE_EXPONENT = 6  # coefficients must be integral after scaling by 10**k, k <= 6
@@ -111,7 +116,9 @@ class OrtoolsBackend:
 # ---------------------------------------------------------------- pywraplp: SCIP / GLOP
 
 
-def _build_mp(model: LinearModel, engine: str):
+def _build_mp(
+    model: LinearModel, engine: str
+) -> tuple[pywraplp.Solver, list[pywraplp.Variable], list[pywraplp.Constraint | None]]:
     """A pywraplp solver holding ``model``; row ``r`` of the model is ``constraints[r]``.
 
     Rows with no variables are left out (``None``): they were decided before the solve.
@@ -128,7 +135,7 @@ def _build_mp(model: LinearModel, engine: str):
         solver.Var(float(lb), float(ub), bool(k), f"v{i}")
         for i, (lb, ub, k) in enumerate(zip(lower, upper, integer, strict=True))
     ]
-    constraints = []
+    constraints: list[pywraplp.Constraint | None] = []
     for r, row in enumerate(model.rows):
         if not row.coefs:
             constraints.append(None)
@@ -147,7 +154,9 @@ def _build_mp(model: LinearModel, engine: str):
     return solver, xs, constraints
 
 
-def _mp_parameters(solver, engine: str, options: SolveOptions, time_limit_s: float | None):
+def _mp_parameters(
+    solver: pywraplp.Solver, engine: str, options: SolveOptions, time_limit_s: float | None
+) -> pywraplp.MPSolverParameters:
     """Apply the typed options (and the backend's own, which win); return MPSolverParameters."""
     from ortools.linear_solver import pywraplp
 
@@ -211,6 +220,7 @@ def _solve_mp(model: LinearModel, options: SolveOptions) -> SolveResult:
     integer = model.variables["integer"].to_numpy(dtype=bool)
     values[integer] = np.round(values[integer])
     objective = model.objective.value(values)
+    bound: float | None
     if mip:
         bound = float(solver.Objective().BestBound())
         if not abs(bound) < _SCIP_INFINITY:  # no bound yet (SCIP's infinity is 1e20)
@@ -282,7 +292,10 @@ class _LessEqual:
 
 
 def _less_equal(model: LinearModel) -> _LessEqual:
-    rows, cols, vals, rhs = [], [], [], []
+    rows: list[npt.NDArray[np.int64]] = []
+    cols: list[npt.NDArray[np.int64]] = []
+    vals: list[npt.NDArray[np.float64]] = []
+    rhs: list[float] = []
     for row in model.rows:
         coefs = {i: c for i, c in row.coefs.items() if c}
         if not coefs or row.rhs == {"<=": np.inf, ">=": -np.inf, "==": None}[row.sense]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,10 @@ from solver.core.backends.base import (
     relative_gap,
 )
 from solver.core.model import LinearModel
+
+if TYPE_CHECKING:
+    import highspy
+    import pulp
 
 _SENSE = {"<=": -1, ">=": 1, "==": 0}
 
@@ -44,10 +49,14 @@ class PulpBackend:
         solver = pulp.HiGHS(msg=False) if self.engine == "highs" else pulp.PULP_CBC_CMD(msg=False)
         return bool(solver.available())
 
-    def _solver(self, options: SolveOptions):
+    def _solver(self, options: SolveOptions) -> pulp.LpSolver:
         import pulp
 
-        kwargs = {"msg": False, "gapRel": options.relative_gap, "timeLimit": options.time_limit_s}
+        kwargs: dict[str, object] = {
+            "msg": False,
+            "gapRel": options.relative_gap,
+            "timeLimit": options.time_limit_s,
+        }
         if options.threads:
             kwargs["threads"] = options.threads
         if self.engine == "highs":
@@ -63,7 +72,7 @@ class PulpBackend:
         kwargs.update(options.backend_options)
         return pulp.PULP_CBC_CMD(options=extra, **kwargs)
 
-    def build(self, model: LinearModel):
+    def build(self, model: LinearModel) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
         """Translate the neutral model into a ``pulp.LpProblem`` (variables in order)."""
         import pulp
 
@@ -91,7 +100,13 @@ class PulpBackend:
             prob.addConstraint(pulp.LpConstraint(expr, _SENSE[row.sense], f"r{r}", row.rhs))
         return prob, xs
 
-    def _limit_result(self, model: LinearModel, highs, xs, seconds: float) -> SolveResult:
+    def _limit_result(
+        self,
+        model: LinearModel,
+        highs: highspy.Highs,
+        xs: list[pulp.LpVariable],
+        seconds: float,
+    ) -> SolveResult:
         """A HiGHS stop PuLP does not map: the incumbent (if any) and its gap."""
         info = highs.getInfo()
         if info.primal_solution_status != 2:
@@ -252,7 +267,7 @@ def _empty_row_that_fails(model: LinearModel) -> str | None:
     return None
 
 
-def _bound_with_constant(info, objective: float) -> float:
+def _bound_with_constant(info: highspy.HighsInfo, objective: float) -> float:
     """HiGHS's dual bound on the same footing as ``objective`` (constant included).
 
     PuLP does not hand the objective's constant to HiGHS, so HiGHS's objective and
