@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -36,6 +36,9 @@ from solver.cli.common import (
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
 from solver.units import DEFAULT_SOLVER, SOLVERS
+
+if TYPE_CHECKING:
+    from solver.plan import Plan
 
 
 def _as_of_period(as_of: str | None, problem, start_date: str | None) -> str | None:
@@ -115,6 +118,12 @@ AcceptOpt = Annotated[
     bool,
     typer.Option("--accept-suspicious", help="Take prices that move by more than --max-factor"),
 ]
+
+
+def _problem_digest(plan: Plan) -> str:
+    """The problem digest of a plan :func:`load_plan` read (it refuses one without)."""
+    assert plan.inputs is not None
+    return plan.inputs.problem_sha256
 
 
 @app.command("resolve")
@@ -230,8 +239,7 @@ def resolve_cmd(
         applied = _applied_prices(
             prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
         )
-        assert base.inputs is not None  # load_plan refuses a plan without its inputs
-        applied[BASELINE_KEY] = base.inputs.problem_sha256  # the lineage diff reads
+        applied[BASELINE_KEY] = _problem_digest(base)  # the lineage diff reads
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
         text = _resolution_text(repriced, result, format)
