@@ -276,7 +276,9 @@ def capped_workers(workers: int) -> tuple[int, str | None]:
 def _stop(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
     """Stop a pool now: queued tasks cancelled, running workers terminated (SIGTERM, then
     SIGKILL after ``grace_s``) and reaped, so that none outlives the parent."""
-    processes = list(getattr(pool, "_processes", {}).values())  # the running workers
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # running workers
+    # read before shutdown, which forgets it (sets the pool's attribute to None)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
@@ -290,6 +292,9 @@ def _stop(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
     # the pool's manager thread closes its wake-up pipe when it sees the workers gone;
     # left running, it races the interpreter's exit hook that writes to that pipe
     # (concurrent.futures.process._python_exit), which then prints a traceback
-    manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None and manager.is_alive():
         manager.join(max(1.0, stop_by - time.perf_counter()))
+    if manager is not None and manager.is_alive():  # still stopping: the hook skips it
+        from concurrent.futures import process as futures_process
+
+        getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
