@@ -29,9 +29,9 @@ from generate import generated_problem, scaled_catalog  # noqa: E402
 
 from solver.core import columns  # noqa: E402
 from solver.core.backends import SolveOptions, get_backend  # noqa: E402
-from solver.core.budget import Budget  # noqa: E402
 from solver.core.compile import compile_problem  # noqa: E402
 from solver.core.model import build_model  # noqa: E402
+from solver.core.time_budget import Budget  # noqa: E402
 
 
 def chvatal_gomory(a, demand, divisor) -> np.ndarray:

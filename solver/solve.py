@@ -12,7 +12,6 @@ from datetime import date
 import numpy as np
 
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
-from solver.core.budget import RESERVE_SHARE
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import (
@@ -31,6 +30,7 @@ from solver.core.restrictions import (
     period_restrictions,
 )
 from solver.core.root import solve_at_root, use_root
+from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem

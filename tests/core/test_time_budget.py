@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from solver.core.budget import RESERVE_SHARE, ROUND_SAFETY, Budget
+from solver.core.time_budget import RESERVE_SHARE, ROUND_SAFETY, Budget
 
 
 def _budget(limit_s: float, wall_ago_s: float, cpu_used_s: float, reserve_s: float) -> Budget:
