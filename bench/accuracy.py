@@ -7,7 +7,7 @@ Inference and vendor performance tables for serving; papers and vendor training
 tables for training), cited in ``bench/ACCURACY_SOURCES.md``. ``main`` and
 ``holdout`` rows come from different source documents.
 
-Each row is run through ``solver.estimate.estimate_inference`` or
+Each row is run through ``solver.analyses.estimate.estimate_inference`` or
 ``estimate_training`` with the catalog's DEFAULT efficiencies (nothing is tuned
 per row) and compared with the measurement:
 

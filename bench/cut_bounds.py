@@ -2,7 +2,7 @@
 
 Run: python bench/cut_bounds.py [--case 10000 50 12] [--optimum]
 
-Runs solver/columns.py's pricing to the end (no time limit), then its cut rounds to the
+Runs solver/core/columns.py's pricing to the end (no time limit), then its cut rounds to the
 end, once per cut family: the MIR cuts as shipped (divisors: each unit the LP buys and
 the demand, over 1 to 4), MIR with whole divisors only (over 1), and the Chvatal-Gomory
 rounding ceil(a / d) that came before them, with the shipped divisors. Prints the bound

@@ -8,7 +8,7 @@ The oracle, for every input:
   3 infeasible, 4 no plan within the limit;
 - ``solve`` exit 0: stdout is one JSON document with ``verified: true``;
 - ``export`` exit 0 from a mutated plan: the oracle re-verifies the plan it was given
-  (solver.verify.verify_plan against the problem and catalog it was solved for); an
+  (solver.trust.verify.verify_plan against the problem and catalog it was solved for); an
   order written from a plan that fails is counted as "orders from unverified plans".
 
 Issue 34 adds three families, each with its own oracle (counted as "silent wrong" or

@@ -5,14 +5,14 @@ Run: python bench/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005] [--grid 
 
 ``--method full`` (default) builds the full model and solves it with HiGHS (highspy), then
 its LP relaxation. ``--method columns`` runs ``solve_verified`` end to end (compile, column
-generation, restricted MIP, plan, verifier) under the time limit (solver/columns.py); the
+generation, restricted MIP, plan, verifier) under the time limit (solver/core/columns.py); the
 "LP" column is then the time of the master LPs, and the gap is against the full LP with
 rounding cuts (a valid bound of the whole problem). ``--method root`` runs it end to end
 by the full LP with MIR cuts, the MIP over its support and reduced-cost fixing
-(solver/root.py); "solve" is then everything from the LP's start to the plan, and "LP"
+(solver/core/root.py); "solve" is then everything from the LP's start to the plan, and "LP"
 the full model's LP relaxation timed after the run. ``--method auto`` runs it end to end
-as ``procure solve`` does (one MIP below ``solver.root.ROOT_COLUMNS`` priced columns, the
-root up to ``solver.columns.AUTO_COLUMNS``, column generation above).
+as ``procure solve`` does (one MIP below ``solver.core.root.ROOT_COLUMNS`` priced columns, the
+root up to ``solver.core.columns.AUTO_COLUMNS``, column generation above).
 
 Each (offerings, workloads, periods) case runs in its own process (so its peak memory
 is its own), ``--repeat`` times; the script prints the median of each figure and a
@@ -39,8 +39,8 @@ GRIDS = {
     "issue14-60s": [(10_000, 50, 12), (10_000, 50, 36), (10_000, 200, 12)],
     "issue14-5min": [(50_000, 200, 36)],
     "issue14-200": [(10_000, 200, 12)],
-    # where auto starts solving at the root (solver.root.ROOT_COLUMNS): priced columns
-    # 1,936 / 3,461 / 5,995 / 15,446 (solver.columns.priced_columns)
+    # where auto starts solving at the root (solver.core.root.ROOT_COLUMNS): priced columns
+    # 1,936 / 3,461 / 5,995 / 15,446 (solver.core.columns.priced_columns)
     "root-threshold": [(1_000, 20, 12), (10_000, 20, 12), (1_000, 50, 12), (10_000, 50, 12)],
     "default": [
         (1_000, 10, 1),

@@ -1,4 +1,4 @@
-"""Solving at the root (issue 14, solver/root.py): MIR cuts lift the full LP toward the
+"""Solving at the root (issue 14, solver/core/root.py): MIR cuts lift the full LP toward the
 optimum and never past it, the support's plan is a plan, and reduced-cost fixing keeps
 the optimum.
 
