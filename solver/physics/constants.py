@@ -72,7 +72,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     "tensorrt-llm": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF", max_num_seqs=2048),
     # vLLM on ROCm (MI300X/MI325X), issue 33. Fitted on the five main MLPerf rows of AMD's
     # harness (Llama 2 70B FP8 with FP8 KV, TP1, prompt 219 tokens: MLPERF_L2_PROMPT in
-    # bench/ACCURACY_SOURCES.md): the three MI300X rows of v4.1 (m01-m03, MLPINF41_AMD) and,
+    # bench/accuracy/ACCURACY_SOURCES.md): the three MI300X rows of v4.1 (m01-m03, MLPINF41_AMD) and,
     # helper h33d, the two MI325X rows of v5.0 (m60-m61, MLPINF50_AMD: 8x MI325X, Offline
     # 33,928.1 and Server 30,724.51 tok/s). These rows are one model shape at large batch,
     # so they pin the compute fraction, not the bandwidth: along the grid's ridge a lower
@@ -80,7 +80,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # with eta_c 0.55 and eta_bw 0.55 with eta_c 0.50 both give 1.24x). The bandwidth
     # fraction (0.55) and the step overhead (2 ms) are therefore kept from the earlier basis
     # (h33c's fit of the v4.1 rows with the 405B batch-1 run) and only eta_c is refitted:
-    # `python bench/fit_runtime.py vllm-rocm --bw 0.55 --compute
+    # `python bench/accuracy/fit_runtime.py vllm-rocm --bw 0.55 --compute
     # 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56 --overhead-ms 2 --combine sum` ranks
     # eta_c 0.50 first (largest error 1.24x, median 11.2%; 0.40 gave 1.42x, the MI325X rows
     # at 0.70x). Memory and compute times add (sum, as on Gaudi; `--combine max` is best at
@@ -117,7 +117,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # The two points differ by 4.82 ms, of which 2.30 ms is the 96 more all-reduces, so
     # 7.74 GB more per chip costs 2.52 ms: 3.1 TB/s per chip, above the 880 GB/s data
     # sheet. The bandwidth slope is therefore bounded by the data sheet; the grid fit (`python
-    # bench/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 --overhead-ms
+    # bench/accuracy/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 --overhead-ms
     # 0,5,10,15,20`, over the Neuron main rows) ranks eta_bw 0.90, eta_c 0.10, 15 ms first (largest
     # error 1.52x, median 19%). By hand, at 0.9 the weight reads are 4.02 / 0.792 = 5.07 ms and
     # 11.76 / 0.792 = 14.85 ms, leaving F = 26.79 - 5.07 - 1.54 = 20.2 ms and 31.61 - 14.85 - 3.84 =
@@ -134,7 +134,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # table's 5 rows (7B-70B): eta_bw 0.85, eta_c 0.40 of the FP8 peak, F = 5 ms per step
     # minimise the largest error over those 13 rows (1.5x, the Gaudi 2 TP4 70B row; median
     # 10%). The page's 12 Llama 3.1 rows were set apart while fitting; with them the grid
-    # (`python bench/fit_runtime.py gaudi --bw 0.75,0.8,0.85,0.9,0.95 --compute
+    # (`python bench/accuracy/fit_runtime.py gaudi --bw 0.75,0.8,0.85,0.9,0.95 --compute
     # 0.35,0.4,0.45 --overhead-ms 3,4,5,6,8 --combine sum`) keeps the same largest error,
     # 1.51x, at these figures (median 7.1%). Two rows by hand (KV in FP8; all-reduce terms
     # from the link figures):
@@ -157,7 +157,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # TPU (vLLM TPU, paged KV cache), issue 33. eta_c: MaxText on TPU v5e reaches 55-67%
     # MFU in training (configs/v5e/README.md), taken as the achieved GEMM fraction. eta_bw,
     # overhead and overlap from two published serving runs at different model sizes, neither
-    # a holdout row (TPU_RECIPES_VLLM_V6E, TPU_RECIPES_JSMT_V5E in bench/ACCURACY_SOURCES.md):
+    # a holdout row (TPU_RECIPES_VLLM_V6E, TPU_RECIPES_JSMT_V5E in bench/accuracy/ACCURACY_SOURCES.md):
     #   Llama-3.3-70B bf16 on v6e-8 (vLLM TPU, tpu-recipes inference/trillium/vLLM/Llama3.x),
     #     1000/1000 at concurrency 64: 2,494.80 tok/s = 64 / 25.65 ms per step (TPOT 25.35 ms);
     #     weights 141.1 / 8 = 17.64 GB per chip / (1,638 GB/s x 0.60) = 17.95 ms, KV 64 x 1,500
@@ -167,7 +167,7 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     #     `jetstream` runtime below): 88 / 3,061.78 tok/s = 28.74 ms per step; weights 13.48 / 8
     #     = 1.69 GB / (819 x 0.60) = 3.43 ms, KV 88 x 2,048 x 524,288 B / 8 = 11.81 GB -> 24.04
     #     ms, 64 x 24 us = 1.54 ms: 29.0 ms (1.01x).
-    # `python bench/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65
+    # `python bench/accuracy/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65
     # --overhead-ms 0,2,4 --combine max` over the three TPU main rows ranks eta_bw 0.60, no
     # overhead first (largest error 1.09x); `--combine sum` does no better (1.10x), so max.
     # The rows are decode-bound: they do not pin eta_c (every grid value ties).
@@ -196,7 +196,7 @@ RUNTIME_BY_VENDOR: dict[str, str] = {
 
 # Error band of a capacity figure (issue 33), as the root-mean-square of ln(measured /
 # predicted) capacity over the accuracy table's MAIN serving rows of each runtime (holdout
-# rows never set a default): `python bench/accuracy.py --bands` prints them (throughput
+# rows never set a default): `python bench/accuracy/accuracy.py --bands` prints them (throughput
 # rows measured / predicted, time-per-token rows predicted / measured; TTFT rows are not
 # capacity). The RMS counts the bias with the spread (NVIDIA's TensorRT-LLM rows sit
 # +0.08 above the physics on average), so the band is wider than the spread alone.

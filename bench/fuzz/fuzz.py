@@ -65,7 +65,7 @@ Issue 34's second round adds three more:
   naming --scheduler; a silent peer is refused within 1.2 x its timeout + 0.5 s (the same
   clock); a note when --workers is above the CPUs, none otherwise.
 
-    python bench/fuzz.py --n 10000 --seed 1
+    python bench/fuzz/fuzz.py --n 10000 --seed 1
 
 prints counts per family, the exit-code histogram and every failure (the first few
 with their input). tests/test_fuzz.py runs the same generators on a bounded sample.
@@ -86,7 +86,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # the CLI runs in this process: its deadline watchdog must not end the fuzz run
 os.environ.setdefault("PROCURE_HARD_DEADLINE", "0")
 sys.path.insert(0, str(ROOT))
@@ -1236,7 +1236,7 @@ def _stray_signals_raise():
 
     previous = {sig: signal.signal(sig, stray) for sig in (signal.SIGTERM, signal.SIGHUP)}
     # Ctrl-C as a terminal gives it: a run started in the background by a shell without job
-    # control (``python bench/fuzz.py ... &``) inherits SIGINT ignored, so every raised
+    # control (``python bench/fuzz/fuzz.py ... &``) inherits SIGINT ignored, so every raised
     # SIGINT of the outputs family did nothing and the command exited 0 ("exit 0, expected
     # 130": a false alarm, 7 of 40 outputs cases in the first background rounds)
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,7 +1,7 @@
 """Per-point timing of the report's sweeps: the carbon frontier, the budget and demand
 sweeps and the price scenarios (issue 28, part C).
 
-Run: python bench/report_sweeps.py [problem.yaml] [--only frontier,budget,demand,scenarios]
+Run: python bench/speed/report_sweeps.py [problem.yaml] [--only frontier,budget,demand,scenarios]
      [--frontier-points 8] [--scenarios 20] [--workers 1] [--json OUT] [--compare OLD]
      [--per-point]
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("frontier", "budget", "demand", "scenarios")
 
 

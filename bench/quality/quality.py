@@ -1,6 +1,6 @@
 """Quality: the optimal plan's cost against the rules of thumb people use today.
 
-Run: python bench/quality.py [--generated N] [--workers 2] [--solver highspy]
+Run: python bench/quality/quality.py [--generated N] [--workers 2] [--solver highspy]
 
 For every problem in problems/ (an infeasible one is reported as infeasible and
 skipped) and N seeded generated problems (small random mixes of training and
@@ -61,7 +61,7 @@ from solver.inputs.problem import (
 from solver.plan import Plan
 from solver.solve import solve_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ("single_type", "usd_per_tflops", "usd_per_gbps", "on_demand_one_cloud")
 RULE_TITLES = {
     "single_type": "best single type",

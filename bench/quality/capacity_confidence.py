@@ -1,7 +1,7 @@
 """Plans at a confidence on capacity (issue 33): shipped problems solved as they are, with
 ``capacity_confidence: 0.9`` and with ``capacity_optimism: 1.5``.
 
-    python bench/capacity_confidence.py [problem names ...]
+    python bench/quality/capacity_confidence.py [problem names ...]
         (default: seed-2m-13b traffic-mix-measured)
 
 Prints, per problem and variant, the total cost, the serving cost, the most serving units
@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -1,7 +1,7 @@
 """Deadlines (issue 34, item 3): each command at --time-limit 10, 30 and 60 s, wall time and
 what it returned.
 
-Run: python bench/deadlines.py [--limits 10 30 60] [--commands solve-full solve-auto ...]
+Run: python bench/speed/deadlines.py [--limits 10 30 60] [--commands solve-full solve-auto ...]
                                [--case 10000 200 12] [--small-case 1000 50 12]
                                [--analysis-case 10000 200 12] [--busy N]
 
@@ -14,7 +14,7 @@ its exit, so the interpreter's start and the catalog's load are counted):
   it twice, pruned and not, so a smaller one is the largest they can take under load).
 - ``resolve``: a baseline plan of the small case (default 1,000 x 50 x 12: a baseline must be
   solved first, without a limit) re-solved against the large case's prices moved by 5%.
-- ``stochastic``: the seed with 50 drawn price-and-demand scenarios (bench/stochastic.py's
+- ``stochastic``: the seed with 50 drawn price-and-demand scenarios (bench/quality/stochastic.py's
   case: sigma 0.25, demand 0.7-1.4) by ``procure solve``.
 
 Each row: the limit, the wall time, its ratio to the limit (the issue's bound: 1.2), the
@@ -41,8 +41,8 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))  # bench/generate.py
 
 COMMANDS = ("solve-full", "solve-auto", "sensitivity", "report", "resolve", "stochastic")
 

@@ -1,6 +1,6 @@
 """``procure sensitivity`` on the seed, per block and autoscaled, for one or two trees.
 
-Run: python bench/break_even_timing.py [--before DIR] [--repeat 3] [--classes] [problem.yaml]
+Run: python bench/speed/break_even_timing.py [--before DIR] [--repeat 3] [--classes] [problem.yaml]
 
 Times the command as a user runs it (a new process each, Python start-up included,
 bytecode kept between runs, the checked catalog kept in a cache folder warmed by a first
@@ -11,7 +11,8 @@ see the same load. Prints the medians of wall and CPU seconds (user + system of 
 command and its worker processes, from the children's rusage) and the ratio autoscale /
 per block. ``--classes`` instead times each break-even class of the autoscaled problem in
 one process (CPU seconds, ``workers=1``; the command's set of pools), for each tree.
-bench/RESULTS.md, "Autoscaled fleets: break-even speed", has the figures.
+bench/RESULTS.md has the current figures; bench/archive/RESULTS-2026.md, "Autoscaled
+fleets: break-even speed", how they were reached.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from break_even_compare import RUN, autoscaled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def timed(tree: Path, problem: Path, cache: Path) -> tuple[float, float]:

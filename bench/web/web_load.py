@@ -1,8 +1,8 @@
 """The workspace under load (issue 30): 20 people browsing stored plans while 5 solves are
 queued, against ``procure serve`` on 127.0.0.1; then a server killed mid-job.
 
-Run: python bench/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port N]
-     python bench/web_load.py --hostile [--hostile-s 60] [--block-s 5] [--tolerance 1.25]
+Run: python bench/web/web_load.py [--users 20] [--solves 5] [--think-s 1.0] [--port N]
+     python bench/web/web_load.py --hostile [--hostile-s 60] [--block-s 5] [--tolerance 1.25]
 
 1. Starts ``procure serve`` (a real server process, SQLite file in a temporary folder,
    the local Dask cluster), stores the seed and solves three variants to have plans to
@@ -49,7 +49,7 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = (ROOT / "problems" / "seed-2m-13b.yaml").read_text()
 
 

@@ -1,6 +1,6 @@
 """Two-stage plans over serving capacity (issue 33, item 3) on a shipped problem.
 
-    python bench/throughput_scenarios.py [PROBLEM] [--scenarios SPEC] [--method auto]
+    python bench/quality/throughput_scenarios.py [PROBLEM] [--scenarios SPEC] [--method auto]
 
 SPEC as ``procure solve --throughput-scenarios``: factor:probability pairs (default
 ``1:0.6,0.8:0.3,0.6667:0.1``: the estimates right, 1.25x and 1.5x optimistic), ``qQ:P``
@@ -22,7 +22,7 @@ from solver.analyses.stochastic import solve_stochastic
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import Uncertainty, load_problem, throughput_scenarios_from_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _first_stage(items) -> str:

@@ -1,7 +1,7 @@
 """Scale benchmark: compile, build and solve generated instances; the LP relaxation beside.
 
-Run: python bench/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005] [--grid target|default|all]
-                           [--method full|root|columns|auto]
+Run: python bench/speed/scale.py [--repeat 3] [--time-limit 60] [--gap 0.005]
+         [--grid target|default|all] [--method full|root|columns|auto]
 
 ``--method full`` (default) builds the full model and solves it with HiGHS (highspy), then
 its LP relaxation. ``--method columns`` runs ``solve_verified`` end to end (compile, column
@@ -70,7 +70,7 @@ def end_to_end_run(
     relaxation is timed after."""
     import resource
 
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))  # bench/generate.py
     from generate import generated_problem, scaled_catalog
 
     from solver.core.backends import SolveOptions
@@ -134,7 +134,7 @@ def one_run(n_offerings: int, n_workloads: int, n_periods: int, limit: float, ga
     """One case in this process: figures as a dict (run inside a child process)."""
     import resource
 
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))  # bench/generate.py
     from generate import generated_problem, scaled_catalog
 
     from solver.core.backends import SolveOptions, get_backend
@@ -189,7 +189,7 @@ def run_case(case: tuple[int, int, int], limit: float, gap: float, method: str =
         f"{method!r})"
     )
     code = (
-        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); "
+        f"import json, sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]; "
         f"from scale import end_to_end_run, one_run; print(json.dumps({call}))"
     )
     out = subprocess.run(

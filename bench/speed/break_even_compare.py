@@ -1,6 +1,6 @@
 """Break-even prices of two source trees, compared row by row (issue 28, fifth stop).
 
-Run: python bench/break_even_compare.py --before DIR [--after DIR] [--autoscale]
+Run: python bench/speed/break_even_compare.py --before DIR [--after DIR] [--autoscale]
          [--problems a.yaml b.yaml ...] [--tolerance 1e-9]
 
 Runs ``procure sensitivity --format json`` (default options) on each problem with each
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ["seed-2m-13b", "chat-7b-all-in", "eu-70b-chat-carbon", "moe-mixtral",
            "h100-quota-training", "lora-7b-spot"]  # fmt: skip
 RUN = "import sys; from solver.cli import app; sys.argv = ['procure', *sys.argv[1:]]; app()"

@@ -1,6 +1,6 @@
 """200 price scenarios on the seed problem: locally and on a Dask LocalCluster, same answers.
 
-Run: python bench/price_scenarios.py [--scenarios 200] [--workers 2] [--spread 0.2]
+Run: python bench/speed/price_scenarios.py [--scenarios 200] [--workers 2] [--spread 0.2]
 
 Every offering's price is drawn within +/- spread (seeded); each scenario is one MIP.
 Prints the wall time of each run (with a progress bar on stderr), checks that the local
@@ -21,7 +21,7 @@ from solver.core.compile import compile_problem
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(compiled, args, label, **where):

@@ -1,6 +1,6 @@
 """Wall time of the commands a meeting waits for, on the seed with default options.
 
-Run: python bench/analysis_timing.py [--repeat 3] [problem.yaml]
+Run: python bench/speed/analysis_timing.py [--repeat 3] [problem.yaml]
 
 Times, as a user runs them (a new process each, Python start-up included):
 ``procure solve``, ``procure sensitivity``, ``procure report --out DIR`` and
@@ -28,7 +28,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # As a user runs them: Python keeps the compiled bytecode of our modules (__pycache__)

@@ -1,6 +1,6 @@
 """Wall time of every notebook cell, executed as nbmake runs them (one kernel per notebook).
 
-Run: python bench/notebook_cells.py [notebooks/01-sizing-the-seed.ipynb ...]
+Run: python bench/speed/notebook_cells.py [notebooks/01-sizing-the-seed.ipynb ...]
 Prints each code cell's seconds and its first line, then each notebook's slowest cell;
 exits 1 if a cell raised. nbmake's per-cell timeout is 300 s; the suite's target is
 every cell under 60 s on this 2-core machine.
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def time_cells(path: Path) -> list[tuple[int, float, str]]:

@@ -1,10 +1,10 @@
 """Accuracy: ``procure estimate`` against published measurements.
 
-Run: python bench/accuracy.py [--set main|holdout|all] [--csv OUT]
+Run: python bench/accuracy/accuracy.py [--set main|holdout|all] [--csv OUT]
 
-Data: ``bench/accuracy_cases.csv``, one published measurement per row (MLPerf
+Data: ``bench/accuracy/accuracy_cases.csv``, one published measurement per row (MLPerf
 Inference and vendor performance tables for serving; papers and vendor training
-tables for training), cited in ``bench/ACCURACY_SOURCES.md``. ``main`` and
+tables for training), cited in ``bench/accuracy/ACCURACY_SOURCES.md``. ``main`` and
 ``holdout`` rows come from different source documents.
 
 Each row is run through ``solver.analyses.estimate.estimate_inference`` or
@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -215,7 +215,7 @@ def predict_at_percentile(estimate, p: float) -> float:
     MLPerf's Server and Interactive scenarios issue queries as a Poisson process and
     report the target rate of a run whose TTFT and TPOT meet their limits at the 99th
     percentile (MLCommons inference rules, "Server" scenario and the LLM latency
-    constraints table; bench/ACCURACY_SOURCES.md, MLPERF_RULES).
+    constraints table; bench/accuracy/ACCURACY_SOURCES.md, MLPERF_RULES).
     """
     best = 0.0
     for rho in PERCENTILE_UTILISATIONS:

@@ -1,6 +1,6 @@
 """The column-generation bound by cut family: the LP, then MIR or Chvatal-Gomory cuts.
 
-Run: python bench/cut_bounds.py [--case 10000 50 12] [--optimum]
+Run: python bench/quality/cut_bounds.py [--case 10000 50 12] [--optimum]
 
 Runs solver/core/columns.py's pricing to the end (no time limit), then its cut rounds to the
 end, once per cut family: the MIR cuts as shipped (divisors: each unit the LP buys and
@@ -22,8 +22,8 @@ from unittest import mock
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent))  # bench/generate.py
+sys.path.insert(0, str(HERE.parents[1]))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 

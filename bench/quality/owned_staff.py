@@ -1,6 +1,6 @@
 """The "buy more?" question under owned-hardware staff by fleet size (issue 28).
 
-Run: python bench/owned_staff.py
+Run: python bench/quality/owned_staff.py
 
 A team owns two 8x H100 servers (hgx-h100-8) in its own room in Ashburn (the problem of
 tests/test_solve_words.py, with room for 24 servers and ``owned`` allowed), serving Llama 3
@@ -30,7 +30,7 @@ from solver.inputs.problem import load_problem, parse_problem
 from solver.inputs.yamlio import load_yaml
 from solver.solve import solve_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 OWN_SITE = """\
 name: own-site-buy-more
@@ -119,7 +119,7 @@ def break_even_rent(data: dict, catalog, top: float = 4.0) -> float | None:
 
 def main() -> None:
     catalog = load_catalog()
-    base = load_yaml(OWN_SITE, file="bench/owned_staff.py")
+    base = load_yaml(OWN_SITE, file="bench/quality/owned_staff.py")
     for policy, extra in POLICIES.items():
         for rule, staff in RULES.items():
             data = {**base, **extra}

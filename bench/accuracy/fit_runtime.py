@@ -1,12 +1,12 @@
 """Fit a serving runtime's figures on the accuracy table's MAIN rows (issue 33).
 
-    python bench/fit_runtime.py gaudi --bw 0.75,0.8,0.85,0.9,0.95 --compute 0.35,0.4,0.45 \
+    python bench/accuracy/fit_runtime.py gaudi --bw 0.75,0.8,0.85,0.9,0.95 --compute 0.35,0.4,0.45 \
         --overhead-ms 3,4,5,6,8 --combine sum
-    python bench/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 \
+    python bench/accuracy/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 \
         --overhead-ms 0,5,10,15,20 --combine max
-    python bench/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65 \
+    python bench/accuracy/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65 \
         --overhead-ms 0,2,4 --combine max
-    python bench/fit_runtime.py vllm-rocm --bw 0.55 --overhead-ms 2 --combine sum \
+    python bench/accuracy/fit_runtime.py vllm-rocm --bw 0.55 --overhead-ms 2 --combine sum \
         --compute 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56
 
 Over the grid of (fraction of bandwidth, fraction of peak, step overhead) it runs every
@@ -27,8 +27,8 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "bench"):
+ROOT = Path(__file__).resolve().parents[2]
+for path in (ROOT, ROOT / "bench" / "accuracy"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 

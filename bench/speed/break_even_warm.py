@@ -1,6 +1,6 @@
 """Break-even search on the seed problem: warm re-solves against cold ones.
 
-Run: python bench/break_even_warm.py [--pools N] [--cold-solver highs] [--workers W]
+Run: python bench/speed/break_even_warm.py [--pools N] [--cold-solver highs] [--workers W]
 
 Warm: one HiGHS model per pool changed in place (costs, the cost rows, a forcing
 row), each solve starting from the last plan. Cold: the model rebuilt from the
@@ -25,7 +25,7 @@ from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem
 from solver.solve import optimise
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """How tight the autoscaled seed's relaxation is, in its solve and its break-even proofs.
 
-Run: python bench/fleet_relaxation.py [--fleet autoscale|per_block] [--pools a2-highgpu-1g,...]
+Run: python bench/quality/fleet_relaxation.py [--fleet autoscale|per_block]
+         [--pools a2-highgpu-1g,...]
          [--cut none|cover|spare|class_capacity|same_top|top_used[,...]] [problem.yaml]
 
 Sets every online workload's ``fleet`` (issue 28), then prints, for the plan's solve
@@ -13,7 +14,8 @@ its log: the last line of node 0). ``--cut`` adds a candidate family of valid ro
 every model HiGHS is given (:func:`candidate_rows`), to measure what it would do before
 it is written into solver/core/model.py (``same_top`` and ``top_used`` now are:
 ``fleet_same_top`` and ``fleet_top_used``, so with them the rows are added twice).
-bench/RESULTS.md, "Autoscaled fleets: the relaxation", has the figures.
+bench/RESULTS.md has the current figures; bench/archive/RESULTS-2026.md, "Autoscaled
+fleets: the relaxation", how they were reached.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem
 from solver.solve import optimise, solve_for_analysis
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # a line of HiGHS's node table: [source] nodes queue leaves explored% bound incumbent
 NODE_LINE = re.compile(r"^\s*[A-Za-z]?\s+(\d+)\s+\d+\s+\d+\s+[\d.]+%\s+(\S+)\s+(\S+)")
 

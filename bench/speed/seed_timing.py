@@ -1,6 +1,7 @@
 """Compile + build + solve time of the seed problem (issue: well under 5 s here).
 
-Run: python bench/seed_timing.py [--repeat 5] [--solver highspy] [--start-gap G] [problem.yaml]
+Run: python bench/speed/seed_timing.py [--repeat 5] [--solver highspy] [--start-gap G]
+         [problem.yaml]
 Prints each stage's median over the repeats, measured in one process. ``--start-gap``
 sets the gap at which highspy's first plan (the restricted start) stops, for an A/B
 against the shipped ``START_GAP`` (1e-4 is the gap it had before, the solve's own).
@@ -21,7 +22,7 @@ from solver.inputs.problem import load_problem
 from solver.solve import solve_compiled
 from solver.trust.verify import verify_plan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

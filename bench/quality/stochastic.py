@@ -1,6 +1,6 @@
 """Two-stage planning on the seed (issue 15): N drawn price-and-demand scenarios.
 
-    python bench/stochastic.py [N] [--sigma 0.25] [--demand 0.7 1.4] [--method extensive]
+    python bench/quality/stochastic.py [N] [--sigma 0.25] [--demand 0.7 1.4] [--method extensive]
         [--gap 0.01] [--workers 2] [--time-limit S]
 
 Prints the commitments chosen, the expected cost, VSS and EVPI, and the time of each
@@ -19,7 +19,7 @@ from solver.core.backends import SolveOptions
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import Uncertainty, load_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Whole-day pruning is exact: autoscaled problems solved pruned and unpruned (issue 28).
 
-Run: python bench/fleet_exactness.py [--generated 6] [--time-limit 120] [--tops|--small-cover]
+Run: python bench/quality/fleet_exactness.py [--generated 6] [--time-limit 120]
+         [--tops|--small-cover]
 
 Every shipped problem with an online workload, and ``--generated`` seeded problems of
 bench/generate.py (4 workloads, 2 monthly periods, the shipped catalog), is solved with
@@ -31,7 +32,7 @@ from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem
 from solver.solve import optimise
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from generate import generated_problem  # noqa: E402
