@@ -118,8 +118,8 @@ def solve_verified(
     ``prune_dominated=False`` keeps every option (for analyses that move prices).
     ``method``: ``full`` builds every option into one MIP; ``root`` solves the full LP
     with MIR cuts, a MIP over its support and one after reduced-cost fixing
-    (:mod:`solver.root`); ``columns`` solves by column generation and a restricted MIP
-    with its gap against the full LP bound (:mod:`solver.columns`); ``auto`` (default)
+    (:mod:`solver.core.root`); ``columns`` solves by column generation and a restricted MIP
+    with its gap against the full LP bound (:mod:`solver.core.columns`); ``auto`` (default)
     takes ``root`` on large problems and ``columns`` on the largest with the HiGHS
     solvers, except for analyses (``prune_dominated=False``).
     ``price_restrictions`` (default): a plan whose periods outlive a server's life or a
@@ -449,7 +449,7 @@ def remaining_time(options: SolveOptions, spent_s: float, doing: str) -> SolveOp
 
 
 def kept_for_the_plan(options: SolveOptions, limit_s: float | None) -> SolveOptions:
-    """The options with :data:`solver.core.budget.RESERVE_SHARE` of the time limit
+    """The options with :data:`solver.core.time_budget.RESERVE_SHARE` of the time limit
     ``limit_s`` taken off what the solver gets: kept for the plan, the verifier and the
     output, so that a plan found by the solver is shown within the limit (at least 0.01 s
     is left to the solver, which then answers with what it has)."""

@@ -1,6 +1,6 @@
 """Units and fixed vocabulary shared by every stage (no logic, no imports from solver).
 
-Time: plan months and the hours they hold (:mod:`solver.clock` turns months into
+Time: plan months and the hours they hold (:mod:`solver.core.clock` turns months into
 calendar hours when the problem states its start). Modes: how capacity is bought.
 Prices: the catalog's price column of each rented or reserved mode.
 """

@@ -369,7 +369,7 @@ def _all_in(plan: Plan) -> float:
 
 
 def _cost_line_notes(old: Plan, new: Plan) -> list[str]:
-    """The costs beside compute (issue 29 part 5) by category, old -> new, when either
+    """The costs beside compute by category, old -> new, when either
     plan has any: the diff's totals and lines are compute."""
     if not old.cost_lines and not new.cost_lines:
         return []

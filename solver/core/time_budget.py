@@ -1,11 +1,10 @@
 """A time limit held end to end and shared among a solve's phases by the CPU received.
 
-Issue 34: a fixed split of the wall clock (pricing until 50% of the limit, cuts until
-65%, ...) gives each phase its share only on a quiet machine. Under load the phases
-before the split (the process's start, the compile) take a larger part of the wall
-clock, and a phase with a fixed cost per round (one LP, then its pricing) gets a window
-too short for a single round: `auto` at 60 s went from a 0.37% gap on a quiet machine to
-24.1% with one other job, because its cut rounds never ran.
+A fixed split of the wall clock (pricing until 50% of the limit, cuts until 65%, ...)
+gives each phase its share only on a quiet machine. Under load the phases before the
+split (the process's start, the compile) take a larger part of the wall clock, and a
+phase with a fixed cost per round (one LP, then its pricing) gets a window too short for
+a single round, so its rounds never run.
 
 A :class:`Budget` measures what this process actually receives: the CPU seconds it used
 (``time.process_time``, every thread) per wall second since the budget started. The CPU

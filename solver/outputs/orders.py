@@ -75,7 +75,7 @@ def order_lines(plan: Plan) -> pd.DataFrame:
     ``unit_price_usd_per_hour`` is the line item's (:attr:`LineItem.unit_price_usd_per_hour`);
     ``unit_price_usd`` the same per instance-hour, or per server for a purchase (its plan
     cost, capex and hosting, over the servers bought); ``price_date``, ``price_confidence``,
-    ``price_source`` and ``price_currency`` where that price comes from (issue 29);
+    ``price_source`` and ``price_currency`` where that price comes from;
     ``usd_<period>`` the cost per plan period. :func:`provider_orders` and
     :func:`purchase_orders` are views of it.
     """

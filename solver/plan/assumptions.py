@@ -1,4 +1,4 @@
-"""What a plan's choice rests on (issue 28 parts 4 and 6): the assumptions listed under it.
+"""What a plan's choice rests on: the assumptions listed under it.
 
 :func:`assumptions_of` reads them from the compiled problem and the plan's line items, as
 data (:class:`Assumption`); :mod:`solver.outputs.text` and the report print them. Five
@@ -9,7 +9,7 @@ kinds, in this order:
 - ``serving_efficiency``: per serving workload and runtime whose capacity comes from the
   physics (or physics x a calibration), the achieved fractions of bandwidth and compute
   (``RUNTIME_EFFICIENCY``); measured capacity is the problem's own.
-- ``capacity_band`` (issue 33): per serving workload, runtime and capacity source, the error
+- ``capacity_band``: per serving workload, runtime and capacity source, the error
   band of its capacity figures (constants.CAPACITY_BAND_LOG: value the RMS log error, low
   and high the two-sided 90% interval of true / estimated capacity) and the share of each
   estimate the plan counts on (capacity_confidence, capacity_optimism); and per serving
@@ -237,7 +237,7 @@ def _serving(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assum
     return out
 
 
-# How optimistic the estimates are taken to be in the plan's stress line (issue 33: published
+# How optimistic the estimates are taken to be in the plan's stress line (published
 # work finds cost-minimal placements degrade sharply when throughput is off by 1.5x).
 OPTIMISM_STRESS = 1.5
 Z_90_TWO_SIDED = 1.6449  # the normal 95th percentile: a two-sided 90% interval

@@ -1,4 +1,4 @@
-"""The plan's costs beside compute (issue 29 part 5): storage, egress, support, operations
+"""The plan's costs beside compute: storage, egress, support, operations
 staff, taxes and contingency, worked out month by month from the problem's ``costs:``
 (:mod:`solver.inputs.costs`) and the plan's compute charges
 (:func:`solver.plan.charges.line_charges`).

@@ -1,8 +1,8 @@
 """The carbon frontier and the two-stage plan of a stored plan, as pages (each run as a
 job: :mod:`solver.web.analysis_jobs`), linked from the plan page.
 
-Routes (state-changing ones are POSTs, added here as the other routes are, so issue 31's
-sign-in wraps them the same way):
+Routes (state-changing ones are POSTs, added here as the other routes are, so the
+sign-in guard wraps them the same way):
 
 - ``GET /plans/{id}/frontier``: the latest frontier job's progress (cancel, run again) and
   the frontier stored (``?analysis=ID``: an earlier one) as a table and a Chart.js chart;

@@ -1,4 +1,4 @@
-"""Plan approvals (issue 31): a stored plan is submitted, needs one finance and one infra
+"""Plan approvals: a stored plan is submitted, needs one finance and one infra
 approval (``create_app(approvals=...)``, ``procure serve --approvals``), and once approved
 is locked: its problem can no longer be edited (a change is a new problem, hence a new
 plan; plans themselves are never changed) and only then do its orders export marked final.
@@ -43,7 +43,7 @@ from solver.web.guard import current_user
 from solver.web.store import Approval, PlanRecord, PlanReview, Variant
 from solver.web.store.models import utc_now
 
-#: the approvals a plan needs by default: one of each role (issue 31)
+#: the approvals a plan needs by default: one of each role
 DEFAULT_APPROVALS = {"finance": 1, "infra": 1}
 #: only these roles approve or reject (the server checks it: auth.RULES)
 APPROVER_ROLES = {"finance", "infra"}

@@ -1,4 +1,4 @@
-"""The sign-off tables (issue 31), on the same declarative base as :mod:`.models`.
+"""The sign-off tables, on the same declarative base as :mod:`.models`.
 
 - ``users``: local accounts, an Argon2id hash of each password and one role each
   (viewer, infra, finance, admin);

@@ -14,7 +14,7 @@
   marks ``interrupted`` only its own earlier jobs and those of servers gone silent.
 
 Every row records ``created_by`` (empty until sign-in exists) so that accounts, approvals
-and an audit trail (issue 31) can be added by a migration without rewriting these tables.
+and an audit trail can be added by a migration without rewriting these tables.
 """
 
 from __future__ import annotations
