@@ -35,7 +35,7 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
-from solver.units import DEFAULT_SOLVER, SOLVERS
+from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
 if TYPE_CHECKING:
     from solver.plan import Plan
@@ -164,7 +164,7 @@ def resolve_cmd(
     ] = False,
     solver: Annotated[
         str,
-        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
+        typer.Option(help=SOLVER_HELP, **_choices(*SOLVERS)),
     ] = DEFAULT_SOLVER,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,

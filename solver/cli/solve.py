@@ -32,7 +32,7 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
-from solver.units import DEFAULT_SOLVER, SOLVERS
+from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
 #: ``procure solve --throughput-scenarios``
 ThroughputOpt = Annotated[
@@ -56,7 +56,7 @@ def solve(
     solver: Annotated[
         str,
         typer.Option(
-            help="MIP solver",
+            help=SOLVER_HELP,
             **_choices(*SOLVERS),
         ),
     ] = DEFAULT_SOLVER,
