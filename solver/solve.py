@@ -34,6 +34,7 @@ from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
+from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
 from solver.plan.reporting import in_reporting_periods
@@ -308,7 +309,7 @@ def period_warnings(
         if cost is not None:
             tail = (
                 f"; with the periods split ({', '.join(split)} months) the same problem costs "
-                f"${cost:,.2f} against ${plan.total_cost_usd:,.2f}: write those periods to "
+                f"{usd(cost)} against {usd(plan.total_cost_usd)}: write those periods to "
                 "let the plan buy and replace (or reserve again) within the horizon"
             )
         else:
@@ -556,8 +557,8 @@ def plan_of(solution: Solution) -> Plan:
     model_usd = solution.model.expressions["total_cost_usd"].value(r.values)
     if abs(plan.total_cost_usd - model_usd) > 1e-6 * max(1.0, abs(model_usd)) + 0.01:
         raise VerificationError(
-            f"the plan's line items total ${plan.total_cost_usd:,.2f} but the model's cost is "
-            f"${model_usd:,.2f} at the same solution",
+            f"the plan's line items total {usd(plan.total_cost_usd)} but the model's cost is "
+            f"{usd(model_usd)} at the same solution",
             fix="this is a bug in procure (the cost ledger and the model disagree); report it "
             "with the problem file",
         )

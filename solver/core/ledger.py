@@ -38,6 +38,7 @@ import pandas as pd
 
 from solver.core.clock import Clock
 from solver.inputs.costs import Resolved, egress_gb, top_rate
+from solver.money import usd
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
@@ -292,7 +293,7 @@ def extras_bound(
     c = 1.0 + resolved.contingency_rate
     multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)
     basis = (
-        f"all-in <= {multiplier:.6g} x compute + ${c * constant:,.2f}: compute x (1 + "
+        f"all-in <= {multiplier:.6g} x compute + {usd(c * constant)}: compute x (1 + "
         f"{resolved.contingency_rate:.4g} contingency) x ((1 + {tax_max:.4g} top tax) x "
         f"(1 + {rate_max:.4g} top support band) + {staff:.4g} staff per compute dollar at "
         "the cheapest cloud price), plus storage, egress and support minimums with their "

@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from solver.core.compile import Compiled
 from solver.inputs.problem import CapacityScenario, InferenceWorkload, Problem, TrainingWorkload
 from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
+from solver.money import usd
 from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
 from solver.physics.inference import planned_capacity_share
@@ -420,7 +421,7 @@ def _owned_staff(compiled: Compiled, items: list) -> list[Assumption]:
                 if n <= 1000
                 else f"{ratio:,.1f} servers per administrator at {n:,.0f} servers"
             )
-            source = f"{how}, per site, at ${salary:,.0f} per administrator-year; "
+            source = f"{how}, per site, at {usd(salary, cents=False)} per administrator-year; "
             source += STAFF_BY_SIZE_SOURCE
         else:
             value = float(pool["staff_usd_per_server_year"])

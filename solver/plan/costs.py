@@ -34,6 +34,7 @@ from typing import Literal, TypedDict, Unpack
 
 import pandas as pd
 
+from solver import money
 from solver.core.clock import month_slices
 from solver.inputs.catalog import Catalog
 from solver.inputs.costs import (
@@ -178,7 +179,7 @@ def _staff(resolved: Resolved, plan: Plan, cal: PlanCalendar) -> list[CostLine]:
             "instance-hours",
             unit_price_usd=rate,
             basis=f"{total:,.6g} instance-hours rented or reserved in use x "
-            f"${rate * 8760:,.2f} per instance-year / 8,760 h",
+            f"{money.usd(rate * 8760)} per instance-year / 8,760 h",
             source=STAFF_SOURCE,
         )
     ]
@@ -223,12 +224,12 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
             "USD",
             provider=provider,
             basis="each month the greater of "
-            f"${plan_of.minimum_usd_per_month:,.2f} and "
+            f"{money.usd(plan_of.minimum_usd_per_month)} and "
             + ", ".join(
-                f"{pc:g}% " + (f"to ${up:,.0f}" if up is not None else "above")
+                f"{pc:g}% " + (f"to {money.usd(up, cents=False)}" if up is not None else "above")
                 for up, pc in plan_of.bands
             )
-            + f" of the month's {provider} spend (${on:,.2f} over the horizon)",
+            + f" of the month's {provider} spend ({money.usd(on)} over the horizon)",
             source=plan_of.source,
         )
         lines.append(line)
