@@ -85,7 +85,7 @@ def order_lines(plan: Plan) -> pd.DataFrame:
         if i.item not in (*ORDER_ITEMS, "purchase"):
             continue
         by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
-        bought = i.item == "purchase"
+        bought = i.item == Item.PURCHASE
         per_unit = i.cost_usd / i.units if i.units else 0.0  # a server's capex and hosting
         rows.append(
             {

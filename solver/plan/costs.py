@@ -49,7 +49,7 @@ from solver.inputs.costs import (
 from solver.inputs.problem import Problem
 from solver.plan.charges import PlanCalendar, line_charges, plan_calendar
 from solver.plan.lines import CostLine, Plan
-from solver.units import Mode
+from solver.units import Item, Mode
 
 #: month -> USD
 ByMonth = dict[int, float]
@@ -161,7 +161,7 @@ def _staff(resolved: Resolved, plan: Plan, cal: PlanCalendar) -> list[CostLine]:
         if item.item not in ("rent", "use", "training") or item.mode == Mode.OWNED:
             continue
         unit_hours = item.units * item.hours
-        if item.item == "training":
+        if item.item == Item.TRAINING:
             begin = cal.start_month[item.period]
             pieces = cal.clock.spread(unit_hours, begin, cal.clock.month_after(begin, item.hours))
         else:
