@@ -44,3 +44,9 @@ def usd(
     if rounded < 0:
         return "-" + text
     return ("+" + text) if signed else text
+
+
+def whole_usd(amount_usd: float | None) -> str:
+    """An amount in whole dollars (``$1,235``; ``n/a`` when missing): the report's and the
+    workspace pages' amounts."""
+    return usd(amount_usd, cents=False)

@@ -43,3 +43,11 @@ def test_missing_amounts():
     assert usd(None) == "n/a"
     assert usd(math.nan) == "n/a"
     assert usd(math.nan, missing="-") == "-"
+
+
+def test_whole_dollars_as_the_workspace_pages_show_them():
+    from solver.money import whole_usd
+
+    assert whole_usd(329762.54) == "$329,763"  # the seed's optimum on the plan page
+    assert whole_usd(-1500.4) == "-$1,500"
+    assert whole_usd(None) == "n/a"
