@@ -12,7 +12,7 @@ formatting, so running the script twice gives byte-identical files.
 Where the rows come from
 ------------------------
 1. SkyPilot-format price snapshots, read with
-   :func:`solver.importers.skypilot.read_skypilot_vms` (see ``SNAPSHOTS``):
+   :func:`solver.inputs.importers.skypilot.read_skypilot_vms` (see ``SNAPSHOTS``):
    GCP and Azure and Lambda and Vast (anycloud-sh/catalog HEAD, 2026-05-20),
    Nebius (skypilot-catalog v8), RunPod (skypilot-catalog v6, newer than the
    2023 runpod/pod-catalog file, which is therefore not used) and AWS
@@ -59,7 +59,7 @@ Assumptions (no public figure exists)
 ``availability_cap_instances`` (instances one buyer can obtain in one region):
 hyperscalers (aws, gcp, azure, oci) 16 of an 8-accelerator size and 64 of smaller
 sizes; neoclouds (lambda, coreweave, nebius) 8 and 32; marketplaces (runpod,
-vast) 4 and 16 (:func:`solver.importers.skypilot.default_availability_cap`). Vast
+vast) 4 and 16 (:func:`solver.inputs.importers.skypilot.default_availability_cap`). Vast
 rows instead take the number of listings of the type in the country (one listing is
 one host offering the configuration once).
 

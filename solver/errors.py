@@ -138,7 +138,7 @@ def suggestion(name: str, candidates: Iterable[str]) -> str:
 
 
 class TimeLimitReached(KeyboardInterrupt):
-    """The command's ``--time-limit`` ran out before it could answer (issue 34): raised in
+    """The command's ``--time-limit`` ran out before it could answer: raised in
     the main thread by the CLI's deadline alarm, like Ctrl-C's KeyboardInterrupt, so that
     every ``finally`` and rollback runs (staged files removed, pool workers stopped) and no
     ``except Exception`` on the way swallows it."""

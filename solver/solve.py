@@ -12,7 +12,6 @@ from datetime import date
 import numpy as np
 
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
-from solver.core.budget import RESERVE_SHARE
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import (
@@ -31,9 +30,11 @@ from solver.core.restrictions import (
     period_restrictions,
 )
 from solver.core.root import solve_at_root, use_root
+from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
+from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
 from solver.plan.reporting import in_reporting_periods
@@ -118,8 +119,8 @@ def solve_verified(
     ``prune_dominated=False`` keeps every option (for analyses that move prices).
     ``method``: ``full`` builds every option into one MIP; ``root`` solves the full LP
     with MIR cuts, a MIP over its support and one after reduced-cost fixing
-    (:mod:`solver.root`); ``columns`` solves by column generation and a restricted MIP
-    with its gap against the full LP bound (:mod:`solver.columns`); ``auto`` (default)
+    (:mod:`solver.core.root`); ``columns`` solves by column generation and a restricted MIP
+    with its gap against the full LP bound (:mod:`solver.core.columns`); ``auto`` (default)
     takes ``root`` on large problems and ``columns`` on the largest with the HiGHS
     solvers, except for analyses (``prune_dominated=False``).
     ``price_restrictions`` (default): a plan whose periods outlive a server's life or a
@@ -308,7 +309,7 @@ def period_warnings(
         if cost is not None:
             tail = (
                 f"; with the periods split ({', '.join(split)} months) the same problem costs "
-                f"${cost:,.2f} against ${plan.total_cost_usd:,.2f}: write those periods to "
+                f"{usd(cost)} against {usd(plan.total_cost_usd)}: write those periods to "
                 "let the plan buy and replace (or reserve again) within the horizon"
             )
         else:
@@ -449,7 +450,7 @@ def remaining_time(options: SolveOptions, spent_s: float, doing: str) -> SolveOp
 
 
 def kept_for_the_plan(options: SolveOptions, limit_s: float | None) -> SolveOptions:
-    """The options with :data:`solver.core.budget.RESERVE_SHARE` of the time limit
+    """The options with :data:`solver.core.time_budget.RESERVE_SHARE` of the time limit
     ``limit_s`` taken off what the solver gets: kept for the plan, the verifier and the
     output, so that a plan found by the solver is shown within the limit (at least 0.01 s
     is left to the solver, which then answers with what it has)."""
@@ -556,8 +557,8 @@ def plan_of(solution: Solution) -> Plan:
     model_usd = solution.model.expressions["total_cost_usd"].value(r.values)
     if abs(plan.total_cost_usd - model_usd) > 1e-6 * max(1.0, abs(model_usd)) + 0.01:
         raise VerificationError(
-            f"the plan's line items total ${plan.total_cost_usd:,.2f} but the model's cost is "
-            f"${model_usd:,.2f} at the same solution",
+            f"the plan's line items total {usd(plan.total_cost_usd)} but the model's cost is "
+            f"{usd(model_usd)} at the same solution",
             fix="this is a bug in procure (the cost ledger and the model disagree); report it "
             "with the problem file",
         )

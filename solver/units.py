@@ -1,6 +1,6 @@
 """Units and fixed vocabulary shared by every stage (no logic, no imports from solver).
 
-Time: plan months and the hours they hold (:mod:`solver.clock` turns months into
+Time: plan months and the hours they hold (:mod:`solver.core.clock` turns months into
 calendar hours when the problem states its start). Modes: how capacity is bought.
 Prices: the catalog's price column of each rented or reserved mode.
 """
@@ -51,6 +51,17 @@ PRICE_COLUMN: dict[str, str] = {mode: f"{mode}_usd_per_hour" for mode in CLOUD_M
 #: registry (solver.core.backends.BACKENDS; tests/test_units.py holds them equal). Named
 #: here so the CLI lists them without importing the backends and the model builder.
 SOLVERS: tuple[str, ...] = ("highs", "cbc", "highspy", "scip", "cpsat")
+#: What each ``--solver`` name is, in the words of ``--help``: two of them are HiGHS, one
+#: driven directly (``highspy``, the default) and one through PuLP (``highs``).
+SOLVER_MEANINGS: dict[str, str] = {
+    "highspy": "HiGHS direct (default)",
+    "highs": "HiGHS through PuLP",
+    "cbc": "CBC through PuLP",
+    "scip": "SCIP through OR-Tools",
+    "cpsat": "CP-SAT through OR-Tools, integer models only",
+}
+#: The ``--solver`` option's help: each name and what it is.
+SOLVER_HELP = "MIP solver: " + "; ".join(f"{n} = {m}" for n, m in SOLVER_MEANINGS.items())
 #: The solver of ``solve``, ``resolve``, the analyses and the Python API: HiGHS through
 #: highspy, the model passed as arrays (no PuLP objects) and started from a plan of the
 #: MIP restricted to its LP relaxation's support (``HighsSession.restricted_start``).

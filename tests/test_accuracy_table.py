@@ -1,8 +1,8 @@
-"""The accuracy table (bench/accuracy_cases.csv) is well formed.
+"""The accuracy table (bench/accuracy/accuracy_cases.csv) is well formed.
 
 These tests check the table, not the error figures (those are bench output, see
 bench/RESULTS.md): every id resolves in the shipped catalog, units match the row
-kind, every row cites a source listed in bench/ACCURACY_SOURCES.md, the sets have
+kind, every row cites a source listed in bench/accuracy/ACCURACY_SOURCES.md, the sets have
 the sizes the accuracy requirement names, and main and holdout rows come from
 different source documents.
 """
@@ -19,7 +19,7 @@ import pytest
 from solver.inputs.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
+BENCH = ROOT / "bench" / "accuracy"
 
 
 def _accuracy_module():
@@ -142,7 +142,7 @@ NEW_HOLDOUT_SOURCES = ("MLPINF51_AMD", "MLPINF51_PARTNERS", "JETSTREAM_PT_V5E")
 
 def test_new_holdout_sources_are_holdout_and_cited_by_no_default():
     # A holdout row never sets a default: no text in solver/ or catalogs/SOURCES.md may
-    # cite these documents (bench/ACCURACY_SOURCES.md says which they are).
+    # cite these documents (bench/accuracy/ACCURACY_SOURCES.md says which they are).
     rows = [r for r in ROWS if r["source"] in NEW_HOLDOUT_SOURCES]
     # 6 AMD rows (MI300X and MI325X, three scenarios each), 6 partner rows, 6 TPU rows
     assert len(rows) == 18
@@ -184,7 +184,7 @@ def test_per_source_lines_by_hand():
 
 
 def test_mlperf_server_and_interactive_rows_are_compared_at_p99():
-    # MLPerf's rules (bench/ACCURACY_SOURCES.md MLPERF_RULES): Server and Interactive
+    # MLPerf's rules (bench/accuracy/ACCURACY_SOURCES.md MLPERF_RULES): Server and Interactive
     # latency limits hold at the 99th percentile of Poisson-arrival queries. 3 main Server
     # rows (m02, m05, m61), 2 holdout v4.0 Server rows (h02, h04), 4 v5.1 Server rows (h20,
     # h23, h26, h29) and 4 v5.1 Interactive rows: 13 rows, every one at 0.99.

@@ -4,7 +4,7 @@ no orders from a plan that does not verify. Issue 34's families: interrupted and
 repeated outputs (the complete old or new set, never a mix), plan files edited or from
 other catalogs (orders only as the plan's own), traps in valid problems (refused by
 name). The generators and the oracle are in
-bench/fuzz.py (its long run: ``python bench/fuzz.py --n 10000``, figures in
+bench/fuzz/fuzz.py (its long run: ``python bench/fuzz/fuzz.py --n 10000``, figures in
 bench/RESULTS.md); here hypothesis draws a bounded, reproducible sample."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("procure_fuzz", ROOT / "bench" / "fuzz.py")
+_spec = importlib.util.spec_from_file_location("procure_fuzz", ROOT / "bench" / "fuzz" / "fuzz.py")
 fuzz = importlib.util.module_from_spec(_spec)
 sys.modules["procure_fuzz"] = fuzz  # dataclasses look their module up there
 _spec.loader.exec_module(fuzz)
@@ -44,7 +44,7 @@ def test_fuzz(family, seed):
 @settings(max_examples=6, derandomize=True, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_fuzz_second_round(family, seed):
-    # the deadline oracle is the long run's (bench/fuzz.py): 1.2 x the limit + 0.5 s for
+    # the deadline oracle is the long run's (bench/fuzz/fuzz.py): 1.2 x the limit + 0.5 s for
     # the in-process runner, on the wall time less the time the run waited for a CPU
     # (schedstat), so other jobs on the machine do not fail it; an alarm that is lost
     # still fails it (the run goes on to its end)

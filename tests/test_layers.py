@@ -211,43 +211,88 @@ def test_the_cycle_finder_finds_a_cycle():
     assert sorted(map(sorted, _strongly_connected(graph))) == [["a", "b", "c"], ["d"]]
 
 
-def test_solver_uses_no_old_import_path():
-    # old paths (solver.catalog, ...) are for notebooks and scripts outside the
-    # repository; inside it every import names the module where it lives
-    from solver import OLD_PATHS
-
-    modules = _modules()
-    for name, path in modules.items():
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
-            prefixes = tuple(f"{o}." for o in OLD_PATHS)
-            old = [n for n in names if n in OLD_PATHS or n.startswith(prefixes)]
-            assert not old, (name, old)
+#: module paths from before the stage folders (the CHANGELOG says where each went): none
+#: exists any more, and nothing in the repository imports one
+REMOVED_PATHS = (
+    "solver.catalog", "solver.problem", "solver.presets", "solver.load", "solver.prices",
+    "solver.yamlio", "solver.tables", "solver.importers", "solver.compile",
+    "solver.dominance", "solver.model", "solver.columns", "solver.root", "solver.ledger",
+    "solver.clock", "solver.backends", "solver.cashflow", "solver.verify",
+    "solver.infeasibility", "solver.sensitivity", "solver.stochastic", "solver.estimate",
+    "solver.calibrate", "solver.changes", "solver.report", "solver.export",
+    "solver.notebook",
+)  # fmt: skip
 
 
-def test_old_import_paths_are_the_new_modules():
+def _removed_imports(source: str) -> list[str]:
+    """The names imported by ``source`` (Python) that are a removed path or inside one."""
+    prefixes = tuple(f"{old}." for old in REMOVED_PATHS)
+
+    def removed(name: str) -> bool:
+        return name in REMOVED_PATHS or name.startswith(prefixes)
+
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if removed(node.module):
+                found.append(node.module)
+            else:  # from solver import verify
+                found += [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return [name for name in found if removed(name)]
+
+
+def _notebook_code(path: Path) -> str:
+    """The code cells of a notebook as one Python source (IPython magics left out)."""
+    import json
+
+    cells = json.loads(path.read_text())["cells"]
+    lines = [
+        line
+        for cell in cells
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+        if not line.lstrip().startswith(("%", "!"))
+    ]
+    return "\n".join(lines)
+
+
+def test_nothing_imports_a_removed_path():
+    # solver/, the tests, the bench, the scripts and the notebooks import the stage folders
+    python = [p for d in ("solver", "tests", "bench", "scripts") for p in (ROOT / d).rglob("*.py")]
+    for path in python:
+        assert _removed_imports(path.read_text()) == [], path
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks, "no notebook found: the check would pass on nothing"
+    for path in notebooks:
+        assert _removed_imports(_notebook_code(path)) == [], path
+
+
+def test_removed_paths_are_not_importable():
+    # no import hook aliases an old path to its new module any more: each one fails
     import importlib
 
-    from solver import OLD_PATHS
+    import pytest
 
-    for old, new in OLD_PATHS.items():
-        module = importlib.import_module(old)
-        if isinstance(new, str):
-            assert module is importlib.import_module(new), old
-        else:  # split in two: every public name of each part, from the old path
-            for part in new:
-                public = [n for n in dir(importlib.import_module(part)) if not n.startswith("_")]
-                for n in public:
-                    assert hasattr(module, n), (old, n)
-    from solver.backends.base import SolveOptions
-    from solver.core.backends.base import SolveOptions as Same
+    for old in REMOVED_PATHS:
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
-    assert SolveOptions is Same
+
+def test_the_removed_path_finder_finds_each_form():
+    # the three forms an old import takes; the new paths are not flagged
+    planted = (
+        "import solver.catalog as c\n"
+        "from solver.backends.base import SolveOptions\n"
+        "from solver import verify, api\n"
+        "from solver.inputs.catalog import load_catalog\n"
+    )
+    assert _removed_imports(planted) == [
+        "solver.catalog",
+        "solver.backends.base",
+        "solver.verify",
+    ]
 
 
 def test_solving_a_problem_loads_no_exporter_module():

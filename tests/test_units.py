@@ -53,3 +53,22 @@ def test_solver_names_are_the_backends_registry():
 
     assert SOLVERS == tuple(BACKENDS)
     assert {DEFAULT_SOLVER, WARM_SOLVER} <= set(SOLVERS)
+
+
+def test_every_solver_name_says_what_it_is():
+    # the two HiGHS names are the ones a reader confuses: the help of --solver (solve's,
+    # here) says which is which, and every name has its words
+    import re
+
+    from typer.testing import CliRunner
+
+    from solver.cli import app
+    from solver.units import SOLVER_HELP, SOLVER_MEANINGS, SOLVERS
+
+    assert set(SOLVER_MEANINGS) == set(SOLVERS)
+    assert "highspy = HiGHS direct (default)" in SOLVER_HELP
+    assert "highs = HiGHS through PuLP" in SOLVER_HELP
+    out = CliRunner().invoke(app, ["solve", "--help"], env={"COLUMNS": "400"}).output
+    words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", out).split())
+    assert "highs = HiGHS through PuLP" in words
+    assert "highspy = HiGHS direct (default)" in words

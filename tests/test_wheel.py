@@ -86,7 +86,7 @@ def test_the_seed_solves_from_the_wheel(tmp_path):
     # the editable install of the source tree, are not read from a path added this way
     (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     code = (
-        "import json, solver, solver.catalog as c; from solver.api import solve; "
+        "import json, solver, solver.inputs.catalog as c; from solver.api import solve; "
         f"p = solve({str(ROOT / 'problems' / 'seed-2m-13b.yaml')!r}); "
         "print(json.dumps([solver.__file__, str(c.DEFAULT_CATALOG_DIR), p.total_cost_usd]))"
     )

@@ -34,6 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 
 from solver.inputs.catalog import Catalog
+from solver.money import usd
 from solver.plan import LineItem, Plan, totals_of
 from solver.units import RENTED_MODES, Item, Mode
 
@@ -167,7 +168,8 @@ def split_change(
 
 
 def _usd(value: float) -> str:
-    return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+    """A change in USD as the diff writes it (``+$5.00``, ``-$5.00``)."""
+    return usd(value, signed=True)
 
 
 def _role(item: LineItem) -> str:
@@ -369,7 +371,7 @@ def _all_in(plan: Plan) -> float:
 
 
 def _cost_line_notes(old: Plan, new: Plan) -> list[str]:
-    """The costs beside compute (issue 29 part 5) by category, old -> new, when either
+    """The costs beside compute by category, old -> new, when either
     plan has any: the diff's totals and lines are compute."""
     if not old.cost_lines and not new.cost_lines:
         return []
@@ -380,9 +382,9 @@ def _cost_line_notes(old: Plan, new: Plan) -> list[str]:
             by[c.category] += c.cost_usd
         sums.append(by)
     a, b = sums
-    parts = [f"{k} ${a.get(k, 0.0):,.2f} -> ${b.get(k, 0.0):,.2f}" for k in sorted(set(a) | set(b))]
+    parts = [f"{k} {usd(a.get(k, 0.0))} -> {usd(b.get(k, 0.0))}" for k in sorted(set(a) | set(b))]
     return [
-        f"the totals above are compute; all in ${_all_in(old):,.2f} -> ${_all_in(new):,.2f}, "
+        f"the totals above are compute; all in {usd(_all_in(old))} -> {usd(_all_in(new))}, "
         "with the costs beside compute: " + "; ".join(parts)
     ]
 

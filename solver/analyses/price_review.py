@@ -23,6 +23,7 @@ import pandas as pd
 from solver.errors import skeleton
 from solver.inputs.catalog import Catalog
 from solver.plan import Plan
+from solver.units import Item, Mode
 
 #: statuses of a price report row that were not applied and are reviewed
 REVIEWED_STATUSES = ("unknown", "suspicious", "inconsistent")
@@ -96,9 +97,9 @@ def _plan_offerings(plan: Plan) -> dict[str, int]:
     """offering id (server id for owned lines) -> the first plan line holding it."""
     out: dict[str, int] = {}
     for n, item in enumerate(plan.line_items):
-        if item.item == "existing":
+        if item.item == Item.EXISTING:
             continue
-        key = item.instance_type if item.mode == "owned" else item.offering
+        key = item.instance_type if item.mode == Mode.OWNED else item.offering
         out.setdefault(str(key), n)
     return out
 

@@ -172,7 +172,7 @@ _MAX_HANDSHAKE_BYTES = 1 << 20
 
 
 def dask_client(address: str, *, timeout_s: float = 10.0):
-    """A Dask client of the scheduler at ``address``, or a clear refusal (issue 34).
+    """A Dask client of the scheduler at ``address``, or a clear refusal.
 
     Before Dask reads anything, the peer is probed (``tcp://`` addresses): a Dask
     scheduler sends its handshake as soon as a connection is accepted, a message that
@@ -247,7 +247,7 @@ def dask_client(address: str, *, timeout_s: float = 10.0):
 
 
 def capped_workers(workers: int) -> tuple[int, str | None]:
-    """``workers`` local processes, at most this machine's CPUs (issue 34: an unbounded
+    """``workers`` local processes, at most this machine's CPUs (an unbounded
     ``--workers 10000`` forks until the machine refuses); the message says when capped.
 
     Raises

@@ -50,7 +50,6 @@ from pydantic import BaseModel, Field
 
 from solver.core.backends import SolveOptions
 from solver.core.backends.base import relative_gap
-from solver.core.budget import RESERVE_SHARE
 from solver.core.clock import first_day
 from solver.core.compile import Compiled, CompileReport, compile_problem, prune_dominated_pools
 from solver.core.model import (
@@ -63,6 +62,7 @@ from solver.core.model import (
     new_row,
 )
 from solver.core.restrictions import described, lifted_periods, period_restrictions
+from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError, suggestion
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import os
 
-# numpy's OpenBLAS starts a thread per core when it is imported (about 60 ms of CPU at each
-# command's start, more on a busy machine): procure's arithmetic is vectors of a few
+# numpy's OpenBLAS starts a thread per core when it is imported (CPU at each command's
+# start, more on a busy machine): procure's arithmetic is vectors of a few
 # thousand numbers and the MIP solvers run their own threads, so one BLAS thread, unless
 # the user set another number. Set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -74,8 +74,8 @@ def leave(code: int | str | None) -> None:  # pragma: no cover
     """End the process with ``code`` as Python's own exit would, without its teardown.
 
     Python's exit runs the atexit handlers, flushes stdout and stderr, then frees every
-    module and object; that last part took 0.12 s of a 1.1 s ``procure solve`` (pandas,
-    numpy and pydantic hold a great many objects). Here the handlers run and the streams
+    module and object, a noticeable part of a short command (pandas, numpy and pydantic
+    hold a great many objects). Here the handlers run and the streams
     are flushed as usual, and the process ends without the freeing (``os._exit``). With
     threads still running (a worker pool, the web server) Python's own exit joins them.
     """

@@ -22,7 +22,7 @@ from solver.cli.common import (
     emit,
 )
 from solver.errors import ProcureError
-from solver.units import DEFAULT_SOLVER, SOLVERS
+from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
 #: ``procure watch`` exit codes (README, "After the plan is signed"): scripts act on them.
 EXIT_WATCH_HOLDS = 0
@@ -106,7 +106,7 @@ def actuals_cmd(
         ),
     ] = None,
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="MIP solver", **_choices(*SOLVERS))] = DEFAULT_SOLVER,
+    solver: Annotated[str, typer.Option(help=SOLVER_HELP, **_choices(*SOLVERS))] = DEFAULT_SOLVER,
     force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -180,7 +180,7 @@ def watch_cmd(
     ] = "table",
     out: Annotated[Path | None, typer.Option(help="Write the output to this file")] = None,
     catalog: CatalogOpt = None,
-    solver: Annotated[str, typer.Option(help="MIP solver", **_choices(*SOLVERS))] = DEFAULT_SOLVER,
+    solver: Annotated[str, typer.Option(help=SOLVER_HELP, **_choices(*SOLVERS))] = DEFAULT_SOLVER,
     force: ForceOpt = False,
     debug: DebugOpt = False,
     db: SnapshotDbOpt = None,

@@ -34,8 +34,9 @@ from solver.cli.common import (
     time_left,
 )
 from solver.errors import ProcureError
+from solver.money import usd
 from solver.outputs.files import check_not_inputs, check_output_file, write_paths_together
-from solver.units import DEFAULT_SOLVER, SOLVERS
+from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
 if TYPE_CHECKING:
     from solver.plan import Plan
@@ -164,7 +165,7 @@ def resolve_cmd(
     ] = False,
     solver: Annotated[
         str,
-        typer.Option(help="MIP solver", **_choices(*SOLVERS)),
+        typer.Option(help=SOLVER_HELP, **_choices(*SOLVERS)),
     ] = DEFAULT_SOLVER,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds")] = None,
     gap: Annotated[float, typer.Option(help="Relative MIP gap to prove")] = 1e-4,
@@ -240,7 +241,7 @@ def resolve_cmd(
             prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
         )
         applied[BASELINE_KEY] = _problem_digest(base)  # the lineage diff reads
-        stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
+        stages.done("re-solve", f"{usd(result.plan.total_cost_usd)}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
         text = _resolution_text(repriced, result, format)
         _write_resolution(text, result, out, plan_out, problem_out, force)

@@ -32,14 +32,14 @@ from solver.cli.common import (
 )
 from solver.errors import ProcureError
 from solver.outputs.files import check_not_inputs, check_output_file, write_atomic
-from solver.units import DEFAULT_SOLVER, SOLVERS
+from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
 #: ``procure solve --throughput-scenarios``
 ThroughputOpt = Annotated[
     str | None,
     typer.Option(
         "--throughput-scenarios",
-        help="Two-stage over serving capacity (issue 33): factor:probability pairs, e.g. "
+        help="Two-stage over serving capacity: factor:probability pairs, e.g. "
         "1:0.6,0.8:0.3,0.6667:0.1 (capacity x 1, x 0.8, x 0.6667), qQ:P for a quantile of "
         "each estimate's own error band, or 'band' (10th, 50th and 90th percentiles at "
         "0.3, 0.4 and 0.3). Multiplies the problem's scenarios (replaces its "
@@ -56,7 +56,7 @@ def solve(
     solver: Annotated[
         str,
         typer.Option(
-            help="MIP solver",
+            help=SOLVER_HELP,
             **_choices(*SOLVERS),
         ),
     ] = DEFAULT_SOLVER,

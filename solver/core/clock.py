@@ -13,7 +13,7 @@ do not depend on the day it is solved; its dates count from the default start (t
 of next month) and label the same 730-hour months.
 
 Every cost stage takes its hours from one :class:`Clock`; the verifier computes calendar
-hours on its own (solver/verify.py) to check them.
+hours on its own (:mod:`solver.trust.verify`) to check them.
 """
 
 from __future__ import annotations

@@ -60,11 +60,11 @@ import pandas as pd
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
-from solver.core.budget import Budget, Phase
 from solver.core.compile import Compiled, with_options
 from solver.core.dominance import served_capacity
 from solver.core.ledger import discount_factors
 from solver.core.model import LinearModel, Row, build_model, new_row
+from solver.core.time_budget import Budget, Phase
 from solver.errors import NoPlanError, ProcureError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS

@@ -3,13 +3,13 @@
 Model (the objective's coefficients and per-period splits), plan (line-item costs), the
 re-solve (capex already spent) and the exports read their money from here, so the same
 purchase or reservation is charged the same everywhere. The verifier does NOT import
-this module: it recomputes every charge from the catalog on its own (solver/verify.py),
+this module: it recomputes every charge from the catalog on its own (:mod:`solver.trust.verify`),
 which is what makes its check independent.
 
 Charges are per unit (one instance, one server) and split over the problem's periods
 (a DataFrame with ``start_month``, ``end_month`` and ``months`` per period, as
-:func:`solver.compile.build_periods` makes it). Money in USD, time in months from the
-plan's start; hours of a span of months come from the problem's :class:`solver.clock.Clock`
+:func:`solver.core.compile.build_periods` makes it). Money in USD, time in months from the
+plan's start; hours of a span of months come from the problem's :class:`solver.core.clock.Clock`
 (calendar hours when the problem states its start, else 730-hour months).
 
 - Rent (on-demand, spot): price x units x hours, in the period it runs.
@@ -38,6 +38,7 @@ import pandas as pd
 
 from solver.core.clock import Clock
 from solver.inputs.costs import Resolved, egress_gb, top_rate
+from solver.money import usd
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def existing_server(*, hosting_usd_per_month: float, periods: pd.DataFrame) -> C
 
 @dataclass(frozen=True)
 class ExtrasBound:
-    """What the budget row holds for the cost categories beside compute (issue 29 part 5):
+    """What the budget row holds for the cost categories beside compute:
     ``all-in <= multiplier x compute + constant_usd``, for any plan.
 
     The categories are charged after the solve (:mod:`solver.plan.costs`); this bound is
@@ -292,7 +293,7 @@ def extras_bound(
     c = 1.0 + resolved.contingency_rate
     multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)
     basis = (
-        f"all-in <= {multiplier:.6g} x compute + ${c * constant:,.2f}: compute x (1 + "
+        f"all-in <= {multiplier:.6g} x compute + {usd(c * constant)}: compute x (1 + "
         f"{resolved.contingency_rate:.4g} contingency) x ((1 + {tax_max:.4g} top tax) x "
         f"(1 + {rate_max:.4g} top support band) + {staff:.4g} staff per compute dollar at "
         "the cheapest cloud price), plus storage, egress and support minimums with their "

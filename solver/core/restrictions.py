@@ -1,4 +1,4 @@
-"""Restrictions the period structure imposes that the user did not ask for (issue 34).
+"""Restrictions the period structure imposes that the user did not ask for.
 
 Owned and reserved units are fixed within a period (DESIGN.md section 5), so a unit can
 serve a period only if it is in service all through it: a server whose life is shorter
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
+from solver.units import Mode
 
 if TYPE_CHECKING:
     from solver.inputs.problem import Problem
@@ -101,7 +102,7 @@ def period_restrictions(compiled: Compiled) -> list[PeriodRestriction]:
 def described(r: PeriodRestriction, what: str = "the plan") -> str:
     """One restriction in words: "period 'all' (72 months) is longer than the 60-month
     server life of 1 pool(s) (box@colo#owned), so the plan could not use owned in it"."""
-    unit = "server life" if r.mode == "owned" else f"{r.mode} term"
+    unit = "server life" if r.mode == Mode.OWNED else f"{r.mode} term"
     more = ", ..." if len(r.pools) > 3 else ""
     return (
         f"period {r.period!r} ({r.period_months:g} months) is longer than the "

@@ -37,7 +37,6 @@ import numpy as np
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
-from solver.core.budget import Budget
 from solver.core.columns import (
     _LP,
     AUTO_COLUMNS,
@@ -50,6 +49,7 @@ from solver.core.columns import (
 )
 from solver.core.compile import Compiled
 from solver.core.model import LinearModel, build_model
+from solver.core.time_budget import Budget
 
 log = logging.getLogger(__name__)
 

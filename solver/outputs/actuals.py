@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from solver.money import usd
 from solver.outputs.files import csv_text
 
 if TYPE_CHECKING:
@@ -22,14 +23,13 @@ if TYPE_CHECKING:
 
 
 def _usd(value: float) -> str:
-    if value != value:
-        return "-"
-    sign = "-" if value < -0.005 else ("+" if value > 0.005 else " ")
-    return f"{sign}${abs(value):,.2f}"
+    """A change in USD (``+$5.00``), ``-`` when there is none to show."""
+    return usd(value, signed=True, missing="-")
 
 
 def _plain(value: float) -> str:
-    return "-" if value != value else f"${value:,.2f}"
+    """An amount in USD (``$5.00``), ``-`` when there is none to show."""
+    return usd(value, missing="-")
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -200,8 +200,8 @@ def _resolve_words(resolution: Resolution | None, note: str) -> str:
     d = resolution.diff
     return (
         f"re-solve from {resolution.rebased.as_of} (bought and reserved held): "
-        f"${resolution.plan.total_cost_usd:,.2f} against "
-        f"${resolution.baseline.total_cost_usd:,.2f} for the plan's remaining decisions "
+        f"{usd(resolution.plan.total_cost_usd)} against "
+        f"{usd(resolution.baseline.total_cost_usd)} for the plan's remaining decisions "
         f"({_usd(d.total_change_usd)}; "
         f"{d.n_changes} line items change)" + (f"; {note}" if note else "")
     )
@@ -279,8 +279,8 @@ def watch_table(w: Watch) -> str:
         out.append(f"re-solve infeasible at the new prices: {w.infeasible}")
     else:
         out.append(
-            f"the plan at the new prices ${w.plan_at_new_prices_usd:,.2f}; the optimum "
-            f"${w.optimum_usd:,.2f} ({w.saving_pct:.2f}% less, {w.changed_items} line items change)"
+            f"the plan at the new prices {usd(w.plan_at_new_prices_usd)}; the optimum "
+            f"{usd(w.optimum_usd)} ({w.saving_pct:.2f}% less, {w.changed_items} line items change)"
         )
     return "\n".join(out) + "\n"
 

@@ -200,7 +200,7 @@ def _focus_row(item: LineItem, charge, catalog: Catalog, account: tuple[str, str
     billing_account_id, account_name = account
     provider = item.provider
     display, publisher, issuer = _names(item, catalog)
-    owned = item.mode == "owned"
+    owned = item.mode == Mode.OWNED
     quantity = values.pop("quantity")
     list_price = values.pop("list_price")
     row = {
@@ -300,18 +300,20 @@ def focus_frame(
         )
         if item.workload:
             what += f" for {item.workload}" + (f" ({item.block})" if item.block else "")
-        if item.item == "staff_scale":  # a credit on the site's hosting (solver/core/staff.py)
+        if item.item == Item.STAFF_SCALE:  # a credit on the site's hosting (solver/core/staff.py)
             what = (
                 f"staff saving of {item.units:g} owned servers in {item.region} (past 1,000 "
                 "servers, fewer administrators per server)"
             )
-        if item.item == "purchase":
+        if item.item == Item.PURCHASE:
             _purchase_rows(item, charge, what, emit)
-        elif item.item == "reservation" or (item.item == "existing" and item.mode != "owned"):
+        elif item.item == Item.RESERVATION or (
+            item.item == Item.EXISTING and item.mode != Mode.OWNED
+        ):
             _reservation_rows(item, charge, what, emit, cal, used, catalog)
-        elif item.item == "savings_plan":
+        elif item.item == Item.SAVINGS_PLAN:
             _savings_plan_rows(item, charge, emit, cal, sp_used.get((item.offering, item.period)))
-        elif item.item == "savings_plan_cover":
+        elif item.item == Item.SAVINGS_PLAN_COVER:
             _savings_plan_credit_row(item, charge, what, emit)
         else:
             _usage_row(item, charge, what, emit)
@@ -444,10 +446,14 @@ def _usage_row(item: LineItem, charge, what: str, emit) -> None:
         quantity=charge.quantity,
         list_price=charge.unit_price_usd,
         ChargeCategory="Usage",
-        ChargeFrequency="Recurring" if item.item == "existing" else "Usage-Based",
-        ChargeDescription=("hosting of " if item.item == "existing" else "")
+        ChargeFrequency="Recurring" if item.item == Item.EXISTING else "Usage-Based",
+        ChargeDescription=("hosting of " if item.item == Item.EXISTING else "")
         + what
-        + ("" if item.mode != "owned" or item.item == "staff_scale" else " (electricity, hosting)"),
+        + (
+            ""
+            if item.mode != Mode.OWNED or item.item == Item.STAFF_SCALE
+            else " (electricity, hosting)"
+        ),
         PricingUnit="Hours",
         PricingCategory={"spot": "Dynamic"}.get(item.mode, "Standard"),
         BilledCost=usd,
@@ -474,7 +480,7 @@ def _commitment_use(plan: Plan, cal: PlanCalendar) -> dict[tuple[str, str, str],
                 if end - max(s, begin) > 1e-9:
                     hours = cal.clock.hours(max(s, begin), end)
                     committed[(i.offering, i.mode, p)] += i.units * hours
-        elif i.item == "existing":
+        elif i.item == Item.EXISTING:
             price = i.unit_price_usd_per_hour
             for p, usd in i.cost_by_period_usd.items():
                 if price > 0:
@@ -489,7 +495,7 @@ def _reservation_rows(item, charge, what, emit, cal: PlanCalendar, used, catalog
     usage rows."""
     mode = item.mode
     years = int(RESERVED_TERM_MONTHS[mode] / 12)
-    if item.item == "reservation":
+    if item.item == Item.RESERVATION:
         cid = f"planned:{item.offering}#{mode}@{item.period}"
     else:
         cid = f"existing:{item.offering}#{mode}"
@@ -553,13 +559,13 @@ def _savings_plan_use(plan: Plan, problem: Problem, cal: PlanCalendar) -> dict:
     uses then} (plan-rate spend of the usage it covers / commitment x hours)."""
     rates = {f"savings_plan/{sp.provider}/{sp.term}": sp.rates for sp in problem.savings_plans}
     out: dict[tuple[str, str], dict[str, float]] = {}
-    for sp in (i for i in plan.line_items if i.item == "savings_plan" and i.units > 0):
+    for sp in (i for i in plan.line_items if i.item == Item.SAVINGS_PLAN and i.units > 0):
         plan_rates = rates.get(sp.offering, {})
         for name in cal.start_month:
             covered = sum(
                 plan_rates.get(c.offering, 0.0) * c.units * c.hours
                 for c in plan.line_items
-                if c.item == "savings_plan_cover"
+                if c.item == Item.SAVINGS_PLAN_COVER
                 and c.period == name
                 and f"savings_plan/{c.provider}/{c.mode.removeprefix('savings_plan_')}"
                 == sp.offering

@@ -1,8 +1,8 @@
 """Text tables and wrapped lines for a terminal, without a rendering library.
 
 The plan table (:func:`solver.outputs.text.plan_table`) is printed at the end of every
-``procure solve``; rendering its eight tables with rich took about 60 ms and importing rich
-about 20 ms of the command's second (issue 27). :class:`Page` and :class:`Table` give the
+``procure solve``; rendering it with rich, and importing rich, cost a visible part of
+that command's time. :class:`Page` and :class:`Table` give the
 same text as rich's ``Console(width=170, color_system=None)`` printing ``Table`` objects
 with their defaults (the heavy-head box, one space of padding, cells wrapped at word
 boundaries when the table is wider than the page, titles wrapped and padded to the table's

@@ -75,7 +75,7 @@ def order_lines(plan: Plan) -> pd.DataFrame:
     ``unit_price_usd_per_hour`` is the line item's (:attr:`LineItem.unit_price_usd_per_hour`);
     ``unit_price_usd`` the same per instance-hour, or per server for a purchase (its plan
     cost, capex and hosting, over the servers bought); ``price_date``, ``price_confidence``,
-    ``price_source`` and ``price_currency`` where that price comes from (issue 29);
+    ``price_source`` and ``price_currency`` where that price comes from;
     ``usd_<period>`` the cost per plan period. :func:`provider_orders` and
     :func:`purchase_orders` are views of it.
     """
@@ -85,7 +85,7 @@ def order_lines(plan: Plan) -> pd.DataFrame:
         if i.item not in (*ORDER_ITEMS, "purchase"):
             continue
         by_period = i.cost_by_period_usd or {i.period: i.cost_usd}
-        bought = i.item == "purchase"
+        bought = i.item == Item.PURCHASE
         per_unit = i.cost_usd / i.units if i.units else 0.0  # a server's capex and hosting
         rows.append(
             {

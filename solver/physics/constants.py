@@ -70,34 +70,9 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # batch up to max_batch_size 2,048 by default (tensorrt_llm BuildConfig) where vLLM's
     # max_num_seqs default is 256; MLPerf Llama-2-70B submissions run 806-896 at once.
     "tensorrt-llm": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF", max_num_seqs=2048),
-    # vLLM on ROCm (MI300X/MI325X), issue 33. Fitted on the five main MLPerf rows of AMD's
-    # harness (Llama 2 70B FP8 with FP8 KV, TP1, prompt 219 tokens: MLPERF_L2_PROMPT in
-    # bench/ACCURACY_SOURCES.md): the three MI300X rows of v4.1 (m01-m03, MLPINF41_AMD) and,
-    # helper h33d, the two MI325X rows of v5.0 (m60-m61, MLPINF50_AMD: 8x MI325X, Offline
-    # 33,928.1 and Server 30,724.51 tok/s). These rows are one model shape at large batch,
-    # so they pin the compute fraction, not the bandwidth: along the grid's ridge a lower
-    # bandwidth trades for a higher compute fraction at the same largest error (eta_bw 0.45
-    # with eta_c 0.55 and eta_bw 0.55 with eta_c 0.50 both give 1.24x). The bandwidth
-    # fraction (0.55) and the step overhead (2 ms) are therefore kept from the earlier basis
-    # (h33c's fit of the v4.1 rows with the 405B batch-1 run) and only eta_c is refitted:
-    # `python bench/fit_runtime.py vllm-rocm --bw 0.55 --compute
-    # 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56 --overhead-ms 2 --combine sum` ranks
-    # eta_c 0.50 first (largest error 1.24x, median 11.2%; 0.40 gave 1.42x, the MI325X rows
-    # at 0.70x). Memory and compute times add (sum, as on Gaudi; `--combine max` is best at
-    # 1.31x over the same rows). By hand (batch 256 = vLLM's max_num_seqs, 219/294, mean
-    # context 366; FLOPs per sequence-step 2 x 68.98e9 x (1 + 219/294) + 4 x 80 x 8,192 x 366
-    # + 2 x 80 x 8,192 x 219^2 / 294 = 241.9e9, x 256 = 61.9 TFLOP -> 61.9 / (2,614.9 x 0.50)
-    # = 47.35 ms on either chip):
-    #   m01, one MI300X (5,300 GB/s): weights 68.98 GB / (5,300 x 0.55) = 23.66 ms, KV 256 x
-    #     366 x 163,840 B = 15.35 GB -> 5.27 ms; 23.66 + 5.27 + 47.35 + 2 = 78.28 ms -> 3,270
-    #     tok/s (measured 2,939: 1.11x);
-    #   m60, one MI325X (6,000 GB/s): 20.90 + 4.65 + 47.35 + 2 = 74.90 ms -> 3,418 tok/s
-    #     (measured 4,241: 0.81x).
-    # The MI325X measures 1.2-1.4x the MI300X at the same compute peak, more than its 13%
-    # more bandwidth explains at this batch (stated gap: its 1,000 W against 750 W may hold
-    # higher clocks; not modelled). Every main row is Llama 2 70B: no second model size has
-    # a main AMD row (stated gap). Oracle's 405B batch-1 run (36 tok/s, 8x MI300X) comes out
-    # at 1.08x (405 GB / (8 x 5,300 x 0.55) = 17.4 ms + 252 all-reduces + 2 ms).
+    # vLLM on ROCm (MI300X/MI325X): fitted on the five main MLPerf rows of AMD's harness
+    # (MLPINF41_AMD, MLPINF50_AMD); memory and compute times add. The fit and two rows by
+    # hand: docs/concepts/runtime-figures.md, "vLLM on ROCm".
     "vllm-rocm": RuntimeEfficiency(
         0.55,
         0.50,
@@ -105,72 +80,19 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
         "MLPINF41_AMD; MLPINF50_AMD; ORACLE_MI300X_405B; SEMIANALYSIS_MI300X",
         overlap=False,
     ),
-    # Neuron (TGI-neuron / NxD Inference), issue 33: a decode step on Neuron is mostly a
-    # fixed cost per step, not a low bandwidth. Two published batch-1 runs at different
-    # model sizes on Inferentia2 (optimum-neuron benchmark/text-generation-inference):
-    #   Llama-3.1-8B bf16 on 4 chips (performance/llama3.1-8b/tgi-results.csv, 2025-06,
-    #     synchronous): 26.79 ms per token for 16.06 GB / 4 = 4.02 GB per chip, L = 32;
-    #   Llama-3-70B bf16 on 12 chips (performance/llama3-70b-inf2.48xlarge/
-    #     tgi-results-batchsize-1.csv): 31.61 ms per token for 141.1 / 12 = 11.76 GB per
-    #     chip, L = 80.
-    # t = F + (W/d) / (880 GB/s x eta_bw) + 2 L x 24 us (all-reduce latency, NeuronLink).
-    # The two points differ by 4.82 ms, of which 2.30 ms is the 96 more all-reduces, so
-    # 7.74 GB more per chip costs 2.52 ms: 3.1 TB/s per chip, above the 880 GB/s data
-    # sheet. The bandwidth slope is therefore bounded by the data sheet; the grid fit (`python
-    # bench/fit_runtime.py neuron --bw 0.3,0.5,0.7,0.9,1.0 --compute 0.05,0.07,0.1 --overhead-ms
-    # 0,5,10,15,20`, over the Neuron main rows) ranks eta_bw 0.90, eta_c 0.10, 15 ms first (largest
-    # error 1.52x, median 19%). By hand, at 0.9 the weight reads are 4.02 / 0.792 = 5.07 ms and
-    # 11.76 / 0.792 = 14.85 ms, leaving F = 26.79 - 5.07 - 1.54 = 20.2 ms and 31.61 - 14.85 - 3.84 =
-    # 12.9 ms: F = 15 ms, between them (the value whose largest error over the Neuron rows is least,
-    # 1.5x, with the Trainium 70B row, 20.47 ms on 16 chips, in the fit). eta_c from the 8B run's
-    # TTFT: 315.79 ms for 2 x 8e9 x 1,500 FLOPs over 4 x 190 TFLOPS (31.6 ms at 100%) -> 0.10. The
-    # older single-row fit (0.18 of bandwidth, no overhead) charged the fixed cost as bandwidth and
-    # predicted the 70B rows 2.5-2.9x too slow.
+    # Neuron (TGI-neuron / NxD Inference): a decode step is mostly a fixed cost per step,
+    # fitted on two published batch-1 runs on Inferentia2 at different model sizes. The
+    # fit by hand: docs/concepts/runtime-figures.md, "Neuron".
     "neuron": RuntimeEfficiency(0.90, 0.10, 0.015, "OPTNEURON_TGI_PERF"),
-    # Gaudi (vLLM-fork / Optimum Habana), issue 33: at large batch the measured step is the
-    # SUM of the memory and compute times (overlap=False), not their maximum. Fitted on the
-    # Intel Gaudi 3 throughput table (intel.com .../gaudi/model-performance.html, SynapseAI
-    # 1.18, FP8) for Llama 2 7B (1 HPU) and Llama 2 70B (2 HPU), 8 rows, and the Gaudi 2
-    # table's 5 rows (7B-70B): eta_bw 0.85, eta_c 0.40 of the FP8 peak, F = 5 ms per step
-    # minimise the largest error over those 13 rows (1.5x, the Gaudi 2 TP4 70B row; median
-    # 10%). The page's 12 Llama 3.1 rows were set apart while fitting; with them the grid
-    # (`python bench/fit_runtime.py gaudi --bw 0.75,0.8,0.85,0.9,0.95 --compute
-    # 0.35,0.4,0.45 --overhead-ms 3,4,5,6,8 --combine sum`) keeps the same largest error,
-    # 1.51x, at these figures (median 7.1%). Two rows by hand (KV in FP8; all-reduce terms
-    # from the link figures):
-    #   Llama 2 7B, 2,048/2,048, batch 75, 1 Gaudi 3 (3,700 GB/s, 1,835 TFLOPS): weights
-    #     6.74 GB / (3,700 x 0.85) = 2.14 ms; KV 75 x 3,072 (mean context) x 262,144 B =
-    #     60.4 GB -> 19.20 ms; FLOPs 75 x [2 x 6.74e9 x 2 + attention] -> 2.97 ms at 0.40
-    #     of peak; + 5 ms = 29.32 ms per step -> 75 / 0.02932 = 2,558 tok/s (measured
-    #     2,734: 0.94x); memory dominates, so max or sum differ little (2,846, 1.04x);
-    #   Llama 2 70B, 128/2,048, batch 512, 2 Gaudi 3: memory 10.97 + 15.36 = 26.33 ms,
-    #     compute 52.18 ms, fixed 5 + 3.84 (160 all-reduces) ms, all-reduce bytes 3.88
-    #     ms: the sum is 91.23 ms -> 512 / 0.09123 / 2 = 2,806 tok/s per HPU (measured
-    #     3,013: 0.93x); the maximum would give 64.9 ms -> 3,944 (1.31x), and the old
-    #     NVIDIA-borrowed fractions with the maximum 5,686 (1.89x).
-    # Gaudi 2 keeps the same runtime figures (its table's rows fall to 0.66-0.78x at 865
-    # FP8 TFLOPS, the TP4 70B row to 1.51x, and the MLPerf v4.0 holdout rows to 0.68x and
-    # 0.87x: within 1.5x, below the point).
+    # Gaudi (vLLM-fork / Optimum Habana): at large batch the measured step is the SUM of
+    # the memory and compute times (overlap=False); fitted on the Intel Gaudi 3 and Gaudi 2
+    # throughput tables. The fit and two rows by hand: docs/concepts/runtime-figures.md, "Gaudi".
     "gaudi": RuntimeEfficiency(
         0.85, 0.40, 0.005, "INTEL_G3_INF; GAUDI2_INFERENCE_PERF", overlap=False
     ),
-    # TPU (vLLM TPU, paged KV cache), issue 33. eta_c: MaxText on TPU v5e reaches 55-67%
-    # MFU in training (configs/v5e/README.md), taken as the achieved GEMM fraction. eta_bw,
-    # overhead and overlap from two published serving runs at different model sizes, neither
-    # a holdout row (TPU_RECIPES_VLLM_V6E, TPU_RECIPES_JSMT_V5E in bench/ACCURACY_SOURCES.md):
-    #   Llama-3.3-70B bf16 on v6e-8 (vLLM TPU, tpu-recipes inference/trillium/vLLM/Llama3.x),
-    #     1000/1000 at concurrency 64: 2,494.80 tok/s = 64 / 25.65 ms per step (TPOT 25.35 ms);
-    #     weights 141.1 / 8 = 17.64 GB per chip / (1,638 GB/s x 0.60) = 17.95 ms, KV 64 x 1,500
-    #     x 327,680 B / 8 = 3.93 GB -> 4.00 ms, 160 all-reduces x 24 us = 3.84 ms: 25.8 ms with
-    #     no step overhead (0.99x of the measured step);
-    #   Llama 2 7B bf16 on v5e-8 (JetStream + MaxText, batch 88, dense 2,048-token cache; the
-    #     `jetstream` runtime below): 88 / 3,061.78 tok/s = 28.74 ms per step; weights 13.48 / 8
-    #     = 1.69 GB / (819 x 0.60) = 3.43 ms, KV 88 x 2,048 x 524,288 B / 8 = 11.81 GB -> 24.04
-    #     ms, 64 x 24 us = 1.54 ms: 29.0 ms (1.01x).
-    # `python bench/fit_runtime.py tpu --bw 0.5,0.6,0.7,0.8 --compute 0.45,0.55,0.65
-    # --overhead-ms 0,2,4 --combine max` over the three TPU main rows ranks eta_bw 0.60, no
-    # overhead first (largest error 1.09x); `--combine sum` does no better (1.10x), so max.
-    # The rows are decode-bound: they do not pin eta_c (every grid value ties).
+    # TPU (vLLM TPU, paged KV cache): eta_c from MaxText's training MFU on TPU v5e; eta_bw,
+    # overhead and overlap from two published serving runs at different model sizes. The
+    # fit and both runs by hand: docs/concepts/runtime-figures.md, "TPU".
     "tpu": RuntimeEfficiency(0.60, 0.55, 0.0, "MAXTEXT_V5E_MFU; TPU_RECIPES_VLLM_V6E"),
 }
 # JetStream + MaxText on TPU keeps each sequence's KV cache in a dense array of the
@@ -194,19 +116,10 @@ RUNTIME_BY_VENDOR: dict[str, str] = {
     "google": "tpu",
 }
 
-# Error band of a capacity figure (issue 33), as the root-mean-square of ln(measured /
-# predicted) capacity over the accuracy table's MAIN serving rows of each runtime (holdout
-# rows never set a default): `python bench/accuracy.py --bands` prints them (throughput
-# rows measured / predicted, time-per-token rows predicted / measured; TTFT rows are not
-# capacity). The RMS counts the bias with the spread (NVIDIA's TensorRT-LLM rows sit
-# +0.08 above the physics on average), so the band is wider than the spread alone.
-# vLLM on CUDA shares TensorRT-LLM's kernel fractions and has no main row of its own: it
-# takes TensorRT-LLM's band. A runtime with fewer than 4 main serving rows (TPU: 2 + 1
-# JetStream) takes the pooled band: three rows of one shape say little about the spread
-# on others. Re-read 2026-11-26 (helper h33d) after the MLPerf v5.0 MI325X rows (m60-m61)
-# and the vllm-rocm refit: vLLM ROCm now has 5 main rows (MI300X and MI325X; still one
-# model) and its own band; 23 of 29 holdout capacity rows fall within their runtime's
-# two-sided 90% band (14 of 29 before).
+# Error band of a capacity figure, as the root-mean-square of ln(measured / predicted)
+# capacity over the accuracy table's MAIN serving rows of each runtime (holdout rows never
+# set a default): `python bench/accuracy/accuracy.py --bands` prints them. How the rows are
+# read, and the runtimes that take another's band: docs/concepts/runtime-figures.md, "Error bands".
 CAPACITY_BAND_LOG: dict[str, float] = {
     "gaudi": 0.182,  # 25 rows (Gaudi 2 and 3 tables, MLPerf v4.0 is holdout)
     "neuron": 0.308,  # 4 rows (optimum-neuron, Inferentia2 and Trainium)

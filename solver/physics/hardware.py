@@ -117,7 +117,7 @@ def runtime_of(vendor: np.ndarray, runtime: str | None = None) -> np.ndarray:
 def capacity_band_log(
     vendor: np.ndarray, source: np.ndarray | str, runtime: str | None = None
 ) -> np.ndarray:
-    """Error band (RMS log error) of a capacity figure per device and source (issue 33):
+    """Error band (RMS log error) of a capacity figure per device and source:
     ``measured`` the measured band, ``physics`` and ``calibrated`` their runtime's
     (constants.CAPACITY_BAND_LOG; the pooled band for a runtime without one)."""
     runtimes = runtime_of(vendor, runtime)

@@ -60,7 +60,7 @@ Batch-Aware Expert Routing for Faster Decode Without Retraining", arXiv:2511.022
 measured on Qwen3-30B-A3B and Qwen3-235B-A22B; total and active counts: Jiang et al.,
 "Mixtral of Experts", arXiv:2401.04088 (2024), 47B parameters of which 13B per token.
 
-Latency under load (issue 33). Requests arrive as a Poisson stream at the planned
+Latency under load. Requests arrive as a Poisson stream at the planned
 utilisation rho (``max_utilisation``: the replica runs at rho of the throughput b / t(b)
 of its planned batch b). Two stated approximations give the latencies at a percentile p:
 
@@ -743,7 +743,7 @@ def demand_tokens_per_s(
 
 
 def capacity_derate(confidence: float | None, band_log: np.ndarray | float) -> np.ndarray:
-    """Share of a capacity estimate that holds at ``confidence`` (issue 33).
+    """Share of a capacity estimate that holds at ``confidence``.
 
     With ln(true / estimate) taken as normal with standard deviation ``band_log`` (the
     accuracy table's RMS log error, constants.CAPACITY_BAND_LOG), the capacity met with
@@ -764,7 +764,7 @@ def planned_capacity_share(
     source: np.ndarray | str,
     runtime: str | None = None,
 ) -> np.ndarray:
-    """Share of each capacity estimate a plan counts on (issue 33): the band's quantile
+    """Share of each capacity estimate a plan counts on: the band's quantile
     at ``confidence`` (:func:`solver.physics.inference.capacity_derate`; 1 without one),
     divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high)."""
     band = capacity_band_log(np.asarray(vendor, dtype=object), source, runtime)

@@ -1,4 +1,4 @@
-"""What a plan's choice rests on (issue 28 parts 4 and 6): the assumptions listed under it.
+"""What a plan's choice rests on: the assumptions listed under it.
 
 :func:`assumptions_of` reads them from the compiled problem and the plan's line items, as
 data (:class:`Assumption`); :mod:`solver.outputs.text` and the report print them. Five
@@ -9,7 +9,7 @@ kinds, in this order:
 - ``serving_efficiency``: per serving workload and runtime whose capacity comes from the
   physics (or physics x a calibration), the achieved fractions of bandwidth and compute
   (``RUNTIME_EFFICIENCY``); measured capacity is the problem's own.
-- ``capacity_band`` (issue 33): per serving workload, runtime and capacity source, the error
+- ``capacity_band``: per serving workload, runtime and capacity source, the error
   band of its capacity figures (constants.CAPACITY_BAND_LOG: value the RMS log error, low
   and high the two-sided 90% interval of true / estimated capacity) and the share of each
   estimate the plan counts on (capacity_confidence, capacity_optimism); and per serving
@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from solver.core.compile import Compiled
 from solver.inputs.problem import CapacityScenario, InferenceWorkload, Problem, TrainingWorkload
 from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
+from solver.money import usd
 from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
 from solver.physics.inference import planned_capacity_share
@@ -237,7 +238,7 @@ def _serving(compiled: Compiled, items: list, pools: pd.DataFrame) -> list[Assum
     return out
 
 
-# How optimistic the estimates are taken to be in the plan's stress line (issue 33: published
+# How optimistic the estimates are taken to be in the plan's stress line (published
 # work finds cost-minimal placements degrade sharply when throughput is off by 1.5x).
 OPTIMISM_STRESS = 1.5
 Z_90_TWO_SIDED = 1.6449  # the normal 95th percentile: a two-sided 90% interval
@@ -420,7 +421,7 @@ def _owned_staff(compiled: Compiled, items: list) -> list[Assumption]:
                 if n <= 1000
                 else f"{ratio:,.1f} servers per administrator at {n:,.0f} servers"
             )
-            source = f"{how}, per site, at ${salary:,.0f} per administrator-year; "
+            source = f"{how}, per site, at {usd(salary, cents=False)} per administrator-year; "
             source += STAFF_BY_SIZE_SOURCE
         else:
             value = float(pool["staff_usd_per_server_year"])

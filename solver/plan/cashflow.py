@@ -20,7 +20,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan.charges import EXTRA_CATEGORIES, by_month, charges, plan_calendar
 from solver.plan.lines import CashFlowMonth, Plan
-from solver.units import RESERVED_TERM_MONTHS
+from solver.units import RESERVED_TERM_MONTHS, Item
 
 
 def first_of_next_month(today: date) -> date:
@@ -78,10 +78,10 @@ def _new_commitments(plan: Plan, table: pd.DataFrame) -> dict[str, list[str]]:
     # grouped by the integer "line" column, so each key is a line item's index
     for line, begin in cast("Iterable[tuple[int, pd.Timestamp]]", first.items()):
         i = plan.line_items[int(line)]
-        if i.item == "reservation":
+        if i.item == Item.RESERVATION:
             end = add_months(begin.date(), int(RESERVED_TERM_MONTHS.get(i.mode, 0)))
             text = f"reserve {i.units:g} x {i.offering} ({i.mode}) to {end:%Y-%m}"
-        elif i.item == "purchase":
+        elif i.item == Item.PURCHASE:
             text = f"buy {i.units:g} x {i.instance_type} at {i.region}"
         else:
             continue

@@ -48,7 +48,7 @@ from solver.core.compile import build_periods
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan.lines import LineItem, Plan
-from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS
+from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS, Item, Mode
 
 COLUMNS = (
     "line",
@@ -250,16 +250,16 @@ def line_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) ->
         if item.cost_usd == 0.0 and item.item in ("use", "training"):
             continue
         if item.item in ("rent", "use", "training", "staff_scale") or (
-            item.item == "existing" and item.mode == "owned"
+            item.item == Item.EXISTING and item.mode == Mode.OWNED
         ):
             pieces = _usage(item, cal)
         elif item.item in ("reservation", "existing"):
             pieces = _commitment(item, cal, upfront_share(item, catalog))
-        elif item.item == "purchase":
+        elif item.item == Item.PURCHASE:
             pieces = _purchase(item, cal, catalog, problem.owned_cost_policy)
-        elif item.item == "savings_plan":
+        elif item.item == Item.SAVINGS_PLAN:
             pieces = _savings_plan(item, cal, problem)
-        elif item.item == "savings_plan_cover":  # the on-demand bill the plan pays: rented
+        elif item.item == Item.SAVINGS_PLAN_COVER:  # the on-demand bill the plan pays: rented
             pieces = [(a, b, {**v, "category": "rented"}) for a, b, v in _usage(item, cal)]
         else:
             pieces = []
@@ -311,7 +311,7 @@ def _usage_category(mode: str) -> str:
 def _usage(item: LineItem, cal: PlanCalendar) -> list[tuple[float, float, dict]]:
     """Rent, owned power, training and the existing fleet's hosting by month: each
     period's cost spread by its months' hours (a training job from its period's start)."""
-    if item.item == "training":
+    if item.item == Item.TRAINING:
         begin = _start(item, cal)
         end = cal.clock.month_after(begin, item.hours)
         pieces = cal.clock.spread(item.cost_usd, begin, end) if end > begin else []
@@ -341,7 +341,7 @@ def upfront_share(item: LineItem, catalog: Catalog) -> float:
     ``<mode>_upfront_share`` (a vendor quote's, :mod:`solver.inputs.quotes`), else 0."""
     column = f"{item.mode}_upfront_share"
     off = catalog.offerings
-    if item.item != "reservation" or column not in off.columns or item.offering not in off.index:
+    if item.item != Item.RESERVATION or column not in off.columns or item.offering not in off.index:
         return 0.0
     # a numeric column: pandas-stubs type .at as any scalar (dates, strings, ...)
     share = float(cast(float, off.at[item.offering, column]))
@@ -358,7 +358,7 @@ def _commitment(
     rest month by month (``billed_usd``); the accrued ``usd`` is the fee of each month
     either way, so the total is unchanged."""
     price = item.unit_price_usd_per_hour
-    if item.item == "reservation":
+    if item.item == Item.RESERVATION:
         begin = _start(item, cal)
         spans = month_slices(begin, begin + RESERVED_TERM_MONTHS[item.mode])
         pieces = [(a, b, price * item.units * cal.clock.hours(a, b)) for a, b in spans]

@@ -1,4 +1,4 @@
-"""The plan's costs beside compute (issue 29 part 5): storage, egress, support, operations
+"""The plan's costs beside compute: storage, egress, support, operations
 staff, taxes and contingency, worked out month by month from the problem's ``costs:``
 (:mod:`solver.inputs.costs`) and the plan's compute charges
 (:func:`solver.plan.charges.line_charges`).
@@ -34,6 +34,7 @@ from typing import Literal, TypedDict, Unpack
 
 import pandas as pd
 
+from solver import money
 from solver.core.clock import month_slices
 from solver.inputs.catalog import Catalog
 from solver.inputs.costs import (
@@ -48,7 +49,7 @@ from solver.inputs.costs import (
 from solver.inputs.problem import Problem
 from solver.plan.charges import PlanCalendar, line_charges, plan_calendar
 from solver.plan.lines import CostLine, Plan
-from solver.units import Mode
+from solver.units import Item, Mode
 
 #: month -> USD
 ByMonth = dict[int, float]
@@ -160,7 +161,7 @@ def _staff(resolved: Resolved, plan: Plan, cal: PlanCalendar) -> list[CostLine]:
         if item.item not in ("rent", "use", "training") or item.mode == Mode.OWNED:
             continue
         unit_hours = item.units * item.hours
-        if item.item == "training":
+        if item.item == Item.TRAINING:
             begin = cal.start_month[item.period]
             pieces = cal.clock.spread(unit_hours, begin, cal.clock.month_after(begin, item.hours))
         else:
@@ -178,7 +179,7 @@ def _staff(resolved: Resolved, plan: Plan, cal: PlanCalendar) -> list[CostLine]:
             "instance-hours",
             unit_price_usd=rate,
             basis=f"{total:,.6g} instance-hours rented or reserved in use x "
-            f"${rate * 8760:,.2f} per instance-year / 8,760 h",
+            f"{money.usd(rate * 8760)} per instance-year / 8,760 h",
             source=STAFF_SOURCE,
         )
     ]
@@ -223,12 +224,12 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
             "USD",
             provider=provider,
             basis="each month the greater of "
-            f"${plan_of.minimum_usd_per_month:,.2f} and "
+            f"{money.usd(plan_of.minimum_usd_per_month)} and "
             + ", ".join(
-                f"{pc:g}% " + (f"to ${up:,.0f}" if up is not None else "above")
+                f"{pc:g}% " + (f"to {money.usd(up, cents=False)}" if up is not None else "above")
                 for up, pc in plan_of.bands
             )
-            + f" of the month's {provider} spend (${on:,.2f} over the horizon)",
+            + f" of the month's {provider} spend ({money.usd(on)} over the horizon)",
             source=plan_of.source,
         )
         lines.append(line)

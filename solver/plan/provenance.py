@@ -1,5 +1,5 @@
 """What a plan's money rests on: spend by price confidence and by price age, and the
-plan's totals in the problem's currency (issue 29).
+plan's totals in the problem's currency.
 
 Every line item carries the provenance of the price it rests on (``price_date``,
 ``price_source``, ``price_confidence``, ``price_currency``: :class:`~solver.plan.LineItem`);

@@ -1,4 +1,4 @@
-"""Warnings a plan carries (issue 34: nothing silently wrong).
+"""Warnings a plan carries (nothing silently wrong).
 
 A warning says something about the plan that the user did not ask for and would not see
 in its figures: a restriction that the period structure imposed (with what lifting it

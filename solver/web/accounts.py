@@ -1,5 +1,5 @@
 """Sign-in, sign-out and the admin pages (accounts and roles, the audit trail) of the
-workspace (issue 31). The guard (:mod:`solver.web.guard`) has already checked the account,
+workspace. The guard (:mod:`solver.web.guard`) has already checked the account,
 its role and the CSRF token of every request that reaches these routes but ``/login``.
 
 - ``GET /login`` (the form, with its pre-session token: a cookie and the form's field,

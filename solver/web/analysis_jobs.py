@@ -22,7 +22,7 @@ from sqlalchemy import select
 
 from solver.errors import ProcureError
 from solver.web.store import Analysis, Job, PlanRecord
-from solver.web.store.models import utc_now
+from solver.web.store.models import JobStatus, utc_now
 from solver.web.workspace import DEFAULT_GAP, problem_of_plan, queued_plan_job
 
 #: ``procure report --frontier-points``' default; at least 2 (the two ends), as the CLI
@@ -115,7 +115,9 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
         stage = "solving the plan's problem for the analysis (as procure report)"
     else:
         stage = f"two-stage plan ({options['method']}): scenarios on the Dask cluster"
-    if not runner._set(job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()):
+    if not runner._set(
+        job_id, status=JobStatus.RUNNING, stage=stage, progress=0.05, started_at=utc_now()
+    ):
         return
     if kind == "frontier":
         points = frontier_points(
@@ -137,7 +139,7 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
         sp = two_stage_plan(problem, catalog, options["method"], scheduler=runner.client())
         result = sp.model_dump(mode="json")
     with runner.store.sessions() as session:
-        if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
+        if session.scalars(select(Job.status).where(Job.id == job_id)).first() != JobStatus.RUNNING:
             return  # cancelled while it ran
         session.add(
             Analysis(
@@ -149,4 +151,4 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             )
         )
         session.commit()
-    runner._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
+    runner._set(job_id, status=JobStatus.DONE, stage="stored", progress=1.0, finished_at=utc_now())

@@ -1,8 +1,8 @@
 """The carbon frontier and the two-stage plan of a stored plan, as pages (each run as a
 job: :mod:`solver.web.analysis_jobs`), linked from the plan page.
 
-Routes (state-changing ones are POSTs, added here as the other routes are, so issue 31's
-sign-in wraps them the same way):
+Routes (state-changing ones are POSTs, added here as the other routes are, so the
+sign-in guard wraps them the same way):
 
 - ``GET /plans/{id}/frontier``: the latest frontier job's progress (cancel, run again) and
   the frontier stored (``?analysis=ID``: an earlier one) as a table and a Chart.js chart;
@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy import select
 
 from solver.errors import ProcureError
+from solver.money import whole_usd
 from solver.web.analysis_jobs import (
     DEFAULT_FRONTIER_POINTS,
     MAX_FRONTIER_POINTS,
@@ -102,7 +103,6 @@ def _see(url: str) -> RedirectResponse:
 
 
 def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: int | None):
-    from solver.outputs.report import _usd
 
     with app.state.store.sessions() as session:
         record = session.get(PlanRecord, plan_id)
@@ -124,7 +124,7 @@ def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: 
         context = {
             "record": record,
             "plan": plan_of(record),
-            "usd": _usd,
+            "usd": whole_usd,
             "job": job,
             "shown": shown,
             "stored": [(a, json.loads(a.options_json or "{}")) for a in stored],

@@ -1,8 +1,8 @@
 """The workspace app (FastAPI): pages rendered on the server from Jinja2 templates,
 vendored static files (Chart.js), a few JSON endpoints for the pages' live parts.
 
-Routes (every state-changing one is a POST, so that sign-in, roles and CSRF tokens of
-issue 31 can wrap them in one place):
+Routes (every state-changing one is a POST, so that sign-in, roles and CSRF tokens
+wrap them in one place):
 
 - ``GET /health``: 200 when the app and its database answer;
 - ``GET /``: problems, their variants and plans, recent jobs; ``POST /problems``: a new
@@ -20,7 +20,7 @@ issue 31 can wrap them in one place):
   ``GET /api/plans/{id}/analyses``: the carbon frontier and the two-stage plan as jobs
   (:mod:`solver.web.analysis_pages`).
 
-Sign-off (issue 31): every route is behind the global guard (:mod:`solver.web.guard`:
+Sign-off: every route is behind the global guard (:mod:`solver.web.guard`:
 sign-in, roles, CSRF tokens, a bound on request bodies, security headers) but ``/login``,
 ``/health`` and ``/static``; sign-in and the admin pages are in :mod:`solver.web.accounts`,
 approvals in :mod:`solver.web.approvals`, the audit trail in :mod:`solver.web.audit`.
@@ -38,6 +38,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, select_autoescape
 from sqlalchemy import text
 
+from solver.money import whole_usd
 from solver.web import faults
 from solver.web.jobs import JobRunner
 from solver.web.store import Store, open_store
@@ -52,6 +53,7 @@ def _templates() -> Jinja2Templates:
         ),
         autoescape=select_autoescape(["j2", "html"]),
     )
+    env.globals["usd"] = whole_usd  # amounts in whole dollars, as the report shows them
     return Jinja2Templates(env=env)
 
 

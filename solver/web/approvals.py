@@ -1,4 +1,4 @@
-"""Plan approvals (issue 31): a stored plan is submitted, needs one finance and one infra
+"""Plan approvals: a stored plan is submitted, needs one finance and one infra
 approval (``create_app(approvals=...)``, ``procure serve --approvals``), and once approved
 is locked: its problem can no longer be edited (a change is a new problem, hence a new
 plan; plans themselves are never changed) and only then do its orders export marked final.
@@ -41,16 +41,17 @@ from solver.web import audit, auth
 from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Approval, PlanRecord, PlanReview, Variant
+from solver.web.store.accounts import Decision, PlanStatus
 from solver.web.store.models import utc_now
 
-#: the approvals a plan needs by default: one of each role (issue 31)
+#: the approvals a plan needs by default: one of each role
 DEFAULT_APPROVALS = {"finance": 1, "infra": 1}
 #: only these roles approve or reject (the server checks it: auth.RULES)
 APPROVER_ROLES = {"finance", "infra"}
 #: only these roles submit plans (README: infra and finance submit; an admin does not)
 SUBMITTER_ROLES = {"finance", "infra"}
 #: a request in these states holds its problem: no edit until it is decided
-HOLDING = ("submitted", "approved")
+HOLDING = (PlanStatus.SUBMITTED, PlanStatus.APPROVED)
 
 
 def parse_approvals(text: str) -> dict[str, int]:
@@ -69,7 +70,11 @@ def parse_approvals(text: str) -> dict[str, int]:
 
 def review_of(session: Session, plan_id: int) -> PlanReview:
     review = session.get(PlanReview, plan_id)
-    return review if review is not None else PlanReview(plan_id=plan_id, status="draft", round=0)
+    return (
+        review
+        if review is not None
+        else PlanReview(plan_id=plan_id, status=PlanStatus.DRAFT, round=0)
+    )
 
 
 def _state(review: PlanReview) -> dict:
@@ -94,7 +99,7 @@ def missing(session: Session, review: PlanReview, required: dict[str, int]) -> d
     people who approved, never the submitter."""
     got: dict[str, set[str]] = {}
     for d in decisions(session, review.plan_id, review.round):
-        if d.decision == "approve" and d.user_name != review.submitted_by:
+        if d.decision == Decision.APPROVE and d.user_name != review.submitted_by:
             got.setdefault(d.role, set()).add(d.user_name)
     short = {r: n - len(got.get(r, ())) for r, n in required.items()}
     return {r: n for r, n in short.items() if n > 0}
@@ -149,7 +154,7 @@ def submit(session: Session, plan_id: int, user: str) -> PlanReview:
     if review is not None and review.status in HOLDING:
         raise _conflict(f"plan {plan_id} is already {review.status}")
     before = _state(review) if review is not None and review.round else None
-    values = {"status": "submitted", "submitted_by": user, "updated_at": utc_now()}
+    values = {"status": PlanStatus.SUBMITTED, "submitted_by": user, "updated_at": utc_now()}
     values |= {"problem_sha256": bound[0], "catalog_sha256": bound[1]}
     written = 1
     try:
@@ -185,7 +190,7 @@ def _void_if_changed(session: Session, review: PlanReview, user: str) -> None:
     if not changed:
         return
     before = _state(review)
-    review.status, review.updated_at = "void", utc_now()
+    review.status, review.updated_at = PlanStatus.VOID, utc_now()
     detail = f"inputs changed after submission: {changed}"
     audit.record(session, user, "plan.void", f"plan {review.plan_id}", before, _state(review),
                  detail)  # fmt: skip
@@ -202,7 +207,7 @@ def _hold_round(session: Session, plan_id: int, round_: int) -> None:
     done = session.execute(
         update(PlanReview)
         .where(PlanReview.plan_id == plan_id, PlanReview.round == round_)
-        .where(PlanReview.status == "submitted")
+        .where(PlanReview.status == PlanStatus.SUBMITTED)
         .values(updated_at=utc_now())
         .execution_options(synchronize_session=False)
     )
@@ -218,8 +223,8 @@ def decide(
     """Approve or reject the current round (as ``role``); approved when none is missing.
     The submitter never decides; each person decides once a round."""
     review = session.get(PlanReview, plan_id)
-    if review is None or review.status != "submitted":
-        status = review.status if review is not None else "draft"
+    if review is None or review.status != PlanStatus.SUBMITTED:
+        status = review.status if review is not None else PlanStatus.DRAFT
         raise _conflict(f"plan {plan_id} is {status}, not submitted: nothing to {decision}")
     if role not in APPROVER_ROLES:
         raise HTTPException(403, f"the {role} role may not {decision} plans")
@@ -229,9 +234,9 @@ def decide(
             f"{user} submitted plan {plan_id}: someone else must {decision} it "
             "(separation of duties)",
         )
-    if decision == "reject" and not comment.strip():
+    if decision == Decision.REJECT and not comment.strip():
         raise HTTPException(400, "comment: a rejection needs a comment (what to change)")
-    if decision == "approve":
+    if decision == Decision.APPROVE:
         _void_if_changed(session, review, user)
     before = _state(review)
     _hold_round(session, plan_id, review.round)
@@ -239,18 +244,18 @@ def decide(
     if any(d.user_name == user for d in decisions(session, plan_id, review.round)):
         session.rollback()
         raise _conflict(f"{user} has already decided on plan {plan_id} in this round")
-    if decision == "approve" and role not in missing(session, review, required):
+    if decision == Decision.APPROVE and role not in missing(session, review, required):
         session.rollback()
         raise _conflict(f"plan {plan_id} needs no more {role} approvals")
     session.add(Approval(plan_id=plan_id, round=review.round, user_name=user, role=role,
                          decision=decision, comment=comment.strip()))  # fmt: skip
     session.flush()
-    if decision == "reject":
-        review.status = "rejected"
+    if decision == Decision.REJECT:
+        review.status = PlanStatus.REJECTED
     elif not missing(session, review, required):
-        review.status = "approved"
+        review.status = PlanStatus.APPROVED
     review.updated_at = utc_now()
-    detail = comment.strip() if decision == "reject" else f"status {review.status}"
+    detail = comment.strip() if decision == Decision.REJECT else f"status {review.status}"
     audit.record(
         session, user, f"plan.{decision}", f"plan {plan_id}", before, _state(review), detail
     )
@@ -275,7 +280,7 @@ def holding_plan(session: Session, problem_id: int) -> tuple[int, str] | None:
 def locking_plan(session: Session, problem_id: int) -> int | None:
     """An approved plan of one of the problem's variants (the problem is then locked)."""
     found = holding_plan(session, problem_id)
-    return found[0] if found is not None and found[1] == "approved" else None
+    return found[0] if found is not None and found[1] == PlanStatus.APPROVED else None
 
 
 def ensure_unlocked(session: Session, problem_id: int) -> None:
@@ -285,7 +290,7 @@ def ensure_unlocked(session: Session, problem_id: int) -> None:
     if found is None:
         return
     plan_id, status = found
-    if status == "approved":
+    if status == PlanStatus.APPROVED:
         raise _conflict(
             f"problem {problem_id} is locked: plan {plan_id} of it is approved. "
             "Add a new problem (paste the changed YAML on the home page) for a new plan"
@@ -302,9 +307,11 @@ def approval_json(session: Session, plan_id: int, required: dict[str, int]) -> d
     return {
         **_state(review),
         "submitted_by": review.submitted_by,
-        "locked": review.status == "approved",
+        "locked": review.status == PlanStatus.APPROVED,
         "required": required,
-        "missing": missing(session, review, required) if review.status == "submitted" else {},
+        "missing": missing(session, review, required)
+        if review.status == PlanStatus.SUBMITTED
+        else {},
         "decisions": [
             {
                 "round": d.round,
@@ -326,13 +333,13 @@ def final_orders_csv(session: Session, plan_id: int) -> str:
     from solver.web.workspace import plan_of
 
     review = session.get(PlanReview, plan_id)
-    if review is None or review.status != "approved":
-        status = review.status if review is not None else "draft"
+    if review is None or review.status != PlanStatus.APPROVED:
+        status = review.status if review is not None else PlanStatus.DRAFT
         raise _conflict(f"plan {plan_id} is {status}: only approved plans export final orders")
     approvers = [
         f"{d.user_name} ({d.role})"
         for d in decisions(session, plan_id, review.round)
-        if d.decision == "approve"
+        if d.decision == Decision.APPROVE
     ]
     frame = orders_combined(plan_of(session.get(PlanRecord, plan_id)))
     frame.insert(0, "approved_by", "; ".join(approvers))
@@ -375,7 +382,7 @@ def register(app: FastAPI) -> None:
             submit(session, plan_id, current_user(request).name)
         return RedirectResponse(f"/plans/{plan_id}/approval", status_code=303)
 
-    for decision in ("approve", "reject"):
+    for decision in Decision:
         _decision_route(app, decision, required)
 
     @app.get("/plans/{plan_id}/orders-final.csv")

@@ -1,4 +1,4 @@
-"""The audit trail (issue 31): one append-only row per change of a problem, variant, plan
+"""The audit trail: one append-only row per change of a problem, variant, plan
 status, price file, quote, user or role: who, when, what, and the SHA-256 digests of the
 thing before and after (empty when it did not exist before, or no longer exists after).
 

@@ -1,4 +1,4 @@
-"""Accounts, sessions, CSRF tokens and the role rules of the workspace (issue 31); the
+"""Accounts, sessions, CSRF tokens and the role rules of the workspace; the
 sign-in's back-off, origin check and pre-session token are in :mod:`solver.web.signin`.
 Plain functions on a database session; the HTTP side (the global guard that applies them
 to every request) is :mod:`solver.web.guard`.

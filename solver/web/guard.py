@@ -1,4 +1,4 @@
-"""The workspace's global guard (issue 31): one ASGI middleware in front of every route,
+"""The workspace's global guard: one ASGI middleware in front of every route,
 so that a route added later is covered without doing anything.
 
 For every request it

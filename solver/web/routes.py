@@ -18,6 +18,7 @@ from solver.web.faults import MAX_ID
 from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
+from solver.web.store.models import JobStatus
 from solver.web.workspace import (
     CHANGE_FIELDS,
     add_problem,
@@ -271,7 +272,7 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
             job = runner.submit(variant_id)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
-        if job.status == "done" and job.plan_id is not None:
+        if job.status == JobStatus.DONE and job.plan_id is not None:
             return _see(f"/plans/{job.plan_id}")
         return _see(f"/jobs/{job.id}")
 
@@ -334,7 +335,7 @@ def _register_jobs(app: FastAPI) -> None:
             job = runner.rerun(job_id)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
-        if job.status == "done" and job.plan_id is not None:
+        if job.status == JobStatus.DONE and job.plan_id is not None:
             return _see(f"/plans/{job.plan_id}")
         return _see(f"/jobs/{job.id}")
 
@@ -402,7 +403,7 @@ def _register_plans(app: FastAPI) -> None:
             job = app.state.runner.submit_sensitivity(plan_id, limit)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
-        if job.status == "done":
+        if job.status == JobStatus.DONE:
             return _see(f"/plans/{plan_id}")
         return _see(f"/jobs/{job.id}")
 

@@ -12,11 +12,11 @@ import pandas as pd
 from solver.analyses.diff import ItemChange, PlanDiff
 from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
+from solver.money import whole_usd
 from solver.outputs.report import (
     _plan_by_workload,
     _quarters,
     _table_html,
-    _usd,
     break_even_in_order,
     break_even_sentence,
     dual_sentence,
@@ -87,7 +87,7 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
     return {
         "record": record,
         "plan": plan,
-        "usd": _usd,
+        "usd": whole_usd,
         "budget": budget,
         "headroom": None if budget is None else budget - plan.total_cost_usd,
         "used": None if budget is None else plan.total_cost_usd / budget,
@@ -164,7 +164,7 @@ def compare_view(old: PlanRecord, new: PlanRecord) -> dict:
         "new": new,
         "a": a,
         "b": b,
-        "usd": _usd,
+        "usd": whole_usd,
         "diff": diff,
         "tables": tables,
         "budgets": (budget_of(a), budget_of(b)),

@@ -35,7 +35,7 @@ from solver.inputs.problem import InferenceWorkload, Problem, parse_problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan, input_digests
 from solver.units import DEFAULT_SOLVER
-from solver.web.store.models import Job, PlanRecord, ProblemRecord, Variant
+from solver.web.store.models import Job, JobStatus, PlanRecord, ProblemRecord, Variant
 
 #: the name the editor's text goes by in messages (as a file given to ``procure solve``)
 EDITOR_FILE = "problem.yaml"
@@ -355,7 +355,7 @@ def queued_plan_job(session: Session, job_id: int) -> QueuedPlanJob | None:
     """The job and its plan while the job is still queued; None when it is gone, or was
     started or cancelled meanwhile (then its runner does nothing)."""
     job = session.get(Job, job_id)
-    if job is None or job.status != "queued":
+    if job is None or job.status != JobStatus.QUEUED:
         return None
     record = session.get(PlanRecord, job.plan_id)
     plan = plan_of(record)

@@ -13,7 +13,7 @@ $500 per kW-month colocation ($5,000 a month hosting); cash policy, no residual 
   1,764,000 + 60 x 5,000 = 2,064,000, and 12 x 58,400 = 700,800 rented: **$2,764,800**
   (a second box for the last 12 months would cost 1,764,000 + 12 x 5,000 = 1,824,000,
   more than renting);
-- buy and replace within the one period (not built, for the reason in bench/RESULTS.md,
+- buy and replace within the one period (not built, for the reason in bench/archive/RESULTS-2026.md,
   "Period restriction"): 2 x 1,764,000 + 72 x 5,000 = $3,888,000. A period keeps its
   fleet fixed, so no one-period plan can own for 60 months and rent for 12: only the
   split reaches $2,764,800. The solver now splits the period itself at month 60

@@ -1,4 +1,4 @@
-"""Two-stage planning under price and demand uncertainty (issue 15, solver/stochastic.py),
+"""Two-stage planning under price and demand uncertainty (issue 15, solver/analyses/stochastic.py),
 worked by hand.
 
 One H100 offering serves 10 requests/s per instance: $4.00/h on demand, $2.00/h reserved

@@ -265,7 +265,9 @@ def test_solver_backends_does_not_import_ortools():
     import subprocess
     import sys
 
-    code = "import sys, solver.backends; print(any(m.startswith('ortools') for m in sys.modules))"
+    code = (
+        "import sys, solver.core.backends; print(any(m.startswith('ortools') for m in sys.modules))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )

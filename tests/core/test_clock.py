@@ -1,4 +1,4 @@
-"""Plan time (solver/clock.py): calendar hours when the problem states its start, 730-hour
+"""Plan time (solver/core/clock.py): calendar hours when the problem states its start, 730-hour
 months when it does not. Every figure below is a count of days x 24."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Column generation (issue 14, solver/columns.py): the pricing is exact, the bound is
+"""Column generation (issue 14, solver/core/columns.py): the pricing is exact, the bound is
 the full LP's, and the plan is feasible and verified.
 
 The instances are bench/generate.py's (the shipped catalog grown to N offerings, seeded

@@ -1,4 +1,4 @@
-"""Rented options that cheaper, larger options with room replace (solver/dominance.py):
+"""Rented options that cheaper, larger options with room replace (solver/core/dominance.py):
 pruned by hand-worked rules, and never at the cost of the optimum."""
 
 from __future__ import annotations

@@ -161,9 +161,9 @@ def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
     # The autoscaled seed's LP support, as a MIP (HighsSession.restricted_start): with the
     # ``fleet_small_cover`` rows (issue 28) the LP's support holds the seed's optimal plan,
     # so that MIP's optimum is the seed's own, $329,762.54 (it was $341,311.42 before them;
-    # bench/RESULTS.md, "Autoscaled fleets: a start at 1%" and "the lost unit at least the
-    # largest deployed"); no start can cost less than the optimum. Its plan is only a start,
-    # so that MIP stops within START_GAP = 1% of its bound: a start costs between
+    # bench/archive/RESULTS-2026.md, "Autoscaled fleets: a start at 1%" and "the lost unit at
+    # least the largest deployed"); no start can cost less than the optimum. Its plan is only a
+    # start, so that MIP stops within START_GAP = 1% of its bound: a start costs between
     # $329,762.54 and $329,762.54 / 0.99 = $333,093.47. The session's own gap (1e-4) is
     # back afterwards, so the whole MIP from that start still proves the seed's optimum,
     # $329,762.54 (test above), to 1e-4.
@@ -188,7 +188,7 @@ def test_pruning_keeps_the_autoscaled_optimum():
     # every block) and asks one cheaper pool to hold a pool's units (solver/core/
     # dominance.py, prune_dominated_pools): the pruned and the unpruned model of the
     # autoscaled eu-70b problem have the same optimal objective, and pruning drops options
-    # (47 kept of 153 when measured; bench/fleet_exactness.py runs more problems).
+    # (47 kept of 153 when measured; bench/quality/fleet_exactness.py runs more problems).
     p = load_problem(ROOT / "problems" / "eu-70b-chat-carbon.yaml")
     workloads = [
         w.model_copy(update={"fleet": "autoscale"}) if w.kind == "inference" else w

@@ -1,4 +1,4 @@
-"""The cost ledger worked by hand, with non-zero hosting (solver/ledger.py).
+"""The cost ledger worked by hand, with non-zero hosting (solver/core/ledger.py).
 
 Periods of 3, 12 and 9 months (starts 0, 3, 15; horizon 24); 730 h per month.
 """

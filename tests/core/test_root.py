@@ -1,4 +1,4 @@
-"""Solving at the root (issue 14, solver/root.py): MIR cuts lift the full LP toward the
+"""Solving at the root (issue 14, solver/core/root.py): MIR cuts lift the full LP toward the
 optimum and never past it, the support's plan is a plan, and reduced-cost fixing keeps
 the optimum.
 
@@ -106,7 +106,8 @@ def test_every_shipped_problem_at_the_root_costs_its_optimum(path):
 
 def test_the_seed_at_the_root_costs_its_optimum_to_the_cent():
     # the seed's optimum: $329,762.54, its serving autoscaled (the default since issue 28;
-    # bench/RESULTS.md, "Autoscale the default"; tests/core/test_fleet.py works it by hand)
+    # bench/archive/RESULTS-2026.md, "Autoscale the default"; tests/core/test_fleet.py works it
+    # by hand)
     path = ROOT / "problems" / "seed-2m-13b.yaml"
     plan = solve_verified(load_problem(path), load_catalog(), method="root")[0]
     assert plan.total_cost_usd == pytest.approx(329_762.54, abs=0.01)

@@ -148,7 +148,7 @@ def test_an_alias_bomb_is_refused_at_once_while_health_answers(served):
         refused = client.post("/problems", data={"yaml_text": bomb_text()})
         elapsed_s = time.perf_counter() - started
         time.sleep(0.3)
-    # refused at once (bench/web_load.py --hostile: at most 0.12 s per bomb under load);
+    # refused at once (bench/web/web_load.py --hostile: at most 0.12 s per bomb under load);
     # 5 s is a bound for a loaded machine, far from the minutes it held the server
     assert elapsed_s < 5.0, elapsed_s
     assert refused.status_code == 400

@@ -1,4 +1,4 @@
-"""Tests for solver.importers.skypilot (SkyPilot vms.csv -> offerings)."""
+"""Tests for solver.inputs.importers.skypilot (SkyPilot vms.csv -> offerings)."""
 # ruff: noqa: E501  (the hand-written CSV fixtures keep their real line lengths)
 
 from __future__ import annotations

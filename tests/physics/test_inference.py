@@ -2,7 +2,7 @@
 
 The device is built by hand (round efficiencies) so these checks hold whatever the
 runtime table in solver/physics/constants.py says; the table's own figures are checked
-against published measurements by bench/accuracy.py.
+against published measurements by bench/accuracy/accuracy.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sign-off tables (issue 31), on the same declarative base as :mod:`.models`.
+"""The sign-off tables, on the same declarative base as :mod:`.models`.
 
 - ``users``: local accounts, an Argon2id hash of each password and one role each
   (viewer, infra, finance, admin);
@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -24,9 +25,29 @@ from solver.web.store.models import Base, utc_now
 #: the roles, least to most: a viewer reads; infra and finance change and approve; admin
 #: manages accounts (and changes, but approves nothing)
 ROLES = ("viewer", "infra", "finance", "admin")
-#: a plan's approval status: ``draft`` until submitted; ``approved`` locks it; ``void``:
-#: its problem or catalog changed after submission (submit a plan of the new inputs)
-PLAN_STATUSES = ("draft", "submitted", "approved", "rejected", "void")
+
+
+class PlanStatus(StrEnum):
+    """A plan's approval status (``PlanReview.status``): ``draft`` until submitted;
+    ``approved`` locks it; ``void``: its problem or catalog changed after submission
+    (submit a plan of the new inputs). Members equal their strings."""
+
+    DRAFT = "draft"
+    SUBMITTED = "submitted"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    VOID = "void"
+
+
+class Decision(StrEnum):
+    """A reviewer's decision on a submitted plan (``Approval.decision``)."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+#: every approval status, as the words the database holds
+PLAN_STATUSES: tuple[str, ...] = tuple(s.value for s in PlanStatus)
 
 
 class User(Base):
@@ -62,7 +83,7 @@ class PlanReview(Base):
     __tablename__ = "plan_reviews"
 
     plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"), primary_key=True)
-    status: Mapped[str] = mapped_column(String(20), default="draft")
+    status: Mapped[str] = mapped_column(String(20), default=PlanStatus.DRAFT.value)
     #: one more at each submission: approvals count within the current round only
     round: Mapped[int] = mapped_column(Integer, default=0)
     submitted_by: Mapped[str] = mapped_column(String(200), default="")

@@ -14,19 +14,35 @@
   marks ``interrupted`` only its own earlier jobs and those of servers gone silent.
 
 Every row records ``created_by`` (empty until sign-in exists) so that accounts, approvals
-and an audit trail (issue 31) can be added by a migration without rewriting these tables.
+and an audit trail can be added by a migration without rewriting these tables.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-#: job statuses; ``interrupted``: the server stopped while the job was queued or running
-JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
-JOB_OPEN = ("queued", "running")
+
+class JobStatus(StrEnum):
+    """A job's status (``Job.status``). Members equal their strings, so the database and
+    the JSON hold the plain words; ``interrupted``: the server stopped while the job was
+    queued or running."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+#: every job status, as the words the database holds
+JOB_STATUSES: tuple[str, ...] = tuple(s.value for s in JobStatus)
+#: the statuses of a job not yet ended
+JOB_OPEN: tuple[str, ...] = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
 
 
 def utc_now() -> datetime:
@@ -94,7 +110,7 @@ class Job(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(40), default="solve")
     variant_id: Mapped[int] = mapped_column(ForeignKey("variants.id"))
-    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    status: Mapped[str] = mapped_column(String(20), default=JobStatus.QUEUED.value, index=True)
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     stage: Mapped[str] = mapped_column(String(200), default="queued")
     error: Mapped[str] = mapped_column(Text, default="")

@@ -1,4 +1,4 @@
-"""Price snapshots in the workspace database (issue 32 part 1): every ``procure prices
+"""Price snapshots in the workspace database: every ``procure prices
 pull`` is kept with its date and source, so an offering's prices have a history, and a
 stored snapshot can stand for a price file (``--prices snapshot:latest`` or
 ``snapshot:ID``).
@@ -76,7 +76,7 @@ class PriceWatch(Base):
 def save_snapshot(store: Store, pull, record=None) -> int:
     """Store a :class:`~solver.inputs.importers.feeds.PricePull`; its new id. ``record``
     (session, snapshot id) adds what goes in the same transaction: the audit entry
-    (:func:`solver.web.audit.record`; issue 31's trail lists price changes)."""
+    (:func:`solver.web.audit.record`: the audit trail lists price changes)."""
     with store.sessions() as session, session.begin():
         snap = PriceSnapshot(
             source=pull.source,

@@ -1,4 +1,4 @@
-"""Price snapshots (issue 32): one row per ``procure prices pull``, with its prices, and
+"""Price snapshots: one row per ``procure prices pull``, with its prices, and
 the workspace's price watches of stored plans against a snapshot.
 
 Revision ID: 0004_price_snapshots

@@ -1,4 +1,4 @@
-"""Sign-off (issue 31): accounts and their sessions, the workspace's settings (its secret
+"""Sign-off: accounts and their sessions, the workspace's settings (its secret
 key), plan approvals, and the append-only audit log.
 
 Revision ID: 0005
