@@ -63,8 +63,10 @@ from solver.core.backends.highs_backend import HighsSession
 from solver.core.budget import Budget, Phase
 from solver.core.compile import Compiled, with_options
 from solver.core.dominance import served_capacity
+from solver.core.families import new_row
 from solver.core.ledger import discount_factors
-from solver.core.model import LinearModel, Row, build_model, new_row
+from solver.core.matrix import LinearModel, Row
+from solver.core.model import build_model
 from solver.errors import NoPlanError, ProcureError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS

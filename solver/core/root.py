@@ -49,7 +49,8 @@ from solver.core.columns import (
     run_lp,
 )
 from solver.core.compile import Compiled
-from solver.core.model import LinearModel, build_model
+from solver.core.matrix import LinearModel
+from solver.core.model import build_model
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
@@ -98,12 +98,24 @@ def feasible_without_objective(
 
     Used to tell "unbounded" from "infeasible" when a solver says only "one of them".
     """
-    from solver.core.model import Expression
+    from solver.core.matrix import Expression
 
     if not model.objective.coefs:
         return False  # already the zero objective: the solver's "infeasible" stands
     zero = LinearModel(model.variables, model.rows, Expression(), model.expressions, model.stage)
     return solve(zero).has_solution
+
+
+def empty_row_infeasible(model: LinearModel) -> str | None:
+    """The message for a row with no variables that cannot hold, or None when every such row
+    holds (a backend refuses the model before solving: HiGHS would drop the row silently)."""
+    for row in model.rows:
+        if row.coefs:
+            continue
+        ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9, "==": abs(row.rhs) <= 1e-9}
+        if not ok[row.sense]:
+            return f"{row.name} cannot hold: nothing can serve it"
+    return None
 
 
 _QUIET_LOCK = threading.Lock()

@@ -20,11 +20,12 @@ from solver.core.backends.base import (
     SolveResult,
     Termination,
     deadline_interrupt,
+    empty_row_infeasible,
     feasible_without_objective,
     native_output_to_stderr,
     relative_gap,
 )
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
@@ -48,17 +49,6 @@ _LIMITS = {
 #: 0.47 s of a 1.3 s solve at the default 1e-4 (37 nodes closing its last 0.5%); at 1e-2
 #: the solve takes 0.68 s, per-block solves are unchanged, and both plans are the same.
 START_GAP = 1e-2
-
-
-def _empty_row_infeasible(model: LinearModel) -> str | None:
-    """A row with no variables that cannot hold (HiGHS would drop it silently)."""
-    for row in model.rows:
-        if row.coefs:
-            continue
-        ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9, "==": abs(row.rhs) <= 1e-9}
-        if not ok[row.sense]:
-            return f"{row.name} cannot hold: nothing can serve it"
-    return None
 
 
 _JUMP = "mip_heuristic_run_feasibility_jump"
@@ -130,7 +120,7 @@ class HighsSession:
         self.h.passModel(lp)
         self.cost = cost
         self.n_rows = len(model.rows)
-        self.infeasible_row = _empty_row_infeasible(model)
+        self.infeasible_row = empty_row_infeasible(model)
 
     # ---- changes in place
     def set_costs(self, columns: np.ndarray, costs: np.ndarray) -> None:

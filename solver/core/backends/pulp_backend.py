@@ -17,7 +17,7 @@ from solver.core.backends.base import (
     native_output_to_stderr,
     relative_gap,
 )
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
