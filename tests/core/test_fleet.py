@@ -290,10 +290,10 @@ def test_the_top_cuts_keep_every_deployment_at_its_worked_cost(
     # $1/h), each set of deployments fixed: {L4} $9 + $3 = $12, {H1} $12 + $8 = $20,
     # {H1, L4} $11 + $6 = $17 per hour of a block pair (worked in the test above), times
     # 365 h. fleet_top_used and fleet_same_top (solver/core/formulation/fleet_rules.py,
-    # add_fleet_tops) hold for every plan whose largest unit is taken as the class lost, so none of the three
-    # is cut off or made dearer. Classes per block: peak min(10, 16) = 10 and 2; base
-    # min(10, 4) = 4 and 2: 2 blocks x 2 classes = 4 fleet_top_used rows, and 2 ordered
-    # block pairs x 2 classes = 4 fleet_same_top rows.
+    # add_fleet_tops) hold for every plan whose largest unit is taken as the class lost,
+    # so none of the three is cut off or made dearer. Classes per block: peak
+    # min(10, 16) = 10 and 2; base min(10, 4) = 4 and 2: 2 blocks x 2 classes = 4
+    # fleet_top_used rows, and 2 ordered block pairs x 2 classes = 4 fleet_same_top rows.
     p = problem([serve(10, fleet="autoscale", redundancy="n_plus_1")], load_profile=BLOCKS)
     compiled = compile_problem(p, tiny_catalog([H1, L4]))
     model = build_model(compiled)
@@ -365,7 +365,8 @@ def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_cat
     # The N+1 autoscaled problem above (peak 16 req/s, base 4; H1 10 req/s $4/h, L4 2 req/s
     # $1/h; in the rows 1 req/s = 100 tokens/s, classes capped at the block's demand: peak
     # H1 1000, L4 200; base H1 400, L4 200). fleet_small_cover
-    # (solver/core/formulation/fleet_rules.py): one row per block with demand and class but the largest: 2 blocks x 1 = 2.
+    # (solver/core/formulation/fleet_rules.py): one row per block with demand and class
+    # but the largest: 2 blocks x 1 = 2.
     #   peak: 200 xL >= (1600 + 200) tL, i.e. xL >= 9 tL;  base: xL >= 3 tL.
     # LP with them, t = top of H1 (tL = 1 - t). Peak: 1000 xH + 200 xL >= 1600 + 1000 t +
     # 200 (1 - t) = 1800 + 800 t; H1 is the cheaper capacity ($4 / 1000 < $1 / 200), so
