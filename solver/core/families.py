@@ -173,7 +173,7 @@ FAMILIES: dict[str, Family] = {
         "USD per accelerator",
         ("quota", "period", "block"),
     ),
-    # savings plans (issue 29 part 3): spend-based commitments, beside reservations
+    # savings plans: spend-based commitments, beside reservations
     "savings_plan_cover": Family(
         "plan-rate spend of the usage a savings plan covers in an hour <= its commitment",
         "USD per USD/h",

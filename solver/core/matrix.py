@@ -57,10 +57,12 @@ class Expression:
     constant: float = 0.0
 
     def add(self, index: int, value: float) -> None:
+        """Add ``value`` to variable ``index``'s coefficient (nothing for a zero)."""
         if value:
             self.coefs[index] += value
 
     def value(self, x: np.ndarray) -> float:
+        """The expression at the variables' values ``x``."""
         return float(sum(c * x[i] for i, c in self.coefs.items()) + self.constant)
 
 
@@ -76,6 +78,7 @@ class LinearModel:
 
     @property
     def n_integer(self) -> int:
+        """How many variables are integer."""
         return int(self.variables["integer"].sum())
 
     def with_stage(self, objective: Expression, keep: Row | None, stage: str) -> LinearModel:

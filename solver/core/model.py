@@ -51,13 +51,12 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     Parameters
     ----------
     compiled
-        The options table and its context from :func:`solver.compile.compile_problem`.
+        The options table and its context from :func:`solver.core.compile.compile_problem`.
     cap_demand_rows
-        Count a whole unit for at most the demand in the demand rows (:func:`_capped`):
-        the same integer plans, a tighter LP relaxation. Column generation's masters use
-        it (their LP is the bound); the full model does not, since HiGHS's presolve
-        tightens those rows itself and its branch and bound took 70% longer on the seed's
-        carbon frontier with them capped (bench/RESULTS.md).
+        Count a whole unit for at most the demand in the demand rows: the same integer
+        plans, a tighter LP relaxation. Column generation's masters use it (their LP is
+        the bound); the full model does not, since HiGHS's presolve tightens those rows
+        itself (bench/RESULTS.md compares the two).
 
     Returns
     -------

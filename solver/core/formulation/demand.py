@@ -164,7 +164,7 @@ def _capped(a: float, demand: float, integer: bool) -> float:
     demand serves nothing, so ``sum min(a, D) x >= D`` holds for exactly the same whole
     plans as ``sum a x >= D`` (one unit of ``a >= D`` meets both), and its LP relaxation
     is tighter (no plan buys a third of a unit larger than the demand). The rule of
-    :func:`solver.dominance.served_capacity`, per coefficient."""
+    :func:`solver.core.dominance.served_capacity`, per coefficient."""
     return min(a, demand) if integer else a
 
 

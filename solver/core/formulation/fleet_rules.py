@@ -98,15 +98,9 @@ def _add_starts(
 def add_fleet_class(
     B: Builder, deploy_of: dict[int, int], members: list[int], tops: list[int], tb: tuple
 ) -> None:
-    """``fleet_class``: deploy[k,t] <= sum of top_h over the classes h at least as large as
-    k's class in block b (``tops``, largest first, up to k's own), for every option k of an
-    autoscaled fleet in the class.
-
-    Exact (a cut): a deployed offering runs at least one unit in every block
-    (``fleet_base``), so its class is in use in every block and ``unit_class`` needs a top
-    class at least as large (binary tops: the sum is 1). ``unit_class`` alone implies
-    only deploy <= M_g x that sum; this row drops the M_g, so a fractional deployment
-    also takes its share of the largest unit lost.
+    """``fleet_class``: deploy[k,t] <= the sum of top_h over the classes h at least as large as
+    k's class in block ``tb`` (``tops``, largest first, up to k's own), for every option k of
+    an autoscaled fleet in the class: an exact cut (docs/formulation/fleet_class.md).
     """
     row_tops = dict.fromkeys(tops, -1.0)
     for v in members:
@@ -130,28 +124,13 @@ def add_fleet_tops(
     day: dict[int, BlockTops],
     full_need: bool = True,
 ) -> None:
-    """Two cuts for an autoscaled workload ``w`` under N+1, for period t (``day``: block ->
-    (D_b, [(class capacity, top var, the class's x vars)]), classes largest first); none
-    for another fleet, or a period with no demand (it may run no unit: no class in use).
+    """The cuts tying an autoscaled workload ``w`` under N+1 to the unit lost in period t:
+    ``fleet_top_used`` and ``fleet_same_top`` (why they cut off no plan:
+    docs/formulation/fleet_top_used.md), and ``fleet_small_cover`` when the whole demand is
+    served (``full_need``); none for another fleet, or a period with no demand.
 
-    A plan can always take as ``top`` the class of its largest unit in use (a larger class
-    only asks more of ``unit_class`` and ``n_plus_1``; :func:`solver.solve.carried` sets
-    the tops so), and under autoscale the units in use are the same offerings in every
-    block (a deployment runs a unit in each, ``fleet_base``; a flat unit is held all day).
-    These rows cut off no such plan, so the optimum is unchanged (bench/RESULTS.md,
-    "Autoscaled fleets: the relaxation"):
-
-    - ``fleet_top_used``: top_g <= sum over g's offerings of deploy (of x, for a flat
-      unit): the LP may no longer take as the unit lost a class it does not deploy (on the
-      seed it took 0.85 of the smallest class, a 41 tokens/s card). The seed's root LP
-      bound goes from $305,741 to $316,491 (optimum $329,762.54).
-    - ``fleet_same_top``: the largest unit has the same capacity c* in every block. A class
-      of block b has capacity min(c, D_b) (classes are capped at the block's demand), so
-      "c* >= cap" in b implies "c* >= min(cap, D_b')" in b': for each class of b, the tops
-      of b's classes at least cap sum to at most those of b''s classes at least
-      min(cap, D_b'). Rows for every ordered pair of blocks, or, beyond
-      :data:`PAIRWISE_BLOCKS` blocks, from each block to the peak block and back (every
-      other pair follows through the peak, whose D is the largest).
+    ``day``: block -> (D_b, [(class capacity, top variable, the class's x variables)]),
+    classes largest first.
     """
     busy = max(need for need, _classes in day.values()) > 0
     if not busy or getattr(w, "fleet", "per_block") != "autoscale":
@@ -182,22 +161,10 @@ def add_fleet_tops(
 
 
 def add_fleet_small_cover(B: Builder, wname: str, t: int, day: dict[int, tuple]) -> None:
-    """``fleet_small_cover``: for each block b with demand D_b and each class g but the
-    largest (classes largest first, capacities c_h already capped at D_b as in the
-    ``n_plus_1`` row), the units of classes no larger than g carry the block with the unit
-    lost whenever one of those classes is taken as the lost unit:
-
-        sum over classes h no larger than g of c_h (its units)
-            >= sum over those h of (D_b + c_h) top_h.
-
-    Exact (a cut): with binary tops one class h* is taken. If h* is no larger than g,
-    ``unit_class`` leaves no unit of a larger class, so the left side is the whole
-    capacity, and ``n_plus_1`` gives it >= D_b + c_h*, the right side; otherwise the right
-    side is 0. For the largest class it is the ``n_plus_1`` row itself (left out). It cuts
-    the LP's "small unit lost": a fraction of a deployment of a small card taken as the
-    lost unit (``fleet_top_used`` and ``fleet_class`` at equality) while larger units
-    carry the demand; with this row that fraction must carry D_b + c_h from small units.
-    Blocks with no demand get none (the row is 0 >= 0 there).
+    """``fleet_small_cover``: for each block with demand D_b and each class g but the largest,
+    the units of classes no larger than g carry the block with the unit lost when one of them
+    is taken as lost, sum_{h <= g} c_h x_h >= sum_{h <= g} (D_b + c_h) top_h: an exact cut
+    (docs/formulation/fleet_small_cover.md).
     """
     for b, (need, classes) in day.items():
         if need <= 0 or len(classes) < 2:

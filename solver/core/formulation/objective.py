@@ -69,6 +69,8 @@ def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Exp
 
 
 def has_second_stage(problem: Problem) -> bool:
+    """Whether the problem's objective has a second stage (``min_carbon``,
+    ``lexicographic``)."""
     return problem.objective in {"min_carbon", "lexicographic"}
 
 

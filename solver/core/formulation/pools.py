@@ -51,7 +51,7 @@ def _active_commitment_periods(
     bounds: tuple[np.ndarray, np.ndarray], start: int, term_months: float
 ) -> list[int]:
     """Periods fully covered by a commitment starting at the start of period ``start``
-    (``bounds``: :func:`_bounds` of the periods)."""
+    (``bounds``: the periods' start and end months, :attr:`State.period_bounds`)."""
     s, e = bounds
     t = np.arange(start, len(s))
     return t[e[start:] <= s[start] + term_months + 1e-9].tolist()
@@ -65,7 +65,7 @@ def _delivered_periods(
 ) -> list[int]:
     """Periods in which a server ordered at the start of ``start`` is in service all along:
     delivered after the lead time, not yet at the end of its life (0 = no end)
-    (``bounds``: :func:`_bounds` of the periods)."""
+    (``bounds``: the periods' start and end months, :attr:`State.period_bounds`)."""
     s, e = bounds
     t = np.arange(start, len(s))
     arrival = s[start] + lead_months
@@ -232,23 +232,11 @@ def add_reservations(
 
 
 def add_savings_plans(m: State) -> None:
-    """Savings plans (``savings_plans``): spend-based commitments, a decision of their own.
-
-    For plan s and each period tau its term fits from: c[s,tau] >= 0, USD per hour
-    committed from the start of tau for the term, charged by the ledger as a reservation
-    of c instances at $1/h (every hour of the term, used or not). For each on-demand pool
-    p the plan has a rate r_p for and each (t, b) where serving units of p run:
-    u[s,p,t,b] >= 0, units the plan pays for, credited at their on-demand price
-    (-price_p x hours of the block). Rows:
-
-    - ``savings_plan_cover[s,t,b]``: sum_p r_p u[s,p,t,b] <= sum of c[s,tau] active in t
-      (in each hour the plan covers usage at its rates up to the commitment);
-    - ``savings_plan_use[p,t,b]``: sum_s u[s,p,t,b] <= serving units of p in use;
-    - ``savings_plan_limit[s,t]``: the commitment active in t <= ``max_usd_per_hour``.
-
-    So an hour's usage costs the commitment plus on-demand for what it does not cover,
-    as the providers bill it. Training clusters on demand are not covered (their charge
-    is by job hours, not by block): the plan is bought for steady serving.
+    """Savings plans (``savings_plans``): for each plan, the USD per hour committed from each
+    period its term fits from (charged by the ledger as a reservation at $1/h), the on-demand
+    units it pays for at its rates (credited at their on-demand price), and the
+    ``savings_plan_cover``, ``savings_plan_use`` and ``savings_plan_limit`` rows
+    (docs/formulation/savings_plan_cover.md). Training clusters on demand are not covered.
     """
     problem = m.problem
     if not problem.savings_plans:

@@ -26,52 +26,28 @@ def add_n_plus_1(
     shortfall_tps: dict[tuple, dict[int, float]] | None = None,
     deploy_of: dict[int, int] | None = None,
 ) -> None:
-    """N+1: serving capacity with its largest unit lost still meets the peak (exact MILP).
+    """N+1: serving capacity with its largest unit lost still meets the peak, exactly.
 
-    For an online workload with ``redundancy: n_plus_1``, in every period t and load
-    block b, with c_k the tokens/s of one unit of option k, x_k its units and D the
-    block's demand in output tokens/s (already x (1 + demand_headroom) /
-    max_utilisation, from :func:`solver.compile.build_demand`):
+    One binary ``top`` per (workload, period, block, capacity class) says which class is taken
+    as the largest unit lost (``largest_unit``, ``unit_class``, ``n_plus_1`` and
+    ``n_plus_1_units`` rows); the derivation, the bound M_g and why the rows are exact are in
+    docs/formulation/n_plus_1.md and docs/formulation/unit_class.md.
 
-        sum_k c_k x_k - max{c_k : x_k >= 1} >= D.
-
-    Options are grouped into capacity classes g (options whose units have the same
-    c_g; one class per accelerator shape, however many providers sell it). A binary
-    top_g per (workload, t, b, class) says which class is taken as the largest unit:
-
-    - ``largest_unit``: sum_g top_g = 1;
-    - ``unit_class``: sum_{k in g} x_k <= M_g sum_{h: c_h >= c_g} top_h (units of a
-      class only if the class taken as largest is at least as large), M_g the units of
-      the class that alone meet N+1 in the period's busiest block (at least the
-      workload's minimum serving units): a plan with more units of a class can drop the
-      excess at no more cost, CO2e or use of any cap, and still meets N+1 (the class
-      alone does, whichever unit is lost). Under provider shares (dropping units changes
-      the shares) or a traffic mix (bucket rows the aggregate does not bound), M_g is at
-      least the class's availability caps plus existing units, a bound no plan exceeds;
-    - ``n_plus_1``: sum_k c_k x_k - sum_g c_g top_g >= D.
-
-    Capacities count for at most D in these rows: sum_k min(c_k, D) x_k - min(c_top, D)
-    >= D holds for exactly the whole plans that meet the row with c_k (with one unit of
-    c >= D and any other units, both hold iff the others hold D; with two or more such
-    units both hold), as in :func:`_capped`; units larger than the demand fall into one
-    class, and the relaxation is tighter (on the seed, with the bound M_g above: the root
-    LP gap falls from 16.7% to 11.5% and the MIP solves about 5x faster).
-
-    This is exact: a plan meets the rows with some top class iff it meets them with its
-    real largest class (a larger one only asks more). Choosing one class among few,
-    rather than one indicator per option, gives a tighter relaxation and a model
-    that grows with the options, not their square. Only options that can serve the
-    workload in that period appear. For a traffic mix (requests/s per bucket, split
-    by time shares y) the rows use each option's mix-weighted ``tokens_per_s_per_unit``
-    against the demand's total output tokens/s (requests/s x output tokens, summed
-    over buckets): losing a unit loses its share of every bucket.
-
-    When shortfall is allowed (max_served), ``shortfall_tps`` maps each block's shortfall
-    variables to their output tokens/s, and N+1 covers what is served: capacity less the
-    largest unit >= D - shortfall. Then ``largest_unit`` is ``<= 1`` (a block served by
-    no unit takes no class; ``unit_class`` still makes any unit in use take one) and
-    ``n_plus_1_units`` is left out (one unit alone serves nothing: the row gives
-    shortfall >= D).
+    Parameters
+    ----------
+    B
+        The model's variables and rows.
+    compiled
+        The compiled problem (its workloads, demand and pools).
+    unit_capacity
+        (workload, period, block) -> {x variable: output tokens/s of one unit}.
+    shortfall_tps
+        Under ``max_served``: (workload, period, block) -> {shortfall variable: output
+        tokens/s of one unit of it}; N+1 then covers what is served (``largest_unit`` is
+        ``<= 1`` and ``n_plus_1_units`` is left out). None when the whole demand is served.
+    deploy_of
+        x variable (rented, one block) -> the deploy variable of its offering (autoscaled
+        fleets), for the cuts of :mod:`solver.core.formulation.fleet_rules`.
     """
     workloads = {
         w.name: w
@@ -151,20 +127,14 @@ def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:
 
 def add_failure_domains(m: State) -> None:
     """Failure domains and capacity shares of online workloads (``survive_loss_of``,
-    ``max_region_share``, ``max_provider_share``), in every period t and load block b,
-    with c_k a unit's output tokens/s (mix-weighted, as the N+1 rows count it) and D the
-    block's demand (x (1 + headroom) / max_utilisation):
+    ``max_region_share``, ``max_provider_share``): ``domain_loss`` and ``domain_share`` rows
+    in every period and load block (docs/formulation/domain_loss.md). Owned servers count in
+    the region of their site, at provider ``owned``.
 
-    - ``domain_loss``: for each region (provider) r with units that can serve,
-      sum_{k not in r} min(c_k, D) x_k >= D (less any shortfall under max_served): the
-      service still meets its peak with r lost. Linear and exact: the largest domain
-      lost is the row that binds. Counting a unit for at most D keeps the same whole
-      plans (as in :func:`add_n_plus_1`). A workload that can serve from one domain
-      only gets a row with nothing in it, which no plan meets (the problem is
-      infeasible and says so).
-    - ``domain_share``: sum_{k in r} c_k x_k <= s x sum_k c_k x_k.
-
-    Owned servers count in the region of their site, at provider ``owned``.
+    Raises
+    ------
+    InfeasibleError
+        A workload that must survive losing a region (provider) can be served from one only.
     """
     pools = m.pools
     rules = {

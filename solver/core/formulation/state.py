@@ -45,6 +45,9 @@ def option_rows(frame: pd.DataFrame) -> list[OptionRow]:
 
 
 class Builder:
+    """The variables (one dict of columns each, the variables table's rows) and rows of a
+    model being built."""
+
     def __init__(self) -> None:
         self.vars: list[dict[str, Any]] = []
         self.rows: list[Row] = []
@@ -60,6 +63,8 @@ class Builder:
         ub: float = np.inf,
         **meta: Any,
     ) -> int:
+        """A new variable with bounds ``[lb, ub]`` and what it means (``meta``: option_id,
+        pool, period, block, bucket, workload, plan); its index."""
         self.vars.append(
             {
                 "name": name,
@@ -73,6 +78,8 @@ class Builder:
         return len(self.vars) - 1
 
     def row(self, family: str, key: tuple, coefs: dict[int, float], sense: str, rhs: float) -> None:
+        """A row of ``family`` (:func:`solver.core.families.new_row`); none when ``coefs`` is
+        empty (a row that must fail with nothing in it is appended with ``new_row``)."""
         if not coefs:
             return
         self.rows.append(new_row(family, key, dict(coefs), sense, rhs))
