@@ -39,16 +39,16 @@ from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
 from solver.core.budget import Budget
 from solver.core.columns import (
-    _LP,
     AUTO_COLUMNS,
     PRICED_OBJECTIVES,
-    Cuts,
+    LPSolution,
     priced_columns,
     relax,
     rounded,
     run_lp,
 )
 from solver.core.compile import Compiled
+from solver.core.cuts import Cuts
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 
@@ -103,7 +103,9 @@ def use_root(compiled: Compiled, method: str) -> bool:
     return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
 
 
-def _cut_lp(session: HighsSession, model: LinearModel, r: RootReport, budget: Budget) -> _LP | None:
+def _cut_lp(
+    session: HighsSession, model: LinearModel, r: RootReport, budget: Budget
+) -> LPSolution | None:
     """Steps 1 and 2: the LP relaxation, then MIR cut rounds on it (in place, warm) until
     none is violated or the next round (costed as the last) does not fit in
     :data:`ROOT_CUTS_SHARE` of the CPU left (:mod:`solver.core.budget`); the last LP
