@@ -3,7 +3,7 @@
 A problem with many offerings, workloads and monthly periods has millions of
 (option, period, block) columns, and most of them can never pay: an option whose
 units cost more per token/s than options with room to spare. Building them all costs
-more time than solving. Here (issue 14):
+more time than solving. Here:
 
 1. **Restricted master.** The model is built over a few options per workload (the
    cheapest per unit of service, rented and reserved ranked apart, enough of them that
@@ -11,10 +11,10 @@ more time than solving. Here (issue 14):
    for the peak), plus every option that is not *priced* (below).
 2. **Pricing.** Its LP relaxation is solved; from the row duals y, the reduced cost
    c_j - a_j^T y of every column left out is computed at once from the compiled tables
-   (:class:`Pricing`: rent, CO2e, demand, availability, reserved capacity, quota, budget,
-   period budget, carbon cap, provider share, redundancy, train_once, cuts), never by
-   building it. Options with a negative reduced cost join the master; repeat until none
-   is left: the restricted LP is then the full LP, a proven lower bound.
+   (:class:`solver.core.reduced_costs.Pricing`: rent, CO2e, demand, availability,
+   reserved capacity, quota, budget, period budget, carbon cap, provider share,
+   redundancy, train_once, cuts), never by building it. Options with a negative reduced
+   cost join the master; repeat until none is left: the restricted LP is then the full LP, a proven lower bound.
 3. **Bound before convergence.** At any iteration, LP_restricted + sum over the columns
    left out of min(0, rc_j) x u_j is a valid lower bound on the full LP (Lagrangian
    relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a column,
@@ -23,9 +23,9 @@ more time than solving. Here (issue 14):
    master, which takes minus the reservation's hourly rate for the row's hours: its
    commitments left out then keep a reduced cost >= 0 (a commitment costs at least its
    rate for the periods it covers; with provider shares, reservations are not priced).
-4. **MIR cuts** (:class:`Cuts`) on the demand rows, separated from each master LP once
-   the pricing has converged (and while it goes on adding columns), priced like any
-   row: the LP must then pay for whole units, which lifts the bound toward the MIP's.
+4. **MIR cuts** (:class:`solver.core.cuts.Cuts`) on the demand rows, separated from each
+   master LP once the pricing has converged (and while it goes on adding columns), priced
+   like any row: the LP must then pay for whole units, which lifts the bound toward the MIP's.
 5. **Restricted MIP.** The MIP over the last master's options, with its cuts (they hold
    for every integer plan; on a large master only those its LP meets with equality,
    :data:`MIP_EVERY_CUT_UP_TO`), started from its LP rounded up, gives a plan that is
@@ -73,11 +73,9 @@ log = logging.getLogger(__name__)
 #: Objectives whose column costs the pricing knows (one stage).
 PRICED_OBJECTIVES = ("min_cost", "min_npv", "cost_plus_carbon", "max_served")
 #: ``auto`` uses column generation from this many priced columns on. Below it HiGHS's own
-#: branch and bound on the full model proves a far tighter gap in the same time (measured,
-#: bench/RESULTS.md, issue 14: 10k offerings x 50 workloads x 36 months, 372,526 priced
-#: columns before solver.dominance's pruning: 0.49% in 57 s end to end, against 8.3% by
-#: columns; 144,988 after it: 0.44% in 33 s). At 10k x 200 x 12 (1.22M after pruning) the
-#: full model does not build and presolve within 60 s.
+#: branch and bound on the full model proves a far tighter gap in the same time; far above
+#: it the full model does not build and presolve in a solve's time (bench/RESULTS.md,
+#: large problems).
 AUTO_COLUMNS = 400_000
 #: Options per workload in the first master (the cheapest per unit of service).
 FIRST_OPTIONS_PER_WORKLOAD = 8
@@ -85,21 +83,19 @@ FIRST_OPTIONS_PER_WORKLOAD = 8
 FIRST_ROOM_FACTOR = 2.0
 #: Rounds of MIR cuts before the MIP (and as many again after it, time allowing).
 MAX_CUT_ROUNDS = 8
-#: Shares of the CPU still to come (solver.core.budget: the rate this process receives
-#: times the wall seconds left, less the reserve for the plan and the verifier), counted
-#: when each phase begins, once the problem is compiled: the pricing may use
+#: Shares of the CPU still to come (:mod:`solver.core.budget`: the rate this process
+#: receives times the wall seconds left, less the reserve for the plan and the verifier),
+#: counted when each phase begins, once the problem is compiled: the pricing may use
 #: PRICING_SHARE of it; the cuts CUTS_SHARE of what the pricing leaves (so at least
 #: 0.35 x 0.65 = 23% of the whole, more when the pricing converges early); the MIP the
-#: rest (at least 42%). Before issue 34 these were fixed shares of the wall clock from
-#: the start of the solve, compile included (50%, 65%, 90%): under load the compile took
-#: most of the window and the cut rounds none (24.1% gap against 0.37% quiet).
+#: rest (at least 42%). Counted on the CPU left rather than the wall clock, a loaded
+#: machine or a slow compile shrinks every phase alike.
 PRICING_SHARE = 0.35
 CUTS_SHARE = 0.35
 #: The restricted MIP keeps every cut up to this many master columns, and above it only
 #: the cuts its LP meets with equality (the rest add nothing to its LP bound, and HiGHS's
-#: root cut loop on a large master with all of them took 90 s). Measured (bench/scale.py,
-#: bench/RESULTS.md): 10k x 200 x 12 (64,047 columns), every cut 0.37%, the tight ones
-#: 0.86%; 50k x 200 x 36 (216,696 columns), every cut 3.93%, the tight ones 0.54%.
+#: root cut loop on a large master with all of them does not finish in a solve's time;
+#: the gaps either way: bench/scale.py, bench/RESULTS.md).
 MIP_EVERY_CUT_UP_TO = 100_000
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 50
@@ -434,7 +430,7 @@ def solve_by_columns(
     mip_limit = budget.phase(1.0).wall_s()
     t3 = time.perf_counter()
     # the cuts hold for every integer plan: the master's MIP keeps its plans and gains
-    # their bound (10k x 200 x 12, 15 s: $1,841,294 with them, $1,979,629 without)
+    # their bound (10k x 200 x 12: $1,841,294 with them, $1,979,629 without)
     if len(model.variables) > MIP_EVERY_CUT_UP_TO:
         model = _tight_cuts(model, lp.values)
     mip = HighsSession(model).solve(

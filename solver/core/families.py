@@ -219,7 +219,7 @@ FAMILIES: dict[str, Family] = {
     "objective_stage": Family(
         "first-stage objective kept (lexicographic)", "-", ("stage",), binds=False
     ),
-    # mixed-integer rounding cuts of a column-generation master (core/columns.py: Cuts)
+    # mixed-integer rounding cuts of a column-generation master (core/cuts.py: Cuts)
     "demand_rounding": Family(
         "MIR of a demand row with divisor d: whole units of size d, >= ceil(demand / d) (a cut)",
         "USD per unit",

@@ -44,7 +44,7 @@ class Pricing:
 
     Serving columns are (option, period, block) of rented options; training columns are
     the option's z. Each column's objective coefficient and its coefficient in every row
-    family it enters are those :mod:`solver.model` builds (the check against HiGHS's
+    family it enters are those :mod:`solver.core.formulation` builds (the check against HiGHS's
     reduced costs keeps the two in step).
     """
 
@@ -293,7 +293,8 @@ class Pricing:
 
 
 def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:
-    """Quota index -> the cloud pools it counts (as :func:`solver.model.add_quotas`)."""
+    """Quota index -> the cloud pools it counts (as
+    :func:`solver.core.formulation.limits.add_quotas` does)."""
     pools = compiled.pools
     out = {}
     for qi, q in enumerate(compiled.problem.quotas):

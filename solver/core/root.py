@@ -1,10 +1,10 @@
 """Large problems whose full model fits: root cuts, a plan from the LP, reduced-cost fixing.
 
 HiGHS spends most of a large MIP's time before its first good plan: presolve, restarts,
-its own cut rounds (10k offerings x 50 workloads x 12 months: 2.4 s against a 0.28 s LP
-relaxation, bench/RESULTS.md). Most of the integrality gap there is one thing, whole
-units against fractional demand, and the MIR cuts of :class:`solver.columns.Cuts` close
-it at the root. So, on one HiGHS session (issue 14):
+its own cut rounds, many times its LP relaxation's (bench/RESULTS.md, large problems).
+Most of the integrality gap there is one thing, whole units against fractional demand,
+and the MIR cuts of :class:`solver.core.cuts.Cuts` close it at the root. So, on one HiGHS
+session:
 
 1. **LP relaxation** of the full model (demand rows capped, ``build_model``'s
    ``cap_demand_rows``: the same integer plans, a tighter LP).
@@ -54,16 +54,14 @@ from solver.core.model import build_model
 
 log = logging.getLogger(__name__)
 
-#: Priced columns (:func:`solver.columns.priced_columns`) from which ``auto`` solves at
-#: the root; below, one HiGHS MIP (every shipped problem: at most 130). With
-#: ``bench/scale.py --grid root-threshold`` (medians of 3, bench/RESULTS.md) the root was
-#: as fast as HiGHS's MIP at 1,936 priced columns (0.17 s) and faster above (15,446:
-#: 0.80 s against 2.55 s at a 0.5% gap; 2.01 s against 3.00 s at 1e-4).
+#: Priced columns (:func:`solver.core.columns.priced_columns`) from which ``auto`` solves
+#: at the root; below, one HiGHS MIP (every shipped problem: at most 130). About where the
+#: root becomes as fast as HiGHS's MIP, and faster above (``bench/scale.py --grid
+#: root-threshold``, bench/RESULTS.md).
 ROOT_COLUMNS = 2_000
 #: Cut rounds at most, and the share of the CPU still to come once the model is built
-#: that they may use (solver.core.budget: measured by the CPU this process receives, so
-#: a loaded machine shrinks every phase alike; before issue 34, until 65% of the wall
-#: clock from the start of the solve, compile included)
+#: that they may use (:mod:`solver.core.budget`: measured by the CPU this process
+#: receives, so a loaded machine shrinks every phase alike)
 MAX_ROOT_ROUNDS = 10
 ROOT_CUTS_SHARE = 0.35
 #: The support's MIP stops at this share of the gap asked for (its own gap is against its
@@ -94,7 +92,7 @@ class RootReport:
 
 def use_root(compiled: Compiled, method: str) -> bool:
     """Whether to solve at the root: ``root`` when the objective allows it, ``auto`` on
-    problems from :data:`ROOT_COLUMNS` to :data:`solver.columns.AUTO_COLUMNS` priced
+    problems from :data:`ROOT_COLUMNS` to :data:`solver.core.columns.AUTO_COLUMNS` priced
     columns."""
     if method not in ("root", "auto") or compiled.problem.objective not in PRICED_OBJECTIVES:
         return False
@@ -148,7 +146,7 @@ def solve_at_root(
     holds from there (:data:`solver.core.budget.RESERVE_SHARE` of it kept for the plan
     and the verifier; cuts within :data:`ROOT_CUTS_SHARE` of the CPU left, the support's
     MIP half of what is then left, the last MIP the rest). Returns, as
-    :func:`solver.columns.solve_by_columns` does, the compiled problem, the model (without
+    :func:`solver.core.columns.solve_by_columns` does, the compiled problem, the model (without
     its cuts: the plan's values are per column), the result with its gap against the
     bound above, and the report; None when the LP relaxation is not solved to
     optimality (the caller then solves the full MIP, which says why).
