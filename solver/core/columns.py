@@ -14,7 +14,8 @@ more time than solving. Here:
    (:class:`solver.core.reduced_costs.Pricing`: rent, CO2e, demand, availability,
    reserved capacity, quota, budget, period budget, carbon cap, provider share,
    redundancy, train_once, cuts), never by building it. Options with a negative reduced
-   cost join the master; repeat until none is left: the restricted LP is then the full LP, a proven lower bound.
+   cost join the master; repeat until none is left: the restricted LP is then the full
+   LP, a proven lower bound.
 3. **Bound before convergence.** At any iteration, LP_restricted + sum over the columns
    left out of min(0, rc_j) x u_j is a valid lower bound on the full LP (Lagrangian
    relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a column,
