@@ -1,7 +1,7 @@
 """Exact pruning of rented options that cheaper options with room replace.
 
-Pool pruning (:func:`solver.compile.prune_dominated_pools`) drops pools whose units are
-interchangeable with cheaper ones. Most of a large catalog's options are not like that:
+Pool pruning (:func:`solver.core.compile.prune_dominated_pools`) drops pools whose units
+are interchangeable with cheaper ones. Most of a large catalog's options are not like that:
 a workload can rent hundreds of instance types, of different sizes, from pools whose
 availability caps could bind. This module drops the ones no optimal plan needs, column
 by column (option, period, load block), and training clusters, with reductions that each

@@ -3,14 +3,15 @@
 Model (the objective's coefficients and per-period splits), plan (line-item costs), the
 re-solve (capex already spent) and the exports read their money from here, so the same
 purchase or reservation is charged the same everywhere. The verifier does NOT import
-this module: it recomputes every charge from the catalog on its own (solver/verify.py),
+this module: it recomputes every charge from the catalog on its own (solver/trust/),
 which is what makes its check independent.
 
 Charges are per unit (one instance, one server) and split over the problem's periods
 (a DataFrame with ``start_month``, ``end_month`` and ``months`` per period, as
-:func:`solver.compile.build_periods` makes it). Money in USD, time in months from the
-plan's start; hours of a span of months come from the problem's :class:`solver.clock.Clock`
-(calendar hours when the problem states its start, else 730-hour months).
+:func:`solver.core.compile.build_periods` makes it). Money in USD, time in months from
+the plan's start; hours of a span of months come from the problem's
+:class:`solver.core.clock.Clock` (calendar hours when the problem states its start, else
+730-hour months).
 
 - Rent (on-demand, spot): price x units x hours, in the period it runs.
 - Reservation: price x term hours, used or not; each period pays the months of the term
@@ -225,7 +226,7 @@ def existing_server(*, hosting_usd_per_month: float, periods: pd.DataFrame) -> C
 
 @dataclass(frozen=True)
 class ExtrasBound:
-    """What the budget row holds for the cost categories beside compute (issue 29 part 5):
+    """What the budget row holds for the cost categories beside compute:
     ``all-in <= multiplier x compute + constant_usd``, for any plan.
 
     The categories are charged after the solve (:mod:`solver.plan.costs`); this bound is

@@ -1,4 +1,4 @@
-"""Restrictions the period structure imposes that the user did not ask for (issue 34).
+"""Restrictions the period structure imposes that the user did not ask for.
 
 Owned and reserved units are fixed within a period (DESIGN.md section 5), so a unit can
 serve a period only if it is in service all through it: a server whose life is shorter

@@ -1,7 +1,7 @@
 """The backend interface: one small adapter per solver library.
 
 Every backend says whether it is available and what it can do, solves a
-:class:`~solver.model.LinearModel` with typed :class:`SolveOptions`, and returns
+:class:`~solver.core.matrix.LinearModel` with typed :class:`SolveOptions`, and returns
 a :class:`SolveResult` that keeps the termination apart from the numbers.
 """
 
@@ -168,8 +168,8 @@ def deadline_interrupt(
     """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now, or None.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
-    simplex, IPM and MIP interrupt points. Some phases still reach none: on a 115,200-
-    column model (200 small workloads) a 7.5 s budget ran 27.7 s (bench/RESULTS.md).
+    simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
+    overrun its budget on a large model (bench/RESULTS.md).
     """
     if time_limit_s is None:
         return None

@@ -44,10 +44,9 @@ _LIMITS = {
 
 #: relative gap of the restricted MIP of :meth:`HighsSession.restricted_start` (at least
 #: the solve's own): its plan is only a start, and the whole MIP is still solved to the
-#: solve's gap. Measured on the seed (``bench/seed_timing.py``, ``bench/RESULTS.md``,
-#: "Autoscaled fleets: a start at 1%"): with ``fleet: autoscale`` the restricted MIP took
-#: 0.47 s of a 1.3 s solve at the default 1e-4 (37 nodes closing its last 0.5%); at 1e-2
-#: the solve takes 0.68 s, per-block solves are unchanged, and both plans are the same.
+#: solve's gap. At the default gap the restricted MIP spends most of its time closing its
+#: last half percent, which a start does not need; at 1e-2 the plans are the same
+#: (``bench/seed_timing.py``, ``bench/RESULTS.md``, "Autoscaled fleets: a start at 1%").
 START_GAP = 1e-2
 
 
@@ -159,9 +158,8 @@ class HighsSession:
         is a valid MIP start; the model is restored afterwards. This is the relaxation-
         induced restriction of RINS (Danna, Rothberg and Le Pape, "Exploring relaxation
         induced neighborhoods to improve MIP solutions", Math. Programming 102, 2005),
-        taken with the LP alone. On the seed HiGHS's own root heuristics take about
-        1.3 s to find a plan within 10% of the optimum; this one costs 0.1 s and the MIP
-        given its plan solves in 0.5 s (``bench/seed_timing.py``). Returns None when the
+        taken with the LP alone: on the seed it finds a plan well before HiGHS's own root
+        heuristics do (``bench/seed_timing.py``). Returns None when the
         LP or the restricted MIP has no plan. The restricted MIP stops within
         :data:`START_GAP` of its optimum (or the solve's gap, when looser).
         """
@@ -241,9 +239,8 @@ class HighsSession:
                 options = replace(options, time_limit_s=limit)
             h.setOptionValue("time_limit", float(limit or highspy.kHighsInf))
         if start is not None:
-            # feasibility jump only looks for a first plan: a MIP given one skips it; on
-            # the seed's re-solve after a +30% price change the MIP takes 1.3 s instead
-            # of 1.5 s, the same plan (bench/RESULTS.md)
+            # feasibility jump only looks for a first plan: a MIP given one skips it
+            # (the same plan, sooner: bench/RESULTS.md)
             h.setOptionValue(_JUMP, False)
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(start, dtype=float))

@@ -4,7 +4,7 @@
 without any goes to GLOP instead, because pywraplp's SCIP returns zero duals
 (../shared/SOLVERS.md) while GLOP's duals and reduced costs are correct. pywraplp
 has no array entry point, so rows are added one coefficient at a time (cheap at our
-sizes: about 0.25 s for 100,000 nonzeros).
+sizes).
 
 ``OrtoolsBackend("cpsat")`` drives CP-SAT through ``ortools.sat.python.cp_model``
 (never through PuLP, whose adapter reports a feasible CP-SAT answer as optimal and
