@@ -172,7 +172,7 @@ def priced_columns(compiled: Compiled) -> int:
     d = compiled.demand[compiled.demand["bucket"] < 0]
     per_workload = d.groupby("workload").size()  # periods x blocks
     n_b = max(len(compiled.blocks), 1)
-    per_option = serving["workload"].map(per_workload).fillna(0)
+    per_option = serving["workload"].map(per_workload).fillna(0).astype(float)
     per_option = per_option.where(serving["mode"].isin(RENTED_MODES), per_option / n_b)
     return int(per_option.sum()) + int((opt["workload_kind"] == "training").sum())
 
@@ -203,7 +203,8 @@ def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
     room = serving["pool_id"].map(pools["availability_cap"]).astype(float) * tps
     peak = compiled.demand[compiled.demand["bucket"] < 0].groupby("workload")["demand"].max()
     # whole units: the cost of the peak served by this option alone (small workloads)
-    units = np.ceil(serving["workload"].map(peak).astype(float) / tps - 1e-9)
+    need = serving["workload"].map(peak).astype(float) / tps
+    units = pd.Series(np.ceil(need - 1e-9), index=serving.index)
     alone = units.clip(lower=1) * serving["price_usd_per_hour"].astype(float)
     # ranked apart: rented options, and reservations (paid for their whole term)
     group = serving["workload"] + np.where(serving["mode"].isin(RENTED_MODES), "|r", "|c")
@@ -343,6 +344,7 @@ class _Generation:
                 self.last = (sub, base, model, lp)
                 self.fresh = self._price(model, lp, t0, t1, t2)
                 self.round_cpu_s = time.process_time() - c0
+            assert self.last is not None  # the first round solved a master or returned
             sub, base, model, lp = self.last
             negative = self.fresh
             cut = r.cut_rounds < cut_rounds and bool(self.cuts.separate(model, lp.values))
@@ -426,6 +428,7 @@ def solve_by_columns(
     if not g.run(cut_rounds=0, phase=budget.phase(PRICING_SHARE)):
         return None
     g.run(cut_rounds=MAX_CUT_ROUNDS, phase=budget.phase(CUTS_SHARE))
+    assert g.last is not None  # the first run solved a master
     sub, base, model, lp = g.last
     g.report.options_in_master = len(sub.options)
     mip_limit = budget.phase(1.0).wall_s()

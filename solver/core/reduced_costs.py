@@ -203,11 +203,13 @@ class Pricing:
     # ---- duals by family
     @staticmethod
     def duals(model: LinearModel, row_dual: np.ndarray) -> dict[str, pd.DataFrame | dict]:
+        """The rows' duals by family: family -> {row key: dual} (rows with no coefficient
+        left out); the column generation adds the cuts' frame."""
         out: dict[str, dict] = {}
         for r, row in enumerate(model.rows):
             if row.coefs:
                 out.setdefault(row.family, {})[row.key] = float(row_dual[r])
-        return out
+        return dict(out)
 
     def reduced_costs(self, duals: dict) -> tuple[np.ndarray, np.ndarray]:
         """(reduced cost per serving column (rows of :attr:`columns`), per training column),
@@ -341,7 +343,7 @@ def _lookup(
     if len(columns) > 1:
         where = keys.get_indexer(pd.MultiIndex.from_frame(frame[columns]))
     else:
-        where = keys.get_indexer(frame[columns[0]])
+        where = keys.get_indexer(pd.Index(frame[columns[0]]))
     return np.where(where >= 0, values[where], fill)
 
 

@@ -137,6 +137,13 @@ def _cut_lp(
     return lp
 
 
+def _plan(result: SolveResult) -> tuple[float, np.ndarray] | None:
+    """(objective in USD, values) of a result that has a plan, else None."""
+    if not result.has_solution or result.objective is None or result.values is None:
+        return None
+    return result.objective, result.values
+
+
 def solve_at_root(
     compiled: Compiled, options: SolveOptions, started: float
 ) -> tuple[Compiled, LinearModel, SolveResult, RootReport] | None:
@@ -189,24 +196,28 @@ def solve_at_root(
     session.set_bounds(cols[off], lb[off], lb[off])
     best = mip(0.5, rounded(model, values), options.relative_gap * SUPPORT_GAP_SHARE)
     r.support_mip_seconds = best.solve_seconds
-    r.support_plan_usd = best.objective if best.has_solution else None
+    support = _plan(best)
+    r.support_plan_usd = support[0] if support else None
     log.info("root: support MIP over %d columns: %s", r.support_columns, best.termination.value)
     final_bound = bound
-    if not best.has_solution or relative_gap(best.objective, bound) > options.relative_gap:
+    support_gap = relative_gap(support[0], bound) if support else None
+    if support_gap is None or support_gap > options.relative_gap:
         # step 4: fix what no plan cheaper than the support's uses (without one: nothing)
-        room = best.objective - bound if best.has_solution else np.inf
+        room = support[0] - bound if support else np.inf
         fixed = integer & (reduced > room + 1e-6 * max(1.0, abs(bound)))
         session.set_bounds(cols, lb, np.where(fixed, lb, ub))
         r.fixed_by_reduced_cost = int(fixed.sum())
-        start = best.values if best.has_solution else rounded(model, values)
+        start = support[1] if support else rounded(model, values)
         result = mip(1.0, start, options.relative_gap)
         r.mip_seconds = result.solve_seconds
         log.info("root: MIP, %d columns fixed: %s", r.fixed_by_reduced_cost, result.termination)
-        if result.has_solution and (not best.has_solution or result.objective <= best.objective):
+        last = _plan(result)
+        if last is not None and (support is None or last[0] <= support[0]):
             beyond = bound + float(reduced[fixed].min()) if fixed.any() else np.inf
-            final_bound = max(bound, min(result.bound, beyond))
+            mip_bound = result.bound if result.bound is not None else bound
+            final_bound = max(bound, min(mip_bound, beyond))
             best = result
-        elif not best.has_solution:
+        elif support is None:
             best = result
     if not best.has_solution:
         return compiled, model, replace(best, solve_seconds=time.perf_counter() - t0), r
