@@ -304,7 +304,7 @@ def new_row(
     """
     registered = FAMILIES.get(family)
     if registered is None:
-        raise ValueError(f"row family {family!r} is not in FAMILIES (solver/core/model.py)")
+        raise ValueError(f"row family {family!r} is not in FAMILIES (solver/core/families.py)")
     if not registered.takes(key):
         raise ValueError(f"a {family} row's key is {registered.keys}, not {key!r}")
     name = row_name(family, key, scenario)
