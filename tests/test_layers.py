@@ -317,3 +317,105 @@ def test_solving_a_problem_loads_no_exporter_module():
     loaded = done.stdout.split()
     assert "solver.plan.charges" in loaded  # the solve did build its charges
     assert [m for m in loaded if m == "solver.outputs" or m.startswith("solver.outputs.")] == []
+
+
+#: the backends: each translates the matrix (solver.core.matrix) for one solver
+BACKENDS = "solver.core.backends"
+#: the formulation: the modules that build the model's rows, and any module importing one
+#: of these names (it makes rows or builds the model)
+FORMULATION = ("solver.core.model", "solver.core.formulation")
+ROW_MAKERS = {"new_row", "build_model"}
+
+
+def _imported_names(path: Path) -> set[tuple[str, str]]:
+    """(module, name) of every ``from module import name`` of a solver module in the file."""
+    return {
+        (node.module, alias.name)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("solver")
+        for alias in node.names
+    }
+
+
+def _builds_formulation(name: str, path: Path) -> bool:
+    in_formulation = name in FORMULATION or name.startswith(tuple(f"{f}." for f in FORMULATION))
+    return in_formulation or any(n in ROW_MAKERS for _m, n in _imported_names(path))
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others (not itself)."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen - {start}
+
+
+def _backends_reaching(graph: dict[str, set[str]], builds: set[str]) -> dict[str, set[str]]:
+    """backend module -> the formulation modules it imports, directly or not."""
+    backends = [m for m in graph if m == BACKENDS or m.startswith(BACKENDS + ".")]
+    out = {b: _reachable(graph, b) & builds for b in backends}
+    return {b: found for b, found in out.items() if found}
+
+
+def test_no_module_a_backend_imports_builds_a_formulation():
+    # a backend translates the matrix types (solver.core.matrix) and builds no model: the
+    # modules it imports, however indirectly, make no rows
+    modules = _modules()
+    builds = {name for name, path in modules.items() if _builds_formulation(name, path)}
+    assert "solver.core.model" in builds and "solver.core.formulation.demand" in builds
+    assert "solver.core.matrix" not in builds
+    assert _backends_reaching(_graph(), builds) == {}
+
+
+def test_the_backend_check_finds_a_formulation_behind_a_helper():
+    # planted: a backend imports base, base imports the model; the matrix alone is fine
+    graph = {
+        "solver.core.backends.x_backend": {"solver.core.backends.base", "solver.core.matrix"},
+        "solver.core.backends.base": {"solver.core.model"},
+        "solver.core.backends.y_backend": {"solver.core.matrix"},
+        "solver.core.model": {"solver.core.matrix"},
+        "solver.core.matrix": set(),
+    }
+    found = _backends_reaching(graph, {"solver.core.model"})
+    assert found == {
+        "solver.core.backends.x_backend": {"solver.core.model"},
+        "solver.core.backends.base": {"solver.core.model"},
+    }
+
+
+def _private_imports(name: str, path: Path) -> set[tuple[str, str]]:
+    """(module, name) of each private name (a leading underscore) ``name`` imports from
+    another solver module."""
+    return {
+        (module, imported)
+        for module, imported in _imported_names(path)
+        if imported.startswith("_") and module != name
+    }
+
+
+def test_backends_import_no_private_helper():
+    # a helper two backends share lives in a shared module under a public name
+    # (solver.core.backends.base), not in one backend reached into by another
+    found = {
+        name: _private_imports(name, path)
+        for name, path in _modules().items()
+        if name.startswith(BACKENDS + ".") and _private_imports(name, path)
+    }
+    assert not found, found
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    planted = tmp_path / "ortools_backend.py"
+    planted.write_text(
+        "from solver.core.backends.base import relative_gap\n"
+        "from solver.core.backends.highs_backend import _empty_row_infeasible\n"
+        "def f():\n    from solver.core.matrix import _hidden\n"
+    )
+    assert _private_imports("solver.core.backends.ortools_backend", planted) == {
+        ("solver.core.backends.highs_backend", "_empty_row_infeasible"),
+        ("solver.core.matrix", "_hidden"),
+    }

@@ -3,14 +3,15 @@
 Model (the objective's coefficients and per-period splits), plan (line-item costs), the
 re-solve (capex already spent) and the exports read their money from here, so the same
 purchase or reservation is charged the same everywhere. The verifier does NOT import
-this module: it recomputes every charge from the catalog on its own (:mod:`solver.trust.verify`),
+this module: it recomputes every charge from the catalog on its own (solver/trust/),
 which is what makes its check independent.
 
 Charges are per unit (one instance, one server) and split over the problem's periods
 (a DataFrame with ``start_month``, ``end_month`` and ``months`` per period, as
-:func:`solver.core.compile.build_periods` makes it). Money in USD, time in months from the
-plan's start; hours of a span of months come from the problem's :class:`solver.core.clock.Clock`
-(calendar hours when the problem states its start, else 730-hour months).
+:func:`solver.core.compile.build_periods` makes it). Money in USD, time in months from
+the plan's start; hours of a span of months come from the problem's
+:class:`solver.core.clock.Clock` (calendar hours when the problem states its start, else
+730-hour months).
 
 - Rent (on-demand, spot): price x units x hours, in the period it runs.
 - Reservation: price x term hours, used or not; each period pays the months of the term
@@ -38,7 +39,6 @@ import pandas as pd
 
 from solver.core.clock import Clock
 from solver.inputs.costs import Resolved, egress_gb, top_rate
-from solver.money import usd
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ def extras_bound(
     c = 1.0 + resolved.contingency_rate
     multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)
     basis = (
-        f"all-in <= {multiplier:.6g} x compute + {usd(c * constant)}: compute x (1 + "
+        f"all-in <= {multiplier:.6g} x compute + ${c * constant:,.2f}: compute x (1 + "
         f"{resolved.contingency_rate:.4g} contingency) x ((1 + {tax_max:.4g} top tax) x "
         f"(1 + {rate_max:.4g} top support band) + {staff:.4g} staff per compute dollar at "
         "the cheapest cloud price), plus storage, egress and support minimums with their "

@@ -1,10 +1,10 @@
 """Large problems whose full model fits: root cuts, a plan from the LP, reduced-cost fixing.
 
 HiGHS spends most of a large MIP's time before its first good plan: presolve, restarts,
-its own cut rounds (10k offerings x 50 workloads x 12 months: 2.4 s against a 0.28 s LP
-relaxation, bench/RESULTS.md). Most of the integrality gap there is one thing, whole
-units against fractional demand, and the MIR cuts of :class:`solver.columns.Cuts` close
-it at the root. So, on one HiGHS session (issue 14):
+its own cut rounds, many times its LP relaxation's (bench/RESULTS.md, large problems).
+Most of the integrality gap there is one thing, whole units against fractional demand,
+and the MIR cuts of :class:`solver.core.cuts.Cuts` close it at the root. So, on one HiGHS
+session:
 
 1. **LP relaxation** of the full model (demand rows capped, ``build_model``'s
    ``cap_demand_rows``: the same integer plans, a tighter LP).
@@ -37,32 +37,31 @@ import numpy as np
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
+from solver.core.time_budget import Budget
 from solver.core.columns import (
-    _LP,
     AUTO_COLUMNS,
     PRICED_OBJECTIVES,
-    Cuts,
+    LPSolution,
     priced_columns,
     relax,
     rounded,
     run_lp,
 )
 from solver.core.compile import Compiled
-from solver.core.model import LinearModel, build_model
-from solver.core.time_budget import Budget
+from solver.core.cuts import Cuts
+from solver.core.matrix import LinearModel
+from solver.core.model import build_model
 
 log = logging.getLogger(__name__)
 
-#: Priced columns (:func:`solver.columns.priced_columns`) from which ``auto`` solves at
-#: the root; below, one HiGHS MIP (every shipped problem: at most 130). With
-#: ``bench/scale.py --grid root-threshold`` (medians of 3, bench/RESULTS.md) the root was
-#: as fast as HiGHS's MIP at 1,936 priced columns (0.17 s) and faster above (15,446:
-#: 0.80 s against 2.55 s at a 0.5% gap; 2.01 s against 3.00 s at 1e-4).
+#: Priced columns (:func:`solver.core.columns.priced_columns`) from which ``auto`` solves
+#: at the root; below, one HiGHS MIP (every shipped problem: at most 130). About where the
+#: root becomes as fast as HiGHS's MIP, and faster above (``bench/scale.py --grid
+#: root-threshold``, bench/RESULTS.md).
 ROOT_COLUMNS = 2_000
 #: Cut rounds at most, and the share of the CPU still to come once the model is built
-#: that they may use (solver.core.budget: measured by the CPU this process receives, so
-#: a loaded machine shrinks every phase alike; before issue 34, until 65% of the wall
-#: clock from the start of the solve, compile included)
+#: that they may use (:mod:`solver.core.time_budget`: measured by the CPU this process
+#: receives, so a loaded machine shrinks every phase alike)
 MAX_ROOT_ROUNDS = 10
 ROOT_CUTS_SHARE = 0.35
 #: The support's MIP stops at this share of the gap asked for (its own gap is against its
@@ -93,7 +92,7 @@ class RootReport:
 
 def use_root(compiled: Compiled, method: str) -> bool:
     """Whether to solve at the root: ``root`` when the objective allows it, ``auto`` on
-    problems from :data:`ROOT_COLUMNS` to :data:`solver.columns.AUTO_COLUMNS` priced
+    problems from :data:`ROOT_COLUMNS` to :data:`solver.core.columns.AUTO_COLUMNS` priced
     columns."""
     if method not in ("root", "auto") or compiled.problem.objective not in PRICED_OBJECTIVES:
         return False
@@ -102,10 +101,12 @@ def use_root(compiled: Compiled, method: str) -> bool:
     return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
 
 
-def _cut_lp(session: HighsSession, model: LinearModel, r: RootReport, budget: Budget) -> _LP | None:
+def _cut_lp(
+    session: HighsSession, model: LinearModel, r: RootReport, budget: Budget
+) -> LPSolution | None:
     """Steps 1 and 2: the LP relaxation, then MIR cut rounds on it (in place, warm) until
     none is violated or the next round (costed as the last) does not fit in
-    :data:`ROOT_CUTS_SHARE` of the CPU left (:mod:`solver.core.budget`); the last LP
+    :data:`ROOT_CUTS_SHARE` of the CPU left (:mod:`solver.core.time_budget`); the last LP
     solved, or None when the first is not optimal."""
     import highspy
 
@@ -136,16 +137,23 @@ def _cut_lp(session: HighsSession, model: LinearModel, r: RootReport, budget: Bu
     return lp
 
 
+def _plan(result: SolveResult) -> tuple[float, np.ndarray] | None:
+    """(objective in USD, values) of a result that has a plan, else None."""
+    if not result.has_solution or result.objective is None or result.values is None:
+        return None
+    return result.objective, result.values
+
+
 def solve_at_root(
     compiled: Compiled, options: SolveOptions, started: float
 ) -> tuple[Compiled, LinearModel, SolveResult, RootReport] | None:
     """Steps 1-4 of the module docstring on the full model.
 
     ``started`` is the ``time.perf_counter()`` at which the solve began: the time limit
-    holds from there (:data:`solver.core.budget.RESERVE_SHARE` of it kept for the plan
+    holds from there (:data:`solver.core.time_budget.RESERVE_SHARE` of it kept for the plan
     and the verifier; cuts within :data:`ROOT_CUTS_SHARE` of the CPU left, the support's
     MIP half of what is then left, the last MIP the rest). Returns, as
-    :func:`solver.columns.solve_by_columns` does, the compiled problem, the model (without
+    :func:`solver.core.columns.solve_by_columns` does, the compiled problem, the model (without
     its cuts: the plan's values are per column), the result with its gap against the
     bound above, and the report; None when the LP relaxation is not solved to
     optimality (the caller then solves the full MIP, which says why).
@@ -188,24 +196,28 @@ def solve_at_root(
     session.set_bounds(cols[off], lb[off], lb[off])
     best = mip(0.5, rounded(model, values), options.relative_gap * SUPPORT_GAP_SHARE)
     r.support_mip_seconds = best.solve_seconds
-    r.support_plan_usd = best.objective if best.has_solution else None
+    support = _plan(best)
+    r.support_plan_usd = support[0] if support else None
     log.info("root: support MIP over %d columns: %s", r.support_columns, best.termination.value)
     final_bound = bound
-    if not best.has_solution or relative_gap(best.objective, bound) > options.relative_gap:
+    support_gap = relative_gap(support[0], bound) if support else None
+    if support_gap is None or support_gap > options.relative_gap:
         # step 4: fix what no plan cheaper than the support's uses (without one: nothing)
-        room = best.objective - bound if best.has_solution else np.inf
+        room = support[0] - bound if support else np.inf
         fixed = integer & (reduced > room + 1e-6 * max(1.0, abs(bound)))
         session.set_bounds(cols, lb, np.where(fixed, lb, ub))
         r.fixed_by_reduced_cost = int(fixed.sum())
-        start = best.values if best.has_solution else rounded(model, values)
+        start = support[1] if support else rounded(model, values)
         result = mip(1.0, start, options.relative_gap)
         r.mip_seconds = result.solve_seconds
         log.info("root: MIP, %d columns fixed: %s", r.fixed_by_reduced_cost, result.termination)
-        if result.has_solution and (not best.has_solution or result.objective <= best.objective):
+        last = _plan(result)
+        if last is not None and (support is None or last[0] <= support[0]):
             beyond = bound + float(reduced[fixed].min()) if fixed.any() else np.inf
-            final_bound = max(bound, min(result.bound, beyond))
+            mip_bound = result.bound if result.bound is not None else bound
+            final_bound = max(bound, min(mip_bound, beyond))
             best = result
-        elif not best.has_solution:
+        elif support is None:
             best = result
     if not best.has_solution:
         return compiled, model, replace(best, solve_seconds=time.perf_counter() - t0), r

@@ -1,44 +1,39 @@
-"""Staff by fleet size in the MIP (issue 28): the saving of a site past 1,000 servers.
+"""Staff by fleet size in the MIP: the saving of a site past 1,000 servers, as a
+piecewise-linear function of the site's fleet in each period (the ``staff_fleet`` and
+``staff_tier`` rows; the derivation is in docs/formulation/staff_fleet.md).
 
-Every owned server's hosting carries staff at its site's rate for a fleet of at most
-1,000 servers (140 servers per administrator by default; solver/inputs/staff.py). A site
-whose staff goes by fleet size needs fewer administrators per server past 1,000, so its
-staff cost is ``salary x admins(N)``, below ``salary x N / 140``. This module adds that
-saving, exactly, as a piecewise-linear function of the site's fleet in each period:
-
-- ``N[s,t]`` = servers owned at the start + each purchase x the share of the period's
-  months it is in service (the period's average fleet at the site);
-- the incremental formulation: ``N = sum_j delta_j``, ``0 <= delta_j <= L_j`` (the
-  segment lengths between :data:`solver.inputs.staff.BREAKPOINTS_SERVERS`), binaries
-  ``y_j`` with ``delta_j >= L_j y_j`` and ``delta_{j+1} <= L_{j+1} y_j`` so segments fill
-  in order (the headcount is concave up to 50,000 servers, so a minimiser would fill the
-  later, cheaper segments first without them);
-- cost ``salary x months / 12 x sum_j slope_j delta_j`` in the period, with ``slope_j``
-  the slope of ``admins(N) - N / 140`` on segment j (0 on the first).
-
-Nothing is added for a site that cannot hold more than 1,000 servers (its power cap over
-its smallest server's maximum power), nor for a site with a flat staff figure or ratio:
-the hosting is then exact. Rows: ``staff_fleet[site,period]`` and
-``staff_tier[site,period,segment,fill|open]``; variables of kind ``staff`` (the deltas; their
-cost is the plan's ``staff_scale`` line) and ``staff_tier`` (the binaries).
+Nothing is added for a site that cannot hold more than 1,000 servers, nor for a site with a
+flat staff figure or ratio: the hosting is then exact.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from solver.core import ledger
+from solver.core.matrix import VarKind
 from solver.inputs.staff import (
     BREAKPOINTS_SERVERS,
     SERVERS_PER_ADMIN_MEDIUM,
     admins,
 )
 
+if TYPE_CHECKING:  # the build state (solver.core.model imports this module at run time)
+    from solver.core.formulation.state import State
+
 #: Fleet size up to which the hosting's staff is exact (no rows are added below it).
 SMALL_FLEET_SERVERS = BREAKPOINTS_SERVERS[0]
+
+
+def _cell(frame: pd.DataFrame, column: str, row: int) -> float:
+    """A numeric cell of ``frame`` by position (pandas-stubs type ``.iat`` as any scalar)."""
+    value: Any = frame[column].iat[row]
+    return float(value)
 
 
 def saving_admins(n_servers: float) -> float:
@@ -56,7 +51,7 @@ def segments(n_max: float) -> list[tuple[float, float]]:
     ]
 
 
-def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
+def site_fleet_bounds(m: State) -> dict[str, tuple[float, list[int]]]:
     """Sites whose staff goes by fleet size and which could hold more than 1,000 servers:
     site -> (most servers it holds, the owned pools there)."""
     pools = m.pools
@@ -71,18 +66,18 @@ def site_fleet_bounds(m) -> dict[str, tuple[float, list[int]]]:
             by_site[sites[p]].append(p)
     out = {}
     for site, ps in by_site.items():
-        smallest_kw = min(float(pools["power_kw_max"].iat[p]) for p in ps)
-        cap_kw = float(pools["site_power_cap_kw"].iat[ps[0]])
+        smallest_kw = min(_cell(pools, "power_kw_max", p) for p in ps)
+        cap_kw = _cell(pools, "site_power_cap_kw", ps[0])
         n_max = math.floor(cap_kw / smallest_kw + 1e-9) if smallest_kw > 0 else math.inf
         if SMALL_FLEET_SERVERS < n_max < math.inf:
             out[site] = (float(n_max), ps)
     return out
 
 
-def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
+def _fleet_coefs(m: State, pools: list[int], t: int) -> tuple[dict[int, float], float]:
     """(buy var -> share of period t's months it serves, servers owned at the start)."""
-    start = float(m.periods["start_month"].iat[t])
-    months = float(m.periods["months"].iat[t])
+    start = _cell(m.periods, "start_month", t)
+    months = _cell(m.periods, "months", t)
     coefs: dict[int, float] = {}
     existing = 0.0
     for p in pools:
@@ -92,7 +87,7 @@ def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
         if v["kind"] != "buy" or v.get("pool") not in pools:
             continue
         pool = m.pools.iloc[v["pool"]]
-        arrival = float(m.periods["start_month"].iat[v["period"]]) + float(pool["lead_months"])
+        arrival = _cell(m.periods, "start_month", v["period"]) + float(pool["lead_months"])
         life = float(pool["lifetime_months"])
         end = min(m.horizon_months, arrival + life if life else math.inf)
         served = ledger.overlap_months(m.periods.iloc[[t]], arrival, end)[0]
@@ -101,21 +96,21 @@ def _fleet_coefs(m, pools: list[int], t: int) -> tuple[dict[int, float], float]:
     return coefs, existing
 
 
-def add_staff_scale(m) -> None:
+def add_staff_scale(m: State) -> None:
     """The staff saving of large owned fleets (module docstring); nothing for a problem
     whose sites cannot hold more than 1,000 servers."""
     for site, (n_max, pools) in sorted(site_fleet_bounds(m).items()):
-        salary = float(m.pools["staff_usd_per_admin_year"].iat[pools[0]])
+        salary = _cell(m.pools, "staff_usd_per_admin_year", pools[0])
         for t in range(m.n_t):
             coefs, existing = _fleet_coefs(m, pools, t)
             if not coefs and existing <= SMALL_FLEET_SERVERS:
                 continue
-            years = float(m.periods["months"].iat[t]) / 12.0
+            years = _cell(m.periods, "months", t) / 12.0
             deltas = []
             for j, (length, slope) in enumerate(segments(n_max)):
                 d = m.B.var(
                     f"staff[{site},{t},{j}]",
-                    "staff",  # VarKind.STAFF
+                    VarKind.STAFF,
                     integer=False,
                     ub=length,
                     pool=pools[0],
@@ -131,7 +126,7 @@ def add_staff_scale(m) -> None:
             for j in range(len(deltas) - 1):
                 y = m.B.var(
                     f"staff_tier[{site},{t},{j}]",
-                    "staff_tier",  # VarKind.STAFF_TIER (the model imports this module)
+                    VarKind.STAFF_TIER,
                     integer=True,
                     ub=1.0,
                     pool=pools[0],

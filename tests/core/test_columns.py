@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
-from solver.core import columns  # noqa: E402
+from solver.core import columns, cuts, reduced_costs  # noqa: E402
 from solver.core.backends import SolveOptions  # noqa: E402
 from solver.core.compile import compile_problem  # noqa: E402
 from solver.core.model import build_model  # noqa: E402
@@ -62,7 +62,7 @@ def by_columns(case):
 def test_every_priced_option_has_a_column_table_row(case):
     _, _, compiled, _, _ = case
     mask = columns.priced_mask(compiled)
-    pricing = columns._Pricing(compiled, mask)
+    pricing = reduced_costs.Pricing(compiled, mask)
     # serving columns: every (option, period, block) of a priced serving option
     assert len(pricing.columns) + len(pricing.training) == columns.priced_columns(compiled)
     assert mask.sum() > 0
@@ -155,12 +155,12 @@ def test_pricing_matches_the_solver_on_every_column_of_the_full_model(case):
     # equals HiGHS's (c - A^T y) at the LP optimum: checked inside, raises on a mismatch
     _, _, compiled, _, _ = case
     mask = columns.priced_mask(compiled)
-    pricing = columns._Pricing(compiled, mask)
+    pricing = reduced_costs.Pricing(compiled, mask)
     model = build_model(compiled, cap_demand_rows=True)
     lp = columns._solve_lp(model, None)
     assert not isinstance(lp, str), lp
     rc_s, rc_z = pricing.reduced_costs(pricing.duals(model, lp.row_dual))
-    assert columns._check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
+    assert reduced_costs.check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
     # at the full LP's optimum no column has a negative reduced cost
     assert np.min(rc_s) >= -1e-6 * max(1.0, np.abs(pricing.columns["obj"]).max())
 
@@ -228,10 +228,10 @@ def test_mir_coefficients_by_hand():
     # D/d = 2.5, f = 0.5. 1,000: 1. 800: 0.8 -> 0 + min(0.8, 0.5)/0.5 = 1. 500: 0.5 -> 1.
     # 300: 0.3 -> 0.3/0.5 = 0.6 (the Chvatal-Gomory rounding would give ceil(0.3) = 1).
     # Right-hand side ceil(2.5) = 3: the LP's 2.5 units of 1,000 are cut off.
-    coef = columns.mir_coefficients([1000.0, 800.0, 500.0, 300.0], 2500.0, 1000.0)
+    coef = cuts.mir_coefficients([1000.0, 800.0, 500.0, 300.0], 2500.0, 1000.0)
     assert coef == pytest.approx([1.0, 1.0, 1.0, 0.6])
     # a whole D/d has no MIR: the rounding ceil(a/d) (2,000 / 1,000 = 2, f = 0)
-    assert columns.mir_coefficients([300.0, 1500.0], 2000.0, 1000.0) == pytest.approx([1, 2])
+    assert cuts.mir_coefficients([300.0, 1500.0], 2000.0, 1000.0) == pytest.approx([1, 2])
 
 
 @given(
@@ -244,7 +244,7 @@ def test_mir_cut_holds_for_every_whole_plan(sizes, demand, divisor):
     # every integer point of sum a_k x_k >= D (x_k up to ceil(D / a_k) + 1, which is
     # enough: the coefficients are >= 0) satisfies the cut
     a = np.array(sizes, dtype=float)
-    coef = columns.mir_coefficients(a, float(demand), float(divisor))
+    coef = cuts.mir_coefficients(a, float(demand), float(divisor))
     rhs = np.ceil(demand / divisor - 1e-9)
     ranges = [range(int(np.ceil(demand / k)) + 2) for k in sizes]
     for x in itertools.product(*ranges):
@@ -261,8 +261,8 @@ def test_large_masters_keep_only_the_tight_cuts():
 
     variables = pd.DataFrame({"name": ["x"], "kind": ["x"], "integer": [True], "lb": [0.0]})
     demand = Row("demand[w]", "demand", ("w", 0, 0), {0: 1000.0}, ">=", 2500.0)
-    tight = Row("cut[3]", columns.Cuts.FAMILY, ("w", 0, 0, 1000.0), {0: 1.0}, ">=", 3.0)
-    slack = Row("cut[2]", columns.Cuts.FAMILY, ("w", 0, 0, 1250.0), {0: 1.0}, ">=", 2.0)
+    tight = Row("cut[3]", cuts.Cuts.FAMILY, ("w", 0, 0, 1000.0), {0: 1.0}, ">=", 3.0)
+    slack = Row("cut[2]", cuts.Cuts.FAMILY, ("w", 0, 0, 1250.0), {0: 1.0}, ">=", 2.0)
     model = LinearModel(variables, [demand, tight, slack], Expression(), {})
     kept = columns._tight_cuts(model, np.array([3.0]))
     assert [r.name for r in kept.rows] == ["demand[w]", "cut[3]"]

@@ -289,11 +289,11 @@ def test_the_top_cuts_keep_every_deployment_at_its_worked_cost(
     # The N+1 autoscaled problem above (peak 16 req/s, base 4; H1 10 req/s $4/h, L4 2 req/s
     # $1/h), each set of deployments fixed: {L4} $9 + $3 = $12, {H1} $12 + $8 = $20,
     # {H1, L4} $11 + $6 = $17 per hour of a block pair (worked in the test above), times
-    # 365 h. fleet_top_used and fleet_same_top (solver/core/model.py, _add_fleet_tops) hold
-    # for every plan whose largest unit is taken as the class lost, so none of the three
-    # is cut off or made dearer. Classes per block: peak min(10, 16) = 10 and 2; base
-    # min(10, 4) = 4 and 2: 2 blocks x 2 classes = 4 fleet_top_used rows, and 2 ordered
-    # block pairs x 2 classes = 4 fleet_same_top rows.
+    # 365 h. fleet_top_used and fleet_same_top (solver/core/formulation/fleet_rules.py,
+    # add_fleet_tops) hold for every plan whose largest unit is taken as the class lost,
+    # so none of the three is cut off or made dearer. Classes per block: peak
+    # min(10, 16) = 10 and 2; base min(10, 4) = 4 and 2: 2 blocks x 2 classes = 4
+    # fleet_top_used rows, and 2 ordered block pairs x 2 classes = 4 fleet_same_top rows.
     p = problem([serve(10, fleet="autoscale", redundancy="n_plus_1")], load_profile=BLOCKS)
     compiled = compile_problem(p, tiny_catalog([H1, L4]))
     model = build_model(compiled)
@@ -364,8 +364,9 @@ def _lp_relaxation_per_block_pair_hour(model) -> float:
 def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_catalog, monkeypatch):
     # The N+1 autoscaled problem above (peak 16 req/s, base 4; H1 10 req/s $4/h, L4 2 req/s
     # $1/h; in the rows 1 req/s = 100 tokens/s, classes capped at the block's demand: peak
-    # H1 1000, L4 200; base H1 400, L4 200). fleet_small_cover (solver/core/model.py): one
-    # row per block with demand and class but the largest: 2 blocks x 1 = 2.
+    # H1 1000, L4 200; base H1 400, L4 200). fleet_small_cover
+    # (solver/core/formulation/fleet_rules.py): one row per block with demand and class
+    # but the largest: 2 blocks x 1 = 2.
     #   peak: 200 xL >= (1600 + 200) tL, i.e. xL >= 9 tL;  base: xL >= 3 tL.
     # LP with them, t = top of H1 (tL = 1 - t). Peak: 1000 xH + 200 xL >= 1600 + 1000 t +
     # 200 (1 - t) = 1800 + 800 t; H1 is the cheaper capacity ($4 / 1000 < $1 / 200), so
@@ -376,7 +377,7 @@ def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_cat
     # of an H1 (1.62 H1 at peak under its bound of 100 units per deployment) and takes the
     # L4 as the unit lost at 0.984 in both blocks with only 0.984 L4 at peak; the peak row
     # above cuts that point (200 x 0.984 = 197 < 1800 x 0.984 = 1771).
-    import solver.core.model as model_module
+    import solver.core.formulation.fleet_rules as fleet_rules
 
     p = problem([serve(10, fleet="autoscale", redundancy="n_plus_1")], load_profile=BLOCKS)
     cat = tiny_catalog([H1, L4])
@@ -386,7 +387,7 @@ def test_the_small_cover_cuts_the_small_unit_lost_and_keeps_the_optimum(tiny_cat
     assert _lp_relaxation_per_block_pair_hour(model) == pytest.approx(12.0, rel=1e-6)
     plan = solve_problem(p, cat)
     assert plan.total_cost_usd == pytest.approx(12.0 * BLOCK_HOURS)
-    monkeypatch.setattr(model_module, "_add_fleet_small_cover", lambda *args: None)
+    monkeypatch.setattr(fleet_rules, "add_fleet_small_cover", lambda *args: None)
     before = build_model(compiled)
     assert not any(r.family == "fleet_small_cover" for r in before.rows)
     assert _lp_relaxation_per_block_pair_hour(before) == pytest.approx(10.49697, rel=1e-5)

@@ -1,4 +1,4 @@
-"""The time budget shared by the CPU received (solver.core.budget, issue 34).
+"""The time budget shared by the CPU received (solver.core.time_budget).
 
 Each test builds a budget whose clocks stand where the test says (a start in the past, a
 CPU count behind it), so the figures are worked by hand and do not depend on the machine's

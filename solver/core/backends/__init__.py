@@ -1,4 +1,4 @@
-"""Solver adapters behind one interface (see :mod:`solver.backends.base`)."""
+"""Solver adapters behind one interface (see :mod:`solver.core.backends.base`)."""
 
 from __future__ import annotations
 

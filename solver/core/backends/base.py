@@ -1,7 +1,7 @@
 """The backend interface: one small adapter per solver library.
 
 Every backend says whether it is available and what it can do, solves a
-:class:`~solver.model.LinearModel` with typed :class:`SolveOptions`, and returns
+:class:`~solver.core.matrix.LinearModel` with typed :class:`SolveOptions`, and returns
 a :class:`SolveResult` that keeps the termination apart from the numbers.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
@@ -98,12 +98,24 @@ def feasible_without_objective(
 
     Used to tell "unbounded" from "infeasible" when a solver says only "one of them".
     """
-    from solver.core.model import Expression
+    from solver.core.matrix import Expression
 
     if not model.objective.coefs:
         return False  # already the zero objective: the solver's "infeasible" stands
     zero = LinearModel(model.variables, model.rows, Expression(), model.expressions, model.stage)
     return solve(zero).has_solution
+
+
+def empty_row_infeasible(model: LinearModel) -> str | None:
+    """The message for a row with no variables that cannot hold, or None when every such row
+    holds (a backend refuses the model before solving: HiGHS would drop the row silently)."""
+    for row in model.rows:
+        if row.coefs:
+            continue
+        ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9, "==": abs(row.rhs) <= 1e-9}
+        if not ok[row.sense]:
+            return f"{row.name} cannot hold: nothing can serve it"
+    return None
 
 
 _QUIET_LOCK = threading.Lock()
@@ -156,8 +168,8 @@ def deadline_interrupt(
     """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now, or None.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
-    simplex, IPM and MIP interrupt points. Some phases still reach none: on a 115,200-
-    column model (200 small workloads) a 7.5 s budget ran 27.7 s (bench/RESULTS.md).
+    simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
+    overrun its budget on a large model (bench/RESULTS.md).
     """
     if time_limit_s is None:
         return None

@@ -20,11 +20,12 @@ from solver.core.backends.base import (
     SolveResult,
     Termination,
     deadline_interrupt,
+    empty_row_infeasible,
     feasible_without_objective,
     native_output_to_stderr,
     relative_gap,
 )
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
@@ -43,22 +44,10 @@ _LIMITS = {
 
 #: relative gap of the restricted MIP of :meth:`HighsSession.restricted_start` (at least
 #: the solve's own): its plan is only a start, and the whole MIP is still solved to the
-#: solve's gap. Measured on the seed (``bench/seed_timing.py``, ``bench/RESULTS.md``,
-#: "Autoscaled fleets: a start at 1%"): with ``fleet: autoscale`` the restricted MIP took
-#: 0.47 s of a 1.3 s solve at the default 1e-4 (37 nodes closing its last 0.5%); at 1e-2
-#: the solve takes 0.68 s, per-block solves are unchanged, and both plans are the same.
+#: solve's gap. At the default gap the restricted MIP spends most of its time closing its
+#: last half percent, which a start does not need; at 1e-2 the plans are the same
+#: (``bench/seed_timing.py``, ``bench/RESULTS.md``, "Autoscaled fleets: a start at 1%").
 START_GAP = 1e-2
-
-
-def _empty_row_infeasible(model: LinearModel) -> str | None:
-    """A row with no variables that cannot hold (HiGHS would drop it silently)."""
-    for row in model.rows:
-        if row.coefs:
-            continue
-        ok = {"<=": 0.0 <= row.rhs + 1e-9, ">=": 0.0 >= row.rhs - 1e-9, "==": abs(row.rhs) <= 1e-9}
-        if not ok[row.sense]:
-            return f"{row.name} cannot hold: nothing can serve it"
-    return None
 
 
 _JUMP = "mip_heuristic_run_feasibility_jump"
@@ -130,7 +119,7 @@ class HighsSession:
         self.h.passModel(lp)
         self.cost = cost
         self.n_rows = len(model.rows)
-        self.infeasible_row = _empty_row_infeasible(model)
+        self.infeasible_row = empty_row_infeasible(model)
 
     # ---- changes in place
     def set_costs(self, columns: np.ndarray, costs: np.ndarray) -> None:
@@ -169,9 +158,8 @@ class HighsSession:
         is a valid MIP start; the model is restored afterwards. This is the relaxation-
         induced restriction of RINS (Danna, Rothberg and Le Pape, "Exploring relaxation
         induced neighborhoods to improve MIP solutions", Math. Programming 102, 2005),
-        taken with the LP alone. On the seed HiGHS's own root heuristics take about
-        1.3 s to find a plan within 10% of the optimum; this one costs 0.1 s and the MIP
-        given its plan solves in 0.5 s (``bench/seed_timing.py``). Returns None when the
+        taken with the LP alone: on the seed it finds a plan well before HiGHS's own root
+        heuristics do (``bench/seed_timing.py``). Returns None when the
         LP or the restricted MIP has no plan. The restricted MIP stops within
         :data:`START_GAP` of its optimum (or the solve's gap, when looser).
         """
@@ -251,9 +239,8 @@ class HighsSession:
                 options = replace(options, time_limit_s=limit)
             h.setOptionValue("time_limit", float(limit or highspy.kHighsInf))
         if start is not None:
-            # feasibility jump only looks for a first plan: a MIP given one skips it; on
-            # the seed's re-solve after a +30% price change the MIP takes 1.3 s instead
-            # of 1.5 s, the same plan (bench/RESULTS.md)
+            # feasibility jump only looks for a first plan: a MIP given one skips it
+            # (the same plan, sooner: bench/RESULTS.md)
             h.setOptionValue(_JUMP, False)
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(start, dtype=float))

@@ -4,7 +4,7 @@
 without any goes to GLOP instead, because pywraplp's SCIP returns zero duals
 (../shared/SOLVERS.md) while GLOP's duals and reduced costs are correct. pywraplp
 has no array entry point, so rows are added one coefficient at a time (cheap at our
-sizes: about 0.25 s for 100,000 nonzeros).
+sizes).
 
 ``OrtoolsBackend("cpsat")`` drives CP-SAT through ``ortools.sat.python.cp_model``
 (never through PuLP, whose adapter reports a feasible CP-SAT answer as optimal and
@@ -40,11 +40,11 @@ from solver.core.backends.base import (
     SolveOptions,
     SolveResult,
     Termination,
+    empty_row_infeasible,
     native_output_to_stderr,
     relative_gap,
 )
-from solver.core.backends.highs_backend import _empty_row_infeasible
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     from ortools.linear_solver import pywraplp
@@ -105,7 +105,7 @@ class OrtoolsBackend:
         return all(pywraplp.Solver.CreateSolver(s) is not None for s in ("SCIP", "GLOP"))
 
     def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
-        infeasible_row = _empty_row_infeasible(model)
+        infeasible_row = empty_row_infeasible(model)
         if infeasible_row:
             return _no_plan(Termination.INFEASIBLE, self.name, 0.0, infeasible_row)
         if self.engine == "cpsat":

@@ -13,11 +13,12 @@ from solver.core.backends.base import (
     SolveResult,
     Termination,
     deadline_interrupt,
+    empty_row_infeasible,
     feasible_without_objective,
     native_output_to_stderr,
     relative_gap,
 )
-from solver.core.model import LinearModel
+from solver.core.matrix import LinearModel
 
 if TYPE_CHECKING:
     import highspy
@@ -140,17 +141,10 @@ class PulpBackend:
     def solve(self, model: LinearModel, options: SolveOptions) -> SolveResult:
         import pulp
 
-        empty = _empty_row_that_fails(model)
+        empty = empty_row_infeasible(model)
         if empty is not None:  # PuLP would drop a row with no variables silently
             return SolveResult(
-                Termination.INFEASIBLE,
-                self.name,
-                None,
-                None,
-                None,
-                None,
-                0.0,
-                message=f"{empty} cannot hold: nothing can serve it",
+                Termination.INFEASIBLE, self.name, None, None, None, None, 0.0, message=empty
             )
         began = time.perf_counter()
         prob, xs = self.build(model)
@@ -208,6 +202,22 @@ class PulpBackend:
                 seconds,
                 message=pulp.LpStatus.get(status, str(status)),
             )
+        return self._plan(model, options, (prob, xs, sol_status), highs, seconds)
+
+    def _plan(
+        self,
+        model: LinearModel,
+        options: SolveOptions,
+        solved: tuple[pulp.LpProblem, list[pulp.LpVariable], int],
+        highs: highspy.Highs | None,
+        seconds: float,
+    ) -> SolveResult:
+        """The plan PuLP solved (``solved``: the problem, its variables and its solution
+        status, optimal or integer feasible): its values, objective, bound and gap, and for
+        an LP solved to optimality its duals and reduced costs."""
+        import pulp
+
+        prob, xs, sol_status = solved
         values = np.array([x.varValue if x.varValue is not None else 0.0 for x in xs])
         integer = model.variables["integer"].to_numpy()
         values[integer] = np.round(values[integer])
@@ -251,20 +261,6 @@ class PulpBackend:
             duals=duals,
             reduced_costs=reduced,
         )
-
-
-def _empty_row_that_fails(model: LinearModel) -> str | None:
-    """The name of a row with no variables that 0 cannot satisfy, if any."""
-    for row in model.rows:
-        if not row.coefs:
-            holds = {
-                "<=": 0.0 <= row.rhs + 1e-9,
-                ">=": 0.0 >= row.rhs - 1e-9,
-                "==": abs(row.rhs) <= 1e-9,
-            }[row.sense]
-            if not holds:
-                return row.name
-    return None
 
 
 def _bound_with_constant(info: highspy.HighsInfo, objective: float) -> float:

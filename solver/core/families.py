@@ -1,0 +1,313 @@
+"""The registry of constraint families and the one door for rows.
+
+:data:`FAMILIES` gives each family its meaning, the unit of its dual, the names of its key
+and whether it is reported as binding (one page per family in docs/formulation/);
+:func:`new_row` makes every row of every module, named from its family and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver.core.matrix import Row
+
+
+@dataclass(frozen=True)
+class Family:
+    """A constraint family: what it says, what its dual means, the names of its key.
+
+    Attributes
+    ----------
+    description
+        What a row of the family says.
+    dual_unit
+        The unit of a row's dual (shadow price).
+    keys
+        The name of each part of a row's key, in order; a name ending in ``?`` may be
+        left off the end (a commitment's ``availability`` has no block).
+    binds
+        Whether a row that holds with equality is reported in a plan's ``binding`` list:
+        limits are (budget, carbon, availability, ...), the rows that define the plan
+        (demand, capacity links, cuts) are not.
+    """
+
+    description: str
+    dual_unit: str
+    keys: tuple[str, ...] = ()
+    binds: bool = True
+
+    def takes(self, key: tuple) -> bool:
+        """Whether ``key`` has the family's parts (optional ones may be left off the end)."""
+        required = sum(not k.endswith("?") for k in self.keys)
+        return required <= len(key) <= len(self.keys)
+
+
+_WPB = ("workload", "period", "block")
+_PPB = ("pool", "period", "block")
+FAMILIES: dict[str, Family] = {
+    "demand": Family(
+        "capacity x units + shortfall >= demand of a workload in a period/block",
+        "USD per (token/s) over the block",
+        _WPB,
+        binds=False,
+    ),
+    "demand_bucket": Family(
+        "requests/s served in a traffic-mix bucket >= its demand",
+        "USD per (request/s) over the block",
+        (*_WPB, "bucket"),
+        binds=False,
+    ),
+    "mix_capacity": Family(
+        "time shares of a unit across buckets <= units",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "redundancy": Family(
+        "serving units >= the workload's minimum serving units", "USD per unit", _WPB
+    ),
+    "n_plus_1": Family(
+        "serving capacity - its largest unit in use >= peak demand / max_utilisation (N+1)",
+        "USD per (token/s) over the block",
+        _WPB,
+    ),
+    "n_plus_1_units": Family(
+        "at least two serving units wherever there is demand (implied by N+1)",
+        "USD per unit",
+        _WPB,
+    ),
+    "largest_unit": Family(
+        "exactly one capacity class is taken as the largest serving unit (N+1)",
+        "USD",
+        _WPB,
+        binds=False,
+    ),
+    "unit_class": Family(
+        "units of a capacity class only if the class taken as largest is as large (N+1)",
+        "USD per unit",
+        (*_WPB, "class"),
+        binds=False,
+    ),
+    "fleet_flat": Family(
+        "a flat fleet: units of a rented offering the same in every load block",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_start": Family(
+        "units of a rented offering started from one load block to the next (each day) "
+        ">= the units added",
+        "USD per unit started a day",
+        ("option", "period", "block", "next_block"),
+        binds=False,
+    ),
+    "fleet_base": Family(
+        "an autoscaled fleet: a deployed offering runs at least one unit in every block",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_deploy": Family(
+        "an autoscaled fleet: units of an offering only if it is deployed in the period",
+        "USD per unit",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_class": Family(
+        "an autoscaled fleet: a deployed offering's capacity class is at most the class "
+        "taken as the largest unit in every block (N+1)",
+        "USD",
+        ("option", "period", "block"),
+        binds=False,
+    ),
+    "fleet_top_used": Family(
+        "an autoscaled fleet under N+1: a capacity class is taken as the largest unit only "
+        "if one of its offerings is deployed (or a flat unit of it held)",
+        "USD",
+        ("workload", "period", "block", "class"),
+        binds=False,
+    ),
+    "fleet_small_cover": Family(
+        "an autoscaled fleet under N+1: units no larger than a class carry the block with "
+        "the unit lost when one of those classes is taken as the largest unit",
+        "USD per (token/s) over the block",
+        ("workload", "period", "block", "class"),
+        binds=False,
+    ),
+    "fleet_same_top": Family(
+        "an autoscaled fleet under N+1: the largest unit is the same in every block of the "
+        "period (tops of classes at least as large in one block <= in another)",
+        "USD",
+        ("workload", "period", "block", "to_block", "class"),
+        binds=False,
+    ),
+    "domain_loss": Family(
+        "serving capacity outside one region (provider) >= peak demand / max_utilisation",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
+    ),
+    "domain_share": Family(
+        "serving capacity in one region (provider) <= its share of the workload's capacity",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
+    ),
+    "train_once": Family(
+        "each training workload runs on exactly one cluster", "USD", ("workload",), binds=False
+    ),
+    "owned_capacity": Family(
+        "owned units in use <= existing + bought and delivered",
+        "USD per server",
+        _PPB,
+        binds=False,
+    ),
+    "reserved_capacity": Family(
+        "reserved units in use <= active commitments", "USD per instance", _PPB, binds=False
+    ),
+    "availability": Family(
+        "units of an offering and mode <= its availability cap",
+        "USD per instance",
+        ("pool", "period", "block?"),
+    ),
+    "quota": Family(
+        "cloud accelerators of a provider/region/type <= quota",
+        "USD per accelerator",
+        ("quota", "period", "block"),
+    ),
+    # savings plans: spend-based commitments, beside reservations
+    "savings_plan_cover": Family(
+        "plan-rate spend of the usage a savings plan covers in an hour <= its commitment",
+        "USD per USD/h",
+        ("plan", "period", "block"),
+        binds=False,
+    ),
+    "savings_plan_use": Family(
+        "on-demand units covered by savings plans <= units in use",
+        "USD per instance",
+        ("pool", "period", "block"),
+        binds=False,
+    ),
+    "savings_plan_limit": Family(
+        "USD per hour committed by a savings plan <= its max_usd_per_hour",
+        "USD per USD/h",
+        ("plan", "period"),
+    ),
+    "budget": Family("total cost <= budget", "USD per USD"),
+    "capex_budget": Family("purchases <= capex budget", "USD per USD"),
+    "period_budget": Family(
+        "cost attributed to a period <= its budget", "USD per USD", ("period",)
+    ),
+    "carbon_cap": Family("total CO2e <= cap", "USD per tCO2e"),
+    "provider_share": Family(
+        "cost on a provider <= share x total cost", "USD per USD", ("provider",)
+    ),
+    "power_cap": Family(
+        "owned server power at a site <= its power cap", "USD per kW", ("site", "period")
+    ),
+    # staff by fleet size past 1,000 servers at a site (core/staff.py)
+    "staff_fleet": Family(
+        "a site's staff segments add up to its average owned fleet in the period",
+        "USD per server",
+        ("site", "period"),
+        binds=False,
+    ),
+    "staff_tier": Family(
+        "a site's staff segments fill in order (fill: segment full before the next opens)",
+        "USD per server",
+        ("site", "period", "segment", "side"),
+        binds=False,
+    ),
+    "objective_stage": Family(
+        "first-stage objective kept (lexicographic)", "-", ("stage",), binds=False
+    ),
+    # mixed-integer rounding cuts of a column-generation master (core/cuts.py: Cuts)
+    "demand_rounding": Family(
+        "MIR of a demand row with divisor d: whole units of size d, >= ceil(demand / d) (a cut)",
+        "USD per unit",
+        (*_WPB, "divisor"),
+        binds=False,
+    ),
+    # stability rows of a re-solve (analyses/resolve.py: add_stability)
+    "change_link": Family(
+        "a line item's units differ from the baseline only if its change indicator is 1",
+        "USD per unit",
+        ("group", "direction"),
+        binds=False,
+    ),
+    "max_changes": Family("line items changed from the baseline <= limit", "USD per change"),
+    "switching": Family(
+        "units switched >= |units - baseline units| (switching cost)",
+        "USD",
+        ("group", "direction"),
+        binds=False,
+    ),
+    # two-stage plans (analyses/stochastic.py); a scenario's copy of a row above has the
+    # scenario as one more key part (see :func:`new_row`)
+    "scenario_cost_cap": Family(
+        "a scenario's cost <= max_scenario_cost_usd", "USD per USD", ("scenario",)
+    ),
+    "cvar_excess": Family(
+        "a scenario's excess >= its cost - the value at risk (CVaR linearisation)",
+        "USD per USD",
+        ("scenario",),
+        binds=False,
+    ),
+    "benders_cut": Family(
+        "a scenario's recourse cost >= its L-shaped cut (or a feasibility cut)",
+        "USD per USD",
+        ("cut",),
+        binds=False,
+    ),
+    # break-even re-solves (analyses/sensitivity.py)
+    "force_use": Family(
+        "at least one unit of a pool in use (a break-even re-solve)",
+        "USD per unit",
+        ("pool",),
+        binds=False,
+    ),
+}
+
+
+def row_name(family: str, key: tuple, scenario: str | None = None) -> str:
+    """A row's name: ``family[k1,k2,...]`` (a float key part with 9 significant digits),
+    then ``@scenario`` for a scenario's copy."""
+    parts = ",".join(f"{k:.9g}" if isinstance(k, float) else str(k) for k in key)
+    return f"{family}[{parts}]" + ("" if scenario is None else f"@{scenario}")
+
+
+def new_row(
+    family: str,
+    key: tuple,
+    coefs: dict[int, float],
+    sense: str,
+    rhs: float,
+    *,
+    scenario: str | None = None,
+) -> Row:
+    """The one door for rows: a :class:`Row` of a registered family, named from it.
+
+    Parameters
+    ----------
+    family
+        A name in :data:`FAMILIES`.
+    key
+        One part per name of the family's ``keys``.
+    coefs, sense, rhs
+        sum(coefs[i] * x[i]) sense rhs.
+    scenario
+        A scenario's copy of the row (a two-stage plan): named ``...@scenario``, with the
+        scenario as the key's last part.
+
+    Raises
+    ------
+    ValueError
+        A family not in :data:`FAMILIES`, or a key of the wrong length.
+    """
+    registered = FAMILIES.get(family)
+    if registered is None:
+        raise ValueError(f"row family {family!r} is not in FAMILIES (solver/core/families.py)")
+    if not registered.takes(key):
+        raise ValueError(f"a {family} row's key is {registered.keys}, not {key!r}")
+    name = row_name(family, key, scenario)
+    if scenario is not None:
+        key = (*key, scenario)
+    return Row(name, family, key, coefs, sense, float(rhs))

@@ -1,0 +1,89 @@
+"""The model's named expressions and objective: the first stage of every objective
+kind and the second stage of a lexicographic one (``objective_stage``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from solver.core import ledger
+from solver.core.families import new_row
+from solver.core.formulation.state import State
+from solver.core.matrix import Expression, LinearModel, combine
+from solver.inputs.problem import Problem
+
+
+def assemble(m: State) -> LinearModel:
+    """The variables table, rows, named expressions and the first-stage objective."""
+    co2_t = Expression(
+        {i: c / 1000.0 for i, c in m.co2_kg.coefs.items()}, m.co2_kg.constant / 1000.0
+    )
+    discount = ledger.discount_factors(m.periods, m.problem.discount_rate)
+    npv = combine(*((float(discount[t]), m.cost_by_period[t]) for t in range(m.n_t)))
+    names = list(m.periods["name"])
+    expressions = {
+        "total_cost_usd": m.cost,
+        "npv_usd": npv,
+        "total_co2e_t": co2_t,
+        "capex_usd": m.capex,
+        "shortfall_penalty_usd": m.shortfall_penalty,
+        "switching_penalty_usd": m.switching,
+        **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
+        **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
+    }
+    variables = pd.DataFrame(m.B.vars)
+    for column in ("option_id", "pool", "period", "block", "bucket"):
+        if column not in variables:
+            variables[column] = -1
+        variables[column] = variables[column].fillna(-1).astype(int)
+    if "plan" in variables:  # savings plans: which of problem.savings_plans
+        variables["plan"] = variables["plan"].fillna(-1).astype(int)
+    if "workload" not in variables:
+        variables["workload"] = ""
+    variables["workload"] = variables["workload"].fillna("")
+    model = LinearModel(variables, m.B.rows, Expression(), expressions)
+    model.objective = stage_objective(model, m.problem, first=True)
+    return model
+
+
+def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Expression:
+    """The objective of the first (or second) stage for the problem's objective kind."""
+    e = model.expressions
+    cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
+    # a switching cost (_add_starts) goes with money in every objective that counts it
+    switching = (1.0, e.get("switching_penalty_usd", Expression()))
+    kind = problem.objective
+    if kind == "min_cost":
+        return combine((1.0, cost), switching)
+    if kind == "min_npv":
+        return combine((1.0, e["npv_usd"]), switching)
+    if kind == "max_served":
+        return combine((1.0, cost), (1.0, penalty), switching)
+    if kind == "cost_plus_carbon":
+        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2), switching)
+    if kind == "min_carbon":
+        return combine((1.0, co2)) if first else combine((1.0, cost), switching)
+    if kind == "lexicographic":
+        return combine((1.0, cost), switching) if first else combine((1.0, co2))
+    raise ValueError(f"unknown objective {kind!r}")
+
+
+def has_second_stage(problem: Problem) -> bool:
+    """Whether the problem's objective has a second stage (``min_carbon``,
+    ``lexicographic``)."""
+    return problem.objective in {"min_carbon", "lexicographic"}
+
+
+def second_stage(model: LinearModel, problem: Problem, first_value: float) -> LinearModel:
+    """Keep the first stage's optimum (within tolerance) and optimise the second criterion."""
+    first = stage_objective(model, problem, first=True)
+    tol = problem.lexicographic_cost_tolerance if problem.objective == "lexicographic" else 0.0
+    slack = abs(first_value) * max(tol, 1e-7) + 1e-6
+    keep = new_row(
+        "objective_stage",
+        ("first",),
+        dict(first.coefs),
+        "<=",
+        first_value + slack - first.constant,
+    )
+    return model.with_stage(stage_objective(model, problem, first=False), keep, "second")

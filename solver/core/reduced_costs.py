@@ -1,0 +1,408 @@
+"""Reduced costs of the columns a column-generation master leaves out, from its row duals
+and the compiled tables, without building the columns (:class:`Pricing`), and the check
+of those reduced costs against the solver's own on the columns in the master
+(:func:`check_pricing`). The method around them is :mod:`solver.core.columns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from solver.core.compile import Compiled
+from solver.core.cuts import mir_coefficients
+from solver.core.dominance import served_capacity
+from solver.core.ledger import discount_factors
+from solver.core.matrix import LinearModel
+from solver.errors import ProcureError
+from solver.units import RENTED_MODES
+
+#: Option columns the pricing reads (absent when no workload of that kind exists).
+_NEEDED = (
+    "tokens_per_s_per_unit",
+    "energy_usd_per_unit_hour",
+    "kgco2e_per_unit_hour",
+    "rent_usd",
+    "energy_usd",
+    "kgco2e",
+    "n_units",
+    "job_hours",
+)
+
+
+def options_table(compiled: Compiled) -> pd.DataFrame:
+    """The options table with every column the pricing reads (NaN where absent)."""
+    opt = compiled.options
+    missing = [c for c in _NEEDED if c not in opt]
+    return opt.assign(**{c: np.nan for c in missing}) if missing else opt
+
+
+class Pricing:
+    """Reduced costs of every priced column from the row duals, without building them.
+
+    Serving columns are (option, period, block) of rented options; training columns are
+    the option's z. Each column's objective coefficient and its coefficient in every row
+    family it enters are those :mod:`solver.core.formulation` builds (the check against HiGHS's
+    reduced costs keeps the two in step).
+    """
+
+    def __init__(self, compiled: Compiled, mask: np.ndarray) -> None:
+        problem = compiled.problem
+        self.compiled = compiled
+        opt = options_table(compiled)[mask]
+        pools = compiled.pools.set_index("pool_id")
+        p_hours = compiled.periods["hours"].to_numpy(float)
+        b_frac = compiled.blocks["fraction"].to_numpy(float)
+        disc = discount_factors(compiled.periods, problem.discount_rate)
+        carbon_price = problem.carbon_price_usd_per_tco2e or 0.0
+        rate_factor = disc if problem.objective == "min_npv" else np.ones(len(p_hours))
+        d = compiled.demand[compiled.demand["bucket"] < 0][
+            ["workload", "period", "block", "demand"]
+        ]
+        serving = opt[opt["workload_kind"] != "training"]
+        cols = serving[
+            [
+                "option_id",
+                "workload",
+                "pool_id",
+                "provider",
+                "mode",
+                "price_usd_per_hour",
+                "energy_usd_per_unit_hour",
+                "tokens_per_s_per_unit",
+                "kgco2e_per_unit_hour",
+            ]
+        ].merge(d, on="workload")
+        t = cols["period"].to_numpy(int)
+        b = cols["block"].to_numpy(int)
+        rented = cols["mode"].isin(RENTED_MODES).to_numpy()
+        # a rented column is (option, period, block), paid for the block's hours; a
+        # reserved one is (option, period), flat over the day: its pieces (one per block,
+        # for the rows) share one column, which pays energy for the period's hours
+        hours = np.where(rented, p_hours[t] * b_frac[b], np.where(b == 0, p_hours[t], 0.0))
+        price = np.where(
+            rented,
+            cols["price_usd_per_hour"].to_numpy(float),
+            cols["energy_usd_per_unit_hour"].astype(float).fillna(0.0).to_numpy(),
+        )
+        cost = price * hours  # ledger.rent_usd for rented units
+        co2_t = cols["kgco2e_per_unit_hour"].to_numpy(float) * hours / 1000.0
+        obj = {"min_npv": disc[t] * cost, "cost_plus_carbon": cost + carbon_price * co2_t}
+        col_block = np.where(rented, b, -1)
+        key = pd.MultiIndex.from_arrays([cols["option_id"].to_numpy(int), t, col_block])
+        col_id, _ = pd.factorize(key)
+        self.serving = pd.DataFrame(
+            {
+                "col": col_id,
+                "option_id": cols["option_id"].to_numpy(int),
+                "workload": cols["workload"].to_numpy(object),
+                "pool_id": cols["pool_id"].to_numpy(object),
+                "provider": cols["provider"].to_numpy(object),
+                "period": t,
+                "block": b,
+                "cost": cost,
+                "co2_t": co2_t,
+                "obj": obj.get(problem.objective, cost),
+                # the masters' demand row coefficient, and the row's demand
+                "tps": served_capacity(cols["tokens_per_s_per_unit"], cols["demand"]),
+                "demand": cols["demand"].to_numpy(float),
+                "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
+                "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+                # (a commitment's objective counts its charge in each period at that
+                # period's discount under min_npv: so does this rate)
+                "absent_dual": np.where(rented, 0.0, -cols["price_usd_per_hour"].to_numpy(float))
+                * p_hours[t]
+                * b_frac[b]
+                * rate_factor[t],
+            }
+        )
+        first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
+        self.columns = pd.DataFrame(
+            {
+                "option_id": self.serving["option_id"].to_numpy()[first],
+                "workload": self.serving["workload"].to_numpy()[first],
+                "period": self.serving["period"].to_numpy()[first],
+                "block": col_block[first],
+                "obj": np.bincount(col_id, weights=self.serving["obj"].to_numpy()),
+                "ub": self.serving["ub"].to_numpy()[first],
+            }
+        )
+        self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
+        self.quota_pools = _quota_pools(compiled)
+
+    def _training_tables(
+        self,
+        opt: pd.DataFrame,
+        pools: pd.DataFrame,
+        p_hours: np.ndarray,
+        b_frac: np.ndarray,
+        disc: np.ndarray,
+        carbon_price: float,
+        rate_factor: np.ndarray,
+    ) -> None:
+        """The training columns (one z per option), their cost by period and their units
+        in use by period and block (:attr:`training`, :attr:`train_periods`,
+        :attr:`train_usage`)."""
+        problem = self.compiled.problem
+        n_b = len(b_frac)
+        train = opt[opt["workload_kind"] == "training"]
+        th = self.compiled.training_hours.merge(
+            train[["option_id", "job_hours", "rent_usd", "energy_usd"]], on="option_id"
+        )
+        share = th["hours"].to_numpy(float) / th["job_hours"].to_numpy(float)
+        usd = (th["rent_usd"] + th["energy_usd"]).to_numpy(float)
+        th = th.assign(
+            cost_share=usd * share, disc_share=disc[th["period"].to_numpy(int)] * usd * share
+        )
+        self.train_periods = th[["option_id", "period", "cost_share", "disc_share"]]
+        cost_z = (train["rent_usd"] + train["energy_usd"]).to_numpy(float)
+        co2_z = train["kgco2e"].to_numpy(float) / 1000.0
+        npv_z = self.train_periods.groupby("option_id")["disc_share"].sum()
+        obj_z = {
+            "min_npv": train["option_id"].map(npv_z).fillna(0.0).to_numpy(float),
+            "cost_plus_carbon": cost_z + carbon_price * co2_z,
+        }
+        self.training = pd.DataFrame(
+            {
+                "option_id": train["option_id"].to_numpy(int),
+                "workload": train["workload"].to_numpy(object),
+                "pool_id": train["pool_id"].to_numpy(object),
+                "provider": train["provider"].to_numpy(object),
+                "cost": cost_z,
+                "co2_t": co2_z,
+                "obj": obj_z.get(problem.objective, cost_z),
+                "n_units": train["n_units"].to_numpy(float),
+                "accels": train["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+                # reserved pools: the hourly rate a unit's reservation costs (0 if rented)
+                "unit_usd_per_hour": np.where(
+                    train["mode"].isin(RENTED_MODES), 0.0, train["price_usd_per_hour"].astype(float)
+                ),
+            }
+        )
+        # a training option's units in use: (option, period, block) for each period it runs
+        self.train_usage = pd.DataFrame(
+            {
+                "option_id": np.repeat(th["option_id"].to_numpy(int), n_b),
+                "period": np.repeat(th["period"].to_numpy(int), n_b),
+                "block": np.tile(np.arange(n_b), len(th)),
+            }
+        ).merge(
+            self.training[["option_id", "pool_id", "n_units", "accels", "unit_usd_per_hour"]],
+            on="option_id",
+        )
+        t_u, b_u = self.train_usage["period"].to_numpy(int), self.train_usage["block"].to_numpy(int)
+        self.train_usage["absent_dual"] = (
+            -self.train_usage["unit_usd_per_hour"].to_numpy()
+            * p_hours[t_u]
+            * b_frac[b_u]
+            * rate_factor[t_u]
+        )
+
+    # ---- duals by family
+    @staticmethod
+    def duals(model: LinearModel, row_dual: np.ndarray) -> dict[str, pd.DataFrame | dict]:
+        """The rows' duals by family: family -> {row key: dual} (rows with no coefficient
+        left out); the column generation adds the cuts' frame."""
+        out: dict[str, dict] = {}
+        for r, row in enumerate(model.rows):
+            if row.coefs:
+                out.setdefault(row.family, {})[row.key] = float(row_dual[r])
+        return dict(out)
+
+    def reduced_costs(self, duals: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(reduced cost per serving column (rows of :attr:`columns`), per training column),
+        HiGHS's sign: c - A^T y."""
+        s, z = self.serving, self.training
+        scalar = _scalar_terms(duals, self.compiled)
+        rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
+        rc_s -= s["tps"].to_numpy() * _lookup(
+            duals.get("demand"), s, ["workload", "period", "block"]
+        )
+        rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
+        rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
+        rc_s -= _lookup(
+            duals.get("reserved_capacity"),
+            s,
+            ["pool_id", "period", "block"],
+            _absent_pool(duals, s),
+        )
+        rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
+        rc_s -= self._cuts(duals.get("_cuts"))
+        rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
+        rc_z = z["obj"].to_numpy() - scalar(z, None)
+        by_t = _period_budget_duals(duals, self.compiled.periods["name"])
+        if by_t.any():
+            tp = self.train_periods
+            extra = pd.Series(tp["cost_share"].to_numpy() * by_t[tp["period"].to_numpy(int)])
+            rc_z -= (
+                extra.groupby(tp["option_id"].to_numpy())
+                .sum()
+                .reindex(z["option_id"])
+                .fillna(0.0)
+                .to_numpy()
+            )
+        rc_z -= _lookup(duals.get("train_once"), z, ["workload"])
+        u = self.train_usage
+        per_row = u["n_units"].to_numpy() * (
+            _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
+            + _lookup(
+                duals.get("reserved_capacity"),
+                u,
+                ["pool_id", "period", "block"],
+                _absent_pool(duals, u),
+            )
+            + u["accels"].to_numpy() * self._quota(duals, u)
+        )
+        rc_z -= (
+            pd.Series(per_row)
+            .groupby(u["option_id"].to_numpy())
+            .sum()
+            .reindex(z["option_id"])
+            .fillna(0.0)
+            .to_numpy()
+        )
+        return rc_s, rc_z
+
+    def _cuts(self, cuts: pd.DataFrame | None) -> np.ndarray:
+        """sum over the MIR cuts of a serving column's row: its coefficient x dual."""
+        out = np.zeros(len(self.serving))
+        if cuts is None or cuts.empty:
+            return out
+        s = self.serving[["workload", "period", "block", "tps", "demand"]].reset_index()
+        m = s.merge(cuts, on=["workload", "period", "block"])
+        coef = mir_coefficients(m["tps"].to_numpy(), m["demand"].to_numpy(), m["cap"].to_numpy())
+        np.add.at(out, m["index"].to_numpy(int), coef * m["dual"].to_numpy())
+        return out
+
+    def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
+        """sum over quotas the column's pool falls under of the quota row's dual."""
+        q = duals.get("quota")
+        out = np.zeros(len(frame))
+        if not q:
+            return out
+        for qi, pool_ids in self.quota_pools.items():
+            hit = frame["pool_id"].isin(pool_ids).to_numpy()
+            if hit.any():
+                keys = zip(
+                    frame["period"].to_numpy(int)[hit],
+                    frame["block"].to_numpy(int)[hit],
+                    strict=True,
+                )
+                out[hit] += np.array([q.get((qi, t, b), 0.0) for t, b in keys])
+        return out
+
+
+def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:
+    """Quota index -> the cloud pools it counts (as
+    :func:`solver.core.formulation.limits.add_quotas` does)."""
+    pools = compiled.pools
+    out = {}
+    for qi, q in enumerate(compiled.problem.quotas):
+        match = (pools["kind"] == "cloud") & (pools["provider"] == q.provider)
+        if q.region:
+            match &= pools["region"] == q.region
+        if compiled.quota_accelerators[qi]:
+            match &= pools["accelerator_id"] == compiled.quota_accelerators[qi]
+        out[qi] = set(pools.loc[match, "pool_id"])
+    return out
+
+
+def _absent_pool(duals: dict, frame: pd.DataFrame) -> np.ndarray:
+    """The dual taken for a reserved-capacity row the master lacks: the reservation's hourly
+    rate for the row's hours (``absent_dual``) when the pool is not in the master at all,
+    so that its commitments left out keep a reduced cost >= 0 (a commitment costs at least
+    its rate for the periods it covers); 0 when the pool is in the master (its commitment
+    columns there were priced without the row)."""
+    present = {k[0] for k in duals.get("reserved_capacity", {})}
+    return np.where(frame["pool_id"].isin(present).to_numpy(), 0.0, frame["absent_dual"])
+
+
+def _lookup(
+    by_key: dict | None,
+    frame: pd.DataFrame,
+    columns: list[str],
+    absent: float | np.ndarray = 0.0,
+) -> np.ndarray:
+    """The dual of the row keyed by ``columns`` of each frame row; ``absent`` (a number or
+    one per frame row) where the master has no such row.
+
+    A row the master lacks may take any dual of the right sign in the Lagrangian bound
+    (its right-hand side times the dual is 0 for the rows given a non-zero ``absent``:
+    reserved capacity of a pool with no existing units)."""
+    fill = np.broadcast_to(np.asarray(absent, dtype=float), (len(frame),))
+    if not by_key:
+        return fill.copy()
+    keys = (
+        pd.MultiIndex.from_tuples(list(by_key))
+        if len(columns) > 1
+        else pd.Index([k[0] for k in by_key])
+    )
+    values = np.fromiter(by_key.values(), dtype=float, count=len(by_key))
+    if len(columns) > 1:
+        where = keys.get_indexer(pd.MultiIndex.from_frame(frame[columns]))
+    else:
+        where = keys.get_indexer(pd.Index(frame[columns[0]]))
+    return np.where(where >= 0, values[where], fill)
+
+
+def _period_budget_duals(duals: dict, names: pd.Series) -> np.ndarray:
+    """The ``period_budget`` row's dual of each period (0 where it has none)."""
+    pb = duals.get("period_budget", {})
+    return np.array([pb.get((n,), 0.0) for n in names])
+
+
+def _scalar_terms(
+    duals: dict, compiled: Compiled
+) -> Callable[[pd.DataFrame, np.ndarray | None], np.ndarray]:
+    """A function (columns, period or None) -> sum of cost-row duals x their coefficients:
+    budget, period budget (serving columns), carbon cap, provider shares."""
+    problem = compiled.problem
+    budget = duals.get("budget", {}).get((), 0.0)
+    carbon = duals.get("carbon_cap", {}).get((), 0.0)
+    shares = duals.get("provider_share", {})
+    by_t = _period_budget_duals(duals, compiled.periods["name"])
+
+    def terms(frame: pd.DataFrame, period: np.ndarray | None) -> np.ndarray:
+        cost = frame["cost"].to_numpy()
+        out = cost * budget + frame["co2_t"].to_numpy() * carbon
+        for (provider,), y in shares.items():
+            own = (frame["provider"] == provider).to_numpy(float)
+            out += y * cost * (own - problem.provider_share_max[provider])
+        if period is not None:
+            out += cost * by_t[period]
+        return out
+
+    return terms
+
+
+def check_pricing(
+    model: LinearModel, col_dual: np.ndarray, pricing: Pricing, rc_s: np.ndarray, rc_z: np.ndarray
+) -> float:
+    """Largest gap between the pricing's reduced costs and HiGHS's on the master's priced
+    columns, relative to the column's cost; above 1e-6 it is a bug and stops the solve."""
+    v = model.variables
+    s = pricing.columns.assign(rc=rc_s)
+    x = v[v["kind"] == "x"].reset_index()
+    x = x.merge(
+        s[["option_id", "period", "block", "rc", "obj"]], on=["option_id", "period", "block"]
+    )
+    z = (
+        v[v["kind"] == "z"]
+        .reset_index()
+        .merge(pricing.training.assign(rc=rc_z)[["option_id", "rc", "obj"]], on="option_id")
+    )
+    worst = 0.0
+    for frame in (x, z):
+        if len(frame):
+            got = col_dual[frame["index"].to_numpy(int)]
+            scale = np.maximum(1.0, np.abs(frame["obj"].to_numpy(float)))
+            worst = max(worst, float(np.max(np.abs(got - frame["rc"].to_numpy()) / scale)))
+    if worst > 1e-6:
+        raise ProcureError(
+            f"column generation: the pricing's reduced costs differ from the solver's by "
+            f"{worst:.3g} of a column's cost",
+            fix="this is a bug in procure; solve with --method full and report the problem",
+        )
+    return worst
