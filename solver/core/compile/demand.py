@@ -1,0 +1,105 @@
+"""Demand: the capacity each serving workload needs per period, load block and
+traffic-mix bucket, headroom and utilisation target applied."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from solver import physics
+from solver.inputs.load import resolve_load
+from solver.inputs.problem import (
+    BatchInferenceWorkload,
+    InferenceWorkload,
+    Problem,
+    TrainingWorkload,
+)
+
+
+def _average_requests_per_s(w: InferenceWorkload) -> float:
+    dem = w.demand
+    if dem.requests_per_s is not None:
+        return dem.requests_per_s
+    if dem.tokens_per_s is not None:
+        return dem.tokens_per_s / w.output_tokens
+    return dem.users * dem.requests_per_user_per_day / 86_400.0
+
+
+def average_tokens_per_s(w: InferenceWorkload) -> float:
+    """Average output tokens/s of an online workload."""
+    d = w.demand
+    return physics.demand_tokens_per_s(
+        users=d.users,
+        requests_per_user_per_day=d.requests_per_user_per_day,
+        tokens_per_s=d.tokens_per_s,
+        requests_per_s=d.requests_per_s,
+        output_tokens=w.output_tokens,
+    )
+
+
+def _workload_periods(
+    w: InferenceWorkload | BatchInferenceWorkload, periods: pd.DataFrame
+) -> list[int]:
+    names = list(periods["name"])
+    if w.periods is None:
+        return list(range(len(names)))
+    return [names.index(p) for p in w.periods]
+
+
+def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataFrame:
+    """Capacity to provide per (workload, period, block[, bucket]), headroom applied.
+
+    Online: tokens/s (or requests/s per bucket) = average x the workload's factor in
+    the block (:func:`solver.load.resolve_load`: the max of its hourly factors over the
+    block's hours; with explicit load_blocks the block's demand_factor, or the
+    workload's peak_to_average when the block gives none) x (1 + demand_headroom)
+    / max_utilisation: the capacity at which the block's demand keeps the units at
+    the workload's utilisation target, x its ``demand_by_period`` factor in the period.
+    Batch: output tokens spread evenly over the
+    hours of its periods (no utilisation target: a batch job may run flat out).
+    """
+    load_factors = resolve_load(problem).factors
+    rows = []
+    for w in problem.workloads:
+        if isinstance(w, TrainingWorkload):
+            continue
+        tps = _workload_periods(w, periods)
+        for t in tps:
+            for b in range(len(blocks)):
+                if isinstance(w, InferenceWorkload):
+                    factor = load_factors[w.name][b]
+                    factor *= w.demand_by_period.get(str(periods.at[t, "name"]), 1.0)
+                    scale = factor * (1.0 + problem.demand_headroom) / w.max_utilisation
+                    if w.traffic_mix:
+                        total_rps = _average_requests_per_s(w) * scale
+                        for j, bucket in enumerate(w.traffic_mix):
+                            rows.append(
+                                (
+                                    w.name,
+                                    t,
+                                    b,
+                                    j,
+                                    total_rps * bucket.share,
+                                    "requests_per_s",
+                                    float(bucket.output_tokens),
+                                )
+                            )
+                    else:
+                        rows.append(
+                            (w.name, t, b, -1, average_tokens_per_s(w) * scale, "tokens_per_s", 1.0)
+                        )
+                else:
+                    hours = float(periods.loc[tps, "hours"].sum())
+                    rows.append(
+                        (
+                            w.name,
+                            t,
+                            b,
+                            -1,
+                            w.output_tokens_total / (hours * 3600.0),
+                            "tokens_per_s",
+                            1.0,
+                        )
+                    )
+    return pd.DataFrame(
+        rows, columns=["workload", "period", "block", "bucket", "demand", "unit", "tokens_per_unit"]
+    )
