@@ -9,7 +9,7 @@ import pandas as pd
 from solver.core import ledger
 from solver.errors import ProcureError, suggestion
 from solver.inputs.catalog import Catalog
-from solver.inputs.costs import resolve_problem_costs
+from solver.inputs.costs import Resolved, resolve_problem_costs
 from solver.inputs.problem import (
     Problem,
 )
@@ -18,8 +18,9 @@ from solver.units import (
 )
 
 
-def check_names(problem: Problem, catalog: Catalog) -> None:
-    """Refuse names in the problem that the catalog does not know."""
+def check_names(problem: Problem, catalog: Catalog) -> Resolved:
+    """Refuse names in the problem that the catalog does not know; return the problem's
+    costs priced, their providers checked against the catalog's."""
     providers = set(catalog.offerings["provider"].tolist()) | {"owned"}
     regions = set(catalog.regions["region"].tolist())
     zones = set(catalog.regions["residency_zone"].tolist()) | set(
@@ -82,7 +83,7 @@ def check_names(problem: Problem, catalog: Catalog) -> None:
         check([key], set(catalog.offerings.index), "availability_caps", "offering")
     for key in problem.provider_share_max:
         check([key], providers, "provider_share_max", "provider")
-    resolve_problem_costs(problem, providers - {"owned"})  # names and prices, or refused
+    return resolve_problem_costs(problem, providers - {"owned"})  # names and prices, or refused
 
 
 def check_savings_plans(problem: Problem, catalog: Catalog) -> None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from solver.core.clock import Clock
+from solver.core.compile.periods import Calendar
+from solver.core.compile.resolved import ResolvedInputs
 from solver.inputs.presets import ModelSpec
 from solver.inputs.problem import (
     Problem,
@@ -58,7 +60,7 @@ class CompileReport:
 @dataclass(frozen=True)
 class Compiled:
     """Everything the MIP needs, as plain tables (every column with its unit and meaning
-    in :mod:`solver.tables`).
+    in :mod:`solver.inputs.tables`).
 
     Attributes
     ----------
@@ -76,6 +78,9 @@ class Compiled:
         workload, period, block, bucket (-1 = whole), demand (tokens/s or requests/s).
     training_hours
         option_id, period, hours: the periods each training option runs in.
+    inputs
+        The inputs compile resolved once and read (:class:`ResolvedInputs`): the catalog
+        with the problem's sites, its calendar, load curve and costs.
     """
 
     problem: Problem
@@ -87,6 +92,7 @@ class Compiled:
     demand: pd.DataFrame
     models: dict[str, ModelSpec]
     report: CompileReport
+    inputs: ResolvedInputs
     quota_accelerators: tuple[str | None, ...] = ()  # resolved accelerator id per quota
     training_hours: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["option_id", "period", "hours"])
@@ -101,9 +107,14 @@ class Compiled:
         return runs
 
     @property
+    def calendar(self) -> Calendar:
+        """The problem's periods on its clock, as compiled (:class:`Calendar`)."""
+        return self.inputs.calendar
+
+    @property
     def clock(self) -> Clock:
-        """Months -> hours for this problem (:mod:`solver.clock`)."""
-        return Clock(self.problem.start)
+        """Months -> hours for this problem (:class:`solver.core.clock.Clock`)."""
+        return self.inputs.calendar.clock
 
 
 def with_options(compiled: Compiled, options: pd.DataFrame) -> Compiled:

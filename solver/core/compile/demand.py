@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from solver import physics
-from solver.inputs.load import resolve_load
+from solver.inputs.load import LoadBlocks
 from solver.inputs.problem import (
     BatchInferenceWorkload,
     InferenceWorkload,
@@ -45,19 +45,18 @@ def _workload_periods(
     return [names.index(p) for p in w.periods]
 
 
-def build_demand(problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataFrame:
+def build_demand(
+    problem: Problem, periods: pd.DataFrame, blocks: pd.DataFrame, load: LoadBlocks
+) -> pd.DataFrame:
     """Capacity to provide per (workload, period, block[, bucket]), headroom applied.
 
-    Online: tokens/s (or requests/s per bucket) = average x the workload's factor in
-    the block (:func:`solver.load.resolve_load`: the max of its hourly factors over the
-    block's hours; with explicit load_blocks the block's demand_factor, or the
-    workload's peak_to_average when the block gives none) x (1 + demand_headroom)
-    / max_utilisation: the capacity at which the block's demand keeps the units at
-    the workload's utilisation target, x its ``demand_by_period`` factor in the period.
-    Batch: output tokens spread evenly over the
-    hours of its periods (no utilisation target: a batch job may run flat out).
+    Online: tokens/s (or requests/s per bucket) = average x the workload's factor in the
+    block (from ``load``) x its ``demand_by_period`` factor in the period x
+    (1 + demand_headroom) / max_utilisation. Batch: output tokens spread evenly over the
+    hours of its periods (no utilisation target: a batch job may run flat out). The
+    derivation is in docs/formulation/demand.md.
     """
-    load_factors = resolve_load(problem).factors
+    load_factors = load.factors
     rows = []
     for w in problem.workloads:
         if isinstance(w, TrainingWorkload):

@@ -220,10 +220,18 @@ def _owned_pools(problem: Problem, catalog: Catalog) -> list[dict]:
 
 def build_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
     """Every (offering, mode) and (server, site) the problem allows, with its economics;
-    the sites the problem describes itself join the catalog's (:mod:`solver.inputs.sites`)."""
+    the sites the problem describes itself join the catalog's (:mod:`solver.inputs.sites`),
+    and the problem's names are checked first (:func:`pools_table` once they are)."""
     catalog = with_problem_sites(problem, catalog)
     check_names(problem, catalog)
     check_savings_plans(problem, catalog)
+    return pools_table(problem, catalog)
+
+
+def pools_table(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """The pools of :func:`build_pools` from a catalog already joined with the problem's
+    sites and checked against its names (:class:`~solver.core.compile.resolved.ResolvedInputs`):
+    one row per pool, sorted by pool id, with its accelerator's figures."""
     acc = catalog.accelerators
     cloud = _cloud_pools(problem, catalog)
     owned_frames = _owned_pools(problem, catalog)
