@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 import numpy as np
 
 from solver import physics
@@ -29,7 +32,9 @@ def calibrate_to_measured(
     """
     accs = catalog.accelerators.loc[list(measured)]
     model = physics.served_model(spec, w.weight_precision, w.kv_precision)
-    dev = physics.device_figures(accs, w.weight_precision, False, w.runtime)
+    dev = physics.device_figures(
+        cast(Mapping[str, Any], accs), w.weight_precision, False, w.runtime
+    )
     measured_rps, physics_rps = [], []
     for j, bucket in enumerate(w.traffic_mix or []):
         res = physics.best_decode(

@@ -4,6 +4,8 @@ reservations already held; each refused with the field and a fix."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pandas as pd
 
 from solver.core import ledger
@@ -115,14 +117,16 @@ def check_savings_plans(problem: Problem, catalog: Catalog) -> None:
                     field=where,
                     fix=suggestion(offering_id, set(off.index[off["provider"] == sp.provider])),
                 )
-            if off.at[offering_id, "provider"] != sp.provider:
+            seller = str(off.at[offering_id, "provider"])
+            if seller != sp.provider:
                 raise ProcureError(
-                    f"{offering_id} is sold by {off.at[offering_id, 'provider']}, not by "
+                    f"{offering_id} is sold by {seller}, not by "
                     f"{sp.provider} whose savings plan this is",
                     field=where,
-                    fix=f"move the rate to a savings plan of {off.at[offering_id, 'provider']}",
+                    fix=f"move the rate to a savings plan of {seller}",
                 )
-            od = off.at[offering_id, "on_demand_usd_per_hour"]
+            # a price column: the stubs type .at as any scalar (dates, strings, ...)
+            od = cast(float, off.at[offering_id, "on_demand_usd_per_hour"])
             if pd.isna(od) or rate >= float(od):
                 raise ProcureError(
                     f"the plan's rate ${rate:g}/h is not below {offering_id}'s on-demand "
@@ -144,7 +148,7 @@ def check_existing_reservations(problem: Problem, catalog: Catalog, cloud: pd.Da
         if (r.offering, r.mode) in kept:
             continue
         field = f"existing_reservations[{i}]"
-        if pd.isna(catalog.offerings.at[r.offering, ledger.PRICE_COLUMN[r.mode]]):
+        if pd.isna(cast(float, catalog.offerings.at[r.offering, ledger.PRICE_COLUMN[r.mode]])):
             raise ProcureError(
                 f"the catalog sells {r.offering} with no {r.mode} price, so the reservation "
                 "can be neither charged nor used",

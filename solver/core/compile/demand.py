@@ -21,6 +21,8 @@ def _average_requests_per_s(w: InferenceWorkload) -> float:
         return dem.requests_per_s
     if dem.tokens_per_s is not None:
         return dem.tokens_per_s / w.output_tokens
+    # the problem's schema holds one of the three demand forms: here users x rate
+    assert dem.users is not None and dem.requests_per_user_per_day is not None
     return dem.users * dem.requests_per_user_per_day / 86_400.0
 
 

@@ -5,6 +5,8 @@ the share of that estimate the plan counts on."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -60,7 +62,9 @@ def inference_capacity(
     apu = pools["accels_per_unit"].to_numpy()
     nvlink = pools["nvlink"].to_numpy(dtype=bool)
     model = physics.served_model(spec, w.weight_precision, w.kv_precision)
-    dev = physics.device_figures(pools, w.weight_precision, nvlink, w.runtime)
+    dev = physics.device_figures(
+        cast(Mapping[str, Any], pools), w.weight_precision, nvlink, w.runtime
+    )
     allow_pcie = w.allow_tensor_parallel_over_pcie
     for d in degrees:
         shape_ok = (apu >= d) & (apu % d == 0)
@@ -140,7 +144,7 @@ def inference_options(
         shares = np.array([b.share for b in mix])
         outs = np.array([b.output_tokens for b in mix], dtype=float)
         rps, tp = _best_mix_degree(w, spec, sub, headroom, mix)
-        if measured:
+        if measured and isinstance(w, InferenceWorkload):  # only a serving one measures
             fit = calibrate_to_measured(w, spec, catalog, headroom, measured)
             report.calibration[w.name] = fit
             rps = np.where(is_measured[:, None], rps, rps * fit["factor"])

@@ -3,7 +3,8 @@ inside its window and deadline at the planning MFU, and its hours, energy and re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,25 @@ from solver.units import (
 MAX_TRAINING_UNITS = 512
 
 
+class TrainingSetup(TypedDict):
+    """A training workload's figures on every pool (:func:`training_setup`): one entry per
+    pool in the arrays, the job's totals as numbers."""
+
+    n_min_devices: np.ndarray  # fewest devices whose memory holds the job, 0 if none
+    flops: float  # the job's total FLOPs
+    activation_gb: float  # activations per device, GB
+    mfu: np.ndarray  # the MFU the cluster is sized at (the margin's pick from the band)
+    mfu_point: np.ndarray  # the published figure
+    mfu_low: np.ndarray
+    mfu_high: np.ndarray
+    mfu_source: np.ndarray  # where the figure comes from (text)
+    mfu_band: np.ndarray  # how its band was set (text)
+    mfu_measured_at: np.ndarray  # accelerators the MFU was measured at (inf: no loss)
+    joins_by_scaleup: np.ndarray  # whether the scale-up fabric joins units
+    preemptions_per_unit_hour: np.ndarray  # spot preemptions per instance-hour, 0 off spot
+    peak_tflops: np.ndarray  # the dense peak at the run's precision
+
+
 def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, int]:
     names = list(periods["name"])
     first = names.index(w.start_period) if w.start_period else 0
@@ -49,7 +69,7 @@ def training_setup(
     pools: pd.DataFrame,
     memory_headroom: float,
     margin: str | float = "low",
-) -> dict[str, np.ndarray | float | str]:
+) -> TrainingSetup:
     """Memory-minimum cluster, FLOPs, per-device rate and spot preemptions for every pool.
 
     FLOPs include attention when the model's shape is known (``physics.training_flops``)
@@ -129,7 +149,8 @@ def training_setup(
 
 
 def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
-    return physics.compute_peak_tflops(pools, precision)
+    # a DataFrame is read by column, as the mapping physics takes (the stubs do not say so)
+    return physics.compute_peak_tflops(cast(Mapping[str, Any], pools), precision)
 
 
 def _smallest_cluster(
@@ -153,7 +174,7 @@ def _smallest_cluster(
 
 
 def _fastest_spot_cluster(
-    setup: dict, apu: np.ndarray, network: np.ndarray, spot: np.ndarray, hi: np.ndarray
+    setup: TrainingSetup, apu: np.ndarray, network: np.ndarray, spot: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
     """Per pool, the units (1 to ``hi.max()``) at which a spot job finishes soonest (0
     off spot). Hours are FLOPs / (units x peak x MFU x scaling x (1 - lost)): the FLOPs,
