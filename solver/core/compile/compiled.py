@@ -30,11 +30,11 @@ class CompileReport:
     why_not: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> best reason
     # workload -> {factor, points, spread, measured_on}: physics scaled to measurements
     calibration: dict[str, dict] = field(default_factory=dict)
-    # the daily load curve's blocks and per-workload factors (solver.load.LoadBlocks.as_dict)
+    # the daily load curve's blocks and per-workload factors (solver.inputs.load.LoadBlocks.as_dict)
     load_curve: dict = field(default_factory=dict)
-    # how a column-generation solve went (solver.columns.ColumnReport.as_dict), if one ran
+    # how a column-generation solve went (solver.core.columns.ColumnReport.as_dict), if one ran
     columns: dict = field(default_factory=dict)
-    # how a root solve went (solver.root.RootReport.as_dict), if one ran
+    # how a root solve went (solver.core.root.RootReport.as_dict), if one ran
     root: dict = field(default_factory=dict)
     # workload -> [{list, values, vendor, options_left_out}]: what its accelerator and
     # vendor lists and its runtime left out (the plan says so under it)

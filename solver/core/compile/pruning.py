@@ -119,24 +119,11 @@ def prune_dominated_pools(
     ``bucket_capacity`` gives traffic-mix capacities when ``options`` is a compiled table
     (without the ``_rps`` column).
 
-    Two cloud pools of one purchase mode have the same *signature* when every workload
-    gets the same capacity from a unit of either (tokens/s, requests/s per bucket, the
-    same training clusters), emits the same or less per unit-hour when carbon counts,
-    and they fall under the same quotas. Within a signature, units
-    are interchangeable, so an optimal plan never needs more of them in all than
-    ``L`` = the sum over workloads of the units each would need to be served by this
-    signature alone (its peak demand over a unit's capacity, plus one under N+1, at
-    least its minimum serving units; plus, per training job, its largest cluster).
-    Take the pools of a signature by price (then CO2e): once the cheaper pools kept
-    hold ``L`` units of availability between them, a dearer pool is never needed (any
-    plan using it can move those units to a cheaper pool with room, at no more cost,
-    CO2e or anything else; under N+1 the largest unit keeps its capacity), so it is
-    pruned with its options. Where a workload keeps its fleet all day (``fleet:
-    autoscale`` or ``flat``), one cheaper pool must hold the ``L`` units alone: all of a
-    dearer pool's units then move to that one pool in every block (filled to ``L``, it
-    serves alone), so it runs all day wherever the dearer one did. Owned pools are kept
-    (site power caps and purchases).
-    Nothing is pruned under provider shares (:func:`solver.dominance.prunable`).
+    Pools of one purchase mode whose units give every workload the same capacity form a
+    *signature*; a dearer pool of a signature goes once cheaper ones hold all the units
+    an optimal plan could need of it (the argument is in docs/guides/large-problems.md,
+    "Why a dearer pool can go"). Owned pools are kept (site power caps and purchases).
+    Nothing is pruned under provider shares (:func:`solver.core.dominance.prunable`).
     """
     if options.empty or not dominance.prunable(problem):
         return options
@@ -163,7 +150,7 @@ def prune_dominated_pools(
     if cl.empty:
         return options
     # each pool's signature: its workloads' parts in workload order (plain Python: a
-    # groupby with a Python join took most of this function's time)
+    # groupby with a Python join is the slow way here)
     parts: dict[str, list[str]] = {}
     ordered = cl.sort_values(["pool_id", "workload"], kind="stable")
     for pool_id, part in zip(

@@ -170,7 +170,7 @@ def inference_options(
         source,
         getattr(w, "runtime", None),
     )
-    # one throughput scenario (capacity_scenario, issue 33): x factor, or each estimate at
+    # one throughput scenario (capacity_scenario): x factor, or each estimate at
     # a quantile of its own band (the band capacity_confidence reads)
     band = physics.capacity_band_log(sub["vendor"].to_numpy(), source, getattr(w, "runtime", None))
     if problem.capacity_scenario is not None:
