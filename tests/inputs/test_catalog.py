@@ -262,7 +262,7 @@ def test_unknown_min_tier_in_a_problem_is_refused():
 
 
 def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
-    from solver.core.compile import requirement_mask, build_pools
+    from solver.core.compile import build_pools, requirement_mask
     from solver.inputs.problem import parse_problem
     from solver.solve import solve_problem
     from solver.trust.verify import verify_plan
