@@ -9,9 +9,9 @@ it occupies. Options that break a hard requirement are never generated; dominate
 are pruned. :func:`compile_problem` returns a :class:`Compiled`.
 """
 
-from solver.core.compile.assemble import compile_problem, raise_for_no_option
+from solver.core.compile.assemble import compile_problem
 from solver.core.compile.compiled import Compiled, CompileReport, with_options
-from solver.core.compile.periods import build_blocks, build_periods
+from solver.core.compile.periods import Calendar, build_calendar, build_periods
 from solver.core.compile.pools import build_pools
 from solver.core.compile.pruning import prune_dominated_pools, repruned
 from solver.core.compile.requirements import requirement_mask, weak_price_pools
@@ -19,15 +19,15 @@ from solver.core.compile.serving import inference_capacity
 from solver.inputs.presets import resolve_model
 
 __all__ = [
+    "Calendar",
     "CompileReport",
     "Compiled",
-    "build_blocks",
+    "build_calendar",
     "build_periods",
     "build_pools",
     "compile_problem",
     "inference_capacity",
     "prune_dominated_pools",
-    "raise_for_no_option",
     "repruned",
     "requirement_mask",
     "resolve_model",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from solver.core.clock import Clock
-from solver.inputs.load import LoadBlocks, resolve_load
+from solver.inputs.load import LoadBlocks
 from solver.inputs.problem import Problem
 
 
@@ -80,9 +80,3 @@ def blocks_table(problem: Problem, load: LoadBlocks) -> pd.DataFrame:
             else [np.nan] * len(load.names),
         }
     )
-
-
-def build_blocks(problem: Problem) -> pd.DataFrame:
-    """The model's load blocks (:func:`solver.inputs.load.resolve_load`, then
-    :func:`blocks_table`)."""
-    return blocks_table(problem, resolve_load(problem))
