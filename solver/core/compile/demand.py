@@ -16,6 +16,7 @@ from solver.inputs.problem import (
 
 
 def _average_requests_per_s(w: InferenceWorkload) -> float:
+    """Average requests/s of an online workload, from whichever demand form it gives."""
     dem = w.demand
     if dem.requests_per_s is not None:
         return dem.requests_per_s
@@ -41,6 +42,7 @@ def average_tokens_per_s(w: InferenceWorkload) -> float:
 def _workload_periods(
     w: InferenceWorkload | BatchInferenceWorkload, periods: pd.DataFrame
 ) -> list[int]:
+    """Indices of the periods a serving workload runs in (all when it names none)."""
     names = list(periods["name"])
     if w.periods is None:
         return list(range(len(names)))

@@ -29,10 +29,9 @@ from solver.units import (
 )
 
 
-def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
-    """One pool per (offering, mode) the problem allows: providers, regions, residency,
-    tier; its price, caps and reservations already held."""
-    acc = catalog.accelerators
+def _priced_offerings(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """One row per (offering, mode) among the problem's cloud modes that the catalog
+    prices, with its region's figures and the price's own provenance."""
     off = catalog.offerings.reset_index(drop=True)
     reg = catalog.regions.reset_index(drop=True)
     off = off.merge(
@@ -54,7 +53,7 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
         sub["pool_price_confidence"] = sub[f"{own}price_confidence"]
         sub["pool_price_source"] = sub["reserved_source" if own else "source"]
         frames.append(sub)
-    cloud = (
+    return (
         pd.concat(frames, ignore_index=True)
         if frames
         else off.iloc[0:0].assign(  # owned servers only
@@ -65,6 +64,13 @@ def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
             pool_price_source="",
         )
     )
+
+
+def _cloud_pools(problem: Problem, catalog: Catalog) -> pd.DataFrame:
+    """One pool per (offering, mode) the problem allows: providers, regions, residency,
+    tier; its price, caps and reservations already held."""
+    acc = catalog.accelerators
+    cloud = _priced_offerings(problem, catalog)
     if problem.providers is not None:
         cloud = cloud[cloud["provider"].isin(problem.providers)]
     if problem.regions is not None:

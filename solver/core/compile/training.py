@@ -50,6 +50,8 @@ class TrainingSetup(TypedDict):
 
 
 def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, int]:
+    """First and last period index a training job may run in (its start_period and
+    end_period, else the whole horizon); refused when it would end before it starts."""
     names = list(periods["name"])
     first = names.index(w.start_period) if w.start_period else 0
     last = names.index(w.end_period) if w.end_period else len(names) - 1
@@ -149,6 +151,7 @@ def training_setup(
 
 
 def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
+    """Per pool, the dense peak (TFLOP/s per accelerator) at ``precision``."""
     # a DataFrame is read by column, as the mapping physics takes (the stubs do not say so)
     return physics.compute_peak_tflops(cast(Mapping[str, Any], pools), precision)
 
@@ -210,6 +213,37 @@ def _fastest_spot_cluster(
     return out
 
 
+def _periods_run(
+    job_h: float, start: int, end: int, period_hours: np.ndarray
+) -> list[tuple[int, float]]:
+    """The periods a job of ``job_h`` hours starting in period ``start`` actually spans
+    (up to ``end``) and the hours it runs in each; a job of (almost) no hours still
+    starts in ``start``."""
+    run = []
+    left = job_h
+    for t in range(start, end + 1):
+        take = min(left, float(period_hours[t]))
+        if take > 1e-9:
+            run.append((t, take))
+        left -= take
+    return run or [(start, job_h)]
+
+
+def _mfu_columns(setup: TrainingSetup, i: int) -> dict[str, float | str]:
+    """A training option's MFU columns on pool ``i``: the MFU it is sized at, where and
+    at what scale that figure was measured, and its band."""
+    measured_at = float(setup["mfu_measured_at"][i])
+    return {
+        "mfu": float(setup["mfu"][i]),
+        "mfu_measured_at_accelerators": measured_at if np.isfinite(measured_at) else np.nan,
+        "mfu_point": float(setup["mfu_point"][i]),
+        "mfu_low": float(setup["mfu_low"][i]),
+        "mfu_high": float(setup["mfu_high"][i]),
+        "mfu_source": str(setup["mfu_source"][i]),
+        "mfu_band": str(setup["mfu_band"][i]),
+    }
+
+
 def training_options(
     w: TrainingWorkload,
     spec: ModelSpec,
@@ -218,6 +252,9 @@ def training_options(
     problem: Problem,
     report: CompileReport,
 ) -> list[dict]:
+    """Training options of ``w`` over the pools it may use: for every start period and
+    every end period of its window, the smallest cluster per pool that finishes in time
+    (a new size only), with its hours by period, MFU, energy, CO2e and rent."""
     first, last = training_window(w, periods)
     setup = training_setup(w, spec, pools, problem.memory_headroom, problem.training_margin_of(w))
     apu = pools["accels_per_unit"].to_numpy()
@@ -281,15 +318,7 @@ def training_options(
             job_h, eff, lost = cluster(np.maximum(units, 1))
             for i in np.flatnonzero(new):
                 u, h = int(units[i]), float(job_h[i])
-                # periods actually spanned and the hours run in each
-                run = []
-                left = h
-                for t in range(s, e + 1):
-                    take = min(left, float(p_hours[t]))
-                    if take > 1e-9:
-                        run.append((t, take))
-                    left -= take
-                run = run or [(s, h)]  # a job of (almost) no hours still starts in s
+                run = _periods_run(h, s, e, p_hours)
                 options.append(
                     {
                         "pool_index": int(i),
@@ -299,15 +328,7 @@ def training_options(
                         "start_period": s,
                         "end_period": run[-1][0],
                         "hours_by_period": tuple(run),
-                        "mfu": float(setup["mfu"][i]),
-                        "mfu_measured_at_accelerators": float(setup["mfu_measured_at"][i])
-                        if np.isfinite(setup["mfu_measured_at"][i])
-                        else np.nan,
-                        "mfu_point": float(setup["mfu_point"][i]),
-                        "mfu_low": float(setup["mfu_low"][i]),
-                        "mfu_high": float(setup["mfu_high"][i]),
-                        "mfu_source": str(setup["mfu_source"][i]),
-                        "mfu_band": str(setup["mfu_band"][i]),
+                        **_mfu_columns(setup, int(i)),
                         "window_hours": window_h,
                         "units_at_point_mfu": int(at_point[i]),
                         "scaling_efficiency": float(eff[i]),
