@@ -44,7 +44,7 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.clock import Clock, Slice, month_slices
-from solver.core.compile import build_periods
+from solver.core.compile.periods import build_calendar
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan.lines import LineItem, Plan
@@ -121,17 +121,19 @@ def plan_calendar(problem: Problem, start: date | None = None) -> PlanCalendar:
     """The calendar of ``problem`` dated from ``start`` (its own start when it states one;
     without either it has no dates, only months and hours).
 
-    Period start months come from :func:`solver.core.compile.build_periods`, the one place
-    they are computed.
+    Its periods and clock are the ones compile builds
+    (:func:`solver.core.compile.periods.build_calendar`, the one place they are made).
     """
-    periods = build_periods(problem)
+    calendar = build_calendar(problem)
+    periods = calendar.periods
     names = list(periods["name"])
+    clock = calendar.clock
     return PlanCalendar(
         start_month=dict(zip(names, periods["start_month"].astype(float), strict=True)),
         months=dict(zip(names, periods["months"].astype(float), strict=True)),
-        horizon_months=float(periods["months"].sum()),
-        clock=Clock(problem.start),
-        dates=Clock(problem.start or start),
+        horizon_months=calendar.horizon_months,
+        clock=clock,
+        dates=clock if clock.start is not None or start is None else Clock(start),
     )
 
 

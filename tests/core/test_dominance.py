@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 @contextlib.contextmanager
 def _without_pruning():
     """Compile with the option pruning switched off (the reference to compare with)."""
-    original = compile_module.dominance.prune_dominated_options
-    compile_module.dominance.prune_dominated_options = lambda options, *args: (options, {})
+    original = dominance.prune_dominated_options
+    dominance.prune_dominated_options = lambda options, *args: (options, {})
     try:
         yield
     finally:
-        compile_module.dominance.prune_dominated_options = original
+        dominance.prune_dominated_options = original
 
 
 def _problem(**extra) -> object:

@@ -262,7 +262,7 @@ def test_unknown_min_tier_in_a_problem_is_refused():
 
 
 def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
-    from solver.core.compile import _requirement_mask, build_pools
+    from solver.core.compile import build_pools, requirement_mask
     from solver.inputs.problem import parse_problem
     from solver.solve import solve_problem
     from solver.trust.verify import verify_plan
@@ -270,7 +270,7 @@ def test_min_tier_filters_the_marketplace_offering_out(tmp_path):
     cat = load_catalog(tier_catalog(tmp_path))
     problem = parse_problem(TIER_PROBLEM)
     pools = build_pools(problem, cat)
-    ok, why = _requirement_mask(problem.workloads[0], pools)
+    ok, why = requirement_mask(problem.workloads[0], pools)
     by_provider = dict(zip(pools["provider"], ok, strict=True))
     assert by_provider == {"acme": False, "bigco": True}
     assert set(why[~ok]) == {"provider tier below neocloud"}

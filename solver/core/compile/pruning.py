@@ -1,0 +1,223 @@
+"""Pruning: cloud pools that cheaper pools of the same capacity make useless at these
+prices and demands, dropped with their options (exact for one problem)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from solver.core import dominance
+from solver.core.compile.compiled import Compiled, CompileReport, with_options
+from solver.inputs.problem import (
+    InferenceWorkload,
+    Problem,
+    TrainingWorkload,
+)
+
+
+def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled:
+    """``compiled`` with the cloud pools and rented options pruned that its own problem,
+    prices and demand make useless (:func:`prune_dominated_pools`,
+    :func:`solver.core.dominance.prune_dominated_options`), option ids unchanged.
+
+    Exact for that problem alone: an analysis that changes a price, a limit or the demand
+    compiles every option once, then prunes each variant it solves for itself. Pools in
+    ``keep`` are never pruned and never count as room (their price is about to move).
+    """
+    options = prune_dominated_pools(
+        compiled.options,
+        compiled.pools,
+        compiled.demand,
+        compiled.problem,
+        CompileReport(),
+        keep=keep,
+        bucket_capacity=compiled.bucket_capacity,
+    ).drop(columns=["_rps"], errors="ignore")
+    runs = compiled.training_runs()
+    hours = options["option_id"].map(lambda k: tuple(runs[k]) if k in runs else None)
+    options, _ = dominance.prune_dominated_options(
+        options.assign(hours_by_period=hours).reset_index(drop=True),
+        compiled.pools,
+        compiled.demand,
+        compiled.problem,
+        keep=keep,
+    )
+    return with_options(compiled, options.drop(columns=["hours_by_period"]).reset_index(drop=True))
+
+
+def _signature_parts(
+    opt: pd.DataFrame, demand: pd.DataFrame, problem: Problem
+) -> tuple[np.ndarray, list[pd.Series]]:
+    """Per option: the units its workload needs from its pool alone (peak demand over a
+    unit's capacity, + 1 under N+1, at least the minimum serving units; a training job's
+    largest cluster), and its workload's part of the pool's signature (the capacities or
+    clusters a unit gives that workload)."""
+    peak = demand.groupby(["workload", "bucket"])["demand"].max()
+    need = np.zeros(len(opt))
+    signature_parts: list[pd.Series] = []
+    workloads = {w.name: w for w in problem.workloads}
+    for key, rows in opt.groupby("workload").groups.items():
+        w_name = str(key)
+        w = workloads[w_name]
+        sub = opt.loc[rows]
+        if isinstance(w, TrainingWorkload):
+            need[opt.index.get_indexer(rows)] = sub["pool_id"].map(
+                sub.groupby("pool_id")["n_units"].max()
+            )
+            shape = (
+                sub["start_period"].astype(str)
+                + "-"
+                + sub["end_period"].astype(str)
+                + "x"
+                + sub["n_units"].astype(str)
+                + "/"
+                + sub["job_hours"].round(6).astype(str)
+            )
+            shapes: dict[str, list[str]] = {}
+            for pool_id, one in sorted(zip(sub["pool_id"].tolist(), shape.tolist(), strict=True)):
+                shapes.setdefault(pool_id, []).append(one)
+            per_pool = {pool_id: ";".join(v) for pool_id, v in shapes.items()}
+            sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
+        else:
+            mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
+            if mix:
+                rps = np.array([r if isinstance(r, list) else [] for r in sub["_rps"]], dtype=float)
+                d = np.array([peak.get((w_name, j), 0.0) for j in range(rps.shape[1])])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    units = np.where(rps > 0, d[None, :] / rps, 0.0).sum(axis=1)
+                cap_text = pd.Series(
+                    [",".join(f"{v:.6g}" for v in r) for r in rps], index=sub.index
+                )
+            else:
+                d = peak.get((w_name, -1), 0.0)
+                cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
+                units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
+                cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
+            # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
+            spare = 1.0 if isinstance(w, InferenceWorkload) and w.n_plus_1 else 0.0
+            fewest = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
+            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
+            sig = "I" + w_name + ":" + cap_text
+        signature_parts.append(sig)
+    return need, signature_parts
+
+
+def prune_dominated_pools(
+    options: pd.DataFrame,
+    pools: pd.DataFrame,
+    demand: pd.DataFrame,
+    problem: Problem,
+    report: CompileReport,
+    *,
+    keep: frozenset[str] = frozenset(),
+    bucket_capacity: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Drop cloud pools that a cheaper pool of the same kind makes useless.
+
+    Pools in ``keep`` are never pruned and never count as room for others: pruning stays
+    exact while their prices move (a break-even search varies one pool's price).
+    ``bucket_capacity`` gives traffic-mix capacities when ``options`` is a compiled table
+    (without the ``_rps`` column).
+
+    Pools of one purchase mode whose units give every workload the same capacity form a
+    *signature*; a dearer pool of a signature goes once cheaper ones hold all the units
+    an optimal plan could need of it (the argument is in docs/guides/large-problems.md,
+    "Why a dearer pool can go"). Owned pools are kept (site power caps and purchases).
+    Nothing is pruned under provider shares (:func:`solver.core.dominance.prunable`).
+    """
+    if options.empty or not dominance.prunable(problem):
+        return options
+    carbon = dominance.carbon_counts(problem)
+    p = pools.set_index("pool_id")
+    opt = options.drop(columns=["kind", "mode"], errors="ignore").join(
+        p[["kind", "mode", "availability_cap"]], on="pool_id"
+    )
+    if "_rps" not in opt and bucket_capacity is not None and "option_id" in opt:
+        n_buckets = int(bucket_capacity["bucket"].max()) + 1 if len(bucket_capacity) else 0
+        by_option = {
+            k: dict(zip(g["bucket"], g["requests_per_s_per_unit"], strict=True))
+            for k, g in bucket_capacity.groupby("option_id")
+        }
+        opt["_rps"] = [
+            [by_option.get(k, {}).get(j, 0.0) for j in range(n_buckets)] if k in by_option else []
+            for k in opt["option_id"]
+        ]
+    cloud = opt["kind"] == "cloud"
+    need, signature_parts = _signature_parts(opt, demand, problem)
+    opt["need"] = need
+    opt["sig_part"] = pd.concat(signature_parts).reindex(opt.index)
+    cl = opt[cloud]
+    if cl.empty:
+        return options
+    # each pool's signature: its workloads' parts in workload order (plain Python: a
+    # groupby with a Python join is the slow way here)
+    parts: dict[str, list[str]] = {}
+    ordered = cl.sort_values(["pool_id", "workload"], kind="stable")
+    for pool_id, part in zip(
+        ordered["pool_id"].tolist(), ordered["sig_part"].tolist(), strict=True
+    ):
+        parts.setdefault(pool_id, []).append(part)
+    pool_sig = pd.Series(
+        ["|".join(v) for v in parts.values()], index=pd.Index(list(parts), name="pool_id")
+    )
+    pool_need = cl.groupby("pool_id")["need"].sum()
+    info = p.loc[pool_sig.index]
+    key = info["mode"] + "|" + pool_sig
+    # a pool holding existing reservations, or one the caller keeps, is its own group
+    own = (info["existing_units"] > 0) | info.index.isin(list(keep))
+    key = key.where(~own, "own|" + info.index.to_series())
+    if dominance.by_domain(problem):
+        key = key + "|" + info["provider"] + "|" + info["region"]
+    if problem.quotas:
+        key = key + "|" + info["accelerator_id"] + "|" + info["accels_per_unit"].astype(str)
+    unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
+        "pue"
+    ].to_numpy(float) * info["grid_gco2_per_kwh"].to_numpy(float) + info[
+        "embodied_kgco2e_unit"
+    ].to_numpy(float)
+    frame = pd.DataFrame(
+        {
+            "key": key.to_numpy(),
+            "price": info["price_usd_per_hour"].to_numpy(float),
+            "co2": unit_co2 if carbon else 0.0,
+            "cap": info["availability_cap"].to_numpy(float),
+            "load": pool_need.reindex(pool_sig.index).to_numpy(float),
+        },
+        index=pool_sig.index,
+    ).sort_values(["key", "price", "co2"], kind="stable")
+    # a fleet kept all day moves whole: one cheaper pool must hold all the units
+    one_pool = any(dominance.steady_fleet(w) for w in problem.workloads)
+    pruned = _pruned_by_key(frame, one_pool)
+    if pruned:
+        drop = options["pool_id"].isin(pruned)
+        report.pruned["cloud pool: cheaper pools of the same capacity have room for all"] += int(
+            drop.sum()
+        )
+        options = options[~drop].reset_index(drop=True)
+    return options
+
+
+def _pruned_by_key(frame: pd.DataFrame, one_pool: bool) -> list[str]:
+    """The pools of ``frame`` (index pool ids; ``key``, ``cap``, ``co2``, ``load``; sorted
+    by key, price and CO2e) that cheaper pools of their key have room for
+    (:func:`prune_dominated_pools`); ``one_pool``: a single cheaper pool must hold them."""
+    pruned: list[str] = []
+    keys, ids = frame["key"].tolist(), frame.index.tolist()
+    caps, co2s, loads = frame["cap"].tolist(), frame["co2"].tolist(), frame["load"].tolist()
+    start = 0
+    for end in range(1, len(keys) + 1):  # the groups of one key are contiguous (sorted)
+        if end < len(keys) and keys[end] == keys[start]:
+            continue
+        load = float(loads[start])
+        kept_cap: list[float] = []
+        kept_co2: list[float] = []
+        for i in range(start, end) if end - start >= 2 else ():
+            fits = [c for c, e in zip(kept_cap, kept_co2, strict=True) if e <= co2s[i]]
+            room = max(fits, default=0.0) if one_pool else sum(fits)
+            if room >= load:
+                pruned.append(ids[i])
+            else:
+                kept_cap.append(caps[i])
+                kept_co2.append(co2s[i])
+        start = end
+    return pruned

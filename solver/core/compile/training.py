@@ -1,0 +1,381 @@
+"""Training options: per pool and start period, the smallest cluster that finishes a job
+inside its window and deadline at the planning MFU, and its hours, energy and rent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, cast
+
+import numpy as np
+import pandas as pd
+
+from solver import physics
+from solver.core import ledger
+from solver.core.compile.compiled import CompileReport
+from solver.core.compile.energy import unit_hour_coefficients
+from solver.errors import ProcureError
+from solver.inputs.presets import ModelSpec
+from solver.inputs.problem import (
+    Problem,
+    TrainingWorkload,
+)
+from solver.physics.constants import (
+    TRAINING_UTILISATION,
+)
+from solver.units import (
+    RENTED_MODES,
+    Mode,
+)
+
+MAX_TRAINING_UNITS = 512
+
+
+class TrainingSetup(TypedDict):
+    """A training workload's figures on every pool (:func:`training_setup`): one entry per
+    pool in the arrays, the job's totals as numbers."""
+
+    n_min_devices: np.ndarray  # fewest devices whose memory holds the job, 0 if none
+    flops: float  # the job's total FLOPs
+    activation_gb: float  # activations per device, GB
+    mfu: np.ndarray  # the MFU the cluster is sized at (the margin's pick from the band)
+    mfu_point: np.ndarray  # the published figure
+    mfu_low: np.ndarray
+    mfu_high: np.ndarray
+    mfu_source: np.ndarray  # where the figure comes from (text)
+    mfu_band: np.ndarray  # how its band was set (text)
+    mfu_measured_at: np.ndarray  # accelerators the MFU was measured at (inf: no loss)
+    joins_by_scaleup: np.ndarray  # whether the scale-up fabric joins units
+    preemptions_per_unit_hour: np.ndarray  # spot preemptions per instance-hour, 0 off spot
+    peak_tflops: np.ndarray  # the dense peak at the run's precision
+
+
+def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, int]:
+    """First and last period index a training job may run in (its start_period and
+    end_period, else the whole horizon); refused when it would end before it starts."""
+    names = list(periods["name"])
+    first = names.index(w.start_period) if w.start_period else 0
+    last = names.index(w.end_period) if w.end_period else len(names) - 1
+    if last < first:
+        raise ProcureError(
+            f"training workload {w.name!r} ends (end_period {w.end_period!r}) before it starts "
+            f"(start_period {w.start_period!r})",
+            field=f"{w.name}.end_period",
+            fix="put end_period at or after start_period",
+        )
+    return first, last
+
+
+def training_setup(
+    w: TrainingWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    memory_headroom: float,
+    margin: str | float = "low",
+) -> TrainingSetup:
+    """Memory-minimum cluster, FLOPs, per-device rate and spot preemptions for every pool.
+
+    FLOPs include attention when the model's shape is known (``physics.training_flops``)
+    and count the parameters a token uses (a mixture of experts' active ones); memory
+    holds all of them.
+    The MFU is the family's published figure and band at the run's precision, against the
+    same dense peak (``physics.default_mfu``), with the cluster size it was measured at;
+    the cluster is sized at the MFU the ``margin`` picks from the band
+    (``physics.planning_mfu``: the low end by default). A workload's own ``mfu`` is taken
+    at the job's scale (``mfu_measured_at`` = inf: no scaling loss) with no band. Spot
+    pools carry their provider's preemptions per instance-hour.
+    """
+    recompute = w.recompute
+    act_sel = physics.activation_gb_per_device(
+        seq_len=w.seq_len,
+        micro_batch=w.micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=recompute,
+        params=spec.params,
+    )
+    mem = pools["memory_gb"].to_numpy(dtype=float)
+    n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
+    flops = physics.training_flops(
+        spec.active_params,
+        w.tokens,
+        w.optimizer,
+        recompute,
+        layers=spec.layers,
+        hidden_size=spec.hidden_size,
+        seq_len=w.seq_len,
+    )
+    peak = _peak_tflops(pools, w.precision)
+    # the MFU and the fabric depend on the accelerator alone: once per distinct one
+    accel = pools[["accelerator_id", "vendor", "device_class", "scaleup_gbps"]].assign(
+        bf16=pools["bf16_dense_tflops"].to_numpy(float), peak=peak
+    )
+    where, distinct = pd.factorize(pd.MultiIndex.from_frame(accel))
+    measured = (
+        [physics.own_mfu(float(w.mfu))] * len(distinct)
+        if w.mfu is not None
+        else [
+            physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
+            for a, v, c, s, b, p in distinct
+        ]
+    )
+
+    def per_pool(values: list, dtype: type = float) -> np.ndarray:
+        return np.array(values, dtype=dtype)[where]
+
+    mfu = per_pool([physics.planning_mfu(m, margin) for m in measured])
+    measured_at = per_pool([m.measured_at_accelerators for m in measured])
+    joins = np.array(
+        [physics.scaleup_joins_units(a, v, c, float(s)) for a, v, c, s, _, _ in distinct],
+        dtype=bool,
+    )[where]
+    rate = {p: physics.spot_preemptions_per_instance_hour(p) for p in pools["provider"].unique()}
+    preemptions = np.where(
+        pools["mode"].to_numpy() == Mode.SPOT, pools["provider"].map(rate).to_numpy(float), 0.0
+    )
+    return {
+        "n_min_devices": n_min,
+        "flops": flops,
+        "activation_gb": act_sel,
+        "mfu": mfu,
+        "mfu_point": per_pool([m.mfu for m in measured]),
+        "mfu_low": per_pool([m.low for m in measured]),
+        "mfu_high": per_pool([m.high for m in measured]),
+        "mfu_source": per_pool([m.source for m in measured], object),
+        "mfu_band": per_pool([m.band for m in measured], object),
+        "mfu_measured_at": measured_at,
+        "joins_by_scaleup": joins,
+        "preemptions_per_unit_hour": preemptions,
+        "peak_tflops": peak,
+    }
+
+
+def _peak_tflops(pools: pd.DataFrame, precision: str) -> np.ndarray:
+    """Per pool, the dense peak (TFLOP/s per accelerator) at ``precision``."""
+    # a DataFrame is read by column, as the mapping physics takes (the stubs do not say so)
+    return physics.compute_peak_tflops(cast(Mapping[str, Any], pools), precision)
+
+
+def _smallest_cluster(
+    hours_at: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, limit_h: float
+) -> np.ndarray:
+    """Per pool, the fewest units in [lo, hi] whose job finishes within ``limit_h`` (0: none).
+
+    Hours fall as units grow up to ``hi`` (scaling efficiency f ** log2(n) with
+    f >= 0.8 keeps n x efficiency increasing; spot pools have ``hi`` capped at their
+    fastest cluster, beyond which preemptions of more instances cost more than they
+    add), so a vectorised bisection over all pools finds it.
+    """
+    fits_hi = (hi >= lo) & (hours_at(np.maximum(hi, 1)) <= limit_h + 1e-9)
+    lo, hi = lo.copy(), np.where(fits_hi, hi, lo)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        ok = hours_at(np.maximum(mid, 1)) <= limit_h + 1e-9
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid + 1)
+    return np.where(fits_hi, lo, 0)
+
+
+def _fastest_spot_cluster(
+    setup: TrainingSetup, apu: np.ndarray, network: np.ndarray, spot: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """Per pool, the units (1 to ``hi.max()``) at which a spot job finishes soonest (0
+    off spot). Hours are FLOPs / (units x peak x MFU x scaling x (1 - lost)): the FLOPs,
+    peak and MFU only scale them, so the fastest size depends on the units' shape,
+    network, the MFU's measured scale and the preemption rate alone, computed once per
+    distinct pool of those."""
+    out = np.zeros(len(apu), dtype=int)
+    idx = np.flatnonzero(spot)
+    shape = np.stack(
+        [
+            apu[idx].astype(float),
+            network[idx],
+            setup["mfu_measured_at"][idx],
+            setup["joins_by_scaleup"][idx].astype(float),
+            setup["preemptions_per_unit_hour"][idx],
+        ],
+        axis=1,
+    )
+    distinct, where = np.unique(shape, axis=0, return_inverse=True)
+    units = np.arange(1, int(hi.max()) + 1)[:, None]
+    hours = physics.cluster_training_hours(
+        setup["flops"],
+        units * distinct[:, 0],
+        distinct[:, 0],
+        1.0,
+        1.0,
+        distinct[:, 2],
+        distinct[:, 1],
+        distinct[:, 3].astype(bool),
+        distinct[:, 4],
+    )[0]
+    out[idx] = (np.argmin(hours, axis=0) + 1)[where.ravel()]
+    return out
+
+
+def _periods_run(
+    job_h: float, start: int, end: int, period_hours: np.ndarray
+) -> list[tuple[int, float]]:
+    """The periods a job of ``job_h`` hours starting in period ``start`` actually spans
+    (up to ``end``) and the hours it runs in each; a job of (almost) no hours still
+    starts in ``start``."""
+    run = []
+    left = job_h
+    for t in range(start, end + 1):
+        take = min(left, float(period_hours[t]))
+        if take > 1e-9:
+            run.append((t, take))
+        left -= take
+    return run or [(start, job_h)]
+
+
+def _mfu_columns(setup: TrainingSetup, i: int) -> dict[str, float | str]:
+    """A training option's MFU columns on pool ``i``: the MFU it is sized at, where and
+    at what scale that figure was measured, and its band."""
+    measured_at = float(setup["mfu_measured_at"][i])
+    return {
+        "mfu": float(setup["mfu"][i]),
+        "mfu_measured_at_accelerators": measured_at if np.isfinite(measured_at) else np.nan,
+        "mfu_point": float(setup["mfu_point"][i]),
+        "mfu_low": float(setup["mfu_low"][i]),
+        "mfu_high": float(setup["mfu_high"][i]),
+        "mfu_source": str(setup["mfu_source"][i]),
+        "mfu_band": str(setup["mfu_band"][i]),
+    }
+
+
+def training_options(
+    w: TrainingWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    periods: pd.DataFrame,
+    problem: Problem,
+    report: CompileReport,
+) -> list[dict]:
+    """Training options of ``w`` over the pools it may use: for every start period and
+    every end period of its window, the smallest cluster per pool that finishes in time
+    (a new size only), with its hours by period, MFU, energy, CO2e and rent."""
+    first, last = training_window(w, periods)
+    setup = training_setup(w, spec, pools, problem.memory_headroom, problem.training_margin_of(w))
+    apu = pools["accels_per_unit"].to_numpy()
+    u_min = np.where(setup["n_min_devices"] > 0, np.ceil(setup["n_min_devices"] / apu), 0).astype(
+        int
+    )
+    network = pools["network_gbps"].to_numpy(dtype=float)
+    spot = pools["mode"].to_numpy() == Mode.SPOT
+    rented = np.isin(pools["mode"].to_numpy(), RENTED_MODES)
+    price = pools["price_usd_per_hour"].to_numpy(dtype=float)
+
+    def cluster(units: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # one node per unit (instance or server); the same function the estimator uses
+        return physics.cluster_training_hours(
+            setup["flops"],
+            units * apu,
+            apu,
+            setup["peak_tflops"],
+            setup["mfu"],
+            setup["mfu_measured_at"],
+            network,
+            setup["joins_by_scaleup"],
+            setup["preemptions_per_unit_hour"],
+        )
+
+    def hours_at(units: np.ndarray) -> np.ndarray:
+        return cluster(units)[0]
+
+    def hours_at_point(units: np.ndarray) -> np.ndarray:
+        # hours are FLOPs / (... x MFU ...): at the point MFU they scale by mfu / point
+        return cluster(units)[0] * setup["mfu"] / setup["mfu_point"]
+
+    cap_units = pools["availability_cap"].to_numpy().astype(int)
+    if w.max_accelerators is not None:
+        cap_units = np.minimum(cap_units, w.max_accelerators // apu)
+    cap_units = np.minimum(cap_units, MAX_TRAINING_UNITS)
+    lo = np.maximum(u_min, 1)
+    hi = np.where(u_min > 0, cap_units, 0)
+    if spot.any() and hi.max() > 1:
+        # spot: hours stop falling once more instances add more preemptions than speed
+        hi = np.where(
+            spot, np.minimum(hi, _fastest_spot_cluster(setup, apu, network, spot, hi)), hi
+        )
+    p_hours = periods["hours"].to_numpy()
+    deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
+    options: list[dict] = []
+    unit_coef = unit_hour_coefficients(pools, TRAINING_UTILISATION)
+    for s in range(first, last + 1):
+        chosen_prev = np.zeros(len(pools), dtype=int)
+        # the hours a job starting in s may take (the verifier's window), and what the
+        # point MFU would need of each pool in it: why a margin moved the plan
+        window_h = min(float(p_hours[s : last + 1].sum()), deadline_h)
+        at_point = _smallest_cluster(hours_at_point, lo, hi, window_h)
+        for e in range(s, last + 1):
+            limit = min(float(p_hours[s : e + 1].sum()), deadline_h)
+            units = _smallest_cluster(hours_at, lo, hi, limit)
+            new = (units > 0) & (units != chosen_prev)
+            chosen_prev = np.where(units > 0, units, chosen_prev)
+            if not new.any():
+                continue
+            job_h, eff, lost = cluster(np.maximum(units, 1))
+            for i in np.flatnonzero(new):
+                u, h = int(units[i]), float(job_h[i])
+                run = _periods_run(h, s, e, p_hours)
+                options.append(
+                    {
+                        "pool_index": int(i),
+                        "n_units": u,
+                        "n_accelerators": u * int(apu[i]),
+                        "job_hours": h,
+                        "start_period": s,
+                        "end_period": run[-1][0],
+                        "hours_by_period": tuple(run),
+                        **_mfu_columns(setup, int(i)),
+                        "window_hours": window_h,
+                        "units_at_point_mfu": int(at_point[i]),
+                        "scaling_efficiency": float(eff[i]),
+                        "spot_lost_fraction": float(lost[i]),
+                        "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
+                        "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
+                        "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
+                        "rent_usd": ledger.rent_usd(float(price[i]), u, h) if rented[i] else 0.0,
+                    }
+                )
+    report.generated += len(options)
+    return options
+
+
+def no_cluster_reason(w: TrainingWorkload, problem: Problem) -> str:
+    """Why a training workload has no option, with the MFU margin it was sized at."""
+    margin = problem.training_margin_of(w)
+    at = (
+        "at the low end of the MFU band (training_margin: low; point sizes it at the "
+        "published figure)"
+        if margin == "low" and w.mfu is None
+        else f"at training_margin {margin}"
+    )
+    return f"no cluster finishes inside the window/deadline within caps {at}"
+
+
+def prune_training_options(
+    options: list[dict], pools: pd.DataFrame, report: CompileReport
+) -> list[dict]:
+    """Drop training options dominated within their pool.
+
+    For one pool and start period, an option is dominated when another ends no
+    later with no more units (fewer units cost less, hold less capacity and use
+    less energy): the generator already keeps only the smallest cluster per end
+    period, so what remains here are clusters that differ in span.
+    """
+    kept = []
+    by_key: dict[tuple[int, int], list[dict]] = {}
+    for o in options:
+        by_key.setdefault((o["pool_index"], o["start_period"]), []).append(o)
+    for group in by_key.values():
+        group.sort(key=lambda o: (o["n_units"], o["end_period"]))
+        best_end = None
+        for o in group:
+            if best_end is not None and o["end_period"] >= best_end:
+                report.pruned["training: larger cluster that finishes no sooner"] += 1
+                continue
+            best_end = o["end_period"]
+            kept.append(o)
+    return kept
