@@ -76,64 +76,77 @@ def _check_line(run: _Run, item: LineItem) -> tuple | None:
             server_and_site(item.offering)[1] in p.site_ids,
             f"{item.offering} at {item.region}",
         )
-    # requirements common to every workload line
     w = ctx.workloads.get(item.workload)
     if w is not None:
-        zones = [z for z in (p.residency, w.residency) if z is not None]
-        c.check(
-            "residency",
-            all(u["zone"] in z for z in zones),
-            f"{item.workload} on {item.offering} ({u['zone']})",
-        )
-        provs = [q for q in (p.providers, w.providers) if q is not None]
-        c.check(
-            "providers allowed",
-            owned or all(item.provider in q for q in provs),
-            f"{item.workload} on {item.provider}",
-        )
-        _check_tier(run, item, w, "owned" if owned else str(u["offering"]["provider"]))
-        if not owned:
-            regs = [q for q in (p.regions, w.regions) if q is not None]
-            c.check(
-                "regions allowed",
-                all(item.region in q for q in regs),
-                f"{item.workload} in {item.region}",
-            )
-        rule = run.hardware.get(w.name)
-        if rule is not None and any(rule.values(name) for name in LISTS):
-            broken = rule.broken(str(u["acc"]["accelerator_id"]), str(u["acc"]["vendor"]))
-            c.check(
-                "hardware allowed (accelerators, vendors, runtime)",
-                broken is None,
-                f"{item.workload} on {item.accelerator} (left out by {broken})",
-            )
-        frameworks = str(u["acc"]["frameworks"]).split(";")
-        c.check(
-            "framework supported",
-            w.framework in frameworks,
-            f"{item.workload} ({w.framework}) on {item.accelerator}",
-        )
-        if w.require_ecc:
-            c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
-        for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
-            name, column = precision
-            if name in {
-                getattr(w, "precision", None),
-                getattr(w, "weight_precision", None),
-                getattr(w, "kv_precision", None),
-            }:
-                c.check(
-                    "precision supported by the hardware",
-                    float(u["acc"][column]) > 0,
-                    f"{item.workload} in {name} on {item.accelerator}",
-                )
-        c.check(
-            "spot only for interruptible work",
-            item.mode != Mode.SPOT or w.interruptible,
-            f"{item.workload} on spot",
-        )
-
+        _check_requirements(run, item, u, owned, w)
     return u, owned, w
+
+
+def _check_requirements(
+    run: _Run,
+    item: LineItem,
+    u: dict,
+    owned: bool,
+    w: TrainingWorkload | InferenceWorkload | BatchInferenceWorkload,
+) -> None:
+    """The requirements common to every workload line: residency, providers, tier,
+    regions, hardware lists, framework, ECC, precision support, spot only for
+    interruptible work."""
+    c = run.c
+    p = run.p
+    zones = [z for z in (p.residency, w.residency) if z is not None]
+    c.check(
+        "residency",
+        all(u["zone"] in z for z in zones),
+        f"{item.workload} on {item.offering} ({u['zone']})",
+    )
+    provs = [q for q in (p.providers, w.providers) if q is not None]
+    c.check(
+        "providers allowed",
+        owned or all(item.provider in q for q in provs),
+        f"{item.workload} on {item.provider}",
+    )
+    _check_tier(run, item, w, "owned" if owned else str(u["offering"]["provider"]))
+    if not owned:
+        regs = [q for q in (p.regions, w.regions) if q is not None]
+        c.check(
+            "regions allowed",
+            all(item.region in q for q in regs),
+            f"{item.workload} in {item.region}",
+        )
+    rule = run.hardware.get(w.name)
+    if rule is not None and any(rule.values(name) for name in LISTS):
+        broken = rule.broken(str(u["acc"]["accelerator_id"]), str(u["acc"]["vendor"]))
+        c.check(
+            "hardware allowed (accelerators, vendors, runtime)",
+            broken is None,
+            f"{item.workload} on {item.accelerator} (left out by {broken})",
+        )
+    frameworks = str(u["acc"]["frameworks"]).split(";")
+    c.check(
+        "framework supported",
+        w.framework in frameworks,
+        f"{item.workload} ({w.framework}) on {item.accelerator}",
+    )
+    if w.require_ecc:
+        c.check("ECC memory", bool(u["acc"]["ecc"]), f"{item.workload} on {item.accelerator}")
+    for precision in {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops"}.items():
+        name, column = precision
+        if name in {
+            getattr(w, "precision", None),
+            getattr(w, "weight_precision", None),
+            getattr(w, "kv_precision", None),
+        }:
+            c.check(
+                "precision supported by the hardware",
+                float(u["acc"][column]) > 0,
+                f"{item.workload} in {name} on {item.accelerator}",
+            )
+    c.check(
+        "spot only for interruptible work",
+        item.mode != Mode.SPOT or w.interruptible,
+        f"{item.workload} on spot",
+    )
 
 
 def _check_tier(
