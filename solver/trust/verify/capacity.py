@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from solver.inputs.problem import (
-    InferenceWorkload,
-    Problem,
-    TrainingWorkload,
-)
+from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
 from solver.trust.verify.context import REL_TOL, _Block, _close, _Context, _le
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _known, _unit_tokens_per_s
-from solver.units import (
-    Item,
-)
+from solver.units import Item
 
 
 def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float, str, str]]]:

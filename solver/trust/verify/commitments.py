@@ -18,13 +18,7 @@ from solver.plan import LineItem
 from solver.trust.verify.context import _close, _le
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _owned_month
-from solver.units import (
-    DAYS_PER_MONTH,
-    PRICE_COLUMN,
-    RESERVED_TERM_MONTHS,
-    Item,
-    Mode,
-)
+from solver.units import DAYS_PER_MONTH, PRICE_COLUMN, RESERVED_TERM_MONTHS, Item, Mode
 
 
 def _check_purchase(

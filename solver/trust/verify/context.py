@@ -15,21 +15,10 @@ import pandas as pd
 from solver import physics
 from solver.inputs.catalog import Catalog
 from solver.inputs.load import resolve_load
-from solver.inputs.problem import (
-    InferenceWorkload,
-    Problem,
-)
-from solver.physics.constants import (
-    HOST_POWER_FRACTION,
-    IDLE_POWER_FRACTION,
-)
+from solver.inputs.problem import InferenceWorkload, Problem
+from solver.physics.constants import HOST_POWER_FRACTION, IDLE_POWER_FRACTION
 from solver.plan import Check, LineItem
-from solver.units import (
-    HOURS_PER_MONTH,
-    PRICE_COLUMN,
-    Mode,
-    server_and_site,
-)
+from solver.units import HOURS_PER_MONTH, PRICE_COLUMN, Mode, server_and_site
 
 REL_TOL = 1e-6
 

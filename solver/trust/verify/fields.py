@@ -9,21 +9,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from solver.inputs.catalog import Catalog
-from solver.inputs.problem import (
-    Problem,
-    TrainingWorkload,
-)
+from solver.inputs.problem import Problem, TrainingWorkload
 from solver.plan import Check, LineItem, Plan
 from solver.trust.refinement import split_form
 from solver.trust.verify.context import _close, _Context
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _known
 from solver.trust.verify.verifier import _verified
-from solver.units import (
-    Item,
-    Mode,
-    server_and_site,
-)
+from solver.units import Item, Mode, server_and_site
 
 #: what to do about a field of a plan file that does not hold
 PLAN_FILE_FIX = (

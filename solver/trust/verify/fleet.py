@@ -12,19 +12,11 @@ import pandas as pd
 
 from solver.inputs import staff as staff_figures
 from solver.inputs.load import block_changes, resolve_load
-from solver.inputs.problem import (
-    InferenceWorkload,
-)
+from solver.inputs.problem import InferenceWorkload
 from solver.trust.verify.context import REL_TOL, _le
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _staff_by_size, _staff_salary
-from solver.units import (
-    DAYS_PER_MONTH,
-    RESERVED_TERM_MONTHS,
-    Item,
-    Mode,
-    server_and_site,
-)
+from solver.units import DAYS_PER_MONTH, RESERVED_TERM_MONTHS, Item, Mode, server_and_site
 
 
 def _check_steady_fleets(run: _Run) -> None:

@@ -8,19 +8,11 @@ import math
 
 from solver.inputs.catalog import tier_allowed, tier_rank
 from solver.inputs.hardware import LISTS
-from solver.inputs.problem import (
-    BatchInferenceWorkload,
-    InferenceWorkload,
-    TrainingWorkload,
-)
+from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload, TrainingWorkload
 from solver.plan import LineItem
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _known, _matches, _provenance
-from solver.units import (
-    Item,
-    Mode,
-    server_and_site,
-)
+from solver.units import Item, Mode, server_and_site
 
 
 def _check_line(run: _Run, item: LineItem) -> tuple | None:

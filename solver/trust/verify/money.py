@@ -12,18 +12,13 @@ from datetime import date
 import numpy as np
 
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS
-from solver.inputs.problem import (
-    InferenceWorkload,
-)
+from solver.inputs.problem import InferenceWorkload
 from solver.plan.charges import line_charges
 from solver.plan.lines import CostLine
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
 from solver.trust.verify.context import _close, _le
 from solver.trust.verify.run import _Run
-from solver.units import (
-    Item,
-    Mode,
-)
+from solver.units import Item, Mode
 
 
 def _check_money(run: _Run) -> None:

@@ -7,11 +7,7 @@ from collections import defaultdict
 from solver.inputs.catalog import Catalog
 from solver.inputs.hardware import hardware_rules
 from solver.inputs.presets import ModelSpec, resolve_model
-from solver.inputs.problem import (
-    BatchInferenceWorkload,
-    InferenceWorkload,
-    Problem,
-)
+from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload, Problem
 from solver.plan import LineItem, Plan
 from solver.trust.verify.context import _Checks, _Context
 from solver.trust.verify.unit_facts import _calibration

@@ -4,20 +4,13 @@ cost and CO2e.
 
 from __future__ import annotations
 
-from solver.inputs.problem import (
-    BatchInferenceWorkload,
-    InferenceWorkload,
-)
-from solver.physics.constants import (
-    INFERENCE_UTILISATION,
-)
+from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload
+from solver.physics.constants import INFERENCE_UTILISATION
 from solver.plan import LineItem
 from solver.trust.verify.context import _close, _le
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _capacity_share, _decode
-from solver.units import (
-    Item,
-)
+from solver.units import Item
 
 
 def _check_serving(

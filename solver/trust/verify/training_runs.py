@@ -7,20 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from solver import physics
-from solver.inputs.problem import (
-    TrainingWorkload,
-)
-from solver.physics.constants import (
-    TRAINING_UTILISATION,
-)
+from solver.inputs.problem import TrainingWorkload
+from solver.physics.constants import TRAINING_UTILISATION
 from solver.physics.training import MfuMeasurement
 from solver.plan import LineItem
 from solver.trust.verify.context import _close
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _peak
-from solver.units import (
-    Mode,
-)
+from solver.units import Mode
 
 
 def _check_training(run: _Run, item: LineItem, u: dict, owned: bool, w: TrainingWorkload) -> None:

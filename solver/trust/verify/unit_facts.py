@@ -15,22 +15,10 @@ from solver import physics
 from solver.inputs import staff as staff_figures
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec
-from solver.inputs.problem import (
-    BatchInferenceWorkload,
-    InferenceWorkload,
-    Problem,
-)
-from solver.physics.constants import (
-    IDLE_POWER_FRACTION,
-)
+from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload, Problem
+from solver.physics.constants import IDLE_POWER_FRACTION
 from solver.plan import LineItem
-from solver.units import (
-    HOURS_PER_MONTH,
-    PRICE_COLUMN,
-    RESERVED_TERM_MONTHS,
-    Mode,
-    server_and_site,
-)
+from solver.units import HOURS_PER_MONTH, PRICE_COLUMN, RESERVED_TERM_MONTHS, Mode, server_and_site
 
 
 def _site_figure(site: pd.Series, column: str) -> float | None:

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from solver.inputs.catalog import Catalog
-from solver.inputs.problem import (
-    Problem,
-)
+from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
 from solver.plan import Check, Plan
 from solver.trust.refinement import split_form
@@ -42,9 +40,7 @@ from solver.trust.verify.money import _check_cost_lines, _check_money
 from solver.trust.verify.run import _Run
 from solver.trust.verify.serving import _check_serving
 from solver.trust.verify.training_runs import _check_training
-from solver.units import (
-    Item,
-)
+from solver.units import Item
 
 
 def verify_plan(plan: Plan, problem: Problem, catalog: Catalog) -> list[Check]:
