@@ -418,4 +418,104 @@ def test_the_private_import_check_finds_one(tmp_path):
     assert _private_imports("solver.core.backends.ortools_backend", planted) == {
         ("solver.core.backends.highs_backend", "_empty_row_infeasible"),
         ("solver.core.matrix", "_hidden"),
+
+#: trust builds no model (DESIGN.md section 2): a module under solver/trust imports no
+#: model builder (a name of solver.core.model that is not a class: the matrix types are
+#: plain data a trust module may read, the functions build), no backend (solver.core.backends
+#: and its adapters; its ``base`` is the shared interface, options and results as plain
+#: data) and no solver library, and calls nothing that builds or solves a model. The
+#: elastic model and the feasibility probes it needs live in solver.core.elastic
+MODEL_BUILDERS = "solver.core.model"
+BACKENDS = ("solver.core.backends", "highspy", "pulp", "ortools")
+BACKEND_INTERFACE = "solver.core.backends.base"
+SOLVING_CALLS = {"build_model", "get_backend", "solve"}
+
+#: (trust module, offence) allowed, each with its reason; an entry that no longer exists
+#: fails the test, so the list only shrinks
+ALLOWED_TRUST_MODELS: dict[tuple[str, str], str] = {
+    ("solver.trust.rederive", "imports solver.core.model.build_model"): (
+        "a plan file is re-derived through the plan builder (solver.plan.extract_plan), which "
+        "reads the variables of the plan's model: the decisions are placed in that model, "
+        "never solved"
+    ),
+    ("solver.trust.rederive", "calls build_model"): "the same placement, as above",
+}
+
+
+def _is_model_builder(name: str) -> bool:
+    """A name of solver.core.model that is not a class (or the module itself)."""
+    import importlib
+    import inspect
+
+    model = importlib.import_module(MODEL_BUILDERS)
+    return not inspect.isclass(getattr(model, name, None))
+
+
+def _model_offences(name: str, path_is_package: bool, source: str) -> set[str]:
+    """What module ``name`` (its ``source``) does that builds or solves a model."""
+    package = name if path_is_package else name.rpartition(".")[0]
+    out: set[str] = set()
+
+    def forbidden(module: str, imported: str | None) -> bool:
+        full = f"{module}.{imported}" if imported else module
+        if full == MODEL_BUILDERS or full.startswith(MODEL_BUILDERS + "."):
+            return full == MODEL_BUILDERS or _is_model_builder(full.split(".")[3])
+        if full == BACKEND_INTERFACE or full.startswith(BACKEND_INTERFACE + "."):
+            return False
+        return any(full == b or full.startswith(b + ".") for b in BACKENDS)
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                if forbidden(module, alias.name):
+                    out.add(f"imports {module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            out |= {f"imports {a.name}" for a in node.names if forbidden(a.name, None)}
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in SOLVING_CALLS:
+                out.add(f"calls {called}")
+    return out
+
+
+def test_trust_builds_no_model():
+    found = {
+        (module, offence)
+        for module, path in _modules().items()
+        if module.startswith("solver.trust.")
+        for offence in _model_offences(module, path.name == "__init__.py", path.read_text())
+    }
+    assert found <= set(ALLOWED_TRUST_MODELS), sorted(found - set(ALLOWED_TRUST_MODELS))
+    assert set(ALLOWED_TRUST_MODELS) <= found, (
+        "an allowed model builder in trust/ is gone: remove it from ALLOWED_TRUST_MODELS",
+        set(ALLOWED_TRUST_MODELS) - found,
+    )
+
+
+def test_the_model_check_finds_a_model_built_in_trust():
+    # a planted module doing each forbidden thing once, beside what trust may do: read the
+    # matrix types, the backends' options, and ask solver.core.elastic
+    source = (
+        "from solver.core.model import LinearModel, build_model\n"
+        "from solver.core import backends\n"
+        "from solver.core.backends.base import SolveOptions\n"
+        "from solver.core.elastic import is_feasible\n"
+        "from ..core.backends.highs_backend import HighsBackend\n"
+        "import highspy\n"
+        "def explain(m: LinearModel):\n"
+        "    return backends.get_backend('highs').solve(build_model(m), SolveOptions())\n"
+    )
+    assert _model_offences("solver.trust.planted", False, source) == {
+        "imports solver.core.model.build_model",
+        "imports solver.core.backends",
+        "imports solver.core.backends.highs_backend.HighsBackend",
+        "imports highspy",
+        "calls get_backend",
+        "calls solve",
+        "calls build_model",
     }

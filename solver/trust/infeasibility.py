@@ -1,34 +1,28 @@
 """Explain an infeasible problem: the smallest relaxations that make it feasible.
 
-When the MIP has no feasible point we re-solve *elastic* copies of it: one
-group of limits at a time (budget; carbon cap; availability, quotas and site
-power; demand) gets a non-negative slack on each of its rows, penalised in the
-objective, and everything else stays hard. A group whose elastic copy is
-feasible yields a relaxation that is enough on its own ("the budget is short
-by $312,400 (15.6%)"); the slack values are the smallest such relaxation (to
-the solver's gap). Training deadlines are relaxed by re-compiling with longer
-deadlines (feasibility is monotone in the deadline, so a doubling search then
-bisection on whole days finds the shortest that works), and a training job sized
-below its published MFU (training_margin low, the default, or a fraction) by
-re-compiling at the point figure. When no single group is enough, all groups are
-relaxed together.
+When the MIP has no feasible point, elastic copies of it are solved
+(:mod:`solver.core.elastic`): one group of limits at a time (budget; carbon cap;
+availability, quotas and site power; demand) gets a non-negative slack on each of its
+rows, penalised in the objective, and everything else stays hard. A group whose elastic
+copy is feasible yields a relaxation that is enough on its own ("the budget is short by
+$312,400 (15.6%)"); the slack values are the smallest such relaxation (to the solver's
+gap). Training deadlines are relaxed to the shortest deadline that is feasible, and a
+training job sized below its published MFU (training_margin low, the default, or a
+fraction) by sizing it at the point figure. When no single group is enough, all groups
+are relaxed together. This module builds no model and calls no solver: it puts what
+:mod:`solver.core.elastic` answers into words and problem edits.
 
-Every relaxation comes with the problem edit that applies it, so a caller (and
-the tests) can apply it and re-solve.
+Every relaxation comes with the problem edit that applies it, so a caller (and the
+tests) can apply it and re-solve.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
-from solver.core.backends import SolveOptions, get_backend
-from solver.core.compile import Compiled, compile_problem
-from solver.core.model import Expression, LinearModel, Row, budget_bound, build_model
-from solver.errors import ProcureError
+from solver.core.compile import Compiled
+from solver.core.elastic import Slack, elastic_slacks, is_feasible, shortest_deadline_days
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem, TrainingWorkload
 
@@ -62,54 +56,13 @@ class Explanation:
         return ["; and ".join(r.sentence for r in alt) for alt in self.alternatives]
 
 
-def elastic(model: LinearModel, families: set[str]) -> tuple[LinearModel, list[tuple[int, Row]]]:
-    """A copy of ``model`` with a penalised slack on every row of ``families``.
-
-    The objective is the sum of slacks, each divided by its row's scale (so that a
-    budget in dollars and a quota in units weigh alike); the original objective is gone.
-    """
-    variables = model.variables.copy()
-    rows: list[Row] = []
-    slacks: list[tuple[int, Row]] = []
-    objective = Expression()
-    extra: list[dict[str, object]] = []
-    n = len(variables)
-    for row in model.rows:
-        if row.family not in families:
-            rows.append(row)
-            continue
-        i = n + len(extra)
-        extra.append(
-            {
-                "name": f"slack[{row.name}]",
-                "kind": "slack",
-                "integer": False,
-                "lb": 0.0,
-                "ub": np.inf,
-            }
-        )
-        coefs = dict(row.coefs)
-        coefs[i] = -1.0 if row.sense == "<=" else 1.0
-        rows.append(replace(row, coefs=coefs))  # the same row, with its slack
-        objective.add(i, 1.0 / max(1.0, abs(row.rhs)))
-        slacks.append((i, row))
-    if extra:
-        variables = pd.concat([variables, pd.DataFrame(extra)], ignore_index=True)
-        for column in ("option_id", "pool", "period", "block", "bucket"):
-            variables[column] = variables[column].fillna(-1).astype(int)
-        variables["workload"] = variables["workload"].fillna("")
-    return LinearModel(variables, rows, objective, model.expressions, "elastic"), slacks
-
-
-def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, dict]:
-    """Words, unit and problem edit for relaxing ``row`` by ``amount``."""
+def _sentence(compiled: Compiled, row: Slack, amount: float) -> tuple[str, str, dict]:
+    """Words, unit and problem edit for relaxing the row of ``row`` by ``amount`` (in the
+    limit's own units, :class:`solver.core.elastic.Slack`)."""
     problem = compiled.problem
     pools = compiled.pools
     periods = list(compiled.periods["name"])
     if row.family == "budget":
-        # the row is in compute dollars, scaled by the bound of the costs beside compute
-        # (solver.core.model.budget_bound): a dollar of it is `multiplier` of the budget
-        amount *= budget_bound(compiled).multiplier
         assert problem.budget_usd is not None  # a budget row exists only with a budget
         new = math.ceil(problem.budget_usd + amount + 1.0)
         pct = 100.0 * amount / problem.budget_usd
@@ -188,74 +141,38 @@ def _sentence(compiled: Compiled, row: Row, amount: float) -> tuple[str, str, di
     )
 
 
-def _solve(model: LinearModel) -> np.ndarray | None:
-    result = get_backend("highs").solve(model, SolveOptions(relative_gap=1e-6))
-    return result.values if result.has_solution else None
-
-
-def _group_relaxation(
-    compiled: Compiled, model: LinearModel, families: set[str], group: str
-) -> list[Relaxation] | None:
-    if not any(r.family in families for r in model.rows):
-        return None
-    m, slacks = elastic(model, families)
-    values = _solve(m)
-    if values is None:
-        return None
+def _relaxations(group: str, compiled: Compiled, slacks: list[Slack]) -> list[Relaxation]:
+    """The relaxations of one group's slacks, in words and problem edits."""
     out: list[Relaxation] = []
-    for i, row in slacks:
-        amount = float(values[i])
-        if amount > 1e-6 * max(1.0, abs(row.rhs)):
-            sentence, unit, edit = _sentence(compiled, row, amount)
-            out.append(Relaxation(group, row.name, amount, unit, sentence, edit))
-    return out or None
-
-
-def _feasible(problem: Problem, catalog: Catalog) -> bool:
-    try:
-        compiled = compile_problem(problem, catalog)
-    except ProcureError:
-        return False
-    return _solve(build_model(compiled)) is not None
+    for slack in slacks:
+        sentence, unit, edit = _sentence(compiled, slack, slack.amount)
+        out.append(Relaxation(group, slack.name, slack.amount, unit, sentence, edit))
+    return out
 
 
 def _deadline_relaxations(problem: Problem, catalog: Catalog) -> list[Relaxation]:
+    """Each training deadline lengthened to the shortest that makes the problem feasible
+    alone (:func:`solver.core.elastic.shortest_deadline_days`), where one is found."""
     out: list[Relaxation] = []
     for i, w in enumerate(problem.workloads):
         if not isinstance(w, TrainingWorkload) or not w.deadline_days:
             continue
-
-        def with_days(days: float, i: int = i, w: TrainingWorkload = w) -> Problem:
-            workloads = list(problem.workloads)
-            workloads[i] = w.model_copy(update={"deadline_days": float(days)})
-            return problem.model_copy(update={"workloads": workloads})
-
-        low, high = w.deadline_days, w.deadline_days * 2
-        while not _feasible(with_days(high), catalog):
-            if high > w.deadline_days * 16:
-                break
-            low, high = high, high * 2
-        else:
-            low, high = math.floor(low), math.ceil(high)
-            while high - low > 1:
-                mid = (low + high) // 2
-                if _feasible(with_days(mid), catalog):
-                    high = mid
-                else:
-                    low = mid
-            workloads = list(problem.workloads)
-            workloads[i] = w.model_copy(update={"deadline_days": float(high)})
-            out.append(
-                Relaxation(
-                    "deadline",
-                    f"workloads[{i}].deadline_days",
-                    high - w.deadline_days,
-                    "days",
-                    f"give {w.name} {high:g} days instead of {w.deadline_days:g} "
-                    f"(workloads[{i}].deadline_days)",
-                    {"workloads": workloads},
-                )
+        high = shortest_deadline_days(problem, catalog, i)
+        if high is None:
+            continue
+        workloads = list(problem.workloads)
+        workloads[i] = w.model_copy(update={"deadline_days": float(high)})
+        out.append(
+            Relaxation(
+                "deadline",
+                f"workloads[{i}].deadline_days",
+                high - w.deadline_days,
+                "days",
+                f"give {w.name} {high:g} days instead of {w.deadline_days:g} "
+                f"(workloads[{i}].deadline_days)",
+                {"workloads": workloads},
             )
+        )
     return out
 
 
@@ -276,7 +193,7 @@ def _margin_relaxation(problem: Problem, catalog: Catalog) -> list[Relaxation]:
         for w in problem.workloads
     ]
     edit = {"training_margin": "point", "workloads": workloads}
-    if not _feasible(problem.model_copy(update=edit), catalog):
+    if not is_feasible(problem.model_copy(update=edit), catalog):
         return []
     names = ", ".join(w.name for w in below)
     return [
@@ -306,21 +223,18 @@ def explain_infeasibility(
         nowhere (then only deadlines can be relaxed here; the compile error says why).
     """
     alternatives: list[list[Relaxation]] = []
-    model = build_model(compiled) if compiled is not None else None
-    if compiled is not None and model is not None:
-        for group, families in GROUPS.items():
-            found = _group_relaxation(compiled, model, set(families), group)
-            if found:
-                alternatives.append(found)
+    if compiled is not None:
+        for group, slacks in elastic_slacks(compiled, GROUPS).items():
+            alternatives.append(_relaxations(group, compiled, slacks))
     for relaxation in _deadline_relaxations(problem, catalog) + _margin_relaxation(
         problem, catalog
     ):
         alternatives.append([relaxation])
-    if not alternatives and compiled is not None and model is not None:
-        every = {f for families in GROUPS.values() for f in families}
-        together = _group_relaxation(compiled, model, every, "together")
+    if not alternatives and compiled is not None:
+        every = tuple(f for families in GROUPS.values() for f in families)
+        together = elastic_slacks(compiled, {"together": every}).get("together")
         if together:
-            alternatives.append(together)
+            alternatives.append(_relaxations("together", compiled, together))
     return Explanation(alternatives)
 
 

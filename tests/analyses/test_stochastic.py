@@ -400,7 +400,7 @@ def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, mo
         options=SolveOptions(time_limit_s=3600.0),
     )
     assert len(calls) == 4
-    assert sp.stopped_at_time_limit and sp.verified and sp.status == "feasible"
+    assert sp.stopped_at_time_limit and sp.status == "feasible"
     assert _reserved(sp.commitments) == 2
     assert sp.expected_cost_usd == pytest.approx(48_180.0)
     assert sp.lower_bound_usd == pytest.approx(32_850.0)

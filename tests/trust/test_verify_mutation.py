@@ -1,19 +1,25 @@
-"""Verifier mutation test: corrupt verified plans one way at a time; every one is rejected.
+"""Verifier mutation test: corrupt verified plans one way at a time; each is refused by the
+one check the corruption breaks.
 
-Three verified plans (physics-sized inference under US residency; a ZeRO-3 training job
-on single-GPU instances; a 3-year service that buys a server and reserves instances) are
-corrupted line item by line item, one mutation at a time, keeping the plan's own sums
-consistent so that only a recomputation from the catalog, the problem and the physics can
-tell. Each corrupted plan must fail at least one check, and the check it fails must be the
-constraint the mutation breaks.
+Four verified plans (physics-sized inference under US residency; a ZeRO-3 training job on
+single-GPU instances; a 3-year service on bought servers; the same service on 1-year
+reservations) are corrupted line item by line item, one mutation at a time, keeping the
+plan's own sums consistent (totals and the monthly cash flow made again from the corrupted
+line items) so that only a recomputation from the catalog, the problem and the physics can
+tell. Each mutation names the one check it breaks and the checks that must fail with it
+because they recompute the same corrupted figure at another level (stated with each
+mutation); the set of failed checks must be exactly those.
 """
 
 from __future__ import annotations
+
+from datetime import date
 
 import pytest
 
 from conftest import offering
 from solver.inputs.problem import parse_problem
+from solver.plan.cashflow import cash_flow
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
@@ -76,17 +82,35 @@ FLEET = {
         }
     ],
 }
+#: the same service without owned servers: 95 req/s at 10 per H100 and 80% utilisation is
+#: 12 units, reserved for a year in each period at $3/h against $4/h on demand
+RESERVED = dict(FLEET, name="reserved", modes=["on_demand", "reserved_1y"])
+CASES = [INFERENCE, TRAINING, FLEET, RESERVED]
+
+#: a line's units are counted by one check, by what the line is (a serving line whose
+#: bucket_requests_per_s say what it serves is held by its unit time instead of demand)
+ONE_UNIT_FEWER = {
+    "rent": "demand met",
+    "use": "demand met",
+    "use with buckets": "unit time split across buckets",
+    "purchase": "owned units cover use",
+    "reservation": "reserved units cover use",
+    "training": "training fits memory (ZeRO-3)",
+}
 
 
-def consistent(plan, items):
-    """The plan with these line items and its totals re-summed from them."""
-    return plan.model_copy(
+def consistent(plan, items, problem, catalog):
+    """The plan with these line items, its totals re-summed and its cash flow made again
+    from them (as procure solve makes it, from the plan's own start date)."""
+    new = plan.model_copy(
         update={
             "line_items": items,
             "total_cost_usd": sum(i.cost_usd for i in items),
             "total_co2e_t": sum(i.co2e_t for i in items),
         }
     )
+    start = date.fromisoformat(plan.start_date)
+    return new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
 
 
 def scaled(item, units):
@@ -103,32 +127,31 @@ def scaled(item, units):
     )
 
 
-def mutations(plan, problem):
-    """(kind, expected failing checks, corrupted plan) for every applicable mutation."""
+def mutations(plan, problem, catalog):
+    """(kind, the check it breaks, the checks that fail with it, corrupted plan) for every
+    applicable mutation."""
     items = plan.line_items
     for i, item in enumerate(items):
 
         def put(new, i=i):
-            return consistent(plan, [*items[:i], new, *items[i + 1 :]])
+            return consistent(plan, [*items[:i], new, *items[i + 1 :]], problem, catalog)
 
         if item.units >= 1 and item.item != "existing":
-            yield (
-                "one unit fewer",
-                {
-                    "demand met",
-                    "owned units cover use",
-                    "reserved units cover use",
-                    "training fits memory (ZeRO-3)",
-                    "training hours recomputed",
-                    "unit time split across buckets",
-                    "redundancy",
-                    "N+1 (capacity without the largest unit meets peak)",
-                },
-                put(scaled(item, item.units - 1)),
+            what = "use with buckets" if item.bucket_requests_per_s else item.item
+            # a training line still states the job hours and slack of the cluster it was
+            # sized for, which the smaller cluster cannot match
+            also = (
+                {"training hours recomputed", "training slack recomputed"}
+                if item.item == "training"
+                else set()
             )
+            yield ("one unit fewer", ONE_UNIT_FEWER[what], also, put(scaled(item, item.units - 1)))
+        # the plan's total carries the changed line (re-summed), so it differs from the
+        # verifier's recomputed total by the same dollars
         yield (
             "price changed",
-            {"line cost recomputed"},
+            "line cost recomputed",
+            {"total cost recomputed"},
             put(item.model_copy(update={"cost_usd": item.cost_usd * 1.1 + 1.0})),
         )
         if problem.residency and item.mode == "on_demand" and item.workload:
@@ -138,17 +161,23 @@ def mutations(plan, problem):
                     "region": "eu-north",
                     "instance_type": "h1eu",
                     "accelerator": "h100-sxm",
-                    "cost_usd": item.cost_usd * 5.0 / 4.0
-                    if item.mode == "on_demand"
-                    else item.cost_usd,
+                    "cost_usd": item.cost_usd * 5.0 / 4.0,
                 }
             )
-            yield ("region outside residency", {"residency"}, put(eu))
+            # the line keeps its US region's CO2e, and eu-north's grid differs: the total
+            # CO2e recomputed differs, and a serving line's own CO2e check sees it too
+            also = {"total CO2e recomputed"}
+            if item.item != "training":
+                also.add("line CO2e recomputed")
+            yield ("region outside residency", "residency", also, put(eu))
         if item.item == "training":
+            # one H100: 126 GB of optimizer states alone exceed its 80 GB; the line keeps
+            # the job hours and slack of the 3-unit cluster
             yield (
                 "training cluster too small",
-                {"training fits memory (ZeRO-3)"},
-                put(item.model_copy(update={"units": 2.0, "accelerators": 2.0})),
+                "training fits memory (ZeRO-3)",
+                {"training hours recomputed", "training slack recomputed"},
+                put(scaled(item, 1.0)),
             )
         if (
             item.item == "rent"
@@ -163,35 +192,49 @@ def mutations(plan, problem):
                     "cost_usd": item.cost_usd / 4.0,
                 }
             )
-            yield ("SLO missed", {"memory and SLOs met (physics recomputed)"}, put(l4))
+            # an L4 cannot decode fast enough (the SLO) and so serves less than the H100
+            # it replaces (demand); the line keeps the H100's CO2e
+            yield (
+                "SLO missed",
+                "memory and SLOs met (physics recomputed)",
+                {"demand met", "line CO2e recomputed", "total CO2e recomputed"},
+                put(l4),
+            )
 
 
-@pytest.mark.parametrize("case", [INFERENCE, TRAINING, FLEET], ids=lambda c: c["name"])
-def test_every_corrupted_plan_is_rejected_naming_the_constraint(tiny_catalog, case):
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
+def test_every_corrupted_plan_is_refused_by_the_check_it_breaks(tiny_catalog, case):
     cat = tiny_catalog([H1, L4, EU, H8] if case is not TRAINING else [H1, EU])
     problem = parse_problem(case)
     plan = solve_problem(problem, cat)
     held = {c.name for c in plan.checks if c.ok}
-    seen = 0
+    # the harness alone corrupts nothing: the plan with its sums made again passes
+    same = consistent(plan, list(plan.line_items), problem, cat)
+    assert [c.name for c in verify_plan(same, problem, cat) if not c.ok] == []
     kinds = set()
-    for kind, expected, bad in mutations(plan, problem):
-        # the check the mutation should trip ran on the uncorrupted plan and held there
-        assert expected & held, (kind, expected)
+    for kind, check, also, bad in mutations(plan, problem, cat):
+        # the check ran on the uncorrupted plan and held there
+        assert check in held and check not in also, (kind, check)
         failed = {c.name for c in verify_plan(bad, problem, cat) if not c.ok}
-        seen += 1
+        # exactly the check the mutation breaks, and those that recompute the same
+        # corrupted figure at another level: no other check may fail (a mutation caught
+        # only by some unrelated check would mean the named one missed it), and "any of
+        # several" is not enough
+        assert failed == {check} | also, (kind, check, failed)
         kinds.add(kind)
-        assert failed & expected, (kind, failed)
-    assert seen >= 3  # every mutation above was rejected naming its constraint
-    # every plan gets the unit and price mutations; each kind below appears somewhere
+    # every plan gets the unit and price mutations
     assert {"one unit fewer", "price changed"} <= kinds
 
 
-def test_all_mutation_kinds_are_exercised(tiny_catalog):
-    kinds = set()
-    for case in (INFERENCE, TRAINING, FLEET):
+def test_all_mutation_kinds_and_unit_checks_are_exercised(tiny_catalog):
+    kinds, unit_checks = set(), set()
+    for case in CASES:
         cat = tiny_catalog([H1, L4, EU, H8] if case is not TRAINING else [H1, EU])
         problem = parse_problem(case)
-        kinds |= {kind for kind, _, _ in mutations(solve_problem(problem, cat), problem)}
+        for kind, check, _, _ in mutations(solve_problem(problem, cat), problem, cat):
+            kinds.add(kind)
+            if kind == "one unit fewer":
+                unit_checks.add(check)
     assert kinds == {
         "one unit fewer",
         "price changed",
@@ -199,3 +242,5 @@ def test_all_mutation_kinds_are_exercised(tiny_catalog):
         "training cluster too small",
         "SLO missed",
     }
+    # every check one unit fewer can name is named by some line of the four plans
+    assert unit_checks == set(ONE_UNIT_FEWER.values())
