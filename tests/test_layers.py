@@ -272,3 +272,78 @@ def test_solving_a_problem_loads_no_exporter_module():
     loaded = done.stdout.split()
     assert "solver.plan.charges" in loaded  # the solve did build its charges
     assert [m for m in loaded if m == "solver.outputs" or m.startswith("solver.outputs.")] == []
+
+
+#: outputs/ renders what the analyses return and runs none of them (the CLI and the web
+#: run the analysis and hand its result to the renderer): a module under solver/outputs
+#: takes from these packages only their plain result types, a class that is a pydantic
+#: model, a dataclass or an enum; never a function, a constant or a whole module
+COMPUTING = ("solver.analyses", "solver.solve", "solver.api")
+
+
+def _is_result_type(obj: object) -> bool:
+    import dataclasses
+    import enum
+    import inspect
+
+    from pydantic import BaseModel
+
+    return inspect.isclass(obj) and (
+        issubclass(obj, BaseModel | enum.Enum) or dataclasses.is_dataclass(obj)
+    )
+
+
+def _computing_imports(tree: ast.AST, package: str) -> list[str]:
+    """What a module of ``package`` imports from :data:`COMPUTING` that is not a plain
+    result type: ``module.name`` for a name, ``module`` for a whole module."""
+    import importlib
+
+    def computing(module: str) -> bool:
+        return module.startswith(tuple(f"{c}." for c in COMPUTING)) or module in COMPUTING
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if computing(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([module] if module else []))
+            if not computing(module):
+                continue
+            source = importlib.import_module(module)
+            for alias in node.names:
+                if not _is_result_type(getattr(source, alias.name)):
+                    out.append(f"{module}.{alias.name}")
+    return out
+
+
+def test_outputs_run_no_analysis():
+    found = {
+        name: bad
+        for name, path in _modules().items()
+        if name.startswith("solver.outputs.")
+        and (bad := _computing_imports(ast.parse(path.read_text()), "solver.outputs"))
+    }
+    assert not found, found
+
+
+def test_the_outputs_check_finds_an_analysis_call():
+    # a renderer that runs the sensitivity analysis, a sweep and the report's driver, or
+    # takes a whole module, is refused; the result types it renders are not
+    tree = ast.parse(
+        "from solver.analyses.sensitivity import SensitivityReport, sensitivity_report\n"
+        "from solver.analyses.report_analysis import Analysis, build_analysis\n"
+        "from solver.analyses import sensitivity\n"
+        "import solver.solve\n"
+        "def f():\n"
+        "    from ..analyses.sensitivity.sweeps import SweepPoint, carbon_frontier\n"
+    )
+    assert _computing_imports(tree, "solver.outputs") == [
+        "solver.analyses.sensitivity.sensitivity_report",
+        "solver.analyses.report_analysis.build_analysis",
+        "solver.analyses.sensitivity",
+        "solver.solve",
+        "solver.analyses.sensitivity.sweeps.carbon_frontier",
+    ]

@@ -259,10 +259,10 @@ def report(
     two-stage section when the problem has ``uncertainty:``)."""
 
     def body() -> None:
+        from solver.analyses.report_analysis import build_analysis
         from solver.inputs.problem import load_problem
         from solver.outputs.report import (
             analysis_json,
-            build_analysis,
             frontier_png,
             report_html,
             report_xlsx,

@@ -12,11 +12,11 @@ import pandas as pd
 from solver.analyses.diff import ItemChange, PlanDiff
 from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
+from solver.outputs.html_tables import table_html as _table_html
+from solver.outputs.html_tables import whole_usd as _usd
 from solver.outputs.report import (
     _plan_by_workload,
     _quarters,
-    _table_html,
-    _usd,
     break_even_in_order,
     break_even_sentence,
     dual_sentence,
