@@ -72,7 +72,7 @@ def _solve_for_analysis(
 
 #: share of what is left of --time-limit (once the inputs are read) that an analysis gives
 #: its solve: the analysis (compiled again without pruning, break-evens, sweeps) and its
-#: output get the rest (issue 34: given the whole limit, the solve left nothing for them)
+#: output get the rest (given the whole limit, the solve would leave nothing for them)
 ANALYSIS_SOLVE_SHARE = 0.7
 #: share of --time-limit kept at the end of an analysis for writing its output
 OUTPUT_SHARE = 0.1

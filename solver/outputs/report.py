@@ -700,7 +700,7 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         ("total CO2e (t)", plan.total_co2e_t),
         ("net present value (USD)", plan.npv_usd),
     ]  # fmt: skip
-    for w in plan.warnings:  # what the plan did not ask for (issue 34), as the HTML says it
+    for w in plan.warnings:  # what the plan did not ask for, as the HTML says it
         rows.append((f"WARNING ({w.kind}, {w.field})", w.detail))
         if w.alternative_cost_usd is not None:
             rows.append((f"{w.kind}: cost with it lifted (USD)", w.alternative_cost_usd))

@@ -29,7 +29,8 @@ from solver.units import RENTED_MODES
 
 
 def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
-    """The LP of the chosen plan (module docstring): a continuous copy of ``model``."""
+    """The LP of the chosen plan (docs/concepts/sensitivity.md, "Shadow prices"): a
+    continuous copy of ``model``."""
     v = model.variables.copy()
     used = values > 1e-7
     v["integer"] = False
@@ -147,9 +148,8 @@ def _tokens_per_unit(bucket_tokens: dict[tuple, float], row) -> float | None:
 def _row_placer(compiled: Compiled) -> Callable[[object], dict[str, str | None]]:
     """A function giving the workload, period and block (by name) and pool a row is about,
     from the names of its family's key (:data:`solver.core.model.FAMILIES`; an option's row
-    names the option's pool); None where it has none. The tables are looked up once (a
-    model has a row per option and block: a scan of the options per row took most of
-    ``shadow_prices`` on an autoscaled fleet)."""
+    names the option's pool); None where it has none. The tables are looked up once, not
+    per row (a model has a row per option and block)."""
     periods = compiled.periods["name"].tolist()
     blocks = compiled.blocks["name"].tolist()
     options = compiled.options

@@ -22,23 +22,10 @@ SPANNING_KINDS = ("buy", "commit", "savings_plan")
 
 class PeriodSplit:
     """The last step of a break-even search (no plan using the pool beats the target)
-    proved period by period where the periods are independent.
-
-    A plan that uses the pool either (A) buys or reserves nothing
-    (:data:`SPANNING_KINDS` all zero) or (B) buys or reserves something. Without purchases
-    and reservations the periods share only rows whose variables span periods (a
-    budget, a carbon cap, the forced pool's row); left out, what remains of (A) is one
-    subproblem per period, and every plan of (A) is a plan of each, so the sum of their
-    optima bounds (A) from below (a relaxation). A plan of (A) that uses the pool uses it
-    in some period t: (A) costs at least min over t of (period t with the pool forced in)
-    + (the other periods' optima). (B) is the whole model with "some purchase or
-    reservation" as a row: on the seed its root cuts alone close it, where the model
-    without that row needs hundreds of nodes to tell the two apart. When both reach the
-    target, no plan beats it: an exact proof. When (A)'s subproblems put together give a
-    plan of the whole model below the target (the left-out rows hold), it is the best
-    plan of (A), and (B)'s plan below the target is a plan too; otherwise the caller
-    solves the whole model. Measured in bench/RESULTS.md ("Autoscaled fleets: break-even
-    speed", issue 28, fifth stop).
+    proved period by period: (A) the plans that buy or reserve nothing (:data:`SPANNING_KINDS`
+    all zero) as one subproblem per period, (B) the others as the whole model with "some
+    purchase or reservation" as a row (docs/concepts/sensitivity.md, "Proofs period by
+    period").
     """
 
     def __init__(self, model: LinearModel, session: HighsSession, force_cols, pool_cols) -> None:

@@ -93,8 +93,8 @@ class SensitivityReport(BaseModel):
     )
     warnings: list[PlanWarning] = Field(
         default_factory=list,
-        description="The warnings of the plan analysed (issue 34: a period structure that "
-        "forbade owning or reserving, an implausible value), as the plan carries them",
+        description="The warnings of the plan analysed (a period structure that forbade "
+        "owning or reserving, an implausible value), as the plan carries them",
     )
 
 

@@ -42,8 +42,8 @@ def break_even_for_pool(
     max_steps: int = 8,
     twins: Sequence[str] = (),
 ) -> BreakEven:
-    """Exact break-even price of one pool (module docstring: Newton on f(p)), or of its
-    class with ``twins`` (:func:`pool_classes`: their prices move with it).
+    """Exact break-even price of one pool (Newton on f(p): docs/concepts/sensitivity.md), or
+    of its class with ``twins`` (:func:`pool_classes`: their prices move with it).
 
     Parameters
     ----------
@@ -164,17 +164,12 @@ def _at_break_even(out: BreakEven, price: float, p0: float, solves: int, in_plan
 def _bisect_feasible(
     way, slope: np.ndarray, target: float, below, above: float, x_start, tol: float = 1e-7
 ) -> tuple[float | None, int]:
-    """The break-even price where a Newton step left the feasible set (issue 34, item 2).
-
-    The pool is *in* at price p when some plan using it is feasible and its objective is
-    at most ``target``; that holds below the break-even and fails above it, also where
-    the set of feasible plans shrinks as the price rises (a binding budget under
-    ``max_served``: fewer units fit). ``below`` is the last (price, objective, plan)
-    where it was in; ``above`` a price where no plan using it was feasible. Bisection on
-    the bracket, each round first trying the Newton step from its lower end (a lower
-    bound of the break-even on a fixed feasible set, as the optimum is concave in the
-    price), until the bracket is ``tol`` of the price wide. Without ``below`` the search
-    starts at price 0 (cheapest), where the pool must be in.
+    """The break-even price where a Newton step left the feasible set: bisection on the
+    bracket, each round first trying the Newton step from its lower end, until it is
+    ``tol`` of the price wide (docs/concepts/sensitivity.md, "When the feasible set moves
+    with the price"). ``below`` is the last (price, objective, plan) where the pool was in
+    (None: the search starts at price 0); ``above`` a price where no plan using it was
+    feasible.
 
     Returns the upper end of the final bracket (the first price, to ``tol``, at which it
     is out) and the number of solves; None when it is in at no price of the bracket.

@@ -8,21 +8,13 @@ from dataclasses import replace
 
 from solver.core.backends import HighsSession, SolveOptions, Termination
 
-# A Newton step needs a plan below the target, not the best one (its line then lies a
-# little above the tangent, and the step is a little short): 1% of the best, measured on
-# the seed's 16 break-even classes (bench/RESULTS.md, issue 27), cut the search's CPU time
-# by a quarter against solving each step to 1e-6. Only the last step's proof (no plan
-# below the target) decides the answer, and it is exact whatever the gap.
+#: a Newton step needs a plan below the target, not the best one: 1% of the best (only the
+#: last step's proof that no plan is below the target decides the answer, and it is exact
+#: whatever this gap; docs/concepts/sensitivity.md, bench/RESULTS.md)
 STEP_GAP = 1e-2
-# HiGHS's sub-MIP heuristics (RINS, RENS) and feasibility jump, off in the steps (options
-# for those solves only, HighsSession.solve sets them back): the
-# break-even models are small (about 600 columns after presolve on the seed) and their
-# B&B finds plans within STEP_GAP by itself, while the last step, the proof that no plan
-# beats the target, can use no plan at all. Measured on the seed's 16 classes (one
-# process, CPU): 19.9 s with them, 12.8 s without (with no restricted start after the
-# first step), the proofs 9.3 s to 4.1 s, the same break-evens (bench/RESULTS.md, issue
-# 27). The root reduced-cost heuristic stays on: without it the steps' plans are
-# poorer and the searches take three times as many steps.
+#: HiGHS's sub-MIP heuristics and feasibility jump, off in the steps (options for those
+#: solves only: HighsSession.solve sets them back); the root reduced-cost heuristic stays
+#: on (docs/concepts/sensitivity.md)
 STEP_OPTIONS = {
     "mip_heuristic_run_rins": False,
     "mip_heuristic_run_rens": False,

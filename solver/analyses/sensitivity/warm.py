@@ -103,13 +103,9 @@ class Warm:
 
     def _split(self) -> bool:
         """Whether the steps go period by period (:class:`PeriodSplit`, built at the first
-        step): where the model has two periods or more and N+1 classes (``top``). With one
-        period, (A) is the whole model but its purchases; without N+1 classes the whole
-        model's steps close at its root in about 10-30 ms, less than the split's several
-        subproblems (on the shipped one-period problems and a generated two-period one
-        the split only added solves: bench/RESULTS.md, issue 28, fifth stop). N+1 is where
-        the relaxation is weak and the whole model's last steps branch hundreds of times
-        (bench/RESULTS.md, "Autoscaled fleets: the relaxation")."""
+        step): where the model has two periods or more and N+1 classes (``top``), where the
+        relaxation is weak; elsewhere the whole model's steps close at its root, faster
+        than the split's subproblems (docs/concepts/sensitivity.md)."""
         if self.split is None:
             v = self.model.variables
             own = ~v["kind"].isin(SPANNING_KINDS).to_numpy() & (v["period"].to_numpy() >= 0)
@@ -208,16 +204,10 @@ class Warm:
 def newton_any_plan(
     way: Warm, slope: np.ndarray, target: float, price: float, known, max_steps: int = 40
 ):
-    """Newton on ``f`` with plans that beat ``target``, not necessarily the best ones.
-
-    A plan x using the pool, of cost v at price p, is a line ``v + u (q - p)`` (``u`` its
-    price-weighted usage) above ``f``, as ``f`` is the least such line: at the price q
-    where the line meets ``target``, ``f(q) <= target``, so q is at most the break-even.
-    Each step then asks the solver only for a plan below ``target`` at q, within
-    :data:`STEP_GAP` of the best (:meth:`Warm.plan_below`); the last step proves
-    that none exists, and q is the break-even to the solver's relative gap. Where rows
-    move with the price (a budget), a step is taken only while x stays feasible at q
-    (:meth:`Warm.feasible_at`); otherwise the exact search goes on from x.
+    """Newton on ``f`` with plans that beat ``target``, not necessarily the best ones: each
+    step a plan below ``target`` within :data:`STEP_GAP` of the best
+    (:meth:`Warm.plan_below`), the last a proof that none is (docs/concepts/sensitivity.md,
+    "Newton with any plan below the target").
 
     ``known`` is ``(cost, plan)`` of a plan using the pool at ``price``, or None (one is
     found first). Returns ``(price, solves, note, last)``: the break-even, or None with a
