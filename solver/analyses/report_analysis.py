@@ -6,6 +6,7 @@ solved plan, run together and returned as one plain :class:`Analysis` that the r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -111,10 +112,11 @@ def build_analysis(
         scheduler=scheduler,
     )
     cut = [name for name in REPORT_SWEEPS if sweeps[name] is None]
-    frontier = sweeps["carbon frontier"] or []
-    budget = sweeps["budget sweep"] or []
-    demand = sweeps["demand sweep"] or []
-    _, share = sweeps["price scenarios"] or (None, {})
+    # report_sweeps gives each sweep's points by name, the scenarios' with their shares
+    frontier = cast(list[SweepPoint], sweeps["carbon frontier"] or [])
+    budget = cast(list[SweepPoint], sweeps["budget sweep"] or [])
+    demand = cast(list[SweepPoint], sweeps["demand sweep"] or [])
+    _, share = cast(tuple[object, dict[str, float]], sweeps["price scenarios"] or (None, {}))
     return Analysis(
         plan=plan,
         sensitivity=sens,

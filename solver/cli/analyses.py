@@ -188,7 +188,8 @@ def sensitivity(
         from solver.outputs.report import sensitivity_text
 
         _check_format(format, "table", "json")
-        inputs = [("problem file", problem), *catalog_inputs(catalog)]
+        inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
+        inputs += catalog_inputs(catalog)
         if out is not None:
             check_output_file(out, force=force)
             check_not_inputs([("--out", out)], inputs)
@@ -270,7 +271,8 @@ def report(
 
         names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
         check_output_dir(out, names, force=force)
-        inputs = [("problem file", problem), *catalog_inputs(catalog)]
+        inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
+        inputs += catalog_inputs(catalog)
         check_not_inputs([("--out", out / name) for name in names], inputs)
         if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
             raise ProcureError(
@@ -309,7 +311,7 @@ def report(
                 sections_deadline=_analysis_deadline(time_limit, 0.75),
             )
             png = frontier_png(analysis)
-            files = {
+            files: dict[str, str | bytes] = {
                 "report.html": report_html(analysis, png),
                 "report.xlsx": report_xlsx(analysis),
                 "frontier.png": png,

@@ -45,10 +45,10 @@ from solver.plan.provenance import (
 def analysis_json(analysis: Analysis) -> str:
     """``analysis.json``: the analysis as JSON (``two_stage`` only when there is one, so a
     problem without uncertainty gives the same file as before)."""
-    exclude = {"two_stage"} if analysis.two_stage is None else set()
+    exclude: set[str] = {"two_stage"} if analysis.two_stage is None else set()
     exclude |= set() if analysis.cut_at_time_limit else {"cut_at_time_limit"}
-    exclude = exclude or None
-    return json.dumps(analysis.model_dump(mode="json", exclude=exclude), indent=2) + "\n"
+    dumped = analysis.model_dump(mode="json", exclude=exclude or None)
+    return json.dumps(dumped, indent=2) + "\n"
 
 
 # ------------------------------------------------------------------ tables
@@ -203,7 +203,10 @@ def price_movers(report: SensitivityReport, plan: Plan | None = None, top: int =
     """What moves the plan most: the ``top`` smallest non-zero price moves that change the
     plan (break-even rows, ties left out, :func:`is_tie`), a pool in the plan named with
     the workloads and periods it serves there (from ``plan``)."""
-    rows = sorted((b for b in report.break_even if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    # a row that is no tie has a change (is_tie)
+    rows = sorted(
+        (b for b in report.break_even if not is_tie(b)), key=lambda b: abs(b.change_pct or 0.0)
+    )
     return [break_even_sentence(b) + _serves(b, plan) for b in rows[:top]]
 
 
@@ -244,7 +247,7 @@ def break_even_sentence(b: BreakEven) -> str:
 
 def break_even_in_order(rows: Sequence[BreakEven]) -> list[BreakEven]:
     """Break-even rows, the price moves (smallest first) before the rows that are none."""
-    moving = sorted((b for b in rows if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    moving = sorted((b for b in rows if not is_tie(b)), key=lambda b: abs(b.change_pct or 0.0))
     return moving + [b for b in rows if is_tie(b)]
 
 
@@ -484,14 +487,14 @@ def _plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
     cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
     cols += ["price_confidence", "price_date"]
     training_cols = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
-    out = []
+    out: list[tuple[str, str, float]] = []
     if items.empty:
         return out
     items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
     for name, rows in items.groupby("workload", sort=True):
         shown = cols + (training_cols if (rows["item"] == "training").any() else [])
         table = table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"])
-        out.append((name, table, float(rows["cost_usd"].sum())))
+        out.append((str(name), table, float(rows["cost_usd"].sum())))
     return out
 
 
@@ -784,7 +787,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "plan": ["cost_usd", "co2e_t"],
         "purchase plan": ["cost_usd"],
     }
-    formats = {
+    formats: dict[str, dict[str, str | list[str | None]]] = {
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,9 +18,10 @@ from solver.outputs.html_tables import table_html, whole_usd
 
 
 def _weighted(probs: Sequence[float], values: Sequence[float | None]) -> float | None:
-    if any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
         return None
-    return float(sum(p * v for p, v in zip(probs, values, strict=True)))
+    return float(sum(p * v for p, v in zip(probs, known, strict=True)))
 
 
 def two_stage_frame(sp: StochasticPlan) -> pd.DataFrame:
@@ -29,7 +31,7 @@ def two_stage_frame(sp: StochasticPlan) -> pd.DataFrame:
     and against the deterministic commitments (negative: what they cost). The last row,
     ``expected``, weighs each column by the scenarios' probabilities (empty where some
     scenario has no feasible plan)."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "scenario": o.name,
             "probability": o.probability,
@@ -45,7 +47,7 @@ def two_stage_frame(sp: StochasticPlan) -> pd.DataFrame:
         for o in sp.scenarios
     ]
     probs = [r["probability"] for r in rows]
-    expected = {"scenario": "expected", "probability": float(sum(probs))}
+    expected: dict[str, Any] = {"scenario": "expected", "probability": float(sum(probs))}
     for col in list(rows[0])[2:]:
         expected[col] = _weighted(probs, [r[col] for r in rows])
     return pd.DataFrame([*rows, expected])
@@ -67,8 +69,7 @@ def two_stage_distribution(sp: StochasticPlan) -> pd.DataFrame:
 
 def two_stage_sentences(sp: StochasticPlan) -> list[str]:
     """What the commitments buy in the bad scenarios and cost in the good ones, in words."""
-    saved = [(o.saved_vs_all_rented_usd, o) for o in sp.scenarios]
-    saved = [(v, o) for v, o in saved if v is not None]
+    saved = [(v, o) for o in sp.scenarios if (v := o.saved_vs_all_rented_usd) is not None]
     gain = sorted([(v, o) for v, o in saved if v > 0.005], key=lambda x: -x[0])
     loss = sorted([(v, o) for v, o in saved if v < -0.005], key=lambda x: x[0])
     out = []
@@ -100,6 +101,7 @@ def two_stage_sentences(sp: StochasticPlan) -> list[str]:
             f"commitments cost {whole_usd(sp.deterministic_expected_cost_usd)} in expectation."
         )
     if sp.risk_weight is not None:
+        assert sp.cvar_level is not None  # a risk weight comes with its CVaR level
         out.append(
             f"The plan minimises expected cost + {sp.risk_weight:g} x CVaR at "
             f"{sp.cvar_level:.0%} (the mean cost of the worst {1 - sp.cvar_level:.0%} of "
@@ -181,7 +183,7 @@ def two_stage_html(sp: StochasticPlan | None) -> str:
     )
 
 
-def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
+def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, float | None]]:
     """The workbook summary's two-stage figures."""
     return [
         ("two-stage: expected cost (USD)", sp.expected_cost_usd),

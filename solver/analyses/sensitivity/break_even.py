@@ -17,14 +17,10 @@ from solver.analyses.sensitivity.pricing import (
     require_unpruned,
     run_unpruned_tasks,
 )
-from solver.analyses.sensitivity.results import (
-    BreakEven,
-)
+from solver.analyses.sensitivity.results import BreakEven
 from solver.analyses.sensitivity.search import break_even_for_pool
 from solver.core.backends import SolveOptions, get_backend
-from solver.core.model import (
-    has_second_stage,
-)
+from solver.core.model import has_second_stage
 from solver.solve import Solution
 from solver.units import Mode
 
@@ -33,6 +29,7 @@ def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
     """Pools that could serve a workload (those with options), and those in the plan."""
     compiled = solution.compiled
     require_unpruned(compiled)
+    assert solution.result.values is not None  # a solved problem
     in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
     pools = compiled.pools
     price = np.where(pools["kind"] == "owned", pools["capex_usd"], pools["price_usd_per_hour"])
@@ -111,13 +108,14 @@ def break_even_prices(
         estimate = entry_estimates(solution)
         outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
         candidates = sorted(set(outside) | (in_plan & set(candidates)))
-    candidates = [(p, twins_of[p]) for p in candidates]
+    classes = [(p, twins_of[p]) for p in candidates]
     model = solution.model  # built from ``compiled`` (a second stage returned above)
+    assert solution.result.objective is not None  # a solved problem
     slopes = price_slopes(compiled, model)
     # local processes take one class at a time (the search's times differ 5x: no idle
     # worker at the end); a cluster takes a few chunks per worker
-    chunks = max(1, workers) * 4 if scheduler else len(candidates)
-    groups = [candidates[i::chunks] for i in range(min(chunks, len(candidates)))]
+    chunks = max(1, workers) * 4 if scheduler else len(classes)
+    groups = [classes[i::chunks] for i in range(min(chunks, len(classes)))]
     shared = (
         compiled,
         model,
@@ -128,7 +126,7 @@ def break_even_prices(
         solver,
         warm,
     )
-    n = len(candidates)
+    n = len(classes)
     results = run_unpruned_tasks(
         break_even_task,
         groups,
@@ -156,6 +154,7 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     to enter". Reserved and owned units are charged their commitment or capex per period.
     """
     compiled, model = solution.compiled, solution.model
+    assert solution.result.values is not None  # a solved problem
     lp = support_lp(model, solution.result.values)
     result = get_backend("highspy").solve(lp, SolveOptions())
     if result.reduced_costs is None:
@@ -194,4 +193,4 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     )
     paid = full > 0
     ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
-    return {k: float(r) for k, r in ratio.groupby(level=0).max().items()}
+    return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}

@@ -17,9 +17,7 @@ from solver.analyses.sensitivity.results import (
     SensitivityReport,
 )
 from solver.core.compile import Compiled
-from solver.core.model import (
-    has_second_stage,
-)
+from solver.core.model import has_second_stage
 from solver.core.restrictions import period_restrictions
 from solver.solve import Solution
 

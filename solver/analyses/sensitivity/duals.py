@@ -8,9 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from solver.analyses.sensitivity.pricing import (
-    USE_KINDS,
-)
+from solver.analyses.sensitivity.pricing import USE_KINDS
 from solver.analyses.sensitivity.results import (
     Dual,
     ReducedCost,
@@ -61,6 +59,7 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
         Backend for the LP (it must report duals: ``highs`` or ``cbc``).
     """
     compiled, model, values = solution.compiled, solution.model, solution.result.values
+    assert values is not None and solution.result.objective is not None  # a solved problem
     problem = compiled.problem
     if has_second_stage(problem):  # the duals of the first criterion (cost, or carbon)
         first = [r for r in model.rows if r.family != "objective_stage"]

@@ -10,9 +10,7 @@ import numpy as np
 
 from solver.analyses.sensitivity.steps import below_with_row
 from solver.core.backends import HighsSession, SolveOptions, Termination
-from solver.core.model import (
-    LinearModel,
-)
+from solver.core.model import LinearModel
 
 #: variables that decide for several periods at once (a purchase, a reservation or a
 #: savings plan from a period for its term): the plans without any are split by period
@@ -88,7 +86,7 @@ class PeriodSplit:
         self._set(cost, changed)
         # periods alike but for the scale of their costs are solved once (moved
         # coefficients in a period's rows, a period budget, would make them differ)
-        memo = None if any(r in self.local_row for r, _ in changed) else {}
+        memo: dict | None = None if any(r in self.local_row for r, _ in changed) else {}
         free, forced = {}, {}
         for t in self.periods:
             free[t] = self.fixed.get(t) or self._optimum(t, False, cost, options, memo)
@@ -160,6 +158,7 @@ class PeriodSplit:
         elif r.termination != Termination.OPTIMAL:
             return False
         else:
+            assert r.objective is not None and r.bound is not None  # optimal: both known
             got = (float(r.bound), float(r.objective), r.values)
         if memo is not None:
             memo[key] = (local, got)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ USE_KINDS = ("x", "z", "buy", "commit")
 
 def pool_price(compiled: Compiled, pool_id: str) -> tuple[float, str]:
     """Current price of a pool and its unit (hourly per instance, or capex per server)."""
-    pool = compiled.pools.set_index("pool_id").loc[pool_id]
+    pool = cast(pd.Series, compiled.pools.set_index("pool_id").loc[pool_id])  # one row
     if pool["kind"] == "owned":
         return float(pool["capex_usd"]), "USD per server"
     return float(pool["price_usd_per_hour"]), "USD per instance-hour"
@@ -56,7 +57,7 @@ def pools_in_plan(model: LinearModel, values: np.ndarray, pools: pd.DataFrame) -
     """Pool ids with any unit in use, bought or committed."""
     v = model.variables
     used = v["kind"].isin(USE_KINDS).to_numpy() & (values > 1e-7)
-    return {pools["pool_id"].iat[int(p)] for p in v.loc[used, "pool"] if p >= 0}
+    return {str(pools["pool_id"].iat[int(p)]) for p in v.loc[used, "pool"] if p >= 0}
 
 
 @dataclass(frozen=True)

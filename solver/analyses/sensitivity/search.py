@@ -16,15 +16,11 @@ from solver.analyses.sensitivity.pricing import (
     pool_price,
     pool_vars,
 )
-from solver.analyses.sensitivity.results import (
-    BreakEven,
-)
+from solver.analyses.sensitivity.results import BreakEven
 from solver.analyses.sensitivity.warm import Warm, newton_any_plan
 from solver.core.backends import SolveOptions
 from solver.core.compile import Compiled
-from solver.core.model import (
-    LinearModel,
-)
+from solver.core.model import LinearModel
 
 
 def break_even_for_pool(
@@ -107,6 +103,7 @@ def break_even_for_pool(
     # a pool in the plan: the plan is the best one using it at today's price (no solve)
     known = (base_objective, x) if in_plan and way.holds_plan else None
     if warm:
+        assert isinstance(way, Warm)
         found, n, note, last = newton_any_plan(way, slope, target, p0, known)
         solves += n
         if found is not None:
@@ -131,6 +128,7 @@ def break_even_for_pool(
                 )
             price = found
             break
+        assert x is not None  # a plan comes with its cost
         if value <= target + 1e-9 * max(1.0, abs(target)):
             below = (price, value, x)
         u = float(slope @ x)

@@ -43,6 +43,6 @@ def below_with_row(session: HighsSession, row: int, cutoff: float, options: Solv
     finally:
         h.setOptionValue("objective_bound", highspy.kHighsInf)
         h.changeRowBounds(row, -highspy.kHighsInf, highspy.kHighsInf)
-    if r.has_solution and r.objective < cutoff:
+    if r.has_solution and r.objective is not None and r.objective < cutoff:
         return r
     return None if r.termination in (Termination.OPTIMAL, Termination.INFEASIBLE) else False

@@ -14,14 +14,10 @@ from solver.analyses.sensitivity.pricing import (
     run_unpruned_tasks,
     with_pool_prices,
 )
-from solver.analyses.sensitivity.results import (
-    SweepPoint,
-)
+from solver.analyses.sensitivity.results import SweepPoint
 from solver.core.backends import SolveOptions
 from solver.core.compile import Compiled, repruned
-from solver.core.model import (
-    build_model,
-)
+from solver.core.model import build_model
 from solver.errors import InfeasibleError, ProcureError
 from solver.solve import Solution, optimise
 
@@ -50,6 +46,7 @@ def solve_point(compiled: Compiled, task: tuple) -> SweepPoint:
         return SweepPoint(sweep=sweep, value=value, status=status)
     e = solution.model.expressions
     x = solution.result.values
+    assert x is not None and solution.result.objective is not None  # optimise raises otherwise
     served = _served(solution)
     return SweepPoint(
         sweep=sweep,
@@ -66,6 +63,7 @@ def solve_point(compiled: Compiled, task: tuple) -> SweepPoint:
 def _served(solution: Solution) -> float:
     from solver.plan import served_fraction
 
+    assert solution.result.values is not None  # optimise raises where it finds no plan
     fractions = served_fraction(solution.compiled, solution.model, solution.result.values)
     return float(np.mean(list(fractions.values()))) if fractions else 1.0
 

@@ -177,6 +177,7 @@ class Warm:
         h = self.session.h
         self.pricer.set_price(price)
         if self._split():
+            assert isinstance(self.split, PeriodSplit)  # built by _split
             got = self.split.below(self.session.cost, self._changed(price), bound, self.options)
             if got is not False:
                 return got
@@ -195,7 +196,7 @@ class Warm:
             )
         finally:
             h.setOptionValue("objective_bound", highspy.kHighsInf)
-        if r.has_solution and r.objective < bound:
+        if r.has_solution and r.objective is not None and r.objective < bound:
             return r.objective, r.values
         proved = r.termination in (Termination.OPTIMAL, Termination.INFEASIBLE)
         return None if proved else False
