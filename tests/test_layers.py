@@ -310,12 +310,12 @@ def _computing_imports(tree: ast.AST, package: str) -> list[str]:
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
                 module = ".".join(base + ([module] if module else []))
-            if not computing(module):
-                continue
-            source = importlib.import_module(module)
             for alias in node.names:
-                if not _is_result_type(getattr(source, alias.name)):
-                    out.append(f"{module}.{alias.name}")
+                full = f"{module}.{alias.name}"
+                if not computing(module):  # a computing module by its parent package
+                    out += [full] if computing(full) else []
+                elif not _is_result_type(getattr(importlib.import_module(module), alias.name)):
+                    out.append(full)
     return out
 
 
@@ -337,6 +337,7 @@ def test_the_outputs_check_finds_an_analysis_call():
         "from solver.analyses.report_analysis import Analysis, build_analysis\n"
         "from solver.analyses import sensitivity\n"
         "import solver.solve\n"
+        "from solver import analyses, api, plan\n"
         "def f():\n"
         "    from ..analyses.sensitivity.sweeps import SweepPoint, carbon_frontier\n"
     )
@@ -345,5 +346,7 @@ def test_the_outputs_check_finds_an_analysis_call():
         "solver.analyses.report_analysis.build_analysis",
         "solver.analyses.sensitivity",
         "solver.solve",
+        "solver.analyses",
+        "solver.api",
         "solver.analyses.sensitivity.sweeps.carbon_frontier",
     ]
