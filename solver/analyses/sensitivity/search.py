@@ -63,23 +63,8 @@ def break_even_for_pool(
         compiled = merged_class(compiled, pool_id, twins)
         if not warm:
             model = slopes = None  # rebuilt from the merged class
-    pools = compiled.pools
-    pi = int(np.flatnonzero((pools["pool_id"] == pool_id).to_numpy())[0])
-    pool = pools.iloc[pi]
-    p0, unit = pool_price(compiled, pool_id)
-    out = BreakEven(
-        pool_id=pool_id,
-        provider=pool["provider"],
-        region=pool["region"],
-        offering=pool["offering_id"],
-        accelerator=pool["accelerator_id"],
-        mode=pool["mode"],
-        in_plan=in_plan,
-        price_unit=unit,
-        current_price=p0,
-        direction="leaves above" if in_plan else "enters below",
-        same_as=sorted(twins),
-    )
+    out, pi = _unsearched(compiled, pool_id, in_plan, twins)
+    p0 = out.current_price
     way = (
         Warm(compiled, pool_id, pi, model, slopes, start, options)
         if warm
@@ -143,6 +128,31 @@ def break_even_for_pool(
         if converged:
             break
     return _at_break_even(out, price, p0, solves, in_plan)
+
+
+def _unsearched(
+    compiled: Compiled, pool_id: str, in_plan: bool, twins: Sequence[str]
+) -> tuple[BreakEven, int]:
+    """The pool's row before its search (where it is, its mode, its price in
+    :func:`pool_price` units, which way it moves the plan) and its index among the pools."""
+    pools = compiled.pools
+    pi = int(np.flatnonzero((pools["pool_id"] == pool_id).to_numpy())[0])
+    pool = pools.iloc[pi]
+    p0, unit = pool_price(compiled, pool_id)
+    out = BreakEven(
+        pool_id=pool_id,
+        provider=pool["provider"],
+        region=pool["region"],
+        offering=pool["offering_id"],
+        accelerator=pool["accelerator_id"],
+        mode=pool["mode"],
+        in_plan=in_plan,
+        price_unit=unit,
+        current_price=p0,
+        direction="leaves above" if in_plan else "enters below",
+        same_as=sorted(twins),
+    )
+    return out, pi
 
 
 def _at_break_even(out: BreakEven, price: float, p0: float, solves: int, in_plan: bool):
