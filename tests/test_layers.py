@@ -404,6 +404,58 @@ def test_backends_import_no_private_helper():
         name: _private_imports(name, path)
         for name, path in _modules().items()
         if name.startswith(BACKENDS + ".") and _private_imports(name, path)
+
+#: outputs/ renders what the analyses return and runs none of them (the CLI and the web
+#: run the analysis and hand its result to the renderer): a module under solver/outputs
+#: takes from these packages only their plain result types, a class that is a pydantic
+#: model, a dataclass or an enum; never a function, a constant or a whole module
+COMPUTING = ("solver.analyses", "solver.solve", "solver.api")
+
+
+def _is_result_type(obj: object) -> bool:
+    import dataclasses
+    import enum
+    import inspect
+
+    from pydantic import BaseModel
+
+    return inspect.isclass(obj) and (
+        issubclass(obj, BaseModel | enum.Enum) or dataclasses.is_dataclass(obj)
+    )
+
+
+def _computing_imports(tree: ast.AST, package: str) -> list[str]:
+    """What a module of ``package`` imports from :data:`COMPUTING` that is not a plain
+    result type: ``module.name`` for a name, ``module`` for a whole module."""
+    import importlib
+
+    def computing(module: str) -> bool:
+        return module.startswith(tuple(f"{c}." for c in COMPUTING)) or module in COMPUTING
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if computing(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([module] if module else []))
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                if not computing(module):  # a computing module by its parent package
+                    out += [full] if computing(full) else []
+                elif not _is_result_type(getattr(importlib.import_module(module), alias.name)):
+                    out.append(full)
+    return out
+
+
+def test_outputs_run_no_analysis():
+    found = {
+        name: bad
+        for name, path in _modules().items()
+        if name.startswith("solver.outputs.")
+        and (bad := _computing_imports(ast.parse(path.read_text()), "solver.outputs"))
     }
     assert not found, found
 
@@ -519,3 +571,25 @@ def test_the_model_check_finds_a_model_built_in_trust():
         "calls solve",
         "calls build_model",
     }
+
+def test_the_outputs_check_finds_an_analysis_call():
+    # a renderer that runs the sensitivity analysis, a sweep and the report's driver, or
+    # takes a whole module, is refused; the result types it renders are not
+    tree = ast.parse(
+        "from solver.analyses.sensitivity import SensitivityReport, sensitivity_report\n"
+        "from solver.analyses.report_analysis import Analysis, build_analysis\n"
+        "from solver.analyses import sensitivity\n"
+        "import solver.solve\n"
+        "from solver import analyses, api, plan\n"
+        "def f():\n"
+        "    from ..analyses.sensitivity.sweeps import SweepPoint, carbon_frontier\n"
+    )
+    assert _computing_imports(tree, "solver.outputs") == [
+        "solver.analyses.sensitivity.sensitivity_report",
+        "solver.analyses.report_analysis.build_analysis",
+        "solver.analyses.sensitivity",
+        "solver.solve",
+        "solver.analyses",
+        "solver.api",
+        "solver.analyses.sensitivity.sweeps.carbon_frontier",
+    ]

@@ -108,7 +108,7 @@ def test_the_report_sweeps_budgets_around_the_all_in_cost_the_budget_holds():
     # compute cost ($1,086-$2,716), all below that fixed part: four points infeasible, two
     # serving nothing. Now 0.5-1.25 x the all-in cost: $2,467.49 ... $6,168.71, and the
     # last budget serves all demand.
-    from solver.outputs.report import budget_grid_usd
+    from solver.analyses.report_analysis import budget_grid_usd
 
     catalog = load_catalog()
     problem = load_problem(ROOT / "problems" / "chat-7b-all-in.yaml")

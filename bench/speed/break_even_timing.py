@@ -51,12 +51,12 @@ def timed(tree: Path, problem: Path, cache: Path) -> tuple[float, float]:
 
 CLASSES = """
 import sys, time
-from solver.analyses import sensitivity
+from solver.analyses.sensitivity import break_even
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import load_problem
 from solver.solve import solve_for_analysis
 
-task = sensitivity._break_even_task
+task = break_even.break_even_task
 
 def timed_task(shared, classes):
     out = []
@@ -66,10 +66,10 @@ def timed_task(shared, classes):
         print(f"{c[0]}\t{len(c[1])}\t{time.process_time() - began:.2f}", flush=True)
     return out
 
-sensitivity._break_even_task = timed_task
+break_even.break_even_task = timed_task
 _, solution = solve_for_analysis(load_problem(sys.argv[1]), load_catalog())
 began = time.process_time()
-sensitivity.break_even_prices(solution, limit=12, workers=1)
+break_even.break_even_prices(solution, limit=12, workers=1)
 print(f"all\t\t{time.process_time() - began:.2f}")
 """
 

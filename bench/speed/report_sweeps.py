@@ -6,7 +6,7 @@ Run: python bench/speed/report_sweeps.py [problem.yaml] [--only frontier,budget,
      [--per-point]
 
 Compiles the problem without pruning (as ``procure report`` does), then runs each sweep
-of :func:`solver.outputs.report.build_analysis` with its default points, in this process
+of :func:`solver.analyses.report_analysis.build_analysis` with its default points, in this process
 (``--workers 1``, the default here) or across local processes. Prints, per sweep, its
 wall and CPU seconds (this process and its children, so a busy machine inflates only
 the wall time) and each point's value, cost, CO2e and served fraction: the figures a
@@ -14,7 +14,7 @@ comparison of two trees checks (``--json`` writes them; ``--compare OLD`` checks
 against a file another tree wrote: costs and CO2e to 1e-6 relative, the same pools used
 and the same scenario shares, and exits non-zero when any differs).
 
-``--per-point`` times each point's steps in this process as ``_point`` takes them (re-prune,
+``--per-point`` times each point's steps in this process as ``solve_point`` takes them (re-prune,
 build, the restricted start, the MIP) with HiGHS's node count, in CPU seconds: where a
 sweep's time goes.
 """
@@ -41,15 +41,15 @@ def cpu_s() -> float:
 
 
 class PerPoint:
-    """Times each point of a sweep run in this process: ``_point`` as a whole, and inside it
+    """Times each point of a sweep run in this process: ``solve_point`` as a whole, and inside it
     HiGHS's restricted start and MIP (:class:`HighsSession`), with the MIP's node count."""
 
     def __init__(self) -> None:
-        from solver.analyses import sensitivity
+        from solver.analyses.sensitivity import sweeps
         from solver.core.backends.highs_backend import HighsSession
 
         self.steps: dict[str, float] = {}
-        point, start, solve = sensitivity._point, HighsSession.restricted_start, HighsSession.solve
+        point, start, solve = sweeps.solve_point, HighsSession.restricted_start, HighsSession.solve
 
         def timed_start(session, *a, **k):
             began = time.process_time()
@@ -81,7 +81,7 @@ class PerPoint:
             )
             return out
 
-        sensitivity._point = timed_point
+        sweeps.solve_point = timed_point
         HighsSession.restricted_start = timed_start
         HighsSession.solve = timed_solve
 

@@ -72,7 +72,7 @@ def _solve_for_analysis(
 
 #: share of what is left of --time-limit (once the inputs are read) that an analysis gives
 #: its solve: the analysis (compiled again without pruning, break-evens, sweeps) and its
-#: output get the rest (issue 34: given the whole limit, the solve left nothing for them)
+#: output get the rest (given the whole limit, the solve would leave nothing for them)
 ANALYSIS_SOLVE_SHARE = 0.7
 #: share of --time-limit kept at the end of an analysis for writing its output
 OUTPUT_SHARE = 0.1
@@ -188,7 +188,8 @@ def sensitivity(
         from solver.outputs.report import sensitivity_text
 
         _check_format(format, "table", "json")
-        inputs = [("problem file", problem), *catalog_inputs(catalog)]
+        inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
+        inputs += catalog_inputs(catalog)
         if out is not None:
             check_output_file(out, force=force)
             check_not_inputs([("--out", out)], inputs)
@@ -259,10 +260,10 @@ def report(
     two-stage section when the problem has ``uncertainty:``)."""
 
     def body() -> None:
+        from solver.analyses.report_analysis import build_analysis
         from solver.inputs.problem import load_problem
         from solver.outputs.report import (
             analysis_json,
-            build_analysis,
             frontier_png,
             report_html,
             report_xlsx,
@@ -270,7 +271,8 @@ def report(
 
         names = ["report.html", "report.xlsx", "frontier.png", "analysis.json"]
         check_output_dir(out, names, force=force)
-        inputs = [("problem file", problem), *catalog_inputs(catalog)]
+        inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
+        inputs += catalog_inputs(catalog)
         check_not_inputs([("--out", out / name) for name in names], inputs)
         if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
             raise ProcureError(
@@ -309,7 +311,7 @@ def report(
                 sections_deadline=_analysis_deadline(time_limit, 0.75),
             )
             png = frontier_png(analysis)
-            files = {
+            files: dict[str, str | bytes] = {
                 "report.html": report_html(analysis, png),
                 "report.xlsx": report_xlsx(analysis),
                 "frontier.png": png,

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from solver.analyses.diff import _usd
-from solver.outputs.text import price_per_hour
+from solver.outputs.text import price_per_hour, signed_usd
 
 if TYPE_CHECKING:
     from solver.analyses.diff import PlanDiff
@@ -25,13 +24,13 @@ def diff_markdown(d: PlanDiff) -> str:
         f"### Plan diff: {d.old_problem}",
         "",
         f"**Total** ${d.old_total_usd:,.2f} -> ${d.new_total_usd:,.2f}: "
-        f"{_usd(d.total_change_usd)}{pct}",
+        f"{signed_usd(d.total_change_usd)}{pct}",
         "",
         "| step | USD |",
         "|---|---:|",
         f"| old plan, old prices | {d.old_total_usd:,.2f} |",
-        f"| price effect | {_usd(d.price_effect_usd)} |",
-        f"| plan effect | {_usd(d.plan_effect_usd)} |",
+        f"| price effect | {signed_usd(d.price_effect_usd)} |",
+        f"| plan effect | {signed_usd(d.plan_effect_usd)} |",
         f"| new plan, new prices | {d.new_total_usd:,.2f} |",
         "",
         f"{d.n_changes} line item(s) added, removed or changed; {len(d.repriced)} "
@@ -68,7 +67,7 @@ def diff_markdown(d: PlanDiff) -> str:
                 units,
                 price,
                 f"{c.old_cost_usd:,.2f} -> {c.new_cost_usd:,.2f}",
-                _usd(c.delta_usd),
+                signed_usd(c.delta_usd),
             ]
             out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
     out += [f"- note: {_md_cell(n)}" for n in d.notes]

@@ -1,4 +1,4 @@
-"""What the notebooks share: ``from solver.notebook import ROOT, money, show``.
+"""What the notebooks share: ``from solver.outputs.notebook import ROOT, money, show``.
 
 Display helpers only (the CLI edge of a notebook); no stage of the flow imports this.
 """

@@ -1,8 +1,9 @@
 """Reports: sensitivity tables, purchase orders, frontier plots, HTML and XLSX.
 
-Pure functions from plain data (a verified :class:`~solver.plan.Plan`, a
-:class:`~solver.sensitivity.SensitivityReport`, sweep points) to text or bytes;
-the CLI writes them to files.
+Pure functions from plain data (the :class:`~solver.analyses.report_analysis.Analysis`
+that :func:`~solver.analyses.report_analysis.build_analysis` returns: a verified plan, its
+sensitivity report, sweep points) to text or bytes; they run no analysis, and the CLI
+writes what they make to files.
 """
 
 from __future__ import annotations
@@ -14,17 +15,24 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
 
-from solver.analyses.sensitivity import BreakEven, Dual, SensitivityReport, SweepPoint
-from solver.analyses.stochastic import StochasticPlan
+from solver.analyses.report_analysis import Analysis
+from solver.analyses.sensitivity.results import BreakEven, Dual, SensitivityReport, SweepPoint
+from solver.money import whole_usd
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
+from solver.outputs.html_tables import table_html
 from solver.outputs.orders import purchase_orders
 from solver.outputs.text import (
     binding_sentence,
     fleet_lines,
     hardware_sentences,
     training_sentences,
+)
+from solver.outputs.two_stage import (
+    two_stage_distribution,
+    two_stage_frame,
+    two_stage_html,
+    two_stage_summary_rows,
 )
 from solver.plan import Plan
 from solver.plan.provenance import (
@@ -35,39 +43,13 @@ from solver.plan.provenance import (
 )
 
 
-class Analysis(BaseModel):
-    """Everything ``procure report`` shows, as one JSON-able object."""
-
-    plan: Plan
-    sensitivity: SensitivityReport
-    carbon_frontier: list[SweepPoint] = Field(default_factory=list)
-    budget_sweep: list[SweepPoint] = Field(default_factory=list)
-    demand_sweep: list[SweepPoint] = Field(default_factory=list)
-    scenario_share: dict[str, float] = Field(
-        default_factory=dict, description="pool -> share of price scenarios whose plan uses it"
-    )
-    scenario_spread: float = 0.0
-    scenarios: int = 0
-    budget_usd: float | None = Field(None, description="The problem's total budget")
-    two_stage: StochasticPlan | None = Field(
-        None,
-        description="Problems with uncertainty: the two-stage plan, every scenario's cost "
-        "under it, under the deterministic plan's commitments and with everything rented",
-    )
-    cut_at_time_limit: list[str] = Field(
-        default_factory=list,
-        description="The sections --time-limit left out (not started before its deadline); "
-        "written only when there are some",
-    )
-
-
 def analysis_json(analysis: Analysis) -> str:
     """``analysis.json``: the analysis as JSON (``two_stage`` only when there is one, so a
     problem without uncertainty gives the same file as before)."""
-    exclude = {"two_stage"} if analysis.two_stage is None else set()
+    exclude: set[str] = {"two_stage"} if analysis.two_stage is None else set()
     exclude |= set() if analysis.cut_at_time_limit else {"cut_at_time_limit"}
-    exclude = exclude or None
-    return json.dumps(analysis.model_dump(mode="json", exclude=exclude), indent=2) + "\n"
+    dumped = analysis.model_dump(mode="json", exclude=exclude or None)
+    return json.dumps(dumped, indent=2) + "\n"
 
 
 # ------------------------------------------------------------------ tables
@@ -123,7 +105,7 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
 
     def value(p: SweepPoint) -> str:
         if p.sweep == "budget_usd":
-            return _usd(p.value)
+            return whole_usd(p.value)
         if p.sweep == "demand_factor":
             return f"{p.value:g} x"
         return f"{p.value:,.1f}"
@@ -131,7 +113,7 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             SWEEPS.get(points[0].sweep, "value") if points else "value": [value(p) for p in points],
-            "total cost": [_usd(p.total_cost_usd) for p in points],
+            "total cost": [whole_usd(p.total_cost_usd) for p in points],
             "demand served": [_pct(p.served_fraction, 1) for p in points],
             "CO2e, t": [_num(p.total_co2e_t, 1) for p in points],
             "status": [p.status for p in points],
@@ -192,7 +174,7 @@ def _amount(value: float, unit: str) -> str:
     if unit.startswith("tCO2e"):
         return f"{value:,.4g} t CO2e"
     if abs(value) >= 1000:
-        return _usd(value)
+        return whole_usd(value)
     return f"{'-' if value < 0 else ''}${abs(value):,.2f}"
 
 
@@ -222,7 +204,10 @@ def price_movers(report: SensitivityReport, plan: Plan | None = None, top: int =
     """What moves the plan most: the ``top`` smallest non-zero price moves that change the
     plan (break-even rows, ties left out, :func:`is_tie`), a pool in the plan named with
     the workloads and periods it serves there (from ``plan``)."""
-    rows = sorted((b for b in report.break_even if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    # a row that is no tie has a change (is_tie)
+    rows = sorted(
+        (b for b in report.break_even if not is_tie(b)), key=lambda b: abs(b.change_pct or 0.0)
+    )
     return [break_even_sentence(b) + _serves(b, plan) for b in rows[:top]]
 
 
@@ -263,7 +248,7 @@ def break_even_sentence(b: BreakEven) -> str:
 
 def break_even_in_order(rows: Sequence[BreakEven]) -> list[BreakEven]:
     """Break-even rows, the price moves (smallest first) before the rows that are none."""
-    moving = sorted((b for b in rows if not is_tie(b)), key=lambda b: abs(b.change_pct))
+    moving = sorted((b for b in rows if not is_tie(b)), key=lambda b: abs(b.change_pct or 0.0))
     return moving + [b for b in rows if is_tie(b)]
 
 
@@ -374,7 +359,9 @@ def frontier_png(analysis: Analysis) -> bytes:
             if analysis.budget_usd <= 1.5 * max(xs + [plan.total_cost_usd]):
                 ax.axvline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
             else:
-                ax.set_title(f"budget sweep (budget {_usd(analysis.budget_usd)} is off the chart)")
+                ax.set_title(
+                    f"budget sweep (budget {whole_usd(analysis.budget_usd)} is off the chart)"
+                )
         elif analysis.budget_usd is not None and ycol == "total_cost_usd":
             if analysis.budget_usd <= 1.5 * max(ys + [plan.total_cost_usd]):
                 ax.axhline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
@@ -389,194 +376,6 @@ def frontier_png(analysis: Analysis) -> bytes:
     fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
     return out.getvalue()
-
-
-# ------------------------------------------------------------------ commit now, adapt later
-
-
-def _weighted(probs: Sequence[float], values: Sequence[float | None]) -> float | None:
-    if any(v is None for v in values):
-        return None
-    return float(sum(p * v for p, v in zip(probs, values, strict=True)))
-
-
-def two_stage_frame(sp: StochasticPlan) -> pd.DataFrame:
-    """Per scenario: the cost of the two-stage plan, of the deterministic (EV) plan's
-    commitments and of no new commitments (everything rented), rentals re-planned in each
-    scenario, and with hindsight; what the commitments save against renting everything
-    and against the deterministic commitments (negative: what they cost). The last row,
-    ``expected``, weighs each column by the scenarios' probabilities (empty where some
-    scenario has no feasible plan)."""
-    rows = [
-        {
-            "scenario": o.name,
-            "probability": o.probability,
-            "two_stage_plan_usd": o.total_cost_usd,
-            "deterministic_plan_usd": o.deterministic_cost_usd,
-            "all_rented_usd": o.all_rented_cost_usd,
-            "hindsight_usd": o.hindsight_cost_usd,
-            "saved_vs_all_rented_usd": o.saved_vs_all_rented_usd,
-            "saved_vs_deterministic_usd": None
-            if o.deterministic_cost_usd is None
-            else o.deterministic_cost_usd - o.total_cost_usd,
-        }
-        for o in sp.scenarios
-    ]
-    probs = [r["probability"] for r in rows]
-    expected = {"scenario": "expected", "probability": float(sum(probs))}
-    for col in list(rows[0])[2:]:
-        expected[col] = _weighted(probs, [r[col] for r in rows])
-    return pd.DataFrame([*rows, expected])
-
-
-def two_stage_distribution(sp: StochasticPlan) -> pd.DataFrame:
-    """The two-stage plan's cost, scenarios from cheapest to dearest, with the probability
-    that the cost is at most that much."""
-    frame = pd.DataFrame(
-        {
-            "scenario": [o.name for o in sp.scenarios],
-            "probability": [o.probability for o in sp.scenarios],
-            "total_cost_usd": [o.total_cost_usd for o in sp.scenarios],
-        }
-    ).sort_values(["total_cost_usd", "scenario"], kind="stable")
-    frame["cumulative_probability"] = frame["probability"].cumsum().clip(upper=1.0)
-    return frame.reset_index(drop=True)
-
-
-def two_stage_sentences(sp: StochasticPlan) -> list[str]:
-    """What the commitments buy in the bad scenarios and cost in the good ones, in words."""
-    saved = [(o.saved_vs_all_rented_usd, o) for o in sp.scenarios]
-    saved = [(v, o) for v, o in saved if v is not None]
-    gain = sorted([(v, o) for v, o in saved if v > 0.005], key=lambda x: -x[0])
-    loss = sorted([(v, o) for v, o in saved if v < -0.005], key=lambda x: x[0])
-    out = []
-    if gain:
-        out.append(
-            f"Against renting everything, the commitments save money in {len(gain)} of the "
-            f"{len(sp.scenarios)} scenarios (probability {sum(o.probability for _, o in gain):.0%}"
-            f"), up to {_usd(gain[0][0])} in {gain[0][1].name!r}."
-        )
-    if loss:
-        out.append(
-            f"They cost more than renting in {len(loss)} scenario{'s' * (len(loss) > 1)} "
-            "(probability "
-            f"{sum(o.probability for _, o in loss):.0%}), up to {_usd(-loss[0][0])} in "
-            f"{loss[0][1].name!r}: the premium paid for that insurance."
-        )
-    if not sp.commitments:
-        out.append("No commitments: renting as the future comes is cheapest in expectation.")
-    if sp.all_rented_expected_cost_usd is not None:
-        out.append(
-            f"In expectation the plan costs {_usd(sp.expected_cost_usd)} against "
-            f"{_usd(sp.all_rented_expected_cost_usd)} with everything rented: the commitments "
-            f"save {_usd(sp.all_rented_expected_cost_usd - sp.expected_cost_usd)}."
-        )
-    if sp.value_of_stochastic_solution_usd is not None:
-        out.append(
-            f"Planning for the scenarios rather than for the average is worth "
-            f"{_usd(sp.value_of_stochastic_solution_usd)} (VSS): the deterministic plan's "
-            f"commitments cost {_usd(sp.deterministic_expected_cost_usd)} in expectation."
-        )
-    if sp.risk_weight is not None:
-        out.append(
-            f"The plan minimises expected cost + {sp.risk_weight:g} x CVaR at "
-            f"{sp.cvar_level:.0%} (the mean cost of the worst {1 - sp.cvar_level:.0%} of "
-            f"scenarios): CVaR {_usd(sp.cvar_usd)}, objective {_usd(sp.objective_usd)}."
-        )
-    out.append(
-        f"Knowing the future would be worth {_usd(sp.expected_value_of_perfect_information_usd)}"
-        f" (EVPI): with hindsight every scenario would cost {_usd(sp.wait_and_see_usd)} in "
-        "expectation."
-    )
-    return out
-
-
-def two_stage_png(sp: StochasticPlan) -> bytes:
-    """The cost distribution of the two-stage plan, the deterministic plan's commitments and
-    everything rented: the probability that the cost is at most $x, one step per scenario."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, PercentFormatter
-
-    probs = np.array([o.probability for o in sp.scenarios])
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for field, label in (
-        ("total_cost_usd", "two-stage plan"),
-        ("deterministic_cost_usd", "deterministic plan's commitments"),
-        ("all_rented_cost_usd", "everything rented"),
-    ):
-        costs = [getattr(o, field) for o in sp.scenarios]
-        if any(c is None for c in costs):
-            continue
-        order = np.argsort(costs, kind="stable")
-        xs = np.array(costs, dtype=float)[order]
-        (line,) = ax.step(
-            np.r_[xs[0], xs], np.r_[0.0, np.cumsum(probs[order])], where="post", label=label
-        )
-        ax.plot(xs, np.cumsum(probs[order]), "o", color=line.get_color())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}"))
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel("total cost in a scenario")
-    ax.set_ylabel("probability cost is at most")
-    ax.set_ylim(0, 1.05)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return out.getvalue()
-
-
-def two_stage_html(sp: StochasticPlan | None) -> str:
-    """The report's "Commit now, adapt later" section (template ``two_stage.html.j2``);
-    empty without uncertainty."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
-    if sp is None:
-        return ""
-    money = [c for c in two_stage_frame(sp).columns if c.endswith("_usd")]
-    env = Environment(
-        loader=PackageLoader("solver.outputs", "templates"), autoescape=select_autoescape(["j2"])
-    )
-    line = "{} {:g} x {} ({}) in {}"
-    return env.get_template("two_stage.html.j2").render(
-        sp=sp,
-        usd=_usd,
-        commitments=[
-            line.format(i.item, i.units, i.offering, i.mode, i.period) for i in sp.commitments
-        ],
-        deterministic=[
-            line.format(i.item, i.units, i.offering, i.mode, i.period)
-            for i in sp.deterministic_commitments
-        ],
-        sentences=two_stage_sentences(sp),
-        table=_table_html(two_stage_frame(sp), money=money),
-        distribution=_table_html(two_stage_distribution(sp), money=["total_cost_usd"]),
-        png=base64.b64encode(two_stage_png(sp)).decode("ascii"),
-    )
-
-
-def two_stage_summary_rows(sp: StochasticPlan) -> list[tuple[str, object]]:
-    """The workbook summary's two-stage figures."""
-    return [
-        ("two-stage: expected cost (USD)", sp.expected_cost_usd),
-        ("two-stage: deterministic plan's commitments, expected (USD)",
-         sp.deterministic_expected_cost_usd),
-        ("two-stage: everything rented, expected (USD)", sp.all_rented_expected_cost_usd),
-        ("two-stage: value of the stochastic solution (USD)", sp.value_of_stochastic_solution_usd),
-        ("two-stage: expected value of perfect information (USD)",
-         sp.expected_value_of_perfect_information_usd),
-        ("two-stage: cost p5 (USD)", sp.cost_percentiles_usd["p5"]),
-        ("two-stage: cost median (USD)", sp.cost_percentiles_usd["p50"]),
-        ("two-stage: cost p95 (USD)", sp.cost_percentiles_usd["p95"]),
-        (f"two-stage: worst case, {sp.worst_scenario} (USD)", sp.worst_case_usd),
-    ] + ([] if sp.risk_weight is None else [
-        (f"two-stage: CVaR at {sp.cvar_level:g} (USD)", sp.cvar_usd),
-        (f"two-stage: objective, expected + {sp.risk_weight:g} x CVaR (USD)", sp.objective_usd),
-    ])  # fmt: skip
 
 
 # ------------------------------------------------------------------ price provenance
@@ -647,28 +446,6 @@ def provenance_sentence(plan: Plan) -> str:
 # ------------------------------------------------------------------ HTML and XLSX
 
 
-def _table_html(frame: pd.DataFrame, money: Sequence[str] = (), percent: Sequence[str] = ()) -> str:
-    """A frame as an HTML table: ``money`` columns in whole dollars, ``percent`` columns
-    (fractions) in percent, other floats to 4 significant digits."""
-    if frame.empty:
-        return "<p><em>none</em></p>"
-    shown = frame.copy()
-    for col in money:
-        if col in shown:
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else _usd(v))
-    for col in percent:
-        if col in shown:
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    for col in shown.columns:
-        if col not in money and col not in percent and pd.api.types.is_float_dtype(shown[col]):
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4g}")
-    return shown.to_html(index=False, escape=True, border=0, classes="t", na_rep="")
-
-
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"{'-' if value < 0 else ''}${abs(value):,.0f}"
-
-
 def cost_by_month_png(plan: Plan) -> bytes:
     """Stacked monthly cost (rented, owned opex, commitments, capex) with a $ axis."""
     import matplotlib
@@ -711,14 +488,14 @@ def _plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
     cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
     cols += ["price_confidence", "price_date"]
     training_cols = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
-    out = []
+    out: list[tuple[str, str, float]] = []
     if items.empty:
         return out
     items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
     for name, rows in items.groupby("workload", sort=True):
         shown = cols + (training_cols if (rows["item"] == "training").any() else [])
-        table = _table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"])
-        out.append((name, table, float(rows["cost_usd"].sum())))
+        table = table_html(rows[shown], money=["cost_usd"], percent=["slack_fraction"])
+        out.append((str(name), table, float(rows["cost_usd"].sum())))
     return out
 
 
@@ -762,13 +539,15 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     movers += [dual_sentence(d) for d in duals[: max(0, 3 - len(movers))]]
     carbon = next((d for d in duals if d.family == "carbon"), None)
     quarters, money = _quarters(plan)
-    spend = f"The plan costs {_usd(plan.total_cost_usd)}"
+    spend = f"The plan costs {whole_usd(plan.total_cost_usd)}"
     if budget is not None:
         spend += (
-            f", {plan.total_cost_usd / budget:.0%} of the {_usd(budget)} budget, leaving "
-            f"{_usd(budget - plan.total_cost_usd)}"
+            f", {plan.total_cost_usd / budget:.0%} of the {whole_usd(budget)} budget, leaving "
+            f"{whole_usd(budget - plan.total_cost_usd)}"
         )
-    spend += f"; {_usd(capex)} of it is capex and {_usd(plan.total_cost_usd - capex)} opex."
+    spend += (
+        f"; {whole_usd(capex)} of it is capex and {whole_usd(plan.total_cost_usd - capex)} opex."
+    )
     binds = "; ".join(binding_sentence(b) for b in plan.binding[:5]) or (
         "no budget, carbon, availability, quota or share limit: demand and prices decide"
     )
@@ -779,12 +558,12 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     return env.get_template("report.html.j2").render(
         plan=plan,
         provenance_sentence=provenance_sentence(plan),
-        by_confidence=_table_html(by_confidence, money=["cost_usd"], percent=["share"]),
-        by_age=_table_html(by_age, money=["cost_usd"], percent=["share"]),
-        weakest=_table_html(weakest_prices(plan), money=["cost_usd"]),
-        cost_lines=_table_html(cost_lines_frame(plan), money=["cost_usd"]),
+        by_confidence=table_html(by_confidence, money=["cost_usd"], percent=["share"]),
+        by_age=table_html(by_age, money=["cost_usd"], percent=["share"]),
+        weakest=table_html(weakest_prices(plan), money=["cost_usd"]),
+        cost_lines=table_html(cost_lines_frame(plan), money=["cost_usd"]),
         gap="n/a" if plan.gap is None else f"{plan.gap:.4%}",
-        usd=_usd,
+        usd=whole_usd,
         pct=lambda v: f"{v:.0%}",
         budget=budget,
         capex=capex,
@@ -793,15 +572,15 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         hardware_sentences=hardware_sentences(plan.compile_report),
         training_sentences=training_sentences(plan),
         fleet_sentences=fleet_lines(plan),
-        assumptions=_table_html(assumptions_frame(plan, settings=False)),
-        settings=_table_html(assumptions_frame(plan, settings=True)),
+        assumptions=table_html(assumptions_frame(plan, settings=False)),
+        settings=table_html(assumptions_frame(plan, settings=True)),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
         if plan.cash_flow
         else "",
-        quarters=_table_html(quarters, money=money),
-        capex_opex=_table_html(
+        quarters=table_html(quarters, money=money),
+        capex_opex=table_html(
             pd.DataFrame(
                 {
                     "kind": ["capex (servers bought)", "commitments", "rented", "owned opex"],
@@ -830,12 +609,12 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         break_even_note=sens.break_even_tolerance,
         break_even=[break_even_sentence(b) for b in break_even_in_order(sens.break_even)],
         frontier_png=base64.b64encode(png).decode("ascii"),
-        carbon_table=_table_html(sweep_table(analysis.carbon_frontier)),
-        budget_table=_table_html(sweep_table(analysis.budget_sweep)),
-        demand_table=_table_html(sweep_table(analysis.demand_sweep)),
+        carbon_table=table_html(sweep_table(analysis.carbon_frontier)),
+        budget_table=table_html(sweep_table(analysis.budget_sweep)),
+        demand_table=table_html(sweep_table(analysis.demand_sweep)),
         scenarios=analysis.scenarios,
         spread=analysis.scenario_spread,
-        share_table=_table_html(
+        share_table=table_html(
             pd.DataFrame(
                 {
                     "pool": list(analysis.scenario_share),
@@ -925,7 +704,7 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         ("total CO2e (t)", plan.total_co2e_t),
         ("net present value (USD)", plan.npv_usd),
     ]  # fmt: skip
-    for w in plan.warnings:  # what the plan did not ask for (issue 34), as the HTML says it
+    for w in plan.warnings:  # what the plan did not ask for, as the HTML says it
         rows.append((f"WARNING ({w.kind}, {w.field})", w.detail))
         if w.alternative_cost_usd is not None:
             rows.append((f"{w.kind}: cost with it lifted (USD)", w.alternative_cost_usd))
@@ -1009,94 +788,8 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "plan": ["cost_usd", "co2e_t"],
         "purchase plan": ["cost_usd"],
     }
-    formats = {
+    formats: dict[str, dict[str, str | list[str | None]]] = {
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
     }
     return workbook(sheets, totals, formats)
-
-
-def budget_grid_usd(plan: Plan, points: int = 6) -> list[float]:
-    """The budget sweep's budgets: 0.5 to 1.25 x what the plan's budget row holds, its
-    all-in cost (compute and the costs beside it: storage, egress, support, staff, tax,
-    contingency), which is its compute cost when the problem has no costs block."""
-    import numpy as np
-
-    base = plan.all_in_cost_usd if plan.all_in_cost_usd is not None else plan.total_cost_usd
-    return [float(b) for b in np.linspace(0.5 * base, 1.25 * base, points)]
-
-
-def build_analysis(
-    plan: Plan,
-    solution,
-    *,
-    solver: str = "highspy",
-    break_even_limit: int | None = 12,
-    frontier_points: int = 8,
-    budget_points: int = 6,
-    demand_factors: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 3.0),
-    scenarios: int = 20,
-    spread: float = 0.2,
-    workers: int = 1,
-    scheduler: str | None = None,
-    progress=None,
-    two_stage: StochasticPlan | None = None,
-    deadline: float | None = None,
-    sections_deadline: float | None = None,
-) -> Analysis:
-    """Run the sensitivity analysis and the sweeps behind ``procure report``.
-
-    ``progress(stage, done, total)`` is called as each solve finishes; ``two_stage``, the
-    two-stage plan of a problem with uncertainty, is carried into the report as it is;
-    ``deadline`` (a ``time.perf_counter()`` time) bounds the break-even search as in
-    :func:`~solver.analyses.sensitivity.sensitivity_report`; ``sections_deadline`` the
-    sections after it (frontier, sweeps, scenarios, run together by
-    :func:`~solver.analyses.sensitivity.report_sweeps`): one with a point not started by
-    then is left out, empty, and named in ``cut_at_time_limit`` (the report says so).
-    """
-    from solver.analyses.sensitivity import REPORT_SWEEPS, report_sweeps, sensitivity_report
-
-    def tick(stage):
-        return (lambda done, total: progress(stage, done, total)) if progress else None
-
-    run = {"workers": workers, "scheduler": scheduler}
-    compiled = solution.compiled
-    sens = sensitivity_report(
-        solution,
-        break_even_limit=break_even_limit,
-        solver=solver,
-        progress=tick("break-even prices"),
-        deadline=deadline,
-        **run,
-    )
-    serving = any(getattr(w, "kind", "") != "training" for w in compiled.problem.workloads)
-    sweeps = report_sweeps(
-        compiled,
-        frontier_points=frontier_points,
-        budgets_usd=budget_grid_usd(plan, budget_points) if serving else (),
-        demand_factors=demand_factors,
-        scenarios=scenarios,
-        spread=spread,
-        solver=solver,
-        progress=tick("frontier, sweeps and scenarios"),
-        deadline=sections_deadline,
-        **run,
-    )
-    cut = [name for name in REPORT_SWEEPS if sweeps[name] is None]
-    frontier = sweeps["carbon frontier"] or []
-    budget = sweeps["budget sweep"] or []
-    demand = sweeps["demand sweep"] or []
-    _, share = sweeps["price scenarios"] or (None, {})
-    return Analysis(
-        plan=plan,
-        sensitivity=sens,
-        carbon_frontier=frontier,
-        budget_sweep=budget,
-        demand_sweep=demand,
-        scenario_share=share,
-        scenario_spread=spread,
-        scenarios=scenarios,
-        budget_usd=compiled.problem.budget_usd,
-        two_stage=two_stage,
-        cut_at_time_limit=cut,
-    )

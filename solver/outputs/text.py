@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from solver.analyses.diff import _usd
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED, _isnan
 from solver.outputs.files import csv_text
@@ -29,6 +28,12 @@ if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
     from solver.plan import Plan
 
 # --------------------------------------------------------------------------- plan
+
+
+def signed_usd(value_usd: float) -> str:
+    """A change of money in USD with its sign, to the cent: ``+$1,234.50``, ``-$80.00``."""
+    return f"{'+' if value_usd >= 0 else '-'}${abs(value_usd):,.2f}"
+
 
 #: The plan table's short names of price confidence levels (the JSON has the full words).
 CONFIDENCE_ABBREVIATION = {"third_party": "3rd", "unverified": "unver."}
@@ -622,7 +627,7 @@ def change_sentence(c: ItemChange) -> str:
             f"$ {c.item} {c.offering} {c.new_mode} x{c.new_units:g} "
             f"({where}{who}): {price_per_hour(c.old_unit_price_usd_per_hour)} -> "
             f"{price_per_hour(c.new_unit_price_usd_per_hour)}/h; "
-            f"${c.old_cost_usd:,.2f} -> ${c.new_cost_usd:,.2f} ({_usd(c.delta_usd)})"
+            f"${c.old_cost_usd:,.2f} -> ${c.new_cost_usd:,.2f} ({signed_usd(c.delta_usd)})"
         )
     parts = []
     if "units" in c.fields:
@@ -651,22 +656,23 @@ def diff_text(d: PlanDiff) -> str:
     if d.repriced:
         delta = sum(c.delta_usd for c in d.repriced)
         rest = (
-            f"; the price effect, {_usd(d.price_effect_usd)}, also re-prices the old plan's "
+            f"; the price effect, {signed_usd(d.price_effect_usd)}, also re-prices the old plan's "
             "lines that changed"
             if abs(delta - d.price_effect_usd) > 0.005
             else ""
         )
         lines.append(
             f"re-priced: {len(d.repriced)} line item(s) kept with a new unit price "
-            f"({_usd(delta)}{rest})"
+            f"({signed_usd(delta)}{rest})"
         )
         lines += ["  " + change_sentence(c) for c in d.repriced]
     lines += [
         f"total cost: before ${d.old_total_usd:,.2f}, after ${d.new_total_usd:,.2f}, "
-        f"change {_usd(d.total_change_usd)}{pct}",
-        f"  price effect {_usd(d.price_effect_usd)}: the old plan at new prices "
+        f"change {signed_usd(d.total_change_usd)}{pct}",
+        f"  price effect {signed_usd(d.price_effect_usd)}: the old plan at new prices "
         f"(${d.old_at_new_prices_usd:,.2f}) minus at old prices",
-        f"  plan effect  {_usd(d.plan_effect_usd)}: the new plan minus the old plan at new prices",
+        f"  plan effect  {signed_usd(d.plan_effect_usd)}: the new plan minus the old plan at "
+        "new prices",
         f"  ({d.price_basis})",
     ]
     periods = list(dict.fromkeys([*d.old_by_period, *d.new_by_period]))

@@ -2,7 +2,7 @@
 workspace (:class:`solver.web.jobs.JobRunner`), computed exactly as the CLI computes them:
 
 - ``frontier``: ``procure report``'s cost-versus-CO2e frontier
-  (:func:`solver.outputs.report.build_analysis`): the problem solved for analysis
+  (:func:`solver.analyses.report_analysis.build_analysis`): the problem solved for analysis
   (:func:`solver.solve.solve_for_analysis`, the plan of ``procure solve``), then
   :func:`solver.analyses.sensitivity.carbon_frontier` over ``points`` caps, its re-solves
   on the workspace's Dask cluster through the runner, one progress step each;

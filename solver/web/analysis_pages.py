@@ -43,7 +43,8 @@ def frontier_view(result: dict | None) -> dict:
     """A stored frontier as the report shows it (:func:`solver.outputs.report.sweep_table`)
     and the points for the chart: cost (USD) against CO2e (t), solved caps only."""
     from solver.analyses.sensitivity import SweepPoint
-    from solver.outputs.report import _table_html, sweep_table
+    from solver.outputs.html_tables import table_html as _table_html
+    from solver.outputs.report import sweep_table
 
     if result is None:
         return {"table": "", "chart_json": "null"}
@@ -59,10 +60,11 @@ def frontier_view(result: dict | None) -> dict:
 
 def two_stage_view(result: dict | None) -> dict:
     """A stored two-stage plan as the report shows it: its sentences, the per-scenario
-    table (:func:`solver.outputs.report.two_stage_frame`), the commitments signed now, and
+    table (:func:`solver.outputs.two_stage.two_stage_frame`), the commitments signed now, and
     the scenario costs for the chart."""
     from solver.analyses.stochastic import StochasticPlan
-    from solver.outputs.report import _table_html, two_stage_frame, two_stage_sentences
+    from solver.outputs.html_tables import table_html as _table_html
+    from solver.outputs.two_stage import two_stage_frame, two_stage_sentences
 
     if result is None:
         return {"sp": None, "chart_json": "null"}

@@ -13,10 +13,10 @@ from solver.analyses.diff import ItemChange, PlanDiff
 from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
 from solver.money import whole_usd
+from solver.outputs.html_tables import table_html as _table_html
 from solver.outputs.report import (
     _plan_by_workload,
     _quarters,
-    _table_html,
     break_even_in_order,
     break_even_sentence,
     dual_sentence,

@@ -1,4 +1,4 @@
-"""Break-even searches proved period by period (issue 28, fifth stop).
+"""Break-even searches proved period by period.
 
 The tiny world of test_sensitivity.py (an H100 instance H1 at $4/h serves 10 requests/s,
 an L4 at $1/h 2 requests/s, an L4b in eu-north at $1.20/h 2 requests/s), 25 requests/s
@@ -18,7 +18,7 @@ Worked by hand, per hour (each period is the same problem, its costs times its h
 - L4b enters below r: one L4b among 14 units of 2 requests/s, 13 + r = 14 at r = $1.00.
 
 The searches' last steps, "no plan using the pool beats the target", are proved by the
-split (:class:`solver.analyses.sensitivity._PeriodSplit`), not by the whole model, and
+split (:class:`solver.analyses.sensitivity.period_split.PeriodSplit`), not by the whole model, and
 the prices equal the whole model's to 1e-9. Without N+1 or with one period the split is
 not built (it only added solves there); the prices are then those of
 test_sensitivity.test_break_even_prices_by_hand ($5.00, $1.20, $1.00) and the above.
@@ -29,8 +29,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import H1, L4, offering, problem, serve
-from solver.analyses import sensitivity
 from solver.analyses.sensitivity import break_even_prices
+from solver.analyses.sensitivity.period_split import PeriodSplit
+from solver.analyses.sensitivity.warm import Warm
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
 from solver.core.model import build_model
@@ -55,13 +56,13 @@ def test_two_periods_break_even_by_hand_proved_period_by_period(tiny_catalog, mo
     sol = _solution(tiny_catalog)
     assert sol.result.objective == pytest.approx(14.0 * 3 * 730, rel=1e-9)  # $30,660
     answers = []
-    below = sensitivity._PeriodSplit.below
+    below = PeriodSplit.below
 
     def spy(self, *args):
         answers.append(below(self, *args))
         return answers[-1]
 
-    monkeypatch.setattr(sensitivity._PeriodSplit, "below", spy)
+    monkeypatch.setattr(PeriodSplit, "below", spy)
     rows = {b.offering: b for b in break_even_prices(sol)}
     assert {k: rows[k].break_even_price for k in N_PLUS_1} == pytest.approx(N_PLUS_1, rel=1e-6)
     assert rows["acme/us-east/h1"].direction == "enters below"
@@ -75,7 +76,7 @@ def test_two_periods_break_even_by_hand_proved_period_by_period(tiny_catalog, mo
 def test_the_split_gives_the_whole_models_prices(tiny_catalog, monkeypatch):
     sol = _solution(tiny_catalog)
     split = {b.pool_id: b for b in break_even_prices(sol)}
-    monkeypatch.setattr(sensitivity._Warm, "_split", lambda self: False)
+    monkeypatch.setattr(Warm, "_split", lambda self: False)
     whole = {b.pool_id: b for b in break_even_prices(sol)}
     assert set(split) == set(whole) and len(whole) == 3
     for pool, b in whole.items():
@@ -93,7 +94,7 @@ def test_the_whole_model_where_the_split_does_not_pay(
 ):
     sol = _solution(tiny_catalog, spare=spare, periods=periods)
     built = []
-    monkeypatch.setattr(sensitivity._PeriodSplit, "__init__", lambda *a: built.append(a))
+    monkeypatch.setattr(PeriodSplit, "__init__", lambda *a: built.append(a))
     rows = {b.offering: b.break_even_price for b in break_even_prices(sol)}
     assert rows == pytest.approx(by_hand, rel=1e-6)
     assert built == []

@@ -126,7 +126,8 @@ def test_a_break_even_search_cut_by_its_deadline_names_the_pools_left_out(setup)
 
 
 def test_a_report_cut_by_its_deadline_says_which_sections_it_left_out(setup):
-    from solver.outputs.report import analysis_json, build_analysis, report_html
+    from solver.analyses.report_analysis import build_analysis
+    from solver.outputs.report import analysis_json, report_html
 
     plan, solution = _analysed(setup)
     whole = build_analysis(plan, solution, frontier_points=2, scenarios=2)

@@ -1,0 +1,196 @@
+"""Break-even prices for many pools: which pools to search (those in the plan and the
+closest others by an LP estimate), in classes, run in parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from solver.analyses.sensitivity.classes import pool_classes
+from solver.analyses.sensitivity.duals import support_lp
+from solver.analyses.sensitivity.pricing import (
+    pools_in_plan,
+    price_slopes,
+    require_unpruned,
+    run_unpruned_tasks,
+)
+from solver.analyses.sensitivity.results import BreakEven
+from solver.analyses.sensitivity.search import break_even_for_pool
+from solver.core.backends import SolveOptions, get_backend
+from solver.core.model import has_second_stage
+from solver.solve import Solution
+from solver.units import Mode
+
+
+def break_even_candidates(solution: Solution) -> tuple[list[str], set[str]]:
+    """Pools that could serve a workload (those with options), and those in the plan."""
+    compiled = solution.compiled
+    require_unpruned(compiled)
+    assert solution.result.values is not None  # a solved problem
+    in_plan = pools_in_plan(solution.model, solution.result.values, compiled.pools)
+    pools = compiled.pools
+    price = np.where(pools["kind"] == "owned", pools["capex_usd"], pools["price_usd_per_hour"])
+    priced = set(pools["pool_id"][price > 0])
+    return sorted(set(compiled.options["pool_id"]) & priced), in_plan
+
+
+def break_even_task(shared: tuple, classes: list[tuple[str, list[str]]]) -> list[BreakEven]:
+    compiled, model, slopes, base_objective, start, in_plan, solver, warm = shared
+    options = SolveOptions(relative_gap=1e-6)
+    return [
+        break_even_for_pool(
+            compiled,
+            base_objective,
+            p,
+            p in in_plan,
+            solver=solver,
+            options=options,
+            warm=warm,
+            model=model,
+            slopes=slopes,
+            start=start,
+            twins=twins,
+        )
+        for p, twins in classes
+    ]
+
+
+def break_even_prices(
+    solution: Solution,
+    *,
+    pools: Iterable[str] | None = None,
+    limit: int | None = None,
+    solver: str = "highspy",
+    warm: bool = True,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
+    left_out: list[str] | None = None,
+) -> list[BreakEven]:
+    """Break-even prices for pools, sorted by how close each is to its current price.
+
+    Parameters
+    ----------
+    pools
+        Pool ids to analyse; default every pool that could serve a workload.
+    limit
+        Analyse the pools in the plan and, of the others, the ``limit`` closest to
+        entering by the LP estimate (:func:`entry_estimates`); None analyses all.
+    warm
+        Warm re-solves (:func:`break_even_for_pool`).
+    workers, scheduler
+        Parallelism (:func:`run_tasks`); pools are sent in chunks.
+    deadline
+        A ``time.perf_counter()`` time: pools not started by then are left out (in the
+        order of their closeness to entering, so the nearest are done first).
+    left_out
+        When given, the pools the deadline left out are appended to it (and their twins).
+    """
+    compiled = solution.compiled
+    if has_second_stage(compiled.problem):
+        return []  # prices do not enter a carbon-first objective's first stage
+    candidates, in_plan = break_even_candidates(solution)
+    if pools is not None:
+        wanted = set(pools)
+        candidates = [p for p in candidates if p in wanted]
+    twins_of: dict[str, list[str]] = {}
+    for members in pool_classes(compiled, candidates):
+        used = [p for p in members if p in in_plan]
+        rep = (used or members)[0]  # a class is in the plan when any member is
+        twins_of[rep] = [p for p in members if p != rep]
+    candidates = sorted(twins_of)
+    if limit is not None:
+        outside = [p for p in candidates if p not in in_plan]
+        estimate = entry_estimates(solution)
+        outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
+        candidates = sorted(set(outside) | (in_plan & set(candidates)))
+    classes = [(p, twins_of[p]) for p in candidates]
+    model = solution.model  # built from ``compiled`` (a second stage returned above)
+    assert solution.result.objective is not None  # a solved problem
+    slopes = price_slopes(compiled, model)
+    # local processes take one class at a time (the search's times differ 5x: no idle
+    # worker at the end); a cluster takes a few chunks per worker
+    chunks = max(1, workers) * 4 if scheduler else len(classes)
+    groups = [classes[i::chunks] for i in range(min(chunks, len(classes)))]
+    shared = (
+        compiled,
+        model,
+        slopes,
+        float(solution.result.objective),
+        solution.result.values,
+        in_plan,
+        solver,
+        warm,
+    )
+    n = len(classes)
+    results = run_unpruned_tasks(
+        break_even_task,
+        groups,
+        shared=shared,
+        workers=workers,
+        scheduler=scheduler,
+        # in pools (classes) done, though tasks are groups of them
+        progress=(lambda done, total: progress(round(done * n / total), n)) if progress else None,
+        deadline=deadline,
+    )
+    if left_out is not None:
+        left_out += [q for g, r in zip(groups, results, strict=True) if r is None
+                     for p, twins in g for q in (p, *twins)]  # fmt: skip
+    return sorted(
+        (b for group in results if group is not None for b in group),
+        key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
+    )
+
+
+def entry_estimates(solution: Solution) -> dict[str, float]:
+    """Per pool outside the plan: the LP estimate of the price, as a fraction of today's,
+    at which it starts to pay (value of its capacity at the plan's duals / its cost).
+
+    Only an ordering for choosing which pools to search exactly; 1.0 or more means "about
+    to enter". Reserved and owned units are charged their commitment or capex per period.
+    """
+    compiled, model = solution.compiled, solution.model
+    assert solution.result.values is not None  # a solved problem
+    lp = support_lp(model, solution.result.values)
+    result = get_backend("highspy").solve(lp, SolveOptions())
+    if result.reduced_costs is None:
+        return {}
+    v = lp.variables
+    cost = np.zeros(len(v))
+    for j, c in lp.objective.coefs.items():
+        cost[j] += c
+    # What a unit's capacity is worth at the plan's duals, counting no more capacity than
+    # a demand row asks for (a big server is not worth more than the demand it can meet).
+    value = np.zeros(len(v))
+    duals = result.duals or {}
+    for row in lp.rows:
+        y = duals.get(row.name, 0.0)
+        if not y:
+            continue
+        capped = row.sense == ">=" and row.rhs > 0
+        for j, a in row.coefs.items():
+            value[j] += y * (min(a, row.rhs) if capped and a > 0 else a)
+    pools = compiled.pools
+    months = compiled.periods["months"].to_numpy()
+    hours = compiled.periods["hours"].to_numpy()
+    use = np.flatnonzero(v["kind"].isin(("x", "z")).to_numpy() & (v["pool"].to_numpy() >= 0))
+    p = v["pool"].to_numpy()[use].astype(int)
+    t = np.maximum(v["period"].to_numpy()[use].astype(int), 0)
+    owned = (pools["kind"] == "owned").to_numpy()[p]
+    reserved = pools["mode"].isin([Mode.RESERVED_1Y, Mode.RESERVED_3Y]).to_numpy()[p]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_month = (pools["capex_usd"] / pools["lifetime_months"]).to_numpy(float)[p] + pools[
+            "hosting_usd_per_month"
+        ].to_numpy(float)[p]
+    full = cost[use] + np.where(
+        owned,
+        months[t] * np.where(owned, per_month, 0.0),
+        np.where(reserved, pools["price_usd_per_hour"].to_numpy(float)[p] * hours[t], 0.0),
+    )
+    paid = full > 0
+    ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
+    return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}

@@ -1,0 +1,253 @@
+"""Sweeps: the carbon frontier, budget and demand sweeps and price scenarios, each a list
+of independent re-solves of variants of a compiled problem (:func:`run_tasks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from solver.analyses.sensitivity.pricing import (
+    pools_in_plan,
+    run_unpruned_tasks,
+    with_pool_prices,
+)
+from solver.analyses.sensitivity.results import SweepPoint
+from solver.core.backends import SolveOptions
+from solver.core.compile import Compiled, repruned
+from solver.core.model import build_model
+from solver.errors import InfeasibleError, ProcureError
+from solver.solve import Solution, optimise
+
+
+def variant(compiled: Compiled, change: tuple) -> Compiled:
+    """The compiled problem with one change: ("problem", {field: value}),
+    ("demand", factor) or ("prices", per-pool factors in pool order)."""
+    kind, what = change
+    if kind == "problem":
+        return replace(compiled, problem=compiled.problem.model_copy(update=what))
+    if kind == "demand":
+        return with_demand_factor(compiled, what)
+    if kind == "prices":
+        return with_pool_prices(compiled, dict(zip(compiled.pools["pool_id"], what, strict=True)))
+    raise ValueError(f"unknown change {kind!r}")
+
+
+def solve_point(compiled: Compiled, task: tuple) -> SweepPoint:
+    """Solve one variant of a compiled problem; summarise it."""
+    change, sweep, value, solver = task
+    compiled = repruned(variant(compiled, change))
+    try:
+        solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
+    except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
+        status = "infeasible" if isinstance(exc, InfeasibleError) else "no_solution"
+        return SweepPoint(sweep=sweep, value=value, status=status)
+    e = solution.model.expressions
+    x = solution.result.values
+    assert x is not None and solution.result.objective is not None  # optimise raises otherwise
+    served = _served(solution)
+    return SweepPoint(
+        sweep=sweep,
+        value=value,
+        status=solution.result.termination.value,
+        objective=float(solution.result.objective),
+        total_cost_usd=e["total_cost_usd"].value(x),
+        total_co2e_t=e["total_co2e_t"].value(x),
+        served_fraction=served,
+        used=sorted(pools_in_plan(solution.model, x, solution.compiled.pools)),
+    )
+
+
+def _served(solution: Solution) -> float:
+    from solver.plan import served_fraction
+
+    assert solution.result.values is not None  # optimise raises where it finds no plan
+    fractions = served_fraction(solution.compiled, solution.model, solution.result.values)
+    return float(np.mean(list(fractions.values()))) if fractions else 1.0
+
+
+def _frontier_ends(compiled: Compiled, solver: str, deadline: float | None = None) -> list:
+    """The frontier's two ends, in this process: the min-cost plan (cap inf) and the
+    min-carbon plan (cap 0); None for one not started by ``deadline``."""
+    tasks = [
+        (
+            ("problem", {"objective": objective, "carbon_cap_tco2e": None}),
+            "carbon_cap_tco2e",
+            cap,
+            solver,
+        )
+        for objective, cap in (("min_cost", np.inf), ("min_carbon", 0.0))
+    ]
+    return run_unpruned_tasks(solve_point, tasks, shared=compiled, deadline=deadline)
+
+
+def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
+    """The frontier's caps from the min-carbon plan's CO2e to the min-cost plan's, as tasks;
+    None when an end has no CO2e (no plan): the frontier is then the ends that have one."""
+    high, low = ends
+    if high.total_co2e_t is None or low.total_co2e_t is None:
+        return None
+    caps = np.linspace(low.total_co2e_t, high.total_co2e_t, points)
+    caps[0] *= 1.0 + 1e-6  # the min-carbon value itself, with room for rounding
+    return [
+        (
+            ("problem", {"objective": "min_cost", "carbon_cap_tco2e": float(c)}),
+            "carbon_cap_tco2e",
+            float(c),
+            solver,
+        )
+        for c in caps
+    ]
+
+
+def carbon_frontier(
+    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
+) -> list[SweepPoint]:
+    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
+    ends = _frontier_ends(compiled, solver)
+    tasks = _frontier_tasks(ends, points, solver)
+    if tasks is None:
+        return [p for p in ends if p.total_co2e_t is not None]
+    return run_unpruned_tasks(solve_point, tasks, shared=compiled, **run)
+
+
+def _budget_tasks(budgets_usd: Iterable[float], solver: str) -> list:
+    return [
+        (
+            ("problem", {"objective": "max_served", "budget_usd": float(b)}),
+            "budget_usd",
+            float(b),
+            solver,
+        )
+        for b in budgets_usd
+    ]
+
+
+def budget_sweep(
+    compiled: Compiled,
+    budgets_usd: Iterable[float],
+    *,
+    solver: str = "highspy",
+    **run,
+) -> list[SweepPoint]:
+    """Served demand and cost versus budget (objective: max served within budget)."""
+    return run_unpruned_tasks(
+        solve_point, _budget_tasks(budgets_usd, solver), shared=compiled, **run
+    )
+
+
+def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
+    """Online and batch demand scaled by ``factor`` (training unchanged)."""
+    demand = compiled.demand.copy()
+    demand["demand"] = demand["demand"] * factor
+    return replace(compiled, demand=demand)
+
+
+def _demand_tasks(factors: Iterable[float], solver: str) -> list:
+    return [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
+
+
+def demand_sweep(
+    compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
+) -> list[SweepPoint]:
+    """Cost versus demand growth (every inference demand scaled)."""
+    return run_unpruned_tasks(solve_point, _demand_tasks(factors, solver), shared=compiled, **run)
+
+
+def _scenario_tasks(compiled: Compiled, n: int, spread: float, seed: int, solver: str) -> list:
+    """``n`` price scenarios: every pool's price x a factor drawn uniformly in 1 ± spread."""
+    rng = np.random.default_rng(seed)
+    k = len(compiled.pools)
+    return [
+        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
+        for s in range(n)
+    ]
+
+
+def _scenario_share(points: list[SweepPoint]) -> dict[str, float]:
+    """Per pool used in any scenario, the share of feasible scenarios whose plan uses it."""
+    ok = [p for p in points if p.total_cost_usd is not None]
+    share: dict[str, float] = {}
+    for p in ok:
+        for pool in p.used:
+            share[pool] = share.get(pool, 0.0) + 1.0 / len(ok)
+    return dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def price_scenarios(
+    compiled: Compiled,
+    *,
+    n: int = 20,
+    spread: float = 0.2,
+    seed: int = 0,
+    solver: str = "highspy",
+    **run,
+) -> tuple[list[SweepPoint], dict[str, float]]:
+    """Every pool's price drawn uniformly within ±``spread``; how often each pool stays.
+
+    Returns the points and, per pool used in any scenario, the share of feasible
+    scenarios whose optimal plan uses it.
+    """
+    tasks = _scenario_tasks(compiled, n, spread, seed, solver)
+    points = run_unpruned_tasks(solve_point, tasks, shared=compiled, **run)
+    return points, _scenario_share(points)
+
+
+#: the report's sweeps, in the order it names them (and names those cut by a deadline)
+REPORT_SWEEPS = ("carbon frontier", "budget sweep", "demand sweep", "price scenarios")
+
+
+def report_sweeps(
+    compiled: Compiled,
+    *,
+    frontier_points: int = 8,
+    budgets_usd: Sequence[float] = (),
+    demand_factors: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 3.0),
+    scenarios: int = 20,
+    spread: float = 0.2,
+    seed: int = 0,
+    solver: str = "highspy",
+    progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
+    **run,
+) -> dict[str, object]:
+    """The carbon frontier, the budget and demand sweeps and the price scenarios of
+    ``procure report``, as :func:`carbon_frontier`, :func:`budget_sweep`,
+    :func:`demand_sweep` and :func:`price_scenarios` give them, in one run of tasks.
+
+    The frontier's two ends are solved first (its caps come from them); then every other
+    point goes to one pool, the frontier's caps first: they are the longest (autoscaled,
+    each several times a price scenario, bench/report_sweeps.py --per-point), and a pool
+    that takes the longest first ends its last tasks together. One pool for the four
+    sweeps, rather than one each, leaves no worker idle at a sweep's end while another
+    finishes its last point (bench/RESULTS.md, "Autoscale the default: the report").
+
+    Returns, by name (:data:`REPORT_SWEEPS`), the frontier's points, the budget sweep's,
+    the demand sweep's, and the scenarios' (points, shares); None for a sweep with a point
+    not started by ``deadline`` (a sweep is shown whole or not at all). ``progress(done,
+    total)`` counts the points of the pool.
+    """
+    out: dict[str, object] = dict.fromkeys(REPORT_SWEEPS)
+    parts: dict[str, list] = {}
+    ends = _frontier_ends(compiled, solver, deadline)
+    if all(p is not None for p in ends):  # else the frontier is cut: left None
+        caps = _frontier_tasks(ends, frontier_points, solver)
+        if caps is None:  # an end without a plan: the frontier is the ends that have one
+            out["carbon frontier"] = [p for p in ends if p.total_co2e_t is not None]
+        else:
+            parts["carbon frontier"] = caps
+    parts["price scenarios"] = _scenario_tasks(compiled, scenarios, spread, seed, solver)
+    parts["demand sweep"] = _demand_tasks(demand_factors, solver)
+    parts["budget sweep"] = _budget_tasks(budgets_usd, solver)
+    tasks = [t for part in parts.values() for t in part]
+    points = run_unpruned_tasks(
+        solve_point, tasks, shared=compiled, progress=progress, deadline=deadline, **run
+    )
+    at = 0
+    for name, part in parts.items():
+        got, at = points[at : at + len(part)], at + len(part)
+        if all(p is not None for p in got):
+            out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
+    return out
