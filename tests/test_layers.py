@@ -404,58 +404,6 @@ def test_backends_import_no_private_helper():
         name: _private_imports(name, path)
         for name, path in _modules().items()
         if name.startswith(BACKENDS + ".") and _private_imports(name, path)
-
-#: outputs/ renders what the analyses return and runs none of them (the CLI and the web
-#: run the analysis and hand its result to the renderer): a module under solver/outputs
-#: takes from these packages only their plain result types, a class that is a pydantic
-#: model, a dataclass or an enum; never a function, a constant or a whole module
-COMPUTING = ("solver.analyses", "solver.solve", "solver.api")
-
-
-def _is_result_type(obj: object) -> bool:
-    import dataclasses
-    import enum
-    import inspect
-
-    from pydantic import BaseModel
-
-    return inspect.isclass(obj) and (
-        issubclass(obj, BaseModel | enum.Enum) or dataclasses.is_dataclass(obj)
-    )
-
-
-def _computing_imports(tree: ast.AST, package: str) -> list[str]:
-    """What a module of ``package`` imports from :data:`COMPUTING` that is not a plain
-    result type: ``module.name`` for a name, ``module`` for a whole module."""
-    import importlib
-
-    def computing(module: str) -> bool:
-        return module.startswith(tuple(f"{c}." for c in COMPUTING)) or module in COMPUTING
-
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [a.name for a in node.names if computing(a.name)]
-        elif isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([module] if module else []))
-            for alias in node.names:
-                full = f"{module}.{alias.name}"
-                if not computing(module):  # a computing module by its parent package
-                    out += [full] if computing(full) else []
-                elif not _is_result_type(getattr(importlib.import_module(module), alias.name)):
-                    out.append(full)
-    return out
-
-
-def test_outputs_run_no_analysis():
-    found = {
-        name: bad
-        for name, path in _modules().items()
-        if name.startswith("solver.outputs.")
-        and (bad := _computing_imports(ast.parse(path.read_text()), "solver.outputs"))
     }
     assert not found, found
 
@@ -470,6 +418,8 @@ def test_the_private_import_check_finds_one(tmp_path):
     assert _private_imports("solver.core.backends.ortools_backend", planted) == {
         ("solver.core.backends.highs_backend", "_empty_row_infeasible"),
         ("solver.core.matrix", "_hidden"),
+    }
+
 
 #: trust builds no model (DESIGN.md section 2): a module under solver/trust imports no
 #: model builder (a name of solver.core.model that is not a class: the matrix types are
@@ -478,7 +428,7 @@ def test_the_private_import_check_finds_one(tmp_path):
 #: data) and no solver library, and calls nothing that builds or solves a model. The
 #: elastic model and the feasibility probes it needs live in solver.core.elastic
 MODEL_BUILDERS = "solver.core.model"
-BACKENDS = ("solver.core.backends", "highspy", "pulp", "ortools")
+SOLVER_BACKENDS = ("solver.core.backends", "highspy", "pulp", "ortools")
 BACKEND_INTERFACE = "solver.core.backends.base"
 SOLVING_CALLS = {"build_model", "get_backend", "solve"}
 
@@ -514,7 +464,7 @@ def _model_offences(name: str, path_is_package: bool, source: str) -> set[str]:
             return full == MODEL_BUILDERS or _is_model_builder(full.split(".")[3])
         if full == BACKEND_INTERFACE or full.startswith(BACKEND_INTERFACE + "."):
             return False
-        return any(full == b or full.startswith(b + ".") for b in BACKENDS)
+        return any(full == b or full.startswith(b + ".") for b in SOLVER_BACKENDS)
 
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
@@ -571,6 +521,62 @@ def test_the_model_check_finds_a_model_built_in_trust():
         "calls solve",
         "calls build_model",
     }
+
+
+#: outputs/ renders what the analyses return and runs none of them (the CLI and the web
+#: run the analysis and hand its result to the renderer): a module under solver/outputs
+#: takes from these packages only their plain result types, a class that is a pydantic
+#: model, a dataclass or an enum; never a function, a constant or a whole module
+COMPUTING = ("solver.analyses", "solver.solve", "solver.api")
+
+
+def _is_result_type(obj: object) -> bool:
+    import dataclasses
+    import enum
+    import inspect
+
+    from pydantic import BaseModel
+
+    return inspect.isclass(obj) and (
+        issubclass(obj, BaseModel | enum.Enum) or dataclasses.is_dataclass(obj)
+    )
+
+
+def _computing_imports(tree: ast.AST, package: str) -> list[str]:
+    """What a module of ``package`` imports from :data:`COMPUTING` that is not a plain
+    result type: ``module.name`` for a name, ``module`` for a whole module."""
+    import importlib
+
+    def computing(module: str) -> bool:
+        return module.startswith(tuple(f"{c}." for c in COMPUTING)) or module in COMPUTING
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if computing(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([module] if module else []))
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                if not computing(module):  # a computing module by its parent package
+                    out += [full] if computing(full) else []
+                elif not _is_result_type(getattr(importlib.import_module(module), alias.name)):
+                    out.append(full)
+    return out
+
+
+def test_outputs_run_no_analysis():
+    found = {
+        name: bad
+        for name, path in _modules().items()
+        if name.startswith("solver.outputs.")
+        and (bad := _computing_imports(ast.parse(path.read_text()), "solver.outputs"))
+    }
+    assert not found, found
+
 
 def test_the_outputs_check_finds_an_analysis_call():
     # a renderer that runs the sensitivity analysis, a sweep and the report's driver, or
