@@ -5,6 +5,7 @@ bucket, in the ``measured_throughput_rps`` layout of a problem's inference workl
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import pandas as pd
 
@@ -65,12 +66,12 @@ def build_profiles(
                 tps = float(
                     estimate_inference(
                         catalog,
-                        model=model_id,
+                        model=cast(str, model_id),
                         accelerator=acc,
                         prompt_tokens=mids[i],
                         output_tokens=mids[j],
                         batch=None,
-                        runtime=physics_runtime(run),
+                        runtime=physics_runtime(cast(str, run)),
                     )["replica_output_tokens_per_s"]
                 )
                 factor = factor_of.get((acc, run), math.nan)

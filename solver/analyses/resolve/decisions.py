@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +22,7 @@ from solver.inputs.problem import (
     InferenceWorkload,
 )
 from solver.plan import LineItem
+from solver.plan.lines import FrameRow
 from solver.units import Item
 
 DECISION_ITEMS = ("rent", "use", "training", "purchase", "reservation")
@@ -53,6 +56,7 @@ def decision_index(compiled: Compiled, model: LinearModel) -> dict[Key, list[Dec
     upper = useful_units(compiled, model)
     v = model.variables
     out: dict[Key, list[Decision]] = defaultdict(list)
+    r: FrameRow
     for i, r in enumerate(v.itertuples(index=False)):
         if r.kind not in ("x", "z", "buy", "commit"):
             continue
@@ -66,10 +70,10 @@ def decision_index(compiled: Compiled, model: LinearModel) -> dict[Key, list[Dec
                     key = ("use", periods[r.period], b, r.workload, offering, mode)
                     out[key].append(Decision(i, 1.0, upper[i], int(r.option_id)))
         elif r.kind == "z":
-            k = options.loc[int(r.option_id)]
+            n_units = float(cast(float, options.loc[int(r.option_id), "n_units"]))
             for t, _h in runs[int(r.option_id)]:
                 key = ("training", periods[int(t)], "", r.workload, offering, mode)
-                out[key].append(Decision(i, float(k["n_units"]), 1.0, int(r.option_id)))
+                out[key].append(Decision(i, n_units, 1.0, int(r.option_id)))
         else:
             item = "purchase" if r.kind == "buy" else "reservation"
             key = (item, periods[r.period], "", "", offering, mode)
@@ -92,15 +96,17 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
     cap = (
         pools["availability_cap"].astype(float) + pools["existing_units"].astype(float)
     ).to_numpy()
+    demand_rows: Iterable[FrameRow] = compiled.demand.itertuples(index=False)
     demand = {
         (d.workload, int(d.period), int(d.block), int(d.bucket)): float(d.demand)
-        for d in compiled.demand.itertuples(index=False)
+        for d in demand_rows
     }
     n_blocks = len(compiled.blocks)
     options = compiled.options.set_index("option_id")
     # a problem of training jobs only has no serving capacity column
     per_unit = options.get("tokens_per_s_per_unit", pd.Series(dtype=float)).to_dict()
     rps: dict[int, dict[int, float]] = defaultdict(dict)
+    r: FrameRow
     for r in compiled.bucket_capacity.itertuples(index=False):
         rps[int(r.option_id)][int(r.bucket)] = float(r.requests_per_s_per_unit)
     online = [w for w in compiled.problem.workloads if isinstance(w, InferenceWorkload)]
@@ -113,7 +119,7 @@ def useful_units(compiled: Compiled, model: LinearModel) -> np.ndarray:
     for i, r in enumerate(v.itertuples(index=False)):
         if r.kind == "z":
             upper[i] = 1.0
-            n = float(options.loc[int(r.option_id), "n_units"])
+            n = float(cast(float, options.loc[int(r.option_id), "n_units"]))
             training_units[int(r.pool)] = max(training_units[int(r.pool)], n)
             continue
         if r.kind != "x":

@@ -5,8 +5,10 @@ the new prices, and ``procure diff``'s price/plan split.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import cast
 
 import numpy as np
+import pandas as pd
 
 from solver.analyses.diff import Key, PlanDiff, _with_items, diff_plans, item_key
 from solver.analyses.resolve.decisions import (
@@ -58,10 +60,10 @@ def evaluate_decisions(
             match = [
                 d
                 for d in entries
-                if int(options.loc[d.option_id, "n_units"]) == int(round(item.units))
-                and compiled.periods["name"].iat[int(options.loc[d.option_id, "start_period"])]
+                if int(_cell(options, d.option_id, "n_units")) == int(round(item.units))
+                and compiled.periods["name"].iat[int(_cell(options, d.option_id, "start_period"))]
                 == (item.start_period or item.period)
-                and abs(float(options.loc[d.option_id, "job_hours"]) - item.job_hours)
+                and abs(_cell(options, d.option_id, "job_hours") - item.job_hours)
                 <= 1e-6 * max(1.0, item.job_hours)
             ]
             if not match:
@@ -161,3 +163,8 @@ def diff_at_prices(
             "effect"
         )
     return diff_plans(old, new, old_at_new_prices=at_new, price_source=price_source, notes=notes)
+
+
+def _cell(options: pd.DataFrame, option_id: int, column: str) -> float:
+    """One number of the options table (indexed by option_id), as a float."""
+    return float(cast(float, options.loc[option_id, column]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from solver.analyses.stochastic.recourse import (
     ev_first_stage,
     first_stage,
     fix_first_stage,
+    plan_values,
     same_first_stage,
     scenario_plan,
     scenario_task,
@@ -66,7 +68,7 @@ def elastic(model: LinearModel) -> LinearModel:
     """``model`` with a slack on every row, minimising their sum: zero where the rows can
     hold, else how far they are from holding (feasibility cuts)."""
     n, rows, objective = len(model.variables), [], Expression()
-    slacks = []
+    slacks: list[str] = []
     for r in model.rows:
         coefs = dict(r.coefs)
         for sign in {"<=": (-1.0,), ">=": (1.0,), "==": (-1.0, 1.0)}[r.sense]:
@@ -106,7 +108,7 @@ def benders_master(setup: Setup, floors_usd: list[float], cuts: list) -> LinearM
             rows.append(new_row("benders_cut", (k,), coefs | {n_first + s: 1.0}, ">=", rhs))
         else:  # value + g (x - at) <= 0
             rows.append(new_row("benders_cut", (k,), coefs, ">=", rhs))
-    u, p = setup.problem.uncertainty, setup.problem
+    u, p = setup.uncertainty, setup.problem
     expected = Expression()
     for s, prob in enumerate(setup.probs):
         expected.add(n_first + s, prob)
@@ -144,11 +146,12 @@ def solve_by_benders(setup: Setup, solver, options, workers, scheduler):
     from solver.solve import optimise
 
     alone = solved_alone(setup, solver, options, workers, scheduler)
-    risk, n = setup.problem.uncertainty.risk, len(setup.names)
+    risk, n = setup.uncertainty.risk, len(setup.names)
     floors = [x[1] for x in alone]
     lower = risk_objective(floors, setup.probs, risk)
     ev = ev_first_stage(setup, solver, options)
-    t0, candidate, cuts, priced = time.perf_counter(), ev.first, [], []
+    t0, cuts, priced = time.perf_counter(), [], []
+    candidate: dict[str, float] | None = ev.first
     best, best_cost, eev, iterations = None, np.inf, None, 0
     shared = (setup.compiled, setup.models, solver, options)
     from solver.analyses.runner import run_tasks
@@ -175,8 +178,8 @@ def solve_by_benders(setup: Setup, solver, options, workers, scheduler):
         except InfeasibleError:
             break  # no commitments satisfy the cuts: none is feasible in every scenario
         bound = r.bound if r.bound is not None and np.isfinite(r.bound) else r.objective
-        lower = max(lower, float(bound))
-        nxt = first_stage(master, r.values)
+        lower = max(lower, float(cast(float, bound)))  # the master has a plan: its objective
+        nxt = first_stage(master, plan_values(r))
         gap = relative_gap(best_cost, lower) if best is not None else None
         done = gap is not None and gap <= options.relative_gap
         candidate = None if done or any(same_first_stage(nxt, c) for c, _ in priced) else nxt

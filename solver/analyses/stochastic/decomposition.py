@@ -5,6 +5,7 @@ expected hindsight bound as a proven lower bound.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -41,7 +42,7 @@ def solve_by_decomposition(setup: Setup, solver, options, workers, scheduler):
     bound reported.
     """
     alone = solved_alone(setup, solver, options, workers, scheduler)
-    risk = setup.problem.uncertainty.risk
+    risk = setup.uncertainty.risk
     # the objective is non-decreasing in each scenario's cost, none below its hindsight bound
     lower = risk_objective([x[1] for x in alone], setup.probs, risk)
     own = [first_stage(m, x[2]) for m, x in zip(setup.models, alone, strict=True)]
@@ -50,7 +51,7 @@ def solve_by_decomposition(setup: Setup, solver, options, workers, scheduler):
     mean = {k: sum(p * o.get(k, 0.0) for p, o in zip(setup.probs, own, strict=True)) for k in keys}
     # every scenario's own commitments when there are few; else those of the scenarios at
     # the 10th, 30th, 50th, 70th and 90th percentiles of hindsight cost
-    picked = range(len(own))
+    picked: Sequence[int] = range(len(own))
     if len(own) > MAX_OWN_CANDIDATES:
         order = np.argsort([x[0] for x in alone], kind="stable")
         picked = sorted({int(order[int(q * (len(own) - 1))]) for q in (0.1, 0.3, 0.5, 0.7, 0.9)})

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
+import pandas as pd
 
 from solver.analyses.stochastic.extensive import FIRST_STAGE
 from solver.analyses.stochastic.scenarios import (
@@ -19,6 +21,7 @@ from solver.analyses.stochastic.scenarios import (
 )
 from solver.analyses.stochastic.setup import Setup
 from solver.core.backends import SolveOptions
+from solver.core.backends.base import SolveResult
 from solver.core.compile import Compiled
 from solver.core.model import (
     LinearModel,
@@ -120,7 +123,7 @@ def same_first_stage(a: dict, b: dict) -> bool:
 def within_caps(setup: Setup, costs: list[float], expected: float, co2_t: float) -> bool:
     """Caps the scenario subproblems do not see: the worst case; the budget and carbon
     cap in expectation."""
-    u, p = setup.problem.uncertainty, setup.problem
+    u, p = setup.uncertainty, setup.problem
     if u.max_scenario_cost_usd is not None and max(costs) > u.max_scenario_cost_usd * (1 + 1e-9):
         return False
     if setup.caps == "expectation":
@@ -175,11 +178,14 @@ def ev_first_stage(setup: Setup, solver: str, options: SolveOptions) -> EV:
     t0 = time.perf_counter()
     problem, catalog = setup.problem, setup.catalog
     probs = setup.probs
-    pf = sum(p * price_factors(catalog, s) for p, s in zip(probs, setup.scenarios, strict=True))
+    pf = cast(
+        pd.DataFrame,
+        sum(p * price_factors(catalog, s) for p, s in zip(probs, setup.scenarios, strict=True)),
+    )
     dfs = [demand_factors(problem, s) for s in setup.scenarios]
     df = {k: float(sum(p * d[k] for p, d in zip(probs, dfs, strict=True))) for k in dfs[0]}
     problem_ev = scenario_problem(problem, df, "every_scenario")
-    shares = sum(p * x for p, x in zip(probs, setup.shares, strict=True))
+    shares = cast(np.ndarray, sum(p * x for p, x in zip(probs, setup.shares, strict=True)))
     ev = scenario_compiled(setup.base, problem_ev, pf, df, shares)
     out = first_stage_of(setup, ev, solver, options)
     setup.seconds["deterministic"] = time.perf_counter() - t0
@@ -192,9 +198,8 @@ def first_stage_of(setup: Setup, compiled: Compiled, solver: str, options) -> EV
 
     (ev,) = keep_pools([compiled], setup.kept)
     model = build_model(ev)
-    values = optimise(
-        ev, model, solver=solver, options=until_deadline(setup, options)
-    ).result.values
+    result = optimise(ev, model, solver=solver, options=until_deadline(setup, options)).result
+    values = plan_values(result)
     plan = extract_plan(
         ev, model, values, status="optimal", objective=None, gap=None, solver=solver,
         solve_seconds=0.0,
@@ -237,3 +242,10 @@ def compared_costs(setup: Setup, ev: EV, solver, options, workers, scheduler, kn
             part = results[j * n : (j + 1) * n]
         out.append([None if x is None else float(x[0]) for x in part])
     return out[0], out[1]
+
+
+def plan_values(result: SolveResult) -> np.ndarray:
+    """The values of a result :func:`solver.solve.optimise` returned (it always holds a plan:
+    it raises when the solver found none)."""
+    assert result.values is not None, "optimise returns only results that hold a plan"
+    return result.values

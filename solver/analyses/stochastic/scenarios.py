@@ -5,6 +5,7 @@ online demand and serving capacity, applied to a problem compiled once.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -206,7 +207,9 @@ def scenario_compiled(
     cloud = (pools["kind"] == "cloud").to_numpy() & pools["mode"].isin(RENTED_MODES).to_numpy()
     f = np.ones(len(pools))
     for i in np.flatnonzero(cloud):
-        f[i] = float(factors.at[pools["offering_id"].iat[i], pools["mode"].iat[i]])
+        f[i] = float(
+            cast(float, factors.at[pools["offering_id"].iat[int(i)], pools["mode"].iat[int(i)]])
+        )
     by_pool = dict(zip(pools["pool_id"], f, strict=True))
     pools["price_usd_per_hour"] = pools["price_usd_per_hour"] * f
     options = base.options.copy()

@@ -27,6 +27,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
     Problem,
     Scenario,
+    Uncertainty,
 )
 
 
@@ -55,8 +56,10 @@ class Setup:
         self.deadline: float | None = None
         self.cut: list[str] = []
         self.scenarios = scenarios_of(problem, catalog)  # refuses a problem without any
+        assert problem.uncertainty is not None, "scenarios_of refuses a problem without one"
+        self.uncertainty: Uncertainty = problem.uncertainty
         self.throughput = has_throughput(self.scenarios)
-        self.caps = problem.uncertainty.caps
+        self.caps = self.uncertainty.caps
         self.names = [s.name for s in self.scenarios]
         self.probs = [s.probability for s in self.scenarios]
         self.base = compile_problem(problem, catalog, prune_dominated=False)

@@ -13,6 +13,7 @@ from solver.analyses.stochastic.recourse import (
     compared_costs,
     ev_first_stage,
     fix_first_stage,
+    plan_values,
     scenario_plan,
     solved_alone,
     until_deadline,
@@ -89,7 +90,7 @@ def solve_stochastic(
 def _extensive(setup: Setup, solver: str, options: SolveOptions, workers, scheduler):
     from solver.solve import optimise
 
-    u = setup.problem.uncertainty
+    u = setup.uncertainty
     budget = setup.problem.budget_usd
     if budget is not None:  # the costs beside compute held at their bound (model.budget_bound)
         bound = budget_bound(setup.compiled[0])
@@ -108,15 +109,16 @@ def _extensive(setup: Setup, solver: str, options: SolveOptions, workers, schedu
     if setup.deadline is not None and r.termination.value == "feasible":
         setup.cut.append("the extensive form's proof of optimality (its gap is stated)")
     setup.seconds["extensive_form"] = r.solve_seconds
-    plans = [scenario_plan(setup, s, r.values[maps[s]], r, solver) for s in range(len(setup.names))]
+    values = plan_values(r)
+    plans = [scenario_plan(setup, s, values[maps[s]], r, solver) for s in range(len(setup.names))]
     ev = ev_first_stage(setup, solver, options)
     t0 = time.perf_counter()
     fixed = fix_first_stage(ef, ev.first)
     try:
-        values = optimise(
+        fixed_result = optimise(
             setup.compiled[0], fixed, solver=solver, options=until_deadline(setup, options)
-        ).result.values
-        eev = ef.expressions["total_cost_usd"].value(values)
+        ).result
+        eev = ef.expressions["total_cost_usd"].value(plan_values(fixed_result))
     except InfeasibleError:
         eev = None
     setup.seconds["eev"] = time.perf_counter() - t0

@@ -5,6 +5,7 @@ point-estimate comparison of throughput scenarios and the notes on long periods.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import numpy as np
 
@@ -29,13 +30,13 @@ def with_point_estimate(setup: Setup, sp: StochasticPlan, solver, options, worke
         setup, [(s, pe.first) for s in range(n)], solver, options, workers, scheduler
     )
     costs = [None if x is None else float(x[0]) for x in priced]
-    expected = None if None in costs else float(np.dot(setup.probs, costs))
+    expected = None if None in costs else float(np.dot(setup.probs, cast(list[float], costs)))
     setup.seconds["point_estimate"] = time.perf_counter() - t0
     scenarios = [
         o.model_copy(update={"throughput": x.throughput, "point_estimate_cost_usd": c})
         for o, x, c in zip(sp.scenarios, setup.scenarios, costs, strict=True)
     ]
-    u = setup.problem.uncertainty
+    u = setup.uncertainty
     base = len(setup.scenarios) // len(u.throughput_scenarios) if u.throughput_scenarios else n
     note = (
         "throughput scenarios: each scales every serving option's capacity per unit "
@@ -63,7 +64,7 @@ def with_point_estimate(setup: Setup, sp: StochasticPlan, solver, options, worke
 def _weighted_quantile(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     order = np.argsort(costs, kind="stable")
     cum = np.cumsum(probs[order])
-    return float(costs[order][min(len(costs) - 1, np.searchsorted(cum, q - 1e-12))])
+    return float(costs[order][min(len(costs) - 1, int(np.searchsorted(cum, q - 1e-12)))])
 
 
 def summarised(
@@ -77,7 +78,7 @@ def summarised(
     hindsight = [x[0] for x in alone]
     ws = float(probs @ np.array(hindsight))
     worst = int(np.argmax(costs))
-    risk = setup.problem.uncertainty.risk
+    risk = setup.uncertainty.risk
     objective = risk_objective(costs, probs, risk)
     notes = []
     if risk is not None:
