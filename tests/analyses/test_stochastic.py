@@ -1,4 +1,4 @@
-"""Two-stage planning under price and demand uncertainty (issue 15, solver/stochastic.py),
+"""Two-stage planning under price and demand uncertainty (solver/analyses/stochastic/),
 worked by hand.
 
 One H100 offering serves 10 requests/s per instance: $4.00/h on demand, $2.00/h reserved
@@ -450,7 +450,7 @@ def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog
 
 
 def test_a_switching_cost_with_uncertainty_is_refused_by_name(catalog):
-    # the scenarios' objective has no switching penalty (solver/analyses/stochastic.py), so
+    # the scenarios' objective has no switching penalty (analyses/stochastic/extensive.py), so
     # a two-stage plan would leave it out silently: refused, naming the workload's field
     data = _problem()
     data["workloads"] = [serve(20, switching_cost_usd=5.0)]

@@ -45,13 +45,15 @@ def solve_stochastic(
     workers: int = 1,
     scheduler: str | None = None,
 ) -> StochasticPlan:
-    """The two-stage plan of a problem with ``uncertainty:`` (module docstring).
+    """The two-stage plan of a problem with ``uncertainty:`` (docs/guides/uncertainty.md).
 
     ``method``: ``extensive`` (one model of every scenario, proven optimal),
     ``decomposition`` (scenario subproblems, in parallel on ``workers`` processes or a
-    Dask ``scheduler``: :func:`solve_by_decomposition`), ``benders`` (the L-shaped method, its
-    scenario solves in parallel the same way: :func:`solve_by_benders`), or ``auto`` (extensive up
-    to 10 scenarios).
+    Dask ``scheduler``:
+    :func:`~solver.analyses.stochastic.decomposition.solve_by_decomposition`),
+    ``benders`` (the L-shaped method, its scenario solves in parallel the same way:
+    :func:`~solver.analyses.stochastic.benders.solve_by_benders`), or ``auto``
+    (extensive up to 10 scenarios).
 
     Raises
     ------
