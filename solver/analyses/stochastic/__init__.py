@@ -4,6 +4,8 @@ Reservations and purchases are decided now, shared by every scenario; rentals fo
 scenario. How the scenarios are built, solved and compared: docs/guides/uncertainty.md.
 """
 
+from solver.analyses.stochastic.benders import MAX_BENDERS_ITERATIONS
+from solver.analyses.stochastic.decomposition import MAX_OWN_CANDIDATES
 from solver.analyses.stochastic.extensive import (
     FIRST_STAGE,
     add_cvar,
@@ -26,9 +28,12 @@ from solver.analyses.stochastic.scenarios import (
     with_throughput,
 )
 from solver.analyses.stochastic.solve import solve_stochastic
+from solver.analyses.stochastic.summary import with_period_notes, with_point_estimate
 
 __all__ = [
     "FIRST_STAGE",
+    "MAX_BENDERS_ITERATIONS",
+    "MAX_OWN_CANDIDATES",
     "ScenarioOutcome",
     "StochasticPlan",
     "add_cvar",
@@ -46,5 +51,7 @@ __all__ = [
     "scenarios_of",
     "solve_stochastic",
     "throughput_shares",
+    "with_period_notes",
+    "with_point_estimate",
     "with_throughput",
 ]
