@@ -41,7 +41,7 @@ BELOW_OUTPUTS += ("solver.solve", "solver.api", "solver.analyses")
 #: (module, function) below outputs/ allowed to render, each with its reason; an entry
 #: that no longer exists fails the test, so the list only shrinks
 ALLOWED_RENDERERS: dict[tuple[str, str], str] = {
-    ("solver.plan.lines", "Plan._repr_html_"): (
+    ("solver.plan.lines.schema", "Plan._repr_html_"): (
         "Jupyter's display protocol looks the method up on the object itself"
     ),
     ("solver.trust.infeasibility", "Explanation.sentences"): (

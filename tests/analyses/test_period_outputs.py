@@ -212,7 +212,7 @@ def test_two_stage_plans_for_every_kind_of_first_stage(modes, tmp_path):
     # the property the crash above broke, over first stages with nothing to commit (on
     # demand, spot) and with something (reserved_1y, owned), 12 months in one period: the
     # two-stage plan is made, its expected cost is sum of p x each scenario's cost (RP's
-    # definition, solver/analyses/stochastic.py), and it commits only in committed modes
+    # definition, solver/analyses/stochastic/), and it commits only in committed modes
     from solver.analyses.stochastic import solve_stochastic
     from solver.inputs.problem import parse_problem
 

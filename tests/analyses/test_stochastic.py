@@ -1,4 +1,4 @@
-"""Two-stage planning under price and demand uncertainty (issue 15, solver/analyses/stochastic.py),
+"""Two-stage planning under price and demand uncertainty (solver/analyses/stochastic/),
 worked by hand.
 
 One H100 offering serves 10 requests/s per instance: $4.00/h on demand, $2.00/h reserved
@@ -22,6 +22,7 @@ unit 1 saves 0.5 x 1.50 + 0.5 x 3.00 = $2.25/h > $2 (reserve it); units 2 and 3 
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 import types
@@ -366,6 +367,24 @@ def test_the_l_shaped_method_bounds_drawn_scenarios(catalog):
                                    / sp.expected_cost_usd)  # fmt: skip
 
 
+def _set_clock(monkeypatch: pytest.MonkeyPatch, clock: types.SimpleNamespace) -> None:
+    """``clock`` as the ``time`` of the task runner and of every module of the two-stage
+    package that reads one (the deadline is read wherever a scenario solve starts)."""
+    import pkgutil
+
+    import solver.analyses.runner as runner_module
+    import solver.analyses.stochastic as stochastic
+
+    monkeypatch.setattr(runner_module, "time", clock)
+    patched = 0
+    for info in pkgutil.iter_modules(stochastic.__path__):
+        module = importlib.import_module(f"{stochastic.__name__}.{info.name}")
+        if getattr(module, "time", None) is time:
+            monkeypatch.setattr(module, "time", clock)
+            patched += 1
+    assert patched, "no module of solver.analyses.stochastic reads the clock"
+
+
 def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, monkeypatch):
     # The case above, with the clock jumping past the deadline once four scenario solves
     # are done: the two solved with hindsight (the bound, WS = $32,850) and the first
@@ -374,15 +393,12 @@ def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, mo
     # all-rented comparison is not made; the plan is R = 2 at $48,180, verified, with its
     # gap against the proven bound: (48,180 - 32,850) / 48,180 = 31.8%. (Without the
     # limit: R = 1 at $43,800, 25%.)
-    import solver.analyses.runner as runner_module
-    import solver.analyses.stochastic as stochastic
+    import solver.analyses.stochastic.recourse as recourse
 
     real = time.perf_counter
     jump = [0.0]
-    clock = types.SimpleNamespace(perf_counter=lambda: real() + jump[0])
-    monkeypatch.setattr(stochastic, "time", clock)
-    monkeypatch.setattr(runner_module, "time", clock)
-    task = stochastic._scenario_task
+    _set_clock(monkeypatch, types.SimpleNamespace(perf_counter=lambda: real() + jump[0]))
+    task = recourse.scenario_task
     calls = []
 
     def counted(shared, t):
@@ -392,7 +408,7 @@ def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, mo
             jump[0] = 1e6  # the deadline (3,600 s x 0.9 from the start) is now past
         return out
 
-    monkeypatch.setattr(stochastic, "_scenario_task", counted)
+    monkeypatch.setattr(recourse, "scenario_task", counted)
     sp = solve_stochastic(
         parse_problem(_problem()),
         catalog,
@@ -400,7 +416,7 @@ def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, mo
         options=SolveOptions(time_limit_s=3600.0),
     )
     assert len(calls) == 4
-    assert sp.stopped_at_time_limit and sp.status == "feasible"
+    assert sp.stopped_at_time_limit and sp.verified and sp.status == "feasible"
     assert _reserved(sp.commitments) == 2
     assert sp.expected_cost_usd == pytest.approx(48_180.0)
     assert sp.lower_bound_usd == pytest.approx(32_850.0)
@@ -416,9 +432,6 @@ def test_a_decomposition_cut_by_its_time_limit_says_what_it_left_out(catalog, mo
 def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog, monkeypatch):
     # the deadline past before the first scenario is solved with hindsight: no bound, so
     # no plan is claimed; one message says how far it got
-    import solver.analyses.runner as runner_module
-    import solver.analyses.stochastic as stochastic
-
     real = time.perf_counter
     calls = [0]
 
@@ -426,9 +439,7 @@ def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog
         calls[0] += 1
         return real() + (1e6 if calls[0] > 1 else 0.0)  # the first reading: the start
 
-    clock = types.SimpleNamespace(perf_counter=late)
-    monkeypatch.setattr(stochastic, "time", clock)
-    monkeypatch.setattr(runner_module, "time", clock)
+    _set_clock(monkeypatch, types.SimpleNamespace(perf_counter=late))
     with pytest.raises(NoPlanError, match="0 of 2 scenarios were solved with hindsight"):
         solve_stochastic(
             parse_problem(_problem()),
@@ -439,7 +450,7 @@ def test_a_decomposition_with_no_time_for_the_bound_stops_with_a_message(catalog
 
 
 def test_a_switching_cost_with_uncertainty_is_refused_by_name(catalog):
-    # the scenarios' objective has no switching penalty (solver/analyses/stochastic.py), so
+    # the scenarios' objective has no switching penalty (analyses/stochastic/extensive.py), so
     # a two-stage plan would leave it out silently: refused, naming the workload's field
     data = _problem()
     data["workloads"] = [serve(20, switching_cost_usd=5.0)]
