@@ -15,7 +15,8 @@ import pandas as pd
 
 from solver.analyses.diff import _usd
 from solver.inputs.hardware import VENDOR_HARDWARE
-from solver.inputs.prices import OWNED, _isnan
+from solver.inputs.prices import OWNED
+from solver.inputs.prices import isnan as _isnan
 from solver.outputs.files import csv_text
 from solver.outputs.grid import Page, Table, escape
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
