@@ -193,7 +193,8 @@ def resolve_cmd(
         from solver.analyses.resolve import resolve
         from solver.cli.prices import snapshot_price_file
         from solver.core.backends import SolveOptions
-        from solver.trust.planfile import BASELINE_KEY, apply_price_file, load_plan
+        from solver.inputs.prices import apply_price_file
+        from solver.trust.planfile import BASELINE_KEY, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
@@ -208,15 +209,9 @@ def resolve_cmd(
         stages.done("baseline re-verified")
         try:
             repriced = apply_price_file(
-                old_cat,
-                prices,
-                prices_format,
-                provider,
-                price_date,
-                max_factor,
-                accept_suspicious,
-                add_new,
-            )
+                old_cat, prices, fmt=prices_format, provider=provider, price_date=price_date,
+                max_factor=max_factor, accept=accept_suspicious, add_new=add_new,
+            )  # fmt: skip
         except ProcureError as exc:
             _blame(exc, {}, prices)
             raise
@@ -455,10 +450,11 @@ def diff_cmd(
     def body() -> None:
         from solver.analyses.diff import diff_plans, prices_of_catalog
         from solver.analyses.resolve import diff_at_prices
+        from solver.inputs.prices import apply_price_file
         from solver.outputs.markdown import diff_markdown
         from solver.outputs.text import diff_text
         from solver.plan import input_digests
-        from solver.trust.planfile import apply_price_file, load_plan, same_problem
+        from solver.trust.planfile import load_plan, same_problem
 
         _check_format(format, "table", "json", "markdown")
         before, old_problem, old_catalog = load_plan(old, cache_dir=cache_dir())
@@ -480,12 +476,11 @@ def diff_cmd(
                 new_catalog = apply_price_file(
                     base,
                     prices,
-                    prices_format,
-                    provider,
-                    price_date,
-                    max_factor,
-                    accept_suspicious,
-                    False,
+                    fmt=prices_format,
+                    provider=provider,
+                    price_date=price_date,
+                    max_factor=max_factor,
+                    accept=accept_suspicious,
                 ).catalog
             except ProcureError as exc:
                 _blame(exc, {}, prices)
