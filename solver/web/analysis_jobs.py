@@ -115,18 +115,20 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
         stage = "solving the plan's problem for the analysis (as procure report)"
     else:
         stage = f"two-stage plan ({options['method']}): scenarios on the Dask cluster"
-    if not runner._set(job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()):
+    if not runner.update_job(
+        job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()
+    ):
         return
     if kind == "frontier":
         points = frontier_points(
             problem,
             catalog,
             options["points"],
-            solved=lambda: runner._step(
+            solved=lambda: runner.step_job(
                 job_id, stage="the two ends: the min-cost and the min-CO2e plans", progress=0.15
             ),
             scheduler=runner.client(),
-            progress=lambda done, total: runner._step(
+            progress=lambda done, total: runner.step_job(
                 job_id,
                 stage=f"carbon frontier: {done} of {total} caps",
                 progress=0.2 + 0.75 * done / max(total, 1),
@@ -149,4 +151,4 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             )
         )
         session.commit()
-    runner._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
+    runner.update_job(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
