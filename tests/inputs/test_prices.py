@@ -254,3 +254,37 @@ def test_gcp_snapshots_change_only_spot_prices():
         shipped.offerings.loc[gcp, "spot_usd_per_hour"],
         rtol=1e-9,
     )
+
+
+def test_apply_price_file_takes_its_options_by_keyword_and_records_them(tmp_path):
+    # a call such as apply_price_file(cat, path, "csv", None, None, 2.0, False, False)
+    # cannot be read at its call site: everything after the file is keyword-only, and
+    # the names are the keys a re-solved plan records (inputs.prices), so that a
+    # recorded entry is applied again as apply_price_file(cat, **entry)
+    import inspect
+
+    from solver.inputs.prices import PRICE_FILE_OPTIONS, apply_price_file
+
+    params = inspect.signature(apply_price_file).parameters
+    keyword = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert keyword == list(PRICE_FILE_OPTIONS[1:])
+    assert list(params)[1] == PRICE_FILE_OPTIONS[0] == "prices"
+    with pytest.raises(TypeError):
+        apply_price_file(None, tmp_path / "p.csv", "csv")  # type: ignore[misc]
+
+
+def test_a_price_decision_takes_its_prices_and_flags_by_keyword():
+    # the report row of one decision: old and new prices, status and flag named at the
+    # call; the ratio is new / old = 4.4 / 4.0 = 1.1
+    from solver.inputs.prices.applying import Decisions
+
+    decisions = Decisions()
+    decisions.record(
+        "acme/us-east/h1", "acme", "us-east", "on_demand",
+        old_usd=4.0, new_usd=4.4, status="changed", applied=True, line=2,
+    )  # fmt: skip
+    [row] = decisions.rows
+    assert row["ratio"] == pytest.approx(1.1)
+    assert (row["status"], row["applied"], row["line"]) == ("changed", True, 2)
+    with pytest.raises(TypeError):
+        decisions.record("x", "acme", "us-east", "spot", 4.0, 4.4, "changed", True)  # type: ignore[misc]
