@@ -228,7 +228,7 @@ def test_nothing_outside_the_cli_imports_it():
 
 
 def test_the_cli_import_check_finds_a_planted_import(tmp_path):
-    # a function-level import of a command's module, as web/price_watch.py once had
+    # a function-level import of a command's module, from a module of the workspace
     planted = tmp_path / "planted.py"
     planted.write_text("def run():\n    from solver.cli.actuals import WATCH_EXIT\n")
     modules = _modules()

@@ -1,4 +1,4 @@
-"""``procure prices pull | list | history`` (issue 32 part 1): price snapshots from public
+"""``procure prices pull | list | history``: price snapshots from public
 sources, kept in the workspace database with their date, and ``--prices snapshot:ID``
 (:func:`snapshot_price_file`) for ``procure resolve`` and ``procure watch``."""
 

@@ -1,4 +1,4 @@
-"""Price updates that would take the wrong number (issue 34): refused, one message each.
+"""Price updates that would take the wrong number: refused, one message each.
 
 Each check looks at what a price file says and refuses it, naming the file, the line (or
 offering) and the fix, where applying it would move a plan on a figure that is not what

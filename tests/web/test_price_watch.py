@@ -138,7 +138,7 @@ def test_a_price_the_pull_held_makes_the_watch_job_need_review(tmp_path):
 
 
 def test_the_watch_job_uses_only_the_runners_public_interface():
-    # the watch job once reached into JobRunner._pool, _run and _set: any attribute of
+    # the watch job takes nothing private of the job runner (_pool, _run, _set): any attribute of
     # the runner it reads now is public, and each is one of JobRunner's
     import ast
 

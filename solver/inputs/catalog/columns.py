@@ -34,7 +34,7 @@ _FALSE = {"false", "no", "0", "n", "f", ""}
 
 # Columns added after the first catalogs: a catalog without them still loads, with
 # these values (no FP4 tensor path; memory in decimal GB as written).
-# A catalog from before prices carried their provenance (issue 29) loads with every price
+# A catalog from before prices carried their provenance loads with every price
 # in USD, of confidence unverified (nothing says more) and its date as written, in words,
 # in price_note (:func:`_legacy_price_dates`).
 DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {

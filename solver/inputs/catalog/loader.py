@@ -42,8 +42,8 @@ def load_catalog(
         Where to keep the validated catalog between runs (the CLI passes the user's
         cache folder). A cached copy is used only when every CSV in ``directory`` and
         the code that reads them are byte for byte those it was made from, so it is
-        the catalog this function would return; reading it takes about 3 ms against
-        about 100 ms for parsing and checking the shipped catalog. None: no cache.
+        the catalog this function would return; reading it is much faster than parsing
+        and checking the files. None: no cache.
 
     Raises
     ------
@@ -76,7 +76,7 @@ def catalog_sha256(catalog: Catalog) -> str:
     same digest wherever the folder is (a plan's ``inputs.catalog_sha256``).
 
     Worked out once per catalog and kept on it (and in its cached copy): writing eight
-    tables as CSV takes about 35 ms. A catalog's tables are never changed in place; a
+    tables as CSV is not free. A catalog's tables are never changed in place; a
     changed catalog is a new object (``dataclasses.replace``), which starts without it.
     """
     known = catalog.__dict__.get("_sha256")

@@ -32,7 +32,7 @@ def _shipped_catalog_dir() -> Path:
 DEFAULT_CATALOG_DIR = _shipped_catalog_dir()
 
 
-#: Provider tiers, lowest first (issue 11): a marketplace of third-party hosts, a neocloud
+#: Provider tiers, lowest first: a marketplace of third-party hosts, a neocloud
 #: running its own datacenters, a hyperscaler. ``min_tier`` admits its tier and those above.
 TIERS: tuple[str, ...] = ("marketplace", "neocloud", "hyperscaler")
 UNKNOWN_TIER = "unknown"

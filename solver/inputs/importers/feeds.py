@@ -1,4 +1,4 @@
-"""Price feeds (issue 32 part 1): one source's prices as a dated snapshot in our price
+"""Price feeds: one source's prices as a dated snapshot in our price
 CSV format (``provider, region, offering, mode, price, date``; what ``procure resolve
 --prices`` reads, :func:`solver.inputs.prices.read_price_csv`), each row matched to the
 catalog's offerings where it can be.

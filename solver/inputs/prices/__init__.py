@@ -11,13 +11,13 @@ Three sources are understood (:func:`read_price_update` tells them apart):
     capex per server). ``date`` is when the price was read (optional).
 ``a whole catalog``
     a folder with the six catalog CSVs (validated by
-    :func:`solver.catalog.load_catalog`), or just an ``offerings.csv``: its four
+    :func:`solver.inputs.catalog.load_catalog`), or just an ``offerings.csv``: its four
     price columns, and for a folder the servers' ``capex_usd``.
 ``SkyPilot vms.csv``
-    read by :func:`solver.importers.skypilot.read_skypilot_vms` (on-demand and
+    read by :func:`solver.inputs.importers.skypilot.read_skypilot_vms` (on-demand and
     spot prices; SkyPilot has no reserved prices).
 
-:func:`apply_prices` returns a new :class:`~solver.catalog.Catalog` and a
+:func:`apply_prices` returns a new :class:`~solver.inputs.catalog.Catalog` and a
 :class:`PriceReport`, one row per price considered, with a ``status``:
 
 ``changed`` / ``new_mode``
@@ -46,7 +46,7 @@ Three sources are understood (:func:`read_price_update` tells them apart):
 A price the update leaves empty means "no information": the old price is kept.
 Withdrawing a mode or an offering is an edit to ``catalogs/``, not a price update.
 
-An applied price brings its provenance (issue 29): its date (``YYYY-MM-DD``, else
+An applied price brings its provenance: its date (``YYYY-MM-DD``, else
 ``unknown``), its source (the file and line) and its confidence: our CSV's optional
 ``confidence`` column (``unverified`` when absent: nothing says more), a catalog's own
 ``price_confidence``, or ``third_party`` for a SkyPilot file. Every update is in USD.

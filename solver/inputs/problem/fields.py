@@ -74,7 +74,7 @@ RUNTIME_HELP = (
     "tpu Google TPU. Default: vLLM on each vendor's stack, every vendor allowed"
 )
 
-# Accelerator and vendor lists (issue 28): names as the catalog writes them, checked
+# Accelerator and vendor lists: names as the catalog writes them, checked
 # against it when the problem is compiled (solver.inputs.hardware).
 HardwareName = Annotated[str, Field(min_length=1, max_length=64)]
 AcceleratorList = Annotated[list[HardwareName], Field(min_length=1)]
@@ -96,12 +96,12 @@ Tier = Literal["marketplace", "neocloud", "hyperscaler"]
 
 #: The tier floor of online inference without a ``min_tier``: datacenter hosts (providers
 #: running their own or Tier III partner datacenters, catalogs/providers.csv), not
-#: marketplace hosts, which carry no SLA (issue 28: a production assistant was served
-#: from individual hosts' RTX 4090s).
+#: marketplace hosts, which carry no SLA (a production service is not run on individual
+#: hosts' consumer cards unless the problem says so).
 DEFAULT_SERVING_TIER = "neocloud"
 #: Price confidence levels, weakest first (solver/inputs/provenance.py).
 PriceConfidence = Literal["unverified", "third_party", "list", "quote"]
-# The MFU a training cluster is sized at (issue 28 part 5): the low end of the published
+# The MFU a training cluster is sized at: the low end of the published
 # band by default, so a plan's training job meets its deadline even if it runs as slowly
 # as the slowest published run of its accelerator family (solver/physics/constants.py
 # TRAINING_MFU; solver.physics.training.planning_mfu).

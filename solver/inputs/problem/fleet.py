@@ -177,7 +177,7 @@ class ExistingReservation(StrictModel):
 
 
 class SavingsPlan(StrictModel):
-    """A spend-based commitment the plan may buy (a savings plan, issue 29 part 3).
+    """A spend-based commitment the plan may buy (a savings plan).
 
     ``usd_per_hour`` committed for the term is paid every hour of it, used or not; in each
     hour it pays for covered usage at the plan's rate of each offering (``rates``) up to

@@ -35,7 +35,7 @@ class DemandMultiplier(StrictModel):
 
 
 class CapacityScenario(StrictModel):
-    """Serving capacity in one throughput scenario (issue 33): every serving option's
+    """Serving capacity in one throughput scenario: every serving option's
     capacity per unit times ``factor``, or at the ``band_quantile`` of its own error band.
 
     A band quantile q scales each estimate by exp(z_q x band), band being the RMS log error
@@ -171,7 +171,7 @@ class Risk(StrictModel):
 
 
 class Uncertainty(StrictModel):
-    """Scenarios for two-stage planning (solver/stochastic.py): given, or drawn."""
+    """Scenarios for two-stage planning (solver/analyses/stochastic.py): given, or drawn."""
 
     scenarios: list[Scenario] | None = Field(
         None, min_length=1, description="Scenarios with probabilities summing to 1"
@@ -205,7 +205,7 @@ class Uncertainty(StrictModel):
     throughput_scenarios: list[ThroughputScenario] | None = Field(
         None,
         min_length=1,
-        description="Scenarios of serving capacity (issue 33), probabilities summing to 1, "
+        description="Scenarios of serving capacity, probabilities summing to 1, "
         "e.g. [{name: as_estimated, factor: 1, probability: 0.6}, {name: optimistic_1.5, "
         "factor: 0.6667, probability: 0.1}, ...] or {band_quantile: 0.1}: combined with the "
         "price and demand scenarios as a product (independent), or alone",
