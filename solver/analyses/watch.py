@@ -28,6 +28,7 @@ owned lines: the server's capex in USD); its cost change is its cost scaled by n
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import pandas as pd
 
@@ -36,7 +37,7 @@ from solver.analyses.resolve import Resolution, resolve
 from solver.core.backends import SolveOptions
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
-from solver.plan import Plan
+from solver.plan import LineItem, Plan
 from solver.units import PRICE_COLUMN
 
 VERDICTS = ("holds", "prices_moved", "optimum_moved", "needs_review")
@@ -111,18 +112,19 @@ class Watch:
     review: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REVIEW_COLUMNS))
 
 
-def _price(catalog: Catalog, item) -> float | None:
+def _price(catalog: Catalog, item: LineItem) -> float | None:
     """The catalog's price of a line's offering in its mode (owned: its server's capex)."""
     if item.mode == "owned":
         servers = catalog.servers
         if item.instance_type in servers.index:
-            return float(servers.at[item.instance_type, "capex_usd"])
+            # the stubs type a cell as any scalar; capex_usd is a number
+            return float(cast(float, servers.at[item.instance_type, "capex_usd"]))
         return None
     column = PRICE_COLUMN.get(item.mode)
     off = catalog.offerings
     if column is None or item.offering not in off.index or column not in off.columns:
         return None
-    value = off.at[item.offering, column]
+    value = cast(float, off.at[item.offering, column])  # a price column: a number or NaN
     return float(value) if pd.notna(value) else None
 
 

@@ -131,7 +131,9 @@ def watch_view(store: Store, watch_id: int | None) -> dict:
         return {"watched": False}
     with store.sessions() as session:
         row = session.get(PriceWatch, watch_id)
-        snap = session.get(PriceSnapshot, row.snapshot_id)
+        snap = session.get(PriceSnapshot, row.snapshot_id) if row is not None else None
+        if row is None or snap is None:  # removed since it was listed
+            return {"watched": False}
         doc = json.loads(row.result_json)
         about = f"snapshot {snap.id}: {snap.source} prices of {snap.price_date}"
         when = row.created_at.strftime("%Y-%m-%d %H:%M")

@@ -108,8 +108,9 @@ def _catalog_key(directory: Path) -> str:
     them and of the pandas that holds them: equal keys mean an equal catalog."""
     digest = hashlib.sha256(f"{sys.version}|{pd.__version__}|{directory}".encode())
     readers = sorted(Path(__file__).parent.glob("*.py"))  # every module of this package
-    for module in (*readers, tables_module.__file__, provenance_module.__file__, shapes.__file__):
-        digest.update(Path(module).read_bytes())
+    readers += [Path(str(m.__file__)) for m in (tables_module, provenance_module, shapes)]
+    for module in readers:
+        digest.update(module.read_bytes())
     for path in sorted(directory.glob("*.csv")):
         digest.update(path.name.encode() + b"\x00" + path.read_bytes() + b"\x00")
     return digest.hexdigest()[:32]
