@@ -193,7 +193,7 @@ def resolve_cmd(
         from solver.analyses.resolve import resolve
         from solver.cli.prices import snapshot_price_file
         from solver.core.backends import SolveOptions
-        from solver.inputs.prices import apply_price_file
+        from solver.inputs.prices import apply_price_file, price_file_entry
         from solver.trust.planfile import BASELINE_KEY, load_plan
 
         _check_format(format, "table", "json")
@@ -231,9 +231,10 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {"--baseline": baseline}, problem)
             raise
-        applied = _applied_prices(
-            prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
-        )
+        applied = price_file_entry(
+            prices, fmt=prices_format, provider=provider, price_date=price_date,
+            max_factor=max_factor, accept=accept_suspicious, add_new=add_new,
+        )  # fmt: skip
         applied[BASELINE_KEY] = _problem_digest(base)  # the lineage diff reads
         stages.done("re-solve", f"${result.plan.total_cost_usd:,.2f}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
@@ -242,21 +243,6 @@ def resolve_cmd(
         say_if_stopped(result.plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
-
-
-def _applied_prices(
-    prices: Path, fmt: str, provider, price_date, max_factor, accept: bool, add_new: bool
-) -> dict:
-    """How a price file was applied, as a re-solved plan records it (``inputs.prices``)."""
-    return {
-        "prices": str(prices.resolve()),
-        "fmt": fmt,
-        "provider": provider,
-        "price_date": price_date,
-        "max_factor": max_factor,
-        "accept": accept,
-        "add_new": add_new,
-    }
 
 
 def _check_distinct_outputs(

@@ -292,7 +292,7 @@ BLOCKS = table(
         "demand_factor",
         "float",
         "-",
-        "demand over the daily average (NaN: per workload, solver/inputs/load.py)",
+        "demand over the daily average (NaN: per workload, solver/load.py)",
         nullable=True,
     ),
 )
@@ -429,7 +429,7 @@ OPTIONS = table(
         "capacity_band_log",
         "float",
         "-",
-        "RMS log error of the capacity figure's source and runtime (NaN: training)",
+        "RMS log error of the capacity figure's source and runtime (issue 33; NaN: training)",
         nullable=True,
     ),
     Column("kwh_per_unit_hour", "float", "kWh", "energy per unit-hour in use"),

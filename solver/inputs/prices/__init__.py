@@ -55,7 +55,11 @@ An applied price brings its provenance: its date (``YYYY-MM-DD``, else
 from __future__ import annotations
 
 from solver.inputs.prices.applying import apply_prices
-from solver.inputs.prices.price_file import PRICE_FILE_OPTIONS, apply_price_file
+from solver.inputs.prices.price_file import (
+    PRICE_FILE_OPTIONS,
+    apply_price_file,
+    price_file_entry,
+)
 from solver.inputs.prices.reading import (
     detect_format,
     read_catalog_prices,
@@ -87,6 +91,7 @@ __all__ = [
     "apply_prices",
     "detect_format",
     "isnan",
+    "price_file_entry",
     "read_catalog_prices",
     "read_price_csv",
     "read_price_update",

@@ -74,3 +74,26 @@ def apply_price_file(
     return apply_prices(
         cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new
     )
+
+
+def price_file_entry(
+    prices: Path,
+    *,
+    fmt: str,
+    provider: str | None,
+    price_date: str | None,
+    max_factor: float,
+    accept: bool,
+    add_new: bool,
+) -> dict[str, object]:
+    """How a price file was applied, as a re-solved plan records it (an entry of
+    ``inputs.prices``, keys :data:`PRICE_FILE_OPTIONS`, the file's absolute path)."""
+    return {
+        "prices": str(Path(prices).resolve()),
+        "fmt": fmt,
+        "provider": provider,
+        "price_date": price_date,
+        "max_factor": max_factor,
+        "accept": accept,
+        "add_new": add_new,
+    }

@@ -205,7 +205,7 @@ class Uncertainty(StrictModel):
     throughput_scenarios: list[ThroughputScenario] | None = Field(
         None,
         min_length=1,
-        description="Scenarios of serving capacity, probabilities summing to 1, "
+        description="Scenarios of serving capacity (issue 33), probabilities summing to 1, "
         "e.g. [{name: as_estimated, factor: 1, probability: 0.6}, {name: optimistic_1.5, "
         "factor: 0.6667, probability: 0.1}, ...] or {band_quantile: 0.1}: combined with the "
         "price and demand scenarios as a product (independent), or alone",

@@ -85,7 +85,7 @@ class Problem(StrictModel):
         None,
         description="Daily load curve for every online workload without its own: "
         "{hourly: [24 factors]} or {blocks: [{name, hours_per_day, factor}]}. Default: a "
-        "diurnal shape from each workload's peak_to_average (solver/inputs/load.py)",
+        "diurnal shape from each workload's peak_to_average (solver/load.py)",
     )
     budget_usd: float | None = Field(None, gt=0, description="Total spend cap, USD")
     capex_budget_usd: float | None = Field(None, ge=0, description="Cap on purchases, USD")
@@ -249,7 +249,7 @@ class Problem(StrictModel):
     uncertainty: Uncertainty | None = Field(
         None,
         description="Scenarios of prices and demand: solve plans commitments now and "
-        "rentals per scenario (two-stage, solver/analyses/stochastic.py)",
+        "rentals per scenario (two-stage, solver/stochastic.py)",
     )
 
     @field_validator("currency", mode="before")

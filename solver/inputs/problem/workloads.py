@@ -242,7 +242,7 @@ class InferenceWorkload(_WorkloadBase):
         1.0,
         ge=1,
         description="Peak demand / average demand; without a load_profile it shapes the "
-        "default day (24 hourly factors, max = this, mean 1; solver/inputs/load.py)",
+        "default day (24 hourly factors, max = this, mean 1; solver/load.py)",
     )
     load_profile: LoadProfile | None = Field(
         None,
