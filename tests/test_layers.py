@@ -599,3 +599,31 @@ def test_the_outputs_check_finds_an_analysis_call():
         "solver.api",
         "solver.analyses.sensitivity.sweeps.carbon_frontier",
     ]
+
+
+def _outside_importers(graph: dict[str, set[str]], package: str) -> set[tuple[str, str]]:
+    """(importer, imported) edges into ``package`` from a module outside it."""
+
+    def inside(module: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    return {(a, b) for a, deps in graph.items() for b in deps if inside(b) and not inside(a)}
+
+
+def test_nothing_outside_the_cli_imports_it():
+    # cli/ is the command line's edge: the web workspace and every stage below it take
+    # what they share with it from a lower floor (the watch exit codes from
+    # analyses/watch.py), never from a command's module
+    assert not _outside_importers(_graph(), "solver.cli")
+
+
+def test_the_cli_import_check_finds_a_planted_import(tmp_path):
+    # a function-level import of a command's module, from a module of the workspace
+    planted = tmp_path / "planted.py"
+    planted.write_text("def run():\n    from solver.cli.actuals import WATCH_EXIT\n")
+    modules = _modules()
+    graph = {name: set() for name in modules}
+    graph["solver.cli.actuals"] = {"solver.cli.common"}  # inside cli/: allowed
+    graph["solver.web.planted"] = _imports("solver.web.planted", planted, modules)
+    found = _outside_importers(graph, "solver.cli")
+    assert found == {("solver.web.planted", "solver.cli.actuals")}

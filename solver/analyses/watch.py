@@ -28,6 +28,7 @@ owned lines: the server's capex in USD); its cost change is its cost scaled by n
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import pandas as pd
 
@@ -36,10 +37,24 @@ from solver.analyses.resolve import Resolution, resolve
 from solver.core.backends import SolveOptions
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
-from solver.plan import Plan
+from solver.plan import LineItem, Plan
 from solver.units import PRICE_COLUMN
 
 VERDICTS = ("holds", "prices_moved", "optimum_moved", "needs_review")
+#: ``procure watch``'s exit code of each verdict (docs/reference/exit-codes.md): scripts
+#: act on them, so they are a contract like the verdicts themselves
+EXIT_WATCH_HOLDS = 0
+EXIT_WATCH_PRICES_MOVED = 3
+EXIT_WATCH_OPTIMUM_MOVED = 4
+#: a price line meant for a plan line was not applied (no catalog offering, beyond
+#: --max-factor x2, or held by the pull): the plan's price is unknown
+EXIT_WATCH_NEEDS_REVIEW = 5
+WATCH_EXIT: dict[str, int] = {
+    "holds": EXIT_WATCH_HOLDS,
+    "prices_moved": EXIT_WATCH_PRICES_MOVED,
+    "optimum_moved": EXIT_WATCH_OPTIMUM_MOVED,
+    "needs_review": EXIT_WATCH_NEEDS_REVIEW,
+}
 LINE_COLUMNS = (
     "line",
     "item",
@@ -97,18 +112,19 @@ class Watch:
     review: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REVIEW_COLUMNS))
 
 
-def _price(catalog: Catalog, item) -> float | None:
+def _price(catalog: Catalog, item: LineItem) -> float | None:
     """The catalog's price of a line's offering in its mode (owned: its server's capex)."""
     if item.mode == "owned":
         servers = catalog.servers
         if item.instance_type in servers.index:
-            return float(servers.at[item.instance_type, "capex_usd"])
+            # the stubs type a cell as any scalar; capex_usd is a number
+            return float(cast(float, servers.at[item.instance_type, "capex_usd"]))
         return None
     column = PRICE_COLUMN.get(item.mode)
     off = catalog.offerings
     if column is None or item.offering not in off.index or column not in off.columns:
         return None
-    value = off.at[item.offering, column]
+    value = cast(float, off.at[item.offering, column])  # a price column: a number or NaN
     return float(value) if pd.notna(value) else None
 
 
@@ -167,13 +183,32 @@ def watch(
         Bad input (see :func:`solver.analyses.resolve.resolve`).
     """
     review = review if review is not None else pd.DataFrame(columns=REVIEW_COLUMNS)
-    result = _watch(plan, problem, old, new, threshold_pct, as_of, solver, options)
+    result = _watch(
+        plan,
+        problem,
+        old,
+        new,
+        threshold_pct=threshold_pct,
+        as_of=as_of,
+        solver=solver,
+        options=options,
+    )
     if len(review) and (review["plan_line"] >= 0).any():
         return replace(result, verdict="needs_review", review=review)
     return replace(result, review=review)
 
 
-def _watch(plan, problem, old, new, threshold_pct, as_of, solver, options) -> Watch:
+def _watch(
+    plan: Plan,
+    problem: Problem,
+    old: Catalog,
+    new: Catalog,
+    *,
+    threshold_pct: float,
+    as_of: str | None,
+    solver: str,
+    options: SolveOptions | None,
+) -> Watch:
     """:func:`watch` on the prices applied (its first three verdicts)."""
     from solver.errors import InfeasibleError
 
@@ -183,7 +218,17 @@ def _watch(plan, problem, old, new, threshold_pct, as_of, solver, options) -> Wa
         result = resolve(problem, plan, old, new, as_of=as_of, solver=solver, options=options)
     except InfeasibleError as exc:
         first = str(exc).splitlines()[0]
-        return Watch(lines, threshold_pct, None, None, None, 0, "optimum_moved", None, first)
+        return Watch(
+            lines=lines,
+            threshold_pct=threshold_pct,
+            plan_at_new_prices_usd=None,
+            optimum_usd=None,
+            saving_pct=None,
+            changed_items=0,
+            verdict="optimum_moved",
+            resolution=None,
+            infeasible=first,
+        )
     at_new = result.baseline_at_new_prices.total_cost_usd
     optimum = result.plan.total_cost_usd
     saving_pct = (at_new - optimum) / at_new * 100.0 if at_new > 0 else 0.0
@@ -195,7 +240,27 @@ def _watch(plan, problem, old, new, threshold_pct, as_of, solver, options) -> Wa
         verdict = "prices_moved"
     else:
         verdict = "holds"
-    return Watch(lines, threshold_pct, at_new, optimum, saving_pct, changed, verdict, result)
+    return Watch(
+        lines=lines,
+        threshold_pct=threshold_pct,
+        plan_at_new_prices_usd=at_new,
+        optimum_usd=optimum,
+        saving_pct=saving_pct,
+        changed_items=changed,
+        verdict=verdict,
+        resolution=result,
+    )
 
 
-__all__ = ["LINE_COLUMNS", "VERDICTS", "Watch", "moved_lines", "watch"]
+__all__ = [
+    "EXIT_WATCH_HOLDS",
+    "EXIT_WATCH_NEEDS_REVIEW",
+    "EXIT_WATCH_OPTIMUM_MOVED",
+    "EXIT_WATCH_PRICES_MOVED",
+    "LINE_COLUMNS",
+    "VERDICTS",
+    "WATCH_EXIT",
+    "Watch",
+    "moved_lines",
+    "watch",
+]

@@ -24,20 +24,6 @@ from solver.cli.common import (
 from solver.errors import ProcureError
 from solver.units import DEFAULT_SOLVER, SOLVER_HELP, SOLVERS
 
-#: ``procure watch`` exit codes (README, "After the plan is signed"): scripts act on them.
-EXIT_WATCH_HOLDS = 0
-EXIT_WATCH_PRICES_MOVED = 3
-EXIT_WATCH_OPTIMUM_MOVED = 4
-#: a price line meant for a plan line was not applied (no catalog offering, beyond
-#: --max-factor x2, or held by the pull): the plan's price is unknown
-EXIT_WATCH_NEEDS_REVIEW = 5
-WATCH_EXIT = {
-    "holds": EXIT_WATCH_HOLDS,
-    "prices_moved": EXIT_WATCH_PRICES_MOVED,
-    "optimum_moved": EXIT_WATCH_OPTIMUM_MOVED,
-    "needs_review": EXIT_WATCH_NEEDS_REVIEW,
-}
-
 
 def _start_day(plan, where: Path):
     from datetime import date
@@ -193,11 +179,12 @@ def watch_cmd(
     def body() -> None:
         nonlocal prices
         from solver.analyses.price_review import known_ids, prices_to_review
-        from solver.analyses.watch import watch
+        from solver.analyses.watch import WATCH_EXIT, watch
         from solver.cli.changes import _as_of_period, _blame, _price_inputs
         from solver.cli.prices import snapshot_held, snapshot_price_file
+        from solver.inputs.prices import apply_price_file
         from solver.outputs.actuals import watch_json, watch_table
-        from solver.trust.planfile import apply_price_file, load_plan
+        from solver.trust.planfile import load_plan
 
         _check_format(format, "table", "json")
         if not (threshold_pct >= 0.0 and threshold_pct < 1e6):
@@ -210,7 +197,7 @@ def watch_cmd(
         prices = snapshot_price_file(prices, db)
         the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         try:
-            repriced = apply_price_file(cat, prices, "auto", None, None, 2.0, False, False)
+            repriced = apply_price_file(cat, prices)
         except ProcureError as exc:
             _blame(exc, {}, prices)
             raise

@@ -194,7 +194,8 @@ def resolve_cmd(
         from solver.analyses.resolve import resolve
         from solver.cli.prices import snapshot_price_file
         from solver.core.backends import SolveOptions
-        from solver.trust.planfile import BASELINE_KEY, apply_price_file, load_plan
+        from solver.inputs.prices import apply_price_file, price_file_entry
+        from solver.trust.planfile import BASELINE_KEY, load_plan
 
         _check_format(format, "table", "json")
         _check_gap_and_limit(gap, time_limit)
@@ -209,15 +210,9 @@ def resolve_cmd(
         stages.done("baseline re-verified")
         try:
             repriced = apply_price_file(
-                old_cat,
-                prices,
-                prices_format,
-                provider,
-                price_date,
-                max_factor,
-                accept_suspicious,
-                add_new,
-            )
+                old_cat, prices, fmt=prices_format, provider=provider, price_date=price_date,
+                max_factor=max_factor, accept=accept_suspicious, add_new=add_new,
+            )  # fmt: skip
         except ProcureError as exc:
             _blame(exc, {}, prices)
             raise
@@ -237,9 +232,10 @@ def resolve_cmd(
         except ProcureError as exc:
             _blame(exc, {"--baseline": baseline}, problem)
             raise
-        applied = _applied_prices(
-            prices, prices_format, provider, price_date, max_factor, accept_suspicious, add_new
-        )
+        applied = price_file_entry(
+            prices, fmt=prices_format, provider=provider, price_date=price_date,
+            max_factor=max_factor, accept=accept_suspicious, add_new=add_new,
+        )  # fmt: skip
         applied[BASELINE_KEY] = _problem_digest(base)  # the lineage diff reads
         stages.done("re-solve", f"{usd(result.plan.total_cost_usd)}, verified")
         result = _with_price_trail(result, base, catalog, problem_out, applied)
@@ -248,21 +244,6 @@ def resolve_cmd(
         say_if_stopped(result.plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
-
-
-def _applied_prices(
-    prices: Path, fmt: str, provider, price_date, max_factor, accept: bool, add_new: bool
-) -> dict:
-    """How a price file was applied, as a re-solved plan records it (``inputs.prices``)."""
-    return {
-        "prices": str(prices.resolve()),
-        "fmt": fmt,
-        "provider": provider,
-        "price_date": price_date,
-        "max_factor": max_factor,
-        "accept": accept,
-        "add_new": add_new,
-    }
 
 
 def _check_distinct_outputs(
@@ -456,10 +437,11 @@ def diff_cmd(
     def body() -> None:
         from solver.analyses.diff import diff_plans, prices_of_catalog
         from solver.analyses.resolve import diff_at_prices
+        from solver.inputs.prices import apply_price_file
         from solver.outputs.markdown import diff_markdown
         from solver.outputs.text import diff_text
         from solver.plan import input_digests
-        from solver.trust.planfile import apply_price_file, load_plan, same_problem
+        from solver.trust.planfile import load_plan, same_problem
 
         _check_format(format, "table", "json", "markdown")
         before, old_problem, old_catalog = load_plan(old, cache_dir=cache_dir())
@@ -481,12 +463,11 @@ def diff_cmd(
                 new_catalog = apply_price_file(
                     base,
                     prices,
-                    prices_format,
-                    provider,
-                    price_date,
-                    max_factor,
-                    accept_suspicious,
-                    False,
+                    fmt=prices_format,
+                    provider=provider,
+                    price_date=price_date,
+                    max_factor=max_factor,
+                    accept=accept_suspicious,
                 ).catalog
             except ProcureError as exc:
                 _blame(exc, {}, prices)

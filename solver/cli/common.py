@@ -18,7 +18,7 @@ class _App(typer.Typer):
     """The ``procure`` app; a run that names a command builds only that command.
 
     Typer reads every command's signature and type hints each time the app
-    starts (about 0.1 s for the two dozen commands here). ``procure --help``,
+    starts, for every command. ``procure --help``,
     an unknown command or the completion script still build them all.
     """
 
@@ -108,7 +108,7 @@ CatalogOpt = Annotated[
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks")]
 
 
-#: ``--db`` of the commands whose ``--prices`` may name a stored snapshot (issue 32)
+#: ``--db`` of the commands whose ``--prices`` may name a stored snapshot
 SnapshotDbOpt = Annotated[
     str | None,
     typer.Option(
@@ -319,8 +319,8 @@ def time_left(time_limit: float | None, doing: str = "reading the problem and th
     """What is left of the command's ``--time-limit`` now (None: no limit), for the solver
     phases: the limit counts from the process's start (:func:`_deadline`), so what the
     start, the imports and the reading of the inputs took is not given to the solver a
-    second time (issue 34: under load those took most of a minute, and the solver, given
-    the whole limit again, was stopped by the deadline with a plan in hand).
+    second time (given the whole limit again, a solver would be stopped by the deadline
+    with a plan in hand).
 
     Raises
     ------
@@ -539,8 +539,8 @@ def positive(fix: str, *, whole: bool = False, at_most: float = 1e15) -> dict:
 
 
 def price_day() -> dict:
-    """typer.Option arguments for a price date: a day (``YYYY-MM-DD``) or ``unknown``
-    (issue 29); anything else is refused while the command line is read (exit 2)."""
+    """typer.Option arguments for a price date: a day (``YYYY-MM-DD``) or ``unknown``;
+    anything else is refused while the command line is read (exit 2)."""
     from solver.inputs.provenance import is_price_date
 
     def parse(value: object) -> str | None:

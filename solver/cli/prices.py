@@ -1,4 +1,4 @@
-"""``procure prices pull | list | history`` (issue 32 part 1): price snapshots from public
+"""``procure prices pull | list | history``: price snapshots from public
 sources, kept in the workspace database with their date, and ``--prices snapshot:ID``
 (:func:`snapshot_price_file`) for ``procure resolve`` and ``procure watch``."""
 
@@ -286,6 +286,7 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     # solver.web.store.snapshots.SNAPSHOT_PREFIX, not imported: a file needs no database
     if not text.startswith("snapshot:"):
         return prices
+    from solver.inputs.importers.feeds import price_csv_of
     from solver.web.store import open_store
     from solver.web.store.snapshots import find_snapshot, snapshot_rows
 
@@ -298,8 +299,7 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     folder = (Path(database).resolve().parent if database else Path.cwd()) / "price-snapshots"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"snapshot-{snap.id}.csv"
-    columns = ["provider", "region", "offering", "mode", "price", "date"]
-    write_atomic(path, csv_text(rows.loc[rows["in_catalog"], columns]))
+    write_atomic(path, csv_text(price_csv_of(rows)))
     return path
 
 

@@ -1,4 +1,4 @@
-"""The cost categories beside compute (issue 29 part 5): the problem's ``costs:`` block,
+"""The cost categories beside compute: the problem's ``costs:`` block,
 the published defaults it may lean on, and what is still not modelled.
 
 Every category is off until the problem opts in (a seed plan's cost does not move):

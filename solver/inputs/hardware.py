@@ -1,4 +1,4 @@
-"""What hardware each workload may run on (issue 28): accelerator and vendor lists, allow
+"""What hardware each workload may run on: accelerator and vendor lists, allow
 and deny, on the problem and on each workload, and the vendor a serving runtime runs on.
 
 A workload's lists narrow the problem's: it may use an accelerator that every list at both

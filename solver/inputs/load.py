@@ -51,7 +51,7 @@ N_HOURS = 24
 # in the daytime and falling at night; it publishes no hourly table to cite for the
 # exact hour or shape, so the raised-cosine shape below is a stated assumption too.
 DEFAULT_PEAK_HOUR = 14
-# Derived block sizes (hours), as in issue 11's example: peak 4 h, shoulder 8 h, base 12 h.
+# Derived block sizes (hours): peak 4 h, shoulder 8 h, base 12 h.
 DERIVED_BLOCK_HOURS: tuple[tuple[str, int], ...] = (("peak", 4), ("shoulder", 8), ("base", 12))
 FLAT_TOL = 1e-9
 # peak_to_average above 24 cannot be shaped from hourly factors with mean 1: all of the

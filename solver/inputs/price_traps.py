@@ -1,4 +1,4 @@
-"""Price updates that would take the wrong number (issue 34): refused, one message each.
+"""Price updates that would take the wrong number: refused, one message each.
 
 Each check looks at what a price file says and refuses it, naming the file, the line (or
 offering) and the fix, where applying it would move a plan on a figure that is not what
@@ -45,9 +45,23 @@ AHEAD_DAYS = 92
 #: bytes read to tell a binary file (NUL bytes, which no text price file holds)
 _SNIFF_BYTES = 65536
 
+#: Leading bytes of formats a CSV file is not -> what they are and what to do.
+_MAGIC: tuple[tuple[bytes, str, str], ...] = (
+    (b"\x1f\x8b", "a gzip archive (a binary file)", "decompress it first (gunzip FILE)"),
+    (
+        b"PK\x03\x04",
+        "a zip archive or an XLSX workbook (a binary file)",
+        "unzip it, or save the sheet as CSV",
+    ),
+    (b"PAR1", "a Parquet file (a binary file)", "export it as CSV, or convert it to CSV"),
+    (b"\xff\xfe", "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE > NEW.csv)"),
+    (b"\xfe\xff", "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE > NEW.csv)"),
+)
+
 
 def read_price_text(path: Path, *, what: str, fix: str) -> str:
-    """The UTF-8 text of a price file (a byte-order mark dropped).
+    """The UTF-8 text of a price file or another exported CSV (a bill), a byte-order mark
+    dropped: the one reader of text files procure is handed from elsewhere.
 
     Parameters
     ----------
@@ -61,7 +75,8 @@ def read_price_text(path: Path, *, what: str, fix: str) -> str:
     Raises
     ------
     ProcureError
-        Not a readable regular file, a binary file (NUL bytes) or text not in UTF-8:
+        Not a readable regular file; an archive, a workbook, a Parquet file or UTF-16 text
+        (by its first bytes, saying which); a binary file (NUL bytes) or text not in UTF-8:
         naming the file, the line and byte, and the fix.
     """
     from solver.inputs.yamlio import read_text_file
@@ -69,11 +84,13 @@ def read_price_text(path: Path, *, what: str, fix: str) -> str:
     path = Path(path)
     try:
         text = read_text_file(path, what=what, fix=fix).removeprefix("\ufeff")
+        _refuse_other_format(text[:8].encode(), path, what)
         return _no_nul(text, path, what, fix)
     except ProcureError as exc:
         if "UTF-8" not in exc.message:
             raise
     data = path.read_bytes()
+    _refuse_other_format(data, path, what)
     try:
         data.decode("utf-8")
         start = len(data)
@@ -85,14 +102,23 @@ def read_price_text(path: Path, *, what: str, fix: str) -> str:
     else:
         message = (
             f"not UTF-8 text: byte 0x{data[start]:02X} on line {line} is not UTF-8 (a Latin-1 "
-            f"or Windows-1252 export?), so it cannot be read as {what}"
+            f"or Windows-1252 export?), so it cannot be read as {what}; an encoding is never "
+            "guessed"
         )
     raise ProcureError(
         message,
         file=str(path),
         field=f"line {line}",
-        fix=f"save it as UTF-8 text (a spreadsheet: Save As, CSV UTF-8), or {fix}",
+        fix="save it as UTF-8 text (iconv -f WINDOWS-1252 -t UTF-8 FILE > NEW.csv, or -f "
+        f"LATIN1; a spreadsheet: Save As, CSV UTF-8), or {fix}",
     )
+
+
+def _refuse_other_format(head: bytes, path: Path, what: str) -> None:
+    """Refuse a file whose first bytes are those of another format (:data:`_MAGIC`)."""
+    for magic, kind, fix in _MAGIC:
+        if head.startswith(magic):
+            raise ProcureError(f"this is {kind}, not {what}", file=str(path), fix=fix)
 
 
 def _no_nul(text: str, path: Path, what: str, fix: str) -> str:

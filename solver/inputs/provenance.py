@@ -1,4 +1,4 @@
-"""Where a price comes from: its date, its confidence and its currency (issue 29).
+"""Where a price comes from: its date, its confidence and its currency.
 
 Every catalog price carries
 

@@ -1,5 +1,5 @@
 """Vendor quotes: negotiated prices that enter the catalog as prices of confidence
-``quote`` (issue 29, part 2).
+``quote``.
 
 A quotes file is a CSV, one quote per line (a header line first; ``#`` lines are
 comments). Columns (``*``: required):

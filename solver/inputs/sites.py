@@ -1,4 +1,4 @@
-"""Sites a problem describes itself (issue 28): a team's own room or cage, with the fleet
+"""Sites a problem describes itself: a team's own room or cage, with the fleet
 it already has there, joins the catalog's sites for that problem only.
 
 :func:`with_problem_sites` returns a new :class:`~solver.inputs.catalog.Catalog` whose

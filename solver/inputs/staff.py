@@ -1,4 +1,4 @@
-"""Staff for owned servers, by the size of the fleet at a site (issue 28, honest defaults).
+"""Staff for owned servers, by the size of the fleet at a site (honest defaults).
 
 One systems administrator looks after about 140 servers in a medium data centre (about
 1,000 servers) and more than 1,000 in a very large one (about 50,000 servers): Armbrust

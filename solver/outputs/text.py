@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from solver.inputs.hardware import VENDOR_HARDWARE
-from solver.inputs.prices import OWNED, _isnan
+from solver.inputs.prices import OWNED
+from solver.inputs.prices import isnan as _isnan
 from solver.outputs.files import csv_text
 from solver.outputs.grid import Page, Table, escape
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog, load_catalog
-from solver.inputs.prices import Repriced, apply_prices, read_price_update
+from solver.inputs.prices import PRICE_FILE_OPTIONS, apply_price_file
 from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
 from solver.plan import Check, Plan, PlanInputs, input_digests, problem_json
@@ -242,16 +242,6 @@ def _check_problem_file(plan: Plan, where: str) -> None:
         )
 
 
-#: the keys of a price-trail entry that are options of :func:`apply_price_file`
-PRICE_FILE_OPTIONS = (
-    "prices",
-    "fmt",
-    "provider",
-    "price_date",
-    "max_factor",
-    "accept",
-    "add_new",
-)
 #: a re-solve's price-trail entry also names the problem digest of the plan it re-solved
 BASELINE_KEY = "baseline_problem_sha256"
 
@@ -282,27 +272,3 @@ def recorded_catalog(catalog: Path | None, inputs: PlanInputs) -> bool:
     if catalog is None:
         return True
     return inputs.catalog_dir is not None and catalog.resolve() == Path(inputs.catalog_dir)
-
-
-def apply_price_file(
-    cat: Catalog,
-    prices: Path,
-    fmt: str,
-    provider: str | None,
-    price_date: str | None,
-    max_factor: float,
-    accept: bool,
-    add_new: bool,
-) -> Repriced:
-    """The catalog with a price file applied (and the report of what moved)."""
-    update = read_price_update(
-        prices,
-        format=fmt,
-        provider=provider,
-        price_date=price_date,
-        known_providers=set(cat.offerings["provider"]),
-        check_dates=True,
-    )
-    return apply_prices(
-        cat, update, max_factor=max_factor, accept_suspicious=accept, add_new=add_new
-    )

@@ -115,7 +115,7 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
         stage = "solving the plan's problem for the analysis (as procure report)"
     else:
         stage = f"two-stage plan ({options['method']}): scenarios on the Dask cluster"
-    if not runner._set(
+    if not runner.update_job(
         job_id, status=JobStatus.RUNNING, stage=stage, progress=0.05, started_at=utc_now()
     ):
         return
@@ -124,11 +124,11 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             problem,
             catalog,
             options["points"],
-            solved=lambda: runner._step(
+            solved=lambda: runner.step_job(
                 job_id, stage="the two ends: the min-cost and the min-CO2e plans", progress=0.15
             ),
             scheduler=runner.client(),
-            progress=lambda done, total: runner._step(
+            progress=lambda done, total: runner.step_job(
                 job_id,
                 stage=f"carbon frontier: {done} of {total} caps",
                 progress=0.2 + 0.75 * done / max(total, 1),
@@ -151,4 +151,6 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             )
         )
         session.commit()
-    runner._set(job_id, status=JobStatus.DONE, stage="stored", progress=1.0, finished_at=utc_now())
+    runner.update_job(
+        job_id, status=JobStatus.DONE, stage="stored", progress=1.0, finished_at=utc_now()
+    )

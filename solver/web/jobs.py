@@ -298,7 +298,7 @@ class JobRunner:
                 else mine.where(Analysis.break_even_limit.is_(None))
             ).first()
             self._add(session, job, stored_before=found is not None)
-        return self._start(job)
+        return self.enqueue(job)
 
     @staticmethod
     def _add(session, job: Job, *, stored_before: bool) -> None:
@@ -309,8 +309,10 @@ class JobRunner:
         session.add(job)
         session.commit()
 
-    def _start(self, job: Job) -> Job:
-        """Run a queued job on the pool; the job."""
+    def enqueue(self, job: Job) -> Job:
+        """Run a job on this server's pool if it is queued (stored, status ``queued``: a job
+        found done at once is not run); return the job. A job kind's own module builds and
+        stores its job, then hands it here (:mod:`solver.web.price_watch`)."""
         if job.status == "queued":
             self._pool.submit(self._run, job.id)
         return job
@@ -347,7 +349,7 @@ class JobRunner:
                 )
             ).first()
             self._add(session, job, stored_before=found is not None)
-        return self._start(job)
+        return self.enqueue(job)
 
     def submit_watch(self, plan_id: int, *, rerun_of: int | None = None) -> Job:
         """Queue a price watch of a stored plan (:mod:`solver.web.price_watch`)."""
@@ -381,8 +383,9 @@ class JobRunner:
             session.commit()
             return bool(done.rowcount)
 
-    def _set(self, job_id: int, **values) -> bool:
-        """Update a job that is still open; False when it was cancelled meanwhile."""
+    def update_job(self, job_id: int, **values: object) -> bool:
+        """Update a job's columns (status, stage, progress, times, ...) while it is still
+        open; False when it was cancelled or finished meanwhile (the caller then stops)."""
         with self.store.sessions() as session:
             done = session.execute(
                 update(Job).where(Job.id == job_id, Job.status.in_(JOB_OPEN)).values(**values)
@@ -390,9 +393,10 @@ class JobRunner:
             session.commit()
             return bool(done.rowcount)
 
-    def _step(self, job_id: int, **values) -> None:
-        """A progress step; :class:`JobCancelled` when the job was cancelled meanwhile."""
-        if not self._set(job_id, **values):
+    def step_job(self, job_id: int, **values: object) -> None:
+        """A progress step (:meth:`update_job`), raising :class:`JobCancelled` when the
+        job was cancelled meanwhile: a long job's progress callback stops it so."""
+        if not self.update_job(job_id, **values):
             raise JobCancelled(job_id)
 
     def _run(self, job_id: int) -> None:
@@ -424,11 +428,13 @@ class JobRunner:
 
         if self._stop.is_set():
             stage = "interrupted: the server stopped before the job finished"
-            self._set(job_id, status="interrupted", stage=stage, finished_at=utc_now())
+            self.update_job(job_id, status="interrupted", stage=stage, finished_at=utc_now())
             return
         error = describe_fault(exc).text() if isinstance(exc, DATABASE_ERRORS) else str(exc)
         try:
-            self._set(job_id, status="failed", stage="failed", error=error, finished_at=utc_now())
+            self.update_job(
+                job_id, status="failed", stage="failed", error=error, finished_at=utc_now()
+            )
         except DATABASE_ERRORS:  # nothing can be recorded; the next start marks it
             pass
 
@@ -439,7 +445,7 @@ class JobRunner:
                 return
             inputs = variant_inputs(job.variant, self.catalog_dir)
             variant_id = job.variant_id
-        if not self._set(
+        if not self.update_job(
             job_id,
             status="running",
             stage="solving on the Dask cluster",
@@ -452,10 +458,10 @@ class JobRunner:
             solve_task,
             [task_of(inputs)],
             scheduler=client,
-            progress=lambda done, total: self._set(job_id, progress=0.1 + 0.8 * done / total),
+            progress=lambda done, total: self.update_job(job_id, progress=0.1 + 0.8 * done / total),
         )
         if "error" in result:
-            self._set(
+            self.update_job(
                 job_id,
                 status="failed",
                 stage="failed",
@@ -469,7 +475,7 @@ class JobRunner:
                 return  # cancelled while it ran: its plan is dropped
             record = store_plan(session, variant_id, inputs, plan)
             plan_id = record.id
-        self._set(
+        self.update_job(
             job_id,
             status="done",
             stage="stored",
@@ -490,7 +496,7 @@ class JobRunner:
         problem, catalog, plan_id = queued.problem, queued.catalog, queued.plan_id
         limit = queued.break_even_limit
         stage = "solving the plan's problem for the analysis (as procure sensitivity)"
-        if not self._set(
+        if not self.update_job(
             job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()
         ):
             return
@@ -498,13 +504,13 @@ class JobRunner:
         if limit == -1:
             report = shadow_prices(solution, solver=WARM_SOLVER)
         else:
-            self._set(job_id, stage="break-even prices", progress=0.2)
+            self.update_job(job_id, stage="break-even prices", progress=0.2)
             report = sensitivity_report(
                 solution,
                 break_even_limit=limit,
                 solver=WARM_SOLVER,
                 scheduler=self.client(),
-                progress=lambda done, total: self._step(
+                progress=lambda done, total: self.step_job(
                     job_id,
                     stage=f"break-even prices: {done} of {total} pool classes",
                     progress=0.2 + 0.75 * done / max(total, 1),
@@ -523,4 +529,4 @@ class JobRunner:
                 )
             )
             session.commit()
-        self._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
+        self.update_job(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())

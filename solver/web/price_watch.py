@@ -1,4 +1,4 @@
-"""The workspace's "watch" job (issue 32 part 2, workspace side): a stored plan compared
+"""The workspace's "watch" job: a stored plan compared
 with the latest price snapshot, as ``procure watch PLAN --prices snapshot:latest`` does
 (:func:`solver.analyses.watch.watch`: which of its lines moved, by how much, and whether
 the optimum moved by more than the threshold, with what is committed held), its result
@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import RedirectResponse
 from sqlalchemy import select
 
 from solver.errors import ProcureError
-from solver.web.store import Job, PlanRecord, PriceSnapshot, PriceWatch
+from solver.web.store import Job, PlanRecord, PriceSnapshot, PriceWatch, Store
 from solver.web.store.models import utc_now
 from solver.web.store.snapshots import find_snapshot, snapshot_rows
 
@@ -31,7 +32,23 @@ from solver.web.store.snapshots import find_snapshot, snapshot_rows
 WATCH_THRESHOLD_PCT = 5.0
 
 
-def submit_watch(runner, plan_id: int, *, rerun_of: int | None = None) -> Job:
+class WatchRunner(Protocol):
+    """What a watch job needs of the job runner (:class:`solver.web.jobs.JobRunner`'s public
+    interface; named here, not imported: the runner imports this module)."""
+
+    store: Store
+    instance_id: str
+
+    def enqueue(self, job: Job) -> Job:
+        """Run a stored, queued job on the runner's pool."""
+        ...
+
+    def update_job(self, job_id: int, **values: object) -> bool:
+        """Update a job still open; False once it was cancelled."""
+        ...
+
+
+def submit_watch(runner: WatchRunner, plan_id: int, *, rerun_of: int | None = None) -> Job:
     """Queue a watch of a stored plan against the latest snapshot (refused at once, with
     no job, when the plan or a snapshot is missing)."""
     with runner.store.sessions() as session:
@@ -48,18 +65,17 @@ def submit_watch(runner, plan_id: int, *, rerun_of: int | None = None) -> Job:
         )
         session.add(job)
         session.commit()
-    runner._pool.submit(runner._run, job.id)
-    return job
+    return runner.enqueue(job)
 
 
-def run_watch_job(runner, job_id: int) -> None:
+def run_watch_job(runner: WatchRunner, job_id: int) -> None:
     """The job: the plan, its problem and catalog, the latest snapshot applied, the watch."""
     from solver.analyses.price_review import known_ids, prices_to_review
-    from solver.analyses.watch import watch
-    from solver.cli.actuals import WATCH_EXIT
+    from solver.analyses.watch import WATCH_EXIT, watch
+    from solver.inputs.importers.feeds import price_csv_of
     from solver.inputs.price_holds import held_from_listed
+    from solver.inputs.prices import apply_price_file
     from solver.outputs.actuals import watch_json
-    from solver.trust.planfile import apply_price_file
     from solver.web.workspace import queued_plan_job
 
     store = runner.store
@@ -70,15 +86,16 @@ def run_watch_job(runner, job_id: int) -> None:
     plan, problem, catalog, plan_id = queued.plan, queued.problem, queued.catalog, queued.plan_id
     snap = find_snapshot(store, "latest")
     stage = f"comparing with price snapshot {snap.id} ({snap.source}, {snap.price_date})"
-    if not runner._set(job_id, status="running", stage=stage, progress=0.1, started_at=utc_now()):
+    if not runner.update_job(
+        job_id, status="running", stage=stage, progress=0.1, started_at=utc_now()
+    ):
         return
     rows = snapshot_rows(store, snap.id)
-    columns = ["provider", "region", "offering", "mode", "price", "date"]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"snapshot-{snap.id}.csv"
-        rows.loc[rows["in_catalog"], columns].to_csv(path, index=False)
-        repriced = apply_price_file(catalog, path, "csv", None, None, 2.0, False, False)
-    runner._set(job_id, stage="re-solving at the snapshot's prices", progress=0.3)
+        price_csv_of(rows).to_csv(path, index=False)
+        repriced = apply_price_file(catalog, path, fmt="csv")
+    runner.update_job(job_id, stage="re-solving at the snapshot's prices", progress=0.3)
     held = held_from_listed(snap.unmapped_json)
     review = prices_to_review(repriced.report.rows, held, plan, known_ids(catalog))
     result = watch(
@@ -98,23 +115,25 @@ def run_watch_job(runner, job_id: int) -> None:
             )
         )
         session.commit()
-    runner._set(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
+    runner.update_job(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())
 
 
-def latest_watch_id(store, plan_id: int) -> int | None:
+def latest_watch_id(store: Store, plan_id: int) -> int | None:
     """The newest stored watch of a plan, if any."""
     with store.sessions() as session:
         query = select(PriceWatch.id).where(PriceWatch.plan_id == plan_id)
         return session.scalars(query.order_by(PriceWatch.id.desc())).first()
 
 
-def watch_view(store, watch_id: int | None) -> dict:
+def watch_view(store: Store, watch_id: int | None) -> dict:
     """What the plan page shows of a watch: ``watched`` False when none is stored."""
     if watch_id is None:
         return {"watched": False}
     with store.sessions() as session:
         row = session.get(PriceWatch, watch_id)
-        snap = session.get(PriceSnapshot, row.snapshot_id)
+        snap = session.get(PriceSnapshot, row.snapshot_id) if row is not None else None
+        if row is None or snap is None:  # removed since it was listed
+            return {"watched": False}
         doc = json.loads(row.result_json)
         about = f"snapshot {snap.id}: {snap.source} prices of {snap.price_date}"
         when = row.created_at.strftime("%Y-%m-%d %H:%M")

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from conftest import ROOT, SHARED_DATA
 from solver.cli import app
 from solver.inputs.catalog import load_catalog
-from solver.trust.planfile import apply_price_file
+from solver.inputs.prices import apply_price_file
 
 runner = CliRunner()
 DATA = ROOT / "tests" / "data"
@@ -70,8 +70,8 @@ def test_a_pull_of_each_source_is_a_snapshot_resolve_takes(tmp_path, source, cou
 
     path = snapshot_price_file(Path("snapshot:1"), db)
     assert path == tmp_path / "price-snapshots" / "snapshot-1.csv"
-    # what resolve and watch do with --prices (trust.planfile.apply_price_file)
-    repriced = apply_price_file(load_catalog(None), path, "auto", None, None, 2.0, False, False)
+    # what resolve and watch do with --prices (inputs.prices.apply_price_file)
+    repriced = apply_price_file(load_catalog(None), path)
     assert repriced.report.counts() == counts
 
 

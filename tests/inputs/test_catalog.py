@@ -150,12 +150,12 @@ def test_header_names_follow_pandas():
     # the one parse (csv) names columns as pandas read_csv does: a blank one, repeats
     import io
 
-    from solver.inputs.catalog import _header_names
+    from solver.inputs.catalog import header_names
 
     for header in (["a", "", "a", "a", "a.1"], ["a.1", "a", "a", "b", ""], ["x", "x", "x.1"]):
         text = ",".join(header) + "\n" + ",".join("1" * len(header)) + "\n"
         expected = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False).columns
-        assert _header_names(header) == list(expected), header
+        assert header_names(header) == list(expected), header
 
 
 def test_region_missing_from_regions(tmp_path):

@@ -254,3 +254,61 @@ def test_gcp_snapshots_change_only_spot_prices():
         shipped.offerings.loc[gcp, "spot_usd_per_hour"],
         rtol=1e-9,
     )
+
+
+def test_apply_price_file_takes_its_options_by_keyword_and_records_them(tmp_path):
+    # a call such as apply_price_file(cat, path, "csv", None, None, 2.0, False, False)
+    # cannot be read at its call site: everything after the file is keyword-only, and
+    # the names are the keys a re-solved plan records (inputs.prices), so that a
+    # recorded entry is applied again as apply_price_file(cat, **entry)
+    import inspect
+
+    from solver.inputs.prices import PRICE_FILE_OPTIONS, apply_price_file
+
+    params = inspect.signature(apply_price_file).parameters
+    keyword = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert keyword == list(PRICE_FILE_OPTIONS[1:])
+    assert list(params)[1] == PRICE_FILE_OPTIONS[0] == "prices"
+    with pytest.raises(TypeError):
+        apply_price_file(None, tmp_path / "p.csv", "csv")  # type: ignore[misc]
+
+
+def test_a_price_decision_takes_its_prices_and_flags_by_keyword():
+    # the report row of one decision: old and new prices, status and flag named at the
+    # call; the ratio is new / old = 4.4 / 4.0 = 1.1
+    from solver.inputs.prices.applying import Decisions
+
+    decisions = Decisions()
+    decisions.record(
+        "acme/us-east/h1", "acme", "us-east", "on_demand",
+        old_usd=4.0, new_usd=4.4, status="changed", applied=True, line=2,
+    )  # fmt: skip
+    [row] = decisions.rows
+    assert row["ratio"] == pytest.approx(1.1)
+    assert (row["status"], row["applied"], row["line"]) == ("changed", True, 2)
+    with pytest.raises(TypeError):
+        decisions.record("x", "acme", "us-east", "spot", 4.0, 4.4, "changed", True)  # type: ignore[misc]
+
+
+def test_a_recorded_price_file_entry_applies_the_file_again(tmp_path):
+    # a re-solved plan records how its price file was applied (inputs.prices); load_plan
+    # applies each entry again as apply_price_file(catalog, **entry): the keys are the
+    # function's parameters, and the same file gives the same price (old x 1.1 here)
+    from solver.inputs.prices import PRICE_FILE_OPTIONS, apply_price_file, price_file_entry
+
+    cat = load_catalog(None)
+    offering_id, row = next(iter(cat.offerings.iterrows()))
+    new_usd = float(row["on_demand_usd_per_hour"]) * 1.1
+    path = tmp_path / "prices.csv"
+    path.write_text(f"provider,region,offering,mode,price\n,,{offering_id},on_demand,{new_usd}\n")
+    entry = price_file_entry(
+        path, fmt="auto", provider=None, price_date=None, max_factor=2.0, accept=False,
+        add_new=False,
+    )  # fmt: skip
+    assert tuple(entry) == PRICE_FILE_OPTIONS
+    assert entry["prices"] == str(path.resolve())
+    again = apply_price_file(cat, **{**entry, "prices": Path(str(entry["prices"]))})
+    rows = again.report.rows
+    mine = rows[(rows["offering_id"] == offering_id) & (rows["mode"] == "on_demand")]
+    assert mine["status"].tolist() == ["changed"]
+    assert mine["ratio"].iloc[0] == pytest.approx(1.1)

@@ -135,3 +135,33 @@ def test_a_price_the_pull_held_makes_the_watch_job_need_review(tmp_path):
     [held] = [r for r in doc["review"] if r["status"] == "held"]
     assert (held["offering_id"], held["plan_line"]) == ("seeweb/it-fr2/ECS1GPU3", 1)
     assert "needs review" in page
+
+
+def test_the_watch_job_uses_only_the_runners_public_interface():
+    # the watch job takes nothing private of the job runner (_pool, _run, _set): any attribute of
+    # the runner it reads now is public, and each is one of JobRunner's
+    import ast
+
+    from solver.web import price_watch
+    from solver.web.jobs import JobRunner
+
+    tree = ast.parse(open(price_watch.__file__).read())
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "runner"
+    }
+    assert used == {"store", "instance_id", "enqueue", "update_job"}
+    for name in ("enqueue", "update_job"):
+        assert callable(getattr(JobRunner, name))
+
+
+def test_the_watch_exit_codes_are_one_per_verdict():
+    # procure watch's exit codes (docs/reference/exit-codes.md): 0 holds, 3 prices moved,
+    # 4 optimum moved, 5 needs review; the workspace stores the same code in its JSON
+    from solver.analyses.watch import VERDICTS, WATCH_EXIT
+
+    assert WATCH_EXIT == {"holds": 0, "prices_moved": 3, "optimum_moved": 4, "needs_review": 5}
+    assert set(WATCH_EXIT) == set(VERDICTS)

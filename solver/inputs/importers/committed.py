@@ -1,5 +1,5 @@
 """Committed prices read from the providers' price files, in one table, and matched to
-the catalog's offerings (issue 29 part 3).
+the catalog's offerings.
 
 The three format readers (:mod:`.aws_prices`, :mod:`.azure_retail`,
 :mod:`.gcp_billing`) each return a frame of :data:`COMMITTED_COLUMNS`, one row per

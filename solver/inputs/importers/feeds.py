@@ -1,4 +1,4 @@
-"""Price feeds (issue 32 part 1): one source's prices as a dated snapshot in our price
+"""Price feeds: one source's prices as a dated snapshot in our price
 CSV format (``provider, region, offering, mode, price, date``; what ``procure resolve
 --prices`` reads, :func:`solver.inputs.prices.read_price_csv`), each row matched to the
 catalog's offerings where it can be.
@@ -137,7 +137,14 @@ class PricePull:
     def price_csv(self) -> pd.DataFrame:
         """The rows that name a catalog offering, as our price CSV (what ``--prices``
         reads: a price update naming nothing in the catalog is refused as a likely slip)."""
-        return self.rows.loc[self.rows["in_catalog"], PRICE_CSV_COLUMNS].reset_index(drop=True)
+        return price_csv_of(self.rows)
+
+
+def price_csv_of(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a pull or a stored snapshot (:data:`SNAPSHOT_COLUMNS`) that name a catalog
+    offering, as our price CSV (:data:`PRICE_CSV_COLUMNS`): what ``--prices`` and a
+    workspace watch apply."""
+    return rows.loc[rows["in_catalog"], PRICE_CSV_COLUMNS].reset_index(drop=True)
 
 
 def check_source(source: str) -> str:

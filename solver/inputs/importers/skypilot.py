@@ -502,7 +502,7 @@ def _with_gcp_hosts(
 def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str) -> pd.DataFrame:
     """Per (instance type, region) prices as catalog offerings rows: ids, NVLink, default
     availability caps, no reserved prices (SkyPilot has none), date and source; USD and
-    confidence ``third_party`` (a SkyPilot catalog is a third party's, issue 29)."""
+    confidence ``third_party`` (a SkyPilot catalog is a third party's)."""
     out["provider"] = provider
     out["offering_id"] = provider + "/" + out["region"] + "/" + out["instance_type"]
     out["accelerators_per_instance"] = out["accelerators_per_instance"].astype(int)
