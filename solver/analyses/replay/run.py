@@ -161,9 +161,9 @@ def _case(
     measured = [r for r in done if window[0] <= r.arrival_s < window[1]]
     demand_tps = scenario.requests_per_s * _mean_output(scenario)
     out = []
-    groups = [(-1, "", deployments)] + [
-        (g, f"{d.offering} ({d.mode})", (d,)) for g, d in enumerate(deployments)
-    ]
+    groups = [(-1, "", deployments)]
+    if len(deployments) > 1:  # one row per deployment under the block's
+        groups += [(g, f"{d.offering} ({d.mode})", (d,)) for g, d in enumerate(deployments)]
     capacity = sum(d.planned_tokens_per_s for d in deployments if d.units)
     for g, label, deps in groups:
         these = [r for r in measured if g < 0 or (r.replica >= 0 and specs[r.replica].group == g)]
