@@ -100,3 +100,38 @@ def test_the_step_is_the_estimators_at_pure_decode(model_id):
     for b, c in [(1, 100.0), (32, 1500.0), (200, 3000.0)]:
         want = float(physics.step_model(model, 0.0, 2 * c, np.array([2.0]), dev).step_s(b)[0])
         assert cost.step_s(b, b * c, 0, 0.0) == pytest.approx(want, rel=1e-9)
+
+
+def test_one_slot_under_poisson_arrivals_queues_as_md1():
+    # one request at a time (max_num_seqs 1) and fixed sizes: every request is served in
+    # the same S = prefill step + 9 decode steps = 10 x 0.010 s = 0.100 s (weights 10 ms
+    # each step; prefill 1,000 x 1e-5 = 10 ms; no overhead), so the replica is an M/D/1
+    # queue. At 5 requests/s, rho = 0.5 and the Pollaczek-Khinchine mean wait is
+    # rho S / (2 (1 - rho)) = 0.05 s: mean TTFT 0.05 + 0.010 = 0.060 s (Kleinrock 1975,
+    # "Queueing Systems" vol. 1, eq. 5.73). 20,000 requests: within 5%.
+    from solver.analyses.replay.trace import poisson_trace
+
+    one = replace_cost(fixed_s=0.0)
+    rows = poisson_trace(5.0, 4000.0, ((1.0, 1000, 10),), seed=3)
+    reqs = [Request(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in rows]
+    done, stats, _ = simulate([spec(cost=one, max_seqs=1)], reqs)
+    ttft = np.mean([r.first_token_s - r.arrival_s for r in done])
+    assert ttft == pytest.approx(0.060, rel=0.05)
+    assert np.mean([r.done_s - r.first_token_s for r in done]) == pytest.approx(0.090)
+
+
+def test_busy_time_and_batch_are_counted_in_the_window():
+    # one request alone (0.012 s prefill step with no decoding request, then two steps of
+    # one): over the window (0, 0.036) the decoding batch averages 2 x 0.012 / 0.036 = 2/3
+    # and the replica is busy all of it; a window past the replay's end is cut at the
+    # end (0.036 s), so (0, 0.072) counts the same
+    (_, (s,), _) = simulate([spec()], [Request(0.0, 1000, 3)], (0.0, 0.036))
+    assert s.mean_batch == pytest.approx(2 / 3) and s.busy_s == pytest.approx(0.036)
+    (_, (s,), _) = simulate([spec()], [Request(0.0, 1000, 3)], (0.0, 0.072))
+    assert s.busy_s == pytest.approx(0.036) and s.mean_batch == pytest.approx(2 / 3)
+
+
+def replace_cost(**changes) -> StepCost:
+    from dataclasses import replace
+
+    return replace(COST, **changes)

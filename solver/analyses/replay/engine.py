@@ -25,6 +25,7 @@ Times are seconds; token counts whole numbers.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -270,12 +271,15 @@ class ReplicaStats:
 
 
 def simulate(
-    specs: list[ReplicaSpec], requests: list[Request]
+    specs: list[ReplicaSpec],
+    requests: list[Request],
+    window: tuple[float, float] = (0.0, math.inf),
 ) -> tuple[list[Request], list[ReplicaStats], float]:
     """Replay ``requests`` (sorted by arrival) on replicas ``specs``.
 
     Returns the requests with their times filled in (a request never served keeps NaN),
-    per-replica statistics, and the time the last request finished (seconds).
+    per-replica statistics over ``window`` (start and end, seconds: the busy time and the
+    mean decoding batch are counted within it), and the time the last request finished.
     """
     replicas = [_Replica(s) for s in specs]
     events: list[tuple[float, int, int]] = []  # (time, tie-break, replica)
@@ -285,7 +289,7 @@ def simulate(
     def start(i: int, now: float) -> None:
         nonlocal tie
         r = replicas[i]
-        if not (r.waiting[r.head :] or r.prefilling or r.decoding):
+        if r.head >= len(r.waiting) and not r.prefilling and not r.decoding:
             r.busy = False
             return
         seconds, chunks = _plan_step(r)
@@ -312,13 +316,15 @@ def simulate(
         now, _, i = heapq.heappop(events)
         began, chunks, batch = pending.pop(i)
         r = replicas[i]
-        r.busy_s += now - began
-        r.batch_time += batch * (now - began)
+        inside = max(0.0, min(now, window[1]) - max(began, window[0]))
+        r.busy_s += inside
+        r.batch_time += batch * inside
         r.steps += 1
         _end_step(r, now, chunks)
         start(i, now)
+    span = max(0.0, min(now, window[1]) - window[0])
     stats = [
-        ReplicaStats(r.busy_s, r.steps, r.batch_time / now if now > 0 else 0.0, r.spec.group)
+        ReplicaStats(r.busy_s, r.steps, r.batch_time / span if span > 0 else 0.0, r.spec.group)
         for r in replicas
     ]
     return requests, stats, now

@@ -155,9 +155,10 @@ def _case(
     specs = replicas(deployments)
     requests = [Request(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in rows]
     if specs:
-        done, stats, end_s = simulate(specs, requests)
+        done, stats, end_s = simulate(specs, requests, window)
     else:
         done, stats, end_s = requests, [], 0.0
+    span_s = max(0.0, min(end_s, window[1]) - window[0])
     measured = [r for r in done if window[0] <= r.arrival_s < window[1]]
     demand_tps = scenario.requests_per_s * _mean_output(scenario)
     out = []
@@ -171,7 +172,7 @@ def _case(
         planned_batch = max((d.planned_batch for d in deps), default=0)
         # the plan loads every deployment of a block alike: demand over capacity
         share = demand_tps / capacity if capacity else math.inf
-        s = _row_stats(these, st, end_s, planned_batch)
+        s = _row_stats(these, st, span_s, planned_batch)
         lat = {k: _latencies(s[k], p) for k in ("ttft", "tpot", "e2e")}
         late_t = float(np.mean(s["ttft"] > scenario.ttft_slo_s)) if s["ttft"].size else 0.0
         late_o = float(np.mean(s["tpot"] > scenario.tpot_slo_s)) if s["tpot"].size else 0.0
