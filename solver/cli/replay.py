@@ -28,7 +28,13 @@ from solver.errors import ProcureError
 EXIT_REPLAY_SLO_MISSED = 6
 
 
-def _check_numbers(duration_s: float, percentile: float | None) -> None:
+def _check_numbers(duration_s: float, percentile: float | None, budget: int) -> None:
+    if not (1 <= budget <= 10_000_000):
+        raise ProcureError(
+            f"--max-batched-tokens {budget} is out of range",
+            field="--max-batched-tokens",
+            fix="give the tokens one engine step runs at most, from 1 (e.g. 2048 or 8192)",
+        )
     if not (1.0 <= duration_s <= 86_400.0):
         raise ProcureError(
             f"--duration-s {duration_s:g} is out of range",
@@ -81,6 +87,14 @@ def replay_cmd(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the synthetic arrivals")] = 0,
+    max_batched_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-batched-tokens",
+            help="Tokens one engine step runs at most (vLLM's max_num_batched_tokens; "
+            "decode first, prompt chunks in the rest)",
+        ),
+    ] = 2048,
     format: Annotated[
         str, typer.Option("--format", help="Output format", **_choices("table", "json"))
     ] = "table",
@@ -102,7 +116,7 @@ def replay_cmd(
 
         _check_format(format, "table", "json")
         _check_choice(trace_rate, "--trace-rate", "block", "as-is")
-        _check_numbers(duration_s, percentile)
+        _check_numbers(duration_s, percentile, max_batched_tokens)
         rows = _read_trace(trace) if trace is not None else None
         the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         result = replay_plan(
@@ -115,6 +129,7 @@ def replay_cmd(
             duration_s=duration_s,
             seed=seed,
             percentile=percentile,
+            token_budget=max_batched_tokens,
         )
         if not result.rows:
             raise ProcureError(

@@ -16,8 +16,14 @@ One engine step of a replica, at its start:
    emits its first token (its time to first token ends there);
 4. where the cache would overflow (each decoding request grows by one token a step), the
    most recently admitted request is preempted: it frees its cache, returns to the head
-   of the queue and prefills its prompt and the tokens it had made again (vLLM's
-   recompute preemption).
+   of the queue and prefills its prompt and the tokens it had made again (vLLM V1's
+   default, ``RECOMPUTE``: vllm-project/vllm docs/configuration/optimization.md,
+   "Preemption").
+
+Step 2 is vLLM V1's chunked-prefill policy (the same page, "Chunked Prefill": every
+pending decode is batched before any prefill, and a prompt that does not fit the
+``max_num_batched_tokens`` budget is chunked). A prompt's first token comes out of the
+step that runs its last chunk, as vLLM's benchmark counts TTFT.
 
 Times are seconds; token counts whole numbers.
 """

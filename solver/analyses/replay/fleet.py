@@ -24,9 +24,11 @@ from solver.inputs.problem import InferenceWorkload, Problem
 from solver.plan import Plan
 from solver.units import Mode, server_and_site
 
-#: tokens one engine step runs at most (vLLM's ``max_num_batched_tokens``): 2,048, the
-#: chunked-prefill default of vLLM's online server before per-GPU defaults (vLLM docs,
-#: "Optimization and Tuning", chunked prefill); decode tokens are scheduled first
+#: tokens one engine step runs at most (vLLM's ``max_num_batched_tokens``), decode tokens
+#: first and prompt chunks in what is left: vLLM V1's chunked-prefill policy
+#: (vllm-project/vllm docs/configuration/optimization.md, "Chunked Prefill", which names
+#: 2048 as the value for better inter-token latency and > 8192 for throughput);
+#: ``procure replay --max-batched-tokens`` sets another
 TOKEN_BUDGET = 2048
 
 
@@ -105,7 +107,12 @@ def replica_spec(
 
 
 def _deployment(
-    item: Any, w: InferenceWorkload, problem: Problem, catalog: Catalog, group: int
+    item: Any,
+    w: InferenceWorkload,
+    problem: Problem,
+    catalog: Catalog,
+    group: int,
+    token_budget: int,
 ) -> Deployment:
     acc, apu, nvlink = _unit_row(item, catalog)
     spec = resolve_model(w.model, catalog, w.name)
@@ -122,7 +129,7 @@ def _deployment(
         tp_degree=tp,
         planned_batch=int(item.batch),
         planned_tokens_per_s=float(item.capacity_tokens_per_s),
-        replica=replica_spec(model, tp, dev, problem.memory_headroom, group),
+        replica=replica_spec(model, tp, dev, problem.memory_headroom, group, token_budget),
     )
 
 
@@ -140,8 +147,11 @@ def _requests_per_s(w: InferenceWorkload) -> float:
     return users * float(cast(float, dem.requests_per_user_per_day)) / 86_400.0
 
 
-def scenarios(plan: Plan, problem: Problem, catalog: Catalog) -> list[Scenario]:
-    """Every (online workload, period, load block) the plan serves, with its fleet."""
+def scenarios(
+    plan: Plan, problem: Problem, catalog: Catalog, token_budget: int = TOKEN_BUDGET
+) -> list[Scenario]:
+    """Every (online workload, period, load block) the plan serves, with its fleet
+    (``token_budget``: tokens one engine step runs at most, :data:`TOKEN_BUDGET`)."""
     load = resolve_load(problem)
     blocks = list(load.names)
     online = {w.name: w for w in problem.workloads if isinstance(w, InferenceWorkload)}
@@ -156,7 +166,9 @@ def scenarios(plan: Plan, problem: Problem, catalog: Catalog) -> list[Scenario]:
         factor = load.factors[name][blocks.index(block)] if block in blocks else 1.0
         rate = _requests_per_s(w) * factor * w.demand_by_period.get(period, 1.0)
         mix = tuple((b.share, b.prompt_tokens, b.output_tokens) for b in w.traffic_mix or [])
-        deps = tuple(_deployment(item, w, problem, catalog, g) for g, item in enumerate(lines))
+        deps = tuple(
+            _deployment(item, w, problem, catalog, g, token_budget) for g, item in enumerate(lines)
+        )
         out.append(
             Scenario(
                 workload=name,

@@ -18,6 +18,7 @@ import numpy as np
 
 from solver.analyses.replay.engine import ReplicaStats, Request, simulate
 from solver.analyses.replay.fleet import (
+    TOKEN_BUDGET,
     Deployment,
     Scenario,
     replicas,
@@ -229,6 +230,7 @@ def replay_plan(
     seed: int = 0,
     percentile: float | None = None,
     lose_unit: bool = True,
+    token_budget: int = TOKEN_BUDGET,
 ) -> ReplayResult:
     """Replay every serving fleet of ``plan`` (module doc).
 
@@ -244,6 +246,8 @@ def replay_plan(
         ``slo_percentile``, else :data:`DEFAULT_PERCENTILE`.
     lose_unit
         Also replay each block with one unit of its largest deployment lost.
+    token_budget
+        Tokens one engine step runs at most (vLLM's ``max_num_batched_tokens``).
     """
     import time
 
@@ -251,7 +255,7 @@ def replay_plan(
     simulated = 0
     began = time.perf_counter()
     cache: dict[tuple, tuple[list[ReplayRow], int]] = {}
-    for sc in scenarios(plan, problem, catalog):
+    for sc in scenarios(plan, problem, catalog, token_budget):
         p = percentile or sc.slo_percentile or DEFAULT_PERCENTILE
         arrivals, start, end = _arrivals(sc, trace, trace_as_is, duration_s, seed)
         cases = [("all units", sc.deployments)]
