@@ -78,7 +78,12 @@ def replay_cmd(
         ),
     ] = "block",
     duration_s: Annotated[
-        float, typer.Option("--duration-s", help="Seconds of synthetic traffic per block")
+        float,
+        typer.Option(
+            "--duration-s",
+            help="Seconds of synthetic traffic per block (longer where the block's rate "
+            "gives fewer than 2,000 requests)",
+        ),
     ] = 600.0,
     percentile: Annotated[
         float | None,
@@ -139,8 +144,8 @@ def replay_cmd(
             )
         code = 0 if result.meets_slos else EXIT_REPLAY_SLO_MISSED
         text = replay_json(result, code) if format == "json" else replay_table(result)
-        inputs = [("plan", plan)] + ([("trace", trace)] if trace is not None else [])
-        emit(text, out, force, inputs + catalog_inputs(catalog))
+        inputs: list[tuple[str, Path | None]] = [("plan", plan), ("trace", trace)]
+        emit(text, out, force, inputs + list(catalog_inputs(catalog)))
         outcome["code"] = code
 
     _run(debug, body)

@@ -49,7 +49,8 @@ def replay_table(result: ReplayResult) -> str:
         "times in ms; late%: requests over a limit; use%: mean running batch / the plan's "
         "batch; plan%: the block's demand / the plan's capacity",
         f"{result.requests_simulated:,} requests simulated in {result.simulate_s:.1f} s",
-        "every block meets its limits, with one unit lost too"
+        "every block meets its limits"
+        + (", with one unit lost too" if any(r.case == "N+1 lost" for r in result.rows) else "")
         if not misses
         else f"{len(misses)} block case(s) miss a limit at their percentile",
     ]

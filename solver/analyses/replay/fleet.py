@@ -62,6 +62,7 @@ class Scenario:
     tpot_slo_s: float
     slo_percentile: float | None  # the percentile the plan sized at (None: the mean)
     max_utilisation: float
+    n_plus_1: bool  # the plan keeps its limits with the largest unit lost
     deployments: tuple[Deployment, ...]
 
 
@@ -117,7 +118,7 @@ def _deployment(
     acc, apu, nvlink = _unit_row(item, catalog)
     spec = resolve_model(w.model, catalog, w.name)
     model = physics.served_model(spec, w.weight_precision, w.kv_precision)
-    table = physics.one_row_table(acc)
+    table = physics.one_row_table(acc.to_dict())
     dev = physics.device_figures(table, w.weight_precision, np.array([nvlink]), w.runtime)
     tp = max(int(item.tp_degree), 1)
     return Deployment(
@@ -182,6 +183,7 @@ def scenarios(
                 tpot_slo_s=w.tpot_slo_s,
                 slo_percentile=w.slo_percentile,
                 max_utilisation=float(w.max_utilisation),
+                n_plus_1=w.n_plus_1,
                 deployments=deps,
             )
         )

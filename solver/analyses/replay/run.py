@@ -33,6 +33,10 @@ from solver.plan import Plan
 PERCENTILES = (50.0, 90.0, 99.0)
 #: the percentile the SLOs are judged at when the workload names none (its SLOs are means)
 DEFAULT_PERCENTILE = 0.99
+#: fewest requests a synthetic block replays (a p99 of 2,000 is the 20th slowest): a block
+#: whose rate gives fewer in ``duration_s`` is replayed longer, up to :data:`MAX_WINDOW_S`
+MIN_REQUESTS = 2000
+MAX_WINDOW_S = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,9 @@ class ReplayResult:
 def _latencies(values: np.ndarray, p: float) -> Latencies:
     if values.size == 0:
         return Latencies(0.0, 0.0, 0.0, 0.0)
-    q = np.percentile(values, [*PERCENTILES, 100.0 * p])
-    return Latencies(*(float(x) for x in q))
+    with np.errstate(invalid="ignore"):  # inf - inf between two never-served requests
+        q = np.percentile(values, [*PERCENTILES, 100.0 * p])
+    return Latencies(*(float(x) if x == x else math.inf for x in q))
 
 
 def _row_stats(
@@ -140,6 +145,8 @@ def _arrivals(
         rows = trace if as_is else scaled(trace, scenario.requests_per_s)
         return rows, 0.0, math.inf
     sizes = scenario.mix or ((1.0, scenario.prompt_tokens, scenario.output_tokens),)
+    if scenario.requests_per_s > 0:  # enough requests for a p99 (MIN_REQUESTS)
+        duration_s = min(max(duration_s, MIN_REQUESTS / scenario.requests_per_s), MAX_WINDOW_S)
     warm = 0.2 * duration_s
     rows = poisson_trace(scenario.requests_per_s, warm + duration_s + warm, sizes, seed)
     return rows, warm, warm + duration_s
@@ -238,14 +245,16 @@ def replay_plan(
     ----------
     trace
         Requests to replay; None: Poisson arrivals at each block's worst-hour rate for
-        ``duration_s`` seconds (plus 20% warm-up before and 20% after, not measured).
+        ``duration_s`` seconds, or long enough for :data:`MIN_REQUESTS` (plus 20% warm-up
+        before and 20% after, not measured).
     trace_as_is
         Replay the trace's own times; else they are stretched to each block's rate.
     percentile
         Fraction (0.99) at which the SLOs are judged; None: the workload's
         ``slo_percentile``, else :data:`DEFAULT_PERCENTILE`.
     lose_unit
-        Also replay each block with one unit of its largest deployment lost.
+        Also replay each block of a workload planned N+1 (``redundancy: n_plus_1``) with
+        one unit of its largest deployment lost.
     token_budget
         Tokens one engine step runs at most (vLLM's ``max_num_batched_tokens``).
     """
@@ -259,7 +268,7 @@ def replay_plan(
         p = percentile or sc.slo_percentile or DEFAULT_PERCENTILE
         arrivals, start, end = _arrivals(sc, trace, trace_as_is, duration_s, seed)
         cases = [("all units", sc.deployments)]
-        if lose_unit:
+        if lose_unit and sc.n_plus_1:
             cases.append(("N+1 lost", without_largest_unit(sc.deployments)))
         for case, deps in cases:
             key = (case, sc.workload, sc.requests_per_s, deps, p)
