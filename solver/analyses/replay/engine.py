@@ -145,9 +145,11 @@ class Request:
     # replay state
     prefilled: int = 0  # tokens of the (re)prefill done so far
     to_prefill: int = 0  # tokens the current prefill covers (prompt, or prompt + made)
-    made: int = 0  # output tokens emitted
+    made: int = 0  # output tokens emitted (while decoding: as of ``joined_step``)
+    joined_step: int = 0  # the replica's step count when it last joined the decoding set
     admitted_step: int = -1
     order: int = 0
+    generation: int = 0  # bumped on preemption: older entries of the finish heap are stale
 
 
 @dataclass
@@ -156,7 +158,9 @@ class _Replica:
     waiting: list[Request] = field(default_factory=list)  # FIFO (index 0 first)
     head: int = 0  # index of the first waiting request
     prefilling: list[Request] = field(default_factory=list)
-    decoding: list[Request] = field(default_factory=list)
+    decoding: dict[int, Request] = field(default_factory=dict)  # by id()
+    finishing: list[tuple[int, int, int, Request]] = field(default_factory=list)
+    # (step count at which it emits its last token, order, generation, request)
     held_tokens: int = 0  # KV tokens held by admitted requests
     context_tokens: int = 0  # context of the decoding requests
     busy: bool = False
@@ -192,11 +196,27 @@ def _admit(r: _Replica) -> None:
         r.head = 0
 
 
+def _made(r: _Replica, req: Request) -> int:
+    """Output tokens a decoding request has emitted by now (one a step since it joined)."""
+    return req.made + r.steps - req.joined_step
+
+
+def _join(r: _Replica, req: Request) -> None:
+    """Add a request that has emitted ``req.made`` tokens to the decoding set."""
+    req.joined_step = r.steps
+    r.decoding[id(req)] = req
+    r.context_tokens += req.prompt_tokens + req.made
+    end = r.steps + req.output_tokens - req.made
+    heapq.heappush(r.finishing, (end, req.order, req.generation, req))
+
+
 def _preempt(r: _Replica) -> None:
     """Free the cache of the latest admitted requests until the next step's growth fits."""
     while r.decoding and r.held_tokens + len(r.decoding) > r.spec.kv_tokens:
-        last = max(r.decoding, key=lambda q: q.order)
-        r.decoding.remove(last)
+        last = max(r.decoding.values(), key=lambda q: q.order)
+        del r.decoding[id(last)]
+        last.made = _made(r, last)
+        last.generation += 1
         r.context_tokens -= last.prompt_tokens + last.made
         r.held_tokens -= last.prompt_tokens + last.made
         r.waiting.insert(r.head, last)
@@ -226,19 +246,19 @@ def _plan_step(r: _Replica) -> tuple[float, list[tuple[Request, int]]]:
 
 def _end_step(r: _Replica, now: float, chunks: list[tuple[Request, int]]) -> None:
     """Apply a finished step: a token for every decoding request, chunks prefilled."""
-    still: list[Request] = []
-    for req in r.decoding:
-        req.made += 1
-        if req.made >= req.output_tokens:
-            req.done_s = now
-            r.held_tokens -= req.prompt_tokens + req.made - 1
-            r.context_tokens -= req.prompt_tokens + req.made - 1
-        else:
-            still.append(req)
-    grown = len(still)
-    r.decoding = still
+    grown = len(r.decoding)  # every decoding request holds one more token
+    r.steps += 1
     r.context_tokens += grown
     r.held_tokens += grown
+    while r.finishing and r.finishing[0][0] <= r.steps:
+        _, _, generation, req = heapq.heappop(r.finishing)
+        if generation != req.generation or id(req) not in r.decoding:
+            continue  # preempted since: a stale entry
+        del r.decoding[id(req)]
+        req.made = req.output_tokens
+        req.done_s = now
+        r.held_tokens -= req.prompt_tokens + req.made
+        r.context_tokens -= req.prompt_tokens + req.made
     for req, n in chunks:
         req.prefilled += n
         if req.prefilled < req.to_prefill:
@@ -252,8 +272,7 @@ def _end_step(r: _Replica, now: float, chunks: list[tuple[Request, int]]) -> Non
             req.done_s = now
             r.held_tokens -= req.prompt_tokens + req.made
             continue
-        r.decoding.append(req)
-        r.context_tokens += req.prompt_tokens + req.made
+        _join(r, req)
 
 
 def _route(replicas: list[_Replica]) -> int:
@@ -325,7 +344,6 @@ def simulate(
         inside = max(0.0, min(now, window[1]) - max(began, window[0]))
         r.busy_s += inside
         r.batch_time += batch * inside
-        r.steps += 1
         _end_step(r, now, chunks)
         start(i, now)
     span = max(0.0, min(now, window[1]) - window[0])
