@@ -8,8 +8,7 @@ resolve_load`) and the catalog, with the physics the estimator uses.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -209,15 +208,10 @@ def without_largest_unit(deployments: tuple[Deployment, ...]) -> tuple[Deploymen
     k = max(range(len(deployments)), key=lambda i: (per_unit(deployments[i]), deployments[i].units))
     out = list(deployments)
     lost = out[k]
-    out[k] = Deployment(**{**lost.__dict__, "units": max(lost.units - 1, 0)})
+    out[k] = replace(lost, units=max(lost.units - 1, 0))
     return tuple(out)
 
 
 def replicas(deployments: tuple[Deployment, ...]) -> list[ReplicaSpec]:
     """Every replica of a fleet, in deployment order."""
     return [d.replica for d in deployments for _ in range(d.units * d.replicas_per_unit)]
-
-
-def is_finite(x: float) -> bool:
-    """Whether a number is finite (a request never served has NaN times)."""
-    return math.isfinite(x)
