@@ -135,3 +135,11 @@ def replace_cost(**changes) -> StepCost:
     from dataclasses import replace
 
     return replace(COST, **changes)
+
+
+def test_the_router_shares_requests_by_weight():
+    # 30 requests at once on replicas of weight 2 and 1: each goes where outstanding /
+    # weight is least (the first of equals), so the split is 20 and 10
+    reqs = [Request(0.0, 100, 3) for _ in range(30)]
+    done, _, _ = simulate([spec(weight=2.0), spec(weight=1.0)], reqs)
+    assert sum(r.replica == 0 for r in done) == 20

@@ -114,7 +114,9 @@ class ReplicaSpec:
     runtime's ``max_num_seqs``; ``token_budget``: tokens one step runs at most
     (``max_num_batched_tokens``, decode tokens first); ``prefill_flops_s``: seconds of a
     prompt prefix's prefill compute as a function of its length (the chunk of tokens s to
-    s + n costs prefill(s + n) - prefill(s)); ``group``: the deployment it belongs to.
+    s + n costs prefill(s + n) - prefill(s)); ``group``: the deployment it belongs to;
+    ``weight``: what the router divides its outstanding requests by (the plan's capacity of
+    one replica, so a replica planned to carry twice the load gets twice the requests).
     """
 
     cost: StepCost
@@ -124,6 +126,7 @@ class ReplicaSpec:
     prefill_s_per_token: float  # 2 N at the runtime's compute rate
     prefill_s_per_token_sq: float  # 2 L h at the same rate (causal attention of a prompt)
     group: int = 0
+    weight: float = 0.0  # the router's share (the plan's capacity); 0: ``max_seqs``
 
     def chunk_s(self, start: int, end: int) -> float:
         """Prefill compute of prompt tokens ``start`` to ``end``, seconds."""
@@ -276,10 +279,11 @@ def _end_step(r: _Replica, now: float, chunks: list[tuple[Request, int]]) -> Non
 
 
 def _route(replicas: list[_Replica]) -> int:
-    """Least outstanding requests per request slot (join the shortest queue)."""
+    """Least outstanding requests per unit of weight (weighted least connections, as a
+    load balancer in front of unlike replicas runs it); the first of equals."""
     best, best_load = 0, float("inf")
     for i, r in enumerate(replicas):
-        load = r.queued() / r.spec.max_seqs
+        load = r.queued() / (r.spec.weight or r.spec.max_seqs)
         if load < best_load:
             best, best_load = i, load
     return best

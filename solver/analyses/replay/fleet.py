@@ -120,16 +120,21 @@ def _deployment(
     table = physics.one_row_table(acc.to_dict())
     dev = physics.device_figures(table, w.weight_precision, np.array([nvlink]), w.runtime)
     tp = max(int(item.tp_degree), 1)
+    units = int(round(item.units))
+    per_unit = max(apu // tp, 1)
+    spec_ = replica_spec(model, tp, dev, problem.memory_headroom, group, token_budget)
+    if units and item.capacity_tokens_per_s > 0:  # route by the plan's capacity per replica
+        spec_ = replace(spec_, weight=float(item.capacity_tokens_per_s) / (units * per_unit))
     return Deployment(
         offering=item.offering,
         mode=str(item.mode),
         accelerator=str(item.accelerator),
-        units=int(round(item.units)),
-        replicas_per_unit=max(apu // tp, 1),
+        units=units,
+        replicas_per_unit=per_unit,
         tp_degree=tp,
         planned_batch=int(item.batch),
         planned_tokens_per_s=float(item.capacity_tokens_per_s),
-        replica=replica_spec(model, tp, dev, problem.memory_headroom, group, token_budget),
+        replica=spec_,
     )
 
 
