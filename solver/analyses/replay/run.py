@@ -110,9 +110,13 @@ def _latencies(values: np.ndarray, p: float) -> Latencies:
 
 
 def _row_stats(
-    done: list[Request], stats: list[ReplicaStats], span_s: float, planned_batch: int
+    done: list[Request],
+    stats: list[ReplicaStats],
+    span_s: float,
+    deployments: tuple[Deployment, ...],
 ) -> dict:
-    """Latency distributions and use of one group of replicas over the measured requests."""
+    """Latency distributions and use of one group of replicas over the measured requests;
+    ``deployments`` of the whole block (a replica's group indexes them)."""
     inf = math.inf
     ttft = np.array([r.first_token_s - r.arrival_s if r.done_s == r.done_s else inf for r in done])
     e2e = np.array([r.done_s - r.arrival_s if r.done_s == r.done_s else inf for r in done])
@@ -123,14 +127,19 @@ def _row_stats(
             if r.output_tokens > 1
         ]
     )
-    batch = sum(s.mean_batch for s in stats) / len(stats) if stats else 0.0
+    # each replica's mean running batch over its own deployment's planned batch
+    shares = [
+        s.mean_batch / deployments[s.group].planned_batch
+        for s in stats
+        if deployments[s.group].planned_batch > 0
+    ]
     busy = sum(s.busy_s for s in stats) / (len(stats) * span_s) if stats and span_s > 0 else 0.0
     return {
         "ttft": ttft,
         "tpot": tpot,
         "e2e": e2e,
         "unserved": int(sum(1 for r in done if r.done_s != r.done_s)),
-        "utilisation": batch / planned_batch if planned_batch else 0.0,
+        "utilisation": sum(shares) / len(shares) if shares else 0.0,
         "busy_share": busy,
     }
 
@@ -180,7 +189,7 @@ def _case(
         planned_batch = max((d.planned_batch for d in deps), default=0)
         # the plan loads every deployment of a block alike: demand over capacity
         share = demand_tps / capacity if capacity else math.inf
-        s = _row_stats(these, st, span_s, planned_batch)
+        s = _row_stats(these, st, span_s, deployments)
         lat = {k: _latencies(s[k], p) for k in ("ttft", "tpot", "e2e")}
         late_t = float(np.mean(s["ttft"] > scenario.ttft_slo_s)) if s["ttft"].size else 0.0
         late_o = float(np.mean(s["tpot"] > scenario.tpot_slo_s)) if s["tpot"].size else 0.0
