@@ -28,7 +28,13 @@ from solver.errors import ProcureError
 EXIT_REPLAY_SLO_MISSED = 6
 
 
-def _check_numbers(duration_s: float, percentile: float | None, budget: int) -> None:
+def _check_numbers(duration_s: float, percentile: float | None, budget: int, seed: int) -> None:
+    if not (0 <= seed < 2**63):
+        raise ProcureError(
+            f"--seed {seed} is out of range",
+            field="--seed",
+            fix="give a whole number from 0 (the same seed gives the same arrivals)",
+        )
     if not (1 <= budget <= 10_000_000):
         raise ProcureError(
             f"--max-batched-tokens {budget} is out of range",
@@ -121,7 +127,7 @@ def replay_cmd(
 
         _check_format(format, "table", "json")
         _check_choice(trace_rate, "--trace-rate", "block", "as-is")
-        _check_numbers(duration_s, percentile, max_batched_tokens)
+        _check_numbers(duration_s, percentile, max_batched_tokens, seed)
         rows = _read_trace(trace) if trace is not None else None
         the_plan, prob, cat = load_plan(plan, catalog=catalog, cache_dir=cache_dir())
         result = replay_plan(

@@ -107,6 +107,7 @@ def test_every_request_at_once_queues_rather_than_breaks():
         (["--percentile", "0.2"], "--percentile"),
         (["--percentile", "1"], "--percentile"),
         (["--max-batched-tokens", "0"], "--max-batched-tokens"),
+        (["--seed", "-1"], "--seed"),
         (["--format", "xml"], "--format"),
     ],
 )
