@@ -35,6 +35,7 @@ from solver.cli import changes  # noqa: F401
 from solver.cli import export  # noqa: F401
 from solver.cli import calibrate  # noqa: F401
 from solver.cli import actuals  # noqa: F401
+from solver.cli import replay  # noqa: F401
 from solver.cli import prices  # noqa: F401
 from solver.cli import serve  # noqa: F401
 from solver.cli import users  # noqa: F401

@@ -1,0 +1,145 @@
+"""The replay's engine on cases worked by hand, and its step time against the estimator's."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from solver import physics
+from solver.analyses.replay.engine import ReplicaSpec, Request, StepCost, simulate, step_cost
+
+# A replica with round numbers: a step reads the weights in 10 ms, a decoded token costs
+# 1 ms of compute, 2 ms of overhead per step, a prompt token 10 us of prefill compute.
+COST = StepCost(
+    weights_s=0.010,
+    routed_s=0.0,
+    kv_s_per_token=0.0,
+    compute_s_per_seq=0.001,
+    compute_s_per_token=0.0,
+    fixed_s=0.002,
+    comm_s_per_token=0.0,
+    overlap=True,
+)
+
+
+def spec(**extra) -> ReplicaSpec:
+    base = dict(
+        cost=COST,
+        kv_tokens=100_000,
+        max_seqs=64,
+        token_budget=2048,
+        prefill_s_per_token=1e-5,
+        prefill_s_per_token_sq=0.0,
+    )
+    return ReplicaSpec(**{**base, **extra})
+
+
+def test_alone_a_request_waits_for_nothing_and_its_ttft_is_its_prefill_step():
+    # arrivals 100 s apart, each served in well under a second: no queueing. The prompt's
+    # 1,000 tokens fit one step's budget (2,048): that step lasts max(weights 0.010,
+    # prefill 1,000 x 1e-5 = 0.010) + 0.002 = 0.012 s and emits the first token, so
+    # TTFT = 0.012 s exactly. The 2 later tokens are decode steps of one sequence,
+    # max(0.010, 0.001) + 0.002 = 0.012 s each: TPOT 0.012 s, end-to-end 0.036 s.
+    reqs = [Request(100.0 * k, 1000, 3) for k in range(5)]
+    done, stats, end = simulate([spec()], reqs)
+    for r in done:
+        assert r.first_token_s - r.arrival_s == pytest.approx(0.012, abs=1e-12)
+        assert (r.done_s - r.first_token_s) / 2 == pytest.approx(0.012, abs=1e-12)
+        assert r.done_s - r.arrival_s == pytest.approx(0.036, abs=1e-12)
+    assert end == pytest.approx(400.036)
+    assert stats[0].steps == 15  # 3 steps per request
+
+
+def test_a_prompt_over_the_budget_is_prefilled_in_chunks():
+    # 5,000 tokens at 2,048 a step: chunks of 2,048, 2,048 and 904 tokens, steps of
+    # max(0.010, 0.02048) + 0.002 = 0.02248 s twice and max(0.010, 0.00904) + 0.002 =
+    # 0.012 s: the first token after 0.05696 s
+    (r,), _, _ = simulate([spec()], [Request(0.0, 5000, 1)])
+    assert r.first_token_s == pytest.approx(0.02248 * 2 + 0.012, abs=1e-12)
+    assert r.done_s == r.first_token_s  # one output token: done with the first
+
+
+def test_a_full_cache_makes_the_second_request_wait():
+    # the cache holds 1,100 tokens: one request of 1,000 prompt + 10 output tokens at a
+    # time. Both arrive at 0; the second is admitted only when the first ends at 0.012 +
+    # 9 x 0.012 = 0.120 s, then runs the same 0.120 s: it ends at 0.240 s, TTFT 0.132 s
+    reqs = [Request(0.0, 1000, 10), Request(0.0, 1000, 10)]
+    (a, b), _, _ = simulate([spec(kv_tokens=1100)], reqs)
+    assert a.done_s == pytest.approx(0.120, abs=1e-12)
+    assert b.first_token_s == pytest.approx(0.132, abs=1e-12)
+    assert b.done_s == pytest.approx(0.240, abs=1e-12)
+
+
+def test_a_prompt_no_cache_can_hold_is_never_served():
+    (r,), _, _ = simulate([spec(kv_tokens=500)], [Request(0.0, 1000, 2)])
+    assert math.isnan(r.done_s) and math.isnan(r.first_token_s)
+
+
+def test_requests_spread_over_replicas():
+    # two replicas, two requests at once: one each, so both see the alone timings
+    reqs = [Request(0.0, 1000, 3), Request(0.0, 1000, 3)]
+    done, _, _ = simulate([spec(), spec()], reqs)
+    assert {r.replica for r in done} == {0, 1}
+    assert all(r.done_s == pytest.approx(0.036) for r in done)
+
+
+@pytest.mark.parametrize("model_id", ["llama-3-8b", "mixtral-8x7b"])
+def test_the_step_is_the_estimators_at_pure_decode(model_id):
+    # b sequences at context c, no prompt chunk: the replay's step is the estimator's
+    # step model of pure decode (P = 0, O = 2c: mean context c) at batch b
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.presets import resolve_model
+
+    catalog = load_catalog(None)
+    model = physics.served_model(resolve_model(model_id, catalog, "w"), "bf16", "bf16")
+    acc = catalog.accelerators.loc["h100-sxm"]
+    dev = physics.device_figures(physics.one_row_table(acc), "bf16", np.array([True]))
+    cost = step_cost(model, 2, dev)
+    for b, c in [(1, 100.0), (32, 1500.0), (200, 3000.0)]:
+        want = float(physics.step_model(model, 0.0, 2 * c, np.array([2.0]), dev).step_s(b)[0])
+        assert cost.step_s(b, b * c, 0, 0.0) == pytest.approx(want, rel=1e-9)
+
+
+def test_one_slot_under_poisson_arrivals_queues_as_md1():
+    # one request at a time (max_num_seqs 1) and fixed sizes: every request is served in
+    # the same S = prefill step + 9 decode steps = 10 x 0.010 s = 0.100 s (weights 10 ms
+    # each step; prefill 1,000 x 1e-5 = 10 ms; no overhead), so the replica is an M/D/1
+    # queue. At 5 requests/s, rho = 0.5 and the Pollaczek-Khinchine mean wait is
+    # rho S / (2 (1 - rho)) = 0.05 s: mean TTFT 0.05 + 0.010 = 0.060 s (Kleinrock 1975,
+    # "Queueing Systems" vol. 1, eq. 5.73). 20,000 requests: within 5%.
+    from solver.analyses.replay.trace import poisson_trace
+
+    one = replace_cost(fixed_s=0.0)
+    rows = poisson_trace(5.0, 4000.0, ((1.0, 1000, 10),), seed=3)
+    reqs = [Request(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in rows]
+    done, stats, _ = simulate([spec(cost=one, max_seqs=1)], reqs)
+    ttft = np.mean([r.first_token_s - r.arrival_s for r in done])
+    assert ttft == pytest.approx(0.060, rel=0.05)
+    assert np.mean([r.done_s - r.first_token_s for r in done]) == pytest.approx(0.090)
+
+
+def test_busy_time_and_batch_are_counted_in_the_window():
+    # one request alone (0.012 s prefill step with no decoding request, then two steps of
+    # one): over the window (0, 0.036) the decoding batch averages 2 x 0.012 / 0.036 = 2/3
+    # and the replica is busy all of it; a window past the replay's end is cut at the
+    # end (0.036 s), so (0, 0.072) counts the same
+    (_, (s,), _) = simulate([spec()], [Request(0.0, 1000, 3)], (0.0, 0.036))
+    assert s.mean_batch == pytest.approx(2 / 3) and s.busy_s == pytest.approx(0.036)
+    (_, (s,), _) = simulate([spec()], [Request(0.0, 1000, 3)], (0.0, 0.072))
+    assert s.busy_s == pytest.approx(0.036) and s.mean_batch == pytest.approx(2 / 3)
+
+
+def replace_cost(**changes) -> StepCost:
+    from dataclasses import replace
+
+    return replace(COST, **changes)
+
+
+def test_the_router_shares_requests_by_weight():
+    # 30 requests at once on replicas of weight 2 and 1: each goes where outstanding /
+    # weight is least (the first of equals), so the split is 20 and 10
+    reqs = [Request(0.0, 100, 3) for _ in range(30)]
+    done, _, _ = simulate([spec(weight=2.0), spec(weight=1.0)], reqs)
+    assert sum(r.replica == 0 for r in done) == 20

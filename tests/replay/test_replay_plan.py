@@ -1,0 +1,209 @@
+"""``procure replay`` on the seed's plan, on a deliberately cut fleet, and with bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from solver.analyses.replay import replay_plan
+from solver.cli import app
+from solver.cli.replay import EXIT_REPLAY_SLO_MISSED
+from solver.inputs.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def seed(seed_plan):
+    from conftest import seed_problem
+
+    return seed_plan, seed_problem(), load_catalog(None)
+
+
+def test_the_seed_replays_every_block_with_one_unit_lost(seed):
+    plan, problem, catalog = seed
+    result = replay_plan(plan, problem, catalog, duration_s=60)
+    blocks = {(r.period, r.block) for r in result.rows}
+    # 3 serving periods x 3 load blocks (peak, shoulder, base), each with all units and
+    # with one unit lost
+    assert len(blocks) == 9
+    assert {r.case for r in result.rows} == {"all units", "N+1 lost"}
+    for r in result.rows:
+        assert r.requests > 0 and r.unserved == 0
+        assert 0 < r.ttft.p50_s <= r.ttft.p90_s <= r.ttft.p99_s < 10
+        assert 0 < r.tpot.p50_s <= r.tpot.p99_s
+    # one unit lost never makes a block faster at p99 (the same arrivals, fewer replicas)
+    by = {(r.period, r.block, r.case): r for r in result.rows}
+    for period, block in blocks:
+        whole, lost = by[(period, block, "all units")], by[(period, block, "N+1 lost")]
+        assert lost.units == whole.units - 1
+        assert lost.tpot.p99_s >= whole.tpot.p99_s
+
+
+def test_a_cut_fleet_misses_its_slos(seed):
+    # every serving line at a third of its units (the peak's 14 A100s to 4): the block's
+    # demand is then about 2x what the units serve at their planned batch, the queue
+    # grows without bound and TTFT at p99 runs far past the 1 s limit
+    plan, problem, catalog = seed
+    cut = [
+        li.model_copy(update={"units": max(1.0, li.units // 3)}) if li.tp_degree else li
+        for li in plan.line_items
+    ]
+    result = replay_plan(
+        plan.model_copy(update={"line_items": cut}),
+        problem,
+        catalog,
+        duration_s=60,
+        lose_unit=False,
+    )
+    assert not result.meets_slos
+    peak = [r for r in result.rows if r.block == "peak"]
+    assert all(r.ttft.p99_s > 1.0 and not r.meets_slo for r in peak)
+
+
+def _seed_file(tmp_path, seed_solved) -> Path:
+    code, output = seed_solved
+    assert code == 0, output
+    path = tmp_path / "seed-plan.json"
+    path.write_text(output)
+    return path
+
+
+FLAT_OUT = """\
+name: flat-out
+horizon_months: 1
+start: 2027-01
+modes: [on_demand]
+residency: [us, eu]
+workloads:
+  - kind: inference
+    name: chat
+    model: dense-13b
+    demand: {requests_per_s: 5}
+    prompt_tokens: 1000
+    output_tokens: 400
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+    max_utilisation: 1
+    min_tier: neocloud
+"""
+
+
+def test_a_fleet_planned_flat_out_misses_and_exits_6(tmp_path, monkeypatch):
+    # a deliberately undersized plan that still verifies: capacity for the demand at 100%
+    # utilisation (max_utilisation 1), no N+1. Poisson arrivals at ~84% of the planned
+    # capacity on one unit queue prompts for seconds (the plan's batch steps at the 50 ms
+    # limit, so any burst above it waits): TTFT p99 far past 1 s, exit 6
+    monkeypatch.chdir(ROOT)
+    problem = tmp_path / "flat-out.yaml"
+    problem.write_text(FLAT_OUT)
+    plan = tmp_path / "plan.json"
+    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
+    assert solved.exit_code == 0, solved.output
+    result = runner.invoke(app, ["replay", str(plan), "--duration-s", "120", "--format", "json"])
+    assert result.exit_code == EXIT_REPLAY_SLO_MISSED, result.output
+    data = json.loads(result.output)
+    assert data["exit_code"] == 6 and data["meets_slos"] is False
+    (row,) = data["rows"]
+    assert row["ttft"]["p99_s"] > 5.0 and row["case"] == "all units"
+
+
+def test_the_seed_judged_at_p99_reports_its_verdict(tmp_path, seed_solved, monkeypatch):
+    # the exit code follows the verdict of the blocks, whatever the seed's sizing
+    monkeypatch.chdir(ROOT)
+    plan = _seed_file(tmp_path, seed_solved)
+    args = ["replay", str(plan), "--duration-s", "120", "--format", "json"]
+    result = runner.invoke(app, [*args, "--percentile", "0.99"])
+    data = json.loads(result.output)
+    blocks = [r for r in data["rows"] if r["deployment"] == ""]
+    assert data["meets_slos"] == all(r["meets_slo"] for r in blocks)
+    assert result.exit_code == (0 if data["meets_slos"] else EXIT_REPLAY_SLO_MISSED)
+    assert {r["slo_percentile"] for r in blocks} == {0.99}
+
+
+GENEROUS = """\
+name: generous
+horizon_months: 1
+start: 2027-01
+modes: [on_demand]
+residency: [us, eu]
+workloads:
+  - kind: inference
+    name: chat
+    model: dense-13b
+    demand: {requests_per_s: 2}
+    prompt_tokens: 1000
+    output_tokens: 400
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+    max_utilisation: 0.25
+    redundancy: n_plus_1
+    min_tier: neocloud
+"""
+
+
+def test_the_command_exits_0_when_every_limit_holds(tmp_path, monkeypatch):
+    # planned at 25% utilisation, flat day: the fleet's mean running batch is a quarter of
+    # the batch whose step is 50 ms, so even its p99 batch (with one unit lost) steps well
+    # under 50 ms, and prompts rarely wait: every limit holds at p99, exit 0
+    monkeypatch.chdir(ROOT)
+    problem = tmp_path / "generous.yaml"
+    problem.write_text(GENEROUS)
+    plan = tmp_path / "plan.json"
+    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
+    assert solved.exit_code == 0, solved.output
+    result = runner.invoke(app, ["replay", str(plan), "--duration-s", "120"])
+    assert result.exit_code == 0, result.output
+    assert "every block meets its limits, with one unit lost too" in result.output
+
+
+@pytest.mark.parametrize(
+    "trace_text, words",
+    [
+        ("when,in,out\n1,2,3\n", "line 1: unknown trace header"),
+        ("arrival_s,prompt_tokens,output_tokens\n0,100,ten\n", "line 2, output_tokens"),
+    ],
+)
+def test_a_bad_trace_is_one_message_and_exit_2(
+    tmp_path, seed_solved, monkeypatch, trace_text, words
+):
+    monkeypatch.chdir(ROOT)
+    plan = _seed_file(tmp_path, seed_solved)
+    trace = tmp_path / "trace.csv"
+    trace.write_text(trace_text)
+    result = runner.invoke(app, ["replay", str(plan), "--trace", str(trace)])
+    assert result.exit_code == 2
+    assert f"{trace}: {words}" in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_trace_replays_at_each_blocks_rate(tmp_path, seed_solved, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    plan = _seed_file(tmp_path, seed_solved)
+    trace = tmp_path / "trace.csv"
+    rows = "\n".join(f"{0.05 * k:.2f},1000,400" for k in range(400))
+    trace.write_text("arrival_s,prompt_tokens,output_tokens\n" + rows + "\n")
+    result = runner.invoke(app, ["replay", str(plan), "--trace", str(trace), "--format", "json"])
+    data = json.loads(result.output)
+    assert result.exit_code == (0 if data["meets_slos"] else EXIT_REPLAY_SLO_MISSED)
+    assert data["source"] == f"trace {trace}"
+    assert {r["requests"] for r in data["rows"]} == {400}  # the whole trace, every block
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--duration-s", "0"], "--duration-s"),
+        (["--percentile", "1.5"], "--percentile"),
+        (["--trace-rate", "fast"], "--trace-rate"),
+    ],
+)
+def test_bad_options_are_refused(tmp_path, seed_solved, monkeypatch, args, field):
+    monkeypatch.chdir(ROOT)
+    plan = _seed_file(tmp_path, seed_solved)
+    result = runner.invoke(app, ["replay", str(plan), *args])
+    assert result.exit_code == 2 and field in result.output, result.output
