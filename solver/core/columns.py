@@ -59,12 +59,12 @@ import pandas as pd
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
-from solver.core.time_budget import Budget, Phase
 from solver.core.compile import Compiled, with_options
 from solver.core.cuts import Cuts
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 from solver.core.reduced_costs import Pricing, check_pricing, options_table
+from solver.core.time_budget import Budget, Phase
 from solver.errors import NoPlanError
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS

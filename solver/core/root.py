@@ -37,7 +37,6 @@ import numpy as np
 from solver.core.backends import SolveOptions, SolveResult, Termination
 from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
-from solver.core.time_budget import Budget
 from solver.core.columns import (
     AUTO_COLUMNS,
     PRICED_OBJECTIVES,
@@ -51,6 +50,7 @@ from solver.core.compile import Compiled
 from solver.core.cuts import Cuts
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
+from solver.core.time_budget import Budget
 
 log = logging.getLogger(__name__)
 
