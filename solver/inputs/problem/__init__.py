@@ -15,7 +15,7 @@ sites, commitments, quotas), :mod:`~solver.inputs.problem.scenarios` (uncertaint
 
 from __future__ import annotations
 
-from solver.inputs.problem.fields import HOURS_PER_DAY, parse_duration_s
+from solver.inputs.problem.fields import HOURS_PER_DAY, Mode, parse_duration_s
 from solver.inputs.problem.fleet import ExistingReservation, ExistingServer, SavingsPlan, Site
 from solver.inputs.problem.scenarios import (
     CapacityScenario,
@@ -47,6 +47,7 @@ __all__ = [
     "InferenceWorkload",
     "LoadBlock",
     "LoadProfile",
+    "Mode",
     "ModelShape",
     "PriceMultiplier",
     "Problem",
