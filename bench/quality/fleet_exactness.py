@@ -11,9 +11,9 @@ optima, the options each kept and the solve times; the optima must agree (``ok``
 a side stopped by the time limit is ``unproven``). Exits 1 if any pair differs.
 
 ``--tops`` compares instead the pruned optimum with and without the ``fleet_top_used`` and
-``fleet_same_top`` cuts (solver/core/model.py, ``_add_fleet_tops``, switched off here; it
+``fleet_same_top`` cuts (solver/core/formulation/fleet_rules.py, ``add_fleet_tops``, switched off here; it
 adds ``fleet_small_cover`` too). ``--small-cover`` switches off only the
-``fleet_small_cover`` rows (``_add_fleet_small_cover``).
+``fleet_small_cover`` rows (``add_fleet_small_cover``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from solver.core import model as model_module
+from solver.core.formulation import fleet_rules, redundancy
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
 from solver.core.model import build_model
@@ -84,13 +84,17 @@ def main() -> None:
         problem = autoscaled(problem)
         pruned = optimum(problem, catalog, True, args.time_limit)
         if args.tops or args.small_cover:
-            name_off = "_add_fleet_small_cover" if args.small_cover else "_add_fleet_tops"
-            cuts = getattr(model_module, name_off)
-            setattr(model_module, name_off, lambda *_args: None)
+            # the function is switched off where it is called from
+            if args.small_cover:
+                module, name_off = fleet_rules, "add_fleet_small_cover"
+            else:
+                module, name_off = redundancy, "add_fleet_tops"
+            cuts = getattr(module, name_off)
+            setattr(module, name_off, lambda *_args: None)
             try:
                 full = optimum(problem, catalog, True, args.time_limit)
             finally:
-                setattr(model_module, name_off, cuts)
+                setattr(module, name_off, cuts)
         else:
             full = optimum(problem, catalog, False, args.time_limit)
         if pruned[0] is None or full[0] is None:
