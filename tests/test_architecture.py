@@ -29,7 +29,9 @@ def test_the_verifier_does_not_import_what_it_checks():
     # importing the compiler, the model builder, the cost ledger or the clock would let
     # a bug there pass its checks unseen
     # (``from solver.core import ledger`` counts as importing solver.core.ledger)
-    forbidden = tuple(f"solver.core.{m}" for m in ("compile", "model", "formulation", "ledger", "clock"))
+    forbidden = tuple(
+        f"solver.core.{m}" for m in ("compile", "model", "formulation", "ledger", "clock")
+    )
     files = sorted((SOLVER / "trust" / "verify").glob("*.py"))
     assert len(files) > 1, "the verifier package is gone: point this test at it"
     imported = set().union(*(_imports(path) for path in files))

@@ -11,8 +11,8 @@ optima, the options each kept and the solve times; the optima must agree (``ok``
 a side stopped by the time limit is ``unproven``). Exits 1 if any pair differs.
 
 ``--tops`` compares instead the pruned optimum with and without the ``fleet_top_used`` and
-``fleet_same_top`` cuts (solver/core/formulation/fleet_rules.py, ``add_fleet_tops``, switched off here; it
-adds ``fleet_small_cover`` too). ``--small-cover`` switches off only the
+``fleet_same_top`` cuts (solver/core/formulation/fleet_rules.py, ``add_fleet_tops``,
+switched off here; it adds ``fleet_small_cover`` too). ``--small-cover`` switches off only the
 ``fleet_small_cover`` rows (``add_fleet_small_cover``).
 """
 
@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from solver.core.formulation import fleet_rules, redundancy
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
+from solver.core.formulation import fleet_rules, redundancy
 from solver.core.model import build_model
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
