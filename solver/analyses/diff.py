@@ -167,11 +167,6 @@ def split_change(
     return price_effect, (new_usd - old_usd) - price_effect
 
 
-def _usd(value: float) -> str:
-    """A change in USD as the diff writes it (``+$5.00``, ``-$5.00``)."""
-    return usd(value, signed=True)
-
-
 def _role(item: LineItem) -> str:
     return "run" if item.item in (Item.RENT, Item.USE, Item.TRAINING) else item.item
 

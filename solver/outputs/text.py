@@ -16,6 +16,7 @@ import pandas as pd
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
+from solver.money import usd
 from solver.outputs.files import csv_text
 from solver.outputs.grid import Page, Table, escape
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
 
 def signed_usd(value_usd: float) -> str:
     """A change of money in USD with its sign, to the cent: ``+$1,234.50``, ``-$80.00``."""
-    return f"{'+' if value_usd >= 0 else '-'}${abs(value_usd):,.2f}"
+    return usd(value_usd, signed=True)
 
 
 #: The plan table's short names of price confidence levels (the JSON has the full words).

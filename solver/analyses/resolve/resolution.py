@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from solver.analyses.diff import PlanDiff, _usd, diff_plans
+from solver.analyses.diff import PlanDiff, diff_plans
 from solver.analyses.resolve.decisions import (
     baseline_pools,
 )
@@ -24,6 +24,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import (
     Problem,
 )
+from solver.money import usd
 from solver.plan import LineItem, Plan, input_digests
 from solver.units import DEFAULT_SOLVER
 
@@ -130,7 +131,7 @@ def _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as
         notes.append(
             f"without --max-changes the re-solve changes {stability.unconstrained_changes} line "
             f"item(s) and costs ${stability.unconstrained_cost_usd:,.2f}; the limit of "
-            f"{stability.max_changes} costs {_usd(extra)}"
+            f"{stability.max_changes} costs {usd(extra, signed=True)}"
         )
     return notes
 
