@@ -255,7 +255,7 @@ def _deadline(time_limit: float | None, before: str = "the command could answer"
     the limit with the same message (pool workers die with it, PR_SET_PDEATHSIG; files
     are only renamed into place whole, so none is half-written). The watchdog is off with
     ``PROCURE_HARD_DEADLINE=0``, which runners of the CLI inside their own process (the
-    test suite, bench/fuzz.py) set: ending the process would end them. No limit: nothing."""
+    test suite, bench/fuzz/fuzz.py) set: ending the process would end them. No limit: nothing."""
     import os
     import signal
     import threading
@@ -362,7 +362,7 @@ def say_if_stopped(plan, time_limit: float | None) -> None:
 
 def in_own_process() -> bool:
     """Whether this process is a command line of its own (not a runner of the CLI inside
-    its process, the test suite or bench/fuzz.py, which set ``PROCURE_HARD_DEADLINE=0``)."""
+    its process, the test suite or bench/fuzz/fuzz.py, which set ``PROCURE_HARD_DEADLINE=0``)."""
     import os
 
     return os.environ.get("PROCURE_HARD_DEADLINE", "1") != "0"

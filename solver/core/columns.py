@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 PRICED_OBJECTIVES = ("min_cost", "min_npv", "cost_plus_carbon", "max_served")
 #: ``auto`` uses column generation from this many priced columns on. Below it HiGHS's own
 #: branch and bound on the full model proves a far tighter gap in the same time; far above
-#: it the full model does not build and presolve in a solve's time (bench/RESULTS.md,
+#: it the full model does not build and presolve in a solve's time (bench/archive/RESULTS-2026.md,
 #: large problems).
 AUTO_COLUMNS = 400_000
 #: Options per workload in the first master (the cheapest per unit of service).
@@ -96,7 +96,7 @@ CUTS_SHARE = 0.35
 #: The restricted MIP keeps every cut up to this many master columns, and above it only
 #: the cuts its LP meets with equality (the rest add nothing to its LP bound, and HiGHS's
 #: root cut loop on a large master with all of them does not finish in a solve's time;
-#: the gaps either way: bench/scale.py, bench/RESULTS.md).
+#: the gaps either way: bench/speed/scale.py, bench/archive/RESULTS-2026.md).
 MIP_EVERY_CUT_UP_TO = 100_000
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 50

@@ -34,7 +34,8 @@ def mir_coefficients(
 
 #: The divisors of the MIR cuts: a unit's capacity (or the demand) over 1, 2, 3 and 4.
 #: Halves to quarters find what whole units miss (10k x 50 x 12: bound $411,282 with the
-#: units and the demand alone, $412,805 with their halves to quarters; bench/RESULTS.md).
+#: units and the demand alone, $412,805 with their halves to quarters;
+#: bench/archive/RESULTS-2026.md).
 DIVIDED_BY = (1, 2, 3, 4)
 
 
@@ -52,7 +53,8 @@ class Cuts:
     a unit the LP buys (or D), the LP must pay for whole units of that size (or larger
     ones) where the plain LP buys fractions: this is what lifts the bound toward the MIP's
     (on 10k x 50 x 12, LP $381,484: to $411,282 with MIR cuts, $400,056 with the
-    Chvatal-Gomory rounding ceil(a_k / d), optimum $413,555; bench/RESULTS.md). The cuts
+    Chvatal-Gomory rounding ceil(a_k / d), optimum $413,555;
+    bench/archive/RESULTS-2026.md). The cuts
     hold for every integer plan, so the bound stays valid; a column left out enters cut
     (w, t, b, d) with its MIR coefficient, which the pricing charges with the cut's dual.
     """

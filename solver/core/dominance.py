@@ -48,7 +48,7 @@ day: an option's columns of a period drop together, and only for one stand-in ``
 rule 2 allows in every block the option has (so the option's bound is at least one unit
 in every block). Exact: each unit of ``k`` in block ``b`` becomes ``m_b >= 1`` units of
 ``j``; a deployed ``k`` ran a unit in every block, so ``j`` then runs one in every block
-and is a deployment, and each block's rows hold as above (bench/fleet_exactness.py
+and is a deployment, and each block's rows hold as above (bench/quality/fleet_exactness.py
 compares pruned with unpruned optima). Where a workload must survive the loss of a region
 or provider (``survive_loss_of``), a column stands in only for one of its own provider and region
 (:func:`by_domain`), as under quotas.

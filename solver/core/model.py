@@ -56,7 +56,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
         Count a whole unit for at most the demand in the demand rows: the same integer
         plans, a tighter LP relaxation. Column generation's masters use it (their LP is
         the bound); the full model does not, since HiGHS's presolve tightens those rows
-        itself (bench/RESULTS.md compares the two).
+        itself (bench/archive/RESULTS-2026.md compares the two).
 
     Returns
     -------

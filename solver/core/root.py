@@ -1,7 +1,7 @@
 """Large problems whose full model fits: root cuts, a plan from the LP, reduced-cost fixing.
 
 HiGHS spends most of a large MIP's time before its first good plan: presolve, restarts,
-its own cut rounds, many times its LP relaxation's (bench/RESULTS.md, large problems).
+its own cut rounds, many times its LP relaxation's (bench/archive/RESULTS-2026.md, large problems).
 Most of the integrality gap there is one thing, whole units against fractional demand,
 and the MIR cuts of :class:`solver.core.cuts.Cuts` close it at the root. So, on one HiGHS
 session:
@@ -56,8 +56,8 @@ log = logging.getLogger(__name__)
 
 #: Priced columns (:func:`solver.core.columns.priced_columns`) from which ``auto`` solves
 #: at the root; below, one HiGHS MIP (every shipped problem: at most 130). About where the
-#: root becomes as fast as HiGHS's MIP, and faster above (``bench/scale.py --grid
-#: root-threshold``, bench/RESULTS.md).
+#: root becomes as fast as HiGHS's MIP, and faster above (``bench/speed/scale.py --grid
+#: root-threshold``, bench/archive/RESULTS-2026.md).
 ROOT_COLUMNS = 2_000
 #: Cut rounds at most, and the share of the CPU still to come once the model is built
 #: that they may use (:mod:`solver.core.time_budget`: measured by the CPU this process

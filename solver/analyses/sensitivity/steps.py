@@ -10,7 +10,7 @@ from solver.core.backends import HighsSession, SolveOptions, Termination
 
 #: a Newton step needs a plan below the target, not the best one: 1% of the best (only the
 #: last step's proof that no plan is below the target decides the answer, and it is exact
-#: whatever this gap; docs/concepts/sensitivity.md, bench/RESULTS.md)
+#: whatever this gap; docs/concepts/sensitivity.md, bench/archive/RESULTS-2026.md)
 STEP_GAP = 1e-2
 #: HiGHS's sub-MIP heuristics and feasibility jump, off in the steps (options for those
 #: solves only: HighsSession.solve sets them back); the root reduced-cost heuristic stays

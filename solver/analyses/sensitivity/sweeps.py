@@ -219,10 +219,10 @@ def report_sweeps(
 
     The frontier's two ends are solved first (its caps come from them); then every other
     point goes to one pool, the frontier's caps first: they are the longest (autoscaled,
-    each several times a price scenario, bench/report_sweeps.py --per-point), and a pool
+    each several times a price scenario, bench/speed/report_sweeps.py --per-point), and a pool
     that takes the longest first ends its last tasks together. One pool for the four
     sweeps, rather than one each, leaves no worker idle at a sweep's end while another
-    finishes its last point (bench/RESULTS.md, "Autoscale the default: the report").
+    finishes its last point (bench/archive/RESULTS-2026.md, "Autoscale the default: the report").
 
     Returns, by name (:data:`REPORT_SWEEPS`), the frontier's points, the budget sweep's,
     the demand sweep's, and the scenarios' (points, shares); None for a sweep with a point

@@ -169,7 +169,7 @@ def deadline_interrupt(
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
     simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
-    overrun its budget on a large model (bench/RESULTS.md).
+    overrun its budget on a large model (bench/archive/RESULTS-2026.md).
     """
     if time_limit_s is None:
         return None

@@ -46,7 +46,8 @@ _LIMITS = {
 #: the solve's own): its plan is only a start, and the whole MIP is still solved to the
 #: solve's gap. At the default gap the restricted MIP spends most of its time closing its
 #: last half percent, which a start does not need; at 1e-2 the plans are the same
-#: (``bench/seed_timing.py``, ``bench/RESULTS.md``, "Autoscaled fleets: a start at 1%").
+#: (``bench/speed/seed_timing.py``; ``bench/archive/RESULTS-2026.md``, "Autoscaled fleets:
+#: a start at 1%").
 START_GAP = 1e-2
 
 
@@ -159,7 +160,7 @@ class HighsSession:
         induced restriction of RINS (Danna, Rothberg and Le Pape, "Exploring relaxation
         induced neighborhoods to improve MIP solutions", Math. Programming 102, 2005),
         taken with the LP alone: on the seed it finds a plan well before HiGHS's own root
-        heuristics do (``bench/seed_timing.py``). Returns None when the
+        heuristics do (``bench/speed/seed_timing.py``). Returns None when the
         LP or the restricted MIP has no plan. The restricted MIP stops within
         :data:`START_GAP` of its optimum (or the solve's gap, when looser).
         """
@@ -240,7 +241,7 @@ class HighsSession:
             h.setOptionValue("time_limit", float(limit or highspy.kHighsInf))
         if start is not None:
             # feasibility jump only looks for a first plan: a MIP given one skips it
-            # (the same plan, sooner: bench/RESULTS.md)
+            # (the same plan, sooner: bench/archive/RESULTS-2026.md)
             h.setOptionValue(_JUMP, False)
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(start, dtype=float))
