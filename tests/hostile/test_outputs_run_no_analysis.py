@@ -40,7 +40,7 @@ from test_layers import _computing_imports
             "solver.solve.solve_problem",
         ),
         # a private helper is a function all the same
-        ("from solver.analyses.diff import _usd\n", "solver.analyses.diff._usd"),
+        ("from solver.analyses.diff import _role\n", "solver.analyses.diff._role"),
     ],
 )
 def test_a_hidden_analysis_call_is_named(source: str, named: str) -> None:
