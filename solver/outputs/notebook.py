@@ -8,13 +8,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from solver.money import whole_usd
+
 #: The repository (problems/ and catalogs/ live here) in a source checkout.
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def money(usd: float) -> str:
     """'$284,257'."""
-    return f"${usd:,.0f}"
+    return whole_usd(usd)
 
 
 def show(fig) -> None:

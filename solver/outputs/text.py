@@ -16,7 +16,7 @@ import pandas as pd
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
-from solver.money import usd
+from solver.money import usd, whole_usd
 from solver.outputs.files import csv_text
 from solver.outputs.grid import Page, Table, escape
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
@@ -542,9 +542,7 @@ def _capacity_words(cs) -> str:
 
 def two_stage_text(sp: StochasticPlan) -> str:
     """The two-stage plan for people (``procure solve`` of a problem with ``uncertainty:``)."""
-
-    def usd(v: float | None) -> str:
-        return "n/a" if v is None else f"${round(v):,}"  # round: a rounding error is not "-0"
+    usd = whole_usd  # whole dollars
 
     lines = [
         f"{sp.problem}: two-stage plan over {len(sp.scenarios)} scenarios ({sp.method}), "

@@ -1,4 +1,4 @@
-"""Values that are legal but implausible for what they describe (issue 34).
+"""Values that are legal but implausible for what they describe.
 
 A problem file can be valid and still not say what its author meant: ``tpot_slo: 2 s``
 on a chat service (seconds per token, where chat streams in tens of milliseconds: "2 s"
