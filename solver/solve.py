@@ -142,8 +142,8 @@ def solve_verified(
     if split_periods:
         args = (solver, options, explain, prune_dominated, method, started)
         split = solved_split(problem, catalog, compiled, *args)
-        if split is not None:
-            return split
+        if split is not None:  # lines merged back into the problem's periods: rates again
+            return with_currency(split[0], problem, rate, catalog), split[1]
     solution = None
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
@@ -200,7 +200,7 @@ def solve_verified(
         spent = time.perf_counter() - started
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
-    return with_currency(plan, problem, rate), solution
+    return with_currency(plan, problem, rate, catalog), solution
 
 
 def solved_split(

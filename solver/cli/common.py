@@ -564,6 +564,17 @@ QuotesOpt = Annotated[
 ]
 
 
+RatesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--exchange-rates",
+        help="Exchange-rate file (CSV with the columns of catalogs/exchange_rates.csv) whose "
+        "rates replace the catalog's for the currencies it names (instead of the problem's "
+        "exchange_rates:)",
+    ),
+]
+
+
 def _load_catalog(directory: Path | None):
     from solver.inputs.catalog import load_catalog
 
@@ -584,16 +595,26 @@ def cache_dir() -> Path | None:
 
 
 def _with_quotes(
-    catalog, problem, problem_file: Path | None, quotes: Path | None, *, from_problem: bool = True
+    catalog,
+    problem,
+    problem_file: Path | None,
+    quotes: Path | None,
+    *,
+    from_problem: bool = True,
+    rates: Path | None = None,
 ):
-    """The catalog with the vendor quotes of ``--quotes``, else (``from_problem``) of the
-    problem's ``quotes:`` (relative to the problem file); unchanged without either.
+    """The catalog with the exchange rates of ``--exchange-rates``, else (``from_problem``)
+    of the problem's ``exchange_rates:`` (:func:`_with_rates`), then the vendor quotes of
+    ``--quotes``, else (``from_problem``) of the problem's ``quotes:`` (each relative to the
+    problem file); unchanged without any.
 
     The file is read here (the edge); :func:`solver.inputs.quotes.apply_quotes` is pure. A
-    quote is checked against the problem's start, or today when it states none.
+    quote is checked against the problem's start, or today when it states none; it is
+    converted at the rates in force after the exchange-rate file.
     """
     from datetime import date
 
+    catalog = _with_rates(catalog, problem, problem_file, rates, from_problem=from_problem)
     quotes = _quotes_file(problem, problem_file, quotes, from_problem=from_problem)
     if quotes is None:
         return catalog
@@ -612,6 +633,43 @@ def _quotes_file(
         base = Path(problem_file).parent if problem_file is not None else Path()
         quotes = base / problem.quotes
     return quotes
+
+
+def _rates_file(
+    problem, problem_file: Path | None, rates: Path | None, *, from_problem: bool = True
+) -> Path | None:
+    """The exchange-rate file a command applies: ``--exchange-rates``, else the problem's
+    ``exchange_rates:`` (relative to the problem file), else none."""
+    named = getattr(problem, "exchange_rates", None) if from_problem else None
+    if rates is not None or named is None:
+        return rates
+    base = Path(problem_file).parent if problem_file is not None else Path()
+    return base / named
+
+
+def _with_rates(
+    catalog, problem, problem_file: Path | None, rates: Path | None, *, from_problem: bool = True
+):
+    """The catalog with the exchange-rate file of :func:`_rates_file` applied
+    (:func:`apply_rates_file`); unchanged without one."""
+    path = _rates_file(problem, problem_file, rates, from_problem=from_problem)
+    return catalog if path is None else apply_rates_file(catalog, path)
+
+
+def apply_rates_file(catalog, rates: Path, *, fix: str | None = None):
+    """Read an exchange-rate file (the edge) and apply it over the catalog's rates
+    (:func:`solver.inputs.exchange_rates.with_exchange_rates`)."""
+    from solver.inputs.exchange_rates import parse_exchange_rates, with_exchange_rates
+    from solver.inputs.yamlio import read_text_file
+
+    text = read_text_file(
+        rates,
+        what="exchange-rate file",
+        fix=fix
+        or "give the path of an exchange-rate CSV (--exchange-rates FILE, or exchange_rates: "
+        "in the problem, relative to the problem file)",
+    )
+    return with_exchange_rates(catalog, parse_exchange_rates(text, str(rates)))
 
 
 def _apply_quotes_file(catalog, quotes: Path, on):
@@ -634,15 +692,18 @@ def _with_paths(
     catalog,
     prices: list[dict] | None = None,
     quotes: dict | None = None,
+    rates: Path | None = None,
 ):
-    """The plan with the files it was solved from recorded beside its digests (the price
-    files and the quotes file applied, in order, so that it can be re-verified)."""
+    """The plan with the files it was solved from recorded beside its digests (the
+    exchange-rate file, the price files and the quotes file applied, in order, so that it
+    can be re-verified)."""
     inputs = plan.inputs.model_copy(
         update={
             "problem_file": None if problem_file is None else str(Path(problem_file).resolve()),
             "catalog_dir": None if catalog is None else str(Path(catalog).resolve()),
             "prices": prices or [],
             "quotes": quotes,
+            "exchange_rates": None if rates is None else str(Path(rates).resolve()),
         }
     )
     return plan.model_copy(update={"inputs": inputs})

@@ -15,12 +15,14 @@ from solver.cli.common import (
     DebugOpt,
     ForceOpt,
     QuotesOpt,
+    RatesOpt,
     _check_choice,
     _check_format,
     _check_gap_and_limit,
     _choices,
     _load_catalog,
     _quotes_file,
+    _rates_file,
     _run,
     _with_paths,
     _with_quotes,
@@ -53,6 +55,7 @@ def solve(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
     catalog: CatalogOpt = None,
     quotes: QuotesOpt = None,
+    exchange_rates: RatesOpt = None,
     solver: Annotated[
         str,
         typer.Option(
@@ -133,7 +136,7 @@ def solve(
         prob = load_problem(problem)
         if throughput_scenarios is not None:
             prob = _with_throughput_scenarios(prob, throughput_scenarios)
-        cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
+        cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes, rates=exchange_rates)
         if stochastic or prob.uncertainty is not None:
             two_stage = (stochastic_method, workers, scheduler)
             text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, two_stage)
@@ -160,6 +163,7 @@ def solve(
             quotes=None
             if applied is None
             else {"path": str(applied.resolve()), "on": str(prob.start or date.today())},
+            rates=_rates_file(prob, problem, exchange_rates),
         )
         if reproducible:
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})

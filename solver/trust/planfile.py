@@ -121,6 +121,19 @@ def _with_recorded_quotes(catalog: Catalog, recorded: dict[str, object], where: 
     return apply_quotes(catalog, parse_quotes(text, str(path)), on=on)
 
 
+def _with_recorded_rates(catalog: Catalog, path: str, where: str) -> Catalog:
+    """The catalog with the exchange-rate file a plan was solved with, applied again."""
+    from solver.inputs.exchange_rates import parse_exchange_rates, with_exchange_rates
+    from solver.inputs.yamlio import read_text_file
+
+    text = read_text_file(
+        Path(path),
+        what="exchange-rate file the plan was solved with",
+        fix=f"restore {path} (named in {where}, inputs.exchange_rates) or re-solve without it",
+    )
+    return with_exchange_rates(catalog, parse_exchange_rates(text, path))
+
+
 def load_plan(
     path: Path,
     *,
@@ -163,6 +176,8 @@ def load_plan(
     recorded = None if inputs.catalog_dir is None else Path(inputs.catalog_dir)
     cat = load_catalog(catalog if catalog is not None else recorded, cache_dir=cache_dir)
     if recorded_catalog(catalog, inputs):
+        if inputs.exchange_rates:  # the exchange-rate file first, as solve applies it
+            cat = _with_recorded_rates(cat, inputs.exchange_rates, where)
         for applied in inputs.prices:  # a re-solved plan: the price files, in order
             options = {k: v for k, v in applied.items() if k in PRICE_FILE_OPTIONS}
             cat = apply_price_file(cat, **{**options, "prices": Path(applied["prices"])}).catalog

@@ -43,7 +43,9 @@ cost_lines, all_in_cost_usd,          export (orders), diff       re-derived
 not_included
 cash_flow (every month, every         export (FOCUS months),      re-derived
 column)                               actuals, plan table
-currency, in_currency                 plan table                  re-derived
+currency, in_currency,                plan table, export (FOCUS)  re-derived
+exchange_rates, the lines'
+exchange_rate_*, *_in_price_currency
 start_date, month_hours               export (FOCUS dates)        verify (start), re-derived
 problem, objective_kind               diff, export record         verify (names)
 status, gap, objective,               plan table, diff            consistency (solve_record)
@@ -72,7 +74,7 @@ from solver.inputs.problem import Problem
 from solver.plan import LineItem, Plan, extract_plan
 from solver.plan.cashflow import cash_flow
 from solver.plan.costs import with_cost_lines
-from solver.plan.provenance import with_currency
+from solver.plan.provenance import RATE_FIELDS, with_currency
 from solver.plan.reporting import reported_items
 from solver.trust.refinement import split_form
 from solver.trust.solve_record import solve_record_errors
@@ -167,8 +169,15 @@ def rederived_errors(plan: Plan, problem: Problem, catalog: Catalog) -> list[Fie
     months = cash_flow(plan, problem, catalog, start)
     out += _cash_flow_errors(plan, months)
     rate = catalog.rate(problem.currency, field="currency")
-    view = with_currency(plan, problem, rate)
+    view = with_currency(plan, problem, rate, catalog)
     out += _compare("currency", plan.currency, view.currency)
+    for i, (item, twin) in enumerate(zip(plan.line_items, view.line_items, strict=True)):
+        for name in RATE_FIELDS:
+            out += _compare(f"line_items[{i}].{name}", getattr(item, name), getattr(twin, name))
+    given_rates = [r.model_dump(mode="json") for r in plan.exchange_rates]
+    out += _compare(
+        "exchange_rates", given_rates, [r.model_dump(mode="json") for r in view.exchange_rates]
+    )
     given = None if plan.in_currency is None else plan.in_currency.model_dump(mode="json")
     wanted = None if view.in_currency is None else view.in_currency.model_dump(mode="json")
     out += _compare("in_currency", given, wanted)

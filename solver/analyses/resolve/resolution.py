@@ -231,7 +231,7 @@ def resolve(
     rate = new_catalog.rate(
         rebased.problem.currency, field="currency", instead="leave currency out (USD)"
     )
-    plan = with_currency(plan, rebased.problem, rate)
+    plan = with_currency(plan, rebased.problem, rate, new_catalog)
     notes = _resolution_notes(baseline, old_view, plan, rebased, unplaced, stability, as_of)
     diff = diff_plans(
         old_view, plan, old_at_new_prices=at_new, price_source="the re-solve's prices", notes=notes

@@ -156,6 +156,14 @@ class Problem(StrictModel):
         "relative to the problem file: negotiated prices of confidence quote, applied over the "
         "catalog. Not part of the problem's digest (the quoted prices are part of the catalog's)",
     )
+    exchange_rates: str | None = Field(
+        None,
+        exclude=True,
+        description="An exchange-rate file (the columns of catalogs/exchange_rates.csv: date, "
+        "currency, usd_per_unit, source), relative to the problem file: each currency it names "
+        "replaces the catalog's rates of that currency, and the prices in it are converted "
+        "again. Not part of the problem's digest (the rates are part of the catalog's)",
+    )
     max_price_age_days: float | None = Field(
         None,
         gt=0,

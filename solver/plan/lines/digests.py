@@ -39,6 +39,12 @@ class PlanInputs(BaseModel):
         description="The vendor quotes file applied last (``path``) and the day its quotes "
         "were checked against (``on``), when the plan was solved with one",
     )
+    exchange_rates: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The exchange-rate file applied over the catalog's rates, first (its "
+        "path), when the plan was solved with one",
+    )
 
 
 #: problem fields added after plans were first recorded, left out of the canonical JSON

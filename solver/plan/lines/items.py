@@ -79,6 +79,29 @@ class LineItem(BaseModel):
         description="The currency the source states that price in (cost_usd is in USD, at the "
         "catalog's rate)",
     )
+    exchange_rate_usd_per_unit: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="US dollars per unit of price_currency the price was converted at (left "
+        "out for a USD price)",
+    )
+    exchange_rate_date: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="That rate's date, YYYY-MM-DD (left out for a USD price)",
+    )
+    cost_in_price_currency: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Rented lines priced in another currency than USD: cost_usd in "
+        "price_currency, what the provider bills (cost_usd / exchange_rate_usd_per_unit)",
+    )
+    unit_price_in_price_currency_per_hour: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Rented lines priced in another currency than USD: the price per "
+        "unit-hour in price_currency (unit_price_usd_per_hour / exchange_rate_usd_per_unit)",
+    )
     tier: str = Field(
         "",
         description="The provider's tier (catalogs/providers.csv): hyperscaler, neocloud or "

@@ -100,6 +100,17 @@ class CurrencyView(BaseModel):
     by_provider: dict[str, float] = Field(default_factory=dict, description="in the currency")
 
 
+class RateUsed(BaseModel):
+    """An exchange rate a plan's prices were converted at, and the spend priced in it."""
+
+    currency: str = Field(description="ISO 4217 code the prices are billed in")
+    usd_per_unit: float = Field(description="US dollars per unit of the currency")
+    rate_date: str = Field(description="The rate's date, YYYY-MM-DD")
+    rate_source: str = Field(description="Where the rate comes from (its table or file)")
+    cost_usd: float = Field(description="The line items' cost priced in the currency, in USD")
+    cost: float = Field(description="cost_usd in the currency (cost_usd / usd_per_unit)")
+
+
 class Plan(BaseModel):
     """A solved plan. ``verified`` is set only by :func:`solver.trust.verify.verify_plan`."""
 
@@ -159,6 +170,12 @@ class Plan(BaseModel):
     )
     in_currency: CurrencyView | None = Field(
         None, description="The totals in the problem's currency when it is not USD"
+    )
+    exchange_rates: list[RateUsed] = Field(
+        default_factory=list,
+        exclude_if=lambda v: not v,
+        description="The exchange rates the line items' prices were converted to USD at, one "
+        "per currency other than USD (left out when every price is in USD)",
     )
     cost_lines: list[CostLine] = Field(
         default_factory=list,
