@@ -35,9 +35,15 @@ item. Values follow the spec's allowed values:
 Rows are monthly, one or more per row of the plan's charges table
 (:func:`solver.plan.charges.charges`, which the cash flow sums too): calendar months from
 ``start``, their quantities in the hours the plan was costed in (real calendar hours when
-the problem states its start, else 730-hour months). ``EffectiveCost`` sums to the plan's
-``all_in_cost_usd`` (``total_cost_usd`` when it has no cost lines); resource ids are left
-out (a plan has no resources yet).
+the problem states its start, else 730-hour months). ``EffectiveCost`` (in USD:
+``x_EffectiveCostUsd``) sums to the plan's ``all_in_cost_usd`` (``total_cost_usd`` when it
+has no cost lines); resource ids are left out (a plan has no resources yet).
+
+Money is in each row's ``BillingCurrency``: the currency a provider bills a cloud line
+priced in another currency than USD in, converted back from USD at the rate the line states
+(:mod:`solver.outputs.focus_currency`); USD otherwise. ``x_BilledCostUsd`` and
+``x_EffectiveCostUsd`` keep every row's USD figures (``x_EffectiveCostUsd`` is what sums to
+the plan's totals when several currencies are billed).
 
 Cost lines (storage, egress, support, staff, tax, contingency; :mod:`solver.plan.costs`)
 are one row per month each (:func:`_cost_line_row`): ``Usage`` with ``ServiceCategory``
@@ -60,6 +66,7 @@ from solver.inputs.importers.focus_billing import PROVIDER_NAMES
 from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
 from solver.outputs.files import csv_text
+from solver.outputs.focus_currency import in_billing_currency
 from solver.plan import LineItem, Plan
 from solver.plan.charges import PlanCalendar, charges, plan_calendar
 from solver.units import RESERVED_TERM_MONTHS, Item, Mode
@@ -112,6 +119,7 @@ FOCUS_CONDITIONAL: tuple[str, ...] = (
     "SkuMeter",
     "SkuPriceDetails",
     "SkuPriceId",
+    "PricingCurrency",
 )
 FOCUS_CUSTOM: tuple[str, ...] = (
     "x_PlanItem",
@@ -122,6 +130,10 @@ FOCUS_CUSTOM: tuple[str, ...] = (
     "x_Mode",
     "x_Accelerator",
     "x_Units",
+    "x_ExchangeRateUsdPerUnit",
+    "x_ExchangeRateDate",
+    "x_BilledCostUsd",
+    "x_EffectiveCostUsd",
 )
 FOCUS_COLUMNS = FOCUS_REQUIRED + FOCUS_CONDITIONAL + FOCUS_CUSTOM
 
@@ -256,7 +268,7 @@ def _focus_row(item: LineItem, charge, catalog: Catalog, account: tuple[str, str
         "x_Units": item.units,
     }
     row.update(values)
-    return row
+    return in_billing_currency(row, item)
 
 
 def focus_frame(
@@ -291,7 +303,8 @@ def focus_frame(
     sp_used = _savings_plan_use(plan, problem, cal)
     for charge in charges(plan, problem, catalog, start).itertuples(index=False):
         if charge.line < 0:
-            rows.append(_cost_line_row(plan.cost_lines[charge.cost_line], charge, account))
+            row = _cost_line_row(plan.cost_lines[charge.cost_line], charge, account)
+            rows.append(in_billing_currency(row, None))
             continue
         item = plan.line_items[charge.line]
         what = (
