@@ -156,15 +156,10 @@ def solve(
                 exc.args = (exc.render(),)
             raise
         applied = _quotes_file(prob, problem, quotes)
-        plan = _with_paths(
-            plan,
-            problem,
-            catalog,
-            quotes=None
-            if applied is None
-            else {"path": str(applied.resolve()), "on": str(prob.start or date.today())},
-            rates=_rates_file(prob, problem, exchange_rates),
-        )
+        on = {"on": str(prob.start or date.today())}
+        quoted = None if applied is None else {"path": str(applied.resolve()), **on}
+        rates = _rates_file(prob, problem, exchange_rates)
+        plan = _with_paths(plan, problem, catalog, quotes=quoted, rates=rates)
         if reproducible:
             plan = plan.model_copy(update={"solve_seconds": 0.0, "compile_seconds": 0.0})
         text = {"table": plan_table, "json": plan_json, "csv": plan_csv}[format](plan)
