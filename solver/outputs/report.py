@@ -480,6 +480,15 @@ def cost_by_month_png(plan: Plan) -> bytes:
     return out.getvalue()
 
 
+#: The line-item columns the report adds when a line is priced in another currency than USD.
+FOREIGN_PRICE_COLUMNS = (
+    "price_currency",
+    "cost_in_price_currency",
+    "exchange_rate_usd_per_unit",
+    "exchange_rate_date",
+)
+
+
 def _plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
     """Per workload: its name, its line items as an HTML table (training lines with their
     MFU and slack) and its cost."""
@@ -487,6 +496,8 @@ def _plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
     cols = ["period", "block", "provider", "tier", "sla", "region", "item", "instance_type"]
     cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
     cols += ["price_confidence", "price_date"]
+    # a line priced in another currency: its code, its cost in it and the rate applied
+    cols += [c for c in FOREIGN_PRICE_COLUMNS if c in items.columns and items[c].notna().any()]
     training_cols = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
     out: list[tuple[str, str, float]] = []
     if items.empty:
@@ -712,6 +723,9 @@ def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
         view = plan.in_currency
         rows.append((f"total cost in {view.currency} ({view.usd_per_unit:g} USD each, "
                      f"{view.rate_date})", view.total_cost))  # fmt: skip
+    for r in plan.exchange_rates:
+        rows.append((f"spend priced in {r.currency} ({r.usd_per_unit:g} USD each, "
+                     f"{r.rate_date}; {r.rate_source})", r.cost))  # fmt: skip
     by_confidence, by_age = provenance_frames(plan)
     rows += [
         (f"spend on {k} prices (USD)", v)

@@ -47,12 +47,27 @@ def price_cell(item) -> str:
     level = CONFIDENCE_ABBREVIATION.get(item.price_confidence, item.price_confidence or "-")
     when = "?" if item.price_date in ("", "unknown") else item.price_date
     foreign = f" {item.price_currency}" if item.price_currency not in ("", "USD") else ""
+    if foreign and item.cost_in_price_currency is not None:
+        foreign += f" {item.cost_in_price_currency:,.0f}"
+    if foreign and item.exchange_rate_usd_per_unit is not None:
+        foreign += f" @{item.exchange_rate_usd_per_unit:g} ({item.exchange_rate_date})"
     return f"{level} {when}{foreign}"
+
+
+def exchange_rate_lines(plan: Plan) -> list[str]:
+    """The exchange rates the plan's prices were converted to USD at, in words: per
+    currency the rate, its date and source, and the spend priced in it (both currencies)."""
+    return [
+        f"prices in {r.currency}: {r.cost:,.0f} {r.currency} = ${r.cost_usd:,.0f} at "
+        f"{r.usd_per_unit:g} USD per {r.currency} ({r.rate_date}; {r.rate_source})"
+        for r in plan.exchange_rates
+    ]
 
 
 def price_provenance_lines(plan: Plan) -> list[str]:
     """What the plan's money rests on, in words: spend by price confidence and by price age
-    at the start, and its totals in the problem's currency."""
+    at the start, the exchange rates its prices were converted at, and its totals in the
+    problem's currency."""
     total = plan.total_cost_usd or 1.0
     by_level = spend_by_confidence(plan.line_items)
     by_age = spend_by_price_age(plan)
@@ -62,6 +77,7 @@ def price_provenance_lines(plan: Plan) -> list[str]:
         f"  by age at the start ({plan.start_date}): "
         + ", ".join(f"{k} ${v:,.0f} ({v / total:.0%})" for k, v in by_age.items()),
     ]
+    lines += exchange_rate_lines(plan)
     view = plan.in_currency
     if view is not None:
         lines.append(
@@ -247,8 +263,10 @@ def plan_table(plan: Plan) -> str:
         console.print(line)
     console.print(
         "price as of: the confidence of the price a line rests on (quote, list, 3rd = "
-        "third_party, unver. = unverified) and its date (? = unknown); the JSON gives "
-        "price_date, price_source, price_confidence"
+        "third_party, unver. = unverified) and its date (? = unknown), then for a price in "
+        "another currency its code, the line's cost in it and @ the rate (USD per unit, its "
+        "date); the JSON gives price_date, price_source, price_confidence, price_currency, "
+        "cost_in_price_currency, exchange_rate_usd_per_unit, exchange_rate_date"
     )
     past = [i for i in plan.line_items if i.item == "reservation" and i.months_after_horizon > 0]
     if past:
