@@ -1,5 +1,7 @@
-"""The scenarios of a problem with ``uncertainty:`` and what each one changes: rented prices,
-online demand and serving capacity, applied to a problem compiled once.
+"""The scenarios of a problem with ``uncertainty:`` and what each one changes: rented prices
+(by provider, accelerator, mode or the currency they are billed in: a currency move changes
+only the offerings priced in that currency), online demand and serving capacity, applied to
+a problem compiled once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from solver.inputs.problem import (
     Problem,
     Scenario,
 )
+from solver.inputs.provenance import BASE_CURRENCY
 from solver.units import PRICE_COLUMN, RENTED_MODES
 
 
@@ -48,6 +51,7 @@ def scenarios_of(problem: Problem, catalog: Catalog) -> list[Scenario]:
                 for p in providers
             ]
             demand = [DemandMultiplier(factor=float(rng.uniform(low, high)))]
+            prices += currency_moves(catalog, u.currency_sigma, rng)
             scenarios.append(
                 Scenario(
                     name=f"s{k + 1:03d}",
@@ -106,11 +110,38 @@ def throughput_shares(base: Compiled, throughput: CapacityScenario | None) -> np
     return out
 
 
+def foreign_currencies(catalog: Catalog) -> list[str]:
+    """The currencies other than USD the catalog's offerings are priced in, by code."""
+    return sorted(set(catalog.offerings["currency"]) - {BASE_CURRENCY})
+
+
+def currency_moves(
+    catalog: Catalog, sigma: float, rng: np.random.Generator
+) -> list[PriceMultiplier]:
+    """One drawn currency move per currency other than USD the offerings are priced in:
+    their rented prices x exp(N(0, ``sigma``)); none when ``sigma`` is 0 (the draws of a
+    problem without currency moves stay as they were)."""
+    if sigma <= 0:
+        return []
+    return [
+        PriceMultiplier(currency=c, factor=float(np.exp(rng.normal(0.0, sigma))))
+        for c in foreign_currencies(catalog)
+    ]
+
+
 def _check_against_catalog(scenarios: list[Scenario], catalog: Catalog) -> None:
     providers = sorted(set(catalog.offerings["provider"]))
+    currencies = sorted(set(catalog.offerings["currency"]))
     for i, s in enumerate(scenarios):
         for j, m in enumerate(s.prices):
             where = f"uncertainty.scenarios[{i}].prices[{j}]"
+            if m.currency is not None and m.currency not in currencies:
+                raise ProcureError(
+                    f"scenario {s.name!r} moves prices in {m.currency}, and no offering of the "
+                    f"catalog is priced in it (its currencies: {', '.join(currencies)})",
+                    field=f"{where}.currency",
+                    fix=f"write one of {', '.join(currencies)}, or remove this price move",
+                )
             if m.provider is not None and m.provider not in providers:
                 raise ProcureError(
                     f"scenario {s.name!r} prices provider {m.provider!r}, which the catalog "
@@ -137,6 +168,8 @@ def price_factors(catalog: Catalog, scenario: Scenario) -> pd.DataFrame:
             rows &= (off["provider"] == m.provider).to_numpy()
         if m.accelerator is not None:
             rows &= (off["accelerator_id"] == catalog.resolve_accelerator(m.accelerator)).to_numpy()
+        if m.currency is not None:
+            rows &= (off["currency"] == m.currency).to_numpy()
         for mode in [m.mode] if m.mode else list(RENTED_MODES):
             factors.loc[rows, mode] *= m.factor
     return factors

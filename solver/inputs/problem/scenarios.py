@@ -23,6 +23,13 @@ class PriceMultiplier(StrictModel):
     mode: Literal["on_demand", "spot"] | None = Field(
         None, description="Only this rented mode; default both"
     )
+    currency: str | None = Field(
+        None,
+        pattern=r"^[A-Z]{3}$",
+        description="Only offerings priced in this currency (ISO 4217, the catalog's "
+        "currency column): a currency move, e.g. {currency: EUR, factor: 1.1} for the euro "
+        "10% dearer in US dollars; default every currency",
+    )
     factor: float = Field(gt=0, le=1e3, description="Price multiplier, e.g. 1.2 for +20%")
 
 
@@ -185,6 +192,15 @@ class Uncertainty(StrictModel):
         ge=0,
         le=2,
         description="Drawn: each provider's rented prices x exp(N(0, sigma)) (lognormal)",
+    )
+    currency_sigma: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="Drawn: the rented prices in each currency other than USD x "
+        "exp(N(0, sigma)) (lognormal), drawn once per scenario and currency, on top of "
+        "price_sigma: the exchange rate's move over the horizon, e.g. 0.08 for a yearly "
+        "EUR/USD volatility of 8%",
     )
     demand_range: tuple[
         Annotated[float, Field(gt=0, le=1e3)], Annotated[float, Field(gt=0, le=1e3)]
