@@ -124,6 +124,11 @@ def parse_exchange_rates(text: str, file: str) -> pd.DataFrame:
     body = csv.reader(io.StringIO("\n".join(line for _, line in kept[1:])))
     rows, seen = [], set()
     for (line, _), cells in zip(kept[1:], body, strict=True):
+        if len(cells) > len(names):
+            raise _fail(
+                file, line, "cells", f"{len(cells)} cells for the header's {len(names)} columns",
+                "quote a value that holds a comma (\"...\"), or remove the extra cells",
+            )  # fmt: skip
         values = {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(names)}
         row = _row(file, line, values)
         key = (row["currency"], row["date"])
