@@ -302,3 +302,18 @@ def test_a_bad_rate_raises_a_procure_error_naming_the_line():
     with pytest.raises(ProcureError) as err:
         parse_exchange_rates(HEADER + "2026-11-02,EUR,1.2,x\n2026-11-02,GBP,0,y\n", "r.csv")
     assert err.value.field == "line 3, usd_per_unit" and err.value.file == "r.csv"
+
+
+def test_the_plans_own_eur_focus_rows_come_back_as_its_usd(case):
+    # actuals of the plan's own FOCUS rows, billed in EUR (2,190 EUR) and read back at the
+    # rate the plan was solved with (the override's 1.25): $2,737.50 planned and actual,
+    # a variance of 0
+    (case / "r.csv").write_text(HEADER + "2026-11-02,EUR,1.25,budget rate\n")
+    _focus(case, _solve(case, "--exchange-rates", str(case / "r.csv")))
+    args = ["actuals", str(case / "plan.json"), str(case / "focus" / "focus.csv")]
+    result = runner.invoke(app, [*args, "--catalog", str(case / "cat"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    totals = json.loads(result.output)["totals"]
+    assert totals["planned_usd"] == pytest.approx(2737.5)
+    assert totals["actual_usd"] == pytest.approx(2737.5)
+    assert totals["variance_usd"] == pytest.approx(0.0, abs=1e-6)
