@@ -143,7 +143,9 @@ def parse_exchange_rates(text: str, file: str) -> pd.DataFrame:
     return table.sort_values(["currency", "date"], kind="stable").reset_index(drop=True)
 
 
-def _reconverted(table: pd.DataFrame, file: str, latest: dict[str, tuple[float, str]]):
+def _reconverted(
+    table: pd.DataFrame, file: str, latest: dict[str, tuple[float, str]]
+) -> pd.DataFrame:
     """``table`` (offerings or servers, already in USD) with the rows in a currency of
     ``latest`` converted again: each money column times new rate / applied rate."""
     out = table.copy()
