@@ -297,15 +297,22 @@ def _write_resolution(text: str, result, out, plan_out, problem_out, force: bool
 
 
 def _with_price_trail(result, base, catalog: Path | None, problem_out: Path | None, applied):
-    """The re-solve with its plan's inputs: the problem written, the catalog, and every
-    price file applied to it in order (the baseline's, then this one)."""
+    """The re-solve with its plan's inputs: the problem written, the catalog, the
+    baseline's exchange-rate file and every price file applied to it in order (the
+    baseline's, then this one)."""
     from dataclasses import replace
 
     from solver.trust.planfile import recorded_catalog
 
-    trail = [*(base.inputs.prices if recorded_catalog(catalog, base.inputs) else []), applied]
+    recorded = recorded_catalog(catalog, base.inputs)
+    trail = [*(base.inputs.prices if recorded else []), applied]
     catalog_dir = catalog if catalog is not None else base.inputs.catalog_dir
-    return replace(result, plan=_with_paths(result.plan, problem_out, catalog_dir, trail))
+    # the baseline's exchange-rate file, applied first again (load_plan applied it)
+    rates = base.inputs.exchange_rates if recorded else None
+    plan = _with_paths(
+        result.plan, problem_out, catalog_dir, trail, rates=None if rates is None else Path(rates)
+    )
+    return replace(result, plan=plan)
 
 
 def _resolution_text(repriced, result, format: str) -> str:
