@@ -21,7 +21,8 @@ from solver.inputs.provenance import (
     age_class,
     price_age_days,
 )
-from solver.plan.lines import CurrencyView, LineItem, Plan, RateUsed
+from solver.plan.lines import CurrencyView, LineItem, Plan
+from solver.plan.lines.schema import RateUsed
 from solver.units import CLOUD_MODES
 
 #: The label of a line item whose price states no confidence (a plan read from an old file).

@@ -7,15 +7,7 @@ modules of this package are re-exported here.
 from solver.plan.lines.digests import LATER_FIELDS, PlanInputs, input_digests, problem_json
 from solver.plan.lines.extract import FrameRow, extract_plan, savings_plan_offering
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
-from solver.plan.lines.schema import (
-    Binding,
-    CashFlowMonth,
-    Check,
-    CurrencyView,
-    Plan,
-    RateUsed,
-    Totals,
-)
+from solver.plan.lines.schema import Binding, CashFlowMonth, Check, CurrencyView, Plan, Totals
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
 
 __all__ = [
@@ -30,7 +22,6 @@ __all__ = [
     "LineItem",
     "Plan",
     "PlanInputs",
-    "RateUsed",
     "Totals",
     "binding_rows",
     "deployments_of",
