@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import cast
 
 from solver.inputs.catalog import Catalog
 from solver.inputs.price_bands import PriceBands, price_band_fraction
@@ -222,9 +223,13 @@ def _checked(
 ) -> CheckedPrice:
     """One price over the plan lines that rest on it."""
     first = lines[0]
-    row = catalog.offerings.loc[first.offering]
-    price_usd = float(row[PRICE_COLUMN[first.mode]])
-    usd_per_unit = float(row["usd_per_unit"]) if "usd_per_unit" in row.index else 1.0
+    off = catalog.offerings
+    # numeric columns: pandas-stubs type .at as any scalar (dates, strings, ...)
+    price_usd = float(cast(float, off.at[first.offering, PRICE_COLUMN[first.mode]]))
+    usd_per_unit = 1.0
+    if "usd_per_unit" in off.columns:
+        usd_per_unit = float(cast(float, off.at[first.offering, "usd_per_unit"]))
+    currency = str(off.at[first.offering, "currency"]) if "currency" in off.columns else ""
     if not math.isfinite(usd_per_unit) or usd_per_unit <= 0:
         usd_per_unit = 1.0
     band = price_band_fraction(first.price_confidence, bands)
@@ -243,7 +248,7 @@ def _checked(
         confidence=first.price_confidence,
         price_date=first.price_date,
         source=first.price_source,
-        currency=first.price_currency or str(row.get("currency", "")) or "USD",
+        currency=currency or first.price_currency or "USD",
         price_usd_per_hour=price_usd,
         price_per_hour_in_currency=price_usd / usd_per_unit,
         band_fraction=band,

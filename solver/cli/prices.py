@@ -27,7 +27,12 @@ from solver.cli.common import (
 from solver.errors import ProcureError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
+
+    from solver.analyses.price_check import CheckedPrice, PriceCheck
+    from solver.inputs.price_bands import PriceBand
 
 from solver.outputs.files import (
     check_not_inputs,
@@ -426,18 +431,31 @@ def check_cmd(
     _run(debug, body)
 
 
-def _price_bands(folder: Path | None):
+def _price_bands(folder: Path | None) -> tuple[dict[str, PriceBand], str]:
     """The price bands of the plan's catalog folder (its ``price_bands.csv``), else the
     shipped ones; and the file they were read from."""
     from solver.inputs.catalog import DEFAULT_CATALOG_DIR
     from solver.inputs.price_bands import PRICE_BANDS_FILE, load_price_bands
 
     if folder is not None and (folder / PRICE_BANDS_FILE).is_file():
-        return load_price_bands(folder), folder / PRICE_BANDS_FILE
-    return load_price_bands(DEFAULT_CATALOG_DIR), Path(DEFAULT_CATALOG_DIR) / PRICE_BANDS_FILE
+        return load_price_bands(folder), str(folder / PRICE_BANDS_FILE)
+    shipped = Path(DEFAULT_CATALOG_DIR) / PRICE_BANDS_FILE
+    if folder is None or folder.resolve() == Path(DEFAULT_CATALOG_DIR).resolve():
+        return load_price_bands(DEFAULT_CATALOG_DIR), str(shipped)
+    return load_price_bands(DEFAULT_CATALOG_DIR), (
+        f"{shipped} (the plan's catalog folder {folder} has no {PRICE_BANDS_FILE})"
+    )
 
 
-def _write_requests(out: Path, plan: Path, problem, catalog, check, shown, force) -> list[str]:
+def _write_requests(
+    out: Path,
+    plan: Path,
+    problem: Path | None,
+    catalog: Path | None,
+    check: PriceCheck,
+    shown: Sequence[CheckedPrice],
+    force: bool,
+) -> list[str]:
     """Write the quote requests of ``shown`` into ``out``, all or none; a request file
     already there with other content (filled in, or of another plan) is refused, not
     replaced. Returns the paths written."""
@@ -447,13 +465,14 @@ def _write_requests(out: Path, plan: Path, problem, catalog, check, shown, force
     from solver.outputs.quote_requests import quote_requests
 
     digest = hashlib.sha256(plan.read_bytes()).hexdigest()
-    files = quote_requests(check, shown, f"plan file {plan.name} (sha256 {digest[:16]})")
+    files: dict[str, str | bytes] = {}
+    files |= quote_requests(check, shown, f"plan file {plan.name} (sha256 {digest[:16]})")
     check_output_dir(out, list(files), force=force)
     inputs = [("plan file", plan), ("problem file", problem), *catalog_inputs(catalog)]
     check_not_inputs([("--out", out / name) for name in files], inputs)
     for name, text in files.items():
         target = out / name
-        if target.is_file() and target.read_text(encoding="utf-8", errors="replace") != text:
+        if target.is_file() and target.read_bytes() != str(text).encode("utf-8"):
             raise ProcureError(
                 "the folder already holds this quote request with other content (filled in, "
                 "or for another plan); procure does not replace it",
