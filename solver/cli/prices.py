@@ -406,7 +406,7 @@ def check_cmd(
                 f"--top is {top}; it must be 1 or more", field="--top", fix="e.g. --top 10"
             )
         if out is not None:
-            check_output_dir(out, force=force)
+            _check_out_folder(out, force)
         the_plan, prob, cat = load_plan(
             plan, problem=problem, catalog=catalog, cache_dir=cache_dir()
         )
@@ -429,6 +429,20 @@ def check_cmd(
             typer.echo("pass --out FOLDER to write a quote request per provider")
 
     _run(debug, body)
+
+
+def _check_out_folder(out: Path, force: bool) -> None:
+    """Refuse an --out that is not a folder (or absent), or that cannot be looked at."""
+    try:
+        check_output_dir(out, force=force)
+    except OSError as exc:  # a file on the way (NotADirectoryError), no permission, ...
+        raise ProcureError(
+            f"cannot use {out} as the folder for the quote requests: {exc.strerror or exc}",
+            file=str(out),
+            field="--out",
+            fix="choose a folder you can write to (or a path whose parent folders exist as "
+            "folders)",
+        ) from None
 
 
 def _price_bands(folder: Path | None) -> tuple[dict[str, PriceBand], str]:
