@@ -18,6 +18,10 @@ checked once, over all the lines that use it:
     the plan's total with that one price at the top of its band and every other price as it
     is: ``total_cost_usd + at_risk_usd``.
 
+A savings plan's cover lines (credits of the on-demand usage its commitment pays for) net
+against the offering's on-demand price: that usage does not pay the price, so neither its
+money nor its hours count.
+
 This is a **fixed-plan re-pricing**: the plan's units and hours are kept and only the
 price changes; nothing is re-solved. Every line's cost is the price times its units and
 hours, so raising the price by a fraction raises the cost of its lines by the same
@@ -46,7 +50,7 @@ from solver.inputs.provenance import confidence_rank
 from solver.inputs.quotes import TERM_MODES
 from solver.plan import LineItem, Plan
 from solver.plan.charges import PlanCalendar, plan_calendar
-from solver.units import PRICE_COLUMN, RESERVED_TERM_MONTHS, Item
+from solver.units import PRICE_COLUMN, RESERVED_TERM_MONTHS, Item, Mode
 
 #: line items that rest on a cloud offering's price
 CHECKED_ITEMS: tuple[str, ...] = (Item.RENT, Item.RESERVATION, Item.TRAINING)
@@ -117,7 +121,7 @@ class CheckedPrice:
     @property
     def to_confirm(self) -> bool:
         """Whether a quote can confirm it: a quote term exists and it is not a quote yet."""
-        return bool(self.term) and self.band_fraction > 0.0
+        return bool(self.term) and self.band_fraction > 0.0 and self.carried_usd > 0.0
 
 
 @dataclass(frozen=True)
@@ -165,15 +169,15 @@ def check_prices(plan: Plan, problem: Problem, catalog: Catalog, bands: PriceBan
     groups: dict[tuple[str, str], list[LineItem]] = {}
     skipped: dict[str, list[LineItem]] = {}
     for line in plan.line_items:
-        key = (line.offering, line.mode)
-        if (
-            line.item in CHECKED_ITEMS
-            and line.mode in PRICE_COLUMN
-            and line.offering in catalog.offerings.index
-        ):
+        key = _price_key(line, catalog)
+        if key is not None:
             groups.setdefault(key, []).append(line)
         elif line.cost_usd:
             skipped.setdefault(str(line.item), []).append(line)
+    for key, lines in list(groups.items()):
+        if all(i.item == Item.SAVINGS_PLAN_COVER for i in lines):  # no line to price
+            del groups[key]
+            skipped.setdefault(Item.SAVINGS_PLAN_COVER.value, []).extend(lines)
     calendar = plan_calendar(problem)
     start = _start_day(plan, problem)
     prices = [
@@ -202,6 +206,19 @@ def check_prices(plan: Plan, problem: Problem, catalog: Catalog, bands: PriceBan
     )
 
 
+def _price_key(line: LineItem, catalog: Catalog) -> tuple[str, str] | None:
+    """The (offering, mode) price a line rests on, None for a line on no cloud price. A
+    savings plan's cover (a credit of on-demand usage it pays for) nets against the
+    on-demand price: that part of the usage does not pay it."""
+    if line.offering not in catalog.offerings.index:
+        return None
+    if line.item == Item.SAVINGS_PLAN_COVER:
+        return line.offering, Mode.ON_DEMAND.value
+    if line.item in CHECKED_ITEMS and line.mode in PRICE_COLUMN:
+        return line.offering, line.mode
+    return None
+
+
 def _start_day(plan: Plan, problem: Problem) -> date | None:
     """The plan's first day: the problem's start, else the day the plan was dated from."""
     if problem.start is not None:
@@ -222,7 +239,8 @@ def _checked(
     start: date | None,
 ) -> CheckedPrice:
     """One price over the plan lines that rest on it."""
-    first = lines[0]
+    priced_by = [i for i in lines if i.item != Item.SAVINGS_PLAN_COVER]
+    first = priced_by[0]
     off = catalog.offerings
     # numeric columns: pandas-stubs type .at as any scalar (dates, strings, ...)
     price_usd = float(cast(float, off.at[first.offering, PRICE_COLUMN[first.mode]]))
@@ -256,12 +274,17 @@ def _checked(
         at_risk_usd=carried * band,
         raised_total_usd=raised,
         over_budget=problem.budget_usd is not None and raised > problem.budget_usd,
-        peak_units=max(i.units for i in lines),
-        instance_hours=math.fsum(i.units * i.hours for i in lines),
+        peak_units=max(i.units for i in priced_by),
+        instance_hours=math.fsum(_sign(i) * i.units * i.hours for i in lines),
         from_day=min((d[0] for d in days), default=""),
         until_day=max((d[1] for d in days), default=""),
         lines=priced,
     )
+
+
+def _sign(line: LineItem) -> float:
+    """-1 for a savings plan's cover (usage the on-demand price does not bill), else 1."""
+    return -1.0 if line.item == Item.SAVINGS_PLAN_COVER else 1.0
 
 
 def _priced_line(line: LineItem, calendar: PlanCalendar, start: date | None) -> PricedLine:
