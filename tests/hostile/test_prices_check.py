@@ -3,9 +3,9 @@
 The plan most cases check (worked by hand): one H100 (acme h1, 1 accelerator) serves the
 chat workload (1,000 tok/s) for 6 months from 2027-01; a 1-year reservation at $1.50/h
 (8,760 h: $13,140) beats on demand at $4/h (4,344 h: $17,376). Its price is ``unverified``
-(the tiny catalog states no confidence), band 30% (the shipped catalogs/price_bands.csv:
-the tiny catalog has none): at risk 0.30 x 13,140 = $3,942, total at the band's top
-$17,082.
+(the tiny catalog states no confidence), band 30% (the shipped catalogs/price_bands.csv
+when written: the tiny catalog has none; the test follows the file): at risk 0.30 x 13,140
+= $3,942, total at the band's top $17,082.
 
 Bad input (a plan missing, corrupt or edited; an output folder that is a file, under a
 file, or not writable; a request already filled in) gets one message naming the file and
@@ -25,6 +25,7 @@ from conftest import CHAT_WORKLOAD, offering, write_catalog
 from solver.analyses.price_check import CheckedPrice, PriceCheck, PricedLine
 from solver.cli import app
 from solver.errors import ProcureError
+from solver.inputs.price_bands import price_band_fraction
 from solver.inputs.quotes import UNFILLED, parse_quotes
 from solver.outputs.quote_requests import REQUEST_COLUMNS, quote_requests, request_file_name
 
@@ -76,8 +77,10 @@ def test_the_plan_checked_by_hand(solved, tmp_path):
         "1y",
     )
     assert price["carried_usd"] == pytest.approx(13_140.0)
-    assert price["at_risk_usd"] == pytest.approx(3_942.0)
-    assert price["raised_total_usd"] == pytest.approx(17_082.0)
+    band = price_band_fraction("unverified")  # the shipped file's (0.30 when written)
+    assert price["band_fraction"] == band
+    assert price["at_risk_usd"] == pytest.approx(13_140.0 * band)
+    assert price["raised_total_usd"] == pytest.approx(13_140.0 * (1 + band))
     # the reservation's term: 2027-01-01 for 12 months
     assert (price["from_day"], price["until_day"]) == ("2027-01-01", "2027-12-31")
     assert "has no price_bands.csv" in _check(str(plan)).stdout  # the band file used, said
