@@ -204,6 +204,7 @@ def test_a_savings_plans_cover_nets_against_the_on_demand_price(tiny_catalog):
     2 x 4,380 = $8,760. With a band of 10%: at risk $1,191.36 and $876; the commitment
     ($28,908) is not checked."""
     from conftest import H1, L4, problem, serve
+    from solver.inputs.problem import Problem
     from solver.solve import solve_problem
 
     blocks = [
@@ -216,8 +217,14 @@ def test_a_savings_plans_cover_nets_against_the_on_demand_price(tiny_catalog):
         serve(10, name="a", accelerators=["h100-sxm"]),
         serve(2.5, name="b", accelerators=["l4"]),
     ]
+    # the plan of the catalog's prices: without a guard raising them by their bands
+    unguarded = {"price_guard": "none"} if "price_guard" in Problem.model_fields else {}
     problem = problem(
-        workloads, horizon_months=12, load_profile={"blocks": blocks}, savings_plans=[sp]
+        workloads,
+        horizon_months=12,
+        load_profile={"blocks": blocks},
+        savings_plans=[sp],
+        **unguarded,
     )
     catalog = tiny_catalog([H1, L4])
     plan = solve_problem(problem, catalog)

@@ -410,9 +410,7 @@ def check_cmd(
         the_plan, prob, cat = load_plan(
             plan, problem=problem, catalog=catalog, cache_dir=cache_dir()
         )
-        assert the_plan.inputs is not None  # load_plan refuses a plan without inputs
-        folder = catalog if catalog is not None else the_plan.inputs.catalog_dir
-        bands, bands_file = _price_bands(None if folder is None else Path(folder))
+        bands, bands_file = _price_bands(cat.directory)
         check = check_prices(the_plan, prob, cat, bands)
         shown = check.prices[:top]
         written: list[str] = []
@@ -445,19 +443,17 @@ def _check_out_folder(out: Path, force: bool) -> None:
         ) from None
 
 
-def _price_bands(folder: Path | None) -> tuple[dict[str, PriceBand], str]:
-    """The price bands of the plan's catalog folder (its ``price_bands.csv``), else the
-    shipped ones; and the file they were read from."""
+def _price_bands(directory: str | Path) -> tuple[dict[str, PriceBand], str]:
+    """The price bands the plan's catalog folder gives (its own ``price_bands.csv``, else
+    the shipped one), and the file they come from, in words."""
     from solver.inputs.catalog import DEFAULT_CATALOG_DIR
     from solver.inputs.price_bands import PRICE_BANDS_FILE, load_price_bands
 
-    if folder is not None and (folder / PRICE_BANDS_FILE).is_file():
-        return load_price_bands(folder), str(folder / PRICE_BANDS_FILE)
-    shipped = Path(DEFAULT_CATALOG_DIR) / PRICE_BANDS_FILE
-    if folder is None or folder.resolve() == Path(DEFAULT_CATALOG_DIR).resolve():
-        return load_price_bands(DEFAULT_CATALOG_DIR), str(shipped)
+    own = Path(directory) / PRICE_BANDS_FILE
+    if own.is_file():
+        return load_price_bands(directory), str(own)
     return load_price_bands(DEFAULT_CATALOG_DIR), (
-        f"{shipped} (the plan's catalog folder {folder} has no {PRICE_BANDS_FILE})"
+        f"the shipped {PRICE_BANDS_FILE} (the plan's catalog folder {directory} has none)"
     )
 
 
