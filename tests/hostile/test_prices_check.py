@@ -83,7 +83,7 @@ def test_the_plan_checked_by_hand(solved, tmp_path):
     assert price["raised_total_usd"] == pytest.approx(13_140.0 * (1 + band))
     # the reservation's term: 2027-01-01 for 12 months
     assert (price["from_day"], price["until_day"]) == ("2027-01-01", "2027-12-31")
-    assert "has no price_bands.csv" in _check(str(plan)).stdout  # the band file used, said
+    assert "the shipped price_bands.csv" in _check(str(plan)).stdout  # the band file, said
 
 
 @pytest.mark.parametrize(
