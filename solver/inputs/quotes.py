@@ -51,7 +51,8 @@ comments). Columns (``*``: required):
 A quote request leaves the cells the provider fills in as :data:`UNFILLED`
 (``FILL-IN``); a quote with such a cell is refused, naming it, never read as a number. A
 line repeating the header line is skipped, so that filled requests can be joined into one
-file (``cat quote-request-*.csv > quotes.csv``).
+file (``cat quote-request-*.csv > quotes.csv``); a byte-order mark starting a line (a
+spreadsheet's "CSV UTF-8") is ignored.
 
 :func:`parse_quotes` reads the text (pure; the CLI reads the file) and
 :func:`apply_quotes` returns a new :class:`~solver.inputs.catalog.Catalog` with the
@@ -211,7 +212,9 @@ def parse_quotes(text: str, file: str) -> list[Quote]:
     ProcureError
         The first bad value, naming the file, its line and column, and the fix.
     """
-    lines = text.splitlines()
+    # a byte-order mark (a spreadsheet's "CSV UTF-8") at the start of the file, or of each
+    # file joined with cat, is not part of the first column's name
+    lines = [line.removeprefix("\ufeff") for line in text.splitlines()]
     kept = [(n, line) for n, line in enumerate(lines, start=1) if not line.lstrip().startswith("#")]
     kept = [(n, line) for n, line in kept if line.strip()]
     if not kept:

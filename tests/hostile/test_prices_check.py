@@ -286,3 +286,15 @@ def test_top_and_format_are_checked(solved):
     _refused(_check(str(plan), "--top", "0"), "--top")
     result = _check(str(plan), "--format", "xml")
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_requests_saved_by_a_spreadsheet_and_joined_read_back():
+    """Saved as "CSV UTF-8" (a byte-order mark, CRLF line ends) and joined with cat: the
+    mark is not part of the first column's name, the second header is skipped."""
+    one = f"\ufeff# a request\r\n{HEADER}\r\nacme,us-east,h1,1y,1.2,2027-06-30,A-1\r\n"
+    two = f"\ufeff{HEADER}\r\nacme,us-east,h2,1y,2.5,2027-06-30,A-2\r\n"
+    quotes = parse_quotes(one + two, "q.csv")
+    assert [(q.offering, q.price_per_instance_hour, q.line) for q in quotes] == [
+        ("h1", 1.2, 3),
+        ("h2", 2.5, 5),
+    ]
