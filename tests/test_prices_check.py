@@ -82,6 +82,8 @@ def test_the_seeds_prices_ranked_by_money_at_risk(checked):
         assert tensorwave["raised_total_usd"] == pytest.approx(372_520.29, abs=0.01)
     assert not seeweb["over_budget"]  # at most 2 x $329,763 is within the seed's $2,000,000
     assert report["not_checked"] == []
+    # both at once: 329,762.54 + (187,236.72 + 142,525.82) x band = 329,762.54 x (1 + band)
+    assert report["all_raised_total_usd"] == pytest.approx(329_762.54 * (1 + BAND), abs=0.01)
 
 
 def test_the_table_states_the_repricing_and_ranks(checked):

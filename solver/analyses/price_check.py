@@ -148,6 +148,11 @@ class PriceCheck:
     prices: tuple[CheckedPrice, ...]
     not_checked: tuple[NotChecked, ...]
 
+    @property
+    def all_raised_total_usd(self) -> float:
+        """The plan's total with every checked price at the top of its band at once (USD)."""
+        return self.total_cost_usd + math.fsum(p.at_risk_usd for p in self.prices)
+
 
 def check_prices(plan: Plan, problem: Problem, catalog: Catalog, bands: PriceBands) -> PriceCheck:
     """The prices ``plan`` rests on, ranked by money at risk.

@@ -32,8 +32,11 @@ def price_check_text(check: PriceCheck, shown: Sequence[CheckedPrice]) -> str:
         f"at risk: {len(shown)} of {len(check.prices)}",
         f"if at the top of its band: {REPRICING_WORDS}",
     ]
+    everything = f"every price at the top of its band at once: {_money(check.all_raised_total_usd)}"
     if check.budget_usd is not None:
-        out.append(f"budget {_money(check.budget_usd)}")
+        over = " (over the budget)" if check.all_raised_total_usd > check.budget_usd else ""
+        everything += f"{over}; budget {_money(check.budget_usd)}"
+    out.append(everything)
     header = (
         f"{'#':>2}  {'provider':12} {'offering':34} {'mode':11} {'confidence':11} "
         f"{'date':10} {'price/h':>10} {'band':>5} {'carried':>11} {'at risk':>10} "
@@ -77,6 +80,7 @@ def price_check_json(
         "repricing": check.repricing,
         "repricing_note": REPRICING_WORDS,
         "prices_in_plan": len(check.prices),
+        "all_raised_total_usd": check.all_raised_total_usd,
         "prices": prices,
         "not_checked": [asdict(n) for n in check.not_checked],
         "quote_requests": list(written),
