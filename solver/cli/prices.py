@@ -1,6 +1,8 @@
 """``procure prices pull | list | history``: price snapshots from public
 sources, kept in the workspace database with their date, and ``--prices snapshot:ID``
-(:func:`snapshot_price_file`) for ``procure resolve`` and ``procure watch``."""
+(:func:`snapshot_price_file`) for ``procure resolve`` and ``procure watch``;
+``procure prices check PLAN``: the prices a plan rests on, ranked by money at risk, and a
+quote request per provider."""
 
 from __future__ import annotations
 
@@ -15,19 +17,35 @@ from solver.cli.common import (
     DebugOpt,
     ForceOpt,
     SnapshotDbOpt,
+    _check_format,
+    _choices,
     _load_catalog,
     _run,
     app,
+    cache_dir,
 )
 from solver.errors import ProcureError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
-from solver.outputs.files import check_not_inputs, check_output_file, csv_text, write_atomic
+    from solver.analyses.price_check import CheckedPrice, PriceCheck
+    from solver.inputs.price_bands import PriceBand
+
+from solver.outputs.files import (
+    check_not_inputs,
+    check_output_dir,
+    check_output_file,
+    csv_text,
+    write_atomic,
+    write_files_together,
+)
 
 prices_app = typer.Typer(
-    no_args_is_help=True, help="Price snapshots: pull from public sources, list, history."
+    no_args_is_help=True,
+    help="Price snapshots: pull from public sources, list, history; check a plan's prices.",
 )
 app.add_typer(prices_app, name="prices")
 
@@ -350,3 +368,136 @@ def _audit_pull(pull):
         audit.record(session, f"cli:{getpass.getuser()}", "price_snapshot.add", entity, None, after)
 
     return record
+
+
+@prices_app.command("check")
+def check_cmd(
+    plan: Annotated[Path, typer.Argument(help="A plan (solve --format json)")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for the quote requests (quote-request-<provider>.csv)"),
+    ] = None,
+    top: Annotated[
+        int,
+        typer.Option("--top", help="List (and request quotes for) the N prices most at risk"),
+    ] = 10,
+    format: Annotated[
+        str, typer.Option("--format", help="Output format", **_choices("table", "json"))
+    ] = "table",
+    problem: Annotated[
+        Path | None, typer.Option(help="Problem YAML of the plan (default: the plan's own)")
+    ] = None,
+    catalog: CatalogOpt = None,
+    force: ForceOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The prices the plan rests on, ranked by the money at risk if each were at the top of
+    its confidence band (a fixed-plan re-pricing), and with --out a quote request per
+    provider in the quotes file format that solve --quotes reads once filled in."""
+
+    def body() -> None:
+        from solver.analyses.price_check import check_prices
+        from solver.outputs.price_check_text import price_check_json, price_check_text
+        from solver.trust.planfile import load_plan
+
+        _check_format(format, "table", "json")
+        if top < 1:
+            raise ProcureError(
+                f"--top is {top}; it must be 1 or more", field="--top", fix="e.g. --top 10"
+            )
+        if out is not None:
+            _check_out_folder(out, force)
+        the_plan, prob, cat = load_plan(
+            plan, problem=problem, catalog=catalog, cache_dir=cache_dir()
+        )
+        bands, bands_file = _price_bands(cat.directory)
+        check = check_prices(the_plan, prob, cat, bands)
+        shown = check.prices[:top]
+        written: list[str] = []
+        if out is not None:
+            written = _write_requests(out, plan, problem, catalog, check, shown, force)
+        if format == "json":
+            typer.echo(price_check_json(check, shown, written), nl=False)
+            return
+        typer.echo(price_check_text(check, shown))
+        typer.echo(f"price bands: {bands_file}")
+        for name in written:
+            typer.echo(f"wrote {name}")
+        if out is None and any(p.to_confirm for p in shown):
+            typer.echo("pass --out FOLDER to write a quote request per provider")
+
+    _run(debug, body)
+
+
+def _check_out_folder(out: Path, force: bool) -> None:
+    """Refuse an --out that is not a folder (or absent), or that cannot be looked at."""
+    try:
+        check_output_dir(out, force=force)
+    except OSError as exc:  # a file on the way (NotADirectoryError), no permission, ...
+        raise ProcureError(
+            f"cannot use {out} as the folder for the quote requests: {exc.strerror or exc}",
+            file=str(out),
+            field="--out",
+            fix="choose a folder you can write to (or a path whose parent folders exist as "
+            "folders)",
+        ) from None
+
+
+def _price_bands(directory: str | Path) -> tuple[dict[str, PriceBand], str]:
+    """The price bands the plan's catalog folder gives (its own ``price_bands.csv``, else
+    the shipped one), and the file they come from, in words."""
+    from solver.inputs.catalog import DEFAULT_CATALOG_DIR
+    from solver.inputs.price_bands import PRICE_BANDS_FILE, load_price_bands
+
+    own = Path(directory) / PRICE_BANDS_FILE
+    if own.is_file():
+        return load_price_bands(directory), str(own)
+    return load_price_bands(DEFAULT_CATALOG_DIR), (
+        f"the shipped {PRICE_BANDS_FILE} (the plan's catalog folder {directory} has none)"
+    )
+
+
+def _write_requests(
+    out: Path,
+    plan: Path,
+    problem: Path | None,
+    catalog: Path | None,
+    check: PriceCheck,
+    shown: Sequence[CheckedPrice],
+    force: bool,
+) -> list[str]:
+    """Write the quote requests of ``shown`` into ``out``, all or none; a request file
+    already there with other content (filled in, or of another plan) is refused, not
+    replaced. Returns the paths written."""
+    import hashlib
+
+    from solver.cli.common import catalog_inputs
+    from solver.outputs.quote_requests import quote_requests
+
+    digest = hashlib.sha256(plan.read_bytes()).hexdigest()
+    files: dict[str, str | bytes] = {}
+    files |= quote_requests(check, shown, f"plan file {plan.name} (sha256 {digest[:16]})")
+    check_output_dir(out, list(files), force=force)
+    inputs = [("plan file", plan), ("problem file", problem), *catalog_inputs(catalog)]
+    check_not_inputs([("--out", out / name) for name in files], inputs)
+    for name, text in files.items():
+        target = out / name
+        if target.is_file() and target.read_bytes() != str(text).encode("utf-8"):
+            raise ProcureError(
+                "the folder already holds this quote request with other content (filled in, "
+                "or for another plan); procure does not replace it",
+                file=str(target),
+                field="--out",
+                fix="move the file away (keep a filled-in request: it is your quotes file), "
+                "or write into another folder",
+            )
+    try:
+        write_files_together(out, files)
+    except OSError as exc:
+        raise ProcureError(
+            f"cannot write the quote requests: {exc.strerror or exc}",
+            file=str(out),
+            field="--out",
+            fix="choose a folder you can write to (--out FOLDER)",
+        ) from None
+    return [str(out / name) for name in files]

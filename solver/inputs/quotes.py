@@ -43,6 +43,16 @@ comments). Columns (``*``: required):
 ``reference`` *
     the quote's reference (``ACME-2026-114``): the price's source, cited by the plan's
     lines (``price_source``) and the orders.
+``requested_units``, ``requested_instance_hours``, ``requested_from``, ``requested_until``
+    what a quote request (``procure prices check --out``) asked for: the most instances at
+    once, their instance-hours, and the first and last day. Read for their form only (a
+    number, a day); they do not change the quote's price.
+
+A quote request leaves the cells the provider fills in as :data:`UNFILLED`
+(``FILL-IN``); a quote with such a cell is refused, naming it, never read as a number. A
+line repeating the header line is skipped, so that filled requests can be joined into one
+file (``cat quote-request-*.csv > quotes.csv``); a byte-order mark starting a line (a
+spreadsheet's "CSV UTF-8") is ignored.
 
 :func:`parse_quotes` reads the text (pure; the CLI reads the file) and
 :func:`apply_quotes` returns a new :class:`~solver.inputs.catalog.Catalog` with the
@@ -93,7 +103,21 @@ COLUMNS: tuple[str, ...] = (
     "valid_until",
     "quoted_on",
     "reference",
+    "requested_units",
+    "requested_instance_hours",
+    "requested_from",
+    "requested_until",
 )
+#: The columns a quote request asks about and the provider need not fill in (their form is
+#: checked, their values do not price anything).
+REQUESTED: tuple[str, ...] = (
+    "requested_units",
+    "requested_instance_hours",
+    "requested_from",
+    "requested_until",
+)
+#: The cell a quote request leaves for the provider to fill in.
+UNFILLED = "FILL-IN"
 REQUIRED: tuple[str, ...] = (
     "provider",
     "region",
@@ -188,7 +212,9 @@ def parse_quotes(text: str, file: str) -> list[Quote]:
     ProcureError
         The first bad value, naming the file, its line and column, and the fix.
     """
-    lines = text.splitlines()
+    # a byte-order mark (a spreadsheet's "CSV UTF-8") at the start of the file, or of each
+    # file joined with cat, is not part of the first column's name
+    lines = [line.removeprefix("\ufeff") for line in text.splitlines()]
     kept = [(n, line) for n, line in enumerate(lines, start=1) if not line.lstrip().startswith("#")]
     kept = [(n, line) for n, line in kept if line.strip()]
     if not kept:
@@ -214,12 +240,56 @@ def parse_quotes(text: str, file: str) -> list[Quote]:
     body = io.StringIO("\n".join(line for _, line in kept[1:]))
     quotes = []
     for (line, _), row in zip(kept[1:], csv.reader(body), strict=False):
+        cells = [c.strip() for c in row]
+        if cells == names:
+            continue  # the header again: files joined with cat
+        if "provider" in cells and "reference" in cells and set(cells) <= set(COLUMNS):
+            raise _fail(
+                file, line, "provider", "a header line in another column order than the first",
+                f"join only files with the same header ({','.join(names)}), or write the "
+                "lines in the first header's order",
+            )  # fmt: skip
         values = {c: (row[i].strip() if i < len(row) else "") for i, c in enumerate(names)}
         quotes.append(_quote(file, line, values))
     return quotes
 
 
+def _check_filled(file: str, line: int, v: dict[str, str]) -> None:
+    """Refuse a quote with a cell its request left for the provider (:data:`UNFILLED`)."""
+    for column in COLUMNS:
+        if v.get(column, "").upper() == UNFILLED:
+            raise _fail(
+                file, line, column,
+                f"{column} is not filled in ({UNFILLED}): the line is a quote request "
+                "(procure prices check) awaiting the provider's answer",
+                f"write the provider's {_FILL_HINT.get(column, column)}, or remove the line "
+                "to plan at the catalog's price",
+            )  # fmt: skip
+
+
+_FILL_HINT: dict[str, str] = {
+    "price_per_instance_hour": "quoted price per instance-hour in the line's currency",
+    "valid_until": "last day of the quote (valid_until, YYYY-MM-DD)",
+    "quoted_on": "day of the quote (quoted_on, YYYY-MM-DD; empty: unknown)",
+    "reference": "reference of the quote (e.g. ACME-2026-114)",
+}
+
+
+def _check_requested(file: str, line: int, v: dict[str, str]) -> None:
+    """The requested_* cells: a number of 0 or more, or a day (or empty)."""
+    for column in ("requested_units", "requested_instance_hours"):
+        text = v.get(column, "")
+        fix = "write the number the request asked for, or leave it empty"
+        if text and _number(file, line, column, text, fix) < 0:
+            raise _fail(file, line, column, f"{column} is {text}; it must be 0 or more", fix)
+    for column in ("requested_from", "requested_until"):
+        if v.get(column, ""):
+            _day(file, line, column, v[column])
+
+
 def _quote(file: str, line: int, v: dict[str, str]) -> Quote:
+    _check_filled(file, line, v)
+    _check_requested(file, line, v)
     for column in REQUIRED:
         if not v.get(column):
             raise _fail(file, line, column, f"{column} is missing", f"fill in {column}")
