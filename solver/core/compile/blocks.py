@@ -23,7 +23,12 @@ from solver import physics
 from solver.core.compile.energy import unit_hour_coefficients
 from solver.core.compile.requirements import requirement_mask, weak_price_pools
 from solver.core.compile.resolved import ResolvedInputs
-from solver.core.compile.training import MAX_TRAINING_UNITS, training_setup, training_window
+from solver.core.compile.training import (
+    MAX_TRAINING_UNITS,
+    TrainingSetup,
+    training_setup,
+    training_window,
+)
 from solver.inputs.catalog.capacity_blocks import MODE, instances_to_buy, shortest_length_days
 from solver.inputs.hardware import HardwareRule
 from solver.inputs.presets import ModelSpec
@@ -112,6 +117,7 @@ def _workload_options(
     setup = training_setup(w, spec, sub, problem.memory_headroom, problem.training_margin_of(w))
     co2 = unit_hour_coefficients(sub, TRAINING_UTILISATION)["kgco2e"]
     p_hours = periods["hours"].to_numpy(dtype=float)
+    start_months = periods["start_month"].to_numpy(dtype=float)
     bounds_h = np.concatenate([[0.0], np.cumsum(p_hours)])
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
     out = []
@@ -139,7 +145,7 @@ def _workload_options(
         )
         at_point = hours * setup["mfu"][i] / setup["mfu_point"][i]
         for s in range(first, last + 1):
-            start_h = clock.hours(0.0, float(periods["start_month"].iat[s]))
+            start_h = clock.hours(0.0, float(start_months[s]))
             if start_h / 24.0 + 1e-9 < int(pool["min_lead_days"]):
                 continue
             window_h = min(float(p_hours[s : last + 1].sum()), deadline_h)
@@ -185,7 +191,7 @@ def _cheapest(
 def _option(
     w: TrainingWorkload,
     pool: dict,
-    setup: Mapping[str, np.ndarray | float],
+    setup: TrainingSetup,
     i: int,
     s: int,
     n: int,
@@ -197,7 +203,7 @@ def _option(
     rate = float(pool["usd_per_instance_hour"])
 
     def at(name: str) -> np.ndarray:
-        return np.asarray(setup[name])
+        return np.asarray(setup[name])  # type: ignore[literal-required]
 
     measured_at = float(at("mfu_measured_at")[i])
     return {

@@ -7,11 +7,12 @@ it sells (docs/formulation/block_instances.md).
 from __future__ import annotations
 
 from collections import defaultdict
+from types import SimpleNamespace
+from typing import Any, cast
 
 from solver.core.families import new_row
 from solver.core.formulation.state import State
 from solver.core.matrix import VarKind
-from solver.inputs.tables import row_tuples
 
 
 def add_capacity_blocks(m: State) -> None:
@@ -27,7 +28,10 @@ def add_capacity_blocks(m: State) -> None:
     once: dict[str, dict[int, float]] = defaultdict(dict)
     held: dict[tuple[str, int], dict[int, float]] = defaultdict(dict)
     cap: dict[str, float] = {}
-    for k in row_tuples(options):
+    caps = m.pools["availability_cap"].to_numpy(dtype=float)
+    providers = m.pools["provider"].to_numpy()
+    records = cast(list[dict[str, Any]], options.to_dict("records"))
+    for k in (SimpleNamespace(**r) for r in records):
         p = m.pool_idx[k.pool_id]
         v = m.B.var(
             f"block[{k.block_option_id}]",
@@ -41,7 +45,7 @@ def add_capacity_blocks(m: State) -> None:
             block_option=int(k.block_option_id),
         )
         once[k.workload][v] = 1.0
-        m.add_cost(v, float(k.block_usd), str(m.pools["provider"].iat[p]), {
+        m.add_cost(v, float(k.block_usd), str(providers[p]), {
             int(k.start_period): float(k.block_usd)
         })  # fmt: skip
         m.co2_kg.add(v, float(k.kgco2e))
@@ -50,9 +54,7 @@ def add_capacity_blocks(m: State) -> None:
                 m.usage[p][(int(t), b)][v] += float(k.n_units)
         for t in k.block_periods:
             held[(k.block_id, int(t))][v] = float(k.block_instances)
-        cap[k.block_id] = min(
-            float(k.max_instances_total), float(m.pools["availability_cap"].iat[p])
-        )
+        cap[k.block_id] = min(float(k.max_instances_total), float(caps[p]))
     _join_train_once(m, once)
     for (block_id, t), coefs in sorted(held.items()):
         m.B.row("block_instances", (block_id, t), coefs, "<=", cap[block_id])

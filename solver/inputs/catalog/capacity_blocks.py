@@ -16,8 +16,10 @@ holds one of ``instance_counts`` instances; several blocks may be held at once, 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,7 +84,8 @@ def read_capacity_blocks(
             field=missing[0],
             fix=f"give every column: {', '.join(COLUMNS)}",
         )
-    rows = [_checked_row(path, i + 2, row, offerings, rates) for i, row in table.iterrows()]
+    records = table.to_dict("records")
+    rows = [_checked_row(path, i + 2, row, offerings, rates) for i, row in enumerate(records)]
     out = pd.DataFrame(rows, columns=[*COLUMNS, "usd_per_unit", "exchange_rate_date"])
     dup = out["block_id"].duplicated()
     if dup.any():
@@ -92,7 +95,11 @@ def read_capacity_blocks(
 
 
 def _checked_row(
-    path: Path, line: int, row: pd.Series, offerings: pd.DataFrame, rates: pd.DataFrame | None
+    path: Path,
+    line: int,
+    row: Mapping[Hashable, Any],
+    offerings: pd.DataFrame,
+    rates: pd.DataFrame | None,
 ) -> dict[str, object]:
     """One row of capacity_blocks.csv checked and typed (see :func:`read_capacity_blocks`)."""
     out: dict[str, object] = {c: str(row[c]).strip() for c in COLUMNS}
@@ -192,7 +199,7 @@ def allowed_lengths_days(
     return short + list(range(first_long, max_days + 1, long_step_days))
 
 
-def shortest_length_days(block: pd.Series | dict, hours: float) -> int | None:
+def shortest_length_days(block: Mapping[str, Any], hours: float) -> int | None:
     """The shortest block length sold (days) that holds ``hours`` of running; None when
     even the longest is too short."""
     need = hours / 24.0

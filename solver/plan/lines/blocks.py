@@ -5,9 +5,8 @@ upfront charge as a cash-flow piece (:func:`block_charge_pieces`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from collections.abc import Mapping
+from typing import Any, cast
 
 from solver.core.compile import Compiled
 from solver.inputs.catalog.capacity_blocks import MODE
@@ -30,7 +29,7 @@ def _provenance(compiled: Compiled, block_id: str) -> dict[str, object]:
     }
 
 
-def block_terms(k: pd.Series, horizon_hours: float) -> dict[str, Any]:
+def block_terms(k: Mapping[str, Any], horizon_hours: float) -> dict[str, Any]:
     """What a block line states about the block: its offer, length (days), the blocks'
     sizes and instances, its rate (USD per instance-hour), the days from the plan's start
     it starts and ends, the days to book it in (from ``max_advance_days`` before its start
@@ -62,7 +61,7 @@ def block_items(
     one training line per period its job runs in. ``pool_fields`` are the offering's plan
     fields (provider, region, offering, ...), ``mfu_fields`` the training MFU fields."""
     opts = compiled.capacity_blocks.set_index("block_option_id")
-    k = opts.loc[int(r.block_option)]
+    k = cast(dict[str, Any], opts.loc[int(r.block_option)].to_dict())
     fields = {**pool_fields, **_provenance(compiled, str(k["block_id"]))}
     apu = int(k["n_accelerators"]) // int(k["n_units"])
     start = p_names[int(k["start_period"])]

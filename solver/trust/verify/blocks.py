@@ -55,6 +55,7 @@ def check_capacity_blocks(
             out[index] = {}
     _check_cover(run, [i for _, i in lines if i.item != BLOCK_ITEM], bought)
     for (block_id, period), n in held.items():
+        assert blocks is not None, "a block held is one of the catalog's"
         offer = cast(pd.Series, blocks.loc[block_id])
         cap = run.p.availability_caps.get(
             str(offer["offering_id"]),
@@ -194,8 +195,6 @@ def _check_cover(
         blocks = bought.get((item.workload, item.offering, item.start_period), [])
         run.c.check(
             "training on a capacity block inside it",
-            any(
-                b.units + 1e-9 >= item.units and b.hours + 1e-6 >= item.job_hours for b in blocks
-            ),
+            any(b.units + 1e-9 >= item.units and b.hours + 1e-6 >= item.job_hours for b in blocks),
             f"{item.workload} on {item.offering}: {item.units:g} units for {item.job_hours:.1f} h",
         )
