@@ -6,7 +6,7 @@ costs come from the ledger.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -215,7 +215,8 @@ def _training_items(rd: _Reading, r: FrameRow) -> list[LineItem]:
 
 def _block_items(rd: _Reading, r: FrameRow) -> list[LineItem]:
     """block: a capacity block bought and the training run on it (:mod:`.blocks`)."""
-    k = rd.compiled.capacity_blocks.set_index("block_option_id").loc[int(r.block_option)]
+    opts = rd.compiled.capacity_blocks.set_index("block_option_id")
+    k = cast(pd.Series, opts.loc[int(r.block_option)])  # one row of a unique index
     pool = _pool_fields(rd.pool_rows[r.pool])
     return block_items(rd.compiled, r, pool, rd.p_names, _mfu_fields(k, rd.compiled.problem))
 
