@@ -139,3 +139,16 @@ def test_a_later_period_past_the_lead_time_takes_the_block(tmp_path: Path) -> No
     assert len(block) == 1 and block[0].capacity_block is not None
     assert block[0].capacity_block["start_day"] == pytest.approx(730 / 24)
     assert block[0].cost_usd == pytest.approx(5663.52)
+
+
+def test_a_plan_file_with_a_block_verifies_field_by_field() -> None:
+    # the plan as a file (JSON and back) passes the checks a saved plan takes
+    from solver.plan import Plan
+    from solver.trust.verify import plan_name_errors, verify_plan_file
+
+    catalog = load_catalog()
+    problem = parse_problem(PROBLEM)
+    plan = Plan.model_validate_json(solve(PROBLEM, catalog).model_dump_json())
+    assert plan_name_errors(plan, problem, catalog) == []
+    checks, errors = verify_plan_file(plan, problem, catalog)
+    assert [c.name for c in checks if not c.ok] == [] and errors == []

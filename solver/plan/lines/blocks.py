@@ -11,8 +11,9 @@ from typing import Any, cast
 from solver.core.compile import Compiled
 from solver.inputs.catalog.capacity_blocks import MODE
 from solver.plan.lines.items import LineItem
+from solver.units import Item
 
-ITEM = "capacity_block"  # the line item of a block bought
+ITEM = Item.CAPACITY_BLOCK.value  # the line item of a block bought
 
 
 def _provenance(compiled: Compiled, block_id: str) -> dict[str, object]:
@@ -74,7 +75,6 @@ def block_items(
             **fields,
             units=float(k["block_instances"]),
             accelerators=float(k["block_instances"] * apu),
-            workload=str(k["workload"]),
             hours=int(k["block_days"]) * 24.0,
             cost_usd=usd,
             co2e_t=0.0,

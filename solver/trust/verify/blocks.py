@@ -18,9 +18,9 @@ from solver.trust.verify.context import _close
 from solver.trust.verify.items import _check_requirements
 from solver.trust.verify.run import _Run
 from solver.trust.verify.training_runs import _check_training
-from solver.units import Mode
+from solver.units import Item, Mode
 
-BLOCK_ITEM = "capacity_block"
+BLOCK_ITEM = Item.CAPACITY_BLOCK.value
 
 
 def is_block_line(item: LineItem) -> bool:
@@ -34,7 +34,7 @@ def check_capacity_blocks(
     """Check the block lines (index, line) of a plan; return each line's cost by period."""
     c, blocks = run.c, run.catalog.capacity_blocks
     out: dict[int, dict[str, float]] = {}
-    bought: dict[tuple[str, str, str], list[LineItem]] = defaultdict(list)
+    bought: dict[tuple[str, str], list[LineItem]] = defaultdict(list)
     held: dict[tuple[str, str], float] = defaultdict(float)
     for index, item in lines:
         offer = _offer(run, item)
@@ -48,7 +48,7 @@ def check_capacity_blocks(
             continue
         if item.item == BLOCK_ITEM:
             cost = _check_block(run, item, offer, held)
-            bought[(item.workload, item.offering, item.period)].append(item)
+            bought[(item.offering, item.period)].append(item)
             out[index] = {item.period: cost}
         else:
             _check_run(run, item, offer)
@@ -185,16 +185,29 @@ def _check_block(
 
 
 def _check_cover(
-    run: _Run, runs: list[LineItem], bought: dict[tuple[str, str, str], list[LineItem]]
+    run: _Run, runs: list[LineItem], bought: dict[tuple[str, str], list[LineItem]]
 ) -> None:
-    """Each training job on a block starts with a block of its own bought for it, which
-    holds its units and lasts its hours."""
+    """The training jobs starting on an offering's blocks in a period are held by the
+    blocks of that offering bought then: each by blocks lasting its hours with room for
+    its units, all together by their instances."""
+    starting: dict[tuple[str, str], list[LineItem]] = defaultdict(list)
     for item in runs:
-        if item.period != item.start_period:
-            continue
-        blocks = bought.get((item.workload, item.offering, item.start_period), [])
+        if item.period == item.start_period:
+            starting[(item.offering, item.start_period)].append(item)
+    for key, jobs in starting.items():
+        blocks = bought.get(key, [])
+        for job in jobs:
+            room = sum(b.units for b in blocks if b.hours + 1e-6 >= job.job_hours)
+            run.c.check(
+                "training on a capacity block inside it",
+                job.units <= room + 1e-9,
+                f"{job.workload} on {job.offering}: {job.units:g} units for "
+                f"{job.job_hours:.1f} h, {room:g} instances held that long",
+            )
+        total = sum(j.units for j in jobs)
+        held = sum(b.units for b in blocks)
         run.c.check(
             "training on a capacity block inside it",
-            any(b.units + 1e-9 >= item.units and b.hours + 1e-6 >= item.job_hours for b in blocks),
-            f"{item.workload} on {item.offering}: {item.units:g} units for {item.job_hours:.1f} h",
+            total <= held + 1e-9,
+            f"{key[0]} {key[1]}: {total:g} units in use, {held:g} instances bought",
         )
