@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+import pandas as pd
+
 from solver.core.compile import Compiled
 from solver.inputs.catalog.capacity_blocks import MODE
 from solver.plan.lines.items import LineItem
@@ -123,3 +125,20 @@ def block_charge_pieces(item: LineItem, start_month: float, end_month: float) ->
             },
         )
     ]
+
+
+def block_variable_name(options: pd.DataFrame, item: LineItem, start: int) -> str:
+    """The name of the model variable a training line on a block (a plan file's
+    decision) was read from: the block option of its workload, offering, start period
+    (index ``start``), units and job hours; "" when none is."""
+    if options.empty:
+        return ""
+    hours = options["job_hours"].astype(float)
+    mine = options[
+        (options["workload"] == item.workload)
+        & (options["offering_id"] == item.offering)
+        & (options["start_period"].astype(int) == start)
+        & (options["n_units"].astype(float) == float(item.units))
+        & ((hours - item.job_hours).abs() <= 1e-6 * max(1.0, item.job_hours))
+    ]
+    return "" if mine.empty else f"block[{int(mine['block_option_id'].iloc[0])}]"
