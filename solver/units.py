@@ -23,6 +23,7 @@ class Item(StrEnum):
     SAVINGS_PLAN = "savings_plan"  # a spend-based commitment: units are USD per hour
     SAVINGS_PLAN_COVER = "savings_plan_cover"  # on-demand usage a savings plan pays for
     STAFF_SCALE = "staff_scale"  # the staff saving of a site past 1,000 owned servers
+    CAPACITY_BLOCK = "capacity_block"  # a capacity block bought whole, upfront (for training)
 
 
 class Mode(StrEnum):

@@ -173,6 +173,12 @@ FAMILIES: dict[str, Family] = {
         "USD per accelerator",
         ("quota", "period", "block"),
     ),
+    # capacity blocks: training on whole blocks bought ahead (formulation/blocks.py)
+    "block_instances": Family(
+        "instances of a capacity-block offer held in a period <= the most it sells at once",
+        "USD per instance",
+        ("block", "period"),
+    ),
     # savings plans: spend-based commitments, beside reservations
     "savings_plan_cover": Family(
         "plan-rate spend of the usage a savings plan covers in an hour <= its commitment",

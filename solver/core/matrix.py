@@ -35,6 +35,7 @@ class VarKind(StrEnum):
     RECOURSE = "recourse"  # Benders master: a scenario's cost as its cuts bound it
     STAFF = "staff"  # servers of a site's fleet on one staff segment (core/staff.py)
     STAFF_TIER = "staff_tier"  # 1 when a site's staff segment is full (core/staff.py)
+    BLOCK = "block"  # 1 when a training job runs on this capacity-block option
 
 
 @dataclass(frozen=True)

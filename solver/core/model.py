@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from solver.core.compile import Compiled
 from solver.core.families import FAMILIES, Family, new_row, row_name
+from solver.core.formulation.blocks import add_capacity_blocks
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
 from solver.core.formulation.limits import (
     add_budgets,
@@ -75,6 +76,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     )
     add_failure_domains(m)
     add_training(m)
+    add_capacity_blocks(m)
     add_fleet(m)
     add_savings_plans(m)
     add_quotas(m)

@@ -29,7 +29,7 @@ from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS, Item
 
 # --------------------------------------------------------------------------- orders
 
-ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING, Item.SAVINGS_PLAN)
+ORDER_ITEMS = (Item.RENT, Item.RESERVATION, Item.TRAINING, Item.SAVINGS_PLAN, Item.CAPACITY_BLOCK)
 _TERM = {"on_demand": "pay as you go", "spot": "pay as you go (interruptible)"}
 #: the report's purchase plan (:func:`purchase_orders`): its columns from the order lines
 _PURCHASE_PLAN = {

@@ -48,6 +48,8 @@ from solver.core.compile.periods import build_calendar
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan.lines import LineItem, Plan
+from solver.plan.lines.blocks import ITEM as BLOCK_ITEM
+from solver.plan.lines.blocks import block_charge_pieces
 from solver.units import DAYS_PER_MONTH, RENTED_MODES, RESERVED_TERM_MONTHS, Item, Mode
 
 COLUMNS = (
@@ -261,6 +263,9 @@ def line_charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) ->
             pieces = _purchase(item, cal, catalog, problem.owned_cost_policy)
         elif item.item == Item.SAVINGS_PLAN:
             pieces = _savings_plan(item, cal, problem)
+        elif item.item == BLOCK_ITEM:  # a capacity block: upfront, when it starts
+            begin = cal.start_month[item.period]
+            pieces = block_charge_pieces(item, begin, cal.clock.month_after(begin, item.hours))
         elif item.item == Item.SAVINGS_PLAN_COVER:  # the on-demand bill the plan pays: rented
             pieces = [(a, b, {**v, "category": "rented"}) for a, b, v in _usage(item, cal)]
         else:

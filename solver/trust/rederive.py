@@ -70,10 +70,13 @@ from solver.core.clock import Clock
 from solver.core.compile import Compiled, compile_problem
 from solver.core.model import LinearModel, build_model
 from solver.inputs.catalog import Catalog
+from solver.inputs.catalog.capacity_blocks import MODE as BLOCK_MODE
 from solver.inputs.problem import Problem
 from solver.plan import LineItem, Plan, extract_plan
 from solver.plan.cashflow import cash_flow
 from solver.plan.costs import with_cost_lines
+from solver.plan.lines.blocks import ITEM as BLOCK_ITEM
+from solver.plan.lines.blocks import block_variable_name
 from solver.plan.provenance import RATE_FIELDS, with_currency
 from solver.plan.reporting import reported_items
 from solver.trust.refinement import split_form
@@ -307,6 +310,7 @@ class _Placement:
             self.index.setdefault(key if kind != "y" else (*key, int(bucket)), j)
         self.names = {str(n): j for j, n in enumerate(v["name"])}
         self.options = compiled.options
+        self.block_options = compiled.capacity_blocks
         self.size = len(v)
 
     def place(self, items: list[LineItem]) -> tuple[np.ndarray, list[tuple[int, LineItem]]]:
@@ -315,8 +319,8 @@ class _Placement:
         values = np.zeros(self.size)
         unplaced: list[tuple[int, LineItem]] = []
         for i, item in enumerate(items):
-            if item.item in ("existing", "staff_scale"):
-                continue  # made from the problem's fleet and the sites, not a decision
+            if item.item in ("existing", "staff_scale", BLOCK_ITEM):
+                continue  # made from the fleet, the sites, a block's training line
             j = self._variable(item)
             if j is None:
                 unplaced.append((i, item))
@@ -333,6 +337,9 @@ class _Placement:
     def _variable(self, item: LineItem) -> int | None:
         """The variable whose value is ``item``'s units (a cluster, for training)."""
         t = self.periods.get(item.period, -1)
+        if item.mode == BLOCK_MODE:  # a training line on a capacity block
+            start = self.periods.get(item.start_period or item.period, -1)
+            return self.names.get(block_variable_name(self.block_options, item, start))
         if item.item == "savings_plan":
             term = item.mode.removeprefix("savings_plan_")
             return self.names.get(f"savings_plan[{item.provider},{term},{t}]")

@@ -10,6 +10,7 @@ import pandas as pd
 
 from solver.core import dominance
 from solver.core.compile import pruning
+from solver.core.compile.blocks import block_options
 from solver.core.compile.compiled import Compiled, CompileReport
 from solver.core.compile.demand import build_demand
 from solver.core.compile.energy import unit_hour_coefficients
@@ -114,6 +115,7 @@ def compile_problem(
             for q in problem.quotas
         ),
         inputs=inputs,
+        capacity_blocks=block_options(inputs, pools, models, rules),
     )
 
 

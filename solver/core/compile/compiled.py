@@ -98,6 +98,8 @@ class Compiled:
         default_factory=lambda: pd.DataFrame(columns=["option_id", "period", "hours"])
     )  # option_id, period, hours: the periods a training option runs in
     pruned_dominated: bool = False  # options valid only at these prices and demands
+    # training on capacity blocks, one row per block option (solver.core.compile.blocks)
+    capacity_blocks: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def training_runs(self) -> dict[int, list[tuple[int, float]]]:
         """Training option id -> [(period index, hours run in it)], in period order."""

@@ -15,6 +15,7 @@ import pandas as pd
 from solver.errors import ProcureError
 from solver.inputs import provenance as provenance_module
 from solver.inputs import tables as tables_module
+from solver.inputs.catalog.capacity_blocks import read_capacity_blocks
 from solver.inputs.catalog.checks import (
     check_models,
     check_provenance,
@@ -222,4 +223,5 @@ def _load_catalog(directory: Path) -> Catalog:
         directory=str(directory),
         providers=prov.set_index("provider", drop=False) if prov is not None else None,
         exchange_rates=rates,
+        capacity_blocks=read_capacity_blocks(directory, off.set_index("offering_id"), rates),
     )

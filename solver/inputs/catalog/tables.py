@@ -96,6 +96,8 @@ class Catalog:
     # ids of the sites a problem added to ``sites`` (solver.inputs.sites.with_problem_sites)
     problem_sites: tuple[str, ...] = ()
     exchange_rates: pd.DataFrame | None = None  # date, currency, usd_per_unit, source
+    # index block_id; None without capacity_blocks.csv (solver.inputs.catalog.capacity_blocks)
+    capacity_blocks: pd.DataFrame | None = None
 
     def rate(
         self,

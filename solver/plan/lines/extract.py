@@ -6,7 +6,7 @@ costs come from the ledger.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,7 @@ from solver.core.model import LinearModel
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import assumptions_of
+from solver.plan.lines.blocks import block_items
 from solver.plan.lines.items import LineItem
 from solver.plan.lines.schema import Plan
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
@@ -99,6 +100,8 @@ def extract_plan(
             items.append(_savings_plan_item(rd, r))
         elif r.kind == "sp_cover":
             items.append(_savings_plan_cover_item(rd, r))
+        elif r.kind == "block":
+            items += _block_items(rd, r)
     items += _existing_items(rd)
     items += _staff_scale_items(rd, model, var)
     order = {name: i for i, name in enumerate(rd.p_names)}
@@ -208,6 +211,14 @@ def _training_items(rd: _Reading, r: FrameRow) -> list[LineItem]:
             )
         )
     return out
+
+
+def _block_items(rd: _Reading, r: FrameRow) -> list[LineItem]:
+    """block: a capacity block bought and the training run on it (:mod:`.blocks`)."""
+    opts = rd.compiled.capacity_blocks.set_index("block_option_id")
+    k = cast(pd.Series, opts.loc[int(r.block_option)])  # one row of a unique index
+    pool = _pool_fields(rd.pool_rows[r.pool])
+    return block_items(rd.compiled, r, pool, rd.p_names, _mfu_fields(k, rd.compiled.problem))
 
 
 def _mfu_fields(k: pd.Series, problem: Problem) -> dict:

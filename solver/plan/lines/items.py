@@ -20,7 +20,7 @@ class LineItem(BaseModel):
     # fleet in the period; cost_usd <= 0)
     item: str = Field(
         description="rent | reservation | purchase | use | training | existing | savings_plan "
-        "| savings_plan_cover | staff_scale"
+        "| savings_plan_cover | staff_scale | capacity_block"
     )
     period: str
     block: str = Field("", description="Load block ('' = every block of the period)")
@@ -142,6 +142,13 @@ class LineItem(BaseModel):
         "compute",
         description="The line's cost category: compute for every line item (storage, egress, "
         "support, staff, tax and contingency are the plan's cost_lines)",
+    )
+    capacity_block: dict | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Capacity blocks (item capacity_block): the block offer, days, block "
+        "sizes and instances, usd_per_instance_hour, start_day and end_day (days from the "
+        "plan's start), book_from_day and book_by_day, days_after_horizon; left out otherwise",
     )
     served_months: list[float] | None = Field(
         None,

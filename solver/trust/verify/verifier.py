@@ -9,8 +9,9 @@ from collections.abc import Callable
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
-from solver.plan import Check, Plan
+from solver.plan import Check, LineItem, Plan
 from solver.trust.refinement import split_form
+from solver.trust.verify.blocks import check_capacity_blocks, is_block_line
 from solver.trust.verify.capacity import (
     _check_demand,
     _check_failure_domains,
@@ -71,8 +72,12 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
         "reservation": _check_reservation,
         "existing": _check_existing,
     }
+    block_lines: list[tuple[int, LineItem]] = []
     for index, item in enumerate(plan.line_items):
         if item.item == Item.STAFF_SCALE:  # checked with the fleet (_check_staff_scale)
+            continue
+        if is_block_line(item):  # checked together below (solver/trust/verify/blocks.py)
+            block_lines.append((index, item))
             continue
         before = dict(run.period_cost) if by_line else {}
         if item.item in SAVINGS_PLAN_ITEMS:
@@ -89,6 +94,9 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
                 run.line_periods[index] = {
                     name: usd - before.get(name, 0.0) for name, usd in run.period_cost.items()
                 }
+    block_periods = check_capacity_blocks(run, block_lines)
+    if by_line:
+        run.line_periods.update(block_periods)
     run.unit_capacity = _n_plus_1_units(run)
     _check_load_curves(run)
     _check_demand(run)
