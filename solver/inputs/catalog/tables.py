@@ -96,6 +96,8 @@ class Catalog:
     # ids of the sites a problem added to ``sites`` (solver.inputs.sites.with_problem_sites)
     problem_sites: tuple[str, ...] = ()
     exchange_rates: pd.DataFrame | None = None  # date, currency, usd_per_unit, source
+    # index (provider, region, zone); None without zones.csv (catalog.zones)
+    zones: pd.DataFrame | None = None
 
     def rate(
         self,
