@@ -142,9 +142,16 @@ FAMILIES: dict[str, Family] = {
         binds=False,
     ),
     "domain_loss": Family(
-        "serving capacity outside one region (provider) >= peak demand / max_utilisation",
+        "serving capacity outside one zone (region, provider) >= peak demand / "
+        "max_utilisation",
         "USD per (token/s) over the block",
         (*_WPB, "kind", "domain"),
+    ),
+    "zone_place": Family(
+        "units of a serving option placed in its zones = its units",
+        "USD per unit",
+        ("workload", "option", "period", "block"),
+        binds=False,
     ),
     "domain_share": Family(
         "serving capacity in one region (provider) <= its share of the workload's capacity",

@@ -42,7 +42,10 @@ def check_zones(zones: pd.DataFrame, regions: pd.DataFrame, path: Path) -> pd.Da
         ),
         (
             np.array(
-                [(p, r) not in known for p, r in zip(zones["provider"], zones["region"])],
+                [
+                    (p, r) not in known
+                    for p, r in zip(zones["provider"], zones["region"], strict=True)
+                ],
                 dtype=bool,
             ),
             "region",

@@ -279,13 +279,15 @@ class InferenceWorkload(_WorkloadBase):
         "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
     )
     interruptible: bool = Field(False, description="Spot capacity allowed")
-    survive_loss_of: list[Literal["region", "provider"]] = Field(
+    survive_loss_of: list[Literal["zone", "region", "provider"]] = Field(
         default_factory=list,
-        description="Failure domains the service must survive: with any one region "
-        "(an owned site counts as a region) or any one provider (all owned sites count as "
-        "one, 'owned') lost, the capacity left still meets the block's peak demand / "
-        "max_utilisation, in every period and load block. [] (default): no such rule "
-        "(redundancy and N+1 are about units)",
+        description="Failure domains the service must survive: with any one availability "
+        "zone (catalogs/zones.csv; an offering whose zones are not listed is in one zone, "
+        "its region; an owned site is one zone), any one region (an owned site counts as a "
+        "region) or any one provider (all owned sites count as one, 'owned') lost, the "
+        "capacity left still meets the block's peak demand / max_utilisation, in every "
+        "period and load block. [] (default): no such rule (redundancy and N+1 are about "
+        "units)",
     )
     max_region_share: float | None = Field(
         None,

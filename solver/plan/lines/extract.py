@@ -13,6 +13,7 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.compile import Compiled
+from solver.core.formulation.domains import zone_units_of
 from solver.core.model import LinearModel
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
@@ -86,9 +87,10 @@ def extract_plan(
         mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
     items: list[LineItem] = []
     var_rows: list[FrameRow] = row_tuples(var)
+    zones = zone_units_of(compiled, var)
     for r in var_rows:
         if r.kind == "x":
-            items += _serving_items(rd, r, mix_alloc)
+            items += _serving_items(rd, r, mix_alloc, zones.get(r.name))
         elif r.kind == "z":
             items += _training_items(rd, r)
         elif r.kind == "buy":
@@ -147,10 +149,14 @@ def extract_plan(
 
 
 def _serving_items(
-    rd: _Reading, r: FrameRow, mix_alloc: dict[tuple[int, int, int], dict[int, float]]
+    rd: _Reading,
+    r: FrameRow,
+    mix_alloc: dict[tuple[int, int, int], dict[int, float]],
+    zone_units: dict[str, float] | None = None,
 ) -> list[LineItem]:
     """x: serving units of an option in a period, one line per load block it covers
-    (rented: its own block; owned and reserved: every block of the day)."""
+    (rented: its own block; owned and reserved: every block of the day), with its units
+    by zone when its workload must survive losing one."""
     k = rd.options.loc[r.option_id]
     pool = rd.pool_rows[r.pool]
     units = float(r.value)
@@ -179,6 +185,7 @@ def _serving_items(
                 capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
                 capacity_source=str(k["capacity_source"]),
                 bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+                zone_units=zone_units,
             )
         )
     return out

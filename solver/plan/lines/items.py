@@ -120,6 +120,13 @@ class LineItem(BaseModel):
         description="The line's cost category: compute for every line item (storage, egress, "
         "support, staff, tax and contingency are the plan's cost_lines)",
     )
+    zone_units: dict[str, float] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Serving units by availability zone (provider/region/zone; an offering "
+        "whose zones the catalog does not list is in one zone, provider/region) when the "
+        "workload must survive losing a zone; left out otherwise",
+    )
     served_months: list[float] | None = Field(
         None,
         exclude_if=lambda v: v is None,
