@@ -142,8 +142,7 @@ FAMILIES: dict[str, Family] = {
         binds=False,
     ),
     "domain_loss": Family(
-        "serving capacity outside one zone (region, provider) >= peak demand / "
-        "max_utilisation",
+        "serving capacity outside one zone (region, provider) >= peak demand / max_utilisation",
         "USD per (token/s) over the block",
         (*_WPB, "kind", "domain"),
     ),
@@ -152,6 +151,57 @@ FAMILIES: dict[str, Family] = {
         "USD per unit",
         ("workload", "option", "period", "block"),
         binds=False,
+    ),
+    "serve_at_link": Family(
+        "a workload's units in a provider and region <= M x its serve_at binary",
+        "USD per unit",
+        ("workload", "period", "provider", "region", "var"),
+        binds=False,
+    ),
+    "deployed_link": Family(
+        "a workload's units of an offering <= M x its deployed binary",
+        "USD per unit",
+        ("workload", "period", "block", "offering", "var"),
+        binds=False,
+    ),
+    "serve_at_units": Family(
+        "a workload's serve_at binary <= its units in the provider and region",
+        "USD",
+        ("workload", "period", "provider", "region"),
+        binds=False,
+    ),
+    "deployed_units": Family(
+        "a workload's deployed binary <= its units of the offering",
+        "USD",
+        ("workload", "period", "block", "offering"),
+        binds=False,
+    ),
+    "move": Family(
+        "arrival in a provider and region >= served there now - served there the period before",
+        "USD per move",
+        ("workload", "period", "provider", "region"),
+        binds=False,
+    ),
+    "provider_used": Family(
+        "serving from a provider's region => the provider is used in the period",
+        "USD",
+        ("workload", "period", "provider", "region"),
+        binds=False,
+    ),
+    "max_providers": Family(
+        "providers a workload serves from in a period <= max_providers",
+        "USD per provider",
+        ("workload", "period"),
+    ),
+    "min_units_per_deployment": Family(
+        "units of a deployed offering in every load block >= min_units_per_deployment",
+        "USD per unit",
+        ("workload", "period", "block", "offering", "in_block"),
+    ),
+    "max_deployments": Family(
+        "offerings a workload serves from in a period <= max_deployments",
+        "USD per deployment",
+        ("workload", "period", "block"),
     ),
     "domain_share": Family(
         "serving capacity in one region (provider) <= its share of the workload's capacity",

@@ -28,6 +28,7 @@ from solver.core.formulation.limits import (
     add_quotas,
     budget_bound,
 )
+from solver.core.formulation.moves import add_moves_and_limits
 from solver.core.formulation.objective import (
     assemble,
     has_second_stage,
@@ -74,6 +75,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
         deploy_of=m.deploy_of,
     )
     add_failure_domains(m)
+    add_moves_and_limits(m)
     add_training(m)
     add_fleet(m)
     add_savings_plans(m)

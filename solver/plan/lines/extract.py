@@ -126,11 +126,13 @@ def extract_plan(
             sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, rd.p_names, strict=True))
         )
     switching = model.expressions.get("switching_penalty_usd")
+    migration = model.expressions.get("migration_penalty_usd")
     return Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
         switching_penalty_usd=switching.value(values) if switching is not None else 0.0,
+        migration_penalty_usd=migration.value(values) if migration and migration.coefs else None,
         objective_kind=compiled.problem.objective,
         total_cost_usd=sum(i.cost_usd for i in items),
         total_co2e_t=sum(i.co2e_t for i in items),

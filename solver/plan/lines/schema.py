@@ -119,6 +119,14 @@ class Plan(BaseModel):
         description="The serving workloads' switching_cost_usd times the units started "
         "within the day, over the horizon: in the objective, not in total_cost_usd",
     )
+    migration_penalty_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The serving workloads' moves into a provider and region they did not "
+        "serve from the period before, each at its migration cost (work plus data copied): "
+        "in the objective, not in total_cost_usd; left out when no workload's moves are "
+        "charged",
+    )
     gap_asked: float | None = Field(
         None,
         exclude_if=lambda v: v is None,
