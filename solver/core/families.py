@@ -146,6 +146,18 @@ FAMILIES: dict[str, Family] = {
         "USD per (token/s) over the block",
         (*_WPB, "kind", "domain"),
     ),
+    "domain_total": Family(
+        "a block's serving capacity (each unit at most the need) + shortfall, aggregated",
+        "USD per (token/s) over the block",
+        _WPB,
+        binds=False,
+    ),
+    "domain_held": Family(
+        "the serving capacity in one zone (region, provider), aggregated",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
+        binds=False,
+    ),
     "zone_place": Family(
         "units of a serving option placed in its zones = its units",
         "USD per unit",

@@ -74,35 +74,73 @@ def place_in_zones(m: State, zones_of: dict[int, tuple[str, ...]]) -> dict[int, 
     return placed
 
 
-def zone_loss_rows(
-    m: State,
-    key: tuple[str, int, int],
+def zone_held(
     units: dict[int, float],
-    need_tps: float,
-    shortfall: dict[int, float],
     zones_of: dict[int, tuple[str, ...]],
     placed: dict[int, dict[str, int]],
-) -> list[str]:
-    """``domain_loss`` rows of kind ``zone`` for one (workload, period, block): for each zone
-    z, the capacity of every unit (each counted for at most ``need_tps``) less that placed
-    in z, plus any shortfall, >= ``need_tps``. Returns the zones, sorted."""
-    coef = {v: min(c, need_tps) for v, c in units.items()}
-    inside: dict[str, dict[int, float]] = defaultdict(dict)
-    for v, c in coef.items():
+) -> dict[str, dict[int, float]]:
+    """Zone -> {variable: tokens/s per unit} of the capacity placed in it: an x variable of
+    one zone, or the ``zone`` variables of one placed in several (``units``: x -> tokens/s
+    per unit, already counted for at most the block's need)."""
+    held: dict[str, dict[int, float]] = defaultdict(dict)
+    for v, c in units.items():
         zones = zones_of[v]
         if len(zones) == 1:
-            inside[zones[0]][v] = c
+            held[zones[0]][v] = c
         else:
             for z, y in placed[v].items():
-                inside[z][y] = c
-    for z in sorted(inside):
-        row = dict(coef)
-        for j, c in inside[z].items():
-            row[j] = row.get(j, 0.0) - c
-        row = {j: c for j, c in row.items() if c != 0.0}
-        row.update(shortfall)
-        m.B.rows.append(new_row("domain_loss", (*key, "zone", z), row, ">=", need_tps))
-    return sorted(inside)
+                held[z][y] = c
+    return dict(held)
+
+
+def add_domain_loss(
+    m: State,
+    total: int,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+) -> None:
+    """For one (workload, period, block) and kind of domain: each domain's capacity
+    aggregated once (a ``domain_tps`` variable, ``domain_held`` row) and, for each, the
+    capacity of all (``total``, :func:`block_total`) less it >= ``need_tps``
+    (``domain_loss``). The rows hold the same plans as one row per domain over every
+    unit outside it, with one entry per unit instead of one per unit and domain."""
+    B = m.B
+    for r in sorted(held):
+        inside = B.var(
+            f"held[{key[0]},{key[1]},{key[2]},{kind},{r}]",
+            VarKind.DOMAIN_TPS,
+            integer=False,
+            period=key[1],
+            block=key[2],
+            workload=key[0],
+        )
+        row = {inside: 1.0, **{j: -c for j, c in held[r].items()}}
+        B.row("domain_held", (*key, kind, r), row, "==", 0.0)
+        B.rows.append(
+            new_row("domain_loss", (*key, kind, r), {total: 1.0, inside: -1.0}, ">=", need_tps)
+        )
+
+
+def block_total(
+    m: State, key: tuple[str, int, int], units: dict[int, float], shortfall: dict[int, float]
+) -> int:
+    """A ``domain_tps`` variable = the block's serving capacity (each unit counted for at
+    most the need) plus any shortfall (``domain_total`` row); its index."""
+    total = m.B.var(
+        f"total[{key[0]},{key[1]},{key[2]}]",
+        VarKind.DOMAIN_TPS,
+        integer=False,
+        period=key[1],
+        block=key[2],
+        workload=key[0],
+    )
+    row = {total: 1.0, **{v: -c for v, c in units.items()}}
+    for j, c in shortfall.items():
+        row[j] = row.get(j, 0.0) - c
+    m.B.row("domain_total", key, row, "==", 0.0)
+    return total
 
 
 def zone_units_of(compiled: Compiled, variables: pd.DataFrame) -> dict[str, dict[str, float]]:

@@ -11,8 +11,13 @@ import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
-from solver.core.families import new_row
-from solver.core.formulation.domains import place_in_zones, unit_zones, zone_loss_rows
+from solver.core.formulation.domains import (
+    add_domain_loss,
+    block_total,
+    place_in_zones,
+    unit_zones,
+    zone_held,
+)
 from solver.core.formulation.fleet_rules import BlockTops, add_fleet_class, add_fleet_tops
 from solver.core.formulation.state import Builder, State
 from solver.core.matrix import VarKind
@@ -157,28 +162,29 @@ def add_failure_domains(m: State) -> None:
         need = float(need_tps[(wname, t, b)])
         units = {v: c for v, c in caps.items() if c > 0}
         shortfall = m.shortfall_tps.get((wname, t, b), {}) if m.allow_shortfall else {}
-        if "zone" in w.survive_loss_of and need > 0:
-            zones = zone_loss_rows(m, (wname, t, b), units, need, shortfall, zones_of, placed)
-            if len(zones) < 2 and not shortfall:
-                _one_domain(m, wname, "zone", zones)
+        capped = {v: min(c, need) for v, c in units.items()}
+        kinds = [k for k in ("zone", "region", "provider") if k in w.survive_loss_of]
+        total = block_total(m, (wname, t, b), capped, shortfall) if kinds and need > 0 else -1
+        for kind in kinds if need > 0 else []:
+            if kind == "zone":
+                held = zone_held(capped, zones_of, placed)
+            else:
+                held = defaultdict(dict)
+                for v, c in capped.items():
+                    held[str(where[kind][B.vars[v]["pool"]])][v] = c
+            if len(held) < 2 and not shortfall:
+                _one_domain(m, wname, kind, sorted(held))
+            add_domain_loss(m, total, (wname, t, b), kind, held, need)
         for kind in ("region", "provider"):
-            domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
-            domains = sorted(set(domain_of.values()))
-            if kind in w.survive_loss_of and need > 0:
-                if len(domains) < 2 and not shortfall:
-                    _one_domain(m, wname, kind, domains)
-                for r in domains:
-                    coefs = {v: min(c, need) for v, c in units.items() if domain_of[v] != r}
-                    coefs.update(shortfall)
-                    B.rows.append(new_row("domain_loss", (wname, t, b, kind, r), coefs, ">=", need))
             share = w.max_region_share if kind == "region" else w.max_provider_share
-            if share is not None and share < 1:
-                for r in domains:
-                    coefs = {
-                        v: c * ((1.0 if domain_of[v] == r else 0.0) - share)
-                        for v, c in units.items()
-                    }
-                    B.row("domain_share", (wname, t, b, kind, r), coefs, "<=", 0.0)
+            if share is None or share >= 1:
+                continue
+            domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
+            for r in sorted(set(domain_of.values())):
+                coefs = {
+                    v: c * ((1.0 if domain_of[v] == r else 0.0) - share) for v, c in units.items()
+                }
+                B.row("domain_share", (wname, t, b, kind, r), coefs, "<=", 0.0)
 
 
 def _one_domain(m: State, wname: str, kind: str, domains: list[str]) -> None:
