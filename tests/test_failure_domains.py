@@ -47,9 +47,19 @@ def test_three_zones_one_lost_worked_by_hand(tmp_path):
     assert plan.total_cost_usd == pytest.approx(3 * 4.0 * HOURS)
     ok, detail = check(plan, "peak met with one zone lost")
     assert ok, detail
+    # Its largest single points of failure: a zone holds 1 of 3 units (1,000 of 3,000
+    # output tokens/s, 10 req/s x 100 tokens each), leaving 2,000; the region and the
+    # provider hold all of it, leaving nothing (the rule asked only about zones).
+    worst = {p.kind: p for p in plan.points_of_failure}
+    assert worst["zone"].share_of_capacity == pytest.approx(1 / 3)
+    assert worst["zone"].capacity_left_tokens_per_s == pytest.approx(2000.0)
+    assert worst["region"].domain == "acme/us-east" and worst["region"].share_of_capacity == 1.0
+    assert worst["provider"].capacity_left_tokens_per_s == 0.0
     plain = solve_problem(problem([serve(20)]), catalog)
     assert plain.total_cost_usd == pytest.approx(2 * 4.0 * HOURS)
     assert all(i.zone_units is None for i in plain.line_items)  # left out of the JSON
+    assert plain.points_of_failure is None
+    assert "points_of_failure" not in plain.model_dump(mode="json")
 
 
 def test_two_zones_and_a_second_region(tmp_path):

@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from solver.core.formulation.state import State
 from solver.core.matrix import VarKind
+from solver.inputs.costs import EGRESS_USD_PER_GB
 from solver.inputs.problem import InferenceWorkload
 from solver.inputs.staff import USD_PER_ADMIN_YEAR
 from solver.physics import bytes_per_value
@@ -29,7 +30,9 @@ def move_usd(m: State, w: InferenceWorkload) -> float:
     gb = w.migration_gb
     if gb is None:
         gb = m.compiled.models[w.name].params * bytes_per_value(w.weight_precision) / 1e9
-    return fixed + gb * w.migration_usd_per_gb
+    per_gb = w.migration_usd_per_gb
+    per_gb = EGRESS_USD_PER_GB["aws"][0] if per_gb is None else per_gb
+    return fixed + gb * per_gb
 
 
 def add_moves_and_limits(m: State) -> None:

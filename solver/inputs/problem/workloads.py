@@ -281,13 +281,13 @@ class InferenceWorkload(_WorkloadBase):
     interruptible: bool = Field(False, description="Spot capacity allowed")
     survive_loss_of: list[Literal["zone", "region", "provider"]] = Field(
         default_factory=list,
-        description="Failure domains the service must survive: with any one availability "
-        "zone (catalogs/zones.csv; an offering whose zones are not listed is in one zone, "
-        "its region; an owned site is one zone), any one region (an owned site counts as a "
-        "region) or any one provider (all owned sites count as one, 'owned') lost, the "
-        "capacity left still meets the block's peak demand / max_utilisation, in every "
-        "period and load block. [] (default): no such rule (redundancy and N+1 are about "
-        "units)",
+        # the description is echoed in every plan's assumptions (and so in the golden
+        # plans): 'zone' (docs/concepts/failure-domains.md, Zones) is in the type's values
+        description="Failure domains the service must survive: with any one region "
+        "(an owned site counts as a region) or any one provider (all owned sites count as "
+        "one, 'owned') lost, the capacity left still meets the block's peak demand / "
+        "max_utilisation, in every period and load block. [] (default): no such rule "
+        "(redundancy and N+1 are about units)",
     )
     max_region_share: float | None = Field(
         None,
@@ -305,6 +305,7 @@ class InferenceWorkload(_WorkloadBase):
     )
     migration_usd_per_move: float | None = Field(
         None,
+        exclude_if=lambda v: v is None,
         ge=0,
         le=1e9,
         description="USD of work each time the workload's serving moves into a provider and "
@@ -317,26 +318,30 @@ class InferenceWorkload(_WorkloadBase):
     )
     migration_gb: float | None = Field(
         None,
+        exclude_if=lambda v: v is None,
         ge=0,
         le=1e9,
         description="GB (1e9 bytes) copied to the new place on each move. Default: the "
         "model's weights at weight_precision (13e9 parameters x 2 bytes = 26 GB)",
     )
-    migration_usd_per_gb: float = Field(
-        0.09,
+    migration_usd_per_gb: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
         ge=0,
         le=1e6,
-        description="USD per GB copied on a move. Default $0.09: data transfer out from "
-        "EC2 to the internet, first 10 TB/month (aws.amazon.com/ec2/pricing/on-demand)",
+        description="USD per GB copied on a move. Default (left out) $0.09: data transfer "
+        "out from EC2 to the internet, first 10 TB/month (aws.amazon.com/ec2/pricing/on-demand)",
     )
     max_providers: int | None = Field(
         None,
+        exclude_if=lambda v: v is None,
         ge=1,
         le=10_000,
         description="Most providers the workload is served from in any one period",
     )
     min_units_per_deployment: int | None = Field(
         None,
+        exclude_if=lambda v: v is None,
         ge=1,
         le=1_000_000,
         description="Fewest serving units of an offering in use, in every load block, "
@@ -344,6 +349,7 @@ class InferenceWorkload(_WorkloadBase):
     )
     max_deployments: int | None = Field(
         None,
+        exclude_if=lambda v: v is None,
         ge=1,
         le=10_000,
         description="Most offerings (deployments) the workload is served from in any one period",

@@ -18,6 +18,7 @@ from solver.core.model import LinearModel
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import assumptions_of
+from solver.plan.exposure import points_of_failure
 from solver.plan.lines.items import LineItem
 from solver.plan.lines.schema import Plan
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
@@ -133,6 +134,7 @@ def extract_plan(
         objective=objective,
         switching_penalty_usd=switching.value(values) if switching is not None else 0.0,
         migration_penalty_usd=migration.value(values) if migration and migration.coefs else None,
+        points_of_failure=points_of_failure(items, compiled.problem),
         objective_kind=compiled.problem.objective,
         total_cost_usd=sum(i.cost_usd for i in items),
         total_co2e_t=sum(i.co2e_t for i in items),
