@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import HOURS, TINY_REGIONS, check, offering, problem, serve, write_catalog
+from conftest import HOURS, ROOT, TINY_REGIONS, check, offering, problem, serve, write_catalog
 from solver.inputs.catalog import load_catalog
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
@@ -153,3 +153,33 @@ def test_a_line_placed_in_a_zone_its_offering_is_not_listed_in_is_refused(tmp_pa
     )
     failed = {c.name: c.detail for c in verify_plan(edited, prob, catalog) if not c.ok}
     assert "acme/us-east/z not among its zones" in failed["zone units placed"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["region", "provider"])
+def test_the_seed_surviving_a_loss_stays_put_above_its_minimum(kind):
+    # The seed with survive_loss_of [kind] and at least 2 units per deployment, solved to
+    # 1% (or 120 s): verified; every deployment runs 2 units or more in every block; its
+    # prices do not move between periods, so neither does the plan (no provider or region
+    # served from in one serving period that is not in the others; no move charged); and
+    # no single domain of that kind holds all the capacity.
+    import yaml
+
+    from solver.core.backends import SolveOptions
+    from solver.inputs.problem import parse_problem
+
+    data = yaml.safe_load((ROOT / "problems" / "seed-2m-13b.yaml").read_text())
+    serving = next(w for w in data["workloads"] if w["kind"] == "inference")
+    serving.update(survive_loss_of=[kind], min_units_per_deployment=2)
+    options = SolveOptions(relative_gap=0.01, time_limit_s=120)
+    plan = solve_problem(parse_problem(data), load_catalog(), options=options)
+    assert plan.verified
+    served = [d for d in plan.deployments if d.workload == serving["name"]]
+    assert served and all(n >= 2 for d in served for n in d.units_by_block.values() if n > 0)
+    places = {}
+    for d in served:
+        places.setdefault(d.period, set()).add((d.provider, d.region))
+    assert len({frozenset(p) for p in places.values()}) == 1, places
+    assert plan.migration_penalty_usd == pytest.approx(0.0, abs=1e-6)
+    worst = {p.kind: p for p in plan.points_of_failure}
+    assert worst[kind].share_of_capacity < 1.0
