@@ -10,6 +10,7 @@ from conftest import HOURS, L4, TINY_REGIONS, check, offering, problem, serve
 from solver.core.formulation.moves import DEFAULT_USD_PER_MOVE
 from solver.errors import InfeasibleError
 from solver.solve import solve_problem
+from solver.trust.verify import verify_plan
 
 H1 = offering("h1", "h100-sxm", 1, 4.0)  # acme us-east, $4/h
 H1_EU = offering("h1", "h100-sxm", 1, 5.0, region="eu-north")  # acme eu-north, $5/h
@@ -79,9 +80,24 @@ def test_min_units_per_deployment(tiny_catalog):
     # 10 req/s surviving a region at 2 units or more per offering in use: 2 in us-east and
     # 2 in eu-north (or us-west): ($4 + $5) x 2 x 730 = $13,140, against $6,570 without.
     workload = serve(10, survive_loss_of=["region"], min_units_per_deployment=2)
-    plan = _solve(tiny_catalog, [H1, H1_EU, H1_WEST], workload)
+    catalog = tiny_catalog([H1, H1_EU, H1_WEST], regions=REGIONS)
+    prob = problem([workload])
+    plan = solve_problem(prob, catalog)
     assert plan.total_cost_usd == pytest.approx(18 * HOURS)
     assert all(i.units >= 2 for i in plan.line_items if i.item == "rent" and i.units > 0)
+    ok, detail = check(plan, "operability limits")
+    assert ok, detail
+    # edited to 1 unit in us-east: the verifier refuses it (1 < 2), whatever else holds
+    edited = plan.model_copy(
+        update={
+            "line_items": [
+                i.model_copy(update={"units": 1.0}) if i.region == "us-east" else i
+                for i in plan.line_items
+            ]
+        }
+    )
+    failed = {c.name: c.detail for c in verify_plan(edited, prob, catalog) if not c.ok}
+    assert "1 units < min_units_per_deployment 2" in failed["operability limits"]
 
 
 def test_max_deployments(tiny_catalog):
@@ -89,6 +105,8 @@ def test_max_deployments(tiny_catalog):
     # at most: 6 L4, 6 x $1 x 730 = $4,380.
     plan = _solve(tiny_catalog, [H1, L4], serve(12, max_deployments=1))
     assert plan.total_cost_usd == pytest.approx(6 * HOURS)
+    ok, detail = check(plan, "operability limits")
+    assert ok, detail
     plan = _solve(tiny_catalog, [H1, L4], serve(12))
     assert plan.total_cost_usd == pytest.approx(5 * HOURS)
 

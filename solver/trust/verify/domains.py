@@ -1,7 +1,9 @@
 """Surviving the loss of an availability zone (``survive_loss_of: [zone]``), checked from
 the plan's line items and the catalog's zones alone: every serving line places its units
 in zones its offering is listed in (catalogs/zones.csv), and with any one zone lost the
-units left (each counted for at most the demand) meet the block's peak.
+units left (each counted for at most the demand) meet the block's peak. And the
+operability limits a plan that survives a loss is usually asked to keep (max_providers,
+min_units_per_deployment, max_deployments), from the serving lines.
 """
 
 from __future__ import annotations
@@ -117,3 +119,62 @@ def _placement(run: _Run, item: LineItem, allowed: tuple[str, ...]) -> dict[str,
         f"{label}: zone_units {placed} add up to {total:g}, not its {item.units:g} units",
     )
     return placed
+
+
+def _check_operability(run: _Run) -> None:
+    """``operability limits``: per serving workload and period, the providers and the
+    offerings it serves from (per block under ``fleet: per_block``) within max_providers and
+    max_deployments, and every offering in use with at least min_units_per_deployment
+    units in every block of its deployment, from the plan's serving lines alone."""
+    for w in run.p.workloads:
+        if not isinstance(w, InferenceWorkload) or not w.operability_limits:
+            continue
+        units: dict[tuple[str, str, str], float] = defaultdict(float)  # period, block, offering
+        providers: dict[str, set[str]] = defaultdict(set)
+        for item in run.plan.line_items:
+            if item.workload != w.name or item.item not in {Item.RENT, Item.USE}:
+                continue
+            if item.units <= 0.5:
+                continue
+            providers[item.period].add(item.provider)
+            for block in [item.block] if item.block else list(run.ctx.blocks):
+                units[(item.period, block, item.offering)] += item.units
+        for period, names in providers.items():
+            if w.max_providers is not None:
+                run.c.check(
+                    "operability limits",
+                    len(names) <= w.max_providers,
+                    f"{w.name} {period}: {len(names)} providers > max_providers "
+                    f"{w.max_providers} ({', '.join(sorted(names))})",
+                )
+        _check_deployments(run, w, units)
+
+
+def _check_deployments(
+    run: _Run, w: InferenceWorkload, units: dict[tuple[str, str, str], float]
+) -> None:
+    """max_deployments and min_units_per_deployment over (period, block, offering) units."""
+    per_block = w.fleet == "per_block"
+    deployments: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for period, block, offering in units:
+        deployments[(period, block if per_block else "")].add(offering)
+    for (period, block), offerings in deployments.items():
+        if w.max_deployments is not None:
+            run.c.check(
+                "operability limits",
+                len(offerings) <= w.max_deployments,
+                f"{w.name} {period}{'/' + block if block else ''}: {len(offerings)} "
+                f"offerings > max_deployments {w.max_deployments}",
+            )
+        if w.min_units_per_deployment is None:
+            continue
+        for offering in offerings:
+            blocks = [block] if per_block else list(run.ctx.blocks)
+            for b in blocks:
+                n = units.get((period, b, offering), 0.0)
+                run.c.check(
+                    "operability limits",
+                    n >= w.min_units_per_deployment - 1e-6,
+                    f"{w.name} {period}/{b} {offering}: {n:g} units < "
+                    f"min_units_per_deployment {w.min_units_per_deployment}",
+                )
