@@ -26,6 +26,10 @@ class VarKind(StrEnum):
     SAVINGS_PLAN = "savings_plan"  # USD per hour committed from a period for the term
     SP_COVER = "sp_cover"  # on-demand units of a pool a savings plan pays for (per block)
     TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
+    ZONE = "zone"  # units of a serving x variable placed in one availability zone
+    DOMAIN_TPS = "domain_tps"  # serving tokens/s of a block, all or in one failure domain
+    SERVE_AT = "serve_at"  # 1 when a workload serves from a place (offering, provider) in a period
+    MOVE = "move"  # a workload's arrival in a provider and region it did not serve from before
     DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period
     START = "start"  # units of a rented offering started between two load blocks, a day
     SHORTFALL = "shortfall"  # demand left unserved (max_served)

@@ -29,6 +29,7 @@ from solver.core.formulation.limits import (
     add_quotas,
     budget_bound,
 )
+from solver.core.formulation.moves import add_moves_and_limits
 from solver.core.formulation.objective import (
     assemble,
     has_second_stage,
@@ -75,6 +76,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
         deploy_of=m.deploy_of,
     )
     add_failure_domains(m)
+    add_moves_and_limits(m)
     add_training(m)
     add_capacity_blocks(m)
     add_fleet(m)

@@ -258,6 +258,18 @@ EXCHANGE_RATES = table(
     _text("source"),
 )
 
+ZONES = table(
+    _text("provider"),
+    _text("region"),
+    Column("zone", "str", meaning="availability zone name (AWS: zone ID, e.g. use1-az4)"),
+    Column(
+        "instance_types",
+        "str",
+        meaning="the region's instance types the source lists in this zone, space-separated",
+    ),
+    _text("source"),
+)
+
 CATALOG_TABLES: dict[str, dict[str, Column]] = {
     "accelerators.csv": ACCELERATORS,
     "offerings.csv": OFFERINGS,
@@ -267,9 +279,10 @@ CATALOG_TABLES: dict[str, dict[str, Column]] = {
     "models.csv": MODELS,
     "providers.csv": PROVIDERS,
     "exchange_rates.csv": EXCHANGE_RATES,
+    "zones.csv": ZONES,
 }
-"""The catalog's files, each with its columns (providers.csv and exchange_rates.csv are
-optional)."""
+"""The catalog's files, each with its columns (providers.csv, exchange_rates.csv and
+zones.csv are optional)."""
 
 PERIODS = table(
     Column("name", "str", "-", "the period's name in the problem"),

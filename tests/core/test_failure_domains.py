@@ -67,6 +67,6 @@ def test_a_bad_domain_names_the_field(tiny_catalog):
     from solver.errors import ProcureError
 
     with pytest.raises(ProcureError) as err:
-        _solve(tiny_catalog, [H1], survive_loss_of=["zone"])
+        _solve(tiny_catalog, [H1], survive_loss_of=["rack"])
     text = f"{err.value} {err.value.field} {err.value.fix}"
     assert "survive_loss_of" in text and "region" in text

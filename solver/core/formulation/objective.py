@@ -28,6 +28,7 @@ def assemble(m: State) -> LinearModel:
         "capex_usd": m.capex,
         "shortfall_penalty_usd": m.shortfall_penalty,
         "switching_penalty_usd": m.switching,
+        "migration_penalty_usd": m.migration,
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
@@ -51,7 +52,13 @@ def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Exp
     e = model.expressions
     cost, co2, penalty = e["total_cost_usd"], e["total_co2e_t"], e["shortfall_penalty_usd"]
     # a switching cost (_add_starts) goes with money in every objective that counts it
-    switching = (1.0, e.get("switching_penalty_usd", Expression()))
+    switching = (
+        1.0,
+        combine(
+            (1.0, e.get("switching_penalty_usd", Expression())),
+            (1.0, e.get("migration_penalty_usd", Expression())),
+        ),
+    )
     kind = problem.objective
     if kind == "min_cost":
         return combine((1.0, cost), switching)

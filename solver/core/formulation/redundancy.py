@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
-from solver.core.families import new_row
+from solver.core.formulation.domains import (
+    add_domain_loss,
+    block_total,
+    place_in_zones,
+    unit_zones,
+    zone_held,
+)
 from solver.core.formulation.fleet_rules import BlockTops, add_fleet_class, add_fleet_tops
 from solver.core.formulation.state import Builder, State
 from solver.core.matrix import VarKind
@@ -129,12 +135,14 @@ def add_failure_domains(m: State) -> None:
     """Failure domains and capacity shares of online workloads (``survive_loss_of``,
     ``max_region_share``, ``max_provider_share``): ``domain_loss`` and ``domain_share`` rows
     in every period and load block (docs/formulation/domain_loss.md). Owned servers count in
-    the region of their site, at provider ``owned``.
+    the region of their site, at provider ``owned``, and their site is one zone. Units of an
+    offering listed in several zones are placed in them (:mod:`.domains`).
 
     Raises
     ------
     InfeasibleError
-        A workload that must survive losing a region (provider) can be served from one only.
+        A workload that must survive losing a zone (region, provider) can be served from one
+        only.
     """
     pools = m.pools
     rules = {
@@ -145,6 +153,8 @@ def add_failure_domains(m: State) -> None:
     need_tps = block_need_tps(m.compiled, rules)
     B = m.B
     where = {"region": pools["region"].to_numpy(), "provider": pools["provider"].to_numpy()}
+    zones_of = unit_zones(m)
+    placed = place_in_zones(m, zones_of)
     for (wname, t, b), caps in m.unit_capacity.items():
         w = rules.get(wname)
         if w is None or (wname, t, b) not in need_tps.index:
@@ -152,28 +162,44 @@ def add_failure_domains(m: State) -> None:
         need = float(need_tps[(wname, t, b)])
         units = {v: c for v, c in caps.items() if c > 0}
         shortfall = m.shortfall_tps.get((wname, t, b), {}) if m.allow_shortfall else {}
+        capped = {v: min(c, need) for v, c in units.items()}
+        kinds = [k for k in ("zone", "region", "provider") if k in w.survive_loss_of]
+        total = block_total(m, (wname, t, b), capped, shortfall) if kinds and need > 0 else -1
+        for kind in kinds if need > 0 else []:
+            if kind == "zone":
+                held = zone_held(capped, zones_of, placed)
+            else:
+                held = defaultdict(dict)
+                for v, c in capped.items():
+                    held[str(where[kind][B.vars[v]["pool"]])][v] = c
+            if len(held) < 2 and not shortfall:
+                _one_domain(m, wname, kind, sorted(held))
+            add_domain_loss(m, total, (wname, t, b), kind, held, need)
         for kind in ("region", "provider"):
-            domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
-            domains = sorted(set(domain_of.values()))
-            if kind in w.survive_loss_of and need > 0:
-                if len(domains) < 2 and not shortfall:
-                    i = next(j for j, x in enumerate(m.problem.workloads) if x.name == wname)
-                    raise InfeasibleError(
-                        f"workload {wname!r} can be served from one {kind} only "
-                        f"({', '.join(domains) or 'none'}), so it cannot survive losing it",
-                        field=f"workloads[{i}].survive_loss_of",
-                        fix=f"allow a second {kind} (the problem's or the workload's "
-                        f"{kind}s:, modes or tiers) or drop {kind!r} from survive_loss_of",
-                    )
-                for r in domains:
-                    coefs = {v: min(c, need) for v, c in units.items() if domain_of[v] != r}
-                    coefs.update(shortfall)
-                    B.rows.append(new_row("domain_loss", (wname, t, b, kind, r), coefs, ">=", need))
             share = w.max_region_share if kind == "region" else w.max_provider_share
-            if share is not None and share < 1:
-                for r in domains:
-                    coefs = {
-                        v: c * ((1.0 if domain_of[v] == r else 0.0) - share)
-                        for v, c in units.items()
-                    }
-                    B.row("domain_share", (wname, t, b, kind, r), coefs, "<=", 0.0)
+            if share is None or share >= 1:
+                continue
+            domain_of = {v: str(where[kind][B.vars[v]["pool"]]) for v in units}
+            for r in sorted(set(domain_of.values())):
+                coefs = {
+                    v: c * ((1.0 if domain_of[v] == r else 0.0) - share) for v, c in units.items()
+                }
+                B.row("domain_share", (wname, t, b, kind, r), coefs, "<=", 0.0)
+
+
+def _one_domain(m: State, wname: str, kind: str, domains: list[str]) -> None:
+    """Refuse a workload that must survive losing a ``kind`` but can be served from one."""
+    i = next(j for j, x in enumerate(m.problem.workloads) if x.name == wname)
+    more = {
+        "zone": "allow an offering listed in two zones (catalogs/zones.csv) or a second region",
+        "region": "allow a second region (the problem's or the workload's regions:, modes or "
+        "tiers)",
+        "provider": "allow a second provider (the problem's or the workload's providers:, "
+        "modes or tiers)",
+    }[kind]
+    raise InfeasibleError(
+        f"workload {wname!r} can be served from one {kind} only "
+        f"({', '.join(domains) or 'none'}), so it cannot survive losing it",
+        field=f"workloads[{i}].survive_loss_of",
+        fix=f"{more}, or drop {kind!r} from survive_loss_of",
+    )

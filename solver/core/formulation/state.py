@@ -134,6 +134,8 @@ class State:
         self.shortfall_penalty = Expression()
         # the switching cost's starts (_add_starts), in the objective only
         self.switching = Expression()
+        # moves between periods (formulation.moves), in the objective only
+        self.migration = Expression()
         self.block_starts = (
             block_changes(resolve_load(self.problem))
             if any(getattr(w, "switching_cost_usd", 0.0) > 0 for w in self.problem.workloads)

@@ -24,9 +24,9 @@ MAX_VALUE = 1e12
 #: coerces each by its declaration.
 SCHEMAS: dict[str, dict[str, Column]] = CATALOG_TABLES
 
-#: Catalog files a folder may leave out (then every provider's tier is "unknown", and
-#: every price must be in USD).
-OPTIONAL_FILES = {"providers.csv", "exchange_rates.csv"}
+#: Catalog files a folder may leave out (then every provider's tier is "unknown", every
+#: price must be in USD, and every offering is in one zone, its region).
+OPTIONAL_FILES = {"providers.csv", "exchange_rates.csv", "zones.csv"}
 
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f", ""}

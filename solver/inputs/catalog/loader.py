@@ -27,6 +27,7 @@ from solver.inputs.catalog.checks import (
 )
 from solver.inputs.catalog.columns import OPTIONAL_FILES, SCHEMAS, read_table
 from solver.inputs.catalog.tables import DEFAULT_CATALOG_DIR, TIERS, Catalog
+from solver.inputs.catalog.zones import check_zones
 from solver.physics import shapes
 
 
@@ -224,4 +225,12 @@ def _load_catalog(directory: Path) -> Catalog:
         providers=prov.set_index("provider", drop=False) if prov is not None else None,
         exchange_rates=rates,
         capacity_blocks=read_capacity_blocks(directory, off.set_index("offering_id"), rates),
+        zones=_zones(tables.get("zones.csv"), reg, directory),
     )
+
+
+def _zones(
+    zones: pd.DataFrame | None, regions: pd.DataFrame, directory: Path
+) -> pd.DataFrame | None:
+    """zones.csv checked against regions.csv (:func:`check_zones`); None without it."""
+    return None if zones is None else check_zones(zones, regions, directory / "zones.csv")

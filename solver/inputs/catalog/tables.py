@@ -98,6 +98,8 @@ class Catalog:
     exchange_rates: pd.DataFrame | None = None  # date, currency, usd_per_unit, source
     # index block_id; None without capacity_blocks.csv (solver.inputs.catalog.capacity_blocks)
     capacity_blocks: pd.DataFrame | None = None
+    # index (provider, region, zone); None without zones.csv (catalog.zones)
+    zones: pd.DataFrame | None = None
 
     def rate(
         self,

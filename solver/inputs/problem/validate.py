@@ -97,7 +97,8 @@ def _kind_tags(model: type[BaseModel]) -> tuple[object, ...]:
 def _fix_for(error: dict) -> str:
     kind = error.get("type", "")
     loc = error.get("loc", ())
-    field = _shown_key(str(loc[-1])) if loc else ""
+    named = [item for item in loc if not isinstance(item, int)]  # a list's field, not its index
+    field = _shown_key(str(named[-1])) if named else ""
     if kind == "extra_forbidden":
         # a near name among the fields of the object the key is in, never the key itself
         # (a key of another object would send the user round in a loop)

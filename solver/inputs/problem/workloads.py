@@ -279,8 +279,10 @@ class InferenceWorkload(_WorkloadBase):
         "redundancy: n_plus_1 (redundancy: <n> alone means the same as min_units: <n>)",
     )
     interruptible: bool = Field(False, description="Spot capacity allowed")
-    survive_loss_of: list[Literal["region", "provider"]] = Field(
+    survive_loss_of: list[Literal["zone", "region", "provider"]] = Field(
         default_factory=list,
+        # the description is echoed in every plan's assumptions (and so in the golden
+        # plans): 'zone' (docs/concepts/failure-domains.md, Zones) is in the type's values
         description="Failure domains the service must survive: with any one region "
         "(an owned site counts as a region) or any one provider (all owned sites count as "
         "one, 'owned') lost, the capacity left still meets the block's peak demand / "
@@ -300,6 +302,57 @@ class InferenceWorkload(_WorkloadBase):
         le=1,
         description="Most of the workload's serving capacity (tokens/s) at one provider, as a "
         "fraction, in every period and load block",
+    )
+    migration_usd_per_move: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=0,
+        le=1e9,
+        description="USD of work each time the workload's serving moves into a provider and "
+        "region it did not serve from in the period before (a move), on top of its data "
+        "moved at migration_usd_per_gb. Default: one working day of a systems "
+        "administrator, 8 h x $135,262 a year / 2,080 h = $520.24 (solver.inputs.staff's "
+        "cited salary and on-costs). Charged in the objective, not in the plan's cost "
+        "(the plan gives it as migration_penalty_usd), for a workload that must survive "
+        "a loss (survive_loss_of) or that states any migration_ field",
+    )
+    migration_gb: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=0,
+        le=1e9,
+        description="GB (1e9 bytes) copied to the new place on each move. Default: the "
+        "model's weights at weight_precision (13e9 parameters x 2 bytes = 26 GB)",
+    )
+    migration_usd_per_gb: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=0,
+        le=1e6,
+        description="USD per GB copied on a move. Default (left out) $0.09: data transfer "
+        "out from EC2 to the internet, first 10 TB/month (aws.amazon.com/ec2/pricing/on-demand)",
+    )
+    max_providers: int | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=1,
+        le=10_000,
+        description="Most providers the workload is served from in any one period",
+    )
+    min_units_per_deployment: int | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=1,
+        le=1_000_000,
+        description="Fewest serving units of an offering in use, in every load block, "
+        "whenever the workload uses it in the period (a deployment)",
+    )
+    max_deployments: int | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        ge=1,
+        le=10_000,
+        description="Most offerings (deployments) the workload is served from in any one period",
     )
     fleet: Literal["per_block", "autoscale", "flat"] = Field(
         "autoscale",
@@ -360,6 +413,23 @@ class InferenceWorkload(_WorkloadBase):
         """Whether a failure-domain or capacity-share rule holds (:func:`add_failure_domains`)."""
         return bool(self.survive_loss_of) or (
             self.max_region_share is not None or self.max_provider_share is not None
+        )
+
+    @property
+    def migration_charged(self) -> bool:
+        """Whether moves between periods are charged (:mod:`solver.core.formulation.moves`)."""
+        return bool(self.survive_loss_of) or any(
+            name in self.model_fields_set
+            for name in ("migration_usd_per_move", "migration_gb", "migration_usd_per_gb")
+        )
+
+    @property
+    def operability_limits(self) -> bool:
+        """Whether any of max_providers, min_units_per_deployment, max_deployments holds."""
+        return (
+            self.max_providers is not None
+            or self.min_units_per_deployment is not None
+            or self.max_deployments is not None
         )
 
     @property

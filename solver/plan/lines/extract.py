@@ -13,11 +13,13 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.compile import Compiled
+from solver.core.formulation.domains import zone_units_of
 from solver.core.model import LinearModel
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import assumptions_of
 from solver.plan.lines.blocks import block_items
+from solver.plan.exposure import points_of_failure
 from solver.plan.lines.items import LineItem
 from solver.plan.lines.schema import Plan
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
@@ -87,9 +89,10 @@ def extract_plan(
         mix_alloc[(r.option_id, r.period, r.block)][int(r.bucket)] = float(r.value)
     items: list[LineItem] = []
     var_rows: list[FrameRow] = row_tuples(var)
+    zones = zone_units_of(compiled, var)
     for r in var_rows:
         if r.kind == "x":
-            items += _serving_items(rd, r, mix_alloc)
+            items += _serving_items(rd, r, mix_alloc, zones.get(r.name))
         elif r.kind == "z":
             items += _training_items(rd, r)
         elif r.kind == "buy":
@@ -127,11 +130,14 @@ def extract_plan(
             sum(f * totals.by_period.get(n, 0.0) for f, n in zip(factors, rd.p_names, strict=True))
         )
     switching = model.expressions.get("switching_penalty_usd")
+    migration = model.expressions.get("migration_penalty_usd")
     return Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
         switching_penalty_usd=switching.value(values) if switching is not None else 0.0,
+        migration_penalty_usd=migration.value(values) if migration and migration.coefs else None,
+        points_of_failure=points_of_failure(items, compiled.problem),
         objective_kind=compiled.problem.objective,
         total_cost_usd=sum(i.cost_usd for i in items),
         total_co2e_t=sum(i.co2e_t for i in items),
@@ -150,10 +156,14 @@ def extract_plan(
 
 
 def _serving_items(
-    rd: _Reading, r: FrameRow, mix_alloc: dict[tuple[int, int, int], dict[int, float]]
+    rd: _Reading,
+    r: FrameRow,
+    mix_alloc: dict[tuple[int, int, int], dict[int, float]],
+    zone_units: dict[str, float] | None = None,
 ) -> list[LineItem]:
     """x: serving units of an option in a period, one line per load block it covers
-    (rented: its own block; owned and reserved: every block of the day)."""
+    (rented: its own block; owned and reserved: every block of the day), with its units
+    by zone when its workload must survive losing one."""
     k = rd.options.loc[r.option_id]
     pool = rd.pool_rows[r.pool]
     units = float(r.value)
@@ -182,6 +192,7 @@ def _serving_items(
                 capacity_tokens_per_s=float(k["tokens_per_s_per_unit"]) * units,
                 capacity_source=str(k["capacity_source"]),
                 bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
+                zone_units=zone_units,
             )
         )
     return out

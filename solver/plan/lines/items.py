@@ -150,6 +150,13 @@ class LineItem(BaseModel):
         "sizes and instances, usd_per_instance_hour, start_day and end_day (days from the "
         "plan's start), book_from_day and book_by_day, days_after_horizon; left out otherwise",
     )
+    zone_units: dict[str, float] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Serving units by availability zone (provider/region/zone; an offering "
+        "whose zones the catalog does not list is in one zone, provider/region) when the "
+        "workload must survive losing a zone; left out otherwise",
+    )
     served_months: list[float] | None = Field(
         None,
         exclude_if=lambda v: v is None,

@@ -10,6 +10,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, computed_field
 
 from solver.plan.assumptions import Assumption
+from solver.plan.exposure import PointOfFailure
 from solver.plan.lines.digests import PlanInputs
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
 from solver.plan.warnings import PlanWarning
@@ -129,6 +130,22 @@ class Plan(BaseModel):
         0.0,
         description="The serving workloads' switching_cost_usd times the units started "
         "within the day, over the horizon: in the objective, not in total_cost_usd",
+    )
+    migration_penalty_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The serving workloads' moves into a provider and region they did not "
+        "serve from the period before, each at its migration cost (work plus data copied): "
+        "in the objective, not in total_cost_usd; left out when no workload's moves are "
+        "charged",
+    )
+    points_of_failure: list[PointOfFailure] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Per serving workload with survive_loss_of and kind of domain (zone, "
+        "region, provider): the domain holding the largest share of its serving capacity in "
+        "any period and block, and the capacity its loss leaves; left out when no workload "
+        "must survive a loss",
     )
     gap_asked: float | None = Field(
         None,

@@ -28,6 +28,7 @@ from solver.trust.verify.commitments import (
     _check_savings_plans,
 )
 from solver.trust.verify.context import _Context
+from solver.trust.verify.domains import _check_operability, _check_zone_loss
 from solver.trust.verify.fleet import (
     _check_fleet,
     _check_power,
@@ -104,6 +105,8 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_steady_fleets(run)
     _check_switching(run)
     _check_failure_domains(run)
+    _check_zone_loss(run)
+    _check_operability(run)
     _check_fleet(run)
     _check_quotas(run)
     _check_power(run)

@@ -1,0 +1,167 @@
+"""Surviving the loss of an availability zone (``survive_loss_of: [zone]``): each serving
+unit placed in one of its offering's zones (``zone`` variables, ``zone_place`` rows) and,
+for every zone, the capacity outside it covering the block's peak (``domain_loss`` rows of
+kind ``zone``). docs/formulation/domain_loss.md gives the rows and why they are exact.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+from solver.core.compile import Compiled
+from solver.core.families import new_row
+from solver.core.formulation.state import State
+from solver.core.matrix import VarKind
+from solver.inputs.catalog.zones import ZonesByType, offering_zones, zones_by_type
+
+
+def unit_zones(m: State) -> dict[int, tuple[str, ...]]:
+    """x variable -> the zones its units may be placed in (``provider/region/zone``), for
+    every serving x variable of a workload that must survive losing a zone."""
+    listed = zones_by_type(m.compiled.inputs.catalog.zones)
+    pools = m.pools
+    out: dict[int, tuple[str, ...]] = {}
+    for (wname, _t, _b), caps in m.unit_capacity.items():
+        w = m.workloads.get(wname)
+        if w is None or "zone" not in getattr(w, "survive_loss_of", ()):
+            continue
+        for v in caps:
+            if v not in out:
+                out[v] = pool_zones(listed, pools, int(m.B.vars[v]["pool"]))
+    return out
+
+
+def pool_zones(listed: ZonesByType, pools: pd.DataFrame, p: int) -> tuple[str, ...]:
+    """The zones of pool ``p``'s units: its offering's listed zones, else its region as one
+    zone; an owned pool's site is one zone (``owned/<site>``)."""
+    provider = str(pools["provider"].iat[p])
+    region = str(pools["region"].iat[p])
+    return offering_zones(listed, provider, region, str(pools["instance_type"].iat[p]))
+
+
+def place_in_zones(m: State, zones_of: dict[int, tuple[str, ...]]) -> dict[int, dict[str, int]]:
+    """One integer ``zone`` variable per (x variable with more than one zone, zone) and a
+    ``zone_place`` row: its units placed = its units. Returns x -> {zone: its variable};
+    an x variable of one zone has none (all its units are in that zone)."""
+    B = m.B
+    placed: dict[int, dict[str, int]] = {}
+    for v, zones in zones_of.items():
+        if len(zones) < 2:
+            continue
+        meta = B.vars[v]
+        here = {
+            z: B.var(
+                f"zone[{meta['name']},{z}]",
+                VarKind.ZONE,
+                integer=True,
+                option_id=meta.get("option_id"),
+                pool=meta.get("pool"),
+                period=meta.get("period"),
+                block=meta.get("block"),
+                workload=meta.get("workload"),
+                zone=z,
+                of_x=meta["name"],
+            )
+            for z in zones
+        }
+        row = {y: 1.0 for y in here.values()}
+        row[v] = -1.0
+        key = (meta.get("workload"), meta.get("option_id"), meta.get("period"), meta.get("block"))
+        B.row("zone_place", key, row, "==", 0.0)
+        placed[v] = here
+    return placed
+
+
+def zone_held(
+    units: dict[int, float],
+    zones_of: dict[int, tuple[str, ...]],
+    placed: dict[int, dict[str, int]],
+) -> dict[str, dict[int, float]]:
+    """Zone -> {variable: tokens/s per unit} of the capacity placed in it: an x variable of
+    one zone, or the ``zone`` variables of one placed in several (``units``: x -> tokens/s
+    per unit, already counted for at most the block's need)."""
+    held: dict[str, dict[int, float]] = defaultdict(dict)
+    for v, c in units.items():
+        zones = zones_of[v]
+        if len(zones) == 1:
+            held[zones[0]][v] = c
+        else:
+            for z, y in placed[v].items():
+                held[z][y] = c
+    return dict(held)
+
+
+def add_domain_loss(
+    m: State,
+    total: int,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+) -> None:
+    """For one (workload, period, block) and kind of domain: each domain's capacity
+    aggregated once (a ``domain_tps`` variable, ``domain_held`` row) and, for each, the
+    capacity of all (``total``, :func:`block_total`) less it >= ``need_tps``
+    (``domain_loss``). The rows hold the same plans as one row per domain over every
+    unit outside it, with one entry per unit instead of one per unit and domain."""
+    B = m.B
+    for r in sorted(held):
+        inside = B.var(
+            f"held[{key[0]},{key[1]},{key[2]},{kind},{r}]",
+            VarKind.DOMAIN_TPS,
+            integer=False,
+            period=key[1],
+            block=key[2],
+            workload=key[0],
+        )
+        row = {inside: 1.0, **{j: -c for j, c in held[r].items()}}
+        B.row("domain_held", (*key, kind, r), row, "==", 0.0)
+        B.rows.append(
+            new_row("domain_loss", (*key, kind, r), {total: 1.0, inside: -1.0}, ">=", need_tps)
+        )
+
+
+def block_total(
+    m: State, key: tuple[str, int, int], units: dict[int, float], shortfall: dict[int, float]
+) -> int:
+    """A ``domain_tps`` variable = the block's serving capacity (each unit counted for at
+    most the need) plus any shortfall (``domain_total`` row); its index."""
+    total = m.B.var(
+        f"total[{key[0]},{key[1]},{key[2]}]",
+        VarKind.DOMAIN_TPS,
+        integer=False,
+        period=key[1],
+        block=key[2],
+        workload=key[0],
+    )
+    row = {total: 1.0, **{v: -c for v, c in units.items()}}
+    for j, c in shortfall.items():
+        row[j] = row.get(j, 0.0) - c
+    m.B.row("domain_total", key, row, "==", 0.0)
+    return total
+
+
+def zone_units_of(compiled: Compiled, variables: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """x variable name -> {zone: units placed there} for the serving x variables of a
+    solution (``variables``: the model's variables with a ``value`` column) whose workload
+    must survive losing a zone; an x variable of one zone has all its units there."""
+    rules = {
+        w.name for w in compiled.problem.workloads if "zone" in getattr(w, "survive_loss_of", ())
+    }
+    if not rules or variables.empty:
+        return {}
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    if "zone" in variables.columns:
+        ys = variables[variables["kind"] == VarKind.ZONE.value]
+        for x_name, zone, value in zip(ys["of_x"], ys["zone"], ys["value"], strict=True):
+            if round(float(value)) > 0:
+                out[str(x_name)][str(zone)] = float(round(float(value)))
+    listed = zones_by_type(compiled.inputs.catalog.zones)
+    xs = variables[(variables["kind"] == VarKind.X.value) & variables["workload"].isin(rules)]
+    for name, p, value in zip(xs["name"], xs["pool"], xs["value"], strict=True):
+        zones = pool_zones(listed, compiled.pools, int(p))
+        if len(zones) == 1 and float(value) > 0.5:
+            out[str(name)] = {zones[0]: float(value)}
+    return dict(out)
