@@ -169,8 +169,8 @@ def seeweb_from_page(off: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------
 # Currencies as billed
 # ---------------------------------------------------------------------------
-#: provider -> (ISO 4217 code its prices are billed in, currency_basis). Each provider's
-#: citation is in catalogs/SOURCES.md, "Price dates and currencies".
+#: provider -> (ISO 4217 code its prices are billed in, currency_basis), for rows the provider
+#: sells itself. Each citation is in catalogs/SOURCES.md, "Price dates and currencies".
 CURRENCIES: dict[str, tuple[str, str]] = {
     "aws": ("USD", "stated"),
     "gcp": ("USD", "stated"),
@@ -180,32 +180,42 @@ CURRENCIES: dict[str, tuple[str, str]] = {
     "lambda": ("USD", "stated"),
     "nebius": ("USD", "stated"),
     "runpod": ("USD", "stated"),
-    "vast": ("USD", "stated"),
     "hyperstack": ("USD", "stated"),
     "verda": ("USD", "stated"),
     "jarvislabs": ("USD", "stated"),
     "seeweb": ("EUR", "stated"),
     "hyperbolic": ("USD", "stated"),
-    "fluidstack": ("USD", "stated"),
     "paperspace": ("USD", "stated"),
     "digitalocean": ("USD", "stated"),
-    # sold through Shadeform (hourly_price in US cents) or Prime Intellect (billed in USD):
-    # the reseller's currency is the one billed
-    "crusoe": ("USD", "stated"),
-    "massedcompute": ("USD", "stated"),
-    "scaleway": ("USD", "stated"),
-    "denvr": ("USD", "stated"),
-    "oblivus": ("USD", "stated"),
-    "latitude": ("USD", "stated"),
     "tensorwave": ("USD", "stated"),
+    # no page read names the currency (SOURCES.md says what was looked at)
+    "vast": ("USD", "assumed"),
+    "fluidstack": ("USD", "assumed"),
+}
+
+#: Rows resold by an aggregator are billed by the aggregator: its currency, by the skypilot
+#: file the row came from. Prime Intellect bills a USD wallet; Shadeform's API states prices
+#: "in cents" and names no currency.
+RESELLERS: dict[str, tuple[str, str]] = {
+    "/v8/primeintellect/": ("USD", "stated"),
+    "/v8/shadeform/": ("USD", "assumed"),
 }
 
 
+def currency_of(provider: str, source: str) -> tuple[str | None, str]:
+    """(currency, basis) of a row: its reseller's where an aggregator sold it, else its
+    provider's; (None, "assumed") for a provider not listed."""
+    for marker, billed in RESELLERS.items():
+        if marker in source:
+            return billed
+    return CURRENCIES.get(provider, (None, "assumed"))
+
+
 def with_currencies(off: pd.DataFrame) -> pd.DataFrame:
-    """Each row's currency and its basis from :data:`CURRENCIES` (a provider not listed
-    keeps its currency, assumed)."""
+    """Each row's currency and its basis (:func:`currency_of`); a row of a provider not
+    listed keeps its currency, assumed."""
     out = off.copy()
-    known = out["provider"].map(lambda p: CURRENCIES.get(p, (None, "assumed")))
+    known = [currency_of(p, s) for p, s in zip(out["provider"], out["source"], strict=True)]
     out["currency"] = [c if c else cur for (c, _b), cur in zip(known, out["currency"], strict=True)]
     out["currency_basis"] = [b for _c, b in known]
     return out
