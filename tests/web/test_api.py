@@ -54,7 +54,7 @@ def test_health_answers_200(ws):
 def test_the_seed_solved_as_a_job_is_stored_verified(ws):
     client, app, plan_id = ws
     plan = client.get(f"/api/plans/{plan_id}").json()
-    # the seed's optimum (bench/RESULTS.md, issues 12 and 28): $329,762.54 (autoscaled)
+    # the seed's optimum (issues 12, 28 and 46): $361,753.34 (autoscaled)
     assert plan["total_cost_usd"] == pytest.approx(SEED_TOTAL_USD, abs=0.01)
     assert plan["verified"] is True
     with app.state.store.sessions() as session:
@@ -65,9 +65,9 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
         assert len(record.inputs_digest) == 64
     page = client.get(f"/plans/{plan_id}").text
     # finance first: the total, the $2M budget and its headroom
-    # 2,000,000 - 329,762.54 = 1,670,237.46
-    assert page.index('id="total">$329,763') < page.index("Deployments per workload")
-    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,670,237' in page
+    # 2,000,000 - 361,753.34 = 1,638,246.66
+    assert page.index('id="total">$361,753') < page.index("Deployments per workload")
+    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,638,247' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
 
 
