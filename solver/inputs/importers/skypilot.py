@@ -559,14 +559,12 @@ def read_skypilot_vms(
         The ``vms.csv`` file (any SkyPilot schema version, LF or CRLF).
     provider
         Our provider name written into every row (``aws``, ``gcp``, ``azure``, ...).
-    price_date
-        When the prices were observed: ``YYYY-MM-DD`` or ``unknown`` (what the catalog
-        accepts; other text is kept as given, for the caller to move to ``price_note``).
+    price_date, price_date_basis
+        When the prices were observed: ``YYYY-MM-DD`` or ``unknown`` (other text is kept for
+        the caller to move to ``price_note``); ``published`` (the snapshot's own date) or
+        ``read`` (the day it was read), left empty with an unknown date.
     source
         Text for the ``source`` column; default ``"skypilot vms.csv: <path>"``.
-    price_date_basis
-        What ``price_date`` is: ``published`` (the snapshot's own date, e.g. its commit's)
-        or ``read`` (the day it was read); left empty when the date is unknown.
 
     Returns
     -------
@@ -575,9 +573,8 @@ def read_skypilot_vms(
         (on-demand = minimum over availability zones, spot = median over zones
         that quote a spot price; a spot above on-demand is dropped); reserved
         prices empty (SkyPilot has none); ``network_gbps`` empty;
-        ``availability_cap_instances`` from :func:`default_availability_cap`.
-        ``unmapped`` counts input rows per unknown accelerator name and
-        ``skipped`` counts rows left out per reason.
+        ``availability_cap_instances`` from :func:`default_availability_cap`;
+        ``unmapped`` / ``skipped`` count rows left out per unknown name / per reason.
 
     Raises
     ------
