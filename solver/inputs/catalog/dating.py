@@ -6,6 +6,7 @@ validate`` counts and lists by file, line and field."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,7 +150,9 @@ def dating_report(off: pd.DataFrame) -> DatingReport:
 LISTED = 20
 
 
-def _listed(entries: tuple[Unsettled, ...], path: str, what: str) -> list[str]:
+def _listed(
+    entries: tuple[Unsettled, ...], path: str, what: Callable[[Unsettled], str]
+) -> list[str]:
     """One line per entry (file, line, field, offering), the first :data:`LISTED` of them."""
     lines = [f"  {path} line {u.line}, {u.field}: {what(u)} ({u.offering_id})" for u in entries]
     more = len(lines) - LISTED
