@@ -90,164 +90,76 @@ from solver.inputs.importers.skypilot import (  # noqa: E402
     read_skypilot_vms,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from price_provenance import (  # noqa: E402
+    TSAOL_DAY,
+    TSAOL_FILES,
+    anycloud_url,
+    check_dated,
+    seeweb_from_page,
+    skypilot_note,
+    skypilot_read_day,
+    skypilot_url,
+    tsaol_source,
+    with_currencies,
+)
+
 DEFAULT_SNAPSHOTS = ROOT.parent / "shared" / "data" / "external" / "skypilot-catalog"
 ANYCLOUD_HEAD = "anycloud-sh-catalog/62ff0a987e0c257a89235415d2877812fb1aaf29"
 
-# (provider, path under the snapshot folder, price date (YYYY-MM-DD or unknown), price date
-# in words, price confidence, source label). Confidence (solver/inputs/provenance.py): a
-# SkyPilot-format catalog is a third party's (third_party); Seeweb's figures are
-# unverified because their currency is not confirmed (SOURCES.md, "Seeweb currency").
-_V8, _V6 = "skypilot-catalog v8 commit", "skypilot-catalog v6 commit"
-_UNDATED = "{} date unknown (read 2026-11)"
-#: Seeweb: the catalog reads its prices as USD (SkyPilot's fetcher copies the Seeweb API's
-#: hourly_price with no currency). Evidence that they are EUR: SOURCES.md, "Seeweb currency".
-#: Changing this to "EUR" converts them at exchange_rates.csv's rate (and moves the seed plan).
-SEEWEB_CURRENCY = "USD"
-SEEWEB_NOTE = (
-    _UNDATED.format(_V8) + "; currency not stated by the source and read as USD, but Seeweb's "
-    "own staff listed the same 1-GPU figures in EUR (cloud-gpus.github.io commit a44a666, "
-    "2024-11-14: RTX A6000 EUR 0.74/h, L40S EUR 0.85/h): unverified until Seeweb's page is read"
-)
+# (provider, path under the snapshot folder, price date (YYYY-MM-DD), price date in words,
+# price confidence, source: an openable address). Confidence (solver/inputs/provenance.py): a
+# SkyPilot-format catalog is a third party's (third_party). The anycloud-sh files are dated by
+# their commit (published); the skypilot-catalog files by the day they were read
+# (scripts/price_provenance.py says why). Seeweb's currency and page prices:
+# price_provenance.seeweb_from_page.
+_ANYCLOUD_NOTE = "anycloud-sh/catalog HEAD commit of 2026-05-20 (read 2026-11)"
+
+
+def _sky(provider: str, rel: str, key: str, what: str = "") -> tuple[str, str, str, str, str, str]:
+    """A SNAPSHOTS entry for one skypilot-org/skypilot-catalog file."""
+    label = skypilot_url(key) + (f" ({what})" if what else "")
+    return (provider, rel, skypilot_read_day(key), skypilot_note(key), "third_party", label)
+
+
+def _any(cloud: str, name: str) -> tuple[str, str, str, str, str, str]:
+    """A SNAPSHOTS entry for one anycloud-sh/catalog file (HEAD of 2026-05-20)."""
+    label = f"{anycloud_url(cloud)} (SkyPilot-format {name} catalog, commit of 2026-05-20)"
+    return (
+        cloud,
+        f"{ANYCLOUD_HEAD}/{cloud}/vms.csv",
+        "2026-05-20",
+        _ANYCLOUD_NOTE,
+        "third_party",
+        label,
+    )
+
+
+_SC = "skypilot-catalog/catalogs"
 SNAPSHOTS: list[tuple[str, str, str, str, str, str]] = [
-    (
-        "gcp",
-        f"{ANYCLOUD_HEAD}/gcp/vms.csv",
-        "2026-05-20",
-        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
-        "third_party",
-        "SkyPilot-format GCP catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
-    ),
-    (
-        "azure",
-        f"{ANYCLOUD_HEAD}/azure/vms.csv",
-        "2026-05-20",
-        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
-        "third_party",
-        "SkyPilot-format Azure catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
-    ),
-    (
-        "lambda",
-        f"{ANYCLOUD_HEAD}/lambda/vms.csv",
-        "2026-05-20",
-        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
-        "third_party",
-        "SkyPilot-format Lambda catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
-    ),
-    (
-        "vast",
-        f"{ANYCLOUD_HEAD}/vast/vms.csv",
-        "2026-05-20",
-        "anycloud-sh/catalog HEAD of 2026-05-20 (read 2026-11)",
-        "third_party",
-        "SkyPilot-format Vast catalog, anycloud-sh/catalog@62ff0a98 (2026-05-20)",
-    ),
-    (
-        "nebius",
-        "skypilot-catalog/catalogs/v8/nebius/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 nebius/vms.csv@0082b043",
-    ),
-    (
-        "runpod",
-        "skypilot-catalog/catalogs/v6/runpod/vms.csv",
-        "unknown",
-        _UNDATED.format(_V6),
-        "third_party",
-        "skypilot-org/skypilot-catalog v6 runpod/vms.csv@098741e7",
-    ),
-    (
-        "aws",
-        "skypilot-catalog/catalogs/v8/aws_EXCERPT/vms.csv",
-        "unknown",
-        "after the June 2025 P4/P5 price cut; " + _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 aws/vms.csv@00148f2a (p4de/p5 excerpt)",
-    ),
-    (
-        "hyperstack",
-        "skypilot-catalog/catalogs/v8/hyperstack/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 hyperstack/vms.csv@fdc9d908",
-    ),
-    (
-        "verda",
-        "skypilot-catalog/catalogs/v8/verda/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 verda/vms.csv@000c1d0b (Verda = DataCrunch)",
-    ),
-    (
-        "jarvislabs",
-        "skypilot-catalog/catalogs/v8/jarvislabs/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 jarvislabs/vms.csv@57d65781",
-    ),
-    (
-        "seeweb",
-        "skypilot-catalog/catalogs/v8/seeweb/vms.csv",
-        "unknown",
-        SEEWEB_NOTE,
-        "unverified",
-        "skypilot-org/skypilot-catalog v8 seeweb/vms.csv@004a1aef; currency not stated by the "
-        "source, read as USD and not confirmed (catalogs/SOURCES.md, Seeweb currency)",
-    ),
-    (
-        "hyperbolic",
-        "skypilot-catalog/catalogs/v8/hyperbolic/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 hyperbolic/vms.csv@0082b043",
-    ),
-    (
-        "fluidstack",
-        "skypilot-catalog/catalogs/v6/fluidstack/vms.csv",
-        "unknown",
-        _UNDATED.format(_V6),
-        "third_party",
-        "skypilot-org/skypilot-catalog v6 fluidstack/vms.csv@002403bc",
-    ),
-    (
-        "paperspace",
-        "skypilot-catalog/catalogs/v6/paperspace/vms.csv",
-        "unknown",
-        _UNDATED.format(_V6),
-        "third_party",
-        "skypilot-org/skypilot-catalog v6 paperspace/vms.csv@e5200541",
-    ),
-    (
-        "digitalocean",
-        "skypilot-catalog/catalogs/v6/do/vms.csv",
-        "unknown",
-        _UNDATED.format(_V6),
-        "third_party",
-        "skypilot-org/skypilot-catalog v6 do/vms.csv@1fbe7331",
-    ),
+    _any("gcp", "GCP"),
+    _any("azure", "Azure"),
+    _any("lambda", "Lambda"),
+    _any("vast", "Vast"),
+    _sky("nebius", f"{_SC}/v8/nebius/vms.csv", "nebius"),
+    _sky("runpod", f"{_SC}/v6/runpod/vms.csv", "runpod"),
+    _sky("aws", f"{_SC}/v8/aws_EXCERPT/vms.csv", "aws", "p4de/p5 excerpt"),
+    _sky("hyperstack", f"{_SC}/v8/hyperstack/vms.csv", "hyperstack"),
+    _sky("verda", f"{_SC}/v8/verda/vms.csv", "verda", "Verda = DataCrunch"),
+    _sky("jarvislabs", f"{_SC}/v8/jarvislabs/vms.csv", "jarvislabs"),
+    _sky("seeweb", f"{_SC}/v8/seeweb/vms.csv", "seeweb", "prices in EUR, as on Seeweb's page"),
+    _sky("hyperbolic", f"{_SC}/v8/hyperbolic/vms.csv", "hyperbolic"),
+    _sky("fluidstack", f"{_SC}/v6/fluidstack/vms.csv", "fluidstack"),
+    _sky("paperspace", f"{_SC}/v6/paperspace/vms.csv", "paperspace"),
+    _sky("digitalocean", f"{_SC}/v6/do/vms.csv", "digitalocean"),
     # Aggregators: rows are re-attributed to the cloud that runs the machine (the prefix of
     # the instance type), see AGGREGATOR_UPSTREAM; a reseller's listing is third_party.
-    (
-        "shadeform",
-        "skypilot-catalog/catalogs/v8/shadeform/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 shadeform/vms.csv@002363da (listed via Shadeform)",
-    ),
-    (
+    _sky("shadeform", f"{_SC}/v8/shadeform/vms.csv", "shadeform", "listed via Shadeform"),
+    _sky(
         "primeintellect",
-        "skypilot-catalog/catalogs/v8/primeintellect/vms.csv",
-        "unknown",
-        _UNDATED.format(_V8),
-        "third_party",
-        "skypilot-org/skypilot-catalog v8 primeintellect/vms.csv@d9a304ea "
-        "(listed via Prime Intellect)",
+        f"{_SC}/v8/primeintellect/vms.csv",
+        "primeintellect",
+        "listed via Prime Intellect",
     ),
 ]
 # Not imported: skypilot-catalog v8 mithril/vms.csv (4 rows) quotes 1.00 USD per GPU-hour as both
@@ -611,10 +523,7 @@ PUE: dict[str, tuple[float, str]] = {
 # ---------------------------------------------------------------------------
 # Hand-entered list prices (USD per instance-hour, on-demand unless stated).
 # ---------------------------------------------------------------------------
-SKY_AWS = (
-    "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv"
-    "@00148f2af3672e2229b4f7bf8157d5a3f36e3c35, AWS Price List data, Linux on-demand"
-)
+SKY_AWS = skypilot_url("aws") + " (AWS Price List data, Linux on-demand)"
 AWS_SRC = (
     "AWS on-demand list price as in " + SKY_AWS + " (read 2026-11; aws.amazon.com/ec2/pricing/"
     "on-demand); verified for us-east-1, us-east-2 and us-west-2"
@@ -633,14 +542,14 @@ AWS_UNVERIFIED = (
     "re-read; not found in the catalog rows read 2026-11"
 )
 OCI_SRC = (
-    "OCI list price as in skypilot-org/skypilot-catalog catalogs/v8/oci/vms.csv"
-    "@0588751183820cf2dab5c8a89447e8aac9f73fd5 (same price in every region; read 2026-11; "
-    "oracle.com/cloud/compute/pricing)"
+    "OCI list price as in "
+    + skypilot_url("oci")
+    + " (same price in every region; read 2026-11; oracle.com/cloud/compute/pricing)"
 )
 CW_SRC = (
-    "coreweave.com/pricing North America and Europe on-demand list, as scraped on 2026-10-10 in "
-    "PrashantSedhain/coreweave-pricing-tracker data/2026-10-10.json"
-    "@b936d50a5ecd3644b5eca6a657cd4c7f4f1e8e69 (read 2026-11)"
+    "https://www.coreweave.com/pricing North America and Europe on-demand list, as scraped on "
+    "2026-10-10 in https://github.com/PrashantSedhain/coreweave-pricing-tracker/blob/"
+    "b936d50a5ecd3644b5eca6a657cd4c7f4f1e8e69/data/2026-10-10.json (read 2026-11)"
 )
 CW_UNVERIFIED = (
     "unverified (from published list as recalled): coreweave.com/pricing; not on the page as "
@@ -771,7 +680,7 @@ LIST_PRICES: list[tuple] = [
         12,
         192,
         768,
-        12.9813,
+        12.98127,
         100,
         False,
         AWS_UNVERIFIED,
@@ -942,32 +851,9 @@ LIST_PRICES: list[tuple] = [
         False,
         CW_SRC,
     ),
-    (
-        "coreweave",
-        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-        "a40-1gpu",
-        "a40",
-        1,
-        8,
-        48,
-        1.28,
-        10,
-        False,
-        CW_UNVERIFIED,
-    ),
-    (
-        "coreweave",
-        ("US-EAST-04", "US-CENTRAL-07", "US-WEST-09", "EU-NORTH-01"),
-        "rtx-a6000-1gpu",
-        "rtx-a6000",
-        1,
-        8,
-        48,
-        1.28,
-        10,
-        False,
-        CW_UNVERIFIED,
-    ),
+    # CoreWeave A40 and RTX A6000 (1 GPU) are not on coreweave.com/pricing as captured
+    # 2026-10-10; the figures once here (1.28) were recalled, with no source to read or date,
+    # and are left out (CW_UNVERIFIED).
 ]
 
 # Commitments as sold (SOURCES.md, "Commitments"): (provider, instance-type regex, 1-year
@@ -976,6 +862,9 @@ LIST_PRICES: list[tuple] = [
 # Where a provider publishes only "up to X% off", X is used and the source says "discount
 # only, upper bound": such a rate is the best case the provider advertises, not a quote.
 # All pages below were read 2026-11-24 from stored copies (search tool), not live.
+#: The day the RESERVED_RULES sources were read (each rule's text says so): the date of a
+#: commitment price worked from a rule's percentage.
+RULES_READ_DAY = "2026-11-24"
 RESERVED_RULES: list[tuple[str, str, float | None, float | None, str]] = [
     (
         "aws",
@@ -1091,7 +980,7 @@ def apply_commitment_prices(off: pd.DataFrame, path: Path = COMMITMENT_PRICES) -
             table, r
         )
         off.at[i, "reserved_price_confidence"] = "unverified" if weaker else "third_party"
-        off.at[i, "reserved_price_date"] = "unknown" if weaker else dated
+        off.at[i, "reserved_price_date"] = RULES_READ_DAY if weaker else dated
         used += 1
     print(
         f"commitments: {used} published prices applied, {skipped} skipped (on-demand differs "
@@ -1151,10 +1040,11 @@ def load_snapshots(snapshot_dir: Path) -> pd.DataFrame:
         if not path.is_file():
             print(f"warning: {path} missing, skipping {provider}")
             continue
-        result = read_skypilot_vms(path, provider, price_date=price_date, source=label)
+        basis = "published" if rel.startswith(ANYCLOUD_HEAD) else "read"
+        result = read_skypilot_vms(
+            path, provider, price_date=price_date, source=label, price_date_basis=basis
+        )
         off = result.offerings.assign(price_note=note, price_confidence=confidence)
-        if provider == "seeweb":
-            off = off.assign(currency=SEEWEB_CURRENCY)
         print(
             f"{provider}: {len(off)} offerings from {rel}; unmapped "
             f"{sum(result.unmapped.values())} rows; skipped {result.skipped}"
@@ -1240,49 +1130,54 @@ def clean_spot(off: pd.DataFrame) -> pd.DataFrame:
 
 
 _READ = "read 2026-11"
-#: LIST_PRICES source -> (price confidence, price date, the date in words); sources whose
-#: provenance depends on the region or instance type are in :func:`list_price_provenance`.
-LIST_PROVENANCE: dict[str, tuple[str, str, str]] = {
-    AWS_SRC: ("third_party", "unknown", f"SkyPilot v8 AWS file, commit date unknown ({_READ})"),
+_SKY_AWS_READ = skypilot_read_day("aws")
+#: LIST_PRICES source -> (price confidence, price date, the date in words, date basis); sources
+#: whose provenance depends on the region or instance type are in :func:`list_price_provenance`.
+LIST_PROVENANCE: dict[str, tuple[str, str, str, str]] = {
+    AWS_SRC: ("third_party", _SKY_AWS_READ, skypilot_note("aws"), "read"),
     AWS_SRC_CUT: (
         "third_party",
-        "unknown",
-        f"after the June 2025 P4/P5 price cut; SkyPilot v8 AWS file, commit date unknown ({_READ})",
+        _SKY_AWS_READ,
+        "after the June 2025 P4/P5 price cut; " + skypilot_note("aws"),
+        "read",
     ),
-    AWS_UNVERIFIED: ("unverified", "unknown", "recalled, not re-read"),
-    OCI_SRC: ("third_party", "unknown", f"SkyPilot v8 OCI file, commit date unknown ({_READ})"),
+    OCI_SRC: ("third_party", skypilot_read_day("oci"), skypilot_note("oci"), "read"),
     CW_SRC: (
         "list",
         "2026-10-10",
         f"coreweave.com/pricing as captured by a daily scrape on 2026-10-10 ({_READ})",
+        "published",
     ),
-    CW_UNVERIFIED: ("unverified", "unknown", "recalled, not on the page as captured 2026-10-10"),
     AWS_CAPACITY_BLOCK: (
         "unverified",
         "2026-07-22",
         "Capacity Block page as scraped 2026-07-22 (metadata.last_updated); a "
         "block rate used as a pay-per-use price",
+        "published",
     ),
-    TENSORWAVE_SRC: ("unverified", "2026-05-18", "the blog's date, 2026-05-18"),
+    TENSORWAVE_SRC: ("unverified", "2026-05-18", "the blog's date, 2026-05-18", "published"),
 }
 
 
-def list_price_provenance(src: str, region: str, itype: str) -> tuple[str, str, str]:
-    """(price confidence, price date, note) of a hand-entered list price in a region.
+def list_price_provenance(src: str, region: str, itype: str) -> tuple[str, str, str, str, str]:
+    """(price confidence, price date, note, date basis, source) of a hand-entered list price
+    in a region.
 
-    AWS rows where only us-west-2 was read assume that price elsewhere (unverified there);
-    the two Vantage-quoted AWS prices date from the second table's last check (p5en
-    2026-04-27, p6-b200 2026-04-29, SOURCES.md)."""
-    if src == AWS_SRC_PART:
-        if region == "us-west-2":
-            return "third_party", "unknown", f"SkyPilot v8 AWS file, commit date unknown ({_READ})"
-        return "unverified", "unknown", "assumed equal to the us-west-2 price (row not read)"
+    AWS rows once recalled, or read in one region only, are read in tsaol/aws-gpu's AWS Price
+    List tables for all three US regions (``TSAOL_FILES``); the two Vantage-quoted AWS prices
+    date from the second table's last check (p5en 2026-04-27, p6-b200 2026-04-29,
+    SOURCES.md)."""
+    if src in (AWS_SRC_PART, AWS_UNVERIFIED):
+        if itype not in TSAOL_FILES:
+            raise ValueError(f"{itype}: no read source for its price ({src})")
+        note = f"the table file's own date, {TSAOL_DAY}"
+        return "third_party", TSAOL_DAY, note, "published", tsaol_source(itype)
     if src == AWS_VANTAGE:
         day = {"p5en.48xlarge": "2026-04-27", "p6-b200.48xlarge": "2026-04-29"}[itype]
-        return "unverified", day, f"a second public table's last check, {day}"
+        return "unverified", day, f"a second public table's last check, {day}", "published", src
     if src.startswith(OCI_SRC):  # OCI H200 adds a note on its old price
-        return LIST_PROVENANCE[OCI_SRC]
-    return LIST_PROVENANCE[src]
+        return (*LIST_PROVENANCE[OCI_SRC], src)
+    return (*LIST_PROVENANCE[src], src)
 
 
 def list_price_rows() -> pd.DataFrame:
@@ -1310,15 +1205,21 @@ def list_price_rows() -> pd.DataFrame:
                     "currency": "USD",
                     **dict(
                         zip(
-                            ("price_confidence", "price_date", "price_note"),
+                            (
+                                "price_confidence",
+                                "price_date",
+                                "price_note",
+                                "price_date_basis",
+                                "source",
+                            ),
                             list_price_provenance(src, region, itype),
                             strict=True,
                         )
                     ),
-                    "source": src,
                     "reserved_price_date": "",
                     "reserved_price_confidence": "",
                     "reserved_source": "",
+                    "currency_basis": "assumed",
                 }
             )
     return pd.DataFrame(rows, columns=OFFERING_COLUMNS)
@@ -1345,9 +1246,9 @@ def apply_reserved(off: pd.DataFrame) -> pd.DataFrame:
         note = src if (f1 or f3) else "none published (catalogs/SOURCES.md, Commitments)"
         off.loc[hit, "reserved_source"] = "reserved: " + note
         # A published discount percentage applied to our on-demand figure is no price anyone
-        # published for the row: unverified, undated.
+        # published for the row: unverified, dated by the day the percentage was read.
         off.loc[hit, "reserved_price_confidence"] = "unverified" if (f1 or f3) else ""
-        off.loc[hit, "reserved_price_date"] = "unknown" if (f1 or f3) else ""
+        off.loc[hit, "reserved_price_date"] = RULES_READ_DAY if (f1 or f3) else ""
     return off
 
 
@@ -1442,6 +1343,8 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     off = apply_commitment_prices(off)
     off = apply_network(off)
     off = clean_spot(off)
+    off = with_currencies(seeweb_from_page(off))
+    check_dated(off)
     for column in (
         "on_demand_usd_per_hour",
         "spot_usd_per_hour",

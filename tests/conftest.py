@@ -257,11 +257,10 @@ def seed_problem(fleet: str | None = None):
 
 @pytest.fixture(scope="session")
 def seed_per_block_plan():
-    """The seed with its serving at the opt-in ``fleet: per_block``, solved once: 4 Seeweb
-    H200 at peak and shoulder, 3 Seeweb A100 at base and a Lambda GH200 at peak,
-    $313,143.42 (the shipped seed's plan before autoscale became the default;
-    bench/archive/RESULTS-2026.md, "Autoscale the default"). For tests worked by hand on
-    that plan's lines."""
+    """The seed with its serving at the opt-in ``fleet: per_block``, solved once: 3 Verda
+    A100 at base, 4 Seeweb H200 at shoulder and 6 Lambda GH200 at peak, $342,972.85
+    (tests/plan/test_provenance.py works its lines). For tests worked by hand on that plan's
+    lines."""
     from solver.inputs.catalog import load_catalog
     from solver.solve import solve_problem
 

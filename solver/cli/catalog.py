@@ -25,13 +25,33 @@ from solver.outputs.files import check_not_inputs, check_output_file, csv_text, 
 
 
 @catalog_app.command("validate")
-def catalog_validate(catalog: CatalogOpt = None, debug: DebugOpt = False) -> None:
-    """Validate every catalog file; print the counts."""
+def catalog_validate(
+    catalog: CatalogOpt = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Fail (exit 2) when an offering's price date is unknown or its currency "
+            "is assumed",
+        ),
+    ] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Validate every catalog file; print the counts, and the offerings whose price date
+    is unknown or whose currency no source states (by file, line and field)."""
 
     def body() -> None:
+        from solver.inputs.catalog.dating import dating_lines, dating_report, unsettled_error
+
         cat = _load_catalog(catalog)
         counts = ", ".join(f"{v} {k}" for k, v in cat.counts().items())
         typer.echo(f"catalog {cat.directory} is valid: {counts}")
+        report = dating_report(cat.offerings)
+        path = str(Path(cat.directory) / "offerings.csv")
+        for line in dating_lines(report, path):
+            typer.echo(line)
+        if strict and (report.unknown_dates or report.assumed_currencies):
+            raise unsettled_error(report, path)
 
     _run(debug, body)
 

@@ -151,6 +151,19 @@ OFFERINGS = table(
         meaning="where the 1y/3y prices come from, or why there are none",
         nullable=True,
     ),
+    Column(
+        "price_date_basis",
+        "str",
+        meaning="what price_date is: published (a date the source itself states) or read "
+        "(the day the source was read, when it states none); empty only with an unknown date",
+        nullable=True,
+    ),
+    Column(
+        "currency_basis",
+        "str",
+        meaning="stated (the source, or the provider's own page, names the currency) or "
+        "assumed (nothing names it)",
+    ),
 )
 
 REGIONS = table(

@@ -89,9 +89,10 @@ def test_apply_reserved_worked_rows(build):
     assert "reserved: none published" in out.loc["lambda", "reserved_source"]
     assert "reserved: none published" in out.loc["aws", "reserved_source"]
     assert out.loc["lambda", "reserved_price_confidence"] == ""  # no price, no confidence
-    # gcp: a published percentage applied to our on-demand price is no published price
+    # gcp: a published percentage applied to our on-demand price is no published price;
+    # it is dated by the day the percentage was read (RESERVED_RULES' texts: 2026-11-24)
     assert out.loc["gcp", "reserved_price_confidence"] == "unverified"
-    assert out.loc["gcp", "reserved_price_date"] == "unknown"
+    assert out.loc["gcp", "reserved_price_date"] == "2026-11-24"
     assert out.loc["gcp", "source"] == "list"  # the on-demand source is left alone
 
 

@@ -183,32 +183,42 @@ def test_every_shipped_price_has_a_valid_date_confidence_and_currency():
     off, srv = cat.offerings, cat.servers
     assert off["price_confidence"].isin(CONFIDENCE_LEVELS).all()
     assert off["price_date"].map(is_price_date).all()
-    assert set(off["currency"]) == {"USD"} and set(srv["currency"]) == {"USD"}
+    assert set(off["currency"]) == {"USD", "EUR"} and set(srv["currency"]) == {"USD"}
     assert srv["price_confidence"].isin(CONFIDENCE_LEVELS).all()
-    # the counts catalogs/SOURCES.md gives (Prices: provenance): 20 list prices (CoreWeave,
-    # coreweave.com/pricing as captured on 2026-10-10), 1,861 third-party, 47 unverified
+    # the counts catalogs/SOURCES.md gives (Prices: provenance): 24 list prices (20 CoreWeave
+    # from coreweave.com/pricing captured 2026-10-10, 4 Seeweb H200/A100 from Seeweb's page
+    # captured 2026-09-15); 10 unverified (6 Vantage-quoted AWS p5en/p6-b200, 3 Capacity
+    # Block rates, 1 TensorWave blog price); the other 1,886 third-party. 1,928 - 8 recalled
+    # CoreWeave A40/A6000 rows (not on CoreWeave's page, left out) = 1,920.
     assert off["price_confidence"].value_counts().to_dict() == {
-        "third_party": 1861,
-        "unverified": 47,
-        "list": 20,
+        "third_party": 1886,
+        "list": 24,
+        "unverified": 10,
     }
-    assert (off["price_date"] == "unknown").sum() == 623  # none guessed
-    coreweave = off[off["price_confidence"] == "list"]
-    assert set(coreweave["provider"]) == {"coreweave"}
-    assert set(coreweave["price_date"]) == {"2026-10-10"}
+    assert (off["price_date"] == "unknown").sum() == 0  # every price dated
+    listed = off[off["price_confidence"] == "list"]
+    assert set(listed["provider"]) == {"coreweave", "seeweb"}
+    assert set(listed["price_date"]) == {"2026-10-10", "2026-09-15"}
 
 
-def test_seeweb_currency_is_unconfirmed_and_its_prices_unverified():
-    # catalogs/SOURCES.md, "Seeweb currency": the source states no currency; Seeweb's own
-    # staff listed the same 1-GPU figures in EUR (RTX A6000 0.74, L40S 0.85). Until
-    # Seeweb's page is read the rows stay as read (USD) and are marked unverified.
+def test_seeweb_is_priced_in_euros_as_seewebs_page_shows():
+    # catalogs/SOURCES.md, "Seeweb": Seeweb's page prices every card in EUR (a verbatim
+    # capture of 2026-09-15 shows H200 2.60, A100 1.15 EUR per GPU-hour); the snapshot's
+    # figures for the cards the capture kept are the page's (H200 2.60), so its RTX A6000
+    # 0.74 and L40S 0.85 are EUR too. Converted at the ECB rate of 2026-05-08, 1.1761 USD/EUR.
     off = load_catalog().offerings
     seeweb = off[off["provider"] == "seeweb"]
     assert len(seeweb) == 10
-    assert set(seeweb["price_confidence"]) == {"unverified"}
-    assert seeweb["price_note"].str.contains("EUR").all()
-    assert seeweb.loc["seeweb/it-fr2/ECS1GPU2", "on_demand_usd_per_hour"] == 0.74
-    assert seeweb.loc["seeweb/it-fr2/ECS1GPU7", "on_demand_usd_per_hour"] == 0.85
+    assert set(seeweb["currency"]) == {"EUR"} and set(seeweb["currency_basis"]) == {"stated"}
+    a100 = seeweb.loc["seeweb/it-fr2/ECS1GPU3"]
+    assert a100["price_confidence"] == "list" and a100["price_date"] == "2026-09-15"
+    assert a100["on_demand_usd_per_hour"] == pytest.approx(1.15 * 1.1761)  # 1.352515
+    assert seeweb.loc["seeweb/it-fr2/ECS4GPU10", "on_demand_usd_per_hour"] == pytest.approx(
+        4 * 2.60 * 1.1761
+    )  # four H200 at 2.60 EUR each: 12.23144 USD
+    assert seeweb.loc["seeweb/it-fr2/ECS1GPU2", "on_demand_usd_per_hour"] == pytest.approx(
+        0.74 * 1.1761
+    )
 
 
 def test_shipped_exchange_rates_are_the_cited_ecb_reference_rates():

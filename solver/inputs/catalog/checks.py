@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError, suggestion
+from solver.inputs.catalog.dating import check_bases
 from solver.inputs.catalog.tables import exchange_rate
 from solver.inputs.provenance import (
     BASE_CURRENCY,
@@ -69,7 +70,9 @@ def _refuse_row(
 
 def check_provenance(table: pd.DataFrame, path: Path, prefixes: tuple[str, ...]) -> None:
     """Every price's date, confidence and currency are valid words (``prefixes``: the
-    column families, "" for ``price_date`` and "reserved_" for ``reserved_price_date``)."""
+    column families, "" for ``price_date`` and "reserved_" for ``reserved_price_date``), and
+    the dates' and currencies' bases where the table has them (offerings.csv:
+    :func:`~solver.inputs.catalog.dating.check_bases`)."""
     bad = ~table["currency"].map(is_currency_code)
     if bad.any():
         _refuse_row(
@@ -94,6 +97,8 @@ def check_provenance(table: pd.DataFrame, path: Path, prefixes: tuple[str, ...])
                 lambda v: f"unknown price confidence {v!r}",
                 f"write one of: {', '.join(CONFIDENCE_LEVELS)} (catalogs/SOURCES.md says which)",
             )  # fmt: skip
+    if "currency_basis" in table:
+        check_bases(table, path)
 
 
 def read_exchange_rates(directory: Path, table: pd.DataFrame | None) -> pd.DataFrame | None:

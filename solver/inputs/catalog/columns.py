@@ -48,6 +48,10 @@ DEFAULTED_COLUMNS: dict[str, dict[str, str]] = {
         "reserved_price_date": "",
         "reserved_price_confidence": "",
         "reserved_source": "",
+        # a catalog from before the bases: its dates are what the source observed (the
+        # column's old meaning), and nothing says its currency
+        "price_date_basis": "published",
+        "currency_basis": "assumed",
     },
     "servers.csv": {
         "currency": BASE_CURRENCY,

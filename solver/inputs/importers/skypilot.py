@@ -45,6 +45,7 @@ from solver.inputs.importers.skypilot_rows import (
     held_prices,
 )
 from solver.inputs.price_traps import check_zone_conflicts, read_price_text
+from solver.inputs.provenance import UNKNOWN_DATE
 
 #: Output columns, in order (the offerings.csv schema plus vcpus and memory_gib).
 OFFERING_COLUMNS: list[str] = [
@@ -71,6 +72,8 @@ OFFERING_COLUMNS: list[str] = [
     "reserved_price_date",
     "reserved_price_confidence",
     "reserved_source",
+    "price_date_basis",
+    "currency_basis",
 ]
 
 #: SkyPilot accelerator name -> our accelerator id. Keys are normalised with
@@ -499,10 +502,13 @@ def _with_gcp_hosts(
     return df
 
 
-def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str) -> pd.DataFrame:
+def _as_offerings(
+    out: pd.DataFrame, provider: str, price_date: str, source: str, price_date_basis: str
+) -> pd.DataFrame:
     """Per (instance type, region) prices as catalog offerings rows: ids, NVLink, default
-    availability caps, no reserved prices (SkyPilot has none), date and source; USD and
-    confidence ``third_party`` (a SkyPilot catalog is a third party's)."""
+    availability caps, no reserved prices (SkyPilot has none), date, its basis and source;
+    USD, assumed (a vms.csv names no currency), and confidence ``third_party`` (a SkyPilot
+    catalog is a third party's)."""
     out["provider"] = provider
     out["offering_id"] = provider + "/" + out["region"] + "/" + out["instance_type"]
     out["accelerators_per_instance"] = out["accelerators_per_instance"].astype(int)
@@ -523,7 +529,10 @@ def _as_offerings(out: pd.DataFrame, provider: str, price_date: str, source: str
         default_availability_cap(provider, int(c)) for c in out["accelerators_per_instance"]
     ]
     out["currency"] = "USD"  # SkyPilot's catalogs are in US dollars
+    # ... by the project's convention: a vms.csv names no currency, so it is assumed
+    out["currency_basis"] = "assumed"
     out["price_date"] = price_date
+    out["price_date_basis"] = "" if price_date == UNKNOWN_DATE else price_date_basis
     out["price_confidence"] = "third_party"
     out["price_note"] = ""
     out["source"] = source
@@ -540,6 +549,7 @@ def read_skypilot_vms(
     *,
     price_date: str = "unknown",
     source: str | None = None,
+    price_date_basis: str = "published",
 ) -> SkyPilotImport:
     """Read a SkyPilot ``vms.csv`` into offerings (one row per instance type and region).
 
@@ -549,9 +559,10 @@ def read_skypilot_vms(
         The ``vms.csv`` file (any SkyPilot schema version, LF or CRLF).
     provider
         Our provider name written into every row (``aws``, ``gcp``, ``azure``, ...).
-    price_date
-        When the prices were observed: ``YYYY-MM-DD`` or ``unknown`` (what the catalog
-        accepts; other text is kept as given, for the caller to move to ``price_note``).
+    price_date, price_date_basis
+        When the prices were observed: ``YYYY-MM-DD`` or ``unknown`` (other text is kept for
+        the caller to move to ``price_note``); ``published`` (the snapshot's own date) or
+        ``read`` (the day it was read), left empty with an unknown date.
     source
         Text for the ``source`` column; default ``"skypilot vms.csv: <path>"``.
 
@@ -562,9 +573,8 @@ def read_skypilot_vms(
         (on-demand = minimum over availability zones, spot = median over zones
         that quote a spot price; a spot above on-demand is dropped); reserved
         prices empty (SkyPilot has none); ``network_gbps`` empty;
-        ``availability_cap_instances`` from :func:`default_availability_cap`.
-        ``unmapped`` counts input rows per unknown accelerator name and
-        ``skipped`` counts rows left out per reason.
+        ``availability_cap_instances`` from :func:`default_availability_cap`;
+        ``unmapped`` / ``skipped`` count rows left out per unknown name / per reason.
 
     Raises
     ------
@@ -649,7 +659,7 @@ def read_skypilot_vms(
     _bump(skipped, SKIP_SPOT, int(dearer.sum()))
     out.loc[dearer, "spot_usd_per_hour"] = np.nan
 
-    out = _as_offerings(out, provider, price_date, source)
+    out = _as_offerings(out, provider, price_date, source, price_date_basis)
     return SkyPilotImport(
         offerings=out, unmapped=dict(sorted(unmapped.items())), skipped=skipped, held=held
     )
