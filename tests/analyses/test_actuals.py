@@ -194,7 +194,8 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     # June is the last month billed and bills fewer keys than planned (the H200s' $2,935.55
     # has no row): partial, the H200s' June invoice not in yet, so it is pending and the
     # other columns add it (at the plan, and at the H200s' run-rate factor, 1 below)
-    by_month = billed.groupby("month")["cost"].sum()
+    # (Seeweb bills in EUR: its rows at the catalog's rate, as actuals reads them)
+    by_month = billed_in_usd(billed, catalog).groupby("month")["cost_usd"].sum()
     assert (actual["actual_usd"].round(2) == by_month.round(2)).all()
     assert result.partial_months == ["2027-06"]
     pending = pd.Series(0.0, index=by_month.index)
