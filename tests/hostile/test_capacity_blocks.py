@@ -10,6 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# The block case of tests/test_capacity_blocks.py: one p5.48xlarge for 142.87 h on a
+# 6-day block, 1 x 6 x 24 x $39.33 = $5,663.52
+from test_capacity_blocks import PROBLEM
+
 from solver.api import solve
 from solver.errors import ProcureError
 from solver.inputs.catalog import load_catalog
@@ -19,28 +23,6 @@ from solver.trust.verify import verify_plan
 
 REPO = Path(__file__).resolve().parents[2]
 FILE = "capacity_blocks.csv"
-
-# The block case of tests/test_capacity_blocks.py: one p5.48xlarge for 142.87 h on a
-# 6-day block, 1 x 6 x 24 x $39.33 = $5,663.52
-PROBLEM = {
-    "name": "block-case",
-    "horizon_months": 1,
-    "providers": ["aws"],
-    "regions": ["us-east-1"],
-    "modes": ["on_demand"],
-    "workloads": [
-        {
-            "kind": "training",
-            "name": "ft",
-            "model": "llama-3-8b",
-            "tokens": 2.0e10,
-            "precision": "bf16",
-            "optimizer": "adamw",
-            "seq_len": 8192,
-            "deadline_days": 30,
-        }
-    ],
-}
 
 
 def _folder(tmp_path: Path, column: str, value: str, row: int = 0) -> Path:

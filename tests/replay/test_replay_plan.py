@@ -97,17 +97,23 @@ workloads:
 """
 
 
+def _solved(folder: Path, problem_text: str) -> Path:
+    """The plan file ``procure solve`` writes for ``problem_text``."""
+    problem = folder / "problem.yaml"
+    problem.write_text(problem_text)
+    plan = folder / "plan.json"
+    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
+    assert solved.exit_code == 0, solved.output
+    return plan
+
+
 def test_a_fleet_planned_flat_out_misses_and_exits_6(tmp_path, monkeypatch):
     # a deliberately undersized plan that still verifies: capacity for the demand at 100%
     # utilisation (max_utilisation 1), no N+1. Poisson arrivals at ~84% of the planned
     # capacity on one unit queue prompts for seconds (the plan's batch steps at the 50 ms
     # limit, so any burst above it waits): TTFT p99 far past 1 s, exit 6
     monkeypatch.chdir(ROOT)
-    problem = tmp_path / "flat-out.yaml"
-    problem.write_text(FLAT_OUT)
-    plan = tmp_path / "plan.json"
-    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
-    assert solved.exit_code == 0, solved.output
+    plan = _solved(tmp_path, FLAT_OUT)
     result = runner.invoke(app, ["replay", str(plan), "--duration-s", "120", "--format", "json"])
     assert result.exit_code == EXIT_REPLAY_SLO_MISSED, result.output
     data = json.loads(result.output)
@@ -155,11 +161,7 @@ def test_the_command_exits_0_when_every_limit_holds(tmp_path, monkeypatch):
     # the batch whose step is 50 ms, so even its p99 batch (with one unit lost) steps well
     # under 50 ms, and prompts rarely wait: every limit holds at p99, exit 0
     monkeypatch.chdir(ROOT)
-    problem = tmp_path / "generous.yaml"
-    problem.write_text(GENEROUS)
-    plan = tmp_path / "plan.json"
-    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
-    assert solved.exit_code == 0, solved.output
+    plan = _solved(tmp_path, GENEROUS)
     result = runner.invoke(app, ["replay", str(plan), "--duration-s", "120"])
     assert result.exit_code == 0, result.output
     assert "every block meets its limits, with one unit lost too" in result.output
