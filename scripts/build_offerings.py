@@ -95,7 +95,9 @@ from price_provenance import (  # noqa: E402
     TSAOL_DAY,
     TSAOL_FILES,
     anycloud_url,
+    check_currencies,
     check_dated,
+    drop_unstated_currencies,
     seeweb_from_page,
     skypilot_note,
     skypilot_read_day,
@@ -103,6 +105,7 @@ from price_provenance import (  # noqa: E402
     tsaol_source,
     with_currencies,
 )
+from provider_pages import lambda_from_page, scaleway_from_page  # noqa: E402
 
 DEFAULT_SNAPSHOTS = ROOT.parent / "shared" / "data" / "external" / "skypilot-catalog"
 ANYCLOUD_HEAD = "anycloud-sh-catalog/62ff0a987e0c257a89235415d2877812fb1aaf29"
@@ -1343,8 +1346,10 @@ def build(snapshot_dir: Path, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
     off = apply_commitment_prices(off)
     off = apply_network(off)
     off = clean_spot(off)
-    off = with_currencies(seeweb_from_page(off))
+    off = drop_unstated_currencies(off)
+    off = with_currencies(lambda_from_page(scaleway_from_page(seeweb_from_page(off))))
     check_dated(off)
+    check_currencies(off)
     for column in (
         "on_demand_usd_per_hour",
         "spot_usd_per_hour",

@@ -14,7 +14,9 @@ Every offering's ``price_date`` is a day, and ``price_date_basis`` says which da
 
 Every offering's ``currency`` is the currency its seller bills, and ``currency_basis`` says
 whether a source names it (``stated``) or not (``assumed``): :data:`CURRENCIES`, one
-citation per provider (catalogs/SOURCES.md, "Price dates and currencies").
+citation per provider (catalogs/SOURCES.md, "Price dates and currencies"). Every shipped row
+is ``stated`` (:func:`check_currencies`); a provider no source names the currency of is left
+out (:data:`UNSTATED_CURRENCY`).
 """
 
 from __future__ import annotations
@@ -188,17 +190,31 @@ CURRENCIES: dict[str, tuple[str, str]] = {
     "paperspace": ("USD", "stated"),
     "digitalocean": ("USD", "stated"),
     "tensorwave": ("USD", "stated"),
-    # no page read names the currency (SOURCES.md says what was looked at)
-    "vast": ("USD", "assumed"),
-    "fluidstack": ("USD", "assumed"),
+    # Vast's API reference: dph_total "Total $/hour rental cost", searched as dlperf_usd
+    "vast": ("USD", "stated"),
+    # Scaleway's own page prices in euros (rows repriced by provider_pages.scaleway_from_page)
+    "scaleway": ("EUR", "stated"),
 }
 
 #: Rows resold by an aggregator are billed by the aggregator: its currency, by the skypilot
-#: file the row came from. Prime Intellect bills a USD wallet; Shadeform's API states prices
-#: "in cents" and names no currency.
+#: file the row came from. Prime Intellect bills a USD wallet; Shadeform's price is "in cents"
+#: of US dollars (the fetcher that wrote the file: "Price is in cents per hour, convert to
+#: dollars"; its FinOps profile: BillingCurrency USD).
 RESELLERS: dict[str, tuple[str, str]] = {
     "/v8/primeintellect/": ("USD", "stated"),
-    "/v8/shadeform/": ("USD", "assumed"),
+    "/v8/shadeform/": ("USD", "stated"),
+}
+
+#: Providers whose rows are left out of the catalog because no page read states the currency
+#: their prices are in (a price no one can say the currency of cannot be signed on), with
+#: what was searched (catalogs/SOURCES.md, "Currencies").
+UNSTATED_CURRENCY: dict[str, str] = {
+    "fluidstack": (
+        "FluidStack's API (fluidstackio/fern-config fern/openapi/fluidstack-openapi.json: "
+        "current_rate, 'hourly price ... per processor', no currency), its docs (billing: "
+        "'credit balance'), its terms (fluidstack.io/legal/terms-conditions: Fees 'as set "
+        "out in an Order') and the skypilot fetcher (price_per_gpu_hr, no currency) name none"
+    ),
 }
 
 
@@ -219,6 +235,23 @@ def with_currencies(off: pd.DataFrame) -> pd.DataFrame:
     out["currency"] = [c if c else cur for (c, _b), cur in zip(known, out["currency"], strict=True)]
     out["currency_basis"] = [b for _c, b in known]
     return out
+
+
+def drop_unstated_currencies(off: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :data:`UNSTATED_CURRENCY` providers left out, with a line saying so."""
+    gone = off["provider"].isin(UNSTATED_CURRENCY)
+    for provider, why in UNSTATED_CURRENCY.items():
+        count = int((off["provider"] == provider).sum())
+        if count:
+            print(f"{provider}: {count} offerings left out, no source states their currency: {why}")
+    return off[~gone].reset_index(drop=True)
+
+
+def check_currencies(off: pd.DataFrame) -> None:
+    """Stop the build if a row's currency is not stated by a source."""
+    assumed = off[off["currency_basis"] != "stated"]
+    if not assumed.empty:
+        raise ValueError(f"offerings in an assumed currency: {list(assumed['offering_id'][:5])}")
 
 
 def check_dated(off: pd.DataFrame) -> None:
