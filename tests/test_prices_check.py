@@ -3,20 +3,23 @@ quote requests, quotes filled in, solve with the quotes.
 
 The seed's plan (``procure solve problems/seed-2m-13b.yaml``) rests on three prices (bands
 in the shipped catalogs/price_bands.csv when this was written: unverified 30%, third_party
-15%; the tests follow the file's bands, :data:`BAND` and :data:`BAND_3RD`):
+15%, list 5%; the tests follow the file's bands, :data:`BAND`, :data:`BAND_3RD` and
+:data:`BAND_LIST`):
 
 - TensorWave ``tensorwave/US/mi325x-8x`` on demand, unverified, $15.60 per instance-hour
   (1.95 per GPU-hour x 8), training: 5 units x 1,827.25 h = 9,136.27 instance-hours,
   $142,525.82, at risk 0.30 x 142,525.82 = $42,757.75;
-- Lambda ``lambda/europe-central-1/gpu_1x_gh200`` on demand, third_party, $2.29 per
-  instance-hour, serving: base 1 unit x (4,392 + 4,380 + 3,300) h = 12,072, peak 5 x
-  (1,464 + 1,460 + 1,100) = 20,120, shoulder 2 x (2,928 + 2,920 + 2,200) = 16,096;
-  48,288 instance-hours x $2.29 = $110,579.52, at risk 0.15 x 110,579.52 = $16,586.93;
+- Lambda ``lambda/europe-central-1/gpu_1x_gh200`` on demand, list (lambda.ai/instances as
+  read 2026-09-20), $2.29 per instance-hour, serving: base 1 unit x (4,392 + 4,380 + 3,300)
+  h = 12,072, peak 5 x (1,464 + 1,460 + 1,100) = 20,120, shoulder 2 x (2,928 + 2,920 +
+  2,200) = 16,096; 48,288 instance-hours x $2.29 = $110,579.52, at risk 0.05 x 110,579.52 =
+  $5,528.98;
 - Massed Compute ``massedcompute/desmoines-usa-1/massedcompute_A100-80GBx2`` on demand,
   third_party, $2.70 per instance-hour: 40,240 instance-hours, $108,648.00, at risk
   0.15 x 108,648 = $16,297.20.
 
-The plan's total is $361,753.34 (their sum); TensorWave ranks first. Quoted 10% under the
+The plan's total is $361,753.34 (their sum); TensorWave ranks first, Massed Compute second
+(its third-party band puts more money at risk than Lambda's list price does). Quoted 10% under the
 catalog, $14.04, $2.061 and $2.43, every dollar of the plan is 10% cheaper, so the same plan
 stays optimal at 0.9 x 361,753.34 = $325,578.01.
 """
@@ -45,6 +48,8 @@ SEED = str(ROOT / "problems" / "seed-2m-13b.yaml")
 BAND = price_band_fraction("unverified")
 #: the shipped band of a third-party price
 BAND_3RD = price_band_fraction("third_party")
+#: the shipped band of a list price
+BAND_LIST = price_band_fraction("list")
 
 
 @pytest.fixture(scope="module")
@@ -66,31 +71,31 @@ def test_the_seeds_prices_ranked_by_money_at_risk(checked):
     _, report, _ = checked
     assert report["repricing"] == "fixed-plan"
     assert report["total_cost_usd"] == pytest.approx(361_753.34, abs=0.01)
-    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, LAMBDA, MASSED]
-    tensorwave, lam, massed = report["prices"]
+    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, MASSED, LAMBDA]
+    tensorwave, massed, lam = report["prices"]
     # worked in the module docstring
     assert tensorwave["confidence"] == "unverified" and tensorwave["band_fraction"] == BAND
     assert tensorwave["price_usd_per_hour"] == pytest.approx(15.60)
     assert tensorwave["carried_usd"] == pytest.approx(142_525.82, abs=0.01)
     assert tensorwave["at_risk_usd"] == pytest.approx(142_525.82 * BAND, abs=0.01)
-    assert lam["confidence"] == "third_party" and lam["band_fraction"] == BAND_3RD
+    assert lam["confidence"] == "list" and lam["band_fraction"] == BAND_LIST
     assert lam["price_usd_per_hour"] == pytest.approx(2.29)
     assert lam["instance_hours"] == pytest.approx(48_288.0)
     assert lam["carried_usd"] == pytest.approx(110_579.52, abs=0.01)
-    assert lam["raised_total_usd"] == pytest.approx(361_753.34 + 110_579.52 * BAND_3RD, abs=0.01)
-    assert lam["raised_price_usd_per_hour"] == pytest.approx(2.29 * (1 + BAND_3RD))
+    assert lam["raised_total_usd"] == pytest.approx(361_753.34 + 110_579.52 * BAND_LIST, abs=0.01)
+    assert lam["raised_price_usd_per_hour"] == pytest.approx(2.29 * (1 + BAND_LIST))
     assert lam["peak_units"] == 5 and len(lam["lines"]) == 9
     assert (lam["from_day"], lam["until_day"]) == ("2027-04-01", "2029-12-31")
     assert massed["price_usd_per_hour"] == pytest.approx(2.70)
     assert massed["carried_usd"] == pytest.approx(108_648.0, abs=0.01)
-    if (BAND, BAND_3RD) == (0.30, 0.15):  # the shipped bands when written: the docstring's
+    if (BAND, BAND_3RD, BAND_LIST) == (0.30, 0.15, 0.05):  # the shipped bands when written
         assert [p["at_risk_usd"] for p in report["prices"]] == pytest.approx(
-            [42_757.75, 16_586.93, 16_297.20], abs=0.01
+            [42_757.75, 16_297.20, 5_528.98], abs=0.01
         )
     assert not tensorwave["over_budget"]  # at most 2 x $361,753 is within the $2,000,000
     assert report["not_checked"] == []
     # all at once: the total plus each price's carried money times its band
-    raised = 142_525.82 * BAND + (110_579.52 + 108_648.0) * BAND_3RD
+    raised = 142_525.82 * BAND + 108_648.0 * BAND_3RD + 110_579.52 * BAND_LIST
     assert report["all_raised_total_usd"] == pytest.approx(361_753.34 + raised, abs=0.01)
 
 

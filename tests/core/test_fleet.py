@@ -145,9 +145,12 @@ def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     # The seed (default, autoscaled), in each serving period: Lambda GH200 1 at base, 2 at
     # shoulder, 5 at peak: 1 all day, 5 - 1 = 4 more at peak; Massed Compute A100 pairs 1 at
     # base, 3 at shoulder, 1 at peak: 1 all day, 3 - 1 = 2 more at shoulder (where most run,
-    # not "at peak"). traffic-mix-measured (tests/golden): the Massed Compute A6000-base runs
-    # 2 at base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder.
+    # not "at peak"). traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at
+    # base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder. Which of the
+    # A6000 rows it is, is a tie: every Massed Compute A6000 type and region is $0.57 per
+    # GPU-hour in the catalog, so the solver may take any (the line's reading is the point).
     import json
+    import re
 
     from solver.outputs.text import fleet_lines
     from solver.plan import Plan
@@ -161,7 +164,7 @@ def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     plan = Plan.model_validate({**golden["output"], "cash_flow": []})  # undated in golden
     [line] = fleet_lines(plan)
     assert "lambda/us-east-1/gpu_1x_gh200 2 +3 at peak" in line
-    assert line.endswith("massedcompute/desmoines-usa-1/massedcompute_A6000-base 1 +3 at shoulder")
+    assert re.search(r"massedcompute/[a-z-]+1/massedcompute_A6000[a-z-]* 1 \+3 at shoulder$", line)
 
 
 def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():

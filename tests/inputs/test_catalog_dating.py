@@ -40,11 +40,14 @@ def test_no_shipped_price_is_undated_and_every_date_says_what_it_is():
     # 0 on-demand dates unknown, and 0 commitment prices with an unknown date
     assert report.unknown_dates == ()
     assert set(off["price_date_basis"]) == {"published", "read"}
-    # published: the anycloud-sh HEAD of 2026-05-20 (gcp 438, azure 444, lambda 352, vast 41),
-    # CoreWeave's dated capture (20), tsaol/aws-gpu's dated tables (21), the Vantage table
-    # (6), the Capacity Block scrape (3), the TensorWave blog (1) = 1,326; the other 594 are
-    # skypilot-catalog files dated by the day they were read (and 4 Seeweb page captures).
-    assert report.date_bases == {"published": 1326, "read": 594}
+    # published: the anycloud-sh HEAD of 2026-05-20 (gcp 438, azure 444, lambda 112 = the 7
+    # instance types Lambda's page reading does not list x 16 regions, vast 41), CoreWeave's
+    # dated capture (20), tsaol/aws-gpu's dated tables (21), the Vantage table (6), the
+    # Capacity Block scrape (3), the TensorWave blog (1) = 1,086; read: the skypilot-catalog
+    # files dated by the day they were read (594 - 23 FluidStack rows left out - 12 Scaleway
+    # rows now read off Scaleway's page = 559), 240 Lambda rows dated by the page reading
+    # (2026-09-20), 12 Scaleway (2026-09-27) = 811 (4 of the 559 are Seeweb page captures).
+    assert report.date_bases == {"published": 1086, "read": 811}
     read = off[off["price_date_basis"] == "read"]
     skypilot = read[read["source"].str.contains("skypilot-catalog")]
     assert set(skypilot["price_date"]) == {"2026-11-22", "2026-11-24"}
@@ -60,32 +63,34 @@ def test_every_shipped_source_is_an_address_a_person_can_open():
     assert sky["source"].str.contains(r"/blob/[0-9a-f]{40}/catalogs/", regex=True).all()
 
 
-def test_shipped_currencies_are_stated_except_the_sellers_no_page_names():
+def test_no_shipped_currency_is_assumed():
+    # Every seller's currency is named by a source (catalogs/SOURCES.md, "Currencies"): Vast's
+    # API reference ($/hour, dlperf_usd), Shadeform's fetcher and FinOps profile (cents of US
+    # dollars) for the 71 rows it resells, Scaleway's page (EUR); FluidStack, which no source
+    # names the currency of, is left out. This fails on the first row a build leaves assumed.
     off = load_catalog().offerings
     report = dating_report(off)
-    assumed = off[off["currency_basis"] == "assumed"]
-    # Vast 41 and FluidStack 23 (no page read names the currency) and the 71 rows resold by
-    # Shadeform (its API gives prices "in cents" with no currency): massedcompute 46,
-    # scaleway 12, crusoe 9 (the other 9 crusoe rows are Prime Intellect's, billed in USD),
-    # denvr 4. 41 + 23 + 46 + 12 + 9 + 4 = 135.
-    assert assumed["provider"].value_counts().to_dict() == {
-        "massedcompute": 46,
-        "vast": 41,
-        "fluidstack": 23,
-        "scaleway": 12,
-        "crusoe": 9,
-        "denvr": 4,
-    }
-    assert len(report.assumed_currencies) == 135
-    assert report.currencies == {"EUR": 10, "USD": 1910}
+    assumed = off[off["currency_basis"] != "stated"]
+    assert assumed.empty, assumed["provider"].value_counts().to_dict()
+    assert report.assumed_currencies == ()
+    # EUR: Seeweb 10 + Scaleway 12 = 22; USD: the other 1,897 - 22 = 1,875
+    assert report.currencies == {"EUR": 22, "USD": 1875}
+    assert "fluidstack" not in set(off["provider"])
 
 
 def test_validate_prints_both_counts_on_the_shipped_catalog():
     result = runner.invoke(app, ["catalog", "validate"])
     assert result.exit_code == 0, result.output
-    assert "price dates: 0 of 1920 offerings with an unknown date" in result.output
-    assert "currencies: 135 of 1920 offerings in a currency no source states" in result.output
-    assert "(10 EUR, 1910 USD)" in result.output
+    assert "price dates: 0 of 1897 offerings with an unknown date" in result.output
+    assert "currencies: 0 of 1897 offerings in a currency no source states" in result.output
+    assert "(22 EUR, 1875 USD)" in result.output
+
+
+def test_validate_strict_passes_on_the_shipped_catalog():
+    # --strict fails on an unknown date or an assumed currency (the test below); the shipped
+    # catalog has neither
+    result = runner.invoke(app, ["catalog", "validate", "--strict"])
+    assert result.exit_code == 0, result.output
 
 
 # --------------------------------------------------------------------------- the counts
@@ -204,10 +209,32 @@ def test_seeweb_rows_take_the_page_price_in_euros(provenance):
 def test_a_resold_row_takes_its_resellers_currency(provenance):
     shade = "https://github.com/skypilot-org/skypilot-catalog/blob/x/catalogs/v8/shadeform/vms.csv"
     prime = shade.replace("shadeform", "primeintellect")
-    assert provenance.currency_of("crusoe", shade) == ("USD", "assumed")
+    # Shadeform's cents are US cents: a row it resells is USD even where the upstream (here
+    # Scaleway) bills its own customers in euros
+    assert provenance.currency_of("scaleway", shade) == ("USD", "stated")
     assert provenance.currency_of("crusoe", prime) == ("USD", "stated")
+    assert provenance.currency_of("scaleway", "https://www.scaleway.com/") == ("EUR", "stated")
     assert provenance.currency_of("seeweb", "https://www.seeweb.it/") == ("EUR", "stated")
     assert provenance.currency_of("newcloud", "x") == (None, "assumed")
+
+
+def test_the_build_stops_on_a_row_in_an_assumed_currency(provenance):
+    rows = pd.DataFrame([{"offering_id": "a/b/c", "currency_basis": "assumed"}])
+    with pytest.raises(ValueError, match="assumed currency: \\['a/b/c'\\]"):
+        provenance.check_currencies(rows)
+    provenance.check_currencies(rows.assign(currency_basis="stated"))  # no error
+
+
+def test_a_provider_no_source_names_the_currency_of_is_left_out(provenance, capsys):
+    rows = pd.DataFrame(
+        [{"offering_id": "fluidstack/CANADA/x", "provider": "fluidstack"}]
+        + [{"offering_id": "vast/us/y", "provider": "vast"}]
+    )
+    kept = provenance.drop_unstated_currencies(rows)
+    assert list(kept["offering_id"]) == ["vast/us/y"]
+    assert "fluidstack: 1 offerings left out, no source states their currency" in (
+        capsys.readouterr().out
+    )
 
 
 def test_the_build_stops_on_an_undated_row(provenance):

@@ -185,20 +185,26 @@ def test_every_shipped_price_has_a_valid_date_confidence_and_currency():
     assert off["price_date"].map(is_price_date).all()
     assert set(off["currency"]) == {"USD", "EUR"} and set(srv["currency"]) == {"USD"}
     assert srv["price_confidence"].isin(CONFIDENCE_LEVELS).all()
-    # the counts catalogs/SOURCES.md gives (Prices: provenance): 24 list prices (20 CoreWeave
+    # the counts catalogs/SOURCES.md gives (Prices: provenance): 276 list prices (20 CoreWeave
     # from coreweave.com/pricing captured 2026-10-10, 4 Seeweb H200/A100 from Seeweb's page
-    # captured 2026-09-15); 10 unverified (6 Vantage-quoted AWS p5en/p6-b200, 3 Capacity
-    # Block rates, 1 TensorWave blog price); the other 1,886 third-party. 1,928 - 8 recalled
-    # CoreWeave A40/A6000 rows (not on CoreWeave's page, left out) = 1,920.
+    # captured 2026-09-15, 240 Lambda rows = the 15 instance types lambda.ai/instances listed
+    # on 2026-09-20 x 16 regions, 12 Scaleway rows from Scaleway's page read 2026-09-27); 10
+    # unverified (6 Vantage-quoted AWS p5en/p6-b200, 3 Capacity Block rates, 1 TensorWave blog
+    # price); the other 1,611 third-party. 1,920 - 23 FluidStack rows (no source states their
+    # currency, left out) = 1,897 = 276 + 10 + 1,611.
     assert off["price_confidence"].value_counts().to_dict() == {
-        "third_party": 1886,
-        "list": 24,
+        "third_party": 1611,
+        "list": 276,
         "unverified": 10,
     }
     assert (off["price_date"] == "unknown").sum() == 0  # every price dated
     listed = off[off["price_confidence"] == "list"]
-    assert set(listed["provider"]) == {"coreweave", "seeweb"}
-    assert set(listed["price_date"]) == {"2026-10-10", "2026-09-15"}
+    assert listed.groupby("provider")["price_date"].unique().map(list).to_dict() == {
+        "coreweave": ["2026-10-10"],
+        "lambda": ["2026-09-20"],
+        "scaleway": ["2026-09-27"],
+        "seeweb": ["2026-09-15"],
+    }
 
 
 def test_seeweb_is_priced_in_euros_as_seewebs_page_shows():

@@ -3,12 +3,12 @@ and its plan under ``min_price_confidence: list``.
 
 The seed plan (tests/golden/seed-2m-13b.json, $361,753.34): training on TensorWave MI325X
 ($142,525.82, unverified: a blog's price of 2026-05-18), serving autoscaled (the default)
-on Lambda GH200 ($110,579.52, third_party: the anycloud-sh snapshot of 2026-05-20) and
-Massed Compute A100 pairs ($108,648.00, third_party: the Shadeform listing read 2026-11-24).
-At the opt-in ``fleet: per_block`` ($342,972.85) it serves on Seeweb H200 ($98,438.63, list:
+on Lambda GH200 ($110,579.52, list: lambda.ai/instances as read 2026-09-20) and Massed
+Compute A100 pairs ($108,648.00, third_party: the Shadeform listing read 2026-11-24). At the
+opt-in ``fleet: per_block`` ($342,972.85) it serves on Seeweb H200 ($98,438.63, list:
 Seeweb's page captured 2026-09-15), Verda A100 ($46,718.64, third_party, read 2026-11-24) and
-Lambda GH200 ($55,289.76). The plan starts 2027-01-01: the TensorWave price is 228 days old
-then, Lambda's 226, Seeweb's 108, Massed Compute's and Verda's 38.
+Lambda GH200 ($55,289.76, list). The plan starts 2027-01-01: the TensorWave price is 228
+days old then, Lambda's 103, Seeweb's 108, Massed Compute's and Verda's 38.
 """
 
 from __future__ import annotations
@@ -41,21 +41,21 @@ LAMBDA_PER_BLOCK_USD = 6 * 4 * 1006 * 2.29  # 55,289.76
 
 
 def test_seed_spend_by_confidence(seed_plan):
-    # the autoscaled seed: training on an unverified price, serving on third-party ones
+    # the autoscaled seed: training on an unverified price, serving on Lambda's list price
+    # and Massed Compute's third-party one
     spend = spend_by_confidence(seed_plan.line_items)
-    assert list(spend) == ["third_party", "unverified"]  # strongest first, none list
+    assert list(spend) == ["list", "third_party", "unverified"]  # strongest first
     assert spend["unverified"] == pytest.approx(TENSORWAVE_USD, abs=0.01)
-    assert spend["third_party"] == pytest.approx(LAMBDA_USD + MASSED_USD, abs=0.01)
+    assert spend["list"] == pytest.approx(LAMBDA_USD, abs=0.01)
+    assert spend["third_party"] == pytest.approx(MASSED_USD, abs=0.01)
     assert sum(spend.values()) == pytest.approx(seed_plan.total_cost_usd, abs=0.01)
 
 
 def test_per_block_seed_spend_by_confidence(seed_per_block_plan):
     spend = spend_by_confidence(seed_per_block_plan.line_items)
     assert list(spend) == ["list", "third_party", "unverified"]  # strongest first
-    assert spend["list"] == pytest.approx(SEEWEB_PER_BLOCK_USD, abs=0.01)
-    assert spend["third_party"] == pytest.approx(
-        VERDA_PER_BLOCK_USD + LAMBDA_PER_BLOCK_USD, abs=0.01
-    )
+    assert spend["list"] == pytest.approx(SEEWEB_PER_BLOCK_USD + LAMBDA_PER_BLOCK_USD, abs=0.01)
+    assert spend["third_party"] == pytest.approx(VERDA_PER_BLOCK_USD, abs=0.01)
     assert spend["unverified"] == pytest.approx(TENSORWAVE_USD, abs=0.01)
     # 142,525.82 / 342,972.85 = 41.56% unverified
     share = spend["unverified"] / seed_per_block_plan.total_cost_usd
@@ -67,11 +67,17 @@ def test_seed_spend_by_price_age_at_the_start(seed_plan):
     start = date(2027, 1, 1)
     ages = {i.provider: line_age_days(i, start) for i in seed_plan.line_items}
     # 2026-05-18 to 2027-01-01: 13 days of May + 30 + 31 + 31 + 30 + 31 + 30 + 31 + 1 = 228;
-    # 2026-05-20: 226; 2026-11-24: 6 days of November + 31 + 1 = 38
-    assert ages == {"tensorwave": 228, "lambda": 226, "massedcompute": 38}
+    # Lambda's page read 2026-09-20: 10 days of September + 31 + 30 + 31 + 1 = 103;
+    # 2026-11-24: 6 days of November + 31 + 1 = 38
+    assert ages == {"tensorwave": 228, "lambda": 103, "massedcompute": 38}
     spend = spend_by_price_age(seed_plan)
     assert spend == pytest.approx(
-        {"181 to 365 days": TENSORWAVE_USD + LAMBDA_USD, "up to 90 days": MASSED_USD}, abs=0.01
+        {
+            "181 to 365 days": TENSORWAVE_USD,
+            "91 to 180 days": LAMBDA_USD,
+            "up to 90 days": MASSED_USD,
+        },
+        abs=0.01,
     )
 
 
@@ -79,41 +85,47 @@ def test_per_block_seed_spend_by_price_age_at_the_start(seed_per_block_plan):
     start = date(2027, 1, 1)
     ages = {i.provider: line_age_days(i, start) for i in seed_per_block_plan.line_items}
     # Seeweb's page captured 2026-09-15: 15 days of September + 31 + 30 + 31 + 1 = 108
-    assert ages == {"tensorwave": 228, "lambda": 226, "seeweb": 108, "verda": 38}
+    # Lambda's page read 2026-09-20: 103 (above)
+    assert ages == {"tensorwave": 228, "lambda": 103, "seeweb": 108, "verda": 38}
     spend = spend_by_price_age(seed_per_block_plan)
     assert spend == pytest.approx(
         {
-            "181 to 365 days": TENSORWAVE_USD + LAMBDA_PER_BLOCK_USD,
-            "91 to 180 days": SEEWEB_PER_BLOCK_USD,
+            "181 to 365 days": TENSORWAVE_USD,
+            "91 to 180 days": SEEWEB_PER_BLOCK_USD + LAMBDA_PER_BLOCK_USD,
             "up to 90 days": VERDA_PER_BLOCK_USD,
         },
         abs=0.01,
     )
 
 
-def test_seed_under_list_prices_moves_to_coreweave_and_seeweb():
-    # The list prices in the shipped catalog are CoreWeave's (coreweave.com/pricing as
-    # captured on 2026-10-10) and Seeweb's H200 and A100 (Seeweb's page captured on
-    # 2026-09-15). With them only (weak_price_policy: exclude) the seed trains on 5 x 8 H100
-    # (gd-8xh100ib, $49.24/h x 2,060.41 h = $507,273.64; sized at H100's low MFU 0.30, was
-    # 4 at the point 0.41) and serves on Seeweb H200 (EUR 2.60 = $3.05786/h; 2 at base, 4 at
-    # shoulder, 5 at peak: 2 x 12 + 4 x 8 + 5 x 4 = 76 unit-hours a day over 1,006 days =
-    # $233,791.74): $741,065.38, 2.05x the (autoscaled) seed. Under the default policy the
-    # same requirement refuses the seed's plan instead (tests/trust/test_price_requirements.py).
+def test_seed_under_list_prices_moves_to_lambdas_page():
+    # The list prices in the shipped catalog are CoreWeave's (coreweave.com/pricing captured
+    # 2026-10-10), Seeweb's H200 and A100 (captured 2026-09-15), Scaleway's (read 2026-09-27)
+    # and the 15 instance types lambda.ai/instances listed on 2026-09-20. With them only
+    # (weak_price_policy: exclude) the seed trains on 3 Lambda 8x B200 ($6.69 x 8 = $53.52/h;
+    # 1,843.51 h each, sized at B200's low MFU 0.35: 3 x 1,843.505 x 53.52 = $295,993.17) and
+    # serves on the same Lambda GH200 as the seed ($2.29/h; 2 at base, 6 at shoulder, 6 at
+    # peak: 2 x 12 + 6 x 8 + 6 x 4 = 96 unit-hours a day over 1,006 days = $221,159.04):
+    # $517,152.21, 1.43x the (autoscaled) seed. Before Lambda's page was read the only list
+    # prices were CoreWeave's and Seeweb's, and the same requirement cost $741,065.38 (2.05x).
+    # Under the default policy the same requirement refuses the seed's plan instead
+    # (tests/trust/test_price_requirements.py).
     data = yaml.safe_load((ROOT / "problems" / "seed-2m-13b.yaml").read_text())
     data |= {"min_price_confidence": "list", "weak_price_policy": "exclude"}
     plan = solve_problem(parse_problem(data), load_catalog())
-    assert plan.total_cost_usd == pytest.approx(741_065.38, abs=0.01)
-    assert {i.provider for i in plan.line_items} == {"coreweave", "seeweb"}
+    assert plan.total_cost_usd == pytest.approx(517_152.21, abs=0.01)
+    assert {i.provider for i in plan.line_items} == {"lambda"}
     assert {i.price_confidence for i in plan.line_items} == {"list"}
     training = [i for i in plan.line_items if i.item == "training"]
     assert [(i.offering, i.units) for i in training] == [
-        ("coreweave/EU-NORTH-01/gd-8xh100ib-i128", 5.0)
+        ("lambda/europe-central-1/gpu_8x_b200_sxm6", 3.0)
     ]
-    assert training[0].cost_usd == pytest.approx(507_273.64, abs=0.01)
+    assert training[0].cost_usd == pytest.approx(3 * training[0].hours * 8 * 6.69, abs=0.01)
+    assert training[0].cost_usd == pytest.approx(295_993.17, abs=0.01)
     serving = {(i.period, i.block): i.units for i in plan.line_items if i.item == "rent"}
-    assert {i.offering for i in plan.line_items if i.item == "rent"} == {"seeweb/it-fr2/ECS1GPU10"}
-    assert serving[("m04-15", "base")] == 2.0 and serving[("m04-15", "peak")] == 5.0
+    rented = {i.offering for i in plan.line_items if i.item == "rent"}
+    assert rented == {"lambda/europe-central-1/gpu_1x_gh200"}
+    assert serving[("m04-15", "base")] == 2.0 and serving[("m04-15", "peak")] == 6.0
     rent = sum(i.cost_usd for i in plan.line_items if i.item == "rent")
-    assert rent == pytest.approx(76 * 1006 * 2.60 * 1.1761, abs=0.01)
-    assert plan.total_cost_usd / SEED_USD == pytest.approx(2.05, abs=0.01)  # / 361,753.34
+    assert rent == pytest.approx(96 * 1006 * 2.29, abs=0.01)
+    assert plan.total_cost_usd / SEED_USD == pytest.approx(1.43, abs=0.01)  # / 361,753.34
