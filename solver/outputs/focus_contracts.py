@@ -7,8 +7,8 @@ and a ``ContractApplied`` column on Cost and Usage rows, a JSON object whose ``E
 name the contract and commitment a row applies to and the amount it applies
 (``ContractCommitmentAppliedCost``, in the row's billing currency).
 
-A plan's commitments, one contract per provider (``ContractId``
-``<billing account>:<provider>``):
+A plan's commitments, one contract per invoice issuer (``ContractId``
+``<billing account>:<InvoiceIssuerName>``: the provider, or the server seller):
 
 - a reservation (``Usage``, its instance-hours) or an existing one (already signed, so
   ``Active`` whatever the plan's state);
@@ -60,8 +60,9 @@ def commitment_id(row: pd.Series) -> str | None:
 
 
 def contract_id(row: pd.Series) -> str:
-    """The ContractId of a commitment's row: one contract per provider and account."""
-    return f"{row['BillingAccountId']}:{row['ServiceProviderName']}"
+    """The ContractId of a commitment's row: one contract per account and invoice issuer
+    (the provider for cloud commitments, the server seller for servers bought)."""
+    return f"{row['BillingAccountId']}:{row['InvoiceIssuerName']}"
 
 
 def with_contract_applied(frame: pd.DataFrame) -> pd.DataFrame:
