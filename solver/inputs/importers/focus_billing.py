@@ -25,7 +25,8 @@ forecast (``procure export``, :mod:`solver.outputs.focus`) reads back the same w
 summed), with the columns :data:`BILLING_COLUMNS`:
 
 - ``provider``: the catalog's provider id (``aws``, ``azure``, ``gcp``, ``lambda`` ...)
-  from ``ProviderName``; ``region`` from ``RegionId``; ``instance_type`` (see above;
+  from ``ProviderName`` (FOCUS 1.0 to 1.3; ``ServiceProviderName``, its 1.3 successor,
+  where a bill has no ``ProviderName``); ``region`` from ``RegionId``; ``instance_type`` (see above;
   empty when the row is not an instance, e.g. storage); ``sku_id`` (``SkuId``).
 - ``month``: ``YYYY-MM`` of ``ChargePeriodStart`` (UTC): the calendar month the charge
   was incurred in (a billing period need not be a calendar month).
@@ -355,7 +356,12 @@ def _header(reader: csv.DictReader, path: Path) -> Sequence[str]:
             field=twice[0],
             fix="export the bill again: each FOCUS column appears once",
         )
-    missing = [c for c in REQUIRED if c not in header]
+    # FOCUS 1.3 deprecates ProviderName for ServiceProviderName (1.4 removes it): either
+    missing = [
+        c
+        for c in REQUIRED
+        if c not in header and not (c == "ProviderName" and "ServiceProviderName" in header)
+    ]
     if missing:
         raise ProcureError(
             f"not a FOCUS billing export: no column {', '.join(missing)}",
@@ -442,7 +448,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
     period_first, period_last = _billing_period(raw, path, n)
     identity, digest, amounts = row_identity(raw)
     return {
-        "provider": provider_id(raw["ProviderName"]),
+        "provider": provider_id(raw.get("ProviderName") or raw.get("ServiceProviderName", "")),
         "region": raw["RegionId"].strip(),
         "instance_type": instance_type_of(raw),
         "sku_id": raw.get("SkuId", "").strip(),
