@@ -462,13 +462,12 @@ def _register_downloads(app: FastAPI) -> None:
         until the workspace approves the plan, then Active."""
         from solver.outputs.focus import focus_csv
         from solver.outputs.focus_contracts import contract_commitment_frame
-        from solver.web.approvals import review_of
-        from solver.web.store.accounts import PlanStatus
+        from solver.web.approvals import commitment_lifecycle
 
         rows = focus_rows(plan_id)
         with store.sessions() as session:
-            approved = review_of(session, plan_id).status == PlanStatus.APPROVED
-        frame = contract_commitment_frame(rows, lifecycle="Active" if approved else "Proposed")
+            lifecycle = commitment_lifecycle(session, plan_id)
+        frame = contract_commitment_frame(rows, lifecycle=lifecycle)
         name = f"plan-{plan_id}-focus-contract-commitment.csv"
         return _download(focus_csv(frame), name, "text/csv")
 
