@@ -207,8 +207,41 @@ def _resolve_words(resolution: Resolution | None, note: str) -> str:
     )
 
 
-def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution=None, note=""):
-    """One JSON document: totals, rows, flags and (with --reforecast) the cash flow."""
+def commitments_table(burn: pd.DataFrame) -> str:
+    """The commitment burn-down (:func:`solver.analyses.commitment_burn.commitment_burn`)
+    as text: one row per reserved instance, '' when there is none."""
+    if burn.empty:
+        return ""
+    rows = [
+        [
+            f"{r.provider}/{r.region}/{r.instance_type or '-'}",
+            r.status,
+            _plain(r.committed_usd),
+            _plain(r.used_usd),
+            "-" if r.burn_down_pct is None or r.burn_down_pct != r.burn_down_pct
+            else f"{r.burn_down_pct:.1f}%",
+            _plain(r.unused_usd),
+            _plain(r.over_commitment_usd),
+        ]
+        for r in burn.itertuples(index=False)
+    ]  # fmt: skip
+    header = ["reserved", "status", "committed", "used", "burn-down", "unused", "over-commitment"]
+    head = [
+        "commitments: the plan's reservation fees against the bills' Committed rows "
+        "(used = burn-down; unused as billed; over-commitment = committed - used)"
+    ]
+    return "\n".join(head + _grid(header, rows)) + "\n"
+
+
+def actuals_json(
+    result: Actuals,
+    forecast: Reforecast | None = None,
+    resolution=None,
+    note="",
+    commitments: pd.DataFrame | None = None,
+):
+    """One JSON document: totals, rows, flags, the commitment burn-down (``commitments``,
+    left out when there is none) and (with --reforecast) the cash flow."""
     doc: dict = {
         "first_month": result.first_month,
         "last_month": result.last_month,
@@ -227,6 +260,8 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
         "unbilled": _records(result.flagged("unbilled")),
         "not_billed_by_cloud": result.not_billed_by_cloud,
     }
+    if commitments is not None and not commitments.empty:
+        doc["commitments"] = _records(commitments)
     if forecast is not None:
         doc["reforecast"] = {
             "last_actual_month": forecast.last_actual_month,

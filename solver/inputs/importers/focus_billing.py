@@ -49,6 +49,8 @@ summed), with the columns :data:`BILLING_COLUMNS`:
   ('' without it): how far into its month a bill runs.
 - ``identity``, ``digest`` and ``amounts``: the row's FOCUS identity, content and
   amounts (:func:`row_identity`), by which a row passed twice is found.
+- ``commitment_status``: ``CommitmentDiscountStatus`` as billed (``Used``, ``Unused`` or
+  ''): the commitment burn-down (:mod:`solver.analyses.commitment_burn`).
 
 Bad input is refused with the file, the row (1 = the first data row), its line in the
 file, the column and the fix; the file must be UTF-8 CSV
@@ -143,6 +145,7 @@ BILLING_COLUMNS: tuple[str, ...] = (
     "identity",
     "digest",
     "amounts",
+    "commitment_status",
 )
 _HOUR_UNITS = {"hours", "hour", "hrs", "hr", "h", "1 hour", "instance-hours", "instance hours"}
 _PRICING = {"standard": "on_demand", "": "on_demand", "dynamic": "spot", "committed": "reserved"}
@@ -468,6 +471,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
         "identity": identity,
         "digest": digest,
         "amounts": amounts,
+        "commitment_status": raw.get("CommitmentDiscountStatus", "").strip(),
     }
 
 
