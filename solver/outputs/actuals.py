@@ -212,19 +212,20 @@ def commitments_table(burn: pd.DataFrame) -> str:
     as text: one row per reserved instance, '' when there is none."""
     if burn.empty:
         return ""
-    rows = [
-        [
-            f"{r.provider}/{r.region}/{r.instance_type or '-'}",
-            r.status,
-            _plain(r.committed_usd),
-            _plain(r.used_usd),
-            "-" if r.burn_down_pct is None or r.burn_down_pct != r.burn_down_pct
-            else f"{r.burn_down_pct:.1f}%",
-            _plain(r.unused_usd),
-            _plain(r.over_commitment_usd),
-        ]
-        for r in burn.itertuples(index=False)
-    ]  # fmt: skip
+    rows = []
+    for r in burn.to_dict("records"):
+        pct = r["burn_down_pct"]
+        rows.append(
+            [
+                f"{r['provider']}/{r['region']}/{r['instance_type'] or '-'}",
+                str(r["status"]),
+                _plain(float(r["committed_usd"])),
+                _plain(float(r["used_usd"])),
+                "-" if pct is None or pct != pct else f"{float(pct):.1f}%",
+                _plain(float(r["unused_usd"])),
+                _plain(float(r["over_commitment_usd"])),
+            ]
+        )
     header = ["reserved", "status", "committed", "used", "burn-down", "unused", "over-commitment"]
     head = [
         "commitments: the plan's reservation fees against the bills' Committed rows "
