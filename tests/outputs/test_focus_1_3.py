@@ -99,17 +99,17 @@ def test_mandatory_column_is_present(seed_rows, column, requirement):
 
 def test_every_absent_1_3_column_is_conditional_on_a_feature_a_plan_lacks(seed_rows):
     # The 1.3 Cost and Usage set is 65 columns (the FinOps data model as focus-data-toolkit
-    # ships it); the export writes 44 of them plus 1.2's 2 deprecated names it keeps
-    # (ProviderName, PublisherName: "Columns > ProviderName: deprecated in 1.3"). Each of the
-    # 21 absent is Conditional or Recommended and its condition is not met by a plan
-    # ("Attributes > Column Handling: conditional columns MUST be present when the
-    # provider supports the feature").
+    # ships it); the export writes 45 of them, ProviderName and PublisherName among them
+    # ("Columns > ProviderName: deprecated in 1.3", kept until 1.4). Each of the 20 absent
+    # is Conditional or Recommended and its condition is not met by a plan ("Attributes >
+    # Column Handling: conditional columns MUST be present when the provider supports the
+    # feature").
     from focus_data_toolkit.schema.registry import mandatory_columns, version_columns
 
     focus_columns = version_columns("Cost and Usage", "1.3")
     assert len(focus_columns) == 65
     absent = focus_columns - set(seed_rows.columns)
-    assert absent == set(FOCUS_1_3_ABSENT)
+    assert absent == set(FOCUS_1_3_ABSENT) and len(absent) == 20
     assert not absent & mandatory_columns("Cost and Usage", "1.3")
 
 
