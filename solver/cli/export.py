@@ -108,9 +108,7 @@ def export_cmd(
             problems = validate_focus(frame)
             contracts = None
             if focus_version == "1.3":
-                # a plan file is a proposal: its commitments are Proposed (the workspace
-                # writes them Active once the plan is approved)
-                contracts = contract_commitment_frame(frame, lifecycle="Proposed")
+                contracts = contract_commitment_frame(frame, lifecycle="Proposed")  # a proposal
                 problems += validate_contract_commitments(contracts, frame)
             if problems:
                 raise ProcureError(
