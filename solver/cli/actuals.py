@@ -97,15 +97,18 @@ def actuals_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """What was billed against what was planned: variance by line and month (price,
-    volume, mix, unplanned, unbilled), and with --reforecast the rest of the horizon."""
+    volume, mix, unplanned, unbilled), the reservations' burn-down, and with --reforecast
+    the rest of the horizon."""
 
     def body() -> None:
         from solver.analyses.actuals import actuals, with_resolve
         from solver.analyses.actuals import reforecast as make_reforecast
+        from solver.analyses.commitment_burn import commitment_burn
         from solver.outputs.actuals import (
             actuals_csv,
             actuals_json,
             actuals_table,
+            commitments_table,
             reforecast_csv,
             reforecast_table,
         )
@@ -122,12 +125,15 @@ def actuals_cmd(
             if resolution is not None:
                 rebased = resolution.rebased.problem
                 forecast = with_resolve(forecast, resolution.plan, rebased, cat, rebased.start)
+        burn = commitment_burn(result)
         if format == "json":
-            text = actuals_json(result, forecast, resolution, note)
+            text = actuals_json(result, forecast, resolution, note, commitments=burn)
         elif format == "csv":
             text = reforecast_csv(forecast) if forecast is not None else actuals_csv(result)
         else:
             text = actuals_table(result)
+            if not burn.empty:
+                text += "\n" + commitments_table(burn)
             if forecast is not None:
                 text += "\n" + reforecast_table(forecast, resolution, note)
         inputs = [("plan", plan), *(("billing export", b) for b in billing)]

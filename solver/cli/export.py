@@ -52,19 +52,37 @@ def export_cmd(
     billing_account: Annotated[
         str, typer.Option("--billing-account", help="BillingAccountId for FOCUS rows")
     ] = "planned",
+    focus_version: Annotated[
+        str,
+        typer.Option(
+            "--focus-version",
+            help="FOCUS version of the focus files: 1.3 (cost rows and the Contract "
+            "Commitment dataset) or 1.2 (cost rows only)",
+            **_choices("1.3", "1.2"),
+        ),
+    ] = "1.3",
     force: ForceOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Purchase orders per provider and for hardware (csv, xlsx), or FOCUS 1.2 rows (focus)."""
+    """Purchase orders per provider and for hardware (csv, xlsx), or FOCUS rows (focus: 1.3
+    cost rows and the plan's commitments as the Contract Commitment dataset, or 1.2)."""
 
     def body() -> None:
         from datetime import date
 
         from solver.outputs.focus import focus_csv, focus_frame, validate_focus
+        from solver.outputs.focus_contracts import contract_commitment_frame
+        from solver.outputs.focus_validate import validate_contract_commitments
         from solver.outputs.orders import hardware_order, orders_combined, orders_csv, orders_xlsx
         from solver.trust.planfile import load_plan
 
         _check_format(format, "csv", "xlsx", "focus")
+        if focus_version not in ("1.3", "1.2"):
+            raise ProcureError(
+                f"{focus_version!r} is not a FOCUS version procure writes",
+                field="--focus-version",
+                fix="use --focus-version 1.3 or --focus-version 1.2",
+            )
         check_output_dir(out, force=force)
         the_plan, prob, cat = load_plan(
             plan, problem=problem, catalog=catalog, cache_dir=cache_dir()
@@ -79,14 +97,27 @@ def export_cmd(
                     field="--start",
                     fix="write it as --start YYYY-MM-DD",
                 ) from None
-            frame = focus_frame(the_plan, prob, cat, day, billing_account_id=billing_account)
+            frame = focus_frame(
+                the_plan,
+                prob,
+                cat,
+                day,
+                billing_account_id=billing_account,
+                focus_version=focus_version,
+            )
             problems = validate_focus(frame)
+            contracts = None
+            if focus_version == "1.3":
+                contracts = contract_commitment_frame(frame, lifecycle="Proposed")  # a proposal
+                problems += validate_contract_commitments(contracts, frame)
             if problems:
                 raise ProcureError(
                     "the FOCUS export does not conform: " + "; ".join(problems),
                     fix="this is a bug in procure: report it with the plan",
                 )
             files["focus.csv"] = focus_csv(frame)
+            if contracts is not None and not contracts.empty:
+                files[CONTRACTS_FILE] = focus_csv(contracts)
         elif format == "xlsx":
             files["orders.xlsx"] = orders_xlsx(the_plan, cat, prob)
         elif by_provider:
@@ -121,7 +152,12 @@ def export_cmd(
 
 #: the files ``export`` writes, in every format: orders per provider or combined, the
 #: hardware order, the workbook and the FOCUS rows
-EXPORT_FILE = re.compile(r"^(orders-.+\.csv|orders\.csv|hardware\.csv|orders\.xlsx|focus\.csv)$")
+EXPORT_FILE = re.compile(
+    r"^(orders-.+\.csv|orders\.csv|hardware\.csv|orders\.xlsx|focus\.csv"
+    r"|focus-contract-commitment\.csv)$"
+)
+#: FOCUS 1.3's Contract Commitment dataset of the plan (``--format focus``)
+CONTRACTS_FILE = "focus-contract-commitment.csv"
 #: the record of what the exports into a folder wrote, and of which plan
 MANIFEST = "procure-export.json"
 

@@ -207,8 +207,42 @@ def _resolve_words(resolution: Resolution | None, note: str) -> str:
     )
 
 
-def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution=None, note=""):
-    """One JSON document: totals, rows, flags and (with --reforecast) the cash flow."""
+def commitments_table(burn: pd.DataFrame) -> str:
+    """The commitment burn-down (:func:`solver.analyses.commitment_burn.commitment_burn`)
+    as text: one row per reserved instance, '' when there is none."""
+    if burn.empty:
+        return ""
+    rows = []
+    for r in burn.to_dict("records"):
+        pct = r["burn_down_pct"]
+        rows.append(
+            [
+                f"{r['provider']}/{r['region']}/{r['instance_type'] or '-'}",
+                str(r["status"]),
+                _plain(float(r["committed_usd"])),
+                _plain(float(r["used_usd"])),
+                "-" if pct is None or pct != pct else f"{float(pct):.1f}%",
+                _plain(float(r["unused_usd"])),
+                _plain(float(r["over_commitment_usd"])),
+            ]
+        )
+    header = ["reserved", "status", "committed", "used", "burn-down", "unused", "over-commitment"]
+    head = [
+        "commitments: the plan's reservation fees against the bills' Committed rows "
+        "(used = burn-down; unused as billed; over-commitment = committed - used)"
+    ]
+    return "\n".join(head + _grid(header, rows)) + "\n"
+
+
+def actuals_json(
+    result: Actuals,
+    forecast: Reforecast | None = None,
+    resolution=None,
+    note="",
+    commitments: pd.DataFrame | None = None,
+):
+    """One JSON document: totals, rows, flags, the commitment burn-down (``commitments``,
+    left out when there is none) and (with --reforecast) the cash flow."""
     doc: dict = {
         "first_month": result.first_month,
         "last_month": result.last_month,
@@ -227,6 +261,8 @@ def actuals_json(result: Actuals, forecast: Reforecast | None = None, resolution
         "unbilled": _records(result.flagged("unbilled")),
         "not_billed_by_cloud": result.not_billed_by_cloud,
     }
+    if commitments is not None and not commitments.empty:
+        doc["commitments"] = _records(commitments)
     if forecast is not None:
         doc["reforecast"] = {
             "last_actual_month": forecast.last_actual_month,

@@ -5,10 +5,12 @@ server data are needed) to DataFrames, CSV text or XLSX bytes; the CLI writes
 the files (``procure export``).
 
 **FOCUS** (:func:`focus_frame`): the plan's forecast charges as rows of the
-FinOps Open Cost and Usage Specification, FOCUS 1.2 (https://focus.finops.org/
-focus-specification/v1-2/; normative column text in the FOCUS_Spec repository,
-``FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec``, ``specification/columns/*.md``
-and the v1.1 -> v1.2 "Column Normative Requirements Overview"). Every column the
+FinOps Open Cost and Usage Specification, FOCUS 1.3 (https://focus.finops.org/
+focus-specification/v1-3/; 1.2 with ``focus_version="1.2"``; normative column text in the
+FOCUS_Spec repository, ``FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec``,
+``specification/columns/*.md``). Column sets: :mod:`solver.outputs.focus_schema`; checks:
+:mod:`solver.outputs.focus_validate`; 1.3's ``ContractApplied`` and Contract Commitment
+dataset: :mod:`solver.outputs.focus_contracts`. Every column the
 specification says MUST be present is written (:data:`FOCUS_REQUIRED`), with
 the conditional columns a cloud GPU bill carries (commitment discounts,
 pricing category, region, SKU, consumed quantity) and ``x_``-prefixed custom
@@ -54,7 +56,6 @@ are one row per month each (:func:`_cost_line_row`): ``Usage`` with ``ServiceCat
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from datetime import date
 
@@ -62,111 +63,33 @@ import numpy as np
 import pandas as pd
 
 from solver.inputs.catalog import Catalog
-from solver.inputs.importers.focus_billing import PROVIDER_NAMES
 from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
 from solver.outputs.files import csv_text
+from solver.outputs.focus_contracts import with_contract_applied
 from solver.outputs.focus_currency import in_billing_currency
+from solver.outputs.focus_schema import (  # noqa: F401 (re-exported: the module's names)
+    CHARGE_CATEGORIES,
+    CHARGE_FREQUENCIES,
+    COMMITMENT_CATEGORIES,
+    COMMITMENT_STATUSES,
+    FOCUS_1_2_COLUMNS,
+    FOCUS_COLUMNS,
+    FOCUS_CONDITIONAL,
+    FOCUS_CUSTOM,
+    FOCUS_REQUIRED,
+    PRICING_CATEGORIES,
+    PROVIDER_DISPLAY_NAMES,
+    SERVICE_CATEGORIES,
+)
+from solver.outputs.focus_validate import validate_focus  # noqa: F401 (re-exported)
 from solver.plan import LineItem, Plan
 from solver.plan.charges import PlanCalendar, charges, plan_calendar
 from solver.units import RESERVED_TERM_MONTHS, Item, Mode
 
-# --------------------------------------------------------------------------- FOCUS
-
-#: Columns FOCUS 1.2 says MUST be present in every dataset.
-FOCUS_REQUIRED: tuple[str, ...] = (
-    "BilledCost",
-    "BillingAccountId",
-    "BillingAccountName",
-    "BillingCurrency",
-    "BillingPeriodEnd",
-    "BillingPeriodStart",
-    "ChargeCategory",
-    "ChargeClass",
-    "ChargeDescription",
-    "ChargePeriodEnd",
-    "ChargePeriodStart",
-    "ContractedCost",
-    "EffectiveCost",
-    "InvoiceIssuerName",
-    "ListCost",
-    "PricingQuantity",
-    "PricingUnit",
-    "ProviderName",
-    "PublisherName",
-    "ServiceCategory",
-    "ServiceName",
-)
-#: Conditional and recommended columns written as well (the provider supports them).
-FOCUS_CONDITIONAL: tuple[str, ...] = (
-    "ChargeFrequency",
-    "CommitmentDiscountCategory",
-    "CommitmentDiscountId",
-    "CommitmentDiscountName",
-    "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus",
-    "CommitmentDiscountType",
-    "CommitmentDiscountUnit",
-    "ConsumedQuantity",
-    "ConsumedUnit",
-    "ContractedUnitPrice",
-    "ListUnitPrice",
-    "PricingCategory",
-    "RegionId",
-    "RegionName",
-    "ServiceSubcategory",
-    "SkuId",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "SkuPriceId",
-    "PricingCurrency",
-)
-FOCUS_CUSTOM: tuple[str, ...] = (
-    "x_PlanItem",
-    "x_PlanPeriod",
-    "x_Workload",
-    "x_LoadBlock",
-    "x_Offering",
-    "x_Mode",
-    "x_Accelerator",
-    "x_Units",
-    "x_ExchangeRateUsdPerUnit",
-    "x_ExchangeRateDate",
-    "x_BilledCostUsd",
-    "x_EffectiveCostUsd",
-)
-FOCUS_COLUMNS = FOCUS_REQUIRED + FOCUS_CONDITIONAL + FOCUS_CUSTOM
-
-#: Allowed values (FOCUS 1.2).
-CHARGE_CATEGORIES = ("Adjustment", "Credit", "Purchase", "Tax", "Usage")
-CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
-PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
-COMMITMENT_STATUSES = ("Used", "Unused")
-COMMITMENT_CATEGORIES = ("Spend", "Usage")
-SERVICE_CATEGORIES = (
-    "AI and Machine Learning",
-    "Analytics",
-    "Business Applications",
-    "Compute",
-    "Databases",
-    "Developer Tools",
-    "Multicloud",
-    "Identity",
-    "Integration",
-    "Internet of Things",
-    "Management and Governance",
-    "Media",
-    "Migration",
-    "Mobile",
-    "Networking",
-    "Security",
-    "Storage",
-    "Web",
-    "Other",
-)
 #: Provider ids -> the names on their invoices (FOCUS ProviderName, PublisherName and
 #: InvoiceIssuerName are display names, not ids): one table, the billing reader's.
-_PROVIDER_NAMES = PROVIDER_NAMES
+_PROVIDER_NAMES = PROVIDER_DISPLAY_NAMES
 
 
 def _names(item: LineItem, catalog: Catalog) -> tuple[str, str, str]:
@@ -198,7 +121,6 @@ _SERVICE_NAMES = {
     "azure": "Virtual Machines",
     "oci": "Compute",
 }
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def _text(moment: pd.Timestamp) -> str:
@@ -249,12 +171,14 @@ def _focus_row(item: LineItem, charge, catalog: Catalog, account: tuple[str, str
         "SkuMeter": "Server purchase"
         if item.item == Item.PURCHASE
         else f"{item.instance_type or item.offering} instance-hours",
+        # InstanceType is a FOCUS-defined property; the others are custom, so x_-prefixed
+        # (SkuPriceDetails: "custom properties MUST be prefixed with x_")
         "SkuPriceDetails": json.dumps(
             {
                 "InstanceType": item.instance_type,
-                "Accelerator": item.accelerator,
-                "AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
-                "PurchaseOption": item.mode,
+                "x_Accelerator": item.accelerator,
+                "x_AcceleratorsPerUnit": item.accelerators / item.units if item.units else 0,
+                "x_PurchaseOption": item.mode,
             },
             sort_keys=True,
         ),
@@ -278,9 +202,12 @@ def focus_frame(
     start: date,
     *,
     billing_account_id: str = "planned",
+    focus_version: str = "1.3",
 ) -> pd.DataFrame:
-    """The plan's forecast charges as FOCUS 1.2 rows (see the module docstring), one or
-    more per row of the plan's charges table (:func:`solver.plan.charges.charges`).
+    """The plan's forecast charges as FOCUS 1.3 rows (see the module docstring), one or
+    more per row of the plan's charges table (:func:`solver.plan.charges.charges`);
+    ``focus_version="1.2"`` leaves out 1.3's columns (ServiceProviderName,
+    HostProviderName, ContractApplied).
 
     Parameters
     ----------
@@ -331,10 +258,18 @@ def focus_frame(
         else:
             _usage_row(item, charge, what, emit)
     frame = pd.DataFrame(rows, columns=list(FOCUS_COLUMNS))
-    return frame.sort_values(
+    # FOCUS 1.3: who sells the service and who hosts it (ProviderName's successors; a
+    # plan buys from the provider that hosts, a server's hosting from its site)
+    frame["ServiceProviderName"] = frame["ProviderName"]
+    frame["HostProviderName"] = frame["ProviderName"]
+    frame = with_contract_applied(frame)
+    frame = frame.sort_values(
         ["ChargePeriodStart", "ProviderName", "x_Offering", "ChargeCategory", "x_PlanItem"],
         kind="stable",
     ).reset_index(drop=True)
+    if focus_version == "1.2":
+        return frame[list(FOCUS_1_2_COLUMNS)]
+    return frame
 
 
 #: a cost line's category -> (ChargeCategory, ChargeFrequency, ServiceCategory,
@@ -442,7 +377,7 @@ def _cost_line_row(line, charge, account: tuple[str, str]) -> dict:
             "SkuId": sku,
             "SkuPriceId": sku,
             "SkuMeter": meter,
-            "SkuPriceDetails": json.dumps({"Source": line.source}, sort_keys=True),
+            "SkuPriceDetails": json.dumps({"x_Source": line.source}, sort_keys=True),
             "x_PlanItem": line.category,
             "x_PlanPeriod": charge.period,
         }
@@ -710,174 +645,6 @@ def _purchase_rows(item: LineItem, charge, what: str, emit) -> None:
             ConsumedUnit="Hours",
             SkuPriceId=f"{item.offering}#hosting",
         )
-
-
-def validate_focus(frame: pd.DataFrame) -> list[str]:
-    """Problems with a FOCUS frame against the FOCUS 1.2 rules this export relies on.
-
-    Checks presence of every required column, nulls where the spec forbids
-    them, allowed values, date format (``YYYY-MM-DDTHH:MM:SSZ``, end after
-    start, charge period inside its billing period), ListCost = ListUnitPrice x
-    PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity,
-    EffectiveCost 0 on commitment purchases, and ``x_`` custom column names.
-    Returns an empty list when the frame conforms.
-    """
-    problems: list[str] = []
-    missing = [c for c in FOCUS_REQUIRED if c not in frame.columns]
-    if missing:
-        return [f"missing required column(s): {missing}"]
-    known = set(FOCUS_REQUIRED) | set(FOCUS_CONDITIONAL)
-    problems += [
-        f"custom column {c!r} lacks the x_ prefix"
-        for c in frame.columns
-        if c not in known and not c.startswith("x_")
-    ]
-    not_null = [
-        "BilledCost",
-        "BillingAccountId",
-        "BillingCurrency",
-        "BillingPeriodEnd",
-        "BillingPeriodStart",
-        "ChargeCategory",
-        "ChargePeriodEnd",
-        "ChargePeriodStart",
-        "ContractedCost",
-        "EffectiveCost",
-        "InvoiceIssuerName",
-        "ListCost",
-        "ProviderName",
-        "PublisherName",
-        "ServiceCategory",
-        "ServiceName",
-    ]
-    for c in not_null + [c for c in ("ChargeFrequency",) if c in frame]:
-        if frame[c].isna().any():
-            problems.append(f"{c} has nulls")
-
-    def allowed(column: str, values: tuple[str, ...], rows=None) -> None:
-        if column not in frame:
-            return
-        series = frame[column] if rows is None else frame.loc[rows, column]
-        bad = sorted(set(series.dropna()) - set(values))
-        if bad:
-            problems.append(f"{column} has values outside the allowed list: {bad}")
-
-    allowed("ChargeCategory", CHARGE_CATEGORIES)
-    allowed("ChargeFrequency", CHARGE_FREQUENCIES)
-    allowed("ChargeClass", ("Correction",))
-    allowed("PricingCategory", PRICING_CATEGORIES)
-    allowed("CommitmentDiscountStatus", COMMITMENT_STATUSES)
-    allowed("CommitmentDiscountCategory", COMMITMENT_CATEGORIES)
-    allowed("ServiceCategory", SERVICE_CATEGORIES)
-    if not frame["BillingCurrency"].dropna().str.fullmatch(r"[A-Z]{3}").all():
-        problems.append("BillingCurrency is not an ISO 4217 code")
-    purchase = frame["ChargeCategory"] == "Purchase"
-    usage = frame["ChargeCategory"] == "Usage"
-    priced = purchase | usage
-    if (
-        "ChargeFrequency" in frame
-        and (purchase & (frame["ChargeFrequency"] == "Usage-Based")).any()
-    ):
-        problems.append("a Purchase row has ChargeFrequency Usage-Based")
-    for c in (
-        "PricingQuantity",
-        "PricingUnit",
-        "ListUnitPrice",
-        "ContractedUnitPrice",
-        "PricingCategory",
-        "SkuId",
-        "SkuPriceId",
-    ):
-        if c in frame and frame.loc[priced, c].isna().any():
-            problems.append(f"{c} is null on a Usage or Purchase row")
-    problems += _focus_commitment_problems(frame, usage, purchase)
-    problems += _focus_date_problems(frame, problems)
-    problems += _focus_price_and_name_problems(frame)
-    return problems
-
-
-def _focus_commitment_problems(frame: pd.DataFrame, usage, purchase) -> list[str]:
-    """Commitment columns set together, purchases at EffectiveCost 0, consumed quantities."""
-    problems: list[str] = []
-    if "CommitmentDiscountId" in frame:
-        has_cd = frame["CommitmentDiscountId"].notna()
-        for c in (
-            "CommitmentDiscountCategory",
-            "CommitmentDiscountType",
-            "CommitmentDiscountStatus",
-        ):
-            if c not in frame:
-                continue
-            if frame.loc[~has_cd, c].notna().any():
-                problems.append(f"{c} is set on a row without CommitmentDiscountId")
-        for c in ("CommitmentDiscountCategory", "CommitmentDiscountType"):
-            if c in frame and frame.loc[has_cd, c].isna().any():
-                problems.append(f"{c} is null on a commitment row")
-        if frame.loc[has_cd & usage, "CommitmentDiscountStatus"].isna().any():
-            problems.append("CommitmentDiscountStatus is null on a commitment Usage row")
-        if (frame.loc[has_cd & purchase, "EffectiveCost"].abs() > 1e-9).any():
-            problems.append("EffectiveCost is not 0 on a commitment purchase")
-        if (has_cd & usage & (frame["PricingCategory"] != "Committed")).any():
-            problems.append("PricingCategory is not Committed on commitment usage")
-    if "ConsumedQuantity" in frame:
-        unused = frame.get("CommitmentDiscountStatus") == "Unused"
-        if frame.loc[~usage | unused, "ConsumedQuantity"].notna().any():
-            problems.append("ConsumedQuantity is set on a row that is not used usage")
-    return problems
-
-
-def _focus_date_problems(frame: pd.DataFrame, problems_so_far: list[str]) -> list[str]:
-    """Date format; charge periods that end after they start, inside their billing period
-    (checked only when nothing else is wrong, as the dates must parse)."""
-    problems: list[str] = []
-    for c in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
-        if not frame[c].astype(str).str.match(_DATE_RE).all():
-            problems.append(f"{c} is not YYYY-MM-DDTHH:MM:SSZ")
-    if not problems and not problems_so_far:
-        cs, ce = (
-            pd.to_datetime(frame["ChargePeriodStart"]),
-            pd.to_datetime(frame["ChargePeriodEnd"]),
-        )
-        bs, be = (
-            pd.to_datetime(frame["BillingPeriodStart"]),
-            pd.to_datetime(frame["BillingPeriodEnd"]),
-        )
-        if (ce <= cs).any():
-            problems.append("a charge period ends before it starts")
-        if ((cs < bs) | (ce > be)).any():
-            problems.append("a charge period lies outside its billing period")
-    return problems
-
-
-def _focus_price_and_name_problems(frame: pd.DataFrame) -> list[str]:
-    """Costs = unit price x quantity; display names, not ids; SkuMeter and SkuPriceDetails."""
-    problems: list[str] = []
-    for cost, price in (("ListCost", "ListUnitPrice"), ("ContractedCost", "ContractedUnitPrice")):
-        if price in frame:
-            rows = frame[price].notna() & frame["PricingQuantity"].notna()
-            product = frame.loc[rows, price].astype(float) * frame.loc[
-                rows, "PricingQuantity"
-            ].astype(float)
-            if not np.allclose(product, frame.loc[rows, cost].astype(float), rtol=1e-9, atol=1e-6):
-                problems.append(f"{cost} != {price} x PricingQuantity")
-    # display names, not ids (ProviderName "vast" is an id; "Vast.ai" the name)
-    for column in ("ProviderName", "PublisherName", "InvoiceIssuerName"):
-        raw = sorted(set(frame[column]) & set(_PROVIDER_NAMES))
-        if raw:
-            problems.append(f"{column} holds provider ids, not names: {raw}")
-    if "SkuPriceId" in frame:
-        priced = frame["SkuPriceId"].notna()
-        if "SkuMeter" not in frame or frame.loc[priced, "SkuMeter"].isna().any():
-            problems.append("SkuMeter missing where SkuPriceId is given")
-        for text in frame.loc[priced, "SkuPriceDetails"] if "SkuPriceDetails" in frame else []:
-            try:
-                ok = isinstance(json.loads(text), dict)
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                problems.append(f"SkuPriceDetails is not a JSON object: {text!r}")
-                break
-    return problems
 
 
 def focus_csv(frame: pd.DataFrame) -> str:

@@ -326,6 +326,13 @@ def approval_json(session: Session, plan_id: int, required: dict[str, int]) -> d
     }
 
 
+def commitment_lifecycle(session: Session, plan_id: int) -> str:
+    """The FOCUS lifecycle status of a plan's new commitments (the working draft's
+    ContractCommitmentLifecycleStatus): ``Active`` once the plan is approved, ``Proposed``
+    ("being negotiated or modeled") before."""
+    return "Active" if review_of(session, plan_id).status == PlanStatus.APPROVED else "Proposed"
+
+
 def final_orders_csv(session: Session, plan_id: int) -> str:
     """The approved plan's orders, each row marked final with its approvers."""
     from solver.outputs.files import csv_text

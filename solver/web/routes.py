@@ -436,21 +436,40 @@ def _register_downloads(app: FastAPI) -> None:
         body = csv_text(orders_combined(plan_of(_record(store, plan_id))))
         return _download(body, f"plan-{plan_id}-orders.csv", "text/csv")
 
-    @app.get("/plans/{plan_id}/focus.csv")
-    def focus_file(plan_id: int):
-        from solver.outputs.focus import focus_csv, focus_frame
+    def focus_rows(plan_id: int):
+        from solver.outputs.focus import focus_frame
 
         record = _record(store, plan_id)
         plan = plan_of(record)
         if not plan.start_date:
             raise HTTPException(400, "the plan has no start date: set start: in its problem")
-        frame = focus_frame(
+        return focus_frame(
             plan,
             problem_of_plan(record),
             catalog_of_plan(record),
             date.fromisoformat(plan.start_date),
         )
-        return _download(focus_csv(frame), f"plan-{plan_id}-focus.csv", "text/csv")
+
+    @app.get("/plans/{plan_id}/focus.csv")
+    def focus_file(plan_id: int):
+        from solver.outputs.focus import focus_csv
+
+        return _download(focus_csv(focus_rows(plan_id)), f"plan-{plan_id}-focus.csv", "text/csv")
+
+    @app.get("/plans/{plan_id}/focus-contract-commitment.csv")
+    def focus_contracts_file(plan_id: int):
+        """FOCUS 1.3's Contract Commitment dataset of the plan: its commitments Proposed
+        until the workspace approves the plan, then Active."""
+        from solver.outputs.focus import focus_csv
+        from solver.outputs.focus_contracts import contract_commitment_frame
+        from solver.web.approvals import commitment_lifecycle
+
+        rows = focus_rows(plan_id)
+        with store.sessions() as session:
+            lifecycle = commitment_lifecycle(session, plan_id)
+        frame = contract_commitment_frame(rows, lifecycle=lifecycle)
+        name = f"plan-{plan_id}-focus-contract-commitment.csv"
+        return _download(focus_csv(frame), name, "text/csv")
 
 
 def _register_catalog(app: FastAPI) -> None:

@@ -228,6 +228,16 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
     app, clients = ws
     infra, finance, viewer = clients["infra"], clients["finance"], clients["viewer"]
     assert infra.get("/plans/1/orders-final.csv").status_code == 409  # a draft: not final
+    # FOCUS: the plan's commitments are Proposed until it is approved (the golden seed has
+    # none, so its Contract Commitment file is the 13 columns of FOCUS 1.3 and no row)
+    from solver.web.approvals import commitment_lifecycle
+
+    with app.state.store.sessions() as session:
+        assert commitment_lifecycle(session, 1) == "Proposed"
+    contracts = infra.get("/plans/1/focus-contract-commitment.csv")
+    assert contracts.status_code == 200
+    assert contracts.text.splitlines()[0].startswith("ContractCommitmentId,ContractCommitmentType")
+    assert len(contracts.text.splitlines()) == 1
     assert finance.post("/plans/1/approve").status_code == 409  # not submitted yet
     assert infra.post("/plans/1/submit").status_code == 200
     # a rejection needs a comment, then ends the round
@@ -249,6 +259,8 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
     assert other_infra.post("/plans/1/approve").status_code == 200
     state = viewer.get("/api/plans/1/approval").json()
     assert (state["status"], state["locked"]) == ("approved", True)
+    with app.state.store.sessions() as session:
+        assert commitment_lifecycle(session, 1) == "Active"
     # locked: the problem's YAML can no longer change
     edited = infra.post("/problems/1/yaml", data={"yaml_text": SEED_YAML})
     assert edited.status_code == 409 and "is locked" in edited.text

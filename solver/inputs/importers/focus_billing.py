@@ -25,7 +25,8 @@ forecast (``procure export``, :mod:`solver.outputs.focus`) reads back the same w
 summed), with the columns :data:`BILLING_COLUMNS`:
 
 - ``provider``: the catalog's provider id (``aws``, ``azure``, ``gcp``, ``lambda`` ...)
-  from ``ProviderName``; ``region`` from ``RegionId``; ``instance_type`` (see above;
+  from ``ProviderName`` (FOCUS 1.0 to 1.3; ``ServiceProviderName``, its 1.3 successor,
+  where a bill has no ``ProviderName``); ``region`` from ``RegionId``; ``instance_type`` (see above;
   empty when the row is not an instance, e.g. storage); ``sku_id`` (``SkuId``).
 - ``month``: ``YYYY-MM`` of ``ChargePeriodStart`` (UTC): the calendar month the charge
   was incurred in (a billing period need not be a calendar month).
@@ -48,6 +49,8 @@ summed), with the columns :data:`BILLING_COLUMNS`:
   ('' without it): how far into its month a bill runs.
 - ``identity``, ``digest`` and ``amounts``: the row's FOCUS identity, content and
   amounts (:func:`row_identity`), by which a row passed twice is found.
+- ``commitment_status``: ``CommitmentDiscountStatus`` as billed (``Used``, ``Unused`` or
+  ''): the commitment burn-down (:mod:`solver.analyses.commitment_burn`).
 
 Bad input is refused with the file, the row (1 = the first data row), its line in the
 file, the column and the fix; the file must be UTF-8 CSV
@@ -142,6 +145,7 @@ BILLING_COLUMNS: tuple[str, ...] = (
     "identity",
     "digest",
     "amounts",
+    "commitment_status",
 )
 _HOUR_UNITS = {"hours", "hour", "hrs", "hr", "h", "1 hour", "instance-hours", "instance hours"}
 _PRICING = {"standard": "on_demand", "": "on_demand", "dynamic": "spot", "committed": "reserved"}
@@ -355,7 +359,12 @@ def _header(reader: csv.DictReader, path: Path) -> Sequence[str]:
             field=twice[0],
             fix="export the bill again: each FOCUS column appears once",
         )
-    missing = [c for c in REQUIRED if c not in header]
+    # FOCUS 1.3 deprecates ProviderName for ServiceProviderName (1.4 removes it): either
+    missing = [
+        c
+        for c in REQUIRED
+        if c not in header and not (c == "ProviderName" and "ServiceProviderName" in header)
+    ]
     if missing:
         raise ProcureError(
             f"not a FOCUS billing export: no column {', '.join(missing)}",
@@ -442,7 +451,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
     period_first, period_last = _billing_period(raw, path, n)
     identity, digest, amounts = row_identity(raw)
     return {
-        "provider": provider_id(raw["ProviderName"]),
+        "provider": provider_id(raw.get("ProviderName") or raw.get("ServiceProviderName", "")),
         "region": raw["RegionId"].strip(),
         "instance_type": instance_type_of(raw),
         "sku_id": raw.get("SkuId", "").strip(),
@@ -462,6 +471,7 @@ def _billed_row(raw: dict[str, str], path: Path, n: int) -> dict:
         "identity": identity,
         "digest": digest,
         "amounts": amounts,
+        "commitment_status": raw.get("CommitmentDiscountStatus", "").strip(),
     }
 
 
