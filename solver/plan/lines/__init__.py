@@ -8,6 +8,7 @@ from solver.plan.lines.digests import LATER_FIELDS, PlanInputs, input_digests, p
 from solver.plan.lines.extract import FrameRow, extract_plan, savings_plan_offering
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
 from solver.plan.lines.schema import Binding, CashFlowMonth, Check, CurrencyView, Plan, Totals
+from solver.plan.lines.unit_cost import UnitCost
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "Plan",
     "PlanInputs",
     "Totals",
+    "UnitCost",
     "binding_rows",
     "deployments_of",
     "extract_plan",
