@@ -8,8 +8,8 @@ from solver.plan.lines.digests import LATER_FIELDS, PlanInputs, input_digests, p
 from solver.plan.lines.extract import FrameRow, extract_plan, savings_plan_offering
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
 from solver.plan.lines.schema import Binding, CashFlowMonth, Check, CurrencyView, Plan, Totals
-from solver.plan.lines.unit_cost import UnitCost
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
+from solver.plan.lines.unit_cost import UnitCost
 
 __all__ = [
     "LATER_FIELDS",
