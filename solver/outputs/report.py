@@ -21,6 +21,14 @@ from solver.analyses.sensitivity.results import BreakEven, Dual, SensitivityRepo
 from solver.money import whole_usd
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.html_tables import table_html
+from solver.outputs.live_workbook import (
+    INPUTS,
+    inputs_frame,
+    plan_formulas,
+    plan_total_cell,
+    subtotals,
+    summary_formulas,
+)
 from solver.outputs.orders import purchase_orders
 from solver.outputs.scenario_spread import histogram_png, scenario_frame, total_percentiles
 from solver.outputs.sensitivity_views import (
@@ -792,6 +800,18 @@ def break_even_sheet(rows: Sequence[BreakEven]) -> pd.DataFrame:
     return frame
 
 
+#: the monthly sheet's columns beside compute, totalled below it
+MONTH_CATEGORIES = (
+    "storage_usd",
+    "egress_usd",
+    "support_usd",
+    "staff_usd",
+    "tax_usd",
+    "contingency_usd",
+    "all_in_usd",
+)
+
+
 def report_xlsx(analysis: Analysis) -> bytes:
     """The workbook: summary and monthly cash flow first, then the plan, purchase orders,
     sensitivity, break-even prices and the frontier. Money in currency on every sheet,
@@ -831,10 +851,14 @@ def report_xlsx(analysis: Analysis) -> bytes:
     if not duals.empty:  # the row's names first: what, for whom, when
         first = ["constraint", "family", "workload", "period", "block", "pool"]
         duals = duals[first + [c for c in duals.columns if c not in first]]
+    plan_columns = [str(c) for c in items.columns]
+    subtotal_frame, subtotal_formulas = subtotals(plan, plan_columns)
     sheets = {
         "summary": summary,
         "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
+        INPUTS: inputs_frame(plan),
         "plan": items,
+        "subtotals": subtotal_frame,
         "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
         "sensitivity": duals,
         "break-even": break_even_sheet(sens.break_even),
@@ -849,7 +873,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
         sheets["two-stage distribution"] = two_stage_distribution(analysis.two_stage)
     money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
     totals = {
-        "monthly": [*money, "billed_usd"],
+        "monthly": [*money, *MONTH_CATEGORIES, "billed_usd"],
         "plan": ["cost_usd", "co2e_t"],
         "purchase plan": ["cost_usd"],
     }
@@ -857,4 +881,11 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
     }
-    return workbook(sheets, totals, formats)
+    formulas: dict[str, dict[str, list[str | None]]] = {}
+    if plan.line_items:
+        formulas = {
+            "plan": plan_formulas(plan, plan_columns),
+            "subtotals": subtotal_formulas,
+            "summary": summary_formulas(summary, plan_total_cell(plan, plan_columns)),
+        }
+    return workbook(sheets, totals, formats, formulas)
