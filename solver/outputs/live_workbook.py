@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 from openpyxl.utils import get_column_letter
 
+from solver.outputs.files import PRICE_FORMAT
 from solver.plan import LineItem, Plan
 from solver.units import RENTED_MODES
 
@@ -85,6 +86,16 @@ def inputs_frame(plan: Plan) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=list(INPUT_COLUMNS))
+
+
+def inputs_formats(frame: pd.DataFrame) -> dict[str, str | list[str | None]]:
+    """The inputs sheet's price format row by row: dollars for a USD price, the code of the
+    currency billed for another (a euro price is no dollar amount)."""
+    formats: list[str | None] = [
+        PRICE_FORMAT if currency == "USD" else f'#,##0.0000 "{currency}"'
+        for currency in frame["price_currency"]
+    ]
+    return {"unit_price_per_hour": formats, "fx_usd_per_unit": '"$"#,##0.000000'}
 
 
 def plan_formulas(plan: Plan, plan_columns: list[str]) -> dict[str, list[str | None]]:
@@ -162,6 +173,7 @@ def summary_formulas(summary: pd.DataFrame, total_cell: str) -> dict[str, list[s
 __all__ = [
     "INPUTS",
     "INPUT_COLUMNS",
+    "inputs_formats",
     "inputs_frame",
     "plan_formulas",
     "plan_total_cell",

@@ -23,6 +23,7 @@ from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, work
 from solver.outputs.html_tables import table_html
 from solver.outputs.live_workbook import (
     INPUTS,
+    inputs_formats,
     inputs_frame,
     plan_formulas,
     plan_total_cell,
@@ -852,11 +853,12 @@ def report_xlsx(analysis: Analysis) -> bytes:
         first = ["constraint", "family", "workload", "period", "block", "pool"]
         duals = duals[first + [c for c in duals.columns if c not in first]]
     plan_columns = [str(c) for c in items.columns]
+    inputs = inputs_frame(plan)
     subtotal_frame, subtotal_formulas = subtotals(plan, plan_columns)
     sheets = {
         "summary": summary,
         "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
-        INPUTS: inputs_frame(plan),
+        INPUTS: inputs,
         "plan": items,
         "subtotals": subtotal_frame,
         "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
@@ -880,6 +882,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
     formats: dict[str, dict[str, str | list[str | None]]] = {
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
+        INPUTS: inputs_formats(inputs),
     }
     formulas: dict[str, dict[str, list[str | None]]] = {}
     if plan.line_items:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from solver.plan import Plan
-from solver.plan.lines import UnitCost
+from solver.plan.lines.unit_cost import UnitCost
 
 
 def _tokens(n: float) -> str:

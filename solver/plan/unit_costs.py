@@ -31,7 +31,8 @@ from solver.core.compile.periods import build_calendar
 from solver.inputs.costs import served_tokens_per_s
 from solver.inputs.load import LoadBlocks, resolve_load
 from solver.inputs.problem import CompareApi, InferenceWorkload, Problem
-from solver.plan.lines import LineItem, Plan, UnitCost
+from solver.plan.lines import LineItem, Plan
+from solver.plan.lines.unit_cost import UnitCost
 
 #: tokens per million
 MILLION = 1e6

@@ -9,7 +9,6 @@ from solver.plan.lines.extract import FrameRow, extract_plan, savings_plan_offer
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
 from solver.plan.lines.schema import Binding, CashFlowMonth, Check, CurrencyView, Plan, Totals
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
-from solver.plan.lines.unit_cost import UnitCost
 
 __all__ = [
     "LATER_FIELDS",
@@ -24,7 +23,6 @@ __all__ = [
     "Plan",
     "PlanInputs",
     "Totals",
-    "UnitCost",
     "binding_rows",
     "deployments_of",
     "extract_plan",

@@ -9,7 +9,7 @@ figures, the deployments adding up to their workload, and the API comparison.
 from __future__ import annotations
 
 from solver.inputs.problem import InferenceWorkload
-from solver.plan.lines import UnitCost
+from solver.plan.lines.unit_cost import UnitCost
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
 from solver.trust.verify.context import _close
 from solver.trust.verify.run import _Run
