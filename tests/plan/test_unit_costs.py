@@ -78,9 +78,7 @@ def test_the_seeds_deployments_share_the_load_curve_in_proportion_to_capacity(se
     # Massed Compute 1 / 1 / 3 A100 pairs (1,847.22 tok/s each) in base / peak / shoulder
     gh, a100 = 1750.4197523983366, 1847.2165894486518
     units = {"base": (1, 1), "peak": (5, 1), "shoulder": (2, 3)}
-    lambda_share = sum(
-        share[b] * n * gh / (n * gh + k * a100) for b, (n, k) in units.items()
-    )
+    lambda_share = sum(share[b] * n * gh / (n * gh + k * a100) for b, (n, k) in units.items())
     assert lambda_share == pytest.approx(0.59883, abs=1e-5)
     offering_of = "lambda/europe-central-1/gpu_1x_gh200"
     lam = rows[("deployment", "chat-13b", offering_of)]
