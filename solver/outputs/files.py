@@ -500,7 +500,7 @@ def workbook(
         wanted = (totals or {}).get(name, [])
         if wanted and len(frame):
             sheet.append([])
-            sums = []
+            sums: list[str | None] = []
             for k, c in enumerate(columns):
                 if k == 0:
                     sums.append("total")
@@ -508,10 +508,10 @@ def workbook(
                 if c not in wanted:
                     sums.append(None)
                     continue
-                cells = f"{get_column_letter(k + 1)}2:{get_column_letter(k + 1)}{n_rows}"
+                span = f"{get_column_letter(k + 1)}2:{get_column_letter(k + 1)}{n_rows}"
                 fmt = given.get(c) if isinstance(given.get(c), str) else _number_format(c)
                 money = fmt == USD_FORMAT
-                sums.append(f"=ROUND(SUM({cells}),2)" if money else f"=SUM({cells})")
+                sums.append(f"=ROUND(SUM({span}),2)" if money else f"=SUM({span})")
             sheet.append(sums)
             for cell, c in zip(sheet[sheet.max_row], columns, strict=True):
                 cell.font = Font(bold=True)

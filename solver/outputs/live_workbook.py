@@ -130,7 +130,8 @@ def subtotals(
     plan sheet's cost column (and the frame of their values for the cells' types)."""
     last = len(plan.line_items) + 1
     cost = _letter(plan_columns, "cost_usd")
-    rows, formulas = [], []
+    rows: list[dict[str, object]] = []
+    formulas: list[str | None] = []
     for by, mapping in (
         ("period", plan.totals.by_period),
         ("provider", plan.totals.by_provider),

@@ -829,7 +829,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
     if not monthly.empty:
         monthly["new_commitments"] = monthly["new_commitments"].map("; ".join)
     summary = summary_frame(plan, analysis.budget_usd)
-    extra = [
+    extra: list[tuple[str, float | None]] = [
         (f"price scenarios: {name} of the total (USD)", value)
         for name, value in total_percentiles(analysis.scenario_points).items()
     ]
