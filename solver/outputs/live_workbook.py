@@ -141,8 +141,11 @@ def subtotals(
         key = _letter(plan_columns, by)
         for name, usd in mapping.items():
             rows.append({"by": by, "key": name, "cost_usd": round(usd, 2)})
+            # the key by its cell (B of this row), never as text inside the formula: a
+            # name from the problem or catalog is data, not part of a formula
+            here = len(rows) + 1
             formulas.append(
-                f'=ROUND(SUMIF(plan!{key}2:{key}{last},"{name}",plan!{cost}2:{cost}{last}),2)'
+                f"=ROUND(SUMIF(plan!{key}2:{key}{last},B{here},plan!{cost}2:{cost}{last}),2)"
             )
     return pd.DataFrame(rows, columns=["by", "key", "cost_usd"]), {"cost_usd": formulas}
 
