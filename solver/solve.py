@@ -393,9 +393,10 @@ def with_cash_flow(
     from solver.core.model import budget_bound
     from solver.plan.cashflow import cash_flow, first_of_next_month
     from solver.plan.costs import with_cost_lines
+    from solver.plan.unit_costs import with_unit_costs
 
     start = problem.start or first_of_next_month(date.today())
-    plan = with_cost_lines(plan, problem, catalog, start)
+    plan = with_unit_costs(with_cost_lines(plan, problem, catalog, start), problem)
     basis = ""
     if problem.budget_usd is not None and plan.cost_lines and compiled is not None:
         basis = budget_bound(compiled).basis

@@ -29,6 +29,11 @@ class Analysis(BaseModel):
     scenario_share: dict[str, float] = Field(
         default_factory=dict, description="pool -> share of price scenarios whose plan uses it"
     )
+    scenario_points: list[SweepPoint] = Field(
+        default_factory=list,
+        description="Each price scenario's re-optimised plan: its total (the distribution "
+        "of the total the report shows as p10/p50/p90 and a histogram)",
+    )
     scenario_spread: float = 0.0
     scenarios: int = 0
     budget_usd: float | None = Field(None, description="The problem's total budget")
@@ -116,7 +121,9 @@ def build_analysis(
     frontier = cast(list[SweepPoint], sweeps["carbon frontier"] or [])
     budget = cast(list[SweepPoint], sweeps["budget sweep"] or [])
     demand = cast(list[SweepPoint], sweeps["demand sweep"] or [])
-    _, share = cast(tuple[object, dict[str, float]], sweeps["price scenarios"] or (None, {}))
+    points, share = cast(
+        tuple[list[SweepPoint], dict[str, float]], sweeps["price scenarios"] or ([], {})
+    )
     return Analysis(
         plan=plan,
         sensitivity=sens,
@@ -124,6 +131,7 @@ def build_analysis(
         budget_sweep=budget,
         demand_sweep=demand,
         scenario_share=share,
+        scenario_points=points,
         scenario_spread=spread,
         scenarios=scenarios,
         budget_usd=compiled.problem.budget_usd,

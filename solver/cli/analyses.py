@@ -186,6 +186,7 @@ def sensitivity(
     def body() -> None:
         from solver.analyses.sensitivity import sensitivity_report
         from solver.outputs.report import sensitivity_text
+        from solver.outputs.sensitivity_views import plan_pools
 
         _check_format(format, "table", "json")
         inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
@@ -215,7 +216,7 @@ def sensitivity(
         if format == "json":
             text = json.dumps(report.model_dump(mode="json"), indent=2) + "\n"
         else:
-            text = sensitivity_text(report)
+            text = sensitivity_text(report, used=plan_pools(plan))
         emit(text, out, force, inputs)
 
     _run(debug, body, time_limit)

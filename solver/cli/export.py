@@ -24,6 +24,7 @@ from solver.outputs.files import (
     check_not_inputs,
     check_output_dir,
     csv_text,
+    money_rounded,
     write_files_together,
 )
 
@@ -123,10 +124,10 @@ def export_cmd(
         elif by_provider:
             files.update(orders_csv(the_plan, cat, prob))
         else:
-            files["orders.csv"] = csv_text(orders_combined(the_plan))
+            files["orders.csv"] = csv_text(money_rounded(orders_combined(the_plan)))
             hw = hardware_order(the_plan, cat, prob)
             if not hw.empty:
-                files["hardware.csv"] = csv_text(hw)
+                files["hardware.csv"] = csv_text(money_rounded(hw))
         kind = format if format != "csv" else ("csv" if by_provider else "csv-combined")
         stale, record = _export_record(out, files, plan, the_plan, kind)
         files_and_record = {**files, MANIFEST: record}

@@ -53,6 +53,21 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def money_rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its money to the cent and its unit prices to the millionth of a
+    dollar (columns named as :func:`_number_format` reads them), so that a CSV carries
+    11858.4, not 11858.400000000001; other columns as they are."""
+    out = frame.copy()
+    for column in out.columns:
+        fmt = _number_format(str(column))
+        if fmt not in MONEY_FORMATS or not pd.api.types.is_numeric_dtype(out[column]):
+            continue
+        if pd.api.types.is_bool_dtype(out[column]):
+            continue
+        out[column] = out[column].round(2 if fmt == USD_FORMAT else 6)
+    return out
+
+
 def csv_text(frame: pd.DataFrame, **options) -> str:
     """CSV text of a frame with its text cells neutralised (``\\n`` line ends)."""
     return neutralise_frame(frame).to_csv(index=False, lineterminator="\n", **options)
@@ -411,6 +426,7 @@ def workbook(
     sheets: dict[str, pd.DataFrame],
     totals: dict[str, list[str]] | None = None,
     formats: dict[str, dict[str, str | list[str | None]]] | None = None,
+    formulas: dict[str, dict[str, list[str | None]]] | None = None,
 ) -> bytes:
     """An XLSX finance can use: one sheet per frame, in order.
 
@@ -421,8 +437,12 @@ def workbook(
     (:func:`_number_format`); money in :data:`USD_FORMAT` rounded to the cent.
     ``formats`` overrides, per sheet, a column's format (one format, or one per data
     row: a summary of mixed figures). ``totals`` names, per sheet, the columns to
-    total: a "total" row below the data after one blank row, never inside it. Cells a
-    spreadsheet would execute are neutralised (:func:`neutralise_frame`).
+    total: a "total" row below the data after one blank row, never inside it, each a
+    formula over the rows above it (money: ``=ROUND(SUM(...),2)``), so that a figure
+    changed in a row moves the total. ``formulas`` gives, per sheet and column, a formula
+    per data row (None: the value) that replaces the value: a line's cost worked from an
+    inputs sheet (:mod:`solver.outputs.live_workbook`). Cells a spreadsheet would execute
+    are neutralised (:func:`neutralise_frame`); the formulas given are ours, not data.
     Timestamps are fixed so that equal input gives equal bytes.
     """
     from openpyxl import Workbook
@@ -446,11 +466,15 @@ def workbook(
             ]
             for i in range(len(frame))
         ]
+        live = (formulas or {}).get(name, {})
         rows = zip(frame.itertuples(index=False), formats_by_row, strict=True)
         for r, (row, row_formats) in enumerate(rows, start=2):  # row 1 holds the names
             values = []
-            for value, fmt in zip(row, row_formats, strict=True):
-                if isinstance(value, float) and pd.isna(value):
+            for k, (value, fmt) in enumerate(zip(row, row_formats, strict=True)):
+                formula = live[columns[k]][r - 2] if columns[k] in live else None
+                if formula is not None:
+                    value = formula
+                elif isinstance(value, float) and pd.isna(value):
                     value = None
                 elif (
                     fmt == USD_FORMAT
@@ -476,14 +500,19 @@ def workbook(
         wanted = (totals or {}).get(name, [])
         if wanted and len(frame):
             sheet.append([])
-            sheet.append(
-                [
-                    "total"
-                    if k == 0
-                    else (round(float(frame[c].sum()), 2) if c in wanted else None)
-                    for k, c in enumerate(columns)
-                ]
-            )
+            sums: list[str | None] = []
+            for k, c in enumerate(columns):
+                if k == 0:
+                    sums.append("total")
+                    continue
+                if c not in wanted:
+                    sums.append(None)
+                    continue
+                span = f"{get_column_letter(k + 1)}2:{get_column_letter(k + 1)}{n_rows}"
+                fmt = given.get(c) if isinstance(given.get(c), str) else _number_format(c)
+                money = fmt == USD_FORMAT
+                sums.append(f"=ROUND(SUM({span}),2)" if money else f"=SUM({span})")
+            sheet.append(sums)
             for cell, c in zip(sheet[sheet.max_row], columns, strict=True):
                 cell.font = Font(bold=True)
                 if c in wanted:

@@ -22,7 +22,7 @@ import pandas as pd
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.inputs.sites import with_problem_sites
-from solver.outputs.files import csv_text, workbook
+from solver.outputs.files import csv_text, money_rounded, workbook
 from solver.plan import LineItem, Plan
 from solver.plan.charges import delivery_month, plan_calendar
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS, Item
@@ -268,10 +268,12 @@ def orders_csv(plan: Plan, catalog: Catalog, problem: Problem | None = None) -> 
     """File name -> CSV text: ``orders-<provider>.csv`` each, and ``hardware.csv``."""
     orders = provider_orders(plan)
     names = _file_names(list(orders))
-    files = {f"orders-{names[p]}.csv": csv_text(frame) for p, frame in orders.items()}
+    files = {
+        f"orders-{names[p]}.csv": csv_text(money_rounded(frame)) for p, frame in orders.items()
+    }
     hw = hardware_order(plan, catalog, problem)
     if not hw.empty:
-        files["hardware.csv"] = csv_text(hw)
+        files["hardware.csv"] = csv_text(money_rounded(hw))
     return files
 
 

@@ -21,7 +21,26 @@ from solver.analyses.sensitivity.results import BreakEven, Dual, SensitivityRepo
 from solver.money import whole_usd
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.html_tables import table_html
+from solver.outputs.live_workbook import (
+    INPUTS,
+    inputs_formats,
+    inputs_frame,
+    plan_formulas,
+    plan_total_cell,
+    subtotals,
+    summary_formulas,
+)
 from solver.outputs.orders import purchase_orders
+from solver.outputs.scenario_spread import histogram_png, scenario_frame, total_percentiles
+from solver.outputs.sensitivity_views import (
+    ENTERING_TOP,
+    about_the_plan,
+    entering,
+    leaving,
+    lp_cuts,
+    plan_pools,
+    shown_duals,
+)
 from solver.outputs.text import (
     binding_sentence,
     fleet_lines,
@@ -34,6 +53,7 @@ from solver.outputs.two_stage import (
     two_stage_html,
     two_stage_summary_rows,
 )
+from solver.outputs.unit_costs_text import unit_cost_frame, unit_cost_lines
 from solver.plan import Plan
 from solver.plan.provenance import (
     NOT_STATED,
@@ -252,10 +272,13 @@ def break_even_in_order(rows: Sequence[BreakEven]) -> list[BreakEven]:
     return moving + [b for b in rows if is_tie(b)]
 
 
-def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
+def sensitivity_text(report: SensitivityReport, top: int = 25, used: set[str] | None = None) -> str:
     """The sensitivity report for people: shadow prices named by workload, period and
-    block ($ per 1M tokens on serving capacity), reduced costs, then the break-even prices,
-    one row per class of interchangeable pools, the smallest moves first."""
+    block ($ per 1M tokens on serving capacity), none of a pool outside ``used`` (the
+    plan's pools, :func:`solver.outputs.sensitivity_views.plan_pools`; None: every pool);
+    then the break-even prices of the plan's pools, and the unused pools only as what
+    would have to change for them to enter, a handful, one number each (the exact
+    break-even where it was worked out, else the LP's hourly price cut)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -269,15 +292,15 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
     for w in report.warnings:  # said before the tables, as the plan's text does
         console.print(f"WARNING ({w.kind}, {w.field}): {w.detail}", markup=False)
     console.print(escape(report.caveat))
-    table = Table(title="shadow prices (largest first)", title_justify="left")
+    table = Table(title="shadow prices of what the plan uses (largest first)", title_justify="left")
     table.add_column("what", min_width=20)
     for col in ("workload / pool", "period", "block", "worth of +1 unit", "$ per 1M tokens"):
         table.add_column(col, no_wrap=True)
     table.add_column("unit")
-    nonzero = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]
-    longest = max((len(d.constraint) for d in nonzero[:top]), default=10)
+    shown = shown_duals(report, used)
+    longest = max((len(d.constraint) for d in shown[:top]), default=10)
     table.add_column("constraint", no_wrap=True, min_width=min(longest, 60))
-    for d in nonzero[:top]:
+    for d in shown[:top]:
         table.add_row(
             FAMILY_WORDS.get(d.family, d.family),
             escape(d.workload or d.pool or ""),
@@ -289,25 +312,39 @@ def sensitivity_text(report: SensitivityReport, top: int = 25) -> str:
             escape(d.constraint),  # 'n_plus_1[chat,1,0]' is not markup
         )
     console.print(table)
+    nonzero = sum(1 for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9)
     console.print(
-        f"{len(report.duals) - len(nonzero)} other constraints have a zero shadow price "
+        f"{len(report.duals) - nonzero} other constraints have a zero shadow price "
         "(they do not bind at this plan)"
-    )
-    if report.reduced_costs:
-        rc = Table(title="options not used: reduced cost (closest first)", title_justify="left")
-        for col in ("option", "reduced cost", "hourly price cut to break even (LP)"):
-            rc.add_column(col)
-        for r in report.reduced_costs[:top]:
-            cut = "" if r.price_cut_usd_per_hour is None else f"${r.price_cut_usd_per_hour:,.3f}"
-            rc.add_row(escape(r.option), f"{r.reduced_cost:,.2f}", cut)
-        console.print(rc)
-    if report.break_even:
-        console.print(
-            "break-even prices, one row per class of interchangeable pools, smallest move "
-            f"first ({report.break_even_tolerance}):"
+        + (
+            f"; {nonzero - len(shown)} rows of pools the plan does not use are left out "
+            "(below: what would have to change for them to enter)"
+            if nonzero > len(shown)
+            else ""
         )
-        for b in break_even_in_order(report.break_even)[:top]:
+    )
+    mine = leaving(report.break_even)
+    if mine:
+        console.print(
+            "the plan's pools: the price at which each leaves the plan "
+            f"({report.break_even_tolerance}):"
+        )
+        for b in mine[:top]:
             console.print("  " + escape(break_even_sentence(b)))
+    enter = entering(report.break_even)
+    cuts = lp_cuts(report, max(0, ENTERING_TOP - len(enter)))
+    if enter or cuts:
+        console.print(
+            f"pools the plan does not use: what would have to change for one to enter "
+            f"(the {ENTERING_TOP} closest):"
+        )
+        for b in enter:
+            console.print("  " + escape(break_even_sentence(b)))
+        for r in cuts:
+            console.print(
+                f"  {escape(r.option)} enters below an hourly price cut of "
+                f"${r.price_cut_usd_per_hour:,.3f} (LP estimate, no exact break-even worked out)"
+            )
     return buffer.getvalue()
 
 
@@ -542,10 +579,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
     budget = analysis.budget_usd
     capex = sum(m.capex_usd for m in plan.cash_flow)
     by_workload = _plan_by_workload(plan)
-    duals = sorted(
-        (d for d in sens.duals if abs(d.d_objective_d_rhs) > 1e-9),
-        key=lambda d: -abs(d.worth),
-    )
+    duals = shown_duals(sens, plan_pools(plan))
     movers = price_movers(sens, plan, top=3)
     movers += [dual_sentence(d) for d in duals[: max(0, 3 - len(movers))]]
     carbon = next((d for d in duals if d.family == "carbon"), None)
@@ -586,6 +620,12 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         assumptions=table_html(assumptions_frame(plan, settings=False)),
         settings=table_html(assumptions_frame(plan, settings=True)),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",
+        unit_kpis=[
+            u
+            for u in plan.unit_costs or []
+            if u.scope == "workload" and u.usd_per_1m_output_tokens is not None
+        ],
+        unit_cost_lines=unit_cost_lines(plan),
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
         if plan.cash_flow
@@ -618,12 +658,15 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         ),
         dual_sentences=[dual_sentence(d) for d in duals[:15]],
         break_even_note=sens.break_even_tolerance,
-        break_even=[break_even_sentence(b) for b in break_even_in_order(sens.break_even)],
+        break_even=[break_even_sentence(b) for b in leaving(sens.break_even)],
+        entering=[break_even_sentence(b) for b in entering(sens.break_even)],
         frontier_png=base64.b64encode(png).decode("ascii"),
         carbon_table=table_html(sweep_table(analysis.carbon_frontier)),
         budget_table=table_html(sweep_table(analysis.budget_sweep)),
         demand_table=table_html(sweep_table(analysis.demand_sweep)),
         scenarios=analysis.scenarios,
+        scenario_pcts=total_percentiles(analysis.scenario_points),
+        scenario_png=base64.b64encode(histogram_png(analysis.scenario_points)).decode("ascii"),
         spread=analysis.scenario_spread,
         share_table=table_html(
             pd.DataFrame(
@@ -758,6 +801,18 @@ def break_even_sheet(rows: Sequence[BreakEven]) -> pd.DataFrame:
     return frame
 
 
+#: the monthly sheet's columns beside compute, totalled below it
+MONTH_CATEGORIES = (
+    "storage_usd",
+    "egress_usd",
+    "support_usd",
+    "staff_usd",
+    "tax_usd",
+    "contingency_usd",
+    "all_in_usd",
+)
+
+
 def report_xlsx(analysis: Analysis) -> bytes:
     """The workbook: summary and monthly cash flow first, then the plan, purchase orders,
     sensitivity, break-even prices and the frontier. Money in currency on every sheet,
@@ -774,36 +829,66 @@ def report_xlsx(analysis: Analysis) -> bytes:
     if not monthly.empty:
         monthly["new_commitments"] = monthly["new_commitments"].map("; ".join)
     summary = summary_frame(plan, analysis.budget_usd)
+    extra: list[tuple[str, float | None]] = [
+        (f"price scenarios: {name} of the total (USD)", value)
+        for name, value in total_percentiles(analysis.scenario_points).items()
+    ]
+    extra += [
+        (f"{u.workload}: per 1M output tokens (USD)", u.usd_per_1m_output_tokens)
+        for u in plan.unit_costs or []
+        if u.scope == "workload"
+    ]
+    if extra:
+        summary = pd.concat(
+            [summary, pd.DataFrame(extra, columns=["what", "value"])], ignore_index=True
+        )
     if analysis.two_stage is not None:
         summary = pd.concat(
             [summary, pd.DataFrame(two_stage_summary_rows(analysis.two_stage),
                                    columns=["what", "value"])],
             ignore_index=True,
         )  # fmt: skip
-    duals = duals_frame(sens)
+    duals = pd.DataFrame([d.model_dump() for d in about_the_plan(sens.duals, plan_pools(plan))])
     if not duals.empty:  # the row's names first: what, for whom, when
         first = ["constraint", "family", "workload", "period", "block", "pool"]
         duals = duals[first + [c for c in duals.columns if c not in first]]
+    plan_columns = [str(c) for c in items.columns]
+    inputs = inputs_frame(plan)
+    subtotal_frame, subtotal_formulas = subtotals(plan, plan_columns)
     sheets = {
         "summary": summary,
         "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
+        INPUTS: inputs,
         "plan": items,
+        "subtotals": subtotal_frame,
         "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
         "sensitivity": duals,
         "break-even": break_even_sheet(sens.break_even),
         "frontier": frontier,
     }
+    if plan.unit_costs:
+        sheets["unit costs"] = unit_cost_frame(plan)
+    if analysis.scenario_points:
+        sheets["price scenarios"] = scenario_frame(analysis.scenario_points)
     if analysis.two_stage is not None:
         sheets["two-stage"] = two_stage_frame(analysis.two_stage)
         sheets["two-stage distribution"] = two_stage_distribution(analysis.two_stage)
     money = ["rented_usd", "owned_opex_usd", "commitments_usd", "capex_usd", "total_usd"]
     totals = {
-        "monthly": [*money, "billed_usd"],
+        "monthly": [*money, *MONTH_CATEGORIES, "billed_usd"],
         "plan": ["cost_usd", "co2e_t"],
         "purchase plan": ["cost_usd"],
     }
     formats: dict[str, dict[str, str | list[str | None]]] = {
         "summary": {"value": summary_formats(summary)},
         "break-even": {"change": PERCENT_FORMAT},
+        INPUTS: inputs_formats(inputs),
     }
-    return workbook(sheets, totals, formats)
+    formulas: dict[str, dict[str, list[str | None]]] = {}
+    if plan.line_items:
+        formulas = {
+            "plan": plan_formulas(plan, plan_columns),
+            "subtotals": subtotal_formulas,
+            "summary": summary_formulas(summary, plan_total_cell(plan, plan_columns)),
+        }
+    return workbook(sheets, totals, formats, formulas)

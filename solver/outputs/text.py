@@ -17,8 +17,9 @@ from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
 from solver.money import usd, whole_usd
-from solver.outputs.files import csv_text
+from solver.outputs.files import csv_text, money_rounded
 from solver.outputs.grid import Page, Table, escape
+from solver.outputs.unit_costs_text import unit_cost_lines
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
 
 if TYPE_CHECKING:  # the types only: printing a plan loads no analysis
@@ -241,6 +242,8 @@ def plan_table(plan: Plan) -> str:
         )
     for line in cost_lines_text(plan):
         console.print(line)
+    for line in unit_cost_lines(plan):
+        console.print(line, markup=False)
     if plan.cash_flow:
         console.print(cash_flow_table(plan))
     for period in plan.totals.by_period:
@@ -538,7 +541,7 @@ def plan_csv(plan: Plan) -> str:
         }
         for c in plan.cost_lines
     ]
-    return csv_text(pd.DataFrame(rows))
+    return csv_text(money_rounded(pd.DataFrame(rows)))
 
 
 def plan_json(plan: Plan) -> str:

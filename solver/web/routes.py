@@ -430,10 +430,10 @@ def _register_downloads(app: FastAPI) -> None:
 
     @app.get("/plans/{plan_id}/orders.csv")
     def orders_csv_file(plan_id: int):
-        from solver.outputs.files import csv_text
+        from solver.outputs.files import csv_text, money_rounded
         from solver.outputs.orders import orders_combined
 
-        body = csv_text(orders_combined(plan_of(_record(store, plan_id))))
+        body = csv_text(money_rounded(orders_combined(plan_of(_record(store, plan_id)))))
         return _download(body, f"plan-{plan_id}-orders.csv", "text/csv")
 
     def focus_rows(plan_id: int):

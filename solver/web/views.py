@@ -17,13 +17,13 @@ from solver.outputs.html_tables import table_html as _table_html
 from solver.outputs.report import (
     _plan_by_workload,
     _quarters,
-    break_even_in_order,
     break_even_sentence,
     dual_sentence,
     price_movers,
     weakest_prices,
 )
 from solver.outputs.text import binding_sentence, training_sentences
+from solver.outputs.unit_costs_text import unit_cost_lines
 from solver.plan import Plan
 from solver.web.store import PlanRecord
 from solver.web.workspace import catalog_of_plan, plan_of, problem_of_plan
@@ -62,14 +62,17 @@ def sensitivity_view(plan: Plan, report: SensitivityReport | None) -> dict:
     break-even price found."""
     if report is None:
         return {"analysed": False}
-    duals = sorted(
-        (d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9), key=lambda d: -abs(d.worth)
-    )
+    from solver.outputs.sensitivity_views import entering, leaving, plan_pools, shown_duals
+
+    # no dual of a pool the plan does not use; those pools only as what would have to
+    # change for them to enter, the closest few (as the report says it)
+    duals = shown_duals(report, plan_pools(plan))
+    rows = leaving(report.break_even) + entering(report.break_even)
     return {
         "analysed": True,
         "movers": price_movers(report, plan, top=3),
         "duals": [dual_sentence(d) for d in duals[:8]],
-        "break_even": [break_even_sentence(b) for b in break_even_in_order(report.break_even)],
+        "break_even": [break_even_sentence(b) for b in rows],
         "break_even_note": report.break_even_tolerance,
         "caveat": report.caveat,
     }
@@ -102,6 +105,7 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
         "deployments": _deployments_by_workload(plan),
         "by_workload": _plan_by_workload(plan),
         "sensitivity": sensitivity_view(plan, report),
+        "unit_cost_lines": unit_cost_lines(plan),
     }
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 from typer.testing import CliRunner
+from xlsx_recalc import cell, recalculated
 
 from conftest import ROOT, offering, serve
 from solver.cli import app
@@ -192,8 +193,11 @@ def test_xlsx_orders_are_readable_and_byte_stable(yearly):
         {"acme": 78_840, "hardware": 200_000}
     )
     # the total sits below the data after a blank row: 78,840 + 200,000
+    # a formula over the rows above it, which a spreadsheet computes on opening
     last = list(book["summary"].iter_rows(values_only=True))[-1]
-    assert last[0] == "total" and last[2] == pytest.approx(278_840)
+    assert last[0] == "total" and last[2] == "=ROUND(SUM(C2:C3),2)"
+    values = recalculated(data)
+    assert cell(values, "summary", f"C{book['summary'].max_row}") == pytest.approx(278_840)
 
 
 runner = CliRunner()

@@ -6,7 +6,10 @@ import json
 
 import openpyxl
 import pytest
+from openpyxl.utils import get_column_letter
 from typer.testing import CliRunner
+from xlsx_recalc import cell as computed
+from xlsx_recalc import recalculated
 
 from conftest import offering, write_catalog
 from solver.cli import app
@@ -109,8 +112,17 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     col = header.index("cost_usd")
     rows = list(sheet.iter_rows(min_row=2, values_only=True))
     blank = rows.index(tuple([None] * len(header)))  # the data, a blank row, then the total
-    assert sum(row[col] for row in rows[:blank]) == pytest.approx(8030)
-    assert rows[blank + 1][0] == "total" and rows[blank + 1][col] == pytest.approx(8030)
+    # the line costs and the total are formulas (the live workbook): computed as a
+    # spreadsheet opening it would, the lines add up to the plan's $8,030 and so does the total
+    values = recalculated((out / "report.xlsx").read_bytes())
+    letter = get_column_letter(col + 1)
+    lines = [computed(values, "plan", f"{letter}{r}") for r in range(2, blank + 2)]
+    assert sum(lines) == pytest.approx(8030)
+    assert (
+        rows[blank + 1][0] == "total"
+        and rows[blank + 1][col] == f"=ROUND(SUM({letter}2:{letter}{blank + 1}),2)"
+    )
+    assert computed(values, "plan", f"{letter}{blank + 3}") == pytest.approx(8030)
     assert sheet.freeze_panes == "A2" and sheet.auto_filter.ref.startswith("A1:")
     assert sheet.cell(row=2, column=col + 1).number_format.startswith('"$"#,##0.00')
     assert sheet.cell(row=1, column=1).font.bold
@@ -328,8 +340,13 @@ def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
     summary = {r[0].value: r[1] for r in book["summary"].iter_rows(min_row=2)}
     for label in ("total cost (USD)", "budget (USD)", "budget headroom (USD)", "capex (USD)"):
         assert summary[label].number_format.startswith('"$"'), label
-    assert summary["total cost (USD)"].value == pytest.approx(8030)
-    assert summary["share of the budget used (share)"].value == pytest.approx(0.803)
+    # formulas over the plan sheet's total: computed, $8,030 of the $10,000 budget
+    values = recalculated((out / "report.xlsx").read_bytes())
+    at = {r[0].value: r[1].coordinate for r in book["summary"].iter_rows(min_row=2)}
+    assert computed(values, "summary", at["total cost (USD)"]) == pytest.approx(8030)
+    assert computed(values, "summary", at["share of the budget used (share)"]) == pytest.approx(
+        0.803
+    )
     assert "%" in summary["share of the budget used (share)"].number_format
     assert summary["total CO2e (t)"].number_format == "#,##0.00"
     # break-even: the move stored as the fraction it is, (break-even - now) / now
@@ -362,7 +379,12 @@ def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
         last = list(sheet.iter_rows(min_row=len(data) + 3, max_row=len(data) + 3))[0]
         assert last[0].value == "total", name
         col = header.index(column)
-        assert last[col].value == pytest.approx(sum(r[col].value for r in data), abs=0.01)
+        letter = get_column_letter(col + 1)
+        assert last[col].value == f"=ROUND(SUM({letter}2:{letter}{len(data) + 1}),2)", name
+        data_values = [computed(values, name, f"{letter}{r}") for r in range(2, len(data) + 2)]
+        assert computed(values, name, f"{letter}{len(data) + 3}") == pytest.approx(
+            sum(data_values), abs=0.01
+        )
         assert last[col].number_format.startswith('"$"'), name
     assert book["purchase plan"].cell(row=len(_data_rows(book["purchase plan"])) + 3,
                                       column=1).value == "total"  # fmt: skip

@@ -16,6 +16,7 @@ from solver.inputs.problem import Problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan
 from solver.plan.cashflow import cash_flow
+from solver.plan.unit_costs import with_unit_costs
 
 PROBLEM = "name: api\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 
@@ -41,7 +42,7 @@ def test_a_saved_plan_loads_reverified_and_an_edited_one_is_refused(tmp_path):
 def _one_unit_fewer(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
     """``plan`` with one unit fewer on its one serving line, everything the line's units
     scale (accelerators, cost, CO2e, capacity, cost by period) scaled with them, and the
-    plan's own sums (totals, cash flow) made again: only a recomputation can tell."""
+    plan's own sums (totals, cash flow, unit costs) made again: only a recomputation can tell."""
     (i,) = [k for k, item in enumerate(plan.line_items) if item.item == "rent"]
     item = plan.line_items[i]
     f = (item.units - 1) / item.units
@@ -64,7 +65,8 @@ def _one_unit_fewer(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
         }
     )
     start = date.fromisoformat(plan.start_date)
-    return new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
+    new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
+    return with_unit_costs(new, problem)
 
 
 def test_a_saved_plan_one_unit_short_is_refused_by_the_check_that_counts_it(tmp_path):

@@ -20,6 +20,7 @@ import pytest
 from conftest import offering
 from solver.inputs.problem import parse_problem
 from solver.plan.cashflow import cash_flow
+from solver.plan.unit_costs import with_unit_costs
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
@@ -100,8 +101,9 @@ ONE_UNIT_FEWER = {
 
 
 def consistent(plan, items, problem, catalog):
-    """The plan with these line items, its totals re-summed and its cash flow made again
-    from them (as procure solve makes it, from the plan's own start date)."""
+    """The plan with these line items, its totals re-summed and its cash flow and unit
+    costs made again from them (as procure solve makes them, from the plan's own start
+    date)."""
     new = plan.model_copy(
         update={
             "line_items": items,
@@ -110,7 +112,8 @@ def consistent(plan, items, problem, catalog):
         }
     )
     start = date.fromisoformat(plan.start_date)
-    return new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
+    new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
+    return with_unit_costs(new, problem)
 
 
 def scaled(item, units):

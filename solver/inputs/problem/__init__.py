@@ -25,7 +25,7 @@ from solver.inputs.problem.scenarios import (
     Uncertainty,
     throughput_scenarios_from_text,
 )
-from solver.inputs.problem.schema import Problem
+from solver.inputs.problem.schema import CompareApi, Problem
 from solver.inputs.problem.shape import ModelShape
 from solver.inputs.problem.validate import load_problem, parse_problem
 from solver.inputs.problem.workloads import (
@@ -41,6 +41,7 @@ __all__ = [
     "HOURS_PER_DAY",
     "BatchInferenceWorkload",
     "CapacityScenario",
+    "CompareApi",
     "DemandMultiplier",
     "ExistingReservation",
     "ExistingServer",

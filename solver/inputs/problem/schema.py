@@ -62,6 +62,16 @@ class Period(StrictModel):
     )
 
 
+class CompareApi(StrictModel):
+    """A model API's price list to compare the plan's unit costs with (the same served
+    tokens billed at its prices)."""
+
+    name: str = Field(min_length=1, description="The API and model, e.g. 'provider model-x'")
+    usd_per_1m_input_tokens: float = Field(ge=0, description="Its price per 1M input tokens, USD")
+    usd_per_1m_output_tokens: float = Field(gt=0, description="Its price per 1M output tokens, USD")
+    source: str = Field("", description="Where the prices come from (a URL) and their date")
+
+
 class Problem(StrictModel):
     """A procurement question: workloads and the constraints around them."""
 
@@ -204,6 +214,11 @@ class Problem(StrictModel):
         description="Cost categories beside compute, each off until given: storage, egress, "
         "support, operations_staff, taxes, contingency_percent (solver/inputs/costs.py; "
         "docs/concepts/cost-categories.md)",
+    )
+    compare_api: CompareApi | None = Field(
+        None,
+        description="A model API's list price to set the plan's $/1M tokens beside: name, "
+        "usd_per_1m_input_tokens, usd_per_1m_output_tokens (docs/concepts/unit-costs.md)",
     )
     existing_fleet: list[ExistingServer] = Field(default_factory=list)
     existing_reservations: list[ExistingReservation] = Field(default_factory=list)

@@ -50,7 +50,7 @@ class PlanInputs(BaseModel):
 #: problem fields added after plans were first recorded, left out of the canonical JSON
 #: while at their default (empty): a problem that does not use them keeps the digest, and
 #: the plan files, it had before they existed
-LATER_FIELDS = ("savings_plans", "costs")
+LATER_FIELDS = ("savings_plans", "costs", "compare_api")
 
 
 def problem_json(problem: Problem) -> str:

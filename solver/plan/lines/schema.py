@@ -13,6 +13,7 @@ from solver.plan.assumptions import Assumption
 from solver.plan.exposure import PointOfFailure
 from solver.plan.lines.digests import PlanInputs
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
+from solver.plan.lines.unit_cost import UnitCost
 from solver.plan.warnings import PlanWarning
 
 
@@ -206,6 +207,13 @@ class Plan(BaseModel):
     )
     not_included: list[str] = Field(
         default_factory=list, description="What the plan's cost does not hold, in words"
+    )
+    unit_costs: list[UnitCost] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Dollars per million tokens served: the plan, each serving workload, "
+        "each deployment, and beside them the problem's compare_api (solver.plan.unit_costs); "
+        "left out when the plan serves no tokens",
     )
     budget_basis: str = Field(
         "",

@@ -42,6 +42,7 @@ from solver.trust.verify.money import _check_cost_lines, _check_money
 from solver.trust.verify.run import _Run
 from solver.trust.verify.serving import _check_serving
 from solver.trust.verify.training_runs import _check_training
+from solver.trust.verify.unit_costs import _check_unit_costs
 from solver.units import Item
 
 
@@ -114,4 +115,5 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_staff_scale(run)
     _check_money(run)
     _check_cost_lines(run)
+    _check_unit_costs(run)
     return run

@@ -1,0 +1,181 @@
+"""Unit costs ($/1M tokens) worked by hand: the seed's plan (served tokens from the load
+curve, the serving cost lines) and a tiny hand case with a model API to compare with; the
+verifier refuses a plan whose unit cost was edited."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import ROOT, offering, serve, write_catalog
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import load_problem, parse_problem
+from solver.outputs.unit_costs_text import unit_cost_lines
+from solver.solve import solve_problem
+from solver.trust.verify import verify_plan
+
+
+@pytest.fixture(scope="module")
+def seed():
+    problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
+    catalog = load_catalog()
+    return solve_problem(problem, catalog), problem, catalog
+
+
+def _rows(plan):
+    return {(u.scope, u.workload, u.offering): u for u in plan.unit_costs}
+
+
+def test_the_seeds_dollars_per_million_tokens_by_hand(seed):
+    plan, _, _ = seed
+    rows = _rows(plan)
+    chat = rows[("workload", "chat-13b", "")]
+    # served tokens from the demand and the load curve (its hourly factors have mean 1):
+    # 50,000 users x 10 requests x 400 output tokens = 2e8 output tokens a day, over the
+    # serving periods m04-15..m28-36 = 2027-04-01 to 2029-12-31 = 365 + 366 + 275 = 1,006
+    # days: 2.012e11 output tokens; the prompts 1,000 / 400 as many: 5.03e11 input tokens
+    assert chat.output_tokens == pytest.approx(2.012e11, rel=1e-9)
+    assert chat.input_tokens == pytest.approx(5.03e11, rel=1e-9)
+    # the serving lines: Lambda GH200 at $2.29/h, 1 unit 12 h + 5 units 4 h + 2 units 8 h
+    # = 48 unit-hours a day; Massed Compute 2 x A100 at $2.70/h, 1 x 12 + 1 x 4 + 3 x 8 =
+    # 40 unit-hours a day; over 1,006 days: $110,579.52 + $108,648.00 = $219,227.52
+    assert chat.cost_usd == pytest.approx(2.29 * 48 * 1006 + 2.70 * 40 * 1006, abs=0.01)
+    assert chat.cost_usd == pytest.approx(219_227.52, abs=0.01)
+    # $219,227.52 / 201,200 million output tokens = $1.0896 per 1M output tokens;
+    # / (503,000 + 201,200) million tokens = $0.31131 per 1M tokens in and out
+    assert chat.usd_per_1m_output_tokens == pytest.approx(1.0896, rel=1e-9)
+    assert chat.usd_per_1m_tokens == pytest.approx(219_227.52 / 704_200, rel=1e-9)
+    # the whole plan carries the training too: $361,753.34 / 201,200 = $1.798 per 1M output
+    whole = rows[("plan", "", "")]
+    assert whole.cost_usd == pytest.approx(plan.total_cost_usd)
+    assert whole.usd_per_1m_output_tokens == pytest.approx(plan.total_cost_usd / 201_200)
+    # no costs: block and no compare_api: no all-in and no API figures
+    assert whole.all_in_cost_usd is None and whole.api_cost_usd is None
+    assert "unit_costs" in plan.model_dump(mode="json")
+
+
+def test_the_seeds_deployments_share_the_load_curve_in_proportion_to_capacity(seed):
+    plan, _, _ = seed
+    rows = _rows(plan)
+    # the default day for peak_to_average 3: f(h) = m + (3 - m) s(h), s(h) = ((1 +
+    # cos(2 pi (h - 14) / 24)) / 2)^3, m = 1/11 (solver.inputs.load.diurnal_factors); the
+    # blocks are the top 4 hours (12-15), the next 8 (8-11, 16-19) and the last 12; a
+    # block's share of the day's tokens is the sum of f over its hours / 24
+    m = 1 / 11
+
+    def f(h: int) -> float:
+        return m + (3 - m) * ((1 + math.cos(2 * math.pi * (h - 14) / 24)) / 2) ** 3
+
+    share = {
+        "peak": sum(f(h) for h in (12, 13, 14, 15)) / 24,
+        "shoulder": sum(f(h) for h in (8, 9, 10, 11, 16, 17, 18, 19)) / 24,
+        "base": sum(f(h) for h in (*range(8), *range(20, 24))) / 24,
+    }
+    assert sum(share.values()) == pytest.approx(1.0)
+    assert share["peak"] == pytest.approx(0.46506, abs=1e-5)
+    # each block's tokens split by capacity: Lambda 1 / 5 / 2 GH200 (1,750.42 tok/s each),
+    # Massed Compute 1 / 1 / 3 A100 pairs (1,847.22 tok/s each) in base / peak / shoulder
+    gh, a100 = 1750.4197523983366, 1847.2165894486518
+    units = {"base": (1, 1), "peak": (5, 1), "shoulder": (2, 3)}
+    lambda_share = sum(share[b] * n * gh / (n * gh + k * a100) for b, (n, k) in units.items())
+    assert lambda_share == pytest.approx(0.59883, abs=1e-5)
+    offering_of = "lambda/europe-central-1/gpu_1x_gh200"
+    lam = rows[("deployment", "chat-13b", offering_of)]
+    assert lam.output_tokens == pytest.approx(2.012e11 * lambda_share, rel=1e-9)
+    # its cost $110,579.52 over 120.48 billion output tokens: $0.9178 per 1M
+    assert lam.cost_usd == pytest.approx(110_579.52, abs=0.01)
+    assert lam.usd_per_1m_output_tokens == pytest.approx(
+        110_579.52 / (2.012e5 * lambda_share), rel=1e-9
+    )
+    deployments = [u for u in plan.unit_costs if u.scope == "deployment"]
+    assert sum(u.output_tokens for u in deployments) == pytest.approx(2.012e11, rel=1e-9)
+    assert "chat-13b: $1.0896 per 1M output tokens" in "\n".join(unit_cost_lines(plan))
+
+
+TINY = {
+    "name": "tiny-unit-costs",
+    "horizon_months": 1,
+    "modes": ["on_demand"],
+    "workloads": [serve(25)],
+    "compare_api": {
+        "name": "example api",
+        "usd_per_1m_input_tokens": 0.5,
+        "usd_per_1m_output_tokens": 1.5,
+    },
+}
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    cat = write_catalog(
+        tmp_path / "cat",
+        [offering("h1", "h100-sxm", 1, 4.0), offering("l4", "l4", 1, 1.0, nvlink=False)],
+    )
+    problem = parse_problem(TINY)
+    catalog = load_catalog(cat)
+    return solve_problem(problem, catalog), problem, catalog
+
+
+def test_a_tiny_plan_against_a_model_api_by_hand(tiny):
+    plan, _, _ = tiny
+    # 25 req/s of 100 prompt and 100 output tokens; H1 serves 10 req/s for $4/h, L4 2 req/s
+    # for $1/h (measured): 2 H1 + 3 L4 = $11/h x 730 h = $8,030
+    assert plan.total_cost_usd == pytest.approx(8030)
+    rows = _rows(plan)
+    chat = rows[("workload", "chat", "")]
+    # 25 x 100 = 2,500 output tokens/s x 730 h x 3,600 s = 6.57e9, and as many input tokens
+    assert chat.output_tokens == pytest.approx(6.57e9)
+    assert chat.input_tokens == pytest.approx(6.57e9)
+    # $8,030 / 6,570 million = $1.2222 per 1M output tokens; / 13,140 M = $0.6111 per 1M
+    assert chat.usd_per_1m_output_tokens == pytest.approx(8030 / 6570)
+    assert chat.usd_per_1m_tokens == pytest.approx(8030 / 13140)
+    # the API bills 6,570 x $0.50 + 6,570 x $1.50 = $13,140 for the same tokens: the plan
+    # costs 8,030 / 13,140 = 0.6111 of it, $0.3056 per 1M input and $0.9167 per 1M output
+    # at the API's mix; the API breaks even at a price cut of 38.9%
+    assert chat.api_cost_usd == pytest.approx(13_140)
+    assert chat.api_cost_ratio == pytest.approx(8030 / 13140)
+    assert chat.usd_per_1m_input_tokens_at_api_mix == pytest.approx(0.5 * 8030 / 13140)
+    assert chat.usd_per_1m_output_tokens_at_api_mix == pytest.approx(1.5 * 8030 / 13140)
+    assert "the API breaks even at a price cut of 38.9%" in "\n".join(unit_cost_lines(plan))
+    # the day is flat: the H1 pair (2 x 1,000 tok/s) serves 2,000 / 2,600 of the tokens
+    # for 2 x $4 x 730 = $5,840, the L4s 600 / 2,600 for $2,190
+    h1 = rows[("deployment", "chat", "acme/us-east/h1")]
+    l4 = rows[("deployment", "chat", "acme/us-east/l4")]
+    assert h1.output_tokens == pytest.approx(6.57e9 * 2000 / 2600)
+    assert h1.cost_usd == pytest.approx(5840) and l4.cost_usd == pytest.approx(2190)
+    assert l4.usd_per_1m_output_tokens == pytest.approx(2190 / (6570 * 600 / 2600))
+
+
+def test_the_verifier_refuses_an_edited_unit_cost(tiny):
+    plan, problem, catalog = tiny
+    assert [c.name for c in verify_plan(plan, problem, catalog) if not c.ok] == []
+    rows = list(plan.unit_costs)
+    k = next(i for i, u in enumerate(rows) if u.scope == "workload")
+    rows[k] = rows[k].model_copy(
+        update={"usd_per_1m_output_tokens": rows[k].usd_per_1m_output_tokens * 0.9}
+    )
+    edited = plan.model_copy(update={"unit_costs": rows})
+    failed = {c.name for c in verify_plan(edited, problem, catalog) if not c.ok}
+    assert failed == {"unit cost: $/1M output tokens"}
+    # and a deployment that claims more tokens than its workload serves
+    rows = list(plan.unit_costs)
+    d = next(i for i, u in enumerate(rows) if u.scope == "deployment")
+    rows[d] = rows[d].model_copy(update={"output_tokens": rows[d].output_tokens * 2})
+    edited = plan.model_copy(update={"unit_costs": rows})
+    failed = {c.name for c in verify_plan(edited, problem, catalog) if not c.ok}
+    assert "unit costs: deployments serve the workload's tokens" in failed
+
+
+def test_a_problem_without_serving_has_no_unit_costs(tmp_path):
+    # a training-only plan serves no tokens: the field is left out of the JSON (a 7B model
+    # on 1e10 tokens, as tests/trust/test_verify_mutation.py's training case)
+    cat = write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0)])
+    training = {"kind": "training", "name": "pretrain", "model": "dense-7b", "tokens": 1e10}
+    problem = parse_problem(
+        {"name": "train", "horizon_months": 1, "modes": ["on_demand"], "workloads": [training]}
+    )
+    plan = solve_problem(problem, load_catalog(cat))
+    assert plan.verified and plan.total_cost_usd > 0
+    assert plan.unit_costs is None
+    assert "unit_costs" not in plan.model_dump(mode="json")
