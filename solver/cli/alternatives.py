@@ -59,9 +59,7 @@ def alternatives(
     ] = False,
     catalog: CatalogOpt = None,
     quotes: QuotesOpt = None,
-    solver: Annotated[
-        str, typer.Option(help="MIP solver", **_choices(*SOLVERS))
-    ] = DEFAULT_SOLVER,
+    solver: Annotated[str, typer.Option(help="MIP solver", **_choices(*SOLVERS))] = DEFAULT_SOLVER,
     time_limit: Annotated[
         float | None,
         typer.Option(

@@ -65,9 +65,7 @@ def test_a_wider_slack_finds_the_next_set(catalog):
 def test_alternatives_by_accelerator(catalog):
     # By accelerator the optimum uses h100-sxm; the only other set within 30% is
     # {h100-sxm, l4} (1 H100 + 1 L4, $3,723); {l4} alone costs $4,015 (+37.5%).
-    found = alternatives(
-        problem([serve(10)]), catalog, slack=0.30, n=1, measure="accelerators"
-    )
+    found = alternatives(problem([serve(10)]), catalog, slack=0.30, n=1, measure="accelerators")
     assert found.optimum_groups == {"h100-sxm"}
     assert [a.groups for a in found.alternatives] == [{"h100-sxm", "l4"}]
     assert found.alternatives[0].plan.total_cost_usd == pytest.approx(5.1 * HOURS)
@@ -75,7 +73,11 @@ def test_alternatives_by_accelerator(catalog):
 
 @pytest.mark.parametrize(
     ("slack", "n", "measure", "field"),
-    [(0.0, 2, "providers", "--slack"), (0.02, 0, "providers", "--n"), (0.02, 2, "sites", "--differ-by")],
+    [
+        (0.0, 2, "providers", "--slack"),
+        (0.02, 0, "providers", "--n"),
+        (0.02, 2, "sites", "--differ-by"),
+    ],
 )
 def test_bad_arguments_name_the_option(catalog, slack, n, measure, field):
     with pytest.raises(ProcureError) as err:

@@ -156,7 +156,10 @@ def with_indicators(
         units = {u: 1.0, **{v: -1.0 for v in members[group]}}
         rows.append(new_row("group_used_units", (group,), units, "<=", 0.0))
     return LinearModel(
-        with_variables(model.variables, new_vars), rows, model.objective, model.expressions,
+        with_variables(model.variables, new_vars),
+        rows,
+        model.objective,
+        model.expressions,
         model.stage,
     ), used
 

@@ -196,9 +196,7 @@ def alternatives(
     options = options or SolveOptions()
     started = time.perf_counter()
     optimum, solution = solve_verified(problem, catalog, solver=solver, options=options)
-    base = analysis_model(
-        solution.compiled.problem, catalog, "procure alternatives", measure
-    )
+    base = analysis_model(solution.compiled.problem, catalog, "procure alternatives", measure)
     if optimum.objective is None:
         raise ProcureError("the optimum has no objective value", fix="report this bug")
     first = plan_groups(optimum, base.compiled, measure)
@@ -222,8 +220,7 @@ def alternatives(
         result = backend.solve(search, options)
         if result.termination == Termination.INFEASIBLE:
             stopped = (
-                f"no other plan within {slack:.1%} of the optimum uses a different set of "
-                f"{measure}"
+                f"no other plan within {slack:.1%} of the optimum uses a different set of {measure}"
             )
             break
         if not result.has_solution:

@@ -137,9 +137,7 @@ def preferences(
             )
             delta = (plan.objective or 0.0) - (optimum.objective or 0.0)
             status = "optimal" if proven else "not proven"
-            mine.append(
-                Preference(kind, group, action, status, plan.total_cost_usd, delta, plan)
-            )
+            mine.append(Preference(kind, group, action, status, plan.total_cost_usd, delta, plan))
         mine.sort(
             key=lambda p: (
                 p.action != "exclude",

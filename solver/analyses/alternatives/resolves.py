@@ -118,7 +118,5 @@ def verified_plan(
             f"a re-solved plan failed independent verification ({failed})",
             fix="this is a bug in procure: report it with the problem file",
         )
-    rate = catalog.rate(
-        base.problem.currency, field="currency", instead="leave currency out (USD)"
-    )
+    rate = catalog.rate(base.problem.currency, field="currency", instead="leave currency out (USD)")
     return with_currency(plan, base.problem, rate, catalog)
