@@ -17,7 +17,7 @@ docs/guides/alternatives.md derives it and works a case by hand.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from solver.analyses.alternatives.groups import (
     MEASURES,
@@ -234,7 +234,7 @@ def alternatives(
             base,
             catalog,
             search,
-            replace(result, objective=base.objective.value(result.values)),
+            result,
             status="feasible",
             time_limited=not proven,
         )
