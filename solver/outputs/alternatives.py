@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 
 from solver.analyses.alternatives import Alternatives, Preferences
-from solver.analyses.alternatives.groups import MEASURES, PREFERENCE_KINDS
 from solver.money import usd
 from solver.outputs.grid import Page, Table, escape
 from solver.plan import Plan
 from solver.plan.exposure import largest_domains
 from solver.units import Item
 
+#: What one group of each measure or kind of preference is, in words.
+_LABELS: dict[str, str] = {
+    "providers": "provider",
+    "accelerators": "accelerator",
+    "regions": "provider/region",
+    "commitments": "purchase mode",
+    "region_groups": "region group",
+}
 #: Line items whose reservations and purchases are a plan's commitments.
 _COMMITTED = frozenset({Item.RESERVATION, Item.PURCHASE, Item.CAPACITY_BLOCK, Item.SAVINGS_PLAN})
 
@@ -55,7 +62,7 @@ def alternatives_text(found: Alternatives) -> str:
     page.print(
         f"{opt.problem}: {len(found.alternatives)} of {found.asked} alternative(s) within "
         f"{found.slack:.1%} of the optimum ({usd(found.cap_usd)} at most), differing in "
-        f"{found.measure} ({MEASURES[found.measure]} sets), in {found.seconds:.1f} s",
+        f"{found.measure} ({_LABELS[found.measure]} sets), in {found.seconds:.1f} s",
         markup=False,
     )
     table = Table()
@@ -171,7 +178,7 @@ def preferences_text(found: Preferences) -> str:
             else ""
         )
         table.add_row(
-            PREFERENCE_KINDS[p.kind],
+            _LABELS.get(p.kind, p.kind),
             escape(p.group),
             f"{p.action} it",
             usd(p.cost_usd, cents=False, missing="none"),
