@@ -189,8 +189,9 @@ def preferences_text(found: Preferences) -> str:
     page.print(table)
     page.print(
         "exclude: the group is in the optimum; require: at least one unit of it. Each "
-        "re-solve is verified; 'not proven': the time limit stopped it, its cost is an upper "
-        "bound; 'infeasible': no plan keeps the preference",
+        "re-solve is verified and proven within the solver's gap (0.01% by default); 'not "
+        "proven': the time limit stopped it, its cost is an upper bound; 'infeasible': no "
+        "plan keeps the preference",
         markup=False,
     )
     return page.text()

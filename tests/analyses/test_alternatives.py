@@ -106,3 +106,12 @@ def test_the_price_of_each_preference_by_hand(catalog):
     assert price[("region_groups", "eu", "require")] == ("optimal", pytest.approx(803.0))
     assert len(found.rows) == 8
     assert all(p.plan is None or p.plan.verified for p in found.rows)
+
+
+def test_a_two_stage_objective_is_refused_by_name(catalog):
+    # lexicographic: cost, then CO2e within a tolerance; "within 2% of the optimum" has no
+    # one objective to measure against, so the analysis says which field and what to use
+    with pytest.raises(ProcureError) as err:
+        alternatives(problem([serve(10)], objective="lexicographic"), catalog)
+    assert err.value.field == "objective"
+    assert "min_cost" in err.value.fix

@@ -25,7 +25,12 @@ from solver.analyses.alternatives.groups import (
     with_indicators,
     with_rows,
 )
-from solver.analyses.alternatives.resolves import Base, analysis_model, verified_plan
+from solver.analyses.alternatives.resolves import (
+    Base,
+    analysis_model,
+    check_problem,
+    verified_plan,
+)
 from solver.core.backends import SolveOptions, Termination, get_backend
 from solver.core.families import new_row
 from solver.core.matrix import Expression, LinearModel, Row
@@ -193,6 +198,7 @@ def alternatives(
     from solver.solve import solve_verified
 
     check_arguments(slack, n, measure)
+    check_problem(problem, "procure alternatives")
     options = options or SolveOptions()
     started = time.perf_counter()
     optimum, solution = solve_verified(problem, catalog, solver=solver, options=options)

@@ -21,7 +21,7 @@ from solver.analyses.alternatives.groups import (
     plan_groups,
     with_rows,
 )
-from solver.analyses.alternatives.resolves import analysis_model, verified_plan
+from solver.analyses.alternatives.resolves import analysis_model, check_problem, verified_plan
 from solver.core.backends import SolveOptions, Termination, get_backend
 from solver.core.families import new_row
 from solver.inputs.catalog import Catalog
@@ -102,6 +102,7 @@ def preferences(
     """
     from solver.solve import solve_verified
 
+    check_problem(problem, "--preferences")
     options = options or SolveOptions()
     started = time.perf_counter()
     optimum, solution = solve_verified(problem, catalog, solver=solver, options=options)

@@ -43,15 +43,14 @@ class Base:
     objective: Expression
 
 
-def analysis_model(problem: Problem, catalog: Catalog, option: str, measure: str) -> Base:
-    """The model of ``problem`` over its options pruned within each group of ``measure``
-    (:func:`~solver.analyses.alternatives.groups.pruned_within_groups`).
+def check_problem(problem: Problem, option: str) -> None:
+    """Refuse a problem the analyses cannot compare plans of, before any solve.
 
     Raises
     ------
     ProcureError
-        The problem has a two-stage objective or uncertainty scenarios (the analyses
-        compare plans by one objective of one stage).
+        A two-stage objective or uncertainty scenarios (the analyses compare plans by one
+        objective of one stage).
     """
     if has_second_stage(problem):
         raise ProcureError(
@@ -65,6 +64,19 @@ def analysis_model(problem: Problem, catalog: Catalog, option: str, measure: str
             field="uncertainty",
             fix="leave uncertainty out of the problem for this analysis",
         )
+
+
+def analysis_model(problem: Problem, catalog: Catalog, option: str, measure: str) -> Base:
+    """The model of ``problem`` over its options pruned within each group of ``measure``
+    (:func:`~solver.analyses.alternatives.groups.pruned_within_groups`).
+
+    Raises
+    ------
+    ProcureError
+        The problem has a two-stage objective or uncertainty scenarios (the analyses
+        compare plans by one objective of one stage).
+    """
+    check_problem(problem, option)
     from solver.analyses.alternatives.groups import pruned_within_groups
 
     compiled = pruned_within_groups(
