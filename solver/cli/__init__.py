@@ -29,6 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # importing a group registers its commands: this order is the order of ``procure --help``
 from solver.cli import solve  # noqa: F401
 from solver.cli import analyses  # noqa: F401
+from solver.cli import alternatives  # noqa: F401
 from solver.cli import estimate  # noqa: F401
 from solver.cli import catalog  # noqa: F401
 from solver.cli import changes  # noqa: F401

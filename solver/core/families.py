@@ -339,6 +339,36 @@ FAMILIES: dict[str, Family] = {
         ("pool",),
         binds=False,
     ),
+    # near-optimal alternatives and the price of preferences (analyses/alternatives/)
+    "near_optimal": Family(
+        "the objective <= (1 + slack) x the optimum (an alternative plan)",
+        "USD per USD",
+        (),
+    ),
+    "group_used_link": Family(
+        "a group's units (provider, accelerator, region, mode) <= M x its used binary",
+        "USD per unit",
+        ("group", "var"),
+        binds=False,
+    ),
+    "group_used_units": Family(
+        "a group's used binary <= its units (1 only when the group is in use)",
+        "USD",
+        ("group",),
+        binds=False,
+    ),
+    "differs_from": Family(
+        "the set of groups used differs from an earlier plan's in at least one group",
+        "USD",
+        ("plan",),
+        binds=False,
+    ),
+    "exclude_group": Family(
+        "no unit of a group (the price of excluding it)", "USD per unit", ("group",)
+    ),
+    "require_group": Family(
+        "at least one unit of a group (the price of requiring it)", "USD per unit", ("group",)
+    ),
 }
 
 

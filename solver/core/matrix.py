@@ -40,6 +40,7 @@ class VarKind(StrEnum):
     STAFF = "staff"  # servers of a site's fleet on one staff segment (core/staff.py)
     STAFF_TIER = "staff_tier"  # 1 when a site's staff segment is full (core/staff.py)
     BLOCK = "block"  # 1 when a training job runs on this capacity-block option
+    USED = "used"  # 1 when a plan uses a group (provider, accelerator, ...): alternatives
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,14 @@ def points_of_failure(items: list[LineItem], problem: Problem) -> list[PointOfFa
     ]
     if not rules:
         return None
+    return largest_domains(items, rules)
+
+
+def largest_domains(items: list[LineItem], workloads: list[str]) -> list[PointOfFailure]:
+    """Per named serving workload and kind of domain, the domain holding the largest share
+    of its serving capacity in any period and block of the plan's serving lines (for any
+    workload, whether or not it must survive a loss: the alternatives table shows it)."""
+    rules = workloads
     blocks = sorted({i.block for i in items if i.block})
     held: dict[tuple[str, str, str, str], dict[str, float]] = defaultdict(
         lambda: defaultdict(float)
