@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from solver import physics
+from solver.physics import bands
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec, resolve_model
@@ -536,6 +537,9 @@ def estimate_inference(
             else None
         ),
         "capacity_source": "physics",
+        # the measured error band of this (accelerator family, runtime, model class); one
+        # outside the validated set is flagged and carries the widest band (issue 47)
+        "error_band": _error_band(acc["accelerator_id"], str(dev.runtime[0]), spec),
     }
     out.update(_at_percentile(res, slo_percentile, utilisation, replica_tps))
     if not out["fits"]:
@@ -565,6 +569,25 @@ def estimate_inference(
     out["assumptions"] = _inference_assumptions(
         weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
     ) + (_moe_assumptions(served, spec, d) if served.is_moe or served.kv_latent_dim else [])
+    return out
+
+
+def _error_band(accelerator_id: str, runtime: str, spec: ModelSpec) -> dict:
+    """The capacity error band of the configuration (solver/physics/bands.py), with the
+    90% one-sided share of the estimate it keeps, exp(-1.2816 x band)."""
+    band = bands.error_band(
+        str(accelerator_id),
+        runtime,
+        bands.model_class(spec.params, spec.experts, spec.experts_active),
+    )
+    out = band.as_dict()
+    out["capacity_share_at_90pct"] = float(physics.capacity_derate(0.9, band.band_log))
+    if not band.validated:
+        out["note"] = (
+            f"outside the validated set: the accuracy table has {band.rows} fitted rows for "
+            f"{band.family}, {band.runtime}, {band.model_class} (fewer than {bands.MIN_ROWS}); "
+            "the widest band is used"
+        )
     return out
 
 
