@@ -163,9 +163,7 @@ def test_outside_the_validated_set_takes_the_widest_band():
         b = bands.error_band(acc, runtime, klass)
         assert (b.validated, b.rows, b.band_log) == (False, rows, widest), (acc, runtime)
     # the widest band is no narrower than any validated one
-    assert all(
-        widest >= band for band, n in bands.ERROR_BANDS.values() if n >= bands.MIN_ROWS
-    )
+    assert all(widest >= band for band, n in bands.ERROR_BANDS.values() if n >= bands.MIN_ROWS)
 
 
 def test_capacity_band_log_by_configuration():
@@ -214,8 +212,55 @@ def test_plan_at_confidence_uses_the_configuration_band_and_flags_it(tiny_catalo
     plan = solve_problem(problem([w], capacity_confidence=0.9), cat)
     found = {(a.kind, a.name): a for a in plan.assumptions}
     counted = found[("capacity_band", "capacity_counted")]
-    assert counted.value == pytest.approx(
-        math.exp(-1.28155 * bands.WIDEST_BAND_LOG), abs=1e-4
-    )
+    assert counted.value == pytest.approx(math.exp(-1.28155 * bands.WIDEST_BAND_LOG), abs=1e-4)
     assert "OUTSIDE the validated set" in counted.source
     assert "nvidia-hopper" in counted.subject
+
+
+# ---------------------------------------------------------------- MoE training (Build 5)
+
+
+def test_moe_all_to_all_bytes_per_flop_by_hand():
+    # 4 k d x 2 bytes x L over 6 N_active: DeepSeek-V3 (k 8, d 7,168, 61 layers, 37e9
+    # active) 4 x 8 x 7,168 x 2 x 61 / (6 x 37e9) = 27,983,872 / 2.22e11 = 1.2605e-4;
+    # Mixtral 8x7B (k 2, d 4,096, 32 layers, 12.9e9) 2,097,152 / 7.74e10 = 2.7095e-5;
+    # a dense model 0
+    x = physics.training.moe_all_to_all_bytes_per_flop
+    assert x(37e9, 256, 8, 7168, 61) == pytest.approx(1.2605e-4, rel=1e-4)
+    assert x(12.9e9, 8, 2, 4096, 32) == pytest.approx(2.7095e-5, rel=1e-4)
+    assert x(70e9, 1, 1, 8192, 80) == 0.0
+
+
+def test_moe_training_efficiency_reproduces_its_two_fitted_rows(catalog):
+    # 0.9712 / (1 + x / 2.047e-4): DeepSeek-V3 0.9712 / 1.61578 = 0.6011 (measured 1,543.2
+    # over the dense Hopper FP8 prediction 2,567.2 = 0.6011); Mixtral 0.9712 / 1.13236 =
+    # 0.8577 (MFU 0.5489 over the v5p dense 0.64 = 0.8577); a dense model keeps 1
+    eff = physics.training.moe_training_efficiency
+    assert eff(1.2605e-4) == pytest.approx(0.6011, abs=2e-4)
+    assert eff(2.7095e-5) == pytest.approx(0.8577, abs=2e-4)
+    assert eff(0.0) == 1.0
+    # the two fitted rows, through the estimator, within 1% (they set the two constants)
+    by_id = {r["case_id"]: r for r in ROWS}
+    for case in ("m62_deepseek_v3_h800_2048", "m63_maxtext_mixtral_v5p_64"):
+        c = ACC.compare(catalog, by_id[case])
+        assert c.ratio == pytest.approx(1.0, abs=0.01), case
+
+
+def test_moe_holdout_rows_are_within_two_x_and_were_not_fitted(catalog):
+    # h37-h39 (Megatron-Bridge B200 DeepSeek-V3 and Qwen3-235B, MaxText Mixtral on v6e-256)
+    # are holdout: their sources are cited by no default. Without the MoE factor the B200
+    # rows were 3.0x and 3.2x too fast (a dense MFU on the active parameters); with it 1.82x
+    # and 1.62x (still optimistic: bench/RESULTS.md), and Mixtral on v6e 1.19x
+    by_id = {r["case_id"]: r for r in ROWS}
+    expected = {
+        "h37_mbridge_b200_deepseek_v3_256": 1.82,
+        "h38_mbridge_b200_qwen3_235b_64": 1.62,
+        "h39_tpurecipes_mixtral_v6e_256": 1.19,
+    }
+    used = ACC.sources_used_by_defaults(ACC.defaults_text())
+    for case, ratio in expected.items():
+        row = by_id[case]
+        assert row["role"] == "holdout" and row["source"] not in used, case
+        c = ACC.compare(catalog, row)
+        assert c.ratio == pytest.approx(ratio, abs=0.01), case
+        assert 0.5 <= c.ratio <= 2.0, case

@@ -120,6 +120,10 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
     # issue 33: the TPU serving runtime's basis (tpu-recipes), main rows
     "TPU_RECIPES_VLLM_V6E": ("TPU_RECIPES_VLLM_V6E", "trillium/vLLM/Llama3.x"),
     "TPU_RECIPES_JSMT_V5E": ("TPU_RECIPES_JSMT_V5E", "JetStream-Maxtext/Llama2-7B"),
+    # issue 47: the MoE training efficiency's bases (fitted) and a MoE holdout on TPU v6e
+    "DEEPSEEK_V3_REPORT": ("2412.19437",),
+    "MAXTEXT_MIXTRAL": ("Run_Mixtral.md",),
+    "TPU_RECIPES_MIXTRAL_V6E": ("Mixtral-8x7B-MaxText", "TPU_RECIPES_MIXTRAL_V6E"),
 }
 
 
@@ -525,7 +529,7 @@ def role_lines(results: list[Comparison]) -> list[str]:
         met = med <= TARGET_MEDIAN[role] and within == len(rows)
         vendors = sorted({c.vendor for c in rows})
         per_vendor = ", ".join(
-            f"{v} {_median([c.abs_error for c in rows if c.vendor == v and c.abs_error is not None])}"
+            f"{v} {_median([e for c in rows if c.vendor == v and (e := c.abs_error) is not None])}"
             f" ({sum(c.vendor == v for c in rows)})"
             for v in vendors
         )

@@ -12,11 +12,11 @@ import math
 import numpy as np
 
 from solver import physics
-from solver.physics import bands
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.staff import staff_rule
+from solver.physics import bands
 from solver.physics.constants import (
     IDLE_POWER_FRACTION,
     INFERENCE_UTILISATION,
@@ -137,7 +137,7 @@ def estimate_training(
     peak = float(physics.compute_peak_tflops(table, precision)[0])
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
-    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin)
+    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin, spec)
     measured_at = published.measured_at_accelerators
     provider = off["provider"] if off is not None else None
     rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
@@ -195,8 +195,11 @@ def estimate_training(
     return out
 
 
-def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -> tuple:
-    """(the family's published MFU and band, or the user's own; the MFU at ``margin``).
+def _training_mfu(
+    acc, precision: str, peak: float, mfu: float | None, margin, spec: ModelSpec
+) -> tuple:
+    """(the family's published MFU and band, taken to a mixture of experts by
+    ``physics.moe_mfu``, or the user's own; the MFU at ``margin``).
 
     Raises
     ------
@@ -207,8 +210,15 @@ def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -
     published = (
         physics.own_mfu(mfu)
         if mfu is not None
-        else physics.default_mfu(
-            *family, float(acc["scaleup_gbps"]), precision, float(acc["bf16_dense_tflops"]), peak
+        else physics.moe_mfu(
+            physics.default_mfu(
+                *family,
+                float(acc["scaleup_gbps"]),
+                precision,
+                float(acc["bf16_dense_tflops"]),
+                peak,
+            ),
+            spec,
         )
     )
     try:

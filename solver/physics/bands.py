@@ -120,4 +120,6 @@ def error_band(accelerator_id: str, runtime: str, klass: str) -> ErrorBand:
     family = accelerator_family(accelerator_id)
     band, rows = ERROR_BANDS.get((family, runtime, klass), (WIDEST_BAND_LOG, 0))
     validated = rows >= MIN_ROWS
-    return ErrorBand(family, runtime, klass, band if validated else WIDEST_BAND_LOG, rows, validated)
+    return ErrorBand(
+        family, runtime, klass, band if validated else WIDEST_BAND_LOG, rows, validated
+    )

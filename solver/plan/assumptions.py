@@ -41,8 +41,8 @@ from solver.core.compile import Compiled
 from solver.inputs.problem import CapacityScenario, InferenceWorkload, Problem, TrainingWorkload
 from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
 from solver.money import usd
-from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.bands import MIN_ROWS, error_band, model_class
+from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
 from solver.physics.inference import planned_capacity_share
 from solver.units import RENTED_MODES, Item, Mode
@@ -309,8 +309,7 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
                 source=f"RMS log error {band:.3f} ("
                 + (validated if i.capacity_source != "measured" else "a measured profile")
                 + "; bench/accuracy/accuracy.py --bands-table, solver/physics/bands.py); "
-                "band = true / estimate, 90%"
-                + _scenario_words(problem.capacity_scenario),
+                "band = true / estimate, 90%" + _scenario_words(problem.capacity_scenario),
             )
         )
     return out + _stress(compiled, cap)

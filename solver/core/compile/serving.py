@@ -17,12 +17,12 @@ from solver.core.compile.compiled import CompileReport
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec
-from solver.physics.bands import model_class
 from solver.inputs.problem import (
     BatchInferenceWorkload,
     InferenceWorkload,
     Problem,
 )
+from solver.physics.bands import model_class
 
 TP_DEGREES = (1, 2, 4, 8)
 
