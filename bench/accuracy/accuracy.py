@@ -5,7 +5,15 @@ Run: python bench/accuracy/accuracy.py [--set main|holdout|all] [--csv OUT]
 Data: ``bench/accuracy/accuracy_cases.csv``, one published measurement per row (MLPerf
 Inference and vendor performance tables for serving; papers and vendor training
 tables for training), cited in ``bench/accuracy/ACCURACY_SOURCES.md``. ``main`` and
-``holdout`` rows come from different source documents.
+``holdout`` rows come from different source documents (the ``set`` column, issue 33).
+
+The ``role`` column (issue 47) says what a row may be used for: ``fitted`` rows may set a
+default (every main row, and a holdout row whose source document a default cites: it checks
+the default's own basis), ``holdout`` rows never do: no default cites their source, and the
+fitting scripts (``fit_runtime.py``, :func:`fitting_rows`) and the shipped error bands
+(solver/physics/bands.py, ``--bands-table``) refuse them. The summary reports the median
+|error| by role and by vendor, against the targets: <= 10% fitted, <= 15% holdout, every
+row within 2x.
 
 Each row is run through ``solver.analyses.estimate.estimate_inference`` or
 ``estimate_training`` with the catalog's DEFAULT efficiencies (nothing is tuned
@@ -48,6 +56,7 @@ CASES_CSV = Path(__file__).with_name("accuracy_cases.csv")
 COLUMNS = [
     "case_id",
     "set",
+    "role",
     "kind",
     "accelerator",
     "n_accelerators",
@@ -111,6 +120,10 @@ SOURCE_MARKERS: dict[str, tuple[str, ...]] = {
     # issue 33: the TPU serving runtime's basis (tpu-recipes), main rows
     "TPU_RECIPES_VLLM_V6E": ("TPU_RECIPES_VLLM_V6E", "trillium/vLLM/Llama3.x"),
     "TPU_RECIPES_JSMT_V5E": ("TPU_RECIPES_JSMT_V5E", "JetStream-Maxtext/Llama2-7B"),
+    # issue 47: the MoE training efficiency's bases (fitted) and a MoE holdout on TPU v6e
+    "DEEPSEEK_V3_REPORT": ("2412.19437",),
+    "MAXTEXT_MIXTRAL": ("Run_Mixtral.md",),
+    "TPU_RECIPES_MIXTRAL_V6E": ("Mixtral-8x7B-MaxText", "TPU_RECIPES_MIXTRAL_V6E"),
 }
 
 
@@ -141,6 +154,7 @@ class Comparison:
     error: str = ""
     calibration: bool = False  # the row's source is a basis of a default
     vendor: str = ""  # the accelerator's vendor (catalog), for the per-vendor medians
+    role: str = ""  # fitted | holdout (issue 47): may the row set a default
 
     @property
     def ratio(self) -> float | None:
@@ -169,6 +183,28 @@ def read_cases(path: Path = CASES_CSV) -> list[dict[str, str]]:
         if reader.fieldnames != COLUMNS:
             raise ValueError(f"{path}: header must be {','.join(COLUMNS)}")
         return list(reader)
+
+
+ROLES = ("fitted", "holdout")
+
+
+def fitting_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The rows a fitting script may use: all of ``rows``, which must be ``fitted`` rows.
+
+    Raises
+    ------
+    ValueError
+        When any row is a ``holdout`` row (or has no known role): a holdout row never sets
+        a default, so a fit handed one refuses to run rather than silently drop it.
+    """
+    bad = [r["case_id"] for r in rows if r.get("role") != "fitted"]
+    if bad:
+        raise ValueError(
+            f"{CASES_CSV.name}: rows {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} "
+            "are not role=fitted; a fit may only use fitted rows (select them with "
+            "role == 'fitted'; holdout rows never set a default)"
+        )
+    return rows
 
 
 def _opt_int(text: str) -> int | None:
@@ -320,6 +356,7 @@ def compare(catalog, row: dict[str, str], calibration: bool = False) -> Comparis
         error,
         calibration,
         _vendor(catalog, row["accelerator"]),
+        row.get("role", ""),
     )
 
 
@@ -382,6 +419,46 @@ def band_lines(catalog, rows: list[dict[str, str]], results: list[Comparison]) -
     return lines
 
 
+def row_model_class(catalog, row: dict[str, str]) -> str:
+    """The row's model class (solver/physics/bands.py model_class): from the catalog's
+    model, or the row's parameter count (dense) when it names none."""
+    from solver.physics.bands import model_class
+
+    if row["model"].strip():
+        m = catalog.models.loc[row["model"]]
+        experts = float(m["experts"]) if str(m["experts"]).strip() not in ("", "nan") else 1.0
+        active = (
+            float(m["experts_active"])
+            if str(m["experts_active"]).strip() not in ("", "nan")
+            else 1.0
+        )
+        return model_class(float(m["params_b"]) * 1e9, experts, active)
+    return model_class(float(row["params_b"]) * 1e9)
+
+
+def band_table(
+    catalog, rows: list[dict[str, str]], results: list[Comparison]
+) -> dict[tuple[str, str, str], tuple[float, int]]:
+    """(family, runtime, model class) -> (RMS of ln(measured / predicted) capacity, rows)
+    over the FITTED serving rows that measure a capacity (:func:`capacity_log_errors`);
+    the shipped solver/physics/bands.py ERROR_BANDS. Holdout rows are refused
+    (:func:`fitting_rows`), so they are selected out first."""
+    from solver.physics.bands import accelerator_family
+
+    pairs = [(r, c) for r, c in zip(rows, results, strict=True) if r["role"] == "fitted"]
+    fitted = fitting_rows([r for r, _ in pairs])
+    logs: dict[tuple[str, str, str], list[float]] = {}
+    for row, c in zip(fitted, [c for _, c in pairs], strict=True):
+        one = capacity_log_errors(catalog, [row], [c])
+        for runtime, xs in one.items():
+            key = (accelerator_family(row["accelerator"]), runtime, row_model_class(catalog, row))
+            logs.setdefault(key, []).extend(xs)
+    return {
+        key: (round(math.sqrt(sum(x * x for x in xs) / len(xs)), 4), len(xs))
+        for key, xs in sorted(logs.items())
+    }
+
+
 def headline_lines(results: list[Comparison], set_name: str) -> list[str]:
     """The figures issue 33 asks for, per set: median |error| overall, serving and per
     vendor (serving and training together), and the largest factor any row is off by."""
@@ -429,6 +506,39 @@ def source_lines(
             f"  {source}{cal}: {len(cs)} rows, median {_median(ok)}, largest "
             f"{max_ratio(cs):.2f}x ({worst.case_id})"
         )
+    return lines
+
+
+# Issue 47's targets for the table, by role: median |error| of the fitted and holdout rows,
+# and the largest factor any row may be off by.
+TARGET_MEDIAN = {"fitted": 0.10, "holdout": 0.15}
+TARGET_MAX_RATIO = 2.0
+
+
+def role_lines(results: list[Comparison]) -> list[str]:
+    """Per role (fitted, holdout): median |error| against its target, rows within 2x, and
+    the median per vendor (serving and training together)."""
+    lines = []
+    for role in ROLES:
+        rows = [c for c in results if c.role == role]
+        if not rows:
+            continue
+        ok = [c.abs_error for c in rows if c.abs_error is not None]
+        med = statistics.median(ok) if ok else math.inf
+        within = sum(1 for c in rows if c.ratio is not None and 0.5 <= c.ratio <= 2.0)
+        met = med <= TARGET_MEDIAN[role] and within == len(rows)
+        vendors = sorted({c.vendor for c in rows})
+        per_vendor = ", ".join(
+            f"{v} {_median([e for c in rows if c.vendor == v and (e := c.abs_error) is not None])}"
+            f" ({sum(c.vendor == v for c in rows)})"
+            for v in vendors
+        )
+        lines += [
+            f"role {role}: {len(rows)} rows, median |error| {med:.1%} (target <= "
+            f"{TARGET_MEDIAN[role]:.0%}), within 2x: {within}/{len(rows)}, largest "
+            f"{max_ratio(rows):.2f}x: {'met' if met else 'NOT MET'}",
+            f"  per vendor (rows): {per_vendor}",
+        ]
     return lines
 
 
@@ -485,6 +595,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bands", action="store_true", help="also print the capacity error band per runtime"
     )
+    parser.add_argument(
+        "--bands-table",
+        action="store_true",
+        help="print only the error bands per (family, runtime, model class) from the fitted "
+        "rows, as solver/physics/bands.py ERROR_BANDS ships them",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -497,6 +613,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in read_cases(args.cases) if args.set in ("all", r["set"])]
     used = sources_used_by_defaults(defaults_text())
     results = [compare(catalog, r, r["source"] in used) for r in rows]
+    if args.bands_table:
+        print("ERROR_BANDS: dict[tuple[str, str, str], tuple[float, int]] = {")
+        for key, (band, n) in band_table(catalog, rows, results).items():
+            print(f"    {key!r}: ({band}, {n}),".replace("'", '"'))
+        print("}")
+        return 0
 
     header = (
         f"{'case_id':44} {'set':7} {'unit':36} {'predicted':>11} {'measured':>11} "
@@ -527,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
     print()
     for line in source_lines(rows, results, "holdout"):
+        print(line)
+    print()
+    for line in role_lines(results):
         print(line)
     if args.bands:
         print()

@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         r for r in accuracy.read_cases() if r["kind"] == "inference" and r["accelerator"] in accs
     ]
-    main_rows = [r for r in rows if r["set"] == "main"]
+    # the fit ranks main rows only (as when the constants were read off it); fitting_rows
+    # refuses any row that is not role=fitted (issue 47: holdout rows never set a default)
+    main_rows = accuracy.fitting_rows([r for r in rows if r["set"] == "main"])
     base = constants.RUNTIME_EFFICIENCY[args.runtime]
     ranked = []
     for bw, ce, f_ms in itertools.product(args.bw, args.compute, args.overhead_ms):

@@ -16,6 +16,7 @@ from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.staff import staff_rule
+from solver.physics import bands
 from solver.physics.constants import (
     IDLE_POWER_FRACTION,
     INFERENCE_UTILISATION,
@@ -136,7 +137,7 @@ def estimate_training(
     peak = float(physics.compute_peak_tflops(table, precision)[0])
     family = (acc["accelerator_id"], acc["vendor"], acc["device_class"])
     scaleup = float(acc["scaleup_gbps"])
-    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin)
+    published, mfu_used = _training_mfu(acc, precision, peak, mfu, training_margin, spec)
     measured_at = published.measured_at_accelerators
     provider = off["provider"] if off is not None else None
     rate = physics.spot_preemptions_per_instance_hour(provider) if spot else 0.0
@@ -194,8 +195,11 @@ def estimate_training(
     return out
 
 
-def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -> tuple:
-    """(the family's published MFU and band, or the user's own; the MFU at ``margin``).
+def _training_mfu(
+    acc, precision: str, peak: float, mfu: float | None, margin, spec: ModelSpec
+) -> tuple:
+    """(the family's published MFU and band, taken to a mixture of experts by
+    ``physics.moe_mfu``, or the user's own; the MFU at ``margin``).
 
     Raises
     ------
@@ -206,8 +210,15 @@ def _training_mfu(acc, precision: str, peak: float, mfu: float | None, margin) -
     published = (
         physics.own_mfu(mfu)
         if mfu is not None
-        else physics.default_mfu(
-            *family, float(acc["scaleup_gbps"]), precision, float(acc["bf16_dense_tflops"]), peak
+        else physics.moe_mfu(
+            physics.default_mfu(
+                *family,
+                float(acc["scaleup_gbps"]),
+                precision,
+                float(acc["bf16_dense_tflops"]),
+                peak,
+            ),
+            spec,
         )
     )
     try:
@@ -536,6 +547,9 @@ def estimate_inference(
             else None
         ),
         "capacity_source": "physics",
+        # the measured error band of this (accelerator family, runtime, model class); one
+        # outside the validated set is flagged and carries the widest band (issue 47)
+        "error_band": _error_band(acc["accelerator_id"], str(dev.runtime[0]), spec),
     }
     out.update(_at_percentile(res, slo_percentile, utilisation, replica_tps))
     if not out["fits"]:
@@ -565,6 +579,25 @@ def estimate_inference(
     out["assumptions"] = _inference_assumptions(
         weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
     ) + (_moe_assumptions(served, spec, d) if served.is_moe or served.kv_latent_dim else [])
+    return out
+
+
+def _error_band(accelerator_id: str, runtime: str, spec: ModelSpec) -> dict:
+    """The capacity error band of the configuration (solver/physics/bands.py), with the
+    90% one-sided share of the estimate it keeps, exp(-1.2816 x band)."""
+    band = bands.error_band(
+        str(accelerator_id),
+        runtime,
+        bands.model_class(spec.params, spec.experts, spec.experts_active),
+    )
+    out = band.as_dict()
+    out["capacity_share_at_90pct"] = float(physics.capacity_derate(0.9, band.band_log))
+    if not band.validated:
+        out["note"] = (
+            f"outside the validated set: the accuracy table has {band.rows} fitted rows for "
+            f"{band.family}, {band.runtime}, {band.model_class} (fewer than {bands.MIN_ROWS}); "
+            "the widest band is used"
+        )
     return out
 
 

@@ -466,6 +466,22 @@ TRAINING_MFU_FAMILY_OF: dict[str, str] = {
     **dict.fromkeys(("gaudi2", "gaudi3"), "intel-gaudi"),
     **dict.fromkeys(("trainium", "trainium2", "inferentia2"), "aws-trainium"),
 }
+# Mixture-of-experts training (issue 47): a dense family's MFU x
+# MOE_EFFICIENCY_MAX / (1 + x / MOE_A2A_BYTES_PER_FLOP_SCALE), x the expert-parallel
+# all-to-all bytes per training FLOP (solver.physics.training.moe_all_to_all_bytes_per_flop:
+# dispatch and combine, forward and backward, k experts a token, bf16 activations, every
+# layer, over 6 N_active FLOPs a token). Fitted exactly on the two fitted MoE rows
+# (bench/accuracy/accuracy_cases.csv, role fitted): DeepSeek-V3 on 2,048 H800s
+# (DeepSeek-AI 2024, arXiv:2412.19437 section 1: 180K H800 GPU hours a trillion tokens =
+# 1,543 tokens/s a GPU; x = 1.2605e-4; the dense Hopper FP8 prediction 2,567.2, so 0.6011
+# of it) and Mixtral 8x7B on a v5p-128 (MaxText end_to_end/tpu/mixtral/Run_Mixtral.md:
+# MFU 54.89% against the v5p dense 0.64, so 0.8577; x = 2.7095e-5). Two equations
+# e (1 + x / s) = m: s = (0.6011 x 1.2605e-4 - 0.8577 x 2.7095e-5) / (0.8577 - 0.6011)
+# = 2.047e-4, m = 0.8577 x (1 + 2.7095e-5 / 2.047e-4) = 0.9712. Checked on the holdout MoE
+# rows h37-h39 of the accuracy table (its role column says which rows a default may use).
+MOE_EFFICIENCY_MAX = 0.9712
+MOE_A2A_BYTES_PER_FLOP_SCALE = 2.047e-4
+
 TRAINING_MFU_FAMILY_BY_VENDOR: dict[str, str] = {
     "nvidia": "nvidia-hopper",
     "amd": "amd-cdna3",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver.physics.bands import error_band
 from solver.physics.constants import (
     ALLREDUCE_LATENCY_S,
     CAPACITY_BAND_LOG,
@@ -115,15 +116,34 @@ def runtime_of(vendor: np.ndarray, runtime: str | None = None) -> np.ndarray:
 
 
 def capacity_band_log(
-    vendor: np.ndarray, source: np.ndarray | str, runtime: str | None = None
+    vendor: np.ndarray,
+    source: np.ndarray | str,
+    runtime: str | None = None,
+    accelerator: np.ndarray | None = None,
+    model_class: str | None = None,
 ) -> np.ndarray:
     """Error band (RMS log error) of a capacity figure per device and source:
-    ``measured`` the measured band, ``physics`` and ``calibrated`` their runtime's
-    (constants.CAPACITY_BAND_LOG; the pooled band for a runtime without one)."""
+    ``measured`` the measured band, ``physics`` and ``calibrated`` their configuration's.
+
+    With ``accelerator`` (ids, one per device) and ``model_class`` (solver/physics/bands.py)
+    the configuration is (accelerator family, runtime, model class): its band in
+    bands.ERROR_BANDS, or the widest band when it is outside the validated set (issue 47).
+    Without them, the runtime's (constants.CAPACITY_BAND_LOG; the pooled band for a
+    runtime without one)."""
     runtimes = runtime_of(vendor, runtime)
-    physics_band = np.array(
-        [CAPACITY_BAND_LOG.get(r, CAPACITY_BAND_LOG_POOLED) for r in runtimes], dtype=float
-    )
+    if accelerator is not None and model_class is not None:
+        accs = np.broadcast_to(np.asarray(accelerator, dtype=object), np.shape(runtimes))
+        physics_band = np.array(
+            [
+                error_band(str(a), str(r), model_class).band_log
+                for a, r in zip(accs, runtimes, strict=True)
+            ],
+            dtype=float,
+        )
+    else:
+        physics_band = np.array(
+            [CAPACITY_BAND_LOG.get(r, CAPACITY_BAND_LOG_POOLED) for r in runtimes], dtype=float
+        )
     src = np.broadcast_to(np.asarray(source, dtype=object), physics_band.shape)
     return np.where(src == "measured", CAPACITY_BAND_LOG_MEASURED, physics_band)
 

@@ -763,11 +763,17 @@ def planned_capacity_share(
     vendor: np.ndarray,
     source: np.ndarray | str,
     runtime: str | None = None,
+    accelerator: np.ndarray | None = None,
+    model_class: str | None = None,
 ) -> np.ndarray:
     """Share of each capacity estimate a plan counts on: the band's quantile
     at ``confidence`` (:func:`solver.physics.inference.capacity_derate`; 1 without one),
-    divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high)."""
-    band = capacity_band_log(np.asarray(vendor, dtype=object), source, runtime)
+    divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high). The band
+    is the (family, runtime, model class)'s when ``accelerator`` and ``model_class`` are
+    given (:func:`solver.physics.hardware.capacity_band_log`)."""
+    band = capacity_band_log(
+        np.asarray(vendor, dtype=object), source, runtime, accelerator, model_class
+    )
     return capacity_derate(confidence, band) / float(optimism)
 
 

@@ -23,11 +23,16 @@ References
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Protocol
+
 import numpy as np
 
 from solver.physics.constants import (
     ACTIVATION_FALLBACK_X_WEIGHTS,
     LORA_TRAINABLE_FRACTION,
+    MOE_A2A_BYTES_PER_FLOP_SCALE,
+    MOE_EFFICIENCY_MAX,
     SPOT_CHECKPOINT_INTERVAL_H,
     SPOT_PREEMPTIONS_PER_INSTANCE_HOUR,
     SPOT_PREEMPTIONS_PER_INSTANCE_HOUR_DEFAULT,
@@ -449,3 +454,75 @@ def cluster_training_hours(
     lost = spot_lost_fraction(nodes, preemptions_per_instance_hour)
     hours = training_hours(flops, n_accelerators, peak_tflops, mfu, eff, lost)
     return hours, eff, lost
+
+
+def moe_all_to_all_bytes_per_flop(
+    active_params: float,
+    experts: float,
+    experts_active: float,
+    hidden_size: float | None,
+    layers: float | None,
+) -> float:
+    """Expert-parallel all-to-all bytes per training FLOP of a mixture of experts (0 dense).
+
+    Per token and layer, the token's hidden vector (``hidden_size`` values, 2 bytes in bf16)
+    goes to each of its ``experts_active`` experts and comes back (dispatch and combine),
+    forward and backward: 4 k d x 2 bytes; over ``layers`` layers against 6 N_active FLOPs
+    a token. DeepSeek-V3 (k 8, d 7,168, 61 layers, 37e9 active):
+    4 x 8 x 7,168 x 2 x 61 / (6 x 37e9) = 1.2605e-4; Mixtral 8x7B (k 2, d 4,096, 32 layers,
+    12.9e9): 2.7095e-5. Every layer is counted as a MoE layer and every byte as leaving the
+    device (stated upper bounds: DeepSeek-V3's first 3 layers are dense, and a token's
+    expert may sit on its own device).
+    """
+    if experts <= experts_active or not hidden_size or not layers or active_params <= 0:
+        return 0.0
+    return 4.0 * experts_active * float(hidden_size) * 2.0 * float(layers) / (6.0 * active_params)
+
+
+def moe_training_efficiency(bytes_per_flop: float) -> float:
+    """Share of a dense model's MFU a mixture of experts reaches:
+    MOE_EFFICIENCY_MAX / (1 + x / MOE_A2A_BYTES_PER_FLOP_SCALE), 1 for a dense model (x = 0).
+    DeepSeek-V3 0.9712 / (1 + 1.2605e-4 / 2.047e-4) = 0.6010; Mixtral 8x7B 0.8577."""
+    if bytes_per_flop <= 0:
+        return 1.0
+    return MOE_EFFICIENCY_MAX / (1.0 + bytes_per_flop / MOE_A2A_BYTES_PER_FLOP_SCALE)
+
+
+class MoeShape(Protocol):
+    """What :func:`moe_mfu` reads of a resolved model (parameter counts, not billions)."""
+
+    @property
+    def active_params(self) -> float: ...
+    @property
+    def experts(self) -> float: ...
+    @property
+    def experts_active(self) -> float: ...
+    @property
+    def hidden_size(self) -> float | None: ...
+    @property
+    def layers(self) -> float | None: ...
+
+
+def moe_mfu(published: MfuMeasurement, spec: MoeShape) -> MfuMeasurement:
+    """A family's published (dense) MFU and band taken to a mixture of experts: each figure
+    x :func:`moe_training_efficiency` of the model's all-to-all bytes per FLOP; a dense
+    model's unchanged. ``spec`` is a resolved model (``active_params``, ``experts``,
+    ``experts_active``, ``hidden_size``, ``layers``)."""
+    x = moe_all_to_all_bytes_per_flop(
+        float(spec.active_params),
+        float(spec.experts),
+        float(spec.experts_active),
+        spec.hidden_size,
+        spec.layers,
+    )
+    eff = moe_training_efficiency(x)
+    if eff == 1.0:
+        return published
+    return replace(
+        published,
+        mfu=published.mfu * eff,
+        low=published.low * eff,
+        high=published.high * eff,
+        source=f"{published.source}; x {eff:.4f} for a mixture of experts (all-to-all "
+        f"{x:.4g} bytes/FLOP; constants.MOE_EFFICIENCY_MAX, MOE_A2A_BYTES_PER_FLOP_SCALE)",
+    )

@@ -9,8 +9,10 @@ kinds, in this order:
 - ``serving_efficiency``: per serving workload and runtime whose capacity comes from the
   physics (or physics x a calibration), the achieved fractions of bandwidth and compute
   (``RUNTIME_EFFICIENCY``); measured capacity is the problem's own.
-- ``capacity_band``: per serving workload, runtime and capacity source, the error
-  band of its capacity figures (constants.CAPACITY_BAND_LOG: value the RMS log error, low
+- ``capacity_band``: per serving workload, runtime, accelerator family and capacity source,
+  the error band of its capacity figures (solver/physics/bands.py, by accelerator family,
+  runtime and model class; a configuration outside the validated set is flagged in the
+  source and takes the widest band: value the RMS log error, low
   and high the two-sided 90% interval of true / estimated capacity) and the share of each
   estimate the plan counts on (capacity_confidence, capacity_optimism); and per serving
   workload the share of its peak demand the plan still serves if every capacity estimate
@@ -39,6 +41,7 @@ from solver.core.compile import Compiled
 from solver.inputs.problem import CapacityScenario, InferenceWorkload, Problem, TrainingWorkload
 from solver.inputs.staff import STAFF_BY_SIZE_SOURCE, admins, servers_per_admin
 from solver.money import usd
+from solver.physics.bands import MIN_ROWS, error_band, model_class
 from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.physics.hardware import capacity_band_log, runtime_of
 from solver.physics.inference import planned_capacity_share
@@ -257,14 +260,24 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
             continue
         w = problem.workload(i.workload)
         vendor = np.array([pools.at[(i.offering, i.mode), "vendor"]], dtype=object)
+        accelerator = np.array([pools.at[(i.offering, i.mode), "accelerator_id"]], dtype=object)
+        spec = compiled.models[i.workload]
+        klass = model_class(spec.params, spec.experts, spec.experts_active)
         runtime = str(runtime_of(vendor, getattr(w, "runtime", None))[0])
-        band = float(capacity_band_log(vendor, i.capacity_source, getattr(w, "runtime", None))[0])
+        band = float(
+            capacity_band_log(
+                vendor, i.capacity_source, getattr(w, "runtime", None), accelerator, klass
+            )[0]
+        )
+        where = error_band(str(accelerator[0]), runtime, klass)
         share = planned_capacity_share(
             problem.capacity_confidence,
             problem.capacity_optimism,
             vendor,
             i.capacity_source,
             getattr(w, "runtime", None),
+            accelerator,
+            klass,
         )
         if problem.capacity_scenario is not None:  # one throughput scenario, as compile does
             share = share * problem.capacity_scenario.share(band)
@@ -273,23 +286,30 @@ def _capacity_band(compiled: Compiled, items: list, pools: pd.DataFrame) -> list
         for b in [blocks.index(i.block)] if i.block in blocks else range(len(blocks)):
             key_pb = (i.workload, periods.index(i.period), b)
             cap[key_pb] = cap.get(key_pb, 0.0) + estimate
-        key = (i.workload, runtime, i.capacity_source)
+        key = (i.workload, runtime, i.capacity_source, where.family)
         if key in seen:
             continue
         seen.add(key)
+        validated = (
+            f"{where.family}, {runtime}, {klass}: validated on {where.rows} fitted rows"
+            if where.validated
+            else f"{where.family}, {runtime}, {klass}: OUTSIDE the validated set "
+            f"({where.rows} fitted rows < {MIN_ROWS}), planned with the widest band"
+        )
         out.append(
             Assumption(
                 kind="capacity_band",
                 name="capacity_counted",
                 workload=i.workload,
-                subject=f"{runtime} ({i.capacity_source})",
+                subject=f"{runtime} on {where.family} ({i.capacity_source})",
                 value=round(float(share[0]), 4),
                 low=round(math.exp(-Z_90_TWO_SIDED * band), 4),
                 high=round(math.exp(Z_90_TWO_SIDED * band), 4),
                 basis="published" if i.capacity_source != "measured" else "assumed",
-                source=f"RMS log error {band:.3f} (bench/accuracy.py --bands; "
-                "solver/physics/constants.py CAPACITY_BAND_LOG); band = true / estimate, 90%"
-                + _scenario_words(problem.capacity_scenario),
+                source=f"RMS log error {band:.3f} ("
+                + (validated if i.capacity_source != "measured" else "a measured profile")
+                + "; bench/accuracy/accuracy.py --bands-table, solver/physics/bands.py); "
+                "band = true / estimate, 90%" + _scenario_words(problem.capacity_scenario),
             )
         )
     return out + _stress(compiled, cap)

@@ -22,6 +22,7 @@ from solver.inputs.problem import (
     InferenceWorkload,
     Problem,
 )
+from solver.physics.bands import model_class
 
 TP_DEGREES = (1, 2, 4, 8)
 
@@ -162,17 +163,24 @@ def inference_options(
         rps = np.zeros((len(sub), 0))
         cap_tokens = main["tokens_per_s_per_unit"].to_numpy()
     # the share of each estimate the plan counts on (capacity_confidence, capacity_optimism)
+    # the band is the (accelerator family, runtime, model class)'s, the widest outside the
+    # validated set (solver/physics/bands.py)
     source = np.where(is_measured, "measured", "calibrated" if measured else "physics")
+    klass = model_class(spec.params, spec.experts, spec.experts_active)
     share = physics.planned_capacity_share(
         problem.capacity_confidence,
         problem.capacity_optimism,
         sub["vendor"].to_numpy(),
         source,
         getattr(w, "runtime", None),
+        acc_ids,
+        klass,
     )
     # one throughput scenario (capacity_scenario): x factor, or each estimate at
     # a quantile of its own band (the band capacity_confidence reads)
-    band = physics.capacity_band_log(sub["vendor"].to_numpy(), source, getattr(w, "runtime", None))
+    band = physics.capacity_band_log(
+        sub["vendor"].to_numpy(), source, getattr(w, "runtime", None), acc_ids, klass
+    )
     if problem.capacity_scenario is not None:
         share = share * problem.capacity_scenario.share(band)
     rps, cap_tokens = rps * share[:, None], cap_tokens * share

@@ -115,7 +115,9 @@ def training_setup(
         [physics.own_mfu(float(w.mfu))] * len(distinct)
         if w.mfu is not None
         else [
-            physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p))
+            physics.moe_mfu(
+                physics.default_mfu(a, v, c, float(s), w.precision, float(b), float(p)), spec
+            )
             for a, v, c, s, b, p in distinct
         ]
     )

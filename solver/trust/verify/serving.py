@@ -46,7 +46,7 @@ def _check_serving(
             if catalog.resolve_accelerator(name) == item.accelerator:
                 measured = vals
     mix = isinstance(w, InferenceWorkload) and w.traffic_mix
-    share = _capacity_share(p, w, u, measured is not None)
+    share = _capacity_share(p, w, u, measured is not None, spec)
     if mix:
         assert isinstance(w, InferenceWorkload) and w.traffic_mix  # what mix holds
         share_used = 0.0

@@ -53,8 +53,11 @@ def _check_training(run: _Run, item: LineItem, u: dict, owned: bool, w: Training
     published = (
         physics.own_mfu(float(w.mfu))
         if w.mfu is not None
-        else physics.default_mfu(
-            *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+        else physics.moe_mfu(
+            physics.default_mfu(
+                *family, scaleup, w.precision, float(acc["bf16_dense_tflops"]), peak
+            ),
+            spec,
         )
     )
     mfu = _check_training_mfu(run, item, w, published)

@@ -16,6 +16,7 @@ from solver.inputs import staff as staff_figures
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec
 from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload, Problem
+from solver.physics.bands import model_class
 from solver.physics.constants import IDLE_POWER_FRACTION
 from solver.plan import LineItem
 from solver.units import HOURS_PER_MONTH, PRICE_COLUMN, RESERVED_TERM_MONTHS, Mode, server_and_site
@@ -123,23 +124,30 @@ def _calibration(
 
 
 def _capacity_share(
-    p: Problem, w: InferenceWorkload | BatchInferenceWorkload, u: dict, measured_here: bool
+    p: Problem,
+    w: InferenceWorkload | BatchInferenceWorkload,
+    u: dict,
+    measured_here: bool,
+    spec: ModelSpec,
 ) -> float:
     """Share of a unit's capacity estimate the plan may count on, recomputed
     from the problem and the catalog: the error band's quantile at capacity_confidence
-    (constants.CAPACITY_BAND_LOG by the unit's runtime; the measured band for a measured
+    (solver/physics/bands.py by the unit's accelerator family, runtime and the model's
+    class, the widest band outside the validated set; the measured band for a measured
     profile; physics x calibration keeps the physics band) over capacity_optimism, times
     the share capacity_scenario keeps (a two-stage plan's throughput scenario)."""
     has_profile = isinstance(w, InferenceWorkload) and bool(w.measured_throughput_rps)
     source = "measured" if measured_here else ("calibrated" if has_profile else "physics")
     vendor = np.array([u["acc"]["vendor"]], dtype=object)
     runtime = getattr(w, "runtime", None)
+    accelerator = np.array([str(u["acc"].name)], dtype=object)
+    klass = model_class(spec.params, spec.experts, spec.experts_active)
     share = physics.planned_capacity_share(
-        p.capacity_confidence, p.capacity_optimism, vendor, source, runtime
+        p.capacity_confidence, p.capacity_optimism, vendor, source, runtime, accelerator, klass
     )
     if p.capacity_scenario is not None:  # one throughput scenario
         share = share * p.capacity_scenario.share(
-            physics.capacity_band_log(vendor, source, runtime)
+            physics.capacity_band_log(vendor, source, runtime, accelerator, klass)
         )
     return float(share[0])
 
@@ -207,12 +215,12 @@ def _unit_tokens_per_s(
     replicas = u["apu"] // item.tp_degree
     if not w.traffic_mix:
         res = _decode(w, spec, u, item.tp_degree, w.prompt_tokens, w.output_tokens, headroom)
-        return float(res.tokens_per_s[0]) * replicas * _capacity_share(problem, w, u, False)
+        return float(res.tokens_per_s[0]) * replicas * _capacity_share(problem, w, u, False, spec)
     measured = None
     for name, values in (w.measured_throughput_rps or {}).items():
         if catalog.resolve_accelerator(name) == item.accelerator:
             measured = values
-    share = _capacity_share(problem, w, u, measured is not None)
+    share = _capacity_share(problem, w, u, measured is not None, spec)
     tokens_per_request = 0.0
     s_per_request = 0.0
     for j, bucket in enumerate(w.traffic_mix):
