@@ -10,6 +10,7 @@ import pytest
 
 from conftest import CHAT_WORKLOAD, offering, serve, write_catalog
 from solver.api import load_plan, solve
+from solver.plan.guard import resummed_guard
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
@@ -63,6 +64,7 @@ def _one_unit_fewer(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
             "total_co2e_t": sum(x.co2e_t for x in items),
         }
     )
+    new = resummed_guard(new)  # the guarded figures kept consistent too
     start = date.fromisoformat(plan.start_date)
     return new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
 

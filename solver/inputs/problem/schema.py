@@ -181,6 +181,14 @@ class Problem(StrictModel):
         "every price; a plan resting on a weaker or older one is refused, its lines named) or "
         "exclude (leave those prices out before solving; the plan says how many)",
     )
+    price_guard: Literal["band_top", "none"] = Field(
+        "band_top",
+        description="The guard against the optimiser's curse: band_top (the objective prices "
+        "each charge at the top of its price confidence's band, price x (1 + band), "
+        "catalogs/price_bands.csv, so a weak price wins only by more than its band; budgets "
+        "and total_cost_usd stay at catalog prices) or none (the objective at catalog prices). "
+        "docs/formulation/price_guard.md",
+    )
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
         description="cash: a server's capex counts when bought and a reservation's whole term "
