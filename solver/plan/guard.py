@@ -1,5 +1,5 @@
 """A plan's figures at guarded prices (``price_guard: band_top``): each line's band and
-its cost at the top of it, and their total (docs/formulation/price_guard.md).
+its cost at the top of it, and their total (docs/concepts/price-guard.md).
 
 The objective priced every charge that rests on a price the plan chooses at
 ``usd x (1 + band)``, the band of the price's confidence (catalogs/price_bands.csv);

@@ -1,5 +1,5 @@
 """The guard against the optimiser's curse (``price_guard: band_top``, the default): a
-weak price wins only by more than its band (docs/formulation/price_guard.md).
+weak price wins only by more than its band (docs/concepts/price-guard.md).
 
 Worked by hand. One workload of 10 requests/s: one H100 instance serves it (the tiny
 catalog's measured 10 req/s per instance), for one month of 730 hours. Two offerings of

@@ -1,6 +1,6 @@
 """The guard against the optimiser's curse (``price_guard``): each pool's band, the
 fraction its price may lie below the price billed, by its price confidence
-(catalogs/price_bands.csv; docs/formulation/price_guard.md).
+(catalogs/price_bands.csv; docs/concepts/price-guard.md).
 
 Under ``price_guard: band_top`` the objective prices a charge at ``usd x (1 + band)``;
 budgets and ``total_cost_usd`` keep catalog prices. Under ``none`` every band is 0.

@@ -178,7 +178,7 @@ class State:
     ) -> None:
         """Charge ``usd`` per unit of variable ``i`` to the provider and the periods; a
         ``band`` (the guard's fraction of its price confidence) adds ``usd x band`` per
-        period to the guard's premium (docs/formulation/price_guard.md)."""
+        period to the guard's premium (docs/concepts/price-guard.md)."""
         self.cost.add(i, usd)
         self.cost_by_provider[provider].add(i, usd)
         for t, share in by_period.items():

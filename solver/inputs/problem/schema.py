@@ -187,7 +187,7 @@ class Problem(StrictModel):
         "each charge at the top of its price confidence's band, price x (1 + band), "
         "catalogs/price_bands.csv, so a weak price wins only by more than its band; budgets "
         "and total_cost_usd stay at catalog prices) or none (the objective at catalog prices). "
-        "docs/formulation/price_guard.md",
+        "docs/concepts/price-guard.md",
     )
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",

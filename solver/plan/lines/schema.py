@@ -131,7 +131,7 @@ class Plan(BaseModel):
         exclude_if=lambda v: v is None,
         description="The guard against the optimiser's curse the plan was solved under "
         "(band_top: the objective priced every line at the top of its price's band; "
-        "docs/formulation/price_guard.md); left out when the guard is none",
+        "docs/concepts/price-guard.md); left out when the guard is none",
     )
     guarded_total_usd: float | None = Field(
         None,

@@ -1,6 +1,6 @@
 """The guard's figures re-derived (``price_guard: band_top``): each line's band from its
 price confidence and the catalog's bands, its guarded cost and the plan's guarded total
-(docs/formulation/price_guard.md). Independent of the solver's code: the bands are the
+(docs/concepts/price-guard.md). Independent of the solver's code: the bands are the
 catalog's (``Catalog.price_bands``), the rule is written out here again.
 """
 
