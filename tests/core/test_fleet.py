@@ -5,7 +5,6 @@ peak) or flat; worked by hand on the tiny catalog, and on the shipped seed."""
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 import pytest
