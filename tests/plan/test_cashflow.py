@@ -55,7 +55,10 @@ def _focus_by_month(plan_path, tmp_path) -> pd.Series:
     result = runner.invoke(app, ["export", str(plan_path), "--out", str(out), "--format", "focus"])
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(io.StringIO((out / "focus.csv").read_text()))
-    return rows.groupby(rows["BillingPeriodStart"].str.slice(0, 7))["EffectiveCost"].sum()
+    # rows are in their billing currency: EUR (Seeweb's) back to USD at the catalog's rate
+    # (catalogs/exchange_rates.csv, 1 EUR = 1.1761 USD)
+    usd = rows["EffectiveCost"] * rows["BillingCurrency"].map({"USD": 1.0, "EUR": 1.1761})
+    return usd.groupby(rows["BillingPeriodStart"].str.slice(0, 7)).sum()
 
 
 def test_a_reservation_month_by_month(tmp_path):
