@@ -97,15 +97,29 @@ def test_variance_split_worked_by_hand():
     assert (parts - (lines["actual_usd"] - lines["planned_usd"])).abs().max() < 1e-9
 
 
+def _unguarded_per_block():
+    """The seed at ``fleet: per_block`` planned at catalog prices (``price_guard: none``):
+    these cases are about reading a bill against a plan's lines, worked by hand on that
+    plan (3 Verda A100 at base, 4 Seeweb H200 at shoulder, 6 Lambda GH200 at peak); the
+    price guard (issue 46) would move its serving to Seeweb."""
+    return seed_problem("per_block").model_copy(update={"price_guard": "none"})
+
+
 @pytest.fixture(scope="module")
-def seed_bill(seed_per_block_plan, tmp_path_factory):
+def unguarded_per_block_plan():
+    """:func:`_unguarded_per_block` solved once."""
+    return solve_problem(_unguarded_per_block(), load_catalog())
+
+
+@pytest.fixture(scope="module")
+def seed_bill(unguarded_per_block_plan, tmp_path_factory):
     """The seed's FOCUS forecast to June 2027 (its first six months) with four known
     perturbations, saved as a CSV bill and read back as a bill is. The seed at the opt-in
     ``fleet: per_block`` (tests/conftest.py): its three serving instance types at three
     providers put each perturbation on a line of its own."""
-    problem = seed_problem("per_block")
+    problem = _unguarded_per_block()
     catalog = load_catalog()
-    frame = focus_frame(seed_per_block_plan, problem, catalog, date(2027, 1, 1))
+    frame = focus_frame(unguarded_per_block_plan, problem, catalog, date(2027, 1, 1))
     month = frame["ChargePeriodStart"].str[:7]
     frame = frame[month <= "2027-06"].copy()
     month = frame["ChargePeriodStart"].str[:7]
@@ -131,7 +145,7 @@ def seed_bill(seed_per_block_plan, tmp_path_factory):
     return problem, catalog, path
 
 
-def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_plan, seed_bill):
+def test_the_seeds_perturbed_bill_gives_each_perturbation_back(unguarded_per_block_plan, seed_bill):
     # The seed's charges in those months (solver/plan/charges.py; calendar hours from
     # 2027-01-01): GH200 (line 1) 6 x 1,464 h at peak over m04-15's 366 days -> April
     # 6 x 120 h = 720 h x $2.29 = $1,648.80; A100 1A100.22V at Verda (line 3) 3 x 4,392 h
@@ -147,7 +161,7 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
     # it: 120 h come back as 119.99999...); the categories sum to the variance exactly.
     problem, catalog, path = seed_bill
     result = actuals(
-        seed_per_block_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1)
+        unguarded_per_block_plan, problem, catalog, read_focus_billing(path), date(2027, 1, 1)
     )
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
     assert result.duplicate_rows == 0 and result.outside == []  # every row its own charge
@@ -181,10 +195,10 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
     assert (result.lines["status"] == "matched").sum() == len(result.lines) - 2
 
 
-def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bill):
+def test_reforecast_keeps_actual_months_to_the_cent(unguarded_per_block_plan, seed_bill):
     problem, catalog, path = seed_bill
     billed = read_focus_billing(path)
-    result = actuals(seed_per_block_plan, problem, catalog, billed, date(2027, 1, 1))
+    result = actuals(unguarded_per_block_plan, problem, catalog, billed, date(2027, 1, 1))
     forecast = reforecast(result)
     flow = forecast.cash_flow.set_index("month")
     assert (forecast.last_actual_month, forecast.as_of_month) == ("2027-06", "2027-07")
@@ -224,13 +238,13 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     assert july["at_run_rate_usd"] == pytest.approx(scaled + 1000.0 / 6)
 
 
-def test_a_currency_without_a_rate_is_refused(seed_per_block_plan, seed_bill, tmp_path):
+def test_a_currency_without_a_rate_is_refused(unguarded_per_block_plan, seed_bill, tmp_path):
     problem, catalog, path = seed_bill
     text = path.read_text().replace(",USD,", ",XTS,")  # XTS: ISO 4217's code for testing
     bill = tmp_path / "xts.csv"
     bill.write_text(text)
     with pytest.raises(ProcureError) as err:
-        actuals(seed_per_block_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
+        actuals(unguarded_per_block_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
     message = str(err.value)
     assert "xts.csv" in message and "BillingCurrency" in message and "fix:" in message
 

@@ -172,9 +172,9 @@ def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     problem_url = d.current_url
 
     first = _solve_and_open_plan(d, "base", shots, "job-in-progress.png")
-    # finance first: the seed's total (tests/golden: $361,753.34, its serving autoscaled,
-    # the default) under its $2M budget
-    assert d.find_element(By.ID, "total").text == "$361,753"
+    # finance first: the seed's total (tests/golden: $376,317.57 at catalog prices, its
+    # serving autoscaled, the default) under its $2M budget
+    assert d.find_element(By.ID, "total").text == "$376,318"
     assert d.find_element(By.ID, "budget").text == "$2,000,000"
     assert d.find_element(By.ID, "verified").text == "true"
     # the cash-flow chart was drawn by the vendored Chart.js (no CDN)
