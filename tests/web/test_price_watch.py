@@ -99,22 +99,22 @@ def test_the_watch_job_shows_what_procure_watch_says(tmp_path):
 
 
 def test_a_price_the_pull_held_makes_the_watch_job_need_review(tmp_path):
-    # The seed plan's first rent line (golden plan line 1) is
-    # lambda/europe-central-1/gpu_1x_gh200 on demand (catalog $2.29/h). A SkyPilot file for
-    # lambda prices it at $1e9/h (above the $10,000 market ceiling: held, not stored) and
-    # the us-east-1 GH200 at its catalog $2.29.
+    # The seed plan's first rent line (golden plan line 1; under the price guard, issue 46)
+    # is seeweb/it-fr2/ECS1GPU10 on demand (catalog EUR 2.60/h). A SkyPilot file for
+    # seeweb prices it at 1e9/h (above the $10,000 market ceiling: held, not stored) and
+    # the A100 ECS1GPU3 at EUR 1.15.
     # oracle: the job's stored verdict is needs_review (exit 5), its review names the
     # held price as meant for plan line 1, and the page shows the verdict
-    feed = tmp_path / "lambda.csv"
+    feed = tmp_path / "seeweb.csv"
     feed.write_text(
         "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,"
-        "SpotPrice\ngpu_1x_gh200,GH200,1,64,432.0,1e9,europe-central-1,,\n"
-        "gpu_1x_gh200,GH200,1,64,432.0,2.29,us-east-1,,\n"
+        "SpotPrice\nECS1GPU10,H200,1,32,256.0,1e9,it-fr2,,\n"
+        "ECS1GPU3,A100,1,16,120.0,1.15,it-fr2,,\n"
     )
     pull = pull_prices(
-        "skypilot", feed, load_catalog(None).offerings, price_date="2026-10-15", provider="lambda"
+        "skypilot", feed, load_catalog(None).offerings, price_date="2026-10-15", provider="seeweb"
     )
-    assert list(pull.held["offering_id"]) == ["lambda/europe-central-1/gpu_1x_gh200"]
+    assert list(pull.held["offering_id"]) == ["seeweb/it-fr2/ECS1GPU10"]
     db = f"sqlite:///{tmp_path / 'w.db'}"
     app = create_app(db)
     with TestClient(app) as client:
@@ -134,7 +134,7 @@ def test_a_price_the_pull_held_makes_the_watch_job_need_review(tmp_path):
         page = client.get(f"/plans/{plan_id}").text
     assert (doc["verdict"], doc["exit_code"]) == ("needs_review", 5)
     [held] = [r for r in doc["review"] if r["status"] == "held"]
-    assert (held["offering_id"], held["plan_line"]) == ("lambda/europe-central-1/gpu_1x_gh200", 1)
+    assert (held["offering_id"], held["plan_line"]) == ("seeweb/it-fr2/ECS1GPU10", 1)
     assert "needs review" in page
 
 
