@@ -244,7 +244,9 @@ def test_a_currency_without_a_rate_is_refused(unguarded_per_block_plan, seed_bil
     bill = tmp_path / "xts.csv"
     bill.write_text(text)
     with pytest.raises(ProcureError) as err:
-        actuals(unguarded_per_block_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1))
+        actuals(
+            unguarded_per_block_plan, problem, catalog, read_focus_billing(bill), date(2027, 1, 1)
+        )
     message = str(err.value)
     assert "xts.csv" in message and "BillingCurrency" in message and "fix:" in message
 

@@ -140,8 +140,8 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
 
 def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     # The seed (default, autoscaled, guarded), in each serving period: Seeweb H200 2 at
-    # base, 4 at shoulder, 5 at peak: 2 all day, 5 - 2 = 3 more at peak. traffic-mix-measured (tests/golden): the Massed Compute A6000-base runs
-    # 2 at base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder.
+    # base, 4 at shoulder, 5 at peak: 2 all day, 5 - 2 = 3 more at peak.
+    # traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder.
     import json
 
     from solver.outputs.text import fleet_lines
@@ -157,7 +157,9 @@ def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     assert "lambda/us-east-1/gpu_1x_gh200 2 +3 at peak" in line
     # the A6000 at $0.57/h: base and plus, in Des Moines and Kansas City, cost the same
     # (a tie the solver may break either way)
-    assert re.search(r"massedcompute/\w+-usa-1/massedcompute_A6000-(base|plus) 1 \+3 at shoulder$", line)
+    assert re.search(
+        r"massedcompute/\w+-usa-1/massedcompute_A6000-(base|plus) 1 \+3 at shoulder$", line
+    )
 
 
 def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():

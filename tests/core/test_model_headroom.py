@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 from conftest import H1, HOURS, check, offering, problem, serve, units
 from conftest import brute_force as _brute_force
 from solver.cli import app
-from solver.plan.guard import resummed_guard
 from solver.core.compile import compile_problem
 from solver.core.model import FAMILIES
 from solver.errors import InfeasibleError, ProcureError
 from solver.inputs.problem import load_problem
+from solver.plan.guard import resummed_guard
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 

@@ -12,8 +12,8 @@ p x 1.30. The weak one wins iff p x 1.30 < 3.465, p < $2.6654/h.
 from __future__ import annotations
 
 import pytest
-from conftest import HOURS, offering, problem, serve, write_catalog
 
+from conftest import HOURS, offering, problem, serve, write_catalog
 from solver.inputs.catalog import load_catalog
 from solver.solve import solve_problem
 

@@ -17,9 +17,9 @@ import pytest
 
 from conftest import offering, serve, write_catalog
 from solver.api import load_plan, solve
-from solver.plan.guard import resummed_guard
 from solver.errors import ProcureError
 from solver.plan.cashflow import cash_flow
+from solver.plan.guard import resummed_guard
 from solver.trust.verify import verify_plan
 
 PROBLEM = {

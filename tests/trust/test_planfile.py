@@ -10,13 +10,13 @@ import pytest
 
 from conftest import CHAT_WORKLOAD, offering, serve, write_catalog
 from solver.api import load_plan, solve
-from solver.plan.guard import resummed_guard
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan
 from solver.plan.cashflow import cash_flow
+from solver.plan.guard import resummed_guard
 
 PROBLEM = "name: api\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import offering
 from solver.inputs.problem import parse_problem
-from solver.plan.guard import resummed_guard
 from solver.plan.cashflow import cash_flow
+from solver.plan.guard import resummed_guard
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
