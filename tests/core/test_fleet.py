@@ -141,7 +141,8 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
 def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     # The seed (default, autoscaled, guarded), in each serving period: Seeweb H200 2 at
     # base, 4 at shoulder, 5 at peak: 2 all day, 5 - 2 = 3 more at peak.
-    # traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder.
+    # traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at base, 4 at
+    # shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder.
     import json
 
     from solver.outputs.text import fleet_lines
