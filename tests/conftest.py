@@ -183,6 +183,15 @@ TINY_SITES = [
 ]
 
 
+#: No band at any confidence level (write_catalog's default): the guard changes nothing.
+ZERO_PRICE_BANDS: dict[str, float] = {
+    "quote": 0.0,
+    "list": 0.0,
+    "third_party": 0.0,
+    "unverified": 0.0,
+}
+
+
 def write_catalog(
     directory: Path,
     offerings: list[dict],
@@ -191,9 +200,20 @@ def write_catalog(
     regions=None,
     servers=None,
     sites=None,
+    price_bands: dict[str, float] | None = ZERO_PRICE_BANDS,
 ) -> Path:
-    """Write a catalog folder (models.csv copied from the shipped catalog)."""
+    """Write a catalog folder (models.csv copied from the shipped catalog).
+
+    ``price_bands`` (confidence -> band fraction) is written as its price_bands.csv: 0 for
+    every level by default, so a small catalog's figures stay hand-workable with the guard
+    on (price_guard band_top, the default); None writes none (the shipped bands apply)."""
     directory.mkdir(parents=True, exist_ok=True)
+    if price_bands is not None:
+        rows = [
+            {"confidence": level, "band_fraction": band, "basis": "stated", "source": "a test"}
+            for level, band in price_bands.items()
+        ]
+        pd.DataFrame(rows).to_csv(directory / "price_bands.csv", index=False)
     tables = {
         "accelerators.csv": accelerators or TINY_ACCELERATORS,
         "offerings.csv": offerings,
@@ -257,10 +277,10 @@ def seed_problem(fleet: str | None = None):
 
 @pytest.fixture(scope="session")
 def seed_per_block_plan():
-    """The seed with its serving at the opt-in ``fleet: per_block``, solved once: 3 Verda
-    A100 at base, 4 Seeweb H200 at shoulder and 6 Lambda GH200 at peak, $342,972.85
-    (tests/plan/test_provenance.py works its lines). For tests worked by hand on that plan's
-    lines."""
+    """The seed with its serving at the opt-in ``fleet: per_block``, solved once (under the
+    price guard): 3 Seeweb A100 at base, 4 Seeweb H200 at shoulder, 4 and one Lambda GH200
+    at peak, $348,381.41 (tests/plan/test_provenance.py works its lines). For tests worked
+    by hand on that plan's lines."""
     from solver.inputs.catalog import load_catalog
     from solver.solve import solve_problem
 

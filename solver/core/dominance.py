@@ -117,6 +117,18 @@ def steady_fleet(workload: Workload) -> bool:
     return isinstance(workload, InferenceWorkload) and workload.fleet != "per_block"
 
 
+def guard_key(pool_ids: pd.Series, pools: pd.DataFrame) -> pd.Series:
+    """The part of a comparison key that keeps the guard exact (``price_guard``): ``|``
+    and the pool's band, so that a unit stands in only for one of the same band. The
+    objective prices a unit at price x (1 + band) and the budget at its price: within one
+    band the cheaper is cheaper in both, across bands it need not be. '' for every pool
+    when the guard is off (``pools``: indexed by pool id)."""
+    if "guard_band_fraction" not in pools:
+        return pd.Series("", index=pool_ids.index)
+    band = pool_ids.map(pools["guard_band_fraction"]).fillna(0.0).astype(float)
+    return "|" + band.map(lambda b: f"{b:.6g}")
+
+
 def served_capacity(capacity: npt.ArrayLike, demand: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """What a whole unit counts for in a demand row: its tokens/s, at most the row's
     demand where there is one (a unit of ``a >= D`` meets ``D`` alone). Rule 2 compares
@@ -179,6 +191,7 @@ def _columns(
     if problem.quotas:
         for col in ("accelerator_id", "accels_per_unit"):
             key = key + "|" + mine["pool_id"].map(p[col]).astype(str)
+    key = key + guard_key(mine["pool_id"], p)
     frame = pd.DataFrame(
         {
             "opt": mine.index.to_numpy(),
@@ -219,7 +232,7 @@ def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
     training = options[options["workload_kind"] == "training"]
     names = ["opt", "workload", "pool_id", "period", "units", "usd"]
     if training.empty or "hours_by_period" not in training:
-        return pd.DataFrame(columns=[*names, "rented"])
+        return pd.DataFrame(columns=[*names, "rented", "job"])
     usd = training["rent_usd"].to_numpy(float) + training["energy_usd"].to_numpy(float)
     rows = [
         (k, w, pool, int(t), float(n), cost)
@@ -239,6 +252,8 @@ def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
     p = pools.set_index("pool_id")
     mode = runs["pool_id"].map(p["mode"])
     runs["rented"] = (runs["pool_id"].map(p["kind"]) == "cloud") & mode.isin(RENTED_MODES)
+    # a cluster stands in only for one whose price has the same guard band (guard_key)
+    runs["job"] = runs["workload"] + guard_key(runs["pool_id"], p)
     return runs
 
 
@@ -386,7 +401,7 @@ def _dominated_training(
     ok &= alive & (used + held <= avail + 1e-9)
     room = pd.Series(ok).groupby(runs["opt"].to_numpy()).all()
     usd = runs.groupby("opt")["usd"].first()
-    job = runs.groupby("opt")["workload"].first()
+    job = runs.groupby("opt")["job"].first()
     cheapest = usd[room.reindex(usd.index).to_numpy()].groupby(job).min()
     bar = job.map(cheapest).to_numpy(float)  # NaN where no cluster has room
     dearer = usd.index[usd.to_numpy() > bar * (1 + 1e-9)]

@@ -29,7 +29,17 @@ _NEEDED = (
     "kgco2e",
     "n_units",
     "job_hours",
+    "guard_band_fraction",
 )
+
+
+def _guard(options: pd.DataFrame) -> pd.Series:
+    """Pool id -> the guard's band of its price (``guard_band_fraction``; 0 when the
+    options carry none: the guard off)."""
+    if options.empty:
+        return pd.Series(dtype=float)
+    band = options["guard_band_fraction"].astype(float).fillna(0.0)
+    return band.groupby(options["pool_id"]).first()
 
 
 def options_table(compiled: Compiled) -> pd.DataFrame:
@@ -89,7 +99,12 @@ class Pricing:
         )
         cost = price * hours  # ledger.rent_usd for rented units
         co2_t = cols["kgco2e_per_unit_hour"].to_numpy(float) * hours / 1000.0
-        obj = {"min_npv": disc[t] * cost, "cost_plus_carbon": cost + carbon_price * co2_t}
+        # the guard (price_guard): the objective's money at the top of the price's band
+        g = 1.0 + cols["pool_id"].map(_guard(serving)).fillna(0.0).to_numpy(float)
+        obj = {
+            "min_npv": disc[t] * cost * g,
+            "cost_plus_carbon": cost * g + carbon_price * co2_t,
+        }
         col_block = np.where(rented, b, -1)
         key = pd.MultiIndex.from_arrays([cols["option_id"].to_numpy(int), t, col_block])
         col_id, _ = pd.factorize(key)
@@ -104,7 +119,7 @@ class Pricing:
                 "block": b,
                 "cost": cost,
                 "co2_t": co2_t,
-                "obj": obj.get(problem.objective, cost),
+                "obj": obj.get(problem.objective, cost * g),
                 # the masters' demand row coefficient, and the row's demand
                 "tps": served_capacity(cols["tokens_per_s_per_unit"], cols["demand"]),
                 "demand": cols["demand"].to_numpy(float),
@@ -113,6 +128,7 @@ class Pricing:
                 # (a commitment's objective counts its charge in each period at that
                 # period's discount under min_npv: so does this rate)
                 "absent_dual": np.where(rented, 0.0, -cols["price_usd_per_hour"].to_numpy(float))
+                * g
                 * p_hours[t]
                 * b_frac[b]
                 * rate_factor[t],
@@ -153,16 +169,23 @@ class Pricing:
         )
         share = th["hours"].to_numpy(float) / th["job_hours"].to_numpy(float)
         usd = (th["rent_usd"] + th["energy_usd"]).to_numpy(float)
+        band = _guard(train)
+        g_th = 1.0 + th["option_id"].map(train.set_index("option_id")["pool_id"].map(band))
         th = th.assign(
-            cost_share=usd * share, disc_share=disc[th["period"].to_numpy(int)] * usd * share
+            cost_share=usd * share,
+            disc_share=disc[th["period"].to_numpy(int)]
+            * usd
+            * share
+            * g_th.fillna(1.0).to_numpy(float),
         )
         self.train_periods = th[["option_id", "period", "cost_share", "disc_share"]]
         cost_z = (train["rent_usd"] + train["energy_usd"]).to_numpy(float)
+        g_z = 1.0 + train["pool_id"].map(band).fillna(0.0).to_numpy(float)
         co2_z = train["kgco2e"].to_numpy(float) / 1000.0
         npv_z = self.train_periods.groupby("option_id")["disc_share"].sum()
         obj_z = {
             "min_npv": train["option_id"].map(npv_z).fillna(0.0).to_numpy(float),
-            "cost_plus_carbon": cost_z + carbon_price * co2_z,
+            "cost_plus_carbon": cost_z * g_z + carbon_price * co2_z,
         }
         self.training = pd.DataFrame(
             {
@@ -172,13 +195,14 @@ class Pricing:
                 "provider": train["provider"].to_numpy(object),
                 "cost": cost_z,
                 "co2_t": co2_z,
-                "obj": obj_z.get(problem.objective, cost_z),
+                "obj": obj_z.get(problem.objective, cost_z * g_z),
                 "n_units": train["n_units"].to_numpy(float),
                 "accels": train["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
                 # reserved pools: the hourly rate a unit's reservation costs (0 if rented)
                 "unit_usd_per_hour": np.where(
                     train["mode"].isin(RENTED_MODES), 0.0, train["price_usd_per_hour"].astype(float)
-                ),
+                )
+                * g_z,
             }
         )
         # a training option's units in use: (option, period, block) for each period it runs

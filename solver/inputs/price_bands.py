@@ -3,7 +3,7 @@ band, a fraction of the price (catalogs/price_bands.csv).
 
 A price of confidence ``c`` with band ``b`` is read as "the price billed lies in
 ``[p (1 - b), p (1 + b)]``"; the guarded price is the band's top, ``p (1 + b)``
-(docs/formulation/price_guard.md derives the choice and states how each band was measured).
+(docs/concepts/price-guard.md derives the choice and states how each band was measured).
 """
 
 from __future__ import annotations

@@ -232,6 +232,12 @@ def plan_table(plan: Plan) -> str:
             "give the solver more time (--time-limit) to prove it"
         )
     console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    if plan.guarded_total_usd is not None:  # the price guard (docs/concepts/price-guard.md)
+        console.print(
+            f"at catalog prices ${plan.total_cost_usd:,.0f}, at guarded prices "
+            f"${plan.guarded_total_usd:,.0f} (price_guard {plan.price_guard}: each price at "
+            "the top of its confidence's band; the plan was chosen on these)"
+        )
     for w in plan.warnings:  # said before the tables: what the plan did not ask for
         console.print(f"WARNING ({w.kind}, {w.field}): {w.detail}", markup=False)
     if plan.in_currency is not None:

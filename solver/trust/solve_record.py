@@ -10,7 +10,8 @@ solving again, but they can be held to what a solve writes.
 - a plan the time limit stopped (``stopped_at_time_limit``) is ``feasible``, never
   ``optimal``;
 - ``objective`` is the value of the problem's objective at the plan's own totals (cost,
-  NPV or cost plus carbon at its price, with the switching penalty) where the objective
+  NPV or cost plus carbon at its price, with the switching penalty, and the guard's
+  premium, guarded_total_usd - total_cost_usd, under price_guard band_top) where the objective
   is one of those; the others (min_carbon, lexicographic, max_served) are checked to be
   a finite number.
 """
@@ -104,11 +105,14 @@ def expected_objective(plan: Plan, problem: Problem) -> float | None:
     (min_npv) or cost plus carbon at its price (cost_plus_carbon), each with the
     switching penalty; None for the other objectives (their value needs the model)."""
     switching = plan.switching_penalty_usd
+    # the guard (price_guard band_top) counts the lines at guarded prices
+    guard = 0.0 if plan.guarded_total_usd is None else plan.guarded_total_usd - plan.total_cost_usd
     if problem.objective == "min_cost":
-        return plan.total_cost_usd + switching
+        return plan.total_cost_usd + guard + switching
     if problem.objective == "min_npv" and plan.npv_usd is not None:
-        return plan.npv_usd + switching
+        # the guard's premium discounted per period is not on the plan: unchecked then
+        return plan.npv_usd + switching if abs(guard) < OBJECTIVE_ABS_TOL else None
     if problem.objective == "cost_plus_carbon":
         carbon = problem.carbon_price_usd_per_tco2e * plan.total_co2e_t
-        return plan.total_cost_usd + carbon + switching
+        return plan.total_cost_usd + guard + carbon + switching
     return None

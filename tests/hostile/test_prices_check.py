@@ -43,8 +43,10 @@ REQUEST = "quote-request-acme.csv"
 def solved(tmp_path_factory) -> tuple[Path, Path, Path]:
     """(plan file, problem file, catalog folder) of the module docstring's plan."""
     folder = tmp_path_factory.mktemp("hostile-check")
-    catalog = write_catalog(
-        folder / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=1.5, provider="acme")]
+    catalog = write_catalog(  # no price_bands.csv: the shipped bands (the docstring's)
+        folder / "cat",
+        [offering("h1", "h100-sxm", 1, 4.0, r1=1.5, provider="acme")],
+        price_bands=None,
     )
     problem = folder / "p.yaml"
     problem.write_text(PROBLEM)

@@ -17,6 +17,7 @@ from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan
 from solver.plan.cashflow import cash_flow
 from solver.plan.unit_costs import with_unit_costs
+from solver.plan.guard import resummed_guard
 
 PROBLEM = "name: api\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 
@@ -64,6 +65,7 @@ def _one_unit_fewer(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
             "total_co2e_t": sum(x.co2e_t for x in items),
         }
     )
+    new = resummed_guard(new)  # the guarded figures kept consistent too
     start = date.fromisoformat(plan.start_date)
     new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
     return with_unit_costs(new, problem)

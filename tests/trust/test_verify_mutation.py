@@ -21,6 +21,7 @@ from conftest import offering
 from solver.inputs.problem import parse_problem
 from solver.plan.cashflow import cash_flow
 from solver.plan.unit_costs import with_unit_costs
+from solver.plan.guard import resummed_guard
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
@@ -111,6 +112,7 @@ def consistent(plan, items, problem, catalog):
             "total_co2e_t": sum(i.co2e_t for i in items),
         }
     )
+    new = resummed_guard(new)  # the guarded figures kept consistent too
     start = date.fromisoformat(plan.start_date)
     new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
     return with_unit_costs(new, problem)

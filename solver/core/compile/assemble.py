@@ -14,6 +14,7 @@ from solver.core.compile.blocks import block_options
 from solver.core.compile.compiled import Compiled, CompileReport
 from solver.core.compile.demand import build_demand
 from solver.core.compile.energy import unit_hour_coefficients
+from solver.core.compile.guard import GUARD_COLUMN, guard_bands, with_guard
 from solver.core.compile.periods import blocks_table
 from solver.core.compile.pools import pools_table
 from solver.core.compile.requirements import hardware_notes, requirement_mask, weak_price_pools
@@ -63,7 +64,7 @@ def compile_problem(
     inputs = resolve_inputs(problem, catalog)
     periods = inputs.calendar.periods
     blocks = blocks_table(problem, inputs.load)
-    pools = pools_table(problem, inputs.catalog)
+    pools = with_guard(pools_table(problem, inputs.catalog), guard_bands(problem, inputs.catalog))
     rules = hardware_rules(problem, inputs.catalog)
     report = CompileReport(pools=len(pools), load_curve=inputs.load.as_dict())
     models: dict[str, ModelSpec] = {}
@@ -176,6 +177,7 @@ def _options_tables(
                 "accelerator_id",
                 "accels_per_unit",
                 "price_usd_per_hour",
+                GUARD_COLUMN,
             ]
         ],
         on="pool_id",

@@ -21,6 +21,7 @@ import pandas as pd
 
 from solver import physics
 from solver.core.compile.energy import unit_hour_coefficients
+from solver.core.compile.guard import GUARD_COLUMN, band_column, guard_bands
 from solver.core.compile.requirements import requirement_mask, weak_price_pools
 from solver.core.compile.resolved import ResolvedInputs
 from solver.core.compile.training import (
@@ -51,10 +52,13 @@ BLOCK_COLUMNS: tuple[str, ...] = (
 )
 
 
-def block_pools(pools: pd.DataFrame, blocks: pd.DataFrame | None) -> pd.DataFrame:
+def block_pools(
+    pools: pd.DataFrame, blocks: pd.DataFrame | None, bands: Mapping[str, float] | None = None
+) -> pd.DataFrame:
     """The on-demand pools of offerings sold in blocks, one per block offer, as block pools:
-    mode ``capacity_block``, the block's price (USD per instance-hour) and provenance, its
-    id as pool id and at most ``max_instances_total`` instances."""
+    mode ``capacity_block``, the block's price (USD per instance-hour) and provenance (its
+    guard band from its own confidence, ``bands``), its id as pool id and at most
+    ``max_instances_total`` instances."""
     if blocks is None or blocks.empty:
         return pools.iloc[0:0]
     od = pools[pools["mode"] == Mode.ON_DEMAND].drop(columns=["price_usd_per_hour"])
@@ -72,6 +76,7 @@ def block_pools(pools: pd.DataFrame, blocks: pd.DataFrame | None) -> pd.DataFram
         columns=["price_date", "price_source", "price_confidence", "price_currency"]
     ).merge(offers, on="offering_id", how="inner")
     return out.assign(
+        **{GUARD_COLUMN: band_column(out["price_confidence"], bands or {})},
         pool_id=out["block_id"],
         mode=MODE,
         price_usd_per_hour=out["usd_per_instance_hour"].astype(float),
@@ -91,7 +96,7 @@ def block_options(
     """Every training workload's block options (one row each; columns in
     :func:`_option`), numbered ``block_option_id`` from 0; empty without blocks."""
     problem, catalog = inputs.problem, inputs.catalog
-    bp = block_pools(pools, catalog.capacity_blocks)
+    bp = block_pools(pools, catalog.capacity_blocks, guard_bands(problem, catalog))
     rows: list[dict] = []
     if not bp.empty:
         weak = weak_price_pools(problem, bp)[0]
@@ -220,6 +225,7 @@ def _option(
         "block_instances": sum(sizes),
         "usd_per_instance_hour": rate,
         "block_usd": sum(sizes) * days * 24.0 * rate,
+        GUARD_COLUMN: float(pool.get(GUARD_COLUMN, 0.0)),
         "min_lead_days": int(pool["min_lead_days"]),
         "max_advance_days": int(pool["max_advance_days"]),
         "max_instances_total": int(pool["max_instances_total"]),

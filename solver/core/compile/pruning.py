@@ -170,6 +170,7 @@ def prune_dominated_pools(
         key = key + "|" + info["provider"] + "|" + info["region"]
     if problem.quotas:
         key = key + "|" + info["accelerator_id"] + "|" + info["accels_per_unit"].astype(str)
+    key = key + dominance.guard_key(info.index.to_series(), p).to_numpy()
     unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
         "pue"
     ].to_numpy(float) * info["grid_gco2_per_kwh"].to_numpy(float) + info[

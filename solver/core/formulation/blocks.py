@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from solver.core.families import new_row
-from solver.core.formulation.state import State
+from solver.core.formulation.state import State, guard_band
 from solver.core.matrix import VarKind
 
 
@@ -47,7 +47,7 @@ def add_capacity_blocks(m: State) -> None:
         once[k.workload][v] = 1.0
         m.add_cost(v, float(k.block_usd), str(providers[p]), {
             int(k.start_period): float(k.block_usd)
-        })  # fmt: skip
+        }, guard_band(k))  # fmt: skip
         m.co2_kg.add(v, float(k.kgco2e))
         for t, _h in k.hours_by_period:
             for b in range(m.n_b):

@@ -12,7 +12,7 @@ from typing import Protocol, cast
 from solver.core import ledger
 from solver.core.families import new_row
 from solver.core.formulation.fleet_rules import add_fleet_rule
-from solver.core.formulation.state import OptionRow, State, option_rows
+from solver.core.formulation.state import OptionRow, State, guard_band, option_rows
 from solver.core.matrix import VarKind
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES
@@ -50,7 +50,7 @@ def add_inference_capacity(m: State) -> None:
                     workload=k.workload,
                 )
                 usd = k.energy_usd_per_unit_hour * m.p_hours[t]
-                m.add_cost(shared_var, usd, k.provider, {t: usd})
+                m.add_cost(shared_var, usd, k.provider, {t: usd}, guard_band(k))
                 m.co2_kg.add(shared_var, k.kgco2e_per_unit_hour * m.p_hours[t])
             for b in range(m.n_b):
                 if rented:
@@ -66,7 +66,7 @@ def add_inference_capacity(m: State) -> None:
                     )
                     hours = m.p_hours[t] * m.b_frac[b]
                     usd = ledger.rent_usd(k.price_usd_per_hour, 1.0, hours)
-                    m.add_cost(v, usd, k.provider, {t: usd})
+                    m.add_cost(v, usd, k.provider, {t: usd}, guard_band(k))
                     m.co2_kg.add(v, k.kgco2e_per_unit_hour * hours)
                 else:
                     assert shared_var is not None  # made above for an owned or reserved option
@@ -191,7 +191,8 @@ def add_training(m: State) -> None:
         train_rows[k.workload][z] = 1.0
         usd = k.rent_usd + k.energy_usd
         run = runs[int(k.option_id)]
-        m.add_cost(z, usd, k.provider, {t: usd * h / k.job_hours for t, h in run})
+        by_period = {t: usd * h / k.job_hours for t, h in run}
+        m.add_cost(z, usd, k.provider, by_period, guard_band(k))
         m.co2_kg.add(z, k.kgco2e)
         for t, _h in run:
             for b in range(m.n_b):

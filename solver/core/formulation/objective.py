@@ -21,6 +21,8 @@ def assemble(m: State) -> LinearModel:
     discount = ledger.discount_factors(m.periods, m.problem.discount_rate)
     npv = combine(*((float(discount[t]), m.cost_by_period[t]) for t in range(m.n_t)))
     names = list(m.periods["name"])
+    guard = combine(*((1.0, g) for g in m.guard_by_period))
+    guard_npv = combine(*((float(discount[t]), m.guard_by_period[t]) for t in range(m.n_t)))
     expressions = {
         "total_cost_usd": m.cost,
         "npv_usd": npv,
@@ -29,6 +31,10 @@ def assemble(m: State) -> LinearModel:
         "shortfall_penalty_usd": m.shortfall_penalty,
         "switching_penalty_usd": m.switching,
         "migration_penalty_usd": m.migration,
+        # the guard's premium at the top of each price's band (price_guard), in the
+        # objective only; empty when the guard is off or every band is 0
+        "guard_premium_usd": guard,
+        "guard_premium_npv_usd": guard_npv,
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
@@ -59,19 +65,23 @@ def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Exp
             (1.0, e.get("migration_penalty_usd", Expression())),
         ),
     )
+    # the guard (price_guard): money in the objective at the top of each price's band
+    guard = (1.0, e.get("guard_premium_usd", Expression()))
     kind = problem.objective
     if kind == "min_cost":
-        return combine((1.0, cost), switching)
+        return combine((1.0, cost), guard, switching)
     if kind == "min_npv":
-        return combine((1.0, e["npv_usd"]), switching)
+        npv_guard = (1.0, e.get("guard_premium_npv_usd", Expression()))
+        return combine((1.0, e["npv_usd"]), npv_guard, switching)
     if kind == "max_served":
-        return combine((1.0, cost), (1.0, penalty), switching)
+        return combine((1.0, cost), guard, (1.0, penalty), switching)
     if kind == "cost_plus_carbon":
-        return combine((1.0, cost), (problem.carbon_price_usd_per_tco2e, co2), switching)
+        carbon = (problem.carbon_price_usd_per_tco2e, co2)
+        return combine((1.0, cost), guard, carbon, switching)
     if kind == "min_carbon":
-        return combine((1.0, co2)) if first else combine((1.0, cost), switching)
+        return combine((1.0, co2)) if first else combine((1.0, cost), guard, switching)
     if kind == "lexicographic":
-        return combine((1.0, cost), switching) if first else combine((1.0, co2))
+        return combine((1.0, cost), guard, switching) if first else combine((1.0, co2))
     raise ValueError(f"unknown objective {kind!r}")
 
 

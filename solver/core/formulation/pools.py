@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from solver.core import ledger
-from solver.core.formulation.state import State
+from solver.core.compile.guard import band_of, guard_bands
+from solver.core.formulation.state import State, guard_band
 from solver.core.matrix import VarKind
 from solver.inputs.problem import SavingsPlan
 from solver.inputs.tables import row_tuples
@@ -118,7 +119,7 @@ def add_owned_fleet(
                 block=-1,
             )
             charge = ledger.pool_purchase(pool, tau, periods, m.horizon_months, problem)
-            m.add_cost(v, charge.total_usd, "owned", charge.by_period_usd)
+            m.add_cost(v, charge.total_usd, "owned", charge.by_period_usd, guard_band(pool))
             m.capex.add(v, charge.capex_usd)
             m.co2_kg.add(
                 v,
@@ -184,7 +185,7 @@ def add_reservations(
                 )
             per_usd, price = m.reservation_per_usd[key], float(pool.price_usd_per_hour)
             by_period = {t: usd * price for t, usd in per_usd.by_period_usd.items()}
-            m.add_cost(v, per_usd.total_usd * price, pool.provider, by_period)
+            m.add_cost(v, per_usd.total_usd * price, pool.provider, by_period, guard_band(pool))
             for t in covers:
                 active[t].append(v)
     existing_active: dict[int, int] = {}
@@ -266,7 +267,7 @@ def add_savings_plans(m: State) -> None:
                 )
                 hours = m.p_hours[t] * m.b_frac[b]
                 credit = -ledger.rent_usd(float(pool.price_usd_per_hour), 1.0, hours)
-                m.add_cost(u, credit, pool.provider, {t: credit})
+                m.add_cost(u, credit, pool.provider, {t: credit}, guard_band(pool))
                 cover[(t, b)][u] = float(rate)
                 uses.setdefault((p, t, b), (serving, []))[1].append(u)
         for (t, b), coefs in sorted(cover.items()):
@@ -316,7 +317,8 @@ def _savings_plan_commitments(m: State, s: int, sp: SavingsPlan) -> dict[int, li
             clock=m.compiled.clock,
             policy=m.problem.owned_cost_policy,
         )
-        m.add_cost(c, charge.total_usd, sp.provider, dict(charge.by_period_usd))
+        band = band_of(sp.confidence, guard_bands(m.problem, m.compiled.inputs.catalog))
+        m.add_cost(c, charge.total_usd, sp.provider, dict(charge.by_period_usd), band)
         for t in covers:
             active[t].append(c)
     return active

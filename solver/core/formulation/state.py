@@ -38,6 +38,12 @@ class OptionRow(Protocol):
     n_units: float
 
 
+def guard_band(row: Any) -> float:
+    """The guard's band of a compiled pool, option or block row (its
+    ``guard_band_fraction``; 0 where the table has none: the guard off)."""
+    return float(getattr(row, "guard_band_fraction", 0.0) or 0.0)
+
+
 def option_rows(frame: pd.DataFrame) -> list[OptionRow]:
     """The options table's rows as named tuples (:func:`row_tuples`)."""
     # row_tuples builds its named tuple at run time from the frame's columns
@@ -131,6 +137,8 @@ class State:
         self.capex = Expression()
         self.cost_by_provider: dict[str, Expression] = defaultdict(Expression)
         self.cost_by_period = [Expression() for _ in range(self.n_t)]
+        # the guard's premium (price_guard): usd x band per charge, in the objective only
+        self.guard_by_period = [Expression() for _ in range(self.n_t)]
         self.shortfall_penalty = Expression()
         # the switching cost's starts (_add_starts), in the objective only
         self.switching = Expression()
@@ -160,12 +168,23 @@ class State:
         )
         self.fleet_const_kw: dict[tuple[str, int], float] = defaultdict(float)
 
-    def add_cost(self, i: int, usd: float, provider: str, by_period: dict[int, float]) -> None:
-        """Charge ``usd`` per unit of variable ``i`` to the provider and the periods."""
+    def add_cost(
+        self,
+        i: int,
+        usd: float,
+        provider: str,
+        by_period: dict[int, float],
+        band: float = 0.0,
+    ) -> None:
+        """Charge ``usd`` per unit of variable ``i`` to the provider and the periods; a
+        ``band`` (the guard's fraction of its price confidence) adds ``usd x band`` per
+        period to the guard's premium (docs/concepts/price-guard.md)."""
         self.cost.add(i, usd)
         self.cost_by_provider[provider].add(i, usd)
         for t, share in by_period.items():
             self.cost_by_period[t].add(i, share)
+            if band:
+                self.guard_by_period[t].add(i, share * band)
 
     def add_const(self, usd: float, provider: str, by_period: dict[int, float]) -> None:
         """A fixed charge (the fleet held at the start)."""

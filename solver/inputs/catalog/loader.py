@@ -98,6 +98,9 @@ def catalog_sha256(catalog: Catalog) -> str:
     for table in tables:
         digest.update(table.to_csv(lineterminator="\n", float_format="%.12g").encode())
         digest.update(b"\x00")
+    if catalog.price_bands:  # the guard's bands decide plans as prices do
+        bands = sorted(catalog.price_bands.items())
+        digest.update(("price_bands:" + repr(bands)).encode())
     object.__setattr__(catalog, "_sha256", digest.hexdigest())  # frozen: set once, here
     return catalog.__dict__["_sha256"]
 
@@ -115,6 +118,9 @@ def _catalog_key(directory: Path) -> str:
         digest.update(module.read_bytes())
     for path in sorted(directory.glob("*.csv")):
         digest.update(path.name.encode() + b"\x00" + path.read_bytes() + b"\x00")
+    shipped = DEFAULT_CATALOG_DIR / "price_bands.csv"  # read when the folder has none
+    if shipped.is_file():
+        digest.update(b"shipped\x00" + shipped.read_bytes())
     return digest.hexdigest()[:32]
 
 
@@ -226,7 +232,18 @@ def _load_catalog(directory: Path) -> Catalog:
         exchange_rates=rates,
         capacity_blocks=read_capacity_blocks(directory, off.set_index("offering_id"), rates),
         zones=_zones(tables.get("zones.csv"), reg, directory),
+        price_bands=_price_bands(directory),
     )
+
+
+def _price_bands(directory: Path) -> dict[str, float]:
+    """Confidence level -> band fraction: the folder's own price_bands.csv, else the
+    shipped one (:mod:`solver.inputs.price_bands`)."""
+    from solver.inputs.price_bands import PRICE_BANDS_FILE, load_price_bands
+
+    own = (directory / PRICE_BANDS_FILE).is_file()
+    bands = load_price_bands(directory if own else DEFAULT_CATALOG_DIR)
+    return {level: band.band_fraction for level, band in bands.items()}
 
 
 def _zones(

@@ -100,6 +100,9 @@ class Catalog:
     capacity_blocks: pd.DataFrame | None = None
     # index (provider, region, zone); None without zones.csv (catalog.zones)
     zones: pd.DataFrame | None = None
+    # confidence level -> band fraction (price_bands.csv of the folder, else the shipped
+    # one; solver.inputs.price_bands); None: a catalog built without it, read as no band
+    price_bands: dict[str, float] | None = None
 
     def rate(
         self,

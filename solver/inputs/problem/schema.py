@@ -191,6 +191,16 @@ class Problem(StrictModel):
         "every price; a plan resting on a weaker or older one is refused, its lines named) or "
         "exclude (leave those prices out before solving; the plan says how many)",
     )
+    price_guard: Literal["band_top", "none"] = Field(
+        "none",
+        description="The guard against the optimiser's curse (off by default until the bands "
+        "in catalogs/price_bands.csv are measured rather than provisional): band_top (the "
+        "objective prices "
+        "each charge at the top of its price confidence's band, price x (1 + band), "
+        "catalogs/price_bands.csv, so a weak price wins only by more than its band; budgets "
+        "and total_cost_usd stay at catalog prices) or none (the objective at catalog prices). "
+        "docs/concepts/price-guard.md",
+    )
     owned_cost_policy: Literal["cash", "amortised"] = Field(
         "cash",
         description="cash: a server's capex counts when bought and a reservation's whole term "

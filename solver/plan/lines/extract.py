@@ -13,13 +13,15 @@ import pandas as pd
 
 from solver.core import ledger
 from solver.core.compile import Compiled
+from solver.core.compile.guard import guard_bands
 from solver.core.formulation.domains import zone_units_of
 from solver.core.model import LinearModel
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.tables import row_tuples
 from solver.plan.assumptions import assumptions_of
-from solver.plan.lines.blocks import block_items
 from solver.plan.exposure import points_of_failure
+from solver.plan.guard import with_guard
+from solver.plan.lines.blocks import block_items
 from solver.plan.lines.items import LineItem
 from solver.plan.lines.schema import Plan
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
@@ -131,7 +133,7 @@ def extract_plan(
         )
     switching = model.expressions.get("switching_penalty_usd")
     migration = model.expressions.get("migration_penalty_usd")
-    return Plan(
+    plan = Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
@@ -153,6 +155,8 @@ def extract_plan(
         served_fraction=served_fraction(compiled, model, values),
         compile_report=compiled.report.as_dict(),
     )
+    problem = compiled.problem
+    return with_guard(plan, problem.price_guard, guard_bands(problem, compiled.inputs.catalog))
 
 
 def _serving_items(

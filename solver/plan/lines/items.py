@@ -102,6 +102,19 @@ class LineItem(BaseModel):
         description="Rented lines priced in another currency than USD: the price per "
         "unit-hour in price_currency (unit_price_usd_per_hour / exchange_rate_usd_per_unit)",
     )
+    guard_band_fraction: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The guard's band of the line's price (price_guard band_top): the "
+        "fraction of its price_confidence in catalogs/price_bands.csv; 0 for lines with no "
+        "price of their own (existing, staff_scale); left out when the guard is none",
+    )
+    guarded_cost_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="cost_usd at the top of its price's band, cost_usd x (1 + "
+        "guard_band_fraction): what the objective counted (left out when the guard is none)",
+    )
     tier: str = Field(
         "",
         description="The provider's tier (catalogs/providers.csv): hyperscaler, neocloud or "

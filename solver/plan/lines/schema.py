@@ -127,6 +127,20 @@ class Plan(BaseModel):
     )
     verified: bool = False
     gap: float | None
+    price_guard: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The guard against the optimiser's curse the plan was solved under "
+        "(band_top: the objective priced every line at the top of its price's band; "
+        "docs/concepts/price-guard.md); left out when the guard is none",
+    )
+    guarded_total_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The line items at guarded prices, the sum of their guarded_cost_usd "
+        "(total_cost_usd is at catalog prices; budgets hold that); left out when the guard "
+        "is none",
+    )
     switching_penalty_usd: float = Field(
         0.0,
         description="The serving workloads' switching_cost_usd times the units started "

@@ -37,6 +37,7 @@ from solver.trust.verify.fleet import (
     _check_steady_fleets,
     _check_switching,
 )
+from solver.trust.verify.guard import _check_guard
 from solver.trust.verify.items import _check_line
 from solver.trust.verify.money import _check_cost_lines, _check_money
 from solver.trust.verify.run import _Run
@@ -114,6 +115,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_savings_plans(run)
     _check_staff_scale(run)
     _check_money(run)
+    _check_guard(run)
     _check_cost_lines(run)
     _check_unit_costs(run)
     return run
