@@ -547,22 +547,15 @@ def estimate_inference(
             else None
         ),
         "capacity_source": "physics",
-        # the measured error band of this (accelerator family, runtime, model class); one
-        # outside the validated set is flagged and carries the widest band (issue 47)
         "error_band": _error_band(acc["accelerator_id"], str(dev.runtime[0]), spec),
     }
     out.update(_at_percentile(res, slo_percentile, utilisation, replica_tps))
     if not out["fits"]:
+        tokens_held, sequences = (held if batch else context), max(batch or 1, 1)
         out["what_would_fit"] = _what_would_fit(
-            catalog,
-            spec,
-            acc,
-            weight_precision,
-            kv_precision,
-            held if batch else context,
-            max(batch or 1, 1),
+            catalog, spec, acc, weight_precision, kv_precision, tokens_held, sequences,
             memory_headroom,
-        )
+        )  # fmt: skip
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
     if where["offering"] is not None and replica_tps > 0:
@@ -583,7 +576,9 @@ def estimate_inference(
 
 
 def _error_band(accelerator_id: str, runtime: str, spec: ModelSpec) -> dict:
-    """The capacity error band of the configuration (solver/physics/bands.py), with the
+    """The measured capacity error band of the configuration's (accelerator family, runtime,
+    model class) (solver/physics/bands.py; one outside the validated set is flagged and
+    carries the widest band), with the
     90% one-sided share of the estimate it keeps, exp(-1.2816 x band)."""
     band = bands.error_band(
         str(accelerator_id),

@@ -347,6 +347,12 @@ POOLS = table(
     Column("price_source", "str", "-", "where its price comes from (server: its capex)"),
     Column("price_confidence", "str", "-", "quote, list, third_party or unverified"),
     Column("price_currency", "str", "-", "the currency the source states the price in"),
+    Column(
+        "guard_band_fraction",
+        "float",
+        "fraction",
+        "the price guard's band of its price confidence (catalogs/price_bands.csv)",
+    ),
     Column("term_months", "float", "months", "reservation term (0 otherwise)"),
     Column("capex_usd", "float", "USD", "purchase price of one server"),
     Column("lead_months", "float", "months", "from order to delivery"),
@@ -432,6 +438,9 @@ OPTIONS = table(
     Column("accelerator_id", "str", "-", "the pool's accelerator"),
     Column("accels_per_unit", "int", "-", "accelerators per unit"),
     Column("price_usd_per_hour", "float", "USD/h", "the pool's price per unit"),
+    Column(
+        "guard_band_fraction", "float", "fraction", "the price guard's band of the pool's price"
+    ),
     # serving options
     Column("tp_degree", "int", "-", "tensor-parallel degree of a replica", nullable=True),
     Column(

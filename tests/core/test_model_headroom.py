@@ -21,6 +21,7 @@ from solver.core.compile import compile_problem
 from solver.core.model import FAMILIES
 from solver.errors import InfeasibleError, ProcureError
 from solver.inputs.problem import load_problem
+from solver.plan.unit_costs import with_unit_costs
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
@@ -161,6 +162,7 @@ def test_verifier_rejects_a_plan_that_violates_n_plus_1(tiny_catalog):
             "cash_flow": [],  # the edit leaves only N+1 to catch, not the monthly sums
         }
     )
+    bad = with_unit_costs(bad, p)  # nor the unit costs
     failed = {c.name for c in verify_plan(bad, p, cat) if not c.ok}
     assert failed == {N_PLUS_1_CHECK}
 

@@ -20,6 +20,7 @@ from solver.api import load_plan, solve
 from solver.errors import ProcureError
 from solver.plan.cashflow import cash_flow
 from solver.plan.guard import resummed_guard
+from solver.plan.unit_costs import with_unit_costs
 from solver.trust.verify import verify_plan
 
 PROBLEM = {
@@ -113,6 +114,7 @@ def test_a_corrupted_saved_plan_is_refused_naming_the_check(saved, case):
     bad = resummed_guard(bad)  # the guarded figures kept consistent with the edit
     start = date.fromisoformat(plan.start_date)
     bad = bad.model_copy(update={"cash_flow": cash_flow(bad, problem, catalog, start)})
+    bad = with_unit_costs(bad, problem)  # and the unit costs (their own check)
     assert {c.name for c in verify_plan(bad, problem, catalog) if not c.ok} == failed
     path = directory / "corrupted.json"
     path.write_text(bad.model_dump_json())
