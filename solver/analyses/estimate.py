@@ -549,6 +549,8 @@ def estimate_inference(
             max(batch or 1, 1),
             memory_headroom,
         )
+    if out["fits"] and res.reason[0] and (tpot_slo_ms or ttft_slo_ms):
+        out["what_would_meet"] = _what_would_meet(served, slo, common, d)
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
     if where["offering"] is not None and replica_tps > 0:
@@ -566,6 +568,32 @@ def estimate_inference(
         weight_precision, kv_precision, prompt_tokens, output_tokens, memory_headroom, acc, dev, d
     ) + (_moe_assumptions(served, spec, d) if served.is_moe or served.kv_latent_dim else [])
     return out
+
+
+def _what_would_meet(
+    served: physics.ServedModel, slo: dict, common: dict, d: int
+) -> dict[str, float | int | None]:
+    """What would meet the limits no batch meets here (the operating-point rule,
+    docs/guides/operating-point.md): the tightest TPOT and TTFT limits one sequence meets
+    on this replica (at the percentile under load where one is asked, else at the mean),
+    and the fewest devices per replica (2, 4 or 8, tensor parallel) at which some batch
+    meets the limits given (None where none up to 8 does)."""
+    one = physics.best_decode(served, **common, tpot_slo_s=None, ttft_slo_s=None, batch=1)
+    tpot_s = max(float(one.step_s[0]), float(one.tpot_p_s[0]))
+    ttft_s = float(one.ttft_p_s[0])
+    devices = None
+    for wider in (2, 4, 8):
+        if wider <= d:
+            continue
+        trial = physics.best_decode(served, **slo, **{**common, "d": np.array([float(wider)])})
+        if int(trial.batch[0]) >= 1:
+            devices = wider
+            break
+    return {
+        "tpot_slo_ms": tpot_s * 1000.0,
+        "ttft_slo_ms": ttft_s * 1000.0,
+        "tp_degree": devices,
+    }
 
 
 def _seconds(ms: float | None) -> float | None:
