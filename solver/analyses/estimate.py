@@ -579,6 +579,7 @@ def _what_would_meet(
     and the fewest devices per replica (2, 4 or 8, tensor parallel) at which some batch
     meets the limits given (None where none up to 8 does)."""
     one = physics.best_decode(served, **common, tpot_slo_s=None, ttft_slo_s=None, batch=1)
+    assert one.tpot_p_s is not None and one.ttft_p_s is not None  # best_decode sets both
     tpot_s = max(float(one.step_s[0]), float(one.tpot_p_s[0]))
     ttft_s = float(one.ttft_p_s[0])
     devices = None

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver import physics
-from solver.physics.constants import RUNTIME_EFFICIENCY
 from solver.analyses.estimate import estimate_inference
 from solver.inputs.catalog import load_catalog
 from solver.inputs.presets import resolve_model
+from solver.physics.constants import RUNTIME_EFFICIENCY
 
 CATALOG = load_catalog()
 MODELS = sorted(CATALOG.models.index)
