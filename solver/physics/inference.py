@@ -580,6 +580,23 @@ def _slo_batch(
     return np.floor(np.where(sm.overlap, np.minimum(b1, b2), b3) + 1e-9)
 
 
+def _operating_batch(
+    sm: StepModel,
+    tpot_slo_s: float | None,
+    limit: np.ndarray,
+    cap: np.ndarray,
+    batch: int | None,
+    load: LoadPercentile | None,
+) -> np.ndarray:
+    """Largest batch meeting the TPOT limit: at the percentile under load and, by the
+    operating-point rule (docs/guides/operating-point.md), its own step too, so the
+    throughput reported, b / t(b), is never that of a step over the limit."""
+    b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
+    if load is not None and tpot_slo_s is not None:
+        b_slo = np.minimum(b_slo, _slo_batch(sm, tpot_slo_s, limit, batch, None))
+    return b_slo
+
+
 def _largest_batch_within_ttft(
     sm: StepModel,
     prefill: np.ndarray,
@@ -678,12 +695,7 @@ def best_decode(
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
-    b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
-    if load is not None and tpot_slo_s is not None:
-        # the operating-point rule (docs/guides/operating-point.md): the planned batch's
-        # own step is within the limit too, so the throughput reported, b / t(b), is never
-        # that of a step over the limit (the quantile batch b_p is below b at large b)
-        b_slo = np.minimum(b_slo, _slo_batch(sm, tpot_slo_s, limit, batch, None))
+    b_slo = _operating_batch(sm, tpot_slo_s, limit, cap, batch, load)
     prefill = prefill_s(model, p, d, dev)
     service = prefill_compute_s(model, p, d, dev)
     if batch is None:
