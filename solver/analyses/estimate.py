@@ -469,7 +469,6 @@ def estimate_inference(
     utilisation: float = 0.8,
 ) -> dict:
     """Inference memory, latency and throughput at a batch; replicas; $/1M tokens.
-
     ``runtime`` picks the serving runtime's efficiencies and batch limit (default the
     vendor's vLLM stack); ``slo_percentile`` checks the SLOs under load (:func:`_load`).
     """
@@ -549,7 +548,7 @@ def estimate_inference(
             max(batch or 1, 1),
             memory_headroom,
         )
-    if out["fits"] and res.reason[0] and (tpot_slo_ms or ttft_slo_ms):
+    if out["fits"] and res.reason[0] and (tpot_slo_ms or ttft_slo_ms):  # no batch meets
         out["what_would_meet"] = _what_would_meet(served, slo, common, d)
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
