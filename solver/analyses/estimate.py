@@ -548,8 +548,7 @@ def estimate_inference(
             max(batch or 1, 1),
             memory_headroom,
         )
-    if out["fits"] and res.reason[0] and (tpot_slo_ms or ttft_slo_ms):  # no batch meets
-        out["what_would_meet"] = _what_would_meet(served, slo, common, d)
+    out.update(_what_would_meet(served, slo, common, d) if meets_none(out, res, slo) else {})
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
     if where["offering"] is not None and replica_tps > 0:
@@ -569,9 +568,14 @@ def estimate_inference(
     return out
 
 
+def meets_none(out: dict, res: physics.DecodeResult, slo: dict) -> bool:
+    """Whether the model fits but no batch meets a latency limit given."""
+    return bool(out["fits"] and res.reason[0] and any(v is not None for v in slo.values()))
+
+
 def _what_would_meet(
     served: physics.ServedModel, slo: dict, common: dict, d: int
-) -> dict[str, float | int | None]:
+) -> dict[str, dict[str, float | int | None]]:
     """What would meet the limits no batch meets here (the operating-point rule,
     docs/guides/operating-point.md): the tightest TPOT and TTFT limits one sequence meets
     on this replica (at the percentile under load where one is asked, else at the mean),
@@ -589,11 +593,8 @@ def _what_would_meet(
         if int(trial.batch[0]) >= 1:
             devices = wider
             break
-    return {
-        "tpot_slo_ms": tpot_s * 1000.0,
-        "ttft_slo_ms": ttft_s * 1000.0,
-        "tp_degree": devices,
-    }
+    meet = {"tpot_slo_ms": tpot_s * 1000.0, "ttft_slo_ms": ttft_s * 1000.0, "tp_degree": devices}
+    return {"what_would_meet": meet}
 
 
 def _seconds(ms: float | None) -> float | None:
