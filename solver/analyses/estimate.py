@@ -480,7 +480,6 @@ def estimate_inference(
     utilisation: float = 0.8,
 ) -> dict:
     """Inference memory, latency and throughput at a batch; replicas; $/1M tokens.
-
     ``runtime`` picks the serving runtime's efficiencies and batch limit (default the
     vendor's vLLM stack); ``slo_percentile`` checks the SLOs under load (:func:`_load`).
     """
@@ -556,6 +555,7 @@ def estimate_inference(
             catalog, spec, acc, weight_precision, kv_precision, tokens_held, sequences,
             memory_headroom,
         )  # fmt: skip
+    out.update(_what_would_meet(served, slo, common, d) if meets_none(out, res, slo) else {})
     if demand_tokens_per_s and replica_tps > 0:
         out["replicas_needed"] = math.ceil(demand_tokens_per_s / replica_tps)
     if where["offering"] is not None and replica_tps > 0:
@@ -594,6 +594,35 @@ def _error_band(accelerator_id: str, runtime: str, spec: ModelSpec) -> dict:
             "the widest band is used"
         )
     return out
+
+
+def meets_none(out: dict, res: physics.DecodeResult, slo: dict) -> bool:
+    """Whether the model fits but no batch meets a latency limit given."""
+    return bool(out["fits"] and res.reason[0] and any(v is not None for v in slo.values()))
+
+
+def _what_would_meet(
+    served: physics.ServedModel, slo: dict, common: dict, d: int
+) -> dict[str, dict[str, float | int | None]]:
+    """What would meet the limits no batch meets here (the operating-point rule,
+    docs/guides/operating-point.md): the tightest TPOT and TTFT limits one sequence meets
+    on this replica (at the percentile under load where one is asked, else at the mean),
+    and the fewest devices per replica (2, 4 or 8, tensor parallel) at which some batch
+    meets the limits given (None where none up to 8 does)."""
+    one = physics.best_decode(served, **common, tpot_slo_s=None, ttft_slo_s=None, batch=1)
+    assert one.tpot_p_s is not None and one.ttft_p_s is not None  # best_decode sets both
+    tpot_s = max(float(one.step_s[0]), float(one.tpot_p_s[0]))
+    ttft_s = float(one.ttft_p_s[0])
+    devices = None
+    for wider in (2, 4, 8):
+        if wider <= d:
+            continue
+        trial = physics.best_decode(served, **slo, **{**common, "d": np.array([float(wider)])})
+        if int(trial.batch[0]) >= 1:
+            devices = wider
+            break
+    meet = {"tpot_slo_ms": tpot_s * 1000.0, "ttft_slo_ms": ttft_s * 1000.0, "tp_degree": devices}
+    return {"what_would_meet": meet}
 
 
 def _seconds(ms: float | None) -> float | None:

@@ -82,6 +82,12 @@ of its planned batch b). Two stated approximations give the latencies at a perce
   TTFT_p rises with the planned batch (more arrivals at the same utilisation), so where
   the TPOT-limited batch is late on TTFT the planned batch is the largest meeting both.
 
+Operating point (docs/guides/operating-point.md). The planned batch b meets every limit
+twice over: its own step t(b) is within the TPOT limit (the throughput reported is
+b / t(b), so a step over the limit is never capacity), and at the percentile under load
+TPOT_p and TTFT_p are within theirs. Both conditions rise with b, so the planned batch is
+the smallest of the largest batches meeting each.
+
 Without a percentile the SLOs are checked at the mean, as before.
 
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
@@ -574,6 +580,23 @@ def _slo_batch(
     return np.floor(np.where(sm.overlap, np.minimum(b1, b2), b3) + 1e-9)
 
 
+def _operating_batch(
+    sm: StepModel,
+    tpot_slo_s: float | None,
+    limit: np.ndarray,
+    cap: np.ndarray,
+    batch: int | None,
+    load: LoadPercentile | None,
+) -> np.ndarray:
+    """Largest batch meeting the TPOT limit: at the percentile under load and, by the
+    operating-point rule (docs/guides/operating-point.md), its own step too, so the
+    throughput reported, b / t(b), is never that of a step over the limit."""
+    b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
+    if load is not None and tpot_slo_s is not None:
+        b_slo = np.minimum(b_slo, _slo_batch(sm, tpot_slo_s, limit, batch, None))
+    return b_slo
+
+
 def _largest_batch_within_ttft(
     sm: StepModel,
     prefill: np.ndarray,
@@ -672,7 +695,7 @@ def best_decode(
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
-    b_slo = _slo_batch(sm, tpot_slo_s, limit if load is not None else cap, batch, load)
+    b_slo = _operating_batch(sm, tpot_slo_s, limit, cap, batch, load)
     prefill = prefill_s(model, p, d, dev)
     service = prefill_compute_s(model, p, d, dev)
     if batch is None:
@@ -694,7 +717,7 @@ def best_decode(
         at = "batch 1" if batch is None else "this batch"
         too_slow = (np.maximum(chosen, 1) > b_slo) if load is None else (chosen < 1)
         if load is not None and batch is not None:
-            too_slow = tpot_p > tpot_slo_s + 1e-12
+            too_slow = (tpot_p > tpot_slo_s + 1e-12) | (step > tpot_slo_s + 1e-12)
         reason = np.where(too_slow, f"time per output token above the SLO at {at}{at_p}", reason)
     if batch is not None:
         reason = np.where(

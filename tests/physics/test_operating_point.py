@@ -1,0 +1,164 @@
+"""The operating-point rule (docs/guides/operating-point.md, issue 47): the capacity an
+estimate reports and the model plans on is the throughput of a batch at which every limit
+given (TPOT, TTFT, memory, at the stated percentile under the planned load) holds.
+
+A property test over random shapes (the shipped catalog's models), accelerators (its
+accelerators), runtimes, replica sizes, precisions, limits, percentiles and loads; and the
+B200 FP4 case of the issue against MLPerf Inference v5.0's Llama 2 70B Interactive run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver import physics
+from solver.analyses.estimate import estimate_inference
+from solver.inputs.catalog import load_catalog
+from solver.inputs.presets import resolve_model
+from solver.physics.constants import RUNTIME_EFFICIENCY
+
+CATALOG = load_catalog()
+MODELS = sorted(CATALOG.models.index)
+ACCELERATORS = sorted(CATALOG.accelerators.index)
+RUNTIMES = sorted(RUNTIME_EFFICIENCY)
+EPS = 1e-9
+
+case = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(MODELS),
+        "accelerator": st.sampled_from(ACCELERATORS),
+        "runtime": st.sampled_from(RUNTIMES),
+        "d": st.sampled_from([1, 2, 4, 8]),
+        "precision": st.sampled_from(["bf16", "fp8", "fp4"]),
+        "prompt": st.integers(16, 8000),
+        "output": st.integers(8, 2000),
+        "tpot_s": st.floats(0.005, 0.2),
+        "ttft_s": st.one_of(st.none(), st.floats(0.05, 5.0)),
+        "p": st.one_of(st.none(), st.floats(0.5, 0.999)),
+        "rho": st.floats(0.2, 1.0),
+        "batch": st.one_of(st.none(), st.integers(1, 1024)),
+    }
+)
+
+
+def _device(c: dict) -> physics.Device:
+    acc = CATALOG.accelerators.loc[c["accelerator"]].to_dict()
+    return physics.device_figures(
+        physics.one_row_table(acc), c["precision"], np.array([True]), c["runtime"]
+    )
+
+
+def _decode(c: dict) -> physics.DecodeResult:
+    served = physics.served_model(
+        resolve_model(c["model"], CATALOG, "model"), c["precision"], c["precision"]
+    )
+    dev = _device(c)
+    load = None if c["p"] is None else physics.LoadPercentile(p=c["p"], rho=c["rho"])
+    return physics.best_decode(
+        served,
+        prompt_tokens=c["prompt"],
+        output_tokens=c["output"],
+        tpot_slo_s=c["tpot_s"],
+        ttft_slo_s=c["ttft_s"],
+        d=np.array([float(c["d"])]),
+        dev=dev,
+        load=load,
+        batch=c["batch"],
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case)
+def test_capacity_is_only_ever_reported_where_every_limit_holds(c):
+    res = _decode(c)
+    b = int(res.batch[0])
+    tps = float(res.tokens_per_s[0])
+    if b < 1:
+        # no batch meets the limits: no capacity, and the estimate says why
+        assert tps == 0.0
+        assert res.reason[0]
+        return
+    step = float(res.step_s[0])
+    # the batch reported fits memory, and its own step is within the TPOT limit: the
+    # full-batch step is never capacity when it is over the limit
+    assert b <= int(res.b_max_memory[0])
+    assert step <= c["tpot_s"] + EPS
+    assert tps == pytest.approx(b / step)
+    # at the stated percentile under the planned load (or at the mean) every latency holds
+    assert float(res.tpot_p_s[0]) <= c["tpot_s"] + EPS
+    if c["ttft_s"] is not None:
+        assert float(res.ttft_p_s[0]) <= c["ttft_s"] + EPS
+
+
+@settings(max_examples=100, deadline=None)
+@given(case)
+def test_a_larger_batch_than_the_one_planned_breaks_a_limit_or_the_runtime_cap(c):
+    # the planned batch is the largest meeting the limits (throughput b / t(b) rises with
+    # b): one more sequence breaks memory, the runtime's cap or a limit
+    c = {**c, "batch": None}
+    res = _decode(c)
+    b = int(res.batch[0])
+    if b < 1:
+        return
+    if b >= min(int(res.b_max_memory[0]), int(_device(c).max_batch[0])):
+        return  # memory or the runtime's max_num_seqs stops it
+    more = _decode({**c, "batch": b + 1})
+    assert more.reason[0] or float(more.step_s[0]) > c["tpot_s"]
+
+
+def test_b200_fp4_llama2_70b_interactive_limits_hold_and_stay_near_the_published_run():
+    # Issue 47's case: Llama 2 70B, FP4 weights and FP8 KV on one B200 under TensorRT-LLM,
+    # MLPerf Inference v5.0 "Llama 2 70B Interactive" limits: 40 ms TPOT and 450 ms TTFT at
+    # p99 (mlcommons.org/2025/04/llm-inference-v5/). Before the rule the estimate reported
+    # batch 364 at 8,277 tok/s with a 43.98 ms full-batch step (over 40 ms; the p99 check
+    # passed at 80% load where fewer sequences run). Now the planned step is within 40 ms:
+    # compute-bound, t(b) = b x 2 N (1 + P/O) ... / (9,000 TFLOPS x 0.45), so 331 x 120.8
+    # us = 39.99 ms, and b / t(b) is still 8,277 tok/s (flat where compute-bound).
+    out = estimate_inference(
+        CATALOG,
+        model="llama-2-70b",
+        accelerator="b200",
+        weight_precision="fp4",
+        kv_precision="fp8",
+        tpot_slo_ms=40,
+        ttft_slo_ms=450,
+        slo_percentile=0.99,
+        runtime="tensorrt-llm",
+    )
+    assert out["batch"] == 331
+    assert out["decode_step_ms_derated"] <= 40.0
+    assert out["tpot_ms_at_percentile"] <= 40.0
+    assert out["ttft_ms_at_percentile"] <= 450.0
+    # Published: NVIDIA's DGX B200 (8 GPUs, TensorRT-LLM, FP4) MLPerf Inference v5.0
+    # Llama 2 70B Interactive Server result, about 7,426 tok/s per GPU (the basis taken
+    # in issue 47's first build). The served rate at the planned 80% load is 0.8 x 8,277 =
+    # 6,622 tok/s, 0.89x of it; the replica's peak 8,277 is 1.11x: both within 1.5x.
+    published = 7426.0
+    for figure in (out["served_output_tokens_per_s"], out["replica_output_tokens_per_s"]):
+        assert 1 / 1.5 <= figure / published <= 1.5
+    assert out["replica_output_tokens_per_s"] == pytest.approx(8277.4, abs=1.0)
+
+
+def test_no_batch_meets_the_limit_says_so_and_what_would():
+    # Llama 2 70B FP8 on one H100 at 15 ms TPOT, p99: even one sequence steps 34.6 ms
+    # (70 GB of weights / (3,350 GB/s x 0.60) = 34.3 ms + its KV read), so no batch; the
+    # estimate reports no capacity and the tightest limits one sequence meets, and that 4
+    # H100s per replica meet 15 ms (34.3 / 4 = 8.6 ms of weight read plus all-reduces).
+    out = estimate_inference(
+        CATALOG,
+        model="llama-2-70b",
+        accelerator="h100-sxm",
+        weight_precision="fp8",
+        kv_precision="fp8",
+        tpot_slo_ms=15,
+        ttft_slo_ms=450,
+        slo_percentile=0.99,
+    )
+    assert out["batch"] == 0 and out["replica_output_tokens_per_s"] == 0
+    assert "time per output token" in out["slo_limit"]
+    meet = out["what_would_meet"]
+    assert meet["tpot_slo_ms"] == pytest.approx(34.6, abs=0.1)
+    assert meet["tp_degree"] == 4
