@@ -123,6 +123,33 @@ def add_domain_loss(
         )
 
 
+#: The most domains used that a ``domain_count`` row is written for (R = 2 .. this): the
+#: rows beyond add nothing on the seed (bound $389,722.78 at the root with R up to 8 and
+#: with R up to 172; docs/formulation/domain_count.md).
+DOMAIN_COUNT_MAX = 8
+
+
+def add_domain_count(
+    m: State,
+    total: int,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+) -> None:
+    """``domain_count`` rows for one (workload, period, block) and kind of domain: with
+    ``P`` a count that is at least the number of domains holding units (each deployment's
+    ``deploy`` variable, else the units themselves), the block's capacity
+    ``T >= D R/(R-1)`` for ``R`` domains used, as its secants at whole R:
+    ``T + D/(R(R-1)) P >= D (R+1)/(R-1)`` for R = 2 .. :data:`DOMAIN_COUNT_MAX`. Valid for
+    every plan (docs/formulation/domain_count.md); left out under a shortfall."""
+    count = sorted({m.deploy_of.get(v, v) for vs in held.values() for v in vs})
+    for r in range(2, min(len(count), DOMAIN_COUNT_MAX + 1)):
+        slope = need_tps / (r * (r - 1))
+        row = {total: 1.0, **dict.fromkeys(count, slope)}
+        m.B.row("domain_count", (*key, kind, r), row, ">=", need_tps * (r + 1) / (r - 1))
+
+
 def block_total(
     m: State, key: tuple[str, int, int], units: dict[int, float], shortfall: dict[int, float]
 ) -> int:
