@@ -6,16 +6,18 @@ deployments. Worked by hand on the tiny catalog: an H100 unit serves 10 req/s of
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from conftest import HOURS, problem, serve
+from conftest import HOURS, TINY_REGIONS, offering, problem, serve, write_catalog
 from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import compile_problem
 from solver.core.formulation import domains
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
+from solver.inputs.catalog import load_catalog
 from solver.solve import solve_problem
-from test_failure_domains import zoned_catalog
+from test_failure_domains import H1, H1_EU, zoned_catalog
 
 
 def _lp_bound(model: LinearModel, keep_counts: bool = True) -> float:
@@ -76,3 +78,37 @@ def test_the_rows_keep_the_optimum(tmp_path, monkeypatch, zones, rps, usd_per_ho
     without = solve_problem(prob, catalog).total_cost_usd
     assert with_rows == pytest.approx(usd_per_hour * HOURS)
     assert without == pytest.approx(usd_per_hour * HOURS)
+
+
+def test_small_units_are_weighted_not_counted(tmp_path):
+    # us-east's h1 (an H100, 1,000 output tokens/s, $4/h) and l1 (an L4, 2 req/s = 200
+    # tokens/s, $1/h) both in zones a, b, c; eu-north's h1 at $5/h. D = 2,000.
+    # Four zones hold units (a, b, c, eu-north), so R = 2 and 3. Thresholds: the smallest
+    # class (200: every unit counted, S = 0) and 1,000 (at least D/8 = 250): there the
+    # L4s are small and P counts the H100 placements (a, b, c and eu-north's unit):
+    # R = 2: T + 1,000 P + 2/(2-1) x 200 = 400 per L4 >= 2,000 x 3/1 = 6,000;
+    # R = 3: T + 2,000/6 = 333.33 P + 2/(3-1) x 200 = 200 per L4 >= 2,000 x 4/2 = 4,000.
+    folder = write_catalog(
+        tmp_path / "catalog",
+        [H1, H1_EU, offering("l1", "l4", 1, 1.0)],
+        regions=TINY_REGIONS,
+    )
+    rows = [
+        {"provider": "acme", "region": "us-east", "zone": z, "instance_types": "h1 l1"}
+        for z in "abc"
+    ]
+    pd.DataFrame([{**r, "source": "t"} for r in rows]).to_csv(folder / "zones.csv", index=False)
+    catalog = load_catalog(folder)
+    prob = problem([serve(20, survive_loss_of=["zone"])])
+    model = build_model(compile_problem(prob, catalog))
+    big = {r.key[-1]: r for r in model.rows if r.family == "domain_count" and r.key[-2] == 1000}
+    assert sorted(big) == [2, 3]
+    for r, slope, small, rhs in ((2, 1000.0, 400.0, 6000.0), (3, 2000 / 6, 200.0, 4000.0)):
+        coefs = sorted(big[r].coefs.values())
+        assert big[r].rhs == pytest.approx(rhs)
+        assert coefs == pytest.approx(sorted([1.0] + [slope] * 4 + [small] * 3))
+    # The optimum with the rows and without: three H100s, one per zone, $12/h (two H100s
+    # in a and b need 1,000 tokens/s of L4s outside each, five L4s in c, $8 + $5 = $13/h;
+    # a cost per token/s of $4/1,000 for the H100 against $5/1,000 for the L4).
+    plan = solve_problem(prob, catalog)
+    assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)

@@ -160,9 +160,10 @@ FAMILIES: dict[str, Family] = {
     ),
     "domain_count": Family(
         "a block's serving capacity >= the demand x R/(R-1) for R domains used (P, a count "
-        "of the deployments, at least R), as its secant at whole R",
+        "of the deployments of units from a threshold up; smaller units' capacity S "
+        "weighted), as its secant at whole R",
         "USD per (token/s) over the block",
-        (*_WPB, "kind", "domains"),
+        (*_WPB, "kind", "threshold", "domains"),
         binds=False,
     ),
     "zone_place": Family(
