@@ -2,7 +2,10 @@
 [provider] on its serving workload, each solved to a proven 1% gap, median of three runs.
 
 Run: python bench/speed/domain_proofs.py [--repeat 3] [--gap 0.01] [--time-limit 120]
-         [--kinds zone region provider] [--fleet autoscale]
+         [--kinds zone region provider] [--fleet autoscale] [--root-lp]
+
+``--root-lp`` also prints each model's LP relaxation (every variable continuous), with and
+without the ``domain_count`` rows: the bound the search starts from.
 
 Each run compiles, builds and solves in this process (the catalog is loaded once) and
 prints its wall time, the plan's cost, its proven gap and whether it stopped at the time
@@ -21,8 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from solver.core.backends import SolveOptions
+from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import compile_problem
+from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
@@ -49,6 +53,18 @@ def _seed(kind: str | None, fleet: str | None) -> dict:
     return data
 
 
+def _root_lp(model: LinearModel, without: str | None = None) -> float:
+    """USD: the LP relaxation of ``model`` (every variable continuous), without the rows of
+    family ``without`` if given."""
+    v = model.variables.copy()
+    v["integer"] = False
+    rows = [r for r in model.rows if r.family != without]
+    result = get_backend("highspy").solve(
+        LinearModel(v, rows, model.objective, model.expressions), SolveOptions()
+    )
+    return float("nan") if result.objective is None else float(result.objective)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -56,6 +72,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--kinds", nargs="+", default=["zone", "region", "provider"])
     parser.add_argument("--fleet", default=None, help="the serving workload's fleet")
+    parser.add_argument("--root-lp", action="store_true", help="print the LP relaxations")
     args = parser.parse_args()
     catalog = load_catalog()
     options = SolveOptions(relative_gap=args.gap, time_limit_s=args.time_limit)
@@ -64,6 +81,12 @@ def main() -> None:
     for kind in [None, *args.kinds]:
         problem = parse_problem(_seed(kind, args.fleet))
         walls = []
+        if args.root_lp:
+            model = build_model(compile_problem(problem, catalog))
+            print(
+                f"{kind or 'no rule'}: LP relaxation ${_root_lp(model):,.2f}, "
+                f"${_root_lp(model, 'domain_count'):,.2f} without the domain_count rows"
+            )
         for _ in range(1 if kind is None else args.repeat):
             t0 = time.perf_counter()
             compiled = compile_problem(problem, catalog)
@@ -78,6 +101,8 @@ def main() -> None:
                 f"{model.n_integer} integer of {len(model.variables)} variables, "
                 f"{len(model.rows)} rows; {_load()}"
             )
+        if not walls:
+            continue
         extra = costs[kind] - costs[None]
         print(
             f"== {kind or 'no rule'}: median {statistics.median(walls):.1f} s over "

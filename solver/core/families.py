@@ -158,6 +158,14 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "kind", "domain"),
         binds=False,
     ),
+    "domain_count": Family(
+        "a block's serving capacity >= the demand x R/(R-1) for R domains used (P, a count "
+        "of the deployments of units from a threshold up; smaller units' capacity S "
+        "weighted), as its secant at whole R",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "threshold", "domains"),
+        binds=False,
+    ),
     "zone_place": Family(
         "units of a serving option placed in its zones = its units",
         "USD per unit",

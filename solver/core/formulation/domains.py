@@ -123,6 +123,71 @@ def add_domain_loss(
         )
 
 
+#: The most domains used that a ``domain_count`` row is written for (R = 2 .. this): the
+#: rows beyond add nothing on the seed (bound $389,722.78 at the root with R up to 8 and
+#: with R up to 172; docs/formulation/domain_count.md).
+DOMAIN_COUNT_MAX = 8
+
+#: The smallest unit capacity, as a share of the block's need, that a weighted
+#: ``domain_count`` row takes as the threshold of a "large" unit: classes from D/8 up give
+#: the seed's [region] root bound ($405,262.52), the same as every class ($405,262.52);
+#: from D/4 up give $389,722.78 (the unweighted rows alone).
+DOMAIN_COUNT_SHARE = 1 / 8
+
+
+def add_domain_count(
+    m: State,
+    total: int,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+) -> None:
+    """``domain_count`` rows for one (workload, period, block) and kind of domain.
+
+    For a threshold ``theta`` (the smallest unit capacity, and each capacity of at least
+    :data:`DOMAIN_COUNT_SHARE` x the need), ``P`` counts the deployments of units of at
+    least ``theta`` (each one's ``deploy`` variable, else its units) and ``S`` is the
+    capacity of the smaller units. For R = 2 .. :data:`DOMAIN_COUNT_MAX`:
+    ``T + D/(R(R-1)) P + 2/(R-1) S >= D (R+1)/(R-1)``, the secant at whole R of
+    ``T >= D R/(R-1)`` for R domains used (S = 0 at the smallest threshold), up to R one
+    less than the domains that hold units (the sum of the ``domain_loss`` rows gives the
+    last point). Valid for
+    every plan (docs/formulation/domain_count.md); left out under a shortfall.
+
+    Parameters
+    ----------
+    m
+        The model being built.
+    total
+        The block's capacity variable ``T`` (output tokens/s, :func:`block_total`).
+    key
+        (workload, period, block).
+    kind
+        ``zone``, ``region`` or ``provider``.
+    held
+        Domain -> {unit variable: output tokens/s per unit, at most the need}.
+    need_tps
+        ``D``: the block's need in output tokens/s.
+    """
+    cap = {v: c for vs in held.values() for v, c in vs.items()}
+    if not cap:
+        return
+    classes = sorted(set(cap.values()))
+    thresholds = [classes[0]] + [c for c in classes[1:] if c >= DOMAIN_COUNT_SHARE * need_tps]
+    for theta in thresholds:
+        count = sorted({m.deploy_of.get(v, v) for v, c in cap.items() if c >= theta})
+        small = {v: c for v, c in cap.items() if c < theta}
+        for r in range(2, min(len(count), len(held), DOMAIN_COUNT_MAX + 1)):
+            row = {total: 1.0}
+            for v in count:
+                row[v] = row.get(v, 0.0) + need_tps / (r * (r - 1))
+            for v, c in small.items():
+                row[v] = row.get(v, 0.0) + 2.0 / (r - 1) * c
+            rhs = need_tps * (r + 1) / (r - 1)
+            m.B.row("domain_count", (*key, kind, theta, r), row, ">=", rhs)
+
+
 def block_total(
     m: State, key: tuple[str, int, int], units: dict[int, float], shortfall: dict[int, float]
 ) -> int:

@@ -1,0 +1,114 @@
+"""The ``domain_count`` rows (docs/formulation/domain_count.md): the block's capacity
+T >= D R/(R-1) for R domains used, as secants at whole R over a count P of the
+deployments. Worked by hand on the tiny catalog: an H100 unit serves 10 req/s of one
+100/100-token bucket (1,000 output tokens/s), one month is 730 h, max_utilisation 1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import HOURS, TINY_REGIONS, offering, problem, serve, write_catalog
+from solver.core.backends import SolveOptions, get_backend
+from solver.core.compile import compile_problem
+from solver.core.formulation import domains
+from solver.core.matrix import LinearModel
+from solver.core.model import build_model
+from solver.inputs.catalog import load_catalog
+from solver.solve import solve_problem
+from test_failure_domains import H1, H1_EU, zoned_catalog
+
+
+def _lp_bound(model: LinearModel, keep_counts: bool = True) -> float:
+    """The model's LP relaxation (every variable continuous), with or without the rows."""
+    v = model.variables.copy()
+    v["integer"] = False
+    rows = [r for r in model.rows if keep_counts or r.family != "domain_count"]
+    lp = LinearModel(v, rows, model.objective, model.expressions)
+    result = get_backend("highspy").solve(lp, SolveOptions())
+    assert result.objective is not None
+    return float(result.objective)
+
+
+def test_four_zones_and_a_second_region_worked_by_hand(tmp_path):
+    # 20 req/s: D = 2,000 output tokens/s. Zones: us-east a, b, c, d ($4/h) and eu-north
+    # (one zone, $5/h): n_dom = 5, so rows for R = 2, 3, 4 with slope D/(R(R-1)) and
+    # right-hand side D(R+1)/(R-1): 1,000 and 6,000; 333.33 and 4,000; 166.67 and 3,333.33.
+    catalog = zoned_catalog(tmp_path, ("a", "b", "c", "d"))
+    prob = problem([serve(20, survive_loss_of=["zone"])])
+    model = build_model(compile_problem(prob, catalog))
+    rows = sorted((r for r in model.rows if r.family == "domain_count"), key=lambda r: r.key)
+    assert [r.key[-1] for r in rows] == [2, 3, 4]
+    total = next(i for i, n in enumerate(model.variables["name"]) if n.startswith("total["))
+    for r, slope, rhs in zip(rows, (1000.0, 2000 / 6, 2000 / 12), (6000.0, 4000.0, 2000 * 5 / 3)):
+        assert r.coefs[total] == 1.0 and r.rhs == pytest.approx(rhs)
+        # P: four zone placements of us-east and eu-north's one unit (or its deploy)
+        others = [c for j, c in r.coefs.items() if j != total]
+        assert len(others) == 5 and np.allclose(others, slope)
+    # The LP relaxation without the rows spreads half a unit over each of the five zones:
+    # losing any leaves 2 units; 4 x 0.5 x $4 + 0.5 x $5 = $10.50/h, $7,665 a month. With
+    # them (R = 2: 1,000 n + 1,000 P >= 6,000 and P <= n) it holds n >= 3: three us-east
+    # units at $4/h, $12/h, $8,760, the optimum (one unit in each of three zones).
+    assert _lp_bound(model, keep_counts=False) == pytest.approx(10.5 * HOURS)
+    assert _lp_bound(model) == pytest.approx(12.0 * HOURS)
+    plan = solve_problem(prob, catalog)
+    assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)
+
+
+@pytest.mark.parametrize(
+    ("zones", "rps", "usd_per_hour"),
+    [
+        # 3 units, one per zone of a, b, c ($12/h: test_failure_domains worked it)
+        (("a", "b", "c"), 20, 12.0),
+        # two zones: 1 + 1 in us-east and 1 in eu-north, $13/h (test_failure_domains)
+        (("a", "b"), 20, 13.0),
+        # 30 req/s (3 units' worth) over four zones: 4 units one per zone lose 1, leave 3;
+        # 3 units cannot survive (2 left), so 4 x $4 = $16/h
+        (("a", "b", "c", "d"), 30, 16.0),
+    ],
+)
+def test_the_rows_keep_the_optimum(tmp_path, monkeypatch, zones, rps, usd_per_hour):
+    # Exactness: the same optimum with the rows and without them (DOMAIN_COUNT_MAX = 1
+    # writes none), each the hand-worked cost.
+    catalog = zoned_catalog(tmp_path, zones)
+    prob = problem([serve(rps, survive_loss_of=["zone"])])
+    with_rows = solve_problem(prob, catalog).total_cost_usd
+    monkeypatch.setattr(domains, "DOMAIN_COUNT_MAX", 1)
+    without = solve_problem(prob, catalog).total_cost_usd
+    assert with_rows == pytest.approx(usd_per_hour * HOURS)
+    assert without == pytest.approx(usd_per_hour * HOURS)
+
+
+def test_small_units_are_weighted_not_counted(tmp_path):
+    # us-east's h1 (an H100, 1,000 output tokens/s, $4/h) and l1 (an L4, 2 req/s = 200
+    # tokens/s, $1/h) both in zones a, b, c; eu-north's h1 at $5/h. D = 2,000.
+    # Four zones hold units (a, b, c, eu-north), so R = 2 and 3. Thresholds: the smallest
+    # class (200: every unit counted, S = 0) and 1,000 (at least D/8 = 250): there the
+    # L4s are small and P counts the H100 placements (a, b, c and eu-north's unit):
+    # R = 2: T + 1,000 P + 2/(2-1) x 200 = 400 per L4 >= 2,000 x 3/1 = 6,000;
+    # R = 3: T + 2,000/6 = 333.33 P + 2/(3-1) x 200 = 200 per L4 >= 2,000 x 4/2 = 4,000.
+    folder = write_catalog(
+        tmp_path / "catalog",
+        [H1, H1_EU, offering("l1", "l4", 1, 1.0)],
+        regions=TINY_REGIONS,
+    )
+    rows = [
+        {"provider": "acme", "region": "us-east", "zone": z, "instance_types": "h1 l1"}
+        for z in "abc"
+    ]
+    pd.DataFrame([{**r, "source": "t"} for r in rows]).to_csv(folder / "zones.csv", index=False)
+    catalog = load_catalog(folder)
+    prob = problem([serve(20, survive_loss_of=["zone"])])
+    model = build_model(compile_problem(prob, catalog))
+    big = {r.key[-1]: r for r in model.rows if r.family == "domain_count" and r.key[-2] == 1000}
+    assert sorted(big) == [2, 3]
+    for r, slope, small, rhs in ((2, 1000.0, 400.0, 6000.0), (3, 2000 / 6, 200.0, 4000.0)):
+        coefs = sorted(big[r].coefs.values())
+        assert big[r].rhs == pytest.approx(rhs)
+        assert coefs == pytest.approx(sorted([1.0] + [slope] * 4 + [small] * 3))
+    # The optimum with the rows and without: three H100s, one per zone, $12/h (two H100s
+    # in a and b need 1,000 tokens/s of L4s outside each, five L4s in c, $8 + $5 = $13/h;
+    # a cost per token/s of $4/1,000 for the H100 against $5/1,000 for the L4).
+    plan = solve_problem(prob, catalog)
+    assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)
