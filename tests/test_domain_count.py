@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_failure_domains import H1, H1_EU, zoned_catalog
 
 from conftest import HOURS, TINY_REGIONS, offering, problem, serve, write_catalog
 from solver.core.backends import SolveOptions, get_backend
@@ -17,7 +18,6 @@ from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 from solver.inputs.catalog import load_catalog
 from solver.solve import solve_problem
-from test_failure_domains import H1, H1_EU, zoned_catalog
 
 
 def _lp_bound(model: LinearModel, keep_counts: bool = True) -> float:
@@ -41,7 +41,8 @@ def test_four_zones_and_a_second_region_worked_by_hand(tmp_path):
     rows = sorted((r for r in model.rows if r.family == "domain_count"), key=lambda r: r.key)
     assert [r.key[-1] for r in rows] == [2, 3, 4]
     total = next(i for i, n in enumerate(model.variables["name"]) if n.startswith("total["))
-    for r, slope, rhs in zip(rows, (1000.0, 2000 / 6, 2000 / 12), (6000.0, 4000.0, 2000 * 5 / 3)):
+    slopes, rhss = (1000.0, 2000 / 6, 2000 / 12), (6000.0, 4000.0, 2000 * 5 / 3)
+    for r, slope, rhs in zip(rows, slopes, rhss, strict=True):
         assert r.coefs[total] == 1.0 and r.rhs == pytest.approx(rhs)
         # P: four zone placements of us-east and eu-north's one unit (or its deploy)
         others = [c for j, c in r.coefs.items() if j != total]

@@ -16,8 +16,8 @@ from solver.inputs.problem import Problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan
 from solver.plan.cashflow import cash_flow
-from solver.plan.unit_costs import with_unit_costs
 from solver.plan.guard import resummed_guard
+from solver.plan.unit_costs import with_unit_costs
 
 PROBLEM = "name: api\nhorizon_months: 1\nmodes: [on_demand]\nworkloads:\n" + CHAT_WORKLOAD
 

@@ -20,8 +20,8 @@ import pytest
 from conftest import offering
 from solver.inputs.problem import parse_problem
 from solver.plan.cashflow import cash_flow
-from solver.plan.unit_costs import with_unit_costs
 from solver.plan.guard import resummed_guard
+from solver.plan.unit_costs import with_unit_costs
 from solver.solve import solve_problem
 from solver.trust.verify import verify_plan
 
