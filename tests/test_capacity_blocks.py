@@ -158,21 +158,33 @@ def test_a_plan_file_with_a_block_verifies_field_by_field() -> None:
     assert [c.name for c in checks if not c.ok] == [] and errors == []
 
 
-def test_a_saved_plan_with_a_block_exports_its_order_and_focus_rows(tmp_path: Path) -> None:
-    # solve -> plan file -> export: the plan file is re-derived on load (the block's
-    # decision placed back in the model), the order lists the block at $39.33 per
-    # instance-hour for 1 x 144 h = $5,663.52, and the FOCUS rows add up to the same
+def solved_block_plan(folder: Path) -> tuple[Path, Path]:
+    """The block case written to ``folder/p.yaml`` and solved by the CLI into
+    ``folder/plan.json`` (the problem file and the plan file)."""
     import yaml
     from typer.testing import CliRunner
 
     from solver.cli import app
 
-    runner = CliRunner()
-    problem = tmp_path / "p.yaml"
+    problem = folder / "p.yaml"
     problem.write_text(yaml.safe_dump(PROBLEM))
-    plan = tmp_path / "plan.json"
-    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
+    plan = folder / "plan.json"
+    args = ["solve", str(problem), "--format", "json", "--out", str(plan)]
+    solved = CliRunner().invoke(app, args)
     assert solved.exit_code == 0, solved.output
+    return problem, plan
+
+
+def test_a_saved_plan_with_a_block_exports_its_order_and_focus_rows(tmp_path: Path) -> None:
+    # solve -> plan file -> export: the plan file is re-derived on load (the block's
+    # decision placed back in the model), the order lists the block at $39.33 per
+    # instance-hour for 1 x 144 h = $5,663.52, and the FOCUS rows add up to the same
+    from typer.testing import CliRunner
+
+    from solver.cli import app
+
+    runner = CliRunner()
+    problem, plan = solved_block_plan(tmp_path)
     out = tmp_path / "orders"
     made = runner.invoke(app, ["export", str(plan), "--out", str(out), "--problem", str(problem)])
     assert made.exit_code == 0, made.output

@@ -17,7 +17,6 @@ from datetime import date
 
 import pandas as pd
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from conftest import ROOT, write_catalog
@@ -440,14 +439,10 @@ def test_export_writes_the_contract_commitments_of_a_capacity_block(tmp_path):
     # $39.33 an instance-hour, $5,663.52, bought whole. The export writes it as a Usage
     # commitment of 144 hours costing $5,663.52, Proposed; --focus-version 1.2 writes the
     # 1.2 rows only (no ServiceProviderName, no contract file).
-    from tests.test_capacity_blocks import PROBLEM
+    from tests.test_capacity_blocks import solved_block_plan
 
     runner = CliRunner()
-    problem = tmp_path / "p.yaml"
-    problem.write_text(yaml.safe_dump(PROBLEM))
-    plan = tmp_path / "plan.json"
-    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
-    assert solved.exit_code == 0, solved.output
+    problem, plan = solved_block_plan(tmp_path)
     out = tmp_path / "focus"
     args = ["export", str(plan), "--format", "focus", "--problem", str(problem), "--out"]
     made = runner.invoke(app, [*args, str(out)])

@@ -99,16 +99,10 @@ def test_toolkit_validate_finds_no_error_but_1_4s_removed_names(seed_export, tmp
 def test_toolkit_reads_the_contract_commitments_as_the_1_3_dataset(tmp_path):
     # The block case (tests/test_capacity_blocks.py) exported: its Contract Commitment file
     # is the 1.3 dataset, an exact match (all 13 columns; ours beside them x_-prefixed).
-    import yaml
-
-    from tests.test_capacity_blocks import PROBLEM
+    from tests.test_capacity_blocks import solved_block_plan
 
     runner = CliRunner()
-    problem = tmp_path / "p.yaml"
-    problem.write_text(yaml.safe_dump(PROBLEM))
-    plan = tmp_path / "plan.json"
-    solved = runner.invoke(app, ["solve", str(problem), "--format", "json", "--out", str(plan)])
-    assert solved.exit_code == 0, solved.output
+    problem, plan = solved_block_plan(tmp_path)
     out = tmp_path / "out"
     args = ["export", str(plan), "--format", "focus", "--problem", str(problem), "--out", str(out)]
     made = runner.invoke(app, args)
