@@ -129,7 +129,7 @@ def export_cmd(
             if not hw.empty:
                 files["hardware.csv"] = csv_text(money_rounded(hw))
         kind = format if format != "csv" else ("csv" if by_provider else "csv-combined")
-        stale, record = _export_record(out, files, plan, the_plan, kind)
+        stale, record, same_plan = _export_record(out, files, plan, the_plan, kind)
         files_and_record = {**files, MANIFEST: record}
         inputs = [("plan file", plan), ("problem file", problem), *catalog_inputs(catalog)]
         check_output_dir(out, [*files_and_record, *stale], force=force)
@@ -143,10 +143,12 @@ def export_cmd(
         else:
             typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
         if stale:
-            typer.echo(
-                "removed the files of an export of another plan: "
-                + ", ".join(str(out / n) for n in stale)
+            whose = (
+                "this plan's earlier export that this one no longer writes"
+                if same_plan
+                else "an export of another plan"
             )
+            typer.echo(f"removed the files of {whose}: " + ", ".join(str(out / n) for n in stale))
 
     _run(debug, body)
 
@@ -165,8 +167,9 @@ MANIFEST = "procure-export.json"
 
 def _export_record(
     out: Path, files: dict[str, str | bytes], plan_path: Path, plan, kind: str
-) -> tuple[list[str], str]:
-    """The files to remove with this export, and the folder's new export record.
+) -> tuple[list[str], str, bool]:
+    """The files to remove with this export, the folder's new export record, and whether
+    the folder's last export was of this same plan.
 
     A folder of orders holds the orders of one plan: files an earlier export of another
     plan wrote (the record says which) are removed with this export's publication, as one
@@ -221,4 +224,4 @@ def _export_record(
         "total_cost_usd": plan.total_cost_usd,
         "files": {**{k: v for k, v in kept.items() if v}, kind: sorted(files)},
     }
-    return stale, json.dumps(record, indent=2, sort_keys=True) + "\n"
+    return stale, json.dumps(record, indent=2, sort_keys=True) + "\n", old_digest == digest

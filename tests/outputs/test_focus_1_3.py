@@ -463,6 +463,12 @@ def test_export_writes_the_contract_commitments_of_a_capacity_block(tmp_path):
     rows = pd.read_csv(old / "focus.csv")
     assert "ServiceProviderName" not in rows and "ContractApplied" not in rows
     assert not (old / "focus-contract-commitment.csv").exists()
+    # the same plan re-exported as 1.2 into the 1.3 folder: the contract file it no longer
+    # writes goes, and the message says it was this plan's (not another plan's)
+    again = runner.invoke(app, [*args, str(out), "--focus-version", "1.2"])
+    assert again.exit_code == 0, again.output
+    assert "this plan's earlier export" in again.output and "another plan" not in again.output
+    assert not (out / "focus-contract-commitment.csv").exists()
     wrong = runner.invoke(app, [*args, str(tmp_path / "x"), "--focus-version", "1.1"])
     assert wrong.exit_code == 2 and "--focus-version" in wrong.output
     assert "Traceback" not in wrong.output
