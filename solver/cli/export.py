@@ -143,14 +143,17 @@ def export_cmd(
         else:
             typer.echo("nothing to order: the plan has no cloud rentals, reservations or purchases")
         if stale:
-            whose = (
-                "this plan's earlier export that this one no longer writes"
-                if same_plan
-                else "an export of another plan"
-            )
-            typer.echo(f"removed the files of {whose}: " + ", ".join(str(out / n) for n in stale))
+            removed = ", ".join(str(out / n) for n in stale)
+            typer.echo(f"removed the files of {_whose(same_plan)}: {removed}")
 
     _run(debug, body)
+
+
+def _whose(same_plan: bool) -> str:
+    """Whose export the files a new export removed were, in words."""
+    if same_plan:
+        return "this plan's earlier export that this one no longer writes"
+    return "an export of another plan"
 
 
 #: the files ``export`` writes, in every format: orders per provider or combined, the
