@@ -5,13 +5,11 @@ carry (solver/physics/bands.py).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from test_accuracy_table import ACC, ROWS  # the bench's accuracy module, loaded once
 
 from conftest import H1, problem, serve
 from solver import physics
@@ -19,21 +17,6 @@ from solver.analyses.estimate import estimate_inference
 from solver.inputs.catalog import load_catalog
 from solver.physics import bands
 from solver.solve import solve_problem
-
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench" / "accuracy"
-
-
-def _accuracy_module():
-    spec = importlib.util.spec_from_file_location("bench_accuracy_bands", BENCH / "accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look the module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
-ACC = _accuracy_module()
-ROWS = ACC.read_cases(BENCH / "accuracy_cases.csv")
 
 
 @pytest.fixture(scope="module")
