@@ -88,18 +88,16 @@ def lambda_from_page(off: pd.DataFrame) -> pd.DataFrame:
         page = round(per_gpu * n, 5)
         before = float(out.at[i, "on_demand_usd_per_hour"])
         same = abs(before - page) < 1e-9
-        out.at[i, "on_demand_usd_per_hour"] = page
-        out.at[i, "currency"] = "USD"
-        out.at[i, "price_date"] = LAMBDA_READ_DAY
-        out.at[i, "price_date_basis"] = "read"
-        out.at[i, "price_confidence"] = "list"
-        out.at[i, "price_note"] = (
-            f"Lambda's page as read on {LAMBDA_READ_DAY}; the anycloud-sh snapshot of "
-            f"2026-05-20 had {'the same figure' if same else f'{before:g}'}"
-        )
-        out.at[i, "source"] = (
-            f"{LAMBDA_PAGE}: USD {per_gpu:.2f} per GPU-hour on-demand x {n} GPU(s), as read "
-            f"on {LAMBDA_READ_DAY} in {LAMBDA_READING}"
+        _page_priced(
+            out,
+            i,
+            page,
+            "USD",
+            LAMBDA_READ_DAY,
+            note=f"Lambda's page as read on {LAMBDA_READ_DAY}; the anycloud-sh snapshot of "
+            f"2026-05-20 had {'the same figure' if same else f'{before:g}'}",
+            source=f"{LAMBDA_PAGE}: USD {per_gpu:.2f} per GPU-hour on-demand x {n} GPU(s), "
+            f"as read on {LAMBDA_READ_DAY} in {LAMBDA_READING}",
         )
     return out
 
@@ -116,17 +114,36 @@ def scaleway_from_page(off: pd.DataFrame) -> pd.DataFrame:
         instance, eur = SCALEWAY_EUR_PER_GPU_HOUR[str(out.at[i, "accelerator_id"])]
         n = int(out.at[i, "accelerators_per_instance"])
         before = float(out.at[i, "on_demand_usd_per_hour"])
-        out.at[i, "on_demand_usd_per_hour"] = round(eur * n, 5)
-        out.at[i, "currency"] = "EUR"
-        out.at[i, "price_date"] = SCALEWAY_READ_DAY
-        out.at[i, "price_date_basis"] = "read"
-        out.at[i, "price_confidence"] = "list"
-        out.at[i, "price_note"] = (
-            f"Scaleway's page as read on {SCALEWAY_READ_DAY}; Shadeform's listing (read by "
-            f"2026-11-24) had USD {before:g}"
-        )
-        out.at[i, "source"] = (
-            f"{SCALEWAY_PAGE}: {instance} EUR {eur:.2f} per GPU-hour on-demand x {n} GPU(s) "
-            f"(linear in GPUs), as read on {SCALEWAY_READ_DAY} in {SCALEWAY_READING}"
+        _page_priced(
+            out,
+            i,
+            round(eur * n, 5),
+            "EUR",
+            SCALEWAY_READ_DAY,
+            note=f"Scaleway's page as read on {SCALEWAY_READ_DAY}; Shadeform's listing (read "
+            f"by 2026-11-24) had USD {before:g}",
+            source=f"{SCALEWAY_PAGE}: {instance} EUR {eur:.2f} per GPU-hour on-demand x {n} "
+            f"GPU(s) (linear in GPUs), as read on {SCALEWAY_READ_DAY} in {SCALEWAY_READING}",
         )
     return out
+
+
+def _page_priced(
+    out: pd.DataFrame,
+    i: object,
+    price_per_hour: float,
+    currency: str,
+    day: str,
+    *,
+    note: str,
+    source: str,
+) -> None:
+    """Row ``i`` of ``out`` priced, in place, at a provider's own page: the on-demand price
+    per instance-hour in ``currency``, ``list`` confidence, dated ``day`` as read."""
+    out.at[i, "on_demand_usd_per_hour"] = price_per_hour
+    out.at[i, "currency"] = currency
+    out.at[i, "price_date"] = day
+    out.at[i, "price_date_basis"] = "read"
+    out.at[i, "price_confidence"] = "list"
+    out.at[i, "price_note"] = note
+    out.at[i, "source"] = source
