@@ -172,13 +172,7 @@ def _indicator_var(name: str) -> dict[str, object]:
         "integer": True,
         "lb": 0.0,
         "ub": 1.0,
-        "option_id": -1,
-        "pool": -1,
-        "period": -1,
-        "block": -1,
-        "workload": "",
-        "bucket": -1,
-    }
+    }  # the table's other columns are given their empty values by with_variables
 
 
 def with_variables(variables: pd.DataFrame, new_vars: list[dict]) -> pd.DataFrame:
