@@ -145,13 +145,17 @@ def inference_options(
         shares = np.array([b.share for b in mix])
         outs = np.array([b.output_tokens for b in mix], dtype=float)
         rps, tp = _best_mix_degree(w, spec, sub, headroom, mix)
+        tail: dict[str, list[float]] = {}
         if measured and isinstance(w, InferenceWorkload):  # only a serving one measures
             fit = calibrate_to_measured(w, spec, catalog, headroom, measured)
             report.calibration[w.name] = fit
             rps = np.where(is_measured[:, None], rps, rps * fit["factor"])
+            tail = fit.get("tail_share", {})
         for acc, values in measured.items():
             rows = acc_ids == acc
-            rps[rows] = np.asarray(values, dtype=float)[None, :] * apu[rows, None]
+            # a measurement holds at the mean; at a percentile, its share the physics keeps
+            kept = np.asarray(values, dtype=float) * np.asarray(tail.get(acc, 1.0), dtype=float)
+            rps[rows] = kept[None, :] * apu[rows, None]
         fits = (rps > 0).any(axis=1)
         reason = np.where(fits, "", np.where(reason == "", "no request-size bucket fits", reason))
         reason = np.where(is_measured & ~fits, "measured throughput is zero", reason)
