@@ -154,7 +154,8 @@ def _measured_here(
     if values is None or w.load_percentile is None:
         return values
     unit = {"acc": catalog.accelerators.loc[accelerator], "nvlink": False}
-    at_p, at_mean = [], []
+    at_p: list[float] = []
+    at_mean: list[float] = []
     for bucket in w.traffic_mix or []:
         for out, mean in ((at_p, False), (at_mean, True)):
             res = _decode(
