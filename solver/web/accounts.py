@@ -118,6 +118,8 @@ def _sign_in(request: Request, form) -> Response:
             state.rate_limit.failed(client, name)
             return _login_page(request, {**context, "error": "wrong name or password"}, 401)
         token = auth.start_session(session, user)
+        audit.record(session, user.name, "user.signin", f"user {user.name}", detail=client)
+        session.commit()
     state.rate_limit.succeeded(client, name)
     response = RedirectResponse(_safe_next(target), status_code=303)
     response.set_cookie(

@@ -161,14 +161,17 @@ def _register_page(app: FastAPI, page: str, kind: str) -> None:
     @app.post(f"/plans/{{plan_id}}/{page}", name=f"{kind}_submit")
     async def analyse(request: Request, plan_id: int):
         options = _options(kind, await read_form(request))
-        return await run_in_threadpool(submit, plan_id, options)
+        return await run_in_threadpool(submit, request, plan_id, options)
 
-    def submit(plan_id: int, options: dict):
+    def submit(request: Request, plan_id: int, options: dict):
         """Check and queue the analysis off the event loop (it reads the plan's problem)."""
+        from solver.web.routes import asked
+
         try:
-            app.state.runner.submit_analysis(plan_id, kind, options)
+            job = app.state.runner.submit_analysis(plan_id, kind, options)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
+        asked(request, job, f"plan {plan_id}, {json.dumps(options, sort_keys=True)}")
         return _see(f"/plans/{plan_id}/{page}")
 
 

@@ -212,10 +212,28 @@ def add_rule(pattern: str, roles: set[str], read: bool = False) -> None:
         rules.insert(0, rule)
 
 
-def allowed(role: str, method: str, path: str) -> bool:
-    """Whether ``role`` may ``method`` ``path`` (the server's check, whatever a page shows)."""
+def roles_for(method: str, path: str) -> frozenset[str]:
+    """The roles that may ``method`` ``path``: the first rule that matches, else every
+    role for a read and :data:`DEFAULT_WRITERS` for a change."""
     state_changing = method not in ("GET", "HEAD", "OPTIONS")
     for pattern, roles in RULES if state_changing else READ_RULES:
         if pattern.search(path):
-            return role in roles
-    return role in DEFAULT_WRITERS if state_changing else role in ROLES
+            return roles
+    return DEFAULT_WRITERS if state_changing else frozenset(ROLES)
+
+
+def allowed(role: str, method: str, path: str) -> bool:
+    """Whether ``role`` may ``method`` ``path`` (the server's check, whatever a page shows)."""
+    return role in roles_for(method, path)
+
+
+def may(role: str, method: str, path: str) -> bool:
+    """:func:`allowed`, for templates: whether to show a button that requests ``path``."""
+    return allowed(role, method, path)
+
+
+def needed_roles_text(method: str, path: str) -> str:
+    """The roles that may ``method`` ``path`` in words, least to most: ``infra, finance or
+    admin``."""
+    names = [r for r in ROLES if r in roles_for(method, path)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

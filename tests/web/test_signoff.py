@@ -269,7 +269,11 @@ def test_approval_locks_the_plan_and_exports_final_orders(ws):
     assert {r["approved_by"] for r in final} == {"fay (finance); ivo (infra)"}
     # the audit trail: every step in order, with its user
     steps = [(r["user"], r["action"], r["entity"]) for r in _audit(clients)]
-    plan_steps = [s for s in steps if s[2] == "plan 1"]
+    plan_steps = [s for s in steps if s[2] == "plan 1" and s[1].startswith("plan.")]
+    # the downloads of the plan's files are in it too (issue 51: exports and orders)
+    exports = [s[1] for s in steps if s[2] == "plan 1" and s[1].startswith("export.")]
+    assert exports[-1] == "export.orders_final_csv"
+    assert "export.focus_contract_commitment_csv" in exports
     assert plan_steps == [
         ("ian", "plan.submit", "plan 1"),
         ("fay", "plan.reject", "plan 1"),
