@@ -24,12 +24,12 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy import select
 
 from solver.errors import ProcureError
-from solver.money import whole_usd
 from solver.web.analysis_jobs import (
     DEFAULT_FRONTIER_POINTS,
     MAX_FRONTIER_POINTS,
     TWO_STAGE_METHODS,
 )
+from solver.web.formats import money
 from solver.web.forms import read_form
 from solver.web.store import Analysis, Job, PlanRecord
 from solver.web.views import script_json
@@ -39,23 +39,77 @@ from solver.web.workspace import plan_of, problem_of_plan
 PAGES = {"frontier": "frontier", "two-stage": "two_stage"}
 
 
-def frontier_view(result: dict | None) -> dict:
+def abatement_usd_per_t(co2e_t: list[float], cost_usd: list[float]) -> list[float | None]:
+    """For each point of a frontier, what each tonne cut cost to reach it from the nearest
+    point with more CO2e: (its cost - that point's cost) / (that point's CO2e - its CO2e),
+    USD per t CO2e; None for the point with the most CO2e (the min-cost end) and for a
+    point no lower in CO2e than the next.
+
+    Parameters
+    ----------
+    co2e_t, cost_usd
+        The points' total CO2e (t) and total cost (USD), in any order.
+    """
+    order = sorted(range(len(co2e_t)), key=lambda i: co2e_t[i])
+    out: list[float | None] = [None] * len(co2e_t)
+    for here, above in zip(order, order[1:], strict=False):
+        cut_t = co2e_t[above] - co2e_t[here]
+        if cut_t > 1e-9:
+            out[here] = (cost_usd[here] - cost_usd[above]) / cut_t
+    return out
+
+
+def frontier_view(result: dict | None, plan=None) -> dict:
     """A stored frontier as the report shows it (:func:`solver.outputs.report.sweep_table`)
-    and the points for the chart: cost (USD) against CO2e (t), solved caps only."""
+    with each point's cost per tonne cut (:func:`abatement_usd_per_t`), and the points for
+    the chart: cost (USD) against CO2e (t), solved caps only, and ``plan`` (the page's
+    plan) marked."""
     from solver.analyses.sensitivity import SweepPoint
-    from solver.outputs.html_tables import table_html as _table_html
     from solver.outputs.report import sweep_table
+    from solver.web.formats import frame_table, money
 
     if result is None:
-        return {"table": "", "chart_json": "null"}
+        return {"table": "", "chart_json": "null", "abatement": ""}
     points = [SweepPoint.model_validate(p) for p in result["points"]]
     solved = [p for p in points if p.total_cost_usd is not None]
     chart = {
         "co2e_t": [round(p.total_co2e_t, 4) for p in solved],
         "cost_usd": [round(p.total_cost_usd, 2) for p in solved],
         "cap_tco2e": [p.value for p in solved],
+        "plan": None
+        if plan is None
+        else {"co2e_t": round(plan.total_co2e_t, 4), "cost_usd": round(plan.total_cost_usd, 2)},
     }
-    return {"table": _table_html(sweep_table(points)), "chart_json": script_json(chart)}
+    per_t = abatement_usd_per_t(
+        [p.total_co2e_t for p in solved], [float(p.total_cost_usd or 0.0) for p in solved]
+    )
+    by_point = dict(zip((id(p) for p in solved), per_t, strict=True))
+    frame = sweep_table(points)
+    frame["cost per tonne cut (USD per t CO2e)"] = [
+        money(by_point.get(id(p)), cents=True) for p in points
+    ]
+    if plan is not None:
+        frame["this plan"] = [
+            "this plan"
+            if p.total_cost_usd is not None
+            and abs(p.total_cost_usd - plan.total_cost_usd) < 0.5
+            and abs(p.total_co2e_t - plan.total_co2e_t) < 1e-3
+            else ""
+            for p in points
+        ]
+    whole = ""
+    if len(solved) >= 2:
+        low = min(solved, key=lambda p: p.total_co2e_t)
+        high = max(solved, key=lambda p: p.total_co2e_t)
+        cut = high.total_co2e_t - low.total_co2e_t
+        if cut > 1e-9:
+            rate = (float(low.total_cost_usd or 0) - float(high.total_cost_usd or 0)) / cut
+            whole = (
+                f"From the least-cost to the least-carbon point: {cut:,.1f} t CO2e cut for "
+                f"{money(float(low.total_cost_usd or 0) - float(high.total_cost_usd or 0))}, "
+                f"{money(rate, cents=True)} per t CO2e on average."
+            )
+    return {"table": frame_table(frame), "chart_json": script_json(chart), "abatement": whole}
 
 
 def two_stage_view(result: dict | None) -> dict:
@@ -63,8 +117,8 @@ def two_stage_view(result: dict | None) -> dict:
     table (:func:`solver.outputs.two_stage.two_stage_frame`), the commitments signed now, and
     the scenario costs for the chart."""
     from solver.analyses.stochastic import StochasticPlan
-    from solver.outputs.html_tables import table_html as _table_html
     from solver.outputs.two_stage import two_stage_frame, two_stage_sentences
+    from solver.web.formats import frame_table
 
     if result is None:
         return {"sp": None, "chart_json": "null"}
@@ -94,8 +148,10 @@ def two_stage_view(result: dict | None) -> dict:
     return {
         "sp": sp,
         "sentences": two_stage_sentences(sp),
-        "table": _table_html(frame, money=money),
-        "commitments": _table_html(commitments, money=["cost_usd"]) if len(commitments) else "",
+        "table": frame_table(frame, money_columns=money),
+        "commitments": frame_table(commitments, money_columns=["cost_usd"], total="total")
+        if len(commitments)
+        else "",
         "chart_json": script_json(chart),
     }
 
@@ -122,11 +178,12 @@ def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: 
         if analysis_id is not None and (shown is None or shown.id != analysis_id):
             raise HTTPException(404, f"no {kind} analysis {analysis_id} of plan {plan_id}")
         result = None if shown is None else json.loads(shown.result_json)
-        view = frontier_view(result) if kind == "frontier" else two_stage_view(result)
+        plan = plan_of(record)
+        view = frontier_view(result, plan) if kind == "frontier" else two_stage_view(result)
         context = {
             "record": record,
-            "plan": plan_of(record),
-            "usd": whole_usd,
+            "plan": plan,
+            "usd": money,
             "job": job,
             "shown": shown,
             "stored": [(a, json.loads(a.options_json or "{}")) for a in stored],

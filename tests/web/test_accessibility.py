@@ -11,12 +11,8 @@ a form field without a label).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from conftest import ROOT
-from tests.web.test_browser import (  # noqa: F401 - fixtures
+from tests.web.test_browser import (  # noqa: F401, F811 - fixtures
     _seed_plan,
     _sign_in_as,
     _wait,
@@ -45,7 +41,7 @@ def axe_violations(driver) -> list[dict]:
     return list(result)
 
 
-def _pages(server: str, plan: str, role: str) -> list[str]:
+def _pages(base: str, plan: str, role: str) -> list[str]:
     pages = [
         "/",
         "/problems/1",
@@ -65,10 +61,10 @@ def _pages(server: str, plan: str, role: str) -> list[str]:
         pages += ["/admin/users", "/admin/audit"]
     else:
         pages += ["/admin/users"]  # the styled 403 page
-    return [server + p for p in pages]
+    return [base + p for p in pages]
 
 
-def test_no_serious_or_critical_violation_on_any_page_for_any_role(server, browser, shots):
+def test_no_serious_or_critical_violation_on_any_page_for_any_role(server, browser, shots):  # noqa: F811
     from selenium.webdriver.common.by import By
 
     d = browser
