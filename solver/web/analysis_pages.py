@@ -89,7 +89,7 @@ def frontier_view(result: dict | None, plan=None) -> dict:
         money(by_point.get(id(p)), cents=True) for p in points
     ]
     if plan is not None:
-        frame["this plan"] = [
+        frame["the page's plan"] = [
             "this plan"
             if p.total_cost_usd is not None
             and abs(p.total_cost_usd - plan.total_cost_usd) < 0.5

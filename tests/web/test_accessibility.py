@@ -80,6 +80,8 @@ def test_no_serious_or_critical_violation_on_any_page_for_any_role(server, brows
             bad = [v for v in axe_violations(d) if v["impact"] in BLOCKING]
             if bad:
                 found[f"{role} {url.removeprefix(server)}"] = bad
+            if role == "admin" and url.endswith(("/admin/users", "/account")):
+                d.save_screenshot(str(shots / f"{url.rsplit('/', 1)[1]}-page.png"))
     # the sign-in page, signed out
     d.find_element(By.ID, "sign-out").click()
     _wait(d, lambda d: d.find_element(By.ID, "login-name"), 30)
