@@ -71,19 +71,23 @@ def frontier_view(result: dict | None, plan=None) -> dict:
     if result is None:
         return {"table": "", "chart_json": "null", "abatement": ""}
     points = [SweepPoint.model_validate(p) for p in result["points"]]
-    solved = [p for p in points if p.total_cost_usd is not None]
+    # the solved caps: (point, CO2e t, cost USD)
+    solved = [
+        (p, float(p.total_co2e_t), float(p.total_cost_usd))
+        for p in points
+        if p.total_cost_usd is not None and p.total_co2e_t is not None
+    ]
     chart = {
-        "co2e_t": [round(p.total_co2e_t, 4) for p in solved],
-        "cost_usd": [round(p.total_cost_usd, 2) for p in solved],
-        "cap_tco2e": [p.value for p in solved],
+        "co2e_t": [round(t, 4) for _, t, _ in solved],
+        "cost_usd": [round(c, 2) for _, _, c in solved],
+        "cap_tco2e": [p.value for p, _, _ in solved],
         "plan": None
         if plan is None
         else {"co2e_t": round(plan.total_co2e_t, 4), "cost_usd": round(plan.total_cost_usd, 2)},
     }
-    per_t = abatement_usd_per_t(
-        [p.total_co2e_t for p in solved], [float(p.total_cost_usd or 0.0) for p in solved]
-    )
-    by_point = dict(zip((id(p) for p in solved), per_t, strict=True))
+    per_t = abatement_usd_per_t([t for _, t, _ in solved], [c for _, _, c in solved])
+    by_point = {id(p): rate for (p, _, _), rate in zip(solved, per_t, strict=True)}
+    at = {id(p): (t, c) for p, t, c in solved}
     frame = sweep_table(points)
     frame["cost per tonne cut (USD per t CO2e)"] = [
         money(by_point.get(id(p)), cents=True) for p in points
@@ -91,23 +95,22 @@ def frontier_view(result: dict | None, plan=None) -> dict:
     if plan is not None:
         frame["the page's plan"] = [
             "this plan"
-            if p.total_cost_usd is not None
-            and abs(p.total_cost_usd - plan.total_cost_usd) < 0.5
-            and abs(p.total_co2e_t - plan.total_co2e_t) < 1e-3
+            if id(p) in at
+            and abs(at[id(p)][1] - plan.total_cost_usd) < 0.5
+            and abs(at[id(p)][0] - plan.total_co2e_t) < 1e-3
             else ""
             for p in points
         ]
     whole = ""
     if len(solved) >= 2:
-        low = min(solved, key=lambda p: p.total_co2e_t)
-        high = max(solved, key=lambda p: p.total_co2e_t)
-        cut = high.total_co2e_t - low.total_co2e_t
-        if cut > 1e-9:
-            rate = (float(low.total_cost_usd or 0) - float(high.total_cost_usd or 0)) / cut
+        _, low_t, low_usd = min(solved, key=lambda s: s[1])
+        _, high_t, high_usd = max(solved, key=lambda s: s[1])
+        if high_t - low_t > 1e-9:
+            rate = (low_usd - high_usd) / (high_t - low_t)
             whole = (
-                f"From the least-cost to the least-carbon point: {cut:,.1f} t CO2e cut for "
-                f"{money(float(low.total_cost_usd or 0) - float(high.total_cost_usd or 0))}, "
-                f"{money(rate, cents=True)} per t CO2e on average."
+                f"From the least-cost to the least-carbon point: {high_t - low_t:,.1f} t CO2e "
+                f"cut for {money(low_usd - high_usd)}, {money(rate, cents=True)} per t CO2e "
+                "on average."
             )
     return {"table": frame_table(frame), "chart_json": script_json(chart), "abatement": whole}
 

@@ -143,8 +143,11 @@ def set_active(session: Session, user: User, active: bool, by: str) -> None:
         raise ProcureError(
             "you cannot disable your own account", field="active", fix="ask another admin"
         )
-    admins = session.scalar(
-        select(func.count()).select_from(User).where(User.role == "admin", User.active)
+    admins = (
+        session.scalar(
+            select(func.count()).select_from(User).where(User.role == "admin", User.active)
+        )
+        or 0
     )
     if not active and user.role == "admin" and user.active and admins <= 1:
         raise ProcureError(
