@@ -52,9 +52,10 @@ def _templates() -> Jinja2Templates:
         ),
         autoescape=select_autoescape(["j2", "html"]),
     )
-    from solver.web import formats
+    from solver.web import auth, formats
 
     formats.register(env)  # money, numbers, headers and durations, one way on every page
+    env.globals["may"] = auth.may  # a button only for the roles that may use it
     return Jinja2Templates(env=env)
 
 

@@ -56,6 +56,7 @@ HEADERS: dict[str, str] = {
 UNITS: tuple[tuple[str, str], ...] = (
     ("usd_per_tco2e", "USD per t CO2e"),
     ("usd_per_1m", "USD per 1M tokens"),
+    ("usd_per_gpu_hour", "USD per GPU-hour"),
     ("usd_per_hour", "USD per hour"),
     ("usd_per_gb", "USD per GB"),
     ("usd_per_kwh", "USD per kWh"),
@@ -89,6 +90,18 @@ def money(amount_usd: float | None, cents: bool = False) -> str:
         Two decimals instead of whole dollars (prices per hour).
     """
     return usd(amount_usd, cents=cents, missing=MISSING)
+
+
+def price(value_usd: float | None) -> str:
+    """A price per unit (per hour, per GPU-hour) as its source gives it: at least the
+    cents, up to 4 decimals where the source has them (``$2.49``, ``$0.347``, ``$68.80``),
+    never float noise; :data:`MISSING` when there is none."""
+    if value_usd is None or value_usd != value_usd:
+        return MISSING
+    text = f"{abs(value_usd):,.4f}".rstrip("0")
+    whole, _, decimals = text.partition(".")
+    text = f"{whole}.{decimals.ljust(2, '0')}"
+    return ("-$" if value_usd < 0 and float(text.replace(",", "")) > 0 else "$") + text
 
 
 def number(value: float | int | None, digits: int = 2) -> str:
@@ -144,6 +157,7 @@ def frame_table(
     cents: Sequence[str] = (),
     total: str | None = None,
     words: Mapping[str, str] | None = None,
+    prices: Sequence[str] = (),
 ) -> str:
     """A frame as the pages' HTML table: headers in words with units (:func:`header`, or
     ``words``), money in whole dollars (``cents``: to the cent), percents, other numbers
@@ -158,6 +172,8 @@ def frame_table(
         Columns of USD amounts: whole dollars, or to the cent.
     percent
         Columns of fractions shown in percent.
+    prices
+        Columns of prices per unit (USD per hour): :func:`price`.
     total
         The label of a totals row (in the first column), or None for none.
     words
@@ -172,6 +188,8 @@ def frame_table(
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else money(v))
         elif col in cents:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else money(v, cents=True))
+        elif col in prices:
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else price(v))
         elif col in percent:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
         elif pd.api.types.is_bool_dtype(shown[col]):

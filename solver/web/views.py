@@ -277,5 +277,5 @@ def catalog_view(catalog: Catalog, table: str, filters: dict) -> tuple[str, int]
         frame = _with_index_columns(getattr(catalog, table))
         columns = [c for c in frame.columns if c != "source" and not c.endswith("_source")]
         frame = frame[columns]
-    prices = [c for c in frame.columns if c.startswith("usd_per") or c.endswith("_usd")]
-    return frame_table(frame.head(500), cents=prices), len(frame)
+    prices = [c for c in frame.columns if "usd_per_" in c or c.endswith("_usd")]
+    return frame_table(frame.head(500), prices=prices), len(frame)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from solver.web.analysis_pages import abatement_usd_per_t
-from solver.web.formats import MISSING, duration, frame_table, header, money, number
+from solver.web.formats import MISSING, duration, frame_table, header, money, number, price
 
 
 @pytest.mark.parametrize(
@@ -28,6 +28,22 @@ from solver.web.formats import MISSING, duration, frame_table, header, money, nu
 )
 def test_money(amount, cents, shown):
     assert money(amount, cents=cents) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    # a price per hour keeps its source's digits (up to 4 decimals), at least the cents
+    [
+        (68.8, "$68.80"),
+        (0.347, "$0.347"),
+        (2.4899999999999998, "$2.49"),
+        (0.00004, "$0.00"),
+        (1234.5, "$1,234.50"),
+        (None, MISSING),
+    ],
+)
+def test_price(value, shown):
+    assert price(value) == shown
 
 
 @pytest.mark.parametrize(
@@ -53,6 +69,7 @@ def test_number(value, shown):
         ("old_cost_usd", "old cost (USD)"),
         ("delta_usd", "change (USD)"),
         ("usd_per_hour", "price (USD per hour)"),
+        ("on_demand_usd_per_gpu_hour", "on demand (USD per GPU-hour)"),
         ("base_units", "base units"),
         ("carbon_cap_tco2e", "carbon cap (t CO2e)"),
     ],
