@@ -225,7 +225,7 @@ def _register_page(app: FastAPI, page: str, kind: str) -> None:
 
     def submit(request: Request, plan_id: int, options: dict):
         """Check and queue the analysis off the event loop (it reads the plan's problem)."""
-        from solver.web.routes import asked
+        from solver.web.events import asked
 
         try:
             job = app.state.runner.submit_analysis(plan_id, kind, options)

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from solver.errors import ProcureError
 from solver.web import audit, auth
 from solver.web.approvals import ensure_unlocked, statuses
+from solver.web.events import asked, exported
 from solver.web.faults import MAX_ID
 from solver.web.forms import read_form
 from solver.web.guard import current_user
@@ -126,20 +127,6 @@ def form_changes(form) -> dict:
     if multipliers:
         changes["price_multipliers"] = multipliers
     return changes
-
-
-def asked(request: Request, job: Job, detail: str = "") -> None:
-    """Who asked for ``job``: its owner (``created_by``, when the job has none yet: an open
-    job asked again keeps its first owner) and a ``job.KIND`` entry in the audit trail."""
-    who = current_user(request).name
-    store = request.app.state.store
-    with store.sessions() as session:
-        row = session.get(Job, job.id)
-        if row is not None and not row.created_by:
-            row.created_by = who
-        stored = f"; plan {job.plan_id}" if job.status == JobStatus.DONE and job.plan_id else ""
-        audit.record(session, who, f"job.{job.kind}", f"job {job.id}", detail=detail + stored)
-        session.commit()
 
 
 def _home(request: Request, error: dict | None = None, yaml_text: str = "", status: int = 200):
@@ -369,14 +356,6 @@ def _record(store, plan_id: int) -> PlanRecord:
         if record.variant is not None:
             _ = record.variant.problem.name
         return record
-
-
-def exported(request: Request, plan_id: int, name: str) -> None:
-    """An ``export.*`` entry in the audit trail for a download of a plan's file ``name``
-    (``plan-3-orders.xlsx``: action ``export.orders_xlsx``)."""
-    kind = name.split("-", 2)[2].replace(".", "_").replace("-", "_")
-    who = current_user(request).name
-    audit.record_alone(request.app.state.store, who, f"export.{kind}", f"plan {plan_id}", name)
 
 
 def _download(body: str | bytes, name: str, media: str) -> Response:
