@@ -11,7 +11,7 @@ a form field without a label).
 
 from __future__ import annotations
 
-from conftest import ROOT
+from tests.web.conftest import blocking
 from tests.web.test_browser import (  # noqa: F401, F811 - fixtures
     _seed_plan,
     _sign_in_as,
@@ -20,25 +20,6 @@ from tests.web.test_browser import (  # noqa: F401, F811 - fixtures
     server,
     shots,
 )
-
-AXE = ROOT / "solver" / "web" / "static" / "vendor" / "axe.min.js"
-#: the impacts the check refuses
-BLOCKING = ("serious", "critical")
-
-
-def axe_violations(driver) -> list[dict]:
-    """axe-core run on the page open in ``driver``: its violations (rule id, impact, the
-    first few offending nodes' selectors)."""
-    if not driver.execute_script("return typeof window.axe !== 'undefined'"):
-        driver.execute_script(AXE.read_text())
-    result = driver.execute_async_script(
-        """const done = arguments[arguments.length - 1];
-        axe.run(document, {resultTypes: ['violations']})
-          .then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-             nodes: v.nodes.slice(0, 4).map(n => n.target.join(' '))}))))
-          .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));"""
-    )
-    return list(result)
 
 
 def _pages(base: str, plan: str, role: str) -> list[str]:
@@ -77,7 +58,7 @@ def test_no_serious_or_critical_violation_on_any_page_for_any_role(server, brows
         for url in _pages(server, plan, role):
             d.get(url)
             _wait(d, lambda d: d.execute_script("return document.readyState") == "complete", 30)
-            bad = [v for v in axe_violations(d) if v["impact"] in BLOCKING]
+            bad = blocking(d)
             if bad:
                 found[f"{role} {url.removeprefix(server)}"] = bad
             if role == "admin" and url.endswith(("/admin/users", "/account")):
@@ -85,7 +66,7 @@ def test_no_serious_or_critical_violation_on_any_page_for_any_role(server, brows
     # the sign-in page, signed out
     d.find_element(By.ID, "sign-out").click()
     _wait(d, lambda d: d.find_element(By.ID, "login-name"), 30)
-    bad = [v for v in axe_violations(d) if v["impact"] in BLOCKING]
+    bad = blocking(d)
     if bad:
         found["signed out /login"] = bad
     assert found == {}, "\n".join(f"{page}: {v}" for page, vs in found.items() for v in vs)

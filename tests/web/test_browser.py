@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import PASSWORD, SEED_YAML, add_account
+from tests.web.conftest import PASSWORD, SEED_YAML, add_account, blocking
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -201,6 +201,7 @@ def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     assert d.find_element(By.ID, "price-effect").text == "$0"
     assert d.find_element(By.ID, "plan-effect").text == d.find_element(By.ID, "total-change").text
     d.save_screenshot(str(shots / "compare-variants.png"))
+    assert blocking(d) == []  # axe-core: the compare page of two plans (issue 51, Build 8)
 
     d.get(f"{server}/plans/{first}")
     d.find_element(By.ID, "orders-csv").click()
@@ -262,6 +263,7 @@ def test_a_carbon_frontier_from_the_plan_page(tiny_server, browser, shots):
     assert "per t CO2e" in d.find_element(By.ID, "abatement").text
     assert d.find_element(By.ID, "job-status").text == "done"
     d.save_screenshot(str(shots / "carbon-frontier.png"))
+    assert blocking(d) == []  # axe-core: the frontier with its chart and table
 
 
 def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
@@ -285,6 +287,7 @@ def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
     # tests/analyses/test_stochastic.py, by hand: reserve 1 unit, $5.00/h x 8,760 h expected
     assert d.find_element(By.ID, "expected").text == "$43,800"
     d.save_screenshot(str(shots / "two-stage.png"))
+    assert blocking(d) == []  # axe-core: the two-stage plan with its chart and tables
 
 
 def _seed_plan(driver, server: str) -> str:
