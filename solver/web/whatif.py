@@ -126,7 +126,9 @@ def changed_lines(base: Plan, plan: Plan) -> list[dict]:
     return sorted(rows, key=lambda r: -abs(r["change_usd"]))
 
 
-def what_if(session: Session, problem: ProblemRecord, changes: dict, catalog_dir: str | None) -> dict:
+def what_if(
+    session: Session, problem: ProblemRecord, changes: dict, catalog_dir: str | None
+) -> dict:
     """The what-if answer for ``changes`` to ``problem`` (see the module's docstring).
 
     Raises
