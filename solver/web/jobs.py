@@ -63,7 +63,7 @@ HEARTBEAT_S = 10.0
 #: a server not seen for this long is gone: its open jobs are marked interrupted
 LEASE_S = 60.0
 #: the analyses run as jobs besides solves (:mod:`solver.web.analysis_jobs`)
-ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage")
+ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage", "alternatives")
 
 
 class JobCancelled(Exception):
@@ -407,7 +407,7 @@ class JobRunner:
                 from solver.web.price_watch import run_watch_job
 
                 run_watch_job(self, job_id)
-            elif kind in ("frontier", "two_stage"):
+            elif kind in ("frontier", "two_stage", "alternatives"):
                 from solver.web.analysis_jobs import run_analysis
 
                 run_analysis(self, job_id, kind)
