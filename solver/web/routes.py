@@ -160,8 +160,8 @@ _FIELD_OF = {"uncertainty": "n_scenarios"}
 
 def _at(field: str) -> str:
     """The variant form field an error's field path belongs to ('' for none): the path's
-    last part that is a form field (``...survive_loss_of.0``: survive_loss_of) (``workloads[1] (chat).slo_percentile``: the workload
-    fields are set on every online workload), else its head."""
+    last part that is a form field (``workloads[1] (chat).survive_loss_of.0``:
+    survive_loss_of; the workload fields are set on every online workload), else its head."""
     head = field.split(" ")[0].split("[")[0].split(".")[0]
     parts = [p.split("[")[0].strip() for p in reversed(field.split("."))]
     for name in (*parts, head):
