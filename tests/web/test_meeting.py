@@ -225,7 +225,7 @@ def test_show_alternatives_runs_as_a_job_side_by_side(client):
     assert costs == pytest.approx([20 * 5 * HOURS, 19 * 4 * HOURS + 5 * HOURS])  # 73,000; 59,130
     assert all(a["summary"]["verified"] for a in stored["result"]["alternatives"])
     page = client.get(f"/plans/{base}/alternatives").text
-    assert "<th scope=\"col\">alternative 1</th>" in page
+    assert '<th scope="col">alternative 1</th>' in page
     assert "+$14,600 (+25.00%)" in page and "+$730 (+1.25%)" in page
 
 
