@@ -364,12 +364,17 @@ class JobRunner:
                 raise ProcureError(f"no job {job_id}", fix="see the jobs page")
             kind, variant_id, plan_id = old.kind, old.variant_id, old.plan_id
             limit, options = old.break_even_limit, json.loads(old.options_json or "{}")
+            who = old.created_by
         if kind == "sensitivity":
             return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
         if kind == "watch":
             return self.submit_watch(plan_id, rerun_of=job_id)
         if kind in ANALYSIS_KINDS:
             return self.submit_analysis(plan_id, kind, options, rerun_of=job_id)
+        if kind == "prices_pull":
+            from solver.web.price_upload import submit_upload
+
+            return submit_upload(self, variant_id, options, who, rerun_of=job_id)
         return self.submit(variant_id, rerun_of=job_id)
 
     def cancel(self, job_id: int) -> bool:
@@ -407,6 +412,10 @@ class JobRunner:
                 from solver.web.price_watch import run_watch_job
 
                 run_watch_job(self, job_id)
+            elif kind == "prices_pull":
+                from solver.web.price_upload import run_upload
+
+                run_upload(self, job_id)
             elif kind in ("frontier", "two_stage", "alternatives"):
                 from solver.web.analysis_jobs import run_analysis
 

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 
 from solver.errors import ProcureError
+from solver.inputs.importers.feeds import SOURCES as PRICE_SOURCES
 from solver.web import audit
 from solver.web.approvals import ensure_unlocked
 from solver.web.faults import MAX_ID
@@ -203,6 +204,7 @@ def _problem_page(
             "guards": GUARDS,
             "base_plan": base_plan_of(session, variants),
             "whatif_limit_s": WHATIF_TIME_LIMIT_S,
+            "price_sources": PRICE_SOURCES,
         }
         return _page(request, "problem.html.j2", context, status)
 

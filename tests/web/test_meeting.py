@@ -235,3 +235,39 @@ def test_show_alternatives_refuses_a_bad_slack(client):
     refused = client.post(f"/plans/{base}/alternatives", data={"slack": "7"})
     assert refused.status_code == 400
     assert "slack 7 is not a fraction in (0, 1]" in unescape(refused.text)
+
+
+def test_a_price_snapshot_uploaded_from_the_page_is_stored_by_a_job(tmp_path):
+    """tests/data/prices/lambda/vms.csv uploaded as SkyPilot's Lambda file: the job stores
+    what ``procure prices pull skypilot --from-file`` stores of it (tests/inputs/
+    test_price_feeds.py reads it by hand: 5 GPU rows, every one a catalog offering, the
+    8x V100 at $4.40/h), with the uploader in the audit trail."""
+    from solver.web.store import AuditEntry
+    from solver.web.store.snapshots import list_snapshots, snapshot_rows
+    from tests.web.conftest import SEED_YAML
+
+    vms = (ROOT / "tests" / "data" / "prices" / "lambda" / "vms.csv").read_bytes()
+    app = create_app(f"sqlite:///{tmp_path / 'workspace.db'}")
+    with TestClient(app) as c:
+        sign_in(c, app, "ian", "infra")
+        assert c.post("/problems", data={"yaml_text": SEED_YAML}).status_code == 200
+        assert 'id="upload-prices"' in c.get("/problems/1").text
+        form = {"source": "skypilot", "price_date": "2026-10-15", "provider": "lambda"}
+        files = {"file": ("vms.csv", vms, "text/csv")}
+        # without the cloud: refused at once, no job
+        no_cloud = c.post("/problems/1/prices", data={**form, "provider": ""}, files=files)
+        assert no_cloud.status_code == 400 and "does not say its cloud" in unescape(no_cloud.text)
+        queued = c.post("/problems/1/prices", data=form, files=files, follow_redirects=False)
+        job = wait_for_job(c, job_id_of(queued))
+        assert job["status"] == "done", job
+        assert job["stage"].endswith(
+            "5 prices from skypilot of 2026-10-15 (5 of catalog offerings)"
+        )
+        [snap] = list_snapshots(app.state.store)
+        rows = snapshot_rows(app.state.store, snap.id).set_index("offering_id")
+        assert len(rows) == 5 and rows.loc["lambda/us-east-1/gpu_8x_v100", "price"] == 4.4
+        with app.state.store.sessions() as session:
+            entry = session.scalars(
+                select(AuditEntry).where(AuditEntry.action == "price_snapshot.add")
+            ).one()
+            assert (entry.user_name, entry.entity) == ("ian", f"price snapshot {snap.id}")
