@@ -23,6 +23,7 @@ from pathlib import Path
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
+from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from solver.errors import ProcureError
 from solver.web.forms import read_form
@@ -95,10 +96,9 @@ def submit_upload(
 
 def run_upload(runner, job_id: int) -> None:
     """Read the uploaded response into a snapshot and store it (the CLI's importer)."""
-    from solver.cli.prices import stored_references
     from solver.inputs.importers.feeds import pull_prices
     from solver.web import audit
-    from solver.web.store.snapshots import save_snapshot
+    from solver.web.store.snapshots import save_snapshot, stored_references
     from solver.web.workspace import shipped_or_dir_catalog
 
     with runner.store.sessions() as session:
@@ -152,19 +152,22 @@ def register(app: FastAPI) -> None:
     async def upload_prices(request: Request, problem_id: int):
         form = await read_form(request)
         upload = form.get("file")
-        data = await upload.read() if hasattr(upload, "read") else b""
-        name = getattr(upload, "filename", "") or ""
-        fields = [str(form.get(k) or "") for k in ("source", "price_date", "provider")]
-        return await run_in_threadpool(_queue, request, problem_id, fields, name, data)
+        data, name = b"", ""
+        if isinstance(upload, StarletteUploadFile):
+            data, name = await upload.read(), upload.filename or ""
+        fields = (str(form.get(k) or "") for k in ("source", "price_date", "provider"))
+        source, price_date, provider = fields
+        upload_fields = (source, price_date, provider, name)
+        return await run_in_threadpool(_queue, request, problem_id, upload_fields, data)
 
-    def _queue(request: Request, problem_id: int, fields: list[str], name: str, data: bytes):
+    def _queue(request: Request, problem_id: int, fields: tuple[str, str, str, str], data: bytes):
         with app.state.store.sessions() as session:
             problem = session.get(ProblemRecord, problem_id)
             if problem is None or not problem.variants:
                 raise HTTPException(404, f"no problem {problem_id}")
             variant_id = problem.variants[0].id
         try:
-            options = check_upload(*fields, name, data)
+            options = check_upload(*fields, data)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
         job = submit_upload(app.state.runner, variant_id, options, current_user(request).name)
