@@ -262,7 +262,8 @@ def _new_variant(request: Request, problem_id: int, form):
             audit.record(session, who, "variant.add", entity, None, changes)
             session.commit()
     except ProcureError as exc:
-        return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
+        shown = {**dict(form), "survive_loss_of": form.getlist("survive_loss_of")}
+        return _problem_page(request, problem_id, _error(exc), shown, 400, "variant")
     return _see(f"/problems/{problem_id}")
 
 

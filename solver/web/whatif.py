@@ -27,7 +27,7 @@ from collections import OrderedDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from solver.errors import ProcureError
+from solver.errors import NoPlanError, ProcureError
 from solver.plan import Plan
 from solver.web.store.models import PlanRecord, ProblemRecord, Variant
 from solver.web.workspace import (
@@ -76,13 +76,20 @@ def _solved(inputs: Inputs, session: Session) -> Plan:
     from solver.api import solve
 
     with _SOLVING:
-        plan = solve(
-            inputs.problem,
-            inputs.catalog,
-            solver=inputs.solver,
-            time_limit_s=WHATIF_TIME_LIMIT_S,
-            gap=inputs.relative_gap,
-        )
+        try:
+            plan = solve(
+                inputs.problem,
+                inputs.catalog,
+                solver=inputs.solver,
+                time_limit_s=WHATIF_TIME_LIMIT_S,
+                gap=inputs.relative_gap,
+            )
+        except NoPlanError:
+            raise ProcureError(
+                f"no plan within the what-if's {WHATIF_TIME_LIMIT_S:g} s (this says nothing "
+                "about whether a plan exists)",
+                fix="add the variant and Solve it: a job solves without this limit",
+            ) from None
     with _cache_lock:
         _cache[inputs.digest] = plan
         while len(_cache) > CACHE_SIZE:
