@@ -30,6 +30,9 @@ JOB_KINDS: dict[str, str] = {
     "sensitivity": "what moves it (sensitivity)",
     "frontier": "carbon frontier",
     "two_stage": "two-stage plan",
+    "alternatives": "near-optimal alternatives",
+    "watch": "price watch",
+    "prices_pull": "price snapshot upload",
 }
 #: column names whose words are not their parts' words
 HEADERS: dict[str, str] = {

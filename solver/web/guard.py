@@ -190,7 +190,6 @@ class Guard:
             return await self._forbidden(send, viewer, method, path, message)
         await self.app(scope, receive, _with_csrf(send, viewer.csrf))
 
-
     async def _forbidden(self, send, viewer: Viewer, method: str, path: str, message: str):
         """The styled 403 page: what was refused, the role it needs, who is signed in."""
         needed = auth.needed_roles_text(method, path)

@@ -30,6 +30,7 @@ def _pages(base: str, plan: str, role: str) -> list[str]:
         f"/plans/{plan}/approval",
         f"/plans/{plan}/frontier",
         f"/plans/{plan}/two-stage",
+        f"/plans/{plan}/alternatives",
         "/jobs",
         "/jobs/1",
         f"/compare?a={plan}&b={plan}",
