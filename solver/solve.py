@@ -30,10 +30,11 @@ from solver.core.restrictions import (
     period_restrictions,
 )
 from solver.core.root import solve_at_root, use_root
+from solver.core.stay_put import STAY_PUT_SHARE, stay_put
 from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
-from solver.inputs.problem import Problem
+from solver.inputs.problem import InferenceWorkload, Problem
 from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.provenance import with_currency
@@ -145,6 +146,10 @@ def solve_verified(
         if split is not None:  # lines merged back into the problem's periods: rates again
             return with_currency(split[0], problem, rate, catalog), split[1]
     solution = None
+    # the plans that stay put (solver.core.stay_put) take their share of the limit
+    moves = charges_moves(problem)
+    if moves and limit is not None:
+        options = replace(options, time_limit_s=limit * (1.0 - STAY_PUT_SHARE))
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
     if solver in ("highs", "highspy") and prune_dominated:
@@ -170,6 +175,10 @@ def solve_verified(
             solution = optimise(compiled, model, solver=solver, options=options)
         except InfeasibleError as exc:
             raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
+    if moves:
+        left = None if limit is None else limit * (1 - RESERVE_SHARE) - elapsed(started)
+        kept = stay_put(solution.model, solution.result, options, left)
+        solution = replace(solution, result=kept)
     plan = with_cash_flow(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
         problem,
@@ -201,6 +210,17 @@ def solve_verified(
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
     return with_currency(plan, problem, rate, catalog), solution
+
+
+def charges_moves(problem: Problem) -> bool:
+    """Whether any serving workload's moves between periods are charged (the plan is then
+    searched for one that stays put: :mod:`solver.core.stay_put`)."""
+    return any(isinstance(w, InferenceWorkload) and w.migration_charged for w in problem.workloads)
+
+
+def elapsed(started: float) -> float:
+    """Seconds since ``started`` (a ``time.perf_counter()``)."""
+    return time.perf_counter() - started
 
 
 def solved_split(
