@@ -11,6 +11,7 @@ from datetime import date
 
 import numpy as np
 
+from solver.analyses.loss_cost import LOSS_COST_SHARE, loss_costs, surviving
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
@@ -114,6 +115,7 @@ def solve_verified(
     method: str = "auto",
     price_restrictions: bool = True,
     split_periods: bool = True,
+    with_loss_costs: bool = True,
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
@@ -130,6 +132,9 @@ def solve_verified(
     ``split_periods`` (default): where a candidate's life or term ends inside a period,
     the problem is solved over its periods split there and the plan reported in its own
     periods (:func:`solved_split`); the plan's ``solution`` is then the split problem's.
+    ``with_loss_costs`` (default): a problem whose workloads must survive a loss is solved
+    again without each kind, within :data:`LOSS_COST_SHARE` of the time limit, for the
+    plan's ``loss_costs`` (:mod:`solver.analyses.loss_cost`).
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -148,8 +153,10 @@ def solve_verified(
     solution = None
     # the plans that stay put (solver.core.stay_put) take their share of the limit
     moves = charges_moves(problem)
-    if moves and limit is not None:
-        options = replace(options, time_limit_s=limit * (1.0 - STAY_PUT_SHARE))
+    priced = with_loss_costs and bool(surviving(problem))
+    if limit is not None and (moves or priced):
+        kept = STAY_PUT_SHARE * moves + LOSS_COST_SHARE * priced
+        options = replace(options, time_limit_s=limit * (1.0 - kept))
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
     if solver in ("highs", "highspy") and prune_dominated:
@@ -176,8 +183,13 @@ def solve_verified(
         except InfeasibleError as exc:
             raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     if moves:
-        left = None if limit is None else limit * (1 - RESERVE_SHARE) - elapsed(started)
-        kept = stay_put(solution.model, solution.result, options, left)
+        left = None if limit is None else limit * (1 - RESERVE_SHARE - LOSS_COST_SHARE * priced)
+        kept = stay_put(
+            solution.model,
+            solution.result,
+            options,
+            None if left is None else left - elapsed(started),
+        )
         solution = replace(solution, result=kept)
     plan = with_cash_flow(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
@@ -209,6 +221,20 @@ def solve_verified(
         spent = time.perf_counter() - started
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
+    if priced:
+        left = None if limit is None else limit * (1 - RESERVE_SHARE) - elapsed(started)
+        costs = loss_costs(
+            plan, problem, catalog, solver=solver, options=options, method=method, time_left_s=left
+        )
+        plan = plan.model_copy(update={"loss_costs": costs})
+        checks = verify_plan(plan, problem, catalog)  # the loss costs checked with the rest
+        if not all(c.ok for c in checks):
+            failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
+            raise VerificationError(
+                f"the plan's loss costs failed independent verification ({failed})",
+                fix="this is a bug in procure: report it with the problem file",
+            )
+        plan = plan.model_copy(update={"checks": checks})
     return with_currency(plan, problem, rate, catalog), solution
 
 
@@ -259,6 +285,7 @@ def solved_split(
             method=method,
             price_restrictions=False,
             split_periods=False,
+            with_loss_costs=False,
         )
     except InfeasibleError as exc:  # the split problem holds every plan of the problem
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
@@ -318,6 +345,7 @@ def period_warnings(
                 explain=False,
                 method=method,
                 price_restrictions=False,
+                with_loss_costs=False,
             )[0]
             cost = other.total_cost_usd
         except ProcureError as exc:
