@@ -42,7 +42,7 @@ from solver.core.matrix import LinearModel
 log = logging.getLogger(__name__)
 
 #: Share of the solve's time limit the neighbourhoods may use at most, together
-STAY_PUT_SHARE = 0.15
+STAY_PUT_SHARE = 0.1
 #: Relative gap each neighbourhood is solved to: well under one move's share of a plan
 #: (0.1% on the seed), so that a plan one move dearer is told apart
 NEIGHBOURHOOD_GAP = 1e-5
