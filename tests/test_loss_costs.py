@@ -83,3 +83,22 @@ def test_the_verifier_recomputes_the_moves(tiny_catalog):
         "$0.00 vs recomputed $1,010.00 (1 moves: chat m2 into acme/"
         in failed["migration penalty recomputed"]
     )
+
+
+def test_the_table_and_the_report_say_what_the_loss_costs(tiny_catalog):
+    # The same plan as above: procure solve's table and the report's summary carry the
+    # sentence with the $7,300.00 a region's loss costs.
+    from solver.analyses.report_analysis import Analysis
+    from solver.analyses.sensitivity.results import SensitivityReport
+    from solver.outputs.report import report_html
+    from solver.outputs.text import plan_table
+
+    plan, _ = _solve(tiny_catalog, serve(10, survive_loss_of=["region"]))
+    words = " ".join(plan_table(plan).split())
+    assert "losing a region (chat): $7,300.00 ($13,140.00 against $5,840.00 without" in words
+    empty = SensitivityReport(
+        problem="t", objective_kind="min_cost", objective=0.0, caveat="", duals=[], reduced_costs=[]
+    )
+    html = report_html(Analysis(plan=plan, sensitivity=empty), b"")
+    section = html[html.index("<h3>What surviving a loss costs") :]
+    assert "losing a region (chat): $7,300.00" in section[: section.index("</ul>")]
