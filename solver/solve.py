@@ -155,8 +155,8 @@ def solve_verified(
     moves = charges_moves(problem)
     priced = with_loss_costs and bool(surviving(problem))
     if limit is not None and (moves or priced):
-        kept = STAY_PUT_SHARE * moves + LOSS_COST_SHARE * priced
-        options = replace(options, time_limit_s=limit * (1.0 - kept))
+        later = STAY_PUT_SHARE * moves + LOSS_COST_SHARE * priced
+        options = replace(options, time_limit_s=limit * (1.0 - later))
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
     if solver in ("highs", "highspy") and prune_dominated:
