@@ -156,3 +156,16 @@ def test_a_plan_that_moves_between_tied_regions_is_put_back(tiny_catalog):
     kept = stay_put(model, moving, SolveOptions(), None)
     assert moves_of(model, kept.values) == pytest.approx(0.0, abs=1e-6)
     assert kept.objective == pytest.approx(13_140.0, abs=0.01)
+    # A plan charged for an arrival where nothing arrives (an arrival left at 1 by a solve
+    # stopped within its gap: the seed surviving a provider did, and the verifier refused
+    # it) is settled: the arrival back at max(0, served now - before) = 0, $13,140.
+    from dataclasses import replace
+
+    from solver.core.stay_put import settled
+
+    values = kept.values.copy()
+    values[names.index("arrive[chat,1,acme,us-east]")] = 1.0
+    phantom = replace(kept, values=values, objective=13_140.0 + 521.69)
+    fixed = settled(model, phantom)
+    assert moves_of(model, fixed.values) == pytest.approx(0.0, abs=1e-6)
+    assert fixed.objective == pytest.approx(13_140.0, abs=0.01)

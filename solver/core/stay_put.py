@@ -103,12 +103,43 @@ def restricted(model: LinearModel, allowed: frozenset[Place]) -> LinearModel:
     return LinearModel(v, model.rows, model.objective, model.expressions)
 
 
+def settled(model: LinearModel, result: SolveResult) -> SolveResult:
+    """``result`` with every arrival at its least value its ``move`` row allows,
+    max(0, served now - served before): a solve stopped within its gap may leave an arrival
+    at 1 where nothing arrives (a move charged for no move; the verifier, counting moves
+    from the lines, would refuse the plan). Lowering it keeps every row (it appears in its
+    ``move`` row alone) and lowers the objective by its cost."""
+    if result.values is None or result.objective is None:
+        return result
+    values = result.values.copy()
+    cost = model.objective.coefs
+    kind = model.variables["kind"].to_numpy()
+    saved = 0.0
+    for row in model.rows:
+        if row.family != "move" or row.sense != ">=":
+            continue
+        arrive = next((j for j in row.coefs if kind[j] == "move"), None)
+        if arrive is None:
+            continue
+        least = max(0.0, row.rhs - sum(c * values[j] for j, c in row.coefs.items() if j != arrive))
+        if values[arrive] > least + 1e-9:
+            saved += cost.get(arrive, 0.0) * (values[arrive] - least)
+            values[arrive] = least
+    if saved <= 0:
+        return result
+    objective = float(result.objective) - saved
+    gap = None if result.bound is None else relative_gap(objective, result.bound)
+    return replace(result, values=values, objective=objective, gap=gap)
+
+
 def stay_put(
     model: LinearModel, result: SolveResult, options: SolveOptions, limit_s: float | None
 ) -> SolveResult:
     """``result`` or, when its plan moves, a plan of ``model`` that moves less at a lower
-    objective (module docstring), with the first solve's bound and its gap against it.
-    ``limit_s``: seconds the neighbourhoods may use together (None: no limit)."""
+    objective (module docstring), with the first solve's bound and its gap against it;
+    its arrivals :func:`settled` first. ``limit_s``: seconds the neighbourhoods may use
+    together (None: no limit)."""
+    result = settled(model, result)
     if result.values is None or result.objective is None or moves_of(model, result.values) <= 0:
         return result
     t0 = time.perf_counter()
