@@ -31,7 +31,7 @@ from solver.core.restrictions import (
     period_restrictions,
 )
 from solver.core.root import solve_at_root, use_root
-from solver.core.stay_put import STAY_PUT_SHARE, stay_put
+from solver.core.stay_put import STAY_PUT_SHARE, settled, stay_put
 from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
@@ -592,7 +592,8 @@ def plan_of(solution: Solution) -> Plan:
         The line items do not add up to the model's cost expression at the solution: the
         plan and the model priced something differently (a bug in procure).
     """
-    r = solution.result
+    # an arrival a time-limited solve left at 1 where nothing arrives: not charged
+    r = settled(solution.model, solution.result)
     plan = extract_plan(
         solution.compiled,
         solution.model,

@@ -109,7 +109,7 @@ def settled(model: LinearModel, result: SolveResult) -> SolveResult:
     at 1 where nothing arrives (a move charged for no move; the verifier, counting moves
     from the lines, would refuse the plan). Lowering it keeps every row (it appears in its
     ``move`` row alone) and lowers the objective by its cost."""
-    if result.values is None or result.objective is None:
+    if result.values is None or result.objective is None or moves_of(model, result.values) <= 0:
         return result
     values = result.values.copy()
     cost = model.objective.coefs
