@@ -11,7 +11,6 @@ from datetime import date
 
 import numpy as np
 
-from solver.analyses.loss_cost import LOSS_COST_SHARE, loss_costs, surviving
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem
@@ -38,6 +37,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.problem import InferenceWorkload, Problem
 from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
+from solver.plan.loss_cost import LOSS_COST_SHARE, loss_costs, surviving
 from solver.plan.provenance import with_currency
 from solver.plan.reporting import in_reporting_periods
 from solver.plan.warnings import PlanWarning
@@ -182,15 +182,12 @@ def solve_verified(
             solution = optimise(compiled, model, solver=solver, options=options)
         except InfeasibleError as exc:
             raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
-    if moves:
+    if moves:  # the stay-put search, until the loss costs' share of the limit
         left = None if limit is None else limit * (1 - RESERVE_SHARE - LOSS_COST_SHARE * priced)
-        kept = stay_put(
-            solution.model,
-            solution.result,
-            options,
-            None if left is None else left - elapsed(started),
+        left = None if left is None else left - elapsed(started)
+        solution = replace(
+            solution, result=stay_put(solution.model, solution.result, options, left)
         )
-        solution = replace(solution, result=kept)
     plan = with_cash_flow(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
         problem,
@@ -223,19 +220,51 @@ def solve_verified(
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
     if priced:
         left = None if limit is None else limit * (1 - RESERVE_SHARE) - elapsed(started)
-        costs = loss_costs(
-            plan, problem, catalog, solver=solver, options=options, method=method, time_left_s=left
-        )
-        plan = plan.model_copy(update={"loss_costs": costs})
-        checks = verify_plan(plan, problem, catalog)  # the loss costs checked with the rest
-        if not all(c.ok for c in checks):
-            failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-            raise VerificationError(
-                f"the plan's loss costs failed independent verification ({failed})",
-                fix="this is a bug in procure: report it with the problem file",
-            )
-        plan = plan.model_copy(update={"checks": checks})
+        plan = with_loss_costs_of(plan, problem, catalog, solver, options, method, left)
     return with_currency(plan, problem, rate, catalog), solution
+
+
+def with_loss_costs_of(
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    solver: str,
+    options: SolveOptions,
+    method: str,
+    left_s: float | None,
+) -> Plan:
+    """The plan with its ``loss_costs`` (:mod:`solver.plan.loss_cost`: the problem solved
+    without each kind of loss it survives, within ``left_s`` seconds), verified again.
+
+    Raises
+    ------
+    VerificationError
+        The verifier rejected the plan's loss costs (a bug in procure).
+    """
+
+    def resolve(without: Problem, opts: SolveOptions) -> Plan:
+        return solve_verified(
+            without,
+            catalog,
+            solver=solver,
+            options=opts,
+            explain=False,
+            method=method,
+            price_restrictions=False,
+            with_loss_costs=False,
+        )[0]
+
+    plan = plan.model_copy(
+        update={"loss_costs": loss_costs(plan, problem, resolve, options, left_s)}
+    )
+    checks = verify_plan(plan, problem, catalog)  # the loss costs checked with the rest
+    if not all(c.ok for c in checks):
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
+        raise VerificationError(
+            f"the plan's loss costs failed independent verification ({failed})",
+            fix="this is a bug in procure: report it with the problem file",
+        )
+    return plan.model_copy(update={"checks": checks})
 
 
 def charges_moves(problem: Problem) -> bool:

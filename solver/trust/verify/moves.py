@@ -47,11 +47,13 @@ def moves(run: _Run, w: InferenceWorkload) -> list[tuple[str, str, str]]:
 def _check_migration(run: _Run) -> None:
     """``migration penalty recomputed``: the plan's ``migration_penalty_usd`` is the moves
     of its serving workloads whose moves are charged, each at its cost (absent when no
-    workload's moves are charged)."""
+    workload's moves are charged; not run when none is and the plan claims none)."""
     charged = [
         w for w in run.p.workloads if isinstance(w, InferenceWorkload) and w.migration_charged
     ]
     claimed = run.plan.migration_penalty_usd
+    if not charged and claimed is None:  # nothing charged, nothing claimed: no check
+        return
     if not charged:
         run.c.check(
             "migration penalty recomputed",

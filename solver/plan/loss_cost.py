@@ -13,11 +13,11 @@ its optimum is within the sum of the gaps of the true difference; both gaps are 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from solver.core.backends import SolveOptions
 from solver.errors import ProcureError
-from solver.inputs.catalog import Catalog
 from solver.inputs.problem import InferenceWorkload, Problem
 from solver.plan import Plan
 from solver.plan.exposure import KINDS, LossCost
@@ -52,21 +52,27 @@ def without_kind(problem: Problem, kind: str) -> Problem:
     return problem.model_copy(update={"workloads": workloads})
 
 
+#: Solves a problem within the options given and returns its verified plan (the caller's
+#: solve: :func:`solver.solve.solve_verified` with its solver and method)
+Resolve = Callable[[Problem, SolveOptions], Plan]
+
+
 def loss_costs(
     plan: Plan,
     problem: Problem,
-    catalog: Catalog,
-    *,
-    solver: str,
+    resolve: Resolve,
     options: SolveOptions,
-    method: str,
     time_left_s: float | None,
 ) -> list[LossCost] | None:
     """The plan's ``loss_costs`` (module docstring); None when no workload must survive a
-    loss. ``time_left_s``: seconds the solves without each rule may use together (None:
-    no limit)."""
-    from solver.solve import solve_verified
+    loss. ``resolve`` solves each problem without a rule; ``time_left_s``: seconds those
+    solves may use together (None: no limit).
 
+    Raises
+    ------
+    None of its own: a problem without a rule that is not solved (a ProcureError) leaves
+    its entry's cost out, with the reason in ``note``.
+    """
     kinds = surviving(problem)
     if not kinds:
         return None
@@ -91,16 +97,7 @@ def loss_costs(
             continue
         share = None if left is None else left / (len(kinds) - k)
         try:
-            other = solve_verified(
-                without_kind(problem, kind),
-                catalog,
-                solver=solver,
-                options=replace(options, time_limit_s=share),
-                explain=False,
-                method=method,
-                price_restrictions=False,
-                with_loss_costs=False,
-            )[0]
+            other = resolve(without_kind(problem, kind), replace(options, time_limit_s=share))
         except ProcureError as exc:
             out.append(entry.model_copy(update={"note": f"not solved: {exc.message}"}))
             continue
