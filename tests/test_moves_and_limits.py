@@ -153,7 +153,7 @@ def test_a_plan_that_moves_between_tied_regions_is_put_back(tiny_catalog):
         DEFAULT_USD_PER_MOVE + 16.06 * 0.09, abs=0.01
     )
     assert moving.objective == pytest.approx(13_140.0 + 521.69, abs=0.01)
-    kept = stay_put(model, moving, SolveOptions(), None)
+    kept = stay_put(model, moving, SolveOptions(), 60.0)
     assert moves_of(model, kept.values) == pytest.approx(0.0, abs=1e-6)
     assert kept.objective == pytest.approx(13_140.0, abs=0.01)
     # A plan charged for an arrival where nothing arrives (an arrival left at 1 by a solve

@@ -138,18 +138,21 @@ def stay_put(
     """``result`` or, when its plan moves, a plan of ``model`` that moves less at a lower
     objective (module docstring), with the first solve's bound and its gap against it;
     its arrivals :func:`settled` first. ``limit_s``: seconds the neighbourhoods may use
-    together (None: no limit)."""
+    together (None, a solve without a time limit: as long as the solve took, at least 1 s,
+    so that the search never outlasts what it polishes by much)."""
     result = settled(model, result)
     if result.values is None or result.objective is None or moves_of(model, result.values) <= 0:
         return result
+    if limit_s is None:
+        limit_s = max(1.0, result.solve_seconds)
     t0 = time.perf_counter()
     best_obj, best = float(result.objective), result.values
     found = neighbourhoods(model, result.values)
     for k, allowed in enumerate(found):
-        left = None if limit_s is None else limit_s - (time.perf_counter() - t0)
-        if left is not None and left <= 0.05:
+        left = limit_s - (time.perf_counter() - t0)
+        if left <= 0.05:
             break
-        share = None if left is None else left / (len(found) - k)
+        share = left / (len(found) - k)
         union = k == len(found) - 1 and len(found) > 1
         session = HighsSession(restricted(model, allowed))
         if session.infeasible_row:
