@@ -25,6 +25,9 @@ from sqlalchemy import select
 
 from solver.errors import ProcureError
 from solver.money import whole_usd
+from solver.web.alternatives_job import DEFAULT_MEASURE, DEFAULT_N, DEFAULT_SLACK, MEASURES
+from solver.web.alternatives_job import options_of as alternatives_options
+from solver.web.alternatives_job import view as alternatives_view
 from solver.web.analysis_jobs import (
     DEFAULT_FRONTIER_POINTS,
     MAX_FRONTIER_POINTS,
@@ -36,7 +39,7 @@ from solver.web.views import script_json
 from solver.web.workspace import plan_of, problem_of_plan
 
 #: the page of each kind, by its URL part
-PAGES = {"frontier": "frontier", "two-stage": "two_stage"}
+PAGES = {"frontier": "frontier", "two-stage": "two_stage", "alternatives": "alternatives"}
 
 
 def frontier_view(result: dict | None) -> dict:
@@ -122,7 +125,8 @@ def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: 
         if analysis_id is not None and (shown is None or shown.id != analysis_id):
             raise HTTPException(404, f"no {kind} analysis {analysis_id} of plan {plan_id}")
         result = None if shown is None else json.loads(shown.result_json)
-        view = frontier_view(result) if kind == "frontier" else two_stage_view(result)
+        views = {"frontier": frontier_view, "alternatives": alternatives_view}
+        view = views.get(kind, two_stage_view)(result)
         context = {
             "record": record,
             "plan": plan_of(record),
@@ -133,15 +137,19 @@ def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: 
             "default_points": DEFAULT_FRONTIER_POINTS,
             "max_points": MAX_FRONTIER_POINTS,
             "methods": TWO_STAGE_METHODS,
+            "measures": MEASURES,
+            "defaults": {"slack": DEFAULT_SLACK, "n": DEFAULT_N, "differ_by": DEFAULT_MEASURE},
             "has_uncertainty": problem_of_plan(record).uncertainty is not None,
             **view,
         }
-        name = "frontier.html.j2" if kind == "frontier" else "two_stage.html.j2"
+        name = f"{kind}.html.j2"
         return app.state.templates.TemplateResponse(request, name, context)
 
 
 def _options(kind: str, form) -> dict:
     """The options of a request from its form (as the CLI's options)."""
+    if kind == "alternatives":
+        return alternatives_options(form)
     if kind == "frontier":
         raw = str(form.get("points") or DEFAULT_FRONTIER_POINTS).strip()
         try:

@@ -141,12 +141,13 @@ def create_app(
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    from solver.web import accounts, price_watch, routes
+    from solver.web import accounts, price_upload, price_watch, routes
     from solver.web import approvals as approval_routes
 
     accounts.register(app)
     routes.register(app)
     price_watch.register(app)
+    price_upload.register(app)
     approval_routes.register(app)
 
     @app.exception_handler(HTTPException)

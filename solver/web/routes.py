@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 
 from solver.errors import ProcureError
+from solver.inputs.importers.feeds import SOURCES as PRICE_SOURCES
 from solver.web import audit
 from solver.web.approvals import ensure_unlocked
 from solver.web.faults import MAX_ID
@@ -19,6 +20,14 @@ from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.store.models import JobStatus
+from solver.web.variant_fields import (
+    CONFIDENCES,
+    DOMAINS,
+    GUARDS,
+    form_meeting_changes,
+    region_groups,
+)
+from solver.web.whatif import WHATIF_TIME_LIMIT_S, base_plan_of, error_json, what_if
 from solver.web.workspace import (
     CHANGE_FIELDS,
     add_problem,
@@ -124,6 +133,7 @@ def form_changes(form) -> dict:
     multipliers = _multipliers(str(form.get("price_multipliers") or ""))
     if multipliers:
         changes["price_multipliers"] = multipliers
+    changes.update(form_meeting_changes(form))
     return changes
 
 
@@ -145,10 +155,21 @@ def _home(request: Request, error: dict | None = None, yaml_text: str = "", stat
 FORM_FIELDS = ("name", *CHANGE_FIELDS)
 
 
+#: error fields whose form field has another name
+_FIELD_OF = {"uncertainty": "n_scenarios"}
+
+
 def _at(field: str) -> str:
-    """The variant form field an error's field path belongs to ('' for none)."""
+    """The variant form field an error's field path belongs to ('' for none): the path's
+    last part that is a form field (``workloads[1] (chat).survive_loss_of.0``:
+    survive_loss_of; the workload fields are set on every online workload), else its head."""
     head = field.split(" ")[0].split("[")[0].split(".")[0]
-    return head if head in FORM_FIELDS else ""
+    parts = [p.split("[")[0].strip() for p in reversed(field.split("."))]
+    for name in (*parts, head):
+        name = _FIELD_OF.get(name, name)
+        if name in FORM_FIELDS:
+            return name
+    return ""
 
 
 def _problem_page(
@@ -177,6 +198,13 @@ def _problem_page(
             "modes": MODES,
             "tiers": TIERS,
             "change_fields": CHANGE_FIELDS,
+            "region_groups": region_groups(shipped_or_dir_catalog(request.app.state.catalog_dir)),
+            "domains": DOMAINS,
+            "confidences": CONFIDENCES,
+            "guards": GUARDS,
+            "base_plan": base_plan_of(session, variants),
+            "whatif_limit_s": WHATIF_TIME_LIMIT_S,
+            "price_sources": PRICE_SOURCES,
         }
         return _page(request, "problem.html.j2", context, status)
 
@@ -234,8 +262,20 @@ def _new_variant(request: Request, problem_id: int, form):
             audit.record(session, who, "variant.add", entity, None, changes)
             session.commit()
     except ProcureError as exc:
-        return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
+        shown = {**dict(form), "survive_loss_of": form.getlist("survive_loss_of")}
+        return _problem_page(request, problem_id, _error(exc), shown, 400, "variant")
     return _see(f"/problems/{problem_id}")
+
+
+def _what_if(request: Request, problem_id: int, form) -> JSONResponse:
+    """``POST /api/problems/ID/whatif`` off the event loop (:mod:`solver.web.whatif`)."""
+    with request.app.state.store.sessions() as session:
+        problem = _get(session, ProblemRecord, problem_id, "problem")
+        try:
+            answer = what_if(session, problem, form_changes(form), request.app.state.catalog_dir)
+        except ProcureError as exc:
+            return JSONResponse(error_json(exc, _at(exc.field or "")), status_code=400)
+    return JSONResponse(answer)
 
 
 def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic between them
@@ -265,6 +305,11 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
     async def new_variant(request: Request, problem_id: int):
         form = await read_form(request)
         return await run_in_threadpool(_new_variant, request, problem_id, form)
+
+    @app.post("/api/problems/{problem_id}/whatif")
+    async def what_if_route(request: Request, problem_id: int):
+        form = await read_form(request)
+        return await run_in_threadpool(_what_if, request, problem_id, form)
 
     @app.post("/variants/{variant_id}/solve")
     def solve_variant(request: Request, variant_id: int):
