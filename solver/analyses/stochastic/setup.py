@@ -49,6 +49,7 @@ class Setup:
                     fix="remove switching_cost_usd (or set fleet: autoscale or flat to keep "
                     "the fleet steady) with uncertainty:",
                 )
+        problem = at_catalog_prices(problem)
         started = time.perf_counter()
         self.problem, self.catalog = problem, catalog
         #: a ``time.perf_counter()`` time after which no scenario solve starts (None: no
@@ -77,6 +78,23 @@ class Setup:
         self.compiled = keep_pools(compiled, self.kept)
         self.models = [build_model(c) for c in self.compiled]
         self.seconds = {"compile_and_build": time.perf_counter() - started}
+
+
+def at_catalog_prices(problem: Problem) -> Problem:
+    """``problem`` with ``price_guard: none``: two-stage planning prices its scenarios at
+    catalog prices (its price scenarios are its treatment of price uncertainty, and its
+    budgets, caps and risk measures read each scenario's catalog cost). The default guard is
+    set aside; a problem that asks for ``band_top`` in so many words is refused
+    (docs/concepts/price-guard.md, "The stochastic analysis")."""
+    if "price_guard" in problem.model_fields_set and problem.price_guard == "band_top":
+        raise ProcureError(
+            "two-stage planning prices its scenarios at catalog prices: the guard "
+            "(price_guard: band_top) is not applied to them",
+            field="price_guard",
+            fix="remove price_guard (or write price_guard: none) with uncertainty:; its price "
+            "scenarios (uncertainty.prices) carry the price uncertainty",
+        )
+    return problem.model_copy(update={"price_guard": "none"})
 
 
 def point_estimate(problem: Problem, catalog: Catalog, base: Compiled) -> Compiled:
