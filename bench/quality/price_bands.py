@@ -171,7 +171,8 @@ def unverified_pairs() -> list[Pair]:
     pairs: list[Pair] = []
     for _, r in m.iterrows():
         n = float(r["accelerators_per_instance_now"])
-        strong = float(r["on_demand_usd_per_hour_now"]) * (rate if r["currency_now"] == "EUR" else 1)
+        to_usd = rate if r["currency_now"] == "EUR" else 1.0
+        strong = float(r["on_demand_usd_per_hour_now"]) * to_usd
         pairs.append(Pair("unverified", f"catalog {FIRST_CONFIDENCES} -> now", r["offering_id"],
                           float(r["on_demand_usd_per_hour_old"]) / n, strong / n))
     return pairs

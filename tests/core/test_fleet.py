@@ -130,7 +130,8 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
     # $108,648.00 = $219,227.52; plus training $142,525.82 = $361,753.34.
     # Under the guard (the default) the Massed Compute pairs are third_party, priced in the
     # objective at $2.70 x 1.37 = $3.699/h, Lambda GH200 at list at $2.29 x 1.00: the MIP
-    # takes Lambda GH200 alone, 2 at base, 6 at shoulder, 6 at peak (the golden), 2 x 12 + 6 x 8 + 6 x 4
+    # takes Lambda GH200 alone, 2 at base, 6 at shoulder, 6 at peak (the golden),
+    # 2 x 12 + 6 x 8 + 6 x 4
     # = 96 unit-hours a day: 96 x 1,006 x $2.29 = $221,159.04; plus training $142,525.82 =
     # $363,684.86 at catalog prices.
     plan = seed_plan
@@ -147,12 +148,8 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
 def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
     # The seed (default: autoscaled, guarded), in each serving period: Lambda GH200 2 at
     # base, 6 at shoulder, 6 at peak: 2 all day, 6 - 2 = 4 more, read "at peak" (shoulder
-    # and peak tie; the peak is named). traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at
-    # base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder. Which of the
-    # A6000 rows it is, is a tie: every Massed Compute A6000 type and region is $0.57 per
-    # GPU-hour in the catalog, so the solver may take any (the line's reading is the point).
+    # and peak tie; the peak is named).
     import json
-    import re
 
     from solver.outputs.text import fleet_lines
     from solver.plan import Plan

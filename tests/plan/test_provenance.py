@@ -106,7 +106,8 @@ def test_seed_under_list_prices_moves_to_lambdas_page():
     # 1,843.51 h each, sized at B200's low MFU 0.35: 3 x 1,843.505 x 53.52 = $295,993.17) and
     # serves on the same Lambda GH200 as the seed ($2.29/h; 2 at base, 6 at shoulder, 6 at
     # peak: 2 x 12 + 6 x 8 + 6 x 4 = 96 unit-hours a day over 1,006 days = $221,159.04):
-    # $517,152.21, 1.42x the (autoscaled, guarded) seed, $363,684.86. Before Lambda's page was read the only list
+    # $517,152.21, 1.42x the (autoscaled, guarded) seed, $363,684.86. Before Lambda's page
+    # was read the only list
     # prices were CoreWeave's and Seeweb's, and the same requirement cost $741,065.38 (2.05x).
     # Under the default policy the same requirement refuses the seed's plan instead
     # (tests/trust/test_price_requirements.py).
