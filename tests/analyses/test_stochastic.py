@@ -478,15 +478,3 @@ def test_two_stage_planning_sets_the_default_guard_aside(tmp_path):
     sp = solve_stochastic(problem, load_catalog(cat))
     assert _reserved(sp.commitments) == 1
     assert sp.expected_cost_usd == pytest.approx(5.00 * HOURS)
-
-
-def test_two_stage_planning_refuses_a_guard_asked_for(tmp_path):
-    # price_guard: band_top written with uncertainty: one clear message, field and fix
-    write_catalog(tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, r1=2.0)])
-    path = tmp_path / "p.yaml"
-    path.write_text(yaml.safe_dump(_problem() | {"price_guard": "band_top"}))
-    result = runner.invoke(app, ["solve", str(path), "--catalog", str(tmp_path / "cat")])
-    assert result.exit_code == 2, result.output
-    assert result.output.startswith("error: ") and "Traceback" not in result.output
-    assert "price_guard" in result.output and "catalog prices" in result.output
-    assert "fix:" in result.output and "price_guard: none" in result.output

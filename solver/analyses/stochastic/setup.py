@@ -83,17 +83,9 @@ class Setup:
 def at_catalog_prices(problem: Problem) -> Problem:
     """``problem`` with ``price_guard: none``: two-stage planning prices its scenarios at
     catalog prices (its price scenarios are its treatment of price uncertainty, and its
-    budgets, caps and risk measures read each scenario's catalog cost). The default guard is
-    set aside; a problem that asks for ``band_top`` in so many words is refused
-    (docs/concepts/price-guard.md, "The stochastic analysis")."""
-    if "price_guard" in problem.model_fields_set and problem.price_guard == "band_top":
-        raise ProcureError(
-            "two-stage planning prices its scenarios at catalog prices: the guard "
-            "(price_guard: band_top) is not applied to them",
-            field="price_guard",
-            fix="remove price_guard (or write price_guard: none) with uncertainty:; its price "
-            "scenarios (uncertainty.prices) carry the price uncertainty",
-        )
+    budgets, caps and risk measures read each scenario's catalog cost), so the guard is set
+    aside, whether written or the default (a plan's echoed problem writes it out, so the two
+    cannot be told apart) (docs/concepts/price-guard.md, "Two-stage planning")."""
     return problem.model_copy(update={"price_guard": "none"})
 
 
