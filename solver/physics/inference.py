@@ -604,11 +604,12 @@ def _largest_batch_within_ttft(
     upper: np.ndarray,
     output_tokens: float,
     cap: np.ndarray,
-    load: LoadPercentile,
+    load: LoadPercentile | None,
     service: np.ndarray,
 ) -> np.ndarray:
-    """Largest planned batch b in [0, upper] whose TTFT at ``load``'s percentile is within
-    ``ttft_slo_s`` (bisection). TTFT_p rises with b: the arrival rate rho b / t(b) / O
+    """Largest planned batch b in [0, upper] whose TTFT at ``load``'s percentile (the
+    mean, prefill + t(b), where ``load`` is None) is within ``ttft_slo_s`` (bisection).
+    TTFT_p rises with b: the arrival rate rho b / t(b) / O
     that loads the prefill queue rises with b (b / t(b) rises, module doc), and so do the
     quantile batch and its step. A smaller batch at the same utilisation is fewer arrivals,
     so where the TPOT-limited batch queues prompts beyond the TTFT limit the replica still
@@ -700,12 +701,22 @@ def best_decode(
     service = prefill_compute_s(model, p, d, dev)
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
-        if load is not None and ttft_slo_s is not None:
-            # the TPOT-limited batch may queue prompts past the TTFT limit: take the
-            # largest batch that meets both (a smaller batch is fewer arrivals)
+        if ttft_slo_s is not None:
+            # the TPOT-limited batch may step (at the mean) or queue prompts (at a
+            # percentile) past the TTFT limit: take the largest batch that meets both (a
+            # smaller batch steps faster and is fewer arrivals). As for TPOT, the batch's
+            # own TTFT (prefill + t(b)) holds too, so a tail check never finds capacity
+            # the mean does not (docs/guides/operating-point.md)
             b_ttft = _largest_batch_within_ttft(
-                sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, load, service
+                sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, None, service
             )
+            if load is not None:
+                b_ttft = np.minimum(
+                    b_ttft,
+                    _largest_batch_within_ttft(
+                        sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, load, service
+                    ),
+                )
             chosen = np.where(chosen >= 1, np.maximum(b_ttft, 1), chosen).astype(int)
     else:
         chosen = np.full(d.shape, int(batch))
@@ -726,7 +737,7 @@ def best_decode(
     reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
-            (reason == "") & (ttft_p > ttft_slo_s),
+            (reason == "") & ((ttft_p > ttft_slo_s) | (prefill + step > ttft_slo_s)),
             f"time to first token above the SLO{at_p}",
             reason,
         )
@@ -815,3 +826,33 @@ def calibration_factor(measured: np.ndarray, predicted: np.ndarray) -> tuple[flo
     log_ratio = np.log(measured[ok] / predicted[ok])
     centre = float(log_ratio.mean())
     return float(np.exp(centre)), int(ok.sum()), float(np.abs(log_ratio - centre).max())
+
+
+def measured_tail_share(at_percentile: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
+    """Share of a throughput measured at the mean that the physics keeps at a percentile.
+
+    A measured profile (requests/s per bucket) states a throughput, not a latency
+    distribution: it is taken as the mean-condition figure and scaled by the physics' own
+    ratio at / mean (requests/s, same accelerator and bucket), so a tail check never plans
+    more than the measurement (docs/guides/operating-point.md). Points where the physics
+    has no mean figure take the lowest positive ratio of the others (1 where there is
+    none). Ratios are clipped to [0, 1].
+
+    Parameters
+    ----------
+    at_percentile, at_mean : np.ndarray
+        Physics requests/s at the SLO percentile under load, and at the mean.
+
+    Returns
+    -------
+    np.ndarray
+        Share per point, dimensionless, in [0, 1].
+    """
+    p = np.asarray(at_percentile, dtype=float)
+    m = np.asarray(at_mean, dtype=float)
+    known = m > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.clip(np.where(known, p / m, 0.0), 0.0, 1.0)
+    positive = ratio[known & (ratio > 0)]
+    fallback = float(positive.min()) if positive.size else 1.0
+    return np.where(known, ratio, fallback)

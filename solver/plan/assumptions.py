@@ -72,6 +72,7 @@ PROBLEM_SETTINGS = (
 )
 TRAINING_SETTINGS = ("training_margin", "mfu", "recompute", "interruptible", "max_accelerators")
 INFERENCE_SETTINGS = (
+    "slo_percentile",
     "max_utilisation",
     "fleet",
     "redundancy",
@@ -517,6 +518,8 @@ def _setting(model: BaseModel, name: str, workload: str) -> Assumption:
     """One setting: its value, whether the problem file set it, and its meaning."""
     field = type(model).model_fields[name]
     value = getattr(model, name)
+    if name == "slo_percentile" and value is None:
+        value = "mean"  # the SLOs checked at the mean only, said in words
     return Assumption(
         kind="default",
         name=name,

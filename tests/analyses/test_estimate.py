@@ -44,7 +44,7 @@ CASES = [
 ]
 
 
-def _problem(model: str, precision: str, prompt: int, output: int, tpot, ttft):
+def _problem(model: str, precision: str, prompt: int, output: int, tpot, ttft, percentile=None):
     data = {
         "name": "one-physics",
         "horizon_months": 1,
@@ -61,15 +61,22 @@ def _problem(model: str, precision: str, prompt: int, output: int, tpot, ttft):
                 "ttft_slo": f"{ttft or 1e6} ms",
                 "tpot_slo": f"{tpot or 1e6} ms",
                 "allow_tensor_parallel_over_pcie": True,
+                # None: the problem's default (p99, issue 47); "mean": the mean only
+                **({} if percentile is None else {"slo_percentile": percentile}),
             }
         ],
     }
     return parse_problem(data)
 
 
+@pytest.mark.parametrize("percentile", ["mean", None])
 @pytest.mark.parametrize("model,offering,tp,precision,prompt,output,tpot,ttft", CASES)
-def test_estimate_and_compile_agree(model, offering, tp, precision, prompt, output, tpot, ttft):
-    problem = _problem(model, precision, prompt, output, tpot, ttft)
+def test_estimate_and_compile_agree(
+    model, offering, tp, precision, prompt, output, tpot, ttft, percentile
+):
+    # at the mean (asked for by name), and at the problem's default, p99 under Poisson
+    # arrivals at the default max_utilisation 0.8, which the estimate is given explicitly
+    problem = _problem(model, precision, prompt, output, tpot, ttft, percentile)
     w = problem.workloads[0]
     pools = build_pools(problem, CATALOG)
     pool = pools[(pools["offering_id"] == offering) & (pools["mode"] == "on_demand")]
@@ -89,7 +96,10 @@ def test_estimate_and_compile_agree(model, offering, tp, precision, prompt, outp
         tpot_slo_ms=tpot or 1e6,
         ttft_slo_ms=ttft or 1e6,
         memory_headroom=problem.memory_headroom,
+        slo_percentile=w.slo_percentile,
+        utilisation=w.max_utilisation,
     )
+    assert w.slo_percentile == (None if percentile == "mean" else 0.99)
     apu = int(CATALOG.offerings.at[offering, "accelerators_per_instance"])
     per_instance = est["replica_output_tokens_per_s"] * (apu // tp)
     assert per_instance > 0, est.get("slo_limit")

@@ -33,7 +33,8 @@ def chat(**extra) -> dict:
 
 def test_p99_slo_needs_a_third_unit_where_the_mean_needs_two(tiny_catalog):
     cat = tiny_catalog([H1])
-    mean = compile_problem(problem([chat()]), cat).options.iloc[0]
+    # the mean is asked for by name (p99 is the default)
+    mean = compile_problem(problem([chat(slo_percentile="mean")]), cat).options.iloc[0]
     p99 = compile_problem(problem([chat(slo_percentile=0.99)]), cat).options.iloc[0]
     # At the mean the 10 ms step allows 51 sequences (9.985 ms): 51 / 9.985 ms = 5,107 tok/s.
     # At p99 under Poisson arrivals at 80% utilisation the planned batch b must keep
@@ -45,7 +46,7 @@ def test_p99_slo_needs_a_third_unit_where_the_mean_needs_two(tiny_catalog):
     assert float(p99["tokens_per_s_per_unit"]) == pytest.approx(4698.7, abs=0.5)
     # demand 7,800 / 0.8 = 9,750 tok/s: 9,750 / 5,107 = 1.91 -> 2 units at the mean,
     # 9,750 / 4,699 = 2.07 -> 3 at p99 ($4 x 730 h each)
-    at_mean = solve_problem(problem([chat()]), cat)
+    at_mean = solve_problem(problem([chat(slo_percentile="mean")]), cat)
     at_p99 = solve_problem(problem([chat(slo_percentile=0.99)]), cat)
     assert units(at_mean) == {"acme/us-east/h1": 2}
     assert units(at_p99) == {"acme/us-east/h1": 3}
@@ -79,3 +80,15 @@ def test_a_percentage_for_a_percentile_gets_a_fix_that_says_fraction():
     with pytest.raises(ProcureError) as exc:
         problem([chat(slo_percentile=99)])
     assert "0.99 for p99" in exc.value.fix
+
+
+def test_online_workloads_are_checked_at_p99_unless_the_problem_asks_for_the_mean():
+    # issue 47: p99 is the default (MLPerf Inference's server scenario states its limits
+    # at p99); 'mean' (or null) keeps the mean, and the percentile is echoed on the plan
+    default = problem([chat()]).workloads[0]
+    assert default.slo_percentile == 0.99
+    assert default.load_percentile is not None
+    assert (default.load_percentile.p, default.load_percentile.rho) == (0.99, 0.8)
+    for mean in ("mean", None):
+        w = problem([chat(slo_percentile=mean)]).workloads[0]
+        assert w.slo_percentile is None and w.load_percentile is None

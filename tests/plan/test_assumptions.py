@@ -98,6 +98,12 @@ def test_the_settings_say_whether_the_problem_set_them(tiny_catalog):
         "autoscale",
         "default",
     )
+    # the plan states the percentile its SLOs were checked at: p99 by default (issue 47)
+    percentile = settings[("chat", "slo_percentile")]
+    assert (percentile.value, percentile.basis) == (0.99, "default")
+    mean = solve_problem(problem([serve(20, slo_percentile="mean")]), tiny_catalog([H1_CAP2, L4]))
+    [stated] = [a for a in mean.assumptions if a.name == "slo_percentile"]
+    assert (stated.value, stated.basis) == ("mean", "problem")
     assert settings[("", "owned_cost_policy")].value == "cash"
     assert settings[("", "residual_value")].basis == "default"
     assert settings[("", "modes")].basis == "problem"  # problem() lists on_demand

@@ -9,7 +9,7 @@ from solver.physics.constants import INFERENCE_UTILISATION
 from solver.plan import LineItem
 from solver.trust.verify.context import _close, _le
 from solver.trust.verify.run import _Run
-from solver.trust.verify.unit_facts import _capacity_share, _decode
+from solver.trust.verify.unit_facts import _capacity_share, _decode, _measured_here
 from solver.units import Item
 
 
@@ -40,11 +40,7 @@ def _check_serving(
         item.tp_degree >= 1 and u["apu"] % item.tp_degree == 0,
         f"{item.offering}",
     )
-    measured = None
-    if isinstance(w, InferenceWorkload) and w.measured_throughput_rps:
-        for name, vals in w.measured_throughput_rps.items():
-            if catalog.resolve_accelerator(name) == item.accelerator:
-                measured = vals
+    measured = _measured_here(w, spec, catalog, p.memory_headroom, item.accelerator)
     mix = isinstance(w, InferenceWorkload) and w.traffic_mix
     share = _capacity_share(p, w, u, measured is not None, spec)
     if mix:

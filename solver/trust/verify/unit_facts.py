@@ -81,8 +81,12 @@ def _decode(
     prompt: float,
     output: float,
     headroom: float,
+    at_mean: bool = False,
 ) -> physics.DecodeResult:
+    """One replica's operating point, at the workload's SLO percentile (at the mean with
+    ``at_mean``, or where the workload checks none)."""
     acc = u["acc"]
+    load = w.load_percentile if isinstance(w, InferenceWorkload) and not at_mean else None
     table = physics.one_row_table(acc)
     return physics.best_decode(
         physics.served_model(spec, w.weight_precision, w.kv_precision),
@@ -93,7 +97,7 @@ def _decode(
         d=np.array([float(d)]),
         dev=physics.device_figures(table, w.weight_precision, np.array([u["nvlink"]]), w.runtime),
         memory_headroom=headroom,
-        load=w.load_percentile if isinstance(w, InferenceWorkload) else None,
+        load=load,
     )
 
 
@@ -106,8 +110,9 @@ def _calibration(
     """Factor scaling physics to the workload's measured profiles, recomputed here.
 
     Geometric mean of measured / physics requests/s over every measured accelerator
-    (one device per replica, no NVLink) and bucket where both are positive; 1.0 when
-    the workload has no profile.
+    (one device per replica, no NVLink) and bucket where both are positive, the physics
+    at the mean (a profile is a mean-condition figure); 1.0 when the workload has no
+    profile.
     """
     if not isinstance(w, InferenceWorkload) or not w.measured_throughput_rps:
         return 1.0
@@ -116,11 +121,49 @@ def _calibration(
         acc = catalog.accelerators.loc[catalog.resolve_accelerator(name)]
         unit = {"acc": acc, "nvlink": False}
         for j, bucket in enumerate(w.traffic_mix or []):
-            res = _decode(w, spec, unit, 1, bucket.prompt_tokens, bucket.output_tokens, headroom)
+            res = _decode(
+                w, spec, unit, 1, bucket.prompt_tokens, bucket.output_tokens, headroom, True
+            )
             physics_rps = float(res.tokens_per_s[0]) / bucket.output_tokens
             if values[j] > 0 and physics_rps > 0:
                 logs.append(np.log(values[j] / physics_rps))
     return float(np.exp(np.mean(logs))) if logs else 1.0
+
+
+def _measured_here(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    catalog: Catalog,
+    headroom: float,
+    accelerator: str,
+) -> list[float] | None:
+    """The requests/s per bucket one ``accelerator`` is planned at from the workload's
+    measured profile, recomputed; None without a profile for it.
+
+    The profile holds at the mean; where the SLOs are checked at a percentile, each
+    bucket keeps the physics' own share at that percentile
+    (:func:`solver.physics.measured_tail_share`: physics requests/s at the percentile /
+    at the mean, one device, no NVLink).
+    """
+    if not isinstance(w, InferenceWorkload) or not w.measured_throughput_rps:
+        return None
+    values = None
+    for name, vals in w.measured_throughput_rps.items():
+        if catalog.resolve_accelerator(name) == accelerator:
+            values = vals
+    if values is None or w.load_percentile is None:
+        return values
+    unit = {"acc": catalog.accelerators.loc[accelerator], "nvlink": False}
+    at_p: list[float] = []
+    at_mean: list[float] = []
+    for bucket in w.traffic_mix or []:
+        for out, mean in ((at_p, False), (at_mean, True)):
+            res = _decode(
+                w, spec, unit, 1, bucket.prompt_tokens, bucket.output_tokens, headroom, mean
+            )
+            out.append(float(res.tokens_per_s[0]) / bucket.output_tokens)
+    share = physics.measured_tail_share(np.array(at_p), np.array(at_mean))
+    return [float(v) * float(k) for v, k in zip(values, share, strict=True)]
 
 
 def _capacity_share(
@@ -216,10 +259,7 @@ def _unit_tokens_per_s(
     if not w.traffic_mix:
         res = _decode(w, spec, u, item.tp_degree, w.prompt_tokens, w.output_tokens, headroom)
         return float(res.tokens_per_s[0]) * replicas * _capacity_share(problem, w, u, False, spec)
-    measured = None
-    for name, values in (w.measured_throughput_rps or {}).items():
-        if catalog.resolve_accelerator(name) == item.accelerator:
-            measured = values
+    measured = _measured_here(w, spec, catalog, headroom, item.accelerator)
     share = _capacity_share(problem, w, u, measured is not None, spec)
     tokens_per_request = 0.0
     s_per_request = 0.0
