@@ -1,7 +1,9 @@
 """The cost categories beside compute: the problem's ``costs:`` block,
 the published defaults it may lean on, and what is still not modelled.
 
-Every category is off until the problem opts in (a seed plan's cost does not move):
+A category the problem does not give takes its sourced default from the plan
+(:mod:`solver.inputs.cost_defaults`, ``Resolved.defaults``); ``costs: none`` turns every
+category off. A category given:
 
 - ``storage``: GB held each month per provider and storage class, at the class's
   published $/GB-month (:data:`STORAGE_USD_PER_GB_MONTH`) or the entry's own price.
@@ -12,8 +14,8 @@ Every category is off until the problem opts in (a seed plan's cost does not mov
   percentage of the month's spend with that provider (:data:`SUPPORT_PLANS`, or the
   entry's own minimum and bands).
 - ``operations_staff``: people who run the rented fleet, USD per instance-year (default
-  the catalog's sites' STAFF_RATIO: one administrator per 1,000 servers at the US median
-  pay, catalogs/SOURCES.md), charged per instance-hour rented or reserved in use.
+  one administrator per 140 servers at the loaded US median pay, catalogs/SOURCES.md
+  STAFF_BY_SIZE and STAFF_LOADING), charged per instance-hour rented or reserved in use.
 - ``taxes``: a sales tax or VAT rate on everything a provider bills.
 - ``contingency_percent``: a stated reserve on top of everything else.
 
@@ -29,6 +31,7 @@ from typing import Literal, Protocol, cast
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from solver.errors import ProcureError, suggestion
+from solver.inputs.cost_defaults import STAFF_DEFAULT_SOURCE, STAFF_USD_PER_INSTANCE_YEAR
 
 #: (provider, storage class) -> (USD per GB-month, source). Only prices read from the
 #: provider's own page; any other provider or class needs the entry's usd_per_gb_month.
@@ -72,13 +75,8 @@ SUPPORT_PLANS: dict[tuple[str, str], SupportPlan] = {
         _AWS_SUPPORT,
     ),
 }
-#: catalogs/SOURCES.md STAFF_RATIO: $95,360 (BLS median, systems administrators, May 2023)
-#: / 1,000 servers per administrator; a rented instance counts as one server
-DEFAULT_STAFF_USD_PER_INSTANCE_YEAR = 95.36
-STAFF_SOURCE = (
-    "catalogs/SOURCES.md STAFF_RATIO: one administrator per 1,000 servers at the BLS median "
-    "pay of $95,360 a year; a rented instance counts as one server"
-)
+#: the problem's own staff rate (costs.operations_staff.usd_per_instance_year)
+STAFF_SOURCE = "the problem's costs.operations_staff.usd_per_instance_year"
 HOURS_PER_YEAR = 8760.0
 
 #: what no plan models yet, whatever the problem says (the plan's ``not_included``)
@@ -103,6 +101,15 @@ CATEGORY_WORDS: dict[str, str] = {
 }
 Category = Literal["storage", "egress", "support", "staff", "tax", "contingency"]
 CATEGORIES: tuple[str, ...] = ("storage", "egress", "support", "staff", "tax", "contingency")
+#: a ``costs:`` field -> the category it gives
+CATEGORY_OF_FIELD: dict[str, str] = {
+    "storage": "storage",
+    "egress": "egress",
+    "support": "support",
+    "operations_staff": "staff",
+    "taxes": "tax",
+    "contingency_percent": "contingency",
+}
 
 
 class _Entry(BaseModel):
@@ -192,10 +199,11 @@ class SupportEntry(_Entry):
 
 class StaffEntry(_Entry):
     usd_per_instance_year: float = Field(
-        DEFAULT_STAFF_USD_PER_INSTANCE_YEAR,
+        STAFF_USD_PER_INSTANCE_YEAR,
         gt=0,
-        description="Staff cost per rented instance per year, USD (default 95.36: "
-        "catalogs/SOURCES.md STAFF_RATIO)",
+        description="Staff cost per rented instance per year, USD (default 966.16: one "
+        "administrator per 140 servers at $135,262.41 a year, catalogs/SOURCES.md "
+        "STAFF_BY_SIZE and STAFF_LOADING)",
     )
 
 
@@ -239,6 +247,10 @@ class Resolved:
     staff_usd_per_instance_hour: float = 0.0
     tax_rate: dict[str, float] = field(default_factory=dict)  # fraction, not percent
     contingency_rate: float = 0.0  # fraction
+    staff_source: str = STAFF_SOURCE
+    #: the categories (of :data:`CATEGORIES`) the problem did not give, which take their
+    #: defaults from the plan (solver.inputs.cost_defaults); empty under ``costs: none``
+    defaults: frozenset[str] = frozenset()
 
     @property
     def any(self) -> bool:
@@ -249,6 +261,7 @@ class Resolved:
             or self.staff_usd_per_instance_hour
             or self.tax_rate
             or self.contingency_rate
+            or self.defaults
         )
 
 
@@ -262,14 +275,18 @@ def _provider(value: str, providers: set[str] | None, where: str) -> None:
 
 
 def resolve_costs(
-    costs: Costs | None, providers: set[str] | None, serving: set[str], other_workloads: set[str]
+    costs: Costs | Literal["none"] | None,
+    providers: set[str] | None,
+    serving: set[str],
+    other_workloads: set[str],
 ) -> Resolved:
     """Look up each entry's price or plan (the entry's own, else the published default).
 
     Parameters
     ----------
     costs
-        The problem's ``costs:`` block (None: nothing).
+        The problem's ``costs:`` block: None (no block) or a block's categories not given
+        take their defaults (``Resolved.defaults``); ``"none"`` is nothing at all.
     providers
         The catalog's provider ids (None: names not checked, as compile checked them).
     serving, other_workloads
@@ -281,14 +298,25 @@ def resolve_costs(
         An unknown provider or workload, or a price with no published default; the field
         named (``costs.storage[0].usd_per_gb_month``) with the fix.
     """
-    if costs is None:
+    if costs == "none":
         return Resolved()
+    if costs is None:
+        costs = Costs()
+    given = {CATEGORY_OF_FIELD[f] for f in costs.model_fields_set if f in CATEGORY_OF_FIELD}
+    staff_year = (
+        costs.operations_staff.usd_per_instance_year
+        if costs.operations_staff is not None
+        else (0.0 if "staff" in given else STAFF_USD_PER_INSTANCE_YEAR)
+    )
     out = Resolved(
-        staff_usd_per_instance_hour=0.0
-        if costs.operations_staff is None
-        else costs.operations_staff.usd_per_instance_year / HOURS_PER_YEAR,
+        staff_usd_per_instance_hour=staff_year / HOURS_PER_YEAR,
         tax_rate={t.provider: t.rate_percent / 100.0 for t in costs.taxes},
         contingency_rate=costs.contingency_percent / 100.0,
+        staff_source=STAFF_SOURCE
+        if costs.operations_staff is not None
+        and "usd_per_instance_year" in costs.operations_staff.model_fields_set
+        else STAFF_DEFAULT_SOURCE,
+        defaults=frozenset(CATEGORIES) - given,
     )
     for i, s in enumerate(costs.storage):
         _provider(s.provider, providers, f"costs.storage[{i}].provider")
@@ -405,7 +433,7 @@ class _Problem(Protocol):
     """What this module reads of a problem (problem.Problem, which imports this module)."""
 
     @property
-    def costs(self) -> Costs | None: ...
+    def costs(self) -> Costs | Literal["none"] | None: ...
     @property
     def workloads(self) -> Sequence[_Workload]: ...
     def workload(self, name: str) -> _Workload: ...
