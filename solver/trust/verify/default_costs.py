@@ -16,6 +16,8 @@ problem, the catalog's model sizes and the published figures of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from solver.inputs.cost_defaults import (
     CHECKPOINTS_KEPT,
     DATASET_BYTES_PER_TOKEN,
@@ -52,7 +54,8 @@ def defaulted(costs: Costs | None) -> set[str]:
 
 def expected_default_lines(run: _Run, categories: set[str]) -> dict[tuple[str, str, int], float]:
     """(category, provider, -1) -> USD of the default storage and staff lines."""
-    ctx, plan, out = run.ctx, run.plan, {}
+    ctx, plan = run.ctx, run.plan
+    out: dict[tuple[str, str, int], float] = {}
     if "storage" in categories:
         for w in run.p.workloads:
             if not isinstance(w, TrainingWorkload):
@@ -115,11 +118,14 @@ def check_default_egress(run: _Run, lines: list[CostLine]) -> None:
         )
 
 
-def default_support_plans(providers: set[str]) -> dict[str, tuple[float, tuple] | None]:
+Terms = tuple[float, Sequence[tuple[float | None, float]]]
+
+
+def default_support_plans(providers: set[str]) -> dict[str, Terms | None]:
     """Provider -> (minimum per month, bands) of its default support plan (None: none)."""
     from solver.inputs.cost_defaults import SUPPORT_DEFAULT
 
-    out: dict[str, tuple[float, tuple] | None] = {}
+    out: dict[str, Terms | None] = {}
     for provider in providers:
         name = SUPPORT_DEFAULT.get(provider, ("", ""))[0]
         plan = SUPPORT_PLANS.get((provider, name)) if name else None
