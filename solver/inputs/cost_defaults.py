@@ -23,13 +23,7 @@ default (an empty list zeroes it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from solver.physics.constants import LORA_TRAINABLE_FRACTION
-
-if TYPE_CHECKING:
-    from solver.inputs.catalog import Catalog
-    from solver.inputs.problem import TrainingWorkload
 
 #: Bytes per token of text, in a dataset and in an answer sent to a user: "one token
 #: generally corresponds to ~4 characters of text for common English text" (OpenAI,
@@ -139,18 +133,6 @@ TAX_NONE = "no jurisdiction named: no tax (give costs.taxes with a provider and 
 CONTINGENCY_NONE = "costs.contingency_percent not set: 0 (the problem sets a reserve)"
 
 
-def storage_gb(w: TrainingWorkload, catalog: Catalog) -> tuple[float, float]:
-    """(dataset GB, checkpoints GB) of a training workload: tokens x
-    :data:`DATASET_BYTES_PER_TOKEN`, and :data:`CHECKPOINTS_KEPT` x its model's parameters
-    (the catalog's) x :func:`checkpoint_bytes_per_param`; GB = 1e9 bytes."""
-    from solver.inputs.presets import resolve_model
-
-    params = resolve_model(w.model, catalog, f"workloads[{w.name}].model").params
-    dataset = w.tokens * DATASET_BYTES_PER_TOKEN / 1e9
-    checkpoints = CHECKPOINTS_KEPT * params * checkpoint_bytes_per_param(w.optimizer) / 1e9
-    return dataset, checkpoints
-
-
 def storage_price(provider: str) -> tuple[float, str]:
     """(USD per GB-month, source) of a provider's storage by default."""
     return STORAGE_USD_PER_GB_MONTH.get(provider, STORAGE_REFERENCE)
@@ -178,7 +160,6 @@ __all__ = [
     "TAX_NONE",
     "checkpoint_bytes_per_param",
     "egress_price",
-    "storage_gb",
     "storage_price",
     "support_default",
 ]

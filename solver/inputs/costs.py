@@ -1,9 +1,10 @@
 """The cost categories beside compute: the problem's ``costs:`` block,
 the published defaults it may lean on, and what is still not modelled.
 
-A category the problem does not give takes its sourced default from the plan
-(:mod:`solver.inputs.cost_defaults`, ``Resolved.defaults``); ``costs: none`` turns every
-category off. A category given:
+Every category is off until the problem gives it, or asks for the sourced defaults
+(``costs: default``, or ``defaults: true`` beside the categories it gives: those not
+given take their defaults from the plan, :mod:`solver.inputs.cost_defaults`,
+``Resolved.defaults``). A category given:
 
 - ``storage``: GB held each month per provider and storage class, at the class's
   published $/GB-month (:data:`STORAGE_USD_PER_GB_MONTH`) or the entry's own price.
@@ -213,8 +214,14 @@ class TaxEntry(_Entry):
 
 
 class Costs(_Entry):
-    """The cost categories beside compute (all off by default)."""
+    """The cost categories beside compute: each off until given, or, with ``defaults:
+    true`` (``costs: default``), every category not given at its sourced default."""
 
+    defaults: bool = Field(
+        False,
+        description="Every category not given takes its sourced default "
+        "(solver/inputs/cost_defaults.py; costs: default is defaults: true alone)",
+    )
     storage: list[StorageEntry] = Field(default_factory=list)
     egress: list[EgressEntry] = Field(default_factory=list)
     support: list[SupportEntry] = Field(default_factory=list)
@@ -275,7 +282,7 @@ def _provider(value: str, providers: set[str] | None, where: str) -> None:
 
 
 def resolve_costs(
-    costs: Costs | Literal["none"] | None,
+    costs: Costs | Literal["none", "default"] | None,
     providers: set[str] | None,
     serving: set[str],
     other_workloads: set[str],
@@ -285,8 +292,9 @@ def resolve_costs(
     Parameters
     ----------
     costs
-        The problem's ``costs:`` block: None (no block) or a block's categories not given
-        take their defaults (``Resolved.defaults``); ``"none"`` is nothing at all.
+        The problem's ``costs:``: None (no block) or ``"none"``, nothing; ``"default"``,
+        every category at its default; a block, its categories, and with ``defaults:
+        true`` those not given at their defaults (``Resolved.defaults``).
     providers
         The catalog's provider ids (None: names not checked, as compile checked them).
     serving, other_workloads
@@ -298,15 +306,16 @@ def resolve_costs(
         An unknown provider or workload, or a price with no published default; the field
         named (``costs.storage[0].usd_per_gb_month``) with the fix.
     """
-    if costs == "none":
+    if costs is None or costs == "none":
         return Resolved()
-    if costs is None:
-        costs = Costs()
+    if costs == "default":
+        costs = Costs(defaults=True)
     given = {CATEGORY_OF_FIELD[f] for f in costs.model_fields_set if f in CATEGORY_OF_FIELD}
+    by_default = frozenset(CATEGORIES) - given if costs.defaults else frozenset()
     staff_year = (
         costs.operations_staff.usd_per_instance_year
         if costs.operations_staff is not None
-        else (0.0 if "staff" in given else STAFF_USD_PER_INSTANCE_YEAR)
+        else (STAFF_USD_PER_INSTANCE_YEAR if "staff" in by_default else 0.0)
     )
     out = Resolved(
         staff_usd_per_instance_hour=staff_year / HOURS_PER_YEAR,
@@ -316,7 +325,7 @@ def resolve_costs(
         if costs.operations_staff is not None
         and "usd_per_instance_year" in costs.operations_staff.model_fields_set
         else STAFF_DEFAULT_SOURCE,
-        defaults=frozenset(CATEGORIES) - given,
+        defaults=by_default,
     )
     for i, s in enumerate(costs.storage):
         _provider(s.provider, providers, f"costs.storage[{i}].provider")
@@ -433,7 +442,7 @@ class _Problem(Protocol):
     """What this module reads of a problem (problem.Problem, which imports this module)."""
 
     @property
-    def costs(self) -> Costs | Literal["none"] | None: ...
+    def costs(self) -> Costs | Literal["none", "default"] | None: ...
     @property
     def workloads(self) -> Sequence[_Workload]: ...
     def workload(self, name: str) -> _Workload: ...

@@ -25,10 +25,10 @@ from solver.inputs.cost_defaults import (
     DATASET_BYTES_PER_TOKEN,
     OUTPUT_BYTES_PER_TOKEN,
     egress_price,
-    storage_gb,
     storage_price,
 )
 from solver.inputs.problem import Problem, TrainingWorkload
+from solver.inputs.storage_size import storage_gb
 from solver.plan.charges import PlanCalendar
 from solver.plan.lines import Plan
 from solver.units import Item

@@ -1,10 +1,10 @@
-"""All in by default (issue 49 Build 1): a problem without ``costs:`` carries every
+"""All in from sourced defaults (issue 49 Build 1): ``costs: default`` carries every
 category from its sourced default (solver/inputs/cost_defaults.py), each line naming its
-source; ``costs: none`` or a category given overrides.
+source; ``defaults: true`` beside a category given overrides that one.
 
-The hand-worked plan: problems/chat-7b-all-in.yaml without its costs, compare_api and
-budget, plus a LoRA fine-tune of Mistral 7B on 1e9 tokens: 2,000 users x 20 requests x
-250 output tokens / 86,400 s = 115.7407 tokens/s on AWS, January to March 2027 (744 +
+The hand-worked plan: problems/chat-7b-all-in.yaml with ``costs: default`` (no
+compare_api, no budget), plus a LoRA fine-tune of Mistral 7B on 1e9 tokens: 2,000 users x
+20 requests x 250 output tokens / 86,400 s = 115.7407 tokens/s on AWS, January to March 2027 (744 +
 672 + 744 = 2,160 h). One g5.xlarge on demand serves it at $1.006/h: $2,172.96; the
 fine-tune runs on one p6-b200.48xlarge for 1.560955 h: $177.843931 (the training model's
 figure, taken from the plan; the lines below are worked on it).
@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _problem(**changes) -> dict:
     data = yaml.safe_load((ROOT / "problems" / "chat-7b-all-in.yaml").read_text())
-    for key in ("costs", "compare_api", "budget_usd"):
+    for key in ("compare_api", "budget_usd"):
         data.pop(key, None)
+    data["costs"] = "default"
     tune = {"kind": "training", "name": "tune", "model": "mistral-7b", "tokens": 1e9}
     data["workloads"].append({**tune, "optimizer": "lora"})
     data.update(changes)
@@ -107,11 +108,16 @@ def test_the_verifier_recomputes_the_defaults(solved):
 
 def test_costs_none_and_a_category_given_override_the_defaults():
     catalog = load_catalog()
-    # costs: none -> no cost line at all, the all-in total is compute
+    # costs: none (or no costs:) -> no cost line at all, the all-in total is compute
     bare = solve_problem(parse_problem(_problem(costs="none")), catalog)
     assert bare.cost_lines == []
     assert bare.all_in_cost_usd == pytest.approx(bare.total_cost_usd)
-    # storage: [] zeroes storage only; the other categories keep their defaults
-    some = solve_problem(parse_problem(_problem(costs={"storage": []})), catalog)
+    # defaults: true with storage: [] zeroes storage only; the others keep their defaults
+    some = solve_problem(parse_problem(_problem(costs={"defaults": True, "storage": []})), catalog)
     assert "storage" not in {c.category for c in some.cost_lines}
-    assert {"egress", "support", "staff"} <= {c.category for c in some.cost_lines}
+    assert {"egress", "support", "staff", "tax", "contingency"} <= {
+        c.category for c in some.cost_lines
+    }
+    # without defaults: true a block is its categories alone (staff by its default rate)
+    only = solve_problem(parse_problem(_problem(costs={"operations_staff": {}})), catalog)
+    assert [c.category for c in only.cost_lines] == ["staff"]

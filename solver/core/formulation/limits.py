@@ -15,7 +15,6 @@ from solver.core.matrix import Expression
 from solver.inputs.cost_defaults import (
     OUTPUT_BYTES_PER_TOKEN,
     egress_price,
-    storage_gb,
     storage_price,
     support_default,
 )
@@ -26,6 +25,7 @@ from solver.inputs.costs import (
     served_tokens_per_s,
 )
 from solver.inputs.problem import InferenceWorkload, TrainingWorkload
+from solver.inputs.storage_size import storage_gb
 
 
 def add_quotas(m: State) -> None:

@@ -46,10 +46,14 @@ _FIELDS = {
 }
 
 
-def defaulted(costs: Costs | None) -> set[str]:
-    """The categories a problem's ``costs:`` (None: no block) leaves to their defaults."""
-    given = set() if costs is None else {_FIELDS[f] for f in costs.model_fields_set if f in _FIELDS}
-    return set(_FIELDS.values()) - given
+def defaulted(costs: Costs | str | None) -> set[str]:
+    """The categories a problem's ``costs:`` leaves to their defaults: every one under
+    ``default``, those not given in a block with ``defaults: true``, else none."""
+    if costs == "default":
+        return set(_FIELDS.values())
+    if not isinstance(costs, Costs) or not costs.defaults:
+        return set()
+    return set(_FIELDS.values()) - {_FIELDS[f] for f in costs.model_fields_set if f in _FIELDS}
 
 
 def expected_default_lines(run: _Run, categories: set[str]) -> dict[tuple[str, str, int], float]:

@@ -182,8 +182,8 @@ def _check_cost_lines(run: _Run) -> None:
             _close(sum(x.cost_by_month_usd.values()), x.cost_usd, 1e-9),
             f"{x.category} {x.provider}",
         )
-    if p.costs == "none":
-        c.check("no cost lines under costs: none", not plan.cost_lines, f"{len(plan.cost_lines)}")
+    if p.costs is None or p.costs == "none":
+        c.check("no cost lines without costs", not plan.cost_lines, f"{len(plan.cost_lines)}")
         return
     costs, by_default = _costs(run), defaulted(_given(run))
     expected = _expected_cost_lines(run)
@@ -300,13 +300,16 @@ def _check_support(
         by_provider[provider] += fee
 
 
-def _given(run: _Run) -> Costs | None:
-    """The problem's costs: block (None: none given; never called under costs: none)."""
+def _given(run: _Run) -> Costs | str:
+    """The problem's costs: (a block, or "default"; _check_cost_lines returns first
+    without one and under costs: none)."""
     costs = run.p.costs
-    assert costs != "none"  # _check_cost_lines returns first under costs: none
+    assert costs is not None and costs != "none"
     return costs
 
 
 def _costs(run: _Run) -> Costs:
-    """The problem's costs: block, an empty one (every category by default) without."""
-    return _given(run) or Costs()
+    """The problem's costs: block (costs: default: an empty one, every category by
+    default)."""
+    given = _given(run)
+    return given if isinstance(given, Costs) else Costs(defaults=True)
