@@ -172,7 +172,7 @@ def pull_cmd(
         from solver.inputs.importers.feeds import check_snapshot_date, check_source, pull_prices
         from solver.inputs.price_holds import HELD_PREFIX
         from solver.web.store import open_store
-        from solver.web.store.snapshots import save_snapshot
+        from solver.web.store.snapshots import save_snapshot, stored_references
 
         check_source(source)
         if (from_file is None) == (url is None):
@@ -319,25 +319,6 @@ def snapshot_price_file(prices: Path, db: str | None) -> Path:
     path = folder / f"snapshot-{snap.id}.csv"
     write_atomic(path, csv_text(price_csv_of(rows)))
     return path
-
-
-def stored_references(store, price_date: str) -> dict[tuple[str, str], tuple[float, str]]:
-    """(offering_id, mode) -> (its latest stored price, USD per instance-hour, "the
-    snapshot N of DAY"): the newest snapshot dated on or before ``price_date`` that has
-    it. A pulled price is held against it (:mod:`solver.inputs.price_holds`)."""
-    from solver.web.store.snapshots import list_snapshots, snapshot_rows
-
-    refs: dict[tuple[str, str], tuple[float, str]] = {}
-    for snap in list_snapshots(store):  # oldest price date first: the newest wins
-        if snap.price_date > price_date:
-            continue
-        rows = snapshot_rows(store, snap.id)
-        label = f"snapshot {snap.id} ({snap.source}, {snap.price_date})"
-        for offering_id, mode, price in zip(
-            rows["offering_id"], rows["mode"], rows["price"], strict=True
-        ):
-            refs[(str(offering_id), str(mode))] = (float(price), label)
-    return refs
 
 
 def snapshot_held(prices: Path, db: str | None) -> pd.DataFrame:

@@ -7,7 +7,11 @@ its role and the CSRF token of every request that reaches these routes but ``/lo
   from another site's Origin or Referer, without the pre-session token, and while the
   client is backing off: :mod:`solver.web.signin`), ``POST /logout``; ``GET /api/me``:
   the account, its role and its CSRF token (for scripts: send it as ``X-CSRF-Token``);
-- ``GET /admin/users``, ``POST /admin/users`` (add), ``POST /admin/users/{id}/role``;
+- ``GET /account``, ``POST /account/password``: one's own password (any role; the
+  current password asked; one's other sessions end);
+- ``GET /admin/users``, ``POST /admin/users`` (add), ``POST /admin/users/{id}/role``,
+  ``POST /admin/users/{id}/password`` (reset: the admin sets a new one, the account's
+  sessions end), ``POST /admin/users/{id}/active`` (disable or enable);
 - ``GET /admin/audit`` and ``GET /admin/audit.csv``: the audit trail, oldest first.
 """
 
@@ -118,6 +122,8 @@ def _sign_in(request: Request, form) -> Response:
             state.rate_limit.failed(client, name)
             return _login_page(request, {**context, "error": "wrong name or password"}, 401)
         token = auth.start_session(session, user)
+        audit.record(session, user.name, "user.signin", f"user {user.name}", detail=client)
+        session.commit()
     state.rate_limit.succeeded(client, name)
     response = RedirectResponse(_safe_next(target), status_code=303)
     response.set_cookie(
@@ -160,6 +166,45 @@ def register(app: FastAPI) -> None:
     def me(request: Request):
         viewer = current_user(request)
         return JSONResponse({"name": viewer.name, "role": viewer.role, "csrf_token": viewer.csrf})
+
+    auth.add_rule(r"^/account/password$", set(ROLES))
+
+    @app.get("/account")
+    def account_page(request: Request):
+        return _page(request, "account.html.j2", {"error": None, "done": False})
+
+    @app.post("/account/password")
+    async def change_password(request: Request):
+        form = await read_form(request)
+        viewer = current_user(request)
+
+        def write() -> None:  # Argon2 checks and hashing: off the event loop
+            new = str(form.get("new_password") or "")
+            if new != str(form.get("repeat_password") or ""):
+                raise ProcureError(
+                    "the new password and its repeat differ",
+                    field="repeat_password",
+                    fix="type the same new password twice",
+                )
+            with store.sessions() as session:
+                user = auth.verify_password(
+                    session, viewer.name, str(form.get("current_password") or "")
+                )
+                if user is None:
+                    raise ProcureError(
+                        "the current password is wrong (or the account signs in through the "
+                        "proxy only)",
+                        field="current_password",
+                        fix="type the password you signed in with",
+                    )
+                auth.set_password(session, user, new, viewer.name, viewer.session_token)
+
+        try:
+            await run_in_threadpool(write)
+        except ProcureError as exc:
+            error = {"message": str(exc), "field": exc.field or ""}
+            return _page(request, "account.html.j2", {"error": error, "done": False}, 400)
+        return _page(request, "account.html.j2", {"error": None, "done": True})
 
     _register_admin(app)
 
@@ -219,6 +264,40 @@ def _register_admin(app: FastAPI) -> None:
         except ProcureError as exc:
             return _users_page(request, {"message": str(exc), "field": exc.field or ""}, 400)
         return RedirectResponse("/admin/users", status_code=303)
+
+    def _admin_write(request: Request, user_id: int, change) -> Response:
+        """Apply ``change(session, user, by)`` to account ``user_id``; its message on the
+        accounts page when refused."""
+        by = current_user(request).name
+        try:
+            with store.sessions() as session:
+                user = session.get(User, user_id)
+                if user is None:
+                    raise HTTPException(404, f"no user {user_id}")
+                change(session, user, by)
+        except ProcureError as exc:
+            return _users_page(request, {"message": str(exc), "field": exc.field or ""}, 400)
+        return RedirectResponse("/admin/users", status_code=303)
+
+    @app.post("/admin/users/{user_id}/password")
+    async def reset_password(request: Request, user_id: int):
+        form = await read_form(request)
+        password = str(form.get("password") or "")
+
+        def change(session, user, by):
+            auth.set_password(session, user, password, by)
+
+        return await run_in_threadpool(_admin_write, request, user_id, change)
+
+    @app.post("/admin/users/{user_id}/active")
+    async def set_active(request: Request, user_id: int):
+        form = await read_form(request)
+        active = str(form.get("active") or "") == "yes"
+
+        def change(session, user, by):
+            auth.set_active(session, user, active, by)
+
+        return await run_in_threadpool(_admin_write, request, user_id, change)
 
     @app.get("/admin/audit")
     def audit_page(request: Request):

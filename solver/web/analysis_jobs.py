@@ -6,6 +6,8 @@ workspace (:class:`solver.web.jobs.JobRunner`), computed exactly as the CLI comp
   (:func:`solver.solve.solve_for_analysis`, the plan of ``procure solve``), then
   :func:`solver.analyses.sensitivity.carbon_frontier` over ``points`` caps, its re-solves
   on the workspace's Dask cluster through the runner, one progress step each;
+- ``alternatives``: ``procure alternatives``' near-optimal plans
+  (:mod:`solver.web.alternatives_job`);
 - ``two_stage``: ``procure solve``'s two-stage plan of a problem with ``uncertainty:``
   (:func:`solver.analyses.stochastic.solve_stochastic`, gap 1e-4, the method asked for),
   its scenario solves on the same cluster.
@@ -68,7 +70,12 @@ def check_analysis(record: PlanRecord, kind: str, options: dict) -> None:
                 "(docs/guides/uncertainty.md, 'Commit now, adapt later') in a new problem",
             )
         return
-    raise ProcureError(f"no analysis {kind!r}", fix="use frontier or two_stage")
+    if kind == "alternatives":
+        from solver.web.alternatives_job import check
+
+        check(record, options)
+        return
+    raise ProcureError(f"no analysis {kind!r}", fix="use frontier, two_stage or alternatives")
 
 
 def frontier_points(problem, catalog, points: int, solved=None, **run) -> list:
@@ -113,6 +120,11 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
     options = json.loads(queued.options_json)
     if kind == "frontier":
         stage = "solving the plan's problem for the analysis (as procure report)"
+    elif kind == "alternatives":
+        stage = (
+            f"the optimum, then up to {options['n']} plans within {options['slack']:.1%} of it "
+            f"that differ in {options['differ_by']} (as procure alternatives)"
+        )
     else:
         stage = f"two-stage plan ({options['method']}): scenarios on the Dask cluster"
     if not runner.update_job(
@@ -135,6 +147,10 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             ),
         )
         result = {"points": [p.model_dump(mode="json") for p in points]}
+    elif kind == "alternatives":
+        from solver.web.alternatives_job import run
+
+        result = run(problem, catalog, options)
     else:
         sp = two_stage_plan(problem, catalog, options["method"], scheduler=runner.client())
         result = sp.model_dump(mode="json")

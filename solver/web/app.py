@@ -38,7 +38,6 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, select_autoescape
 from sqlalchemy import text
 
-from solver.money import whole_usd
 from solver.web import faults
 from solver.web.jobs import JobRunner
 from solver.web.store import Store, open_store
@@ -53,7 +52,10 @@ def _templates() -> Jinja2Templates:
         ),
         autoescape=select_autoescape(["j2", "html"]),
     )
-    env.globals["usd"] = whole_usd  # amounts in whole dollars, as the report shows them
+    from solver.web import auth, formats
+
+    formats.register(env)  # money, numbers, headers and durations, one way on every page
+    env.globals["may"] = auth.may  # a button only for the roles that may use it
     return Jinja2Templates(env=env)
 
 
@@ -141,12 +143,13 @@ def create_app(
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    from solver.web import accounts, price_watch, routes
+    from solver.web import accounts, price_upload, price_watch, routes
     from solver.web import approvals as approval_routes
 
     accounts.register(app)
     routes.register(app)
     price_watch.register(app)
+    price_upload.register(app)
     approval_routes.register(app)
 
     @app.exception_handler(HTTPException)

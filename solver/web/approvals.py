@@ -77,6 +77,18 @@ def review_of(session: Session, plan_id: int) -> PlanReview:
     )
 
 
+def statuses(session: Session, plan_ids: list[int]) -> dict[int, str]:
+    """Each plan's approval status (``draft`` for a plan never submitted), for the pages
+    that list plans."""
+    if not plan_ids:
+        return {}
+    rows = session.execute(
+        select(PlanReview.plan_id, PlanReview.status).where(PlanReview.plan_id.in_(plan_ids))
+    ).all()
+    found = {int(plan_id): str(status) for plan_id, status in rows}
+    return {i: found.get(i, PlanStatus.DRAFT.value) for i in plan_ids}
+
+
 def _state(review: PlanReview) -> dict:
     return {
         "plan_id": review.plan_id,
@@ -393,9 +405,12 @@ def register(app: FastAPI) -> None:
         _decision_route(app, decision, required)
 
     @app.get("/plans/{plan_id}/orders-final.csv")
-    def final_orders(plan_id: int):
+    def final_orders(request: Request, plan_id: int):
         with store.sessions() as session:
             body = final_orders_csv(session, plan_id)
+        who = current_user(request).name
+        name = f"plan-{plan_id}-orders-final.csv"
+        audit.record_alone(store, who, "export.orders_final_csv", f"plan {plan_id}", name)
         headers = {"Content-Disposition": f'attachment; filename="plan-{plan_id}-orders-final.csv"'}
         return Response(body, media_type="text/csv", headers=headers)
 

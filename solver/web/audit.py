@@ -1,6 +1,9 @@
 """The audit trail: one append-only row per change of a problem, variant, plan
-status, price file, quote, user or role: who, when, what, and the SHA-256 digests of the
-thing before and after (empty when it did not exist before, or no longer exists after).
+status, price file, quote, user or role, and per event a reviewer asks about (issue 51:
+``job.solve``, ``job.sensitivity``, ``job.frontier``, ``job.two_stage``, ``export.*`` for
+every download of orders and FOCUS files, ``user.signin``): who, when, what, and the
+SHA-256 digests of the thing before and after (empty when it did not exist before, or no
+longer exists after).
 
 Any module that changes one of those calls :func:`record` in the same database session as
 the change, so that the entry and the change are committed together or not at all. The
@@ -107,6 +110,22 @@ def record(
     session.add(entry)
     session.flush()
     return entry
+
+
+def record_alone(store, user: str, action: str, entity: str, detail: str = "") -> None:
+    """Record an event that changes nothing stored (a solve asked for, an analysis queued,
+    a download, a sign-in) in a transaction of its own.
+
+    Parameters
+    ----------
+    store
+        The workspace's :class:`~solver.web.store.Store`.
+    user, action, entity, detail
+        As :func:`record`; no digests (nothing before or after).
+    """
+    with store.sessions() as session:
+        record(session, user, action, entity, detail=detail)
+        session.commit()
 
 
 def _last_link(session: Session) -> tuple[int, str]:

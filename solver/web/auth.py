@@ -110,6 +110,71 @@ def set_role(session: Session, user: User, role: str, by: str) -> None:
     session.commit()
 
 
+def set_password(
+    session: Session, user: User, password: str, by: str, keep_token: str = ""
+) -> None:
+    """Give ``user`` a new password (their own change, or an admin's reset) and end their
+    sessions but the one of ``keep_token`` (the browser that changed it); audited as
+    ``user.password`` (own) or ``user.reset`` (by someone else); committed.
+
+    Raises
+    ------
+    ProcureError
+        The password is shorter than :data:`MIN_PASSWORD_CHARS`.
+    """
+    _check_password(password, "password")
+    user.password_hash = hasher().hash(password)
+    _end_sessions(session, user, keep_token)
+    action = "user.password" if by == user.name else "user.reset"
+    audit.record(session, by, action, f"user {user.name}")
+    session.commit()
+
+
+def set_active(session: Session, user: User, active: bool, by: str) -> None:
+    """Enable or disable an account (a disabled one cannot sign in and its sessions end);
+    audited as ``user.enable`` or ``user.disable``; committed.
+
+    Raises
+    ------
+    ProcureError
+        Disabling oneself, or the only active admin.
+    """
+    if not active and user.name == by:
+        raise ProcureError(
+            "you cannot disable your own account", field="active", fix="ask another admin"
+        )
+    admins = (
+        session.scalar(
+            select(func.count()).select_from(User).where(User.role == "admin", User.active)
+        )
+        or 0
+    )
+    if not active and user.role == "admin" and user.active and admins <= 1:
+        raise ProcureError(
+            f"{user.name} is the only active admin",
+            field="active",
+            fix="make another account admin first",
+        )
+    before = {"name": user.name, "active": user.active}
+    user.active = active
+    if not active:
+        _end_sessions(session, user, "")
+    after = {"name": user.name, "active": active}
+    action = "user.enable" if active else "user.disable"
+    audit.record(session, by, action, f"user {user.name}", before, after)
+    session.commit()
+
+
+def _end_sessions(session: Session, user: User, keep_token: str) -> None:
+    keep = _sha(keep_token) if keep_token else ""
+    rows = session.scalars(
+        select(WebSession).where(WebSession.user_id == user.id, WebSession.ended_at.is_(None))
+    )
+    for row in rows:
+        if row.token_sha256 != keep:
+            row.ended_at = utc_now()
+
+
 def verify_password(session: Session, name: str, password: str) -> User | None:
     """The active account ``name`` when ``password`` is its password, else None (the hash
     is checked even for an unknown name, so that timing does not tell names apart)."""
@@ -212,10 +277,28 @@ def add_rule(pattern: str, roles: set[str], read: bool = False) -> None:
         rules.insert(0, rule)
 
 
-def allowed(role: str, method: str, path: str) -> bool:
-    """Whether ``role`` may ``method`` ``path`` (the server's check, whatever a page shows)."""
+def roles_for(method: str, path: str) -> frozenset[str]:
+    """The roles that may ``method`` ``path``: the first rule that matches, else every
+    role for a read and :data:`DEFAULT_WRITERS` for a change."""
     state_changing = method not in ("GET", "HEAD", "OPTIONS")
     for pattern, roles in RULES if state_changing else READ_RULES:
         if pattern.search(path):
-            return role in roles
-    return role in DEFAULT_WRITERS if state_changing else role in ROLES
+            return roles
+    return DEFAULT_WRITERS if state_changing else frozenset(ROLES)
+
+
+def allowed(role: str, method: str, path: str) -> bool:
+    """Whether ``role`` may ``method`` ``path`` (the server's check, whatever a page shows)."""
+    return role in roles_for(method, path)
+
+
+def may(role: str, method: str, path: str) -> bool:
+    """:func:`allowed`, for templates: whether to show a button that requests ``path``."""
+    return allowed(role, method, path)
+
+
+def needed_roles_text(method: str, path: str) -> str:
+    """The roles that may ``method`` ``path`` in words, least to most: ``infra, finance or
+    admin``."""
+    names = [r for r in ROLES if r in roles_for(method, path)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

@@ -184,10 +184,26 @@ class Guard:
                 send, 403, "missing or wrong CSRF token: reload the page and try again", api=api
             )
         if not auth.allowed(viewer.role, method, path):
-            return await _plain(
-                send, 403, f"the {viewer.role} role may not {method} {path}", api=api
-            )
+            message = f"the {viewer.role} role may not {method} {path}"
+            if api:
+                return await _plain(send, 403, message, api=True)
+            return await self._forbidden(send, viewer, method, path, message)
         await self.app(scope, receive, _with_csrf(send, viewer.csrf))
+
+    async def _forbidden(self, send, viewer: Viewer, method: str, path: str, message: str):
+        """The styled 403 page: what was refused, the role it needs, who is signed in."""
+        needed = auth.needed_roles_text(method, path)
+        body = (
+            self.web.state.templates.env.get_template("forbidden.html.j2")
+            .render(message=message, needed=needed, viewer=viewer, path=path)
+            .encode("utf-8")
+        )
+        start = [
+            (b"content-type", b"text/html; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 403, "headers": start})
+        await send({"type": "http.response.body", "body": body})
 
 
 def _key(viewer: Viewer, scope) -> str:

@@ -63,7 +63,7 @@ HEARTBEAT_S = 10.0
 #: a server not seen for this long is gone: its open jobs are marked interrupted
 LEASE_S = 60.0
 #: the analyses run as jobs besides solves (:mod:`solver.web.analysis_jobs`)
-ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage")
+ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage", "alternatives")
 
 
 class JobCancelled(Exception):
@@ -364,12 +364,17 @@ class JobRunner:
                 raise ProcureError(f"no job {job_id}", fix="see the jobs page")
             kind, variant_id, plan_id = old.kind, old.variant_id, old.plan_id
             limit, options = old.break_even_limit, json.loads(old.options_json or "{}")
+            who = old.created_by
         if kind == "sensitivity":
             return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
         if kind == "watch":
             return self.submit_watch(plan_id, rerun_of=job_id)
         if kind in ANALYSIS_KINDS:
             return self.submit_analysis(plan_id, kind, options, rerun_of=job_id)
+        if kind == "prices_pull":
+            from solver.web.price_upload import submit_upload
+
+            return submit_upload(self, variant_id, options, who, rerun_of=job_id)
         return self.submit(variant_id, rerun_of=job_id)
 
     def cancel(self, job_id: int) -> bool:
@@ -407,7 +412,11 @@ class JobRunner:
                 from solver.web.price_watch import run_watch_job
 
                 run_watch_job(self, job_id)
-            elif kind in ("frontier", "two_stage"):
+            elif kind == "prices_pull":
+                from solver.web.price_upload import run_upload
+
+                run_upload(self, job_id)
+            elif kind in ("frontier", "two_stage", "alternatives"):
                 from solver.web.analysis_jobs import run_analysis
 
                 run_analysis(self, job_id, kind)

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy import select
 
@@ -156,9 +156,12 @@ def register(app: FastAPI) -> None:
     """``POST /plans/{id}/watch``: queue the job, then its page."""
 
     @app.post("/plans/{plan_id}/watch")
-    def watch_plan(plan_id: int):
+    def watch_plan(request: Request, plan_id: int):
+        from solver.web.events import asked
+
         try:
             job = app.state.runner.submit_watch(plan_id)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
+        asked(request, job, f"plan {plan_id}")
         return RedirectResponse(f"/jobs/{job.id}", status_code=303)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from functools import lru_cache
+from types import SimpleNamespace
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -12,13 +13,23 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 
 from solver.errors import ProcureError
-from solver.web import audit
-from solver.web.approvals import ensure_unlocked
+from solver.inputs.importers.feeds import SOURCES as PRICE_SOURCES
+from solver.web import audit, auth
+from solver.web.approvals import ensure_unlocked, statuses
+from solver.web.events import asked, exported
 from solver.web.faults import MAX_ID
 from solver.web.forms import read_form
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.store.models import JobStatus
+from solver.web.variant_fields import (
+    CONFIDENCES,
+    DOMAINS,
+    GUARDS,
+    form_meeting_changes,
+    region_groups,
+)
+from solver.web.whatif import WHATIF_TIME_LIMIT_S, base_plan_of, error_json, what_if
 from solver.web.workspace import (
     CHANGE_FIELDS,
     add_problem,
@@ -124,6 +135,7 @@ def form_changes(form) -> dict:
     multipliers = _multipliers(str(form.get("price_multipliers") or ""))
     if multipliers:
         changes["price_multipliers"] = multipliers
+    changes.update(form_meeting_changes(form))
     return changes
 
 
@@ -138,6 +150,8 @@ def _home(request: Request, error: dict | None = None, yaml_text: str = "", stat
             _ = j.variant.problem.name
         context = {"problems": problems, "plans": plans, "jobs": jobs, "error": error}
         context["yaml_text"] = yaml_text
+        context["review"] = statuses(session, [r.id for r in plans])
+        context["may_change"] = auth.allowed(current_user(request).role, "POST", "/problems")
         return _page(request, "home.html.j2", context, status)
 
 
@@ -145,10 +159,21 @@ def _home(request: Request, error: dict | None = None, yaml_text: str = "", stat
 FORM_FIELDS = ("name", *CHANGE_FIELDS)
 
 
+#: error fields whose form field has another name
+_FIELD_OF = {"uncertainty": "n_scenarios"}
+
+
 def _at(field: str) -> str:
-    """The variant form field an error's field path belongs to ('' for none)."""
+    """The variant form field an error's field path belongs to ('' for none): the path's
+    last part that is a form field (``workloads[1] (chat).survive_loss_of.0``:
+    survive_loss_of; the workload fields are set on every online workload), else its head."""
     head = field.split(" ")[0].split("[")[0].split(".")[0]
-    return head if head in FORM_FIELDS else ""
+    parts = [p.split("[")[0].strip() for p in reversed(field.split("."))]
+    for name in (*parts, head):
+        name = _FIELD_OF.get(name, name)
+        if name in FORM_FIELDS:
+            return name
+    return ""
 
 
 def _problem_page(
@@ -177,6 +202,17 @@ def _problem_page(
             "modes": MODES,
             "tiers": TIERS,
             "change_fields": CHANGE_FIELDS,
+            "review": statuses(session, [r.id for rs in plans.values() for r in rs]),
+            "may_change": auth.allowed(
+                current_user(request).role, "POST", f"/problems/{problem_id}/variants"
+            ),
+            "region_groups": region_groups(shipped_or_dir_catalog(request.app.state.catalog_dir)),
+            "domains": DOMAINS,
+            "confidences": CONFIDENCES,
+            "guards": GUARDS,
+            "base_plan": base_plan_of(session, variants),
+            "whatif_limit_s": WHATIF_TIME_LIMIT_S,
+            "price_sources": PRICE_SOURCES,
         }
         return _page(request, "problem.html.j2", context, status)
 
@@ -234,8 +270,20 @@ def _new_variant(request: Request, problem_id: int, form):
             audit.record(session, who, "variant.add", entity, None, changes)
             session.commit()
     except ProcureError as exc:
-        return _problem_page(request, problem_id, _error(exc), dict(form), 400, "variant")
+        shown = {**dict(form), "survive_loss_of": form.getlist("survive_loss_of")}
+        return _problem_page(request, problem_id, _error(exc), shown, 400, "variant")
     return _see(f"/problems/{problem_id}")
+
+
+def _what_if(request: Request, problem_id: int, form) -> JSONResponse:
+    """``POST /api/problems/ID/whatif`` off the event loop (:mod:`solver.web.whatif`)."""
+    with request.app.state.store.sessions() as session:
+        problem = _get(session, ProblemRecord, problem_id, "problem")
+        try:
+            answer = what_if(session, problem, form_changes(form), request.app.state.catalog_dir)
+        except ProcureError as exc:
+            return JSONResponse(error_json(exc, _at(exc.field or "")), status_code=400)
+    return JSONResponse(answer)
 
 
 def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic between them
@@ -266,12 +314,18 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
         form = await read_form(request)
         return await run_in_threadpool(_new_variant, request, problem_id, form)
 
+    @app.post("/api/problems/{problem_id}/whatif")
+    async def what_if_route(request: Request, problem_id: int):
+        form = await read_form(request)
+        return await run_in_threadpool(_what_if, request, problem_id, form)
+
     @app.post("/variants/{variant_id}/solve")
     def solve_variant(request: Request, variant_id: int):
         try:
             job = runner.submit(variant_id)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
+        asked(request, job, f"variant {variant_id}")
         if job.status == JobStatus.DONE and job.plan_id is not None:
             return _see(f"/plans/{job.plan_id}")
         return _see(f"/jobs/{job.id}")
@@ -330,11 +384,12 @@ def _register_jobs(app: FastAPI) -> None:
         return _see(f"/jobs/{job_id}")
 
     @app.post("/jobs/{job_id}/rerun")
-    def rerun_job(job_id: int):
+    def rerun_job(request: Request, job_id: int):
         try:
             job = runner.rerun(job_id)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
+        asked(request, job, f"rerun of job {job_id}")
         if job.status == JobStatus.DONE and job.plan_id is not None:
             return _see(f"/plans/{job.plan_id}")
         return _see(f"/jobs/{job.id}")
@@ -360,9 +415,16 @@ def _register_plans(app: FastAPI) -> None:
     store = app.state.store
 
     @lru_cache(maxsize=256)
-    def plan_html(plan_id: int, analysis_id: int | None, watch_id: int | None = None) -> str:
-        # a stored plan never changes (a change is a new plan): its page is made once,
-        # and again when an analysis of it is stored
+    def plan_html(
+        plan_id: int,
+        analysis_id: int | None,
+        watch_id: int | None = None,
+        viewer: tuple[str, str] = ("", "viewer"),
+        review: str = "draft",
+    ) -> str:
+        # a stored plan never changes (a change is a new plan): its page is made once per
+        # reader (name, role: the buttons shown), and again when an analysis of it is
+        # stored or its approval status changes
         from solver.analyses.sensitivity import SensitivityReport
 
         report = None
@@ -372,25 +434,33 @@ def _register_plans(app: FastAPI) -> None:
             report = SensitivityReport.model_validate_json(text)
         template = app.state.templates.env.get_template("plan.html.j2")
         view = plan_view(_record(store, plan_id), report)
-        return template.render(view | {"price_watch": watch_view(store, watch_id)})
+        reader = {
+            "viewer": SimpleNamespace(name=viewer[0], role=viewer[1]),
+            "may_change": auth.allowed(viewer[1], "POST", f"/plans/{plan_id}/sensitivity"),
+            "review_status": review,
+        }
+        return template.render(view | reader | {"price_watch": watch_view(store, watch_id)})
 
     @app.get("/plans/{plan_id}")
-    def plan_page(plan_id: int):
+    def plan_page(request: Request, plan_id: int):
+        who = current_user(request)
         with store.sessions() as session:
             latest = session.scalars(
                 select(Analysis.id)
                 .where(Analysis.plan_id == plan_id, Analysis.kind == "sensitivity")
                 .order_by(Analysis.break_even_limit.is_(None).desc(), Analysis.id.desc())
             ).first()
-        return HTMLResponse(plan_html(plan_id, latest, latest_watch_id(store, plan_id)))
+            review = statuses(session, [plan_id])[plan_id]
+        watch = latest_watch_id(store, plan_id)
+        return HTMLResponse(plan_html(plan_id, latest, watch, (who.name, who.role), review))
 
     @app.post("/plans/{plan_id}/sensitivity")
     async def analyse_plan(plan_id: int, request: Request):
         form = await read_form(request)
         raw = str(form.get("break_even") or "3").strip()
-        return await run_in_threadpool(_analyse, plan_id, raw)
+        return await run_in_threadpool(_analyse, request, plan_id, raw)
 
-    def _analyse(plan_id: int, raw: str):
+    def _analyse(request: Request, plan_id: int, raw: str):
         try:
             limit = None if raw == "all" else int(raw)
             if limit is not None and not -1 <= limit <= MAX_ID:
@@ -403,6 +473,7 @@ def _register_plans(app: FastAPI) -> None:
             job = app.state.runner.submit_sensitivity(plan_id, limit)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
+        asked(request, job, f"plan {plan_id}, break-even {raw}")
         if job.status == JobStatus.DONE:
             return _see(f"/plans/{plan_id}")
         return _see(f"/jobs/{job.id}")
@@ -420,20 +491,22 @@ def _register_downloads(app: FastAPI) -> None:
         return Response(record.plan_json, media_type="application/json")
 
     @app.get("/plans/{plan_id}/orders.xlsx")
-    def orders_xlsx_file(plan_id: int):
+    def orders_xlsx_file(request: Request, plan_id: int):
         from solver.outputs.orders import orders_xlsx
 
         record = _record(store, plan_id)
         body = orders_xlsx(plan_of(record), catalog_of_plan(record), problem_of_plan(record))
         media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+        exported(request, plan_id, f"plan-{plan_id}-orders.xlsx")
         return _download(body, f"plan-{plan_id}-orders.xlsx", media)
 
     @app.get("/plans/{plan_id}/orders.csv")
-    def orders_csv_file(plan_id: int):
+    def orders_csv_file(request: Request, plan_id: int):
         from solver.outputs.files import csv_text, money_rounded
         from solver.outputs.orders import orders_combined
 
         body = csv_text(money_rounded(orders_combined(plan_of(_record(store, plan_id)))))
+        exported(request, plan_id, f"plan-{plan_id}-orders.csv")
         return _download(body, f"plan-{plan_id}-orders.csv", "text/csv")
 
     def focus_rows(plan_id: int):
@@ -451,13 +524,15 @@ def _register_downloads(app: FastAPI) -> None:
         )
 
     @app.get("/plans/{plan_id}/focus.csv")
-    def focus_file(plan_id: int):
+    def focus_file(request: Request, plan_id: int):
         from solver.outputs.focus import focus_csv
 
-        return _download(focus_csv(focus_rows(plan_id)), f"plan-{plan_id}-focus.csv", "text/csv")
+        body = focus_csv(focus_rows(plan_id))
+        exported(request, plan_id, f"plan-{plan_id}-focus.csv")
+        return _download(body, f"plan-{plan_id}-focus.csv", "text/csv")
 
     @app.get("/plans/{plan_id}/focus-contract-commitment.csv")
-    def focus_contracts_file(plan_id: int):
+    def focus_contracts_file(request: Request, plan_id: int):
         """FOCUS 1.3's Contract Commitment dataset of the plan: its commitments Proposed
         until the workspace approves the plan, then Active."""
         from solver.outputs.focus import focus_csv
@@ -469,6 +544,7 @@ def _register_downloads(app: FastAPI) -> None:
             lifecycle = commitment_lifecycle(session, plan_id)
         frame = contract_commitment_frame(rows, lifecycle=lifecycle)
         name = f"plan-{plan_id}-focus-contract-commitment.csv"
+        exported(request, plan_id, name)
         return _download(focus_csv(frame), name, "text/csv")
 
 

@@ -12,10 +12,8 @@ import pandas as pd
 from solver.analyses.diff import ItemChange, PlanDiff
 from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
-from solver.money import whole_usd
-from solver.outputs.html_tables import table_html as _table_html
 from solver.outputs.report import (
-    _plan_by_workload,
+    FOREIGN_PRICE_COLUMNS,
     _quarters,
     break_even_sentence,
     dual_sentence,
@@ -25,6 +23,8 @@ from solver.outputs.report import (
 from solver.outputs.text import binding_sentence, training_sentences
 from solver.outputs.unit_costs_text import unit_cost_lines
 from solver.plan import Plan
+from solver.web.formats import frame_table
+from solver.web.formats import money as money_text
 from solver.web.store import PlanRecord
 from solver.web.workspace import catalog_of_plan, plan_of, problem_of_plan
 
@@ -78,6 +78,62 @@ def sensitivity_view(plan: Plan, report: SensitivityReport | None) -> dict:
     }
 
 
+def binds_in_words(plan: Plan, top: int = 8) -> list[str]:
+    """What binds, in words (issue 51: no raw constraint names): one sentence per kind of
+    limit and what it is about (workload, offering), the periods and load blocks where it
+    binds gathered: 'N+1 capacity for chat-13b binds in periods 1, 2 and 3 (load block
+    2): serving capacity minus its largest unit in use must cover peak demand at the
+    highest utilisation allowed.' An availability cap names its offering, cap and basis as
+    :func:`solver.outputs.text.binding_sentence` does."""
+    from solver.outputs.report import FAMILY_WORDS
+
+    groups: dict[tuple, dict] = {}
+    for b in plan.binding:
+        about = tuple((k, v) for k, v in sorted(b.key.items()) if k not in ("period", "block"))
+        group = groups.setdefault(
+            (b.family, about, b.offering, b.mode), {"first": b, "periods": [], "blocks": []}
+        )
+        for key, seen in (("period", "periods"), ("block", "blocks")):
+            value = b.key.get(key)
+            if value is not None and value not in group[seen]:
+                group[seen].append(value)
+    out = []
+    for (family, about, _, _), group in list(groups.items())[:top]:
+        first = group["first"]
+        what = FAMILY_WORDS.get(family, family.replace("_", " "))
+        what = what[0].upper() + what[1:]
+        subject = ", ".join(str(v) for _, v in about)
+        text = f"{what}{' for ' + subject if subject else ''} binds"
+        if group["periods"]:
+            text += f" in period{'s' if len(group['periods']) > 1 else ''} "
+            text += _listed(group["periods"])
+        if group["blocks"]:
+            text += f" (load block{'s' if len(group['blocks']) > 1 else ''} "
+            text += _listed(group["blocks"]) + ")"
+        meaning = _MEANING.get(family, first.description.replace("_", " "))
+        text += f": {meaning}"
+        if family == "availability" and first.offering:
+            text += "; " + binding_sentence(first).split(": ", 1)[-1]
+        out.append(text + ".")
+    return out
+
+
+#: what a binding limit means, in words, by family (the rest: its description)
+_MEANING = {
+    "n_plus_1": "the serving capacity left after losing its largest unit must still carry "
+    "peak demand at the highest utilisation allowed",
+    "n_plus_1_units": "at least two serving units wherever there is demand, so that one can fail",
+    "budget": "the total cost is at the budget",
+    "carbon_cap": "the total CO2e is at the cap",
+}
+
+
+def _listed(values: list) -> str:
+    """``[1, 2, 3]`` as ``1, 2 and 3``."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> dict:
     """The plan page: money first (total, budget and headroom, capex and opex, cash flow,
     commitments, what binds, what moves it, the prices it rests on), then the deployments
@@ -86,11 +142,11 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
     budget = budget_of(plan)
     capex = sum(m.capex_usd for m in plan.cash_flow)
     quarters, money = _quarters(plan)
-    binds = [binding_sentence(b) for b in plan.binding[:8]]
+    binds = binds_in_words(plan)
     return {
         "record": record,
         "plan": plan,
-        "usd": whole_usd,
+        "usd": money_text,
         "budget": budget,
         "headroom": None if budget is None else budget - plan.total_cost_usd,
         "used": None if budget is None else plan.total_cost_usd / budget,
@@ -99,14 +155,37 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
         "binds": binds,
         "training_sentences": training_sentences(plan),
         "commitments": [(m.month, t) for m in plan.cash_flow for t in m.new_commitments],
-        "quarters": _table_html(quarters, money=money),
-        "weakest": _table_html(weakest_prices(plan, top=5), money=["cost_usd"]),
+        "quarters": frame_table(quarters, money_columns=money, total="total"),
+        "weakest": frame_table(weakest_prices(plan, top=5), money_columns=["cost_usd"]),
         "cash_flow_json": script_json(cash_flow_series(plan)),
         "deployments": _deployments_by_workload(plan),
-        "by_workload": _plan_by_workload(plan),
+        "by_workload": plan_by_workload(plan),
         "sensitivity": sensitivity_view(plan, report),
         "unit_cost_lines": unit_cost_lines(plan),
     }
+
+
+def plan_by_workload(plan: Plan) -> list[tuple[str, str, float]]:
+    """Per workload: its name, its line items as the pages' table (headers in words, a
+    total row; training lines with their MFU band and slack) and its cost (USD); the
+    columns of :func:`solver.outputs.report._plan_by_workload`."""
+    items = pd.DataFrame([i.model_dump() for i in plan.line_items])
+    if items.empty:
+        return []
+    cols = ["period", "block", "provider", "tier", "sla", "region", "item", "instance_type"]
+    cols += ["accelerator", "mode", "units", "hours", "cost_usd", "co2e_t"]
+    cols += ["price_confidence", "price_date"]
+    cols += [c for c in FOREIGN_PRICE_COLUMNS if c in items.columns and items[c].notna().any()]
+    training = ["mfu", "mfu_low", "mfu_high", "slack_fraction"]
+    items["workload"] = items["workload"].replace("", "(shared: reservations, purchases)")
+    out: list[tuple[str, str, float]] = []
+    for name, rows in items.groupby("workload", sort=True):
+        shown = cols + (training if (rows["item"] == "training").any() else [])
+        table = frame_table(
+            rows[shown], money_columns=["cost_usd"], percent=["slack_fraction"], total="total"
+        )
+        out.append((str(name), table, float(rows["cost_usd"].sum())))
+    return out
 
 
 def _deployments_by_workload(plan: Plan) -> list[tuple[str, str]]:
@@ -116,7 +195,7 @@ def _deployments_by_workload(plan: Plan) -> list[tuple[str, str]]:
         return []
     cols = ["period", "provider", "region", "offering", "accelerator", "mode"]
     cols += ["base_units", "peak_units"]
-    return [(name, _table_html(rows[cols])) for name, rows in frame.groupby("workload", sort=True)]
+    return [(name, frame_table(rows[cols])) for name, rows in frame.groupby("workload", sort=True)]
 
 
 def _change_rows(changes: list[ItemChange]) -> pd.DataFrame:
@@ -160,7 +239,7 @@ def compare_view(old: PlanRecord, new: PlanRecord) -> dict:
     diff = compare_plans(old, new)
     money = ["old_cost_usd", "new_cost_usd", "delta_usd"]
     tables = {
-        kind: _table_html(_change_rows(getattr(diff, kind)), money=money)
+        kind: frame_table(_change_rows(getattr(diff, kind)), money_columns=money, total="total")
         for kind in ("added", "removed", "changed", "repriced")
     }
     return {
@@ -168,7 +247,7 @@ def compare_view(old: PlanRecord, new: PlanRecord) -> dict:
         "new": new,
         "a": a,
         "b": b,
-        "usd": whole_usd,
+        "usd": money_text,
         "diff": diff,
         "tables": tables,
         "budgets": (budget_of(a), budget_of(b)),
@@ -198,4 +277,5 @@ def catalog_view(catalog: Catalog, table: str, filters: dict) -> tuple[str, int]
         frame = _with_index_columns(getattr(catalog, table))
         columns = [c for c in frame.columns if c != "source" and not c.endswith("_source")]
         frame = frame[columns]
-    return _table_html(frame.head(500)), len(frame)
+    prices = [c for c in frame.columns if "usd_per_" in c or c.endswith("_usd")]
+    return frame_table(frame.head(500), prices=prices), len(frame)

@@ -7,7 +7,9 @@
   are checked the same way, and names longer than their column are refused;
 - a variant is a dict of changes to its problem (:data:`CHANGE_FIELDS`): the budget, the
   demand and its growth, the carbon cap, the allowed providers, regions, modes and tier
-  (fields of the problem), and price multipliers by provider or accelerator (applied to the
+  (fields of the problem), what a meeting asks (:mod:`solver.web.variant_fields`: a region
+  group, failure domains, shares, price confidence, margin, SLO percentile, drawn
+  scenarios), and price multipliers by provider or accelerator (applied to the
   catalog's rented prices as an uncertainty scenario applies them:
   :func:`solver.analyses.stochastic.price_factors`);
 - a plan is stored once under the digest of everything that decides it
@@ -36,6 +38,7 @@ from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan, input_digests
 from solver.units import DEFAULT_SOLVER
 from solver.web.store.models import Job, JobStatus, PlanRecord, ProblemRecord, Variant
+from solver.web.variant_fields import MEETING_FIELDS, apply_meeting_fields, resolved
 
 #: the name the editor's text goes by in messages (as a file given to ``procure solve``)
 EDITOR_FILE = "problem.yaml"
@@ -52,6 +55,7 @@ CHANGE_FIELDS = {
     "modes": "allowed purchase modes",
     "min_tier": "lowest provider tier",
     "price_multipliers": "rented prices times factor: [{provider|accelerator, factor}]",
+    **MEETING_FIELDS,
 }
 
 
@@ -143,6 +147,7 @@ def apply_changes(data: dict, problem: Problem, changes: dict, *, file: str) -> 
             if isinstance(w, InferenceWorkload) and isinstance(raw, dict):
                 served = [p for p in periods if w.periods is None or p in w.periods]
                 raw["demand_by_period"] = _demand_by_period(raw, served, factor, growth)
+    apply_meeting_fields(new, problem, changes)
     return parse_problem(new, file=file)
 
 
@@ -234,9 +239,10 @@ def inputs_for(
     """:func:`variant_inputs` of a problem's text and a variant's changes."""
     base, data = read_problem_text(yaml_text)
     file = f"{EDITOR_FILE} (variant {variant_name})"
-    problem = apply_changes(data, base, changes, file=file)
+    shipped = shipped_or_dir_catalog(catalog_dir)
+    problem = apply_changes(data, base, resolved(changes, shipped, file), file=file)
     multipliers = list(changes.get("price_multipliers") or [])
-    catalog = priced_catalog(shipped_or_dir_catalog(catalog_dir), multipliers)
+    catalog = priced_catalog(shipped, multipliers)
     digests = input_digests(problem, catalog)
     return Inputs(
         problem=problem,

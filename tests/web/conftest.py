@@ -90,3 +90,29 @@ def sign_in(client, app, name: str = "admin", role: str = "admin") -> str:
     token = client.get("/api/me").json()["csrf_token"]
     client.headers["X-CSRF-Token"] = token
     return token
+
+
+#: axe-core, vendored (solver/web/static/vendor/README.md); the browser tests inject it
+AXE = ROOT / "solver" / "web" / "static" / "vendor" / "axe.min.js"
+#: the impacts the check refuses
+BLOCKING = ("serious", "critical")
+
+
+def axe_violations(driver) -> list[dict]:
+    """axe-core run on the page open in ``driver``: its violations (rule id, impact, the
+    first few offending nodes' selectors)."""
+    if not driver.execute_script("return typeof window.axe !== 'undefined'"):
+        driver.execute_script(AXE.read_text())
+    result = driver.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        axe.run(document, {resultTypes: ['violations']})
+          .then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+             nodes: v.nodes.slice(0, 4).map(n => n.target.join(' '))}))))
+          .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));"""
+    )
+    return list(result)
+
+
+def blocking(driver) -> list[dict]:
+    """axe-core's violations of impact serious or critical on the page open in ``driver``."""
+    return [v for v in axe_violations(driver) if v["impact"] in BLOCKING]

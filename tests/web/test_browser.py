@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import PASSWORD, SEED_YAML, add_account
+from tests.web.conftest import PASSWORD, SEED_YAML, add_account, blocking
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -201,6 +201,7 @@ def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     assert d.find_element(By.ID, "price-effect").text == "$0"
     assert d.find_element(By.ID, "plan-effect").text == d.find_element(By.ID, "total-change").text
     d.save_screenshot(str(shots / "compare-variants.png"))
+    assert blocking(d) == []  # axe-core: the compare page of two plans (issue 51, Build 8)
 
     d.get(f"{server}/plans/{first}")
     d.find_element(By.ID, "orders-csv").click()
@@ -252,8 +253,17 @@ def test_a_carbon_frontier_from_the_plan_page(tiny_server, browser, shots):
     # the ends by hand (tests/web/test_analysis_jobs.py): 20 units in eu-north at $5/h,
     # 20 in us-east at $4/h, 730 h
     assert "$73,000" in table and "$58,400" in table
+    # this plan (the least cost: us-east, $58,400) marked on the chart and in the table
+    marked = d.execute_script("return Chart.getChart('frontier-chart').data.datasets[1].data")
+    assert len(marked) == 1 and marked[0]["y"] == 58_400
+    row = [r for r in table.splitlines() if r.endswith(" this plan")]
+    assert len(row) == 1 and "$58,400" in row[0]
+    # the cost per tonne cut from one end to the other: the $14,600 more over the tonnes
+    assert "$14,600" in d.find_element(By.ID, "abatement").text
+    assert "per t CO2e" in d.find_element(By.ID, "abatement").text
     assert d.find_element(By.ID, "job-status").text == "done"
     d.save_screenshot(str(shots / "carbon-frontier.png"))
+    assert blocking(d) == []  # axe-core: the frontier with its chart and table
 
 
 def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
@@ -277,6 +287,7 @@ def test_a_two_stage_plan_from_the_plan_page(tiny_server, browser, shots):
     # tests/analyses/test_stochastic.py, by hand: reserve 1 unit, $5.00/h x 8,760 h expected
     assert d.find_element(By.ID, "expected").text == "$43,800"
     d.save_screenshot(str(shots / "two-stage.png"))
+    assert blocking(d) == []  # axe-core: the two-stage plan with its chart and tables
 
 
 def _seed_plan(driver, server: str) -> str:
@@ -329,6 +340,11 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     d = browser
     _sign_in_as(d, server, "ian")
     plan = _seed_plan(d, server)
+    # the plan's approval status on its page, and on the home page's list of plans
+    assert d.find_element(By.ID, "review-status").text == "draft"
+    d.get(server + "/")
+    assert d.find_element(By.ID, f"review-{plan}").text == "draft"
+    d.get(f"{server}/plans/{plan}")
     d.find_element(By.ID, "approval-link").click()
     _wait(d, lambda d: _status(d) == "draft", 30)
     d.find_element(By.ID, "submit-plan").click()
@@ -351,6 +367,10 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     _wait(d, lambda d: _status(d) == "approved")
     assert "locked" in d.find_element(By.ID, "locked").text
     d.save_screenshot(str(shots / "plan-approved.png"))
+    d.get(server + "/")  # the home page says it: approved
+    assert d.find_element(By.ID, f"review-{plan}").text == "approved"
+    d.save_screenshot(str(shots / "home-approval-state.png"))
+    d.get(f"{server}/plans/{plan}/approval")
     d.find_element(By.ID, "orders-final").click()
     final = d.downloads / f"plan-{plan}-orders-final.csv"
     _wait(d, lambda _: final.exists() and final.stat().st_size > 0, 30)
@@ -361,6 +381,22 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     _sign_in_as(d, server, "vera")
     d.get(f"{server}/plans/{plan}")
     assert d.find_element(By.ID, "total").text == "$361,753"  # the viewer sees the plan
+    assert d.find_element(By.ID, "review-status").text == "approved"
+    # and no button a viewer may not use; a forged solve gets the styled 403 page
+    assert not d.find_elements(By.ID, "sensitivity-form")
+    d.get(server + "/problems/1")
+    assert not d.find_elements(By.CSS_SELECTOR, "button.solve")
+    # a form made by hand with the viewer's own CSRF token (the sign-out form's): refused
+    # for the role alone
+    d.execute_script(
+        "const f = document.createElement('form'); f.method = 'post';"
+        "f.action = '/variants/1/solve';"
+        "f.appendChild(document.querySelector('input[name=csrf_token]').cloneNode());"
+        "document.body.appendChild(f); f.submit();"
+    )
+    _wait(d, lambda d: d.find_elements(By.ID, "needed-role"), 30)
+    assert d.find_element(By.ID, "needed-role").text == "infra, finance or admin"
+    d.save_screenshot(str(shots / "forbidden.png"))
     d.get(f"{server}/plans/{plan}/approval")
     _wait(d, lambda d: _status(d) == "approved", 30)
     assert not d.find_elements(By.ID, "approve-plan")
@@ -376,6 +412,15 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
 
     _sign_in_as(d, server, "ada")
     d.get(server + "/admin/audit")
+    # the audit trail lists the solves, the exports (orders and FOCUS downloads) and the
+    # sign-ins of this module's tests: ian solved, ivo downloaded the final orders
+    actions = {
+        (r.find_elements(By.TAG_NAME, "td")[2].text, r.get_attribute("data-action"))
+        for r in d.find_elements(By.CSS_SELECTOR, "#audit tr[data-action]")
+    }
+    assert {("ian", "job.solve"), ("ivo", "export.orders_final_csv"), ("ian", "user.signin"),
+            ("vera", "user.signin"), ("ada", "user.signin")} <= actions  # fmt: skip
+    d.save_screenshot(str(shots / "audit-trail.png"))
     d.find_element(By.ID, "audit-csv").click()
     audit = d.downloads / "audit.csv"
     _wait(d, lambda _: audit.exists() and audit.stat().st_size > 0, 30)
@@ -384,6 +429,6 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
     steps = [
         (r["user"], r["action"])
         for r in csv.DictReader(audit.read_text().splitlines())
-        if r["entity"] == f"plan {plan}"
+        if r["entity"] == f"plan {plan}" and r["action"].startswith("plan.")
     ]
     assert steps == [("ian", "plan.submit"), ("fay", "plan.approve"), ("ivo", "plan.approve")]

@@ -16,10 +16,11 @@ function frontierChart() {
   const points = d.co2e_t.map((x, i) => ({x, y: d.cost_usd[i]}));
   new Chart(document.getElementById("frontier-chart"), {
     type: "scatter",
-    data: {datasets: [{label: "least cost under a CO2e cap", data: points, showLine: true, borderColor: "#4e79a7", backgroundColor: "#4e79a7"}]},
+    data: {datasets: [{label: "least cost under a CO2e cap", data: points, showLine: true, borderColor: "#4e79a7", backgroundColor: "#4e79a7"},
+      {label: "this plan", data: d.plan ? [{x: d.plan.co2e_t, y: d.plan.cost_usd}] : [], pointRadius: 8, pointStyle: "rectRot", borderColor: "#a00", backgroundColor: "#a00"}]},
     options: {maintainAspectRatio: false, animation: false,
-      scales: {x: {title: {display: true, text: "total CO2e, t"}},
-               y: {title: {display: true, text: "total cost, USD"}, ticks: {callback: usd}}}}
+      scales: {x: {beginAtZero: true, title: {display: true, text: "total CO2e, t"}},
+               y: {beginAtZero: true, title: {display: true, text: "total cost, USD"}, ticks: {callback: usd}}}}
   });
 }
 
@@ -32,7 +33,7 @@ function twoStageChart() {
   sets.push({type: "line", label: "expected cost", data: d.scenarios.map(() => d.expected_cost_usd), borderColor: "#a00", borderDash: [6, 4], pointRadius: 0});
   new Chart(document.getElementById("two-stage-chart"), {
     data: {labels: d.scenarios, datasets: sets},
-    options: {maintainAspectRatio: false, animation: false, scales: {y: {ticks: {callback: usd}, title: {display: true, text: "USD"}}}}
+    options: {maintainAspectRatio: false, animation: false, scales: {y: {beginAtZero: true, ticks: {callback: usd}, title: {display: true, text: "USD"}}}}
   });
 }
 

@@ -20,8 +20,8 @@ function cashFlowChart() {
   new Chart(document.getElementById("cashflow-chart"), {
     data: {labels: d.months, datasets: sets},
     options: {maintainAspectRatio: false, animation: false,
-      scales: {y: {stacked: true, title: {display: true, text: "USD per month"}, ticks: {callback: money}},
-               y2: {position: "right", title: {display: true, text: "USD cumulative"}, ticks: {callback: money}, grid: {drawOnChartArea: false}},
+      scales: {y: {stacked: true, beginAtZero: true, title: {display: true, text: "USD per month"}, ticks: {callback: money}},
+               y2: {position: "right", beginAtZero: true, title: {display: true, text: "USD cumulative"}, ticks: {callback: money}, grid: {drawOnChartArea: false}},
                x: {stacked: true}}}
   });
 }
@@ -35,7 +35,7 @@ function compareChart() {
     data: {labels: months, datasets: [
       {label: "A cumulative", data: d.a.cumulative_usd, borderColor: "#4e79a7", pointRadius: 0},
       {label: "B cumulative", data: d.b.cumulative_usd, borderColor: "#e15759", pointRadius: 0}]},
-    options: {maintainAspectRatio: false, animation: false, scales: {y: {ticks: {callback: money}, title: {display: true, text: "USD"}}}}
+    options: {maintainAspectRatio: false, animation: false, scales: {y: {beginAtZero: true, ticks: {callback: money}, title: {display: true, text: "USD"}}}}
   });
 }
 

@@ -190,3 +190,20 @@ def price_history(store: Store, offering_id: str) -> pd.DataFrame:
         ]
     columns = ["price_date", "snapshot_id", "source", "mode", "price_usd_per_hour"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def stored_references(store: Store, price_date: str) -> dict[tuple[str, str], tuple[float, str]]:
+    """(offering_id, mode) -> (its latest stored price, USD per instance-hour, "the
+    snapshot N of DAY"): the newest snapshot dated on or before ``price_date`` that has
+    it. A pulled price is held against it (:mod:`solver.inputs.price_holds`)."""
+    refs: dict[tuple[str, str], tuple[float, str]] = {}
+    for snap in list_snapshots(store):  # oldest price date first: the newest wins
+        if snap.price_date > price_date:
+            continue
+        rows = snapshot_rows(store, snap.id)
+        label = f"snapshot {snap.id} ({snap.source}, {snap.price_date})"
+        for offering_id, mode, price in zip(
+            rows["offering_id"], rows["mode"], rows["price"], strict=True
+        ):
+            refs[(str(offering_id), str(mode))] = (float(price), label)
+    return refs
