@@ -121,3 +121,43 @@ def test_costs_none_and_a_category_given_override_the_defaults():
     # without defaults: true a block is its categories alone (staff by its default rate)
     only = solve_problem(parse_problem(_problem(costs={"operations_staff": {}})), catalog)
     assert [c.category for c in only.cost_lines] == ["staff"]
+
+
+def test_the_seed_all_in_from_its_defaults(tmp_path):
+    # The seed (problems/seed-2m-13b.yaml) with costs: default. What does not depend on
+    # the plan, by hand: storage of pretrain-13b, 1e12 tokens x 4 bytes = 4,000 GB and one
+    # checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36 months = 150,552 GB-months;
+    # egress, 2e8 output tokens a day x 1,006 serving days = 2.012e11 tokens x 4 bytes =
+    # 804.8 GB over the serving providers together. What does: each at its provider's
+    # default price, staff on the plan's rented instance-hours. At f6c7dd6's seed plan
+    # (TensorWave trains, Lambda and Massed Compute serve): storage 150,552 x $0.023 (no
+    # TensorWave price read: S3's) = $3,462.70; egress Lambda 481.9 GB x $0 + Massed
+    # Compute 322.9 GB x $0.09 = $29.06; staff 97,664.27 instance-hours x $966.16 / 8,760
+    # = $10,771.61; all in $361,753.34 + $14,263.37 = $376,016.71.
+    from solver.inputs.cost_defaults import egress_price, storage_price
+    from solver.outputs.text import plan_table
+
+    data = yaml.safe_load((ROOT / "problems" / "seed-2m-13b.yaml").read_text())
+    data["costs"] = "default"
+    plan = solve_problem(parse_problem(data), load_catalog())
+    (storage,) = [c for c in plan.cost_lines if c.category == "storage"]
+    assert storage.quantity == pytest.approx(4182 * 36)
+    assert storage.unit_price_usd == storage_price(storage.provider)[0]
+    egress = [c for c in plan.cost_lines if c.category == "egress"]
+    assert sum(c.quantity for c in egress) == pytest.approx(804.8)
+    assert all(c.unit_price_usd == egress_price(c.provider)[0] for c in egress)
+    instance_hours = sum(
+        i.units * i.hours for i in plan.line_items if i.item in ("rent", "training")
+    )
+    (staff,) = [c for c in plan.cost_lines if c.category == "staff"]
+    assert staff.cost_usd == pytest.approx(instance_hours * 135_262.41 / 140 / 8760)
+    # every category on the plan, each with its source; the headline is the all-in total
+    assert {c.category for c in plan.cost_lines} == {
+        "storage", "egress", "support", "staff", "tax", "contingency"
+    }  # fmt: skip
+    assert all(c.source for c in plan.cost_lines)
+    assert plan.all_in_cost_usd == pytest.approx(
+        plan.total_cost_usd + sum(c.cost_usd for c in plan.cost_lines)
+    )
+    headline = plan_table(plan).splitlines()[1]
+    assert headline.startswith(f"total cost ${plan.all_in_cost_usd:,.0f} all in: compute")
