@@ -27,9 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from solver.errors import ProcureError, suggestion
 from solver.inputs.cost_defaults import STAFF_DEFAULT_SOURCE, STAFF_USD_PER_INSTANCE_YEAR
@@ -117,6 +124,17 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+class _AsGiven(_Entry):
+    """An entry written back as given (the fields set, no defaults filled in), so that a
+    plan's problem echo reads back with the same fields given: which categories
+    ``defaults: true`` leaves to their defaults, and whether a staff rate was given."""
+
+    @model_serializer(mode="wrap")
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
+
+
 class StorageEntry(_Entry):
     """GB held with a provider every month of the horizon."""
 
@@ -198,7 +216,7 @@ class SupportEntry(_Entry):
         return self
 
 
-class StaffEntry(_Entry):
+class StaffEntry(_AsGiven):
     usd_per_instance_year: float = Field(
         STAFF_USD_PER_INSTANCE_YEAR,
         gt=0,
@@ -213,7 +231,7 @@ class TaxEntry(_Entry):
     rate_percent: float = Field(gt=0, le=100, description="Sales tax or VAT, percent")
 
 
-class Costs(_Entry):
+class Costs(_AsGiven):
     """The cost categories beside compute: each off until given, or, with ``defaults:
     true`` (``costs: default``), every category not given at its sourced default."""
 

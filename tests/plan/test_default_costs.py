@@ -161,3 +161,24 @@ def test_the_seed_all_in_from_its_defaults(tmp_path):
     )
     headline = plan_table(plan).splitlines()[1]
     assert headline.startswith(f"total cost ${plan.all_in_cost_usd:,.0f} all in: compute")
+
+
+def test_a_plan_file_with_defaults_loads_and_exports(tmp_path):
+    # the plan file's problem echo keeps costs as given ({defaults: true, storage: []}),
+    # so its re-derivation has the same categories by default: it loads, re-verifies and
+    # exports (exit 0); the echo does not turn the zeroed storage into a given nothing
+    from typer.testing import CliRunner
+
+    from solver.cli import app
+
+    prob = tmp_path / "p.yaml"
+    prob.write_text(yaml.safe_dump(_problem(costs={"defaults": True, "storage": []})))
+    plan = tmp_path / "plan.json"
+    runner = CliRunner()
+    made = runner.invoke(app, ["solve", str(prob), "--format", "json", "--out", str(plan)])
+    assert made.exit_code == 0, made.output
+    echo = yaml.safe_load(plan.read_text())["inputs"]["problem"]["costs"]
+    assert echo == {"defaults": True, "storage": []}
+    out = tmp_path / "out"
+    done = runner.invoke(app, ["export", str(plan), "--format", "focus", "--out", str(out)])
+    assert done.exit_code == 0, done.output
