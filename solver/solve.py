@@ -30,12 +30,14 @@ from solver.core.restrictions import (
     period_restrictions,
 )
 from solver.core.root import solve_at_root, use_root
+from solver.core.stay_put import STAY_PUT_SHARE, settled, stay_put
 from solver.core.time_budget import RESERVE_SHARE
 from solver.errors import InfeasibleError, NoPlanError, ProcureError
 from solver.inputs.catalog import Catalog
-from solver.inputs.problem import Problem
+from solver.inputs.problem import InferenceWorkload, Problem
 from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
+from solver.plan.loss_cost import LOSS_COST_SHARE, loss_costs, surviving
 from solver.plan.provenance import with_currency
 from solver.plan.reporting import in_reporting_periods
 from solver.plan.warnings import PlanWarning
@@ -113,6 +115,7 @@ def solve_verified(
     method: str = "auto",
     price_restrictions: bool = True,
     split_periods: bool = True,
+    with_loss_costs: bool = True,
 ) -> tuple[Plan, Solution]:
     """:func:`solve_problem`, also returning the solution (model and values) behind the plan.
 
@@ -129,6 +132,9 @@ def solve_verified(
     ``split_periods`` (default): where a candidate's life or term ends inside a period,
     the problem is solved over its periods split there and the plan reported in its own
     periods (:func:`solved_split`); the plan's ``solution`` is then the split problem's.
+    ``with_loss_costs`` (default): a problem whose workloads must survive a loss is solved
+    again without each kind, within :data:`LOSS_COST_SHARE` of the time limit, for the
+    plan's ``loss_costs`` (:mod:`solver.analyses.loss_cost`).
     """
     options = options or SolveOptions()
     started = time.perf_counter()
@@ -145,6 +151,12 @@ def solve_verified(
         if split is not None:  # lines merged back into the problem's periods: rates again
             return with_currency(split[0], problem, rate, catalog), split[1]
     solution = None
+    # the plans that stay put (solver.core.stay_put) take their share of the limit
+    moves = charges_moves(problem)
+    priced = with_loss_costs and bool(surviving(problem))
+    if limit is not None and (moves or priced):
+        later = STAY_PUT_SHARE * moves + LOSS_COST_SHARE * priced
+        options = replace(options, time_limit_s=limit * (1.0 - later))
     # analyses that move prices (prune_dominated=False) need every option in the model
     large = None
     if solver in ("highs", "highspy") and prune_dominated:
@@ -170,6 +182,12 @@ def solve_verified(
             solution = optimise(compiled, model, solver=solver, options=options)
         except InfeasibleError as exc:
             raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
+    if moves:  # the stay-put search, until the loss costs' share of the limit
+        left = None if limit is None else limit * (1 - RESERVE_SHARE - LOSS_COST_SHARE * priced)
+        left = None if left is None else left - elapsed(started)
+        solution = replace(
+            solution, result=stay_put(solution.model, solution.result, options, left)
+        )
     plan = with_cash_flow(
         plan_of(solution).model_copy(update={"compile_seconds": compile_seconds}),
         problem,
@@ -200,7 +218,64 @@ def solve_verified(
         spent = time.perf_counter() - started
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
         plan = plan.model_copy(update={"warnings": plan.warnings + found})
+    if priced:
+        left = None if limit is None else limit * (1 - RESERVE_SHARE) - elapsed(started)
+        plan = with_loss_costs_of(plan, problem, catalog, solver, options, method, left)
     return with_currency(plan, problem, rate, catalog), solution
+
+
+def with_loss_costs_of(
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    solver: str,
+    options: SolveOptions,
+    method: str,
+    left_s: float | None,
+) -> Plan:
+    """The plan with its ``loss_costs`` (:mod:`solver.plan.loss_cost`: the problem solved
+    without each kind of loss it survives, within ``left_s`` seconds), verified again.
+
+    Raises
+    ------
+    VerificationError
+        The verifier rejected the plan's loss costs (a bug in procure).
+    """
+
+    def resolve(without: Problem, opts: SolveOptions) -> Plan:
+        return solve_verified(
+            without,
+            catalog,
+            solver=solver,
+            options=opts,
+            explain=False,
+            method=method,
+            price_restrictions=False,
+            with_loss_costs=False,
+        )[0]
+
+    plan = plan.model_copy(
+        update={"loss_costs": loss_costs(plan, problem, resolve, options, left_s)}
+    )
+    checks = verify_plan(plan, problem, catalog)  # the loss costs checked with the rest
+    if not all(c.ok for c in checks):
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
+        raise VerificationError(
+            f"the plan's loss costs failed independent verification ({failed})",
+            fix="this is a bug in procure: report it with the problem file",
+        )
+    return plan.model_copy(update={"checks": checks})
+
+
+def charges_moves(problem: Problem) -> bool:
+    """Whether any serving workload's moves between periods are charged (the plan is then
+    searched for one that stays put: :mod:`solver.core.stay_put`)."""
+    return any(isinstance(w, InferenceWorkload) and w.migration_charged for w in problem.workloads)
+
+
+def elapsed(started: float) -> float:
+    """Seconds since ``started`` (a ``time.perf_counter()``)."""
+    return time.perf_counter() - started
 
 
 def solved_split(
@@ -239,6 +314,7 @@ def solved_split(
             method=method,
             price_restrictions=False,
             split_periods=False,
+            with_loss_costs=False,
         )
     except InfeasibleError as exc:  # the split problem holds every plan of the problem
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
@@ -298,6 +374,7 @@ def period_warnings(
                 explain=False,
                 method=method,
                 price_restrictions=False,
+                with_loss_costs=False,
             )[0]
             cost = other.total_cost_usd
         except ProcureError as exc:
@@ -544,7 +621,8 @@ def plan_of(solution: Solution) -> Plan:
         The line items do not add up to the model's cost expression at the solution: the
         plan and the model priced something differently (a bug in procure).
     """
-    r = solution.result
+    # an arrival a time-limited solve left at 1 where nothing arrives: not charged
+    r = settled(solution.model, solution.result)
     plan = extract_plan(
         solution.compiled,
         solution.model,

@@ -278,8 +278,8 @@ def seed_problem(fleet: str | None = None):
 @pytest.fixture(scope="session")
 def seed_per_block_plan():
     """The seed with its serving at the opt-in ``fleet: per_block``, solved once (under the
-    price guard): 3 Seeweb A100 at base, 4 Seeweb H200 at shoulder, 4 and one Lambda GH200
-    at peak, $348,381.41 (tests/plan/test_provenance.py works its lines). For tests worked
+    default price guard): 3 Seeweb A100 at base, 4 Seeweb H200 at shoulder, 6 Lambda GH200
+    at peak, $345,236.89 (tests/plan/test_provenance.py works its lines). For tests worked
     by hand on that plan's lines."""
     from solver.inputs.catalog import load_catalog
     from solver.solve import solve_problem

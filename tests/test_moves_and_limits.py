@@ -120,3 +120,52 @@ def test_max_providers_below_what_a_provider_loss_needs_is_infeasible(tiny_catal
     assert plan.total_cost_usd == pytest.approx(10 * HOURS)
     with pytest.raises(InfeasibleError):
         solve_problem(problem([serve(10, survive_loss_of=["provider"], max_providers=1)]), catalog)
+
+
+def test_a_plan_that_moves_between_tied_regions_is_put_back(tiny_catalog):
+    # The tied case above, with the plan forced to move: m1 in us-east + eu-north, m2 in
+    # us-east + us-west (serve_at of eu-north in m2 and of us-west in m1 fixed at 0). Its
+    # objective is $13,140 + one move: $520.24 + the weights, 8.03e9 parameters x 2 bytes
+    # = 16.06 GB x $0.09 = $1.45, so $13,661.69. The stay-put search (solver.core.stay_put)
+    # over m1's places in every period finds the same cost without the move, $13,140.
+    from solver.core.backends import SolveOptions
+    from solver.core.backends.highs_backend import HighsSession
+    from solver.core.stay_put import moves_of, restricted, stay_put
+    from solver.solve import solve_verified
+
+    catalog = tiny_catalog([H1, H1_EU, H1_WEST], regions=REGIONS)
+    prob = problem([serve(10, survive_loss_of=["region"])], **_two_periods())
+    _, solution = solve_verified(prob, catalog)
+    model = solution.model
+    places = [
+        ("chat", "acme", "us-east"),
+        ("chat", "acme", "eu-north"),
+        ("chat", "acme", "us-west"),
+    ]
+    names = list(model.variables["name"])
+    ub = model.variables["ub"].to_numpy(dtype=float).copy()
+    ub[names.index("serve_at[chat,1,acme,eu-north]")] = 0.0
+    ub[names.index("serve_at[chat,0,acme,us-west]")] = 0.0
+    forced = restricted(model, frozenset(places))
+    forced.variables["ub"] = ub
+    moving = HighsSession(forced).solve(SolveOptions())
+    assert moves_of(model, moving.values) == pytest.approx(
+        DEFAULT_USD_PER_MOVE + 16.06 * 0.09, abs=0.01
+    )
+    assert moving.objective == pytest.approx(13_140.0 + 521.69, abs=0.01)
+    kept = stay_put(model, moving, SolveOptions(), 60.0)
+    assert moves_of(model, kept.values) == pytest.approx(0.0, abs=1e-6)
+    assert kept.objective == pytest.approx(13_140.0, abs=0.01)
+    # A plan charged for an arrival where nothing arrives (an arrival left at 1 by a solve
+    # stopped within its gap: the seed surviving a provider did, and the verifier refused
+    # it) is settled: the arrival back at max(0, served now - before) = 0, $13,140.
+    from dataclasses import replace
+
+    from solver.core.stay_put import settled
+
+    values = kept.values.copy()
+    values[names.index("arrive[chat,1,acme,us-east]")] = 1.0
+    phantom = replace(kept, values=values, objective=13_140.0 + 521.69)
+    fixed = settled(model, phantom)
+    assert moves_of(model, fixed.values) == pytest.approx(0.0, abs=1e-6)
+    assert fixed.objective == pytest.approx(13_140.0, abs=0.01)

@@ -1,27 +1,24 @@
 """``procure prices check PLAN`` on the shipped seed's plan, and the loop it starts: plan,
 quote requests, quotes filled in, solve with the quotes.
 
-The seed's plan (``procure solve problems/seed-2m-13b.yaml``) rests on three prices (bands
-in the shipped catalogs/price_bands.csv when this was written: unverified 30%, third_party
-15%, list 5%; the tests follow the file's bands, :data:`BAND`, :data:`BAND_3RD` and
-:data:`BAND_LIST`):
+The seed's plan (``procure solve problems/seed-2m-13b.yaml``, the guard on by default) rests
+on two prices (bands in the shipped catalogs/price_bands.csv, measured by
+bench/quality/price_bands.py: unverified 0.37, list 0; the tests follow the file's bands,
+:data:`BAND` and :data:`BAND_LIST`):
 
 - TensorWave ``tensorwave/US/mi325x-8x`` on demand, unverified, $15.60 per instance-hour
   (1.95 per GPU-hour x 8), training: 5 units x 1,827.25 h = 9,136.27 instance-hours,
-  $142,525.82, at risk 0.30 x 142,525.82 = $42,757.75;
+  $142,525.82, at risk 0.37 x 142,525.82 = $52,734.55;
 - Lambda ``lambda/europe-central-1/gpu_1x_gh200`` on demand, list (lambda.ai/instances as
-  read 2026-09-20), $2.29 per instance-hour, serving: base 1 unit x (4,392 + 4,380 + 3,300)
-  h = 12,072, peak 5 x (1,464 + 1,460 + 1,100) = 20,120, shoulder 2 x (2,928 + 2,920 +
-  2,200) = 16,096; 48,288 instance-hours x $2.29 = $110,579.52, at risk 0.05 x 110,579.52 =
-  $5,528.98;
-- Massed Compute ``massedcompute/desmoines-usa-1/massedcompute_A100-80GBx2`` on demand,
-  third_party, $2.70 per instance-hour: 40,240 instance-hours, $108,648.00, at risk
-  0.15 x 108,648 = $16,297.20.
+  read 2026-09-20), $2.29 per instance-hour, serving: base 2 units x (4,392 + 4,380 +
+  3,300) h = 24,144, shoulder 6 x (2,928 + 2,920 + 2,200) = 48,288, peak 6 x (1,464 +
+  1,460 + 1,100) = 24,144; 96,576 instance-hours x $2.29 = $221,159.04, at risk
+  0 x 221,159.04 = $0 (a list price's band is 0: nothing to confirm, no request).
 
-The plan's total is $361,753.34 (their sum); TensorWave ranks first, Massed Compute second
-(its third-party band puts more money at risk than Lambda's list price does). Quoted 10% under the
-catalog, $14.04, $2.061 and $2.43, every dollar of the plan is 10% cheaper, so the same plan
-stays optimal at 0.9 x 361,753.34 = $325,578.01.
+The plan's total is $363,684.86 (their sum); TensorWave ranks first. Every price at the top
+of its band at once: 363,684.86 + 52,734.55 = $416,419.42, the plan's guarded total. Quoted
+10% under the catalog, $14.04, TensorWave's line is 10% cheaper and the re-solved plan
+costs 0.9 x 142,525.82 + 221,159.04 = 128,273.24 + 221,159.04 = $349,432.28.
 """
 
 from __future__ import annotations
@@ -42,14 +39,13 @@ from solver.inputs.quotes import UNFILLED, parse_quotes
 runner = CliRunner()
 TENSORWAVE = "tensorwave/US/mi325x-8x"
 LAMBDA = "lambda/europe-central-1/gpu_1x_gh200"
-MASSED = "massedcompute/desmoines-usa-1/massedcompute_A100-80GBx2"
 SEED = str(ROOT / "problems" / "seed-2m-13b.yaml")
 #: the shipped band of an unverified price
 BAND = price_band_fraction("unverified")
-#: the shipped band of a third-party price
-BAND_3RD = price_band_fraction("third_party")
 #: the shipped band of a list price
 BAND_LIST = price_band_fraction("list")
+SEED_USD = 363_684.86
+LAMBDA_USD = 96_576 * 2.29  # 221,159.04
 
 
 @pytest.fixture(scope="module")
@@ -70,33 +66,36 @@ def checked(seed_solved, tmp_path_factory):
 def test_the_seeds_prices_ranked_by_money_at_risk(checked):
     _, report, _ = checked
     assert report["repricing"] == "fixed-plan"
-    assert report["total_cost_usd"] == pytest.approx(361_753.34, abs=0.01)
-    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, MASSED, LAMBDA]
-    tensorwave, massed, lam = report["prices"]
+    assert report["total_cost_usd"] == pytest.approx(SEED_USD, abs=0.01)
+    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, LAMBDA]
+    tensorwave, lam = report["prices"]
     # worked in the module docstring
     assert tensorwave["confidence"] == "unverified" and tensorwave["band_fraction"] == BAND
     assert tensorwave["price_usd_per_hour"] == pytest.approx(15.60)
     assert tensorwave["carried_usd"] == pytest.approx(142_525.82, abs=0.01)
     assert tensorwave["at_risk_usd"] == pytest.approx(142_525.82 * BAND, abs=0.01)
+    assert tensorwave["to_confirm"]
     assert lam["confidence"] == "list" and lam["band_fraction"] == BAND_LIST
     assert lam["price_usd_per_hour"] == pytest.approx(2.29)
-    assert lam["instance_hours"] == pytest.approx(48_288.0)
-    assert lam["carried_usd"] == pytest.approx(110_579.52, abs=0.01)
-    assert lam["raised_total_usd"] == pytest.approx(361_753.34 + 110_579.52 * BAND_LIST, abs=0.01)
+    assert lam["instance_hours"] == pytest.approx(96_576.0)
+    assert lam["carried_usd"] == pytest.approx(221_159.04, abs=0.01)
+    assert lam["raised_total_usd"] == pytest.approx(SEED_USD + LAMBDA_USD * BAND_LIST, abs=0.01)
     assert lam["raised_price_usd_per_hour"] == pytest.approx(2.29 * (1 + BAND_LIST))
-    assert lam["peak_units"] == 5 and len(lam["lines"]) == 9
+    assert lam["peak_units"] == 6 and len(lam["lines"]) == 9
     assert (lam["from_day"], lam["until_day"]) == ("2027-04-01", "2029-12-31")
-    assert massed["price_usd_per_hour"] == pytest.approx(2.70)
-    assert massed["carried_usd"] == pytest.approx(108_648.0, abs=0.01)
-    if (BAND, BAND_3RD, BAND_LIST) == (0.30, 0.15, 0.05):  # the shipped bands when written
+    if (BAND, BAND_LIST) == (0.37, 0.0):  # the shipped bands when written
         assert [p["at_risk_usd"] for p in report["prices"]] == pytest.approx(
-            [42_757.75, 16_297.20, 5_528.98], abs=0.01
+            [52_734.55, 0.0], abs=0.01
         )
-    assert not tensorwave["over_budget"]  # at most 2 x $361,753 is within the $2,000,000
+        assert not lam["to_confirm"]
+    assert not tensorwave["over_budget"]  # at most 2 x $363,685 is within the $2,000,000
     assert report["not_checked"] == []
-    # all at once: the total plus each price's carried money times its band
-    raised = 142_525.82 * BAND + 108_648.0 * BAND_3RD + 110_579.52 * BAND_LIST
-    assert report["all_raised_total_usd"] == pytest.approx(361_753.34 + raised, abs=0.01)
+    # all at once: the total plus each price's carried money times its band, the plan's
+    # guarded total (the guard prices every line at the top of its band)
+    raised = 142_525.82 * BAND + LAMBDA_USD * BAND_LIST
+    assert report["all_raised_total_usd"] == pytest.approx(SEED_USD + raised, abs=0.01)
+    plan = json.loads(checked[0].read_text())
+    assert report["all_raised_total_usd"] == pytest.approx(plan["guarded_total_usd"], abs=0.01)
 
 
 def test_the_table_states_the_repricing_and_ranks(checked):
@@ -104,35 +103,34 @@ def test_the_table_states_the_repricing_and_ranks(checked):
     result = runner.invoke(app, ["prices", "check", str(plan), "--top", "1"])
     assert result.exit_code == 0, result.output
     assert "fixed-plan re-pricing" in result.stdout
-    assert "ranked by money at risk: 1 of 3" in result.stdout
+    assert "ranked by money at risk: 1 of 2" in result.stdout
     assert TENSORWAVE in result.stdout and LAMBDA not in result.stdout
     assert f"${142_525.82 * BAND:,.0f}" in result.stdout
     assert "pass --out FOLDER" in result.stdout
 
 
 def test_one_request_per_provider_with_the_cells_to_fill(checked):
+    # one request per provider with a price to confirm: TensorWave's (Lambda's list price
+    # has band 0, nothing at risk: no request)
     _, report, out = checked
     names = sorted(p.name for p in out.iterdir())
-    assert names == [
-        "quote-request-lambda.csv",
-        "quote-request-massedcompute.csv",
-        "quote-request-tensorwave.csv",
-    ]
+    assert names == ["quote-request-tensorwave.csv"]
     assert report["quote_requests"] == [str(out / n) for n in names]
-    text = (out / "quote-request-lambda.csv").read_text()
+    text = (out / "quote-request-tensorwave.csv").read_text()
     rows = list(csv.DictReader(io.StringIO("\n".join(ln for ln in text.splitlines()
                                                        if not ln.startswith("#")))))  # fmt: skip
     assert len(rows) == 1
     row = rows[0]
     assert (row["provider"], row["region"], row["offering"], row["term"]) == (
-        "lambda", "europe-central-1", LAMBDA, "monthly",
+        "tensorwave", "US", TENSORWAVE, "monthly",
     )  # fmt: skip
     for cell in ("price_per_instance_hour", "valid_until", "quoted_on", "reference"):
         assert row[cell] == UNFILLED
-    assert (row["requested_units"], row["requested_instance_hours"]) == ("5", "48288.0")
-    assert (row["requested_from"], row["requested_until"]) == ("2027-04-01", "2029-12-31")
+    # 5 units x 1,827.25 h = 9,136.27 instance-hours, written to one decimal
+    assert (row["requested_units"], row["requested_instance_hours"]) == ("5", "9136.3")
+    assert (row["requested_from"], row["requested_until"]) == ("2027-01-01", "2027-03-18")
     # every plan line the request covers is listed with its units, hours and dates
-    assert "m04-15 rent chat-13b peak: 5 units x 1,464.0 h, 2027-04-01 to 2028-03-31" in text
+    assert "m01-03 training pretrain-13b: 5 units x 1,827.3 h, 2027-01-01 to 2027-03-18" in text
 
 
 def test_solve_refuses_a_request_not_filled_in(checked, tmp_path):
@@ -162,49 +160,41 @@ def _filled(text: str, prices: dict[str, str], reference: str) -> str:
 
 
 def test_the_loop_plan_check_quotes_solve(checked, tmp_path):
-    """Quoted 10% under the catalog (module docstring): 15.60 x 0.9 = 14.04, 2.29 x 0.9 =
-    2.061 and 2.70 x 0.9 = 2.43; the re-solved plan prices those lines at the quotes,
-    confidence quote, and costs 0.9 x 361,753.34 = 325,578.01."""
+    """Quoted 10% under the catalog (module docstring): 15.60 x 0.9 = 14.04; the re-solved
+    plan prices that line at the quote, confidence quote, and costs 0.9 x 142,525.82 +
+    221,159.04 = $349,432.28 (serving unchanged, on Lambda's list price)."""
     _, report, out = checked
     quoted = {p["offering"]: round(p["price_per_hour_in_currency"] * 0.9, 6)
-              for p in report["prices"]}  # fmt: skip
-    assert quoted == {
-        TENSORWAVE: pytest.approx(14.04),
-        LAMBDA: pytest.approx(2.061),
-        MASSED: pytest.approx(2.43),
-    }
+              for p in report["prices"] if p["to_confirm"]}  # fmt: skip
+    assert quoted == {TENSORWAVE: pytest.approx(14.04)}
     text = {offering: f"{price:g}" for offering, price in quoted.items()}
-    joined = "".join(
-        _filled((out / name).read_text(), text, ref)
-        for name, ref in (("quote-request-lambda.csv", "LA-77"),
-                          ("quote-request-massedcompute.csv", "MC-5"),
-                          ("quote-request-tensorwave.csv", "TW-12"))
-    )  # fmt: skip
+    filled = _filled((out / "quote-request-tensorwave.csv").read_text(), text, "TW-12")
     quotes = tmp_path / "quotes.csv"
-    quotes.write_text(joined)  # the three files joined as with cat: the header three times
-    assert len(parse_quotes(joined, str(quotes))) == 3
+    quotes.write_text(filled)
+    assert len(parse_quotes(filled, str(quotes))) == 1
     args = ["solve", SEED, "--quotes", str(quotes), "--format", "json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    assert plan["total_cost_usd"] == pytest.approx(325_578.01, abs=0.01)
-    assert plan["total_cost_usd"] == pytest.approx(0.9 * report["total_cost_usd"], rel=1e-9)
-    lines = [i for i in plan["line_items"] if i["item"] in ("rent", "training")]
-    assert {i["price_confidence"] for i in lines} == {"quote"}
-    assert {i["price_source"] for i in lines} == {"quote LA-77", "quote MC-5", "quote TW-12"}
-    assert {i["price_date"] for i in lines} == {"2026-12-01"}
-    for i in lines:
-        base = i["offering"].split("~")[0]
-        assert i["cost_usd"] / (i["units"] * i["hours"]) == pytest.approx(quoted[base])
+    assert plan["total_cost_usd"] == pytest.approx(349_432.28, abs=0.01)
+    assert plan["total_cost_usd"] == pytest.approx(0.9 * 142_525.82 + LAMBDA_USD, abs=0.01)
+    # every line now at a band-0 price (quote, list): the guarded total is the total
+    assert plan["guarded_total_usd"] == pytest.approx(349_432.28, abs=0.01)
+    [train] = [i for i in plan["line_items"] if i["item"] == "training"]
+    assert (train["price_confidence"], train["price_source"]) == ("quote", "quote TW-12")
+    assert train["price_date"] == "2026-12-01"
+    assert train["cost_usd"] / (train["units"] * train["hours"]) == pytest.approx(14.04)
+    rent = [i for i in plan["line_items"] if i["item"] == "rent"]
+    assert {(i["offering"], i["price_confidence"]) for i in rent} == {(LAMBDA, "list")}
 
 
 def test_a_quoted_plan_has_nothing_left_to_confirm(checked, tmp_path):
-    """A plan solved on quotes: their band is 0, so nothing is at risk or requested."""
+    """A plan solved on quotes (and list prices): their band is 0, so nothing is at risk or
+    requested."""
     _, report, out = checked
-    text = {TENSORWAVE: "14.04", LAMBDA: "2.061", MASSED: "2.43"}
+    text = {TENSORWAVE: "14.04"}
     quotes = tmp_path / "quotes.csv"
-    quotes.write_text("".join(_filled((out / n).read_text(), text, "Q-1")
-                              for n in sorted(p.name for p in out.iterdir())))  # fmt: skip
+    quotes.write_text(_filled((out / "quote-request-tensorwave.csv").read_text(), text, "Q-1"))
     plan = tmp_path / "quoted.json"
     args = ["solve", SEED, "--quotes", str(quotes), "--format", "json"]
     assert runner.invoke(app, [*args, "--out", str(plan)]).exit_code == 0
@@ -214,7 +204,7 @@ def test_a_quoted_plan_has_nothing_left_to_confirm(checked, tmp_path):
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert {p["confidence"] for p in data["prices"]} == {"quote"}
+    assert {p["confidence"] for p in data["prices"]} == {"quote", "list"}
     assert all(p["at_risk_usd"] == 0 and not p["to_confirm"] for p in data["prices"])
     assert data["quote_requests"] == [] and not again.exists()
 

@@ -47,6 +47,13 @@ ADMIN_WAGE_USD_PER_YEAR = 95_360.0
 #: ECEC December 2024, USDL-25-0335 (catalogs/SOURCES.md STAFF_LOADING).
 WAGE_SHARE_OF_COMPENSATION = 0.705
 USD_PER_ADMIN_YEAR = ADMIN_WAGE_USD_PER_YEAR / WAGE_SHARE_OF_COMPENSATION
+#: Working hours in a year (40 h x 52 weeks) and those one move of a serving deployment
+#: takes (one working day, an assumption): the default ``migration_usd_per_move`` is
+#: USD_PER_ADMIN_YEAR / 2,080 x 8 = $520.24 (solver.core.formulation.moves charges it; the
+#: verifier recomputes the migration penalty with it).
+WORK_HOURS_PER_YEAR = 2080.0
+HOURS_PER_MOVE = 8.0
+DEFAULT_USD_PER_MOVE = USD_PER_ADMIN_YEAR / WORK_HOURS_PER_YEAR * HOURS_PER_MOVE
 STAFF_BY_SIZE_SOURCE = (
     "catalogs/SOURCES.md STAFF_BY_SIZE: 140 servers per administrator up to 1,000 servers "
     "at a site, log-linear to 1,000 per administrator at 50,000 (Armbrust et al. 2009, "

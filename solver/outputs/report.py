@@ -30,6 +30,7 @@ from solver.outputs.live_workbook import (
     subtotals,
     summary_formulas,
 )
+from solver.outputs.loss_cost_text import loss_cost_lines
 from solver.outputs.orders import purchase_orders
 from solver.outputs.scenario_spread import histogram_png, scenario_frame, total_percentiles
 from solver.outputs.sensitivity_views import (
@@ -626,6 +627,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
             if u.scope == "workload" and u.usd_per_1m_output_tokens is not None
         ],
         unit_cost_lines=unit_cost_lines(plan),
+        loss_cost_lines=loss_cost_lines(plan),
         movers=movers,
         monthly_png=base64.b64encode(cost_by_month_png(plan)).decode("ascii")
         if plan.cash_flow

@@ -19,6 +19,7 @@ from solver.inputs.prices import isnan as _isnan
 from solver.money import usd, whole_usd
 from solver.outputs.files import csv_text, money_rounded
 from solver.outputs.grid import Page, Table, escape
+from solver.outputs.loss_cost_text import loss_cost_lines
 from solver.outputs.unit_costs_text import unit_cost_lines
 from solver.plan.provenance import spend_by_confidence, spend_by_price_age
 
@@ -263,7 +264,7 @@ def plan_table(plan: Plan) -> str:
         )
     for line in cost_lines_text(plan):
         console.print(line)
-    for line in unit_cost_lines(plan):
+    for line in unit_cost_lines(plan) + loss_cost_lines(plan):
         console.print(line, markup=False)
     if plan.cash_flow:
         console.print(cash_flow_table(plan))

@@ -33,6 +33,34 @@ class PointOfFailure(BaseModel):
     )
 
 
+class LossCost(BaseModel):
+    """What surviving the loss of one kind of domain costs: the plan against the same
+    problem solved again without that kind in any workload's ``survive_loss_of`` (verified
+    like any plan), and the plan's largest single point of failure of that kind."""
+
+    kind: str = Field(description="zone | region | provider")
+    workloads: list[str] = Field(description="The serving workloads that must survive it")
+    total_cost_usd: float = Field(description="The plan's total_cost_usd (USD)")
+    without_total_usd: float | None = Field(
+        None, description="USD: total_cost_usd of the plan without the rule (None: not solved)"
+    )
+    without_gap: float | None = Field(
+        None, description="The proven relative gap of the plan without the rule"
+    )
+    cost_usd: float | None = Field(
+        None,
+        description="USD: total_cost_usd - without_total_usd, what surviving it costs (each "
+        "plan within its gap of its optimum)",
+    )
+    largest_domain: str | None = Field(
+        None, description="The plan's largest single point of failure of this kind"
+    )
+    largest_share_of_capacity: float | None = Field(
+        None, description="Its share of the serving capacity in its period and block"
+    )
+    note: str = Field("", description="Why the plan without the rule was not priced, if not")
+
+
 def _domains(item: LineItem) -> dict[str, dict[str, float]]:
     """Kind -> {domain: share of the line's units in it}."""
     zones = item.zone_units or {f"{item.provider}/{item.region}": item.units}

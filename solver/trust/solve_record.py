@@ -104,7 +104,8 @@ def expected_objective(plan: Plan, problem: Problem) -> float | None:
     """The objective a solve reports for ``plan``, from its totals: cost (min_cost), NPV
     (min_npv) or cost plus carbon at its price (cost_plus_carbon), each with the
     switching penalty; None for the other objectives (their value needs the model)."""
-    switching = plan.switching_penalty_usd
+    # the moves between periods are charged in the objective too (migration_penalty_usd)
+    switching = plan.switching_penalty_usd + (plan.migration_penalty_usd or 0.0)
     # the guard (price_guard band_top) counts the lines at guarded prices
     guard = 0.0 if plan.guarded_total_usd is None else plan.guarded_total_usd - plan.total_cost_usd
     if problem.objective == "min_cost":

@@ -97,13 +97,27 @@ def test_variance_split_worked_by_hand():
     assert (parts - (lines["actual_usd"] - lines["planned_usd"])).abs().max() < 1e-9
 
 
+def _per_block_at_catalog_prices():
+    # the per-block seed with price_guard: none: its serving on three providers (Lambda
+    # GH200, Seeweb H200, Verda A100), so each perturbation lands on a line of its own (under
+    # the default guard Seeweb's A100, list, takes Verda's place: two providers)
+    return seed_problem("per_block").model_copy(update={"price_guard": "none"})
+
+
+@pytest.fixture(scope="module")
+def seed_per_block_plan():
+    """The seed at fleet: per_block and catalog prices, solved once for this module:
+    $342,972.85 (GH200 6 at peak, Seeweb H200 4 at shoulder, Verda A100 3 at base)."""
+    return solve_problem(_per_block_at_catalog_prices(), load_catalog())
+
+
 @pytest.fixture(scope="module")
 def seed_bill(seed_per_block_plan, tmp_path_factory):
     """The seed's FOCUS forecast to June 2027 (its first six months) with four known
     perturbations, saved as a CSV bill and read back as a bill is. The seed at the opt-in
     ``fleet: per_block`` (tests/conftest.py): its three serving instance types at three
     providers put each perturbation on a line of its own."""
-    problem = seed_problem("per_block")
+    problem = _per_block_at_catalog_prices()
     catalog = load_catalog()
     frame = focus_frame(seed_per_block_plan, problem, catalog, date(2027, 1, 1))
     month = frame["ChargePeriodStart"].str[:7]

@@ -457,3 +457,24 @@ def test_a_switching_cost_with_uncertainty_is_refused_by_name(catalog):
     with pytest.raises(ProcureError) as err:
         solve_stochastic(parse_problem(data), catalog)
     assert err.value.field == "workloads[0] (chat).switching_cost_usd"
+
+
+BANDED = {"quote": 0.0, "list": 0.0, "third_party": 0.37, "unverified": 0.37}
+
+
+def test_two_stage_planning_sets_the_default_guard_aside(tmp_path):
+    # the case of test_the_stochastic_plan_reserves_what_neither_scenario_would with its
+    # reserved price unverified (band 0.37) and its on-demand price list (band 0)
+    # (docs/concepts/price-guard.md, "Two-stage planning"). At catalog prices one reserved
+    # unit costs 2.00 + (0 + 2 x 3.00) / 2 = $5.00/h expected against 1 x 1.50 / 2 +
+    # 3 x 3.00 / 2 = $5.25/h without: it is reserved. Guarded, it would cost 2.00 x 1.37 =
+    # 2.74 + 3.00 = $5.74/h and lose; the scenarios are priced at catalog prices, so the
+    # plan reserves 1 for 5.00 x 8,760 = $43,800
+    row = offering("h1", "h100-sxm", 1, 4.0, r1=2.0)
+    row |= {"price_confidence": "list", "reserved_price_confidence": "unverified"}
+    cat = write_catalog(tmp_path / "cat", [row], price_bands=BANDED)
+    problem = parse_problem(_problem())
+    assert problem.price_guard == "band_top"  # the default
+    sp = solve_stochastic(problem, load_catalog(cat))
+    assert _reserved(sp.commitments) == 1
+    assert sp.expected_cost_usd == pytest.approx(5.00 * HOURS)

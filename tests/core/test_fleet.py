@@ -120,21 +120,25 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
     # of the MFU band, is $142,525.82 of it). Autoscaled (the default, so the shipped seed as
     # solved, tests/golden), each period runs the same two offerings all day, Lambda GH200
     # in europe-central-1 at $2.29/h (1 at base, 2 at shoulder, 5 at peak) and Massed
-    # Compute A100 pairs at $2.70/h (1 at base, 3 at shoulder, 1 at peak), for $361,753.34:
+    # Compute A100 pairs at $2.70/h (1 at base, 3 at shoulder, 1 at peak), for $361,753.34
+    # at catalog prices (price_guard: none):
     # +$18,780.49 (+5.5%) for a fleet no one swaps twice a day (the same serving cost as at
     # training_margin: point, $333,248.18 - $114,020.66). Serving by hand, unit-hours a day
     # over the 12 h base, 8 h shoulder and 4 h peak: Lambda 1 x 12 + 2 x 8 + 5 x 4 = 48,
     # Massed Compute 1 x 12 + 3 x 8 + 1 x 4 = 40, over the 366 + 365 + 275 = 1,006 days of
     # months 4-36 from 2027-04: 48 x 1,006 x $2.29 + 40 x 1,006 x $2.70 = $110,579.52 +
     # $108,648.00 = $219,227.52; plus training $142,525.82 = $361,753.34.
+    # Under the guard (the default) the Massed Compute pairs are third_party, priced in the
+    # objective at $2.70 x 1.37 = $3.699/h, Lambda GH200 at list at $2.29 x 1.00: the MIP
+    # takes Lambda GH200 alone, 2 at base, 6 at shoulder, 6 at peak (the golden),
+    # 2 x 12 + 6 x 8 + 6 x 4
+    # = 96 unit-hours a day: 96 x 1,006 x $2.29 = $221,159.04; plus training $142,525.82 =
+    # $363,684.86 at catalog prices.
     plan = seed_plan
     serving = sum(i.cost_usd for i in plan.line_items if i.item == "rent")
-    assert serving == pytest.approx(48 * 1006 * 2.29 + 40 * 1006 * 2.70, abs=0.01)
-    assert {d.offering for d in plan.deployments} == {
-        "lambda/europe-central-1/gpu_1x_gh200",
-        "massedcompute/desmoines-usa-1/massedcompute_A100-80GBx2",
-    }
-    assert plan.total_cost_usd == pytest.approx(361_753.34, abs=0.01)
+    assert serving == pytest.approx(96 * 1006 * 2.29, abs=0.01) == pytest.approx(221_159.04)
+    assert {d.offering for d in plan.deployments} == {"lambda/europe-central-1/gpu_1x_gh200"}
+    assert plan.total_cost_usd == pytest.approx(363_684.86, abs=0.01)
     for d in plan.deployments:
         assert d.base_units >= 1, d  # every deployed offering runs all day
     keys = {(d.workload, d.period, d.offering) for d in plan.deployments}
@@ -142,29 +146,24 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
 
 
 def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
-    # The seed (default, autoscaled), in each serving period: Lambda GH200 1 at base, 2 at
-    # shoulder, 5 at peak: 1 all day, 5 - 1 = 4 more at peak; Massed Compute A100 pairs 1 at
-    # base, 3 at shoulder, 1 at peak: 1 all day, 3 - 1 = 2 more at shoulder (where most run,
-    # not "at peak"). traffic-mix-measured (tests/golden): a Massed Compute A6000 runs 2 at
-    # base, 4 at shoulder, 1 at peak: 1 all day, 4 - 1 = 3 more at shoulder. Which of the
-    # A6000 rows it is, is a tie: every Massed Compute A6000 type and region is $0.57 per
-    # GPU-hour in the catalog, so the solver may take any (the line's reading is the point).
+    # The seed (default: autoscaled, guarded), in each serving period: Lambda GH200 2 at
+    # base, 6 at shoulder, 6 at peak: 2 all day, 6 - 2 = 4 more, read "at peak" (shoulder
+    # and peak tie; the peak is named).
     import json
-    import re
 
     from solver.outputs.text import fleet_lines
     from solver.plan import Plan
 
     assert fleet_lines(seed_plan) == [
-        f"fleet chat-13b {t}: lambda/europe-central-1/gpu_1x_gh200 1 +4 at peak, "
-        "massedcompute/desmoines-usa-1/massedcompute_A100-80GBx2 1 +2 at shoulder"
+        f"fleet chat-13b {t}: lambda/europe-central-1/gpu_1x_gh200 2 +4 at peak"
         for t in ("m04-15", "m16-27", "m28-36")
     ]
     golden = json.loads((ROOT / "tests" / "golden" / "traffic-mix-measured.json").read_text())
     plan = Plan.model_validate({**golden["output"], "cash_flow": []})  # undated in golden
     [line] = fleet_lines(plan)
-    assert "lambda/us-east-1/gpu_1x_gh200 2 +3 at peak" in line
-    assert re.search(r"massedcompute/[a-z-]+1/massedcompute_A6000[a-z-]* 1 \+3 at shoulder$", line)
+    # guarded (the default), traffic-mix-measured serves on Lambda GH200 (list) alone: 3 at
+    # base, 6 at shoulder, 6 at peak: 3 all day, 3 more
+    assert line.endswith("lambda/us-east-1/gpu_1x_gh200 3 +3 at peak")
 
 
 def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
@@ -172,11 +171,11 @@ def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
     # ``fleet_small_cover`` rows (issue 28) the LP's support holds the seed's optimal plan,
     # so that MIP's optimum is the seed's own (bench/archive/RESULTS-2026.md, "Autoscaled
     # fleets: a start at 1%" and "the lost unit at least the largest deployed"); no start can
-    # cost less than the optimum, $361,753.34. Its plan is only a start, so that MIP stops
-    # within START_GAP = 1% of its bound: a start costs between $361,753.34 and
-    # $361,753.34 / 0.99 = $365,407.41. The session's own gap (1e-4) is back afterwards, so
-    # the whole MIP from that start still proves the seed's optimum, $361,753.34 (test
-    # above), to 1e-4.
+    # cost less than the optimum, in the objective (at guarded prices under the default
+    # guard) $416,419.42 (the golden's guarded_total_usd). Its plan is only a start, so that
+    # MIP stops within START_GAP = 1% of its bound: a start costs between $416,419.42 and
+    # $416,419.42 / 0.99 = $420,625.68. The session's own gap (1e-4) is back afterwards, so
+    # the whole MIP from that start still proves the seed's optimum, $416,419.42, to 1e-4.
     from solver.core.backends.highs_backend import START_GAP, HighsSession, _option
 
     assert START_GAP == 0.01
@@ -186,10 +185,10 @@ def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
     session.h.setOptionValue("mip_rel_gap", 1e-4)
     start = session.restricted_start()
     cost = float(session.cost @ start + model.objective.constant)
-    assert 361_753.34 - 0.01 <= cost <= 361_753.34 / 0.99
+    assert 416_419.42 - 0.01 <= cost <= 416_419.42 / 0.99
     assert _option(session.h, "mip_rel_gap") == pytest.approx(1e-4)
     result = session.solve(SolveOptions(relative_gap=1e-4), start=start)
-    assert result.objective == pytest.approx(361_753.34, abs=0.01)
+    assert result.objective == pytest.approx(416_419.42, abs=0.01)
     assert result.gap <= 1e-4
 
 

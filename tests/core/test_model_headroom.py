@@ -152,12 +152,15 @@ def test_verifier_rejects_a_plan_that_violates_n_plus_1(tiny_catalog):
             "co2e_t": item.co2e_t * 2 / 3,
             "capacity_tokens_per_s": item.capacity_tokens_per_s * 2 / 3,
             "bucket_requests_per_s": {0: 20.0},  # both units busy on the 20 req/s
+            # the guard's figures (the default guard) follow the cost, as the solver's would
+            "guarded_cost_usd": (item.guarded_cost_usd or 0.0) * 2 / 3,
         }
     )
     bad = plan.model_copy(
         update={
             "line_items": [fewer],
             "total_cost_usd": fewer.cost_usd,
+            "guarded_total_usd": fewer.guarded_cost_usd,
             "total_co2e_t": fewer.co2e_t,
             "cash_flow": [],  # the edit leaves only N+1 to catch, not the monthly sums
         }

@@ -115,8 +115,9 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
         if row[0].value == "provider":
             want = plan.totals.by_provider[row[1].value]
             assert cell(values, "subtotals", row[2].coordinate) == pytest.approx(want, abs=0.005)
-    # a price tried in the inputs sheet: the Lambda GH200 peak line of m04-15 (5 units x
-    # 1,464 h) from $2.29 to $2.39: the total moves by 5 x 1,464 x $0.10 = $732.00
+    # a price tried in the inputs sheet: the Lambda GH200 peak line of m04-15 (6 units x
+    # 1,464 h, the seed under the default guard) from $2.29 to $2.39: the total moves by
+    # 6 x 1,464 x $0.10 = $878.40
     inputs = book["inputs"]
     header = [c.value for c in inputs[1]]
     line = next(
@@ -126,13 +127,13 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
     )  # fmt: skip
     price = line[header.index("unit_price_per_hour")]
     assert price.value == pytest.approx(2.29)
-    assert line[header.index("units")].value == 5 and line[header.index("hours")].value == 1464
+    assert line[header.index("units")].value == 6 and line[header.index("hours")].value == 1464
     price.value = 2.39
     out = io.BytesIO()
     book.save(out)
     moved = recalculated(out.getvalue())
     new_total = cell(moved, "summary", at["total cost (USD)"])
-    assert new_total - total == pytest.approx(732.00, abs=0.005)
+    assert new_total - total == pytest.approx(878.40, abs=0.005)
     assert cell(moved, "summary", at["budget headroom (USD)"]) == pytest.approx(
-        headroom - 732.00, abs=0.005
+        headroom - 878.40, abs=0.005
     )

@@ -429,3 +429,25 @@ def test_report_first_screen_names_moves_not_ties(setup):
     movers = price_movers(sens)
     assert movers and not any("acme/eu-north/h1" in m for m in movers)
     assert all("+0.0%" not in m and "-0.0%" not in m for m in movers)
+
+
+def test_report_shows_the_catalog_and_the_guarded_totals(tmp_path):
+    # the tiny catalog above with a band of 0.37 on its (unverified) prices: every price
+    # carries the same band, so the plan is the same, 2 H1 + 3 L4 = $8,030 at catalog
+    # prices, and at guarded prices 8,030 x 1.37 = $11,001.10 (the default guard)
+    bands = {"quote": 0.0, "list": 0.0, "third_party": 0.37, "unverified": 0.37}
+    rows = [
+        offering("h1", "h100-sxm", 1, 4.0),
+        offering("l4", "l4", 1, 1.0, nvlink=False),
+        offering("l4b", "l4", 1, 1.2, region="eu-north", nvlink=False),
+    ]
+    cat = write_catalog(tmp_path / "cat", rows, price_bands=bands)
+    prob = tmp_path / "p.yaml"
+    prob.write_text(PROBLEM)
+    out = tmp_path / "report"
+    args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "4"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    html = (out / "report.html").read_text()
+    assert "total cost<b>$8,030</b>at catalog prices" in html
+    assert 'id="guarded-total">at guarded prices<b>$11,001</b>' in html

@@ -49,6 +49,7 @@ class Setup:
                     fix="remove switching_cost_usd (or set fleet: autoscale or flat to keep "
                     "the fleet steady) with uncertainty:",
                 )
+        problem = at_catalog_prices(problem)
         started = time.perf_counter()
         self.problem, self.catalog = problem, catalog
         #: a ``time.perf_counter()`` time after which no scenario solve starts (None: no
@@ -77,6 +78,15 @@ class Setup:
         self.compiled = keep_pools(compiled, self.kept)
         self.models = [build_model(c) for c in self.compiled]
         self.seconds = {"compile_and_build": time.perf_counter() - started}
+
+
+def at_catalog_prices(problem: Problem) -> Problem:
+    """``problem`` with ``price_guard: none``: two-stage planning prices its scenarios at
+    catalog prices (its price scenarios are its treatment of price uncertainty, and its
+    budgets, caps and risk measures read each scenario's catalog cost), so the guard is set
+    aside, whether written or the default (a plan's echoed problem writes it out, so the two
+    cannot be told apart) (docs/concepts/price-guard.md, "Two-stage planning")."""
+    return problem.model_copy(update={"price_guard": "none"})
 
 
 def point_estimate(problem: Problem, catalog: Catalog, base: Compiled) -> Compiled:

@@ -12,14 +12,10 @@ from solver.core.formulation.state import State
 from solver.core.matrix import VarKind
 from solver.inputs.costs import EGRESS_USD_PER_GB
 from solver.inputs.problem import InferenceWorkload
-from solver.inputs.staff import USD_PER_ADMIN_YEAR
+from solver.inputs.staff import DEFAULT_USD_PER_MOVE
 from solver.physics import bytes_per_value
 
-#: Working hours in a year (40 h x 52 weeks) and those one move takes (one working day,
-#: an assumption): the default migration_usd_per_move is USD_PER_ADMIN_YEAR / 2,080 x 8.
-WORK_HOURS_PER_YEAR = 2080.0
-HOURS_PER_MOVE = 8.0
-DEFAULT_USD_PER_MOVE = USD_PER_ADMIN_YEAR / WORK_HOURS_PER_YEAR * HOURS_PER_MOVE
+__all__ = ["DEFAULT_USD_PER_MOVE", "add_moves_and_limits", "move_usd"]
 
 
 def move_usd(m: State, w: InferenceWorkload) -> float:

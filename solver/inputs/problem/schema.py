@@ -192,9 +192,9 @@ class Problem(StrictModel):
         "exclude (leave those prices out before solving; the plan says how many)",
     )
     price_guard: Literal["band_top", "none"] = Field(
-        "none",
-        description="The guard against the optimiser's curse (off by default until the bands "
-        "in catalogs/price_bands.csv are measured rather than provisional): band_top (the "
+        "band_top",
+        description="The guard against the optimiser's curse (on by default: the bands in "
+        "catalogs/price_bands.csv are measured, bench/quality/price_bands.py): band_top (the "
         "objective prices "
         "each charge at the top of its price confidence's band, price x (1 + band), "
         "catalogs/price_bands.csv, so a weak price wins only by more than its band; budgets "

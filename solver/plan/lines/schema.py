@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, computed_field
 
 from solver.plan.assumptions import Assumption
-from solver.plan.exposure import PointOfFailure
+from solver.plan.exposure import LossCost, PointOfFailure
 from solver.plan.lines.digests import PlanInputs
 from solver.plan.lines.items import CostLine, Deployment, LineItem, deployments_of
 from solver.plan.lines.unit_cost import UnitCost
@@ -161,6 +161,14 @@ class Plan(BaseModel):
         "region, provider): the domain holding the largest share of its serving capacity in "
         "any period and block, and the capacity its loss leaves; left out when no workload "
         "must survive a loss",
+    )
+    loss_costs: list[LossCost] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Per kind of domain some serving workload must survive (survive_loss_of): "
+        "the plan's cost against the same problem solved without that kind (verified), the "
+        "difference, and the plan's largest single point of failure of that kind; left out "
+        "when no workload must survive a loss",
     )
     gap_asked: float | None = Field(
         None,

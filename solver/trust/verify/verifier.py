@@ -39,7 +39,9 @@ from solver.trust.verify.fleet import (
 )
 from solver.trust.verify.guard import _check_guard
 from solver.trust.verify.items import _check_line
+from solver.trust.verify.loss_costs import _check_loss_costs
 from solver.trust.verify.money import _check_cost_lines, _check_money
+from solver.trust.verify.moves import _check_migration
 from solver.trust.verify.run import _Run
 from solver.trust.verify.serving import _check_serving
 from solver.trust.verify.training_runs import _check_training
@@ -106,6 +108,8 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_served_within_n_plus_1(run)
     _check_steady_fleets(run)
     _check_switching(run)
+    _check_migration(run)
+    _check_loss_costs(run)
     _check_failure_domains(run)
     _check_zone_loss(run)
     _check_operability(run)
