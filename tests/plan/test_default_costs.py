@@ -129,11 +129,11 @@ def test_the_seed_all_in_from_its_defaults(tmp_path):
     # checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36 months = 150,552 GB-months;
     # egress, 2e8 output tokens a day x 1,006 serving days = 2.012e11 tokens x 4 bytes =
     # 804.8 GB over the serving providers together. What does: each at its provider's
-    # default price, staff on the plan's rented instance-hours. At f6c7dd6's seed plan
-    # (TensorWave trains, Lambda and Massed Compute serve): storage 150,552 x $0.023 (no
-    # TensorWave price read: S3's) = $3,462.70; egress Lambda 481.9 GB x $0 + Massed
-    # Compute 322.9 GB x $0.09 = $29.06; staff 97,664.27 instance-hours x $966.16 / 8,760
-    # = $10,771.61; all in $361,753.34 + $14,263.37 = $376,016.71.
+    # default price, staff on the plan's rented instance-hours. At the seed's plan under
+    # the price guard (TensorWave trains, Lambda GH200 serves): storage 150,552 x $0.023
+    # (no TensorWave price read: S3's) = $3,462.70; egress 804.8 GB x $0 (Lambda charges
+    # none) = $0; staff 105,712 instance-hours x $966.16 / 8,760 = $11,659.24; all in
+    # $363,684.86 + $15,121.94 = $378,806.80.
     from solver.inputs.cost_defaults import egress_price, storage_price
     from solver.outputs.text import plan_table
 
