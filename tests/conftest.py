@@ -329,9 +329,16 @@ def serve(rps: float, **extra) -> dict:
     return w
 
 
+#: the tiny problems are compute worked by hand: no categories beside compute (their
+#: defaults are tests/plan/test_default_costs.py's); a test gives ``costs=`` to have them
+COMPUTE_ONLY = {"costs": "none"}
+
+
 def problem(workloads, **extra):
-    """A one-month problem of these workloads, on demand unless ``modes`` says."""
+    """A one-month problem of these workloads, on demand unless ``modes`` says; compute
+    only unless ``costs`` says (:data:`COMPUTE_ONLY`)."""
     data = {"name": "tiny", "horizon_months": 1, "modes": ["on_demand"], "workloads": workloads}
+    data.update(COMPUTE_ONLY)
     data.update(extra)
     return parse_problem(data)
 
@@ -371,12 +378,14 @@ def train(**extra) -> dict:
 
 
 def training_problem(workloads, **extra):
-    """A one-month training problem, on demand or spot."""
+    """A one-month training problem, on demand or spot; compute only unless ``costs``
+    says (:data:`COMPUTE_ONLY`)."""
     data = {
         "name": "train",
         "horizon_months": 1,
         "modes": ["on_demand", "spot"],
         "workloads": workloads,
+        **COMPUTE_ONLY,
     }
     data.update(extra)
     return parse_problem(data)

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from solver.core.clock import Clock
-from solver.inputs.costs import Resolved, egress_gb, top_rate
+from solver.inputs.costs import Resolved, SupportPlan, egress_gb, top_rate
 from solver.units import PRICE_COLUMN  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
@@ -249,6 +249,8 @@ def extras_bound(
     problem: Problem,
     periods: pd.DataFrame,
     cloud_min_usd_per_hour: float | None,
+    default_fixed_usd: float = 0.0,
+    default_support: dict[str, SupportPlan] | None = None,
 ) -> ExtrasBound:
     """The linear bound of :class:`ExtrasBound` for a problem's resolved ``costs``.
 
@@ -262,6 +264,12 @@ def extras_bound(
         name, months, hours per period.
     cloud_min_usd_per_hour
         The cheapest price per instance-hour of the model's cloud pools (None: none).
+    default_fixed_usd
+        Storage and egress by default at the dearest price of any provider the problem
+        may use (:func:`solver.core.formulation.limits.budget_bound`), USD.
+    default_support
+        Support by default: provider -> its default plan, for each provider the problem
+        may use that bills one.
     """
     horizon_months = float(periods["months"].sum())
     fixed: dict[str, float] = {}
@@ -274,21 +282,23 @@ def extras_bound(
             for p in periods.itertuples(index=False)
         )
         fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price
-    rate = {p: top_rate(plan) for p, plan in resolved.support.items()}
+    tax_max = max(resolved.tax_rate.values(), default=0.0)
+    plans = {**(default_support or {}), **resolved.support}
+    rate = {p: top_rate(plan) for p, plan in plans.items()}
     constant = 0.0
-    for provider in set(fixed) | set(resolved.support):
+    if default_fixed_usd:  # at no provider in particular: at the top support rate
+        fixed[""] = default_fixed_usd
+        rate[""] = max(rate.values(), default=0.0)
+    for provider in set(fixed) | set(plans):
         support_min = (
-            resolved.support[provider].minimum_usd_per_month * horizon_months
-            if provider in resolved.support
-            else 0.0
+            plans[provider].minimum_usd_per_month * horizon_months if provider in plans else 0.0
         )
-        tax = resolved.tax_rate.get(provider, 0.0)
+        tax = resolved.tax_rate.get(provider, tax_max if provider == "" else 0.0)
         constant += (1.0 + tax) * ((1.0 + rate.get(provider, 0.0)) * fixed.get(provider, 0.0))
         constant += (1.0 + tax) * support_min
     staff = 0.0
     if resolved.staff_usd_per_instance_hour and cloud_min_usd_per_hour:
         staff = resolved.staff_usd_per_instance_hour / cloud_min_usd_per_hour
-    tax_max = max(resolved.tax_rate.values(), default=0.0)
     rate_max = max(rate.values(), default=0.0)
     c = 1.0 + resolved.contingency_rate
     multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)

@@ -1,7 +1,10 @@
 """The cost categories beside compute: the problem's ``costs:`` block,
 the published defaults it may lean on, and what is still not modelled.
 
-Every category is off until the problem opts in (a seed plan's cost does not move):
+Every category is off until the problem gives it, or asks for the sourced defaults
+(``costs: default``, or ``defaults: true`` beside the categories it gives: those not
+given take their defaults from the plan, :mod:`solver.inputs.cost_defaults`,
+``Resolved.defaults``). A category given:
 
 - ``storage``: GB held each month per provider and storage class, at the class's
   published $/GB-month (:data:`STORAGE_USD_PER_GB_MONTH`) or the entry's own price.
@@ -12,8 +15,8 @@ Every category is off until the problem opts in (a seed plan's cost does not mov
   percentage of the month's spend with that provider (:data:`SUPPORT_PLANS`, or the
   entry's own minimum and bands).
 - ``operations_staff``: people who run the rented fleet, USD per instance-year (default
-  the catalog's sites' STAFF_RATIO: one administrator per 1,000 servers at the US median
-  pay, catalogs/SOURCES.md), charged per instance-hour rented or reserved in use.
+  one administrator per 140 servers at the loaded US median pay, catalogs/SOURCES.md
+  STAFF_BY_SIZE and STAFF_LOADING), charged per instance-hour rented or reserved in use.
 - ``taxes``: a sales tax or VAT rate on everything a provider bills.
 - ``contingency_percent``: a stated reserve on top of everything else.
 
@@ -24,11 +27,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from solver.errors import ProcureError, suggestion
+from solver.inputs.cost_defaults import STAFF_DEFAULT_SOURCE, STAFF_USD_PER_INSTANCE_YEAR
 
 #: (provider, storage class) -> (USD per GB-month, source). Only prices read from the
 #: provider's own page; any other provider or class needs the entry's usd_per_gb_month.
@@ -72,13 +83,8 @@ SUPPORT_PLANS: dict[tuple[str, str], SupportPlan] = {
         _AWS_SUPPORT,
     ),
 }
-#: catalogs/SOURCES.md STAFF_RATIO: $95,360 (BLS median, systems administrators, May 2023)
-#: / 1,000 servers per administrator; a rented instance counts as one server
-DEFAULT_STAFF_USD_PER_INSTANCE_YEAR = 95.36
-STAFF_SOURCE = (
-    "catalogs/SOURCES.md STAFF_RATIO: one administrator per 1,000 servers at the BLS median "
-    "pay of $95,360 a year; a rented instance counts as one server"
-)
+#: the problem's own staff rate (costs.operations_staff.usd_per_instance_year)
+STAFF_SOURCE = "the problem's costs.operations_staff.usd_per_instance_year"
 HOURS_PER_YEAR = 8760.0
 
 #: what no plan models yet, whatever the problem says (the plan's ``not_included``)
@@ -103,10 +109,30 @@ CATEGORY_WORDS: dict[str, str] = {
 }
 Category = Literal["storage", "egress", "support", "staff", "tax", "contingency"]
 CATEGORIES: tuple[str, ...] = ("storage", "egress", "support", "staff", "tax", "contingency")
+#: a ``costs:`` field -> the category it gives
+CATEGORY_OF_FIELD: dict[str, str] = {
+    "storage": "storage",
+    "egress": "egress",
+    "support": "support",
+    "operations_staff": "staff",
+    "taxes": "tax",
+    "contingency_percent": "contingency",
+}
 
 
 class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class _AsGiven(_Entry):
+    """An entry written back as given (the fields set, no defaults filled in), so that a
+    plan's problem echo reads back with the same fields given: which categories
+    ``defaults: true`` leaves to their defaults, and whether a staff rate was given."""
+
+    @model_serializer(mode="wrap")
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
 
 
 class StorageEntry(_Entry):
@@ -190,12 +216,13 @@ class SupportEntry(_Entry):
         return self
 
 
-class StaffEntry(_Entry):
+class StaffEntry(_AsGiven):
     usd_per_instance_year: float = Field(
-        DEFAULT_STAFF_USD_PER_INSTANCE_YEAR,
+        STAFF_USD_PER_INSTANCE_YEAR,
         gt=0,
-        description="Staff cost per rented instance per year, USD (default 95.36: "
-        "catalogs/SOURCES.md STAFF_RATIO)",
+        description="Staff cost per rented instance per year, USD (default 966.16: one "
+        "administrator per 140 servers at $135,262.41 a year, catalogs/SOURCES.md "
+        "STAFF_BY_SIZE and STAFF_LOADING)",
     )
 
 
@@ -204,9 +231,15 @@ class TaxEntry(_Entry):
     rate_percent: float = Field(gt=0, le=100, description="Sales tax or VAT, percent")
 
 
-class Costs(_Entry):
-    """The cost categories beside compute (all off by default)."""
+class Costs(_AsGiven):
+    """The cost categories beside compute: each off until given, or, with ``defaults:
+    true`` (``costs: default``), every category not given at its sourced default."""
 
+    defaults: bool = Field(
+        False,
+        description="Every category not given takes its sourced default "
+        "(solver/inputs/cost_defaults.py; costs: default is defaults: true alone)",
+    )
     storage: list[StorageEntry] = Field(default_factory=list)
     egress: list[EgressEntry] = Field(default_factory=list)
     support: list[SupportEntry] = Field(default_factory=list)
@@ -239,6 +272,10 @@ class Resolved:
     staff_usd_per_instance_hour: float = 0.0
     tax_rate: dict[str, float] = field(default_factory=dict)  # fraction, not percent
     contingency_rate: float = 0.0  # fraction
+    staff_source: str = STAFF_SOURCE
+    #: the categories (of :data:`CATEGORIES`) the problem did not give, which take their
+    #: defaults from the plan (solver.inputs.cost_defaults); empty under ``costs: none``
+    defaults: frozenset[str] = frozenset()
 
     @property
     def any(self) -> bool:
@@ -249,6 +286,7 @@ class Resolved:
             or self.staff_usd_per_instance_hour
             or self.tax_rate
             or self.contingency_rate
+            or self.defaults
         )
 
 
@@ -262,14 +300,19 @@ def _provider(value: str, providers: set[str] | None, where: str) -> None:
 
 
 def resolve_costs(
-    costs: Costs | None, providers: set[str] | None, serving: set[str], other_workloads: set[str]
+    costs: Costs | Literal["none", "default"] | None,
+    providers: set[str] | None,
+    serving: set[str],
+    other_workloads: set[str],
 ) -> Resolved:
     """Look up each entry's price or plan (the entry's own, else the published default).
 
     Parameters
     ----------
     costs
-        The problem's ``costs:`` block (None: nothing).
+        The problem's ``costs:``: None (no block) or ``"none"``, nothing; ``"default"``,
+        every category at its default; a block, its categories, and with ``defaults:
+        true`` those not given at their defaults (``Resolved.defaults``).
     providers
         The catalog's provider ids (None: names not checked, as compile checked them).
     serving, other_workloads
@@ -281,14 +324,26 @@ def resolve_costs(
         An unknown provider or workload, or a price with no published default; the field
         named (``costs.storage[0].usd_per_gb_month``) with the fix.
     """
-    if costs is None:
+    if costs is None or costs == "none":
         return Resolved()
+    if costs == "default":
+        costs = Costs(defaults=True)
+    given = {CATEGORY_OF_FIELD[f] for f in costs.model_fields_set if f in CATEGORY_OF_FIELD}
+    by_default = frozenset(CATEGORIES) - given if costs.defaults else frozenset()
+    staff_year = (
+        costs.operations_staff.usd_per_instance_year
+        if costs.operations_staff is not None
+        else (STAFF_USD_PER_INSTANCE_YEAR if "staff" in by_default else 0.0)
+    )
     out = Resolved(
-        staff_usd_per_instance_hour=0.0
-        if costs.operations_staff is None
-        else costs.operations_staff.usd_per_instance_year / HOURS_PER_YEAR,
+        staff_usd_per_instance_hour=staff_year / HOURS_PER_YEAR,
         tax_rate={t.provider: t.rate_percent / 100.0 for t in costs.taxes},
         contingency_rate=costs.contingency_percent / 100.0,
+        staff_source=STAFF_SOURCE
+        if costs.operations_staff is not None
+        and "usd_per_instance_year" in costs.operations_staff.model_fields_set
+        else STAFF_DEFAULT_SOURCE,
+        defaults=by_default,
     )
     for i, s in enumerate(costs.storage):
         _provider(s.provider, providers, f"costs.storage[{i}].provider")
@@ -405,7 +460,7 @@ class _Problem(Protocol):
     """What this module reads of a problem (problem.Problem, which imports this module)."""
 
     @property
-    def costs(self) -> Costs | None: ...
+    def costs(self) -> Costs | Literal["none", "default"] | None: ...
     @property
     def workloads(self) -> Sequence[_Workload]: ...
     def workload(self, name: str) -> _Workload: ...

@@ -200,6 +200,21 @@ def hardware_sentences(compile_report: dict) -> list[str]:
     return out
 
 
+def headline(plan: Plan) -> str:
+    """The plan's money in one line: the all-in total with compute and each category
+    beside it (``total cost`` compute alone when the plan carries no cost lines)."""
+    if plan.all_in_cost_usd is None or not plan.cost_lines:
+        return f"total cost ${plan.total_cost_usd:,.0f}"
+    by: dict[str, float] = {}
+    for c in plan.cost_lines:
+        by[c.category] = by.get(c.category, 0.0) + c.cost_usd
+    parts = ", ".join(f"{k} ${v:,.0f}" for k, v in by.items())
+    return (
+        f"total cost ${plan.all_in_cost_usd:,.0f} all in: compute ${plan.total_cost_usd:,.0f}, "
+        + parts
+    )
+
+
 def cost_lines_text(plan: Plan) -> list[str]:
     """The costs beside compute, the all-in total and what the plan leaves out (Not
     included)."""
@@ -232,7 +247,7 @@ def plan_table(plan: Plan) -> str:
             f"stopped at a limit: the best plan found, NOT proven optimal (gap {gap}); "
             "give the solver more time (--time-limit) to prove it"
         )
-    console.print(f"total cost ${plan.total_cost_usd:,.0f}   total CO2e {plan.total_co2e_t:,.1f} t")
+    console.print(headline(plan) + f"   total CO2e {plan.total_co2e_t:,.1f} t")
     if plan.guarded_total_usd is not None:  # the price guard (docs/concepts/price-guard.md)
         console.print(
             f"at catalog prices ${plan.total_cost_usd:,.0f}, at guarded prices "

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 from datetime import date
 from typing import Literal, TypedDict, Unpack
 
@@ -37,17 +38,20 @@ import pandas as pd
 from solver import money
 from solver.core.clock import month_slices
 from solver.inputs.catalog import Catalog
+from solver.inputs.cost_defaults import CONTINGENCY_NONE, TAX_NONE, support_default
 from solver.inputs.costs import (
     CATEGORY_WORDS,
     NOT_MODELLED,
-    STAFF_SOURCE,
+    SUPPORT_PLANS,
     Resolved,
+    SupportPlan,
     egress_gb,
     resolve_problem_costs,
     support_fee_usd,
 )
 from solver.inputs.problem import Problem
 from solver.plan.charges import PlanCalendar, line_charges, plan_calendar
+from solver.plan.default_costs import DefaultCharge, default_egress, default_storage
 from solver.plan.lines import CostLine, Plan
 from solver.units import Item, Mode
 
@@ -180,9 +184,69 @@ def _staff(resolved: Resolved, plan: Plan, cal: PlanCalendar) -> list[CostLine]:
             unit_price_usd=rate,
             basis=f"{total:,.6g} instance-hours rented or reserved in use x "
             f"{money.usd(rate * 8760)} per instance-year / 8,760 h",
-            source=STAFF_SOURCE,
+            source=resolved.staff_source,
         )
     ]
+
+
+def _zero(category: CostCategory, source: str, provider: str = "") -> CostLine:
+    """A category at 0 by default, its source saying why (no tax, no contingency, a
+    provider that bills no support plan)."""
+    return _line(category, {}, 0.0, "USD", unit_price_usd=0.0, provider=provider,
+                 basis=f"0 by default: {source}", source=source)  # fmt: skip
+
+
+def _support_plans(
+    resolved: Resolved, compute: dict[str, ByMonth]
+) -> dict[str, SupportPlan | None]:
+    """The support plan of each provider charged: the problem's, else (support by
+    default) each provider the plan spends with at its default plan (None: it bills
+    none)."""
+    if "support" not in resolved.defaults:
+        return dict(resolved.support)
+    out: dict[str, SupportPlan | None] = {}
+    for provider in sorted(p for p, by in compute.items() if any(by.values()) and p != "owned"):
+        name, source = support_default(provider)
+        plan = SUPPORT_PLANS[(provider, name)] if name else None
+        out[provider] = None if plan is None else replace(plan, source=source)
+    return out
+
+
+def _default_storage_and_egress(
+    resolved: Resolved,
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    cal: PlanCalendar,
+    slices: list[tuple[str, float, float]],
+) -> list[CostLine]:
+    """Storage and egress by default (:mod:`solver.plan.default_costs`) for the
+    categories the problem did not give."""
+    charges: list[tuple[CostCategory, DefaultCharge]] = []
+    if "storage" in resolved.defaults:
+        charges += [("storage", c) for c in default_storage(plan, problem, catalog, slices)]
+    if "egress" in resolved.defaults:
+        charges += [("egress", c) for c in default_egress(plan, problem, cal)]
+    out = []
+    for category, c in charges:
+        storage = category == "storage"
+        quantity = c.gb * cal.horizon_months if storage else c.gb
+        out.append(
+            _line(
+                category,
+                {k: gb * c.usd_per_gb for k, gb in c.gb_by_month.items()},
+                quantity,
+                "GB-months" if storage else "GB",
+                unit_price_usd=c.usd_per_gb,
+                provider=c.provider,
+                basis=f"{c.what}: {quantity:,.6g} "
+                + ("GB-months" if storage else "GB")
+                + f" x ${c.usd_per_gb:.4g}/GB"
+                + ("-month" if storage else ""),
+                source=c.source,
+            )
+        )
+    return out
 
 
 def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> list[CostLine]:
@@ -204,6 +268,7 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
         if m0 < cal.horizon_months - 1e-9:
             in_horizon[provider][int(month)] += float(usd)
     lines = _storage_and_egress(resolved, problem, cal, slices)
+    lines += _default_storage_and_egress(resolved, plan, problem, catalog, cal, slices)
     billed = {p: dict(v) for p, v in compute.items()}  # provider -> month -> USD billed
     for line in lines:
         for k, usd in line.cost_by_month_usd.items():
@@ -213,7 +278,10 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
     share: ByMonth = defaultdict(float)  # month -> its fraction inside the horizon
     for _, a, b in slices:
         share[_month(a)] += b - a
-    for provider, plan_of in resolved.support.items():
+    for provider, plan_of in _support_plans(resolved, compute).items():
+        if plan_of is None:  # a provider that bills no support plan (default): 0, sourced
+            lines.append(_zero("support", support_default(provider)[1], provider))
+            continue
         spend = in_horizon.get(provider, {})
         fees = {k: support_fee_usd(plan_of, spend.get(k, 0.0), f) for k, f in share.items()}
         on = sum(spend.get(k, 0.0) for k in share)
@@ -251,6 +319,10 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
                 source="the problem's costs.taxes",
             )
         )
+    if "tax" in resolved.defaults:
+        lines.append(_zero("tax", TAX_NONE))
+    if "contingency" in resolved.defaults:
+        lines.append(_zero("contingency", CONTINGENCY_NONE))
     if resolved.contingency_rate:
         total: ByMonth = defaultdict(float)
         for by in compute.values():
@@ -302,7 +374,8 @@ def not_included(problem: Problem) -> list[str]:
             "the costs beside compute in period budgets and provider shares: those hold "
             "compute only (the total budget holds everything)"
         )
-    return [CATEGORY_WORDS[c] for c, on in given.items() if not on] + partial + list(NOT_MODELLED)
+    off = [c for c, on in given.items() if not on and c not in resolved.defaults]
+    return [CATEGORY_WORDS[c] for c in off] + partial + list(NOT_MODELLED)
 
 
 def with_cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> Plan:

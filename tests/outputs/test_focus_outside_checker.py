@@ -96,6 +96,61 @@ def test_toolkit_validate_finds_no_error_but_1_4s_removed_names(seed_export, tmp
     assert "lint OK" in done.stdout
 
 
+def focus_check(folder: Path) -> subprocess.CompletedProcess:
+    """``python scripts/focus_check.py FOLDER``: the toolkit's lint with its 1.4-only
+    findings on 1.3's columns excluded, each with its citation (the script's docstring)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "focus_check.py"), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_ci_check_finds_0_errors_on_the_seed_export(seed_export):
+    # The check CI runs (this test): the toolkit's 2 findings on the seed's 1.3 file are
+    # the two columns FOCUS 1.3 still requires (providername.md, publishername.md: "MUST be
+    # present", deprecated in 1.3) and are excluded with that citation; 0 errors, exit 0.
+    done = focus_check(seed_export)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "focus.csv: 0 error(s), 2 excluded"
+    excluded = [x for x in done.stdout.splitlines() if ": excluded (FOCUS 1.3 " in x]
+    assert [x.split("] ")[1].split(":")[0] for x in excluded] == ["ProviderName", "PublisherName"]
+
+
+def test_the_ci_check_counts_every_other_finding(seed_export, tmp_path):
+    # The exclusions are only those: the same export with a 1.3 Mandatory column dropped
+    # (BilledCost) gives one error per row (the toolkit reports a missing mandatory column on
+    # each row) and exit 1: the check can fail.
+    rows = pd.read_csv(seed_export / "focus.csv", dtype=str, keep_default_na=False)
+    rows.drop(columns=["BilledCost"]).to_csv(tmp_path / "focus.csv", index=False)
+    done = focus_check(tmp_path)
+    assert done.returncode == 1, done.stdout
+    errors = [x for x in done.stdout.splitlines() if ": ERROR: " in x]
+    assert len(errors) == len(rows) > 0 and all("] BilledCost row " in x for x in errors)
+    assert done.stdout.splitlines()[-1] == f"focus.csv: {len(rows)} error(s), 2 excluded"
+
+
+def test_the_ci_check_finds_0_errors_on_a_plan_with_commitments(tmp_path):
+    # The block case's export: the Cost and Usage file (2 excluded, as the seed's) and the
+    # 1.3 Contract Commitment file, on which the 1.4 lint asks for the 14 Mandatory columns
+    # 1.4 added (the toolkit's model gives each "version": "1.4"; 1.3's dataset has 13
+    # columns, all present, test below), each excluded with that version: 0 errors.
+    from tests.test_capacity_blocks import solved_block_plan
+
+    problem, plan = solved_block_plan(tmp_path)
+    out = tmp_path / "out"
+    args = ["export", str(plan), "--format", "focus", "--problem", str(problem), "--out", str(out)]
+    made = CliRunner().invoke(app, args)
+    assert made.exit_code == 0, made.output
+    done = focus_check(out)
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = "focus.csv, focus-contract-commitment.csv: 0 error(s), 16 excluded"
+    assert done.stdout.splitlines()[-1] == last
+    newer = [x for x in done.stdout.splitlines() if "introduced in FOCUS 1.4" in x]
+    assert len(newer) == 14
+
+
 def test_toolkit_reads_the_contract_commitments_as_the_1_3_dataset(tmp_path):
     # The block case (tests/test_capacity_blocks.py) exported: its Contract Commitment file
     # is the 1.3 dataset, an exact match (all 13 columns; ours beside them x_-prefixed).

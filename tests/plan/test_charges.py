@@ -32,6 +32,7 @@ def test_two_rented_units_are_charged_by_the_real_hours_of_each_month(tiny_catal
         {
             "name": "two-units",
             "horizon_months": 2,
+            "costs": "none",  # compute by hand
             "start": "2027-01",
             "periods": [{"name": "jan-feb", "months": 2}],
             "load_blocks": ALL_DAY,

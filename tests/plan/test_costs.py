@@ -64,16 +64,17 @@ def test_each_cost_line_worked_by_hand(solved):
     support = _line(plan, "support")
     assert support.cost_by_month_usd == pytest.approx({0: 125.35756, 1: 118.11328, 2: 125.35756})
     assert support.cost_usd == pytest.approx(368.8284)
-    # staff: 2,160 instance-hours x $95.36 per instance-year / 8,760 h = $23.51342
-    assert _line(plan, "staff").cost_usd == pytest.approx(2160 * 95.36 / 8760)
+    # staff (operations_staff: {}, its default): 2,160 instance-hours x $966.16 per
+    # instance-year (one administrator per 140 servers at $135,262.41) / 8,760 h = $238.23125
+    assert _line(plan, "staff").cost_usd == pytest.approx(2160 * 135_262.41 / 140 / 8760)
     # tax: 10% of everything AWS bills: 2,172.96 + 1,380 + 135.324 + 368.8284 = $4,057.1124
     tax = _line(plan, "tax")
     assert tax.quantity == pytest.approx(4057.1124)
     assert tax.cost_usd == pytest.approx(405.71124)
-    # contingency: 10% of 4,057.1124 + 23.51342 + 405.71124 = $4,486.33706 -> $448.633706
-    assert _line(plan, "contingency").cost_usd == pytest.approx(448.633706)
-    # all in: $4,486.33706 + $448.633706 = $4,934.970766
-    assert plan.all_in_cost_usd == pytest.approx(4934.970766)
+    # contingency: 10% of 4,057.1124 + 238.23125 + 405.71124 = $4,701.05489 -> $470.105489
+    assert _line(plan, "contingency").cost_usd == pytest.approx(470.105489)
+    # all in: $4,701.05489 + $470.105489 = $5,171.160380
+    assert plan.all_in_cost_usd == pytest.approx(5171.160380)
     assert sum(m.all_in_usd for m in plan.cash_flow) == pytest.approx(plan.all_in_cost_usd)
     assert plan.cash_flow[0].support_usd == pytest.approx(125.35756)
 
@@ -126,15 +127,15 @@ def _problem(**changes) -> dict:
 
 def test_budget_holds_the_costs_beside_compute():
     catalog = load_catalog()
-    # $4,000 covers the compute ($2,172.96) but not the all-in $4,934.97: no plan
+    # $4,000 covers the compute ($2,172.96) but not the all-in $5,171.16: no plan
     with pytest.raises(InfeasibleError) as err:
         solve_problem(parse_problem(_problem(budget_usd=4000)), catalog)
-    # the relaxation it offers is in budget dollars, all in: at least the plan's $4,934.97
+    # the relaxation it offers is in budget dollars, all in: at least the plan's $5,171.16
     # (the row's bound: compute x its multiplier + the fixed costs, plan.budget_basis)
     (raise_to,) = [s for s in err.value.message.splitlines() if "raise budget_usd to" in s]
-    assert float(raise_to.rsplit("$", 1)[1].replace(",", "")) >= 4934.97
-    # without costs the same budget is met by compute alone
-    plain = parse_problem(_problem(budget_usd=4000, costs=None))
+    assert float(raise_to.rsplit("$", 1)[1].replace(",", "")) >= 5171.16
+    # with costs: none the same budget is met by compute alone
+    plain = parse_problem(_problem(budget_usd=4000, costs="none"))
     plan = solve_problem(plain, catalog)
     assert plan.cost_lines == [] and plan.all_in_cost_usd == pytest.approx(plan.total_cost_usd)
     assert plan.not_included[0].startswith("storage")
@@ -241,7 +242,7 @@ def test_plan_file_keeps_its_cost_lines_and_text_says_what_is_not_included(solve
     assert all(c.ok for c in checks) and field_errors == []
     text = plan_table(plan)
     # every category is asked for: Not included lists only what no plan models yet
-    assert "all in $4,934.97: compute $2,172.96" in text
+    assert "all in $5,171.16: compute $2,172.96" in text
     assert "Not included:" in text and "currency risk" in text
     assert "storage (datasets, checkpoints): no costs.storage" not in text
 
@@ -264,10 +265,10 @@ def test_diff_notes_the_costs_beside_compute(solved):
     from solver.analyses.diff import diff_plans
 
     plan, _, catalog = solved
-    plain = solve_problem(parse_problem(_problem(costs=None)), catalog)
+    plain = solve_problem(parse_problem(_problem(costs="none")), catalog)
     d = diff_plans(plain, plan)
-    # the same compute ($2,172.96 both); all in $2,172.96 (no cost lines) -> $4,934.97
+    # the same compute ($2,172.96 both); all in $2,172.96 (costs: none) -> $5,171.16
     assert d.total_change_usd == pytest.approx(0.0)
     (note,) = [n for n in d.notes if "all in" in n]
-    assert "all in $2,172.96 -> $4,934.97" in note
+    assert "all in $2,172.96 -> $5,171.16" in note
     assert "storage $0.00 -> $1,380.00" in note and "tax $0.00 -> $405.71" in note

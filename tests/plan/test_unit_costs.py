@@ -110,6 +110,7 @@ TINY = {
     "horizon_months": 1,
     "modes": ["on_demand"],
     "workloads": [serve(25)],
+    "costs": "none",  # compute worked by hand against the API
     "compare_api": {
         "name": "example api",
         "usd_per_1m_input_tokens": 0.5,

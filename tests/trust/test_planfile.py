@@ -16,6 +16,7 @@ from solver.inputs.problem import Problem
 from solver.inputs.yamlio import load_yaml
 from solver.plan import Plan
 from solver.plan.cashflow import cash_flow
+from solver.plan.costs import with_cost_lines
 from solver.plan.guard import resummed_guard
 from solver.plan.unit_costs import with_unit_costs
 
@@ -67,6 +68,7 @@ def _one_unit_fewer(plan: Plan, problem: Problem, catalog: Catalog) -> Plan:
     )
     new = resummed_guard(new)  # the guarded figures kept consistent too
     start = date.fromisoformat(plan.start_date)
+    new = with_cost_lines(new, problem, catalog, start)  # the cost lines made again too
     new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
     return with_unit_costs(new, problem)
 

@@ -20,6 +20,7 @@ import pytest
 from conftest import offering
 from solver.inputs.problem import parse_problem
 from solver.plan.cashflow import cash_flow
+from solver.plan.costs import with_cost_lines
 from solver.plan.guard import resummed_guard
 from solver.plan.unit_costs import with_unit_costs
 from solver.solve import solve_problem
@@ -102,9 +103,9 @@ ONE_UNIT_FEWER = {
 
 
 def consistent(plan, items, problem, catalog):
-    """The plan with these line items, its totals re-summed and its cash flow and unit
-    costs made again from them (as procure solve makes them, from the plan's own start
-    date)."""
+    """The plan with these line items, its totals re-summed and its cost lines (the
+    categories beside compute, by default), cash flow and unit costs made again from them
+    (as procure solve makes them, from the plan's own start date)."""
     new = plan.model_copy(
         update={
             "line_items": items,
@@ -114,6 +115,7 @@ def consistent(plan, items, problem, catalog):
     )
     new = resummed_guard(new)  # the guarded figures kept consistent too
     start = date.fromisoformat(plan.start_date)
+    new = with_cost_lines(new, problem, catalog, start)
     new = new.model_copy(update={"cash_flow": cash_flow(new, problem, catalog, start)})
     return with_unit_costs(new, problem)
 

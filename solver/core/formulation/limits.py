@@ -12,7 +12,20 @@ from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.core.formulation.state import State
 from solver.core.matrix import Expression
-from solver.inputs.costs import resolve_problem_costs
+from solver.inputs.cost_defaults import (
+    OUTPUT_BYTES_PER_TOKEN,
+    egress_price,
+    storage_price,
+    support_default,
+)
+from solver.inputs.costs import (
+    SUPPORT_PLANS,
+    SupportPlan,
+    resolve_problem_costs,
+    served_tokens_per_s,
+)
+from solver.inputs.problem import InferenceWorkload, TrainingWorkload
+from solver.inputs.storage_size import storage_gb
 
 
 def add_quotas(m: State) -> None:
@@ -72,9 +85,50 @@ def budget_bound(compiled: Compiled) -> ledger.ExtrasBound:
     if not resolved.any:
         return ledger.ExtrasBound(1.0, 0.0, "")
     pools = compiled.pools
+    # only pools some option runs on hold instance-hours (staff is per instance-hour)
+    if "pool_id" in compiled.options and len(compiled.options):
+        pools = pools[pools["pool_id"].isin(set(compiled.options["pool_id"]))]
     cloud = pools[(pools["mode"] != "owned") & (pools["price_usd_per_hour"] > 0)]
     cheapest = float(cloud["price_usd_per_hour"].min()) if len(cloud) else None
-    return ledger.extras_bound(resolved, compiled.problem, compiled.periods, cheapest)
+    providers = set(pools["provider"].astype(str)) - {"owned"}
+    fixed, support = default_extras(compiled, resolved.defaults, providers)
+    return ledger.extras_bound(
+        resolved, compiled.problem, compiled.periods, cheapest, fixed, support
+    )
+
+
+def default_extras(
+    compiled: Compiled, defaults: frozenset[str], providers: set[str]
+) -> tuple[float, dict[str, SupportPlan]]:
+    """The budget row's share of the categories by default (all-in by default): storage
+    and egress at the dearest default price of any provider the problem may use (USD),
+    and the default support plan of each such provider that bills one."""
+    problem = compiled.problem
+    fixed = 0.0
+    if "storage" in defaults:
+        dearest = max((storage_price(p)[0] for p in providers | {"owned"}), default=0.0)
+        months = float(compiled.periods["months"].sum())
+        for w in problem.workloads:
+            if isinstance(w, TrainingWorkload):
+                fixed += sum(storage_gb(w, compiled.inputs.catalog)) * months * dearest
+    if "egress" in defaults:
+        dearest = max((egress_price(p)[0] for p in providers), default=0.0)
+        hours = dict(zip(compiled.periods["name"], compiled.periods["hours"], strict=True))
+        for w in problem.workloads:
+            if isinstance(w, InferenceWorkload):
+                tokens = sum(
+                    served_tokens_per_s(w) * w.demand_by_period.get(n, 1.0) * float(h) * 3600.0
+                    for n, h in hours.items()
+                    if w.periods is None or n in w.periods
+                )
+                fixed += tokens * OUTPUT_BYTES_PER_TOKEN / 1e9 * dearest
+    support: dict[str, SupportPlan] = {}
+    if "support" in defaults:
+        for p in sorted(providers):
+            name = support_default(p)[0]
+            if name:
+                support[p] = SUPPORT_PLANS[(p, name)]
+    return fixed, support
 
 
 def add_carbon_cap(m: State) -> None:

@@ -219,11 +219,13 @@ class Problem(StrictModel):
         description="Annual discount rate for the plan's net present value (npv_usd) and the "
         "min_npv objective; e.g. 0.08",
     )
-    costs: Costs | None = Field(
+    costs: Costs | Literal["none", "default"] | None = Field(
         None,
-        description="Cost categories beside compute, each off until given: storage, egress, "
-        "support, operations_staff, taxes, contingency_percent (solver/inputs/costs.py; "
-        "docs/concepts/cost-categories.md)",
+        description="Cost categories beside compute: storage, egress, support, "
+        "operations_staff, taxes, contingency_percent, each off until given; 'default' (or "
+        "defaults: true beside the categories given) puts every category not given at its "
+        "sourced default (solver/inputs/cost_defaults.py), an empty list zeroes one; "
+        "'none' is none (docs/concepts/cost-categories.md)",
     )
     compare_api: CompareApi | None = Field(
         None,

@@ -11,12 +11,18 @@ from datetime import date
 
 import numpy as np
 
-from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS
+from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS, Costs
 from solver.inputs.problem import InferenceWorkload
 from solver.plan.charges import line_charges
 from solver.plan.lines import CostLine
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
 from solver.trust.verify.context import _close, _le
+from solver.trust.verify.default_costs import (
+    check_default_egress,
+    default_support_plans,
+    defaulted,
+    expected_default_lines,
+)
 from solver.trust.verify.run import _Run
 from solver.units import Item, Mode
 
@@ -120,10 +126,9 @@ def _tiered_fee(
 def _expected_cost_lines(run: _Run) -> dict[tuple[str, str, int], float]:
     """(category, provider, entry) -> USD of every cost line but support, tax and
     contingency, recomputed from the problem and the published figures."""
-    ctx, p = run.ctx, run.p
-    costs = p.costs
-    assert costs is not None  # _check_cost_lines returns first when there are none
-    out: dict[tuple[str, str, int], float] = {}
+    ctx = run.ctx
+    costs = _costs(run)
+    out: dict[tuple[str, str, int], float] = expected_default_lines(run, defaulted(_given(run)))
     for i, s in enumerate(costs.storage):
         price = s.usd_per_gb_month
         if price is None:
@@ -177,9 +182,10 @@ def _check_cost_lines(run: _Run) -> None:
             _close(sum(x.cost_by_month_usd.values()), x.cost_usd, 1e-9),
             f"{x.category} {x.provider}",
         )
-    if p.costs is None:
+    if p.costs is None or p.costs == "none":
         c.check("no cost lines without costs", not plan.cost_lines, f"{len(plan.cost_lines)}")
         return
+    costs, by_default = _costs(run), defaulted(_given(run))
     expected = _expected_cost_lines(run)
     by_provider: dict[str, float] = defaultdict(float)
     for key, usd in expected.items():
@@ -190,8 +196,21 @@ def _check_cost_lines(run: _Run) -> None:
             f"{key}: {line.cost_usd if line else None} vs recomputed {usd:.2f}",
         )
         by_provider[key[1]] += usd
-    _check_support(run, lines, by_provider)
-    for t in p.costs.taxes:
+    if "egress" in by_default:
+        check_default_egress(run, plan.cost_lines)
+        for x in plan.cost_lines:
+            if x.category == "egress":
+                by_provider[x.provider] += x.cost_usd
+    _check_support(run, lines, by_provider, "support" in by_default)
+    for category in ("tax", "contingency"):
+        if category in by_default:
+            zero = lines.get((category, "", -1))
+            c.check(
+                f"{category} 0 by default",
+                zero is not None and zero.cost_usd == 0.0,
+                f"{zero.cost_usd if zero else None}",
+            )
+    for t in costs.taxes:
         line = lines.get(("tax", t.provider, -1))
         base = run.provider_cost.get(t.provider, 0.0) + by_provider.get(t.provider, 0.0)
         usd = base * t.rate_percent / 100.0
@@ -201,9 +220,9 @@ def _check_cost_lines(run: _Run) -> None:
             f"{t.provider}: {line.cost_usd if line else None} vs recomputed {usd:.2f}",
         )
         by_provider[t.provider] += usd
-    if p.costs.contingency_percent:
+    if costs.contingency_percent:
         line = lines.get(("contingency", "", -1))
-        usd = (run.total_cost + sum(by_provider.values())) * p.costs.contingency_percent / 100
+        usd = (run.total_cost + sum(by_provider.values())) * costs.contingency_percent / 100
         c.check(
             "contingency recomputed",
             line is not None and _close(line.cost_usd, usd, 1e-6),
@@ -225,41 +244,72 @@ def _check_cost_lines(run: _Run) -> None:
     del ctx
 
 
-def _check_support(run: _Run, lines: dict, by_provider: dict[str, float]) -> None:
+def _check_support(
+    run: _Run, lines: dict, by_provider: dict[str, float], by_default: bool = False
+) -> None:
     """Each support line: its fee month by month from that month's spend with the provider
-    (its compute charges inside the horizon, its storage and egress lines' months)."""
-    c, plan, p, ctx = run.c, run.plan, run.p, run.ctx
-    assert p.costs is not None  # _check_cost_lines returns first when there are none
-    if not p.costs.support:
-        return
-    start = date.fromisoformat(plan.start_date) if plan.start_date else date(2000, 1, 1)
-    table = line_charges(plan, p, run.catalog, start)
-    for s in p.costs.support:
+    (its compute charges inside the horizon, its storage and egress lines' months); by
+    default, every provider the plan spends with at its default plan (0 where it bills
+    none)."""
+    c, plan, ctx = run.c, run.plan, run.ctx
+    costs = _costs(run)
+    plans: dict[str, tuple[float, Sequence[tuple[float | None, float]]] | None] = {}
+    if by_default:
+        spent = {i.provider for i in plan.line_items if i.cost_usd > 0} - {"owned"}
+        plans = default_support_plans(spent)
+    for s in costs.support:
         published = SUPPORT_PLANS.get((s.provider, s.plan)) if s.plan else None
         minimum = published.minimum_usd_per_month if published else s.minimum_usd_per_month or 0
-        bands: Sequence[tuple[float | None, float]]
         if published:
-            bands = published.bands
+            plans[s.provider] = (minimum, published.bands)
         else:
             assert s.bands is not None  # SupportEntry holds a published plan or its own bands
-            bands = [(b.up_to_usd, b.percent) for b in s.bands]
+            plans[s.provider] = (minimum, [(b.up_to_usd, b.percent) for b in s.bands])
+    if not plans:
+        return
+    start = date.fromisoformat(plan.start_date) if plan.start_date else date(2000, 1, 1)
+    table = line_charges(plan, run.p, run.catalog, start)
+    for provider, terms in sorted(plans.items()):
+        line = lines.get(("support", provider, -1))
+        if terms is None:
+            c.check(
+                "support 0 where the provider bills none",
+                line is not None and line.cost_usd == 0.0,
+                f"{provider}: {line.cost_usd if line else None}",
+            )
+            continue
+        minimum, bands = terms
         spend: dict[int, float] = defaultdict(float)
-        mine = [plan.line_items[n].provider == s.provider for n in table["line"]]
+        mine = [plan.line_items[n].provider == provider for n in table["line"]]
         rows = table[np.array(mine, dtype=bool) & (table["begin_month"] < ctx.horizon - 1e-9)]
         for month, usd in zip(rows["month"], rows["usd"], strict=True):
             spend[int(month)] += float(usd)
         for x in plan.cost_lines:
-            if x.provider == s.provider and x.category in ("storage", "egress"):
+            if x.provider == provider and x.category in ("storage", "egress"):
                 for k, usd in x.cost_by_month_usd.items():
                     spend[int(k)] += usd
         fee = sum(
             _tiered_fee(minimum, bands, spend.get(k, 0.0), min(1.0, ctx.horizon - k))
             for k in range(math.ceil(ctx.horizon - 1e-9))
         )
-        line = lines.get(("support", s.provider, -1))
         c.check(
             "support recomputed",
             line is not None and _close(line.cost_usd, fee, 1e-6),
-            f"{s.provider}: {line.cost_usd if line else None} vs recomputed {fee:.2f}",
+            f"{provider}: {line.cost_usd if line else None} vs recomputed {fee:.2f}",
         )
-        by_provider[s.provider] += fee
+        by_provider[provider] += fee
+
+
+def _given(run: _Run) -> Costs | str:
+    """The problem's costs: (a block, or "default"; _check_cost_lines returns first
+    without one and under costs: none)."""
+    costs = run.p.costs
+    assert costs is not None and costs != "none"
+    return costs
+
+
+def _costs(run: _Run) -> Costs:
+    """The problem's costs: block (costs: default: an empty one, every category by
+    default)."""
+    given = _given(run)
+    return given if isinstance(given, Costs) else Costs(defaults=True)
