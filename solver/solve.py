@@ -38,6 +38,7 @@ from solver.inputs.problem import InferenceWorkload, Problem
 from solver.money import usd
 from solver.plan import Plan, extract_plan, input_digests
 from solver.plan.loss_cost import LOSS_COST_SHARE, loss_costs, surviving
+from solver.plan.market import market_warnings
 from solver.plan.provenance import with_currency
 from solver.plan.reporting import in_reporting_periods
 from solver.plan.warnings import PlanWarning
@@ -213,7 +214,8 @@ def solve_verified(
             fix="this is a bug in procure: report it with the problem file",
         )
     refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
-    plan = plan.model_copy(update={"warnings": implausible_values(problem)})
+    warned = implausible_values(problem) + market_warnings(plan)
+    plan = plan.model_copy(update={"warnings": warned})
     if price_restrictions:
         spent = time.perf_counter() - started
         found = period_warnings(problem, catalog, compiled, plan, solver, options, method, spent)
@@ -333,7 +335,7 @@ def solved_split(
             "checks": checks,
             "verified": all(c.ok for c in checks),
             "inputs": input_digests(problem, catalog),
-            "warnings": implausible_values(problem),
+            "warnings": implausible_values(problem) + market_warnings(reported),
             "compile_report": report,
         }
     )

@@ -37,11 +37,14 @@ def catalog_validate(
     ] = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Validate every catalog file; print the counts, and the offerings whose price date
-    is unknown or whose currency no source states (by file, line and field)."""
+    """Validate every catalog file; print the counts, the offerings whose price date
+    is unknown or whose currency no source states (by file, line and field), and the
+    offerings priced more than 2x away from their accelerator's rental index
+    (market_index.csv; flagged, never refused, --strict included)."""
 
     def body() -> None:
         from solver.inputs.catalog.dating import dating_lines, dating_report, unsettled_error
+        from solver.inputs.market_index import market_lines
 
         cat = _load_catalog(catalog)
         counts = ", ".join(f"{v} {k}" for k, v in cat.counts().items())
@@ -49,6 +52,8 @@ def catalog_validate(
         report = dating_report(cat.offerings)
         path = str(Path(cat.directory) / "offerings.csv")
         for line in dating_lines(report, path):
+            typer.echo(line)
+        for line in market_lines(cat.offerings, cat.market_index or {}, path):
             typer.echo(line)
         if strict and (report.unknown_dates or report.assumed_currencies):
             raise unsettled_error(report, path)

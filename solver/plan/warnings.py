@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-WarningKind = Literal["period_structure", "implausible_value"]
+WarningKind = Literal["period_structure", "implausible_value", "market_index"]
 
 
 class PlanWarning(BaseModel):
@@ -23,7 +23,8 @@ class PlanWarning(BaseModel):
     kind: WarningKind = Field(
         description="period_structure (a period outlives a server's life or a "
         "reservation's term, so the plan could not own or reserve in it) or "
-        "implausible_value (a legal value far outside what such a workload uses)"
+        "implausible_value (a legal value far outside what such a workload uses) or "
+        "market_index (a line's price more than 2x away from its published rental index)"
     )
     field: str = Field(description="The problem field it is about (periods, a workload's field)")
     detail: str = Field(description="What was found and what to do, in one sentence")

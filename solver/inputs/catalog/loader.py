@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from solver.errors import ProcureError
+from solver.inputs import market_index as market_index_module
 from solver.inputs import provenance as provenance_module
 from solver.inputs import tables as tables_module
 from solver.inputs.catalog.capacity_blocks import read_capacity_blocks
@@ -28,6 +29,7 @@ from solver.inputs.catalog.checks import (
 from solver.inputs.catalog.columns import OPTIONAL_FILES, SCHEMAS, read_table
 from solver.inputs.catalog.tables import DEFAULT_CATALOG_DIR, TIERS, Catalog
 from solver.inputs.catalog.zones import check_zones
+from solver.inputs.market_index import load_market_index
 from solver.physics import shapes
 
 
@@ -113,7 +115,10 @@ def _catalog_key(directory: Path) -> str:
     them and of the pandas that holds them: equal keys mean an equal catalog."""
     digest = hashlib.sha256(f"{sys.version}|{pd.__version__}|{directory}".encode())
     readers = sorted(Path(__file__).parent.glob("*.py"))  # every module of this package
-    readers += [Path(str(m.__file__)) for m in (tables_module, provenance_module, shapes)]
+    readers += [
+        Path(str(m.__file__))
+        for m in (tables_module, provenance_module, shapes, market_index_module)
+    ]
     for module in readers:
         digest.update(module.read_bytes())
     for path in sorted(directory.glob("*.csv")):
@@ -233,6 +238,7 @@ def _load_catalog(directory: Path) -> Catalog:
         capacity_blocks=read_capacity_blocks(directory, off.set_index("offering_id"), rates),
         zones=_zones(tables.get("zones.csv"), reg, directory),
         price_bands=_price_bands(directory),
+        market_index=load_market_index(directory, set(acc["accelerator_id"])),
     )
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from solver.errors import ProcureError
 from solver.inputs.catalog.names import rank_model_presets, resolve_name
+from solver.inputs.market_index import MarketLevel
 from solver.inputs.provenance import BASE_CURRENCY
 
 
@@ -103,6 +104,9 @@ class Catalog:
     # confidence level -> band fraction (price_bands.csv of the folder, else the shipped
     # one; solver.inputs.price_bands); None: a catalog built without it, read as no band
     price_bands: dict[str, float] | None = None
+    # accelerator_id -> published rental index level (market_index.csv of the folder;
+    # solver.inputs.market_index); None or empty: no market reference
+    market_index: dict[str, MarketLevel] | None = None
 
     def rate(
         self,

@@ -25,6 +25,7 @@ from solver.plan.lines.blocks import block_items
 from solver.plan.lines.items import LineItem
 from solver.plan.lines.schema import Plan
 from solver.plan.lines.summary import binding_rows, owned_utilisation, served_fraction, totals_of
+from solver.plan.market import with_market
 from solver.units import RENTED_MODES, Mode
 
 #: A row of a compiled table as :func:`solver.inputs.tables.row_tuples` gives it: a named
@@ -156,7 +157,8 @@ def extract_plan(
         compile_report=compiled.report.as_dict(),
     )
     problem = compiled.problem
-    return with_guard(plan, problem.price_guard, guard_bands(problem, compiled.inputs.catalog))
+    plan = with_guard(plan, problem.price_guard, guard_bands(problem, compiled.inputs.catalog))
+    return with_market(plan, compiled.inputs.catalog.market_index)
 
 
 def _serving_items(

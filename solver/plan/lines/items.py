@@ -115,6 +115,25 @@ class LineItem(BaseModel):
         description="cost_usd at the top of its price's band, cost_usd x (1 + "
         "guard_band_fraction): what the objective counted (left out when the guard is none)",
     )
+    market_index_usd_per_gpu_hour: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Rented lines (rent, reservation, training, capacity_block) whose "
+        "accelerator has a published rental index (catalogs/market_index.csv): its level, "
+        "USD per GPU-hour; left out otherwise",
+    )
+    market_index_date: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="That index level's date, YYYY-MM-DD (left out without an index)",
+    )
+    market_premium_fraction: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The line's price per GPU-hour (cost_usd / (accelerators x hours)) over "
+        "its index, less 1: 0.2 is 20% above the market, -0.5 half of it; beyond 1.0 or "
+        "below -0.5 the plan carries a market_index warning (left out without an index)",
+    )
     tier: str = Field(
         "",
         description="The provider's tier (catalogs/providers.csv): hyperscaler, neocloud or "

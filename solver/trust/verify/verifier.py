@@ -40,6 +40,7 @@ from solver.trust.verify.fleet import (
 from solver.trust.verify.guard import _check_guard
 from solver.trust.verify.items import _check_line
 from solver.trust.verify.loss_costs import _check_loss_costs
+from solver.trust.verify.market import _check_market
 from solver.trust.verify.money import _check_cost_lines, _check_money
 from solver.trust.verify.moves import _check_migration
 from solver.trust.verify.run import _Run
@@ -120,6 +121,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     _check_staff_scale(run)
     _check_money(run)
     _check_guard(run)
+    _check_market(run)
     _check_cost_lines(run)
     _check_unit_costs(run)
     return run
