@@ -72,9 +72,10 @@ MAX_RUNNING_JOBS = 4
 #: jobs of one user running at once (issue 50): half of :data:`MAX_RUNNING_JOBS`, so one
 #: person's hard solves leave the other half to everyone else
 MAX_JOBS_PER_USER = 2
-#: a job's time limit unless it gives one, seconds (issue 50). 15 minutes: ten times the
-#: slowest workspace analysis measured on the seed under load (the carbon-capped
-#: "what moves it", 500 s before issue 50's Build 2, is the one job it would stop)
+#: a job's time limit unless it gives one, seconds (issue 50). 15 minutes: above the
+#: slowest workspace job issue 50 measured (500 s, "what moves it" on the carbon-capped
+#: seed under load), so no job that finishes today is stopped, and a stuck job's turn
+#: comes free within 15 minutes
 DEFAULT_TIME_LIMIT_S = 900.0
 #: the threads that run or wait for jobs (a queued job's thread waits for its turn)
 JOB_THREADS = 32
