@@ -39,7 +39,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, s
 from sqlalchemy import text
 
 from solver.web import faults
-from solver.web.jobs import JobRunner
+from solver.web.jobs import DEFAULT_TIME_LIMIT_S, JobRunner
 from solver.web.store import Store, open_store
 
 HERE = Path(__file__).resolve().parent
@@ -56,6 +56,7 @@ def _templates() -> Jinja2Templates:
 
     formats.register(env)  # money, numbers, headers and durations, one way on every page
     env.globals["may"] = auth.may  # a button only for the roles that may use it
+    env.globals["job_time_limit_s"] = f"{DEFAULT_TIME_LIMIT_S:g}"  # the solve form's default
     return Jinja2Templates(env=env)
 
 

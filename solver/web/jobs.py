@@ -13,9 +13,18 @@ verified plan it returns under its inputs digest.
   its result is stored in ``analyses``.
 - A watch job (:meth:`JobRunner.submit_watch`, :mod:`solver.web.price_watch`) compares a
   stored plan with the latest price snapshot, as ``procure watch`` does.
-- Cancel: the job is marked ``cancelled`` at once and whatever it returns is dropped (a
-  solve already running on a worker finishes there, unseen); a sensitivity job also stops
-  at its next break-even step, and the cluster drops its tasks not yet started.
+- Cancel means stop (issue 50): the job is marked ``cancelled`` at once and whatever it
+  returns is dropped. A solve job on this server's own cluster (no ``--scheduler``) runs
+  in a child process (:mod:`solver.web.job_process`) that the job's thread terminates
+  within :data:`~solver.web.job_process.POLL_S` of the cancel: the solver stops and its
+  memory goes back to the operating system. An analysis job stops at its next progress
+  step, and the cluster drops its tasks not yet started; a solve on a remote scheduler
+  finishes there, unseen.
+- Time limits: every job has one, :data:`DEFAULT_TIME_LIMIT_S` unless the form or the API
+  gives ``time_limit_s`` (kept in the job's ``options``). A job past it stops as a cancel
+  does and is marked ``timed_out`` with the limit in its message.
+- Queue per user: at most :data:`MAX_JOBS_PER_USER` jobs of one user (``created_by``) run
+  at once, and :data:`MAX_RUNNING_JOBS` in all; the others wait, ``queued``.
 - A carbon-frontier job and a two-stage job (:mod:`solver.web.analysis_jobs`) run
   ``procure report``'s frontier and ``procure solve``'s two-stage plan the same way, their
   solves on the same cluster, their results stored in ``analyses``.
@@ -36,6 +45,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -45,8 +55,9 @@ from sqlalchemy import delete, select, update
 from solver.analyses.runner import run_tasks
 from solver.errors import ProcureError
 from solver.plan import Plan
+from solver.web.job_process import JobStopped, run_in_child
 from solver.web.store import Analysis, Job, PlanRecord, Server, Store, Variant
-from solver.web.store.models import JOB_OPEN, utc_now
+from solver.web.store.models import JOB_OPEN, JobStatus, utc_now
 from solver.web.workspace import (
     queued_plan_job,
     solve_task,
@@ -56,8 +67,18 @@ from solver.web.workspace import (
     variant_inputs,
 )
 
-#: jobs handed to the cluster at once (the rest wait, queued, in this server)
+#: jobs running at once in this server (the rest wait, queued)
 MAX_RUNNING_JOBS = 4
+#: jobs of one user running at once (issue 50): half of :data:`MAX_RUNNING_JOBS`, so one
+#: person's hard solves leave the other half to everyone else
+MAX_JOBS_PER_USER = 2
+#: a job's time limit unless it gives one, seconds (issue 50). 15 minutes: above the
+#: slowest workspace job issue 50 measured (500 s, "what moves it" on the carbon-capped
+#: seed under load), so no job that finishes today is stopped, and a stuck job's turn
+#: comes free within 15 minutes
+DEFAULT_TIME_LIMIT_S = 900.0
+#: the threads that run or wait for jobs (a queued job's thread waits for its turn)
+JOB_THREADS = 32
 #: seconds between a server's heartbeats (``servers.seen_at``)
 HEARTBEAT_S = 10.0
 #: a server not seen for this long is gone: its open jobs are marked interrupted
@@ -67,8 +88,38 @@ ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage", "alternatives")
 
 
 class JobCancelled(Exception):
-    """Raised from a job's progress callback once the job is cancelled: the runner stops
-    waiting, and the cluster drops the tasks not yet started (their futures released)."""
+    """Raised from a job's progress callback once the job is cancelled (or timed out): the
+    runner stops waiting, and the cluster drops the tasks not yet started (their futures
+    released)."""
+
+
+def time_limit_of(options: dict) -> float:
+    """A job's time limit in seconds: its ``time_limit_s`` option, else
+    :data:`DEFAULT_TIME_LIMIT_S`."""
+    return float(options.get("time_limit_s") or DEFAULT_TIME_LIMIT_S)
+
+
+def checked_time_limit(value: object, where: str = "time_limit_s") -> float | None:
+    """A time limit asked for (a form field or an API value) as seconds; None when not
+    given (the default applies).
+
+    Raises
+    ------
+    ProcureError
+        Not a number of seconds above 0.
+    """
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ProcureError(
+            f"{where}: {value!r} is not a time limit",
+            fix=f"give the job's time limit in seconds, above 0 (default {DEFAULT_TIME_LIMIT_S:g})",
+        )
+    return seconds
 
 
 class JobRunner:
@@ -103,7 +154,14 @@ class JobRunner:
         self.instance_id = uuid.uuid4().hex
         self._stop = threading.Event()
         self._heart: threading.Thread | None = None
-        self._pool = ThreadPoolExecutor(max_workers=MAX_RUNNING_JOBS, thread_name_prefix="job")
+        self._pool = ThreadPoolExecutor(max_workers=JOB_THREADS, thread_name_prefix="job")
+        #: the running jobs' users (job id -> created_by), guarded by ``_turns``
+        self._running: dict[int, str] = {}
+        self._turns = threading.Condition()
+        #: running jobs' deadlines, :func:`time.monotonic` seconds
+        self._deadlines: dict[int, float] = {}
+        #: the child process of each running solve job (job id -> pid)
+        self.children: dict[int, int] = {}
         self._lock = threading.Lock()
         #: inputs digest -> the open solve job of this server for it (one solve per digest)
         self._solving: dict[str, int] = {}
@@ -235,11 +293,19 @@ class JobRunner:
             session.commit()
             return int(done.rowcount or 0)
 
-    def submit(self, variant_id: int, *, rerun_of: int | None = None) -> Job:
+    def submit(
+        self,
+        variant_id: int,
+        *,
+        rerun_of: int | None = None,
+        time_limit_s: float | None = None,
+        who: str = "",
+    ) -> Job:
         """Queue a solve of a variant (its inputs are checked first: a bad variant is
         refused with its message and no job). The same inputs stored: a job done at once
         with that plan; the same inputs being solved by this server: that open job (one
-        solve, however many ask at once)."""
+        solve, however many ask at once). ``time_limit_s``: the job's limit (None:
+        :data:`DEFAULT_TIME_LIMIT_S`); ``who``: the user it counts against."""
         with self.store.sessions() as session:
             variant = session.get(Variant, variant_id)
             if variant is None:
@@ -251,7 +317,13 @@ class JobRunner:
                 open_job = session.get(Job, running)
                 if open_job is not None and open_job.status in JOB_OPEN:
                     return open_job
-            job = Job(variant_id=variant_id, rerun_of=rerun_of, owner=self.instance_id)
+            job = Job(
+                variant_id=variant_id,
+                rerun_of=rerun_of,
+                owner=self.instance_id,
+                created_by=who,
+                options_json=json.dumps({"time_limit_s": time_limit_s or DEFAULT_TIME_LIMIT_S}),
+            )
             found = stored_plan(session, inputs.digest)
             if found is not None:  # the same inputs: the stored plan, at once
                 job.status, job.progress, job.plan_id = "done", 1.0, found.id
@@ -375,7 +447,7 @@ class JobRunner:
             from solver.web.price_upload import submit_upload
 
             return submit_upload(self, variant_id, options, who, rerun_of=job_id)
-        return self.submit(variant_id, rerun_of=job_id)
+        return self.submit(variant_id, rerun_of=job_id, time_limit_s=options.get("time_limit_s"))
 
     def cancel(self, job_id: int) -> bool:
         """Cancel a queued or running job; False when it had already finished."""
@@ -400,11 +472,81 @@ class JobRunner:
 
     def step_job(self, job_id: int, **values: object) -> None:
         """A progress step (:meth:`update_job`), raising :class:`JobCancelled` when the
-        job was cancelled meanwhile: a long job's progress callback stops it so."""
+        job was cancelled meanwhile or is past its time limit (then marked ``timed_out``):
+        a long job's progress callback stops it so."""
+        if self.past_limit(job_id):
+            self.time_out(job_id)
+            raise JobCancelled(job_id)
         if not self.update_job(job_id, **values):
             raise JobCancelled(job_id)
 
+    def past_limit(self, job_id: int) -> bool:
+        """Whether a running job is past its time limit."""
+        deadline = self._deadlines.get(job_id)
+        return deadline is not None and time.monotonic() > deadline
+
+    def time_out(self, job_id: int) -> bool:
+        """Mark an open job ``timed_out`` with its limit in the message; False when it
+        had already ended."""
+        with self.store.sessions() as session:
+            options = session.scalars(select(Job.options_json).where(Job.id == job_id)).first()
+        limit = time_limit_of(json.loads(options or "{}"))
+        return self.update_job(
+            job_id,
+            status=JobStatus.TIMED_OUT.value,
+            stage="timed out",
+            error=(
+                f"stopped at its time limit of {limit:g} s; re-run it with a longer limit "
+                "(time_limit_s on the solve form or in the API) or simplify the variant"
+            ),
+            finished_at=utc_now(),
+        )
+
+    def _stop_reason(self, job_id: int) -> str | None:
+        """Why a running job's child should stop: cancelled (or ended otherwise), timed
+        out (marked here), or None to go on."""
+        if self.past_limit(job_id):
+            self.time_out(job_id)
+            return "timed out"
+        with self.store.sessions() as session:
+            status = session.scalars(select(Job.status).where(Job.id == job_id)).first()
+        return None if status in JOB_OPEN else str(status)
+
+    def _wait_turn(self, job_id: int) -> bool:
+        """Wait until the job may run: fewer than :data:`MAX_JOBS_PER_USER` jobs of its
+        user and :data:`MAX_RUNNING_JOBS` in all running. False when it ended meanwhile
+        (cancelled while queued) or the server stops."""
+        while not self._stop.is_set():
+            with self.store.sessions() as session:
+                row = session.execute(
+                    select(Job.status, Job.created_by, Job.options_json).where(Job.id == job_id)
+                ).first()
+            if row is None or row.status != JobStatus.QUEUED.value:
+                return False
+            with self._turns:
+                mine = sum(1 for u in self._running.values() if u == row.created_by)
+                if len(self._running) < MAX_RUNNING_JOBS and mine < MAX_JOBS_PER_USER:
+                    self._running[job_id] = row.created_by
+                    limit = time_limit_of(json.loads(row.options_json or "{}"))
+                    self._deadlines[job_id] = time.monotonic() + limit
+                    return True
+                self._turns.wait(0.5)
+        return False
+
+    def _end_turn(self, job_id: int) -> None:
+        with self._turns:
+            self._running.pop(job_id, None)
+            self._deadlines.pop(job_id, None)
+            self._turns.notify_all()
+
     def _run(self, job_id: int) -> None:
+        try:
+            if not self._wait_turn(job_id):
+                return
+        except Exception as exc:  # noqa: BLE001 - the database away: the job fails with it
+            self._fail(job_id, exc)
+            self._solved(job_id)
+            return
         try:
             with self.store.sessions() as session:
                 kind = session.scalars(select(Job.kind).where(Job.id == job_id)).first()
@@ -422,11 +564,14 @@ class JobRunner:
                 run_analysis(self, job_id, kind)
             else:
                 (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
-        except JobCancelled:
-            pass  # marked cancelled by cancel(); nothing of it is stored
+        except (JobCancelled, JobStopped):
+            pass  # marked cancelled or timed out; nothing of it is stored
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
+            if self.past_limit(job_id) and self.time_out(job_id):
+                return  # stopped at its limit (what the stop made it raise is not a failure)
             self._fail(job_id, exc)
         finally:
+            self._end_turn(job_id)
             self._solved(job_id)
 
     def _fail(self, job_id: int, exc: Exception) -> None:
@@ -454,21 +599,34 @@ class JobRunner:
                 return
             inputs = variant_inputs(job.variant, self.catalog_dir)
             variant_id = job.variant_id
+        local = not self.scheduler
         if not self.update_job(
             job_id,
             status="running",
-            stage="solving on the Dask cluster",
+            stage="solving in a child process" if local else "solving on the Dask cluster",
             progress=0.1,
             started_at=utc_now(),
         ):
             return
-        client = self.client()
-        [result] = run_tasks(
-            solve_task,
-            [task_of(inputs)],
-            scheduler=client,
-            progress=lambda done, total: self.update_job(job_id, progress=0.1 + 0.8 * done / total),
-        )
+        if local:  # a child process, stopped on cancel or at the time limit
+            try:
+                result = run_in_child(
+                    solve_task,
+                    task_of(inputs),
+                    should_stop=lambda: self._stop_reason(job_id),
+                    on_start=lambda pid: self.children.__setitem__(job_id, pid),
+                )
+            finally:
+                self.children.pop(job_id, None)
+        else:
+            [result] = run_tasks(
+                solve_task,
+                [task_of(inputs)],
+                scheduler=self.client(),
+                progress=lambda done, total: self.step_job(
+                    job_id, progress=0.1 + 0.8 * done / total
+                ),
+            )
         if "error" in result:
             self.update_job(
                 job_id,

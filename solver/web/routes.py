@@ -320,9 +320,16 @@ def register(app: FastAPI) -> None:  # noqa: C901 - one route each, no logic bet
         return await run_in_threadpool(_what_if, request, problem_id, form)
 
     @app.post("/variants/{variant_id}/solve")
-    def solve_variant(request: Request, variant_id: int):
+    async def solve_variant(request: Request, variant_id: int):
+        form = await read_form(request)
+        return await run_in_threadpool(_solve_variant, request, variant_id, form)
+
+    def _solve_variant(request: Request, variant_id: int, form) -> RedirectResponse:
+        from solver.web.jobs import checked_time_limit
+
         try:
-            job = runner.submit(variant_id)
+            limit = checked_time_limit(form.get("time_limit_s"))
+            job = runner.submit(variant_id, time_limit_s=limit, who=current_user(request).name)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
         asked(request, job, f"variant {variant_id}")

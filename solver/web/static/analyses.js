@@ -50,7 +50,7 @@ function pollAnalysisJob() {
     const err = document.getElementById("job-error");
     err.textContent = j.error; err.hidden = !j.error;
     document.getElementById("cancel-form").hidden = !open(j.status);
-    document.getElementById("rerun-form").hidden = !["interrupted", "cancelled", "failed"].includes(j.status);
+    document.getElementById("rerun-form").hidden = !["interrupted", "cancelled", "failed", "timed_out"].includes(j.status);
     if (j.status === "done") window.location.reload();
     return open(j.status);
   };

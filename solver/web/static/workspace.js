@@ -60,7 +60,7 @@ function pollJob() {
     }
     const open = j.status === "queued" || j.status === "running";
     document.getElementById("cancel-form").hidden = !open;
-    document.getElementById("rerun-form").hidden = !["interrupted", "cancelled", "failed"].includes(j.status);
+    document.getElementById("rerun-form").hidden = !["interrupted", "cancelled", "failed", "timed_out"].includes(j.status);
     return open;
   };
   const tick = () => fetch("/api/jobs/" + id).then(r => r.json()).then(j => { if (show(j)) setTimeout(tick, 500); })

@@ -29,7 +29,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 class JobStatus(StrEnum):
     """A job's status (``Job.status``). Members equal their strings, so the database and
     the JSON hold the plain words; ``interrupted``: the server stopped while the job was
-    queued or running."""
+    queued or running; ``timed_out``: stopped at its time limit."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -37,6 +37,8 @@ class JobStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
+    #: stopped at its time limit (issue 50)
+    TIMED_OUT = "timed_out"
 
 
 #: every job status, as the words the database holds
