@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from solver.web.formats import money, usd
+from solver.web.formats import usd
 from solver.web.store import PlanRecord
 from solver.web.workspace import problem_of_plan
 
@@ -79,11 +79,10 @@ def view(result: dict | None) -> dict:
                 "kind": KIND_WORDS.get(p["kind"], p["kind"]),
                 "group": p["group"],
                 "preference": f"{p['action']} it",
-                "cost": money(p["cost_usd"]) if p["cost_usd"] is not None else "no plan",
-                "delta": usd(delta, cents=False, signed=True, missing="no plan") if delta is not None else "no plan",
+                "cost": usd(p["cost_usd"], cents=False, missing="no plan"),
+                "delta": usd(delta, cents=False, signed=True, missing="no plan"),
                 "share": f"{delta / base:+.2%}" if delta is not None and base else "",
                 "status": p["status"],
             }
         )
     return {"rows": rows, "result": result}
-
