@@ -327,3 +327,16 @@ def test_the_price_of_each_preference_runs_as_a_job_in_one_table(client):
     assert '<table class="t" id="preferences-table">' in page
     assert "+$14,600" in page and "+25.00%" in page and "+$730" in page and "+1.25%" in page
     assert page.count(">infeasible<") == 3
+
+
+def test_the_form_says_where_a_two_stage_plan_is_made(client):
+    """Drawn scenarios from the form: Solve gives the variant's plan, and the form says the
+    two-stage plan is made from that plan's page, whose link the plan page carries."""
+    note = unescape(client.get("/problems/1").text)
+    assert 'id="two-stage-where"' in note
+    assert '"Commit now, adapt later: the two-stage plan"' in note
+    if not client.get("/api/plans").json():
+        _solve(client, 1)
+    base = min(p["id"] for p in client.get("/api/plans").json())
+    plan = client.get(f"/plans/{base}").text
+    assert "Commit now, adapt later: the two-stage plan</a>" in plan
