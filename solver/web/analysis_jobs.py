@@ -8,6 +8,8 @@ workspace (:class:`solver.web.jobs.JobRunner`), computed exactly as the CLI comp
   on the workspace's Dask cluster through the runner, one progress step each;
 - ``alternatives``: ``procure alternatives``' near-optimal plans
   (:mod:`solver.web.alternatives_job`);
+- ``preferences``: ``procure alternatives --preferences``' price of each preference
+  (:mod:`solver.web.preferences_job`);
 - ``two_stage``: ``procure solve``'s two-stage plan of a problem with ``uncertainty:``
   (:func:`solver.analyses.stochastic.solve_stochastic`, gap 1e-4, the method asked for),
   its scenario solves on the same cluster.
@@ -75,7 +77,14 @@ def check_analysis(record: PlanRecord, kind: str, options: dict) -> None:
 
         check(record, options)
         return
-    raise ProcureError(f"no analysis {kind!r}", fix="use frontier, two_stage or alternatives")
+    if kind == "preferences":
+        from solver.web.preferences_job import check as check_preferences
+
+        check_preferences(record)
+        return
+    raise ProcureError(
+        f"no analysis {kind!r}", fix="use frontier, two_stage, alternatives or preferences"
+    )
 
 
 def frontier_points(problem, catalog, points: int, solved=None, **run) -> list:
@@ -125,6 +134,11 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
             f"the optimum, then up to {options['n']} plans within {options['slack']:.1%} of it "
             f"that differ in {options['differ_by']} (as procure alternatives)"
         )
+    elif kind == "preferences":
+        stage = (
+            "the optimum, then one re-solve per provider, accelerator, purchase mode and "
+            "region group: excluding it or requiring it (as procure alternatives --preferences)"
+        )
     else:
         stage = f"two-stage plan ({options['method']}): scenarios on the Dask cluster"
     if not runner.update_job(
@@ -151,6 +165,10 @@ def run_analysis(runner, job_id: int, kind: str) -> None:
         from solver.web.alternatives_job import run
 
         result = run(problem, catalog, options)
+    elif kind == "preferences":
+        from solver.web.preferences_job import run as run_preferences
+
+        result = run_preferences(problem, catalog, options)
     else:
         sp = two_stage_plan(problem, catalog, options["method"], scheduler=runner.client())
         result = sp.model_dump(mode="json")

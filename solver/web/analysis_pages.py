@@ -34,12 +34,18 @@ from solver.web.analysis_jobs import (
 )
 from solver.web.formats import money
 from solver.web.forms import read_form
+from solver.web.preferences_job import view as preferences_view
 from solver.web.store import Analysis, Job, PlanRecord
 from solver.web.views import script_json
 from solver.web.workspace import plan_of, problem_of_plan
 
 #: the page of each kind, by its URL part
-PAGES = {"frontier": "frontier", "two-stage": "two_stage", "alternatives": "alternatives"}
+PAGES = {
+    "frontier": "frontier",
+    "two-stage": "two_stage",
+    "alternatives": "alternatives",
+    "preferences": "preferences",
+}
 
 
 def abatement_usd_per_t(co2e_t: list[float], cost_usd: list[float]) -> list[float | None]:
@@ -189,6 +195,8 @@ def _page(app: FastAPI, request: Request, plan_id: int, kind: str, analysis_id: 
             view = frontier_view(result, plan)
         elif kind == "alternatives":
             view = alternatives_view(result)
+        elif kind == "preferences":
+            view = preferences_view(result)
         else:
             view = two_stage_view(result)
         context = {
@@ -214,6 +222,8 @@ def _options(kind: str, form) -> dict:
     """The options of a request from its form (as the CLI's options)."""
     if kind == "alternatives":
         return alternatives_options(form)
+    if kind == "preferences":
+        return {}  # every kind of group, as procure alternatives --preferences
     if kind == "frontier":
         raw = str(form.get("points") or DEFAULT_FRONTIER_POINTS).strip()
         try:

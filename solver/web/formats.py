@@ -31,6 +31,7 @@ JOB_KINDS: dict[str, str] = {
     "frontier": "carbon frontier",
     "two_stage": "two-stage plan",
     "alternatives": "near-optimal alternatives",
+    "preferences": "price of each preference",
     "watch": "price watch",
     "prices_pull": "price snapshot upload",
 }

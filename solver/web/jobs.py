@@ -84,7 +84,7 @@ HEARTBEAT_S = 10.0
 #: a server not seen for this long is gone: its open jobs are marked interrupted
 LEASE_S = 60.0
 #: the analyses run as jobs besides solves (:mod:`solver.web.analysis_jobs`)
-ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage", "alternatives")
+ANALYSIS_KINDS = ("sensitivity", "frontier", "two_stage", "alternatives", "preferences")
 
 
 class JobCancelled(Exception):
@@ -558,7 +558,7 @@ class JobRunner:
                 from solver.web.price_upload import run_upload
 
                 run_upload(self, job_id)
-            elif kind in ("frontier", "two_stage", "alternatives"):
+            elif kind in ("frontier", "two_stage", "alternatives", "preferences"):
                 from solver.web.analysis_jobs import run_analysis
 
                 run_analysis(self, job_id, kind)

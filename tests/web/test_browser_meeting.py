@@ -136,3 +136,36 @@ def test_show_alternatives_side_by_side(tiny_server, browser, shots):
         )
     ]
     assert first == ["$58,400", "$73,000"]  # EU only, reusing no region of the optimum's
+
+
+def test_the_price_of_each_preference_in_one_table(tiny_server, browser, shots):
+    """'Price each preference' on the base plan's page runs as a job; its page shows one
+    table (figures worked by hand in tests/web/test_meeting.py: excluding region group us
+    costs +$14,600, requiring eu +$730; acme, h100-sxm and on_demand cannot be excluded)."""
+    from selenium.webdriver.common.by import By
+
+    from tests.web.conftest import blocking
+
+    d = browser
+    _problem_page(d, tiny_server)
+    d.find_element(By.CSS_SELECTOR, "td a[href^='/plans/']").click()  # the base's plan
+    _wait(d, lambda d: "/plans/" in d.current_url)
+    d.find_element(By.ID, "price-preferences").click()
+    _wait(d, lambda d: d.current_url.endswith("/preferences"))
+    table = _wait(d, lambda d: d.find_elements(By.ID, "preferences-table"), 120)[0]
+    d.save_screenshot(str(shots / "preferences.png"))
+    rows = {
+        tuple(c.text for c in r.find_elements(By.CSS_SELECTOR, "td, th")[:3]): [
+            c.text for c in r.find_elements(By.CSS_SELECTOR, "td, th")[3:]
+        ]
+        for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    }
+    assert rows[("region group", "us", "exclude it")] == [
+        "$73,000",
+        "+$14,600",
+        "+25.00%",
+        "optimal",
+    ]
+    assert rows[("region group", "eu", "require it")] == ["$59,130", "+$730", "+1.25%", "optimal"]
+    assert rows[("provider", "acme", "exclude it")][-1] == "infeasible"
+    assert blocking(d) == []  # axe-core: the table of preferences

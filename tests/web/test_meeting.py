@@ -291,3 +291,52 @@ def test_a_what_if_the_limit_stops_says_so_and_how_to_get_the_plan(tmp_path, mon
         message = refused.json()["error"]["message"]
         assert message.startswith("no plan within the what-if's 0.01 s")
         assert "add the variant and Solve it" in message and "--time-limit" not in message
+
+
+def test_the_price_of_each_preference_runs_as_a_job_in_one_table(client):
+    """The price of each preference of the base plan (issue 51, Build 4), worked by hand
+    (module docstring): one provider (acme), one accelerator (h100-sxm) and one purchase
+    mode (on_demand), so excluding any of them leaves no plan (infeasible) and there is
+    nothing else to require; region groups: excluding us (the optimum's) moves all 20 units
+    to eu-north, 20 x 5 x 730 = $73,000 (+$14,600, +25.00%); requiring eu (at least one unit
+    there) costs the cheapest such plan, 19 in us-east and 1 in eu-north, $59,130 (+$730,
+    +1.25%)."""
+    if not client.get("/api/plans").json():
+        _solve(client, 1)  # the base (run alone, no earlier test solved it)
+    base = min(p["id"] for p in client.get("/api/plans").json())
+    assert client.get(f"/api/plans/{base}").json()["total_cost_usd"] == pytest.approx(58_400)
+    assert 'id="price-preferences"' in client.get(f"/plans/{base}").text
+    queued = client.post(f"/plans/{base}/preferences", follow_redirects=False)
+    assert queued.headers["location"] == f"/plans/{base}/preferences"
+    job = client.get(f"/plans/{base}/preferences").text
+    job_id = int(re.search(r'id="analysis-job" data-job="(\d+)"', job).group(1))
+    assert wait_for_job(client, job_id)["status"] == "done"
+    [stored] = client.get(f"/api/plans/{base}/analyses?kind=preferences").json()
+    rows = {
+        (p["kind"], p["group"], p["action"]): (p["status"], p["cost_usd"])
+        for p in stored["result"]["preferences"]
+    }
+    assert rows == {
+        ("providers", "acme", "exclude"): ("infeasible", None),
+        ("accelerators", "h100-sxm", "exclude"): ("infeasible", None),
+        ("commitments", "on_demand", "exclude"): ("infeasible", None),
+        ("region_groups", "us", "exclude"): ("optimal", pytest.approx(20 * 5 * HOURS)),
+        ("region_groups", "eu", "require"): ("optimal", pytest.approx(19 * 4 * HOURS + 5 * HOURS)),
+    }
+    page = unescape(client.get(f"/plans/{base}/preferences").text)
+    assert '<table class="t" id="preferences-table">' in page
+    assert "+$14,600" in page and "+25.00%" in page and "+$730" in page and "+1.25%" in page
+    assert page.count(">infeasible<") == 3
+
+
+def test_the_form_says_where_a_two_stage_plan_is_made(client):
+    """Drawn scenarios from the form: Solve gives the variant's plan, and the form says the
+    two-stage plan is made from that plan's page, whose link the plan page carries."""
+    note = unescape(client.get("/problems/1").text)
+    assert 'id="two-stage-where"' in note
+    assert '"Commit now, adapt later: the two-stage plan"' in note
+    if not client.get("/api/plans").json():
+        _solve(client, 1)
+    base = min(p["id"] for p in client.get("/api/plans").json())
+    plan = client.get(f"/plans/{base}").text
+    assert "Commit now, adapt later: the two-stage plan</a>" in plan
