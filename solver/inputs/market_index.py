@@ -8,7 +8,6 @@ its index (premium above 1.0, or a price below half the index) is flagged.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import math
 from collections.abc import Mapping
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from solver.errors import ProcureError
+from solver.inputs.keyed_csv import bad_cell as _bad
+from solver.inputs.keyed_csv import read_keyed
 
 #: The file beside the other catalog CSVs.
 MARKET_INDEX_FILE = "market_index.csv"
@@ -60,10 +60,6 @@ class MarketLevel:
     index: str
     measures: str
     source: str
-
-
-def _bad(path: Path, line: int, column: str, message: str, fix: str) -> ProcureError:
-    return ProcureError(message, file=str(path), field=f"line {line}, {column}", fix=fix)
 
 
 def _row(path: Path, line: int, row: Mapping[str, str | None], known: set[str]) -> MarketLevel:
@@ -137,36 +133,16 @@ def load_market_index(directory: str | Path, accelerators: set[str]) -> dict[str
     path = Path(directory) / MARKET_INDEX_FILE
     if not path.is_file():
         return {}
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise ProcureError(
-                    f"missing column(s) {missing}",
-                    file=str(path),
-                    field="line 1",
-                    fix=f"the header is: {','.join(COLUMNS)}",
-                )
-            levels: dict[str, MarketLevel] = {}
-            for line, row in enumerate(reader, start=2):
-                level = _row(path, line, row, accelerators)
-                if level.accelerator_id in levels:
-                    raise _bad(
-                        path,
-                        line,
-                        "accelerator_id",
-                        f"{level.accelerator_id} is given twice",
-                        "keep one row per accelerator: its latest published level",
-                    )
-                levels[level.accelerator_id] = level
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProcureError(
-            f"cannot read the market index ({exc.__class__.__name__})",
-            file=str(path),
-            fix=f"write {MARKET_INDEX_FILE} as UTF-8 CSV, header {','.join(COLUMNS)}",
-        ) from None
-    return levels
+    return read_keyed(
+        path,
+        COLUMNS,
+        lambda line, row: _row(path, line, row, accelerators),
+        lambda level: level.accelerator_id,
+        "accelerator_id",
+        "keep one row per accelerator: its latest published level",
+        "the market index",
+        f"write {MARKET_INDEX_FILE} as UTF-8 CSV, header {','.join(COLUMNS)}",
+    )
 
 
 def premium_fraction(usd_per_gpu_hour: float, index_usd_per_gpu_hour: float) -> float:

@@ -8,7 +8,6 @@ A price of confidence ``c`` with band ``b`` is read as "the price billed lies in
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ from pathlib import Path
 
 from solver.errors import ProcureError
 from solver.inputs.catalog.tables import DEFAULT_CATALOG_DIR
+from solver.inputs.keyed_csv import bad_cell as _bad
+from solver.inputs.keyed_csv import read_keyed
 from solver.inputs.provenance import CONFIDENCE_LEVELS
 
 #: The file beside the other catalog CSVs.
@@ -49,10 +50,6 @@ class PriceBand:
 
 
 PriceBands = Mapping[str, PriceBand]
-
-
-def _bad(path: Path, line: int, column: str, message: str, fix: str) -> ProcureError:
-    return ProcureError(message, file=str(path), field=f"line {line}, {column}", fix=fix)
 
 
 def _row(path: Path, line: int, row: Mapping[str, str | None]) -> PriceBand:
@@ -115,35 +112,16 @@ def load_price_bands(directory: str | Path | None = None) -> dict[str, PriceBand
         column named with the fix.
     """
     path = Path(directory if directory is not None else DEFAULT_CATALOG_DIR) / PRICE_BANDS_FILE
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise ProcureError(
-                    f"missing column(s) {missing}",
-                    file=str(path),
-                    field="line 1",
-                    fix=f"the header is: {','.join(COLUMNS)}",
-                )
-            bands: dict[str, PriceBand] = {}
-            for line, row in enumerate(reader, start=2):
-                band = _row(path, line, row)
-                if band.confidence in bands:
-                    raise _bad(
-                        path,
-                        line,
-                        "confidence",
-                        f"{band.confidence} is given twice",
-                        "keep one row per confidence level",
-                    )
-                bands[band.confidence] = band
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProcureError(
-            f"cannot read the price bands ({exc.__class__.__name__})",
-            file=str(path),
-            fix=f"ship {PRICE_BANDS_FILE} in the catalog folder, UTF-8, header {','.join(COLUMNS)}",
-        ) from None
+    bands = read_keyed(
+        path,
+        COLUMNS,
+        lambda line, row: _row(path, line, row),
+        lambda band: band.confidence,
+        "confidence",
+        "keep one row per confidence level",
+        "the price bands",
+        f"ship {PRICE_BANDS_FILE} in the catalog folder, UTF-8, header {','.join(COLUMNS)}",
+    )
     absent = [c for c in CONFIDENCE_LEVELS if c not in bands]
     if absent:
         raise ProcureError(

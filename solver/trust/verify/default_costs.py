@@ -27,7 +27,7 @@ from solver.inputs.cost_defaults import (
     egress_price,
     storage_price,
 )
-from solver.inputs.costs import SUPPORT_PLANS, Costs
+from solver.inputs.costs import CATEGORY_OF_FIELD, SUPPORT_PLANS, Costs
 from solver.inputs.problem import InferenceWorkload, TrainingWorkload
 from solver.plan.lines import CostLine
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
@@ -36,14 +36,7 @@ from solver.trust.verify.run import _Run
 from solver.units import Item, Mode
 
 #: a costs: field -> the category it gives (its absence: the category's default)
-_FIELDS = {
-    "storage": "storage",
-    "egress": "egress",
-    "support": "support",
-    "operations_staff": "staff",
-    "taxes": "tax",
-    "contingency_percent": "contingency",
-}
+_FIELDS = CATEGORY_OF_FIELD
 
 
 def defaulted(costs: Costs | str | None) -> set[str]:
