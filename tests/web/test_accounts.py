@@ -13,28 +13,15 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from solver.web.app import create_app
-from solver.web.store import User, Variant
-from solver.web.workspace import store_plan, variant_inputs
-from tests.web.conftest import PASSWORD, SEED_YAML, add_account, post_login, sign_in
-from tests.web.test_signoff import GOLDEN
+from solver.web.store import User
+from tests.web.conftest import PASSWORD, add_account, post_login, sign_in
+from tests.web.test_signoff import seed_workspace
 
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
     """The seed (problem 1) and its golden plan (plan 1); one signed-in client per role."""
-    app = create_app(f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}")
-    with TestClient(app) as infra:
-        sign_in(infra, app, "ian", "infra")
-        assert infra.post("/problems", data={"yaml_text": SEED_YAML}).status_code == 200
-        with app.state.store.sessions() as session:
-            base = session.get(Variant, 1)
-            assert store_plan(session, base.id, variant_inputs(base), GOLDEN).id == 1
-        clients = {"infra": infra}
-        for name, role in (("vera", "viewer"), ("fay", "finance"), ("ada", "admin")):
-            clients[role] = TestClient(app)
-            sign_in(clients[role], app, name, role)
-        yield app, clients
+    yield from seed_workspace(tmp_path_factory)
 
 
 #: a new password of 10 characters (the rule: 8 or more)

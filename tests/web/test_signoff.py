@@ -31,10 +31,9 @@ GOLDEN = Plan.model_validate(
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-@pytest.fixture(scope="module")
-def ws(tmp_path_factory):
+def seed_workspace(tmp_path_factory):
     """The seed added by infra (problem 1) and its golden plan stored (plan 1); one
-    signed-in client per role."""
+    signed-in client per role (a generator for a module's fixture)."""
     app = create_app(f"sqlite:///{tmp_path_factory.mktemp('ws') / 'workspace.db'}")
     with TestClient(app) as infra:
         sign_in(infra, app, "ian", "infra")
@@ -48,6 +47,12 @@ def ws(tmp_path_factory):
             clients[role] = TestClient(app)
             sign_in(clients[role], app, name, role)
         yield app, clients
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    """:func:`seed_workspace` for this module."""
+    yield from seed_workspace(tmp_path_factory)
 
 
 def _paths(app):
