@@ -143,3 +143,18 @@ def test_the_router_shares_requests_by_weight():
     reqs = [Request(0.0, 100, 3) for _ in range(30)]
     done, _, _ = simulate([spec(weight=2.0), spec(weight=1.0)], reqs)
     assert sum(r.replica == 0 for r in done) == 20
+
+
+def test_a_cached_prefix_is_not_prefilled_again():
+    # The same 3,000-token prompt with 2,992 tokens in the prefix cache prefills 8 tokens:
+    # one step of max(weights 0.010, prefill 8 x 1e-5 = 0.00008) + 0.002 = 0.012 s, so
+    # TTFT 0.012 s. Without the cache it takes two budget-sized chunks (2,048 then 952
+    # tokens): max(0.010, 0.02048) + 0.002 = 0.02248 s then max(0.010, 0.00952) + 0.002 =
+    # 0.012 s, TTFT 0.03448 s. A prompt wholly cached still prefills its last token (vLLM
+    # recomputes it to emit the first output): cached_tokens is capped at prompt - 1.
+    (warm,), _, _ = simulate([spec()], [Request(0.0, 3000, 2, cached_tokens=2992)])
+    (cold,), _, _ = simulate([spec()], [Request(0.0, 3000, 2)])
+    (whole,), _, _ = simulate([spec()], [Request(0.0, 3000, 2, cached_tokens=3000)])
+    assert warm.first_token_s == pytest.approx(0.012)
+    assert cold.first_token_s == pytest.approx(0.03448)
+    assert whole.first_token_s == pytest.approx(0.012)

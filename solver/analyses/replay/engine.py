@@ -142,6 +142,7 @@ class Request:
     arrival_s: float
     prompt_tokens: int
     output_tokens: int
+    cached_tokens: int = 0  # prompt tokens whose KV a prefix cache already holds (not prefilled)
     first_token_s: float = float("nan")
     done_s: float = float("nan")
     replica: int = -1
@@ -189,7 +190,10 @@ def _admit(r: _Replica) -> None:
             break
         r.head += 1
         req.to_prefill = need
-        req.prefilled = 0
+        # a prefix-cache hit skips the prefill of the cached tokens but the last (vLLM
+        # recomputes at least one token to produce the first output); a preempted request
+        # lost its cache and prefills all again
+        req.prefilled = min(req.cached_tokens, need - 1) if req.made == 0 else 0
         r.admitted += 1
         req.order = r.admitted
         r.held_tokens += need
