@@ -7,7 +7,7 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -39,6 +39,10 @@ from solver.outputs.files import (
     write_files_together,
 )
 from solver.units import DEFAULT_SOLVER, SOLVERS, WARM_SOLVER
+
+if TYPE_CHECKING:
+    from solver.inputs.problem import Problem
+    from solver.plan import Plan
 
 
 def _solve_for_analysis(
@@ -222,6 +226,19 @@ def sensitivity(
     _run(debug, body, time_limit)
 
 
+def _replay_section(
+    plan: Plan, prob: Problem, catalog: Path | None, problem: Path, quotes: Path | None
+) -> str:
+    """The report's replay section (``procure replay``'s defaults); "" when the plan serves
+    no online workload."""
+    from solver.analyses.replay import replay_plan
+    from solver.outputs.replay_html import replay_section_html
+
+    cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
+    result = replay_plan(plan, prob, cat)
+    return replay_section_html(result) if result.rows else ""
+
+
 @app.command()
 def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
@@ -312,8 +329,10 @@ def report(
                 sections_deadline=_analysis_deadline(time_limit, 0.75),
             )
             png = frontier_png(analysis)
+            replay = _replay_section(plan, prob, catalog, problem, quotes)
+            bar.done("replay")
             files: dict[str, str | bytes] = {
-                "report.html": report_html(analysis, png),
+                "report.html": report_html(analysis, png, replay),
                 "report.xlsx": report_xlsx(analysis),
                 "frontier.png": png,
                 "analysis.json": analysis_json(analysis),

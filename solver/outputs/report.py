@@ -569,11 +569,11 @@ def _quarters(plan: Plan) -> tuple[pd.DataFrame, list[str]]:
     return quarters, money
 
 
-def report_html(analysis: Analysis, png: bytes) -> str:
+def report_html(analysis: Analysis, png: bytes, replay: str = "") -> str:
     """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
     summary in words and numbers, cost by month, capex and opex, commitments, the plan by
-    workload (its serving deployments first: base units and those added at peak), then
-    the sensitivity in words and the frontiers (plots embedded)."""
+    workload (its serving deployments first: base units and those added at peak; ``replay``,
+    the replay beside it: :mod:`solver.outputs.replay_html`), then the sensitivity in words and the frontiers (plots embedded)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     plan, sens = analysis.plan, analysis.sensitivity
@@ -649,6 +649,7 @@ def report_html(analysis: Analysis, png: bytes) -> str:
         ),
         commitments=[(m.month, t) for m in plan.cash_flow for t in m.new_commitments],
         by_workload=by_workload,
+        replay=replay,
         two_stage=two_stage_html(analysis.two_stage),
         caveat=sens.caveat,
         cut_note=(

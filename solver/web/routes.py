@@ -19,6 +19,7 @@ from solver.web.approvals import ensure_unlocked, statuses
 from solver.web.events import asked, exported
 from solver.web.faults import MAX_ID
 from solver.web.forms import read_form
+from solver.web.replay_page import register_replay
 from solver.web.guard import current_user
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.store.models import JobStatus
@@ -487,6 +488,7 @@ def _register_plans(app: FastAPI) -> None:
 
     _register_downloads(app)
     _register_catalog(app)
+    register_replay(app)
 
 
 def _register_downloads(app: FastAPI) -> None:
