@@ -236,3 +236,23 @@ def test_bad_options_are_refused(tmp_path, seed_solved, monkeypatch, args, field
     plan = _seed_file(tmp_path, seed_solved)
     result = runner.invoke(app, ["replay", str(plan), *args])
     assert result.exit_code == 2 and field in result.output, result.output
+
+
+def test_the_report_section_gives_every_block_with_its_verdict(seed):
+    # procure report's replay section (solver/outputs/replay_html.py) on the seed: one row
+    # per block and case (3 periods x 3 blocks x 2 cases = 18), each marked meets or misses
+    # as the replay judged it, and the verdict sentence counting the misses
+    from solver.outputs.replay_html import replay_section_html
+
+    plan, problem, catalog = seed
+    result = replay_plan(plan, problem, catalog, duration_s=60)
+    html = replay_section_html(result)
+    blocks = [r for r in result.rows if not r.deployment]
+    assert len(blocks) == 18
+    assert html.count('<tr class="meets">') == sum(r.meets_slo for r in blocks)
+    assert html.count('<tr class="misses">') == sum(not r.meets_slo for r in blocks)
+    missed = sum(not r.meets_slo for r in blocks)
+    assert ("Every block meets its limits, with one unit lost too" in html) == (missed == 0)
+    assert replay_section_html(None, "nothing to replay").endswith(
+        '<p class="note">nothing to replay</p></section>'
+    )
