@@ -159,9 +159,7 @@ def inference_options(
         fits = (rps > 0).any(axis=1)
         reason = np.where(fits, "", np.where(reason == "", "no request-size bucket fits", reason))
         reason = np.where(is_measured & ~fits, "measured throughput is zero", reason)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            time_per_request = np.where(rps > 0, shares[None, :] / rps, 0.0).sum(axis=1)
-            cap_tokens = np.where(fits, float((shares * outs).sum()) / time_per_request, 0.0)
+        cap_tokens = _mix_tokens_per_s(rps, shares, outs)
         tp = np.where(is_measured, 1, tp)
     else:
         rps = np.zeros((len(sub), 0))
@@ -255,6 +253,25 @@ def _measured_rps(
     return measured
 
 
+def _mix_tokens_per_s(rps: np.ndarray, shares: np.ndarray, outs: np.ndarray) -> np.ndarray:
+    """Output tokens/s of one unit time-shared over the buckets it can serve, in their
+    shares: sum(share x output tokens) / sum(share / requests/s), both sums over the buckets
+    with requests/s > 0 (a bucket the unit cannot serve adds neither tokens nor time); 0
+    where it serves none.
+
+    Parameters
+    ----------
+    rps : requests/s per unit, one row per pool, one column per bucket
+    shares : each bucket's share of the requests
+    outs : each bucket's output tokens per request
+    """
+    serves = rps > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(serves, shares[None, :] / rps, 0.0).sum(axis=1)
+        tokens = np.where(serves, (shares * outs)[None, :], 0.0).sum(axis=1)
+        return np.where(serves.any(axis=1), tokens / seconds, 0.0)
+
+
 def _best_mix_degree(
     w: InferenceWorkload | BatchInferenceWorkload,
     spec: ModelSpec,
@@ -281,11 +298,7 @@ def _best_mix_degree(
                 for b in mix
             ]
         )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per_request = np.where(rps_d > 0, shares[None, :] / rps_d, 0.0).sum(axis=1)
-            mixed = np.where(
-                (rps_d > 0).any(axis=1), float((shares * outs).sum()) / per_request, 0.0
-            )
+        mixed = _mix_tokens_per_s(rps_d, shares, outs)
         better = mixed > best_mix + 1e-12
         best_mix = np.where(better, mixed, best_mix)
         rps = np.where(better[:, None], rps_d, rps)

@@ -272,6 +272,7 @@ def _unit_tokens_per_s(
             )
             rps = float(res.tokens_per_s[0]) * replicas / bucket.output_tokens * calibration
         rps *= share
-        tokens_per_request += bucket.share * bucket.output_tokens
-        s_per_request += bucket.share / rps if rps > 0 else 0.0
+        if rps > 0:  # a bucket the unit cannot serve adds neither tokens nor time
+            tokens_per_request += bucket.share * bucket.output_tokens
+            s_per_request += bucket.share / rps
     return tokens_per_request / s_per_request if s_per_request > 0 else 0.0
