@@ -11,8 +11,8 @@ Usage: ``python bench/accuracy/replay.py [--quick]``
    fixed first-token overhead calibrated on the lightest run alone (as Vidur profiles the
    engine it simulates), judged on the other three. (b) MLPerf Server runs, printed for
    comparison but outside the replay's class (a harness that holds and batches queries,
-   tuned until a latency limit binds): each case below is a published run whose latency
-   distribution at a stated Poisson rate is in its log: MLPerf Inference Llama 2 70B Server runs, whose
+   tuned until a latency limit binds): each is a published run whose latency distribution
+   at a stated Poisson rate is in its log: MLPerf Inference Llama 2 70B Server runs, whose
    ``mlperf_log_summary.txt`` gives the first-token latency (TTFT) and the time per output
    token (TPOT) at p50, p90 and p99 (MLPerf's TPOT is a query's mean gap between tokens
    after the first, as the replay's). The replay runs the same fleet (replicas of the
@@ -170,8 +170,8 @@ def error_table(duration_s: float, calibrated: bool) -> list[float]:
             print(f"  {label:6} " + " ".join(f"{c:>22}" for c in cells))
         # Little's law on the published run: sequences in flight per replica = arrival rate
         # per replica x time in the system (TTFT + the other output tokens x TPOT, medians)
-        held = case["rate"] / case["replicas"] * (
-            case["ttft_s"][0] + (OUTPUT - 1) * case["tpot_s"][0]
+        held = (
+            case["rate"] / case["replicas"] * (case["ttft_s"][0] + (OUTPUT - 1) * case["tpot_s"][0])
         )
         print(
             f"  sequences in flight per replica: published run {held:.0f} (Little's law), "
@@ -298,7 +298,9 @@ def main(argv: list[str] | None = None) -> None:
 
     print("== (a) published vLLM serving runs, every request recorded (the replay's class)")
     replay_vllm.error_table(5 if args.quick else 20, scaled_spec)
-    print("\n== (b) MLPerf Server runs (outside the class: a harness that batches, tuned to a limit)")
+    print(
+        "\n== (b) MLPerf Server runs (outside the class: a harness that batches, tuned to a limit)"
+    )
     print("== the estimator's step times as they are")
     error_table(duration, calibrated=False)
     print("\n== step times scaled to each system's published Offline throughput")

@@ -88,7 +88,11 @@ def replayed(
             reqs.append(engine.Request(float(t), p, int(r["output_tokens"]), cached_tokens=cached))
         done, _, _ = engine.simulate([rep], reqs)
         ttft = [q.first_token_s - q.arrival_s + overhead_s for q in done]
-        tpot = [(q.done_s - q.first_token_s) / (q.output_tokens - 1) for q in done if q.output_tokens > 1]
+        tpot = [
+            (q.done_s - q.first_token_s) / (q.output_tokens - 1)
+            for q in done
+            if q.output_tokens > 1
+        ]
         out.append(np.r_[np.percentile(ttft, [50, 90, 99]), np.percentile(tpot, [50, 90, 99])])
     return np.median(np.array(out), axis=0)
 
@@ -131,7 +135,8 @@ def error_table(draws: int, scale: object) -> None:
                     )
                 print(f"  {run:>5} {name:5} " + " ".join(f"{c:>20}" for c in cells))
         errors = [math.exp(x) - 1 for x in logs]
+        inside = sum(e <= 1.0 for e in errors)
         print(
             f"  error over {len(errors)} percentiles: median {statistics.median(errors):.0%}, "
-            f"largest {max(errors):.0%}; within 2x: {sum(e <= 1.0 for e in errors)} of {len(errors)}"
+            f"largest {max(errors):.0%}; within 2x: {inside} of {len(errors)}"
         )

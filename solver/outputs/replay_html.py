@@ -82,9 +82,11 @@ def replay_section_html(result: ReplayResult | None, note: str = "") -> str:
         )
         head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
         body = "".join(_row(r) for r in rows)
-        out.append(f'<table class="replay"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+        out.append(
+            f'<table class="replay"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        )
     out.append(
-        '<p class="note">late: requests over a limit; plan\'s load: the block\'s demand over '
+        "<p class=\"note\">late: requests over a limit; plan's load: the block's demand over "
         "the plan's capacity; replayed batch: the mean running batch over the plan's "
         f"batch. {escape(note)}</p></section>"
     )

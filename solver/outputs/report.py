@@ -572,8 +572,8 @@ def _quarters(plan: Plan) -> tuple[pd.DataFrame, list[str]]:
 def report_html(analysis: Analysis, png: bytes, replay: str = "") -> str:
     """A self-contained HTML page, finance first (template ``templates/report.html.j2``):
     summary in words and numbers, cost by month, capex and opex, commitments, the plan by
-    workload (its serving deployments first: base units and those added at peak; ``replay``,
-    the replay beside it: :mod:`solver.outputs.replay_html`), then the sensitivity in words and the frontiers (plots embedded)."""
+    workload (serving deployments first) and ``replay`` beside it (:mod:`.replay_html`),
+    then the sensitivity in words and the frontiers (plots embedded)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     plan, sens = analysis.plan, analysis.sensitivity

@@ -19,8 +19,8 @@ from solver.web.approvals import ensure_unlocked, statuses
 from solver.web.events import asked, exported
 from solver.web.faults import MAX_ID
 from solver.web.forms import read_form
-from solver.web.replay_page import register_replay
 from solver.web.guard import current_user
+from solver.web.replay_page import register_replay
 from solver.web.store import Analysis, Job, PlanRecord, ProblemRecord
 from solver.web.store.models import JobStatus
 from solver.web.variant_fields import (

@@ -5,8 +5,8 @@ recomputation of it."""
 from __future__ import annotations
 
 import pytest
-from conftest import H1, L4, problem, serve
 
+from conftest import H1, L4, problem, serve
 from solver.core.compile import compile_problem
 from solver.solve import solve_problem
 
