@@ -298,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
 
     print("== (a) published vLLM serving runs, every request recorded (the replay's class)")
     replay_vllm.error_table(5 if args.quick else 20, scaled_spec)
+    replay_vllm.error_table(5 if args.quick else 20, scaled_spec, additive=True)
     print(
         "\n== (b) MLPerf Server runs (outside the class: a harness that batches, tuned to a limit)"
     )

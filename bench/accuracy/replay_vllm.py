@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -97,10 +98,14 @@ def replayed(
     return np.median(np.array(out), axis=0)
 
 
-def error_table(draws: int, scale: object) -> None:
+def error_table(draws: int, scale: object, additive: bool = False) -> None:
     """Print the replay against each run, as the estimator gives the step and calibrated on
-    the lightest run; ``scale(spec, k)`` multiplies every step time by ``k``."""
+    the lightest run; ``scale(spec, k)`` multiplies every step time by ``k``. ``additive``:
+    a diagnostic of the step's form, its memory and compute times added instead of
+    overlapped (``StepCost.overlap`` False), the rest the same."""
     base = spec()
+    if additive:
+        base = replace(base, cost=replace(base.cost, overlap=False))
     runs = load_runs()
     want = {r: measured(rows) for r, rows in runs.items()}
     first = replayed(base, RUNS[0], runs[RUNS[0]], draws, 0.0)
@@ -108,7 +113,10 @@ def error_table(draws: int, scale: object) -> None:
     calibrated = scale(base, k)  # type: ignore[operator]
     again = replayed(calibrated, RUNS[0], runs[RUNS[0]], draws, 0.0)
     overhead = float(want[RUNS[0]][0] - again[0])  # TTFT p50 of the lightest run
-    print(f"\nvLLM 0.8.3, Llama 3.3 70B BF16, 8x A100 40 GB TP8, ShareGPT\n  source: {SOURCE}")
+    form = " (diagnostic: memory and compute added, not overlapped)" if additive else ""
+    print(
+        f"\nvLLM 0.8.3, Llama 3.3 70B BF16, 8x A100 40 GB TP8, ShareGPT{form}\n  source: {SOURCE}"
+    )
     for label, rep, extra, judged in (
         ("the estimator's step as it is", base, 0.0, RUNS),
         (

@@ -102,6 +102,11 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     assert "<td>max_utilisation</td>" in html and "<td>autoscale</td>" in html
     # the plan reads as deployments (issue 28): one load block, so 2 H1 and 3 L4 all day
     assert "<li>fleet chat all: acme/us-east/h1 2, acme/us-east/l4 3</li>" in html
+    # the replay beside the plan (issue 47 Build 3): after the deployments, one row for the
+    # one block (no N+1 here), with its verdict
+    assert html.index("<h2>The plan by workload") < html.index('<section id="replay">')
+    assert html.index('<section id="replay">') < html.index("<h2>Assumptions")
+    assert html.count('<tr class="meets">') + html.count('<tr class="misses">') == 1
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames
