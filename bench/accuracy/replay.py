@@ -260,7 +260,8 @@ def speed(duration_s: float, repeats: int = 3) -> None:
     )
     for name, seconds in timings.items():
         print(f"  {name}: {seconds:.2f} s, {len(rows) / seconds:,.0f} requests simulated per s")
-    print(f"  same request times from both: {same}")
+    if len(timings) > 1:
+        print(f"  same request times from both: {same}")
 
 
 def seed_replay() -> None:
