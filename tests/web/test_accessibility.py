@@ -33,6 +33,7 @@ def _pages(base: str, plan: str, role: str) -> list[str]:
         f"/plans/{plan}/frontier",
         f"/plans/{plan}/two-stage",
         f"/plans/{plan}/alternatives",
+        f"/plans/{plan}/replay",
         "/jobs",
         "/jobs/1",
         f"/compare?a={plan}&b={plan}",
