@@ -20,6 +20,10 @@ One engine step of a replica, at its start:
    default, ``RECOMPUTE``: vllm-project/vllm docs/configuration/optimization.md,
    "Preemption").
 
+A request may arrive with ``cached_tokens`` of its prompt in the replica's prefix cache (vLLM
+V1 caches prompts by default, in whole blocks): their prefill is skipped, all but the last
+token, which is recomputed to produce the first output; their KV memory is held as any.
+
 Step 2 is vLLM V1's chunked-prefill policy (the same page, "Chunked Prefill": every
 pending decode is batched before any prefill, and a prompt that does not fit the
 ``max_num_batched_tokens`` budget is chunked). A prompt's first token comes out of the
