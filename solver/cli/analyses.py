@@ -313,6 +313,7 @@ def report(
                 cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
                 two_stage = _two_stage(prob, cat, problem, plan_solver, time_limit, 1e-4, method)
                 bar.done("two-stage plan")
+            sections_deadline = _analysis_deadline(time_limit, 0.75)
             analysis = build_analysis(
                 plan,
                 solution,
@@ -326,11 +327,15 @@ def report(
                 progress=bar,
                 two_stage=two_stage,
                 deadline=_analysis_deadline(time_limit, 0.5),
-                sections_deadline=_analysis_deadline(time_limit, 0.75),
+                sections_deadline=sections_deadline,
             )
             png = frontier_png(analysis)
-            replay = _replay_section(plan, prob, catalog, problem, quotes)
-            bar.done("replay")
+            replay = ""
+            if sections_deadline is None or time.perf_counter() < sections_deadline:
+                replay = _replay_section(plan, prob, catalog, problem, quotes)
+                bar.done("replay")
+            else:  # past the sections' deadline: left out and named, as the others
+                analysis.cut_at_time_limit.append("replay against traffic")
             files: dict[str, str | bytes] = {
                 "report.html": report_html(analysis, png, replay),
                 "report.xlsx": report_xlsx(analysis),
