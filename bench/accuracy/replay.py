@@ -1,6 +1,6 @@
 """The replay's own error against published latency distributions, and its speed.
 
-Usage: ``python bench/accuracy/replay.py [--quick]``
+Usage: ``python bench/accuracy/replay.py [--quick] [--speed]`` (``--speed``: part 2 alone)
 
 1. Error. (a) The runs the replay models: vLLM's own serving benchmark
    (``benchmark_serving.py``, Poisson arrivals, ShareGPT prompts) against one vLLM 0.8.3
@@ -293,8 +293,15 @@ def main(argv: list[str] | None = None) -> None:
     """Print the error table, the speed comparison and the seed replay's time."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter replays (120 s)")
+    parser.add_argument(
+        "--speed", action="store_true", help="the speed and the seed's replay alone"
+    )
     args = parser.parse_args(argv)
     duration = 120.0 if args.quick else 600.0
+    if args.speed:
+        speed(300.0)
+        seed_replay()
+        return
     import replay_vllm
 
     print("== (a) published vLLM serving runs, every request recorded (the replay's class)")
