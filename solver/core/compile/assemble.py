@@ -19,6 +19,7 @@ from solver.core.compile.periods import blocks_table
 from solver.core.compile.pools import pools_table
 from solver.core.compile.requirements import hardware_notes, requirement_mask, weak_price_pools
 from solver.core.compile.resolved import ResolvedInputs, resolve_inputs
+from solver.core.compile.disagg import disagg_options
 from solver.core.compile.serving import inference_options
 from solver.core.compile.training import (
     no_cluster_reason,
@@ -31,6 +32,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.hardware import hardware_rules
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
+    InferenceWorkload,
     Problem,
     TrainingWorkload,
     Workload,
@@ -93,9 +95,17 @@ def compile_problem(
     # in the pruned and the unpruned model of a problem, so a plan carries over by name
     options.insert(0, "option_id", np.arange(len(options)))
     if prune_dominated:
-        options = pruning.prune_dominated_pools(options, pools, demand, problem, report)
-        options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
+        # prefill and decode units serve through their group's rows, not the demand row:
+        # they are never pruned, and their pools never pruned nor counted as room for others
+        roles = _roles(options)
+        held = frozenset(options.loc[roles, "pool_id"])
+        rest = options[~roles].reset_index(drop=True)
+        rest = pruning.prune_dominated_pools(rest, pools, demand, problem, report, keep=held)
+        rest, dropped = dominance.prune_dominated_options(
+            rest.reset_index(drop=True), pools, demand, problem, keep=held
+        )
         report.pruned.update(dropped)
+        options = pd.concat([rest, options[roles]]).sort_values("option_id")
         options = options.reset_index(drop=True)
     options, bucket_capacity, training_hours = _options_tables(options, pools)
     report.kept = len(options)
@@ -132,6 +142,8 @@ def _workload_options(
     """One workload's options over the pools ``sub`` it may use: training clusters or
     serving shapes; what leaves a pool without an option is counted in ``local_reasons``."""
     problem = inputs.problem
+    if isinstance(w, InferenceWorkload) and w.architecture != "aggregated":
+        return serving_architectures(w, spec, sub, inputs, inf_coef, report, local_reasons)
     if not isinstance(w, TrainingWorkload):
         return inference_options(
             w, spec, sub, problem, inputs.catalog, inf_coef, report, local_reasons
@@ -148,6 +160,36 @@ def _workload_options(
         kept.insert(0, "workload_kind", "training")
         kept.insert(0, "workload", w.name)
     return kept
+
+
+def _roles(options: pd.DataFrame) -> pd.Series:
+    """Options that are a disaggregated group's prefill or decode units."""
+    if "pool_role" not in options:
+        return pd.Series(False, index=options.index)
+    return options["pool_role"].isin(["prefill", "decode"])
+
+
+def serving_architectures(
+    w: InferenceWorkload,
+    spec: ModelSpec,
+    sub: pd.DataFrame,
+    inputs: ResolvedInputs,
+    inf_coef: dict[str, np.ndarray],
+    report: CompileReport,
+    local_reasons: Counter[str],
+) -> pd.DataFrame:
+    """An online workload's options under ``architecture: disaggregated`` (prefill and
+    decode options, :func:`~solver.core.compile.disagg.disagg_options`) or ``auto`` (those
+    and the aggregated ones, marked ``architecture: aggregated``)."""
+    problem = inputs.problem
+    frames = [disagg_options(w, spec, sub, problem, inf_coef, report, local_reasons)]
+    if w.architecture == "auto":
+        agg = inference_options(w, spec, sub, problem, inputs.catalog, inf_coef, report,
+                                local_reasons)  # fmt: skip
+        agg["architecture"] = "aggregated"
+        frames.insert(0, agg)
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def _options_tables(

@@ -44,6 +44,13 @@ def guard_band(row: Any) -> float:
     return float(getattr(row, "guard_band_fraction", 0.0) or 0.0)
 
 
+def pool_role(row: Any) -> str:
+    """A serving option's role in a disaggregated group ('prefill' or 'decode'), '' for an
+    aggregated option (or a table without the column)."""
+    role = getattr(row, "pool_role", "")
+    return role if isinstance(role, str) else ""
+
+
 def option_rows(frame: pd.DataFrame) -> list[OptionRow]:
     """The options table's rows as named tuples (:func:`row_tuples`)."""
     # row_tuples builds its named tuple at run time from the frame's columns
@@ -160,6 +167,8 @@ class State:
             lambda: defaultdict(float)
         )
         self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (disaggregated group, role, t, b) -> {x var: output tokens/s per unit}
+        self.disagg_rows: dict[tuple, dict[int, float]] = defaultdict(dict)
         # x var (rented, one block) -> deploy var of its offering (autoscaled fleets)
         self.deploy_of: dict[int, int] = {}
         # (site, t) -> {buy var: kW}; kW of servers owned at the start
