@@ -20,8 +20,8 @@ from __future__ import annotations
 from solver.core.compile import Compiled
 from solver.core.families import FAMILIES, Family, new_row, row_name
 from solver.core.formulation.blocks import add_capacity_blocks
-from solver.core.formulation.disagg import add_disagg
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
+from solver.core.formulation.disagg import add_disagg
 from solver.core.formulation.limits import (
     add_budgets,
     add_carbon_cap,

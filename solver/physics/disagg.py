@@ -125,7 +125,9 @@ def prefill_pool(
         hi = np.where(good, hi, mid)
     lam = np.where(ok_top, top, lo)
     reason = np.full(n, "", dtype=object)
-    reason = np.where(s + x > ttft_slo_s, "prefill and KV transfer alone exceed the TTFT SLO", reason)
+    reason = np.where(
+        s + x > ttft_slo_s, "prefill and KV transfer alone exceed the TTFT SLO", reason
+    )
     reason = np.where(~fits, "weights and one prompt's KV cache do not fit memory", reason)
     lam = np.where(reason == "", lam, 0.0)
     return PrefillResult(

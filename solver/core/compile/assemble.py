@@ -13,13 +13,13 @@ from solver.core.compile import pruning
 from solver.core.compile.blocks import block_options
 from solver.core.compile.compiled import Compiled, CompileReport
 from solver.core.compile.demand import build_demand
+from solver.core.compile.disagg import disagg_options
 from solver.core.compile.energy import unit_hour_coefficients
 from solver.core.compile.guard import GUARD_COLUMN, guard_bands, with_guard
 from solver.core.compile.periods import blocks_table
 from solver.core.compile.pools import pools_table
 from solver.core.compile.requirements import hardware_notes, requirement_mask, weak_price_pools
 from solver.core.compile.resolved import ResolvedInputs, resolve_inputs
-from solver.core.compile.disagg import disagg_options
 from solver.core.compile.serving import inference_options
 from solver.core.compile.training import (
     no_cluster_reason,

@@ -63,7 +63,9 @@ def disagg_options(
     apu = sub["accels_per_unit"].to_numpy(dtype=int)
     nvlink = sub["nvlink"].to_numpy(dtype=bool)
     nic = sub["network_gbps"].to_numpy(dtype=float)
-    dev = physics.device_figures(cast(Mapping[str, Any], sub), w.weight_precision, nvlink, w.runtime)
+    dev = physics.device_figures(
+        cast(Mapping[str, Any], sub), w.weight_precision, nvlink, w.runtime
+    )
     p, o = float(w.prompt_tokens), float(w.output_tokens)
     load = w.load_percentile
     allow = w.allow_tensor_parallel_over_pcie
@@ -94,7 +96,10 @@ def disagg_options(
     # share of its decode pools
     nic_class = np.array([next(c for c in NIC_CLASSES_GBPS if v >= c) for v in nic])
     region = (
-        sub["provider"].astype(str) + "/" + sub["region"].astype(str) + "/nic"
+        sub["provider"].astype(str)
+        + "/"
+        + sub["region"].astype(str)
+        + "/nic"
         + pd.Series(nic_class, index=sub.index).map(lambda v: f"{v:g}")
     ).to_numpy()
     dec_share = np.where(dec_cap > 0, nic / np.maximum(apu // np.maximum(dec_tp, 1), 1), np.inf)
