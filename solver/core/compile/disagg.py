@@ -30,6 +30,13 @@ KV_LINK = "network"
 NIC_CLASSES_GBPS = (3200.0, 1600.0, 400.0, 100.0, 25.0, 0.0)
 
 
+def kv_link_label(network_gbps: float) -> str:
+    """The link a unit's KV cache crosses, by its NIC class: ``network/nic3200`` for a
+    unit whose NIC totals at least 3,200 Gbit/s (:data:`NIC_CLASSES_GBPS`)."""
+    top = next(c for c in NIC_CLASSES_GBPS if network_gbps >= c)
+    return f"{KV_LINK}/nic{top:g}"
+
+
 def _shapes_ok(apu: np.ndarray, nvlink: np.ndarray, d: int, allow_pcie: bool) -> np.ndarray:
     """Pools whose unit holds whole replicas of ``d`` devices (over NVLink when d > 1)."""
     ok = (apu >= d) & (apu % d == 0)
@@ -94,13 +101,9 @@ def disagg_options(
     dec_why = np.where(dec_cap > 0, "", dec_why)
     # a group: provider, region and NIC class; its link: the slowest per-replica NIC
     # share of its decode pools
-    nic_class = np.array([next(c for c in NIC_CLASSES_GBPS if v >= c) for v in nic])
+    link_label = np.array([kv_link_label(v) for v in nic], dtype=object)
     region = (
-        sub["provider"].astype(str)
-        + "/"
-        + sub["region"].astype(str)
-        + "/nic"
-        + pd.Series(nic_class, index=sub.index).map(lambda v: f"{v:g}")
+        sub["provider"].astype(str) + "/" + sub["region"].astype(str) + "/" + link_label
     ).to_numpy()
     dec_share = np.where(dec_cap > 0, nic / np.maximum(apu // np.maximum(dec_tp, 1), 1), np.inf)
     group_min = pd.Series(dec_share).groupby(region).transform("min").to_numpy()
@@ -176,7 +179,7 @@ def disagg_options(
                     "pool_role": role,
                     "disagg_group": [f"{w.name}|{r}" for r in region[ok]],
                     "kv_gb_per_request": kv_gb,
-                    "kv_link": KV_LINK,
+                    "kv_link": link_label[ok],
                     "kv_transfer_s": (pre_x if role == "prefill" else np.full(n, np.nan))[ok],
                 }
             )
