@@ -69,6 +69,12 @@ FAMILIES: dict[str, Family] = {
         ("group", "period", "block"),
         binds=False,
     ),
+    "disagg_used": Family(
+        "output tokens/s a disaggregated group serves <= its demand x used[g] (N+1)",
+        "USD per (token/s) over the block",
+        ("group", "period", "block"),
+        binds=False,
+    ),
     "mix_capacity": Family(
         "time shares of a unit across buckets <= units",
         "USD per unit",

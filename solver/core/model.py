@@ -76,6 +76,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
         m.unit_capacity,
         m.shortfall_tps if m.allow_shortfall else None,
         deploy_of=m.deploy_of,
+        disagg_served=m.disagg_served,
     )
     add_failure_domains(m)
     add_moves_and_limits(m)

@@ -169,6 +169,8 @@ class State:
         self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
         # (disaggregated group, role, t, b) -> {x var: output tokens/s per unit}
         self.disagg_rows: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (workload, t, b) -> {s var: 1}: what its disaggregated groups serve (N+1 rows)
+        self.disagg_served: dict[tuple, dict[int, float]] = defaultdict(dict)
         # x var (rented, one block) -> deploy var of its offering (autoscaled fleets)
         self.deploy_of: dict[int, int] = {}
         # (site, t) -> {buy var: kW}; kW of servers owned at the start

@@ -494,7 +494,6 @@ class InferenceWorkload(_WorkloadBase):
                 name
                 for name, on in (
                     ("traffic_mix", self.traffic_mix is not None),
-                    ("redundancy: n_plus_1", self.n_plus_1),
                     ("survive_loss_of", bool(self.survive_loss_of)),
                 )
                 if on

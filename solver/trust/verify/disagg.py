@@ -79,6 +79,7 @@ def settle_disagg(run: _Run) -> None:
         model = physics.served_model(spec, w.weight_precision, w.kv_precision)
         o = float(w.output_tokens)
         total = {"prefill": 0.0, "decode": 0.0}
+        largest = {"prefill": 0.0, "decode": 0.0}
         decode_share = np.inf
         for item, u, kv_gb in lines:
             if item.pool_role != "decode":
@@ -97,6 +98,7 @@ def settle_disagg(run: _Run) -> None:
             c.check("decode capacity recomputed", _close(cap, item.capacity_tokens_per_s, 1e-6),
                     f"{item.offering}: {item.capacity_tokens_per_s:.3f} vs {cap:.3f}")  # fmt: skip
             total["decode"] += cap
+            largest["decode"] = max(largest["decode"], cap / max(item.units, 1e-12))
             decode_share = min(decode_share, u["network_gbps"] / reps)
         for item, u, kv_gb in lines:
             if item.pool_role != "prefill":
@@ -122,4 +124,23 @@ def settle_disagg(run: _Run) -> None:
             c.check("prefill capacity recomputed", _close(cap, item.capacity_tokens_per_s, 1e-6),
                     f"{item.offering}: {item.capacity_tokens_per_s:.3f} vs {cap:.3f}")  # fmt: skip
             total["prefill"] += cap
+            largest["prefill"] = max(largest["prefill"], cap / max(item.units, 1e-12))
         run.served[(wname, key[1], key[2], -1)] += min(total["prefill"], total["decode"])
+        run.disagg_groups[(wname, key[1], key[2])].append(
+            (total["prefill"], total["decode"], largest["prefill"], largest["decode"])
+        )
+
+
+def n_plus_1_left(run: _Run, key: tuple, total: float, largest: float) -> float:
+    """Output tokens/s a workload serves in (workload, period, block) ``key`` after the
+    worst loss of one unit: an aggregated one (``total`` of its aggregated units less the
+    ``largest``), or one prefill or decode unit of a group (that group then serves the
+    least of its prefill less its largest prefill unit and its decode less its largest
+    decode unit); the other groups serve min(prefill, decode) each."""
+    groups = run.disagg_groups.get(key, [])
+    served = sum(min(pre, dec) for pre, dec, _, _ in groups)
+    cases = [total - largest + served] if largest > 0 or not groups else []
+    for pre, dec, r_max, c_max in groups:
+        lost = min(pre, dec) - max(0.0, min(pre - r_max, dec - c_max))
+        cases.append(total + served - lost)
+    return min(cases)

@@ -50,6 +50,9 @@ class _Run:
         # (workload, period, block, provider, region, KV link) -> the disaggregated lines
         # of that group: (line, its unit's facts, KV GB per request) (verify/disagg.py)
         self.disagg_lines: dict[tuple, list[tuple[Any, dict, float]]] = defaultdict(list)
+        # (workload, period, block) -> per group (prefill, decode, largest prefill unit,
+        # largest decode unit), output tokens/s (verify/disagg.py)
+        self.disagg_groups: dict[tuple, list[tuple[float, float, float, float]]] = defaultdict(list)
         # plan files (:func:`verify_plan_file`): per line index, its cost by period; per
         # purchase line (by id), the residual value credited at the horizon
         self.line_periods: dict[int, dict[str, float]] = {}
