@@ -385,6 +385,7 @@ class InferenceWorkload(_WorkloadBase):
     allow_tensor_parallel_over_pcie: bool = False
     architecture: Literal["aggregated", "disaggregated", "auto"] = Field(
         "aggregated",
+        exclude_if=lambda v: v == "aggregated",  # the default: echoed plans stay as they were
         description="How replicas serve: 'aggregated' (default: each replica prefills and "
         "decodes its requests); 'disaggregated': a prefill pool and a decode pool, each on "
         "its own offering, in one provider and region, the KV cache sent between them "
