@@ -123,8 +123,9 @@ def main() -> None:
     for key, both in pairs.items():
         if len(both) == 2:
             (pa, ma), (pd_, md) = both["aggregated"], both["disaggregated"]
+            log_ratio = math.log(pd_ / pa / (md / ma))
             print(f"  {key}: disaggregated / aggregated predicted {pd_ / pa:.2f}x, "
-                  f"published {md / ma:.2f}x (log ratio {math.log(pd_ / pa / (md / ma)):+.2f})")  # fmt: skip
+                  f"published {md / ma:.2f}x (log ratio {log_ratio:+.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":
