@@ -46,12 +46,6 @@ from solver.physics.inference import (
     step_model,
 )
 
-#: Price of a GB moved between two availability zones of one region, USD: AWS charges
-#: $0.01/GB in each direction for data transferred across Availability Zones
-#: (https://aws.amazon.com/ec2/pricing/on-demand/, "Data Transfer within the same AWS
-#: Region"), so $0.02 a GB sent (out of one zone, into the other).
-CROSS_ZONE_USD_PER_GB = 0.02
-
 
 def kv_gb_per_request(model: ServedModel, prompt_tokens: float) -> float:
     """KV cache of one prompt, GB (1e9 bytes): KV bytes per token x prompt tokens."""
