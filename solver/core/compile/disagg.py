@@ -118,17 +118,17 @@ def disagg_options(
         reps = np.where(ok, apu // d, 0)
         link = np.minimum(nic / np.maximum(reps, 1), group_min)
         x = kv_transfer_s(kv_gb, link)
-        res = prefill_pool(model, prompt_tokens=p, ttft_slo_s=w.ttft_slo_s,
+        pre = prefill_pool(model, prompt_tokens=p, ttft_slo_s=w.ttft_slo_s,
                            d=np.full(n, float(d)), dev=dev, transfer_s=x,
                            replicas_per_unit=np.maximum(reps, 1), nic_gbit_per_s=nic,
                            memory_headroom=problem.memory_headroom, load=load)  # fmt: skip
-        cap = reps * res.requests_per_s
+        cap = reps * pre.requests_per_s
         better = ok & (cap > pre_cap + 1e-12)
         pre_cap = np.where(better, cap, pre_cap)
         pre_tp = np.where(better, d, pre_tp)
-        pre_ttft = np.where(better, res.ttft_s, pre_ttft)
+        pre_ttft = np.where(better, pre.ttft_s, pre_ttft)
         pre_x = np.where(better, x, pre_x)
-        pre_why = np.where((pre_cap == 0) & ok & (res.reason != ""), res.reason, pre_why)
+        pre_why = np.where((pre_cap == 0) & ok & (pre.reason != ""), pre.reason, pre_why)
     pre_why = np.where(pre_cap > 0, "", pre_why)
     # a group needs both roles
     has_pre = pd.Series(pre_cap > 0).groupby(region).transform("any").to_numpy()

@@ -83,8 +83,8 @@ def add_inference_capacity(m: State) -> None:
                 m.redundancy_rows[(k.workload, t, b)][v] += 1.0
                 role = pool_role(k)
                 if role:  # a disaggregated group's prefill or decode units
-                    group = str(k.disagg_group)
-                    m.disagg_rows[(group, role, t, b)][v] = float(k.tokens_per_s_per_unit)
+                    group_id = str(k.disagg_group)
+                    m.disagg_rows[(group_id, role, t, b)][v] = float(k.tokens_per_s_per_unit)
                     continue
                 m.unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
                 if mix:

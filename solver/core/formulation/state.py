@@ -30,6 +30,7 @@ class OptionRow(Protocol):
     energy_usd_per_unit_hour: float
     kgco2e_per_unit_hour: float
     tokens_per_s_per_unit: float
+    disagg_group: str  # disaggregated options only (solver/core/compile/disagg.py)
     start_period: int
     rent_usd: float
     energy_usd: float

@@ -110,16 +110,16 @@ def settle_disagg(run: _Run) -> None:
             x = item.kv_transfer_s if item.kv_transfer_s is not None else np.inf
             c.check("KV transfer covers the plan's link", _le(needed_s, x, 1e-6),
                     f"{item.offering}: {x:.4f} s < {needed_s:.4f} s")  # fmt: skip
-            res = prefill_pool(model, prompt_tokens=w.prompt_tokens, ttft_slo_s=w.ttft_slo_s,
+            pre = prefill_pool(model, prompt_tokens=w.prompt_tokens, ttft_slo_s=w.ttft_slo_s,
                                d=np.array([float(d)]), dev=_dev(w, u), transfer_s=x,
                                replicas_per_unit=np.array([float(reps)]),
                                nic_gbit_per_s=np.array([u["network_gbps"]]),
                                memory_headroom=p.memory_headroom,
                                load=w.load_percentile)  # fmt: skip
             c.check("prefill replica meets memory and TTFT with the KV transfer",
-                    res.reason[0] == "" and float(res.ttft_s[0]) <= w.ttft_slo_s + 1e-9,
-                    f"{item.offering}: {res.reason[0]} {float(res.ttft_s[0]):.4f} s")  # fmt: skip
-            cap = float(res.requests_per_s[0]) * reps * o * item.units
+                    pre.reason[0] == "" and float(pre.ttft_s[0]) <= w.ttft_slo_s + 1e-9,
+                    f"{item.offering}: {pre.reason[0]} {float(pre.ttft_s[0]):.4f} s")  # fmt: skip
+            cap = float(pre.requests_per_s[0]) * reps * o * item.units
             cap *= _capacity_share(p, w, u, False, spec)
             c.check("prefill capacity recomputed", _close(cap, item.capacity_tokens_per_s, 1e-6),
                     f"{item.offering}: {item.capacity_tokens_per_s:.3f} vs {cap:.3f}")  # fmt: skip
