@@ -17,7 +17,6 @@ import pytest
 
 from conftest import check, offering, problem
 from solver.core.compile import compile_problem
-from solver.errors import ProcureError
 from solver.physics.constants import ALLREDUCE_LATENCY_S, RUNTIME_EFFICIENCY
 from solver.solve import solve_problem
 from solver.trust.verify.verifier import verify_plan
@@ -184,6 +183,37 @@ def test_default_architecture_leaves_the_new_fields_out(m8):
     assert dumped and all("architecture" not in d and "pool_role" not in d for d in dumped)
 
 
-def test_architecture_with_n_plus_1_is_refused():
-    with pytest.raises((ProcureError, ValueError), match="architecture: auto is not built"):
-        problem([rag(redundancy="n_plus_1")])
+def test_n_plus_1_keeps_a_spare_prefill_and_decode_unit(m8):
+    # 128 req/s x 100 / 0.8 = 16,000 tok/s, any one unit lost.
+    # aggregated: 16,000 / 1,136.0 = 14.08 -> 15 units, +1 spare: 16 units, $186,880.
+    # disaggregated: (P - 1) x 2,184.78 >= 16,000 -> P - 1 >= 7.32 -> 9 prefill units;
+    #   (Q - 1) x 3,460.8 >= 16,000 -> Q - 1 >= 4.62 -> 6 decode units: 15, $175,200.
+    # Nothing cheaper: 14 units leave at most 12 that serve (one spare per architecture
+    # used), and 12 x 1,339.3 (the best a unit gives, the pair's) = 16,072 is reached only
+    # by prefill and decode in the pair's exact ratio, which whole units of 2,184.78 and
+    # 3,460.8 miss (7 + 5 serve min(15,293, 17,304); 8 + 4: min(17,478, 13,843)).
+    w = rag(demand={"requests_per_s": 128}, redundancy="n_plus_1")
+    plan = solve_problem(problem([w]), m8)
+    assert by_role(plan) == {("disaggregated", "prefill"): 9, ("disaggregated", "decode"): 6}
+    assert plan.total_cost_usd == pytest.approx(15 * UNIT_USD)  # $175,200
+    ok, detail = check(plan, "N+1 (capacity without the largest unit meets peak)")
+    assert ok, detail
+    alone = solve_problem(problem([{**w, "architecture": "aggregated"}]), m8)
+    assert alone.total_cost_usd == pytest.approx(16 * UNIT_USD)  # $186,880
+
+
+def test_verifier_refuses_a_group_without_its_spare(m8):
+    # the plan above less one decode unit: (5 - 1) x 3,460.8 = 13,843 < 16,000 with one
+    # decode unit lost; the verifier's worst single loss says so
+    p = problem([rag(demand={"requests_per_s": 128}, redundancy="n_plus_1")])
+    plan = solve_problem(p, m8)
+    lines = [
+        i.model_copy(update={"units": i.units - 1, "capacity_tokens_per_s":
+                             i.capacity_tokens_per_s * (i.units - 1) / i.units,
+                             "cost_usd": i.cost_usd * (i.units - 1) / i.units})
+        if i.pool_role == "decode" else i
+        for i in plan.line_items
+    ]  # fmt: skip
+    checks = verify_plan(plan.model_copy(update={"line_items": lines}), p, m8)
+    failed = {c.name for c in checks if not c.ok}
+    assert "N+1 (capacity without the largest unit meets peak)" in failed
