@@ -13,10 +13,17 @@ from solver.plan import Plan
 ARCHITECTURES = ("aggregated", "disaggregated")
 
 
+def can_disaggregate(w: object) -> bool:
+    """An online workload that may take ``architecture: disaggregated`` (no traffic mix,
+    no failure domains: the problem file refuses those with it)."""
+    return isinstance(w, InferenceWorkload) and not w.traffic_mix and not w.survive_loss_of
+
+
 def with_architecture(problem: Problem, architecture: str) -> Problem:
-    """The problem with every online workload's ``architecture`` set to ``architecture``."""
+    """The problem with every online workload that can take it (:func:`can_disaggregate`)
+    set to ``architecture``; the others aggregated."""
     workloads = [
-        w.model_copy(update={"architecture": architecture})
+        w.model_copy(update={"architecture": architecture if can_disaggregate(w) else "aggregated"})
         if isinstance(w, InferenceWorkload)
         else w
         for w in problem.workloads
@@ -33,12 +40,16 @@ def architecture_costs(
     method: str = "auto",
 ) -> dict[str, float | None]:
     """Total cost (USD, at catalog prices) of the verified optimal plan with every online
-    workload ``aggregated``, and with every one ``disaggregated``; None where no plan
-    serves it that way (no offering pairs, an SLO no pool meets)."""
+    workload ``aggregated``, and with every one that can (:func:`can_disaggregate`)
+    ``disaggregated``; None where no plan serves it that way (no offering pairs, an SLO no
+    pool meets, no workload that can)."""
     from solver.solve import solve_problem
 
     out: dict[str, float | None] = {}
     for arch in ARCHITECTURES:
+        if arch == "disaggregated" and not any(map(can_disaggregate, problem.workloads)):
+            out[arch] = None  # no online workload can be served so
+            continue
         try:
             plan: Plan = solve_problem(
                 with_architecture(problem, arch),
