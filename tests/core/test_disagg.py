@@ -217,3 +217,19 @@ def test_verifier_refuses_a_group_without_its_spare(m8):
     checks = verify_plan(plan.model_copy(update={"line_items": lines}), p, m8)
     failed = {c.name for c in checks if not c.ok}
     assert "N+1 (capacity without the largest unit meets peak)" in failed
+
+
+def test_compare_architectures_line(m8):
+    # the win case: all aggregated 9 units ($105,120), all disaggregated 5 + 3 ($93,440),
+    # and the plan (auto) the same 5 + 3
+    from solver.analyses.architectures import architecture_costs, architecture_line
+
+    p = problem([rag()])
+    plan = solve_problem(p, m8)
+    costs = architecture_costs(p, m8, solver="highspy")
+    assert costs == pytest.approx({"aggregated": 9 * UNIT_USD, "disaggregated": 8 * UNIT_USD})
+    line = architecture_line(plan.model_copy(update={"architecture_costs": costs}))
+    assert line == (
+        "architectures: aggregated $105,120; disaggregated best $93,440; this plan $93,440 "
+        "(rag: disaggregated)"
+    )
