@@ -98,14 +98,18 @@ def compile_problem(
         # prefill and decode units serve through their group's rows, not the demand row:
         # they are never pruned, and their pools never pruned nor counted as room for others
         roles = _roles(options)
-        held = frozenset(options.loc[roles, "pool_id"])
-        rest = options[~roles].reset_index(drop=True)
-        rest = pruning.prune_dominated_pools(rest, pools, demand, problem, report, keep=held)
-        rest, dropped = dominance.prune_dominated_options(
-            rest.reset_index(drop=True), pools, demand, problem, keep=held
-        )
+        if roles.any():
+            held = frozenset(options.loc[roles, "pool_id"])
+            rest = options[~roles].reset_index(drop=True)
+            rest = pruning.prune_dominated_pools(rest, pools, demand, problem, report, keep=held)
+            rest, dropped = dominance.prune_dominated_options(
+                rest.reset_index(drop=True), pools, demand, problem, keep=held
+            )
+            options = pd.concat([rest, options[roles]]).sort_values("option_id")
+        else:
+            options = pruning.prune_dominated_pools(options, pools, demand, problem, report)
+            options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
         report.pruned.update(dropped)
-        options = pd.concat([rest, options[roles]]).sort_values("option_id")
         options = options.reset_index(drop=True)
     options, bucket_capacity, training_hours = _options_tables(options, pools)
     report.kept = len(options)
