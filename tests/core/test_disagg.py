@@ -233,3 +233,34 @@ def test_compare_architectures_line(m8):
         "architectures: aggregated $105,120; disaggregated best $93,440; this plan $93,440 "
         "(rag: disaggregated)"
     )
+
+
+def test_solve_compare_architectures_on_the_command_line(tmp_path):
+    # the same win case through `procure solve --compare-architectures`: the JSON carries
+    # architecture_costs ($105,120 all aggregated, $93,440 all disaggregated) and the table
+    # the line; a plan solved without the option has no such field
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from conftest import write_catalog
+    from solver.cli import app
+
+    cat = write_catalog(tmp_path / "cat", [M8], accelerators=[MI325X], servers=[])
+    prob = tmp_path / "rag.yaml"
+    data = {"name": "rag", "horizon_months": 1, "modes": ["on_demand"], "costs": "none",
+            "workloads": [rag()]}  # fmt: skip
+    prob.write_text(yaml.safe_dump(data))
+    runner = CliRunner()
+    base = ["solve", str(prob), "--catalog", str(cat)]
+    out = runner.invoke(app, [*base, "--format", "json", "--compare-architectures"])
+    assert out.exit_code == 0, out.output
+    plan = json.loads(out.output)
+    assert plan["architecture_costs"] == pytest.approx(
+        {"aggregated": 9 * UNIT_USD, "disaggregated": 8 * UNIT_USD}
+    )
+    table = runner.invoke(app, [*base, "--compare-architectures"])
+    assert "architectures: aggregated $105,120; disaggregated best $93,440" in table.output
+    plain = json.loads(runner.invoke(app, [*base, "--format", "json"]).output)
+    assert "architecture_costs" not in plain
