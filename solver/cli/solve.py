@@ -115,6 +115,14 @@ def solve(
             **_choices("auto", "full", "root", "columns"),
         ),
     ] = "auto",
+    compare_architectures: Annotated[
+        bool,
+        typer.Option(
+            "--compare-architectures",
+            help="Also solve with every online workload aggregated and with every one "
+            "disaggregated, and report both costs (the plan's architecture_costs)",
+        ),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Solve a problem to proven optimality, verify the plan, and show it."""
@@ -155,6 +163,17 @@ def solve(
                 exc.file = str(problem)
                 exc.args = (exc.render(),)
             raise
+        if compare_architectures:
+            from solver.analyses.architectures import architecture_costs
+
+            costs = architecture_costs(
+                prob,
+                cat,
+                solver=solver,
+                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
+                method=method,
+            )
+            plan = plan.model_copy(update={"architecture_costs": costs})
         applied = _quotes_file(prob, problem, quotes)
         on = {"on": str(prob.start or date.today())}
         quoted = None if applied is None else {"path": str(applied.resolve()), **on}

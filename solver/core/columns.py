@@ -154,7 +154,13 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
         for w in compiled.problem.workloads
         if not (
             isinstance(w, InferenceWorkload)
-            and (w.n_plus_1 or w.traffic_mix or w.fleet != "per_block" or w.switching_cost_usd)
+            and (
+                w.n_plus_1
+                or w.traffic_mix
+                or w.fleet != "per_block"
+                or w.switching_cost_usd
+                or w.architecture != "aggregated"  # the disagg rows are not priced
+            )
         )
     }
     return (

@@ -57,6 +57,24 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "bucket"),
         binds=False,
     ),
+    "disagg_prefill": Family(
+        "output tokens/s a disaggregated group serves <= its prefill units' capacity",
+        "USD per (token/s) over the block",
+        ("group", "period", "block"),
+        binds=False,
+    ),
+    "disagg_decode": Family(
+        "output tokens/s a disaggregated group serves <= its decode units' capacity",
+        "USD per (token/s) over the block",
+        ("group", "period", "block"),
+        binds=False,
+    ),
+    "disagg_used": Family(
+        "output tokens/s a disaggregated group serves <= its demand x used[g] (N+1)",
+        "USD per (token/s) over the block",
+        ("group", "period", "block"),
+        binds=False,
+    ),
     "mix_capacity": Family(
         "time shares of a unit across buckets <= units",
         "USD per unit",

@@ -33,6 +33,7 @@ class VarKind(StrEnum):
     DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period
     START = "start"  # units of a rented offering started between two load blocks, a day
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
+    DISAGG = "disagg"  # output tokens/s a disaggregated group serves in a block
     CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
     SWITCH = "switch"  # units switched from the baseline (re-solve)
     RISK = "risk"  # CVaR of a two-stage plan: its threshold and each scenario's excess

@@ -21,6 +21,7 @@ from solver.core.compile import Compiled
 from solver.core.families import FAMILIES, Family, new_row, row_name
 from solver.core.formulation.blocks import add_capacity_blocks
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
+from solver.core.formulation.disagg import add_disagg
 from solver.core.formulation.limits import (
     add_budgets,
     add_carbon_cap,
@@ -67,6 +68,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     """
     m = State(compiled, cap_demand_rows)
     add_inference_capacity(m)
+    add_disagg(m)
     add_demand(m)
     add_n_plus_1(
         m.B,
@@ -74,6 +76,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
         m.unit_capacity,
         m.shortfall_tps if m.allow_shortfall else None,
         deploy_of=m.deploy_of,
+        disagg_served=m.disagg_served,
     )
     add_failure_domains(m)
     add_moves_and_limits(m)

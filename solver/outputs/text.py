@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from solver.analyses.architectures import architecture_line
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
@@ -343,6 +344,9 @@ def plan_table(plan: Plan) -> str:
             f"load curve: blocks {blocks} ({curve['source']}); demand factors, x the daily "
             f"average (profiles normalised to mean 1): {factors}"
         )
+    compared = architecture_line(plan)
+    if compared:
+        console.print(compared)
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
         f"kept from {rep.get('pools', 0)} pools; verifier: "

@@ -13,6 +13,7 @@ from solver.core.compile import pruning
 from solver.core.compile.blocks import block_options
 from solver.core.compile.compiled import Compiled, CompileReport
 from solver.core.compile.demand import build_demand
+from solver.core.compile.disagg import disagg_options
 from solver.core.compile.energy import unit_hour_coefficients
 from solver.core.compile.guard import GUARD_COLUMN, guard_bands, with_guard
 from solver.core.compile.periods import blocks_table
@@ -31,6 +32,7 @@ from solver.inputs.catalog import Catalog
 from solver.inputs.hardware import hardware_rules
 from solver.inputs.presets import ModelSpec, resolve_model
 from solver.inputs.problem import (
+    InferenceWorkload,
     Problem,
     TrainingWorkload,
     Workload,
@@ -93,8 +95,20 @@ def compile_problem(
     # in the pruned and the unpruned model of a problem, so a plan carries over by name
     options.insert(0, "option_id", np.arange(len(options)))
     if prune_dominated:
-        options = pruning.prune_dominated_pools(options, pools, demand, problem, report)
-        options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
+        # prefill and decode units serve through their group's rows, not the demand row:
+        # they are never pruned, and their pools never pruned nor counted as room for others
+        roles = _roles(options)
+        if roles.any():
+            held = frozenset(options.loc[roles, "pool_id"])
+            rest = options[~roles].reset_index(drop=True)
+            rest = pruning.prune_dominated_pools(rest, pools, demand, problem, report, keep=held)
+            rest, dropped = dominance.prune_dominated_options(
+                rest.reset_index(drop=True), pools, demand, problem, keep=held
+            )
+            options = pd.concat([rest, options[roles]]).sort_values("option_id")
+        else:
+            options = pruning.prune_dominated_pools(options, pools, demand, problem, report)
+            options, dropped = dominance.prune_dominated_options(options, pools, demand, problem)
         report.pruned.update(dropped)
         options = options.reset_index(drop=True)
     options, bucket_capacity, training_hours = _options_tables(options, pools)
@@ -132,6 +146,8 @@ def _workload_options(
     """One workload's options over the pools ``sub`` it may use: training clusters or
     serving shapes; what leaves a pool without an option is counted in ``local_reasons``."""
     problem = inputs.problem
+    if isinstance(w, InferenceWorkload) and w.architecture != "aggregated":
+        return serving_architectures(w, spec, sub, inputs, inf_coef, report, local_reasons)
     if not isinstance(w, TrainingWorkload):
         return inference_options(
             w, spec, sub, problem, inputs.catalog, inf_coef, report, local_reasons
@@ -148,6 +164,36 @@ def _workload_options(
         kept.insert(0, "workload_kind", "training")
         kept.insert(0, "workload", w.name)
     return kept
+
+
+def _roles(options: pd.DataFrame) -> pd.Series:
+    """Options that are a disaggregated group's prefill or decode units."""
+    if "pool_role" not in options:
+        return pd.Series(False, index=options.index)
+    return options["pool_role"].isin(["prefill", "decode"])
+
+
+def serving_architectures(
+    w: InferenceWorkload,
+    spec: ModelSpec,
+    sub: pd.DataFrame,
+    inputs: ResolvedInputs,
+    inf_coef: dict[str, np.ndarray],
+    report: CompileReport,
+    local_reasons: Counter[str],
+) -> pd.DataFrame:
+    """An online workload's options under ``architecture: disaggregated`` (prefill and
+    decode options, :func:`~solver.core.compile.disagg.disagg_options`) or ``auto`` (those
+    and the aggregated ones, marked ``architecture: aggregated``)."""
+    problem = inputs.problem
+    frames = [disagg_options(w, spec, sub, problem, inf_coef, report, local_reasons)]
+    if w.architecture == "auto":
+        agg = inference_options(w, spec, sub, problem, inputs.catalog, inf_coef, report,
+                                local_reasons)  # fmt: skip
+        agg["architecture"] = "aggregated"
+        frames.insert(0, agg)
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def _options_tables(

@@ -12,7 +12,13 @@ from typing import Protocol, cast
 from solver.core import ledger
 from solver.core.families import new_row
 from solver.core.formulation.fleet_rules import add_fleet_rule
-from solver.core.formulation.state import OptionRow, State, guard_band, option_rows
+from solver.core.formulation.state import (
+    OptionRow,
+    State,
+    guard_band,
+    option_rows,
+    pool_role,
+)
 from solver.core.matrix import VarKind
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES
@@ -75,6 +81,11 @@ def add_inference_capacity(m: State) -> None:
                     block_vars.append(v)
                 m.usage[p][(t, b)][v] += 1.0
                 m.redundancy_rows[(k.workload, t, b)][v] += 1.0
+                role = pool_role(k)
+                if role:  # a disaggregated group's prefill or decode units
+                    group_id = str(k.disagg_group)
+                    m.disagg_rows[(group_id, role, t, b)][v] = float(k.tokens_per_s_per_unit)
+                    continue
                 m.unit_capacity[(k.workload, t, b)][v] = float(k.tokens_per_s_per_unit)
                 if mix:
                     _add_mix_shares(m, k, p, t, b, v, rps)

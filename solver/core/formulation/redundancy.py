@@ -32,6 +32,7 @@ def add_n_plus_1(
     unit_capacity: dict[tuple, dict[int, float]],
     shortfall_tps: dict[tuple, dict[int, float]] | None = None,
     deploy_of: dict[int, int] | None = None,
+    disagg_served: dict[tuple, dict[int, float]] | None = None,
 ) -> None:
     """N+1: serving capacity with its largest unit lost still meets the peak, exactly.
 
@@ -55,7 +56,20 @@ def add_n_plus_1(
     deploy_of
         x variable (rented, one block) -> the deploy variable of its offering (autoscaled
         fleets), for the cuts of :mod:`solver.core.formulation.fleet_rules`.
+    disagg_served
+        (workload, period, block) -> {s variable: 1}: output tokens/s its disaggregated
+        groups serve with their own largest unit lost (:mod:`.disagg`). Such a workload's
+        ``n_plus_1`` row counts them, its ``largest_unit`` row is ``<= 1`` (a plan without
+        aggregated units loses none of them; ``unit_class`` still makes a plan that has
+        some take the largest class it uses as lost), and the ``n_plus_1_units`` row and
+        ``fleet_small_cover`` cuts, which count aggregated units only, are left out.
     """
+    disagg_served = disagg_served or {}
+    mixed_names = {
+        w.name
+        for w in compiled.problem.workloads
+        if isinstance(w, InferenceWorkload) and w.architecture != "aggregated"
+    }
     workloads = {
         w.name: w
         for w in compiled.problem.workloads
@@ -107,21 +121,24 @@ def add_n_plus_1(
             day[1].append((cap, top, members))
         if shortfall_tps is not None:
             coefs.update(shortfall_tps.get((wname, t, b), {}))
+        mixed = wname in mixed_names
+        coefs.update(disagg_served.get((wname, t, b), {}))
         B.row(
             "largest_unit",
             (wname, t, b),
             dict.fromkeys(tops, 1.0),
-            "<=" if shortfall_tps is not None else "==",
+            "<=" if shortfall_tps is not None or mixed else "==",
             1.0,
         )
         B.row("n_plus_1", (wname, t, b), coefs, ">=", need)
-        if need > 0 and shortfall_tps is None:
+        if need > 0 and shortfall_tps is None and not mixed:
             # implied, and exact: with one unit, capacity less the largest unit is 0. It
             # keeps a demand far below a unit's capacity from passing the N+1 row inside
             # the solver's feasibility tolerance with a single unit.
             B.row("n_plus_1_units", (wname, t, b), {v: 1.0 for v in real}, ">=", 2.0)
     for (wname, t), days in fleet_tops.items():
-        add_fleet_tops(B, deploy_of or {}, workloads[wname], t, days, shortfall_tps is None)
+        full_need = shortfall_tps is None and wname not in mixed_names
+        add_fleet_tops(B, deploy_of or {}, workloads[wname], t, days, full_need)
 
 
 def block_need_tps(compiled: Compiled, workloads: Iterable[str]) -> pd.Series:

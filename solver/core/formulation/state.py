@@ -30,6 +30,7 @@ class OptionRow(Protocol):
     energy_usd_per_unit_hour: float
     kgco2e_per_unit_hour: float
     tokens_per_s_per_unit: float
+    disagg_group: str  # disaggregated options only (solver/core/compile/disagg.py)
     start_period: int
     rent_usd: float
     energy_usd: float
@@ -42,6 +43,13 @@ def guard_band(row: Any) -> float:
     """The guard's band of a compiled pool, option or block row (its
     ``guard_band_fraction``; 0 where the table has none: the guard off)."""
     return float(getattr(row, "guard_band_fraction", 0.0) or 0.0)
+
+
+def pool_role(row: Any) -> str:
+    """A serving option's role in a disaggregated group ('prefill' or 'decode'), '' for an
+    aggregated option (or a table without the column)."""
+    role = getattr(row, "pool_role", "")
+    return role if isinstance(role, str) else ""
 
 
 def option_rows(frame: pd.DataFrame) -> list[OptionRow]:
@@ -160,6 +168,10 @@ class State:
             lambda: defaultdict(float)
         )
         self.unit_capacity: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (disaggregated group, role, t, b) -> {x var: output tokens/s per unit}
+        self.disagg_rows: dict[tuple, dict[int, float]] = defaultdict(dict)
+        # (workload, t, b) -> {s var: 1}: what its disaggregated groups serve (N+1 rows)
+        self.disagg_served: dict[tuple, dict[int, float]] = defaultdict(dict)
         # x var (rented, one block) -> deploy var of its offering (autoscaled fleets)
         self.deploy_of: dict[int, int] = {}
         # (site, t) -> {buy var: kW}; kW of servers owned at the start

@@ -383,6 +383,15 @@ class InferenceWorkload(_WorkloadBase):
         "Default 0: starts are free",
     )
     allow_tensor_parallel_over_pcie: bool = False
+    architecture: Literal["aggregated", "disaggregated", "auto"] = Field(
+        "aggregated",
+        exclude_if=lambda v: v == "aggregated",  # the default: echoed plans stay as they were
+        description="How replicas serve: 'aggregated' (default: each replica prefills and "
+        "decodes its requests); 'disaggregated': a prefill pool and a decode pool, each on "
+        "its own offering, in one provider and region, the KV cache sent between them "
+        "(docs/formulation/disagg_prefill.md); 'auto': both offered, the MIP takes the "
+        "cheaper (or a mix)",
+    )
     traffic_mix: list[TrafficBucket] | None = None
     measured_throughput_rps: dict[str, list[float]] | None = Field(
         None,
@@ -480,6 +489,20 @@ class InferenceWorkload(_WorkloadBase):
                     f"traffic_mix shares sum to {total:.9g}, not 1 (within "
                     f"{MIX_SHARE_TOLERANCE:g}): {effect}; correct the shares so they sum to 1 "
                     f"(e.g. change the largest bucket's share by {1.0 - total:+.9g})"
+                )
+        if self.architecture != "aggregated":
+            clash = [
+                name
+                for name, on in (
+                    ("traffic_mix", self.traffic_mix is not None),
+                    ("survive_loss_of", bool(self.survive_loss_of)),
+                )
+                if on
+            ]
+            if clash:
+                raise ValueError(
+                    f"architecture: {self.architecture} is not built with {', '.join(clash)}; "
+                    "set architecture: aggregated or leave those out"
                 )
         if self.measured_throughput_rps is not None:
             if self.traffic_mix is None:

@@ -199,8 +199,28 @@ def _serving_items(
                 capacity_source=str(k["capacity_source"]),
                 bucket_requests_per_s=mix_alloc.get((r.option_id, r.period, b), {}),
                 zone_units=zone_units,
+                **_architecture_fields(k),
             )
         )
+    return out
+
+
+def _architecture_fields(k: pd.Series) -> dict:
+    """A serving option's architecture, and a disaggregated one's role and KV transfer
+    (none for a workload left at the default architecture)."""
+    arch = k.get("architecture")
+    if not isinstance(arch, str):
+        return {}
+    out: dict = {"architecture": arch}
+    role = k.get("pool_role")
+    if isinstance(role, str) and role:
+        out.update(
+            pool_role=role,
+            kv_link=str(k["kv_link"]),
+            kv_gb_per_request=float(k["kv_gb_per_request"]),
+        )
+        if role == "prefill":
+            out["kv_transfer_s"] = float(k["kv_transfer_s"])
     return out
 
 

@@ -182,6 +182,34 @@ class LineItem(BaseModel):
         "sizes and instances, usd_per_instance_hour, start_day and end_day (days from the "
         "plan's start), book_from_day and book_by_day, days_after_horizon; left out otherwise",
     )
+    architecture: Literal["aggregated", "disaggregated"] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Serving lines of a workload with architecture auto or disaggregated: "
+        "how its replicas serve (left out for the default aggregated workloads)",
+    )
+    pool_role: Literal["prefill", "decode"] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Disaggregated lines: the pool's role (its units prefill prompts, or decode)",
+    )
+    kv_link: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Disaggregated lines: the link the KV cache crosses (network: the nodes' "
+        "scale-out NICs within the provider and region)",
+    )
+    kv_gb_per_request: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Disaggregated lines: KV cache sent per request, GB (KV bytes per token x "
+        "prompt tokens)",
+    )
+    kv_transfer_s: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Prefill lines: seconds to send one request's KV cache, within the TTFT",
+    )
     zone_units: dict[str, float] | None = Field(
         None,
         exclude_if=lambda v: v is None,

@@ -227,6 +227,13 @@ class Plan(BaseModel):
         description="total_cost_usd plus every cost line: what the budget holds (None: not "
         "worked out yet)",
     )
+    architecture_costs: dict[str, float | None] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="With solve --compare-architectures: total cost (USD) of the verified "
+        "optimal plan with every online workload aggregated, and with every one "
+        "disaggregated (null: no such plan); left out otherwise",
+    )
     not_included: list[str] = Field(
         default_factory=list, description="What the plan's cost does not hold, in words"
     )

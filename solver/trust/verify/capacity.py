@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from solver.inputs.problem import InferenceWorkload, Problem, TrainingWorkload
 from solver.trust.verify.context import REL_TOL, _Block, _close, _Context, _le
+from solver.trust.verify.disagg import n_plus_1_left
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _known, _unit_tokens_per_s
 from solver.units import Item
@@ -30,6 +31,7 @@ def _n_plus_1_units(run: _Run) -> dict[tuple, list[tuple[float, float, str, str]
             and isinstance(w, InferenceWorkload)
             and (w.n_plus_1 or w.domains)
             and item.units > 0.5
+            and item.pool_role is None  # a group's units: verify/disagg.py
             and _known(item, catalog)
         ):
             cap = _unit_tokens_per_s(
@@ -211,10 +213,11 @@ def _check_demand(run: _Run) -> None:
                         total, largest = _total_and_largest(
                             unit_capacity.get((w.name, period, bname), [])
                         )
+                        left = n_plus_1_left(run, (w.name, period, bname), total, largest)
                         c.check(
                             "N+1 (capacity without the largest unit meets peak)",
                             # tolerance relative to the row's largest term, as the solver's
-                            need_tps <= total - largest + REL_TOL * max(1.0, total),
+                            need_tps <= left + REL_TOL * max(1.0, total + left),
                             f"{w.name} {period}/{bname}: {total:.1f} - {largest:.1f} < "
                             f"{need_tps:.1f} tokens/s",
                         )

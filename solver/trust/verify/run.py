@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from solver.inputs.catalog import Catalog
 from solver.inputs.hardware import hardware_rules
@@ -46,6 +47,12 @@ class _Run:
         self.sp_cover_units: dict[tuple, float] = defaultdict(float)
         self.trained: dict[str, int] = defaultdict(int)
         self.unit_capacity: dict[tuple, list[tuple[float, float, str, str]]] = {}
+        # (workload, period, block, provider, region, KV link) -> the disaggregated lines
+        # of that group: (line, its unit's facts, KV GB per request) (verify/disagg.py)
+        self.disagg_lines: dict[tuple, list[tuple[Any, dict, float]]] = defaultdict(list)
+        # (workload, period, block) -> per group (prefill, decode, largest prefill unit,
+        # largest decode unit), output tokens/s (verify/disagg.py)
+        self.disagg_groups: dict[tuple, list[tuple[float, float, float, float]]] = defaultdict(list)
         # plan files (:func:`verify_plan_file`): per line index, its cost by period; per
         # purchase line (by id), the residual value credited at the horizon
         self.line_periods: dict[int, dict[str, float]] = {}

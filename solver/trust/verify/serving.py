@@ -8,6 +8,7 @@ from solver.inputs.problem import BatchInferenceWorkload, InferenceWorkload
 from solver.physics.constants import INFERENCE_UTILISATION
 from solver.plan import LineItem
 from solver.trust.verify.context import _close, _le
+from solver.trust.verify.disagg import check_disagg_line
 from solver.trust.verify.run import _Run
 from solver.trust.verify.unit_facts import _capacity_share, _decode, _measured_here
 from solver.units import Item
@@ -42,6 +43,9 @@ def _check_serving(
     )
     measured = _measured_here(w, spec, catalog, p.memory_headroom, item.accelerator)
     mix = isinstance(w, InferenceWorkload) and w.traffic_mix
+    if item.pool_role is not None and isinstance(w, InferenceWorkload):
+        check_disagg_line(run, item, u, w, spec)  # capacity settled with its group
+        mix = None
     share = _capacity_share(p, w, u, measured is not None, spec)
     if mix:
         assert isinstance(w, InferenceWorkload) and w.traffic_mix  # what mix holds
@@ -79,7 +83,7 @@ def _check_serving(
             _le(share_used, item.units, 1e-5),
             f"{item.offering}: {share_used:.4f} > {item.units}",
         )
-    else:
+    elif item.pool_role is None:
         prompt, output = w.prompt_tokens, w.output_tokens
         res = _decode(w, spec, u, item.tp_degree, prompt, output, p.memory_headroom)
         ok = res.reason[0] == ""

@@ -28,6 +28,7 @@ from solver.trust.verify.commitments import (
     _check_savings_plans,
 )
 from solver.trust.verify.context import _Context
+from solver.trust.verify.disagg import settle_disagg
 from solver.trust.verify.domains import _check_operability, _check_zone_loss
 from solver.trust.verify.fleet import (
     _check_fleet,
@@ -103,6 +104,7 @@ def _verified(plan: Plan, problem: Problem, catalog: Catalog, *, by_line: bool =
     block_periods = check_capacity_blocks(run, block_lines)
     if by_line:
         run.line_periods.update(block_periods)
+    settle_disagg(run)
     run.unit_capacity = _n_plus_1_units(run)
     _check_load_curves(run)
     _check_demand(run)
