@@ -56,6 +56,13 @@ class RuntimeEfficiency:
     # context, for an engine whose cache is a dense array of a fixed length (0: paged, the
     # cache is read at the sequence's context); see :func:`solver.physics.inference.step_model`.
     static_kv_tokens: int = 0
+    # Tokens one engine step runs at most (vLLM's max_num_batched_tokens, TensorRT-LLM's
+    # max_num_tokens): decode tokens first, prompt chunks in the rest. The sizing's step
+    # runs prefill as the engine does, in chunks of min(P, budget - b) tokens riding a
+    # share of the steps (solver/physics/inference.py, "Prefill chunks"). 2048: the value
+    # vLLM's guide names for inter-token latency (vllm-project/vllm
+    # docs/configuration/optimization.md, "Chunked Prefill"), the replay's default too.
+    max_num_batched_tokens: int = 2048
 
 
 RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
@@ -65,11 +72,16 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # -> 2 x 70.6e9 x 5000 / 0.4068 s / (2 x 1,979 TFLOPS) = 0.44 of FP8 peak.
     # docs.nvidia.com/nim/benchmarking/llm/latest/performance.html. Engine overheads are
     # inside these fractions (they come from end-to-end timings), so no step overhead.
-    "vllm-cuda": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF"),
+    "vllm-cuda": RuntimeEfficiency(0.65, 0.50, 0.0, "NIM_H100_PERF"),
     # TensorRT-LLM: the same kernels' fractions (NIM runs TensorRT-LLM), but its engines
     # batch up to max_batch_size 2,048 by default (tensorrt_llm BuildConfig) where vLLM's
     # max_num_seqs default is 256; MLPerf Llama-2-70B submissions run 806-896 at once.
-    "tensorrt-llm": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF", max_num_seqs=2048),
+    # Its max_num_tokens defaults to 8192 (trtllm-build --max_num_tokens, BuildConfig;
+    # nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/
+    # tuning-max-batch-size-and-max-num-tokens.html).
+    "tensorrt-llm": RuntimeEfficiency(
+        0.65, 0.50, 0.0, "NIM_H100_PERF", max_num_seqs=2048, max_num_batched_tokens=8192
+    ),
     # vLLM on ROCm (MI300X/MI325X): fitted on the five main MLPerf rows of AMD's harness
     # (MLPINF41_AMD, MLPINF50_AMD); memory and compute times add. The fit and two rows by
     # hand: docs/concepts/runtime-figures.md, "vLLM on ROCm".

@@ -77,6 +77,9 @@ class Device:
     link: np.ndarray  # link kind (for reports)
     overlap: np.ndarray | bool = True  # memory and compute time overlap (max) or add (sum)
     static_kv_tokens: np.ndarray | float = 0.0  # KV tokens read per sequence-step (0: paged)
+    # tokens one engine step runs at most (the runtime's max_num_batched_tokens; 0: prefill
+    # compute spread evenly over every step)
+    token_budget: np.ndarray | float = 0.0
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -187,6 +190,7 @@ def device_figures(
         max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
         overlap=np.array([e.overlap for e in eff], dtype=bool),
         static_kv_tokens=np.array([e.static_kv_tokens for e in eff], dtype=float),
+        token_budget=np.array([e.max_num_batched_tokens for e in eff], dtype=float),
         runtime=runtimes,
         link=link,
     )

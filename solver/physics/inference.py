@@ -349,6 +349,11 @@ class StepModel:
     prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
     output_tokens: float = 1.0
     overlap: np.ndarray | bool = True  # memory and compute overlap (max) or add (sum)
+    # chunked prefill as the engine runs it (module doc, "Prefill chunks"): one prompt's
+    # prefill compute at eta_c (s, seconds) and the step's token budget (the runtime's
+    # max_num_batched_tokens; 0: the prefill compute is spread evenly over every step)
+    prefill_s_per_prompt: np.ndarray | float = 0.0
+    token_budget: np.ndarray | float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -361,14 +366,52 @@ class StepModel:
             self.experts, self.experts_active, batch, self.prompt_tokens, self.output_tokens
         )
 
+    @property
+    def is_chunked(self) -> bool:
+        """Whether some candidate's step carries prefill chunks in a share of its steps
+        only (overlapping runtime, a prompt, a token budget): t(b) is then not linear."""
+        return bool(
+            self.prompt_tokens > 0
+            and np.any(np.asarray(self.token_budget) > 0)
+            and np.any(np.asarray(self.overlap))
+        )
+
+    def chunk_share(self, batch: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """(q, X): the share of steps that carry a prefill chunk of the other b - 1
+        sequences' prompts and the chunk's compute, seconds (module doc, "Prefill
+        chunks"). q X = (b - 1) s / O; a chunk is n = min(P, budget - b) prompt tokens (at
+        least 1), so q = min(1, (b - 1) P / (O n)) and X = ((b - 1) s / O) / q."""
+        b = np.asarray(batch, dtype=float)
+        others = np.maximum(b - 1.0, 0.0)
+        p, o = float(self.prompt_tokens), float(self.output_tokens)
+        budget = np.asarray(self.token_budget, dtype=float)
+        per_step = others * np.asarray(self.prefill_s_per_prompt, dtype=float) / o
+        if p <= 0:
+            return np.zeros(np.broadcast(b, budget).shape), np.zeros(per_step.shape)
+        chunk = np.maximum(np.minimum(p, budget - b), 1.0)
+        q = np.where(budget > 0, np.minimum(1.0, others * p / (o * chunk)), 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(q > 0, per_step / q, 0.0)
+        return q, x
+
     def step_s(self, batch: np.ndarray | float) -> np.ndarray:
-        """Derated step time at a batch (the time per output token)."""
+        """Derated step time at a batch (the time per output token: the mean step, chunk
+        steps included, module doc "Prefill chunks")."""
         b = np.asarray(batch, dtype=float)
         memory = self.weights_s + b * self.kv_s_per_seq
         if self.is_moe:
             memory = memory + self.routed_s * self.routed_share(b)
         compute = b * self.compute_s_per_seq
         combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
+        if self.is_chunked:
+            q, x = self.chunk_share(b)
+            # the decode compute, with the sequence's own prompt spread over its O steps
+            # as before (its prefill is in its TTFT, so no chunk of it stalls its decode)
+            decode = compute - q * x
+            chunked = (1.0 - q) * np.maximum(memory, decode) + q * np.maximum(memory, decode + x)
+            combined = np.where(
+                np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
+            )
         return combined + self.fixed_s + b * self.comm_s_per_seq
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
@@ -445,6 +488,8 @@ def step_model(
         prompt_tokens=p,
         output_tokens=o,
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
+        prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
+        token_budget=np.asarray(getattr(dev, "token_budget", 0.0), dtype=float),
     )
 
 
@@ -565,7 +610,7 @@ def _slo_batch(
         return cap.astype(float)
     if load is not None:
         return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
-    if sm.is_moe:
+    if sm.is_moe or sm.is_chunked:
         # t(b) is not linear in b: bisection over whole batches up to the largest asked
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)
