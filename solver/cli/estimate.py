@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 from typing import Annotated
 
 import typer

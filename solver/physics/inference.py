@@ -90,6 +90,11 @@ the smallest of the largest batches meeting each.
 
 Without a percentile the SLOs are checked at the mean, as before.
 
+Prefill chunks (issue 47): the prompts run in chunks of the runtime's step token budget
+on a share q of the steps, as the replay runs them; t(b) = (1 - q) max(M, D) +
+q max(M, D + X) + F + comm where memory and compute overlap (StepModel.chunk_share;
+derivation in docs/guides/operating-point.md, "Prefill chunks"). t(b) is then not linear.
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -349,9 +354,8 @@ class StepModel:
     prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
     output_tokens: float = 1.0
     overlap: np.ndarray | bool = True  # memory and compute overlap (max) or add (sum)
-    # chunked prefill as the engine runs it (module doc, "Prefill chunks"): one prompt's
-    # prefill compute at eta_c (s, seconds) and the step's token budget (the runtime's
-    # max_num_batched_tokens; 0: the prefill compute is spread evenly over every step)
+    # one prompt's prefill compute at eta_c (s, seconds) and the step's token budget
+    # (max_num_batched_tokens; 0: spread over every step), module doc "Prefill chunks"
     prefill_s_per_prompt: np.ndarray | float = 0.0
     token_budget: np.ndarray | float = 0.0
 
@@ -368,13 +372,8 @@ class StepModel:
 
     @property
     def is_chunked(self) -> bool:
-        """Whether some candidate's step carries prefill chunks in a share of its steps
-        only (overlapping runtime, a prompt, a token budget): t(b) is then not linear."""
-        return bool(
-            self.prompt_tokens > 0
-            and np.any(np.asarray(self.token_budget) > 0)
-            and np.any(np.asarray(self.overlap))
-        )
+        """Whether prompts run as chunks on a share of the steps (t(b) not linear)."""
+        return bool(self.prompt_tokens > 0 and np.any(np.asarray(self.token_budget) > 0))
 
     def chunk_share(self, batch: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
         """(q, X): the share of steps that carry a prefill chunk of the other b - 1
@@ -390,9 +389,7 @@ class StepModel:
             return np.zeros(np.broadcast(b, budget).shape), np.zeros(per_step.shape)
         chunk = np.maximum(np.minimum(p, budget - b), 1.0)
         q = np.where(budget > 0, np.minimum(1.0, others * p / (o * chunk)), 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(q > 0, per_step / q, 0.0)
-        return q, x
+        return q, per_step / np.maximum(q, 1e-300)  # per_step is 0 where q is
 
     def step_s(self, batch: np.ndarray | float) -> np.ndarray:
         """Derated step time at a batch (the time per output token: the mean step, chunk
@@ -405,9 +402,7 @@ class StepModel:
         combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
         if self.is_chunked:
             q, x = self.chunk_share(b)
-            # the decode compute, with the sequence's own prompt spread over its O steps
-            # as before (its prefill is in its TTFT, so no chunk of it stalls its decode)
-            decode = compute - q * x
+            decode = compute - q * x  # with the sequence's own prompt spread (module doc)
             chunked = (1.0 - q) * np.maximum(memory, decode) + q * np.maximum(memory, decode + x)
             combined = np.where(
                 np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
