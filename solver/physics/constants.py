@@ -65,6 +65,18 @@ class RuntimeEfficiency:
     max_num_batched_tokens: int = 2048
 
 
+# Share of the runtime's compute fraction a serving engine achieves at a weight precision
+# whose tensor path the data sheet rates above FP8's (issue 47): FP4 on Blackwell doubles
+# the dense peak (B200 9,000 against 4,500 TFLOPS), but end to end under TensorRT-LLM it
+# runs at FP8's rate (activations quantised per block, attention and the other non-GEMM
+# work at FP8/BF16). Fitted on the seven B200 Llama 3.3 70B FP4 TP1 rows of TensorRT-LLM's
+# perf overview (TRTLLM_PERF_V1, trtllm-bench at maximum load, ISL/OSL 128/2048 to
+# 20000/2000; the main rows m62-m68 of bench/accuracy/accuracy_cases.csv): at 1.0 they are
+# predicted 1.30x-2.21x too fast (median |error| 48%); the grid 0.25-1.0 is best at 0.5
+# (median 17.6%, every row within 0.69x-1.61x; 0.4: 18.6%, 0.6: 26.2%).
+SERVING_COMPUTE_SHARE: dict[str, float] = {"fp4": 0.5}
+
+
 RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # NVIDIA NIM 1.8.0 (TensorRT-LLM) on H100, Llama-3.3-70B FP8 TP2: ITL 18.91 ms at
     # concurrency 1 for 70.6 GB of weights over 2 x 3.35 TB/s (10.5 ms at 100%) -> 0.56

@@ -28,6 +28,7 @@ from solver.physics.constants import (
     PCIE_GBPS_PER_DIRECTION,
     RUNTIME_BY_VENDOR,
     RUNTIME_EFFICIENCY,
+    SERVING_COMPUTE_SHARE,
 )
 
 # The vendor each runtime runs on (TensorRT-LLM is NVIDIA's; the others are defaults).
@@ -183,7 +184,8 @@ def device_figures(
         bandwidth_gbps=np.asarray(table["mem_bandwidth_gbps"], dtype=float),
         peak_tflops=compute_peak_tflops(table, precision),
         eta_bandwidth=np.array([e.eta_bandwidth for e in eff], dtype=float),
-        eta_compute=np.array([e.eta_compute for e in eff], dtype=float),
+        eta_compute=np.array([e.eta_compute for e in eff], dtype=float)
+        * SERVING_COMPUTE_SHARE.get(precision, 1.0),
         step_overhead_s=np.array([e.step_overhead_s for e in eff], dtype=float),
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
