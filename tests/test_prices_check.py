@@ -2,23 +2,28 @@
 quote requests, quotes filled in, solve with the quotes.
 
 The seed's plan (``procure solve problems/seed-2m-13b.yaml``, the guard on by default) rests
-on two prices (bands in the shipped catalogs/price_bands.csv, measured by
+on three prices (bands in the shipped catalogs/price_bands.csv, measured by
 bench/quality/price_bands.py: unverified 0.37, list 0; the tests follow the file's bands,
 :data:`BAND` and :data:`BAND_LIST`):
 
 - TensorWave ``tensorwave/US/mi325x-8x`` on demand, unverified, $15.60 per instance-hour
   (1.95 per GPU-hour x 8), training: 5 units x 1,827.25 h = 9,136.27 instance-hours,
   $142,525.82, at risk 0.37 x 142,525.82 = $52,734.55;
+- Seeweb ``seeweb/it-fr2/ECS1GPU10`` on demand, list (Seeweb's page captured 2026-09-15),
+  EUR 2.60 x 1.1761 = $3.05786 per instance-hour, serving: base 1 unit x (4,392 + 4,380 +
+  3,300) h = 12,072, shoulder 2 x (2,928 + 2,920 + 2,200) = 16,096, peak 4 x (1,464 +
+  1,460 + 1,100) = 16,096; 44,264 instance-hours x $3.05786 = $135,353.12, at risk $0;
 - Lambda ``lambda/europe-central-1/gpu_1x_gh200`` on demand, list (lambda.ai/instances as
-  read 2026-09-20), $2.29 per instance-hour, serving: base 2 units x (4,392 + 4,380 +
-  3,300) h = 24,144, shoulder 6 x (2,928 + 2,920 + 2,200) = 48,288, peak 6 x (1,464 +
-  1,460 + 1,100) = 24,144; 96,576 instance-hours x $2.29 = $221,159.04, at risk
-  0 x 221,159.04 = $0 (a list price's band is 0: nothing to confirm, no request).
+  read 2026-09-20), $2.29 per instance-hour, serving: base 1 x 12,072, shoulder 3 x 8,048
+  = 24,144, peak 1 x 4,024; 40,240 instance-hours x $2.29 = $92,149.60, at risk
+  0 x 92,149.60 = $0 (a list price's band is 0: nothing to confirm, no request).
 
-The plan's total is $363,684.86 (their sum); TensorWave ranks first. Every price at the top
-of its band at once: 363,684.86 + 52,734.55 = $416,419.42, the plan's guarded total. Quoted
-10% under the catalog, $14.04, TensorWave's line is 10% cheaper and the re-solved plan
-costs 0.9 x 142,525.82 + 221,159.04 = 128,273.24 + 221,159.04 = $349,432.28.
+(Issue 47's chunked-prefill sizing put the Seeweb H200 beside the GH200; it was Lambda's
+GH200 alone.) The plan's total is $370,028.54 (their sum); TensorWave ranks first, then the
+two list prices by money carried. Every price at the top of its band at once:
+370,028.54 + 52,734.55 = $422,763.09, the plan's guarded total. Quoted 10% under the
+catalog, $14.04, TensorWave's line is 10% cheaper and the re-solved plan costs 0.9 x
+142,525.82 + 227,502.72 = 128,273.24 + 227,502.72 = $355,775.96.
 """
 
 from __future__ import annotations
@@ -39,13 +44,16 @@ from solver.inputs.quotes import UNFILLED, parse_quotes
 runner = CliRunner()
 TENSORWAVE = "tensorwave/US/mi325x-8x"
 LAMBDA = "lambda/europe-central-1/gpu_1x_gh200"
+SEEWEB = "seeweb/it-fr2/ECS1GPU10"
 SEED = str(ROOT / "problems" / "seed-2m-13b.yaml")
 #: the shipped band of an unverified price
 BAND = price_band_fraction("unverified")
 #: the shipped band of a list price
 BAND_LIST = price_band_fraction("list")
-SEED_USD = 363_684.86
-LAMBDA_USD = 96_576 * 2.29  # 221,159.04
+SEED_USD = 370_028.54
+LAMBDA_USD = 40_240 * 2.29  # 92,149.60
+SEEWEB_USD = 44_264 * 2.60 * 1.1761  # 135,353.12
+SERVING_USD = LAMBDA_USD + SEEWEB_USD  # 227,502.72
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +75,8 @@ def test_the_seeds_prices_ranked_by_money_at_risk(checked):
     _, report, _ = checked
     assert report["repricing"] == "fixed-plan"
     assert report["total_cost_usd"] == pytest.approx(SEED_USD, abs=0.01)
-    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, LAMBDA]
-    tensorwave, lam = report["prices"]
+    assert [p["offering"] for p in report["prices"]] == [TENSORWAVE, SEEWEB, LAMBDA]
+    tensorwave, seeweb, lam = report["prices"]
     # worked in the module docstring
     assert tensorwave["confidence"] == "unverified" and tensorwave["band_fraction"] == BAND
     assert tensorwave["price_usd_per_hour"] == pytest.approx(15.60)
@@ -77,22 +85,26 @@ def test_the_seeds_prices_ranked_by_money_at_risk(checked):
     assert tensorwave["to_confirm"]
     assert lam["confidence"] == "list" and lam["band_fraction"] == BAND_LIST
     assert lam["price_usd_per_hour"] == pytest.approx(2.29)
-    assert lam["instance_hours"] == pytest.approx(96_576.0)
-    assert lam["carried_usd"] == pytest.approx(221_159.04, abs=0.01)
+    assert lam["instance_hours"] == pytest.approx(40_240.0)
+    assert lam["carried_usd"] == pytest.approx(92_149.60, abs=0.01)
     assert lam["raised_total_usd"] == pytest.approx(SEED_USD + LAMBDA_USD * BAND_LIST, abs=0.01)
     assert lam["raised_price_usd_per_hour"] == pytest.approx(2.29 * (1 + BAND_LIST))
-    assert lam["peak_units"] == 6 and len(lam["lines"]) == 9
+    assert lam["peak_units"] == 3 and len(lam["lines"]) == 9
+    assert seeweb["confidence"] == "list" and seeweb["instance_hours"] == pytest.approx(44_264.0)
+    assert seeweb["price_usd_per_hour"] == pytest.approx(2.60 * 1.1761)
+    assert seeweb["carried_usd"] == pytest.approx(135_353.12, abs=0.01)
+    assert seeweb["peak_units"] == 4 and len(seeweb["lines"]) == 9
     assert (lam["from_day"], lam["until_day"]) == ("2027-04-01", "2029-12-31")
     if (BAND, BAND_LIST) == (0.37, 0.0):  # the shipped bands when written
         assert [p["at_risk_usd"] for p in report["prices"]] == pytest.approx(
-            [52_734.55, 0.0], abs=0.01
+            [52_734.55, 0.0, 0.0], abs=0.01
         )
         assert not lam["to_confirm"]
-    assert not tensorwave["over_budget"]  # at most 2 x $363,685 is within the $2,000,000
+    assert not tensorwave["over_budget"]  # at most 2 x $370,029 is within the $2,000,000
     assert report["not_checked"] == []
     # all at once: the total plus each price's carried money times its band, the plan's
     # guarded total (the guard prices every line at the top of its band)
-    raised = 142_525.82 * BAND + LAMBDA_USD * BAND_LIST
+    raised = 142_525.82 * BAND + SERVING_USD * BAND_LIST
     assert report["all_raised_total_usd"] == pytest.approx(SEED_USD + raised, abs=0.01)
     plan = json.loads(checked[0].read_text())
     assert report["all_raised_total_usd"] == pytest.approx(plan["guarded_total_usd"], abs=0.01)
@@ -103,7 +115,7 @@ def test_the_table_states_the_repricing_and_ranks(checked):
     result = runner.invoke(app, ["prices", "check", str(plan), "--top", "1"])
     assert result.exit_code == 0, result.output
     assert "fixed-plan re-pricing" in result.stdout
-    assert "ranked by money at risk: 1 of 2" in result.stdout
+    assert "ranked by money at risk: 1 of 3" in result.stdout
     assert TENSORWAVE in result.stdout and LAMBDA not in result.stdout
     assert f"${142_525.82 * BAND:,.0f}" in result.stdout
     assert "pass --out FOLDER" in result.stdout
@@ -162,7 +174,7 @@ def _filled(text: str, prices: dict[str, str], reference: str) -> str:
 def test_the_loop_plan_check_quotes_solve(checked, tmp_path):
     """Quoted 10% under the catalog (module docstring): 15.60 x 0.9 = 14.04; the re-solved
     plan prices that line at the quote, confidence quote, and costs 0.9 x 142,525.82 +
-    221,159.04 = $349,432.28 (serving unchanged, on Lambda's list price)."""
+    227,502.72 = $355,775.96 (serving unchanged, on Lambda's and Seeweb's list prices)."""
     _, report, out = checked
     quoted = {p["offering"]: round(p["price_per_hour_in_currency"] * 0.9, 6)
               for p in report["prices"] if p["to_confirm"]}  # fmt: skip
@@ -176,16 +188,19 @@ def test_the_loop_plan_check_quotes_solve(checked, tmp_path):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    assert plan["total_cost_usd"] == pytest.approx(349_432.28, abs=0.01)
-    assert plan["total_cost_usd"] == pytest.approx(0.9 * 142_525.82 + LAMBDA_USD, abs=0.01)
+    assert plan["total_cost_usd"] == pytest.approx(355_775.96, abs=0.01)
+    assert plan["total_cost_usd"] == pytest.approx(0.9 * 142_525.82 + SERVING_USD, abs=0.01)
     # every line now at a band-0 price (quote, list): the guarded total is the total
-    assert plan["guarded_total_usd"] == pytest.approx(349_432.28, abs=0.01)
+    assert plan["guarded_total_usd"] == pytest.approx(355_775.96, abs=0.01)
     [train] = [i for i in plan["line_items"] if i["item"] == "training"]
     assert (train["price_confidence"], train["price_source"]) == ("quote", "quote TW-12")
     assert train["price_date"] == "2026-12-01"
     assert train["cost_usd"] / (train["units"] * train["hours"]) == pytest.approx(14.04)
     rent = [i for i in plan["line_items"] if i["item"] == "rent"]
-    assert {(i["offering"], i["price_confidence"]) for i in rent} == {(LAMBDA, "list")}
+    assert {(i["offering"], i["price_confidence"]) for i in rent} == {
+        (LAMBDA, "list"),
+        (SEEWEB, "list"),
+    }
 
 
 def test_a_quoted_plan_has_nothing_left_to_confirm(checked, tmp_path):

@@ -640,11 +640,13 @@ def _load(slo_percentile: float | None, utilisation: float):
 
 
 def _at_percentile(res, slo_percentile: float | None, utilisation: float, replica_tps: float):
-    """The latencies at the percentile and the tokens/s served on average at that load
-    (``utilisation`` x the replica's throughput); nothing without a percentile."""
+    """Where the SLOs were checked (``slo_checked_at``: ``p99``, ``mean``), and at a
+    percentile the latencies there and the tokens/s served on average at that load
+    (``utilisation`` x the replica's throughput)."""
     if slo_percentile is None:
-        return {}
+        return {"slo_checked_at": "mean"}
     return {
+        "slo_checked_at": f"p{float(slo_percentile) * 100:g}",
         "slo_percentile": float(slo_percentile),
         "utilisation": float(utilisation),
         "tpot_ms_at_percentile": float(res.tpot_p_s[0]) * 1000.0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated
 
 import typer
@@ -161,13 +162,13 @@ def estimate_inference_cmd(
         typer.Option(help="Output tokens/s", **positive("e.g. --demand-tokens-per-s 5000")),
     ] = None,
     slo_percentile: Annotated[
-        float | None,
+        str,
         typer.Option(
-            help="Check the SLOs at this percentile under Poisson arrivals (0.99 = p99; "
-            "default: at the mean)",
-            **positive("e.g. --slo-percentile 0.99 (a fraction: 0.99 for p99)", at_most=0.999999),
+            help="Check the SLOs at this percentile under Poisson arrivals (0.99 = p99, the "
+            "default, as a problem's slo_percentile), or 'mean' for the mean",
+            **percentile_or_mean(),
         ),
-    ] = None,
+    ] = "0.99",
     utilisation: Annotated[
         float,
         typer.Option(
@@ -196,13 +197,7 @@ def estimate_inference_cmd(
         from solver.physics.constants import RUNTIME_EFFICIENCY
 
         _check_precisions(weight_precision, kv_precision)
-        if slo_percentile is not None and slo_percentile < 0.5:
-            raise ProcureError(
-                f"--slo-percentile {slo_percentile:g} is below the median",
-                field="--slo-percentile",
-                fix="write the percentile as a fraction from 0.5 up to (not including) 1: "
-                "0.9 for p90, 0.99 for p99",
-            )
+        percentile = None if slo_percentile == "mean" else float(slo_percentile)
         if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",
@@ -226,12 +221,37 @@ def estimate_inference_cmd(
             server=server,
             site=site,
             runtime=runtime,
-            slo_percentile=slo_percentile,
+            slo_percentile=percentile,
             utilisation=utilisation,
         )
         _print_estimate(result, as_json, format)
 
     _run(debug, body)
+
+
+def percentile_or_mean() -> dict:
+    """typer.Option arguments for ``--slo-percentile``: a fraction from 0.5 up to (not
+    including) 1, or ``mean``; anything else is refused while the command line is read
+    (exit 2, naming the option and the fix)."""
+    fix = "write the percentile as a fraction from 0.5 up to (not including) 1: 0.9 for p90, "
+    fix += "0.99 for p99; or 'mean' to check the SLOs at the mean"
+
+    def parse(value: object) -> str:
+        text = str(value).strip().lower()
+        if text == "mean":
+            return text
+        try:
+            number = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a percentile\n  fix: {fix}") from None
+        if not (math.isfinite(number) and 0.5 <= number < 1.0):
+            raise typer.BadParameter(
+                f"{value} is not a fraction from 0.5 up to 1 (below the median, or a "
+                f"percentage)\n  fix: {fix}"
+            )
+        return repr(number)
+
+    return {"parser": parse, "metavar": "FRACTION|mean"}
 
 
 def _check_precisions(weight_precision: str, kv_precision: str) -> None:

@@ -48,11 +48,12 @@ ERROR_BANDS: dict[tuple[str, str, str], tuple[float, int]] = {
     ("aws-trainium", "neuron", "dense-large"): (0.2824, 2),
     ("aws-trainium", "neuron", "dense-small"): (0.332, 2),
     ("google-tpu-v5e", "jetstream", "dense-small"): (0.0332, 1),
-    ("google-tpu-v6e", "tpu", "dense-large"): (0.073, 2),
+    ("google-tpu-v6e", "tpu", "dense-large"): (0.0838, 2),
     ("intel-gaudi", "gaudi", "dense-large"): (0.1546, 16),
     ("intel-gaudi", "gaudi", "dense-small"): (0.2129, 11),
-    ("nvidia-hopper", "tensorrt-llm", "dense-large"): (0.1329, 12),
-    ("nvidia-hopper", "tensorrt-llm", "dense-small"): (0.3387, 3),
+    ("nvidia-blackwell", "tensorrt-llm", "dense-large"): (0.2904, 7),
+    ("nvidia-hopper", "tensorrt-llm", "dense-large"): (0.204, 12),
+    ("nvidia-hopper", "tensorrt-llm", "dense-small"): (0.3655, 3),
 }
 
 

@@ -56,6 +56,25 @@ class RuntimeEfficiency:
     # context, for an engine whose cache is a dense array of a fixed length (0: paged, the
     # cache is read at the sequence's context); see :func:`solver.physics.inference.step_model`.
     static_kv_tokens: int = 0
+    # Tokens one engine step runs at most (vLLM's max_num_batched_tokens, TensorRT-LLM's
+    # max_num_tokens): decode tokens first, prompt chunks in the rest. The sizing's step
+    # runs prefill as the engine does, in chunks of min(P, budget - b) tokens riding a
+    # share of the steps (solver/physics/inference.py, "Prefill chunks"). 2048: the value
+    # vLLM's guide names for inter-token latency (vllm-project/vllm
+    # docs/configuration/optimization.md, "Chunked Prefill"), the replay's default too.
+    max_num_batched_tokens: int = 2048
+
+
+# Share of the runtime's compute fraction a serving engine achieves at a weight precision
+# whose tensor path the data sheet rates above FP8's (issue 47): FP4 on Blackwell doubles
+# the dense peak (B200 9,000 against 4,500 TFLOPS), but end to end under TensorRT-LLM it
+# runs at FP8's rate (activations quantised per block, attention and the other non-GEMM
+# work at FP8/BF16). Fitted on the seven B200 Llama 3.3 70B FP4 TP1 rows of TensorRT-LLM's
+# perf overview (TRTLLM_PERF_V1, trtllm-bench at maximum load, ISL/OSL 128/2048 to
+# 20000/2000; the main rows m62-m68 of bench/accuracy/accuracy_cases.csv): at 1.0 they are
+# predicted 1.30x-2.21x too fast (median |error| 48%); the grid 0.25-1.0 is best at 0.5
+# (median 17.6%, every row within 0.69x-1.61x; 0.4: 18.6%, 0.6: 26.2%).
+SERVING_COMPUTE_SHARE: dict[str, float] = {"fp4": 0.5}
 
 
 RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
@@ -65,11 +84,16 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # -> 2 x 70.6e9 x 5000 / 0.4068 s / (2 x 1,979 TFLOPS) = 0.44 of FP8 peak.
     # docs.nvidia.com/nim/benchmarking/llm/latest/performance.html. Engine overheads are
     # inside these fractions (they come from end-to-end timings), so no step overhead.
-    "vllm-cuda": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF"),
+    "vllm-cuda": RuntimeEfficiency(0.65, 0.50, 0.0, "NIM_H100_PERF"),
     # TensorRT-LLM: the same kernels' fractions (NIM runs TensorRT-LLM), but its engines
     # batch up to max_batch_size 2,048 by default (tensorrt_llm BuildConfig) where vLLM's
     # max_num_seqs default is 256; MLPerf Llama-2-70B submissions run 806-896 at once.
-    "tensorrt-llm": RuntimeEfficiency(0.60, 0.45, 0.0, "NIM_H100_PERF", max_num_seqs=2048),
+    # Its max_num_tokens defaults to 8192 (trtllm-build --max_num_tokens, BuildConfig;
+    # nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/
+    # tuning-max-batch-size-and-max-num-tokens.html).
+    "tensorrt-llm": RuntimeEfficiency(
+        0.65, 0.50, 0.0, "NIM_H100_PERF", max_num_seqs=2048, max_num_batched_tokens=8192
+    ),
     # vLLM on ROCm (MI300X/MI325X): fitted on the five main MLPerf rows of AMD's harness
     # (MLPINF41_AMD, MLPINF50_AMD); memory and compute times add. The fit and two rows by
     # hand: docs/concepts/runtime-figures.md, "vLLM on ROCm".

@@ -28,6 +28,7 @@ from solver.physics.constants import (
     PCIE_GBPS_PER_DIRECTION,
     RUNTIME_BY_VENDOR,
     RUNTIME_EFFICIENCY,
+    SERVING_COMPUTE_SHARE,
 )
 
 # The vendor each runtime runs on (TensorRT-LLM is NVIDIA's; the others are defaults).
@@ -77,6 +78,9 @@ class Device:
     link: np.ndarray  # link kind (for reports)
     overlap: np.ndarray | bool = True  # memory and compute time overlap (max) or add (sum)
     static_kv_tokens: np.ndarray | float = 0.0  # KV tokens read per sequence-step (0: paged)
+    # tokens one engine step runs at most (the runtime's max_num_batched_tokens; 0: prefill
+    # compute spread evenly over every step)
+    token_budget: np.ndarray | float = 0.0
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -180,13 +184,15 @@ def device_figures(
         bandwidth_gbps=np.asarray(table["mem_bandwidth_gbps"], dtype=float),
         peak_tflops=compute_peak_tflops(table, precision),
         eta_bandwidth=np.array([e.eta_bandwidth for e in eff], dtype=float),
-        eta_compute=np.array([e.eta_compute for e in eff], dtype=float),
+        eta_compute=np.array([e.eta_compute for e in eff], dtype=float)
+        * SERVING_COMPUTE_SHARE.get(precision, 1.0),
         step_overhead_s=np.array([e.step_overhead_s for e in eff], dtype=float),
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),
         max_batch=np.array([e.max_num_seqs for e in eff], dtype=int),
         overlap=np.array([e.overlap for e in eff], dtype=bool),
         static_kv_tokens=np.array([e.static_kv_tokens for e in eff], dtype=float),
+        token_budget=np.array([e.max_num_batched_tokens for e in eff], dtype=float),
         runtime=runtimes,
         link=link,
     )

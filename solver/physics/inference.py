@@ -90,6 +90,11 @@ the smallest of the largest batches meeting each.
 
 Without a percentile the SLOs are checked at the mean, as before.
 
+Prefill chunks (issue 47): the prompts run in chunks of the runtime's step token budget
+on a share q of the steps, as the replay runs them; t(b) = (1 - q) max(M, D) +
+q max(M, D + X) + F + comm where memory and compute overlap (StepModel.chunk_share;
+derivation in docs/guides/operating-point.md, "Prefill chunks"). t(b) is then not linear.
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -349,6 +354,10 @@ class StepModel:
     prompt_tokens: float = 0.0  # P and O, for the prefill chunks' expert reads
     output_tokens: float = 1.0
     overlap: np.ndarray | bool = True  # memory and compute overlap (max) or add (sum)
+    # one prompt's prefill compute at eta_c (s, seconds) and the step's token budget
+    # (max_num_batched_tokens; 0: spread over every step), module doc "Prefill chunks"
+    prefill_s_per_prompt: np.ndarray | float = 0.0
+    token_budget: np.ndarray | float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -361,14 +370,43 @@ class StepModel:
             self.experts, self.experts_active, batch, self.prompt_tokens, self.output_tokens
         )
 
+    @property
+    def is_chunked(self) -> bool:
+        """Whether prompts run as chunks on a share of the steps (t(b) not linear)."""
+        return bool(self.prompt_tokens > 0 and np.any(np.asarray(self.token_budget) > 0))
+
+    def chunk_share(self, batch: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """(q, X): the share of steps that carry a prefill chunk of the other b - 1
+        sequences' prompts and the chunk's compute, seconds (module doc, "Prefill
+        chunks"). q X = (b - 1) s / O; a chunk is n = min(P, budget - b) prompt tokens (at
+        least 1), so q = min(1, (b - 1) P / (O n)) and X = ((b - 1) s / O) / q."""
+        b = np.asarray(batch, dtype=float)
+        others = np.maximum(b - 1.0, 0.0)
+        p, o = float(self.prompt_tokens), float(self.output_tokens)
+        budget = np.asarray(self.token_budget, dtype=float)
+        per_step = others * np.asarray(self.prefill_s_per_prompt, dtype=float) / o
+        if p <= 0:
+            return np.zeros(np.broadcast(b, budget).shape), np.zeros(per_step.shape)
+        chunk = np.maximum(np.minimum(p, budget - b), 1.0)
+        q = np.where(budget > 0, np.minimum(1.0, others * p / (o * chunk)), 1.0)
+        return q, per_step / np.maximum(q, 1e-300)  # per_step is 0 where q is
+
     def step_s(self, batch: np.ndarray | float) -> np.ndarray:
-        """Derated step time at a batch (the time per output token)."""
+        """Derated step time at a batch (the time per output token: the mean step, chunk
+        steps included, module doc "Prefill chunks")."""
         b = np.asarray(batch, dtype=float)
         memory = self.weights_s + b * self.kv_s_per_seq
         if self.is_moe:
             memory = memory + self.routed_s * self.routed_share(b)
         compute = b * self.compute_s_per_seq
         combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
+        if self.is_chunked:
+            q, x = self.chunk_share(b)
+            decode = compute - q * x  # with the sequence's own prompt spread (module doc)
+            chunked = (1.0 - q) * np.maximum(memory, decode) + q * np.maximum(memory, decode + x)
+            combined = np.where(
+                np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
+            )
         return combined + self.fixed_s + b * self.comm_s_per_seq
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
@@ -445,6 +483,8 @@ def step_model(
         prompt_tokens=p,
         output_tokens=o,
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
+        prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
+        token_budget=np.asarray(getattr(dev, "token_budget", 0.0), dtype=float),
     )
 
 
@@ -565,7 +605,7 @@ def _slo_batch(
         return cap.astype(float)
     if load is not None:
         return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
-    if sm.is_moe:
+    if sm.is_moe or sm.is_chunked:
         # t(b) is not linear in b: bisection over whole batches up to the largest asked
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)

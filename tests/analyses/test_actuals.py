@@ -107,7 +107,8 @@ def _per_block_at_catalog_prices():
 @pytest.fixture(scope="module")
 def seed_per_block_plan():
     """The seed at fleet: per_block and catalog prices, solved once for this module:
-    $342,972.85 (GH200 6 at peak, Seeweb H200 4 at shoulder, Verda A100 3 at base)."""
+    $358,781.38 (Lambda GH200 2 at base, 5 at shoulder, 1 at peak; Seeweb H200 4 at peak;
+    Verda A100 1 at shoulder)."""
     return solve_problem(_per_block_at_catalog_prices(), load_catalog())
 
 
@@ -147,16 +148,17 @@ def seed_bill(seed_per_block_plan, tmp_path_factory):
 
 def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_plan, seed_bill):
     # The seed's charges in those months (solver/plan/charges.py; calendar hours from
-    # 2027-01-01): GH200 (line 1) 6 x 1,464 h at peak over m04-15's 366 days -> April
-    # 6 x 120 h = 720 h x $2.29 = $1,648.80; A100 1A100.22V at Verda (line 3) 3 x 4,392 h
-    # -> May 3 x 372 h = 1,116 h x $1.29 = $1,439.64; H200 ECS1GPU10 at Seeweb (line 2)
-    # 4 x 2,928 h at shoulder -> June 4 x 240 h = 960 h x EUR 2.60 x 1.1761 = $2,935.5456.
+    # 2027-01-01; m04-15 runs 12 h base, 8 h shoulder and 4 h peak a day): Lambda GH200 2 at
+    # base, 5 at shoulder, 1 at peak -> April (30 days) 2 x 360 + 5 x 240 + 1 x 120 = 2,040 h
+    # x $2.29 = $4,671.60; Verda A100 1A100.22V 1 at shoulder -> May 1 x 248 h x $1.29 =
+    # $319.92; Seeweb H200 ECS1GPU10 4 at peak -> June 4 x 120 h = 480 h x EUR 2.60 x 1.1761
+    # = $1,467.7728 (the per-block plan since issue 47's chunked-prefill sizing).
     # Each accelerator is alone in its mix group: no mix.
-    #   1. price +10% on $1,648.80: price $164.88
-    #   2. +25% hours on $1,439.64: volume $359.91
-    #   3. June's H200 bill missing: unbilled -$2,935.5456
+    #   1. price +10% on $4,671.60: price $467.16
+    #   2. +25% hours on $319.92: volume $79.98
+    #   3. June's H200 bill missing: unbilled -$1,467.7728
     #   4. CoreWeave: unplanned $1,000.00
-    # variance = 164.88 + 359.91 + 1,000 - 2,935.5456 = -$1,410.7556, and nothing else moved.
+    # variance = 467.16 + 79.98 + 1,000 - 1,467.7728 = $79.3672, and nothing else moved.
     # Each figure to 1e-4 (the bill is CSV at 10 significant digits, as focus_csv writes
     # it: 120 h come back as 119.99999...); the categories sum to the variance exactly.
     problem, catalog, path = seed_bill
@@ -166,22 +168,23 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
     assert result.duplicate_rows == 0 and result.outside == []  # every row its own charge
     t = result.totals()
-    assert t["price_usd"] == pytest.approx(164.88, abs=1e-4)
-    assert t["volume_usd"] == pytest.approx(359.91, abs=1e-4)
+    assert t["price_usd"] == pytest.approx(467.16, abs=1e-4)
+    assert t["volume_usd"] == pytest.approx(79.98, abs=1e-4)
     assert t["mix_usd"] == pytest.approx(0.0, abs=1e-4)
     assert t["unplanned_usd"] == pytest.approx(1000.0, abs=1e-4)
-    assert t["unbilled_usd"] == pytest.approx(-2935.5456, abs=1e-4)
-    assert t["variance_usd"] == pytest.approx(-1410.7556, abs=1e-4)
+    assert t["unbilled_usd"] == pytest.approx(-1467.7728, abs=1e-4)
+    assert t["variance_usd"] == pytest.approx(79.3672, abs=1e-4)
     assert t["actual_usd"] - t["planned_usd"] == pytest.approx(t["variance_usd"], abs=1e-9)
     assert sum(t[c] for c in CATEGORIES) == pytest.approx(t["variance_usd"], abs=1e-9)
     lines = result.lines.set_index(["month", "instance_type"])
     rise = lines.loc[("2027-04", "gpu_1x_gh200")]
-    assert (rise.status, rise.lines) == ("matched", "1")
-    assert rise.price_usd == pytest.approx(164.88, abs=1e-4)
-    assert rise.actual_usd_per_hour == pytest.approx(2.29 * 1.1)  # 720 h, the same hours
+    # the GH200 runs in three of m04-15's lines (base, peak, shoulder): 1, 2 and 3
+    assert (rise.status, rise.lines) == ("matched", "1,2,3")
+    assert rise.price_usd == pytest.approx(467.16, abs=1e-4)
+    assert rise.actual_usd_per_hour == pytest.approx(2.29 * 1.1)  # 2,040 h, the same hours
     extra = lines.loc[("2027-05", "1A100.22V")]
-    assert extra.actual_hours == pytest.approx(1116 * 1.25)  # 1,395 h
-    assert extra.volume_usd == pytest.approx(359.91, abs=1e-4)
+    assert extra.actual_hours == pytest.approx(248 * 1.25)  # 310 h
+    assert extra.volume_usd == pytest.approx(79.98, abs=1e-4)
     # flagged: the CoreWeave row billed but not planned, the June H200 planned, not billed
     flagged_unplanned = result.flagged("unplanned")
     assert flagged_unplanned[KEY].values.tolist() == [
@@ -189,7 +192,7 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
     ]
     flagged_unbilled = result.flagged("unbilled")
     assert flagged_unbilled[["month", "instance_type", "lines"]].values.tolist() == [
-        ["2027-06", "ECS1GPU10", "2"]
+        ["2027-06", "ECS1GPU10", "4"]
     ]
     # matching by provider, instance type, region and month: every other row matched
     assert (result.lines["status"] == "matched").sum() == len(result.lines) - 2
@@ -205,7 +208,7 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     actual = flow[flow["kind"] == "actual"]
     assert list(actual.index) == ["2027-01", "2027-02", "2027-03", "2027-04", "2027-05", "2027-06"]
     # months before the as-of date are the bill's EffectiveCost by month, to the cent;
-    # June is the last month billed and bills fewer keys than planned (the H200s' $2,935.55
+    # June is the last month billed and bills fewer keys than planned (the H200s' $1,467.77
     # has no row): partial, the H200s' June invoice not in yet, so it is pending and the
     # other columns add it (at the plan, and at the H200s' run-rate factor, 1 below)
     # (Seeweb bills in EUR: its rows at the catalog's rate, as actuals reads them)
@@ -213,7 +216,7 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     assert (actual["actual_usd"].round(2) == by_month.round(2)).all()
     assert result.partial_months == ["2027-06"]
     pending = pd.Series(0.0, index=by_month.index)
-    pending["2027-06"] = 2935.5456
+    pending["2027-06"] = 1467.7728
     assert (actual["pending_usd"].round(2) == pending.round(2)).all()
     for column in ("at_plan_usd", "at_run_rate_usd", "at_resolve_usd"):
         assert (actual[column].round(2) == (by_month + pending).round(2)).all()
@@ -223,14 +226,14 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     assert forecast_months["at_resolve_usd"].isna().all()  # no re-solve asked for
     assert (forecast_months["at_plan_usd"] == forecast_months["plan_usd"]).all()
     # at the run-rate, over the settled months (June, partial, left out): the H200s were
-    # planned in April ($2,935.55, 30 days) and May ($3,033.40, 31 days) and billed as
+    # planned in April ($1,467.77, 30 days) and May ($1,516.70, 31 days) and billed as
     # planned, so their factor is 1 (read as a drop in use, June's missing bill would
-    # have made it 5,968.94 / 8,904.49 = 0.670)
+    # have made it 2,984.47 / 4,452.24 = 0.670)
     rates = forecast.run_rates.set_index("instance_type")["factor"]
     assert rates["ECS1GPU10"] == pytest.approx(1.0)
-    # the A100s: April 3 x 360 h x $1.29 = $1,393.20 as planned, May +25%:
-    # (1,393.20 + 1.25 x 1,439.64) / (1,393.20 + 1,439.64) = 3,192.75 / 2,832.84
-    assert rates["1A100.22V"] == pytest.approx((1393.20 + 1.25 * 1439.64) / 2832.84)
+    # the A100: April 1 x 240 h x $1.29 = $309.60 as planned, May +25%:
+    # (309.60 + 1.25 x 319.92) / (309.60 + 319.92) = 709.50 / 629.52
+    assert rates["1A100.22V"] == pytest.approx((309.60 + 1.25 * 319.92) / 629.52)
     # the CoreWeave $1,000 continues at its mean over the six months billed: $166.67 a month
     july = flow.loc["2027-07"]
     planned_july = result.planned[result.planned["month"] == "2027-07"]

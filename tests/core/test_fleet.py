@@ -115,30 +115,27 @@ def _seed(fleet: str):
 
 
 def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
-    # Per block (opt-in) the seed serves 3 Verda A100 at base, 4 Seeweb H200 at shoulder and
-    # 6 Lambda GH200 at peak, for $342,972.85 (its training, 5 MI325X-8x sized at the low end
-    # of the MFU band, is $142,525.82 of it). Autoscaled (the default, so the shipped seed as
-    # solved, tests/golden), each period runs the same two offerings all day, Lambda GH200
-    # in europe-central-1 at $2.29/h (1 at base, 2 at shoulder, 5 at peak) and Massed
-    # Compute A100 pairs at $2.70/h (1 at base, 3 at shoulder, 1 at peak), for $361,753.34
-    # at catalog prices (price_guard: none):
-    # +$18,780.49 (+5.5%) for a fleet no one swaps twice a day (the same serving cost as at
-    # training_margin: point, $333,248.18 - $114,020.66). Serving by hand, unit-hours a day
-    # over the 12 h base, 8 h shoulder and 4 h peak: Lambda 1 x 12 + 2 x 8 + 5 x 4 = 48,
-    # Massed Compute 1 x 12 + 3 x 8 + 1 x 4 = 40, over the 366 + 365 + 275 = 1,006 days of
-    # months 4-36 from 2027-04: 48 x 1,006 x $2.29 + 40 x 1,006 x $2.70 = $110,579.52 +
-    # $108,648.00 = $219,227.52; plus training $142,525.82 = $361,753.34.
-    # Under the guard (the default) the Massed Compute pairs are third_party, priced in the
-    # objective at $2.70 x 1.37 = $3.699/h, Lambda GH200 at list at $2.29 x 1.00: the MIP
-    # takes Lambda GH200 alone, 2 at base, 6 at shoulder, 6 at peak (the golden),
-    # 2 x 12 + 6 x 8 + 6 x 4
-    # = 96 unit-hours a day: 96 x 1,006 x $2.29 = $221,159.04; plus training $142,525.82 =
-    # $363,684.86 at catalog prices.
+    # Autoscaled (the default, so the shipped seed as solved, tests/golden), each serving
+    # period runs the same two offerings all day (issue 47's chunked-prefill sizing; before
+    # it, Lambda GH200 alone): Lambda GH200 in europe-central-1 at $2.29/h (list; 1 at base,
+    # 3 at shoulder, 1 at peak) and Seeweb H200 (ECS1GPU10) at EUR 2.60/h x 1.1761 =
+    # $3.05786/h (list; 1 at base, 2 at shoulder, 4 at peak). Both are list prices, whose
+    # band is 0: price_guard: none plans the same (guarded, only the training's price rises,
+    # to $422,763.09 in the objective). Serving by hand, unit-hours
+    # a day over the 12 h base, 8 h shoulder and 4 h peak: Lambda 1 x 12 + 3 x 8 + 1 x 4 = 40,
+    # Seeweb 1 x 12 + 2 x 8 + 4 x 4 = 44, over the 366 + 365 + 275 = 1,006 days of months
+    # 4-36 from 2027-04: 40 x 1,006 x $2.29 + 44 x 1,006 x $3.05786 = $92,149.60 +
+    # $135,353.12 = $227,502.72; plus training (5 MI325X-8x, $142,525.82) = $370,028.54 at
+    # catalog prices.
     plan = seed_plan
     serving = sum(i.cost_usd for i in plan.line_items if i.item == "rent")
-    assert serving == pytest.approx(96 * 1006 * 2.29, abs=0.01) == pytest.approx(221_159.04)
-    assert {d.offering for d in plan.deployments} == {"lambda/europe-central-1/gpu_1x_gh200"}
-    assert plan.total_cost_usd == pytest.approx(363_684.86, abs=0.01)
+    by_hand = 40 * 1006 * 2.29 + 44 * 1006 * 2.60 * 1.1761
+    assert serving == pytest.approx(by_hand, abs=0.01) == pytest.approx(227_502.72, abs=0.01)
+    assert {d.offering for d in plan.deployments} == {
+        "lambda/europe-central-1/gpu_1x_gh200",
+        "seeweb/it-fr2/ECS1GPU10",
+    }
+    assert plan.total_cost_usd == pytest.approx(370_028.54, abs=0.01)
     for d in plan.deployments:
         assert d.base_units >= 1, d  # every deployed offering runs all day
     keys = {(d.workload, d.period, d.offering) for d in plan.deployments}
@@ -146,16 +143,17 @@ def test_the_seed_autoscaled_changes_no_hardware_within_a_day(seed_plan):
 
 
 def test_the_fleet_lines_read_as_base_and_units_added_where_most_run(seed_plan):
-    # The seed (default: autoscaled, guarded), in each serving period: Lambda GH200 2 at
-    # base, 6 at shoulder, 6 at peak: 2 all day, 6 - 2 = 4 more, read "at peak" (shoulder
-    # and peak tie; the peak is named).
+    # The seed (default: autoscaled, guarded), in each serving period: Lambda GH200 1 at
+    # base, 3 at shoulder, 1 at peak: 1 all day, 2 more "at shoulder"; Seeweb H200 1, 2, 4:
+    # 1 all day, 3 more "at peak".
     import json
 
     from solver.outputs.text import fleet_lines
     from solver.plan import Plan
 
     assert fleet_lines(seed_plan) == [
-        f"fleet chat-13b {t}: lambda/europe-central-1/gpu_1x_gh200 2 +4 at peak"
+        f"fleet chat-13b {t}: lambda/europe-central-1/gpu_1x_gh200 1 +2 at shoulder, "
+        "seeweb/it-fr2/ECS1GPU10 1 +3 at peak"
         for t in ("m04-15", "m16-27", "m28-36")
     ]
     golden = json.loads((ROOT / "tests" / "golden" / "traffic-mix-measured.json").read_text())
@@ -172,10 +170,10 @@ def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
     # so that MIP's optimum is the seed's own (bench/archive/RESULTS-2026.md, "Autoscaled
     # fleets: a start at 1%" and "the lost unit at least the largest deployed"); no start can
     # cost less than the optimum, in the objective (at guarded prices under the default
-    # guard) $416,419.42 (the golden's guarded_total_usd). Its plan is only a start, so that
-    # MIP stops within START_GAP = 1% of its bound: a start costs between $416,419.42 and
-    # $416,419.42 / 0.99 = $420,625.68. The session's own gap (1e-4) is back afterwards, so
-    # the whole MIP from that start still proves the seed's optimum, $416,419.42, to 1e-4.
+    # guard) $422,763.09 (the golden's guarded_total_usd). Its plan is only a start, so that
+    # MIP stops within START_GAP = 1% of its bound: a start costs between $422,763.09 and
+    # $422,763.09 / 0.99 = $427,033.42. The session's own gap (1e-4) is back afterwards, so
+    # the whole MIP from that start still proves the seed's optimum, $422,763.09, to 1e-4.
     from solver.core.backends.highs_backend import START_GAP, HighsSession, _option
 
     assert START_GAP == 0.01
@@ -185,10 +183,10 @@ def test_the_restricted_start_stops_at_one_percent_and_the_solve_does_not():
     session.h.setOptionValue("mip_rel_gap", 1e-4)
     start = session.restricted_start()
     cost = float(session.cost @ start + model.objective.constant)
-    assert 416_419.42 - 0.01 <= cost <= 416_419.42 / 0.99
+    assert 422_763.09 - 0.01 <= cost <= 422_763.09 / 0.99
     assert _option(session.h, "mip_rel_gap") == pytest.approx(1e-4)
     result = session.solve(SolveOptions(relative_gap=1e-4), start=start)
-    assert result.objective == pytest.approx(416_419.42, abs=0.01)
+    assert result.objective == pytest.approx(422_763.09, abs=0.01)
     assert result.gap <= 1e-4
 
 

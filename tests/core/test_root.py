@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def case():
     """The generated case, its full LP relaxation (demand rows capped, as the root's is),
     its MIP optimum (full model, 1e-6 gap) and its root solve at the same gap."""
-    # seed 5: with issue 33's Gaudi and Neuron figures seed 4's support plan is its optimum
-    # (nothing left for reduced-cost fixing to do), so the case moved to the next seed
-    problem = generated_problem(10, 3, seed=5)
+    # seed 7: with issue 33's Gaudi and Neuron figures seed 4's support plan is its optimum
+    # (nothing left for reduced-cost fixing to do), so the case moved to seed 5; with issue
+    # 47's chunked-prefill sizing seed 5's and seed 6's are too, so it moved to seed 7
+    problem = generated_problem(10, 3, seed=7)
     catalog = scaled_catalog(1_000)
     compiled = compile_problem(problem, catalog)
     lp = columns._solve_lp(build_model(compiled, cap_demand_rows=True), None)
@@ -62,7 +63,7 @@ def test_the_cuts_lift_the_lp_but_never_above_the_optimum(case):
 
 
 def test_reduced_cost_fixing_keeps_the_optimum(case):
-    # the support's plan ($104,711.31 here) is 0.09% above the optimum ($104,613.97), so
+    # the support's plan ($187,344.14 here) is 0.11% above the optimum ($187,144.12), so
     # step 4 fixes the columns whose reduced cost exceeds UB - LB: the MIP over the rest
     # must still reach the full MIP's optimum (to 1e-6), and its bound stay at or below it
     _, best, (plan, solution) = case
@@ -107,13 +108,13 @@ def test_every_shipped_problem_at_the_root_costs_its_optimum(path):
 
 
 def test_the_seed_at_the_root_costs_its_optimum_to_the_cent():
-    # the seed's optimum: $363,684.86 at catalog prices ($416,419.42 guarded, the objective
+    # the seed's optimum: $370,028.54 at catalog prices ($422,763.09 guarded, the objective
     # under the default guard), its serving autoscaled (the default since issue 28;
     # bench/archive/RESULTS-2026.md, "Autoscale the default"; tests/core/test_fleet.py works it
     # by hand)
     path = ROOT / "problems" / "seed-2m-13b.yaml"
     plan = solve_verified(load_problem(path), load_catalog(), method="root")[0]
-    assert plan.total_cost_usd == pytest.approx(363_684.86, abs=0.01)
+    assert plan.total_cost_usd == pytest.approx(370_028.54, abs=0.01)
 
 
 def test_the_infeasible_problem_at_the_root_still_says_what_to_relax():
@@ -147,4 +148,4 @@ def test_the_cli_takes_method_root():
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
-    assert plan["total_cost_usd"] == pytest.approx(363_684.86, abs=0.01)  # as above
+    assert plan["total_cost_usd"] == pytest.approx(370_028.54, abs=0.01)  # as above

@@ -63,12 +63,13 @@ def test_no_pool_counts_on_more_capacity_at_p99_than_at_the_mean(problem_file: s
 
 def test_a_measured_profile_is_fitted_at_the_mean_whatever_the_percentile() -> None:
     # the profile is a mean-condition figure: the calibration factor is the same at p99
-    # and at the mean (0.3525, geometric mean of measured / physics over 124 points, the
-    # figure the mean plan printed before this change), and only p99 carries tail shares
+    # and at the mean (0.3296, geometric mean of measured / physics over 124 points; 0.3525
+    # before the sizing ran prefill as chunks and the NVIDIA fractions were refit, issue 47),
+    # and only p99 carries tail shares
     mean, tail = _at("traffic-mix-measured.yaml", None), _at("traffic-mix-measured.yaml", 0.99)
     fit_mean = mean.report.calibration["chat-7b-mix"]
     fit_tail = tail.report.calibration["chat-7b-mix"]
-    assert fit_mean["factor"] == pytest.approx(0.35248, abs=5e-5)
+    assert fit_mean["factor"] == pytest.approx(0.32963, abs=5e-5)
     assert fit_tail["factor"] == pytest.approx(fit_mean["factor"], rel=1e-12)
     assert "tail_share" not in fit_mean
     shares = [s for values in fit_tail["tail_share"].values() for s in values]

@@ -115,19 +115,19 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
         if row[0].value == "provider":
             want = plan.totals.by_provider[row[1].value]
             assert cell(values, "subtotals", row[2].coordinate) == pytest.approx(want, abs=0.005)
-    # a price tried in the inputs sheet: the Lambda GH200 peak line of m04-15 (6 units x
-    # 1,464 h, the seed under the default guard) from $2.29 to $2.39: the total moves by
-    # 6 x 1,464 x $0.10 = $878.40
+    # a price tried in the inputs sheet: the Lambda GH200 shoulder line of m04-15 (3 units x
+    # 2,928 h, the seed under the default guard since issue 47's sizing) from $2.29 to
+    # $2.39: the total moves by 3 x 2,928 x $0.10 = $878.40
     inputs = book["inputs"]
     header = [c.value for c in inputs[1]]
     line = next(
         r for r in inputs.iter_rows(min_row=2)
         if (r[header.index("period")].value, r[header.index("block")].value,
-            r[header.index("provider")].value) == ("m04-15", "peak", "lambda")
+            r[header.index("provider")].value) == ("m04-15", "shoulder", "lambda")
     )  # fmt: skip
     price = line[header.index("unit_price_per_hour")]
     assert price.value == pytest.approx(2.29)
-    assert line[header.index("units")].value == 6 and line[header.index("hours")].value == 1464
+    assert line[header.index("units")].value == 3 and line[header.index("hours")].value == 2928
     price.value = 2.39
     out = io.BytesIO()
     book.save(out)

@@ -112,41 +112,47 @@ def test_a_larger_batch_than_the_one_planned_breaks_a_limit_or_the_runtime_cap(c
 def test_b200_fp4_llama2_70b_interactive_limits_hold_and_stay_near_the_published_run():
     # Issue 47's case: Llama 2 70B, FP4 weights and FP8 KV on one B200 under TensorRT-LLM,
     # MLPerf Inference v5.0 "Llama 2 70B Interactive" limits: 40 ms TPOT and 450 ms TTFT at
-    # p99 (mlcommons.org/2025/04/llm-inference-v5/). Before the rule the estimate reported
-    # batch 364 at 8,277 tok/s with a 43.98 ms full-batch step (over 40 ms; the p99 check
-    # passed at 80% load where fewer sequences run). Now the planned step is within 40 ms:
-    # compute-bound, t(b) = b x 2 N (1 + P/O) ... / (9,000 TFLOPS x 0.45), so 331 x 120.8
-    # us = 39.99 ms, and b / t(b) is still 8,277 tok/s (flat where compute-bound).
+    # p99 (mlcommons.org/2025/04/llm-inference-v5/), on the MLPerf data set's shape (219
+    # prompt and 294 output tokens a request: MLPERF_L2_PROMPT in
+    # bench/accuracy/ACCURACY_SOURCES.md). Before the rule the estimate reported batch 364
+    # with a 43.98 ms full-batch step (over 40 ms; the p99 check passed at 80% load where
+    # fewer sequences run); before the FP4 fix, FP4 ran at twice FP8's rate
+    # (constants.SERVING_COMPUTE_SHARE: end to end it runs at FP8's, fitted on seven
+    # published B200 FP4 runs, rows m64-m70). Now compute-bound at 9,000 TFLOPS x 0.50 x
+    # 0.5: per sequence-step 2 x 68.98e9 x (1 + 219/294) + attention = 241.4 GFLOP / 2,250
+    # TFLOPS = 107.3 us, so t(372) = 39.99 ms <= 40 (373 is over), b / t(b) = 9,301 tok/s.
     out = estimate_inference(
         CATALOG,
         model="llama-2-70b",
         accelerator="b200",
         weight_precision="fp4",
         kv_precision="fp8",
+        prompt_tokens=219,
+        output_tokens=294,
         tpot_slo_ms=40,
         ttft_slo_ms=450,
         slo_percentile=0.99,
         runtime="tensorrt-llm",
     )
-    assert out["batch"] == 331
+    assert out["batch"] == 372
     assert out["decode_step_ms_derated"] <= 40.0
     assert out["tpot_ms_at_percentile"] <= 40.0
     assert out["ttft_ms_at_percentile"] <= 450.0
     # Published: NVIDIA's DGX B200 (8 GPUs, TensorRT-LLM, FP4) MLPerf Inference v5.0
     # Llama 2 70B Interactive Server result, about 7,426 tok/s per GPU (the basis taken
-    # in issue 47's first build). The served rate at the planned 80% load is 0.8 x 8,277 =
-    # 6,622 tok/s, 0.89x of it; the replica's peak 8,277 is 1.11x: both within 1.5x.
+    # in issue 47's first build). The served rate at the planned 80% load is 0.8 x 9,301 =
+    # 7,441 tok/s, 1.00x of it; the replica's peak 9,301 is 1.25x: both within 1.5x.
     published = 7426.0
     for figure in (out["served_output_tokens_per_s"], out["replica_output_tokens_per_s"]):
         assert 1 / 1.5 <= figure / published <= 1.5
-    assert out["replica_output_tokens_per_s"] == pytest.approx(8277.4, abs=1.0)
+    assert out["replica_output_tokens_per_s"] == pytest.approx(9301.4, abs=1.0)
 
 
 def test_no_batch_meets_the_limit_says_so_and_what_would():
-    # Llama 2 70B FP8 on one H100 at 15 ms TPOT, p99: even one sequence steps 34.6 ms
-    # (70 GB of weights / (3,350 GB/s x 0.60) = 34.3 ms + its KV read), so no batch; the
+    # Llama 2 70B FP8 on one H100 at 15 ms TPOT, p99: even one sequence steps 32.5 ms
+    # (68.98 GB of weights / (3,350 GB/s x 0.65) = 31.7 ms + its KV read), so no batch; the
     # estimate reports no capacity and the tightest limits one sequence meets, and that 4
-    # H100s per replica meet 15 ms (34.3 / 4 = 8.6 ms of weight read plus all-reduces).
+    # H100s per replica meet 15 ms (31.7 / 4 = 7.9 ms of weight read plus all-reduces).
     out = estimate_inference(
         CATALOG,
         model="llama-2-70b",
@@ -160,7 +166,7 @@ def test_no_batch_meets_the_limit_says_so_and_what_would():
     assert out["batch"] == 0 and out["replica_output_tokens_per_s"] == 0
     assert "time per output token" in out["slo_limit"]
     meet = out["what_would_meet"]
-    assert meet["tpot_slo_ms"] == pytest.approx(34.6, abs=0.1)
+    assert meet["tpot_slo_ms"] == pytest.approx(32.5, abs=0.1)
     assert meet["tp_degree"] == 4
 
 

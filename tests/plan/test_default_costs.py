@@ -130,7 +130,9 @@ def test_the_seed_all_in_from_its_defaults(tmp_path):
     # egress, 2e8 output tokens a day x 1,006 serving days = 2.012e11 tokens x 4 bytes =
     # 804.8 GB over the serving providers together. What does: each at its provider's
     # default price, staff on the plan's rented instance-hours. At the seed's plan under
-    # the price guard (TensorWave trains, Lambda GH200 serves): storage 150,552 x $0.023
+    # the price guard as it was before issue 47's sizing put Seeweb's H200 beside the GH200
+    # (TensorWave trains, Lambda GH200 serves; the asserts below take the plan's own
+    # providers and hours): storage 150,552 x $0.023
     # (no TensorWave price read: S3's) = $3,462.70; egress 804.8 GB x $0 (Lambda charges
     # none) = $0; staff 105,712 instance-hours x $966.16 / 8,760 = $11,659.24; all in
     # $363,684.86 + $15,121.94 = $378,806.80.

@@ -47,15 +47,18 @@ def test_the_seeds_dollars_per_million_tokens_by_hand(seed):
     # days: 2.012e11 output tokens; the prompts 1,000 / 400 as many: 5.03e11 input tokens
     assert chat.output_tokens == pytest.approx(2.012e11, rel=1e-9)
     assert chat.input_tokens == pytest.approx(5.03e11, rel=1e-9)
-    # the serving lines (the default guard: Lambda GH200 at list alone): $2.29/h, 2 units
-    # 12 h + 6 units 8 h + 6 units 4 h = 96 unit-hours a day; over 1,006 days: $221,159.04
-    assert chat.cost_usd == pytest.approx(2.29 * 96 * 1006, abs=0.01)
-    assert chat.cost_usd == pytest.approx(221_159.04, abs=0.01)
-    # $221,159.04 / 201,200 million output tokens = $1.0992 per 1M output tokens;
-    # / (503,000 + 201,200) million tokens = $0.31406 per 1M tokens in and out
-    assert chat.usd_per_1m_output_tokens == pytest.approx(1.0992, rel=1e-9)
-    assert chat.usd_per_1m_tokens == pytest.approx(221_159.04 / 704_200, rel=1e-9)
-    # the whole plan carries the training too: $363,684.86 / 201,200 = $1.8076 per 1M output
+    # the serving lines (tests/core/test_fleet.py): Lambda GH200 at $2.29/h, 40 unit-hours a
+    # day, and Seeweb H200 at EUR 2.60 x 1.1761 = $3.05786/h, 44 unit-hours a day, over 1,006
+    # days: $92,149.60 + $135,353.12 = $227,502.72
+    by_hand = 2.29 * 40 * 1006 + 2.60 * 1.1761 * 44 * 1006
+    assert chat.cost_usd == pytest.approx(by_hand, abs=0.01)
+    assert chat.cost_usd == pytest.approx(227_502.72, abs=0.01)
+    # $227,502.72 / 201,200 million output tokens = $1.130729 per 1M output tokens;
+    # / (503,000 + 201,200) million tokens = $0.32307 per 1M tokens in and out
+    assert chat.usd_per_1m_output_tokens == pytest.approx(by_hand / 201_200, rel=1e-9)
+    assert chat.usd_per_1m_output_tokens == pytest.approx(1.130729, abs=1e-6)
+    assert chat.usd_per_1m_tokens == pytest.approx(by_hand / 704_200, rel=1e-9)
+    # the whole plan carries the training too: $370,028.54 / 201,200 = $1.8391 per 1M output
     whole = rows[("plan", "", "")]
     assert whole.cost_usd == pytest.approx(plan.total_cost_usd)
     assert whole.usd_per_1m_output_tokens == pytest.approx(plan.total_cost_usd / 201_200)
@@ -83,26 +86,28 @@ def test_the_seeds_deployments_share_the_load_curve_in_proportion_to_capacity(se
     }
     assert sum(share.values()) == pytest.approx(1.0)
     assert share["peak"] == pytest.approx(0.46506, abs=1e-5)
-    # each block's tokens split by capacity: Lambda 1 / 5 / 2 GH200 (1,750.42 tok/s each),
-    # Massed Compute 1 / 1 / 3 A100 pairs (1,837.72 tok/s each) in base / peak / shoulder.
-    # The seed is sized at p99 by default (issue 47): the A100 pair plans batch 90, not 92
-    # (1,847.22 tok/s at the mean); the GH200's batch 67 is the same at both
-    gh, a100 = 1750.4197523983366, 1837.7163592309257
-    units = {"base": (1, 1), "peak": (5, 1), "shoulder": (2, 3)}
-    lambda_share = sum(share[b] * n * gh / (n * gh + k * a100) for b, (n, k) in units.items())
-    assert lambda_share == pytest.approx(0.59983, abs=1e-5)
+    # each block's tokens split by capacity: Lambda 1 / 1 / 3 GH200 (batch 67, 1,720.78
+    # tok/s each), Seeweb 1 / 4 / 2 H200 (batch 112, 2,330.25 tok/s each) in base / peak /
+    # shoulder: the plan's capacities, sized at p99 (the default) on the chunked-prefill
+    # step (issue 47)
+    gh, h200 = 1720.7760553082273, 2330.251123390021
+    units = {"base": (1, 1), "peak": (1, 4), "shoulder": (3, 2)}
+    lambda_share = sum(share[b] * n * gh / (n * gh + k * h200) for b, (n, k) in units.items())
+    assert lambda_share == pytest.approx(0.34580, abs=1e-5)
     offering_of = "lambda/europe-central-1/gpu_1x_gh200"
     lam = rows[("deployment", "chat-13b", offering_of)]
     assert lam.output_tokens == pytest.approx(2.012e11 * lambda_share, rel=1e-9)
-    # its cost $110,579.52 over 120.69 billion output tokens: $0.9163 per 1M
-    assert lam.cost_usd == pytest.approx(110_579.52, abs=0.01)
+    # its cost $92,149.60 (40 unit-hours a day) over 69.57 billion output tokens: $1.3245
+    # per 1M
+    assert lam.cost_usd == pytest.approx(92_149.60, abs=0.01)
     assert lam.usd_per_1m_output_tokens == pytest.approx(
-        110_579.52 / (2.012e5 * lambda_share), rel=1e-9
+        92_149.60 / (2.012e5 * lambda_share), rel=1e-9
     )
     deployments = [u for u in plan.unit_costs if u.scope == "deployment"]
     assert sum(u.output_tokens for u in deployments) == pytest.approx(2.012e11, rel=1e-9)
-    # at catalog prices: $219,227.52 / 201,200 million output tokens = $1.0896
-    assert "chat-13b: $1.0896 per 1M output tokens" in "\n".join(unit_cost_lines(plan))
+    # at catalog prices (the same plan as guarded): $227,502.72 / 201,200 million output
+    # tokens = $1.1307
+    assert "chat-13b: $1.1307 per 1M output tokens" in "\n".join(unit_cost_lines(plan))
 
 
 TINY = {

@@ -172,9 +172,9 @@ def test_seed_solve_change_budget_compare_and_download(server, browser, shots):
     problem_url = d.current_url
 
     first = _solve_and_open_plan(d, "base", shots, "job-in-progress.png")
-    # finance first: the seed's total (tests/golden: $363,684.86, its serving autoscaled,
+    # finance first: the seed's total (tests/golden: $370,028.54, its serving autoscaled,
     # the default) under its $2M budget
-    assert d.find_element(By.ID, "total").text == "$363,685"
+    assert d.find_element(By.ID, "total").text == "$370,029"
     assert d.find_element(By.ID, "budget").text == "$2,000,000"
     assert d.find_element(By.ID, "verified").text == "true"
     # the cash-flow chart was drawn by the vendored Chart.js (no CDN)
@@ -380,7 +380,7 @@ def test_infra_submits_finance_and_infra_approve_a_viewer_cannot(server, browser
 
     _sign_in_as(d, server, "vera")
     d.get(f"{server}/plans/{plan}")
-    assert d.find_element(By.ID, "total").text == "$363,685"  # the viewer sees the plan
+    assert d.find_element(By.ID, "total").text == "$370,029"  # the viewer sees the plan
     assert d.find_element(By.ID, "review-status").text == "approved"
     # and no button a viewer may not use; a forged solve gets the styled 403 page
     assert not d.find_elements(By.ID, "sensitivity-form")
