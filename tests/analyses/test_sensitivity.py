@@ -20,6 +20,7 @@ from solver.analyses.sensitivity import (
     report_sweeps,
     shadow_prices,
     with_pool_price,
+    with_pool_prices,
 )
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
@@ -252,15 +253,19 @@ def _check_break_even_rows(sol, rows):
         assert b.break_even_price is not None, b
         # just past the break-even the plan changes (the pool enters or leaves); just short
         # of it, it does not
+        # a row stands for its class (same_as: tied pools, their prices moved with it), so
+        # the whole class is priced at the factor and "uses" means any pool of the class
+        pools = [b.pool_id, *b.same_as]
         for factor in (1.002, 0.998):
-            variant = with_pool_price(sol.compiled, b.pool_id, b.break_even_price * factor)
+            scale = b.break_even_price * factor / b.current_price
+            variant = with_pool_prices(sol.compiled, dict.fromkeys(pools, scale))
             other = optimise(
                 variant,
                 build_model(variant),
                 solver="highspy",
                 options=SolveOptions(relative_gap=1e-6),
             )
-            changes = _uses(other, b.pool_id) != b.in_plan
+            changes = any(_uses(other, p) for p in pools) != b.in_plan
             # a pool in the plan leaves above its price, one outside enters below it
             assert changes == ((factor > 1) == b.in_plan), (b.offering, b.mode, factor)
 
