@@ -191,6 +191,8 @@ class Stages:
         """A running MIP's incumbent, bound, gap and time
         (:class:`solver.core.backends.progress.MipProgress`): on a terminal, the bar's line;
         elsewhere a line every :data:`PROGRESS_EVERY_S` once the MIP has run that long."""
+        if self.quiet:
+            return
         text = f"MIP: {progress.text()}"
         if self.bar is not None:
             if "MIP" not in self.tasks:

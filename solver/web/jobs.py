@@ -349,11 +349,19 @@ class JobRunner:
                 del self._solving[digest]
 
     def submit_sensitivity(
-        self, plan_id: int, break_even_limit: int | None, *, rerun_of: int | None = None
+        self,
+        plan_id: int,
+        break_even_limit: int | None,
+        *,
+        rerun_of: int | None = None,
+        time_limit_s: float | None = None,
     ) -> Job:
         """Queue the sensitivity of a stored plan: shadow prices, and break-even prices
         for the plan's pools and ``break_even_limit`` others (None: all; -1: none). An
-        analysis stored already with the same limit is the answer at once."""
+        analysis stored already with the same limit is the answer at once.
+        ``time_limit_s``: the job's limit (None: :data:`DEFAULT_TIME_LIMIT_S`), kept in its
+        options; the break-even search leaves out the pools not reached by
+        :data:`~solver.web.analysis_jobs.BREAK_EVEN_SHARE` of it (named in the result)."""
         with self.store.sessions() as session:
             record = session.get(PlanRecord, plan_id)
             if record is None or record.variant_id is None:
@@ -365,6 +373,7 @@ class JobRunner:
                 break_even_limit=break_even_limit,
                 rerun_of=rerun_of,
                 owner=self.instance_id,
+                options_json=json.dumps({"time_limit_s": time_limit_s or DEFAULT_TIME_LIMIT_S}),
             )
             mine = select(Analysis).where(
                 Analysis.plan_id == plan_id, Analysis.kind == "sensitivity"
@@ -443,7 +452,9 @@ class JobRunner:
             limit, options = old.break_even_limit, json.loads(old.options_json or "{}")
             who = old.created_by
         if kind == "sensitivity":
-            return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
+            return self.submit_sensitivity(
+                plan_id, limit, rerun_of=job_id, time_limit_s=options.get("time_limit_s")
+            )
         if kind == "watch":
             return self.submit_watch(plan_id, rerun_of=job_id)
         if kind in ANALYSIS_KINDS:

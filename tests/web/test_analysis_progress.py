@@ -72,7 +72,18 @@ def test_a_cancelled_what_moves_it_leaves_no_process_after_5_s(tmp_path):
         wait_until(lambda: not runner._running, 5, "the job's thread released its turn")
         job = client.get(f"/api/jobs/{job_id}").json()
         left = [c for c in server.children(recursive=True) if "spawn_main" in str(c.cmdline())]
+        # a limit of its own: 5 s is short of the solve for the analysis (the seed's solve,
+        # then compiled again unpruned: 4 s and more alone), so the job times out
+        refused = client.post(f"/plans/{plan_id}/sensitivity", data={"time_limit_s": "abc"})
+        short = job_id_of(
+            client.post(f"/plans/{plan_id}/sensitivity", data={"break_even": "3",
+                        "time_limit_s": "5"}, follow_redirects=False)
+        )  # fmt: skip
+        timed = wait_for_job(client, short, timeout_s=60)
     runner.close()
+    assert refused.status_code == 400 and "time_limit_s" in refused.text
+    assert timed["status"] == "timed_out" and timed["options"] == {"time_limit_s": 5.0}
+    assert "stopped at its time limit of 5 s" in timed["error"]
     print(f"analysis cancel: {len(family)} processes gone in {took_s:.1f} s; stage was {stage!r}")
     assert job["status"] == "cancelled"
     assert left == []
