@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -160,7 +160,8 @@ class Stages:
             from rich.progress import Progress
 
             self.bar = Progress(console=Console(stderr=True), transient=True)
-        self._listening = None
+        self._listening: Any = None
+        self._mip_task: Any = None  # the bar's MIP line (a rich TaskID)
         self._last_line = -math.inf
         self._stage_began: dict[str, float] = {}
 
@@ -195,9 +196,9 @@ class Stages:
             return
         text = f"MIP: {progress.text()}"
         if self.bar is not None:
-            if "MIP" not in self.tasks:
-                self.tasks["MIP"] = self.bar.add_task(text, total=None)
-            self.bar.update(self.tasks["MIP"], description=text)
+            if self._mip_task is None:
+                self._mip_task = self.bar.add_task(text, total=None)
+            self.bar.update(self._mip_task, description=text)
             return
         now = self.clock()
         if progress.elapsed_s >= PROGRESS_EVERY_S and now - self._last_line >= PROGRESS_EVERY_S:
