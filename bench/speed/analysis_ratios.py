@@ -40,9 +40,8 @@ from solver.web.store import Job
 from solver.web.workspace import add_problem
 
 yaml_text, db = Path(sys.argv[1]).read_text(), sys.argv[2]
-app = create_app(f"sqlite:///{db}")
+app = create_app(f"sqlite:///{db}")  # its job runner started, as procure serve's
 runner = app.state.runner
-runner.start()
 
 def wait(job_id):
     while True:

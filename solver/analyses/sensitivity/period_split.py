@@ -66,62 +66,7 @@ class PeriodSplit:
         self.fixed: dict[int, tuple] = {}  # optima of the periods the price does not move
         some = np.flatnonzero(spanning & (v["ub"].to_numpy(float) > 0))
         self.spanning = some
-        # the rows (A) leaves out (a carbon cap, a budget: several periods' variables),
-        # priced into the periods' costs at the LP's duals (a Lagrangian bound) where they
-        # bind: _lagrangian
-        self.coupling = [
-            r
-            for r, row in enumerate(model.rows)
-            if r not in self.local_row and any(not spanning[j] for j in row.coefs)
-        ]
-        self.not_spanning = ~spanning
-        self.fixed_key: bytes = b""
         self.some_row = session.add_row(dict.fromkeys(some.tolist(), 1.0), -inf, inf)
-
-    def _duals(self) -> np.ndarray | None:
-        """The row duals of the whole model's LP relaxation as it stands (HiGHS's sign:
-        cost - A^T y is the reduced cost), or None when the LP has none."""
-        h = self.session.h
-        h.setOptionValue("solve_relaxation", True)
-        try:
-            h.run()
-        finally:
-            h.setOptionValue("solve_relaxation", False)
-        status = h.getModelStatus()
-        name = status.name if hasattr(status, "name") else str(status).split(".")[-1]
-        solution = h.getSolution()
-        if name != "kOptimal" or not solution.dual_valid:
-            return None
-        return np.asarray(solution.row_dual, dtype=float)
-
-    def _lagrangian(
-        self, cost: np.ndarray, changed: dict[tuple[int, int], float]
-    ) -> tuple[np.ndarray, float]:
-        """Costs and a constant for (A)'s subproblems with the left-out rows priced in:
-        for any y of the right signs, ``cost x = (cost - y A) x + y A x >= (cost - y A) x +
-        sum_r y_r b_r`` for every plan (``b_r`` the row's lower bound where ``y_r > 0``, its
-        upper bound where ``y_r < 0``), so the subproblems' optima under ``cost - y A`` plus
-        that constant bound (A) from below (docs/concepts/sensitivity.md, "Proofs period by
-        period"). ``y``: the LP relaxation's duals (0 for all: the rows simply left out)."""
-        if not self.coupling:
-            return cost, 0.0
-        y = self._duals()
-        if y is None:
-            return cost, 0.0
-        priced = cost.copy()
-        constant = 0.0
-        for r in self.coupling:
-            row, yr = self.model.rows[r], float(y[r])
-            if yr > 1e-12 and row.sense in (">=", "=="):
-                constant += yr * row.rhs
-            elif yr < -1e-12 and row.sense in ("<=", "=="):
-                constant += yr * row.rhs
-            else:
-                continue
-            for j, a in row.coefs.items():
-                if self.not_spanning[j]:
-                    priced[j] -= yr * changed.get((r, j), a)
-        return priced, constant
 
     def _set(self, cost: np.ndarray, changed: dict[tuple[int, int], float]) -> None:
         """The subproblems at the model's costs and changed coefficients (row, column)."""
@@ -138,28 +83,24 @@ class PeriodSplit:
         model's, with ``changed`` coefficients): None when none does (proved), ``(cost,
         plan)`` of one, False when this split cannot tell (the caller then solves the
         whole model)."""
-        priced, constant = self._lagrangian(cost, changed)
-        key = priced.tobytes()
-        if key != self.fixed_key:  # the periods' costs moved with the duals
-            self.fixed, self.fixed_key = {}, key
-        self._set(priced, changed)
+        self._set(cost, changed)
         # periods alike but for the scale of their costs are solved once (moved
         # coefficients in a period's rows, a period budget, would make them differ)
         memo: dict | None = None if any(r in self.local_row for r, _ in changed) else {}
         free, forced = {}, {}
         for t in self.periods:
-            free[t] = self.fixed.get(t) or self._optimum(t, False, priced, options, memo)
+            free[t] = self.fixed.get(t) or self._optimum(t, False, cost, options, memo)
             if free[t] is False:
                 return False
             if not self.moves[t]:  # the pool has no column there: it does not move
                 self.fixed[t] = free[t]
         for t in self.force_row:
-            forced[t] = self._optimum(t, True, priced, options, memo)
+            forced[t] = self._optimum(t, True, cost, options, memo)
             if forced[t] is False:
                 return False
         if any(f is None for f in free.values()):
             forced = {}  # a period without any plan: (A) has none
-        rest = bound - float(self.model.objective.constant) - constant
+        rest = bound - float(self.model.objective.constant)
         found = []
         for t, got in forced.items():
             if got is None:  # no plan of (A) uses the pool in period t
@@ -167,12 +108,16 @@ class PeriodSplit:
             others = [free[s] for s in self.periods if s != t]
             if got[0] + sum(f[0] for f in others) >= rest:
                 continue  # proved: no plan of (A) with the pool in period t beats it
+            total = got[1] + sum(f[1] for f in others)
+            if total >= rest:
+                return False  # within the subproblems' gaps of the bound: undecided
+            found.append((total, t, got[2]))
+        if found:  # (A) has a plan below the bound, if the left-out rows hold
+            _, t, values = min(found, key=lambda f: f[0])
             x = np.zeros(len(self.model.variables))
             for s in self.periods:
-                x[self.cols[s]] = got[2] if s == t else free[s][2]
-            found.append((float(cost @ x + self.model.objective.constant), x))
-        if found:  # (A) may have a plan below the bound: the best found, if it holds
-            value, x = min(found, key=lambda f: f[0])
+                x[self.cols[s]] = values if s == t else free[s][2]
+            value = float(cost @ x + self.model.objective.constant)
             ok = value < bound and _holds(self.model, x, changed)
             return (value, x) if ok else False
         if not len(self.spanning):
