@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -160,15 +160,50 @@ class Stages:
             from rich.progress import Progress
 
             self.bar = Progress(console=Console(stderr=True), transient=True)
+        self._listening: Any = None
+        self._mip_task: Any = None  # the bar's MIP line (a rich TaskID)
+        self._last_line = -math.inf
+        self._stage_began: dict[str, float] = {}
 
     def __enter__(self):
         if self.bar is not None:
             self.bar.__enter__()
+        if not self.quiet:
+            from solver.core.backends.progress import mip_progress
+
+            self._listening = mip_progress(self.mip)
+            self._listening.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._listening is not None:
+            self._listening.__exit__(*exc)
+            self._listening = None
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+    def _line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, highlight=False)
+        else:
+            typer.echo(text, err=True)
+
+    def mip(self, progress) -> None:
+        """A running MIP's incumbent, bound, gap and time
+        (:class:`solver.core.backends.progress.MipProgress`): on a terminal, the bar's line;
+        elsewhere a line every :data:`PROGRESS_EVERY_S` once the MIP has run that long."""
+        if self.quiet:
+            return
+        text = f"MIP: {progress.text()}"
+        if self.bar is not None:
+            if self._mip_task is None:
+                self._mip_task = self.bar.add_task(text, total=None)
+            self.bar.update(self._mip_task, description=text)
+            return
+        now = self.clock()
+        if progress.elapsed_s >= PROGRESS_EVERY_S and now - self._last_line >= PROGRESS_EVERY_S:
+            self._last_line = now
+            self._line(f"procure: {text}")
 
     def done(self, stage: str, what: str = "") -> None:
         """A stage has finished: its line, with the seconds since the last one."""
@@ -182,12 +217,65 @@ class Stages:
         self.since = now
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self.clock()
+        began = self._stage_began.setdefault(stage, now)
+        left = time_left_estimate(now - began, done, total)
         if self.bar is not None:
             if stage not in self.tasks:
                 self.tasks[stage] = self.bar.add_task(stage, total=total)
-            self.bar.update(self.tasks[stage], completed=done)
+            about = "" if left is None else f" (about {left:.0f} s left)"
+            self.bar.update(self.tasks[stage], completed=done, description=stage + about)
+        elif (
+            not self.quiet
+            and 0 < done < total
+            and now - self._last_line >= PROGRESS_EVERY_S
+            and left is not None
+        ):
+            self._last_line = now
+            self._line(f"procure: {stage}: {done} of {total}, about {left:.0f} s left")
         if done >= total:
             self.done(stage, f"{total} done")
+
+
+#: seconds between progress lines on stderr when it is not a terminal (logs, CI): a MIP's
+#: incumbent, bound and gap once it has run this long, a stage's steps and time left
+PROGRESS_EVERY_S = 5.0
+
+
+def time_left_estimate(elapsed_s: float, done: int, total: int) -> float | None:
+    """Seconds left of a stage of ``total`` steps, ``done`` of them in ``elapsed_s``: the
+    mean step time so far times the steps left (None before the first step)."""
+    if done <= 0 or total <= 0:
+        return None
+    return elapsed_s / done * max(0, total - done)
+
+
+@contextmanager
+def terminal_mip_progress():
+    """On a terminal, a running MIP's incumbent, bound, gap and time on one line of stderr,
+    rewritten in place (a command without stages, ``procure solve``); nothing elsewhere,
+    so logs and captured output keep only the command's own lines."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield
+        return
+    from solver.core.backends.progress import mip_progress
+
+    shown = [False]
+
+    def show(progress) -> None:
+        sys.stderr.write(f"\rprocure: MIP: {progress.text()}\033[K")
+        sys.stderr.flush()
+        shown[0] = True
+
+    try:
+        with mip_progress(show):
+            yield
+    finally:
+        if shown[0]:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def emit(

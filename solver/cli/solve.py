@@ -30,6 +30,7 @@ from solver.cli.common import (
     catalog_inputs,
     cli_workers,
     say_if_stopped,
+    terminal_mip_progress,
     time_left,
 )
 from solver.errors import ProcureError
@@ -151,13 +152,14 @@ def solve(
             _write_or_print(text, out, force)
             return
         try:
-            plan = solve_problem(
-                prob,
-                cat,
-                solver=solver,
-                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
-                method=method,
-            )
+            with terminal_mip_progress():
+                plan = solve_problem(
+                    prob,
+                    cat,
+                    solver=solver,
+                    options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
+                    method=method,
+                )
         except ProcureError as exc:
             if exc.file is None:
                 exc.file = str(problem)

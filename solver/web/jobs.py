@@ -8,18 +8,24 @@ scheduler given with ``procure serve --scheduler tcp://host:8786``) and stores t
 verified plan it returns under its inputs digest.
 
 - A sensitivity job (:meth:`JobRunner.submit_sensitivity`) solves the plan's problem for
-  analysis in the job's thread, exactly as ``procure sensitivity`` does, and hands the
-  break-even re-solves to the same cluster through the runner, one progress step each;
-  its result is stored in ``analyses``.
+  analysis exactly as ``procure sensitivity`` does, then its break-even prices, one
+  progress step per pool class; its result is stored in ``analyses``
+  (:mod:`solver.web.analysis_jobs`).
 - A watch job (:meth:`JobRunner.submit_watch`, :mod:`solver.web.price_watch`) compares a
   stored plan with the latest price snapshot, as ``procure watch`` does.
 - Cancel means stop (issue 50): the job is marked ``cancelled`` at once and whatever it
   returns is dropped. A solve job on this server's own cluster (no ``--scheduler``) runs
   in a child process (:mod:`solver.web.job_process`) that the job's thread terminates
   within :data:`~solver.web.job_process.POLL_S` of the cancel: the solver stops and its
-  memory goes back to the operating system. An analysis job stops at its next progress
-  step, and the cluster drops its tasks not yet started; a solve on a remote scheduler
-  finishes there, unseen.
+  memory goes back to the operating system. Analysis jobs (sensitivity, frontier,
+  two-stage, alternatives, preferences) run in such a child too, their re-solves in its
+  local processes (ended with it). On a remote scheduler (``--scheduler``) an analysis
+  job stops at its next progress step, and the cluster drops its tasks not yet started;
+  a solve there finishes, unseen.
+- Progress: a job's child sends its steps and its MIPs' incumbent, bound and gap (HiGHS
+  callbacks, :mod:`solver.core.backends.progress`) as it runs; the job's ``stage`` shows
+  them with an estimate of the time left and what is left of its time limit
+  (:class:`~solver.web.job_process.JobProgress`), on the jobs page and in the API.
 - Time limits: every job has one, :data:`DEFAULT_TIME_LIMIT_S` unless the form or the API
   gives ``time_limit_s`` (kept in the job's ``options``). A job past it stops as a cancel
   does and is marked ``timed_out`` with the limit in its message.
@@ -55,11 +61,10 @@ from sqlalchemy import delete, select, update
 from solver.analyses.runner import run_tasks
 from solver.errors import ProcureError
 from solver.plan import Plan
-from solver.web.job_process import JobStopped, run_in_child
+from solver.web.job_process import JobProgress, JobStopped, run_in_child
 from solver.web.store import Analysis, Job, PlanRecord, Server, Store, Variant
 from solver.web.store.models import JOB_OPEN, JobStatus, utc_now
 from solver.web.workspace import (
-    queued_plan_job,
     solve_task,
     store_plan,
     stored_plan,
@@ -344,11 +349,19 @@ class JobRunner:
                 del self._solving[digest]
 
     def submit_sensitivity(
-        self, plan_id: int, break_even_limit: int | None, *, rerun_of: int | None = None
+        self,
+        plan_id: int,
+        break_even_limit: int | None,
+        *,
+        rerun_of: int | None = None,
+        time_limit_s: float | None = None,
     ) -> Job:
         """Queue the sensitivity of a stored plan: shadow prices, and break-even prices
         for the plan's pools and ``break_even_limit`` others (None: all; -1: none). An
-        analysis stored already with the same limit is the answer at once."""
+        analysis stored already with the same limit is the answer at once.
+        ``time_limit_s``: the job's limit (None: :data:`DEFAULT_TIME_LIMIT_S`), kept in its
+        options; the break-even search leaves out the pools not reached by
+        :data:`~solver.web.analysis_jobs.BREAK_EVEN_SHARE` of it (named in the result)."""
         with self.store.sessions() as session:
             record = session.get(PlanRecord, plan_id)
             if record is None or record.variant_id is None:
@@ -360,6 +373,7 @@ class JobRunner:
                 break_even_limit=break_even_limit,
                 rerun_of=rerun_of,
                 owner=self.instance_id,
+                options_json=json.dumps({"time_limit_s": time_limit_s or DEFAULT_TIME_LIMIT_S}),
             )
             mine = select(Analysis).where(
                 Analysis.plan_id == plan_id, Analysis.kind == "sensitivity"
@@ -438,7 +452,9 @@ class JobRunner:
             limit, options = old.break_even_limit, json.loads(old.options_json or "{}")
             who = old.created_by
         if kind == "sensitivity":
-            return self.submit_sensitivity(plan_id, limit, rerun_of=job_id)
+            return self.submit_sensitivity(
+                plan_id, limit, rerun_of=job_id, time_limit_s=options.get("time_limit_s")
+            )
         if kind == "watch":
             return self.submit_watch(plan_id, rerun_of=job_id)
         if kind in ANALYSIS_KINDS:
@@ -479,6 +495,10 @@ class JobRunner:
             raise JobCancelled(job_id)
         if not self.update_job(job_id, **values):
             raise JobCancelled(job_id)
+
+    def deadline_of(self, job_id: int) -> float | None:
+        """A running job's deadline, :func:`time.monotonic` seconds (None: not running)."""
+        return self._deadlines.get(job_id)
 
     def past_limit(self, job_id: int) -> bool:
         """Whether a running job is past its time limit."""
@@ -558,12 +578,12 @@ class JobRunner:
                 from solver.web.price_upload import run_upload
 
                 run_upload(self, job_id)
-            elif kind in ("frontier", "two_stage", "alternatives", "preferences"):
+            elif kind in ANALYSIS_KINDS:
                 from solver.web.analysis_jobs import run_analysis
 
                 run_analysis(self, job_id, kind)
             else:
-                (self._sensitivity if kind == "sensitivity" else self._solve)(job_id)
+                self._solve(job_id)
         except (JobCancelled, JobStopped):
             pass  # marked cancelled or timed out; nothing of it is stored
         except Exception as exc:  # noqa: BLE001 - a job fails with its message, never silently
@@ -609,12 +629,22 @@ class JobRunner:
         ):
             return
         if local:  # a child process, stopped on cancel or at the time limit
+            watch = JobProgress(self.deadline_of(job_id), "solving in a child process")
+            last = [0.0]
+
+            def on_progress(message: dict) -> None:  # the MIP's incumbent, bound, gap
+                line, _ = watch.update(message)
+                if time.monotonic() - last[0] >= 1.0:
+                    last[0] = time.monotonic()
+                    self.update_job(job_id, stage=line)
+
             try:
                 result = run_in_child(
                     solve_task,
                     task_of(inputs),
                     should_stop=lambda: self._stop_reason(job_id),
                     on_start=lambda pid: self.children.__setitem__(job_id, pid),
+                    on_progress=on_progress,
                 )
             finally:
                 self.children.pop(job_id, None)
@@ -650,50 +680,3 @@ class JobRunner:
             plan_id=plan_id,
             finished_at=utc_now(),
         )
-
-    def _sensitivity(self, job_id: int) -> None:
-        from solver.analyses.sensitivity import sensitivity_report, shadow_prices
-        from solver.solve import solve_for_analysis
-        from solver.units import DEFAULT_SOLVER, WARM_SOLVER
-
-        with self.store.sessions() as session:
-            queued = queued_plan_job(session, job_id)
-        if queued is None:
-            return
-        problem, catalog, plan_id = queued.problem, queued.catalog, queued.plan_id
-        limit = queued.break_even_limit
-        stage = "solving the plan's problem for the analysis (as procure sensitivity)"
-        if not self.update_job(
-            job_id, status="running", stage=stage, progress=0.05, started_at=utc_now()
-        ):
-            return
-        _, solution = solve_for_analysis(problem, catalog, solver=DEFAULT_SOLVER)
-        if limit == -1:
-            report = shadow_prices(solution, solver=WARM_SOLVER)
-        else:
-            self.update_job(job_id, stage="break-even prices", progress=0.2)
-            report = sensitivity_report(
-                solution,
-                break_even_limit=limit,
-                solver=WARM_SOLVER,
-                scheduler=self.client(),
-                progress=lambda done, total: self.step_job(
-                    job_id,
-                    stage=f"break-even prices: {done} of {total} pool classes",
-                    progress=0.2 + 0.75 * done / max(total, 1),
-                ),
-            )
-        with self.store.sessions() as session:
-            if session.scalars(select(Job.status).where(Job.id == job_id)).first() != "running":
-                return  # cancelled while it ran
-            session.add(
-                Analysis(
-                    plan_id=plan_id,
-                    job_id=job_id,
-                    kind="sensitivity",
-                    break_even_limit=limit,
-                    result_json=report.model_dump_json(),
-                )
-            )
-            session.commit()
-        self.update_job(job_id, status="done", stage="stored", progress=1.0, finished_at=utc_now())

@@ -466,9 +466,12 @@ def _register_plans(app: FastAPI) -> None:
     async def analyse_plan(plan_id: int, request: Request):
         form = await read_form(request)
         raw = str(form.get("break_even") or "3").strip()
-        return await run_in_threadpool(_analyse, request, plan_id, raw)
+        seconds = form.get("time_limit_s")
+        return await run_in_threadpool(_analyse, request, plan_id, raw, seconds)
 
-    def _analyse(request: Request, plan_id: int, raw: str):
+    def _analyse(request: Request, plan_id: int, raw: str, seconds: object = None):
+        from solver.web.jobs import checked_time_limit
+
         try:
             limit = None if raw == "all" else int(raw)
             if limit is not None and not -1 <= limit <= MAX_ID:
@@ -478,7 +481,8 @@ def _register_plans(app: FastAPI) -> None:
                 400, f"break_even {raw!r}: give -1 (none), 0 or more, or all"
             ) from None
         try:
-            job = app.state.runner.submit_sensitivity(plan_id, limit)
+            time_limit_s = checked_time_limit(seconds)
+            job = app.state.runner.submit_sensitivity(plan_id, limit, time_limit_s=time_limit_s)
         except ProcureError as exc:
             raise HTTPException(400, str(exc)) from None
         asked(request, job, f"plan {plan_id}, break-even {raw}")

@@ -98,3 +98,46 @@ def test_the_whole_model_where_the_split_does_not_pay(
     rows = {b.offering: b.break_even_price for b in break_even_prices(sol)}
     assert rows == pytest.approx(by_hand, rel=1e-6)
     assert built == []
+
+
+def _capped(tiny_catalog, share: float):
+    """The two-period world under a carbon cap of ``share`` of the uncapped optimum's CO2e
+    (its 14 L4 in us-east, 400 g/kWh): the cap binds, and a plan moves units to L4b in
+    eu-north (40 g/kWh), a row over both periods that (A)'s split leaves out."""
+    sol = _solution(tiny_catalog)
+    co2e_t = sol.model.expressions["total_co2e_t"].value(sol.result.values)
+    l4b = offering("l4b", "l4", 1, 1.2, region="eu-north", nvlink=False)
+    p = problem([serve(25, redundancy="n_plus_1")], horizon_months=3, periods=PERIODS,
+                carbon_cap_tco2e=share * co2e_t)  # fmt: skip
+    compiled = compile_problem(p, tiny_catalog([H1, L4, l4b]), prune_dominated=False)
+    capped = optimise(compiled, build_model(compiled), solver="highs", options=SolveOptions())
+    assert capped.result.objective > sol.result.objective * (1 + 1e-6)  # the cap binds
+    return capped
+
+
+@pytest.mark.parametrize("share", [0.7, 0.4])
+def test_under_a_binding_cap_the_split_gives_the_whole_models_prices(
+    tiny_catalog, monkeypatch, share
+):
+    # a cap over both periods binds: the periods' plans of (A) together break it, the
+    # split says it cannot tell (False) and the whole model decides; the prices are the
+    # whole model's to 1e-9 (docs/concepts/sensitivity.md, "Proofs period by period")
+    sol = _capped(tiny_catalog, share)
+    answers = []
+    below = PeriodSplit.below
+
+    def spy(self, *args):
+        answers.append(below(self, *args))
+        return answers[-1]
+
+    monkeypatch.setattr(PeriodSplit, "below", spy)
+    split = {b.pool_id: b for b in break_even_prices(sol)}
+    monkeypatch.setattr(Warm, "_split", lambda self: False)
+    whole = {b.pool_id: b for b in break_even_prices(sol)}
+    assert set(split) == set(whole) and len(whole) == 3
+    for pool, b in whole.items():
+        if b.break_even_price is None:
+            assert split[pool].break_even_price is None and split[pool].note == b.note
+        else:
+            assert split[pool].break_even_price == pytest.approx(b.break_even_price, rel=1e-9)
+    assert answers and not any(a is None for a in answers)  # no proof by the split here

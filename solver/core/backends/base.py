@@ -165,19 +165,26 @@ def _flush_c_stdio() -> None:
 def deadline_interrupt(
     time_limit_s: float | None,
 ) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]] | None:
-    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now, or None.
+    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now and report
+    a MIP's progress to the listener of :func:`solver.core.backends.progress.mip_progress`
+    (incumbent, bound, gap), or None when there is neither a limit nor a listener.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
     simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
     overrun its budget on a large model (bench/archive/RESULTS-2026.md).
     """
-    if time_limit_s is None:
+    from solver.core.backends.progress import reporter
+
+    report = reporter(time_limit_s)
+    if time_limit_s is None and report is None:
         return None
     import time
 
     import highspy
 
-    deadline = time.perf_counter() + float(time_limit_s)
+    deadline = None if time_limit_s is None else time.perf_counter() + float(time_limit_s)
+    kinds = highspy.cb.HighsCallbackType
+    mip_kinds = (kinds.kCallbackMipInterrupt, kinds.kCallbackMipImprovingSolution)
 
     def interrupt(
         callback_type: highspy.cb.HighsCallbackType,
@@ -186,12 +193,20 @@ def deadline_interrupt(
         data_in: highspy.cb.HighsCallbackDataIn,
         user_data: object,
     ) -> None:
-        if time.perf_counter() > deadline:
+        if report is not None and callback_type in mip_kinds:
+            report(
+                callback_type == kinds.kCallbackMipImprovingSolution,
+                float(data_out.mip_primal_bound),
+                float(data_out.mip_dual_bound),
+                float(data_out.mip_gap),
+            )
+        if deadline is not None and time.perf_counter() > deadline:
             data_in.user_interrupt = True
 
-    kinds = highspy.cb.HighsCallbackType
+    if deadline is None:  # progress only
+        return interrupt, list(mip_kinds)
     return interrupt, [
         kinds.kCallbackSimplexInterrupt,
         kinds.kCallbackIpmInterrupt,
-        kinds.kCallbackMipInterrupt,
+        *mip_kinds,
     ]
