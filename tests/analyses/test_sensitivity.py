@@ -20,8 +20,8 @@ from solver.analyses.sensitivity import (
     report_sweeps,
     shadow_prices,
     with_pool_price,
-    with_pool_prices,
 )
+from solver.analyses.sensitivity.pricing import with_pool_prices
 from solver.core.backends import SolveOptions
 from solver.core.compile import compile_problem
 from solver.core.model import build_model
