@@ -250,7 +250,8 @@ def add_domain_round(
         tag = float(f"{d:.6g}")
         total = _sum_var(m, key, kind, ("rounded", tag), dict(zip(units, g.tolist(), strict=True)))
         for r in range(2, top):
-            row = {total: 1.0, p: k / (r * (r - 1))}
+            row = {total: 1.0}
+            row[p] = row.get(p, 0.0) + k / (r * (r - 1))  # G is P when every g_k is 1
             m.B.row("domain_round", (*key, kind, tag, r), row, ">=", k * (r + 1) / (r - 1))
 
 
