@@ -50,7 +50,7 @@ def test_four_zones_and_a_second_region_worked_by_hand(tmp_path):
         assert r.coefs[total] == 1.0 and r.rhs == pytest.approx(rhs)
         # P, one variable: the sum of four zone placements of us-east and eu-north's one
         # unit (or its deploy), each with coefficient 1 in its domain_sum row
-        (p, c), = ((j, c) for j, c in r.coefs.items() if j != total)
+        ((p, c),) = ((j, c) for j, c in r.coefs.items() if j != total)
         assert c == pytest.approx(slope)
         (sums,) = (x for x in model.rows if x.family == "domain_sum" and x.coefs.get(p) == 1)
         others = [c for j, c in sums.coefs.items() if j != p]

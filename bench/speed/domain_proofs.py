@@ -5,7 +5,8 @@ Run: python bench/speed/domain_proofs.py [--repeat 3] [--gap 0.01] [--time-limit
          [--kinds zone region provider] [--fleet autoscale] [--root-lp]
 
 ``--root-lp`` also prints each model's LP relaxation (every variable continuous), with and
-without the ``domain_count`` rows: the bound the search starts from.
+without the ``domain_round`` and ``domain_count`` rows (the bound the search starts from),
+and the model's rows and nonzeros.
 
 Each run compiles, builds and solves in this process (the catalog is loaded once) and
 prints its wall time, the plan's cost, its proven gap and whether it stopped at the time
@@ -53,12 +54,12 @@ def _seed(kind: str | None, fleet: str | None) -> dict:
     return data
 
 
-def _root_lp(model: LinearModel, without: str | None = None) -> float:
+def _root_lp(model: LinearModel, without: tuple[str, ...] = ()) -> float:
     """USD: the LP relaxation of ``model`` (every variable continuous), without the rows of
-    family ``without`` if given."""
+    the families ``without``."""
     v = model.variables.copy()
     v["integer"] = False
-    rows = [r for r in model.rows if r.family != without]
+    rows = [r for r in model.rows if r.family not in without]
     result = get_backend("highspy").solve(
         LinearModel(v, rows, model.objective, model.expressions), SolveOptions()
     )
@@ -83,9 +84,12 @@ def main() -> None:
         walls = []
         if args.root_lp:
             model = build_model(compile_problem(problem, catalog))
+            nonzeros = sum(len(r.coefs) for r in model.rows)
             print(
                 f"{kind or 'no rule'}: LP relaxation ${_root_lp(model):,.2f}, "
-                f"${_root_lp(model, 'domain_count'):,.2f} without the domain_count rows"
+                f"${_root_lp(model, ('domain_round',)):,.2f} without the domain_round rows, "
+                f"${_root_lp(model, ('domain_round', 'domain_count')):,.2f} without them and "
+                f"the domain_count rows; {len(model.rows)} rows, {nonzeros} nonzeros"
             )
         for _ in range(1 if kind is None else args.repeat):
             t0 = time.perf_counter()

@@ -13,8 +13,8 @@ import pandas as pd
 from solver.core.compile import Compiled
 from solver.core.formulation.domains import (
     add_domain_count,
-    add_domain_round,
     add_domain_loss,
+    add_domain_round,
     block_total,
     place_in_zones,
     unit_zones,
