@@ -131,7 +131,7 @@ def test_small_units_are_weighted_not_counted(tmp_path):
     assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)
 
 
-def test_whole_units_round_the_count_worked_by_hand(tmp_path):
+def test_whole_units_round_the_count_worked_by_hand(tmp_path, monkeypatch):
     # domain_round (docs/formulation/domain_round.md): 25 req/s, D = 2,500 output tokens/s,
     # over us-east's zones a, b, c, d ($4/h, 1,000 tokens/s a unit) and eu-north ($5/h).
     # In whole units a lost zone must leave 3 units (2,500 / 1,000 rounded up): 4 units,
@@ -144,6 +144,10 @@ def test_whole_units_round_the_count_worked_by_hand(tmp_path):
     # LP holds the optimum's 4 units.
     catalog = zoned_catalog(tmp_path, ("a", "b", "c", "d"))
     prob = problem([serve(25, survive_loss_of=["zone"])])
+    assert not any(
+        r.family == "domain_round" for r in build_model(compile_problem(prob, catalog)).rows
+    )
+    monkeypatch.setattr(domains, "ROUND_DOMAINS", True)  # off by default (domains.py)
     model = build_model(compile_problem(prob, catalog))
     keys = {r.key[-2:] for r in model.rows if r.family == "domain_round"}
     assert (1000.0, 3) in keys  # the divisor 1,000 at R = 3 (five domains: R = 2, 3, 4)

@@ -201,6 +201,13 @@ def add_domain_count(
 #: halves too, $468,864.03 with halves to quarters (2026-12-02, docs/formulation/domain_round.md).
 DOMAIN_ROUND_PARTS = (1, 2)
 
+#: Whether :func:`add_domain_round` writes its rows. Off: on the seed they lift the root
+#: LP ([region] $460,365.45 -> $468,792.15) but the larger model leaves HiGHS less done in
+#: 60 s on a loaded machine (paired runs at load 13-15, bench/RESULTS.md: [region] bound
+#: $469,516 against $465,550 but plan $507,354 against $496,187, gap 7.46% against
+#: 6.17%; [provider] bound $498,899 against $501,829, gap 4.26% against 3.70%).
+ROUND_DOMAINS = False
+
 
 def add_domain_round(
     m: State,
@@ -219,7 +226,8 @@ def add_domain_round(
     deployments (:func:`add_domain_count`'s), for R = 2 .. :data:`DOMAIN_COUNT_MAX`:
     ``G + K/(R(R-1)) P >= K (R+1)/(R-1)``. The divisors: the need and each capacity of at
     least :data:`DOMAIN_COUNT_SHARE` of it over :data:`DOMAIN_ROUND_PARTS`. Valid for
-    every plan (docs/formulation/domain_round.md); left out under a shortfall.
+    every plan (docs/formulation/domain_round.md); left out under a shortfall, and unless
+    :data:`ROUND_DOMAINS` is set.
 
     Parameters
     ----------
@@ -234,6 +242,8 @@ def add_domain_round(
     need_tps
         ``D``: the block's need in output tokens/s.
     """
+    if not ROUND_DOMAINS:
+        return
     cap = {v: c for vs in held.values() for v, c in vs.items()}
     count = sorted({m.deploy_of.get(v, v) for v in cap})
     top = min(len(count), len(held), DOMAIN_COUNT_MAX + 1)
