@@ -20,11 +20,15 @@ from solver.inputs.catalog import load_catalog
 from solver.solve import solve_problem
 
 
-def _lp_bound(model: LinearModel, keep_counts: bool = True) -> float:
-    """The model's LP relaxation (every variable continuous), with or without the rows."""
+def _lp_bound(
+    model: LinearModel, keep_counts: bool = True, without: tuple[str, ...] = ("domain_round",)
+) -> float:
+    """The model's LP relaxation (every variable continuous), with or without the
+    ``domain_count`` rows; never with the families ``without``."""
     v = model.variables.copy()
     v["integer"] = False
-    rows = [r for r in model.rows if keep_counts or r.family != "domain_count"]
+    drop = set(without) | (set() if keep_counts else {"domain_count"})
+    rows = [r for r in model.rows if r.family not in drop]
     lp = LinearModel(v, rows, model.objective, model.expressions)
     result = get_backend("highspy").solve(lp, SolveOptions())
     assert result.objective is not None
@@ -44,9 +48,13 @@ def test_four_zones_and_a_second_region_worked_by_hand(tmp_path):
     slopes, rhss = (1000.0, 2000 / 6, 2000 / 12), (6000.0, 4000.0, 2000 * 5 / 3)
     for r, slope, rhs in zip(rows, slopes, rhss, strict=True):
         assert r.coefs[total] == 1.0 and r.rhs == pytest.approx(rhs)
-        # P: four zone placements of us-east and eu-north's one unit (or its deploy)
-        others = [c for j, c in r.coefs.items() if j != total]
-        assert len(others) == 5 and np.allclose(others, slope)
+        # P, one variable: the sum of four zone placements of us-east and eu-north's one
+        # unit (or its deploy), each with coefficient 1 in its domain_sum row
+        ((p, c),) = ((j, c) for j, c in r.coefs.items() if j != total)
+        assert c == pytest.approx(slope)
+        (sums,) = (x for x in model.rows if x.family == "domain_sum" and x.coefs.get(p) == 1)
+        others = [c for j, c in sums.coefs.items() if j != p]
+        assert sums.rhs == 0 and len(others) == 5 and np.allclose(others, -1.0)
     # The LP relaxation without the rows spreads half a unit over each of the five zones:
     # losing any leaves 2 units; 4 x 0.5 x $4 + 0.5 x $5 = $10.50/h, $7,665 a month. With
     # them (R = 2: 1,000 n + 1,000 P >= 6,000 and P <= n) it holds n >= 3: three us-east
@@ -104,12 +112,46 @@ def test_small_units_are_weighted_not_counted(tmp_path):
     model = build_model(compile_problem(prob, catalog))
     big = {r.key[-1]: r for r in model.rows if r.family == "domain_count" and r.key[-2] == 1000}
     assert sorted(big) == [2, 3]
+    sums = {next(iter(x.coefs)): x.coefs for x in model.rows if x.family == "domain_sum"}
+    total = next(i for i, n in enumerate(model.variables["name"]) if n.startswith("total["))
     for r, slope, small, rhs in ((2, 1000.0, 400.0, 6000.0), (3, 2000 / 6, 200.0, 4000.0)):
-        coefs = sorted(big[r].coefs.values())
-        assert big[r].rhs == pytest.approx(rhs)
-        assert coefs == pytest.approx(sorted([1.0] + [slope] * 4 + [small] * 3))
+        assert big[r].rhs == pytest.approx(rhs) and big[r].coefs[total] == 1.0
+        # P, one variable: the four H100 placements; S, one: the three L4 placements'
+        # capacity, 200 tokens/s each, weighted 2/(R-1) in the row
+        parts = {
+            tuple(sorted(c for i, c in sums[j].items() if i != j)): c
+            for j, c in big[r].coefs.items()
+            if j != total
+        }
+        assert parts == pytest.approx({(-1.0,) * 4: slope, (-200.0,) * 3: small / 200})
     # The optimum with the rows and without: three H100s, one per zone, $12/h (two H100s
     # in a and b need 1,000 tokens/s of L4s outside each, five L4s in c, $8 + $5 = $13/h;
     # a cost per token/s of $4/1,000 for the H100 against $5/1,000 for the L4).
     plan = solve_problem(prob, catalog)
     assert plan.total_cost_usd == pytest.approx(12.0 * HOURS)
+
+
+def test_whole_units_round_the_count_worked_by_hand(tmp_path, monkeypatch):
+    # domain_round (docs/formulation/domain_round.md): 25 req/s, D = 2,500 output tokens/s,
+    # over us-east's zones a, b, c, d ($4/h, 1,000 tokens/s a unit) and eu-north ($5/h).
+    # In whole units a lost zone must leave 3 units (2,500 / 1,000 rounded up): 4 units,
+    # one per zone, lose 1 and keep 3: $16/h, $11,680 a month, the optimum.
+    # The LP with domain_count (per block: P counts the units, P = n, T = 1,000 n) holds
+    # 1,000 n + 2,500/(R(R-1)) n >= 2,500 (R+1)/(R-1): R = 2: n >= 3.33; R = 3: n >= 3.53;
+    # R = 4: n >= 3.45; so n = 3.53 at $4/h: $14.12/h ($10,306.67 a month).
+    # domain_round with the divisor 1,000 (K = 3, each unit counted 1, G = P = n):
+    # n + 3/(R(R-1)) n >= 3 (R+1)/(R-1): R = 2: n >= 3.6; R = 3: 1.5 n >= 6, n >= 4: the
+    # LP holds the optimum's 4 units.
+    catalog = zoned_catalog(tmp_path, ("a", "b", "c", "d"))
+    prob = problem([serve(25, survive_loss_of=["zone"])])
+    assert not any(
+        r.family == "domain_round" for r in build_model(compile_problem(prob, catalog)).rows
+    )
+    monkeypatch.setattr(domains, "ROUND_DOMAINS", True)  # off by default (domains.py)
+    model = build_model(compile_problem(prob, catalog))
+    keys = {r.key[-2:] for r in model.rows if r.family == "domain_round"}
+    assert (1000.0, 3) in keys  # the divisor 1,000 at R = 3 (five domains: R = 2, 3, 4)
+    assert _lp_bound(model) == pytest.approx(2 * 2500 / (1000 + 2500 / 6) * 4.0 * HOURS)
+    assert _lp_bound(model, without=()) == pytest.approx(16.0 * HOURS)
+    plan = solve_problem(prob, catalog)
+    assert plan.total_cost_usd == pytest.approx(16.0 * HOURS)

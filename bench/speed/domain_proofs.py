@@ -2,10 +2,11 @@
 [provider] on its serving workload, each solved to a proven 1% gap, median of three runs.
 
 Run: python bench/speed/domain_proofs.py [--repeat 3] [--gap 0.01] [--time-limit 120]
-         [--kinds zone region provider] [--fleet autoscale] [--root-lp]
+         [--kinds zone region provider] [--fleet autoscale] [--root-lp] [--round]
 
 ``--root-lp`` also prints each model's LP relaxation (every variable continuous), with and
-without the ``domain_count`` rows: the bound the search starts from.
+without the ``domain_round`` and ``domain_count`` rows (the bound the search starts from),
+and the model's rows and nonzeros.
 
 Each run compiles, builds and solves in this process (the catalog is loaded once) and
 prints its wall time, the plan's cost, its proven gap and whether it stopped at the time
@@ -26,6 +27,7 @@ import yaml
 
 from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import compile_problem
+from solver.core.formulation import domains
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 from solver.inputs.catalog import load_catalog
@@ -53,12 +55,12 @@ def _seed(kind: str | None, fleet: str | None) -> dict:
     return data
 
 
-def _root_lp(model: LinearModel, without: str | None = None) -> float:
+def _root_lp(model: LinearModel, without: tuple[str, ...] = ()) -> float:
     """USD: the LP relaxation of ``model`` (every variable continuous), without the rows of
-    family ``without`` if given."""
+    the families ``without``."""
     v = model.variables.copy()
     v["integer"] = False
-    rows = [r for r in model.rows if r.family != without]
+    rows = [r for r in model.rows if r.family not in without]
     result = get_backend("highspy").solve(
         LinearModel(v, rows, model.objective, model.expressions), SolveOptions()
     )
@@ -73,7 +75,11 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=["zone", "region", "provider"])
     parser.add_argument("--fleet", default=None, help="the serving workload's fleet")
     parser.add_argument("--root-lp", action="store_true", help="print the LP relaxations")
+    parser.add_argument(
+        "--round", action="store_true", help="write the domain_round rows (off by default)"
+    )
     args = parser.parse_args()
+    domains.ROUND_DOMAINS = args.round
     catalog = load_catalog()
     options = SolveOptions(relative_gap=args.gap, time_limit_s=args.time_limit)
     print(f"before: {_load()}")
@@ -83,9 +89,12 @@ def main() -> None:
         walls = []
         if args.root_lp:
             model = build_model(compile_problem(problem, catalog))
+            nonzeros = sum(len(r.coefs) for r in model.rows)
             print(
                 f"{kind or 'no rule'}: LP relaxation ${_root_lp(model):,.2f}, "
-                f"${_root_lp(model, 'domain_count'):,.2f} without the domain_count rows"
+                f"${_root_lp(model, ('domain_round',)):,.2f} without the domain_round rows, "
+                f"${_root_lp(model, ('domain_round', 'domain_count')):,.2f} without them and "
+                f"the domain_count rows; {len(model.rows)} rows, {nonzeros} nonzeros"
             )
         for _ in range(1 if kind is None else args.repeat):
             t0 = time.perf_counter()
@@ -95,8 +104,12 @@ def main() -> None:
             walls.append(time.perf_counter() - t0)
             costs[kind] = plan.total_cost_usd
             gap = "n/a" if plan.gap is None else f"{plan.gap:.3%}"
+            # the objective (guarded prices) and the bound it is proven against
+            obj = plan.objective or float("nan")
+            bound = obj * (1 - plan.gap) if plan.gap is not None else float("nan")
             print(
-                f"{kind or 'no rule'}: {walls[-1]:.1f} s, ${plan.total_cost_usd:,.2f}, gap {gap}"
+                f"{kind or 'no rule'}: {walls[-1]:.1f} s, ${plan.total_cost_usd:,.2f}, gap {gap} "
+                f"(objective ${obj:,.2f}, bound ${bound:,.2f})"
                 f"{', stopped at the time limit' if plan.stopped_at_time_limit else ''}, "
                 f"{model.n_integer} integer of {len(model.variables)} variables, "
                 f"{len(model.rows)} rows; {_load()}"

@@ -184,6 +184,22 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "kind", "threshold", "domains"),
         binds=False,
     ),
+    "domain_round": Family(
+        "a block's whole units, each counted by its rounding (MIR) coefficient for a "
+        "divisor, >= the need over the divisor rounded up x R/(R-1) for R domains used, "
+        "as its secant at whole R",
+        "USD per rounded unit over the block",
+        (*_WPB, "kind", "divisor", "domains"),
+        binds=False,
+    ),
+    "domain_sum": Family(
+        "an aggregate of a block's units for the domain cuts: the deployments of units "
+        "from a threshold up, the capacity below it, or the units counted by their "
+        "rounding coefficient for a divisor",
+        "USD per unit over the block",
+        (*_WPB, "kind", "what", "of"),
+        binds=False,
+    ),
     "zone_place": Family(
         "units of a serving option placed in its zones = its units",
         "USD per unit",

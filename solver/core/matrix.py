@@ -28,6 +28,7 @@ class VarKind(StrEnum):
     TOP = "top"  # 1 when a capacity class is the largest serving unit (N+1)
     ZONE = "zone"  # units of a serving x variable placed in one availability zone
     DOMAIN_TPS = "domain_tps"  # serving tokens/s of a block, all or in one failure domain
+    DOMAIN_UNITS = "domain_units"  # a block's units (rounded, or deployments) in the domain cuts
     SERVE_AT = "serve_at"  # 1 when a workload serves from a place (offering, provider) in a period
     MOVE = "move"  # a workload's arrival in a provider and region it did not serve from before
     DEPLOY = "deploy"  # 1 when a rented offering is in a workload's fleet in a period

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
+from solver.core.cuts import mir_coefficients
 from solver.core.families import new_row
 from solver.core.formulation.state import State
 from solver.core.matrix import VarKind
@@ -148,12 +150,13 @@ def add_domain_count(
     For a threshold ``theta`` (the smallest unit capacity, and each capacity of at least
     :data:`DOMAIN_COUNT_SHARE` x the need), ``P`` counts the deployments of units of at
     least ``theta`` (each one's ``deploy`` variable, else its units) and ``S`` is the
-    capacity of the smaller units. For R = 2 .. :data:`DOMAIN_COUNT_MAX`:
+    capacity of the smaller units, each one variable (``domain_sum`` rows), so that a row
+    has three entries. For R = 2 .. :data:`DOMAIN_COUNT_MAX`:
     ``T + D/(R(R-1)) P + 2/(R-1) S >= D (R+1)/(R-1)``, the secant at whole R of
     ``T >= D R/(R-1)`` for R domains used (S = 0 at the smallest threshold), up to R one
     less than the domains that hold units (the sum of the ``domain_loss`` rows gives the
-    last point). Valid for
-    every plan (docs/formulation/domain_count.md); left out under a shortfall.
+    last point). Valid for every plan (docs/formulation/domain_count.md); left out under
+    a shortfall.
 
     Parameters
     ----------
@@ -178,14 +181,111 @@ def add_domain_count(
     for theta in thresholds:
         count = sorted({m.deploy_of.get(v, v) for v, c in cap.items() if c >= theta})
         small = {v: c for v, c in cap.items() if c < theta}
-        for r in range(2, min(len(count), len(held), DOMAIN_COUNT_MAX + 1)):
-            row = {total: 1.0}
-            for v in count:
-                row[v] = row.get(v, 0.0) + need_tps / (r * (r - 1))
-            for v, c in small.items():
-                row[v] = row.get(v, 0.0) + 2.0 / (r - 1) * c
+        top = min(len(count), len(held), DOMAIN_COUNT_MAX + 1)
+        if top <= 2:
+            continue
+        p = _sum_var(m, key, kind, ("deployments", theta), dict.fromkeys(count, 1.0))
+        s = _sum_var(m, key, kind, ("small", theta), small) if small else None
+        for r in range(2, top):
+            row = {total: 1.0, p: need_tps / (r * (r - 1))}
+            if s is not None:
+                row[s] = 2.0 / (r - 1)
             rhs = need_tps * (r + 1) / (r - 1)
             m.B.row("domain_count", (*key, kind, theta, r), row, ">=", rhs)
+
+
+#: The divisors of the ``domain_round`` rows: the block's need, and each unit capacity of
+#: at least :data:`DOMAIN_COUNT_SHARE` of it over each of these. On the seed with
+#: ``[region]`` the root LP is $460,365.45 without the rows, $463,743.12 with the
+#: capacities alone (the rows over every threshold: the same), $468,792.15 with their
+#: halves too, $468,864.03 with halves to quarters (2026-12-02, docs/formulation/domain_round.md).
+DOMAIN_ROUND_PARTS = (1, 2)
+
+#: Whether :func:`add_domain_round` writes its rows. Off: on the seed they lift the root
+#: LP ([region] $460,365.45 -> $468,792.15) but the larger model leaves HiGHS less done in
+#: 60 s on a loaded machine (paired runs at load 13-15, bench/RESULTS.md: [region] bound
+#: $469,516 against $465,550 but plan $507,354 against $496,187, gap 7.46% against
+#: 6.17%; [provider] bound $498,899 against $501,829, gap 4.26% against 3.70%).
+ROUND_DOMAINS = False
+
+
+def add_domain_round(
+    m: State,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+) -> None:
+    """``domain_round`` rows: the ``domain_count`` secants of each domain's loss in whole
+    units, rounded.
+
+    For each domain r, ``sum_{k not in r} a_k u_k >= D`` over whole units u_k; for a
+    divisor d its mixed-integer rounding (:func:`solver.core.cuts.mir_coefficients`) is
+    ``sum_{k not in r} g_k u_k >= K = ceil(D / d)``, the loss row of units counted by g_k.
+    So with ``G`` the block's units so counted (one ``domain_sum`` variable) and ``P`` the
+    deployments (:func:`add_domain_count`'s), for R = 2 .. :data:`DOMAIN_COUNT_MAX`:
+    ``G + K/(R(R-1)) P >= K (R+1)/(R-1)``. The divisors: the need and each capacity of at
+    least :data:`DOMAIN_COUNT_SHARE` of it over :data:`DOMAIN_ROUND_PARTS`. Valid for
+    every plan (docs/formulation/domain_round.md); left out under a shortfall, and unless
+    :data:`ROUND_DOMAINS` is set.
+
+    Parameters
+    ----------
+    m
+        The model being built.
+    key
+        (workload, period, block).
+    kind
+        ``zone``, ``region`` or ``provider``.
+    held
+        Domain -> {unit variable (whole units): output tokens/s per unit, at most the need}.
+    need_tps
+        ``D``: the block's need in output tokens/s.
+    """
+    if not ROUND_DOMAINS:
+        return
+    cap = {v: c for vs in held.values() for v, c in vs.items()}
+    count = sorted({m.deploy_of.get(v, v) for v in cap})
+    top = min(len(count), len(held), DOMAIN_COUNT_MAX + 1)
+    if top <= 2 or need_tps <= 0:
+        return
+    p = _sum_var(m, key, kind, ("deployments", min(cap.values())), dict.fromkeys(count, 1.0))
+    large = sorted({c for c in cap.values() if c >= DOMAIN_COUNT_SHARE * need_tps})
+    divisors = sorted({need_tps, *(c / j for c in large for j in DOMAIN_ROUND_PARTS)})
+    units = list(cap)
+    a = np.fromiter(cap.values(), dtype=float, count=len(units))
+    for d in divisors:
+        k = float(np.ceil(need_tps / d - 1e-9))
+        g = mir_coefficients(a, need_tps, d)
+        tag = float(f"{d:.6g}")
+        total = _sum_var(m, key, kind, ("rounded", tag), dict(zip(units, g.tolist(), strict=True)))
+        for r in range(2, top):
+            row = {total: 1.0}
+            row[p] = row.get(p, 0.0) + k / (r * (r - 1))  # G is P when every g_k is 1
+            m.B.row("domain_round", (*key, kind, tag, r), row, ">=", k * (r + 1) / (r - 1))
+
+
+def _sum_var(
+    m: State, key: tuple[str, int, int], kind: str, what: tuple, coefs: dict[int, float]
+) -> int:
+    """A ``domain_units`` variable = sum(coefs[v] x v) (a ``domain_sum`` row); its index.
+    One variable per sum: a sum already made (for another kind, threshold or divisor) is
+    reused."""
+    same = frozenset(coefs.items())
+    if same in m.domain_sums:
+        return m.domain_sums[same]
+    y = m.B.var(
+        f"dsum[{','.join(str(part) for part in (*key, kind, *what))}]",
+        VarKind.DOMAIN_UNITS,
+        integer=False,
+        period=key[1],
+        block=key[2],
+        workload=key[0],
+    )
+    row = {y: 1.0, **{v: -c for v, c in coefs.items()}}
+    m.B.row("domain_sum", (*key, kind, *what), row, "==", 0.0)
+    m.domain_sums[same] = y
+    return y
 
 
 def block_total(

@@ -14,6 +14,7 @@ from solver.core.compile import Compiled
 from solver.core.formulation.domains import (
     add_domain_count,
     add_domain_loss,
+    add_domain_round,
     block_total,
     place_in_zones,
     unit_zones,
@@ -195,6 +196,7 @@ def add_failure_domains(m: State) -> None:
             add_domain_loss(m, total, (wname, t, b), kind, held, need)
             if not shortfall:
                 add_domain_count(m, total, (wname, t, b), kind, held, need)
+                add_domain_round(m, (wname, t, b), kind, held, need)
         for kind in ("region", "provider"):
             share = w.max_region_share if kind == "region" else w.max_provider_share
             if share is None or share >= 1:

@@ -174,6 +174,8 @@ class State:
         self.disagg_served: dict[tuple, dict[int, float]] = defaultdict(dict)
         # x var (rented, one block) -> deploy var of its offering (autoscaled fleets)
         self.deploy_of: dict[int, int] = {}
+        # the domain cuts' sums of units, shared by the rows that count the same units
+        self.domain_sums: dict[frozenset[tuple[int, float]], int] = {}
         # (site, t) -> {buy var: kW}; kW of servers owned at the start
         self.fleet_by_site: dict[tuple[str, int], dict[int, float]] = defaultdict(
             lambda: defaultdict(float)
