@@ -358,9 +358,7 @@ def _serving_fixpoint(
             args = (size[lo:hi], price[lo:hi], co2[lo:hi], alive[lo:hi], room[lo:hi])
             if day[lo]:
                 by, mask = _dominance_pairwise(*args, whole_multiples)
-                pairs.setdefault(int(day_of[lo]), []).append(
-                    (opt[lo:hi], opt[lo:hi][by], mask, lo)
-                )
+                pairs.setdefault(int(day_of[lo]), []).append((opt[lo:hi], opt[lo:hi][by], mask, lo))
             else:
                 dominated[lo:hi] = alive[lo:hi] & _dominated(*args, whole_multiples)
         for blocks in pairs.values():
