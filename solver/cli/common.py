@@ -215,13 +215,24 @@ def _signals_interrupt():
     says what was written. Main thread only (signal handlers cannot be set elsewhere)."""
     import signal
 
+    from solver.core.backends import interrupt as stop
     from solver.errors import Interrupted
     from solver.outputs.files import swap_handlers
 
     def interrupt(signum, frame):
+        if stop.in_native():  # HiGHS holds the thread: its callback stops it, then raises
+            stop.request_stop(signum)
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Interrupted(signum)
 
-    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    stop.clear()
+    names = ("SIGTERM", "SIGHUP", "SIGINT")
+    wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    # Ctrl-C as before (KeyboardInterrupt), unless a caller set SIGINT aside
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        wanted.remove(signal.SIGINT)
     try:  # swapped whole, whatever signal comes meanwhile
         previous = swap_handlers({sig: interrupt for sig in wanted})
     except ValueError:  # not the main thread
@@ -277,6 +288,10 @@ def _deadline(time_limit: float | None, before: str = "the command could answer"
     _LIMIT_STARTED = started
 
     def alarm(signum, frame):
+        from solver.core.backends.interrupt import in_native
+
+        if in_native():  # HiGHS stops at the limit itself; the alarm repeats in Python
+            return
         raise TimeLimitReached(time_limit, time.perf_counter() - started, before)
 
     try:

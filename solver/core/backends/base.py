@@ -164,34 +164,14 @@ def _flush_c_stdio() -> None:
 
 def deadline_interrupt(
     time_limit_s: float | None,
-) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]] | None:
-    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now, or None.
+) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]]:
+    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now (None: no
+    deadline), or when a signal or a caller asks (:mod:`solver.core.backends.interrupt`).
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
     simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
     overrun its budget on a large model (bench/archive/RESULTS-2026.md).
     """
-    if time_limit_s is None:
-        return None
-    import time
+    from solver.core.backends.interrupt import highs_callback
 
-    import highspy
-
-    deadline = time.perf_counter() + float(time_limit_s)
-
-    def interrupt(
-        callback_type: highspy.cb.HighsCallbackType,
-        message: str,
-        data_out: highspy.cb.HighsCallbackDataOut,
-        data_in: highspy.cb.HighsCallbackDataIn,
-        user_data: object,
-    ) -> None:
-        if time.perf_counter() > deadline:
-            data_in.user_interrupt = True
-
-    kinds = highspy.cb.HighsCallbackType
-    return interrupt, [
-        kinds.kCallbackSimplexInterrupt,
-        kinds.kCallbackIpmInterrupt,
-        kinds.kCallbackMipInterrupt,
-    ]
+    return highs_callback(time_limit_s)
