@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -214,15 +214,21 @@ def _signals_interrupt():
     KeyboardInterrupt): staged files are removed, pool workers stopped, and the message
     says what was written. Main thread only (signal handlers cannot be set elsewhere)."""
     import signal
+    import sys
 
     from solver.core.backends import interrupt as stop
     from solver.errors import Interrupted
     from solver.outputs.files import swap_handlers
 
     def interrupt(signum, frame):
+        first = stop.pending_signal() is None
+        stop.request_stop(signum)
         if stop.in_native():  # HiGHS holds the thread: its callback stops it, then raises
-            stop.request_stop(signum)
             return
+        if first:  # raised where Python swallows it, it comes again (interrupt.py)
+            stop.resend_while_pending(signum)
+        elif isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            return  # the first is on its way out (a finally or an except runs): let it go
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Interrupted(signum)
@@ -237,11 +243,29 @@ def _signals_interrupt():
         previous = swap_handlers({sig: interrupt for sig in wanted})
     except ValueError:  # not the main thread
         previous = {}
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:
+        # the signal's exception, raised where Python cannot raise it (an at-fork hook):
+        # it is sent again (resend_while_pending), so no traceback for it
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
+    completed = False
     try:
         yield
+        completed = True
     finally:
+        pending = stop.pending_signal()
+        stop.clear()  # before the handlers go: no resent signal meets the default action
         if previous:
             swap_handlers(previous)
+        sys.unraisablehook = hook
+    if completed and pending:  # raised only where Python swallowed it: stop now
+        if pending == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Interrupted(pending)
 
 
 #: how far past ``--time-limit`` a command may run before it is stopped: the solver

@@ -46,6 +46,30 @@ def stop_requested() -> bool:
     return _requested is not None
 
 
+def pending_signal() -> int | None:
+    """The signal whose stop is requested and not yet raised (0: a caller's request)."""
+    return _requested
+
+
+def resend_while_pending(signum: int, every_s: float = 0.2) -> None:
+    """Send ``signum`` to this process again every ``every_s`` while its stop is pending:
+    Python swallows an exception a handler raises inside some callbacks (an at-fork hook,
+    a ``__del__``: "Exception ignored in ..."), so a signal can be lost there; repeated,
+    it lands where Python runs next (as the CLI's ``--time-limit`` alarm repeats).
+    :func:`clear` ends it."""
+    import os
+
+    def resend() -> None:
+        while True:
+            time.sleep(every_s)
+            with _lock:  # a clear() between the check and the kill cannot happen
+                if _requested != signum:
+                    return
+                os.kill(os.getpid(), signum)
+
+    threading.Thread(target=resend, daemon=True, name="procure-resend-signal").start()
+
+
 def clear() -> None:
     """Forget a request (a new command or job starts)."""
     global _requested
