@@ -179,7 +179,7 @@ def _columns(
     were most of this module's time."""
     plain, fewest, spare = _plain(problem)
     p = pools.set_index("pool_id")
-    pool = p.index.get_indexer(options["pool_id"])
+    pool = p.index.get_indexer(pd.Index(options["pool_id"]))
     rented_pool = ((p["kind"] == "cloud") & p["mode"].isin(RENTED_MODES)).to_numpy()
     rented = pd.Series(rented_pool[pool], index=options.index)
     serving = options["workload_kind"] != "training"
@@ -217,7 +217,7 @@ def _columns(
     d = demand[(demand["bucket"] < 0) & demand["workload"].isin(names)]
     d = pd.DataFrame(
         {
-            "workload": names.get_indexer(d["workload"]),
+            "workload": names.get_indexer(pd.Index(d["workload"])),
             "period": d["period"].to_numpy(),
             "block": d["block"].to_numpy(),
             "demand": d["demand"].to_numpy(float),
@@ -335,10 +335,10 @@ def _serving_fixpoint(
     bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
     opt = cols["opt"].to_numpy()
     # (workload, period, key) of each whole-day row: its blocks' rows go together
-    day_of = np.full(len(cols), -1, dtype=np.int64)
+    day_of: npt.NDArray[np.int64] = np.full(len(cols), -1, dtype=np.int64)
     if day.any():
-        day_of = cols.groupby(["workload", "period", "key"], sort=False).ngroup().to_numpy()
-        day_of = np.where(day, day_of, -1)
+        days = cols.groupby(["workload", "period", "key"], sort=False).ngroup().to_numpy()
+        day_of = np.where(day, days, -1).astype(np.int64)
     dirty = np.ones(len(bounds), dtype=bool)
     room_before = np.zeros(len(cols), dtype=bool)
     while True:
@@ -466,7 +466,8 @@ def _dominated(
     by = np.flatnonzero(alive & room & (size > 0))
     if len(by) > 8:
         by = _stand_ins(size, price, co2, by)
-    return _pair_mask(size, price, co2, alive, by, whole_multiples).any(axis=0)
+    mask: npt.NDArray[np.bool_] = _pair_mask(size, price, co2, alive, by, whole_multiples)
+    return np.asarray(mask.any(axis=0), dtype=bool)
 
 
 def _pair_mask(
