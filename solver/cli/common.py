@@ -302,23 +302,58 @@ def _signals_interrupt():
     KeyboardInterrupt): staged files are removed, pool workers stopped, and the message
     says what was written. Main thread only (signal handlers cannot be set elsewhere)."""
     import signal
+    import sys
 
+    from solver.core.backends import interrupt as stop
     from solver.errors import Interrupted
     from solver.outputs.files import swap_handlers
 
     def interrupt(signum, frame):
+        first = stop.pending_signal() is None
+        stop.request_stop(signum)
+        if stop.in_native():  # HiGHS holds the thread: its callback stops it, then raises
+            return
+        if first:  # raised where Python swallows it, it comes again (interrupt.py)
+            stop.resend_while_pending(signum)
+        elif isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            return  # the first is on its way out (a finally or an except runs): let it go
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Interrupted(signum)
 
-    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    stop.clear()
+    names = ("SIGTERM", "SIGHUP", "SIGINT")
+    wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    # Ctrl-C as before (KeyboardInterrupt), unless a caller set SIGINT aside
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        wanted.remove(signal.SIGINT)
     try:  # swapped whole, whatever signal comes meanwhile
         previous = swap_handlers({sig: interrupt for sig in wanted})
     except ValueError:  # not the main thread
         previous = {}
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:
+        # the signal's exception, raised where Python cannot raise it (an at-fork hook):
+        # it is sent again (resend_while_pending), so no traceback for it
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
+    completed = False
     try:
         yield
+        completed = True
     finally:
+        pending = stop.pending_signal()
+        stop.clear()  # before the handlers go: no resent signal meets the default action
         if previous:
             swap_handlers(previous)
+        sys.unraisablehook = hook
+    if completed and pending:  # raised only where Python swallowed it: stop now
+        if pending == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Interrupted(pending)
 
 
 #: how far past ``--time-limit`` a command may run before it is stopped: the solver
@@ -365,6 +400,10 @@ def _deadline(time_limit: float | None, before: str = "the command could answer"
     _LIMIT_STARTED = started
 
     def alarm(signum, frame):
+        from solver.core.backends.interrupt import in_native
+
+        if in_native():  # HiGHS stops at the limit itself; the alarm repeats in Python
+            return
         raise TimeLimitReached(time_limit, time.perf_counter() - started, before)
 
     try:

@@ -172,55 +172,80 @@ def _columns(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """One row per rented column (option, period, block) of a plain workload, sorted by
     demand row, comparison key, price, then capacity (largest first): ``opt`` (the
-    option's position), ``pool_id``, ``period``, ``block``, ``cap``, ``ub`` (its unit
-    bound) and ``group`` (its demand row and key)."""
+    option's position), ``pool`` (its pool's position in ``pools``), ``workload`` and
+    ``key`` (codes in name order), ``period``, ``block``, ``cap``, ``ub`` (its unit
+    bound) and ``group`` (its demand row and key). Names are coded once, per pool and
+    workload: a large catalog has a million columns, and strings compared per column
+    were most of this module's time."""
     plain, fewest, spare = _plain(problem)
     p = pools.set_index("pool_id")
-    rented = (options["pool_id"].map(p["kind"]) == "cloud") & options["pool_id"].map(
-        p["mode"]
-    ).isin(RENTED_MODES)
+    pool = p.index.get_indexer(pd.Index(options["pool_id"]))
+    rented_pool = ((p["kind"] == "cloud") & p["mode"].isin(RENTED_MODES)).to_numpy()
+    rented = pd.Series(rented_pool[pool], index=options.index)
     serving = options["workload_kind"] != "training"
     is_plain = options["workload"].isin(plain)
     others = rented & serving & ~is_plain
-    mine = options[rented & serving & is_plain]
-    if mine.empty:
+    take = (rented & serving & is_plain).to_numpy()
+    if not take.any():
         return pd.DataFrame(), others
-    key = pd.Series("", index=mine.index)
+    mine = options[take]
+    pool = pool[take]
+    key = pd.Series("", index=p.index)  # per pool
     if by_domain(problem):
-        key = mine["pool_id"].map(p["provider"]) + "|" + mine["pool_id"].map(p["region"])
+        key = p["provider"].astype(str) + "|" + p["region"].astype(str)
     if problem.quotas:
         for col in ("accelerator_id", "accels_per_unit"):
-            key = key + "|" + mine["pool_id"].map(p[col]).astype(str)
-    key = key + guard_key(mine["pool_id"], p)
+            key = key + "|" + p[col].astype(str)
+    key = key + guard_key(p.index.to_series(), p)
+    key_code, _ = pd.factorize(key, sort=True)
+    work_code, names = pd.factorize(mine["workload"], sort=True)
+    spare_w = np.isin(names, list(spare))
+    fewest_w = np.array([fewest.get(n, 0) for n in names], dtype=float)
+    days_w = np.isin(names, [w.name for w in problem.workloads if whole_day(w)])
     frame = pd.DataFrame(
         {
             "opt": mine.index.to_numpy(),
-            "workload": mine["workload"].to_numpy(),
-            "pool_id": mine["pool_id"].to_numpy(),
-            "key": key.to_numpy(),
+            "workload": work_code,
+            "pool": pool,
+            "key": key_code[pool],
             "cap": mine["tokens_per_s_per_unit"].to_numpy(float),
-            "price": mine["pool_id"].map(p["price_usd_per_hour"]).to_numpy(float),
+            "price": p["price_usd_per_hour"].to_numpy(float)[pool],
             # CO2e per unit-hour, where it counts (a second order rule 2 must keep)
             "co2": mine["kgco2e_per_unit_hour"].to_numpy(float) if carbon_counts(problem) else 0.0,
         }
     )
-    d = demand[demand["bucket"] < 0][["workload", "period", "block", "demand"]]
+    d = demand[(demand["bucket"] < 0) & demand["workload"].isin(names)]
+    d = pd.DataFrame(
+        {
+            "workload": names.get_indexer(pd.Index(d["workload"])),
+            "period": d["period"].to_numpy(),
+            "block": d["block"].to_numpy(),
+            "demand": d["demand"].to_numpy(float),
+        }
+    )
     cols = frame.merge(d, on="workload", how="inner")
+    w = cols["workload"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         units = np.ceil(cols["demand"].to_numpy(float) / cols["cap"].to_numpy(float) - 1e-9)
     units = np.where(cols["cap"].to_numpy(float) > 0, units, np.inf)
-    units = units + cols["workload"].isin(spare).to_numpy()  # N+1: one unit more
-    cols["ub"] = np.maximum(units, cols["workload"].map(fewest).to_numpy(float))
+    units = units + spare_w[w]  # N+1: one unit more
+    ub = np.maximum(units, fewest_w[w])
     # an autoscaled fleet runs a deployed offering's unit in every block, even one with
     # no demand: its bound is at least 1
-    days = {w.name for w in problem.workloads if whole_day(w)}
-    cols["whole_day"] = cols["workload"].isin(days).to_numpy()
-    cols["ub"] = np.where(cols["whole_day"], np.maximum(cols["ub"], 1.0), cols["ub"])
-    cols = cols.sort_values(
-        ["workload", "period", "block", "key", "price", "cap", "opt"],
-        ascending=[True, True, True, True, True, False, True],
-        kind="stable",
-    ).reset_index(drop=True)
+    cols["whole_day"] = days_w[w]
+    cols["ub"] = np.where(days_w[w], np.maximum(ub, 1.0), ub)
+    order = np.lexsort(
+        (
+            cols["opt"].to_numpy(),
+            -cols["cap"].to_numpy(float),
+            cols["price"].to_numpy(float),
+            cols["key"].to_numpy(),
+            cols["block"].to_numpy(),
+            cols["period"].to_numpy(),
+            w,
+        )
+    )
+    cols = cols.take(order).reset_index(drop=True)
     cols["group"] = cols.groupby(["workload", "period", "block", "key"], sort=False).ngroup()
     return cols, others
 
@@ -295,7 +320,11 @@ def _serving_fixpoint(
     column's availability row's training load; ``kept`` columns are never dropped;
     ``whole_multiples``: whether ``m > 1`` units may stand in for one (not under quotas).
     An autoscaled workload's columns drop per (option, period), for a stand-in that
-    dominates them in every block (:func:`_whole_day_dominated`)."""
+    dominates them in every block (:func:`_whole_day_dominated`).
+
+    A round looks again only at the demand rows where a column died or gained room in
+    the round before (all of an autoscaled workload's rows of a period together): the
+    others see the same columns and rooms, so they drop nothing new."""
     row = cols["row"].to_numpy()
     group, ub = cols["group"].to_numpy(), cols["ub"].to_numpy()
     size = served_capacity(cols["cap"], cols["demand"])
@@ -306,25 +335,38 @@ def _serving_fixpoint(
     bounds = list(zip(starts, np.r_[starts[1:], len(group)], strict=True))
     opt = cols["opt"].to_numpy()
     # (workload, period, key) of each whole-day row: its blocks' rows go together
-    day_key = cols["workload"].astype(str) + "|" + cols["period"].astype(str) + "|" + cols["key"]
-    day_of = day_key.to_numpy()
+    day_of: npt.NDArray[np.int64] = np.full(len(cols), -1, dtype=np.int64)
+    if day.any():
+        days = cols.groupby(["workload", "period", "key"], sort=False).ngroup().to_numpy()
+        day_of = np.where(day, days, -1).astype(np.int64)
+    dirty = np.ones(len(bounds), dtype=bool)
+    room_before = np.zeros(len(cols), dtype=bool)
     while True:
         load = np.bincount(row, weights=np.where(alive, ub, 0.0))
         room = ~blocked & (load[row] + base <= avail + 1e-9)
+        changed = room != room_before
+        room_before = room
+        if changed.any():
+            dirty |= np.logical_or.reduceat(changed, starts)
+        if day.any():  # an autoscaled workload's rows of a period go together
+            day_dirty = np.unique(day_of[starts[dirty]])
+            dirty |= np.isin(day_of[starts], day_dirty[day_dirty >= 0])
         dominated = np.zeros(len(cols), dtype=bool)
-        pairs: dict[str, list] = {}
-        for lo, hi in bounds:
+        pairs: dict[int, list] = {}
+        for g in np.flatnonzero(dirty):
+            lo, hi = bounds[g]
             args = (size[lo:hi], price[lo:hi], co2[lo:hi], alive[lo:hi], room[lo:hi])
-            by, mask = _dominance(*args, whole_multiples)
             if day[lo]:
-                pairs.setdefault(day_of[lo], []).append((opt[lo:hi], opt[lo:hi][by], mask, lo))
+                by, mask = _dominance_pairwise(*args, whole_multiples)
+                pairs.setdefault(int(day_of[lo]), []).append((opt[lo:hi], opt[lo:hi][by], mask, lo))
             else:
-                dominated[lo:hi] = alive[lo:hi] & mask.any(axis=0)
+                dominated[lo:hi] = alive[lo:hi] & _dominated(*args, whole_multiples)
         for blocks in pairs.values():
             _whole_day_dominated(blocks, alive, dominated)
         dominated &= ~kept
         if not dominated.any():
             return alive
+        dirty = np.logical_or.reduceat(dominated, starts)
         alive = alive & ~dominated
 
 
@@ -351,7 +393,7 @@ def _whole_day_dominated(blocks: list, alive: np.ndarray, dominated: np.ndarray)
                 dominated[lo + c] = True
 
 
-def _dominance(
+def _dominance_pairwise(
     size: npt.NDArray[np.float64],
     price: npt.NDArray[np.float64],
     co2: npt.NDArray[np.float64],
@@ -366,8 +408,79 @@ def _dominance(
     ``whole_multiples``); of equal ones, the first stays. Returns the stand-ins'
     positions ``by`` and the [stand-in, column] mask (dead columns all False)."""
     by = np.flatnonzero(alive & room & (size > 0))
+    return by, _pair_mask(size, price, co2, alive, by, whole_multiples)
+
+
+#: Relative price margin of :func:`_stand_ins`: a stand-in priced more than this above
+#: a cheaper one of the same size (and no less CO2e) can never be the only one that
+#: dominates a column, as its tolerance in :func:`_dominance_pairwise` is 1e-9.
+MARGIN = 1e-8
+
+
+def _stand_ins(
+    size: npt.NDArray[np.float64],
+    price: npt.NDArray[np.float64],
+    co2: npt.NDArray[np.float64],
+    by: npt.NDArray[np.intp],
+) -> npt.NDArray[np.intp]:
+    """The stand-ins ``by`` (positions in one demand row) less those another stand-in of
+    the same size makes redundant: ``i`` covers ``j`` when ``price_i (1 + MARGIN) <
+    price_j``, ``co2_i <= co2_j`` and ``price_j > 1e-6``. Whatever ``j`` dominates under
+    :func:`_dominance_pairwise`, ``i`` does too (the same ``m``; ``m price_i < price_k -
+    tol``, ``m co2_i <= co2_k + tol``; ``i`` is not the column, whose price is within
+    ``tol`` of ``price_j`` or above it), and covering is transitive, so the uncovered
+    stand-ins dominate every column the whole set does (docs/guides/large-problems.md,
+    "Dominance by size class"). Sorted positions."""
+    s, p, c = size[by], price[by], co2[by]
+    order = np.lexsort((c, p, s))
+    s, p, c, idx = s[order], p[order], c[order], by[order]
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    if not c.any():  # CO2e does not count: the cheapest of each size, with its near-ties
+        floor = np.repeat(p[first], np.diff(np.r_[first, len(s)]))
+        keep = (p <= floor * (1 + MARGIN)) | (p <= 1e-6)
+        return np.sort(idx[keep])
+    keep = np.ones(len(s), dtype=bool)
+    for lo, hi in zip(first, np.r_[first[1:], len(s)], strict=True):
+        if hi - lo < 2:
+            continue
+        pp, cc = p[lo:hi], c[lo:hi]
+        cheaper = np.searchsorted(pp, pp / (1 + MARGIN), side="left")  # count p_i < p_j/(1+M)
+        least = np.minimum.accumulate(cc)  # least CO2e among the first n
+        covered = (cheaper > 0) & (least[np.maximum(cheaper - 1, 0)] <= cc) & (pp > 1e-6)
+        keep[lo:hi] = ~covered
+    return np.sort(idx[keep])
+
+
+def _dominated(
+    size: npt.NDArray[np.float64],
+    price: npt.NDArray[np.float64],
+    co2: npt.NDArray[np.float64],
+    alive: npt.NDArray[np.bool_],
+    room: npt.NDArray[np.bool_],
+    whole_multiples: bool,
+) -> npt.NDArray[np.bool_]:
+    """Which columns of one demand row a stand-in dominates (:func:`_dominance_pairwise`'s
+    rule, any stand-in), compared against the stand-ins :func:`_stand_ins` keeps: a
+    demand row of thousands of columns has a few sizes (one per instance type and
+    runtime), so the matrix is sizes x columns, not columns x columns."""
+    by = np.flatnonzero(alive & room & (size > 0))
+    if len(by) > 8:
+        by = _stand_ins(size, price, co2, by)
+    mask: npt.NDArray[np.bool_] = _pair_mask(size, price, co2, alive, by, whole_multiples)
+    return np.asarray(mask.any(axis=0), dtype=bool)
+
+
+def _pair_mask(
+    size: npt.NDArray[np.float64],
+    price: npt.NDArray[np.float64],
+    co2: npt.NDArray[np.float64],
+    alive: npt.NDArray[np.bool_],
+    by: npt.NDArray[np.intp],
+    whole_multiples: bool,
+) -> npt.NDArray[np.bool_]:
+    """The [stand-in ``by``, column] dominance mask of :func:`_dominance_pairwise`."""
     if not len(by):
-        return by, np.zeros((0, len(size)), dtype=bool)
+        return np.zeros((0, len(size)), dtype=bool)
     units = np.ceil(size[None, :] / size[by, None] - 1e-9)  # [dominator, column]
     if not whole_multiples:
         units = np.where(units <= 1, 1.0, np.inf)
@@ -379,7 +492,7 @@ def _dominance(
     earlier = by[:, None] < np.arange(len(size))[None, :]
     no_worse = (usd <= price + tol) & (kg <= co2 + tol_kg)
     better = (usd < price - tol) | (kg < co2 - tol_kg) | earlier
-    return by, no_worse & better & alive[None, :]
+    return no_worse & better & alive[None, :]
 
 
 def _dominated_training(
@@ -435,11 +548,19 @@ def prune_dominated_options(
     alive_runs = np.ones(len(runs), dtype=bool)
     alive = np.ones(len(cols), dtype=bool)
     if len(cols):
-        cols["row"] = cols.groupby(["pool_id", "period", "block"], sort=False).ngroup()
-        fixed_at = pd.MultiIndex.from_arrays([cols["pool_id"], cols["period"]])
-        avail = cols["pool_id"].map(cap).to_numpy(float)
-        blocked = cols["pool_id"].isin(never).to_numpy()
-        kept = cols["pool_id"].isin(keep).to_numpy()
+        cols["row"] = cols.groupby(["pool", "period", "block"], sort=False).ngroup()
+        row = cols["row"].to_numpy()
+        _, first = np.unique(row, return_index=True)  # each availability row's first column
+        pool_ids = pools["pool_id"].to_numpy()
+        # each row's (pool, period): the training load and the peak are read per row
+        row_at = pd.MultiIndex.from_arrays(
+            [pool_ids[cols["pool"].to_numpy()[first]], cols["period"].to_numpy()[first]]
+        )
+        ub = cols["ub"].to_numpy(float)
+        at = cols["pool"].to_numpy()
+        avail = pools["availability_cap"].to_numpy(float)[at]
+        blocked = np.isin(pool_ids, list(never))[at]
+        kept = np.isin(pool_ids, list(keep))[at]
     while True:
         # the jobs' load: every cluster of the jobs this module does not prune, and the
         # clusters still alive of those it does
@@ -447,13 +568,13 @@ def prune_dominated_options(
         base = _training_load(kept_runs)
         peak = pd.Series(dtype=float)
         if len(cols):
-            held = base.reindex(fixed_at).fillna(0.0).to_numpy(float) if len(base) else 0.0
+            held = base.reindex(row_at).fillna(0.0).to_numpy(float)[row] if len(base) else 0.0
             alive = _serving_fixpoint(
                 cols, alive, held, avail, blocked, kept, whole_multiples=not problem.quotas
             )
-            load = pd.Series(np.where(alive, cols["ub"].to_numpy(float), 0.0))
-            per_row = load.groupby([cols["pool_id"], cols["period"], cols["block"]]).sum()
-            peak = per_row.groupby(level=[0, 1]).max()
+            per_row = np.bincount(row, weights=np.where(alive, ub, 0.0), minlength=len(first))
+            by_at = [row_at.get_level_values(0), row_at.get_level_values(1)]
+            peak = pd.Series(per_row).groupby(by_at).max()
         if runs.empty:
             break
         dominated = alive_runs & _dominated_training(runs, alive_runs, peak, base, cap, never)

@@ -110,7 +110,10 @@ def runtime_of(vendor: np.ndarray, runtime: str | None = None) -> np.ndarray:
     """Serving runtime per device: the one asked for where it runs on that vendor's
     hardware (TensorRT-LLM only on NVIDIA), else the vendor's default."""
     vendor = np.asarray(vendor, dtype=object)
-    default = np.array([RUNTIME_BY_VENDOR.get(v, "vllm-cuda") for v in vendor], dtype=object)
+    names, where = np.unique(vendor.astype(str), return_inverse=True)
+    default = np.array([RUNTIME_BY_VENDOR.get(str(v), "vllm-cuda") for v in names], dtype=object)[
+        where.reshape(vendor.shape)
+    ]
     if runtime is None:
         return default
     if runtime not in RUNTIME_EFFICIENCY:
@@ -137,12 +140,14 @@ def capacity_band_log(
     runtimes = runtime_of(vendor, runtime)
     if accelerator is not None and model_class is not None:
         accs = np.broadcast_to(np.asarray(accelerator, dtype=object), np.shape(runtimes))
+        # once per distinct (accelerator, runtime): a large catalog repeats a few thousand
+        # times the same few dozen
+        bands: dict[tuple[str, str], float] = {}
+        for a, r in zip(accs, runtimes, strict=True):
+            if (a, r) not in bands:
+                bands[(a, r)] = error_band(str(a), str(r), model_class).band_log
         physics_band = np.array(
-            [
-                error_band(str(a), str(r), model_class).band_log
-                for a, r in zip(accs, runtimes, strict=True)
-            ],
-            dtype=float,
+            [bands[(a, r)] for a, r in zip(accs, runtimes, strict=True)], dtype=float
         )
     else:
         physics_band = np.array(

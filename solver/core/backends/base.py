@@ -164,49 +164,44 @@ def _flush_c_stdio() -> None:
 
 def deadline_interrupt(
     time_limit_s: float | None,
-) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]] | None:
-    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now and report
-    a MIP's progress to the listener of :func:`solver.core.backends.progress.mip_progress`
-    (incumbent, bound, gap), or None when there is neither a limit nor a listener.
+) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]]:
+    """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now (None: no
+    deadline), or when a signal or a caller asks (:mod:`solver.core.backends.interrupt`),
+    and report a MIP's progress to the listener of
+    :func:`solver.core.backends.progress.mip_progress` (incumbent, bound, gap) when one is
+    set.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
     simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
     overrun its budget on a large model (bench/archive/RESULTS-2026.md).
     """
+    from solver.core.backends.interrupt import highs_callback
     from solver.core.backends.progress import reporter
 
+    stop, stop_kinds = highs_callback(time_limit_s)
     report = reporter(time_limit_s)
-    if time_limit_s is None and report is None:
-        return None
-    import time
-
+    if report is None:
+        return stop, stop_kinds
     import highspy
 
-    deadline = None if time_limit_s is None else time.perf_counter() + float(time_limit_s)
     kinds = highspy.cb.HighsCallbackType
     mip_kinds = (kinds.kCallbackMipInterrupt, kinds.kCallbackMipImprovingSolution)
 
-    def interrupt(
+    def callback(
         callback_type: highspy.cb.HighsCallbackType,
         message: str,
         data_out: highspy.cb.HighsCallbackDataOut,
         data_in: highspy.cb.HighsCallbackDataIn,
         user_data: object,
     ) -> None:
-        if report is not None and callback_type in mip_kinds:
+        if callback_type in mip_kinds:
             report(
                 callback_type == kinds.kCallbackMipImprovingSolution,
                 float(data_out.mip_primal_bound),
                 float(data_out.mip_dual_bound),
                 float(data_out.mip_gap),
             )
-        if deadline is not None and time.perf_counter() > deadline:
-            data_in.user_interrupt = True
+        if callback_type != kinds.kCallbackMipImprovingSolution:
+            stop(callback_type, message, data_out, data_in, user_data)
 
-    if deadline is None:  # progress only
-        return interrupt, list(mip_kinds)
-    return interrupt, [
-        kinds.kCallbackSimplexInterrupt,
-        kinds.kCallbackIpmInterrupt,
-        *mip_kinds,
-    ]
+    return callback, [*stop_kinds, kinds.kCallbackMipImprovingSolution]

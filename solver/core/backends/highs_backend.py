@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from solver.core.backends import interrupt as stop
 from solver.core.backends.base import (
     SolveOptions,
     SolveResult,
@@ -180,8 +181,9 @@ class HighsSession:
         gap = _option(h, "mip_rel_gap")
         h.changeColsIntegrality(n, columns, np.full(n, highspy.HighsVarType.kContinuous))
         try:
-            with native_output_to_stderr():
+            with native_output_to_stderr(), stop.native():
                 h.run()
+            stop.raise_if_requested()
             if h.getModelStatus().name != "kOptimal":
                 return None
             relaxed = np.asarray(h.getSolution().col_value, dtype=float)
@@ -189,8 +191,9 @@ class HighsSession:
             h.changeColsIntegrality(n, columns, kinds)
             h.changeColsBounds(len(fix), fix, np.zeros(len(fix)), np.zeros(len(fix)))
             h.setOptionValue("mip_rel_gap", max(START_GAP, gap))
-            with native_output_to_stderr():
+            with native_output_to_stderr(), stop.native():
                 h.run()
+            stop.raise_if_requested()
             if h.getInfo().primal_solution_status != 2:
                 return None
             return np.asarray(h.getSolution().col_value, dtype=float)
@@ -232,6 +235,12 @@ class HighsSession:
         for key, value in options.backend_options.items():
             h.setOptionValue(key, value)
         began = time.perf_counter()
+        # stops at the limit, and on a signal or a caller's request (interrupt.py), the
+        # first plan's search too
+        callback, kinds = deadline_interrupt(options.time_limit_s)
+        h.setCallback(callback, None)
+        for kind in kinds:
+            h.startCallback(kind)
         if start is None and options.start_heuristic:
             limit = options.time_limit_s
             start = self.restricted_start(None if limit is None else limit / 5)
@@ -247,17 +256,14 @@ class HighsSession:
             sol.col_value = list(np.asarray(start, dtype=float))
             sol.value_valid = True
             h.setSolution(sol)
-        interrupt = deadline_interrupt(options.time_limit_s)
-        if interrupt is not None:
-            h.setCallback(interrupt[0], None)
-            for kind in interrupt[1]:
-                h.startCallback(kind)
         try:
-            with native_output_to_stderr():  # HiGHS 1.12 prints a MIP-start repair line to fd 1
+            # HiGHS 1.12 prints a MIP-start repair line to fd 1
+            with native_output_to_stderr(), stop.native():
                 h.run()
         finally:
             for key, value in before.items():
                 h.setOptionValue(key, value)
+        stop.raise_if_requested()
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         status_name = status.name if hasattr(status, "name") else str(status).split(".")[-1]

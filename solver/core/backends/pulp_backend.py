@@ -64,9 +64,8 @@ class PulpBackend:
             if options.seed:
                 kwargs["random_seed"] = options.seed
             interrupt = deadline_interrupt(options.time_limit_s)
-            if interrupt is not None:
-                kwargs["callbackTuple"] = (interrupt[0], None)
-                kwargs["callbacksToActivate"] = interrupt[1]
+            kwargs["callbackTuple"] = (interrupt[0], None)
+            kwargs["callbacksToActivate"] = interrupt[1]
             kwargs.update(options.backend_options)
             return pulp.HiGHS(**kwargs)
         extra = [f"randomS {options.seed}"] if options.seed else []

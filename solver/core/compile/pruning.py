@@ -92,7 +92,10 @@ def _signature_parts(
                 d = peak.get((w_name, -1), 0.0)
                 cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
                 units = np.where(cap > 0, d / np.where(cap > 0, cap, 1.0), 0.0)
-                cap_text = sub["tokens_per_s_per_unit"].map(lambda v: f"{v:.6g}")
+                # formatted once per distinct capacity (a large catalog repeats a few)
+                codes, values = pd.factorize(sub["tokens_per_s_per_unit"], use_na_sentinel=False)
+                texts = np.array([f"{v:.6g}" for v in values], dtype=object)
+                cap_text = pd.Series(texts[codes], index=sub.index)
             # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
             spare = 1.0 if isinstance(w, InferenceWorkload) and w.n_plus_1 else 0.0
             fewest = w.min_serving_units if isinstance(w, InferenceWorkload) else 1

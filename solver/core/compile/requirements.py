@@ -76,8 +76,10 @@ def requirement_mask(
     if floor is not None:  # owned servers sit in the buyer's own datacenter: they qualify
         tiers = pools.get("tier", pd.Series("unknown", index=pools.index)).astype(str)
         default = w.min_tier is None
+        names, where = np.unique(tiers.to_numpy(dtype=str), return_inverse=True)
+        passes = np.array([tier_allowed(str(t), floor, default=default) for t in names], bool)
         drop(
-            tiers.map(lambda t: tier_allowed(t, floor, default=default)).to_numpy(dtype=bool),
+            passes[where] if len(names) else np.ones(len(pools), dtype=bool),
             "marketplace host (online serving needs datacenter hosts: min_tier opts in)"
             if default
             else f"provider tier below {floor}",
