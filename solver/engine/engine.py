@@ -1,0 +1,320 @@
+"""The warm engine: one problem kept compiled and solved, its variants re-solved in place
+(docs/concepts/warm-engine.md).
+
+Per problem the engine keeps the catalog parsed, the problem compiled (once with every
+option, and pruned per *structure*), each structure's model in a live HiGHS session with
+the last plan and the last proven plan. A variant (:mod:`solver.engine.kinds`) is laid
+over a structure by name (:mod:`solver.engine.delta`) and
+
+- answered without a solve when the last proven plan is still proven for it
+  (:mod:`solver.engine.inherit`), else
+- re-solved in place, starting from the last plan (a MIP start).
+
+The base structure prunes dominated options with a budget and a carbon cap row in the
+model (open where the problem has none): dominance keeps every option any budget or cap
+may need, so a budget or cap variant is exact in place. Leaving out a provider or region,
+or moving prices, can make a pruned option optimal, and a demand factor moves the
+pruning's bounds themselves: unless the base's proof carries over (a tightening, or a
+price rise, of the whole problem), such a variant is compiled afresh with its own
+pruning, and solved from the last plan carried by name. Every plan goes through the
+verifier as a cold solve's does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
+from solver.core.columns import use_columns
+from solver.core.compile import Compiled, compile_problem, with_options
+from solver.core.matrix import LinearModel
+from solver.core.model import build_model, has_second_stage
+from solver.core.refine import refine_periods
+from solver.core.restrictions import period_restrictions
+from solver.core.root import use_root
+from solver.engine.delta import StructureIndex, Target, apply, carried_back, target_of
+from solver.engine.inherit import still_proven
+from solver.engine.kinds import (
+    OPEN_BUDGET_USD,
+    OPEN_CAP_TCO2E,
+    Change,
+    allowed_options,
+    change_of,
+)
+from solver.engine.plan import verified_plan
+from solver.inputs.catalog import Catalog
+from solver.inputs.problem import Problem
+from solver.plan import Plan
+from solver.plan.loss_cost import surviving
+from solver.solve import Solution, charges_moves, checked, solve_verified
+
+
+@dataclass
+class Proven:
+    """A plan proven within ``gap`` for ``target`` (structure columns)."""
+
+    target: Target
+    values: np.ndarray
+    bound: float | None
+    gap: float | None
+
+
+@dataclass
+class Structure:
+    """One compiled, pruned model in a live HiGHS session and what it last held."""
+
+    compiled: Compiled
+    model: LinearModel
+    index: StructureIndex
+    session: HighsSession
+    now: Target
+    values: np.ndarray | None = None
+    proven: Proven | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A variant's verified plan and how the engine got it.
+
+    Attributes
+    ----------
+    plan
+        The verified plan (as :func:`solver.solve.solve_verified` returns it, without the
+        period-structure warnings' second solve).
+    how
+        ``carried`` (the last proven plan, still proven: no solve), ``warm`` (changed in
+        place and re-solved from the last plan), ``fresh`` (compiled afresh with its own
+        pruning, solved from the last plan), ``cold`` (:func:`solve_verified`: a change
+        the engine does not make, or a problem it does not take).
+    kind
+        The variant's kind (:attr:`solver.engine.kinds.Change.kind`), or ``other``.
+    seconds
+        Wall time of the answer, plan and verification included.
+    changed
+        Costs, bounds and coefficients changed in place.
+    """
+
+    plan: Plan
+    how: str
+    kind: str
+    seconds: float
+    changed: int = 0
+
+
+def _open_rows(problem: Problem) -> Problem:
+    """``problem`` with a budget and a carbon cap row that bind nothing where it has none."""
+    update: dict = {}
+    if problem.budget_usd is None:
+        update["budget_usd"] = OPEN_BUDGET_USD
+    if problem.carbon_cap_tco2e is None:
+        update["carbon_cap_tco2e"] = OPEN_CAP_TCO2E
+    return problem.model_copy(update=update)
+
+
+def engine_handles(problem: Problem, compiled: Compiled) -> bool:
+    """Whether the engine re-solves variants of ``problem`` (else every answer is cold):
+    a one-stage problem solved as one full model, whose solve adds no second search
+    (stay-put moves, loss costs, split periods or period-structure warnings)."""
+    return not (
+        has_second_stage(problem)
+        or charges_moves(problem)
+        or surviving(problem)
+        or use_columns(compiled, "auto")
+        or use_root(compiled, "auto")
+        or period_restrictions(compiled)
+        or ((r := refine_periods(compiled)) is not None and r.split)
+    )
+
+
+class WarmEngine:
+    """Variants of one problem, answered warm (see the module docstring).
+
+    Parameters
+    ----------
+    problem, catalog
+        The base problem and its catalog (parsed once).
+    relative_gap
+        The gap every answer is proven to (``procure solve``'s default unless given).
+    """
+
+    def __init__(self, problem: Problem, catalog: Catalog, relative_gap: float = 1e-4) -> None:
+        self.problem = problem
+        self.catalog = catalog
+        self.relative_gap = relative_gap
+        self.opened = _open_rows(problem)
+        base = compile_problem(self.opened, catalog)
+        self.handles = engine_handles(problem, base)
+        self.last: tuple[LinearModel, np.ndarray] | None = None
+        self.base = self._structure(base) if self.handles else None
+        self.compiles = 1
+
+    # ---- structures
+    def _structure(self, compiled: Compiled) -> Structure:
+        model = build_model(compiled)
+        index = StructureIndex(model)
+        target = target_of(model, model, index)
+        assert target is not None
+        return Structure(compiled, model, index, HighsSession(model), target)
+
+    # ---- answers
+    def solve(
+        self,
+        problem: Problem,
+        catalog: Catalog,
+        multipliers: list[dict] | None = None,
+        time_limit_s: float | None = None,
+    ) -> Answer:
+        """The verified plan of ``problem`` (a variant of the engine's) with ``catalog``
+        (the engine's with ``multipliers`` on its rented prices), and how it was had.
+
+        Raises
+        ------
+        ProcureError
+            As :func:`solver.solve.solve_verified`: no plan (infeasible, or none within
+            the limit), or a plan the verifier refuses.
+        """
+        started = time.perf_counter()
+        change = change_of(self.problem, problem, list(multipliers or []))
+        options = SolveOptions(time_limit_s=time_limit_s, relative_gap=self.relative_gap)
+        if change is None or self.base is None:
+            return self._cold(
+                problem, catalog, options, started, "other" if change is None else change.kind
+            )
+        if change.demand:
+            return self._fresh(problem, catalog, options, started, change)
+        base = self.base
+        if change.excludes or change.prices:
+            # a tightening or a price rise of the whole problem: the base's proof may carry;
+            # else the pruning is the variant's own (a pruned option may be its optimum)
+            monotone = all(f >= 1.0 for _p, _a, f in change.multipliers)
+            if monotone and not problem.savings_plans:
+                answer = self._carried(base, problem, catalog, change, started)
+                if answer is not None:
+                    return answer
+            return self._fresh(problem, catalog, options, started, change)
+        answer = self._carried(base, problem, catalog, change, started)
+        if answer is not None:
+            return answer
+        return self._in_place(base, problem, catalog, change, options, started, "warm")
+
+    def _variant_compiled(
+        self, structure: Structure, problem: Problem, catalog: Catalog, change: Change
+    ) -> Compiled | None:
+        """The structure's options as the variant has them: its prices (compiled again with
+        every option, the same ids), only the pools it allows, its problem."""
+        compiled = structure.compiled
+        if change.prices:
+            full = self._full(catalog)
+            ids = compiled.options["option_id"]
+            options = full.options[full.options["option_id"].isin(ids)].reset_index(drop=True)
+            same = options[["option_id", "workload", "pool_id"]].equals(
+                compiled.options[["option_id", "workload", "pool_id"]].reset_index(drop=True)
+            )
+            if not same:
+                return None
+            compiled = with_options(full, options)
+        if change.excludes:
+            compiled = with_options(
+                compiled, allowed_options(compiled.options, compiled.pools, problem)
+            )
+        return replace(compiled, problem=problem)
+
+    def _full(self, catalog: Catalog) -> Compiled:
+        """The base problem (open rows) compiled with every option at ``catalog``'s prices;
+        an option has the same id as in the base structure (ids are given before pruning)."""
+        self.compiles += 1
+        return compile_problem(self.opened, catalog, prune_dominated=False)
+
+    def _lay(self, structure: Structure, problem: Problem, catalog: Catalog, change: Change):
+        compiled = self._variant_compiled(structure, problem, catalog, change)
+        if compiled is None:
+            return None
+        model = build_model(compiled)
+        target = target_of(structure.model, model, structure.index)
+        return None if target is None else (compiled, model, target)
+
+    def _carried(self, structure, problem, catalog, change, started) -> Answer | None:
+        """The last proven plan, when still proven for the variant (no solve)."""
+        proven = structure.proven
+        if proven is None:
+            return None
+        laid = self._lay(structure, problem, catalog, change)
+        if laid is None or not still_proven(proven.target, proven.values, laid[2]):
+            return None
+        compiled, model, target = laid
+        values = carried_back(target, proven.values)
+        result = SolveResult(
+            Termination.OPTIMAL,
+            "highspy",
+            values,
+            model.objective.value(values),
+            proven.bound,
+            proven.gap,
+            0.0,
+        )
+        plan = verified_plan(
+            Solution(compiled, model, result), problem, catalog, None, started, self.relative_gap
+        )
+        return Answer(plan, "carried", change.kind, time.perf_counter() - started)
+
+    def _in_place(self, structure, problem, catalog, change, options, started, how) -> Answer:
+        laid = self._lay(structure, problem, catalog, change)
+        if laid is None:
+            return self._cold(problem, catalog, options, started, change.kind)
+        compiled, model, target = laid
+        changed = apply(structure.session, structure.now, target)
+        structure.now = target
+        start = self._start(structure)
+        result = structure.session.solve(options, start=start)
+        if result.has_solution:
+            structure.values = result.values
+            if result.termination == Termination.OPTIMAL:
+                structure.proven = Proven(target, result.values, result.bound, result.gap)
+        values = None if result.values is None else carried_back(target, result.values)
+        objective = None if values is None else model.objective.value(values)
+        result = replace(result, values=values, objective=objective)
+        solution = Solution(compiled, model, checked(result, compiled))
+        plan = verified_plan(
+            solution, problem, catalog, options.time_limit_s, started, self.relative_gap
+        )
+        self.last = (model, solution.result.values)
+        return Answer(plan, how, change.kind, time.perf_counter() - started, changed)
+
+    def _start(self, structure: Structure) -> np.ndarray | None:
+        """The last plan as a start for ``structure``: its own, else the last answer's."""
+        if structure.values is not None:
+            return structure.values
+        if self.last is None:
+            return None
+        from solver.solve import carried
+
+        return carried(self.last[0], self.last[1], structure.model)
+
+    def _fresh(self, problem, catalog, options, started, change) -> Answer:
+        """Compiled afresh with the variant's own pruning, solved from the last plan
+        carried by name."""
+        compiled = compile_problem(problem, catalog)
+        self.compiles += 1
+        structure = self._structure(compiled)
+        start = self._start(structure)
+        left = options
+        if options.time_limit_s is not None:
+            left = replace(
+                options,
+                time_limit_s=max(0.1, options.time_limit_s - (time.perf_counter() - started)),
+            )
+        result = checked(structure.session.solve(left, start=start), compiled)
+        solution = Solution(compiled, structure.model, result)
+        plan = verified_plan(
+            solution, problem, catalog, options.time_limit_s, started, self.relative_gap
+        )
+        self.last = (structure.model, result.values)
+        return Answer(plan, "fresh", change.kind, time.perf_counter() - started)
+
+    def _cold(self, problem, catalog, options, started, kind) -> Answer:
+        plan, solution = solve_verified(problem, catalog, options=options)
+        self.last = (solution.model, solution.result.values)
+        return Answer(plan, "cold", kind, time.perf_counter() - started)
