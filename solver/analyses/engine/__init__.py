@@ -3,7 +3,7 @@ cap, a demand factor, providers or regions left out, rented prices times a facto
 re-solved in place from the last plan, every answer verified (docs/concepts/warm-engine.md).
 """
 
-from solver.engine.engine import Answer, WarmEngine
-from solver.engine.kinds import Change, change_of
+from solver.analyses.engine.engine import Answer, WarmEngine
+from solver.analyses.engine.kinds import Change, change_of
 
 __all__ = ["Answer", "Change", "WarmEngine", "change_of"]

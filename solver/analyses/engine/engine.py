@@ -3,11 +3,11 @@
 
 Per problem the engine keeps the catalog parsed, the problem compiled (once with every
 option, and pruned per *structure*), each structure's model in a live HiGHS session with
-the last plan and the last proven plan. A variant (:mod:`solver.engine.kinds`) is laid
-over a structure by name (:mod:`solver.engine.delta`) and
+the last plan and the last proven plan. A variant (:mod:`solver.analyses.engine.kinds`) is laid
+over a structure by name (:mod:`solver.analyses.engine.delta`) and
 
 - answered without a solve when the last proven plan is still proven for it
-  (:mod:`solver.engine.inherit`), else
+  (:mod:`solver.analyses.engine.inherit`), else
 - re-solved in place, starting from the last plan (a MIP start).
 
 The base structure prunes dominated options with a budget and a carbon cap row in the
@@ -27,6 +27,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from solver.analyses.engine.delta import StructureIndex, Target, apply, carried_back, target_of
+from solver.analyses.engine.inherit import still_proven
+from solver.analyses.engine.kinds import (
+    OPEN_BUDGET_USD,
+    OPEN_CAP_TCO2E,
+    Change,
+    allowed_options,
+    change_of,
+)
+from solver.analyses.engine.plan import verified_plan
 from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
 from solver.core.columns import use_columns
 from solver.core.compile import Compiled, compile_problem, with_options
@@ -35,16 +45,6 @@ from solver.core.model import build_model, has_second_stage
 from solver.core.refine import refine_periods
 from solver.core.restrictions import period_restrictions
 from solver.core.root import use_root
-from solver.engine.delta import StructureIndex, Target, apply, carried_back, target_of
-from solver.engine.inherit import still_proven
-from solver.engine.kinds import (
-    OPEN_BUDGET_USD,
-    OPEN_CAP_TCO2E,
-    Change,
-    allowed_options,
-    change_of,
-)
-from solver.engine.plan import verified_plan
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import Problem
 from solver.plan import Plan
@@ -90,7 +90,7 @@ class Answer:
         pruning, solved from the last plan), ``cold`` (:func:`solve_verified`: a change
         the engine does not make, or a problem it does not take).
     kind
-        The variant's kind (:attr:`solver.engine.kinds.Change.kind`), or ``other``.
+        The variant's kind (:attr:`solver.analyses.engine.kinds.Change.kind`), or ``other``.
     seconds
         Wall time of the answer, plan and verification included.
     changed

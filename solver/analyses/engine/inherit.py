@@ -20,14 +20,14 @@ breaks only that row in ``R``, and ``c_T y >= a y > b_R >= c_T x``: no plan of `
 
 The engine applies it only where ``R`` and ``T`` are exact for the same full problem
 (the structure keeps every option an optimal plan of either may need), or where the
-change is a tightening or a price rise of the whole problem (:mod:`solver.engine.kinds`).
+change is a tightening or a price rise of the whole problem (:mod:`solver.analyses.engine.kinds`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from solver.engine.delta import Target
+from solver.analyses.engine.delta import Target
 
 #: feasibility tolerance of a row or bound, relative to max(1, |bound|)
 FEASIBLE_TOL = 1e-7
