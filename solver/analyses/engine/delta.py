@@ -12,7 +12,7 @@ then builds a new structure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,9 @@ class Target:
         Per row, its coefficients by structure column.
     columns
         Per variant column, its structure column (the map :func:`carried_back` uses).
+    flat
+        ``coefs`` as (row, column, value) arrays, for row activities in one pass (taken at
+        the first :func:`activities`, and kept by copies that share ``coefs``).
     """
 
     cost: np.ndarray
@@ -51,6 +54,18 @@ class Target:
     row_upper: np.ndarray
     coefs: list[dict[int, float]]
     columns: np.ndarray
+    flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+
+def activities(target: Target, x: np.ndarray) -> np.ndarray:
+    """Each row's activity (sum of coefficient x value) at ``x``."""
+    if target.flat is None:
+        rows = [r for r, coefs in enumerate(target.coefs) for _ in coefs]
+        cols = [j for coefs in target.coefs for j in coefs]
+        vals = [c for coefs in target.coefs for c in coefs.values()]
+        target.flat = (np.asarray(rows, np.int64), np.asarray(cols, np.int64), np.asarray(vals))
+    rows, cols, vals = target.flat
+    return np.bincount(rows, weights=vals * x[cols], minlength=len(target.coefs))
 
 
 def _row_bounds(sense: str, rhs: float) -> tuple[float, float]:

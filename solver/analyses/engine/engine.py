@@ -27,7 +27,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from solver.analyses.engine.delta import StructureIndex, Target, apply, carried_back, target_of
+from solver.analyses.engine.delta import (
+    StructureIndex,
+    Target,
+    activities,
+    apply,
+    carried_back,
+    target_of,
+)
 from solver.analyses.engine.inherit import still_proven
 from solver.analyses.engine.kinds import (
     OPEN_BUDGET_USD,
@@ -41,11 +48,11 @@ from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termin
 from solver.core.columns import use_columns
 from solver.core.compile import Compiled, compile_problem, with_options
 from solver.core.matrix import LinearModel
-from solver.core.model import build_model, has_second_stage
+from solver.core.model import budget_bound, build_model, has_second_stage
 from solver.core.refine import refine_periods
 from solver.core.restrictions import period_restrictions
 from solver.core.root import use_root
-from solver.inputs.catalog import Catalog
+from solver.inputs.catalog import Catalog, catalog_sha256
 from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.loss_cost import surviving
@@ -70,7 +77,8 @@ class Structure:
     model: LinearModel
     index: StructureIndex
     session: HighsSession
-    now: Target
+    own: Target  # the model as built
+    now: Target  # what the session holds
     values: np.ndarray | None = None
     proven: Proven | None = None
 
@@ -149,6 +157,10 @@ class WarmEngine:
         self.handles = engine_handles(problem, base)
         self.last: tuple[LinearModel, np.ndarray] | None = None
         self.base = self._structure(base) if self.handles else None
+        # USD of budget per unit of the budget row (the categories beside compute at their
+        # linear bound: solver.core.formulation.limits.add_budgets)
+        self.budget_scale = budget_bound(base).multiplier
+        self._shas: dict[int, tuple[Catalog, str]] = {}  # catalog digests, by catalog object
         self.compiles = 1
 
     # ---- structures
@@ -157,7 +169,18 @@ class WarmEngine:
         index = StructureIndex(model)
         target = target_of(model, model, index)
         assert target is not None
-        return Structure(compiled, model, index, HighsSession(model), target)
+        activities(target, np.zeros(len(model.variables)))  # the flat rows, once
+        return Structure(compiled, model, index, HighsSession(model), target, target)
+
+    def _sha(self, catalog: Catalog) -> str:
+        """The catalog's digest, taken once per catalog object (the last few kept)."""
+        got = self._shas.get(id(catalog))
+        if got is None or got[0] is not catalog:
+            got = (catalog, catalog_sha256(catalog))
+            self._shas[id(catalog)] = got
+            while len(self._shas) > 4:
+                del self._shas[next(iter(self._shas))]
+        return got[1]
 
     # ---- answers
     def solve(
@@ -229,12 +252,46 @@ class WarmEngine:
         return compile_problem(self.opened, catalog, prune_dominated=False)
 
     def _lay(self, structure: Structure, problem: Problem, catalog: Catalog, change: Change):
+        """The variant's compiled problem, model and target over ``structure``; None where
+        it cannot be laid over it."""
+        if not (change.excludes or change.prices):
+            return self._limits(structure, problem)
         compiled = self._variant_compiled(structure, problem, catalog, change)
         if compiled is None:
             return None
         model = build_model(compiled)
         target = target_of(structure.model, model, structure.index)
         return None if target is None else (compiled, model, target)
+
+    def _limits(self, structure: Structure, problem: Problem):
+        """A budget or carbon cap variant, without building a model: the budget row's bound
+        moves by the budget's change over the row's scale (the categories beside compute
+        at their linear bound, :func:`solver.core.formulation.limits.budget_bound`), the
+        cap row's by the cap's; a limit the variant leaves out frees its row."""
+        own, model = structure.own, structure.model
+        lower, upper = own.row_lower.copy(), own.row_upper.copy()
+        rows: list = []
+        opened = self.opened
+        for r, row in enumerate(model.rows):
+            if row.family == "budget":
+                new = problem.budget_usd
+                moved = None if new is None else (new - opened.budget_usd) / self.budget_scale
+            elif row.family == "carbon_cap":
+                new = problem.carbon_cap_tco2e
+                moved = None if new is None else new - opened.carbon_cap_tco2e
+            else:
+                rows.append(row)
+                continue
+            if moved is None:  # no such row in the variant
+                lower[r], upper[r] = -np.inf, np.inf
+            else:
+                upper[r] = own.row_upper[r] + moved
+                rows.append(replace(row, rhs=row.rhs + moved))
+        target = replace(own, row_lower=lower, row_upper=upper)
+        variant = LinearModel(
+            model.variables, rows, model.objective, model.expressions, model.stage
+        )
+        return replace(structure.compiled, problem=problem), variant, target
 
     def _carried(self, structure, problem, catalog, change, started) -> Answer | None:
         """The last proven plan, when still proven for the variant (no solve)."""
@@ -256,7 +313,13 @@ class WarmEngine:
             0.0,
         )
         plan = verified_plan(
-            Solution(compiled, model, result), problem, catalog, None, started, self.relative_gap
+            Solution(compiled, model, result),
+            problem,
+            catalog,
+            None,
+            started,
+            self.relative_gap,
+            self._sha(catalog),
         )
         return Answer(plan, "carried", change.kind, time.perf_counter() - started)
 
@@ -278,7 +341,13 @@ class WarmEngine:
         result = replace(result, values=values, objective=objective)
         solution = Solution(compiled, model, checked(result, compiled))
         plan = verified_plan(
-            solution, problem, catalog, options.time_limit_s, started, self.relative_gap
+            solution,
+            problem,
+            catalog,
+            options.time_limit_s,
+            started,
+            self.relative_gap,
+            self._sha(catalog),
         )
         self.last = (model, solution.result.values)
         return Answer(plan, how, change.kind, time.perf_counter() - started, changed)
@@ -309,7 +378,13 @@ class WarmEngine:
         result = checked(structure.session.solve(left, start=start), compiled)
         solution = Solution(compiled, structure.model, result)
         plan = verified_plan(
-            solution, problem, catalog, options.time_limit_s, started, self.relative_gap
+            solution,
+            problem,
+            catalog,
+            options.time_limit_s,
+            started,
+            self.relative_gap,
+            self._sha(catalog),
         )
         self.last = (structure.model, result.values)
         return Answer(plan, "fresh", change.kind, time.perf_counter() - started)

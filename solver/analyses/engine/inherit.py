@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.analyses.engine.delta import Target
+from solver.analyses.engine.delta import Target, activities
 
 #: feasibility tolerance of a row or bound, relative to max(1, |bound|)
 FEASIBLE_TOL = 1e-7
@@ -40,16 +40,12 @@ def _feasible(target: Target, x: np.ndarray) -> bool:
     scale = np.maximum(1.0, np.abs(np.where(np.isfinite(target.upper), target.upper, 0.0)))
     if (x > target.upper + FEASIBLE_TOL * scale).any():
         return False
-    for r, coefs in enumerate(target.coefs):
-        lo, hi = target.row_lower[r], target.row_upper[r]
-        if not coefs or (lo == -np.inf and hi == np.inf):
-            continue
-        activity = sum(c * x[j] for j, c in coefs.items())
-        if activity > hi + FEASIBLE_TOL * max(1.0, abs(hi)):
-            return False
-        if activity < lo - FEASIBLE_TOL * max(1.0, abs(lo)):
-            return False
-    return True
+    activity = activities(target, x)
+    lo, hi = target.row_lower, target.row_upper
+    with np.errstate(invalid="ignore"):
+        over = activity > hi + FEASIBLE_TOL * np.maximum(1.0, np.abs(hi))
+        under = activity < lo - FEASIBLE_TOL * np.maximum(1.0, np.abs(lo))
+    return not (over.any() or under.any())
 
 
 def _row_no_looser(ref: Target, target: Target, r: int, lower_ok: np.ndarray) -> bool:
@@ -63,7 +59,7 @@ def _row_no_looser(ref: Target, target: Target, r: int, lower_ok: np.ndarray) ->
     a_r, a_t = ref.coefs[r], target.coefs[r]
     if lo_r == -np.inf and hi_r == np.inf:
         return True  # the reference has no such row
-    if a_r == a_t:
+    if a_r is a_t or a_r == a_t:
         return lo_t >= lo_r and hi_t <= hi_r
     keys = set(a_r) | set(a_t)
     if not all(lower_ok[j] for j in keys):
@@ -99,7 +95,10 @@ def still_proven(ref: Target, x: np.ndarray, target: Target) -> bool:
         return False
     plan_cost = float(target.cost @ x)
     looser = 0
-    for r in range(len(ref.coefs)):
+    moved = (ref.row_lower != target.row_lower) | (ref.row_upper != target.row_upper)
+    if ref.coefs is not target.coefs:
+        moved |= np.array([a is not b for a, b in zip(ref.coefs, target.coefs, strict=True)])
+    for r in np.flatnonzero(moved).tolist():
         if _row_no_looser(ref, target, r, lower_ok):
             continue
         looser += 1
