@@ -46,7 +46,8 @@ from solver.analyses.engine.kinds import (
 from solver.analyses.engine.plan import verified_plan
 from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
 from solver.core.columns import use_columns
-from solver.core.compile import Compiled, compile_problem, with_options
+from solver.core.compile import Compiled, compile_problem, repruned, with_options
+from solver.core.compile.demand import build_demand
 from solver.core.matrix import LinearModel
 from solver.core.model import budget_bound, build_model, has_second_stage
 from solver.core.refine import refine_periods
@@ -156,6 +157,7 @@ class WarmEngine:
         base = compile_problem(self.opened, catalog)
         self.handles = engine_handles(problem, base)
         self.last: tuple[LinearModel, np.ndarray] | None = None
+        self._full_base: Compiled | None = None  # every option, at the engine's catalog
         self.base = self._structure(base) if self.handles else None
         # USD of budget per unit of the budget row (the categories beside compute at their
         # linear bound: solver.core.formulation.limits.add_budgets)
@@ -246,10 +248,30 @@ class WarmEngine:
         return replace(compiled, problem=problem)
 
     def _full(self, catalog: Catalog) -> Compiled:
-        """The base problem (open rows) compiled with every option at ``catalog``'s prices;
-        an option has the same id as in the base structure (ids are given before pruning)."""
+        """The base problem (open rows) compiled with every option at ``catalog``'s prices
+        (kept for the engine's own catalog); an option has the same id as in the base
+        structure (ids are given before pruning)."""
+        if catalog is self.catalog and self._full_base is not None:
+            return self._full_base
         self.compiles += 1
-        return compile_problem(self.opened, catalog, prune_dominated=False)
+        full = compile_problem(self.opened, catalog, prune_dominated=False)
+        if catalog is self.catalog:
+            self._full_base = full
+        return full
+
+    def _own_pruning(self, problem: Problem, catalog: Catalog, change: Change) -> Compiled:
+        """The variant compiled with its own pruning, from the options compiled once: every
+        option at the variant's prices (:meth:`_full`), those its providers and regions
+        allow, its demand (:func:`solver.core.compile.demand.build_demand`: the only
+        table a demand factor changes), then dominance as the compile prunes
+        (:func:`solver.core.compile.repruned`, exact for the variant's own problem)."""
+        full = replace(self._full(catalog), problem=problem)
+        if change.demand:
+            demand = build_demand(problem, full.periods, full.blocks, full.inputs.load)
+            full = replace(full, demand=demand)
+        if change.excludes:
+            full = with_options(full, allowed_options(full.options, full.pools, problem))
+        return repruned(full)
 
     def _lay(self, structure: Structure, problem: Problem, catalog: Catalog, change: Change):
         """The variant's compiled problem, model and target over ``structure``; None where
@@ -365,8 +387,7 @@ class WarmEngine:
     def _fresh(self, problem, catalog, options, started, change) -> Answer:
         """Compiled afresh with the variant's own pruning, solved from the last plan
         carried by name."""
-        compiled = compile_problem(problem, catalog)
-        self.compiles += 1
+        compiled = self._own_pruning(problem, catalog, change)
         structure = self._structure(compiled)
         start = self._start(structure)
         left = options
