@@ -110,6 +110,8 @@ def test_prices_that_can_make_a_pruned_option_optimal_are_compiled_afresh(catalo
     )
     assert (answer.how, answer.plan.total_cost_usd) == ("carried", pytest.approx(58_400))
     # acme x 1.2: beta us-east, pruned in the base, is the optimum (module docstring)
+    assert engine.base is not None
+    assert set(engine.base.compiled.options["provider"]) == {"acme"}  # beta pruned
     up = {"price_multipliers": [{"provider": "acme", "factor": 1.2}]}
     answer = _answer(engine, catalog_dir, up)
     assert (answer.how, answer.plan.total_cost_usd) == ("fresh", pytest.approx(20 * 4.5 * HOURS))
