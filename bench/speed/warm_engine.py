@@ -40,7 +40,9 @@ RANGES = {
 KINDS = ("budget", "carbon_cap", "demand", "exclude", "price")
 
 
-def variants(kind: str, n: int, rng: np.random.Generator, providers, regions) -> list[dict]:
+def variants(
+    kind: str, n: int, rng: np.random.Generator, providers: list[str], regions: list[str]
+) -> list[dict]:
     """``n`` variant changes of ``kind`` (the workspace's change fields)."""
     out: list[dict] = []
     for _ in range(n):
@@ -86,7 +88,11 @@ def main() -> None:
     regions = sorted(cloud["region"].astype(str).unique()) if cloud is not None else []
     rng = np.random.default_rng(args.seed)
     for kind in args.kinds:
-        warm_s, cold_s, diffs, rel, hows = [], [], [], [], {}
+        warm_s: list[float] = []
+        cold_s: list[float] = []
+        diffs: list[float] = []
+        rel: list[float] = []
+        hows: dict[str, int] = {}
         solved: list[tuple[float, float]] = []  # (warm, cold) where the engine solved
         verified = [0, 0]
         for changes in variants(kind, args.n, rng, providers, regions):

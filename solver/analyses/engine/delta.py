@@ -60,10 +60,10 @@ class Target:
 def activities(target: Target, x: np.ndarray) -> np.ndarray:
     """Each row's activity (sum of coefficient x value) at ``x``."""
     if target.flat is None:
-        rows = [r for r, coefs in enumerate(target.coefs) for _ in coefs]
-        cols = [j for coefs in target.coefs for j in coefs]
-        vals = [c for coefs in target.coefs for c in coefs.values()]
-        target.flat = (np.asarray(rows, np.int64), np.asarray(cols, np.int64), np.asarray(vals))
+        at = [r for r, coefs in enumerate(target.coefs) for _ in coefs]
+        js = [j for coefs in target.coefs for j in coefs]
+        cs = [c for coefs in target.coefs for c in coefs.values()]
+        target.flat = (np.asarray(at, np.int64), np.asarray(js, np.int64), np.asarray(cs))
     rows, cols, vals = target.flat
     return np.bincount(rows, weights=vals * x[cols], minlength=len(target.coefs))
 

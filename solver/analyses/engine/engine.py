@@ -156,7 +156,7 @@ class WarmEngine:
         self.opened = _open_rows(problem)
         base = compile_problem(self.opened, catalog)
         self.handles = engine_handles(problem, base)
-        self.last: tuple[LinearModel, np.ndarray] | None = None
+        self.last: tuple[LinearModel, np.ndarray | None] | None = None
         self._full_base: Compiled | None = None  # every option, at the engine's catalog
         self.base = self._structure(base) if self.handles else None
         # USD of budget per unit of the budget row (the categories beside compute at their
@@ -293,14 +293,15 @@ class WarmEngine:
         own, model = structure.own, structure.model
         lower, upper = own.row_lower.copy(), own.row_upper.copy()
         rows: list = []
-        opened = self.opened
+        budget, cap = self.opened.budget_usd, self.opened.carbon_cap_tco2e
+        assert budget is not None and cap is not None  # opened: both rows are in the model
         for r, row in enumerate(model.rows):
             if row.family == "budget":
                 new = problem.budget_usd
-                moved = None if new is None else (new - opened.budget_usd) / self.budget_scale
+                moved = None if new is None else (new - budget) / self.budget_scale
             elif row.family == "carbon_cap":
                 new = problem.carbon_cap_tco2e
-                moved = None if new is None else new - opened.carbon_cap_tco2e
+                moved = None if new is None else new - cap
             else:
                 rows.append(row)
                 continue
@@ -378,7 +379,7 @@ class WarmEngine:
         """The last plan as a start for ``structure``: its own, else the last answer's."""
         if structure.values is not None:
             return structure.values
-        if self.last is None:
+        if self.last is None or self.last[1] is None:
             return None
         from solver.solve import carried
 
