@@ -3,10 +3,10 @@
 
 Per problem the engine keeps the catalog parsed, the problem compiled (once with every
 option, and pruned per *structure*), each structure's model in a live HiGHS session with
-the last plan and the last proven plan. A variant (:mod:`solver.analyses.engine.kinds`) is laid
+the last plan and the last few proven plans. A variant (:mod:`solver.analyses.engine.kinds`) is laid
 over a structure by name (:mod:`solver.analyses.engine.delta`) and
 
-- answered without a solve when the last proven plan is still proven for it
+- answered without a solve when a plan proven before is still proven for it
   (:mod:`solver.analyses.engine.inherit`), else
 - re-solved in place, starting from the last plan (a MIP start).
 
@@ -23,7 +23,7 @@ verifier as a cold solve's does.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from solver.analyses.engine.delta import (
     carried_back,
     target_of,
 )
-from solver.analyses.engine.inherit import still_proven
+from solver.analyses.engine.inherit import feasible, still_proven
 from solver.analyses.engine.kinds import (
     OPEN_BUDGET_USD,
     OPEN_CAP_TCO2E,
@@ -59,6 +59,10 @@ from solver.plan import Plan
 from solver.plan.loss_cost import surviving
 from solver.solve import Solution, charges_moves, checked, solve_verified
 
+#: proven plans kept per structure (a variant is checked against each: the base's proof
+#: serves every looser limit, a capped one the caps below it)
+PROOFS = 8
+
 
 @dataclass
 class Proven:
@@ -81,7 +85,7 @@ class Structure:
     own: Target  # the model as built
     now: Target  # what the session holds
     values: np.ndarray | None = None
-    proven: Proven | None = None
+    proofs: list[Proven] = field(default_factory=list)  # newest first, PROOFS at most
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class Answer:
         The verified plan (as :func:`solver.solve.solve_verified` returns it, without the
         period-structure warnings' second solve).
     how
-        ``carried`` (the last proven plan, still proven: no solve), ``warm`` (changed in
+        ``carried`` (a plan proven before, still proven: no solve), ``warm`` (changed in
         place and re-solved from the last plan), ``fresh`` (compiled afresh with its own
         pruning, solved from the last plan), ``cold`` (:func:`solve_verified`: a change
         the engine does not make, or a problem it does not take).
@@ -317,14 +321,19 @@ class WarmEngine:
         return replace(structure.compiled, problem=problem), variant, target
 
     def _carried(self, structure, problem, catalog, change, started) -> Answer | None:
-        """The last proven plan, when still proven for the variant (no solve)."""
-        proven = structure.proven
-        if proven is None:
+        """A plan proven before (the last :data:`PROOFS`), when still proven for the
+        variant (no solve)."""
+        if not structure.proofs:
             return None
         laid = self._lay(structure, problem, catalog, change)
-        if laid is None or not still_proven(proven.target, proven.values, laid[2]):
+        if laid is None:
             return None
         compiled, model, target = laid
+        proven = next(
+            (p for p in structure.proofs if still_proven(p.target, p.values, target)), None
+        )
+        if proven is None:
+            return None
         values = carried_back(target, proven.values)
         result = SolveResult(
             Termination.OPTIMAL,
@@ -353,12 +362,13 @@ class WarmEngine:
         compiled, model, target = laid
         changed = apply(structure.session, structure.now, target)
         structure.now = target
-        start = self._start(structure)
+        start = self._start(structure, target)
         result = structure.session.solve(options, start=start)
         if result.has_solution:
             structure.values = result.values
             if result.termination == Termination.OPTIMAL:
-                structure.proven = Proven(target, result.values, result.bound, result.gap)
+                proof = Proven(target, result.values, result.bound, result.gap)
+                structure.proofs = [proof, *structure.proofs][:PROOFS]
         values = None if result.values is None else carried_back(target, result.values)
         objective = None if values is None else model.objective.value(values)
         result = replace(result, values=values, objective=objective)
@@ -375,22 +385,25 @@ class WarmEngine:
         self.last = (model, solution.result.values)
         return Answer(plan, how, change.kind, time.perf_counter() - started, changed)
 
-    def _start(self, structure: Structure) -> np.ndarray | None:
-        """The last plan as a start for ``structure``: its own, else the last answer's."""
-        if structure.values is not None:
-            return structure.values
-        if self.last is None or self.last[1] is None:
-            return None
+    def _start(self, structure: Structure, target: Target) -> np.ndarray | None:
+        """A start for ``structure`` holding ``target``: the cheapest of its last plan and
+        its proven ones (else the last answer's plan, carried by name) that is feasible
+        there; None when none is (the solve then finds its own first plan, as a cold one
+        does: an infeasible start would only turn its first-plan heuristics off)."""
         from solver.solve import carried
 
-        return carried(self.last[0], self.last[1], structure.model)
+        plans = [structure.values, *(p.values for p in structure.proofs)]
+        if structure.values is None and self.last is not None and self.last[1] is not None:
+            plans.append(carried(self.last[0], self.last[1], structure.model))
+        ok = [x for x in plans if x is not None and feasible(target, x)]
+        return min(ok, key=lambda x: float(target.cost @ x)) if ok else None
 
     def _fresh(self, problem, catalog, options, started, change) -> Answer:
         """Compiled afresh with the variant's own pruning, solved from the last plan
         carried by name."""
         compiled = self._own_pruning(problem, catalog, change)
         structure = self._structure(compiled)
-        start = self._start(structure)
+        start = self._start(structure, structure.own)
         left = options
         if options.time_limit_s is not None:
             left = replace(

@@ -33,7 +33,8 @@ from solver.analyses.engine.delta import Target, activities
 FEASIBLE_TOL = 1e-7
 
 
-def _feasible(target: Target, x: np.ndarray) -> bool:
+def feasible(target: Target, x: np.ndarray) -> bool:
+    """Whether ``x`` keeps every bound and row of ``target`` (within :data:`FEASIBLE_TOL`)."""
     scale = np.maximum(1.0, np.abs(np.where(np.isfinite(target.lower), target.lower, 0.0)))
     if (x < target.lower - FEASIBLE_TOL * scale).any():
         return False
@@ -91,7 +92,7 @@ def still_proven(ref: Target, x: np.ndarray, target: Target) -> bool:
         return False
     if (target.lower < ref.lower).any() or (target.upper > ref.upper).any():
         return False
-    if not _feasible(target, x):
+    if not feasible(target, x):
         return False
     plan_cost = float(target.cost @ x)
     looser = 0
