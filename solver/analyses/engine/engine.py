@@ -53,11 +53,12 @@ from solver.core.model import budget_bound, build_model, has_second_stage
 from solver.core.refine import refine_periods
 from solver.core.restrictions import period_restrictions
 from solver.core.root import use_root
+from solver.errors import InfeasibleError
 from solver.inputs.catalog import Catalog, catalog_sha256
 from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.loss_cost import surviving
-from solver.solve import Solution, charges_moves, checked, solve_verified
+from solver.solve import Solution, charges_moves, checked, explained, solve_verified
 
 #: proven plans kept per structure (a variant is checked against each: the base's proof
 #: serves every looser limit, a capped one the caps below it)
@@ -140,6 +141,17 @@ def engine_handles(problem: Problem, compiled: Compiled) -> bool:
         or period_restrictions(compiled)
         or ((r := refine_periods(compiled)) is not None and r.split)
     )
+
+
+def _checked(
+    result: SolveResult, compiled: Compiled, problem: Problem, catalog: Catalog
+) -> SolveResult:
+    """:func:`solver.solve.checked`, an infeasible variant told what to relax as a cold
+    solve tells it (:func:`solver.solve.explained`)."""
+    try:
+        return checked(result, compiled)
+    except InfeasibleError as exc:
+        raise explained(exc, problem, catalog, None) from None
 
 
 class WarmEngine:
@@ -372,7 +384,7 @@ class WarmEngine:
         values = None if result.values is None else carried_back(target, result.values)
         objective = None if values is None else model.objective.value(values)
         result = replace(result, values=values, objective=objective)
-        solution = Solution(compiled, model, checked(result, compiled))
+        solution = Solution(compiled, model, _checked(result, compiled, problem, catalog))
         plan = verified_plan(
             solution,
             problem,
@@ -410,7 +422,7 @@ class WarmEngine:
                 options,
                 time_limit_s=max(0.1, options.time_limit_s - (time.perf_counter() - started)),
             )
-        result = checked(structure.session.solve(left, start=start), compiled)
+        result = _checked(structure.session.solve(left, start=start), compiled, problem, catalog)
         solution = Solution(compiled, structure.model, result)
         plan = verified_plan(
             solution,
