@@ -60,19 +60,22 @@ from solver.plan import Plan
 from solver.plan.loss_cost import surviving
 from solver.solve import Solution, charges_moves, checked, explained, solve_verified
 
-#: proven plans kept per structure (a variant is checked against each: the base's proof
-#: serves every looser limit, a capped one the caps below it)
+#: proven plans kept per structure, the first (the base's) and the newest (a variant is
+#: checked against each: the base's proof serves every looser limit, a capped one the caps
+#: below it)
 PROOFS = 8
 
 
 @dataclass
 class Proven:
-    """A plan proven within ``gap`` for ``target`` (structure columns)."""
+    """A plan proven within ``gap`` for ``target`` (structure columns), the model of
+    ``problem``."""
 
     target: Target
     values: np.ndarray
     bound: float | None
     gap: float | None
+    problem: Problem
 
 
 @dataclass
@@ -141,6 +144,12 @@ def engine_handles(problem: Problem, compiled: Compiled) -> bool:
         or period_restrictions(compiled)
         or ((r := refine_periods(compiled)) is not None and r.split)
     )
+
+
+def _only_left_out(proved: Problem, problem: Problem) -> bool:
+    """Whether ``problem`` is ``proved`` with providers or regions left out, nothing else."""
+    change = change_of(proved, problem, [])
+    return change is not None and not change.demand and change.fields <= {"providers", "regions"}
 
 
 def _checked(
@@ -231,7 +240,11 @@ class WarmEngine:
             # a tightening or a price rise of the whole problem: the base's proof may carry;
             # else the pruning is the variant's own (a pruned option may be its optimum)
             monotone = all(f >= 1.0 for _p, _a, f in change.multipliers)
-            if monotone and not problem.savings_plans:
+            if not change.prices and not problem.savings_plans:
+                answer = self._carried_exclusion(base, problem, catalog, change, started)
+                if answer is not None:
+                    return answer
+            elif monotone and not problem.savings_plans:
                 answer = self._carried(base, problem, catalog, change, started)
                 if answer is not None:
                     return answer
@@ -367,6 +380,61 @@ class WarmEngine:
         )
         return Answer(plan, "carried", change.kind, time.perf_counter() - started)
 
+    def _carried_exclusion(self, structure, problem, catalog, change, started) -> Answer | None:
+        """Providers or regions left out that the base's proven plan does not use: the
+        variant's plans are the base's plans that use none of the options left out (the
+        same costs, the same budget row where its bound of the categories beside compute
+        does not move), so that plan is still proven (docs/concepts/warm-engine.md, "A
+        proof carried over"). None where the plan uses one, or the proof is not there."""
+        proven = next((p for p in structure.proofs if _only_left_out(p.problem, problem)), None)
+        if proven is None:
+            return None
+        base = structure.compiled
+        compiled = with_options(base, allowed_options(base.options, base.pools, problem))
+        compiled = replace(compiled, problem=problem)
+        before, after = budget_bound(replace(base, problem=problem)), budget_bound(compiled)
+        if (before.multiplier, before.constant_usd) != (after.multiplier, after.constant_usd):
+            return None
+        v = structure.model.variables
+        used = np.abs(proven.values) > 1e-9
+        kinds = v["kind"].to_numpy()[used]
+        if "block" in kinds:
+            return None  # capacity blocks: their pool column is not a pool
+        kept = set(compiled.options["option_id"])
+        option = v["option_id"].to_numpy()[used]
+        if any(k >= 0 and k not in kept for k in option.tolist()):
+            return None
+        allowed = allowed_options(
+            base.pools.assign(option_id=range(len(base.pools))), base.pools, problem
+        )
+        pools_ok = set(allowed["option_id"])
+        pool = v["pool"].to_numpy()[used]
+        if any(p >= 0 and k < 0 and p not in pools_ok for p, k in zip(pool, option, strict=True)):
+            return None
+        from solver.solve import carried
+
+        model = build_model(compiled)
+        values = carried(structure.model, proven.values, model)
+        result = SolveResult(
+            Termination.OPTIMAL,
+            "highspy",
+            values,
+            model.objective.value(values),
+            proven.bound,
+            proven.gap,
+            0.0,
+        )
+        plan = verified_plan(
+            Solution(compiled, model, result),
+            problem,
+            catalog,
+            None,
+            started,
+            self.relative_gap,
+            self._sha(catalog),
+        )
+        return Answer(plan, "carried", change.kind, time.perf_counter() - started)
+
     def _in_place(self, structure, problem, catalog, change, options, started, how) -> Answer:
         laid = self._lay(structure, problem, catalog, change)
         if laid is None:
@@ -379,8 +447,10 @@ class WarmEngine:
         if result.has_solution:
             structure.values = result.values
             if result.termination == Termination.OPTIMAL:
-                proof = Proven(target, result.values, result.bound, result.gap)
-                structure.proofs = [proof, *structure.proofs][:PROOFS]
+                proof = Proven(target, result.values, result.bound, result.gap, problem)
+                structure.proofs = [proof, *structure.proofs]
+                if len(structure.proofs) > PROOFS:  # the oldest (the base's) is kept
+                    del structure.proofs[-2]
         values = None if result.values is None else carried_back(target, result.values)
         objective = None if values is None else model.objective.value(values)
         result = replace(result, values=values, objective=objective)

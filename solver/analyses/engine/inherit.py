@@ -14,6 +14,10 @@ within ``g`` of ``T``'s optimum when
    are at most the objective's (``a <= c_T``) and ``R``'s bound on it is at least
    ``c_T x`` (a budget over the same costs, looser than the plan's cost):
 
+A column ``T`` fixes at 0 (an option the variant leaves out) takes no part in 2, and a row
+of ``R`` all of whose columns ``T`` fixes counts as no looser in 3 when it holds at those
+values (every plan of ``T`` then keeps it);
+
 then a plan ``y`` of ``T`` is either a plan of ``R``, and ``c_T y >= c_R y >= z``, or
 breaks only that row in ``R``, and ``c_T y >= a y > b_R >= c_T x``: no plan of ``T`` beats
 ``x`` by more than ``x`` is within of ``z``.
@@ -60,6 +64,12 @@ def _row_no_looser(ref: Target, target: Target, r: int, lower_ok: np.ndarray) ->
     a_r, a_t = ref.coefs[r], target.coefs[r]
     if lo_r == -np.inf and hi_r == np.inf:
         return True  # the reference has no such row
+    if all(target.lower[j] == target.upper[j] for j in a_r):
+        # every column of the reference's row is fixed in the variant (an option it leaves
+        # out): the row holds for every plan of the variant when it holds at those values
+        activity = sum(c * target.lower[j] for j, c in a_r.items())
+        if lo_r <= activity <= hi_r:
+            return True
     if a_r is a_t or a_r == a_t:
         return lo_t >= lo_r and hi_t <= hi_r
     keys = set(a_r) | set(a_t)
@@ -85,7 +95,9 @@ def still_proven(ref: Target, x: np.ndarray, target: Target) -> bool:
     lower_ok = (ref.lower >= 0) & (target.lower >= 0)
     if not lower_ok.all():
         return False
-    if target.offset != ref.offset or (target.cost < ref.cost).any():
+    # a column the variant fixes at 0 (an option it leaves out) takes no part in its plans
+    out = (target.lower == 0) & (target.upper == 0)
+    if target.offset != ref.offset or ((target.cost < ref.cost) & ~out).any():
         return False
     used = np.abs(x) > 1e-9
     if (target.cost[used] != ref.cost[used]).any():
