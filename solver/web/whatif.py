@@ -5,8 +5,11 @@ fast and set against the base plan, without storing anything.
 read by the same :func:`solver.web.routes.form_changes` and checked by the problem reader
 and the catalog check as "Add variant" checks them) and answers JSON:
 
-- ``total_cost_usd``: the variant's plan, solved by :func:`solver.api.solve` (verified by
-  the independent verifier, as every plan) within :data:`WHATIF_TIME_LIMIT_S`;
+- ``total_cost_usd``: the variant's plan, answered by the problem's warm engine
+  (:class:`solver.analyses.engine.WarmEngine`, kept per problem text, catalog and base variant:
+  :func:`engine_for`) and verified by the independent verifier, as every plan, within
+  :data:`WHATIF_TIME_LIMIT_S`; ``answered_by`` says how (``carried``, ``warm``,
+  ``fresh`` or ``cold``: docs/concepts/warm-engine.md);
 - ``base_total_cost_usd`` and ``change_usd``: against the base plan (the problem's first
   variant, unchanged: its stored plan when there is one, else solved the same way);
 - ``lines``: the plan lines whose cost changed, by (workload, item, provider, region,
@@ -20,6 +23,8 @@ answers at once; one what-if solves at a time (:data:`_SOLVING`), the others wai
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +32,7 @@ from collections import OrderedDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from solver.analyses.engine import WarmEngine
 from solver.errors import NoPlanError, ProcureError
 from solver.plan import Plan
 from solver.web.store.models import PlanRecord, ProblemRecord, Variant
@@ -48,9 +54,13 @@ CACHE_SIZE = 64
 #: a line's cost must move by more than this to count as changed, USD (half a cent)
 CHANGED_USD = 0.005
 
-_cache: OrderedDict[str, Plan] = OrderedDict()
+#: warm engines kept in memory, by problem text, catalog folder and base variant
+ENGINES = 8
+
+_cache: OrderedDict[str, tuple[Plan, str]] = OrderedDict()
 _cache_lock = threading.Lock()
 _SOLVING = threading.Lock()
+_engines: OrderedDict[str, WarmEngine | None] = OrderedDict()
 
 
 def base_plan_of(session: Session, variants: list[Variant]) -> PlanRecord | None:
@@ -64,11 +74,35 @@ def base_plan_of(session: Session, variants: list[Variant]) -> PlanRecord | None
     ).first()
 
 
-def _solved(inputs: Inputs, session: Session) -> Plan:
-    """The verified plan of ``inputs``: stored, kept, or solved now within the limit."""
+def engine_for(yaml_text: str, base_changes: dict, catalog_dir: str | None) -> WarmEngine | None:
+    """The warm engine of a problem's base variant (built at its first what-if, then kept:
+    :data:`ENGINES` of them); None where the base moves prices (the engine's variants
+    move prices from the catalog's own) or cannot be read. Called under :data:`_SOLVING`."""
+    key = hashlib.sha256(
+        json.dumps([yaml_text, base_changes, catalog_dir], sort_keys=True).encode()
+    ).hexdigest()
+    if key in _engines:
+        _engines.move_to_end(key)
+        return _engines[key]
+    engine = None
+    if not base_changes.get("price_multipliers"):
+        try:
+            base = inputs_for(yaml_text, "base", base_changes, catalog_dir)
+            engine = WarmEngine(base.problem, base.catalog, base.relative_gap)
+        except ProcureError:
+            engine = None  # the base itself is refused: each what-if is solved cold
+    _engines[key] = engine
+    while len(_engines) > ENGINES:
+        _engines.popitem(last=False)
+    return engine
+
+
+def _solved(inputs: Inputs, session: Session, engine: WarmEngine | None) -> tuple[Plan, str]:
+    """The verified plan of ``inputs`` and how it was had: stored, kept, or answered now
+    within the limit (by ``engine``, else cold)."""
     record = stored_plan(session, inputs.digest)
     if record is not None:
-        return plan_of(record)
+        return plan_of(record), "stored"
     with _cache_lock:
         if inputs.digest in _cache:
             _cache.move_to_end(inputs.digest)
@@ -77,13 +111,23 @@ def _solved(inputs: Inputs, session: Session) -> Plan:
 
     with _SOLVING:
         try:
-            plan = solve(
-                inputs.problem,
-                inputs.catalog,
-                solver=inputs.solver,
-                time_limit_s=WHATIF_TIME_LIMIT_S,
-                gap=inputs.relative_gap,
-            )
+            if engine is not None and inputs.solver == "highspy":
+                answer = engine.solve(
+                    inputs.problem,
+                    inputs.catalog,
+                    inputs.multipliers,
+                    time_limit_s=WHATIF_TIME_LIMIT_S,
+                )
+                plan, how = answer.plan, answer.how
+            else:
+                plan = solve(
+                    inputs.problem,
+                    inputs.catalog,
+                    solver=inputs.solver,
+                    time_limit_s=WHATIF_TIME_LIMIT_S,
+                    gap=inputs.relative_gap,
+                )
+                how = "cold"
         except NoPlanError:
             raise ProcureError(
                 f"no plan within the what-if's {WHATIF_TIME_LIMIT_S:g} s (this says nothing "
@@ -91,10 +135,10 @@ def _solved(inputs: Inputs, session: Session) -> Plan:
                 fix="add the variant and Solve it: a job solves without this limit",
             ) from None
     with _cache_lock:
-        _cache[inputs.digest] = plan
+        _cache[inputs.digest] = (plan, how)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
-    return plan
+    return plan, how
 
 
 def _line_key(item) -> str:
@@ -150,12 +194,15 @@ def what_if(
     file = f"{EDITOR_FILE} (what-if)"
     inputs = inputs_for(problem.yaml_text, "what-if", changes, catalog_dir)
     check_against_catalog(inputs.problem, inputs.catalog, file=file)
+    with _SOLVING:
+        engine = engine_for(problem.yaml_text, base_changes, catalog_dir)
     record = base_plan_of(session, variants)
     if record is not None:
         base = plan_of(record)
     else:
-        base = _solved(inputs_for(problem.yaml_text, "base", base_changes, catalog_dir), session)
-    plan = _solved(inputs, session)
+        base_inputs = inputs_for(problem.yaml_text, "base", base_changes, catalog_dir)
+        base = _solved(base_inputs, session, engine)[0]
+    plan, how = _solved(inputs, session, engine)
     stored = stored_plan(session, inputs.digest)
     return {
         "total_cost_usd": round(plan.total_cost_usd, 2),
@@ -172,6 +219,7 @@ def what_if(
         "providers": sorted({i.provider for i in plan.line_items if i.units > 0}),
         "lines": changed_lines(base, plan),
         "seconds": round(time.perf_counter() - started, 3),
+        "answered_by": how,
     }
 
 

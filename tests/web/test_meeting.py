@@ -200,6 +200,22 @@ def test_what_if_answers_against_the_base_and_stores_nothing(client, app):
     assert (same["change_usd"], same["lines"]) == (0, [])
 
 
+def test_what_if_budgets_are_answered_by_the_warm_engine(client):
+    """A budget that holds the base plan ($58,400) is answered by the problem's warm
+    engine: solved in place once (or carried, when an earlier what-if proved the plan),
+    then carried with no solve (docs/concepts/warm-engine.md), verified, the base's cost."""
+    first = client.post("/api/problems/1/whatif", data={"budget_usd": "70001"}).json()
+    assert first["answered_by"] in ("warm", "carried")
+    again = client.post("/api/problems/1/whatif", data={"budget_usd": "69999"}).json()
+    assert again["answered_by"] == "carried"
+    for answer in (first, again):
+        assert answer["total_cost_usd"] == pytest.approx(20 * 4 * HOURS)  # $58,400
+        assert answer["verified"] is True and answer["status"] == "optimal"
+    # below the plan's cost: no plan, the budget's message
+    refused = client.post("/api/problems/1/whatif", data={"budget_usd": "50000"})
+    assert refused.status_code == 400
+
+
 def test_a_viewer_neither_asks_nor_sees_a_what_if(client, app):
     """A what-if solves on the server: like every state-changing request, not a viewer's
     (solver.web.auth's default writers); the page leaves the panel out for a viewer."""
