@@ -322,8 +322,8 @@ def resolve_costs(
     ----------
     costs
         The problem's ``costs:``: ``"none"``, nothing; None (no block) or ``"default"``,
-        every category at its default (all-in by default); a block, its categories, and with ``defaults:
-        true`` those not given at their defaults (``Resolved.defaults``).
+        every category at its default (all-in by default); a block, its categories, and
+        with ``defaults: true`` those not given at their defaults (``Resolved.defaults``).
     providers
         The catalog's provider ids (None: names not checked, as compile checked them).
     serving, other_workloads

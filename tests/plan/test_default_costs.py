@@ -130,9 +130,10 @@ def test_costs_none_and_a_category_given_override_the_defaults():
 
 
 def test_the_seed_all_in_from_its_defaults(tmp_path):
-    # The seed (problems/seed-2m-13b.yaml), which gives no costs: (all in by default). What does not depend on
-    # the plan, by hand: storage of pretrain-13b, 1e12 tokens x 4 bytes = 4,000 GB and one
-    # checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36 months = 150,552 GB-months;
+    # The seed (problems/seed-2m-13b.yaml), which gives no costs: (all in by default).
+    # What does not depend on the plan, by hand: storage of pretrain-13b, 1e12 tokens x 4
+    # bytes = 4,000 GB and one checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36
+    # months = 150,552 GB-months;
     # egress, 2e8 output tokens a day x 1,006 serving days = 2.012e11 tokens x 4 bytes =
     # 804.8 GB over the serving providers together. What does: each at its provider's
     # default price, staff on the plan's rented instance-hours. At the seed's plan under

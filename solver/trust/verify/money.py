@@ -11,13 +11,13 @@ from datetime import date
 
 import numpy as np
 
+from solver.inputs.cost_defaults import TAX_RATE_PERCENT
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS, Costs
 from solver.inputs.problem import InferenceWorkload
 from solver.plan.charges import line_charges
 from solver.plan.lines import CostLine
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
 from solver.trust.verify.context import _close, _le
-from solver.inputs.cost_defaults import TAX_RATE_PERCENT
 from solver.trust.verify.default_costs import (
     check_default_egress,
     default_support_plans,
