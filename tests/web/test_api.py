@@ -71,10 +71,14 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
         assert record.problem_sha256 == plan["inputs"]["problem_sha256"]
         assert len(record.inputs_digest) == 64
     page = client.get(f"/plans/{plan_id}").text
-    # finance first: the total, the $2M budget and its headroom
-    # 2,000,000 - 363,684.86 = 1,636,315.14
+    # finance first: the all-in total (all in by default: compute $363,684.86 + storage
+    # $3,462.70 + staff $11,659.24 = $378,806.80, tests/plan/test_default_costs.py) with
+    # compute beside it, the $2M budget and its headroom on the all in, which the budget
+    # holds: 2,000,000 - 378,806.80 = 1,621,193.20
+    assert plan["all_in_cost_usd"] == pytest.approx(378_806.80, abs=0.01)
+    assert page.index('id="all-in">$378,807') < page.index('id="total">$363,685')
     assert page.index('id="total">$363,685') < page.index("Deployments per workload")
-    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,636,315' in page
+    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,621,193' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
 
 
@@ -195,8 +199,9 @@ def test_orders_and_focus_download(ws):
 
     focus = pd.read_csv(io.StringIO(client.get(f"/plans/{plan_id}/focus.csv").text))
     assert validate_focus(focus) == []
-    # the FOCUS rows carry the whole plan: their billed cost sums to its total
-    assert focus["BilledCost"].sum() == pytest.approx(SEED_TOTAL_USD, rel=1e-6)
+    # the FOCUS rows carry the whole plan: their billed cost sums to its all-in total
+    # (compute $363,684.86 and the cost lines, $378,806.80)
+    assert focus["BilledCost"].sum() == pytest.approx(378_806.80, rel=1e-6)
 
 
 def test_the_catalog_filters_as_the_cli_does(ws):
