@@ -178,7 +178,7 @@ def solved_block_plan(folder: Path) -> tuple[Path, Path]:
 def test_a_saved_plan_with_a_block_exports_its_order_and_focus_rows(tmp_path: Path) -> None:
     # solve -> plan file -> export: the plan file is re-derived on load (the block's
     # decision placed back in the model), the order lists the block at $39.33 per
-    # instance-hour for 1 x 144 h = $5,663.52, and the FOCUS rows add up to the same
+    # instance-hour for 1 x 144 h = $5,663.52, and the FOCUS rows add up to the all in
     from typer.testing import CliRunner
 
     from solver.cli import app
@@ -199,4 +199,12 @@ def test_a_saved_plan_with_a_block_exports_its_order_and_focus_rows(tmp_path: Pa
         ["export", str(plan), "--out", str(focus), "--format", "focus", "--problem", str(problem)],
     )
     assert made.exit_code == 0, made.output
-    assert pd.read_csv(focus / "focus.csv")["BilledCost"].sum() == pytest.approx(5663.52)
+    # the FOCUS rows add up to the plan's all-in total (all in by default): the block's
+    # $5,663.52 and the cost lines beside compute (storage, support, staff), each a row
+    import json
+
+    saved = json.loads(plan.read_text())
+    rows = pd.read_csv(focus / "focus.csv")
+    assert saved["total_cost_usd"] == pytest.approx(5663.52)
+    assert rows["BilledCost"].sum() == pytest.approx(saved["all_in_cost_usd"])
+    assert ((rows["BilledCost"] - 5663.52).abs() < 0.005).sum() == 1

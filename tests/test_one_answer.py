@@ -71,7 +71,10 @@ def test_no_sweep_point_serves_all_for_less_than_the_optimum():
     # max_served dropped N+1 and "served 100%" for $236,109, 17% less. A frontier point's
     # cost is never below it either (a carbon cap only takes plans away).
     catalog = load_catalog()
+    # compute only (costs: none): the sweep's budgets are set on the compute optimum, and
+    # a budget holds the all-in total (its bound of the costs beside compute) otherwise
     problem = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
+    problem = problem.model_copy(update={"costs": "none"})
     plan, solution = solve_for_analysis(problem, catalog)
     optimum = plan.total_cost_usd
     assert optimum == pytest.approx(370_028.54, abs=0.01)

@@ -282,7 +282,8 @@ def extras_bound(
             for p in periods.itertuples(index=False)
         )
         fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price
-    tax_max = max(resolved.tax_rate.values(), default=0.0)
+    # tax by default (a tax_jurisdiction) is on every cloud provider's bills
+    tax_max = max([*resolved.tax_rate.values(), resolved.tax_default_rate])
     plans = {**(default_support or {}), **resolved.support}
     rate = {p: top_rate(plan) for p, plan in plans.items()}
     constant = 0.0
@@ -293,7 +294,9 @@ def extras_bound(
         support_min = (
             plans[provider].minimum_usd_per_month * horizon_months if provider in plans else 0.0
         )
-        tax = resolved.tax_rate.get(provider, tax_max if provider == "" else 0.0)
+        tax = resolved.tax_rate.get(
+            provider, tax_max if provider == "" else resolved.tax_default_rate
+        )
         constant += (1.0 + tax) * ((1.0 + rate.get(provider, 0.0)) * fixed.get(provider, 0.0))
         constant += (1.0 + tax) * support_min
     staff = 0.0

@@ -14,7 +14,9 @@ provider's own page states a price, and names its source on the plan's cost line
 - support: :data:`SUPPORT_DEFAULT` per provider the plan spends with (AWS Business; a
   provider that bills no support plan: none);
 - staff: :data:`STAFF_USD_PER_INSTANCE_YEAR` per rented or reserved instance in use;
-- taxes: none (the problem names no jurisdiction unless it gives ``costs.taxes``);
+- taxes: where the problem names a ``tax_jurisdiction``, its VAT or consumption tax rate
+  (:data:`TAX_RATE_PERCENT`) on everything each cloud provider bills; none without one
+  (unless it gives ``costs.taxes``);
 - contingency: 0 (the problem sets ``costs.contingency_percent``).
 
 ``costs: none`` turns every default off; a category given under ``costs:`` replaces its
@@ -129,7 +131,37 @@ STAFF_DEFAULT_SOURCE = (
     "centre) at $135,262.41 a year (BLS median pay $95,360 / 0.705, BLS ECEC Dec. 2024), a "
     "rented instance counted as one server: $966.16 per instance-year"
 )
-TAX_NONE = "no jurisdiction named: no tax (give costs.taxes with a provider and rate_percent)"
+TAX_NONE = (
+    "no jurisdiction named: no tax (name tax_jurisdiction, e.g. DE, or give costs.taxes with "
+    "a provider and rate_percent)"
+)
+_AWS_VAT = (
+    "aws.amazon.com/tax-help/emea-vat-tables (VAT/GST AWS charges accounts in the country, "
+    "with or without a tax registration number)"
+)
+_AWS_JCT = (
+    "aws.amazon.com/tax-help/japan (Japanese Consumption Tax at 10% on cloud services to "
+    "accounts in Japan since 1 October 2019; prices on the website exclude it)"
+)
+#: ISO 3166 country code -> (percent, source): the VAT or consumption tax a cloud provider
+#: charges a business buying cloud services with its account in the country (the rate AWS
+#: publishes it charges there), applied to every cloud provider's bills as the buyer's
+#: tax on imported electronic services (EU reverse charge at the same standard rate).
+#: Whether the buyer recovers it (input VAT) is its own accounts' question: the plan
+#: shows the tax paid.
+TAX_RATE_PERCENT: dict[str, tuple[float, str]] = {
+    "DE": (19.0, _AWS_VAT + ": Germany 19%"),
+    "FR": (20.0, _AWS_VAT + ": France 20%"),
+    "GB": (20.0, _AWS_VAT + ": United Kingdom 20%"),
+    "IE": (23.0, _AWS_VAT + ": Ireland 23%"),
+    "IT": (22.0, _AWS_VAT + ": Italy 22%"),
+    "NL": (21.0, _AWS_VAT + ": Netherlands 21%"),
+    "ES": (21.0, _AWS_VAT + ": Spain 21%"),
+    "SE": (25.0, _AWS_VAT + ": Sweden 25%"),
+    "PL": (23.0, _AWS_VAT + ": Poland 23%"),
+    "NO": (25.0, _AWS_VAT + ": Norway 25%"),
+    "JP": (10.0, _AWS_JCT),
+}
 CONTINGENCY_NONE = "costs.contingency_percent not set: 0 (the problem sets a reserve)"
 
 
@@ -141,6 +173,20 @@ def storage_price(provider: str) -> tuple[float, str]:
 def egress_price(provider: str) -> tuple[float, str]:
     """(USD per GB, source) of a provider's egress to the internet by default."""
     return EGRESS_USD_PER_GB.get(provider, EGRESS_REFERENCE)
+
+
+def tax_rate(jurisdiction: str | None) -> tuple[float, str]:
+    """(percent, source) of the tax on cloud bills in a jurisdiction (None: 0, none
+    named); a code not in :data:`TAX_RATE_PERCENT` raises ValueError naming them."""
+    if jurisdiction is None:
+        return 0.0, TAX_NONE
+    found = TAX_RATE_PERCENT.get(jurisdiction.strip().upper())
+    if found is None:
+        raise ValueError(
+            f"no published tax rate for jurisdiction {jurisdiction!r}; known: "
+            f"{', '.join(sorted(TAX_RATE_PERCENT))}"
+        )
+    return found
 
 
 def support_default(provider: str) -> tuple[str, str]:
@@ -158,8 +204,10 @@ __all__ = [
     "STAFF_DEFAULT_SOURCE",
     "STAFF_USD_PER_INSTANCE_YEAR",
     "TAX_NONE",
+    "TAX_RATE_PERCENT",
     "checkpoint_bytes_per_param",
     "egress_price",
     "storage_price",
     "support_default",
+    "tax_rate",
 ]

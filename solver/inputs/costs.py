@@ -39,7 +39,12 @@ from pydantic import (
 )
 
 from solver.errors import ProcureError, suggestion
-from solver.inputs.cost_defaults import STAFF_DEFAULT_SOURCE, STAFF_USD_PER_INSTANCE_YEAR
+from solver.inputs.cost_defaults import (
+    STAFF_DEFAULT_SOURCE,
+    STAFF_USD_PER_INSTANCE_YEAR,
+    TAX_NONE,
+    tax_rate,
+)
 
 #: (provider, storage class) -> (USD per GB-month, source). Only prices read from the
 #: provider's own page; any other provider or class needs the entry's usd_per_gb_month.
@@ -276,6 +281,10 @@ class Resolved:
     #: the categories (of :data:`CATEGORIES`) the problem did not give, which take their
     #: defaults from the plan (solver.inputs.cost_defaults); empty under ``costs: none``
     defaults: frozenset[str] = frozenset()
+    #: tax by default (fraction): the problem's tax_jurisdiction's rate on every cloud
+    #: provider's bills (0 where it names none), and its source
+    tax_default_rate: float = 0.0
+    tax_default_source: str = TAX_NONE
 
     @property
     def any(self) -> bool:
@@ -287,6 +296,7 @@ class Resolved:
             or self.tax_rate
             or self.contingency_rate
             or self.defaults
+            or self.tax_default_rate
         )
 
 
@@ -304,19 +314,23 @@ def resolve_costs(
     providers: set[str] | None,
     serving: set[str],
     other_workloads: set[str],
+    tax_jurisdiction: str | None = None,
 ) -> Resolved:
     """Look up each entry's price or plan (the entry's own, else the published default).
 
     Parameters
     ----------
     costs
-        The problem's ``costs:``: None (no block) or ``"none"``, nothing; ``"default"``,
-        every category at its default; a block, its categories, and with ``defaults:
-        true`` those not given at their defaults (``Resolved.defaults``).
+        The problem's ``costs:``: ``"none"``, nothing; None (no block) or ``"default"``,
+        every category at its default (all-in by default); a block, its categories, and
+        with ``defaults: true`` those not given at their defaults (``Resolved.defaults``).
     providers
         The catalog's provider ids (None: names not checked, as compile checked them).
     serving, other_workloads
         Names of the problem's online serving workloads, and of its other workloads.
+    tax_jurisdiction
+        The problem's ``tax_jurisdiction`` (ISO 3166 code): the tax by default on every
+        cloud provider's bills (:func:`solver.inputs.cost_defaults.tax_rate`).
 
     Raises
     ------
@@ -324,12 +338,13 @@ def resolve_costs(
         An unknown provider or workload, or a price with no published default; the field
         named (``costs.storage[0].usd_per_gb_month``) with the fix.
     """
-    if costs is None or costs == "none":
+    if costs == "none":
         return Resolved()
-    if costs == "default":
+    if costs is None or costs == "default":
         costs = Costs(defaults=True)
     given = {CATEGORY_OF_FIELD[f] for f in costs.model_fields_set if f in CATEGORY_OF_FIELD}
     by_default = frozenset(CATEGORIES) - given if costs.defaults else frozenset()
+    tax_percent, tax_source = tax_rate(tax_jurisdiction) if "tax" in by_default else (0.0, "")
     staff_year = (
         costs.operations_staff.usd_per_instance_year
         if costs.operations_staff is not None
@@ -344,6 +359,8 @@ def resolve_costs(
         and "usd_per_instance_year" in costs.operations_staff.model_fields_set
         else STAFF_DEFAULT_SOURCE,
         defaults=by_default,
+        tax_default_rate=tax_percent / 100.0,
+        tax_default_source=tax_source or TAX_NONE,
     )
     for i, s in enumerate(costs.storage):
         _provider(s.provider, providers, f"costs.storage[{i}].provider")
@@ -486,7 +503,8 @@ def resolve_problem_costs(problem: _Problem, providers: set[str] | None = None) 
     """:func:`resolve_costs` of a problem (its serving workloads named from its own)."""
     serving = {w.name for w in problem.workloads if w.kind == "inference"}
     others = {w.name for w in problem.workloads} - serving
-    return resolve_costs(problem.costs, providers, serving, others)
+    jurisdiction = getattr(problem, "tax_jurisdiction", None)
+    return resolve_costs(problem.costs, providers, serving, others, jurisdiction)
 
 
 def egress_gb(

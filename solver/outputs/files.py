@@ -405,6 +405,8 @@ def _number_format(column: str) -> str | None:
     not whole). A ``*_pct`` column (percent points) gets no percent format: store its
     fraction under another name instead."""
     name = column.lower()
+    if "usd_per_1m" in name:  # $ per 1M tokens (unit costs, all in or compute)
+        return PRICE_FORMAT
     if "price" in name or name == "usd_per_mtoken":
         return PRICE_FORMAT if "usd" in name or name.endswith("price") else None
     if name.endswith(("_usd", "usd_per_hour", "_usd_per_server")) or name.startswith("usd_"):

@@ -8,6 +8,15 @@ the inputs sheet holds those four, and the plan sheet's cost is their product. A
 another kind (a reservation's term, a purchase, a savings plan, a server's hosting) is not
 such a product: its cost stands in the inputs sheet as worked out by the solve
 (``fixed_cost_usd``, its ``basis`` says so) and the plan sheet refers to it.
+
+The costs beside compute (all in by default) are the ``cost lines`` sheet: a line that is
+its quantity x its unit price (storage GB-months, egress GB, staff instance-hours, a tax
+or contingency rate on its base) is that product as a formula, the others (support's
+tiers) stand as worked out; the summary's all-in total is the plan sheet's total plus the
+cost lines' total, and the budget headroom is the budget less the all-in total (the
+budget holds it). A price tried in the inputs sheet moves compute and the all-in total
+alike; the cost lines stand on the plan as solved (a tax or support line does not follow
+the compute it was worked on).
 """
 
 from __future__ import annotations
@@ -150,9 +159,92 @@ def subtotals(
     return pd.DataFrame(rows, columns=["by", "key", "cost_usd"]), {"cost_usd": formulas}
 
 
-def summary_formulas(summary: pd.DataFrame, total_cell: str) -> dict[str, list[str | None]]:
-    """The summary's total cost, headroom and budget share as formulas: the total from the
-    plan sheet's total row, the headroom the budget less it."""
+#: the cost lines sheet's name and columns
+COST_LINES = "cost lines"
+COST_LINE_COLUMNS = (
+    "category",
+    "provider",
+    "quantity",
+    "quantity_unit",
+    "unit_price_usd",
+    "cost_usd",
+    "basis",
+    "source",
+)
+
+
+def cost_lines_sheet(plan: Plan) -> tuple[pd.DataFrame, dict[str, list[str | None]]]:
+    """The cost lines sheet (module docstring) and its cost formulas: quantity x unit
+    price where that product is the line's cost to the cent, else none (the value)."""
+    cols = list(COST_LINE_COLUMNS)
+    qty, price = _letter(cols, "quantity"), _letter(cols, "unit_price_usd")
+    rows, formulas = [], []
+    for r, c in enumerate(plan.cost_lines, start=2):
+        rows.append({k: getattr(c, k) for k in cols})
+        product = abs(c.quantity * c.unit_price_usd - c.cost_usd) <= CENT
+        formulas.append(f"=ROUND({qty}{r}*{price}{r},2)" if product and c.cost_usd else None)
+    return pd.DataFrame(rows, columns=cols), {"cost_usd": formulas}
+
+
+def all_in_rows(plan: Plan) -> list[tuple[str, object]]:
+    """The summary's headline row when the plan has cost lines: the all-in total (the
+    compute total follows it, its own row)."""
+    if not plan.cost_lines or plan.all_in_cost_usd is None:
+        return []
+    return [("all-in total (USD)", plan.all_in_cost_usd)]
+
+
+def budget_held_usd(plan: Plan) -> float:
+    """What the budget holds: the all-in total when the plan has cost lines, else compute."""
+    if plan.cost_lines and plan.all_in_cost_usd is not None:
+        return plan.all_in_cost_usd
+    return plan.total_cost_usd
+
+
+def beside_sheet(plan: Plan) -> dict[str, pd.DataFrame]:
+    """The cost lines sheet, when the plan has cost lines."""
+    return {COST_LINES: cost_lines_sheet(plan)[0]} if plan.cost_lines else {}
+
+
+def beside_totals(plan: Plan) -> dict[str, list[str]]:
+    """The cost lines sheet's totalled column, when it has one."""
+    return {COST_LINES: ["cost_usd"]} if plan.cost_lines else {}
+
+
+def live_formulas(
+    plan: Plan,
+    plan_columns: list[str],
+    summary: pd.DataFrame,
+    subtotal_formulas: dict[str, list[str | None]],
+) -> dict[str, dict[str, list[str | None]]]:
+    """Every sheet's formulas: the plan sheet's over the inputs sheet, the subtotals', the
+    cost lines' and the summary's (none for a plan with no line)."""
+    if not plan.line_items:
+        return {}
+    beside = cost_lines_total_cell(plan) if plan.cost_lines else None
+    out = {
+        "plan": plan_formulas(plan, plan_columns),
+        "subtotals": subtotal_formulas,
+        "summary": summary_formulas(summary, plan_total_cell(plan, plan_columns), beside),
+    }
+    if plan.cost_lines:
+        out[COST_LINES] = cost_lines_sheet(plan)[1]
+    return out
+
+
+def cost_lines_total_cell(plan: Plan) -> str:
+    """The cost lines sheet's total cost cell (its totals row, as the plan sheet's)."""
+    column = _letter(list(COST_LINE_COLUMNS), "cost_usd")
+    return f"'{COST_LINES}'!{column}{len(plan.cost_lines) + 3}"
+
+
+def summary_formulas(
+    summary: pd.DataFrame, total_cell: str, beside_cell: str | None = None
+) -> dict[str, list[str | None]]:
+    """The summary's total cost, all-in total, headroom and budget share as formulas: the
+    total from the plan sheet's total row, the all-in total it plus the cost lines' total
+    (``beside_cell``), the headroom the budget less the all-in total (the total without
+    cost lines)."""
     what = list(summary["what"])
     out: list[str | None] = [None] * len(what)
     row = {w: i + 2 for i, w in enumerate(what)}
@@ -161,13 +253,18 @@ def summary_formulas(summary: pd.DataFrame, total_cell: str) -> dict[str, list[s
     if total is None:
         return {}
     out[total - 2] = f"={total_cell}"
+    held = total  # the figure the budget holds
+    all_in = row.get("all-in total (USD)")
+    if all_in is not None and beside_cell is not None:
+        out[all_in - 2] = f"=B{total}+{beside_cell}"
+        held = all_in
     values = list(summary["value"])
     if budget is not None and values[budget - 2] is not None:
         if "budget headroom (USD)" in row:
-            out[row["budget headroom (USD)"] - 2] = f"=B{budget}-B{total}"
+            out[row["budget headroom (USD)"] - 2] = f"=B{budget}-B{held}"
         share = row.get("share of the budget used (share)")
         if share is not None and values[budget - 2]:
-            out[share - 2] = f"=B{total}/B{budget}"
+            out[share - 2] = f"=B{held}/B{budget}"
     capex = row.get("capex (USD)")
     if capex is not None and "opex and commitments (USD)" in row:
         out[row["opex and commitments (USD)"] - 2] = f"=B{total}-B{capex}"
@@ -175,11 +272,16 @@ def summary_formulas(summary: pd.DataFrame, total_cell: str) -> dict[str, list[s
 
 
 __all__ = [
+    "COST_LINES",
+    "COST_LINE_COLUMNS",
     "INPUTS",
     "INPUT_COLUMNS",
     "inputs_formats",
     "inputs_frame",
+    "live_formulas",
     "plan_formulas",
+    "cost_lines_sheet",
+    "cost_lines_total_cell",
     "plan_total_cell",
     "subtotals",
     "summary_formulas",

@@ -19,17 +19,10 @@ import pandas as pd
 from solver.analyses.report_analysis import Analysis
 from solver.analyses.sensitivity.results import BreakEven, Dual, SensitivityReport, SweepPoint
 from solver.money import whole_usd
+from solver.outputs import live_workbook as lw
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.html_tables import table_html
-from solver.outputs.live_workbook import (
-    INPUTS,
-    inputs_formats,
-    inputs_frame,
-    plan_formulas,
-    plan_total_cell,
-    subtotals,
-    summary_formulas,
-)
+from solver.outputs.live_workbook import INPUTS, inputs_formats, inputs_frame, subtotals
 from solver.outputs.loss_cost_text import loss_cost_lines
 from solver.outputs.orders import purchase_orders
 from solver.outputs.scenario_spread import histogram_png, scenario_frame, total_percentiles
@@ -746,16 +739,16 @@ def _cell(value: object) -> str:
 def summary_frame(plan: Plan, budget_usd: float | None) -> pd.DataFrame:
     """The workbook's first sheet: the headline figures, one per row (the unit in the
     label: (USD), (t), (share))."""
-    capex = sum(m.capex_usd for m in plan.cash_flow)
+    capex, held = sum(m.capex_usd for m in plan.cash_flow), lw.budget_held_usd(plan)
     rows = [
         ("plan", plan.problem),
         ("status", f"{plan.status}, verified={str(plan.verified).lower()}"),
         ("first month", plan.start_date or ""),
+        *lw.all_in_rows(plan),
         ("total cost (USD)", plan.total_cost_usd),
         ("budget (USD)", budget_usd),
-        ("budget headroom (USD)", None if budget_usd is None else budget_usd - plan.total_cost_usd),
-        ("share of the budget used (share)",
-         None if not budget_usd else plan.total_cost_usd / budget_usd),
+        ("budget headroom (USD)", None if budget_usd is None else budget_usd - held),
+        ("share of the budget used (share)", None if not budget_usd else held / budget_usd),
         ("capex (USD)", capex),
         ("opex and commitments (USD)", plan.total_cost_usd - capex),
         ("total CO2e (t)", plan.total_co2e_t),
@@ -863,6 +856,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "monthly": monthly if not monthly.empty else pd.DataFrame({"month": []}),
         INPUTS: inputs,
         "plan": items,
+        **lw.beside_sheet(plan),
         "subtotals": subtotal_frame,
         "purchase plan": orders if not orders.empty else pd.DataFrame({"provider": []}),
         "sensitivity": duals,
@@ -880,6 +874,7 @@ def report_xlsx(analysis: Analysis) -> bytes:
     totals = {
         "monthly": [*money, *MONTH_CATEGORIES, "billed_usd"],
         "plan": ["cost_usd", "co2e_t"],
+        **lw.beside_totals(plan),
         "purchase plan": ["cost_usd"],
     }
     formats: dict[str, dict[str, str | list[str | None]]] = {
@@ -887,11 +882,5 @@ def report_xlsx(analysis: Analysis) -> bytes:
         "break-even": {"change": PERCENT_FORMAT},
         INPUTS: inputs_formats(inputs),
     }
-    formulas: dict[str, dict[str, list[str | None]]] = {}
-    if plan.line_items:
-        formulas = {
-            "plan": plan_formulas(plan, plan_columns),
-            "subtotals": subtotal_formulas,
-            "summary": summary_formulas(summary, plan_total_cell(plan, plan_columns)),
-        }
+    formulas = lw.live_formulas(plan, plan_columns, summary, subtotal_formulas)
     return workbook(sheets, totals, formats, formulas)

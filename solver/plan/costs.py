@@ -319,7 +319,9 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
                 source="the problem's costs.taxes",
             )
         )
-    if "tax" in resolved.defaults:
+    if "tax" in resolved.defaults and resolved.tax_default_rate:
+        lines += _jurisdiction_tax(resolved, billed)
+    elif "tax" in resolved.defaults:
         lines.append(_zero("tax", TAX_NONE))
     if "contingency" in resolved.defaults:
         lines.append(_zero("contingency", CONTINGENCY_NONE))
@@ -344,6 +346,32 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
             )
         )
     return [_with_periods(line, cal) for line in lines]
+
+
+def _jurisdiction_tax(resolved: Resolved, billed: dict[str, ByMonth]) -> list[CostLine]:
+    """Tax by default where the problem names a jurisdiction: its rate on everything each
+    cloud provider bills (compute, storage, egress, support), one line per provider (owned
+    servers are not a cloud bill)."""
+    rate = resolved.tax_default_rate
+    out = []
+    for provider in sorted(p for p in billed if p != "owned"):
+        base = billed[provider]
+        if not any(base.values()):
+            continue
+        out.append(
+            _line(
+                "tax",
+                {k: usd * rate for k, usd in base.items()},
+                sum(base.values()),
+                "USD",
+                unit_price_usd=rate,
+                provider=provider,
+                basis=f"{rate * 100:.4g}% of everything {provider} bills (compute, storage, "
+                "egress, support)",
+                source=resolved.tax_default_source,
+            )
+        )
+    return out
 
 
 def _with_periods(line: CostLine, cal: PlanCalendar) -> CostLine:

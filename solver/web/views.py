@@ -12,6 +12,7 @@ import pandas as pd
 from solver.analyses.diff import ItemChange, PlanDiff
 from solver.analyses.sensitivity import SensitivityReport
 from solver.inputs.catalog import Catalog, offerings_view
+from solver.outputs.live_workbook import budget_held_usd
 from solver.outputs.report import (
     FOREIGN_PRICE_COLUMNS,
     _quarters,
@@ -148,8 +149,9 @@ def plan_view(record: PlanRecord, report: SensitivityReport | None = None) -> di
         "plan": plan,
         "usd": money_text,
         "budget": budget,
-        "headroom": None if budget is None else budget - plan.total_cost_usd,
-        "used": None if budget is None else plan.total_cost_usd / budget,
+        # the budget holds the all-in total (all in by default), compute without cost lines
+        "headroom": None if budget is None else budget - budget_held_usd(plan),
+        "used": None if budget is None else budget_held_usd(plan) / budget,
         "capex": capex,
         "gap": "n/a" if plan.gap is None else f"{plan.gap:.4%}",
         "binds": binds,

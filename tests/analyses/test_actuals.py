@@ -101,7 +101,9 @@ def _per_block_at_catalog_prices():
     # the per-block seed with price_guard: none: its serving on three providers (Lambda
     # GH200, Seeweb H200, Verda A100), so each perturbation lands on a line of its own (under
     # the default guard Seeweb's A100, list, takes Verda's place: two providers)
-    return seed_problem("per_block").model_copy(update={"price_guard": "none"})
+    # compute only (costs: none): the bill and its perturbations are compute, worked by hand
+    update = {"price_guard": "none", "costs": "none"}
+    return seed_problem("per_block").model_copy(update=update)
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +256,7 @@ def test_a_currency_without_a_rate_is_refused(seed_per_block_plan, seed_bill, tm
 
 RESERVED_PROBLEM = """\
 name: tiny-reserved
+costs: none  # compute only: the reservation's bill worked by hand
 horizon_months: 12
 start: 2027-01
 periods: [{name: y1, months: 12}]

@@ -331,6 +331,8 @@ def test_gcp_snapshots_drive_a_real_resolve():
 runner = CliRunner()
 PROBLEM = """\
 name: tiny
+# compute only: the re-solves' costs and budgets below are compute worked by hand
+costs: none
 horizon_months: 3
 periods: [{name: m1, months: 1}, {name: m2, months: 1}, {name: m3, months: 1}]
 modes: [on_demand]

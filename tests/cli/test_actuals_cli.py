@@ -24,6 +24,9 @@ horizon_months: 3
 start: 2027-01
 periods: [{name: m1, months: 1}, {name: m2, months: 1}, {name: m3, months: 1}]
 modes: [on_demand]
+# compute only: the variance is worked by hand against the plan's compute (the bill
+# carries compute rows alone)
+costs: none
 workloads:
   - kind: inference
     name: chat

@@ -32,6 +32,7 @@ runner = CliRunner()
 
 PROBLEM = """\
 name: two-lines
+costs: none  # compute only: the bills and variances below are compute worked by hand
 horizon_months: 4
 start: 2027-01
 periods: [{name: m1, months: 1}, {name: m2, months: 1}, {name: m3, months: 1},

@@ -46,7 +46,9 @@ def _catalog(folder: Path) -> Path:
 @pytest.fixture
 def case(tmp_path: Path) -> Path:
     _catalog(tmp_path / "cat")
-    (tmp_path / "p.yaml").write_text("name: fx\nhorizon_months: 1\nworkloads:\n" + CHAT_WORKLOAD)
+    # compute only (costs: none): the FOCUS rows below are the compute worked by hand
+    text = "name: fx\ncosts: none\nhorizon_months: 1\nworkloads:\n" + CHAT_WORKLOAD
+    (tmp_path / "p.yaml").write_text(text)
     return tmp_path
 
 

@@ -200,6 +200,9 @@ def test_a_split_plan_file_verifies_exports_and_diffs_at_its_months(tiny_catalog
 
     data = _issue_problem().model_dump(mode="json", exclude_unset=True)
     data["start"] = "2027-01"
+    # compute only: a plan solved over split periods with cost lines does not reload yet
+    # (its cost lines are worked on the split problem; CHANGELOG, issue 49)
+    data["costs"] = "none"
     problem = tmp_path / "p.yaml"
     problem.write_text(yaml.safe_dump(data))
     cat = write_catalog(tmp_path / "cat", [BIG_RENT], servers=BIG_SERVERS, sites=BIG_SITES)

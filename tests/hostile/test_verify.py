@@ -25,6 +25,9 @@ from solver.trust.verify import verify_plan
 
 PROBLEM = {
     "name": "corrupted",
+    # compute only: each corruption names the compute check it breaks (with cost lines,
+    # the all-in total's check would fail beside it)
+    "costs": "none",
     "horizon_months": 1,
     "modes": ["on_demand"],
     "residency": ["us"],

@@ -106,9 +106,16 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
     # which are formulas over the inputs sheet: recomputed, the plan's total to the cent
     total = cell(values, "summary", at["total cost (USD)"])
     assert total == pytest.approx(round(plan.total_cost_usd, 2), abs=0.005)
-    # the budget headroom: $2,000,000 less it
+    # the headline: all in by default, the compute total plus the cost lines sheet's total
+    # (storage $3,462.70 + staff $11,659.24 on the seed, each line quantity x unit price):
+    # $378,806.80, the plan's all-in total to the cent
+    all_in = cell(values, "summary", at["all-in total (USD)"])
+    assert all_in == pytest.approx(round(plan.all_in_cost_usd, 2), abs=0.005)
+    assert all_in == pytest.approx(378_806.80, abs=0.005)
+    assert book["cost lines"]["F2"].value.startswith("=")  # storage: C2 x E2
+    # the budget headroom: $2,000,000 less the all-in total (the budget holds it)
     headroom = cell(values, "summary", at["budget headroom (USD)"])
-    assert headroom == pytest.approx(2_000_000 - round(plan.total_cost_usd, 2), abs=0.005)
+    assert headroom == pytest.approx(2_000_000 - round(plan.all_in_cost_usd, 2), abs=0.005)
     # the subtotals by provider, each a SUMIF over the plan sheet: the plan's totals
     sub = book["subtotals"]
     for row in sub.iter_rows(min_row=2):
@@ -134,6 +141,8 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
     moved = recalculated(out.getvalue())
     new_total = cell(moved, "summary", at["total cost (USD)"])
     assert new_total - total == pytest.approx(878.40, abs=0.005)
+    moved_all_in = cell(moved, "summary", at["all-in total (USD)"])
+    assert moved_all_in - all_in == pytest.approx(878.40, abs=0.005)
     assert cell(moved, "summary", at["budget headroom (USD)"]) == pytest.approx(
         headroom - 878.40, abs=0.005
     )

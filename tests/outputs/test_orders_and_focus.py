@@ -41,6 +41,8 @@ def yearly_problem():
             "periods": [{"name": f"y{i}", "months": 12} for i in (1, 2, 3)],
             "modes": ["on_demand", "reserved_1y", "owned"],
             "workloads": [serve(90)],
+            # compute only: the rows and orders below are the compute worked by hand
+            "costs": "none",
         }
     )
 
@@ -56,9 +58,8 @@ def yearly(tiny_catalog):
 
 def test_focus_of_the_seed_plan_conforms_and_adds_up(seed_plan):
     # The seed plan's forecast as FOCUS 1.2 rows: every required column, allowed values
-    # only, and EffectiveCost summing to the plan's total cost (in USD: x_EffectiveCostUsd,
-    # since a line billed in EUR, Seeweb's H200 in the seed since issue 47, states its
-    # EffectiveCost in its billing currency).
+    # only, and EffectiveCost summing to the plan's all-in total (all in by default: its
+    # compute $363,684.86 and its cost lines, tests/plan/test_default_costs.py).
     cat = load_catalog()
     p = load_problem(ROOT / "problems" / "seed-2m-13b.yaml")
     plan = seed_plan
@@ -66,14 +67,12 @@ def test_focus_of_the_seed_plan_conforms_and_adds_up(seed_plan):
     assert set(FOCUS_REQUIRED) <= set(frame.columns)
     assert validate_focus(frame) == []
     assert set(frame["ChargeCategory"]) <= set(CHARGE_CATEGORIES)
-    assert frame["x_EffectiveCostUsd"].sum() == pytest.approx(plan.total_cost_usd, rel=1e-9)
+    assert frame["EffectiveCost"].sum() == pytest.approx(plan.all_in_cost_usd, rel=1e-9)
+    assert plan.all_in_cost_usd == pytest.approx(378_806.80, abs=0.01)
     # 36 monthly billing periods from January 2027, the last starting December 2029
     assert frame["BillingPeriodStart"].min() == "2027-01-01T00:00:00Z"
     assert frame["ChargePeriodEnd"].max() <= "2030-01-01T00:00:00Z"
-    # billed in USD but for Seeweb (it-fr2, EUR-priced in the catalog)
-    eur = frame["SkuPriceDetails"].str.contains("ECS1GPU")
-    assert (frame.loc[~eur, "BillingCurrency"] == "USD").all()
-    assert (frame.loc[eur, "BillingCurrency"] == "EUR").all()
+    assert (frame["BillingCurrency"] == "USD").all()
 
 
 def test_focus_commitments_and_purchases(yearly):
@@ -122,6 +121,7 @@ def test_focus_commitment_beyond_the_horizon_is_unused(tiny_catalog):
             "horizon_months": 24,
             "modes": ["on_demand", "reserved_3y"],
             "workloads": [serve(10)],
+            "costs": "none",  # compute only: the reservation's rows worked by hand
         }
     )
     cat = tiny_catalog([H1])

@@ -316,7 +316,8 @@ def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
     # promises ("totals below the data") on the monthly cash flow, the plan and the
     # purchase plan. $10,000 budget: the plan's $8,030 uses 80.3% of it.
     cat, prob, tmp = setup
-    prob.write_text(PROBLEM + "budget_usd: 10000\n")
+    # compute only (costs: none): the budget's share is worked on compute, $8,030
+    prob.write_text(PROBLEM + "budget_usd: 10000\ncosts: none\n")
     out = tmp / "report"
     args = ["report", str(prob), "--catalog", str(cat), "--out", str(out), "--scenarios", "2"]
     res = runner.invoke(app, [*args, "--frontier-points", "2"])
@@ -454,5 +455,7 @@ def test_report_shows_the_catalog_and_the_guarded_totals(tmp_path):
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
-    assert "total cost<b>$8,030</b>at catalog prices" in html
+    # all in by default: the first KPI is the all-in total, compute beside it
+    assert 'id="all-in">all in<b>$' in html
+    assert html.index('id="all-in"') < html.index("compute<b>$8,030</b>at catalog prices")
     assert 'id="guarded-total">at guarded prices<b>$11,001</b>' in html

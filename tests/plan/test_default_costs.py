@@ -108,10 +108,16 @@ def test_the_verifier_recomputes_the_defaults(solved):
 
 def test_costs_none_and_a_category_given_override_the_defaults():
     catalog = load_catalog()
-    # costs: none (or no costs:) -> no cost line at all, the all-in total is compute
+    # costs: none -> no cost line at all, the all-in total is compute
     bare = solve_problem(parse_problem(_problem(costs="none")), catalog)
     assert bare.cost_lines == []
     assert bare.all_in_cost_usd == pytest.approx(bare.total_cost_usd)
+    # no costs: at all -> every default (all in by default): the same $2,890.876401
+    # worked in test_every_category_by_default_worked_by_hand
+    data = _problem()
+    del data["costs"]
+    plain = solve_problem(parse_problem(data), catalog)
+    assert plain.all_in_cost_usd == pytest.approx(2890.876401, rel=1e-8)
     # defaults: true with storage: [] zeroes storage only; the others keep their defaults
     some = solve_problem(parse_problem(_problem(costs={"defaults": True, "storage": []})), catalog)
     assert "storage" not in {c.category for c in some.cost_lines}
@@ -124,9 +130,10 @@ def test_costs_none_and_a_category_given_override_the_defaults():
 
 
 def test_the_seed_all_in_from_its_defaults(tmp_path):
-    # The seed (problems/seed-2m-13b.yaml) with costs: default. What does not depend on
-    # the plan, by hand: storage of pretrain-13b, 1e12 tokens x 4 bytes = 4,000 GB and one
-    # checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36 months = 150,552 GB-months;
+    # The seed (problems/seed-2m-13b.yaml), which gives no costs: (all in by default).
+    # What does not depend on the plan, by hand: storage of pretrain-13b, 1e12 tokens x 4
+    # bytes = 4,000 GB and one checkpoint 13e9 x 14 bytes = 182 GB, 4,182 GB held 36
+    # months = 150,552 GB-months;
     # egress, 2e8 output tokens a day x 1,006 serving days = 2.012e11 tokens x 4 bytes =
     # 804.8 GB over the serving providers together. What does: each at its provider's
     # default price, staff on the plan's rented instance-hours. At the seed's plan under
@@ -139,8 +146,9 @@ def test_the_seed_all_in_from_its_defaults(tmp_path):
     from solver.inputs.cost_defaults import egress_price, storage_price
     from solver.outputs.text import plan_table
 
+    # the shipped seed has no costs: block: all in by default
     data = yaml.safe_load((ROOT / "problems" / "seed-2m-13b.yaml").read_text())
-    data["costs"] = "default"
+    assert "costs" not in data
     plan = solve_problem(parse_problem(data), load_catalog())
     (storage,) = [c for c in plan.cost_lines if c.category == "storage"]
     assert storage.quantity == pytest.approx(4182 * 36)
@@ -184,3 +192,42 @@ def test_a_plan_file_with_defaults_loads_and_exports(tmp_path):
     out = tmp_path / "out"
     done = runner.invoke(app, ["export", str(plan), "--format", "focus", "--out", str(out)])
     assert done.exit_code == 0, done.output
+
+
+def test_tax_by_jurisdiction_worked_by_hand(solved):
+    # The hand-worked plan above with tax_jurisdiction: DE. Germany's VAT is 19% (AWS,
+    # aws.amazon.com/tax-help/emea-vat-tables: the rate it charges accounts in Germany),
+    # on everything AWS bills: compute 2,350.803931 + storage 1.3450584 + egress 0.324 +
+    # support 300 = 2,652.4729894; 19% of it = $503.96986799. All in: 2,890.876401 +
+    # 503.969868 = $3,394.846269. The plan is the same (a tax on every provider alike does
+    # not move the choice).
+    plan0, _, catalog = solved
+    problem = parse_problem(_problem(tax_jurisdiction="de"))
+    assert problem.tax_jurisdiction == "DE"
+    plan = solve_problem(problem, catalog)
+    assert [i.offering for i in plan.line_items] == [i.offering for i in plan0.line_items]
+    tax = _line(plan, "tax", "aws")
+    assert tax.unit_price_usd == pytest.approx(0.19)
+    assert tax.quantity == pytest.approx(2652.4729894, rel=1e-8)
+    assert tax.cost_usd == pytest.approx(503.96986799, rel=1e-8)
+    assert "emea-vat-tables" in tax.source and "Germany 19%" in tax.source
+    assert [c for c in plan.cost_lines if c.category == "tax"] == [tax]
+    assert plan.all_in_cost_usd == pytest.approx(3394.846269, rel=1e-8)
+    # the verifier recomputes it: a cent more fails its check
+    assert all(c.ok for c in verify_plan(plan, problem, catalog))
+    lines = [
+        c.model_copy(update={"cost_usd": c.cost_usd + 0.01}) if c.category == "tax" else c
+        for c in plan.cost_lines
+    ]
+    edited = plan.model_copy(update={"cost_lines": lines})
+    failed = {c.name for c in verify_plan(edited, problem, catalog) if not c.ok}
+    assert "tax at DE's rate recomputed" in failed
+
+
+def test_an_unknown_jurisdiction_is_refused_with_the_known_ones():
+    from solver.errors import ProcureError
+
+    with pytest.raises((ProcureError, ValueError)) as info:
+        parse_problem(_problem(tax_jurisdiction="XX"))
+    text = str(info.value)
+    assert "tax_jurisdiction" in text and "DE" in text and "costs.taxes" in text

@@ -61,7 +61,7 @@ def test_health_answers_200(ws):
 def test_the_seed_solved_as_a_job_is_stored_verified(ws):
     client, app, plan_id = ws
     plan = client.get(f"/api/plans/{plan_id}").json()
-    # the seed's optimum (issues 12, 28, 46 and 47): $370,028.54 (autoscaled, guarded)
+    # the seed's optimum (issues 12, 28 and 46): $363,684.86 (autoscaled, guarded)
     assert plan["total_cost_usd"] == pytest.approx(SEED_TOTAL_USD, abs=0.01)
     assert plan["verified"] is True
     with app.state.store.sessions() as session:
@@ -71,10 +71,14 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
         assert record.problem_sha256 == plan["inputs"]["problem_sha256"]
         assert len(record.inputs_digest) == 64
     page = client.get(f"/plans/{plan_id}").text
-    # finance first: the total, the $2M budget and its headroom
-    # 2,000,000 - 370,028.54 = 1,629,971.46
-    assert page.index('id="total">$370,029') < page.index("Deployments per workload")
-    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,629,971' in page
+    # finance first: the all-in total (all in by default: compute $363,684.86 + storage
+    # $3,462.70 + staff $11,659.24 = $378,806.80, tests/plan/test_default_costs.py) with
+    # compute beside it, the $2M budget and its headroom on the all in, which the budget
+    # holds: 2,000,000 - 378,806.80 = 1,621,193.20
+    assert plan["all_in_cost_usd"] == pytest.approx(378_806.80, abs=0.01)
+    assert page.index('id="all-in">$378,807') < page.index('id="total">$363,685')
+    assert page.index('id="total">$363,685') < page.index("Deployments per workload")
+    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,621,193' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
 
 
@@ -148,7 +152,7 @@ def test_a_budget_variant_is_a_new_plan_with_the_same_decisions(ws):
     assert plan_id != base  # another problem digest, another stored plan
     plan = client.get(f"/api/plans/{plan_id}").json()
     assert plan["inputs"]["problem"]["budget_usd"] == 1_500_000
-    # $1.5M is far above the $370,029 optimum: the budget does not bind, the plan is the same
+    # $1.5M is far above the $363,685 optimum: the budget does not bind, the plan is the same
     assert plan["total_cost_usd"] == pytest.approx(SEED_TOTAL_USD, abs=0.01)
     page = client.get(f"/compare?a={base}&b={plan_id}").text
     assert 'id="total-change">$0<' in page
@@ -195,8 +199,9 @@ def test_orders_and_focus_download(ws):
 
     focus = pd.read_csv(io.StringIO(client.get(f"/plans/{plan_id}/focus.csv").text))
     assert validate_focus(focus) == []
-    # the FOCUS rows carry the whole plan: their billed cost sums to its total
-    assert focus["BilledCost"].sum() == pytest.approx(SEED_TOTAL_USD, rel=1e-6)
+    # the FOCUS rows carry the whole plan: their billed cost sums to its all-in total
+    # (compute $363,684.86 and the cost lines, $378,806.80)
+    assert focus["BilledCost"].sum() == pytest.approx(378_806.80, rel=1e-6)
 
 
 def test_the_catalog_filters_as_the_cli_does(ws):
@@ -235,7 +240,7 @@ def test_what_moves_the_plan_runs_as_a_job_and_is_stored(ws):
     # the plan is the one analysed: its objective is the seed's optimum, at guarded prices
     # under the default guard
     assert report.objective == pytest.approx(SEED_GUARDED_USD, rel=1e-4)
-    # the $2M budget does not bind at $370,029: one more dollar of it is worth nothing
+    # the $2M budget does not bind at $363,685: one more dollar of it is worth nothing
     budget = [d for d in report.duals if d.family == "budget"]
     assert all(abs(d.d_objective_d_rhs) < 1e-9 for d in budget)
     worth = [d for d in report.duals if abs(d.d_objective_d_rhs) > 1e-9]

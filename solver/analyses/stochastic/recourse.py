@@ -136,7 +136,7 @@ def within_caps(setup: Setup, costs: list[float], expected: float, co2_t: float)
 
 def scenario_plan(setup: Setup, s: int, values: np.ndarray, result, solver: str):
     """Scenario ``s``'s plan, checked against its own problem and catalog."""
-    from solver.solve import VerificationError
+    from solver.solve import VerificationError, with_cash_flow
     from solver.trust.verify import verify_plan
 
     problem_s, catalog_s = setup.inputs[s]
@@ -153,6 +153,8 @@ def scenario_plan(setup: Setup, s: int, values: np.ndarray, result, solver: str)
             f"scenario plan lines total ${plan.total_cost_usd:,.2f}, the model ${model_usd:,.2f}",
             fix="this is a bug in procure: report it with the problem file",
         )
+    # its cost lines beside compute (all in by default) and calendar, as a solve's plan
+    plan = with_cash_flow(plan, problem_s, catalog_s)
     checks = verify_plan(plan, problem_s, catalog_s)
     failed = [c for c in checks if not c.ok]
     if failed:

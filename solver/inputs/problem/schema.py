@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from solver.errors import closest
+from solver.inputs.cost_defaults import TAX_RATE_PERCENT
 from solver.inputs.costs import Costs
 from solver.inputs.problem.fields import (
     ACCELERATORS_HELP,
@@ -227,6 +228,13 @@ class Problem(StrictModel):
         "sourced default (solver/inputs/cost_defaults.py), an empty list zeroes one; "
         "'none' is none (docs/concepts/cost-categories.md)",
     )
+    tax_jurisdiction: str | None = Field(
+        None,
+        description="The country whose VAT or consumption tax the buyer pays on cloud "
+        "bills (ISO 3166 code: DE, FR, GB, IE, IT, NL, ES, SE, PL, NO, JP): the tax "
+        "category's default, on every cloud provider's bills "
+        "(solver/inputs/cost_defaults.py TAX_RATE_PERCENT, docs/concepts/cost-categories.md)",
+    )
     compare_api: CompareApi | None = Field(
         None,
         description="A model API's list price to set the plan's $/1M tokens beside: name, "
@@ -293,6 +301,21 @@ class Problem(StrictModel):
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z]{3}", value.strip()):
             return value.strip().upper()
         raise ValueError(f"currency {value!r} is not an ISO 4217 code; write e.g. USD or EUR")
+
+    @field_validator("tax_jurisdiction", mode="before")
+    @classmethod
+    def _jurisdiction(cls, value: object) -> object:
+        if value is None:
+            return None
+        known = ", ".join(sorted(TAX_RATE_PERCENT))
+        code = value.strip().upper() if isinstance(value, str) else ""
+        if code not in TAX_RATE_PERCENT:
+            raise ValueError(
+                f"no published tax rate for jurisdiction {value!r}\nfix: name one of {known}, "
+                "or leave tax_jurisdiction out and give costs.taxes with a provider and "
+                "rate_percent"
+            )
+        return code
 
     @field_validator("training_margin", mode="before")
     @classmethod

@@ -40,9 +40,9 @@ _FIELDS = CATEGORY_OF_FIELD
 
 
 def defaulted(costs: Costs | str | None) -> set[str]:
-    """The categories a problem's ``costs:`` leaves to their defaults: every one under
-    ``default``, those not given in a block with ``defaults: true``, else none."""
-    if costs == "default":
+    """The categories a problem's ``costs:`` leaves to their defaults: every one without
+    a block or under ``default``, those not given in a block with ``defaults: true``, else none."""
+    if costs is None or costs == "default":
         return set(_FIELDS.values())
     if not isinstance(costs, Costs) or not costs.defaults:
         return set()

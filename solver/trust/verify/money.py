@@ -11,6 +11,7 @@ from datetime import date
 
 import numpy as np
 
+from solver.inputs.cost_defaults import TAX_RATE_PERCENT
 from solver.inputs.costs import EGRESS_USD_PER_GB, STORAGE_USD_PER_GB_MONTH, SUPPORT_PLANS, Costs
 from solver.inputs.problem import InferenceWorkload
 from solver.plan.charges import line_charges
@@ -182,8 +183,8 @@ def _check_cost_lines(run: _Run) -> None:
             _close(sum(x.cost_by_month_usd.values()), x.cost_usd, 1e-9),
             f"{x.category} {x.provider}",
         )
-    if p.costs is None or p.costs == "none":
-        c.check("no cost lines without costs", not plan.cost_lines, f"{len(plan.cost_lines)}")
+    if p.costs == "none":
+        c.check("no cost lines under costs: none", not plan.cost_lines, f"{len(plan.cost_lines)}")
         return
     costs, by_default = _costs(run), defaulted(_given(run))
     expected = _expected_cost_lines(run)
@@ -202,8 +203,11 @@ def _check_cost_lines(run: _Run) -> None:
             if x.category == "egress":
                 by_provider[x.provider] += x.cost_usd
     _check_support(run, lines, by_provider, "support" in by_default)
+    jurisdiction = p.tax_jurisdiction if "tax" in by_default else None
+    if jurisdiction is not None:
+        _check_jurisdiction_tax(run, lines, by_provider, jurisdiction)
     for category in ("tax", "contingency"):
-        if category in by_default:
+        if category in by_default and not (category == "tax" and jurisdiction):
             zero = lines.get((category, "", -1))
             c.check(
                 f"{category} 0 by default",
@@ -242,6 +246,36 @@ def _check_cost_lines(run: _Run) -> None:
             f"${months:,.2f} vs ${listed:,.2f}",
         )
     del ctx
+
+
+def _check_jurisdiction_tax(
+    run: _Run, lines: dict, by_provider: dict[str, float], jurisdiction: str
+) -> None:
+    """Tax by default where the problem names a jurisdiction: each cloud provider's line
+    its published rate (:data:`solver.inputs.cost_defaults.TAX_RATE_PERCENT`) x the
+    provider's recomputed compute and its storage, egress and support lines; no tax line
+    of a provider that bills nothing."""
+    c = run.c
+    rate = TAX_RATE_PERCENT[jurisdiction][0] / 100.0
+    billed = {
+        x: run.provider_cost.get(x, 0.0) + by_provider.get(x, 0.0)
+        for x in set(run.provider_cost) | set(by_provider)
+        if x not in ("owned", "")
+    }
+    for provider, base in sorted(billed.items()):
+        line = lines.get(("tax", provider, -1))
+        if not base:
+            c.check("no tax on a provider billing nothing", line is None, provider)
+            continue
+        usd = base * rate
+        c.check(
+            f"tax at {jurisdiction}'s rate recomputed",
+            line is not None and _close(line.cost_usd, usd, 1e-6),
+            f"{provider}: {line.cost_usd if line else None} vs recomputed {usd:.2f}",
+        )
+        by_provider[provider] += usd
+    extra = {k[1] for k in lines if k[0] == "tax"} - set(billed)
+    c.check("tax lines only for providers billing", not extra, f"{sorted(extra)}")
 
 
 def _check_support(
@@ -301,11 +335,11 @@ def _check_support(
 
 
 def _given(run: _Run) -> Costs | str:
-    """The problem's costs: (a block, or "default"; _check_cost_lines returns first
-    without one and under costs: none)."""
+    """The problem's costs: (a block, or "default", which no block means: all-in by
+    default; _check_cost_lines returns first under costs: none)."""
     costs = run.p.costs
-    assert costs is not None and costs != "none"
-    return costs
+    assert costs != "none"
+    return "default" if costs is None else costs
 
 
 def _costs(run: _Run) -> Costs:
