@@ -71,14 +71,15 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
         assert record.problem_sha256 == plan["inputs"]["problem_sha256"]
         assert len(record.inputs_digest) == 64
     page = client.get(f"/plans/{plan_id}").text
-    # finance first: the all-in total (all in by default: compute $363,684.86 + storage
-    # $3,462.70 + staff $11,659.24 = $378,806.80, tests/plan/test_default_costs.py) with
-    # compute beside it, the $2M budget and its headroom on the all in, which the budget
-    # holds: 2,000,000 - 378,806.80 = 1,621,193.20
-    assert plan["all_in_cost_usd"] == pytest.approx(378_806.80, abs=0.01)
-    assert page.index('id="all-in">$378,807') < page.index('id="total">$363,685')
-    assert page.index('id="total">$363,685') < page.index("Deployments per workload")
-    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,621,193' in page
+    # finance first: the all-in total (all in by default: compute $370,028.54 + storage
+    # $3,462.70 + egress $47.39 (Seeweb's lines at the $0.09/GB reference) + staff
+    # $10,327.80 = $383,866.42, tests/plan/test_default_costs.py) with compute beside it,
+    # the $2M budget and its headroom on the all in, which the budget holds:
+    # 2,000,000 - 383,866.42 = 1,616,133.58
+    assert plan["all_in_cost_usd"] == pytest.approx(383_866.42, abs=0.01)
+    assert page.index('id="all-in">$383,866') < page.index('id="total">$370,029')
+    assert page.index('id="total">$370,029') < page.index("Deployments per workload")
+    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,616,134' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
 
 
