@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from solver.errors import ProcureError, TimeLimitReached
+from solver.outputs.progress_text import mip_progress_text
 
 
 class _App(typer.Typer):
@@ -194,7 +195,7 @@ class Stages:
         elsewhere a line every :data:`PROGRESS_EVERY_S` once the MIP has run that long."""
         if self.quiet:
             return
-        text = f"MIP: {progress.text()}"
+        text = f"MIP: {mip_progress_text(progress)}"
         if self.bar is not None:
             if self._mip_task is None:
                 self._mip_task = self.bar.add_task(text, total=None)
@@ -265,7 +266,7 @@ def terminal_mip_progress():
     shown = [False]
 
     def show(progress) -> None:
-        sys.stderr.write(f"\rprocure: MIP: {progress.text()}\033[K")
+        sys.stderr.write(f"\rprocure: MIP: {mip_progress_text(progress)}\033[K")
         sys.stderr.flush()
         shown[0] = True
 

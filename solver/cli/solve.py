@@ -129,10 +129,8 @@ def solve(
     """Solve a problem to proven optimality, verify the plan, and show it."""
 
     def body() -> None:
-        from solver.core.backends import SolveOptions
         from solver.inputs.problem import load_problem
         from solver.outputs.text import plan_csv, plan_json, plan_table
-        from solver.solve import solve_problem
 
         _check_format(format, "table", "json", "csv")
         _check_choice(method, "--method", "auto", "full", "root", "columns")
@@ -151,31 +149,7 @@ def solve(
             text = _stochastic_text(prob, cat, problem, solver, time_limit, gap, format, two_stage)
             _write_or_print(text, out, force)
             return
-        try:
-            with terminal_mip_progress():
-                plan = solve_problem(
-                    prob,
-                    cat,
-                    solver=solver,
-                    options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
-                    method=method,
-                )
-        except ProcureError as exc:
-            if exc.file is None:
-                exc.file = str(problem)
-                exc.args = (exc.render(),)
-            raise
-        if compare_architectures:
-            from solver.analyses.architectures import architecture_costs
-
-            costs = architecture_costs(
-                prob,
-                cat,
-                solver=solver,
-                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
-                method=method,
-            )
-            plan = plan.model_copy(update={"architecture_costs": costs})
+        plan = _solved(prob, cat, problem, solver, time_limit, gap, method, compare_architectures)
         applied = _quotes_file(prob, problem, quotes)
         on = {"on": str(prob.start or date.today())}
         quoted = None if applied is None else {"path": str(applied.resolve()), **on}
@@ -188,6 +162,40 @@ def solve(
         say_if_stopped(plan, time_limit)
 
     _run(debug, body, time_limit, before="any plan was found")
+
+
+def _solved(prob, cat, path: Path, solver: str, time_limit, gap, method: str, compare: bool):
+    """The verified plan (errors name the problem file), with the architectures' costs
+    when ``compare`` (``--compare-architectures``)."""
+    from solver.core.backends import SolveOptions
+    from solver.solve import solve_problem
+
+    try:
+        with terminal_mip_progress():
+            plan = solve_problem(
+                prob,
+                cat,
+                solver=solver,
+                options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
+                method=method,
+            )
+    except ProcureError as exc:
+        if exc.file is None:
+            exc.file = str(path)
+            exc.args = (exc.render(),)
+        raise
+    if compare:
+        from solver.analyses.architectures import architecture_costs
+
+        costs = architecture_costs(
+            prob,
+            cat,
+            solver=solver,
+            options=SolveOptions(time_limit_s=time_left(time_limit), relative_gap=gap),
+            method=method,
+        )
+        plan = plan.model_copy(update={"architecture_costs": costs})
+    return plan
 
 
 def _with_throughput_scenarios(prob, text: str):

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from solver.analyses.architectures import architecture_line
 from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
 from solver.money import usd, whole_usd
+from solver.outputs.architecture_text import architecture_line
 from solver.outputs.files import csv_text, money_rounded
 from solver.outputs.grid import Page, Table, escape
 from solver.outputs.loss_cost_text import loss_cost_lines
@@ -327,23 +327,8 @@ def plan_table(plan: Plan) -> str:
     rep = plan.compile_report
     for sentence in hardware_sentences(rep):
         console.print(f"note: {sentence}", markup=False)  # [h100-sxm] is not markup
-    for workload, fit in rep.get("calibration", {}).items():
-        console.print(
-            f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "
-            f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
-            f"{', '.join(fit['measured_on'])}; worst point off by "
-            f"x{math.exp(fit['spread_log_ratio']):.2f})"
-        )
-    curve = rep.get("load_curve") or {}
-    if curve.get("blocks"):
-        blocks = ", ".join(f"{b['name']} {b['hours_per_day']:g} h" for b in curve["blocks"])
-        factors = "; ".join(
-            f"{w} " + "/".join(f"{x:.2f}" for x in f) for w, f in curve["factors"].items()
-        )
-        console.print(
-            f"load curve: blocks {blocks} ({curve['source']}); demand factors, x the daily "
-            f"average (profiles normalised to mean 1): {factors}"
-        )
+    for line in _capacity_notes(rep):
+        console.print(line)
     compared = architecture_line(plan)
     if compared:
         console.print(compared)
@@ -355,6 +340,29 @@ def plan_table(plan: Plan) -> str:
     for table in assumption_tables(plan):
         console.print(table)
     return console.text()
+
+
+def _capacity_notes(rep: dict) -> list[str]:
+    """The compile report's calibration and load-curve notes under a plan's table."""
+    lines: list[str] = []
+    for workload, fit in rep.get("calibration", {}).items():
+        lines.append(
+            f"capacity: {workload}: cards without a profile are physics x {fit['factor']:.3f} "
+            f"(calibrated: geometric mean of measured / physics over {fit['points']} points on "
+            f"{', '.join(fit['measured_on'])}; worst point off by "
+            f"x{math.exp(fit['spread_log_ratio']):.2f})"
+        )
+    curve = rep.get("load_curve") or {}
+    if curve.get("blocks"):
+        blocks = ", ".join(f"{b['name']} {b['hours_per_day']:g} h" for b in curve["blocks"])
+        factors = "; ".join(
+            f"{w} " + "/".join(f"{x:.2f}" for x in f) for w, f in curve["factors"].items()
+        )
+        lines.append(
+            f"load curve: blocks {blocks} ({curve['source']}); demand factors, x the daily "
+            f"average (profiles normalised to mean 1): {factors}"
+        )
+    return lines
 
 
 def binding_sentence(b) -> str:

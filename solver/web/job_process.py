@@ -183,10 +183,11 @@ class JobProgress:
     def update(self, message: dict) -> tuple[str, float | None]:
         """Take one message; the job's stage line and progress fraction (None: unchanged)."""
         from solver.core.backends.progress import MipProgress
+        from solver.outputs.progress_text import mip_progress_text
 
         now = time.monotonic()
         if "mip" in message:
-            self.mip = "MIP " + MipProgress(**message["mip"]).text()
+            self.mip = "MIP " + mip_progress_text(MipProgress(**message["mip"]))
         if "stage" in message:
             stage = str(message["stage"])
             if stage != self.stage:

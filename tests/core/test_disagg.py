@@ -222,7 +222,8 @@ def test_verifier_refuses_a_group_without_its_spare(m8):
 def test_compare_architectures_line(m8):
     # the win case: all aggregated 9 units ($105,120), all disaggregated 5 + 3 ($93,440),
     # and the plan (auto) the same 5 + 3
-    from solver.analyses.architectures import architecture_costs, architecture_line
+    from solver.analyses.architectures import architecture_costs
+    from solver.outputs.architecture_text import architecture_line
 
     p = problem([rag()])
     plan = solve_problem(p, m8)

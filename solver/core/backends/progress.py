@@ -46,22 +46,6 @@ class MipProgress:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def text(self) -> str:
-        """E.g. ``incumbent $1,234,567, bound $1,230,000, gap 0.37%, 12 s``."""
-        parts = [
-            "no plan yet" if self.incumbent is None else f"incumbent ${self.incumbent:,.0f}",
-        ]
-        if self.bound is not None:
-            parts.append(f"bound ${self.bound:,.0f}")
-        if self.gap is not None:
-            parts.append(f"gap {100 * self.gap:.2f}%")
-        elapsed = f"{self.elapsed_s:.0f} s"
-        if self.time_limit_s is not None:
-            left = max(0.0, self.time_limit_s - self.elapsed_s)
-            elapsed += f" (at most {left:.0f} s left of its {self.time_limit_s:.0f} s)"
-        parts.append(elapsed)
-        return ", ".join(parts)
-
 
 Listener = Callable[[MipProgress], None]
 

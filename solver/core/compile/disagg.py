@@ -43,6 +43,63 @@ def _shapes_ok(apu: np.ndarray, nvlink: np.ndarray, d: int, allow_pcie: bool) ->
     return ok if d == 1 or allow_pcie else ok & nvlink
 
 
+def _best_decode(
+    w: InferenceWorkload,
+    model: Any,
+    dev: Any,
+    apu: np.ndarray,
+    nvlink: np.ndarray,
+    nic: np.ndarray,
+    kv_gb: float,
+    memory_headroom: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per pool, the decode side's best tensor-parallel degree: (output tokens/s per unit,
+    degree, batch, step seconds, why none where none), the node's NIC receiving every
+    request's KV cache (``kv_gb`` per request) as a limit."""
+    n = len(apu)
+    p, o = float(w.prompt_tokens), float(w.output_tokens)
+    allow = w.allow_tensor_parallel_over_pcie
+    dec_cap, dec_tp = np.zeros(n), np.zeros(n, dtype=int)
+    dec_batch, dec_step = np.zeros(n), np.full(n, np.nan)
+    dec_why = np.full(n, "weights do not fit any replica shape", dtype=object)
+    for d in TP_DEGREES:
+        ok = _shapes_ok(apu, nvlink, d, allow)
+        if not ok.any():
+            continue
+        res = decode_pool(model, prompt_tokens=p, output_tokens=o, tpot_slo_s=w.tpot_slo_s,
+                          d=np.full(n, float(d)), dev=dev,
+                          memory_headroom=memory_headroom, load=w.load_percentile)  # fmt: skip
+        reps = np.where(ok, apu // d, 0)
+        # the node's NIC receives every request's KV: requests/s x KV GB <= NIC x eta / 8
+        nic_rps = nic * ETA_LINK / 8.0 / max(kv_gb, 1e-30)
+        cap = np.minimum(reps * res.tokens_per_s, nic_rps * o)
+        better = ok & (cap > dec_cap + 1e-9)
+        dec_cap = np.where(better, cap, dec_cap)
+        dec_tp = np.where(better, d, dec_tp)
+        dec_batch = np.where(better, res.batch, dec_batch)
+        dec_step = np.where(better, res.step_s, dec_step)
+        dec_why = np.where((dec_cap == 0) & ok & (res.reason != ""), res.reason, dec_why)
+    return dec_cap, dec_tp, dec_batch, dec_step, np.where(dec_cap > 0, "", dec_why)
+
+
+def _capacity_share(
+    w: InferenceWorkload, spec: ModelSpec, sub: pd.DataFrame, problem: Problem
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(capacity source, planned share of each estimate, error band in log units) per pool:
+    the same share of each estimate as aggregated serving (serving.inference_options)."""
+    n = len(sub)
+    acc_ids = sub["accelerator_id"].to_numpy()
+    klass = model_class(spec.params, spec.experts, spec.experts_active)
+    source = np.full(n, "physics", dtype=object)
+    share = physics.planned_capacity_share(problem.capacity_confidence, problem.capacity_optimism,
+                                           sub["vendor"].to_numpy(), source, w.runtime, acc_ids,
+                                           klass)  # fmt: skip
+    band = physics.capacity_band_log(sub["vendor"].to_numpy(), source, w.runtime, acc_ids, klass)
+    if problem.capacity_scenario is not None:
+        share = share * problem.capacity_scenario.share(band)
+    return source, share, band
+
+
 def disagg_options(
     w: InferenceWorkload,
     spec: ModelSpec,
@@ -77,28 +134,9 @@ def disagg_options(
     load = w.load_percentile
     allow = w.allow_tensor_parallel_over_pcie
     kv_gb = kv_gb_per_request(model, p)
-    # decode: the best degree per pool (output tokens/s per unit)
-    dec_cap, dec_tp = np.zeros(n), np.zeros(n, dtype=int)
-    dec_batch, dec_step = np.zeros(n), np.full(n, np.nan)
-    dec_why = np.full(n, "weights do not fit any replica shape", dtype=object)
-    for d in TP_DEGREES:
-        ok = _shapes_ok(apu, nvlink, d, allow)
-        if not ok.any():
-            continue
-        res = decode_pool(model, prompt_tokens=p, output_tokens=o, tpot_slo_s=w.tpot_slo_s,
-                          d=np.full(n, float(d)), dev=dev,
-                          memory_headroom=problem.memory_headroom, load=load)  # fmt: skip
-        reps = np.where(ok, apu // d, 0)
-        # the node's NIC receives every request's KV: requests/s x KV GB <= NIC x eta / 8
-        nic_rps = nic * ETA_LINK / 8.0 / max(kv_gb, 1e-30)
-        cap = np.minimum(reps * res.tokens_per_s, nic_rps * o)
-        better = ok & (cap > dec_cap + 1e-9)
-        dec_cap = np.where(better, cap, dec_cap)
-        dec_tp = np.where(better, d, dec_tp)
-        dec_batch = np.where(better, res.batch, dec_batch)
-        dec_step = np.where(better, res.step_s, dec_step)
-        dec_why = np.where((dec_cap == 0) & ok & (res.reason != ""), res.reason, dec_why)
-    dec_why = np.where(dec_cap > 0, "", dec_why)
+    dec_cap, dec_tp, dec_batch, dec_step, dec_why = _best_decode(
+        w, model, dev, apu, nvlink, nic, kv_gb, problem.memory_headroom
+    )
     # a group: provider, region and NIC class; its link: the slowest per-replica NIC
     # share of its decode pools
     link_label = np.array([kv_link_label(v) for v in nic], dtype=object)
@@ -138,16 +176,7 @@ def disagg_options(
                                        "provider and region")[pre_cap == 0]).items():  # fmt: skip
         report.infeasible[f"disaggregated prefill: {why}"] += count
         local_reasons[f"disaggregated prefill: {why}"] += count
-    # the same share of each estimate as aggregated serving (serving.inference_options)
-    acc_ids = sub["accelerator_id"].to_numpy()
-    klass = model_class(spec.params, spec.experts, spec.experts_active)
-    source = np.full(n, "physics", dtype=object)
-    share = physics.planned_capacity_share(problem.capacity_confidence, problem.capacity_optimism,
-                                           sub["vendor"].to_numpy(), source, w.runtime, acc_ids,
-                                           klass)  # fmt: skip
-    band = physics.capacity_band_log(sub["vendor"].to_numpy(), source, w.runtime, acc_ids, klass)
-    if problem.capacity_scenario is not None:
-        share = share * problem.capacity_scenario.share(band)
+    source, share, band = _capacity_share(w, spec, sub, problem)
     report.generated += 2 * n
     frames = []
     idx = sub.index.to_numpy()
