@@ -116,11 +116,18 @@ EDITS = [
         "line_items[0].term_end_month",
         "6 in the file, re-derived 12",
     ),
+    # the use line's capacity (issue 47's chunked step, vllm-cuda eta_c 0.50): Llama 3 8B,
+    # 500/200 tokens, a sequence-step is 2 x 8.03e9 x (1 + 500/200) + 4 x 32 x 4,096 x 600
+    # + 2 x 32 x 4,096 x 500^2 / 200 = 5.6852e10 FLOPs; at the vLLM cap of 256 sequences
+    # every step carries a prompt chunk (q = min(1, 255 x 500 / (200 x 500)) = 1), so the
+    # step is compute-bound, 256 x 5.6852e10 / (989.4e12 x 0.50) = 29.42 ms against the
+    # memory's 16.06 GB + 256 x 78.6 MB at 2,177.5 GB/s = 16.62 ms: 256 / 29.42 ms =
+    # 494.7e12 / 5.6852e10 = 8,701.5 tok/s (7,831.35 at eta_c 0.45 before the refit)
     (
         "capacity doubled",
-        _set("line_items", 1, "capacity_tokens_per_s", 15_662.7),
+        _set("line_items", 1, "capacity_tokens_per_s", 17_403.0),
         "line_items[1].capacity_tokens_per_s",
-        "15,662.7 in the file, re-derived 7,831.35",
+        "17,403 in the file, re-derived 8,701.5",
     ),
     (
         "capacity source",
