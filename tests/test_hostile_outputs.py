@@ -74,7 +74,8 @@ def _assert_no_live_cell(cells: list[str]) -> None:
 #: the live workbook's own formulas (solver/outputs/live_workbook.py, the totals of
 #: solver/outputs/files.workbook): functions over cell references and numbers, never a
 #: string, so no name from the problem or catalog can be part of one
-OUR_FORMULA = re.compile(r"^=[A-Z0-9!:(),*+\-/. ]+$", re.IGNORECASE)
+# a sheet whose name has a space is quoted ('cost lines'!F8)
+OUR_FORMULA = re.compile(r"^=(?:[A-Z0-9!:(),*+\-/. ]|'[a-z ]+'!)+$", re.IGNORECASE)
 
 
 def _assert_no_formula(data: bytes) -> None:

@@ -182,7 +182,9 @@ def cost_lines_sheet(plan: Plan) -> tuple[pd.DataFrame, dict[str, list[str | Non
     for r, c in enumerate(plan.cost_lines, start=2):
         rows.append({k: getattr(c, k) for k in cols})
         product = abs(c.quantity * c.unit_price_usd - c.cost_usd) <= CENT
-        formulas.append(f"=ROUND({qty}{r}*{price}{r},2)" if product and c.cost_usd else None)
+        # unrounded, as the plan sheet's lines: the sheet's total rounds once (a line rounded
+        # on its own would put the total a cent off the plan's)
+        formulas.append(f"={qty}{r}*{price}{r}" if product and c.cost_usd else None)
     return pd.DataFrame(rows, columns=cols), {"cost_usd": formulas}
 
 

@@ -36,6 +36,9 @@ PROBLEM = {
     "name": "tiny-warm",
     "horizon_months": 1,
     "modes": ["on_demand"],
+    # compute only: the budgets and costs below are worked on compute (all in by default
+    # would add staff and egress lines, held by the budget too)
+    "costs": "none",
     "workloads": [serve(200)],
 }
 

@@ -74,7 +74,10 @@ def test_focus_of_the_seed_plan_conforms_and_adds_up(seed_plan):
     # 36 monthly billing periods from January 2027, the last starting December 2029
     assert frame["BillingPeriodStart"].min() == "2027-01-01T00:00:00Z"
     assert frame["ChargePeriodEnd"].max() <= "2030-01-01T00:00:00Z"
-    assert (frame["BillingCurrency"] == "USD").all()
+    # USD, but Seeweb's lines in EUR, its own list prices' currency
+    assert set(frame["BillingCurrency"]) == {"USD", "EUR"}
+    eur = frame.loc[frame["BillingCurrency"] == "EUR", "ProviderName"]
+    assert (eur.str.lower() == "seeweb").all()
 
 
 def test_focus_commitments_and_purchases(yearly):

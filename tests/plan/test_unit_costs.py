@@ -62,19 +62,21 @@ def test_the_seeds_dollars_per_million_tokens_by_hand(seed):
     whole = rows[("plan", "", "")]
     assert whole.cost_usd == pytest.approx(plan.total_cost_usd)
     assert whole.usd_per_1m_output_tokens == pytest.approx(plan.total_cost_usd / 201_200)
-    # all in by default (no costs: block): the plan's $378,806.80 (compute $363,684.86 +
-    # storage $3,462.70 + staff $11,659.24, tests/plan/test_default_costs.py) / 201,200 =
-    # $1.88274 per 1M output tokens. The chat's share: its $221,159.04 compute, Lambda's
-    # lines (egress and support, $0 each) in full, the staff line (no provider) in
-    # proportion to compute, $11,659.24 x 221,159.04 / 363,684.86 = $7,090.06, and none of
-    # TensorWave's storage: $228,249.10 / 201,200 = $1.13444 per 1M output tokens
-    assert plan.all_in_cost_usd == pytest.approx(378_806.80, abs=0.01)
-    assert whole.all_in_cost_usd == pytest.approx(378_806.80, abs=0.01)
-    assert whole.all_in_usd_per_1m_output_tokens == pytest.approx(378_806.80 / 201_200, abs=1e-7)
-    staff = 11_659.24 * 221_159.04 / 363_684.86
-    assert staff == pytest.approx(7_090.06, abs=0.01)
-    assert chat.all_in_cost_usd == pytest.approx(221_159.04 + staff, abs=0.02)
-    assert chat.all_in_usd_per_1m_output_tokens == pytest.approx(1.13444, abs=1e-5)
+    # all in by default (no costs: block): the plan's $383,866.42 (compute $370,028.54 +
+    # storage $3,462.70 + egress $47.39 + staff $10,327.80, tests/plan/test_default_costs.py)
+    # / 201,200 = $1.907885 per 1M output tokens. The chat's share: its $227,502.72
+    # compute, its providers' lines in full (Lambda's egress and support $0, Seeweb's
+    # egress $47.39: 526.50 GB x the $0.09 reference, support $0), the staff line (no
+    # provider) in proportion to compute, $10,327.80 x 227,502.72 / 370,028.54 =
+    # $6,349.78, and none of TensorWave's storage: $233,899.89 / 201,200 = $1.16252 per 1M
+    # output tokens
+    assert plan.all_in_cost_usd == pytest.approx(383_866.42, abs=0.01)
+    assert whole.all_in_cost_usd == pytest.approx(383_866.42, abs=0.01)
+    assert whole.all_in_usd_per_1m_output_tokens == pytest.approx(383_866.42 / 201_200, abs=1e-7)
+    staff = 10_327.80 * 227_502.72 / 370_028.54
+    assert staff == pytest.approx(6_349.78, abs=0.01)
+    assert chat.all_in_cost_usd == pytest.approx(227_502.72 + 47.39 + staff, abs=0.02)
+    assert chat.all_in_usd_per_1m_output_tokens == pytest.approx(1.16252, abs=1e-5)
     # no compare_api: no API figures
     assert whole.api_cost_usd is None
     assert "unit_costs" in plan.model_dump(mode="json")
