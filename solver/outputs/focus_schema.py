@@ -39,6 +39,12 @@ FOCUS_REQUIRED: tuple[str, ...] = (
 #: Conditional and recommended columns written as well (the provider supports them).
 FOCUS_CONDITIONAL: tuple[str, ...] = (
     "ChargeFrequency",
+    # InvoiceId (introduced 1.2; RECOMMENDED in 1.2, SHOULD be present in 1.3): written
+    # null on every row, because it "MUST be null when the charge is not associated
+    # either with an invoice or with a pre-generated provisional invoice" and a plan's
+    # charges are forecast, not invoiced (FOCUS_Spec specification/datasets/
+    # cost_and_usage/columns/invoiceid.md, 1.3; specification/columns/invoiceid.md, 1.2).
+    "InvoiceId",
     "CommitmentDiscountCategory",
     "CommitmentDiscountId",
     "CommitmentDiscountName",
@@ -98,7 +104,6 @@ FOCUS_1_3_ABSENT: dict[str, str] = {
     "SubAccountId": "a plan has no sub accounts",
     "SubAccountName": "a plan has no sub accounts",
     "SubAccountType": "a plan has no sub accounts",
-    "InvoiceId": "a forecast has no payable invoice",
     "ResourceId": "a plan has no provisioned resources yet",
     "ResourceName": "a plan has no provisioned resources yet",
     "ResourceType": "a plan has no provisioned resources yet",

@@ -27,6 +27,7 @@ from solver.outputs.focus import focus_csv, focus_frame
 from solver.outputs.focus_contracts import contract_commitment_frame
 from solver.outputs.focus_schema import (
     CONTRACT_COMMITMENT_COLUMNS,
+    FOCUS_1_2_COLUMNS,
     FOCUS_1_3_ABSENT,
     SKU_PRICE_DETAILS_KEYS,
 )
@@ -98,8 +99,8 @@ def test_mandatory_column_is_present(seed_rows, column, requirement):
 
 def test_every_absent_1_3_column_is_conditional_on_a_feature_a_plan_lacks(seed_rows):
     # The 1.3 Cost and Usage set is 65 columns (the FinOps data model as focus-data-toolkit
-    # ships it); the export writes 45 of them, ProviderName and PublisherName among them
-    # ("Columns > ProviderName: deprecated in 1.3", kept until 1.4). Each of the 20 absent
+    # ships it); the export writes 46 of them, ProviderName and PublisherName among them
+    # ("Columns > ProviderName: deprecated in 1.3", kept until 1.4). Each of the 19 absent
     # is Conditional or Recommended and its condition is not met by a plan ("Attributes >
     # Column Handling: conditional columns MUST be present when the provider supports the
     # feature").
@@ -108,7 +109,7 @@ def test_every_absent_1_3_column_is_conditional_on_a_feature_a_plan_lacks(seed_r
     focus_columns = version_columns("Cost and Usage", "1.3")
     assert len(focus_columns) == 65
     absent = focus_columns - set(seed_rows.columns)
-    assert absent == set(FOCUS_1_3_ABSENT) and len(absent) == 20
+    assert absent == set(FOCUS_1_3_ABSENT) and len(absent) == 19
     assert not absent & mandatory_columns("Cost and Usage", "1.3")
 
 
@@ -305,6 +306,22 @@ def test_contract_applied_only_where_a_commitment_applies(seed_rows, yearly_rows
     applied = rows[rows["ContractApplied"].notna()]
     assert len(applied) == 73
     assert applied["x_PlanItem"].value_counts().to_dict() == {"reservation": 72, "purchase": 1}
+
+
+def test_invoice_id_is_present_and_null_on_forecast_charges(seed_rows, yearly_rows):
+    # "InvoiceId SHOULD be present in a Cost and Usage FOCUS dataset" (1.3; "RECOMMENDED to
+    # be present" in 1.2), and "InvoiceId MUST be null when the charge is not associated
+    # either with an invoice or with a pre-generated provisional invoice" (FOCUS_Spec
+    # specification/datasets/cost_and_usage/columns/invoiceid.md). A plan's charges are a
+    # forecast: no invoice, issued or provisional, exists for any of them, so the column is
+    # written and every cell of it is empty, on the seed's 1.3 rows, the yearly plan's
+    # (reservation fees, purchase) and the 1.2 export alike.
+    rows = yearly_rows[0]
+    assert len(seed_rows) > 0 and len(rows) > 0
+    for frame in (seed_rows, rows):
+        assert "InvoiceId" in frame.columns
+        assert frame["InvoiceId"].isna().all()
+    assert "InvoiceId" in FOCUS_1_2_COLUMNS and "InvoiceId" not in FOCUS_1_3_ABSENT
 
 
 # --------------------------------------------------------------------------- Contract Commitment

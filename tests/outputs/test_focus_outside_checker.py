@@ -65,14 +65,14 @@ def seed_export(seed_solved, tmp_path_factory) -> Path:
 def test_toolkit_reads_the_seed_export_as_focus_1_3_cost_and_usage(seed_export):
     # detect at 1.3: the Cost and Usage dataset, every Mandatory column present, no column
     # it does not know (ours are x_-prefixed), and only the conditional columns whose
-    # feature a plan lacks absent: the 20 of FOCUS_1_3_ABSENT, each with its reason.
+    # feature a plan lacks absent: the 19 of FOCUS_1_3_ABSENT, each with its reason.
     done = toolkit("detect", "--version", "1.3", "--format", "json", str(seed_export / "focus.csv"))
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert (found["dataset"], found["detected_version"]) == ("Cost and Usage", "1.3")
     assert found["unknown_columns"] == [] and found["additional_focus_columns"] == []
     assert set(found["missing_columns"]) == set(FOCUS_1_3_ABSENT)
-    assert len(found["missing_columns"]) == 20
+    assert len(found["missing_columns"]) == 19
 
 
 def test_toolkit_validate_finds_no_error_but_1_4s_removed_names(seed_export, tmp_path):
