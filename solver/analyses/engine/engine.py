@@ -360,6 +360,15 @@ class WarmEngine:
         if proven is None:
             return None
         values = carried_back(target, proven.values)
+        return self._carried_answer(
+            compiled, model, values, proven, problem, catalog, change, started
+        )
+
+    def _carried_answer(
+        self, compiled, model, values, proven, problem, catalog, change, started
+    ) -> Answer:
+        """A proven plan carried to the variant (``values`` in the variant's model): its
+        objective recomputed, the proof's bound and gap kept, verified as any plan."""
         result = SolveResult(
             Termination.OPTIMAL,
             "highspy",
@@ -415,25 +424,9 @@ class WarmEngine:
 
         model = build_model(compiled)
         values = carried(structure.model, proven.values, model)
-        result = SolveResult(
-            Termination.OPTIMAL,
-            "highspy",
-            values,
-            model.objective.value(values),
-            proven.bound,
-            proven.gap,
-            0.0,
+        return self._carried_answer(
+            compiled, model, values, proven, problem, catalog, change, started
         )
-        plan = verified_plan(
-            Solution(compiled, model, result),
-            problem,
-            catalog,
-            None,
-            started,
-            self.relative_gap,
-            self._sha(catalog),
-        )
-        return Answer(plan, "carried", change.kind, time.perf_counter() - started)
 
     def _in_place(self, structure, problem, catalog, change, options, started, how) -> Answer:
         laid = self._lay(structure, problem, catalog, change)
