@@ -305,19 +305,8 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
             billed[provider][k] = billed[provider].get(k, 0.0) + usd
     lines += _staff(resolved, plan, cal)
     for provider, rate in resolved.tax_rate.items():
-        base = billed.get(provider, {})
         lines.append(
-            _line(
-                "tax",
-                {k: usd * rate for k, usd in base.items()},
-                sum(base.values()),
-                "USD",
-                unit_price_usd=rate,
-                provider=provider,
-                basis=f"{rate * 100:.4g}% of everything {provider} bills (compute, storage, "
-                "egress, support)",
-                source="the problem's costs.taxes",
-            )
+            _tax_line(provider, billed.get(provider, {}), rate, "the problem's costs.taxes")
         )
     if "tax" in resolved.defaults and resolved.tax_default_rate:
         lines += _jurisdiction_tax(resolved, billed)
@@ -348,6 +337,21 @@ def cost_lines(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> l
     return [_with_periods(line, cal) for line in lines]
 
 
+def _tax_line(provider: str, base: ByMonth, rate: float, source: str) -> CostLine:
+    """Tax at ``rate`` (a fraction) on what ``provider`` bills each month (``base``, USD)."""
+    return _line(
+        "tax",
+        {k: usd * rate for k, usd in base.items()},
+        sum(base.values()),
+        "USD",
+        unit_price_usd=rate,
+        provider=provider,
+        basis=f"{rate * 100:.4g}% of everything {provider} bills (compute, storage, "
+        "egress, support)",
+        source=source,
+    )
+
+
 def _jurisdiction_tax(resolved: Resolved, billed: dict[str, ByMonth]) -> list[CostLine]:
     """Tax by default where the problem names a jurisdiction: its rate on everything each
     cloud provider bills (compute, storage, egress, support), one line per provider (owned
@@ -358,19 +362,7 @@ def _jurisdiction_tax(resolved: Resolved, billed: dict[str, ByMonth]) -> list[Co
         base = billed[provider]
         if not any(base.values()):
             continue
-        out.append(
-            _line(
-                "tax",
-                {k: usd * rate for k, usd in base.items()},
-                sum(base.values()),
-                "USD",
-                unit_price_usd=rate,
-                provider=provider,
-                basis=f"{rate * 100:.4g}% of everything {provider} bills (compute, storage, "
-                "egress, support)",
-                source=resolved.tax_default_source,
-            )
-        )
+        out.append(_tax_line(provider, base, rate, resolved.tax_default_source))
     return out
 
 
