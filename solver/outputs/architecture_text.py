@@ -42,7 +42,7 @@ def architecture_sentences(plan: Plan) -> list[str]:
     for i in plan.line_items:
         if not i.workload or i.architecture is None or i.units <= 0:
             continue
-        role = i.pool_role or "aggregated"
+        role: str = i.pool_role or "aggregated"
         key = (role, f"{i.offering} ({i.mode})", int(i.tp_degree), int(i.batch))
         by = pools.setdefault(i.workload, {})
         by[key] = max(by.get(key, 0.0), float(i.units))
