@@ -36,7 +36,7 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
     if roles.any():
         keep = keep | frozenset(every.loc[roles, "pool_id"])
     options = prune_dominated_pools(
-        every[~roles].reset_index(drop=True),
+        every[~roles].reset_index(drop=True) if roles.any() else every,
         compiled.pools,
         compiled.demand,
         compiled.problem,
