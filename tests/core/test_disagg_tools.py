@@ -122,3 +122,13 @@ def test_the_workspace_shows_a_disaggregated_plan(files, tmp_path):
         assert "$93,440" in page.text
         replay = client.get(f"/plans/{stored.id}/replay")
         assert replay.status_code == 200 and "prefill pool" in replay.text
+
+
+def test_procure_replay_gives_a_line_per_pool(files):
+    # the plan file carries its problem; at 80 req/s the plan meets its mean limits
+    # (tests/replay/test_replay_disagg.py works the pools by hand): exit 0
+    _, catalog, plan = files
+    out = runner.invoke(app, ["replay", str(plan), "--catalog", str(catalog),
+                              "--duration-s", "30"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "prefill pool" in out.stdout and "decode pool" in out.stdout
