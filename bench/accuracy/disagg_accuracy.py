@@ -166,6 +166,7 @@ def main() -> None:
     print()
     for line in disagg_section_lines(catalog):
         print(line)
+
     # the gain disaggregation reports against aggregated serving, where a source gives both
     def source_key(case_id: str) -> str:
         return "_".join(case_id.split("_")[1:-1])  # d01_<deployment>_disagg -> <deployment>

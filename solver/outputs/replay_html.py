@@ -88,9 +88,7 @@ def replay_section_html(result: ReplayResult | None, note: str = "") -> str:
         body = "".join(
             _row(r)
             + "".join(
-                _row(q)
-                for q in pools
-                if (q.period, q.block, q.case) == (r.period, r.block, r.case)
+                _row(q) for q in pools if (q.period, q.block, q.case) == (r.period, r.block, r.case)
             )
             for r in rows
         )
