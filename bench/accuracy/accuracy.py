@@ -585,6 +585,15 @@ def _fmt(x: float | None) -> str:
     return f"{x:.4g}" if abs(x) < 10 else f"{x:,.1f}"
 
 
+def disagg_lines(catalog) -> list[str]:
+    """The disaggregated holdout rows' bands (bench/accuracy/disagg_accuracy.py), printed
+    next to the aggregated table with the same bands."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from disagg_accuracy import disagg_section_lines
+
+    return disagg_section_lines(catalog)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the comparison table and the per-set summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -653,6 +662,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for line in role_lines(results):
         print(line)
+    if args.set in ("all", "holdout") and args.cases == CASES_CSV:
+        print()
+        for line in disagg_lines(catalog):
+            print(line)
     if args.bands:
         print()
         for line in band_lines(catalog, rows, results):

@@ -34,8 +34,10 @@ def _three(p50_s: float, p90_s: float, p99_s: float) -> str:
 def _row(r: ReplayRow) -> str:
     late = 100 * max(r.ttft_late_share, r.tpot_late_share)
     verdict = "meets" if r.meets_slo else "MISSES"
+    if r.pool_role:  # a disaggregated deployment's pool under its block: no verdict of its own
+        verdict = ""
     cells = (
-        f"{r.period} {r.block}",
+        f"  {r.deployment}" if r.pool_role else f"{r.period} {r.block}",
         r.case,
         f"{r.units}",
         f"{r.requests:,}",
@@ -46,12 +48,13 @@ def _row(r: ReplayRow) -> str:
         f"{100 * r.utilisation:.0f}",
         verdict,
     )
-    cls = "meets" if r.meets_slo else "misses"
+    cls = "pool" if r.pool_role else "meets" if r.meets_slo else "misses"
     return f'<tr class="{cls}">' + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
 
 
 def replay_section_html(result: ReplayResult | None, note: str = "") -> str:
-    """The section: a sentence of verdict and a table per online workload (blocks only; the
+    """The section: a sentence of verdict and a table per online workload (blocks, and
+    under a block the prefill and decode pools of a disaggregated deployment; the other
     per-deployment lines are in ``procure replay``'s own output). ``result`` None: the
     ``note`` alone (why there is no replay)."""
     out = ['<section id="replay"><h2>Replay against traffic</h2>']
@@ -81,7 +84,14 @@ def replay_section_html(result: ReplayResult | None, note: str = "") -> str:
             f"was sized at {escape(sized)}.</p>"
         )
         head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-        body = "".join(_row(r) for r in rows)
+        pools = [r for r in result.rows if r.pool_role and r.workload == workload]
+        body = "".join(
+            _row(r)
+            + "".join(
+                _row(q) for q in pools if (q.period, q.block, q.case) == (r.period, r.block, r.case)
+            )
+            for r in rows
+        )
         out.append(
             f'<table class="replay"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         )

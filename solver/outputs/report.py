@@ -20,6 +20,7 @@ from solver.analyses.report_analysis import Analysis
 from solver.analyses.sensitivity.results import BreakEven, Dual, SensitivityReport, SweepPoint
 from solver.money import whole_usd
 from solver.outputs import live_workbook as lw
+from solver.outputs.architecture_text import architecture_sentences
 from solver.outputs.files import PERCENT_FORMAT, TONNES_FORMAT, USD_FORMAT, workbook
 from solver.outputs.html_tables import table_html
 from solver.outputs.live_workbook import INPUTS, inputs_formats, inputs_frame, subtotals
@@ -611,6 +612,7 @@ def report_html(analysis: Analysis, png: bytes, replay: str = "") -> str:
         hardware_sentences=hardware_sentences(plan.compile_report),
         training_sentences=training_sentences(plan),
         fleet_sentences=fleet_lines(plan),
+        architecture_sentences=architecture_sentences(plan),
         assumptions=table_html(assumptions_frame(plan, settings=False)),
         settings=table_html(assumptions_frame(plan, settings=True)),
         carbon_sentence=dual_sentence(carbon) if carbon is not None else "",

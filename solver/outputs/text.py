@@ -17,7 +17,7 @@ from solver.inputs.hardware import VENDOR_HARDWARE
 from solver.inputs.prices import OWNED
 from solver.inputs.prices import isnan as _isnan
 from solver.money import usd, whole_usd
-from solver.outputs.architecture_text import architecture_line
+from solver.outputs.architecture_text import architecture_line, architecture_sentences
 from solver.outputs.files import csv_text, money_rounded
 from solver.outputs.grid import Page, Table, escape
 from solver.outputs.loss_cost_text import loss_cost_lines
@@ -332,6 +332,8 @@ def plan_table(plan: Plan) -> str:
     compared = architecture_line(plan)
     if compared:
         console.print(compared)
+    for sentence in architecture_sentences(plan)[: -1 if compared else None]:
+        console.print(sentence, markup=False)
     console.print(
         f"options: {rep.get('options_generated', 0)} generated, {rep.get('options_kept', 0)} "
         f"kept from {rep.get('pools', 0)} pools; verifier: "

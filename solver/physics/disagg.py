@@ -42,6 +42,7 @@ from solver.physics.inference import (
     max_batch,
     md1_wait_quantile_s,
     poisson_quantile,
+    prefill_compute_s,
     prefill_s,
     step_model,
 )
@@ -131,6 +132,28 @@ def prefill_pool(
         nic_requests_per_s=nic,
         reason=reason,
     )
+
+
+def prefill_batch_s(
+    model: ServedModel, prompt_tokens: float, prompts: float, d: np.ndarray, dev: Device
+) -> np.ndarray:
+    """One forward pass over ``prompts`` whole prompts of ``prompt_tokens`` tokens each on
+    a replica of d devices, seconds: each prompt's FLOPs at eta_c (attention within its
+    own prompt), one read of the weights the k P tokens hit, the all-reduces.
+
+    :func:`prefill_s` is this with one prompt. The sizing plans one prompt per pass (the
+    M/D/1 queue of whole prompts, module doc), so it never counts on a batch forming; this
+    is for a deployment that states its batch (a prefill server run with a token budget
+    per pass, bench/accuracy/disagg_accuracy.py).
+    """
+    d = np.asarray(d, dtype=float)
+    k = float(prompts)
+    compute_s = k * prefill_compute_s(model, prompt_tokens, d, dev)
+    tokens = k * float(prompt_tokens)
+    read_gb = model.weights_read_gb(tokens) if model.is_moe else model.weights_gb
+    read_s = read_gb * 1e9 / (d * dev.bandwidth_gbps * 1e9 * dev.eta_bandwidth)
+    comm_s = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0)
+    return compute_s + read_s + comm_s
 
 
 def decode_step_model(

@@ -61,3 +61,32 @@ def test_one_homogeneous_pool_costs_more(tiny_catalog):
     plan = solve_problem(problem([w], load_blocks=ALL_DAY), tiny_catalog([H1, L4]))
     assert plan.total_cost_usd == pytest.approx(4 * 4.0 * HOURS)  # $11,680
     assert _pools(plan) == {"h100-sxm": (4.0, {0: pytest.approx(10.0), 1: pytest.approx(10.0)})}
+
+
+TRIMODAL = [
+    {"prompt_tokens": 100, "output_tokens": 100, "share": 0.4},
+    {"prompt_tokens": 500, "output_tokens": 500, "share": 0.3},
+    {"prompt_tokens": 2000, "output_tokens": 1000, "share": 0.3},
+]
+
+
+def test_the_mip_picks_the_threshold_among_the_mix_s_bucket_edges(tiny_catalog):
+    # Three buckets give two candidate thresholds (short|medium, medium|long). 20 req/s:
+    # 8 short, 6 medium, 6 long. Measured requests/s a unit: H100 ($4/h) 10 short, 5
+    # medium, 2 long; L4 ($1/h) 4 short, 1.5 medium, no long. Dollars an hour per req/s:
+    # short L4 0.25 < H100 0.40; medium L4 0.667 < H100 0.80; long only H100, 2.00.
+    # - threshold medium|long: long 6 / 2 = 3 H100s (full), short and medium 8 / 4 + 6 /
+    #   1.5 = 2 + 4 = 6 L4s (full): $12 + $6 = $18/h x 730 = $13,140, which is also the
+    #   fluid lower bound (every request on its cheapest pool, no unit part-used), so the
+    #   optimum, and no other unit count reaches it (the long needs 3 H100s, and they have
+    #   no spare time; fewer L4s leave short or medium requests unserved)
+    # - threshold short|medium: 2 L4s for the short; medium 6 / 5 + long 3 = 4.2 -> 5
+    #   H100s: $22/h ($16,060); one H100 pool: 0.8 + 1.2 + 3 = 5 H100s, $20/h ($14,600)
+    measured = {"h100-sxm": [10.0, 5.0, 2.0], "l4": [4.0, 1.5, 0.0]}
+    w = serve(20, traffic_mix=TRIMODAL, measured_throughput_rps=measured)
+    plan = solve_problem(problem([w], load_blocks=ALL_DAY), tiny_catalog([H1, L4]))
+    assert plan.total_cost_usd == pytest.approx((3 * 4.0 + 6 * 1.0) * HOURS)  # $13,140
+    assert _pools(plan) == {
+        "h100-sxm": (3.0, {2: pytest.approx(6.0)}),
+        "l4": (6.0, {0: pytest.approx(8.0), 1: pytest.approx(6.0)}),
+    }

@@ -150,6 +150,7 @@ class Request:
     first_token_s: float = float("nan")
     done_s: float = float("nan")
     replica: int = -1
+    decode_replica: int = -1  # disaggregated: the decode replica that made its other tokens
     # replay state
     prefilled: int = 0  # tokens of the (re)prefill done so far
     to_prefill: int = 0  # tokens the current prefill covers (prompt, or prompt + made)

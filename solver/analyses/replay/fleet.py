@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
+from solver.analyses.replay.disagg import PrefillSpec
 from solver.analyses.replay.engine import ReplicaSpec, step_cost
 from solver.inputs.catalog import Catalog
 from solver.inputs.load import resolve_load
@@ -44,6 +45,8 @@ class Deployment:
     planned_batch: int
     planned_tokens_per_s: float  # the plan's capacity of the line (all units)
     replica: ReplicaSpec
+    pool_role: str = ""  # "prefill" or "decode" in a disaggregated deployment, else ""
+    prefill: PrefillSpec | None = None  # a prefill line's replica (pool_role "prefill")
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,20 @@ def _deployment(
     spec_ = replica_spec(model, tp, dev, problem.memory_headroom, group, token_budget)
     if units and item.capacity_tokens_per_s > 0:  # route by the plan's capacity per replica
         spec_ = replace(spec_, weight=float(item.capacity_tokens_per_s) / (units * per_unit))
+    role = str(getattr(item, "pool_role", None) or "")
+    pre = None
+    if role == "prefill":  # whole prompts at the physics' service time (replay/disagg.py)
+        devices = np.array([float(tp)])
+
+        def service_s(prompt: int) -> float:
+            return float(physics.prefill_s(model, float(prompt), devices, dev)[0])
+
+        pre = PrefillSpec(
+            service_s=service_s,
+            kv_transfer_s=float(item.kv_transfer_s or 0.0),
+            plan_prompt_tokens=int(w.prompt_tokens),
+            group=group,
+        )
     return Deployment(
         offering=item.offering,
         mode=str(item.mode),
@@ -135,6 +152,8 @@ def _deployment(
         planned_batch=int(item.batch),
         planned_tokens_per_s=float(item.capacity_tokens_per_s),
         replica=spec_,
+        pool_role=role,
+        prefill=pre,
     )
 
 
@@ -217,6 +236,31 @@ def without_largest_unit(deployments: tuple[Deployment, ...]) -> tuple[Deploymen
     return tuple(out)
 
 
-def replicas(deployments: tuple[Deployment, ...]) -> list[ReplicaSpec]:
-    """Every replica of a fleet, in deployment order."""
-    return [d.replica for d in deployments for _ in range(d.units * d.replicas_per_unit)]
+def replicas(deployments: tuple[Deployment, ...], role: str = "") -> list[ReplicaSpec]:
+    """Every engine replica of a fleet's deployments of ``role`` ("" aggregated, or
+    "decode"), in deployment order."""
+    return [
+        d.replica
+        for d in deployments
+        if d.pool_role == role
+        for _ in range(d.units * d.replicas_per_unit)
+    ]
+
+
+def prefill_replicas(deployments: tuple[Deployment, ...]) -> list[PrefillSpec]:
+    """Every prefill replica of a fleet's disaggregated deployments, in deployment order."""
+    return [
+        d.prefill
+        for d in deployments
+        if d.prefill is not None
+        for _ in range(d.units * d.replicas_per_unit)
+    ]
+
+
+def capacities(deployments: tuple[Deployment, ...]) -> tuple[float, float]:
+    """(aggregated, disaggregated) capacity of a fleet, output tokens/s: the plan's lines
+    summed; a disaggregated side serves the smaller of its prefill and decode pools'."""
+    agg = sum(d.planned_tokens_per_s for d in deployments if d.units and not d.pool_role)
+    pre = sum(d.planned_tokens_per_s for d in deployments if d.units and d.pool_role == "prefill")
+    dec = sum(d.planned_tokens_per_s for d in deployments if d.units and d.pool_role == "decode")
+    return agg, min(pre, dec)

@@ -16,11 +16,14 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from solver.analyses.replay.disagg import simulate_disaggregated, split_by_capacity
 from solver.analyses.replay.engine import ReplicaStats, Request, simulate
 from solver.analyses.replay.fleet import (
     TOKEN_BUDGET,
     Deployment,
     Scenario,
+    capacities,
+    prefill_replicas,
     replicas,
     scenarios,
     without_largest_unit,
@@ -76,6 +79,7 @@ class ReplayRow:
     slo_percentile: float
     plan_percentile: float | None
     meets_slo: bool
+    pool_role: str = ""  # a disaggregated deployment's pool ("prefill", "decode"), else ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,44 @@ def _arrivals(
     return rows, warm, warm + duration_s
 
 
+def _simulate(
+    deployments: tuple[Deployment, ...],
+    requests: list[Request],
+    window: tuple[float, float],
+    seed: int,
+) -> tuple[list[ReplicaStats], float, dict[int, set[int]]]:
+    """Replay ``requests`` on a block's fleet: the aggregated replicas' engine, and where
+    the block has disaggregated deployments their prefill pool, KV transfer and decode
+    pool (replay/disagg.py), the requests split between the two sides by capacity.
+    Returns the replicas' statistics, the last finish and each request's deployments
+    (by ``id``)."""
+    agg_specs = replicas(deployments)
+    pre_specs = prefill_replicas(deployments)
+    dec_specs = replicas(deployments, "decode")
+    agg_cap, dis_cap = capacities(deployments)
+    has_dis = any(d.pool_role for d in deployments)
+    share = dis_cap / (agg_cap + dis_cap) if agg_cap + dis_cap > 0 else float(has_dis)
+    agg_req, dis_req = split_by_capacity(requests, share if has_dis else 0.0, seed)
+    groups: dict[int, set[int]] = {}
+    stats: list[ReplicaStats] = []
+    end_s = 0.0
+    if agg_specs and agg_req:
+        _, st, end_s = simulate(agg_specs, agg_req, window)
+        stats += st
+        for r in agg_req:
+            groups[id(r)] = {agg_specs[r.replica].group} if r.replica >= 0 else set()
+    if dis_req:
+        _, pre_st, dec_st, end_d = simulate_disaggregated(pre_specs, dec_specs, dis_req, window)
+        stats += pre_st + dec_st
+        end_s = max(end_s, end_d)
+        for r in dis_req:  # its prefill deployment and its decode deployment
+            g = {pre_specs[r.replica].group} if r.replica >= 0 else set()
+            if r.decode_replica >= 0:
+                g.add(dec_specs[r.decode_replica].group)
+            groups[id(r)] = g
+    return stats, end_s, groups
+
+
 def _case(
     scenario: Scenario,
     deployments: tuple[Deployment, ...],
@@ -168,23 +210,23 @@ def _case(
     rows: list[TraceRow],
     window: tuple[float, float],
     p: float,
+    seed: int = 0,
 ) -> tuple[list[ReplayRow], int]:
-    specs = replicas(deployments)
     requests = [Request(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in rows]
-    if specs:
-        done, stats, end_s = simulate(specs, requests, window)
-    else:
-        done, stats, end_s = requests, [], 0.0
+    stats, end_s, groups_of = _simulate(deployments, requests, window, seed)
     span_s = max(0.0, min(end_s, window[1]) - window[0])
-    measured = [r for r in done if window[0] <= r.arrival_s < window[1]]
+    measured = [r for r in requests if window[0] <= r.arrival_s < window[1]]
     demand_tps = scenario.requests_per_s * _mean_output(scenario)
     out = []
     groups = [(-1, "", deployments)]
     if len(deployments) > 1:  # one row per deployment under the block's
-        groups += [(g, f"{d.offering} ({d.mode})", (d,)) for g, d in enumerate(deployments)]
-    capacity = sum(d.planned_tokens_per_s for d in deployments if d.units)
+        groups += [
+            (g, f"{d.offering} ({d.mode})" + (f" {d.pool_role} pool" if d.pool_role else ""), (d,))
+            for g, d in enumerate(deployments)
+        ]
+    capacity = sum(capacities(deployments))
     for g, label, deps in groups:
-        these = [r for r in measured if g < 0 or (r.replica >= 0 and specs[r.replica].group == g)]
+        these = [r for r in measured if g < 0 or g in groups_of.get(id(r), set())]
         st = [s for s in stats if g < 0 or s.group == g]
         planned_batch = max((d.planned_batch for d in deps), default=0)
         # the plan loads every deployment of a block alike: demand over capacity
@@ -222,6 +264,7 @@ def _case(
                 slo_percentile=p,
                 plan_percentile=scenario.slo_percentile,
                 meets_slo=meets,
+                pool_role=deps[0].pool_role if g >= 0 else "",
             )
         )
     return out, len(requests)
@@ -282,7 +325,7 @@ def replay_plan(
         for case, deps in cases:
             key = (case, sc.workload, sc.requests_per_s, deps, p)
             if key not in cache:
-                cache[key] = _case(sc, deps, case, arrivals, (start, end), p)
+                cache[key] = _case(sc, deps, case, arrivals, (start, end), p, seed)
                 simulated += cache[key][1]
             for r in cache[key][0]:
                 rows.append(ReplayRow(**{**r.__dict__, "period": sc.period, "block": sc.block}))

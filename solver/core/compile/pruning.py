@@ -24,8 +24,19 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
     compiles every option once, then prunes each variant it solves for itself. Pools in
     ``keep`` are never pruned and never count as room (their price is about to move).
     """
+    # a disaggregated group's prefill and decode units serve through their group's rows,
+    # not the demand row: never pruned, their pools never pruned nor counted as room for
+    # others (as compile_problem prunes them)
+    every = compiled.options
+    roles = (
+        every["pool_role"].isin(["prefill", "decode"])
+        if "pool_role" in every
+        else pd.Series(False, index=every.index)
+    )
+    if roles.any():
+        keep = keep | frozenset(every.loc[roles, "pool_id"])
     options = prune_dominated_pools(
-        compiled.options,
+        every[~roles].reset_index(drop=True) if roles.any() else every,
         compiled.pools,
         compiled.demand,
         compiled.problem,
@@ -42,7 +53,10 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
         compiled.problem,
         keep=keep,
     )
-    return with_options(compiled, options.drop(columns=["hours_by_period"]).reset_index(drop=True))
+    options = options.drop(columns=["hours_by_period"])
+    if roles.any():
+        options = pd.concat([options, every[roles]]).sort_values("option_id")
+    return with_options(compiled, options.reset_index(drop=True))
 
 
 def _signature_parts(
