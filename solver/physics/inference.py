@@ -102,7 +102,8 @@ memory-limited batch is free / ((P + O) kv), not free / ((P + O/2) kv); the step
 each sequence's KV at the mean context.
 
 Attention apart (issue 47, stop 59): the linear layers and attention are separate kernels,
-one after the other in each layer, so where ``RuntimeEfficiency.attention_apart`` the step
+one after the other in each layer, so where ``RuntimeEfficiency.attention_apart`` (set for
+TensorRT-LLM, the runtime of every fitted NVIDIA row) the step
 is the operator-level roofline summed over them,
 t(b) = max(W + r f(b), b (c - g)) + max(b kv_s, b g) + F + E b (g: attention's 4 L h c
 FLOPs at eta_c), instead of max(W + b kv_s, b c): the KV read no longer hides under the

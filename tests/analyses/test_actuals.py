@@ -98,27 +98,19 @@ def test_variance_split_worked_by_hand():
 
 
 def _per_block_at_catalog_prices():
-    # the per-block seed with price_guard: none and a quota of 5 GH200s at Lambda: its
-    # serving on two providers (Lambda GH200 and Verda H100), so each perturbation lands on
-    # a line of its own. Stop 59: since the serving step adds attention's KV read the seed
-    # without the quota serves on Lambda GH200s alone (2 / 6 / 7 units); the quota (the
-    # problem's own, as a buyer with a capacity limit states it) brings a second provider back
+    # the per-block seed with price_guard: none: its serving on three providers (Lambda
+    # GH200, Seeweb H200, Verda A100), so each perturbation lands on a line of its own (under
+    # the default guard Seeweb's A100, list, takes Verda's place: two providers)
     # compute only (costs: none): the bill and its perturbations are compute, worked by hand
-    seed = seed_problem("per_block")
-    data = seed.model_dump(mode="json", exclude_unset=True)
-    data.update(
-        price_guard="none",
-        costs="none",
-        quotas=[{"provider": "lambda", "accelerator": "gh200", "max_accelerators": 5}],
-    )
-    return parse_problem(data)
+    update = {"price_guard": "none", "costs": "none"}
+    return seed_problem("per_block").model_copy(update=update)
 
 
 @pytest.fixture(scope="module")
 def seed_per_block_plan():
-    """The seed at fleet: per_block and catalog prices with 5 GH200s at most at Lambda,
-    solved once for this module: compute $372,899.82 (Lambda GH200 in us-west-3 2 at base, 4
-    at shoulder, 5 at peak; Verda H100 2 at shoulder and 2 at peak)."""
+    """The seed at fleet: per_block and catalog prices, solved once for this module:
+    $358,781.38 (Lambda GH200 2 at base, 5 at shoulder, 1 at peak; Seeweb H200 4 at peak;
+    Verda A100 1 at shoulder)."""
     return solve_problem(_per_block_at_catalog_prices(), load_catalog())
 
 
@@ -126,7 +118,7 @@ def seed_per_block_plan():
 def seed_bill(seed_per_block_plan, tmp_path_factory):
     """The seed's FOCUS forecast to June 2027 (its first six months) with four known
     perturbations, saved as a CSV bill and read back as a bill is. The seed at the opt-in
-    ``fleet: per_block`` (tests/conftest.py): its two serving instance types at two
+    ``fleet: per_block`` (tests/conftest.py): its three serving instance types at three
     providers put each perturbation on a line of its own."""
     problem = _per_block_at_catalog_prices()
     catalog = load_catalog()
@@ -138,11 +130,11 @@ def seed_bill(seed_per_block_plan, tmp_path_factory):
     # 1. a price rise: the GH200 at Lambda 10% dearer in April (same hours)
     rise = (month == "2027-04") & sku.str.contains("gpu_1x_gh200")
     frame.loc[rise, "EffectiveCost"] *= 1.10
-    # 2. extra hours: the H100s at Verda ran 25% longer in May, at the planned price
-    extra = (month == "2027-05") & sku.str.contains('"1H100.80S.32V"')
+    # 2. extra hours: the A100s at Verda ran 25% longer in May, at the planned price
+    extra = (month == "2027-05") & sku.str.contains('"1A100.22V"')
     frame.loc[extra, ["EffectiveCost", "PricingQuantity"]] *= 1.25
-    # 3. a month missing: no bill for the H100s at Verda in June
-    frame = frame[~((month == "2027-06") & sku.str.contains('"1H100.80S.32V"'))]
+    # 3. a month missing: no bill for the H200s at Seeweb in June
+    frame = frame[~((month == "2027-06") & sku.str.contains('"ECS1GPU10"'))]
     # 4. an unplanned provider: $1,000 for 20 hours of a CoreWeave H100 node in May
     unplanned = frame.iloc[[0]].copy()
     unplanned["ProviderName"] = "CoreWeave"
@@ -159,16 +151,16 @@ def seed_bill(seed_per_block_plan, tmp_path_factory):
 def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_plan, seed_bill):
     # The seed's charges in those months (solver/plan/charges.py; calendar hours from
     # 2027-01-01; m04-15 runs 12 h base, 8 h shoulder and 4 h peak a day): Lambda GH200 2 at
-    # base, 4 at shoulder, 5 at peak -> April (30 days) 2 x 360 + 4 x 240 + 5 x 120 = 2,280 h
-    # x $2.29 = $5,221.20; Verda H100 1H100.80S.32V 2 at shoulder and 2 at peak -> May (31
-    # days) 2 x 248 + 2 x 124 = 744 h x $2.29 = $1,703.76, June (30 days) 2 x 240 + 2 x 120
-    # = 720 h x $2.29 = $1,648.80 (the per-block plan with the GH200 quota, stop 59).
+    # base, 5 at shoulder, 1 at peak -> April (30 days) 2 x 360 + 5 x 240 + 1 x 120 = 2,040 h
+    # x $2.29 = $4,671.60; Verda A100 1A100.22V 1 at shoulder -> May 1 x 248 h x $1.29 =
+    # $319.92; Seeweb H200 ECS1GPU10 4 at peak -> June 4 x 120 h = 480 h x EUR 2.60 x 1.1761
+    # = $1,467.7728 (the per-block plan since issue 47's chunked-prefill sizing).
     # Each accelerator is alone in its mix group: no mix.
-    #   1. price +10% on $5,221.20: price $522.12
-    #   2. +25% hours on $1,703.76: volume $425.94
-    #   3. June's H100 bill missing: unbilled -$1,648.80
+    #   1. price +10% on $4,671.60: price $467.16
+    #   2. +25% hours on $319.92: volume $79.98
+    #   3. June's H200 bill missing: unbilled -$1,467.7728
     #   4. CoreWeave: unplanned $1,000.00
-    # variance = 522.12 + 425.94 + 1,000 - 1,648.80 = $299.26, and nothing else moved.
+    # variance = 467.16 + 79.98 + 1,000 - 1,467.7728 = $79.3672, and nothing else moved.
     # Each figure to 1e-4 (the bill is CSV at 10 significant digits, as focus_csv writes
     # it: 120 h come back as 119.99999...); the categories sum to the variance exactly.
     problem, catalog, path = seed_bill
@@ -178,31 +170,31 @@ def test_the_seeds_perturbed_bill_gives_each_perturbation_back(seed_per_block_pl
     assert (result.first_month, result.last_month) == ("2027-01", "2027-06")
     assert result.duplicate_rows == 0 and result.outside == []  # every row its own charge
     t = result.totals()
-    assert t["price_usd"] == pytest.approx(522.12, abs=1e-4)
-    assert t["volume_usd"] == pytest.approx(425.94, abs=1e-4)
+    assert t["price_usd"] == pytest.approx(467.16, abs=1e-4)
+    assert t["volume_usd"] == pytest.approx(79.98, abs=1e-4)
     assert t["mix_usd"] == pytest.approx(0.0, abs=1e-4)
     assert t["unplanned_usd"] == pytest.approx(1000.0, abs=1e-4)
-    assert t["unbilled_usd"] == pytest.approx(-1648.80, abs=1e-4)
-    assert t["variance_usd"] == pytest.approx(299.26, abs=1e-4)
+    assert t["unbilled_usd"] == pytest.approx(-1467.7728, abs=1e-4)
+    assert t["variance_usd"] == pytest.approx(79.3672, abs=1e-4)
     assert t["actual_usd"] - t["planned_usd"] == pytest.approx(t["variance_usd"], abs=1e-9)
     assert sum(t[c] for c in CATEGORIES) == pytest.approx(t["variance_usd"], abs=1e-9)
     lines = result.lines.set_index(["month", "instance_type"])
     rise = lines.loc[("2027-04", "gpu_1x_gh200")]
     # the GH200 runs in three of m04-15's lines (base, peak, shoulder): 1, 2 and 3
     assert (rise.status, rise.lines) == ("matched", "1,2,3")
-    assert rise.price_usd == pytest.approx(522.12, abs=1e-4)
-    assert rise.actual_usd_per_hour == pytest.approx(2.29 * 1.1)  # 2,280 h, the same hours
-    extra = lines.loc[("2027-05", "1H100.80S.32V")]
-    assert extra.actual_hours == pytest.approx(744 * 1.25)  # 930 h
-    assert extra.volume_usd == pytest.approx(425.94, abs=1e-4)
-    # flagged: the CoreWeave row billed but not planned, the June H100 planned, not billed
+    assert rise.price_usd == pytest.approx(467.16, abs=1e-4)
+    assert rise.actual_usd_per_hour == pytest.approx(2.29 * 1.1)  # 2,040 h, the same hours
+    extra = lines.loc[("2027-05", "1A100.22V")]
+    assert extra.actual_hours == pytest.approx(248 * 1.25)  # 310 h
+    assert extra.volume_usd == pytest.approx(79.98, abs=1e-4)
+    # flagged: the CoreWeave row billed but not planned, the June H200 planned, not billed
     flagged_unplanned = result.flagged("unplanned")
     assert flagged_unplanned[KEY].values.tolist() == [
         ["coreweave", "US-EAST-04", "gd-8xh100ib-i128", "on_demand"]
     ]
     flagged_unbilled = result.flagged("unbilled")
     assert flagged_unbilled[["month", "instance_type", "lines"]].values.tolist() == [
-        ["2027-06", "1H100.80S.32V", "4,5"]
+        ["2027-06", "ECS1GPU10", "4"]
     ]
     # matching by provider, instance type, region and month: every other row matched
     assert (result.lines["status"] == "matched").sum() == len(result.lines) - 2
@@ -218,32 +210,32 @@ def test_reforecast_keeps_actual_months_to_the_cent(seed_per_block_plan, seed_bi
     actual = flow[flow["kind"] == "actual"]
     assert list(actual.index) == ["2027-01", "2027-02", "2027-03", "2027-04", "2027-05", "2027-06"]
     # months before the as-of date are the bill's EffectiveCost by month, to the cent;
-    # June is the last month billed and bills fewer keys than planned (the H100s' $1,648.80
-    # has no row): partial, the H100s' June invoice not in yet, so it is pending and the
-    # other columns add it (at the plan, and at the H100s' run-rate factor below)
+    # June is the last month billed and bills fewer keys than planned (the H200s' $1,467.77
+    # has no row): partial, the H200s' June invoice not in yet, so it is pending and the
+    # other columns add it (at the plan, and at the H200s' run-rate factor, 1 below)
+    # (Seeweb bills in EUR: its rows at the catalog's rate, as actuals reads them)
     by_month = billed_in_usd(billed, catalog).groupby("month")["cost_usd"].sum()
     assert (actual["actual_usd"].round(2) == by_month.round(2)).all()
     assert result.partial_months == ["2027-06"]
     pending = pd.Series(0.0, index=by_month.index)
-    pending["2027-06"] = 1648.80
+    pending["2027-06"] = 1467.7728
     assert (actual["pending_usd"].round(2) == pending.round(2)).all()
-    for column in ("at_plan_usd", "at_resolve_usd"):
+    for column in ("at_plan_usd", "at_run_rate_usd", "at_resolve_usd"):
         assert (actual[column].round(2) == (by_month + pending).round(2)).all()
-    # the H100 at Verda, over the settled months (June, partial, left out): April 2 x 240
-    # + 2 x 120 = 720 h x $2.29 = $1,648.80 as planned, May +25% on $1,703.76:
-    # (1,648.80 + 1.25 x 1,703.76) / (1,648.80 + 1,703.76) = 3,778.50 / 3,352.56 = 1.12705
-    h100 = (1648.80 + 1.25 * 1703.76) / (1648.80 + 1703.76)
-    at_run_rate = (by_month + pending * h100).round(2)
-    assert (actual["at_run_rate_usd"].round(2) == at_run_rate).all()
     forecast_months = flow[flow["kind"] == "forecast"]
     assert forecast_months.index[0] == "2027-07" and forecast_months.index[-1] == "2029-12"
     assert forecast_months["actual_usd"].isna().all()
     assert forecast_months["at_resolve_usd"].isna().all()  # no re-solve asked for
     assert (forecast_months["at_plan_usd"] == forecast_months["plan_usd"]).all()
-    # at the run-rate: the H100's factor above (June's missing bill, partial, is left out;
-    # read as a drop in use it would have lowered it)
+    # at the run-rate, over the settled months (June, partial, left out): the H200s were
+    # planned in April ($1,467.77, 30 days) and May ($1,516.70, 31 days) and billed as
+    # planned, so their factor is 1 (read as a drop in use, June's missing bill would
+    # have made it 2,984.47 / 4,452.24 = 0.670)
     rates = forecast.run_rates.set_index("instance_type")["factor"]
-    assert rates["1H100.80S.32V"] == pytest.approx(h100)
+    assert rates["ECS1GPU10"] == pytest.approx(1.0)
+    # the A100: April 1 x 240 h x $1.29 = $309.60 as planned, May +25%:
+    # (309.60 + 1.25 x 319.92) / (309.60 + 319.92) = 709.50 / 629.52
+    assert rates["1A100.22V"] == pytest.approx((309.60 + 1.25 * 319.92) / 629.52)
     # the CoreWeave $1,000 continues at its mean over the six months billed: $166.67 a month
     july = flow.loc["2027-07"]
     planned_july = result.planned[result.planned["month"] == "2027-07"]

@@ -203,22 +203,10 @@ def test_calibrated_buckets_are_factor_times_physics(catalog):
     step_run_s = (13.48e9 + 4 * 210 * 524_288) / 195e9
     # Bucket 250-500 prompt, 100-250 output (midpoints 375, 175) at the best batch: 21.6 GB
     # usable (24 GB x 0.9) - 13.48 GB of weights = 8.12 GB for KV at the mean context
-    # 375 + 175 / 2 = 462.5 tokens (242.5 MB a sequence): 33 sequences. Re-worked for
-    # attention apart (stop 59, solver/physics/inference.py "Attention apart": the KV read
-    # adds after the linear layers instead of sharing their max; 110.164 ms and 1.955123
-    # before): weights 13.48e9 B / 195 GB/s = 69.128 ms; KV 33 x 462.5 x 524,288 B / 195
-    # GB/s = 41.036 ms; decode compute 33 x 2 x 6.74e9 FLOP / 60.5 TFLOPS = 7.353 ms plus
-    # the sequence's own prompt spread, 84.163 / 175 = 0.481 ms; the other 32 prompts ride
-    # q = 32 / 175 of the steps whole, each 84.163 ms. The step is
-    #   0.8171 x max(69.128, 7.834) + 0.1829 x (7.834 + 84.163) + 41.036 = 114.345 ms
-    #   for 33 tokens: 288.60 tok/s, x 1.142187 / 175 output tokens = 1.883623 requests/s.
-    weights_s, kv_s = 13.48e9 / 195e9, 33 * 462.5 * 524_288 / 195e9
-    prompt_s = (2 * 6.74e9 * 375 + 2 * 32 * 4096 * 375**2) / 60.5e12
-    decode_s = 33 * 2 * 6.74e9 / 60.5e12 + prompt_s / 175
-    q = 32 / 175
-    step_bucket_s = (
-        (1 - q) * max(weights_s, decode_s) + q * max(weights_s, decode_s + prompt_s) + kv_s
-    )
+    # 375 + 175 / 2 = 462.5 tokens (242.5 MB a sequence): 33 sequences. A step reads
+    #   (13.48e9 + 33 x 462.5 x 524,288) B / 195 GB/s = 110.164 ms for 33 tokens: 299.554
+    #   tok/s, x 1.142187 / 175 output tokens = 1.955123 requests/s (the bandwidth cancels).
+    step_bucket_s = (13.48e9 + 33 * 462.5 * 524_288) / 195e9
     result = calibrate(_texts(VLLM_RESULT), catalog, accelerator="l4")
     (profile,) = result.profiles
     (factor_row,) = result.factors.to_dict(orient="records")
@@ -240,7 +228,7 @@ def test_calibrated_buckets_are_factor_times_physics(catalog):
     k = buckets.index((375, 175))
     assert basis[k] == "calibrated"
     assert values[k] == pytest.approx(64 / (4 / step_run_s) * 33 / step_bucket_s / 175, abs=1e-6)
-    assert values[k] == pytest.approx(1.883623, abs=1e-6)
+    assert values[k] == pytest.approx(1.955123, abs=1e-6)
 
 
 def test_profile_pastes_into_a_workload(catalog):

@@ -290,10 +290,10 @@ def test_gcp_snapshots_drive_a_real_resolve():
     # costs no more than the old plan at the new prices (plan effect <= 0).
     # The price effect, re-priced line by line from the two catalogs (not from the diff):
     # every baseline line is spot, each costs units x hours x its spot price, so the price
-    # effect is the sum of units x hours x (new spot - old spot). On the baseline of stop
-    # 58: the a3-highgpu-8g trained 5 x 2,108.50 h = 10,542.51 unit-hours at $10.76162 ->
-    # $9.37674 (-$14,600.11) and the a3-highgpu-1g served 112,672 unit-hours at $1.34520 ->
-    # $1.17209 (-$19,504.65): -$34,104.76; the sum is re-priced below from the catalogs.
+    # effect is the sum of units x hours x (new spot - old spot). On this baseline: the
+    # a3-highgpu-8g trains 5 x 2,108.50 h = 10,542.51 unit-hours at $10.76162 -> $9.37674
+    # (-$14,600.11) and the a3-highgpu-1g serves 112,672 unit-hours at $1.34520 -> $1.17209
+    # (-$19,504.65): -$34,104.76.
     shipped = load_catalog()
     old = apply_prices(shipped, read_price_update(GCP_OLD, provider="gcp")).catalog
     update = apply_prices(old, read_price_update(GCP_NEW, provider="gcp"))
@@ -305,11 +305,6 @@ def test_gcp_snapshots_drive_a_real_resolve():
     # prices, third_party, band 0.37, give way to its commitments, whose terms split the
     # periods, a baseline resolve does not carry yet)
     data["price_guard"] = "none"
-    # spot only (stop 59): since the serving step adds attention's KV read the unguarded
-    # plan's lines straddle the 1-year reservation terms' cuts even when it buys none, and
-    # the split periods are what a baseline resolve does not carry yet; the case is the
-    # spot snapshot, so no other mode is needed
-    data["modes"] = ["spot"]
     for w in data["workloads"]:
         w["interruptible"] = True
     p = parse_problem(data)

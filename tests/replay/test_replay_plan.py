@@ -87,7 +87,7 @@ workloads:
   - kind: inference
     name: chat
     model: dense-13b
-    demand: {requests_per_s: 3.8}
+    demand: {requests_per_s: 5.7}
     prompt_tokens: 1000
     output_tokens: 400
     ttft_slo: 1 s
@@ -113,11 +113,7 @@ def test_a_fleet_planned_flat_out_misses_and_exits_6(tmp_path, monkeypatch):
     # capacity of its one unit queue prompts for tens of seconds (the plan's batch steps
     # at the 50 ms limit, so any burst above it waits): TTFT p99 far past 1 s, exit 6.
     # 5.7 requests/s (was 5): since the sizing runs prefill as chunks (issue 47) one unit
-    # carries 5 requests/s at 86% of its capacity, which meets (TTFT p99 0.23 s). 3.8
-    # (stop 59): with attention's KV read added to the step (solver/physics/inference.py,
-    # "Attention apart") one unit plans 3.887 requests/s, so 5.7 took two units (39%
-    # used, meets); at 3.8 one unit runs at 97.8% of its planned capacity (measured: TTFT
-    # p99 64 s)
+    # carries 5 requests/s at 86% of its capacity, which meets (TTFT p99 0.23 s)
     monkeypatch.chdir(ROOT)
     plan = _solved(tmp_path, FLAT_OUT)
     result = runner.invoke(app, ["replay", str(plan), "--duration-s", "120", "--format", "json"])
