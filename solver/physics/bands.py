@@ -51,9 +51,9 @@ ERROR_BANDS: dict[tuple[str, str, str], tuple[float, int]] = {
     ("google-tpu-v6e", "tpu", "dense-large"): (0.0838, 2),
     ("intel-gaudi", "gaudi", "dense-large"): (0.1546, 16),
     ("intel-gaudi", "gaudi", "dense-small"): (0.2129, 11),
-    ("nvidia-blackwell", "tensorrt-llm", "dense-large"): (0.2904, 7),
-    ("nvidia-hopper", "tensorrt-llm", "dense-large"): (0.204, 12),
-    ("nvidia-hopper", "tensorrt-llm", "dense-small"): (0.3655, 3),
+    ("nvidia-blackwell", "tensorrt-llm", "dense-large"): (0.206, 7),
+    ("nvidia-hopper", "tensorrt-llm", "dense-large"): (0.1423, 12),
+    ("nvidia-hopper", "tensorrt-llm", "dense-small"): (0.1828, 3),
 }
 
 

@@ -81,6 +81,11 @@ class Device:
     # tokens one engine step runs at most (the runtime's max_num_batched_tokens; 0: prefill
     # compute spread evenly over every step)
     token_budget: np.ndarray | float = 0.0
+    # whether a request's KV for its whole P + O tokens is reserved at admission
+    # (RuntimeEfficiency.kv_reserved_full: TensorRT-LLM's GUARANTEED_NO_EVICT)
+    kv_reserved_full: np.ndarray | bool = False
+    # whether the KV read (attention) adds to the linear layers' time (attention_apart)
+    attention_apart: np.ndarray | bool = False
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -198,6 +203,8 @@ def device_figures(
         overlap=np.array([e.overlap for e in eff], dtype=bool),
         static_kv_tokens=np.array([e.static_kv_tokens for e in eff], dtype=float),
         token_budget=np.array([e.max_num_batched_tokens for e in eff], dtype=float),
+        kv_reserved_full=np.array([e.kv_reserved_full for e in eff], dtype=bool),
+        attention_apart=np.array([e.attention_apart for e in eff], dtype=bool),
         runtime=runtimes,
         link=link,
     )

@@ -95,6 +95,22 @@ on a share q of the steps, as the replay runs them; t(b) = (1 - q) max(M, D) +
 q max(M, D + X) + F + comm where memory and compute overlap (StepModel.chunk_share;
 derivation in docs/guides/operating-point.md, "Prefill chunks"). t(b) is then not linear.
 
+Reserved KV (issue 47, stop 59): an engine whose scheduler admits a request only when its
+whole P + O tokens of KV fit (TensorRT-LLM's default GUARANTEED_NO_EVICT:
+``RuntimeEfficiency.kv_reserved_full``) holds b sequences at their full context, so its
+memory-limited batch is free / ((P + O) kv), not free / ((P + O/2) kv); the step still reads
+each sequence's KV at the mean context.
+
+Attention apart (issue 47, stop 59): the linear layers and attention are separate kernels,
+one after the other in each layer, so where ``RuntimeEfficiency.attention_apart`` (set for
+TensorRT-LLM, the runtime of every fitted NVIDIA row) the step
+is the operator-level roofline summed over them,
+t(b) = max(W + r f(b), b (c - g)) + max(b kv_s, b g) + F + E b (g: attention's 4 L h c
+FLOPs at eta_c), instead of max(W + b kv_s, b c): the KV read no longer hides under the
+batch's FLOPs. At large batches and long outputs the KV read is a third of the step (B200
+FP4 Llama 3.3 70B 128/2048: 14 of 40 ms), which is why those runs were predicted 1.5x too
+fast. Derivation and the rows it moved: docs/concepts/runtime-figures.md, "Attention apart".
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -109,7 +125,7 @@ from typing import Protocol
 import numpy as np
 
 from solver.physics.constants import ETA_LINK, bytes_per_value
-from solver.physics.hardware import Device, capacity_band_log
+from solver.physics.hardware import Device
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -358,6 +374,11 @@ class StepModel:
     # (max_num_batched_tokens; 0: spread over every step), module doc "Prefill chunks"
     prefill_s_per_prompt: np.ndarray | float = 0.0
     token_budget: np.ndarray | float = 0.0
+    # attention's share of compute_s_per_seq (4 L h c FLOPs at eta_c) and whether the KV
+    # read runs as its own kernel, adding to the linear layers (module doc, "Attention
+    # apart"; RuntimeEfficiency.attention_apart)
+    attn_s_per_seq: np.ndarray | float = 0.0
+    attention_apart: np.ndarray | bool = False
 
     @property
     def is_moe(self) -> bool:
@@ -395,10 +416,15 @@ class StepModel:
         """Derated step time at a batch (the time per output token: the mean step, chunk
         steps included, module doc "Prefill chunks")."""
         b = np.asarray(batch, dtype=float)
-        memory = self.weights_s + b * self.kv_s_per_seq
+        apart = np.asarray(self.attention_apart, dtype=bool) & np.asarray(self.overlap)
+        kv = b * self.kv_s_per_seq
+        attention = np.maximum(kv, b * self.attn_s_per_seq)  # its own kernel's roofline
+        # where attention runs apart, the linear layers' max holds only the weights and
+        # their own FLOPs, and attention's time is added after (module doc)
+        memory = self.weights_s + np.where(apart, 0.0, kv)
         if self.is_moe:
             memory = memory + self.routed_s * self.routed_share(b)
-        compute = b * self.compute_s_per_seq
+        compute = b * (self.compute_s_per_seq - np.where(apart, self.attn_s_per_seq, 0.0))
         combined = np.where(self.overlap, np.maximum(memory, compute), memory + compute)
         if self.is_chunked:
             q, x = self.chunk_share(b)
@@ -407,6 +433,7 @@ class StepModel:
             combined = np.where(
                 np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
             )
+        combined = combined + np.where(apart, attention, 0.0)
         return combined + self.fixed_s + b * self.comm_s_per_seq
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
@@ -467,6 +494,7 @@ def step_model(
         / (dev.link_gbps_per_direction * 1e9 * ETA_LINK)
     )
     fixed = np.where(d > 1, 2.0 * model.layers * dev.allreduce_latency_s, 0.0) + dev.step_overhead_s
+    attn_flops_per_seq = 4.0 * model.layers * h * mean_context
     return StepModel(
         weights_s=weights_b / (bw * dev.eta_bandwidth),
         kv_s_per_seq=kv_b / (bw * dev.eta_bandwidth),
@@ -485,6 +513,8 @@ def step_model(
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
         prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
         token_budget=np.asarray(getattr(dev, "token_budget", 0.0), dtype=float),
+        attn_s_per_seq=attn_flops_per_seq / (pk * dev.eta_compute),
+        attention_apart=np.asarray(getattr(dev, "attention_apart", False), dtype=bool),
     )
 
 
@@ -610,10 +640,16 @@ def _slo_batch(
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
-    # times add, t(b) = A + F + (B + C + E) b <= slo  <=>  b <= the third bound
+    # times add, t(b) = A + F + (B + C + E) b <= slo  <=>  b <= the third bound. With
+    # attention apart, t(b) = max(A, (C - G) b) + max(B, G) b + F + E b (G: attention's
+    # FLOPs), the same two bounds with B -> max(B, G) and C -> C - G + max(B, G)
+    apart = np.asarray(sm.attention_apart, dtype=bool)
+    attn = np.maximum(sm.kv_s_per_seq, sm.attn_s_per_seq)
+    b_coef = np.where(apart, attn, sm.kv_s_per_seq)
+    c_coef = np.where(apart, sm.compute_s_per_seq - sm.attn_s_per_seq + attn, sm.compute_s_per_seq)
     with np.errstate(divide="ignore", invalid="ignore"):
-        b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (sm.kv_s_per_seq + sm.comm_s_per_seq)
-        b2 = (tpot_slo_s - sm.fixed_s) / (sm.compute_s_per_seq + sm.comm_s_per_seq)
+        b1 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (b_coef + sm.comm_s_per_seq)
+        b2 = (tpot_slo_s - sm.fixed_s) / (c_coef + sm.comm_s_per_seq)
         b3 = (tpot_slo_s - sm.weights_s - sm.fixed_s) / (
             sm.kv_s_per_seq + sm.compute_s_per_seq + sm.comm_s_per_seq
         )
@@ -731,7 +767,10 @@ def best_decode(
     # whatever the context: the same tokens the step reads (step_model)
     static = np.asarray(getattr(dev, "static_kv_tokens", 0.0), dtype=float)
     one_fits = free_gb >= kv_tok * np.maximum(p + o, static)
-    held_tokens = np.maximum(p + o / 2.0, static)
+    # an engine that reserves each request's whole P + O at admission (Reserved KV) holds
+    # its full context per running sequence, one that grows its pages the mean context
+    reserved = np.asarray(getattr(dev, "kv_reserved_full", False), dtype=bool)
+    held_tokens = np.maximum(np.where(reserved, p + o, p + o / 2.0), static)
     held = max_batch(model.weights_gb, kv_tok, held_tokens, d, dev.memory_gb, memory_headroom)
     b_mem = np.where(one_fits, held, 0)
     sm = step_model(model, p, o, d, dev)
@@ -798,101 +837,12 @@ def best_decode(
     )
 
 
-def demand_tokens_per_s(
-    *,
-    users: float | None = None,
-    requests_per_user_per_day: float | None = None,
-    tokens_per_s: float | None = None,
-    requests_per_s: float | None = None,
-    output_tokens: float,
-) -> float:
-    """Average output tokens/s from users x requests, requests/s, or tokens/s."""
-    if tokens_per_s is not None:
-        return float(tokens_per_s)
-    if requests_per_s is not None:
-        return float(requests_per_s) * output_tokens
-    if users is None or requests_per_user_per_day is None:
-        raise ValueError("demand needs users and requests_per_user_per_day")
-    return users * requests_per_user_per_day * output_tokens / SECONDS_PER_DAY
-
-
-def capacity_derate(confidence: float | None, band_log: np.ndarray | float) -> np.ndarray:
-    """Share of a capacity estimate that holds at ``confidence``.
-
-    With ln(true / estimate) taken as normal with standard deviation ``band_log`` (the
-    accuracy table's RMS log error, constants.CAPACITY_BAND_LOG), the capacity met with
-    probability c is estimate x exp(-z_c band): z_0.9 = 1.2816, so a 0.283 band keeps
-    exp(-0.3627) = 0.696 of the estimate. None (no confidence asked) keeps all of it.
-    """
-    band = np.asarray(band_log, dtype=float)
-    if confidence is None:
-        return np.ones(band.shape)
-    z = NormalDist().inv_cdf(float(confidence))
-    return np.exp(-z * band)
-
-
-def planned_capacity_share(
-    confidence: float | None,
-    optimism: float,
-    vendor: np.ndarray,
-    source: np.ndarray | str,
-    runtime: str | None = None,
-    accelerator: np.ndarray | None = None,
-    model_class: str | None = None,
-) -> np.ndarray:
-    """Share of each capacity estimate a plan counts on: the band's quantile
-    at ``confidence`` (:func:`solver.physics.inference.capacity_derate`; 1 without one),
-    divided by ``optimism`` (1.5: plan as if every estimate were 1.5x too high). The band
-    is the (family, runtime, model class)'s when ``accelerator`` and ``model_class`` are
-    given (:func:`solver.physics.hardware.capacity_band_log`)."""
-    band = capacity_band_log(
-        np.asarray(vendor, dtype=object), source, runtime, accelerator, model_class
-    )
-    return capacity_derate(confidence, band) / float(optimism)
-
-
-def calibration_factor(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, int, float]:
-    """Geometric mean of measured / predicted over points where both are positive.
-
-    Returns (factor, points used, spread), the spread being the largest
-    |ln(ratio / factor)|: 0 when one factor explains every point, ln 2 when some point
-    is off by 2x after scaling. No usable point gives factor 1.0 and 0 points.
-    """
-    measured = np.asarray(measured, dtype=float)
-    predicted = np.asarray(predicted, dtype=float)
-    ok = (measured > 0) & (predicted > 0) & np.isfinite(measured) & np.isfinite(predicted)
-    if not ok.any():
-        return 1.0, 0, 0.0
-    log_ratio = np.log(measured[ok] / predicted[ok])
-    centre = float(log_ratio.mean())
-    return float(np.exp(centre)), int(ok.sum()), float(np.abs(log_ratio - centre).max())
-
-
-def measured_tail_share(at_percentile: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
-    """Share of a throughput measured at the mean that the physics keeps at a percentile.
-
-    A measured profile (requests/s per bucket) states a throughput, not a latency
-    distribution: it is taken as the mean-condition figure and scaled by the physics' own
-    ratio at / mean (requests/s, same accelerator and bucket), so a tail check never plans
-    more than the measurement (docs/guides/operating-point.md). Points where the physics
-    has no mean figure take the lowest positive ratio of the others (1 where there is
-    none). Ratios are clipped to [0, 1].
-
-    Parameters
-    ----------
-    at_percentile, at_mean : np.ndarray
-        Physics requests/s at the SLO percentile under load, and at the mean.
-
-    Returns
-    -------
-    np.ndarray
-        Share per point, dimensionless, in [0, 1].
-    """
-    p = np.asarray(at_percentile, dtype=float)
-    m = np.asarray(at_mean, dtype=float)
-    known = m > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.clip(np.where(known, p / m, 0.0), 0.0, 1.0)
-    positive = ratio[known & (ratio > 0)]
-    fallback = float(positive.min()) if positive.size else 1.0
-    return np.where(known, ratio, fallback)
+# the capacity-share helpers live in solver/physics/capacity.py (split at the seam: this
+# module is the step and the operating point); re-exported for their callers
+from solver.physics.capacity import (  # noqa: E402, F401
+    calibration_factor,
+    capacity_derate,
+    demand_tokens_per_s,
+    measured_tail_share,
+    planned_capacity_share,
+)

@@ -68,20 +68,27 @@ class StepCost:
     overlap: bool
     experts: float = 1.0
     experts_active: float = 1.0
+    # attention's KV read runs after the linear layers and adds to them (the estimator's
+    # StepModel.attention_apart, solver/physics/inference.py "Attention apart"):
+    # t = max(W + R u, a b + chunk_s) + max(k C, g C) + F + e (b + n)
+    attention_apart: bool = False
 
     def step_s(
         self, decoding: int, context_tokens: float, chunk_tokens: int, chunk_s: float
     ) -> float:
         """Seconds of one step (class doc)."""
         tokens = decoding + chunk_tokens
-        memory = self.weights_s + self.kv_s_per_token * context_tokens
+        kv = self.kv_s_per_token * context_tokens
+        attention = self.compute_s_per_token * context_tokens
+        apart = self.attention_apart and self.overlap
+        memory = self.weights_s + (0.0 if apart else kv)
         if self.routed_s:
             miss = 1.0 - self.experts_active / self.experts
             memory += self.routed_s * (1.0 - miss**tokens)
-        compute = (
-            self.compute_s_per_seq * decoding + self.compute_s_per_token * context_tokens + chunk_s
-        )
+        compute = self.compute_s_per_seq * decoding + (0.0 if apart else attention) + chunk_s
         both = max(memory, compute) if self.overlap else memory + compute
+        if apart:
+            both += max(kv, attention)
         return both + self.fixed_s + self.comm_s_per_token * tokens
 
 
@@ -107,6 +114,7 @@ def step_cost(model: physics.ServedModel, d: int, dev: physics.Device, row: int 
         overlap=bool(np.asarray(one.overlap).reshape(-1)[0]),
         experts=model.experts,
         experts_active=model.experts_active,
+        attention_apart=bool(at(np.asarray(one.attention_apart, dtype=float))),
     )
 
 
