@@ -56,6 +56,11 @@ Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co
 co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,
 so the cap and every objective still hold; rule 3 is left out there (its clusters are
 compared by cost alone). Nothing is pruned under provider shares (:func:`prunable`).
+Where egress by default is in the objective (:mod:`solver.core.formulation.egress`), a
+column stands in only for one at the same egress $/GB (the comparison key holds it): the
+replacement keeps each price's capacity, so the cheapest-first routing of the served
+tokens, and the egress it pays, is no worse; a cheaper unit at a dearer egress price is
+never compared with one at a cheaper egress price (tests/core/test_egress_objective.py).
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from solver.inputs.costs import resolve_problem_costs
+from solver.inputs.egress import egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload, Problem, Workload
 from solver.units import RENTED_MODES
 
@@ -197,6 +204,8 @@ def _columns(
         for col in ("accelerator_id", "accels_per_unit"):
             key = key + "|" + p[col].astype(str)
     key = key + guard_key(p.index.to_series(), p)
+    if "egress" in resolve_problem_costs(problem).defaults:  # egress in the objective
+        key = key + "|" + p["provider"].map(lambda v: repr(egress_usd_per_token(str(v))))
     key_code, _ = pd.factorize(key, sort=True)
     work_code, names = pd.factorize(mine["workload"], sort=True)
     spare_w = np.isin(names, list(spare))
