@@ -79,6 +79,15 @@ REASON = "rented option: cheaper, larger options with room serve every period an
 TRAINING_REASON = "training: a cheaper rented cluster of the job has room in every period"
 
 
+def egress_key(providers: pd.Series, problem: Problem) -> pd.Series:
+    """Each pool's egress $/token as a comparison key where egress by default is in the
+    objective (:mod:`solver.core.formulation.egress`; '' elsewhere): a pool or column
+    stands in only for one at the same egress price (module docstring)."""
+    if "egress" not in resolve_problem_costs(problem).defaults:
+        return pd.Series("", index=providers.index)
+    return "|e" + providers.map(lambda v: repr(egress_usd_per_token(str(v))))
+
+
 def carbon_counts(problem: Problem) -> bool:
     """Whether CO2e is a cost or a limit (then pruning must keep CO2e no higher too)."""
     return problem.carbon_cap_tco2e is not None or problem.objective in {
@@ -204,8 +213,7 @@ def _columns(
         for col in ("accelerator_id", "accels_per_unit"):
             key = key + "|" + p[col].astype(str)
     key = key + guard_key(p.index.to_series(), p)
-    if "egress" in resolve_problem_costs(problem).defaults:  # egress in the objective
-        key = key + "|" + p["provider"].map(lambda v: repr(egress_usd_per_token(str(v))))
+    key = key + egress_key(p["provider"], problem)
     key_code, _ = pd.factorize(key, sort=True)
     work_code, names = pd.factorize(mine["workload"], sort=True)
     spare_w = np.isin(names, list(spare))
