@@ -16,14 +16,13 @@ pruning dropped lambda's column (same size, dearer, the aws pool with room).
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from conftest import CHAT_WORKLOAD, TINY_REGIONS, offering, write_catalog
 from solver.inputs.catalog import load_catalog
 from solver.inputs.egress import egress_usd_per_token
 from solver.inputs.problem import parse_problem
 from solver.solve import solve_verified
-
-import yaml
 
 PROBLEM = (
     """\
@@ -43,9 +42,7 @@ AWS_EGRESS_USD = TOKENS * 4 / 1e9 * 0.09  # 10.7136 GB x $0.09 = $0.964224
 
 
 def _solve(tmp_path, lambda_usd_per_hour: float):
-    regions = [
-        {**TINY_REGIONS[0], "provider": p, "region": "us-east"} for p in ("aws", "lambda")
-    ]
+    regions = [{**TINY_REGIONS[0], "provider": p, "region": "us-east"} for p in ("aws", "lambda")]
     offerings = [
         offering("h1", "h100-sxm", 1, 4.0, provider="aws"),
         offering("h1", "h100-sxm", 1, lambda_usd_per_hour, provider="lambda"),
