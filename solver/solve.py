@@ -322,6 +322,10 @@ def solved_split(
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     reported = in_reporting_periods(inner, refinement.pieces)
     check = check_split_periods(problem, split, inner, reported)
+    # the costs beside compute, the unit costs and the cash flow worked again on the
+    # problem's own periods (the split problem's egress and staff are by its pieces), as
+    # a plan file of the problem re-derives them
+    reported = with_cash_flow(reported, problem, catalog, compiled)
     checks = [*inner.checks, check]
     if not check.ok:
         raise VerificationError(
