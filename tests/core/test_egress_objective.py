@@ -56,6 +56,9 @@ def test_the_coefficient_is_bytes_per_token_times_the_price():
     # $0.09/GB x 4 bytes / 1e9 = $3.6e-10 per output token; Lambda charges none
     assert egress_usd_per_token("aws") == pytest.approx(3.6e-10, rel=1e-12)
     assert egress_usd_per_token("lambda") == 0.0
+    # owned servers: a colocation's per-GB transfer, $0.05/GB (the top of the published
+    # $0.01-0.05, catalogs/SOURCES.md), not AWS's $0.09: $2e-10 per token
+    assert egress_usd_per_token("owned") == pytest.approx(2e-10, rel=1e-12)
 
 
 @pytest.mark.parametrize(

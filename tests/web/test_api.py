@@ -82,6 +82,15 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
     assert page.index('id="total">$370,029') < page.index("Deployments per workload")
     assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,616,145' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
+    # the lists show the all in too, compute beside it: the home page's stored plans and
+    # the problem page's variants ($383,855.08 all in, $370,028.54 compute)
+    home = client.get("/").text
+    assert f'id="all-in-{plan_id}">$383,855' in home
+    row = home[home.index(f'id="all-in-{plan_id}"') :]
+    assert row.index("$383,855") < row.index('class="compute">$370,029')
+    problem_page = client.get("/problems/1").text
+    assert f'id="all-in-{plan_id}">$383,855' in problem_page
+    assert "all in</span> (compute $370,029" in problem_page
 
 
 def test_the_same_inputs_return_the_stored_plan_at_once(ws):
