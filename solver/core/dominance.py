@@ -69,8 +69,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from solver.inputs.costs import resolve_problem_costs
-from solver.inputs.egress import egress_usd_per_token
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload, Problem, Workload
 from solver.units import RENTED_MODES
 
@@ -83,7 +82,7 @@ def egress_key(providers: pd.Series, problem: Problem) -> pd.Series:
     """Each pool's egress $/token as a comparison key where egress by default is in the
     objective (:mod:`solver.core.formulation.egress`; '' elsewhere): a pool or column
     stands in only for one at the same egress price (module docstring)."""
-    if "egress" not in resolve_problem_costs(problem).defaults:
+    if not any(egress_in_model(problem, w.name) for w in problem.workloads):
         return pd.Series("", index=providers.index)
     return "|e" + providers.map(lambda v: repr(egress_usd_per_token(str(v))))
 

@@ -33,7 +33,7 @@ SECONDS_PER_HOUR = 3600.0
 
 def priced_workloads(m: State) -> set[str]:
     """Serving workloads whose egress the model prices (and whose options reach ``m``)."""
-    return {w for (w, _t, _b) in m.unit_capacity if egress_in_model(m.problem, w)}
+    return {w for w in {k[0] for k in m.unit_capacity} if egress_in_model(m.problem, w)}
 
 
 def add_egress(m: State) -> None:
@@ -42,8 +42,11 @@ def add_egress(m: State) -> None:
     load = resolve_load(m.problem)
     provider_of = dict(zip(m.options["option_id"], m.options["provider"], strict=True))
     names = list(m.periods["name"])
+    priced = priced_workloads(m)
+    if not priced:
+        return
     for (wname, t, b), caps in sorted(m.unit_capacity.items()):
-        if not egress_in_model(m.problem, wname):
+        if wname not in priced:
             continue
         w = m.workloads[wname]
         assert isinstance(w, InferenceWorkload)  # egress_in_model
