@@ -652,7 +652,7 @@ def plan_of(solution: Solution) -> Plan:
 
 
 def check_egress_priced(
-    plan: Plan, model: LinearModel, values: np.ndarray, problem: Problem
+    plan: Plan, model: LinearModel, values: np.ndarray | None, problem: Problem
 ) -> None:
     """The egress the objective priced (``egress_usd``) against what the plan's egress
     lines charge for the same workloads (:func:`solver.plan.default_costs.priced_egress_usd`,
@@ -668,7 +668,7 @@ def check_egress_priced(
     from solver.plan.default_costs import priced_egress_usd
 
     priced = model.expressions.get("egress_usd")
-    if priced is None or (not priced.coefs and not priced.constant):
+    if priced is None or values is None or (not priced.coefs and not priced.constant):
         return
     model_usd = priced.value(values)
     plan_usd = priced_egress_usd(plan, problem)
