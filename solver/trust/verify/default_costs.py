@@ -116,7 +116,8 @@ def check_default_egress(run: _Run, lines: list[CostLine]) -> None:
             f"{x.provider}: {x.cost_usd} vs recomputed {usd:.2f}",
         )
     priced = run.plan.egress_in_objective_usd
-    if priced is not None:  # egress in the objective: what it priced is what the lines charge
+    # (None on a plan solved over split periods, solver.trust.refinement.split_form)
+    if priced is not None:  # egress in the objective: what it priced is what lines charge
         serving = [w.name for w in run.p.workloads if isinstance(w, InferenceWorkload)]
         charged = sum(x.cost_usd for x in mine)
         every = all(egress_in_model(run.p, w) for w in serving)
