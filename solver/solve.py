@@ -322,6 +322,10 @@ def solved_split(
         raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     reported = in_reporting_periods(inner, refinement.pieces)
     check = check_split_periods(problem, split, inner, reported)
+    # the costs beside compute, the unit costs and the cash flow worked again on the
+    # problem's own periods (the split problem's egress and staff are by its pieces), as
+    # a plan file of the problem re-derives them
+    reported = with_cash_flow(reported, problem, catalog, compiled)
     checks = [*inner.checks, check]
     if not check.ok:
         raise VerificationError(
@@ -643,7 +647,38 @@ def plan_of(solution: Solution) -> Plan:
             fix="this is a bug in procure (the cost ledger and the model disagree); report it "
             "with the problem file",
         )
+    check_egress_priced(plan, solution.model, r.values, solution.compiled.problem)
     return plan
+
+
+def check_egress_priced(
+    plan: Plan, model: LinearModel, values: np.ndarray | None, problem: Problem
+) -> None:
+    """The egress the objective priced (``egress_usd``) against what the plan's egress
+    lines charge for the same workloads (:func:`solver.plan.default_costs.priced_egress_usd`,
+    the cheapest routing of the plan's fleet): equal to the cent at an optimum; an
+    incumbent short of optimal may have priced a dearer routing than its fleet needs
+    (the plan charges the cheapest), never a cheaper one.
+
+    Raises
+    ------
+    VerificationError
+        The plan charges more egress than the objective priced (a bug in procure).
+    """
+    from solver.plan.default_costs import priced_egress_usd
+
+    priced = model.expressions.get("egress_usd")
+    if priced is None or values is None or (not priced.coefs and not priced.constant):
+        return
+    model_usd = priced.value(values)
+    plan_usd = priced_egress_usd(plan, problem)
+    if plan_usd > model_usd + 0.005:
+        raise VerificationError(
+            f"the plan's egress lines charge {usd(plan_usd)} for the workloads the model "
+            f"priced at {usd(model_usd)}",
+            fix="this is a bug in procure (the egress routing and the model disagree); "
+            "report it with the problem file",
+        )
 
 
 def solve_compiled(

@@ -40,7 +40,8 @@ or a fleet held over the day (``fleet: autoscale``, the default, or ``flat``: th
 pricing has no deploy binaries nor ``fleet_*`` rows; only ``fleet: per_block`` is
 priced), and training options on those pools; every other option (owned, existing
 reservations, N+1, traffic mix, autoscaled or flat fleets, a switching cost: its ``start``
-variables and ``fleet_start`` rows are not priced either) is always in the master.
+variables and ``fleet_start`` rows are not priced either, egress routed between providers
+of different egress prices: the ``egress_*`` rows are not priced) is always in the master.
 Objectives with a second stage (min_carbon, lexicographic) are solved on the full model.
 
 The pricing formula is checked against HiGHS's own reduced costs on the columns in
@@ -66,6 +67,7 @@ from solver.core.model import build_model
 from solver.core.reduced_costs import Pricing, check_pricing, options_table
 from solver.core.time_budget import Budget, Phase
 from solver.errors import NoPlanError
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
 
@@ -163,9 +165,24 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
             )
         )
     }
+    plain -= routed_workloads(compiled)
     return (
         (kind == "cloud") & opt["mode"].isin(modes) & (existing == 0) & opt["workload"].isin(plain)
     ).to_numpy()
+
+
+def routed_workloads(compiled: Compiled) -> set[str]:
+    """Workloads whose egress the model routes between prices (egress_serve and
+    egress_capacity rows, :mod:`solver.core.formulation.egress`): the pricing has no
+    egress rows, so their options are always in the master."""
+    opt = compiled.options
+    out = set()
+    for w, providers in opt.groupby("workload")["provider"].unique().items():
+        if len({egress_usd_per_token(str(p)) for p in providers}) > 1 and egress_in_model(
+            compiled.problem, str(w)
+        ):
+            out.add(str(w))
+    return out
 
 
 def priced_columns(compiled: Compiled) -> int:

@@ -56,6 +56,11 @@ Where CO2e counts (a carbon cap or a carbon objective) rule 2 also asks ``m x co
 co2_k`` (CO2e per unit-hour): the replacement then raises neither the cost nor the CO2e,
 so the cap and every objective still hold; rule 3 is left out there (its clusters are
 compared by cost alone). Nothing is pruned under provider shares (:func:`prunable`).
+Where egress by default is in the objective (:mod:`solver.core.formulation.egress`), a
+column stands in only for one at the same egress $/GB (the comparison key holds it): the
+replacement keeps each price's capacity, so the cheapest-first routing of the served
+tokens, and the egress it pays, is no worse; a cheaper unit at a dearer egress price is
+never compared with one at a cheaper egress price (tests/core/test_egress_objective.py).
 """
 
 from __future__ import annotations
@@ -64,12 +69,22 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload, Problem, Workload
 from solver.units import RENTED_MODES
 
 #: Why an option was pruned (the compile report's key).
 REASON = "rented option: cheaper, larger options with room serve every period and block"
 TRAINING_REASON = "training: a cheaper rented cluster of the job has room in every period"
+
+
+def egress_key(providers: pd.Series, problem: Problem) -> pd.Series:
+    """Each pool's egress $/token as a comparison key where egress by default is in the
+    objective (:mod:`solver.core.formulation.egress`; '' elsewhere): a pool or column
+    stands in only for one at the same egress price (module docstring)."""
+    if not any(egress_in_model(problem, w.name) for w in problem.workloads):
+        return pd.Series("", index=providers.index)
+    return "|e" + providers.map(lambda v: repr(egress_usd_per_token(str(v))))
 
 
 def carbon_counts(problem: Problem) -> bool:
@@ -197,6 +212,7 @@ def _columns(
         for col in ("accelerator_id", "accels_per_unit"):
             key = key + "|" + p[col].astype(str)
     key = key + guard_key(p.index.to_series(), p)
+    key = key + egress_key(p["provider"], problem)
     key_code, _ = pd.factorize(key, sort=True)
     work_code, names = pd.factorize(mine["workload"], sort=True)
     spare_w = np.isin(names, list(spare))

@@ -75,6 +75,18 @@ FAMILIES: dict[str, Family] = {
         ("group", "period", "block"),
         binds=False,
     ),
+    "egress_serve": Family(
+        "output tokens/s the providers serve >= a workload's average in the block (egress)",
+        "USD per (token/s) over the block",
+        _WPB,
+        binds=False,
+    ),
+    "egress_capacity": Family(
+        "output tokens/s a provider serves <= its units' capacity x the sized utilisation",
+        "USD per (token/s) over the block",
+        (*_WPB, "provider"),
+        binds=False,
+    ),
     "mix_capacity": Family(
         "time shares of a unit across buckets <= units",
         "USD per unit",

@@ -35,6 +35,7 @@ class VarKind(StrEnum):
     START = "start"  # units of a rented offering started between two load blocks, a day
     SHORTFALL = "shortfall"  # demand left unserved (max_served)
     DISAGG = "disagg"  # output tokens/s a disaggregated group serves in a block
+    EGRESS = "egress"  # output tokens/s a provider serves of a block (egress in the objective)
     CHANGE = "change"  # 1 when a line item differs from the baseline (re-solve)
     SWITCH = "switch"  # units switched from the baseline (re-solve)
     RISK = "risk"  # CVaR of a two-stage plan: its threshold and each scenario's excess

@@ -22,6 +22,7 @@ from solver.core.families import FAMILIES, Family, new_row, row_name
 from solver.core.formulation.blocks import add_capacity_blocks
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
 from solver.core.formulation.disagg import add_disagg
+from solver.core.formulation.egress import add_egress
 from solver.core.formulation.limits import (
     add_budgets,
     add_carbon_cap,
@@ -70,6 +71,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     add_inference_capacity(m)
     add_disagg(m)
     add_demand(m)
+    add_egress(m)
     add_n_plus_1(
         m.B,
         compiled,

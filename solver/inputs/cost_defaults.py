@@ -10,7 +10,8 @@ provider's own page states a price, and names its source on the plan's cost line
   held at the provider that trains it, every month of the horizon, at
   :data:`STORAGE_USD_PER_GB_MONTH` (the reference price where the provider states none);
 - egress: each serving deployment's output tokens x :data:`OUTPUT_BYTES_PER_TOKEN` at
-  :data:`EGRESS_USD_PER_GB` (0 where the provider states it charges none);
+  :data:`EGRESS_USD_PER_GB` (0 where the provider states it charges none; owned servers
+  at a colocation's published per-GB transfer price);
 - support: :data:`SUPPORT_DEFAULT` per provider the plan spends with (AWS Business; a
   provider that bills no support plan: none);
 - staff: :data:`STAFF_USD_PER_INSTANCE_YEAR` per rented or reserved instance in use;
@@ -97,6 +98,14 @@ STORAGE_REFERENCE: tuple[float, str] = (
 EGRESS_USD_PER_GB: dict[str, tuple[float, str]] = {
     "aws": (0.09, _AWS_EGRESS),
     "lambda": (0.0, _LAMBDA_BILLING + ": 'you are not charged for ingress or egress')"),
+    # owned servers at a colocation site: its own metered transit, not a cloud's egress
+    "owned": (
+        0.05,
+        "arizonacolocation.com/blog/colocation-bandwidth-guide ('Understanding Colocation "
+        "Bandwidth'): colocation per-GB transfer $0.01-0.05/GB, the top of the range taken "
+        "(a site with committed or unmetered transit pays a flat fee instead: give "
+        "costs.egress with provider owned and usd_per_gb)",
+    ),
 }
 EGRESS_REFERENCE: tuple[float, str] = (
     0.09,

@@ -27,6 +27,7 @@ from solver.inputs.cost_defaults import (
     egress_price,
     storage_price,
 )
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.storage_size import storage_gb
 from solver.plan.charges import PlanCalendar
@@ -104,4 +105,20 @@ def default_egress(plan: Plan, problem: Problem, cal: PlanCalendar) -> list[Defa
     return out
 
 
-__all__ = ["DefaultCharge", "default_egress", "default_storage"]
+def priced_egress_usd(plan: Plan, problem: Problem) -> float:
+    """USD of egress by default of the serving workloads whose egress the model priced
+    (:func:`solver.inputs.egress.egress_in_model`), as the plan's egress lines charge it
+    (the served tokens routed cheapest egress first x each provider's $/token): what the
+    objective's ``egress_usd`` must equal at the plan's solution."""
+    from solver.plan.unit_costs import deployment_output_tokens, period_output_tokens
+
+    by_period = {
+        w: periods
+        for w, periods in period_output_tokens(plan, problem).items()
+        if egress_in_model(problem, w)
+    }
+    split = deployment_output_tokens(plan, problem, by_period)
+    return sum(tokens * egress_usd_per_token(key[1]) for key, tokens in split.items())
+
+
+__all__ = ["DefaultCharge", "default_egress", "default_storage", "priced_egress_usd"]

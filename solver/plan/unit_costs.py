@@ -29,7 +29,8 @@ from typing import TypeVar
 
 from solver.core.compile.periods import build_calendar
 from solver.inputs.costs import served_tokens_per_s
-from solver.inputs.load import LoadBlocks, resolve_load
+from solver.inputs.egress import block_shares, egress_in_model, route_tokens, served_per_capacity
+from solver.inputs.load import resolve_load
 from solver.inputs.problem import CompareApi, InferenceWorkload, Problem
 from solver.plan.lines import LineItem, Plan
 from solver.plan.lines.unit_cost import UnitCost
@@ -49,10 +50,15 @@ def prompt_per_output(w: InferenceWorkload) -> float:
     return w.prompt_tokens / w.output_tokens
 
 
+def period_hours(problem: Problem) -> dict[str, float]:
+    """Period -> its hours (the problem's calendar)."""
+    periods = build_calendar(problem).periods
+    return dict(zip(periods["name"], periods["hours"].astype(float), strict=True))
+
+
 def period_output_tokens(plan: Plan, problem: Problem) -> dict[str, dict[str, float]]:
     """Serving workload -> period -> output tokens served in it (module docstring)."""
-    periods = build_calendar(problem).periods
-    hours = dict(zip(periods["name"], periods["hours"].astype(float), strict=True))
+    hours = period_hours(problem)
     out: dict[str, dict[str, float]] = {}
     for w in problem.workloads:
         if not isinstance(w, InferenceWorkload):
@@ -63,18 +69,6 @@ def period_output_tokens(plan: Plan, problem: Problem) -> dict[str, dict[str, fl
             n: tps * w.demand_by_period.get(n, 1.0) * hours[n] * SECONDS_PER_HOUR for n in names
         }
     return out
-
-
-def block_shares(load: LoadBlocks, workload: str) -> dict[str, float]:
-    """Block -> its share of a workload's daily tokens on the load curve (sums to 1)."""
-    curve = load.hourly.get(workload)
-    if curve and load.hours:
-        raw = [sum(curve[h] for h in hours) for hours in load.hours]
-    else:
-        factors = load.factors.get(workload, tuple(1.0 for _ in load.names))
-        raw = [f * h for f, h in zip(factors, load.hours_per_day, strict=True)]
-    total = sum(raw) or 1.0
-    return {b: r / total for b, r in zip(load.names, raw, strict=True)}
 
 
 K = TypeVar("K")
@@ -90,15 +84,29 @@ def deployment_output_tokens(
 ) -> dict[DeploymentKey, float]:
     """(workload, provider, region, offering, mode) -> output tokens it serves: each
     period and block's tokens split in proportion to capacity (a line of no block serves
-    every block)."""
+    every block), or, where the model prices egress
+    (:func:`solver.inputs.egress.egress_in_model`), cheapest egress first
+    (:func:`solver.inputs.egress.route_tokens`)."""
     load = resolve_load(problem)
+    hours = period_hours(problem)
     out: dict[DeploymentKey, float] = defaultdict(float)
     for w, periods in by_period.items():
         shares = block_shares(load, w)
+        routed = egress_in_model(problem, w)
         lines = [i for i in plan.line_items if i.workload == w and i.capacity_tokens_per_s > 0]
         for period, tokens in periods.items():
-            for block, share in shares.items():
+            for b, (block, share) in enumerate(shares.items()):
                 here = [i for i in lines if i.period == period and i.block in ("", block)]
+                if routed:
+                    seconds = hours[period] * load.hours_per_day[b] / 24.0 * SECONDS_PER_HOUR
+                    caps = [
+                        (n, i.provider, i.capacity_tokens_per_s * seconds)
+                        for n, i in enumerate(here)
+                    ]
+                    r = served_per_capacity(problem, load, w, b)
+                    for n, t in route_tokens(tokens * share, caps, r).items():
+                        out[_key(here[n])] += t
+                    continue
                 capacity = sum(i.capacity_tokens_per_s for i in here)
                 for i in here:
                     out[_key(i)] += tokens * share * i.capacity_tokens_per_s / capacity

@@ -181,7 +181,12 @@ def split_form(
         for piece in line_in_pieces(item, pieces, bounds, hours_at):
             items.append(piece)
             origin.append(r)
-    inner = plan.model_copy(update={"line_items": items, "compile_report": {}})
+    # the egress the objective priced piece by piece is not compared with the cost lines,
+    # which are worked on the problem's own periods (solver.solve.solved_split); the solve
+    # record still holds the plan's objective to it
+    inner = plan.model_copy(
+        update={"line_items": items, "compile_report": {}, "egress_in_objective_usd": None}
+    )
     why = _same_problem(problem, split, owner)
     check = Check(name="split_periods", ok=not why, detail=why or _done(problem, owner))
     return SplitForm(inner, split, owner, origin, check)

@@ -11,7 +11,8 @@ solving again, but they can be held to what a solve writes.
   ``optimal``;
 - ``objective`` is the value of the problem's objective at the plan's own totals (cost,
   NPV or cost plus carbon at its price, with the switching penalty, and the guard's
-  premium, guarded_total_usd - total_cost_usd, under price_guard band_top) where the objective
+  premium, guarded_total_usd - total_cost_usd, under price_guard band_top, and the egress
+  it priced, egress_in_objective_usd) where the objective
   is one of those; the others (min_carbon, lexicographic, max_served) are checked to be
   a finite number.
 """
@@ -108,12 +109,16 @@ def expected_objective(plan: Plan, problem: Problem) -> float | None:
     switching = plan.switching_penalty_usd + (plan.migration_penalty_usd or 0.0)
     # the guard (price_guard band_top) counts the lines at guarded prices
     guard = 0.0 if plan.guarded_total_usd is None else plan.guarded_total_usd - plan.total_cost_usd
+    # egress by default in the objective (egress_in_objective_usd)
+    egress = plan.egress_in_objective_usd or 0.0
     if problem.objective == "min_cost":
-        return plan.total_cost_usd + guard + switching
+        return plan.total_cost_usd + guard + switching + egress
     if problem.objective == "min_npv" and plan.npv_usd is not None:
-        # the guard's premium discounted per period is not on the plan: unchecked then
-        return plan.npv_usd + switching if abs(guard) < OBJECTIVE_ABS_TOL else None
+        # the guard's premium and the egress discounted per period are not on the plan:
+        # unchecked then
+        plain = abs(guard) < OBJECTIVE_ABS_TOL and plan.egress_in_objective_usd is None
+        return plan.npv_usd + switching if plain else None
     if problem.objective == "cost_plus_carbon":
         carbon = problem.carbon_price_usd_per_tco2e * plan.total_co2e_t
-        return plan.total_cost_usd + guard + carbon + switching
+        return plan.total_cost_usd + guard + carbon + switching + egress
     return None

@@ -140,6 +140,19 @@ def form_changes(form) -> dict:
     return changes
 
 
+def all_in_usd(records: list[PlanRecord]) -> dict[int, float]:
+    """Plan id -> its all-in total (``all_in_cost_usd`` of its stored plan JSON; a plan
+    stored before all in, its compute total), for the list pages' headline."""
+    out: dict[int, float] = {}
+    for r in records:
+        try:
+            stored = json.loads(r.plan_json).get("all_in_cost_usd")
+        except (ValueError, AttributeError):
+            stored = None
+        out[r.id] = float(stored) if stored is not None else float(r.total_cost_usd)
+    return out
+
+
 def _home(request: Request, error: dict | None = None, yaml_text: str = "", status: int = 200):
     with request.app.state.store.sessions() as session:
         problems = session.scalars(select(ProblemRecord).order_by(ProblemRecord.id)).all()
@@ -152,6 +165,7 @@ def _home(request: Request, error: dict | None = None, yaml_text: str = "", stat
         context = {"problems": problems, "plans": plans, "jobs": jobs, "error": error}
         context["yaml_text"] = yaml_text
         context["review"] = statuses(session, [r.id for r in plans])
+        context["all_in"] = all_in_usd(list(plans))
         context["may_change"] = auth.allowed(current_user(request).role, "POST", "/problems")
         return _page(request, "home.html.j2", context, status)
 
@@ -204,6 +218,7 @@ def _problem_page(
             "tiers": TIERS,
             "change_fields": CHANGE_FIELDS,
             "review": statuses(session, [r.id for rs in plans.values() for r in rs]),
+            "all_in": all_in_usd([r for rs in plans.values() for r in rs]),
             "may_change": auth.allowed(
                 current_user(request).role, "POST", f"/problems/{problem_id}/variants"
             ),

@@ -52,10 +52,9 @@ def files(tmp_path):
     problem = tmp_path / "p.yaml"
     data = _problem(None).model_dump(mode="json", exclude_unset=True)
     del data["residual_value"]  # the default, none: the issue's figures
-    # compute only: the issue's figures ($2,764,800 split, $4,204,800 all rented) are
-    # compute worked by hand (with cost lines by default, a plan solved over split periods
-    # does not reload: its cost lines are worked on the split problem; CHANGELOG, issue 49)
-    data["costs"] = "none"
+    # all in by default: the issue's figures ($2,764,800 split, $4,204,800 all rented)
+    # are the compute (total_cost_usd) worked by hand; the cost lines beside it are worked
+    # on the problem's own periods, so the plan file reloads
     problem.write_text(yaml.safe_dump(data))
     return problem, cat
 

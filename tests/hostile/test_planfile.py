@@ -167,10 +167,13 @@ EDITS = [
         "status 'optimal' for a plan the time limit stopped",
     ),
     (
+        # the objective: compute $13,140 + the egress it prices (one provider: a constant),
+        # 1,000 tokens/s x 4,344 h x 3,600 s x 4 bytes = 62.5536 GB x the $0.09 reference
+        # = $5.63
         "objective",
         _set("objective", 12_000.0),
         "objective",
-        "12,000.00 in the file, expected 13,140.00",
+        "12,000.00 in the file, expected 13,145.63",
     ),
 ]
 

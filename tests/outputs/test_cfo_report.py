@@ -107,11 +107,11 @@ def test_the_live_workbook_recomputes_the_plan_and_moves_with_a_price(seed_analy
     total = cell(values, "summary", at["total cost (USD)"])
     assert total == pytest.approx(round(plan.total_cost_usd, 2), abs=0.005)
     # the headline: all in by default, the compute total plus the cost lines sheet's total
-    # (storage $3,462.70 + egress $47.39 + staff $10,327.80 on the seed, each line quantity
-    # x unit price, compute $370,028.54): $383,866.42, the plan's all-in total to the cent
+    # (storage $3,462.70 + egress $36.05 + staff $10,327.80 on the seed, each line quantity
+    # x unit price, compute $370,028.54): $383,855.08, the plan's all-in total to the cent
     all_in = cell(values, "summary", at["all-in total (USD)"])
     assert all_in == pytest.approx(round(plan.all_in_cost_usd, 2), abs=0.005)
-    assert all_in == pytest.approx(383_866.42, abs=0.005)
+    assert all_in == pytest.approx(383_855.08, abs=0.005)
     assert book["cost lines"]["F2"].value.startswith("=")  # storage: C2 x E2
     # the budget headroom: $2,000,000 less the all-in total (the budget holds it)
     headroom = cell(values, "summary", at["budget headroom (USD)"])

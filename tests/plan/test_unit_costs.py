@@ -62,27 +62,30 @@ def test_the_seeds_dollars_per_million_tokens_by_hand(seed):
     whole = rows[("plan", "", "")]
     assert whole.cost_usd == pytest.approx(plan.total_cost_usd)
     assert whole.usd_per_1m_output_tokens == pytest.approx(plan.total_cost_usd / 201_200)
-    # all in by default (no costs: block): the plan's $383,866.42 (compute $370,028.54 +
-    # storage $3,462.70 + egress $47.39 + staff $10,327.80, tests/plan/test_default_costs.py)
-    # / 201,200 = $1.907885 per 1M output tokens. The chat's share: its $227,502.72
+    # all in by default (no costs: block): the plan's $383,855.08 (compute $370,028.54 +
+    # storage $3,462.70 + egress $36.05 + staff $10,327.80, tests/plan/test_default_costs.py)
+    # / 201,200 = $1.907828 per 1M output tokens. The chat's share: its $227,502.72
     # compute, its providers' lines in full (Lambda's egress and support $0, Seeweb's
-    # egress $47.39: 526.50 GB x the $0.09 reference, support $0), the staff line (no
-    # provider) in proportion to compute, $10,327.80 x 227,502.72 / 370,028.54 =
-    # $6,349.78, and none of TensorWave's storage: $233,899.89 / 201,200 = $1.16252 per 1M
-    # output tokens
-    assert plan.all_in_cost_usd == pytest.approx(383_866.42, abs=0.01)
-    assert whole.all_in_cost_usd == pytest.approx(383_866.42, abs=0.01)
-    assert whole.all_in_usd_per_1m_output_tokens == pytest.approx(383_866.42 / 201_200, abs=1e-7)
+    # egress $36.05: the 100.1327 billion output tokens Lambda's free egress leaves it
+    # (test below) x 4 bytes = 400.53 GB x the $0.09 reference, support $0), the staff
+    # line (no provider) in proportion to compute, $10,327.80 x 227,502.72 / 370,028.54 =
+    # $6,349.78, and none of TensorWave's storage: $233,888.55 / 201,200 = $1.162468 per
+    # 1M output tokens
+    seeweb_gb = (2.012e11 - 101_067_323_312.6457) * 4 / 1e9
+    assert seeweb_gb * 0.09 == pytest.approx(36.05, abs=0.005)
+    assert plan.all_in_cost_usd == pytest.approx(383_855.08, abs=0.01)
+    assert whole.all_in_cost_usd == pytest.approx(383_855.08, abs=0.01)
+    assert whole.all_in_usd_per_1m_output_tokens == pytest.approx(383_855.08 / 201_200, abs=1e-7)
     staff = 10_327.80 * 227_502.72 / 370_028.54
     assert staff == pytest.approx(6_349.78, abs=0.01)
-    assert chat.all_in_cost_usd == pytest.approx(227_502.72 + 47.39 + staff, abs=0.02)
-    assert chat.all_in_usd_per_1m_output_tokens == pytest.approx(1.16252, abs=1e-5)
+    assert chat.all_in_cost_usd == pytest.approx(227_502.72 + 36.05 + staff, abs=0.02)
+    assert chat.all_in_usd_per_1m_output_tokens == pytest.approx(1.162468, abs=1e-5)
     # no compare_api: no API figures
     assert whole.api_cost_usd is None
     assert "unit_costs" in plan.model_dump(mode="json")
 
 
-def test_the_seeds_deployments_share_the_load_curve_in_proportion_to_capacity(seed_unguarded):
+def test_the_seeds_deployments_serve_the_load_curve_cheapest_egress_first(seed_unguarded):
     plan, _, _ = seed_unguarded
     rows = _rows(plan)
     # the default day for peak_to_average 3: f(h) = m + (3 - m) s(h), s(h) = ((1 +
@@ -94,25 +97,37 @@ def test_the_seeds_deployments_share_the_load_curve_in_proportion_to_capacity(se
     def f(h: int) -> float:
         return m + (3 - m) * ((1 + math.cos(2 * math.pi * (h - 14) / 24)) / 2) ** 3
 
-    share = {
-        "peak": sum(f(h) for h in (12, 13, 14, 15)) / 24,
-        "shoulder": sum(f(h) for h in (8, 9, 10, 11, 16, 17, 18, 19)) / 24,
-        "base": sum(f(h) for h in (*range(8), *range(20, 24))) / 24,
+    hours = {
+        "peak": (12, 13, 14, 15),
+        "shoulder": (8, 9, 10, 11, 16, 17, 18, 19),
+        "base": (*range(8), *range(20, 24)),
     }
+    share = {b: sum(f(h) for h in hs) / 24 for b, hs in hours.items()}
     assert sum(share.values()) == pytest.approx(1.0)
     assert share["peak"] == pytest.approx(0.46506, abs=1e-5)
-    # each block's tokens split by capacity: Lambda 1 / 1 / 3 GH200 (batch 67, 1,720.78
-    # tok/s each), Seeweb 1 / 4 / 2 H200 (batch 112, 2,330.25 tok/s each) in base / peak /
-    # shoulder: the plan's capacities, sized at p99 (the default) on the chunked-prefill
-    # step (issue 47)
-    gh, h200 = 1720.7760553082273, 2330.251123390021
-    units = {"base": (1, 1), "peak": (1, 4), "shoulder": (3, 2)}
-    lambda_share = sum(share[b] * n * gh / (n * gh + k * h200) for b, (n, k) in units.items())
-    assert lambda_share == pytest.approx(0.34580, abs=1e-5)
+    # each block's tokens go to the cheapest egress first (solver.inputs.egress): Lambda
+    # ($0/GB) before Seeweb ($0.09/GB reference), each deployment up to the utilisation its
+    # demand row sized for: at most the block's average over its demand D_b = 2e8 / 86,400
+    # = 2,314.81 tokens/s x its worst hour's f / 0.8 (max_utilisation) per token/s of
+    # capacity, so Lambda serves min(1, its capacity / D_b) of the block. Lambda 1 / 1 / 3
+    # GH200 (batch 67, 1,720.78 tok/s each), Seeweb 1 / 4 / 2 H200 (batch 112, 2,330.25
+    # tok/s each) in base / peak / shoulder: the plan's capacities, sized at p99 (the
+    # default) on the chunked-prefill step (issue 47). Base: D = 1,315.24 < 1,720.78, all
+    # of it; peak: 1,720.78 / 8,680.56 = 0.19823; shoulder: 5,162.33 / 7,099.74 = 0.72711
+    gh = 1720.7760553082273
+    units = {"base": 1, "peak": 1, "shoulder": 3}
+    avg = 2e8 / 86_400
+    served = {
+        b: min(1.0, n * gh / (avg * max(f(h) for h in hours[b]) / 0.8)) for b, n in units.items()
+    }
+    assert served["peak"] == pytest.approx(0.19823, abs=1e-5)
+    assert served["shoulder"] == pytest.approx(0.72711, abs=1e-5)
+    lambda_share = sum(share[b] * served[b] for b in units)
+    assert lambda_share == pytest.approx(0.50232, abs=1e-5)
     offering_of = "lambda/europe-central-1/gpu_1x_gh200"
     lam = rows[("deployment", "chat-13b", offering_of)]
     assert lam.output_tokens == pytest.approx(2.012e11 * lambda_share, rel=1e-9)
-    # its cost $92,149.60 (40 unit-hours a day) over 69.57 billion output tokens: $1.3245
+    # its cost $92,149.60 (40 unit-hours a day) over 101.07 billion output tokens: $0.9118
     # per 1M
     assert lam.cost_usd == pytest.approx(92_149.60, abs=0.01)
     assert lam.usd_per_1m_output_tokens == pytest.approx(

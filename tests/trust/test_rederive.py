@@ -131,13 +131,19 @@ def test_the_solve_record_holds_together(solved):
 
 
 def test_the_expected_objective_of_each_kind(solved):
-    # min_cost: total + switching; min_npv: NPV + switching; cost_plus_carbon: total +
-    # price x tCO2e + switching; min_carbon: needs the model (None)
+    # min_cost: total + switching (+ the egress the objective priced); min_npv: NPV +
+    # switching (unchecked with egress: its discounted value is not on the plan);
+    # cost_plus_carbon: total + price x tCO2e + switching; min_carbon: needs the model
     plan, prob, _ = solved
-    p = plan.model_copy(update={"switching_penalty_usd": 10.0, "npv_usd": 12_000.0})
+    p = plan.model_copy(
+        update={"switching_penalty_usd": 10.0, "npv_usd": 12_000.0, "egress_in_objective_usd": None}
+    )
     assert expected_objective(p, prob) == pytest.approx(13_150.0)
+    with_egress = p.model_copy(update={"egress_in_objective_usd": 5.0})
+    assert expected_objective(with_egress, prob) == pytest.approx(13_155.0)
     npv = prob.model_copy(update={"objective": "min_npv"})
     assert expected_objective(p, npv) == pytest.approx(12_010.0)
+    assert expected_objective(with_egress, npv) is None
     carbon = prob.model_copy(
         update={"objective": "cost_plus_carbon", "carbon_price_usd_per_tco2e": 100.0}
     )

@@ -72,15 +72,25 @@ def test_the_seed_solved_as_a_job_is_stored_verified(ws):
         assert len(record.inputs_digest) == 64
     page = client.get(f"/plans/{plan_id}").text
     # finance first: the all-in total (all in by default: compute $370,028.54 + storage
-    # $3,462.70 + egress $47.39 (Seeweb's lines at the $0.09/GB reference) + staff
-    # $10,327.80 = $383,866.42, tests/plan/test_default_costs.py) with compute beside it,
+    # $3,462.70 + egress $36.05 (Seeweb's lines at the $0.09/GB reference, tokens served
+    # cheapest egress first) + staff $10,327.80 = $383,855.08,
+    # tests/plan/test_default_costs.py) with compute beside it,
     # the $2M budget and its headroom on the all in, which the budget holds:
-    # 2,000,000 - 383,866.42 = 1,616,133.58
-    assert plan["all_in_cost_usd"] == pytest.approx(383_866.42, abs=0.01)
-    assert page.index('id="all-in">$383,866') < page.index('id="total">$370,029')
+    # 2,000,000 - 383,855.08 = 1,616,144.92
+    assert plan["all_in_cost_usd"] == pytest.approx(383_855.08, abs=0.01)
+    assert page.index('id="all-in">$383,855') < page.index('id="total">$370,029')
     assert page.index('id="total">$370,029') < page.index("Deployments per workload")
-    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,616,134' in page
+    assert 'id="budget">$2,000,000' in page and 'id="headroom">$1,616,145' in page
     assert 'id="cashflow-data"' in page and "/static/chart.umd.min.js" in page
+    # the lists show the all in too, compute beside it: the home page's stored plans and
+    # the problem page's variants ($383,855.08 all in, $370,028.54 compute)
+    home = client.get("/").text
+    assert f'id="all-in-{plan_id}">$383,855' in home
+    row = home[home.index(f'id="all-in-{plan_id}"') :]
+    assert row.index("$383,855") < row.index('class="compute">$370,029')
+    problem_page = client.get("/problems/1").text
+    assert f'id="all-in-{plan_id}">$383,855' in problem_page
+    assert "all in</span> (compute $370,029" in problem_page
 
 
 def test_the_same_inputs_return_the_stored_plan_at_once(ws):
@@ -201,12 +211,12 @@ def test_orders_and_focus_download(ws):
     focus = pd.read_csv(io.StringIO(client.get(f"/plans/{plan_id}/focus.csv").text))
     assert validate_focus(focus) == []
     # the FOCUS rows carry the whole plan: their effective cost in USD sums to its all-in
-    # total (compute $370,028.54 + storage $3,462.70 + egress $47.39 + staff $10,327.80 =
-    # $383,866.42, as in test_the_seed_solved_as_a_job_is_stored_verified). The seed's
+    # total (compute $370,028.54 + storage $3,462.70 + egress $36.05 + staff $10,327.80 =
+    # $383,855.08, as in test_the_seed_solved_as_a_job_is_stored_verified). The seed's
     # Seeweb H200 line is billed in EUR (BillingCurrency, solver/outputs/focus_currency.py),
     # so BilledCost mixes currencies and the USD column x_EffectiveCostUsd adds up
     assert "EUR" in set(focus["BillingCurrency"])
-    assert focus["x_EffectiveCostUsd"].sum() == pytest.approx(383_866.42, abs=0.01)
+    assert focus["x_EffectiveCostUsd"].sum() == pytest.approx(383_855.08, abs=0.01)
 
 
 def test_the_catalog_filters_as_the_cli_does(ws):

@@ -141,6 +141,8 @@ def prune_dominated_pools(
     an optimal plan could need of it (the argument is in docs/guides/large-problems.md,
     "Why a dearer pool can go"). Owned pools are kept (site power caps and purchases).
     Nothing is pruned under provider shares (:func:`solver.core.dominance.prunable`).
+    Where egress by default is in the objective, only pools of one egress price are
+    compared (:func:`solver.core.dominance.egress_key`).
     """
     if options.empty or not dominance.prunable(problem):
         return options
@@ -188,6 +190,7 @@ def prune_dominated_pools(
     if problem.quotas:
         key = key + "|" + info["accelerator_id"] + "|" + info["accels_per_unit"].astype(str)
     key = key + dominance.guard_key(info.index.to_series(), p).to_numpy()
+    key = key + dominance.egress_key(info["provider"], problem)  # egress in the objective
     unit_co2 = info["tdp_w"].to_numpy(float) * info["accels_per_unit"].to_numpy(float) * info[
         "pue"
     ].to_numpy(float) * info["grid_gco2_per_kwh"].to_numpy(float) + info[

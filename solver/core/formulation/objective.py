@@ -35,6 +35,11 @@ def assemble(m: State) -> LinearModel:
         # objective only; empty when the guard is off or every band is 0
         "guard_premium_usd": guard,
         "guard_premium_npv_usd": guard_npv,
+        # egress by default (formulation.egress): beside compute, in the objective
+        "egress_usd": m.egress,
+        "egress_npv_usd": combine(
+            *((float(discount[t]), m.egress_by_period[t]) for t in range(m.n_t))
+        ),
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
@@ -67,21 +72,24 @@ def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Exp
     )
     # the guard (price_guard): money in the objective at the top of each price's band
     guard = (1.0, e.get("guard_premium_usd", Expression()))
+    # egress by default (formulation.egress): money beside compute wherever money counts
+    egress = (1.0, e.get("egress_usd", Expression()))
     kind = problem.objective
     if kind == "min_cost":
-        return combine((1.0, cost), guard, switching)
+        return combine((1.0, cost), guard, switching, egress)
     if kind == "min_npv":
         npv_guard = (1.0, e.get("guard_premium_npv_usd", Expression()))
-        return combine((1.0, e["npv_usd"]), npv_guard, switching)
+        npv_egress = (1.0, e.get("egress_npv_usd", Expression()))
+        return combine((1.0, e["npv_usd"]), npv_guard, switching, npv_egress)
     if kind == "max_served":
-        return combine((1.0, cost), guard, (1.0, penalty), switching)
+        return combine((1.0, cost), guard, (1.0, penalty), switching, egress)
     if kind == "cost_plus_carbon":
         carbon = (problem.carbon_price_usd_per_tco2e, co2)
-        return combine((1.0, cost), guard, carbon, switching)
+        return combine((1.0, cost), guard, carbon, switching, egress)
     if kind == "min_carbon":
-        return combine((1.0, co2)) if first else combine((1.0, cost), guard, switching)
+        return combine((1.0, co2)) if first else combine((1.0, cost), guard, switching, egress)
     if kind == "lexicographic":
-        return combine((1.0, cost), guard, switching) if first else combine((1.0, co2))
+        return combine((1.0, cost), guard, switching, egress) if first else combine((1.0, co2))
     raise ValueError(f"unknown objective {kind!r}")
 
 

@@ -148,6 +148,9 @@ class State:
         # the guard's premium (price_guard): usd x band per charge, in the objective only
         self.guard_by_period = [Expression() for _ in range(self.n_t)]
         self.shortfall_penalty = Expression()
+        # egress by default (formulation.egress), in the objective beside compute
+        self.egress = Expression()
+        self.egress_by_period = [Expression() for _ in range(self.n_t)]
         # the switching cost's starts (_add_starts), in the objective only
         self.switching = Expression()
         # moves between periods (formulation.moves), in the objective only

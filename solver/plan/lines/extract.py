@@ -134,12 +134,16 @@ def extract_plan(
         )
     switching = model.expressions.get("switching_penalty_usd")
     migration = model.expressions.get("migration_penalty_usd")
+    egress = model.expressions.get("egress_usd")
     plan = Plan(
         problem=compiled.problem.name,
         status=status,
         objective=objective,
         switching_penalty_usd=switching.value(values) if switching is not None else 0.0,
         migration_penalty_usd=migration.value(values) if migration and migration.coefs else None,
+        egress_in_objective_usd=egress.value(values)
+        if egress is not None and (egress.coefs or egress.constant)
+        else None,
         points_of_failure=points_of_failure(items, compiled.problem),
         objective_kind=compiled.problem.objective,
         total_cost_usd=sum(i.cost_usd for i in items),

@@ -154,6 +154,14 @@ class Plan(BaseModel):
         "in the objective, not in total_cost_usd; left out when no workload's moves are "
         "charged",
     )
+    egress_in_objective_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Egress by default the objective priced (the served tokens routed "
+        "cheapest egress first, docs/concepts/cost-categories.md): in the objective beside "
+        "total_cost_usd, and the plan's egress cost lines for the same workloads to the "
+        "cent; left out when no workload's egress is in the objective",
+    )
     points_of_failure: list[PointOfFailure] | None = Field(
         None,
         exclude_if=lambda v: v is None,

@@ -7,7 +7,8 @@ problem, the catalog's model sizes and the published figures of
   of its training line;
 - egress: all serving lines' output tokens (recomputed from the demand, as the capacity
   checks do) x bytes/token = the egress lines' GB together; each line its GB x its
-  provider's price;
+  provider's price; the egress the objective priced (``egress_in_objective_usd``) = the
+  lines' USD to the cent (at most that where some workloads' egress is charged after);
 - staff: rented and reserved instance-hours in use x the default rate;
 - support: each provider spent with, at its default plan, month by month (as
   :func:`solver.trust.verify.money._check_support`), or 0 where it bills none;
@@ -28,6 +29,7 @@ from solver.inputs.cost_defaults import (
     storage_price,
 )
 from solver.inputs.costs import CATEGORY_OF_FIELD, SUPPORT_PLANS, Costs
+from solver.inputs.egress import egress_in_model
 from solver.inputs.problem import InferenceWorkload, TrainingWorkload
 from solver.plan.lines import CostLine
 from solver.trust.verify.capacity import _average_tps, _mix_output_factor
@@ -112,6 +114,18 @@ def check_default_egress(run: _Run, lines: list[CostLine]) -> None:
             "egress cost recomputed",
             _close(x.cost_usd, usd, 1e-6),
             f"{x.provider}: {x.cost_usd} vs recomputed {usd:.2f}",
+        )
+    priced = run.plan.egress_in_objective_usd
+    # (None on a plan solved over split periods, solver.trust.refinement.split_form)
+    if priced is not None:  # egress in the objective: what it priced is what lines charge
+        serving = [w.name for w in run.p.workloads if isinstance(w, InferenceWorkload)]
+        charged = sum(x.cost_usd for x in mine)
+        every = all(egress_in_model(run.p, w) for w in serving)
+        c.check(
+            "egress priced in the objective",
+            abs(priced - charged) <= 0.005 if every else priced <= charged + 0.005,
+            f"objective {priced:.2f} vs egress lines {charged:.2f}"
+            + ("" if every else " (some workloads' egress charged after the solve)"),
         )
 
 
