@@ -126,7 +126,9 @@ def add_domain_loss(
 
 
 #: Whether :func:`add_domain_cover` replaces :func:`add_domain_loss` (each domain's
-#: capacity covered at most the need x its deployments). Measured in bench/RESULTS.md.
+#: capacity covered at most the need x its deployments). On: on the seed the root LP rises
+#: ([provider] $491,860.88 -> $494,513.45) and the gap at 60 s falls ([region] 6.76% ->
+#: 6.55%, [provider] 8.02% -> 7.66%; bench/RESULTS.md, 2026-12-02, load 12-17).
 COVER_DOMAINS = True
 
 
