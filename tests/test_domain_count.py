@@ -44,7 +44,8 @@ def test_four_zones_and_a_second_region_worked_by_hand(tmp_path):
     model = build_model(compile_problem(prob, catalog))
     rows = sorted((r for r in model.rows if r.family == "domain_count"), key=lambda r: r.key)
     assert [r.key[-1] for r in rows] == [2, 3, 4]
-    total = next(i for i, n in enumerate(model.variables["name"]) if n.startswith("total["))
+    # the smallest threshold's rows are over the covered capacity C (domain_cover.md)
+    total = next(i for i, n in enumerate(model.variables["name"]) if n.startswith("covered["))
     slopes, rhss = (1000.0, 2000 / 6, 2000 / 12), (6000.0, 4000.0, 2000 * 5 / 3)
     for r, slope, rhs in zip(rows, slopes, rhss, strict=True):
         assert r.coefs[total] == 1.0 and r.rhs == pytest.approx(rhs)
@@ -155,3 +156,55 @@ def test_whole_units_round_the_count_worked_by_hand(tmp_path, monkeypatch):
     assert _lp_bound(model, without=()) == pytest.approx(16.0 * HOURS)
     plan = solve_problem(prob, catalog)
     assert plan.total_cost_usd == pytest.approx(16.0 * HOURS)
+
+
+# Two 12-hour blocks, factors 1.6 and 0.4: 10 req/s on average is 16 at the peak (D =
+# 1,600 output tokens/s) and 4 at the base (D = 400); autoscaled, so each deployed
+# offering has a deploy variable (tests/core/test_fleet.py works the same profile).
+BLOCKS = {
+    "blocks": [
+        {"name": "peak", "hours_per_day": 12, "factor": 1.6},
+        {"name": "base", "hours_per_day": 12, "factor": 0.4},
+    ]
+}
+
+
+def test_domain_cover_counts_a_domain_for_the_need_while_deployed(tiny_catalog):
+    # survive_loss_of: [region] over us-east ($4/h) and eu-north ($5/h), 1,000 tokens/s a
+    # unit. Each region must hold the whole need alone: at the peak 2 units each (1 is
+    # 1,000 < 1,600), at the base 1 each: ($8 + $10) x 365 h + ($4 + $5) x 365 h =
+    # $9,855. Each domain_cover row is H_r <= D x the region's one deploy variable: -1,600
+    # at the peak, -400 at the base; the optimum is the same with the rows and without.
+    catalog = tiny_catalog([H1, H1_EU])
+    prob = problem([serve(10, fleet="autoscale", survive_loss_of=["region"])], load_profile=BLOCKS)
+    model = build_model(compile_problem(prob, catalog))
+    kinds = model.variables["kind"]
+    cover = [r for r in model.rows if r.family == "domain_cover"]
+    assert len(cover) == 4  # 2 regions x 2 blocks
+    for r in cover:
+        ((deploy, coef),) = ((j, c) for j, c in r.coefs.items() if kinds.iat[j] == "deploy")
+        assert r.sense == "<=" and r.rhs == 0
+        assert coef == pytest.approx(-1600.0 if r.key[2] == 0 else -400.0)
+    with_rows = solve_problem(prob, catalog).total_cost_usd
+    assert with_rows == pytest.approx((18.0 + 9.0) * HOURS / 2)
+
+
+def test_domain_cover_keeps_the_optimum(tiny_catalog, monkeypatch):
+    # Exactness (docs/formulation/domain_cover.md) with a third region, beta's us-west at
+    # $6/h. Per hour of a peak and a base hour: us-east and eu-north alone hold the need
+    # each, 2 + 2 units at the peak and 1 + 1 at the base, $18 + $9 = $27; all three
+    # regions at 1 unit each (any two hold 2,000 >= 1,600) cost $15 in each block, $30;
+    # us-west with one other needs 2 + 2 at the peak, dearer still. So $27 x 365 h, the
+    # same with the covered rows (the default) and with domain_loss over the units.
+    regions = [*TINY_REGIONS, {**TINY_REGIONS[0], "provider": "beta", "region": "us-west"}]
+    beta = offering("h1", "h100-sxm", 1, 6.0, region="us-west", provider="beta")
+    catalog = tiny_catalog([H1, H1_EU, beta], regions=regions)
+    prob = problem([serve(10, fleet="autoscale", survive_loss_of=["region"])], load_profile=BLOCKS)
+    assert any(r.family == "domain_cover" for r in build_model(compile_problem(prob, catalog)).rows)
+    with_rows = solve_problem(prob, catalog).total_cost_usd
+    monkeypatch.setattr(domains, "COVER_DOMAINS", False)
+    model = build_model(compile_problem(prob, catalog))
+    assert not any(r.family == "domain_cover" for r in model.rows)
+    without = solve_problem(prob, catalog).total_cost_usd
+    assert with_rows == pytest.approx(27.0 * HOURS / 2)
+    assert without == pytest.approx(27.0 * HOURS / 2)

@@ -3,10 +3,13 @@
 
 Run: python bench/speed/domain_proofs.py [--repeat 3] [--gap 0.01] [--time-limit 120]
          [--kinds zone region provider] [--fleet autoscale] [--root-lp] [--round]
+         [--no-cover] [--no-start]
 
 ``--root-lp`` also prints each model's LP relaxation (every variable continuous), with and
 without the ``domain_round`` and ``domain_count`` rows (the bound the search starts from),
-and the model's rows and nonzeros.
+and the model's rows and nonzeros. ``--no-cover`` writes ``domain_loss`` over the units
+instead of the covered capacity (``domain_cover``); ``--no-start`` solves without the
+restricted MIP start (``SolveOptions.start_heuristic``).
 
 Each run compiles, builds and solves in this process (the catalog is loaded once) and
 prints its wall time, the plan's cost, its proven gap and whether it stopped at the time
@@ -78,10 +81,17 @@ def main() -> None:
     parser.add_argument(
         "--round", action="store_true", help="write the domain_round rows (off by default)"
     )
+    parser.add_argument(
+        "--no-cover", action="store_true", help="domain_loss over the units (no domain_cover)"
+    )
+    parser.add_argument("--no-start", action="store_true", help="no restricted MIP start")
     args = parser.parse_args()
     domains.ROUND_DOMAINS = args.round
+    domains.COVER_DOMAINS = not args.no_cover
     catalog = load_catalog()
-    options = SolveOptions(relative_gap=args.gap, time_limit_s=args.time_limit)
+    options = SolveOptions(
+        relative_gap=args.gap, time_limit_s=args.time_limit, start_heuristic=not args.no_start
+    )
     print(f"before: {_load()}")
     costs: dict[str | None, float] = {}
     for kind in [None, *args.kinds]:

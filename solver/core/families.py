@@ -188,6 +188,19 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "kind", "domain"),
         binds=False,
     ),
+    "domain_cover": Family(
+        "the capacity one zone (region, provider) is counted for <= the need x the "
+        "deployments of its offerings",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind", "domain"),
+        binds=False,
+    ),
+    "domain_covered": Family(
+        "a block's covered serving capacity: the sum of its domains' covered capacity",
+        "USD per (token/s) over the block",
+        (*_WPB, "kind"),
+        binds=False,
+    ),
     "domain_count": Family(
         "a block's serving capacity >= the demand x R/(R-1) for R domains used (P, a count "
         "of the deployments of units from a threshold up; smaller units' capacity S "

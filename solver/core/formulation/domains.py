@@ -125,6 +125,84 @@ def add_domain_loss(
         )
 
 
+#: Whether :func:`add_domain_cover` replaces :func:`add_domain_loss` (each domain's
+#: capacity covered at most the need x its deployments). On: on the seed the root LP rises
+#: ([provider] $491,860.88 -> $494,513.45) and the gap at 60 s falls ([region] 6.76% ->
+#: 6.55%, [provider] 8.02% -> 7.66%; bench/RESULTS.md, 2026-12-02, load 12-17).
+COVER_DOMAINS = True
+
+
+def add_domain_cover(
+    m: State,
+    key: tuple[str, int, int],
+    kind: str,
+    held: dict[str, dict[int, float]],
+    need_tps: float,
+    owner: dict[int, int],
+) -> int:
+    """``domain_loss`` over covered capacity: for one (workload, period, block) and kind of
+    domain, each domain's capacity counted for at most the need while it is deployed.
+
+    For each domain r a ``domain_tps`` variable ``H_r`` <= the capacity held in r
+    (``domain_held``) and <= D x the deployments of its offerings (``domain_cover``: the
+    ``deploy`` variables of its units, a unit variable itself where it has none); ``C`` =
+    the sum of the ``H_r`` (``domain_covered``) and, for each r, ``C - H_r >= D``
+    (``domain_loss``). Every plan meets them (``H_r`` = min(held, D) when deployed, 0
+    when not) and they imply the rows of :func:`add_domain_loss`; the LP relaxation can no
+    longer hold a whole need's capacity in a domain on a fraction of a deployment
+    (docs/formulation/domain_cover.md). Returns ``C``'s index.
+
+    Parameters
+    ----------
+    m
+        The model being built.
+    key
+        (workload, period, block).
+    kind
+        ``zone``, ``region`` or ``provider``.
+    held
+        Domain -> {unit variable: output tokens/s per unit, at most the need}.
+    need_tps
+        ``D``: the block's need in output tokens/s.
+    owner
+        A zone placement variable -> its unit (x) variable.
+    """
+    B = m.B
+    inside: dict[str, int] = {}
+    for r in sorted(held):
+        h = B.var(
+            f"held[{key[0]},{key[1]},{key[2]},{kind},{r}]",
+            VarKind.DOMAIN_TPS,
+            integer=False,
+            period=key[1],
+            block=key[2],
+            workload=key[0],
+        )
+        row = {h: 1.0, **{j: -c for j, c in held[r].items()}}
+        B.row("domain_held", (*key, kind, r), row, "<=", 0.0)
+        deployed: dict[int, float] = {}
+        for j in held[r]:
+            deployed[m.deploy_of.get(owner.get(j, j), j)] = -need_tps
+        if any(j not in held[r] for j in deployed):  # else implied: each unit <= D
+            B.row("domain_cover", (*key, kind, r), {h: 1.0, **deployed}, "<=", 0.0)
+        inside[r] = h
+    covered = B.var(
+        f"covered[{key[0]},{key[1]},{key[2]},{kind}]",
+        VarKind.DOMAIN_TPS,
+        integer=False,
+        period=key[1],
+        block=key[2],
+        workload=key[0],
+    )
+    row = {covered: 1.0, **{h: -1.0 for h in inside.values()}}
+    B.row("domain_covered", (*key, kind), row, "==", 0.0)
+    for r, h in inside.items():
+        B.rows.append(
+            new_row("domain_loss", (*key, kind, r), {covered: 1.0, h: -1.0}, ">=", need_tps)
+        )
+    return covered
+
+
 #: The most domains used that a ``domain_count`` row is written for (R = 2 .. this): the
 #: rows beyond add nothing on the seed (bound $389,722.78 at the root with R up to 8 and
 #: with R up to 172; docs/formulation/domain_count.md).
@@ -144,6 +222,7 @@ def add_domain_count(
     kind: str,
     held: dict[str, dict[int, float]],
     need_tps: float,
+    covered: int | None = None,
 ) -> None:
     """``domain_count`` rows for one (workload, period, block) and kind of domain.
 
@@ -186,8 +265,9 @@ def add_domain_count(
             continue
         p = _sum_var(m, key, kind, ("deployments", theta), dict.fromkeys(count, 1.0))
         s = _sum_var(m, key, kind, ("small", theta), small) if small else None
+        lhs = covered if covered is not None and theta == thresholds[0] else total
         for r in range(2, top):
-            row = {total: 1.0, p: need_tps / (r * (r - 1))}
+            row = {lhs: 1.0, p: need_tps / (r * (r - 1))}
             if s is not None:
                 row[s] = 2.0 / (r - 1)
             rhs = need_tps * (r + 1) / (r - 1)

@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
+from solver.core.formulation import domains as domain_rows
 from solver.core.formulation.domains import (
     add_domain_count,
+    add_domain_cover,
     add_domain_loss,
     add_domain_round,
     block_total,
@@ -174,6 +176,7 @@ def add_failure_domains(m: State) -> None:
     where = {"region": pools["region"].to_numpy(), "provider": pools["provider"].to_numpy()}
     zones_of = unit_zones(m)
     placed = place_in_zones(m, zones_of)
+    owner = {y: v for v, here in placed.items() for y in here.values()}
     for (wname, t, b), caps in m.unit_capacity.items():
         w = rules.get(wname)
         if w is None or (wname, t, b) not in need_tps.index:
@@ -193,9 +196,13 @@ def add_failure_domains(m: State) -> None:
                     held[str(where[kind][B.vars[v]["pool"]])][v] = c
             if len(held) < 2 and not shortfall:
                 _one_domain(m, wname, kind, sorted(held))
-            add_domain_loss(m, total, (wname, t, b), kind, held, need)
+            covered = None
+            if domain_rows.COVER_DOMAINS and not shortfall:
+                covered = add_domain_cover(m, (wname, t, b), kind, held, need, owner)
+            else:
+                add_domain_loss(m, total, (wname, t, b), kind, held, need)
             if not shortfall:
-                add_domain_count(m, total, (wname, t, b), kind, held, need)
+                add_domain_count(m, total, (wname, t, b), kind, held, need, covered)
                 add_domain_round(m, (wname, t, b), kind, held, need)
         for kind in ("region", "provider"):
             share = w.max_region_share if kind == "region" else w.max_provider_share
