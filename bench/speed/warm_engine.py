@@ -87,6 +87,8 @@ def main() -> None:
     providers = sorted(cloud["provider"].astype(str).unique()) if cloud is not None else []
     regions = sorted(cloud["region"].astype(str).unique()) if cloud is not None else []
     rng = np.random.default_rng(args.seed)
+    # every kind's variants drawn first, in KINDS order: the same variants whichever --kinds
+    drawn = {kind: variants(kind, args.n, rng, providers, regions) for kind in KINDS}
     for kind in args.kinds:
         warm_s: list[float] = []
         cold_s: list[float] = []
@@ -95,7 +97,7 @@ def main() -> None:
         hows: dict[str, int] = {}
         solved: list[tuple[float, float]] = []  # (warm, cold) where the engine solved
         verified = [0, 0]
-        for changes in variants(kind, args.n, rng, providers, regions):
+        for changes in drawn[kind]:
             v = inputs_for(text, "variant", changes)
             t = time.perf_counter()
             answer = engine.solve(v.problem, v.catalog, v.multipliers)

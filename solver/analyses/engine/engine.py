@@ -43,6 +43,7 @@ from solver.analyses.engine.kinds import (
     allowed_options,
     change_of,
 )
+from solver.analyses.engine.monotone import POINTS, SAME_COST, Point, at_least_as_hard, point_of
 from solver.analyses.engine.plan import verified_plan
 from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
 from solver.core.columns import use_columns
@@ -188,6 +189,8 @@ class WarmEngine:
         # linear bound: solver.core.formulation.limits.add_budgets)
         self.budget_scale = budget_bound(base).multiplier
         self._shas: dict[int, tuple[Catalog, str]] = {}  # catalog digests, by catalog object
+        self.points: list[Point] = []  # variants proven, newest first (monotone.POINTS)
+        self._full_last: tuple[Catalog, Compiled] | None = None  # the last other catalog's
         self.compiles = 1
 
     # ---- structures
@@ -233,6 +236,10 @@ class WarmEngine:
             return self._cold(
                 problem, catalog, options, started, "other" if change is None else change.kind
             )
+        if (change.demand or change.prices) and not change.fields:
+            answer = self._carried_monotone(problem, catalog, change, started)
+            if answer is not None:
+                return answer
         if change.demand:
             return self._fresh(problem, catalog, options, started, change)
         base = self.base
@@ -282,11 +289,67 @@ class WarmEngine:
         structure (ids are given before pruning)."""
         if catalog is self.catalog and self._full_base is not None:
             return self._full_base
+        if self._full_last is not None and self._full_last[0] is catalog:
+            return self._full_last[1]
         self.compiles += 1
         full = compile_problem(self.opened, catalog, prune_dominated=False)
         if catalog is self.catalog:
             self._full_base = full
+        else:  # kept for the variant's own pruning after a monotone carry that fails
+            self._full_last = (catalog, full)
         return full
+
+    def _variant_full(self, problem: Problem, catalog: Catalog, change: Change) -> Compiled:
+        """Every option at the variant's prices (:meth:`_full`), with its problem and, where
+        its demand changed, its demand table (the only table a demand factor changes)."""
+        full = replace(self._full(catalog), problem=problem)
+        if change.demand:
+            demand = build_demand(problem, full.periods, full.blocks, full.inputs.load)
+            full = replace(full, demand=demand)
+        return full
+
+    def _remember(self, point: Point) -> None:
+        self.points = [point, *self.points][:POINTS]
+
+    def _carried_monotone(self, problem, catalog, change, started) -> Answer | None:
+        """A plan proven for an easier variant (no more demand, no dearer prices), still a
+        plan of this one at the same cost: proven for it within the same gap
+        (:mod:`solver.analyses.engine.monotone`; no solve). Only the easier variant with the
+        costliest plan can be (any other's plan, feasible here, would cost less than that
+        one's proven bound). None where there is none, or its plan does not carry."""
+        easier = [p for p in self.points if p.budget_far and at_least_as_hard(p, problem, catalog)]
+        if not easier:
+            return None
+        point = max(easier, key=lambda p: p.objective)
+        full = self._variant_full(problem, catalog, change)
+        ids = full.options["option_id"]
+        compiled = with_options(full, full.options[ids.isin(point.option_ids).to_numpy()])
+        if len(compiled.options) != len(point.option_ids):
+            return None
+        from solver.solve import carried
+
+        model = build_model(compiled)
+        values = carried(point.model, point.values, model)
+        target = target_of(model, model, StructureIndex(model))
+        if target is None or not feasible(target, values):
+            return None
+        cost = float(model.objective.value(values))
+        if abs(cost - point.objective) > SAME_COST * max(1.0, abs(point.objective)):
+            return None
+        proven = Proven(target, values, point.bound, point.gap, problem)
+        return self._carried_answer(
+            compiled, model, values, proven, problem, catalog, change, started
+        )
+
+    def _point_start(self, structure: Structure, problem: Problem, catalog: Catalog):
+        """The cheapest plan proven for a variant this one is at least as hard as, carried
+        to ``structure`` by name, where it is a plan there; else None."""
+        from solver.solve import carried
+
+        easier = [p for p in self.points if at_least_as_hard(p, problem, catalog)]
+        plans = [carried(p.model, p.values, structure.model) for p in easier[:4]]
+        ok = [x for x in plans if feasible(structure.own, x)]
+        return min(ok, key=lambda x: float(structure.own.cost @ x)) if ok else None
 
     def _own_pruning(self, problem: Problem, catalog: Catalog, change: Change) -> Compiled:
         """The variant compiled with its own pruning, from the options compiled once: every
@@ -294,10 +357,7 @@ class WarmEngine:
         allow, its demand (:func:`solver.core.compile.demand.build_demand`: the only
         table a demand factor changes), then dominance as the compile prunes
         (:func:`solver.core.compile.repruned`, exact for the variant's own problem)."""
-        full = replace(self._full(catalog), problem=problem)
-        if change.demand:
-            demand = build_demand(problem, full.periods, full.blocks, full.inputs.load)
-            full = replace(full, demand=demand)
+        full = self._variant_full(problem, catalog, change)
         if change.excludes:
             full = with_options(full, allowed_options(full.options, full.pools, problem))
         return repruned(full)
@@ -442,6 +502,11 @@ class WarmEngine:
             if result.termination == Termination.OPTIMAL:
                 proof = Proven(target, result.values, result.bound, result.gap, problem)
                 structure.proofs = [proof, *structure.proofs]
+                if not change.fields and not change.prices and not change.demand:
+                    v = carried_back(target, result.values)
+                    self._remember(
+                        point_of(compiled, model, v, result.bound, result.gap, catalog)
+                    )
                 if len(structure.proofs) > PROOFS:  # the oldest (the base's) is kept
                     del structure.proofs[-2]
         values = None if result.values is None else carried_back(target, result.values)
@@ -479,6 +544,8 @@ class WarmEngine:
         compiled = self._own_pruning(problem, catalog, change)
         structure = self._structure(compiled)
         start = self._start(structure, structure.own)
+        if start is None:  # an easier variant's plan, carried by name, where it is a plan
+            start = self._point_start(structure, problem, catalog)
         left = options
         if options.time_limit_s is not None:
             left = replace(
@@ -486,6 +553,11 @@ class WarmEngine:
                 time_limit_s=max(0.1, options.time_limit_s - (time.perf_counter() - started)),
             )
         result = _checked(structure.session.solve(left, start=start), compiled, problem, catalog)
+        if result.termination == Termination.OPTIMAL and result.values is not None:
+            model = structure.model
+            self._remember(
+                point_of(compiled, model, result.values, result.bound, result.gap, catalog)
+            )
         solution = Solution(compiled, structure.model, result)
         plan = verified_plan(
             solution,
