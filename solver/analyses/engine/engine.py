@@ -43,7 +43,14 @@ from solver.analyses.engine.kinds import (
     allowed_options,
     change_of,
 )
-from solver.analyses.engine.monotone import POINTS, SAME_COST, Point, at_least_as_hard, point_of
+from solver.analyses.engine.monotone import (
+    POINTS,
+    SAME_COST,
+    Point,
+    at_least_as_hard,
+    no_harder,
+    point_of,
+)
 from solver.analyses.engine.plan import verified_plan
 from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
 from solver.core.columns import use_columns
@@ -60,6 +67,20 @@ from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.loss_cost import surviving
 from solver.solve import Solution, charges_moves, checked, explained, solve_verified
+
+#: HiGHS options of the engine's solves: its primal heuristics off (RINS, RENS, the root's
+#: reduced-cost heuristic and the heuristic effort). The engine's solves start from a plan
+#: (the last one, one proven for an easier variant, else the restricted MIP's), so the
+#: heuristics only look for plans it has; the proof is HiGHS's as ever. Measured on the
+#: seed's 20 demand variants of bench/speed/warm_engine.py, each solved both ways one after
+#: the other: median 1.61 s without them against 2.32 s with them, the same optima
+#: (bench/RESULTS.md, "warm_engine.py").
+NO_HEURISTICS = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+}
 
 #: proven plans kept per structure, the first (the base's) and the newest (a variant is
 #: checked against each: the base's proof serves every looser limit, a capped one the caps
@@ -164,6 +185,20 @@ def _checked(
         raise explained(exc, problem, catalog, None) from None
 
 
+def _continuous_again(model: LinearModel, values: np.ndarray) -> np.ndarray | None:
+    """``values`` with its whole units (integer columns) kept and its continuous columns
+    (a traffic mix's shares of a bucket, ...) solved again for ``model`` at least cost;
+    None where the units admit no plan, or the model has no continuous column."""
+    integer = model.variables["integer"].to_numpy(bool)
+    if integer.all():
+        return None
+    session = HighsSession(model)
+    fixed = np.flatnonzero(integer)
+    session.set_bounds(fixed, values[fixed], values[fixed])
+    result = session.solve(SolveOptions(start_heuristic=False))
+    return result.values if result.termination == Termination.OPTIMAL else None
+
+
 class WarmEngine:
     """Variants of one problem, answered warm (see the module docstring).
 
@@ -231,7 +266,11 @@ class WarmEngine:
         """
         started = time.perf_counter()
         change = change_of(self.problem, problem, list(multipliers or []))
-        options = SolveOptions(time_limit_s=time_limit_s, relative_gap=self.relative_gap)
+        options = SolveOptions(
+            time_limit_s=time_limit_s,
+            relative_gap=self.relative_gap,
+            backend_options=dict(NO_HEURISTICS),
+        )
         if change is None or self.base is None:
             return self._cold(
                 problem, catalog, options, started, "other" if change is None else change.kind
@@ -312,34 +351,56 @@ class WarmEngine:
         self.points = [point, *self.points][:POINTS]
 
     def _carried_monotone(self, problem, catalog, change, started) -> Answer | None:
-        """A plan proven for an easier variant (no more demand, no dearer prices), still a
-        plan of this one at the same cost: proven for it within the same gap
-        (:mod:`solver.analyses.engine.monotone`; no solve). Only the easier variant with the
-        costliest plan can be (any other's plan, feasible here, would cost less than that
-        one's proven bound). None where there is none, or its plan does not carry."""
+        """A plan proven for an easier variant (no more demand, no dearer prices), or for a
+        harder one, that is a plan of this one costing no more than the easier one's: proven
+        for it within the easier one's gap (:mod:`solver.analyses.engine.monotone`; no
+        solve). The easier variant is the one with the costliest plan (the best bound);
+        its own plan is tried first, then the cheapest harder variant's at its cost. None
+        where none carries."""
         easier = [p for p in self.points if p.budget_far and at_least_as_hard(p, problem, catalog)]
         if not easier:
             return None
-        point = max(easier, key=lambda p: p.objective)
+        lower = max(easier, key=lambda p: p.objective)
+        most = lower.objective + SAME_COST * max(1.0, abs(lower.objective))
+        harder = sorted(
+            (p for p in self.points if p.objective <= most and no_harder(p, problem, catalog)),
+            key=lambda p: p.objective,
+        )
         full = self._variant_full(problem, catalog, change)
+        for point in [lower, *harder[:1]]:
+            got = self._plan_of_point(point, problem, full)
+            if got is None:
+                continue
+            compiled, model, target, values = got
+            if float(model.objective.value(values)) > most:
+                continue
+            proven = Proven(target, values, lower.bound, lower.gap, problem)
+            return self._carried_answer(
+                compiled, model, values, proven, problem, catalog, change, started
+            )
+        return None
+
+    def _plan_of_point(self, point: Point, problem: Problem, full: Compiled):
+        """(compiled, model, target, values): the variant over the point's options (``full``
+        is the variant with every option) and the point's plan in it, its whole units kept
+        and its continuous columns solved again where they no longer hold; None where it is
+        no plan of the variant."""
+        from solver.solve import carried
+
         ids = full.options["option_id"]
         compiled = with_options(full, full.options[ids.isin(point.option_ids).to_numpy()])
         if len(compiled.options) != len(point.option_ids):
             return None
-        from solver.solve import carried
-
         model = build_model(compiled)
         values = carried(point.model, point.values, model)
         target = target_of(model, model, StructureIndex(model))
-        if target is None or not feasible(target, values):
+        if target is None:
             return None
-        cost = float(model.objective.value(values))
-        if abs(cost - point.objective) > SAME_COST * max(1.0, abs(point.objective)):
-            return None
-        proven = Proven(target, values, point.bound, point.gap, problem)
-        return self._carried_answer(
-            compiled, model, values, proven, problem, catalog, change, started
-        )
+        if not feasible(target, values):
+            values = _continuous_again(model, values)
+            if values is None or not feasible(target, values):
+                return None
+        return compiled, model, target, values
 
     def _point_start(self, structure: Structure, problem: Problem, catalog: Catalog):
         """The cheapest plan proven for a variant this one is at least as hard as, carried
@@ -504,9 +565,7 @@ class WarmEngine:
                 structure.proofs = [proof, *structure.proofs]
                 if not change.fields and not change.prices and not change.demand:
                     v = carried_back(target, result.values)
-                    self._remember(
-                        point_of(compiled, model, v, result.bound, result.gap, catalog)
-                    )
+                    self._remember(point_of(compiled, model, v, result.bound, result.gap, catalog))
                 if len(structure.proofs) > PROOFS:  # the oldest (the base's) is kept
                     del structure.proofs[-2]
         values = None if result.values is None else carried_back(target, result.values)
@@ -572,6 +631,8 @@ class WarmEngine:
         return Answer(plan, "fresh", change.kind, time.perf_counter() - started)
 
     def _cold(self, problem, catalog, options, started, kind) -> Answer:
-        plan, solution = solve_verified(problem, catalog, options=options)
+        # as procure solve: its own options (the heuristics on)
+        cold = replace(options, backend_options={})
+        plan, solution = solve_verified(problem, catalog, options=cold)
         self.last = (solution.model, solution.result.values)
         return Answer(plan, "cold", kind, time.perf_counter() - started)

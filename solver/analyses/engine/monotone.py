@@ -18,6 +18,10 @@ are at most the objective's and every other column costs at least 0, ``c_p y >= 
 b_p``; with ``b_p >= c_p x_p`` it is no better than ``x_p`` (:func:`budget_far`, checked
 on ``p``'s model). The carbon cap is the same row in both (a change of cap is not a
 monotone change here).
+
+The plan taken need not be ``p``'s: any plan of ``v`` costing no more than ``c_p x_p``
+is as good (``bound_p <= opt(v)``); the plan of a proven variant at least as hard as
+``v`` (more demand, dearer prices) often is one, when the two variants' optima are equal.
 """
 
 from __future__ import annotations
@@ -177,10 +181,21 @@ def _same(x: object, y: object) -> bool:
         return False
 
 
+def _ordered(easy: Problem, easy_catalog: Catalog, hard: Problem, hard_catalog: Catalog) -> bool:
+    if easy.savings_plans or hard.savings_plans:
+        return False
+    return _no_less_demand(easy, hard) and _no_lower_prices(easy_catalog, hard_catalog)
+
+
 def at_least_as_hard(point: Point, problem: Problem, catalog: Catalog) -> bool:
     """Whether every plan of (``problem``, ``catalog``) is one of the point's variant
     costing no less there, its budget aside (the module docstring): no less demand, no
     lower rented prices, nothing else changed, no savings plan."""
-    if problem.savings_plans or point.problem.savings_plans:
-        return False
-    return _no_less_demand(point.problem, problem) and _no_lower_prices(point.catalog, catalog)
+    return _ordered(point.problem, point.catalog, problem, catalog)
+
+
+def no_harder(point: Point, problem: Problem, catalog: Catalog) -> bool:
+    """Whether the point's variant is at least as hard as (``problem``, ``catalog``): its
+    plan then serves this variant's demand, at no higher prices (checked for the plan
+    itself before it is taken)."""
+    return _ordered(problem, catalog, point.problem, point.catalog)
