@@ -10,7 +10,8 @@ the ranges in :data:`RANGES`, made exactly as the workspace's what-if makes them
 and solved cold (:func:`solver.solve.solve_verified`, as ``procure solve``), one after
 the other. Prints per kind the warm and cold medians, their ratio, how the engine
 answered, the largest cost difference (USD, and relative: within the solve's gap of
-1e-4 when both are proven) and how many of each were verified.
+1e-4 when both are proven) and how many of each were verified. A variant with no plan
+(a budget below the plan's all-in cost) counts as agreed when both say so, and as solved.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.analyses.engine import WarmEngine
+from solver.errors import InfeasibleError
 from solver.solve import solve_verified
 from solver.web.workspace import inputs_for
 
@@ -100,11 +102,25 @@ def main() -> None:
         for changes in drawn[kind]:
             v = inputs_for(text, "variant", changes)
             t = time.perf_counter()
-            answer = engine.solve(v.problem, v.catalog, v.multipliers)
+            try:
+                answer = engine.solve(v.problem, v.catalog, v.multipliers)
+            except InfeasibleError:
+                answer = None  # no plan: the cold solve must say so too
             warm_s.append(time.perf_counter() - t)
             t = time.perf_counter()
-            cold, _ = solve_verified(v.problem, v.catalog)
+            try:
+                cold, _ = solve_verified(v.problem, v.catalog)
+            except InfeasibleError:
+                cold = None
             cold_s.append(time.perf_counter() - t)
+            if answer is None or cold is None:
+                if (answer is None) != (cold is None):
+                    raise SystemExit(f"{changes}: warm and cold disagree on feasibility")
+                hows["infeasible, both"] = hows.get("infeasible, both", 0) + 1
+                solved.append((warm_s[-1], cold_s[-1]))
+                diffs.append(0.0)
+                rel.append(0.0)
+                continue
             hows[answer.how] = hows.get(answer.how, 0) + 1
             if answer.how != "carried":
                 solved.append((warm_s[-1], cold_s[-1]))

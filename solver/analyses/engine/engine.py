@@ -397,18 +397,24 @@ class WarmEngine:
         if target is None:
             return None
         if not feasible(target, values):
-            values = _continuous_again(model, values)
-            if values is None or not feasible(target, values):
+            again = _continuous_again(model, values)
+            if again is None or not feasible(target, again):
                 return None
+            values = again
         return compiled, model, target, values
 
     def _point_start(self, structure: Structure, problem: Problem, catalog: Catalog):
-        """The cheapest plan proven for a variant this one is at least as hard as, carried
-        to ``structure`` by name, where it is a plan there; else None."""
+        """The cheapest plan proven for a variant this one is ordered with (a harder one's
+        plan serves its demand; an easier one's may), carried to ``structure`` by name,
+        where it is a plan there; else None."""
         from solver.solve import carried
 
-        easier = [p for p in self.points if at_least_as_hard(p, problem, catalog)]
-        plans = [carried(p.model, p.values, structure.model) for p in easier[:4]]
+        near = [
+            p
+            for p in self.points
+            if no_harder(p, problem, catalog) or at_least_as_hard(p, problem, catalog)
+        ]
+        plans = [carried(p.model, p.values, structure.model) for p in near[:6]]
         ok = [x for x in plans if feasible(structure.own, x)]
         return min(ok, key=lambda x: float(structure.own.cost @ x)) if ok else None
 
