@@ -231,29 +231,27 @@ def test_a_proof_carries_along_dearer_prices_only_where_the_plan_costs_the_same(
 
 
 def test_at_least_as_hard_is_more_demand_and_dearer_prices_nothing_else(catalog_dir):
-    """The order the monotone carry needs (solver/analyses/engine/monotone.py)."""
-    from solver.analyses.engine.monotone import Point, at_least_as_hard
+    """The order the monotone carry needs (solver/analyses/engine/monotone.py): from demand
+    x 1.2 with acme x 0.9, more demand or dearer acme is at least as hard; less demand,
+    cheaper acme, or a budget changed besides, is not."""
+    from solver.analyses.engine.monotone import Point, at_least_as_hard, no_harder
 
-    def point(changes: dict) -> Point:
-        v = _variant(catalog_dir, changes)
-        return Point(v.problem, v.catalog, frozenset(), None, np.zeros(0), 0.0, None, None, True)  # type: ignore[arg-type]
-
-    def hard(changes: dict) -> tuple:
+    def inputs(factor: float, acme: float, **more) -> tuple:
+        changes = {
+            "demand_factor": factor,
+            "price_multipliers": [{"provider": "acme", "factor": acme}],
+            **more,
+        }
         v = _variant(catalog_dir, changes)
         return v.problem, v.catalog
 
-    p = point({"demand_factor": 1.2, "price_multipliers": [{"provider": "acme", "factor": 0.9}]})
-    assert at_least_as_hard(
-        p, *hard({"demand_factor": 1.2, "price_multipliers": [{"provider": "acme", "factor": 0.9}]})
-    )
-    assert at_least_as_hard(
-        p, *hard({"demand_factor": 1.3, "price_multipliers": [{"provider": "acme", "factor": 1.0}]})
-    )
-    assert not at_least_as_hard(
-        p,
-        *hard({"demand_factor": 1.3})[:1],
-        _variant(catalog_dir, {"price_multipliers": [{"provider": "acme", "factor": 0.8}]}).catalog,
-    )  # cheaper acme
-    assert not at_least_as_hard(p, *hard({"demand_factor": 1.1}))  # less demand
+    problem, catalog = inputs(1.2, 0.9)
+    p = Point(problem, catalog, frozenset(), None, np.zeros(0), 0.0, None, None, True)  # type: ignore[arg-type]
+    assert at_least_as_hard(p, *inputs(1.2, 0.9))  # the same variant
+    assert at_least_as_hard(p, *inputs(1.3, 1.0))  # more demand, dearer acme
+    assert not no_harder(p, *inputs(1.3, 1.0))  # and not the other way round
+    assert no_harder(p, *inputs(1.1, 0.8))
+    assert not at_least_as_hard(p, *inputs(1.3, 0.8))  # cheaper acme
+    assert not at_least_as_hard(p, *inputs(1.1, 0.9))  # less demand
     # a budget is no monotone change here (the rule keeps the same limits)
-    assert not at_least_as_hard(p, *hard({"demand_factor": 1.3, "budget_usd": 1e6}))
+    assert not at_least_as_hard(p, *inputs(1.3, 0.9, budget_usd=1e6))
