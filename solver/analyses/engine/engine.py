@@ -571,7 +571,10 @@ class WarmEngine:
                 structure.proofs = [proof, *structure.proofs]
                 if not change.fields and not change.prices and not change.demand:
                     v = carried_back(target, result.values)
-                    self._remember(point_of(compiled, model, v, result.bound, result.gap, catalog))
+                    whole = self._variant_full(problem, catalog, change)
+                    self._remember(
+                        point_of(compiled, model, v, result.bound, result.gap, catalog, whole)
+                    )
                 if len(structure.proofs) > PROOFS:  # the oldest (the base's) is kept
                     del structure.proofs[-2]
         values = None if result.values is None else carried_back(target, result.values)
@@ -621,7 +624,15 @@ class WarmEngine:
         if result.termination == Termination.OPTIMAL and result.values is not None:
             model = structure.model
             self._remember(
-                point_of(compiled, model, result.values, result.bound, result.gap, catalog)
+                point_of(
+                    compiled,
+                    model,
+                    result.values,
+                    result.bound,
+                    result.gap,
+                    catalog,
+                    self._variant_full(problem, catalog, change),
+                )
             )
         solution = Solution(compiled, structure.model, result)
         plan = verified_plan(

@@ -16,8 +16,9 @@ beside compute reads the prices and pools kept: :func:`solver.core.model.budget_
 A plan ``y`` of ``v`` that breaks ``p``'s budget row costs, where that row's coefficients
 are at most the objective's and every other column costs at least 0, ``c_p y >= a y >
 b_p``; with ``b_p >= c_p x_p`` it is no better than ``x_p`` (:func:`budget_far`, checked
-on ``p``'s model). The carbon cap is the same row in both (a change of cap is not a
-monotone change here).
+on ``p``'s model, whose row is the whole problem's where its bound of the categories
+beside compute is the same with every option). The carbon cap is the same row in both
+(a change of cap is not a monotone change here).
 
 The plan taken need not be ``p``'s: any plan of ``v`` costing no more than ``c_p x_p``
 is as good (``bound_p <= opt(v)``); the plan of a proven variant at least as hard as
@@ -26,13 +27,14 @@ is as good (``bound_p <= opt(v)``); the plan of a proven variant at least as har
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from solver.core.compile import Compiled
 from solver.core.matrix import LinearModel
+from solver.core.model import budget_bound
 from solver.inputs.catalog import Catalog
 from solver.inputs.problem import InferenceWorkload, Problem
 from solver.units import PRICE_COLUMN, RENTED_MODES
@@ -81,8 +83,12 @@ def point_of(
     bound: float | None,
     gap: float | None,
     catalog: Catalog,
+    whole: Compiled,
 ) -> Point:
-    """The :class:`Point` of a plan proven for ``compiled.problem`` in ``model``."""
+    """The :class:`Point` of a plan proven for ``compiled.problem`` in ``model``; ``whole``
+    is that problem compiled with every option (its budget row is the whole problem's:
+    the condition of :func:`budget_far` holds for it where its bound of the categories
+    beside compute is the pruned model's)."""
     objective = float(model.objective.value(values))
     return Point(
         compiled.problem,
@@ -93,8 +99,16 @@ def point_of(
         objective,
         bound,
         gap,
-        budget_far(model, objective),
+        _same_budget_row(compiled, whole) and budget_far(model, objective),
     )
+
+
+def _same_budget_row(compiled: Compiled, whole: Compiled) -> bool:
+    """Whether the budget row's bound of the categories beside compute
+    (:func:`solver.core.model.budget_bound`: it reads the pools kept) is the same with
+    every option as with those of ``compiled``."""
+    a, b = budget_bound(compiled), budget_bound(replace(whole, problem=compiled.problem))
+    return (a.multiplier, a.constant_usd) == (b.multiplier, b.constant_usd)
 
 
 def budget_far(model: LinearModel, objective_usd: float) -> bool:
