@@ -73,8 +73,8 @@ from solver.solve import Solution, charges_moves, checked, explained, solve_veri
 #: (the last one, one proven for an easier variant, else the restricted MIP's), so the
 #: heuristics only look for plans it has; the proof is HiGHS's as ever. Measured on the
 #: seed's 20 demand variants of bench/speed/warm_engine.py, each solved both ways one after
-#: the other: median 1.61 s without them against 2.32 s with them, the same optima
-#: (bench/RESULTS.md, "warm_engine.py").
+#: the other (bench/speed/warm_heuristics.py): median 1.61 s without them against 2.32 s
+#: with them, the same optima (bench/RESULTS.md, "warm_engine.py").
 NO_HEURISTICS = {
     "mip_heuristic_effort": 0.0,
     "mip_heuristic_run_rins": False,
