@@ -68,10 +68,13 @@ from solver.plan import Plan
 from solver.plan.loss_cost import surviving
 from solver.solve import Solution, charges_moves, checked, explained, solve_verified
 
-#: HiGHS options of the engine's solves: its primal heuristics off (RINS, RENS, the root's
-#: reduced-cost heuristic and the heuristic effort). The engine's solves start from a plan
-#: (the last one, one proven for an easier variant, else the restricted MIP's), so the
-#: heuristics only look for plans it has; the proof is HiGHS's as ever. Measured on the
+#: HiGHS options of the engine's fresh solves (a variant pruned for itself): its primal
+#: heuristics off (RINS, RENS, the root's reduced-cost heuristic and the heuristic effort).
+#: Those solves start from a plan (the last one, one proven for a neighbouring variant,
+#: else the restricted MIP's), so the heuristics only look for plans it has; the proof is
+#: HiGHS's as ever. Not in place: a carbon cap of 74.3 t solved in place without them
+#: stopped within the gap at $6.14 (1.6e-5) above the cold plan, with them at the cold
+#: plan. Measured on the
 #: seed's 20 demand variants of bench/speed/warm_engine.py, each solved both ways one after
 #: the other (bench/speed/warm_heuristics.py): median 1.61 s without them against 2.32 s
 #: with them, the same optima (bench/RESULTS.md, "warm_engine.py").
@@ -266,11 +269,7 @@ class WarmEngine:
         """
         started = time.perf_counter()
         change = change_of(self.problem, problem, list(multipliers or []))
-        options = SolveOptions(
-            time_limit_s=time_limit_s,
-            relative_gap=self.relative_gap,
-            backend_options=dict(NO_HEURISTICS),
-        )
+        options = SolveOptions(time_limit_s=time_limit_s, relative_gap=self.relative_gap)
         if change is None or self.base is None:
             return self._cold(
                 problem, catalog, options, started, "other" if change is None else change.kind
@@ -614,10 +613,10 @@ class WarmEngine:
         start = self._start(structure, structure.own)
         if start is None:  # an easier variant's plan, carried by name, where it is a plan
             start = self._point_start(structure, problem, catalog)
-        left = options
+        left = replace(options, backend_options=dict(NO_HEURISTICS))
         if options.time_limit_s is not None:
             left = replace(
-                options,
+                left,
                 time_limit_s=max(0.1, options.time_limit_s - (time.perf_counter() - started)),
             )
         result = _checked(structure.session.solve(left, start=start), compiled, problem, catalog)
@@ -648,8 +647,6 @@ class WarmEngine:
         return Answer(plan, "fresh", change.kind, time.perf_counter() - started)
 
     def _cold(self, problem, catalog, options, started, kind) -> Answer:
-        # as procure solve: its own options (the heuristics on)
-        cold = replace(options, backend_options={})
-        plan, solution = solve_verified(problem, catalog, options=cold)
+        plan, solution = solve_verified(problem, catalog, options=options)
         self.last = (solution.model, solution.result.values)
         return Answer(plan, "cold", kind, time.perf_counter() - started)
