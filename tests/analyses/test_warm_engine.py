@@ -141,7 +141,9 @@ def test_a_demand_factor_is_a_fresh_compile_and_other_changes_are_cold(catalog_d
     answer = _answer(engine, catalog_dir, {"demand_factor": 1.5})
     assert (answer.how, answer.kind) == ("fresh", "demand")
     assert answer.plan.total_cost_usd == pytest.approx(30 * 4 * HOURS)  # $87,600
-    assert engine.compiles == compiles + 1
+    # every option was compiled once at the base's answer (its budget row checked against
+    # the whole problem's: solver/analyses/engine/monotone.py); the demand factor reuses it
+    assert engine.compiles == compiles == 2
     # a capacity margin is no kind the engine changes in place: solved cold, the same plan
     # sized 20 x 1.25 = 25 units, 25 x 4 x 730 = $73,000
     answer = _answer(engine, catalog_dir, {"demand_headroom": 0.25})
@@ -180,3 +182,78 @@ def test_a_proof_carries_only_where_the_argument_holds():
     assert not still_proven(ref, x, _target([4, 5], [cover, {0: 4.0, 1: 5.0}], [np.inf, 4.0]))
     # a wider bound on b: a looser set that the budget argument does not cover
     assert not still_proven(ref, x, _target([3, 5], [cover, budget], [np.inf, 4.0], (9, 12)))
+
+
+def test_a_proof_carries_along_more_demand_only_where_the_plan_still_serves(catalog_dir):
+    """docs/concepts/warm-engine.md, "A proof carried along more demand or dearer prices".
+    One H100 serves 10 requests/s (module docstring), $4/h at acme us-east:
+
+    - demand x 1.42: 284 requests/s, ceil(28.4) = 29 units, 29 x 4 x 730 = $84,680 (solved);
+    - x 1.45: 290 requests/s, still 29 units (290 >= 290): the plan of x 1.42 serves it at
+      the same cost, and no plan of x 1.45 costs less than x 1.42's optimum: carried;
+    - x 1.46: 292 requests/s need 30 units ($87,600): the 29 units do not serve it, so the
+      rule must not carry (solved);
+    - x 1.3: 260 requests/s, 26 units ($75,920): the plans of x 1.42 and x 1.45 serve it
+      but are proven for more demand, not less; the base (x 1, 20 units) is easier but
+      does not serve it: the rule must not carry (solved)."""
+    engine = _engine(catalog_dir)
+    _answer(engine, catalog_dir, {})
+    first = _answer(engine, catalog_dir, {"demand_factor": 1.42})
+    assert (first.how, first.plan.total_cost_usd) == ("fresh", pytest.approx(29 * 4 * HOURS))
+    more = _answer(engine, catalog_dir, {"demand_factor": 1.45})
+    assert (more.how, more.plan.total_cost_usd) == ("carried", pytest.approx(29 * 4 * HOURS))
+    over = _answer(engine, catalog_dir, {"demand_factor": 1.46})
+    assert (over.how, over.plan.total_cost_usd) == ("fresh", pytest.approx(30 * 4 * HOURS))
+    less = _answer(engine, catalog_dir, {"demand_factor": 1.3})
+    assert (less.how, less.plan.total_cost_usd) == ("fresh", pytest.approx(26 * 4 * HOURS))
+
+
+def test_a_proof_carries_along_dearer_prices_only_where_the_plan_costs_the_same(catalog_dir):
+    """acme x 0.5: 20 units at $2/h, 20 x 2 x 730 = $29,200 (solved). Then
+
+    - acme x 0.5 and beta x 1.1: beta's prices only rise and the plan uses none of them,
+      so it costs the same: carried;
+    - acme x 0.6: dearer than x 0.5, but the plan is acme's, now 20 x 2.4 x 730 =
+      $35,040: it does not cost the same, so the rule must not carry (solved; the same
+      units are the optimum);
+    - acme x 0.55 after that: easier than x 0.6 (no carry from it), and x 0.5's plan
+      costs 20 x 2.2 x 730 = $32,120 there, not $29,200: must not carry (solved)."""
+    engine = _engine(catalog_dir)
+    _answer(engine, catalog_dir, {})
+    half = [{"provider": "acme", "factor": 0.5}]
+    answer = _answer(engine, catalog_dir, {"price_multipliers": half})
+    assert (answer.how, answer.plan.total_cost_usd) == ("fresh", pytest.approx(20 * 2 * HOURS))
+    beta_up = [*half, {"provider": "beta", "factor": 1.1}]
+    answer = _answer(engine, catalog_dir, {"price_multipliers": beta_up})
+    assert (answer.how, answer.plan.total_cost_usd) == ("carried", pytest.approx(29_200))
+    for factor, usd in ((0.6, 20 * 2.4 * HOURS), (0.55, 20 * 2.2 * HOURS)):
+        up = {"price_multipliers": [{"provider": "acme", "factor": factor}]}
+        answer = _answer(engine, catalog_dir, up)
+        assert (answer.how, answer.plan.total_cost_usd) == ("fresh", pytest.approx(usd))
+
+
+def test_at_least_as_hard_is_more_demand_and_dearer_prices_nothing_else(catalog_dir):
+    """The order the monotone carry needs (solver/analyses/engine/monotone.py): from demand
+    x 1.2 with acme x 0.9, more demand or dearer acme is at least as hard; less demand,
+    cheaper acme, or a budget changed besides, is not."""
+    from solver.analyses.engine.monotone import Point, at_least_as_hard, no_harder
+
+    def inputs(factor: float, acme: float, **more) -> tuple:
+        changes = {
+            "demand_factor": factor,
+            "price_multipliers": [{"provider": "acme", "factor": acme}],
+            **more,
+        }
+        v = _variant(catalog_dir, changes)
+        return v.problem, v.catalog
+
+    problem, catalog = inputs(1.2, 0.9)
+    p = Point(problem, catalog, frozenset(), None, np.zeros(0), 0.0, None, None, True)  # type: ignore[arg-type]
+    assert at_least_as_hard(p, *inputs(1.2, 0.9))  # the same variant
+    assert at_least_as_hard(p, *inputs(1.3, 1.0))  # more demand, dearer acme
+    assert not no_harder(p, *inputs(1.3, 1.0))  # and not the other way round
+    assert no_harder(p, *inputs(1.1, 0.8))
+    assert not at_least_as_hard(p, *inputs(1.3, 0.8))  # cheaper acme
+    assert not at_least_as_hard(p, *inputs(1.1, 0.9))  # less demand
+    # a budget is no monotone change here (the rule keeps the same limits)
+    assert not at_least_as_hard(p, *inputs(1.3, 0.9, budget_usd=1e6))

@@ -43,6 +43,14 @@ from solver.analyses.engine.kinds import (
     allowed_options,
     change_of,
 )
+from solver.analyses.engine.monotone import (
+    POINTS,
+    SAME_COST,
+    Point,
+    at_least_as_hard,
+    no_harder,
+    point_of,
+)
 from solver.analyses.engine.plan import verified_plan
 from solver.core.backends import HighsSession, SolveOptions, SolveResult, Termination
 from solver.core.columns import use_columns
@@ -59,6 +67,23 @@ from solver.inputs.problem import Problem
 from solver.plan import Plan
 from solver.plan.loss_cost import surviving
 from solver.solve import Solution, charges_moves, checked, explained, solve_verified
+
+#: HiGHS options of the engine's fresh solves (a variant pruned for itself): its primal
+#: heuristics off (RINS, RENS, the root's reduced-cost heuristic and the heuristic effort).
+#: Those solves start from a plan (the last one, one proven for a neighbouring variant,
+#: else the restricted MIP's), so the heuristics only look for plans it has; the proof is
+#: HiGHS's as ever. Not in place: a carbon cap of 74.3 t solved in place without them
+#: stopped within the gap at $6.14 (1.6e-5) above the cold plan, with them at the cold
+#: plan. Measured on the
+#: seed's 20 demand variants of bench/speed/warm_engine.py, each solved both ways one after
+#: the other (bench/speed/warm_heuristics.py): median 1.61 s without them against 2.32 s
+#: with them, the same optima (bench/RESULTS.md, "warm_engine.py").
+NO_HEURISTICS = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+}
 
 #: proven plans kept per structure, the first (the base's) and the newest (a variant is
 #: checked against each: the base's proof serves every looser limit, a capped one the caps
@@ -163,6 +188,20 @@ def _checked(
         raise explained(exc, problem, catalog, None) from None
 
 
+def _continuous_again(model: LinearModel, values: np.ndarray) -> np.ndarray | None:
+    """``values`` with its whole units (integer columns) kept and its continuous columns
+    (a traffic mix's shares of a bucket, ...) solved again for ``model`` at least cost;
+    None where the units admit no plan, or the model has no continuous column."""
+    integer = model.variables["integer"].to_numpy(bool)
+    if integer.all():
+        return None
+    session = HighsSession(model)
+    fixed = np.flatnonzero(integer)
+    session.set_bounds(fixed, values[fixed], values[fixed])
+    result = session.solve(SolveOptions(start_heuristic=False))
+    return result.values if result.termination == Termination.OPTIMAL else None
+
+
 class WarmEngine:
     """Variants of one problem, answered warm (see the module docstring).
 
@@ -188,6 +227,8 @@ class WarmEngine:
         # linear bound: solver.core.formulation.limits.add_budgets)
         self.budget_scale = budget_bound(base).multiplier
         self._shas: dict[int, tuple[Catalog, str]] = {}  # catalog digests, by catalog object
+        self.points: list[Point] = []  # variants proven, newest first (monotone.POINTS)
+        self._full_last: tuple[Catalog, Compiled] | None = None  # the last other catalog's
         self.compiles = 1
 
     # ---- structures
@@ -233,6 +274,10 @@ class WarmEngine:
             return self._cold(
                 problem, catalog, options, started, "other" if change is None else change.kind
             )
+        if (change.demand or change.prices) and not change.fields:
+            answer = self._carried_monotone(problem, catalog, change, started)
+            if answer is not None:
+                return answer
         if change.demand:
             return self._fresh(problem, catalog, options, started, change)
         base = self.base
@@ -282,11 +327,95 @@ class WarmEngine:
         structure (ids are given before pruning)."""
         if catalog is self.catalog and self._full_base is not None:
             return self._full_base
+        if self._full_last is not None and self._full_last[0] is catalog:
+            return self._full_last[1]
         self.compiles += 1
         full = compile_problem(self.opened, catalog, prune_dominated=False)
         if catalog is self.catalog:
             self._full_base = full
+        else:  # kept for the variant's own pruning after a monotone carry that fails
+            self._full_last = (catalog, full)
         return full
+
+    def _variant_full(self, problem: Problem, catalog: Catalog, change: Change) -> Compiled:
+        """Every option at the variant's prices (:meth:`_full`), with its problem and, where
+        its demand changed, its demand table (the only table a demand factor changes)."""
+        full = replace(self._full(catalog), problem=problem)
+        if change.demand:
+            demand = build_demand(problem, full.periods, full.blocks, full.inputs.load)
+            full = replace(full, demand=demand)
+        return full
+
+    def _remember(self, point: Point) -> None:
+        self.points = [point, *self.points][:POINTS]
+
+    def _carried_monotone(self, problem, catalog, change, started) -> Answer | None:
+        """A plan proven for an easier variant (no more demand, no dearer prices), or for a
+        harder one, that is a plan of this one costing no more than the easier one's: proven
+        for it within the easier one's gap (:mod:`solver.analyses.engine.monotone`; no
+        solve). The easier variant is the one with the costliest plan (the best bound);
+        its own plan is tried first, then the cheapest harder variant's at its cost. None
+        where none carries."""
+        easier = [p for p in self.points if p.budget_far and at_least_as_hard(p, problem, catalog)]
+        if not easier:
+            return None
+        lower = max(easier, key=lambda p: p.objective)
+        most = lower.objective + SAME_COST * max(1.0, abs(lower.objective))
+        harder = sorted(
+            (p for p in self.points if p.objective <= most and no_harder(p, problem, catalog)),
+            key=lambda p: p.objective,
+        )
+        full = self._variant_full(problem, catalog, change)
+        for point in [lower, *harder[:1]]:
+            got = self._plan_of_point(point, problem, full)
+            if got is None:
+                continue
+            compiled, model, target, values = got
+            if float(model.objective.value(values)) > most:
+                continue
+            proven = Proven(target, values, lower.bound, lower.gap, problem)
+            return self._carried_answer(
+                compiled, model, values, proven, problem, catalog, change, started
+            )
+        return None
+
+    def _plan_of_point(self, point: Point, problem: Problem, full: Compiled):
+        """(compiled, model, target, values): the variant over the point's options (``full``
+        is the variant with every option) and the point's plan in it, its whole units kept
+        and its continuous columns solved again where they no longer hold; None where it is
+        no plan of the variant."""
+        from solver.solve import carried
+
+        ids = full.options["option_id"]
+        compiled = with_options(full, full.options[ids.isin(point.option_ids).to_numpy()])
+        if len(compiled.options) != len(point.option_ids):
+            return None
+        model = build_model(compiled)
+        values = carried(point.model, point.values, model)
+        target = target_of(model, model, StructureIndex(model))
+        if target is None:
+            return None
+        if not feasible(target, values):
+            again = _continuous_again(model, values)
+            if again is None or not feasible(target, again):
+                return None
+            values = again
+        return compiled, model, target, values
+
+    def _point_start(self, structure: Structure, problem: Problem, catalog: Catalog):
+        """The cheapest plan proven for a variant this one is ordered with (a harder one's
+        plan serves its demand; an easier one's may), carried to ``structure`` by name,
+        where it is a plan there; else None."""
+        from solver.solve import carried
+
+        near = [
+            p
+            for p in self.points
+            if no_harder(p, problem, catalog) or at_least_as_hard(p, problem, catalog)
+        ]
+        plans = [carried(p.model, p.values, structure.model) for p in near[:6]]
+        ok = [x for x in plans if feasible(structure.own, x)]
+        return min(ok, key=lambda x: float(structure.own.cost @ x)) if ok else None
 
     def _own_pruning(self, problem: Problem, catalog: Catalog, change: Change) -> Compiled:
         """The variant compiled with its own pruning, from the options compiled once: every
@@ -294,10 +423,7 @@ class WarmEngine:
         allow, its demand (:func:`solver.core.compile.demand.build_demand`: the only
         table a demand factor changes), then dominance as the compile prunes
         (:func:`solver.core.compile.repruned`, exact for the variant's own problem)."""
-        full = replace(self._full(catalog), problem=problem)
-        if change.demand:
-            demand = build_demand(problem, full.periods, full.blocks, full.inputs.load)
-            full = replace(full, demand=demand)
+        full = self._variant_full(problem, catalog, change)
         if change.excludes:
             full = with_options(full, allowed_options(full.options, full.pools, problem))
         return repruned(full)
@@ -442,6 +568,12 @@ class WarmEngine:
             if result.termination == Termination.OPTIMAL:
                 proof = Proven(target, result.values, result.bound, result.gap, problem)
                 structure.proofs = [proof, *structure.proofs]
+                if not change.fields and not change.prices and not change.demand:
+                    v = carried_back(target, result.values)
+                    whole = self._variant_full(problem, catalog, change)
+                    self._remember(
+                        point_of(compiled, model, v, result.bound, result.gap, catalog, whole)
+                    )
                 if len(structure.proofs) > PROOFS:  # the oldest (the base's) is kept
                     del structure.proofs[-2]
         values = None if result.values is None else carried_back(target, result.values)
@@ -479,13 +611,28 @@ class WarmEngine:
         compiled = self._own_pruning(problem, catalog, change)
         structure = self._structure(compiled)
         start = self._start(structure, structure.own)
-        left = options
+        if start is None:  # an easier variant's plan, carried by name, where it is a plan
+            start = self._point_start(structure, problem, catalog)
+        left = replace(options, backend_options=dict(NO_HEURISTICS))
         if options.time_limit_s is not None:
             left = replace(
-                options,
+                left,
                 time_limit_s=max(0.1, options.time_limit_s - (time.perf_counter() - started)),
             )
         result = _checked(structure.session.solve(left, start=start), compiled, problem, catalog)
+        if result.termination == Termination.OPTIMAL and result.values is not None:
+            model = structure.model
+            self._remember(
+                point_of(
+                    compiled,
+                    model,
+                    result.values,
+                    result.bound,
+                    result.gap,
+                    catalog,
+                    self._variant_full(problem, catalog, change),
+                )
+            )
         solution = Solution(compiled, structure.model, result)
         plan = verified_plan(
             solution,
