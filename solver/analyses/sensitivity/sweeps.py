@@ -312,20 +312,20 @@ def report_sweeps(
     )
     results = iter(done)
     for name, part in parts.items():
-        got = [
+        got: list | None = [
             posed.model_copy(update={"sweep": "demand_factor", "value": 1.0})
             if t is _AS_POSED and posed is not None
             else next(results)
             for t in part
         ]
-        if name == "carbon frontier":  # the chains' points, loosest first
+        if name == "carbon frontier" and got is not None:  # the chains' points, loosest first
             got = None if any(c is None for c in got) else [p for c in got for p in c][::-1]
         if got is not None and all(p is not None for p in got):
             out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
     return out
 
 
-#: the frontier's caps as one task (:func:`frontier_chain`); a demand factor of 1, the
+#: a run of the frontier's caps as one task (:func:`frontier_chain`); a demand factor of 1, the
 #: problem as posed, answered by the report's own plan
 _CHAIN, _AS_POSED = "frontier chain", ("as posed",)
 
