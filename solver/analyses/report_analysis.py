@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from solver.analyses.sensitivity import REPORT_SWEEPS, report_sweeps, sensitivity_report
 from solver.analyses.sensitivity.results import SensitivityReport, SweepPoint
+from solver.analyses.sensitivity.sweeps import as_posed
 from solver.analyses.stochastic import StochasticPlan
 from solver.plan import Plan
 from solver.solve import Solution
@@ -113,6 +114,7 @@ def build_analysis(
         solver=solver,
         progress=tick("frontier, sweeps and scenarios"),
         deadline=sections_deadline,
+        posed=as_posed(solution),  # the points that are the problem itself: not solved again
         workers=workers,
         scheduler=scheduler,
     )

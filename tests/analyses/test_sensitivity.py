@@ -322,3 +322,44 @@ def test_one_offering_at_one_price_in_two_regions_is_one_break_even_row(tiny_cat
     }
     assert row.break_even_price == pytest.approx(7.5, rel=1e-6)
     assert row.change_pct == pytest.approx(87.5, rel=1e-6)
+
+
+def test_the_frontier_chain_takes_a_looser_caps_plan_only_where_a_solve_gives_the_same(
+    tiny_catalog, monkeypatch
+):
+    # 200 req/s = 20 H100 instances, k in us-east and 20 - k in eu-north for one month:
+    # CO2e = 0.4962 t + k x 0.198677 t ($730 x $1 cheaper per instance moved to us).
+    # Caps, loosest first: the min-cost plan's own CO2e (k = 20, 4.4697 t: carried from
+    # the min-cost end, no solve); 3.0 t (k = floor(2.5038 / 0.198677) = 12: 2.8803 t,
+    # solved); 2.9 t (>= 2.8803 t: k = 12 again, carried); 2.85 t (< 2.8803: k = 11,
+    # solved). So 2 solves of 4, and every point equal to its cap solved on its own.
+    from solver.analyses.sensitivity import sweeps
+
+    compiled = compile_problem(problem([serve(200)]), tiny_catalog([H1, EU]), prune_dominated=False)
+    high, _low = sweeps._frontier_ends(compiled, "highspy")
+    assert high.total_co2e_t == pytest.approx(0.4962 + 20 * 0.198677, abs=2e-3)
+    caps = [high.total_co2e_t, 3.0, 2.9, 2.85]
+    tasks = [
+        (
+            ("problem", {"objective": "min_cost", "carbon_cap_tco2e": c}),
+            "carbon_cap_tco2e",
+            c,
+            "highspy",
+        )
+        for c in caps
+    ]
+    alone = [sweeps.solve_point(compiled, t) for t in tasks]
+    solved_caps: list[float] = []
+    cold = sweeps.solve_point
+
+    def counted(c, task):
+        solved_caps.append(task[2])
+        return cold(c, task)
+
+    monkeypatch.setattr(sweeps, "solve_point", counted)
+    chain = sweeps.frontier_chain(compiled, (tasks, high))
+    assert solved_caps == [3.0, 2.85]
+    assert chain == alone
+    assert [p.total_co2e_t for p in chain[1:]] == pytest.approx(
+        [0.4962 + 12 * 0.198677, 0.4962 + 12 * 0.198677, 0.4962 + 11 * 0.198677], abs=2e-3
+    )

@@ -15,9 +15,9 @@ from solver.analyses.sensitivity.pricing import (
     with_pool_prices,
 )
 from solver.analyses.sensitivity.results import SweepPoint
-from solver.core.backends import SolveOptions
+from solver.core.backends import SolveOptions, Termination
 from solver.core.compile import Compiled, repruned
-from solver.core.model import build_model
+from solver.core.model import build_model, has_second_stage
 from solver.errors import InfeasibleError, ProcureError
 from solver.solve import Solution, optimise
 
@@ -44,6 +44,12 @@ def solve_point(compiled: Compiled, task: tuple) -> SweepPoint:
     except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
         status = "infeasible" if isinstance(exc, InfeasibleError) else "no_solution"
         return SweepPoint(sweep=sweep, value=value, status=status)
+    return summary(solution, sweep, value)
+
+
+def summary(solution: Solution, sweep: str, value: float) -> SweepPoint:
+    """A solved variant as a point of ``sweep`` at ``value``: its status, objective, total
+    cost (USD), CO2e (t), mean served fraction and the pools its plan uses."""
     e = solution.model.expressions
     x = solution.result.values
     assert x is not None and solution.result.objective is not None  # optimise raises otherwise
@@ -68,9 +74,16 @@ def _served(solution: Solution) -> float:
     return float(np.mean(list(fractions.values()))) if fractions else 1.0
 
 
-def _frontier_ends(compiled: Compiled, solver: str, deadline: float | None = None) -> list:
+def _frontier_ends(
+    compiled: Compiled,
+    solver: str,
+    deadline: float | None = None,
+    min_cost: SweepPoint | None = None,
+) -> list:
     """The frontier's two ends, in this process: the min-cost plan (cap inf) and the
-    min-carbon plan (cap 0); None for one not started by ``deadline``."""
+    min-carbon plan (cap 0); None for one not started by ``deadline``. ``min_cost``, when
+    given, is the min-cost end already solved (the problem as posed, when it is min cost
+    without a cap: :func:`as_posed`)."""
     tasks = [
         (
             ("problem", {"objective": objective, "carbon_cap_tco2e": None}),
@@ -80,7 +93,23 @@ def _frontier_ends(compiled: Compiled, solver: str, deadline: float | None = Non
         )
         for objective, cap in (("min_cost", np.inf), ("min_carbon", 0.0))
     ]
-    return run_unpruned_tasks(solve_point, tasks, shared=compiled, deadline=deadline)
+    if min_cost is None:
+        return run_unpruned_tasks(solve_point, tasks, shared=compiled, deadline=deadline)
+    end = run_unpruned_tasks(solve_point, tasks[1:], shared=compiled, deadline=deadline)
+    return [min_cost.model_copy(update={"sweep": "carbon_cap_tco2e", "value": np.inf}), *end]
+
+
+def as_posed(solution: Solution) -> SweepPoint | None:
+    """The solved problem as posed, as a sweep point (sweep and value set by the caller):
+    a sweep point that is the problem itself (a demand factor of 1; the min-cost end of
+    the frontier when the problem is min cost with no cap) is this plan, and is not
+    solved again. None when the solve was not proven (stopped by a limit) or has a second
+    stage (its objective is not one criterion)."""
+    if has_second_stage(solution.compiled.problem) or solution.result.values is None:
+        return None
+    if solution.result.termination != Termination.OPTIMAL:
+        return None
+    return summary(solution, "as posed", 1.0)
 
 
 def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
@@ -100,6 +129,31 @@ def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
         )
         for c in caps
     ]
+
+
+def frontier_chain(compiled: Compiled, task: tuple) -> list[SweepPoint]:
+    """The frontier's caps, loosest first, in this process (``task``: the cap tasks of
+    :func:`_frontier_tasks`, loosest first, and the min-cost end's point).
+
+    A cap at or above the CO2e of the plan proven optimal at the next looser cap (or, when
+    given, the min-cost end's) takes that plan without a solve: it meets the tighter cap,
+    and no plan under a tighter cap costs less than the looser optimum, so it is optimal
+    (within the same gap) there too. On the seed the 51.9 t cap is taken so from the
+    63.2 t cap's 49.7 t plan (docs/concepts/sensitivity.md). Every other cap is solved as
+    :func:`solve_point`.
+    """
+    tasks, proven = task
+    out: list[SweepPoint] = []
+    for t in tasks:
+        cap = t[2]
+        co2e = None if proven is None else proven.total_co2e_t
+        if proven is not None and proven.status == "optimal" and co2e is not None and co2e <= cap:
+            out.append(proven.model_copy(update={"value": cap}))
+            continue
+        point = solve_point(compiled, t)
+        out.append(point)
+        proven = point  # a cap with no proven plan carries nothing to the tighter ones
+    return out
 
 
 def carbon_frontier(
@@ -211,6 +265,7 @@ def report_sweeps(
     solver: str = "highspy",
     progress: Callable[[int, int], None] | None = None,
     deadline: float | None = None,
+    posed: SweepPoint | None = None,
     **run,
 ) -> dict[str, object]:
     """The carbon frontier, the budget and demand sweeps and the price scenarios of
@@ -231,23 +286,60 @@ def report_sweeps(
     """
     out: dict[str, object] = dict.fromkeys(REPORT_SWEEPS)
     parts: dict[str, list] = {}
-    ends = _frontier_ends(compiled, solver, deadline)
+    problem = compiled.problem
+    min_cost_end = (
+        posed if problem.objective == "min_cost" and problem.carbon_cap_tco2e is None else None
+    )
+    ends = _frontier_ends(compiled, solver, deadline, min_cost=min_cost_end)
     if all(p is not None for p in ends):  # else the frontier is cut: left None
         caps = _frontier_tasks(ends, frontier_points, solver)
         if caps is None:  # an end without a plan: the frontier is the ends that have one
             out["carbon frontier"] = [p for p in ends if p.total_co2e_t is not None]
-        else:
-            parts["carbon frontier"] = caps
+        else:  # one task, loosest cap first (frontier_chain), shown in the caps' order
+            # the chains start with no plan: the top cap is the min-cost plan's own CO2e,
+            # where tied min-cost plans differ in CO2e (on the seed a solve under that cap
+            # gives one of 76.9 t, not the min-cost end's 86.0 t: the point would move)
+            parts["carbon frontier"] = [
+                (_CHAIN, (chain, None)) for chain in _chains(caps[::-1], run.get("workers", 1))
+            ]
     parts["price scenarios"] = _scenario_tasks(compiled, scenarios, spread, seed, solver)
-    parts["demand sweep"] = _demand_tasks(demand_factors, solver)
+    demand = _demand_tasks(demand_factors, solver)
+    parts["demand sweep"] = [_AS_POSED if t[2] == 1.0 and posed else t for t in demand]
     parts["budget sweep"] = _budget_tasks(budgets_usd, solver)
-    tasks = [t for part in parts.values() for t in part]
-    points = run_unpruned_tasks(
-        solve_point, tasks, shared=compiled, progress=progress, deadline=deadline, **run
+    tasks = [t for part in parts.values() for t in part if t is not _AS_POSED]
+    done = run_unpruned_tasks(
+        _report_task, tasks, shared=compiled, progress=progress, deadline=deadline, **run
     )
-    at = 0
+    results = iter(done)
     for name, part in parts.items():
-        got, at = points[at : at + len(part)], at + len(part)
-        if all(p is not None for p in got):
+        got: list | None = [
+            posed.model_copy(update={"sweep": "demand_factor", "value": 1.0})
+            if t is _AS_POSED and posed is not None
+            else next(results)
+            for t in part
+        ]
+        if name == "carbon frontier" and got is not None:  # the chains' points, loosest first
+            got = None if any(c is None for c in got) else [p for c in got for p in c][::-1]
+        if got is not None and all(p is not None for p in got):
             out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
     return out
+
+
+#: a run of the frontier's caps as one task (:func:`frontier_chain`); a demand factor of 1, the
+#: problem as posed, answered by the report's own plan
+_CHAIN, _AS_POSED = "frontier chain", ("as posed",)
+
+
+def _chains(tasks: list, workers: int) -> list[list]:
+    """``tasks`` in ``workers`` runs of neighbours (one when serial), so the frontier's
+    caps still run in parallel: a cap takes a plan only from the looser caps of its run."""
+    n = max(1, min(workers, len(tasks)))
+    edges = np.linspace(0, len(tasks), n + 1).round().astype(int)
+    return [tasks[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+
+
+def _report_task(compiled: Compiled, task: tuple) -> SweepPoint | list[SweepPoint]:
+    """One of :func:`report_sweeps`' tasks: the frontier's chain of caps, or one point."""
+    if task[0] == _CHAIN:
+        return frontier_chain(compiled, task[1])
+    return solve_point(compiled, task)

@@ -1,0 +1,112 @@
+"""CPU seconds of each section of ``procure report`` on a problem, in one process, for one
+or two source trees (issue 50: which sections cost what, and what reusing plans saves).
+
+Run: python bench/speed/report_sections.py [problem.yaml] [--before DIR]
+
+Each tree (``--before``: e.g. ``git archive COMMIT | tar -x -C DIR``) runs in a process of
+its own, one after the other, everything serial (``workers=1``, so CPU seconds are the
+work, whatever else the machine runs): the solve for analysis, the sensitivity analysis
+(shadow prices and break-even prices, as ``procure report``), the frontier, sweeps and
+scenarios (:func:`report_sweeps` as :func:`build_analysis` calls it) and the replay.
+Prints each section's CPU and wall seconds, the load before and after, and whether the
+two trees' report figures (every sweep point's status, cost, CO2e, served fraction and
+pools; every break-even price) are equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RUN = """
+import json, sys, time
+from pathlib import Path
+from solver.analyses.report_analysis import budget_grid_usd
+from solver.analyses.sensitivity import report_sweeps, sensitivity_report
+from solver.cli.analyses import _load_catalog, _replay_section
+from solver.inputs.problem import load_problem
+from solver.solve import solve_for_analysis
+
+path = Path(sys.argv[1])
+times = {}
+def timed(name, fn):
+    c, w = time.process_time(), time.perf_counter()
+    out = fn()
+    times[name] = (time.process_time() - c, time.perf_counter() - w)
+    return out
+
+prob = load_problem(path)
+cat = _load_catalog(None)
+plan, solution = timed("solve for analysis", lambda: solve_for_analysis(prob, cat))
+sens = timed("shadow and break-even prices", lambda: sensitivity_report(solution))
+kw = dict(budgets_usd=budget_grid_usd(plan))
+try:
+    from solver.analyses.sensitivity.sweeps import as_posed
+    kw["posed"] = as_posed(solution)
+except ImportError:
+    pass
+sweeps = timed("frontier, sweeps and scenarios", lambda: report_sweeps(solution.compiled, **kw))
+timed("replay", lambda: _replay_section(plan, prob, None, path, None))
+def pts(v):
+    if v is None:
+        return None
+    if isinstance(v, tuple):
+        v = v[0]
+    return [[p.status, p.total_cost_usd, p.total_co2e_t, p.served_fraction, p.used] for p in v]
+figures = {name: pts(v) for name, v in sweeps.items()}
+figures["break-even"] = [[b.pool_id, b.break_even_price, b.note] for b in sens.break_even]
+print(json.dumps({"times": times, "figures": figures}))
+"""
+
+
+def run(tree: Path, problem: str) -> dict:
+    """The sections' times and figures in ``tree`` (a process of its own)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, problem], capture_output=True, text=True, cwd=tree, env=env
+    )
+    if done.returncode != 0:
+        sys.exit(f"{tree}: {done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load() -> str:
+    return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problem", nargs="?", default=str(ROOT / "problems/seed-2m-13b.yaml"))
+    parser.add_argument("--before", type=Path, default=None, help="another source tree")
+    args = parser.parse_args()
+    trees = {"this tree": ROOT}
+    if args.before is not None:
+        trees = {"before": args.before.resolve(), **trees}
+    got = {}
+    for name, tree in trees.items():
+        print(f"{name} ({tree}), load {load()}", flush=True)
+        got[name] = run(tree, args.problem)
+        total = 0.0
+        for section, (cpu, wall) in got[name]["times"].items():
+            total += cpu
+            print(f"  {section:>32}: {cpu:6.1f} s CPU {wall:6.1f} s wall", flush=True)
+        print(f"  {'total':>32}: {total:6.1f} s CPU; load {load()}", flush=True)
+    if len(got) == 2:
+        a, b = (g["figures"] for g in got.values())
+        same = a == b
+        print("figures equal in both trees:", same)
+        if not same:
+            for key in a:
+                if a[key] != b.get(key):
+                    print(f"  {key} differs")
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
