@@ -376,10 +376,12 @@ class _Generation:
             np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
             + np.sum(np.minimum(rc_z[out_z], 0.0))
         )
-        if n_neg_s := int((out_s & (rc_s < -self.tol)).sum()):
-            repaired = repaired_bound(pricing, model, lp, duals, rc_s, out_s, out_z, self.tol)
+        if n_neg_out := int(neg_s.sum() + neg_z.sum()):
+            repaired = repaired_bound(
+                pricing, model, lp, duals, (rc_s, rc_z), (out_s, out_z), self.tol
+            )
             bound = max(bound, repaired)
-            log.info("repaired-dual bound $%.0f over %d negative columns", repaired, n_neg_s)
+            log.info("repaired-dual bound $%.0f over %d negative columns", repaired, n_neg_out)
         r.pricing_seconds += time.perf_counter() - t2
         r.rounds += 1
         r.lp_bound = bound if r.lp_bound is None else max(r.lp_bound, bound)
@@ -423,9 +425,8 @@ def repaired_bound(
     model: LinearModel,
     lp: LPSolution,
     duals: dict,
-    rc_s: np.ndarray,
-    out_s: np.ndarray,
-    out_z: np.ndarray,
+    rc: tuple[np.ndarray, np.ndarray],
+    out: tuple[np.ndarray, np.ndarray],
     tol: float,
 ) -> float:
     """A lower bound on the full problem's LP (USD) from the master's duals with each
@@ -447,15 +448,16 @@ def repaired_bound(
     if rc >= 0 else rc ub (the identity LP = y.b + sum_j m(rc_j) of an optimal basis).
     The out columns add sum min(0, rc'_j) ub_j at y' (their reduced costs priced again,
     :meth:`Pricing.reduced_costs`), training columns min(0, rc'_z) (at most one run).
+    A training job's ``train_once`` row (sum z = 1, its dual free) is lowered the same
+    way, by the most negative reduced cost of its options left out.
     Returns -inf when a lowered row holds a master column with no upper bound whose
     reduced cost would be negative (not expected: rc' >= rc >= 0 for such a column).
     """
+    (rc_s, rc_z), (out_s, out_z) = rc, out
     s = pricing.serving
     col = s["col"].to_numpy()
     tps = s["tps"].to_numpy(float)
     neg = (out_s & (rc_s < -tol))[col] & (tps > 0)
-    if not neg.any():
-        return -np.inf
     need = pd.DataFrame(
         {
             "workload": s["workload"].to_numpy()[neg],
@@ -466,15 +468,29 @@ def repaired_bound(
     )
     lower = need.groupby(["workload", "period", "block"])["d"].max().to_dict()
     demand = dict(duals.get("demand", {}))
-    new_demand = {k: max(0.0, y - lower.get(k, 0.0)) if k in lower else y for k, y in demand.items()}
-    drop = {k: demand[k] - new_demand[k] for k in lower if k in demand and demand[k] > new_demand[k]}
+    new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
+    drop = {("demand", k): demand[k] - new_duals[k] for k in lower if k in demand}
+    # a training job runs on one option (train_once: sum z = 1, dual free): its dual
+    # lowered by the most negative reduced cost of its options left out
+    z = pricing.training
+    neg_z = out_z & (rc_z < -tol)
+    once = dict(duals.get("train_once", {}))
+    worst = pd.Series(-rc_z[neg_z]).groupby(z["workload"].to_numpy()[neg_z]).max()
+    new_once = dict(once)
+    for key in once:
+        if key[0] in worst.index:
+            new_once[key] = once[key] - float(worst[key[0]])
+            drop[("train_once", key)] = float(worst[key[0]])
+    drop = {k: d for k, d in drop.items() if d > 0}
+    if not drop:
+        return -np.inf
     # the master's columns: rc' = rc + a d on the lowered rows; L_master(y') from the LP
     value = lp.objective
     rc_new: dict[int, float] = {}
     for row in model.rows:
-        if row.family != "demand" or row.key not in drop:
+        d = drop.get((row.family, row.key), 0.0)
+        if not d:
             continue
-        d = drop[row.key]
         value -= d * row.rhs
         for j, a in row.coefs.items():
             rc_new[j] = rc_new.get(j, float(lp.col_dual[j])) + a * d
@@ -494,7 +510,7 @@ def repaired_bound(
         if not np.all(np.isfinite(delta)):
             return -np.inf
         value += float(delta.sum())
-    rc2_s, rc2_z = pricing.reduced_costs({**duals, "demand": new_demand})
+    rc2_s, rc2_z = pricing.reduced_costs({**duals, "demand": new_duals, "train_once": new_once})
     out_rc, out_ub = rc2_s[out_s], pricing.columns["ub"].to_numpy(float)[out_s]
     value += float(np.sum(np.where(out_rc < 0, out_rc * out_ub, 0.0)))
     value += float(np.sum(np.minimum(rc2_z[out_z], 0.0)))

@@ -74,8 +74,19 @@ def site_fleet_bounds(m: State) -> dict[str, tuple[float, list[int]]]:
     return out
 
 
-def _fleet_coefs(m: State, pools: list[int], t: int) -> tuple[dict[int, float], float]:
-    """(buy var -> share of period t's months it serves, servers owned at the start)."""
+def _buy_vars(m: State, pools: list[int]) -> list[tuple[int, dict]]:
+    """The model's buy variables of ``pools``: (index, variable)."""
+    wanted = set(pools)
+    return [
+        (i, v) for i, v in enumerate(m.B.vars) if v["kind"] == "buy" and v.get("pool") in wanted
+    ]
+
+
+def _fleet_coefs(
+    m: State, pools: list[int], t: int, buys: list[tuple[int, dict]] | None = None
+) -> tuple[dict[int, float], float]:
+    """(buy var -> share of period t's months it serves, servers owned at the start);
+    ``buys``: the pools' buy variables (:func:`_buy_vars`), found here when not given."""
     start = _cell(m.periods, "start_month", t)
     months = _cell(m.periods, "months", t)
     coefs: dict[int, float] = {}
@@ -83,9 +94,7 @@ def _fleet_coefs(m: State, pools: list[int], t: int) -> tuple[dict[int, float], 
     for p in pools:
         pool = m.pools.iloc[p]
         existing += float(pool["existing_units"])
-    for i, v in enumerate(m.B.vars):
-        if v["kind"] != "buy" or v.get("pool") not in pools:
-            continue
+    for i, v in _buy_vars(m, pools) if buys is None else buys:
         pool = m.pools.iloc[v["pool"]]
         arrival = _cell(m.periods, "start_month", v["period"]) + float(pool["lead_months"])
         life = float(pool["lifetime_months"])
@@ -101,8 +110,9 @@ def add_staff_scale(m: State) -> None:
     whose sites cannot hold more than 1,000 servers."""
     for site, (n_max, pools) in sorted(site_fleet_bounds(m).items()):
         salary = _cell(m.pools, "staff_usd_per_admin_year", pools[0])
+        buys = _buy_vars(m, pools)  # once per site: the model has ~10^5 variables at scale
         for t in range(m.n_t):
-            coefs, existing = _fleet_coefs(m, pools, t)
+            coefs, existing = _fleet_coefs(m, pools, t, buys)
             if not coefs and existing <= SMALL_FLEET_SERVERS:
                 continue
             years = _cell(m.periods, "months", t) / 12.0
