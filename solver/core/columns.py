@@ -420,6 +420,49 @@ class _Generation:
         return True
 
 
+def repaired_duals(
+    pricing: Pricing,
+    duals: dict,
+    rc: tuple[np.ndarray, np.ndarray],
+    out: tuple[np.ndarray, np.ndarray],
+    tol: float,
+) -> tuple[dict, dict[tuple[str, tuple], float]]:
+    """The master's duals by family (:meth:`Pricing.duals`) with the demand and
+    ``train_once`` rows lowered so that no column left out prices negative
+    (:func:`repaired_bound`), and how much each row was lowered: ((family, key) -> USD
+    per unit of the row, > 0)."""
+    (rc_s, rc_z), (out_s, out_z) = rc, out
+    s = pricing.serving
+    col = s["col"].to_numpy()
+    tps = s["tps"].to_numpy(float)
+    neg = (out_s & (rc_s < -tol))[col] & (tps > 0)
+    need = pd.DataFrame(
+        {
+            "workload": s["workload"].to_numpy()[neg],
+            "period": s["period"].to_numpy()[neg],
+            "block": s["block"].to_numpy()[neg],
+            "d": -rc_s[col[neg]] / tps[neg],
+        }
+    )
+    lower = need.groupby(["workload", "period", "block"])["d"].max().to_dict()
+    demand = dict(duals.get("demand", {}))
+    new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
+    drop = {("demand", k): demand[k] - new_duals[k] for k in lower if k in demand}
+    # a training job runs on one option (train_once: sum z = 1, dual free): its dual
+    # lowered by the most negative reduced cost of its options left out
+    z = pricing.training
+    neg_z = out_z & (rc_z < -tol)
+    once = dict(duals.get("train_once", {}))
+    worst = pd.Series(-rc_z[neg_z]).groupby(z["workload"].to_numpy()[neg_z]).max()
+    new_once = dict(once)
+    for key in once:
+        if key[0] in worst.index:
+            new_once[key] = once[key] - float(worst[key[0]])
+            drop[("train_once", key)] = float(worst[key[0]])
+    drop = {k: d for k, d in drop.items() if d > 0}
+    return {**duals, "demand": new_duals, "train_once": new_once}, drop
+
+
 def repaired_bound(
     pricing: Pricing,
     model: LinearModel,
@@ -453,35 +496,8 @@ def repaired_bound(
     Returns -inf when a lowered row holds a master column with no upper bound whose
     reduced cost would be negative (not expected: rc' >= rc >= 0 for such a column).
     """
-    (rc_s, rc_z), (out_s, out_z) = rc, out
-    s = pricing.serving
-    col = s["col"].to_numpy()
-    tps = s["tps"].to_numpy(float)
-    neg = (out_s & (rc_s < -tol))[col] & (tps > 0)
-    need = pd.DataFrame(
-        {
-            "workload": s["workload"].to_numpy()[neg],
-            "period": s["period"].to_numpy()[neg],
-            "block": s["block"].to_numpy()[neg],
-            "d": -rc_s[col[neg]] / tps[neg],
-        }
-    )
-    lower = need.groupby(["workload", "period", "block"])["d"].max().to_dict()
-    demand = dict(duals.get("demand", {}))
-    new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
-    drop = {("demand", k): demand[k] - new_duals[k] for k in lower if k in demand}
-    # a training job runs on one option (train_once: sum z = 1, dual free): its dual
-    # lowered by the most negative reduced cost of its options left out
-    z = pricing.training
-    neg_z = out_z & (rc_z < -tol)
-    once = dict(duals.get("train_once", {}))
-    worst = pd.Series(-rc_z[neg_z]).groupby(z["workload"].to_numpy()[neg_z]).max()
-    new_once = dict(once)
-    for key in once:
-        if key[0] in worst.index:
-            new_once[key] = once[key] - float(worst[key[0]])
-            drop[("train_once", key)] = float(worst[key[0]])
-    drop = {k: d for k, d in drop.items() if d > 0}
+    out_s, out_z = out
+    new, drop = repaired_duals(pricing, duals, rc, out, tol)
     if not drop:
         return -np.inf
     # the master's columns: rc' = rc + a d on the lowered rows; L_master(y') from the LP
@@ -496,8 +512,8 @@ def repaired_bound(
             rc_new[j] = rc_new.get(j, float(lp.col_dual[j])) + a * d
     if rc_new:
         idx = np.fromiter(rc_new, dtype=np.int64, count=len(rc_new))
-        new = np.fromiter(rc_new.values(), dtype=float, count=len(rc_new))
-        old = lp.col_dual[idx]
+        after = np.fromiter(rc_new.values(), dtype=float, count=len(rc_new))
+        before = lp.col_dual[idx]
         lb = model.variables["lb"].to_numpy(float)[idx]
         ub = model.variables["ub"].to_numpy(float)[idx]
 
@@ -506,11 +522,11 @@ def repaired_bound(
             with np.errstate(invalid="ignore"):
                 return np.where(rc >= 0, rc * lb, np.where(rc < 0, rc * ub, 0.0))
 
-        delta = m(new) - m(old)
+        delta = m(after) - m(before)
         if not np.all(np.isfinite(delta)):
             return -np.inf
         value += float(delta.sum())
-    rc2_s, rc2_z = pricing.reduced_costs({**duals, "demand": new_duals, "train_once": new_once})
+    rc2_s, rc2_z = pricing.reduced_costs(new)
     out_rc, out_ub = rc2_s[out_s], pricing.columns["ub"].to_numpy(float)[out_s]
     value += float(np.sum(np.where(out_rc < 0, out_rc * out_ub, 0.0)))
     value += float(np.sum(np.minimum(rc2_z[out_z], 0.0)))
