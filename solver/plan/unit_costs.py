@@ -86,16 +86,28 @@ def _key(item: LineItem) -> DeploymentKey:
 
 
 def deployment_output_tokens(
-    plan: Plan, problem: Problem, by_period: dict[str, dict[str, float]]
+    plan: Plan,
+    problem: Problem,
+    by_period: dict[str, dict[str, float]],
+    *,
+    load: LoadBlocks | None = None,
+    by_workload: dict[str, list[LineItem]] | None = None,
 ) -> dict[DeploymentKey, float]:
     """(workload, provider, region, offering, mode) -> output tokens it serves: each
     period and block's tokens split in proportion to capacity (a line of no block serves
-    every block)."""
-    load = resolve_load(problem)
+    every block). ``load`` (the problem's :func:`resolve_load`) and ``by_workload`` (the
+    plan's line items by workload) spare a caller that asks period by period from
+    working them out again on every call."""
+    load = resolve_load(problem) if load is None else load
     out: dict[DeploymentKey, float] = defaultdict(float)
     for w, periods in by_period.items():
         shares = block_shares(load, w)
-        lines = [i for i in plan.line_items if i.workload == w and i.capacity_tokens_per_s > 0]
+        items = (
+            [i for i in plan.line_items if i.workload == w]
+            if by_workload is None
+            else by_workload.get(w, [])
+        )
+        lines = [i for i in items if i.capacity_tokens_per_s > 0]
         for period, tokens in periods.items():
             for block, share in shares.items():
                 here = [i for i in lines if i.period == period and i.block in ("", block)]
