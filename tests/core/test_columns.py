@@ -379,3 +379,31 @@ def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(ca
     direct = _lagrangian_of_master(model, lp, new) + out_part
     assert bound == pytest.approx(direct, rel=1e-6)
     assert direct <= full_lp * (1 + 1e-9)
+
+
+def test_a_mip_cut_off_before_any_plan_leaves_the_lp_rounded_up(case, monkeypatch):
+    # the restricted MIP stopped by its time limit with no plan: the master's LP rounded
+    # up meets every row of the master, so it is a plan of the full problem, verified like
+    # any other; it costs at least the full MIP's optimum, and its gap is against the
+    # column generation's bound, which is at most that optimum
+    from solver.core.backends import Termination
+    from solver.core.backends.base import SolveResult
+
+    problem, catalog, _, _, best = case
+
+    def no_plan(self, options, start=None):
+        return SolveResult(Termination.NO_SOLUTION, "highspy", None, None, None, None, 0.0)
+
+    monkeypatch.setattr(columns.HighsSession, "solve", no_plan)
+    plan, solution = solve_verified(
+        problem,
+        catalog,
+        solver="highspy",
+        options=SolveOptions(relative_gap=1e-6),
+        method="columns",
+    )
+    assert plan.verified and plan.status == "feasible"
+    assert plan.objective >= best.objective * (1 - 1e-6)
+    bound = solution.compiled.report.columns["lp_bound"]
+    assert bound <= best.objective * (1 + 1e-6)
+    assert plan.gap == pytest.approx((plan.objective - bound) / plan.objective, rel=1e-6)
