@@ -444,10 +444,13 @@ def repaired_duals(
             "d": -rc_s[col[neg]] / tps[neg],
         }
     )
-    lower = need.groupby(["workload", "period", "block"])["d"].max().to_dict()
-    demand = dict(duals.get("demand", {}))
+    by_row = need.groupby(["workload", "period", "block"])["d"].max()
+    lower: dict[tuple, float] = dict(zip(by_row.index.tolist(), by_row.tolist(), strict=True))
+    demand: dict[tuple, float] = dict(duals.get("demand", {}))
     new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
-    drop = {("demand", k): demand[k] - new_duals[k] for k in lower if k in demand}
+    drop: dict[tuple[str, tuple], float] = {
+        ("demand", k): demand[k] - new_duals[k] for k in lower if k in demand
+    }
     # a training job runs on one option (train_once: sum z = 1, dual free): its dual
     # lowered by the most negative reduced cost of its options left out
     z = pricing.training
