@@ -426,12 +426,43 @@ def repaired_duals(
     rc: tuple[np.ndarray, np.ndarray],
     out: tuple[np.ndarray, np.ndarray],
     tol: float,
+    master: tuple[LinearModel, LPSolution] | None = None,
 ) -> tuple[dict, dict[tuple[str, tuple], float]]:
-    """The master's duals by family (:meth:`Pricing.duals`) with the demand and
-    ``train_once`` rows lowered so that no column left out prices negative
-    (:func:`repaired_bound`), and how much each row was lowered: ((family, key) -> USD
-    per unit of the row, > 0)."""
+    """The master's duals by family (:meth:`Pricing.duals`) repaired so that no column
+    prices negative (:func:`repaired_bound`), and how much each row's dual was lowered:
+    ((family, key) -> USD per unit of the row; a reserved row's may be negative).
+
+    With ``master``: first every reserved-capacity row of a priced pool takes the
+    reservation's rate for its hours (Pricing's ``absent_dual``), so a commitment's
+    reduced cost is its price less its rate over the rows it covers (>= 0) and a column on
+    reserved units pays that rate; the master's columns left negative by it count in the
+    demand and ``train_once`` repair with the columns left out."""
     (rc_s, rc_z), (out_s, out_z) = rc, out
+    drop: dict[tuple[str, tuple], float] = {}
+    rc_master: dict[int, float] = {}
+    if master is not None:
+        model, lp = master
+        rate_frame = pd.concat(
+            [
+                f.loc[f["absent_dual"] < 0, ["pool_id", "period", "block", "absent_dual"]]
+                for f in (pricing.serving, pricing.train_usage)
+            ]
+        )
+        by_key = rate_frame.groupby(["pool_id", "period", "block"])["absent_dual"].min()
+        rate = dict(zip(by_key.index.tolist(), by_key.tolist(), strict=True))
+        reserved = dict(duals.get("reserved_capacity", {}))
+        new_reserved = {k: rate.get(k, y) for k, y in reserved.items()}
+        for k, y in reserved.items():
+            if k in rate and y != rate[k]:
+                drop[("reserved_capacity", k)] = y - rate[k]
+        duals = {**duals, "reserved_capacity": new_reserved}
+        rc_s, rc_z = pricing.reduced_costs(duals)
+        for row in model.rows:
+            d = drop.get((row.family, row.key), 0.0)
+            if d:
+                for j, a in row.coefs.items():
+                    rc_master[j] = rc_master.get(j, float(lp.col_dual[j])) + a * d
+        rc_master = {j: r for j, r in rc_master.items() if r < -tol}
     s = pricing.serving
     col = s["col"].to_numpy()
     tps = s["tps"].to_numpy(float)
@@ -446,23 +477,32 @@ def repaired_duals(
     )
     by_row = need.groupby(["workload", "period", "block"])["d"].max()
     lower: dict[tuple, float] = dict(zip(by_row.index.tolist(), by_row.tolist(), strict=True))
-    demand: dict[tuple, float] = dict(duals.get("demand", {}))
-    new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
-    drop: dict[tuple[str, tuple], float] = {
-        ("demand", k): demand[k] - new_duals[k] for k in lower if k in demand
-    }
-    # a training job runs on one option (train_once: sum z = 1, dual free): its dual
-    # lowered by the most negative reduced cost of its options left out
     z = pricing.training
     neg_z = out_z & (rc_z < -tol)
+    worst_z = pd.Series(-rc_z[neg_z]).groupby(z["workload"].to_numpy()[neg_z]).max()
+    worst: dict[tuple, float] = {(w,): float(v) for w, v in worst_z.items()}
+    if rc_master and master is not None:  # the master's columns the reserved step left < 0
+        for row in master[0].rows:
+            if row.family not in ("demand", "train_once"):
+                continue
+            for j, a in row.coefs.items():
+                if j in rc_master and a > 0:
+                    into = lower if row.family == "demand" else worst
+                    into[row.key] = max(into.get(row.key, 0.0), -rc_master[j] / a)
+    demand: dict[tuple, float] = dict(duals.get("demand", {}))
+    new_duals = {k: max(0.0, y - lower[k]) if k in lower else y for k, y in demand.items()}
+    for k in lower:
+        if k in demand and demand[k] > new_duals[k]:
+            drop[("demand", k)] = demand[k] - new_duals[k]
+    # a training job runs on one option (train_once: sum z = 1, dual free): its dual
+    # lowered by the most negative reduced cost of its options
     once = dict(duals.get("train_once", {}))
-    worst = pd.Series(-rc_z[neg_z]).groupby(z["workload"].to_numpy()[neg_z]).max()
     new_once = dict(once)
     for key in once:
-        if key[0] in worst.index:
-            new_once[key] = once[key] - float(worst[key[0]])
-            drop[("train_once", key)] = float(worst[key[0]])
-    drop = {k: d for k, d in drop.items() if d > 0}
+        if worst.get(key, 0.0) > 0:
+            new_once[key] = once[key] - worst[key]
+            drop[("train_once", key)] = worst[key]
+    drop = {k: d for k, d in drop.items() if d}
     return {**duals, "demand": new_duals, "train_once": new_once}, drop
 
 
@@ -495,12 +535,14 @@ def repaired_bound(
     The out columns add sum min(0, rc'_j) ub_j at y' (their reduced costs priced again,
     :meth:`Pricing.reduced_costs`), training columns min(0, rc'_z) (at most one run).
     A training job's ``train_once`` row (sum z = 1, its dual free) is lowered the same
-    way, by the most negative reduced cost of its options left out.
+    way, by the most negative reduced cost of its options left out. Reserved-capacity
+    rows first take the reservation's rate (:func:`repaired_duals`); they move either
+    way, and the same sum holds for them (a commitment's rc' stays >= 0).
     Returns -inf when a lowered row holds a master column with no upper bound whose
     reduced cost would be negative (not expected: rc' >= rc >= 0 for such a column).
     """
     out_s, out_z = out
-    new, drop = repaired_duals(pricing, duals, rc, out, tol)
+    new, drop = repaired_duals(pricing, duals, rc, out, tol, (model, lp))
     if not drop:
         return -np.inf
     # the master's columns: rc' = rc + a d on the lowered rows; L_master(y') from the LP

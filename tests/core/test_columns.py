@@ -275,7 +275,18 @@ class _HandPricing:
     the one demand row ('w', 0, 0), 730 h; its reduced cost c - a y at the demand dual."""
 
     serving = pd.DataFrame(
-        {"col": [0], "workload": ["w"], "period": [0], "block": [0], "tps": [100.0]}
+        {
+            "col": [0],
+            "workload": ["w"],
+            "pool_id": ["B"],
+            "period": [0],
+            "block": [0],
+            "tps": [100.0],
+            "absent_dual": [0.0],  # rented: no reservation's rate
+        }
+    )
+    train_usage = pd.DataFrame(
+        {"pool_id": [], "period": [], "block": [], "absent_dual": pd.Series([], dtype=float)}
     )
     training = pd.DataFrame({"workload": pd.Series([], dtype=object)})
     columns = pd.DataFrame({"ub": [10.0]})
@@ -369,8 +380,10 @@ def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(ca
     rc, out = (rc_s, rc_z), (out_s, out_z)
     bound = columns.repaired_bound(pricing, model, lp, duals, rc, out, g.tol)
     assert plain < bound <= full_lp * (1 + 1e-9)
-    new, drop = columns.repaired_duals(pricing, duals, rc, out, g.tol)
-    assert drop and all(d > 0 for d in drop.values())
+    new, drop = columns.repaired_duals(pricing, duals, rc, out, g.tol, (model, lp))
+    # lowered on demand and train_once rows; a reserved row moved either way
+    assert drop and all(d > 0 for (family, _), d in drop.items() if family != "reserved_capacity")
+    assert any(family == "reserved_capacity" for family, _ in drop)  # the reserved step ran
     rc2_s, rc2_z = pricing.reduced_costs(new)
     out_part = float(
         np.sum(np.minimum(rc2_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
