@@ -74,25 +74,39 @@ def site_fleet_bounds(m: State) -> dict[str, tuple[float, list[int]]]:
     return out
 
 
-def _fleet_coefs(m: State, pools: list[int], t: int) -> tuple[dict[int, float], float]:
-    """(buy var -> share of period t's months it serves, servers owned at the start)."""
+def _buy_vars(m: State, pools: list[int]) -> list[tuple[int, float, np.ndarray]]:
+    """The model's buy variables of ``pools``: (index, month its servers stop serving
+    within the horizon, months they serve in each period)."""
+    wanted = set(pools)
+    out = []
+    for i, v in enumerate(m.B.vars):
+        if v["kind"] != "buy" or v.get("pool") not in wanted:
+            continue
+        lead = _cell(m.pools, "lead_months", v["pool"])
+        life = _cell(m.pools, "lifetime_months", v["pool"])
+        arrival = _cell(m.periods, "start_month", v["period"]) + lead
+        end = min(m.horizon_months, arrival + life if life else math.inf)
+        out.append((i, end, ledger.overlap_months(m.periods, arrival, end)))
+    return out
+
+
+def _fleet_coefs(
+    m: State,
+    pools: list[int],
+    t: int,
+    buys: list[tuple[int, float, np.ndarray]] | None = None,
+) -> tuple[dict[int, float], float]:
+    """(buy var -> share of period t's months it serves, servers owned at the start);
+    ``buys``: the pools' buy variables (:func:`_buy_vars`), found here when not given
+    (a model build asks for every period: 10k x 200 x 12 spent 2.3 s of CPU a build
+    finding them again)."""
     start = _cell(m.periods, "start_month", t)
     months = _cell(m.periods, "months", t)
     coefs: dict[int, float] = {}
-    existing = 0.0
-    for p in pools:
-        pool = m.pools.iloc[p]
-        existing += float(pool["existing_units"])
-    for i, v in enumerate(m.B.vars):
-        if v["kind"] != "buy" or v.get("pool") not in pools:
-            continue
-        pool = m.pools.iloc[v["pool"]]
-        arrival = _cell(m.periods, "start_month", v["period"]) + float(pool["lead_months"])
-        life = float(pool["lifetime_months"])
-        end = min(m.horizon_months, arrival + life if life else math.inf)
-        served = ledger.overlap_months(m.periods.iloc[[t]], arrival, end)[0]
-        if served > 0 and start < end:
-            coefs[i] = float(served) / months
+    existing = sum(_cell(m.pools, "existing_units", p) for p in pools)
+    for i, end, served in _buy_vars(m, pools) if buys is None else buys:
+        if served[t] > 0 and start < end:
+            coefs[i] = float(served[t]) / months
     return coefs, existing
 
 
@@ -101,8 +115,9 @@ def add_staff_scale(m: State) -> None:
     whose sites cannot hold more than 1,000 servers."""
     for site, (n_max, pools) in sorted(site_fleet_bounds(m).items()):
         salary = _cell(m.pools, "staff_usd_per_admin_year", pools[0])
+        buys = _buy_vars(m, pools)  # once per site: the model has ~10^5 variables at scale
         for t in range(m.n_t):
-            coefs, existing = _fleet_coefs(m, pools, t)
+            coefs, existing = _fleet_coefs(m, pools, t, buys)
             if not coefs and existing <= SMALL_FLEET_SERVERS:
                 continue
             years = _cell(m.periods, "months", t) / 12.0

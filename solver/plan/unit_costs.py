@@ -80,20 +80,32 @@ def _key(item: LineItem) -> DeploymentKey:
 
 
 def deployment_output_tokens(
-    plan: Plan, problem: Problem, by_period: dict[str, dict[str, float]]
+    plan: Plan,
+    problem: Problem,
+    by_period: dict[str, dict[str, float]],
+    *,
+    load: LoadBlocks | None = None,
+    by_workload: dict[str, list[LineItem]] | None = None,
 ) -> dict[DeploymentKey, float]:
     """(workload, provider, region, offering, mode) -> output tokens it serves: each
     period and block's tokens split in proportion to capacity (a line of no block serves
     every block), or, where the model prices egress
     (:func:`solver.inputs.egress.egress_in_model`), cheapest egress first
-    (:func:`solver.inputs.egress.route_tokens`)."""
-    load = resolve_load(problem)
+    (:func:`solver.inputs.egress.route_tokens`). ``load`` (the problem's
+    :func:`resolve_load`) and ``by_workload`` (the plan's line items by workload) spare a
+    caller that asks period by period from working them out again on every call."""
+    load = resolve_load(problem) if load is None else load
     hours = period_hours(problem)
     out: dict[DeploymentKey, float] = defaultdict(float)
     for w, periods in by_period.items():
         shares = block_shares(load, w)
         routed = egress_in_model(problem, w)
-        lines = [i for i in plan.line_items if i.workload == w and i.capacity_tokens_per_s > 0]
+        items = (
+            [i for i in plan.line_items if i.workload == w]
+            if by_workload is None
+            else by_workload.get(w, [])
+        )
+        lines = [i for i in items if i.capacity_tokens_per_s > 0]
         for period, tokens in periods.items():
             for b, (block, share) in enumerate(shares.items()):
                 here = [i for i in lines if i.period == period and i.block in ("", block)]

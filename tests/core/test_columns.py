@@ -268,3 +268,155 @@ def test_large_masters_keep_only_the_tight_cuts():
     model = LinearModel(variables, [demand, tight, slack], Expression(), {})
     kept = columns._tight_cuts(model, np.array([3.0]))
     assert [r.name for r in kept.rows] == ["demand[w]", "cut[3]"]
+
+
+class _HandPricing:
+    """A pricing of one serving column left out, by hand: option B ($3/h, 100 tok/s) for
+    the one demand row ('w', 0, 0), 730 h; its reduced cost c - a y at the demand dual."""
+
+    serving = pd.DataFrame(
+        {
+            "col": [0],
+            "workload": ["w"],
+            "pool_id": ["B"],
+            "period": [0],
+            "block": [0],
+            "tps": [100.0],
+            "absent_dual": [0.0],  # rented: no reservation's rate
+        }
+    )
+    train_usage = pd.DataFrame(
+        {"pool_id": [], "period": [], "block": [], "absent_dual": pd.Series([], dtype=float)}
+    )
+    training = pd.DataFrame({"workload": pd.Series([], dtype=object)})
+    columns = pd.DataFrame({"ub": [10.0]})
+
+    def reduced_costs(self, duals):
+        y = duals["demand"][("w", 0, 0)]
+        return np.array([3.0 * 730 - 100.0 * y]), np.zeros(0)
+
+
+def test_the_repaired_bound_by_hand():
+    # One demand row, 100 tok/s over 730 h. The master holds option A only ($4/h, 50
+    # tok/s): its LP runs 2 units, $5,840, at the demand dual y = 4 x 730 / 50 = $58.40
+    # per tok/s. Option B ($3/h, 100 tok/s, availability 10) is left out: rc = 3 x 730
+    # - 100 x 58.40 = -$3,650, so the plain Lagrangian bound is 5,840 - 3,650 x 10 =
+    # -$30,660 (useless). Lowered by 3,650 / 100 = 36.50, the dual is y' = 21.90: B's
+    # rc' = 2,190 - 100 x 21.90 = 0, A's rc' = 0 + 50 x 36.50 = 1,825 >= 0 at x = 0, and
+    # L(y') = 5,840 - 36.50 x 100 = $2,190: one unit of B, the full problem's LP (and its
+    # optimum). The bound is the best possible here, and it is below every plan.
+    from solver.core.matrix import Expression, LinearModel, Row
+
+    variables = pd.DataFrame(
+        {"name": ["x[A]"], "kind": ["x"], "integer": [True], "lb": [0.0], "ub": [10.0]}
+    )
+    demand = Row("demand[w,0,0]", "demand", ("w", 0, 0), {0: 50.0}, ">=", 100.0)
+    objective = Expression()
+    objective.add(0, 4.0 * 730)
+    model = LinearModel(variables, [demand], objective, {})
+    lp = columns.LPSolution(5_840.0, np.array([58.4]), np.array([0.0]), np.array([2.0]))
+    duals = {"demand": {("w", 0, 0): 58.4}}
+    rc = (np.array([-3_650.0]), np.zeros(0))
+    out = (np.array([True]), np.zeros(0, dtype=bool))
+    new, drop = columns.repaired_duals(_HandPricing(), duals, rc, out, 1e-7)
+    assert new["demand"][("w", 0, 0)] == pytest.approx(21.90)
+    assert drop == {("demand", ("w", 0, 0)): pytest.approx(36.50)}
+    bound = columns.repaired_bound(_HandPricing(), model, lp, duals, rc, out, 1e-7)
+    assert bound == pytest.approx(2_190.0)
+
+
+def _lagrangian_of_master(model, lp, new):
+    """L(y') over the master's columns, worked directly: sum_r y'_r b_r + sum_j
+    min(rc'_j lb_j, rc'_j ub_j), rc' = c - A^T y' (each row's dual from ``new`` by family
+    and key, else the LP's; a dual of the wrong sign taken as 0)."""
+    y = lp.row_dual.copy()
+    for r, row in enumerate(model.rows):
+        by_key = new.get(row.family)
+        if isinstance(by_key, dict) and row.key in by_key:
+            y[r] = by_key[row.key]
+        if row.sense == ">=":
+            y[r] = max(y[r], 0.0)
+        elif row.sense == "<=":
+            y[r] = min(y[r], 0.0)
+    rc = np.zeros(len(model.variables))
+    for j, c in model.objective.coefs.items():
+        rc[j] += c
+    value = model.objective.constant
+    for r, row in enumerate(model.rows):
+        value += y[r] * row.rhs
+        for j, a in row.coefs.items():
+            rc[j] -= a * y[r]
+    lb = model.variables["lb"].to_numpy(float)
+    ub = model.variables["ub"].to_numpy(float)
+    rc = np.where(np.abs(rc) < 1e-7, 0.0, rc)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(rc > 0, rc * lb, np.where(rc < 0, rc * ub, 0.0))
+    return value + float(terms.sum())
+
+
+def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(case):
+    # a first master of the dearest options: the plain Lagrangian bound (master LP + the
+    # out columns' negative reduced costs x their availability) is far below; the
+    # repaired one is at most the full LP (a valid bound), above the plain one, and its
+    # master part equals L(y') worked directly from the rows (no LP identity used)
+    from solver.core.compile import with_options
+    from solver.core.time_budget import Budget
+
+    _, _, compiled, full_lp, _ = case
+    g = columns._Generation(compiled, Budget.of(None))
+    g.keep = dearest_first(compiled, columns.priced_mask(compiled))
+    sub = with_options(compiled, compiled.options[g.keep])
+    model = build_model(sub, cap_demand_rows=True)
+    lp = columns._solve_lp(model, None)
+    assert not isinstance(lp, str), lp
+    pricing = g.pricing
+    duals = pricing.duals(model, lp.row_dual)
+    rc_s, rc_z = pricing.reduced_costs(duals)
+    out_s, out_z = ~g.keep[g.s_pos], ~g.keep[g.z_pos]
+    plain = lp.objective + float(
+        np.sum(np.minimum(rc_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
+        + np.sum(np.minimum(rc_z[out_z], 0.0))
+    )
+    rc, out = (rc_s, rc_z), (out_s, out_z)
+    bound = columns.repaired_bound(pricing, model, lp, duals, rc, out, g.tol)
+    assert plain < bound <= full_lp * (1 + 1e-9)
+    new, drop = columns.repaired_duals(pricing, duals, rc, out, g.tol, (model, lp))
+    # lowered on demand and train_once rows; a reserved row moved either way
+    assert drop and all(d > 0 for (family, _), d in drop.items() if family != "reserved_capacity")
+    assert any(family == "reserved_capacity" for family, _ in drop)  # the reserved step ran
+    rc2_s, rc2_z = pricing.reduced_costs(new)
+    out_part = float(
+        np.sum(np.minimum(rc2_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
+        + np.sum(np.minimum(rc2_z[out_z], 0.0))
+    )
+    direct = _lagrangian_of_master(model, lp, new) + out_part
+    assert bound == pytest.approx(direct, rel=1e-6)
+    assert direct <= full_lp * (1 + 1e-9)
+
+
+def test_a_mip_cut_off_before_any_plan_leaves_the_lp_rounded_up(case, monkeypatch):
+    # the restricted MIP stopped by its time limit with no plan: the master's LP rounded
+    # up meets every row of the master, so it is a plan of the full problem, verified like
+    # any other; it costs at least the full MIP's optimum, and its gap is against the
+    # column generation's bound, which is at most that optimum
+    from solver.core.backends import Termination
+    from solver.core.backends.base import SolveResult
+
+    problem, catalog, _, _, best = case
+
+    def no_plan(self, options, start=None):
+        return SolveResult(Termination.NO_SOLUTION, "highspy", None, None, None, None, 0.0)
+
+    monkeypatch.setattr(columns.HighsSession, "solve", no_plan)
+    plan, solution = solve_verified(
+        problem,
+        catalog,
+        solver="highspy",
+        options=SolveOptions(relative_gap=1e-6),
+        method="columns",
+    )
+    assert plan.verified and plan.status == "feasible"
+    assert plan.objective >= best.objective * (1 - 1e-6)
+    bound = solution.compiled.report.columns["lp_bound"]
+    assert bound <= best.objective * (1 + 1e-6)
+    assert plan.gap == pytest.approx((plan.objective - bound) / plan.objective, rel=1e-6)
