@@ -59,10 +59,15 @@ FEASIBLE_TOL = 1e-7
 
 def region_matters(problem: Problem) -> bool:
     """Whether a row of the model reads a pool's region or zone: quotas (by provider and
-    region) and failure domains or shares (``survive_loss_of``, ``max_region_share``)."""
+    region), failure domains or shares (``survive_loss_of``, ``max_region_share``), and the
+    places a workload is served at (``serve_at``, for charged moves and ``max_providers``)."""
     if problem.quotas:
         return True
-    return any(isinstance(w, InferenceWorkload) and bool(w.domains) for w in problem.workloads)
+    return any(
+        isinstance(w, InferenceWorkload)
+        and (bool(w.domains) or w.migration_charged or w.max_providers is not None)
+        for w in problem.workloads
+    )
 
 
 def carbon_matters(problem: Problem) -> bool:
@@ -72,12 +77,17 @@ def carbon_matters(problem: Problem) -> bool:
 
 def applies(problem: Problem) -> bool:
     """Whether the problem's rows are the ones :func:`merged` is derived for: no second
-    stage (its objective row would read every pool), no charged moves between periods (the
-    stay-put search reads each pool), no switching cost (its start variables are per pool)."""
+    stage (its objective row would read every pool), no switching cost (its start variables
+    are per pool), no limit on deployments by offering (``min_units_per_deployment``,
+    ``max_deployments``: an indicator per offering)."""
     if has_second_stage(problem):
         return False
     for w in problem.workloads:
-        if isinstance(w, InferenceWorkload) and (w.migration_charged or w.switching_cost_usd > 0):
+        if isinstance(w, InferenceWorkload) and (
+            w.switching_cost_usd > 0
+            or w.min_units_per_deployment is not None
+            or w.max_deployments is not None
+        ):
             return False
     return True
 
