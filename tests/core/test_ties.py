@@ -46,9 +46,7 @@ def _solve(catalog: Catalog, merge: bool, rps: float = 10.0, **rules):
 
 def _units(plan) -> dict[tuple[str, str], float]:
     return {
-        (i.instance_type, i.block): i.units
-        for i in plan.line_items
-        if i.item == "rent" and i.units
+        (i.instance_type, i.block): i.units for i in plan.line_items if i.item == "rent" and i.units
     }
 
 
@@ -58,9 +56,9 @@ def test_three_identical_pools_form_one_class(tiny_catalog):
         problem([serve(10)], load_profile=BLOCKS), tiny_catalog([H1, *_l4s(3, 3)])
     )
     classes = ties.tie_classes(compiled)
-    assert [[compiled.options.iloc[i]["offering_id"].split("/")[-1] for i in m] for m in classes] == [
-        ["l4-a", "l4-b", "l4-c"]
-    ]
+    assert [
+        [compiled.options.iloc[i]["offering_id"].split("/")[-1] for i in m] for m in classes
+    ] == [["l4-a", "l4-b", "l4-c"]]
 
 
 def test_autoscale_with_a_pool_limit_is_exact(tiny_catalog):
@@ -93,15 +91,16 @@ def test_autoscale_with_a_pool_limit_is_exact(tiny_catalog):
 
 
 def test_n_plus_1_same_optimum(tiny_catalog):
-    # N+1 with two identical L4 pools of 4 and the H100: capacity less the largest unit
-    # meets the peak. Per block-hour pair: 2 L4 pools: peak 8 + 1 > 8 fit: infeasible alone;
-    # H100 + 2 L4 pools: peak H1 + 4 L4 (lose H1: 8 < 16)... the solver's answer with and
-    # without merging must agree, and the merged plan is verified (solve_problem refuses
-    # otherwise).
+    # N+1 (capacity less the largest unit in use meets the block) with the H100 and two
+    # identical L4 pools of 4. Peak 16 req/s: 2 H100 + 3 L4 (10 + 6 with an H100 lost)
+    # $11; 1 H100 + 8 L4 $12; 3 H100 $12; L4 alone needs 9 > 8. Base 4 req/s with the
+    # H100 deployed (it runs all day): 1 H100 + 2 L4 (4 with it lost) $6. $17 x 365 h =
+    # $6,205, with and without merging; the plans verified (solve_problem refuses otherwise).
     catalog = tiny_catalog([H1, *_l4s(2, 4)])
     merged = _solve(catalog, True, redundancy="n_plus_1")
     plain = _solve(catalog, False, redundancy="n_plus_1")
-    assert merged.total_cost_usd == pytest.approx(plain.total_cost_usd)
+    assert merged.total_cost_usd == pytest.approx(17 * BLOCK_HOURS)
+    assert plain.total_cost_usd == pytest.approx(merged.total_cost_usd)
     assert merged.verified and plain.verified
 
 
@@ -115,9 +114,7 @@ def test_a_region_lost_same_optimum(tiny_catalog):
     compiled = compile_problem(
         problem([serve(10, survive_loss_of=["region"])], load_profile=BLOCKS), catalog
     )
-    regions = [
-        {compiled.options.iloc[i]["region"] for i in m} for m in ties.tie_classes(compiled)
-    ]
+    regions = [{compiled.options.iloc[i]["region"] for i in m} for m in ties.tie_classes(compiled)]
     assert sorted(map(sorted, regions)) == [["eu-north"], ["us-east"]]
     merged = _solve(catalog, True, survive_loss_of=["region"])
     plain = _solve(catalog, False, survive_loss_of=["region"])
