@@ -6,7 +6,7 @@ cannot tell apart, and a branch-and-bound proof that must close every way of spr
 units over them. A class of k tied pools is built as one pool (the first member by
 offering id) whose deployment count n is an integer in [0, k] and whose units per block
 lie in [n, U n], U the per-pool unit limit; the derivation and why it is exact are in
-docs/formulation/tie_class.md. After the solve :func:`expand` splits the class's units
+docs/formulation/fleet_deploy.md, "Tie classes". After the solve :func:`expand` splits the class's units
 back over its members (deterministically: the least-carbon member first, then by
 offering id) and the expanded values are checked against every row of the model with
 every pool; :func:`solve_tied` returns None (solve the model as built) whenever a class
@@ -300,7 +300,7 @@ def solve_tied(
     """Solve ``full`` (``build_model(compiled)``, unchanged) through its tie classes: the
     merged model solved by ``run``, its plan expanded into ``full``'s variables, with the
     merged model's bound (a bound of ``full``: every plan of ``full`` is one of the merged
-    model's, docs/formulation/tie_class.md). Returns the result and what was merged (for the
+    model's, docs/formulation/fleet_deploy.md, "Tie classes"). Returns the result and what was merged (for the
     compile report), or None when nothing is tied, the merged solve found no plan, or the
     expansion does not hold in ``full``: then solve ``full`` itself."""
     from solver.core.model import build_model  # the model builder imports the compile
