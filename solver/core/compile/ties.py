@@ -6,8 +6,8 @@ cannot tell apart, and a branch-and-bound proof that must close every way of spr
 units over them. A class of k tied pools is built as one pool (the first member by
 offering id) whose deployment count n is an integer in [0, k] and whose units per block
 lie in [n, U n], U the per-pool unit limit; the derivation and why it is exact are in
-docs/formulation/fleet_deploy.md, "Tie classes". After the solve :func:`expand` splits the class's units
-back over its members (deterministically: the least-carbon member first, then by
+docs/formulation/fleet_deploy.md, "Tie classes". After the solve :func:`expand` splits
+the class's units back over its members (deterministically: the least-carbon member first, then by
 offering id) and the expanded values are checked against every row of the model with
 every pool; :func:`solve_tied` returns None (solve the model as built) whenever a class
 does not apply or the expansion does not hold.
@@ -134,7 +134,7 @@ def tie_classes(compiled: Compiled) -> list[list[int]]:
     if compiled.bucket_capacity is not None and not compiled.bucket_capacity.empty:
         bc = compiled.bucket_capacity.sort_values(["option_id", "bucket"])
         for oid, g in bc.groupby("option_id"):
-            buckets[int(oid)] = tuple(
+            buckets[int(str(oid))] = tuple(
                 zip(g["bucket"].tolist(), [_key(v) for v in g.iloc[:, 2]], strict=True)
             )
     fleets = {w.name: w.fleet for w in problem.workloads if isinstance(w, InferenceWorkload)}
@@ -158,14 +158,20 @@ def tie_classes(compiled: Compiled) -> list[list[int]]:
             buckets.get(int(opt["option_id"]), ()),
         )
         groups[sig].append(i)
-    carbon = options.get("kgco2e_per_unit_hour", pd.Series(0.0, index=options.index))
+    carbon = (
+        options["kgco2e_per_unit_hour"].astype(float).tolist()
+        if "kgco2e_per_unit_hour" in options
+        else [0.0] * len(options)
+    )
+    names = options["offering_id"].astype(str).tolist()
+    ids = options["option_id"].astype(int).tolist()
     out = []
     for members in groups.values():
         if len(members) < 2:
             continue
-        members.sort(key=lambda i: (float(carbon.iloc[i]), str(options.iloc[i]["offering_id"])))
+        members.sort(key=lambda i: (carbon[i], names[i]))
         out.append(members)
-    out.sort(key=lambda m: int(options.iloc[m[0]]["option_id"]))
+    out.sort(key=lambda m: ids[m[0]])
     return out
 
 
@@ -237,18 +243,20 @@ def expand(
             index[(int(oid), kind, int(t), int(b), int(q))] = j
     caps = compiled.pools.set_index("pool_id")["availability_cap"].astype(float)
     s_opt = sv["option_id"].to_numpy()
+    s_kind = sv["kind"].astype(str).tolist()
+    s_t, s_b, s_q = (sv[c].fillna(-1).astype(int).tolist() for c in ("period", "block", "bucket"))
+    option_ids = options["option_id"].astype(int).tolist()
+    option_pools = options["pool_id"].astype(str).tolist()
     for members in classes:
-        ids = [int(options.iloc[i]["option_id"]) for i in members]
-        per_pool = int(caps[options.iloc[members[0]]["pool_id"]])
-        rep = np.flatnonzero(s_opt == ids[0])
-        deploys = {
-            int(sv["period"].iat[j]): values[j] for j in rep if sv["kind"].iat[j] == "deploy"
-        }
+        ids = [option_ids[i] for i in members]
+        per_pool = int(caps[option_pools[members[0]]])
+        rep = [int(j) for j in np.flatnonzero(s_opt == ids[0])]
+        deploys = {s_t[j]: values[j] for j in rep if s_kind[j] == "deploy"}
         shares: dict[tuple[int, int], list[float]] = {}
         for j in rep:
-            if sv["kind"].iat[j] != "x":
+            if s_kind[j] != "x":
                 continue
-            t, b = int(sv["period"].iat[j]), int(sv["block"].iat[j])
+            t, b = s_t[j], s_b[j]
             total = int(round(values[j]))
             n = int(round(deploys.get(t, 0.0)))
             units = _split(total, n, per_pool, len(ids))
@@ -260,10 +268,10 @@ def expand(
                 if (oid, "deploy", t, -1, -1) in index and t in deploys:
                     out[index[(oid, "deploy", t, -1, -1)]] = 1.0 if u > 0 else 0.0
         for j in rep:
-            kind = sv["kind"].iat[j]
+            kind = s_kind[j]
             if kind in {"x", "deploy"}:
                 continue
-            t, b, q = int(sv["period"].iat[j]), int(sv["block"].iat[j]), int(sv["bucket"].iat[j])
+            t, b, q = s_t[j], s_b[j], s_q[j]
             share = shares.get((t, b))
             if share is None:
                 return None  # a per-option variable this expansion does not know
@@ -300,9 +308,9 @@ def solve_tied(
     """Solve ``full`` (``build_model(compiled)``, unchanged) through its tie classes: the
     merged model solved by ``run``, its plan expanded into ``full``'s variables, with the
     merged model's bound (a bound of ``full``: every plan of ``full`` is one of the merged
-    model's, docs/formulation/fleet_deploy.md, "Tie classes"). Returns the result and what was merged (for the
-    compile report), or None when nothing is tied, the merged solve found no plan, or the
-    expansion does not hold in ``full``: then solve ``full`` itself."""
+    model's, docs/formulation/fleet_deploy.md, "Tie classes"). Returns the result and what
+    was merged (for the compile report), or None when nothing is tied, the merged solve
+    found no plan, or the expansion does not hold in ``full``: then solve ``full`` itself."""
     from solver.core.model import build_model  # the model builder imports the compile
 
     if not MERGE_TIES:

@@ -43,7 +43,8 @@ def add_fleet_rule(
         return
     pool = m.pools.iloc[p]
     # a tie class of k identical pools (solver.core.compile.ties): deploy counts the pools
-    # in use, 0..k, and each holds at most its own availability (docs/formulation/fleet_deploy.md, "Tie classes")
+    # in use, 0..k, and each holds at most its own availability
+    # (docs/formulation/fleet_deploy.md, "Tie classes")
     ties = int(pool["tie_count"]) if "tie_count" in pool.index else 1
     deploy = B.var(
         f"deploy[{k.option_id},{t}]",
