@@ -570,12 +570,14 @@ def optimise(
     """
     backend = get_backend(solver)
     through = None
+    began = time.perf_counter()
     if tied:
         through = ties.solve_tied(compiled, model, lambda m: backend.solve(m, options))
     if through is not None:
         result, compiled.report.ties = through
-    else:
-        result = backend.solve(model, options)
+    else:  # the time a tie class's solve took is spent
+        left = remaining_time(options, elapsed(began), "solving its tie classes")
+        result = backend.solve(model, left)
     seconds = result.solve_seconds
     final_model = model
     if result.has_solution and has_second_stage(compiled.problem):

@@ -309,8 +309,9 @@ def solve_tied(
     merged model solved by ``run``, its plan expanded into ``full``'s variables, with the
     merged model's bound (a bound of ``full``: every plan of ``full`` is one of the merged
     model's, docs/formulation/fleet_deploy.md, "Tie classes"). Returns the result and what
-    was merged (for the compile report), or None when nothing is tied, the merged solve
-    found no plan, or the expansion does not hold in ``full``: then solve ``full`` itself."""
+    was merged (for the compile report); without a plan (infeasible, or none within the
+    limit) the merged result as it is, the model's answer too. None when nothing is tied or
+    the expansion does not hold in ``full``: then solve ``full`` itself."""
     from solver.core.model import build_model  # the model builder imports the compile
 
     if not MERGE_TIES:
@@ -321,8 +322,17 @@ def solve_tied(
     small_compiled = merged(compiled, classes)
     small = build_model(small_compiled)
     result = run(small)
+    options = compiled.options
+    report = {
+        "classes": len(classes),
+        "pools_merged": sum(len(m) for m in classes),
+        "columns_before": int(len(options)),
+        "columns_after": int(len(small_compiled.options)),
+        "members": [[str(options.iloc[i]["offering_id"]) for i in m] for m in classes],
+    }
     if not result.has_solution or result.values is None:
-        return None
+        # exact both ways: infeasible, or no plan within the limit, is the model's answer too
+        return dataclasses.replace(result, values=None), report
     values = expand(compiled, classes, small, np.asarray(result.values, dtype=float), full)
     if values is None:
         return None
@@ -332,12 +342,4 @@ def solve_tied(
         and abs(objective - result.objective) > FEASIBLE_TOL * max(1.0, abs(objective)) + 1e-6
     ):
         return None
-    options = compiled.options
-    report = {
-        "classes": len(classes),
-        "pools_merged": sum(len(m) for m in classes),
-        "columns_before": int(len(options)),
-        "columns_after": int(len(small_compiled.options)),
-        "members": [[str(options.iloc[i]["offering_id"]) for i in m] for m in classes],
-    }
     return dataclasses.replace(result, values=values, objective=objective), report
