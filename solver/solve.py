@@ -576,8 +576,8 @@ def optimise(
     if through is not None:
         result, compiled.report.ties = through
     else:  # the time a tie class's solve took is spent
-        left = remaining_time(options, elapsed(began), "solving its tie classes")
-        result = backend.solve(model, left)
+        rest = remaining_time(options, elapsed(began), "solving its tie classes")
+        result = backend.solve(model, rest)
     seconds = result.solve_seconds
     final_model = model
     if result.has_solution and has_second_stage(compiled.problem):
