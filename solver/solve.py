@@ -13,7 +13,7 @@ import numpy as np
 
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.core.columns import solve_by_columns, use_columns
-from solver.core.compile import Compiled, compile_problem
+from solver.core.compile import Compiled, compile_problem, ties
 from solver.core.model import (
     LinearModel,
     Row,
@@ -180,7 +180,7 @@ def solve_verified(
         options = remaining_time(options, compile_seconds, "compiling and building the model")
         options = kept_for_the_plan(options, limit)
         try:
-            solution = optimise(compiled, model, solver=solver, options=options)
+            solution = optimise(compiled, model, solver=solver, options=options, tied=True)
         except InfeasibleError as exc:
             raise (explained(exc, problem, catalog, compiled) if explain else exc) from None
     if moves:  # the stay-put search, until the loss costs' share of the limit
@@ -554,9 +554,18 @@ class Solution:
 
 
 def optimise(
-    compiled: Compiled, model: LinearModel, *, solver: str, options: SolveOptions
+    compiled: Compiled,
+    model: LinearModel,
+    *,
+    solver: str,
+    options: SolveOptions,
+    tied: bool = False,
 ) -> Solution:
     """Solve a built model (with the second stage when the objective has one).
+
+    ``tied``: ``model`` is ``build_model(compiled)`` as built, so it may be solved through
+    its tie classes (:func:`solver.core.compile.ties.solve_tied`: identical pools as one
+    column, the plan expanded back into the model's own variables).
 
     Raises
     ------
@@ -564,7 +573,15 @@ def optimise(
         No feasible plan; an unbounded model; the solver stopped without a plan.
     """
     backend = get_backend(solver)
-    result = backend.solve(model, options)
+    through = None
+    began = time.perf_counter()
+    if tied:
+        through = ties.solve_tied(compiled, model, lambda m: backend.solve(m, options))
+    if through is not None:
+        result, compiled.report.ties = through
+    else:  # the time a tie class's solve took is spent
+        rest = remaining_time(options, elapsed(began), "solving its tie classes")
+        result = backend.solve(model, rest)
     seconds = result.solve_seconds
     final_model = model
     if result.has_solution and has_second_stage(compiled.problem):

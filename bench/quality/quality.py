@@ -1,6 +1,11 @@
 """Quality: the optimal plan's cost against the rules of thumb people use today.
 
 Run: python bench/quality/quality.py [--generated N] [--workers 2] [--solver highspy]
+[--time-limit S]
+
+Every solve has a time limit (``--time-limit``, default :data:`TIME_LIMIT_S` s): a solve
+stopped by it reports its plan and gap (counted under "stopped at the limit"), so one hard
+restriction cannot hold the run.
 
 For every problem in problems/ (an infeasible one is reported as infeasible and
 skipped) and N seeded generated problems (small random mixes of training and
@@ -73,6 +78,8 @@ RULE_TITLES = {
 # "no rule beats the optimum" is meaningful at the cent level
 OPTIMUM_GAP = 1e-6
 RULE_GAP = 1e-4
+#: seconds each solve may take (the optimum and every restriction)
+TIME_LIMIT_S = 60.0
 
 
 # --------------------------------------------------------------------------- restrictions
@@ -289,12 +296,14 @@ class Outcome:
 
 _CATALOG: Catalog | None = None
 _SOLVER = "highspy"
+_TIME_LIMIT_S = TIME_LIMIT_S
 
 
-def _init(solver: str) -> None:
-    global _CATALOG, _SOLVER
+def _init(solver: str, time_limit_s: float = TIME_LIMIT_S) -> None:
+    global _CATALOG, _SOLVER, _TIME_LIMIT_S
     _CATALOG = load_catalog()
     _SOLVER = solver
+    _TIME_LIMIT_S = time_limit_s
 
 
 def plan_mix(plan: Plan) -> str:
@@ -334,7 +343,7 @@ def run_job(job: Job) -> Outcome:
             problem,
             catalog,
             solver=_SOLVER,
-            options=SolveOptions(relative_gap=gap, threads=1),
+            options=SolveOptions(relative_gap=gap, threads=1, time_limit_s=_TIME_LIMIT_S),
             explain=False,
         )
     except InfeasibleError as exc:
@@ -354,11 +363,13 @@ def run_job(job: Job) -> Outcome:
     )
 
 
-def run_all(jobs: list[Job], workers: int, solver: str) -> list[Outcome]:
+def run_all(
+    jobs: list[Job], workers: int, solver: str, time_limit_s: float = TIME_LIMIT_S
+) -> list[Outcome]:
     if workers <= 1:
-        _init(solver)
+        _init(solver, time_limit_s)
         return [run_job(j) for j in jobs]
-    with ProcessPoolExecutor(workers, initializer=_init, initargs=(solver,)) as pool:
+    with ProcessPoolExecutor(workers, initializer=_init, initargs=(solver, time_limit_s)) as pool:
         return list(pool.map(run_job, jobs, chunksize=1))
 
 
@@ -513,6 +524,9 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=8, help="generated problems (seeds 1..N)")
     parser.add_argument("--workers", type=int, default=2, help="solver processes")
     parser.add_argument("--solver", default="highspy")
+    parser.add_argument(
+        "--time-limit", type=float, default=TIME_LIMIT_S, help="seconds per solve (wall)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     catalog = load_catalog()
@@ -528,7 +542,10 @@ def main() -> None:
 
     # 1. the optimum of each problem; an infeasible problem gets no rules
     optima = run_all(
-        [Job(key, "optimum", "", p) for key, _, p in problems], args.workers, args.solver
+        [Job(key, "optimum", "", p) for key, _, p in problems],
+        args.workers,
+        args.solver,
+        args.time_limit,
     )
     feasible = []
     for o, (key, _, p) in zip(optima, problems, strict=True):
@@ -546,7 +563,7 @@ def main() -> None:
     providers = sorted(set(catalog.offerings["provider"]))
     jobs = [Job(key, "type", t, p) for key, p in feasible for t in types]
     jobs += [Job(key, "cloud", prov, p) for key, p in feasible for prov in providers]
-    outcomes = run_all(jobs, args.workers, args.solver)
+    outcomes = run_all(jobs, args.workers, args.solver, args.time_limit)
     by: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
     for o in outcomes:
         by[(o.job.problem_key, o.job.rule)].append(o)
@@ -611,6 +628,19 @@ def main() -> None:
             print(f"!!!   {b}")
     else:
         print("check: no rule of thumb beats the optimum on any problem (as it must be).")
+    stopped = [o for o in [*optima, *outcomes] if o.detail == "feasible"]
+    slowest = max([*optima, *outcomes], key=lambda o: o.seconds)
+    print(
+        f"stopped at the limit ({args.time_limit:g} s): {len(stopped)} solve(s)"
+        + "".join(
+            f"\n  {o.job.problem_key} {o.job.rule} {o.job.variant}: gap {(o.gap or 0.0):.2%}"
+            for o in stopped
+        )
+    )
+    print(
+        f"slowest solve: {slowest.job.problem_key} {slowest.job.rule} {slowest.job.variant} "
+        f"{slowest.seconds:.1f} s"
+    )
     if errors:
         print(f"{len(errors)} solve(s) ended in an error (not infeasibility):")
         for e in errors:

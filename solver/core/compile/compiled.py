@@ -36,6 +36,8 @@ class CompileReport:
     columns: dict = field(default_factory=dict)
     # how a root solve went (solver.core.root.RootReport.as_dict), if one ran
     root: dict = field(default_factory=dict)
+    # tie classes solved as one column each (solver.core.compile.ties.solve_tied), if any
+    ties: dict = field(default_factory=dict)
     # workload -> [{list, values, vendor, options_left_out}]: what its accelerator and
     # vendor lists and its runtime left out (the plan says so under it)
     hardware: dict[str, list[dict]] = field(default_factory=dict)
@@ -43,6 +45,7 @@ class CompileReport:
     def as_dict(self) -> dict:
         extra = {"columns": self.columns} if self.columns else {}
         extra |= {"root": self.root} if self.root else {}
+        extra |= {"ties": self.ties} if self.ties else {}
         extra |= {"hardware": self.hardware} if self.hardware else {}
         return {
             **extra,

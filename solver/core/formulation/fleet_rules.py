@@ -41,19 +41,23 @@ def add_fleet_rule(
         for b, v in enumerate(block_vars[1:], start=1):
             B.row("fleet_flat", (k.option_id, t, b), {v: 1.0, block_vars[0]: -1.0}, "==", 0.0)
         return
+    pool = m.pools.iloc[p]
+    # a tie class of k identical pools (solver.core.compile.ties): deploy counts the pools
+    # in use, 0..k, and each holds at most its own availability
+    # (docs/formulation/fleet_deploy.md, "Tie classes")
+    ties = int(pool["tie_count"]) if "tie_count" in pool.index else 1
     deploy = B.var(
         f"deploy[{k.option_id},{t}]",
         VarKind.DEPLOY,
         integer=True,
-        ub=1.0,
+        ub=float(ties),
         option_id=k.option_id,
         pool=p,
         period=t,
         block=-1,
         workload=k.workload,
     )
-    pool = m.pools.iloc[p]
-    most = float(pool["availability_cap"]) + float(pool["existing_units"])
+    most = float(pool["availability_cap"]) / ties + float(pool["existing_units"])
     plain = not w.traffic_mix and not m.problem.provider_share_max
     for b, v in enumerate(block_vars):
         bound = most
@@ -100,12 +104,13 @@ def add_fleet_class(
 ) -> None:
     """``fleet_class``: deploy[k,t] <= the sum of top_h over the classes h at least as large as
     k's class in block ``tb`` (``tops``, largest first, up to k's own), for every option k of
-    an autoscaled fleet in the class: an exact cut (docs/formulation/fleet_class.md).
+    an autoscaled fleet in the class: an exact cut (docs/formulation/fleet_class.md). A tie
+    class's deploy counts up to its k pools: the tops then take k (its upper bound).
     """
-    row_tops = dict.fromkeys(tops, -1.0)
     for v in members:
         deploy = deploy_of.get(v)
         if deploy is not None:
+            row_tops = dict.fromkeys(tops, -float(B.vars[deploy]["ub"]))
             B.row(
                 "fleet_class", (B.vars[v]["option_id"], *tb), {deploy: 1.0, **row_tops}, "<=", 0.0
             )

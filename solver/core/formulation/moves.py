@@ -100,7 +100,9 @@ def _indicator(
         if deploy is not None:
             if deploy not in linked:
                 linked.add(deploy)
-                B.row(f"{what}_link", (w.name, *key, deploy), {deploy: 1.0, ind: -1.0}, "<=", 0.0)
+                # a tie class's deploy counts its pools in use (up to its bound, k)
+                top = -float(B.vars[deploy]["ub"])
+                B.row(f"{what}_link", (w.name, *key, deploy), {deploy: 1.0, ind: top}, "<=", 0.0)
             continue
         bound = float(most[int(B.vars[v]["pool"])])  # type: ignore[index]
         B.row(f"{what}_link", (w.name, *key, v), {v: 1.0, ind: -bound}, "<=", 0.0)
