@@ -30,7 +30,7 @@ from typing import TypeVar
 from solver.core.compile.periods import build_calendar
 from solver.inputs.costs import served_tokens_per_s
 from solver.inputs.egress import block_shares, egress_in_model, route_tokens, served_per_capacity
-from solver.inputs.load import resolve_load
+from solver.inputs.load import LoadBlocks, resolve_load
 from solver.inputs.problem import CompareApi, InferenceWorkload, Problem
 from solver.plan.lines import LineItem, Plan
 from solver.plan.lines.unit_cost import UnitCost
