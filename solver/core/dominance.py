@@ -61,6 +61,10 @@ column stands in only for one at the same egress $/GB (the comparison key holds 
 replacement keeps each price's capacity, so the cheapest-first routing of the served
 tokens, and the egress it pays, is no worse; a cheaper unit at a dearer egress price is
 never compared with one at a cheaper egress price (tests/core/test_egress_objective.py).
+Where a provider's support plan is in the objective (:mod:`solver.core.formulation.support`),
+a column at that provider stands in only for one at the same provider (the key holds it
+too): the support its spend adds is not in the unit's price
+(tests/core/test_support_objective.py).
 """
 
 from __future__ import annotations
@@ -80,11 +84,26 @@ TRAINING_REASON = "training: a cheaper rented cluster of the job has room in eve
 
 def egress_key(providers: pd.Series, problem: Problem) -> pd.Series:
     """Each pool's egress $/token as a comparison key where egress by default is in the
-    objective (:mod:`solver.core.formulation.egress`; '' elsewhere): a pool or column
-    stands in only for one at the same egress price (module docstring)."""
+    objective (:mod:`solver.core.formulation.egress`; '' elsewhere), and its provider
+    where the model prices that provider's support plan (:func:`support_key`): a pool or
+    column stands in only for one at the same egress price and support (module
+    docstring)."""
+    support = support_key(providers, problem)
     if not any(egress_in_model(problem, w.name) for w in problem.workloads):
+        return support
+    return "|e" + providers.map(lambda v: repr(egress_usd_per_token(str(v)))) + support
+
+
+def support_key(providers: pd.Series, problem: Problem) -> pd.Series:
+    """``|s<provider>`` for a pool at a provider whose support plan the model prices
+    (:mod:`solver.core.formulation.support`), '' elsewhere: a cheaper unit that adds
+    support never stands in for one that adds none or another provider's."""
+    from solver.core.formulation.support import modelled_plans
+
+    plans = modelled_plans(problem, set(providers.astype(str)))
+    if not plans:
         return pd.Series("", index=providers.index)
-    return "|e" + providers.map(lambda v: repr(egress_usd_per_token(str(v))))
+    return providers.astype(str).map(lambda v: f"|s{v}" if v in plans else "")
 
 
 def carbon_counts(problem: Problem) -> bool:

@@ -87,6 +87,36 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "provider"),
         binds=False,
     ),
+    "support_spend": Family(
+        "a provider's spend in its support bands = its spend in the month (support)",
+        "USD per USD of the month's spend",
+        ("provider", "month"),
+        binds=False,
+    ),
+    "support_fee": Family(
+        "a month's support fee >= its tiered percentage, and >= the plan's minimum",
+        "USD per USD of fee",
+        ("provider", "month", "part"),
+        binds=False,
+    ),
+    "support_fill": Family(
+        "a support band is full when the next band's binary is on (concave tiers)",
+        "USD per USD of the band",
+        ("provider", "month", "band"),
+        binds=False,
+    ),
+    "support_open": Family(
+        "the next support band fills only when this band's binary is on (concave tiers)",
+        "USD per USD of the band",
+        ("provider", "month", "band"),
+        binds=False,
+    ),
+    "support_billed": Family(
+        "a variable spending with a provider only when its support plan is billed",
+        "USD per unit",
+        ("provider", "variable"),
+        binds=False,
+    ),
     "mix_capacity": Family(
         "time shares of a unit across buckets <= units",
         "USD per unit",

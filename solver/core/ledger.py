@@ -251,6 +251,7 @@ def extras_bound(
     cloud_min_usd_per_hour: float | None,
     default_fixed_usd: float = 0.0,
     default_support: dict[str, SupportPlan] | None = None,
+    modelled_support: frozenset[str] = frozenset(),
 ) -> ExtrasBound:
     """The linear bound of :class:`ExtrasBound` for a problem's resolved ``costs``.
 
@@ -270,6 +271,10 @@ def extras_bound(
     default_support
         Support by default: provider -> its default plan, for each provider the problem
         may use that bills one.
+    modelled_support
+        Providers whose support the model prices exactly (solver.core.formulation.support):
+        the budget row carries their fees, so the bound leaves them out (storage and egress
+        at no provider in particular keep the top rate of every plan).
     """
     horizon_months = float(periods["months"].sum())
     fixed: dict[str, float] = {}
@@ -284,12 +289,13 @@ def extras_bound(
         fixed[e.provider] = fixed.get(e.provider, 0.0) + gb * price
     # tax by default (a tax_jurisdiction) is on every cloud provider's bills
     tax_max = max([*resolved.tax_rate.values(), resolved.tax_default_rate])
-    plans = {**(default_support or {}), **resolved.support}
+    every = {**(default_support or {}), **resolved.support}
+    plans = {p: plan for p, plan in every.items() if p not in modelled_support}
     rate = {p: top_rate(plan) for p, plan in plans.items()}
     constant = 0.0
     if default_fixed_usd:  # at no provider in particular: at the top support rate
         fixed[""] = default_fixed_usd
-        rate[""] = max(rate.values(), default=0.0)
+        rate[""] = max((top_rate(plan) for plan in every.values()), default=0.0)
     for provider in set(fixed) | set(plans):
         support_min = (
             plans[provider].minimum_usd_per_month * horizon_months if provider in plans else 0.0
@@ -312,4 +318,9 @@ def extras_bound(
         "the cheapest cloud price), plus storage, egress and support minimums with their "
         "tax, support and contingency"
     )
+    if modelled_support:
+        basis += (
+            "; support of " + ", ".join(sorted(modelled_support)) + " exact in the row (each "
+            "month's fee as the model prices it, with its tax and contingency)"
+        )
     return ExtrasBound(multiplier, c * constant, basis)

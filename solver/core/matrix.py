@@ -44,6 +44,7 @@ class VarKind(StrEnum):
     STAFF_TIER = "staff_tier"  # 1 when a site's staff segment is full (core/staff.py)
     BLOCK = "block"  # 1 when a training job runs on this capacity-block option
     USED = "used"  # 1 when a plan uses a group (provider, accelerator, ...): alternatives
+    SUPPORT = "support"  # a provider's support fee, its bands and tier binaries (support.py)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from solver.core.formulation.blocks import add_capacity_blocks
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
 from solver.core.formulation.disagg import add_disagg
 from solver.core.formulation.egress import add_egress
+from solver.core.formulation.support import add_support
 from solver.core.formulation.limits import (
     add_budgets,
     add_carbon_cap,
@@ -89,6 +90,7 @@ def build_model(compiled: Compiled, *, cap_demand_rows: bool = False) -> LinearM
     add_quotas(m)
     add_power_caps(m)
     add_staff_scale(m)
+    add_support(m)
     add_budgets(m)
     add_carbon_cap(m)
     add_provider_shares(m)

@@ -100,9 +100,10 @@ NOT_MODELLED: tuple[str, ...] = (
     "and free allowances",
     "currency risk: exchange rates are the catalog's, fixed for the horizon",
     "software licences and managed services (orchestration, observability, model APIs)",
-    "the choice of provider weighing support, staff and taxes: they are charged on the plan "
-    "the solver chose by its compute and egress cost, and only the budget holds them (egress "
-    "by default is in the objective; egress given under costs: is charged after)",
+    "the choice of provider weighing staff and taxes: they are charged on the plan the "
+    "solver chose by its compute, egress and support cost, and only the budget holds them "
+    "(egress by default and support plans are in the objective; egress given under costs: "
+    "is charged after)",
 )
 #: the categories a problem may opt in to, with what their absence means
 CATEGORY_WORDS: dict[str, str] = {

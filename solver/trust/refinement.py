@@ -185,7 +185,12 @@ def split_form(
     # which are worked on the problem's own periods (solver.solve.solved_split); the solve
     # record still holds the plan's objective to it
     inner = plan.model_copy(
-        update={"line_items": items, "compile_report": {}, "egress_in_objective_usd": None}
+        update={
+            "line_items": items,
+            "compile_report": {},
+            "egress_in_objective_usd": None,
+            "support_in_objective_usd": None,
+        }
     )
     why = _same_problem(problem, split, owner)
     check = Check(name="split_periods", ok=not why, detail=why or _done(problem, owner))

@@ -111,12 +111,18 @@ def expected_objective(plan: Plan, problem: Problem) -> float | None:
     guard = 0.0 if plan.guarded_total_usd is None else plan.guarded_total_usd - plan.total_cost_usd
     # egress by default in the objective (egress_in_objective_usd)
     egress = plan.egress_in_objective_usd or 0.0
+    # support plans in the objective (support_in_objective_usd), beside egress
+    egress += plan.support_in_objective_usd or 0.0
     if problem.objective == "min_cost":
         return plan.total_cost_usd + guard + switching + egress
     if problem.objective == "min_npv" and plan.npv_usd is not None:
         # the guard's premium and the egress discounted per period are not on the plan:
         # unchecked then
-        plain = abs(guard) < OBJECTIVE_ABS_TOL and plan.egress_in_objective_usd is None
+        plain = (
+            abs(guard) < OBJECTIVE_ABS_TOL
+            and plan.egress_in_objective_usd is None
+            and plan.support_in_objective_usd is None
+        )
         return plan.npv_usd + switching if plain else None
     if problem.objective == "cost_plus_carbon":
         carbon = problem.carbon_price_usd_per_tco2e * plan.total_co2e_t

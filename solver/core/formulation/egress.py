@@ -63,7 +63,13 @@ def add_egress(m: State) -> None:
             usd = average * seconds * next(iter(prices.values()))
             m.egress.constant += usd
             m.egress_by_period[t].constant += usd
+            if len(prices) == 1:  # one provider serves it all (support's spend)
+                m.egress_by_provider[(next(iter(prices)), t)].constant += usd
+            elif usd:
+                m.egress_unattributed.update(prices)
             continue
+        shared = {p for p in prices if list(prices.values()).count(prices[p]) > 1}
+        m.egress_unattributed.update(p for p in shared if prices[p] > 0)
         share = served_per_capacity(m.problem, load, wname, b)
         serve: dict[int, float] = {}
         for provider, units in sorted(by_provider.items()):
@@ -79,6 +85,8 @@ def add_egress(m: State) -> None:
             usd = seconds * prices[provider]
             m.egress.add(e, usd)
             m.egress_by_period[t].add(e, usd)
+            if provider not in shared:
+                m.egress_by_provider[(provider, t)].add(e, usd)
             row = {v: -share * a for v, a in units.items()}
             row[e] = 1.0
             m.B.row("egress_capacity", (wname, t, b, provider), row, "<=", 0.0)

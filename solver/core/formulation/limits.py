@@ -11,6 +11,7 @@ import numpy as np
 from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.core.formulation.state import State
+from solver.core.formulation.support import modelled_plans
 from solver.core.matrix import Expression
 from solver.inputs.cost_defaults import (
     OUTPUT_BYTES_PER_TOKEN,
@@ -70,7 +71,17 @@ def add_budgets(m: State) -> None:
         # coefficients stay the compute cost's (column pricing and dominance read them)
         bound = budget_bound(m.compiled)
         rhs = (problem.budget_usd - bound.constant_usd) / bound.multiplier - cost.constant
-        m.B.row("budget", (), cost.coefs, "<=", rhs)
+        coefs = dict(cost.coefs)
+        # support priced by the model (formulation.support): its fees exactly, with the
+        # provider's tax and the contingency, in the row's compute-dollar scale
+        resolved = resolve_problem_costs(problem)
+        for provider, fees in m.support_by_provider.items():
+            tax = resolved.tax_rate.get(provider, resolved.tax_default_rate)
+            scale = (1.0 + resolved.contingency_rate) * (1.0 + tax) / bound.multiplier
+            for i, c in fees.coefs.items():
+                coefs[i] = coefs.get(i, 0.0) + c * scale
+            rhs -= fees.constant * scale
+        m.B.row("budget", (), coefs, "<=", rhs)
     if problem.capex_budget_usd is not None:
         m.B.row("capex_budget", (), m.capex.coefs, "<=", problem.capex_budget_usd)
     names = list(m.periods["name"])
@@ -92,8 +103,9 @@ def budget_bound(compiled: Compiled) -> ledger.ExtrasBound:
     cheapest = float(cloud["price_usd_per_hour"].min()) if len(cloud) else None
     providers = set(pools["provider"].astype(str)) - {"owned"}
     fixed, support = default_extras(compiled, resolved.defaults, providers)
+    modelled = frozenset(modelled_plans(compiled.problem, providers))
     return ledger.extras_bound(
-        resolved, compiled.problem, compiled.periods, cheapest, fixed, support
+        resolved, compiled.problem, compiled.periods, cheapest, fixed, support, modelled
     )
 
 

@@ -40,6 +40,13 @@ def assemble(m: State) -> LinearModel:
         "egress_npv_usd": combine(
             *((float(discount[t]), m.egress_by_period[t]) for t in range(m.n_t))
         ),
+        # support plans (formulation.support): beside compute, in the objective
+        "support_usd": m.support,
+        "support_npv_usd": combine(
+            *((float(discount[t]), m.support_by_period[t]) for t in range(m.n_t))
+        ),
+        **{f"support_usd[provider={p}]": e for p, e in m.support_by_provider.items()},
+        **{f"support_unattributed[provider={p}]": Expression() for p in m.support_inexact},
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }
@@ -74,12 +81,20 @@ def stage_objective(model: LinearModel, problem: Problem, *, first: bool) -> Exp
     guard = (1.0, e.get("guard_premium_usd", Expression()))
     # egress by default (formulation.egress): money beside compute wherever money counts
     egress = (1.0, e.get("egress_usd", Expression()))
+    # support plans (formulation.support): with egress, wherever money counts
+    egress = (1.0, combine(egress, (1.0, e.get("support_usd", Expression()))))
     kind = problem.objective
     if kind == "min_cost":
         return combine((1.0, cost), guard, switching, egress)
     if kind == "min_npv":
         npv_guard = (1.0, e.get("guard_premium_npv_usd", Expression()))
-        npv_egress = (1.0, e.get("egress_npv_usd", Expression()))
+        npv_egress = (
+            1.0,
+            combine(
+                (1.0, e.get("egress_npv_usd", Expression())),
+                (1.0, e.get("support_npv_usd", Expression())),
+            ),
+        )
         return combine((1.0, e["npv_usd"]), npv_guard, switching, npv_egress)
     if kind == "max_served":
         return combine((1.0, cost), guard, (1.0, penalty), switching, egress)

@@ -135,6 +135,7 @@ def extract_plan(
     switching = model.expressions.get("switching_penalty_usd")
     migration = model.expressions.get("migration_penalty_usd")
     egress = model.expressions.get("egress_usd")
+    support = model.expressions.get("support_usd")
     plan = Plan(
         problem=compiled.problem.name,
         status=status,
@@ -143,6 +144,9 @@ def extract_plan(
         migration_penalty_usd=migration.value(values) if migration and migration.coefs else None,
         egress_in_objective_usd=egress.value(values)
         if egress is not None and (egress.coefs or egress.constant)
+        else None,
+        support_in_objective_usd=support.value(values)
+        if support is not None and (support.coefs or support.constant)
         else None,
         points_of_failure=points_of_failure(items, compiled.problem),
         objective_kind=compiled.problem.objective,

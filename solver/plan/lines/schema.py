@@ -162,6 +162,15 @@ class Plan(BaseModel):
         "total_cost_usd, and the plan's egress cost lines for the same workloads to the "
         "cent; left out when no workload's egress is in the objective",
     )
+    support_in_objective_usd: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="Support plans the objective priced (each provider's monthly fee, the "
+        "greater of its minimum and tiered percentage of the month's spend, "
+        "docs/concepts/cost-categories.md): in the objective beside total_cost_usd, and the "
+        "plan's support cost lines of the same providers to the cent; left out when no "
+        "provider's support is in the objective",
+    )
     points_of_failure: list[PointOfFailure] | None = Field(
         None,
         exclude_if=lambda v: v is None,

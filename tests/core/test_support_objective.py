@@ -1,0 +1,112 @@
+"""Support plans in the objective (issue 49 Build 1): a provider's cheaper compute loses
+to a dearer one without a support plan when the support it adds costs more than the
+difference; the tiers are concave (each dollar past a band costs the lower rate, the band
+binaries make it fill in order); the $100 minimum; the plan's support line is what the
+objective priced, to the cent.
+
+Hand cases: one H100 serves the chat workload (conftest CHAT_WORKLOAD, one unit), January
+2027 (744 h, one whole month). The same H100 at "aws" (AWS Business by default: the
+greater of $100 and 10% / 7% / 5% / 3% of the month's spend to $10,000 / $80,000 /
+$250,000 / above, aws.amazon.com/premiumsupport/pricing) and at "lambda" (bills no
+support plan, docs.lambda.ai/public-cloud/billing). Egress and storage are zeroed
+(``costs``: ``egress: []``, ``storage: []``, ``taxes: []``) so support alone separates them.
+
+(a) aws $4.00/h: $2,976.00 compute + 10% = $297.60 support = $3,273.60: lambda at $4.20/h
+    ($3,124.80) wins, at $4.50/h ($3,348.00) loses (break-even $4.40/h).
+(b) aws $14.00/h: $10,416.00 compute; support 10% of $10,000 + 7% of $416 = $1,000 +
+    $29.12 = $1,029.12; $11,445.12 in all, break-even $15.3832/h: lambda at $15.38/h
+    ($11,442.72) wins, at $15.39/h ($11,450.16) loses. The top rate (10%, $1,041.60:
+    $11,457.60) would pick lambda at $15.39; the bottom rate alone (3% of all, $312.48:
+    $10,728.48, the LP without the band binaries' rows) would pick aws at $15.38.
+(c) aws $0.10/h: $74.40 compute; 10% is $7.44, so the $100 minimum: $174.40 in all,
+    break-even $0.2344/h: lambda at $0.23/h ($171.12) wins, at $0.24/h ($178.56) loses.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import CHAT_WORKLOAD, TINY_REGIONS, offering, write_catalog
+from solver.core.formulation import support as support_module
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
+from solver.solve import solve_verified
+
+PROBLEM = (
+    """\
+name: support-choice
+horizon_months: 1
+start: 2027-01
+modes: [on_demand]
+load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
+costs: {defaults: true, storage: [], egress: [], taxes: []}
+workloads:
+"""
+    + CHAT_WORKLOAD
+)
+HOURS = 744.0  # January 2027
+
+
+def _solve(tmp_path, aws_usd_per_hour: float, lambda_usd_per_hour: float):
+    regions = [{**TINY_REGIONS[0], "provider": p, "region": "us-east"} for p in ("aws", "lambda")]
+    offerings = [
+        offering("h1", "h100-sxm", 1, aws_usd_per_hour, provider="aws"),
+        offering("h1", "h100-sxm", 1, lambda_usd_per_hour, provider="lambda"),
+    ]
+    folder = write_catalog(tmp_path / "cat", offerings, regions=regions)
+    problem = parse_problem(yaml.safe_load(PROBLEM))
+    return solve_verified(problem, load_catalog(folder))
+
+
+def _support(plan, provider: str = "aws") -> float:
+    return sum(c.cost_usd for c in plan.cost_lines if c.category == "support" and c.provider == provider)
+
+
+@pytest.mark.parametrize(
+    ("aws", "lam", "winner", "support"),
+    [
+        (4.00, 4.20, "lambda", 0.0),  # (a): 10% of $2,976 = $297.60 > $148.80 cheaper
+        (4.00, 4.50, "aws", 297.60),  # (a): $372.00 dearer > $297.60
+        (14.00, 15.38, "lambda", 0.0),  # (b): concave tiers, below break-even $15.3832
+        (14.00, 15.39, "aws", 1029.12),  # (b): $1,000 + 7% of $416
+        (0.10, 0.23, "lambda", 0.0),  # (c): the $100 minimum > $96.72 compute saved
+        (0.10, 0.24, "aws", 100.0),  # (c): $104.16 dearer > $100
+    ],
+)
+def test_support_moves_the_choice(tmp_path, aws, lam, winner, support):
+    plan, _ = _solve(tmp_path, aws, lam)
+    assert plan.verified
+    (line,) = plan.line_items
+    assert line.provider == winner and line.units == 1.0 and line.hours == HOURS
+    price = aws if winner == "aws" else lam
+    assert plan.total_cost_usd == pytest.approx(price * HOURS, abs=0.005)
+    assert _support(plan) == pytest.approx(support, abs=0.005)
+    # what the objective priced is the support line, to the cent
+    assert plan.support_in_objective_usd is not None
+    assert plan.support_in_objective_usd == pytest.approx(support, abs=0.005)
+    assert plan.objective == pytest.approx(price * HOURS + support, abs=0.01)
+    # not_included no longer says the choice of provider leaves support out
+    assert not any("weighing support" in n for n in plan.not_included)
+
+
+def test_the_band_rows_make_the_tiers_fill_in_order(tmp_path, monkeypatch):
+    """(b) without the band binaries' rows (support_fill, support_open) the LP fills the
+    3% band first and prices aws at $10,416 + $312.48 = $10,728.48 against lambda's
+    $11,442.72: aws would win at $15.38 and the plan would charge $1,029.12 of support the
+    objective priced at $312.48 (the solve's check stops it)."""
+    from solver.core.formulation.state import Builder
+
+    plan, _ = _solve(tmp_path, 14.00, 15.38)
+    assert plan.line_items[0].provider == "lambda"
+    real = Builder.row
+
+    def no_order(self, family, key, coefs, sense, rhs):  # type: ignore[no-untyped-def]
+        if family in ("support_fill", "support_open"):
+            return None
+        return real(self, family, key, coefs, sense, rhs)
+
+    monkeypatch.setattr(Builder, "row", no_order)
+    with pytest.raises(Exception, match="support lines charge"):
+        _solve(tmp_path / "b", 14.00, 15.38)
+    assert support_module  # the module the rows come from
