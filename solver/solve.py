@@ -483,6 +483,8 @@ def with_cash_flow(
     basis = ""
     if problem.budget_usd is not None and plan.cost_lines and compiled is not None:
         basis = budget_bound(compiled).basis
+    if compiled is not None:
+        check_support_priced(plan, compiled)
     return plan.model_copy(
         update={
             "start_date": start.isoformat(),
@@ -665,40 +667,36 @@ def plan_of(solution: Solution) -> Plan:
             "with the problem file",
         )
     check_egress_priced(plan, solution.model, r.values, solution.compiled.problem)
-    check_support_priced(plan, solution.model, r.values)
     return plan
 
 
-def check_support_priced(plan: Plan, model: LinearModel, values: np.ndarray | None) -> None:
-    """The support the objective priced (``support_usd``, solver.core.formulation.support)
-    against the plan's support lines of the same providers: equal to the cent at an
-    optimum (the fee variables sit at the greater of the minimum and the tiers); an
-    incumbent short of optimal may carry a fee above it, never below. A provider whose
-    egress shares a price with another's (``support_unattributed``) has its egress outside
-    the model's spend: the plan may charge it more support, never less.
+def check_support_priced(plan: Plan, compiled: Compiled) -> None:
+    """The support the objective priced (``support_in_objective_usd``,
+    solver.core.formulation.support) against the plan's support lines of the providers it
+    priced: equal to the cent at an optimum (the fee variables sit at the greater of the
+    minimum and the tiers); an incumbent short of optimal may carry a fee above it, never
+    below. Where a priced provider's egress shares a price with another provider's
+    (:func:`solver.core.formulation.support.support_exact`), its egress is outside the
+    model's spend: the plan may charge it more support, never less.
 
     Raises
     ------
     VerificationError
         The plan charges support the objective did not price (a bug in procure).
     """
-    priced = model.expressions.get("support_usd")
-    if priced is None or values is None or (not priced.coefs and not priced.constant):
+    from solver.core.formulation.support import modelled_plans, support_exact, support_providers
+
+    priced = plan.support_in_objective_usd
+    if priced is None:
         return
-    providers = {
-        name.split("=", 1)[1].rstrip("]")
-        for name in model.expressions
-        if name.startswith("support_usd[provider=")
-    }
-    loose = any(name.startswith("support_unattributed[") for name in model.expressions)
-    model_usd = priced.value(values)
-    plan_usd = sum(
+    providers = set(modelled_plans(compiled.problem, support_providers(compiled)))
+    charged = sum(
         c.cost_usd for c in plan.cost_lines if c.category == "support" and c.provider in providers
     )
-    if plan_usd > model_usd + 0.005 and not loose:
+    if charged > priced + 0.005 and support_exact(compiled):
         raise VerificationError(
-            f"the plan's support lines charge {usd(plan_usd)} for the providers the model "
-            f"priced at {usd(model_usd)}",
+            f"the plan's support lines charge {usd(charged)} for the providers the model "
+            f"priced at {usd(priced)}",
             fix="this is a bug in procure (the support spend and the model disagree); "
             "report it with the problem file",
         )

@@ -65,11 +65,8 @@ def add_egress(m: State) -> None:
             m.egress_by_period[t].constant += usd
             if len(prices) == 1:  # one provider serves it all (support's spend)
                 m.egress_by_provider[(next(iter(prices)), t)].constant += usd
-            elif usd:
-                m.egress_unattributed.update(prices)
             continue
         shared = {p for p in prices if list(prices.values()).count(prices[p]) > 1}
-        m.egress_unattributed.update(p for p in shared if prices[p] > 0)
         share = served_per_capacity(m.problem, load, wname, b)
         serve: dict[int, float] = {}
         for provider, units in sorted(by_provider.items()):

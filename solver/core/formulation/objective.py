@@ -46,7 +46,6 @@ def assemble(m: State) -> LinearModel:
             *((float(discount[t]), m.support_by_period[t]) for t in range(m.n_t))
         ),
         **{f"support_usd[provider={p}]": e for p, e in m.support_by_provider.items()},
-        **{f"support_unattributed[provider={p}]": Expression() for p in m.support_inexact},
         **{f"cost_usd[provider={p}]": e for p, e in m.cost_by_provider.items()},
         **{f"cost_usd[period={names[t]}]": e for t, e in enumerate(m.cost_by_period)},
     }

@@ -151,10 +151,9 @@ class State:
         # egress by default (formulation.egress), in the objective beside compute
         self.egress = Expression()
         self.egress_by_period = [Expression() for _ in range(self.n_t)]
-        # egress by (provider, period), for support's spend (formulation.support); the
-        # providers whose egress shares a price with another's (not attributable)
+        # egress by (provider, period), for support's spend (formulation.support): none
+        # where providers share a price (the plan splits those tokens by capacity)
         self.egress_by_provider: dict[tuple[str, int], Expression] = defaultdict(Expression)
-        self.egress_unattributed: set[str] = set()
         # provider -> period -> USD of fixed charges (the fleet held at the start)
         self.const_by_provider_period: dict[str, dict[int, float]] = defaultdict(
             lambda: defaultdict(float)
@@ -163,7 +162,6 @@ class State:
         self.support = Expression()
         self.support_by_period = [Expression() for _ in range(self.n_t)]
         self.support_by_provider: dict[str, Expression] = {}
-        self.support_inexact: list[str] = []
         # the switching cost's starts (_add_starts), in the objective only
         self.switching = Expression()
         # moves between periods (formulation.moves), in the objective only

@@ -34,6 +34,7 @@ from solver.core.compile import Compiled
 from solver.core.formulation.state import State
 from solver.core.matrix import Expression, VarKind
 from solver.inputs.cost_defaults import storage_price, support_default
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.costs import SUPPORT_PLANS, SupportPlan, egress_gb, resolve_problem_costs
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.storage_size import storage_gb
@@ -244,8 +245,6 @@ def add_support(m: State) -> None:
     B = m.B
     for provider, plan in sorted(plans.items()):
         spend = _spend_by_month(m, provider, months, "storage" in resolved.defaults)
-        if provider in m.egress_unattributed:
-            m.support_inexact.append(provider)
         fee_expr = Expression()
         u = None
         if by_default:
@@ -303,4 +302,24 @@ def add_support(m: State) -> None:
         m.support_by_provider[provider] = fee_expr
 
 
-__all__ = ["add_support", "modelled_plans", "support_providers"]
+def support_exact(compiled: Compiled) -> bool:
+    """Whether the model's spend is each priced provider's whole spend: False where a
+    serving workload whose egress the model prices has options at a priced provider and
+    at another provider at the same positive egress price (the plan splits those tokens in
+    proportion to capacity, which no linear expression of the model holds)."""
+    plans = modelled_plans(compiled.problem, support_providers(compiled))
+    opt = compiled.options
+    if not plans or not len(opt):
+        return True
+    for w, providers in opt.groupby("workload")["provider"].unique().items():
+        if not egress_in_model(compiled.problem, str(w)):
+            continue
+        prices = {str(p): egress_usd_per_token(str(p)) for p in providers}
+        for p in plans:
+            if p in prices and prices[p] > 0:
+                if any(q != p and prices[q] == prices[p] for q in prices):
+                    return False
+    return True
+
+
+__all__ = ["add_support", "modelled_plans", "support_exact", "support_providers"]
