@@ -110,3 +110,26 @@ def test_the_band_rows_make_the_tiers_fill_in_order(tmp_path, monkeypatch):
     with pytest.raises(Exception, match="support lines charge"):
         _solve(tmp_path / "b", 14.00, 15.38)
     assert support_module  # the module the rows come from
+
+
+def test_an_edited_plan_cannot_carry_a_stale_support_figure(tmp_path):
+    """(a) at lambda $4.50/h: aws serves, support $297.60 priced and charged. The same plan
+    edited to lambda's line (the other provider mix: no support plan) with its figure
+    left at $297.60 fails the verifier's support check (lambda's recomputed support is
+    $0), and so does the aws plan with its figure edited to $0."""
+    from solver.inputs.catalog import load_catalog
+    from solver.trust.verify.verifier import verify_plan
+
+    plan, _ = _solve(tmp_path, 4.00, 4.50)
+    problem = parse_problem(yaml.safe_load(PROBLEM))
+    catalog = load_catalog(tmp_path / "cat")
+    checks = [c for c in verify_plan(plan, problem, catalog) if c.name == "support priced in the objective"]
+    assert checks and all(c.ok for c in checks)
+    stale = plan.model_copy(update={"support_in_objective_usd": 0.0})
+    checks = [c for c in verify_plan(stale, problem, catalog) if c.name == "support priced in the objective"]
+    assert checks and not any(c.ok for c in checks)
+    (item,) = plan.line_items
+    lam = item.model_copy(update={"provider": "lambda"})
+    moved = plan.model_copy(update={"line_items": [lam]})
+    checks = [c for c in verify_plan(moved, problem, catalog) if c.name == "support priced in the objective"]
+    assert checks and not any(c.ok for c in checks)

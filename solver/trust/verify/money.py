@@ -300,9 +300,11 @@ def _check_support(
             assert s.bands is not None  # SupportEntry holds a published plan or its own bands
             plans[s.provider] = (minimum, [(b.up_to_usd, b.percent) for b in s.bands])
     if not plans:
+        _check_support_priced(run, 0.0)
         return
     start = date.fromisoformat(plan.start_date) if plan.start_date else date(2000, 1, 1)
     table = line_charges(plan, run.p, run.catalog, start)
+    recomputed = 0.0
     for provider, terms in sorted(plans.items()):
         line = lines.get(("support", provider, -1))
         if terms is None:
@@ -332,6 +334,30 @@ def _check_support(
             f"{provider}: {line.cost_usd if line else None} vs recomputed {fee:.2f}",
         )
         by_provider[provider] += fee
+        recomputed += fee
+    _check_support_priced(run, recomputed, {p for p, t in plans.items() if t is not None})
+
+
+def _check_support_priced(run: _Run, recomputed: float, priced: set[str] | None = None) -> None:
+    """The support the objective priced (``support_in_objective_usd``) against the fees
+    recomputed from the plan's own line items: equal to the cent, so a plan edited to
+    another provider mix cannot carry the support figure of the one solved. Where a
+    provider with a plan sends egress (the model leaves out egress at a price another
+    provider shares), the objective's figure may be below the fees, never above."""
+    value = run.plan.support_in_objective_usd
+    if value is None:
+        return
+    egress = any(
+        x.category == "egress" and x.cost_usd > 0 and x.provider in (priced or set())
+        for x in run.plan.cost_lines
+    )
+    ok = value <= recomputed + 0.005 if egress else abs(value - recomputed) <= 0.005
+    run.c.check(
+        "support priced in the objective",
+        ok,
+        f"objective {value:.2f} vs support recomputed {recomputed:.2f}"
+        + (" (egress at a shared price may be outside the model's spend)" if egress else ""),
+    )
 
 
 def _given(run: _Run) -> Costs | str:
