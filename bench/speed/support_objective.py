@@ -57,9 +57,10 @@ def main() -> None:
                 out[on] = (plan.objective, plan.all_in_cost_usd or plan.total_cost_usd, binaries)
         model_module.add_support = real
         w, wo = statistics.median(times[True]), statistics.median(times[False])
+        (obj, all_in, binaries), (obj0, all_in0, _) = out[True], out[False]
         print(
-            f"{name} | {w:.2f} | {wo:.2f} | {w / wo:.2f} | {out[True][2]} | "
-            f"{out[True][0]:,.2f} / {out[False][0]:,.2f} | {out[True][1]:,.2f} / {out[False][1]:,.2f}"
+            f"{name} | {w:.2f} | {wo:.2f} | {w / wo:.2f} | {binaries} | "
+            f"{obj:,.2f} / {obj0:,.2f} | {all_in:,.2f} / {all_in0:,.2f}"
         )
 
 

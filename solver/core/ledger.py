@@ -308,7 +308,7 @@ def extras_bound(
     staff = 0.0
     if resolved.staff_usd_per_instance_hour and cloud_min_usd_per_hour:
         staff = resolved.staff_usd_per_instance_hour / cloud_min_usd_per_hour
-    rate_max = max(rate.values(), default=0.0)
+    rate_max = max((r for p, r in rate.items() if p), default=0.0)  # providers' plans
     c = 1.0 + resolved.contingency_rate
     multiplier = c * ((1.0 + tax_max) * (1.0 + rate_max) + staff)
     basis = (

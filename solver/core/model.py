@@ -23,7 +23,6 @@ from solver.core.formulation.blocks import add_capacity_blocks
 from solver.core.formulation.demand import add_demand, add_inference_capacity, add_training
 from solver.core.formulation.disagg import add_disagg
 from solver.core.formulation.egress import add_egress
-from solver.core.formulation.support import add_support
 from solver.core.formulation.limits import (
     add_budgets,
     add_carbon_cap,
@@ -42,6 +41,7 @@ from solver.core.formulation.objective import (
 from solver.core.formulation.pools import add_fleet, add_savings_plans
 from solver.core.formulation.redundancy import add_failure_domains, add_n_plus_1, block_need_tps
 from solver.core.formulation.state import State
+from solver.core.formulation.support import add_support
 from solver.core.matrix import Expression, LinearModel, Row, VarKind, combine
 from solver.core.staff import add_staff_scale
 

@@ -60,7 +60,9 @@ def _solve(tmp_path, aws_usd_per_hour: float, lambda_usd_per_hour: float):
 
 
 def _support(plan, provider: str = "aws") -> float:
-    return sum(c.cost_usd for c in plan.cost_lines if c.category == "support" and c.provider == provider)
+    return sum(
+        c.cost_usd for c in plan.cost_lines if c.category == "support" and c.provider == provider
+    )
 
 
 @pytest.mark.parametrize(
@@ -112,6 +114,10 @@ def test_the_band_rows_make_the_tiers_fill_in_order(tmp_path, monkeypatch):
     assert support_module  # the module the rows come from
 
 
+def _support_checks(checks):
+    return [c for c in checks if c.name == "support priced in the objective"]
+
+
 def test_an_edited_plan_cannot_carry_a_stale_support_figure(tmp_path):
     """(a) at lambda $4.50/h: aws serves, support $297.60 priced and charged. The same plan
     edited to lambda's line (the other provider mix: no support plan) with its figure
@@ -123,13 +129,13 @@ def test_an_edited_plan_cannot_carry_a_stale_support_figure(tmp_path):
     plan, _ = _solve(tmp_path, 4.00, 4.50)
     problem = parse_problem(yaml.safe_load(PROBLEM))
     catalog = load_catalog(tmp_path / "cat")
-    checks = [c for c in verify_plan(plan, problem, catalog) if c.name == "support priced in the objective"]
+    checks = _support_checks(verify_plan(plan, problem, catalog))
     assert checks and all(c.ok for c in checks)
     stale = plan.model_copy(update={"support_in_objective_usd": 0.0})
-    checks = [c for c in verify_plan(stale, problem, catalog) if c.name == "support priced in the objective"]
+    checks = _support_checks(verify_plan(stale, problem, catalog))
     assert checks and not any(c.ok for c in checks)
     (item,) = plan.line_items
     lam = item.model_copy(update={"provider": "lambda"})
     moved = plan.model_copy(update={"line_items": [lam]})
-    checks = [c for c in verify_plan(moved, problem, catalog) if c.name == "support priced in the objective"]
+    checks = _support_checks(verify_plan(moved, problem, catalog))
     assert checks and not any(c.ok for c in checks)

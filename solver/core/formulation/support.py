@@ -34,8 +34,8 @@ from solver.core.compile import Compiled
 from solver.core.formulation.state import State
 from solver.core.matrix import Expression, VarKind
 from solver.inputs.cost_defaults import storage_price, support_default
-from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.costs import SUPPORT_PLANS, SupportPlan, egress_gb, resolve_problem_costs
+from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import Problem, TrainingWorkload
 from solver.inputs.storage_size import storage_gb
 
@@ -238,7 +238,7 @@ def add_support(m: State) -> None:
     resolved = resolve_problem_costs(m.problem)
     by_default = "support" in resolved.defaults
     months = _month_shares(m)
-    month_period = {}
+    month_period: dict[int, int] = {}
     for t in range(m.n_t):
         for a, _ in month_slices(float(m.period_bounds[0][t]), float(m.period_bounds[1][t])):
             month_period.setdefault(math.floor(a + 1e-9), t)
