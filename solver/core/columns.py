@@ -62,6 +62,7 @@ from solver.core.backends.base import relative_gap
 from solver.core.backends.highs_backend import HighsSession
 from solver.core.compile import Compiled, with_options
 from solver.core.cuts import Cuts
+from solver.core.formulation.support import settle, support_modelled
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
 from solver.core.reduced_costs import Pricing, check_pricing, options_table
@@ -166,8 +167,15 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
         )
     }
     plain -= routed_workloads(compiled)
+    # the pricing has no support rows (formulation.support): options at a provider whose
+    # support is in the model are always in the master
+    supported = opt["provider"].astype(str).isin(support_modelled(compiled))
     return (
-        (kind == "cloud") & opt["mode"].isin(modes) & (existing == 0) & opt["workload"].isin(plain)
+        (kind == "cloud")
+        & opt["mode"].isin(modes)
+        & (existing == 0)
+        & opt["workload"].isin(plain)
+        & ~supported
     ).to_numpy()
 
 
@@ -660,7 +668,7 @@ def rounded(model: LinearModel, values: np.ndarray) -> np.ndarray:
         start[z] = 0.0
         best = pd.Series(values[z], index=z).groupby(v["workload"].to_numpy()[z]).idxmax()
         start[best.to_numpy(int)] = 1.0
-    return np.maximum(start, v["lb"].to_numpy(float))
+    return settle(model, np.maximum(start, v["lb"].to_numpy(float)))  # support from its spend
 
 
 def violated_rows(model: LinearModel, x: np.ndarray, tol: float = 1e-6) -> list[str]:

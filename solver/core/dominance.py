@@ -285,7 +285,9 @@ def _columns(
     return cols, others
 
 
-def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
+def _training_runs(
+    options: pd.DataFrame, pools: pd.DataFrame, problem: Problem | None = None
+) -> pd.DataFrame:
     """One row per (training option, period it runs in): ``opt``, ``workload``,
     ``pool_id``, ``period``, ``units`` (its cluster), ``usd`` (the job's cost on it) and
     ``rented``."""
@@ -314,6 +316,8 @@ def _training_runs(options: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
     runs["rented"] = (runs["pool_id"].map(p["kind"]) == "cloud") & mode.isin(RENTED_MODES)
     # a cluster stands in only for one whose price has the same guard band (guard_key)
     runs["job"] = runs["workload"] + guard_key(runs["pool_id"], p)
+    if problem is not None:  # and one at the same support provider (support_key)
+        runs["job"] = runs["job"] + support_key(runs["pool_id"].map(p["provider"]), problem)
     return runs
 
 
@@ -574,7 +578,7 @@ def prune_dominated_options(
     if carbon_counts(problem) and "kgco2e_per_unit_hour" not in options:
         return options, {}  # no CO2e to compare
     cols, others = _columns(options, pools, demand, problem)
-    all_runs = _training_runs(options, pools)
+    all_runs = _training_runs(options, pools, problem)
     runs = all_runs if _training_prunable(problem) else all_runs.iloc[0:0]
     if cols.empty and runs.empty:
         return options, {}

@@ -328,7 +328,8 @@ def test_seed_problem_same_optimal_cost_on_every_backend(name, seed_results):
 
 def test_cpsat_refuses_the_seed_problem(seed_model):
     # The seed model's only continuous variables are its egress routing (egress by
-    # default in the objective, issue 49); compute only (costs: none) it is all-integer,
+    # default in the objective, issue 49) and its support fees and bands (AWS Business in
+    # the objective, formulation.support); compute only (costs: none) it is all-integer,
     # but its demand rows have tokens/s per unit from the physics (e.g. 1210.47...) that
     # no power of ten up to 1e6 makes integral.
     from solver.core.compile import compile_problem
@@ -336,7 +337,7 @@ def test_cpsat_refuses_the_seed_problem(seed_model):
     from solver.inputs.catalog import load_catalog
 
     continuous = seed_model.variables.loc[~seed_model.variables["integer"], "kind"]
-    assert set(continuous) == {"egress"}
+    assert set(continuous) == {"egress", "support"}
     compute_only = seed_model_problem().model_copy(update={"costs": "none"})
     model = build_model(compile_problem(compute_only, load_catalog()))
     assert model.n_integer == len(model.variables)

@@ -29,10 +29,12 @@ import math
 from collections import defaultdict
 from dataclasses import replace
 
+import numpy as np
+
 from solver.core.clock import month_slices
 from solver.core.compile import Compiled
 from solver.core.formulation.state import State
-from solver.core.matrix import Expression, VarKind
+from solver.core.matrix import Expression, LinearModel, Row, VarKind
 from solver.inputs.cost_defaults import storage_price, support_default
 from solver.inputs.costs import SUPPORT_PLANS, SupportPlan, egress_gb, resolve_problem_costs
 from solver.inputs.egress import egress_in_model, egress_usd_per_token
@@ -302,6 +304,59 @@ def add_support(m: State) -> None:
         m.support_by_provider[provider] = fee_expr
 
 
+def settle(model: LinearModel, x: np.ndarray) -> np.ndarray:
+    """``x`` with every support variable set from the spend the other variables make (a
+    MIP start rounded from an LP, :func:`solver.core.columns.rounded`): each month's bands
+    filled in order, their binaries, the billed binary and the fee at the greater of the
+    tiers and the minimum. Support variables are read by name and row (add_support)."""
+    x = x.copy()
+    kinds = model.variables["kind"].to_numpy()
+    is_support = kinds == VarKind.SUPPORT.value
+    if not is_support.any():
+        return x
+    names = model.variables["name"].to_numpy()
+    index = {str(names[i]): i for i in np.flatnonzero(is_support)}
+    ub = model.variables["ub"].to_numpy(float)
+    spent: dict[str, bool] = defaultdict(bool)
+    fee_rows = {row.key: row for row in model.rows if row.family == "support_fee"}
+    fees: list[tuple[int, Row | None]] = []  # (fee variable, its minimum's row)
+    for row in model.rows:
+        if row.family != "support_spend":
+            continue
+        provider, k = row.key
+        spend = row.rhs - sum(c * x[i] for i, c in row.coefs.items() if not is_support[i])
+        spent[provider] |= spend > 1e-9
+        left, tiered, j = max(0.0, spend), 0.0, 0
+        tiers = fee_rows[(provider, k, "tiers")]
+        while f"support_band[{provider},{k},{j}]" in index:
+            d = index[f"support_band[{provider},{k},{j}]"]
+            x[d] = min(left, ub[d])
+            left -= x[d]
+            tiered -= tiers.coefs[d] * x[d]
+            y = index.get(f"support_tier[{provider},{k},{j}]")
+            if y is not None:
+                x[y] = 1.0 if left > 1e-9 else 0.0
+            j += 1
+        fee = index[f"support[{provider},{k}]"]
+        x[fee] = tiered
+        fees.append((fee, fee_rows.get((provider, k, "minimum"))))
+    for provider, billed in spent.items():
+        u = index.get(f"support_billed[{provider}]")
+        if u is not None:
+            x[u] = 1.0 if billed else 0.0
+    for fee, minimum in fees:
+        if minimum is not None:  # fee + sum(coef x) >= rhs: the minimum (x billed)
+            floor = minimum.rhs - sum(c * x[i] for i, c in minimum.coefs.items() if i != fee)
+            x[fee] = max(x[fee], floor)
+    return x
+
+
+def support_modelled(compiled: Compiled) -> set[str]:
+    """The providers whose support the model prices (column generation keeps their
+    options in its master: the pricing has no support rows)."""
+    return set(modelled_plans(compiled.problem, support_providers(compiled)))
+
+
 def support_exact(compiled: Compiled) -> bool:
     """Whether the model's spend is each priced provider's whole spend: False where a
     serving workload whose egress the model prices has options at a priced provider and
@@ -322,4 +377,11 @@ def support_exact(compiled: Compiled) -> bool:
     return True
 
 
-__all__ = ["add_support", "modelled_plans", "support_exact", "support_providers"]
+__all__ = [
+    "add_support",
+    "settle",
+    "modelled_plans",
+    "support_exact",
+    "support_modelled",
+    "support_providers",
+]
