@@ -315,7 +315,7 @@ def settle(model: LinearModel, x: np.ndarray) -> np.ndarray:
     if not is_support.any():
         return x
     names = model.variables["name"].to_numpy()
-    index = {str(names[i]): i for i in np.flatnonzero(is_support)}
+    index = {str(names[i]): int(i) for i in np.flatnonzero(is_support)}
     ub = model.variables["ub"].to_numpy(float)
     spent: dict[str, bool] = defaultdict(bool)
     fee_rows = {row.key: row for row in model.rows if row.family == "support_fee"}
