@@ -139,3 +139,29 @@ def test_an_edited_plan_cannot_carry_a_stale_support_figure(tmp_path):
     moved = plan.model_copy(update={"line_items": [lam]})
     checks = _support_checks(verify_plan(moved, problem, catalog))
     assert checks and not any(c.ok for c in checks)
+
+
+@pytest.mark.parametrize(("budget", "feasible"), [(3400.0, True), (3350.0, False)])
+def test_the_budget_row_holds_support_exactly(tmp_path, budget, feasible):
+    """aws alone at $4.00/h: compute $2,976.00, support 10% = $297.60, staff by default
+    $966.16 / 8,760 h = $0.110292 per instance-hour x 744 h = $82.06 (the row holds staff
+    at that rate over the cheapest price, $4.00/h: 0.0275731 x compute, exact here): the
+    row is $2,976.00 x 1.0275731 + $297.60 = $3,355.66, the plan's all-in. A budget of
+    $3,400 holds it; $3,350 does not. Before, the row held support at its top band and its
+    minimum (2,976 x 1.1275731 + $100 = $3,455.66) and refused $3,400 too."""
+    from solver.errors import InfeasibleError
+
+    regions = [{**TINY_REGIONS[0], "provider": "aws", "region": "us-east"}]
+    folder = write_catalog(
+        tmp_path / "cat", [offering("h1", "h100-sxm", 1, 4.0, provider="aws")], regions=regions
+    )
+    problem = parse_problem({**yaml.safe_load(PROBLEM), "budget_usd": budget})
+    if not feasible:
+        with pytest.raises(InfeasibleError):
+            solve_verified(problem, load_catalog(folder), explain=False)
+        return
+    plan, _ = solve_verified(problem, load_catalog(folder))
+    assert plan.verified and plan.line_items[0].provider == "aws"
+    assert _support(plan) == pytest.approx(297.60, abs=0.005)
+    assert plan.all_in_cost_usd == pytest.approx(2976.0 + 297.60 + 744 * 966.16 / 8760, abs=0.01)
+    assert "support of aws exact in the row" in plan.budget_basis
