@@ -493,8 +493,8 @@ def moe_training_efficiency(bytes_per_flop: float, dense_tflops: float) -> float
     MOE_EFFICIENCY_MAX / (1 + x R / B): a faster tensor core shortens the multiplies, not
     the rest (derivation and basis: docs/concepts/runtime-figures.md, "Mixture-of-experts
     training"). DeepSeek-V3 (x 1.2605e-4) on the Hopper FP8 point (0.35 x 1,978.9 =
-    692.6 TFLOP/s): x R = 8.731e10 B/s, 0.8926 / (1 + 8.731e10 / 1.718e11) = 0.5911 ...
-    see the constants' comment for the fitted figures.
+    692.6 TFLOP/s): x R = 87.31 GB/s, 0.8960 / (1 + 87.31 / 178.0) = 0.6011; on B200 FP8
+    (0.35 x 4,500 = 1,575 TFLOP/s) 0.4236.
 
     Parameters
     ----------
