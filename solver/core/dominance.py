@@ -73,6 +73,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from solver.inputs.costs import modelled_plans
 from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload, Problem, Workload
 from solver.units import RENTED_MODES
@@ -98,8 +99,6 @@ def support_key(providers: pd.Series, problem: Problem) -> pd.Series:
     """``|s<provider>`` for a pool at a provider whose support plan the model prices
     (:mod:`solver.core.formulation.support`), '' elsewhere: a cheaper unit that adds
     support never stands in for one that adds none or another provider's."""
-    from solver.core.formulation.support import modelled_plans
-
     plans = modelled_plans(problem, set(providers.astype(str)))
     if not plans:
         return pd.Series("", index=providers.index)

@@ -26,7 +26,7 @@ Figures and their sources are in catalogs/SOURCES.md ("Cost categories beside co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, cast
 
 from pydantic import (
@@ -43,6 +43,7 @@ from solver.inputs.cost_defaults import (
     STAFF_DEFAULT_SOURCE,
     STAFF_USD_PER_INSTANCE_YEAR,
     TAX_NONE,
+    support_default,
     tax_rate,
 )
 
@@ -509,6 +510,24 @@ def resolve_problem_costs(problem: _Problem, providers: set[str] | None = None) 
     return resolve_costs(problem.costs, providers, serving, others, jurisdiction)
 
 
+def modelled_plans(problem: _Problem, providers: set[str]) -> dict[str, SupportPlan]:
+    """Provider -> the support plan the model prices (solver.core.formulation.support):
+    the problem's ``costs.support``, else (support by default) each of ``providers``'
+    default plan that bills one (AWS Business); none without any cost category or for
+    owned servers."""
+    resolved = resolve_problem_costs(problem)
+    if not resolved.any:
+        return {}
+    if "support" not in resolved.defaults:
+        return dict(resolved.support)
+    out: dict[str, SupportPlan] = {}
+    for provider in sorted(providers - {"owned"}):
+        name, source = support_default(provider)
+        if name:
+            out[provider] = replace(SUPPORT_PLANS[(provider, name)], source=source)
+    return out
+
+
 def egress_gb(
     entry: EgressEntry, problem: _Problem, period: str, months: float, hours: float
 ) -> float:
@@ -538,6 +557,7 @@ __all__ = [
     "SUPPORT_PLANS",
     "SupportPlan",
     "egress_gb",
+    "modelled_plans",
     "resolve_problem_costs",
     "resolve_costs",
     "served_tokens_per_s",

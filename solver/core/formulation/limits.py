@@ -11,7 +11,6 @@ import numpy as np
 from solver.core import ledger
 from solver.core.compile import Compiled
 from solver.core.formulation.state import State
-from solver.core.formulation.support import modelled_plans
 from solver.core.matrix import Expression
 from solver.inputs.cost_defaults import (
     OUTPUT_BYTES_PER_TOKEN,
@@ -22,6 +21,7 @@ from solver.inputs.cost_defaults import (
 from solver.inputs.costs import (
     SUPPORT_PLANS,
     SupportPlan,
+    modelled_plans,
     resolve_problem_costs,
     served_tokens_per_s,
 )

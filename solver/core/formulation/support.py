@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import replace
 
 import numpy as np
 
@@ -35,31 +34,14 @@ from solver.core.clock import month_slices
 from solver.core.compile import Compiled
 from solver.core.formulation.state import State
 from solver.core.matrix import Expression, LinearModel, Row, VarKind
-from solver.inputs.cost_defaults import storage_price, support_default
-from solver.inputs.costs import SUPPORT_PLANS, SupportPlan, egress_gb, resolve_problem_costs
+from solver.inputs.cost_defaults import storage_price
+from solver.inputs.costs import egress_gb, modelled_plans, resolve_problem_costs
 from solver.inputs.egress import egress_in_model, egress_usd_per_token
-from solver.inputs.problem import Problem, TrainingWorkload
+from solver.inputs.problem import TrainingWorkload
 from solver.inputs.storage_size import storage_gb
 
 #: a month's spend with a provider: var -> USD per unit, and a constant
 Spend = tuple[dict[int, float], float]
-
-
-def modelled_plans(problem: Problem, providers: set[str]) -> dict[str, SupportPlan]:
-    """Provider -> the support plan the model prices: the problem's ``costs.support``, else
-    (support by default) each provider's default plan that bills one (AWS Business);
-    none without any cost category or for owned servers."""
-    resolved = resolve_problem_costs(problem)
-    if not resolved.any:
-        return {}
-    if "support" not in resolved.defaults:
-        return dict(resolved.support)
-    out: dict[str, SupportPlan] = {}
-    for provider in sorted(providers - {"owned"}):
-        name, source = support_default(provider)
-        if name:
-            out[provider] = replace(SUPPORT_PLANS[(provider, name)], source=source)
-    return out
 
 
 def _month_shares(m: State) -> dict[int, float]:
