@@ -233,7 +233,8 @@ class ExtrasBound:
     linear in the plan's compute cost, so the budget row stays one linear row and the
     plan's all-in total never exceeds the budget:
 
-    - support: max(minimum, tiered %) <= minimum + the top band's % x spend, each month;
+    - support: max(minimum, tiered %) <= minimum + the top band's % x spend, each month
+      (only for providers whose support the model does not price: ``modelled_support``);
     - staff: USD per instance-hour x instance-hours <= (that / the cheapest cloud pool's
       price per instance-hour) x compute cost;
     - taxes at the highest rate any provider carries; contingency on everything.

@@ -20,9 +20,11 @@ the horizon only). In this order, each on what comes before it:
    storage, egress, support);
 6. contingency: its rate x everything above, each month.
 
-These are charged on the plan the solver chose by its compute cost; the budget row held
-them at a linear bound (:func:`solver.core.ledger.extras_bound`, the plan's
-``budget_basis``), so the all-in total is within the budget.
+Support is priced in the model month by month as step 3 charges it
+(:mod:`solver.core.formulation.support`, the plan's ``support_in_objective_usd``), in the
+objective and the budget row; the others are charged on the plan the solver chose, the
+budget row holding them at a linear bound (:func:`solver.core.ledger.extras_bound`, the
+plan's ``budget_basis``), so the all-in total is within the budget.
 """
 
 from __future__ import annotations
