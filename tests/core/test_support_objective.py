@@ -165,3 +165,30 @@ def test_the_budget_row_holds_support_exactly(tmp_path, budget, feasible):
     assert _support(plan) == pytest.approx(297.60, abs=0.005)
     assert plan.all_in_cost_usd == pytest.approx(2976.0 + 297.60 + 744 * 966.16 / 8760, abs=0.01)
     assert "support of aws exact in the row" in plan.budget_basis
+
+
+def test_reservations_across_periods_are_priced_as_the_plan_bills_them():
+    """The shipped chat-7b-all-in at 400,000 users for 18 months (periods of 5 and 13
+    months, reserved 1-year and on-demand, costs by default): AWS's spend each month
+    mixes rent spread by hours over its period and 1-year reservations billed month by
+    month from their period's start, past the $10,000 band. The objective's support is
+    the plan's support line to the cent (the verifier recomputes the line month by month
+    from the line items, 'support recomputed'), and both are above the 18 x $100 minimum."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    d = yaml.safe_load((root / "problems" / "chat-7b-all-in.yaml").read_text())
+    d["workloads"][0]["demand"] = {"users": 400_000, "requests_per_user_per_day": 20}
+    d.update(
+        horizon_months=18,
+        modes=["reserved_1y", "on_demand"],
+        costs="default",
+        budget_usd=5e6,
+        periods=[{"name": "a", "months": 5}, {"name": "b", "months": 13}],
+    )
+    plan, _ = solve_verified(parse_problem(d), load_catalog())
+    assert plan.verified
+    assert {i.mode for i in plan.line_items} >= {"reserved_1y", "on_demand"}
+    line = _support(plan)
+    assert line > 18 * 100.0 + 1.0
+    assert plan.support_in_objective_usd == pytest.approx(line, abs=0.005)
