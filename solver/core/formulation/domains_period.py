@@ -1,0 +1,162 @@
+"""Proofs in a meeting's time for workloads that must survive a domain's loss: each period
+solved alone for a bound on its cost (``domain_period`` rows), and a first plan that
+serves every period from the places one period's own optimum chose.
+
+A model with ``domain_loss`` rows is hard for its LP relaxation: it holds a share of the
+need in many domains on fractions of units, and no row on one domain alone cuts that off
+(docs/formulation/domain_cover.md, "Why a per-domain convex hull adds almost nothing").
+Each period of a serving workload is small, though, and HiGHS proves it in seconds. So,
+for each (workload, period) with ``domain_loss`` rows, the model restricted to that
+workload's variables of that period (and the commitments and purchases its
+``reserved_capacity`` and ``owned_capacity`` rows draw on), with every row over them alone,
+is solved; its proven bound ``L`` gives the row ``sum c_i x_i >= L`` over the same
+variables (docs/formulation/domain_period.md says why it holds for every plan). A variable
+in several restrictions counts its cost shared equally among them, so the rows add up to
+at most the objective. Then each period's optimal places (``serve_at``), held in every
+period, restrict the whole model (:func:`solver.core.stay_put.restricted`) for a first
+plan, and the whole model is solved from the best of them with the rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import defaultdict
+from dataclasses import replace
+
+import numpy as np
+
+from solver.core.backends import SolveOptions, SolveResult
+from solver.core.backends.highs_backend import HighsSession
+from solver.core.families import new_row
+from solver.core.matrix import Expression, LinearModel, Row
+from solver.core.stay_put import Place, _serve_at, restricted
+
+log = logging.getLogger(__name__)
+
+#: Share of the time limit the periods' own solves may take together (the rest is the
+#: first plans' and the whole model's)
+PERIOD_SHARE = 0.55
+#: Share of the time limit the first plans (one per period's places) may take together
+START_SHARE = 0.2
+#: Relative gap each period is solved to: its bound is used, so a looser gap only loses
+#: that much of the bound
+PERIOD_GAP = 2e-3
+#: A first plan's gap, as a share of the solve's: the restricted model is small, and a
+#: first plan within the solve's gap of the bound ends the solve at its root
+START_GAP_SHARE = 0.1
+#: Families whose rows tie a period's units to commitments and purchases of any period:
+#: those variables join the period's restriction (without them its reserved units are free)
+SHARED_FAMILIES = ("reserved_capacity", "owned_capacity")
+SHARED_KINDS = ("commit", "buy")
+
+
+def domain_periods(model: LinearModel) -> list[tuple[str, int]]:
+    """(workload, period) of every ``domain_loss`` row's block, sorted."""
+    return sorted({(str(r.key[0]), int(r.key[1])) for r in model.rows if r.family == "domain_loss"})
+
+
+def restrictions(model: LinearModel) -> dict[tuple[str, int], list[int]]:
+    """(workload, period) -> the model's columns of its restriction (module docstring)."""
+    v = model.variables
+    workload = v["workload"].astype(str).to_numpy()
+    period = v["period"].to_numpy(dtype=float)
+    kind = v["kind"].to_numpy()
+    out: dict[tuple[str, int], list[int]] = {}
+    for w, t in domain_periods(model):
+        own = set(np.flatnonzero((workload == w) & (period == t)).tolist())
+        shared: set[int] = set()
+        for r in model.rows:
+            if r.family in SHARED_FAMILIES and not own.isdisjoint(r.coefs):
+                shared.update(j for j in r.coefs if j not in own and kind[j] in SHARED_KINDS)
+        out[(w, t)] = sorted(own | shared)
+    return out
+
+
+def sub_model(model: LinearModel, columns: list[int], cost: dict[int, float]) -> LinearModel:
+    """The model over ``columns`` alone: its rows over them only, objective ``cost``
+    (column -> USD per unit), columns renumbered in order."""
+    index = {j: i for i, j in enumerate(columns)}
+    rows = [
+        replace(r, coefs={index[j]: a for j, a in r.coefs.items()})
+        for r in model.rows
+        if r.coefs and all(j in index for j in r.coefs)
+    ]
+    v = model.variables.iloc[columns].reset_index(drop=True)
+    objective = Expression(defaultdict(float, {index[j]: c for j, c in cost.items()}), 0.0)
+    return LinearModel(v, rows, objective, {})
+
+
+def period_bounds(
+    model: LinearModel, options: SolveOptions, limit_s: float | None
+) -> tuple[list[Row], list[frozenset[Place]]]:
+    """The ``domain_period`` rows of ``model`` and, per period solved, the places its plan
+    serves from; the periods' solves take ``limit_s`` seconds together (None: no limit)."""
+    parts = restrictions(model)
+    shares: dict[int, int] = defaultdict(int)
+    for columns in parts.values():
+        for j in columns:
+            shares[j] += 1
+    objective = model.objective.coefs
+    rows: list[Row] = []
+    places: list[frozenset[Place]] = []
+    began = time.perf_counter()
+    for k, ((w, t), columns) in enumerate(parts.items()):
+        cost = {j: objective[j] / shares[j] for j in columns if objective.get(j, 0.0)}
+        if not cost:
+            continue
+        left = None
+        if limit_s is not None:
+            left = (limit_s - (time.perf_counter() - began)) / (len(parts) - k)
+            if left <= 0.05:
+                break
+        sub = sub_model(model, columns, cost)
+        session = HighsSession(sub)
+        if session.infeasible_row:
+            continue
+        result = session.solve(
+            replace(options, time_limit_s=left, relative_gap=PERIOD_GAP, start_heuristic=True)
+        )
+        bound = result.bound
+        log.info("domain period %s %d: bound %s, %s", w, t, bound, result.termination.value)
+        if bound is not None and math.isfinite(bound) and bound > 0:
+            rows.append(new_row("domain_period", (w, t), cost, ">=", float(bound)))
+        if result.values is not None:
+            served = _serve_at(sub)
+            used = frozenset(p for i, (p, _) in served.items() if result.values[i] > 0.5)
+            if used and used not in places:
+                places.append(used)
+    return rows, places
+
+
+def solve_by_periods(model: LinearModel, options: SolveOptions) -> SolveResult:
+    """Solve ``model`` (with ``domain_loss`` rows) with its ``domain_period`` rows and from
+    the best first plan of its periods' places (module docstring), within
+    ``options.time_limit_s`` in all. The result's values are ``model``'s columns."""
+    began = time.perf_counter()
+    limit = options.time_limit_s
+    rows, places = period_bounds(model, options, None if limit is None else PERIOD_SHARE * limit)
+    bounded = LinearModel(model.variables, [*model.rows, *rows], model.objective, model.expressions)
+    start: np.ndarray | None = None
+    best = math.inf
+    start_limit = None if limit is None else START_SHARE * limit
+    t0 = time.perf_counter()
+    for k, allowed in enumerate(places):
+        each = None  # the first set may take the whole share, the next what is left
+        if start_limit is not None:
+            each = start_limit - (time.perf_counter() - t0)
+            if each <= 0.05 or (k > 0 and each < start_limit / len(places)):
+                break
+        session = HighsSession(restricted(bounded, allowed))
+        if session.infeasible_row:
+            continue
+        gap = START_GAP_SHARE * options.relative_gap
+        sub = session.solve(
+            replace(options, time_limit_s=each, relative_gap=gap, start_heuristic=True)
+        )
+        if sub.values is not None and sub.objective is not None and sub.objective < best:
+            best, start = float(sub.objective), sub.values
+    left = None if limit is None else max(0.1, limit - (time.perf_counter() - began))
+    result = HighsSession(bounded).solve(replace(options, time_limit_s=left), start)
+    return replace(result, solve_seconds=time.perf_counter() - began)
