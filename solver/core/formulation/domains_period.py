@@ -23,7 +23,7 @@ import logging
 import math
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,9 +37,9 @@ log = logging.getLogger(__name__)
 
 #: Share of the time limit the periods' own solves may take together (the rest is the
 #: first plans' and the whole model's)
-PERIOD_SHARE = 0.55
+PERIOD_SHARE = 0.7
 #: Share of the time limit the first plans (one per period's places) may take together
-START_SHARE = 0.2
+START_SHARE = 0.1
 #: Relative gap each period is solved to: its bound is used, so a looser gap only loses
 #: that much of the bound
 PERIOD_GAP = 2e-3
@@ -88,19 +88,34 @@ def sub_model(model: LinearModel, columns: list[int], cost: dict[int, float]) ->
     return LinearModel(v, rows, objective, {})
 
 
+@dataclass
+class Period:
+    """One (workload, period)'s restriction and what its solve found."""
+
+    workload: str
+    period: int
+    columns: list[int]  # the model's columns of the restriction
+    cost: dict[int, float]  # column -> USD per unit, shared costs divided
+    own: set[int]  # the columns of the workload in the period (not shared)
+    places: frozenset[Place]  # where its plan serves from
+    values: np.ndarray | None  # its plan, over ``columns``
+
+
 def period_bounds(
     model: LinearModel, options: SolveOptions, limit_s: float | None
-) -> tuple[list[Row], list[frozenset[Place]]]:
-    """The ``domain_period`` rows of ``model`` and, per period solved, the places its plan
-    serves from; the periods' solves take ``limit_s`` seconds together (None: no limit)."""
+) -> tuple[list[Row], list[Period]]:
+    """The ``domain_period`` rows of ``model`` and each period solved; the periods' solves
+    take ``limit_s`` seconds together (None: no limit)."""
     parts = restrictions(model)
     shares: dict[int, int] = defaultdict(int)
     for columns in parts.values():
         for j in columns:
             shares[j] += 1
     objective = model.objective.coefs
+    workload = model.variables["workload"].astype(str).to_numpy()
+    period = model.variables["period"].to_numpy(dtype=float)
     rows: list[Row] = []
-    places: list[frozenset[Place]] = []
+    solved: list[Period] = []
     began = time.perf_counter()
     for k, ((w, t), columns) in enumerate(parts.items()):
         cost = {j: objective[j] / shares[j] for j in columns if objective.get(j, 0.0)}
@@ -122,41 +137,80 @@ def period_bounds(
         log.info("domain period %s %d: bound %s, %s", w, t, bound, result.termination.value)
         if bound is not None and math.isfinite(bound) and bound > 0:
             rows.append(new_row("domain_period", (w, t), cost, ">=", float(bound)))
+        own = {j for j in columns if workload[j] == w and period[j] == t}
+        solved.append(Period(w, t, columns, cost, own, _places(sub, result.values), result.values))
+    return rows, solved
+
+
+def _places(sub: LinearModel, values: np.ndarray | None) -> frozenset[Place]:
+    """The places a plan of ``sub`` serves from (its ``serve_at`` at 1)."""
+    if values is None:
+        return frozenset()
+    return frozenset(p for i, (p, _) in _serve_at(sub).items() if values[i] > 0.5)
+
+
+def staying_start(
+    model: LinearModel, periods: list[Period], options: SolveOptions, limit_s: float | None
+) -> np.ndarray | None:
+    """A first plan of ``model`` that serves each workload from the places its first
+    solved period chose, in every period: each period's plan there (its own, or its
+    restriction solved again over those places), its workload's integer columns fixed
+    at it, and the rest of the model solved; within ``limit_s`` seconds. None when no
+    plan is found."""
+    began = time.perf_counter()
+    stay: dict[str, frozenset[Place]] = {}
+    for p in periods:
+        if p.places and p.workload not in stay:
+            stay[p.workload] = p.places
+    if not stay:
+        return None
+    allowed = frozenset().union(*stay.values())
+    gap = START_GAP_SHARE * options.relative_gap
+    v = model.variables.copy()
+    integer = v["integer"].to_numpy(dtype=bool)
+    lb = v["lb"].to_numpy(dtype=float).copy()
+    ub = v["ub"].to_numpy(dtype=float).copy()
+    for p in periods:
+        here = stay.get(p.workload)
+        values = p.values
+        if here is None:
+            continue
+        if p.places != here:
+            left = None if limit_s is None else (limit_s - (time.perf_counter() - began)) / 2
+            sub = HighsSession(restricted(sub_model(model, p.columns, p.cost), here))
+            if sub.infeasible_row or (left is not None and left <= 0.05):
+                continue
+            values = sub.solve(replace(options, time_limit_s=left, relative_gap=gap)).values
+        if values is None:
+            continue
+        for i, j in enumerate(p.columns):
+            if j in p.own and integer[j]:
+                lb[j] = ub[j] = float(np.round(values[i]))
+    v["lb"], v["ub"] = lb, ub
+    fixed = LinearModel(v, model.rows, model.objective, model.expressions)
+    for candidate in (fixed, model):  # the periods' plans fixed, else the places alone
+        left = None if limit_s is None else limit_s - (time.perf_counter() - began)
+        if left is not None and left <= 0.05:
+            return None
+        session = HighsSession(restricted(candidate, allowed))
+        if session.infeasible_row:
+            continue
+        result = session.solve(replace(options, time_limit_s=left, relative_gap=gap))
+        log.info("domain start: %s %s", result.termination.value, result.objective)
         if result.values is not None:
-            served = _serve_at(sub)
-            used = frozenset(p for i, (p, _) in served.items() if result.values[i] > 0.5)
-            if used and used not in places:
-                places.append(used)
-    return rows, places
+            return result.values
+    return None
 
 
 def solve_by_periods(model: LinearModel, options: SolveOptions) -> SolveResult:
     """Solve ``model`` (with ``domain_loss`` rows) with its ``domain_period`` rows and from
-    the best first plan of its periods' places (module docstring), within
+    the first plan of :func:`staying_start` (module docstring), within
     ``options.time_limit_s`` in all. The result's values are ``model``'s columns."""
     began = time.perf_counter()
     limit = options.time_limit_s
-    rows, places = period_bounds(model, options, None if limit is None else PERIOD_SHARE * limit)
+    rows, periods = period_bounds(model, options, None if limit is None else PERIOD_SHARE * limit)
     bounded = LinearModel(model.variables, [*model.rows, *rows], model.objective, model.expressions)
-    start: np.ndarray | None = None
-    best = math.inf
-    start_limit = None if limit is None else START_SHARE * limit
-    t0 = time.perf_counter()
-    for k, allowed in enumerate(places):
-        each = None  # the first set may take the whole share, the next what is left
-        if start_limit is not None:
-            each = start_limit - (time.perf_counter() - t0)
-            if each <= 0.05 or (k > 0 and each < start_limit / len(places)):
-                break
-        session = HighsSession(restricted(bounded, allowed))
-        if session.infeasible_row:
-            continue
-        gap = START_GAP_SHARE * options.relative_gap
-        sub = session.solve(
-            replace(options, time_limit_s=each, relative_gap=gap, start_heuristic=True)
-        )
-        if sub.values is not None and sub.objective is not None and sub.objective < best:
-            best, start = float(sub.objective), sub.values
+    start = staying_start(bounded, periods, options, None if limit is None else START_SHARE * limit)
     left = None if limit is None else max(0.1, limit - (time.perf_counter() - began))
     result = HighsSession(bounded).solve(replace(options, time_limit_s=left), start)
     return replace(result, solve_seconds=time.perf_counter() - began)
