@@ -14,6 +14,7 @@ import numpy as np
 from solver.core.backends import SolveOptions, SolveResult, Termination, get_backend
 from solver.core.columns import solve_by_columns, use_columns
 from solver.core.compile import Compiled, compile_problem, ties
+from solver.core.formulation.domains_period import domain_periods, solve_by_periods
 from solver.core.model import (
     LinearModel,
     Row,
@@ -601,13 +602,21 @@ def optimise(
     backend = get_backend(solver)
     through = None
     began = time.perf_counter()
+
+    def run(m: LinearModel, opts: SolveOptions) -> SolveResult:
+        # a model that must survive a domain's loss: each period's own bound and places
+        # first (solver.core.formulation.domains_period)
+        if solver == "highspy" and domain_periods(m):
+            return solve_by_periods(m, opts)
+        return backend.solve(m, opts)
+
     if tied:
-        through = ties.solve_tied(compiled, model, lambda m: backend.solve(m, options))
+        through = ties.solve_tied(compiled, model, lambda m: run(m, options))
     if through is not None:
         result, compiled.report.ties = through
     else:  # the time a tie class's solve took is spent
         rest = remaining_time(options, elapsed(began), "solving its tie classes")
-        result = backend.solve(model, rest)
+        result = run(model, rest)
     seconds = result.solve_seconds
     final_model = model
     if result.has_solution and has_second_stage(compiled.problem):

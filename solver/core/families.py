@@ -239,6 +239,13 @@ FAMILIES: dict[str, Family] = {
         (*_WPB, "kind", "threshold", "domains"),
         binds=False,
     ),
+    "domain_period": Family(
+        "the cost of a workload's variables in one period >= the proven bound of the model "
+        "restricted to them (the rows over them alone)",
+        "USD per USD",
+        ("workload", "period"),
+        binds=False,
+    ),
     "domain_round": Family(
         "a block's whole units, each counted by its rounding (MIR) coefficient for a "
         "divisor, >= the need over the divisor rounded up x R/(R-1) for R domains used, "
