@@ -212,20 +212,24 @@ def inference_options(
     # validated set (solver/physics/bands.py)
     source = np.where(is_measured, "measured", "calibrated" if measured else "physics")
     klass = model_class(spec.params, spec.experts, spec.experts_active)
+    # per (device, source): once per distinct pair, spread back to the pools
+    device = sub[DEVICE_KEY].to_numpy() if DEVICE_KEY in sub else np.arange(len(sub))
+    pair, _ = pd.factorize(np.asarray(device, dtype=np.int64) * 2 + is_measured)
+    _, first = np.unique(pair, return_index=True)
+    vendor = sub["vendor"].to_numpy()[first]
+    runtime = getattr(w, "runtime", None)
     share = physics.planned_capacity_share(
         problem.capacity_confidence,
         problem.capacity_optimism,
-        sub["vendor"].to_numpy(),
-        source,
-        getattr(w, "runtime", None),
-        acc_ids,
+        vendor,
+        source[first],
+        runtime,
+        acc_ids[first],
         klass,
-    )
+    )[pair]
     # one throughput scenario (capacity_scenario): x factor, or each estimate at
     # a quantile of its own band (the band capacity_confidence reads)
-    band = physics.capacity_band_log(
-        sub["vendor"].to_numpy(), source, getattr(w, "runtime", None), acc_ids, klass
-    )
+    band = physics.capacity_band_log(vendor, source[first], runtime, acc_ids[first], klass)[pair]
     if problem.capacity_scenario is not None:
         share = share * problem.capacity_scenario.share(band)
     rps, cap_tokens = rps * share[:, None], cap_tokens * share
