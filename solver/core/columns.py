@@ -110,6 +110,11 @@ ADDED_PER_WORKLOAD = 50
 #: none (bench/RESULTS.md, scale.py).
 SUPPORT_ALTERNATIVES = 3
 SUPPORT_SHARE = 0.25
+#: The master LPs run without HiGHS's presolve: on 10,000 x 200 x 12's first master
+#: (557,406 columns, 102,304 rows) the dual simplex takes 3.45-3.87 CPU s without it and
+#: 5.25-5.72 s with it, the same optimum (two runs each alternating, load 5.7-7.2;
+#: bench/RESULTS.md); its interior point and primal simplex took 64 and 59 s.
+MASTER_PRESOLVE = False
 
 
 @dataclass
@@ -291,12 +296,17 @@ class LPSolution:
     values: np.ndarray
 
 
-def _solve_lp(model: LinearModel, time_limit_s: float | None) -> LPSolution | str:
-    """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal."""
+def _solve_lp(
+    model: LinearModel, time_limit_s: float | None, presolve: bool = True
+) -> LPSolution | str:
+    """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal;
+    ``presolve`` False runs the simplex on the model as built (:data:`MASTER_PRESOLVE`)."""
     session = HighsSession(model)
     if session.infeasible_row:
         return "kInfeasible"
     relax(session)
+    if not presolve:
+        session.h.setOptionValue("presolve", "off")
     return run_lp(session, time_limit_s)
 
 
@@ -373,7 +383,11 @@ class _Generation:
                 base = build_model(sub, cap_demand_rows=True)
                 model = self.cuts.add_to(base)
                 t1 = time.perf_counter()
-                lp = _solve_lp(model, self.budget.left_s() if self.last is None else phase.wall_s())
+                lp = _solve_lp(
+                    model,
+                    self.budget.left_s() if self.last is None else phase.wall_s(),
+                    presolve=MASTER_PRESOLVE,
+                )
                 t2 = time.perf_counter()
                 r.build_seconds += t1 - t0
                 r.lp_seconds += t2 - t1
