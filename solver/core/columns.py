@@ -109,12 +109,15 @@ ADDED_PER_WORKLOAD = 50
 #: 1.0 CPU s, 10 -> $2,984,646 in 2.6 s, 30 -> $2,927,985 in 9.8 s; the support alone has
 #: none (bench/RESULTS.md, scale.py).
 SUPPORT_ALTERNATIVES = 3
+#: ... and, when that MIP has no plan, once more with this many per row.
+SUPPORT_ALTERNATIVES_WIDE = 20
 SUPPORT_SHARE = 0.25
-#: The master LPs run without HiGHS's presolve: on 10,000 x 200 x 12's first master
-#: (557,406 columns, 102,304 rows) the dual simplex takes 3.45-3.87 CPU s without it and
-#: 5.25-5.72 s with it, the same optimum (two runs each alternating, load 5.7-7.2;
-#: bench/RESULTS.md); its interior point and primal simplex took 64 and 59 s.
-MASTER_PRESOLVE = False
+#: Whether the master LPs run HiGHS's presolve. Without it 10,000 x 200 x 12's first master
+#: (557,406 columns, 102,304 rows) takes 3.45-3.87 CPU s against 5.25-5.72 s (the same
+#: optimum; two runs each alternating, load 5.7-7.2), but its optimal vertex is another
+#: one, whose support with 3 or 10 columns per demand row has no integer plan (20: a plan
+#: in 6.6 CPU s): kept on until the support plan does not hang on the vertex.
+MASTER_PRESOLVE = True
 
 
 @dataclass
@@ -700,6 +703,12 @@ def solve_by_columns(
     if violated_rows(model, start):  # the rounding breaks a row: a plan from the support
         share = None if mip_limit is None else mip_limit * SUPPORT_SHARE
         first = support_plan(session, lp, replace(options, time_limit_s=share))
+        if first.termination == Termination.INFEASIBLE:  # too few ways round: more of them
+            share = budget.phase(SUPPORT_SHARE).wall_s()
+            first = support_plan(
+                session, lp, replace(options, time_limit_s=share), SUPPORT_ALTERNATIVES_WIDE
+            )
+        log.info("support plan: %s, $%s", first.termination.value, first.objective)
         if first.has_solution and first.values is not None:
             start = first.values
         g.report.support_plan_usd = first.objective if first.has_solution else None
@@ -715,9 +724,14 @@ def solve_by_columns(
     return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
 
 
-def support_plan(session: HighsSession, lp: LPSolution, options: SolveOptions) -> SolveResult:
+def support_plan(
+    session: HighsSession,
+    lp: LPSolution,
+    options: SolveOptions,
+    per_row: int = SUPPORT_ALTERNATIVES,
+) -> SolveResult:
     """The MIP over the whole-unit columns the master's LP uses and, per demand row, the
-    :data:`SUPPORT_ALTERNATIVES` of least reduced cost at its duals (the cheapest other
+    ``per_row`` of least reduced cost at its duals (the cheapest other
     ways to serve it), the other whole-unit columns at their lower bound; the session's
     bounds are restored after. Its plan is a plan of the master (the same rows, tighter
     bounds), found in a few CPU seconds where the LP rounded up breaks a pool's
@@ -727,7 +741,7 @@ def support_plan(session: HighsSession, lp: LPSolution, options: SolveOptions) -
     integer = session.integer
     lb, ub = v["lb"].to_numpy(float), v["ub"].to_numpy(float)
     free = integer & (lp.values > lb + 1e-7)
-    free |= cheapest_in_demand_rows(model, integer, lp.col_dual, SUPPORT_ALTERNATIVES)
+    free |= cheapest_in_demand_rows(model, integer, lp.col_dual, per_row)
     fix = np.flatnonzero(integer & ~free).astype(np.int32)
     session.set_bounds(fix, lb[fix], lb[fix])
     try:
