@@ -103,6 +103,22 @@ CUTS_SHARE = 0.35
 MIP_EVERY_CUT_UP_TO = 100_000
 #: Options added per workload per pricing round (the most negative reduced costs).
 ADDED_PER_WORKLOAD = 50
+#: Where the master's LP rounded up breaks a row, the MIP over its support
+#: (:func:`support_plan`) keeps per demand row this many more whole-unit columns, those of
+#: least reduced cost, and may use this share of the MIP's time; its plan starts the MIP.
+#: 10,000 x 200 x 12 (its round-1 master, 557,406 columns): 3 -> a plan of $3,014,746 in
+#: 1.0 CPU s, 10 -> $2,984,646 in 2.6 s, 30 -> $2,927,985 in 9.8 s; the support alone has
+#: none (bench/RESULTS.md, scale.py).
+SUPPORT_ALTERNATIVES = 3
+#: ... and, when that MIP has no plan, once more with this many per row.
+SUPPORT_ALTERNATIVES_WIDE = 20
+SUPPORT_SHARE = 0.25
+#: Whether the master LPs run HiGHS's presolve. Without it 10,000 x 200 x 12's first master
+#: (557,406 columns, 102,304 rows) takes 3.45-3.87 CPU s against 5.25-5.72 s (the same
+#: optimum; two runs each alternating, load 5.7-7.2), but its optimal vertex is another
+#: one, whose support with 3 or 10 columns per demand row has no integer plan (20: a plan
+#: in 6.6 CPU s): kept on until the support plan does not hang on the vertex.
+MASTER_PRESOLVE = True
 
 
 @dataclass
@@ -120,6 +136,7 @@ class ColumnReport:
     pricing_seconds: float = 0.0
     mip_seconds: float = 0.0
     build_seconds: float = 0.0
+    support_plan_usd: float | None = None
     history: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -136,6 +153,7 @@ class ColumnReport:
             "pricing_seconds": round(self.pricing_seconds, 3),
             "build_seconds": round(self.build_seconds, 3),
             "mip_seconds": round(self.mip_seconds, 3),
+            "support_plan_usd": self.support_plan_usd,
             "history": self.history,
         }
 
@@ -193,9 +211,10 @@ def routed_workloads(compiled: Compiled) -> set[str]:
     return out
 
 
-def priced_columns(compiled: Compiled) -> int:
-    """How many model columns the priced options make (decides ``auto``)."""
-    mask = priced_mask(compiled)
+def priced_columns(compiled: Compiled, mask: np.ndarray | None = None) -> int:
+    """How many model columns the priced options make (decides ``auto``); with ``mask``,
+    those options instead (all of them: the full model's whole-unit and training columns)."""
+    mask = priced_mask(compiled) if mask is None else mask
     if not mask.any():
         return 0
     opt = compiled.options[mask]
@@ -216,7 +235,19 @@ def use_columns(compiled: Compiled, method: str) -> bool:
     if compiled.problem.savings_plans:  # their rows are built by the full model only
         return False
     n = priced_columns(compiled)
-    return n > 0 if method == "columns" else n >= AUTO_COLUMNS
+    if method == "columns" or n == 0:
+        return n > 0
+    # options kept in the master (egress routed between prices, autoscaled fleets) count
+    # too: the root's full model is as large (10,000 x 200 x 12 with egress routed: 55,344
+    # priced columns of about 600,000; the root had no plan in 84 s, column generation one
+    # in 44 s, bench/RESULTS.md)
+    return n >= AUTO_COLUMNS or full_columns(compiled) >= AUTO_COLUMNS
+
+
+def full_columns(compiled: Compiled) -> int:
+    """The full model's whole-unit and training columns (as :func:`priced_columns` counts
+    them) over every option."""
+    return priced_columns(compiled, np.ones(len(compiled.options), dtype=bool))
 
 
 def first_master(compiled: Compiled, mask: np.ndarray) -> np.ndarray:
@@ -276,12 +307,17 @@ class LPSolution:
     values: np.ndarray
 
 
-def _solve_lp(model: LinearModel, time_limit_s: float | None) -> LPSolution | str:
-    """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal."""
+def _solve_lp(
+    model: LinearModel, time_limit_s: float | None, presolve: bool = True
+) -> LPSolution | str:
+    """The LP relaxation of ``model`` with HiGHS, or HiGHS's status when not optimal;
+    ``presolve`` False runs the simplex on the model as built (:data:`MASTER_PRESOLVE`)."""
     session = HighsSession(model)
     if session.infeasible_row:
         return "kInfeasible"
     relax(session)
+    if not presolve:
+        session.h.setOptionValue("presolve", "off")
     return run_lp(session, time_limit_s)
 
 
@@ -358,7 +394,11 @@ class _Generation:
                 base = build_model(sub, cap_demand_rows=True)
                 model = self.cuts.add_to(base)
                 t1 = time.perf_counter()
-                lp = _solve_lp(model, self.budget.left_s() if self.last is None else phase.wall_s())
+                lp = _solve_lp(
+                    model,
+                    self.budget.left_s() if self.last is None else phase.wall_s(),
+                    presolve=MASTER_PRESOLVE,
+                )
                 t2 = time.perf_counter()
                 r.build_seconds += t1 - t0
                 r.lp_seconds += t2 - t1
@@ -480,6 +520,7 @@ def repaired_duals(
         for k, y in reserved.items():
             if k in rate and y != rate[k]:
                 drop[("reserved_capacity", k)] = y - rate[k]
+        _keep_unbounded(model, lp, drop, new_reserved, reserved, tol)
         duals = {**duals, "reserved_capacity": new_reserved}
         rc_s, rc_z = pricing.reduced_costs(duals)
         for row in model.rows:
@@ -529,6 +570,39 @@ def repaired_duals(
             drop[("train_once", key)] = worst[key]
     drop = {k: d for k, d in drop.items() if d}
     return {**duals, "demand": new_duals, "train_once": new_once}, drop
+
+
+def _keep_unbounded(
+    model: LinearModel,
+    lp: LPSolution,
+    drop: dict[tuple[str, tuple], float],
+    new_reserved: dict,
+    reserved: dict,
+    tol: float,
+) -> None:
+    """Give back their master duals (in ``new_reserved``, out of ``drop``) to the reserved
+    rows of every master column with no upper bound (a commitment) that the rates would
+    leave with a negative reduced cost: it would enter the bound at minus infinity. Any
+    duals of the right sign give a valid bound, the master's own among them (10k x 200 x
+    12 with egress routed, round 1: 15 commitments at -$53 to -$256, the bound -inf)."""
+    unbounded = ~np.isfinite(model.variables["ub"].to_numpy(float))
+    rows = [r for r in model.rows if r.family == "reserved_capacity"]
+    for _ in range(10):
+        rc: dict[int, float] = {}
+        rows_of: dict[int, list] = {}
+        for row in rows:
+            d = drop.get((row.family, row.key), 0.0)
+            for j, a in row.coefs.items():
+                if unbounded[j]:
+                    rc[j] = rc.get(j, float(lp.col_dual[j])) + a * d
+                    rows_of.setdefault(j, []).append(row.key)
+        bad = [j for j, r in rc.items() if r < -tol]
+        if not bad:
+            return
+        for j in bad:
+            for k in rows_of[j]:
+                drop.pop(("reserved_capacity", k), None)
+                new_reserved[k] = reserved[k]
 
 
 def repaired_bound(
@@ -632,15 +706,74 @@ def solve_by_columns(
     # their bound (10k x 200 x 12: $1,841,294 with them, $1,979,629 without)
     if len(model.variables) > MIP_EVERY_CUT_UP_TO:
         model = _tight_cuts(model, lp.values)
-    mip = HighsSession(model).solve(
-        replace(options, time_limit_s=mip_limit), start=rounded(model, lp.values)
-    )
+    session = HighsSession(model)
+    start, first = rounded(model, lp.values), None
+    if violated_rows(model, start):  # the rounding breaks a row: a plan from the support
+        share = None if mip_limit is None else mip_limit * SUPPORT_SHARE
+        first = support_plan(session, lp, replace(options, time_limit_s=share))
+        if first.termination == Termination.INFEASIBLE:  # too few ways round: more of them
+            share = budget.phase(SUPPORT_SHARE).wall_s()
+            first = support_plan(
+                session, lp, replace(options, time_limit_s=share), SUPPORT_ALTERNATIVES_WIDE
+            )
+        log.info("support plan: %s, $%s", first.termination.value, first.objective)
+        if first.has_solution and first.values is not None:
+            start = first.values
+        g.report.support_plan_usd = first.objective if first.has_solution else None
+        mip_limit = budget.phase(1.0).wall_s()
+    mip = session.solve(replace(options, time_limit_s=mip_limit), start=start)
     g.report.mip_seconds = time.perf_counter() - t3
+    if not mip.has_solution and first is not None and first.has_solution:
+        mip = replace(first, message="the MIP over the master LP's support (no better in time)")
     if not mip.has_solution:  # the limit came first: the LP rounded up, if it holds
         mip = rounded_plan(model, lp.values, mip)
     if mip.has_solution:
         g.run(cut_rounds=2 * MAX_CUT_ROUNDS, phase=budget.phase(1.0))  # lifts the bound only
     return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
+
+
+def support_plan(
+    session: HighsSession,
+    lp: LPSolution,
+    options: SolveOptions,
+    per_row: int = SUPPORT_ALTERNATIVES,
+) -> SolveResult:
+    """The MIP over the whole-unit columns the master's LP uses and, per demand row, the
+    ``per_row`` of least reduced cost at its duals (the cheapest other
+    ways to serve it), the other whole-unit columns at their lower bound; the session's
+    bounds are restored after. Its plan is a plan of the master (the same rows, tighter
+    bounds), found in a few CPU seconds where the LP rounded up breaks a pool's
+    availability (several workloads' fractional units on one pool, each rounded up)."""
+    model = session.model
+    v = model.variables
+    integer = session.integer
+    lb, ub = v["lb"].to_numpy(float), v["ub"].to_numpy(float)
+    free = integer & (lp.values > lb + 1e-7)
+    free |= cheapest_in_demand_rows(model, integer, lp.col_dual, per_row)
+    fix = np.flatnonzero(integer & ~free).astype(np.int32)
+    session.set_bounds(fix, lb[fix], lb[fix])
+    try:
+        return session.solve(replace(options, start_heuristic=False))
+    finally:
+        session.set_bounds(fix, lb[fix], ub[fix])
+
+
+def cheapest_in_demand_rows(
+    model: LinearModel, integer: np.ndarray, reduced: np.ndarray, per_row: int
+) -> np.ndarray:
+    """Mask of the ``per_row`` whole-unit columns of least ``reduced`` cost (USD per unit
+    at an LP's duals) in each demand row (positive coefficient: they serve it)."""
+    out = np.zeros(len(integer), dtype=bool)
+    for row in model.rows:
+        if row.family != "demand" or not row.coefs or per_row <= 0:
+            continue
+        cols = np.fromiter(row.coefs.keys(), dtype=np.int64, count=len(row.coefs))
+        coef = np.fromiter(row.coefs.values(), dtype=float, count=len(row.coefs))
+        cols = cols[integer[cols] & (coef > 0)]
+        if len(cols) > per_row:
+            cols = cols[np.argpartition(reduced[cols], per_row - 1)[:per_row]]
+        out[cols] = True
+    return out
 
 
 def _tight_cuts(model: LinearModel, values: np.ndarray) -> LinearModel:

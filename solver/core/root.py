@@ -45,6 +45,7 @@ from solver.core.columns import (
     relax,
     rounded,
     run_lp,
+    use_columns,
 )
 from solver.core.compile import Compiled
 from solver.core.cuts import Cuts
@@ -98,7 +99,11 @@ def use_root(compiled: Compiled, method: str) -> bool:
         return False
     if compiled.problem.savings_plans:  # their rows are built by the full model only
         return False
-    return method == "root" or ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS
+    if method == "root":
+        return True
+    return ROOT_COLUMNS <= priced_columns(compiled) < AUTO_COLUMNS and not use_columns(
+        compiled, "auto"
+    )
 
 
 def _cut_lp(

@@ -22,10 +22,11 @@ from solver.core.compile.requirements import hardware_notes, requirement_mask, w
 from solver.core.compile.resolved import ResolvedInputs, resolve_inputs
 from solver.core.compile.serving import inference_options
 from solver.core.compile.training import (
+    min_devices,
     no_cluster_reason,
     prune_training_options,
     training_options,
-    training_setup,
+    with_device_key,
 )
 from solver.errors import InfeasibleError
 from solver.inputs.catalog import Catalog
@@ -73,6 +74,7 @@ def compile_problem(
     frames: list[pd.DataFrame] = []
     inf_coef = unit_hour_coefficients(pools, INFERENCE_UTILISATION)
     weak, weak_why = weak_price_pools(problem, pools)
+    keyed = with_device_key(pools)  # per device, not per pool (training, serving)
     for wi, w in enumerate(problem.workloads):
         spec = resolve_model(w.model, inputs.catalog, f"workloads[{wi}] ({w.name})")
         models[w.name] = spec
@@ -84,7 +86,7 @@ def compile_problem(
         if notes:
             report.hardware[w.name] = notes
         report.infeasible.update(local_reasons)
-        frame = _workload_options(w, spec, pools[allowed], inputs, inf_coef, report, local_reasons)
+        frame = _workload_options(w, spec, keyed[allowed], inputs, inf_coef, report, local_reasons)
         report.per_workload[w.name] = len(frame)
         if len(frame) == 0:
             raise_for_no_option(w, local_reasons)
@@ -153,7 +155,7 @@ def _workload_options(
             w, spec, sub, problem, inputs.catalog, inf_coef, report, local_reasons
         )
     opts = training_options(w, spec, sub, inputs.calendar.periods, problem, report)
-    no_fit = training_setup(w, spec, sub, problem.memory_headroom)["n_min_devices"] == 0
+    no_fit = min_devices(w, spec, sub, problem.memory_headroom)[1] == 0
     report.infeasible["training: activations alone exceed device memory"] += int(no_fit.sum())
     local_reasons["activations alone exceed device memory"] += int(no_fit.sum())
     if not opts:

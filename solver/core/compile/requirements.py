@@ -84,11 +84,10 @@ def requirement_mask(
             if default
             else f"provider tier below {floor}",
         )
-    frameworks = ";" + pools["frameworks"].astype(str) + ";"
-    drop(
-        frameworks.str.contains(f";{w.framework};", regex=False).to_numpy(dtype=bool),
-        f"framework ({w.framework})",
-    )
+    # once per distinct frameworks list (a few), not per pool
+    lists, at = np.unique(pools["frameworks"].astype(str).to_numpy(dtype=str), return_inverse=True)
+    runs = np.array([f";{w.framework};" in f";{fw};" for fw in lists], dtype=bool)
+    drop(runs[at] if len(lists) else np.ones(len(pools), dtype=bool), f"framework ({w.framework})")
     if w.require_ecc:
         drop(pools["ecc"].astype(bool).to_numpy(), "no ECC memory")
     for precision in _hardware_precisions(w):

@@ -14,6 +14,7 @@ import pandas as pd
 from solver import physics
 from solver.core.compile.calibration import calibrate_to_measured
 from solver.core.compile.compiled import CompileReport
+from solver.core.compile.training import DEVICE_KEY, distinct_rows
 from solver.errors import ProcureError
 from solver.inputs.catalog import Catalog
 from solver.inputs.presets import ModelSpec
@@ -25,6 +26,22 @@ from solver.inputs.problem import (
 from solver.physics.bands import model_class
 
 TP_DEGREES = (1, 2, 4, 8)
+
+
+#: The pool columns a serving capacity depends on (:func:`physics.device_figures`, the unit's
+#: shape): pools equal in them get the same figures, computed once (:func:`inference_capacity`).
+CAPACITY_COLUMNS = (
+    "vendor",
+    "memory_gb",
+    "mem_bandwidth_gbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "int8_dense_tops",
+    "fp4_dense_tflops",
+    "scaleup_gbps",
+    "accels_per_unit",
+    "nvlink",
+)
 
 
 def inference_capacity(
@@ -39,9 +56,35 @@ def inference_capacity(
     """Best tensor-parallel degree per pool (among ``degrees``) and its output tokens/s
     per unit.
 
+    Computed once per distinct device and unit shape (:data:`CAPACITY_COLUMNS`; a large
+    catalog repeats a few dozen across thousands of pools) and spread back to the pools,
+    row for row what :func:`pool_capacity` gives on all of them.
+
     Returns columns tp_degree, batch, replicas_per_unit, tokens_per_s_per_unit,
     step_s, ttft_s, reason ('' when feasible).
     """
+    keys = [c for c in CAPACITY_COLUMNS if c in pools.columns]
+    where, distinct = distinct_rows(pools[keys], pools.get(DEVICE_KEY))
+    if len(distinct) == len(pools):
+        return pool_capacity(w, spec, pools, memory_headroom, prompt_tokens, output_tokens, degrees)
+    _, first = np.unique(where, return_index=True)
+    once = pool_capacity(
+        w, spec, pools[keys].iloc[first], memory_headroom, prompt_tokens, output_tokens, degrees
+    )
+    return once.iloc[where].reset_index(drop=True)
+
+
+def pool_capacity(
+    w: InferenceWorkload | BatchInferenceWorkload,
+    spec: ModelSpec,
+    pools: pd.DataFrame,
+    memory_headroom: float,
+    prompt_tokens: float,
+    output_tokens: float,
+    degrees: tuple[int, ...] = TP_DEGREES,
+) -> pd.DataFrame:
+    """:func:`inference_capacity` computed on every row of ``pools`` (the columns of
+    :data:`CAPACITY_COLUMNS`)."""
     if spec.layers is None or spec.kv_heads is None or spec.head_dim is None:
         raise ProcureError(
             f"workload {w.name!r}: inference needs the model's layers, kv_heads and head_dim",
@@ -169,20 +212,24 @@ def inference_options(
     # validated set (solver/physics/bands.py)
     source = np.where(is_measured, "measured", "calibrated" if measured else "physics")
     klass = model_class(spec.params, spec.experts, spec.experts_active)
+    # per (device, source): once per distinct pair, spread back to the pools
+    device = sub[DEVICE_KEY].to_numpy() if DEVICE_KEY in sub else np.arange(len(sub))
+    pair, _ = pd.factorize(np.asarray(device, dtype=np.int64) * 2 + is_measured)
+    _, first = np.unique(pair, return_index=True)
+    vendor = sub["vendor"].to_numpy()[first]
+    runtime = getattr(w, "runtime", None)
     share = physics.planned_capacity_share(
         problem.capacity_confidence,
         problem.capacity_optimism,
-        sub["vendor"].to_numpy(),
-        source,
-        getattr(w, "runtime", None),
-        acc_ids,
+        vendor,
+        source[first],
+        runtime,
+        acc_ids[first],
         klass,
-    )
+    )[pair]
     # one throughput scenario (capacity_scenario): x factor, or each estimate at
     # a quantile of its own band (the band capacity_confidence reads)
-    band = physics.capacity_band_log(
-        sub["vendor"].to_numpy(), source, getattr(w, "runtime", None), acc_ids, klass
-    )
+    band = physics.capacity_band_log(vendor, source[first], runtime, acc_ids[first], klass)[pair]
     if problem.capacity_scenario is not None:
         share = share * problem.capacity_scenario.share(band)
     rps, cap_tokens = rps * share[:, None], cap_tokens * share

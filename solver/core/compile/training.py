@@ -65,6 +65,78 @@ def training_window(w: TrainingWorkload, periods: pd.DataFrame) -> tuple[int, in
     return first, last
 
 
+#: A pool table's column numbering its distinct devices and unit shapes (the columns of
+#: :data:`DEVICE_COLUMNS`), set once per compile (:func:`with_device_key`): what is computed
+#: per device is then computed once per number, not once per pool.
+DEVICE_KEY = "_device_key"
+DEVICE_COLUMNS = (
+    "accelerator_id",
+    "vendor",
+    "device_class",
+    "memory_gb",
+    "mem_bandwidth_gbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "int8_dense_tops",
+    "fp4_dense_tflops",
+    "scaleup_gbps",
+    "accels_per_unit",
+    "nvlink",
+)
+
+
+def with_device_key(pools: pd.DataFrame) -> pd.DataFrame:
+    """``pools`` with :data:`DEVICE_KEY`: rows equal in every :data:`DEVICE_COLUMNS` column
+    they have share a number."""
+    keys = [c for c in DEVICE_COLUMNS if c in pools.columns]
+    return pools.assign(**{DEVICE_KEY: distinct_rows(pools[keys])[0]})
+
+
+def distinct_rows(
+    frame: pd.DataFrame, key: pd.Series | np.ndarray | None = None
+) -> tuple[np.ndarray, list[tuple]]:
+    """The distinct rows of ``frame`` in order of first appearance, and each row's index
+    among them: what ``pd.factorize(pd.MultiIndex.from_frame(frame))`` gives, from one
+    integer code per column (a MultiIndex of strings hashes every tuple). A missing value
+    is one value of its own column. With ``key`` (one number per row, equal only where
+    the rows are equal: :data:`DEVICE_KEY`), rows are told apart by it alone, which is
+    cheaper; rows equal in ``frame`` but not in ``key`` then count apart (the same values
+    twice in the list)."""
+    n = len(frame)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    if key is None:
+        key = np.zeros(n, dtype=np.int64)
+        for col in frame.columns:
+            codes, uniques = pd.factorize(frame[col], use_na_sentinel=False)
+            key = key * max(len(uniques), 1) + codes
+            key, _ = pd.factorize(key)  # renumbered 0..k-1: the next product stays small
+    where, _ = pd.factorize(np.asarray(key))
+    _, first = np.unique(where, return_index=True)
+    columns = [frame[col].to_numpy()[first] for col in frame.columns]
+    return where.astype(np.int64), list(zip(*columns, strict=True))
+
+
+def min_devices(
+    w: TrainingWorkload, spec: ModelSpec, pools: pd.DataFrame, memory_headroom: float
+) -> tuple[float, np.ndarray]:
+    """Activation GB per device and the fewest devices whose memory holds the job, per
+    pool (0 where the activations alone exceed a device's memory): the memory part of
+    :func:`training_setup`, alone."""
+    act_sel = physics.activation_gb_per_device(
+        seq_len=w.seq_len,
+        micro_batch=w.micro_batch,
+        hidden_size=spec.hidden_size,
+        layers=spec.layers,
+        attention_heads=spec.attention_heads,
+        recompute=w.recompute,
+        params=spec.params,
+    )
+    mem = pools["memory_gb"].to_numpy(dtype=float)
+    n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
+    return act_sel, n_min
+
+
 def training_setup(
     w: TrainingWorkload,
     spec: ModelSpec,
@@ -85,17 +157,7 @@ def training_setup(
     pools carry their provider's preemptions per instance-hour.
     """
     recompute = w.recompute
-    act_sel = physics.activation_gb_per_device(
-        seq_len=w.seq_len,
-        micro_batch=w.micro_batch,
-        hidden_size=spec.hidden_size,
-        layers=spec.layers,
-        attention_heads=spec.attention_heads,
-        recompute=recompute,
-        params=spec.params,
-    )
-    mem = pools["memory_gb"].to_numpy(dtype=float)
-    n_min = physics.training_min_devices(spec.params, w.optimizer, act_sel, mem, memory_headroom)
+    act_sel, n_min = min_devices(w, spec, pools, memory_headroom)
     flops = physics.training_flops(
         spec.active_params,
         w.tokens,
@@ -110,7 +172,7 @@ def training_setup(
     accel = pools[["accelerator_id", "vendor", "device_class", "scaleup_gbps"]].assign(
         bf16=pools["bf16_dense_tflops"].to_numpy(float), peak=peak
     )
-    where, distinct = pd.factorize(pd.MultiIndex.from_frame(accel))
+    where, distinct = distinct_rows(accel, pools.get(DEVICE_KEY))
     measured = (
         [physics.own_mfu(float(w.mfu))] * len(distinct)
         if w.mfu is not None
