@@ -195,24 +195,18 @@ def solve_verified(
         catalog,
         solution.compiled,
     )
-    checks = verify_plan(plan, problem, catalog)
-    plan = plan.model_copy(
-        update={
-            "checks": checks,
-            "verified": all(c.ok for c in checks),
-            "inputs": input_digests(problem, catalog),
-            # a plan not proven within the gap asked for, under a time limit: the only
-            # limit a solve is given, so the one that stopped it (Termination.FEASIBLE)
-            "stopped_at_time_limit": limit is not None and plan.status == "feasible",
-            "gap_asked": None if options.relative_gap == DEFAULT_GAP else options.relative_gap,
-        }
+    plan = verified(
+        plan,
+        problem,
+        catalog,
+        what="the solver's plan",
+        fix="this is a bug in procure: report it with the problem file",
+        inputs=input_digests(problem, catalog),
+        # a plan not proven within the gap asked for, under a time limit: the only limit a
+        # solve is given, so the one that stopped it (Termination.FEASIBLE)
+        stopped_at_time_limit=limit is not None and plan.status == "feasible",
+        gap_asked=None if options.relative_gap == DEFAULT_GAP else options.relative_gap,
     )
-    if not plan.verified:
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"the solver's plan failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem file",
-        )
     refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
     warned = implausible_values(problem) + market_warnings(plan)
     plan = plan.model_copy(update={"warnings": warned})
@@ -259,14 +253,13 @@ def with_loss_costs_of(
     plan = plan.model_copy(
         update={"loss_costs": loss_costs(plan, problem, resolve, options, left_s)}
     )
-    checks = verify_plan(plan, problem, catalog)  # the loss costs checked with the rest
-    if not all(c.ok for c in checks):
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"the plan's loss costs failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem file",
-        )
-    return plan.model_copy(update={"checks": checks})
+    return verified(  # the loss costs checked with the rest
+        plan,
+        problem,
+        catalog,
+        what="the plan's loss costs",
+        fix="this is a bug in procure: report it with the problem file",
+    )
 
 
 def charges_moves(problem: Problem) -> bool:
@@ -491,6 +484,37 @@ def with_cash_flow(
             "budget_basis": basis,
         }
     )
+
+
+def verified(
+    plan: Plan,
+    problem: Problem,
+    catalog: Catalog,
+    *,
+    what: str,
+    fix: str,
+    **fields: object,
+) -> Plan:
+    """The plan stamped with the independent verifier's ``checks`` and ``verified``, with
+    any other ``fields`` set (``inputs``: the digests it was solved from).
+
+    Raises
+    ------
+    VerificationError
+        A check failed: ``what`` names the plan in the message, ``fix`` says what to do.
+    """
+    checks = verify_plan(plan, problem, catalog)
+    plan = plan.model_copy(
+        update={
+            "checks": checks,
+            "verified": all(c.ok for c in checks),
+            **fields,
+        }
+    )
+    if not plan.verified:
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
+        raise VerificationError(f"{what} failed independent verification ({failed})", fix=fix)
+    return plan
 
 
 def explained(

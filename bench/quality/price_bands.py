@@ -115,8 +115,10 @@ def _per_type(df: pd.DataFrame, name: str, key: str = "InstanceType") -> pd.Seri
     gpu = df[df["AcceleratorCount"].fillna(0) > 0]
     spread = gpu.groupby(key)["Price"].nunique()
     if (spread > 1).any():
-        raise SystemExit(f"{name}: an instance type priced differently by region: "
-                         f"{list(spread[spread > 1].index)}")
+        raise SystemExit(
+            f"{name}: an instance type priced differently by region: "
+            f"{list(spread[spread > 1].index)}"
+        )
     per = gpu.groupby(key)[["Price", "AcceleratorCount"]].first()
     return per["Price"] / per["AcceleratorCount"]
 
@@ -125,8 +127,10 @@ def third_party_pairs(shared: Path) -> list[Pair]:
     """third_party snapshots against the providers' own pages."""
     pairs: list[Pair] = []
     lam = provider_pages.LAMBDA_USD_PER_GPU_HOUR
-    for label, path in (("anycloud-sh Lambda 2026-04-02", ANY_OLD),
-                        ("anycloud-sh Lambda 2026-05-20", ANY_NEW)):
+    for label, path in (
+        ("anycloud-sh Lambda 2026-04-02", ANY_OLD),
+        ("anycloud-sh Lambda 2026-05-20", ANY_NEW),
+    ):
         per = _per_type(pd.read_csv(shared / path / "lambda" / "vms.csv"), label)
         for itype, usd in per.items():
             if itype in lam:
@@ -151,8 +155,9 @@ def third_party_pairs(shared: Path) -> list[Pair]:
     for _, r in seeweb.iterrows():
         eur = price_provenance.SEEWEB_EUR_PER_GPU_HOUR[SEEWEB_CARD[r["AcceleratorName"]]]
         usd = float(r["Price"]) / float(r["AcceleratorCount"])
-        pairs.append(Pair("third_party", "SkyPilot Seeweb", f"seeweb {r['InstanceType']}", usd,
-                          eur * rate))
+        pairs.append(
+            Pair("third_party", "SkyPilot Seeweb", f"seeweb {r['InstanceType']}", usd, eur * rate)
+        )
     return pairs
 
 
@@ -173,8 +178,15 @@ def unverified_pairs() -> list[Pair]:
         n = float(r["accelerators_per_instance_now"])
         to_usd = rate if r["currency_now"] == "EUR" else 1.0
         strong = float(r["on_demand_usd_per_hour_now"]) * to_usd
-        pairs.append(Pair("unverified", f"catalog {FIRST_CONFIDENCES} -> now", r["offering_id"],
-                          float(r["on_demand_usd_per_hour_old"]) / n, strong / n))
+        pairs.append(
+            Pair(
+                "unverified",
+                f"catalog {FIRST_CONFIDENCES} -> now",
+                r["offering_id"],
+                float(r["on_demand_usd_per_hour_old"]) / n,
+                strong / n,
+            )
+        )
     return pairs
 
 
@@ -190,9 +202,15 @@ def list_drift_pairs(shared: Path) -> list[Pair]:
     pairs: list[Pair] = []
     for _, r in m.iterrows():
         n = float(r["AcceleratorCount"])
-        pairs.append(Pair("list", "GCP (anycloud-sh) 2026-04-02 -> 2026-05-20",
-                          f"gcp {r['InstanceType'] or 'gpu'} {r['AcceleratorName']}x{n:g} "
-                          f"{r['Region']}", float(r["Price_apr"]) / n, float(r["Price_may"]) / n))
+        pairs.append(
+            Pair(
+                "list",
+                "GCP (anycloud-sh) 2026-04-02 -> 2026-05-20",
+                f"gcp {r['InstanceType'] or 'gpu'} {r['AcceleratorName']}x{n:g} {r['Region']}",
+                float(r["Price_apr"]) / n,
+                float(r["Price_may"]) / n,
+            )
+        )
     return pairs
 
 
@@ -217,18 +235,30 @@ def main(argv: list[str] | None = None) -> int:
         for p in pairs:
             by_source.setdefault(p.source, []).append(p.error_fraction)
             if a.pairs:
-                print(f"  {level} {p.source}: {p.offering}: weak {p.weak_usd_per_gpu_hour:.4f} "
-                      f"strong {p.strong_usd_per_gpu_hour:.4f} e {p.error_fraction:.4f}")
+                print(
+                    f"  {level} {p.source}: {p.offering}: weak {p.weak_usd_per_gpu_hour:.4f} "
+                    f"strong {p.strong_usd_per_gpu_hour:.4f} e {p.error_fraction:.4f}"
+                )
         for src, errs in [*by_source.items(), ("ALL", [p.error_fraction for p in pairs])]:
             eq = sum(1 for e in errs if e < 5e-4)
-            print(f"{level:<12} {src:<44} {len(errs):>3} {eq:>5} {nearest_rank(errs, 0.5):>7.4f} "
-                  f"{nearest_rank(errs, QUANTILE):>7.4f} {max(errs):>7.4f}")
+            print(
+                f"{level:<12} {src:<44} {len(errs):>3} {eq:>5} {nearest_rank(errs, 0.5):>7.4f} "
+                f"{nearest_rank(errs, QUANTILE):>7.4f} {max(errs):>7.4f}"
+            )
         bands[level] = nearest_rank([p.error_fraction for p in pairs], QUANTILE)
     bands["unverified"] = max(bands["unverified"], bands["third_party"])
-    print(f"bands (p{QUANTILE * 100:.0f} of |strong/weak - 1|; unverified at least third_party): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in (("quote", 0.0), ("list", bands["list"]),
-                                                   ("third_party", bands["third_party"]),
-                                                   ("unverified", bands["unverified"]))))
+    print(
+        f"bands (p{QUANTILE * 100:.0f} of |strong/weak - 1|; unverified at least third_party): "
+        + ", ".join(
+            f"{k} {v:.2f}"
+            for k, v in (
+                ("quote", 0.0),
+                ("list", bands["list"]),
+                ("third_party", bands["third_party"]),
+                ("unverified", bands["unverified"]),
+            )
+        )
+    )
     return 0
 
 

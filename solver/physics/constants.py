@@ -252,6 +252,11 @@ class MfuMeasurement:
         run is all there is, the stated band ``MFU_BAND_ONE_RUN`` (``band`` says which).
     band
         Where the band comes from, in words.
+    peak_tflops
+        The dense peak, TFLOP/s, the figures are fractions of (the accelerator's at the
+        run's precision), set by :func:`solver.physics.training.default_mfu`; ``None``
+        where no accelerator is known. A mixture of experts reads it: its all-to-all time
+        does not shrink with the peak (:func:`solver.physics.training.moe_mfu`).
     """
 
     mfu: float
@@ -260,6 +265,7 @@ class MfuMeasurement:
     low: float
     high: float
     band: str
+    peak_tflops: float | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 < self.low <= self.mfu <= self.high <= 1.0:
@@ -520,20 +526,33 @@ TRAINING_MFU_FAMILY_OF: dict[str, str] = {
     **dict.fromkeys(("trainium", "trainium2", "inferentia2"), "aws-trainium"),
 }
 # Mixture-of-experts training (issue 47): a dense family's MFU x
-# MOE_EFFICIENCY_MAX / (1 + x / MOE_A2A_BYTES_PER_FLOP_SCALE), x the expert-parallel
+# MOE_EFFICIENCY_MAX / (1 + x R / MOE_A2A_EFFECTIVE_GB_PER_S), x the expert-parallel
 # all-to-all bytes per training FLOP (solver.physics.training.moe_all_to_all_bytes_per_flop:
 # dispatch and combine, forward and backward, k experts a token, bf16 activations, every
-# layer, over 6 N_active FLOPs a token). Fitted exactly on the two fitted MoE rows
-# (bench/accuracy/accuracy_cases.csv, role fitted): DeepSeek-V3 on 2,048 H800s
-# (DeepSeek-AI 2024, arXiv:2412.19437 section 1: 180K H800 GPU hours a trillion tokens =
-# 1,543 tokens/s a GPU; x = 1.2605e-4; the dense Hopper FP8 prediction 2,567.2, so 0.6011
-# of it) and Mixtral 8x7B on a v5p-128 (MaxText end_to_end/tpu/mixtral/Run_Mixtral.md:
-# MFU 54.89% against the v5p dense 0.64, so 0.8577; x = 2.7095e-5). Two equations
-# e (1 + x / s) = m: s = (0.6011 x 1.2605e-4 - 0.8577 x 2.7095e-5) / (0.8577 - 0.6011)
-# = 2.047e-4, m = 0.8577 x (1 + 2.7095e-5 / 2.047e-4) = 0.9712. Checked on the holdout MoE
-# rows h37-h39 of the accuracy table (its role column says which rows a default may use).
-MOE_EFFICIENCY_MAX = 0.9712
-MOE_A2A_BYTES_PER_FLOP_SCALE = 2.047e-4
+# layer, over 6 N_active FLOPs a token) and R the dense rate on the device (the family's
+# point MFU x the peak at the run's precision, TFLOP/s). The expert-parallel work outside
+# the multiplies (all-to-all, permutation, routing, the host launching their many small
+# kernels) takes x/B seconds a FLOP whatever the tensor cores do; the multiplies 1/R. So a
+# faster peak shortens only the multiplies. Basis: Megatron-LM's DeepSeek-V3 on GB200 NVL72
+# (NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization, 2025): its MXFP8
+# baseline on 256 GB200 reached 494 TFLOP/s a GPU against ~380 estimated on H800, 1.3x for
+# 2.5x the FP8 peak, and "the biggest performance issue is ... the CPU kernel launch speed
+# cannot keep up with the kernel execution speed on GPU ... the speed of GPU executing
+# kernels is getting faster ... fine-grained MoE models introduce more quantization,
+# router, and other kernels". (The earlier form, x / 2.047e-4 bytes per FLOP, let that work
+# shrink with the peak, and put MoE on B200 1.6-1.8x too fast.) Fitted exactly on the two
+# fitted MoE rows (`python bench/accuracy/fit_moe.py`; role fitted in
+# bench/accuracy/accuracy_cases.csv): DeepSeek-V3 on 2,048 H800s (DeepSeek-AI 2024,
+# arXiv:2412.19437 section 1: 1,543.2 tokens/s a GPU against the dense Hopper FP8
+# prediction 2,567.2, e = 0.6011; x = 1.2605e-4, R = 0.35 x 1,978.9 = 692.6 TFLOP/s,
+# x R = 87.31 GB/s) and Mixtral 8x7B on a v5p-128 (MaxText end_to_end/tpu/mixtral/
+# Run_Mixtral.md: MFU 54.89% against the v5p dense 0.64, e = 0.8577; x = 2.7095e-5,
+# R = 0.64 x 459 = 293.8 TFLOP/s, x R = 7.96 GB/s). Two equations e (1 + x R / B) = m:
+# B = (0.6011 x 87.31 - 0.8577 x 7.96) / (0.8577 - 0.6011) = 178.0 GB/s,
+# m = 0.8577 x (1 + 7.96 / 178.0) = 0.8960. Checked on the holdout MoE rows h37-h39 of the
+# accuracy table (its role column says which rows a default may use).
+MOE_EFFICIENCY_MAX = 0.8960
+MOE_A2A_EFFECTIVE_GB_PER_S = 178.0
 
 TRAINING_MFU_FAMILY_BY_VENDOR: dict[str, str] = {
     "nvidia": "nvidia-hopper",

@@ -31,7 +31,7 @@ import numpy as np
 from solver.physics.constants import (
     ACTIVATION_FALLBACK_X_WEIGHTS,
     LORA_TRAINABLE_FRACTION,
-    MOE_A2A_BYTES_PER_FLOP_SCALE,
+    MOE_A2A_EFFECTIVE_GB_PER_S,
     MOE_EFFICIENCY_MAX,
     SPOT_CHECKPOINT_INTERVAL_H,
     SPOT_PREEMPTIONS_PER_INSTANCE_HOUR,
@@ -230,12 +230,14 @@ def default_mfu(
     -------
     MfuMeasurement
         ``mfu``, ``measured_at_accelerators`` (scaling loss applies only beyond it),
-        ``source``, and the band ``low``-``high`` with its ``band`` source.
+        ``source``, the band ``low``-``high`` with its ``band`` source, and the
+        ``peak_tflops`` the fractions are of (``peak_tflops``, else ``bf16_tflops``).
     """
     family = mfu_family(accelerator_id, vendor, device_class, scaleup_gbps)
     table = TRAINING_MFU[family]
+    peak = peak_tflops or bf16_tflops
     if precision == "fp8" and "fp8" in table:
-        return table["fp8"]
+        return replace(table["fp8"], peak_tflops=peak)
     base = table["bf16"]
     if precision == "fp8" and bf16_tflops and peak_tflops and peak_tflops != bf16_tflops:
         scale = bf16_tflops / peak_tflops  # the same TFLOP/s against the FP8 peak
@@ -246,8 +248,9 @@ def default_mfu(
             low=base.low * scale,
             high=base.high * scale,
             band=base.band + "; FP8 assumed at the BF16 TFLOP/s",
+            peak_tflops=peak,
         )
-    return base
+    return replace(base, peak_tflops=peak)
 
 
 #: ``training_margin`` values that name a point of the band (a number is a fraction of the
@@ -479,13 +482,32 @@ def moe_all_to_all_bytes_per_flop(
     return 4.0 * experts_active * float(hidden_size) * 2.0 * float(layers) / (6.0 * active_params)
 
 
-def moe_training_efficiency(bytes_per_flop: float) -> float:
-    """Share of a dense model's MFU a mixture of experts reaches:
-    MOE_EFFICIENCY_MAX / (1 + x / MOE_A2A_BYTES_PER_FLOP_SCALE), 1 for a dense model (x = 0).
-    DeepSeek-V3 0.9712 / (1 + 1.2605e-4 / 2.047e-4) = 0.6010; Mixtral 8x7B 0.8577."""
+def moe_training_efficiency(bytes_per_flop: float, dense_tflops: float) -> float:
+    """Share of a dense model's MFU a mixture of experts reaches on a device whose dense
+    model runs at ``dense_tflops`` achieved TFLOP/s (1 for a dense model, x = 0).
+
+    A token's expert-parallel work outside the matrix multiplies (all-to-all dispatch and
+    combine, token permutation, routing, the launches of their kernels) takes x bytes per
+    FLOP at an effective MOE_A2A_EFFECTIVE_GB_PER_S; the multiplies run at the dense rate
+    R. Per FLOP the step takes 1/R + x / B, so the share is
+    MOE_EFFICIENCY_MAX / (1 + x R / B): a faster tensor core shortens the multiplies, not
+    the rest (derivation and basis: docs/concepts/runtime-figures.md, "Mixture-of-experts
+    training"). DeepSeek-V3 (x 1.2605e-4) on the Hopper FP8 point (0.35 x 1,978.9 =
+    692.6 TFLOP/s): x R = 87.31 GB/s, 0.8960 / (1 + 87.31 / 178.0) = 0.6011; on B200 FP8
+    (0.35 x 4,500 = 1,575 TFLOP/s) 0.4236.
+
+    Parameters
+    ----------
+    bytes_per_flop
+        All-to-all bytes per training FLOP (:func:`moe_all_to_all_bytes_per_flop`).
+    dense_tflops
+        Achieved TFLOP/s of a dense model on the device: the family's point MFU x the dense
+        peak at the run's precision.
+    """
     if bytes_per_flop <= 0:
         return 1.0
-    return MOE_EFFICIENCY_MAX / (1.0 + bytes_per_flop / MOE_A2A_BYTES_PER_FLOP_SCALE)
+    overhead = bytes_per_flop * dense_tflops * 1e12 / (MOE_A2A_EFFECTIVE_GB_PER_S * 1e9)
+    return MOE_EFFICIENCY_MAX / (1.0 + overhead)
 
 
 class MoeShape(Protocol):
@@ -505,9 +527,16 @@ class MoeShape(Protocol):
 
 def moe_mfu(published: MfuMeasurement, spec: MoeShape) -> MfuMeasurement:
     """A family's published (dense) MFU and band taken to a mixture of experts: each figure
-    x :func:`moe_training_efficiency` of the model's all-to-all bytes per FLOP; a dense
-    model's unchanged. ``spec`` is a resolved model (``active_params``, ``experts``,
-    ``experts_active``, ``hidden_size``, ``layers``)."""
+    x :func:`moe_training_efficiency` of the model's all-to-all bytes per FLOP at the dense
+    rate ``published.mfu x published.peak_tflops``; a dense model's unchanged. ``spec`` is
+    a resolved model (``active_params``, ``experts``, ``experts_active``, ``hidden_size``,
+    ``layers``).
+
+    Raises
+    ------
+    ValueError
+        A mixture of experts with a measurement that names no peak (``peak_tflops``).
+    """
     x = moe_all_to_all_bytes_per_flop(
         float(spec.active_params),
         float(spec.experts),
@@ -515,14 +544,21 @@ def moe_mfu(published: MfuMeasurement, spec: MoeShape) -> MfuMeasurement:
         spec.hidden_size,
         spec.layers,
     )
-    eff = moe_training_efficiency(x)
-    if eff == 1.0:
+    if x <= 0:
         return published
+    if not published.peak_tflops:
+        raise ValueError(
+            f"a mixture of experts needs the MFU's peak TFLOP/s ({published.source}): take "
+            "the measurement from physics.default_mfu with the accelerator's peak"
+        )
+    dense_tflops = published.mfu * published.peak_tflops
+    eff = moe_training_efficiency(x, dense_tflops)
     return replace(
         published,
         mfu=published.mfu * eff,
         low=published.low * eff,
         high=published.high * eff,
         source=f"{published.source}; x {eff:.4f} for a mixture of experts (all-to-all "
-        f"{x:.4g} bytes/FLOP; constants.MOE_EFFICIENCY_MAX, MOE_A2A_BYTES_PER_FLOP_SCALE)",
+        f"{x:.4g} bytes/FLOP at {dense_tflops:.0f} dense TFLOP/s; constants."
+        "MOE_EFFICIENCY_MAX, MOE_A2A_EFFECTIVE_GB_PER_S)",
     )

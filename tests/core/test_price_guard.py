@@ -35,7 +35,11 @@ def test_the_shipped_bands_are_measured():
     # rework them (bench/quality/price_bands.py prints 0.3662 -> 0.37, list 0.0000)
     bands = load_price_bands(DEFAULT_CATALOG_DIR)
     assert {k: b.band_fraction for k, b in bands.items()} == {
-        "quote": 0.0, "list": 0.0, "third_party": 0.37, "unverified": 0.37}
+        "quote": 0.0,
+        "list": 0.0,
+        "third_party": 0.37,
+        "unverified": 0.37,
+    }
     assert {b.basis for k, b in bands.items() if k != "quote"} == {"measured"}
 
 

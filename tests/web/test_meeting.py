@@ -65,6 +65,7 @@ def _solve(client, variant_id: int) -> dict:
 def _base_plan_id(client) -> int:
     """The base variant's first stored plan, solved here when no test has yet (--dist
     worksteal splits this module's tests over workers, each with its own workspace)."""
+
     def base() -> list[int]:
         return [p["id"] for p in client.get("/api/plans").json() if p["variant_id"] == 1]
 

@@ -11,8 +11,15 @@ from solver.web.store.models import JOB_OPEN, JOB_STATUSES, JobStatus
 
 def test_job_statuses_are_the_stored_words():
     # the words of the jobs table's rows (and of GET /api/jobs/ID), in their order
-    assert JOB_STATUSES == ("queued", "running", "done", "failed", "cancelled", "interrupted",
-        "timed_out")  # timed_out: issue 50's time limits
+    assert JOB_STATUSES == (
+        "queued",
+        "running",
+        "done",
+        "failed",
+        "cancelled",
+        "interrupted",
+        "timed_out",
+    )  # timed_out: issue 50's time limits
     assert JOB_OPEN == ("queued", "running")
     assert all(type(s) is str for s in JOB_STATUSES + JOB_OPEN)  # plain words, not members
     assert json.dumps({"status": JobStatus.INTERRUPTED}) == '{"status": "interrupted"}'

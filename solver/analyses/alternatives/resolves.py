@@ -105,8 +105,7 @@ def verified_plan(
         The verifier rejected the plan (a bug in procure: such a plan is never shown).
     """
     from solver.plan.provenance import with_currency
-    from solver.solve import Solution, VerificationError, plan_of, with_cash_flow
-    from solver.trust.verify import verify_plan
+    from solver.solve import Solution, plan_of, verified, with_cash_flow
 
     if result.values is None:
         raise ValueError("verified_plan needs a result with a plan")
@@ -115,20 +114,14 @@ def verified_plan(
         update={"objective": base.objective.value(result.values), "status": status}
     )
     plan = with_cash_flow(plan, base.problem, catalog, base.compiled)
-    checks = verify_plan(plan, base.problem, catalog)
-    plan = plan.model_copy(
-        update={
-            "checks": checks,
-            "verified": all(c.ok for c in checks),
-            "inputs": input_digests(base.problem, catalog),
-            "stopped_at_time_limit": time_limited,
-        }
+    plan = verified(
+        plan,
+        base.problem,
+        catalog,
+        what="a re-solved plan",
+        fix="this is a bug in procure: report it with the problem file",
+        inputs=input_digests(base.problem, catalog),
+        stopped_at_time_limit=time_limited,
     )
-    if not plan.verified:
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"a re-solved plan failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem file",
-        )
     rate = catalog.rate(base.problem.currency, field="currency", instead="leave currency out (USD)")
     return with_currency(plan, base.problem, rate, catalog)

@@ -16,10 +16,9 @@ from solver.plan import Plan, input_digests
 from solver.plan.lines.digests import PlanInputs, problem_json
 from solver.plan.market import market_warnings
 from solver.plan.provenance import with_currency
-from solver.solve import DEFAULT_GAP, Solution, VerificationError, plan_of, with_cash_flow
+from solver.solve import DEFAULT_GAP, Solution, plan_of, verified, with_cash_flow
 from solver.trust.plausibility import implausible_values
 from solver.trust.price_requirements import refuse_weak_prices, weak_prices
-from solver.trust.verify import verify_plan
 
 
 def digests(problem: Problem, catalog: Catalog, catalog_sha256: str | None) -> PlanInputs:
@@ -65,22 +64,16 @@ def verified_plan(
         catalog,
         solution.compiled,
     )
-    checks = verify_plan(plan, problem, catalog)
-    plan = plan.model_copy(
-        update={
-            "checks": checks,
-            "verified": all(c.ok for c in checks),
-            "inputs": digests(problem, catalog, catalog_sha256),
-            "stopped_at_time_limit": time_limit_s is not None and plan.status == "feasible",
-            "gap_asked": None if relative_gap == DEFAULT_GAP else relative_gap,
-        }
+    plan = verified(
+        plan,
+        problem,
+        catalog,
+        what="the warm engine's plan",
+        fix="this is a bug in procure: report it with the problem file",
+        inputs=digests(problem, catalog, catalog_sha256),
+        stopped_at_time_limit=time_limit_s is not None and plan.status == "feasible",
+        gap_asked=None if relative_gap == DEFAULT_GAP else relative_gap,
     )
-    if not plan.verified:
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"the warm engine's plan failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem file",
-        )
     refuse_weak_prices(weak_prices(plan, problem), plan.total_cost_usd, catalog.directory)
     plan = plan.model_copy(update={"warnings": implausible_values(problem) + market_warnings(plan)})
     return with_currency(plan, problem, rate, catalog)

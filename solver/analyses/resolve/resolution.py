@@ -163,15 +163,14 @@ def resolve(
 
     from solver.plan.provenance import with_currency
     from solver.solve import (
-        VerificationError,
         kept_for_the_plan,
         period_warnings,
         plan_of,
         remaining_time,
+        verified,
         with_cash_flow,
     )
     from solver.trust.price_requirements import refuse_weak_prices, weak_prices
-    from solver.trust.verify import verify_plan
 
     if max_changes is not None and switching_cost_usd is not None:
         raise ProcureError(
@@ -204,21 +203,15 @@ def resolve(
     plan = plan_of(solution)
     plan = plan.model_copy(update={"compile_seconds": compile_seconds})
     plan = with_cash_flow(plan, rebased.problem, new_catalog, compiled)
-    checks = verify_plan(plan, rebased.problem, new_catalog)
-    plan = plan.model_copy(
-        update={
-            "checks": checks,
-            "verified": all(c.ok for c in checks),
-            "inputs": input_digests(rebased.problem, new_catalog),
-            "stopped_at_time_limit": limit is not None and plan.status == "feasible",
-        }
+    plan = verified(
+        plan,
+        rebased.problem,
+        new_catalog,
+        what="the re-solved plan",
+        fix="this is a bug in procure: report it with the problem, baseline and prices",
+        inputs=input_digests(rebased.problem, new_catalog),
+        stopped_at_time_limit=limit is not None and plan.status == "feasible",
     )
-    if not plan.verified:
-        failed = "; ".join(f"{c.name}: {c.detail}" for c in checks if not c.ok)
-        raise VerificationError(
-            f"the re-solved plan failed independent verification ({failed})",
-            fix="this is a bug in procure: report it with the problem, baseline and prices",
-        )
     weak = weak_prices(plan, rebased.problem)
     refuse_weak_prices(weak, plan.total_cost_usd, new_catalog.directory)
     # a period of the re-based problem that outlives a server's life or a term: said on

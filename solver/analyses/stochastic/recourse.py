@@ -136,8 +136,7 @@ def within_caps(setup: Setup, costs: list[float], expected: float, co2_t: float)
 
 def scenario_plan(setup: Setup, s: int, values: np.ndarray, result, solver: str):
     """Scenario ``s``'s plan, checked against its own problem and catalog."""
-    from solver.solve import VerificationError, with_cash_flow
-    from solver.trust.verify import verify_plan
+    from solver.solve import VerificationError, verified, with_cash_flow
 
     problem_s, catalog_s = setup.inputs[s]
     model = setup.models[s]
@@ -155,16 +154,13 @@ def scenario_plan(setup: Setup, s: int, values: np.ndarray, result, solver: str)
         )
     # its cost lines beside compute (all in by default) and calendar, as a solve's plan
     plan = with_cash_flow(plan, problem_s, catalog_s)
-    checks = verify_plan(plan, problem_s, catalog_s)
-    failed = [c for c in checks if not c.ok]
-    if failed:
-        raise VerificationError(
-            f"scenario {setup.names[s]!r}'s plan failed independent verification ("
-            + "; ".join(f"{c.name}: {c.detail}" for c in failed)
-            + ")",
-            fix="this is a bug in procure: report it with the problem file",
-        )
-    return plan.model_copy(update={"checks": checks, "verified": True})
+    return verified(
+        plan,
+        problem_s,
+        catalog_s,
+        what=f"scenario {setup.names[s]!r}'s plan",
+        fix="this is a bug in procure: report it with the problem file",
+    )
 
 
 class EV:

@@ -246,6 +246,7 @@ class InferenceWorkload(_WorkloadBase):
     @classmethod
     def _mean_percentile(cls, value: object) -> object:
         return None if isinstance(value, str) and value.strip().lower() == "mean" else value
+
     peak_to_average: float = Field(
         1.0,
         ge=1,
