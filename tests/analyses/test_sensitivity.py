@@ -363,3 +363,31 @@ def test_the_frontier_chain_takes_a_looser_caps_plan_only_where_a_solve_gives_th
     assert [p.total_co2e_t for p in chain[1:]] == pytest.approx(
         [0.4962 + 12 * 0.198677, 0.4962 + 12 * 0.198677, 0.4962 + 11 * 0.198677], abs=2e-3
     )
+
+
+def test_break_even_classes_go_to_the_workers_the_plans_own_first(tiny_catalog, monkeypatch):
+    # The world of test_break_even_prices_by_hand: the plan uses H1 and L4, not L4b. By
+    # name L4b ("acme/eu-north/...") would come first; the plan's own classes (each one more
+    # optimum to prove: the plan without it) go first, L4b last. The prices are the ones
+    # worked by hand there ($5.00, $1.20, $1.00), whatever the order.
+    from solver.analyses.sensitivity import break_even as module
+
+    l4b = offering("l4b", "l4", 1, 1.2, region="eu-north", nvlink=False)
+    sol = solved(problem([serve(25)]), tiny_catalog([H1, L4, l4b]))
+    sent: list[str] = []
+    run = module.run_unpruned_tasks
+
+    def recorded(fn, tasks, **kw):
+        sent.extend(p for group in tasks for p, _twins in group)
+        return run(fn, tasks, **kw)
+
+    monkeypatch.setattr(module, "run_unpruned_tasks", recorded)
+    rows = {b.offering: b.break_even_price for b in break_even_prices(sol)}
+    assert sent == [
+        "acme/us-east/h1#on_demand",
+        "acme/us-east/l4#on_demand",
+        "acme/eu-north/l4b#on_demand",
+    ]
+    assert rows == pytest.approx(
+        {"acme/us-east/h1": 5.0, "acme/us-east/l4": 1.2, "acme/eu-north/l4b": 1.0}, rel=1e-6
+    )

@@ -103,12 +103,16 @@ def break_even_prices(
         rep = (used or members)[0]  # a class is in the plan when any member is
         twins_of[rep] = [p for p in members if p != rep]
     candidates = sorted(twins_of)
+    inside = [p for p in candidates if p in in_plan]
+    outside = [p for p in candidates if p not in in_plan]
     if limit is not None:
-        outside = [p for p in candidates if p not in in_plan]
         estimate = entry_estimates(solution)
         outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
-        candidates = sorted(set(outside) | (in_plan & set(candidates)))
-    classes = [(p, twins_of[p]) for p in candidates]
+    # the plan's own classes first: each searches for one more optimum (the plan without
+    # it) and is the longest, and local processes take the classes in this order, so the
+    # long ones start first and the short ones fill the end (bench/RESULTS.md,
+    # "break_even_capped.py"); then the others, the closest to entering first
+    classes = [(p, twins_of[p]) for p in inside + outside]
     model = solution.model  # built from ``compiled`` (a second stage returned above)
     assert solution.result.objective is not None  # a solved problem
     slopes = price_slopes(compiled, model)
