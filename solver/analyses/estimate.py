@@ -331,6 +331,25 @@ def _routed_expert_params(spec: ModelSpec, capacity_factor: float) -> float:
     )
 
 
+def _compute_share_text(eta_compute: float, acc, weight_precision: str) -> str:
+    """The runtime's compute fraction as the assumptions state it: of the dense peak, or of
+    the device's vendor-measured sustained GEMM rate where it has one
+    (``physics.sustained_compute_share``)."""
+    share = float(
+        physics.sustained_compute_share(
+            np.array([acc["accelerator_id"]], dtype=object),
+            np.array([acc["vendor"]], dtype=object),
+            weight_precision,
+        )[0]
+    )
+    if share == 1.0:
+        return f"{eta_compute:.0%} of dense peak"
+    return (
+        f"{eta_compute:.0%} of the sustained GEMM rate ({share:.1%} of dense peak, the "
+        f"vendor's measured max-achievable FLOPs: AMD_MAF) = {eta_compute * share:.0%} of dense peak"
+    )
+
+
 def _check_training_choices(precision: str, optimizer: str, recompute: str) -> None:
     """Refuse a precision, optimizer or recomputation the estimate does not know."""
     for name, value, allowed in (
@@ -773,7 +792,8 @@ def _inference_assumptions(
         "continuous batching with chunked prefill: each step also prefills "
         f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
-        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step, "
+        + _compute_share_text(eff.eta_compute, acc, weight_precision)
+        + f", {eff.step_overhead_s * 1e3:g} ms per step, "
         f"memory and compute time {'overlapping (the longer counts)' if eff.overlap else 'added'} "
         f"({eff.source})",
     ] + (

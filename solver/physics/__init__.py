@@ -18,6 +18,7 @@ from solver.physics.hardware import (
     compute_peak_tflops,
     device_figures,
     one_row_table,
+    sustained_compute_share,
 )
 from solver.physics.inference import (
     DecodeResult,
@@ -90,6 +91,7 @@ __all__ = [
     "energy_kwh",
     "experts_hit_share",
     "one_row_table",
+    "sustained_compute_share",
     "kv_bytes_per_token",
     "max_batch",
     "operational_kgco2e",
