@@ -346,7 +346,8 @@ def _compute_share_text(eta_compute: float, acc, weight_precision: str) -> str:
         return f"{eta_compute:.0%} of dense peak"
     return (
         f"{eta_compute:.0%} of the sustained GEMM rate ({share:.1%} of dense peak, the "
-        f"vendor's measured max-achievable FLOPs: AMD_MAF) = {eta_compute * share:.0%} of dense peak"
+        f"vendor's measured max-achievable FLOPs: AMD_MAF) = {eta_compute * share:.0%} of "
+        "dense peak"
     )
 
 
