@@ -260,3 +260,25 @@ def test_moe_holdout_rows_are_within_two_x_and_were_not_fitted(catalog):
         c = ACC.compare(catalog, row)
         assert c.ratio == pytest.approx(ratio, abs=0.01), case
         assert 0.5 <= c.ratio <= 2.0, case
+
+
+def test_the_table_meets_its_targets_by_role_and_by_vendor_but_aws_fitted(catalog):
+    # Issue 47 Must-show 3 read per vendor (bench/RESULTS.md, accuracy.py, session 61):
+    # every role and every (role, vendor) cell within its target (median |error| <= 10%
+    # fitted, <= 15% holdout; every row within 2x), except AWS fitted (13.1%: its seven rows
+    # share no runtime-figure error; docs/concepts/runtime-figures.md, "Neuron"). Session
+    # 61 moved AMD fitted 11.2% -> 8.0% (sustained GEMM rate) and Google holdout 16.3% ->
+    # 13.9% (the Mixtral recipe's capacity factor).
+    import statistics
+
+    results = [ACC.compare(catalog, r) for r in ROWS]
+    unmet = set()
+    for role, target in ACC.TARGET_MEDIAN.items():
+        rows = [c for c in results if c.role == role]
+        assert all(0.5 <= c.ratio <= 2.0 for c in rows), role
+        assert statistics.median(c.abs_error for c in rows) <= target, role
+        for vendor in {c.vendor for c in rows}:
+            errors = [c.abs_error for c in rows if c.vendor == vendor]
+            if statistics.median(errors) > target:
+                unmet.add((role, vendor))
+    assert unmet == {("fitted", "aws")}
