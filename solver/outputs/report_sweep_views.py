@@ -35,7 +35,11 @@ def within(gap: float | None) -> str:
 def plans_label(points: Sequence[SweepPoint]) -> str:
     """The chart's legend for a sweep's points: "optimal plans" when every point is proven
     to the solve's default gap, else "plans within X% of optimal" (the largest gap)."""
-    gaps = [p.gap for p in points if p.total_cost_usd is not None]
+    gaps = [  # a point stored before points kept their gap: optimal, as its status says
+        0.0 if p.gap is None and p.status == "optimal" else p.gap
+        for p in points
+        if p.total_cost_usd is not None
+    ]
     if any(g is None for g in gaps):
         return "plans (some not proven)"
     worst = within(max(gaps, default=0.0))  # type: ignore[type-var]
@@ -91,6 +95,8 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
     def proven(p: SweepPoint) -> str:
         if p.total_cost_usd is None:
             return "-"
+        if p.gap is None and p.status == "optimal":  # stored before points kept their gap
+            return "optimal"
         taken = (
             ""
             if p.plan_of is None

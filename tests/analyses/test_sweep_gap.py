@@ -125,6 +125,11 @@ def test_gap_in_words_never_claims_more_than_the_proof():
     assert within(None) == "not proven"
     pts = [_cap(1.0, 100.0, 99.6, 1.0, []), _cap(2.0, 100.0, 99.9, 1.0, [])]  # 0.4%, 0.1%
     assert plans_label(pts) == "plans within 0.4% of optimal"
+    # a point stored before points kept their gap (a workspace frontier, an old
+    # analysis.json): proven to the default then, as its status says
+    old = _cap(1.0, 100.0, 100.0, 1.0, []).model_copy(update={"gap": None, "bound": None})
+    assert sweep_table([old])["proven"].tolist() == ["optimal"]
+    assert plans_label([old]) == "optimal plans"
 
 
 def test_report_sweeps_prove_every_point_to_the_sweep_gap(tiny_catalog, monkeypatch):
