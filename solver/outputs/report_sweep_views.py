@@ -213,8 +213,13 @@ def sweep_note(analysis: Analysis) -> str:
         head = (
             f"Every point below and every price scenario is a re-solve proven {within(asked)} "
             f"of its own optimum (--sweep-gap {asked:g}; the plan itself is proven to "
-            f"0.01%): a point's cost is at most that much above the cheapest plan there. "
-            f"The largest gap proven is {worst.removeprefix('within ')}"
+            f"0.01%): a point's objective (its cost as the solve counts it) is at most "
+            f"that much above the best plan's there. "
+            + (
+                "Each closed to 0.01% or better"
+                if worst == "optimal"
+                else f"The largest gap proven is {worst.removeprefix('within ')}"
+            )
         )
     taken = sum(p.plan_of is not None for p in points)
     repair = (
