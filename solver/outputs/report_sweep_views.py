@@ -64,7 +64,7 @@ def sweep_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
                 "total_co2e_t": p.total_co2e_t,
                 "served_fraction": p.served_fraction,
                 "pools_used": "; ".join(p.used),
-                "proven_gap": p.gap,
+                "gap": p.gap,
                 "plan_of": p.plan_of,
             }
             for p in points

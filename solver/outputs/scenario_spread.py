@@ -37,7 +37,7 @@ def scenario_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
             "scenario": [int(p.value) for p in points],
             "status": [p.status for p in points],
             "total_cost_usd": [p.total_cost_usd for p in points],
-            "proven_gap": [p.gap for p in points],
+            "gap": [p.gap for p in points],
         }
     )
 

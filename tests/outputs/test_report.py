@@ -379,6 +379,8 @@ def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
     sheet = book["frontier"]
     header = [c.value for c in sheet[1]]
     assert "objective" not in header and "value" not in header
+    # each point's proven gap (--sweep-gap), a fraction under a percent format
+    assert sheet.cell(row=2, column=header.index("gap") + 1).number_format == "0.0%"
     rows = [dict(zip(header, row, strict=True)) for row in
             sheet.iter_rows(min_row=2, values_only=True)]  # fmt: skip
     assert all(0 <= r["served_fraction"] <= 1 for r in rows if r["served_fraction"] is not None)
