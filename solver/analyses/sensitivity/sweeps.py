@@ -43,10 +43,10 @@ POINT_GAP = SolveOptions().relative_gap
 
 #: ``procure report``'s default ``--sweep-gap``: each point of the frontier, the budget and
 #: demand sweeps and the price scenarios is proven to within 0.5% of its optimum. Basis
-#: (docs/concepts/sensitivity.md, "Sweeps"): the sweeps' charts vary prices, caps and
-#: demand far more than that (the scenarios draw prices within ±20%), and the seed's
-#: catalogue prices move by more in a quarter; measured in bench/RESULTS.md,
-#: "report_sweeps.py: the sweep gap".
+#: (docs/concepts/sensitivity.md, "The sweep gap"): the scenarios vary prices by ±20%, 40
+#: times more; the catalogue's prices are list prices, not transaction prices; measured on
+#: the seed it takes most of what a looser gap saves (bench/RESULTS.md, "report_sweeps.py:
+#: the sweep gap").
 SWEEP_GAP = 5e-3
 
 
