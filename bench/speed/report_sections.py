@@ -10,7 +10,9 @@ work, whatever else the machine runs): the solve for analysis, the sensitivity a
 scenarios (:func:`report_sweeps` as :func:`build_analysis` calls it) and the replay.
 Prints each section's CPU and wall seconds, the load before and after, and whether the
 two trees' report figures (every sweep point's status, cost, CO2e, served fraction and
-pools; every break-even price) are equal.
+pools; every break-even price) are equal; where they are not, each sweep's largest move
+of a point's objective, against the gap the point states (``--sweep-gap``: a tree whose
+points carry their gap), and whether every move is within it.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def pts(v):
         return None
     if isinstance(v, tuple):
         v = v[0]
-    return [[p.status, p.total_cost_usd, p.total_co2e_t, p.served_fraction, p.used] for p in v]
+    return [[p.status, p.total_cost_usd, p.total_co2e_t, p.served_fraction, p.used,
+             p.objective, getattr(p, "gap", None)] for p in v]
 figures = {name: pts(v) for name, v in sweeps.items()}
 figures["break-even"] = [[b.pool_id, b.break_even_price, b.note] for b in sens.break_even]
 print(json.dumps({"times": times, "figures": figures}))
@@ -102,10 +105,34 @@ def main() -> None:
         same = a == b
         print("figures equal in both trees:", same)
         if not same:
+            beyond = False
             for key in a:
                 if a[key] != b.get(key):
-                    print(f"  {key} differs")
-            sys.exit(1)
+                    beyond |= differs(key, a[key], b.get(key))
+            if beyond:
+                sys.exit(1)
+
+
+def differs(key: str, old: list | None, new: list | None) -> bool:
+    """Print how one section's figures moved; True when a move is beyond what the new
+    tree's points state (a sweep point's objective moved by more than its gap plus the
+    solve's 1e-4, or anything else changed)."""
+    if key == "break-even" or old is None or new is None or len(old) != len(new):
+        print(f"  {key} differs")
+        return True
+    worst, beyond = 0.0, False
+    for p, q in zip(old, new, strict=True):
+        if len(p) < 7 or len(q) < 7 or p[5] is None or q[5] is None:
+            beyond |= p[:5] != q[:5]
+            continue
+        move = (q[5] - p[5]) / max(abs(q[5]), 1e-9)  # new above old: what the gap allows
+        worst = max(worst, abs(move))
+        beyond |= move > (q[6] or 0.0) + 1e-4 or move < -1e-4 - (p[6] or 0.0)
+    print(
+        f"  {key} differs: largest objective move {worst:.3%}, "
+        f"{'beyond' if beyond else 'within'} each point's stated gap"
+    )
+    return beyond
 
 
 if __name__ == "__main__":

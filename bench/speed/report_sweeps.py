@@ -3,7 +3,7 @@ sweeps and the price scenarios (issue 28, part C).
 
 Run: python bench/speed/report_sweeps.py [problem.yaml] [--only frontier,budget,demand,scenarios]
      [--frontier-points 8] [--scenarios 20] [--workers 1] [--json OUT] [--compare OLD]
-     [--per-point]
+     [--per-point] [--gap 1e-4,1e-3,5e-3,1e-2]
 
 Compiles the problem without pruning (as ``procure report`` does), then runs each sweep
 of :func:`solver.analyses.report_analysis.build_analysis` with its default points, in this process
@@ -17,6 +17,11 @@ and the same scenario shares, and exits non-zero when any differs).
 ``--per-point`` times each point's steps in this process as ``solve_point`` takes them (re-prune,
 build, the restricted start, the MIP) with HiGHS's node count, in CPU seconds: where a
 sweep's time goes.
+
+``--gap`` proves every point to each relative gap given (comma-separated) in turn, in one
+process, and prints per sweep and gap its CPU seconds, its HiGHS nodes (with
+``--per-point``) and the largest difference of a point's objective from the first gap's:
+the measured cost and benefit of ``procure report --sweep-gap``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class PerPoint:
         from solver.core.backends.highs_backend import HighsSession
 
         self.steps: dict[str, float] = {}
+        self.nodes = 0  # HiGHS nodes of every MIP timed so far
         point, start, solve = sweeps.solve_point, HighsSession.restricted_start, HighsSession.solve
 
         def timed_start(session, *a, **k):
@@ -66,6 +72,7 @@ class PerPoint:
                 self.steps["solve"] = self.steps.get("solve", 0.0) + time.process_time() - began
                 nodes = session.h.getInfo().mip_node_count
                 self.steps["nodes"] = self.steps.get("nodes", 0) + nodes
+                self.nodes += nodes
 
         def timed_point(compiled, task):
             self.steps = {}
@@ -121,7 +128,7 @@ def sweeps(compiled, base_cost_usd: float, args) -> dict:
         price_scenarios,
     )
 
-    run = {"workers": args.workers}
+    run = {"workers": args.workers, "gap": args.gap_now}
     budgets = np.linspace(0.5 * base_cost_usd, 1.25 * base_cost_usd, 6)
     return {
         "frontier": lambda: carbon_frontier(compiled, points=args.frontier_points, **run),
@@ -141,11 +148,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--compare", type=Path, default=None)
     parser.add_argument("--per-point", action="store_true")
+    parser.add_argument("--gap", default=None, help="relative gaps, comma-separated")
     args = parser.parse_args()
-    if args.per_point:
-        if args.workers != 1:
-            parser.error("--per-point times the points in this process: use --workers 1")
-        PerPoint()
+    if args.per_point and args.workers != 1:
+        parser.error("--per-point times the points in this process: use --workers 1")
+    timer = PerPoint() if args.per_point else None
 
     from solver.inputs.catalog import load_catalog
     from solver.inputs.problem import load_problem
@@ -154,24 +161,62 @@ def main() -> None:
     plan, solution = solve_for_analysis(load_problem(args.problem), load_catalog())
     print(f"{Path(args.problem).name}: plan ${plan.total_cost_usd:,.2f}")
     out: dict = {}
-    make = sweeps(solution.compiled, plan.total_cost_usd, args)
-    for kind in args.only.split(","):
-        wall, cpu = time.perf_counter(), cpu_s()
-        result = make[kind]()
-        wall, cpu = time.perf_counter() - wall, cpu_s() - cpu
-        points, share = result if kind == "scenarios" else (result, None)
-        print(f"{kind}: {len(points)} points, {wall:.2f} s wall, {cpu:.2f} s CPU")
-        for p in points:
-            cost = "-" if p.total_cost_usd is None else f"${p.total_cost_usd:,.2f}"
-            co2 = "-" if p.total_co2e_t is None else f"{p.total_co2e_t:.4f} t"
-            served = "-" if p.served_fraction is None else f"{p.served_fraction:.6f}"
-            print(f"  {p.sweep}={p.value:.6g}: {p.status} {cost} {co2} served {served}")
-        out[kind] = {
-            "wall_s": wall,
-            "cpu_s": cpu,
-            "points": [p.model_dump(mode="json") for p in points],
-            "share": share,
-        }
+    gaps = [float(g) for g in args.gap.split(",")] if args.gap else [None]
+    rows: list[str] = []
+    first: dict[str, list] = {}
+    for gap in gaps:
+        from solver.analyses.sensitivity.sweeps import POINT_GAP
+
+        args.gap_now = POINT_GAP if gap is None else gap
+        make = sweeps(solution.compiled, plan.total_cost_usd, args)
+        for kind in args.only.split(","):
+            nodes = timer.nodes if timer else 0
+            wall, cpu = time.perf_counter(), cpu_s()
+            result = make[kind]()
+            wall, cpu = time.perf_counter() - wall, cpu_s() - cpu
+            nodes = (timer.nodes - nodes) if timer else 0
+            points, share = result if kind == "scenarios" else (result, None)
+            print(
+                f"{kind} gap {args.gap_now:g}: {len(points)} points, {wall:.2f} s wall, "
+                f"{cpu:.2f} s CPU, {nodes} nodes"
+            )
+            for p in points:
+                cost = "-" if p.total_cost_usd is None else f"${p.total_cost_usd:,.2f}"
+                co2 = "-" if p.total_co2e_t is None else f"{p.total_co2e_t:.4f} t"
+                served = "-" if p.served_fraction is None else f"{p.served_fraction:.6f}"
+                stated = "-" if p.gap is None else f"{p.gap:.4%}"
+                taken = "" if p.plan_of is None else f" (plan of {p.plan_of:.6g})"
+                print(
+                    f"  {p.sweep}={p.value:.6g}: {p.status} {cost} {co2} served {served} "
+                    f"gap {stated}{taken}"
+                )
+            base = first.setdefault(kind, points)
+            moved = max(
+                (
+                    abs(p.objective - q.objective) / max(abs(q.objective), 1e-9)
+                    for p, q in zip(points, base, strict=True)
+                    if p.objective is not None and q.objective is not None
+                ),
+                default=0.0,
+            )
+            worst = max((p.gap or 0.0 for p in points), default=0.0)
+            rows.append(
+                f"| {kind} | {args.gap_now:g} | {len(points)} | {cpu:.1f} | {nodes} | "
+                f"{worst:.3%} | {moved:.3%} |"
+            )
+            out[f"{kind}@{args.gap_now:g}" if args.gap else kind] = {
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "nodes": nodes,
+                "points": [p.model_dump(mode="json") for p in points],
+                "share": share,
+            }
+    print(
+        "| sweep | gap | points | CPU s | nodes | largest stated gap | largest move from 1st gap |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(row)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     if args.compare:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from solver.analyses.sensitivity import REPORT_SWEEPS, report_sweeps, sensitivity_report
 from solver.analyses.sensitivity.results import SensitivityReport, SweepPoint
-from solver.analyses.sensitivity.sweeps import as_posed
+from solver.analyses.sensitivity.sweeps import SWEEP_GAP, as_posed
 from solver.analyses.stochastic import StochasticPlan
 from solver.plan import Plan
 from solver.solve import Solution
@@ -36,6 +36,12 @@ class Analysis(BaseModel):
         "of the total the report shows as p10/p50/p90 and a histogram)",
     )
     scenario_spread: float = 0.0
+    sweep_gap: float | None = Field(
+        None,
+        description="The relative gap (a fraction) every point of the frontier, the budget "
+        "and demand sweeps and the price scenarios was proven to (``--sweep-gap``); each "
+        "point carries the gap it reached (``gap``)",
+    )
     scenarios: int = 0
     budget_usd: float | None = Field(None, description="The problem's total budget")
     two_stage: StochasticPlan | None = Field(
@@ -75,6 +81,7 @@ def build_analysis(
     two_stage: StochasticPlan | None = None,
     deadline: float | None = None,
     sections_deadline: float | None = None,
+    sweep_gap: float = SWEEP_GAP,
 ) -> Analysis:
     """Run the sensitivity analysis and the sweeps behind ``procure report``.
 
@@ -85,6 +92,9 @@ def build_analysis(
     sections after it (frontier, sweeps, scenarios, run together by
     :func:`~solver.analyses.sensitivity.report_sweeps`): one with a point not started by
     then is left out, empty, and named in ``cut_at_time_limit`` (the report says so).
+    ``sweep_gap`` is the relative gap (a fraction) every sweep point is proven to
+    (:data:`~solver.analyses.sensitivity.sweeps.SWEEP_GAP` by default); the plan and the
+    break-even prices keep the solve's default gap.
     """
 
     def tick(stage: str) -> Callable[[int, int], None] | None:
@@ -115,6 +125,7 @@ def build_analysis(
         progress=tick("frontier, sweeps and scenarios"),
         deadline=sections_deadline,
         posed=as_posed(solution),  # the points that are the problem itself: not solved again
+        gap=sweep_gap,
         workers=workers,
         scheduler=scheduler,
     )
@@ -135,6 +146,7 @@ def build_analysis(
         scenario_share=share,
         scenario_points=points,
         scenario_spread=spread,
+        sweep_gap=sweep_gap,
         scenarios=scenarios,
         budget_usd=compiled.problem.budget_usd,
         two_stage=two_stage,

@@ -250,6 +250,15 @@ def report(
     frontier_points: Annotated[int, typer.Option(help="Points on the CO2e frontier")] = 8,
     scenarios: Annotated[int, typer.Option(help="Price scenarios to draw")] = 20,
     spread: Annotated[float, typer.Option(help="Price scenario range, +/- fraction")] = 0.2,
+    sweep_gap: Annotated[
+        float,
+        typer.Option(
+            "--sweep-gap",
+            help="Relative gap each point of the frontier, the budget and demand sweeps and "
+            "the price scenarios is proven to (each point shows the gap it reached; the plan "
+            "and its break-even prices keep the solve's 1e-4)",
+        ),
+    ] = 5e-3,  # solver.analyses.sensitivity.sweeps.SWEEP_GAP (tests/cli check they agree)
     workers: WorkersOpt = DEFAULT_WORKERS,
     scheduler: SchedulerOpt = None,
     stochastic_method: Annotated[
@@ -298,6 +307,12 @@ def report(
                 field="--frontier-points/--scenarios/--spread",
                 fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
             )
+        if not 0 <= sweep_gap < 1:  # also refuses nan
+            raise ProcureError(
+                f"--sweep-gap {sweep_gap:g} is not a relative gap",
+                field="--sweep-gap",
+                fix="give a fraction from 0 to below 1, e.g. --sweep-gap 0.005 (0.5%)",
+            )
         _check_gap_and_limit(0.0, time_limit)
         n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
@@ -328,6 +343,7 @@ def report(
                 two_stage=two_stage,
                 deadline=_analysis_deadline(time_limit, 0.5),
                 sections_deadline=sections_deadline,
+                sweep_gap=sweep_gap,
             )
             png = frontier_png(analysis)
             replay = ""

@@ -26,6 +26,9 @@ from solver.outputs.html_tables import table_html
 from solver.outputs.live_workbook import INPUTS, inputs_formats, inputs_frame, subtotals
 from solver.outputs.loss_cost_text import loss_cost_lines
 from solver.outputs.orders import purchase_orders
+from solver.outputs.report_sweep_views import SWEEPS as SWEEPS
+from solver.outputs.report_sweep_views import frontier_png as frontier_png
+from solver.outputs.report_sweep_views import sweep_frame, sweep_note, sweep_table
 from solver.outputs.scenario_spread import histogram_png, scenario_frame, total_percentiles
 from solver.outputs.sensitivity_views import (
     ENTERING_TOP,
@@ -83,66 +86,6 @@ def points_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
     if not frame.empty:
         frame["used"] = frame["used"].map(lambda u: "; ".join(u))
     return frame
-
-
-def sweep_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
-    """Sweeps for finance: each point's value under its sweep's name (``budget_usd``,
-    ``carbon_cap_tco2e``, ``demand_factor``), status, total cost, CO2e, the share of demand
-    served and the pools used. The solver's objective is left out: under ``max_served``
-    (the budget sweep) it is the shortfall penalty, not money (``analysis.json`` keeps it)."""
-    return pd.DataFrame(
-        [
-            {
-                "sweep": p.sweep,
-                **{name: (p.value if name == p.sweep else None) for name in SWEEPS},
-                "status": p.status,
-                "total_cost_usd": p.total_cost_usd,
-                "total_co2e_t": p.total_co2e_t,
-                "served_fraction": p.served_fraction,
-                "pools_used": "; ".join(p.used),
-            }
-            for p in points
-        ]
-    )
-
-
-#: the sweeps' names (:class:`SweepPoint.sweep`), each with what its value is, in words
-SWEEPS = {
-    "budget_usd": "budget",
-    "carbon_cap_tco2e": "CO2e cap, t",
-    "demand_factor": "demand x today",
-}
-
-
-def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
-    """The report's table of a sweep, in words and currency: the value, total cost, share
-    of demand served, CO2e, status and pools used (no solver objective)."""
-
-    def value(p: SweepPoint) -> str:
-        if p.sweep == "budget_usd":
-            return whole_usd(p.value)
-        if p.sweep == "demand_factor":
-            return f"{p.value:g} x"
-        return f"{p.value:,.1f}"
-
-    return pd.DataFrame(
-        {
-            SWEEPS.get(points[0].sweep, "value") if points else "value": [value(p) for p in points],
-            "total cost": [whole_usd(p.total_cost_usd) for p in points],
-            "demand served": [_pct(p.served_fraction, 1) for p in points],
-            "CO2e, t": [_num(p.total_co2e_t, 1) for p in points],
-            "status": [p.status for p in points],
-            "pools used": ["; ".join(p.used) for p in points],
-        }
-    )
-
-
-def _pct(value: float | None, digits: int = 0) -> str:
-    return "n/a" if value is None else f"{value:.{digits}%}"
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
 #: constraint families in words (the rest: the family's own description)
@@ -341,73 +284,6 @@ def sensitivity_text(report: SensitivityReport, top: int = 25, used: set[str] | 
                 f"${r.price_cut_usd_per_hour:,.3f} (LP estimate, no exact break-even worked out)"
             )
     return buffer.getvalue()
-
-
-# ------------------------------------------------------------------ plots
-
-
-def frontier_png(analysis: Analysis) -> bytes:
-    """The cost-versus-CO2e frontier and the budget and demand sweeps, as one PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, PercentFormatter
-
-    dollars = FuncFormatter(lambda v, _: f"${v:,.0f}")
-    plan = analysis.plan
-    panels = [
-        ("carbon_frontier", "total CO2e, t", "total cost", "total_co2e_t", "total_cost_usd"),
-        ("budget_sweep", "budget", "share of demand served", "value", "served_fraction"),
-        ("demand_sweep", "demand x today", "total cost", "value", "total_cost_usd"),
-    ]
-    chosen = {  # where the chosen plan sits on each panel
-        "carbon_frontier": (plan.total_co2e_t, plan.total_cost_usd),
-        "budget_sweep": (plan.total_cost_usd, 1.0),
-        "demand_sweep": (1.0, plan.total_cost_usd),
-    }
-    panels = [p for p in panels if getattr(analysis, p[0])]
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.2 * max(1, len(panels)), 4))
-    axes = [axes] if not hasattr(axes, "__len__") else list(axes)
-    for ax, (name, xlabel, ylabel, xcol, ycol) in zip(axes, panels, strict=False):
-        pts = [p for p in getattr(analysis, name) if getattr(p, ycol) is not None]
-        xs = [getattr(p, xcol) for p in pts]
-        ys = [getattr(p, ycol) for p in pts]
-        ax.plot(xs, ys, marker="o", label="optimal plans")
-        ax.plot(
-            *chosen[name],
-            marker="*",
-            markersize=14,
-            color="#c00000",
-            linestyle="",
-            label="the chosen plan",
-        )
-        if name == "budget_sweep":
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v / 1e3:,.0f}k"))
-            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        else:
-            ax.yaxis.set_major_formatter(dollars)
-        if name == "budget_sweep" and analysis.budget_usd is not None:
-            if analysis.budget_usd <= 1.5 * max(xs + [plan.total_cost_usd]):
-                ax.axvline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
-            else:
-                ax.set_title(
-                    f"budget sweep (budget {whole_usd(analysis.budget_usd)} is off the chart)"
-                )
-        elif analysis.budget_usd is not None and ycol == "total_cost_usd":
-            if analysis.budget_usd <= 1.5 * max(ys + [plan.total_cost_usd]):
-                ax.axhline(analysis.budget_usd, color="#888", linestyle="--", label="budget")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(name.replace("_", " "))
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{analysis.plan.problem}: frontiers")
-    fig.tight_layout()
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return out.getvalue()
 
 
 # ------------------------------------------------------------------ price provenance
@@ -659,6 +535,7 @@ def report_html(analysis: Analysis, png: bytes, replay: str = "") -> str:
         break_even=[break_even_sentence(b) for b in leaving(sens.break_even)],
         entering=[break_even_sentence(b) for b in entering(sens.break_even)],
         frontier_png=base64.b64encode(png).decode("ascii"),
+        sweep_note=sweep_note(analysis),
         carbon_table=table_html(sweep_table(analysis.carbon_frontier)),
         budget_table=table_html(sweep_table(analysis.budget_sweep)),
         demand_table=table_html(sweep_table(analysis.demand_sweep)),

@@ -30,12 +30,14 @@ def total_percentiles(points: Sequence[SweepPoint]) -> dict[str, float]:
 
 
 def scenario_frame(points: Sequence[SweepPoint]) -> pd.DataFrame:
-    """One row per scenario: its number, status and total (USD)."""
+    """One row per scenario: its number, status, total (USD) and proven relative gap (a
+    fraction: the plan is within it of the scenario's optimum; ``--sweep-gap``)."""
     return pd.DataFrame(
         {
             "scenario": [int(p.value) for p in points],
             "status": [p.status for p in points],
             "total_cost_usd": [p.total_cost_usd for p in points],
+            "gap": [p.gap for p in points],
         }
     )
 

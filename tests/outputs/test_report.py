@@ -107,6 +107,11 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     assert html.index("<h2>The plan by workload") < html.index('<section id="replay">')
     assert html.index('<section id="replay">') < html.index("<h2>Assumptions")
     assert html.count('<tr class="meets">') + html.count('<tr class="misses">') == 1
+    # the sweeps proven to --sweep-gap's default 0.5% (issue 50), said over the frontiers
+    # and on every row: in this tiny world each point closes at its root, "optimal" or
+    # "within" a gap no larger than 0.5%
+    assert "re-solve proven within 0.5% of its own optimum (--sweep-gap 0.005" in html
+    assert "<th>proven</th>" in html
     book = openpyxl.load_workbook(out / "report.xlsx")
     assert {"plan", "purchase plan", "sensitivity", "break-even", "frontier"} <= set(
         book.sheetnames
@@ -140,6 +145,9 @@ def test_report_writes_html_and_xlsx_that_sum_to_the_plan(setup):
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["plan"]["total_cost_usd"] == pytest.approx(8030)
     assert {i["price_confidence"] for i in analysis["plan"]["line_items"]} == {"unverified"}
+    assert analysis["sweep_gap"] == 0.005
+    points = [*analysis["carbon_frontier"], *analysis["demand_sweep"], *analysis["scenario_points"]]
+    assert points and all(0 <= p["gap"] <= 0.005 for p in points if p["total_cost_usd"])
     assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -371,6 +379,8 @@ def test_report_xlsx_is_in_currency_fractions_and_totals(setup):
     sheet = book["frontier"]
     header = [c.value for c in sheet[1]]
     assert "objective" not in header and "value" not in header
+    # each point's proven gap (--sweep-gap), a fraction under a percent format
+    assert sheet.cell(row=2, column=header.index("gap") + 1).number_format == "0.0%"
     rows = [dict(zip(header, row, strict=True)) for row in
             sheet.iter_rows(min_row=2, values_only=True)]  # fmt: skip
     assert all(0 <= r["served_fraction"] <= 1 for r in rows if r["served_fraction"] is not None)

@@ -109,3 +109,19 @@ class SweepPoint(BaseModel):
     total_co2e_t: float | None = None
     served_fraction: float | None = None
     used: list[str] = Field(default_factory=list, description="pools in the plan")
+    bound: float | None = Field(
+        None,
+        description="The solver's proven bound on the point's objective (no plan of the "
+        "point's problem has a lower objective); None: no plan, or not known",
+    )
+    gap: float | None = Field(
+        None,
+        description="The point's proven relative gap, |objective - bound| / |objective| "
+        "(a fraction): its plan is within this of the point's optimum; 0 for an LP",
+    )
+    plan_of: float | None = Field(
+        None,
+        description="Set when the plan shown is a tighter point's (its value: a tighter "
+        "carbon cap, a smaller budget), better than the one this point's own solve found "
+        "within its gap; the bound and gap are still this point's own",
+    )

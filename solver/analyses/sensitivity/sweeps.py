@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver.analyses.sensitivity.monotone import monotone_budget, monotone_frontier
 from solver.analyses.sensitivity.pricing import (
     pools_in_plan,
     run_unpruned_tasks,
@@ -35,12 +36,29 @@ def variant(compiled: Compiled, change: tuple) -> Compiled:
     raise ValueError(f"unknown change {kind!r}")
 
 
+#: the relative gap a sweep point is proven to when no other is given: the solve's own
+#: default (``procure solve --gap``); ``procure report`` proves its sweeps to
+#: :data:`SWEEP_GAP` instead (``--sweep-gap``)
+POINT_GAP = SolveOptions().relative_gap
+
+#: ``procure report``'s default ``--sweep-gap``: each point of the frontier, the budget and
+#: demand sweeps and the price scenarios is proven to within 0.5% of its optimum. Basis
+#: (docs/concepts/sensitivity.md, "The sweep gap"): the scenarios vary prices by ±20%, 40
+#: times more; the catalogue's prices are list prices, not transaction prices; measured on
+#: the seed it takes most of what a looser gap saves (bench/RESULTS.md, "report_sweeps.py:
+#: the sweep gap").
+SWEEP_GAP = 5e-3
+
+
 def solve_point(compiled: Compiled, task: tuple) -> SweepPoint:
-    """Solve one variant of a compiled problem; summarise it."""
-    change, sweep, value, solver = task
+    """Solve one variant of a compiled problem to the task's relative gap (its fifth item;
+    :data:`POINT_GAP` when it has four); summarise it."""
+    change, sweep, value, solver, *rest = task
+    gap = float(rest[0]) if rest else POINT_GAP
     compiled = repruned(variant(compiled, change))
     try:
-        solution = optimise(compiled, build_model(compiled), solver=solver, options=SolveOptions())
+        options = SolveOptions(relative_gap=gap)
+        solution = optimise(compiled, build_model(compiled), solver=solver, options=options)
     except ProcureError as exc:  # infeasible or stopped: a point of the sweep, not an error
         status = "infeasible" if isinstance(exc, InfeasibleError) else "no_solution"
         return SweepPoint(sweep=sweep, value=value, status=status)
@@ -54,6 +72,7 @@ def summary(solution: Solution, sweep: str, value: float) -> SweepPoint:
     x = solution.result.values
     assert x is not None and solution.result.objective is not None  # optimise raises otherwise
     served = _served(solution)
+    result = solution.result
     return SweepPoint(
         sweep=sweep,
         value=value,
@@ -63,6 +82,8 @@ def summary(solution: Solution, sweep: str, value: float) -> SweepPoint:
         total_co2e_t=e["total_co2e_t"].value(x),
         served_fraction=served,
         used=sorted(pools_in_plan(solution.model, x, solution.compiled.pools)),
+        bound=result.bound,
+        gap=result.gap,
     )
 
 
@@ -79,6 +100,7 @@ def _frontier_ends(
     solver: str,
     deadline: float | None = None,
     min_cost: SweepPoint | None = None,
+    gap: float = POINT_GAP,
 ) -> list:
     """The frontier's two ends, in this process: the min-cost plan (cap inf) and the
     min-carbon plan (cap 0); None for one not started by ``deadline``. ``min_cost``, when
@@ -90,6 +112,7 @@ def _frontier_ends(
             "carbon_cap_tco2e",
             cap,
             solver,
+            gap,
         )
         for objective, cap in (("min_cost", np.inf), ("min_carbon", 0.0))
     ]
@@ -112,7 +135,7 @@ def as_posed(solution: Solution) -> SweepPoint | None:
     return summary(solution, "as posed", 1.0)
 
 
-def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
+def _frontier_tasks(ends: list, points: int, solver: str, gap: float = POINT_GAP) -> list | None:
     """The frontier's caps from the min-carbon plan's CO2e to the min-cost plan's, as tasks;
     None when an end has no CO2e (no plan): the frontier is then the ends that have one."""
     high, low = ends
@@ -126,6 +149,7 @@ def _frontier_tasks(ends: list, points: int, solver: str) -> list | None:
             "carbon_cap_tco2e",
             float(c),
             solver,
+            gap,
         )
         for c in caps
     ]
@@ -157,23 +181,31 @@ def frontier_chain(compiled: Compiled, task: tuple) -> list[SweepPoint]:
 
 
 def carbon_frontier(
-    compiled: Compiled, *, points: int = 8, solver: str = "highspy", **run
+    compiled: Compiled,
+    *,
+    points: int = 8,
+    solver: str = "highspy",
+    gap: float = POINT_GAP,
+    **run,
 ) -> list[SweepPoint]:
-    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan."""
-    ends = _frontier_ends(compiled, solver)
-    tasks = _frontier_tasks(ends, points, solver)
+    """Cost versus CO2e: min cost under caps from the min-carbon plan to the min-cost plan,
+    each proven to the relative ``gap`` (a fraction) and repaired so that a looser cap
+    never costs more (:func:`~solver.analyses.sensitivity.monotone.monotone_frontier`)."""
+    ends = _frontier_ends(compiled, solver, gap=gap)
+    tasks = _frontier_tasks(ends, points, solver, gap)
     if tasks is None:
         return [p for p in ends if p.total_co2e_t is not None]
-    return run_unpruned_tasks(solve_point, tasks, shared=compiled, **run)
+    return monotone_frontier(run_unpruned_tasks(solve_point, tasks, shared=compiled, **run), gap)
 
 
-def _budget_tasks(budgets_usd: Iterable[float], solver: str) -> list:
+def _budget_tasks(budgets_usd: Iterable[float], solver: str, gap: float = POINT_GAP) -> list:
     return [
         (
             ("problem", {"objective": "max_served", "budget_usd": float(b)}),
             "budget_usd",
             float(b),
             solver,
+            gap,
         )
         for b in budgets_usd
     ]
@@ -184,12 +216,14 @@ def budget_sweep(
     budgets_usd: Iterable[float],
     *,
     solver: str = "highspy",
+    gap: float = POINT_GAP,
     **run,
 ) -> list[SweepPoint]:
-    """Served demand and cost versus budget (objective: max served within budget)."""
-    return run_unpruned_tasks(
-        solve_point, _budget_tasks(budgets_usd, solver), shared=compiled, **run
-    )
+    """Served demand and cost versus budget (objective: max served within budget), each
+    point proven to the relative ``gap`` and repaired so that more budget never does worse
+    (:func:`~solver.analyses.sensitivity.monotone.monotone_budget`)."""
+    tasks = _budget_tasks(budgets_usd, solver, gap)
+    return monotone_budget(run_unpruned_tasks(solve_point, tasks, shared=compiled, **run), gap)
 
 
 def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
@@ -199,25 +233,32 @@ def with_demand_factor(compiled: Compiled, factor: float) -> Compiled:
     return replace(compiled, demand=demand)
 
 
-def _demand_tasks(factors: Iterable[float], solver: str) -> list:
-    return [(("demand", float(f)), "demand_factor", float(f), solver) for f in factors]
+def _demand_tasks(factors: Iterable[float], solver: str, gap: float = POINT_GAP) -> list:
+    return [(("demand", float(f)), "demand_factor", float(f), solver, gap) for f in factors]
 
 
 def demand_sweep(
-    compiled: Compiled, factors: Iterable[float], *, solver: str = "highspy", **run
+    compiled: Compiled,
+    factors: Iterable[float],
+    *,
+    solver: str = "highspy",
+    gap: float = POINT_GAP,
+    **run,
 ) -> list[SweepPoint]:
-    """Cost versus demand growth (every inference demand scaled)."""
-    return run_unpruned_tasks(solve_point, _demand_tasks(factors, solver), shared=compiled, **run)
+    """Cost versus demand growth (every inference demand scaled), each point proven to the
+    relative ``gap``."""
+    tasks = _demand_tasks(factors, solver, gap)
+    return run_unpruned_tasks(solve_point, tasks, shared=compiled, **run)
 
 
-def _scenario_tasks(compiled: Compiled, n: int, spread: float, seed: int, solver: str) -> list:
+def _scenario_tasks(
+    compiled: Compiled, n: int, spread: float, seed: int, solver: str, gap: float = POINT_GAP
+) -> list:
     """``n`` price scenarios: every pool's price x a factor drawn uniformly in 1 ± spread."""
     rng = np.random.default_rng(seed)
     k = len(compiled.pools)
-    return [
-        (("prices", rng.uniform(1.0 - spread, 1.0 + spread, size=k)), "scenario", float(s), solver)
-        for s in range(n)
-    ]
+    draws = [rng.uniform(1.0 - spread, 1.0 + spread, size=k) for _ in range(n)]
+    return [(("prices", f), "scenario", float(s), solver, gap) for s, f in enumerate(draws)]
 
 
 def _scenario_share(points: list[SweepPoint]) -> dict[str, float]:
@@ -237,14 +278,16 @@ def price_scenarios(
     spread: float = 0.2,
     seed: int = 0,
     solver: str = "highspy",
+    gap: float = POINT_GAP,
     **run,
 ) -> tuple[list[SweepPoint], dict[str, float]]:
-    """Every pool's price drawn uniformly within ±``spread``; how often each pool stays.
+    """Every pool's price drawn uniformly within ±``spread``; how often each pool stays
+    (each scenario proven to the relative ``gap``).
 
     Returns the points and, per pool used in any scenario, the share of feasible
     scenarios whose optimal plan uses it.
     """
-    tasks = _scenario_tasks(compiled, n, spread, seed, solver)
+    tasks = _scenario_tasks(compiled, n, spread, seed, solver, gap)
     points = run_unpruned_tasks(solve_point, tasks, shared=compiled, **run)
     return points, _scenario_share(points)
 
@@ -266,6 +309,7 @@ def report_sweeps(
     progress: Callable[[int, int], None] | None = None,
     deadline: float | None = None,
     posed: SweepPoint | None = None,
+    gap: float = SWEEP_GAP,
     **run,
 ) -> dict[str, object]:
     """The carbon frontier, the budget and demand sweeps and the price scenarios of
@@ -282,7 +326,10 @@ def report_sweeps(
     Returns, by name (:data:`REPORT_SWEEPS`), the frontier's points, the budget sweep's,
     the demand sweep's, and the scenarios' (points, shares); None for a sweep with a point
     not started by ``deadline`` (a sweep is shown whole or not at all). ``progress(done,
-    total)`` counts the points of the pool.
+    total)`` counts the points of the pool. Every point is proven to the relative ``gap``
+    (:data:`SWEEP_GAP` by default: the report's ``--sweep-gap``) and carries it; the
+    frontier and the budget sweep are repaired to stay monotone
+    (:mod:`solver.analyses.sensitivity.monotone`).
     """
     out: dict[str, object] = dict.fromkeys(REPORT_SWEEPS)
     parts: dict[str, list] = {}
@@ -290,9 +337,9 @@ def report_sweeps(
     min_cost_end = (
         posed if problem.objective == "min_cost" and problem.carbon_cap_tco2e is None else None
     )
-    ends = _frontier_ends(compiled, solver, deadline, min_cost=min_cost_end)
+    ends = _frontier_ends(compiled, solver, deadline, min_cost=min_cost_end, gap=gap)
     if all(p is not None for p in ends):  # else the frontier is cut: left None
-        caps = _frontier_tasks(ends, frontier_points, solver)
+        caps = _frontier_tasks(ends, frontier_points, solver, gap)
         if caps is None:  # an end without a plan: the frontier is the ends that have one
             out["carbon frontier"] = [p for p in ends if p.total_co2e_t is not None]
         else:  # one task, loosest cap first (frontier_chain), shown in the caps' order
@@ -302,10 +349,10 @@ def report_sweeps(
             parts["carbon frontier"] = [
                 (_CHAIN, (chain, None)) for chain in _chains(caps[::-1], run.get("workers", 1))
             ]
-    parts["price scenarios"] = _scenario_tasks(compiled, scenarios, spread, seed, solver)
-    demand = _demand_tasks(demand_factors, solver)
+    parts["price scenarios"] = _scenario_tasks(compiled, scenarios, spread, seed, solver, gap)
+    demand = _demand_tasks(demand_factors, solver, gap)
     parts["demand sweep"] = [_AS_POSED if t[2] == 1.0 and posed else t for t in demand]
-    parts["budget sweep"] = _budget_tasks(budgets_usd, solver)
+    parts["budget sweep"] = _budget_tasks(budgets_usd, solver, gap)
     tasks = [t for part in parts.values() for t in part if t is not _AS_POSED]
     done = run_unpruned_tasks(
         _report_task, tasks, shared=compiled, progress=progress, deadline=deadline, **run
@@ -320,6 +367,9 @@ def report_sweeps(
         ]
         if name == "carbon frontier" and got is not None:  # the chains' points, loosest first
             got = None if any(c is None for c in got) else [p for c in got for p in c][::-1]
+            got = None if got is None else monotone_frontier(got, gap)
+        if name == "budget sweep" and got is not None and all(p is not None for p in got):
+            got = monotone_budget(got, gap)
         if got is not None and all(p is not None for p in got):
             out[name] = (got, _scenario_share(got)) if name == "price scenarios" else got
     return out
