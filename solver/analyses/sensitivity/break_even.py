@@ -114,11 +114,10 @@ def break_even_prices(
     slopes = price_slopes(compiled, model)
     # the plan's own classes first: each searches for one more optimum (the plan without
     # it) and is the longest, and local processes take the classes in this order, so the
-    # long ones start first and the short ones fill the end (bench/RESULTS.md,
-    # "break_even_capped.py"); among them the largest spend in the plan first (the more
-    # of the plan a pool carries, the more its two proofs re-decide: on the capped seed
-    # 30, 19 and 15 s of CPU for its three pools by spend, where the order by name left
-    # the first and the last on one worker); then the others, the closest to entering
+    # long ones start first and the short ones fill the end; among them the largest spend
+    # in the plan first (not a predictor of time: on the capped seed it kept the two
+    # longest apart, where the order by name did not; docs/concepts/sensitivity.md,
+    # "Classes of interchangeable pools"); then the others, the closest to entering
     spend = plan_spend(model, slopes, solution.result.values, compiled.pools["pool_id"])
     inside.sort(key=lambda p: (-sum(spend.get(q, 0.0) for q in (p, *twins_of[p])), p))
     classes = [(p, twins_of[p]) for p in inside + outside]
