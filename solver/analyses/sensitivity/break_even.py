@@ -118,6 +118,7 @@ def break_even_prices(
     # in the plan first (not a predictor of time: on the capped seed it kept the two
     # longest apart, where the order by name did not; docs/concepts/sensitivity.md,
     # "Classes of interchangeable pools"); then the others, the closest to entering
+    assert solution.result.values is not None  # a solved problem
     spend = plan_spend(model, slopes, solution.result.values, compiled.pools["pool_id"])
     inside.sort(key=lambda p: (-sum(spend.get(q, 0.0) for q in (p, *twins_of[p])), p))
     classes = [(p, twins_of[p]) for p in inside + outside]
@@ -164,8 +165,8 @@ def plan_spend(
     mine = pool >= 0
     usage = pd.Series((slopes.objective * values)[mine]).groupby(pool[mine]).sum()
     return {
-        str(pool_ids.iat[int(k)]): float(u * slopes.base_price[int(k)])
-        for k, u in usage.items()
+        str(pool_ids.iat[k]): float(u * slopes.base_price[k])
+        for k, u in zip(usage.index.astype(int), usage.to_numpy(float), strict=True)
         if u > 0
     }
 
