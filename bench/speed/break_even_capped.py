@@ -4,6 +4,9 @@ two source trees (issue 50: ``procure sensitivity --break-even 3`` on the seed w
 
 Run: python bench/speed/break_even_capped.py [--before DIR] [--cap 40] [--limit 3] [--solves]
 
+``--cap 0`` runs the seed as shipped, uncapped (``--limit 15``: the 15 classes of
+``procure report``'s "shadow and break-even prices").
+
 Each tree (``--before``: e.g. ``git archive COMMIT | tar -x -C DIR``) runs in a process of
 its own, one after the other: the problem solved for analysis, then
 :func:`break_even_prices` with ``workers=1``; prints each class's CPU seconds and price,
@@ -76,7 +79,8 @@ def main() -> None:
     seed = (ROOT / "problems" / "seed-2m-13b.yaml").read_text()
     line = "budget_usd: 2000000"
     problem = Path(tempfile.mkdtemp()) / "seed-capped.yaml"
-    problem.write_text(seed.replace(line, f"{line}\ncarbon_cap_tco2e: {args.cap:g}"))
+    cap = f"{line}\ncarbon_cap_tco2e: {args.cap:g}" if args.cap > 0 else line
+    problem.write_text(seed.replace(line, cap))
     print(f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
     found: dict[str, dict[str, tuple[float, float | None]]] = {}
     for tree, path in trees.items():

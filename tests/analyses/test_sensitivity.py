@@ -375,8 +375,9 @@ def test_the_frontier_chain_takes_a_looser_caps_plan_only_where_a_solve_gives_th
 def test_break_even_classes_go_to_the_workers_the_plans_own_first(tiny_catalog, monkeypatch):
     # The world of test_break_even_prices_by_hand: the plan uses H1 and L4, not L4b. By
     # name L4b ("acme/eu-north/...") would come first; the plan's own classes (each one more
-    # optimum to prove: the plan without it) go first, L4b last. The prices are the ones
-    # worked by hand there ($5.00, $1.20, $1.00), whatever the order.
+    # optimum to prove: the plan without it) go first, the largest spend in the plan first
+    # (2 H1 x $4 x 730 h = $5,840, then 3 L4 x $1 x 730 h = $2,190), L4b last. The prices
+    # are the ones worked by hand there ($5.00, $1.20, $1.00), whatever the order.
     from solver.analyses.sensitivity import break_even as module
 
     l4b = offering("l4b", "l4", 1, 1.2, region="eu-north", nvlink=False)
@@ -389,6 +390,15 @@ def test_break_even_classes_go_to_the_workers_the_plans_own_first(tiny_catalog, 
         return run(fn, tasks, **kw)
 
     monkeypatch.setattr(module, "run_unpruned_tasks", recorded)
+    spend = module.plan_spend(
+        sol.model,
+        module.price_slopes(sol.compiled, sol.model),
+        sol.result.values,
+        sol.compiled.pools["pool_id"],
+    )
+    assert spend == pytest.approx(
+        {"acme/us-east/h1#on_demand": 2 * 4.0 * HOURS, "acme/us-east/l4#on_demand": 3 * HOURS}
+    )
     rows = {b.offering: b.break_even_price for b in break_even_prices(sol)}
     assert sent == [
         "acme/us-east/h1#on_demand",

@@ -12,6 +12,7 @@ import pandas as pd
 from solver.analyses.sensitivity.classes import pool_classes
 from solver.analyses.sensitivity.duals import support_lp
 from solver.analyses.sensitivity.pricing import (
+    PriceSlopes,
     pools_in_plan,
     price_slopes,
     require_unpruned,
@@ -20,7 +21,7 @@ from solver.analyses.sensitivity.pricing import (
 from solver.analyses.sensitivity.results import BreakEven
 from solver.analyses.sensitivity.search import break_even_for_pool
 from solver.core.backends import SolveOptions, get_backend
-from solver.core.model import has_second_stage
+from solver.core.model import LinearModel, has_second_stage
 from solver.solve import Solution
 from solver.units import Mode
 
@@ -108,14 +109,19 @@ def break_even_prices(
     if limit is not None:
         estimate = entry_estimates(solution)
         outside = sorted(outside, key=lambda p: (-estimate.get(p, -np.inf), p))[:limit]
-    # the plan's own classes first: each searches for one more optimum (the plan without
-    # it) and is the longest, and local processes take the classes in this order, so the
-    # long ones start first and the short ones fill the end (bench/RESULTS.md,
-    # "break_even_capped.py"); then the others, the closest to entering first
-    classes = [(p, twins_of[p]) for p in inside + outside]
     model = solution.model  # built from ``compiled`` (a second stage returned above)
     assert solution.result.objective is not None  # a solved problem
     slopes = price_slopes(compiled, model)
+    # the plan's own classes first: each searches for one more optimum (the plan without
+    # it) and is the longest, and local processes take the classes in this order, so the
+    # long ones start first and the short ones fill the end; among them the largest spend
+    # in the plan first (not a predictor of time: on the capped seed it kept the two
+    # longest apart, where the order by name did not; docs/concepts/sensitivity.md,
+    # "Classes of interchangeable pools"); then the others, the closest to entering
+    assert solution.result.values is not None  # a solved problem
+    spend = plan_spend(model, slopes, solution.result.values, compiled.pools["pool_id"])
+    inside.sort(key=lambda p: (-sum(spend.get(q, 0.0) for q in (p, *twins_of[p])), p))
+    classes = [(p, twins_of[p]) for p in inside + outside]
     # local processes take one class at a time (the search's times differ 5x: no idle
     # worker at the end); a cluster takes a few chunks per worker
     chunks = max(1, workers) * 4 if scheduler else len(classes)
@@ -148,6 +154,21 @@ def break_even_prices(
         (b for group in results if group is not None for b in group),
         key=lambda b: (b.change_pct is None, abs(b.change_pct or 0.0), b.pool_id),
     )
+
+
+def plan_spend(
+    model: LinearModel, slopes: PriceSlopes, values: np.ndarray, pool_ids: pd.Series
+) -> dict[str, float]:
+    """Per pool id, what the plan pays for it at today's price (USD: its price-weighted
+    usage, d(cost)/d(price) of its variables at the plan, times its price)."""
+    pool = model.variables["pool"].to_numpy()
+    mine = pool >= 0
+    usage = pd.Series((slopes.objective * values)[mine]).groupby(pool[mine]).sum()
+    return {
+        str(pool_ids.iat[k]): float(u * slopes.base_price[k])
+        for k, u in zip(usage.index.astype(int), usage.to_numpy(float), strict=True)
+        if u > 0
+    }
 
 
 def entry_estimates(solution: Solution) -> dict[str, float]:

@@ -215,3 +215,18 @@ def _holds(model: LinearModel, x: np.ndarray, changed: dict[tuple[int, int], flo
 #: bounds add up to the lower bound that must reach the target (to the searches' 1e-6),
 #: so each is closed far tighter than that
 PERIOD_GAP = 1e-7
+
+
+def spanning_rows(model: LinearModel) -> list[int]:
+    """The inequality rows over variables of two periods or more that are not
+    :data:`SPANNING_KINDS` (a carbon cap, a budget): the rows :class:`PeriodSplit` leaves
+    out of (A). Where one binds, (A)'s periods' plans together break it and the split
+    cannot tell (docs/concepts/sensitivity.md, "Proofs period by period")."""
+    v = model.variables
+    period = v["period"].to_numpy(int)
+    own = ~v["kind"].isin(SPANNING_KINDS).to_numpy() & (period >= 0)
+    return [
+        r
+        for r, row in enumerate(model.rows)
+        if row.sense != "==" and len({int(period[j]) for j in row.coefs if own[j]}) >= 2
+    ]

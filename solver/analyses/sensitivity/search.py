@@ -84,6 +84,11 @@ def break_even_for_pool(
     else:
         target = base_objective
     way.require_pool()
+    if warm and not in_plan:  # an answer from the LP at price 0, before any MIP
+        assert isinstance(way, Warm)
+        note = way.screened(target)
+        if note:
+            return out.model_copy(update={"solves": solves, "note": note})
     price, x = p0, (way.start if in_plan else None)
     # a pool in the plan: the plan is the best one using it at today's price (no solve)
     known = (base_objective, x) if in_plan and way.holds_plan else None

@@ -9,7 +9,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver.analyses.sensitivity.period_split import SPANNING_KINDS, PeriodSplit
+from solver.analyses.sensitivity.period_split import (
+    SPANNING_KINDS,
+    PeriodSplit,
+    spanning_rows,
+)
 from solver.analyses.sensitivity.pricing import (
     PriceSlopes,
     pool_vars,
@@ -17,12 +21,17 @@ from solver.analyses.sensitivity.pricing import (
 )
 from solver.analyses.sensitivity.steps import STEP_GAP, STEP_OPTIONS
 from solver.core.backends import HighsSession, Termination
+from solver.core.backends.base import native_output_to_stderr
 from solver.core.compile import Compiled, repruned
 from solver.core.model import (
     LinearModel,
     build_model,
 )
 from solver.solve import carried
+
+#: how far above the target the LP bound at price 0 must be to answer "does not enter at
+#: any positive price" without a MIP (relative; far above HiGHS's LP tolerances, 1e-7)
+LP_MARGIN = 1e-6
 
 
 class _PoolPricer:
@@ -105,7 +114,9 @@ class Warm:
         """Whether the steps go period by period (:class:`PeriodSplit`, built at the first
         step): where the model has two periods or more and N+1 classes (``top``), where the
         relaxation is weak; elsewhere the whole model's steps close at its root, faster
-        than the split's subproblems (docs/concepts/sensitivity.md)."""
+        than the split's subproblems. Not where a row over several periods binds at the
+        plan (a carbon cap, a budget): the split leaves that row out and cannot tell
+        (docs/concepts/sensitivity.md, "Proofs period by period")."""
         if self.split is None:
             v = self.model.variables
             own = ~v["kind"].isin(SPANNING_KINDS).to_numpy() & (v["period"].to_numpy() >= 0)
@@ -118,6 +129,7 @@ class Warm:
                 not n_plus_1
                 or len(np.unique(v["period"].to_numpy()[own])) < 2
                 or not (whole[~own].all() and whole[force].all())
+                or self._spanning_row_binds()
             ):
                 self.split = False
             else:
@@ -144,6 +156,77 @@ class Warm:
         """From now on every plan uses at least one unit of the pool."""
         units = pool_vars(self.model, self.pi, ("x", "z")).tolist()
         self.session.add_row(dict.fromkeys(units, 1.0), 1.0, 1e30)
+
+    def _relaxation(self, price: float | None) -> tuple[str, float, np.ndarray]:
+        """The LP relaxation of the model as it stands, at ``price`` (None: the price it
+        has): HiGHS's model status name, its optimum and its rows' duals (the model's
+        integrality restored after)."""
+        import highspy
+
+        h, integer = self.session.h, self.session.integer
+        n = len(integer)
+        columns = np.arange(n, dtype=np.int32)
+        kinds = np.where(integer, highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous)
+        if price is not None:
+            self.pricer.set_price(price)
+        h.changeColsIntegrality(n, columns, np.full(n, highspy.HighsVarType.kContinuous))
+        try:
+            with native_output_to_stderr():
+                h.run()
+            status = h.getModelStatus().name
+            bound = float(h.getInfo().objective_function_value)
+            duals = np.asarray(h.getSolution().row_dual, dtype=float)
+        finally:
+            h.changeColsIntegrality(n, columns, kinds)
+        return status, bound, duals
+
+    def lp_bound(self, price: float) -> float | None:
+        """At ``price``, the optimum of the LP relaxation (the pool required, as after
+        :meth:`require_pool`): a lower bound of every plan using the pool; None when the
+        relaxation has no plan (then no plan uses the pool); -inf when HiGHS stopped
+        without an answer."""
+        status, bound, _ = self._relaxation(price)
+        if status == "kInfeasible":
+            return None
+        return bound if status == "kOptimal" else -np.inf
+
+    def _spanning_row_binds(self) -> bool:
+        """Whether a row over several periods (:func:`spanning_rows`: a carbon cap, a
+        budget) has a dual in the LP relaxation at the step's price, the pool required: it
+        binds, and the split, which leaves it out, cannot tell (on the seed under a 40 t
+        cap it answered "cannot tell" at every step, bench/RESULTS.md)."""
+        rows = spanning_rows(self.model)
+        if not rows:
+            return False
+        status, _, duals = self._relaxation(None)
+        if status != "kOptimal":
+            return False
+        return bool(np.any(np.abs(duals[rows]) > 1e-9))
+
+    def shrinks_with_price(self) -> bool:
+        """Whether every row that moves with the pool's price (a budget it is charged to)
+        only tightens as the price rises: then a plan feasible at a price is feasible at
+        every lower one, and price 0 has the most plans."""
+        for r, _j, _a0, d in self.pricer.row_changes:
+            sense = self.model.rows[r].sense
+            if sense == "==" or (sense == "<=" and d < 0) or (sense == ">=" and d > 0):
+                return False
+        return True
+
+    def screened(self, target: float) -> str:
+        """For a pool outside the plan, the answer its LP relaxation at price 0 already
+        gives, before any MIP (docs/concepts/sensitivity.md, "Answers from the LP"): "no
+        feasible plan can use it at this price" when it has no plan, "does not enter at
+        any positive price" when its bound is above ``target`` by :data:`LP_MARGIN`;
+        "" otherwise (and where rows move with the price other than tightening)."""
+        if not self.shrinks_with_price():
+            return ""
+        bound = self.lp_bound(0.0)
+        if bound is None:
+            return "no feasible plan can use it at this price"
+        if bound > target + LP_MARGIN * max(1.0, abs(target)):
+            return "does not enter at any positive price"
+        return ""
 
     def solve_at(self, price: float, x_start):
         self.pricer.set_price(price)
