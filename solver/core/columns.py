@@ -13,9 +13,9 @@ more time than solving. Here:
    c_j - a_j^T y of every column left out is computed at once from the compiled tables
    (:class:`solver.core.reduced_costs.Pricing`: rent, CO2e, demand, availability,
    reserved capacity, quota, budget, period budget, carbon cap, provider share,
-   redundancy, train_once, cuts), never by building it. Options with a negative reduced
-   cost join the master; repeat until none is left: the restricted LP is then the full
-   LP, a proven lower bound.
+   redundancy, train_once, cuts, egress capacity), never by building it. Options with a
+   negative reduced cost join the master; repeat until none is left: the restricted LP
+   is then the full LP, a proven lower bound.
 3. **Bound before convergence.** At any iteration, LP_restricted + sum over the columns
    left out of min(0, rc_j) x u_j is a valid lower bound on the full LP (Lagrangian
    relaxation with the box 0 <= x_j <= u_j; u_j is the availability cap of a column,
@@ -23,7 +23,10 @@ more time than solving. Here:
    lacks takes dual 0, except the reserved capacity of a pool with nothing in the
    master, which takes minus the reservation's hourly rate for the row's hours: its
    commitments left out then keep a reduced cost >= 0 (a commitment costs at least its
-   rate for the periods it covers; with provider shares, reservations are not priced).
+   rate for the periods it covers; with provider shares, reservations are not priced),
+   and the egress capacity of a provider the master does not route a workload's egress
+   through, which takes min(0, c_e - y_serve): the missing egress variable's reduced cost
+   is then >= 0 (docs/guides/large-problems.md, "Egress rows in the pricing").
 4. **MIR cuts** (:class:`solver.core.cuts.Cuts`) on the demand rows, separated from each
    master LP once the pricing has converged (and while it goes on adding columns), priced
    like any row: the LP must then pay for whole units, which lifts the bound toward the MIP's.
@@ -40,8 +43,7 @@ or a fleet held over the day (``fleet: autoscale``, the default, or ``flat``: th
 pricing has no deploy binaries nor ``fleet_*`` rows; only ``fleet: per_block`` is
 priced), and training options on those pools; every other option (owned, existing
 reservations, N+1, traffic mix, autoscaled or flat fleets, a switching cost: its ``start``
-variables and ``fleet_start`` rows are not priced either, egress routed between providers
-of different egress prices: the ``egress_*`` rows are not priced) is always in the master.
+variables and ``fleet_start`` rows are not priced either) is always in the master.
 Objectives with a second stage (min_carbon, lexicographic) are solved on the full model.
 
 The pricing formula is checked against HiGHS's own reduced costs on the columns in
@@ -65,10 +67,15 @@ from solver.core.cuts import Cuts
 from solver.core.formulation.support import settle, support_modelled
 from solver.core.matrix import LinearModel
 from solver.core.model import build_model
-from solver.core.reduced_costs import Pricing, check_pricing, options_table
+from solver.core.reduced_costs import (
+    Pricing,
+    check_pricing,
+    master_egress_prices,
+    options_table,
+    routed_workloads,
+)
 from solver.core.time_budget import Budget, Phase
 from solver.errors import NoPlanError
-from solver.inputs.egress import egress_in_model, egress_usd_per_token
 from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES, RESERVED_TERM_MONTHS
 
@@ -184,7 +191,6 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
             )
         )
     }
-    plain -= routed_workloads(compiled)
     # the pricing has no support rows (formulation.support): options at a provider whose
     # support is in the model are always in the master
     supported = opt["provider"].astype(str).isin(support_modelled(compiled))
@@ -195,20 +201,6 @@ def priced_mask(compiled: Compiled) -> np.ndarray:
         & opt["workload"].isin(plain)
         & ~supported
     ).to_numpy()
-
-
-def routed_workloads(compiled: Compiled) -> set[str]:
-    """Workloads whose egress the model routes between prices (egress_serve and
-    egress_capacity rows, :mod:`solver.core.formulation.egress`): the pricing has no
-    egress rows, so their options are always in the master."""
-    opt = compiled.options
-    out = set()
-    for w, providers in opt.groupby("workload")["provider"].unique().items():
-        if len({egress_usd_per_token(str(p)) for p in providers}) > 1 and egress_in_model(
-            compiled.problem, str(w)
-        ):
-            out.add(str(w))
-    return out
 
 
 def priced_columns(compiled: Compiled, mask: np.ndarray | None = None) -> int:
@@ -362,6 +354,7 @@ class _Generation:
             options_total=len(compiled.options), options_priced=int(mask.sum())
         )
         self.pricing = Pricing(compiled, mask)
+        self.routed = routed_workloads(compiled)
         self.keep = first_master(compiled, mask)
         pos = pd.Series(np.arange(len(compiled.options)), index=compiled.options["option_id"])
         self.s_pos = pos.reindex(self.pricing.columns["option_id"]).to_numpy()
@@ -432,6 +425,8 @@ class _Generation:
         pricing, r, keep = self.pricing, self.report, self.keep
         duals = pricing.duals(model, lp.row_dual)
         duals["_cuts"] = self.cuts.frame(duals)
+        assert self.last is not None  # set with this master before its pricing
+        duals["_egress_master"] = master_egress_prices(self.last[0].options, self.routed)
         rc_s, rc_z = pricing.reduced_costs(duals)
         check_pricing(model, lp.col_dual, pricing, rc_s, rc_z)
         out_s, out_z = ~keep[self.s_pos], ~keep[self.z_pos]

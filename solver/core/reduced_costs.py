@@ -17,7 +17,18 @@ from solver.core.dominance import served_capacity
 from solver.core.ledger import discount_factors
 from solver.core.matrix import LinearModel
 from solver.errors import ProcureError
+from solver.inputs.costs import served_tokens_per_s
+from solver.inputs.egress import (
+    block_average_factor,
+    egress_in_model,
+    egress_usd_per_token,
+    served_per_capacity,
+)
+from solver.inputs.load import resolve_load
+from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES
+
+SECONDS_PER_HOUR = 3600.0
 
 #: Option columns the pricing reads (absent when no workload of that kind exists).
 _NEEDED = (
@@ -145,6 +156,9 @@ class Pricing:
                 "ub": self.serving["ub"].to_numpy()[first],
             }
         )
+        self.egress = _egress_pieces(
+            compiled, self.serving, cols["tokens_per_s_per_unit"].to_numpy(float), rate_factor
+        )
         self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
         self.quota_pools = _quota_pools(compiled)
 
@@ -254,6 +268,7 @@ class Pricing:
         )
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
         rc_s -= self._cuts(duals.get("_cuts"))
+        rc_s -= self._egress(duals)
         rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
         rc_z = z["obj"].to_numpy() - scalar(z, None)
         by_t = _period_budget_duals(duals, self.compiled.periods["name"])
@@ -300,6 +315,34 @@ class Pricing:
         np.add.at(out, m["index"].to_numpy(int), coef * m["dual"].to_numpy())
         return out
 
+    def egress_duals(self, duals: dict) -> np.ndarray:
+        """The ``egress_capacity`` dual (USD per token/s of the row, <= 0) of each egress
+        piece (rows of :attr:`egress`): the master's where it has the row, else the one
+        that prices the provider's missing egress variable at zero reduced cost,
+        min(0, c_e - y_serve) (docs/guides/large-problems.md, "Egress rows in the
+        pricing"). ``y_serve`` is the ``egress_serve`` row's dual, or, where the master's
+        options of the workload share one egress price and its egress is a constant, that
+        price's objective coefficient (``duals["_egress_master"]``: workload -> USD per
+        token); 0 where neither (a block that asks for nothing)."""
+        e = self.egress
+        serve = _lookup(duals.get("egress_serve"), e, ["workload", "period", "block"], np.nan)
+        single = e["workload"].map(duals.get("_egress_master", {})).astype(float).to_numpy()
+        fallback = np.nan_to_num(e["c_unit"].to_numpy() * single)
+        serve = np.where(np.isnan(serve), fallback, serve)
+        absent = np.minimum(0.0, e["c_unit"].to_numpy() * e["usd_per_token"].to_numpy() - serve)
+        return _lookup(
+            duals.get("egress_capacity"), e, ["workload", "period", "block", "provider"], absent
+        )
+
+    def _egress(self, duals: dict) -> np.ndarray:
+        """sum over the egress_capacity rows of a serving piece: its coefficient x dual."""
+        out = np.zeros(len(self.serving))
+        e = self.egress
+        if not e.empty:
+            y = self.egress_duals(duals)
+            np.add.at(out, e["piece"].to_numpy(int), e["coef"].to_numpy() * y)
+        return out
+
     def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
         """sum over quotas the column's pool falls under of the quota row's dual."""
         q = duals.get("quota")
@@ -316,6 +359,86 @@ class Pricing:
                 )
                 out[hit] += np.array([q.get((qi, t, b), 0.0) for t, b in keys])
         return out
+
+
+def routed_workloads(compiled: Compiled) -> set[str]:
+    """Workloads whose egress the model routes between prices (egress_serve and
+    egress_capacity rows, :mod:`solver.core.formulation.egress`): their options sit at
+    providers of more than one egress price."""
+    opt = compiled.options
+    out = set()
+    for w, providers in opt.groupby("workload")["provider"].unique().items():
+        if len({egress_usd_per_token(str(p)) for p in providers}) > 1 and egress_in_model(
+            compiled.problem, str(w)
+        ):
+            out.add(str(w))
+    return out
+
+
+def _egress_pieces(
+    compiled: Compiled, serving: pd.DataFrame, tps: np.ndarray, rate_factor: np.ndarray
+) -> pd.DataFrame:
+    """One row per serving piece (row of ``serving``) of a routed workload
+    (:func:`routed_workloads`) in a block that asks for tokens: ``piece`` (its row),
+    workload, period, block, provider; ``coef``, its coefficient in the provider's
+    ``egress_capacity`` row (-served_per_capacity x tokens/s per unit, as
+    :func:`solver.core.formulation.egress.add_egress` builds it); ``c_unit``, the
+    objective's USD of a token/s of egress sent for the block per USD/token of price (the
+    block's seconds, discounted under min_npv); ``usd_per_token``, the provider's egress
+    price."""
+    names = ["piece", "workload", "period", "block", "provider", "coef", "c_unit"]
+    routed = routed_workloads(compiled)
+    hit = serving["workload"].isin(routed).to_numpy()
+    if not hit.any():
+        return pd.DataFrame(columns=[*names, "usd_per_token"])
+    problem = compiled.problem
+    load = resolve_load(problem)
+    period_names = list(compiled.periods["name"])
+    p_hours = compiled.periods["hours"].to_numpy(float)
+    idx = np.flatnonzero(hit)
+    w = serving["workload"].to_numpy(object)[idx]
+    t = serving["period"].to_numpy(int)[idx]
+    b = serving["block"].to_numpy(int)[idx]
+    share: dict[tuple[str, int, int], float] = {}
+    for key in set(zip(w.tolist(), t.tolist(), b.tolist(), strict=True)):
+        wl = next(x for x in problem.workloads if x.name == key[0])
+        assert isinstance(wl, InferenceWorkload)  # egress_in_model
+        average = (
+            served_tokens_per_s(wl)
+            * wl.demand_by_period.get(period_names[key[1]], 1.0)
+            * block_average_factor(load, key[0], key[2])
+        )  # no rows where the block asks for nothing (add_egress)
+        share[key] = served_per_capacity(problem, load, key[0], key[2]) if average > 0 else 0.0
+    keys = list(zip(w.tolist(), t.tolist(), b.tolist(), strict=True))
+    seconds = p_hours[t] * np.asarray(load.hours_per_day)[b] / 24.0 * SECONDS_PER_HOUR
+    provider = serving["provider"].to_numpy(object)[idx]
+    price = {p: egress_usd_per_token(str(p)) for p in set(provider.tolist())}
+    out = pd.DataFrame(
+        {
+            "piece": idx,
+            "workload": w,
+            "period": t,
+            "block": b,
+            "provider": provider,
+            "coef": -np.fromiter((share[k] for k in keys), float, len(keys)) * tps[idx],
+            "c_unit": rate_factor[t] * seconds,
+            "usd_per_token": np.fromiter((price[p] for p in provider), float, len(provider)),
+        }
+    )
+    return out[out["coef"] != 0].reset_index(drop=True)
+
+
+def master_egress_prices(options: pd.DataFrame, routed: set[str]) -> dict[str, float]:
+    """Routed workload -> the one egress price (USD per token) of its options in a master
+    that holds options at one price only (its egress is then a constant: the
+    ``_egress_master`` entry of the duals, :meth:`Pricing.egress_duals`)."""
+    out: dict[str, float] = {}
+    sub = options[options["workload"].isin(routed)]
+    for w, providers in sub.groupby("workload")["provider"].unique().items():
+        prices = {egress_usd_per_token(str(p)) for p in providers}
+        if len(prices) == 1:
+            out[str(w)] = prices.pop()
+    return out
 
 
 def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:
