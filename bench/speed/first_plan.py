@@ -75,7 +75,8 @@ def run(offerings: int, workloads: int, periods: int, limit: float) -> None:
     gap = f"{plan.gap:.2%}" if plan.gap is not None else "n/a"
     print(
         f"{offerings:,} x {workloads} x {periods}, limit {limit:.0f} s: "
-        f"{'verified' if plan.verified else 'NOT verified'} plan, total ${plan.total_cost_usd:,.0f} "
+        f"{'verified' if plan.verified else 'NOT verified'} plan, "
+        f"total ${plan.total_cost_usd:,.0f} "
         f"(objective ${plan.objective:,.0f}), gap {gap}, path {path}, wall {wall:.1f} s, "
         f"CPU {cpu:.1f} s, compile {plan.compile_seconds:.1f} s (wall, with the masters), "
         f"load {load:.1f} -> {os.getloadavg()[0]:.1f}"
