@@ -426,3 +426,29 @@ def test_a_mip_cut_off_before_any_plan_leaves_the_lp_rounded_up(case, monkeypatc
     bound = solution.compiled.report.columns["lp_bound"]
     assert bound <= best.objective * (1 + 1e-6)
     assert plan.gap == pytest.approx((plan.objective - bound) / plan.objective, rel=1e-6)
+
+
+def test_support_rows_are_priced_and_match_the_solver(case):
+    # AWS's support (Business, by default) is in the model: its rented serving options
+    # are priced now (every period is one month, reduced_costs.support_priced), each
+    # column's rent entering its month's support_spend row. On the full model's LP a month
+    # with AWS spend has a non-zero support_spend dual (USD of support per USD spent; about
+    # 0.030 on this case), and the pricing's reduced costs with it equal HiGHS's on every
+    # column (checked inside); without it they do not
+    _, _, compiled, _, _ = case
+    assert reduced_costs.support_priced(compiled)
+    mask = columns.priced_mask(compiled)
+    pricing = reduced_costs.Pricing(compiled, mask)
+    assert pricing.supported == {"aws"} and (pricing.serving["spend"] > 0).any()
+    model = build_model(compiled, cap_demand_rows=True)
+    lp = columns._solve_lp(model, None)
+    assert not isinstance(lp, str), lp
+    duals = pricing.duals(model, lp.row_dual)
+    assert any(abs(y) > 1e-6 for y in duals["support_spend"].values())
+    rc_s, rc_z = pricing.reduced_costs(duals)
+    assert reduced_costs.check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
+    # without the support term the AWS columns would be off by rent x the dual
+    no_support = {**duals, "support_spend": {}}
+    rc0, _ = pricing.reduced_costs(no_support)
+    with pytest.raises(Exception, match="differ from the solver"):
+        reduced_costs.check_pricing(model, lp.col_dual, pricing, rc0, rc_z)
