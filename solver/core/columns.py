@@ -504,10 +504,48 @@ def solve_by_columns(
         return None
     g.run(cut_rounds=MAX_CUT_ROUNDS, phase=budget.phase(CUTS_SHARE))
     assert g.last is not None  # the first run solved a master
-    sub, base, model, lp = g.last
+    sub, base, model, lp = planned = g.last
     g.report.options_in_master = len(sub.options)
-    mip_limit = budget.phase(1.0).wall_s()
     t3 = time.perf_counter()
+    session, model, start, first = _master_plan(model, lp, options, budget)
+    if first is not None:
+        g.report.support_plan_usd = first.objective if first.has_solution else None
+        gap = relative_gap(first.objective, g.report.lp_bound) if first.has_solution else None
+        if gap is not None and gap > BOUND_FIRST_GAP and not g.report.converged:
+            # a plan stands and its bound is far: pricing rounds lift the bound, and the
+            # last master's support plan replaces it if cheaper (10k x 200 x 12: the
+            # support plan $2,975,637 against round 1's $718,643; the MIP found no better
+            # plan in 25-68 s)
+            g.run(cut_rounds=0, phase=budget.phase(BOUND_FIRST_SHARE))
+            last, was = g.last, first.objective
+            affords = budget.phase(SUPPORT_SHARE).affords(g.round_cpu_s / 4)
+            if last is not None and last is not planned and affords and was is not None:
+                again = _master_plan(last[2], last[3], options, budget)
+                better = again[3]
+                if better is not None and better.has_solution and better.objective is not None:
+                    if better.objective < was:
+                        sub, base, _, lp = last
+                        session, model, start, first = again
+                        g.report.options_in_master = len(sub.options)
+                        g.report.support_plan_usd = better.objective
+    mip_limit = budget.phase(1.0).wall_s()
+    mip = session.solve(replace(options, time_limit_s=mip_limit), start=start)
+    g.report.mip_seconds = time.perf_counter() - t3
+    if not mip.has_solution and first is not None and first.has_solution:
+        mip = replace(first, message="the MIP over the master LP's support (no better in time)")
+    if not mip.has_solution:  # the limit came first: the LP rounded up, if it holds
+        mip = rounded_plan(model, lp.values, mip)
+    if mip.has_solution:
+        g.run(cut_rounds=2 * MAX_CUT_ROUNDS, phase=budget.phase(1.0))  # lifts the bound only
+    return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
+
+
+def _master_plan(
+    model: LinearModel, lp: LPSolution, options: SolveOptions, budget: Budget
+) -> tuple[HighsSession, LinearModel, np.ndarray, SolveResult | None]:
+    """The MIP session over a master (with only its tight cuts when large), its start
+    (the LP rounded up), and, where that rounding breaks a row, the plan from the LP's
+    support (:func:`support_plan`, which then starts the MIP), else None."""
     # the cuts hold for every integer plan: the master's MIP keeps its plans and gains
     # their bound (10k x 200 x 12: $1,841,294 with them, $1,979,629 without)
     if len(model.variables) > MIP_EVERY_CUT_UP_TO:
@@ -515,6 +553,7 @@ def solve_by_columns(
     session = HighsSession(model)
     start, first = rounded(model, lp.values), None
     if violated_rows(model, start):  # the rounding breaks a row: a plan from the support
+        mip_limit = budget.phase(1.0).wall_s()
         share = None if mip_limit is None else mip_limit * SUPPORT_SHARE
         first = support_plan(session, lp, replace(options, time_limit_s=share))
         if first.termination == Termination.INFEASIBLE:  # too few ways round: more of them
@@ -525,23 +564,7 @@ def solve_by_columns(
         log.info("support plan: %s, $%s", first.termination.value, first.objective)
         if first.has_solution and first.values is not None:
             start = first.values
-        g.report.support_plan_usd = first.objective if first.has_solution else None
-        gap = relative_gap(first.objective, g.report.lp_bound) if first.has_solution else None
-        if gap is not None and gap > BOUND_FIRST_GAP and not g.report.converged:
-            # a plan stands and its bound is far: pricing rounds lift the bound (the MIP
-            # stays on this master; 10k x 200 x 12: the support plan $2,975,637 against
-            # round 1's $718,643, and the MIP found no better plan in 25-68 s)
-            g.run(cut_rounds=0, phase=budget.phase(BOUND_FIRST_SHARE))
-        mip_limit = budget.phase(1.0).wall_s()
-    mip = session.solve(replace(options, time_limit_s=mip_limit), start=start)
-    g.report.mip_seconds = time.perf_counter() - t3
-    if not mip.has_solution and first is not None and first.has_solution:
-        mip = replace(first, message="the MIP over the master LP's support (no better in time)")
-    if not mip.has_solution:  # the limit came first: the LP rounded up, if it holds
-        mip = rounded_plan(model, lp.values, mip)
-    if mip.has_solution:
-        g.run(cut_rounds=2 * MAX_CUT_ROUNDS, phase=budget.phase(1.0))  # lifts the bound only
-    return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
+    return session, model, start, first
 
 
 def support_plan(
