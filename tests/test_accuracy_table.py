@@ -240,3 +240,11 @@ def test_mlperf_v50_mi325x_rows_are_main_and_apart_from_the_v51_holdout():
     v51 = ACC.sources_used_by_defaults("mlcommons/inference_results_v5.1")
     assert "MLPINF50_AMD" in v50 and not v50 & set(NEW_HOLDOUT_SOURCES)
     assert "MLPINF50_AMD" not in v51
+
+
+def test_token_dropping_moe_rows_carry_their_recipes_capacity_factor():
+    # Issue 47: the tpu-recipes Mixtral v6e-256 recipe runs mixtral_8x7b_dropped with
+    # capacity_factor 1.25 (TPU_RECIPES_MIXTRAL_V6E); every other MoE row is dropless (1.0,
+    # MaxText's and Megatron Core's default), so none of them carries the key.
+    carried = {r["case_id"]: ACC.note_value(r["notes"], "capacity_factor") for r in ROWS}
+    assert {c: v for c, v in carried.items() if v} == {"h39_tpurecipes_mixtral_v6e_256": "1.25"}

@@ -244,12 +244,14 @@ def test_moe_holdout_rows_are_within_two_x_and_were_not_fitted(catalog):
     # DeepSeek-V3 x R = 198.5 GB/s, 0.8960 / (1 + 198.5 / 178.0) = 0.4236 of the dense
     # prediction 6,468 = 2,739.8 against 2,139 measured, 1.28x; Qwen3-235B (k 8, d 4,096,
     # 94 layers, 22e9 active: x = 1.8668e-4) x R = 294.0 GB/s, 0.8960 / 2.6518 = 0.3379 of
-    # 10,436 = 3,526 against 3,269, 1.08x; Mixtral on v6e 1.16x
+    # 10,436 = 3,526 against 3,269, 1.08x; Mixtral on v6e 1.16x dropless, 0.97x with its
+    # recipe's capacity factor 1.25 (session 61: 1.2016x the FLOPs, 4,240.2 / 1.2016 =
+    # 3,528.9 against 3,645.2; docs/concepts/runtime-figures.md, "Expert capacity factor")
     by_id = {r["case_id"]: r for r in ROWS}
     expected = {
         "h37_mbridge_b200_deepseek_v3_256": 1.28,
         "h38_mbridge_b200_qwen3_235b_64": 1.08,
-        "h39_tpurecipes_mixtral_v6e_256": 1.16,
+        "h39_tpurecipes_mixtral_v6e_256": 0.97,
     }
     used = ACC.sources_used_by_defaults(ACC.defaults_text())
     for case, ratio in expected.items():
@@ -258,3 +260,25 @@ def test_moe_holdout_rows_are_within_two_x_and_were_not_fitted(catalog):
         c = ACC.compare(catalog, row)
         assert c.ratio == pytest.approx(ratio, abs=0.01), case
         assert 0.5 <= c.ratio <= 2.0, case
+
+
+def test_the_table_meets_its_targets_by_role_and_by_vendor_but_aws_fitted(catalog):
+    # Issue 47 Must-show 3 read per vendor (bench/RESULTS.md, accuracy.py, session 61):
+    # every role and every (role, vendor) cell within its target (median |error| <= 10%
+    # fitted, <= 15% holdout; every row within 2x), except AWS fitted (13.1%: its seven rows
+    # share no runtime-figure error; docs/concepts/runtime-figures.md, "Neuron"). Session
+    # 61 moved AMD fitted 11.2% -> 8.0% (sustained GEMM rate) and Google holdout 16.3% ->
+    # 13.9% (the Mixtral recipe's capacity factor).
+    import statistics
+
+    results = [ACC.compare(catalog, r) for r in ROWS]
+    unmet = set()
+    for role, target in ACC.TARGET_MEDIAN.items():
+        rows = [c for c in results if c.role == role]
+        assert all(0.5 <= c.ratio <= 2.0 for c in rows), role
+        assert statistics.median(c.abs_error for c in rows) <= target, role
+        for vendor in {c.vendor for c in rows}:
+            errors = [c.abs_error for c in rows if c.vendor == vendor]
+            if statistics.median(errors) > target:
+                unmet.add((role, vendor))
+    assert unmet == {("fitted", "aws")}

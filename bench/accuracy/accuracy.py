@@ -314,6 +314,9 @@ def predict_training(catalog, row: dict[str, str]) -> float:
         # a prediction of a measured run: the published point figure, not the low end of the
         # band a plan is sized at (training_margin: low, issue 28)
         training_margin="point",
+        # a token-dropping MoE recipe's expert capacity factor (``capacity_factor=1.25`` in
+        # the row's notes, read from its recipe); 1.0 (dropless) otherwise
+        capacity_factor=float(note_value(row["notes"], "capacity_factor") or 1.0),
     )
     if row["model"].strip():
         kwargs["model"] = row["model"]

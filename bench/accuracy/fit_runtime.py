@@ -9,7 +9,10 @@
     python bench/accuracy/fit_runtime.py vllm-cuda --bw 0.55,0.6,0.65,0.7,0.75 \
         --compute 0.4,0.45,0.5,0.55 --overhead-ms 0 --combine max --rank table
     python bench/accuracy/fit_runtime.py vllm-rocm --bw 0.55 --overhead-ms 2 --combine sum \
-        --compute 0.40,0.42,0.44,0.46,0.48,0.50,0.52,0.54,0.56
+        --compute 0.80,0.85,0.90,0.92,0.94,0.96,0.98,1.00,1.02,1.05
+
+(vllm-rocm's compute fraction is of each device's sustained GEMM rate since session 61:
+constants.SUSTAINED_COMPUTE_SHARE x the data-sheet peak.)
 
 Over the grid of (fraction of bandwidth, fraction of peak, step overhead) it runs every
 main serving row of the runtime's accelerators through the estimator and ranks the points

@@ -91,6 +91,7 @@ def estimate_training(
     spot: bool = False,
     memory_headroom: float = 0.10,
     training_margin: str | float = "low",
+    capacity_factor: float = 1.0,
 ) -> dict:
     """Training memory per component, FLOPs, accelerator-hours, wall-clock and cost.
 
@@ -104,10 +105,16 @@ def estimate_training(
     ------
     ProcureError
         An unknown model, accelerator or offering, a choice it does not know, or a
-        ``training_margin`` other than low, point or a number in (0, 1].
+        ``training_margin`` other than low, point or a number in (0, 1], or a
+        ``capacity_factor`` other than 1.0 for a dense model (or not above 0).
+
+    ``capacity_factor`` is a token-dropping mixture of experts' expert capacity factor
+    (1.0: dropless, the default of MaxText and Megatron Core): the routed experts' FLOPs
+    are that multiple of the routed tokens' (``physics.training_flops``).
     """
     _check_training_choices(precision, optimizer, recompute)
     spec = _spec(model, catalog, params_b)
+    routed = _routed_expert_params(spec, capacity_factor)
     where = _offering(catalog, offering, accelerator)
     acc = where["acc"]
     state_bytes = physics.training_state_bytes_per_param(optimizer)
@@ -132,6 +139,8 @@ def estimate_training(
         layers=spec.layers,
         hidden_size=spec.hidden_size,
         seq_len=seq_len,
+        routed_expert_params=routed,
+        capacity_factor=capacity_factor,
     )
     table = physics.one_row_table(acc)
     peak = float(physics.compute_peak_tflops(table, precision)[0])
@@ -158,6 +167,7 @@ def estimate_training(
         "model": spec.model_id,
         "params": spec.params,
         **({"active_params": spec.active_params} if spec.is_moe else {}),
+        **({"capacity_factor": capacity_factor} if spec.is_moe else {}),
         "tokens": tokens,
         "memory": _training_memory(spec, optimizer, act_gb, n, n_min, acc),
         "flops": flops,
@@ -297,6 +307,50 @@ def _training_cost(off, spot: bool, nodes: int, hours: float) -> dict:
     }
 
 
+def _routed_expert_params(spec: ModelSpec, capacity_factor: float) -> float:
+    """A token's routed-expert parameters (``physics.routed_expert_active_params``), after
+    refusing a capacity factor that is not above 0, or not 1.0 for a dense model."""
+    if not (math.isfinite(capacity_factor) and capacity_factor > 0):
+        raise ProcureError(
+            f"--capacity-factor {capacity_factor:g} is not above 0",
+            field="--capacity-factor",
+            fix="give the run's expert capacity factor, e.g. --capacity-factor 1.25 "
+            "(1.0: dropless, the default)",
+        )
+    if not spec.is_moe:
+        if capacity_factor != 1.0:
+            raise ProcureError(
+                f"--capacity-factor {capacity_factor:g} is for a mixture of experts; "
+                f"{spec.model_id} is dense",
+                field="--capacity-factor",
+                fix="leave --capacity-factor out (1.0) for a dense model",
+            )
+        return 0.0
+    return physics.routed_expert_active_params(
+        spec.params, spec.active_params, spec.experts, spec.experts_active
+    )
+
+
+def _compute_share_text(eta_compute: float, acc, weight_precision: str) -> str:
+    """The runtime's compute fraction as the assumptions state it: of the dense peak, or of
+    the device's vendor-measured sustained GEMM rate where it has one
+    (``physics.sustained_compute_share``)."""
+    share = float(
+        physics.sustained_compute_share(
+            np.array([acc["accelerator_id"]], dtype=object),
+            np.array([acc["vendor"]], dtype=object),
+            weight_precision,
+        )[0]
+    )
+    if share == 1.0:
+        return f"{eta_compute:.0%} of dense peak"
+    return (
+        f"{eta_compute:.0%} of the sustained GEMM rate ({share:.1%} of dense peak, the "
+        f"vendor's measured max-achievable FLOPs: AMD_MAF) = {eta_compute * share:.0%} of "
+        "dense peak"
+    )
+
+
 def _check_training_choices(precision: str, optimizer: str, recompute: str) -> None:
     """Refuse a precision, optimizer or recomputation the estimate does not know."""
     for name, value, allowed in (
@@ -357,7 +411,15 @@ def _training_assumptions(
     moe = (
         [
             f"mixture of experts: {spec.experts_active:g} of {spec.experts:g} experts per token, "
-            f"so N = the {spec.active_params / 1e9:.4g}B active parameters in the FLOPs; "
+            f"so N = the {spec.active_params / 1e9:.4g}B active parameters in the FLOPs"
+            + (
+                f" (its {out['capacity_factor']:g} expert capacity factor adds "
+                f"{out['capacity_factor'] - 1.0:+g} x the routed experts' share: tokens "
+                "padded to an expert's capacity are computed)"
+                if out.get("capacity_factor", 1.0) != 1.0
+                else " (dropless: capacity factor 1.0)"
+            )
+            + "; "
             f"memory holds all {spec.params / 1e9:.4g}B with their gradients and optimizer "
             "states (ZeRO-3 shards them over the devices as expert parallelism would); the "
             "MFU defaults come from dense runs (DeepSeek-V3's 2.788M H800-hours for 14.8T "
@@ -731,7 +793,8 @@ def _inference_assumptions(
         "continuous batching with chunked prefill: each step also prefills "
         f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
-        f"{eff.eta_compute:.0%} of dense peak, {eff.step_overhead_s * 1e3:g} ms per step, "
+        + _compute_share_text(eff.eta_compute, acc, weight_precision)
+        + f", {eff.step_overhead_s * 1e3:g} ms per step, "
         f"memory and compute time {'overlapping (the longer counts)' if eff.overlap else 'added'} "
         f"({eff.source})",
     ] + (

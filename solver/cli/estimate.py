@@ -81,6 +81,15 @@ def estimate_training_cmd(
             "does by default), point (the published figure) or a fraction of it, e.g. 0.9",
         ),
     ] = "low",
+    capacity_factor: Annotated[
+        float,
+        typer.Option(
+            help="Expert capacity factor of a token-dropping mixture of experts: the "
+            "routed experts compute this multiple of the routed tokens (padding "
+            "included). 1.0 = dropless (MaxText's and Megatron Core's default)",
+            **positive("e.g. --capacity-factor 1.25"),
+        ),
+    ] = 1.0,
     catalog: CatalogOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
     format: FormatOpt = "table",
@@ -106,6 +115,7 @@ def estimate_training_cmd(
             mfu=mfu,
             spot=spot,
             training_margin=_margin(training_margin),
+            capacity_factor=capacity_factor,
         )
         _print_estimate(result, as_json, format)
 

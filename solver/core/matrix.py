@@ -85,6 +85,9 @@ class LinearModel:
     objective: Expression
     expressions: dict[str, Expression]
     stage: str = "main"
+    objective_unit: str = "USD"
+    """What the objective counts, for the progress line: ``USD`` (a cost, shown as
+    ``$1,234``) or a count's name (``plans reused``)."""
 
     @property
     def n_integer(self) -> int:
@@ -94,7 +97,9 @@ class LinearModel:
     def with_stage(self, objective: Expression, keep: Row | None, stage: str) -> LinearModel:
         """The same model with a new objective and optionally one more row."""
         rows = self.rows + ([keep] if keep is not None else [])
-        return LinearModel(self.variables, rows, objective, self.expressions, stage)
+        return LinearModel(
+            self.variables, rows, objective, self.expressions, stage, self.objective_unit
+        )
 
 
 def combine(*terms: tuple[float, Expression]) -> Expression:

@@ -18,6 +18,7 @@ from solver.physics.hardware import (
     compute_peak_tflops,
     device_figures,
     one_row_table,
+    sustained_compute_share,
 )
 from solver.physics.inference import (
     DecodeResult,
@@ -50,6 +51,7 @@ from solver.physics.training import (
     moe_mfu,
     own_mfu,
     planning_mfu,
+    routed_expert_active_params,
     scaleup_joins_units,
     scaling_efficiency,
     spot_lost_fraction,
@@ -89,6 +91,7 @@ __all__ = [
     "energy_kwh",
     "experts_hit_share",
     "one_row_table",
+    "sustained_compute_share",
     "kv_bytes_per_token",
     "max_batch",
     "operational_kgco2e",
@@ -104,6 +107,7 @@ __all__ = [
     "own_mfu",
     "moe_mfu",
     "planning_mfu",
+    "routed_expert_active_params",
     "scaleup_joins_units",
     "spot_lost_fraction",
     "spot_preemptions_per_instance_hour",

@@ -94,6 +94,28 @@ class RuntimeEfficiency:
 SERVING_COMPUTE_SHARE: dict[str, float] = {"fp4": 0.5}
 
 
+# Share of the data-sheet dense peak a device sustains on a large dense GEMM, where its
+# vendor publishes it (session 61, issue 47): the MI300X and MI325X have the same
+# data-sheet peaks (2,614.9 FP8 / 1,307.4 BF16 TFLOPS, both at the 2,100 MHz boost clock),
+# but under a dense GEMM the power manager holds the 750 W MI300X lower than the 1,000 W
+# MI325X. AMD's measured max-achievable FLOPs (ROCm/rocm-blogs
+# blogs/software-tools-optimization/measuring-max-achievable-flops-part2/README.md, "AMD MAF
+# Results", hipBLASLt-bench, Feb 2025): MI300X FP8 1,273 TFLOPs at a median 1,230 MHz, BF16
+# 708 at 1,207 MHz; MI325X FP8 1,519 at 1,464 MHz, BF16 843 at 1,447 MHz (1.19x at equal
+# peaks). The serving step's compute time is taken at eta_c x this share x the data-sheet
+# peak (solver/physics/hardware.py, device_figures); the INT8 path takes the FP8 share
+# (same matrix-core rate), every other precision the BF16 one. Training MFUs are measured
+# against the data-sheet peak and do not take it.
+SUSTAINED_COMPUTE_SHARE: dict[str, dict[str, float]] = {
+    "mi300x": {"fp8": 1273.0 / 2614.9, "bf16": 708.0 / 1307.4},
+    "mi325x": {"fp8": 1519.0 / 2614.9, "bf16": 843.0 / 1307.4},
+}
+# A device of a vendor listed here with no share of its own takes that device's (the
+# vendor's runtime fractions are fitted on shares, so a device without one must have
+# one too): the MI300X's, the lower of AMD's two (stated assumption, e.g. the MI250X).
+SUSTAINED_COMPUTE_SHARE_OF_VENDOR: dict[str, str] = {"amd": "mi300x"}
+
+
 RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
     # NVIDIA NIM 1.8.0 (TensorRT-LLM) on H100, Llama-3.3-70B FP8 TP2: ITL 18.91 ms at
     # concurrency 1 for 70.6 GB of weights over 2 x 3.35 TB/s (10.5 ms at 100%) -> 0.56
@@ -124,13 +146,15 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
         attention_apart=True,
     ),
     # vLLM on ROCm (MI300X/MI325X): fitted on the five main MLPerf rows of AMD's harness
-    # (MLPINF41_AMD, MLPINF50_AMD); memory and compute times add. The fit and two rows by
-    # hand: docs/concepts/runtime-figures.md, "vLLM on ROCm".
+    # (MLPINF41_AMD, MLPINF50_AMD); memory and compute times add. eta_c is a fraction of the
+    # device's sustained GEMM rate (SUSTAINED_COMPUTE_SHARE x the data-sheet peak; session
+    # 61: 0.94, was 0.50 of the data-sheet peak). The fit and two rows by hand:
+    # docs/concepts/runtime-figures.md, "vLLM on ROCm".
     "vllm-rocm": RuntimeEfficiency(
         0.55,
-        0.50,
+        0.94,
         0.002,
-        "MLPINF41_AMD; MLPINF50_AMD; ORACLE_MI300X_405B; SEMIANALYSIS_MI300X",
+        "MLPINF41_AMD; MLPINF50_AMD; ORACLE_MI300X_405B; SEMIANALYSIS_MI300X; AMD_MAF",
         overlap=False,
     ),
     # Neuron (TGI-neuron / NxD Inference): a decode step is mostly a fixed cost per step,
@@ -178,7 +202,7 @@ CAPACITY_BAND_LOG: dict[str, float] = {
     "neuron": 0.308,  # 4 rows (optimum-neuron, Inferentia2 and Trainium)
     "tensorrt-llm": 0.201,  # 10 rows (MLPerf v4.1, TensorRT-LLM perf overview)
     "vllm-cuda": 0.201,  # = TensorRT-LLM's (same kernel fractions, no main row)
-    "vllm-rocm": 0.157,  # 5 rows (MLPerf v4.1 MI300X, v5.0 MI325X)
+    "vllm-rocm": 0.109,  # 5 rows (MLPerf v4.1 MI300X, v5.0 MI325X; 0.157 before session 61)
     "tpu": 0.193,  # 3 rows (vLLM TPU v6e, JetStream v5e): the pooled band
     "jetstream": 0.193,  # = tpu's
 }

@@ -29,6 +29,8 @@ from solver.physics.constants import (
     RUNTIME_BY_VENDOR,
     RUNTIME_EFFICIENCY,
     SERVING_COMPUTE_SHARE,
+    SUSTAINED_COMPUTE_SHARE,
+    SUSTAINED_COMPUTE_SHARE_OF_VENDOR,
 )
 
 # The vendor each runtime runs on (TensorRT-LLM is NVIDIA's; the others are defaults).
@@ -45,6 +47,7 @@ _PEAK_COLUMN = {"fp8": "fp8_dense_tflops", "int8": "int8_dense_tops", "fp4": "fp
 
 # Accelerator columns device_figures reads (catalogs/accelerators.csv names).
 DEVICE_COLUMNS: tuple[str, ...] = (
+    "accelerator_id",
     "vendor",
     "memory_gb",
     "mem_bandwidth_gbps",
@@ -102,6 +105,40 @@ def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
         return bf16
     own = np.asarray(table[column], dtype=float)
     return np.where(own > 0, own, bf16)
+
+
+def sustained_compute_share(
+    accelerator_id: np.ndarray | None, vendor: np.ndarray, precision: str
+) -> np.ndarray:
+    """Share of the data-sheet dense peak each device sustains on a large GEMM
+    (``constants.SUSTAINED_COMPUTE_SHARE``, the vendor's measured max-achievable FLOPs):
+    1 for a device whose vendor publishes none.
+
+    Parameters
+    ----------
+    accelerator_id
+        Catalog ids per device (None: every device takes its vendor's default).
+    vendor
+        Vendor per device.
+    precision
+        Weight precision: FP8 and INT8 take the FP8 share, the rest the BF16 one.
+
+    Returns
+    -------
+    np.ndarray
+        Share per device, dimensionless, in (0, 1].
+    """
+    vendor = np.asarray(vendor, dtype=object)
+    ids = np.asarray(accelerator_id, dtype=object) if accelerator_id is not None else None
+    path = "fp8" if precision in ("fp8", "int8") else "bf16"
+    out = np.ones(len(vendor))
+    for i, v in enumerate(vendor):
+        own = SUSTAINED_COMPUTE_SHARE.get(str(ids[i])) if ids is not None else None
+        if own is None and str(v) in SUSTAINED_COMPUTE_SHARE_OF_VENDOR:
+            own = SUSTAINED_COMPUTE_SHARE[SUSTAINED_COMPUTE_SHARE_OF_VENDOR[str(v)]]
+        if own is not None:
+            out[i] = own[path]
+    return out
 
 
 def link_kind(vendor: np.ndarray, nvlink: np.ndarray) -> np.ndarray:
@@ -195,7 +232,8 @@ def device_figures(
         peak_tflops=compute_peak_tflops(table, precision),
         eta_bandwidth=np.array([e.eta_bandwidth for e in eff], dtype=float),
         eta_compute=np.array([e.eta_compute for e in eff], dtype=float)
-        * SERVING_COMPUTE_SHARE.get(precision, 1.0),
+        * SERVING_COMPUTE_SHARE.get(precision, 1.0)
+        * sustained_compute_share(table.get("accelerator_id"), vendor, precision),
         step_overhead_s=np.array([e.step_overhead_s for e in eff], dtype=float),
         link_gbps_per_direction=link_gbps,
         allreduce_latency_s=np.array([ALLREDUCE_LATENCY_S[k] for k in link], dtype=float),

@@ -137,6 +137,8 @@ def training_flops(
     layers: float | None = None,
     hidden_size: float | None = None,
     seq_len: float | None = None,
+    routed_expert_params: float = 0.0,
+    capacity_factor: float = 1.0,
 ) -> float:
     """Training FLOPs: weight matrix multiplies (6ND) plus attention (12 L d s D).
 
@@ -177,6 +179,17 @@ def training_flops(
         ``none``, ``selective`` or ``full``.
     layers, hidden_size, seq_len
         Transformer layers L, hidden size d and sequence length s, tokens.
+    routed_expert_params
+        Of ``params``, the routed experts' weights one token uses (k experts' worth,
+        :func:`routed_expert_active_params`; 0 for a dense model).
+    capacity_factor
+        Expert capacity factor of a token-dropping mixture of experts: each expert runs a
+        buffer of ``capacity_factor`` x its even share of the routed tokens, padded where
+        fewer arrive, so its matrix multiplies cost ``capacity_factor`` x the routed
+        tokens' (the routed experts' term is ``capacity_factor`` x ``routed_expert_params``
+        per token). 1.0: dropless, every routed token computed once and nothing padded
+        (MaxText's and Megatron Core's defaults). Derivation: docs/concepts/runtime-figures.md,
+        "Expert capacity factor".
 
     Returns
     -------
@@ -184,6 +197,7 @@ def training_flops(
         FLOPs for the whole run.
     """
     weight_passes = 4.0 if optimizer in {"lora", "qlora"} else 6.0  # 2N per pass
+    params = params + (capacity_factor - 1.0) * routed_expert_params
     attention_passes = 12.0  # forward 4 L d s, backward 8 L d s
     if recompute == "full":
         weight_passes += 2.0  # one more forward pass
@@ -192,6 +206,38 @@ def training_flops(
     if layers and hidden_size and seq_len:
         per_token += attention_passes * float(layers) * float(hidden_size) * float(seq_len)
     return per_token * tokens
+
+
+def routed_expert_active_params(
+    params: float, active_params: float, experts: float, experts_active: float
+) -> float:
+    """Routed-expert weights one token uses, parameters (0 for a dense model).
+
+    With S the weights every token uses (attention, embeddings, router, shared experts) and
+    e one routed expert's, ``params`` = S + E e and ``active_params`` = S + k e, so
+    e = (params - active_params) / (E - k) and a token's routed share is k e. Mixtral 8x7B
+    (46.7B, 12.9B active, 8 experts, 2 per token): 2 x 33.8 / 6 = 11.27B (3 x 4096 x 14336
+    x 32 layers x 2 = 11.27B from its config, the same).
+
+    Parameters
+    ----------
+    params, active_params
+        All the parameters and those one token uses, counts.
+    experts, experts_active
+        Routed experts per layer E and per token k.
+
+    Returns
+    -------
+    float
+        k e, parameters.
+    """
+    if experts <= experts_active or params <= active_params:
+        return 0.0
+    return (
+        float(experts_active)
+        * (float(params) - float(active_params))
+        / (float(experts) - float(experts_active))
+    )
 
 
 def mfu_family(accelerator_id: str, vendor: str, device_class: str, scaleup_gbps: float) -> str:

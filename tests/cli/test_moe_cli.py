@@ -126,6 +126,37 @@ def test_estimate_training_mixtral_counts_active_flops_and_all_memory():
     assert "12.9B active" in out["assumptions"][0]
 
 
+def test_capacity_factor_adds_the_padded_expert_flops():
+    # Issue 47: a token-dropping recipe's experts compute capacity_factor x the routed
+    # tokens (buffers padded to capacity). Mixtral's routed share per token: 2 x (46.7 -
+    # 12.9)e9 / (8 - 2) = 11.2667e9. At 1.25 the weight term is 6 x (12.9 + 0.25 x
+    # 11.2667)e9 x 1e10 = 9.43e20, plus the same attention 6.442e19 -> 1.00742e21, i.e.
+    # 1.2016x the dropless 8.384e20 (the run takes 1.2016x as long at the same MFU).
+    base = ["estimate", "training", "--model", "mixtral-8x7b", "--tokens", "1e10"]
+    dropless = _json([*base, "--accelerator", "tpu-v6e", "--n-accelerators", "256"])
+    dropped = _json(
+        [*base, "--accelerator", "tpu-v6e", "--n-accelerators", "256", "--capacity-factor", "1.25"]
+    )
+    assert dropless["capacity_factor"] == 1.0
+    assert dropless["flops"] == pytest.approx(8.384e20, rel=1e-4)
+    assert dropped["capacity_factor"] == 1.25
+    assert dropped["flops"] == pytest.approx(1.00742e21, rel=1e-4)
+    assert dropped["wall_clock_hours"] / dropless["wall_clock_hours"] == pytest.approx(
+        1.00742e21 / 8.384e20, rel=1e-4
+    )
+    assert any("1.25 expert capacity factor" in a for a in dropped["assumptions"])
+
+
+def test_capacity_factor_is_refused_for_a_dense_model_and_at_zero():
+    base = ["estimate", "training", "--tokens", "1e10", "--accelerator", "H100"]
+    dense = runner.invoke(app, [*base, "--model", "llama-3-8b", "--capacity-factor", "1.25"])
+    assert dense.exit_code != 0 and "Traceback" not in dense.output
+    assert "--capacity-factor" in dense.output and "dense" in dense.output
+    zero = runner.invoke(app, [*base, "--model", "mixtral-8x7b", "--capacity-factor", "0"])
+    assert zero.exit_code != 0 and "Traceback" not in zero.output
+    assert "--capacity-factor" in zero.output
+
+
 def test_a_problem_serving_and_training_mixtral_solves(monkeypatch):
     monkeypatch.chdir(ROOT)
     res = runner.invoke(app, ["solve", "problems/moe-mixtral.yaml", "--format", "json"])

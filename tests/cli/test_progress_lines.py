@@ -11,6 +11,7 @@ from solver.core.backends import SolveOptions
 from solver.core.backends.progress import MipProgress, mip_progress
 from solver.core.compile import compile_problem
 from solver.core.model import build_model
+from solver.outputs.progress_text import mip_progress_text
 from solver.solve import optimise
 
 
@@ -57,3 +58,30 @@ def test_highs_reports_a_real_mips_incumbent_and_bound(tiny_catalog):
     assert last.incumbent == pytest.approx(14 * 730.0, rel=1e-9)
     assert last.bound is None or last.bound <= last.incumbent * (1 + 1e-9)
     assert all(s.elapsed_s >= 0 and s.time_limit_s is None for s in seen)
+
+
+def test_a_count_objective_is_not_shown_as_money():
+    # the alternatives' search minimises how many earlier plans reuse its providers (plus
+    # a cost term scaled below 1e-3): 2 reused, bound 1, gap (2 - 1) / 2 = 50%
+    line = mip_progress_text(MipProgress(2.0, 1.0, 0.5, 3.0, None, unit="plans reused"))
+    assert line == "incumbent 2.00 plans reused, bound 1.00 plans reused, gap 50.00%, 3 s"
+    assert "$" not in line
+
+
+def test_highs_reports_in_the_models_objective_unit(tiny_catalog):
+    # the tiny world above, its model marked as counting something else (procure
+    # alternatives marks its searches "plans reused"): every look says so, same figures
+    from dataclasses import replace
+
+    from solver.core.backends import get_backend
+
+    p = problem([serve(25, redundancy="n_plus_1")])
+    compiled = compile_problem(p, tiny_catalog([H1, L4]))
+    model = replace(build_model(compiled), objective_unit="plans reused")
+    seen: list[MipProgress] = []
+    with mip_progress(seen.append, every_s=0.0):
+        get_backend("highspy").solve(model, SolveOptions())
+    assert seen and {s.unit for s in seen} == {"plans reused"}
+    assert [s.incumbent for s in seen if s.incumbent is not None][-1] == pytest.approx(
+        14 * 730.0, rel=1e-9
+    )

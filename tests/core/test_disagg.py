@@ -4,20 +4,30 @@ does not, the physics of its two pools restated by hand, and the verifier.
 One fictional offering: 8 x AMD MI325X (the shipped catalog's figures: 1,307.4 dense BF16
 TFLOPS, 256 GiB = 274.88 GB, 6,000 GB/s, Infinity Fabric 896 GB/s) at $16/h, a 3,200 Gbit/s
 NIC, one month = 730 h, so one unit costs $11,680. Its runtime, vLLM on ROCm, adds memory and
-compute time (overlap=False: eta_bw 0.55, eta_c 0.50, 2 ms a step, constants.py), so an
+compute time (overlap=False: eta_bw 0.55, eta_c 0.50 of the data-sheet peak, 2 ms a step), so an
 aggregated step that carries a long prompt's chunks is slow, where a decode-only step is not.
+The cases pin eta_c to those hand-workable 0.50 of the peak (:func:`hand_workable_rocm`):
+session 61 refitted the shipped figure to 0.94 of the MI325X's measured sustained GEMM rate
+(0.606 of its BF16 peak; constants.SUSTAINED_COMPUTE_SHARE), and what these cases test, the
+choice between one pool and two and its physics, does not hang on that figure.
 The model is dense-13b (13.0e9 parameters, 40 layers, 40 KV heads of 128, hidden 5,120):
 819,200 KV bytes per token in BF16 (2 x 40 x 40 x 128 x 2).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from conftest import check, offering, problem
 from solver.core.compile import compile_problem
-from solver.physics.constants import ALLREDUCE_LATENCY_S, RUNTIME_EFFICIENCY
+from solver.physics.constants import (
+    ALLREDUCE_LATENCY_S,
+    RUNTIME_EFFICIENCY,
+    SUSTAINED_COMPUTE_SHARE,
+)
 from solver.solve import solve_problem
 from solver.trust.verify.verifier import verify_plan
 
@@ -44,6 +54,19 @@ MI325X = dict(
     source="test",
 )
 M8 = offering("m8", "mi325x", 8, 16.0)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hand_workable_rocm():
+    """vLLM on ROCm at 0.50 of the MI325X's data-sheet peak for the module's cases (see the
+    module docstring); the shipped figures are restored after it."""
+    with pytest.MonkeyPatch.context() as mp:
+        eff = replace(RUNTIME_EFFICIENCY["vllm-rocm"], eta_compute=0.50)
+        mp.setitem(RUNTIME_EFFICIENCY, "vllm-rocm", eff)
+        mp.setitem(SUSTAINED_COMPUTE_SHARE, "mi325x", {"fp8": 1.0, "bf16": 1.0})
+        yield
+
+
 UNIT_USD = 16.0 * 730.0  # $11,680 a unit-month
 
 

@@ -4,7 +4,8 @@ sensitivity`` and ``procure resolve`` run on it; the workspace shows its plan pa
 
 The problem is tests/core/test_disagg.py's hand case (8,000-token prompts, 100-token
 answers, 80 req/s, 8 x MI325X at $16/h = $11,680 a unit-month): 5 prefill + 3 decode units,
-$93,440, against 9 aggregated units, $105,120.
+$93,440, against 9 aggregated units, $105,120, with that module's hand-workable
+vLLM-on-ROCm figures (``hand_workable_rocm``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import COMPUTE_ONLY, write_catalog
-from core.test_disagg import M8, MI325X, UNIT_USD, rag
+from core.test_disagg import (  # noqa: F401 (hand_workable_rocm: its pin, autouse here)
+    M8,
+    MI325X,
+    UNIT_USD,
+    hand_workable_rocm,
+    rag,
+)
 from solver.cli import app
 
 runner = CliRunner()

@@ -252,21 +252,24 @@ def test_tpu_runtimes_reproduce_their_two_published_steps():
 
 
 def test_vllm_rocm_step_adds_memory_and_compute_as_fitted_on_mlperf_mi300x_and_mi325x():
-    # constants.py "vllm-rocm": eta_bw 0.55, eta_c 0.50, 2 ms per step, times added.
-    # Llama 2 70B FP8 (68.98 GB, 80 layers, 8 KV heads x 128 in FP8: 163,840 B per token) at
-    # batch 256, 219/294 (mean context 366); FLOPs 256 x [2 x 68.98e9 x (1 + 219/294) + 4 x
-    # 80 x 8,192 x 366 + 2 x 80 x 8,192 x 219^2 / 294] = 256 x 241.9e9 = 61.9 TFLOP /
-    # (2,614.9e12 x 0.50) = 47.35 ms on either chip.
+    # constants.py "vllm-rocm": eta_bw 0.55, eta_c 0.94 of the device's sustained GEMM rate
+    # (SUSTAINED_COMPUTE_SHARE, AMD's measured max-achievable FP8 FLOPs: MI300X 1,273,
+    # MI325X 1,519 TFLOPS against the same 2,614.9 data-sheet peak), 2 ms per step, times
+    # added. Llama 2 70B FP8 (68.98 GB, 80 layers, 8 KV heads x 128 in FP8: 163,840 B per
+    # token) at batch 256, 219/294 (mean context 366); FLOPs 256 x [2 x 68.98e9 x (1 +
+    # 219/294) + 4 x 80 x 8,192 x 366 + 2 x 80 x 8,192 x 219^2 / 294] = 256 x 241.9e9 =
+    # 61.93 TFLOP: / (1,273e12 x 0.94) = 51.75 ms on the MI300X, / (1,519e12 x 0.94) =
+    # 43.37 ms on the MI325X.
     #   one MI300X (5,300 GB/s): weights 68.98 / (5,300 x 0.55) = 23.66 ms; KV 256 x 366 x
-    #     163,840 B / (5,300e9 x 0.55) = 5.27 ms; + 2 ms -> 78.28 ms, 256 / 0.07828 = 3,270
-    #     tok/s against MLPerf v4.1's 2,939 (1.11x);
+    #     163,840 B / (5,300e9 x 0.55) = 5.27 ms; + 2 ms -> 82.68 ms, 256 / 0.08268 = 3,096
+    #     tok/s against MLPerf v4.1's 2,939 (1.05x; 1.11x before session 61);
     #   one MI325X (6,000 GB/s): 68.98 / 3,300 = 20.90 ms, 15.35 GB / 3,300 = 4.65 ms ->
-    #     74.90 ms, 3,418 tok/s against MLPerf v5.0's 33,928.1 / 8 = 4,241 (0.81x).
+    #     70.92 ms, 3,609 tok/s against MLPerf v5.0's 33,928.1 / 8 = 4,241 (0.85x; was 0.81x).
     from solver.analyses.estimate import resolve_model
 
     cat = load_catalog()
     model = physics.served_model(resolve_model("llama-2-70b", cat, "--model"), "fp8", "fp8")
-    for acc, step_ms, tok_s in (("mi300x", 78.28, 3270), ("mi325x", 74.90, 3418)):
+    for acc, step_ms, tok_s in (("mi300x", 82.68, 3096), ("mi325x", 70.92, 3609)):
         table = physics.one_row_table(cat.accelerators.loc[acc])
         dev = physics.device_figures(table, "fp8", np.array([False]))
         assert str(dev.runtime[0]) == "vllm-rocm" and not bool(np.asarray(dev.overlap)[0])
@@ -318,3 +321,21 @@ def test_jetstream_dense_cache_counts_in_the_memory_limit_on_batch():
         batch=103,
     )
     assert int(res.batch[0]) == 0 and "does not fit memory" in str(res.reason[0])
+
+
+def test_sustained_compute_share_is_amds_measured_gemm_rate_over_the_data_sheet():
+    # AMD_MAF (catalogs/SOURCES.md): FP8 1,273 / 2,614.9 = 0.4868 on the MI300X and 1,519 /
+    # 2,614.9 = 0.5809 on the MI325X; BF16 708 / 1,307.4 = 0.5415 and 843 / 1,307.4 =
+    # 0.6448. INT8 takes the FP8 share; an AMD device without its own (MI250X) takes the
+    # MI300X's; a vendor with none (NVIDIA) keeps the data-sheet peak (1).
+    ids = np.array(["mi300x", "mi325x", "mi250x", "h100-sxm"], dtype=object)
+    vendors = np.array(["amd", "amd", "amd", "nvidia"], dtype=object)
+    fp8 = physics.sustained_compute_share(ids, vendors, "fp8")
+    assert list(fp8) == pytest.approx([0.4868, 0.5809, 0.4868, 1.0], abs=1e-4)
+    assert list(physics.sustained_compute_share(ids, vendors, "int8")) == pytest.approx(list(fp8))
+    bf16 = physics.sustained_compute_share(ids, vendors, "bf16")
+    assert list(bf16) == pytest.approx([0.5415, 0.6448, 0.5415, 1.0], abs=1e-4)
+    # a table without ids: each device takes its vendor's default
+    assert list(physics.sustained_compute_share(None, vendors, "fp8")) == pytest.approx(
+        [0.4868, 0.4868, 0.4868, 1.0], abs=1e-4
+    )

@@ -209,3 +209,25 @@ def test_expert_memory_sets_the_smallest_replica_and_cluster():
     assert act_gb == pytest.approx(18.254, abs=1e-3)
     n = physics.training_min_devices(m.params, "adamw", act_gb, float(acc["memory_gb"]))
     assert int(n) == 15
+
+
+def test_capacity_factor_scales_only_the_routed_experts_flops():
+    # Mixtral 8x7B: k e = 2 x (46.7 - 12.9)e9 / (8 - 2) = 11.2667e9 routed parameters a
+    # token uses; the other 1.6333e9 (attention, embeddings, routers) are not padded.
+    m = resolve_model("mixtral-8x7b", CATALOG, "test")
+    routed = physics.routed_expert_active_params(m.params, m.active_params, m.experts, 2)
+    assert routed == pytest.approx(11.2667e9, rel=1e-4)
+    # 6 x (12.9e9 + 0.25 x 11.2667e9) = 6 x 15.7167e9 = 9.43e10 per token at 1.25;
+    # 6 x (12.9e9 - 0.5 x 11.2667e9) = 6 x 7.2667e9 = 4.36e10 at 0.5 (half the buffer).
+    at = {
+        cf: physics.training_flops(
+            m.active_params, 1.0, "adamw", "none", routed_expert_params=routed, capacity_factor=cf
+        )
+        for cf in (0.5, 1.0, 1.25)
+    }
+    assert at[1.0] == pytest.approx(7.74e10)
+    assert at[1.25] == pytest.approx(9.43e10, rel=1e-4)
+    assert at[0.5] == pytest.approx(4.36e10, rel=1e-4)
+    # a dense model has no routed experts: nothing to scale
+    d = resolve_model("llama-3-8b", CATALOG, "test")
+    assert physics.routed_expert_active_params(d.params, d.active_params, 1, 1) == 0.0

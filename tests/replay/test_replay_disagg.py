@@ -4,13 +4,14 @@ and the decode pool replayed as the plan sized them (solver/analyses/replay/disa
 The plan is tests/core/test_disagg.py's hand case: 8,000-token prompts, 100-token answers,
 80 req/s on 8 x MI325X units at $16/h, TTFT 1 s and TPOT 50 ms at the mean; its optimum
 is 5 prefill units (one device a replica: 40 replicas) and 3 decode units (8 devices a
-replica, batch 173).
+replica, batch 173), with that module's hand-workable vLLM-on-ROCm figures
+(``hand_workable_rocm``, autouse here too).
 """
 
 from __future__ import annotations
 
 import pytest
-from core.test_disagg import M8, MI325X, rag
+from core.test_disagg import M8, MI325X, hand_workable_rocm, rag  # noqa: F401 (its pin)
 
 from conftest import problem
 from solver.analyses.replay import replay_plan

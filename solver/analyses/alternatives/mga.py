@@ -222,6 +222,8 @@ def alternatives(
             reuse_objective(used, earlier, base, cap_usd),
             search.expressions,
             "alternative",
+            # sum over provider (or pool) groups of the plans so far using each
+            objective_unit="plans reused",
         )
         result = backend.solve(search, options)
         if result.termination == Termination.INFEASIBLE:

@@ -163,13 +163,13 @@ def _flush_c_stdio() -> None:
 
 
 def deadline_interrupt(
-    time_limit_s: float | None,
+    time_limit_s: float | None, objective_unit: str = "USD"
 ) -> tuple[Callable[..., None], list[highspy.cb.HighsCallbackType]]:
     """(callback, callback types) that stop HiGHS at ``time_limit_s`` from now (None: no
     deadline), or when a signal or a caller asks (:mod:`solver.core.backends.interrupt`),
     and report a MIP's progress to the listener of
     :func:`solver.core.backends.progress.mip_progress` (incumbent, bound, gap) when one is
-    set.
+    set, its objective counted in ``objective_unit``.
 
     HiGHS checks its own ``time_limit`` only at some points; these callbacks add the
     simplex, IPM and MIP interrupt points. Some phases still reach none, so a solve can
@@ -179,7 +179,7 @@ def deadline_interrupt(
     from solver.core.backends.progress import reporter
 
     stop, stop_kinds = highs_callback(time_limit_s)
-    report = reporter(time_limit_s)
+    report = reporter(time_limit_s, objective_unit=objective_unit)
     if report is None:
         return stop, stop_kinds
     import highspy

@@ -237,7 +237,7 @@ class HighsSession:
         began = time.perf_counter()
         # stops at the limit, and on a signal or a caller's request (interrupt.py), the
         # first plan's search too
-        callback, kinds = deadline_interrupt(options.time_limit_s)
+        callback, kinds = deadline_interrupt(options.time_limit_s, self.model.objective_unit)
         h.setCallback(callback, None)
         for kind in kinds:
             h.startCallback(kind)

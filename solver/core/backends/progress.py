@@ -35,6 +35,9 @@ class MipProgress:
         Seconds since this solve started.
     time_limit_s
         The solve's own time limit in seconds, None without one.
+    unit
+        What the objective counts: ``USD`` for a cost, else a count's name (``plans
+        reused`` for the alternatives' search).
     """
 
     incumbent: float | None
@@ -42,6 +45,7 @@ class MipProgress:
     gap: float | None
     elapsed_s: float
     time_limit_s: float | None
+    unit: str = "USD"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -79,11 +83,11 @@ _HUGE = 1e29  # HiGHS's infinity (kHighsInf) and its stand-ins: no value yet
 
 
 def reporter(
-    time_limit_s: float | None, offset: float = 0.0
+    time_limit_s: float | None, offset: float = 0.0, objective_unit: str = "USD"
 ) -> Callable[[bool, float, float, float], None] | None:
     """A function ``(improving, primal, dual, gap)`` that passes a HiGHS callback's MIP
-    figures (``offset``, the model's constant, added) to the listener, throttled; None
-    without a listener."""
+    figures (``offset``, the model's constant, added; counted in ``objective_unit``) to
+    the listener, throttled; None without a listener."""
     found = listener()
     if found is None:
         return None
@@ -105,6 +109,7 @@ def reporter(
                 gap=float(gap) if incumbent is not None and 0 <= gap < _HUGE else None,
                 elapsed_s=now - began,
                 time_limit_s=time_limit_s,
+                unit=objective_unit,
             )
         )
 

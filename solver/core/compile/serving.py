@@ -236,24 +236,7 @@ def inference_options(
     report.generated += len(sub)
     ok = reason == ""
     if isinstance(w, InferenceWorkload) and not ok.any() and len(sub):
-        # say how close the best accelerator comes to an SLO that nothing meets
-        tpot, ttft = main["best_tpot_s"].min(), main["best_ttft_s"].min()
-        # a reason checked at a percentile ends "at p99 under load": matched by its start
-        reachable = {
-            "time per output token above the SLO at batch 1": (
-                f" (best reachable {tpot * 1e3:,.1f} ms against {w.tpot_slo_s * 1e3:,.1f} ms)"
-            ),
-            "time to first token above the SLO": (
-                f" (best reachable {ttft:,.2f} s against {w.ttft_slo_s:,.2f} s)"
-            ),
-        }
-        reason = np.array(
-            [
-                r + next((v for k, v in reachable.items() if str(r).startswith(k)), "")
-                for r in reason
-            ],
-            dtype=object,
-        )
+        reason = _with_best_reachable(reason, w, main)
     for why, n in Counter(reason[~ok]).items():
         report.infeasible[f"inference: {why}"] += n
         local_reasons[why] += n
@@ -280,6 +263,27 @@ def inference_options(
     )
     frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
     return frame
+
+
+def _with_best_reachable(
+    reason: np.ndarray, w: InferenceWorkload, main: pd.DataFrame
+) -> np.ndarray:
+    """Each refusal reason of a workload no pool can serve, followed by how close the
+    best accelerator comes to the SLO it misses (ms for TPOT, s for TTFT)."""
+    tpot, ttft = main["best_tpot_s"].min(), main["best_ttft_s"].min()
+    # a reason checked at a percentile ends "at p99 under load": matched by its start
+    reachable = {
+        "time per output token above the SLO at batch 1": (
+            f" (best reachable {tpot * 1e3:,.1f} ms against {w.tpot_slo_s * 1e3:,.1f} ms)"
+        ),
+        "time to first token above the SLO": (
+            f" (best reachable {ttft:,.2f} s against {w.ttft_slo_s:,.2f} s)"
+        ),
+    }
+    return np.array(
+        [r + next((v for k, v in reachable.items() if str(r).startswith(k)), "") for r in reason],
+        dtype=object,
+    )
 
 
 def _measured_rps(
