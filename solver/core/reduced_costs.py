@@ -14,10 +14,22 @@ import pandas as pd
 from solver.core.compile import Compiled
 from solver.core.cuts import mir_coefficients
 from solver.core.dominance import served_capacity
+from solver.core.formulation.support import support_modelled
 from solver.core.ledger import discount_factors
 from solver.core.matrix import LinearModel
 from solver.errors import ProcureError
+from solver.inputs.costs import served_tokens_per_s
+from solver.inputs.egress import (
+    block_average_factor,
+    egress_in_model,
+    egress_usd_per_token,
+    served_per_capacity,
+)
+from solver.inputs.load import resolve_load
+from solver.inputs.problem import InferenceWorkload
 from solver.units import RENTED_MODES
+
+SECONDS_PER_HOUR = 3600.0
 
 #: Option columns the pricing reads (absent when no workload of that kind exists).
 _NEEDED = (
@@ -134,6 +146,15 @@ class Pricing:
                 * rate_factor[t],
             }
         )
+        # support (formulation.support), priced where every period is one whole month
+        # (support_priced): a rented column at a provider whose support the model prices
+        # spends its rent in its period's month (the support_spend row (provider, month))
+        self.supported = support_modelled(compiled) if support_priced(compiled) else set()
+        months = np.floor(compiled.periods["start_month"].to_numpy(float) + 1e-9).astype(int)
+        self.serving["month"] = months[t]
+        self.serving["spend"] = np.where(
+            rented & cols["provider"].astype(str).isin(self.supported).to_numpy(), cost, 0.0
+        )
         first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
         self.columns = pd.DataFrame(
             {
@@ -145,6 +166,20 @@ class Pricing:
                 "ub": self.serving["ub"].to_numpy()[first],
             }
         )
+        self.shared = egress_shared(compiled)
+        self.egress = _egress_pieces(
+            compiled, self.serving, cols["tokens_per_s_per_unit"].to_numpy(float), rate_factor
+        )
+        # egress a supported provider sends is its spend (when no other provider of the
+        # workload shares its price): USD per token/s of the egress variable
+        e = self.egress
+        attributed = self._attributed(e["workload"], e["provider"].astype(str))
+        e["spend_unit"] = np.where(attributed, e["seconds"].to_numpy(float), 0.0)
+        e["month"] = months[e["period"].to_numpy(int)] if len(e) else np.zeros(0, dtype=int)
+        hours_per_day = np.asarray(resolve_load(problem).hours_per_day, dtype=float)
+        # seconds of each (period, block), its discount, and each period's month
+        self._seconds = np.outer(p_hours, hours_per_day) / 24.0 * SECONDS_PER_HOUR
+        self._rate_factor, self._months = rate_factor, months
         self._training_tables(opt, pools, p_hours, b_frac, disc, carbon_price, rate_factor)
         self.quota_pools = _quota_pools(compiled)
 
@@ -233,6 +268,22 @@ class Pricing:
         for r, row in enumerate(model.rows):
             if row.coefs:
                 out.setdefault(row.family, {})[row.key] = float(row_dual[r])
+        if "support_billed" in out:  # (provider, variable) -> the variable's column key
+            v = model.variables
+            key = list(
+                zip(
+                    v["option_id"].to_numpy(),
+                    v["period"].to_numpy(),
+                    v["block"].to_numpy(),
+                    strict=True,
+                )
+            )
+            is_x = (v["kind"] == "x").to_numpy()
+            out["support_billed"] = {
+                (int(key[i][0]), int(key[i][1]), int(key[i][2])): y
+                for (_, i), y in out["support_billed"].items()
+                if is_x[i]
+            }
         return dict(out)
 
     def reduced_costs(self, duals: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -254,7 +305,16 @@ class Pricing:
         )
         rc_s -= s["accels"].to_numpy() * self._quota(duals, s)
         rc_s -= self._cuts(duals.get("_cuts"))
+        rc_s -= self._egress(duals)
+        if self.supported:  # rent in the month's support_spend row: coefficient -spend
+            rc_s += s["spend"].to_numpy() * _lookup(
+                duals.get("support_spend"), s, ["provider", "month"]
+            )
         rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
+        rc_s = rc_s.astype(float)  # (an int array when there is no serving column)
+        if self.supported:  # support_billed: x <= big u, one row per column in the master
+            keys = ["option_id", "period", "block"]
+            rc_s -= _lookup(duals.get("support_billed"), self.columns, keys)
         rc_z = z["obj"].to_numpy() - scalar(z, None)
         by_t = _period_budget_duals(duals, self.compiled.periods["name"])
         if by_t.any():
@@ -300,6 +360,69 @@ class Pricing:
         np.add.at(out, m["index"].to_numpy(int), coef * m["dual"].to_numpy())
         return out
 
+    def egress_duals(self, duals: dict) -> np.ndarray:
+        """The ``egress_capacity`` dual (USD per token/s of the row, <= 0) of each egress
+        piece (rows of :attr:`egress`): the master's where it has the row, else the one
+        that prices the provider's missing egress variable at zero reduced cost,
+        min(0, c_e - y_serve) (docs/guides/large-problems.md, "Egress rows in the
+        pricing"). ``y_serve`` is the ``egress_serve`` row's dual, or, where the master's
+        options of the workload share one egress price and its egress is a constant, that
+        price's objective coefficient (``duals["_egress_master"]``: workload -> USD per
+        token); 0 where neither (a block that asks for nothing)."""
+        e = self.egress
+        serve = _lookup(duals.get("egress_serve"), e, ["workload", "period", "block"], np.nan)
+        master = duals.get("_egress_master", {})
+        single = e["workload"].map({w: u for w, (u, _) in master.items()}).astype(float)
+        fallback = e["c_unit"].to_numpy() * single.to_numpy()
+        spend = _lookup(duals.get("support_spend"), e, ["provider", "month"])
+        if self.supported and master:  # the master's one provider's egress is its spend
+            owner = e["workload"].map({w: p for w, (_, p) in master.items()})
+            own = pd.DataFrame({"provider": owner, "month": e["month"]})
+            y_own = _lookup(duals.get("support_spend"), own, ["provider", "month"])
+            fallback += np.where(owner.notna(), e["seconds"] * single * y_own, 0.0)
+        serve = np.where(np.isnan(serve), np.nan_to_num(fallback), serve)
+        # the missing egress variable: objective c_e, spend coefficient -seconds x price
+        c_e = e["usd_per_token"].to_numpy() * (
+            e["c_unit"].to_numpy() + e["spend_unit"].to_numpy() * spend
+        )
+        absent = np.minimum(0.0, c_e - serve)
+        return _lookup(
+            duals.get("egress_capacity"), e, ["workload", "period", "block", "provider"], absent
+        )
+
+    def egress_cost(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
+        """USD per token/s of the egress variable of each (workload, period, block,
+        provider) row of ``frame``: the objective's (the block's seconds x the provider's
+        price, discounted under min_npv) and, where it is a supported provider's spend,
+        seconds x price x that month's ``support_spend`` dual."""
+        t, b = frame["period"].to_numpy(int), frame["block"].to_numpy(int)
+        provider = frame["provider"].astype(str)
+        price = provider.map({p: egress_usd_per_token(p) for p in provider.unique()})
+        seconds = self._seconds[t, b]
+        attributed = self._attributed(frame["workload"], provider)
+        months = pd.DataFrame({"provider": provider.to_numpy(), "month": self._months[t]})
+        spend = _lookup(duals.get("support_spend"), months, ["provider", "month"])
+        rate = self._rate_factor[t] + np.where(attributed, spend, 0.0)
+        return price.to_numpy(float) * seconds * rate
+
+    def _attributed(self, workload: pd.Series, provider: pd.Series) -> np.ndarray:
+        """Whether the egress of each (workload, provider) is that provider's support
+        spend: a supported provider whose price no other provider of the workload's has."""
+        out = provider.isin(self.supported).to_numpy().copy()
+        if out.any():
+            pairs = zip(workload.to_numpy()[out], provider.to_numpy()[out], strict=True)
+            out[out] = [(str(w), str(p)) not in self.shared for w, p in pairs]
+        return out
+
+    def _egress(self, duals: dict) -> np.ndarray:
+        """sum over the egress_capacity rows of a serving piece: its coefficient x dual."""
+        out = np.zeros(len(self.serving))
+        e = self.egress
+        if not e.empty:
+            y = self.egress_duals(duals)
+            np.add.at(out, e["piece"].to_numpy(int), e["coef"].to_numpy() * y)
+        return out
+
     def _quota(self, duals: dict, frame: pd.DataFrame) -> np.ndarray:
         """sum over quotas the column's pool falls under of the quota row's dual."""
         q = duals.get("quota")
@@ -316,6 +439,119 @@ class Pricing:
                 )
                 out[hit] += np.array([q.get((qi, t, b), 0.0) for t, b in keys])
         return out
+
+
+def routed_workloads(compiled: Compiled) -> set[str]:
+    """Workloads whose egress the model routes between prices (egress_serve and
+    egress_capacity rows, :mod:`solver.core.formulation.egress`): their options sit at
+    providers of more than one egress price."""
+    opt = compiled.options
+    out = set()
+    for w, providers in opt.groupby("workload")["provider"].unique().items():
+        if len({egress_usd_per_token(str(p)) for p in providers}) > 1 and egress_in_model(
+            compiled.problem, str(w)
+        ):
+            out.add(str(w))
+    return out
+
+
+def _egress_pieces(
+    compiled: Compiled, serving: pd.DataFrame, tps: np.ndarray, rate_factor: np.ndarray
+) -> pd.DataFrame:
+    """One row per serving piece (row of ``serving``) of a routed workload
+    (:func:`routed_workloads`) in a block that asks for tokens: ``piece`` (its row),
+    workload, period, block, provider; ``coef``, its coefficient in the provider's
+    ``egress_capacity`` row (-served_per_capacity x tokens/s per unit, as
+    :func:`solver.core.formulation.egress.add_egress` builds it); ``c_unit``, the
+    objective's USD of a token/s of egress sent for the block per USD/token of price (the
+    block's seconds, discounted under min_npv); ``usd_per_token``, the provider's egress
+    price."""
+    names = ["piece", "workload", "period", "block", "provider", "coef", "c_unit", "seconds"]
+    routed = routed_workloads(compiled)
+    hit = serving["workload"].isin(routed).to_numpy()
+    if not hit.any():
+        return pd.DataFrame(columns=[*names, "usd_per_token"])
+    problem = compiled.problem
+    load = resolve_load(problem)
+    period_names = list(compiled.periods["name"])
+    p_hours = compiled.periods["hours"].to_numpy(float)
+    idx = np.flatnonzero(hit)
+    w = serving["workload"].to_numpy(object)[idx]
+    t = serving["period"].to_numpy(int)[idx]
+    b = serving["block"].to_numpy(int)[idx]
+    share: dict[tuple[str, int, int], float] = {}
+    keys = pd.MultiIndex.from_arrays([w, t, b])
+    code, uniques = pd.factorize(keys)
+    for key in uniques:
+        wl = next(x for x in problem.workloads if x.name == key[0])
+        assert isinstance(wl, InferenceWorkload)  # egress_in_model
+        average = (
+            served_tokens_per_s(wl)
+            * wl.demand_by_period.get(period_names[key[1]], 1.0)
+            * block_average_factor(load, key[0], key[2])
+        )  # no rows where the block asks for nothing (add_egress)
+        share[key] = served_per_capacity(problem, load, key[0], key[2]) if average > 0 else 0.0
+    share_of = np.array([share[k] for k in uniques], dtype=float)
+    seconds = p_hours[t] * np.asarray(load.hours_per_day)[b] / 24.0 * SECONDS_PER_HOUR
+    provider = serving["provider"].to_numpy(object)[idx]
+    price = pd.Series(provider).map({p: egress_usd_per_token(str(p)) for p in set(provider)})
+    out = pd.DataFrame(
+        {
+            "piece": idx,
+            "workload": w,
+            "period": t,
+            "block": b,
+            "provider": provider,
+            "coef": -share_of[code] * tps[idx],
+            "c_unit": rate_factor[t] * seconds,
+            "seconds": seconds,
+            "usd_per_token": price.to_numpy(float),
+        }
+    )
+    return out[out["coef"] != 0].reset_index(drop=True)
+
+
+def master_egress_prices(
+    options: pd.DataFrame, routed: set[str], shared: frozenset[tuple[str, str]] = frozenset()
+) -> dict[str, tuple[float, str | None]]:
+    """Routed workload -> (the one egress price in USD per token, the provider whose
+    support spend it is or None) of its options in a master that holds options at one
+    price only: its egress is then a constant (the ``_egress_master`` entry of the duals,
+    :meth:`Pricing.egress_duals`), a provider's spend when one provider serves it and no
+    other provider of the workload's (``shared``, :func:`egress_shared`) has its price."""
+    out: dict[str, tuple[float, str | None]] = {}
+    sub = options[options["workload"].isin(routed)]
+    for w, providers in sub.groupby("workload")["provider"].unique().items():
+        prices = {egress_usd_per_token(str(p)) for p in providers}
+        if len(prices) == 1:
+            one = str(providers[0]) if len(providers) == 1 else None
+            out[str(w)] = (prices.pop(), None if (str(w), one) in shared else one)
+    return out
+
+
+def egress_shared(compiled: Compiled) -> frozenset[tuple[str, str]]:
+    """(workload, provider) of the options whose egress price another provider of the
+    workload's options has too (:func:`solver.core.formulation.egress.add_egress` leaves
+    their egress out of the provider's spend)."""
+    out = set()
+    for w, providers in compiled.options.groupby("workload")["provider"].unique().items():
+        price = {str(p): egress_usd_per_token(str(p)) for p in providers}
+        values = list(price.values())
+        out |= {(str(w), p) for p, u in price.items() if values.count(u) > 1}
+    return frozenset(out)
+
+
+def support_priced(compiled: Compiled) -> bool:
+    """Whether the pricing knows the support rows (formulation.support): every period one
+    whole month, so each month's support_spend row is its own (no class of months) and a
+    rented column spends in its period's month only."""
+    p = compiled.periods
+    start = p["start_month"].to_numpy(float)
+    return bool(
+        len(p)
+        and np.allclose(p["months"].to_numpy(float), 1.0)
+        and np.allclose(start, np.round(start))
+    )
 
 
 def _quota_pools(compiled: Compiled) -> dict[int, set[str]]:

@@ -7,6 +7,7 @@ workloads over monthly periods), small enough for the full model to be solved be
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from generate import generated_problem, scaled_catalog  # noqa: E402
 
-from solver.core import columns, cuts, reduced_costs  # noqa: E402
+from solver.core import bounds, columns, cuts, reduced_costs  # noqa: E402
 from solver.core.backends import SolveOptions  # noqa: E402
 from solver.core.compile import compile_problem  # noqa: E402
 from solver.core.model import build_model  # noqa: E402
@@ -314,14 +315,14 @@ def test_the_repaired_bound_by_hand():
     objective = Expression()
     objective.add(0, 4.0 * 730)
     model = LinearModel(variables, [demand], objective, {})
-    lp = columns.LPSolution(5_840.0, np.array([58.4]), np.array([0.0]), np.array([2.0]))
+    lp = bounds.LPSolution(5_840.0, np.array([58.4]), np.array([0.0]), np.array([2.0]))
     duals = {"demand": {("w", 0, 0): 58.4}}
     rc = (np.array([-3_650.0]), np.zeros(0))
     out = (np.array([True]), np.zeros(0, dtype=bool))
-    new, drop = columns.repaired_duals(_HandPricing(), duals, rc, out, 1e-7)
+    new, drop = bounds.repaired_duals(_HandPricing(), duals, rc, out, 1e-7)
     assert new["demand"][("w", 0, 0)] == pytest.approx(21.90)
     assert drop == {("demand", ("w", 0, 0)): pytest.approx(36.50)}
-    bound = columns.repaired_bound(_HandPricing(), model, lp, duals, rc, out, 1e-7)
+    bound = bounds.repaired_bound(_HandPricing(), model, lp, duals, rc, out, 1e-7)
     assert bound == pytest.approx(2_190.0)
 
 
@@ -365,12 +366,14 @@ def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(ca
     _, _, compiled, full_lp, _ = case
     g = columns._Generation(compiled, Budget.of(None))
     g.keep = dearest_first(compiled, columns.priced_mask(compiled))
+    pricing = g.pricing
     sub = with_options(compiled, compiled.options[g.keep])
+    sub = dataclasses.replace(sub, egress_shared=pricing.shared)  # as the masters have it
     model = build_model(sub, cap_demand_rows=True)
     lp = columns._solve_lp(model, None)
     assert not isinstance(lp, str), lp
-    pricing = g.pricing
     duals = pricing.duals(model, lp.row_dual)
+    duals["_egress_master"] = columns.master_egress_prices(sub.options, g.routed, pricing.shared)
     rc_s, rc_z = pricing.reduced_costs(duals)
     out_s, out_z = ~g.keep[g.s_pos], ~g.keep[g.z_pos]
     plain = lp.objective + float(
@@ -378,11 +381,14 @@ def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(ca
         + np.sum(np.minimum(rc_z[out_z], 0.0))
     )
     rc, out = (rc_s, rc_z), (out_s, out_z)
-    bound = columns.repaired_bound(pricing, model, lp, duals, rc, out, g.tol)
+    bound = bounds.repaired_bound(pricing, model, lp, duals, rc, out, g.tol)
     assert plain < bound <= full_lp * (1 + 1e-9)
-    new, drop = columns.repaired_duals(pricing, duals, rc, out, g.tol, (model, lp))
-    # lowered on demand and train_once rows; a reserved row moved either way
-    assert drop and all(d > 0 for (family, _), d in drop.items() if family != "reserved_capacity")
+    new, drop = bounds.repaired_duals(pricing, duals, rc, out, g.tol, (model, lp))
+    # lowered on demand, train_once and egress_serve rows; a reserved row moved either
+    # way; an egress capacity row (<=, dual <= 0) raised toward 0
+    either = ("reserved_capacity", "egress_capacity")
+    assert drop and all(d > 0 for (family, _), d in drop.items() if family not in either)
+    assert all(d < 0 for (family, _), d in drop.items() if family == "egress_capacity")
     assert any(family == "reserved_capacity" for family, _ in drop)  # the reserved step ran
     rc2_s, rc2_z = pricing.reduced_costs(new)
     out_part = float(
@@ -420,3 +426,29 @@ def test_a_mip_cut_off_before_any_plan_leaves_the_lp_rounded_up(case, monkeypatc
     bound = solution.compiled.report.columns["lp_bound"]
     assert bound <= best.objective * (1 + 1e-6)
     assert plan.gap == pytest.approx((plan.objective - bound) / plan.objective, rel=1e-6)
+
+
+def test_support_rows_are_priced_and_match_the_solver(case):
+    # AWS's support (Business, by default) is in the model: its rented serving options
+    # are priced now (every period is one month, reduced_costs.support_priced), each
+    # column's rent entering its month's support_spend row. On the full model's LP a month
+    # with AWS spend has a non-zero support_spend dual (USD of support per USD spent; about
+    # 0.030 on this case), and the pricing's reduced costs with it equal HiGHS's on every
+    # column (checked inside); without it they do not
+    _, _, compiled, _, _ = case
+    assert reduced_costs.support_priced(compiled)
+    mask = columns.priced_mask(compiled)
+    pricing = reduced_costs.Pricing(compiled, mask)
+    assert pricing.supported == {"aws"} and (pricing.serving["spend"] > 0).any()
+    model = build_model(compiled, cap_demand_rows=True)
+    lp = columns._solve_lp(model, None)
+    assert not isinstance(lp, str), lp
+    duals = pricing.duals(model, lp.row_dual)
+    assert any(abs(y) > 1e-6 for y in duals["support_spend"].values())
+    rc_s, rc_z = pricing.reduced_costs(duals)
+    assert reduced_costs.check_pricing(model, lp.col_dual, pricing, rc_s, rc_z) <= 1e-6
+    # without the support term the AWS columns would be off by rent x the dual
+    no_support = {**duals, "support_spend": {}}
+    rc0, _ = pricing.reduced_costs(no_support)
+    with pytest.raises(Exception, match="differ from the solver"):
+        reduced_costs.check_pricing(model, lp.col_dual, pricing, rc0, rc_z)

@@ -103,6 +103,11 @@ class Compiled:
     pruned_dominated: bool = False  # options valid only at these prices and demands
     # training on capacity blocks, one row per block option (solver.core.compile.blocks)
     capacity_blocks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # (workload, provider) whose egress price another provider of the workload's options
+    # shares, taken from the whole problem for a column-generation master (its egress
+    # spend attributed as the full model's: solver.core.formulation.egress); None: from
+    # the options at hand
+    egress_shared: frozenset[tuple[str, str]] | None = None
 
     def training_runs(self) -> dict[int, list[tuple[int, float]]]:
         """Training option id -> [(period index, hours run in it)], in period order."""

@@ -59,14 +59,18 @@ def add_egress(m: State) -> None:
         for v, a in caps.items():
             by_provider[str(provider_of[m.B.vars[v]["option_id"]])][v] = a
         prices = {p: egress_usd_per_token(p) for p in by_provider}
+        full = m.compiled.egress_shared  # a master's: the whole problem's sharing
+        if full is None:
+            shared = {p for p in prices if list(prices.values()).count(prices[p]) > 1}
+        else:
+            shared = {p for p in prices if (wname, p) in full}
         if len(set(prices.values())) == 1:
             usd = average * seconds * next(iter(prices.values()))
             m.egress.constant += usd
             m.egress_by_period[t].constant += usd
-            if len(prices) == 1:  # one provider serves it all (support's spend)
+            if len(prices) == 1 and not shared:  # one provider serves it all (support)
                 m.egress_by_provider[(next(iter(prices)), t)].constant += usd
             continue
-        shared = {p for p in prices if list(prices.values()).count(prices[p]) > 1}
         share = served_per_capacity(m.problem, load, wname, b)
         serve: dict[int, float] = {}
         for provider, units in sorted(by_provider.items()):

@@ -61,9 +61,12 @@ def _spread(m: State, usd: float, begin: float, end: float, out: dict[int, float
             out[math.floor(a + 1e-9)] += part
 
 
-def _var_months(m: State, i: int, shares: dict[int, float]) -> dict[int, float]:
+def _var_months(
+    m: State, i: int, shares: dict[int, float], runs: dict[int, list[tuple[int, float]]]
+) -> dict[int, float]:
     """Month -> USD per unit of variable ``i`` charged in it inside the horizon, as the
-    plan's charges spread it (module docstring)."""
+    plan's charges spread it (module docstring); ``runs`` is the compiled problem's
+    :meth:`~solver.core.compile.Compiled.training_runs`, read once per build."""
     var = m.B.vars[i]
     kind = var["kind"]
     begins, ends = m.period_bounds
@@ -82,7 +85,7 @@ def _var_months(m: State, i: int, shares: dict[int, float]) -> dict[int, float]:
         _spread(m, total, begin, begin + term, out)
         return out
     if kind == VarKind.Z.value:
-        run = m.compiled.training_runs().get(int(var["option_id"]), [])
+        run = runs.get(int(var["option_id"]), [])
         if run:
             begin = float(begins[run[0][0]])
             hours = sum(h for _, h in run)
@@ -132,10 +135,11 @@ def _spend_by_month(
     expr = m.cost_by_provider.get(provider, Expression())
     gb = _storage_gb(m) if storage_by_default else {}
     price = storage_price(provider)[0]
+    runs = m.compiled.training_runs()
     for i in expr.coefs:
         shares = {t: m.cost_by_period[t].coefs[i] for t in range(m.n_t)
                   if i in m.cost_by_period[t].coefs}  # fmt: skip
-        for k, usd in _var_months(m, i, shares).items():
+        for k, usd in _var_months(m, i, shares, runs).items():
             if k in coefs:
                 coefs[k][i] += usd
         var = m.B.vars[i]
