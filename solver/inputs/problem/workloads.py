@@ -290,13 +290,12 @@ class InferenceWorkload(_WorkloadBase):
     interruptible: bool = Field(False, description="Spot capacity allowed")
     survive_loss_of: list[Literal["zone", "region", "provider"]] = Field(
         default_factory=list,
-        # the description is echoed in every plan's assumptions (and so in the golden
-        # plans): 'zone' (docs/concepts/failure-domains.md, Zones) is in the type's values
-        description="Failure domains the service must survive: with any one region "
-        "(an owned site counts as a region) or any one provider (all owned sites count as "
-        "one, 'owned') lost, the capacity left still meets the block's peak demand / "
-        "max_utilisation, in every period and load block. [] (default): no such rule "
-        "(redundancy and N+1 are about units)",
+        description="Failure domains the service must survive: with any one availability "
+        "zone (catalogs/zones.csv; an offering whose zones are not listed is one zone, its "
+        "region), any one region (an owned site counts as a region and a zone) or any one "
+        "provider (all owned sites count as one, 'owned') lost, the capacity left still "
+        "meets the block's peak demand / max_utilisation, in every period and load block. "
+        "[] (default): no such rule (redundancy and N+1 are about units)",
     )
     max_region_share: float | None = Field(
         None,
