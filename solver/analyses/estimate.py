@@ -104,13 +104,11 @@ def estimate_training(
     Raises
     ------
     ProcureError
-        An unknown model, accelerator or offering, a choice it does not know, or a
-        ``training_margin`` other than low, point or a number in (0, 1], or a
-        ``capacity_factor`` other than 1.0 for a dense model (or not above 0).
-
-    ``capacity_factor`` is a token-dropping mixture of experts' expert capacity factor
-    (1.0: dropless, the default of MaxText and Megatron Core): the routed experts' FLOPs
-    are that multiple of the routed tokens' (``physics.training_flops``).
+        An unknown model, accelerator, offering or choice; a ``training_margin`` other than
+        low, point or a number in (0, 1]; a ``capacity_factor`` not above 0, or not 1.0 for
+        a dense model. That is a token-dropping mixture of experts' expert capacity factor
+        (1.0: dropless, MaxText's and Megatron Core's default): the routed experts' FLOPs
+        are that multiple of the routed tokens' (``physics.training_flops``).
     """
     _check_training_choices(precision, optimizer, recompute)
     spec = _spec(model, catalog, params_b)
@@ -121,16 +119,8 @@ def estimate_training(
     act_gb, n_min = _zero3_devices(
         spec, optimizer, seq_len, micro_batch, recompute, acc, memory_headroom
     )
-    n = n_accelerators or max(n_min, where["apu"])
     off = where["offering"]
-    if off is not None:
-        n = int(math.ceil(n / where["apu"]) * where["apu"])
-    # nodes as compile counts them: instances of the offering, or 8 per bare-accelerator node
-    per_node = where["apu"] if off is not None else TRAINING_ACCELERATORS_PER_BARE_NODE
-    # a bare accelerator is taken on a fabric like the published runs' (InfiniBand class);
-    # an offering brings its own network figure
-    network_gbps = where["network_gbps"] if off is not None else TRAINING_FAST_FABRIC_GBPS_PER_NODE
-    nodes = int(physics.training_nodes(n, per_node))
+    n, per_node, network_gbps, nodes = _training_cluster(where, n_accelerators, n_min)
     flops = physics.training_flops(
         spec.active_params,
         tokens,
@@ -203,6 +193,26 @@ def estimate_training(
         off,
     )
     return out
+
+
+def _training_cluster(
+    where: dict, n_accelerators: int | None, n_min: int
+) -> tuple[int, int, float, int]:
+    """Accelerators, accelerators per node, network Gbit/s per node and nodes of a
+    training cluster: ``n_accelerators`` if given, else the memory's ``n_min`` and at least
+    one instance, counted as compile counts them.
+
+    An offering rounds up to whole instances (a node each) and brings its own network
+    figure; a bare accelerator is taken 8 per node on a fabric like the published runs'
+    (InfiniBand class).
+    """
+    off = where["offering"]
+    n = n_accelerators or max(n_min, where["apu"])
+    if off is not None:
+        n = int(math.ceil(n / where["apu"]) * where["apu"])
+    per_node = where["apu"] if off is not None else TRAINING_ACCELERATORS_PER_BARE_NODE
+    network_gbps = where["network_gbps"] if off is not None else TRAINING_FAST_FABRIC_GBPS_PER_NODE
+    return n, per_node, float(network_gbps), int(physics.training_nodes(n, per_node))
 
 
 def _training_mfu(
@@ -331,23 +341,15 @@ def _routed_expert_params(spec: ModelSpec, capacity_factor: float) -> float:
     )
 
 
-def _compute_share_text(eta_compute: float, acc, weight_precision: str) -> str:
-    """The runtime's compute fraction as the assumptions state it: of the dense peak, or of
-    the device's vendor-measured sustained GEMM rate where it has one
-    (``physics.sustained_compute_share``)."""
-    share = float(
+def _sustained_share(acc, weight_precision: str) -> float:
+    """The device's vendor-measured sustained GEMM rate as a fraction of its dense peak at
+    this precision (``physics.sustained_compute_share``; 1.0 where it has none)."""
+    return float(
         physics.sustained_compute_share(
             np.array([acc["accelerator_id"]], dtype=object),
             np.array([acc["vendor"]], dtype=object),
             weight_precision,
         )[0]
-    )
-    if share == 1.0:
-        return f"{eta_compute:.0%} of dense peak"
-    return (
-        f"{eta_compute:.0%} of the sustained GEMM rate ({share:.1%} of dense peak, the "
-        f"vendor's measured max-achievable FLOPs: AMD_MAF) = {eta_compute * share:.0%} of "
-        "dense peak"
     )
 
 
@@ -776,6 +778,14 @@ def _inference_assumptions(
         else None
     )
     eff = RUNTIME_EFFICIENCY[str(dev.runtime[0])]
+    share = _sustained_share(acc, weight_precision)
+    compute_share = (
+        f"{eff.eta_compute:.0%} of dense peak"
+        if share == 1.0
+        else f"{eff.eta_compute:.0%} of the sustained GEMM rate ({share:.1%} of dense peak, "
+        f"the vendor's measured max-achievable FLOPs: AMD_MAF) = "
+        f"{eff.eta_compute * share:.0%} of dense peak"
+    )
     kv_read = (
         f"a dense cache of {eff.static_kv_tokens} tokens per sequence, held and read whole "
         "every step"
@@ -793,7 +803,7 @@ def _inference_assumptions(
         "continuous batching with chunked prefill: each step also prefills "
         f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
-        + _compute_share_text(eff.eta_compute, acc, weight_precision)
+        + compute_share
         + f", {eff.step_overhead_s * 1e3:g} ms per step, "
         f"memory and compute time {'overlapping (the longer counts)' if eff.overlap else 'added'} "
         f"({eff.source})",

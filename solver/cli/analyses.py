@@ -239,6 +239,25 @@ def _replay_section(
     return replay_section_html(result) if result.rows else ""
 
 
+def _check_sweep_options(
+    frontier_points: int, scenarios: int, spread: float, sweep_gap: float
+) -> None:
+    """Refuse report sweep options that name no sweep: fewer than 2 frontier points, no
+    price scenario, a spread outside [0, 1) or a sweep gap outside [0, 1) (or nan)."""
+    if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
+        raise ProcureError(
+            "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",
+            field="--frontier-points/--scenarios/--spread",
+            fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
+        )
+    if not 0 <= sweep_gap < 1:  # also refuses nan
+        raise ProcureError(
+            f"--sweep-gap {sweep_gap:g} is not a relative gap",
+            field="--sweep-gap",
+            fix="give a fraction from 0 to below 1, e.g. --sweep-gap 0.005 (0.5%)",
+        )
+
+
 @app.command()
 def report(
     problem: Annotated[Path, typer.Argument(help="Problem YAML file")],
@@ -301,18 +320,7 @@ def report(
         inputs: list[tuple[str, Path | None]] = [("problem file", problem)]
         inputs += catalog_inputs(catalog)
         check_not_inputs([("--out", out / name) for name in names], inputs)
-        if frontier_points < 2 or scenarios < 1 or not 0 <= spread < 1:
-            raise ProcureError(
-                "need --frontier-points >= 2, --scenarios >= 1 and 0 <= --spread < 1",
-                field="--frontier-points/--scenarios/--spread",
-                fix="e.g. --frontier-points 8 --scenarios 20 --spread 0.2",
-            )
-        if not 0 <= sweep_gap < 1:  # also refuses nan
-            raise ProcureError(
-                f"--sweep-gap {sweep_gap:g} is not a relative gap",
-                field="--sweep-gap",
-                fix="give a fraction from 0 to below 1, e.g. --sweep-gap 0.005 (0.5%)",
-            )
+        _check_sweep_options(frontier_points, scenarios, spread, sweep_gap)
         _check_gap_and_limit(0.0, time_limit)
         n_workers = cli_workers(workers)
         with Stages(quiet) as bar:
