@@ -379,6 +379,13 @@ class StepModel:
     # apart"; RuntimeEfficiency.attention_apart)
     attn_s_per_seq: np.ndarray | float = 0.0
     attention_apart: np.ndarray | bool = False
+    # a decode graph compiled for a fixed batch: the decode terms run at the compiled batch
+    # (compiled_batch where a runtime spec names it, else the planned batch), and a prompt
+    # run as its own graph (seconds, 0 where prompts ride the steps) pauses the batch once
+    # in each other running request's O steps (module doc, "Static batch", "Serial prefill")
+    static_batch: np.ndarray | bool = False
+    compiled_batch: np.ndarray | float = 0.0
+    prefill_serial_s: np.ndarray | float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -390,6 +397,37 @@ class StepModel:
         return routed_share_per_step(
             self.experts, self.experts_active, batch, self.prompt_tokens, self.output_tokens
         )
+
+    @property
+    def is_static(self) -> bool:
+        """Whether a step runs the compiled batch, padded (t(b) flat below it)."""
+        return bool(np.any(np.asarray(self.static_batch, dtype=bool)))
+
+    @property
+    def is_serial(self) -> bool:
+        """Whether prompts run as their own graph between decode steps."""
+        return bool(np.any(np.asarray(self.prefill_serial_s, dtype=float) > 0))
+
+    def decode_batch(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Slots a decode step runs at a running batch: the batch itself, or on a static-batch
+        engine the compiled batch (the runtime spec's, else ``compiled``, the planned batch,
+        else the batch itself) when it is larger (module doc, "Static batch")."""
+        b = np.asarray(batch, dtype=float)
+        planned = b if compiled is None else np.asarray(compiled, dtype=float)
+        fixed = np.asarray(self.compiled_batch, dtype=float)
+        graph = np.where(fixed > 0, fixed, planned)
+        return np.where(np.asarray(self.static_batch, dtype=bool), np.maximum(b, graph), b)
+
+    def cycle_s(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Replica seconds per output token at a running batch: the step plus, where prompts
+        run apart, the request's own prefill spread over its O tokens; the replica emits
+        b / cycle_s(b) tokens/s (module doc, "Serial prefill")."""
+        own = np.asarray(self.prefill_serial_s, dtype=float) / float(self.output_tokens)
+        return self.step_s(batch, compiled) + own
 
     @property
     def is_chunked(self) -> bool:
@@ -412,10 +450,15 @@ class StepModel:
         q = np.where(budget > 0, np.minimum(1.0, others * p / (o * chunk)), 1.0)
         return q, per_step / np.maximum(q, 1e-300)  # per_step is 0 where q is
 
-    def step_s(self, batch: np.ndarray | float) -> np.ndarray:
-        """Derated step time at a batch (the time per output token: the mean step, chunk
-        steps included, module doc "Prefill chunks")."""
-        b = np.asarray(batch, dtype=float)
+    def step_s(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Derated step time at a running batch (the time per output token: the mean step,
+        chunk steps included, module doc "Prefill chunks"; on a static-batch engine the
+        compiled batch's step, ``compiled`` the planned batch where no spec names it; where
+        prompts run apart, the other b - 1 requests' prefills spread over O steps)."""
+        running = np.asarray(batch, dtype=float)
+        b = self.decode_batch(running, compiled)
         apart = np.asarray(self.attention_apart, dtype=bool) & np.asarray(self.overlap)
         kv = b * self.kv_s_per_seq
         attention = np.maximum(kv, b * self.attn_s_per_seq)  # its own kernel's roofline
@@ -434,7 +477,9 @@ class StepModel:
                 np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
             )
         combined = combined + np.where(apart, attention, 0.0)
-        return combined + self.fixed_s + b * self.comm_s_per_seq
+        others = np.maximum(running - 1.0, 0.0)
+        serial = others * np.asarray(self.prefill_serial_s, dtype=float) / float(self.output_tokens)
+        return combined + self.fixed_s + b * self.comm_s_per_seq + serial
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
@@ -469,10 +514,14 @@ def step_model(
     p, o = float(prompt_tokens), float(output_tokens)
     mean_context = p + o / 2.0
     h = model.attention_width
+    # where prompts run as their own graph (Serial prefill) a step multiplies only its
+    # decode tokens; the prompts' time is prefill_serial_s, apart
+    serial = np.asarray(getattr(dev, "prefill_serial", False), dtype=bool)
+    prompt_share = np.where(serial, 0.0, p / o)
     flops_per_seq = (
-        2.0 * model.active_params * (1.0 + p / o)
+        2.0 * model.active_params * (1.0 + prompt_share)
         + 4.0 * model.layers * h * mean_context
-        + 2.0 * model.layers * h * p * p / o
+        + 2.0 * model.layers * h * p * prompt_share
     )
     bw = d * dev.bandwidth_gbps * 1e9
     pk = d * dev.peak_tflops * 1e12
@@ -487,7 +536,7 @@ def step_model(
     comm_per_seq = (
         2.0
         * model.layers
-        * (1.0 + p / o)
+        * (1.0 + prompt_share)
         * ring
         * model.allreduce_width
         * act_bytes
@@ -512,9 +561,12 @@ def step_model(
         output_tokens=o,
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
         prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
-        token_budget=np.asarray(getattr(dev, "token_budget", 0.0), dtype=float),
+        token_budget=np.where(serial, 0.0, np.asarray(getattr(dev, "token_budget", 0.0), dtype=float)),
         attn_s_per_seq=attn_flops_per_seq / (pk * dev.eta_compute),
         attention_apart=np.asarray(getattr(dev, "attention_apart", False), dtype=bool),
+        static_batch=np.asarray(getattr(dev, "static_batch", False), dtype=bool),
+        compiled_batch=np.asarray(getattr(dev, "compiled_batch", 0.0), dtype=float),
+        prefill_serial_s=np.where(serial, prefill_s(model, p, d, dev), 0.0),
     )
 
 
@@ -590,7 +642,9 @@ def _largest_batch_at_percentile(
 
     def ok(b: np.ndarray) -> np.ndarray:
         b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), upper)
-        return sm.step_s(b_p) <= slo_s + 1e-12
+        if sm.is_static:  # the compiled batch is the planned one: b_p never exceeds it
+            b_p = np.minimum(b_p, np.maximum(b, 1.0))
+        return sm.step_s(b_p, np.maximum(b, 1.0)) <= slo_s + 1e-12
 
     lo = np.zeros(upper.shape)
     hi = upper.copy()
@@ -620,6 +674,10 @@ class DecodeResult:
     # at the SLO percentile under load (module doc); the mean figures where none is asked
     tpot_p_s: np.ndarray | None = None
     ttft_p_s: np.ndarray | None = None
+    # replica seconds per output token: the step plus, where prompts run as their own
+    # graph, the request's own prefill over its O tokens (StepModel.cycle_s); tokens_per_s
+    # is batch / cycle_s (= batch / step_s where prompts ride the steps)
+    cycle_s: np.ndarray | None = None
 
 
 def _slo_batch(
@@ -635,8 +693,8 @@ def _slo_batch(
         return cap.astype(float)
     if load is not None:
         return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
-    if sm.is_moe or sm.is_chunked:
-        # t(b) is not linear in b: bisection over whole batches up to the largest asked
+    if sm.is_moe or sm.is_chunked or sm.is_static or sm.is_serial:
+        # t(b) is not linear in b (or, padded, flat below a compiled batch): bisection over whole batches up to the largest asked
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
@@ -729,8 +787,13 @@ def _latency_at_percentile(
         return step, prefill + step
     b = np.maximum(chosen, 1).astype(float)
     b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), cap)
-    tpot_p = sm.step_s(b_p)
-    arrivals = load.rho * b / step / float(output_tokens)
+    if sm.is_static:  # a static engine runs at most its compiled (planned) batch
+        b_p = np.minimum(b_p, b)
+    tpot_p = sm.step_s(b_p, b)
+    # the replica's throughput b / cycle (the step, plus its own prompt where prompts run
+    # apart) at utilisation rho, in requests/s
+    own = np.asarray(sm.prefill_serial_s, dtype=float) / float(output_tokens)
+    arrivals = load.rho * b / (step + own) / float(output_tokens)
     wait = md1_wait_quantile_s(service, arrivals, load.p)
     return tpot_p, prefill + wait + tpot_p
 
@@ -759,6 +822,9 @@ def best_decode(
     """
     d = np.asarray(d, dtype=float)
     cap = dev.max_batch if max_batch_cap is None else np.full(d.shape, max_batch_cap)
+    # a decode graph compiled for a named batch runs at most that many sequences
+    graph = np.asarray(getattr(dev, "compiled_batch", 0.0), dtype=float)
+    cap = np.where(graph > 0, np.minimum(cap, graph), cap).astype(int)
     p, o = float(prompt_tokens), float(output_tokens)
     free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
     kv_tok = model.kv_gb_per_token
@@ -777,7 +843,13 @@ def best_decode(
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
     b_slo = _operating_batch(sm, tpot_slo_s, limit, cap, batch, load)
     prefill = prefill_s(model, p, d, dev)
-    service = prefill_compute_s(model, p, d, dev)
+    # the prefill queue's server: a prompt's compute where it rides decode steps, the whole
+    # prefill graph (weights read, all-reduces) where it runs apart (Serial prefill)
+    service = np.where(
+        np.asarray(getattr(dev, "prefill_serial", False), dtype=bool),
+        prefill,
+        prefill_compute_s(model, p, d, dev),
+    )
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
         if ttft_slo_s is not None:
@@ -813,6 +885,14 @@ def best_decode(
         reason = np.where(
             (chosen > b_mem) & one_fits, "this batch's KV cache does not fit memory", reason
         )
+        reason = np.where(
+            (graph > 0) & (chosen > graph),
+            "this batch is above the runtime's compiled batch",
+            reason,
+        )
+    reason = np.where(
+        (graph > b_mem) & one_fits, "the compiled batch's KV cache does not fit memory", reason
+    )
     reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
@@ -822,7 +902,8 @@ def best_decode(
         )
     ok = reason == ""
     with np.errstate(divide="ignore", invalid="ignore"):
-        tokens_per_s = np.where(ok, chosen / step, 0.0)
+        own = np.asarray(sm.prefill_serial_s, dtype=float) / o  # Serial prefill
+        tokens_per_s = np.where(ok, chosen / (step + own), 0.0)
     return DecodeResult(
         batch=np.where(ok, chosen, 0),
         step_s=step,
@@ -834,6 +915,7 @@ def best_decode(
         reason=reason,
         tpot_p_s=tpot_p,
         ttft_p_s=ttft_p,
+        cycle_s=step + own,
     )
 
 
