@@ -237,7 +237,9 @@ def split_compiled_batch(runtime: str | None) -> tuple[str | None, int]:
         return runtime, 0
     name, _, batch = runtime.partition("@")
     if not batch.isdigit() or int(batch) < 1:
-        raise ValueError(f"runtime {runtime!r}: the compiled batch after '@' is a whole number >= 1")
+        raise ValueError(
+            f"runtime {runtime!r}: the compiled batch after '@' is a whole number >= 1"
+        )
     eff = RUNTIME_EFFICIENCY.get(name)
     if eff is None or not eff.static_batch:
         static = sorted(k for k, v in RUNTIME_EFFICIENCY.items() if v.static_batch)
@@ -246,6 +248,7 @@ def split_compiled_batch(runtime: str | None) -> tuple[str | None, int]:
             f"({', '.join(static)})"
         )
     return name, int(batch)
+
 
 # Error band of a capacity figure, as the root-mean-square of ln(measured / predicted)
 # capacity over the accuracy table's MAIN serving rows of each runtime (holdout rows never

@@ -88,7 +88,8 @@ b / t(b), so a step over the limit is never capacity), and at the percentile und
 TPOT_p and TTFT_p are within theirs. Both conditions rise with b, so the planned batch is
 the smallest of the largest batches meeting each.
 
-Without a percentile the SLOs are checked at the mean, as before.
+Without a percentile the SLOs are checked at the mean, as before. The queueing helpers
+live in solver/physics/latency.py (split at the seam).
 
 Prefill chunks (issue 47): the prompts run in chunks of the runtime's step token budget
 on a share q of the steps, as the replay runs them; t(b) = (1 - q) max(M, D) +
@@ -111,6 +112,21 @@ batch's FLOPs. At large batches and long outputs the KV read is a third of the s
 FP4 Llama 3.3 70B 128/2048: 14 of 40 ms), which is why those runs were predicted 1.5x too
 fast. Derivation and the rows it moved: docs/concepts/runtime-figures.md, "Attention apart".
 
+Static batch (issue 47, session 62): AWS Neuron compiles each graph for one batch size and
+sequence length (NxD Inference's NeuronConfig batch_size / seq_len are compile-time options;
+TGI-neuron's MAX_BATCH_SIZE / MAX_TOTAL_TOKENS), so a decode step runs every compiled slot,
+padded, over a dense KV cache of the compiled length (``RuntimeEfficiency.static_batch``,
+``static_kv_tokens``): at a running batch b the step is t(max(b, B)), B the compiled batch.
+B is the planned batch, or the one a runtime spec names (``neuron@32``: a deployment
+compiled for 32 measured one request at a time); at a percentile the running batch never
+exceeds B. Serial prefill: a prompt runs as its own context-encoding graph between decode
+steps (``RuntimeEfficiency.prefill_serial``), so the step multiplies only decode tokens and
+each of the other b - 1 running requests' prefills (s_p = :func:`prefill_s`, the whole
+graph: FLOPs at eta_c, one weight read, the all-reduces) pauses the batch once in a request's
+O steps: t(b) = t_dec(max(b, B)) + (b - 1) s_p / O; the replica's time per output token adds
+the request's own prefill, b / (t(b) + s_p / O) tokens/s; the prefill queue's server is s_p.
+Checked against the published runs: docs/concepts/runtime-figures.md, "Neuron".
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -119,13 +135,20 @@ not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
 
 from solver.physics.constants import ETA_LINK, bytes_per_value
 from solver.physics.hardware import Device
+from solver.physics.latency import (  # noqa: F401  (LoadPercentile and the quantiles re-exported)
+    LoadPercentile,
+    largest_batch_at_percentile,
+    largest_batch_within_ttft,
+    latency_at_percentile,
+    md1_wait_quantile_s,
+    poisson_quantile,
+)
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -561,7 +584,9 @@ def step_model(
         output_tokens=o,
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
         prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
-        token_budget=np.where(serial, 0.0, np.asarray(getattr(dev, "token_budget", 0.0), dtype=float)),
+        token_budget=np.where(
+            serial, 0.0, np.asarray(getattr(dev, "token_budget", 0.0), dtype=float)
+        ),
         attn_s_per_seq=attn_flops_per_seq / (pk * dev.eta_compute),
         attention_apart=np.asarray(getattr(dev, "attention_apart", False), dtype=bool),
         static_batch=np.asarray(getattr(dev, "static_batch", False), dtype=bool),
@@ -594,68 +619,6 @@ def prefill_compute_s(
     p = float(prompt_tokens)
     flops = 2.0 * model.active_params * p + 2.0 * model.layers * model.attention_width * p * p
     return flops / (d * dev.peak_tflops * 1e12 * dev.eta_compute)
-
-
-def poisson_quantile(mean: np.ndarray | float, p: float) -> np.ndarray:
-    """p-quantile of a Poisson count of ``mean`` (normal approximation with continuity,
-    module doc): ceil(m + z_p sqrt(m) - 0.5), never below 0.
-
-    Mean 64 at p = 0.9: z = 1.2816, 64 + 1.2816 x 8 - 0.5 = 73.75 -> 74 (the exact Poisson
-    90th percentile is 74).
-    """
-    m = np.maximum(np.asarray(mean, dtype=float), 0.0)
-    z = NormalDist().inv_cdf(float(p))
-    return np.maximum(np.ceil(m + z * np.sqrt(m) - 0.5 - 1e-9), 0.0)
-
-
-def md1_wait_quantile_s(
-    service_s: np.ndarray | float, arrivals_per_s: np.ndarray | float, p: float
-) -> np.ndarray:
-    """p-quantile of the wait for a deterministic server under Poisson arrivals (module doc).
-
-    u = lambda s; W = u s / (2 (1 - u)); W_p = (W / u) ln(u / (1 - p)) where u > 1 - p,
-    else 0; infinite where u >= 1 (the queue grows without bound).
-    """
-    s = np.asarray(service_s, dtype=float)
-    u = np.asarray(arrivals_per_s, dtype=float) * s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean_wait = u * s / (2.0 * (1.0 - u))
-        tail = (mean_wait / u) * np.log(u / (1.0 - float(p)))
-    wait = np.where(u > 1.0 - float(p), tail, 0.0)
-    return np.where(u >= 1.0, np.inf, np.maximum(wait, 0.0))
-
-
-@dataclass(frozen=True)
-class LoadPercentile:
-    """Latencies are checked at percentile ``p`` of Poisson arrivals at utilisation ``rho``."""
-
-    p: float
-    rho: float
-
-
-def _largest_batch_at_percentile(
-    sm: StepModel, slo_s: float, upper: np.ndarray, load: LoadPercentile
-) -> np.ndarray:
-    """Largest planned batch b in [0, upper] whose p-quantile batch b_p (Poisson, mean
-    rho b, capped at ``upper``) steps within ``slo_s`` (bisection: t(b_p) rises with b)."""
-    upper = np.asarray(upper, dtype=float)
-
-    def ok(b: np.ndarray) -> np.ndarray:
-        b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), upper)
-        if sm.is_static:  # the compiled batch is the planned one: b_p never exceeds it
-            b_p = np.minimum(b_p, np.maximum(b, 1.0))
-        return sm.step_s(b_p, np.maximum(b, 1.0)) <= slo_s + 1e-12
-
-    lo = np.zeros(upper.shape)
-    hi = upper.copy()
-    top = ok(hi)
-    lo = np.where(top, hi, lo)
-    while np.any(hi - lo > 1):
-        mid = np.floor((lo + hi) / 2.0)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return lo
 
 
 @dataclass(frozen=True)
@@ -692,9 +655,10 @@ def _slo_batch(
     if tpot_slo_s is None:
         return cap.astype(float)
     if load is not None:
-        return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
+        return largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
     if sm.is_moe or sm.is_chunked or sm.is_static or sm.is_serial:
-        # t(b) is not linear in b (or, padded, flat below a compiled batch): bisection over whole batches up to the largest asked
+        # t(b) is not linear in b (or, padded, flat below a compiled batch): bisection
+        # over whole batches up to the largest asked
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
@@ -729,73 +693,6 @@ def _operating_batch(
     if load is not None and tpot_slo_s is not None:
         b_slo = np.minimum(b_slo, _slo_batch(sm, tpot_slo_s, limit, batch, None))
     return b_slo
-
-
-def _largest_batch_within_ttft(
-    sm: StepModel,
-    prefill: np.ndarray,
-    ttft_slo_s: float,
-    upper: np.ndarray,
-    output_tokens: float,
-    cap: np.ndarray,
-    load: LoadPercentile | None,
-    service: np.ndarray,
-) -> np.ndarray:
-    """Largest planned batch b in [0, upper] whose TTFT at ``load``'s percentile (the
-    mean, prefill + t(b), where ``load`` is None) is within ``ttft_slo_s`` (bisection).
-    TTFT_p rises with b: the arrival rate rho b / t(b) / O
-    that loads the prefill queue rises with b (b / t(b) rises, module doc), and so do the
-    quantile batch and its step. A smaller batch at the same utilisation is fewer arrivals,
-    so where the TPOT-limited batch queues prompts beyond the TTFT limit the replica still
-    serves, at the batch whose prompts wait little enough (0 only where even b = 1 is late).
-    """
-    upper = np.asarray(upper, dtype=float)
-
-    def ok(b: np.ndarray) -> np.ndarray:
-        b1 = np.maximum(b, 1.0)
-        _, ttft_p = _latency_at_percentile(
-            sm, b1, sm.step_s(b1), prefill, output_tokens, cap, load, service
-        )
-        return ttft_p <= ttft_slo_s + 1e-12
-
-    lo = np.zeros(upper.shape)
-    hi = upper.copy()
-    lo = np.where(ok(hi), hi, lo)
-    while np.any(hi - lo > 1):
-        mid = np.floor((lo + hi) / 2.0)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return np.where((lo < 1) & ok(np.ones(upper.shape)), 1.0, lo)
-
-
-def _latency_at_percentile(
-    sm: StepModel,
-    chosen: np.ndarray,
-    step: np.ndarray,
-    prefill: np.ndarray,
-    output_tokens: float,
-    cap: np.ndarray,
-    load: LoadPercentile | None,
-    service: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(TPOT_p, TTFT_p) at ``load``'s percentile (module doc); the mean step and TTFT
-    without one. ``service`` is the prefill queue's service time per prompt (the prompt's
-    compute, :func:`prefill_compute_s`; ``prefill`` when None)."""
-    service = prefill if service is None else service
-    if load is None:
-        return step, prefill + step
-    b = np.maximum(chosen, 1).astype(float)
-    b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), cap)
-    if sm.is_static:  # a static engine runs at most its compiled (planned) batch
-        b_p = np.minimum(b_p, b)
-    tpot_p = sm.step_s(b_p, b)
-    # the replica's throughput b / cycle (the step, plus its own prompt where prompts run
-    # apart) at utilisation rho, in requests/s
-    own = np.asarray(sm.prefill_serial_s, dtype=float) / float(output_tokens)
-    arrivals = load.rho * b / (step + own) / float(output_tokens)
-    wait = md1_wait_quantile_s(service, arrivals, load.p)
-    return tpot_p, prefill + wait + tpot_p
 
 
 def best_decode(
@@ -858,13 +755,13 @@ def best_decode(
             # smaller batch steps faster and is fewer arrivals). As for TPOT, the batch's
             # own TTFT (prefill + t(b)) holds too, so a tail check never finds capacity
             # the mean does not (docs/guides/operating-point.md)
-            b_ttft = _largest_batch_within_ttft(
+            b_ttft = largest_batch_within_ttft(
                 sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, None, service
             )
             if load is not None:
                 b_ttft = np.minimum(
                     b_ttft,
-                    _largest_batch_within_ttft(
+                    largest_batch_within_ttft(
                         sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, load, service
                     ),
                 )
@@ -872,7 +769,7 @@ def best_decode(
     else:
         chosen = np.full(d.shape, int(batch))
     step = sm.step_s(np.maximum(chosen, 1))
-    tpot_p, ttft_p = _latency_at_percentile(sm, chosen, step, prefill, o, limit, load, service)
+    tpot_p, ttft_p = latency_at_percentile(sm, chosen, step, prefill, o, limit, load, service)
     at_p = "" if load is None else f" at p{load.p * 100:g} under load"
     reason = np.full(d.shape, "", dtype=object)
     if tpot_slo_s is not None:
