@@ -28,6 +28,10 @@ per row) and compared with the measurement:
   Poisson arrivals, at the highest load that meets it (:func:`predict_at_percentile`).
 - ``tpot_ms`` / ``ttft_ms``: the derated decode step / time to first token at
   the stated batch.
+- A row measured on a static-batch engine at another running batch than its compiled one
+  (TGI-neuron with MAX_BATCH_SIZE=32, run one request at a time) names the compiled batch,
+  ``compiled_batch=32`` in its notes, and is estimated with runtime ``neuron@32``
+  (:func:`row_runtime_spec`; solver/physics/inference.py, "Static batch").
 - ``mfu``: the utilisation the estimate effectively uses at that cluster size,
   FLOPs / (n x peak x wall-clock), i.e. default MFU x scaling efficiency.
 - ``tokens_per_s_per_accelerator`` (training): tokens / (wall-clock x n).
