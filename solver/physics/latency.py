@@ -11,12 +11,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from solver.physics.inference import StepModel
+
+class StepModel(Protocol):
+    """What the latency checks read of :class:`solver.physics.inference.StepModel` (a
+    protocol, so this module does not import that one back)."""
+
+    @property
+    def is_static(self) -> bool: ...
+
+    @property
+    def prefill_serial_s(self) -> np.ndarray | float: ...
+
+    def step_s(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray: ...
 
 
 def poisson_quantile(mean: np.ndarray | float, p: float) -> np.ndarray:
