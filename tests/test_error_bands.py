@@ -262,13 +262,15 @@ def test_moe_holdout_rows_are_within_two_x_and_were_not_fitted(catalog):
         assert 0.5 <= c.ratio <= 2.0, case
 
 
-def test_the_table_meets_its_targets_by_role_and_by_vendor_but_aws_fitted(catalog):
-    # Issue 47 Must-show 3 read per vendor (bench/RESULTS.md, accuracy.py, session 61):
-    # every role and every (role, vendor) cell within its target (median |error| <= 10%
-    # fitted, <= 15% holdout; every row within 2x), except AWS fitted (13.1%: its seven rows
-    # share no runtime-figure error; docs/concepts/runtime-figures.md, "Neuron"). Session
-    # 61 moved AMD fitted 11.2% -> 8.0% (sustained GEMM rate) and Google holdout 16.3% ->
-    # 13.9% (the Mixtral recipe's capacity factor).
+def test_the_table_meets_its_targets_by_role_and_by_vendor(catalog):
+    # Issue 47 Must-show 3 read per vendor (bench/RESULTS.md, accuracy.py): every role and
+    # every (role, vendor) cell within its target (median |error| <= 10% fitted, <= 15%
+    # holdout; every row within 2x). Session 61 moved AMD fitted 11.2% -> 8.0% (sustained
+    # GEMM rate) and Google holdout 16.3% -> 13.9% (the Mixtral recipe's capacity factor);
+    # session 62 AWS fitted 13.1% -> 7.2% (Neuron's static compiled batch and serial
+    # prefill; docs/concepts/runtime-figures.md, "Neuron"). AWS's one row still past 10%,
+    # Trainium Llama 3 70B at batch 1 (1.47x), is a later Neuron SDK than the profile's
+    # Inferentia2 basis (the same deployment: 24.78 ms under SDK 2.18, 20.47 under 2.19.1).
     import statistics
 
     results = [ACC.compare(catalog, r) for r in ROWS]
@@ -281,4 +283,4 @@ def test_the_table_meets_its_targets_by_role_and_by_vendor_but_aws_fitted(catalo
             errors = [c.abs_error for c in rows if c.vendor == vendor]
             if statistics.median(errors) > target:
                 unmet.add((role, vendor))
-    assert unmet == {("fitted", "aws")}
+    assert unmet == set()

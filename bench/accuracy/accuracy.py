@@ -28,6 +28,10 @@ per row) and compared with the measurement:
   Poisson arrivals, at the highest load that meets it (:func:`predict_at_percentile`).
 - ``tpot_ms`` / ``ttft_ms``: the derated decode step / time to first token at
   the stated batch.
+- A row measured on a static-batch engine at another running batch than its compiled one
+  (TGI-neuron with MAX_BATCH_SIZE=32, run one request at a time) names the compiled batch,
+  ``compiled_batch=32`` in its notes, and is estimated with runtime ``neuron@32``
+  (:func:`row_runtime_spec`; solver/physics/inference.py, "Static batch").
 - ``mfu``: the utilisation the estimate effectively uses at that cluster size,
   FLOPs / (n x peak x wall-clock), i.e. default MFU x scaling efficiency.
 - ``tokens_per_s_per_accelerator`` (training): tokens / (wall-clock x n).
@@ -260,6 +264,16 @@ def predict_at_percentile(estimate, p: float) -> float:
     return best
 
 
+def row_runtime_spec(catalog, row: dict[str, str]) -> str | None:
+    """The runtime the estimate is asked for: the row's (notes, else its source's; None: the
+    vendor's default), with the deployment's compiled batch where the row's notes name one
+    (``compiled_batch=32``: a static-batch engine measured at another running batch, e.g.
+    one request at a time on TGI-neuron compiled with MAX_BATCH_SIZE=32), as ``neuron@32``."""
+    runtime = note_value(row["notes"], "runtime") or RUNTIME_BY_SOURCE.get(row["source"])
+    compiled = note_value(row["notes"], "compiled_batch")
+    return f"{row_runtime(catalog, row)}@{int(compiled)}" if compiled else runtime
+
+
 def predict_inference(catalog, row: dict[str, str]) -> float:
     """The estimate's figure in the row's unit (see module doc)."""
     from functools import partial
@@ -284,7 +298,7 @@ def predict_inference(catalog, row: dict[str, str]) -> float:
         output_tokens=int(float(row["output_tokens"])),
         tpot_slo_ms=float(tpot_slo) if tpot_slo else None,
         ttft_slo_ms=float(ttft_slo) if ttft_slo else None,
-        runtime=note_value(notes, "runtime") or RUNTIME_BY_SOURCE.get(row["source"]),
+        runtime=row_runtime_spec(catalog, row),
     )
     unit = row["measured_unit"]
     if percentile and unit == "output_tokens_per_s_per_accelerator":

@@ -80,6 +80,18 @@ class RuntimeEfficiency:
     # al., MLSys 2024, predicts a step as the sum of its operators' profiled times).
     # solver/physics/inference.py, "Attention apart".
     attention_apart: bool = False
+    # Whether the engine's decode graph is compiled for a fixed batch (AWS Neuron:
+    # transformers-neuronx / NxD Inference compile each graph for one batch size and
+    # sequence length, TGI-neuron's MAX_BATCH_SIZE), so every decode step runs all the
+    # compiled slots, padded: a running batch b costs the compiled batch's step, whatever
+    # b. The compiled batch is the planned batch, or the one named in a runtime spec
+    # ``neuron@32`` (:func:`split_compiled_batch`). solver/physics/inference.py, "Static batch".
+    static_batch: bool = False
+    # Whether each prompt runs as its own graph between decode steps (Neuron's context-
+    # encoding model, separate from the token-generation model) instead of riding them in
+    # chunks: an admitted request's prefill pauses the whole decode batch.
+    # solver/physics/inference.py, "Serial prefill".
+    prefill_serial: bool = False
 
 
 # Share of the runtime's compute fraction a serving engine achieves at a weight precision
@@ -158,9 +170,26 @@ RUNTIME_EFFICIENCY: dict[str, RuntimeEfficiency] = {
         overlap=False,
     ),
     # Neuron (TGI-neuron / NxD Inference): a decode step is mostly a fixed cost per step,
-    # fitted on two published batch-1 runs on Inferentia2 at different model sizes. The
-    # fit by hand: docs/concepts/runtime-figures.md, "Neuron".
-    "neuron": RuntimeEfficiency(0.90, 0.10, 0.015, "OPTNEURON_TGI_PERF"),
+    # fitted on two published batch-1 runs on Inferentia2 at different model sizes. Each
+    # graph is compiled for one batch and sequence length (NxD Inference NeuronConfig
+    # batch_size / seq_len are compile-time options; optimum-neuron's benchmark README: the
+    # compiled batch size and sequence length must match MAX_BATCH_SIZE and
+    # MAX_TOTAL_TOKENS): every decode step runs the compiled batch, padded, over a dense KV
+    # cache of the compiled length, 4,096 in every published optimum-neuron deployment
+    # (static_batch, static_kv_tokens); a prompt runs as its own context-encoding graph,
+    # pausing the batch (prefill_serial). eta_c 0.115 (session 62, was 0.10): the 8B run's
+    # TTFT, 315.79 ms, under the model's own TTFT (the prompt's FLOPs at eta_c, one weight
+    # read, the all-reduces, one padded step). The fit and the rows by hand:
+    # docs/concepts/runtime-figures.md, "Neuron".
+    "neuron": RuntimeEfficiency(
+        0.90,
+        0.115,
+        0.015,
+        "OPTNEURON_TGI_PERF; NXDI_API",
+        static_kv_tokens=4096,
+        static_batch=True,
+        prefill_serial=True,
+    ),
     # Gaudi (vLLM-fork / Optimum Habana): at large batch the measured step is the SUM of
     # the memory and compute times (overlap=False); fitted on the Intel Gaudi 3 and Gaudi 2
     # throughput tables. The fit and two rows by hand: docs/concepts/runtime-figures.md, "Gaudi".
@@ -193,13 +222,41 @@ RUNTIME_BY_VENDOR: dict[str, str] = {
     "google": "tpu",
 }
 
+
+def split_compiled_batch(runtime: str | None) -> tuple[str | None, int]:
+    """(runtime, compiled batch) of a runtime spec: ``neuron@32`` is the Neuron runtime with
+    its decode graph compiled for 32 sequences (a deployment measured at another running
+    batch); a plain name is compiled at the planned batch (0).
+
+    >>> split_compiled_batch("neuron@32")
+    ('neuron', 32)
+    >>> split_compiled_batch("vllm-cuda")
+    ('vllm-cuda', 0)
+    """
+    if runtime is None or "@" not in runtime:
+        return runtime, 0
+    name, _, batch = runtime.partition("@")
+    if not batch.isdigit() or int(batch) < 1:
+        raise ValueError(
+            f"runtime {runtime!r}: the compiled batch after '@' is a whole number >= 1"
+        )
+    eff = RUNTIME_EFFICIENCY.get(name)
+    if eff is None or not eff.static_batch:
+        static = sorted(k for k, v in RUNTIME_EFFICIENCY.items() if v.static_batch)
+        raise ValueError(
+            f"runtime {runtime!r}: only a static-batch runtime takes a compiled batch "
+            f"({', '.join(static)})"
+        )
+    return name, int(batch)
+
+
 # Error band of a capacity figure, as the root-mean-square of ln(measured / predicted)
 # capacity over the accuracy table's MAIN serving rows of each runtime (holdout rows never
 # set a default): `python bench/accuracy/accuracy.py --bands` prints them. How the rows are
 # read, and the runtimes that take another's band: docs/concepts/runtime-figures.md, "Error bands".
 CAPACITY_BAND_LOG: dict[str, float] = {
     "gaudi": 0.182,  # 25 rows (Gaudi 2 and 3 tables, MLPerf v4.0 is holdout)
-    "neuron": 0.308,  # 4 rows (optimum-neuron, Inferentia2 and Trainium)
+    "neuron": 0.197,  # 4 rows (optimum-neuron, Inferentia2 and Trainium; 0.308 before session 62)
     "tensorrt-llm": 0.201,  # 10 rows (MLPerf v4.1, TensorRT-LLM perf overview)
     "vllm-cuda": 0.201,  # = TensorRT-LLM's (same kernel fractions, no main row)
     "vllm-rocm": 0.109,  # 5 rows (MLPerf v4.1 MI300X, v5.0 MI325X; 0.157 before session 61)

@@ -31,6 +31,7 @@ from solver.physics.constants import (
     SERVING_COMPUTE_SHARE,
     SUSTAINED_COMPUTE_SHARE,
     SUSTAINED_COMPUTE_SHARE_OF_VENDOR,
+    split_compiled_batch,
 )
 
 # The vendor each runtime runs on (TensorRT-LLM is NVIDIA's; the others are defaults).
@@ -89,6 +90,12 @@ class Device:
     kv_reserved_full: np.ndarray | bool = False
     # whether the KV read (attention) adds to the linear layers' time (attention_apart)
     attention_apart: np.ndarray | bool = False
+    # a decode graph compiled for a fixed batch (RuntimeEfficiency.static_batch), and that
+    # batch where a runtime spec names it (``neuron@32``; 0: the planned batch)
+    static_batch: np.ndarray | bool = False
+    compiled_batch: np.ndarray | float = 0.0
+    # prompts run as their own graph between decode steps (RuntimeEfficiency.prefill_serial)
+    prefill_serial: np.ndarray | bool = False
 
 
 def compute_peak_tflops(table: Mapping, precision: str) -> np.ndarray:
@@ -216,9 +223,12 @@ def device_figures(
         Whether the devices of one replica talk over NVLink (per row or one flag).
     runtime
         Serving runtime asked for (``tensorrt-llm``, ...); None takes the vendor's default.
+        A static-batch runtime may name its compiled batch, ``neuron@32``
+        (:func:`solver.physics.constants.split_compiled_batch`).
     """
     vendor = np.asarray(table["vendor"], dtype=object)
     n = len(vendor)
+    runtime, compiled = split_compiled_batch(runtime)
     runtimes = runtime_of(vendor, runtime)
     eff = [RUNTIME_EFFICIENCY[r] for r in runtimes]
     nv = np.broadcast_to(np.asarray(nvlink, dtype=bool), (n,))
@@ -243,6 +253,10 @@ def device_figures(
         token_budget=np.array([e.max_num_batched_tokens for e in eff], dtype=float),
         kv_reserved_full=np.array([e.kv_reserved_full for e in eff], dtype=bool),
         attention_apart=np.array([e.attention_apart for e in eff], dtype=bool),
+        static_batch=np.array([e.static_batch for e in eff], dtype=bool),
+        # the spec's compiled batch applies where its runtime runs (a static-batch one)
+        compiled_batch=np.array([float(compiled) if e.static_batch else 0.0 for e in eff]),
+        prefill_serial=np.array([e.prefill_serial for e in eff], dtype=bool),
         runtime=runtimes,
         link=link,
     )

@@ -88,7 +88,8 @@ b / t(b), so a step over the limit is never capacity), and at the percentile und
 TPOT_p and TTFT_p are within theirs. Both conditions rise with b, so the planned batch is
 the smallest of the largest batches meeting each.
 
-Without a percentile the SLOs are checked at the mean, as before.
+Without a percentile the SLOs are checked at the mean, as before. The queueing helpers
+live in solver/physics/latency.py (split at the seam).
 
 Prefill chunks (issue 47): the prompts run in chunks of the runtime's step token budget
 on a share q of the steps, as the replay runs them; t(b) = (1 - q) max(M, D) +
@@ -111,6 +112,21 @@ batch's FLOPs. At large batches and long outputs the KV read is a third of the s
 FP4 Llama 3.3 70B 128/2048: 14 of 40 ms), which is why those runs were predicted 1.5x too
 fast. Derivation and the rows it moved: docs/concepts/runtime-figures.md, "Attention apart".
 
+Static batch (issue 47, session 62): AWS Neuron compiles each graph for one batch size and
+sequence length (NxD Inference's NeuronConfig batch_size / seq_len are compile-time options;
+TGI-neuron's MAX_BATCH_SIZE / MAX_TOTAL_TOKENS), so a decode step runs every compiled slot,
+padded, over a dense KV cache of the compiled length (``RuntimeEfficiency.static_batch``,
+``static_kv_tokens``): at a running batch b the step is t(max(b, B)), B the compiled batch.
+B is the planned batch, or the one a runtime spec names (``neuron@32``: a deployment
+compiled for 32 measured one request at a time); at a percentile the running batch never
+exceeds B. Serial prefill: a prompt runs as its own context-encoding graph between decode
+steps (``RuntimeEfficiency.prefill_serial``), so the step multiplies only decode tokens and
+each of the other b - 1 running requests' prefills (s_p = :func:`prefill_s`, the whole
+graph: FLOPs at eta_c, one weight read, the all-reduces) pauses the batch once in a request's
+O steps: t(b) = t_dec(max(b, B)) + (b - 1) s_p / O; the replica's time per output token adds
+the request's own prefill, b / (t(b) + s_p / O) tokens/s; the prefill queue's server is s_p.
+Checked against the published runs: docs/concepts/runtime-figures.md, "Neuron".
+
 Multi-head latent attention (DeepSeek-V3, arXiv:2412.19437 section 2.1.1) caches one
 compressed latent per token per layer, kv_lora_rank + qk_rope_head_dim = 512 + 64 values,
 not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
@@ -119,13 +135,20 @@ not 2 x kv_heads x head_dim: :func:`kv_bytes_per_token` with ``latent_dim``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
 
 from solver.physics.constants import ETA_LINK, bytes_per_value
 from solver.physics.hardware import Device
+from solver.physics.latency import (  # noqa: F401  (LoadPercentile and the quantiles re-exported)
+    LoadPercentile,
+    largest_batch_at_percentile,
+    largest_batch_within_ttft,
+    latency_at_percentile,
+    md1_wait_quantile_s,
+    poisson_quantile,
+)
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -379,6 +402,13 @@ class StepModel:
     # apart"; RuntimeEfficiency.attention_apart)
     attn_s_per_seq: np.ndarray | float = 0.0
     attention_apart: np.ndarray | bool = False
+    # a decode graph compiled for a fixed batch: the decode terms run at the compiled batch
+    # (compiled_batch where a runtime spec names it, else the planned batch), and a prompt
+    # run as its own graph (seconds, 0 where prompts ride the steps) pauses the batch once
+    # in each other running request's O steps (module doc, "Static batch", "Serial prefill")
+    static_batch: np.ndarray | bool = False
+    compiled_batch: np.ndarray | float = 0.0
+    prefill_serial_s: np.ndarray | float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -390,6 +420,37 @@ class StepModel:
         return routed_share_per_step(
             self.experts, self.experts_active, batch, self.prompt_tokens, self.output_tokens
         )
+
+    @property
+    def is_static(self) -> bool:
+        """Whether a step runs the compiled batch, padded (t(b) flat below it)."""
+        return bool(np.any(np.asarray(self.static_batch, dtype=bool)))
+
+    @property
+    def is_serial(self) -> bool:
+        """Whether prompts run as their own graph between decode steps."""
+        return bool(np.any(np.asarray(self.prefill_serial_s, dtype=float) > 0))
+
+    def decode_batch(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Slots a decode step runs at a running batch: the batch itself, or on a static-batch
+        engine the compiled batch (the runtime spec's, else ``compiled``, the planned batch,
+        else the batch itself) when it is larger (module doc, "Static batch")."""
+        b = np.asarray(batch, dtype=float)
+        planned = b if compiled is None else np.asarray(compiled, dtype=float)
+        fixed = np.asarray(self.compiled_batch, dtype=float)
+        graph = np.where(fixed > 0, fixed, planned)
+        return np.where(np.asarray(self.static_batch, dtype=bool), np.maximum(b, graph), b)
+
+    def cycle_s(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Replica seconds per output token at a running batch: the step plus, where prompts
+        run apart, the request's own prefill spread over its O tokens; the replica emits
+        b / cycle_s(b) tokens/s (module doc, "Serial prefill")."""
+        own = np.asarray(self.prefill_serial_s, dtype=float) / float(self.output_tokens)
+        return self.step_s(batch, compiled) + own
 
     @property
     def is_chunked(self) -> bool:
@@ -412,10 +473,15 @@ class StepModel:
         q = np.where(budget > 0, np.minimum(1.0, others * p / (o * chunk)), 1.0)
         return q, per_step / np.maximum(q, 1e-300)  # per_step is 0 where q is
 
-    def step_s(self, batch: np.ndarray | float) -> np.ndarray:
-        """Derated step time at a batch (the time per output token: the mean step, chunk
-        steps included, module doc "Prefill chunks")."""
-        b = np.asarray(batch, dtype=float)
+    def step_s(
+        self, batch: np.ndarray | float, compiled: np.ndarray | float | None = None
+    ) -> np.ndarray:
+        """Derated step time at a running batch (the time per output token: the mean step,
+        chunk steps included, module doc "Prefill chunks"; on a static-batch engine the
+        compiled batch's step, ``compiled`` the planned batch where no spec names it; where
+        prompts run apart, the other b - 1 requests' prefills spread over O steps)."""
+        running = np.asarray(batch, dtype=float)
+        b = self.decode_batch(running, compiled)
         apart = np.asarray(self.attention_apart, dtype=bool) & np.asarray(self.overlap)
         kv = b * self.kv_s_per_seq
         attention = np.maximum(kv, b * self.attn_s_per_seq)  # its own kernel's roofline
@@ -434,7 +500,9 @@ class StepModel:
                 np.asarray(self.overlap) & (np.asarray(self.token_budget) > 0), chunked, combined
             )
         combined = combined + np.where(apart, attention, 0.0)
-        return combined + self.fixed_s + b * self.comm_s_per_seq
+        others = np.maximum(running - 1.0, 0.0)
+        serial = others * np.asarray(self.prefill_serial_s, dtype=float) / float(self.output_tokens)
+        return combined + self.fixed_s + b * self.comm_s_per_seq + serial
 
     def roofline_s(self, batch: np.ndarray | float) -> np.ndarray:
         """The same step at 100% of bandwidth and peak, no overheads (a lower bound)."""
@@ -469,10 +537,14 @@ def step_model(
     p, o = float(prompt_tokens), float(output_tokens)
     mean_context = p + o / 2.0
     h = model.attention_width
+    # where prompts run as their own graph (Serial prefill) a step multiplies only its
+    # decode tokens; the prompts' time is prefill_serial_s, apart
+    serial = np.asarray(getattr(dev, "prefill_serial", False), dtype=bool)
+    prompt_share = np.where(serial, 0.0, p / o)
     flops_per_seq = (
-        2.0 * model.active_params * (1.0 + p / o)
+        2.0 * model.active_params * (1.0 + prompt_share)
         + 4.0 * model.layers * h * mean_context
-        + 2.0 * model.layers * h * p * p / o
+        + 2.0 * model.layers * h * p * prompt_share
     )
     bw = d * dev.bandwidth_gbps * 1e9
     pk = d * dev.peak_tflops * 1e12
@@ -487,7 +559,7 @@ def step_model(
     comm_per_seq = (
         2.0
         * model.layers
-        * (1.0 + p / o)
+        * (1.0 + prompt_share)
         * ring
         * model.allreduce_width
         * act_bytes
@@ -512,9 +584,14 @@ def step_model(
         output_tokens=o,
         overlap=np.asarray(getattr(dev, "overlap", True), dtype=bool),
         prefill_s_per_prompt=prefill_compute_s(model, p, d, dev),
-        token_budget=np.asarray(getattr(dev, "token_budget", 0.0), dtype=float),
+        token_budget=np.where(
+            serial, 0.0, np.asarray(getattr(dev, "token_budget", 0.0), dtype=float)
+        ),
         attn_s_per_seq=attn_flops_per_seq / (pk * dev.eta_compute),
         attention_apart=np.asarray(getattr(dev, "attention_apart", False), dtype=bool),
+        static_batch=np.asarray(getattr(dev, "static_batch", False), dtype=bool),
+        compiled_batch=np.asarray(getattr(dev, "compiled_batch", 0.0), dtype=float),
+        prefill_serial_s=np.where(serial, prefill_s(model, p, d, dev), 0.0),
     )
 
 
@@ -544,66 +621,6 @@ def prefill_compute_s(
     return flops / (d * dev.peak_tflops * 1e12 * dev.eta_compute)
 
 
-def poisson_quantile(mean: np.ndarray | float, p: float) -> np.ndarray:
-    """p-quantile of a Poisson count of ``mean`` (normal approximation with continuity,
-    module doc): ceil(m + z_p sqrt(m) - 0.5), never below 0.
-
-    Mean 64 at p = 0.9: z = 1.2816, 64 + 1.2816 x 8 - 0.5 = 73.75 -> 74 (the exact Poisson
-    90th percentile is 74).
-    """
-    m = np.maximum(np.asarray(mean, dtype=float), 0.0)
-    z = NormalDist().inv_cdf(float(p))
-    return np.maximum(np.ceil(m + z * np.sqrt(m) - 0.5 - 1e-9), 0.0)
-
-
-def md1_wait_quantile_s(
-    service_s: np.ndarray | float, arrivals_per_s: np.ndarray | float, p: float
-) -> np.ndarray:
-    """p-quantile of the wait for a deterministic server under Poisson arrivals (module doc).
-
-    u = lambda s; W = u s / (2 (1 - u)); W_p = (W / u) ln(u / (1 - p)) where u > 1 - p,
-    else 0; infinite where u >= 1 (the queue grows without bound).
-    """
-    s = np.asarray(service_s, dtype=float)
-    u = np.asarray(arrivals_per_s, dtype=float) * s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean_wait = u * s / (2.0 * (1.0 - u))
-        tail = (mean_wait / u) * np.log(u / (1.0 - float(p)))
-    wait = np.where(u > 1.0 - float(p), tail, 0.0)
-    return np.where(u >= 1.0, np.inf, np.maximum(wait, 0.0))
-
-
-@dataclass(frozen=True)
-class LoadPercentile:
-    """Latencies are checked at percentile ``p`` of Poisson arrivals at utilisation ``rho``."""
-
-    p: float
-    rho: float
-
-
-def _largest_batch_at_percentile(
-    sm: StepModel, slo_s: float, upper: np.ndarray, load: LoadPercentile
-) -> np.ndarray:
-    """Largest planned batch b in [0, upper] whose p-quantile batch b_p (Poisson, mean
-    rho b, capped at ``upper``) steps within ``slo_s`` (bisection: t(b_p) rises with b)."""
-    upper = np.asarray(upper, dtype=float)
-
-    def ok(b: np.ndarray) -> np.ndarray:
-        b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), upper)
-        return sm.step_s(b_p) <= slo_s + 1e-12
-
-    lo = np.zeros(upper.shape)
-    hi = upper.copy()
-    top = ok(hi)
-    lo = np.where(top, hi, lo)
-    while np.any(hi - lo > 1):
-        mid = np.floor((lo + hi) / 2.0)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return lo
-
-
 @dataclass(frozen=True)
 class DecodeResult:
     """Operating point per replica shape (arrays, one entry per candidate)."""
@@ -620,6 +637,10 @@ class DecodeResult:
     # at the SLO percentile under load (module doc); the mean figures where none is asked
     tpot_p_s: np.ndarray | None = None
     ttft_p_s: np.ndarray | None = None
+    # replica seconds per output token: the step plus, where prompts run as their own
+    # graph, the request's own prefill over its O tokens (StepModel.cycle_s); tokens_per_s
+    # is batch / cycle_s (= batch / step_s where prompts ride the steps)
+    cycle_s: np.ndarray | None = None
 
 
 def _slo_batch(
@@ -634,9 +655,10 @@ def _slo_batch(
     if tpot_slo_s is None:
         return cap.astype(float)
     if load is not None:
-        return _largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
-    if sm.is_moe or sm.is_chunked:
-        # t(b) is not linear in b: bisection over whole batches up to the largest asked
+        return largest_batch_at_percentile(sm, tpot_slo_s, cap.astype(float), load)
+    if sm.is_moe or sm.is_chunked or sm.is_static or sm.is_serial:
+        # t(b) is not linear in b (or, padded, flat below a compiled batch): bisection
+        # over whole batches up to the largest asked
         upper = int(max(np.max(cap), batch or 0, 1))
         return sm.largest_batch_within(tpot_slo_s, upper)
     # t(b) = max(A + B b, C b) + F + E b <= slo  <=>  b <= both bounds below; where the
@@ -673,68 +695,6 @@ def _operating_batch(
     return b_slo
 
 
-def _largest_batch_within_ttft(
-    sm: StepModel,
-    prefill: np.ndarray,
-    ttft_slo_s: float,
-    upper: np.ndarray,
-    output_tokens: float,
-    cap: np.ndarray,
-    load: LoadPercentile | None,
-    service: np.ndarray,
-) -> np.ndarray:
-    """Largest planned batch b in [0, upper] whose TTFT at ``load``'s percentile (the
-    mean, prefill + t(b), where ``load`` is None) is within ``ttft_slo_s`` (bisection).
-    TTFT_p rises with b: the arrival rate rho b / t(b) / O
-    that loads the prefill queue rises with b (b / t(b) rises, module doc), and so do the
-    quantile batch and its step. A smaller batch at the same utilisation is fewer arrivals,
-    so where the TPOT-limited batch queues prompts beyond the TTFT limit the replica still
-    serves, at the batch whose prompts wait little enough (0 only where even b = 1 is late).
-    """
-    upper = np.asarray(upper, dtype=float)
-
-    def ok(b: np.ndarray) -> np.ndarray:
-        b1 = np.maximum(b, 1.0)
-        _, ttft_p = _latency_at_percentile(
-            sm, b1, sm.step_s(b1), prefill, output_tokens, cap, load, service
-        )
-        return ttft_p <= ttft_slo_s + 1e-12
-
-    lo = np.zeros(upper.shape)
-    hi = upper.copy()
-    lo = np.where(ok(hi), hi, lo)
-    while np.any(hi - lo > 1):
-        mid = np.floor((lo + hi) / 2.0)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return np.where((lo < 1) & ok(np.ones(upper.shape)), 1.0, lo)
-
-
-def _latency_at_percentile(
-    sm: StepModel,
-    chosen: np.ndarray,
-    step: np.ndarray,
-    prefill: np.ndarray,
-    output_tokens: float,
-    cap: np.ndarray,
-    load: LoadPercentile | None,
-    service: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(TPOT_p, TTFT_p) at ``load``'s percentile (module doc); the mean step and TTFT
-    without one. ``service`` is the prefill queue's service time per prompt (the prompt's
-    compute, :func:`prefill_compute_s`; ``prefill`` when None)."""
-    service = prefill if service is None else service
-    if load is None:
-        return step, prefill + step
-    b = np.maximum(chosen, 1).astype(float)
-    b_p = np.minimum(np.maximum(poisson_quantile(load.rho * b, load.p), 1.0), cap)
-    tpot_p = sm.step_s(b_p)
-    arrivals = load.rho * b / step / float(output_tokens)
-    wait = md1_wait_quantile_s(service, arrivals, load.p)
-    return tpot_p, prefill + wait + tpot_p
-
-
 def best_decode(
     model: ServedModel,
     *,
@@ -759,6 +719,9 @@ def best_decode(
     """
     d = np.asarray(d, dtype=float)
     cap = dev.max_batch if max_batch_cap is None else np.full(d.shape, max_batch_cap)
+    # a decode graph compiled for a named batch runs at most that many sequences
+    graph = np.asarray(getattr(dev, "compiled_batch", 0.0), dtype=float)
+    cap = np.where(graph > 0, np.minimum(cap, graph), cap).astype(int)
     p, o = float(prompt_tokens), float(output_tokens)
     free_gb = d * dev.memory_gb * (1.0 - memory_headroom) - model.weights_gb
     kv_tok = model.kv_gb_per_token
@@ -777,7 +740,13 @@ def best_decode(
     limit = np.maximum(np.minimum(b_mem, cap), 1).astype(float)
     b_slo = _operating_batch(sm, tpot_slo_s, limit, cap, batch, load)
     prefill = prefill_s(model, p, d, dev)
-    service = prefill_compute_s(model, p, d, dev)
+    # the prefill queue's server: a prompt's compute where it rides decode steps, the whole
+    # prefill graph (weights read, all-reduces) where it runs apart (Serial prefill)
+    service = np.where(
+        np.asarray(getattr(dev, "prefill_serial", False), dtype=bool),
+        prefill,
+        prefill_compute_s(model, p, d, dev),
+    )
     if batch is None:
         chosen = np.maximum(np.minimum(np.minimum(b_mem, b_slo), cap), 0).astype(int)
         if ttft_slo_s is not None:
@@ -786,13 +755,13 @@ def best_decode(
             # smaller batch steps faster and is fewer arrivals). As for TPOT, the batch's
             # own TTFT (prefill + t(b)) holds too, so a tail check never finds capacity
             # the mean does not (docs/guides/operating-point.md)
-            b_ttft = _largest_batch_within_ttft(
+            b_ttft = largest_batch_within_ttft(
                 sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, None, service
             )
             if load is not None:
                 b_ttft = np.minimum(
                     b_ttft,
-                    _largest_batch_within_ttft(
+                    largest_batch_within_ttft(
                         sm, prefill, ttft_slo_s, chosen.astype(float), o, limit, load, service
                     ),
                 )
@@ -800,7 +769,7 @@ def best_decode(
     else:
         chosen = np.full(d.shape, int(batch))
     step = sm.step_s(np.maximum(chosen, 1))
-    tpot_p, ttft_p = _latency_at_percentile(sm, chosen, step, prefill, o, limit, load, service)
+    tpot_p, ttft_p = latency_at_percentile(sm, chosen, step, prefill, o, limit, load, service)
     at_p = "" if load is None else f" at p{load.p * 100:g} under load"
     reason = np.full(d.shape, "", dtype=object)
     if tpot_slo_s is not None:
@@ -813,6 +782,14 @@ def best_decode(
         reason = np.where(
             (chosen > b_mem) & one_fits, "this batch's KV cache does not fit memory", reason
         )
+        reason = np.where(
+            (graph > 0) & (chosen > graph),
+            "this batch is above the runtime's compiled batch",
+            reason,
+        )
+    reason = np.where(
+        (graph > b_mem) & one_fits, "the compiled batch's KV cache does not fit memory", reason
+    )
     reason = np.where(~one_fits, "weights and one sequence's KV cache do not fit memory", reason)
     if ttft_slo_s is not None:
         reason = np.where(
@@ -822,7 +799,8 @@ def best_decode(
         )
     ok = reason == ""
     with np.errstate(divide="ignore", invalid="ignore"):
-        tokens_per_s = np.where(ok, chosen / step, 0.0)
+        own = np.asarray(sm.prefill_serial_s, dtype=float) / o  # Serial prefill
+        tokens_per_s = np.where(ok, chosen / (step + own), 0.0)
     return DecodeResult(
         batch=np.where(ok, chosen, 0),
         step_s=step,
@@ -834,6 +812,7 @@ def best_decode(
         reason=reason,
         tpot_p_s=tpot_p,
         ttft_p_s=ttft_p,
+        cycle_s=step + own,
     )
 
 
