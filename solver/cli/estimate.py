@@ -192,7 +192,8 @@ def estimate_inference_cmd(
         str | None,
         typer.Option(
             help="Serving runtime: vllm-cuda, tensorrt-llm, vllm-rocm, neuron, gaudi, tpu, "
-            "jetstream (default: the vendor's)"
+            "jetstream (default: the vendor's); neuron@N: Neuron with its decode graph "
+            "compiled for N sequences (a deployment run below its compiled batch)"
         ),
     ] = None,
     catalog: CatalogOpt = None,
@@ -204,15 +205,22 @@ def estimate_inference_cmd(
 
     def body() -> None:
         from solver.analyses.estimate import estimate_inference
-        from solver.physics.constants import RUNTIME_EFFICIENCY
+        from solver.physics.constants import RUNTIME_EFFICIENCY, split_compiled_batch
 
         _check_precisions(weight_precision, kv_precision)
         percentile = None if slo_percentile == "mean" else float(slo_percentile)
-        if runtime is not None and runtime not in RUNTIME_EFFICIENCY:
+        try:  # a static-batch runtime may name its compiled batch: neuron@32
+            name, _ = split_compiled_batch(runtime)
+        except ValueError as exc:
+            raise ProcureError(
+                str(exc), field="--runtime", fix="e.g. --runtime neuron@32, or the name alone"
+            ) from None
+        if name is not None and name not in RUNTIME_EFFICIENCY:
             raise ProcureError(
                 f"unknown runtime {runtime!r}",
                 field="--runtime",
-                fix=f"use one of {', '.join(sorted(RUNTIME_EFFICIENCY))}",
+                fix=f"use one of {', '.join(sorted(RUNTIME_EFFICIENCY))} (a static-batch "
+                "runtime may add its compiled batch: neuron@32)",
             )
         result = estimate_inference(
             _load_catalog(catalog),

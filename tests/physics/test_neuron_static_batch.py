@@ -154,3 +154,27 @@ def test_a_planned_static_batch_is_its_compiled_batch_and_caps_the_running_one()
         runtime="neuron@16",
     )
     assert over["replica_output_tokens_per_s"] == 0.0
+
+
+def test_cli_estimate_takes_a_compiled_batch():
+    # `procure estimate inference --runtime neuron@32` runs one request in the padded
+    # batch-32 step (m19's deployment: 27.4 ms against the measured 26.79 ms ITL, as the
+    # test above), the plain name at its own batch of 1 (a shorter step); a compiled batch
+    # on a runtime that compiles none, or not a whole number, is refused with the field named
+    import json
+
+    from typer.testing import CliRunner
+
+    from solver.cli import app
+
+    def run(runtime: str):
+        args = ["estimate", "inference", "--model", "llama-3-8b", "--accelerator"]
+        args += ["inferentia2", "--tp", "4", "--batch", "1", "--runtime", runtime, "--json"]
+        return CliRunner().invoke(app, args)
+
+    padded, own = (json.loads(run(r).output) for r in ("neuron@32", "neuron"))
+    assert padded["decode_step_ms_derated"] > own["decode_step_ms_derated"]
+    assert padded["decode_step_ms_derated"] == pytest.approx(26.79, rel=0.05)
+    for bad in ("vllm-cuda@8", "neuron@x"):
+        result = run(bad)
+        assert result.exit_code != 0 and "--runtime" in result.output
