@@ -64,8 +64,7 @@ def rows(stdout: str) -> list[tuple]:
     data = json.loads(stdout)
     found = data.get("break_even") or data.get("break_even_prices") or []
     return [
-        (r.get("pool_id"), r.get("break_even_price"), r.get("note"), r.get("solves"))
-        for r in found
+        (r.get("pool_id"), r.get("break_even_price"), r.get("note"), r.get("solves")) for r in found
     ]
 
 
@@ -98,8 +97,9 @@ def main() -> None:
     med = statistics.median
     print(f"after: load average {os.getloadavg()[0]:.1f}")
     wall, cpu = med(sens_wall) / med(solve_wall), med(sens_cpu) / med(solve_cpu)
-    print(f"medians: solve {med(solve_wall):.1f} s ({med(solve_cpu):.1f} s CPU), sensitivity "
-          f"{med(sens_wall):.1f} s ({med(sens_cpu):.1f} s CPU): ratio {wall:.1f} (CPU {cpu:.1f})")  # fmt: skip
+    print(f"medians: solve {med(solve_wall):.1f} s ({med(solve_cpu):.1f} s CPU), "
+          f"sensitivity {med(sens_wall):.1f} s ({med(sens_cpu):.1f} s CPU): "
+          f"ratio {wall:.1f} (CPU {cpu:.1f})")  # fmt: skip
     for row in last:
         print("  " + "\t".join(str(v) for v in row))
 
