@@ -167,16 +167,21 @@ def _keep_unbounded(
     duals of the right sign give a valid bound, the master's own among them (10k x 200 x
     12 with egress routed, round 1: 15 commitments at -$53 to -$256, the bound -inf)."""
     unbounded = ~np.isfinite(model.variables["ub"].to_numpy(float))
-    rows = [r for r in model.rows if r.family == "reserved_capacity"]
+    # (row key, column, coefficient) of the unbounded columns in reserved rows, found once
+    entries = [
+        (row.key, j, a)
+        for row in model.rows
+        if row.family == "reserved_capacity"
+        for j, a in row.coefs.items()
+        if unbounded[j]
+    ]
     for _ in range(10):
         rc: dict[int, float] = {}
         rows_of: dict[int, list] = {}
-        for row in rows:
-            d = drop.get((row.family, row.key), 0.0)
-            for j, a in row.coefs.items():
-                if unbounded[j]:
-                    rc[j] = rc.get(j, float(lp.col_dual[j])) + a * d
-                    rows_of.setdefault(j, []).append(row.key)
+        for key, j, a in entries:
+            d = drop.get(("reserved_capacity", key), 0.0)
+            rc[j] = rc.get(j, float(lp.col_dual[j])) + a * d
+            rows_of.setdefault(j, []).append(key)
         bad = [j for j, r in rc.items() if r < -tol]
         if not bad:
             return

@@ -119,14 +119,23 @@ ADDED_PER_WORKLOAD = 50
 #: 1.0 CPU s, 10 -> $2,984,646 in 2.6 s, 30 -> $2,927,985 in 9.8 s; the support alone has
 #: none (bench/RESULTS.md, scale.py).
 SUPPORT_ALTERNATIVES = 3
-#: ... and, when that MIP has no plan, once more with this many per row.
-SUPPORT_ALTERNATIVES_WIDE = 20
+#: ... and, when that MIP has no plan, once more with this many per row. 10,000 x 200 x 12
+#: with egress and support priced (round 1's master, 75,233 columns; load 13): 3 none in
+#: 0.2 CPU s, 10 -> $2,995,340 in 2.6 CPU s, 20 -> $2,975,514 in 5.0 CPU s (optimal, each);
+#: under a time limit 20 stopped at $3,098,528 (bench/RESULTS.md, first_plan.py).
+SUPPORT_ALTERNATIVES_WIDE = 10
 SUPPORT_SHARE = 0.25
 #: When the support plan's gap against the bound is above this, pricing rounds may use
 #: this share of the CPU left before the MIP (they lift the bound only; the MIP stays on
 #: the master the plan came from).
 BOUND_FIRST_GAP = 0.10
 BOUND_FIRST_SHARE = 0.8
+#: The restricted MIP after a support plan runs only when the CPU left for it is at least
+#: this many times the last master LP's: its root solves that LP again and more, and
+#: HiGHS reaches no interrupt point in some of it, so a MIP started with less time than
+#: its root overruns the limit with nothing better to show (10,000 x 200 x 12 at load 5:
+#: given 16 s, returned after 42 s; it improved on the support plan in none of 6 runs).
+MIP_ROOT_LPS = 3.0
 #: Whether the master LPs run HiGHS's presolve. Without it 10,000 x 200 x 12's first master
 #: (557,406 columns, 102,304 rows) takes 3.45-3.87 CPU s against 5.25-5.72 s (the same
 #: optimum; two runs each alternating, load 5.7-7.2), but its optimal vertex is another
@@ -349,6 +358,7 @@ class _Generation:
     def __init__(self, compiled: Compiled, budget: Budget) -> None:
         self.compiled, self.budget = compiled, budget
         self.round_cpu_s = 0.0  # the CPU seconds of the last round (build, LP, pricing)
+        self.lp_cpu_s = 0.0  # ... and of its master's LP
         mask = priced_mask(compiled)
         self.report = ColumnReport(
             options_total=len(compiled.options), options_priced=int(mask.sum())
@@ -388,12 +398,14 @@ class _Generation:
                 base = build_model(sub, cap_demand_rows=True)
                 model = self.cuts.add_to(base)
                 t1 = time.perf_counter()
+                c1 = time.process_time()
                 lp = _solve_lp(
                     model,
                     self.budget.left_s() if self.last is None else phase.wall_s(),
                     presolve=MASTER_PRESOLVE,
                 )
                 t2 = time.perf_counter()
+                self.lp_cpu_s = time.process_time() - c1
                 r.build_seconds += t1 - t0
                 r.lp_seconds += t2 - t1
                 if isinstance(lp, str):
@@ -528,8 +540,16 @@ def solve_by_columns(
                         session, model, start, first = again
                         g.report.options_in_master = len(sub.options)
                         g.report.support_plan_usd = better.objective
-    mip_limit = budget.phase(1.0).wall_s()
-    mip = session.solve(replace(options, time_limit_s=mip_limit), start=start)
+    mip_phase = budget.phase(1.0)
+    if (
+        first is not None
+        and first.has_solution
+        and not mip_phase.affords(MIP_ROOT_LPS * g.lp_cpu_s)
+    ):  # no time for the MIP's root: the support plan stands
+        log.info("restricted MIP skipped: %.1f CPU s left", budget.cpu_left_s() or 0.0)
+        mip = replace(first, message="the MIP over the master LP's support (no time for more)")
+    else:
+        mip = session.solve(replace(options, time_limit_s=mip_phase.wall_s()), start=start)
     g.report.mip_seconds = time.perf_counter() - t3
     if not mip.has_solution and first is not None and first.has_solution:
         mip = replace(first, message="the MIP over the master LP's support (no better in time)")
