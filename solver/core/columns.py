@@ -131,11 +131,12 @@ SUPPORT_SHARE = 0.25
 BOUND_FIRST_GAP = 0.10
 BOUND_FIRST_SHARE = 0.8
 #: The restricted MIP after a support plan runs only when the CPU left for it is at least
-#: this many times the last master LP's: its root solves that LP again and more, and
-#: HiGHS reaches no interrupt point in some of it, so a MIP started with less time than
-#: its root overruns the limit with nothing better to show (10,000 x 200 x 12 at load 5:
-#: given 16 s, returned after 42 s; it improved on the support plan in none of 6 runs).
-MIP_ROOT_LPS = 3.0
+#: this many times the last master LP's: its presolve and root solve that LP again and
+#: more, and HiGHS reaches no interrupt point in some of it, so a MIP started with less
+#: time than its root overruns the limit with nothing better to show (10,000 x 200 x 12,
+#: load 5: given 17 s, it returned after 35 s; on a master whose LP took 2.1 s, presolve
+#: 4 s and root 5 s; it improved on the support plan in none of 7 runs, bench/RESULTS.md).
+MIP_ROOT_LPS = 5.0
 #: Whether the master LPs run HiGHS's presolve. Without it 10,000 x 200 x 12's first master
 #: (557,406 columns, 102,304 rows) takes 3.45-3.87 CPU s against 5.25-5.72 s (the same
 #: optimum; two runs each alternating, load 5.7-7.2), but its optimal vertex is another
