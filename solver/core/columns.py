@@ -515,6 +515,7 @@ def solve_by_columns(
     why).
     """
     budget = Budget.of(options.time_limit_s, started)
+    log.info("compiled: %d options; column generation starts", len(compiled.options))
     g = _Generation(compiled, budget)
     if not g.run(cut_rounds=0, phase=budget.phase(PRICING_SHARE)):
         return None
@@ -564,6 +565,7 @@ def solve_by_columns(
         mip = rounded_plan(model, lp.values, mip)
     if mip.has_solution:
         g.run(cut_rounds=2 * MAX_CUT_ROUNDS, phase=budget.phase(1.0))  # lifts the bound only
+    log.info("column generation done: plan $%s, bound $%.0f", mip.objective, g.report.lp_bound)
     return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
 
 
