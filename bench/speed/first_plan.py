@@ -9,8 +9,8 @@ runs it), with ``time.perf_counter`` (wall: what the machine's load leaves) and
 The solver's log gives the seconds into the solve at which each phase ended: the
 compile, each column-generation round (master build, LP, pricing), the plan from the
 master LP's support, the restricted MIP (or why it was skipped) and the end of column
-generation; the plan and the independent verifier take the rest of the wall. Prints one line per run and the load
-(``os.getloadavg``) before and after it.
+generation; the plan and the independent verifier take the rest of the wall. Prints one
+line per run and the load (``os.getloadavg``) before and after it.
 """
 
 from __future__ import annotations
