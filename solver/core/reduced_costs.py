@@ -621,7 +621,7 @@ class _Keys:
         index = pd.Index(comb[pos])
         if not index.is_unique:  # equal keys of different types (1 and 1.0): as before
             raise ValueError("duplicate keys")
-        hit = index.get_indexer(self.code)
+        hit = index.get_indexer(pd.Index(self.code))
         return np.where(hit >= 0, pos[np.maximum(hit, 0)], -1)
 
 

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
-from solver.core import ledger
 from solver.core.compile.compiled import CompileReport
 from solver.core.compile.energy import unit_hour_coefficients
 from solver.errors import ProcureError
@@ -408,7 +407,7 @@ def training_options(
                     "energy_kwh": unit_coef["kwh"][i].astype(float) * u * h,
                     "energy_usd": unit_coef["energy_usd"][i].astype(float) * u * h,
                     "kgco2e": unit_coef["kgco2e"][i].astype(float) * u * h,
-                    "rent_usd": np.where(rented[i], ledger.rent_usd(price[i], u, h), 0.0),
+                    "rent_usd": np.where(rented[i], price[i] * u * h, 0.0),  # ledger.rent_usd
                 }
             )
     if not batches:
