@@ -111,7 +111,7 @@ def _distinct(pools: pd.DataFrame, column: str, missing: str) -> tuple[np.ndarra
         return hit[1], hit[2]
     values = pools.get(column, pd.Series(missing, index=pools.index)).astype(str)
     names, where = np.unique(values.to_numpy(dtype=str), return_inverse=True)
-    if len(_DISTINCT) >= 8:
+    if len(_DISTINCT) >= 4:
         _DISTINCT.clear()
     _DISTINCT[key] = (pools, names, where)
     return names, where
