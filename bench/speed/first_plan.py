@@ -8,8 +8,9 @@ runs it), with ``time.perf_counter`` (wall: what the machine's load leaves) and
 ``time.process_time`` (CPU of this process and HiGHS's threads: the work) around it.
 The solver's log gives the seconds into the solve at which each phase ended: the
 compile, each column-generation round (master build, LP, pricing), the plan from the
-master LP's support, and the restricted MIP. Prints one line per run and the load
-(``os.getloadavg``) before and after it.
+master LP's support, the restricted MIP (or why it was skipped) and the end of column
+generation; the plan and the independent verifier take the rest of the wall. Prints one
+line per run and the load (``os.getloadavg``) before and after it.
 """
 
 from __future__ import annotations
@@ -90,6 +91,13 @@ def run(offerings: int, workloads: int, periods: int, limit: float) -> None:
             f"${c['lp_bound']:,.0f}, support plan {c['support_plan_usd']}"
         )
     _print_marks(marks)
+    if marks.marks:  # the phases: compile, column generation, then the plan and verifier
+        began = marks.marks[0][0]
+        done = marks.marks[-1][0]
+        print(
+            f"  phases (wall): compile {began:.1f} s, column generation and MIP "
+            f"{done - began:.1f} s, plan and verifier {wall - done:.1f} s"
+        )
 
 
 def _print_marks(marks: _Marks) -> None:

@@ -28,8 +28,9 @@ more time than solving. Here:
    through, which takes min(0, c_e - y_serve): the missing egress variable's reduced cost
    is then >= 0 (docs/guides/large-problems.md, "Egress rows in the pricing").
 4. **MIR cuts** (:class:`solver.core.cuts.Cuts`) on the demand rows, separated from each
-   master LP once the pricing has converged (and while it goes on adding columns), priced
-   like any row: the LP must then pay for whole units, which lifts the bound toward the MIP's.
+   master LP once the pricing has converged (none while it goes on adding columns: a
+   master's cuts give no bound before, :mod:`solver.core.bounds`), priced like any row:
+   the LP must then pay for whole units, which lifts the bound toward the MIP's.
 5. **Restricted MIP.** The MIP over the last master's options, with its cuts (they hold
    for every integer plan; on a large master only those its LP meets with equality,
    :data:`MIP_EVERY_CUT_UP_TO`), started from its LP rounded up, gives a plan that is
@@ -96,6 +97,9 @@ FIRST_OPTIONS_PER_WORKLOAD = 8
 FIRST_ROOM_FACTOR = 2.0
 #: Rounds of MIR cuts before the MIP (and as many again after it, time allowing).
 MAX_CUT_ROUNDS = 8
+#: Cuts are separated once no column prices negative, or once the bound is within this
+#: share of the master's LP (the pricing has all but converged).
+CUTS_NEAR = 1e-3
 #: Shares of the CPU still to come (:mod:`solver.core.time_budget`: the rate this process
 #: receives times the wall seconds left, less the reserve for the plan and the verifier),
 #: counted when each phase begins, once the problem is compiled: the pricing may use
@@ -119,14 +123,27 @@ ADDED_PER_WORKLOAD = 50
 #: 1.0 CPU s, 10 -> $2,984,646 in 2.6 s, 30 -> $2,927,985 in 9.8 s; the support alone has
 #: none (bench/RESULTS.md, scale.py).
 SUPPORT_ALTERNATIVES = 3
-#: ... and, when that MIP has no plan, once more with this many per row.
-SUPPORT_ALTERNATIVES_WIDE = 20
+#: ... and, when that MIP has no plan, once more with this many per row. 10,000 x 200 x 12
+#: with egress and support priced (round 1's master, 75,233 columns; load 13): 3 none in
+#: 0.2 CPU s, 10 -> $2,995,340 in 2.6 CPU s, 20 -> $2,975,514 in 5.0 CPU s (optimal, each);
+#: under a time limit 20 stopped at $3,098,528 (bench/RESULTS.md, first_plan.py).
+SUPPORT_ALTERNATIVES_WIDE = 10
 SUPPORT_SHARE = 0.25
 #: When the support plan's gap against the bound is above this, pricing rounds may use
 #: this share of the CPU left before the MIP (they lift the bound only; the MIP stays on
 #: the master the plan came from).
 BOUND_FIRST_GAP = 0.10
 BOUND_FIRST_SHARE = 0.8
+#: The restricted MIP after a support plan runs only when the CPU left for it is at least
+#: this many times the last master LP's: its presolve and root solve that LP again and
+#: more, and HiGHS reaches no interrupt point in some of it, so a MIP started with less
+#: time than its root overruns the limit with nothing better to show (10,000 x 200 x 12,
+#: load 5: given 17 s, it returned after 35 s; on a master whose LP took 2.1 s, presolve
+#: 4 s and root 5 s; it improved on the support plan in none of 7 runs, bench/RESULTS.md).
+MIP_ROOT_LPS = 5.0
+#: ... and is given this share of the wall left: HiGHS stops past its limit (at load 3,
+#: given 25.6 s it returned after 30.5 s), and the plan and the verifier come after it.
+MIP_WALL_SHARE = 0.8
 #: Whether the master LPs run HiGHS's presolve. Without it 10,000 x 200 x 12's first master
 #: (557,406 columns, 102,304 rows) takes 3.45-3.87 CPU s against 5.25-5.72 s (the same
 #: optimum; two runs each alternating, load 5.7-7.2), but its optimal vertex is another
@@ -349,6 +366,7 @@ class _Generation:
     def __init__(self, compiled: Compiled, budget: Budget) -> None:
         self.compiled, self.budget = compiled, budget
         self.round_cpu_s = 0.0  # the CPU seconds of the last round (build, LP, pricing)
+        self.lp_cpu_s = 0.0  # ... and of its master's LP
         mask = priced_mask(compiled)
         self.report = ColumnReport(
             options_total=len(compiled.options), options_priced=int(mask.sum())
@@ -371,11 +389,10 @@ class _Generation:
         """Price (and, up to ``cut_rounds`` times, cut) until nothing is left to add or
         the next round (costed as the last one) does not fit in ``phase``'s share of the
         CPU (:mod:`solver.core.time_budget`); False when the first master's LP is infeasible
-        (the full model then says why). A round separates cuts from its LP while it also
-        adds columns (both hold whatever the LP); a master already solved is not solved
-        again. The first master's LP may use all the time left (without it there is no
-        plan); a later one what is left of the phase, and if it is cut off the last
-        master and its bound stand."""
+        (the full model then says why). A round separates cuts from its LP once no column
+        prices negative; a master already solved is not solved again. The first master's
+        LP may use all the time left (without it there is no plan); a later one what is
+        left of the phase, and if it is cut off the last master and its bound stand."""
         r = self.report
         while True:
             if self.fresh is None:
@@ -388,12 +405,14 @@ class _Generation:
                 base = build_model(sub, cap_demand_rows=True)
                 model = self.cuts.add_to(base)
                 t1 = time.perf_counter()
+                c1 = time.process_time()
                 lp = _solve_lp(
                     model,
                     self.budget.left_s() if self.last is None else phase.wall_s(),
                     presolve=MASTER_PRESOLVE,
                 )
                 t2 = time.perf_counter()
+                self.lp_cpu_s = time.process_time() - c1
                 r.build_seconds += t1 - t0
                 r.lp_seconds += t2 - t1
                 if isinstance(lp, str):
@@ -412,7 +431,21 @@ class _Generation:
             assert self.last is not None  # the first round solved a master or returned
             sub, base, model, lp = self.last
             negative = self.fresh
-            cut = r.cut_rounds < cut_rounds and bool(self.cuts.separate(model, lp.values))
+            # cuts once the pricing has converged: before, a master's cuts give no bound
+            # (their duals are 0 in the repaired one) and slow its LP (10,000 x 200 x 12:
+            # a round with 3,200 cuts took 11.8 s against 6 s, its bound $830,846
+            # against the $2,562,648 the same round without them gives)
+            # (or once the bound is within CUTS_NEAR of the master's LP: a degenerate
+            # pricing can add a few columns a round for long, 10,000 x 200 x 12: 3, then 8
+            # at $2,562,648 against $2,563,019)
+            near = r.lp_bound is not None and lp.objective - r.lp_bound <= CUTS_NEAR * abs(
+                lp.objective
+            )
+            cut = (
+                r.cut_rounds < cut_rounds
+                and (not negative or near)
+                and bool(self.cuts.separate(model, lp.values))
+            )
             r.cut_rounds += cut
             if not negative and not cut:
                 r.converged = True
@@ -499,6 +532,7 @@ def solve_by_columns(
     why).
     """
     budget = Budget.of(options.time_limit_s, started)
+    log.info("compiled: %d options; column generation starts", len(compiled.options))
     g = _Generation(compiled, budget)
     if not g.run(cut_rounds=0, phase=budget.phase(PRICING_SHARE)):
         return None
@@ -511,12 +545,14 @@ def solve_by_columns(
     if first is not None:
         g.report.support_plan_usd = first.objective if first.has_solution else None
         gap = relative_gap(first.objective, g.report.lp_bound) if first.has_solution else None
-        if gap is not None and gap > BOUND_FIRST_GAP and not g.report.converged:
-            # a plan stands and its bound is far: pricing rounds lift the bound, and the
-            # last master's support plan replaces it if cheaper (10k x 200 x 12: the
-            # support plan $2,975,637 against round 1's $718,643; the MIP found no better
-            # plan in 25-68 s)
-            g.run(cut_rounds=0, phase=budget.phase(BOUND_FIRST_SHARE))
+        if gap is not None and gap > BOUND_FIRST_GAP:
+            # a plan stands and its bound is far: pricing and cut rounds lift the bound,
+            # and the last master's support plan (its cuts make its LP pay for whole
+            # units) replaces it if cheaper (10k x 200 x 12: the support plan $2,975,637
+            # against round 1's $718,643; the MIP found no better plan in 25-68 s; after
+            # the pricing converged, a master with 3,200 cuts: LP $2,785,412 against
+            # $2,563,019, its support plan $2,803,923 against $2,952,800)
+            g.run(cut_rounds=MAX_CUT_ROUNDS, phase=budget.phase(BOUND_FIRST_SHARE))
             last, was = g.last, first.objective
             affords = budget.phase(SUPPORT_SHARE).affords(g.round_cpu_s / 4)
             if last is not None and last is not planned and affords and was is not None:
@@ -528,8 +564,17 @@ def solve_by_columns(
                         session, model, start, first = again
                         g.report.options_in_master = len(sub.options)
                         g.report.support_plan_usd = better.objective
-    mip_limit = budget.phase(1.0).wall_s()
-    mip = session.solve(replace(options, time_limit_s=mip_limit), start=start)
+    mip_phase = budget.phase(1.0)
+    if (
+        first is not None
+        and first.has_solution
+        and not mip_phase.affords(MIP_ROOT_LPS * g.lp_cpu_s)
+    ):  # no time for the MIP's root: the support plan stands
+        log.info("restricted MIP skipped: %.1f CPU s left", budget.cpu_left_s() or 0.0)
+        mip = replace(first, message="the MIP over the master LP's support (no time for more)")
+    else:
+        mip_wall = mip_phase.wall_s(MIP_WALL_SHARE)
+        mip = session.solve(replace(options, time_limit_s=mip_wall), start=start)
     g.report.mip_seconds = time.perf_counter() - t3
     if not mip.has_solution and first is not None and first.has_solution:
         mip = replace(first, message="the MIP over the master LP's support (no better in time)")
@@ -537,6 +582,7 @@ def solve_by_columns(
         mip = rounded_plan(model, lp.values, mip)
     if mip.has_solution:
         g.run(cut_rounds=2 * MAX_CUT_ROUNDS, phase=budget.phase(1.0))  # lifts the bound only
+    log.info("column generation done: plan $%s, bound $%.0f", mip.objective, g.report.lp_bound)
     return sub, base, _with_full_bound(mip, g.report.lp_bound, options.relative_gap), g.report
 
 

@@ -73,6 +73,8 @@ class Pricing:
     def __init__(self, compiled: Compiled, mask: np.ndarray) -> None:
         problem = compiled.problem
         self.compiled = compiled
+        # the encoded keys of this pricing's tables, kept across rounds (_lookup)
+        self._keys: dict[tuple[int, tuple[str, ...]], _Keys] = {}
         opt = options_table(compiled)[mask]
         pools = compiled.pools.set_index("pool_id")
         p_hours = compiled.periods["hours"].to_numpy(float)
@@ -84,62 +86,58 @@ class Pricing:
             ["workload", "period", "block", "demand"]
         ]
         serving = opt[opt["workload_kind"] != "training"]
-        cols = serving[
-            [
-                "option_id",
-                "workload",
-                "pool_id",
-                "provider",
-                "mode",
-                "price_usd_per_hour",
-                "energy_usd_per_unit_hour",
-                "tokens_per_s_per_unit",
-                "kgco2e_per_unit_hour",
-            ]
-        ].merge(d, on="workload")
+        # per option once, spread to its (period, block) pieces by position (``at``):
+        # mapping pool ids over a million pieces costs seconds at fleet scale
+        cols = pd.DataFrame({"at": np.arange(len(serving)), "workload": serving["workload"]})
+        cols = cols.merge(d, on="workload")
+        at = cols["at"].to_numpy()
         t = cols["period"].to_numpy(int)
         b = cols["block"].to_numpy(int)
-        rented = cols["mode"].isin(RENTED_MODES).to_numpy()
+        rented_o = serving["mode"].isin(RENTED_MODES).to_numpy()
+        rented = rented_o[at]
+        price_o = serving["price_usd_per_hour"].to_numpy(float)
+        energy_o = serving["energy_usd_per_unit_hour"].astype(float).fillna(0.0).to_numpy()
+        tps_o = serving["tokens_per_s_per_unit"].to_numpy(float)
+        pool_o = serving["pool_id"]
+        option_o = serving["option_id"].to_numpy(int)
         # a rented column is (option, period, block), paid for the block's hours; a
         # reserved one is (option, period), flat over the day: its pieces (one per block,
         # for the rows) share one column, which pays energy for the period's hours
         hours = np.where(rented, p_hours[t] * b_frac[b], np.where(b == 0, p_hours[t], 0.0))
-        price = np.where(
-            rented,
-            cols["price_usd_per_hour"].to_numpy(float),
-            cols["energy_usd_per_unit_hour"].astype(float).fillna(0.0).to_numpy(),
-        )
+        price = np.where(rented, price_o[at], energy_o[at])
         cost = price * hours  # ledger.rent_usd for rented units
-        co2_t = cols["kgco2e_per_unit_hour"].to_numpy(float) * hours / 1000.0
+        co2_t = serving["kgco2e_per_unit_hour"].to_numpy(float)[at] * hours / 1000.0
         # the guard (price_guard): the objective's money at the top of the price's band
-        g = 1.0 + cols["pool_id"].map(_guard(serving)).fillna(0.0).to_numpy(float)
+        g = 1.0 + pool_o.map(_guard(serving)).fillna(0.0).to_numpy(float)[at]
         obj = {
             "min_npv": disc[t] * cost * g,
             "cost_plus_carbon": cost * g + carbon_price * co2_t,
         }
         col_block = np.where(rented, b, -1)
-        key = pd.MultiIndex.from_arrays([cols["option_id"].to_numpy(int), t, col_block])
+        # one column per (option, period, block), a reserved one's blocks at -1
+        key = (option_o[at] * len(p_hours) + t) * (len(b_frac) + 1) + col_block + 1
         col_id, _ = pd.factorize(key)
+        demand = cols["demand"].to_numpy(float)
         self.serving = pd.DataFrame(
             {
                 "col": col_id,
-                "option_id": cols["option_id"].to_numpy(int),
-                "workload": cols["workload"].to_numpy(object),
-                "pool_id": cols["pool_id"].to_numpy(object),
-                "provider": cols["provider"].to_numpy(object),
+                "option_id": option_o[at],
+                "workload": serving["workload"].to_numpy(object)[at],
+                "pool_id": pool_o.to_numpy(object)[at],
+                "provider": serving["provider"].to_numpy(object)[at],
                 "period": t,
                 "block": b,
                 "cost": cost,
                 "co2_t": co2_t,
                 "obj": obj.get(problem.objective, cost * g),
                 # the masters' demand row coefficient, and the row's demand
-                "tps": served_capacity(cols["tokens_per_s_per_unit"], cols["demand"]),
-                "demand": cols["demand"].to_numpy(float),
-                "ub": cols["pool_id"].map(pools["availability_cap"]).to_numpy(float),
-                "accels": cols["pool_id"].map(pools["accels_per_unit"]).to_numpy(float),
+                "tps": served_capacity(tps_o[at], demand),
+                "demand": demand,
+                "ub": pool_o.map(pools["availability_cap"]).to_numpy(float)[at],
+                "accels": pool_o.map(pools["accels_per_unit"]).to_numpy(float)[at],
                 # (a commitment's objective counts its charge in each period at that
                 # period's discount under min_npv: so does this rate)
-                "absent_dual": np.where(rented, 0.0, -cols["price_usd_per_hour"].to_numpy(float))
+                "absent_dual": np.where(rented, 0.0, -price_o[at])
                 * g
                 * p_hours[t]
                 * b_frac[b]
@@ -152,9 +150,8 @@ class Pricing:
         self.supported = support_modelled(compiled) if support_priced(compiled) else set()
         months = np.floor(compiled.periods["start_month"].to_numpy(float) + 1e-9).astype(int)
         self.serving["month"] = months[t]
-        self.serving["spend"] = np.where(
-            rented & cols["provider"].astype(str).isin(self.supported).to_numpy(), cost, 0.0
-        )
+        supported_o = serving["provider"].astype(str).isin(self.supported).to_numpy()
+        self.serving["spend"] = np.where(rented & supported_o[at], cost, 0.0)
         first = pd.Series(np.arange(len(col_id))).groupby(col_id).first().to_numpy()
         self.columns = pd.DataFrame(
             {
@@ -167,9 +164,7 @@ class Pricing:
             }
         )
         self.shared = egress_shared(compiled)
-        self.egress = _egress_pieces(
-            compiled, self.serving, cols["tokens_per_s_per_unit"].to_numpy(float), rate_factor
-        )
+        self.egress = _egress_pieces(compiled, self.serving, tps_o[at], rate_factor)
         # egress a supported provider sends is its spend (when no other provider of the
         # workload shares its price): USD per token/s of the egress variable
         e = self.egress
@@ -259,6 +254,16 @@ class Pricing:
             * rate_factor[t_u]
         )
 
+    def _lookup(
+        self,
+        by_key: dict | None,
+        frame: pd.DataFrame,
+        columns: list[str],
+        absent: float | np.ndarray = 0.0,
+    ) -> np.ndarray:
+        """:func:`_lookup` on one of this pricing's own tables, its keys encoded once."""
+        return _lookup(by_key, frame, columns, absent, self._keys)
+
     # ---- duals by family
     @staticmethod
     def duals(model: LinearModel, row_dual: np.ndarray) -> dict[str, pd.DataFrame | dict]:
@@ -292,12 +297,12 @@ class Pricing:
         s, z = self.serving, self.training
         scalar = _scalar_terms(duals, self.compiled)
         rc_s = s["obj"].to_numpy() - scalar(s, s["period"].to_numpy(int))
-        rc_s -= s["tps"].to_numpy() * _lookup(
+        rc_s -= s["tps"].to_numpy() * self._lookup(
             duals.get("demand"), s, ["workload", "period", "block"]
         )
-        rc_s -= _lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
-        rc_s -= _lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
-        rc_s -= _lookup(
+        rc_s -= self._lookup(duals.get("redundancy"), s, ["workload", "period", "block"])
+        rc_s -= self._lookup(duals.get("availability"), s, ["pool_id", "period", "block"])
+        rc_s -= self._lookup(
             duals.get("reserved_capacity"),
             s,
             ["pool_id", "period", "block"],
@@ -307,14 +312,14 @@ class Pricing:
         rc_s -= self._cuts(duals.get("_cuts"))
         rc_s -= self._egress(duals)
         if self.supported:  # rent in the month's support_spend row: coefficient -spend
-            rc_s += s["spend"].to_numpy() * _lookup(
+            rc_s += s["spend"].to_numpy() * self._lookup(
                 duals.get("support_spend"), s, ["provider", "month"]
             )
         rc_s = np.bincount(s["col"].to_numpy(), weights=rc_s, minlength=len(self.columns))
         rc_s = rc_s.astype(float)  # (an int array when there is no serving column)
         if self.supported:  # support_billed: x <= big u, one row per column in the master
             keys = ["option_id", "period", "block"]
-            rc_s -= _lookup(duals.get("support_billed"), self.columns, keys)
+            rc_s -= self._lookup(duals.get("support_billed"), self.columns, keys)
         rc_z = z["obj"].to_numpy() - scalar(z, None)
         by_t = _period_budget_duals(duals, self.compiled.periods["name"])
         if by_t.any():
@@ -327,11 +332,11 @@ class Pricing:
                 .fillna(0.0)
                 .to_numpy()
             )
-        rc_z -= _lookup(duals.get("train_once"), z, ["workload"])
+        rc_z -= self._lookup(duals.get("train_once"), z, ["workload"])
         u = self.train_usage
         per_row = u["n_units"].to_numpy() * (
-            _lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
-            + _lookup(
+            self._lookup(duals.get("availability"), u, ["pool_id", "period", "block"])
+            + self._lookup(
                 duals.get("reserved_capacity"),
                 u,
                 ["pool_id", "period", "block"],
@@ -370,11 +375,11 @@ class Pricing:
         price's objective coefficient (``duals["_egress_master"]``: workload -> USD per
         token); 0 where neither (a block that asks for nothing)."""
         e = self.egress
-        serve = _lookup(duals.get("egress_serve"), e, ["workload", "period", "block"], np.nan)
+        serve = self._lookup(duals.get("egress_serve"), e, ["workload", "period", "block"], np.nan)
         master = duals.get("_egress_master", {})
         single = e["workload"].map({w: u for w, (u, _) in master.items()}).astype(float)
         fallback = e["c_unit"].to_numpy() * single.to_numpy()
-        spend = _lookup(duals.get("support_spend"), e, ["provider", "month"])
+        spend = self._lookup(duals.get("support_spend"), e, ["provider", "month"])
         if self.supported and master:  # the master's one provider's egress is its spend
             owner = e["workload"].map({w: p for w, (_, p) in master.items()})
             own = pd.DataFrame({"provider": owner, "month": e["month"]})
@@ -386,7 +391,7 @@ class Pricing:
             e["c_unit"].to_numpy() + e["spend_unit"].to_numpy() * spend
         )
         absent = np.minimum(0.0, c_e - serve)
-        return _lookup(
+        return self._lookup(
             duals.get("egress_capacity"), e, ["workload", "period", "block", "provider"], absent
         )
 
@@ -480,8 +485,13 @@ def _egress_pieces(
     t = serving["period"].to_numpy(int)[idx]
     b = serving["block"].to_numpy(int)[idx]
     share: dict[tuple[str, int, int], float] = {}
-    keys = pd.MultiIndex.from_arrays([w, t, b])
-    code, uniques = pd.factorize(keys)
+    # (workload, period, block) as one integer: a MultiIndex of a million pieces is slow
+    w_code, w_names = pd.factorize(w)
+    n_t, n_b = len(period_names), max(len(load.hours_per_day), int(b.max()) + 1)
+    code, unique = pd.factorize((w_code.astype(np.int64) * n_t + t) * n_b + b)
+    uniques = [
+        (w_names[u // (n_t * n_b)], int(u // n_b % n_t), int(u % n_b)) for u in unique.tolist()
+    ]
     for key in uniques:
         wl = next(x for x in problem.workloads if x.name == key[0])
         assert isinstance(wl, InferenceWorkload)  # egress_in_model
@@ -579,27 +589,83 @@ def _absent_pool(duals: dict, frame: pd.DataFrame) -> np.ndarray:
     return np.where(frame["pool_id"].isin(present).to_numpy(), 0.0, frame["absent_dual"])
 
 
+class _Keys:
+    """A frame's rows keyed by some of its columns, encoded once as one integer per row
+    (each column factorized, the codes combined in mixed radix), so that a dual table
+    keyed the same way is looked up by integers rather than by building a MultiIndex
+    of strings per call (the pricing looks up the same frames' keys every round)."""
+
+    def __init__(self, frame: pd.DataFrame, columns: list[str]) -> None:
+        self.frame = frame  # held: the cache is keyed by id()
+        self.levels: list[pd.Index] = []
+        code = np.zeros(len(frame), dtype=np.int64)
+        for c in columns:
+            codes, uniques = pd.factorize(frame[c], use_na_sentinel=False)
+            self.levels.append(pd.Index(uniques))
+            code = code * max(len(uniques), 1) + codes.astype(np.int64)
+        self.code = code
+
+    def where(self, keys: list[tuple]) -> np.ndarray:
+        """The row of ``keys`` (tuples in the columns' order) each frame row matches, -1
+        where none does."""
+        n, width = len(keys), len(self.levels)
+        comb = np.zeros(n, dtype=np.int64)
+        # a key of another length (a row family keyed otherwise) matches no frame row
+        valid = np.fromiter((len(k) == width for k in keys), dtype=bool, count=n)
+        keys = [k if ok else (None,) * width for k, ok in zip(keys, valid, strict=True)]
+        for j, level in enumerate(self.levels):
+            part = level.get_indexer(pd.Index([k[j] for k in keys], tupleize_cols=False))
+            valid &= part >= 0
+            comb = comb * max(len(level), 1) + np.maximum(part, 0)
+        pos = np.flatnonzero(valid)
+        index = pd.Index(comb[pos])
+        if not index.is_unique:  # equal keys of different types (1 and 1.0): as before
+            raise ValueError("duplicate keys")
+        hit = index.get_indexer(pd.Index(self.code))
+        return np.where(hit >= 0, pos[np.maximum(hit, 0)], -1)
+
+
 def _lookup(
     by_key: dict | None,
     frame: pd.DataFrame,
     columns: list[str],
     absent: float | np.ndarray = 0.0,
+    cache: dict[tuple[int, tuple[str, ...]], _Keys] | None = None,
 ) -> np.ndarray:
     """The dual of the row keyed by ``columns`` of each frame row; ``absent`` (a number or
-    one per frame row) where the master has no such row.
+    one per frame row) where the master has no such row; ``cache`` keeps the frame's
+    encoded keys (:class:`_Keys`) for the next call (frames that live as long as the
+    :class:`Pricing` holding the cache).
 
     A row the master lacks may take any dual of the right sign in the Lagrangian bound
     (its right-hand side times the dual is 0 for the rows given a non-zero ``absent``:
     reserved capacity of a pool with no existing units)."""
     fill = np.broadcast_to(np.asarray(absent, dtype=float), (len(frame),))
-    if not by_key:
+    if not by_key or not len(frame):
         return fill.copy()
+    key = (id(frame), tuple(columns))
+    enc = None if cache is None else cache.get(key)
+    if enc is None or enc.frame is not frame or len(enc.code) != len(frame):
+        enc = _Keys(frame, columns)
+        if cache is not None:
+            cache[key] = enc
+    values = np.fromiter(by_key.values(), dtype=float, count=len(by_key))
+    try:
+        where = enc.where(list(by_key))
+    except ValueError:
+        return _lookup_by_index(by_key, frame, columns, fill, values)
+    return np.where(where >= 0, values[where], fill)
+
+
+def _lookup_by_index(
+    by_key: dict, frame: pd.DataFrame, columns: list[str], fill: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """:func:`_lookup` by pandas' indexes (keys that only Python equality tells apart)."""
     keys = (
         pd.MultiIndex.from_tuples(list(by_key))
         if len(columns) > 1
         else pd.Index([k[0] for k in by_key])
     )
-    values = np.fromiter(by_key.values(), dtype=float, count=len(by_key))
     if len(columns) > 1:
         where = keys.get_indexer(pd.MultiIndex.from_frame(frame[columns]))
     else:

@@ -400,6 +400,48 @@ def test_the_repaired_bound_on_a_dear_master_is_valid_and_beats_the_plain_one(ca
     assert direct <= full_lp * (1 + 1e-9)
 
 
+def test_the_repaired_bound_of_a_master_with_cuts_is_valid(case):
+    # a dear first master with MIR cuts separated from its LP (as the cut phase does
+    # before the pricing has converged): the cuts' duals are set to 0 in the repaired
+    # duals (a >= row's: of the right sign), so the bound is L(y') worked directly from
+    # the rows, at most the full LP; with the cuts' duals left in place the columns left
+    # out kept negative reduced costs and the bound fell to minus millions at fleet scale
+    from solver.core.compile import with_options
+    from solver.core.time_budget import Budget
+
+    _, _, compiled, full_lp, _ = case
+    g = columns._Generation(compiled, Budget.of(None))
+    g.keep = dearest_first(compiled, columns.priced_mask(compiled))
+    pricing = g.pricing
+    sub = with_options(compiled, compiled.options[g.keep])
+    sub = dataclasses.replace(sub, egress_shared=pricing.shared)
+    base = build_model(sub, cap_demand_rows=True)
+    lp0 = columns._solve_lp(base, None)
+    assert not isinstance(lp0, str), lp0
+    assert g.cuts.separate(base, lp0.values)  # the LP buys fractional units: cuts exist
+    model = g.cuts.add_to(base)
+    lp = columns._solve_lp(model, None)
+    assert not isinstance(lp, str), lp
+    duals = pricing.duals(model, lp.row_dual)
+    duals["_cuts"] = g.cuts.frame(duals)
+    duals["_egress_master"] = columns.master_egress_prices(sub.options, g.routed, pricing.shared)
+    assert any(duals.get(cuts.Cuts.FAMILY, {}).values())  # some cut has a dual
+    rc_s, rc_z = pricing.reduced_costs(duals)
+    out_s, out_z = ~g.keep[g.s_pos], ~g.keep[g.z_pos]
+    rc, out = (rc_s, rc_z), (out_s, out_z)
+    bound = bounds.repaired_bound(pricing, model, lp, duals, rc, out, g.tol)
+    new, _ = bounds.repaired_duals(pricing, duals, rc, out, g.tol, (model, lp))
+    assert not any(new[cuts.Cuts.FAMILY].values())
+    rc2_s, rc2_z = pricing.reduced_costs(new)
+    out_part = float(
+        np.sum(np.minimum(rc2_s[out_s], 0.0) * pricing.columns["ub"].to_numpy()[out_s])
+        + np.sum(np.minimum(rc2_z[out_z], 0.0))
+    )
+    direct = _lagrangian_of_master(model, lp, new) + out_part
+    assert bound == pytest.approx(direct, rel=1e-6)
+    assert bound <= full_lp * (1 + 1e-9)
+
+
 def test_a_mip_cut_off_before_any_plan_leaves_the_lp_rounded_up(case, monkeypatch):
     # the restricted MIP stopped by its time limit with no plan: the master's LP rounded
     # up meets every row of the master, so it is a plan of the full problem, verified like

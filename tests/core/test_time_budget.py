@@ -81,3 +81,14 @@ def test_round_costs_are_measured_in_cpu_seconds():
     time.sleep(0.05)  # a wait is not CPU: the next round costs nothing yet
     phase.round_done()
     assert phase.last_round_cpu_s < 0.04
+
+
+def test_a_budget_started_in_the_past_measures_its_rate_from_now():
+    # a solve's budget starts at the solve's start (before the compile) but counts CPU
+    # from when it is made: 30 s ago with the CPU read now, the rate is not 0 CPU s per
+    # 30 s (which would shrink every phase to nothing) but measured from now (1 over the
+    # first 0.5 s); the wall left still counts from the start: 60 - 6 (reserve) - 30 = 24 s
+    b = Budget.of(60.0, time.perf_counter() - 30.0)
+    assert b.rate() == 1.0
+    assert b.left_s() == pytest.approx(24.0, abs=0.1)
+    assert b.cpu_left_s() == pytest.approx(24.0, abs=0.1)

@@ -158,9 +158,9 @@ def _workload_options(
     no_fit = min_devices(w, spec, sub, problem.memory_headroom)[1] == 0
     report.infeasible["training: activations alone exceed device memory"] += int(no_fit.sum())
     local_reasons["activations alone exceed device memory"] += int(no_fit.sum())
-    if not opts:
+    if opts.empty:
         local_reasons[no_cluster_reason(w, problem)] += int((~no_fit).sum())
-    kept = pd.DataFrame(prune_training_options(opts, sub, report))
+    kept = prune_training_options(opts, sub, report)
     if not kept.empty:
         kept.insert(0, "pool_id", sub["pool_id"].to_numpy()[kept.pop("pool_index")])
         kept.insert(0, "workload_kind", "training")

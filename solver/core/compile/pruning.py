@@ -61,23 +61,24 @@ def repruned(compiled: Compiled, keep: frozenset[str] = frozenset()) -> Compiled
 
 def _signature_parts(
     opt: pd.DataFrame, demand: pd.DataFrame, problem: Problem
-) -> tuple[np.ndarray, list[pd.Series]]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Per option: the units its workload needs from its pool alone (peak demand over a
     unit's capacity, + 1 under N+1, at least the minimum serving units; a training job's
     largest cluster), and its workload's part of the pool's signature (the capacities or
-    clusters a unit gives that workload)."""
+    clusters a unit gives that workload), numbered: equal numbers for equal parts (the
+    same workload, the same text), distinct otherwise."""
     peak = demand.groupby(["workload", "bucket"])["demand"].max()
     need = np.zeros(len(opt))
-    signature_parts: list[pd.Series] = []
+    part_id = np.zeros(len(opt), dtype=np.int64)
+    numbered = 0  # the parts numbered so far (each workload's get their own numbers)
     workloads = {w.name: w for w in problem.workloads}
     for key, rows in opt.groupby("workload").groups.items():
         w_name = str(key)
         w = workloads[w_name]
-        sub = opt.loc[rows]
+        at = opt.index.get_indexer(rows)
+        sub = opt.iloc[at]
         if isinstance(w, TrainingWorkload):
-            need[opt.index.get_indexer(rows)] = sub["pool_id"].map(
-                sub.groupby("pool_id")["n_units"].max()
-            )
+            need[at] = sub["pool_id"].map(sub.groupby("pool_id")["n_units"].max())
             shape = (
                 sub["start_period"].astype(str)
                 + "-"
@@ -91,7 +92,7 @@ def _signature_parts(
             for pool_id, one in sorted(zip(sub["pool_id"].tolist(), shape.tolist(), strict=True)):
                 shapes.setdefault(pool_id, []).append(one)
             per_pool = {pool_id: ";".join(v) for pool_id, v in shapes.items()}
-            sig = "T" + w_name + ":" + sub["pool_id"].map(per_pool)
+            text = sub["pool_id"].map(per_pool).to_numpy(object)
         else:
             mix = isinstance(w, InferenceWorkload) and bool(w.traffic_mix)
             if mix:
@@ -99,9 +100,7 @@ def _signature_parts(
                 d = np.array([peak.get((w_name, j), 0.0) for j in range(rps.shape[1])])
                 with np.errstate(divide="ignore", invalid="ignore"):
                     units = np.where(rps > 0, d[None, :] / rps, 0.0).sum(axis=1)
-                cap_text = pd.Series(
-                    [",".join(f"{v:.6g}" for v in r) for r in rps], index=sub.index
-                )
+                text = np.array([",".join(f"{v:.6g}" for v in r) for r in rps], dtype=object)
             else:
                 d = peak.get((w_name, -1), 0.0)
                 cap = sub["tokens_per_s_per_unit"].to_numpy(dtype=float)
@@ -109,14 +108,15 @@ def _signature_parts(
                 # formatted once per distinct capacity (a large catalog repeats a few)
                 codes, values = pd.factorize(sub["tokens_per_s_per_unit"], use_na_sentinel=False)
                 texts = np.array([f"{v:.6g}" for v in values], dtype=object)
-                cap_text = pd.Series(texts[codes], index=sub.index)
+                text = texts[codes]
             # N+1: one more unit than the peak needs (that many alone meet every N+1 row)
             spare = 1.0 if isinstance(w, InferenceWorkload) and w.n_plus_1 else 0.0
             fewest = w.min_serving_units if isinstance(w, InferenceWorkload) else 1
-            need[opt.index.get_indexer(rows)] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
-            sig = "I" + w_name + ":" + cap_text
-        signature_parts.append(sig)
-    return need, signature_parts
+            need[at] = np.maximum(np.ceil(units - 1e-9) + spare, fewest)
+        codes, uniques = pd.factorize(pd.Series(text, dtype=object), use_na_sentinel=False)
+        part_id[at] = numbered + codes
+        numbered += len(uniques)
+    return need, part_id
 
 
 def prune_dominated_pools(
@@ -148,9 +148,24 @@ def prune_dominated_pools(
         return options
     carbon = dominance.carbon_counts(problem)
     p = pools.set_index("pool_id")
-    opt = options.drop(columns=["kind", "mode"], errors="ignore").join(
-        p[["kind", "mode", "availability_cap"]], on="pool_id"
-    )
+    # only the columns read here: a copy of every option's every column costs seconds at
+    # fleet scale (1.1 million options)
+    read = [
+        c
+        for c in (
+            "option_id",
+            "workload",
+            "pool_id",
+            "tokens_per_s_per_unit",
+            "n_units",
+            "start_period",
+            "end_period",
+            "job_hours",
+            "_rps",
+        )
+        if c in options
+    ]
+    opt = options[read].join(p[["kind", "mode", "availability_cap"]], on="pool_id")
     if "_rps" not in opt and bucket_capacity is not None and "option_id" in opt:
         n_buckets = int(bucket_capacity["bucket"].max()) + 1 if len(bucket_capacity) else 0
         by_option = {
@@ -162,22 +177,26 @@ def prune_dominated_pools(
             for k in opt["option_id"]
         ]
     cloud = opt["kind"] == "cloud"
-    need, signature_parts = _signature_parts(opt, demand, problem)
+    need, part_id = _signature_parts(opt, demand, problem)
     opt["need"] = need
-    opt["sig_part"] = pd.concat(signature_parts).reindex(opt.index)
+    opt["sig_part"] = part_id
     cl = opt[cloud]
     if cl.empty:
         return options
-    # each pool's signature: its workloads' parts in workload order (plain Python: a
-    # groupby with a Python join is the slow way here)
-    parts: dict[str, list[str]] = {}
+    # each pool's signature: its workloads' parts in workload order, as a tuple of the
+    # parts' numbers (plain Python: a groupby with a Python join is the slow way here),
+    # numbered in turn
+    parts: dict[str, list[int]] = {}
     ordered = cl.sort_values(["pool_id", "workload"], kind="stable")
     for pool_id, part in zip(
         ordered["pool_id"].tolist(), ordered["sig_part"].tolist(), strict=True
     ):
         parts.setdefault(pool_id, []).append(part)
+    numbers: dict[tuple[int, ...], int] = {}
     pool_sig = pd.Series(
-        ["|".join(v) for v in parts.values()], index=pd.Index(list(parts), name="pool_id")
+        [str(numbers.setdefault(tuple(v), len(numbers))) for v in parts.values()],
+        index=pd.Index(list(parts), name="pool_id"),
+        dtype=object,
     )
     pool_need = cl.groupby("pool_id")["need"].sum()
     info = p.loc[pool_sig.index]

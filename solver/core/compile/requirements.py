@@ -74,9 +74,8 @@ def requirement_mask(
         drop(pools["residency_zone"].isin(w.residency).to_numpy(), "residency")
     floor = w.tier_floor(problem_min_tier)
     if floor is not None:  # owned servers sit in the buyer's own datacenter: they qualify
-        tiers = pools.get("tier", pd.Series("unknown", index=pools.index)).astype(str)
         default = w.min_tier is None
-        names, where = np.unique(tiers.to_numpy(dtype=str), return_inverse=True)
+        names, where = _distinct(pools, "tier", "unknown")
         passes = np.array([tier_allowed(str(t), floor, default=default) for t in names], bool)
         drop(
             passes[where] if len(names) else np.ones(len(pools), dtype=bool),
@@ -85,7 +84,7 @@ def requirement_mask(
             else f"provider tier below {floor}",
         )
     # once per distinct frameworks list (a few), not per pool
-    lists, at = np.unique(pools["frameworks"].astype(str).to_numpy(dtype=str), return_inverse=True)
+    lists, at = _distinct(pools, "frameworks", "")
     runs = np.array([f";{w.framework};" in f";{fw};" for fw in lists], dtype=bool)
     drop(runs[at] if len(lists) else np.ones(len(pools), dtype=bool), f"framework ({w.framework})")
     if w.require_ecc:
@@ -95,6 +94,27 @@ def requirement_mask(
     if not w.interruptible:
         drop((pools["mode"] != Mode.SPOT).to_numpy(), "spot not allowed (job not interruptible)")
     return ok, reason
+
+
+#: (id of a pools table, column) -> (the table, its distinct texts, each pool's position
+#: among them): one compile asks per workload of the same table (200 x 16,101 pools)
+_DISTINCT: dict[tuple[int, str], tuple[pd.DataFrame, np.ndarray, np.ndarray]] = {}
+
+
+def _distinct(pools: pd.DataFrame, column: str, missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct texts of ``pools[column]`` (``missing`` where the column is absent)
+    and each pool's position among them, as ``np.unique`` gives them; kept for the last
+    few tables asked about."""
+    key = (id(pools), column)
+    hit = _DISTINCT.get(key)
+    if hit is not None and hit[0] is pools and len(hit[2]) == len(pools):
+        return hit[1], hit[2]
+    values = pools.get(column, pd.Series(missing, index=pools.index)).astype(str)
+    names, where = np.unique(values.to_numpy(dtype=str), return_inverse=True)
+    if len(_DISTINCT) >= 4:
+        _DISTINCT.clear()
+    _DISTINCT[key] = (pools, names, where)
+    return names, where
 
 
 def hardware_notes(rule: HardwareRule, reasons: Counter) -> list[dict]:

@@ -261,7 +261,9 @@ def inference_options(
             "kgco2e_per_unit_hour": inf_coef["kgco2e"][idx],
         }
     )
-    frame["_rps"] = [list(r) for r in rps[ok]] if mix else [[] for _ in range(int(ok.sum()))]
+    # traffic-mix capacities per bucket (None without a mix: a million empty lists cost
+    # a second at fleet scale)
+    frame["_rps"] = [list(r) for r in rps[ok]] if mix else None
     return frame
 
 

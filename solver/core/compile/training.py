@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from solver import physics
-from solver.core import ledger
 from solver.core.compile.compiled import CompileReport
 from solver.core.compile.energy import unit_hour_coefficients
 from solver.errors import ProcureError
@@ -277,34 +276,41 @@ def _fastest_spot_cluster(
     return out
 
 
-def _periods_run(
-    job_h: float, start: int, end: int, period_hours: np.ndarray
-) -> list[tuple[int, float]]:
-    """The periods a job of ``job_h`` hours starting in period ``start`` actually spans
-    (up to ``end``) and the hours it runs in each; a job of (almost) no hours still
-    starts in ``start``."""
-    run = []
-    left = job_h
+def _periods_run_all(
+    job_h: np.ndarray, start: int, end: int, period_hours: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The periods each job of ``job_h`` hours starting in period ``start`` actually spans
+    (up to ``end``) and the hours it runs in each, one period at a time over every job:
+    each job's ((period, hours), ...) as a tuple (a job of (almost) no hours still starts
+    in ``start``), and its last period."""
+    left = job_h.astype(float).copy()
+    runs: list[list[tuple[int, float]]] = [[] for _ in range(len(job_h))]
     for t in range(start, end + 1):
-        take = min(left, float(period_hours[t]))
-        if take > 1e-9:
-            run.append((t, take))
-        left -= take
-    return run or [(start, job_h)]
+        take = np.minimum(left, float(period_hours[t]))
+        for k in np.flatnonzero(take > 1e-9).tolist():
+            runs[k].append((t, float(take[k])))
+        left = left - take
+    out = np.empty(len(job_h), dtype=object)
+    last = np.empty(len(job_h), dtype=np.int64)
+    for k, run in enumerate(runs):
+        run = run or [(start, float(job_h[k]))]
+        out[k] = tuple(run)
+        last[k] = run[-1][0]
+    return out, last
 
 
-def _mfu_columns(setup: TrainingSetup, i: int) -> dict[str, float | str]:
-    """A training option's MFU columns on pool ``i``: the MFU it is sized at, where and
-    at what scale that figure was measured, and its band."""
-    measured_at = float(setup["mfu_measured_at"][i])
+def _mfu_arrays(setup: TrainingSetup, i: np.ndarray) -> dict[str, np.ndarray]:
+    """The MFU columns of training options on the pools ``i``: the MFU each is sized at,
+    where and at what scale that figure was measured, and its band."""
+    measured_at = np.asarray(setup["mfu_measured_at"], dtype=float)[i]
     return {
-        "mfu": float(setup["mfu"][i]),
-        "mfu_measured_at_accelerators": measured_at if np.isfinite(measured_at) else np.nan,
-        "mfu_point": float(setup["mfu_point"][i]),
-        "mfu_low": float(setup["mfu_low"][i]),
-        "mfu_high": float(setup["mfu_high"][i]),
-        "mfu_source": str(setup["mfu_source"][i]),
-        "mfu_band": str(setup["mfu_band"][i]),
+        "mfu": np.asarray(setup["mfu"], dtype=float)[i],
+        "mfu_measured_at_accelerators": np.where(np.isfinite(measured_at), measured_at, np.nan),
+        "mfu_point": np.asarray(setup["mfu_point"], dtype=float)[i],
+        "mfu_low": np.asarray(setup["mfu_low"], dtype=float)[i],
+        "mfu_high": np.asarray(setup["mfu_high"], dtype=float)[i],
+        "mfu_source": np.array([str(x) for x in np.asarray(setup["mfu_source"])[i]], dtype=object),
+        "mfu_band": np.array([str(x) for x in np.asarray(setup["mfu_band"])[i]], dtype=object),
     }
 
 
@@ -315,10 +321,11 @@ def training_options(
     periods: pd.DataFrame,
     problem: Problem,
     report: CompileReport,
-) -> list[dict]:
+) -> pd.DataFrame:
     """Training options of ``w`` over the pools it may use: for every start period and
     every end period of its window, the smallest cluster per pool that finishes in time
-    (a new size only), with its hours by period, MFU, energy, CO2e and rent."""
+    (a new size only), with its hours by period, MFU, energy, CO2e and rent (one row
+    each, built column-wise: a grown catalog gives hundreds of thousands)."""
     first, last = training_window(w, periods)
     setup = training_setup(w, spec, pools, problem.memory_headroom, problem.training_margin_of(w))
     apu = pools["accels_per_unit"].to_numpy()
@@ -364,7 +371,7 @@ def training_options(
         )
     p_hours = periods["hours"].to_numpy()
     deadline_h = w.deadline_days * 24.0 if w.deadline_days else np.inf
-    options: list[dict] = []
+    batches: list[dict[str, np.ndarray]] = []
     unit_coef = unit_hour_coefficients(pools, TRAINING_UTILISATION)
     for s in range(first, last + 1):
         chosen_prev = np.zeros(len(pools), dtype=int)
@@ -380,29 +387,32 @@ def training_options(
             if not new.any():
                 continue
             job_h, eff, lost = cluster(np.maximum(units, 1))
-            for i in np.flatnonzero(new):
-                u, h = int(units[i]), float(job_h[i])
-                run = _periods_run(h, s, e, p_hours)
-                options.append(
-                    {
-                        "pool_index": int(i),
-                        "n_units": u,
-                        "n_accelerators": u * int(apu[i]),
-                        "job_hours": h,
-                        "start_period": s,
-                        "end_period": run[-1][0],
-                        "hours_by_period": tuple(run),
-                        **_mfu_columns(setup, int(i)),
-                        "window_hours": window_h,
-                        "units_at_point_mfu": int(at_point[i]),
-                        "scaling_efficiency": float(eff[i]),
-                        "spot_lost_fraction": float(lost[i]),
-                        "energy_kwh": float(unit_coef["kwh"][i]) * u * h,
-                        "energy_usd": float(unit_coef["energy_usd"][i]) * u * h,
-                        "kgco2e": float(unit_coef["kgco2e"][i]) * u * h,
-                        "rent_usd": ledger.rent_usd(float(price[i]), u, h) if rented[i] else 0.0,
-                    }
-                )
+            i = np.flatnonzero(new)
+            u, h = units[i].astype(np.int64), job_h[i].astype(float)
+            run, end = _periods_run_all(h, s, e, p_hours)
+            batches.append(
+                {
+                    "pool_index": i.astype(np.int64),
+                    "n_units": u,
+                    "n_accelerators": u * apu[i].astype(np.int64),
+                    "job_hours": h,
+                    "start_period": np.full(len(i), s, dtype=np.int64),
+                    "end_period": end,
+                    "hours_by_period": run,
+                    **_mfu_arrays(setup, i),
+                    "window_hours": np.full(len(i), window_h, dtype=float),
+                    "units_at_point_mfu": at_point[i].astype(np.int64),
+                    "scaling_efficiency": eff[i].astype(float),
+                    "spot_lost_fraction": lost[i].astype(float),
+                    "energy_kwh": unit_coef["kwh"][i].astype(float) * u * h,
+                    "energy_usd": unit_coef["energy_usd"][i].astype(float) * u * h,
+                    "kgco2e": unit_coef["kgco2e"][i].astype(float) * u * h,
+                    "rent_usd": np.where(rented[i], price[i] * u * h, 0.0),  # ledger.rent_usd
+                }
+            )
+    if not batches:
+        return pd.DataFrame()
+    options = pd.DataFrame({k: np.concatenate([b[k] for b in batches]) for k in batches[0]})
     report.generated += len(options)
     return options
 
@@ -420,26 +430,33 @@ def no_cluster_reason(w: TrainingWorkload, problem: Problem) -> str:
 
 
 def prune_training_options(
-    options: list[dict], pools: pd.DataFrame, report: CompileReport
-) -> list[dict]:
+    options: pd.DataFrame, pools: pd.DataFrame, report: CompileReport
+) -> pd.DataFrame:
     """Drop training options dominated within their pool.
 
     For one pool and start period, an option is dominated when another ends no
     later with no more units (fewer units cost less, hold less capacity and use
     less energy): the generator already keeps only the smallest cluster per end
-    period, so what remains here are clusters that differ in span.
+    period, so what remains here are clusters that differ in span. The options kept come
+    group by group ((pool, start) in the order first met), each by units then end
+    period (then as generated).
     """
-    kept = []
-    by_key: dict[tuple[int, int], list[dict]] = {}
-    for o in options:
-        by_key.setdefault((o["pool_index"], o["start_period"]), []).append(o)
-    for group in by_key.values():
-        group.sort(key=lambda o: (o["n_units"], o["end_period"]))
-        best_end = None
-        for o in group:
-            if best_end is not None and o["end_period"] >= best_end:
-                report.pruned["training: larger cluster that finishes no sooner"] += 1
-                continue
-            best_end = o["end_period"]
-            kept.append(o)
-    return kept
+    if options.empty:
+        return options
+    pool = options["pool_index"].to_numpy(np.int64)
+    start = options["start_period"].to_numpy(np.int64)
+    group, _ = pd.factorize(pool * (int(start.max()) + 1) + start)
+    n_units = options["n_units"].to_numpy(np.int64)
+    end = options["end_period"].to_numpy(np.int64)
+    order = np.lexsort((np.arange(len(options)), end, n_units, group))
+    g, e = group[order], end[order]
+    # kept: the first of its group, or ending before every option of its group before it
+    # (a kept option's end is below every earlier one's, so the last kept end is their
+    # minimum)
+    first = np.r_[True, g[1:] != g[:-1]]
+    prev_min = pd.Series(e).groupby(g).cummin().shift(1).to_numpy()
+    keep = first | (e < np.where(first, np.inf, prev_min))
+    dropped = int((~keep).sum())
+    if dropped:
+        report.pruned["training: larger cluster that finishes no sooner"] += dropped
+    return options.iloc[order[keep]].reset_index(drop=True)
