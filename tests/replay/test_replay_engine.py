@@ -158,3 +158,51 @@ def test_a_cached_prefix_is_not_prefilled_again():
     assert warm.first_token_s == pytest.approx(0.012)
     assert cold.first_token_s == pytest.approx(0.03448)
     assert whole.first_token_s == pytest.approx(0.012)
+
+
+def test_a_dense_cache_is_read_whole_per_slot_and_a_static_batch_pads():
+    # dense cache (JetStream, Neuron): 0.5 ms per slot whatever its context; a decode graph
+    # compiled for 8: one sequence costs 8 slots. Overlapped: max(weights 0.010 + 8 x
+    # 0.0005 = 0.014, 8 x 0.001 = 0.008) + 0.002 = 0.016 s, at any context; at 10 running
+    # (past the compiled 8, not reached in a replay: max_seqs caps it) 10 slots,
+    # max(0.015, 0.010) + 0.002 = 0.017 s
+    cost = replace_cost(kv_s_per_slot=0.0005, compiled_batch=8)
+    assert cost.step_s(1, 100.0, 0, 0.0) == pytest.approx(0.016)
+    assert cost.step_s(1, 4000.0, 0, 0.0) == pytest.approx(0.016)
+    assert cost.step_s(10, 40_000.0, 0, 0.0) == pytest.approx(0.017)
+
+
+def test_serial_prefill_runs_each_prompt_as_its_own_graph_after_the_decode_step():
+    # prompts apart (Neuron): a step that decodes 2 sequences and admits 1 prompt of
+    # 1,000 tokens lasts the prompt's compute 0.010 s and its graph's fixed 0.011 s, then
+    # the decode graph of 2, max(0.010, 0.002) + 0.002 = 0.012 s: 0.033 s. Alone, one
+    # request's TTFT is its prompt's graph and one decode step of 1 (the estimator's
+    # prefill + t(b)), 0.021 + 0.012 = 0.033 s, and each later token a decode step, 0.012 s
+    cost = replace_cost(prefill_graph_s=0.011)
+    assert cost.step_s(2, 0.0, 1000, 0.010, 1) == pytest.approx(0.033)
+    (r,), _, _ = simulate([spec(cost=cost)], [Request(0.0, 1000, 3)])
+    assert r.first_token_s == pytest.approx(0.033)
+    assert r.done_s - r.first_token_s == pytest.approx(2 * 0.012)
+
+
+def test_neuron_replays_as_the_estimator_predicts_the_published_run():
+    # optimum-neuron's TGI benchmark (OPTNEURON_TGI_PERF, accuracy rows m19 and m20):
+    # Llama 3.1 8B bf16 on 4 Inferentia2 chips compiled for batch 32 and 4,096 tokens, one
+    # request at a time, ~1,500-token prompts: inter-token latency 26.79 ms, TTFT 315.79
+    # ms. The replay of that deployment (the plan's batch 32) takes the padded batch-32
+    # step and the prompt's own graph: within 5% of both, as the estimator (accuracy table
+    # m19 1.02x, m20 1.00x)
+    from solver.analyses.replay.fleet import replica_spec
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.presets import resolve_model
+
+    catalog = load_catalog(None)
+    model = physics.served_model(resolve_model("llama-3-8b", catalog, "w"), "bf16", "bf16")
+    acc = catalog.accelerators.loc["inferentia2"]
+    table = physics.one_row_table(acc)
+    dev = physics.device_figures(table, "bf16", np.array([False]), "neuron")
+    one = replica_spec(model, 4, dev, 0.10, planned_batch=32)
+    assert one.max_seqs == 32 and one.cost.compiled_batch == 32
+    (r,), _, _ = simulate([one], [Request(0.0, 1500, 174)])
+    assert (r.done_s - r.first_token_s) / 173 * 1e3 == pytest.approx(26.79, rel=0.05)
+    assert r.first_token_s * 1e3 == pytest.approx(315.79, rel=0.05)

@@ -72,13 +72,50 @@ class StepCost:
     # StepModel.attention_apart, solver/physics/inference.py "Attention apart"):
     # t = max(W + R u, a b + chunk_s) + max(k C, g C) + F + e (b + n)
     attention_apart: bool = False
+    # a dense KV cache of a fixed length (RuntimeEfficiency.static_kv_tokens: JetStream,
+    # Neuron) is read whole for every slot, whatever its context: k is 0 and each slot
+    # reads kv_s_per_slot
+    kv_s_per_slot: float = 0.0
+    # a decode graph compiled for a fixed batch (RuntimeEfficiency.static_batch: Neuron)
+    # runs every compiled slot, padded: b decoding requests cost max(b, compiled_batch)
+    compiled_batch: int = 0
+    # prompts run as their own graph between decode steps (RuntimeEfficiency.
+    # prefill_serial): each prompt's prefill adds its compute plus this fixed part (one
+    # weight read and the all-reduces, as physics.prefill_s) after the decode step, which
+    # carries decode tokens only
+    prefill_graph_s: float | None = None
+
+    def slots(self, decoding: int) -> int:
+        """Sequences a step computes for ``decoding`` running ones (padded to a compiled
+        batch)."""
+        return max(decoding, self.compiled_batch) if self.compiled_batch else decoding
 
     def step_s(
+        self,
+        decoding: int,
+        context_tokens: float,
+        chunk_tokens: int,
+        chunk_s: float,
+        prompts: int = 0,
+    ) -> float:
+        """Seconds of one step (class doc); ``prompts``: the prompts whose chunks it runs
+        (each its own graph where prefill is serial)."""
+        slots = self.slots(decoding) if decoding else 0
+        if self.prefill_graph_s is None:
+            return self._graph_s(slots, context_tokens, chunk_tokens, chunk_s)
+        # serial prefill: each prompt's own graph, then the decode graph, which gives an
+        # admitted prompt its first token (the estimator's TTFT: prefill_s + t(b))
+        running = self.slots(max(decoding, 1 if prompts else 0))
+        decode = self._graph_s(running, context_tokens, 0, 0.0) if running else 0.0
+        return chunk_s + prompts * self.prefill_graph_s + decode
+
+    def _graph_s(
         self, decoding: int, context_tokens: float, chunk_tokens: int, chunk_s: float
     ) -> float:
-        """Seconds of one step (class doc)."""
+        """Seconds of one graph running ``decoding`` sequences and ``chunk_tokens`` prompt
+        tokens together (class doc)."""
         tokens = decoding + chunk_tokens
-        kv = self.kv_s_per_token * context_tokens
+        kv = self.kv_s_per_token * context_tokens + self.kv_s_per_slot * decoding
         attention = self.compute_s_per_token * context_tokens
         apart = self.attention_apart and self.overlap
         memory = self.weights_s + (0.0 if apart else kv)
@@ -92,8 +129,16 @@ class StepCost:
         return both + self.fixed_s + self.comm_s_per_token * tokens
 
 
-def step_cost(model: physics.ServedModel, d: int, dev: physics.Device, row: int = 0) -> StepCost:
-    """The :class:`StepCost` of one replica of ``d`` devices (row ``row`` of ``dev``)."""
+def step_cost(
+    model: physics.ServedModel,
+    d: int,
+    dev: physics.Device,
+    row: int = 0,
+    compiled_batch: int = 0,
+) -> StepCost:
+    """The :class:`StepCost` of one replica of ``d`` devices (row ``row`` of ``dev``);
+    ``compiled_batch``: the batch a static-batch runtime's decode graph is compiled for
+    (0: none)."""
     devices = np.array([float(d)])
     one = physics.step_model(model, 0.0, 2.0, devices, dev)  # pure decode, context 1
     two = physics.step_model(model, 0.0, 4.0, devices, dev)  # pure decode, context 2
@@ -103,10 +148,20 @@ def step_cost(model: physics.ServedModel, d: int, dev: physics.Device, row: int 
         return float(arr.reshape(-1)[row if arr.size > 1 else 0])
 
     g = at(two.compute_s_per_seq) - at(one.compute_s_per_seq)
+    dense_kv = at(np.asarray(getattr(dev, "static_kv_tokens", 0.0), dtype=float)) > 0
+    serial = bool(at(np.asarray(getattr(dev, "prefill_serial", False), dtype=float)))
+    graph = None
+    if serial:  # a prompt's own graph beyond its FLOPs: one weight read, the all-reduces
+        graph = at(physics.prefill_s(model, 1.0, devices, dev)) - at(
+            physics.prefill_compute_s(model, 1.0, devices, dev)
+        )
     return StepCost(
         weights_s=at(one.weights_s),
         routed_s=at(one.routed_s) if one.is_moe else 0.0,
-        kv_s_per_token=at(one.kv_s_per_seq),
+        kv_s_per_token=0.0 if dense_kv else at(one.kv_s_per_seq),
+        kv_s_per_slot=at(one.kv_s_per_seq) if dense_kv else 0.0,
+        compiled_batch=compiled_batch,
+        prefill_graph_s=graph,
         compute_s_per_seq=at(one.compute_s_per_seq) - g,
         compute_s_per_token=g,
         fixed_s=at(one.fixed_s),
@@ -260,7 +315,7 @@ def _plan_step(r: _Replica) -> tuple[float, list[tuple[Request, int]]]:
         chunk_s += spec.chunk_s(req.prefilled, req.prefilled + n)
         chunk_tokens += n
         budget -= n
-    seconds = spec.cost.step_s(b, r.context_tokens, chunk_tokens, chunk_s)
+    seconds = spec.cost.step_s(b, r.context_tokens, chunk_tokens, chunk_s, len(chunks))
     return seconds, chunks
 
 

@@ -87,21 +87,40 @@ def replica_spec(
     memory_headroom: float,
     group: int = 0,
     token_budget: int = TOKEN_BUDGET,
+    planned_batch: int = 0,
 ) -> ReplicaSpec:
     """A replica of ``d`` devices as the replay runs it: the estimator's step time, its KV
     cache in tokens (the memory left after the weights, as
-    :func:`solver.physics.best_decode` counts it) and the runtime's batch limit."""
+    :func:`solver.physics.best_decode` counts it) and the runtime's batch limit.
+
+    A static-batch runtime (Neuron) runs a decode graph compiled for the batch its runtime
+    spec names, else ``planned_batch`` (the plan's), padded, and at most that many
+    sequences; a dense KV cache (JetStream, Neuron) holds its fixed length for every
+    sequence, which bounds the batch; where prompts run as their own graph, each runs whole
+    (no token budget splits it).
+    """
     devices = np.array([float(d)])
     free_gb = float(d * dev.memory_gb[0] * (1.0 - memory_headroom) - model.weights_gb)
     kv_tokens = int(max(free_gb, 0.0) / model.kv_gb_per_token)
+    max_seqs = int(dev.max_batch[0])
+    compiled = 0
+    if bool(np.asarray(getattr(dev, "static_batch", False)).reshape(-1)[0]):
+        named = int(np.asarray(getattr(dev, "compiled_batch", 0.0)).reshape(-1)[0])
+        compiled = named or planned_batch
+        max_seqs = min(max_seqs, compiled) if compiled else max_seqs
+    dense = float(np.asarray(getattr(dev, "static_kv_tokens", 0.0)).reshape(-1)[0])
+    if dense > 0:
+        max_seqs = max(min(max_seqs, int(kv_tokens // dense)), 1)
+    if bool(np.asarray(getattr(dev, "prefill_serial", False)).reshape(-1)[0]):
+        token_budget = 1 << 30
     one = float(physics.prefill_compute_s(model, 1.0, devices, dev)[0])
     two = float(physics.prefill_compute_s(model, 2.0, devices, dev)[0])
     # prefill(P) = a P + q P^2: a + q = one, 2a + 4q = two
     quad = (two - 2.0 * one) / 2.0
     return ReplicaSpec(
-        cost=step_cost(model, d, dev),
+        cost=step_cost(model, d, dev, compiled_batch=compiled),
         kv_tokens=kv_tokens,
-        max_seqs=int(dev.max_batch[0]),
+        max_seqs=max_seqs,
         token_budget=token_budget,
         prefill_s_per_token=one - quad,
         prefill_s_per_token_sq=quad,
@@ -125,7 +144,9 @@ def _deployment(
     tp = max(int(item.tp_degree), 1)
     units = int(round(item.units))
     per_unit = max(apu // tp, 1)
-    spec_ = replica_spec(model, tp, dev, problem.memory_headroom, group, token_budget)
+    spec_ = replica_spec(
+        model, tp, dev, problem.memory_headroom, group, token_budget, int(item.batch)
+    )
     if units and item.capacity_tokens_per_s > 0:  # route by the plan's capacity per replica
         spec_ = replace(spec_, weight=float(item.capacity_tokens_per_s) / (units * per_unit))
     role = str(getattr(item, "pool_role", None) or "")
