@@ -618,6 +618,8 @@ class _Keys:
             valid &= part >= 0
             comb = comb * max(len(level), 1) + np.maximum(part, 0)
         pos = np.flatnonzero(valid)
+        if pos.size == 0:  # no key matches any level: no frame row has a row
+            return np.full(len(self.code), -1, dtype=np.int64)
         index = pd.Index(comb[pos])
         if not index.is_unique:  # equal keys of different types (1 and 1.0): as before
             raise ValueError("duplicate keys")
