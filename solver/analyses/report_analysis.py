@@ -8,12 +8,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from solver.analyses.runner import shared_workers
 from solver.analyses.sensitivity import REPORT_SWEEPS, report_sweeps, sensitivity_report
 from solver.analyses.sensitivity.results import SensitivityReport, SweepPoint
 from solver.analyses.sensitivity.sweeps import SWEEP_GAP, as_posed
@@ -121,27 +123,21 @@ def build_analysis(
         workers=workers,
         scheduler=scheduler,
     )
+    sens_args: dict[str, Any] = dict(
+        break_even_limit=break_even_limit,
+        solver=solver,
+        progress=tick("break-even prices"),
+        deadline=deadline,
+        workers=workers,
+        scheduler=scheduler,
+    )
     # on local workers the sweeps run beside the break-even search (in a process of their
-    # own, with their own workers), so neither's last tasks leave a CPU idle
-    beside = SweepsBeside(compiled, sweep_args) if overlaps(workers, scheduler) else None
-    try:
-        sens = sensitivity_report(
-            solution,
-            break_even_limit=break_even_limit,
-            solver=solver,
-            progress=tick("break-even prices"),
-            deadline=deadline,
-            workers=workers,
-            scheduler=scheduler,
-        )
-        sweeps_progress = tick("frontier, sweeps and scenarios")
-        if beside is not None:
-            sweeps = beside.result(sweeps_progress)
-        else:
-            sweeps = report_sweeps(compiled, progress=sweeps_progress, **sweep_args)
-    finally:
-        if beside is not None:
-            beside.stop()
+    # own, with their own workers), so neither's last tasks leave a CPU idle; the two
+    # pools' tasks share ``workers`` CPUs (shared_workers: no more at once than before)
+    together = overlaps(workers, scheduler)
+    with shared_workers(workers) if together else nullcontext():
+        beside = SweepsBeside(compiled, sweep_args) if together else None
+        sens, sweeps = _sections(beside, solution, compiled, sweep_args, tick, **sens_args)
     cut = [name for name in REPORT_SWEEPS if sweeps[name] is None]
     # report_sweeps gives each sweep's points by name, the scenarios' with their shares
     frontier = cast(list[SweepPoint], sweeps["carbon frontier"] or [])
@@ -165,6 +161,27 @@ def build_analysis(
         two_stage=two_stage,
         cut_at_time_limit=cut,
     )
+
+
+def _sections(
+    beside: SweepsBeside | None,
+    solution: Solution,
+    compiled: Any,
+    sweep_args: dict[str, Any],
+    tick: Callable[[str], Callable[[int, int], None] | None],
+    **sens_args: Any,
+) -> tuple[SensitivityReport, dict[str, object]]:
+    """The break-even search (here), then the sweeps: read from ``beside``, where they run
+    already, else run here; ``beside`` is stopped whatever happens."""
+    try:
+        sens = sensitivity_report(solution, **sens_args)
+        progress = tick("frontier, sweeps and scenarios")
+        if beside is not None:
+            return sens, beside.result(progress)
+        return sens, report_sweeps(compiled, progress=progress, **sweep_args)
+    finally:
+        if beside is not None:
+            beside.stop()
 
 
 def overlaps(workers: int, scheduler: object) -> bool:

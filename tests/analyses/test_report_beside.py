@@ -67,9 +67,7 @@ def test_an_error_in_the_sweeps_process_is_raised_by_the_report(solved, monkeypa
     assert multiprocessing.active_children() == []
 
 
-def test_a_report_stopped_in_its_break_even_search_ends_the_sweeps_process(
-    solved, monkeypatch
-):
+def test_a_report_stopped_in_its_break_even_search_ends_the_sweeps_process(solved, monkeypatch):
     plan, solution = solved
     started: list = []
     real = report_analysis.SweepsBeside
@@ -87,3 +85,27 @@ def test_a_report_stopped_in_its_break_even_search_ends_the_sweeps_process(
         build_analysis(plan, solution, workers=2, **KW)
     assert len(started) == 1 and not started[0]._process.is_alive()
     assert multiprocessing.active_children() == []
+
+
+def _counted(counter, task):
+    """A task that counts the tasks running with it (``counter``: running, most seen)."""
+    import time
+
+    with counter.get_lock():
+        counter[0] += 1
+        counter[1] = max(counter[1], counter[0])
+    time.sleep(0.4)
+    with counter.get_lock():
+        counter[0] -= 1
+    return task
+
+
+def test_pools_under_shared_workers_run_no_more_tasks_at_once_than_its_slots():
+    from solver.analyses.runner import run_tasks, shared_workers
+
+    # 6 tasks of 0.4 s on 3 local workers: 3 at once, as the pool alone runs them; under
+    # shared_workers(2), 2 at once at most, every task still run (results in order)
+    counter = multiprocessing.get_context("fork").Array("i", [0, 0])
+    with shared_workers(2):
+        assert run_tasks(_counted, list(range(6)), shared=counter, workers=3) == list(range(6))
+    assert 1 <= counter[1] <= 2  # 3 when the slots do not hold
