@@ -100,6 +100,11 @@ def build_analysis(
     ``sweep_gap`` is the relative gap (a fraction) every sweep point is proven to
     (:data:`~solver.analyses.sensitivity.sweeps.SWEEP_GAP` by default); the plan and the
     break-even prices keep the solve's default gap.
+
+    On local workers (``workers`` > 1, no ``scheduler``) and with neither deadline, the
+    sweeps run beside the break-even search (:class:`SweepsBeside`), the two sharing
+    ``workers`` CPUs (:func:`~solver.analyses.runner.shared_workers`); the figures are
+    the same (docs/concepts/sensitivity.md, "The sweeps beside the break-even search").
     """
 
     def tick(stage: str) -> Callable[[int, int], None] | None:
@@ -134,7 +139,8 @@ def build_analysis(
     # on local workers the sweeps run beside the break-even search (in a process of their
     # own, with their own workers), so neither's last tasks leave a CPU idle; the two
     # pools' tasks share ``workers`` CPUs (shared_workers: no more at once than before)
-    together = overlaps(workers, scheduler)
+    # (not under a deadline: the break-even search keeps its CPUs until its own, as before)
+    together = overlaps(workers, scheduler) and deadline is None and sections_deadline is None
     with shared_workers(workers) if together else nullcontext():
         beside = SweepsBeside(compiled, sweep_args) if together else None
         sens, sweeps = _sections(beside, solution, compiled, sweep_args, tick, **sens_args)

@@ -87,6 +87,18 @@ def test_a_report_stopped_in_its_break_even_search_ends_the_sweeps_process(solve
     assert multiprocessing.active_children() == []
 
 
+def test_under_a_deadline_the_sections_run_one_after_the_other(solved, monkeypatch):
+    import time
+
+    plan, solution = solved
+    started: list = []
+    monkeypatch.setattr(report_analysis, "SweepsBeside", lambda *a, **k: started.append(a))
+    # a deadline an hour away cuts nothing, but keeps the break-even search's CPUs its own
+    far = time.perf_counter() + 3600.0
+    out = build_analysis(plan, solution, workers=2, sections_deadline=far, **KW)
+    assert started == [] and out.cut_at_time_limit == [] and out.demand_sweep
+
+
 def _counted(counter, task):
     """A task that counts the tasks running with it (``counter``: running, most seen)."""
     import time
