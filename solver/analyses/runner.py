@@ -5,16 +5,10 @@ stochastic scenarios and cuts all run through :func:`run_tasks`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
-from typing import Any
 
 _SHARED: object = None  # what every task of a local process pool reads (see run_tasks)
-_SLOTS: Any = None  # the CPUs the pools started under shared_workers() share
-#: seconds a task waits for one of shared_workers()' CPUs before it runs anyway (a slot
-#: lost with a worker killed while it held it must not stop the other pools for good)
-SLOT_WAIT_S = 600.0
 
 
 def _set_shared(shared: object, parent_pid: int | None = None) -> None:
@@ -63,37 +57,7 @@ def _quiet_worker(parent_pid: int) -> None:
 
 def _with_shared(args: tuple):
     fn, task = args
-    if _SLOTS is None:
-        return fn(_SHARED, task)
-    got = _SLOTS.acquire(timeout=SLOT_WAIT_S)
-    try:
-        return fn(_SHARED, task)
-    finally:
-        if got:
-            _SLOTS.release()
-
-
-@contextmanager
-def shared_workers(workers: int) -> Iterator[None]:
-    """Local pools started inside (by :func:`run_tasks`, in this process or in a process
-    forked from it inside) run at most ``workers`` tasks at once between them.
-
-    Two analyses run side by side, each over ``workers`` local processes (``procure
-    report``'s break-even search and its sweeps), then keep ``workers`` CPUs busy, as
-    one would, until both end: a task of either starts as soon as any task ends, and
-    neither takes more of the machine than one of them alone. A semaphore of
-    ``workers`` slots is made here and inherited by every worker forked inside; each task
-    holds a slot while it runs (waiting at most :data:`SLOT_WAIT_S` for one).
-    """
-    import multiprocessing
-
-    global _SLOTS
-    before = _SLOTS
-    _SLOTS = multiprocessing.get_context("fork").BoundedSemaphore(max(1, workers))
-    try:
-        yield
-    finally:
-        _SLOTS = before
+    return fn(_SHARED, task)
 
 
 def _apply(fn: Callable, shared: object, task: object):
