@@ -800,8 +800,14 @@ def _inference_assumptions(
         f"{memory_headroom:.0%} of device memory kept free (vLLM gpu_memory_utilization "
         f"{1 - memory_headroom:.2f}); memory as the vendor means it "
         f"({labelled} = {float(acc['memory_gb']):.1f} GB)",
-        "continuous batching with chunked prefill: each step also prefills "
-        f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token",
+        (
+            "a decode graph compiled for the batch, every slot run padded; each prompt "
+            "its own graph between decode steps; a request waits for a free slot (Erlang C "
+            "at the percentile: solver/physics/latency.py, Slot wait)"
+            if eff.static_batch
+            else "continuous batching with chunked prefill: each step also prefills "
+            f"{prompt_tokens / output_tokens:.2f} prompt tokens per output token"
+        ),
         f"runtime {dev.runtime[0]}: {eff.eta_bandwidth:.0%} of bandwidth, "
         + compute_share
         + f", {eff.step_overhead_s * 1e3:g} ms per step, "

@@ -178,3 +178,20 @@ def test_cli_estimate_takes_a_compiled_batch():
     for bad in ("vllm-cuda@8", "neuron@x"):
         result = run(bad)
         assert result.exit_code != 0 and "--runtime" in result.output
+
+
+def test_a_request_waits_for_a_slot_of_a_static_batch():
+    # 4 slots, offered load a = 2.72 (rho 0.68), 11.8 s in a slot, p99: Erlang B_4 =
+    # 0.1747 (B_1 = 2.72/3.72 = 0.731, B_2 = 0.4985, B_3 = 0.3113), C = 0.1747 / (1 - 0.68
+    # x 0.8253) = 0.398, W_99 = 11.8 ln(0.398 / 0.01) / (4 - 2.72) / 2 = 16.98 s (the
+    # M/M/c tail halved for fixed service times, Allen-Cunneen). One slot is an M/D/1
+    # server: the same quantile as md1_wait_quantile_s (u = 0.5, S = 1 s: ln(50) = 3.912 s)
+    from solver.physics.latency import md1_wait_quantile_s, slot_wait_quantile_s
+
+    assert float(slot_wait_quantile_s(4, 2.72 / 11.8, 11.8, 0.99)) == pytest.approx(16.98, abs=0.01)
+    one = float(slot_wait_quantile_s(1, 0.5, 1.0, 0.99))
+    assert one == pytest.approx(float(md1_wait_quantile_s(1.0, 0.5, 0.99)))
+    assert one == pytest.approx(3.912, abs=1e-3)
+    # at a = c the queue grows without bound; few arrivals never wait at p99
+    assert np.isinf(slot_wait_quantile_s(4, 4.0 / 11.8, 11.8, 0.99))
+    assert float(slot_wait_quantile_s(32, 1.0 / 11.8, 11.8, 0.99)) == 0.0
