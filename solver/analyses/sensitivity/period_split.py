@@ -28,12 +28,21 @@ class PeriodSplit:
     period").
     """
 
-    def __init__(self, model: LinearModel, session: HighsSession, force_cols, pool_cols) -> None:
+    def __init__(
+        self,
+        model: LinearModel,
+        session: HighsSession,
+        force_cols,
+        pool_cols,
+        provider: str | None = None,
+    ) -> None:
+        """``provider``: the searched pool's provider, whose support stays in (A) as before
+        (:func:`support_columns`)."""
         import highspy
 
         v = model.variables
         period = v["period"].to_numpy(int)
-        support = support_columns(model)  # left out of (A): a relaxation (fees >= 0)
+        support = support_columns(model, provider)  # left out of (A): fees >= 0
         spanning = (v["kind"].isin(SPANNING_KINDS).to_numpy() | (period < 0)) & ~support
         periods = sorted({int(t) for t in period[~spanning & ~support]})
         rows: dict[int, list[int]] = {t: [] for t in periods}
@@ -225,15 +234,21 @@ def _holds(model: LinearModel, x: np.ndarray, changed: dict[tuple[int, int], flo
 PERIOD_GAP = 1e-7
 
 
-def support_columns(model: LinearModel) -> np.ndarray:
+def support_columns(model: LinearModel, keep: str | None = None) -> np.ndarray:
     """Mask of the support variables (fees, bands, tier and billed binaries:
-    :mod:`solver.core.formulation.support`), which (A)'s periods leave out with every row
-    they are in: each fee is at least 0 and costs its months, so the periods' optima
-    without them bound (A) from below (docs/concepts/sensitivity.md, "Proofs period by
-    period"). None where a support variable could lower the cost (a negative cost or
-    bound): then they stay in, each a spanning variable or its period's."""
+    :mod:`solver.core.formulation.support`) but ``keep``'s (a provider), which (A)'s
+    periods leave out with every row they are in: each fee is at least 0 and adds to the
+    cost, so the periods' optima without them bound (A) from below
+    (docs/concepts/sensitivity.md, "Proofs period by period"). ``keep``'s (the searched
+    pool's provider, whose fees decide whether it enters) stay in: its billed binary, over
+    the whole horizon, is a spanning variable (0 in (A), its plans go to (B)). No
+    variable where one could lower the cost (a negative cost or lower bound)."""
     v = model.variables
-    mask = (v["kind"] == VarKind.SUPPORT.value).to_numpy()
+    mask = (v["kind"] == VarKind.SUPPORT.value).to_numpy().copy()
+    if keep is not None:
+        names = v["name"].astype(str)
+        mask &= ~(names.str.contains(f"[{keep},", regex=False)
+                  | names.str.contains(f"[{keep}]", regex=False)).to_numpy()  # fmt: skip
     cost = np.zeros(len(v))
     for j, c in model.objective.coefs.items():
         cost[j] += c
