@@ -10,6 +10,8 @@ import numpy as np
 
 from solver.analyses.sensitivity.steps import below_with_row
 from solver.core.backends import HighsSession, SolveOptions, Termination
+from solver.core.formulation.support import settle
+from solver.core.matrix import VarKind
 from solver.core.model import LinearModel
 
 #: variables that decide for several periods at once (a purchase, a reservation or a
@@ -26,20 +28,33 @@ class PeriodSplit:
     period").
     """
 
-    def __init__(self, model: LinearModel, session: HighsSession, force_cols, pool_cols) -> None:
+    def __init__(
+        self,
+        model: LinearModel,
+        session: HighsSession,
+        force_cols,
+        pool_cols,
+        provider: str | None = None,
+    ) -> None:
+        """``provider``: the searched pool's provider, whose support stays in (A) as before
+        (:func:`support_columns`)."""
         import highspy
 
         v = model.variables
         period = v["period"].to_numpy(int)
-        spanning = v["kind"].isin(SPANNING_KINDS).to_numpy() | (period < 0)
-        periods = sorted({int(t) for t in period[~spanning]})
+        support = support_columns(model, provider)  # left out of (A): fees >= 0
+        spanning = (v["kind"].isin(SPANNING_KINDS).to_numpy() | (period < 0)) & ~support
+        periods = sorted({int(t) for t in period[~spanning & ~support]})
         rows: dict[int, list[int]] = {t: [] for t in periods}
         for r, row in enumerate(model.rows):
+            if any(support[j] for j in row.coefs):
+                continue
             own = {int(period[j]) for j in row.coefs if not spanning[j]}
             if len(own) == 1:
                 rows[own.pop()].append(r)
         self.model, self.periods, self.rows, self.session = model, periods, rows, session
-        self.cols = {t: np.flatnonzero((period == t) & ~spanning) for t in periods}
+        self.support = bool(support.any())
+        self.cols = {t: np.flatnonzero((period == t) & ~spanning & ~support) for t in periods}
         self.local = {t: {int(j): i for i, j in enumerate(self.cols[t])} for t in periods}
         self.local_row = {r: (t, i) for t in periods for i, r in enumerate(rows[t])}
         self.sessions: dict[int, HighsSession] = {}
@@ -117,6 +132,8 @@ class PeriodSplit:
             x = np.zeros(len(self.model.variables))
             for s in self.periods:
                 x[self.cols[s]] = values if s == t else free[s][2]
+            if self.support:  # the fees the plan's spend makes (left out of the periods)
+                x = settle(self.model, x)
             value = float(cost @ x + self.model.objective.constant)
             ok = value < bound and _holds(self.model, x, changed)
             return (value, x) if ok else False
@@ -215,6 +232,29 @@ def _holds(model: LinearModel, x: np.ndarray, changed: dict[tuple[int, int], flo
 #: bounds add up to the lower bound that must reach the target (to the searches' 1e-6),
 #: so each is closed far tighter than that
 PERIOD_GAP = 1e-7
+
+
+def support_columns(model: LinearModel, keep: str | None = None) -> np.ndarray:
+    """Mask of the support variables (fees, bands, tier and billed binaries:
+    :mod:`solver.core.formulation.support`) but ``keep``'s (a provider), which (A)'s
+    periods leave out with every row they are in: each fee is at least 0 and adds to the
+    cost, so the periods' optima without them bound (A) from below
+    (docs/concepts/sensitivity.md, "Proofs period by period"). ``keep``'s (the searched
+    pool's provider, whose fees decide whether it enters) stay in: its billed binary, over
+    the whole horizon, is a spanning variable (0 in (A), its plans go to (B)). No
+    variable where one could lower the cost (a negative cost or lower bound)."""
+    v = model.variables
+    mask = (v["kind"] == VarKind.SUPPORT.value).to_numpy().copy()
+    if keep is not None:
+        names = v["name"].astype(str)
+        mask &= ~(names.str.contains(f"[{keep},", regex=False)
+                  | names.str.contains(f"[{keep}]", regex=False)).to_numpy()  # fmt: skip
+    cost = np.zeros(len(v))
+    for j, c in model.objective.coefs.items():
+        cost[j] += c
+    if np.any(cost[mask] < 0) or np.any(v["lb"].to_numpy(float)[mask] < 0):
+        return np.zeros(len(v), dtype=bool)
+    return mask
 
 
 def spanning_rows(model: LinearModel) -> list[int]:

@@ -106,6 +106,7 @@ class Warm:
         self.start = None if start is None else carried(full_model, start, self.model)
         self.holds_plan = start is not None and _all_carried(full_model, start, self.model)
         self.pi, self.options = pi, options
+        self.provider = str(compiled.pools.iloc[pi]["provider"])
         self.pricer = _PoolPricer(self.model, self.slopes, pi)
         self.session = self.pricer.session
         self.split: PeriodSplit | None | bool = None  # built at the first step
@@ -133,7 +134,9 @@ class Warm:
             ):
                 self.split = False
             else:
-                self.split = PeriodSplit(self.model, self.session, force, self.pricer.cols)
+                self.split = PeriodSplit(
+                    self.model, self.session, force, self.pricer.cols, self.provider
+                )
         return self.split is not False
 
     def _changed(self, price: float) -> dict[tuple[int, int], float]:
