@@ -206,7 +206,7 @@ def sensitivity(
         with Stages(quiet) as bar:
             plan_solver, solver_ = _solvers(solver)
             plan, solution = _solve_for_analysis(problem, catalog, plan_solver, time_limit, quotes)
-            bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
+            bar.done("solve", _solved_words(plan))
             report = sensitivity_report(
                 solution,
                 deadline=_analysis_deadline(time_limit),
@@ -237,6 +237,15 @@ def _replay_section(
     cat = _with_quotes(_load_catalog(catalog), prob, problem, quotes)
     result = replay_plan(plan, prob, cat)
     return replay_section_html(result) if result.rows else ""
+
+
+def _solved_words(plan: Plan) -> str:
+    """The analysis solve's progress words: the plan's totals as `procure solve` heads them
+    (all in, with compute beside it), so the line never shows compute alone as the plan's
+    cost."""
+    if plan.all_in_cost_usd is None:
+        return f"compute ${plan.total_cost_usd:,.2f}, verified"
+    return f"${plan.all_in_cost_usd:,.2f} all in (compute ${plan.total_cost_usd:,.2f}), verified"
 
 
 def _check_sweep_options(
@@ -328,7 +337,7 @@ def report(
             plan, solution = _solve_for_analysis(
                 problem, catalog, plan_solver, time_limit, quotes=quotes
             )
-            bar.done("solve", f"${plan.total_cost_usd:,.2f}, verified")
+            bar.done("solve", _solved_words(plan))
             prob = load_problem(problem)
             two_stage = None
             if prob.uncertainty is not None:
