@@ -672,7 +672,9 @@ def _what_would_meet(
     docs/guides/operating-point.md): the tightest TPOT and TTFT limits one sequence meets
     on this replica (at the percentile under load where one is asked, else at the mean),
     and the fewest devices per replica (2, 4 or 8, tensor parallel) at which some batch
-    meets the limits given (None where none up to 8 does)."""
+    meets the limits given (None where none up to 8 does); at a percentile, the highest
+    utilisation (``max_utilisation``, to 0.01) at which some batch on this replica meets
+    them (None where none from 0.01 does: the queue is not what misses)."""
     one = physics.best_decode(served, **common, tpot_slo_s=None, ttft_slo_s=None, batch=1)
     assert one.tpot_p_s is not None and one.ttft_p_s is not None  # best_decode sets both
     tpot_s = max(float(one.step_s[0]), float(one.tpot_p_s[0]))
@@ -685,8 +687,36 @@ def _what_would_meet(
         if int(trial.batch[0]) >= 1:
             devices = wider
             break
-    meet = {"tpot_slo_ms": tpot_s * 1000.0, "ttft_slo_ms": ttft_s * 1000.0, "tp_degree": devices}
+    meet: dict[str, float | int | None] = {
+        "tpot_slo_ms": tpot_s * 1000.0,
+        "ttft_slo_ms": ttft_s * 1000.0,
+        "tp_degree": devices,
+    }
+    load = common.get("load")
+    if load is not None:
+        meet["utilisation"] = _highest_utilisation(served, slo, common, load)
     return {"what_would_meet": meet}
+
+
+def _highest_utilisation(
+    served: physics.ServedModel, slo: dict, common: dict, load: physics.LoadPercentile
+) -> float | None:
+    """The highest utilisation, in hundredths below ``load.rho``, at which some batch meets
+    the limits at ``load.p`` (bisection: the latencies at a percentile rise with the load);
+    None where even 0.01 misses."""
+
+    def meets(hundredths: int) -> bool:
+        at = physics.LoadPercentile(p=load.p, rho=hundredths / 100.0)
+        return int(physics.best_decode(served, **slo, **{**common, "load": at}).batch[0]) >= 1
+
+    lo, hi = 0, int(math.floor(load.rho * 100.0))
+    if hi < 1 or not meets(1):
+        return None
+    lo = 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    return (hi if meets(hi) else lo) / 100.0
 
 
 def _seconds(ms: float | None) -> float | None:

@@ -195,3 +195,27 @@ def test_a_request_waits_for_a_slot_of_a_static_batch():
     # at a = c the queue grows without bound; few arrivals never wait at p99
     assert np.isinf(slot_wait_quantile_s(4, 4.0 / 11.8, 11.8, 0.99))
     assert float(slot_wait_quantile_s(32, 1.0 / 11.8, 11.8, 0.99)) == 0.0
+
+
+def test_what_would_meet_names_the_utilisation_a_static_batch_needs():
+    # Mistral 7B on one Inferentia2 chip, 1,000/250 tokens, 60 ms TPOT and 2 s TTFT at
+    # p99: at 0.8 utilisation no batch meets (a request waits for one of a few slots, each
+    # held ~8-12 s: Slot wait), so the estimate names the highest utilisation at which one
+    # does, to the hundredth: some batch meets there and none at 0.01 more
+    args = dict(
+        model="mistral-7b",
+        accelerator="inferentia2",
+        tp_degree=1,
+        prompt_tokens=1000,
+        output_tokens=250,
+        tpot_slo_ms=60,
+        ttft_slo_ms=2000,
+        slo_percentile=0.99,
+    )
+    out = estimate_inference(load_catalog(None), **args, utilisation=0.8)
+    assert out["batch"] == 0
+    rho = out["what_would_meet"]["utilisation"]
+    assert 0.01 <= rho < 0.8
+    assert estimate_inference(load_catalog(None), **args, utilisation=rho)["batch"] >= 1
+    above = estimate_inference(load_catalog(None), **args, utilisation=round(rho + 0.01, 2))
+    assert above["batch"] == 0
