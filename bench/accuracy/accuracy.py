@@ -313,7 +313,7 @@ def predict_inference(catalog, row: dict[str, str]) -> float:
 
 def predict_training(catalog, row: dict[str, str]) -> float:
     """The estimate's MFU at that scale, or tokens/s per accelerator."""
-    from solver.analyses.estimate import estimate_training
+    from solver.analyses.training_estimate import estimate_training
 
     n = int(float(row["n_accelerators"]))
     tokens = _opt_float(row["tokens"]) or DEFAULT_TRAINING_TOKENS
@@ -630,7 +630,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        from solver.analyses.estimate import estimate_inference, estimate_training  # noqa: F401
+        from solver.analyses.estimate import estimate_inference  # noqa: F401
+        from solver.analyses.training_estimate import estimate_training  # noqa: F401
         from solver.inputs.catalog import load_catalog
     except ImportError as exc:
         print(f"cannot import the estimator: {exc}", file=sys.stderr)

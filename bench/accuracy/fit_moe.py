@@ -36,7 +36,7 @@ from solver.physics import training  # noqa: E402
 
 def _dense_share(catalog, row: dict[str, str]) -> tuple[float, float, float]:
     """(x bytes/FLOP, R dense TFLOP/s, e = measured / dense prediction) of one row."""
-    from solver.analyses.estimate import estimate_training
+    from solver.analyses.training_estimate import estimate_training
 
     spec = resolve_model(row["model"], catalog, "fit_moe")
     x = physics.training.moe_all_to_all_bytes_per_flop(

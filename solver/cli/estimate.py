@@ -98,7 +98,7 @@ def estimate_training_cmd(
     """Training memory per component, time and cost on an accelerator or offering."""
 
     def body() -> None:
-        from solver.analyses.estimate import estimate_training
+        from solver.analyses.training_estimate import estimate_training
 
         result = estimate_training(
             _load_catalog(catalog),

@@ -114,7 +114,7 @@ def test_estimate_equals_compile_on_the_same_pool_and_cluster(tiny_catalog, offe
     # every training option compile generates has the hours the estimator gives for the
     # same offering, mode and cluster: both call physics.cluster_training_hours with
     # nodes = instances of the offering
-    from solver.analyses.estimate import estimate_training
+    from solver.analyses.training_estimate import estimate_training
     from solver.core.compile import compile_problem
 
     cat = tiny_catalog([offer], regions=[*TINY_REGIONS, AWS_REGION])
@@ -144,7 +144,7 @@ def test_estimate_on_a_400g_cluster_by_hand(tiny_catalog):
     # -> 0.81. FLOPs 4.8442e21 (see above); at the band's low end 0.30 (the default):
     # hours = 4.8442e21 / (32 x 989.4e12 x 0.30 x 0.81 x 3600) = 4.8442e21 / 2.7697e19
     # = 174.90 h; at the point 0.41: 4.8442e21 / 3.7852e19 = 127.98 h
-    from solver.analyses.estimate import estimate_training
+    from solver.analyses.training_estimate import estimate_training
 
     args = dict(model="dense-7b", tokens=1e11, offering="acme/us-east/h8slow", n_accelerators=32)
     est = estimate_training(tiny_catalog([H8_400G]), **args)
