@@ -54,6 +54,11 @@ class Interrupted(KeyboardInterrupt):
         self.name = signal.Signals(self.signum).name
         super().__init__(self.name)
 
+    def __reduce__(self) -> tuple:
+        # rebuilt from the signal's number (its args hold the name): a pool worker's
+        # Interrupted reaches the parent as itself, not as a pool broken by unpickling
+        return (type(self), (self.signum,))
+
     @property
     def exit_code(self) -> int:
         return 128 + self.signum

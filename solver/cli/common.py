@@ -345,6 +345,13 @@ def _signals_interrupt():
     try:
         yield
         completed = True
+    except Exception as exc:  # an error while a signal's stop is under way came of the stop
+        signum = stop.pending_signal()  # (a pool worker ended by it, a solve cut short)
+        if not signum:
+            raise
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt from exc
+        raise Interrupted(signum) from exc
     finally:
         pending = stop.pending_signal()
         stop.clear()  # before the handlers go: no resent signal meets the default action

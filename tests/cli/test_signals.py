@@ -284,6 +284,61 @@ def test_a_stopped_pool_leaves_no_manager_thread():
     assert all(f.done() for f in running)
 
 
+def _raise_sigterm(shared, task):
+    from solver.errors import Interrupted
+
+    raise Interrupted(signal.SIGTERM)
+
+
+def _pending_in_worker(shared, task):
+    from solver.core.backends import interrupt
+
+    return interrupt.pending_signal()
+
+
+def test_a_workers_interrupted_reaches_the_parent_as_itself():
+    # Before, Interrupted(15) pickled with its name as its argument and could not be
+    # rebuilt in the parent: the pool's reader failed and every future raised
+    # BrokenProcessPool, which the CLI reported as "internal error" (exit 70, not 143)
+    from solver.analyses.runner import run_tasks
+    from solver.errors import Interrupted
+
+    with pytest.raises(Interrupted) as info:
+        run_tasks(_raise_sigterm, [1, 2], workers=2)
+    assert info.value.signum == signal.SIGTERM and info.value.exit_code == 143
+
+
+def test_a_forked_worker_does_not_inherit_its_parents_stop():
+    # A signal whose handler runs in an at-fork hook requests the stop just before a
+    # worker is forked: the worker must start with no request of its own (it would stop
+    # its first solve and raise the parent's signal there)
+    from solver.analyses.runner import run_tasks
+    from solver.core.backends import interrupt
+
+    interrupt.request_stop(signal.SIGTERM)
+    try:
+        assert run_tasks(_pending_in_worker, [1, 2], workers=2) == [None, None]
+        assert interrupt.pending_signal() == signal.SIGTERM  # the parent's, untouched
+    finally:
+        interrupt.clear()
+
+
+def test_an_error_while_a_signal_stops_the_command_is_reported_as_the_signal():
+    from solver.cli.common import _signals_interrupt
+    from solver.core.backends import interrupt
+    from solver.errors import Interrupted
+
+    with pytest.raises(Interrupted) as info:
+        with _signals_interrupt():
+            interrupt.request_stop(signal.SIGTERM)
+            raise RuntimeError("a pool broken by the stop")
+    assert info.value.exit_code == 143 and isinstance(info.value.__cause__, RuntimeError)
+    assert interrupt.pending_signal() is None
+    # no signal pending: the error is the error (the CLI calls it a bug)
+    with pytest.raises(RuntimeError), _signals_interrupt():
+        raise RuntimeError("a bug")
+
+
 # A hard MIP (traffic-mix-measured on massedcompute's on-demand offerings alone: about
 # 8 CPU s in HiGHS even with its tie classes merged, issue 50; minutes before) solved
 # with no time limit through the CLI's _run; a

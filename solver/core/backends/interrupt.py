@@ -15,6 +15,7 @@ Other callers (a web job's cancel, an analysis's progress) use :func:`request_st
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -30,6 +31,20 @@ _lock = threading.Lock()
 _requested: int | None = None
 #: how many solves are in C++ now (:func:`native`)
 _native_depth = 0
+
+
+def _forget_in_child() -> None:
+    """A forked process starts with no stop of its own: the request, the native depth and
+    the lock are its parent's (a request made during the fork, in an at-fork hook where
+    the handler's exception is swallowed, would stop the child's first solve and raise
+    the parent's signal there; a lock a parent's thread held would never be released)."""
+    global _lock, _requested, _native_depth
+    _lock = threading.Lock()
+    _requested = None
+    _native_depth = 0
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def request_stop(signum: int = 0) -> None:
@@ -57,7 +72,6 @@ def resend_while_pending(signum: int, every_s: float = 0.2) -> None:
     a ``__del__``: "Exception ignored in ..."), so a signal can be lost there; repeated,
     it lands where Python runs next (as the CLI's ``--time-limit`` alarm repeats).
     :func:`clear` ends it."""
-    import os
 
     def resend() -> None:
         while True:
