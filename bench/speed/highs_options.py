@@ -129,7 +129,16 @@ def main() -> None:
                     print(f"    {key}: largest objective move {move:.2e} (points' gap {gap:.2e})")
             be = [f["break-even"] for f in (figures["default"], figures["options"])]
             if be[0] != be[1]:
-                print("    break-even prices differ")
+                moves = [
+                    abs(a[1] - b[1]) / max(abs(a[1]), 1e-9)
+                    for a, b in zip(be[0], be[1], strict=False)
+                    if a[1] is not None and b[1] is not None
+                ]
+                notes = sum(a[2] != b[2] or a[0] != b[0] for a, b in zip(*be, strict=False))
+                largest = max(moves, default=0.0)
+                print(
+                    f"    break-even prices: largest move {largest:.2e}, {notes} rows' notes differ"
+                )
     a, b = sum(totals["default"]), sum(totals["options"])
     print(f"all problems: default {a:.1f} s, options {b:.1f} s CPU, ratio {b / a:.2f}")
 
