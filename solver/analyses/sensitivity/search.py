@@ -128,6 +128,16 @@ def break_even_for_pool(
             )
         a = value - u * price
         new_price = (target - a) / u
+        if not in_plan and new_price < 0.0:
+            # f never falls as the price falls (every plan's cost is nondecreasing in it),
+            # so a step below 0 is taken at 0, never solved at a negative price (a MIP
+            # paid to use the pool, many times harder: minutes on traffic-mix-measured);
+            # already at 0 with f(0) above the target, it enters at no positive price
+            if price <= 0.0:
+                return out.model_copy(
+                    update={"solves": solves, "note": "does not enter at any positive price"}
+                )
+            new_price = 0.0
         converged = abs(new_price - price) <= 1e-6 * max(1.0, abs(price))
         price = new_price
         if converged:
