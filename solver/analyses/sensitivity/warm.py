@@ -253,6 +253,110 @@ class Warm:
                 return False
         return True
 
+    def trial_price(
+        self, x: np.ndarray, price: float, value: float, u: float, target: float
+    ) -> float | None:
+        """The next Newton price from plan ``x`` (cost ``value`` at ``price``, ``u`` units of
+        the pool's price): where ``x``'s cost meets ``target``, at 0 at the least, with
+        ``x`` a plan there (its cost then bounds f from above); None where it is not.
+
+        ``x``'s cost is the line ``value + u (p - price)`` while the rows that move with the
+        price hold. Where they are a provider's support spend rows (equalities: its fees
+        follow its spend), the plan is taken with its fees settled from the spend at each
+        price (:func:`~solver.core.formulation.support.settle`), a cost that rises with the
+        price at least as fast as the line, and the price where it meets ``target`` is
+        found on the bracket the line gives (docs/concepts/sensitivity.md, "Newton with
+        support fees")."""
+        line = max(0.0, price + (target - value) / u)
+        if self.feasible_at(x, line):
+            return line
+        if not self._support_moves():
+            return None
+
+        def cost(p: float) -> tuple[float, np.ndarray | None]:
+            settled = self._settled_at(x, p)
+            if settled is None:
+                return np.inf, None
+            return value + float(self._costs_at(p) @ settled - self._costs_at(price) @ x), settled
+
+        tol = 1e-3 * self.options.relative_gap * max(1.0, abs(target))
+        if value > target:  # down from price: the line's root is at or below the cost's
+            lo, hi = line, price
+            g_lo, plan = cost(lo)
+            if plan is None:
+                return None
+            if g_lo > target:  # above the target even at 0: the step is taken at 0
+                return 0.0 if line <= 0.0 else None
+            g_hi = value
+        else:  # up from price: the cost rises at least as fast as the line
+            lo, hi = price, line
+            g_lo, g_hi = value, cost(line)[0]
+        side = 0
+        for _ in range(100):  # regula falsi, Illinois: the cost is piecewise linear
+            if target - g_lo <= tol or hi - lo <= 1e-12 * max(1.0, hi):
+                break
+            t = lo + (target - g_lo) * (hi - lo) / (g_hi - g_lo) if np.isfinite(g_hi) else hi
+            t = min(max(t, lo), hi)
+            g = cost(t)[0]
+            if g <= target:
+                lo, g_lo = t, g
+                if side == -1:
+                    g_hi = target + 0.5 * (g_hi - target)
+                side = -1
+            else:
+                hi, g_hi = t, g
+                if side == 1:
+                    g_lo = target - 0.5 * (target - g_lo)
+                side = 1
+        settled = self._settled_at(x, lo)
+        if settled is None or not self._holds(settled, lo):
+            return None
+        return lo
+
+    def _support_moves(self) -> bool:
+        rows = self.model.rows
+        return any(rows[r].family == "support_spend" for r, *_ in self.pricer.row_changes)
+
+    def _costs_at(self, price: float) -> np.ndarray:
+        """The objective's costs with the pool at ``price`` (the session's others)."""
+        c = np.asarray(self.session.cost, dtype=float).copy()
+        pr = self.pricer
+        c[pr.cols] = pr.cost0 + (price - pr.p0) * pr.slope[pr.cols]
+        return c
+
+    def _rows_at(self, price: float) -> list:
+        """The model's rows with the coefficients that move with the pool's price at
+        ``price``."""
+        rows = list(self.model.rows)
+        moved: dict[int, dict[int, float]] = {}
+        for r, j, a0, d in self.pricer.row_changes:
+            moved.setdefault(r, {})[j] = a0 + (price - self.pricer.p0) * d
+        for r, coefs in moved.items():
+            rows[r] = replace(rows[r], coefs={**rows[r].coefs, **coefs})
+        return rows
+
+    def _settled_at(self, x: np.ndarray, price: float) -> np.ndarray | None:
+        """Plan ``x`` with its support variables settled from its spend at ``price``."""
+        from solver.core.formulation.support import settle
+
+        if price < 0.0:
+            return None
+        return settle(replace(self.model, rows=self._rows_at(price)), x)
+
+    def _holds(self, x: np.ndarray, price: float) -> bool:
+        """Whether ``x`` keeps every row that moves with the pool's price at ``price``."""
+        rows = self._rows_at(price)
+        for r in {r for r, *_ in self.pricer.row_changes}:
+            row = rows[r]
+            terms = [c * x[j] for j, c in row.coefs.items()]
+            activity = sum(terms)
+            slack = 1e-9 * max(1.0, abs(row.rhs), sum(abs(t) for t in terms))
+            if (row.sense != ">=" and activity > row.rhs + slack) or (
+                row.sense != "<=" and activity < row.rhs - slack
+            ):
+                return False
+        return True
+
     def plan_below(self, price: float, bound: float):
         """At ``price``, a plan using the pool with a cost below ``bound`` (any cost when
         ``bound`` is inf), proved within :data:`STEP_GAP` of the best such plan, not
@@ -315,8 +419,8 @@ def newton_any_plan(
         u = float(slope @ x)
         if u <= 1e-12:
             return None, solves, "its price does not enter the cost", None
-        trial = max(0.0, price + (target - value) / u)
-        if not way.feasible_at(x, trial):  # the line is not above f there
+        trial = way.trial_price(x, price, value, u, target)
+        if trial is None:  # x is no plan where its cost meets the target
             break
         found = way.plan_below(trial, target - tol)
         solves += 1
