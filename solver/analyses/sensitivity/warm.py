@@ -245,8 +245,10 @@ class Warm:
             moved[r] = moved.get(r, 0.0) + (price - self.pricer.p0) * d * x[j]
         for r, delta in moved.items():
             row = rows[r]
-            activity = sum(c * x[j] for j, c in row.coefs.items()) + delta
-            slack = 1e-9 * max(1.0, abs(row.rhs))
+            terms = [c * x[j] for j, c in row.coefs.items()]
+            activity = sum(terms) + delta
+            # relative to the row's terms too: a settled spend row's sides are 1e5-1e6 USD
+            slack = 1e-9 * max(1.0, abs(row.rhs), sum(abs(t) for t in terms))
             if (row.sense != ">=" and activity > row.rhs + slack) or (
                 row.sense != "<=" and activity < row.rhs - slack
             ):
@@ -273,11 +275,13 @@ class Warm:
         if not self._support_moves():
             return None
 
+        at_price = float(self._costs_at(price) @ x)
+
         def cost(p: float) -> tuple[float, np.ndarray | None]:
             settled = self._settled_at(x, p)
             if settled is None:
                 return np.inf, None
-            return value + float(self._costs_at(p) @ settled - self._costs_at(price) @ x), settled
+            return value + float(self._costs_at(p) @ settled) - at_price, settled
 
         tol = 1e-3 * self.options.relative_gap * max(1.0, abs(target))
         if value > target:  # down from price: the line's root is at or below the cost's
@@ -309,7 +313,7 @@ class Warm:
                     g_lo = target - 0.5 * (target - g_lo)
                 side = 1
         settled = self._settled_at(x, lo)
-        if settled is None or not self._holds(settled, lo):
+        if settled is None or not self.feasible_at(settled, lo):
             return None
         return lo
 
@@ -342,20 +346,6 @@ class Warm:
         if price < 0.0:
             return None
         return settle(replace(self.model, rows=self._rows_at(price)), x)
-
-    def _holds(self, x: np.ndarray, price: float) -> bool:
-        """Whether ``x`` keeps every row that moves with the pool's price at ``price``."""
-        rows = self._rows_at(price)
-        for r in {r for r, *_ in self.pricer.row_changes}:
-            row = rows[r]
-            terms = [c * x[j] for j, c in row.coefs.items()]
-            activity = sum(terms)
-            slack = 1e-9 * max(1.0, abs(row.rhs), sum(abs(t) for t in terms))
-            if (row.sense != ">=" and activity > row.rhs + slack) or (
-                row.sense != "<=" and activity < row.rhs - slack
-            ):
-                return False
-        return True
 
     def plan_below(self, price: float, bound: float):
         """At ``price``, a plan using the pool with a cost below ``bound`` (any cost when
