@@ -21,6 +21,7 @@ from solver.analyses.sensitivity.pricing import (
 from solver.analyses.sensitivity.results import BreakEven
 from solver.analyses.sensitivity.search import break_even_for_pool
 from solver.core.backends import SolveOptions, get_backend
+from solver.core.matrix import Row
 from solver.core.model import LinearModel, has_second_stage
 from solver.solve import Solution
 from solver.units import Mode
@@ -189,16 +190,31 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     for j, c in lp.objective.coefs.items():
         cost[j] += c
     # What a unit's capacity is worth at the plan's duals, counting no more capacity than
-    # a demand row asks for (a big server is not worth more than the demand it can meet).
+    # a demand row asks for (a big server is not worth more than the demand it can meet),
+    # nor, in an N+1 row, more than the plan's largest unit there: a larger unit would
+    # become the unit lost, so it adds only the capacity of the one it displaces as such
+    # An egress row's dual where a provider has no units is degenerate (its egress is 0
+    # at any dual below what moving egress there would save): a unit's egress capacity is
+    # worth at most that saving, the block's egress_serve dual, on at most its egress.
     value = np.zeros(len(v))
     duals = result.duals or {}
+    serve = {r.key: (duals.get(r.name, 0.0), r.rhs) for r in lp.rows if r.family == "egress_serve"}
     for row in lp.rows:
         y = duals.get(row.name, 0.0)
         if not y:
             continue
         capped = row.sense == ">=" and row.rhs > 0
+        most = row.rhs
+        if capped and row.family == "n_plus_1":
+            most = min(most, largest_unit_lost(row, solution.result.values))
+        if row.family == "egress_capacity":
+            saving, egress = serve.get(row.key[:3], (0.0, 0.0))
+            y = max(y, -abs(saving))
+            for j, a in row.coefs.items():
+                value[j] += y * max(a, -egress)
+            continue
         for j, a in row.coefs.items():
-            value[j] += y * (min(a, row.rhs) if capped and a > 0 else a)
+            value[j] += y * (min(a, most) if capped and a > 0 else a)
     pools = compiled.pools
     months = compiled.periods["months"].to_numpy()
     hours = compiled.periods["hours"].to_numpy()
@@ -219,3 +235,11 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     paid = full > 0
     ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
     return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}
+
+
+def largest_unit_lost(row: Row, values: np.ndarray) -> float:
+    """The capacity (the row's units) an N+1 row of the plan ``values`` takes off for the
+    largest unit lost: its top variables' terms (negative coefficients) at the plan; inf
+    when it takes none off (no unit in use there)."""
+    lost = -sum(a * values[j] for j, a in row.coefs.items() if a < 0)
+    return float(lost) if lost > 1e-9 else float("inf")

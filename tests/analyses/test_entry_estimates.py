@@ -1,0 +1,72 @@
+"""The LP estimate that picks which pools outside the plan get a break-even search
+(``break_even_prices(limit=)``, ``procure sensitivity --break-even N``): what a unit is
+worth at the plan's duals over what it costs.
+
+Hand case: the chat workload's model (llama-3-8b, 500 prompt and 200 output tokens) at
+20,000 output tokens/s under N+1, one month (January 2027, 744 hours), one load block,
+every cost category by default (egress priced; neither provider bills a support plan).
+The plan rents H100s at "lambda" at $3.90/h (egress free there). Outside it, at "acme"
+(egress at the $0.09/GB reference): the same H100 at $4.00/h and an 8 x H100 at $31.20/h.
+
+- The plan's N+1 row prices capacity at one lambda H100 per H100 of capacity: its dual is
+  $3.90 x 744 h per H100's tokens/s. An acme H100 is worth $3.90/h against its $4.00:
+  3.90 / 4.00 = **0.975**.
+- The 8 x H100 has eight H100s of capacity, but under N+1 it would be the unit lost: added
+  to the plan it adds only the capacity of the H100 it displaces as the largest, so it is
+  worth one lambda H100, $3.90/h against $31.20: **0.125**. Counting its capacity up to
+  the row's demand instead made it look 6x closer to entering than it is.
+- Egress: acme has no units in the plan, so its egress rows' duals are degenerate (its
+  egress is 0 at any dual); moving egress to acme would save nothing (lambda's is free),
+  so egress adds nothing to either estimate.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import TINY_REGIONS, offering, write_catalog
+from solver.analyses.sensitivity.break_even import entry_estimates
+from solver.inputs.catalog import load_catalog
+from solver.inputs.problem import parse_problem
+from solver.solve import solve_for_analysis
+
+PROBLEM = """\
+name: entry-estimates
+horizon_months: 1
+start: 2027-01
+modes: [on_demand]
+load_blocks: [{name: all-day, hours_per_day: 24, demand_factor: 1}]
+costs: {defaults: true, storage: [], taxes: []}
+workloads:
+  - kind: inference
+    name: chat
+    model: llama-3-8b
+    demand: {tokens_per_s: 20000}
+    prompt_tokens: 500
+    output_tokens: 200
+    ttft_slo: 1 s
+    tpot_slo: 50 ms
+    redundancy: n_plus_1
+"""
+
+
+@pytest.fixture
+def solution(tmp_path):
+    regions = [{**TINY_REGIONS[0], "provider": p, "region": "us-east"} for p in ("acme", "lambda")]
+    offerings = [
+        offering("h1", "h100-sxm", 1, 3.90, provider="lambda"),
+        offering("h1", "h100-sxm", 1, 4.00, provider="acme"),
+        offering("h8", "h100-sxm", 8, 31.20, provider="acme"),
+    ]
+    folder = write_catalog(tmp_path / "cat", offerings, regions=regions)
+    _, sol = solve_for_analysis(parse_problem(yaml.safe_load(PROBLEM)), load_catalog(folder))
+    return sol
+
+
+def test_entry_estimates_by_hand(solution):
+    estimate = entry_estimates(solution)
+    assert estimate["acme/us-east/h1#on_demand"] == pytest.approx(3.90 / 4.00, rel=1e-6)
+    assert estimate["acme/us-east/h8#on_demand"] == pytest.approx(3.90 / 31.20, rel=1e-6)
+    # the plan's own H100 is worth its price at the plan's duals (its reduced cost is 0)
+    assert estimate["lambda/us-east/h1#on_demand"] == pytest.approx(1.0, rel=1e-6)
