@@ -37,11 +37,12 @@ def test_the_sensitivity_lists_no_dual_of_a_pool_the_plan_does_not_use(seed_anal
     used = plan_pools(plan)
     unused = {d.pool for d in report.duals if d.pool and d.pool not in used}
     # the LP of the fixed plan prices the zero units of pools the seed does not use (issue
-    # 49 counted 14,796 fleet rows of them): the filter has work to do
+    # 49 counted 14,796 fleet rows of them); their duals are degenerate (nothing of the plan
+    # is in those rows: duals.holds_plan), so the report leaves them out at the source
     nonzero_unused = [
         d for d in report.duals if d.pool in unused and abs(d.d_objective_d_rhs) > 1e-9
     ]
-    assert nonzero_unused, "the seed's LP has non-zero duals of unused pools"
+    assert not nonzero_unused
     text = sensitivity_text(report, used=used)
     html = report_html(Analysis(plan=plan, sensitivity=report), b"")
     sensitivity = html[html.index("<h2>Sensitivity") : html.index("<h2>Frontiers")]
@@ -55,7 +56,7 @@ def test_the_sensitivity_lists_no_dual_of_a_pool_the_plan_does_not_use(seed_anal
     rows = list(book["sensitivity"].iter_rows(values_only=True))
     pool_col = rows[0].index("pool")
     assert {r[pool_col] for r in rows[1:] if r[pool_col]} <= used
-    assert len(rows) - 1 < len(report.duals) - len(nonzero_unused)
+    assert len(rows) - 1 <= len(report.duals)
 
 
 def _break_even(pool: str, change_pct: float, in_plan: bool = False) -> BreakEven:

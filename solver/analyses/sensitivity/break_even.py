@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from solver.analyses.sensitivity.classes import pool_classes
-from solver.analyses.sensitivity.duals import support_lp
+from solver.analyses.sensitivity.duals import holds_plan, support_lp
 from solver.analyses.sensitivity.pricing import (
     PriceSlopes,
     pools_in_plan,
@@ -189,32 +189,7 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     cost = np.zeros(len(v))
     for j, c in lp.objective.coefs.items():
         cost[j] += c
-    # What a unit's capacity is worth at the plan's duals, counting no more capacity than
-    # a demand row asks for (a big server is not worth more than the demand it can meet),
-    # nor, in an N+1 row, more than the plan's largest unit there: a larger unit would
-    # become the unit lost, so it adds only the capacity of the one it displaces as such
-    # An egress row's dual where a provider has no units is degenerate (its egress is 0
-    # at any dual below what moving egress there would save): a unit's egress capacity is
-    # worth at most that saving, the block's egress_serve dual, on at most its egress.
-    value = np.zeros(len(v))
-    duals = result.duals or {}
-    serve = {r.key: (duals.get(r.name, 0.0), r.rhs) for r in lp.rows if r.family == "egress_serve"}
-    for row in lp.rows:
-        y = duals.get(row.name, 0.0)
-        if not y:
-            continue
-        capped = row.sense == ">=" and row.rhs > 0
-        most = row.rhs
-        if capped and row.family == "n_plus_1":
-            most = min(most, largest_unit_lost(row, solution.result.values))
-        if row.family == "egress_capacity":
-            saving, egress = serve.get(row.key[:3], (0.0, 0.0))
-            y = max(y, -abs(saving))
-            for j, a in row.coefs.items():
-                value[j] += y * max(a, -egress)
-            continue
-        for j, a in row.coefs.items():
-            value[j] += y * (min(a, most) if capped and a > 0 else a)
+    value = unit_values(lp, result.duals or {}, solution.result.values, cost)
     pools = compiled.pools
     months = compiled.periods["months"].to_numpy()
     hours = compiled.periods["hours"].to_numpy()
@@ -235,6 +210,56 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     paid = full > 0
     ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
     return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}
+
+
+def unit_values(
+    lp: LinearModel, duals: dict[str, float], plan: np.ndarray, cost: np.ndarray
+) -> np.ndarray:
+    """What one unit of each variable of the plan's LP ``lp`` is worth at its duals
+    (objective units): the sum over its rows of dual x coefficient, read so that a dual
+    the plan does not determine counts for nothing.
+
+    - A row with nothing of the plan in it (a provider or pool the plan does not use: its
+      egress, support or availability rows) is left out: its variables are all 0 at any
+      dual up to a bound, so HiGHS's dual there is one of many (on the seed, egress rows
+      of unused providers made every big unit look 20-50 times worth its price).
+    - A row whose variables the LP fixes ("one training configuration": ``z`` as chosen)
+      takes the dual that makes its one chosen variable worth its cost (reduced cost 0);
+      other fixed rows are left out.
+    - Capacity counts no more than a covering row asks for (a big server is not worth more
+      than the demand it can meet), nor, in an N+1 row, more than the plan's largest unit
+      there (:func:`largest_unit_lost`): a larger unit would become the unit lost, so it
+      adds only the capacity of the one it displaces as such.
+    - Egress capacity counts no more than the block's egress (``egress_serve``).
+    """
+    fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
+    serve = {r.key: r.rhs for r in lp.rows if r.family == "egress_serve"}
+    value = np.zeros(len(lp.variables))
+    choices = []
+    for row in lp.rows:
+        if not holds_plan(row, plan):
+            continue
+        used = [j for j in row.coefs if abs(plan[j]) > 1e-9]
+        if all(fixed[j] for j in row.coefs):
+            if row.sense == "==" and len(used) == 1:
+                choices.append((row, used[0]))
+            continue
+        y = duals.get(row.name, 0.0)
+        if not y:
+            continue
+        most = np.inf
+        if row.sense == ">=" and row.rhs > 0:
+            most = row.rhs
+            if row.family == "n_plus_1":
+                most = min(most, largest_unit_lost(row, plan))
+        least = -serve.get(row.key[:3], np.inf) if row.family == "egress_capacity" else -np.inf
+        for j, a in row.coefs.items():
+            value[j] += y * float(np.clip(a, least, most))
+    for row, j in choices:
+        y = (cost[j] - value[j]) / row.coefs[j]
+        for k, a in row.coefs.items():
+            value[k] += y * a
+    return value
 
 
 def largest_unit_lost(row: Row, values: np.ndarray) -> float:

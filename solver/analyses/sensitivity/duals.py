@@ -16,6 +16,7 @@ from solver.analyses.sensitivity.results import (
 )
 from solver.core.backends import SolveOptions, get_backend
 from solver.core.compile import Compiled
+from solver.core.matrix import Row
 from solver.core.model import (
     FAMILIES,
     LinearModel,
@@ -42,6 +43,15 @@ def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
     # (a degenerate choice of duals), so shadow prices and entry estimates leave them out
     rows = [r for r in model.rows if r.family != "fleet_small_cover"]
     return LinearModel(v, rows, model.objective, model.expressions, model.stage + "-lp")
+
+
+def holds_plan(row: Row, values: np.ndarray) -> bool:
+    """Whether any variable of ``row`` is nonzero in the plan ``values``. A row without
+    one is at 0 = 0 whatever the dual up to a bound (its variables all rest at 0), so the
+    LP's dual there is one of many and says nothing of what the plan's limits are worth
+    (on the seed, the egress rows of providers the plan does not use came back at $310
+    per token/s, above every binding row)."""
+    return any(abs(values[j]) > 1e-9 for j in row.coefs)
 
 
 def _objective_unit(kind: str) -> str:
@@ -88,6 +98,8 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
             continue
         if all(fixed[i] for i in row.coefs):
             continue  # nothing in this row can move at the chosen plan: no dual exists
+        if not holds_plan(row, values):
+            continue  # nothing of the plan in it: its dual is one of many (a degenerate row)
         pi = float(result.duals[row.name])
         worth = -pi if row.sense == "<=" else pi
         place = place_of(row)
@@ -118,7 +130,9 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
             "Shadow prices are duals of the LP of the chosen plan (training clusters as "
             "chosen, unused options at zero, unit counts divisible): they hold for small "
             "changes around this integer plan, not for large ones. Rows in which nothing "
-            "can move at this plan have no dual and are not listed."
+            "can move at this plan have no dual, and rows with nothing of the plan in them "
+            "(a provider's egress or support where it has no units) no determined one: "
+            "neither is listed."
         ),
         duals=duals,
         reduced_costs=reduced,
