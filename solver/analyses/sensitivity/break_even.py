@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from solver.analyses.sensitivity.classes import pool_classes
-from solver.analyses.sensitivity.duals import holds_plan, support_lp
+from solver.analyses.sensitivity.duals import support_lp
 from solver.analyses.sensitivity.pricing import (
     PriceSlopes,
     pools_in_plan,
@@ -189,7 +189,7 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     cost = np.zeros(len(v))
     for j, c in lp.objective.coefs.items():
         cost[j] += c
-    value = unit_values(lp, result.duals or {}, solution.result.values, cost)
+    value = unit_values(lp, result.duals or {}, solution.result.values)
     pools = compiled.pools
     months = compiled.periods["months"].to_numpy()
     hours = compiled.periods["hours"].to_numpy()
@@ -212,20 +212,17 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}
 
 
-def unit_values(
-    lp: LinearModel, duals: dict[str, float], plan: np.ndarray, cost: np.ndarray
-) -> np.ndarray:
+def unit_values(lp: LinearModel, duals: dict[str, float], plan: np.ndarray) -> np.ndarray:
     """What one unit of each variable of the plan's LP ``lp`` is worth at its duals
     (objective units): the sum over its rows of dual x coefficient, read so that a dual
     the plan does not determine counts for nothing.
 
-    - A row with nothing of the plan in it (a provider or pool the plan does not use: its
-      egress, support or availability rows) is left out: its variables are all 0 at any
-      dual up to a bound, so HiGHS's dual there is one of many (on the seed, egress rows
-      of unused providers made every big unit look 20-50 times worth its price).
-    - A row whose variables the LP fixes ("one training configuration": ``z`` as chosen)
-      takes the dual that makes its one chosen variable worth its cost (reduced cost 0);
-      other fixed rows are left out.
+    - A row in which nothing of the plan can move is left out: with nothing of the plan
+      in it (a provider or pool the plan does not use: its egress, support or availability
+      rows) its variables rest at 0 at any dual up to a bound, and with only what the LP
+      fixes (the clusters and largest units as chosen) likewise, so HiGHS's dual there is
+      one of many (on the seed, egress rows of unused providers made every big unit look
+      20-50 times worth its price).
     - Capacity counts no more than a covering row asks for (a big server is not worth more
       than the demand it can meet), nor, in an N+1 row, more than the plan's largest unit
       there (:func:`largest_unit_lost`): a larger unit would become the unit lost, so it
@@ -235,15 +232,9 @@ def unit_values(
     fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
     serve = {r.key: r.rhs for r in lp.rows if r.family == "egress_serve"}
     value = np.zeros(len(lp.variables))
-    choices = []
     for row in lp.rows:
-        if not holds_plan(row, plan):
-            continue
-        used = [j for j in row.coefs if abs(plan[j]) > 1e-9]
-        if all(fixed[j] for j in row.coefs):
-            if row.sense == "==" and len(used) == 1:
-                choices.append((row, used[0]))
-            continue
+        if all(fixed[j] or abs(plan[j]) <= 1e-9 for j in row.coefs):
+            continue  # none of the plan in it, or only what the LP fixes: a degenerate dual
         y = duals.get(row.name, 0.0)
         if not y:
             continue
@@ -255,10 +246,6 @@ def unit_values(
         least = -serve.get(row.key[:3], np.inf) if row.family == "egress_capacity" else -np.inf
         for j, a in row.coefs.items():
             value[j] += y * float(np.clip(a, least, most))
-    for row, j in choices:
-        y = (cost[j] - value[j]) / row.coefs[j]
-        for k, a in row.coefs.items():
-            value[k] += y * a
     return value
 
 
