@@ -25,7 +25,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import TINY_REGIONS, offering, write_catalog
+from conftest import TINY_REGIONS, offering, train, training_problem, write_catalog
 from solver.analyses.sensitivity.break_even import entry_estimates
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
@@ -70,3 +70,18 @@ def test_entry_estimates_by_hand(solution):
     assert estimate["acme/us-east/h8#on_demand"] == pytest.approx(3.90 / 31.20, rel=1e-6)
     # the plan's own H100 is worth its price at the plan's duals (its reduced cost is 0)
     assert estimate["lambda/us-east/h1#on_demand"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_training_cluster_is_worth_what_the_chosen_one_costs(tiny_catalog):
+    # Training (conftest train(): dense-7b on 1e11 tokens, one month) on the same 8 x H100
+    # at $32/h in us-east and $40/h in eu-north, on demand. The plan's cluster is the
+    # cheapest size at $32/h; a cluster's choice row (train_once) holds only what the
+    # plan's LP fixes, so its dual is the one that prices the chosen cluster at its cost,
+    # and the same size at $40/h (the same hours, the same units) is worth 32/40 = 0.8 of
+    # its cost (before: that dual was left as HiGHS returned it, 0 here).
+    eu = offering("h8", "h100-sxm", 8, 40.0, region="eu-north")
+    cat = tiny_catalog([offering("h8", "h100-sxm", 8, 32.0), eu])
+    _, sol = solve_for_analysis(training_problem([train()], modes=["on_demand"]), cat)
+    estimate = entry_estimates(sol)
+    assert estimate["acme/eu-north/h8#on_demand"] == pytest.approx(32.0 / 40.0, rel=1e-6)
+    assert estimate["acme/us-east/h8#on_demand"] == pytest.approx(1.0, rel=1e-6)

@@ -189,7 +189,7 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
     cost = np.zeros(len(v))
     for j, c in lp.objective.coefs.items():
         cost[j] += c
-    value = unit_values(lp, result.duals or {}, solution.result.values)
+    value = unit_values(lp, result.duals or {}, solution.result.values, cost)
     pools = compiled.pools
     months = compiled.periods["months"].to_numpy()
     hours = compiled.periods["hours"].to_numpy()
@@ -207,12 +207,26 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
         months[t] * np.where(owned, per_month, 0.0),
         np.where(reserved, pools["price_usd_per_hour"].to_numpy(float)[p] * hours[t], 0.0),
     )
+    # a training cluster of reserved or owned units commits to them: its units x what the
+    # objective charges to reserve or buy one in its period, not one unit's period share
+    commits = v[v["kind"].isin(("buy", "commit")).to_numpy()]
+    keys = zip(commits["pool"].astype(int), commits["period"].astype(int), strict=True)
+    commit_usd = dict(zip(keys, cost[commits.index], strict=True))
+    options = compiled.options.set_index("option_id")
+    units = options["n_units"] if "n_units" in options else pd.Series(dtype=float)
+    cluster = (owned | reserved) & (v["kind"].to_numpy()[use] == "z")
+    for i in np.flatnonzero(cluster):
+        j = use[i]
+        n = float(units.get(v["option_id"].iat[j], 1.0))
+        full[i] = cost[j] + n * commit_usd.get((int(p[i]), int(t[i])), 0.0)
     paid = full > 0
     ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
     return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}
 
 
-def unit_values(lp: LinearModel, duals: dict[str, float], plan: np.ndarray) -> np.ndarray:
+def unit_values(
+    lp: LinearModel, duals: dict[str, float], plan: np.ndarray, cost: np.ndarray
+) -> np.ndarray:
     """What one unit of each variable of the plan's LP ``lp`` is worth at its duals
     (objective units): the sum over its rows of dual x coefficient, read so that a dual
     the plan does not determine counts for nothing.
@@ -223,6 +237,9 @@ def unit_values(lp: LinearModel, duals: dict[str, float], plan: np.ndarray) -> n
       fixes (the clusters and largest units as chosen) likewise, so HiGHS's dual there is
       one of many (on the seed, egress rows of unused providers made every big unit look
       20-50 times worth its price).
+    - Except a choice among such (one cluster per training workload, ``train_once``: the
+      chosen cluster and no other in the plan): its dual is the one that makes the chosen
+      cluster worth its cost (reduced cost 0), so another is worth what the chosen costs.
     - Capacity counts no more than a covering row asks for (a big server is not worth more
       than the demand it can meet), nor, in an N+1 row, more than the plan's largest unit
       there (:func:`largest_unit_lost`): a larger unit would become the unit lost, so it
@@ -232,9 +249,13 @@ def unit_values(lp: LinearModel, duals: dict[str, float], plan: np.ndarray) -> n
     fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
     serve = {r.key: r.rhs for r in lp.rows if r.family == "egress_serve"}
     value = np.zeros(len(lp.variables))
+    choices = []
     for row in lp.rows:
-        if all(fixed[j] or abs(plan[j]) <= 1e-9 for j in row.coefs):
-            continue  # none of the plan in it, or only what the LP fixes: a degenerate dual
+        used = [j for j in row.coefs if abs(plan[j]) > 1e-9]
+        if all(fixed[j] for j in used):  # none of the plan in it, or only what the LP fixes
+            if len(used) == 1 and row.sense == "==":
+                choices.append((row, used[0]))
+            continue
         y = duals.get(row.name, 0.0)
         if not y:
             continue
@@ -246,6 +267,10 @@ def unit_values(lp: LinearModel, duals: dict[str, float], plan: np.ndarray) -> n
         least = -serve.get(row.key[:3], np.inf) if row.family == "egress_capacity" else -np.inf
         for j, a in row.coefs.items():
             value[j] += y * float(np.clip(a, least, most))
+    for row, j in choices:  # the chosen one is worth its cost: its reduced cost is 0
+        y = (cost[j] - value[j]) / row.coefs[j]
+        for k, a in row.coefs.items():
+            value[k] += y * a
     return value
 
 
