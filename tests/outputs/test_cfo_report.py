@@ -38,7 +38,7 @@ def test_the_sensitivity_lists_no_dual_of_a_pool_the_plan_does_not_use(seed_anal
     unused = {d.pool for d in report.duals if d.pool and d.pool not in used}
     # the LP of the fixed plan prices the zero units of pools the seed does not use (issue
     # 49 counted 14,796 fleet rows of them); their duals are degenerate (nothing of the plan
-    # is in those rows: duals.holds_plan), so the report leaves them out at the source
+    # is in those rows: duals.plan_moves), so the report leaves them out at the source
     nonzero_unused = [
         d for d in report.duals if d.pool in unused and abs(d.d_objective_d_rhs) > 1e-9
     ]

@@ -273,7 +273,7 @@ def test_what_moves_the_plan_runs_as_a_job_and_is_stored(ws):
     top = shown_duals(report, used)[0]
     assert html.escape(dual_sentence(top), quote=True) in page
     # no dual of a pool it does not use is stored at all: those rows' duals are degenerate
-    # (nothing of the plan is in them: duals.holds_plan), so none can be shown
+    # (nothing of the plan is in them: duals.plan_moves), so none can be shown
     assert not [d for d in worth if d.pool and d.pool not in used]
     # asked again: the stored analysis, no new job run
     again = client.post(

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from solver.analyses.sensitivity.classes import pool_classes
-from solver.analyses.sensitivity.duals import support_lp
+from solver.analyses.sensitivity.duals import plan_moves, support_lp
 from solver.analyses.sensitivity.pricing import (
     PriceSlopes,
     pools_in_plan,
@@ -231,12 +231,9 @@ def unit_values(
     (objective units): the sum over its rows of dual x coefficient, read so that a dual
     the plan does not determine counts for nothing.
 
-    - A row in which nothing of the plan can move is left out: with nothing of the plan
-      in it (a provider or pool the plan does not use: its egress, support or availability
-      rows) its variables rest at 0 at any dual up to a bound, and with only what the LP
-      fixes (the clusters and largest units as chosen) likewise, so HiGHS's dual there is
-      one of many (on the seed, egress rows of unused providers made every big unit look
-      20-50 times worth its price).
+    - A row in which nothing of the plan can move is left out (:func:`plan_moves`: its
+      dual is one of many; on the seed the egress rows of unused providers made every big
+      unit look 20-50 times worth its price).
     - Except a choice among such (one cluster per training workload, ``train_once``: the
       chosen cluster and no other in the plan): its dual is the one that makes the chosen
       cluster worth its cost (reduced cost 0), so another is worth what the chosen costs.
@@ -249,10 +246,10 @@ def unit_values(
     fixed = (lp.variables["lb"] == lp.variables["ub"]).to_numpy()
     serve = {r.key: r.rhs for r in lp.rows if r.family == "egress_serve"}
     value = np.zeros(len(lp.variables))
-    choices = []
+    choices: list[tuple[Row, int]] = []
     for row in lp.rows:
-        used = [j for j in row.coefs if abs(plan[j]) > 1e-9]
-        if all(fixed[j] for j in used):  # none of the plan in it, or only what the LP fixes
+        if not plan_moves(row, plan, fixed):
+            used = [j for j in row.coefs if abs(plan[j]) > 1e-9]
             if len(used) == 1 and row.sense == "==":
                 choices.append((row, used[0]))
             continue

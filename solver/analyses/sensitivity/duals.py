@@ -45,13 +45,15 @@ def support_lp(model: LinearModel, values: np.ndarray) -> LinearModel:
     return LinearModel(v, rows, model.objective, model.expressions, model.stage + "-lp")
 
 
-def holds_plan(row: Row, values: np.ndarray) -> bool:
-    """Whether any variable of ``row`` is nonzero in the plan ``values``. A row without
-    one is at 0 = 0 whatever the dual up to a bound (its variables all rest at 0), so the
-    LP's dual there is one of many and says nothing of what the plan's limits are worth
-    (on the seed, the egress rows of providers the plan does not use came back at $310
-    per token/s, above every binding row)."""
-    return any(abs(values[j]) > 1e-9 for j in row.coefs)
+def plan_moves(row: Row, values: np.ndarray, fixed: np.ndarray) -> bool:
+    """Whether something of the plan ``values`` can move in ``row`` in the plan's LP: a
+    variable nonzero in the plan and not ``fixed`` there. In a row without one every
+    variable rests at a bound whatever the dual up to a limit (none of the plan in it: a
+    provider's egress or support rows where it has no units; or only what the LP fixes:
+    the training cluster as chosen), so the LP's dual there is one of many and says
+    nothing of what the plan's limits are worth (on the seed, gcp's egress rows came back
+    at $310 per token/s, above every row that binds)."""
+    return any(abs(values[j]) > 1e-9 and not fixed[j] for j in row.coefs)
 
 
 def _objective_unit(kind: str) -> str:
@@ -96,10 +98,8 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
     for row in model.rows:
         if row.family == "objective_stage" or row.name not in result.duals:
             continue
-        if all(fixed[i] for i in row.coefs):
-            continue  # nothing in this row can move at the chosen plan: no dual exists
-        if not holds_plan(row, values):
-            continue  # nothing of the plan in it: its dual is one of many (a degenerate row)
+        if not plan_moves(row, values, fixed):
+            continue  # no dual, or one of many: nothing of the plan can move in it
         pi = float(result.duals[row.name])
         worth = -pi if row.sense == "<=" else pi
         place = place_of(row)
@@ -130,9 +130,9 @@ def shadow_prices(solution: Solution, *, solver: str = "highspy") -> Sensitivity
             "Shadow prices are duals of the LP of the chosen plan (training clusters as "
             "chosen, unused options at zero, unit counts divisible): they hold for small "
             "changes around this integer plan, not for large ones. Rows in which nothing "
-            "can move at this plan have no dual, and rows with nothing of the plan in them "
-            "(a provider's egress or support where it has no units) no determined one: "
-            "neither is listed."
+            "of the plan can move (a provider's egress or support where it has no units, "
+            "a training cluster as chosen) have no dual the plan determines and are not "
+            "listed."
         ),
         duals=duals,
         reduced_costs=reduced,
