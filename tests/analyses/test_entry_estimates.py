@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from conftest import TINY_REGIONS, offering, train, training_problem, write_catalog
+from solver.analyses.sensitivity import shadow_prices
 from solver.analyses.sensitivity.break_even import entry_estimates
 from solver.inputs.catalog import load_catalog
 from solver.inputs.problem import parse_problem
@@ -85,3 +86,20 @@ def test_a_training_cluster_is_worth_what_the_chosen_one_costs(tiny_catalog):
     estimate = entry_estimates(sol)
     assert estimate["acme/eu-north/h8#on_demand"] == pytest.approx(32.0 / 40.0, rel=1e-6)
     assert estimate["acme/us-east/h8#on_demand"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_shadow_prices_leave_out_rows_in_which_nothing_of_the_plan_moves(solution):
+    # The same hand case. acme has no units in the plan: its egress rows (egress <= its
+    # units' capacity, 0 <= 0) hold at any dual up to a bound, so none of them is listed.
+    # The N+1 row's dual is determined: one more token/s costs 1/c of a lambda H100 for the
+    # month, $3.90 x 744 h / c, with c one H100's tokens/s for this workload.
+    report = shadow_prices(solution)
+    assert not [d for d in report.duals if "acme" in d.constraint or "acme" in (d.pool or "")]
+    options = solution.compiled.options
+    c = float(
+        options.loc[
+            options["pool_id"] == "lambda/us-east/h1#on_demand", "tokens_per_s_per_unit"
+        ].iat[0]
+    )
+    [n1] = [d for d in report.duals if d.family == "n_plus_1"]
+    assert n1.d_objective_d_rhs == pytest.approx(3.90 * 744 / c, rel=1e-6)
