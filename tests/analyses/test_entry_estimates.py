@@ -25,11 +25,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import TINY_REGIONS, offering, train, training_problem, write_catalog
+from conftest import ROOT, TINY_REGIONS, offering, train, training_problem, write_catalog
 from solver.analyses.sensitivity import shadow_prices
 from solver.analyses.sensitivity.break_even import entry_estimates
 from solver.inputs.catalog import load_catalog
-from solver.inputs.problem import parse_problem
+from solver.inputs.problem import load_problem, parse_problem
 from solver.solve import solve_for_analysis
 
 PROBLEM = """\
@@ -103,3 +103,20 @@ def test_shadow_prices_leave_out_rows_in_which_nothing_of_the_plan_moves(solutio
     )
     [n1] = [d for d in report.duals if d.family == "n_plus_1"]
     assert n1.d_objective_d_rhs == pytest.approx(3.90 * 744 / c, rel=1e-6)
+
+
+def test_a_pool_its_quota_shuts_out_is_not_estimated():
+    # problems/h100-quota-training.yaml gives aws and gcp a quota of 0 B200s and 0 H200s
+    # and 64 H100s, where a cluster that trains in its 30 days needs about 94 H100s
+    # (more B200s or H200s than 0): every such cluster exceeds its quota row at any price,
+    # so no plan can use those pools and none is estimated (before: gcp's a4-highgpu-8g
+    # B200 on demand ranked first, 6.2x its price, where the exact search says "no
+    # feasible plan can use it"). The A100 pools keep theirs: the closest to entering by
+    # the exact search, p4de reserved for a year (-87%), is among them.
+    problem = load_problem(ROOT / "problems" / "h100-quota-training.yaml")
+    _, sol = solve_for_analysis(problem, load_catalog())
+    estimate = entry_estimates(sol)
+    pools = sol.compiled.pools.set_index("pool_id")["accelerator_id"]
+    shut = {p for p, acc in pools.items() if acc in {"b200", "h200", "h100-sxm"}}
+    assert shut and not shut & set(estimate)
+    assert "aws/us-east-1/p4de.24xlarge#reserved_1y" in estimate

@@ -219,9 +219,35 @@ def entry_estimates(solution: Solution) -> dict[str, float]:
         j = use[i]
         n = float(units.get(v["option_id"].iat[j], 1.0))
         full[i] = cost[j] + n * commit_usd.get((int(p[i]), int(t[i])), 0.0)
-    paid = full > 0
+    paid = (full > 0) & ~cannot_be_used(model)[use]
     ratio = pd.Series(value[use][paid] / full[paid], index=pools["pool_id"].to_numpy()[p][paid])
     return {str(k): float(r) for k, r in ratio.groupby(level=0).max().items()}
+
+
+#: row families whose terms are units, accelerators or power, never a price
+UNIT_LIMITS = frozenset({"quota", "availability", "power_cap"})
+
+
+def cannot_be_used(model: LinearModel) -> np.ndarray:
+    """Per variable of ``model``: an integer one that no plan can set to 1 at any price, as
+    one row of units alone says: a quota, availability or power row (:data:`UNIT_LIMITS`:
+    no price in it, so a lower price does not lift it) of nonnegative terms over variables
+    at least 0 in which its own coefficient exceeds the row's bound (a cluster larger than
+    its quota: on h100-quota-training every pool but one outside the plan, "no feasible
+    plan can use it"). Its estimate would rank a pool that can never enter."""
+    v = model.variables
+    lb = v["lb"].to_numpy(float)
+    out = np.zeros(len(v), dtype=bool)
+    integer = v["integer"].to_numpy(bool)
+    for row in model.rows:
+        if row.family not in UNIT_LIMITS or row.sense != "<=":
+            continue
+        if any(a < 0 or lb[j] < 0 for j, a in row.coefs.items()):
+            continue
+        for j, a in row.coefs.items():
+            if integer[j] and a > row.rhs * (1 + 1e-9) + 1e-9:
+                out[j] = True
+    return out
 
 
 def unit_values(
