@@ -173,11 +173,14 @@ def plan_spend(
 
 
 def entry_estimates(solution: Solution) -> dict[str, float]:
-    """Per pool outside the plan: the LP estimate of the price, as a fraction of today's,
-    at which it starts to pay (value of its capacity at the plan's duals / its cost).
+    """Per pool: the LP estimate of the price, as a fraction of today's, at which it starts
+    to pay (what a unit is worth at the plan's duals, :func:`unit_values`, over its cost);
+    the plan's own pools come out at 1.0.
 
-    Only an ordering for choosing which pools to search exactly; 1.0 or more means "about
-    to enter". Reserved and owned units are charged their commitment or capex per period.
+    Only an ordering for choosing which pools outside the plan to search exactly; 1.0 or
+    more means "about to enter". Reserved and owned units are charged their commitment or
+    capex per period, a training cluster of them its units' commitments; a pool whose
+    units a limit shuts out at any price (:func:`cannot_be_used`) is left out.
     """
     compiled, model = solution.compiled, solution.model
     assert solution.result.values is not None  # a solved problem
