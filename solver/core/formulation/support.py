@@ -6,7 +6,8 @@ with it, priced in the MIP exactly as the plan's support line charges it
 - **Spend.** Month k's spend with provider p, as the plan bills it: the in-horizon compute
   charged in month k (rent and fleet fees by hours over their period's months; a
   reservation's or savings plan's fee by hours over the months of its term inside the
-  horizon; a training job from its period's start for its hours), its default storage (a
+  horizon; a training job from its period's start for its hours; a capacity block,
+  upfront, from its period's start for its days), its default storage (a
   training choice's dataset and checkpoint at p, every month) and the egress p sends
   (where the model attributes it to p), plus the storage and egress the problem gives.
   Months of one class (same spend coefficients and share of a month) have the same fee:
@@ -29,6 +30,7 @@ import math
 from collections import defaultdict
 
 import numpy as np
+import pandas as pd
 
 from solver.core.clock import month_slices
 from solver.core.compile import Compiled
@@ -37,7 +39,7 @@ from solver.core.matrix import Expression, LinearModel, Row, VarKind
 from solver.inputs.cost_defaults import storage_price
 from solver.inputs.costs import egress_gb, modelled_plans, resolve_problem_costs
 from solver.inputs.egress import egress_in_model, egress_usd_per_token
-from solver.inputs.problem import TrainingWorkload
+from solver.inputs.problem import InferenceWorkload, TrainingWorkload
 from solver.inputs.storage_size import storage_gb
 
 #: a month's spend with a provider: var -> USD per unit, and a constant
@@ -62,11 +64,16 @@ def _spread(m: State, usd: float, begin: float, end: float, out: dict[int, float
 
 
 def _var_months(
-    m: State, i: int, shares: dict[int, float], runs: dict[int, list[tuple[int, float]]]
+    m: State,
+    i: int,
+    shares: dict[int, float],
+    runs: dict[int, list[tuple[int, float]]],
+    blocks: pd.DataFrame,
 ) -> dict[int, float]:
     """Month -> USD per unit of variable ``i`` charged in it inside the horizon, as the
     plan's charges spread it (module docstring); ``runs`` is the compiled problem's
-    :meth:`~solver.core.compile.Compiled.training_runs`, read once per build."""
+    :meth:`~solver.core.compile.Compiled.training_runs` and ``blocks`` its capacity-block
+    options by ``block_option_id``, read once per build."""
     var = m.B.vars[i]
     kind = var["kind"]
     begins, ends = m.period_bounds
@@ -83,6 +90,12 @@ def _var_months(
         rate = shares[tau] / m.compiled.clock.hours(begin, first_end)  # USD per hour
         total = rate * m.compiled.clock.hours(begin, min(begin + term, m.horizon_months))
         _spread(m, total, begin, begin + term, out)
+        return out
+    if kind == VarKind.BLOCK.value:  # upfront, from its period's start for its days
+        option = blocks.loc[int(var["block_option"])]
+        begin = float(begins[int(option["start_period"])])
+        end = m.compiled.clock.month_after(begin, int(option["block_days"]) * 24.0)
+        _spread(m, sum(shares.values()), begin, end, out)
         return out
     if kind == VarKind.Z.value:
         run = runs.get(int(var["option_id"]), [])
@@ -136,10 +149,11 @@ def _spend_by_month(
     gb = _storage_gb(m) if storage_by_default else {}
     price = storage_price(provider)[0]
     runs = m.compiled.training_runs()
+    blocks = m.compiled.capacity_blocks.set_index("block_option_id")
     for i in expr.coefs:
         shares = {t: m.cost_by_period[t].coefs[i] for t in range(m.n_t)
                   if i in m.cost_by_period[t].coefs}  # fmt: skip
-        for k, usd in _var_months(m, i, shares, runs).items():
+        for k, usd in _var_months(m, i, shares, runs, blocks).items():
             if k in coefs:
                 coefs[k][i] += usd
         var = m.B.vars[i]
@@ -347,15 +361,24 @@ def support_exact(compiled: Compiled) -> bool:
     """Whether the model's spend is each priced provider's whole spend: False where a
     serving workload whose egress the model prices has options at a priced provider and
     at another provider at the same positive egress price (the plan splits those tokens in
-    proportion to capacity, which no linear expression of the model holds)."""
-    plans = modelled_plans(compiled.problem, support_providers(compiled))
+    proportion to capacity, which no linear expression of the model holds), and where a
+    serving workload whose egress the model leaves out (a traffic mix, a disaggregated
+    architecture, ``max_served``: :func:`~solver.inputs.egress.egress_in_model`) has
+    options at a priced provider with a positive egress price, which the plan charges by
+    default."""
+    problem = compiled.problem
+    plans = modelled_plans(problem, support_providers(compiled))
     opt = compiled.options
     if not plans or not len(opt):
         return True
+    by_default = "egress" in resolve_problem_costs(problem).defaults
+    serving = {w.name for w in problem.workloads if isinstance(w, InferenceWorkload)}
     for w, providers in opt.groupby("workload")["provider"].unique().items():
-        if not egress_in_model(compiled.problem, str(w)):
-            continue
         prices = {str(p): egress_usd_per_token(str(p)) for p in providers}
+        if not egress_in_model(problem, str(w)):
+            if by_default and w in serving and any(prices.get(p, 0.0) > 0 for p in plans):
+                return False
+            continue
         for p in plans:
             if p in prices and prices[p] > 0:
                 if any(q != p and prices[q] == prices[p] for q in prices):
