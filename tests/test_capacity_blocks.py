@@ -208,3 +208,37 @@ def test_a_saved_plan_with_a_block_exports_its_order_and_focus_rows(tmp_path: Pa
     assert saved["total_cost_usd"] == pytest.approx(5663.52)
     assert rows["BilledCost"].sum() == pytest.approx(saved["all_in_cost_usd"])
     assert ((rows["BilledCost"] - 5663.52).abs() < 0.005).sum() == 1
+
+
+def test_a_block_longer_than_a_month_is_in_the_support_spend_of_its_first_month(
+    tmp_path: Path,
+) -> None:
+    # Llama 3 8B on 1.2e11 tokens (6 x the case above: 857 h on one p5.48xlarge) within 80
+    # days of a 3-month period, p5 blocks of one instance at half the listed rate
+    # ($19.665/h): the MIP takes a 42-day block, 1,008 h x $19.665 = $19,822.32, billed
+    # upfront in the first month (solver.plan.charges). AWS Business on that month's spend,
+    # $19,822.32 + $13.63 of storage = $19,835.95: $1,000 + 7% of $9,835.95 = $1,688.52;
+    # $100 in each of the two others: $1,888.52, what the objective priced. Spread over the
+    # period's months (as before) the objective priced $1,986.32 and the plan failed
+    # "support priced in the objective".
+    catalog = load_catalog(
+        _catalog_with(
+            tmp_path, instance_counts="1", max_instances_total=1, usd_per_instance_hour=19.665
+        )
+    )
+    problem = {
+        **PROBLEM,
+        "horizon_months": 3,
+        "start": "2027-01",
+        "periods": [{"name": "q", "months": 3}],
+        "workloads": [{**PROBLEM["workloads"][0], "tokens": 1.2e11, "deadline_days": 80}],
+    }
+    plan = solve(problem, catalog)
+    block = [i for i in plan.line_items if i.item == "capacity_block"]
+    assert len(block) == 1 and block[0].capacity_block is not None
+    assert block[0].capacity_block["days"] == 42
+    assert block[0].cost_usd == pytest.approx(19822.32, abs=0.01)
+    support = next(c for c in plan.cost_lines if c.category == "support")
+    assert support.cost_by_month_usd[0] == pytest.approx(1688.52, abs=0.01)
+    assert support.cost_usd == pytest.approx(1888.52, abs=0.01)
+    assert plan.support_in_objective_usd == pytest.approx(support.cost_usd, abs=0.005)

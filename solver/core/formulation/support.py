@@ -6,8 +6,8 @@ with it, priced in the MIP exactly as the plan's support line charges it
 - **Spend.** Month k's spend with provider p, as the plan bills it: the in-horizon compute
   charged in month k (rent and fleet fees by hours over their period's months; a
   reservation's or savings plan's fee by hours over the months of its term inside the
-  horizon; a training job from its period's start for its hours; a capacity block,
-  upfront, from its period's start for its days), its default storage (a
+  horizon; a training job from its period's start for its hours; a capacity block
+  upfront, all in the month its period starts), its default storage (a
   training choice's dataset and checkpoint at p, every month) and the egress p sends
   (where the model attributes it to p), plus the storage and egress the problem gives.
   Months of one class (same spend coefficients and share of a month) have the same fee:
@@ -30,7 +30,6 @@ import math
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 
 from solver.core.clock import month_slices
 from solver.core.compile import Compiled
@@ -64,16 +63,11 @@ def _spread(m: State, usd: float, begin: float, end: float, out: dict[int, float
 
 
 def _var_months(
-    m: State,
-    i: int,
-    shares: dict[int, float],
-    runs: dict[int, list[tuple[int, float]]],
-    blocks: pd.DataFrame,
+    m: State, i: int, shares: dict[int, float], runs: dict[int, list[tuple[int, float]]]
 ) -> dict[int, float]:
     """Month -> USD per unit of variable ``i`` charged in it inside the horizon, as the
     plan's charges spread it (module docstring); ``runs`` is the compiled problem's
-    :meth:`~solver.core.compile.Compiled.training_runs` and ``blocks`` its capacity-block
-    options by ``block_option_id``, read once per build."""
+    :meth:`~solver.core.compile.Compiled.training_runs`, read once per build."""
     var = m.B.vars[i]
     kind = var["kind"]
     begins, ends = m.period_bounds
@@ -91,11 +85,8 @@ def _var_months(
         total = rate * m.compiled.clock.hours(begin, min(begin + term, m.horizon_months))
         _spread(m, total, begin, begin + term, out)
         return out
-    if kind == VarKind.BLOCK.value:  # upfront, from its period's start for its days
-        option = blocks.loc[int(var["block_option"])]
-        begin = float(begins[int(option["start_period"])])
-        end = m.compiled.clock.month_after(begin, int(option["block_days"]) * 24.0)
-        _spread(m, sum(shares.values()), begin, end, out)
+    if kind == VarKind.BLOCK.value and tau >= 0:  # upfront: all in the month it starts
+        out[math.floor(float(begins[tau]) + 1e-9)] += sum(shares.values())
         return out
     if kind == VarKind.Z.value:
         run = runs.get(int(var["option_id"]), [])
@@ -149,11 +140,10 @@ def _spend_by_month(
     gb = _storage_gb(m) if storage_by_default else {}
     price = storage_price(provider)[0]
     runs = m.compiled.training_runs()
-    blocks = m.compiled.capacity_blocks.set_index("block_option_id")
     for i in expr.coefs:
         shares = {t: m.cost_by_period[t].coefs[i] for t in range(m.n_t)
                   if i in m.cost_by_period[t].coefs}  # fmt: skip
-        for k, usd in _var_months(m, i, shares, runs, blocks).items():
+        for k, usd in _var_months(m, i, shares, runs).items():
             if k in coefs:
                 coefs[k][i] += usd
         var = m.B.vars[i]
