@@ -134,6 +134,20 @@ def test_non_finite_or_absurd_numbers_are_refused(tmp_path, cat, old, new, field
     assert "fix:" in output
 
 
+def test_load_blocks_with_no_demand_in_any_block_are_refused(tmp_path, cat):
+    # demand_factor 0 in every block: no hour of the day carries the demand the workload
+    # states. The model served nothing and the verifier failed the plan, an internal error
+    # (`bench/fuzz/fuzz.py --seed 76`: four cases); a load_profile of zeros was refused
+    # already
+    blocks = (
+        "load_blocks: [{name: day, hours_per_day: 12, demand_factor: 0},"
+        " {name: night, hours_per_day: 12, demand_factor: 0}]"
+    )
+    text = PROBLEM.replace("modes: [on_demand]", f"modes: [on_demand]\n{blocks}", 1)
+    output = _refused(_solve(tmp_path, cat, text), "load_blocks", "p.yaml", "demand_factor > 0")
+    assert "fix:" in output
+
+
 @pytest.mark.parametrize(
     "extra, field",
     [

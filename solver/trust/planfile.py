@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from datetime import date
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,6 +22,7 @@ from solver.inputs.prices import PRICE_FILE_OPTIONS, apply_price_file
 from solver.inputs.problem import Problem, load_problem, parse_problem
 from solver.inputs.yamlio import DuplicateJSONKeyError, unique_json_keys
 from solver.plan import Check, Plan, PlanInputs, input_digests, problem_json
+from solver.plan.cashflow import cash_flow
 from solver.trust.rederive import rederived_errors
 from solver.trust.verify import FieldError, plan_name_errors, verify_plan_file
 
@@ -216,6 +218,9 @@ def load_plan(
             fix=PLAN_FIX,
         )
     _refuse_field(recomputed, where)
+    if not plan.cash_flow and plan.start_date:  # written without its cash flow: derived here
+        start = date.fromisoformat(plan.start_date)
+        plan = plan.model_copy(update={"cash_flow": cash_flow(plan, prob, cat, start)})
     _refuse_field(rederived_errors(plan, prob, cat), where)
     return plan, prob, cat
 

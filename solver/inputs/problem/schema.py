@@ -393,6 +393,12 @@ class Problem(StrictModel):
             hours = sum(b.hours_per_day for b in self.load_blocks)
             if abs(hours - 24.0) > 1e-6:
                 raise ValueError(f"load_blocks cover {hours:g} h/day; they must cover 24")
+            if all(b.demand_factor == 0 for b in self.load_blocks):
+                raise ValueError(
+                    "load_blocks have demand_factor 0 in every block, so no hour of the day "
+                    "would carry the workloads' demand; give at least one block a "
+                    "demand_factor > 0 (or leave it out: each workload's peak_to_average)"
+                )
             profiled = [w.name for w in self.workloads if getattr(w, "load_profile", None)]
             if self.load_profile is not None or profiled:
                 where = "load_profile" if self.load_profile is not None else str(profiled)
