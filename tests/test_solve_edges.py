@@ -9,7 +9,9 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from conftest import CHAT_WORKLOAD, check, offering, write_catalog
@@ -89,6 +91,64 @@ def test_tiny_demand_verifies(tmp_path, cat):
     )
     assert plan["status"] == "optimal"
     assert check(plan, "demand met")[0]
+
+
+def test_tiny_demand_under_max_served_is_unserved_and_says_so(tmp_path, cat):
+    # 1e-6 tokens/s over 2 months is 5.3 tokens; the shortfall's price ($1,000 per
+    # million tokens: $0.005) is far below any unit, so the plan buys none and serves 0%
+    text = PROBLEM.replace("tokens_per_s: 1000", "tokens_per_s: 1e-06")
+    plan = _json_solve(tmp_path, cat, text + "modes: [on_demand]\nobjective: max_served\n")
+    assert plan["verified"]
+    assert plan["served_fraction"]["chat"] == 0.0
+    assert not [i for i in plan["line_items"] if i["workload"] == "chat"]
+
+
+def test_the_served_fraction_is_what_the_units_serve_not_the_shortfall_variables(cat):
+    # The same plan as HiGHS may return it: no unit, and every shortfall variable at 0,
+    # each 1e-6 below its demand row, within HiGHS's feasibility tolerance (1e-7 on a
+    # scaled row). The fuzz's plan of this kind "served a third" (its shortfall at 0 in
+    # one period of three) and failed its own verification ("deployments serve the
+    # workload's tokens", bench/fuzz/fuzz.py --seed 78). The served fraction is what the
+    # units leave of each demand row: 0%, as the plan serves nothing.
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.problem import parse_problem
+    from solver.plan.lines.summary import served_fraction
+    from solver.solve import solve_for_analysis
+
+    text = PROBLEM.replace("tokens_per_s: 1000", "tokens_per_s: 1e-06")
+    problem = parse_problem(yaml.safe_load(text + "modes: [on_demand]\nobjective: max_served\n"))
+    _, solution = solve_for_analysis(problem, load_catalog(cat))
+    as_returned = np.zeros(len(solution.model.variables))
+    assert served_fraction(solution.compiled, solution.model, as_returned) == {"chat": 0.0}
+
+
+def test_a_plan_of_one_purchase_and_no_monthly_cost_has_its_cash_flow(tmp_path, cat):
+    # Owned only, batch work that one server does in its first month: the plan's charges
+    # are the server's capex alone, and its cost lines carry no month. Joined to that
+    # empty table of cost lines, the charges' dates became objects and the cash flow
+    # stopped with "internal error: AttributeError: Can only use .dt accessor"
+    # (bench/fuzz/fuzz.py --seed 79). The cash flow is the purchase in month one:
+    # 8x H100 box at $200,000 (conftest TINY_SERVERS), bought in 2027-01.
+    text = """\
+name: one-box
+horizon_months: 4
+start: 2027-01
+periods:
+  - {name: p0, months: 3}
+  - {name: p1, months: 1}
+modes: [owned]
+workloads:
+  - kind: batch_inference
+    name: w0
+    model: llama-3-8b
+    output_tokens_total: 1000000.0
+    prompt_tokens: 500
+    output_tokens: 200
+"""
+    plan = _json_solve(tmp_path, cat, text)
+    assert plan["verified"]
+    capex = [m for m in plan["cash_flow"] if m["capex_usd"]]
+    assert [(m["month"], m["capex_usd"]) for m in capex] == [("2027-01", 200000.0)]
 
 
 def test_stdout_is_one_json_document(tmp_path, cat):

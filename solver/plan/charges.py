@@ -231,6 +231,8 @@ def charges(plan: Plan, problem: Problem, catalog: Catalog, start: date) -> pd.D
             }
             rows.append(row)
     extra = pd.DataFrame(rows, columns=list(COLUMNS))
+    if not len(extra):  # cost lines of no month: concatenated, the dates would be objects
+        return table
     return pd.concat([table, extra], ignore_index=True) if len(table) else extra
 
 

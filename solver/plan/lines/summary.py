@@ -122,8 +122,13 @@ def _block_hours(compiled: Compiled, rows: pd.DataFrame) -> np.ndarray:
 
 
 def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) -> dict[str, float]:
-    """Per online workload: served / demanded (1.0 unless shortfall is allowed)."""
-    var = model.variables.assign(value=values)
+    """Per online workload: served / demanded (1.0 unless shortfall is allowed).
+
+    What is unserved is what the plan's units leave of the demand (:func:`_unserved`), not
+    the shortfall variables' values: a solver may leave those within its feasibility
+    tolerance of their rows, which on a demand of 1e-6 tokens/s is all of it (a plan of
+    no units that "served a third")."""
+    var = model.variables.assign(value=_unserved(model, values))
     short = var[var["kind"] == "shortfall"]
     out: dict[str, float] = {}
     dem = compiled.demand.copy()
@@ -144,4 +149,27 @@ def served_fraction(compiled: Compiled, model: LinearModel, values: np.ndarray) 
         ]
         missing = float((s["value"].to_numpy() * np.array(per) * h).sum())
         out[str(w)] = max(0.0, 1.0 - missing / total) if total > 0 else 1.0
+    return out
+
+
+def _unserved(model: LinearModel, values: np.ndarray) -> np.ndarray:
+    """``values`` with each shortfall variable set to the least its rows allow with the
+    plan's units (its demand row; under N+1 its row without the largest unit too): the
+    most any of them leaves unserved, within 0 and the demand."""
+    out = np.asarray(values, dtype=float).copy()
+    v = model.variables
+    short = set(np.flatnonzero((v["kind"] == "shortfall").to_numpy()).tolist())
+    if not short:
+        return out
+    least = dict.fromkeys(short, 0.0)
+    for row in model.rows:
+        mine = [j for j in row.coefs if j in short]
+        if row.sense != ">=" or len(mine) != 1 or row.coefs[mine[0]] <= 0:
+            continue
+        j = mine[0]
+        served = sum(a * out[i] for i, a in row.coefs.items() if i != j)
+        least[j] = max(least[j], (row.rhs - served) / row.coefs[j])
+    upper = v["ub"].to_numpy(float)
+    for j, need in least.items():
+        out[j] = min(need, upper[j])
     return out
